@@ -1,0 +1,52 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { envelopeSchema } from "./envelope.ts";
+
+/** Topic, tool and harness are free strings so that an unknown one is a typed selection_invalid. */
+export const HelpInputSchema = Type.Object(
+  {
+    topic: Type.String({
+      minLength: 1,
+      description: "contracts, workflows, harnesses, limits, errors or roles.",
+    }),
+    tool: Type.Optional(Type.String({ minLength: 1, description: "With topic contracts: one tool's full contract." })),
+    harness: Type.Optional(Type.String({ minLength: 1, description: "With topic harnesses: one harness." })),
+  },
+  { additionalProperties: false },
+);
+
+export type HelpInput = Static<typeof HelpInputSchema>;
+
+export const ContractIndexSchema = Type.Object({
+  contractVersion: Type.Literal(1),
+  tools: Type.Array(Type.Object({ name: Type.String(), registered: Type.Boolean(), purpose: Type.String() })),
+  rules: Type.Array(Type.String()),
+  more: Type.String(),
+});
+
+export const ToolContractSchema = Type.Object({
+  tool: Type.String(),
+  contractVersion: Type.Literal(1),
+  registered: Type.Boolean(),
+  actions: Type.Array(Type.String()),
+  purpose: Type.String(),
+  input: Type.Unknown({ description: "The tool's input JSON Schema, as registered." }),
+  output: Type.Unknown({ description: "The tool's output JSON Schema, as registered." }),
+  semantics: Type.Array(Type.String()),
+  examples: Type.Array(Type.Object({ title: Type.String(), input: Type.Unknown() })),
+  helpers: Type.Optional(Type.Unknown({ description: "external_workflow: WORKFLOW_HELPERS (functions, globals, agentOptions)." })),
+});
+
+export const HelpPayloadSchema = Type.Union([
+  Type.Object({ topic: Type.Literal("contracts"), index: ContractIndexSchema }),
+  Type.Object({ topic: Type.Literal("contracts"), tool: Type.String(), contract: ToolContractSchema }),
+  Type.Object({
+    topic: Type.String(),
+    harness: Type.Optional(Type.String()),
+    tool: Type.Optional(Type.String()),
+    text: Type.String(),
+  }),
+]);
+
+export type HelpPayload = Static<typeof HelpPayloadSchema>;
+
+export const HelpOutputSchema = envelopeSchema("external_help", Type.Literal("help"), HelpPayloadSchema, Type.Null());

@@ -1,0 +1,130 @@
+import type { TSchema } from "@sinclair/typebox";
+import { DelegateInputSchema, DelegateOutputSchema } from "./delegate-schema.ts";
+import type { ToolName } from "./envelope.ts";
+import { HelpInputSchema, HelpOutputSchema } from "./help-schema.ts";
+import { RUN_ACTIONS, RunsInputSchema, RunsOutputSchema } from "./runs-schema.ts";
+import { WorkflowInputSchema, WorkflowOutputSchema } from "./workflow-schema.ts";
+
+/**
+ * The executable schemas of each tool. Tool definitions register these very objects as
+ * `parameters` and `outputSchema`, and external_help serves them, so help can never drift.
+ */
+export const TOOL_SCHEMAS: Record<ToolName, { input: TSchema; output: TSchema }> = {
+  external_delegate: { input: DelegateInputSchema, output: DelegateOutputSchema },
+  external_workflow: { input: WorkflowInputSchema, output: WorkflowOutputSchema },
+  external_runs: { input: RunsInputSchema, output: RunsOutputSchema },
+  external_help: { input: HelpInputSchema, output: HelpOutputSchema },
+};
+
+export interface ToolContractMetadata {
+  actions: string[];
+  purpose: string;
+  semantics: string[];
+  examples: { title: string; input: Record<string, unknown> }[];
+}
+
+export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
+  external_delegate: {
+    actions: ["delegate"],
+    purpose: "Run one child agent, selected by Flow role or Pi agent definition, in the foreground or background.",
+    semantics: [
+      "Select with role (any harness) or subagent_type (pi harness only); never both, never subagent_type with harness.",
+      "Foreground: ok is true only when the child settled done with a non-empty canonical answer.",
+      "Background: ok is true once the run is accepted and registered; wait with external_runs.",
+      "Unknown role, subagent type or harness: selection_invalid; bad context: context_invalid; data.run is null.",
+      "context none | recent N | full selects from the parent's branch frozen when the call starts.",
+      "The answer is inline within 16 KiB of UTF-8 JSON after redaction, otherwise page run.refs.final.",
+      "Cancelling the parent tool call stops a foreground child; background runs outlive the call.",
+    ],
+    examples: [
+      {
+        title: "Foreground worker with no parent context",
+        input: { role: "worker", description: "Check build", prompt: "Run the build and report.", context: { mode: "none" } },
+      },
+      {
+        title: "Background explorer that sees the last two turns",
+        input: {
+          role: "explorer",
+          description: "Map the parser",
+          prompt: "List the modules of the parser and their jobs.",
+          context: { mode: "recent", turns: 2 },
+          background: true,
+        },
+      },
+      {
+        title: "Pi agent definition with a structured answer",
+        input: {
+          subagent_type: "security-reviewer",
+          description: "Audit auth",
+          prompt: "Audit src/auth for injection risks.",
+          outputSchema: { type: "object", properties: { findings: { type: "array" } }, required: ["findings"] },
+        },
+      },
+    ],
+  },
+  external_workflow: {
+    actions: ["run"],
+    purpose: "Run a workflow script (saved by name, or inline) in a QuickJS sandbox that orchestrates child agents.",
+    semantics: [
+      "Give exactly one of workflow and script; both or neither is request_invalid.",
+      "An unknown saved workflow is selection_invalid; a parse, meta or apiVersion failure is script_invalid; nothing launches.",
+      "args are validated against meta.args before launch (request_invalid names the first violation).",
+      "Every child selects from one parent snapshot frozen when the call starts; siblings never see each other's results.",
+      "Evidence moves only as prompt text the script writes (explicit handoff); store() values never reach children.",
+      "A foreground root that failed, was cancelled or timed out is ok:false with that outcome as error.code.",
+      "A root that succeeded after catching child failures stays ok:true with the warning handled_child_failures.",
+    ],
+    examples: [
+      { title: "A shipped workflow", input: { workflow: "review", args: { target: "src/parser.ts" } } },
+      {
+        title: "An inline script in the background",
+        input: {
+          script: 'const r = await agent({ role: "explorer", description: "List files", prompt: "List the files." });\nreturn r.value;',
+          description: "List files",
+          background: true,
+        },
+      },
+    ],
+  },
+  external_runs: {
+    actions: [...RUN_ACTIONS],
+    purpose: "Supervise runs of this session: list them, inspect them page by page, wait for them, cancel them.",
+    semantics: [
+      "ok is true when the supervision query succeeded, even when the target run failed; check run.state.outcome.",
+      "inspect with several runIds and view summary returns batch entries; one run and another view returns pages.",
+      "Pages are bounded by limitBytes in UTF-8; follow nextCursor and concatenate before parsing JSON pages.",
+      "An unknown run, a run of another session and a pruned run are all run_unavailable.",
+      "Cancelling a wait never cancels the run; cancel returns requested, which does not mean stopped.",
+    ],
+    examples: [
+      { title: "List runs", input: { action: "list", limit: 20 } },
+      { title: "Batch summary", input: { action: "inspect", runIds: ["run_example"], view: "summary", limitBytes: 32768 } },
+      { title: "Wait for all", input: { action: "wait", runIds: ["run_example"], mode: "all", timeoutMs: 60000 } },
+      { title: "Cancel one run", input: { action: "cancel", runIds: ["run_example"] } },
+    ],
+  },
+  external_help: {
+    actions: ["help"],
+    purpose: "Discover Flow's contract: the tool index, one tool's schemas and semantics, and guides.",
+    semantics: [
+      "topic contracts returns the index; with tool it returns that tool's contract.",
+      "Other topics (workflows, harnesses, limits, errors, roles) return text.",
+      "An unknown topic, tool or harness is ok:false with selection_invalid and data null.",
+    ],
+    examples: [
+      { title: "Contract index", input: { topic: "contracts" } },
+      { title: "One tool's contract", input: { topic: "contracts", tool: "external_runs" } },
+      { title: "How to write a workflow", input: { topic: "workflows" } },
+      { title: "One harness", input: { topic: "harnesses", harness: "pi" } },
+    ],
+  },
+};
+
+/** The core rules every caller should know, as the compact index states them. */
+export const CORE_RULES = [
+  "Check ok, then run.state.outcome: ok is operation success, outcome is the run's.",
+  "error {code,message} exists only when ok is false; isError === !ok.",
+  "Background ok means accepted, not finished; wait with external_runs.",
+  "Values over 16 KiB are by reference: page run.refs.final.",
+  "Ignore unknown fields; contractVersion is 1.",
+];

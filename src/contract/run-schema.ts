@@ -1,0 +1,105 @@
+import { Type, type Static } from "@sinclair/typebox";
+
+/** The three ready-to-call `external_runs` argument objects a run view can carry. */
+const InspectRef = (view: "summary" | "final" | "diagnostics") =>
+  Type.Object(
+    {
+      action: Type.Literal("inspect"),
+      runIds: Type.Array(Type.String(), { minItems: 1, maxItems: 1 }),
+      view: Type.Literal(view),
+    },
+    { description: `Arguments for external_runs that inspect this run's ${view} view.` },
+  );
+
+export const RunStatusSchema = Type.Union(
+  [
+    Type.Literal("queued"),
+    Type.Literal("running"),
+    Type.Literal("done"),
+    Type.Literal("interrupted_or_uncertain"),
+  ],
+  { description: "Lifecycle state. interrupted_or_uncertain: unfinished evidence and no live owner." },
+);
+
+export const RunOutcomeSchema = Type.Union(
+  [Type.Literal("succeeded"), Type.Literal("failed"), Type.Literal("cancelled"), Type.Literal("timed_out")],
+  { description: "Terminal outcome; present once status is done." },
+);
+
+export const IntegritySchema = Type.Union(
+  [Type.Literal("complete"), Type.Literal("incomplete"), Type.Literal("damaged"), Type.Literal("unknown")],
+  { description: "Evidence integrity of the run's journal." },
+);
+
+/**
+ * What every receipt, batch inspection and list row says about one run. No private paths and no
+ * launch or configuration details: those stay in the run's own evidence.
+ */
+export const RunViewSchema = Type.Object(
+  {
+    runId: Type.String(),
+    kind: Type.Union([Type.Literal("agent"), Type.Literal("workflow")]),
+    task: Type.Object({
+      description: Type.String(),
+      role: Type.Optional(Type.String()),
+      subagentType: Type.Optional(Type.String()),
+      harness: Type.Optional(Type.String()),
+      workflow: Type.Optional(Type.String({ description: "Saved workflow name, or 'inline'." })),
+      source: Type.Optional(
+        Type.Union([Type.Literal("shipped"), Type.Literal("project"), Type.Literal("user"), Type.Literal("inline")], {
+          description: "Where a workflow's script came from.",
+        }),
+      ),
+      parentRunId: Type.Optional(Type.String({ description: "The workflow run that started this child." })),
+    }),
+    live: Type.Boolean({ description: "True when the live registry confirms an owner is running it." }),
+    background: Type.Boolean(),
+    state: Type.Object({
+      status: RunStatusSchema,
+      outcome: Type.Union([RunOutcomeSchema, Type.Null()]),
+      error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+    }),
+    timing: Type.Object({
+      startedAt: Type.String(),
+      endedAt: Type.Optional(Type.String()),
+      durationMs: Type.Optional(Type.Number()),
+    }),
+    integrity: IntegritySchema,
+    output: Type.Object({
+      finalAvailable: Type.Boolean({ description: "A complete canonical result exists." }),
+      delivery: Type.Union([Type.Literal("inline"), Type.Literal("reference"), Type.Literal("none")], {
+        description: "inline: the value is here. reference: page refs.final. none: no canonical result.",
+      }),
+      value: Type.Optional(Type.Unknown({ description: "The canonical result, when delivery is inline." })),
+      redacted: Type.Optional(Type.Boolean()),
+    }),
+    refs: Type.Object({
+      summary: InspectRef("summary"),
+      final: Type.Optional(InspectRef("final")),
+      diagnostics: Type.Optional(InspectRef("diagnostics")),
+    }),
+    children: Type.Optional(
+      Type.Object(
+        {
+          count: Type.Integer({ minimum: 0 }),
+          failed: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { description: "Workflows only: indexed agent() children, and failed agent() calls delivered to the script." },
+      ),
+    ),
+    usage: Type.Optional(
+      Type.Object({
+        turns: Type.Optional(Type.Integer()),
+        toolCalls: Type.Optional(Type.Integer()),
+        inputTokens: Type.Optional(Type.Integer()),
+        outputTokens: Type.Optional(Type.Integer()),
+      }),
+    ),
+  },
+  { description: "One run, as supervision sees it." },
+);
+
+export type RunView = Static<typeof RunViewSchema>;
+export type RunStatus = Static<typeof RunStatusSchema>;
+export type RunOutcome = Static<typeof RunOutcomeSchema>;
+export type Integrity = Static<typeof IntegritySchema>;

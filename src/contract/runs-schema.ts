@@ -1,0 +1,82 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { envelopeSchema } from "./envelope.ts";
+import { RunViewSchema } from "./run-schema.ts";
+
+export const RUN_ACTIONS = ["list", "inspect", "wait", "cancel"] as const;
+export const RUN_VIEWS = ["summary", "launch", "output", "diagnostics", "final"] as const;
+
+const literals = <T extends string>(values: readonly T[]) => values.map((value) => Type.Literal(value));
+
+/**
+ * Target counts, view/action combinations and ID formats are checked in execute, so that they come
+ * back as typed `request_invalid` receipts.
+ */
+export const RunsInputSchema = Type.Object(
+  {
+    action: Type.Union(literals(RUN_ACTIONS), { description: "list, inspect, wait or cancel." }),
+    runIds: Type.Optional(
+      Type.Array(Type.String(), { description: "Targets: inspect (one for a page view, many for summary), wait, cancel (one)." }),
+    ),
+    view: Type.Optional(Type.Union(literals(RUN_VIEWS), { description: "inspect view; default summary." })),
+    limitBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Byte budget of a page or a wait's output." })),
+    cursor: Type.Optional(Type.String({ description: "Continue a list (runs stream) or inspect cursor sequence." })),
+    workflowCursor: Type.Optional(Type.String({ description: "Continue the workflows stream of a list." })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: "list: rows per stream." })),
+    mode: Type.Optional(
+      Type.Union([Type.Literal("all"), Type.Literal("any")], { description: "wait: return when all or any target settles." }),
+    ),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 0, description: "wait: give up after this long; pending runs go on." })),
+  },
+  { additionalProperties: false },
+);
+
+export type RunsInput = Static<typeof RunsInputSchema>;
+
+export const PageSchema = Type.Object({
+  text: Type.String(),
+  encoding: Type.Union([Type.Literal("json"), Type.Literal("text")]),
+  complete: Type.Boolean(),
+  nextCursor: Type.Optional(Type.String()),
+});
+
+export const ListPayloadSchema = Type.Object({
+  runs: Type.Array(RunViewSchema),
+  workflows: Type.Array(RunViewSchema),
+  nextCursor: Type.Optional(Type.String()),
+  nextWorkflowCursor: Type.Optional(Type.String()),
+});
+
+export const BatchPayloadSchema = Type.Object({
+  mode: Type.Literal("batch"),
+  entries: Type.Array(RunViewSchema),
+  nextCursor: Type.Optional(Type.String()),
+});
+
+export const SinglePayloadSchema = Type.Object({
+  mode: Type.Literal("single"),
+  runId: Type.String(),
+  view: Type.Union(literals(RUN_VIEWS)),
+  page: PageSchema,
+  finalAvailable: Type.Optional(Type.Boolean()),
+  outputStatus: Type.Optional(Type.String()),
+});
+
+export const WaitPayloadSchema = Type.Object({
+  mode: Type.Union([Type.Literal("all"), Type.Literal("any")]),
+  completed: Type.Array(RunViewSchema),
+  pending: Type.Array(Type.String({ description: "Run IDs still running; they were not cancelled." })),
+});
+
+export const CancelPayloadSchema = Type.Object({
+  runId: Type.String(),
+  status: Type.Union([Type.Literal("requested"), Type.Literal("terminal")], {
+    description: "requested does not mean the run has stopped.",
+  }),
+});
+
+export const RunsOutputSchema = envelopeSchema(
+  "external_runs",
+  Type.Union(literals(RUN_ACTIONS)),
+  Type.Union([ListPayloadSchema, BatchPayloadSchema, SinglePayloadSchema, WaitPayloadSchema, CancelPayloadSchema]),
+  Type.Null(),
+);

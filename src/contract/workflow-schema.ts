@@ -1,0 +1,33 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { envelopeSchema } from "./envelope.ts";
+import { RunViewSchema } from "./run-schema.ts";
+
+/**
+ * Exactly one of `workflow` and `script` is required. The rule is checked in execute, so that
+ * both or neither come back as a typed `request_invalid` receipt rather than a thrown validation error.
+ */
+export const WorkflowInputSchema = Type.Object(
+  {
+    workflow: Type.Optional(
+      Type.String({ minLength: 1, description: "A saved workflow's name (shipped, project .pi/flow/workflows/, or user)." }),
+    ),
+    script: Type.Optional(
+      Type.String({ minLength: 1, description: "Inline workflow source; apiVersion and meta exports are optional." }),
+    ),
+    args: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: "Arguments, validated against the workflow's meta.args." }),
+    ),
+    description: Type.Optional(Type.String({ maxLength: 200, description: "A short label for the run." })),
+    background: Type.Optional(
+      Type.Boolean({ description: "true: return once the run is accepted; wait with external_runs. Default false." }),
+    ),
+  },
+  { additionalProperties: false, description: "Give exactly one source: workflow or script." },
+);
+
+export type WorkflowInput = Static<typeof WorkflowInputSchema>;
+
+const RunData = Type.Object({ run: RunViewSchema });
+const MaybeRunData = Type.Object({ run: Type.Union([RunViewSchema, Type.Null()]) });
+
+export const WorkflowOutputSchema = envelopeSchema("external_workflow", Type.Literal("run"), RunData, MaybeRunData);

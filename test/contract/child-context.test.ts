@@ -1,0 +1,43 @@
+import { expect, test } from "vitest";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import piFlow from "../../src/index.ts";
+import { inChildSessionContext, runInChildSessionContext } from "../../src/harnesses/child-context.ts";
+
+/** Records registrations; the factory under test only ever calls registerTool and getAllTools. */
+function recordingApi() {
+  const registered: string[] = [];
+  const api = { registerTool: (tool: { name: string }) => registered.push(tool.name), getAllTools: () => [] };
+  return { api: api as unknown as ExtensionAPI, registered };
+}
+
+test("the factory registers pi-flow's tools at the top level", () => {
+  const { api, registered } = recordingApi();
+  piFlow(api);
+  expect(registered).toContain("external_help");
+});
+
+test("inside a child session being built, the factory installs nothing", async () => {
+  const { api, registered } = recordingApi();
+  await runInChildSessionContext(async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(inChildSessionContext()).toBe(true);
+    piFlow(api);
+  });
+  expect(registered).toEqual([]);
+});
+
+test("the child mark belongs to its async branch only and is gone afterwards", async () => {
+  let outsideSawMark = true;
+  const child = runInChildSessionContext(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return inChildSessionContext();
+  });
+  const outside = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    outsideSawMark = inChildSessionContext();
+  })();
+  await outside;
+  expect(await child).toBe(true);
+  expect(outsideSawMark).toBe(false);
+  expect(inChildSessionContext()).toBe(false);
+});

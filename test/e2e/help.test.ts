@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { TOOL_NAMES } from "../../src/contract/envelope.ts";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { schemaViolation } from "../support/schema.ts";
+
+type Envelope = { ok: boolean; data: Record<string, unknown> | null; error?: { code: string; message: string } };
+
+let pi: PiTestSession;
+let api: ExtensionAPI | undefined;
+
+beforeAll(async () => {
+  pi = await startPiSession({ extensions: [(extensionApi) => void (api = extensionApi)] });
+});
+afterAll(() => pi.dispose());
+
+const registeredNow = () => new Set(api!.getAllTools().map((tool) => tool.name));
+const helpOutput = TOOL_SCHEMAS.external_help.output;
+
+describe("external_help called directly by the model", () => {
+  test("topic contracts returns a compact index of the four tools with their registration", async () => {
+    const result = await pi.callTool("external_help", { topic: "contracts" });
+    const envelope = result.structuredContent as Envelope;
+    expect(result.isError).toBe(false);
+    expect(schemaViolation(helpOutput, envelope)).toBeNull();
+    const index = envelope.data!.index as { tools: { name: string; registered: boolean }[]; rules: string[]; more: string };
+    expect(Buffer.byteLength(JSON.stringify(index), "utf8")).toBeLessThanOrEqual(1536);
+    const registered = registeredNow();
+    expect(index.tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
+    for (const tool of index.tools) expect(tool.registered).toBe(registered.has(tool.name));
+    expect(index.tools.find((tool) => tool.name === "external_help")?.registered).toBe(true);
+    expect(index.more).toContain("describeTool");
+    expect(index.rules.some((rule) => rule.includes("isError === !ok"))).toBe(true);
+    // The model reads the same index as text.
+    expect(JSON.parse(result.text)).toEqual(index);
+  });
+
+  test.each(TOOL_NAMES)("topic contracts with tool %s returns its contract, schemas taken from the registered definitions", async (tool) => {
+    const result = await pi.callTool("external_help", { topic: "contracts", tool });
+    const envelope = result.structuredContent as Envelope;
+    expect(result.isError).toBe(false);
+    expect(schemaViolation(helpOutput, envelope)).toBeNull();
+    const contract = envelope.data!.contract as Record<string, unknown>;
+    expect(envelope.data).toMatchObject({ topic: "contracts", tool });
+    expect(contract).toMatchObject({ tool, contractVersion: 1, registered: registeredNow().has(tool) });
+    // Inside Pi the package's TypeBox is Pi's own, so compare with what Pi registered, not with this process's copy.
+    const definition = pi.session.getToolDefinition(tool);
+    if (definition) {
+      expect(contract.input).toEqual(JSON.parse(JSON.stringify(definition.parameters)));
+      expect(contract.output).toEqual(JSON.parse(JSON.stringify(definition.outputSchema)));
+    } else {
+      // Not registered yet in this session: still the contract's schema, with the same shape.
+      const keys = (schema: unknown) => Object.keys(schema as object).sort();
+      expect(keys(contract.input)).toEqual(keys(TOOL_SCHEMAS[tool].input));
+      expect(keys(contract.output)).toEqual(keys(TOOL_SCHEMAS[tool].output));
+    }
+    for (const key of ["actions", "purpose", "semantics", "examples"]) expect(contract[key]).toBeDefined();
+    for (const example of contract.examples as { input: unknown }[]) {
+      expect(schemaViolation(TOOL_SCHEMAS[tool].input, example.input)).toBeNull();
+    }
+  });
+
+  test.each([
+    [{ topic: "workflows" }, /agent\(options\)/],
+    [{ topic: "harnesses" }, /claude/],
+    [{ topic: "harnesses", harness: "pi" }, /in-process/],
+    [{ topic: "harnesses", harness: "replay" }, /cassette/],
+    [{ topic: "limits" }, /agentCalls/],
+    [{ topic: "errors" }, /run_unavailable/],
+    [{ topic: "roles" }, /reviewer/],
+  ])("topic %j answers with text", async (args, pattern) => {
+    const result = await pi.callTool("external_help", args);
+    const envelope = result.structuredContent as Envelope;
+    expect(result.isError).toBe(false);
+    expect(schemaViolation(helpOutput, envelope)).toBeNull();
+    expect(envelope.data).toMatchObject({ ...args, text: expect.stringMatching(pattern) });
+    expect(result.text).toBe(envelope.data!.text);
+  });
+
+  test.each([
+    [{ topic: "recipes" }, /Unknown topic "recipes"/],
+    [{ topic: "contracts", tool: "external_teleport" }, /Unknown tool "external_teleport"/],
+    [{ topic: "harnesses", harness: "gemini" }, /Unknown harness "gemini"/],
+  ])("%j is ok:false, selection_invalid, data null, and a red row", async (args, pattern) => {
+    const result = await pi.callTool("external_help", args);
+    const envelope = result.structuredContent as Envelope;
+    expect(result.isError).toBe(true);
+    expect(schemaViolation(helpOutput, envelope)).toBeNull();
+    expect(envelope).toMatchObject({ ok: false, data: null, error: { code: "selection_invalid", message: expect.stringMatching(pattern) } });
+    expect(result.text).toContain("selection_invalid");
+  });
+
+  test("a tool or harness given with the wrong topic is request_invalid", async () => {
+    const result = await pi.callTool("external_help", { topic: "roles", tool: "external_runs" });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ ok: false, data: null, error: { code: "request_invalid" } });
+  });
+
+  test("malformed arguments fail Pi's validation before execute runs", async () => {
+    const result = await pi.callTool("external_help", { tool: "external_runs" });
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(/Validation failed for tool "external_help"/);
+    expect(result.structuredContent).toBeUndefined();
+    const extra = await pi.callTool("external_help", { topic: "contracts", verbose: true });
+    expect(extra.text).toMatch(/verbose: unknown field/);
+  });
+});
+
+describe("external_help from native codemode", () => {
+  test("scripts receive the structured envelope, for success and for a typed failure alike", async () => {
+    const outcome = await pi.runCodemode(`
+      const index = await tools.external_help({ topic: "contracts" });
+      const missing = await tools.external_help({ topic: "contracts", tool: "nope" });
+      return { index, missing };`);
+    expect(outcome.isError).toBe(false);
+    const { index, missing } = outcome.value as { index: Envelope; missing: Envelope };
+    expect(schemaViolation(helpOutput, index)).toBeNull();
+    expect(index).toMatchObject({ ok: true, data: { topic: "contracts" } });
+    expect(missing).toMatchObject({ ok: false, data: null, error: { code: "selection_invalid" } });
+  });
+
+  test("malformed arguments reject the call inside the script", async () => {
+    const outcome = await pi.runCodemode(`
+      try { await tools.external_help({ topic: "contracts", tool: 12, colour: "red" }); return "resolved"; }
+      catch (error) { return String(error.message); }`);
+    expect(outcome.value).toMatch(/Validation failed for tool "external_help"/);
+  });
+
+  test("describeTool renders external_help's input and output types", async () => {
+    const outcome = await pi.runCodemode(`return await describeTool("external_help");`);
+    const declaration = outcome.value as string;
+    expect(declaration).toContain("external_help(args: {");
+    expect(declaration).toMatch(/topic: string;/);
+    expect(declaration).toMatch(/ok: true;/);
+    expect(declaration).toMatch(/ok: false;/);
+    expect(declaration).toMatch(/"selection_invalid"/);
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * A real Pi session for end-to-end tests: Pi's agent loop, native codemode, and pi-flow loaded
+ * through its own package manifest (as `pi -e <path>` loads it). Pi's faux provider answers each
+ * model request; nothing else is stood in for.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  createAgentSession,
+  createCodemodeExtension,
+  DefaultResourceLoader,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+  type AgentSession,
+  type ExtensionFactory,
+} from "@earendil-works/pi-coding-agent";
+import {
+  fauxAssistantMessage,
+  fauxProvider,
+  fauxText,
+  fauxToolCall,
+  type FauxProviderHandle,
+  type FauxResponseStep,
+  type JsonObject,
+  type ToolResultMessage,
+} from "@earendil-works/pi-ai";
+
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface PiSessionOptions {
+  /** Persist the session to a file (supervision needs a persisted session). Default true. */
+  persisted?: boolean;
+  /** Extra inline extensions, loaded after pi-flow. */
+  extensions?: ExtensionFactory[];
+  /** Environment for the session; PI_FLOW_HOME defaults to a temp folder of this session. */
+  env?: Record<string, string>;
+}
+
+export interface ToolOutcome {
+  text: string;
+  isError: boolean;
+  details: unknown;
+  structuredContent: unknown;
+}
+
+export interface CodemodeOutcome {
+  /** The codemode tool result's text: header, output, and any script error. */
+  text: string;
+  isError: boolean;
+  /** What the script returned, parsed from its output (the script must return a JSON-able value). */
+  value: unknown;
+}
+
+export interface PiTestSession {
+  session: AgentSession;
+  faux: FauxProviderHandle;
+  cwd: string;
+  agentDir: string;
+  flowHome: string;
+  /** The model calls one tool directly; resolves to Pi's finalized tool result. */
+  callTool(name: string, args: Record<string, unknown>): Promise<ToolOutcome>;
+  /** The model runs a native codemode script; resolves to the script's returned value. */
+  runCodemode(code: string): Promise<CodemodeOutcome>;
+  dispose(): void;
+}
+
+const RESULT_MARKER = "__pi_flow_result__";
+
+export async function startPiSession(options: PiSessionOptions = {}): Promise<PiTestSession> {
+  const cwd = mkdtempSync(join(tmpdir(), "pi-flow-e2e-"));
+  const agentDir = join(cwd, ".agent");
+  const flowHome = options.env?.PI_FLOW_HOME ?? join(cwd, ".flow-home");
+  process.env.PI_FLOW_HOME = flowHome;
+
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const runtime = await ModelRuntime.create({ authPath: join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+
+  const loader = new DefaultResourceLoader({
+    cwd,
+    agentDir,
+    additionalExtensionPaths: [PROJECT_ROOT],
+    extensionFactories: [createCodemodeExtension({ mode: "on" }), ...(options.extensions ?? [])],
+  });
+  await loader.reload();
+  const loadErrors = loader.getExtensions().errors;
+  if (loadErrors.length > 0) throw new Error(`extension load failed: ${JSON.stringify(loadErrors)}`);
+
+  const settingsManager = SettingsManager.inMemory();
+  settingsManager.applyOverrides({ defaultTools: ["+codemode"] });
+  const sessionManager =
+    options.persisted === false ? SessionManager.inMemory() : SessionManager.create(cwd, join(agentDir, "sessions"));
+  const { session } = await createAgentSession({
+    cwd,
+    agentDir,
+    modelRuntime: runtime,
+    model: faux.getModel(),
+    resourceLoader: loader,
+    settingsManager,
+    sessionManager,
+  });
+  await session.bindExtensions({});
+
+  // Finalized results as Pi's loop emitted them, structuredContent included.
+  const finalized = new Map<string, { result: { structuredContent?: unknown }; isError: boolean }>();
+  session.subscribe((event) => {
+    if (event.type === "tool_execution_end") finalized.set(event.toolCallId, { result: event.result, isError: event.isError });
+  });
+
+  const lastToolResult = (toolCallId: string): ToolResultMessage => {
+    const message = session.messages.find(
+      (m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === toolCallId,
+    );
+    if (!message) throw new Error(`no tool result for ${toolCallId}`);
+    return message;
+  };
+  const textOf = (message: ToolResultMessage) =>
+    message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+
+  let callCounter = 0;
+  const callTool = async (name: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
+    const id = `call_${++callCounter}`;
+    faux.appendResponses([
+      fauxAssistantMessage([fauxToolCall(name, args as JsonObject, { id })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxText("done")]),
+    ]);
+    await session.prompt(`call ${name}`);
+    const message = lastToolResult(id);
+    return {
+      text: textOf(message),
+      isError: message.isError,
+      details: message.details,
+      structuredContent: finalized.get(id)?.result.structuredContent,
+    };
+  };
+
+  const runCodemode = async (code: string): Promise<CodemodeOutcome> => {
+    const id = `code_${++callCounter}`;
+    // The script's value is returned wrapped in a marker, so it can be found in the output text.
+    const wrapped = `const __run = async () => {\n${code}\n};\nreturn { ${RESULT_MARKER}: await __run() };`;
+    faux.appendResponses([
+      fauxAssistantMessage([fauxToolCall("codemode", { code: wrapped }, { id })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxText("done")]),
+    ]);
+    await session.prompt("run a script");
+    const message = lastToolResult(id);
+    const text = textOf(message);
+    return { text, isError: message.isError, value: extractMarkedValue(text) };
+  };
+
+  return {
+    session,
+    faux,
+    cwd,
+    agentDir,
+    flowHome,
+    callTool,
+    runCodemode,
+    dispose() {
+      session.dispose();
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}
+
+function extractMarkedValue(text: string): unknown {
+  const start = text.indexOf(`{"${RESULT_MARKER}"`);
+  if (start < 0) return undefined;
+  // The returned JSON is one line of its own in the output.
+  const end = text.indexOf("\n", start);
+  const json = text.slice(start, end < 0 ? undefined : end);
+  return (JSON.parse(json) as Record<string, unknown>)[RESULT_MARKER];
+}
+
+export type { FauxResponseStep };
