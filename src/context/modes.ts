@@ -1,0 +1,73 @@
+import { FlowError } from "../contract/errors.ts";
+import type { ParentSnapshot, SnapshotMessage } from "./snapshot.ts";
+
+export type ContextRequest = { mode: "none" } | { mode: "recent"; turns: number } | { mode: "full" };
+
+/** The most turns `recent` may ask for; more is almost certainly a mistake for `full`. */
+export const MAX_RECENT_TURNS = 1000;
+
+/** Checks a context request before anything launches (context_invalid names what is wrong). */
+export function checkContextRequest(request: unknown): ContextRequest {
+  const candidate = request as { mode?: unknown; turns?: unknown } | undefined;
+  if (candidate === undefined) return { mode: "none" };
+  const extra = Object.keys(candidate).filter((key) => key !== "mode" && key !== "turns");
+  if (extra.length > 0) throw new FlowError("context_invalid", `Unknown context field ${extra.join(", ")}.`);
+  switch (candidate.mode) {
+    case "none":
+    case "full":
+      if (candidate.turns !== undefined) {
+        throw new FlowError("context_invalid", `turns goes with mode "recent", not "${candidate.mode}".`);
+      }
+      return { mode: candidate.mode };
+    case "recent": {
+      const turns = candidate.turns;
+      if (typeof turns !== "number" || !Number.isInteger(turns) || turns < 1 || turns > MAX_RECENT_TURNS) {
+        throw new FlowError("context_invalid", `mode "recent" needs turns, a whole number from 1 to ${MAX_RECENT_TURNS}.`);
+      }
+      return { mode: "recent", turns };
+    }
+    default:
+      throw new FlowError("context_invalid", `Unknown context mode ${JSON.stringify(candidate.mode)}; use none, recent or full.`);
+  }
+}
+
+/** Selects what a child sees from the frozen snapshot. `none` is nothing at all. */
+export function selectContext(snapshot: ParentSnapshot, request: ContextRequest): readonly SnapshotMessage[] {
+  switch (request.mode) {
+    case "none":
+      return [];
+    case "full":
+      return snapshot.turns.flat();
+    case "recent":
+      return snapshot.turns.slice(-request.turns).flat();
+  }
+}
+
+function renderMessage(message: SnapshotMessage): string {
+  switch (message.role) {
+    case "user":
+      return `[user]\n${message.text}`;
+    case "assistant": {
+      const calls = (message.toolCalls ?? []).map((call) => `[called ${call}]`);
+      return ["[assistant]", message.text, ...calls].filter((line) => line.length > 0).join("\n");
+    }
+    case "toolResult":
+      return `[result of ${message.toolName}]\n${message.text}`;
+    case "custom":
+      return `[note]\n${message.text}`;
+  }
+}
+
+/**
+ * Renders selected context as one delimited text block. Text works for every harness (an external
+ * CLI cannot take Pi messages) and keeps the parent's words visibly apart from the child's task.
+ */
+export function renderContext(messages: readonly SnapshotMessage[], capturedAt: string): string {
+  if (messages.length === 0) return "";
+  return [
+    `<parent_conversation captured_at="${capturedAt}">`,
+    "This is the conversation of the agent that delegated to you, for context only. Your task follows after it.",
+    ...messages.map(renderMessage),
+    "</parent_conversation>",
+  ].join("\n\n");
+}

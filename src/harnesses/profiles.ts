@@ -1,0 +1,108 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { parseFrontmatter } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
+import { checkContextRequest, type ContextRequest } from "../context/modes.ts";
+
+/**
+ * A child profile: what a role or a Pi agent definition decides about a child. Both are markdown
+ * files with frontmatter (name, description, tools, model, and for roles context and harness),
+ * whose body is the child's system prompt.
+ */
+export interface ChildProfile {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  tools: string[];
+  model?: string;
+  defaultContext: ContextRequest;
+  harness?: string;
+  source: "builtin" | "user" | "project";
+}
+
+type Frontmatter = { name?: unknown; description?: unknown; tools?: unknown; model?: unknown; context?: unknown; harness?: unknown };
+
+function toolList(value: unknown, file: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const raw = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : undefined;
+  if (!raw || raw.some((item) => typeof item !== "string")) {
+    throw new FlowError("configuration_invalid", `${file}: tools must be a list of tool names.`);
+  }
+  return raw.map((item: string) => item.trim()).filter((item) => item.length > 0);
+}
+
+/** `none`, `full`, `recent` or `recent:N` in a file's frontmatter. */
+function contextFrom(value: unknown, file: string): ContextRequest | undefined {
+  if (value === undefined) return undefined;
+  const match = typeof value === "string" ? /^(none|full|recent)(?::(\d+))?$/.exec(value.trim()) : null;
+  if (!match) throw new FlowError("configuration_invalid", `${file}: context must be none, full or recent:N.`);
+  try {
+    return checkContextRequest(match[1] === "recent" ? { mode: "recent", turns: Number(match[2] ?? 2) } : { mode: match[1] });
+  } catch (error) {
+    throw new FlowError("configuration_invalid", `${file}: ${(error as Error).message}`);
+  }
+}
+
+function optionalString(value: unknown, field: string, file: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new FlowError("configuration_invalid", `${file}: ${field} must be a non-empty string.`);
+  }
+  return value.trim();
+}
+
+/** Parses one profile file. A malformed file is configuration_invalid, naming the file. */
+export function parseProfileFile(path: string, source: "user" | "project", fallback?: ChildProfile): ChildProfile {
+  const file = basename(path);
+  let parsed: { frontmatter: Frontmatter; body: string };
+  try {
+    parsed = parseFrontmatter<Frontmatter>(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new FlowError("configuration_invalid", `${file}: ${(error as Error).message}`);
+  }
+  const { frontmatter, body } = parsed;
+  const name = optionalString(frontmatter.name, "name", file) ?? file.replace(/\.md$/, "");
+  const systemPrompt = body.trim() || fallback?.systemPrompt;
+  if (!systemPrompt) throw new FlowError("configuration_invalid", `${file}: the body (the child's system prompt) is empty.`);
+  const model = optionalString(frontmatter.model, "model", file) ?? fallback?.model;
+  const harness = optionalString(frontmatter.harness, "harness", file) ?? fallback?.harness;
+  return {
+    name,
+    description: optionalString(frontmatter.description, "description", file) ?? fallback?.description ?? name,
+    systemPrompt,
+    tools: toolList(frontmatter.tools, file) ?? fallback?.tools ?? [],
+    ...(model ? { model } : {}),
+    defaultContext: contextFrom(frontmatter.context, file) ?? fallback?.defaultContext ?? { mode: "none" },
+    ...(harness ? { harness } : {}),
+    source,
+  };
+}
+
+/** The `.md` files of a directory, by profile name; a missing directory has none. */
+export function profileFiles(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return files;
+  }
+  for (const name of names.sort()) if (name.endsWith(".md")) files.set(name.slice(0, -3), join(dir, name));
+  return files;
+}
+
+/** Names in a frontmatter take precedence over file names, so read each file's name lazily. */
+export function findProfileFile(dir: string, wanted: string): string | undefined {
+  const files = profileFiles(dir);
+  const byFileName = files.get(wanted);
+  if (byFileName) return byFileName;
+  for (const path of files.values()) {
+    try {
+      const { frontmatter } = parseFrontmatter<Frontmatter>(readFileSync(path, "utf8"));
+      if (frontmatter.name === wanted) return path;
+    } catch {
+      // A malformed file only matters when it is the one selected by its file name.
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,32 @@
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+
+/** The instruction a child gets when its caller asked for a structured answer. */
+export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
+  return [
+    "Your final message must be only one JSON value that satisfies this JSON Schema, with no prose around it:",
+    JSON.stringify(schema),
+  ].join("\n");
+}
+
+/** A final message may wrap its JSON in a code fence; the value inside is the answer. */
+function unfence(text: string): string {
+  const fenced = /^```(?:json)?\s*\n([\s\S]*?)\n```\s*$/.exec(text.trim());
+  return fenced ? fenced[1]! : text.trim();
+}
+
+export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** Parses and checks a structured answer; a child that missed the schema has failed its task. */
+export function parseStructuredAnswer(text: string, schema: Record<string, unknown>): StructuredAnswer {
+  let value: unknown;
+  try {
+    value = JSON.parse(unfence(text));
+  } catch {
+    return { ok: false, message: "The child's answer is not JSON, but an outputSchema was given." };
+  }
+  const validator = compile(schema as JsonSchema);
+  if (validator.check(value)) return { ok: true, value };
+  const first = validator.errors(value)[0];
+  const where = first ? `${first.path || "(the value)"}: ${first.message}` : "invalid";
+  return { ok: false, message: `The child's answer does not satisfy outputSchema at ${where}.` };
+}

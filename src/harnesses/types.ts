@@ -1,0 +1,53 @@
+import type { ChildProfile } from "./profiles.ts";
+
+export type ChildOutcome = "succeeded" | "failed" | "cancelled" | "timed_out";
+
+export interface ChildUsage {
+  turns: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What a running child reports as it goes; foreground tools stream it through onUpdate. */
+export interface ChildProgress {
+  usage: ChildUsage;
+  /** What the child is doing now, e.g. "calling read" or "thinking". */
+  activity: string;
+}
+
+export type ChildDiagnostic =
+  | { type: "tool_call"; tool: string; args: string }
+  | { type: "tool_result"; tool: string; isError: boolean }
+  | { type: "error"; message: string }
+  | { type: "usage"; usage: ChildUsage };
+
+export interface ChildRequest {
+  profile: ChildProfile;
+  /** The whole prompt: any rendered parent context, then the task. */
+  prompt: string;
+  cwd: string;
+  /** A JSON Schema the final answer must satisfy; the answer is then parsed JSON. */
+  outputSchema?: Record<string, unknown>;
+  /** Aborting stops the child; `timedOut` tells a timeout from a cancel. */
+  signal: AbortSignal;
+  timedOut(): boolean;
+  onProgress(progress: ChildProgress): void;
+  /** Assistant text as the child writes it, message by message. */
+  onOutput(text: string): void;
+  onDiagnostic(entry: ChildDiagnostic): void;
+}
+
+export interface ChildResult {
+  outcome: ChildOutcome;
+  /** The canonical answer: the final text, or the parsed value when an outputSchema was given. */
+  value?: unknown;
+  error?: { code: string; message: string };
+  usage: ChildUsage;
+}
+
+/** A way to run children. `start` has passed every check that can fail before launch. */
+export interface Harness {
+  readonly name: string;
+  run(request: ChildRequest): Promise<ChildResult>;
+}
