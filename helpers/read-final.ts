@@ -1,0 +1,44 @@
+// readFinal(): the complete final value of a run view, paging by-reference results to the end.
+import type { HelperDefinition } from "./types.ts";
+
+export const readFinal: HelperDefinition = {
+  name: "readFinal",
+  signature: "readFinal<T = unknown>(run: RunView, options?: ReadFinalOptions): Promise<T>",
+  description:
+    "Returns a run's complete final value. Inline delivery returns `run.output.value`; reference delivery pages " +
+    "`tools.external_runs({ ...run.refs.final, limitBytes, cursor })` until no `nextCursor` is left, concatenates the " +
+    "pages, and for `encoding: \"json\"` parses them and returns `.result`. Throws a FlowError with the envelope's " +
+    "error code when a page fails, or code `final_unavailable` when the run has no final value.",
+  source: String.raw`async function readFinal(run, options) {
+  if (run === null || typeof run !== "object") throw new TypeError("readFinal(run): run must be a run view (receipt.data.run)");
+  const output = run.output ?? {};
+  if (output.delivery === "inline") return output.value;
+  if (output.finalAvailable === false) throw new FlowError("run " + run.runId + " has no final value", "final_unavailable", run.runId);
+  const ref = run.refs?.final;
+  if (ref === null || typeof ref !== "object") throw new FlowError("run " + run.runId + " has no refs.final", "final_unavailable", run.runId);
+  if (!("external_runs" in tools)) throw new TypeError("readFinal needs tools.external_runs; add it to meta.tools");
+  const limitBytes = options?.limitBytes ?? 65536;
+  const maxPages = options?.maxPages ?? 1000;
+  let raw = "";
+  let encoding = "text";
+  let cursor;
+  let pages = 0;
+  do {
+    if (++pages > maxPages) throw new FlowError("readFinal: more than " + maxPages + " pages", "final_too_large", run.runId);
+    const res = await tools.external_runs(cursor === undefined ? { ...ref, limitBytes } : { ...ref, limitBytes, cursor });
+    if (res === null || typeof res !== "object" || res.ok !== true) {
+      const error = res?.error ?? {};
+      throw new FlowError(error.message ?? "external_runs failed", error.code ?? "failed", run.runId);
+    }
+    const data = res.data;
+    if (data?.mode !== "single" || data.page === null || typeof data.page !== "object") {
+      throw new FlowError("external_runs did not return a single-run page", "request_invalid", run.runId);
+    }
+    if (data.finalAvailable === false) throw new FlowError("run " + run.runId + " has no final value", "final_unavailable", run.runId);
+    encoding = data.page.encoding;
+    raw += data.page.text;
+    cursor = data.page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return encoding === "json" ? parse(raw).result : raw;
+}`,
+};

@@ -1,0 +1,23 @@
+// Shapes of the helper library's metadata, shared by WORKFLOW_HELPERS and the declarations.
+
+/** One entry of WORKFLOW_HELPERS: what external_help shows and what flow.d.ts declares. */
+export interface HelperDoc {
+  name: string;
+  /** A TypeScript declaration without `declare function` / `declare const`. */
+  signature: string;
+  description: string;
+}
+
+export interface GlobalDoc extends HelperDoc {
+  /** How the declaration is emitted: `declare function` or `declare const`. */
+  kind: "function" | "const";
+}
+
+/** A helper: its documentation plus the VM-side JavaScript that implements it. */
+export interface HelperDefinition extends HelperDoc {
+  /**
+   * A function declaration named `name`, evaluated inside the prelude's scope, where it can use
+   * `FlowError`, `stringify`, `parse` and every script global.
+   */
+  source: string;
+}

@@ -1,0 +1,28 @@
+// The workflow runtime's public surface. It knows nothing of Pi: the host passes its functions in.
+export { parseWorkflow, SUPPORTED_API_VERSIONS, type ParseWorkflowOptions } from "./parse.ts";
+export { runWorkflow } from "./run.ts";
+export { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, LimitsError, resolveLimits } from "./limits.ts";
+export { WorkflowScriptError, isWorkflowScriptError } from "./errors.ts";
+export { generateDeclarations, type DeclarationOptions } from "./declarations.ts";
+export { configureWorkflowWorkers, prewarmWorkflowWorkers, shutdownWorkflowWorkers, type PoolOptions } from "./pool.ts";
+export type {
+  AgentOptions,
+  AgentResult,
+  HostCallContext,
+  HostError,
+  JsonValue,
+  LimitName,
+  ParsedWorkflow,
+  ReplayInputs,
+  RunWorkflowOptions,
+  StoreWrites,
+  ToolSchema,
+  WorkflowError,
+  WorkflowErrorKind,
+  WorkflowEvent,
+  WorkflowHost,
+  WorkflowLimits,
+  WorkflowMeta,
+  WorkflowOrigin,
+  WorkflowResult,
+} from "./types.ts";

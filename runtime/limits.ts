@@ -1,0 +1,98 @@
+// Limits fail closed: every limit has a default and a hard ceiling, and a request above the
+// ceiling is refused (not clamped) so an author learns at once that the run cannot have it.
+import type { LimitName, WorkflowLimits } from "./types.ts";
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export const DEFAULT_LIMITS: Readonly<WorkflowLimits> = Object.freeze({
+  timeoutMs: 30 * 60_000,
+  memoryBytes: 64 * MiB,
+  stackBytes: 512 * KiB,
+  agentCalls: 32,
+  concurrency: 4,
+  toolCalls: 256,
+  outputChars: 64 * KiB,
+  storeValueChars: 256 * KiB,
+  storeTotalChars: 1 * MiB,
+  resultChars: 4 * MiB,
+});
+
+export const LIMIT_CEILINGS: Readonly<WorkflowLimits> = Object.freeze({
+  timeoutMs: 24 * 60 * 60_000,
+  memoryBytes: 512 * MiB,
+  // The VM's stack lives in the worker's native stack; 4 MiB stays well inside what a worker
+  // gets (WORKER_STACK_MB in pool.ts), so recursion always ends in a catchable QuickJS error.
+  stackBytes: 4 * MiB,
+  agentCalls: 512,
+  concurrency: 32,
+  toolCalls: 4096,
+  outputChars: 4 * MiB,
+  storeValueChars: 4 * MiB,
+  storeTotalChars: 16 * MiB,
+  resultChars: 16 * MiB,
+});
+
+/** Smallest useful values: a VM cannot even load its prelude below these. */
+const LIMIT_FLOORS: Partial<WorkflowLimits> = { memoryBytes: 4 * MiB, stackBytes: 64 * KiB, concurrency: 1, timeoutMs: 1 };
+
+export const LIMIT_NAMES = Object.freeze(Object.keys(DEFAULT_LIMITS) as LimitName[]);
+
+/** What each limit message calls the limit. */
+export const LIMIT_LABELS: Readonly<Record<LimitName, string>> = Object.freeze({
+  timeoutMs: "wall time limit",
+  memoryBytes: "memory limit",
+  stackBytes: "stack limit",
+  agentCalls: "agent call limit",
+  concurrency: "concurrency limit",
+  toolCalls: "tool call limit",
+  outputChars: "output limit",
+  storeValueChars: "store value limit",
+  storeTotalChars: "store total limit",
+  resultChars: "result size limit",
+});
+
+export class LimitsError extends Error {
+  readonly code = "limits_invalid";
+  readonly limit: string;
+  constructor(limit: string, message: string) {
+    super(message);
+    this.name = "LimitsError";
+    this.limit = limit;
+  }
+}
+
+export function isLimitName(name: string): name is LimitName {
+  return Object.hasOwn(DEFAULT_LIMITS, name);
+}
+
+/**
+ * Fills in defaults and checks each requested limit. Throws LimitsError (code "limits_invalid",
+ * `limit` naming the offender) for an unknown name, a value that is not a positive integer, a
+ * value below the floor, or one above its ceiling. `undefined` entries take the default.
+ */
+export function resolveLimits(requested: Partial<Record<string, unknown>> = {}): WorkflowLimits {
+  const limits: WorkflowLimits = { ...DEFAULT_LIMITS };
+  for (const [name, value] of Object.entries(requested)) {
+    if (value === undefined) continue;
+    if (!isLimitName(name)) throw new LimitsError(name, `unknown limit "${name}"`);
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+      throw new LimitsError(name, `limits.${name} must be a positive integer`);
+    }
+    const floor = LIMIT_FLOORS[name];
+    if (floor !== undefined && value < floor) {
+      throw new LimitsError(name, `limits.${name} (${value}) is below its floor (${floor})`);
+    }
+    const ceiling = LIMIT_CEILINGS[name];
+    if (value > ceiling) {
+      throw new LimitsError(name, `limits.${name} (${value}) exceeds its ceiling (${ceiling})`);
+    }
+    limits[name] = value;
+  }
+  return limits;
+}
+
+/** The message a run fails with when it hits `name`, e.g. "agent call limit (8) reached". */
+export function limitMessage(name: LimitName, limits: WorkflowLimits): string {
+  return `${LIMIT_LABELS[name]} (${limits[name]}) reached`;
+}

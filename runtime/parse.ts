@@ -1,0 +1,161 @@
+// parseWorkflow: syntax check, static `apiVersion`/`meta`, and the runnable body. Nothing runs here.
+import { parse as acornParse, type ExportNamedDeclaration, type Node, type Program } from "acorn";
+import { WorkflowScriptError } from "./errors.ts";
+import { LimitsError, resolveLimits } from "./limits.ts";
+import { NotLiteralError, readLiteral } from "./literal.ts";
+import type { JsonValue, ParsedWorkflow, WorkflowMeta, WorkflowOrigin } from "./types.ts";
+
+export const SUPPORTED_API_VERSIONS: readonly number[] = [1];
+
+export interface ParseWorkflowOptions {
+  origin: WorkflowOrigin;
+  /** Shown in errors and stack traces. */
+  path?: string;
+}
+
+type Fail = (message: string, node?: Node) => never;
+
+/** Throws WorkflowScriptError (`code: "script_invalid"`, 1-based `line`/`column`) when the script cannot run. */
+export function parseWorkflow(source: string, options: ParseWorkflowOptions): ParsedWorkflow {
+  const fail: Fail = (message, node) => {
+    const at = node?.loc?.start;
+    throw new WorkflowScriptError(message, at?.line ?? 1, (at?.column ?? 0) + 1, options.path);
+  };
+  if (typeof source !== "string") fail("workflow source must be a string");
+  if (options.origin !== "saved" && options.origin !== "inline") fail(`unknown origin "${String(options.origin)}"`);
+
+  const program = parseProgram(source, options.path);
+  const exported = readExports(program, fail);
+  rejectDynamicImports(program, fail);
+
+  if (options.origin === "saved" && !exported.apiVersion) fail("a saved workflow must declare `export const apiVersion = 1`");
+  if (options.origin === "saved" && !exported.meta) fail("a saved workflow must declare `export const meta = { ... }`");
+
+  const apiVersion = exported.apiVersion ? literalOf(exported.apiVersion, "apiVersion", fail) : 1;
+  if (typeof apiVersion !== "number" || !SUPPORTED_API_VERSIONS.includes(apiVersion)) {
+    fail(`unsupported apiVersion ${JSON.stringify(apiVersion)}; supported: ${SUPPORTED_API_VERSIONS.join(", ")}`, exported.apiVersion?.init);
+  }
+  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail) : {};
+
+  const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body: blankExports(source, exported.ranges) };
+  if (options.path !== undefined) parsed.path = options.path;
+  return parsed;
+}
+
+function parseProgram(source: string, path: string | undefined): Program {
+  try {
+    return acornParse(source, {
+      ecmaVersion: "latest",
+      sourceType: "module",
+      allowReturnOutsideFunction: true,
+      allowAwaitOutsideFunction: true,
+      locations: true,
+    });
+  } catch (error) {
+    const loc = (error as { loc?: { line: number; column: number } }).loc;
+    const message = error instanceof Error ? error.message.replace(/ \(\d+:\d+\)$/, "") : String(error);
+    throw new WorkflowScriptError(`syntax error: ${message}`, loc?.line ?? 1, (loc?.column ?? 0) + 1, path);
+  }
+}
+
+interface ExportedConst {
+  init: Node;
+  node: ExportNamedDeclaration;
+}
+
+interface Exports {
+  apiVersion?: ExportedConst;
+  meta?: ExportedConst;
+  /** [start, end) of each `export` keyword, blanked in the body. */
+  ranges: Array<[number, number]>;
+}
+
+function readExports(program: Program, fail: Fail): Exports {
+  const exports: Exports = { ranges: [] };
+  for (const node of program.body) {
+    if (node.type === "ImportDeclaration") fail("imports are not allowed in workflow scripts", node);
+    if (node.type === "ExportDefaultDeclaration" || node.type === "ExportAllDeclaration") {
+      fail("only `export const apiVersion` and `export const meta` may be exported", node);
+    }
+    if (node.type !== "ExportNamedDeclaration") continue;
+    const declaration = node.declaration;
+    if (!declaration || declaration.type !== "VariableDeclaration" || node.specifiers.length > 0) {
+      fail("only `export const apiVersion` and `export const meta` may be exported", node);
+    }
+    if (declaration.kind !== "const" || declaration.declarations.length !== 1) {
+      fail("export `apiVersion` and `meta` as single `const` declarations", node);
+    }
+    const declarator = declaration.declarations[0];
+    const name = declarator?.id.type === "Identifier" ? declarator.id.name : undefined;
+    if (!declarator || (name !== "apiVersion" && name !== "meta")) {
+      fail("only `export const apiVersion` and `export const meta` may be exported", node);
+    }
+    if (!declarator.init) fail(`\`${name}\` needs a value`, node);
+    exports[name] = { init: declarator.init, node };
+    exports.ranges.push([node.start, declaration.start]);
+  }
+  return exports;
+}
+
+/** import() and import.meta can appear anywhere, so walk the whole tree. */
+function rejectDynamicImports(program: Program, fail: Fail): void {
+  const stack: unknown[] = [program];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      stack.push(...value);
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    const node = value as Node;
+    if (node.type === "ImportExpression") fail("import() is not allowed in workflow scripts", node);
+    if (node.type === "MetaProperty" && (node as Node & { meta: { name: string } }).meta.name === "import") {
+      fail("import.meta is not allowed in workflow scripts", node);
+    }
+    for (const [key, child] of Object.entries(node)) {
+      if (key !== "loc" && child !== null && typeof child === "object") stack.push(child);
+    }
+  }
+}
+
+function literalOf(exported: ExportedConst, name: string, fail: Fail): JsonValue {
+  try {
+    return readLiteral(exported.init as Parameters<typeof readLiteral>[0]);
+  } catch (error) {
+    if (error instanceof NotLiteralError) fail(`\`${name}\` ${error.message}`, error.node);
+    throw error;
+  }
+}
+
+function checkMeta(value: JsonValue, node: Node, fail: Fail): WorkflowMeta {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) fail("`meta` must be an object literal", node);
+  const meta = value as Record<string, JsonValue>;
+  for (const key of ["name", "description"] as const) {
+    if (meta[key] !== undefined && typeof meta[key] !== "string") fail(`\`meta.${key}\` must be a string`, node);
+  }
+  if (meta.args !== undefined && (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args))) {
+    fail("`meta.args` must be a JSON Schema object", node);
+  }
+  if (meta.tools !== undefined && (!Array.isArray(meta.tools) || meta.tools.some((tool) => typeof tool !== "string"))) {
+    fail("`meta.tools` must be an array of tool names", node);
+  }
+  if (meta.limits !== undefined) {
+    if (meta.limits === null || typeof meta.limits !== "object" || Array.isArray(meta.limits)) fail("`meta.limits` must be an object", node);
+    try {
+      resolveLimits(meta.limits);
+    } catch (error) {
+      if (error instanceof LimitsError) fail(`meta: ${error.message}`, node);
+      throw error;
+    }
+  }
+  return meta as WorkflowMeta;
+}
+
+/** Replaces each `export` keyword with spaces so lines and columns stay where the author wrote them. */
+function blankExports(source: string, ranges: Array<[number, number]>): string {
+  let body = source;
+  for (const [start, end] of ranges) {
+    body = body.slice(0, start) + body.slice(start, end).replace(/[^\n\r]/g, " ") + body.slice(end);
+  }
+  return body;
+}

@@ -1,0 +1,214 @@
+// The JavaScript that runs inside each VM before the script: it takes the single host function,
+// hides it, and defines the script's globals and helpers on top of it. Everything it sends to
+// the host is JSON text, so host code never touches a VM object.
+import { HELPERS } from "../helpers/index.ts";
+
+const CORE = String.raw`
+const host = g.__flow_host;
+delete g.__flow_host;
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const define = (name, value) => Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
+
+class FlowError extends Error {
+  constructor(message, code, runId) {
+    super(message);
+    this.name = "FlowError";
+    if (code !== undefined) this.code = code;
+    if (runId !== undefined) this.runId = runId;
+  }
+}
+
+function hostError(e) {
+  const error = e.name === "TypeError" ? new TypeError(e.message)
+    : e.name === "RangeError" ? new RangeError(e.message)
+    : new FlowError(e.message);
+  if (e.code !== undefined) error.code = e.code;
+  if (e.runId !== undefined) error.runId = e.runId;
+  return error;
+}
+
+// Host calls answer {ok, value} or {ok: false, error}; a refused call throws here, in the script.
+// The total length lets the host notice a string QuickJS could not hand over (out of memory).
+function call(op, a, b, c) {
+  const chars = (typeof a === "string" ? a.length : 0) + (typeof b === "string" ? b.length : 0) + (typeof c === "string" ? c.length : 0);
+  const reply = parse(host(op, a, b, c, chars));
+  if (reply.ok) return reply.value;
+  throw hostError(reply.error);
+}
+
+function toJson(value, what) {
+  let text;
+  try {
+    text = stringify(value);
+  } catch (error) {
+    // Cycles and BigInts are the script's mistake; anything else (out of memory) passes through.
+    if (!(error instanceof TypeError)) throw error;
+    throw new TypeError(what + " must be JSON-serializable: " + error.message);
+  }
+  if (text === undefined) throw new TypeError(what + " must be JSON-serializable");
+  return text;
+}
+
+function inspect(value) {
+  if (typeof value === "string") return value;
+  if (value === undefined) return "undefined";
+  if (typeof value === "function") return "[Function " + (value.name || "anonymous") + "]";
+  if (typeof value === "bigint") return value + "n";
+  if (typeof value === "symbol") return value.toString();
+  if (value instanceof Error) return value.name + ": " + value.message;
+  try {
+    const text = stringify(value);
+    return text === undefined ? String(value) : text;
+  } catch {
+    return String(value);
+  }
+}
+
+const config = call("config");
+
+// Determinism: no GC-timed callbacks, a fixed clock and a seeded Math.random.
+delete g.WeakRef;
+delete g.FinalizationRegistry;
+delete g.SharedArrayBuffer;
+const RealDate = Date;
+const now = config.startedAt;
+function FlowDate(...values) {
+  if (new.target === undefined) return new RealDate(now).toString();
+  return Reflect.construct(RealDate, values.length === 0 ? [now] : values, new.target);
+}
+FlowDate.prototype = RealDate.prototype;
+Object.defineProperty(RealDate.prototype, "constructor", { value: FlowDate, writable: true, configurable: true });
+FlowDate.now = () => now;
+FlowDate.parse = RealDate.parse;
+FlowDate.UTC = RealDate.UTC;
+define("Date", FlowDate);
+let [sa, sb, sc, sd] = config.seedState;
+Math.random = function random() {
+  // sfc32
+  sa >>>= 0; sb >>>= 0; sc >>>= 0; sd >>>= 0;
+  const t = (sa + sb) | 0;
+  sa = sb ^ (sb >>> 9);
+  sb = (sc + (sc << 3)) | 0;
+  sc = (sc << 21) | (sc >>> 11);
+  sd = (sd + 1) | 0;
+  const r = (t + sd) | 0;
+  sc = (sc + r) | 0;
+  return (r >>> 0) / 4294967296;
+};
+for (let i = 0; i < 12; i++) Math.random();
+
+// Host requests: the host answers later through deliver(), which settles the matching promise.
+const pending = new Map();
+function request(kind, name, payload, what) {
+  try {
+    const id = call("send", kind, name, toJson(payload, what));
+    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+host("register", function deliver(id, ok, text) {
+  const entry = pending.get(id);
+  if (entry === undefined) return;
+  pending.delete(id);
+  try {
+    if (ok) entry.resolve(parse(text));
+    else entry.reject(hostError(parse(text)));
+  } catch (error) {
+    entry.reject(error);
+  }
+});
+
+function deepFreeze(value) {
+  if (value !== null && typeof value === "object") {
+    for (const key of Object.keys(value)) deepFreeze(value[key]);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+define("args", deepFreeze(parse(config.argsText)));
+
+define("agent", function agent(options) {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    return Promise.reject(new TypeError("agent(options): options must be an object"));
+  }
+  return request("agent", "", options, "agent() options");
+});
+
+const toolTable = Object.create(null);
+for (const name of config.toolNames) {
+  toolTable[name] = { [name]: (input) => request("tool", name, input === undefined ? {} : input, "tools." + name + "() arguments") }[name];
+}
+const available = config.toolNames.length > 0 ? config.toolNames.join(", ") : "none";
+define("tools", new Proxy(Object.freeze(toolTable), {
+  get(target, key) {
+    if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
+    throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + ")");
+  },
+}));
+
+define("store", function store(key, value) {
+  if (typeof key !== "string" || key.length === 0) throw new TypeError("store(key, value): key must be a non-empty string");
+  call("store", key, value === undefined ? undefined : toJson(value, "store() value"));
+});
+define("load", function load(key) {
+  if (typeof key !== "string") throw new TypeError("load(key): key must be a string");
+  const text = call("load", key);
+  return text === null ? undefined : parse(text);
+});
+
+define("text", function text(value) {
+  call("out", inspect(value));
+});
+const line = (...values) => call("out", values.map(inspect).join(" ") + "\n");
+define("console", Object.freeze({ log: line, info: line, warn: line, error: line, debug: line }));
+
+function errorInfo(error) {
+  try {
+    if (error !== null && typeof error === "object") {
+      const info = {
+        name: typeof error.name === "string" ? error.name : "Error",
+        message: typeof error.message === "string" ? error.message : inspect(error),
+        stack: typeof error.stack === "string" ? error.stack : "",
+      };
+      if (typeof error.code === "string") info.code = error.code;
+      if (typeof error.runId === "string") info.runId = error.runId;
+      return stringify(info);
+    }
+    return stringify({ name: "Error", message: "uncaught " + inspect(error), stack: "" });
+  } catch {
+    return stringify({ name: "Error", message: "uncaught error that could not be read", stack: "" });
+  }
+}
+
+// The wrapper line calls this once with the script's async function.
+define("__flow_start", function (main) {
+  delete g.__flow_start;
+  let promise;
+  try {
+    promise = main();
+  } catch (error) {
+    promise = Promise.reject(error);
+  }
+  promise.then(
+    (value) => {
+      let text;
+      try {
+        text = value === undefined ? undefined : toJson(value, "the workflow's return value");
+      } catch (error) {
+        return host("finish", "error", errorInfo(error));
+      }
+      host("finish", "value", text);
+    },
+    (error) => host("finish", "error", errorInfo(error)),
+  );
+});
+`;
+
+/** The prelude: one IIFE so helpers share its private scope (FlowError, stringify, parse). */
+export function buildPrelude(): string {
+  const helpers = HELPERS.map((helper) => `${helper.source}\ndefine(${JSON.stringify(helper.name)}, ${helper.name});`).join("\n");
+  return `(function (g) {\n"use strict";\n${CORE}\n${helpers}\n})(globalThis);\n`;
+}

@@ -1,0 +1,211 @@
+// runWorkflow: one run from start to result. The promise never rejects for anything the script
+// or the host does; every ending is a WorkflowResult.
+import { basename } from "node:path";
+import { HostBridge } from "./bridge.ts";
+import { freshSeed, seedState } from "./determinism.ts";
+import { mapStack } from "./errors.ts";
+import { parseJson, toJsonText } from "./json.ts";
+import { LimitsError, limitMessage, resolveLimits } from "./limits.ts";
+import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
+import type { RunConfig, VmFailure, VmOutcome, WorkerToMain } from "./protocol.ts";
+import type {
+  ParsedWorkflow,
+  RunWorkflowOptions,
+  StoreWrites,
+  WorkflowError,
+  WorkflowEvent,
+  WorkflowLimits,
+  WorkflowResult,
+} from "./types.ts";
+
+export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflowOptions): Promise<WorkflowResult> {
+  const replay = { seed: options.seed === undefined ? freshSeed() : String(options.seed), startedAt: options.startedAt ?? Date.now() };
+  const early = (error: WorkflowError): WorkflowResult => ({ ok: false, error, output: "", replay });
+
+  let limits: WorkflowLimits;
+  try {
+    limits = resolveLimits({ ...workflow.meta.limits, ...options.limits });
+  } catch (error) {
+    if (error instanceof LimitsError) return early({ kind: "limit", code: error.limit, message: error.message });
+    throw error;
+  }
+  if (options.signal?.aborted) return early({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
+
+  let config: RunConfig;
+  try {
+    const argsText = toJsonText(options.args ?? {}, "args");
+    const store = Object.entries(options.store ?? {}).map(([key, value]): [string, string] => [key, toJsonText(value, `store value "${key}"`)]);
+    config = { argsText, toolNames: Object.keys(options.host.tools ?? {}), startedAt: replay.startedAt, seedState: seedState(replay.seed), store };
+  } catch (error) {
+    return early({ kind: "script", code: "args_invalid", message: (error as Error).message });
+  }
+
+  return new RunSession(workflow, options, limits, config, replay).start();
+}
+
+class RunSession {
+  private readonly workflow: ParsedWorkflow;
+  private readonly options: RunWorkflowOptions;
+  private readonly limits: WorkflowLimits;
+  private readonly config: RunConfig;
+  private readonly replay: WorkflowResult["replay"];
+  private readonly filename: string;
+  private readonly stopFlag = new SharedArrayBuffer(4);
+  private readonly storeWrites: StoreWrites = { set: {}, delete: [] };
+  private output = "";
+  private settled = false;
+  private resolve: (result: WorkflowResult) => void = () => {};
+  private pooled: PooledWorker | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onAbort = () => this.stop({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
+  private readonly onMessage = (message: WorkerToMain) => this.receive(message);
+  private readonly onError = (error: Error) => this.crash(`the sandbox worker failed: ${error.message}`);
+  private readonly onExit = (code: number) => this.crash(`the sandbox worker exited (code ${code})`);
+  private bridge: HostBridge;
+  /** Aborts when the run ends: host calls still in flight can stop. */
+  private readonly ended = new AbortController();
+
+  constructor(workflow: ParsedWorkflow, options: RunWorkflowOptions, limits: WorkflowLimits, config: RunConfig, replay: WorkflowResult["replay"]) {
+    this.workflow = workflow;
+    this.options = options;
+    this.limits = limits;
+    this.config = config;
+    this.replay = replay;
+    // Stack frames are matched by this name, so keep it free of spaces and parentheses.
+    this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
+    this.bridge = new HostBridge(options.host, limits, {
+      emit: (event) => this.emit(event),
+      reply: (message) => this.pooled?.worker.postMessage(message),
+      fatal: (error) => this.stop(error),
+      closed: () => this.settled,
+    }, this.ended.signal);
+  }
+
+  start(): Promise<WorkflowResult> {
+    const result = new Promise<WorkflowResult>((resolve) => {
+      this.resolve = resolve;
+    });
+    this.timer = setTimeout(() => this.stop({ kind: "timeout", code: "timeoutMs", message: limitMessage("timeoutMs", this.limits) }), this.limits.timeoutMs);
+    this.options.signal?.addEventListener("abort", this.onAbort, { once: true });
+    acquireWorker().then(
+      (pooled) => {
+        if (this.settled) return releaseWorker(pooled, true);
+        this.pooled = pooled;
+        pooled.worker.on("message", this.onMessage).on("error", this.onError).on("exit", this.onExit);
+        pooled.worker.postMessage({
+          type: "run",
+          filename: this.filename,
+          body: this.workflow.body,
+          limits: this.limits,
+          config: this.config,
+          stopFlag: this.stopFlag,
+        });
+      },
+      (error: Error) => this.finish(this.failure({ kind: "sandbox", message: `the sandbox could not start: ${error.message}` })),
+    );
+    return result;
+  }
+
+  private receive(message: WorkerToMain): void {
+    if (this.settled) return;
+    switch (message.type) {
+      case "call":
+        return this.bridge.handle(message);
+      case "output":
+        this.output += message.text;
+        return this.emit({ type: "output", text: message.text });
+      case "store":
+        return this.recordStore(message.key, message.text);
+      case "done":
+        return this.done(message.outcome, message.reusable);
+      default:
+        return;
+    }
+  }
+
+  private recordStore(key: string, text: string | undefined): void {
+    const { set, delete: deleted } = this.storeWrites;
+    const at = deleted.indexOf(key);
+    if (at >= 0) deleted.splice(at, 1);
+    if (text === undefined) {
+      delete set[key];
+      deleted.push(key);
+      return this.emit({ type: "store", key, value: undefined });
+    }
+    const value = parseJson(text);
+    set[key] = value;
+    this.emit({ type: "store", key, value: parseJson(text) });
+  }
+
+  private done(outcome: VmOutcome, reusable: boolean): void {
+    const pooled = this.detach();
+    if (pooled) releaseWorker(pooled, reusable && (outcome.ok || outcome.error.kind === "script"));
+    if (outcome.ok) {
+      const value = outcome.text === undefined ? undefined : parseJson(outcome.text);
+      return this.finish({ ok: true, value, output: this.output, storeWrites: this.storeWrites, replay: this.replay });
+    }
+    this.finish(this.failure(this.mapFailure(outcome.error)));
+  }
+
+  /** Interrupt the VM, then terminate its worker: a stopped worker is never reused. */
+  private stop(error: WorkflowError): void {
+    if (this.settled) return;
+    Atomics.store(new Int32Array(this.stopFlag), 0, 1);
+    const pooled = this.detach();
+    if (pooled) releaseWorker(pooled, false);
+    this.finish(this.failure(error));
+  }
+
+  private crash(message: string): void {
+    if (this.settled) return;
+    const pooled = this.detach();
+    if (pooled) releaseWorker(pooled, false);
+    this.finish(this.failure({ kind: "sandbox", message }));
+  }
+
+  private detach(): PooledWorker | undefined {
+    const pooled = this.pooled;
+    pooled?.worker.off("message", this.onMessage).off("error", this.onError).off("exit", this.onExit);
+    this.pooled = undefined;
+    return pooled;
+  }
+
+  private mapFailure(failure: VmFailure): WorkflowError {
+    const error: WorkflowError = { kind: failure.kind, message: failure.message };
+    if (failure.code !== undefined) error.code = failure.code;
+    if (failure.runId !== undefined) error.runId = failure.runId;
+    if (failure.kind !== "script") return error;
+    error.name = failure.name ?? "Error";
+    if (failure.stack !== undefined) {
+      const mapped = mapStack(failure.stack, this.filename, this.workflow.body.split("\n").length);
+      error.stack = mapped.stack ? `${error.name}: ${failure.message}\n${mapped.stack}` : `${error.name}: ${failure.message}`;
+      if (mapped.position) {
+        error.line = mapped.position.line;
+        error.column = mapped.position.column;
+      }
+    }
+    return error;
+  }
+
+  private failure(error: WorkflowError): WorkflowResult {
+    return { ok: false, error, output: this.output, replay: this.replay };
+  }
+
+  private emit(event: WorkflowEvent): void {
+    if (this.settled || !this.options.onEvent) return;
+    try {
+      this.options.onEvent(event);
+    } catch {
+      // A journaling hook that throws must not change the run's outcome.
+    }
+  }
+
+  private finish(result: WorkflowResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.options.signal?.removeEventListener("abort", this.onAbort);
+    this.resolve(result);
+    this.ended.abort();
+  }
+}

@@ -1,0 +1,155 @@
+// Public types of the workflow runtime. Everything that crosses the host boundary is plain JSON.
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export type WorkflowOrigin = "saved" | "inline";
+
+/** Limits a run enforces. See DEFAULT_LIMITS and LIMIT_CEILINGS in limits.ts. */
+export interface WorkflowLimits {
+  /** Wall time of the whole run, from runWorkflow() to the result. */
+  timeoutMs: number;
+  /** QuickJS heap of the run's VM. */
+  memoryBytes: number;
+  /** QuickJS stack of the run's VM (bounds recursion depth). */
+  stackBytes: number;
+  /** agent() calls per run; the (N+1)th call fails the run. */
+  agentCalls: number;
+  /** agent() calls running at once; extra calls queue. */
+  concurrency: number;
+  /** tools.*() calls per run; the (N+1)th call fails the run. */
+  toolCalls: number;
+  /** Characters of console/text output per run. */
+  outputChars: number;
+  /** Characters of JSON per store() value. */
+  storeValueChars: number;
+  /** Characters of JSON (keys plus values) in the whole store. */
+  storeTotalChars: number;
+  /** Characters of JSON in the script's return value. */
+  resultChars: number;
+}
+
+export type LimitName = keyof WorkflowLimits;
+
+export interface WorkflowMeta {
+  name?: string;
+  description?: string;
+  /** JSON Schema of `args`; the host validates arguments before the run. */
+  args?: JsonValue;
+  limits?: Partial<WorkflowLimits>;
+  /** Tools the workflow asks the host for. */
+  tools?: string[];
+  [key: string]: JsonValue | Partial<WorkflowLimits> | string[] | undefined;
+}
+
+export interface ParsedWorkflow {
+  apiVersion: 1;
+  meta: WorkflowMeta;
+  origin: WorkflowOrigin;
+  path?: string;
+  /** The original source text. */
+  source: string;
+  /** The source with `export` keywords blanked: same lines and columns, runnable as a function body. */
+  body: string;
+}
+
+export interface AgentOptions {
+  role?: string;
+  subagent_type?: string;
+  harness?: string;
+  description?: string;
+  prompt: string;
+  context?: { mode: "none" | "recent" | "full"; turns?: number };
+  model?: string;
+  outputSchema?: JsonValue;
+  timeoutMs?: number;
+  [key: string]: JsonValue | undefined;
+}
+
+export interface AgentResult {
+  runId: string;
+  output: JsonValue;
+  value: JsonValue;
+  usage?: JsonValue;
+}
+
+/**
+ * What a host function may reject with. `fatal: true` ends the run even if the script catches the
+ * error (unknown role, a stopped root).
+ */
+export interface HostError extends Error {
+  code?: string;
+  runId?: string;
+  fatal?: boolean;
+}
+
+export interface ToolSchema {
+  description?: string;
+  input: JsonValue;
+  output?: JsonValue;
+}
+
+/** Passed to each host call. `signal` aborts when the run ends, so calls the script left running can be cancelled. */
+export interface HostCallContext {
+  signal: AbortSignal;
+  /** 0-based index of the agent() or tools.*() call within the run. */
+  index: number;
+}
+
+export interface WorkflowHost {
+  agent(options: AgentOptions, context: HostCallContext): Promise<AgentResult>;
+  tools?: Record<string, (args: JsonValue, context: HostCallContext) => Promise<unknown>>;
+  /** Input and output JSON Schemas per tool, for declarations; not used to validate at run time. */
+  toolSchemas?: Record<string, ToolSchema>;
+}
+
+export type WorkflowEvent =
+  | { type: "agent_start"; index: number; options: AgentOptions }
+  | { type: "agent_end"; index: number; ok: boolean; runId?: string; code?: string }
+  | { type: "tool_start"; index: number; name: string }
+  | { type: "tool_end"; index: number; name: string; ok: boolean; code?: string }
+  | { type: "store"; key: string; value: JsonValue | undefined }
+  | { type: "output"; text: string };
+
+export interface RunWorkflowOptions {
+  args?: unknown;
+  host: WorkflowHost;
+  limits?: Partial<WorkflowLimits>;
+  /** Seeds Math.random(); the same seed replays the same sequence. Default: a fresh random seed. */
+  seed?: string | number;
+  /** Epoch ms that Date.now() and new Date() return throughout the run. Default: Date.now(). */
+  startedAt?: number;
+  signal?: AbortSignal;
+  onEvent?: (event: WorkflowEvent) => void;
+  /** Values load() sees before the script writes any (for example "flow.runIds"). */
+  store?: Record<string, unknown>;
+}
+
+export type WorkflowErrorKind = "script" | "timeout" | "aborted" | "limit" | "sandbox";
+
+export interface WorkflowError {
+  kind: WorkflowErrorKind;
+  /** Host error code, the limit's name for kind "limit", "timeoutMs" or "aborted". */
+  code?: string;
+  message: string;
+  /** The error's name inside the script (TypeError, FlowError, ...). */
+  name?: string;
+  stack?: string;
+  /** 1-based position in the workflow source. */
+  line?: number;
+  column?: number;
+  runId?: string;
+}
+
+export interface StoreWrites {
+  set: Record<string, JsonValue>;
+  delete: string[];
+}
+
+export interface ReplayInputs {
+  seed: string;
+  startedAt: number;
+}
+
+export type WorkflowResult =
+  | { ok: true; value: JsonValue | undefined; output: string; storeWrites: StoreWrites; replay: ReplayInputs }
+  | { ok: false; error: WorkflowError; output: string; replay: ReplayInputs };

@@ -1,0 +1,79 @@
+import { readFileSync } from "node:fs";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { generateDeclarations } from "../../runtime/index.ts";
+
+const FLOW_DTS = new URL("../../workflows/flow.d.ts", import.meta.url);
+
+/** Type-checks a workflow script (as a plain script, like an editor with flow.d.ts would) against declarations. */
+function typeErrors(declarations: string, script: string): string[] {
+  const files = new Map([
+    ["/flow.d.ts", declarations],
+    ["/workflow.ts", `export {};\nasync function body() {\n${script}\n}\n`],
+  ]);
+  const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ["lib.es2022.d.ts"], types: [] };
+  const host = ts.createCompilerHost(options);
+  const readFile = host.readFile.bind(host);
+  host.readFile = (name) => files.get(name) ?? readFile(name);
+  host.fileExists = (name) => files.has(name) || ts.sys.fileExists(name);
+  host.getSourceFile = (name, version) => {
+    const text = host.readFile(name);
+    return text === undefined ? undefined : ts.createSourceFile(name, text, version);
+  };
+  const program = ts.createProgram([...files.keys()], options, host);
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+}
+
+describe("generateDeclarations", () => {
+  it("matches the checked-in workflows/flow.d.ts", async () => {
+    // Regenerate with: npx node -e 'import("./runtime/index.ts").then(async (m) => process.stdout.write(await m.generateDeclarations()))' > workflows/flow.d.ts
+    expect(readFileSync(FLOW_DTS, "utf8")).toBe(await generateDeclarations());
+  });
+
+  it("declares every global and helper, and type-checks a typical workflow", async () => {
+    const declarations = readFileSync(FLOW_DTS, "utf8");
+    const errors = typeErrors(
+      declarations,
+      `const lenses = ["correctness", "tests"];
+       const reviews = await parallel(lenses.map((lens) => () =>
+         agent({ role: "reviewer", description: "Review " + lens, context: { mode: "none" }, prompt: "Review " + String(args.target) })), { concurrency: 2 });
+       const final = await retry(() => agent({ description: "d", prompt: "p" }), { attempts: 2, retryIf: (e) => e.code !== "cancelled" });
+       const packet: string = handoff(reviews.map((r) => r.value), { maxChars: 100, source: { runId: final.runId } });
+       store("packet", packet);
+       const again = load<string>("packet");
+       const page = await tools.external_runs({ action: "list" });
+       const full = await readFinal<{ verdict: string }>({ runId: "r", output: { delivery: "inline", value: 1 } });
+       console.log(again, page, full.verdict);
+       text(Date.now() + Math.random());`,
+    );
+    expect(errors).toEqual([]);
+  });
+
+  it("rejects what a script cannot do", async () => {
+    const declarations = readFileSync(FLOW_DTS, "utf8");
+    expect(typeErrors(declarations, `await agent({ description: "d" });`).join("\n")).toMatch(/prompt/);
+    expect(typeErrors(declarations, `setTimeout(() => {}, 1);`).join("\n")).toMatch(/setTimeout/);
+    expect(typeErrors(declarations, `await agent({ description: "d", prompt: "p", context: { mode: "shared" } });`).join("\n")).toMatch(/shared/);
+  });
+
+  it("types tools.* from each tool's input and output schemas", async () => {
+    const declarations = await generateDeclarations({
+      toolSchemas: {
+        external_runs: {
+          description: "Supervise runs.",
+          input: { type: "object", properties: { action: { enum: ["list", "inspect"] }, runIds: { type: "array", items: { type: "string" } } }, required: ["action"], additionalProperties: false },
+          output: { type: "object", properties: { ok: { type: "boolean" }, data: {} }, required: ["ok"] },
+        },
+        "echo-text": { input: { type: "object", properties: { text: { type: "string" } } } },
+      },
+      argsSchema: { type: "object", properties: { target: { type: "string" } }, required: ["target"], additionalProperties: false },
+    });
+    expect(declarations).toContain("interface ExternalRunsInput {");
+    expect(declarations).toContain("external_runs(args: ExternalRunsInput): Promise<ExternalRunsOutput>;");
+    expect(declarations).toContain('"echo-text"(args: EchoTextInput): Promise<string>;');
+    expect(declarations).toContain("interface WorkflowArgs {\n  target: string;\n}");
+    expect(typeErrors(declarations, `const r = await tools.external_runs({ action: "list" }); const ok: boolean = r.ok; const t: string = args.target;`)).toEqual([]);
+    expect(typeErrors(declarations, `await tools.external_runs({ action: "wait" });`).join("\n")).toMatch(/"wait"/);
+    expect(typeErrors(declarations, `await tools.external_delegate({});`).join("\n")).toMatch(/external_delegate/);
+  });
+});

@@ -1,0 +1,130 @@
+// Attempts to reach past the sandbox. Each must fail inside the VM, or end the run with a named limit.
+import { describe, expect, it } from "vitest";
+import type { AgentOptions } from "../../runtime/index.ts";
+import { failure, run, value } from "./support.ts";
+
+describe("sandbox escapes", () => {
+  it("has no host globals, timers, I/O or WebAssembly", async () => {
+    const names = [
+      "process", "require", "module", "Buffer", "fetch", "setTimeout", "setInterval", "setImmediate", "queueMicrotask",
+      "WebAssembly", "XMLHttpRequest", "Worker", "SharedArrayBuffer", "WeakRef", "FinalizationRegistry", "__flow_host",
+      "__flow_start", "std", "os",
+    ];
+    const { result } = await run(`return ${JSON.stringify(names)}.filter((name) => typeof globalThis[name] !== "undefined");`);
+    expect(value(result)).toEqual([]);
+  });
+
+  it("cannot import modules at run time", async () => {
+    const { result } = await run(
+      `const attempts = [];
+       for (const code of ["import('node:fs')", "import('./other.js')"]) {
+         try { await (0, eval)(code); attempts.push("imported"); } catch (e) { attempts.push(e.name); }
+       }
+       return attempts;`,
+    );
+    expect(value(result)).not.toContain("imported");
+  });
+
+  it("reaches only the sandbox global through the Function constructor", async () => {
+    const { result } = await run(
+      `const viaFunction = Function("return this")();
+       const viaChain = (() => {}).constructor.constructor("return typeof process")();
+       const viaAsync = await (async () => {}).constructor("return typeof require")();
+       return { same: viaFunction === globalThis, process: typeof viaFunction.process, viaChain, viaAsync };`,
+    );
+    expect(value(result)).toEqual({ same: true, process: "undefined", viaChain: "undefined", viaAsync: "undefined" });
+  });
+
+  it("hands the host no prototype pollution through returned values or agent options", async () => {
+    let seen: AgentOptions | undefined;
+    const { result } = await run(
+      `const evil = JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}');
+       await agent({ prompt: "p", nested: evil });
+       return evil;`,
+      { host: { agent: async (options) => ((seen = options), { runId: "r", output: "", value: "" }) } },
+    );
+    const returned = value(result) as Record<string, unknown>;
+    expect(Object.hasOwn(returned, "__proto__")).toBe(false);
+    expect(Object.getPrototypeOf(returned)).toBe(Object.prototype);
+    const merged = Object.assign({}, returned, seen?.nested);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((merged as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.hasOwn(seen?.nested as object, "__proto__")).toBe(false);
+  });
+
+  it("cannot reach host objects through values the host sends in", async () => {
+    const { result } = await run(
+      `const r = await agent({ prompt: "p" });
+       return { isPlain: Object.getPrototypeOf(r) === Object.prototype, ctor: r.constructor === Object, keys: Object.keys(r) };`,
+      { host: { agent: async () => ({ runId: "r", output: "o", value: "v", extra: () => 1 } as never) } },
+    );
+    expect(value(result)).toEqual({ isPlain: true, ctor: true, keys: ["runId", "output", "value"] });
+  });
+
+  it("contains huge strings: QuickJS's length cap, then the memory limit when one is materialized", async () => {
+    const grow = "let s = 'x';\nfor (let i = 0; i < 27; i++) s = s + s;\n";
+    const capped = await run("let s = 'x';\nwhile (true) s = s + s;", { limits: { memoryBytes: 16 * 1024 * 1024 } });
+    expect(failure(capped.result)).toMatchObject({ kind: "script", name: "InternalError", message: "string too long", line: 2 });
+    for (const use of ["return s.indexOf('y');", "text(s);", "store('k', s);", "return s;", "await agent({ prompt: s });"]) {
+      const { result } = await run(grow + use, { limits: { memoryBytes: 16 * 1024 * 1024 } });
+      expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (16777216) reached" });
+    }
+  });
+
+  it("contains a huge string sent as output", async () => {
+    const { result } = await run("console.log('y'.repeat(1_000_000));", { limits: { outputChars: 1000 } });
+    expect(failure(result).code).toBe("outputChars");
+    expect(result.output).toHaveLength(1000);
+  });
+
+  it("contains deep recursion, including through async functions and getters", async () => {
+    for (const script of [
+      "async function down() { return await down(); }\nawait down();",
+      "const o = { get x() { return this.x; } };\nreturn o.x;",
+      "const a = []; a.push(a);\nreturn JSON.stringify(a);",
+    ]) {
+      const { result } = await run(script, { limits: { stackBytes: 128 * 1024 } });
+      const error = failure(result);
+      expect(["stackBytes", undefined]).toContain(error.code);
+      expect(error.kind === "limit" || error.name === "TypeError").toBe(true);
+    }
+  });
+
+  it("contains a flood of promises: the memory limit ends it", async () => {
+    const { result } = await run("const all = [];\nwhile (true) all.push(new Promise(() => {}));", { limits: { memoryBytes: 8 * 1024 * 1024 } });
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "memoryBytes" });
+  });
+
+  it("contains an endless microtask chain: the wall time limit ends it", async () => {
+    const { result } = await run("const loop = () => Promise.resolve().then(loop);\nloop();\nawait new Promise(() => {});", {
+      limits: { timeoutMs: 300 },
+    });
+    expect(failure(result)).toMatchObject({ kind: "timeout", code: "timeoutMs" });
+  });
+
+  it("contains a flood of agent() calls: queued by concurrency, cut by the call limit", async () => {
+    let started = 0;
+    const { result } = await run("await Promise.all(Array.from({ length: 10000 }, (_, i) => agent({ prompt: String(i) })));", {
+      limits: { agentCalls: 20, concurrency: 2 },
+      host: { agent: async (options) => (started++, { runId: options.prompt, output: "", value: "" }) },
+    });
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "agentCalls" });
+    expect(started).toBeLessThanOrEqual(20);
+  });
+
+  it("runs each script in a fresh VM: globals do not leak between runs", async () => {
+    await run("globalThis.leak = 42; Object.prototype.polluted = true; return 1;");
+    const { result } = await run("return [typeof globalThis.leak, 'polluted' in {}];");
+    expect(value(result)).toEqual(["undefined", false]);
+  });
+
+  it("keeps a script's changes to built-ins away from the runtime's own plumbing", async () => {
+    const { result } = await run(
+      `JSON.stringify = () => "hijacked"; JSON.parse = () => ({ hijacked: true });
+       const r = await agent({ prompt: "p" });
+       store("k", { ok: 1 });
+       return { runId: r.runId, stored: load("k") };`,
+    );
+    expect(value(result)).toEqual({ runId: "run-p", stored: { ok: 1 } });
+  });
+});

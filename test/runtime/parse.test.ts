@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { parseWorkflow, WorkflowScriptError } from "../../runtime/index.ts";
+
+const saved = `export const apiVersion = 1;
+export const meta = {
+  name: "review",
+  description: "Independent reviewers, then a synthesis.",
+  args: { type: "object", properties: { target: { type: "string" } }, required: ["target"] },
+  limits: { agentCalls: 8, concurrency: 3 },
+  tools: ["external_runs"],
+};
+return args.target;
+`;
+
+function invalid(source: string, origin: "saved" | "inline" = "inline"): WorkflowScriptError {
+  try {
+    parseWorkflow(source, { origin, path: "wf.js" });
+  } catch (error) {
+    expect(error).toBeInstanceOf(WorkflowScriptError);
+    expect((error as WorkflowScriptError).code).toBe("script_invalid");
+    return error as WorkflowScriptError;
+  }
+  throw new Error("expected script_invalid");
+}
+
+describe("parseWorkflow", () => {
+  it("reads apiVersion and meta of a saved workflow as literal JSON", () => {
+    const parsed = parseWorkflow(saved, { origin: "saved", path: "workflows/review.js" });
+    expect(parsed.apiVersion).toBe(1);
+    expect(parsed.meta).toEqual({
+      name: "review",
+      description: "Independent reviewers, then a synthesis.",
+      args: { type: "object", properties: { target: { type: "string" } }, required: ["target"] },
+      limits: { agentCalls: 8, concurrency: 3 },
+      tools: ["external_runs"],
+    });
+    expect(parsed.path).toBe("workflows/review.js");
+  });
+
+  it("keeps every line and column of the body, blanking only `export`", () => {
+    const parsed = parseWorkflow(saved, { origin: "saved" });
+    expect(parsed.body.split("\n").length).toBe(saved.split("\n").length);
+    expect(parsed.body.startsWith("       const apiVersion = 1;")).toBe(true);
+    expect(parsed.body.indexOf("return args.target")).toBe(saved.indexOf("return args.target"));
+  });
+
+  it("lets inline scripts omit apiVersion and meta", () => {
+    const parsed = parseWorkflow("return 1 + await Promise.resolve(1);", { origin: "inline" });
+    expect(parsed).toMatchObject({ apiVersion: 1, meta: {}, origin: "inline" });
+  });
+
+  it("requires both declarations in saved files", () => {
+    expect(invalid("export const meta = {};\nreturn 1;", "saved").message).toMatch(/apiVersion/);
+    expect(invalid("export const apiVersion = 1;\nreturn 1;", "saved").message).toMatch(/meta/);
+  });
+
+  it("rejects an unsupported apiVersion at its position", () => {
+    const error = invalid("export const apiVersion = 2;");
+    expect(error.message).toMatch(/unsupported apiVersion 2/);
+    expect([error.line, error.column]).toEqual([1, 27]);
+    expect(invalid('export const apiVersion = "1";').message).toMatch(/unsupported apiVersion "1"/);
+  });
+
+  it("reports syntax errors with 1-based line and column", () => {
+    const error = invalid("const a = 1;\nconst b = ;\n");
+    expect(error.message).toMatch(/^syntax error: Unexpected token/);
+    expect([error.line, error.column]).toEqual([2, 11]);
+  });
+
+  it.each([
+    ["import fs from 'node:fs';", /imports are not allowed/],
+    ["const m = await import('node:fs');", /import\(\) is not allowed/],
+    ["const u = import.meta.url;", /import.meta is not allowed/],
+    ["export default 1;", /only `export const apiVersion`/],
+    ["export function f() {}", /only `export const apiVersion`/],
+    ["export const other = 1;", /only `export const apiVersion`/],
+    ["const x = 1; export { x };", /only `export const apiVersion`/],
+    ["export * from 'x';", /only `export const apiVersion`/],
+    ["export let meta = {};", /single `const`/],
+  ])("rejects %s", (source, message) => {
+    expect(invalid(source).message).toMatch(message);
+  });
+
+  it.each([
+    ["export const meta = makeMeta();", /not call expression/],
+    ["const n = 'x'; export const meta = { name: n };", /not identifier/],
+    ["export const meta = { name: `a${1}` };", /substitutions/],
+    ["export const meta = { ...base };", /spread/],
+    ["export const meta = { ['name']: 'x' };", /plain `key: value`/],
+    ["export const meta = { get name() { return 'x'; } };", /plain `key: value`/],
+    ["export const meta = { pattern: /x/ };", /regular expressions/],
+    ["export const meta = { __proto__: { polluted: true } };", /__proto__/],
+    ["export const meta = [1];", /object literal/],
+  ])("rejects non-literal meta %s", (source, message) => {
+    const error = invalid(source);
+    expect(error.message).toMatch(message);
+    expect(error.line).toBe(1);
+  });
+
+  it("checks meta fields and limits against their ceilings", () => {
+    expect(invalid("export const meta = { name: 3 };").message).toMatch(/meta.name/);
+    expect(invalid("export const meta = { tools: [1] };").message).toMatch(/meta.tools/);
+    expect(invalid("export const meta = { limits: { agentCalls: 100000 } };").message).toMatch(/agentCalls \(100000\) exceeds its ceiling/);
+    expect(invalid("export const meta = { limits: { bogus: 1 } };").message).toMatch(/unknown limit "bogus"/);
+  });
+
+  it("accepts negative numbers and plain templates as literals", () => {
+    const parsed = parseWorkflow("export const meta = { offset: -2, note: `plain` };", { origin: "inline" });
+    expect(parsed.meta).toEqual({ offset: -2, note: "plain" });
+  });
+});
