@@ -1,0 +1,135 @@
+import { FlowError } from "../contract/errors.ts";
+import type { Integrity, RunOutcome, RunStatus } from "../contract/run-schema.ts";
+import { statOrNull } from "./fsio.ts";
+import { runFiles, type RunScope } from "./home.ts";
+import { runKindOf, type RunKind } from "./ids.ts";
+import { classifyJournalFile, type JournalReport } from "./integrity.ts";
+import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
+import { readRecord, type RunRecord } from "./record.ts";
+import type { MemoryFinal, RunRegistry } from "./registry.ts";
+
+/**
+ * Everything known about one run, merged from three sources in a fixed order of trust:
+ * the live registry (liveness, live state, values held in memory), the journal (the durable truth
+ * about start and end), and the record (a cache that also carries what the journal does not:
+ * children and usage while the run is going). A settled outcome found in any of them is kept even
+ * when another source is missing or unreadable.
+ */
+export interface RunFacts {
+  runId: string;
+  kind: RunKind;
+  task: TaskIdentity;
+  background: boolean;
+  startedAt: string;
+  live: boolean;
+  status: RunStatus;
+  outcome: RunOutcome | null;
+  error?: RunError;
+  endedAt?: string;
+  children?: ChildCounts;
+  usage?: Usage;
+  integrity: Integrity;
+  final: FinalSource | null;
+  diagnosticsBytes: number;
+}
+
+export type FinalSource = { where: "memory"; final: MemoryFinal } | { where: "file"; path: string; meta: FinalMeta };
+
+export interface FactsContext {
+  scope: RunScope;
+  scopeToken: string;
+  registry: RunRegistry;
+}
+
+export const unavailable = (runId: string): FlowError =>
+  new FlowError(
+    "run_unavailable",
+    `Run ${runId} is not available in this session and project (unknown, another session's, or pruned).`,
+  );
+
+function journalReport(path: string, runId: string, record: RunRecord | null): JournalReport {
+  // A settled record remembers the journal it settled with; same size means nothing was added since.
+  if (record?.status === "done" && record.journal) {
+    const stat = statOrNull(path);
+    if (stat && stat.size === record.journal.bytes) {
+      return { integrity: record.journal.integrity, lines: 0, unreadable: false };
+    }
+  }
+  return classifyJournalFile(path, runId);
+}
+
+export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
+  const candidate = ctx.registry.get(runId);
+  const entry = candidate && candidate.scope === ctx.scopeToken ? candidate : undefined;
+  const files = runFiles(ctx.scope, runId);
+  const dirExists = statOrNull(files.dir)?.isDirectory() ?? false;
+  // A settled run whose directory is gone was pruned: memory does not resurrect it.
+  if (!dirExists && (!entry || entry.status === "settled")) throw unavailable(runId);
+
+  const record = dirExists ? readRecord(files.record, runId) : null;
+  const live = entry !== undefined && entry.status !== "settled";
+  const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, record);
+  const start = report?.start;
+  if (!entry && !record && !start) throw unavailable(runId); // nothing readable says what this run is
+
+  const kind: RunKind = entry?.kind ?? record?.kind ?? start?.kind ?? runKindOf(runId);
+  const task = entry?.task ?? record?.task ?? start?.task ?? { description: "" };
+  const background = entry?.background ?? record?.background ?? start?.background ?? false;
+  const startedAt = entry?.startedAt ?? record?.startedAt ?? start?.at ?? new Date(0).toISOString();
+
+  const facts: RunFacts = {
+    runId,
+    kind,
+    task,
+    background,
+    startedAt,
+    live,
+    status: "interrupted_or_uncertain",
+    outcome: null,
+    integrity: live ? "incomplete" : (report?.integrity ?? "unknown"),
+    final: null,
+    diagnosticsBytes: 0,
+  };
+  const children = entry?.children ?? record?.children;
+  const usage = entry?.usage ?? record?.usage;
+  if (children) facts.children = children;
+  if (usage) facts.usage = usage;
+
+  if (live && entry) {
+    facts.status = entry.status === "queued" ? "queued" : "running";
+    facts.diagnosticsBytes = entry.diagnosticsBytes;
+    return facts;
+  }
+
+  // Terminal: memory first (it is what the owner decided), then the record, then the journal.
+  const settled = entry?.terminal;
+  const terminal = report?.terminal;
+  let finalMeta: FinalMeta | undefined;
+  if (settled) {
+    facts.outcome = settled.outcome;
+    if (settled.error) facts.error = settled.error;
+    facts.endedAt = settled.endedAt;
+    finalMeta = record?.final ?? terminal?.final;
+  } else if (record?.status === "done" && record.outcome) {
+    facts.outcome = record.outcome;
+    if (record.error) facts.error = record.error;
+    if (record.endedAt) facts.endedAt = record.endedAt;
+    finalMeta = record.final;
+  } else if (terminal) {
+    facts.outcome = terminal.outcome;
+    if (terminal.error) facts.error = terminal.error;
+    facts.endedAt = terminal.endedAt;
+    if (terminal.children) facts.children = terminal.children;
+    if (terminal.usage) facts.usage = terminal.usage;
+    finalMeta = terminal.final;
+  }
+  if (facts.outcome) facts.status = "done";
+
+  if (facts.outcome === "succeeded") {
+    if (entry?.final) facts.final = { where: "memory", final: entry.final };
+    else if (finalMeta?.saved && statOrNull(files.final)?.isFile())
+      facts.final = { where: "file", path: files.final, meta: finalMeta };
+  }
+  facts.diagnosticsBytes = dirExists ? (statOrNull(files.diagnostics)?.size ?? 0) : (entry?.diagnosticsBytes ?? 0);
+  return facts;
+}

@@ -1,0 +1,135 @@
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
+import { dirname } from "node:path";
+
+/** Files whose name starts like this are half-written replacements; readers and listings skip them. */
+export const TMP_PREFIX = ".tmp-";
+
+function fsyncDir(dir: string): void {
+  // Makes a rename durable; not every platform allows opening a directory, and that is fine.
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    /* best effort */
+  }
+}
+
+/**
+ * Replace a file atomically: write a sibling temp file, flush it, rename over the target. A reader
+ * sees the old or the new content, never a mix, even if the process dies in between. `durable`
+ * also flushes data and directory, for the writes a power loss must not undo.
+ */
+export function atomicWriteFile(
+  path: string,
+  data: string | Uint8Array,
+  opts: { durable: boolean; beforeRename?: () => void },
+): void {
+  const tmp = `${dirname(path)}/${TMP_PREFIX}${randomBytes(6).toString("hex")}`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let written = 0;
+    while (written < buf.length) written += writeSync(fd, buf, written, buf.length - written);
+    if (opts.durable) fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  opts.beforeRename?.();
+  try {
+    renameSync(tmp, path);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  if (opts.durable) fsyncDir(dirname(path));
+}
+
+export function ensureDir(path: string): void {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+}
+
+/** An append-only file kept open by its single writer; whole buffers go out in one write call. */
+export class AppendFile {
+  readonly path: string;
+  private fd: number | null;
+  private bytes: number;
+
+  constructor(path: string) {
+    this.path = path;
+    this.fd = openSync(path, "a", 0o600);
+    this.bytes = fstatSync(this.fd).size;
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  append(text: string, flush: boolean): void {
+    if (this.fd === null) throw new Error(`append after close: ${this.path}`);
+    const buf = Buffer.from(text, "utf8");
+    let written = 0;
+    while (written < buf.length) written += writeSync(this.fd, buf, written, buf.length - written);
+    this.bytes += buf.length;
+    if (flush) fsyncSync(this.fd);
+  }
+
+  flush(): void {
+    if (this.fd !== null) fsyncSync(this.fd);
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    const fd = this.fd;
+    this.fd = null;
+    closeSync(fd);
+  }
+}
+
+export function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Read `length` bytes at `position`: the cost of a page is the page, not the file. */
+export function readRange(path: string, position: number, length: number): Buffer {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, position + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buf : buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}

@@ -1,0 +1,46 @@
+/**
+ * Durable runs: the one module the tools ask about runs. See docs/runs.md.
+ */
+export {
+  openRunStore,
+  RunStore,
+  type CancelPayload,
+  type InspectInput,
+  type PageOptions,
+  type RunStoreOptions,
+} from "./store.ts";
+export {
+  RunWriter,
+  type CreateRunInput,
+  type SettleInput,
+  type SettleResult,
+  type WritePoint,
+  type WriterHooks,
+} from "./writer.ts";
+export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type MemoryFinal } from "./registry.ts";
+export { resolveFlowHome, projectKey, sessionKey, type RunScope } from "./home.ts";
+export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
+export { redactText, redactValue, REDACTED } from "./redact.ts";
+export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./delivery.ts";
+export { buildView, formatRunText } from "./view.ts";
+export {
+  batchWarnings,
+  formatBatchText,
+  DEFAULT_PAGE_BYTES,
+  MAX_BATCH_TARGETS,
+  type BatchPayload,
+  type RunViewName,
+  type SinglePayload,
+} from "./inspect.ts";
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ListPayload } from "./list.ts";
+export {
+  DEFAULT_RETENTION,
+  prune,
+  resolveRetention,
+  type PruneReport,
+  type RetentionPolicy,
+  type RetentionSettings,
+} from "./retention.ts";
+export { classifyJournalText, type JournalReport } from "./integrity.ts";
+export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal.ts";
+export type { DiagnosticEntry, DiagnosticLevel } from "./evidence.ts";

@@ -1,0 +1,219 @@
+import type { Static } from "@sinclair/typebox";
+import { succeed } from "../contract/envelope.ts";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { RUN_VIEWS, type BatchPayloadSchema, type SinglePayloadSchema } from "../contract/runs-schema.ts";
+import { decodeBatchCursor, decodePageCursor, encodeCursor, targetsHash } from "./cursor.ts";
+import { finalDocumentText, finalFileDocument, logDocument } from "./evidence.ts";
+import { resolveFacts, unavailable, type FactsContext, type RunFacts } from "./facts.ts";
+import { statOrNull } from "./fsio.ts";
+import { runFiles } from "./home.ts";
+import { assertRunId } from "./ids.ts";
+import { assertFresh, fileDocument, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
+import { buildView, formatRunText } from "./view.ts";
+
+export type BatchPayload = Static<typeof BatchPayloadSchema>;
+export type SinglePayload = Static<typeof SinglePayloadSchema>;
+export type RunViewName = (typeof RUN_VIEWS)[number];
+
+export const DEFAULT_PAGE_BYTES = 16 * 1024;
+export const MAX_BATCH_TARGETS = 100;
+
+export type InspectContext = FactsContext;
+
+export function assertLimitBytes(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new FlowError("request_invalid", "limitBytes must be a positive integer.");
+  }
+  return value;
+}
+
+export function assertView(value: unknown): RunViewName {
+  if (value === undefined) return "summary";
+  if (typeof value === "string" && (RUN_VIEWS as readonly string[]).includes(value)) return value as RunViewName;
+  throw new FlowError("request_invalid", `Unknown view ${JSON.stringify(value)}; expected one of ${RUN_VIEWS.join(", ")}.`);
+}
+
+export function assertTargets(runIds: unknown, max: number): string[] {
+  if (!Array.isArray(runIds) || runIds.length === 0) throw new FlowError("request_invalid", "runIds must name at least one run.");
+  if (runIds.length > max) throw new FlowError("request_invalid", `At most ${max} runIds per call; got ${runIds.length}.`);
+  const ids = runIds.map(assertRunId);
+  if (new Set(ids).size !== ids.length) throw new FlowError("request_invalid", "runIds lists a run more than once.");
+  return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch (summary) inspection
+
+/** The legacy text of a batch page; tools must send exactly this as `content` for the byte rule to hold. */
+export function formatBatchText(entries: readonly RunView[], nextCursor?: string): string {
+  const body = entries.map(formatRunText).join("\n\n");
+  return nextCursor ? `${body}\n\nMore runs follow: call again with cursor ${JSON.stringify(nextCursor)}.` : body;
+}
+
+/** Receipt warnings of a batch page: `output_redacted` when an inlined value was changed. */
+export function batchWarnings(entries: readonly RunView[]): string[] {
+  return entries.some((e) => e.output.delivery === "inline" && e.output.redacted) ? ["output_redacted"] : [];
+}
+
+const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
+
+function envelopeBytes(payload: BatchPayload): number {
+  // Measured on the real envelope; observedAt has a fixed width, so this is what the tool will send.
+  return bytes(JSON.stringify(succeed("external_runs", "inspect", payload, batchWarnings(payload.entries))));
+}
+
+/**
+ * Serve runs in request order while each one fits `limitBytes` in both channels (legacy text and
+ * structured envelope), measured with the cursor the page would carry. Every target exists or the
+ * whole call is `run_unavailable`; none is ever dropped, and one that cannot fit alone is
+ * `page_too_small`.
+ */
+export function inspectBatch(
+  ctx: InspectContext,
+  runIds: unknown,
+  opts: { limitBytes?: number; cursor?: string } = {},
+): BatchPayload {
+  const targets = assertTargets(runIds, MAX_BATCH_TARGETS);
+  const limit = assertLimitBytes(opts.limitBytes, 32 * 1024);
+  const binding = { scope: ctx.scopeToken, targets: targetsHash(targets) };
+  let index = 0;
+  if (opts.cursor !== undefined) {
+    index = decodeBatchCursor(opts.cursor, binding).i;
+    if (index >= targets.length) throw new FlowError("cursor_invalid", "Invalid cursor: it points past the target list.");
+  }
+  for (const runId of targets) {
+    const entry = ctx.registry.get(runId);
+    const known = (entry !== undefined && entry.scope === ctx.scopeToken) || statOrNull(runFiles(ctx.scope, runId).dir) !== null;
+    if (!known) throw unavailable(runId);
+  }
+
+  const entries: RunView[] = [];
+  for (let i = index; i < targets.length; i++) {
+    const view = buildView(resolveFacts(ctx, targets[i] as string));
+    const candidate = [...entries, view];
+    const more = i + 1 < targets.length;
+    const cursor = more ? encodeCursor({ k: "batch", s: binding.scope, t: binding.targets, i: i + 1 }) : undefined;
+    const payload: BatchPayload = cursor
+      ? { mode: "batch", entries: candidate, nextCursor: cursor }
+      : { mode: "batch", entries: candidate };
+    const fits = bytes(formatBatchText(candidate, cursor)) <= limit && envelopeBytes(payload) <= limit;
+    if (!fits) {
+      if (entries.length === 0) {
+        const need = Math.max(bytes(formatBatchText(candidate, cursor)), envelopeBytes(payload));
+        throw new FlowError("page_too_small", `Run ${view.runId} needs ${need} bytes; limitBytes is ${limit}.`);
+      }
+      return { mode: "batch", entries, nextCursor: encodeCursor({ k: "batch", s: binding.scope, t: binding.targets, i }) };
+    }
+    entries.push(view);
+  }
+  return { mode: "batch", entries };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single-run page inspection
+
+interface ViewSource {
+  doc: ViewDocument | null;
+  encoding: "json" | "text";
+  /** The document can still change at its end (a live run's logs or summary). */
+  growing: boolean;
+  outputStatus?: "available" | "empty" | "unavailable";
+}
+
+/** The final document is immutable once settled, whether it comes from memory or its file. */
+function finalSource(facts: RunFacts): ViewDocument | null {
+  const source = facts.final;
+  if (!source) return null;
+  if (source.where === "memory") {
+    const doc = memoryDocument(finalDocumentText(source.final.format, source.final.value));
+    return { ...doc, fingerprint: `f:${doc.size}` };
+  }
+  const doc = finalFileDocument(source.path);
+  return doc.size === source.meta.documentBytes ? { ...doc, fingerprint: `f:${doc.size}` } : doc;
+}
+
+function logSource(facts: RunFacts, path: string): ViewSource {
+  const encoding = facts.kind === "workflow" ? "json" : "text";
+  const stat = statOrNull(path);
+  if (!stat?.isFile()) {
+    // Not yet written by a live owner, or lost: an empty page either way, with the status saying which.
+    return { doc: null, encoding, growing: facts.live, outputStatus: facts.live ? "empty" : "unavailable" };
+  }
+  return {
+    doc: logDocument(facts.kind, path),
+    encoding,
+    growing: facts.live,
+    outputStatus: stat.size > 0 ? "available" : "empty",
+  };
+}
+
+function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): ViewSource {
+  const files = runFiles(ctx.scope, facts.runId);
+  const agentText = facts.kind === "agent" ? "text" : "json";
+  switch (view) {
+    case "summary":
+      return { doc: memoryDocument(JSON.stringify(buildView(facts))), encoding: "json", growing: facts.live };
+    case "launch": {
+      const exists = statOrNull(files.launch)?.isFile() ?? false;
+      return exists
+        ? { doc: fileDocument(files.launch, { appendOnly: false }), encoding: "json", growing: false, outputStatus: "available" }
+        : { doc: null, encoding: "json", growing: false, outputStatus: "unavailable" };
+    }
+    case "output":
+      return logSource(facts, files.output);
+    case "diagnostics":
+      return logSource(facts, files.diagnostics);
+    case "final":
+      return { doc: finalSource(facts), encoding: agentText, growing: false };
+  }
+}
+
+export function inspectSingle(
+  ctx: InspectContext,
+  runIdInput: unknown,
+  viewInput: unknown,
+  opts: { limitBytes?: number; cursor?: string } = {},
+): SinglePayload {
+  const runId = assertRunId(runIdInput);
+  const view = assertView(viewInput);
+  const limit = assertLimitBytes(opts.limitBytes, DEFAULT_PAGE_BYTES);
+  const binding = { scope: ctx.scopeToken, runId, view };
+  const cursor = opts.cursor === undefined ? undefined : decodePageCursor(opts.cursor, binding);
+  const facts = resolveFacts(ctx, runId);
+  const source = sourceFor(ctx, facts, view);
+  const finalAvailable = facts.final !== null;
+
+  const payload: SinglePayload = {
+    mode: "single",
+    runId,
+    view,
+    page: { text: "", encoding: source.encoding, complete: !source.growing },
+    finalAvailable,
+  };
+  if (source.outputStatus && (view === "output" || view === "diagnostics" || view === "launch"))
+    payload.outputStatus = source.outputStatus;
+  if (!source.doc) {
+    if (cursor) throw new FlowError("cursor_stale", "The evidence changed while paging. Restart without a cursor.");
+    return payload;
+  }
+  const offset = cursor ? cursor.o : 0;
+  if (cursor) assertFresh(source.doc, offset, cursor.f);
+  const page = readPage(source.doc, offset, limit);
+  payload.page.text = page.text;
+  if (!page.atEnd) {
+    payload.page.complete = false;
+    payload.page.nextCursor = encodeCursor({
+      k: "page",
+      s: binding.scope,
+      r: runId,
+      w: view,
+      o: page.nextOffset,
+      f: source.doc.fingerprint,
+    });
+  } else {
+    payload.page.complete = !source.growing;
+  }
+  return payload;
+}

@@ -1,0 +1,131 @@
+import type { RunOutcome } from "../contract/run-schema.ts";
+import type { RunKind } from "./ids.ts";
+
+/**
+ * The run journal: one JSON object per line, append-only. Every line names its run and its position
+ * (`seq`), so a reader can tell a torn tail (the last write never finished) from damage (a bad line
+ * with records after it, or a line from another run). Only the start line's `v` selects the format.
+ */
+export const JOURNAL_VERSION = 1;
+
+export interface TaskIdentity {
+  description: string;
+  role?: string;
+  subagentType?: string;
+  harness?: string;
+  workflow?: string;
+  source?: "shipped" | "project" | "user" | "inline";
+  parentRunId?: string;
+}
+
+export interface ChildCounts {
+  count: number;
+  failed?: number;
+}
+
+export interface Usage {
+  turns?: number;
+  toolCalls?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export interface RunError {
+  code: string;
+  message: string;
+}
+
+/** What the final file holds: agent text (`text`), agent JSON text (`json-text`), or `{"result":…}` (`result-json`). */
+export type FinalFormat = "text" | "json-text" | "result-json";
+
+export interface FinalMeta {
+  format: FinalFormat;
+  /** UTF-8 bytes of the value's JSON encoding: the 16 KiB delivery rule is measured on this. */
+  valueJsonBytes: number;
+  /** UTF-8 bytes of the final view document (the file). */
+  documentBytes: number;
+  redacted: boolean;
+  /** False when the value is held in memory only, because writing it failed. */
+  saved: boolean;
+}
+
+interface LineBase {
+  v: number;
+  seq: number;
+  runId: string;
+  at: string;
+}
+
+export interface StartLine extends LineBase {
+  t: "start";
+  kind: RunKind;
+  task: TaskIdentity;
+  background: boolean;
+}
+
+export interface ChildLine {
+  t: "child";
+  childRunId?: string;
+  event?: string;
+  outcome?: RunOutcome;
+  data?: unknown;
+}
+
+export interface StoreLine {
+  t: "store";
+  key: string;
+  value: unknown;
+}
+
+/** Open-ended records for the workflow runtime (seeds, clock readings) that are not children or stores. */
+export interface EventLine {
+  t: "event";
+  name: string;
+  data?: unknown;
+}
+
+export interface TerminalLine extends LineBase {
+  t: "terminal";
+  outcome: RunOutcome;
+  error?: RunError;
+  endedAt: string;
+  children?: ChildCounts;
+  usage?: Usage;
+  final?: FinalMeta;
+}
+
+/** Lines a run's owner may add between start and terminal. */
+export type BodyLine = ChildLine | StoreLine | EventLine;
+export type JournalLine = StartLine | TerminalLine | (BodyLine & LineBase);
+
+export function encodeLine(line: JournalLine): string {
+  return `${JSON.stringify(line)}\n`;
+}
+
+const OUTCOMES = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Shape check of one parsed line; anything that fails it is a "bad line". */
+export function isWellFormed(line: Record<string, unknown>): line is Record<string, unknown> & JournalLine {
+  if (typeof line.seq !== "number" || typeof line.runId !== "string" || typeof line.at !== "string") return false;
+  switch (line.t) {
+    case "start":
+      return (
+        (line.kind === "agent" || line.kind === "workflow") &&
+        isObject(line.task) &&
+        typeof line.task.description === "string" &&
+        typeof line.background === "boolean"
+      );
+    case "terminal":
+      return typeof line.outcome === "string" && OUTCOMES.has(line.outcome) && typeof line.endedAt === "string";
+    case "child":
+      return true;
+    case "store":
+      return typeof line.key === "string" && "value" in line;
+    case "event":
+      return typeof line.name === "string";
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,58 @@
+import { readFileSync } from "node:fs";
+import type { Integrity, RunOutcome } from "../contract/run-schema.ts";
+import { atomicWriteFile } from "./fsio.ts";
+import type { RunKind } from "./ids.ts";
+import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
+
+/**
+ * The run record: a small JSON summary replaced atomically on every state change, so a listing can
+ * show a run without reading its journal. It is a cache of the journal, not the truth: a reader
+ * that finds the journal terminal and the record not (a crash between the two writes) believes the
+ * journal, and a reader that finds no record rebuilds what it can from the journal's start line.
+ */
+export const RECORD_VERSION = 1;
+
+export interface RunRecord {
+  v: number;
+  runId: string;
+  kind: RunKind;
+  task: TaskIdentity;
+  background: boolean;
+  status: "queued" | "running" | "done";
+  outcome: RunOutcome | null;
+  error?: RunError;
+  startedAt: string;
+  endedAt?: string;
+  children?: ChildCounts;
+  usage?: Usage;
+  final?: FinalMeta;
+  outputBytes: number;
+  diagnosticsBytes: number;
+  /** Journal size and integrity when the run settled; lets a reader skip re-reading a settled journal. */
+  journal?: { bytes: number; integrity: Integrity };
+  /** Which process owns the run; retention uses it to leave another process's live run alone. Private. */
+  owner: { pid: number; host: string };
+  updatedAt: string;
+}
+
+export function writeRecord(path: string, record: RunRecord, opts: { durable: boolean; beforeRename?: () => void }): void {
+  atomicWriteFile(path, `${JSON.stringify(record)}\n`, opts);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Null when absent, unreadable or not a record of this run: the caller falls back to the journal. */
+export function readRecord(path: string, runId: string): RunRecord | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return null;
+  }
+  if (!isObject(value) || value.v !== RECORD_VERSION || value.runId !== runId) return null;
+  if (!isObject(value.task) || typeof value.task.description !== "string") return null;
+  if (value.status !== "queued" && value.status !== "running" && value.status !== "done") return null;
+  if (typeof value.startedAt !== "string" || !isObject(value.owner)) return null;
+  return value as unknown as RunRecord;
+}

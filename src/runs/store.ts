@@ -1,0 +1,148 @@
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { resolveFacts, type FactsContext } from "./facts.ts";
+import { makeScope, scopeToken, type RunScope } from "./home.ts";
+import { assertRunId } from "./ids.ts";
+import {
+  assertTargets,
+  assertView,
+  inspectBatch,
+  inspectSingle,
+  type BatchPayload,
+  type RunViewName,
+  type SinglePayload,
+} from "./inspect.ts";
+import { listRuns, type ListPayload } from "./list.ts";
+import { processRegistry, type RunRegistry } from "./registry.ts";
+import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
+import { buildView, formatRunText } from "./view.ts";
+import { RunWriter, type CreateRunInput, type WriterHooks } from "./writer.ts";
+
+export interface RunStoreOptions {
+  /** The Flow home (see `resolveFlowHome`). */
+  home: string;
+  /** The session's working directory; its real path selects the project. */
+  cwd: string;
+  /** Pi's session ID; selects the session partition. */
+  sessionId: string;
+  /** Defaults to the process-wide registry; tests pass their own. */
+  registry?: RunRegistry;
+  /** Test seam: called at named points of the write path. */
+  hooks?: WriterHooks;
+}
+
+export interface PageOptions {
+  limitBytes?: number;
+  cursor?: string;
+}
+
+export interface InspectInput extends PageOptions {
+  runIds: unknown;
+  view?: unknown;
+}
+
+export interface CancelPayload {
+  runId: string;
+  status: "requested" | "terminal";
+}
+
+/**
+ * The facade the tools talk to: one store per (project, session). Every ID passes `assertRunId`
+ * before anything touches a path; a run outside this scope is `run_unavailable`, exactly like an
+ * unknown or pruned one.
+ */
+export class RunStore {
+  readonly scope: RunScope;
+  readonly registry: RunRegistry;
+  private readonly ctx: FactsContext & { hooks: WriterHooks };
+
+  constructor(opts: RunStoreOptions) {
+    this.scope = makeScope(opts.home, opts.cwd, opts.sessionId);
+    this.registry = opts.registry ?? processRegistry();
+    this.ctx = { scope: this.scope, scopeToken: scopeToken(this.scope), registry: this.registry, hooks: opts.hooks ?? {} };
+  }
+
+  /** Start a run: evidence first, then registration. `storage_unavailable` if the journal cannot be written. */
+  create(input: CreateRunInput): RunWriter {
+    return RunWriter.create(this.ctx, input);
+  }
+
+  view(runId: unknown): RunView {
+    return buildView(resolveFacts(this.ctx, assertRunId(runId)));
+  }
+
+  /** The model-facing text of one run. */
+  text(runId: unknown): string {
+    return formatRunText(this.view(runId));
+  }
+
+  list(opts: { limit?: number; cursor?: string; workflowCursor?: string } = {}): ListPayload {
+    return listRuns(this.ctx, opts);
+  }
+
+  inspectBatch(runIds: unknown, opts: PageOptions = {}): BatchPayload {
+    return inspectBatch(this.ctx, runIds, opts);
+  }
+
+  inspectSingle(runId: unknown, view: unknown, opts: PageOptions = {}): SinglePayload {
+    return inspectSingle(this.ctx, runId, view, opts);
+  }
+
+  /**
+   * The `inspect` action as the contract routes it: the summary view (also for one run) is a batch;
+   * any other view takes exactly one run and returns a page.
+   */
+  inspect(input: InspectInput): BatchPayload | SinglePayload {
+    const view: RunViewName = assertView(input.view);
+    const opts: PageOptions = {};
+    if (input.limitBytes !== undefined) opts.limitBytes = input.limitBytes;
+    if (input.cursor !== undefined) opts.cursor = input.cursor;
+    if (view === "summary") return this.inspectBatch(input.runIds, opts);
+    const targets = assertTargets(input.runIds, Number.MAX_SAFE_INTEGER);
+    if (targets.length !== 1) throw new FlowError("request_invalid", `The ${view} view inspects exactly one run.`);
+    return this.inspectSingle(targets[0], view, opts);
+  }
+
+  /**
+   * The run's stable completion promise. A run that already ended resolves at once; one with no
+   * live owner and unfinished evidence can never complete: `run_not_live`.
+   */
+  settled(runId: unknown): Promise<RunView> {
+    const id = assertRunId(runId);
+    const entry = this.registry.get(id);
+    if (entry && entry.scope === this.ctx.scopeToken) return entry.completion;
+    const view = buildView(resolveFacts(this.ctx, id));
+    if (view.state.status === "done") return Promise.resolve(view);
+    throw new FlowError("run_not_live", `Run ${id} has no live owner and its evidence is not terminal; it cannot complete.`);
+  }
+
+  /** Operator stop. `requested` does not mean the run has stopped. */
+  cancel(runId: unknown, reason?: string): CancelPayload {
+    const id = assertRunId(runId);
+    const entry = this.registry.get(id);
+    if (entry && entry.scope === this.ctx.scopeToken) {
+      const status = this.registry.cancel(id, reason) ?? "terminal";
+      return { runId: id, status };
+    }
+    const view = buildView(resolveFacts(this.ctx, id));
+    if (view.state.status === "done") return { runId: id, status: "terminal" };
+    throw new FlowError(
+      "run_not_live",
+      `Run ${id} has no live owner and its evidence is not terminal; a cancel cannot be confirmed.`,
+    );
+  }
+
+  /** Apply retention to this store's project (all its sessions). Live runs are never touched. */
+  prune(policy: RetentionPolicy = DEFAULT_RETENTION, now?: number): PruneReport {
+    const opts: { registry: RunRegistry; projectKey: string; now?: number } = {
+      registry: this.registry,
+      projectKey: this.scope.projectKey,
+    };
+    if (now !== undefined) opts.now = now;
+    return prune(this.scope.home, policy, opts);
+  }
+}
+
+export function openRunStore(opts: RunStoreOptions): RunStore {
+  return new RunStore(opts);
+}

@@ -1,0 +1,113 @@
+import type { RunView } from "../contract/run-schema.ts";
+import { INLINE_LIMIT_BYTES, jsonBytes } from "./delivery.ts";
+import { readFinalValue } from "./evidence.ts";
+import type { RunFacts } from "./facts.ts";
+
+/**
+ * Facts -> the public RunView. Only task identity, state, timing, integrity, output delivery, refs,
+ * children and usage leave this function: no paths, no launch or configuration details.
+ */
+const ref = <V extends "summary" | "final" | "diagnostics">(runId: string, view: V) => ({
+  action: "inspect" as const,
+  runIds: [runId],
+  view,
+});
+
+type Output = RunView["output"];
+
+function outputOf(facts: RunFacts): Output {
+  const source = facts.final;
+  if (!source) return { finalAvailable: false, delivery: "none" };
+  if (source.where === "memory") {
+    const bytes = jsonBytes(source.final.value) ?? 0;
+    const out: Output =
+      bytes <= INLINE_LIMIT_BYTES
+        ? { finalAvailable: true, delivery: "inline", value: source.final.value }
+        : { finalAvailable: true, delivery: "reference" };
+    if (source.final.redacted) out.redacted = true;
+    return out;
+  }
+  const out: Output = { finalAvailable: true, delivery: "reference" };
+  if (source.meta.valueJsonBytes <= INLINE_LIMIT_BYTES) {
+    const read = readFinalValue(source.path, source.meta.format);
+    if (read.ok) {
+      out.delivery = "inline";
+      out.value = read.value;
+    }
+  }
+  if (source.meta.redacted) out.redacted = true;
+  return out;
+}
+
+export function buildView(facts: RunFacts): RunView {
+  const output = outputOf(facts);
+  const view: RunView = {
+    runId: facts.runId,
+    kind: facts.kind,
+    task: { ...facts.task },
+    live: facts.live,
+    background: facts.background,
+    state: { status: facts.status, outcome: facts.outcome },
+    timing: { startedAt: facts.startedAt },
+    integrity: facts.integrity,
+    output,
+    refs: { summary: ref(facts.runId, "summary") },
+  };
+  if (facts.error) view.state.error = { code: facts.error.code, message: facts.error.message };
+  if (facts.endedAt) {
+    view.timing.endedAt = facts.endedAt;
+    const ms = Date.parse(facts.endedAt) - Date.parse(facts.startedAt);
+    if (Number.isFinite(ms)) view.timing.durationMs = Math.max(0, ms);
+  }
+  if (output.finalAvailable) view.refs.final = ref(facts.runId, "final");
+  if (facts.diagnosticsBytes > 0) view.refs.diagnostics = ref(facts.runId, "diagnostics");
+  if (facts.kind === "workflow") {
+    const children = facts.children ?? { count: 0 };
+    view.children =
+      children.failed === undefined ? { count: children.count } : { count: children.count, failed: children.failed };
+  }
+  if (facts.usage && Object.keys(facts.usage).length > 0) view.usage = { ...facts.usage };
+  return view;
+}
+
+function describeTask(view: RunView): string {
+  const t = view.task;
+  const parts = [
+    t.role && `role=${t.role}`,
+    t.subagentType && `subagent_type=${t.subagentType}`,
+    t.harness && `harness=${t.harness}`,
+    t.workflow && `workflow=${t.workflow}`,
+    t.source && `source=${t.source}`,
+    t.parentRunId && `parent=${t.parentRunId}`,
+  ].filter((part): part is string => typeof part === "string" && part.length > 0);
+  return parts.length > 0 ? ` [${parts.join(" ")}]` : "";
+}
+
+/**
+ * The plain-text form of a run for the model-facing `content` channel. It carries the same facts as
+ * the view, including an inline value in full (the value was already bounded by the 16 KiB rule).
+ */
+export function formatRunText(view: RunView): string {
+  const lines: string[] = [];
+  lines.push(
+    `${view.runId} (${view.kind}${view.background ? ", background" : ""}) ${JSON.stringify(view.task.description)}${describeTask(view)}`,
+  );
+  const outcome = view.state.outcome ? ` ${view.state.outcome}` : "";
+  lines.push(`  status: ${view.state.status}${outcome}; live: ${view.live ? "yes" : "no"}; integrity: ${view.integrity}`);
+  if (view.state.error) lines.push(`  error: ${view.state.error.code}: ${view.state.error.message}`);
+  const ended = view.timing.endedAt ? `, ended ${view.timing.endedAt} (${view.timing.durationMs ?? "?"} ms)` : "";
+  lines.push(`  started ${view.timing.startedAt}${ended}`);
+  if (view.children) {
+    const failed = view.children.failed === undefined ? "" : `, ${view.children.failed} failed`;
+    lines.push(`  children: ${view.children.count}${failed}`);
+  }
+  if (view.output.delivery === "inline") {
+    const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value);
+    lines.push(`  result${view.output.redacted ? " (redacted)" : ""}: ${value}`);
+  } else if (view.output.delivery === "reference") {
+    lines.push(`  result: by reference; page it with external_runs inspect runIds ["${view.runId}"] view "final"`);
+  } else {
+    lines.push("  result: none");
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,190 @@
+import { describe, expect, it } from "vitest";
+import { REDACTED, redactText, redactValue } from "../../src/runs/index.ts";
+
+// Built from pieces so the source file itself does not look like it leaks credentials.
+const rep = (c: string, n: number) => c.repeat(n);
+const alnum = (n: number) => "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z".repeat(8).slice(0, n);
+
+/** Each secret must disappear from the redacted text; the surrounding context may stay. */
+const SECRETS: { name: string; text: string; secret: string }[] = [
+  { name: "OpenAI key", text: `OPENAI key is sk-${alnum(48)} ok`, secret: `sk-${alnum(48)}` },
+  { name: "OpenAI project key", text: `use sk-proj-${alnum(40)}`, secret: `sk-proj-${alnum(40)}` },
+  { name: "Anthropic key", text: `key: sk-ant-api03-${alnum(60)}`, secret: `sk-ant-api03-${alnum(60)}` },
+  { name: "GitHub PAT classic", text: `remote uses ghp_${alnum(36)} now`, secret: `ghp_${alnum(36)}` },
+  {
+    name: "GitHub fine-grained PAT",
+    text: `github_pat_${alnum(22)}_${alnum(59)}`,
+    secret: `github_pat_${alnum(22)}_${alnum(59)}`,
+  },
+  { name: "GitHub OAuth", text: `gho_${alnum(36)}`, secret: `gho_${alnum(36)}` },
+  { name: "GitLab PAT", text: `token glpat-${alnum(20)}`, secret: `glpat-${alnum(20)}` },
+  { name: "AWS access key id", text: `aws id AKIA${rep("Q", 8)}7EXAMPLE done`, secret: `AKIA${rep("Q", 8)}7EXAMPLE` },
+  { name: "Google API key", text: `key=AIza${alnum(35)}`, secret: `AIza${alnum(35)}` },
+  { name: "Slack bot token", text: `xoxb-${"1234567890"}-${alnum(24)}`, secret: `xoxb-1234567890-${alnum(24)}` },
+  { name: "Stripe secret", text: `stripe sk_live_${alnum(24)}`, secret: `sk_live_${alnum(24)}` },
+  { name: "npm token", text: `//registry.npmjs.org/:_authToken=npm_${alnum(36)}`, secret: `npm_${alnum(36)}` },
+  { name: "Hugging Face token", text: `hf_${alnum(34)}`, secret: `hf_${alnum(34)}` },
+  {
+    name: "JWT",
+    text: `cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${alnum(43)} end`,
+    secret: `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${alnum(43)}`,
+  },
+  { name: "Bearer header", text: `Authorization: Bearer ${alnum(20)}9xyz`, secret: `${alnum(20)}9xyz` },
+  {
+    name: "curl bearer",
+    text: `curl -H "Authorization: Bearer abc123def456ghi789jkl" https://api`,
+    secret: "abc123def456ghi789jkl",
+  },
+  { name: "Basic auth header", text: "Authorization: Basic dXNlcjpodW50ZXIyMjI=", secret: "dXNlcjpodW50ZXIyMjI=" },
+  {
+    name: "RSA private key block",
+    text: `before\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA${alnum(60)}\n${alnum(64)}\n-----END RSA PRIVATE KEY-----\nafter`,
+    secret: `MIIEowIBAAKCAQEA${alnum(60)}`,
+  },
+  {
+    name: "OpenSSH private key block",
+    text: `-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA${alnum(40)}\n-----END OPENSSH PRIVATE KEY-----`,
+    secret: `b3BlbnNzaC1rZXktdjEAAAAA${alnum(40)}`,
+  },
+  {
+    name: "unterminated private key",
+    text: `-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg${alnum(50)}`,
+    secret: `MIIEvQIBADANBg${alnum(50)}`,
+  },
+  { name: "env password", text: "DB_PASSWORD=Tr0ub4dor&3", secret: "Tr0ub4dor&3" },
+  { name: "plain password assignment", text: "password=hunter22", secret: "hunter22" },
+  { name: "flag password", text: "mysql --password=s3cr3tP4ss -u root", secret: "s3cr3tP4ss" },
+  { name: "JSON password", text: '{"user":"bob","password":"correct horse battery"}', secret: "correct horse battery" },
+  { name: "YAML secret", text: "client_secret: 9f8e7d6c5b4a3f2e1d", secret: "9f8e7d6c5b4a3f2e1d" },
+  { name: "code literal", text: 'const apiKey = "live-4f9a8b7c6d5e";', secret: "live-4f9a8b7c6d5e" },
+  { name: "GITHUB_TOKEN env", text: "export GITHUB_TOKEN=abc123secretvalue", secret: "abc123secretvalue" },
+  { name: "URL credentials", text: "clone https://alice:s3cr3t-pa55@github.com/org/repo.git", secret: "s3cr3t-pa55" },
+  { name: "postgres URL", text: "DATABASE_URL=postgres://app:pgPa55w0rd@db.internal:5432/app", secret: "pgPa55w0rd" },
+];
+
+/** Innocent text that only looks like a secret; it must come back unchanged. */
+const INNOCENT: string[] = [
+  "The password field is required.",
+  "Enter your password:",
+  "passwordless login is enabled",
+  "interface Creds { password: string; token: string }",
+  "password: string",
+  "const password = getPassword();",
+  "const token = req.headers.token;",
+  "token = other_variable",
+  "max_tokens=4096",
+  "max_tokens: 1024",
+  "tokenizer: bpe",
+  "the token is expired, please log in again",
+  "PWD=/home/alice/project",
+  "secret_santa = 'Bob'",
+  'password: "${DB_PASSWORD}"',
+  "password=$DB_PASSWORD",
+  "password: <your password here>",
+  "password: ********",
+  "token: ''",
+  "Bearer of bad news",
+  "Use a Bearer token in the Authorization header.",
+  "sk-learn is not a package name; scikit-learn is",
+  "task-1234 and desk-5678",
+  "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+  "uuid 123e4567-e89b-12d3-a456-426614174000",
+  "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----",
+  "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n-----END CERTIFICATE-----",
+  "git@github.com:org/repo.git",
+  "https://user@example.com/path",
+  "postgres://localhost:5432/db",
+  "http://example.com:8080/a?b=c",
+  "mailto:someone@example.com",
+  "AKIA is a prefix, AKIAEXAMPLE is too short",
+  "ghp_short",
+  "Already redacted: password=[REDACTED]",
+  "accessKeyId: process.env.AWS_ACCESS_KEY_ID",
+  "has_secret: true",
+  "token_count: 5",
+  "const secret = createSecret(32);",
+];
+
+describe("redactText", () => {
+  for (const { name, text, secret } of SECRETS) {
+    it(`removes a ${name}`, () => {
+      const out = redactText(text);
+      expect(out.changed).toBe(true);
+      expect(out.text).not.toContain(secret);
+      expect(out.text).toContain(REDACTED);
+    });
+  }
+
+  for (const text of INNOCENT) {
+    it(`keeps ${JSON.stringify(text.slice(0, 50))}`, () => {
+      expect(redactText(text)).toEqual({ text, changed: false });
+    });
+  }
+
+  it("keeps the non-secret context around a secret", () => {
+    expect(redactText("clone https://alice:hunter22@github.com/x").text).toBe(`clone https://alice:${REDACTED}@github.com/x`);
+    expect(redactText("Authorization: Bearer abc123def456ghi789jkl").text).toBe(`Authorization: Bearer ${REDACTED}`);
+    expect(redactText('{"password":"hunter22"}').text).toBe(`{"password":"${REDACTED}"}`);
+  });
+
+  it("is idempotent", () => {
+    for (const { text } of SECRETS) {
+      const once = redactText(text).text;
+      expect(redactText(once)).toEqual({ text: once, changed: false });
+    }
+  });
+
+  it("handles a large text with many secrets in one pass", () => {
+    const text = Array.from({ length: 2000 }, (_, i) => `line ${i} ghp_${alnum(36)} ok`).join("\n");
+    const out = redactText(text);
+    expect(out.text).not.toContain("ghp_");
+    expect(out.text.split("\n")).toHaveLength(2000);
+  });
+});
+
+describe("redactValue", () => {
+  it("redacts strings at any depth and values under secret-named keys", () => {
+    const input = {
+      user: "bob",
+      password: "hunter22",
+      nested: [{ note: `key sk-${alnum(40)}` }, 3, null, false],
+      apiKey: "abc-123-def",
+    };
+    const out = redactValue(input);
+    expect(out.changed).toBe(true);
+    expect(out.value).toEqual({
+      user: "bob",
+      password: REDACTED,
+      nested: [{ note: `key ${REDACTED}` }, 3, null, false],
+      apiKey: REDACTED,
+    });
+    expect(input.password).toBe("hunter22"); // the input is not mutated
+  });
+
+  it("leaves innocent values and falsy results alone", () => {
+    for (const value of [
+      false,
+      null,
+      0,
+      "",
+      { password: "" },
+      { token_count: 5 },
+      { password: "string" },
+      ["Bearer of bad news"],
+    ]) {
+      expect(redactValue(value)).toEqual({ value, changed: false });
+    }
+  });
+
+  it("keeps a __proto__ key as data", () => {
+    const out = redactValue(JSON.parse('{"__proto__":{"polluted":true},"a":1}'));
+    expect(Object.getPrototypeOf(out.value)).toBe(Object.prototype);
+    expect(Object.keys(out.value as object)).toEqual(["__proto__", "a"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("returns the JSON-safe canonical form", () => {
+    expect(redactValue({ a: undefined, b: 1 }).value).toEqual({ b: 1 });
+    expect(redactValue(undefined)).toEqual({ value: undefined, changed: false });
+  });
+});

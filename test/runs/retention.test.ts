@@ -1,0 +1,102 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runFiles } from "../../src/runs/home.ts";
+import { DEFAULT_RETENTION, openRunStore, prune, resolveRetention, RunRegistry, type RunStore } from "../../src/runs/index.ts";
+import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
+
+let box: Sandbox;
+let store: RunStore;
+beforeEach(() => {
+  box = sandbox();
+  store = box.store();
+});
+afterEach(() => box.cleanup());
+
+const DAY = 24 * 3600 * 1000;
+
+function settled(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => {
+    const w = store.create({ kind: "agent", task: { description: `r${i}` }, background: false });
+    w.settle({ outcome: "succeeded", value: i });
+    return w.runId;
+  });
+}
+
+describe("retention", () => {
+  it("prunes by count, newest kept, and pruned runs become run_unavailable", () => {
+    const ids = settled(5);
+    const report = store.prune({ maxAgeMs: Infinity, maxRuns: 2 });
+    expect(report).toEqual({ removed: 3, kept: 2, live: 0 });
+    expect(store.list().runs.map((r) => r.runId)).toEqual([ids[4], ids[3]]);
+    expect(codeOf(() => store.view(ids[0]))).toBe("run_unavailable");
+  });
+
+  it("prunes by age of the end time", () => {
+    const [old, recent] = settled(2);
+    const now = Date.now() + 10 * DAY;
+    // Make `recent` end later than it did.
+    const files = runFiles(store.scope, recent as string);
+    const record = JSON.parse(readFileSync(files.record, "utf8")) as { endedAt: string };
+    record.endedAt = new Date(now - DAY).toISOString();
+    writeFileSync(files.record, JSON.stringify(record));
+    const report = store.prune({ maxAgeMs: 5 * DAY, maxRuns: Infinity }, now);
+    expect(report.removed).toBe(1);
+    expect(existsSync(runFiles(store.scope, old as string).dir)).toBe(false);
+    expect(existsSync(files.dir)).toBe(true);
+  });
+
+  it("never touches a live run, whatever its age or rank", () => {
+    const live = store.create({ kind: "workflow", task: { description: "live" }, background: true });
+    settled(3);
+    const report = store.prune({ maxAgeMs: 0, maxRuns: 0 }, Date.now() + 365 * DAY);
+    expect(report).toEqual({ removed: 3, kept: 0, live: 1 });
+    expect(store.view(live.runId).live).toBe(true);
+    live.settle({ outcome: "succeeded", value: 1 });
+  });
+
+  it("leaves an unfinished run alone while its owner process (another one) is alive", async () => {
+    const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      const run = store.create({ kind: "agent", task: { description: "owned elsewhere" }, background: true });
+      const files = runFiles(store.scope, run.runId);
+      const record = JSON.parse(readFileSync(files.record, "utf8")) as { owner: { pid: number } };
+      record.owner.pid = child.pid as number;
+      writeFileSync(files.record, JSON.stringify(record));
+      const otherProcess = new RunRegistry(); // this process does not own it
+      const policy = { maxAgeMs: 0, maxRuns: 0 };
+      expect(prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 0, live: 1 });
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      expect(prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("prunes across the whole home or one project", () => {
+    settled(2);
+    const otherProject = openRunStore({ home: box.home, cwd: box.root, sessionId: "x", registry: box.registry });
+    const w = otherProject.create({ kind: "agent", task: { description: "o" }, background: false });
+    w.settle({ outcome: "succeeded", value: 1 });
+    expect(store.prune({ maxAgeMs: Infinity, maxRuns: 0 }).removed).toBe(2);
+    expect(otherProject.view(w.runId).runId).toBe(w.runId);
+    expect(prune(box.home, { maxAgeMs: Infinity, maxRuns: 0 }, { registry: box.registry }).removed).toBe(1);
+  });
+
+  it("is configured from settings, overridden by the environment", () => {
+    expect(resolveRetention()).toEqual(DEFAULT_RETENTION);
+    expect(resolveRetention({ retention: { maxAgeDays: 7, maxRuns: 50 } })).toEqual({ maxAgeMs: 7 * DAY, maxRuns: 50 });
+    expect(
+      resolveRetention({ retention: { maxAgeDays: 7 } }, { PI_FLOW_RETENTION_DAYS: "1", PI_FLOW_RETENTION_MAX_RUNS: "10" }),
+    ).toEqual({
+      maxAgeMs: DAY,
+      maxRuns: 10,
+    });
+    expect(resolveRetention({}, { PI_FLOW_RETENTION_DAYS: "0", PI_FLOW_RETENTION_MAX_RUNS: "0" })).toEqual({
+      maxAgeMs: Infinity,
+      maxRuns: Infinity,
+    });
+    expect(resolveRetention({ retention: { maxRuns: -3 } }, { PI_FLOW_RETENTION_DAYS: "soon" })).toEqual(DEFAULT_RETENTION);
+  });
+});
