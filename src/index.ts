@@ -1,12 +1,20 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
+import { FlowHost } from "./orchestrator/flow-host.ts";
+import { createDelegateTool } from "./tools/delegate.ts";
 import { createHelpTool } from "./tools/help.ts";
+import { createRunsTool } from "./tools/runs.ts";
 
 /**
  * pi-flow's entry, named by the package manifest. Registration only: every behaviour lives in the
- * tool modules. Inside a child session that pi-flow itself is building, it installs nothing.
+ * tool and orchestrator modules. Inside a child session that pi-flow itself is building, it
+ * installs nothing.
  */
 export default function piFlow(pi: ExtensionAPI): void {
   if (inChildSessionContext()) return;
+  const host = new FlowHost(pi);
+  pi.on("session_shutdown", () => host.close());
+  pi.registerTool(createDelegateTool(host));
+  pi.registerTool(createRunsTool(host));
   pi.registerTool(createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name) }));
 }

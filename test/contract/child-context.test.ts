@@ -6,7 +6,7 @@ import { inChildSessionContext, runInChildSessionContext } from "../../src/harne
 /** Records registrations; the factory under test only ever calls registerTool and getAllTools. */
 function recordingApi() {
   const registered: string[] = [];
-  const api = { registerTool: (tool: { name: string }) => registered.push(tool.name), getAllTools: () => [] };
+  const api = { registerTool: (tool: { name: string }) => registered.push(tool.name), getAllTools: () => [], on: () => () => {} };
   return { api: api as unknown as ExtensionAPI, registered };
 }
 

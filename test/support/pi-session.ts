@@ -26,6 +26,7 @@ import {
   type FauxResponseStep,
   type JsonObject,
   type ToolResultMessage,
+  type AssistantMessage,
 } from "@earendil-works/pi-ai";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -54,6 +55,11 @@ export interface CodemodeOutcome {
   value: unknown;
 }
 
+export interface TurnScript {
+  /** Answers for child sessions' model requests, in the order children ask. */
+  children?: FauxResponseStep[];
+}
+
 export interface PiTestSession {
   session: AgentSession;
   faux: FauxProviderHandle;
@@ -61,11 +67,23 @@ export interface PiTestSession {
   agentDir: string;
   flowHome: string;
   /** The model calls one tool directly; resolves to Pi's finalized tool result. */
-  callTool(name: string, args: Record<string, unknown>): Promise<ToolOutcome>;
+  callTool(name: string, args: Record<string, unknown>, script?: TurnScript): Promise<ToolOutcome>;
   /** The model runs a native codemode script; resolves to the script's returned value. */
-  runCodemode(code: string): Promise<CodemodeOutcome>;
+  runCodemode(code: string, script?: TurnScript): Promise<CodemodeOutcome>;
+  /** A plain user turn the parent model answers with text, to build up conversation history. */
+  say(userText: string, assistantText: string): Promise<void>;
+  /** Queue answers for child model requests (for children that outlive a turn). */
+  queueChildren(steps: FauxResponseStep[]): void;
+  /** Parent answers still queued; a test that scripted exactly what happens sees 0 here. */
+  pendingParentSteps(): number;
   dispose(): void;
 }
+
+/**
+ * Every parent prompt starts with this marker; a child's first user message never does (its parent
+ * context, if any, is quoted inside a block). The faux router uses it to tell parent from child.
+ */
+export const PARENT_MARKER = "[parent]";
 
 const RESULT_MARKER = "__pi_flow_result__";
 
@@ -74,8 +92,21 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const agentDir = join(cwd, ".agent");
   const flowHome = options.env?.PI_FLOW_HOME ?? join(cwd, ".flow-home");
   process.env.PI_FLOW_HOME = flowHome;
+  // Children read settings and agent definitions from Pi's agent directory: keep it this test's own.
+  process.env.PI_CODING_AGENT_DIR = agentDir;
 
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const parentSteps: FauxResponseStep[] = [];
+  const childSteps: FauxResponseStep[] = [];
+  const router: FauxResponseStep = (context, options, state, model) => {
+    const firstUser = context.messages.find((message) => message.role === "user");
+    const text = typeof firstUser?.content === "string" ? firstUser.content : (firstUser?.content.map((part) => (part.type === "text" ? part.text : "")).join("") ?? "");
+    const queue = text.startsWith(PARENT_MARKER) ? parentSteps : childSteps;
+    const step = queue.shift();
+    if (!step) return fauxAssistantMessage(`(nothing scripted for this ${queue === parentSteps ? "parent" : "child"} request)`);
+    return typeof step === "function" ? step(context, options, state, model) : step;
+  };
+  faux.setResponses(Array.from({ length: 10_000 }, () => router));
   const runtime = await ModelRuntime.create({ authPath: join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
   runtime.registerNativeProvider(faux.provider);
   await runtime.setRuntimeApiKey("faux", "test");
@@ -122,34 +153,42 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
   let callCounter = 0;
-  const callTool = async (name: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
+  const turn = async (label: string, toolCall: AssistantMessage, script: TurnScript) => {
+    // Steps an aborted turn never reached would answer this one: drop them.
+    parentSteps.length = 0;
+    parentSteps.push(toolCall, fauxAssistantMessage([fauxText("done")]));
+    childSteps.push(...(script.children ?? []));
+    await session.prompt(`${PARENT_MARKER} ${label}`);
+  };
+  const callTool = async (name: string, args: Record<string, unknown>, script: TurnScript = {}): Promise<ToolOutcome> => {
     const id = `call_${++callCounter}`;
-    faux.appendResponses([
-      fauxAssistantMessage([fauxToolCall(name, args as JsonObject, { id })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxText("done")]),
-    ]);
-    await session.prompt(`call ${name}`);
-    const message = lastToolResult(id);
+    await turn(`call ${name}`, fauxAssistantMessage([fauxToolCall(name, args as JsonObject, { id })], { stopReason: "toolUse" }), script);
+    const event = finalized.get(id);
+    const message = session.messages.find((m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === id);
+    if (!event && !message) throw new Error(`no tool result for ${id}`);
+    const result = event?.result as { content?: ToolResultMessage["content"]; details?: unknown; structuredContent?: unknown } | undefined;
     return {
-      text: textOf(message),
-      isError: message.isError,
-      details: message.details,
-      structuredContent: finalized.get(id)?.result.structuredContent,
+      text: message ? textOf(message) : (result?.content ?? []).map((part) => (part.type === "text" ? part.text : "")).join(""),
+      isError: event?.isError ?? message!.isError,
+      details: message?.details ?? result?.details,
+      structuredContent: result?.structuredContent,
     };
   };
 
-  const runCodemode = async (code: string): Promise<CodemodeOutcome> => {
+  const runCodemode = async (code: string, script: TurnScript = {}): Promise<CodemodeOutcome> => {
     const id = `code_${++callCounter}`;
     // The script's value is returned wrapped in a marker, so it can be found in the output text.
     const wrapped = `const __run = async () => {\n${code}\n};\nreturn { ${RESULT_MARKER}: await __run() };`;
-    faux.appendResponses([
-      fauxAssistantMessage([fauxToolCall("codemode", { code: wrapped }, { id })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxText("done")]),
-    ]);
-    await session.prompt("run a script");
+    await turn("run a script", fauxAssistantMessage([fauxToolCall("codemode", { code: wrapped }, { id })], { stopReason: "toolUse" }), script);
     const message = lastToolResult(id);
     const text = textOf(message);
     return { text, isError: message.isError, value: extractMarkedValue(text) };
+  };
+
+  const say = async (userText: string, assistantText: string) => {
+    parentSteps.length = 0;
+    parentSteps.push(fauxAssistantMessage([fauxText(assistantText)]));
+    await session.prompt(`${PARENT_MARKER} ${userText}`);
   };
 
   return {
@@ -160,6 +199,9 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     flowHome,
     callTool,
     runCodemode,
+    say,
+    queueChildren: (steps) => void childSteps.push(...steps),
+    pendingParentSteps: () => parentSteps.length,
     dispose() {
       session.dispose();
       rmSync(cwd, { recursive: true, force: true });

@@ -1,0 +1,90 @@
+import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { captureParentSnapshot } from "../context/snapshot.ts";
+import { formatRunText, openRunStore, resolveFlowHome, type RunStore } from "../runs/index.ts";
+import type { LaunchEnvironment } from "./launch-child.ts";
+import { ResultOwnership } from "./ownership.ts";
+
+/** The custom message type of a background run's completion notice. */
+export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
+
+/**
+ * What pi-flow keeps for one loaded session: whether it closed, who owns background results, and
+ * the background runs to stop when it closes. Created by the extension factory, used by the tools.
+ */
+export class FlowHost {
+  readonly ownership = new ResultOwnership();
+  private readonly pi: ExtensionAPI;
+  private closed = false;
+  private readonly background = new Map<string, RunStore>();
+
+  constructor(pi: ExtensionAPI) {
+    this.pi = pi;
+  }
+
+  /** The session shut down: nothing new may register, and its background runs are stopped. */
+  close(): void {
+    this.closed = true;
+    for (const [runId, runs] of this.background) {
+      try {
+        runs.cancel(runId, "the owning session closed");
+      } catch {
+        // Already settled or gone: nothing to stop.
+      }
+    }
+    this.background.clear();
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new FlowError("session_closed", "The owning session closed; no run was registered.");
+  }
+
+  runStore(ctx: ExtensionContext): RunStore {
+    return openRunStore({ home: this.flowHome(), cwd: ctx.cwd, sessionId: ctx.sessionManager.getSessionId() });
+  }
+
+  flowHome(): string {
+    return resolveFlowHome(process.env, getAgentDir());
+  }
+
+  /** Everything children of one tool call share, with the parent snapshot frozen now. */
+  launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
+    return {
+      cwd: ctx.cwd,
+      agentDir: getAgentDir(),
+      flowUserDir: this.flowHome(),
+      parentModel: ctx.model,
+      modelRegistry: ctx.modelRegistry,
+      snapshot: captureParentSnapshot(ctx.sessionManager.getBranch()),
+      runs: this.runStore(ctx),
+    };
+  }
+
+  /**
+   * A background run was accepted. Its completion reaches the parent once: as a follow-up message,
+   * unless a wait owns the result (see ResultOwnership).
+   */
+  trackBackground(runId: string, runs: RunStore, settled: Promise<unknown>): void {
+    this.background.set(runId, runs);
+    this.ownership.track(runId, () => this.publishCompletion(runs.view(runId)));
+    void settled.then(() => {
+      this.background.delete(runId);
+      this.ownership.settled(runId);
+    });
+  }
+
+  private publishCompletion(view: RunView): void {
+    if (this.closed) return;
+    const outcome = view.state.outcome ?? view.state.status;
+    this.pi.sendMessage(
+      {
+        customType: COMPLETION_MESSAGE_TYPE,
+        content: `Background run ${view.runId} finished: ${outcome}.\n${formatRunText(view)}`,
+        display: true,
+        details: view,
+      },
+      { deliverAs: "followUp", triggerTurn: true },
+    );
+  }
+}

@@ -1,0 +1,200 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
+import type { Api, Model } from "@earendil-works/pi-ai";
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { checkContextRequest, renderContext, selectContext } from "../context/modes.ts";
+import type { ParentSnapshot } from "../context/snapshot.ts";
+import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
+import type { ChildProfile } from "../harnesses/profiles.ts";
+import { resolveRole, roleDirs } from "../harnesses/roles.ts";
+import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
+import type { RunStore, SettleResult } from "../runs/index.ts";
+import { checkHarnessName, createHarness, resolveChildModel } from "./harness-select.ts";
+
+/** The options of one child: external_delegate's input, and a workflow's agent() options. */
+export interface ChildCall {
+  role?: string;
+  subagent_type?: string;
+  harness?: string;
+  description: string;
+  prompt: string;
+  context?: unknown;
+  model?: string;
+  outputSchema?: Record<string, unknown>;
+  timeoutMs?: number;
+  cwd?: string;
+}
+
+/** What the calling session lends to every child of one call. */
+export interface LaunchEnvironment {
+  cwd: string;
+  agentDir: string;
+  flowUserDir: string;
+  parentModel: Model<Api> | undefined;
+  modelRegistry: ModelRegistry;
+  /** Frozen when the call started; every child of the call selects from it. */
+  snapshot: ParentSnapshot;
+  runs: RunStore;
+}
+
+export interface PreparedChild {
+  call: ChildCall;
+  profile: ChildProfile;
+  harness: string;
+  model: Model<Api>;
+  cwd: string;
+  prompt: string;
+  contextMode: string;
+}
+
+/** The longest a single child may run, whatever it asks for. */
+export const MAX_CHILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
+
+function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
+  if (call.role !== undefined && call.subagent_type !== undefined) {
+    throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
+  }
+  if (call.role === undefined && call.subagent_type === undefined) {
+    throw new FlowError("request_invalid", "Give role or subagent_type.");
+  }
+  if (call.subagent_type !== undefined && call.harness !== undefined && call.harness !== "pi") {
+    throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
+  }
+  if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
+    throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);
+  }
+  if (call.outputSchema !== undefined) {
+    try {
+      compile(call.outputSchema as JsonSchema);
+    } catch (error) {
+      throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${(error as Error).message}`);
+    }
+  }
+  if (call.cwd === undefined) return env.cwd;
+  const cwd = resolve(env.cwd, call.cwd);
+  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new FlowError("request_invalid", `cwd "${call.cwd}" is not a directory.`);
+  }
+  return cwd;
+}
+
+/**
+ * Every check that can fail before launch, in the contract's order, with no side effect:
+ * contradictions, then selection, then harness, then model, then context.
+ */
+export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedChild {
+  const cwd = checkRequest(call, env);
+  const profile =
+    call.subagent_type !== undefined
+      ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
+      : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
+  const harness = checkHarnessName(call.harness ?? profile.harness ?? "pi");
+  const model = resolveChildModel(call.model ?? profile.model, env.parentModel, env.modelRegistry);
+  const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
+  const contextText = renderContext(selectContext(env.snapshot, context), env.snapshot.capturedAt);
+  const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
+  const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
+  return { call, profile, harness, model, cwd, prompt, contextMode };
+}
+
+export interface LaunchOptions {
+  background: boolean;
+  /** Foreground only: the parent tool's signal; aborting it cancels the child. */
+  signal?: AbortSignal;
+  parentRunId?: string;
+  onProgress?(progress: ChildProgress): void;
+}
+
+export interface LaunchedChild {
+  runId: string;
+  /** The run as it stands once accepted and registered. */
+  accepted: RunView;
+  /** Settles with the run; never rejects. */
+  settled: Promise<SettleResult>;
+}
+
+/**
+ * Registers the run, then runs the child on its harness. The run ends cancelled when the parent's
+ * signal (foreground) or an operator cancel aborts it, timed_out when its time limit passes.
+ */
+export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, options: LaunchOptions): LaunchedChild {
+  const { call, profile, harness, model } = prepared;
+  const writer = env.runs.create({
+    kind: "agent",
+    background: options.background,
+    task: {
+      description: call.description,
+      ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
+      harness,
+      ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+    },
+    launch: {
+      harness,
+      model: `${model.provider}/${model.id}`,
+      profile: { name: profile.name, source: profile.source, tools: profile.tools },
+      context: prepared.contextMode,
+      cwd: prepared.cwd,
+      timeoutMs: call.timeoutMs ?? null,
+      structured: call.outputSchema !== undefined,
+      prompt: prepared.prompt,
+    },
+  });
+  const controller = new AbortController();
+  let timedOut = false;
+  const cancel = () => controller.abort();
+  writer.onCancel(cancel);
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  if (options.signal?.aborted) cancel();
+  const timer =
+    call.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, call.timeoutMs);
+
+  const run = async (): Promise<ChildResult> => {
+    const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry });
+    return child.run({
+      profile,
+      prompt: prepared.prompt,
+      cwd: prepared.cwd,
+      ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
+      signal: controller.signal,
+      timedOut: () => timedOut,
+      onProgress: (progress) => options.onProgress?.(progress),
+      onOutput: (text) => void writer.appendOutput(text),
+      onDiagnostic: (entry) => {
+        if (entry.type === "error") writer.appendDiagnostic({ level: "error", message: entry.message });
+        else if (entry.type === "tool_call") writer.appendDiagnostic({ level: "info", message: `tool ${entry.tool} ${entry.args}` });
+        else if (entry.type === "tool_result") {
+          writer.appendDiagnostic({ level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` });
+        } else writer.appendDiagnostic({ level: "info", message: `usage ${JSON.stringify(entry.usage)}` });
+      },
+    });
+  };
+
+  const settled = run()
+    .catch((error: unknown): ChildResult => ({
+      outcome: controller.signal.aborted ? (timedOut ? "timed_out" : "cancelled") : "failed",
+      error: { code: "failed", message: `The child could not run: ${error instanceof Error ? error.message : String(error)}` },
+      usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
+    }))
+    .then((result) =>
+      writer.settle({
+        outcome: result.outcome,
+        ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
+        ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
+        usage: result.usage,
+      }),
+    )
+    .finally(() => {
+      if (timer) clearTimeout(timer);
+      options.signal?.removeEventListener("abort", cancel);
+    });
+
+  return { runId: writer.runId, accepted: writer.view(), settled };
+}

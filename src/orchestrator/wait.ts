@@ -1,0 +1,129 @@
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { assertRunId, formatRunText, INLINE_LIMIT_BYTES, jsonBytes, type RunStore } from "../runs/index.ts";
+import type { ResultOwnership, WaitClaim } from "./ownership.ts";
+
+export const MAX_WAIT_TARGETS = 50;
+export const DEFAULT_WAIT_BYTES = 32 * 1024;
+/** The message of the error an aborted wait throws; the runs it waited for go on. */
+export const WAIT_ABORTED = "Run wait aborted";
+
+export interface WaitRequest {
+  runIds: unknown;
+  mode?: "all" | "any";
+  limitBytes?: number;
+  timeoutMs?: number;
+}
+
+export interface WaitPayload {
+  mode: "all" | "any";
+  completed: RunView[];
+  pending: string[];
+}
+
+function targetsOf(runIds: unknown): string[] {
+  if (!Array.isArray(runIds) || runIds.length === 0) throw new FlowError("request_invalid", "wait needs runIds, at least one.");
+  if (runIds.length > MAX_WAIT_TARGETS) throw new FlowError("request_invalid", `wait takes at most ${MAX_WAIT_TARGETS} runIds.`);
+  const ids = runIds.map(assertRunId);
+  if (new Set(ids).size !== ids.length) throw new FlowError("request_invalid", "runIds lists a run more than once.");
+  return ids;
+}
+
+const unsuccessfulWorkflow = (view: RunView) => view.kind === "workflow" && view.state.outcome !== "succeeded";
+
+/**
+ * Waits for runs without ever cancelling them. Every target is checked before anything waits
+ * (unknown: run_unavailable; no live owner and unfinished: run_not_live). The wait claims each
+ * result before it awaits, and gives back every claim it did not deliver.
+ */
+export async function waitForRuns(
+  runs: RunStore,
+  ownership: ResultOwnership,
+  request: WaitRequest,
+  signal: AbortSignal | undefined,
+): Promise<{ payload: WaitPayload; text: string }> {
+  const targets = targetsOf(request.runIds);
+  const mode = request.mode ?? "all";
+  const completions = targets.map((runId) => runs.settled(runId));
+  const settled = new Map<string, RunView>();
+  const claims = new Map<string, WaitClaim>(targets.map((runId) => [runId, ownership.claim(runId)]));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        const all = settled.size === targets.length;
+        if (all || (mode === "any" && settled.size > 0) || [...settled.values()].some(unsuccessfulWorkflow)) finish(resolve);
+      };
+      const timer = request.timeoutMs === undefined ? undefined : setTimeout(() => finish(resolve), request.timeoutMs);
+      const onAbort = () => finish(() => reject(new Error(WAIT_ABORTED)));
+      let finished = false;
+      const finish = (settle: () => void) => {
+        if (finished) return;
+        finished = true;
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        settle();
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      completions.forEach((completion, index) =>
+        void completion.then((view) => {
+          if (finished) return;
+          settled.set(targets[index]!, view);
+          done();
+        }),
+      );
+    });
+  } catch (error) {
+    for (const claim of claims.values()) claim.release();
+    throw error;
+  }
+  for (const [runId, claim] of claims) (settled.has(runId) ? claim.observed : claim.release)();
+  return deliver(runs, targets, settled, mode, request.limitBytes ?? DEFAULT_WAIT_BYTES);
+}
+
+/**
+ * Spends the two byte budgets in request order. A value stays inline only when it is held in
+ * memory, its text went out whole, and it fits 16 KiB and the structured budget left; otherwise
+ * the run is delivered by reference. Nothing is read once the text budget is spent.
+ */
+function deliver(
+  runs: RunStore,
+  targets: string[],
+  settled: Map<string, RunView>,
+  mode: "all" | "any",
+  limitBytes: number,
+): { payload: WaitPayload; text: string } {
+  let textLeft = limitBytes;
+  let structuredLeft = limitBytes;
+  const completed: RunView[] = [];
+  const lines: string[] = [];
+  for (const runId of targets) {
+    const view = settled.get(runId);
+    if (!view) continue;
+    const held = runs.registry.get(runId)?.final !== undefined;
+    const text = formatRunText(view);
+    const textBytes = Buffer.byteLength(text, "utf8") + 2;
+    const wholeText = textBytes <= textLeft;
+    if (wholeText) {
+      lines.push(text);
+      textLeft -= textBytes;
+    } else {
+      const short = `${runId}: ${view.state.outcome}; result by reference (external_runs ${JSON.stringify(view.refs.final ?? view.refs.summary)}).`;
+      if (Buffer.byteLength(short, "utf8") + 2 <= textLeft) {
+        lines.push(short);
+        textLeft -= Buffer.byteLength(short, "utf8") + 2;
+      } else textLeft = 0;
+    }
+    const valueBytes = view.output.delivery === "inline" ? (jsonBytes(view.output.value) ?? Infinity) : Infinity;
+    if (held && wholeText && valueBytes <= INLINE_LIMIT_BYTES && valueBytes <= structuredLeft) {
+      structuredLeft -= valueBytes;
+      completed.push(view);
+    } else {
+      const { value: _value, ...output } = view.output;
+      completed.push({ ...view, output: { ...output, delivery: view.output.finalAvailable ? "reference" : "none" } });
+    }
+  }
+  const pending = targets.filter((runId) => !settled.has(runId));
+  if (pending.length > 0) lines.push(`Still running (not cancelled): ${pending.join(", ")}.`);
+  return { payload: { mode, completed, pending }, text: lines.join("\n\n") };
+}

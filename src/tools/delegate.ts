@@ -1,0 +1,78 @@
+import { defineTool } from "@earendil-works/pi-coding-agent";
+import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
+import { fail, succeed, toToolResult } from "../contract/envelope.ts";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import type { ChildProgress } from "../harnesses/types.ts";
+import type { FlowHost } from "../orchestrator/flow-host.ts";
+import { launchChild, prepareChild, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
+import { abortIfSignalled } from "./abort.ts";
+import { receiptText } from "./receipt-text.ts";
+
+export interface DelegateDetails {
+  runId?: string;
+  phase: "rejected" | "running" | "accepted" | "settled";
+  progress?: ChildProgress;
+  run?: RunView;
+}
+
+export function createDelegateTool(host: FlowHost) {
+  return defineTool({
+    name: "external_delegate",
+    label: "Delegate",
+    description: [
+      "Run one child agent. Select it with role (worker, explorer, reviewer, or a role file; any harness) or subagent_type (a Pi agent definition; pi harness only), never both.",
+      "The child sees only its prompt unless context asks for the parent's recent turns or full history, frozen when this call starts.",
+      "Foreground (default) blocks until the child settles; ok is true only for a non-empty successful answer. background: true returns once the run is accepted; wait with external_runs.",
+      "Answers over 16 KiB come by reference: page run.refs.final with external_runs. Check ok, then run.state.outcome.",
+    ].join(" "),
+    promptSnippet: "Delegate one task to a child agent (foreground or background) and get its answer as a run",
+    parameters: DelegateInputSchema,
+    outputSchema: DelegateOutputSchema,
+    // Each call captures its own parent snapshot; ordering keeps foreground children predictable.
+    executionMode: "sequential",
+    async execute(_toolCallId, params, signal, onUpdate, ctx) {
+      abortIfSignalled(signal);
+      const background = params.background ?? false;
+      let launched: LaunchedChild | undefined;
+      try {
+        host.assertOpen();
+        const env = host.launchEnvironment(ctx);
+        const prepared = prepareChild(params as ChildCall, env);
+        launched = launchChild(prepared, env, {
+          background,
+          ...(background ? {} : { signal }),
+          onProgress: (progress) => {
+            if (background) return;
+            const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
+            onUpdate?.({ content: [{ type: "text", text }], details: { runId: launched?.runId, phase: "running", progress } });
+          },
+        });
+        if (background) host.trackBackground(launched.runId, env.runs, launched.settled);
+      } catch (error) {
+        if (!(error instanceof FlowError)) throw error;
+        const envelope = fail("external_delegate", "delegate", error.code, error.message, { run: null });
+        return toToolResult<DelegateDetails>(envelope, `external_delegate rejected (${error.code}): ${error.message}`, { phase: "rejected" });
+      }
+
+      if (!launched) throw new Error("external_delegate: the child was neither launched nor rejected");
+      if (background) {
+        const envelope = succeed("external_delegate", "delegate", { run: launched.accepted });
+        return toToolResult<DelegateDetails>(envelope, receiptText(launched.accepted, "accepted"), {
+          runId: launched.runId,
+          phase: "accepted",
+          run: launched.accepted,
+        });
+      }
+      onUpdate?.({ content: [{ type: "text", text: `Child ${launched.runId} started.` }], details: { runId: launched.runId, phase: "running" } });
+      const { view, warnings } = await launched.settled;
+      const details: DelegateDetails = { runId: view.runId, phase: "settled", run: view };
+      if (view.state.outcome === "succeeded") {
+        return toToolResult(succeed("external_delegate", "delegate", { run: view }, warnings), receiptText(view, "settled"), details);
+      }
+      const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
+      const message = view.state.error?.message ?? `The child run ended ${view.state.outcome ?? view.state.status}.`;
+      return toToolResult(fail("external_delegate", "delegate", code, message, { run: view }, warnings), receiptText(view, "settled"), details);
+    },
+  });
+}

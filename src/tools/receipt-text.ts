@@ -1,0 +1,32 @@
+import type { RunView } from "../contract/run-schema.ts";
+
+const call = (value: unknown) => JSON.stringify(value);
+
+/**
+ * The model-facing content of a run receipt: the outcome first, then the run ID, then the one
+ * thing to call next. The envelope (structuredContent) carries the rest.
+ */
+export function receiptText(view: RunView, phase: "accepted" | "settled"): string {
+  const noun = view.kind === "workflow" ? "Workflow run" : "Child run";
+  if (phase === "accepted") {
+    return [
+      `${noun} ${view.runId} accepted in the background (not finished).`,
+      `Wait for it: external_runs ${call({ action: "wait", runIds: [view.runId] })}. Otherwise a completion message follows when it settles.`,
+    ].join("\n");
+  }
+  const outcome = view.state.outcome ?? view.state.status;
+  const lines = [`${noun} ${view.runId} ${outcome}.`];
+  if (view.state.error) lines.push(`Error (${view.state.error.code}): ${view.state.error.message}`);
+  if (view.children) {
+    lines.push(`Children: ${view.children.count}${view.children.failed === undefined ? "" : `, ${view.children.failed} failed`}.`);
+  }
+  if (view.output.delivery === "inline") {
+    const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value, null, 2);
+    lines.push(view.output.redacted ? "Answer (secrets redacted):" : "Answer:", value);
+  } else if (view.output.delivery === "reference") {
+    lines.push(`The answer is too large to inline. Page it: external_runs ${call(view.refs.final)} with limitBytes and cursor.`);
+  } else if (outcome !== "succeeded" && view.refs.diagnostics) {
+    lines.push(`Evidence: external_runs ${call(view.refs.diagnostics)}.`);
+  }
+  return lines.join("\n");
+}

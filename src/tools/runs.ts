@@ -1,0 +1,131 @@
+import { defineTool, type ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { fail, succeed, toToolResult, type Envelope } from "../contract/envelope.ts";
+import { FlowError } from "../contract/errors.ts";
+import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/runs-schema.ts";
+import type { FlowHost } from "../orchestrator/flow-host.ts";
+import { waitForRuns } from "../orchestrator/wait.ts";
+import { batchWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
+import { abortIfSignalled } from "./abort.ts";
+
+type Answer = { data: unknown; text: string; warnings?: string[] };
+
+function onlyOneTarget(input: RunsInput): string {
+  if (input.runIds?.length !== 1) throw new FlowError("request_invalid", `${input.action} takes exactly one run in runIds.`);
+  return input.runIds[0]!;
+}
+
+function rejectExtras(input: RunsInput, allowed: readonly (keyof RunsInput)[]): void {
+  const extra = (Object.keys(input) as (keyof RunsInput)[]).filter((key) => key !== "action" && !allowed.includes(key));
+  if (extra.length > 0) throw new FlowError("request_invalid", `${input.action} does not take ${extra.join(", ")}.`);
+}
+
+function list(runs: RunStore, input: RunsInput): Answer {
+  rejectExtras(input, ["limit", "cursor", "workflowCursor"]);
+  const page = runs.list({
+    ...(input.limit !== undefined ? { limit: input.limit } : {}),
+    ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
+    ...(input.workflowCursor !== undefined ? { workflowCursor: input.workflowCursor } : {}),
+  });
+  const rows = [...page.runs, ...page.workflows].map(formatRunText);
+  const more = [
+    page.nextCursor ? `More agent runs: cursor ${JSON.stringify(page.nextCursor)}.` : "",
+    page.nextWorkflowCursor ? `More workflows: workflowCursor ${JSON.stringify(page.nextWorkflowCursor)}.` : "",
+  ].filter(Boolean);
+  return { data: page, text: [rows.length > 0 ? rows.join("\n\n") : "No runs on this page.", ...more].join("\n\n") };
+}
+
+function inspect(runs: RunStore, input: RunsInput): Answer {
+  rejectExtras(input, ["runIds", "view", "limitBytes", "cursor"]);
+  const payload = runs.inspect({
+    runIds: input.runIds,
+    view: input.view,
+    ...(input.limitBytes !== undefined ? { limitBytes: input.limitBytes } : {}),
+    ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
+  });
+  if (payload.mode === "batch") {
+    // The batch byte rule holds for exactly this text: send it unchanged.
+    return { data: payload, text: formatBatchText(payload.entries, payload.nextCursor), warnings: batchWarnings(payload.entries) };
+  }
+  const { page } = payload;
+  const fallback =
+    payload.view === "final" && payload.finalAvailable === false
+      ? `Run ${payload.runId} has no final result (finalAvailable: false).`
+      : `Run ${payload.runId} has no ${payload.view} evidence${payload.outputStatus ? ` (${payload.outputStatus})` : ""}.`;
+  const more = page.nextCursor ? `\n\n[more: call again with cursor ${JSON.stringify(page.nextCursor)}]` : "";
+  return { data: payload, text: page.text === "" && page.complete ? fallback : `${page.text}${more}` };
+}
+
+function cancel(runs: RunStore, input: RunsInput): Answer {
+  rejectExtras(input, ["runIds"]);
+  const payload = runs.cancel(onlyOneTarget(input));
+  const text =
+    payload.status === "terminal"
+      ? `Run ${payload.runId} had already ended; nothing to cancel.`
+      : `Cancel requested for run ${payload.runId}; it has not necessarily stopped yet. Wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [payload.runId] })}.`;
+  return { data: payload, text };
+}
+
+async function wait(host: FlowHost, runs: RunStore, input: RunsInput, signal: AbortSignal | undefined): Promise<Answer> {
+  rejectExtras(input, ["runIds", "mode", "limitBytes", "timeoutMs"]);
+  const request = {
+    runIds: input.runIds,
+    ...(input.mode !== undefined ? { mode: input.mode } : {}),
+    ...(input.limitBytes !== undefined ? { limitBytes: input.limitBytes } : {}),
+    ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+  };
+  const { payload, text } = await waitForRuns(runs, host.ownership, request, signal);
+  const redacted = payload.completed.some((view) => view.output.delivery === "inline" && view.output.redacted);
+  return { data: payload, text, warnings: redacted ? ["output_redacted"] : [] };
+}
+
+function answerAction(host: FlowHost, runs: RunStore, input: RunsInput, signal: AbortSignal | undefined): Answer | Promise<Answer> {
+  switch (input.action) {
+    case "list":
+      return list(runs, input);
+    case "inspect":
+      return inspect(runs, input);
+    case "cancel":
+      return cancel(runs, input);
+    case "wait":
+      return wait(host, runs, input, signal);
+  }
+}
+
+/** Supervision needs a persisted originating session: runs are partitioned by it. */
+function assertPersisted(ctx: ExtensionContext): void {
+  if (ctx.sessionManager.getSessionFile() === undefined) {
+    throw new FlowError("session_unavailable", "external_runs needs a persisted session; this one is in memory only.");
+  }
+}
+
+export function createRunsTool(host: FlowHost) {
+  return defineTool({
+    name: "external_runs",
+    label: "Flow runs",
+    description: [
+      "Supervise this session's runs (children and workflows).",
+      "list: runs and workflows, newest first, in two cursor streams (cursor, workflowCursor).",
+      "inspect: with view summary (default) and one or more runIds, batch entries; with one run and view launch, output, diagnostics or final, one page bounded by limitBytes (follow nextCursor, concatenate JSON pages before parsing).",
+      "wait: until all (or any, with mode any) targets settle or timeoutMs passes; pending runs are never cancelled, and cancelling the wait never cancels a run.",
+      "cancel: ask one run to stop; requested does not mean stopped.",
+      "ok means the query worked even when the run failed: check run.state.outcome.",
+    ].join(" "),
+    promptSnippet: "List, inspect, wait for or cancel pi-flow runs",
+    parameters: RunsInputSchema,
+    outputSchema: RunsOutputSchema,
+    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+      abortIfSignalled(signal);
+      let answer: Answer;
+      try {
+        assertPersisted(ctx);
+        answer = await answerAction(host, host.runStore(ctx), params, signal);
+      } catch (error) {
+        if (!(error instanceof FlowError)) throw error;
+        const envelope: Envelope<unknown, null> = fail("external_runs", params.action, error.code, error.message, null);
+        return toToolResult(envelope, `external_runs ${params.action} failed (${error.code}): ${error.message}`, { action: params.action });
+      }
+      const envelope = succeed("external_runs", params.action, answer.data, answer.warnings ?? []);
+      return toToolResult(envelope, answer.text, { action: params.action });
+    },
+  });
+}

@@ -1,0 +1,250 @@
+import { readdirSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { childAnswers, childAnswersWhenReleased, childHangs, childModelFails, type Seen } from "../support/children.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { schemaViolation } from "../support/schema.ts";
+
+type Run = {
+  runId: string;
+  kind: string;
+  live: boolean;
+  state: { status: string; outcome: string | null; error?: { code: string; message: string } };
+  output: { delivery: string; value?: unknown; finalAvailable: boolean; redacted?: boolean };
+  refs: { final?: Record<string, unknown>; diagnostics?: Record<string, unknown>; summary: Record<string, unknown> };
+};
+type Receipt = { ok: boolean; data: { run: Run | null }; warnings: string[]; error?: { code: string; message: string } };
+
+let pi: PiTestSession;
+beforeEach(async () => {
+  pi = await startPiSession();
+});
+afterEach(() => pi.dispose());
+
+const output = TOOL_SCHEMAS.external_delegate.output;
+const worker = { role: "worker", description: "Check build", prompt: "Run the build and report.", context: { mode: "none" } };
+
+async function delegate(args: Record<string, unknown>, children: Parameters<PiTestSession["callTool"]>[2] = {}) {
+  const result = await pi.callTool("external_delegate", args, children);
+  const receipt = result.structuredContent as Receipt;
+  expect(schemaViolation(output, receipt)).toBeNull();
+  expect(result.isError).toBe(!receipt.ok);
+  return { result, receipt };
+}
+
+describe("external_delegate in the foreground", () => {
+  test("a child that answers succeeds: ok, outcome succeeded, the answer inline, the run ID in the content", async () => {
+    const { result, receipt } = await delegate(worker, { children: [childAnswers("Build passes: 12 modules.")] });
+    expect(receipt.ok).toBe(true);
+    const run = receipt.data.run!;
+    expect(run).toMatchObject({ kind: "agent", live: false, state: { status: "done", outcome: "succeeded" } });
+    expect(run.output).toMatchObject({ delivery: "inline", value: "Build passes: 12 modules.", finalAvailable: true });
+    expect(result.text).toContain(run.runId);
+    expect(result.text).toContain("succeeded");
+    expect(result.text).toContain("Build passes: 12 modules.");
+  });
+
+  test("a child whose model fails: ok:false, code failed, and the run keeps its evidence", async () => {
+    const { result, receipt } = await delegate(worker, { children: [childModelFails("provider exploded")] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("provider exploded") } });
+    const run = receipt.data.run!;
+    expect(run.state).toMatchObject({ status: "done", outcome: "failed" });
+    expect(run.output.finalAvailable).toBe(false);
+    expect(result.text).toContain(run.runId);
+    expect(run.refs.diagnostics).toEqual({ action: "inspect", runIds: [run.runId], view: "diagnostics" });
+  });
+
+  test("an empty answer is a failure, never an ok receipt", async () => {
+    const { receipt } = await delegate(worker, { children: [childAnswers("   ")] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("without an answer") } });
+    expect(receipt.data.run!.output.delivery).toBe("none");
+  });
+
+  test("an unknown role is selection_invalid with data.run null, and nothing is launched", async () => {
+    const { result, receipt } = await delegate({ ...worker, role: "nonexistent_role" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
+    expect(result.text).toContain("selection_invalid");
+    expect(() => readdirSync(pi.flowHome)).toThrow();
+  });
+
+  test.each([
+    [{ harness: "gemini" }, "selection_invalid"],
+    [{ harness: "claude" }, "harness_unavailable"],
+    [{ model: "faux/no-such-model" }, "model_unavailable"],
+    [{ context: { mode: "recent" } }, "validation"],
+    [{ cwd: "does/not/exist" }, "request_invalid"],
+  ])("%j is rejected before launch with %s", async (extra, code) => {
+    const result = await pi.callTool("external_delegate", { ...worker, ...extra });
+    expect(result.isError).toBe(true);
+    if (code === "validation") expect(result.text).toMatch(/Validation failed/);
+    else expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code } });
+  });
+
+  test("a bad context that passes the schema is context_invalid", async () => {
+    const result = await pi.callTool("external_delegate", { ...worker, context: { mode: "recent", turns: 5000 } });
+    expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "context_invalid" } });
+  });
+
+  test("role with subagent_type, and subagent_type with harness, fail Pi's validation before execute", async () => {
+    for (const extra of [{ subagent_type: "scout" }, { role: undefined, subagent_type: "scout", harness: "pi" }]) {
+      const result = await pi.callTool("external_delegate", { ...worker, ...extra });
+      expect(result.isError).toBe(true);
+      expect(result.text).toMatch(/must not match the schema in not/);
+    }
+  });
+});
+
+describe("context modes: a child sees the parent's words only when its mode asks for them", () => {
+  beforeEach(async () => {
+    await pi.say("Remember: the codeword is PINEAPPLE.", "Noted the codeword.");
+    await pi.say("Also, the build target is arm64.", "Noted the target.");
+  });
+
+  test("none: only the prompt", async () => {
+    const seen: Seen[] = [];
+    await delegate(worker, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain("Run the build and report.");
+    expect(seen[0]!.all).not.toContain("PINEAPPLE");
+    expect(seen[0]!.all).not.toContain("arm64");
+  });
+
+  test("recent N: the last N turns, the current request counting as one", async () => {
+    const seen: Seen[] = [];
+    await delegate({ ...worker, context: { mode: "recent", turns: 1 } }, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain("call external_delegate");
+    expect(seen[0]!.user).not.toContain("arm64");
+    await delegate({ ...worker, context: { mode: "recent", turns: 3 } }, { children: [childAnswers("ok", seen)] });
+    expect(seen[1]!.user).toContain("arm64");
+    expect(seen[1]!.user).not.toContain("PINEAPPLE");
+  });
+
+  test("full: every turn, and never the pending delegate call itself", async () => {
+    const seen: Seen[] = [];
+    await delegate({ ...worker, prompt: "UNIQUE-TASK-TEXT", context: { mode: "full" } }, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain("PINEAPPLE");
+    expect(seen[0]!.user).toContain("arm64");
+    // The task appears once, as the task: not again as quoted pending call arguments.
+    expect(seen[0]!.user.split("UNIQUE-TASK-TEXT")).toHaveLength(2);
+    expect(seen[0]!.user).not.toContain("[called external_delegate");
+  });
+
+  test("a role's default context applies when none is given (worker: recent 2, explorer: none)", async () => {
+    const seen: Seen[] = [];
+    const { context: _omit, ...noContext } = worker;
+    await delegate(noContext, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain("arm64");
+    expect(seen[0]!.user).not.toContain("PINEAPPLE");
+    await delegate({ ...noContext, role: "explorer" }, { children: [childAnswers("ok", seen)] });
+    expect(seen[1]!.user).not.toContain("arm64");
+  });
+});
+
+describe("abort, background and delivery", () => {
+  test("aborting the parent stops a foreground child: the run ends cancelled, its evidence kept", async () => {
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    const call = pi.callTool("external_delegate", worker, { children: [childHangs(started)] });
+    await childStarted;
+    await pi.session.abort();
+    const result = await call;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({
+      ok: false,
+      error: { code: "cancelled" },
+      data: { run: { live: false, state: { status: "done", outcome: "cancelled" } } },
+    });
+  });
+
+  test("background: ok once accepted, not finished; later exactly one completion message", async () => {
+    const gated = childAnswersWhenReleased("background answer");
+    const { result, receipt } = await delegate({ ...worker, background: true }, { children: [gated.step] });
+    expect(receipt.ok).toBe(true);
+    const run = receipt.data.run!;
+    expect(run.state.status).not.toBe("done");
+    expect(run.live).toBe(true);
+    expect(result.text).toMatch(/accepted in the background/);
+    expect(result.text).toContain(`"action":"wait"`);
+    await gated.started;
+    const completions = () =>
+      pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    expect(completions()).toHaveLength(0);
+    gated.release();
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    const message = completions()[0] as unknown as { content: string; details: Run };
+    expect(message.content).toContain(run.runId);
+    expect(message.details).toMatchObject({ runId: run.runId, state: { outcome: "succeeded" } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(completions()).toHaveLength(1);
+  });
+
+  test("an answer over 16 KiB is delivered by reference, never truncated", async () => {
+    const big = "x".repeat(20 * 1024);
+    const { receipt, result } = await delegate(worker, { children: [childAnswers(big)] });
+    const run = receipt.data.run!;
+    expect(receipt.ok).toBe(true);
+    expect(run.output).toMatchObject({ delivery: "reference", finalAvailable: true });
+    expect(run.output.value).toBeUndefined();
+    expect(run.refs.final).toEqual({ action: "inspect", runIds: [run.runId], view: "final" });
+    expect(result.text.length).toBeLessThan(2000);
+    expect(result.text).toContain("too large to inline");
+  });
+
+  test("a secret in an answer is redacted, with the output_redacted warning", async () => {
+    const secret = "sk-ant-api03-" + "A".repeat(40);
+    const { receipt, result } = await delegate(worker, { children: [childAnswers(`The key is ${secret} in .env`)] });
+    expect(receipt.ok).toBe(true);
+    expect(receipt.warnings).toContain("output_redacted");
+    expect(JSON.stringify(receipt)).not.toContain(secret);
+    expect(result.text).not.toContain(secret);
+    expect(String(receipt.data.run!.output.value)).toContain("in .env");
+  });
+});
+
+describe("external_delegate from native codemode", () => {
+  test("a script receives the same envelope as a direct call, for a success and for a typed failure", async () => {
+    const outcome = await pi.runCodemode(
+      `
+      const good = await tools.external_delegate({ role: "explorer", description: "List parsers", prompt: "List the parsers." });
+      const bad = await tools.external_delegate({ role: "nonexistent_role", description: "x", prompt: "y" });
+      return { good, bad };`,
+      { children: [childAnswers("parser-a, parser-b")] },
+    );
+    const { good, bad } = outcome.value as { good: Receipt; bad: Receipt };
+    expect(schemaViolation(output, good)).toBeNull();
+    expect(good).toMatchObject({ ok: true, data: { run: { state: { outcome: "succeeded" }, output: { value: "parser-a, parser-b" } } } });
+    expect(bad).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
+  });
+
+  test("a failed child comes back as ok:false with its run; nothing throws in the script", async () => {
+    const outcome = await pi.runCodemode(
+      `const r = await tools.external_delegate({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } });
+       return { ok: r.ok, code: r.error?.code, outcome: r.data.run?.state.outcome };`,
+      { children: [childModelFails("provider exploded")] },
+    );
+    expect(outcome.value).toEqual({ ok: false, code: "failed", outcome: "failed" });
+  });
+
+  test("a background delegation from a script is accepted, and its completion still arrives once", async () => {
+    const gated = childAnswersWhenReleased("done in background");
+    const outcome = await pi.runCodemode(
+      `const r = await tools.external_delegate({ role: "explorer", description: "bg", prompt: "p", background: true });
+       return { ok: r.ok, status: r.data.run.state.status, runId: r.data.run.runId };`,
+      { children: [gated.step] },
+    );
+    const { ok, status, runId } = outcome.value as { ok: boolean; status: string; runId: string };
+    expect(ok).toBe(true);
+    expect(status).not.toBe("done");
+    gated.release();
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    expect((completions()[0] as unknown as { details: Run }).details.runId).toBe(runId);
+  });
+
+  test("describeTool renders both selector branches", async () => {
+    const outcome = await pi.runCodemode(`return await describeTool("external_delegate");`);
+    const declaration = outcome.value as string;
+    expect(declaration).toMatch(/role: string;/);
+    expect(declaration).toMatch(/subagent_type: string;/);
+    expect(declaration).toMatch(/ok: true;/);
+  });
+});
