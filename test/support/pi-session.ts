@@ -58,6 +58,11 @@ export interface CodemodeOutcome {
 export interface TurnScript {
   /** Answers for child sessions' model requests, in the order children ask. */
   children?: FauxResponseStep[];
+  /**
+   * Send the code exactly as given (for examples that must run verbatim); its value is then read
+   * from the output, so the script must print nothing but its return value.
+   */
+  verbatim?: boolean;
 }
 
 export interface PiTestSession {
@@ -178,11 +183,11 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const runCodemode = async (code: string, script: TurnScript = {}): Promise<CodemodeOutcome> => {
     const id = `code_${++callCounter}`;
     // The script's value is returned wrapped in a marker, so it can be found in the output text.
-    const wrapped = `const __run = async () => {\n${code}\n};\nreturn { ${RESULT_MARKER}: await __run() };`;
+    const wrapped = script.verbatim ? code : `const __run = async () => {\n${code}\n};\nreturn { ${RESULT_MARKER}: await __run() };`;
     await turn("run a script", fauxAssistantMessage([fauxToolCall("codemode", { code: wrapped }, { id })], { stopReason: "toolUse" }), script);
     const message = lastToolResult(id);
     const text = textOf(message);
-    return { text, isError: message.isError, value: extractMarkedValue(text) };
+    return { text, isError: message.isError, value: script.verbatim ? extractOutputValue(text) : extractMarkedValue(text) };
   };
 
   const say = async (userText: string, assistantText: string) => {
@@ -207,6 +212,18 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
       rmSync(cwd, { recursive: true, force: true });
     },
   };
+}
+
+/** A script's only output is its return value, as JSON (or as text when it returned a string). */
+function extractOutputValue(text: string): unknown {
+  const start = text.indexOf("Output:\n");
+  if (start < 0) return undefined;
+  const raw = text.slice(start + "Output:\n".length).trim();
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
 }
 
 function extractMarkedValue(text: string): unknown {
