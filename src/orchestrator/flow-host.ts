@@ -5,6 +5,7 @@ import { captureParentSnapshot } from "../context/snapshot.ts";
 import { formatRunText, openRunStore, resolveFlowHome, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { ResultOwnership } from "./ownership.ts";
+import { backgroundLimit, Slots } from "./slots.ts";
 
 /** The custom message type of a background run's completion notice. */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -15,6 +16,8 @@ export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
  */
 export class FlowHost {
   readonly ownership = new ResultOwnership();
+  /** Background children of this session beyond the limit wait, queued, for a slot. */
+  readonly backgroundSlots = new Slots(backgroundLimit(process.env));
   private readonly pi: ExtensionAPI;
   private closed = false;
   private readonly background = new Map<string, RunStore>();
@@ -65,10 +68,14 @@ export class FlowHost {
    * A background run was accepted. Its completion reaches the parent once: as a follow-up message,
    * unless a wait owns the result (see ResultOwnership).
    */
-  trackBackground(runId: string, runs: RunStore, settled: Promise<unknown>): void {
+  trackBackground(runId: string, runs: RunStore, settled: Promise<{ view: RunView }>): void {
     this.background.set(runId, runs);
-    this.ownership.track(runId, () => this.publishCompletion(runs.view(runId)));
-    void settled.then(() => {
+    let final: RunView | undefined;
+    this.ownership.track(runId, () => {
+      if (final) this.publishCompletion(final);
+    });
+    void settled.then(({ view }) => {
+      final = view;
       this.background.delete(runId);
       this.ownership.settled(runId);
     });

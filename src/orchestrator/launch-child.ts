@@ -11,8 +11,9 @@ import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
-import type { RunStore, SettleResult } from "../runs/index.ts";
+import { redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
 import { checkHarnessName, createHarness, resolveChildModel } from "./harness-select.ts";
+import type { Slots } from "./slots.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -102,10 +103,17 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
 
 export interface LaunchOptions {
   background: boolean;
+  /** Background children wait here for a free slot; the run is `queued` meanwhile. */
+  slots?: Slots;
   /** Foreground only: the parent tool's signal; aborting it cancels the child. */
   signal?: AbortSignal;
   parentRunId?: string;
   onProgress?(progress: ChildProgress): void;
+}
+
+/** A settled child, with its whole canonical value (redacted) even when the view delivers it by reference. */
+export interface SettledChild extends SettleResult {
+  value?: unknown;
 }
 
 export interface LaunchedChild {
@@ -113,7 +121,7 @@ export interface LaunchedChild {
   /** The run as it stands once accepted and registered. */
   accepted: RunView;
   /** Settles with the run; never rejects. */
-  settled: Promise<SettleResult>;
+  settled: Promise<SettledChild>;
 }
 
 /**
@@ -125,6 +133,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   const writer = env.runs.create({
     kind: "agent",
     background: options.background,
+    status: options.slots && !options.slots.available ? "queued" : "running",
     task: {
       description: call.description,
       ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
@@ -157,6 +166,15 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         }, call.timeoutMs);
 
   const run = async (): Promise<ChildResult> => {
+    const release = await options.slots?.acquire(controller.signal);
+    writer.markRunning();
+    try {
+      return await runOnHarness();
+    } finally {
+      release?.();
+    }
+  };
+  const runOnHarness = async (): Promise<ChildResult> => {
     const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry });
     return child.run({
       profile,
@@ -183,14 +201,17 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       error: { code: "failed", message: `The child could not run: ${error instanceof Error ? error.message : String(error)}` },
       usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
     }))
-    .then((result) =>
-      writer.settle({
+    .then((result): SettledChild => {
+      const settledRun = writer.settle({
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
         usage: result.usage,
-      }),
-    )
+      });
+      // A workflow's agent() needs the whole value, also when the receipt can only point to it.
+      if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
+      return { ...settledRun, value: redactValue(result.value).value };
+    })
     .finally(() => {
       if (timer) clearTimeout(timer);
       options.signal?.removeEventListener("abort", cancel);

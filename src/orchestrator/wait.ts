@@ -41,12 +41,14 @@ export async function waitForRuns(
   ownership: ResultOwnership,
   request: WaitRequest,
   signal: AbortSignal | undefined,
+  onWaiting?: (text: string) => void,
 ): Promise<{ payload: WaitPayload; text: string }> {
   const targets = targetsOf(request.runIds);
   const mode = request.mode ?? "all";
   const completions = targets.map((runId) => runs.settled(runId));
   const settled = new Map<string, RunView>();
   const claims = new Map<string, WaitClaim>(targets.map((runId) => [runId, ownership.claim(runId)]));
+  onWaiting?.(`Waiting for ${mode === "all" ? "all of" : "any of"} ${targets.join(", ")}.`);
   try {
     await new Promise<void>((resolve, reject) => {
       const done = () => {

@@ -41,7 +41,7 @@ export function createDelegateTool(host: FlowHost) {
         const prepared = prepareChild(params as ChildCall, env);
         launched = launchChild(prepared, env, {
           background,
-          ...(background ? {} : { signal }),
+          ...(background ? { slots: host.backgroundSlots } : { signal }),
           onProgress: (progress) => {
             if (background) return;
             const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;

@@ -65,7 +65,7 @@ function cancel(runs: RunStore, input: RunsInput): Answer {
   return { data: payload, text };
 }
 
-async function wait(host: FlowHost, runs: RunStore, input: RunsInput, signal: AbortSignal | undefined): Promise<Answer> {
+async function wait(host: FlowHost, runs: RunStore, input: RunsInput, signal: AbortSignal | undefined, onWaiting: (text: string) => void): Promise<Answer> {
   rejectExtras(input, ["runIds", "mode", "limitBytes", "timeoutMs"]);
   const request = {
     runIds: input.runIds,
@@ -73,12 +73,18 @@ async function wait(host: FlowHost, runs: RunStore, input: RunsInput, signal: Ab
     ...(input.limitBytes !== undefined ? { limitBytes: input.limitBytes } : {}),
     ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
   };
-  const { payload, text } = await waitForRuns(runs, host.ownership, request, signal);
+  const { payload, text } = await waitForRuns(runs, host.ownership, request, signal, onWaiting);
   const redacted = payload.completed.some((view) => view.output.delivery === "inline" && view.output.redacted);
   return { data: payload, text, warnings: redacted ? ["output_redacted"] : [] };
 }
 
-function answerAction(host: FlowHost, runs: RunStore, input: RunsInput, signal: AbortSignal | undefined): Answer | Promise<Answer> {
+function answerAction(
+  host: FlowHost,
+  runs: RunStore,
+  input: RunsInput,
+  signal: AbortSignal | undefined,
+  onWaiting: (text: string) => void,
+): Answer | Promise<Answer> {
   switch (input.action) {
     case "list":
       return list(runs, input);
@@ -87,7 +93,7 @@ function answerAction(host: FlowHost, runs: RunStore, input: RunsInput, signal: 
     case "cancel":
       return cancel(runs, input);
     case "wait":
-      return wait(host, runs, input, signal);
+      return wait(host, runs, input, signal, onWaiting);
   }
 }
 
@@ -113,12 +119,13 @@ export function createRunsTool(host: FlowHost) {
     promptSnippet: "List, inspect, wait for or cancel pi-flow runs",
     parameters: RunsInputSchema,
     outputSchema: RunsOutputSchema,
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+    async execute(_toolCallId, params, signal, onUpdate, ctx) {
       abortIfSignalled(signal);
       let answer: Answer;
       try {
         assertPersisted(ctx);
-        answer = await answerAction(host, host.runStore(ctx), params, signal);
+        const onWaiting = (text: string) => onUpdate?.({ content: [{ type: "text", text }], details: { action: params.action } });
+        answer = await answerAction(host, host.runStore(ctx), params, signal, onWaiting);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
         const envelope: Envelope<unknown, null> = fail("external_runs", params.action, error.code, error.message, null);

@@ -97,6 +97,8 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const agentDir = join(cwd, ".agent");
   const flowHome = options.env?.PI_FLOW_HOME ?? join(cwd, ".flow-home");
   process.env.PI_FLOW_HOME = flowHome;
+  const previousEnv = Object.keys(options.env ?? {}).map((key) => [key, process.env[key]] as const);
+  for (const [key, value] of Object.entries(options.env ?? {})) process.env[key] = value;
   // Children read settings and agent definitions from Pi's agent directory: keep it this test's own.
   process.env.PI_CODING_AGENT_DIR = agentDir;
 
@@ -209,6 +211,10 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     pendingParentSteps: () => parentSteps.length,
     dispose() {
       session.dispose();
+      for (const [key, value] of previousEnv) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
       rmSync(cwd, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,289 @@
+import { readFileSync, writeFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+import type { FauxResponseStep } from "@earendil-works/pi-ai";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import type { WaitPayload } from "../../src/orchestrator/wait.ts";
+import type { BatchPayload, ListPayload, SinglePayload } from "../../src/runs/index.ts";
+import { childAnswers, childAnswersWhenReleased, childHangs } from "../support/children.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { schemaViolation } from "../support/schema.ts";
+
+type View = RunView;
+/** Every payload's fields, each optional: one test reads whichever its action returns. */
+type Data = Partial<ListPayload> &
+  Partial<Omit<BatchPayload, "mode">> &
+  Partial<Omit<SinglePayload, "mode">> &
+  Partial<Omit<WaitPayload, "mode">> & { mode?: string; status?: string; runId?: string };
+type Envelope = { ok: boolean; action: string; data: Data; warnings: string[]; error?: { code: string; message: string } };
+
+let pi: PiTestSession;
+afterEach(() => pi?.dispose());
+
+const output = TOOL_SCHEMAS.external_runs.output;
+const worker = { role: "worker", description: "Do work", prompt: "Work.", context: { mode: "none" } };
+
+async function runs(args: Record<string, unknown>) {
+  const result = await pi.callTool("external_runs", args);
+  const envelope = result.structuredContent as Envelope;
+  expect(schemaViolation(output, envelope)).toBeNull();
+  expect(result.isError).toBe(!envelope.ok);
+  return { result, envelope };
+}
+
+async function finishedRun(answer: string): Promise<string> {
+  const result = await pi.callTool("external_delegate", worker, { children: [childAnswers(answer)] });
+  return (result.structuredContent as { data: { run: View } }).data.run.runId;
+}
+
+async function backgroundRun(step: FauxResponseStep): Promise<string> {
+  const result = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [step] });
+  return (result.structuredContent as { data: { run: View } }).data.run.runId;
+}
+
+/** Resolves when a call of `toolName` reports progress (a wait does once it has claimed its runs). */
+function waitingOn(toolName: string): Promise<void> {
+  return new Promise((resolve) => {
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_update" && event.toolName === toolName) {
+        unsubscribe();
+        resolve();
+      }
+    });
+  });
+}
+
+const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+
+describe("list and inspect", () => {
+  test("list returns agent runs and workflows as two streams, newest first, with independent cursors", async () => {
+    pi = await startPiSession();
+    const ids = [await finishedRun("a"), await finishedRun("b"), await finishedRun("c")];
+    const first = await runs({ action: "list", limit: 2 });
+    expect(first.envelope.ok).toBe(true);
+    expect(first.envelope.data.workflows).toEqual([]);
+    expect(first.envelope.data.runs!.map((run: View) => run.runId)).toEqual([ids[2], ids[1]]);
+    expect(first.envelope.data.nextCursor).toEqual(expect.any(String));
+    const second = await runs({ action: "list", limit: 2, cursor: first.envelope.data.nextCursor });
+    expect(second.envelope.data.runs!.map((run: View) => run.runId)).toEqual([ids[0]]);
+    expect(first.result.text).toContain(ids[2]);
+  });
+
+  test("batch summary inspection pages by limitBytes in both channels and never drops a target", async () => {
+    pi = await startPiSession();
+    const ids = [await finishedRun("one"), await finishedRun("two"), await finishedRun("three")];
+    const all = await runs({ action: "inspect", runIds: ids, view: "summary" });
+    expect(all.envelope.data).toMatchObject({ mode: "batch" });
+    expect(all.envelope.data.entries!.map((entry: View) => entry.runId)).toEqual(ids);
+    const oneEntryBytes = Buffer.byteLength(JSON.stringify(all.envelope), "utf8") - 200;
+    const served: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await runs({ action: "inspect", runIds: ids, view: "summary", limitBytes: Math.ceil(oneEntryBytes / 2), ...(cursor ? { cursor } : {}) });
+      expect(Buffer.byteLength(page.result.text, "utf8")).toBeLessThanOrEqual(Math.ceil(oneEntryBytes / 2));
+      served.push(...page.envelope.data.entries!.map((entry: View) => entry.runId));
+      cursor = page.envelope.data.nextCursor;
+    } while (cursor);
+    expect(served).toEqual(ids);
+    const tooSmall = await runs({ action: "inspect", runIds: ids, view: "summary", limitBytes: 40 });
+    expect(tooSmall.envelope).toMatchObject({ ok: false, data: null, error: { code: "page_too_small" } });
+  });
+
+  test("single views: final as text, launch as JSON, output pages concatenate losslessly", async () => {
+    pi = await startPiSession();
+    const answer = "line one\nline two ✓";
+    const runId = await finishedRun(answer);
+    const final = await runs({ action: "inspect", runIds: [runId], view: "final" });
+    expect(final.envelope.data).toMatchObject({ mode: "single", runId, view: "final", finalAvailable: true, page: { encoding: "text", complete: true, text: answer } });
+    const launch = await runs({ action: "inspect", runIds: [runId], view: "launch" });
+    expect(launch.envelope.data.page!.encoding).toBe("json");
+    expect(JSON.parse(launch.envelope.data.page!.text)).toMatchObject({ harness: "pi" });
+    let text = "";
+    let cursor: string | undefined;
+    do {
+      const page = await runs({ action: "inspect", runIds: [runId], view: "output", limitBytes: 7, ...(cursor ? { cursor } : {}) });
+      text += page.envelope.data.page!.text;
+      cursor = page.envelope.data.page!.nextCursor;
+    } while (cursor);
+    expect(text).toContain(answer);
+  });
+
+  test("a failed run's final is empty with finalAvailable false, never partial narration", async () => {
+    pi = await startPiSession();
+    const result = await pi.callTool("external_delegate", worker, { children: [childAnswers("  ")] });
+    const runId = (result.structuredContent as { data: { run: View } }).data.run.runId;
+    const final = await runs({ action: "inspect", runIds: [runId], view: "final" });
+    expect(final.envelope.data).toMatchObject({ finalAvailable: false, page: { text: "" } });
+    expect(final.result.text).toContain("finalAvailable: false");
+  });
+});
+
+describe("supervision errors", () => {
+  test("bad IDs, target counts and views are request_invalid; unknown and foreign runs are run_unavailable", async () => {
+    pi = await startPiSession();
+    const runId = await finishedRun("mine");
+    const cases: [Record<string, unknown>, string][] = [
+      [{ action: "inspect", runIds: ["../../etc/passwd"], view: "final" }, "request_invalid"],
+      [{ action: "inspect", runIds: [runId, runId], view: "summary" }, "request_invalid"],
+      [{ action: "inspect", runIds: [runId, await finishedRun("other")], view: "final" }, "request_invalid"],
+      [{ action: "cancel", runIds: [] }, "request_invalid"],
+      [{ action: "list", runIds: [runId] }, "request_invalid"],
+      [{ action: "inspect", runIds: [runId.replace(/.$/, (c) => (c === "a" ? "b" : "a"))], view: "final" }, "run_unavailable"],
+      [{ action: "inspect", runIds: [runId], view: "final", cursor: "not-a-cursor" }, "cursor_invalid"],
+    ];
+    for (const [args, code] of cases) {
+      const { envelope } = await runs(args);
+      expect({ args, envelope: { ok: envelope.ok, data: envelope.data, code: envelope.error?.code } }).toEqual({ args, envelope: { ok: false, data: null, code } });
+    }
+    const other = await startPiSession();
+    const foreign = await other.callTool("external_runs", { action: "inspect", runIds: [runId], view: "summary" });
+    expect(foreign.structuredContent).toMatchObject({ ok: false, error: { code: "run_unavailable" } });
+    other.dispose();
+  });
+
+  test("a cursor from another run is cursor_invalid; evidence that changed under a cursor is cursor_stale", async () => {
+    pi = await startPiSession();
+    const a = await finishedRun("x".repeat(300));
+    const b = await finishedRun("y".repeat(300));
+    const page = await runs({ action: "inspect", runIds: [a], view: "launch", limitBytes: 32 });
+    const cursor = page.envelope.data.page!.nextCursor as string;
+    const foreign = await runs({ action: "inspect", runIds: [b], view: "launch", limitBytes: 32, cursor });
+    expect(foreign.envelope.error?.code).toBe("cursor_invalid");
+    const launchFile = findFile(pi.flowHome, a, "launch.json");
+    writeFileSync(launchFile, readFileSync(launchFile, "utf8").replace("worker", "WORKER"));
+    const stale = await runs({ action: "inspect", runIds: [a], view: "launch", limitBytes: 32, cursor });
+    expect(stale.envelope.error?.code).toBe("cursor_stale");
+  });
+
+  test("a run with no live owner and unfinished evidence is run_not_live for wait and cancel", async () => {
+    pi = await startPiSession();
+    // An owner in another process that died: its evidence stays unfinished and nothing here owns it.
+    const crashed = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionId, registry: new RunRegistry() })
+      .create({ kind: "agent", task: { description: "crashed" }, background: true });
+    const view = await runs({ action: "inspect", runIds: [crashed.runId], view: "summary" });
+    expect(view.envelope.data.entries![0]!.state.status).toBe("interrupted_or_uncertain");
+    for (const action of ["wait", "cancel"]) {
+      const { envelope } = await runs({ action, runIds: [crashed.runId] });
+      expect(envelope.error?.code).toBe("run_not_live");
+    }
+  });
+
+  test("supervision needs a persisted session: session_unavailable", async () => {
+    pi = await startPiSession({ persisted: false });
+    const { envelope } = await runs({ action: "list" });
+    expect(envelope).toMatchObject({ ok: false, data: null, error: { code: "session_unavailable" } });
+  });
+});
+
+describe("wait, cancel and result ownership", () => {
+  test("wait returns completed runs in request order, pending ones untouched, and consumes the completion", async () => {
+    pi = await startPiSession();
+    const fast = childAnswersWhenReleased("fast answer");
+    const slow = childAnswersWhenReleased("slow answer");
+    const first = await backgroundRun(fast.step);
+    const second = await backgroundRun(slow.step);
+    await Promise.all([fast.started, slow.started]);
+    fast.release();
+    const waited = await runs({ action: "wait", runIds: [second, first], mode: "any" });
+    expect(waited.envelope.data).toMatchObject({ mode: "any", pending: [second] });
+    expect(waited.envelope.data.completed).toMatchObject([{ runId: first, state: { outcome: "succeeded" }, output: { delivery: "inline", value: "fast answer" } }]);
+    slow.release();
+    const all = await runs({ action: "wait", runIds: [first, second] });
+    expect(all.envelope.data.completed!.map((view: View) => view.runId)).toEqual([first, second]);
+    expect(all.envelope.data.pending).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Both results were delivered by waits: no completion message is pushed for either.
+    expect(completions()).toHaveLength(0);
+  });
+
+  test("a wait that times out leaves the run running; the completion is then pushed once", async () => {
+    pi = await startPiSession();
+    const gated = childAnswersWhenReleased("late answer");
+    const runId = await backgroundRun(gated.step);
+    await gated.started;
+    const waited = await runs({ action: "wait", runIds: [runId], timeoutMs: 20 });
+    expect(waited.envelope.data).toMatchObject({ completed: [], pending: [runId] });
+    expect(waited.result.text).toContain("not cancelled");
+    gated.release();
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+  });
+
+  test("17.1: waiter A times out, waiter B receives the result: ownership stays claimed, no duplicate message", async () => {
+    pi = await startPiSession();
+    const gated = childAnswersWhenReleased("shared answer");
+    const runId = await backgroundRun(gated.step);
+    await gated.started;
+    // Release the run only once both waits are running and A has given up.
+    let waitsStarted = 0;
+    let waitsEnded = 0;
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_start" && event.toolName === "external_runs") waitsStarted++;
+      if (event.type === "tool_execution_end" && event.toolName === "external_runs") waitsEnded++;
+    });
+    const both = pi.runCodemode(`
+      const a = tools.external_runs({ action: "wait", runIds: [${JSON.stringify(runId)}], timeoutMs: 30 });
+      const b = tools.external_runs({ action: "wait", runIds: [${JSON.stringify(runId)}] });
+      const first = await a;
+      return { a: first.data.pending, b: (await b).data.completed.map((run) => run.output.value) };`);
+    await expect.poll(() => waitsStarted === 2 && waitsEnded === 1, { timeout: 10_000 }).toBe(true);
+    gated.release();
+    expect((await both).value).toEqual({ a: [runId], b: ["shared answer"] });
+    unsubscribe();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(completions()).toHaveLength(0);
+  });
+
+  test("an aborted wait throws 'Run wait aborted' and never cancels the run; its completion is recovered once", async () => {
+    pi = await startPiSession();
+    const gated = childAnswersWhenReleased("still delivered");
+    const runId = await backgroundRun(gated.step);
+    await gated.started;
+    const started = waitingOn("external_runs");
+    const waiting = pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+    await started;
+    await pi.session.abort();
+    const aborted = await waiting;
+    expect(aborted.isError).toBe(true);
+    expect(aborted.text).toContain("Run wait aborted");
+    gated.release();
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    expect((completions()[0] as unknown as { details: View }).details).toMatchObject({ runId, state: { outcome: "succeeded" } });
+  });
+
+  test("17.2: a wait on a queued run waits until it is dequeued, runs and completes", async () => {
+    pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
+    const first = childAnswersWhenReleased("first");
+    const firstId = await backgroundRun(first.step);
+    await first.started;
+    const queued = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [childAnswers("second")] });
+    const queuedRun = (queued.structuredContent as { data: { run: View } }).data.run;
+    expect(queuedRun.state.status).toBe("queued");
+    const started = waitingOn("external_runs");
+    const waiting = pi.runCodemode(`return await tools.external_runs({ action: "wait", runIds: [${JSON.stringify(queuedRun.runId)}] });`);
+    await started;
+    first.release();
+    const waited = (await waiting).value as Envelope;
+    expect(waited.data.completed).toMatchObject([{ runId: queuedRun.runId, state: { outcome: "succeeded" }, output: { value: "second" } }]);
+    expect(firstId).not.toBe(queuedRun.runId);
+  });
+
+  test("cancel asks a live run to stop (requested), and a finished one is terminal", async () => {
+    pi = await startPiSession();
+    const runId = await backgroundRun(childHangs());
+    const cancelled = await runs({ action: "cancel", runIds: [runId] });
+    expect(cancelled.envelope.data).toEqual({ runId, status: "requested" });
+    const waited = await runs({ action: "wait", runIds: [runId] });
+    expect(waited.envelope.data.completed![0]!.state.outcome).toBe("cancelled");
+    const again = await runs({ action: "cancel", runIds: [runId] });
+    expect(again.envelope.data).toEqual({ runId, status: "terminal" });
+  });
+});
+
+function findFile(root: string, runId: string, name: string): string {
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (entry.name === name && entry.parentPath.endsWith(runId)) return join(entry.parentPath, entry.name);
+  }
+  throw new Error(`${name} of ${runId} not found`);
+}
