@@ -1,4 +1,5 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { FlowHost } from "./orchestrator/flow-host.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
@@ -16,5 +17,7 @@ export default function piFlow(pi: ExtensionAPI): void {
   pi.on("session_shutdown", () => host.close());
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
-  pi.registerTool(createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name) }));
+  pi.registerTool(
+    createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS }),
+  );
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
+import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES } from "../../runtime/index.ts";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -58,6 +60,23 @@ describe("external_help called directly by the model", () => {
     for (const key of ["actions", "purpose", "semantics", "examples"]) expect(contract[key]).toBeDefined();
     for (const example of contract.examples as { input: unknown }[]) {
       expect(schemaViolation(TOOL_SCHEMAS[tool].input, example.input)).toBeNull();
+    }
+  });
+
+  test("the external_workflow contract carries the workflow helpers' signatures", async () => {
+    const result = await pi.callTool("external_help", { topic: "contracts", tool: "external_workflow" });
+    const contract = (result.structuredContent as Envelope).data!.contract as { helpers: typeof WORKFLOW_HELPERS };
+    expect(contract.helpers.functions.map((helper) => helper.name)).toEqual(WORKFLOW_HELPERS.functions.map((helper) => helper.name));
+    expect(contract.helpers.functions.map((helper) => helper.name)).toEqual(expect.arrayContaining(["parallel", "retry", "readFinal", "handoff"]));
+    expect(contract.helpers.globals.map((global) => global.name)).toEqual(expect.arrayContaining(["agent", "store", "load"]));
+    expect(contract.helpers.agentOptions).toMatchObject({ type: "object" });
+  });
+
+  test("the limits topic states the limits the runtime enforces", async () => {
+    const result = await pi.callTool("external_help", { topic: "limits" });
+    for (const name of LIMIT_NAMES) {
+      expect(result.text).toContain(`- ${name}: `);
+      expect(result.text).toContain(`Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`);
     }
   });
 
