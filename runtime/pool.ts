@@ -51,7 +51,7 @@ function loadBoot(): Promise<WorkerBoot> {
 
 async function spawn(): Promise<PooledWorker> {
   const data = await loadBoot();
-  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+  const worker = new Worker(new URL("./worker-entry.js", import.meta.url), {
     workerData: data,
     resourceLimits: { stackSizeMb: WORKER_STACK_MB, maxOldGenerationSizeMb: WORKER_HEAP_MB },
   });

@@ -6,7 +6,7 @@ import type { MainToWorker, WorkerBoot, WorkerToMain } from "./protocol.ts";
 import { VmSession } from "./vm-session.ts";
 
 const port = parentPort;
-if (!port) throw new Error("runtime/worker.ts must run in a worker thread");
+if (!port) throw new Error("runtime/worker.ts must run in a worker thread (started by worker-entry.js)");
 const boot = workerData as WorkerBoot;
 const post = (message: WorkerToMain): void => port.postMessage(message);
 
