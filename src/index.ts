@@ -1,10 +1,12 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../helpers/index.ts";
+import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { FlowHost } from "./orchestrator/flow-host.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
+import { createWorkflowTool } from "./tools/workflow.ts";
 
 /**
  * pi-flow's entry, named by the package manifest. Registration only: every behaviour lives in the
@@ -14,9 +16,13 @@ import { createRunsTool } from "./tools/runs.ts";
 export default function piFlow(pi: ExtensionAPI): void {
   if (inChildSessionContext()) return;
   const host = new FlowHost(pi);
+  // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started
+  // with the session, never at load, and does not keep the process alive.
+  pi.on("session_start", () => void prewarmWorkflowWorkers(1).catch(() => undefined));
   pi.on("session_shutdown", () => host.close());
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
+  pi.registerTool(createWorkflowTool(host));
   pi.registerTool(
     createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS }),
   );

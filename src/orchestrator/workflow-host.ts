@@ -1,0 +1,160 @@
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import type { RunWriter } from "../runs/index.ts";
+import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
+import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
+
+/**
+ * Failures found before launch that no retry can fix: they fail the workflow root, even if the
+ * script catches them, and are not counted as failed agent() calls.
+ */
+const FATAL_CODES = new Set(["selection_invalid", "configuration_invalid", "harness_unavailable", "model_unavailable"]);
+
+const STRING_OPTIONS = ["role", "subagent_type", "harness", "description", "prompt", "model", "cwd"] as const;
+const KNOWN_OPTIONS = new Set<string>([...STRING_OPTIONS, "context", "outputSchema", "timeoutMs"]);
+
+export type ChildStatus = "running" | "succeeded" | "failed" | "cancelled" | "timed_out";
+
+/** One indexed child as progress reports show it. */
+export interface ChildEntry {
+  index: number;
+  runId: string;
+  description: string;
+  status: ChildStatus;
+}
+
+export interface ChildCounts {
+  count: number;
+  failed: number;
+}
+
+function hostError(code: string, message: string, extra: { runId?: string; fatal?: boolean } = {}): HostError {
+  const error: HostError = Object.assign(new Error(message), { code });
+  if (extra.runId !== undefined) error.runId = extra.runId;
+  if (extra.fatal) error.fatal = true;
+  return error;
+}
+
+/** agent() options → the same call external_delegate takes. Bad shapes are request_invalid. */
+export function toChildCall(options: AgentOptions, index: number): ChildCall {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new FlowError("request_invalid", "agent() takes one options object.");
+  }
+  const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
+  if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
+  for (const key of STRING_OPTIONS) {
+    if (options[key] !== undefined && typeof options[key] !== "string") {
+      throw new FlowError("request_invalid", `agent() option ${key} must be a string.`);
+    }
+  }
+  if (typeof options.prompt !== "string" || options.prompt.trim() === "") {
+    throw new FlowError("request_invalid", "agent() needs a non-empty prompt.");
+  }
+  const { outputSchema, timeoutMs } = options;
+  if (outputSchema !== undefined && (outputSchema === null || typeof outputSchema !== "object" || Array.isArray(outputSchema))) {
+    throw new FlowError("request_invalid", "agent() option outputSchema must be a JSON Schema object.");
+  }
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1)) {
+    throw new FlowError("request_invalid", "agent() option timeoutMs must be a positive integer.");
+  }
+  const call: ChildCall = {
+    description: options.description ?? `agent ${index + 1}: ${options.prompt.trim().slice(0, 60)}`,
+    prompt: options.prompt,
+  };
+  for (const key of ["role", "subagent_type", "harness", "model", "cwd"] as const) {
+    const value = options[key];
+    if (typeof value === "string") call[key] = value;
+  }
+  if (options.context !== undefined) call.context = options.context;
+  if (outputSchema !== undefined) call.outputSchema = outputSchema as Record<string, unknown>;
+  if (timeoutMs !== undefined) call.timeoutMs = timeoutMs;
+  return call;
+}
+
+export interface WorkflowChildrenOptions {
+  env: LaunchEnvironment;
+  writer: RunWriter;
+  onChange(): void;
+}
+
+/**
+ * The workflow's side of agent(): every child goes through the same core as external_delegate
+ * (prepareChild + launchChild) with the snapshot frozen when the workflow call started, is indexed
+ * in the workflow's journal, and stops when the workflow root ends.
+ */
+export class WorkflowChildren {
+  readonly entries: ChildEntry[] = [];
+  private readonly options: WorkflowChildrenOptions;
+  private readonly inflight = new Set<Promise<unknown>>();
+  private failedCalls = 0;
+
+  constructor(options: WorkflowChildrenOptions) {
+    this.options = options;
+  }
+
+  get counts(): ChildCounts {
+    return { count: this.entries.length, failed: this.failedCalls };
+  }
+
+  /** Resolves once every child started so far has settled (they stop when the root ends). */
+  async drain(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.all([...this.inflight]);
+  }
+
+  agent(options: AgentOptions, context: HostCallContext): Promise<AgentResult> {
+    const call = this.start(options, context);
+    const tracked = call.catch(() => undefined);
+    this.inflight.add(tracked);
+    void tracked.finally(() => this.inflight.delete(tracked));
+    return call;
+  }
+
+  private async start(options: AgentOptions, { signal, index }: HostCallContext): Promise<AgentResult> {
+    const { env, writer } = this.options;
+    let launched: ReturnType<typeof launchChild>;
+    try {
+      const prepared = prepareChild(toChildCall(options, index), env);
+      launched = launchChild(prepared, env, { background: false, signal, parentRunId: writer.runId });
+    } catch (error) {
+      if (!(error instanceof FlowError)) throw error;
+      const fatal = FATAL_CODES.has(error.code);
+      this.journal({ t: "event", name: "agent_rejected", data: { index, code: error.code, message: error.message, fatal } });
+      if (!fatal) this.countFailure(signal);
+      throw hostError(error.code, error.message, { fatal });
+    }
+    const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running" };
+    this.entries.push(entry);
+    this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description } });
+    this.publishCounts();
+    const settled: SettledChild = await launched.settled;
+    const view: RunView = settled.view;
+    const outcome = view.state.outcome ?? "failed";
+    entry.status = outcome;
+    this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
+    if (outcome !== "succeeded") {
+      this.countFailure(signal);
+      const reason = view.state.error?.message ?? `the child ended ${outcome}`;
+      throw hostError(outcome, `agent() child ${entry.runId} ${outcome}: ${reason}`, { runId: entry.runId });
+    }
+    this.options.onChange();
+    const value = (settled.value ?? null) as JsonValue;
+    const result: AgentResult = { runId: entry.runId, output: typeof value === "string" ? value : JSON.stringify(value), value };
+    if (view.usage) result.usage = view.usage as JsonValue;
+    return result;
+  }
+
+  /** Only failures the script can still see count; a child stopped because the root ended is not delivered. */
+  private countFailure(signal: AbortSignal): void {
+    if (!signal.aborted) this.failedCalls++;
+    this.publishCounts();
+  }
+
+  private publishCounts(): void {
+    if (!this.options.writer.settled) this.options.writer.setChildren(this.counts);
+    this.options.onChange();
+  }
+
+  private journal(line: Parameters<RunWriter["journal"]>[0]): void {
+    if (!this.options.writer.settled) this.options.writer.journal(line);
+  }
+}

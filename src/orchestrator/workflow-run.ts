@@ -1,0 +1,154 @@
+import { randomUUID } from "node:crypto";
+import type { RunOutcome, RunView } from "../contract/run-schema.ts";
+import type { RunWriter, SettleResult } from "../runs/index.ts";
+import {
+  runWorkflow,
+  type ParsedWorkflow,
+  type WorkflowError,
+  type WorkflowEvent,
+  type WorkflowHost,
+  type WorkflowResult,
+} from "../../runtime/index.ts";
+import type { LaunchEnvironment } from "./launch-child.ts";
+import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
+import type { SelectedWorkflow } from "./workflow-sources.ts";
+
+/** The warning of a root that succeeded although the script caught failed agent() calls. */
+export const HANDLED_CHILD_FAILURES = "handled_child_failures";
+
+export interface WorkflowProgress {
+  runId: string;
+  children: readonly ChildEntry[];
+  counts: ChildCounts;
+}
+
+export interface WorkflowLaunch {
+  workflow: ParsedWorkflow;
+  selected: SelectedWorkflow;
+  args: Record<string, unknown>;
+  description: string;
+  env: LaunchEnvironment;
+  /** The tools.* bindings, made once the run has its ID (nested calls name it as their parent). */
+  tools(runId: string): WorkflowHost["tools"];
+  background: boolean;
+  /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
+  signal?: AbortSignal;
+  depth: number;
+  /** The workflow that started this one through tools.external_workflow. */
+  parentRunId?: string;
+  onProgress?(progress: WorkflowProgress): void;
+}
+
+export interface StartedWorkflow {
+  runId: string;
+  accepted: RunView;
+  /** Settles with the root once every child it started has settled; never rejects. */
+  settled: Promise<SettleResult>;
+}
+
+const OUTCOME_OF: Partial<Record<WorkflowError["kind"], RunOutcome>> = { timeout: "timed_out", aborted: "cancelled" };
+
+/** The cause of a root failure, as the receipt's error.message says it. */
+export function describeFailure(error: WorkflowError): string {
+  if (error.kind === "limit") return `${error.message} (limit ${error.code ?? "unknown"})`;
+  if (error.kind !== "script") return error.message;
+  const where = error.line === undefined ? "" : ` at line ${error.line}, column ${error.column ?? 1}`;
+  const name = error.name && error.name !== "Error" ? `${error.name}: ` : "";
+  const code = error.code && error.code !== "host_error" && !error.message.startsWith(error.code) ? ` [${error.code}]` : "";
+  return `${name}${error.message}${code}${where}`;
+}
+
+/**
+ * Registers the workflow run (its script and arguments persisted before registration), then runs
+ * the script in the sandbox. The root ends cancelled when the parent's signal (foreground) or an
+ * operator cancel aborts it, timed_out at its wall-time limit, failed on any other error.
+ */
+export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
+  const { workflow, selected, env, background } = launch;
+  const seed = randomUUID();
+  const startedAt = Date.now();
+  const writer = env.runs.create({
+    kind: "workflow",
+    background,
+    task: {
+      description: launch.description,
+      workflow: selected.name,
+      source: selected.source,
+      ...(launch.parentRunId ? { parentRunId: launch.parentRunId } : {}),
+    },
+    launch: { workflow: selected.name, source: selected.source, script: selected.text, args: launch.args, meta: workflow.meta, depth: launch.depth },
+  });
+  // The replay inputs: with the journal's store and child answers they replay the run.
+  writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth } });
+  writer.setChildren({ count: 0, failed: 0 });
+
+  const root = new AbortController();
+  const stop = () => root.abort();
+  writer.onCancel(stop);
+  launch.signal?.addEventListener("abort", stop, { once: true });
+  if (launch.signal?.aborted) stop();
+
+  const progress = () => launch.onProgress?.({ runId: writer.runId, children: children.entries, counts: children.counts });
+  const children = new WorkflowChildren({ env, writer, onChange: progress });
+  const host: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
+  const tools = launch.tools(writer.runId);
+  if (tools) host.tools = tools;
+
+  const run = runWorkflow(workflow, {
+    args: launch.args,
+    host,
+    seed,
+    startedAt,
+    signal: root.signal,
+    onEvent: (event) => record(writer, event),
+  }).catch((error: unknown): WorkflowResult => ({
+    ok: false,
+    error: { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
+    output: "",
+    replay: { seed, startedAt },
+  }));
+
+  const settled = run
+    .then(async (result) => {
+      // Children stop when the root ends; the root settles only once they are terminal too.
+      await children.drain();
+      return settleRoot(writer, result, children.counts);
+    })
+    .finally(() => launch.signal?.removeEventListener("abort", stop));
+
+  return { runId: writer.runId, accepted: writer.view(), settled };
+}
+
+function settleRoot(writer: RunWriter, result: WorkflowResult, counts: ChildCounts): SettleResult {
+  if (result.ok) {
+    // A script that returns nothing still has a result: null, so readers always find a final value.
+    const settled = writer.settle({ outcome: "succeeded", value: result.value ?? null, children: counts });
+    if (counts.failed === 0) return settled;
+    return { ...settled, warnings: [...settled.warnings, HANDLED_CHILD_FAILURES] };
+  }
+  const outcome = OUTCOME_OF[result.error.kind] ?? "failed";
+  const message = describeFailure(result.error);
+  writer.appendDiagnostic({ level: "error", message: result.error.stack ?? message, ...(result.error.code ? { code: result.error.code } : {}) });
+  return writer.settle({ outcome, error: { code: outcome, message }, children: counts });
+}
+
+/** Runtime events → the workflow's evidence: store lines, tool events, output messages. */
+function record(writer: RunWriter, event: WorkflowEvent): void {
+  if (writer.settled) return;
+  switch (event.type) {
+    case "store":
+      if (event.value === undefined) writer.journal({ t: "event", name: "store_delete", data: { key: event.key } });
+      else writer.journal({ t: "store", key: event.key, value: event.value });
+      return;
+    case "tool_start":
+      return writer.journal({ t: "event", name: "tool_start", data: { index: event.index, tool: event.name } });
+    case "tool_end":
+      return writer.journal({ t: "event", name: "tool_end", data: { index: event.index, tool: event.name, ok: event.ok, ...(event.code ? { code: event.code } : {}) } });
+    case "output":
+      writer.appendOutput(event.text);
+      return;
+    default:
+      // agent_start/agent_end: WorkflowChildren journals children with their run IDs.
+      return;
+  }
+}

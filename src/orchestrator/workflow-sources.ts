@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { FlowError } from "../contract/errors.ts";
+import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
+
+/** Where a workflow's script came from, as the run view's `task.source` says. */
+export type WorkflowSource = "shipped" | "project" | "user" | "inline";
+
+export interface SelectedWorkflow {
+  /** The saved workflow's name, or "inline". */
+  name: string;
+  source: WorkflowSource;
+  text: string;
+  /** Shown in script errors and stack traces; no private directory leaks through it. */
+  label: string;
+}
+
+/** The package's own workflows/ folder, found from this module so it works wherever pi-flow is installed. */
+export const SHIPPED_WORKFLOWS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../workflows");
+
+export interface WorkflowDirs {
+  project: string;
+  user: string;
+  shipped: string;
+}
+
+export function workflowDirs(cwd: string, flowHome: string): WorkflowDirs {
+  return { project: join(cwd, ".pi", "flow", "workflows"), user: join(flowHome, "workflows"), shipped: SHIPPED_WORKFLOWS_DIR };
+}
+
+// A name is a file stem, never a path: "../x" or "a/b" cannot reach outside the three folders.
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** Most specific first: a project file overrides a user file, which overrides a shipped one. */
+const ORDER: readonly (keyof WorkflowDirs)[] = ["project", "user", "shipped"];
+
+function readIfPresent(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw new FlowError("configuration_invalid", `The workflow file ${path} cannot be read (${code ?? "error"}).`);
+  }
+}
+
+/** Every saved workflow name the three folders hold, for the message of an unknown name. */
+export function listSavedWorkflows(dirs: WorkflowDirs): string[] {
+  const names = new Set<string>();
+  for (const where of ORDER) {
+    try {
+      for (const file of readdirSync(dirs[where])) if (file.endsWith(".js")) names.add(file.slice(0, -3));
+    } catch {
+      // A missing folder holds no workflows.
+    }
+  }
+  return [...names].sort();
+}
+
+/** Exactly one of `workflow` and `script`; a saved name resolves project, then user, then shipped. */
+export function selectWorkflow(input: { workflow?: string; script?: string }, dirs: WorkflowDirs): SelectedWorkflow {
+  if ((input.workflow === undefined) === (input.script === undefined)) {
+    throw new FlowError("request_invalid", "Give exactly one of workflow (a saved workflow's name) and script (inline source).");
+  }
+  if (input.script !== undefined) return { name: "inline", source: "inline", text: input.script, label: "inline.js" };
+  const name = input.workflow!;
+  if (!NAME.test(name)) {
+    throw new FlowError("request_invalid", `"${name}" is not a workflow name: use letters, digits, ".", "_" and "-", no path.`);
+  }
+  for (const where of ORDER) {
+    const text = readIfPresent(join(dirs[where], `${name}.js`));
+    if (text !== undefined) return { name, source: where, text, label: `${name}.js` };
+  }
+  const known = listSavedWorkflows(dirs);
+  throw new FlowError("selection_invalid", `Unknown workflow "${name}". Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.`);
+}
+
+/** Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its position. */
+export function parseSelected(selected: SelectedWorkflow): ParsedWorkflow {
+  try {
+    return parseWorkflow(selected.text, { origin: selected.source === "inline" ? "inline" : "saved", path: selected.label });
+  } catch (error) {
+    if (!isWorkflowScriptError(error)) throw error;
+    throw new FlowError("script_invalid", `${error.message} (${selected.label}, line ${error.line}, column ${error.column})`);
+  }
+}
+
+/** `args` against `meta.args`; the first violation is named. No schema: any object is accepted. */
+export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined): Record<string, unknown> {
+  const value = args ?? {};
+  const schema = workflow.meta.args;
+  if (schema === undefined) return value;
+  let validator: ReturnType<typeof compile>;
+  try {
+    validator = compile(schema as JsonSchema);
+  } catch (error) {
+    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}`);
+  }
+  if (validator.check(value)) return value;
+  const first = validator.errors(value)[0];
+  const where = first?.path ? `args${first.path.startsWith("/") ? first.path : `/${first.path}`}` : "args";
+  throw new FlowError("request_invalid", `${where}: ${first?.message ?? "does not match meta.args"}`);
+}

@@ -1,0 +1,75 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
+import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
+
+/** Root = 1; a workflow started by a workflow is 2; one more is refused. A fixed host ceiling. */
+export const MAX_WORKFLOW_DEPTH = 2;
+
+/** Flow's own read-only tools: every workflow may call them, whatever meta.tools says. */
+export const FLOW_READ_ONLY_TOOLS = ["external_runs", "external_help"] as const;
+
+/** The workflow whose tools.* call is running: its depth and run. */
+interface CallingWorkflow {
+  depth: number;
+  runId: string;
+}
+
+// Carried by the async context of the tools.* call, so concurrent sessions and sibling calls never
+// see each other's workflow.
+const callingWorkflow = new AsyncLocalStorage<CallingWorkflow>();
+
+/** Where a workflow started now sits: one deeper than the workflow calling it, if any. */
+export function nextWorkflowPlace(): { depth: number; parentRunId?: string } {
+  const caller = callingWorkflow.getStore();
+  const depth = (caller?.depth ?? 0) + 1;
+  if (depth > MAX_WORKFLOW_DEPTH) {
+    throw new FlowError("request_invalid", `Workflows may start workflows only to depth ${MAX_WORKFLOW_DEPTH}; this call would be depth ${depth}.`);
+  }
+  return caller ? { depth, parentRunId: caller.runId } : { depth };
+}
+
+type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools">;
+
+/**
+ * The names a workflow may call: those meta.tools asks for, which the session must be able to
+ * call (checked before launch, script_invalid otherwise), plus Flow's read-only tools.
+ */
+export function workflowToolNames(requested: readonly string[] | undefined, ctx: ToolContext): string[] {
+  const callable = new Set(ctx.tools.map((tool) => tool.name));
+  const missing = (requested ?? []).filter((name) => !callable.has(name));
+  if (missing.length > 0) {
+    throw new FlowError(
+      "script_invalid",
+      `meta.tools names ${missing.join(", ")}, which this session cannot call (callable: ${[...callable].sort().join(", ")}).`,
+    );
+  }
+  const names = new Set(requested ?? []);
+  for (const name of FLOW_READ_ONLY_TOOLS) if (callable.has(name)) names.add(name);
+  return [...names].sort();
+}
+
+function textOf(content: readonly { type: string; text?: string }[] | undefined): string {
+  return (content ?? []).map((part) => (part.type === "text" ? (part.text ?? "") : "")).join("");
+}
+
+/**
+ * tools.<name>(args) → the parent session's executeTool, so Pi's validation, hooks and permissions
+ * apply exactly as for a model's call. A tool with structured content resolves to it (a failed
+ * Flow receipt too: the script checks `ok`); a failure with only text rejects with that text.
+ */
+export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, caller: CallingWorkflow): NonNullable<WorkflowHost["tools"]> {
+  const tools: NonNullable<WorkflowHost["tools"]> = {};
+  for (const name of names) {
+    tools[name] = async (args: JsonValue, { signal }: HostCallContext) => {
+      const outcome = await callingWorkflow.run(caller, () => ctx.executeTool(name, args, { signal }));
+      const result = outcome.result as { content?: { type: string; text?: string }[]; structuredContent?: unknown };
+      if (result.structuredContent !== undefined) return result.structuredContent;
+      const text = textOf(result.content);
+      if (!outcome.isError) return text;
+      const error: HostError = Object.assign(new Error(text || `tools.${name} failed`), { code: "tool_failed" });
+      throw error;
+    };
+  }
+  return tools;
+}

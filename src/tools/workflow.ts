@@ -1,0 +1,110 @@
+import { defineTool } from "@earendil-works/pi-coding-agent";
+import { fail, succeed, toToolResult } from "../contract/envelope.ts";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { WorkflowInputSchema, WorkflowOutputSchema } from "../contract/workflow-schema.ts";
+import type { FlowHost } from "../orchestrator/flow-host.ts";
+import type { ChildEntry } from "../orchestrator/workflow-host.ts";
+import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
+import { checkArgs, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
+import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
+import { abortIfSignalled } from "./abort.ts";
+import { receiptText } from "./receipt-text.ts";
+
+export interface WorkflowDetails {
+  runId?: string;
+  phase: "rejected" | "running" | "accepted" | "settled";
+  children?: readonly ChildEntry[];
+  run?: RunView;
+}
+
+const MAX_LISTED = 8;
+
+/** "2 running, 3 finished: review correctness (running), …", running children first. */
+export function progressText(progress: WorkflowProgress): string {
+  const running = progress.children.filter((child) => child.status === "running");
+  const finished = progress.children.filter((child) => child.status !== "running");
+  const listed = [...running, ...finished].slice(0, MAX_LISTED).map((child) => `${child.description} (${child.status})`);
+  const more = progress.children.length > MAX_LISTED ? `, and ${progress.children.length - MAX_LISTED} more` : "";
+  const head = `Workflow ${progress.runId}: ${running.length} running, ${finished.length} finished`;
+  return listed.length === 0 ? `${head}.` : `${head}: ${listed.join(", ")}${more}.`;
+}
+
+function settledText(view: RunView, warnings: readonly string[]): string {
+  const text = receiptText(view, "settled");
+  if (!warnings.includes(HANDLED_CHILD_FAILURES)) return text;
+  const failed = view.children?.failed ?? 0;
+  return `${text}\nThe workflow succeeded after handling ${failed} failed agent() call${failed === 1 ? "" : "s"} (warning ${HANDLED_CHILD_FAILURES}): check that its result accounts for them.`;
+}
+
+export function createWorkflowTool(host: FlowHost) {
+  return defineTool({
+    name: "external_workflow",
+    label: "Workflow",
+    description: [
+      "Run a workflow script that orchestrates child agents in a sandbox: a saved workflow by name (shipped review, map, handoff; or the project's .pi/flow/workflows/) or an inline script, never both.",
+      "Scripts call agent() (same roles and options as external_delegate), store()/load(), tools.* and helpers (parallel, retry, readFinal, handoff); external_help topic workflows explains them.",
+      "Every child sees the parent as it was when this call started, never a sibling's result unless the script puts it in a prompt.",
+      "Foreground (default) blocks until the root settles; ok is false when it failed, was cancelled or timed out. background: true returns once accepted; wait with external_runs.",
+    ].join(" "),
+    promptSnippet: "Run a saved or inline workflow script that fans out child agents and returns the script's result as a run",
+    parameters: WorkflowInputSchema,
+    outputSchema: WorkflowOutputSchema,
+    // One parent snapshot per call, and a foreground workflow owns the turn until it settles.
+    executionMode: "sequential",
+    async execute(_toolCallId, params, signal, onUpdate, ctx) {
+      abortIfSignalled(signal);
+      const background = params.background ?? false;
+      let started: StartedWorkflow;
+      try {
+        host.assertOpen();
+        const { depth, parentRunId } = nextWorkflowPlace();
+        const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
+        const workflow = parseSelected(selected);
+        const args = checkArgs(workflow, params.args);
+        const toolNames = workflowToolNames(workflow.meta.tools, ctx);
+        const env = host.launchEnvironment(ctx);
+        const description = (params.description ?? workflow.meta.description ?? workflow.meta.name ?? `${selected.name} workflow`).slice(0, 200);
+        started = startWorkflow({
+          workflow,
+          selected,
+          args,
+          description,
+          env,
+          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId }),
+          background,
+          depth,
+          ...(parentRunId ? { parentRunId } : {}),
+          ...(background ? {} : { signal }),
+          onProgress: (progress) => {
+            if (background) return;
+            const children = progress.children.map((child) => ({ ...child })); // entries change as children settle
+            onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
+          },
+        });
+        if (background) host.trackBackground(started.runId, env.runs, started.settled);
+      } catch (error) {
+        if (!(error instanceof FlowError)) throw error;
+        const envelope = fail("external_workflow", "run", error.code, error.message, { run: null });
+        return toToolResult<WorkflowDetails>(envelope, `external_workflow rejected (${error.code}): ${error.message}`, { phase: "rejected" });
+      }
+
+      if (background) {
+        const envelope = succeed("external_workflow", "run", { run: started.accepted });
+        return toToolResult<WorkflowDetails>(envelope, receiptText(started.accepted, "accepted"), {
+          runId: started.runId,
+          phase: "accepted",
+          run: started.accepted,
+        });
+      }
+      onUpdate?.({ content: [{ type: "text", text: `Workflow ${started.runId} started.` }], details: { runId: started.runId, phase: "running" } });
+      const { view, warnings } = await started.settled;
+      const details: WorkflowDetails = { runId: view.runId, phase: "settled", run: view };
+      const text = settledText(view, warnings);
+      if (view.state.outcome === "succeeded") return toToolResult(succeed("external_workflow", "run", { run: view }, warnings), text, details);
+      const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
+      const message = view.state.error?.message ?? `The workflow ended ${view.state.outcome ?? view.state.status}.`;
+      return toToolResult(fail("external_workflow", "run", code, message, { run: view }, warnings), text, details);
+    },
+  });
+}

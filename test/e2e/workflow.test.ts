@@ -1,0 +1,206 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import { childAnswers, childHangs, childModelFails } from "../support/children.ts";
+import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
+import { schemaViolation } from "../support/schema.ts";
+
+type Receipt = { ok: boolean; data: { run: RunView | null }; warnings: string[]; error?: { code: string; message: string } };
+
+let pi: PiTestSession;
+beforeEach(async () => {
+  pi = await startPiSession();
+});
+afterEach(() => pi.dispose());
+
+const output = TOOL_SCHEMAS.external_workflow.output;
+
+async function workflow(args: Record<string, unknown>, script: TurnScript = {}) {
+  const result = await pi.callTool("external_workflow", args, script);
+  const receipt = result.structuredContent as Receipt;
+  expect(schemaViolation(output, receipt)).toBeNull();
+  expect(result.isError).toBe(!receipt.ok);
+  return { result, receipt, run: receipt.data.run };
+}
+
+/** The run's journal, as written to disk, one parsed line each. */
+function journalOf(runId: string): Record<string, unknown>[] {
+  const find = (dir: string): string | undefined => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const path = join(dir, entry.name);
+      if (entry.name === runId) return join(path, "journal.jsonl");
+      const inner = find(path);
+      if (inner) return inner;
+    }
+    return undefined;
+  };
+  const path = find(pi.flowHome);
+  if (!path) throw new Error(`no journal for ${runId}`);
+  return readFileSync(path, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+const explorer = (prompt: string) => `agent({ role: "explorer", description: "d", prompt: ${JSON.stringify(prompt)}, context: { mode: "none" } })`;
+
+describe("selecting the script", () => {
+  test("both sources, or neither, is request_invalid and launches nothing", async () => {
+    for (const args of [{ workflow: "review", script: "return 1;" }, { args: {} }]) {
+      const { receipt } = await workflow(args);
+      expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    }
+    expect(existsSync(pi.flowHome)).toBe(false);
+  });
+
+  test("an unknown name is selection_invalid and the message lists the saved workflows", async () => {
+    const { receipt, result } = await workflow({ workflow: "no-such-flow" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
+    expect(receipt.error!.message).toMatch(/handoff, map, review/);
+    expect(result.text).toContain("selection_invalid");
+  });
+
+  test("a project file overrides a user file, which overrides a shipped one; the receipt says which ran", async () => {
+    const saved = (where: string) => `export const apiVersion = 1;\nexport const meta = { name: "review" };\nreturn "${where}";\n`;
+    const projectDir = join(pi.cwd, ".pi", "flow", "workflows");
+    const userDir = join(pi.flowHome, "workflows");
+    mkdirSync(projectDir, { recursive: true });
+    mkdirSync(userDir, { recursive: true });
+    writeFileSync(join(projectDir, "review.js"), saved("project"));
+    writeFileSync(join(userDir, "review.js"), saved("user"));
+    const first = await workflow({ workflow: "review" });
+    expect(first.run).toMatchObject({ task: { workflow: "review", source: "project" }, output: { value: "project" } });
+    rmSync(join(projectDir, "review.js"));
+    const second = await workflow({ workflow: "review" });
+    expect(second.run).toMatchObject({ task: { workflow: "review", source: "user" }, output: { value: "user" } });
+  });
+
+  test.each([
+    ["a syntax error", "const x = 1;\nconst y = ;\nreturn x;", /line 2, column 11/],
+    ["an unsupported apiVersion", "export const apiVersion = 2;\nreturn 1;", /unsupported apiVersion 2.*line 1, column 27/],
+    ["a meta that is not literal", "const n = 'x';\nexport const meta = { name: n };\nreturn 1;", /meta.*literal.*line 2/],
+    ["a limit above its ceiling", "export const meta = { limits: { agentCalls: 100000 } };\nreturn 1;", /agentCalls.*ceiling/],
+    ["an import", 'import fs from "node:fs";\nreturn 1;', /imports are not allowed.*line 1, column 1/],
+  ])("%s is script_invalid with its position, and nothing is launched", async (_name, script, message) => {
+    const { receipt } = await workflow({ script });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    expect(receipt.error!.message).toMatch(message);
+    expect(existsSync(pi.flowHome)).toBe(false);
+  });
+
+  test("a saved workflow without apiVersion and meta is script_invalid", async () => {
+    mkdirSync(join(pi.cwd, ".pi", "flow", "workflows"), { recursive: true });
+    writeFileSync(join(pi.cwd, ".pi", "flow", "workflows", "bare.js"), "return 1;\n");
+    const { receipt } = await workflow({ workflow: "bare" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    expect(receipt.error!.message).toMatch(/apiVersion/);
+  });
+
+  test("args are checked against meta.args: request_invalid names the first violation", async () => {
+    const { receipt } = await workflow({ workflow: "map", args: { items: ["a", 7], prompt: "p" } });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    expect(receipt.error!.message).toMatch(/^args\/items\/1: expected string/);
+  });
+
+  test("a journal that cannot be written is storage_unavailable, before registration", async () => {
+    const blocker = join(pi.cwd, "not-a-dir");
+    writeFileSync(blocker, "x");
+    process.env.PI_FLOW_HOME = join(blocker, "home");
+    const { receipt } = await workflow({ script: "return 1;" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "storage_unavailable" } });
+  });
+});
+
+describe("receipts", () => {
+  test("a root that succeeded: ok, the script's value, children counted, the child indexed in the journal", async () => {
+    const script = `const r = await ${explorer("List the parsers.")};\nstore("found", r.value);\nreturn { found: r.value, child: r.runId };`;
+    const { receipt, run, result } = await workflow({ script, description: "Find parsers" }, { children: [childAnswers("parser-a")] });
+    expect(receipt.ok).toBe(true);
+    expect(receipt.warnings).toEqual([]);
+    expect(run).toMatchObject({
+      kind: "workflow",
+      task: { description: "Find parsers", workflow: "inline", source: "inline" },
+      state: { status: "done", outcome: "succeeded" },
+      children: { count: 1, failed: 0 },
+      output: { delivery: "inline", value: { found: "parser-a" } },
+    });
+    const childId = (run!.output.value as { child: string }).child;
+    expect(result.text).toContain(run!.runId);
+    const lines = journalOf(run!.runId);
+    expect(lines.map((line) => line.t)).toEqual(["start", "event", "event", "child", "store", "terminal"]);
+    expect(lines[3]).toMatchObject({ t: "child", childRunId: childId, outcome: "succeeded", data: { index: 0 } });
+    expect(lines[4]).toMatchObject({ t: "store", key: "found", value: "parser-a" });
+    expect(journalOf(childId)[0]).toMatchObject({ t: "start", kind: "agent", task: { parentRunId: run!.runId } });
+  });
+
+  test("a child failure the script does not catch fails the root: ok:false, code failed, evidence kept", async () => {
+    const { receipt, run } = await workflow({ script: `return await ${explorer("p")};` }, { children: [childModelFails("provider exploded")] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });
+    expect(receipt.error!.message).toMatch(/provider exploded/);
+    expect(run).toMatchObject({ state: { outcome: "failed" }, children: { count: 1, failed: 1 } });
+    expect(run!.refs.diagnostics).toBeDefined();
+  });
+
+  test("a root that caught a child failure stays ok, with handled_child_failures in warnings and content", async () => {
+    const script = `try { await ${explorer("p")}; } catch (error) { return { caught: error.code, runId: error.runId }; }`;
+    const { receipt, run, result } = await workflow({ script }, { children: [childModelFails("provider exploded")] });
+    expect(receipt.ok).toBe(true);
+    expect(receipt.warnings).toContain("handled_child_failures");
+    expect(result.text).toMatch(/handling 1 failed agent\(\) call/);
+    expect(run).toMatchObject({ children: { count: 1, failed: 1 }, output: { value: { caught: "failed" } } });
+  });
+
+  test("a bad agent() call fails before a child is indexed: catchable, counted as failed, not as a child", async () => {
+    const script = `try { await agent({ description: "no selector", prompt: "p" }); } catch (e) { return e.code; }`;
+    const { receipt, run } = await workflow({ script });
+    expect(receipt).toMatchObject({ ok: true, warnings: ["handled_child_failures"] });
+    expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: "request_invalid" } });
+  });
+
+  test("an unknown role fails the root even when caught, and is not counted as a failed child", async () => {
+    const script = `try { await agent({ role: "nonexistent_role", description: "d", prompt: "p" }); } catch (e) { return "caught"; }`;
+    const { receipt, run } = await workflow({ script });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });
+    expect(receipt.error!.message).toMatch(/nonexistent_role/);
+    expect(run).toMatchObject({ state: { outcome: "failed" }, children: { count: 0, failed: 0 } });
+  });
+
+  test("the agent-call limit fails the root, even when caught, and is not counted as a failed child", async () => {
+    const script = [
+      "export const meta = { limits: { agentCalls: 2 } };",
+      `const out = [];`,
+      `for (let i = 0; i < 3; i++) { try { out.push((await ${explorer("p")}).value); } catch (e) { out.push(e.code); } }`,
+      `return out;`,
+    ].join("\n");
+    const { receipt, run } = await workflow({ script }, { children: [childAnswers("one"), childAnswers("two")] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("agent call limit (2) reached") } });
+    expect(run).toMatchObject({ state: { outcome: "failed" }, children: { count: 2, failed: 0 } });
+  });
+
+  test("a script error fails the root with its line and column", async () => {
+    const { receipt } = await workflow({ script: "const a = 1;\nnull.boom;\nreturn a;" });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });
+    expect(receipt.error!.message).toMatch(/TypeError: .*line 2, column \d+/);
+  });
+
+  test("the wall-time limit times the root out: ok:false timed_out, and its running child is stopped", async () => {
+    const script = `export const meta = { limits: { timeoutMs: 300 } };\nawait ${explorer("p")};\nreturn "never";`;
+    const { receipt, run } = await workflow({ script }, { children: [childHangs()] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "timed_out" } });
+    expect(run).toMatchObject({ state: { outcome: "timed_out" }, children: { count: 1 } });
+    const child = journalOf(run!.runId).find((line) => line.t === "child");
+    expect(child).toMatchObject({ outcome: "cancelled" });
+  });
+
+  test("an answer over 16 KiB reaches the script whole; a large workflow result is delivered by reference", async () => {
+    const big = "y".repeat(20 * 1024);
+    const script = `const r = await ${explorer("p")};\nreturn { length: r.value.length, text: r.value + r.value };`;
+    const { receipt, run } = await workflow({ script }, { children: [childAnswers(big)] });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ delivery: "reference", finalAvailable: true });
+    const page = await pi.callTool("external_runs", { ...run!.refs.final, limitBytes: 200_000 });
+    const value = JSON.parse((page.structuredContent as { data: { page: { text: string } } }).data.page.text) as { result: { length: number; text: string } };
+    expect(value.result.length).toBe(big.length);
+    expect(value.result.text).toBe(big + big);
+  });
+});

@@ -1,0 +1,114 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { FlowError } from "../../src/contract/errors.ts";
+import { toChildCall } from "../../src/orchestrator/workflow-host.ts";
+import { describeFailure } from "../../src/orchestrator/workflow-run.ts";
+import {
+  checkArgs,
+  parseSelected,
+  selectWorkflow,
+  SHIPPED_WORKFLOWS_DIR,
+  workflowDirs,
+  type WorkflowDirs,
+} from "../../src/orchestrator/workflow-sources.ts";
+
+const codeOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+    return undefined;
+  } catch (error) {
+    return error instanceof FlowError ? error.code : `not a FlowError: ${String(error)}`;
+  }
+};
+
+let root: string;
+let dirs: WorkflowDirs;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "pi-flow-sources-"));
+  dirs = workflowDirs(join(root, "project"), join(root, "home"));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe("selectWorkflow", () => {
+  test("the folders are the project's .pi/flow/workflows, the Flow home's workflows, and the package's", () => {
+    expect(dirs.project).toBe(join(root, "project", ".pi", "flow", "workflows"));
+    expect(dirs.user).toBe(join(root, "home", "workflows"));
+    expect(readdirSync(SHIPPED_WORKFLOWS_DIR).filter((file) => file.endsWith(".js")).sort()).toEqual(["handoff.js", "map.js", "review.js"]);
+  });
+
+  test("a name is a file stem: anything path-like is request_invalid and reads no file", () => {
+    for (const name of ["../review", "a/b", ".hidden", "x\\y", ""]) {
+      expect(codeOf(() => selectWorkflow({ workflow: name }, dirs))).toBe("request_invalid");
+    }
+  });
+
+  test("project over user over shipped, by name", () => {
+    expect(selectWorkflow({ workflow: "map" }, dirs)).toMatchObject({ name: "map", source: "shipped" });
+    mkdirSync(dirs.user, { recursive: true });
+    writeFileSync(join(dirs.user, "map.js"), "return 'user';");
+    expect(selectWorkflow({ workflow: "map" }, dirs)).toMatchObject({ source: "user", text: "return 'user';" });
+    mkdirSync(dirs.project, { recursive: true });
+    writeFileSync(join(dirs.project, "map.js"), "return 'project';");
+    expect(selectWorkflow({ workflow: "map" }, dirs)).toMatchObject({ source: "project", text: "return 'project';" });
+  });
+
+  test("a saved file that cannot be read is configuration_invalid", () => {
+    mkdirSync(join(dirs.project, "broken.js"), { recursive: true }); // a directory where a file should be
+    expect(codeOf(() => selectWorkflow({ workflow: "broken" }, dirs))).toBe("configuration_invalid");
+  });
+});
+
+describe("parsing and arguments", () => {
+  test("every shipped workflow parses, with a name, description, args schema and limits", () => {
+    for (const name of ["review", "map", "handoff"]) {
+      const workflow = parseSelected(selectWorkflow({ workflow: name }, dirs));
+      expect(workflow.meta).toMatchObject({ name, description: expect.any(String), args: { type: "object" }, limits: expect.any(Object) });
+    }
+  });
+
+  test("an args schema that does not compile is script_invalid; no schema accepts any object", () => {
+    const bad = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: 'export const meta = { args: { $ref: "#/definitions/missing" } };' });
+    expect(codeOf(() => checkArgs(bad, {}))).toBe("script_invalid");
+    const free = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: "return 1;" });
+    expect(checkArgs(free, { anything: 1 })).toEqual({ anything: 1 });
+    expect(checkArgs(free, undefined)).toEqual({});
+  });
+});
+
+describe("agent() options", () => {
+  test("are the same call external_delegate takes; the description defaults to the prompt", () => {
+    expect(toChildCall({ role: "explorer", prompt: "Find the parsers.", context: { mode: "none" } }, 2)).toEqual({
+      role: "explorer",
+      description: "agent 3: Find the parsers.",
+      prompt: "Find the parsers.",
+      context: { mode: "none" },
+    });
+  });
+
+  test.each([
+    [{ role: "explorer", prompt: "p", background: true }, /does not take background/],
+    [{ role: "explorer", prompt: "  " }, /non-empty prompt/],
+    [{ role: 7, prompt: "p" }, /role must be a string/],
+    [{ role: "explorer", prompt: "p", timeoutMs: 1.5 }, /timeoutMs/],
+    [{ role: "explorer", prompt: "p", outputSchema: [] }, /outputSchema/],
+  ])("%j is request_invalid", (options, message) => {
+    expect(() => toChildCall(options as never, 0)).toThrow(message);
+    expect(codeOf(() => toChildCall(options as never, 0))).toBe("request_invalid");
+  });
+});
+
+describe("describeFailure", () => {
+  test("names the limit, the script position, or the host's code", () => {
+    expect(describeFailure({ kind: "limit", code: "agentCalls", message: "agent call limit (2) reached" })).toBe(
+      "agent call limit (2) reached (limit agentCalls)",
+    );
+    expect(describeFailure({ kind: "script", name: "TypeError", message: "x is null", line: 3, column: 7 })).toBe(
+      "TypeError: x is null at line 3, column 7",
+    );
+    expect(describeFailure({ kind: "script", code: "selection_invalid", message: 'Unknown role "x".' })).toBe(
+      'Unknown role "x". [selection_invalid]',
+    );
+  });
+});
