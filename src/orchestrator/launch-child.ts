@@ -10,8 +10,8 @@ import type { ParentSnapshot } from "../context/snapshot.ts";
 import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
-import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
+import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
+import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
 import { checkHarnessName, createHarness, resolveChildModel } from "./harness-select.ts";
 import type { Slots } from "./slots.ts";
 
@@ -124,6 +124,20 @@ export interface LaunchedChild {
   settled: Promise<SettledChild>;
 }
 
+/** A harness's diagnostic as one line of the run's diagnostics log. */
+function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
+  switch (entry.type) {
+    case "error":
+      return { level: "error", message: entry.message };
+    case "tool_call":
+      return { level: "info", message: `tool ${entry.tool} ${entry.args}` };
+    case "tool_result":
+      return { level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` };
+    case "usage":
+      return { level: "info", message: `usage ${JSON.stringify(entry.usage)}` };
+  }
+}
+
 /**
  * Registers the run, then runs the child on its harness. The run ends cancelled when the parent's
  * signal (foreground) or an operator cancel aborts it, timed_out when its time limit passes.
@@ -153,21 +167,22 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   });
   const controller = new AbortController();
   let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
   const cancel = () => controller.abort();
   writer.onCancel(cancel);
   options.signal?.addEventListener("abort", cancel, { once: true });
   if (options.signal?.aborted) cancel();
-  const timer =
-    call.timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          controller.abort();
-        }, call.timeoutMs);
 
   const run = async (): Promise<ChildResult> => {
     const release = await options.slots?.acquire(controller.signal);
     writer.markRunning();
+    // The time limit counts from when the child runs, not from when it was queued.
+    if (call.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, call.timeoutMs);
+    }
     try {
       return await runOnHarness();
     } finally {
@@ -185,22 +200,20 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       timedOut: () => timedOut,
       onProgress: (progress) => options.onProgress?.(progress),
       onOutput: (text) => void writer.appendOutput(text),
-      onDiagnostic: (entry) => {
-        if (entry.type === "error") writer.appendDiagnostic({ level: "error", message: entry.message });
-        else if (entry.type === "tool_call") writer.appendDiagnostic({ level: "info", message: `tool ${entry.tool} ${entry.args}` });
-        else if (entry.type === "tool_result") {
-          writer.appendDiagnostic({ level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` });
-        } else writer.appendDiagnostic({ level: "info", message: `usage ${JSON.stringify(entry.usage)}` });
-      },
+      onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
     });
   };
 
   const settled = run()
-    .catch((error: unknown): ChildResult => ({
-      outcome: controller.signal.aborted ? (timedOut ? "timed_out" : "cancelled") : "failed",
-      error: { code: "failed", message: `The child could not run: ${error instanceof Error ? error.message : String(error)}` },
-      usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
-    }))
+    .catch((error: unknown): ChildResult => {
+      const usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+      if (controller.signal.aborted) {
+        const outcome = timedOut ? "timed_out" : "cancelled";
+        return { outcome, error: { code: outcome, message: `The child was ${timedOut ? "out of time" : "cancelled"} before it ran.` }, usage };
+      }
+      const message = `The child could not run: ${error instanceof Error ? error.message : String(error)}`;
+      return { outcome: "failed", error: { code: "failed", message }, usage };
+    })
     .then((result): SettledChild => {
       const settledRun = writer.settle({
         outcome: result.outcome,

@@ -155,6 +155,16 @@ describe("abort, background and delivery", () => {
     });
   });
 
+  test("a child that outlives timeoutMs ends timed_out, with its evidence kept", async () => {
+    const { result, receipt } = await delegate({ ...worker, timeoutMs: 1000 }, { children: [childHangs()] });
+    expect(receipt).toMatchObject({
+      ok: false,
+      error: { code: "timed_out" },
+      data: { run: { live: false, state: { status: "done", outcome: "timed_out" } } },
+    });
+    expect(result.text).toContain("timed_out");
+  });
+
   test("background: ok once accepted, not finished; later exactly one completion message", async () => {
     const gated = childAnswersWhenReleased("background answer");
     const { result, receipt } = await delegate({ ...worker, background: true }, { children: [gated.step] });
