@@ -5,6 +5,7 @@ import { captureParentSnapshot } from "../context/snapshot.ts";
 import { formatRunText, openRunStore, resolveFlowHome, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { ResultOwnership } from "./ownership.ts";
+import { inheritedSnapshot } from "./workflow-tools.ts";
 import { backgroundLimit, Slots } from "./slots.ts";
 
 /** The custom message type of a background run's completion notice. */
@@ -51,7 +52,10 @@ export class FlowHost {
     return resolveFlowHome(process.env, getAgentDir());
   }
 
-  /** Everything children of one tool call share, with the parent snapshot frozen now. */
+  /**
+   * Everything children of one tool call share, with the parent snapshot frozen now, or inherited
+   * from the workflow whose tools.* made this call.
+   */
   launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
     return {
       cwd: ctx.cwd,
@@ -59,7 +63,7 @@ export class FlowHost {
       flowUserDir: this.flowHome(),
       parentModel: ctx.model,
       modelRegistry: ctx.modelRegistry,
-      snapshot: captureParentSnapshot(ctx.sessionManager.getBranch()),
+      snapshot: inheritedSnapshot() ?? captureParentSnapshot(ctx.sessionManager.getBranch()),
       runs: this.runStore(ctx),
     };
   }

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
+import type { ParentSnapshot } from "../context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
 
 /** Root = 1; a workflow started by a workflow is 2; one more is refused. A fixed host ceiling. */
@@ -9,15 +10,25 @@ export const MAX_WORKFLOW_DEPTH = 2;
 /** Flow's own read-only tools: every workflow may call them, whatever meta.tools says. */
 export const FLOW_READ_ONLY_TOOLS = ["external_runs", "external_help"] as const;
 
-/** The workflow whose tools.* call is running: its depth and run. */
+/** The workflow whose tools.* call is running: its depth, its run and its frozen parent snapshot. */
 interface CallingWorkflow {
   depth: number;
   runId: string;
+  snapshot: ParentSnapshot;
 }
 
 // Carried by the async context of the tools.* call, so concurrent sessions and sibling calls never
 // see each other's workflow.
 const callingWorkflow = new AsyncLocalStorage<CallingWorkflow>();
+
+/**
+ * The snapshot a Flow tool called from a workflow's tools.* must use: the workflow's own, frozen
+ * when the workflow call started, so a child started that way sees exactly what agent() children
+ * see. Undefined outside a workflow.
+ */
+export function inheritedSnapshot(): ParentSnapshot | undefined {
+  return callingWorkflow.getStore()?.snapshot;
+}
 
 /** Where a workflow started now sits: one deeper than the workflow calling it, if any. */
 export function nextWorkflowPlace(): { depth: number; parentRunId?: string } {

@@ -71,7 +71,7 @@ export function createWorkflowTool(host: FlowHost) {
           args,
           description,
           env,
-          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId }),
+          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot: env.snapshot }),
           background,
           depth,
           ...(parentRunId ? { parentRunId } : {}),

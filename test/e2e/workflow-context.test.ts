@@ -85,6 +85,27 @@ describe("the frozen parent snapshot and independent siblings", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(completions()).toHaveLength(0);
   });
+  test("a child started through tools.external_delegate selects from the same frozen snapshot", async () => {
+    const seen: Seen[] = [];
+    const gated = childAnswersWhenReleased("first done");
+    const script = [
+      `const a = await ${agentCall("first", "Step one.", '{ mode: "full" }')};`,
+      `const b = await tools.external_delegate({ role: "explorer", description: "second", prompt: "Step two.", context: { mode: "full" } });`,
+      `return { a: a.value, b: b.data.run.output.value };`,
+    ].join("\n");
+    const source = `export const apiVersion = 1;\nexport const meta = { name: "via-tools", description: "d", tools: ["external_delegate"] };\n${script}`;
+    const { receipt, run } = await workflow({ script: source, background: true }, { children: [gated.step, childAnswers("second done", seen)] });
+    expect(receipt.ok).toBe(true);
+    await gated.started;
+    await pi.say("New fact: the codeword is now MANGO.", "Noted.");
+    gated.release();
+    const waited = await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId] });
+    const value = (waited.structuredContent as { data: { completed: RunView[] } }).data.completed[0]!.output.value;
+    expect(value).toEqual({ a: "first done", b: "second done" });
+    expect(seen[0]!.user).toContain("PINEAPPLE");
+    expect(seen[0]!.user).not.toContain("MANGO");
+    expect(seen[0]!.user).not.toContain("[called external_workflow");
+  });
 });
 
 describe("calls, tools and nesting", () => {
