@@ -19,7 +19,7 @@ export default function piFlow(pi: ExtensionAPI): void {
   // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started
   // with the session, never at load, and does not keep the process alive.
   pi.on("session_start", () => void prewarmWorkflowWorkers(1).catch(() => undefined));
-  pi.on("session_shutdown", () => host.close());
+  pi.on("session_shutdown", (event) => host.close(event.reason));
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
   pi.registerTool(createWorkflowTool(host));

@@ -39,7 +39,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       settingsManager: SettingsManager.create(cwd, options.agentDir),
       // A child's transcript is evidence of its run, kept by pi-flow; it is never a Pi session of its own.
       sessionManager: SessionManager.inMemory(cwd),
-      tools: profile.tools,
+      ...(profile.tools ? { tools: profile.tools } : {}),
     });
     await session.bindExtensions({});
     return session;

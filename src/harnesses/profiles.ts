@@ -13,7 +13,8 @@ export interface ChildProfile {
   name: string;
   description: string;
   systemPrompt: string;
-  tools: string[];
+  /** The child's tools; absent means Pi's default tools, as Pi's own agent definitions do. */
+  tools?: string[];
   model?: string;
   defaultContext: ContextRequest;
   harness?: string;
@@ -30,6 +31,8 @@ function toolList(value: unknown, file: string): string[] | undefined {
   }
   return raw.map((item: string) => item.trim()).filter((item) => item.length > 0);
 }
+
+const optionalTools = (tools: string[] | undefined) => (tools === undefined ? {} : { tools });
 
 /** `none`, `full`, `recent` or `recent:N` in a file's frontmatter. */
 function contextFrom(value: unknown, file: string): ContextRequest | undefined {
@@ -70,7 +73,7 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
     name,
     description: optionalString(frontmatter.description, "description", file) ?? fallback?.description ?? name,
     systemPrompt,
-    tools: toolList(frontmatter.tools, file) ?? fallback?.tools ?? [],
+    ...optionalTools(toolList(frontmatter.tools, file) ?? fallback?.tools),
     ...(model ? { model } : {}),
     defaultContext: contextFrom(frontmatter.context, file) ?? fallback?.defaultContext ?? { mode: "none" },
     ...(harness ? { harness } : {}),

@@ -27,9 +27,14 @@ export class FlowHost {
     this.pi = pi;
   }
 
-  /** The session shut down: nothing new may register, and its background runs are stopped. */
-  close(): void {
+  /**
+   * The session shut down: nothing new may register here. On quit or a switch to another session,
+   * its background runs are stopped, so their journals end cancelled rather than unfinished. A
+   * reload keeps them running: the same session goes on, and external_runs can still wait for them.
+   */
+  close(reason: "quit" | "reload" | "new" | "resume" | "fork"): void {
     this.closed = true;
+    if (reason === "reload") return;
     for (const [runId, runs] of this.background) {
       try {
         runs.cancel(runId, "the owning session closed");
@@ -88,7 +93,7 @@ export class FlowHost {
   private publishCompletion(view: RunView): void {
     if (this.closed) return;
     const outcome = view.state.outcome ?? view.state.status;
-    this.pi.sendMessage(
+    void this.pi.sendMessage(
       {
         customType: COMPLETION_MESSAGE_TYPE,
         content: `Background run ${view.runId} finished: ${outcome}.\n${formatRunText(view)}`,

@@ -157,7 +157,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     launch: {
       harness,
       model: `${model.provider}/${model.id}`,
-      profile: { name: profile.name, source: profile.source, tools: profile.tools },
+      profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
       context: prepared.contextMode,
       cwd: prepared.cwd,
       timeoutMs: call.timeoutMs ?? null,

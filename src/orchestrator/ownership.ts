@@ -51,7 +51,9 @@ export class ResultOwnership {
 
   /** The run settled. Its message goes out later, unless a waiter owns the result by then. */
   settled(runId: string): void {
-    const state = this.state(runId);
+    // An untracked or already delivered run has nothing to publish; do not start tracking it again.
+    const state = this.states.get(runId);
+    if (!state) return;
     state.settled = true;
     this.schedulePublication(runId);
   }

@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { childAnswers, childAnswersWhenReleased, childHangs, childModelFails, type Seen } from "../support/children.ts";
@@ -94,6 +95,25 @@ describe("external_delegate in the foreground", () => {
   });
 });
 
+describe("subagent_type", () => {
+  test("runs a Pi agent definition on the pi harness, with its prompt, and Pi's default tools when it names none", async () => {
+    mkdirSync(join(pi.cwd, ".pi", "agents"), { recursive: true });
+    writeFileSync(join(pi.cwd, ".pi", "agents", "helper.md"), "---\nname: helper\ndescription: Helps\n---\nYou are HELPER-AGENT-PROMPT.");
+    writeFileSync(join(pi.cwd, ".pi", "agents", "scout.md"), "---\nname: scout\ndescription: Scouts\ntools: read, grep\n---\nYou are a scout.");
+    const seen: Seen[] = [];
+    const { receipt } = await delegate(
+      { subagent_type: "helper", description: "Help", prompt: "Help out." },
+      { children: [childAnswers("helped", seen)] },
+    );
+    expect(receipt).toMatchObject({ ok: true, data: { run: { task: { subagentType: "helper", harness: "pi" } } } });
+    expect(seen[0]!.system).toContain("HELPER-AGENT-PROMPT");
+    const tools = (system: string) => ["read", "bash", "edit", "write", "grep"].filter((tool) => new RegExp(`\\b${tool}\\b`).test(system));
+    expect(tools(seen[0]!.system)).toEqual(expect.arrayContaining(["read", "bash", "edit", "write"]));
+    await delegate({ subagent_type: "scout", description: "Scout", prompt: "Scout." }, { children: [childAnswers("scouted", seen)] });
+    expect(tools(seen[1]!.system)).not.toContain("bash");
+  });
+});
+
 describe("context modes: a child sees the parent's words only when its mode asks for them", () => {
   beforeEach(async () => {
     await pi.say("Remember: the codeword is PINEAPPLE.", "Noted the codeword.");
@@ -185,6 +205,17 @@ describe("abort, background and delivery", () => {
     expect(message.details).toMatchObject({ runId: run.runId, state: { outcome: "succeeded" } });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(completions()).toHaveLength(1);
+  });
+
+  test("a reload keeps background runs going; they can still be waited on", async () => {
+    const gated = childAnswersWhenReleased("survived the reload");
+    const { receipt } = await delegate({ ...worker, background: true }, { children: [gated.step] });
+    const runId = receipt.data.run!.runId;
+    await gated.started;
+    await pi.session.reload();
+    gated.release();
+    const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+    expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "succeeded" } }] } });
   });
 
   test("an answer over 16 KiB is delivered by reference, never truncated", async () => {

@@ -20,7 +20,7 @@ describe("roles", () => {
     for (const name of ["worker", "explorer", "reviewer"]) {
       const role = resolveRole(name, roles);
       expect(role.systemPrompt.length).toBeGreaterThan(20);
-      expect(role.tools.length).toBeGreaterThan(0);
+      expect(role.tools?.length).toBeGreaterThan(0);
       expect(role.source).toBe("builtin");
     }
     expect(resolveRole("explorer", roles).tools).not.toContain("edit");
@@ -47,6 +47,12 @@ describe("roles", () => {
     expect(resolveRole("security", roles)).toMatchObject({ name: "security", tools: ["read", "grep"], defaultContext: { mode: "none" } });
     expect(resolveRole("sec", roles).name).toBe("security");
     expect(listRoles(roles)).toEqual(["explorer", "reviewer", "sec", "worker"]);
+  });
+
+  test("a new role file without tools gets Pi's default tools, not none", () => {
+    const { roles, project } = dirs();
+    writeFileSync(join(project, ".pi", "flow", "roles", "writer.md"), "---\ndescription: Writes docs\n---\nWrite docs.");
+    expect(resolveRole("writer", roles).tools).toBeUndefined();
   });
 
   test("an unknown role is selection_invalid and names the known ones", () => {

@@ -35,6 +35,16 @@ describe("result ownership", () => {
     expect(ownership.trackedCount).toBe(0);
   });
 
+  test("a settlement after a waiter consumed the result leaves nothing tracked", () => {
+    const { clock, ownership, sent } = tracked();
+    const claim = ownership.claim("run_a");
+    claim.observed();
+    ownership.settled("run_a");
+    clock.flush();
+    expect(sent).toEqual([]);
+    expect(ownership.trackedCount).toBe(0);
+  });
+
   test("17.1: A and B wait, A aborts, the run completes, B returns it: ownership stays claimed, no duplicate", () => {
     const { clock, ownership, sent } = tracked();
     const a = ownership.claim("run_a");

@@ -2,10 +2,15 @@ import { fauxAssistantMessage, fauxText, type FauxResponseStep, type Message } f
 
 export type Seen = { system: string; user: string; all: string };
 
-const textOf = (message: Message): string =>
-  typeof message.content === "string"
-    ? message.content
-    : (message.content as { type: string; text?: string }[]).map((part) => part.text ?? "").join("");
+/** A message's text; a system message keeps most of its prompt in named sections. */
+const textOf = (message: Message): string => {
+  const content =
+    typeof message.content === "string"
+      ? message.content
+      : (message.content as { type: string; text?: string }[]).map((part) => part.text ?? "").join("");
+  const sections = (message as { sections?: Record<string, string | null> }).sections ?? {};
+  return [content, ...Object.values(sections).filter((text): text is string => typeof text === "string")].join("\n");
+};
 
 /** What a child's model request contained: its system prompt, its user messages, everything. */
 export function seenBy(messages: readonly Message[]): Seen {
