@@ -40,7 +40,9 @@ function sharedProperties() {
 const RoleBranch = Type.Object(
   {
     role: Type.String({ description: "A Flow role: worker, explorer, reviewer, or one from role files." }),
-    harness: Type.Optional(Type.String({ description: "Who runs the child: pi (default), claude, codex or replay." })),
+    harness: Type.Optional(
+      Type.String({ description: "Who runs the child: pi (default). claude, codex and replay are named by the contract but not shipped yet." }),
+    ),
     ...sharedProperties(),
   },
   { additionalProperties: false, description: "Select the child by Flow role." },

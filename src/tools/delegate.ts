@@ -21,7 +21,7 @@ export function createDelegateTool(host: FlowHost) {
     name: "external_delegate",
     label: "Delegate",
     description: [
-      "Run one child agent. Select it with role (worker, explorer, reviewer, or a role file; any harness) or subagent_type (a Pi agent definition; pi harness only), never both.",
+      "Run one child agent. Select it with role (worker, explorer, reviewer, or a role file) or subagent_type (a Pi agent definition), never both. Children run on the pi harness (in-process Pi).",
       "The child sees only its prompt unless context asks for the parent's recent turns or full history, frozen when this call starts.",
       "Foreground (default) blocks until the child settles; ok is true only for a non-empty successful answer. background: true returns once the run is accepted; wait with external_runs.",
       "Answers over 16 KiB come by reference: page run.refs.final with external_runs. Check ok, then run.state.outcome.",

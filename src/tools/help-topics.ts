@@ -7,24 +7,22 @@ import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES, type LimitName } from "../
 
 export const HARNESS_HELP: Record<string, string> = {
   pi: [
-    "pi (default): the child is an in-process Pi AgentSession.",
-    "It uses the parent's model and model runtime unless a role or model chooses another, so every provider the parent can use works.",
+    "pi (default, and the only harness this version ships): the child is an in-process Pi AgentSession.",
+    "It uses the parent's model and model runtime unless a role or model chooses another, so every provider the parent can use works for it.",
     "Tools come from the role; context (none, recent N, full) is selected from the parent's branch frozen when the call starts.",
-    "The only harness for subagent_type.",
+    "subagent_type always runs here.",
   ].join("\n"),
   claude: [
-    "claude: Anthropic's Claude Code CLI, launched non-interactively with JSONL output.",
-    "A version preflight runs first; a missing or unfit CLI is harness_unavailable.",
-    "Only an allowlisted environment reaches the CLI. A Flow ref means nothing to it: hand it bounded text.",
+    "claude: Anthropic's Claude Code CLI as a child. Not available in this version: selecting it is harness_unavailable.",
+    "When it ships it will run non-interactively with JSONL output after a version preflight; a Flow ref means nothing to it, so hand it bounded text.",
   ].join("\n"),
   codex: [
-    "codex: OpenAI's Codex CLI, launched non-interactively with JSONL output.",
-    "A version preflight runs first; a missing or unfit CLI is harness_unavailable.",
-    "Only an allowlisted environment reaches the CLI. A Flow ref means nothing to it: hand it bounded text.",
+    "codex: OpenAI's Codex CLI as a child. Not available in this version: selecting it is harness_unavailable.",
+    "When it ships it will run non-interactively with JSONL output after a version preflight; a Flow ref means nothing to it, so hand it bounded text.",
   ].join("\n"),
   replay: [
-    "replay: children are answered from a cassette recorded by an earlier run (flow run --record),",
-    "so a workflow can be tested and demonstrated with no model and no tokens.",
+    "replay: children answered from a recording of an earlier run, for testing workflows with no model.",
+    "Not available in this version: selecting it is harness_unavailable.",
   ].join("\n"),
 };
 

@@ -84,7 +84,8 @@ describe("external_help called directly by the model", () => {
     [{ topic: "workflows" }, /agent\(options\)/],
     [{ topic: "harnesses" }, /claude/],
     [{ topic: "harnesses", harness: "pi" }, /in-process/],
-    [{ topic: "harnesses", harness: "replay" }, /cassette/],
+    [{ topic: "harnesses", harness: "replay" }, /Not available in this version/],
+    [{ topic: "harnesses", harness: "claude" }, /harness_unavailable/],
     [{ topic: "limits" }, /agentCalls/],
     [{ topic: "errors" }, /run_unavailable/],
     [{ topic: "roles" }, /reviewer/],
@@ -110,8 +111,11 @@ describe("external_help called directly by the model", () => {
     expect(result.text).toContain("selection_invalid");
   });
 
-  test("a tool or harness given with the wrong topic is request_invalid", async () => {
-    const result = await pi.callTool("external_help", { topic: "roles", tool: "external_runs" });
+  test.each([
+    [{ topic: "roles", tool: "external_runs" }],
+    [{ topic: "contracts", harness: "pi" }],
+  ])("%j (a tool or harness with the wrong topic) is request_invalid", async (args) => {
+    const result = await pi.callTool("external_help", args);
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ ok: false, data: null, error: { code: "request_invalid" } });
   });
