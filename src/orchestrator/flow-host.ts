@@ -93,7 +93,18 @@ export class FlowHost {
   private publishCompletion(view: RunView): void {
     if (this.closed) return;
     const outcome = view.state.outcome ?? view.state.status;
-    void this.pi.sendMessage(
+    // The session may have gone away without a shutdown event (disposed, replaced): then there is
+    // no one to tell, and the run's evidence and external_runs still hold the result.
+    const sessionGone = () => undefined;
+    try {
+      this.sendCompletion(view, outcome).catch(sessionGone);
+    } catch {
+      sessionGone();
+    }
+  }
+
+  private sendCompletion(view: RunView, outcome: string): Promise<void> {
+    return this.pi.sendMessage(
       {
         customType: COMPLETION_MESSAGE_TYPE,
         content: `Background run ${view.runId} finished: ${outcome}.\n${formatRunText(view)}`,

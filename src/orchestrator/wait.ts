@@ -83,10 +83,19 @@ export async function waitForRuns(
   return deliver(runs, targets, settled, mode, request.limitBytes ?? DEFAULT_WAIT_BYTES);
 }
 
+const bytes = (text: string) => Buffer.byteLength(text, "utf8") + 2; // each entry ends with a blank line
+
+/** The run as delivered by reference: no value in either channel, only the refs to page it. */
+function byReference(view: RunView): RunView {
+  const { value: _value, ...output } = view.output;
+  return { ...view, output: { ...output, delivery: view.output.finalAvailable ? "reference" : "none" } };
+}
+
 /**
  * Spends the two byte budgets in request order. A value stays inline only when it is held in
- * memory, its text went out whole, and it fits 16 KiB and the structured budget left; otherwise
- * the run is delivered by reference. Nothing is read once the text budget is spent.
+ * memory, fits 16 KiB and the structured budget left, and its text goes out whole; otherwise both
+ * channels deliver the run by reference. A run whose text no longer fits is named in a closing
+ * line, with the pending runs: the IDs a caller needs next are always in the text.
  */
 function deliver(
   runs: RunStore,
@@ -99,33 +108,27 @@ function deliver(
   let structuredLeft = limitBytes;
   const completed: RunView[] = [];
   const lines: string[] = [];
+  const omitted: string[] = [];
   for (const runId of targets) {
     const view = settled.get(runId);
     if (!view) continue;
     const held = runs.registry.get(runId)?.final !== undefined;
-    const text = formatRunText(view);
-    const textBytes = Buffer.byteLength(text, "utf8") + 2;
-    const wholeText = textBytes <= textLeft;
-    if (wholeText) {
-      lines.push(text);
-      textLeft -= textBytes;
-    } else {
-      const short = `${runId}: ${view.state.outcome}; result by reference (external_runs ${JSON.stringify(view.refs.final ?? view.refs.summary)}).`;
-      if (Buffer.byteLength(short, "utf8") + 2 <= textLeft) {
-        lines.push(short);
-        textLeft -= Buffer.byteLength(short, "utf8") + 2;
-      } else textLeft = 0;
-    }
     const valueBytes = view.output.delivery === "inline" ? (jsonBytes(view.output.value) ?? Infinity) : Infinity;
-    if (held && wholeText && valueBytes <= INLINE_LIMIT_BYTES && valueBytes <= structuredLeft) {
-      structuredLeft -= valueBytes;
-      completed.push(view);
-    } else {
-      const { value: _value, ...output } = view.output;
-      completed.push({ ...view, output: { ...output, delivery: view.output.finalAvailable ? "reference" : "none" } });
+    let delivered = held && valueBytes <= INLINE_LIMIT_BYTES && valueBytes <= structuredLeft ? view : byReference(view);
+    let text = formatRunText(delivered);
+    if (bytes(text) > textLeft && delivered === view && view.output.delivery === "inline") {
+      delivered = byReference(view);
+      text = formatRunText(delivered);
     }
+    if (bytes(text) <= textLeft) {
+      lines.push(text);
+      textLeft -= bytes(text);
+    } else omitted.push(runId);
+    if (delivered.output.delivery === "inline") structuredLeft -= valueBytes;
+    completed.push(delivered);
   }
   const pending = targets.filter((runId) => !settled.has(runId));
+  if (omitted.length > 0) lines.push(`Also finished, over limitBytes for this text (see the structured result): ${omitted.join(", ")}.`);
   if (pending.length > 0) lines.push(`Still running (not cancelled): ${pending.join(", ")}.`);
   return { payload: { mode, completed, pending }, text: lines.join("\n\n") };
 }

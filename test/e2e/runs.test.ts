@@ -269,6 +269,48 @@ describe("wait, cancel and result ownership", () => {
     expect(firstId).not.toBe(queuedRun.runId);
   });
 
+  test("wait spends limitBytes in request order: runs whose text no longer fits are named, and by reference in both channels", async () => {
+    pi = await startPiSession();
+    const ids = [await backgroundRun(childAnswers("alpha")), await backgroundRun(childAnswers("beta")), await backgroundRun(childAnswers("gamma"))];
+    await runs({ action: "wait", runIds: ids, timeoutMs: 5000 }); // let all three settle; this wait consumes them
+    const first = await runs({ action: "wait", runIds: ids, limitBytes: 100_000 });
+    const oneRunText = Buffer.byteLength(first.result.text, "utf8") / 3;
+    const small = await runs({ action: "wait", runIds: ids, limitBytes: Math.ceil(oneRunText * 1.2) });
+    const completed = small.envelope.data.completed!;
+    expect(completed.map((view) => view.runId)).toEqual(ids);
+    expect(completed[0]!.output).toMatchObject({ delivery: "inline", value: "alpha" });
+    for (const view of completed.slice(1)) {
+      expect(view.output.delivery).toBe("reference");
+      expect(view.output.value).toBeUndefined();
+    }
+    expect(small.result.text).toContain("alpha");
+    expect(small.result.text).not.toContain("beta");
+    expect(small.result.text).toContain(`Also finished, over limitBytes for this text (see the structured result): ${ids[1]}, ${ids[2]}.`);
+  });
+
+  test("a run settled by another process is delivered by reference in both channels, never inlined from evidence", async () => {
+    pi = await startPiSession();
+    const other = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionId, registry: new RunRegistry() });
+    const writer = other.create({ kind: "agent", task: { description: "earlier" }, background: true });
+    writer.settle({ outcome: "succeeded", value: "DURABLE-VALUE-XYZ" });
+    const waited = await runs({ action: "wait", runIds: [writer.runId] });
+    expect(waited.envelope.data.completed![0]!.output).toMatchObject({ delivery: "reference", finalAvailable: true });
+    expect(waited.envelope.data.completed![0]!.output.value).toBeUndefined();
+    expect(waited.result.text).not.toContain("DURABLE-VALUE-XYZ");
+    expect(waited.result.text).toContain("by reference");
+  });
+
+  test("wait returns early when a workflow ends unsuccessfully, leaving the other runs pending", async () => {
+    pi = await startPiSession();
+    const slow = await backgroundRun(childHangs());
+    const workflow = await pi.callTool("external_workflow", { script: 'throw new Error("workflow broke");', background: true });
+    const workflowId = (workflow.structuredContent as { data: { run: View } }).data.run.runId;
+    const waited = await runs({ action: "wait", runIds: [slow, workflowId], mode: "all" });
+    expect(waited.envelope.data.pending).toEqual([slow]);
+    expect(waited.envelope.data.completed).toMatchObject([{ runId: workflowId, kind: "workflow", state: { outcome: "failed" } }]);
+    await runs({ action: "cancel", runIds: [slow] });
+  });
+
   test("cancel asks a live run to stop (requested), and a finished one is terminal", async () => {
     pi = await startPiSession();
     const runId = await backgroundRun(childHangs());
