@@ -95,15 +95,16 @@ export class FlowHost {
     const outcome = view.state.outcome ?? view.state.status;
     // The session may have gone away without a shutdown event (disposed, replaced): then there is
     // no one to tell, and the run's evidence and external_runs still hold the result.
-    const sessionGone = () => undefined;
     try {
-      this.sendCompletion(view, outcome).catch(sessionGone);
+      // Typed as void, but some hosts answer with a promise: a late rejection is the same case.
+      const sent: unknown = this.sendCompletion(view, outcome);
+      if (sent instanceof Promise) sent.catch(() => undefined);
     } catch {
-      sessionGone();
+      // Nothing to do: see above.
     }
   }
 
-  private sendCompletion(view: RunView, outcome: string): Promise<void> {
+  private sendCompletion(view: RunView, outcome: string): void {
     return this.pi.sendMessage(
       {
         customType: COMPLETION_MESSAGE_TYPE,
