@@ -45,6 +45,18 @@ describe("external_delegate in the foreground", () => {
     expect(result.text).toContain("Build passes: 12 modules.");
   });
 
+  test("a foreground child streams its progress through onUpdate, then the result settles", async () => {
+    const updates: { phase?: string; progress?: { activity: string; usage: { turns: number } } }[] = [];
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_update" && event.toolName === "external_delegate") updates.push(event.partialResult.details);
+    });
+    await delegate(worker, { children: [childAnswers("done")] });
+    unsubscribe();
+    expect(updates.some((details) => details.phase === "running")).toBe(true);
+    expect(updates.some((details) => details.progress?.activity === "thinking")).toBe(true);
+    expect(updates.some((details) => (details.progress?.usage.turns ?? 0) >= 1)).toBe(true);
+  });
+
   test("a child whose model fails: ok:false, code failed, and the run keeps its evidence", async () => {
     const { result, receipt } = await delegate(worker, { children: [childModelFails("provider exploded")] });
     expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("provider exploded") } });
@@ -279,6 +291,34 @@ describe("external_delegate from native codemode", () => {
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
     expect((completions()[0] as unknown as { details: Run }).details.runId).toBe(runId);
+  });
+
+  test("from a script: empty answers, context modes, large and secret answers behave as in direct calls", async () => {
+    await pi.say("Remember: the codeword is PINEAPPLE.", "Noted.");
+    const seen: Seen[] = [];
+    const secret = "ghp_" + "B".repeat(36);
+    const outcome = await pi.runCodemode(
+      `
+      const call = (prompt, context) => tools.external_delegate({ role: "worker", description: "d", prompt, context });
+      const empty = await call("Say nothing.", { mode: "none" });
+      const none = await call("No context.", { mode: "none" });
+      const full = await call("Full context.", { mode: "full" });
+      const big = await call("Write a lot.", { mode: "none" });
+      const secretive = await call("Leak.", { mode: "none" });
+      return {
+        empty: [empty.ok, empty.error?.code],
+        big: [big.ok, big.data.run.output.delivery, big.data.run.output.value === undefined],
+        secret: [secretive.warnings, secretive.data.run.output.value],
+      };`,
+      { children: [childAnswers(""), childAnswers("a", seen), childAnswers("b", seen), childAnswers("z".repeat(17_000)), childAnswers(`token ${secret}`)] },
+    );
+    const value = outcome.value as { empty: unknown[]; big: unknown[]; secret: [string[], string] };
+    expect(value.empty).toEqual([false, "failed"]);
+    expect(value.big).toEqual([true, "reference", true]);
+    expect(value.secret[0]).toContain("output_redacted");
+    expect(value.secret[1]).not.toContain(secret);
+    expect(seen[0]!.all).not.toContain("PINEAPPLE");
+    expect(seen[1]!.user).toContain("PINEAPPLE");
   });
 
   test("describeTool renders both selector branches", async () => {

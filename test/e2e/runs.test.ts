@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
-import type { FauxResponseStep } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import type { WaitPayload } from "../../src/orchestrator/wait.ts";
 import type { BatchPayload, ListPayload, SinglePayload } from "../../src/runs/index.ts";
@@ -108,6 +108,21 @@ describe("list and inspect", () => {
       cursor = page.envelope.data.page!.nextCursor;
     } while (cursor);
     expect(text).toContain(answer);
+  });
+
+  test("diagnostics list the child's tool calls; output a crashed run never wrote is unavailable, with a fallback only in content", async () => {
+    pi = await startPiSession();
+    const callsLs: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("ls", { path: "." })], { stopReason: "toolUse" });
+    const result = await pi.callTool("external_delegate", worker, { children: [callsLs, childAnswers("listed")] });
+    const runId = (result.structuredContent as { data: { run: View } }).data.run.runId;
+    const diagnostics = await runs({ action: "inspect", runIds: [runId], view: "diagnostics" });
+    expect(diagnostics.envelope.data).toMatchObject({ mode: "single", view: "diagnostics", page: { encoding: "text" }, outputStatus: "available" });
+    expect(diagnostics.envelope.data.page!.text).toContain("tool ls");
+    const crashed = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionId, registry: new RunRegistry() })
+      .create({ kind: "agent", task: { description: "crashed" }, background: true });
+    const output = await runs({ action: "inspect", runIds: [crashed.runId], view: "output" });
+    expect(output.envelope.data).toMatchObject({ page: { text: "" }, outputStatus: "unavailable" });
+    expect(output.result.text).toContain(`Run ${crashed.runId} has no output evidence (unavailable)`);
   });
 
   test("a failed run's final is empty with finalAvailable false, never partial narration", async () => {
