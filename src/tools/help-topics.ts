@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES, type LimitName } from "../../runtime/index.ts";
+import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES } from "../../runtime/index.ts";
 
 /**
  * The prose topics of external_help. Each text is what a model or user needs to act, kept short;
@@ -62,25 +62,12 @@ export const ERRORS_HELP = (codes: Record<string, string>) =>
     'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks.',
   ].join("\n");
 
-const LIMIT_MEANINGS: Record<LimitName, string> = {
-  timeoutMs: "wall time of the workflow run, in ms",
-  memoryBytes: "memory of the sandbox VM",
-  stackBytes: "stack of the sandbox VM",
-  agentCalls: "agent() calls per run",
-  concurrency: "agent() calls running at once; extra calls wait",
-  toolCalls: "tools.* calls per run",
-  outputChars: "console and text() output of a run",
-  storeValueChars: "one store() value, as JSON",
-  storeTotalChars: "all store() values together",
-  resultChars: "the script's return value, as JSON",
-};
-
 /** Generated from the runtime's own tables, so help can never disagree with what is enforced. */
 export const LIMITS_HELP = [
   "Limits fail closed: each has a default and a hard ceiling, and the error names the limit that was hit.",
   "A workflow asks for limits in meta.limits; a value above its ceiling is rejected (script_invalid), not clamped.",
   ...LIMIT_NAMES.map(
-    (name) => `- ${name}: ${LIMIT_MEANINGS[name]}. Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`,
+    (name) => `- ${name}: the ${LIMIT_LABELS[name]}. Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`,
   ),
   "Workflows may start workflows only to a fixed nesting depth.",
   "A child's answer is inline up to 16 KiB of UTF-8 JSON; larger ones are delivered by reference, never truncated.",
