@@ -115,8 +115,9 @@ export class WorkflowChildren {
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
       launched = launchChild(prepared, env, { background: false, signal, parentRunId: writer.runId });
-    } catch (error) {
-      if (!(error instanceof FlowError)) throw error;
+    } catch (caught) {
+      // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
+      const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
       const fatal = FATAL_CODES.has(error.code);
       this.journal({ t: "event", name: "agent_rejected", data: { index, code: error.code, message: error.message, fatal } });
       if (!fatal) this.countFailure(signal);

@@ -87,8 +87,19 @@ export function parseSelected(selected: SelectedWorkflow): ParsedWorkflow {
   }
 }
 
+/**
+ * Where the `export const meta` declaration starts, as " (file, line L, column C)", so a meta
+ * problem found after parsing points at meta like a parse error does.
+ */
+export function metaPosition(workflow: ParsedWorkflow, label: string): string {
+  const match = /export\s+const\s+meta\b/.exec(workflow.source);
+  if (!match) return ` (${label})`;
+  const before = workflow.source.slice(0, match.index).split("\n");
+  return ` (${label}, line ${before.length}, column ${before[before.length - 1]!.length + 1})`;
+}
+
 /** `args` against `meta.args`; the first violation is named. No schema: any object is accepted. */
-export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined): Record<string, unknown> {
+export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js"): Record<string, unknown> {
   const value = args ?? {};
   const schema = workflow.meta.args;
   if (schema === undefined) return value;
@@ -96,7 +107,7 @@ export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown
   try {
     validator = compile(schema as JsonSchema);
   } catch (error) {
-    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}`);
+    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
   }
   if (validator.check(value)) return value;
   const first = validator.errors(value)[0];

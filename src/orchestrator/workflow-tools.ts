@@ -46,13 +46,13 @@ type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools">;
  * The names a workflow may call: those meta.tools asks for, which the session must be able to
  * call (checked before launch, script_invalid otherwise), plus Flow's read-only tools.
  */
-export function workflowToolNames(requested: readonly string[] | undefined, ctx: ToolContext): string[] {
+export function workflowToolNames(requested: readonly string[] | undefined, ctx: ToolContext, where = ""): string[] {
   const callable = new Set(ctx.tools.map((tool) => tool.name));
   const missing = (requested ?? []).filter((name) => !callable.has(name));
   if (missing.length > 0) {
     throw new FlowError(
       "script_invalid",
-      `meta.tools names ${missing.join(", ")}, which this session cannot call (callable: ${[...callable].sort().join(", ")}).`,
+      `meta.tools names ${missing.join(", ")}, which this session cannot call (callable: ${[...callable].sort().join(", ")})${where}.`,
     );
   }
   const names = new Set(requested ?? []);

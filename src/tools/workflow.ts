@@ -6,7 +6,7 @@ import { WorkflowInputSchema, WorkflowOutputSchema } from "../contract/workflow-
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
-import { checkArgs, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText } from "./receipt-text.ts";
@@ -61,8 +61,8 @@ export function createWorkflowTool(host: FlowHost) {
         const { depth, parentRunId } = nextWorkflowPlace();
         const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
         const workflow = parseSelected(selected);
-        const args = checkArgs(workflow, params.args);
-        const toolNames = workflowToolNames(workflow.meta.tools, ctx);
+        const args = checkArgs(workflow, params.args, selected.label);
+        const toolNames = workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label));
         const env = host.launchEnvironment(ctx);
         const description = (params.description ?? workflow.meta.description ?? workflow.meta.name ?? `${selected.name} workflow`).slice(0, 200);
         started = startWorkflow({

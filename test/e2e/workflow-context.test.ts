@@ -151,9 +151,13 @@ describe("calls, tools and nesting", () => {
   });
 
   test("meta.tools naming a tool the session cannot call is script_invalid, and nothing is launched", async () => {
-    const { receipt } = await workflow({ script: `export const meta = { tools: ["no_such_tool"] };\nreturn 1;` });
+    const { receipt } = await workflow({ script: `// checks\n  export const meta = { tools: ["no_such_tool"] };\nreturn 1;` });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
     expect(receipt.error!.message).toMatch(/no_such_tool/);
+    expect(receipt.error!.message).toMatch(/\(inline\.js, line 2, column 3\)/);
+    const badArgs = await workflow({ script: `export const meta = { args: { type: "object", properties: { id: { type: "string", pattern: "(" } } } };\nreturn 1;` });
+    expect(badArgs.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    expect(badArgs.receipt.error!.message).toMatch(/meta\.args .*\(inline\.js, line 1, column 1\)/);
   });
 
   test("a workflow may start a workflow (depth 2), but not one level deeper", async () => {
