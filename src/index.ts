@@ -18,7 +18,10 @@ export default function piFlow(pi: ExtensionAPI): void {
   const host = new FlowHost(pi);
   // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started
   // with the session, never at load, and does not keep the process alive.
-  pi.on("session_start", () => void prewarmWorkflowWorkers(1).catch(() => undefined));
+  pi.on("session_start", (_event, ctx) => {
+    void prewarmWorkflowWorkers(1).catch(() => undefined);
+    host.pruneSoon(ctx);
+  });
   pi.on("session_shutdown", (event) => host.close(event.reason));
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));

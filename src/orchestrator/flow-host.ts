@@ -2,7 +2,7 @@ import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot } from "../context/snapshot.ts";
-import { formatRunText, openRunStore, resolveFlowHome, type RunStore } from "../runs/index.ts";
+import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { ResultOwnership } from "./ownership.ts";
 import { inheritedSnapshot } from "./workflow-tools.ts";
@@ -47,6 +47,23 @@ export class FlowHost {
 
   assertOpen(): void {
     if (this.closed) throw new FlowError("session_closed", "The owning session closed; no run was registered.");
+  }
+
+  /**
+   * Applies retention to this project's runs, once per session start, off the start-up path. Live
+   * runs are never touched. Settings: PI_FLOW_RETENTION_DAYS and PI_FLOW_RETENTION_MAX_RUNS, or
+   * `flow.retention` ({ maxAgeDays, maxRuns }) in Pi's settings.
+   */
+  pruneSoon(ctx: ExtensionContext): void {
+    const runs = this.runStore(ctx);
+    const settings = (this.pi.getSettings() as { flow?: RetentionSettings }).flow ?? {};
+    setImmediate(() => {
+      try {
+        runs.prune(resolveRetention(settings, process.env));
+      } catch {
+        // Retention is housekeeping: a failure here must never disturb the session.
+      }
+    });
   }
 
   runStore(ctx: ExtensionContext): RunStore {

@@ -32,6 +32,8 @@ import {
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 export interface PiSessionOptions {
+  /** The project folder; default a new temporary one (removed on dispose only when it is). */
+  cwd?: string;
   /** Persist the session to a file (supervision needs a persisted session). Default true. */
   persisted?: boolean;
   /** Extra inline extensions, loaded after pi-flow. */
@@ -93,7 +95,8 @@ export const PARENT_MARKER = "[parent]";
 const RESULT_MARKER = "__pi_flow_result__";
 
 export async function startPiSession(options: PiSessionOptions = {}): Promise<PiTestSession> {
-  const cwd = mkdtempSync(join(tmpdir(), "pi-flow-e2e-"));
+  const ownsCwd = options.cwd === undefined;
+  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), "pi-flow-e2e-"));
   const agentDir = join(cwd, ".agent");
   const flowHome = options.env?.PI_FLOW_HOME ?? join(cwd, ".flow-home");
   process.env.PI_FLOW_HOME = flowHome;
@@ -215,7 +218,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }
-      rmSync(cwd, { recursive: true, force: true });
+      if (ownsCwd) rmSync(cwd, { recursive: true, force: true });
     },
   };
 }
