@@ -3,9 +3,10 @@ import type { Integrity, RunOutcome, RunStatus } from "../contract/run-schema.ts
 import { statOrNull } from "./fsio.ts";
 import { runFiles, type RunScope } from "./home.ts";
 import { runKindOf, type RunKind } from "./ids.ts";
-import { classifyJournalFile, type JournalReport } from "./integrity.ts";
+import type { JournalReport } from "./integrity.ts";
+import { journalReport } from "./journal-cache.ts";
 import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
-import { readRecord, type RunRecord } from "./record.ts";
+import { readRecord } from "./record.ts";
 import type { MemoryFinal, RunRegistry } from "./registry.ts";
 
 /**
@@ -47,28 +48,20 @@ export const unavailable = (runId: string): FlowError =>
     `Run ${runId} is not available in this session and project (unknown, another session's, or pruned).`,
   );
 
-function journalReport(path: string, runId: string, record: RunRecord | null): JournalReport {
-  // A settled record remembers the journal it settled with; same size means nothing was added since.
-  if (record?.status === "done" && record.journal) {
-    const stat = statOrNull(path);
-    if (stat && stat.size === record.journal.bytes) {
-      return { integrity: record.journal.integrity, lines: 0, unreadable: false };
-    }
-  }
-  return classifyJournalFile(path, runId);
-}
-
 export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   const candidate = ctx.registry.get(runId);
   const entry = candidate && candidate.scope === ctx.scopeToken ? candidate : undefined;
   const files = runFiles(ctx.scope, runId);
   const dirExists = statOrNull(files.dir)?.isDirectory() ?? false;
-  // A settled run whose directory is gone was pruned: memory does not resurrect it.
-  if (!dirExists && (!entry || entry.status === "settled")) throw unavailable(runId);
+  // No directory and nothing in memory: unknown, or pruned (pruning also forgets the run in memory).
+  // A run still in memory whose evidence was lost keeps its settled result: evidence never discards it.
+  if (!dirExists && !entry) throw unavailable(runId);
 
   const record = dirExists ? readRecord(files.record, runId) : null;
   const live = entry !== undefined && entry.status !== "settled";
-  const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, record);
+  // Settled records vouch for their journal by stamp; anything else is classified (and memoised) by stamp.
+  const cached = record?.status === "done" ? record.journal : undefined;
+  const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, cached);
   const start = report?.start;
   if (!entry && !record && !start) throw unavailable(runId); // nothing readable says what this run is
 

@@ -10,6 +10,7 @@ import {
   rmSync,
   statSync,
   writeSync,
+  type BigIntStats,
   type Stats,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -95,6 +96,12 @@ export class AppendFile {
 
   flush(): void {
     if (this.fd !== null) fsyncSync(this.fd);
+  }
+
+  /** The open file's metadata, with nanosecond times: what the journal cache stamps. */
+  stat(): BigIntStats {
+    if (this.fd === null) throw new Error(`stat after close: ${this.path}`);
+    return fstatSync(this.fd, { bigint: true });
   }
 
   close(): void {

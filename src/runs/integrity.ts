@@ -1,13 +1,16 @@
 import { readFileSync } from "node:fs";
 import type { Integrity } from "../contract/run-schema.ts";
 import { errorCode } from "./fsio.ts";
-import { JOURNAL_VERSION, isWellFormed, type StartLine, type TerminalLine } from "./journal.ts";
+import { JOURNAL_VERSION, isWellFormed, type JournalLine, type StartLine, type TerminalLine } from "./journal.ts";
 
 /**
  * What a reader learns from a journal. `integrity` follows the contract:
  * - complete: a start line and a terminal line, and no bad line;
- * - incomplete: no terminal line, or only the last line is torn (an unfinished write);
- * - damaged: a bad line with records after it, a record after the terminal line, or a line of another run;
+ * - incomplete: no terminal line yet, or the last line is torn: it has no newline, so its write
+ *   never finished (whether or not its text happens to parse);
+ * - damaged: any whole (newline-terminated) line that is not the well-formed record expected at its
+ *   position (so a first line that is not a start line is damage even when it is the only line),
+ *   a record after the terminal line, or a line of another run;
  * - unknown: unsupported version, or the file could not be read (missing counts: nothing was read).
  * A run that is live is `incomplete` whatever its journal says; that is the view's job, not this one's.
  */
@@ -31,46 +34,44 @@ function parse(text: string): Record<string, unknown> | null {
   }
 }
 
+/** The line as the record expected at position `i`, or why it is not that record. */
+function checkLine(line: Record<string, unknown> | null, i: number): { ok: JournalLine } | { defect: string } {
+  if (line === null || !isWellFormed(line) || line.v !== JOURNAL_VERSION) return { defect: "is not a well-formed journal line" };
+  if (line.seq !== i) return { defect: `is out of sequence (seq ${String(line.seq)})` };
+  if (i === 0 && line.t !== "start") return { defect: "is not a start line" };
+  if (i > 0 && line.t === "start") return { defect: "is a second start line" };
+  return { ok: line };
+}
+
 export function classifyJournalText(text: string, runId: string): JournalReport {
   const segments = text.split("\n");
   // The segment after the last "\n" is empty for a clean file, or the torn remains of a write.
   const tail = segments.pop() ?? "";
   const lines = tail.length > 0 ? [...segments, tail] : segments;
   const report: JournalReport = { integrity: "incomplete", lines: 0, unreadable: false };
-  let badAt = -1;
 
   for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? "";
-    if (badAt >= 0) {
-      return { ...report, integrity: "damaged", reason: `bad line ${badAt + 1} is followed by more records` };
-    }
-    if (report.terminal) {
-      return { ...report, integrity: "damaged", reason: `line ${i + 1} follows the terminal line` };
-    }
-    const line = parse(raw);
+    const n = i + 1;
+    if (report.terminal) return { ...report, integrity: "damaged", reason: `line ${n} follows the terminal line` };
+    const torn = tail.length > 0 && i === lines.length - 1;
+    const line = parse(lines[i] ?? "");
     if (i === 0 && line && line.t === "start" && line.v !== JOURNAL_VERSION) {
       return { ...report, integrity: "unknown", reason: `unsupported journal version ${String(line.v)}` };
     }
     if (line && typeof line.runId === "string" && line.runId !== runId) {
-      return { ...report, integrity: "damaged", reason: `line ${i + 1} belongs to run ${line.runId.slice(0, 40)}` };
+      return { ...report, integrity: "damaged", reason: `line ${n} belongs to run ${line.runId.slice(0, 40)}` };
     }
-    const wellFormed =
-      line !== null &&
-      isWellFormed(line) &&
-      line.v === JOURNAL_VERSION &&
-      line.seq === i &&
-      (i === 0) === (line.t === "start") &&
-      !(tail.length > 0 && i === lines.length - 1); // an unterminated last line is torn, even if it parses
-    if (!wellFormed) {
-      badAt = i;
-      continue;
-    }
+    // Text that does not parse and has no newline is an unfinished write; text that parses was
+    // written whole, so if it is the wrong record the journal is wrong, torn or not.
+    if (torn && line === null) return { ...report, integrity: "incomplete", reason: `line ${n} is torn` };
+    const checked = checkLine(line, i);
+    if ("defect" in checked) return { ...report, integrity: "damaged", reason: `line ${n} ${checked.defect}` };
+    if (torn) return { ...report, integrity: "incomplete", reason: `line ${n} is torn (no newline)` };
     report.lines++;
-    if (line.t === "start") report.start = line;
-    else if (line.t === "terminal") report.terminal = line;
+    if (checked.ok.t === "start") report.start = checked.ok;
+    else if (checked.ok.t === "terminal") report.terminal = checked.ok;
   }
 
-  if (badAt >= 0) return { ...report, integrity: "incomplete", reason: `line ${badAt + 1} is torn` };
   if (!report.start) return { ...report, integrity: "incomplete", reason: "no start line yet" };
   if (!report.terminal) return { ...report, integrity: "incomplete", reason: "no terminal line" };
   return { ...report, integrity: "complete" };

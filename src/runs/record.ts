@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
-import type { Integrity, RunOutcome } from "../contract/run-schema.ts";
+import type { RunOutcome } from "../contract/run-schema.ts";
 import { atomicWriteFile } from "./fsio.ts";
 import type { RunKind } from "./ids.ts";
+import type { CachedJournal } from "./journal-cache.ts";
 import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
 
 /**
@@ -28,8 +29,11 @@ export interface RunRecord {
   final?: FinalMeta;
   outputBytes: number;
   diagnosticsBytes: number;
-  /** Journal size and integrity when the run settled; lets a reader skip re-reading a settled journal. */
-  journal?: { bytes: number; integrity: Integrity };
+  /**
+   * The journal's stamp (size, mtime, ctime, inode) and integrity when the run settled: a reader
+   * whose stat of the journal gives the same stamp skips re-reading it. See journal-cache.ts.
+   */
+  journal?: CachedJournal;
   /** Which process owns the run; retention uses it to leave another process's live run alone. Private. */
   owner: { pid: number; host: string };
   updatedAt: string;

@@ -19,10 +19,17 @@ interface Rule {
 const B = "(?<![A-Za-z0-9_-])";
 const E = "(?![A-Za-z0-9_-])";
 
+/**
+ * `sk-` is also an ordinary word prefix (`sk-learn-compatible-estimator-wrapper`). Real OpenAI and
+ * Anthropic keys are long random base62/base64url: a digit, or both cases, is all but certain.
+ */
+const randomKey = (match: string): string =>
+  /\d/.test(match) || (/[A-Z]/.test(match) && /[a-z]/.test(match)) ? REDACTED : match;
+
 /** Provider tokens with a recognisable prefix. Lengths are the providers' documented minimums. */
 const TOKEN_RULES: Rule[] = [
-  { name: "anthropic", pattern: new RegExp(`${B}sk-ant-[A-Za-z0-9_-]{20,}${E}`, "g"), replace: REDACTED },
-  { name: "openai", pattern: new RegExp(`${B}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}${E}`, "g"), replace: REDACTED },
+  { name: "anthropic", pattern: new RegExp(`${B}sk-ant-[A-Za-z0-9_-]{20,}${E}`, "g"), replace: randomKey },
+  { name: "openai", pattern: new RegExp(`${B}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}${E}`, "g"), replace: randomKey },
   {
     name: "github",
     pattern: new RegExp(`${B}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})${E}`, "g"),
@@ -64,11 +71,19 @@ const PRIVATE_KEY: Rule = {
   replace: REDACTED,
 };
 
-/** `scheme://user:password@host`: the password goes, the user and host stay readable. */
+/**
+ * `scheme://user:password@host`: the password goes, the user and host stay readable. People paste
+ * unencoded passwords, so the password may hold `/` and `@`: it runs to the first `@` that is
+ * followed by a host (host characters, then no further `@`). `?` and `#` end it, as in any URL
+ * parser, and a "password" that is a port and path (`host:8080/a@b`) is left alone. Every part is
+ * bounded so a long line cannot make the scan quadratic.
+ */
 const URL_CREDENTIALS: Rule = {
   name: "url-credentials",
-  pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)([^\s/@]+)(@)/gi,
-  replace: (match, head = "", secret = "", at = "") => (secret === REDACTED ? match : `${head}${REDACTED}${at}`),
+  pattern:
+    /(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]{1,128}:)([^\s?#]{1,256}?)(@)(?=[A-Za-z0-9._~%[\]-]+(?![A-Za-z0-9._~%[\]@-]))/gi,
+  replace: (match, head = "", secret = "", at = "") =>
+    secret === REDACTED || /^\d{1,5}(?:\/|$)/.test(secret) ? match : `${head}${REDACTED}${at}`,
 };
 
 /**
@@ -79,8 +94,9 @@ const URL_CREDENTIALS: Rule = {
 const SECRET_KEY = String.raw`(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]*?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret))`;
 const ASSIGNMENT: Rule = {
   name: "assignment",
+  // `=` but not `==`, `===` or `=>`: comparisons and arrows are code, not assignments.
   pattern: new RegExp(
-    String.raw`${SECRET_KEY}(["']?)(\s*)(:|=)(\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s"',;)}\]]+)`,
+    String.raw`${SECRET_KEY}(["']?)(\s*)(:|=(?![=>]))(\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s"',;)}\]]+)`,
     "gi",
   ),
   replace: (match, key = "", quote = "", pre = "", op = "", post = "", value = "") => {
@@ -129,11 +145,14 @@ function redactAssignedValue(value: string, op: string, pre: string, post: strin
   if (/^\*+$|^x+$|^\.+$|^<|^\$\{.*\}$|^\{\{.*\}\}$|^%\(?\w+\)?s?$/i.test(inner)) return null; // placeholders
   if (CODE_WORDS.has(inner.toLowerCase())) return null;
   if (quoted) return `${value[0]}${REDACTED}${value[0]}`;
-  // Unquoted: `KEY=value` with no spaces is env/flag/config syntax; with spaces it is likely code.
-  if (/^\$|\(|^\d{1,5}$/.test(inner)) return null; // shell expansion, a call, a small number
+  if (/^\$|[([]|^\d{1,5}$/.test(inner)) return null; // shell expansion, a call or index, a small number
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(inner)) return null; // member expression
-  if (op === "=" && (pre.length > 0 || post.length > 0)) return null; // `token = other_variable`
-  if (op === ":" && /^[A-Za-z_][\w]*$/.test(inner) && inner.length < 6) return null; // short YAML word / type
+  // `KEY=value` with no spaces is env, flag or URL-query syntax: whatever follows is the value.
+  if (op === "=" && pre === "" && post === "") return REDACTED;
+  // Spaced `=` (INI, ~/.aws/credentials, code) and `:` (YAML, prose). Identifiers and words
+  // (`other_variable`, `await`, `enabled`, `refresh`, `MAX_RETRIES`) survive; a credential has a
+  // digit or punctuation. The cost: an all-letter password written this way gets through.
+  if (/^[A-Za-z_-]+$/.test(inner) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(inner)) return null;
   return REDACTED;
 }
 

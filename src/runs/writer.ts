@@ -8,6 +8,7 @@ import { resolveFacts, type FactsContext } from "./facts.ts";
 import { AppendFile, atomicWriteFile, ensureDir, errorCode } from "./fsio.ts";
 import { runFiles, type RunFiles } from "./home.ts";
 import { newRunId, type RunKind } from "./ids.ts";
+import { stampOf, type JournalStamp } from "./journal-cache.ts";
 import {
   JOURNAL_VERSION,
   encodeLine,
@@ -260,8 +261,12 @@ export class RunWriter {
     if (meta) this.record.final = meta;
     if (this.entry.children) this.record.children = this.entry.children;
     if (this.entry.usage) this.record.usage = this.entry.usage;
-    // Cache the journal's integrity only when every journal write went through.
-    if (!this.journalBroken) this.record.journal = { bytes: this.journalFile.size, integrity: "complete" };
+    // Cache the journal's integrity only when every journal write went through. The stamp is taken
+    // after the terminal line, the journal's last write, so any later change to it is a miss.
+    if (!this.journalBroken) {
+      const stamp = this.tryStat();
+      if (stamp) this.record.journal = { ...stamp, integrity: "complete" };
+    }
     this.saveRecord(true, () => this.ctx.hooks.at?.("record-before-rename", this.runId));
     this.close();
 
@@ -286,6 +291,14 @@ export class RunWriter {
     const ok = this.tryWrite("journal", () => this.journalFile.append(encodeLine(line), flush));
     if (ok) this.seq++;
     else this.journalBroken = true;
+  }
+
+  private tryStat(): JournalStamp | null {
+    try {
+      return stampOf(this.journalFile.stat());
+    } catch {
+      return null; // no cache: readers classify the journal themselves
+    }
   }
 
   private openLog(path: string): AppendFile | null {

@@ -60,6 +60,15 @@ const SECRETS: { name: string; text: string; secret: string }[] = [
   { name: "GITHUB_TOKEN env", text: "export GITHUB_TOKEN=abc123secretvalue", secret: "abc123secretvalue" },
   { name: "URL credentials", text: "clone https://alice:s3cr3t-pa55@github.com/org/repo.git", secret: "s3cr3t-pa55" },
   { name: "postgres URL", text: "DATABASE_URL=postgres://app:pgPa55w0rd@db.internal:5432/app", secret: "pgPa55w0rd" },
+  {
+    name: "~/.aws/credentials secret",
+    text: "[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+    secret: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+  },
+  { name: "INI / .pypirc password", text: "[pypi]\nusername = alice\npassword = hunter2hunter2\n", secret: "hunter2hunter2" },
+  { name: "upper-case INI password", text: "PASSWORD = hunter2xyz", secret: "hunter2xyz" },
+  { name: "URL password with a slash", text: "postgres://admin:ab/cd9xyz@db.example.com/app", secret: "cd9xyz" },
+  { name: "URL password with an @", text: "postgres://admin:p@ssw0rd@db.example.com", secret: "ssw0rd" },
 ];
 
 /** Innocent text that only looks like a secret; it must come back unchanged. */
@@ -103,6 +112,19 @@ const INNOCENT: string[] = [
   "has_secret: true",
   "token_count: 5",
   "const secret = createSecret(32);",
+  "sk-learn-compatible-estimator-wrapper",
+  "pip install sk-learn-compatible-estimator-wrapper==1.2",
+  "secret: enabled",
+  "the token: refresh",
+  "password = getPassword()",
+  "const token = await fetchToken(user)",
+  "if (password == null) return;",
+  "if (token === undefined || token => token) {}",
+  "rotate the API key monthly",
+  'password = os.environ["DB_PASSWORD"]',
+  "api_key = MAX_API_KEY_2",
+  "http://host:8080/redirect?to=me@example.com",
+  "see http://host:8080/users/me@example.com/profile",
 ];
 
 describe("redactText", () => {
@@ -123,6 +145,14 @@ describe("redactText", () => {
 
   it("keeps the non-secret context around a secret", () => {
     expect(redactText("clone https://alice:hunter22@github.com/x").text).toBe(`clone https://alice:${REDACTED}@github.com/x`);
+    // The whole password goes, however many `/` and `@` it holds; user, host and path stay.
+    expect(redactText("postgres://admin:p@ssw0rd@db.example.com").text).toBe(`postgres://admin:${REDACTED}@db.example.com`);
+    expect(redactText("postgres://admin:ab/cd9xyz@db.example.com/app").text).toBe(
+      `postgres://admin:${REDACTED}@db.example.com/app`,
+    );
+    expect(redactText("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY").text).toBe(
+      `aws_secret_access_key = ${REDACTED}`,
+    );
     expect(redactText("Authorization: Bearer abc123def456ghi789jkl").text).toBe(`Authorization: Bearer ${REDACTED}`);
     expect(redactText('{"password":"hunter22"}').text).toBe(`{"password":"${REDACTED}"}`);
   });
@@ -131,6 +161,37 @@ describe("redactText", () => {
     for (const { text } of SECRETS) {
       const once = redactText(text).text;
       expect(redactText(once)).toEqual({ text: once, changed: false });
+    }
+  });
+
+  // Each line is about 1 MB and built to make a backtracking pattern rescan it from every position.
+  // The assertion is only that redaction returns and keeps innocent text: a quadratic pattern
+  // would not return within the test's timeout.
+  const MB = 1 << 20;
+  const fill = (unit: string): string => unit.repeat(Math.ceil(MB / unit.length));
+  const ADVERSARIAL: string[] = [
+    fill("a."), // scheme-like characters with no "://"
+    fill("a://b:"), // URL credentials that never reach an "@"
+    fill("x://u:p@"), // "@" never followed by a host
+    fill("password "), // keys that never get a value
+    `password${" ".repeat(MB)}`, // a key followed by a megabyte of whitespace
+    `password = "${"a".repeat(MB)}`, // an unterminated quoted value
+    fill("token: enabled "), // values that are all words
+    fill("sk-learn-"), // a token prefix that never forms a key
+    `-----BEGIN ${fill("A ")}`, // a PEM header that never says PRIVATE KEY
+    fill("a.b://c:d@"),
+    fill('token: "'), // quoted values that never close
+    fill("Bearer "),
+    `eyJ${fill("a.eyJ")}`,
+  ];
+
+  it("processes 1 MB adversarial lines and leaves innocent ones unchanged", () => {
+    for (const line of ADVERSARIAL) {
+      const out = redactText(line);
+      expect(out.text.length).toBeGreaterThan(0);
+    }
+    for (const line of [ADVERSARIAL[0], ADVERSARIAL[3], ADVERSARIAL[4], ADVERSARIAL[6], ADVERSARIAL[7], ADVERSARIAL[8]]) {
+      expect(redactText(line ?? "")).toEqual({ text: line, changed: false });
     }
   });
 

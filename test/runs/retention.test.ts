@@ -84,6 +84,17 @@ describe("retention", () => {
     expect(prune(box.home, { maxAgeMs: Infinity, maxRuns: 0 }, { registry: box.registry }).removed).toBe(1);
   });
 
+  it("serves the host's session-start call: store.prune(resolveRetention(settings, env)) for this project only", () => {
+    const ids = settled(3);
+    const otherProject = openRunStore({ home: box.home, cwd: box.root, sessionId: "x", registry: box.registry });
+    const other = otherProject.create({ kind: "agent", task: { description: "o" }, background: false });
+    other.settle({ outcome: "succeeded", value: 1 });
+    const env = { PI_FLOW_RETENTION_MAX_RUNS: "1", PI_FLOW_RETENTION_DAYS: "0" };
+    expect(store.prune(resolveRetention({ retention: { maxRuns: 50 } }, env))).toEqual({ removed: 2, kept: 1, live: 0 });
+    expect(store.list().runs.map((r) => r.runId)).toEqual([ids[2]]);
+    expect(otherProject.view(other.runId).runId).toBe(other.runId);
+  });
+
   it("is configured from settings, overridden by the environment", () => {
     expect(resolveRetention()).toEqual(DEFAULT_RETENTION);
     expect(resolveRetention({ retention: { maxAgeDays: 7, maxRuns: 50 } })).toEqual({ maxAgeMs: 7 * DAY, maxRuns: 50 });

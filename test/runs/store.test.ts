@@ -156,7 +156,9 @@ describe("storage and scope", () => {
     mine.settle({ outcome: "succeeded", value: "x" });
     const pruned = store.create({ kind: "agent", task, background: false });
     pruned.settle({ outcome: "succeeded", value: "y" });
+    // What retention does: the evidence goes, and so does the in-memory copy.
     rmSync(runFiles(store.scope, pruned.runId).dir, { recursive: true });
+    store.registry.release(pruned.runId);
 
     const otherProject = join(box.root, "other-project");
     mkdirSync(otherProject);
@@ -304,5 +306,20 @@ describe("settled results survive missing evidence", () => {
       output: { finalAvailable: false, delivery: "none" },
     });
     expect(existsSync(files.journal)).toBe(true);
+  });
+});
+
+describe("evidence lost while a run is live", () => {
+  it("keeps the settled result: settle still returns the view, and reads serve it from memory", () => {
+    const box = sandbox();
+    const store = box.store();
+    const run = store.create({ kind: "agent", task: { description: "lost" }, background: true });
+    rmSync(runFiles(store.scope, run.runId).dir, { recursive: true });
+    const { view, evidenceErrors } = run.settle({ outcome: "succeeded", value: "kept in memory" });
+    expect(view.state).toMatchObject({ status: "done", outcome: "succeeded" });
+    expect(view.output).toMatchObject({ delivery: "inline", value: "kept in memory" });
+    expect(evidenceErrors.length).toBeGreaterThan(0);
+    expect(store.inspectSingle(run.runId, "final").page.text).toBe("kept in memory");
+    box.cleanup();
   });
 });
