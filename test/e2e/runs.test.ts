@@ -1,8 +1,8 @@
-import { readFileSync, writeFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
-import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+import { openRunStore, processRegistry, RunRegistry } from "../../src/runs/index.ts";
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import type { WaitPayload } from "../../src/orchestrator/wait.ts";
@@ -69,6 +69,23 @@ describe("list and inspect", () => {
     const second = await runs({ action: "list", limit: 2, cursor: first.envelope.data.nextCursor });
     expect(second.envelope.data.runs!.map((run: View) => run.runId)).toEqual([ids[0]]);
     expect(first.result.text).toContain(ids[2]);
+  });
+
+  test("list: a live run with no saved record comes first and counts against limit; its bookmark goes stale when it leaves the registry", async () => {
+    pi = await startPiSession();
+    const saved = [await finishedRun("a"), await finishedRun("b")];
+    // A run of this session whose evidence is gone while it still runs (as when writes fail).
+    const live = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionId })
+      .create({ kind: "agent", task: { description: "evidence lost" }, background: true });
+    rmSync(dirname(findFile(pi.flowHome, live.runId, "journal.jsonl")), { recursive: true, force: true });
+    const first = await runs({ action: "list", limit: 1 });
+    expect(first.envelope.data.runs!.map((run) => [run.runId, run.live])).toEqual([[live.runId, true]]);
+    const second = await runs({ action: "list", limit: 2, cursor: first.envelope.data.nextCursor });
+    expect(second.envelope.data.runs!.map((run) => run.runId)).toEqual([saved[1], saved[0]]);
+    live.settle({ outcome: "cancelled", error: { code: "cancelled", message: "stopped" } });
+    processRegistry().release(live.runId);
+    const stale = await runs({ action: "list", limit: 1, cursor: first.envelope.data.nextCursor });
+    expect(stale.envelope).toMatchObject({ ok: false, data: null, error: { code: "cursor_stale" } });
   });
 
   test("batch summary inspection pages by limitBytes in both channels and never drops a target", async () => {
