@@ -10,7 +10,8 @@ export const SCRIPT_GLOBALS: readonly GlobalDoc[] = [
     description:
       "Starts one child. Rejects with a FlowError carrying `code` and `runId` when the child fails, is cancelled or " +
       "times out (catchable). The call limit, an unknown role and a stopped root end the run even if caught. Extra " +
-      "calls beyond the concurrency limit queue.",
+      "calls beyond the concurrency limit queue. Options over callArgsChars, or an answer over replyChars, reject with " +
+      "a RangeError whose code names the limit.",
   },
   {
     name: "tools",
@@ -19,7 +20,8 @@ export const SCRIPT_GLOBALS: readonly GlobalDoc[] = [
     description:
       "The host tools this workflow may call, e.g. `await tools.external_runs({...})`. A tool with an output schema " +
       "resolves to its structured result; a host failure rejects with a FlowError carrying `code`. Naming a tool " +
-      "that is not available throws a TypeError.",
+      "that is not available throws a TypeError. Calls beyond the concurrency limit queue; callArgsChars and replyChars " +
+      "apply as for agent().",
   },
   {
     name: "args",
@@ -33,7 +35,8 @@ export const SCRIPT_GLOBALS: readonly GlobalDoc[] = [
     signature: "store(key: string, value: unknown): void",
     description:
       "Keeps a JSON copy of value for this run (journaled, never sent to children). store(key, undefined) deletes. " +
-      "Throws a RangeError with code storeValueChars or storeTotalChars when a size limit is hit.",
+      "Throws a RangeError whose code names the limit hit: storeValueChars, storeTotalChars, storeWrites (calls per " +
+      "run, deletes included) or storeWriteChars (characters written per run).",
   },
   {
     name: "load",

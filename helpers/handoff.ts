@@ -12,7 +12,9 @@ export const handoff: HelperDefinition = {
     "Formats evidence for the next child's prompt: a header line marking it as untrusted data, then one JSON packet " +
     "{ sourceRunId, capturedAt, revision?, freshnessNote, omissions, evidence }. Non-string evidence is JSON-encoded; " +
     "the evidence is cut to `maxChars` (default 12000) and `omissions` says how much was dropped. " +
-    "`source` gives provenance: { runId, capturedAt (the receipt's observedAt), revision, omittedPages }.",
+    "`source` gives provenance: { runId, observedAt, capturedAt, revision, omittedPages }; pass the agent() result " +
+    "itself to stamp its runId and observedAt. capturedAt is source.capturedAt, else source.observedAt (when the child " +
+    "settled), else the run's fixed clock.",
   source: String.raw`function handoff(evidence, options) {
   const maxChars = options?.maxChars ?? 12000;
   if (!Number.isInteger(maxChars) || maxChars < 1 || maxChars > 1000000) {
@@ -35,7 +37,10 @@ export const handoff: HelperDefinition = {
     : "none";
   const packet = {
     sourceRunId: typeof source.runId === "string" ? source.runId : null,
-    capturedAt: typeof source.capturedAt === "string" ? source.capturedAt : new Date().toISOString(),
+    // When the evidence was observed, not when this run started: the frozen clock predates it.
+    capturedAt: typeof source.capturedAt === "string" ? source.capturedAt
+      : typeof source.observedAt === "string" ? source.observedAt
+      : new Date().toISOString(),
   };
   if (typeof source.revision === "string") packet.revision = source.revision;
   packet.freshnessNote = "${HANDOFF_FRESHNESS_NOTE}";

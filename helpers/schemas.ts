@@ -6,12 +6,14 @@ export type SchemaObject = { [key: string]: unknown };
 
 export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
   type: "object",
-  description: "Options of agent(). The host validates them; unknown fields pass through to it.",
+  description:
+    "Options of agent(): exactly one of role or subagent_type, and a prompt. The host validates them; unknown fields pass through to it.",
   properties: {
     role: { type: "string", description: "A configured role (exclusive with subagent_type). Unknown roles fail the run." },
     subagent_type: { type: "string", description: "A subagent type, instead of role." },
     harness: { type: "string", description: "How the child runs: pi, claude, codex or replay." },
-    description: { type: "string", description: "A short label for the child, shown in supervision." },
+    description: { type: "string", description: "A short label for the child, shown in supervision. Default: derived from the prompt." },
+    cwd: { type: "string", description: "Working directory of the child; default: the parent's." },
     prompt: { type: "string", description: "The task. Evidence moves only here (see handoff())." },
     context: {
       type: "object",
@@ -27,7 +29,13 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
     outputSchema: { type: "object", description: "JSON Schema of a structured answer; `value` is then the parsed object." },
     timeoutMs: { type: "integer", minimum: 1, description: "Time limit for this child." },
   },
-  required: ["description", "prompt"],
+  required: ["prompt"],
+  // Exactly one of role or subagent_type: each branch requires one and forbids the other (`false`),
+  // which json-schema-to-typescript renders as a union with `?: never`.
+  oneOf: [
+    { properties: { role: { type: "string" }, subagent_type: false }, required: ["role"] },
+    { properties: { subagent_type: { type: "string" }, role: false }, required: ["subagent_type"] },
+  ],
 };
 
 export const AGENT_RESULT_SCHEMA: SchemaObject = {
@@ -38,6 +46,7 @@ export const AGENT_RESULT_SCHEMA: SchemaObject = {
     output: { tsType: "unknown", description: "The child's canonical output." },
     value: { tsType: "unknown", description: "The parsed structured output when outputSchema was given, else the text." },
     usage: { type: "object", description: "Token and cost usage, when the harness reports it." },
+    observedAt: { type: "string", description: "ISO time the child settled; handoff({ source: result }) stamps it as capturedAt." },
   },
   required: ["runId", "output", "value"],
 };
@@ -102,14 +111,15 @@ export const HANDOFF_OPTIONS_SCHEMA: SchemaObject = {
     maxChars: { type: "integer", minimum: 1, maximum: 1000000, description: "Evidence characters kept, default 12000." },
     source: {
       type: "object",
-      description: "Provenance stamped on the packet.",
+      // Open (no additionalProperties: false): an agent() result may be passed as is.
+      description: "Provenance stamped on the packet; an agent() result works as is.",
       properties: {
         runId: { type: "string", description: "The run the evidence came from." },
-        capturedAt: { type: "string", description: "When it was captured: the receipt's observedAt. Default: the run's start time." },
+        observedAt: { type: "string", description: "When the source settled (an agent() result's observedAt); the packet's capturedAt." },
+        capturedAt: { type: "string", description: "Overrides observedAt as the capture time. Default: observedAt, else the run's start time." },
         revision: { type: "string", description: "The repository revision the evidence describes." },
         omittedPages: { type: "boolean", description: "True when you stopped paging before the end." },
       },
-      additionalProperties: false,
     },
   },
   additionalProperties: false,

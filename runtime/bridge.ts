@@ -1,9 +1,11 @@
-// Main-thread side of agent() and tools.*(): call limits, the concurrency queue, events, and
+// Main-thread side of agent() and tools.*(): call limits, the concurrency queues, events, and
 // turning host rejections into either a catchable script error or the end of the run.
+// Argument size (callArgsChars) is checked in the VM session, before anything crosses over.
 import { parseJson, toJsonText } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
-import type { AgentOptions, HostError, JsonValue, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
+import { CallQueue } from "./queue.ts";
+import type { AgentOptions, HostError, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
 
 export interface BridgeHooks {
   emit(event: WorkflowEvent): void;
@@ -20,6 +22,16 @@ interface Call {
   text: string;
 }
 
+/** How a started call ended, as its agent_end/tool_end event reports it. */
+interface Ending {
+  ok: boolean;
+  code?: string;
+  runId?: string;
+}
+
+/** The code of the end event of a call still running when the run ended. */
+export const RUN_ENDED = "run_ended";
+
 export class HostBridge {
   private readonly host: WorkflowHost;
   private readonly limits: WorkflowLimits;
@@ -27,14 +39,22 @@ export class HostBridge {
   private readonly signal: AbortSignal;
   private agentCount = 0;
   private toolCount = 0;
-  private active = 0;
-  private readonly queue: Array<() => void> = [];
+  // agent() and tools.* calls queue separately, so a tool call (say, paging a child's final
+  // answer) never waits behind children that may run for minutes.
+  private readonly agents: CallQueue;
+  private readonly tools: CallQueue;
+  /** Started calls without an end event yet, in start order: close() ends them. */
+  private readonly started = new Map<string, (ending: Ending) => void>();
+  private closing = false;
 
   constructor(host: WorkflowHost, limits: WorkflowLimits, hooks: BridgeHooks, signal: AbortSignal) {
     this.signal = signal;
     this.host = host;
     this.limits = limits;
     this.hooks = hooks;
+    const open = (): boolean => !this.closing && !hooks.closed();
+    this.agents = new CallQueue(limits.concurrency, open);
+    this.tools = new CallQueue(limits.concurrency, open);
   }
 
   handle(call: Call): void {
@@ -42,31 +62,33 @@ export class HostBridge {
     else this.tool(call);
   }
 
+  /**
+   * Emits the end event of every call still running, so a journal pairs each start with an end.
+   * Call it before the run's result is delivered (events stop after that).
+   */
+  close(): void {
+    // Ending a call frees its slot: nothing queued may start now.
+    this.closing = true;
+    for (const end of [...this.started.values()]) end({ ok: false, code: RUN_ENDED });
+  }
+
   private agent(call: Call): void {
     const index = this.agentCount++;
+    // The refused call never starts, so it gets no agent_start (and no agent_end).
     if (index >= this.limits.agentCalls) {
       return this.hooks.fatal({ kind: "limit", code: "agentCalls", message: limitMessage("agentCalls", this.limits) });
     }
     const options = parseJson(call.text) as AgentOptions;
-    // Calls start in the order the script made them; extra calls wait for a free slot.
-    this.queue.push(() => {
-      this.active++;
+    this.agents.push((release) => {
       this.hooks.emit({ type: "agent_start", index, options });
-      this.invoke(call.id, () => this.host.agent(options, { signal: this.signal, index }), (ok, value, error) => {
-        const event: WorkflowEvent = { type: "agent_end", index, ok };
-        const runId = ok ? (value as { runId?: unknown } | null)?.runId : error?.runId;
-        if (typeof runId === "string") event.runId = runId;
-        if (error?.code !== undefined) event.code = error.code;
+      const end = this.track(`agent:${index}`, release, (ending) => {
+        const event: WorkflowEvent = { type: "agent_end", index, ok: ending.ok };
+        if (ending.runId !== undefined) event.runId = ending.runId;
+        if (ending.code !== undefined) event.code = ending.code;
         this.hooks.emit(event);
-        this.active--;
-        this.drain();
       });
+      this.invoke(call.id, "agent", () => this.host.agent(options, { signal: this.signal, index }), end);
     });
-    this.drain();
-  }
-
-  private drain(): void {
-    while (this.active < this.limits.concurrency && this.queue.length > 0 && !this.hooks.closed()) this.queue.shift()?.();
   }
 
   private tool(call: Call): void {
@@ -79,20 +101,31 @@ export class HostBridge {
       return this.hooks.reply({ type: "reply", id: call.id, ok: false, error: { name: "TypeError", message: `tools.${call.name} is not available` } });
     }
     const input = parseJson(call.text);
-    this.hooks.emit({ type: "tool_start", index, name: call.name });
-    this.invoke(call.id, () => fn(input, { signal: this.signal, index }), (ok, _value, error) => {
-      const event: WorkflowEvent = { type: "tool_end", index, name: call.name, ok };
-      if (error?.code !== undefined) event.code = error.code;
-      this.hooks.emit(event);
+    this.tools.push((release) => {
+      this.hooks.emit({ type: "tool_start", index, name: call.name });
+      const end = this.track(`tool:${index}`, release, (ending) => {
+        const event: WorkflowEvent = { type: "tool_end", index, name: call.name, ok: ending.ok };
+        if (ending.code !== undefined) event.code = ending.code;
+        this.hooks.emit(event);
+      });
+      this.invoke(call.id, "tool", () => fn(input, { signal: this.signal, index }), end);
     });
   }
 
+  /** Registers a started call; the returned function emits its end event once and frees its slot. */
+  private track(key: string, release: () => void, emitEnd: (ending: Ending) => void): (ending: Ending) => void {
+    const end = (ending: Ending): void => {
+      if (this.started.get(key) !== end) return;
+      this.started.delete(key);
+      emitEnd(ending);
+      release();
+    };
+    this.started.set(key, end);
+    return end;
+  }
+
   /** Runs one host call and answers the VM, unless the run ended meanwhile. */
-  private invoke(
-    id: number,
-    run: () => Promise<unknown>,
-    after: (ok: boolean, value: unknown, error: HostFailure | undefined) => void,
-  ): void {
+  private invoke(id: number, kind: CallKind, run: () => Promise<unknown>, end: (ending: Ending) => void): void {
     let promise: Promise<unknown>;
     try {
       promise = Promise.resolve(run());
@@ -102,21 +135,19 @@ export class HostBridge {
     promise.then(
       (value) => {
         if (this.hooks.closed()) return;
-        let text: string;
-        try {
-          text = value === undefined ? "null" : toJsonText(value, "the host's answer");
-        } catch (error) {
-          const failure: HostFailure = { name: "TypeError", message: (error as Error).message, code: "host_error" };
-          after(false, undefined, failure);
-          return this.hooks.reply({ type: "reply", id, ok: false, error: failure });
+        const runId = kind === "agent" ? (value as { runId?: unknown } | null)?.runId : undefined;
+        const answer = this.answer(value, typeof runId === "string" ? runId : undefined);
+        if (answer.ok) {
+          end(typeof runId === "string" ? { ok: true, runId } : { ok: true });
+          return this.hooks.reply({ type: "reply", id, ok: true, text: answer.text });
         }
-        after(true, value as JsonValue, undefined);
-        this.hooks.reply({ type: "reply", id, ok: true, text });
+        end(ending(answer.error));
+        this.hooks.reply({ type: "reply", id, ok: false, error: answer.error });
       },
       (reason: unknown) => {
         if (this.hooks.closed()) return;
         const failure = hostFailure(reason);
-        after(false, undefined, failure);
+        end(ending(failure));
         if ((reason as HostError | null)?.fatal === true) {
           const error: WorkflowError = { kind: "script", code: failure.code ?? "host_error", message: failure.message };
           if (failure.runId !== undefined) error.runId = failure.runId;
@@ -126,6 +157,31 @@ export class HostBridge {
       },
     );
   }
+
+  /** The host's answer as JSON text for the VM, or why the script cannot have it. */
+  private answer(value: unknown, runId: string | undefined): { ok: true; text: string } | { ok: false; error: HostFailure } {
+    let text: string;
+    try {
+      text = value === undefined ? "null" : toJsonText(value, "the host's answer");
+    } catch (error) {
+      return { ok: false, error: { name: "TypeError", message: (error as Error).message, code: "host_error" } };
+    }
+    // A reply is parsed inside the VM: past this size it would only exhaust the VM's memory.
+    if (text.length > this.limits.replyChars) {
+      const message = `${limitMessage("replyChars", this.limits)}: the answer has ${text.length} characters of JSON`;
+      const error: HostFailure = { name: "RangeError", message, code: "replyChars", limit: "replyChars" };
+      if (runId !== undefined) error.runId = runId;
+      return { ok: false, error };
+    }
+    return { ok: true, text };
+  }
+}
+
+function ending(failure: HostFailure): Ending {
+  const result: Ending = { ok: false };
+  if (failure.code !== undefined) result.code = failure.code;
+  if (failure.runId !== undefined) result.runId = failure.runId;
+  return result;
 }
 
 /** What the script sees of a host rejection: message, `code` (default "host_error") and `runId`. */

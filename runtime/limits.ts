@@ -12,9 +12,13 @@ export const DEFAULT_LIMITS: Readonly<WorkflowLimits> = Object.freeze({
   agentCalls: 32,
   concurrency: 4,
   toolCalls: 256,
+  callArgsChars: 1 * MiB,
+  replyChars: 4 * MiB,
   outputChars: 64 * KiB,
   storeValueChars: 256 * KiB,
   storeTotalChars: 1 * MiB,
+  storeWrites: 1000,
+  storeWriteChars: 16 * MiB,
   resultChars: 4 * MiB,
 });
 
@@ -27,9 +31,15 @@ export const LIMIT_CEILINGS: Readonly<WorkflowLimits> = Object.freeze({
   agentCalls: 512,
   concurrency: 32,
   toolCalls: 4096,
+  // Each call's JSON is copied out of the VM into the host, so this bounds host memory per call.
+  callArgsChars: 16 * MiB,
+  replyChars: 16 * MiB,
   outputChars: 4 * MiB,
   storeValueChars: 4 * MiB,
   storeTotalChars: 16 * MiB,
+  // Every write is journaled: these bound the journal, not the live store.
+  storeWrites: 100_000,
+  storeWriteChars: 256 * MiB,
   resultChars: 16 * MiB,
 });
 
@@ -46,9 +56,13 @@ export const LIMIT_LABELS: Readonly<Record<LimitName, string>> = Object.freeze({
   agentCalls: "agent call limit",
   concurrency: "concurrency limit",
   toolCalls: "tool call limit",
+  callArgsChars: "call arguments limit",
+  replyChars: "reply size limit",
   outputChars: "output limit",
   storeValueChars: "store value limit",
   storeTotalChars: "store total limit",
+  storeWrites: "store write limit",
+  storeWriteChars: "store write size limit",
   resultChars: "result size limit",
 });
 

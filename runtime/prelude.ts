@@ -19,12 +19,21 @@ class FlowError extends Error {
   }
 }
 
+// Errors the runtime raised for a limit, by object, with the limit's name. Only these end a run
+// as kind "limit": a script can copy a code, not membership here. The methods are taken now, so
+// a script that patches WeakMap.prototype cannot forge it.
+const limitErrors = new WeakMap();
+const apply = Reflect.apply;
+const weakGet = WeakMap.prototype.get;
+const weakSet = WeakMap.prototype.set;
+
 function hostError(e) {
   const error = e.name === "TypeError" ? new TypeError(e.message)
     : e.name === "RangeError" ? new RangeError(e.message)
     : new FlowError(e.message);
   if (e.code !== undefined) error.code = e.code;
   if (e.runId !== undefined) error.runId = e.runId;
+  if (typeof e.limit === "string") apply(weakSet, limitErrors, [error, e.limit]);
   return error;
 }
 
@@ -175,6 +184,8 @@ function errorInfo(error) {
       };
       if (typeof error.code === "string") info.code = error.code;
       if (typeof error.runId === "string") info.runId = error.runId;
+      const limit = apply(weakGet, limitErrors, [error]);
+      if (limit !== undefined) info.limit = limit;
       return stringify(info);
     }
     return stringify({ name: "Error", message: "uncaught " + inspect(error), stack: "" });

@@ -1,6 +1,6 @@
 // Messages between runWorkflow (main thread) and the worker that owns the QuickJS VM.
 // Payloads that came from or go to the script are JSON text, parsed on the receiving side.
-import type { WorkflowLimits } from "./types.ts";
+import type { LimitName, WorkflowLimits } from "./types.ts";
 
 /** File name the prelude runs under, so its stack frames never map onto the script. */
 export const PRELUDE_FILENAME = "flow:prelude";
@@ -37,6 +37,11 @@ export interface HostFailure {
   message: string;
   code?: string;
   runId?: string;
+  /**
+   * Set only by the runtime, for a limit it enforced: the prelude remembers the error object, so
+   * only such an error (not one a script builds with the same `code`) can end a run as kind "limit".
+   */
+  limit?: LimitName;
 }
 
 export type ReplyMessage =

@@ -202,6 +202,8 @@ class RunSession {
 
   private finish(result: WorkflowResult): void {
     if (this.settled) return;
+    // Last events: the end of each call still running, so every start has an end.
+    this.bridge.close();
     this.settled = true;
     clearTimeout(this.timer);
     this.options.signal?.removeEventListener("abort", this.onAbort);

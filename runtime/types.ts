@@ -14,16 +14,24 @@ export interface WorkflowLimits {
   stackBytes: number;
   /** agent() calls per run; the (N+1)th call fails the run. */
   agentCalls: number;
-  /** agent() calls running at once; extra calls queue. */
+  /** agent() calls running at once, and separately tools.*() calls running at once; extra calls queue. */
   concurrency: number;
   /** tools.*() calls per run; the (N+1)th call fails the run. */
   toolCalls: number;
   /** Characters of console/text output per run. */
   outputChars: number;
+  /** Characters of JSON in one agent() options object or tools.*() argument (what crosses to the host). */
+  callArgsChars: number;
+  /** Characters of JSON in one agent()/tools.*() answer handed back to the script. */
+  replyChars: number;
   /** Characters of JSON per store() value. */
   storeValueChars: number;
   /** Characters of JSON (keys plus values) in the whole store. */
   storeTotalChars: number;
+  /** store() calls per run, deletes included: each one is journaled. */
+  storeWrites: number;
+  /** Characters (keys plus JSON values) written by store() over the whole run. */
+  storeWriteChars: number;
   /** Characters of JSON in the script's return value. */
   resultChars: number;
 }
@@ -52,11 +60,14 @@ export interface ParsedWorkflow {
   body: string;
 }
 
+/** Exactly one of `role` or `subagent_type` is required; the host validates (see AGENT_OPTIONS_SCHEMA). */
 export interface AgentOptions {
   role?: string;
   subagent_type?: string;
   harness?: string;
+  /** Default: derived from the prompt by the host. */
   description?: string;
+  cwd?: string;
   prompt: string;
   context?: { mode: "none" | "recent" | "full"; turns?: number };
   model?: string;
@@ -70,6 +81,8 @@ export interface AgentResult {
   output: JsonValue;
   value: JsonValue;
   usage?: JsonValue;
+  /** ISO time the child settled; handoff() stamps it as the evidence's capture time. */
+  observedAt?: string;
 }
 
 /**
@@ -104,6 +117,7 @@ export interface WorkflowHost {
 
 export type WorkflowEvent =
   | { type: "agent_start"; index: number; options: AgentOptions }
+  /** Every agent_start gets one agent_end, fatal errors and calls still running at the end of the run included. */
   | { type: "agent_end"; index: number; ok: boolean; runId?: string; code?: string }
   | { type: "tool_start"; index: number; name: string }
   | { type: "tool_end"; index: number; name: string; ok: boolean; code?: string }

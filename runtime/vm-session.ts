@@ -6,7 +6,7 @@ import { isLimitName, limitMessage } from "./limits.ts";
 import { PRELUDE_FILENAME, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import type { LimitName } from "./types.ts";
 
-type HostReply = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string } };
+type HostReply = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string; limit?: LimitName } };
 
 interface ThrownInfo {
   name?: string;
@@ -14,6 +14,8 @@ interface ThrownInfo {
   stack?: string;
   code?: string;
   runId?: string;
+  /** The limit the runtime itself raised this error for; set only by the prelude's errorInfo(). */
+  limit?: string;
 }
 
 /** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
@@ -34,6 +36,8 @@ export class VmSession {
   private outputChars = 0;
   private readonly store = new Map<string, string>();
   private storeChars = 0;
+  private storeWrites = 0;
+  private storeWriteChars = 0;
   private closed = false;
 
   constructor(module: QuickJSWASMModule, message: RunMessage, post: (message: WorkerToMain) => void) {
@@ -125,10 +129,11 @@ export class VmSession {
     this.outcome ??= { ok: false, error: this.classify(info) };
   }
 
+  /** An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. */
   private read(handle: QuickJSHandle): ThrownInfo {
     try {
       const value: unknown = this.vm.dump(handle);
-      if (value !== null && typeof value === "object") return value as ThrownInfo;
+      if (value !== null && typeof value === "object") return thrownInfo(value);
       return { name: "Error", message: `uncaught ${String(value)}` };
     } catch {
       return { name: "Error", message: "uncaught error that could not be read" };
@@ -140,7 +145,10 @@ export class VmSession {
     const limitHit = (name: LimitName): VmFailure => ({ kind: "limit", code: name, message: limitMessage(name, limits) });
     if (info.name === "InternalError" && /out of memory/i.test(info.message ?? "")) return limitHit("memoryBytes");
     if (info.name === "InternalError" && /stack overflow/i.test(info.message ?? "")) return limitHit("stackBytes");
-    if (info.code !== undefined && isLimitName(info.code)) return { kind: "limit", code: info.code, message: info.message ?? limitMessage(info.code, limits) };
+    // QuickJS's parsers (JSON.parse of deep nesting, eval) report the same overflow as a SyntaxError.
+    if (info.name === "SyntaxError" && info.message === "stack overflow") return limitHit("stackBytes");
+    // Only an error the runtime raised for a limit counts; a script's own `code: "agentCalls"` does not.
+    if (info.limit !== undefined && isLimitName(info.limit)) return { kind: "limit", code: info.limit, message: info.message ?? limitMessage(info.limit, limits) };
     const failure: VmFailure = { kind: "script", name: info.name ?? "Error", message: info.message ?? "" };
     if (info.stack) failure.stack = info.stack;
     if (info.code !== undefined) failure.code = info.code;
@@ -197,6 +205,11 @@ export class VmSession {
   }
 
   private send(kind: CallKind, name: string, text: string): HostReply {
+    // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
+    if (text.length > this.message.limits.callArgsChars) {
+      const what = kind === "agent" ? "agent() options have" : `tools.${name}() arguments have`;
+      return refuseLimit("callArgsChars", `${limitMessage("callArgsChars", this.message.limits)}: ${what} ${text.length} characters of JSON`);
+    }
     const id = this.nextId++;
     this.inflight.add(id);
     this.post({ type: "call", id, kind, name, text });
@@ -220,26 +233,41 @@ export class VmSession {
   }
 
   private storeValue(key: string, text: string | undefined): HostReply {
+    const limits = this.message.limits;
     const old = this.store.get(key);
     const oldChars = old === undefined ? 0 : key.length + old.length;
+    // Each write (deletes too) is journaled, so the writes themselves are bounded, not just the live store.
+    if (this.storeWrites >= limits.storeWrites) {
+      return refuseLimit("storeWrites", `${limitMessage("storeWrites", limits)}: store() was called ${this.storeWrites} times in this run`);
+    }
+    const written = this.storeWriteChars + key.length + (text?.length ?? 0);
     if (text === undefined) {
+      this.count(written);
       this.store.delete(key);
       this.storeChars -= oldChars;
       this.post({ type: "store", key });
       return { ok: true, value: null };
     }
-    const limits = this.message.limits;
     if (text.length > limits.storeValueChars) {
-      return refuse("RangeError", `${limitMessage("storeValueChars", limits)}: store(${JSON.stringify(key)}) value has ${text.length} characters of JSON`, "storeValueChars");
+      return refuseLimit("storeValueChars", `${limitMessage("storeValueChars", limits)}: store(${JSON.stringify(key)}) value has ${text.length} characters of JSON`);
     }
     const total = this.storeChars - oldChars + key.length + text.length;
     if (total > limits.storeTotalChars) {
-      return refuse("RangeError", `${limitMessage("storeTotalChars", limits)}: the store would hold ${total} characters; delete keys with store(key, undefined)`, "storeTotalChars");
+      return refuseLimit("storeTotalChars", `${limitMessage("storeTotalChars", limits)}: the store would hold ${total} characters; delete keys with store(key, undefined)`);
     }
+    if (written > limits.storeWriteChars) {
+      return refuseLimit("storeWriteChars", `${limitMessage("storeWriteChars", limits)}: store() would have written ${written} characters in this run`);
+    }
+    this.count(written);
     this.store.set(key, text);
     this.storeChars = total;
     this.post({ type: "store", key, text });
     return { ok: true, value: null };
+  }
+
+  private count(written: number): void {
+    this.storeWrites++;
+    this.storeWriteChars = written;
   }
 
   private settle(kind: string | undefined, text: string | undefined): HostReply {
@@ -262,4 +290,20 @@ export class VmSession {
 
 function refuse(name: string, message: string, code?: string): HostReply {
   return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
+}
+
+/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
+function refuseLimit(limit: LimitName, message: string): HostReply {
+  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
+}
+
+/** Copies the readable fields of a thrown object; anything else it carries is dropped. */
+function thrownInfo(value: object): ThrownInfo {
+  const source = value as Record<string, unknown>;
+  const info: ThrownInfo = {};
+  for (const key of ["name", "message", "stack", "code", "runId"] as const) {
+    const field = source[key];
+    if (typeof field === "string") info[key] = field;
+  }
+  return info;
 }

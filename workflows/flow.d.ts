@@ -21,9 +21,9 @@ interface FlowConsole {
 }
 
 /**
- * Options of agent(). The host validates them; unknown fields pass through to it.
+ * Options of agent(): exactly one of role or subagent_type, and a prompt. The host validates them; unknown fields pass through to it.
  */
-interface AgentOptions {
+type AgentOptions = {
   /**
    * A configured role (exclusive with subagent_type). Unknown roles fail the run.
    */
@@ -37,9 +37,13 @@ interface AgentOptions {
    */
   harness?: string;
   /**
-   * A short label for the child, shown in supervision.
+   * A short label for the child, shown in supervision. Default: derived from the prompt.
    */
-  description: string;
+  description?: string;
+  /**
+   * Working directory of the child; default: the parent's.
+   */
+  cwd?: string;
   /**
    * The task. Evidence moves only here (see handoff()).
    */
@@ -69,7 +73,18 @@ interface AgentOptions {
    */
   timeoutMs?: number;
   [k: string]: unknown;
-}
+} & (
+  | {
+      role: string;
+      subagent_type?: never;
+      [k: string]: unknown;
+    }
+  | {
+      subagent_type: string;
+      role?: never;
+      [k: string]: unknown;
+    }
+);
 
 /**
  * What agent() resolves to.
@@ -93,6 +108,10 @@ interface AgentResult {
   usage?: {
     [k: string]: unknown;
   };
+  /**
+   * ISO time the child settled; handoff({ source: result }) stamps it as capturedAt.
+   */
+  observedAt?: string;
   [k: string]: unknown;
 }
 
@@ -160,7 +179,7 @@ interface HandoffOptions {
    */
   maxChars?: number;
   /**
-   * Provenance stamped on the packet.
+   * Provenance stamped on the packet; an agent() result works as is.
    */
   source?: {
     /**
@@ -168,7 +187,11 @@ interface HandoffOptions {
      */
     runId?: string;
     /**
-     * When it was captured: the receipt's observedAt. Default: the run's start time.
+     * When the source settled (an agent() result's observedAt); the packet's capturedAt.
+     */
+    observedAt?: string;
+    /**
+     * Overrides observedAt as the capture time. Default: observedAt, else the run's start time.
      */
     capturedAt?: string;
     /**
@@ -179,6 +202,7 @@ interface HandoffOptions {
      * True when you stopped paging before the end.
      */
     omittedPages?: boolean;
+    [k: string]: unknown;
   };
 }
 
@@ -192,16 +216,16 @@ interface FlowTools {
   readonly [name: string]: (args?: Record<string, unknown>) => Promise<unknown>;
 }
 
-/** Starts one child. Rejects with a FlowError carrying `code` and `runId` when the child fails, is cancelled or times out (catchable). The call limit, an unknown role and a stopped root end the run even if caught. Extra calls beyond the concurrency limit queue. */
+/** Starts one child. Rejects with a FlowError carrying `code` and `runId` when the child fails, is cancelled or times out (catchable). The call limit, an unknown role and a stopped root end the run even if caught. Extra calls beyond the concurrency limit queue. Options over callArgsChars, or an answer over replyChars, reject with a RangeError whose code names the limit. */
 declare function agent(options: AgentOptions): Promise<AgentResult>;
 
-/** The host tools this workflow may call, e.g. `await tools.external_runs({...})`. A tool with an output schema resolves to its structured result; a host failure rejects with a FlowError carrying `code`. Naming a tool that is not available throws a TypeError. */
+/** The host tools this workflow may call, e.g. `await tools.external_runs({...})`. A tool with an output schema resolves to its structured result; a host failure rejects with a FlowError carrying `code`. Naming a tool that is not available throws a TypeError. Calls beyond the concurrency limit queue; callArgsChars and replyChars apply as for agent(). */
 declare const tools: FlowTools;
 
 /** The validated arguments (meta.args is their JSON Schema), as a frozen deep copy. */
 declare const args: Readonly<WorkflowArgs>;
 
-/** Keeps a JSON copy of value for this run (journaled, never sent to children). store(key, undefined) deletes. Throws a RangeError with code storeValueChars or storeTotalChars when a size limit is hit. */
+/** Keeps a JSON copy of value for this run (journaled, never sent to children). store(key, undefined) deletes. Throws a RangeError whose code names the limit hit: storeValueChars, storeTotalChars, storeWrites (calls per run, deletes included) or storeWriteChars (characters written per run). */
 declare function store(key: string, value: unknown): void;
 
 /** A fresh JSON copy of a stored value, or undefined. */
@@ -222,5 +246,5 @@ declare function retry<T>(fn: (attempt: number) => T | Promise<T>, options?: Ret
 /** Returns a run's complete final value. Inline delivery returns `run.output.value`; reference delivery pages `tools.external_runs({ ...run.refs.final, limitBytes, cursor })` until no `nextCursor` is left, concatenates the pages, and for `encoding: "json"` parses them and returns `.result`. Throws a FlowError with the envelope's error code when a page fails, or code `final_unavailable` when the run has no final value. */
 declare function readFinal<T = unknown>(run: RunView, options?: ReadFinalOptions): Promise<T>;
 
-/** Formats evidence for the next child's prompt: a header line marking it as untrusted data, then one JSON packet { sourceRunId, capturedAt, revision?, freshnessNote, omissions, evidence }. Non-string evidence is JSON-encoded; the evidence is cut to `maxChars` (default 12000) and `omissions` says how much was dropped. `source` gives provenance: { runId, capturedAt (the receipt's observedAt), revision, omittedPages }. */
+/** Formats evidence for the next child's prompt: a header line marking it as untrusted data, then one JSON packet { sourceRunId, capturedAt, revision?, freshnessNote, omissions, evidence }. Non-string evidence is JSON-encoded; the evidence is cut to `maxChars` (default 12000) and `omissions` says how much was dropped. `source` gives provenance: { runId, observedAt, capturedAt, revision, omittedPages }; pass the agent() result itself to stamp its runId and observedAt. capturedAt is source.capturedAt, else source.observedAt (when the child settled), else the run's fixed clock. */
 declare function handoff(evidence: unknown, options?: HandoffOptions): string;

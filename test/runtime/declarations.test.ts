@@ -37,8 +37,10 @@ describe("generateDeclarations", () => {
       `const lenses = ["correctness", "tests"];
        const reviews = await parallel(lenses.map((lens) => () =>
          agent({ role: "reviewer", description: "Review " + lens, context: { mode: "none" }, prompt: "Review " + String(args.target) })), { concurrency: 2 });
-       const final = await retry(() => agent({ description: "d", prompt: "p" }), { attempts: 2, retryIf: (e) => e.code !== "cancelled" });
-       const packet: string = handoff(reviews.map((r) => r.value), { maxChars: 100, source: { runId: final.runId } });
+       const final = await retry(() => agent({ subagent_type: "general", cwd: "pkg", prompt: "p" }), { attempts: 2, retryIf: (e) => e.code !== "cancelled" });
+       const observed: string | undefined = final.observedAt;
+       const packet: string = handoff(reviews.map((r) => r.value), { maxChars: 100, source: { runId: final.runId, observedAt: observed } });
+       const fromResult: string = handoff(final.value, { source: final });
        store("packet", packet);
        const again = load<string>("packet");
        const page = await tools.external_runs({ action: "list" });
@@ -51,9 +53,13 @@ describe("generateDeclarations", () => {
 
   it("rejects what a script cannot do", async () => {
     const declarations = readFileSync(FLOW_DTS, "utf8");
-    expect(typeErrors(declarations, `await agent({ description: "d" });`).join("\n")).toMatch(/prompt/);
+    expect(typeErrors(declarations, `await agent({ role: "r", description: "d" });`).join("\n")).toMatch(/prompt/);
+    // Exactly one of role or subagent_type, as the host requires.
+    expect(typeErrors(declarations, `await agent({ prompt: "p" });`)).not.toEqual([]);
+    expect(typeErrors(declarations, `await agent({ role: "r", subagent_type: "s", prompt: "p" });`)).not.toEqual([]);
     expect(typeErrors(declarations, `setTimeout(() => {}, 1);`).join("\n")).toMatch(/setTimeout/);
-    expect(typeErrors(declarations, `await agent({ description: "d", prompt: "p", context: { mode: "shared" } });`).join("\n")).toMatch(/shared/);
+    expect(typeErrors(declarations, `await agent({ role: "r", description: "d", prompt: "p", context: { mode: "shared" } });`).join("\n")).toMatch(/shared/);
+    expect(typeErrors(declarations, `await agent({ role: "r", prompt: "p", cwd: 1 });`)).not.toEqual([]);
   });
 
   it("types tools.* from each tool's input and output schemas", async () => {

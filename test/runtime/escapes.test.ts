@@ -77,17 +77,45 @@ describe("sandbox escapes", () => {
     expect(result.output).toHaveLength(1000);
   });
 
-  it("contains deep recursion, including through async functions and getters", async () => {
+  it("contains deep recursion, including through async functions, getters and deep JSON", async () => {
+    const stackLimit = { kind: "limit", code: "stackBytes", message: "stack limit (131072) reached" };
     for (const script of [
       "async function down() { return await down(); }\nawait down();",
       "const o = { get x() { return this.x; } };\nreturn o.x;",
-      "const a = []; a.push(a);\nreturn JSON.stringify(a);",
+      "let o = {};\nfor (let i = 0; i < 100000; i++) o = { o };\nreturn JSON.stringify(o);",
+      "return JSON.parse('['.repeat(100000));",
     ]) {
       const { result } = await run(script, { limits: { stackBytes: 128 * 1024 } });
-      const error = failure(result);
-      expect(["stackBytes", undefined]).toContain(error.code);
-      expect(error.kind === "limit" || error.name === "TypeError").toBe(true);
+      expect(failure(result)).toEqual(stackLimit);
     }
+    // Caught, it is QuickJS's own InternalError, which a script can recover from.
+    const caught = await run("async function down() { return await down(); }\ntry { await down(); } catch (e) { return [e.name, e.message]; }", {
+      limits: { stackBytes: 128 * 1024 },
+    });
+    expect(value(caught.result)).toEqual(["InternalError", "stack overflow"]);
+    // A cycle is not recursion: JSON.stringify detects it and throws a plain TypeError.
+    const cyclic = await run("const a = []; a.push(a);\nreturn JSON.stringify(a);", { limits: { stackBytes: 128 * 1024 } });
+    expect(failure(cyclic.result)).toMatchObject({ kind: "script", name: "TypeError", message: "circular reference", line: 2 });
+  });
+
+  it("does not let a script fake a limit: only limits the runtime enforced end a run as kind limit", async () => {
+    for (const script of [
+      `throw Object.assign(new Error("x"), { code: "agentCalls" });`,
+      `throw Object.assign(new RangeError("x"), { code: "storeWrites", limit: "storeWrites" });`,
+      // Patching the built-ins the runtime uses to recognise its own errors changes nothing.
+      `WeakMap.prototype.get = () => "agentCalls"; WeakMap.prototype.has = () => true;\nthrow Object.assign(new Error("x"), { code: "agentCalls" });`,
+      // A runtime limit error whose code the script rewrites is still reported as the limit it was.
+      `try { store("k", "x".repeat(100)); } catch (e) { e.code = "agentCalls"; throw Object.assign(new Error("x"), { code: "agentCalls" }); }`,
+    ]) {
+      const { result } = await run(script, { limits: { storeValueChars: 50 } });
+      expect(failure(result)).toMatchObject({ kind: "script", name: expect.stringMatching(/Error$/), code: expect.any(String), message: "x" });
+    }
+    // A host rejection whose code happens to be a limit's name is the host's error, not a limit.
+    const host = await run(`await tools.t({});`, { host: { tools: { t: async () => Promise.reject(Object.assign(new Error("busy"), { code: "toolCalls" })) } } });
+    expect(failure(host.result)).toMatchObject({ kind: "script", name: "FlowError", code: "toolCalls", message: "busy" });
+    // The genuine error, rethrown, is still the limit (with its real name even if the script edits `code`).
+    const rethrown = await run(`try { store("k", "x".repeat(100)); } catch (e) { e.code = "agentCalls"; throw e; }`, { limits: { storeValueChars: 50 } });
+    expect(failure(rethrown.result)).toMatchObject({ kind: "limit", code: "storeValueChars" });
   });
 
   it("contains a flood of promises: the memory limit ends it", async () => {

@@ -217,14 +217,36 @@ describe("handoff()", () => {
     expect([task, header]).toEqual(["Review this.", HANDOFF_HEADER]);
     expect(JSON.parse(json ?? "")).toMatchObject({ sourceRunId: "r1", evidence: "evidence: 01", omissions: "bounded to 12 chars (14 chars omitted)" });
   });
+
+  it("stamps capturedAt with when the child settled (its observedAt), not the run's frozen start", async () => {
+    const { result } = await run(
+      `const r = await agent({ role: "explorer", prompt: "map" });
+       return [handoff(r.value, { source: r }), handoff("e", { source: { runId: "r0", observedAt: r.observedAt, capturedAt: "2026-05-05T00:00:00.000Z" } })];`,
+      { startedAt: 0, host: { agent: async () => ({ runId: "r1", output: "", value: "evidence", observedAt: "2026-05-04T10:00:00.000Z" }) } },
+    );
+    const [fromResult, overridden] = value(result) as string[];
+    expect(packet(fromResult)).toMatchObject({ sourceRunId: "r1", capturedAt: "2026-05-04T10:00:00.000Z", evidence: "evidence" });
+    // An explicit capturedAt wins over observedAt.
+    expect(packet(overridden)).toMatchObject({ sourceRunId: "r0", capturedAt: "2026-05-05T00:00:00.000Z" });
+  });
 });
 
 describe("WORKFLOW_HELPERS", () => {
+  it("describes agent() options as the host accepts them: a prompt, and exactly one of role or subagent_type", () => {
+    const schema = WORKFLOW_HELPERS.agentOptions;
+    expect(schema.required).toEqual(["prompt"]);
+    expect(schema.oneOf).toEqual([
+      { properties: { role: { type: "string" }, subagent_type: false }, required: ["role"] },
+      { properties: { subagent_type: { type: "string" }, role: false }, required: ["subagent_type"] },
+    ]);
+    expect((schema.properties as Record<string, unknown>).cwd).toMatchObject({ type: "string" });
+  });
+
   it("lists the helpers, the globals and the agent options compactly", () => {
     expect(WORKFLOW_HELPERS.functions.map((f) => f.name)).toEqual(["parallel", "retry", "readFinal", "handoff"]);
     expect(WORKFLOW_HELPERS.globals.map((g) => g.name)).toEqual(["agent", "tools", "args", "store", "load", "text", "console"]);
     expect(Object.keys(WORKFLOW_HELPERS.agentOptions.properties as object)).toEqual(
-      expect.arrayContaining(["role", "subagent_type", "harness", "description", "prompt", "context", "model", "outputSchema", "timeoutMs"]),
+      expect.arrayContaining(["role", "subagent_type", "harness", "description", "cwd", "prompt", "context", "model", "outputSchema", "timeoutMs"]),
     );
     for (const entry of [...WORKFLOW_HELPERS.functions, ...WORKFLOW_HELPERS.globals]) {
       expect(Object.keys(entry)).toEqual(["name", "signature", "description"]);

@@ -9,6 +9,14 @@ describe("resolveLimits", () => {
     expect(LIMIT_NAMES).toEqual(expect.arrayContaining(["timeoutMs", "memoryBytes", "stackBytes", "agentCalls", "concurrency", "outputChars"]));
   });
 
+  it("bounds what crosses to the host and what store() journals, with fixed defaults and ceilings", () => {
+    const pick = (limits: Readonly<Record<string, number>>) =>
+      Object.fromEntries(["callArgsChars", "replyChars", "storeWrites", "storeWriteChars"].map((name) => [name, limits[name]]));
+    expect(pick(DEFAULT_LIMITS)).toEqual({ callArgsChars: 1024 * 1024, replyChars: 4 * 1024 * 1024, storeWrites: 1000, storeWriteChars: 16 * 1024 * 1024 });
+    expect(pick(LIMIT_CEILINGS)).toEqual({ callArgsChars: 16 * 1024 * 1024, replyChars: 16 * 1024 * 1024, storeWrites: 100_000, storeWriteChars: 256 * 1024 * 1024 });
+    expect(() => resolveLimits({ storeWrites: 100_001 })).toThrow("limits.storeWrites (100001) exceeds its ceiling (100000)");
+  });
+
   it("accepts values up to the ceiling and refuses anything above it, naming the limit", () => {
     expect(resolveLimits({ agentCalls: LIMIT_CEILINGS.agentCalls, timeoutMs: undefined })).toMatchObject({
       agentCalls: LIMIT_CEILINGS.agentCalls,
@@ -132,5 +140,132 @@ describe("limits enforced on a running script", () => {
   it("fails a run whose return value is larger than resultChars", async () => {
     const { result } = await run("return 'x'.repeat(200);", { limits: { resultChars: 100 } });
     expect(failure(result)).toMatchObject({ kind: "limit", code: "resultChars" });
+  });
+});
+
+describe("limits on what crosses between the VM and the host", () => {
+  it("refuses agent() options and tools.* arguments over callArgsChars before the host sees them", async () => {
+    const seen: string[] = [];
+    const { result, events } = await run(
+      `const caught = [];
+       for (const call of [() => agent({ prompt: "x".repeat(2000) }), () => tools.t("y".repeat(2000))]) {
+         try { await call(); } catch (e) { caught.push([e.name, e.code, e.message]); }
+       }
+       await tools.t("small");
+       return caught;`,
+      {
+        limits: { callArgsChars: 1000 },
+        host: { agent: async (o) => (seen.push(o.prompt), { runId: "r", output: "", value: "" }), tools: { t: async (input) => (seen.push(String(input)), "ok") } },
+      },
+    );
+    expect(value(result)).toEqual([
+      ["RangeError", "callArgsChars", "call arguments limit (1000) reached: agent() options have 2013 characters of JSON"],
+      ["RangeError", "callArgsChars", "call arguments limit (1000) reached: tools.t() arguments have 2002 characters of JSON"],
+    ]);
+    expect(seen).toEqual(["small"]);
+    expect(events.map((e) => e.type)).toEqual(["tool_start", "tool_end"]);
+  });
+
+  it("ends the run with kind limit when an oversized call is not caught", async () => {
+    const { result } = await run(`await tools.t("y".repeat(2000));`, { limits: { callArgsChars: 1000 }, host: { tools: { t: async () => "ok" } } });
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "callArgsChars" });
+    expect(failure(result).message).toMatch(/^call arguments limit \(1000\) reached/);
+  });
+
+  it("queues tools.* calls beyond the concurrency limit, starting them in call order", async () => {
+    let active = 0;
+    let peak = 0;
+    const started: number[] = [];
+    // The agent() call reaches the host after all twelve tool calls (messages keep their order),
+    // so tool calls held until then show how many the host was given at once.
+    const sent = deferred<void>();
+    const { result, events } = await run(
+      `const all = Promise.all(Array.from({ length: 12 }, (_, i) => tools.t({ i })));
+       await agent({ role: "r", prompt: "all sent" });
+       return await all;`,
+      {
+        limits: { concurrency: 2 },
+        host: {
+          agent: async () => (sent.resolve(), { runId: "r", output: "", value: "" }),
+          tools: {
+            t: async (input) => {
+              const i = (input as { i: number }).i;
+              started.push(i);
+              peak = Math.max(peak, ++active);
+              await sent.promise;
+              active--;
+              return i * 2;
+            },
+          },
+        },
+      },
+    );
+    expect(value(result)).toEqual(Array.from({ length: 12 }, (_, i) => i * 2));
+    expect(peak).toBe(2);
+    expect(started).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    const order = events.map((e) => (e.type === "tool_start" || e.type === "tool_end" ? `${e.type}:${e.index}` : e.type));
+    expect(order.slice(0, 3)).toEqual(["tool_start:0", "tool_start:1", "agent_start"]);
+  });
+
+  it("keeps tool slots apart from agent slots, so a tool call never waits behind running children", async () => {
+    const child = deferred<{ runId: string; output: string; value: string }>();
+    const { result } = await run(`const pending = agent({ prompt: "slow" });\nconst page = await tools.t({});\nreturn page;`, {
+      // A shared slot would leave the tool call waiting until this timeout.
+      limits: { concurrency: 1, timeoutMs: 10_000 },
+      host: { agent: () => child.promise, tools: { t: async () => "page" } },
+    });
+    expect(value(result)).toBe("page");
+  });
+
+  it("rejects an answer over replyChars with a catchable error that keeps the child's runId", async () => {
+    const { result, events } = await run(
+      `const out = [];
+       try { await agent({ prompt: "p" }); } catch (e) { out.push([e.name, e.code, e.runId, e.message]); }
+       try { await tools.t({}); } catch (e) { out.push([e.name, e.code, e.message]); }
+       return out;`,
+      {
+        limits: { replyChars: 1000 },
+        host: { agent: async () => ({ runId: "r1", output: "", value: "v".repeat(2000) }), tools: { t: async () => "w".repeat(2000) } },
+      },
+    );
+    expect(value(result)).toEqual([
+      ["RangeError", "replyChars", "r1", "reply size limit (1000) reached: the answer has 2037 characters of JSON"],
+      ["RangeError", "replyChars", "reply size limit (1000) reached: the answer has 2002 characters of JSON"],
+    ]);
+    expect(events).toContainEqual({ type: "agent_end", index: 0, ok: false, runId: "r1", code: "replyChars" });
+    expect(events).toContainEqual({ type: "tool_end", index: 0, name: "t", ok: false, code: "replyChars" });
+  });
+
+  it("ends the run with kind limit when an oversized answer is not caught", async () => {
+    const { result } = await run(`await tools.t({});`, { limits: { replyChars: 1000 }, host: { tools: { t: async () => "w".repeat(2000) } } });
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "replyChars" });
+  });
+
+  it("caps store() writes per run, deletes included, even when the live store stays small", async () => {
+    const { result, events } = await run(
+      `let n = 0;
+       try { for (; n < 100; n += 2) { store("k", n); store("k", undefined); } } catch (e) { return [n, e.name, e.code, e.message]; }
+       return [n];`,
+      { limits: { storeWrites: 10 } },
+    );
+    expect(value(result)).toEqual([10, "RangeError", "storeWrites", "store write limit (10) reached: store() was called 10 times in this run"]);
+    expect(events.filter((e) => e.type === "store")).toHaveLength(10);
+  });
+
+  it("caps the characters store() writes over a run, counting rewrites of one key", async () => {
+    const { result, events } = await run(
+      `let n = 0;
+       try { for (; n < 10; n++) store("k", "x".repeat(38)); } catch (e) { return [n, e.code, e.message]; }
+       return [n];`,
+      { limits: { storeWriteChars: 100 } },
+    );
+    // Each write is 1 key char + 40 JSON chars: two fit in 100, the third does not.
+    expect(value(result)).toEqual([2, "storeWriteChars", "store write size limit (100) reached: store() would have written 123 characters in this run"]);
+    expect(events.filter((e) => e.type === "store")).toHaveLength(2);
+  });
+
+  it("fails the run with kind limit when a store write limit error is not caught", async () => {
+    const { result } = await run(`for (let i = 0; i < 5; i++) store("k", i);`, { limits: { storeWrites: 3 } });
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "storeWrites" });
   });
 });

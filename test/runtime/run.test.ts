@@ -121,6 +121,54 @@ describe("runWorkflow: agent()", () => {
     expect(result.output).toBe("");
   });
 
+  it("pairs the start of a call that fails fatally with an agent_end carrying the host's code", async () => {
+    const { events } = await run(`await agent({ role: "ghost", prompt: "x" });`, {
+      host: { agent: async () => Promise.reject(hostError("unknown role ghost", { code: "selection_invalid", runId: "r7", fatal: true })) },
+    });
+    expect(events).toEqual([
+      { type: "agent_start", index: 0, options: { role: "ghost", prompt: "x" } },
+      { type: "agent_end", index: 0, ok: false, runId: "r7", code: "selection_invalid" },
+    ]);
+  });
+
+  it("ends calls still running when the run ends with code run_ended, before the result", async () => {
+    const { result, events } = await run(`agent({ prompt: "left running" });\ntools.slow({});\nreturn "done";`, {
+      host: { agent: () => new Promise(() => {}), tools: { slow: () => new Promise(() => {}) } },
+    });
+    expect(value(result)).toBe("done");
+    expect(events).toEqual([
+      { type: "agent_start", index: 0, options: { prompt: "left running" } },
+      { type: "tool_start", index: 0, name: "slow" },
+      { type: "agent_end", index: 0, ok: false, code: "run_ended" },
+      { type: "tool_end", index: 0, name: "slow", ok: false, code: "run_ended" },
+    ]);
+  });
+
+  it("never starts the call refused by the agent call limit, and ends the ones in flight", async () => {
+    const { result, events } = await run(`await Promise.all([agent({ prompt: "a" }), agent({ prompt: "b" }), agent({ prompt: "c" })]);`, {
+      limits: { agentCalls: 2 },
+      host: { agent: () => new Promise(() => {}) },
+    });
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "agentCalls" });
+    expect(events).toEqual([
+      { type: "agent_start", index: 0, options: { prompt: "a" } },
+      { type: "agent_start", index: 1, options: { prompt: "b" } },
+      { type: "agent_end", index: 0, ok: false, code: "run_ended" },
+      { type: "agent_end", index: 1, ok: false, code: "run_ended" },
+    ]);
+  });
+
+  it("does not start queued calls while the run is ending", async () => {
+    const started: string[] = [];
+    const { result, events } = await run(`agent({ prompt: "a" });\nagent({ prompt: "b" });\nreturn 1;`, {
+      limits: { concurrency: 1 },
+      host: { agent: (options) => (started.push(options.prompt), new Promise(() => {})) },
+    });
+    expect(value(result)).toBe(1);
+    expect(started).toEqual(["a"]);
+    expect(events.map((e) => e.type)).toEqual(["agent_start", "agent_end"]);
+  });
+
   it("aborts the signal of calls still in flight when the run ends", async () => {
     const signals: AbortSignal[] = [];
     const { result } = await run(`agent({ prompt: "left running" });\nreturn "done";`, {
