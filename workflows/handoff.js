@@ -27,7 +27,7 @@ const collected = await agent({
 
 // agent() gives the whole answer, even one too large for a receipt; handoff() bounds it.
 const evidence = typeof collected.value === "string" ? collected.value : JSON.stringify(collected.value);
-const packet = handoff(evidence, { maxChars, source: { runId: collected.runId } });
+const packet = handoff(evidence, { maxChars, source: collected }); // stamps runId and observedAt
 
 const reviewed = await agent({
   role: "reviewer",

@@ -139,7 +139,13 @@ export class WorkflowChildren {
     }
     this.options.onChange();
     const value = (settled.value ?? null) as JsonValue;
-    const result: AgentResult = { runId: entry.runId, output: typeof value === "string" ? value : JSON.stringify(value), value };
+    const result: AgentResult = {
+      runId: entry.runId,
+      output: typeof value === "string" ? value : JSON.stringify(value),
+      value,
+      // When the evidence was captured: what handoff() stamps on a packet.
+      observedAt: view.timing.endedAt ?? new Date().toISOString(),
+    };
     if (view.usage) result.usage = view.usage as JsonValue;
     return result;
   }

@@ -152,6 +152,10 @@ describe("handoff", () => {
     expect(reviewer.user).toContain("EVIDENCE-START");
     expect(reviewer.all).not.toContain("EVIDENCE-END");
     expect(reviewer.all).not.toContain("hunter2-PARENT-ONLY");
+    // The packet is stamped with when the evidence was captured: the collecting child's end.
+    const inspected = await pi.callTool("external_runs", { action: "inspect", runIds: [collect.runId] });
+    const endedAt = (inspected.structuredContent as { data: { entries: RunView[] } }).data.entries[0]!.timing.endedAt!;
+    expect(reviewer.user).toContain(`"capturedAt":"${endedAt}"`);
   });
 });
 
