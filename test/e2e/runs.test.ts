@@ -69,6 +69,37 @@ describe("list and inspect", () => {
     const second = await runs({ action: "list", limit: 2, cursor: first.envelope.data.nextCursor });
     expect(second.envelope.data.runs!.map((run: View) => run.runId)).toEqual([ids[0]]);
     expect(first.result.text).toContain(ids[2]);
+    const workflowIds: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const call = await pi.callTool("external_workflow", { script: "return 1;" });
+      workflowIds.push((call.structuredContent as { data: { run: View } }).data.run.runId);
+    }
+    const both = await runs({ action: "list", limit: 2 });
+    expect(both.envelope.data.runs!.map((run) => run.runId)).toEqual([ids[2], ids[1]]);
+    expect(both.envelope.data.workflows!.map((run) => run.runId)).toEqual([workflowIds[2], workflowIds[1]]);
+    const nextWorkflows = await runs({ action: "list", limit: 2, workflowCursor: both.envelope.data.nextWorkflowCursor });
+    expect(nextWorkflows.envelope.data.workflows!.map((run) => run.runId)).toEqual([workflowIds[0]]);
+    // The streams are independent: the runs stream started over, as no cursor was given for it.
+    expect(nextWorkflows.envelope.data.runs!.map((run) => run.runId)).toEqual([ids[2], ids[1]]);
+  });
+
+  test("a workflow's JSON pages may split anywhere; one cursor sequence concatenates to the document", async () => {
+    pi = await startPiSession();
+    const value = { verdict: "ship it ✓", items: Array.from({ length: 20 }, (_, index) => `item ${index}`) };
+    const result = await pi.callTool("external_workflow", { script: `return ${JSON.stringify(value)};` });
+    const runId = (result.structuredContent as { data: { run: View } }).data.run.runId;
+    let raw = "";
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await runs({ action: "inspect", runIds: [runId], view: "final", limitBytes: 16, ...(cursor ? { cursor } : {}) });
+      expect(page.envelope.data.page!.encoding).toBe("json");
+      raw += page.envelope.data.page!.text;
+      cursor = page.envelope.data.page!.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(5);
+    expect(JSON.parse(raw)).toEqual({ result: value });
   });
 
   test("list: a live run with no saved record comes first and counts against limit; its bookmark goes stale when it leaves the registry", async () => {
