@@ -1,6 +1,6 @@
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
-import { fail, succeed, toToolResult } from "../contract/envelope.ts";
+import type { FlowToolResult } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
@@ -8,6 +8,9 @@ import type { FlowHost } from "../orchestrator/flow-host.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText } from "./receipt-text.ts";
+import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+
+const DELEGATE = { tool: "external_delegate", action: "delegate" } as const;
 
 export interface DelegateDetails {
   runId?: string;
@@ -31,7 +34,7 @@ export function createDelegateTool(host: FlowHost) {
     outputSchema: DelegateOutputSchema,
     // Each call captures its own parent snapshot; ordering keeps foreground children predictable.
     executionMode: "sequential",
-    async execute(_toolCallId, params, signal, onUpdate, ctx) {
+    async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let launched: LaunchedChild | undefined;
@@ -51,28 +54,14 @@ export function createDelegateTool(host: FlowHost) {
         if (background) host.trackBackground(launched.runId, env.runs, launched.settled);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
-        const envelope = fail("external_delegate", "delegate", error.code, error.message, { run: null });
-        return toToolResult<DelegateDetails>(envelope, `external_delegate rejected (${error.code}): ${error.message}`, { phase: "rejected" });
+        return rejectedReceipt(DELEGATE, error, { phase: "rejected" });
       }
 
       if (!launched) throw new Error("external_delegate: the child was neither launched nor rejected");
-      if (background) {
-        const envelope = succeed("external_delegate", "delegate", { run: launched.accepted });
-        return toToolResult<DelegateDetails>(envelope, receiptText(launched.accepted, "accepted"), {
-          runId: launched.runId,
-          phase: "accepted",
-          run: launched.accepted,
-        });
-      }
+      if (background) return acceptedReceipt(DELEGATE, launched.accepted, { runId: launched.runId, phase: "accepted", run: launched.accepted });
       onUpdate?.({ content: [{ type: "text", text: `Child ${launched.runId} started.` }], details: { runId: launched.runId, phase: "running" } });
       const { view, warnings } = await launched.settled;
-      const details: DelegateDetails = { runId: view.runId, phase: "settled", run: view };
-      if (view.state.outcome === "succeeded") {
-        return toToolResult(succeed("external_delegate", "delegate", { run: view }, warnings), receiptText(view, "settled"), details);
-      }
-      const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
-      const message = view.state.error?.message ?? `The child run ended ${view.state.outcome ?? view.state.status}.`;
-      return toToolResult(fail("external_delegate", "delegate", code, message, { run: view }, warnings), receiptText(view, "settled"), details);
+      return settledReceipt(DELEGATE, view, warnings, receiptText(view, "settled"), { runId: view.runId, phase: "settled", run: view });
     },
   });
 }

@@ -1,5 +1,5 @@
 import { defineTool } from "@earendil-works/pi-coding-agent";
-import { fail, succeed, toToolResult } from "../contract/envelope.ts";
+import type { FlowToolResult } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema } from "../contract/workflow-schema.ts";
@@ -10,6 +10,9 @@ import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs } 
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText } from "./receipt-text.ts";
+import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+
+const WORKFLOW = { tool: "external_workflow", action: "run" } as const;
 
 export interface WorkflowDetails {
   runId?: string;
@@ -52,7 +55,7 @@ export function createWorkflowTool(host: FlowHost) {
     outputSchema: WorkflowOutputSchema,
     // One parent snapshot per call, and a foreground workflow owns the turn until it settles.
     executionMode: "sequential",
-    async execute(_toolCallId, params, signal, onUpdate, ctx) {
+    async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<WorkflowDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let started: StartedWorkflow;
@@ -85,26 +88,13 @@ export function createWorkflowTool(host: FlowHost) {
         if (background) host.trackBackground(started.runId, env.runs, started.settled);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
-        const envelope = fail("external_workflow", "run", error.code, error.message, { run: null });
-        return toToolResult<WorkflowDetails>(envelope, `external_workflow rejected (${error.code}): ${error.message}`, { phase: "rejected" });
+        return rejectedReceipt(WORKFLOW, error, { phase: "rejected" });
       }
 
-      if (background) {
-        const envelope = succeed("external_workflow", "run", { run: started.accepted });
-        return toToolResult<WorkflowDetails>(envelope, receiptText(started.accepted, "accepted"), {
-          runId: started.runId,
-          phase: "accepted",
-          run: started.accepted,
-        });
-      }
+      if (background) return acceptedReceipt(WORKFLOW, started.accepted, { runId: started.runId, phase: "accepted", run: started.accepted });
       onUpdate?.({ content: [{ type: "text", text: `Workflow ${started.runId} started.` }], details: { runId: started.runId, phase: "running" } });
       const { view, warnings } = await started.settled;
-      const details: WorkflowDetails = { runId: view.runId, phase: "settled", run: view };
-      const text = settledText(view, warnings);
-      if (view.state.outcome === "succeeded") return toToolResult(succeed("external_workflow", "run", { run: view }, warnings), text, details);
-      const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
-      const message = view.state.error?.message ?? `The workflow ended ${view.state.outcome ?? view.state.status}.`;
-      return toToolResult(fail("external_workflow", "run", code, message, { run: view }, warnings), text, details);
+      return settledReceipt(WORKFLOW, view, warnings, settledText(view, warnings), { runId: view.runId, phase: "settled", run: view });
     },
   });
 }

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { childAnswers, childAnswersWhenReleased, childHangs, childModelFails, type Seen } from "../support/children.ts";
-import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
+import { callForReceipt, type Receipt } from "../support/receipts.ts";
 import { schemaViolation } from "../support/schema.ts";
 
 type Run = {
@@ -14,7 +15,6 @@ type Run = {
   output: { delivery: string; value?: unknown; finalAvailable: boolean; redacted?: boolean };
   refs: { final?: Record<string, unknown>; diagnostics?: Record<string, unknown>; summary: Record<string, unknown> };
 };
-type Receipt = { ok: boolean; data: { run: Run | null }; warnings: string[]; error?: { code: string; message: string } };
 
 let pi: PiTestSession;
 beforeEach(async () => {
@@ -25,13 +25,7 @@ afterEach(() => pi.dispose());
 const output = TOOL_SCHEMAS.external_delegate.output;
 const worker = { role: "worker", description: "Check build", prompt: "Run the build and report.", context: { mode: "none" } };
 
-async function delegate(args: Record<string, unknown>, children: Parameters<PiTestSession["callTool"]>[2] = {}) {
-  const result = await pi.callTool("external_delegate", args, children);
-  const receipt = result.structuredContent as Receipt;
-  expect(schemaViolation(output, receipt)).toBeNull();
-  expect(result.isError).toBe(!receipt.ok);
-  return { result, receipt };
-}
+const delegate = (args: Record<string, unknown>, script: TurnScript = {}) => callForReceipt(pi, "external_delegate", args, script);
 
 describe("external_delegate in the foreground", () => {
   test("a child that answers succeeds: ok, outcome succeeded, the answer inline, the run ID in the content", async () => {

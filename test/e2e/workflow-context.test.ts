@@ -3,23 +3,17 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { childAnswers, childAnswersWhenReleased, childHangs, type Seen } from "../support/children.ts";
+import { callForReceipt, type Receipt } from "../support/receipts.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
 
-type Receipt = { ok: boolean; data: { run: RunView | null }; warnings: string[]; error?: { code: string; message: string } };
 
 let pi: PiTestSession;
 afterEach(() => pi.dispose());
 
 const output = TOOL_SCHEMAS.external_workflow.output;
 
-async function workflow(args: Record<string, unknown>, script: TurnScript = {}) {
-  const result = await pi.callTool("external_workflow", args, script);
-  const receipt = result.structuredContent as Receipt;
-  expect(schemaViolation(output, receipt)).toBeNull();
-  expect(result.isError).toBe(!receipt.ok);
-  return { result, receipt, run: receipt.data.run };
-}
+const workflow = (args: Record<string, unknown>, script: TurnScript = {}) => callForReceipt(pi, "external_workflow", args, script);
 
 const agentCall = (description: string, prompt: string, context: string) =>
   `agent({ role: "reviewer", description: ${JSON.stringify(description)}, prompt: ${JSON.stringify(prompt)}, context: ${context} })`;

@@ -9,7 +9,7 @@ import { seenBy, type Seen } from "../support/children.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
 
-type Receipt = { ok: boolean; data: { run: RunView | null }; warnings: string[]; error?: { code: string; message: string } };
+import type { Receipt } from "../support/receipts.ts";
 
 const FAIL = Symbol("fail");
 

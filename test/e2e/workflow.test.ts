@@ -1,13 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { childAnswers, childHangs, childModelFails } from "../support/children.ts";
+import { callForReceipt, type Receipt } from "../support/receipts.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
-import { schemaViolation } from "../support/schema.ts";
-
-type Receipt = { ok: boolean; data: { run: RunView | null }; warnings: string[]; error?: { code: string; message: string } };
 
 let pi: PiTestSession;
 beforeEach(async () => {
@@ -15,15 +12,7 @@ beforeEach(async () => {
 });
 afterEach(() => pi.dispose());
 
-const output = TOOL_SCHEMAS.external_workflow.output;
-
-async function workflow(args: Record<string, unknown>, script: TurnScript = {}) {
-  const result = await pi.callTool("external_workflow", args, script);
-  const receipt = result.structuredContent as Receipt;
-  expect(schemaViolation(output, receipt)).toBeNull();
-  expect(result.isError).toBe(!receipt.ok);
-  return { result, receipt, run: receipt.data.run };
-}
+const workflow = (args: Record<string, unknown>, script: TurnScript = {}) => callForReceipt(pi, "external_workflow", args, script);
 
 /** The run's journal, as written to disk, one parsed line each. */
 function journalOf(runId: string): Record<string, unknown>[] {
