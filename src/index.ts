@@ -25,7 +25,8 @@ export default function piFlow(pi: ExtensionAPI): void {
   pi.on("session_shutdown", (event) => host.close(event.reason));
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
-  pi.registerTool(createWorkflowTool(host));
+  // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.
+  if (process.env.PI_FLOW_WORKFLOWS !== "off") pi.registerTool(createWorkflowTool(host));
   pi.registerTool(
     createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS }),
   );

@@ -130,6 +130,22 @@ describe("external_help called directly by the model", () => {
   });
 });
 
+describe("a session with workflows turned off", () => {
+  test("does not register external_workflow, and the index says so", async () => {
+    const off = await startPiSession({ env: { PI_FLOW_WORKFLOWS: "off" } });
+    try {
+      const result = await off.callTool("external_help", { topic: "contracts" });
+      const tools = ((result.structuredContent as Envelope).data!.index as { tools: { name: string; registered: boolean }[] }).tools;
+      expect(tools.find((tool) => tool.name === "external_workflow")?.registered).toBe(false);
+      expect(tools.find((tool) => tool.name === "external_delegate")?.registered).toBe(true);
+      const call = await off.callTool("external_workflow", { script: "return 1;" });
+      expect(call.isError).toBe(true);
+    } finally {
+      off.dispose();
+    }
+  });
+});
+
 describe("external_help from native codemode", () => {
   test("scripts receive the structured envelope, for success and for a typed failure alike", async () => {
     const outcome = await pi.runCodemode(`
