@@ -32,8 +32,8 @@ export function createDelegateTool(host: FlowHost) {
     promptSnippet: "Delegate one task to a child agent (foreground or background) and get its answer as a run",
     parameters: DelegateInputSchema,
     outputSchema: DelegateOutputSchema,
-    // Each call captures its own parent snapshot; ordering keeps foreground children predictable.
-    executionMode: "sequential",
+    // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
+    // background workflow's tools.* call would block the parent's own codemode until it finished.
     async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;

@@ -53,8 +53,8 @@ export function createWorkflowTool(host: FlowHost) {
     promptSnippet: "Run a saved or inline workflow script that fans out child agents and returns the script's result as a run",
     parameters: WorkflowInputSchema,
     outputSchema: WorkflowOutputSchema,
-    // One parent snapshot per call, and a foreground workflow owns the turn until it settles.
-    executionMode: "sequential",
+    // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
+    // background workflow's tools.* call would block the parent's own codemode until it finished.
     async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<WorkflowDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;

@@ -154,6 +154,20 @@ describe("calls, tools and nesting", () => {
     expect(badArgs.receipt.error!.message).toMatch(/meta\.args .*\(inline\.js, line 1, column 1\)/);
   });
 
+  test("a background workflow's tools.* call never blocks the parent's own delegations", async () => {
+    let hung!: () => void;
+    const childHung = new Promise<void>((resolve) => (hung = resolve));
+    const script = `export const meta = { tools: ["external_delegate"] };\nreturn await tools.external_delegate({ role: "explorer", description: "hangs", prompt: "Wait." });`;
+    const { run } = await workflow({ script, background: true }, { children: [childHangs(hung)] });
+    await childHung;
+    const outcome = await pi.runCodemode(
+      `const r = await tools.external_delegate({ role: "explorer", description: "quick", prompt: "Answer." }); return r.data.run.output.value;`,
+      { children: [childAnswers("quick answer")] },
+    );
+    expect(outcome.value).toBe("quick answer");
+    await pi.callTool("external_runs", { action: "cancel", runIds: [run!.runId] });
+  });
+
   test("a workflow may start a workflow (depth 2), but not one level deeper", async () => {
     const deepest = `return "too deep";`;
     const inner = `export const meta = { tools: ["external_workflow"] };\nconst r = await tools.external_workflow({ script: ${JSON.stringify(deepest)} });\nreturn { code: r.error.code, message: r.error.message };`;
