@@ -16,17 +16,19 @@ import { createWorkflowTool } from "./tools/workflow.ts";
 export default function piFlow(pi: ExtensionAPI): void {
   if (inChildSessionContext()) return;
   const host = new FlowHost(pi);
+  // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.
+  const workflowsEnabled = process.env.PI_FLOW_WORKFLOWS !== "off";
   // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started
   // with the session, never at load, and does not keep the process alive.
   pi.on("session_start", (_event, ctx) => {
-    void prewarmWorkflowWorkers(1).catch(() => undefined);
+    host.bind(ctx);
+    if (workflowsEnabled) void prewarmWorkflowWorkers(1).catch(() => undefined);
     host.pruneSoon(ctx);
   });
-  pi.on("session_shutdown", (event) => host.close(event.reason));
+  pi.on("session_shutdown", (event, ctx) => host.close(event.reason, ctx));
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
-  // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.
-  if (process.env.PI_FLOW_WORKFLOWS !== "off") pi.registerTool(createWorkflowTool(host));
+  if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));
   pi.registerTool(
     createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS }),
   );

@@ -4,45 +4,61 @@ import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot } from "../context/snapshot.ts";
 import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
-import { ResultOwnership } from "./ownership.ts";
+import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedSnapshot } from "./workflow-tools.ts";
-import { backgroundLimit, Slots } from "./slots.ts";
 
 /** The custom message type of a background run's completion notice. */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
 
+/** How long a closing session waits for its cancelled background runs to record their end. */
+const CLOSE_GRACE_MS = 2000;
+
 /**
- * What pi-flow keeps for one loaded session: whether it closed, who owns background results, and
- * the background runs to stop when it closes. Created by the extension factory, used by the tools.
+ * pi-flow's side of one loaded extension instance: whether its session closed, where its runs
+ * live, and the per-session state (see session-state.ts) its tools share. Created by the factory.
  */
 export class FlowHost {
-  readonly ownership = new ResultOwnership();
-  /** Background children of this session beyond the limit wait, queued, for a slot. */
-  readonly backgroundSlots = new Slots(backgroundLimit(process.env));
   private readonly pi: ExtensionAPI;
   private closed = false;
-  private readonly background = new Map<string, RunStore>();
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
   }
 
+  session(ctx: ExtensionContext): SessionFlowState {
+    return sessionFlowState(ctx.sessionManager.getSessionId());
+  }
+
+  /** The session started (or restarted after a reload): this instance delivers its completions. */
+  bind(ctx: ExtensionContext): void {
+    bindPublisher(this.session(ctx), (view) => this.publishCompletion(view));
+  }
+
   /**
-   * The session shut down: nothing new may register here. On quit or a switch to another session,
-   * its background runs are stopped, so their journals end cancelled rather than unfinished. A
-   * reload keeps them running: the same session goes on, and external_runs can still wait for them.
+   * The session shut down: nothing new may register here. A reload keeps background runs going;
+   * the new instance takes over their completion messages. On quit or a switch to another session
+   * the runs are cancelled, and the shutdown waits (briefly) until their journals say so.
    */
-  close(reason: "quit" | "reload" | "new" | "resume" | "fork"): void {
+  async close(reason: "quit" | "reload" | "new" | "resume" | "fork", ctx: ExtensionContext): Promise<void> {
     this.closed = true;
+    const sessionId = ctx.sessionManager.getSessionId();
+    const state = sessionFlowState(sessionId);
+    delete state.publish;
     if (reason === "reload") return;
-    for (const [runId, runs] of this.background) {
+    const ended: Promise<unknown>[] = [];
+    for (const [runId, { runs, settled }] of state.background) {
       try {
         runs.cancel(runId, "the owning session closed");
+        ended.push(settled);
       } catch {
         // Already settled or gone: nothing to stop.
       }
     }
-    this.background.clear();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+    await Promise.race([Promise.allSettled(ended), grace]);
+    clearTimeout(timer);
+    forgetSessionFlowState(sessionId);
   }
 
   assertOpen(): void {
@@ -94,21 +110,21 @@ export class FlowHost {
    * A background run was accepted. Its completion reaches the parent once: as a follow-up message,
    * unless a wait owns the result (see ResultOwnership).
    */
-  trackBackground(runId: string, runs: RunStore, settled: Promise<{ view: RunView }>): void {
-    this.background.set(runId, runs);
+  trackBackground(ctx: ExtensionContext, runId: string, runs: RunStore, settled: Promise<{ view: RunView }>): void {
+    const state = this.session(ctx);
+    state.background.set(runId, { runs, settled });
     let final: RunView | undefined;
-    this.ownership.track(runId, () => {
-      if (final) this.publishCompletion(final);
+    state.ownership.track(runId, () => {
+      if (final) deliverCompletion(state, final);
     });
     void settled.then(({ view }) => {
       final = view;
-      this.background.delete(runId);
-      this.ownership.settled(runId);
+      state.background.delete(runId);
+      state.ownership.settled(runId);
     });
   }
 
   private publishCompletion(view: RunView): void {
-    if (this.closed) return;
     const outcome = view.state.outcome ?? view.state.status;
     // The session may have gone away without a shutdown event (disposed, replaced): then there is
     // no one to tell, and the run's evidence and external_runs still hold the result.

@@ -44,14 +44,14 @@ export function createDelegateTool(host: FlowHost) {
         const prepared = prepareChild(params as ChildCall, env);
         launched = launchChild(prepared, env, {
           background,
-          ...(background ? { slots: host.backgroundSlots } : { signal }),
+          ...(background ? { slots: host.session(ctx).backgroundSlots } : { signal }),
           onProgress: (progress) => {
             if (background) return;
             const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
             onUpdate?.({ content: [{ type: "text", text }], details: { runId: launched?.runId, phase: "running", progress } });
           },
         });
-        if (background) host.trackBackground(launched.runId, env.runs, launched.settled);
+        if (background) host.trackBackground(ctx, launched.runId, env.runs, launched.settled);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
         return rejectedReceipt(DELEGATE, error, { phase: "rejected" });

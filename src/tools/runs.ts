@@ -3,6 +3,7 @@ import { fail, succeed, toToolResult, type Envelope } from "../contract/envelope
 import { FlowError } from "../contract/errors.ts";
 import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/runs-schema.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
+import type { ResultOwnership } from "../orchestrator/ownership.ts";
 import { waitForRuns } from "../orchestrator/wait.ts";
 import { batchWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
@@ -65,7 +66,13 @@ function cancel(runs: RunStore, input: RunsInput): Answer {
   return { data: payload, text };
 }
 
-async function wait(host: FlowHost, runs: RunStore, input: RunsInput, signal: AbortSignal | undefined, onWaiting: (text: string) => void): Promise<Answer> {
+async function wait(
+  ownership: ResultOwnership,
+  runs: RunStore,
+  input: RunsInput,
+  signal: AbortSignal | undefined,
+  onWaiting: (text: string) => void,
+): Promise<Answer> {
   rejectExtras(input, ["runIds", "mode", "limitBytes", "timeoutMs"]);
   const request = {
     runIds: input.runIds,
@@ -73,13 +80,13 @@ async function wait(host: FlowHost, runs: RunStore, input: RunsInput, signal: Ab
     ...(input.limitBytes !== undefined ? { limitBytes: input.limitBytes } : {}),
     ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
   };
-  const { payload, text } = await waitForRuns(runs, host.ownership, request, signal, onWaiting);
+  const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
   const redacted = payload.completed.some((view) => view.output.delivery === "inline" && view.output.redacted);
   return { data: payload, text, warnings: redacted ? ["output_redacted"] : [] };
 }
 
 function answerAction(
-  host: FlowHost,
+  ownership: ResultOwnership,
   runs: RunStore,
   input: RunsInput,
   signal: AbortSignal | undefined,
@@ -93,7 +100,7 @@ function answerAction(
     case "cancel":
       return cancel(runs, input);
     case "wait":
-      return wait(host, runs, input, signal, onWaiting);
+      return wait(ownership, runs, input, signal, onWaiting);
   }
 }
 
@@ -125,7 +132,7 @@ export function createRunsTool(host: FlowHost) {
       try {
         assertPersisted(ctx);
         const onWaiting = (text: string) => onUpdate?.({ content: [{ type: "text", text }], details: { action: params.action } });
-        answer = await answerAction(host, host.runStore(ctx), params, signal, onWaiting);
+        answer = await answerAction(host.session(ctx).ownership, host.runStore(ctx), params, signal, onWaiting);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
         const envelope: Envelope<unknown, null> = fail("external_runs", params.action, error.code, error.message, null);

@@ -85,7 +85,7 @@ export function createWorkflowTool(host: FlowHost) {
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
         });
-        if (background) host.trackBackground(started.runId, env.runs, started.settled);
+        if (background) host.trackBackground(ctx, started.runId, env.runs, started.settled);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
         return rejectedReceipt(WORKFLOW, error, { phase: "rejected" });

@@ -213,15 +213,20 @@ describe("abort, background and delivery", () => {
     expect(completions()).toHaveLength(1);
   });
 
-  test("a reload keeps background runs going; they can still be waited on", async () => {
+  test("a reload keeps background runs going: the completion message still arrives, once", async () => {
     const gated = childAnswersWhenReleased("survived the reload");
     const { receipt } = await delegate({ ...worker, background: true }, { children: [gated.step] });
     const runId = receipt.data.run!.runId;
     await gated.started;
     await pi.session.reload();
     gated.release();
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    expect((completions()[0] as unknown as { details: Run }).details).toMatchObject({ runId, state: { outcome: "succeeded" } });
     const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
     expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "succeeded" } }] } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(completions()).toHaveLength(1);
   });
 
   test("an answer over 16 KiB is delivered by reference, never truncated", async () => {
