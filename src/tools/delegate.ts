@@ -7,7 +7,7 @@ import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
 import { abortIfSignalled } from "./abort.ts";
-import { receiptText } from "./receipt-text.ts";
+import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
 
 const DELEGATE = { tool: "external_delegate", action: "delegate" } as const;
@@ -58,10 +58,10 @@ export function createDelegateTool(host: FlowHost) {
       }
 
       if (!launched) throw new Error("external_delegate: the child was neither launched nor rejected");
-      if (background) return acceptedReceipt(DELEGATE, launched.accepted, { runId: launched.runId, phase: "accepted", run: launched.accepted });
+      if (background) return acceptedReceipt(DELEGATE, launched.accepted, supervised(ctx), { runId: launched.runId, phase: "accepted", run: launched.accepted });
       onUpdate?.({ content: [{ type: "text", text: `Child ${launched.runId} started.` }], details: { runId: launched.runId, phase: "running" } });
       const { view, warnings } = await launched.settled;
-      return settledReceipt(DELEGATE, view, warnings, receiptText(view, "settled"), { runId: view.runId, phase: "settled", run: view });
+      return settledReceipt(DELEGATE, view, warnings, receiptText(view, "settled", supervised(ctx)), { runId: view.runId, phase: "settled", run: view });
     },
   });
 }

@@ -2,17 +2,26 @@ import type { RunView } from "../contract/run-schema.ts";
 
 const call = (value: unknown) => JSON.stringify(value);
 
+/** Whether external_runs can serve this session: it needs a persisted one. */
+export function supervised(ctx: { sessionManager: { getSessionFile(): string | undefined } }): boolean {
+  return ctx.sessionManager.getSessionFile() !== undefined;
+}
+
+/** external_runs serves persisted sessions only; in any other, no receipt may send the model there. */
+const UNSUPERVISED = "This session is not persisted, so external_runs cannot supervise it";
+
 /**
  * The model-facing content of a run receipt: the outcome first, then the run ID, then the one
- * thing to call next. The envelope (structuredContent) carries the rest.
+ * thing to call next. The envelope (structuredContent) carries the rest. `canSupervise` says
+ * whether external_runs can serve this session.
  */
-export function receiptText(view: RunView, phase: "accepted" | "settled"): string {
+export function receiptText(view: RunView, phase: "accepted" | "settled", canSupervise = true): string {
   const noun = view.kind === "workflow" ? "Workflow run" : "Child run";
   if (phase === "accepted") {
-    return [
-      `${noun} ${view.runId} accepted in the background (not finished).`,
-      `Wait for it: external_runs ${call({ action: "wait", runIds: [view.runId] })}. Otherwise a completion message follows when it settles.`,
-    ].join("\n");
+    const next = canSupervise
+      ? `Wait for it: external_runs ${call({ action: "wait", runIds: [view.runId] })}. Otherwise a completion message follows when it settles.`
+      : `A completion message follows when it settles. ${UNSUPERVISED}.`;
+    return [`${noun} ${view.runId} accepted in the background (not finished).`, next].join("\n");
   }
   const outcome = view.state.outcome ?? view.state.status;
   const lines = [`${noun} ${view.runId} ${outcome}.`];
@@ -24,8 +33,12 @@ export function receiptText(view: RunView, phase: "accepted" | "settled"): strin
     const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value, null, 2);
     lines.push(view.output.redacted ? "Answer (secrets redacted):" : "Answer:", value);
   } else if (view.output.delivery === "reference") {
-    lines.push(`The answer is too large to inline. Page it: external_runs ${call(view.refs.final)} with limitBytes and cursor.`);
-  } else if (outcome !== "succeeded" && view.refs.diagnostics) {
+    lines.push(
+      canSupervise
+        ? `The answer is too large to inline. Page it: external_runs ${call(view.refs.final)} with limitBytes and cursor.`
+        : `The answer is too large to inline (over 16 KiB). ${UNSUPERVISED}: run the session persisted to page it, or ask for a shorter answer.`,
+    );
+  } else if (canSupervise && outcome !== "succeeded" && view.refs.diagnostics) {
     lines.push(`Evidence: external_runs ${call(view.refs.diagnostics)}.`);
   }
   return lines.join("\n");

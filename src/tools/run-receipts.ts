@@ -13,8 +13,13 @@ export function rejectedReceipt<TDetails>({ tool, action }: RunTool, error: Flow
 }
 
 /** A background launch: ok once accepted and registered, not finished. */
-export function acceptedReceipt<TDetails>({ tool, action }: RunTool, view: RunView, details: TDetails): FlowToolResult<TDetails> {
-  return toToolResult(succeed(tool, action, { run: view }), receiptText(view, "accepted"), details);
+export function acceptedReceipt<TDetails>(
+  { tool, action }: RunTool,
+  view: RunView,
+  supervised: boolean,
+  details: TDetails,
+): FlowToolResult<TDetails> {
+  return toToolResult(succeed(tool, action, { run: view }), receiptText(view, "accepted", supervised), details);
 }
 
 /**

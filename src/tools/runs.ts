@@ -7,6 +7,7 @@ import type { ResultOwnership } from "../orchestrator/ownership.ts";
 import { waitForRuns } from "../orchestrator/wait.ts";
 import { batchWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
+import { supervised } from "./receipt-text.ts";
 
 type Answer = { data: unknown; text: string; warnings?: string[] };
 
@@ -106,7 +107,7 @@ function answerAction(
 
 /** Supervision needs a persisted originating session: runs are partitioned by it. */
 function assertPersisted(ctx: ExtensionContext): void {
-  if (ctx.sessionManager.getSessionFile() === undefined) {
+  if (!supervised(ctx)) {
     throw new FlowError("session_unavailable", "external_runs needs a persisted session; this one is in memory only.");
   }
 }

@@ -9,7 +9,7 @@ import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type Workf
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
-import { receiptText } from "./receipt-text.ts";
+import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
 
 const WORKFLOW = { tool: "external_workflow", action: "run" } as const;
@@ -33,8 +33,8 @@ export function progressText(progress: WorkflowProgress): string {
   return listed.length === 0 ? `${head}.` : `${head}: ${listed.join(", ")}${more}.`;
 }
 
-function settledText(view: RunView, warnings: readonly string[]): string {
-  const text = receiptText(view, "settled");
+function settledText(view: RunView, warnings: readonly string[], isSupervised: boolean): string {
+  const text = receiptText(view, "settled", isSupervised);
   if (!warnings.includes(HANDLED_CHILD_FAILURES)) return text;
   const failed = view.children?.failed ?? 0;
   return `${text}\nThe workflow succeeded after handling ${failed} failed agent() call${failed === 1 ? "" : "s"} (warning ${HANDLED_CHILD_FAILURES}): check that its result accounts for them.`;
@@ -91,10 +91,10 @@ export function createWorkflowTool(host: FlowHost) {
         return rejectedReceipt(WORKFLOW, error, { phase: "rejected" });
       }
 
-      if (background) return acceptedReceipt(WORKFLOW, started.accepted, { runId: started.runId, phase: "accepted", run: started.accepted });
+      if (background) return acceptedReceipt(WORKFLOW, started.accepted, supervised(ctx), { runId: started.runId, phase: "accepted", run: started.accepted });
       onUpdate?.({ content: [{ type: "text", text: `Workflow ${started.runId} started.` }], details: { runId: started.runId, phase: "running" } });
       const { view, warnings } = await started.settled;
-      return settledReceipt(WORKFLOW, view, warnings, settledText(view, warnings), { runId: view.runId, phase: "settled", run: view });
+      return settledReceipt(WORKFLOW, view, warnings, settledText(view, warnings, supervised(ctx)), { runId: view.runId, phase: "settled", run: view });
     },
   });
 }

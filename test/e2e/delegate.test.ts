@@ -328,3 +328,18 @@ describe("external_delegate from native codemode", () => {
     expect(declaration).toMatch(/ok: true;/);
   });
 });
+
+describe("in a session that is not persisted", () => {
+  test("receipts never point to external_runs, which cannot serve such a session", async () => {
+    pi.dispose();
+    pi = await startPiSession({ persisted: false });
+    const background = await delegate({ ...worker, background: true }, { children: [childAnswers("done")] });
+    expect(background.receipt.ok).toBe(true);
+    expect(background.result.text).toContain("A completion message follows");
+    expect(background.result.text).not.toContain("external_runs {");
+    const big = await delegate(worker, { children: [childAnswers("y".repeat(17_000))] });
+    expect(big.receipt.data.run!.output.delivery).toBe("reference");
+    expect(big.result.text).toContain("not persisted");
+    expect(big.result.text).not.toContain("external_runs {");
+  });
+});
