@@ -41,7 +41,12 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       sessionManager: SessionManager.inMemory(cwd),
       ...(profile.tools ? { tools: profile.tools } : {}),
     });
-    await session.bindExtensions({});
+    try {
+      await session.bindExtensions({});
+    } catch (error) {
+      session.dispose();
+      throw error;
+    }
     return session;
   });
 }

@@ -46,7 +46,7 @@ export interface ChildResult {
   usage: ChildUsage;
 }
 
-/** A way to run children. `start` has passed every check that can fail before launch. */
+/** A way to run children. A request reaches `run` only after every check that can fail before launch passed. */
 export interface Harness {
   readonly name: string;
   run(request: ChildRequest): Promise<ChildResult>;

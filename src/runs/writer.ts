@@ -278,6 +278,8 @@ export class RunWriter {
     );
     this.ctx.hooks.at?.("settled", this.runId);
     const warnings = view.output.delivery === "inline" && view.output.redacted ? ["output_redacted"] : [];
+    // The result stands, but part of its evidence was not saved: say so on the receipt.
+    if (this.errors.length > 0) warnings.push("evidence_incomplete");
     return { view, warnings, evidenceErrors: [...this.errors] };
   }
 

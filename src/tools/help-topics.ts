@@ -47,7 +47,7 @@ Inside a script:
 - console.log and text() write the run's output. No timers, fetch, require, process or import().
 
 Evidence moves only as prompt text you write (explicit handoff). Every child that asks for recent or full context sees the parent as it was when the workflow started, never a sibling's result.
-Saved workflows are found in the shipped set, then the project's .pi/flow/workflows/, then the user's Flow directory; a project file overrides a user file, which overrides a shipped one.
+A saved workflow is looked up in the project's .pi/flow/workflows/, then the user's Flow directory (workflows/), then the shipped set: a project file overrides a user file, which overrides a shipped one.
 external_help({ topic: "contracts", tool: "external_workflow" }) lists the helper signatures.`;
 
 export const ROLES_HELP = `Roles choose a child's prompt, tools and default context.

@@ -315,10 +315,11 @@ describe("evidence lost while a run is live", () => {
     const store = box.store();
     const run = store.create({ kind: "agent", task: { description: "lost" }, background: true });
     rmSync(runFiles(store.scope, run.runId).dir, { recursive: true });
-    const { view, evidenceErrors } = run.settle({ outcome: "succeeded", value: "kept in memory" });
+    const { view, evidenceErrors, warnings } = run.settle({ outcome: "succeeded", value: "kept in memory" });
     expect(view.state).toMatchObject({ status: "done", outcome: "succeeded" });
     expect(view.output).toMatchObject({ delivery: "inline", value: "kept in memory" });
     expect(evidenceErrors.length).toBeGreaterThan(0);
+    expect(warnings).toContain("evidence_incomplete");
     expect(store.inspectSingle(run.runId, "final").page.text).toBe("kept in memory");
     box.cleanup();
   });
