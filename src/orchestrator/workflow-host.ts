@@ -87,6 +87,8 @@ export class WorkflowChildren {
   private readonly options: WorkflowChildrenOptions;
   private readonly inflight = new Set<Promise<unknown>>();
   private failedCalls = 0;
+  /** Model usage of every child so far: the workflow's own usage is its children's. */
+  private readonly usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
 
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
@@ -132,6 +134,7 @@ export class WorkflowChildren {
     const outcome = view.state.outcome ?? "failed";
     entry.status = outcome;
     this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
+    this.addUsage(view.usage);
     if (outcome !== "succeeded") {
       this.countFailure(signal);
       const reason = view.state.error?.message ?? `the child ended ${outcome}`;
@@ -154,6 +157,12 @@ export class WorkflowChildren {
   private countFailure(signal: AbortSignal): void {
     if (!signal.aborted) this.failedCalls++;
     this.publishCounts();
+  }
+
+  private addUsage(usage: RunView["usage"]): void {
+    if (!usage || this.options.writer.settled) return;
+    for (const key of ["turns", "toolCalls", "inputTokens", "outputTokens"] as const) this.usage[key] += usage[key] ?? 0;
+    this.options.writer.setUsage(this.usage);
   }
 
   private publishCounts(): void {

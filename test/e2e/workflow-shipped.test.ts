@@ -142,6 +142,8 @@ describe("handoff", () => {
     );
     expect(receipt.ok).toBe(true);
     expect(run.children).toEqual({ count: 2, failed: 0 });
+    // The workflow's usage is its children's: one turn each here.
+    expect(run.usage).toMatchObject({ turns: 2, toolCalls: 0 });
     const collect = value.collect as { runId: string; chars: number };
     expect(collect.chars).toBe(evidence.length);
     expect(value).toMatchObject({ review: { verdict: "VERDICT: two call sites lack handling" }, omittedChars: evidence.length - 1000 });
