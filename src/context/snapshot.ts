@@ -1,4 +1,5 @@
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { contentText } from "./content-text.ts";
 
 /** One message of the parent conversation as a child may see it: plain text, by role. */
 export interface SnapshotMessage {
@@ -16,16 +17,9 @@ export interface ParentSnapshot {
   readonly turns: readonly (readonly SnapshotMessage[])[];
 }
 
-type ContentPart = { type: string; text?: string; name?: string; arguments?: unknown };
+type ContentPart = { type: string; name?: string; arguments?: unknown };
 
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return (content as ContentPart[])
-    .map((part) => (part.type === "text" ? (part.text ?? "") : part.type === "image" ? "[image]" : ""))
-    .filter((text) => text.length > 0)
-    .join("\n");
-}
+const textOf = (content: unknown) => contentText(content, { separator: "\n", images: true });
 
 function toSnapshotMessage(entry: SessionEntry): SnapshotMessage | undefined {
   if (entry.type !== "message") return undefined;

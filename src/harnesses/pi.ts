@@ -8,6 +8,7 @@ import {
   type ModelRuntime,
 } from "@earendil-works/pi-coding-agent";
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
+import { contentText } from "../context/content-text.ts";
 import { runInChildSessionContext } from "./child-context.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
@@ -51,10 +52,6 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
   });
 }
 
-function textOf(message: AssistantMessage): string {
-  return message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
-}
-
 /** Follows the child's events: usage, activity, streamed text and diagnostics. */
 function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage): () => void {
   const progress = (activity: string) => request.onProgress({ usage: { ...usage }, activity });
@@ -72,7 +69,7 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
         const message = event.message as AssistantMessage;
         usage.inputTokens += message.usage.input;
         usage.outputTokens += message.usage.output;
-        const text = textOf(message);
+        const text = contentText(message.content);
         if (text.length > 0) request.onOutput(text);
         if (message.stopReason === "error" && message.errorMessage) {
           request.onDiagnostic({ type: "error", message: message.errorMessage });
@@ -111,7 +108,7 @@ function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage,
     const reason = final?.errorMessage ?? (thrown instanceof Error ? thrown.message : thrown ? String(thrown) : "no answer");
     return { outcome: "failed", error: { code: "failed", message: `The child's model failed: ${reason}` }, usage };
   }
-  const text = textOf(final).trim();
+  const text = contentText(final.content).trim();
   if (text.length === 0) {
     return { outcome: "failed", error: { code: "failed", message: "The child finished without an answer." }, usage };
   }

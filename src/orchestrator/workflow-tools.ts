@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
+import { contentText } from "../context/content-text.ts";
 import type { ParentSnapshot } from "../context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
 
@@ -60,10 +61,6 @@ export function workflowToolNames(requested: readonly string[] | undefined, ctx:
   return [...names].sort();
 }
 
-function textOf(content: readonly { type: string; text?: string }[] | undefined): string {
-  return (content ?? []).map((part) => (part.type === "text" ? (part.text ?? "") : "")).join("");
-}
-
 /**
  * tools.<name>(args) → the parent session's executeTool, so Pi's validation, hooks and permissions
  * apply exactly as for a model's call. A tool with structured content resolves to it (a failed
@@ -76,7 +73,7 @@ export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, ca
       const outcome = await callingWorkflow.run(caller, () => ctx.executeTool(name, args, { signal }));
       const result = outcome.result as { content?: { type: string; text?: string }[]; structuredContent?: unknown };
       if (result.structuredContent !== undefined) return result.structuredContent;
-      const text = textOf(result.content);
+      const text = contentText(result.content);
       if (!outcome.isError) return text;
       const error: HostError = Object.assign(new Error(text || `tools.${name} failed`), { code: "tool_failed" });
       throw error;
