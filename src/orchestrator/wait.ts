@@ -80,7 +80,7 @@ export async function waitForRuns(
     throw error;
   }
   for (const [runId, claim] of claims) (settled.has(runId) ? claim.observed : claim.release)();
-  return deliver(runs, targets, settled, mode, request.limitBytes ?? DEFAULT_WAIT_BYTES);
+  return spendBudgets(runs, targets, settled, mode, request.limitBytes ?? DEFAULT_WAIT_BYTES);
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8") + 2; // each entry ends with a blank line
@@ -97,7 +97,7 @@ function byReference(view: RunView): RunView {
  * channels deliver the run by reference. A run whose text no longer fits is named in a closing
  * line, with the pending runs: the IDs a caller needs next are always in the text.
  */
-function deliver(
+function spendBudgets(
   runs: RunStore,
   targets: string[],
   settled: Map<string, RunView>,

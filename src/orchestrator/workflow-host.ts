@@ -42,11 +42,6 @@ export function toChildCall(options: AgentOptions, index: number): ChildCall {
   }
   const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
   if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
-  for (const key of STRING_OPTIONS) {
-    if (options[key] !== undefined && typeof options[key] !== "string") {
-      throw new FlowError("request_invalid", `agent() option ${key} must be a string.`);
-    }
-  }
   if (typeof options.prompt !== "string" || options.prompt.trim() === "") {
     throw new FlowError("request_invalid", "agent() needs a non-empty prompt.");
   }
@@ -57,13 +52,13 @@ export function toChildCall(options: AgentOptions, index: number): ChildCall {
   if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1)) {
     throw new FlowError("request_invalid", "agent() option timeoutMs must be a positive integer.");
   }
-  const call: ChildCall = {
-    description: options.description ?? `agent ${index + 1}: ${options.prompt.trim().slice(0, 60)}`,
-    prompt: options.prompt,
-  };
-  for (const key of ["role", "subagent_type", "harness", "model", "cwd"] as const) {
+  const call: ChildCall = { description: `agent ${index + 1}: ${options.prompt.trim().slice(0, 60)}`, prompt: options.prompt };
+  // One pass checks the string options and copies those given.
+  for (const key of STRING_OPTIONS) {
     const value = options[key];
-    if (typeof value === "string") call[key] = value;
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw new FlowError("request_invalid", `agent() option ${key} must be a string.`);
+    call[key] = value;
   }
   if (options.context !== undefined) call.context = options.context;
   if (outputSchema !== undefined) call.outputSchema = outputSchema as Record<string, unknown>;
