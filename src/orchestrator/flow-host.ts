@@ -1,7 +1,7 @@
 import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { captureParentSnapshot } from "../context/snapshot.ts";
+import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
 import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
@@ -91,17 +91,18 @@ export class FlowHost {
   }
 
   /**
-   * Everything children of one tool call share, with the parent snapshot frozen now, or inherited
-   * from the workflow whose tools.* made this call.
+   * Everything children of one tool call share. The parent snapshot is the workflow's, when a
+   * workflow's tools.* made this call, else the parent's branch as it is when first asked for.
    */
   launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
+    let captured: ParentSnapshot | undefined = inheritedSnapshot();
     return {
       cwd: ctx.cwd,
       agentDir: getAgentDir(),
       flowUserDir: this.flowHome(),
       parentModel: ctx.model,
       modelRegistry: ctx.modelRegistry,
-      snapshot: inheritedSnapshot() ?? captureParentSnapshot(ctx.sessionManager.getBranch()),
+      snapshot: () => (captured ??= captureParentSnapshot(ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
     };
   }

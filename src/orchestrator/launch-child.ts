@@ -36,8 +36,12 @@ export interface LaunchEnvironment {
   flowUserDir: string;
   parentModel: Model<Api> | undefined;
   modelRegistry: ModelRegistry;
-  /** Frozen when the call started; every child of the call selects from it. */
-  snapshot: ParentSnapshot;
+  /**
+   * The parent snapshot, captured on first use and the same frozen object on every later one. A
+   * call must ask for it before its first await (so "first use" is when the call started), or
+   * never, when no child asks for context.
+   */
+  snapshot(): ParentSnapshot;
   runs: RunStore;
 }
 
@@ -95,7 +99,9 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const harness = checkHarnessName(call.harness ?? profile.harness ?? "pi");
   const model = resolveChildModel(call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
-  const contextText = renderContext(selectContext(env.snapshot, context), env.snapshot.capturedAt);
+  // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
+  const snapshot = context.mode === "none" ? undefined : env.snapshot();
+  const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
   return { call, profile, harness, model, cwd, prompt, contextMode };

@@ -67,6 +67,8 @@ export function createWorkflowTool(host: FlowHost) {
         const args = checkArgs(workflow, params.args, selected.label);
         const toolNames = workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label));
         const env = host.launchEnvironment(ctx);
+        // Frozen now, when the call starts: children started minutes later select from this.
+        const snapshot = env.snapshot();
         const description = (params.description ?? workflow.meta.description ?? workflow.meta.name ?? `${selected.name} workflow`).slice(0, 200);
         started = startWorkflow({
           workflow,
@@ -74,7 +76,7 @@ export function createWorkflowTool(host: FlowHost) {
           args,
           description,
           env,
-          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot: env.snapshot }),
+          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot }),
           background,
           depth,
           ...(parentRunId ? { parentRunId } : {}),

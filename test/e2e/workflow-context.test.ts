@@ -79,6 +79,23 @@ describe("the frozen parent snapshot and independent siblings", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(completions()).toHaveLength(0);
   });
+  test("the snapshot is the parent as it was when the workflow started, even when no child asked for it until later", async () => {
+    const seen: Seen[] = [];
+    const gated = childAnswersWhenReleased("first done");
+    const script = [
+      `const a = await ${agentCall("first", "Step one.", '{ mode: "none" }')};`,
+      `const b = await ${agentCall("second", "Step two.", '{ mode: "full" }')};`,
+      `return { a: a.value, b: b.value };`,
+    ].join("\n");
+    const { run } = await workflow({ script, background: true }, { children: [gated.step, childAnswers("second done", seen)] });
+    await gated.started;
+    await pi.say("New fact: the codeword is now MANGO.", "Noted.");
+    gated.release();
+    await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId] });
+    expect(seen[0]!.user).toContain("PINEAPPLE");
+    expect(seen[0]!.user).not.toContain("MANGO");
+  });
+
   test("a child started through tools.external_delegate selects from the same frozen snapshot", async () => {
     const seen: Seen[] = [];
     const gated = childAnswersWhenReleased("first done");
