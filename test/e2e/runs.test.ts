@@ -374,6 +374,25 @@ describe("wait, cancel and result ownership", () => {
     await runs({ action: "cancel", runIds: [slow] });
   });
 
+  test("cancelling a queued background run ends it cancelled before it ever runs, and frees nothing it never took", async () => {
+    pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
+    const first = childAnswersWhenReleased("first");
+    const firstId = await backgroundRun(first.step);
+    await first.started;
+    const queued = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [childAnswers("never asked")] });
+    const queuedId = (queued.structuredContent as { data: { run: View } }).data.run.runId;
+    expect((await runs({ action: "cancel", runIds: [queuedId] })).envelope.data).toEqual({ runId: queuedId, status: "requested" });
+    const waited = await runs({ action: "wait", runIds: [queuedId] });
+    expect(waited.envelope.data.completed![0]!).toMatchObject({
+      state: { outcome: "cancelled", error: { message: expect.stringContaining("before it ran") } },
+      output: { finalAvailable: false },
+    });
+    // The slot stayed with the first run, which still finishes normally.
+    first.release();
+    const done = await runs({ action: "wait", runIds: [firstId] });
+    expect(done.envelope.data.completed![0]!.output.value).toBe("first");
+  });
+
   test("cancel asks a live run to stop (requested), and a finished one is terminal", async () => {
     pi = await startPiSession();
     const runId = await backgroundRun(childHangs());
