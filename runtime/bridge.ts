@@ -1,10 +1,11 @@
 // Main-thread side of agent() and tools.*(): call limits, the concurrency queues, events, and
 // turning host rejections into either a catchable script error or the end of the run.
 // Argument size (callArgsChars) is checked in the VM session, before anything crosses over.
-import { parseJson, toJsonText } from "./json.ts";
+import { decodeJson, toJsonText } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
+import { capText, MAX_ERROR_MESSAGE_CHARS, sanitizeIdentifier } from "./text.ts";
 import type { AgentOptions, HostError, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
 
 export interface BridgeHooks {
@@ -78,7 +79,7 @@ export class HostBridge {
     if (index >= this.limits.agentCalls) {
       return this.hooks.fatal({ kind: "limit", code: "agentCalls", message: limitMessage("agentCalls", this.limits) });
     }
-    const options = parseJson(call.text) as AgentOptions;
+    const options = decodeJson(call.text, this.limits.valueDepth) as AgentOptions;
     this.agents.push((release) => {
       this.hooks.emit({ type: "agent_start", index, options });
       const end = this.track(`agent:${index}`, release, (ending) => {
@@ -100,7 +101,7 @@ export class HostBridge {
     if (typeof fn !== "function") {
       return this.hooks.reply({ type: "reply", id: call.id, ok: false, error: { name: "TypeError", message: `tools.${call.name} is not available` } });
     }
-    const input = parseJson(call.text);
+    const input = decodeJson(call.text, this.limits.valueDepth);
     this.tools.push((release) => {
       this.hooks.emit({ type: "tool_start", index, name: call.name });
       const end = this.track(`tool:${index}`, release, (ending) => {
@@ -184,11 +185,15 @@ function ending(failure: HostFailure): Ending {
   return result;
 }
 
-/** What the script sees of a host rejection: message, `code` (default "host_error") and `runId`. */
+/**
+ * What the script sees of a host rejection: message, `code` (default "host_error") and `runId`,
+ * bounded like the script's own errors, since the script may rethrow them.
+ */
 export function hostFailure(reason: unknown): HostFailure {
   const error = reason as Partial<HostError> | null;
-  const message = typeof error?.message === "string" ? error.message : String(reason);
-  const failure: HostFailure = { name: "FlowError", message, code: typeof error?.code === "string" ? error.code : "host_error" };
+  const message = capText(typeof error?.message === "string" ? error.message : String(reason), MAX_ERROR_MESSAGE_CHARS);
+  const code = typeof error?.code === "string" ? sanitizeIdentifier(error.code) : undefined;
+  const failure: HostFailure = { name: "FlowError", message, code: code ?? "host_error" };
   if (typeof error?.runId === "string") failure.runId = error.runId;
   return failure;
 }

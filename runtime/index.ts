@@ -3,6 +3,7 @@ export { parseWorkflow, SUPPORTED_API_VERSIONS, type ParseWorkflowOptions } from
 export { runWorkflow } from "./run.ts";
 export { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, LimitsError, resolveLimits } from "./limits.ts";
 export { WorkflowScriptError, isWorkflowScriptError } from "./errors.ts";
+export { capText } from "./text.ts";
 export { generateDeclarations, type DeclarationOptions } from "./declarations.ts";
 export { configureWorkflowWorkers, prewarmWorkflowWorkers, shutdownWorkflowWorkers, type PoolOptions } from "./pool.ts";
 export type {

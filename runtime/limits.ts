@@ -20,6 +20,9 @@ export const DEFAULT_LIMITS: Readonly<WorkflowLimits> = Object.freeze({
   storeWrites: 1000,
   storeWriteChars: 16 * MiB,
   resultChars: 4 * MiB,
+  valueDepth: 100,
+  hostBytes: 64 * MiB,
+  cpuMs: 10_000,
 });
 
 export const LIMIT_CEILINGS: Readonly<WorkflowLimits> = Object.freeze({
@@ -41,10 +44,17 @@ export const LIMIT_CEILINGS: Readonly<WorkflowLimits> = Object.freeze({
   storeWrites: 100_000,
   storeWriteChars: 256 * MiB,
   resultChars: 16 * MiB,
+  // The host parses and re-serializes every value that crosses; V8 recurses once per level, so
+  // depth is bounded far below what its native stack can take.
+  valueDepth: 1000,
+  // Everything a script holds on the host at once (call arguments in flight, the store), whatever
+  // the other limits allow: 256 MiB, below agentCalls × callArgsChars at their ceilings.
+  hostBytes: 256 * MiB,
+  cpuMs: 60 * 60_000,
 });
 
 /** Smallest useful values: a VM cannot even load its prelude below these. */
-const LIMIT_FLOORS: Partial<WorkflowLimits> = { memoryBytes: 4 * MiB, stackBytes: 64 * KiB, concurrency: 1, timeoutMs: 1 };
+const LIMIT_FLOORS: Partial<WorkflowLimits> = { memoryBytes: 4 * MiB, stackBytes: 64 * KiB, concurrency: 1, timeoutMs: 1, cpuMs: 1, hostBytes: 1 * MiB };
 
 export const LIMIT_NAMES = Object.freeze(Object.keys(DEFAULT_LIMITS) as LimitName[]);
 
@@ -64,6 +74,9 @@ export const LIMIT_LABELS: Readonly<Record<LimitName, string>> = Object.freeze({
   storeWrites: "store write limit",
   storeWriteChars: "store write size limit",
   resultChars: "result size limit",
+  valueDepth: "value depth limit",
+  hostBytes: "host memory limit",
+  cpuMs: "script CPU time limit",
 });
 
 export class LimitsError extends Error {

@@ -70,3 +70,50 @@ export type WorkerToMain =
   | { type: "output"; text: string }
   | { type: "store"; key: string; text?: string }
   | { type: "done"; outcome: VmOutcome; reusable: boolean };
+
+// Run-time guards: a message crossing the thread boundary is checked, never trusted by a cast.
+type Fields = Record<string, unknown>;
+const isObject = (value: unknown): value is Fields => value !== null && typeof value === "object" && !Array.isArray(value);
+const isString = (value: unknown): value is string => typeof value === "string";
+const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+const FAILURE_KINDS: ReadonlySet<unknown> = new Set(["script", "limit", "sandbox"]);
+
+function optionalStrings(fields: Fields, keys: readonly string[]): boolean {
+  return keys.every((key) => fields[key] === undefined || isString(fields[key]));
+}
+
+function isVmOutcome(value: unknown): value is VmOutcome {
+  if (!isObject(value)) return false;
+  if (value.ok === true) return value.text === undefined || isString(value.text);
+  const error = value.error;
+  return value.ok === false && isObject(error) && FAILURE_KINDS.has(error.kind) && isString(error.message) && optionalStrings(error, ["code", "name", "stack", "runId"]);
+}
+
+export function isWorkerToMain(value: unknown): value is WorkerToMain {
+  if (!isObject(value)) return false;
+  switch (value.type) {
+    case "ready":
+      return true;
+    case "boot_error":
+    case "output":
+      return isString(value.type === "output" ? value.text : value.message);
+    case "call":
+      return isId(value.id) && (value.kind === "agent" || value.kind === "tool") && isString(value.name) && isString(value.text);
+    case "store":
+      return isString(value.key) && (value.text === undefined || isString(value.text));
+    case "done":
+      return typeof value.reusable === "boolean" && isVmOutcome(value.outcome);
+    default:
+      return false;
+  }
+}
+
+export function isMainToWorker(value: unknown): value is MainToWorker {
+  if (!isObject(value)) return false;
+  if (value.type === "reply") {
+    if (!isId(value.id)) return false;
+    if (value.ok === true) return isString(value.text);
+    return value.ok === false && isObject(value.error) && isString(value.error.message);
+  }
+  return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.stopFlag instanceof SharedArrayBuffer;
+}

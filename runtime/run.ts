@@ -4,10 +4,11 @@ import { basename } from "node:path";
 import { HostBridge } from "./bridge.ts";
 import { freshSeed, seedState } from "./determinism.ts";
 import { mapStack } from "./errors.ts";
-import { parseJson, toJsonText } from "./json.ts";
+import { decodeJson, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import type { RunConfig, VmFailure, VmOutcome, WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
   RunWorkflowOptions,
@@ -51,14 +52,15 @@ class RunSession {
   private readonly replay: WorkflowResult["replay"];
   private readonly filename: string;
   private readonly stopFlag = new SharedArrayBuffer(4);
-  private readonly storeWrites: StoreWrites = { set: {}, delete: [] };
+  // Keys come from the script: a null-prototype record keeps "__proto__" an ordinary key.
+  private readonly storeWrites: StoreWrites = { set: Object.create(null) as StoreWrites["set"], delete: [] };
   private output = "";
   private settled = false;
   private resolve: (result: WorkflowResult) => void = () => {};
   private pooled: PooledWorker | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly onAbort = () => this.stop({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
-  private readonly onMessage = (message: WorkerToMain) => this.receive(message);
+  private readonly onMessage = (message: unknown) => this.receive(message);
   private readonly onError = (error: Error) => this.crash(`the sandbox worker failed: ${error.message}`);
   private readonly onExit = (code: number) => this.crash(`the sandbox worker exited (code ${code})`);
   private bridge: HostBridge;
@@ -106,8 +108,21 @@ class RunSession {
     return result;
   }
 
-  private receive(message: WorkerToMain): void {
+  /**
+   * One message from the run's worker. Nothing in it may reach the host's event loop as an
+   * exception: a malformed message, or any failure while handling one, ends this run only.
+   */
+  private receive(message: unknown): void {
     if (this.settled) return;
+    if (!isWorkerToMain(message)) return this.crash("the sandbox sent a malformed message");
+    try {
+      this.handle(message);
+    } catch (error) {
+      this.crash(`the host could not handle a message from the sandbox: ${capText(error instanceof Error ? error.message : String(error), MAX_ERROR_MESSAGE_CHARS)}`);
+    }
+  }
+
+  private handle(message: WorkerToMain): void {
     switch (message.type) {
       case "call":
         return this.bridge.handle(message);
@@ -132,16 +147,16 @@ class RunSession {
       deleted.push(key);
       return this.emit({ type: "store", key, value: undefined });
     }
-    const value = parseJson(text);
+    const value = decodeJson(text, this.limits.valueDepth);
     set[key] = value;
-    this.emit({ type: "store", key, value: parseJson(text) });
+    this.emit({ type: "store", key, value: decodeJson(text, this.limits.valueDepth) });
   }
 
   private done(outcome: VmOutcome, reusable: boolean): void {
     const pooled = this.detach();
     if (pooled) releaseWorker(pooled, reusable && (outcome.ok || outcome.error.kind === "script"));
     if (outcome.ok) {
-      const value = outcome.text === undefined ? undefined : parseJson(outcome.text);
+      const value = outcome.text === undefined ? undefined : decodeJson(outcome.text, this.limits.valueDepth);
       return this.finish({ ok: true, value, output: this.output, storeWrites: this.storeWrites, replay: this.replay });
     }
     this.finish(this.failure(this.mapFailure(outcome.error)));
@@ -171,7 +186,8 @@ class RunSession {
   }
 
   private mapFailure(failure: VmFailure): WorkflowError {
-    const error: WorkflowError = { kind: failure.kind, message: failure.message };
+    // The worker bounds these already; the host does not rely on it.
+    const error: WorkflowError = { kind: failure.kind, message: capText(failure.message, MAX_ERROR_MESSAGE_CHARS) };
     if (failure.code !== undefined) error.code = failure.code;
     if (failure.runId !== undefined) error.runId = failure.runId;
     if (failure.kind !== "script") return error;

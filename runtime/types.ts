@@ -34,6 +34,15 @@ export interface WorkflowLimits {
   storeWriteChars: number;
   /** Characters of JSON in the script's return value. */
   resultChars: number;
+  /** Nesting of arrays and objects in any value that crosses to the host (return value, store, call arguments). */
+  valueDepth: number;
+  /**
+   * Bytes of script data the host holds for the run at once: arguments of agent() and tools.*()
+   * calls queued or running, and the store. Counted as two bytes per character of JSON.
+   */
+  hostBytes: number;
+  /** Time the VM spends running the script's own code; awaiting children and tools does not count. */
+  cpuMs: number;
 }
 
 export type LimitName = keyof WorkflowLimits;

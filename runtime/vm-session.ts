@@ -2,25 +2,55 @@
 // store, result size) and turns host requests into messages; agent/tool policy lives in the
 // main thread (bridge.ts), which answers through reply().
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten";
-import { isLimitName, limitMessage } from "./limits.ts";
+import { jsonDepth } from "./json.ts";
+import { limitMessage } from "./limits.ts";
 import { PRELUDE_FILENAME, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import type { LimitName } from "./types.ts";
+import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
+import { VmStore } from "./vm-store.ts";
 
 type HostReply = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string; limit?: LimitName } };
 
-interface ThrownInfo {
-  name?: string;
-  message?: string;
-  stack?: string;
-  code?: string;
-  runId?: string;
-  /** The limit the runtime itself raised this error for; set only by the prelude's errorInfo(). */
-  limit?: string;
-}
+/** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
+const BYTES_PER_CHAR = 2;
 
 /** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
 export function wrapScript(body: string): string {
   return `__flow_start(async function () { "use strict";\n${body}\n});`;
+}
+
+/**
+ * Time the VM spends running: entered around every evaluation, job queue drain and reply, so time
+ * spent awaiting the host (children, tools) never counts. QuickJS's interrupt handler asks over().
+ */
+class CpuMeter {
+  private readonly budgetMs: number;
+  private spentMs = 0;
+  private since: number | undefined;
+  /** Sticky: once over budget, every later check interrupts too. */
+  exceeded = false;
+
+  constructor(budgetMs: number) {
+    this.budgetMs = budgetMs;
+  }
+
+  run<T>(work: () => T): T {
+    const outer = this.since === undefined;
+    if (outer) this.since = performance.now();
+    try {
+      return work();
+    } finally {
+      if (outer && this.since !== undefined) {
+        this.spentMs += performance.now() - this.since;
+        this.since = undefined;
+      }
+    }
+  }
+
+  over(): boolean {
+    if (!this.exceeded && this.since !== undefined && this.spentMs + (performance.now() - this.since) > this.budgetMs) this.exceeded = true;
+    return this.exceeded;
+  }
 }
 
 export class VmSession {
@@ -29,30 +59,28 @@ export class VmSession {
   private readonly stop: Int32Array;
   private readonly rt: QuickJSRuntime;
   private readonly vm: QuickJSContext;
+  private readonly cpu: CpuMeter;
   private deliver: QuickJSHandle | undefined;
   private nextId = 1;
-  private readonly inflight = new Set<number>();
+  /** Calls the host has not answered yet, with the characters of JSON each sent over. */
+  private readonly inflight = new Map<number, number>();
+  private inflightChars = 0;
   private outcome: VmOutcome | undefined;
   private outputChars = 0;
-  private readonly store = new Map<string, string>();
-  private storeChars = 0;
-  private storeWrites = 0;
-  private storeWriteChars = 0;
+  private readonly store: VmStore;
   private closed = false;
 
   constructor(module: QuickJSWASMModule, message: RunMessage, post: (message: WorkerToMain) => void) {
     this.message = message;
     this.post = post;
     this.stop = new Int32Array(message.stopFlag);
-    for (const [key, text] of message.config.store) {
-      this.store.set(key, text);
-      this.storeChars += key.length + text.length;
-    }
+    this.store = new VmStore(message.limits, message.config.store);
+    this.cpu = new CpuMeter(message.limits.cpuMs);
     this.rt = module.newRuntime();
     this.rt.setMemoryLimit(message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
-    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, 0) !== 0);
+    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, 0) !== 0 || this.cpu.over());
     this.vm = this.rt.newContext();
   }
 
@@ -66,14 +94,18 @@ export class VmSession {
   }
 
   reply(message: ReplyMessage): void {
-    if (this.closed || !this.inflight.delete(message.id) || !this.deliver) return;
+    const sent = this.inflight.get(message.id);
+    if (this.closed || sent === undefined || !this.deliver) return;
+    this.inflight.delete(message.id);
+    this.inflightChars -= sent;
+    const deliver = this.deliver;
     const vm = this.vm;
     const args = [
       vm.newNumber(message.id),
       message.ok ? vm.true : vm.false,
       vm.newString(message.ok ? message.text : JSON.stringify(message.error)),
     ];
-    const result = vm.callFunction(this.deliver, vm.undefined, ...args);
+    const result = this.cpu.run(() => vm.callFunction(deliver, vm.undefined, ...args));
     for (const arg of args) arg.dispose();
     if (result.error) this.fail(result.error);
     else result.value.dispose();
@@ -81,7 +113,7 @@ export class VmSession {
   }
 
   private evaluate(code: string, filename: string, failureKind: "sandbox" | "script"): void {
-    const result = this.vm.evalCode(code, filename);
+    const result = this.cpu.run(() => this.vm.evalCode(code, filename));
     if (!result.error) return result.value.dispose();
     if (failureKind === "sandbox" && this.outcome === undefined) {
       const info = this.read(result.error);
@@ -97,7 +129,7 @@ export class VmSession {
   private pump(): void {
     if (this.closed) return;
     if (this.outcome === undefined) {
-      const jobs = this.rt.executePendingJobs();
+      const jobs = this.cpu.run(() => this.rt.executePendingJobs());
       if (jobs.error) this.fail(jobs.error);
     }
     if (this.outcome === undefined && this.inflight.size === 0) {
@@ -132,28 +164,16 @@ export class VmSession {
   /** An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. */
   private read(handle: QuickJSHandle): ThrownInfo {
     try {
-      const value: unknown = this.vm.dump(handle);
-      if (value !== null && typeof value === "object") return thrownInfo(value);
-      return { name: "Error", message: `uncaught ${String(value)}` };
+      return thrownInfo(this.vm.dump(handle));
     } catch {
       return { name: "Error", message: "uncaught error that could not be read" };
     }
   }
 
   private classify(info: ThrownInfo): VmFailure {
-    const limits = this.message.limits;
-    const limitHit = (name: LimitName): VmFailure => ({ kind: "limit", code: name, message: limitMessage(name, limits) });
-    if (info.name === "InternalError" && /out of memory/i.test(info.message ?? "")) return limitHit("memoryBytes");
-    if (info.name === "InternalError" && /stack overflow/i.test(info.message ?? "")) return limitHit("stackBytes");
-    // QuickJS's parsers (JSON.parse of deep nesting, eval) report the same overflow as a SyntaxError.
-    if (info.name === "SyntaxError" && info.message === "stack overflow") return limitHit("stackBytes");
-    // Only an error the runtime raised for a limit counts; a script's own `code: "agentCalls"` does not.
-    if (info.limit !== undefined && isLimitName(info.limit)) return { kind: "limit", code: info.limit, message: info.message ?? limitMessage(info.limit, limits) };
-    const failure: VmFailure = { kind: "script", name: info.name ?? "Error", message: info.message ?? "" };
-    if (info.stack) failure.stack = info.stack;
-    if (info.code !== undefined) failure.code = info.code;
-    if (info.runId !== undefined) failure.runId = info.runId;
-    return failure;
+    // QuickJS ends an interrupted script with an uncatchable InternalError; say which limit it was.
+    if (this.cpu.exceeded) return limitFailure("cpuMs", this.message.limits);
+    return classifyThrown(info, this.message.limits);
   }
 
   private onHost(args: QuickJSHandle[]): HostReply {
@@ -172,7 +192,8 @@ export class VmSession {
     switch (op) {
       case "config": {
         const { config } = this.message;
-        return { ok: true, value: { argsText: config.argsText, toolNames: config.toolNames, startedAt: config.startedAt, seedState: config.seedState } };
+        const value = { argsText: config.argsText, toolNames: config.toolNames, startedAt: config.startedAt, seedState: config.seedState, valueDepth: this.message.limits.valueDepth };
+        return { ok: true, value };
       }
       case "register": {
         this.deliver = args[1]?.dup();
@@ -204,14 +225,31 @@ export class VmSession {
     return actual < expected;
   }
 
+  /** Refuses a value nested past valueDepth, before the host ever parses it. */
+  private tooDeep(text: string, what: string): HostReply | undefined {
+    const limit = this.message.limits.valueDepth;
+    if (jsonDepth(text, limit) <= limit) return undefined;
+    return refuseLimit("valueDepth", `${limitMessage("valueDepth", this.message.limits)}: ${what} nests deeper than ${limit} levels`);
+  }
+
+  /** Refuses what would make the host hold more than hostBytes of this run's data at once. */
+  private overHostBytes(heldChars: number, what: string): HostReply | undefined {
+    const bytes = heldChars * BYTES_PER_CHAR;
+    if (bytes <= this.message.limits.hostBytes) return undefined;
+    return refuseLimit("hostBytes", `${limitMessage("hostBytes", this.message.limits)}: ${what} would make the host hold ${bytes} bytes of this run's data (calls in flight and the store)`);
+  }
+
   private send(kind: CallKind, name: string, text: string): HostReply {
+    const what = kind === "agent" ? "agent() options" : `tools.${name}() arguments`;
     // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
     if (text.length > this.message.limits.callArgsChars) {
-      const what = kind === "agent" ? "agent() options have" : `tools.${name}() arguments have`;
-      return refuseLimit("callArgsChars", `${limitMessage("callArgsChars", this.message.limits)}: ${what} ${text.length} characters of JSON`);
+      return refuseLimit("callArgsChars", `${limitMessage("callArgsChars", this.message.limits)}: ${what} have ${text.length} characters of JSON`);
     }
+    const refused = this.tooDeep(text, what) ?? this.overHostBytes(this.inflightChars + text.length + this.store.chars, what);
+    if (refused) return refused;
     const id = this.nextId++;
-    this.inflight.add(id);
+    this.inflight.set(id, text.length);
+    this.inflightChars += text.length;
     this.post({ type: "call", id, kind, name, text });
     return { ok: true, value: id };
   }
@@ -233,54 +271,25 @@ export class VmSession {
   }
 
   private storeValue(key: string, text: string | undefined): HostReply {
-    const limits = this.message.limits;
-    const old = this.store.get(key);
-    const oldChars = old === undefined ? 0 : key.length + old.length;
-    // Each write (deletes too) is journaled, so the writes themselves are bounded, not just the live store.
-    if (this.storeWrites >= limits.storeWrites) {
-      return refuseLimit("storeWrites", `${limitMessage("storeWrites", limits)}: store() was called ${this.storeWrites} times in this run`);
+    const refusal = this.store.check(key, text);
+    if (refusal) return refuseLimit(refusal.limit, refusal.message);
+    if (text !== undefined) {
+      const refused = this.tooDeep(text, "the store() value") ?? this.overHostBytes(this.inflightChars + this.store.heldAfter(key, text), "the store() value");
+      if (refused) return refused;
     }
-    const written = this.storeWriteChars + key.length + (text?.length ?? 0);
-    if (text === undefined) {
-      this.count(written);
-      this.store.delete(key);
-      this.storeChars -= oldChars;
-      this.post({ type: "store", key });
-      return { ok: true, value: null };
-    }
-    if (text.length > limits.storeValueChars) {
-      return refuseLimit("storeValueChars", `${limitMessage("storeValueChars", limits)}: store(${JSON.stringify(key)}) value has ${text.length} characters of JSON`);
-    }
-    const total = this.storeChars - oldChars + key.length + text.length;
-    if (total > limits.storeTotalChars) {
-      return refuseLimit("storeTotalChars", `${limitMessage("storeTotalChars", limits)}: the store would hold ${total} characters; delete keys with store(key, undefined)`);
-    }
-    if (written > limits.storeWriteChars) {
-      return refuseLimit("storeWriteChars", `${limitMessage("storeWriteChars", limits)}: store() would have written ${written} characters in this run`);
-    }
-    this.count(written);
-    this.store.set(key, text);
-    this.storeChars = total;
-    this.post({ type: "store", key, text });
+    this.store.commit(key, text);
+    this.post(text === undefined ? { type: "store", key } : { type: "store", key, text });
     return { ok: true, value: null };
   }
 
-  private count(written: number): void {
-    this.storeWrites++;
-    this.storeWriteChars = written;
-  }
-
   private settle(kind: string | undefined, text: string | undefined): HostReply {
+    const limits = this.message.limits;
     if (kind === "error") {
-      let info: ThrownInfo;
-      try {
-        info = JSON.parse(text ?? "{}") as ThrownInfo;
-      } catch {
-        info = { name: "Error", message: "uncaught error that could not be read" };
-      }
-      this.outcome = { ok: false, error: this.classify(info) };
-    } else if (text !== undefined && text.length > this.message.limits.resultChars) {
-      this.outcome = { ok: false, error: { kind: "limit", code: "resultChars", message: `${limitMessage("resultChars", this.message.limits)}: the return value has ${text.length} characters of JSON` } };
+      this.outcome = { ok: false, error: this.classify(parseThrownInfo(text)) };
+    } else if (text !== undefined && text.length > limits.resultChars) {
+      this.outcome = { ok: false, error: limitFailure("resultChars", limits, `the return value has ${text.length} characters of JSON`) };
+    } else if (text !== undefined && jsonDepth(text, limits.valueDepth) > limits.valueDepth) {
+      this.outcome = { ok: false, error: limitFailure("valueDepth", limits, `the return value nests deeper than ${limits.valueDepth} levels`) };
     } else {
       this.outcome = text === undefined ? { ok: true } : { ok: true, text };
     }
@@ -295,15 +304,4 @@ function refuse(name: string, message: string, code?: string): HostReply {
 /** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
 function refuseLimit(limit: LimitName, message: string): HostReply {
   return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
-}
-
-/** Copies the readable fields of a thrown object; anything else it carries is dropped. */
-function thrownInfo(value: object): ThrownInfo {
-  const source = value as Record<string, unknown>;
-  const info: ThrownInfo = {};
-  for (const key of ["name", "message", "stack", "code", "runId"] as const) {
-    const field = source[key];
-    if (typeof field === "string") info[key] = field;
-  }
-  return info;
 }

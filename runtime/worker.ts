@@ -2,7 +2,7 @@
 // The main thread terminates this worker whenever a run ends abnormally.
 import { parentPort, workerData } from "node:worker_threads";
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from "quickjs-emscripten";
-import type { MainToWorker, WorkerBoot, WorkerToMain } from "./protocol.ts";
+import { isMainToWorker, type WorkerBoot, type WorkerToMain } from "./protocol.ts";
 import { VmSession } from "./vm-session.ts";
 
 const port = parentPort;
@@ -10,10 +10,17 @@ if (!port) throw new Error("runtime/worker.ts must run in a worker thread (start
 const boot = workerData as WorkerBoot;
 const post = (message: WorkerToMain): void => port.postMessage(message);
 
+// QuickJS's WebAssembly build writes to the console when it aborts (a leak after an out-of-memory,
+// say). The run already reports its failure; that text must not draw over Pi's screen. This
+// worker's own code never logs.
+for (const method of ["log", "info", "warn", "error", "debug"] as const) console[method] = () => undefined;
+
 let module: QuickJSWASMModule | undefined;
 let session: VmSession | undefined;
 
-port.on("message", (message: MainToWorker) => {
+// Anything thrown here ends this worker, which the main thread reports as that run's sandbox failure.
+port.on("message", (message: unknown) => {
+  if (!isMainToWorker(message)) throw new Error("the workflow worker received a malformed message");
   if (message.type === "run") {
     if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
     session = new VmSession(module, message, post);

@@ -1,0 +1,208 @@
+// What a script sends across the sandbox boundary can fail its own run, never the host: deep
+// values, huge error texts, prototype keys, memory held on the host, and CPU spent spinning.
+import { describe, expect, it } from "vitest";
+import { decodeJson, jsonDepth, JsonBoundaryError } from "../../runtime/json.ts";
+import { isMainToWorker, isWorkerToMain } from "../../runtime/protocol.ts";
+import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_STACK_CHARS } from "../../runtime/text.ts";
+import type { AgentOptions, AgentResult } from "../../runtime/index.ts";
+import { deferred, failure, run, value } from "./support.ts";
+
+const nest = (levels: number, wrap: string) => `let v = 1; for (let i = 0; i < ${levels}; i++) v = ${wrap};`;
+
+describe("values nested past valueDepth", () => {
+  it.each([5_000, 100_000])("a returned array nested %i levels fails the run with a limit error, and the host goes on", async (levels) => {
+    const { result } = await run(`${nest(levels, "[v]")}\nreturn v;`);
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "valueDepth" });
+    expect(value((await run("return 'still here';")).result)).toBe("still here");
+  });
+
+  it("names the limit when the return value is too deep", async () => {
+    const { result } = await run(`${nest(101, "[v]")}\nreturn v;`);
+    expect(failure(result)).toEqual({
+      kind: "limit",
+      code: "valueDepth",
+      message: "value depth limit (100) reached: the workflow's return value nests deeper than 100 levels",
+    });
+  });
+
+  it("refuses a deep store() value, agent() option and tools.* argument with catchable errors naming valueDepth", async () => {
+    const calls: unknown[] = [];
+    const { result } = await run(
+      `${nest(5_000, "{ a: v }")}
+       const caught = [];
+       for (const attempt of [() => store("k", v), () => agent({ prompt: "p", outputSchema: v }), () => tools.echo(v)]) {
+         try { await attempt(); caught.push("accepted"); } catch (e) { caught.push([e.name, e.code]); }
+       }
+       return caught;`,
+      { host: { tools: { echo: async (input) => (calls.push(input), input) } } },
+    );
+    expect(value(result)).toEqual([
+      ["RangeError", "valueDepth"],
+      ["RangeError", "valueDepth"],
+      ["RangeError", "valueDepth"],
+    ]);
+    expect(calls).toEqual([]);
+  });
+
+  it("reports a cycle in a value as not JSON-serializable", async () => {
+    const { result } = await run(`const a = { b: {} }; a.b.a = a;\ntry { store("k", a); } catch (e) { return [e.name, e.message]; }`);
+    expect(value(result)).toEqual(["TypeError", "store() value must be JSON-serializable: circular reference"]);
+  });
+
+  it("passes a value that shares, but does not repeat, its parts", async () => {
+    const { result } = await run(`const leaf = { x: 1 };\nreturn [leaf, { y: leaf }, [leaf]];`);
+    expect(value(result)).toEqual([{ x: 1 }, { y: { x: 1 } }, [{ x: 1 }]]);
+  });
+
+  it("lets a run raise valueDepth up to its ceiling", async () => {
+    const { result } = await run(`${nest(500, "[v]")}\nlet d = 0; for (let x = v; Array.isArray(x); x = x[0]) d++;\nreturn { d, v };`, {
+      limits: { valueDepth: 1000 },
+    });
+    expect((value(result) as { d: number }).d).toBe(500);
+  });
+
+  it("measures depth in one pass, skipping brackets inside strings", () => {
+    expect(jsonDepth('{"a":[1,{"b":"[[[{{{"}]}')).toBe(3);
+    expect(jsonDepth('"\\"[["')).toBe(0);
+    expect(jsonDepth("[".repeat(1_000_000) + "]".repeat(1_000_000), 10)).toBe(11);
+    expect(() => decodeJson("[".repeat(2000) + "]".repeat(2000), 1000)).toThrow(JsonBoundaryError);
+    expect(() => decodeJson("{", 10)).toThrow(/not JSON/);
+  });
+});
+
+describe("prototype keys", () => {
+  it("drops __proto__ keys from values, spelled out or escaped", () => {
+    const decoded = decodeJson('{"a":{"__proto__":{"polluted":true},"b":[{"\\u005f_proto__":1}]}}', 10) as Record<string, Record<string, unknown>>;
+    expect(Object.keys(decoded.a!)).toEqual(["b"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.hasOwn((decoded.a!.b as object[])[0]!, "__proto__")).toBe(false);
+  });
+
+  it("keeps store('__proto__', value) an ordinary entry of the run's store writes", async () => {
+    const { result } = await run(`store("__proto__", { injected: true });\nreturn load("__proto__");`);
+    expect(value(result)).toEqual({ injected: true });
+    if (!result.ok) throw new Error("expected success");
+    const set = result.storeWrites.set;
+    expect(Object.getPrototypeOf(set)).toBeNull();
+    expect(Object.hasOwn(set, "__proto__")).toBe(true);
+    expect((set as Record<string, unknown>).injected).toBeUndefined();
+  });
+});
+
+describe("text a script controls is bounded", () => {
+  it("cuts a huge error message and stack, marks the cut, and sanitizes a huge code and name", async () => {
+    const { result } = await run(`const e = new Error("E".repeat(5000000));\ne.code = "bad code!".repeat(100000);\ne.name = "N".repeat(100000);\nthrow e;`);
+    const error = failure(result);
+    expect(error.kind).toBe("script");
+    expect(error.message.length).toBeLessThan(MAX_ERROR_MESSAGE_CHARS + 60);
+    expect(error.message).toMatch(/^E+… \[\d+ more characters cut\]$/);
+    expect(error.code).toMatch(/^[A-Za-z0-9_.:-]+$/);
+    expect(error.code!.length).toBeLessThanOrEqual(MAX_NAME_CHARS);
+    expect(error.name!.length).toBeLessThanOrEqual(MAX_NAME_CHARS);
+    expect((error.stack ?? "").length).toBeLessThan(MAX_STACK_CHARS + MAX_ERROR_MESSAGE_CHARS + 200);
+  });
+
+  it("cuts a thrown non-error value", async () => {
+    const { result } = await run(`throw "x".repeat(1000000);`);
+    expect(failure(result).message.length).toBeLessThan(MAX_ERROR_MESSAGE_CHARS + 60);
+  });
+});
+
+describe("hostBytes: what a script holds on the host at once", () => {
+  const slowChild = () => {
+    const gate = deferred<void>();
+    let started = 0;
+    const agent = async (options: AgentOptions): Promise<AgentResult> => {
+      started++;
+      await gate.promise;
+      return { runId: `r${started}`, output: "ok", value: options.prompt.length };
+    };
+    return { gate, agent, started: () => started };
+  };
+
+  it("refuses a call that would hold more than hostBytes while others are in flight, and frees the budget as they settle", async () => {
+    const child = slowChild();
+    const MiB = 1024 * 1024;
+    const pending = run(
+      `const big = "x".repeat(${MiB - 100});
+       const first = agent({ prompt: big + "1" });
+       let refused;
+       try { await agent({ prompt: big + "2" }); } catch (e) { refused = [e.name, e.code, e.message]; }
+       await first;
+       const again = (await agent({ prompt: big + "3" })).value;
+       return { refused, again };`,
+      { limits: { hostBytes: 3 * MiB, callArgsChars: 2 * MiB }, host: { agent: child.agent } },
+    );
+    // The second call is refused synchronously in the worker; let the first one finish then.
+    setImmediate(() => child.gate.resolve());
+    const result = value((await pending).result) as { refused: [string, string, string]; again: number };
+    expect(result.refused[0]).toBe("RangeError");
+    expect(result.refused[1]).toBe("hostBytes");
+    expect(result.refused[2]).toMatch(/^host memory limit \(3145728\) reached: agent\(\) options would make the host hold \d+ bytes/);
+    expect(result.again).toBe(MiB - 99);
+  });
+
+  it("counts the store in the same budget", async () => {
+    const MiB = 1024 * 1024;
+    const { result } = await run(
+      `store("a", "y".repeat(${MiB / 2}));\ntry { store("b", "y".repeat(${MiB / 2})); } catch (e) { return e.code; }\nreturn "accepted";`,
+      { limits: { hostBytes: MiB * 1.5, storeTotalChars: 2 * MiB, storeValueChars: MiB } },
+    );
+    expect(value(result)).toBe("hostBytes");
+  });
+});
+
+describe("cpuMs: the script's own execution time", () => {
+  it("ends a spinning script at its CPU limit, even if the script catches", async () => {
+    const { result } = await run("try { for (;;) {} } catch (e) { }\nreturn 'unreachable';", { limits: { cpuMs: 200 } });
+    expect(failure(result)).toEqual({ kind: "limit", code: "cpuMs", message: "script CPU time limit (200) reached" });
+  });
+
+  it("does not count time spent awaiting children", async () => {
+    const gate = deferred<void>();
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const pending = run("const r = await agent({ prompt: 'slow' });\nreturn r.value;", {
+      limits: { cpuMs: 100 },
+      host: { agent: async () => (started(), await gate.promise, { runId: "r", output: "done", value: "done" }) },
+    });
+    await childStarted;
+    // Wait well past the CPU budget in wall time while the script only awaits.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    gate.resolve();
+    expect(value((await pending).result)).toBe("done");
+  });
+});
+
+describe("one run's fault stays in that run", () => {
+  it("fails a run whose host throws while handling its message, while another run goes on", async () => {
+    const throwingTools = new Proxy({} as Record<string, never>, {
+      get() {
+        throw new Error("host table exploded");
+      },
+      ownKeys: () => ["boom"],
+      getOwnPropertyDescriptor: () => ({ configurable: true, enumerable: true, value: undefined }),
+    });
+    const [broken, healthy] = await Promise.all([
+      run("await tools.boom({});\nreturn 'unreachable';", { host: { tools: throwingTools } }),
+      run("const r = await agent({ prompt: 'a' });\nreturn r.value;"),
+    ]);
+    expect(failure(broken.result)).toMatchObject({ kind: "sandbox", message: expect.stringContaining("host table exploded") });
+    expect(value(healthy.result)).toBe("did a");
+  });
+
+  it("checks every message at the thread boundary", () => {
+    expect(isWorkerToMain({ type: "call", id: 1, kind: "agent", name: "", text: "{}" })).toBe(true);
+    expect(isWorkerToMain({ type: "call", id: 0, kind: "agent", name: "", text: "{}" })).toBe(false);
+    expect(isWorkerToMain({ type: "call", id: 1, kind: "spawn", name: "", text: "{}" })).toBe(false);
+    expect(isWorkerToMain({ type: "done", outcome: { ok: false, error: { kind: "script", message: 5 } }, reusable: true })).toBe(false);
+    expect(isWorkerToMain({ type: "done", outcome: { ok: true, text: "1" }, reusable: true })).toBe(true);
+    expect(isWorkerToMain({ type: "store", key: "k", text: 1 })).toBe(false);
+    expect(isWorkerToMain(null)).toBe(false);
+    expect(isMainToWorker({ type: "reply", id: 3, ok: true, text: "null" })).toBe(true);
+    expect(isMainToWorker({ type: "reply", id: 3, ok: false, error: {} })).toBe(false);
+    expect(isMainToWorker({ type: "run" })).toBe(false);
+  });
+});
