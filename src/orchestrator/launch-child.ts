@@ -58,7 +58,41 @@ export interface PreparedChild {
 /** The longest a single child may run, whatever it asks for. */
 export const MAX_CHILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
 
+/** external_delegate's schema bounds description; agent() options reach here without Pi's validation. */
+const MAX_DESCRIPTION_CHARS = 200;
+/** Role, agent definition, harness and model names. */
+const MAX_NAME_CHARS = 200;
+const MAX_PATH_CHARS = 4096;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const NUL = /\u0000/;
+
+/**
+ * A short text option: a typed error for what would otherwise surface as raw Node or filesystem
+ * text. Names and paths take no control characters; a description only no NUL.
+ */
+function checkText(value: string | undefined, what: string, max: number, forbidden = CONTROL): void {
+  if (value === undefined) return;
+  if (value.length > max) throw new FlowError("request_invalid", `${what} is longer than ${max} characters.`);
+  if (forbidden.test(value)) throw new FlowError("request_invalid", `${what} contains a control character (NUL, newline, tab, ...).`);
+}
+
+/** The child's working directory. Errors quote only what the caller wrote, never the host's absolute path. */
+function resolveCwd(requested: string, base: string): string {
+  checkText(requested, "cwd", MAX_PATH_CHARS);
+  const cwd = resolve(base, requested);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(cwd, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    // Too long a name, no permission, a loop of links: all mean "not a directory the child can use".
+  }
+  if (!isDirectory) throw new FlowError("request_invalid", `cwd ${JSON.stringify(requested)} is not a directory.`);
+  return cwd;
+}
+
 function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
+  checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
+  for (const key of ["role", "subagent_type", "harness", "model"] as const) checkText(call[key], key, MAX_NAME_CHARS);
   if (call.role !== undefined && call.subagent_type !== undefined) {
     throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
   }
@@ -78,12 +112,7 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
       throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${(error as Error).message}`);
     }
   }
-  if (call.cwd === undefined) return env.cwd;
-  const cwd = resolve(env.cwd, call.cwd);
-  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new FlowError("request_invalid", `cwd "${call.cwd}" is not a directory.`);
-  }
-  return cwd;
+  return call.cwd === undefined ? env.cwd : resolveCwd(call.cwd, env.cwd);
 }
 
 /**

@@ -52,7 +52,9 @@ export function toChildCall(options: AgentOptions, index: number): ChildCall {
   if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1)) {
     throw new FlowError("request_invalid", "agent() option timeoutMs must be a positive integer.");
   }
-  const call: ChildCall = { description: `agent ${index + 1}: ${options.prompt.trim().slice(0, 60)}`, prompt: options.prompt };
+  // The default label is one line: the prompt's first 60 characters with its white space folded.
+  const label = options.prompt.replace(/[\s\u0000]+/g, " ").trim().slice(0, 60);
+  const call: ChildCall = { description: `agent ${index + 1}: ${label}`, prompt: options.prompt };
   // One pass checks the string options and copies those given.
   for (const key of STRING_OPTIONS) {
     const value = options[key];

@@ -24,6 +24,7 @@ import { RECORD_VERSION, writeRecord, type RunRecord } from "./record.ts";
 import { redactText, redactValue } from "./redact.ts";
 import type { LiveEntry, MemoryFinal } from "./registry.ts";
 import { buildView } from "./view.ts";
+import { capText } from "../../runtime/index.ts";
 import type { CreateRunInput, SettleInput, SettleResult, WriterHooks } from "./writer-types.ts";
 
 export type { CreateRunInput, SettleInput, SettleResult, WritePoint, WriterHooks } from "./writer-types.ts";
@@ -31,6 +32,11 @@ export type { CreateRunInput, SettleInput, SettleResult, WritePoint, WriterHooks
 export interface WriterContext extends FactsContext {
   hooks: WriterHooks;
 }
+
+/** An error message in a receipt, record or journal: enough to act on, never megabytes. */
+const MAX_ERROR_CHARS = 8192;
+/** One diagnostics entry (a mapped stack, a child's error report). */
+const MAX_DIAGNOSTIC_CHARS = 32_768;
 
 /** fs errors name their path; reports carry the code only, so no private path leaks into a receipt. */
 const describeError = (error: unknown): string => errorCode(error) ?? (error instanceof Error ? error.name : "error");
@@ -162,7 +168,7 @@ export class RunWriter {
 
   appendDiagnostic(entry: DiagnosticEntry): void {
     this.assertOpen();
-    const clean = { ...entry, message: redactText(entry.message).text, at: entry.at ?? new Date().toISOString() };
+    const clean = { ...entry, message: capText(redactText(entry.message).text, MAX_DIAGNOSTIC_CHARS), at: entry.at ?? new Date().toISOString() };
     this.diagnostics ??= this.openLog(this.files.diagnostics);
     if (this.diagnostics) {
       const chunk = diagnosticChunk(this.kind, clean, this.diagnostics.size === 0);
@@ -214,7 +220,7 @@ export class RunWriter {
     const endedAt = new Date().toISOString();
     if (input.usage) this.entry.usage = { ...input.usage };
     if (input.children) this.entry.children = { ...input.children };
-    const error = input.error ? { code: input.error.code, message: redactText(input.error.message).text } : undefined;
+    const error = input.error ? { code: input.error.code, message: capText(redactText(input.error.message).text, MAX_ERROR_CHARS) } : undefined;
 
     let memory: MemoryFinal | undefined;
     let meta: FinalMeta | undefined;
