@@ -7,7 +7,7 @@ import { abortIfSignalled } from "./abort.ts";
 import {
   ERRORS_HELP,
   HARNESS_HELP,
-  HARNESSES_OVERVIEW,
+  harnessesOverview,
   LIMITS_HELP,
   ROLES_HELP,
   WORKFLOWS_HELP,
@@ -22,11 +22,13 @@ export interface HelpSources {
   registeredTools(): readonly string[];
   /** WORKFLOW_HELPERS, served with external_workflow's contract. */
   workflowHelpers?: unknown;
+  /** A harness's state now (available with binary and version, or why not), asked at call time. */
+  harnessState?(name: string): string;
 }
 
 const isToolName = (name: string): name is ToolName => (TOOL_NAMES as readonly string[]).includes(name);
 
-/** Answers one help request. Pure: everything it reports comes from its arguments and the contract. */
+/** Answers one help request. Everything it reports comes from its arguments and the contract. */
 export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope {
   const unknown = (what: string, value: string, known: readonly string[]) =>
     fail("external_help", "help", "selection_invalid", `Unknown ${what} "${value}". Known: ${known.join(", ")}.`, null);
@@ -69,10 +71,11 @@ export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope
       return succeed("external_help", "help", { topic, tool, contract });
     }
     case "harnesses": {
-      if (harness === undefined) return succeed("external_help", "help", { topic, text: HARNESSES_OVERVIEW });
+      if (harness === undefined) return succeed("external_help", "help", { topic, text: harnessesOverview(sources.harnessState) });
       const text = HARNESS_HELP[harness];
       if (text === undefined) return unknown("harness", harness, Object.keys(HARNESS_HELP));
-      return succeed("external_help", "help", { topic, harness, text });
+      const state = sources.harnessState?.(harness);
+      return succeed("external_help", "help", { topic, harness, text: state === undefined ? text : `${text}\nState now: ${state}` });
     }
     case "workflows":
       return succeed("external_help", "help", { topic, text: WORKFLOWS_HELP });

@@ -33,6 +33,15 @@ export interface CliHarnessOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** PI_FLOW_CLI_KILL_GRACE_MS: how long a stopped CLI gets between SIGTERM and SIGKILL (default 3 s, at most 60 s). */
+export const KILL_GRACE_VARIABLE = "PI_FLOW_CLI_KILL_GRACE_MS";
+
+function configuredGrace(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env[KILL_GRACE_VARIABLE];
+  const value = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isInteger(value) && value >= 0 && value <= 60_000 ? value : undefined;
+}
+
 export const CLI_DEFAULTS = {
   killGraceMs: 3000,
   maxLineBytes: 32 * 1024 * 1024,
@@ -74,8 +83,8 @@ function exitNote(exit: CliExit): string {
 
 async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHarnessOptions): Promise<ChildResult> {
   const { spec } = adapter;
-  const limits = { ...CLI_DEFAULTS, ...options };
   const env = options.env ?? process.env;
+  const limits = { ...CLI_DEFAULTS, killGraceMs: configuredGrace(env) ?? CLI_DEFAULTS.killGraceMs, ...options };
   const usage: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   if (request.signal.aborted) return stoppedResult(request, usage);
   // The preflight passed before launch; this catches a binary removed in between.
