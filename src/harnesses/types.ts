@@ -52,6 +52,16 @@ export interface ChildResult {
   usage: ChildUsage;
 }
 
+/** Whether a harness can run a child now, as external_help reports it. */
+export interface HarnessState {
+  name: string;
+  available: boolean;
+  /** One line: what was found (binary, version), or why it is not available and how to fix that. */
+  detail: string;
+  binary?: string;
+  version?: string;
+}
+
 /** A way to run children. A request reaches `run` only after every check that can fail before launch passed. */
 export interface Harness {
   readonly name: string;

@@ -4,7 +4,7 @@ import { FlowError } from "../contract/errors.ts";
 import { assertCliAvailable, cliHarnessState, createCliHarnessByName, isCliHarness, resolveCliModel } from "../harnesses/cli/index.ts";
 import { childModelRuntime } from "../harnesses/model-runtime.ts";
 import { createPiHarness } from "../harnesses/pi.ts";
-import type { Harness } from "../harnesses/types.ts";
+import type { Harness, HarnessState } from "../harnesses/types.ts";
 
 export const HARNESS_NAMES = ["pi", "claude", "codex", "replay"] as const;
 
@@ -27,10 +27,10 @@ export function checkHarnessName(name: string): string {
 }
 
 /** Each harness's state as help reports it: available or not, and why. */
-export function harnessState(name: string): string {
-  if (NOT_YET_AVAILABLE.has(name)) return "not available in this version of pi-flow";
+export function harnessState(name: string): HarnessState {
+  if (NOT_YET_AVAILABLE.has(name)) return { name, available: false, detail: "not available in this version of pi-flow" };
   if (isCliHarness(name)) return cliHarnessState(name);
-  return "available: in-process, on the parent's model runtime";
+  return { name, available: true, detail: "available: in-process, on the parent's model runtime" };
 }
 
 /** The model a child runs on: a model of Pi's registry (pi), or a CLI's own model name (undefined: the CLI's default). */

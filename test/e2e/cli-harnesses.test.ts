@@ -1,9 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
+import { schemaViolation } from "../support/schema.ts";
 
 /**
  * The claude and codex harnesses end to end: a real Pi session, pi-flow loaded from its manifest,
@@ -136,9 +138,17 @@ describe("external_help reports each harness's real state", () => {
     const codex = await pi.callTool("external_help", { topic: "harnesses", harness: "codex" });
     expect(codex.text).toContain("State now: not available: PI_FLOW_CODEX_BIN=/nonexistent/codex is not an executable file");
     expect(codex.text).toContain("npm install -g @openai/codex");
+    expect(claude.structuredContent).toMatchObject({
+      ok: true,
+      data: { harness: "claude", state: { name: "claude", available: true, version: "2.1.197", binary: join(FAKE_CLI_BIN, "claude") } },
+    });
+    expect(codex.structuredContent).toMatchObject({ ok: true, data: { state: { name: "codex", available: false, detail: expect.stringContaining("not available") } } });
     const overview = await pi.callTool("external_help", { topic: "harnesses" });
     expect(overview.text).toMatch(/- claude: .*\[available: Claude Code 2\.1\.197/);
     expect(overview.text).toMatch(/- codex: .*\[not available: /);
     expect(overview.text).toMatch(/- pi: .*\[available: in-process/);
+    const states = (overview.structuredContent as { data: { harnesses: { name: string; available: boolean }[] } }).data.harnesses;
+    expect(states.map(({ name, available }) => [name, available])).toEqual([["pi", true], ["claude", true], ["codex", false], ["replay", false]]);
+    for (const result of [claude, codex, overview]) expect(schemaViolation(TOOL_SCHEMAS.external_help.output, result.structuredContent)).toBeNull();
   });
 });

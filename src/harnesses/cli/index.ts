@@ -1,5 +1,5 @@
 import { FlowError } from "../../contract/errors.ts";
-import type { Harness } from "../types.ts";
+import type { Harness, HarnessState } from "../types.ts";
 import { claudeAdapter } from "./claude.ts";
 import { codexAdapter } from "./codex.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
@@ -30,9 +30,12 @@ export function assertCliAvailable(name: string): void {
 }
 
 /** The harness's state now, for external_help: available with binary and version, or why not. */
-export function cliHarnessState(name: string): string {
+export function cliHarnessState(name: string): HarnessState {
   const adapter = adapterOf(name);
-  return describePreflight(adapter.spec, preflightCli(adapter.spec));
+  const preflight = preflightCli(adapter.spec);
+  const detail = describePreflight(adapter.spec, preflight);
+  if (preflight.ok) return { name, available: true, detail, binary: preflight.binary, version: preflight.version };
+  return { name, available: false, detail, ...(preflight.binary !== undefined ? { binary: preflight.binary } : {}) };
 }
 
 /**
