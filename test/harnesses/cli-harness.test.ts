@@ -160,3 +160,32 @@ describe("structured answers", () => {
     expect(strict.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("does not satisfy outputSchema") } });
   });
 });
+
+describe("continuing a CLI session", () => {
+  test("claude: --resume with the recorded session id; the run reports the same session", async () => {
+    const first = await ws.run("claude", { prompt: "first" });
+    const sessionId = sessionOf(first.diagnostics)!.sessionId;
+    const second = await ws.run("claude", { prompt: "second", options: { resumeSessionId: sessionId } });
+    expect(second.result.outcome).toBe("succeeded");
+    expect(sessionOf(second.diagnostics)?.sessionId).toBe(sessionId);
+    const resumed = fakeRuns(ws.cwd, "claude").find((run) => run.prompt === "second")!;
+    expect(resumed.argv).toContain(`--resume=${sessionId}`);
+  });
+
+  test("codex: exec … resume <thread id> -, the options before the subcommand", async () => {
+    const first = await ws.run("codex", { prompt: "first" });
+    const threadId = sessionOf(first.diagnostics)!.sessionId;
+    const second = await ws.run("codex", { prompt: "second", options: { resumeSessionId: threadId } });
+    expect(second.result.outcome).toBe("succeeded");
+    expect(sessionOf(second.diagnostics)?.sessionId).toBe(threadId);
+    const resumed = fakeRuns(ws.cwd, "codex").find((run) => run.prompt.endsWith("second"))!;
+    expect(resumed.argv.slice(-3)).toEqual(["resume", threadId, "-"]);
+    expect(resumed.argv.indexOf("--sandbox=workspace-write")).toBeLessThan(resumed.argv.indexOf("resume"));
+  });
+
+  test("a session id that could be read as a flag is refused", async () => {
+    await expect(ws.run("codex", { options: { resumeSessionId: "--dangerously-bypass-approvals-and-sandbox" } })).rejects.toMatchObject({
+      code: "request_invalid",
+    });
+  });
+});

@@ -27,7 +27,7 @@ export function claudeTools(tools: readonly string[] | undefined): string[] {
   return [...new Set((tools ?? PI_DEFAULT_TOOLS).map((tool) => CLAUDE_TOOLS[tool] ?? tool))];
 }
 
-function launch({ request, model, readOnly }: CliLaunchInput): CliLaunch {
+function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
   const args = [
     "-p",
@@ -42,6 +42,8 @@ function launch({ request, model, readOnly }: CliLaunchInput): CliLaunch {
   ];
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) args.push(`--json-schema=${JSON.stringify(request.outputSchema)}`);
+  // The session keeps its id: the prompt is the next user message of the same conversation.
+  if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`);
   return { args, stdin: request.prompt };
 }
 

@@ -11,7 +11,7 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
  * system prompt, so the role's instructions go before the task in the prompt.
  */
 
-function launch({ request, model, readOnly, scratchDir }: CliLaunchInput): CliLaunch {
+function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const args = [
     "exec",
     "--json",
@@ -26,6 +26,8 @@ function launch({ request, model, readOnly, scratchDir }: CliLaunchInput): CliLa
     writeFileSync(file, JSON.stringify(request.outputSchema));
     args.push(`--output-schema=${file}`);
   }
+  // `exec resume <thread id>` continues that thread; its options come before the subcommand.
+  if (resumeSessionId !== undefined) args.push("resume", resumeSessionId);
   // `-`: read the prompt from stdin.
   args.push("-");
   const stdin = `<role_instructions>\n${request.profile.systemPrompt}\n</role_instructions>\n\n${request.prompt}`;

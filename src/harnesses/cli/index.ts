@@ -53,7 +53,15 @@ export function resolveCliModel(name: string, requested: string | undefined): st
   return model;
 }
 
+/**
+ * A CLI harness. With `resumeSessionId` it continues that CLI session (`claude --resume=<id>`,
+ * `codex exec … resume <id>`); an id that could be read as a flag is request_invalid.
+ */
 export function createCliHarnessByName(name: string, options: CliHarnessOptions = {}): Harness {
+  const { resumeSessionId } = options;
+  if (resumeSessionId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(resumeSessionId)) {
+    throw new FlowError("request_invalid", `"${resumeSessionId}" is not a ${name} session id.`);
+  }
   return createCliHarness(adapterOf(name), options);
 }
 

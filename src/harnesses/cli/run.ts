@@ -21,6 +21,8 @@ import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink 
 export interface CliHarnessOptions {
   /** The CLI's own model name; undefined lets the CLI choose. */
   model?: string;
+  /** Continue this CLI session instead of starting a new one. */
+  resumeSessionId?: string;
   /** Between SIGTERM and SIGKILL when a child is stopped. */
   killGraceMs?: number;
   /** The longest stdout line (one event) accepted; a longer one fails the child. */
@@ -93,7 +95,13 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
 
   const scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
   try {
-    const launch = adapter.launch({ request, model: options.model, readOnly: isReadOnlyProfile(request.profile), scratchDir });
+    const launch = adapter.launch({
+      request,
+      model: options.model,
+      readOnly: isReadOnlyProfile(request.profile),
+      scratchDir,
+      resumeSessionId: options.resumeSessionId,
+    });
     let failure: string | undefined;
     let outputBytes = 0;
     const sink: StreamSink = {

@@ -28,6 +28,8 @@ export interface CliLaunchInput {
   readOnly: boolean;
   /** A private directory for files the launch needs (a schema file); removed after the run. */
   scratchDir: string;
+  /** Continue this CLI session (its id as the run's `cli_session` diagnostic recorded it) instead of starting one. */
+  resumeSessionId: string | undefined;
 }
 
 /** The command line and the text written to the child's stdin (the prompt, never in argv). */
