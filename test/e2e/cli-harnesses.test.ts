@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
@@ -107,6 +107,25 @@ describe.each([
     expect(diagnostics).toContain("warn [stderr]:");
     expect(diagnostics).toContain("[REDACTED]");
     expect(diagnostics).not.toMatch(/sk-(ant-api03|proj)-abcdefghij/);
+  });
+});
+
+describe("workflows", () => {
+  test("agent() runs children on the CLI harnesses, and a role file can choose one", async () => {
+    await start();
+    mkdirSync(join(pi.cwd, ".pi", "flow", "roles"), { recursive: true });
+    writeFileSync(join(pi.cwd, ".pi", "flow", "roles", "codex-reviewer.md"), "---\nname: codex-reviewer\ndescription: Reviews on codex\ntools: read, grep\nharness: codex\n---\nYou review.");
+    const { receipt } = await callForReceipt(pi, "external_workflow", {
+      script: [
+        'const a = await agent({ role: "explorer", harness: "claude", prompt: "Map it.", context: { mode: "none" } });',
+        'const b = await agent({ role: "codex-reviewer", prompt: "Review it.", context: { mode: "none" } });',
+        "return [a.value, b.value];",
+      ].join("\n"),
+    });
+    expect(receipt).toMatchObject({ ok: true, data: { run: { children: { count: 2 } } } });
+    const value = receipt.data.run!.output.value as string[];
+    expect(value).toEqual(["Claude did it — ✓ Map it.", "Codex did it — ✓ Review it."]);
+    expect(fakeRuns(pi.cwd, "codex")[0]!.argv).toContain("--sandbox=read-only");
   });
 });
 

@@ -42,7 +42,8 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
       ? { binary, source: `${spec.binVariable}` }
       : { missing: `${spec.binVariable}=${configured} is not an executable file${isPath ? "" : " on PATH"}` };
   }
-  const binary = which.sync(spec.command, { path, nothrow: true });
+  // No PATH at all would make the lookup relative to the current directory: that is not "on PATH".
+  const binary = path === "" ? null : which.sync(spec.command, { path, nothrow: true });
   return binary ? { binary, source: "PATH" } : { missing: `\`${spec.command}\` was not found on PATH` };
 }
 
