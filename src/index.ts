@@ -3,6 +3,7 @@ import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { FlowHost } from "./orchestrator/flow-host.ts";
+import { harnessState } from "./orchestrator/harness-select.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
@@ -30,6 +31,6 @@ export default function piFlow(pi: ExtensionAPI): void {
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));
   pi.registerTool(
-    createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS }),
+    createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS, harnessState }),
   );
 }

@@ -41,7 +41,10 @@ const RoleBranch = Type.Object(
   {
     role: Type.String({ description: "A Flow role: worker, explorer, reviewer, or one from role files." }),
     harness: Type.Optional(
-      Type.String({ description: "Who runs the child: pi (default). claude, codex and replay are named by the contract but not shipped yet." }),
+      Type.String({
+        description:
+          "Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.",
+      }),
     ),
     ...sharedProperties(),
   },

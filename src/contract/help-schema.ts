@@ -36,6 +36,17 @@ export const ToolContractSchema = Type.Object({
   helpers: Type.Optional(Type.Unknown({ description: "external_workflow: WORKFLOW_HELPERS (functions, globals, agentOptions)." })),
 });
 
+export const HarnessStateSchema = Type.Object(
+  {
+    name: Type.String(),
+    available: Type.Boolean(),
+    detail: Type.String({ description: "What was found (binary, version), or why it is not available and how to fix that." }),
+    binary: Type.Optional(Type.String()),
+    version: Type.Optional(Type.String()),
+  },
+  { description: "A harness's state when help was asked: a CLI harness's preflight result." },
+);
+
 export const HelpPayloadSchema = Type.Union([
   Type.Object({ topic: Type.Literal("contracts"), index: ContractIndexSchema }),
   Type.Object({ topic: Type.Literal("contracts"), tool: Type.String(), contract: ToolContractSchema }),
@@ -44,6 +55,8 @@ export const HelpPayloadSchema = Type.Union([
     harness: Type.Optional(Type.String()),
     tool: Type.Optional(Type.String()),
     text: Type.String(),
+    state: Type.Optional(HarnessStateSchema),
+    harnesses: Type.Optional(Type.Array(HarnessStateSchema, { description: "Topic harnesses without harness: every harness's state." })),
   }),
 ]);
 

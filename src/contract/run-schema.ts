@@ -93,6 +93,7 @@ export const RunViewSchema = Type.Object(
         toolCalls: Type.Optional(Type.Integer()),
         inputTokens: Type.Optional(Type.Integer()),
         outputTokens: Type.Optional(Type.Integer()),
+        costUsd: Type.Optional(Type.Number({ minimum: 0, description: "Estimated cost in US dollars, when the harness reports one." })),
       }),
     ),
   },

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { findProfileFile, parseProfileFile, profileFiles, type ChildProfile } from "./profiles.ts";
 
-const READ_ONLY_TOOLS = ["read", "grep", "find", "ls"];
+export const READ_ONLY_TOOLS = ["read", "grep", "find", "ls"];
 
 /** pi-flow's own roles. Project and user role files override them by name or add new ones. */
 export const BUILTIN_ROLES: Record<string, ChildProfile> = {

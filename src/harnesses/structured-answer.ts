@@ -24,6 +24,11 @@ export function parseStructuredAnswer(text: string, schema: Record<string, unkno
   } catch {
     return { ok: false, message: "The child's answer is not JSON, but an outputSchema was given." };
   }
+  return checkStructuredValue(value, schema);
+}
+
+/** Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). */
+export function checkStructuredValue(value: unknown, schema: Record<string, unknown>): StructuredAnswer {
   const validator = compile(schema as JsonSchema);
   if (validator.check(value)) return { ok: true, value };
   const first = validator.errors(value)[0];

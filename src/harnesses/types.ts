@@ -7,6 +7,8 @@ export interface ChildUsage {
   toolCalls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Estimated cost in US dollars, when the harness reports one (the claude CLI does). */
+  costUsd?: number;
 }
 
 /** What a running child reports as it goes; foreground tools stream it through onUpdate. */
@@ -20,7 +22,11 @@ export type ChildDiagnostic =
   | { type: "tool_call"; tool: string; args: string }
   | { type: "tool_result"; tool: string; isError: boolean }
   | { type: "error"; message: string }
-  | { type: "usage"; usage: ChildUsage };
+  | { type: "usage"; usage: ChildUsage }
+  /** The session an external CLI opened for this child: what a later resume continues. */
+  | { type: "session"; harness: string; sessionId: string }
+  /** What an external CLI wrote to stderr, bounded. */
+  | { type: "stderr"; text: string };
 
 export interface ChildRequest {
   profile: ChildProfile;
@@ -44,6 +50,16 @@ export interface ChildResult {
   value?: unknown;
   error?: { code: string; message: string };
   usage: ChildUsage;
+}
+
+/** Whether a harness can run a child now, as external_help reports it. */
+export interface HarnessState {
+  name: string;
+  available: boolean;
+  /** One line: what was found (binary, version), or why it is not available and how to fix that. */
+  detail: string;
+  binary?: string;
+  version?: string;
 }
 
 /** A way to run children. A request reaches `run` only after every check that can fail before launch passed. */

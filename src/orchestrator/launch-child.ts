@@ -12,7 +12,7 @@ import type { ChildProfile } from "../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
-import { checkHarnessName, createHarness, resolveChildModel } from "./harness-select.ts";
+import { checkHarnessName, createHarness, modelLabel, resolveModelFor, type ChildModel } from "./harness-select.ts";
 import type { Slots } from "./slots.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -49,7 +49,7 @@ export interface PreparedChild {
   call: ChildCall;
   profile: ChildProfile;
   harness: string;
-  model: Model<Api>;
+  model: ChildModel;
   cwd: string;
   prompt: string;
   contextMode: string;
@@ -126,7 +126,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
       ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
       : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
   const harness = checkHarnessName(call.harness ?? profile.harness ?? "pi");
-  const model = resolveChildModel(call.model ?? profile.model, env.parentModel, env.modelRegistry);
+  const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
@@ -170,6 +170,10 @@ function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
       return { level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` };
     case "usage":
       return { level: "info", message: `usage ${JSON.stringify(entry.usage)}` };
+    case "session":
+      return { level: "info", code: "cli_session", message: `${entry.harness} session ${entry.sessionId}` };
+    case "stderr":
+      return { level: "warn", code: "stderr", message: entry.text };
   }
 }
 
@@ -191,7 +195,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     },
     launch: {
       harness,
-      model: `${model.provider}/${model.id}`,
+      model: modelLabel(model),
       profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
       context: prepared.contextMode,
       cwd: prepared.cwd,

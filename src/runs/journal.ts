@@ -28,6 +28,7 @@ export interface Usage {
   toolCalls?: number;
   inputTokens?: number;
   outputTokens?: number;
+  costUsd?: number;
 }
 
 export interface RunError {

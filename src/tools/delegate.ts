@@ -24,7 +24,7 @@ export function createDelegateTool(host: FlowHost) {
     name: "external_delegate",
     label: "Delegate",
     description: [
-      "Run one child agent. Select it with role (worker, explorer, reviewer, or a role file) or subagent_type (a Pi agent definition), never both. Children run on the pi harness (in-process Pi).",
+      "Run one child agent. Select it with role (worker, explorer, reviewer, or a role file) or subagent_type (a Pi agent definition), never both. Children run on the pi harness (in-process Pi) unless harness is claude or codex (the Claude Code or Codex CLI).",
       "The child sees only its prompt unless context asks for the parent's recent turns or full history, frozen when this call starts.",
       "Foreground (default) blocks until the child settles; ok is true only for a non-empty successful answer. background: true returns once the run is accepted; wait with external_runs.",
       "Answers over 16 KiB come by reference: page run.refs.final with external_runs. Check ok, then run.state.outcome.",

@@ -7,18 +7,26 @@ import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES } from "../..
 
 export const HARNESS_HELP: Record<string, string> = {
   pi: [
-    "pi (default, and the only harness this version ships): the child is an in-process Pi AgentSession.",
+    "pi (default): the child is an in-process Pi AgentSession.",
     "It uses the parent's model and model runtime unless a role or model chooses another, so every provider the parent can use works for it.",
     "Tools come from the role; context (none, recent N, full) is selected from the parent's branch frozen when the call starts.",
     "subagent_type always runs here.",
   ].join("\n"),
   claude: [
-    "claude: Anthropic's Claude Code CLI as a child. Not available in this version: selecting it is harness_unavailable.",
-    "When it ships it will run non-interactively with JSONL output after a version preflight; a Flow ref means nothing to it, so hand it bounded text.",
+    "claude: Anthropic's Claude Code CLI as a child: claude -p --output-format=stream-json --verbose, the prompt on stdin.",
+    "Read-only roles (tools only read, grep, find, ls: explorer, reviewer) run in its plan mode; other roles get their tools pre-approved and everything else denied (dontAsk).",
+    "model is Claude Code's own name (sonnet, opus, claude-sonnet-4-5); an anthropic/ prefix is dropped. outputSchema goes to --json-schema.",
+    "Preflight: PI_FLOW_CLAUDE_BIN or claude on PATH, and claude --version 2.0.0 or later; otherwise selecting it is harness_unavailable.",
+    "Its environment is an allowlist: add ANTHROPIC_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CLAUDE_ENV to pass them. Its session id is in the run's diagnostics (cli_session).",
+    "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   codex: [
-    "codex: OpenAI's Codex CLI as a child. Not available in this version: selecting it is harness_unavailable.",
-    "When it ships it will run non-interactively with JSONL output after a version preflight; a Flow ref means nothing to it, so hand it bounded text.",
+    "codex: OpenAI's Codex CLI as a child: codex exec --json, the prompt (after the role's instructions) on stdin.",
+    "Read-only roles (explorer, reviewer) run in --sandbox read-only; other roles in workspace-write.",
+    "model is Codex's own name (gpt-5-codex); an openai/ prefix is dropped. outputSchema goes to --output-schema.",
+    "Preflight: PI_FLOW_CODEX_BIN or codex on PATH, and codex --version 0.50.0 or later; otherwise selecting it is harness_unavailable.",
+    "Its environment is an allowlist: add OPENAI_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CODEX_ENV to pass them. Its thread id is in the run's diagnostics (cli_session).",
+    "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   replay: [
     "replay: children answered from a recording of an earlier run, for testing workflows with no model.",
@@ -26,10 +34,15 @@ export const HARNESS_HELP: Record<string, string> = {
   ].join("\n"),
 };
 
-export const HARNESSES_OVERVIEW = [
-  "Harnesses decide who runs a child. Ask external_help({ topic: \"harnesses\", harness }) for one.",
-  ...Object.entries(HARNESS_HELP).map(([name, text]) => `- ${name}: ${text.split("\n")[0]?.replace(/^[^:]+:\s*/, "")}`),
-].join("\n");
+/** One line per harness: what it is, and its state now when `state` can tell. */
+export const harnessesOverview = (state?: (name: string) => string): string =>
+  [
+    'Harnesses decide who runs a child. Ask external_help({ topic: "harnesses", harness }) for one.',
+    ...Object.entries(HARNESS_HELP).map(([name, text]) => {
+      const what = text.split("\n")[0]?.replace(/^[^:]+:\s*/, "") ?? "";
+      return `- ${name}: ${what}${state ? ` [${state(name)}]` : ""}`;
+    }),
+  ].join("\n");
 
 export const WORKFLOWS_HELP = `A workflow is JavaScript run in a QuickJS sandbox, saved as a .js file or passed inline as external_workflow's script.
 

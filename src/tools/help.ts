@@ -3,11 +3,12 @@ import { fail, succeed, toToolResult, TOOL_NAMES, type Envelope, type ToolName, 
 import { ERROR_CODES } from "../contract/errors.ts";
 import { HelpInputSchema, HelpOutputSchema, type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
+import type { HarnessState } from "../harnesses/types.ts";
 import { abortIfSignalled } from "./abort.ts";
 import {
   ERRORS_HELP,
   HARNESS_HELP,
-  HARNESSES_OVERVIEW,
+  harnessesOverview,
   LIMITS_HELP,
   ROLES_HELP,
   WORKFLOWS_HELP,
@@ -22,11 +23,13 @@ export interface HelpSources {
   registeredTools(): readonly string[];
   /** WORKFLOW_HELPERS, served with external_workflow's contract. */
   workflowHelpers?: unknown;
+  /** A harness's state now (available with binary and version, or why not), asked at call time. */
+  harnessState?(name: string): HarnessState;
 }
 
 const isToolName = (name: string): name is ToolName => (TOOL_NAMES as readonly string[]).includes(name);
 
-/** Answers one help request. Pure: everything it reports comes from its arguments and the contract. */
+/** Answers one help request. Everything it reports comes from its arguments and the contract. */
 export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope {
   const unknown = (what: string, value: string, known: readonly string[]) =>
     fail("external_help", "help", "selection_invalid", `Unknown ${what} "${value}". Known: ${known.join(", ")}.`, null);
@@ -69,10 +72,18 @@ export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope
       return succeed("external_help", "help", { topic, tool, contract });
     }
     case "harnesses": {
-      if (harness === undefined) return succeed("external_help", "help", { topic, text: HARNESSES_OVERVIEW });
+      const stateOf = sources.harnessState;
+      if (harness === undefined) {
+        if (!stateOf) return succeed("external_help", "help", { topic, text: harnessesOverview() });
+        const harnesses = Object.keys(HARNESS_HELP).map((name) => stateOf(name));
+        const details = new Map(harnesses.map((state) => [state.name, state.detail]));
+        return succeed("external_help", "help", { topic, text: harnessesOverview((name) => details.get(name) ?? ""), harnesses });
+      }
       const text = HARNESS_HELP[harness];
       if (text === undefined) return unknown("harness", harness, Object.keys(HARNESS_HELP));
-      return succeed("external_help", "help", { topic, harness, text });
+      const state = stateOf?.(harness);
+      if (!state) return succeed("external_help", "help", { topic, harness, text });
+      return succeed("external_help", "help", { topic, harness, text: `${text}\nState now: ${state.detail}`, state });
     }
     case "workflows":
       return succeed("external_help", "help", { topic, text: WORKFLOWS_HELP });

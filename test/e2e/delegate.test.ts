@@ -76,7 +76,6 @@ describe("external_delegate in the foreground", () => {
 
   test.each([
     [{ harness: "gemini" }, "selection_invalid"],
-    [{ harness: "claude" }, "harness_unavailable"],
     [{ model: "faux/no-such-model" }, "model_unavailable"],
     [{ context: { mode: "recent" } }, "validation"],
     [{ cwd: "does/not/exist" }, "request_invalid"],

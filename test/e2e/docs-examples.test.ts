@@ -2,12 +2,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { childAnswers } from "../support/children.ts";
+import { pathWithFakes } from "../support/fake-cli.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /**
  * Every ```js block in the docs whose first line is `// codemode example…` runs here, verbatim, in
- * native codemode in a real Pi session (children answer through Pi's faux model). ```ts blocks in
- * the docs are API references (signatures), not examples.
+ * native codemode in a real Pi session (children answer through Pi's faux model, or the fake
+ * claude and codex CLIs on PATH). ```ts blocks in the docs are API references (signatures), not examples.
  */
 const docs = [join(PROJECT_ROOT, "README.md"), ...readdirSync(join(PROJECT_ROOT, "docs")).map((name) => join(PROJECT_ROOT, "docs", name))];
 const examples = docs.flatMap((path) =>
@@ -19,7 +20,7 @@ const examples = docs.flatMap((path) =>
 
 let pi: PiTestSession;
 beforeAll(async () => {
-  pi = await startPiSession();
+  pi = await startPiSession({ env: { PATH: pathWithFakes() } });
 });
 afterAll(() => pi.dispose());
 

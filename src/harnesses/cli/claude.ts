@@ -1,0 +1,193 @@
+import { argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
+
+/**
+ * The claude harness: Claude Code run as `claude -p --output-format=stream-json --verbose`, the
+ * prompt on stdin. Each stdout line is one JSON message (docs/harnesses.md lists the ones read):
+ * `system`/`init` opens the session, `assistant` messages carry text and `tool_use` blocks,
+ * `user` messages carry `tool_result` blocks, and one `result` message ends the run with the
+ * answer, usage and cost.
+ */
+
+/** Pi's tool names in a role → Claude Code's. Other names pass as they are (Claude Code's own). */
+const CLAUDE_TOOLS: Record<string, string> = {
+  read: "Read",
+  bash: "Bash",
+  edit: "Edit",
+  write: "Write",
+  grep: "Grep",
+  find: "Glob",
+  ls: "LS",
+};
+
+/** What a role without a tools list gets: Pi's default tools. */
+const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
+
+export function claudeTools(tools: readonly string[] | undefined): string[] {
+  return [...new Set((tools ?? PI_DEFAULT_TOOLS).map((tool) => CLAUDE_TOOLS[tool] ?? tool))];
+}
+
+function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
+  const tools = claudeTools(request.profile.tools).join(",");
+  const args = [
+    "-p",
+    "--output-format=stream-json",
+    "--verbose",
+    // plan: Claude Code's read-only mode. dontAsk: only the role's pre-approved tools run, the rest
+    // are denied (a non-interactive run cannot ask anyone).
+    `--permission-mode=${readOnly ? "plan" : "dontAsk"}`,
+    `--tools=${tools}`,
+    `--allowedTools=${tools}`,
+    `--append-system-prompt=${request.profile.systemPrompt}`,
+  ];
+  if (model !== undefined) args.push(`--model=${model}`);
+  if (request.outputSchema) args.push(`--json-schema=${JSON.stringify(request.outputSchema)}`);
+  // The session keeps its id: the prompt is the next user message of the same conversation.
+  if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`);
+  return { args, stdin: request.prompt };
+}
+
+/** Token totals of a `result` message: modelUsage covers every model call, usage only the main loop. */
+function resultUsage(result: JsonRecord): { input: number; output: number } | undefined {
+  if (isRecord(result.modelUsage) && Object.keys(result.modelUsage).length > 0) {
+    let input = 0;
+    let output = 0;
+    for (const model of Object.values(result.modelUsage)) {
+      if (!isRecord(model)) continue;
+      input += count(model.inputTokens) + count(model.cacheReadInputTokens) + count(model.cacheCreationInputTokens);
+      output += count(model.outputTokens);
+    }
+    return { input, output };
+  }
+  if (!isRecord(result.usage)) return undefined;
+  const usage = result.usage;
+  return {
+    input: count(usage.input_tokens) + count(usage.cache_read_input_tokens) + count(usage.cache_creation_input_tokens),
+    output: count(usage.output_tokens),
+  };
+}
+
+function reader(sink: StreamSink): StreamReader {
+  let result: JsonRecord | undefined;
+  let sessionId: string | undefined;
+  // One API response arrives as several `assistant` messages (one per content block) with one id.
+  const responses = new Map<string, { input: number; output: number }>();
+  const toolNames = new Map<string, string>();
+
+  const noteSession = (event: JsonRecord) => {
+    const id = text(event.session_id);
+    if (id && sessionId === undefined) {
+      sessionId = id;
+      sink.session(id);
+    }
+  };
+
+  const onAssistant = (event: JsonRecord) => {
+    const message = requireRecord(event.message, "an assistant message's message");
+    const topLevel = event.parent_tool_use_id === null || event.parent_tool_use_id === undefined;
+    const id = text(message.id);
+    if (topLevel && id !== undefined) {
+      if (isRecord(message.usage)) {
+        const usage = message.usage;
+        responses.set(id, {
+          input: count(usage.input_tokens) + count(usage.cache_read_input_tokens) + count(usage.cache_creation_input_tokens),
+          output: count(usage.output_tokens),
+        });
+      } else if (!responses.has(id)) responses.set(id, { input: 0, output: 0 });
+      sink.usage.turns = responses.size;
+      sink.usage.inputTokens = [...responses.values()].reduce((sum, usage) => sum + usage.input, 0);
+      sink.usage.outputTokens = [...responses.values()].reduce((sum, usage) => sum + usage.output, 0);
+    }
+    for (const block of requireArray(message.content, "an assistant message's content")) {
+      if (!isRecord(block)) continue;
+      if (block.type === "text" && topLevel) {
+        const said = text(block.text);
+        if (said && said.trim().length > 0) sink.output(said);
+      } else if (block.type === "tool_use") {
+        const name = text(block.name) ?? "tool";
+        const callId = text(block.id);
+        if (callId) toolNames.set(callId, name);
+        sink.usage.toolCalls++;
+        sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input) });
+        sink.progress(`calling ${name}`);
+      }
+    }
+    const error = text(event.error);
+    if (error) sink.diagnostic({ type: "error", message: `claude: ${error}` });
+  };
+
+  const onUser = (event: JsonRecord) => {
+    const message = requireRecord(event.message, "a user message's message");
+    if (!Array.isArray(message.content)) return;
+    for (const block of message.content) {
+      if (!isRecord(block) || block.type !== "tool_result") continue;
+      const tool = toolNames.get(text(block.tool_use_id) ?? "") ?? "tool";
+      sink.diagnostic({ type: "tool_result", tool, isError: block.is_error === true });
+      sink.progress("thinking");
+    }
+  };
+
+  const onResult = (event: JsonRecord) => {
+    result = event;
+    const usage = resultUsage(event);
+    if (usage) {
+      sink.usage.inputTokens = usage.input;
+      sink.usage.outputTokens = usage.output;
+    }
+    if (typeof event.num_turns === "number") sink.usage.turns = Math.max(sink.usage.turns, count(event.num_turns));
+    if (typeof event.total_cost_usd === "number") sink.usage.costUsd = count(event.total_cost_usd);
+    sink.progress("finished");
+  };
+
+  return {
+    onEvent(event) {
+      noteSession(event);
+      switch (event.type) {
+        case "system":
+          if (event.subtype === "init") sink.progress(`started${text(event.model) ? ` on ${text(event.model)}` : ""}`);
+          return;
+        case "assistant":
+          return onAssistant(event);
+        case "user":
+          return onUser(event);
+        case "result":
+          return onResult(event);
+        default:
+          // Newer message types (status, hooks, retries…) say nothing the run needs.
+          if (typeof event.type !== "string") throw new StreamFormatError("a message has no type");
+      }
+    },
+    finish(exitCode) {
+      if (!result) {
+        return {
+          ok: false,
+          message: exitCode === 0 ? "claude's stream ended before its result message" : `claude exited with code ${exitCode} before its result message`,
+        };
+      }
+      const subtype = text(result.subtype) ?? "unknown";
+      if (subtype !== "success" || result.is_error === true) {
+        const errors = Array.isArray(result.errors) ? result.errors.filter((error) => typeof error === "string") : [];
+        const detail = text(result.result) ?? (errors.length > 0 ? errors.join("; ") : "no detail");
+        return { ok: false, message: `claude reported an error (${subtype}): ${detail}` };
+      }
+      const answer = text(result.result);
+      if (answer === undefined) throw new StreamFormatError("the success result has no result text");
+      return { ok: true, text: answer, ...("structured_output" in result ? { structured: { value: result.structured_output } } : {}) };
+    },
+  };
+}
+
+export const claudeAdapter: CliAdapter = {
+  spec: {
+    name: "claude",
+    product: "Claude Code",
+    command: "claude",
+    binVariable: "PI_FLOW_CLAUDE_BIN",
+    install: "npm install -g @anthropic-ai/claude-code",
+    versionPattern: /(\d+\.\d+\.\d+)\S*\s+\(Claude Code\)/,
+    minVersion: "2.0.0",
+    ownEnv: ["CLAUDE_CONFIG_DIR"],
+  },
+  launch,
+  reader,
+};

@@ -1,0 +1,156 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { argsLine, count, isRecord, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
+
+/**
+ * The codex harness: the Codex CLI run as `codex exec --json … -`, the prompt on stdin. Each stdout
+ * line is one JSON event (docs/harnesses.md lists the ones read): `thread.started` names the
+ * session, `item.*` events carry commands, file changes, tool calls and agent messages,
+ * `turn.completed` ends the run with its usage, `turn.failed` fails it. Codex has no flag for a
+ * system prompt, so the role's instructions go before the task in the prompt.
+ */
+
+function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
+  const args = [
+    "exec",
+    "--json",
+    // pi-flow chose the directory; codex's own "is this a git repository" guard would only refuse it.
+    "--skip-git-repo-check",
+    `--cd=${request.cwd}`,
+    `--sandbox=${readOnly ? "read-only" : "workspace-write"}`,
+  ];
+  if (model !== undefined) args.push(`--model=${model}`);
+  if (request.outputSchema) {
+    const file = join(scratchDir, "output-schema.json");
+    writeFileSync(file, JSON.stringify(request.outputSchema));
+    args.push(`--output-schema=${file}`);
+  }
+  // `exec resume <thread id>` continues that thread; its options come before the subcommand.
+  if (resumeSessionId !== undefined) args.push("resume", resumeSessionId);
+  // `-`: read the prompt from stdin.
+  args.push("-");
+  const stdin = `<role_instructions>\n${request.profile.systemPrompt}\n</role_instructions>\n\n${request.prompt}`;
+  return { args, stdin };
+}
+
+/** What an item is, as a tool name for diagnostics and progress; undefined for items that are not tool calls. */
+function toolOf(item: JsonRecord): { tool: string; args: string } | undefined {
+  switch (item.type) {
+    case "command_execution":
+      return { tool: "shell", args: argsLine(item.command) };
+    case "file_change":
+      return {
+        tool: "apply_patch",
+        args: argsLine(Array.isArray(item.changes) ? item.changes.map((change) => (isRecord(change) ? `${text(change.kind)} ${text(change.path)}` : "?")) : []),
+      };
+    case "mcp_tool_call":
+      return { tool: `${text(item.server) ?? "mcp"}.${text(item.tool) ?? "tool"}`, args: argsLine(item.arguments) };
+    case "web_search":
+      return { tool: "web_search", args: argsLine(item.query) };
+    default:
+      return undefined;
+  }
+}
+
+function failedItem(item: JsonRecord): boolean {
+  if (item.status === "failed" || item.status === "declined") return true;
+  return item.type === "command_execution" && typeof item.exit_code === "number" && item.exit_code !== 0;
+}
+
+function reader(sink: StreamSink): StreamReader {
+  let completed = false;
+  let failure: string | undefined;
+  let lastError: string | undefined;
+  let answer: string | undefined;
+  const seen = new Set<string>();
+
+  const onItem = (phase: string, item: JsonRecord) => {
+    const id = text(item.id) ?? "";
+    const tool = toolOf(item);
+    if (tool && !seen.has(id)) {
+      seen.add(id);
+      sink.usage.toolCalls++;
+      sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args });
+      sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`);
+    }
+    if (phase !== "item.completed") {
+      if (item.type === "reasoning") sink.progress("thinking");
+      return;
+    }
+    if (tool) sink.diagnostic({ type: "tool_result", tool: tool.tool, isError: failedItem(item) });
+    if (item.type === "agent_message") {
+      const said = text(item.text);
+      if (said === undefined) throw new StreamFormatError("an agent_message item has no text");
+      answer = said;
+      if (said.trim().length > 0) sink.output(said);
+    } else if (item.type === "error") {
+      sink.diagnostic({ type: "error", message: `codex: ${text(item.message) ?? "error"}` });
+    }
+  };
+
+  return {
+    onEvent(event) {
+      switch (event.type) {
+        case "thread.started": {
+          const id = text(event.thread_id);
+          if (id) sink.session(id);
+          return;
+        }
+        case "turn.started":
+          sink.progress("thinking");
+          return;
+        case "turn.completed": {
+          const usage = requireRecord(event.usage, "turn.completed's usage");
+          sink.usage.turns++;
+          sink.usage.inputTokens += count(usage.input_tokens);
+          sink.usage.outputTokens += count(usage.output_tokens);
+          completed = true;
+          sink.progress("finished");
+          return;
+        }
+        case "turn.failed":
+          failure = (isRecord(event.error) ? text(event.error.message) : undefined) ?? "no detail";
+          return;
+        case "error":
+          // Also used for notices the CLI recovers from ("Reconnecting..."): kept, fatal only if the turn never completes.
+          lastError = text(event.message) ?? "error";
+          sink.diagnostic({ type: "error", message: `codex: ${lastError}` });
+          return;
+        case "item.started":
+        case "item.updated":
+        case "item.completed":
+          return onItem(event.type, requireRecord(event.item, `${event.type}'s item`));
+        default:
+          if (typeof event.type !== "string") throw new StreamFormatError("an event has no type");
+      }
+    },
+    finish(exitCode) {
+      if (failure !== undefined) return { ok: false, message: `codex reported a failed turn: ${failure}` };
+      if (!completed) {
+        const why = lastError ? `: ${lastError}` : "";
+        return {
+          ok: false,
+          message: exitCode === 0 ? `codex's stream ended before turn.completed${why}` : `codex exited with code ${exitCode} before the turn completed${why}`,
+        };
+      }
+      if (answer === undefined) return { ok: false, message: "codex completed its turn without an agent message" };
+      return { ok: true, text: answer };
+    },
+  };
+}
+
+export const codexAdapter: CliAdapter = {
+  spec: {
+    name: "codex",
+    product: "Codex CLI",
+    command: "codex",
+    binVariable: "PI_FLOW_CODEX_BIN",
+    install: "npm install -g @openai/codex",
+    versionPattern: /codex(?:-cli)?\s+v?(\d+\.\d+\.\d+)/i,
+    minVersion: "0.50.0",
+    ownEnv: ["CODEX_HOME"],
+  },
+  launch,
+  reader,
+};

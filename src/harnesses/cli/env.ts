@@ -1,0 +1,72 @@
+/**
+ * The environment an external CLI child gets: an allowlist, never the parent's whole environment,
+ * so API keys, tokens and passwords the parent holds do not reach a child unless the user says so.
+ *
+ * Passed always: what a program needs to run and find its own configuration (PATH, HOME, locale,
+ * temp and XDG directories) plus the harness's own non-secret configuration variables (for
+ * example CLAUDE_CONFIG_DIR, CODEX_HOME). Passed when configured: the names listed in
+ * PI_FLOW_CLI_ENV (every CLI harness) and PI_FLOW_<HARNESS>_ENV (that harness only), comma or
+ * space separated; `NAME_*` matches a prefix. A CLI's own credentials, such as ANTHROPIC_API_KEY
+ * or OPENAI_API_KEY, are passed only this way.
+ */
+
+const BASE_NAMES = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "LANG",
+  "LANGUAGE",
+  "LC_*",
+  "TZ",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_STATE_HOME",
+  "XDG_RUNTIME_DIR",
+  "NO_PROXY",
+  "no_proxy",
+  // Windows needs these to start any program.
+  "SystemRoot",
+  "ComSpec",
+  "PATHEXT",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+];
+
+/** The variable that adds names for every CLI harness. */
+export const CLI_ENV_VARIABLE = "PI_FLOW_CLI_ENV";
+
+/** The variable that adds names for one harness, e.g. PI_FLOW_CLAUDE_ENV. */
+export const harnessEnvVariable = (harness: string): string => `PI_FLOW_${harness.toUpperCase()}_ENV`;
+
+function parseNames(value: string | undefined): string[] {
+  return (value ?? "").split(/[\s,]+/).filter((name) => /^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(name));
+}
+
+function matcher(patterns: readonly string[]): (name: string) => boolean {
+  const exact = new Set(patterns.filter((pattern) => !pattern.endsWith("*")));
+  const prefixes = patterns.filter((pattern) => pattern.endsWith("*")).map((pattern) => pattern.slice(0, -1));
+  return (name) => exact.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
+}
+
+/** The names a child of this harness may receive, as configured in `source`. */
+export function allowedEnvNames(harness: string, ownNames: readonly string[], source: NodeJS.ProcessEnv): string[] {
+  return [...BASE_NAMES, ...ownNames, ...parseNames(source[CLI_ENV_VARIABLE]), ...parseNames(source[harnessEnvVariable(harness)])];
+}
+
+/** The child's environment: only the allowed variables of `source` that are set. */
+export function childEnvironment(harness: string, ownNames: readonly string[], source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const allowed = matcher(allowedEnvNames(harness, ownNames, source));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(source)) {
+    if (value !== undefined && allowed(name)) env[name] = value;
+  }
+  return env;
+}

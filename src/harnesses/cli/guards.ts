@@ -1,0 +1,30 @@
+import { StreamFormatError } from "./types.ts";
+
+/** Run-time checks on events read from a CLI's stream: a cast is never trusted across a process. */
+
+export type JsonRecord = Record<string, unknown>;
+
+export const isRecord = (value: unknown): value is JsonRecord =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+export const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+export const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
+
+/** A field that the format requires to be an object. */
+export function requireRecord(value: unknown, what: string): JsonRecord {
+  if (!isRecord(value)) throw new StreamFormatError(`${what} is not an object`);
+  return value;
+}
+
+/** A field that the format requires to be an array. */
+export function requireArray(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new StreamFormatError(`${what} is not an array`);
+  return value;
+}
+
+/** Tool arguments as one bounded line for the diagnostics log. */
+export function argsLine(value: unknown, max = 2000): string {
+  const line = typeof value === "string" ? value : (JSON.stringify(value ?? {}) ?? "");
+  return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
+}

@@ -1,0 +1,196 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ChildProfile } from "../profiles.ts";
+import { READ_ONLY_TOOLS } from "../roles.ts";
+import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
+import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
+import { childEnvironment } from "./env.ts";
+import { isRecord } from "./guards.ts";
+import { describePreflight, preflightCli } from "./preflight.ts";
+import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
+import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
+
+/**
+ * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the
+ * run's progress, output, diagnostics and result. Whatever the CLI does (a malformed line, a cut
+ * stream, a crash, a flood of output) fails that child with a message; it never throws into the
+ * host. A cancel or a timeout ends the CLI's whole process group.
+ */
+
+export interface CliHarnessOptions {
+  /** The CLI's own model name; undefined lets the CLI choose. */
+  model?: string;
+  /** Continue this CLI session instead of starting a new one. */
+  resumeSessionId?: string;
+  /** Between SIGTERM and SIGKILL when a child is stopped. */
+  killGraceMs?: number;
+  /** The longest stdout line (one event) accepted; a longer one fails the child. */
+  maxLineBytes?: number;
+  /** stderr kept for diagnostics (start and end). */
+  maxStderrBytes?: number;
+  /** Assistant text written to the run's output log; the answer itself is never cut. */
+  maxOutputBytes?: number;
+  /** The environment the allowlist reads from; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** PI_FLOW_CLI_KILL_GRACE_MS: how long a stopped CLI gets between SIGTERM and SIGKILL (default 3 s, at most 60 s). */
+export const KILL_GRACE_VARIABLE = "PI_FLOW_CLI_KILL_GRACE_MS";
+
+function configuredGrace(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env[KILL_GRACE_VARIABLE];
+  const value = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isInteger(value) && value >= 0 && value <= 60_000 ? value : undefined;
+}
+
+export const CLI_DEFAULTS = {
+  killGraceMs: 3000,
+  maxLineBytes: 32 * 1024 * 1024,
+  maxStderrBytes: 64 * 1024,
+  maxOutputBytes: 16 * 1024 * 1024,
+};
+
+/** A role that may only read runs in the CLI's read-only mode. No tools list means Pi's defaults, which write. */
+export function isReadOnlyProfile(profile: ChildProfile): boolean {
+  return profile.tools !== undefined && profile.tools.every((tool) => READ_ONLY_TOOLS.includes(tool));
+}
+
+const failed = (message: string, usage: ChildUsage): ChildResult => ({ outcome: "failed", error: { code: "failed", message }, usage });
+
+function stoppedResult(request: ChildRequest, usage: ChildUsage): ChildResult {
+  return request.timedOut()
+    ? { outcome: "timed_out", error: { code: "timed_out", message: "The child ran out of time." }, usage }
+    : { outcome: "cancelled", error: { code: "cancelled", message: "The child was cancelled." }, usage };
+}
+
+/** The outcome of an answered stream, with the outputSchema applied when there is one. */
+function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildRequest, usage: ChildUsage): ChildResult {
+  if (!request.outputSchema) {
+    const value = answer.text.trim();
+    return value.length > 0 ? { outcome: "succeeded", value, usage } : failed("The child finished without an answer.", usage);
+  }
+  const checked = answer.structured
+    ? checkStructuredValue(answer.structured.value, request.outputSchema)
+    : parseStructuredAnswer(answer.text, request.outputSchema);
+  return checked.ok ? { outcome: "succeeded", value: checked.value, usage } : failed(checked.message, usage);
+}
+
+/** What the process's end says beyond the stream: a non-zero exit code and the end of stderr. */
+function exitNote(exit: CliExit): string {
+  if (exit.code === 0) return "";
+  const tail = exit.stderr.lastLines(600);
+  return tail ? ` (stderr: ${tail})` : "";
+}
+
+async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHarnessOptions): Promise<ChildResult> {
+  const { spec } = adapter;
+  const env = options.env ?? process.env;
+  const limits = { ...CLI_DEFAULTS, killGraceMs: configuredGrace(env) ?? CLI_DEFAULTS.killGraceMs, ...options };
+  const usage: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  if (request.signal.aborted) return stoppedResult(request, usage);
+  // The preflight passed before launch; this catches a binary removed in between.
+  const preflight = preflightCli(spec, env);
+  if (!preflight.ok) return failed(`The ${spec.name} harness is ${describePreflight(spec, preflight)}`, usage);
+
+  const scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
+  try {
+    const launch = adapter.launch({
+      request,
+      model: options.model,
+      readOnly: isReadOnlyProfile(request.profile),
+      scratchDir,
+      resumeSessionId: options.resumeSessionId,
+    });
+    let failure: string | undefined;
+    let outputBytes = 0;
+    const sink: StreamSink = {
+      usage,
+      progress: (activity) => request.onProgress({ usage: { ...usage }, activity }),
+      output: (text) => {
+        if (outputBytes > limits.maxOutputBytes) return;
+        outputBytes += Buffer.byteLength(text, "utf8");
+        if (outputBytes <= limits.maxOutputBytes) request.onOutput(text);
+        else request.onDiagnostic({ type: "error", message: `The output log stops here: ${spec.name} wrote more than ${limits.maxOutputBytes} bytes of text.` });
+      },
+      diagnostic: (entry) => request.onDiagnostic(entry),
+      session: (sessionId) => request.onDiagnostic({ type: "session", harness: spec.name, sessionId }),
+    };
+    const reader = adapter.reader(sink);
+    let child: CliProcess | undefined;
+    const fail = (message: string) => {
+      failure ??= message;
+      child?.stop(message);
+    };
+    const read = (line: string): boolean => {
+      let event: unknown;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        fail(`${spec.name} wrote a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
+        return false;
+      }
+      try {
+        if (!isRecord(event)) throw new StreamFormatError("a line is JSON but not an object");
+        reader.onEvent(event);
+      } catch (error) {
+        const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
+        fail(`${spec.name}'s output stream is malformed: ${why}`);
+        return false;
+      }
+      return true;
+    };
+
+    child = startCliProcess({
+      command: preflight.binary,
+      args: launch.args,
+      cwd: request.cwd,
+      env: childEnvironment(spec.name, spec.ownEnv, env),
+      stdin: launch.stdin,
+      killGraceMs: limits.killGraceMs,
+      maxLineBytes: limits.maxLineBytes,
+      maxStderrBytes: limits.maxStderrBytes,
+      onLine: (line) => {
+        if (failure === undefined) read(line);
+      },
+    });
+    const stop = () => child?.stop(request.timedOut() ? "its time ran out" : "it was cancelled");
+    request.signal.addEventListener("abort", stop, { once: true });
+    if (request.signal.aborted) stop();
+    const exit = await child.exited;
+    request.signal.removeEventListener("abort", stop);
+
+    if (!exit.stderr.empty) request.onDiagnostic({ type: "stderr", text: exit.stderr.text() });
+    if (request.signal.aborted) {
+      request.onDiagnostic({ type: "usage", usage: { ...usage } });
+      return stoppedResult(request, usage);
+    }
+    const settle = (): ChildResult => {
+      if (exit.spawnError !== undefined && exit.code === null && exit.signal === null) {
+        return failed(`${spec.product} could not be started: ${exit.spawnError}`, usage);
+      }
+      if (failure !== undefined) return failed(failure, usage);
+      if (exit.stopped !== undefined) return failed(`${spec.product} was stopped: ${exit.stopped}.`, usage);
+      // A last line with no newline is fine if it is whole; a cut one means the stream was truncated.
+      if (exit.unterminated !== undefined && !read(exit.unterminated)) {
+        return failed(`${spec.name}'s output stream ended in the middle of an event${exitNote(exit)}`, usage);
+      }
+      let answer: StreamAnswer;
+      try {
+        answer = reader.finish(exit.code);
+      } catch (error) {
+        return failed(`${spec.name}'s output stream is malformed: ${error instanceof Error ? error.message : String(error)}`, usage);
+      }
+      return answer.ok ? answered(answer, request, usage) : failed(`${answer.message}${exitNote(exit)}`, usage);
+    };
+    const result = settle();
+    request.onDiagnostic({ type: "usage", usage: { ...usage } });
+    return result;
+  } finally {
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+}
+
+export function createCliHarness(adapter: CliAdapter, options: CliHarnessOptions = {}): Harness {
+  return { name: adapter.spec.name, run: (request) => runCli(adapter, request, options) };
+}

@@ -1,0 +1,191 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { CliWorkspace } from "./cli-support.ts";
+
+let ws: CliWorkspace;
+beforeEach(() => {
+  ws = new CliWorkspace();
+});
+afterEach(() => ws.dispose());
+
+const sessionOf = (diagnostics: { type: string }[]) =>
+  diagnostics.find((entry): entry is { type: "session"; harness: string; sessionId: string } => entry.type === "session");
+
+describe("a child that answers", () => {
+  test("claude: the answer, streamed text, tool calls, turns, usage, cost and the CLI's session", async () => {
+    const { result, outputs, diagnostics, progress } = await ws.run("claude", { prompt: "Check the parser." });
+    expect(result).toMatchObject({ outcome: "succeeded", value: "Claude did it — ✓ Check the parser." });
+    expect(result.usage).toEqual({ turns: 2, toolCalls: 1, inputTokens: 280, outputTokens: 42, costUsd: 0.00123 });
+    expect(outputs).toEqual(["Let me read the file first.", "Claude did it — ✓ Check the parser."]);
+    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "Read", args: expect.stringContaining("hello.txt") });
+    expect(diagnostics).toContainEqual({ type: "tool_result", tool: "Read", isError: false });
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(sessionOf(diagnostics)).toEqual({ type: "session", harness: "claude", sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(progress.map((entry) => entry.activity)).toEqual(expect.arrayContaining(["started on claude-sonnet-4-5", "calling Read", "thinking"]));
+    // The prompt travels on stdin, never on the command line.
+    expect(run!.prompt).toBe("Check the parser.");
+    expect(run!.argv.join(" ")).not.toContain("Check the parser.");
+  });
+
+  test("codex: the last agent message, commands and file changes as tool calls, usage, and the thread id", async () => {
+    const { result, outputs, diagnostics } = await ws.run("codex", { prompt: "Check the parser." });
+    expect(result).toMatchObject({ outcome: "succeeded", value: "Codex did it — ✓ Check the parser." });
+    expect(result.usage).toEqual({ turns: 1, toolCalls: 2, inputTokens: 1200, outputTokens: 300 });
+    expect(outputs).toEqual(["Codex did it — ✓ Check the parser."]);
+    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "shell", args: "/bin/bash -lc ls" });
+    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "apply_patch", args: expect.stringContaining("add ") });
+    // A "Reconnecting..." error event is kept as a diagnostic and does not fail the run.
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("Reconnecting... 1/5") });
+    expect(sessionOf(diagnostics)?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const [run] = fakeRuns(ws.cwd, "codex");
+    expect(run!.prompt).toContain("<role_instructions>\nYou are a worker agent");
+    expect(run!.prompt.endsWith("Check the parser.")).toBe(true);
+  });
+});
+
+describe("roles and options become the CLIs' flags", () => {
+  test("claude: a worker gets its tools pre-approved; an explorer runs in plan mode with read tools only", async () => {
+    await ws.run("claude", { role: "worker", options: { model: "sonnet" } });
+    await ws.run("claude", { role: "explorer" });
+    const [worker, explorer] = fakeRuns(ws.cwd, "claude").sort((a, b) => Number(a.argv.includes("--model=sonnet")) - Number(b.argv.includes("--model=sonnet"))).reverse();
+    expect(worker!.argv).toEqual(expect.arrayContaining(["-p", "--output-format=stream-json", "--verbose", "--permission-mode=dontAsk", "--model=sonnet"]));
+    expect(worker!.argv).toContain("--tools=Read,Bash,Edit,Write,Grep,Glob,LS");
+    expect(worker!.argv).toContain("--allowedTools=Read,Bash,Edit,Write,Grep,Glob,LS");
+    expect(explorer!.argv).toEqual(expect.arrayContaining(["--permission-mode=plan", "--tools=Read,Grep,Glob,LS"]));
+    expect(explorer!.argv.some((arg) => arg.startsWith("--append-system-prompt=You are an explorer agent"))).toBe(true);
+  });
+
+  test("codex: a reviewer runs in the read-only sandbox, a worker in workspace-write, in the child's directory", async () => {
+    await ws.run("codex", { role: "reviewer", prompt: "review" });
+    await ws.run("codex", { role: "worker", prompt: "work", options: { model: "gpt-5-codex" } });
+    const runs = fakeRuns(ws.cwd, "codex");
+    const reviewer = runs.find((run) => run.prompt.endsWith("review"))!;
+    const worker = runs.find((run) => run.prompt.endsWith("work"))!;
+    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "-"]);
+    expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
+  });
+});
+
+describe("the environment allowlist", () => {
+  test.each(["claude", "codex"])("%s gets PATH and HOME but none of the parent's secrets unless they are configured", async (harness) => {
+    const base = { ...process.env, PATH: pathWithFakes(), HOME: ws.cwd, GITHUB_TOKEN: "ghp_parentsecret", ANTHROPIC_API_KEY: "sk-ant-parent", OPENAI_API_KEY: "sk-openai-parent" };
+    await ws.run(harness, { env: base, prompt: "first" });
+    await ws.run(harness, { env: { ...base, PI_FLOW_CLI_ENV: "ANTHROPIC_API_KEY", PI_FLOW_CODEX_ENV: "OPENAI_*" }, prompt: "second" });
+    const runs = fakeRuns(ws.cwd, harness);
+    const first = runs.find((run) => run.prompt.endsWith("first"))!;
+    const second = runs.find((run) => run.prompt.endsWith("second"))!;
+    expect(first.env.HOME).toBe(ws.cwd);
+    expect(first.env.PATH).toBe(base.PATH);
+    for (const name of ["GITHUB_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"]) expect(first.env[name]).toBeUndefined();
+    expect(second.env.ANTHROPIC_API_KEY).toBe("sk-ant-parent");
+    expect(second.env.OPENAI_API_KEY).toBe(harness === "codex" ? "sk-openai-parent" : undefined);
+    expect(second.env.GITHUB_TOKEN).toBeUndefined();
+  });
+});
+
+describe("a CLI that fails, misbehaves or floods", () => {
+  test.each([
+    ["claude", "error", /claude reported an error \(success\): Not logged in · Please run \/login/],
+    ["codex", "error", /codex reported a failed turn: unexpected status 401 Unauthorized/],
+    ["claude", "malformed", /claude wrote a line that is not JSON: "this is not json"/],
+    ["codex", "malformed", /codex wrote a line that is not JSON: "\{not json"/],
+    ["claude", "truncated", /claude's output stream ended in the middle of an event/],
+    ["codex", "truncated", /codex's output stream ended in the middle of an event/],
+    ["claude", "crash", /claude exited with code 3 before its result message \(stderr: Error: the API key/],
+    ["codex", "crash", /codex exited with code 101 before the turn completed \(stderr: thread 'main' panicked/],
+  ])("%s %s: the child fails with a clear message and leaves no process", async (harness, scenario, message) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: `go [fake:${scenario}]` });
+    expect(result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringMatching(message) } });
+    if (scenario === "crash") expect(diagnostics).toContainEqual({ type: "stderr", text: expect.stringContaining("sk-") });
+    for (const run of fakeRuns(ws.cwd, harness)) for (const pid of pidsOf(run)) expect(isAlive(pid)).toBe(false);
+  });
+
+  test.each(["claude", "codex"])("%s: a 3 MiB answer arrives whole; a line over the limit fails the child instead", async (harness) => {
+    const { result } = await ws.run(harness, { prompt: "[fake:huge]" });
+    expect(result.outcome).toBe("succeeded");
+    const value = result.value as string;
+    expect(value.startsWith("é".repeat(1024))).toBe(true);
+    expect(value.endsWith("xEND")).toBe(true);
+    expect(value.length).toBe(1024 + 3 * 1024 * 1024 + 3);
+    const limited = await ws.run(harness, { prompt: "[fake:huge]", options: { maxLineBytes: 1024 * 1024 } });
+    expect(limited.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("longer than 1048576 bytes") } });
+  });
+
+  test("the output log is bounded; the answer is not", async () => {
+    const { result, outputs, diagnostics } = await ws.run("claude", { prompt: "[fake:huge]", options: { maxOutputBytes: 1024 } });
+    expect(result.outcome).toBe("succeeded");
+    expect(outputs).toEqual([]);
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("The output log stops here") });
+  });
+});
+
+describe("cancellation and time limits end the whole process group", () => {
+  test.each([
+    ["claude", "hang"],
+    ["codex", "hang"],
+    ["claude", "stubborn"],
+    ["codex", "stubborn"],
+  ])("%s %s: cancelled, and neither the CLI nor the child it started is left", async (harness, scenario) => {
+    const { result } = await ws.run(harness, {
+      prompt: `[fake:${scenario}]`,
+      options: { killGraceMs: 300 },
+      onStarted: ({ cancel }) => cancel(),
+    });
+    expect(result).toMatchObject({ outcome: "cancelled", error: { code: "cancelled" } });
+    const [run] = fakeRuns(ws.cwd, harness);
+    expect(run!.children).toHaveLength(1);
+    for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
+  });
+
+  test("a time limit ends it as timed_out", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:hang]", options: { killGraceMs: 300 }, onStarted: ({ timeOut }) => timeOut() });
+    expect(result).toMatchObject({ outcome: "timed_out", error: { code: "timed_out" } });
+    for (const pid of pidsOf(fakeRuns(ws.cwd, "claude")[0]!)) expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe("structured answers", () => {
+  const schema = { type: "object", properties: { verdict: { type: "string" } }, required: ["verdict"] };
+
+  test("claude: --json-schema is passed and structured_output is the value", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:structured]", outputSchema: schema });
+    expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", reasons: ["tests pass"] } });
+    expect(fakeRuns(ws.cwd, "claude")[0]!.argv).toContain(`--json-schema=${JSON.stringify(schema)}`);
+  });
+
+  test("codex: the schema goes in a file for --output-schema; the JSON answer is parsed and checked", async () => {
+    const { result } = await ws.run("codex", { outputSchema: schema });
+    expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", schemaSeen: "object" } });
+    const strict = await ws.run("codex", { outputSchema: { ...schema, required: ["verdict", "missing"] } });
+    expect(strict.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("does not satisfy outputSchema") } });
+  });
+});
+
+describe("continuing a CLI session", () => {
+  test("claude: --resume with the recorded session id; the run reports the same session", async () => {
+    const first = await ws.run("claude", { prompt: "first" });
+    const sessionId = sessionOf(first.diagnostics)!.sessionId;
+    const second = await ws.run("claude", { prompt: "second", options: { resumeSessionId: sessionId } });
+    expect(second.result.outcome).toBe("succeeded");
+    expect(sessionOf(second.diagnostics)?.sessionId).toBe(sessionId);
+    const resumed = fakeRuns(ws.cwd, "claude").find((run) => run.prompt === "second")!;
+    expect(resumed.argv).toContain(`--resume=${sessionId}`);
+  });
+
+  test("codex: exec … resume <thread id> -, the options before the subcommand", async () => {
+    const first = await ws.run("codex", { prompt: "first" });
+    const threadId = sessionOf(first.diagnostics)!.sessionId;
+    const second = await ws.run("codex", { prompt: "second", options: { resumeSessionId: threadId } });
+    expect(second.result.outcome).toBe("succeeded");
+    expect(sessionOf(second.diagnostics)?.sessionId).toBe(threadId);
+    const resumed = fakeRuns(ws.cwd, "codex").find((run) => run.prompt.endsWith("second"))!;
+    expect(resumed.argv.slice(-3)).toEqual(["resume", threadId, "-"]);
+    expect(resumed.argv.indexOf("--sandbox=workspace-write")).toBeLessThan(resumed.argv.indexOf("resume"));
+  });
+
+  test("a session id that could be read as a flag is refused", async () => {
+    await expect(ws.run("codex", { options: { resumeSessionId: "--dangerously-bypass-approvals-and-sandbox" } })).rejects.toMatchObject({
+      code: "request_invalid",
+    });
+  });
+});

@@ -1,0 +1,101 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { FlowError } from "../../src/contract/errors.ts";
+import { assertCliAvailable, claudeAdapter, codexAdapter, resolveCliModel } from "../../src/harnesses/cli/index.ts";
+import { describePreflight, preflightCli } from "../../src/harnesses/cli/preflight.ts";
+import { FAKE_CLI_BIN, pathWithFakes } from "../support/fake-cli.ts";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-preflight-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** An executable that prints `output` for --version (and exits with `code`). */
+function script(name: string, output: string, code = 0): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\necho '${output}'\nexit ${code}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+const emptyPath = () => mkdtempSync(join(dir, "empty-"));
+
+describe("preflight", () => {
+  test.each([
+    { name: "claude", spec: claudeAdapter.spec, version: "2.1.197" },
+    { name: "codex", spec: codexAdapter.spec, version: "0.171.0" },
+  ])("$name on PATH: available, with its binary and version", ({ spec, version }) => {
+    const preflight = preflightCli(spec, { PATH: pathWithFakes() });
+    expect(preflight).toEqual({ ok: true, binary: join(FAKE_CLI_BIN, spec.command), version, source: "PATH" });
+    expect(describePreflight(spec, preflight)).toBe(`available: ${spec.product} ${version} at ${join(FAKE_CLI_BIN, spec.command)} (found via PATH)`);
+  });
+
+  test.each([
+    { name: "claude", spec: claudeAdapter.spec, install: "npm install -g @anthropic-ai/claude-code" },
+    { name: "codex", spec: codexAdapter.spec, install: "npm install -g @openai/codex" },
+  ])("$name missing: not available, saying how to install it or where to point", ({ spec, install }) => {
+    const preflight = preflightCli(spec, { PATH: emptyPath() });
+    expect(preflight.ok).toBe(false);
+    const text = describePreflight(spec, preflight);
+    expect(text).toContain(`\`${spec.command}\` was not found on PATH`);
+    expect(text).toContain(install);
+    expect(text).toContain(spec.binVariable);
+  });
+
+  test("the binary variable wins over PATH, by path or by command name", () => {
+    const pinned = script("my-claude", "2.3.4 (Claude Code)");
+    expect(preflightCli(claudeAdapter.spec, { PATH: pathWithFakes(), PI_FLOW_CLAUDE_BIN: pinned })).toMatchObject({
+      ok: true,
+      binary: pinned,
+      version: "2.3.4",
+      source: "PI_FLOW_CLAUDE_BIN",
+    });
+    expect(preflightCli(claudeAdapter.spec, { PATH: dir, PI_FLOW_CLAUDE_BIN: "my-claude" })).toMatchObject({ ok: true, binary: pinned });
+    const missing = preflightCli(claudeAdapter.spec, { PATH: pathWithFakes(), PI_FLOW_CLAUDE_BIN: join(dir, "nope") });
+    expect(describePreflight(claudeAdapter.spec, missing)).toContain(`PI_FLOW_CLAUDE_BIN=${join(dir, "nope")} is not an executable file`);
+  });
+
+  test.each([
+    ["too old", "1.0.128 (Claude Code)", 0, "is Claude Code 1.0.128; pi-flow needs 2.0.0 or later"],
+    ["another program", "9.9.9", 0, `printed "9.9.9", which is not Claude Code's`],
+    ["failing", "boom", 2, "exited with 2"],
+  ])("a binary that is %s is not available, with the reason", (_what, output, code, reason) => {
+    const binary = script(`claude-${code}-${output.length}`, output, code);
+    const preflight = preflightCli(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: binary });
+    expect(preflight).toMatchObject({ ok: false, binary, reason: expect.stringContaining(reason) });
+    expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.0 or later");
+  });
+
+  test("before launch, a missing CLI is harness_unavailable with the fix in its message", () => {
+    const previous = process.env.PATH;
+    process.env.PATH = emptyPath();
+    try {
+      expect(() => assertCliAvailable("codex")).toThrow(FlowError);
+      try {
+        assertCliAvailable("codex");
+      } catch (error) {
+        expect(error).toMatchObject({ code: "harness_unavailable", message: expect.stringMatching(/codex harness is not available: .*npm install -g @openai\/codex/) });
+      }
+      process.env.PATH = pathWithFakes(previous);
+      expect(() => assertCliAvailable("codex")).not.toThrow();
+    } finally {
+      process.env.PATH = previous;
+    }
+  });
+});
+
+describe("CLI model names", () => {
+  test("pass through, without the CLI's provider prefix; anything flag-like is model_unavailable", () => {
+    expect(resolveCliModel("claude", undefined)).toBeUndefined();
+    expect(resolveCliModel("claude", "anthropic/claude-sonnet-4-5")).toBe("claude-sonnet-4-5");
+    expect(resolveCliModel("claude", "claude-opus-4-8[1m]")).toBe("claude-opus-4-8[1m]");
+    expect(resolveCliModel("codex", "openai/gpt-5-codex")).toBe("gpt-5-codex");
+    expect(resolveCliModel("codex", "gpt-5")).toBe("gpt-5");
+    for (const bad of ["--dangerously-skip-permissions", "sonnet; rm -rf /", "", "a b"]) {
+      expect(() => resolveCliModel("claude", bad)).toThrow(expect.objectContaining({ code: "model_unavailable" }));
+    }
+  });
+});

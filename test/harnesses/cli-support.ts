@@ -1,0 +1,71 @@
+/**
+ * Runs one child on a CLI harness directly (no Pi session), against the fake executables, and
+ * collects everything the harness reported.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCliHarnessByName, type CliHarnessOptions } from "../../src/harnesses/cli/index.ts";
+import { BUILTIN_ROLES } from "../../src/harnesses/roles.ts";
+import type { ChildDiagnostic, ChildProgress, ChildResult } from "../../src/harnesses/types.ts";
+import { pathWithFakes } from "../support/fake-cli.ts";
+
+export interface CliRun {
+  result: ChildResult;
+  outputs: string[];
+  diagnostics: ChildDiagnostic[];
+  progress: ChildProgress[];
+}
+
+export interface CliRunInput {
+  prompt?: string;
+  role?: keyof typeof BUILTIN_ROLES;
+  outputSchema?: Record<string, unknown>;
+  env?: NodeJS.ProcessEnv;
+  options?: CliHarnessOptions;
+  /** Called with the first progress report: the fake is running and has recorded itself. */
+  onStarted?(controls: { cancel(): void; timeOut(): void }): void;
+}
+
+export class CliWorkspace {
+  readonly cwd = mkdtempSync(join(tmpdir(), "pi-flow-cli-"));
+
+  constructor() {
+    writeFileSync(join(this.cwd, "hello.txt"), "hello\n");
+  }
+
+  async run(harness: string, input: CliRunInput = {}): Promise<CliRun> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const run: Omit<CliRun, "result"> = { outputs: [], diagnostics: [], progress: [] };
+    const env = input.env ?? { ...process.env, PATH: pathWithFakes() };
+    const child = createCliHarnessByName(harness, { ...input.options, env });
+    const result = await child.run({
+      profile: BUILTIN_ROLES[input.role ?? "worker"]!,
+      prompt: input.prompt ?? "Run the build and report.",
+      cwd: this.cwd,
+      ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
+      signal: controller.signal,
+      timedOut: () => timedOut,
+      onProgress: (progress) => {
+        run.progress.push(progress);
+        if (run.progress.length === 1) {
+          input.onStarted?.({
+            cancel: () => controller.abort(),
+            timeOut: () => {
+              timedOut = true;
+              controller.abort();
+            },
+          });
+        }
+      },
+      onOutput: (text) => run.outputs.push(text),
+      onDiagnostic: (entry) => run.diagnostics.push(entry),
+    });
+    return { ...run, result };
+  }
+
+  dispose(): void {
+    rmSync(this.cwd, { recursive: true, force: true });
+  }
+}
