@@ -75,6 +75,8 @@ export interface PiTestSession {
   flowHome: string;
   /** The model calls one tool directly; resolves to Pi's finalized tool result. */
   callTool(name: string, args: Record<string, unknown>, script?: TurnScript): Promise<ToolOutcome>;
+  /** The model calls many tools in one message, as a model may; resolves to each result, in order. */
+  callToolsAtOnce(calls: { name: string; args: unknown }[], script?: TurnScript): Promise<ToolOutcome[]>;
   /** The model runs a native codemode script; resolves to the script's returned value. */
   runCodemode(code: string, script?: TurnScript): Promise<CodemodeOutcome>;
   /** A plain user turn the parent model answers with text, to build up conversation history. */
@@ -109,8 +111,9 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const parentSteps: FauxResponseStep[] = [];
   const childSteps: FauxResponseStep[] = [];
   const router: FauxResponseStep = (context, options, state, model) => {
-    const firstUser = context.messages.find((message) => message.role === "user");
-    const text = typeof firstUser?.content === "string" ? firstUser.content : (firstUser?.content.map((part) => (part.type === "text" ? part.text : "")).join("") ?? "");
+    // The last user message: after Pi compacts a long session, the first one is the summary.
+    const lastUser = context.messages.findLast((message) => message.role === "user");
+    const text = typeof lastUser?.content === "string" ? lastUser.content : (lastUser?.content.map((part) => (part.type === "text" ? part.text : "")).join("") ?? "");
     const queue = text.startsWith(PARENT_MARKER) ? parentSteps : childSteps;
     const step = queue.shift();
     if (!step) return fauxAssistantMessage(`(nothing scripted for this ${queue === parentSteps ? "parent" : "child"} request)`);
@@ -170,11 +173,10 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     childSteps.push(...(script.children ?? []));
     await session.prompt(`${PARENT_MARKER} ${label}`);
   };
-  const callTool = async (name: string, args: Record<string, unknown>, script: TurnScript = {}): Promise<ToolOutcome> => {
-    const id = `call_${++callCounter}`;
-    await turn(`call ${name}`, fauxAssistantMessage([fauxToolCall(name, args as JsonObject, { id })], { stopReason: "toolUse" }), script);
+  /** Pi's finalized result of one tool call, as the loop emitted it and as the session kept it. */
+  const outcomeOf = (id: string): ToolOutcome => {
     const event = finalized.get(id);
-    const message = session.messages.find((m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === id);
+    const message = session.messages.findLast((m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === id);
     if (!event && !message) throw new Error(`no tool result for ${id}`);
     const result = event?.result as { content?: ToolResultMessage["content"]; details?: unknown; structuredContent?: unknown } | undefined;
     return {
@@ -183,6 +185,19 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
       details: message?.details ?? result?.details,
       structuredContent: result?.structuredContent,
     };
+  };
+  const callTool = async (name: string, args: Record<string, unknown>, script: TurnScript = {}): Promise<ToolOutcome> => {
+    const [outcome] = await callToolsAtOnce([{ name, args }], script, `call ${name}`);
+    return outcome!;
+  };
+  const callToolsAtOnce = async (calls: { name: string; args: unknown }[], script: TurnScript = {}, label = `call ${calls.length} tools`): Promise<ToolOutcome[]> => {
+    const ids = calls.map(() => `call_${++callCounter}`);
+    const message = fauxAssistantMessage(
+      calls.map((call, at) => fauxToolCall(call.name, call.args as JsonObject, { id: ids[at]! })),
+      { stopReason: "toolUse" },
+    );
+    await turn(label, message, script);
+    return ids.map(outcomeOf);
   };
 
   const runCodemode = async (code: string, script: TurnScript = {}): Promise<CodemodeOutcome> => {
@@ -208,6 +223,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     agentDir,
     flowHome,
     callTool,
+    callToolsAtOnce,
     runCodemode,
     say,
     queueChildren: (steps) => void childSteps.push(...steps),
