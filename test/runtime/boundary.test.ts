@@ -142,6 +142,25 @@ describe("hostBytes: what a script holds on the host at once", () => {
     expect(result.again).toBe(MiB - 99);
   });
 
+  it("holds the attack that raised every other limit to its ceiling to hostBytes", async () => {
+    // agentCalls 512 × callArgsChars 16 Mi once let a script park 34 MB per queued call on the host.
+    const child = slowChild();
+    const pending = run(
+      `export const meta = { limits: { agentCalls: 512, callArgsChars: 16777216, concurrency: 1, memoryBytes: 268435456 } };
+       const calls = [];
+       for (let i = 0; i < 8; i++) calls.push(agent({ prompt: "x".repeat(16777000) + i }));
+       // agent() rejects rather than throwing: look at how each call settled.
+       const settled = await Promise.allSettled(calls);
+       return settled.map((s) => s.status === "fulfilled" ? "ran" : s.reason.code);`,
+      { host: { agent: child.agent } },
+    );
+    setImmediate(() => child.gate.resolve());
+    const outcomes = value((await pending).result) as string[];
+    expect(outcomes.filter((outcome) => outcome === "ran").length).toBeLessThanOrEqual(2);
+    expect(outcomes.filter((outcome) => outcome === "hostBytes").length).toBeGreaterThanOrEqual(6);
+    expect(child.started()).toBeLessThanOrEqual(2);
+  });
+
   it("counts the store in the same budget", async () => {
     const MiB = 1024 * 1024;
     const { result } = await run(
