@@ -3,6 +3,7 @@ import { parse as acornParse, type ExportNamedDeclaration, type Node, type Progr
 import { WorkflowScriptError } from "./errors.ts";
 import { LimitsError, resolveLimits } from "./limits.ts";
 import { NotLiteralError, readLiteral } from "./literal.ts";
+import { jsonSchemaProblem } from "./schema-check.ts";
 import type { JsonValue, ParsedWorkflow, WorkflowMeta, WorkflowOrigin } from "./types.ts";
 
 export const SUPPORTED_API_VERSIONS: readonly number[] = [1];
@@ -35,7 +36,7 @@ export function parseWorkflow(source: string, options: ParseWorkflowOptions): Pa
   if (typeof apiVersion !== "number" || !SUPPORTED_API_VERSIONS.includes(apiVersion)) {
     fail(`unsupported apiVersion ${JSON.stringify(apiVersion)}; supported: ${SUPPORTED_API_VERSIONS.join(", ")}`, exported.apiVersion?.init);
   }
-  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail) : {};
+  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail, savedName(options)) : {};
 
   const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body: blankExports(source, exported.ranges) };
   if (options.path !== undefined) parsed.path = options.path;
@@ -127,28 +128,82 @@ function literalOf(exported: ExportedConst, name: string, fail: Fail): JsonValue
   }
 }
 
-function checkMeta(value: JsonValue, node: Node, fail: Fail): WorkflowMeta {
+/** The keys `meta` may have; anything else is a typo or a misunderstanding, and fails the parse. */
+export const META_KEYS = ["name", "description", "args", "limits", "tools"] as const;
+
+/** A saved workflow's name is its file's stem: `meta.name`, when given, must say the same. */
+function savedName(options: ParseWorkflowOptions): string | undefined {
+  if (options.origin !== "saved" || options.path === undefined) return undefined;
+  const file = options.path.split(/[\\/]/).pop() ?? "";
+  return file.endsWith(".js") ? file.slice(0, -3) : undefined;
+}
+
+/** The node of `meta`'s own property `key`, for a position that points at the problem. */
+function propertyNode(meta: Node, key: string): Node {
+  const properties = (meta as Node & { properties?: Array<Node & { key?: Node & { name?: string; value?: unknown } }> }).properties ?? [];
+  const found = properties.find((property) => property.key?.name === key || property.key?.value === key);
+  return found ?? meta;
+}
+
+function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | undefined): WorkflowMeta {
   if (value === null || typeof value !== "object" || Array.isArray(value)) fail("`meta` must be an object literal", node);
   const meta = value as Record<string, JsonValue>;
-  for (const key of ["name", "description"] as const) {
-    if (meta[key] !== undefined && typeof meta[key] !== "string") fail(`\`meta.${key}\` must be a string`, node);
+  const at = (key: string) => propertyNode(node, key);
+  for (const key of Object.keys(meta)) {
+    if ((META_KEYS as readonly string[]).includes(key)) continue;
+    const near = closest(key, META_KEYS);
+    fail(`unknown meta key \`${key}\`${near ? `; did you mean \`${near}\`?` : ""} (meta takes ${META_KEYS.join(", ")})`, at(key));
   }
-  if (meta.args !== undefined && (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args))) {
-    fail("`meta.args` must be a JSON Schema object", node);
+  for (const key of ["name", "description"] as const) {
+    if (meta[key] !== undefined && typeof meta[key] !== "string") fail(`\`meta.${key}\` must be a string`, at(key));
+  }
+  if (fileName !== undefined && meta.name !== undefined && meta.name !== fileName) {
+    fail(`\`meta.name\` is "${String(meta.name)}" but the file is ${fileName}.js: a saved workflow is called by its file name`, at("name"));
+  }
+  if (meta.args !== undefined) {
+    if (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args)) fail("`meta.args` must be a JSON Schema object", at("args"));
+    const problem = jsonSchemaProblem(meta.args);
+    if (problem !== undefined) fail(`\`meta.args\` is not a valid JSON Schema: ${problem}`, at("args"));
   }
   if (meta.tools !== undefined && (!Array.isArray(meta.tools) || meta.tools.some((tool) => typeof tool !== "string"))) {
-    fail("`meta.tools` must be an array of tool names", node);
+    fail("`meta.tools` must be an array of tool names", at("tools"));
   }
   if (meta.limits !== undefined) {
-    if (meta.limits === null || typeof meta.limits !== "object" || Array.isArray(meta.limits)) fail("`meta.limits` must be an object", node);
+    if (meta.limits === null || typeof meta.limits !== "object" || Array.isArray(meta.limits)) fail("`meta.limits` must be an object", at("limits"));
     try {
       resolveLimits(meta.limits);
     } catch (error) {
-      if (error instanceof LimitsError) fail(`meta: ${error.message}`, node);
+      if (error instanceof LimitsError) fail(`meta: ${error.message}`, at("limits"));
       throw error;
     }
   }
   return meta as WorkflowMeta;
+}
+
+/** The candidate nearest to `word` by edit distance, if it is near enough to be a typo. */
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 /** Replaces each `export` keyword with spaces so lines and columns stay where the author wrote them. */

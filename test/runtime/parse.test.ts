@@ -105,7 +105,57 @@ describe("parseWorkflow", () => {
   });
 
   it("accepts negative numbers and plain templates as literals", () => {
-    const parsed = parseWorkflow("export const meta = { offset: -2, note: `plain` };", { origin: "inline" });
-    expect(parsed.meta).toEqual({ offset: -2, note: "plain" });
+    const parsed = parseWorkflow("export const meta = { args: { type: 'number', minimum: -2 }, description: `plain` };", { origin: "inline" });
+    expect(parsed.meta).toEqual({ args: { type: "number", minimum: -2 }, description: "plain" });
+  });
+});
+
+describe("strict meta", () => {
+  const problem = (source: string, options: { origin: "saved" | "inline"; path?: string } = { origin: "inline" }) => {
+    try {
+      parseWorkflow(source, options);
+    } catch (error) {
+      const { message, line, column } = error as WorkflowScriptError;
+      return { message, line, column };
+    }
+    throw new Error("expected a script_invalid error");
+  };
+
+  it.each([
+    ["limit", "limits"],
+    ["descripton", "description"],
+    ["Tools", "tools"],
+  ])("an unknown key %s is script_invalid at that key, suggesting %s", (key, near) => {
+    expect(problem(`export const meta = {\n  name: "x",\n  ${key}: {},\n};\nreturn 1;`)).toEqual({
+      message: `unknown meta key \`${key}\`; did you mean \`${near}\`? (meta takes name, description, args, limits, tools)`,
+      line: 3,
+      column: 3,
+    });
+  });
+
+  it("an unknown key far from any known one gets no suggestion", () => {
+    expect(problem(`export const meta = { colour: "red" };`).message).toBe("unknown meta key `colour` (meta takes name, description, args, limits, tools)");
+  });
+
+  it.each([
+    [`{ type: "objekt" }`, "type must be equal to one of the allowed values"],
+    [`{ type: "object", required: "target" }`, "required must be array"],
+    [`{ type: "object", properties: { n: { type: "integer", minimum: "1" } } }`, "properties.n.minimum must be number"],
+  ])("meta.args %s is script_invalid at meta.args, before any caller is blamed", (schema, reason) => {
+    expect(problem(`export const meta = {\n  args: ${schema},\n};`)).toEqual({
+      message: `\`meta.args\` is not a valid JSON Schema: ${reason}`,
+      line: 2,
+      column: 3,
+    });
+  });
+
+  it("a saved workflow's meta.name must be its file name; an inline script may name itself", () => {
+    const source = `export const apiVersion = 1;\nexport const meta = { name: "reveiw" };\nreturn 1;`;
+    expect(problem(source, { origin: "saved", path: "/w/review.js" })).toEqual({
+      message: '`meta.name` is "reveiw" but the file is review.js: a saved workflow is called by its file name',
+      line: 2,
+      column: 23,
+    });
+    expect(parseWorkflow(source, { origin: "inline" }).meta.name).toBe("reveiw");
   });
 });
