@@ -2,6 +2,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
+import { readCatalog } from "./orchestrator/catalog.ts";
 import { FlowHost } from "./orchestrator/flow-host.ts";
 import { harnessState } from "./orchestrator/harness-select.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
@@ -31,6 +32,11 @@ export default function piFlow(pi: ExtensionAPI): void {
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));
   pi.registerTool(
-    createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS, harnessState }),
+    createHelpTool({
+      registeredTools: () => pi.getAllTools().map((tool) => tool.name),
+      workflowHelpers: WORKFLOW_HELPERS,
+      harnessState,
+      catalog: (cwd) => readCatalog(cwd, host.flowHome()),
+    }),
   );
 }

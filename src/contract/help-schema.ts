@@ -47,6 +47,22 @@ export const HarnessStateSchema = Type.Object(
   { description: "A harness's state when help was asked: a CLI harness's preflight result." },
 );
 
+export const SavedWorkflowSchema = Type.Object({
+  name: Type.String({ description: "Pass as external_workflow's workflow." }),
+  source: Type.Union([Type.Literal("project"), Type.Literal("user"), Type.Literal("shipped")]),
+  description: Type.Optional(Type.String()),
+  args: Type.Optional(Type.Unknown({ description: "meta.args: the JSON Schema external_workflow's args must match." })),
+  problem: Type.Optional(Type.String({ description: "Why the file cannot run (script_invalid); it is listed but not usable." })),
+});
+
+export const RoleSchema = Type.Object({
+  name: Type.String({ description: "Pass as external_delegate's role, or agent()'s." }),
+  source: Type.Union([Type.Literal("builtin"), Type.Literal("project"), Type.Literal("user")]),
+  description: Type.String(),
+  tools: Type.Optional(Type.Array(Type.String())),
+  problem: Type.Optional(Type.String({ description: "Why the role file cannot be used (configuration_invalid)." })),
+});
+
 export const HelpPayloadSchema = Type.Union([
   Type.Object({ topic: Type.Literal("contracts"), index: ContractIndexSchema }),
   Type.Object({ topic: Type.Literal("contracts"), tool: Type.String(), contract: ToolContractSchema }),
@@ -57,6 +73,8 @@ export const HelpPayloadSchema = Type.Union([
     text: Type.String(),
     state: Type.Optional(HarnessStateSchema),
     harnesses: Type.Optional(Type.Array(HarnessStateSchema, { description: "Topic harnesses without harness: every harness's state." })),
+    workflows: Type.Optional(Type.Array(SavedWorkflowSchema, { description: "Topic workflows: the saved workflows this session can run." })),
+    roles: Type.Optional(Type.Array(RoleSchema, { description: "Topic roles: the roles available here, built in and from role files." })),
   }),
 ]);
 

@@ -1,4 +1,6 @@
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES } from "../../runtime/index.ts";
+import type { RoleInfo, SavedWorkflowInfo } from "../orchestrator/catalog.ts";
+import { MAX_WORKFLOW_DEPTH } from "../orchestrator/workflow-tools.ts";
 
 /**
  * The prose topics of external_help. Each text is what a model or user needs to act, kept short;
@@ -44,7 +46,7 @@ export const harnessesOverview = (state?: (name: string) => string): string =>
     }),
   ].join("\n");
 
-export const WORKFLOWS_HELP = `A workflow is JavaScript run in a QuickJS sandbox, saved as a .js file or passed inline as external_workflow's script.
+const WORKFLOWS_GUIDE = `A workflow is JavaScript run in a QuickJS sandbox, saved as a .js file or passed inline as external_workflow's script.
 
 A saved file starts with two literal exports, read without running anything:
   export const apiVersion = 1;
@@ -63,10 +65,45 @@ Evidence moves only as prompt text you write (explicit handoff). Every child tha
 A saved workflow is looked up in the project's .pi/flow/workflows/, then the user's Flow directory (workflows/), then the shipped set: a project file overrides a user file, which overrides a shipped one.
 external_help({ topic: "contracts", tool: "external_workflow" }) lists the helper signatures.`;
 
-export const ROLES_HELP = `Roles choose a child's prompt, tools and default context.
-Built in: worker (can edit and run commands), explorer (read-only investigation), reviewer (read-only review; independent by default).
-Override or add roles with markdown files in the project's .pi/flow/roles/ or the user's Flow roles directory.
-subagent_type instead selects a Pi agent definition and always runs on the pi harness.`;
+/** The guide, then every saved workflow this session can run, with its arguments' schema. */
+export function workflowsHelp(workflows?: readonly SavedWorkflowInfo[]): string {
+  if (!workflows) return WORKFLOWS_GUIDE;
+  const lines = workflows.map((workflow) => {
+    if (workflow.problem) return `- ${workflow.name} (${workflow.source}): cannot run: ${workflow.problem}`;
+    const args = workflow.args === undefined ? "any object" : JSON.stringify(workflow.args);
+    return `- ${workflow.name} (${workflow.source}): ${workflow.description ?? "no description"} args: ${args}`;
+  });
+  return [WORKFLOWS_GUIDE, "", "Saved workflows here (run with external_workflow({ workflow: name, args })):", ...(lines.length > 0 ? lines : ["(none)"])].join("\n");
+}
+
+const ROLE_FILE_FORMAT = `A role file is markdown: frontmatter, then the child's system prompt as the body, e.g.
+  ---
+  name: security-reviewer
+  description: Reviews for security flaws, read-only.
+  tools: read, grep, find, ls
+  context: none            (none, full, or recent:N)
+  model: anthropic/claude-sonnet-4-5   (optional)
+  harness: pi              (optional: pi, claude, codex)
+  ---
+  You review code for security flaws...
+Put it in the project's .pi/flow/roles/<name>.md or the user's Flow roles directory ($PI_FLOW_HOME/roles/). A project file overrides a user file, which overrides a built-in role of the same name; an override inherits what it does not say.
+subagent_type instead selects a Pi agent definition (.pi/agents/ or Pi's agents/) and always runs on the pi harness.`;
+
+/** The roles available here, then the role file format. */
+export function rolesHelp(roles?: readonly RoleInfo[]): string {
+  const lines = roles
+    ? roles.map((role) =>
+        role.problem
+          ? `- ${role.name} (${role.source}): cannot be used: ${role.problem}`
+          : `- ${role.name} (${role.source}): ${role.description}${role.tools ? ` Tools: ${role.tools.join(", ")}.` : " Tools: Pi's defaults."}`,
+      )
+    : [
+        "- worker (builtin): can edit files and run commands.",
+        "- explorer (builtin): read-only investigation.",
+        "- reviewer (builtin): read-only review; independent by default.",
+      ];
+  return ["Roles choose a child's system prompt, tools and default context. Available here:", ...lines, "", ROLE_FILE_FORMAT].join("\n");
+}
 
 export const ERRORS_HELP = (codes: Record<string, string>) =>
   [
@@ -82,6 +119,6 @@ export const LIMITS_HELP = [
   ...LIMIT_NAMES.map(
     (name) => `- ${name}: the ${LIMIT_LABELS[name]}. Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`,
   ),
-  "Workflows may start workflows only to a fixed nesting depth.",
+  `- nesting depth: a workflow may start workflows (tools.external_workflow) to depth ${MAX_WORKFLOW_DEPTH}, the root being depth 1. Fixed, not a meta.limits entry.`,
   "A child's answer is inline up to 16 KiB of UTF-8 JSON; larger ones are delivered by reference, never truncated.",
 ].join("\n");

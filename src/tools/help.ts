@@ -4,14 +4,15 @@ import { ERROR_CODES } from "../contract/errors.ts";
 import { HelpInputSchema, HelpOutputSchema, type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
 import type { HarnessState } from "../harnesses/types.ts";
+import type { Catalog } from "../orchestrator/catalog.ts";
 import { abortIfSignalled } from "./abort.ts";
 import {
   ERRORS_HELP,
   HARNESS_HELP,
   harnessesOverview,
   LIMITS_HELP,
-  ROLES_HELP,
-  WORKFLOWS_HELP,
+  rolesHelp,
+  workflowsHelp,
 } from "./help-topics.ts";
 
 export const HELP_TOPICS = ["contracts", "workflows", "harnesses", "limits", "errors", "roles"] as const;
@@ -25,12 +26,33 @@ export interface HelpSources {
   workflowHelpers?: unknown;
   /** A harness's state now (available with binary and version, or why not), asked at call time. */
   harnessState?(name: string): HarnessState;
+  /** The saved workflows and roles the session's project can select, read at call time. */
+  catalog?(cwd: string): Catalog;
 }
 
 const isToolName = (name: string): name is ToolName => (TOOL_NAMES as readonly string[]).includes(name);
 
+/** The contract index is what a model reads first, on every session: the contract caps it at 1.5 KiB. */
+export const CONTRACT_INDEX_MAX_BYTES = 1536;
+
+function contractIndex(registered: ReadonlySet<string>) {
+  return {
+    contractVersion: CONTRACT_VERSION,
+    tools: TOOL_NAMES.map((name) => ({ name, registered: registered.has(name), purpose: TOOL_METADATA[name].purpose })),
+    rules: CORE_RULES,
+    more: 'Types: describeTool("<name>") in codemode. Full contract: external_help({ topic: "contracts", tool }).',
+  } as const;
+}
+
+// Checked when the module loads: a purpose or rule that grows past the cap fails every session's
+// start and every test, not only the one that measures it.
+const indexBytes = Buffer.byteLength(JSON.stringify(contractIndex(new Set(TOOL_NAMES))), "utf8");
+if (indexBytes > CONTRACT_INDEX_MAX_BYTES) {
+  throw new Error(`external_help's contract index is ${indexBytes} bytes, over its ${CONTRACT_INDEX_MAX_BYTES}-byte cap`);
+}
+
 /** Answers one help request. Everything it reports comes from its arguments and the contract. */
-export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope {
+export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process.cwd()): HelpEnvelope {
   const unknown = (what: string, value: string, known: readonly string[]) =>
     fail("external_help", "help", "selection_invalid", `Unknown ${what} "${value}". Known: ${known.join(", ")}.`, null);
   const registered = new Set(sources.registeredTools());
@@ -46,15 +68,7 @@ export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope
 
   switch (topic) {
     case "contracts": {
-      if (tool === undefined) {
-        const index = {
-          contractVersion: CONTRACT_VERSION,
-          tools: TOOL_NAMES.map((name) => ({ name, registered: registered.has(name), purpose: TOOL_METADATA[name].purpose })),
-          rules: CORE_RULES,
-          more: 'Types: describeTool("<name>") in codemode. Full contract: external_help({ topic: "contracts", tool }).',
-        } as const;
-        return succeed("external_help", "help", { topic, index });
-      }
+      if (tool === undefined) return succeed("external_help", "help", { topic, index: contractIndex(registered) });
       if (!isToolName(tool)) return unknown("tool", tool, TOOL_NAMES);
       const meta = TOOL_METADATA[tool];
       const contract = {
@@ -85,14 +99,18 @@ export function answerHelp(input: HelpInput, sources: HelpSources): HelpEnvelope
       if (!state) return succeed("external_help", "help", { topic, harness, text });
       return succeed("external_help", "help", { topic, harness, text: `${text}\nState now: ${state.detail}`, state });
     }
-    case "workflows":
-      return succeed("external_help", "help", { topic, text: WORKFLOWS_HELP });
+    case "workflows": {
+      const workflows = sources.catalog?.(cwd).workflows;
+      return succeed("external_help", "help", { topic, text: workflowsHelp(workflows), ...(workflows ? { workflows } : {}) });
+    }
     case "limits":
       return succeed("external_help", "help", { topic, text: LIMITS_HELP });
     case "errors":
       return succeed("external_help", "help", { topic, text: ERRORS_HELP(ERROR_CODES) });
-    case "roles":
-      return succeed("external_help", "help", { topic, text: ROLES_HELP });
+    case "roles": {
+      const roles = sources.catalog?.(cwd).roles;
+      return succeed("external_help", "help", { topic, text: rolesHelp(roles), ...(roles ? { roles } : {}) });
+    }
   }
   return unknown("topic", topic, HELP_TOPICS);
 }
@@ -115,9 +133,9 @@ export function createHelpTool(sources: HelpSources) {
     promptSnippet: "Look up pi-flow's tool contracts and guides for delegation and workflows",
     parameters: HelpInputSchema,
     outputSchema: HelpOutputSchema,
-    async execute(_toolCallId, params, signal) {
+    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       abortIfSignalled(signal);
-      const envelope = answerHelp(params, sources);
+      const envelope = answerHelp(params, sources, ctx.cwd);
       const details = { topic: params.topic, tool: params.tool, harness: params.harness };
       return toToolResult(envelope, contentFor(envelope), details);
     },

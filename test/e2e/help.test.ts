@@ -1,9 +1,12 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES } from "../../runtime/index.ts";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { CONTRACT_INDEX_MAX_BYTES } from "../../src/tools/help.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
 
@@ -27,7 +30,7 @@ describe("external_help called directly by the model", () => {
     expect(result.isError).toBe(false);
     expect(schemaViolation(helpOutput, envelope)).toBeNull();
     const index = envelope.data!.index as { tools: { name: string; registered: boolean }[]; rules: string[]; more: string };
-    expect(Buffer.byteLength(JSON.stringify(index), "utf8")).toBeLessThanOrEqual(1536);
+    expect(Buffer.byteLength(JSON.stringify(index), "utf8")).toBeLessThanOrEqual(CONTRACT_INDEX_MAX_BYTES);
     const registered = registeredNow();
     expect(index.tools.map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
     for (const tool of index.tools) expect(tool.registered).toBe(registered.has(tool.name));
@@ -72,12 +75,50 @@ describe("external_help called directly by the model", () => {
     expect(contract.helpers.agentOptions).toMatchObject({ type: "object" });
   });
 
+  test("the workflows topic lists every saved workflow here with its source, description and argument schema", async () => {
+    const projectDir = join(pi.cwd, ".pi", "flow", "workflows");
+    mkdirSync(projectDir, { recursive: true });
+    writeFileSync(join(projectDir, "triage.js"), `export const apiVersion = 1;\nexport const meta = { name: "triage", description: "Sort the issues.", args: { type: "object", properties: { label: { type: "string" } } } };\nreturn 1;\n`);
+    writeFileSync(join(projectDir, "broken.js"), `export const apiVersion = 1;\nexport const meta = { limit: {} };\nreturn 1;\n`);
+    const result = await pi.callTool("external_help", { topic: "workflows" });
+    const data = (result.structuredContent as Envelope).data as { workflows: Array<Record<string, unknown>> };
+    expect(data.workflows.map((workflow) => `${workflow.name}:${workflow.source}`)).toEqual([
+      "broken:project",
+      "handoff:shipped",
+      "map:shipped",
+      "review:shipped",
+      "triage:project",
+    ]);
+    expect(data.workflows.find((workflow) => workflow.name === "triage")).toEqual({
+      name: "triage",
+      source: "project",
+      description: "Sort the issues.",
+      args: { type: "object", properties: { label: { type: "string" } } },
+    });
+    expect(data.workflows.find((workflow) => workflow.name === "review")?.args).toMatchObject({ required: ["target"] });
+    expect(result.text).toContain('- triage (project): Sort the issues. args: {"type":"object","properties":{"label":{"type":"string"}}}');
+    expect(result.text).toMatch(/- broken \(project\): cannot run: unknown meta key `limit`; did you mean `limits`\?/);
+  });
+
+  test("the roles topic lists built-in roles and role files with their tools, and the role file format", async () => {
+    const rolesDir = join(pi.cwd, ".pi", "flow", "roles");
+    mkdirSync(rolesDir, { recursive: true });
+    writeFileSync(join(rolesDir, "auditor.md"), "---\ndescription: Audits dependencies.\ntools: read, grep\n---\nYou audit.\n");
+    const result = await pi.callTool("external_help", { topic: "roles" });
+    const data = (result.structuredContent as Envelope).data as { roles: Array<Record<string, unknown>> };
+    expect(data.roles.map((role) => `${role.name}:${role.source}`)).toEqual(["auditor:project", "explorer:builtin", "reviewer:builtin", "worker:builtin"]);
+    expect(result.text).toContain("- auditor (project): Audits dependencies. Tools: read, grep.");
+    expect(result.text).toContain(".pi/flow/roles/<name>.md");
+    expect(result.text).toContain("context: none");
+  });
+
   test("the limits topic states the limits the runtime enforces", async () => {
     const result = await pi.callTool("external_help", { topic: "limits" });
     for (const name of LIMIT_NAMES) {
       expect(result.text).toContain(`- ${name}: `);
       expect(result.text).toContain(`Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`);
     }
+    expect(result.text).toContain("- nesting depth: a workflow may start workflows (tools.external_workflow) to depth 2");
   });
 
   test.each([
