@@ -56,7 +56,8 @@ export async function waitForRuns(
         if (all || (mode === "any" && settled.size > 0) || [...settled.values()].some(unsuccessfulWorkflow)) finish(resolve);
       };
       const timer = request.timeoutMs === undefined ? undefined : setTimeout(() => finish(resolve), request.timeoutMs);
-      const onAbort = () => finish(() => reject(new Error(WAIT_ABORTED)));
+      // An AbortError, as every aborted operation rejects (tool-calling contract §5.3); its message says what stopped.
+      const onAbort = () => finish(() => reject(new DOMException(WAIT_ABORTED, "AbortError")));
       let finished = false;
       const finish = (settle: () => void) => {
         if (finished) return;

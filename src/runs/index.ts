@@ -22,9 +22,8 @@ export { resolveFlowHome, projectKey, sessionKey, type RunScope } from "./home.t
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactText, redactValue, REDACTED } from "./redact.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./delivery.ts";
-export { buildView, formatRunText } from "./view.ts";
+export { buildView, formatRunText, outputWarnings } from "./view.ts";
 export {
-  batchWarnings,
   formatBatchText,
   DEFAULT_PAGE_BYTES,
   MAX_BATCH_TARGETS,

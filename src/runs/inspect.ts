@@ -10,7 +10,7 @@ import { statOrNull } from "./fsio.ts";
 import { runFiles } from "./home.ts";
 import { assertRunId } from "./ids.ts";
 import { assertFresh, fileDocument, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
-import { buildView, formatRunText } from "./view.ts";
+import { buildView, formatRunText, outputWarnings } from "./view.ts";
 
 export type BatchPayload = Static<typeof BatchPayloadSchema>;
 export type SinglePayload = Static<typeof SinglePayloadSchema>;
@@ -52,16 +52,12 @@ export function formatBatchText(entries: readonly RunView[], nextCursor?: string
   return nextCursor ? `${body}\n\nMore runs follow: call again with cursor ${JSON.stringify(nextCursor)}.` : body;
 }
 
-/** Receipt warnings of a batch page: `output_redacted` when an inlined value was changed. */
-export function batchWarnings(entries: readonly RunView[]): string[] {
-  return entries.some((e) => e.output.delivery === "inline" && e.output.redacted) ? ["output_redacted"] : [];
-}
 
 const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
 
 function envelopeBytes(payload: BatchPayload): number {
   // Measured on the real envelope; observedAt has a fixed width, so this is what the tool will send.
-  return bytes(JSON.stringify(succeed("external_runs", "inspect", payload, batchWarnings(payload.entries))));
+  return bytes(JSON.stringify(succeed("external_runs", "inspect", payload, outputWarnings(payload.entries))));
 }
 
 /**

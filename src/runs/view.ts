@@ -111,3 +111,8 @@ export function formatRunText(view: RunView): string {
   }
   return lines.join("\n");
 }
+
+/** Receipt warnings of any set of views: `output_redacted` when redaction changed an inlined value. */
+export function outputWarnings(views: readonly RunView[]): string[] {
+  return views.some((view) => view.output.delivery === "inline" && view.output.redacted) ? ["output_redacted"] : [];
+}

@@ -23,7 +23,7 @@ import {
 import { RECORD_VERSION, writeRecord, type RunRecord } from "./record.ts";
 import { redactText, redactValue } from "./redact.ts";
 import type { LiveEntry, MemoryFinal } from "./registry.ts";
-import { buildView } from "./view.ts";
+import { buildView, outputWarnings } from "./view.ts";
 import { capText } from "../../runtime/index.ts";
 import type { CreateRunInput, SettleInput, SettleResult, WriterHooks } from "./writer-types.ts";
 
@@ -283,7 +283,7 @@ export class RunWriter {
       () => buildView(resolveFacts(this.ctx, this.runId)),
     );
     this.ctx.hooks.at?.("settled", this.runId);
-    const warnings = view.output.delivery === "inline" && view.output.redacted ? ["output_redacted"] : [];
+    const warnings = outputWarnings([view]);
     // The result stands, but part of its evidence was not saved: say so on the receipt.
     if (this.errors.length > 0) warnings.push("evidence_incomplete");
     return { view, warnings, evidenceErrors: [...this.errors] };

@@ -28,6 +28,7 @@ export function createDelegateTool(host: FlowHost) {
       "The child sees only its prompt unless context asks for the parent's recent turns or full history, frozen when this call starts.",
       "Foreground (default) blocks until the child settles; ok is true only for a non-empty successful answer. background: true returns once the run is accepted; wait with external_runs.",
       "Answers over 16 KiB come by reference: page run.refs.final with external_runs. Check ok, then run.state.outcome.",
+      "Cancelling this call stops a foreground child; a background child outlives the call and stops only through external_runs cancel or when the session ends.",
     ].join(" "),
     promptSnippet: "Delegate one task to a child agent (foreground or background) and get its answer as a run",
     parameters: DelegateInputSchema,

@@ -21,7 +21,9 @@ export function receiptText(view: RunView, phase: "accepted" | "settled", canSup
     const next = canSupervise
       ? `Wait for it: external_runs ${call({ action: "wait", runIds: [view.runId] })}. Otherwise a completion message follows when it settles.`
       : `A completion message follows when it settles. ${UNSUPERVISED}.`;
-    return [`${noun} ${view.runId} accepted in the background (not finished).`, next].join("\n");
+    // Accurate about queued versus running (tool-calling contract §6.1): a queued run waits for a background slot.
+    const state = view.state.status === "queued" ? "queued in the background: it starts when a background slot frees (not started)" : "accepted in the background (not finished)";
+    return [`${noun} ${view.runId} ${state}.`, next].join("\n");
   }
   const outcome = view.state.outcome ?? view.state.status;
   const lines = [`${noun} ${view.runId} ${outcome}.`];

@@ -5,7 +5,7 @@ import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/r
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import type { ResultOwnership } from "../orchestrator/ownership.ts";
 import { waitForRuns } from "../orchestrator/wait.ts";
-import { batchWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
+import { outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 
@@ -33,7 +33,8 @@ function list(runs: RunStore, input: RunsInput): Answer {
     page.nextCursor ? `More agent runs: cursor ${JSON.stringify(page.nextCursor)}.` : "",
     page.nextWorkflowCursor ? `More workflows: workflowCursor ${JSON.stringify(page.nextWorkflowCursor)}.` : "",
   ].filter(Boolean);
-  return { data: page, text: [rows.length > 0 ? rows.join("\n\n") : "No runs on this page.", ...more].join("\n\n") };
+  const text = [rows.length > 0 ? rows.join("\n\n") : "No runs on this page.", ...more].join("\n\n");
+  return { data: page, text, warnings: outputWarnings([...page.runs, ...page.workflows]) };
 }
 
 function inspect(runs: RunStore, input: RunsInput): Answer {
@@ -46,7 +47,7 @@ function inspect(runs: RunStore, input: RunsInput): Answer {
   });
   if (payload.mode === "batch") {
     // The batch byte rule holds for exactly this text: send it unchanged.
-    return { data: payload, text: formatBatchText(payload.entries, payload.nextCursor), warnings: batchWarnings(payload.entries) };
+    return { data: payload, text: formatBatchText(payload.entries, payload.nextCursor), warnings: outputWarnings(payload.entries) };
   }
   const { page } = payload;
   const fallback =
@@ -82,8 +83,7 @@ async function wait(
     ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
   };
   const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
-  const redacted = payload.completed.some((view) => view.output.delivery === "inline" && view.output.redacted);
-  return { data: payload, text, warnings: redacted ? ["output_redacted"] : [] };
+  return { data: payload, text, warnings: outputWarnings(payload.completed) };
 }
 
 function answerAction(

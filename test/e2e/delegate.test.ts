@@ -212,6 +212,26 @@ describe("abort, background and delivery", () => {
     expect(completions()).toHaveLength(1);
   });
 
+  test("a background run past the session's slots is queued, and its receipt says so", async () => {
+    pi.dispose();
+    pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
+    const first = childAnswersWhenReleased("first");
+    const running = await delegate({ ...worker, background: true }, { children: [first.step] });
+    await first.started;
+    const queued = await delegate({ ...worker, background: true }, { children: [childAnswers("second")] });
+    expect(running.result.text).toMatch(/accepted in the background \(not finished\)/);
+    expect(queued.receipt.data.run!.state.status).toBe("queued");
+    expect(queued.result.text).toMatch(/queued in the background: it starts when a background slot frees \(not started\)/);
+    first.release();
+  });
+
+  test("the tool descriptions state the cancellation scope", () => {
+    for (const name of ["external_delegate", "external_workflow"]) {
+      const tool = pi.session.getAllTools().find((candidate) => candidate.name === name);
+      expect(tool?.description ?? "").toMatch(/Cancelling this call stops a foreground .*; a background .* outlives the call and stops only through external_runs cancel/);
+    }
+  });
+
   test("a reload keeps background runs going: the completion message still arrives, once", async () => {
     const gated = childAnswersWhenReleased("survived the reload");
     const { receipt } = await delegate({ ...worker, background: true }, { children: [gated.step] });
@@ -248,6 +268,12 @@ describe("abort, background and delivery", () => {
     expect(JSON.stringify(receipt)).not.toContain(secret);
     expect(result.text).not.toContain(secret);
     expect(String(receipt.data.run!.output.value)).toContain("in .env");
+    // Every later view of that run that inlines the value carries the same warning.
+    for (const args of [{ action: "list" }, { action: "inspect", runIds: [receipt.data.run!.runId] }, { action: "wait", runIds: [receipt.data.run!.runId] }]) {
+      const later = await pi.callTool("external_runs", args);
+      expect((later.structuredContent as { warnings: string[] }).warnings, args.action).toContain("output_redacted");
+      expect(later.text).not.toContain(secret);
+    }
   });
 });
 
