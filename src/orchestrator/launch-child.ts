@@ -143,6 +143,8 @@ export interface LaunchOptions {
   /** Foreground only: the parent tool's signal; aborting it cancels the child. */
   signal?: AbortSignal;
   parentRunId?: string;
+  /** The Pi tool call that started this run (external_delegate), kept in its launch evidence for correlation. */
+  toolCallId?: string;
   onProgress?(progress: ChildProgress): void;
 }
 
@@ -194,6 +196,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
     },
     launch: {
+      ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
       harness,
       model: modelLabel(model),
       profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },

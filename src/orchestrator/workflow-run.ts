@@ -34,6 +34,8 @@ export interface WorkflowLaunch {
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
   depth: number;
+  /** The Pi tool call that started this run, kept in its launch evidence for correlation. */
+  toolCallId?: string;
   /** The workflow that started this one through tools.external_workflow. */
   parentRunId?: string;
   onProgress?(progress: WorkflowProgress): void;
@@ -76,7 +78,15 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       source: selected.source,
       ...(launch.parentRunId ? { parentRunId: launch.parentRunId } : {}),
     },
-    launch: { workflow: selected.name, source: selected.source, script: selected.text, args: launch.args, meta: workflow.meta, depth: launch.depth },
+    launch: {
+      ...(launch.toolCallId ? { toolCallId: launch.toolCallId } : {}),
+      workflow: selected.name,
+      source: selected.source,
+      script: selected.text,
+      args: launch.args,
+      meta: workflow.meta,
+      depth: launch.depth,
+    },
   });
   // The replay inputs: with the journal's store and child answers they replay the run.
   writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth } });

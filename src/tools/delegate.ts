@@ -35,7 +35,7 @@ export function createDelegateTool(host: FlowHost) {
     outputSchema: DelegateOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.
-    async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
+    async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let launched: LaunchedChild | undefined;
@@ -45,6 +45,7 @@ export function createDelegateTool(host: FlowHost) {
         const prepared = prepareChild(params as ChildCall, env);
         launched = launchChild(prepared, env, {
           background,
+          toolCallId,
           ...(background ? { slots: host.session(ctx).backgroundSlots } : { signal }),
           onProgress: (progress) => {
             if (background) return;

@@ -56,7 +56,7 @@ export function createWorkflowTool(host: FlowHost) {
     outputSchema: WorkflowOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.
-    async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<WorkflowDetails>> {
+    async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<WorkflowDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let started: StartedWorkflow;
@@ -80,6 +80,7 @@ export function createWorkflowTool(host: FlowHost) {
           tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot }),
           background,
           depth,
+          toolCallId,
           ...(parentRunId ? { parentRunId } : {}),
           ...(background ? {} : { signal }),
           onProgress: (progress) => {

@@ -147,7 +147,8 @@ describe("list and inspect", () => {
     expect(final.envelope.data).toMatchObject({ mode: "single", runId, view: "final", finalAvailable: true, page: { encoding: "text", complete: true, text: answer } });
     const launch = await runs({ action: "inspect", runIds: [runId], view: "launch" });
     expect(launch.envelope.data.page!.encoding).toBe("json");
-    expect(JSON.parse(launch.envelope.data.page!.text)).toMatchObject({ harness: "pi" });
+    // The launch evidence names the Pi tool call that started the run, for correlation.
+    expect(JSON.parse(launch.envelope.data.page!.text)).toMatchObject({ harness: "pi", toolCallId: expect.stringMatching(/^call_\d+$/) });
     let text = "";
     let cursor: string | undefined;
     do {
