@@ -8,9 +8,9 @@ import { JOURNAL_VERSION, isWellFormed, type JournalLine, type StartLine, type T
  * - complete: a start line and a terminal line, and no bad line;
  * - incomplete: no terminal line yet, or the last line is torn: it has no newline, so its write
  *   never finished (whether or not its text happens to parse);
- * - damaged: any whole (newline-terminated) line that is not the well-formed record expected at its
- *   position (so a first line that is not a start line is damage even when it is the only line),
- *   a record after the terminal line, or a line of another run;
+ * - damaged: a bad line (not the well-formed record expected at its position) with records after
+ *   it, a record after the terminal line, or a line of another run. A bad last line has nothing
+ *   after it: the journal just has no terminal line, which is incomplete;
  * - unknown: unsupported version, or the file could not be read (missing counts: nothing was read).
  * A run that is live is `incomplete` whatever its journal says; that is the view's job, not this one's.
  */
@@ -65,7 +65,10 @@ export function classifyJournalText(text: string, runId: string): JournalReport 
     // written whole, so if it is the wrong record the journal is wrong, torn or not.
     if (torn && line === null) return { ...report, integrity: "incomplete", reason: `line ${n} is torn` };
     const checked = checkLine(line, i);
-    if ("defect" in checked) return { ...report, integrity: "damaged", reason: `line ${n} ${checked.defect}` };
+    if ("defect" in checked) {
+      const last = i === lines.length - 1;
+      return { ...report, integrity: last ? "incomplete" : "damaged", reason: `line ${n} ${checked.defect}${last ? " (the last line; no terminal line)" : ""}` };
+    }
     if (torn) return { ...report, integrity: "incomplete", reason: `line ${n} is torn (no newline)` };
     report.lines++;
     if (checked.ok.t === "start") report.start = checked.ok;

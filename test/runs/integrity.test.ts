@@ -49,21 +49,24 @@ describe("journal integrity", () => {
     expect(classifyJournalText(lines(child(0), terminal(1)), RUN).integrity).toBe("damaged");
   });
 
-  it("damaged: a whole line that is wrong, even when it is the only or the last line", () => {
-    // The first line is not a start line: damage, with or without lines after it.
-    const onlyChild = classifyJournalText(lines(child(0)), RUN);
-    expect(onlyChild).toMatchObject({ integrity: "damaged", reason: "line 1 is not a start line" });
-    // Unterminated but parsed whole: the write finished except its newline, and it is the wrong record.
-    expect(classifyJournalText(child(0), RUN).integrity).toBe("damaged");
-    // A newline-terminated bad last line is not a torn write.
-    expect(classifyJournalText(lines(start(), "{garbage"), RUN).integrity).toBe("damaged");
-    expect(classifyJournalText(lines(start(), ""), RUN).integrity).toBe("damaged");
-    // Out of sequence or a second start line, as the last line.
-    expect(classifyJournalText(lines(start(), child(5)), RUN).integrity).toBe("damaged");
-    expect(classifyJournalText(lines(start(), start()), RUN).integrity).toBe("damaged");
-    // Only an unfinished write is incomplete.
+  it("incomplete: a bad last line, whole or torn, has no record after it: there is just no terminal line", () => {
+    // The contract: damaged is "a bad line with records after it"; a last line has none.
+    expect(classifyJournalText(lines(child(0)), RUN)).toMatchObject({ integrity: "incomplete", reason: "line 1 is not a start line (the last line; no terminal line)" });
+    expect(classifyJournalText(child(0), RUN).integrity).toBe("incomplete");
+    expect(classifyJournalText(lines(start(), "{garbage"), RUN).integrity).toBe("incomplete");
+    expect(classifyJournalText(lines(start(), ""), RUN).integrity).toBe("incomplete");
+    expect(classifyJournalText(lines(start(), child(5)), RUN).integrity).toBe("incomplete");
+    expect(classifyJournalText(lines(start(), start()), RUN).integrity).toBe("incomplete");
     expect(classifyJournalText(lines(start()) + child(1), RUN).integrity).toBe("incomplete");
     expect(classifyJournalText(`${lines(start())}{"v":1,"se`, RUN).integrity).toBe("incomplete");
+  });
+
+  it("damaged: a bad line with records after it", () => {
+    expect(classifyJournalText(lines(child(0), terminal(1)), RUN)).toMatchObject({ integrity: "damaged", reason: "line 1 is not a start line" });
+    expect(classifyJournalText(lines(start(), "{garbage", terminal(2)), RUN).integrity).toBe("damaged");
+    expect(classifyJournalText(lines(start(), "", child(2)), RUN).integrity).toBe("damaged");
+    expect(classifyJournalText(lines(start(), child(5), terminal(6)), RUN).integrity).toBe("damaged");
+    expect(classifyJournalText(lines(start(), start(), terminal(2)), RUN).integrity).toBe("damaged");
   });
 
   it("damaged: the run ID does not match", () => {
