@@ -15,6 +15,8 @@ export interface MemoryFinal {
   value: unknown;
   format: FinalFormat;
   redacted: boolean;
+  /** Whether the final file was written; an unsaved value exists only here. */
+  saved: boolean;
 }
 
 export interface LiveEntry {
@@ -167,10 +169,12 @@ export class RunRegistry {
   private evict(): void {
     let settled = 0;
     for (const { entry } of this.slots.values()) if (entry.status === "settled") settled++;
-    // Map iteration is insertion order, so the oldest settled entries go first.
+    // Map iteration is insertion order, so the oldest settled entries go first. A value whose final
+    // file could not be written exists only here: evicting it would leave refs.final pointing at
+    // nothing, so it stays for the life of the process.
     for (const [runId, { entry }] of this.slots) {
       if (settled <= this.maxSettled) break;
-      if (entry.status === "settled") {
+      if (entry.status === "settled" && entry.final?.saved !== false) {
         this.slots.delete(runId);
         settled--;
       }

@@ -229,7 +229,7 @@ export class RunWriter {
       if (value !== undefined) {
         const format = finalFormatFor(this.kind, value, input.structured ?? false);
         const doc = finalDocumentText(format, value);
-        memory = { value, format, redacted: changed };
+        memory = { value, format, redacted: changed, saved: false };
         meta = {
           format,
           valueJsonBytes: jsonBytes(value) ?? 0,
@@ -241,6 +241,7 @@ export class RunWriter {
         meta.saved = saved;
         if (saved) this.ctx.hooks.at?.("final-written", this.runId);
         // Memory keeps what only memory can serve: an unsaved value, or one small enough to go inline.
+        memory.saved = saved;
         if (saved && meta.valueJsonBytes > INLINE_LIMIT_BYTES) memory = undefined;
       }
     }

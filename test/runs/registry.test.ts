@@ -1,5 +1,7 @@
+import { mkdirSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openRunStore, processRegistry, RunRegistry, type RunStore } from "../../src/runs/index.ts";
+import { runFiles } from "../../src/runs/home.ts";
 import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -79,6 +81,19 @@ describe("live registry", () => {
     expect(registry.isLive(live.runId)).toBe(true);
     expect(registry.release(live.runId)).toBe(false);
     expect(small.view(ids[0]).output.value).toBe(1); // evicted from memory, still on disk
+  });
+
+  it("never evicts a value held only in memory: its refs.final keeps resolving after any number of later runs", () => {
+    const registry = new RunRegistry({ maxSettled: 2 });
+    const small = openRunStore({ home: box.home, cwd: box.project, sessionId: "s", registry });
+    const lost = small.create({ kind: "agent", task, background: false });
+    mkdirSync(runFiles(small.scope, lost.runId).final); // the final file cannot be written: a directory is in the way
+    const big = "z".repeat(40_000);
+    lost.settle({ outcome: "succeeded", value: big });
+    for (let i = 0; i < 5; i++) small.create({ kind: "agent", task, background: false }).settle({ outcome: "succeeded", value: i });
+    expect(registry.get(lost.runId)?.final).toMatchObject({ saved: false });
+    const page = small.inspectSingle(lost.runId, "final", { limitBytes: 64 * 1024 });
+    expect(page.page.text).toBe(big);
   });
 
   it("has one process-wide registry", () => {
