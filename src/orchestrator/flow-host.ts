@@ -2,6 +2,7 @@ import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
+import { resolveHarnessSettings, type FlowHarnessSettingsInput } from "../harnesses/harness-settings.ts";
 import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
@@ -72,7 +73,7 @@ export class FlowHost {
    */
   pruneSoon(ctx: ExtensionContext): void {
     const runs = this.runStore(ctx);
-    const settings = (this.pi.getSettings() as { flow?: RetentionSettings }).flow ?? {};
+    const settings = this.flowSettings().flow ?? {};
     setImmediate(() => {
       try {
         runs.prune(resolveRetention(settings, process.env));
@@ -96,6 +97,8 @@ export class FlowHost {
    */
   launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
+    // Read at every call, so a changed setting applies to the next run; malformed is configuration_invalid.
+    const harnesses = resolveHarnessSettings(this.flowSettings().flow, process.env, ctx.cwd);
     return {
       cwd: ctx.cwd,
       agentDir: getAgentDir(),
@@ -104,7 +107,13 @@ export class FlowHost {
       modelRegistry: ctx.modelRegistry,
       snapshot: () => (captured ??= captureParentSnapshot(ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
+      harnesses,
     };
+  }
+
+  /** The `flow` object of Pi's settings: retention, replay and recording. */
+  private flowSettings(): { flow?: RetentionSettings & FlowHarnessSettingsInput } {
+    return this.pi.getSettings() as { flow?: RetentionSettings & FlowHarnessSettingsInput };
   }
 
   /**

@@ -2,23 +2,39 @@ import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
 import { childModelRuntime } from "../harnesses/model-runtime.ts";
+import { REPLAY_SETUP, type HarnessSettings } from "../harnesses/harness-settings.ts";
 import { createPiHarness } from "../harnesses/pi.ts";
+import { withRecording } from "../harnesses/recording.ts";
+import { createReplayHarness, loadCassette } from "../harnesses/replay.ts";
 import type { Harness } from "../harnesses/types.ts";
 
 export const HARNESS_NAMES = ["pi", "claude", "codex", "replay"] as const;
 
 /** Harnesses named by the contract whose adapters this version does not ship yet. */
-const NOT_YET_AVAILABLE = new Set(["claude", "codex", "replay"]);
+const NOT_YET_AVAILABLE = new Set(["claude", "codex"]);
 
-/** Checks a harness name before launch: unknown is selection_invalid, absent is harness_unavailable. */
-export function checkHarnessName(name: string): string {
+/**
+ * Checks a harness name before launch: unknown is selection_invalid, absent is harness_unavailable
+ * (replay is there only when a cassette is configured).
+ */
+export function checkHarnessName(name: string, settings: HarnessSettings = {}): string {
   if (!(HARNESS_NAMES as readonly string[]).includes(name)) {
     throw new FlowError("selection_invalid", `Unknown harness "${name}". Known: ${HARNESS_NAMES.join(", ")}.`);
+  }
+  if (name === "replay") {
+    if (!settings.replay) throw new FlowError("harness_unavailable", `The replay harness has no cassette. ${REPLAY_SETUP}`);
+    loadCassette(settings.replay.cassette); // a missing or malformed cassette is found before launch
   }
   if (NOT_YET_AVAILABLE.has(name)) {
     throw new FlowError("harness_unavailable", `The ${name} harness is not available in this version of pi-flow; use harness "pi".`);
   }
   return name;
+}
+
+/** The harness a child runs on: the one it asked for, or replay for every child when replay.every is set. */
+export function selectHarness(requested: string, settings: HarnessSettings): string {
+  if (settings.replay?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return checkHarnessName("replay", settings);
+  return checkHarnessName(requested, settings);
 }
 
 /**
@@ -44,8 +60,18 @@ export function resolveChildModel(
   return model;
 }
 
-export async function createHarness(name: string, options: { agentDir: string; model: Model<Api>; registry: ModelRegistry }): Promise<Harness> {
-  checkHarnessName(name);
+export interface HarnessOptions {
+  agentDir: string;
+  /** Absent only for replay, which needs no model. */
+  model: Model<Api> | undefined;
+  registry: ModelRegistry;
+  settings: HarnessSettings;
+}
+
+export async function createHarness(name: string, options: HarnessOptions): Promise<Harness> {
+  checkHarnessName(name, options.settings);
+  if (name === "replay") return createReplayHarness(options.settings.replay!);
+  if (!options.model) throw new FlowError("model_unavailable", "The child has no model to run on.");
   const modelRuntime = await childModelRuntime(options.registry, options.model);
-  return createPiHarness({ agentDir: options.agentDir, model: options.model, modelRuntime });
+  return withRecording(createPiHarness({ agentDir: options.agentDir, model: options.model, modelRuntime }), options.settings.record);
 }

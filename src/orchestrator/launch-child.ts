@@ -8,11 +8,12 @@ import type { RunView } from "../contract/run-schema.ts";
 import { checkContextRequest, renderContext, selectContext } from "../context/modes.ts";
 import type { ParentSnapshot } from "../context/snapshot.ts";
 import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
+import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
-import { checkHarnessName, createHarness, resolveChildModel } from "./harness-select.ts";
+import { createHarness, resolveChildModel, selectHarness } from "./harness-select.ts";
 import type { Slots } from "./slots.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -43,13 +44,16 @@ export interface LaunchEnvironment {
    */
   snapshot(): ParentSnapshot;
   runs: RunStore;
+  /** Replay and recording, as Pi's settings and the environment configure them. */
+  harnesses: HarnessSettings;
 }
 
 export interface PreparedChild {
   call: ChildCall;
   profile: ChildProfile;
   harness: string;
-  model: Model<Api>;
+  /** Absent for replay: a replayed child needs no model. */
+  model: Model<Api> | undefined;
   cwd: string;
   prompt: string;
   contextMode: string;
@@ -96,8 +100,8 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
     call.subagent_type !== undefined
       ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
       : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
-  const harness = checkHarnessName(call.harness ?? profile.harness ?? "pi");
-  const model = resolveChildModel(call.model ?? profile.model, env.parentModel, env.modelRegistry);
+  const harness = selectHarness(call.harness ?? profile.harness ?? "pi", env.harnesses);
+  const model = harness === "replay" ? undefined : resolveChildModel(call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
@@ -162,7 +166,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     },
     launch: {
       harness,
-      model: `${model.provider}/${model.id}`,
+      model: model ? `${model.provider}/${model.id}` : null,
       profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
       context: prepared.contextMode,
       cwd: prepared.cwd,
@@ -196,9 +200,14 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     }
   };
   const runOnHarness = async (): Promise<ChildResult> => {
-    const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry });
+    const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry, settings: env.harnesses });
     return child.run({
       profile,
+      task: {
+        agent: call.role !== undefined ? `role:${call.role}` : `agent:${call.subagent_type!}`,
+        description: call.description,
+        ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+      },
       prompt: prepared.prompt,
       cwd: prepared.cwd,
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),

@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES } from "../..
 
 export const HARNESS_HELP: Record<string, string> = {
   pi: [
-    "pi (default, and the only harness this version ships): the child is an in-process Pi AgentSession.",
+    "pi (default): the child is an in-process Pi AgentSession.",
     "It uses the parent's model and model runtime unless a role or model chooses another, so every provider the parent can use works for it.",
     "Tools come from the role; context (none, recent N, full) is selected from the parent's branch frozen when the call starts.",
     "subagent_type always runs here.",
@@ -21,8 +21,10 @@ export const HARNESS_HELP: Record<string, string> = {
     "When it ships it will run non-interactively with JSONL output after a version preflight; a Flow ref means nothing to it, so hand it bounded text.",
   ].join("\n"),
   replay: [
-    "replay: children answered from a recording of an earlier run, for testing workflows with no model.",
-    "Not available in this version: selecting it is harness_unavailable.",
+    "replay: children answered from a cassette (a recording of an earlier run, or illustrative answers), with no model and no tokens.",
+    "Needs a cassette: PI_FLOW_REPLAY=<file.jsonl> or the Pi setting flow.replay.cassette; without one, selecting it is harness_unavailable.",
+    "Answers match by role or agent definition, description, occurrence and a hash of the prompt; flow.replay.mode (PI_FLOW_REPLAY_MODE) loose ignores the prompt.",
+    "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD.",
   ].join("\n"),
 };
 
