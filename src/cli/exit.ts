@@ -11,8 +11,9 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-/** Error codes that mean the input was refused before launch: exit 2. */
+/** Error codes that mean the input was refused before launch (for flow runs: no such run): exit 2. */
 export const REFUSED_CODES: ReadonlySet<string> = new Set([
+  "run_unavailable",
   "script_invalid",
   "request_invalid",
   "selection_invalid",

@@ -44,8 +44,8 @@ export interface HeadlessSession {
   agentDir: string;
   /** Selects `provider/id` for this session (children inherit it); model_unavailable when it cannot run. */
   useModel(reference: string): Promise<void>;
-  /** Whether the session has a model its children can inherit. */
-  hasModel(): boolean;
+  /** Whether the session has a model with credentials, which its children inherit. */
+  hasUsableModel(): Promise<boolean>;
   callableToolNames(): string[];
   /** Calls one tool through Pi's tool pipeline (validation, hooks), as if the model had asked. */
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolOutcome>;
@@ -108,7 +108,8 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
         throw new FlowError("model_unavailable", `Model "${reference}" cannot run: ${(error as Error).message}.`);
       }
     },
-    hasModel: () => session.model !== undefined,
+    // With nothing configured, Pi still gives the session a placeholder model; only credentials tell.
+    hasUsableModel: async () => session.model !== undefined && (await session.modelRuntime.checkAuth(session.model.provider)) !== undefined,
     callableToolNames: () => session.getCallableToolNames(),
     async callTool(name, args, { signal, onUpdate }) {
       const toolCall: ToolCall = { type: "toolCall", id: `flow_${++calls}`, name, arguments: args as ToolCall["arguments"] };

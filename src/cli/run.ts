@@ -41,7 +41,7 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession): Prom
     return;
   }
   if (plan.model) await headless.useModel(plan.model);
-  else if (!headless.hasModel()) throw new FlowError("model_unavailable", NO_MODEL);
+  else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
   if (plan.record) {
     try {
       startCassette(plan.record);
