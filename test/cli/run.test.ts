@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
-import { CASSETTES, flow, flowSandbox, QUICKSTART, REVIEW_TARGET, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, QUICKSTART, REVIEW_TARGET, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -68,6 +68,18 @@ describe("flow run --replay", () => {
     const value = JSON.parse(result.stdout) as { target: string; synthesis: { verdict: string } };
     expect(value).toMatchObject({ target: "src/truncate.js", synthesis: { verdict: answerOf("Synthesize the review") } });
   });
+});
+
+test("a script file's tools.* reach a tool an --extension registers, through the flow session's tool pipeline", async () => {
+  const empty = sandbox.file("empty.jsonl", `${JSON.stringify({ format: "pi-flow-cassette", version: 1, illustrative: true, note: "no answers" })}\n`);
+  const script = sandbox.file(
+    "echo.js",
+    'export const apiVersion = 1;\nexport const meta = { name: "echo", tools: ["flow_test_echo"] };\nconst echoed = await tools.flow_test_echo({ text: args.text });\nconst help = await tools.external_help({ topic: "limits" });\nreturn { echoed, helpOk: help.ok };\n',
+  );
+  const result = await flow(["run", script, "--args", '{"text":"hi"}', "--replay", empty, "--extension", ECHO_EXTENSION, "--cwd", sandbox.root], { env });
+  expect(result.stderr).toMatch(/^run wf_\S+ succeeded in /m);
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toEqual({ echoed: { echoed: "hi" }, helpOk: true });
 });
 
 describe("exit code 2: the input is refused before anything launches", () => {
