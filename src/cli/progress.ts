@@ -126,6 +126,7 @@ function liveView(stream: NodeJS.WriteStream): ProgressView {
   };
 }
 
+/** A terminal that does not say its size (rows 0) cannot hold a redrawn view: plain lines there too. */
 export function createProgressView(stream: NodeJS.WriteStream): ProgressView {
-  return stream.isTTY ? liveView(stream) : plainView(stream);
+  return stream.isTTY && (stream.rows ?? 0) > 0 ? liveView(stream) : plainView(stream);
 }
