@@ -1,5 +1,5 @@
 import { fail, type Envelope } from "../contract/envelope.ts";
-import { FlowError, isErrorCode } from "../contract/errors.ts";
+import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { readCassette } from "../harnesses/cassette.ts";
 import { startCassette } from "../harnesses/recording.ts";
@@ -138,7 +138,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
     view = createProgressView(process.stderr);
     return await launch(plan, headless, controller, interrupts.interrupted, view);
   } catch (error) {
-    if (error instanceof FlowError && isErrorCode(error.code)) return refuse(error, plan.json);
+    if (error instanceof FlowError) return refuse(error, plan.json);
     throw error;
   } finally {
     interrupts.stop();

@@ -72,7 +72,12 @@ function show(argv: readonly string[]): number {
 /** New output of a workflow (a JSON array of messages) or an agent (text) since `printed`. */
 function newOutput(text: string, encoding: string, printed: number): { chunk: string; printed: number } {
   if (encoding !== "json") return { chunk: text.slice(printed), printed: text.length };
-  const messages = JSON.parse(text) as { text: string }[];
+  let messages: { text: string }[];
+  try {
+    messages = JSON.parse(text) as { text: string }[];
+  } catch {
+    return { chunk: "", printed }; // read while a message was being appended: take it next time
+  }
   const fresh = messages.slice(printed).map((message) => (message.text.endsWith("\n") ? message.text : `${message.text}\n`));
   return { chunk: fresh.join(""), printed: messages.length };
 }
