@@ -32,6 +32,9 @@ function flowSettingsFor(plan: RunPlan): Record<string, unknown> | undefined {
 
 /** Everything that can be refused once the session is there, before anything launches. */
 async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession): Promise<void> {
+  if (!headless.callableToolNames().includes("external_workflow")) {
+    throw new FlowError("configuration_invalid", "external_workflow is not registered here (PI_FLOW_WORKFLOWS=off turns it off): flow run needs it.");
+  }
   if ("file" in plan.target) {
     const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
     if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));

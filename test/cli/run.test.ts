@@ -99,11 +99,12 @@ describe("exit code 2: the input is refused before anything launches", () => {
     ["a cassette that is missing", () => ["run", "review", "--replay", join(sandbox.root, "absent.jsonl")], "harness_unavailable", /absent\.jsonl cannot be read \(ENOENT\)/],
     ["no model configured and no --replay", () => ["run", "review", "--args", JSON.stringify({ target: "x" })], "model_unavailable", /No model to run the children on/],
     ["a --model Pi does not know", () => ["run", "review", "--model", "nowhere/nothing"], "model_unavailable", /Model "nowhere\/nothing" is not known/],
+    ["workflows turned off with PI_FLOW_WORKFLOWS=off", () => ["run", "review", "--replay", REVIEW_CASSETTE], "configuration_invalid", /PI_FLOW_WORKFLOWS=off/],
     ["an extension that does not load", () => ["run", "review", "--replay", REVIEW_CASSETTE, "--extension", join(sandbox.root, "absent-extension.ts")], "configuration_invalid", /extension failed to load/],
   ];
 
-  test.each(cases)("%s", async (_name, args, code, message) => {
-    const result = await flow(args(), { env });
+  test.each(cases)("%s", async (name, args, code, message) => {
+    const result = await flow(args(), { env: name.includes("PI_FLOW_WORKFLOWS") ? { ...env, PI_FLOW_WORKFLOWS: "off" } : env });
     expect(result.stderr).toMatch(message);
     expect(result.stderr).toContain(`(${code})`);
     expect(result.code).toBe(2);
