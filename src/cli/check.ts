@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { CHECK_USAGE } from "./usage.ts";
 import { listFlag, parseCommand, stringFlag } from "./args.ts";
 import { EXIT } from "./exit.ts";
-import { openHeadlessSession, type HeadlessSession } from "./headless.ts";
+import type { HeadlessSession } from "./headless.ts";
 import { checkWorkflowSource, formatProblem, requestedTools, type Problem } from "./script-check.ts";
 
 const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
@@ -36,6 +36,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
       }
       // A session costs a few hundred milliseconds: open one only for a file that names tools.
       if (!tools && requestedTools(source).length > 0) {
+        const { openHeadlessSession } = await import("./headless.ts");
         headless = await openHeadlessSession({ cwd, extensions });
         tools = headless.callableToolNames();
       }

@@ -5,11 +5,9 @@ import { readCassette } from "../harnesses/cassette.ts";
 import { startCassette } from "../harnesses/recording.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor } from "./exit.ts";
-import { openHeadlessSession, type HeadlessSession } from "./headless.ts";
+import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
-import { readWorkflowValue, sessionStore } from "./project-runs.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
-import { checkWorkflowSource, formatProblem } from "./script-check.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
@@ -36,6 +34,7 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession): Prom
     throw new FlowError("configuration_invalid", "external_workflow is not registered here (PI_FLOW_WORKFLOWS=off turns it off): flow run needs it.");
   }
   if ("file" in plan.target) {
+    const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
     const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
     if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
   }
@@ -109,6 +108,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   if (run) view.finished(settledLine(run));
   if (envelope.ok) {
     const { run } = envelope.data;
+    const { readWorkflowValue, sessionStore } = await import("./project-runs.ts");
     const value = run.output.delivery === "inline" ? run.output.value : readWorkflowValue(sessionStore(plan.cwd, headless.session.sessionId), run.runId);
     process.stdout.write(`${JSON.stringify(plan.json ? envelope : (value ?? null), null, 2)}\n`);
     return EXIT.succeeded;
@@ -135,6 +135,8 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   let headless: HeadlessSession | undefined;
   try {
     const flowSettings = flowSettingsFor(plan);
+    // Pi loads only now: input refused above costs no Pi start-up.
+    const { openHeadlessSession } = await import("./headless.ts");
     headless = await openHeadlessSession({ cwd: plan.cwd, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
     await checkBeforeLaunch(plan, headless);
     if (controller.signal.aborted) return EXIT.interrupted;
