@@ -1,20 +1,7 @@
-// The workflow worker's entry. Plain JavaScript on purpose: Node refuses to strip types from .ts
-// files under node_modules, which is where an installed pi-flow lives (and Pi's own loader only
-// serves the main thread). There, this entry first teaches the worker's module loader to strip
-// pi-flow's own .ts files; elsewhere Node strips them itself. Then it starts the real worker.
-import { readFileSync } from "node:fs";
-import { registerHooks, stripTypeScriptTypes } from "node:module";
+// The workflow worker's entry: teaches the worker's module loader to strip pi-flow's own .ts files
+// when pi-flow is installed under node_modules (see strip-own-types.js), then starts the worker.
+import { stripOwnTypes } from "./strip-own-types.js";
 
-const packageRoot = new URL("../", import.meta.url).href;
-
-if (packageRoot.includes("/node_modules/")) {
-  registerHooks({
-    load(url, context, nextLoad) {
-      if (!url.startsWith(packageRoot) || !url.endsWith(".ts")) return nextLoad(url, context);
-      const source = readFileSync(new URL(url), "utf8");
-      return { format: "module", source: stripTypeScriptTypes(source), shortCircuit: true };
-    },
-  });
-}
+stripOwnTypes(new URL("../", import.meta.url).href);
 
 await import("./worker.ts");

@@ -4,7 +4,6 @@ import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { readCatalog } from "./orchestrator/catalog.ts";
 import { FlowHost } from "./orchestrator/flow-host.ts";
-import { harnessState } from "./orchestrator/harness-select.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
@@ -35,7 +34,7 @@ export default function piFlow(pi: ExtensionAPI): void {
     createHelpTool({
       registeredTools: () => pi.getAllTools().map((tool) => tool.name),
       workflowHelpers: WORKFLOW_HELPERS,
-      harnessState,
+      harnessState: (name, cwd) => host.harnessState(name, cwd),
       catalog: (cwd) => readCatalog(cwd, host.flowHome()),
     }),
   );

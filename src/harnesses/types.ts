@@ -28,8 +28,18 @@ export type ChildDiagnostic =
   /** What an external CLI wrote to stderr, bounded. */
   | { type: "stderr"; text: string };
 
+/** Who a child is, as its caller named it: what a cassette keys a recorded answer by. */
+export interface ChildTask {
+  /** `role:<name>` or `agent:<Pi agent definition>`. */
+  agent: string;
+  description: string;
+  /** The workflow run that started the child; occurrences are counted among its children. */
+  parentRunId?: string;
+}
+
 export interface ChildRequest {
   profile: ChildProfile;
+  task: ChildTask;
   /** The whole prompt: any rendered parent context, then the task. */
   prompt: string;
   cwd: string;

@@ -2,6 +2,9 @@ import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
+import type { HarnessState } from "../harnesses/types.ts";
+import { harnessState } from "./harness-select.ts";
+import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../harnesses/harness-settings.ts";
 import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
@@ -72,7 +75,7 @@ export class FlowHost {
    */
   pruneSoon(ctx: ExtensionContext): void {
     const runs = this.runStore(ctx);
-    const settings = (this.pi.getSettings() as { flow?: RetentionSettings }).flow ?? {};
+    const settings = this.flowSettings().flow ?? {};
     setImmediate(() => {
       try {
         runs.prune(resolveRetention(settings, process.env));
@@ -96,6 +99,7 @@ export class FlowHost {
    */
   launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
+    const harnesses = this.harnessSettings(ctx.cwd);
     return {
       cwd: ctx.cwd,
       agentDir: getAgentDir(),
@@ -104,7 +108,29 @@ export class FlowHost {
       modelRegistry: ctx.modelRegistry,
       snapshot: () => (captured ??= captureParentSnapshot(ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
+      harnesses,
     };
+  }
+
+  /** Replay and recording settings, read at every call so a changed setting applies to the next run; malformed is configuration_invalid. */
+  harnessSettings(cwd: string): HarnessSettings {
+    return resolveHarnessSettings(this.flowSettings().flow, process.env, cwd);
+  }
+
+  /** A harness's state for help; settings that cannot be read make replay unavailable, saying why. */
+  harnessState(name: string, cwd: string): HarnessState {
+    let settings: HarnessSettings;
+    try {
+      settings = this.harnessSettings(cwd);
+    } catch (error) {
+      return { name, available: false, detail: error instanceof Error ? error.message : String(error) };
+    }
+    return harnessState(name, settings);
+  }
+
+  /** The `flow` object of Pi's settings: retention, replay and recording. */
+  private flowSettings(): { flow?: RetentionSettings & FlowHarnessSettingsInput } {
+    return this.pi.getSettings() as { flow?: RetentionSettings & FlowHarnessSettingsInput };
   }
 
   /**

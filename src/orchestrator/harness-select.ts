@@ -2,51 +2,66 @@ import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
 import { assertCliAvailable, cliHarnessState, createCliHarnessByName, isCliHarness, resolveCliModel } from "../harnesses/cli/index.ts";
+import { REPLAY_SETUP, type HarnessSettings } from "../harnesses/harness-settings.ts";
 import { childModelRuntime } from "../harnesses/model-runtime.ts";
 import { createPiHarness } from "../harnesses/pi.ts";
+import { withRecording } from "../harnesses/recording.ts";
+import { createReplayHarness, loadCassette } from "../harnesses/replay.ts";
 import type { Harness, HarnessState } from "../harnesses/types.ts";
 
 export const HARNESS_NAMES = ["pi", "claude", "codex", "replay"] as const;
 
-/** Harnesses named by the contract whose adapters this version does not ship yet. */
-const NOT_YET_AVAILABLE = new Set(["replay"]);
-
 /**
- * Checks a harness before launch: an unknown name is selection_invalid; one this version lacks, or
- * an external CLI that is missing or unfit (its preflight), is harness_unavailable.
+ * Checks a harness before launch: an unknown name is selection_invalid; replay without a usable
+ * cassette, or an external CLI that is missing or unfit (its preflight), is harness_unavailable.
  */
-export function checkHarnessName(name: string): string {
+export function checkHarnessName(name: string, settings: HarnessSettings = {}): string {
   if (!(HARNESS_NAMES as readonly string[]).includes(name)) {
     throw new FlowError("selection_invalid", `Unknown harness "${name}". Known: ${HARNESS_NAMES.join(", ")}.`);
   }
-  if (NOT_YET_AVAILABLE.has(name)) {
-    throw new FlowError("harness_unavailable", `The ${name} harness is not available in this version of pi-flow; use harness "pi".`);
+  if (name === "replay") {
+    if (!settings.replay) throw new FlowError("harness_unavailable", `The replay harness has no cassette. ${REPLAY_SETUP}`);
+    loadCassette(settings.replay.cassette); // a missing or malformed cassette is found before launch
   }
   if (isCliHarness(name)) assertCliAvailable(name);
   return name;
 }
 
+/** The harness a child runs on: the one it asked for, or replay for every child when replay.every is set. */
+export function selectHarness(requested: string, settings: HarnessSettings): string {
+  if (settings.replay?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return checkHarnessName("replay", settings);
+  return checkHarnessName(requested, settings);
+}
+
 /** Each harness's state as help reports it: available or not, and why. */
-export function harnessState(name: string): HarnessState {
-  if (NOT_YET_AVAILABLE.has(name)) return { name, available: false, detail: "not available in this version of pi-flow" };
+export function harnessState(name: string, settings: HarnessSettings = {}): HarnessState {
+  if (name === "replay") {
+    return settings.replay
+      ? { name, available: true, detail: `available: answers children from ${settings.replay.cassette}` }
+      : { name, available: false, detail: `no cassette configured. ${REPLAY_SETUP}` };
+  }
   if (isCliHarness(name)) return cliHarnessState(name);
   return { name, available: true, detail: "available: in-process, on the parent's model runtime" };
 }
 
-/** The model a child runs on: a model of Pi's registry (pi), or a CLI's own model name (undefined: the CLI's default). */
-export type ChildModel = { kind: "pi"; model: Model<Api> } | { kind: "cli"; name: string | undefined };
+/**
+ * The model a child runs on: a model of Pi's registry (pi), a CLI's own model name (undefined: the
+ * CLI's default), or none at all for a replayed child.
+ */
+export type ChildModel = { kind: "pi"; model: Model<Api> } | { kind: "cli"; name: string | undefined } | { kind: "none" };
 
 /** How the run's launch evidence names the model. */
-export const modelLabel = (model: ChildModel): string =>
-  model.kind === "pi" ? `${model.model.provider}/${model.model.id}` : (model.name ?? "the CLI's default");
+export const modelLabel = (model: ChildModel): string | null =>
+  model.kind === "pi" ? `${model.model.provider}/${model.model.id}` : model.kind === "cli" ? (model.name ?? "the CLI's default") : null;
 
-/** Resolves the model for the chosen harness: the registry's for pi, the CLI's own names for a CLI harness. */
+/** Resolves the model for the chosen harness: none for replay, the CLI's own names for a CLI harness, else the registry's. */
 export function resolveModelFor(
   harness: string,
   requested: string | undefined,
   parentModel: Model<Api> | undefined,
   registry: ModelRegistry,
 ): ChildModel {
+  if (harness === "replay") return { kind: "none" };
   if (isCliHarness(harness)) return { kind: "cli", name: resolveCliModel(harness, requested) };
   return { kind: "pi", model: resolveChildModel(requested, parentModel, registry) };
 }
@@ -74,10 +89,19 @@ export function resolveChildModel(
   return model;
 }
 
-export async function createHarness(name: string, options: { agentDir: string; model: ChildModel; registry: ModelRegistry }): Promise<Harness> {
-  checkHarnessName(name);
+export interface HarnessOptions {
+  agentDir: string;
+  model: ChildModel;
+  registry: ModelRegistry;
+  settings: HarnessSettings;
+}
+
+export async function createHarness(name: string, options: HarnessOptions): Promise<Harness> {
+  checkHarnessName(name, options.settings);
   const { model } = options;
+  if (name === "replay") return createReplayHarness(options.settings.replay!);
   if (model.kind === "cli") return createCliHarnessByName(name, model.name === undefined ? {} : { model: model.name });
+  if (model.kind !== "pi") throw new FlowError("model_unavailable", "The child has no model to run on.");
   const modelRuntime = await childModelRuntime(options.registry, model.model);
-  return createPiHarness({ agentDir: options.agentDir, model: model.model, modelRuntime });
+  return withRecording(createPiHarness({ agentDir: options.agentDir, model: model.model, modelRuntime }), options.settings.record);
 }

@@ -8,11 +8,12 @@ import type { RunView } from "../contract/run-schema.ts";
 import { checkContextRequest, renderContext, selectContext } from "../context/modes.ts";
 import type { ParentSnapshot } from "../context/snapshot.ts";
 import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
+import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
-import { checkHarnessName, createHarness, modelLabel, resolveModelFor, type ChildModel } from "./harness-select.ts";
+import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "./harness-select.ts";
 import type { Slots } from "./slots.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -43,12 +44,15 @@ export interface LaunchEnvironment {
    */
   snapshot(): ParentSnapshot;
   runs: RunStore;
+  /** Replay and recording, as Pi's settings and the environment configure them. */
+  harnesses: HarnessSettings;
 }
 
 export interface PreparedChild {
   call: ChildCall;
   profile: ChildProfile;
   harness: string;
+  /** `none` for replay: a replayed child needs no model. */
   model: ChildModel;
   cwd: string;
   prompt: string;
@@ -125,7 +129,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
     call.subagent_type !== undefined
       ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
       : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
-  const harness = checkHarnessName(call.harness ?? profile.harness ?? "pi");
+  const harness = selectHarness(call.harness ?? profile.harness ?? "pi", env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
@@ -232,9 +236,14 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     }
   };
   const runOnHarness = async (): Promise<ChildResult> => {
-    const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry });
+    const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry, settings: env.harnesses });
     return child.run({
       profile,
+      task: {
+        agent: call.role !== undefined ? `role:${call.role}` : `agent:${call.subagent_type!}`,
+        description: call.description,
+        ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+      },
       prompt: prepared.prompt,
       cwd: prepared.cwd,
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),

@@ -1,6 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunWriter } from "../runs/index.ts";
+import type { ChildProgress } from "../harnesses/types.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 
@@ -21,6 +22,12 @@ export interface ChildEntry {
   runId: string;
   description: string;
   status: ChildStatus;
+  /** What the child is doing now, while it runs ("thinking", "calling read"). */
+  activity?: string;
+  /** Input and output tokens the child has used so far. */
+  tokens?: number;
+  /** Why a child that did not succeed ended, as its run's error says. */
+  error?: string;
 }
 
 export interface ChildCounts {
@@ -111,9 +118,16 @@ export class WorkflowChildren {
   private async start(options: AgentOptions, { signal, index }: HostCallContext): Promise<AgentResult> {
     const { env, writer } = this.options;
     let launched: ReturnType<typeof launchChild>;
+    let entry: ChildEntry | undefined;
+    const onProgress = ({ usage, activity }: ChildProgress) => {
+      if (!entry || entry.status !== "running") return;
+      entry.activity = activity;
+      entry.tokens = usage.inputTokens + usage.outputTokens;
+      this.options.onChange();
+    };
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
-      launched = launchChild(prepared, env, { background: false, signal, parentRunId: writer.runId });
+      launched = launchChild(prepared, env, { background: false, signal, parentRunId: writer.runId, onProgress });
     } catch (caught) {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
@@ -122,7 +136,7 @@ export class WorkflowChildren {
       if (!fatal) this.countFailure(signal);
       throw hostError(error.code, error.message, { fatal });
     }
-    const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running" };
+    entry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running" };
     this.entries.push(entry);
     this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description } });
     this.publishCounts();
@@ -130,6 +144,9 @@ export class WorkflowChildren {
     const view: RunView = settled.view;
     const outcome = view.state.outcome ?? "failed";
     entry.status = outcome;
+    delete entry.activity;
+    if (view.state.error) entry.error = view.state.error.message;
+    if (view.usage) entry.tokens = (view.usage.inputTokens ?? 0) + (view.usage.outputTokens ?? 0);
     this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
     this.addUsage(view.usage);
     if (outcome !== "succeeded") {

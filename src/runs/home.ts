@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { realpathSync } from "node:fs";
+import { readdirSync, realpathSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 
 /**
@@ -62,6 +62,15 @@ export function makeScope(home: string, cwd: string, sessionId: string): RunScop
 export const projectsDir = (home: string): string => join(home, "projects");
 export const projectDir = (home: string, project: string): string => join(projectsDir(home), project);
 export const sessionsDir = (home: string, project: string): string => join(projectDir(home, project), "sessions");
+
+/** The session keys that have a run folder in the project of `cwd`: every session, for the `flow` command. */
+export function projectSessionKeys(home: string, cwd: string): string[] {
+  try {
+    return readdirSync(sessionsDir(resolve(home), projectKey(cwd))).filter((name) => SAFE_SESSION.test(name)).sort();
+  } catch {
+    return []; // no run in this project yet
+  }
+}
 
 export function runsDir(scope: RunScope): string {
   return join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, "runs");

@@ -65,7 +65,8 @@ function readNames(dir: string): string[] {
   }
 }
 
-function processExists(pid: number): boolean {
+/** Whether a process with this ID exists on this host (one we may not signal still exists). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

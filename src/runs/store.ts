@@ -1,7 +1,8 @@
+import { hostname } from "node:os";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
-import { makeScope, scopeToken, type RunScope } from "./home.ts";
+import { makeScope, runFiles, scopeToken, type RunScope } from "./home.ts";
 import { assertRunId } from "./ids.ts";
 import {
   assertTargets,
@@ -14,7 +15,8 @@ import {
 } from "./inspect.ts";
 import { listRuns, type ListPayload } from "./list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
-import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
+import { readRecord } from "./record.ts";
+import { DEFAULT_RETENTION, processExists, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
 import { buildView, formatRunText } from "./view.ts";
 import { RunWriter, type CreateRunInput, type WriterHooks } from "./writer.ts";
 
@@ -114,6 +116,17 @@ export class RunStore {
     const view = buildView(resolveFacts(this.ctx, id));
     if (view.state.status === "done") return Promise.resolve(view);
     throw new FlowError("run_not_live", `Run ${id} has no live owner and its evidence is not terminal; it cannot complete.`);
+  }
+
+  /**
+   * Whether another live process on this host owns this unfinished run: a reader outside that
+   * process sees it as interrupted_or_uncertain, but it is still going (the `flow` command's tail).
+   */
+  ownedElsewhere(runId: unknown): boolean {
+    const id = assertRunId(runId);
+    const record = readRecord(runFiles(this.scope, id).record, id);
+    if (!record || record.status === "done" || record.owner.pid === process.pid || record.owner.host !== hostname()) return false;
+    return processExists(record.owner.pid);
   }
 
   /** Operator stop. `requested` does not mean the run has stopped. */

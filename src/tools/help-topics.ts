@@ -31,8 +31,10 @@ export const HARNESS_HELP: Record<string, string> = {
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   replay: [
-    "replay: children answered from a recording of an earlier run, for testing workflows with no model.",
-    "Not available in this version: selecting it is harness_unavailable.",
+    "replay: children answered from a cassette (a recording of an earlier run, or illustrative answers), with no model and no tokens.",
+    "Needs a cassette: PI_FLOW_REPLAY=<file.jsonl> or the Pi setting flow.replay.cassette; without one, selecting it is harness_unavailable.",
+    "Answers match by role or agent definition, description, occurrence and a hash of the prompt; flow.replay.mode (PI_FLOW_REPLAY_MODE) loose ignores the prompt.",
+    "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD.",
   ].join("\n"),
 };
 

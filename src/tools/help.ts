@@ -25,7 +25,7 @@ export interface HelpSources {
   /** WORKFLOW_HELPERS, served with external_workflow's contract. */
   workflowHelpers?: unknown;
   /** A harness's state now (available with binary and version, or why not), asked at call time. */
-  harnessState?(name: string): HarnessState;
+  harnessState?(name: string, cwd: string): HarnessState;
   /** The saved workflows and roles the session's project can select, read at call time. */
   catalog?(cwd: string): Catalog;
 }
@@ -89,13 +89,13 @@ export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process
       const stateOf = sources.harnessState;
       if (harness === undefined) {
         if (!stateOf) return succeed("external_help", "help", { topic, text: harnessesOverview() });
-        const harnesses = Object.keys(HARNESS_HELP).map((name) => stateOf(name));
+        const harnesses = Object.keys(HARNESS_HELP).map((name) => stateOf(name, cwd));
         const details = new Map(harnesses.map((state) => [state.name, state.detail]));
         return succeed("external_help", "help", { topic, text: harnessesOverview((name) => details.get(name) ?? ""), harnesses });
       }
       const text = HARNESS_HELP[harness];
       if (text === undefined) return unknown("harness", harness, Object.keys(HARNESS_HELP));
-      const state = stateOf?.(harness);
+      const state = stateOf?.(harness, cwd);
       if (!state) return succeed("external_help", "help", { topic, harness, text });
       return succeed("external_help", "help", { topic, harness, text: `${text}\nState now: ${state.detail}`, state });
     }

@@ -125,7 +125,7 @@ describe("external_help called directly by the model", () => {
     [{ topic: "workflows" }, /agent\(options\)/],
     [{ topic: "harnesses" }, /claude/],
     [{ topic: "harnesses", harness: "pi" }, /in-process/],
-    [{ topic: "harnesses", harness: "replay" }, /Not available in this version/],
+    [{ topic: "harnesses", harness: "replay" }, /PI_FLOW_REPLAY/],
     [{ topic: "harnesses", harness: "claude" }, /harness_unavailable/],
     [{ topic: "limits" }, /agentCalls/],
     [{ topic: "errors" }, /run_unavailable/],

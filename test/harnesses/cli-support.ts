@@ -42,6 +42,7 @@ export class CliWorkspace {
     const child = createCliHarnessByName(harness, { ...input.options, env });
     const result = await child.run({
       profile: BUILTIN_ROLES[input.role ?? "worker"]!,
+      task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },
       prompt: input.prompt ?? "Run the build and report.",
       cwd: this.cwd,
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),

@@ -1,0 +1,5 @@
+// Shortens text to at most `max` characters, ending with an ellipsis when it cut.
+export function truncate(text, max) {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max - 1)}…`;
+}

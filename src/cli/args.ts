@@ -1,0 +1,49 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { FlowError } from "../contract/errors.ts";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+export interface Parsed {
+  values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  positionals: string[];
+}
+
+/**
+ * One subcommand's flags, strictly: an unknown flag, a missing value or a wrong number of
+ * positionals is request_invalid (exit 2), with the command's usage line in the message.
+ */
+export function parseCommand(argv: readonly string[], options: Options, positionals: { min: number; max: number }, usage: string): Parsed {
+  let parsed: Parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as Parsed;
+  } catch (error) {
+    throw new FlowError("request_invalid", `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}\nUsage: ${usage}`);
+  }
+  const count = parsed.positionals.length;
+  if (count < positionals.min || count > positionals.max) {
+    const what = count < positionals.min ? "Missing argument" : `Unexpected argument "${parsed.positionals[positionals.max]}"`;
+    throw new FlowError("request_invalid", `${what}.\nUsage: ${usage}`);
+  }
+  return parsed;
+}
+
+export const stringFlag = (parsed: Parsed, name: string): string | undefined => {
+  const value = parsed.values[name];
+  return typeof value === "string" ? value : undefined;
+};
+
+export const listFlag = (parsed: Parsed, name: string): string[] => {
+  const value = parsed.values[name];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+};
+
+export const boolFlag = (parsed: Parsed, name: string): boolean => parsed.values[name] === true;
+
+/** A positive integer flag, or request_invalid. */
+export function intFlag(parsed: Parsed, name: string, fallback: number, max: number): number {
+  const raw = stringFlag(parsed, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new FlowError("request_invalid", `--${name} must be an integer from 1 to ${max}.`);
+  return value;
+}

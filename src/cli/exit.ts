@@ -1,0 +1,44 @@
+import { FlowError } from "../contract/errors.ts";
+
+/** The `flow` command's exit codes (docs/cli.md). */
+export const EXIT = {
+  succeeded: 0,
+  /** The run failed or timed out, or something unexpected went wrong. */
+  failed: 1,
+  /** The input was refused before anything launched. */
+  refused: 2,
+  /** Ctrl-C: the run was cancelled. 128 + SIGINT, as shells report it. */
+  interrupted: 130,
+} as const;
+
+/** Error codes that mean the input was refused before launch (for flow runs: no such run): exit 2. */
+export const REFUSED_CODES: ReadonlySet<string> = new Set([
+  "run_unavailable",
+  "script_invalid",
+  "request_invalid",
+  "selection_invalid",
+  "configuration_invalid",
+  "harness_unavailable",
+  "model_unavailable",
+]);
+
+export function exitCodeFor(code: string): number {
+  return REFUSED_CODES.has(code) ? EXIT.refused : EXIT.failed;
+}
+
+/** Prints an error the way every subcommand does, and says which exit code it means. */
+export function reportError(error: unknown): number {
+  if (error instanceof FlowError) {
+    process.stderr.write(`flow: ${error.message} (${error.code})\n`);
+    return exitCodeFor(error.code);
+  }
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`flow: unexpected error: ${message}\n`);
+  return EXIT.failed;
+}
+
+/** Resolves once everything written to stdout and stderr so far has been handed to the OS. */
+export function flushed(): Promise<void> {
+  const drain = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
+  return Promise.all([drain(process.stdout), drain(process.stderr)]).then(() => undefined);
+}

@@ -1,0 +1,154 @@
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runToolCall, type AgentToolResult } from "@earendil-works/pi-agent-core";
+import {
+  createAgentSession,
+  DefaultResourceLoader,
+  getAgentDir,
+  ModelRegistry,
+  SessionManager,
+  SettingsManager,
+  type AgentSession,
+} from "@earendil-works/pi-coding-agent";
+import type { AssistantMessage, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
+import { FlowError } from "../contract/errors.ts";
+
+/** The package root: Pi loads pi-flow from here through its manifest, as `pi -e <path>` does. */
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface HeadlessOptions {
+  cwd: string;
+  /** Extra Pi extension files or packages (`--extension`), loaded after pi-flow. */
+  extensions: readonly string[];
+  /** Merged over Pi's `flow` settings for this process only; never written to a settings file. */
+  flowSettings?: Record<string, unknown>;
+  /** The command line, recorded as the session's first message; absent: an in-memory session. */
+  commandLine?: string;
+}
+
+export interface ToolOutcome {
+  /** The tool's structuredContent: for Flow tools, the contract envelope. */
+  structured: unknown;
+  text: string;
+  isError: boolean;
+}
+
+export interface ToolCallOptions {
+  signal: AbortSignal;
+  onUpdate?(partial: AgentToolResult<unknown>): void;
+}
+
+export interface HeadlessSession {
+  session: AgentSession;
+  registry: ModelRegistry;
+  agentDir: string;
+  /** Selects `provider/id` for this session (children inherit it); model_unavailable when it cannot run. */
+  useModel(reference: string): Promise<void>;
+  /** Whether the session has a model with credentials, which its children inherit. */
+  hasUsableModel(): Promise<boolean>;
+  callableToolNames(): string[];
+  /** Calls one tool through Pi's tool pipeline (validation, hooks), as if the model had asked. */
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolOutcome>;
+  dispose(): void;
+}
+
+const ZERO_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+
+const textOf = (result: AgentToolResult<unknown>): string =>
+  result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+
+/**
+ * A Pi session with no one at the keyboard: Pi's agent directory (credentials, models, settings),
+ * pi-flow loaded through its manifest plus any `--extension`, and a session file in Pi's usual
+ * place, so the run store partitions the run under it and `pi --session <file>` can resume it.
+ * The session never talks to a model itself; only its children do.
+ */
+export async function openHeadlessSession(options: HeadlessOptions): Promise<HeadlessSession> {
+  const { cwd } = options;
+  const agentDir = getAgentDir();
+  const loader = new DefaultResourceLoader({
+    cwd,
+    agentDir,
+    // The session only hosts Flow's tools; children load the user's extensions, skills and context.
+    noExtensions: true,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+    additionalExtensionPaths: [PACKAGE_ROOT, ...options.extensions.map((path) => resolve(cwd, path))],
+  });
+  await loader.reload();
+  const errors = loader.getExtensions().errors;
+  if (errors.length > 0) {
+    throw new FlowError("configuration_invalid", `An extension failed to load: ${errors.map((error) => `${error.path}: ${error.error}`).join("; ")}`);
+  }
+  const settingsManager = SettingsManager.create(cwd, agentDir);
+  if (options.flowSettings) settingsManager.applyOverrides({ flow: options.flowSettings } as Parameters<SettingsManager["applyOverrides"]>[0]);
+  const sessionManager = options.commandLine === undefined ? SessionManager.inMemory(cwd) : SessionManager.create(cwd);
+  const { session } = await createAgentSession({ cwd, agentDir, resourceLoader: loader, settingsManager, sessionManager });
+  await session.bindExtensions({});
+  const registry = new ModelRegistry(session.modelRuntime);
+  if (options.commandLine !== undefined) {
+    sessionManager.appendSessionInfo(options.commandLine.slice(0, 120));
+    sessionManager.appendMessage({ role: "user", content: [{ type: "text", text: `Ran from the shell: ${options.commandLine}` }], timestamp: Date.now() });
+  }
+  let calls = 0;
+
+  return {
+    session,
+    registry,
+    agentDir,
+    async useModel(reference) {
+      const slash = reference.indexOf("/");
+      const model = slash > 0 ? registry.find(reference.slice(0, slash), reference.slice(slash + 1)) : undefined;
+      if (!model) throw new FlowError("model_unavailable", `Model "${reference}" is not known to Pi here (give provider/id, as pi --list-models shows).`);
+      try {
+        await session.setModel(model);
+      } catch (error) {
+        throw new FlowError("model_unavailable", `Model "${reference}" cannot run: ${(error as Error).message}.`);
+      }
+    },
+    // With nothing configured, Pi still gives the session a placeholder model; only credentials tell.
+    hasUsableModel: async () => session.model !== undefined && (await session.modelRuntime.checkAuth(session.model.provider)) !== undefined,
+    callableToolNames: () => session.getCallableToolNames(),
+    async callTool(name, args, { signal, onUpdate }) {
+      const toolCall: ToolCall = { type: "toolCall", id: `flow_${++calls}`, name, arguments: args as ToolCall["arguments"] };
+      // The call is recorded as the flow command's own turn, so nested tools.* calls have an issuing
+      // message and a resumed session shows what ran.
+      const assistantMessage: AssistantMessage = {
+        role: "assistant",
+        content: [toolCall],
+        api: "pi-flow-cli",
+        provider: "pi-flow",
+        model: "flow",
+        usage: ZERO_USAGE,
+        stopReason: "toolUse",
+        timestamp: Date.now(),
+      };
+      sessionManager.appendMessage(assistantMessage);
+      session.refreshContext();
+      const tools = session.state.tools;
+      const outcome = await runToolCall(toolCall, {
+        tools,
+        assistantMessage,
+        context: { messages: session.state.messages, tools },
+        ...(session.agent.beforeToolCall ? { beforeToolCall: session.agent.beforeToolCall } : {}),
+        ...(session.agent.afterToolCall ? { afterToolCall: session.agent.afterToolCall } : {}),
+        signal,
+        ...(onUpdate ? { onUpdate } : {}),
+      });
+      const result = outcome.result as AgentToolResult<unknown> & { structuredContent?: unknown };
+      const toolResult = {
+        role: "toolResult",
+        toolCallId: toolCall.id,
+        toolName: name,
+        content: result.content,
+        isError: outcome.isError,
+        timestamp: Date.now(),
+      } as ToolResultMessage;
+      sessionManager.appendMessage(toolResult);
+      return { structured: result.structuredContent, text: textOf(result), isError: outcome.isError };
+    },
+    dispose: () => session.dispose(),
+  };
+}

@@ -1,0 +1,31 @@
+import { TOOL_NAMES } from "../contract/envelope.ts";
+import { FlowError } from "../contract/errors.ts";
+import { answerHelp } from "../tools/help.ts";
+import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
+import { EXIT } from "./exit.ts";
+import { USAGE } from "./usage.ts";
+
+/**
+ * `flow help [topic]`: external_help's topics as text. `flow help contracts <tool>` and
+ * `flow help harnesses <harness>` narrow them as the tool's `tool` and `harness` do.
+ */
+export function helpCommand(argv: readonly string[]): number {
+  const [topic, detail, ...extra] = argv;
+  if (topic === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.succeeded;
+  }
+  if (extra.length > 0) throw new FlowError("request_invalid", `flow help takes a topic and at most one harness or tool; got "${extra.join(" ")}" too.`);
+  const input = {
+    topic,
+    ...(detail !== undefined && topic === "harnesses" ? { harness: detail } : {}),
+    ...(detail !== undefined && topic !== "harnesses" ? { tool: detail } : {}),
+  };
+  const registered = process.env.PI_FLOW_WORKFLOWS === "off" ? TOOL_NAMES.filter((name) => name !== "external_workflow") : [...TOOL_NAMES];
+  const envelope = answerHelp(input, { registeredTools: () => registered, workflowHelpers: WORKFLOW_HELPERS });
+  if (!envelope.ok) throw new FlowError(envelope.error.code, envelope.error.message);
+  const data = envelope.data;
+  const text = "text" in data ? data.text : JSON.stringify("index" in data ? data.index : data.contract, null, 2);
+  process.stdout.write(`${text}\n`);
+  return EXIT.succeeded;
+}

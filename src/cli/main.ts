@@ -1,0 +1,59 @@
+import { FlowError } from "../contract/errors.ts";
+import { EXIT, flushed, reportError } from "./exit.ts";
+import { USAGE, version } from "./usage.ts";
+
+const wantsHelp = (argv: readonly string[]): boolean => argv.includes("--help") || argv.includes("-h");
+
+/** Quotes one argument the way a POSIX shell would need it, for the session's record of the command. */
+const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
+
+// Each command is loaded when it runs: `flow --help` never pays for Pi's start-up.
+async function dispatch(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const help = async (topic: readonly string[]) => (await import("./help.ts")).helpCommand(topic);
+  if (command === undefined || command === "--help" || command === "-h" || (command !== "help" && wantsHelp(rest))) {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.succeeded;
+  }
+  if (command === "--version" || command === "-v") {
+    process.stdout.write(`${version()}\n`);
+    return EXIT.succeeded;
+  }
+  switch (command) {
+    case "run":
+      return (await import("./run.ts")).runCommand(rest, ["flow", ...argv].map(shellQuote).join(" "));
+    case "check":
+      return (await import("./check.ts")).checkCommand(rest);
+    case "runs":
+      return (await import("./runs.ts")).runsCommand(rest);
+    case "help":
+      return help(rest);
+    default:
+      throw new FlowError("request_invalid", `Unknown command "${command}"; flow --help lists the commands.`);
+  }
+}
+
+/** A reader that went away (`flow run … | head`) must not kill a run half-way: later output is dropped. */
+function ignoreClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") throw error;
+    });
+  }
+}
+
+/**
+ * The `flow` command. Returns its exit code once its output is flushed; the entry (bin/flow.js)
+ * exits with it, so no Pi session, worker or timer can hold the process open.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  ignoreClosedPipes();
+  let code: number;
+  try {
+    code = await dispatch(argv);
+  } catch (error) {
+    code = reportError(error);
+  }
+  await flushed();
+  return code;
+}

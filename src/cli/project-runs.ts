@@ -1,0 +1,72 @@
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { assertRunId, MAX_LIST_LIMIT, openRunStore, projectSessionKeys, resolveFlowHome, type RunStore } from "../runs/index.ts";
+
+/** The Flow home the `flow` command reads and writes: PI_FLOW_HOME, else below Pi's agent directory. */
+export const flowHome = (): string => resolveFlowHome(process.env, getAgentDir());
+
+/** The run store of one session of the project at `cwd`. */
+export const sessionStore = (cwd: string, sessionId: string): RunStore => openRunStore({ home: flowHome(), cwd, sessionId });
+
+/** One store per session that has runs in this project, read-only use. */
+export function projectStores(cwd: string): RunStore[] {
+  return projectSessionKeys(flowHome(), cwd).map((key) => sessionStore(cwd, key));
+}
+
+/** Every run of the project, from every session, newest first. */
+export function listProjectRuns(cwd: string): RunView[] {
+  const views: RunView[] = [];
+  for (const store of projectStores(cwd)) {
+    // The two streams page independently: walk each to its end.
+    let cursor: string | undefined;
+    do {
+      const page = store.list({ limit: MAX_LIST_LIMIT, ...(cursor ? { cursor } : {}) });
+      views.push(...page.runs);
+      cursor = page.nextCursor;
+    } while (cursor);
+    let workflowCursor: string | undefined;
+    do {
+      const page = store.list({ limit: MAX_LIST_LIMIT, ...(workflowCursor ? { workflowCursor } : {}) });
+      views.push(...page.workflows);
+      workflowCursor = page.nextWorkflowCursor;
+    } while (workflowCursor);
+  }
+  return views.sort((a, b) => b.timing.startedAt.localeCompare(a.timing.startedAt) || b.runId.localeCompare(a.runId));
+}
+
+/** The store of the session that holds `runId`; run_unavailable when no session of this project does. */
+export function storeOfRun(cwd: string, runId: string): RunStore {
+  const id = assertRunId(runId);
+  for (const store of projectStores(cwd)) {
+    try {
+      store.view(id);
+      return store;
+    } catch (error) {
+      if (!(error instanceof FlowError && error.code === "run_unavailable")) throw error;
+    }
+  }
+  throw new FlowError("run_unavailable", `Run ${id} is not a run of this project (${cwd}): unknown, or pruned.`);
+}
+
+/** One view of a run, paged through to its end: the concatenated page text and its encoding. */
+export function readWholeView(store: RunStore, runId: string, view: string): { text: string; encoding: string; finalAvailable: boolean } {
+  let cursor: string | undefined;
+  let text = "";
+  let encoding = "text";
+  let finalAvailable = false;
+  do {
+    const payload = store.inspectSingle(runId, view, { limitBytes: 256 * 1024, ...(cursor ? { cursor } : {}) });
+    text += payload.page.text;
+    encoding = payload.page.encoding;
+    finalAvailable = payload.finalAvailable ?? false;
+    cursor = payload.page.nextCursor;
+  } while (cursor);
+  return { text, encoding, finalAvailable };
+}
+
+/** A settled workflow's whole value, also when its receipt could only point to it. */
+export function readWorkflowValue(store: RunStore, runId: string): unknown {
+  const { text } = readWholeView(store, runId, "final");
+  return (JSON.parse(text) as { result?: unknown }).result;
+}

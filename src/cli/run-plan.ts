@@ -1,0 +1,93 @@
+import { readFileSync, statSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
+import { RUN_USAGE } from "./usage.ts";
+import { boolFlag, listFlag, parseCommand, stringFlag } from "./args.ts";
+
+/** What one `flow run` was asked to do, checked as far as it can be without a Pi session. */
+export interface RunPlan {
+  /** The project directory: where saved workflows, roles and the run store's project are looked up. */
+  cwd: string;
+  /** A saved workflow's name, or a script file (run as that file's source). */
+  target: { workflow: string } | { file: string; label: string; source: string };
+  args?: Record<string, unknown>;
+  model?: string;
+  replay?: { cassette: string; mode: ReplayMode };
+  record?: string;
+  json: boolean;
+  extensions: string[];
+}
+
+const OPTIONS = {
+  args: { type: "string" },
+  model: { type: "string" },
+  replay: { type: "string" },
+  "replay-mode": { type: "string" },
+  record: { type: "string" },
+  json: { type: "boolean" },
+  cwd: { type: "string" },
+  extension: { type: "string", multiple: true },
+} as const;
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new FlowError("request_invalid", `${what} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+  }
+}
+
+/** `--args '{"a":1}'` or `--args @file.json`: a JSON object. */
+function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw.startsWith("@") ? readText(resolve(raw.slice(1)), "The --args file") : raw;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new FlowError("request_invalid", `--args is not JSON: ${(error as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new FlowError("request_invalid", "--args must be a JSON object.");
+  return value as Record<string, unknown>;
+}
+
+/** A path-like target (a slash, or a .js/.mjs name) is a script file; anything else a saved name. */
+const isFileTarget = (target: string): boolean => target.includes("/") || target.includes("\\") || /\.m?js$/.test(target);
+
+/**
+ * Checks `flow run`'s flags. Paths given on the command line are relative to the shell's
+ * directory; `--cwd` only chooses the project. Every problem is request_invalid (exit 2).
+ */
+export function planRun(argv: readonly string[]): RunPlan {
+  const parsed = parseCommand(argv, OPTIONS, { min: 1, max: 1 }, RUN_USAGE);
+  const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
+  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new FlowError("request_invalid", `--cwd ${cwd} is not a directory.`);
+  const replay = stringFlag(parsed, "replay");
+  const record = stringFlag(parsed, "record");
+  const mode = stringFlag(parsed, "replay-mode");
+  if (replay !== undefined && record !== undefined) throw new FlowError("request_invalid", "Give --replay or --record, not both.");
+  if (mode !== undefined && replay === undefined) throw new FlowError("request_invalid", "--replay-mode goes with --replay.");
+  if (mode !== undefined && !(REPLAY_MODES as readonly string[]).includes(mode)) {
+    throw new FlowError("request_invalid", `--replay-mode must be ${REPLAY_MODES.join(" or ")}.`);
+  }
+  const model = stringFlag(parsed, "model");
+  const name = parsed.positionals[0]!;
+  const target: RunPlan["target"] = isFileTarget(name)
+    ? { file: resolve(name), label: name, source: readText(resolve(name), "The script") }
+    : { workflow: name };
+  const args = parseArgsFlag(stringFlag(parsed, "args"));
+  return {
+    cwd,
+    target,
+    ...(args ? { args } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(replay !== undefined ? { replay: { cassette: resolve(replay), mode: (mode ?? "strict") as ReplayMode } } : {}),
+    ...(record !== undefined ? { record: resolve(record) } : {}),
+    json: boolFlag(parsed, "json"),
+    extensions: listFlag(parsed, "extension").map((path) => resolve(path)),
+  };
+}
+
+/** A short title for progress: `review (shipped)` is the tool's to say; a file is its name. */
+export const targetTitle = (plan: RunPlan): string => ("workflow" in plan.target ? plan.target.workflow : basename(plan.target.label));

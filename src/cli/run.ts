@@ -1,0 +1,152 @@
+import { fail, type Envelope } from "../contract/envelope.ts";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { readCassette } from "../harnesses/cassette.ts";
+import { startCassette } from "../harnesses/recording.ts";
+import type { WorkflowDetails } from "../tools/workflow.ts";
+import { EXIT, exitCodeFor } from "./exit.ts";
+import type { HeadlessSession } from "./headless.ts";
+import { createProgressView, seconds, type ProgressView } from "./progress.ts";
+import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
+
+type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
+
+const NO_MODEL =
+  "No model to run the children on. Log in to a provider with pi (/login) or set a default model in Pi's settings, pass --model provider/id, or replay a cassette with --replay FILE.";
+
+/** Writes a refusal the way every refused run reports it; with --json the receipt goes to stdout too. */
+function refuse(error: FlowError, json: boolean): number {
+  process.stderr.write(`flow: ${error.message} (${error.code})\n`);
+  if (json) process.stdout.write(`${JSON.stringify(fail("external_workflow", "run", error.code, error.message, { run: null }), null, 2)}\n`);
+  return exitCodeFor(error.code);
+}
+
+/** The flow command's own settings for this run: its flags win over Pi's settings and the environment. */
+function flowSettingsFor(plan: RunPlan): Record<string, unknown> | undefined {
+  if (plan.replay) return { replay: { cassette: plan.replay.cassette, mode: plan.replay.mode, every: true } };
+  if (plan.record) return { record: { cassette: plan.record } };
+  return undefined;
+}
+
+/** Everything that can be refused once the session is there, before anything launches. */
+async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession): Promise<void> {
+  if (!headless.callableToolNames().includes("external_workflow")) {
+    throw new FlowError("configuration_invalid", "external_workflow is not registered here (PI_FLOW_WORKFLOWS=off turns it off): flow run needs it.");
+  }
+  if ("file" in plan.target) {
+    const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
+    const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
+    if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
+  }
+  if (plan.replay) {
+    if (plan.model) process.stderr.write("flow: --model is not used with --replay: every child is answered from the cassette.\n");
+    return;
+  }
+  if (plan.model) await headless.useModel(plan.model);
+  else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
+  if (plan.record) {
+    try {
+      startCassette(plan.record);
+    } catch (error) {
+      throw new FlowError("configuration_invalid", `The cassette ${plan.record} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+    }
+  }
+}
+
+function toolParams(plan: RunPlan): Record<string, unknown> {
+  const args = plan.args ? { args: plan.args } : {};
+  if ("workflow" in plan.target) return { workflow: plan.target.workflow, ...args };
+  return { script: plan.target.source, description: plan.target.label.slice(0, 200), ...args };
+}
+
+function isEnvelope(value: unknown): value is WorkflowEnvelope {
+  return value !== null && typeof value === "object" && "ok" in value && "data" in value;
+}
+
+function settledLine(run: RunView): string {
+  const outcome = run.state.outcome ?? run.state.status;
+  const children = run.children ? `: ${run.children.count} children, ${run.children.failed ?? 0} failed` : "";
+  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: flow runs show ${run.runId}`;
+}
+
+/** Ctrl-C once cancels the run (children too) and waits for its journal; twice leaves at once. */
+function watchInterrupts(controller: AbortController, progress: () => ProgressView | undefined): { interrupted(): boolean; stop(): void } {
+  let count = 0;
+  const onSigint = () => {
+    count++;
+    if (count > 1 || controller.signal.aborted) process.exit(EXIT.interrupted);
+    controller.abort();
+    const message = "interrupted: cancelling the run and its children (Ctrl-C again to quit at once)";
+    const view = progress();
+    if (view) view.note(message);
+    else process.stderr.write(`flow: ${message}\n`);
+  };
+  process.on("SIGINT", onSigint);
+  return { interrupted: () => count > 0, stop: () => void process.off("SIGINT", onSigint) };
+}
+
+/** Runs one workflow, foreground, and reports it: progress on stderr, the result on stdout. */
+async function launch(plan: RunPlan, headless: HeadlessSession, controller: AbortController, interrupted: () => boolean, view: ProgressView): Promise<number> {
+  let announced = false;
+  const outcome = await headless.callTool("external_workflow", toolParams(plan), {
+    signal: controller.signal,
+    onUpdate: (partial) => {
+      const details = partial.details as WorkflowDetails | undefined;
+      if (!details?.runId) return;
+      if (!announced) view.started(details.runId, targetTitle(plan));
+      announced = true;
+      if (details.children) view.children(details.children);
+    },
+  });
+  const envelope = outcome.structured;
+  if (!isEnvelope(envelope)) {
+    // Pi refused the call before it ran (a validation failure), or the tool threw.
+    process.stderr.write(`flow: ${outcome.text}\n`);
+    return /^Validation failed/.test(outcome.text) ? EXIT.refused : EXIT.failed;
+  }
+  const run = envelope.data.run;
+  if (run) view.finished(settledLine(run));
+  if (envelope.ok) {
+    const { run } = envelope.data;
+    const { readWorkflowValue, sessionStore } = await import("./project-runs.ts");
+    const value = run.output.delivery === "inline" ? run.output.value : readWorkflowValue(sessionStore(plan.cwd, headless.session.sessionId), run.runId);
+    process.stdout.write(`${JSON.stringify(plan.json ? envelope : (value ?? null), null, 2)}\n`);
+    return EXIT.succeeded;
+  }
+  const { code, message } = envelope.error;
+  process.stderr.write(`flow: ${message} (${code})\n`);
+  if (plan.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
+  if (run === null) return exitCodeFor(code);
+  return code === "cancelled" && interrupted() ? EXIT.interrupted : EXIT.failed;
+}
+
+export async function runCommand(argv: readonly string[], commandLine: string): Promise<number> {
+  let plan: RunPlan;
+  try {
+    plan = planRun(argv);
+    if (plan.replay) readCassette(plan.replay.cassette);
+  } catch (error) {
+    if (error instanceof FlowError) return refuse(error, argv.includes("--json"));
+    throw error;
+  }
+  const controller = new AbortController();
+  let view: ProgressView | undefined;
+  const interrupts = watchInterrupts(controller, () => view);
+  let headless: HeadlessSession | undefined;
+  try {
+    const flowSettings = flowSettingsFor(plan);
+    // Pi loads only now: input refused above costs no Pi start-up.
+    const { openHeadlessSession } = await import("./headless.ts");
+    headless = await openHeadlessSession({ cwd: plan.cwd, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
+    await checkBeforeLaunch(plan, headless);
+    if (controller.signal.aborted) return EXIT.interrupted;
+    view = createProgressView(process.stderr);
+    return await launch(plan, headless, controller, interrupts.interrupted, view);
+  } catch (error) {
+    if (error instanceof FlowError) return refuse(error, plan.json);
+    throw error;
+  } finally {
+    interrupts.stop();
+    headless?.dispose();
+  }
+}

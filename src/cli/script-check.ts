@@ -1,0 +1,97 @@
+import { parse as acornParse, type Node } from "acorn";
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { FLOW_READ_ONLY_TOOLS } from "../orchestrator/workflow-tools.ts";
+import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
+
+/** One problem in a workflow file, with a 1-based position, as `flow check` prints it. */
+export interface Problem {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export const formatProblem = (problem: Problem): string => `${problem.file}:${problem.line}:${problem.column}: ${problem.message}`;
+
+interface Position {
+  line: number;
+  column: number;
+}
+
+type PropertyNode = Node & { key: Node & { name?: string; value?: unknown }; value: Node };
+type LiteralNode = Node & { value?: unknown };
+
+/** Where `meta.<property>` (or one string in its array) is written; the parse already succeeded. */
+function metaPosition(source: string, property: string, element?: string): Position | undefined {
+  const program = acornParse(source, {
+    ecmaVersion: "latest",
+    sourceType: "module",
+    allowReturnOutsideFunction: true,
+    allowAwaitOutsideFunction: true,
+    locations: true,
+  });
+  for (const node of program.body) {
+    if (node.type !== "ExportNamedDeclaration" || node.declaration?.type !== "VariableDeclaration") continue;
+    const declarator = node.declaration.declarations[0];
+    if (declarator?.id.type !== "Identifier" || declarator.id.name !== "meta" || declarator.init?.type !== "ObjectExpression") continue;
+    const where = (target: Node): Position => ({ line: target.loc!.start.line, column: target.loc!.start.column + 1 });
+    const properties = declarator.init.properties as unknown as PropertyNode[];
+    const found = properties.find((candidate) => (candidate.key?.name ?? candidate.key?.value) === property);
+    if (!found) return where(declarator);
+    if (element !== undefined && found.value.type === "ArrayExpression") {
+      const elements = (found.value as Node & { elements: (LiteralNode | null)[] }).elements;
+      const literal = elements.find((item) => item?.value === element);
+      if (literal) return where(literal);
+    }
+    return where(found);
+  }
+  return undefined;
+}
+
+/** The tools a file's `meta.tools` names; none when the file does not even parse. */
+export function requestedTools(source: string): readonly string[] {
+  try {
+    return parseWorkflow(source, { origin: "inline" }).meta.tools ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Checks one workflow file without running it: syntax, `apiVersion` and `meta` (as a saved
+ * workflow), `meta.args` as a JSON Schema, and `meta.tools` against the tools a `flow` session
+ * can call. The same checks `external_workflow` makes before launch, with positions in the file.
+ */
+export function checkWorkflowSource(
+  source: string,
+  file: string,
+  callableTools: () => readonly string[],
+): { workflow?: ParsedWorkflow; problems: Problem[] } {
+  let workflow: ParsedWorkflow;
+  try {
+    workflow = parseWorkflow(source, { origin: "saved", path: file });
+  } catch (error) {
+    if (!isWorkflowScriptError(error)) throw error;
+    return { problems: [{ file, line: error.line, column: error.column, message: error.message }] };
+  }
+  const problems: Problem[] = [];
+  const at = (property: string, message: string, element?: string) => {
+    const position = metaPosition(source, property, element) ?? { line: 1, column: 1 };
+    problems.push({ file, ...position, message });
+  };
+  if (workflow.meta.args !== undefined) {
+    try {
+      compile(workflow.meta.args as JsonSchema);
+    } catch (error) {
+      at("args", `meta.args is not a usable JSON Schema: ${(error as Error).message}`);
+    }
+  }
+  const requested = workflow.meta.tools ?? [];
+  if (requested.length > 0) {
+    const callable = new Set([...callableTools(), ...FLOW_READ_ONLY_TOOLS]);
+    for (const name of requested) {
+      if (!callable.has(name)) at("tools", `meta.tools names "${name}", which is not a tool (callable: ${[...callable].sort().join(", ")})`, name);
+    }
+  }
+  return problems.length === 0 ? { workflow, problems } : { problems };
+}

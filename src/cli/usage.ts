@@ -1,0 +1,35 @@
+import { readFileSync } from "node:fs";
+
+/** The usage lines of each command, kept apart so `flow --help` loads nothing heavy. */
+export const RUN_USAGE =
+  "flow run <name|path.js> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
+export const CHECK_USAGE = "flow check <path.js>... [--cwd DIR] [--extension FILE]...";
+export const RUNS_USAGE = [
+  "flow runs [--limit N] [--json] [--cwd DIR]",
+  "flow runs show <runId> [--view summary|final|output|diagnostics|launch] [--json] [--cwd DIR]",
+  "flow runs tail <runId> [--cwd DIR]",
+].join("\n       ");
+const HELP_USAGE = "flow help [topic [harness|tool]]   topics: contracts, workflows, harnesses, limits, errors, roles";
+
+export const USAGE = `flow: run pi-flow workflows from the shell, with a model or from a cassette.
+
+Usage:
+  ${RUN_USAGE}
+  ${CHECK_USAGE}
+  ${RUNS_USAGE.split("\n").map((line) => line.trim()).join("\n  ")}
+  ${HELP_USAGE}
+  flow --version
+
+flow run: a saved workflow (project .pi/flow/workflows/, then your Flow directory, then shipped:
+review, map, handoff) or a script file. Progress goes to stderr, the result to stdout (the
+workflow's value as JSON; with --json the whole receipt). Children run on your Pi setup and its
+default model, or --model; --replay answers them from a cassette with no model at all.
+
+Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 130 interrupted (Ctrl-C).
+Paths on the command line are relative to the shell's directory; --cwd chooses the project.
+The full reference: docs/cli.md.`;
+
+export function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return `pi-flow ${manifest.version}`;
+}

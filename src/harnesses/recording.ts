@@ -1,0 +1,52 @@
+import { appendFileSync, statSync, writeFileSync } from "node:fs";
+import { redactText, redactValue } from "../runs/index.ts";
+import { formatLine, OccurrenceCounter, readCassette, recordedHeader, type CassetteEntry } from "./cassette.ts";
+import type { RecordSettings } from "./harness-settings.ts";
+import { keyFor } from "./replay.ts";
+import type { Harness } from "./types.ts";
+
+/** Starts a new cassette at `path`, replacing any file there: the header line only. */
+export function startCassette(path: string): void {
+  writeFileSync(path, formatLine(recordedHeader()));
+}
+
+// Occurrences are counted per cassette across the process, exactly as replay counts them.
+const counters = new Map<string, OccurrenceCounter>();
+
+/** A cassette to append to: an absent or empty file gets a header; an existing one must be a cassette. */
+function openForAppend(path: string): OccurrenceCounter {
+  let counter = counters.get(path);
+  if (counter) return counter;
+  if ((statSync(path, { throwIfNoEntry: false })?.size ?? 0) === 0) startCassette(path);
+  else readCassette(path); // throws configuration_invalid when the file is not a cassette
+  counters.set(path, (counter = new OccurrenceCounter()));
+  return counter;
+}
+
+/**
+ * Wraps a harness so each child's answer is appended to a cassette as the child settles. Answers
+ * are redacted as the run's own final is, so a replay hands the script what the recording did.
+ */
+export function withRecording(inner: Harness, settings: RecordSettings | undefined): Harness {
+  if (!settings) return inner;
+  return {
+    name: inner.name,
+    async run(request) {
+      const counter = openForAppend(settings.cassette);
+      const key = keyFor(request, counter);
+      const started = Date.now();
+      const result = await inner.run(request);
+      if (result.outcome === "cancelled") return result;
+      const entry: CassetteEntry = {
+        key,
+        outcome: result.outcome,
+        ...(result.outcome === "succeeded" ? { answer: redactValue(result.value).value } : {}),
+        ...(result.error ? { error: { code: result.error.code, message: redactText(result.error.message).text } } : {}),
+        usage: result.usage,
+        timing: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started },
+      };
+      appendFileSync(settings.cassette, formatLine(entry));
+      return result;
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { statSync } from "node:fs";
+import {
+  describeKey,
+  findEntry,
+  nearestKey,
+  OccurrenceCounter,
+  promptHash,
+  readCassette,
+  type Cassette,
+  type CassetteEntry,
+  type CassetteKey,
+} from "./cassette.ts";
+import type { ReplaySettings } from "./harness-settings.ts";
+import { parseStructuredAnswer } from "./structured-answer.ts";
+import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
+
+interface LoadedCassette {
+  cassette: Cassette;
+  stamp: string;
+}
+
+// One process may replay many children from one cassette: read it once (again when it changes on
+// disk), and count occurrences across every child that asks it.
+const loaded = new Map<string, LoadedCassette>();
+const counters = new Map<string, OccurrenceCounter>();
+
+function stampOf(path: string): string {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : "absent";
+}
+
+/** The cassette at `path`, parsed; configuration_invalid or harness_unavailable when unusable. */
+export function loadCassette(path: string): Cassette {
+  const stamp = stampOf(path);
+  const cached = loaded.get(path);
+  if (cached && cached.stamp === stamp) return cached.cassette;
+  const cassette = readCassette(path);
+  loaded.set(path, { cassette, stamp });
+  return cassette;
+}
+
+function counterFor(path: string): OccurrenceCounter {
+  let counter = counters.get(path);
+  if (!counter) counters.set(path, (counter = new OccurrenceCounter()));
+  return counter;
+}
+
+/** The key a child is recorded and replayed under. Counting its occurrence is a side effect. */
+export function keyFor(request: ChildRequest, counter: OccurrenceCounter): CassetteKey {
+  return {
+    agent: request.task.agent,
+    description: request.task.description,
+    occurrence: counter.next(request.task),
+    promptHash: promptHash(request.prompt, request.outputSchema),
+  };
+}
+
+function missing(cassette: Cassette, key: CassetteKey, settings: ReplaySettings): string {
+  const nearest = nearestKey(cassette, key);
+  const hint =
+    nearest && nearest.agent === key.agent && nearest.description === key.description && nearest.occurrence === key.occurrence
+      ? " Only the prompt differs: --replay-mode loose (flow.replay.mode) ignores prompts."
+      : "";
+  return `The cassette ${settings.cassette} has no answer for ${describeKey(key)} (${settings.mode} replay). Nearest recorded: ${nearest ? describeKey(nearest) : "none, the cassette is empty"}.${hint}`;
+}
+
+/** A recorded answer as this request wants it: parsed JSON under an outputSchema, else text. */
+function answerFor(entry: CassetteEntry, request: ChildRequest): { ok: true; value: unknown; text: string } | { ok: false; message: string } {
+  const answer = entry.answer;
+  const text = typeof answer === "string" ? answer : JSON.stringify(answer);
+  if (!request.outputSchema) return { ok: true, value: text, text };
+  const parsed = parseStructuredAnswer(text, request.outputSchema);
+  return parsed.ok ? { ok: true, value: parsed.value, text } : parsed;
+}
+
+function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
+  const zero: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  if (request.signal.aborted) return { outcome: "cancelled", error: { code: "cancelled", message: "The child was cancelled." }, usage: zero };
+  const cassette = loadCassette(settings.cassette);
+  const key = keyFor(request, counterFor(settings.cassette));
+  const entry = findEntry(cassette, key, settings.mode);
+  if (!entry) {
+    const message = missing(cassette, key, settings);
+    request.onDiagnostic({ type: "error", message });
+    return { outcome: "failed", error: { code: "failed", message }, usage: zero };
+  }
+  const usage = { ...entry.usage };
+  request.onProgress({ usage, activity: "replayed" });
+  request.onDiagnostic({ type: "usage", usage });
+  if (entry.outcome !== "succeeded") {
+    const message = entry.error?.message ?? `The recorded child ended ${entry.outcome}.`;
+    return { outcome: entry.outcome, error: { code: entry.outcome, message }, usage };
+  }
+  const answer = answerFor(entry, request);
+  if (!answer.ok) return { outcome: "failed", error: { code: "failed", message: answer.message }, usage };
+  request.onOutput(answer.text);
+  return { outcome: "succeeded", value: answer.value, usage };
+}
+
+/**
+ * The replay harness: every child is answered from a cassette, deterministically, with no model
+ * and no credentials. The workflow around it runs for real (sandbox, limits, journal).
+ */
+export function createReplayHarness(settings: ReplaySettings): Harness {
+  return {
+    name: "replay",
+    async run(request) {
+      return replay(request, settings);
+    },
+  };
+}

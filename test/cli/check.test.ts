@@ -1,0 +1,50 @@
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import { ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT } from "./support.ts";
+
+const sandbox = flowSandbox();
+afterAll(() => sandbox.dispose());
+
+const HEAD = "export const apiVersion = 1;\n";
+
+test.each([
+  ["a syntax error", `${HEAD}export const meta = { name: "s" };\nconst x = ;\n`, 3, 11, "syntax error: Unexpected token"],
+  ["a bad meta", `${HEAD}export const meta = { name: 5 };\nreturn 1;\n`, 2, 21, "`meta.name` must be a string"],
+  ["meta that is not a literal", `${HEAD}const n = "x";\nexport const meta = { name: n };\n`, 3, 29, "`meta` must be a literal"],
+  ["an unsupported apiVersion", "export const apiVersion = 2;\nexport const meta = {};\n", 1, 27, "unsupported apiVersion 2"],
+  ["an unknown tool", `${HEAD}export const meta = {\n  name: "t",\n  tools: ["read", "no_such_tool"],\n};\nreturn 1;\n`, 4, 19, 'meta.tools names "no_such_tool", which is not a tool'],
+  ["an invalid args schema", `${HEAD}export const meta = {\n  name: "a",\n  args: { $ref: "#/definitions/missing" },\n};\nreturn 1;\n`, 4, 3, "meta.args is not a usable JSON Schema"],
+])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
+  const file = sandbox.file(`problem-${line}-${column}.js`, source);
+  const result = await flow(["check", file], { env: sandbox.env });
+  expect(result.code).toBe(2);
+  const [first, ...rest] = result.stdout.trimEnd().split("\n");
+  expect(rest).toEqual([]);
+  expect(first).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:${line}:${column}: `));
+  expect(first).toContain(message);
+  expect(result.stderr).toBe("flow check: 1 problem\n");
+});
+
+test("the shipped workflows pass; several files report every problem, each with its own position", async () => {
+  const shipped = ["review", "map", "handoff"].map((name) => join(PROJECT_ROOT, "workflows", `${name}.js`));
+  const good = await flow(["check", ...shipped], { env: sandbox.env });
+  expect([good.code, good.stdout, good.stderr]).toEqual([0, "", "flow check: 3 files ok\n"]);
+
+  const bad1 = sandbox.file("bad1.js", `${HEAD}export const meta = {};\nawait agent(;\n`);
+  const bad2 = sandbox.file("bad2.js", "return 1;\n");
+  const both = await flow(["check", bad1, ...shipped, bad2], { env: sandbox.env });
+  expect(both.code).toBe(2);
+  expect(both.stdout.trimEnd().split("\n")).toEqual([
+    `${bad1}:3:13: syntax error: Unexpected token`,
+    `${bad2}:1:1: a saved workflow must declare \`export const apiVersion = 1\``,
+  ]);
+});
+
+test("tools are those a run would have: a tool an --extension registers is callable", async () => {
+  const file = sandbox.file("uses-tool.js", `${HEAD}export const meta = { name: "u", tools: ["read", "flow_test_echo"] };\nreturn 1;\n`);
+  const without = await flow(["check", file], { env: sandbox.env });
+  expect(without.code).toBe(2);
+  expect(without.stdout).toContain(`${file}:2:50: meta.tools names "flow_test_echo", which is not a tool`);
+  const withExtension = await flow(["check", file, "--extension", ECHO_EXTENSION], { env: sandbox.env });
+  expect([withExtension.code, withExtension.stdout]).toEqual([0, ""]);
+});

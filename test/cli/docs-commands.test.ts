@@ -1,0 +1,83 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
+
+/**
+ * The commands the README, docs/cli.md and examples/cassettes/README.md tell a user to type,
+ * parsed from those files and run verbatim through a shell in the checkout's root, with npx as a
+ * user runs it. The sandbox keeps their runs and Pi's agent directory out of the real home.
+ */
+const sandbox = flowSandbox();
+afterAll(() => sandbox.dispose());
+
+const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
+
+/** The lines of each ```sh block in `markdown`, in order, comments stripped. */
+function shellBlocks(markdown: string): string[][] {
+  return [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) =>
+    match[1]!
+      .split("\n")
+      .map((line) => line.replace(/\s+#.*$/, "").trim())
+      .filter((line) => line !== ""),
+  );
+}
+
+function shell(command: string): Promise<FlowResult> {
+  return new Promise((resolve) => {
+    execFile("sh", ["-c", command], { cwd: PROJECT_ROOT, env: sandbox.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
+      resolve({ code, signal: null, stdout, stderr });
+    });
+  });
+}
+
+const README = read("README.md");
+const tryIt = README.slice(README.indexOf("## Try it"), README.indexOf("\n## ", README.indexOf("## Try it") + 1));
+const [firstBlock = [], modelBlock = [], testBlock = []] = shellBlocks(tryIt);
+
+describe("README: Try it", () => {
+  test("opens the README and gives a fresh machine its commands in order: install, replay, the same on a model, npm test", () => {
+    expect(README.slice(README.indexOf("\n## ") + 1)).toMatch(/^## Try it\n/); // the first section
+    expect(firstBlock[0]).toBe("npm install");
+    expect(firstBlock[1]).toMatch(/^npx flow run review .* --replay examples\/cassettes\/review\.jsonl$/);
+    expect(modelBlock).toEqual([firstBlock[1]!.replace(/ --replay \S+$/, "")]);
+    expect(testBlock).toEqual(["npm test"]);
+  });
+
+  test("the Try it command, run verbatim, shows the review's progress and prints its result, with no credentials", async () => {
+    const result = await shell(firstBlock[1]!);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^run wf_\S+ started: review$/m);
+    expect(result.stderr).toMatch(/^child 4 succeeded: Synthesize the review/m);
+    const value = JSON.parse(result.stdout) as { reviews: { lens: string; verdict: string }[]; synthesis: { verdict: string } };
+    expect(value.reviews.map((review) => review.lens)).toEqual(["correctness", "tests", "simplicity"]);
+    expect(value.synthesis.verdict).toMatch(/^Request changes\./);
+  });
+});
+
+// Every flow command in these files' shell blocks needs no model: each must run as written.
+const documented = ["docs/cli.md", "examples/cassettes/README.md"].flatMap((file) =>
+  shellBlocks(read(file))
+    .flat()
+    .filter((line) => line.startsWith("npx flow "))
+    .map((line) => [file, line] as const),
+);
+
+describe("documented commands", () => {
+  test("there are some: the three shipped cassettes and the other commands", () => {
+    const replays = documented.filter(([, line]) => line.includes("--replay examples/cassettes/"));
+    expect(new Set(replays.map(([, line]) => /--replay examples\/cassettes\/(\w+)\.jsonl/.exec(line)?.[1]))).toEqual(new Set(["review", "map", "handoff"]));
+  });
+
+  test.each(documented)("%s: %s", async (_file, line) => {
+    const result = await shell(line);
+    expect(result.stderr).not.toMatch(/has no answer for/);
+    expect(result.code).toBe(0);
+    if (line.includes(" run ")) {
+      expect(result.stderr).toMatch(/^run wf_\S+ succeeded in /m);
+      expect(() => JSON.parse(result.stdout) as unknown).not.toThrow();
+    }
+  });
+});

@@ -1,0 +1,121 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { schemaViolation } from "../support/schema.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, QUICKSTART, REVIEW_TARGET, startedRunId } from "./support.ts";
+
+const sandbox = flowSandbox();
+afterAll(() => sandbox.dispose());
+const env = sandbox.env;
+
+const REVIEW_CASSETTE = join(CASSETTES, "review.jsonl");
+const reviewArgs = (target: string, ...more: string[]) => ["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target }), "--replay", REVIEW_CASSETTE, ...more];
+const recordedAnswers = readFileSync(REVIEW_CASSETTE, "utf8")
+  .trim()
+  .split("\n")
+  .slice(1)
+  .map((line) => JSON.parse(line) as { key: { description: string }; answer: string });
+const answerOf = (description: string) => recordedAnswers.find((entry) => entry.key.description === description)?.answer;
+
+describe("flow run --replay", () => {
+  test("replays the shipped review: the value on stdout, one plain line per event on stderr, exit 0", async () => {
+    const result = await flow(reviewArgs(REVIEW_TARGET), { env });
+    expect(result.stderr).not.toContain("\u001b"); // not a terminal: no escape sequences, no redraws
+    expect(result.code).toBe(0);
+
+    const value = JSON.parse(result.stdout) as { target: string; reviews: { lens: string; verdict: string }[]; synthesis: { verdict: string } };
+    expect(value.target).toBe(REVIEW_TARGET);
+    expect(value.reviews.map((review) => [review.lens, review.verdict])).toEqual(
+      ["correctness", "tests", "simplicity"].map((lens) => [lens, answerOf(`Review ${lens}`)]),
+    );
+    expect(value.synthesis.verdict).toBe(answerOf("Synthesize the review"));
+
+    const lines = result.stderr.trimEnd().split("\n");
+    const runId = startedRunId(result.stderr);
+    expect(lines[0]).toBe(`run ${runId} started: review`);
+    for (const [index, description] of ["Review correctness", "Review tests", "Review simplicity", "Synthesize the review"].entries()) {
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} started: ${description} \\(ag_[0-9a-z_]+\\)$`)));
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} succeeded: ${description} \\([0-9.]+s, \\d+ tokens\\)$`)));
+    }
+    expect(lines.at(-1)).toMatch(new RegExp(`^run ${runId} succeeded in [0-9.]+s: 4 children, 0 failed\\. Inspect it with: flow runs show ${runId}$`));
+  });
+
+  test("--json prints the whole contract receipt, which matches external_workflow's output schema", async () => {
+    const result = await flow(reviewArgs(REVIEW_TARGET, "--json"), { env });
+    expect(result.code).toBe(0);
+    const receipt = JSON.parse(result.stdout) as { ok: boolean; data: { run: { task: unknown; children: unknown; output: { value: { synthesis: { verdict: string } } } } } };
+    expect(schemaViolation(TOOL_SCHEMAS.external_workflow.output, receipt)).toBeNull();
+    expect(receipt.ok).toBe(true);
+    expect(receipt.data.run).toMatchObject({ task: { workflow: "review", source: "shipped" }, children: { count: 4, failed: 0 } });
+    expect(receipt.data.run.output.value.synthesis.verdict).toBe(answerOf("Synthesize the review"));
+  });
+
+  test("a child with no matching answer fails naming its key and the nearest recorded one; the run exits 1", async () => {
+    const result = await flow(reviewArgs("src/truncate.js"), { env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    const failed = result.stderr.split("\n").find((line) => line.startsWith("child 1 failed: Review correctness"));
+    expect(failed).toMatch(/has no answer for role:reviewer "Review correctness" #1 sha256:[0-9a-f]{16} \(strict replay\)\. Nearest recorded: role:reviewer "Review correctness" #1 sha256:[0-9a-f]{16}\./);
+    expect(failed).toContain("--replay-mode loose");
+    expect(result.stderr).toMatch(/^run wf_\S+ failed in [0-9.]+s: 3 children, 3 failed\./m);
+    expect(result.stderr).toMatch(/flow: every reviewer failed: .* \(failed\)\n$/);
+  });
+
+  test("--replay-mode loose matches by role, description and occurrence, for a script whose prompts changed", async () => {
+    const result = await flow(reviewArgs("src/truncate.js", "--replay-mode", "loose"), { env });
+    expect(result.code).toBe(0);
+    const value = JSON.parse(result.stdout) as { target: string; synthesis: { verdict: string } };
+    expect(value).toMatchObject({ target: "src/truncate.js", synthesis: { verdict: answerOf("Synthesize the review") } });
+  });
+});
+
+test("a script file's tools.* reach a tool an --extension registers, through the flow session's tool pipeline", async () => {
+  const empty = sandbox.file("empty.jsonl", `${JSON.stringify({ format: "pi-flow-cassette", version: 1, illustrative: true, note: "no answers" })}\n`);
+  const script = sandbox.file(
+    "echo.js",
+    'export const apiVersion = 1;\nexport const meta = { name: "echo", tools: ["flow_test_echo"] };\nconst echoed = await tools.flow_test_echo({ text: args.text });\nconst help = await tools.external_help({ topic: "limits" });\nreturn { echoed, helpOk: help.ok };\n',
+  );
+  const result = await flow(["run", script, "--args", '{"text":"hi"}', "--replay", empty, "--extension", ECHO_EXTENSION, "--cwd", sandbox.root], { env });
+  expect(result.stderr).toMatch(/^run wf_\S+ succeeded in /m);
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toEqual({ echoed: { echoed: "hi" }, helpOk: true });
+});
+
+describe("exit code 2: the input is refused before anything launches", () => {
+  const cassette = (name: string, text: string) => sandbox.file(name, text);
+  const cases: [string, () => string[], string, RegExp][] = [
+    ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
+    ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
+    ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, review/],
+    [
+      "a script file with a syntax error",
+      () => ["run", cassette("broken.js", "export const apiVersion = 1;\nexport const meta = { name: \"b\" };\nconst x = ;\n"), "--replay", REVIEW_CASSETTE],
+      "script_invalid",
+      /broken\.js:3:11: syntax error: Unexpected token/,
+    ],
+    ["args that do not match meta.args", () => ["run", "review", "--args", '{"lenses":[]}', "--replay", REVIEW_CASSETTE], "request_invalid", /args/],
+    ["a cassette that is not one", () => ["run", "review", "--replay", cassette("bad.jsonl", '{"hello":1}\n')], "configuration_invalid", /bad\.jsonl, line 1: the first line is not a pi-flow-cassette header/],
+    ["a cassette that is missing", () => ["run", "review", "--replay", join(sandbox.root, "absent.jsonl")], "harness_unavailable", /absent\.jsonl cannot be read \(ENOENT\)/],
+    ["no model configured and no --replay", () => ["run", "review", "--args", JSON.stringify({ target: "x" })], "model_unavailable", /No model to run the children on/],
+    ["a --model Pi does not know", () => ["run", "review", "--model", "nowhere/nothing"], "model_unavailable", /Model "nowhere\/nothing" is not known/],
+    ["workflows turned off with PI_FLOW_WORKFLOWS=off", () => ["run", "review", "--replay", REVIEW_CASSETTE], "configuration_invalid", /PI_FLOW_WORKFLOWS=off/],
+    ["an extension that does not load", () => ["run", "review", "--replay", REVIEW_CASSETTE, "--extension", join(sandbox.root, "absent-extension.ts")], "configuration_invalid", /extension failed to load/],
+  ];
+
+  test.each(cases)("%s", async (name, args, code, message) => {
+    const result = await flow(args(), { env: name.includes("PI_FLOW_WORKFLOWS") ? { ...env, PI_FLOW_WORKFLOWS: "off" } : env });
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toContain(`(${code})`);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+  });
+
+  test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {
+    const result = await flow(["run", "no-such-flow", "--replay", REVIEW_CASSETTE, "--json"], { env });
+    expect(result.code).toBe(2);
+    const receipt = JSON.parse(result.stdout) as unknown;
+    expect(schemaViolation(TOOL_SCHEMAS.external_workflow.output, receipt)).toBeNull();
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
+  });
+});
