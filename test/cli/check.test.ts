@@ -8,12 +8,15 @@ afterAll(() => sandbox.dispose());
 const HEAD = "export const apiVersion = 1;\n";
 
 test.each([
-  ["a syntax error", `${HEAD}export const meta = { name: "s" };\nconst x = ;\n`, 3, 11, "syntax error: Unexpected token"],
-  ["a bad meta", `${HEAD}export const meta = { name: 5 };\nreturn 1;\n`, 2, 21, "`meta.name` must be a string"],
+  ["a syntax error", `${HEAD}export const meta = {};\nconst x = ;\n`, 3, 11, "syntax error: Unexpected token"],
+  ["a bad meta", `${HEAD}export const meta = { name: 5 };\nreturn 1;\n`, 2, 23, "`meta.name` must be a string"],
+  ["an unknown meta key", `${HEAD}export const meta = { descripton: "x" };\nreturn 1;\n`, 2, 23, "unknown meta key `descripton`; did you mean `description`?"],
+  ["a meta.name that is not the file's", `${HEAD}export const meta = { name: "other" };\nreturn 1;\n`, 2, 23, "`meta.name` is \"other\" but the file is problem-2-23.js"],
   ["meta that is not a literal", `${HEAD}const n = "x";\nexport const meta = { name: n };\n`, 3, 29, "`meta` must be a literal"],
   ["an unsupported apiVersion", "export const apiVersion = 2;\nexport const meta = {};\n", 1, 27, "unsupported apiVersion 2"],
-  ["an unknown tool", `${HEAD}export const meta = {\n  name: "t",\n  tools: ["read", "no_such_tool"],\n};\nreturn 1;\n`, 4, 19, 'meta.tools names "no_such_tool", which is not a tool'],
-  ["an invalid args schema", `${HEAD}export const meta = {\n  name: "a",\n  args: { $ref: "#/definitions/missing" },\n};\nreturn 1;\n`, 4, 3, "meta.args is not a usable JSON Schema"],
+  ["an unknown tool", `${HEAD}export const meta = {\n  tools: ["read", "no_such_tool"],\n};\nreturn 1;\n`, 3, 19, 'meta.tools names "no_such_tool", which is not a tool'],
+  ["an args schema that is not JSON Schema", `${HEAD}export const meta = {\n  args: { type: "objekt" },\n};\nreturn 1;\n`, 3, 3, "`meta.args` is not a valid JSON Schema: type must be equal to one of the allowed values"],
+  ["an args schema that cannot be compiled", `${HEAD}export const meta = {\n  args: { $ref: "#/definitions/missing" },\n};\nreturn 1;\n`, 3, 3, "meta.args is not a usable JSON Schema"],
 ])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
   const file = sandbox.file(`problem-${line}-${column}.js`, source);
   const result = await flow(["check", file], { env: sandbox.env });
@@ -41,10 +44,10 @@ test("the shipped workflows pass; several files report every problem, each with 
 });
 
 test("tools are those a run would have: a tool an --extension registers is callable", async () => {
-  const file = sandbox.file("uses-tool.js", `${HEAD}export const meta = { name: "u", tools: ["read", "flow_test_echo"] };\nreturn 1;\n`);
+  const file = sandbox.file("uses-tool.js", `${HEAD}export const meta = { tools: ["read", "flow_test_echo"] };\nreturn 1;\n`);
   const without = await flow(["check", file], { env: sandbox.env });
   expect(without.code).toBe(2);
-  expect(without.stdout).toContain(`${file}:2:50: meta.tools names "flow_test_echo", which is not a tool`);
+  expect(without.stdout).toContain(`${file}:2:39: meta.tools names "flow_test_echo", which is not a tool`);
   const withExtension = await flow(["check", file, "--extension", ECHO_EXTENSION], { env: sandbox.env });
   expect([withExtension.code, withExtension.stdout]).toEqual([0, ""]);
 });
