@@ -63,7 +63,6 @@ const URL_CREDENTIALS: Rule = {
 const DSN_KEY: Rule = {
   name: "dsn-key",
   pattern: /(https?:\/\/)([0-9a-f]{32})(?=(?::[0-9a-f]{32})?@)/g,
-  needles: ["://"],
   secret: group(2),
 };
 
@@ -72,7 +71,6 @@ const WEBHOOKS: Rule = {
   name: "webhook-url",
   pattern:
     /(https?:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)\/|(?:[\w-]+\.)?discord(?:app)?\.com\/api\/webhooks\/\d{5,30}\/|[\w-]+\.webhook\.office\.com\/webhookb2\/|chat\.googleapis\.com\/v1\/spaces\/[\w-]{1,64}\/messages\?))([A-Za-z0-9/_@%=&.-]{20,1024})/g,
-  needles: ["hooks.slack.com", "discord", "webhook.office.com", "chat.googleapis.com"],
   secret: group(2),
 };
 
@@ -87,14 +85,12 @@ const SIGNATURE: Rule = {
 const PRIVATE_KEY: Rule = {
   name: "private-key",
   pattern: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$(?![\s\S]))/g,
-  needles: ["PRIVATE KEY"],
 };
 
 /** PuTTY `.ppk` files: the private lines after `Private-Lines: N` (real or escaped newlines). */
 const PUTTY_KEY: Rule = {
   name: "putty-private-key",
   pattern: /(Private-Lines:\s*\d{1,3}(?:\r?\n|(?:\\r)?\\n))((?:[A-Za-z0-9+/=]{1,128}(?:\r?\n|(?:\\r)?\\n|$)){1,256})/g,
-  needles: ["Private-Lines:"],
   secret: group(2),
 };
 

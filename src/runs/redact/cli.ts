@@ -62,71 +62,64 @@ function flagAllowed(flag: string): boolean {
 /** `curl -u user:pw`, `--user user:pw`, `--proxy-user`. Numeric pairs are `uid:gid` (`docker run -u 1000:1000`). */
 const USER_PASSWORD: Rule = {
   name: "cli-user-password",
-  pattern: /((?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]*=[ \t]*|[ \t]*)["']?[^\s:"'@$]{1,128}:)([^\s"']{1,256})/g,
-  needles: ["-u", "--user", "--proxy-user"],
+  pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[^\s:"'@$]{1,128}:)([^\s"']{1,256})/g,
   secret: group(2, (m) => !/^\d+$/.test(m[2] ?? "") && !isPlaceholder(m[2] ?? "")),
 };
 
 /** `smbclient -U user%password`. */
 const PERCENT_PASSWORD: Rule = {
   name: "cli-user-percent-password",
-  pattern: /((?<![\w-])-U[ \t]+["']?[^\s%"']{1,128}%)([^\s"']{1,256})/g,
-  needles: ["-U"],
+  pattern: /(-U(?<=(?:^|[^\w-])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"']{1,256})/g,
   secret: group(2),
 };
 
+/** One test for all the tools below: most text names none of them. */
+const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure/;
+
 /** Tools whose short flag carries a password. */
-const TOOL_FLAGS: readonly Rule[] = [
+const TOOL_FLAGS: readonly Rule[] = ([
   {
     name: "mysql-p",
     pattern: new RegExp(String.raw`(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump)\b${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
-    needles: ["mysql", "mariadb"],
     secret: unquoted(2),
   },
   {
     name: "sshpass-p",
     pattern: new RegExp(String.raw`(\bsshpass\b${SAME_COMMAND}\s-p[ \t]*)${ATTACHED}`, "g"),
-    needles: ["sshpass"],
     secret: unquoted(2, (value) => !/^\d{1,5}$/.test(value)),
   },
   {
     name: "redis-cli-a",
     pattern: new RegExp(String.raw`(\bredis-cli\b${SAME_COMMAND}\s-a[ \t]+)${ARG}`, "g"),
-    needles: ["redis-cli"],
     secret: unquoted(2),
   },
   {
     name: "login-p",
     pattern: new RegExp(String.raw`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm registry|oras)\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
-    needles: ["login"],
     secret: unquoted(2),
   },
   {
     name: "openssl-pass",
     pattern: /((?<![\w-])-(?:passin|passout|pass|password|passphrase)[ \t]+pass:)([^\s"']{1,512})/g,
-    needles: ["pass:"],
     secret: group(2),
   },
   {
     name: "openssl-k",
     pattern: new RegExp(String.raw`(\bopenssl\s+enc\b${SAME_COMMAND}\s-k[ \t]+)${ARG}`, "g"),
-    needles: ["openssl"],
     secret: unquoted(2),
   },
   {
     // `htpasswd -b file user pw`, `htpasswd -nb user pw`.
     name: "htpasswd-b",
     pattern: /(\bhtpasswd[ \t]+(?=-\S*b)(?:-\S*n\S*[ \t]+\S+|-\S+[ \t]+\S+[ \t]+\S+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\]{1,512})/g,
-    needles: ["htpasswd"],
     secret: unquoted(2),
   },
   {
     // `aws configure set aws_secret_access_key X`.
     name: "aws-configure-set",
     pattern: /(\baws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
-    needles: ["configure"],
     secret: group(2),
   },
-];
+] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
 
 export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, ...TOOL_FLAGS];

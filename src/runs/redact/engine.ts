@@ -39,8 +39,16 @@ function quotingOf(origin: Int32Array): Quoting {
   return { sameQuoting: (a, b) => origin[a + 1]! - origin[a]! === origin[b + 1]! - origin[b]! };
 }
 
+/**
+ * Provider tokens hold no quote or backslash, and their boundaries accept an escaped `\n` before
+ * them, so a view shows no token the raw text did not: views skip them. The exception is a token
+ * with an escaped character inside (`\/` from PHP's JSON, `\u…`), for which views do run them.
+ */
+const ESCAPE_BLIND = new Set<Rule>(TOKEN_RULES);
+const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
+
 /** Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`. */
-function collect(text: string, origin: Int32Array | null, spans: number[]): void {
+function collect(text: string, origin: Int32Array | null, spans: number[], tokens: boolean): void {
   const quoting = origin ? quotingOf(origin) : RAW;
   const push = (rule: Rule, match: RegExpExecArray): void => {
     const span = rule.secret ? rule.secret(match, quoting) : ([0, match[0].length] as const);
@@ -50,7 +58,15 @@ function collect(text: string, origin: Int32Array | null, spans: number[]): void
     if (origin) spans.push(origin[start]!, origin[end]!);
     else spans.push(start, end);
   };
+  const gates = new Map<RegExp, boolean>();
+  const gateOpen = (gate: RegExp): boolean => {
+    let open = gates.get(gate);
+    if (open === undefined) gates.set(gate, (open = gate.test(text)));
+    return open;
+  };
   for (const rule of RULES) {
+    if (!tokens && ESCAPE_BLIND.has(rule)) continue;
+    if (rule.gate && !gateOpen(rule.gate)) continue;
     if (rule.needles && !rule.needles.some((needle) => text.includes(needle))) continue;
     const pattern = rule.pattern;
     pattern.lastIndex = 0;
@@ -60,6 +76,7 @@ function collect(text: string, origin: Int32Array | null, spans: number[]): void
       else push(rule, match);
     }
   }
+  if (!tokens) return;
   HEAD_SCAN.lastIndex = 0;
   let head: RegExpExecArray | null;
   while ((head = HEAD_SCAN.exec(text)) !== null) {
@@ -75,14 +92,15 @@ function collect(text: string, origin: Int32Array | null, spans: number[]): void
 /** Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. */
 export function findSecretSpans(text: string): number[] {
   const spans: number[] = [];
-  collect(text, null, spans);
+  collect(text, null, spans, true);
+  const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
   let view = text;
   let origin: Int32Array | null = null;
   for (let depth = 0; depth < MAX_VIEW_DEPTH; depth++) {
     const next = unescapeOnce(view);
     if (!next) break;
     origin = origin ? composeOrigins(origin, next.origin) : next.origin;
-    collect(next.text, origin, spans);
+    collect(next.text, origin, spans, tokensInViews);
     view = next.text;
   }
   if (text.includes("\\")) {

@@ -159,7 +159,6 @@ const ENV_KEY: Rule = {
 const DOCKER_AUTH: Rule = {
   name: "docker-auth",
   pattern: /("auth"\s*:\s*")([A-Za-z0-9+/]{6,1024}={0,2})(?=")/g,
-  needles: ['"auth"'],
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
 

@@ -24,6 +24,8 @@ export interface Rule {
    * holding none of them is skipped without running the pattern.
    */
   readonly needles?: readonly string[];
+  /** Like `needles`, as one regex shared by several rules: tested once per text for all of them. */
+  readonly gate?: RegExp;
   /** Default: the whole match is the secret. */
   readonly secret?: SecretOf;
   /** For `prefixed` rules: the literal heads (regex source) the match starts with. */
