@@ -66,6 +66,26 @@ const DSN_KEY: Rule = {
   secret: group(2),
 };
 
+/** Cookie names that carry a session or a credential. */
+const SESSION_COOKIE = /sess|sid|token|auth|jwt|remember|login|csrf|xsrf|key|secret|connect/i;
+
+/**
+ * Cookie values in `Cookie:` and `Set-Cookie:` headers: a session cookie is a bearer credential.
+ * The pattern starts at each `=` after a cookie name (fast to find) and the header is looked for
+ * back on the same line. Other cookies (`theme=dark`) survive unless long and random.
+ */
+const COOKIE: Rule = {
+  name: "cookie",
+  pattern: /=(?<=(?:cookie:|;)[ \t]*([A-Za-z0-9_.!#$%&'*+^|~-]{1,128})=)([^;\s"',]{16,4096})/gi,
+  secret: (m) => {
+    const [, name = "", value = ""] = m;
+    if (value.startsWith(REDACTED) || !(SESSION_COOKIE.test(name) || (value.length >= 32 && looksRandom(value)))) return null;
+    const lineStart = m.input.lastIndexOf("\n", m.index) + 1;
+    if (m.index - lineStart > 4096 || !/cookie:/i.test(m.input.slice(lineStart, m.index))) return null;
+    return [1, 1 + value.length];
+  },
+};
+
 /** Webhook URLs are bearer credentials: whoever has the path can post. */
 const WEBHOOKS: Rule = {
   name: "webhook-url",
@@ -99,6 +119,7 @@ export const AUTH_RULES: readonly Rule[] = [
   PUTTY_KEY,
   AUTHORIZATION,
   BEARER,
+  COOKIE,
   BASIC,
   URL_CREDENTIALS,
   DSN_KEY,

@@ -95,7 +95,7 @@ const TOOL_FLAGS: readonly Rule[] = ([
   },
   {
     name: "login-p",
-    pattern: new RegExp(String.raw`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm registry|oras)\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
+    pattern: new RegExp(String.raw`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm registry|oras|az)\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {

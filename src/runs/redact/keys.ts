@@ -147,6 +147,40 @@ const XML_ELEMENT: Rule = {
   },
 };
 
+/** `<add key="ApiKey" value="…"/>` (.NET appSettings), `<property name="db.password" value="…"/>` (Spring). */
+const XML_KEY_VALUE: Rule = {
+  name: "xml-key-value",
+  pattern: new RegExp(
+    String.raw`((?:key|name)=(["'])([A-Za-z0-9_.:-]{0,64}?(?:${KEY_WORDS}))\2\s{1,16}value=(["']))([^"'\n]{3,1024})(?=\4)`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, head = "", , key = "", , value = ""] = m;
+    return keyAllowed(key, "") && !isPlaceholder(value) ? [head.length, head.length + value.length] : null;
+  },
+};
+
+/** Space-separated env settings: fish `set -x NAME value`, Dockerfile `ENV NAME value`, csh `setenv NAME value`. */
+const SPACED_ENV: Rule = {
+  name: "spaced-env",
+  pattern: new RegExp(
+    String.raw`((?:set[ \t]{1,16}-[gxUlu]{1,4}|ENV|setenv)[ \t]{1,16}([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))[ \t]{1,16})${VALUE}`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, head = "", key = "", value = ""] = m;
+    if (!keyAllowed(key, "") || !judgeValue({ key, op: "=", spaced: false, value, endsLine: true })) return null;
+    return /^["'\x60]/.test(value) ? [head.length + 1, head.length + value.length - 1] : [head.length, head.length + value.length];
+  },
+};
+
+/** `~/.netrc`: `machine host login me password …`, on one line or several. */
+const NETRC: Rule = {
+  name: "netrc",
+  pattern: /(machine\s{1,16}\S{1,256}(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\]{1,512})/g,
+  secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
+};
+
 /** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
 const ENV_KEY: Rule = {
   name: "env-key",
@@ -168,4 +202,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, XML_ELEMENT, ENV_KEY, DOCKER_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];
