@@ -1,6 +1,6 @@
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
-import { alignToEscapes, composeOrigins, unescapeOnce } from "./escapes.ts";
+import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
 import { TOKEN_RULES } from "./tokens.ts";
@@ -35,8 +35,8 @@ const MAX_VIEW_DEPTH = 4;
 const RAW: Quoting = { sameQuoting: () => true };
 
 /** In a view, two units were quoted alike when they came from source sequences of one length. */
-function quotingOf(origin: Int32Array): Quoting {
-  return { sameQuoting: (a, b) => origin[a + 1]! - origin[a]! === origin[b + 1]! - origin[b]! };
+function quotingOf(origin: Origin): Quoting {
+  return { sameQuoting: (a, b) => origin(a + 1) - origin(a) === origin(b + 1) - origin(b) };
 }
 
 /**
@@ -48,14 +48,14 @@ const ESCAPE_BLIND = new Set<Rule>(TOKEN_RULES);
 const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
 
 /** Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`. */
-function collect(text: string, origin: Int32Array | null, spans: number[], tokens: boolean): void {
+function collect(text: string, origin: Origin | null, spans: number[], tokens: boolean): void {
   const quoting = origin ? quotingOf(origin) : RAW;
   const push = (rule: Rule, match: RegExpExecArray): void => {
     const span = rule.secret ? rule.secret(match, quoting) : ([0, match[0].length] as const);
     if (!span || span[1] <= span[0]) return;
     const start = match.index + span[0];
     const end = match.index + span[1];
-    if (origin) spans.push(origin[start]!, origin[end]!);
+    if (origin) spans.push(origin(start), origin(end));
     else spans.push(start, end);
   };
   const gates = new Map<RegExp, boolean>();
@@ -95,7 +95,7 @@ export function findSecretSpans(text: string): number[] {
   collect(text, null, spans, true);
   const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
   let view = text;
-  let origin: Int32Array | null = null;
+  let origin: Origin | null = null;
   for (let depth = 0; depth < MAX_VIEW_DEPTH; depth++) {
     const next = unescapeOnce(view);
     if (!next) break;

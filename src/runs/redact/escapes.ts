@@ -7,11 +7,13 @@
  * backslash escapes undone), and a view of that view, and maps each match back to the original.
  */
 
-/** The decoded text, and for each of its UTF-16 units the index in the source where it came from. */
+/** Maps an index into a view (0..text.length) to where that unit's escape sequence starts in the source. */
+export type Origin = (index: number) => number;
+
+/** The decoded text, and where each of its units came from. */
 export interface EscapeView {
   readonly text: string;
-  /** `origin[i]` is where unit `i` starts in the source; `origin[text.length]` is the source length. */
-  readonly origin: Int32Array;
+  readonly origin: Origin;
 }
 
 /** Escapes that carry structure: quotes and backslashes (the nesting), `/` and `\u` (JSON writers). */
@@ -34,49 +36,54 @@ const HEX4 = /^[0-9a-fA-F]{4}$/;
 /**
  * Undo one level of JSON-style backslash escapes. Unknown escapes (`\d`, a Windows path's `\U`)
  * are kept as they are. Returns null when the text holds no structural escape: there is nothing
- * new to see. Linear in the text.
+ * new to see. Linear in the text: it jumps from backslash to backslash, and the origin map is a
+ * list of segments (one per escape), not an entry per unit.
  */
 export function unescapeOnce(source: string): EscapeView | null {
   if (!HAS_ESCAPE.test(source)) return null;
   const parts: string[] = [];
-  const origin = new Int32Array(source.length + 1);
+  // Segment k: view units from viewStarts[k] on come from source units from sourceStarts[k] on.
+  const viewStarts: number[] = [0];
+  const sourceStarts: number[] = [0];
   let length = 0;
   let from = 0;
-  const copy = (start: number, end: number): void => {
-    if (end <= start) return;
-    parts.push(source.slice(start, end));
-    for (let i = start; i < end; i++) origin[length++] = i;
-  };
   let at = source.indexOf("\\");
   while (at !== -1 && at + 1 < source.length) {
-    copy(from, at);
     const next = source[at + 1]!;
     const simple = SIMPLE[next];
-    if (simple !== undefined) {
-      parts.push(simple);
-      origin[length++] = at;
-      from = at + 2;
-    } else if (next === "u" && HEX4.test(source.slice(at + 2, at + 6))) {
-      parts.push(String.fromCharCode(Number.parseInt(source.slice(at + 2, at + 6), 16)));
-      origin[length++] = at;
-      from = at + 6;
-    } else {
-      // Not an escape we decode: keep the backslash, and let the next character start fresh.
-      copy(at, at + 1);
-      from = at + 1;
+    const unicode = simple === undefined && next === "u" && HEX4.test(source.slice(at + 2, at + 6));
+    if (simple === undefined && !unicode) {
+      at = source.indexOf("\\", at + 1); // not an escape we decode: the backslash stays
+      continue;
     }
+    parts.push(source.slice(from, at));
+    length += at - from;
+    viewStarts.push(length);
+    sourceStarts.push(at);
+    parts.push(simple ?? String.fromCharCode(Number.parseInt(source.slice(at + 2, at + 6), 16)));
+    length += 1;
+    from = at + (unicode ? 6 : 2);
+    viewStarts.push(length);
+    sourceStarts.push(from);
     at = source.indexOf("\\", from);
   }
-  copy(from, source.length);
-  origin[length] = source.length;
-  return { text: parts.join(""), origin: origin.subarray(0, length + 1) };
+  parts.push(source.slice(from));
+  const origin: Origin = (index) => {
+    let low = 0;
+    let high = viewStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (viewStarts[mid]! <= index) low = mid;
+      else high = mid - 1;
+    }
+    return sourceStarts[low]! + (index - viewStarts[low]!);
+  };
+  return { text: parts.join(""), origin };
 }
 
 /** Compose an outer origin map with an inner one: the inner view's units, located in the source. */
-export function composeOrigins(outer: Int32Array, inner: Int32Array): Int32Array {
-  const out = new Int32Array(inner.length);
-  for (let i = 0; i < inner.length; i++) out[i] = outer[inner[i]!]!;
-  return out;
+export function composeOrigins(outer: Origin, inner: Origin): Origin {
+  return (index) => outer(inner(index));
 }
 
 /** Number of backslashes directly before `index`. */
