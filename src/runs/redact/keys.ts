@@ -184,9 +184,12 @@ const NETRC: Rule = {
 /** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
 const ENV_KEY: Rule = {
   name: "env-key",
-  pattern: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{0,64}_KEY=)([A-Za-z0-9+/_.:=-]{16,512})(?![A-Za-z0-9+/_.:=-])/g,
-  needles: ["_KEY="],
-  secret: group(2, (m) => /\d/.test(m[2] ?? "") && /[A-Za-z]/.test(m[2] ?? "")),
+  // Starts at the literal `_KEY=` and reads the name back with a lookbehind.
+  pattern: /_KEY=(?<=(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,64}_KEY=)([A-Za-z0-9+/_.:=-]{16,512})(?![A-Za-z0-9+/_.:=-])/g,
+  secret: (m) => {
+    const value = m[1] ?? "";
+    return /\d/.test(value) && /[A-Za-z]/.test(value) ? [5, 5 + value.length] : null;
+  },
 };
 
 /** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
