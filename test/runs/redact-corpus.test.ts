@@ -13,13 +13,18 @@ const SECRETS = buildSecretCases();
 const INNOCENTS = buildInnocentCases();
 
 /**
- * A secret leaks when any long enough piece of it survives, not only the whole: a redaction that
- * stopped halfway would still hand out most of a key. Short secrets must vanish whole; longer ones
- * may not keep any run of 8 to 16 characters.
+ * A secret leaks when any piece of 8 characters of it survives (the whole of a shorter one), not
+ * only the whole: a redaction that stopped halfway would still hand out most of a key. A piece
+ * that the text around the secret also holds (`production` in both `NODE_ENV=production` and a
+ * Braintree token) proves nothing and is not counted.
  */
-function leaks(text: string, secret: string): boolean {
-  const width = secret.length <= 12 ? secret.length : Math.max(8, Math.min(16, Math.floor(secret.length / 2)));
-  for (let at = 0; at + width <= secret.length; at++) if (text.includes(secret.slice(at, at + width))) return true;
+function leaks(redacted: string, secret: string, original = ""): boolean {
+  const context = original.split(secret).join("\u0000");
+  const width = Math.min(8, secret.length);
+  for (let at = 0; at + width <= secret.length; at++) {
+    const piece = secret.slice(at, at + width);
+    if (redacted.includes(piece) && !context.includes(piece)) return true;
+  }
   return false;
 }
 
@@ -55,7 +60,7 @@ function score(variant: keyof typeof VARIANTS): Score {
       invalidJson.push(`${c.provider}/${c.context}`);
       continue;
     }
-    if (leaks(back, c.secret)) missed.push(`${c.provider}/${c.context}: ${back.slice(0, 160)}`);
+    if (leaks(back, c.secret, c.text)) missed.push(`${c.provider}/${c.context}: ${back.slice(0, 160)}`);
   }
   return { recall: (SECRETS.length - missed.length - invalidJson.length) / SECRETS.length, missed, invalidJson };
 }
@@ -119,7 +124,7 @@ describe("redactValue on the corpus", () => {
   it("redacts every case held in a JSON value, and a value under a secret-named key whole", () => {
     for (const c of SECRETS) {
       const { value } = redactValue({ note: c.text, nested: [{ text: c.text }] });
-      expect(leaks(JSON.stringify(value), c.secret) || leaks(JSON.stringify(JSON.parse(JSON.stringify(value))), c.secret), c.provider).toBe(false);
+      expect(leaks(JSON.stringify(value), c.secret, JSON.stringify(c.text)) || leaks((value as { note: string }).note, c.secret, c.text), c.provider).toBe(false);
     }
     expect(redactValue({ DB_PASS: "orchid-7Hk2", auth: Buffer.from("ci:pw-1234").toString("base64") }).value).toEqual({
       DB_PASS: "[REDACTED]",
@@ -166,7 +171,7 @@ describe("everything persisted or returned", () => {
     const onDisk = readFileSync(runFiles(store.scope, writer.runId).launch, "utf8");
     const saved = (JSON.parse(onDisk) as { prompt: string }).prompt;
     const view = store.inspectSingle(writer.runId, "launch", { limitBytes: 4 * 1024 * 1024 }).page.text;
-    const leaked = SECRETS.filter((c) => leaks(saved, c.secret) || leaks(view, c.secret) || leaks(onDisk, c.secret));
+    const leaked = SECRETS.filter((c) => leaks(saved, c.secret, prompt) || leaks(view, c.secret, prompt) || leaks(onDisk, c.secret, prompt));
     expect(leaked.map((c) => `${c.provider}/${c.context}`)).toEqual([]);
     writer.settle({ outcome: "succeeded", value: "ok" });
   });
@@ -175,6 +180,7 @@ describe("everything persisted or returned", () => {
     const store = box.store();
     const writer = store.create({ kind: "workflow", task: { description: "all evidence" }, background: false });
     const sample = SECRETS.filter((_, i) => i % 3 === 0);
+    const all = sample.map((c) => c.text).join("\n");
     for (const c of sample) {
       writer.appendOutput(c.text);
       writer.appendDiagnostic({ level: "info", message: `tool bash ${JSON.stringify({ command: c.text })}` });
@@ -188,15 +194,15 @@ describe("everything persisted or returned", () => {
         // Small pages: a secret would straddle page boundaries if it were paged before redaction.
         const page = store.inspectSingle(writer.runId, view, cursor ? { limitBytes: 512, cursor } : { limitBytes: 512 });
         whole += page.page.text;
-        for (const c of sample) expect(leaks(page.page.text, c.secret), `${view} page: ${c.provider}`).toBe(false);
+        for (const c of sample) expect(leaks(page.page.text, c.secret, all), `${view} page: ${c.provider}`).toBe(false);
         cursor = page.page.nextCursor;
       } while (cursor);
-      for (const c of sample) expect(leaks(whole, c.secret), `${view}: ${c.provider}`).toBe(false);
+      for (const c of sample) expect(leaks(whole, c.secret, all), `${view}: ${c.provider}`).toBe(false);
     }
     const files = runFiles(store.scope, writer.runId);
     for (const file of [files.journal, files.output, files.diagnostics, files.record]) {
       const text = readFileSync(file, "utf8");
-      for (const c of sample) expect(leaks(text, c.secret), `${file}: ${c.provider}`).toBe(false);
+      for (const c of sample) expect(leaks(text, c.secret, all), `${file}: ${c.provider}`).toBe(false);
     }
   });
 });

@@ -23,14 +23,16 @@ const AUTHORIZATION: Rule = {
 /** A bearer credential is long and random: "Bearer of bad news" and "Bearer token" survive. */
 const BEARER: Rule = {
   name: "bearer",
-  pattern: /\b(Bearer\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Bearer\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
   secret: group(2, (m) => looksRandom(m[2] ?? "")),
 };
 
 /** `Basic <base64>` in a header or a git `extraheader`: redacted when it decodes to `user:password`. */
 const BASIC: Rule = {
   name: "basic-auth",
-  pattern: /\b(Basic\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Basic\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
 
@@ -62,6 +64,7 @@ const URL_CREDENTIALS: Rule = {
 /** A DSN whose user part is the key (Sentry): `https://<32 hex>@o1.ingest.sentry.io/1`. */
 const DSN_KEY: Rule = {
   name: "dsn-key",
+  escapeBlind: true,
   pattern: /(https?:\/\/)([0-9a-f]{32})(?=(?::[0-9a-f]{32})?@)/g,
   secret: group(2),
 };
@@ -89,6 +92,7 @@ const COOKIE: Rule = {
 /** Webhook URLs are bearer credentials: whoever has the path can post. */
 const WEBHOOKS: Rule = {
   name: "webhook-url",
+  escapeBlind: true,
   pattern:
     /(https?:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)\/|(?:[\w-]+\.)?discord(?:app)?\.com\/api\/webhooks\/\d{5,30}\/|[\w-]+\.webhook\.office\.com\/webhookb2\/|chat\.googleapis\.com\/v1\/spaces\/[\w-]{1,64}\/messages\?))([A-Za-z0-9/_@%=&.-]{20,1024})/g,
   secret: group(2),
@@ -97,13 +101,15 @@ const WEBHOOKS: Rule = {
 /** Signed URLs and SAS tokens: `sig=…` (Azure), `X-Amz-Signature=…`, `Signature=…` (AWS SigV4). */
 const SIGNATURE: Rule = {
   name: "url-signature",
-  pattern: /(?<![A-Za-z0-9_-])((?:sig|x-amz-signature|x-goog-signature|signature)=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))((?:sig|x-amz-signature|x-goog-signature|signature)=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
   secret: group(2),
 };
 
 /** A whole PEM private key block; an unterminated one is redacted to the end of the text. */
 const PRIVATE_KEY: Rule = {
   name: "private-key",
+  escapeBlind: true,
   pattern: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$(?![\s\S]))/g,
 };
 

@@ -1,5 +1,5 @@
 import { isPlaceholder } from "./keys.ts";
-import { group, looksRandom, type Quoting, type Rule } from "./rule.ts";
+import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 
 /**
  * Passwords and tokens on command lines: `--password x`, `--token=x`, `curl -u user:pw`,
@@ -12,6 +12,9 @@ import { group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-][^\s"'\\;|&<>\x60]{0,511})`;
 /** The value of an attached short flag (`-pPW`): anything up to whitespace. */
 const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\]{1,512})`;
+/** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
+const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
+
 /** Where a tool's own arguments end: a pipe, a `;`, an `&&` or the end of the line. */
 const SAME_COMMAND = String.raw`[^\n|;&]{0,256}?`;
 
@@ -40,7 +43,7 @@ function unquoted(n: number, accept?: (value: string, quoted: boolean) => boolea
 const LONG_FLAG: Rule = {
   name: "secret-flag",
   pattern: new RegExp(
-    String.raw`((?<![\w-])-{1,2}(?:[A-Za-z0-9][A-Za-z0-9-]{0,64}?)?(?:password|passwd|passphrase|storepass|keypass|pass|pwd|token|secret|api-?key|access-key|secret-key|private-key|client-secret)(?:[ \t]+|=))${ARG}`,
+    String.raw`(-{1,2}(?<=${BEFORE}-{1,2})(?:[A-Za-z0-9][A-Za-z0-9-]{0,64}?)?(?:password|passwd|passphrase|storepass|keypass|pass|pwd|token|secret|api-?key|access-key|secret-key|private-key|client-secret)(?:[ \t]+|=))${ARG}`,
     "gi",
   ),
   secret: (m, quoting) => (flagAllowed(m[1] ?? "") ? (/=$/.test(m[1] ?? "") ? flagValue : spacedFlagValue)(m, quoting) : null),
@@ -62,14 +65,14 @@ function flagAllowed(flag: string): boolean {
 /** `curl -u user:pw`, `--user user:pw`, `--proxy-user`. Numeric pairs are `uid:gid` (`docker run -u 1000:1000`). */
 const USER_PASSWORD: Rule = {
   name: "cli-user-password",
-  pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[^\s:"'@$]{1,128}:)([^\s"']{1,256})/g,
+  pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-]|\\[nrt])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[^\s:"'@$]{1,128}:)([^\s"']{1,256})/g,
   secret: group(2, (m) => !/^\d+$/.test(m[2] ?? "") && !isPlaceholder(m[2] ?? "")),
 };
 
 /** `smbclient -U user%password`. */
 const PERCENT_PASSWORD: Rule = {
   name: "cli-user-percent-password",
-  pattern: /(-U(?<=(?:^|[^\w-])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"']{1,256})/g,
+  pattern: /(-U(?<=(?:^|[^\w-]|\\[nrt])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"']{1,256})/g,
   secret: group(2),
 };
 
@@ -80,44 +83,44 @@ const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|
 const TOOL_FLAGS: readonly Rule[] = ([
   {
     name: "mysql-p",
-    pattern: new RegExp(String.raw`(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump)\b${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
+    pattern: new RegExp(String.raw`(${word("mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump")}${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
     secret: unquoted(2),
   },
   {
     name: "sshpass-p",
-    pattern: new RegExp(String.raw`(\bsshpass\b${SAME_COMMAND}\s-p[ \t]*)${ATTACHED}`, "g"),
+    pattern: new RegExp(String.raw`(${word("sshpass")}${SAME_COMMAND}\s-p[ \t]*)${ATTACHED}`, "g"),
     secret: unquoted(2, (value) => !/^\d{1,5}$/.test(value)),
   },
   {
     name: "redis-cli-a",
-    pattern: new RegExp(String.raw`(\bredis-cli\b${SAME_COMMAND}\s-a[ \t]+)${ARG}`, "g"),
+    pattern: new RegExp(String.raw`(${word("redis-cli")}${SAME_COMMAND}\s-a[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     name: "login-p",
-    pattern: new RegExp(String.raw`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm registry|oras|az)\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
+    pattern: new RegExp(String.raw`(${word("docker|podman|nerdctl|buildah|skopeo|helm registry|oras|az")}\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     name: "openssl-pass",
-    pattern: /((?<![\w-])-(?:passin|passout|pass|password|passphrase)[ \t]+pass:)([^\s"']{1,512})/g,
+    pattern: new RegExp(String.raw`(-(?:passin|passout|pass|password|passphrase)(?<=${BEFORE}-(?:passin|passout|pass|password|passphrase))[ \t]+pass:)([^\s"'\\]{1,512})`, "g"),
     secret: group(2),
   },
   {
     name: "openssl-k",
-    pattern: new RegExp(String.raw`(\bopenssl\s+enc\b${SAME_COMMAND}\s-k[ \t]+)${ARG}`, "g"),
+    pattern: new RegExp(String.raw`(${word("openssl")}\s+enc\b${SAME_COMMAND}\s-k[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     // `htpasswd -b file user pw`, `htpasswd -nb user pw`.
     name: "htpasswd-b",
-    pattern: /(\bhtpasswd[ \t]+(?=-\S*b)(?:-\S*n\S*[ \t]+\S+|-\S+[ \t]+\S+[ \t]+\S+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\]{1,512})/g,
+    pattern: /((?:(?<![\w-])|(?<=\\[nrt]))htpasswd[ \t]+(?=-\S*b)(?:-\S*n\S*[ \t]+\S+|-\S+[ \t]+\S+[ \t]+\S+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\]{1,512})/g,
     secret: unquoted(2),
   },
   {
     // `aws configure set aws_secret_access_key X`.
     name: "aws-configure-set",
-    pattern: /(\baws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
+    pattern: /((?:(?<![\w-])|(?<=\\[nrt]))aws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
     secret: group(2),
   },
 ] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));

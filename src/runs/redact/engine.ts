@@ -40,11 +40,11 @@ function quotingOf(origin: Origin): Quoting {
 }
 
 /**
- * Provider tokens hold no quote or backslash, and their boundaries accept an escaped `\n` before
- * them, so a view shows no token the raw text did not: views skip them. The exception is a token
- * with an escaped character inside (`\/` from PHP's JSON, `\u…`), for which views do run them.
+ * Escape-blind rules (provider tokens, key blocks, webhook URLs…) hold no quote or backslash, and
+ * their boundaries accept an escaped `\n` before them, so a view shows them nothing new: views
+ * skip them. The exception is a text with `\/` (PHP's JSON) or `\u…` inside what could be a token
+ * or a URL, for which views do run them.
  */
-const ESCAPE_BLIND = new Set<Rule>(TOKEN_RULES);
 const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
 
 /** Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`. */
@@ -65,7 +65,7 @@ function collect(text: string, origin: Origin | null, spans: number[], tokens: b
     return open;
   };
   for (const rule of RULES) {
-    if (!tokens && ESCAPE_BLIND.has(rule)) continue;
+    if (!tokens && rule.escapeBlind) continue;
     if (rule.gate && !gateOpen(rule.gate)) continue;
     if (rule.needles && !rule.needles.some((needle) => text.includes(needle))) continue;
     const pattern = rule.pattern;

@@ -184,8 +184,9 @@ const NETRC: Rule = {
 /** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
 const ENV_KEY: Rule = {
   name: "env-key",
+  escapeBlind: true,
   // Starts at the literal `_KEY=` and reads the name back with a lookbehind.
-  pattern: /_KEY=(?<=(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{0,64}_KEY=)([A-Za-z0-9+/_.:=-]{16,512})(?![A-Za-z0-9+/_.:=-])/g,
+  pattern: /_KEY=(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_KEY=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
   secret: (m) => {
     const value = m[1] ?? "";
     return /\d/.test(value) && /[A-Za-z]/.test(value) ? [5, 5 + value.length] : null;

@@ -28,6 +28,11 @@ export interface Rule {
   readonly gate?: RegExp;
   /** Default: the whole match is the secret. */
   readonly secret?: SecretOf;
+  /**
+   * Matches hold no quote and no escape, and nothing around them depends on one: a decoded view of
+   * the text (escapes.ts) can show no match the text itself does not, so views skip the rule.
+   */
+  readonly escapeBlind?: boolean;
   /** For `prefixed` rules: the literal heads (regex source) the match starts with. */
   readonly heads?: readonly string[];
 }
@@ -73,6 +78,7 @@ export function prefixed(name: string, heads: string | readonly string[], body: 
   return {
     name,
     heads: list,
+    escapeBlind: true,
     pattern: new RegExp(`(?:${head})(?<=${BEFORE}(?:${head}))${body}${E}`, "g"),
     ...(accept ? { secret: whole(accept) } : {}),
   };
@@ -86,6 +92,7 @@ export function anchored(name: string, source: string, accept?: (text: string) =
   return {
     name,
     pattern: new RegExp(source, "g"),
+    escapeBlind: true,
     secret: (match) => {
       const before = match[1]?.length ?? 0;
       const token = match.input.slice(match.index - before, match.index + match[0].length);

@@ -17,10 +17,10 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("fireworks", "fw_", "[A-Za-z0-9]{20,}", hasDigit),
 
   // Cloud.
-  { name: "aws-key-id", pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
+  { name: "aws-key-id", escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
   p("google-api-key", "AIza", "[0-9A-Za-z_-]{35}"),
   p("google-oauth-access", String.raw`ya29\.`, "[0-9A-Za-z_-]{20,}"),
-  { name: "google-oauth-refresh", pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
+  { name: "google-oauth-refresh", escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
   p("google-oauth-client-secret", "GOCSPX-", "[A-Za-z0-9_-]{20,}"),
   anchored("azure-ad-client-secret", String.raw`Q~(?<=(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\d)Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`),
   p("alibaba-key-id", "LTAI", "[A-Za-z0-9]{12,20}", hasDigit),
