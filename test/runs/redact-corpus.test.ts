@@ -120,6 +120,35 @@ describe("the redaction corpus", () => {
   });
 });
 
+describe("secrets holding escape characters", () => {
+  it("go whole at every JSON depth, and every document stays valid JSON", () => {
+    const password = "pa$ss\\wo/rd\u00e9" + "1";
+    const nest = (value: object, depth: number): string => {
+      let text = JSON.stringify(value);
+      for (let i = 1; i < depth; i++) text = JSON.stringify({ inner: text });
+      return text;
+    };
+    const unnest = (text: string, depth: number): unknown => {
+      let value = JSON.parse(text) as { inner?: string };
+      for (let i = 1; i < depth; i++) value = JSON.parse(value.inner!) as { inner?: string };
+      return value;
+    };
+    for (let depth = 1; depth <= 4; depth++) {
+      for (const value of [
+        { password },
+        { command: `mysql -uroot -p${password} app` },
+        { url: `postgres://app:${password}@db/app` },
+        { env: `DB_PASS=${password}\nNEXT=1` },
+      ]) {
+        const out = redactText(nest(value, depth)).text;
+        const back = JSON.stringify(unnest(out, depth));
+        expect(back, `depth ${depth}: ${out}`).not.toContain("wo/rd");
+        expect(back).toContain("[REDACTED]");
+      }
+    }
+  });
+});
+
 describe("redactValue on the corpus", () => {
   it("redacts every case held in a JSON value, and a value under a secret-named key whole", () => {
     for (const c of SECRETS) {

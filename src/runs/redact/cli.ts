@@ -9,9 +9,9 @@ import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
  */
 
 /** A flag's value: quoted, or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
-const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-][^\s"'\\;|&<>\x60]{0,511})`;
-/** The value of an attached short flag (`-pPW`): anything up to whitespace. */
-const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\]{1,512})`;
+const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
+/** The value of an attached short flag (`-pPW`): anything up to whitespace or an escape sequence (`\"`, `\n`); another `\x` is an escaped character. */
+const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|(?:[^\s"'\\]|\\[^\s"'\\/nrtbfu]){1,512})`;
 /** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
 const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
 
