@@ -74,7 +74,7 @@ export interface Assignment {
   endsLine: boolean;
 }
 
-/** Whether an assigned value is a secret. `null` from the caller's view means: leave it. */
+/** Whether a value assigned to a secret-named key is a secret, judged by its shape (docs/runs.md). */
 export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): boolean {
   const quote = value[0];
   const quoted = quote === '"' || quote === "'" || quote === "`";
