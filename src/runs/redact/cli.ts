@@ -11,7 +11,7 @@ import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 /** A flag's value: quoted, or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
 const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
 /** The value of an attached short flag (`-pPW`): anything up to whitespace or an escape sequence (`\"`, `\n`); another `\x` is an escaped character. */
-const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|(?:[^\s"'\\]|\\[^\s"'\\/nrtbfu]){1,512})`;
+const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
 /** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
 const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
 
@@ -65,15 +65,15 @@ function flagAllowed(flag: string): boolean {
 /** `curl -u user:pw`, `--user user:pw`, `--proxy-user`. Numeric pairs are `uid:gid` (`docker run -u 1000:1000`). */
 const USER_PASSWORD: Rule = {
   name: "cli-user-password",
-  pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-]|\\[nrt])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[^\s:"'@$]{1,128}:)([^\s"']{1,256})/g,
+  pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-]|\\[nrt])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[\w.%+@!~-]{1,128}:)([^\s"'\x60]{1,256})/g,
   secret: group(2, (m) => !/^\d+$/.test(m[2] ?? "") && !isPlaceholder(m[2] ?? "")),
 };
 
 /** `smbclient -U user%password`. */
 const PERCENT_PASSWORD: Rule = {
   name: "cli-user-percent-password",
-  pattern: /(-U(?<=(?:^|[^\w-]|\\[nrt])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"']{1,256})/g,
-  secret: group(2),
+  pattern: /(-U(?<=(?:^|[^\w-]|\\[nrt])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"'\x60]{1,256})/g,
+  secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
 /** One test for all the tools below: most text names none of them. */
@@ -103,8 +103,8 @@ const TOOL_FLAGS: readonly Rule[] = ([
   },
   {
     name: "openssl-pass",
-    pattern: new RegExp(String.raw`(-(?:passin|passout|pass|password|passphrase)(?<=${BEFORE}-(?:passin|passout|pass|password|passphrase))[ \t]+pass:)([^\s"'\\]{1,512})`, "g"),
-    secret: group(2),
+    pattern: new RegExp(String.raw`(-(?:passin|passout|pass|password|passphrase)(?<=${BEFORE}-(?:passin|passout|pass|password|passphrase))[ \t]+pass:)([^\s"'\\\x60]{1,512})`, "g"),
+    secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
   },
   {
     name: "openssl-k",
@@ -114,7 +114,7 @@ const TOOL_FLAGS: readonly Rule[] = ([
   {
     // `htpasswd -b file user pw`, `htpasswd -nb user pw`.
     name: "htpasswd-b",
-    pattern: /((?:(?<![\w-])|(?<=\\[nrt]))htpasswd[ \t]+(?=-\S*b)(?:-\S*n\S*[ \t]+\S+|-\S+[ \t]+\S+[ \t]+\S+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\]{1,512})/g,
+    pattern: /((?:(?<![\w-])|(?<=\\[nrt]))htpasswd[ \t]+(?=-[^\s\x60]*b)(?:-[^\s\x60]*n[^\s\x60]*[ \t]+[^\s\x60]+|-[^\s\x60]+[ \t]+[^\s\x60]+[ \t]+[^\s\x60]+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\\x60]{1,512})/g,
     secret: unquoted(2),
   },
   {

@@ -49,11 +49,11 @@ const CODE_WORDS = new Set(
   ).split(" "),
 );
 
-const PLACEHOLDER = /^(?:\*+|x+|X+|\.+|•+|#+|-+|<.*>|\$\{.*\}|\{\{.*\}\}|%\(?\w+\)?s?|!\w+|\[REDACTED\]?)$/;
+const PLACEHOLDER = /^(?:\*+|x+|X+|\.+|…+|•+|#+|-+|<.*>|\$\{.*\}|\{\{.*\}\}|%\(?\w+\)?s?|!\w+|\[REDACTED\]?)$/;
 
 /** Documentation placeholders: `user:password@host`, `<password>`, `${DB_PASSWORD}`, `$PASS`, `****`. */
 export function isPlaceholder(value: string): boolean {
-  return PLACEHOLDER.test(value) || /^\$\w+$|^(?:your[_-]?)?(?:password|passwd|pass|pwd|secret|token|api[_-]?key)$/i.test(value);
+  return PLACEHOLDER.test(value) || /^\$\w+$|^(?:your[_-]?)?(?:password|passwd|pass|pwd|pw|secret|token|api[_-]?key)$/i.test(value);
 }
 
 /** A filesystem path (credentials *files*), not a credential: `~/.ssh/id_rsa`, `/etc/app/key.pem`. */
@@ -79,23 +79,31 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   const quote = value[0];
   const quoted = quote === '"' || quote === "'" || quote === "`";
   const inner = quoted ? value.slice(1, -1) : value;
+  const passwordKey = PASSWORD_KEY.test(key);
   if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
   if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
   if (quote === "`" && inner.includes("${")) return false; // a template literal
+  if (/^\$\{?[A-Za-z_]\w*\}?$/.test(inner)) return false; // a variable reference, quoted or not
+  if (/(?:\.{3}|…)$/.test(inner)) return false; // an example cut short: `sk-ant-...`
   if (looksLikePath(inner)) return false;
+  // A token, key or secret is never a short lower-case word: `apiKey: "ollama"` is a dummy value.
+  // A password can be (`"password": "sunshine"`).
+  if (!passwordKey && /^[a-z-]{3,15}$/.test(inner)) return false;
   if (quoted) return true;
-  if (/^\$|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion, a call or index, a small number
-  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression
+  if (/^[$|>]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a call or index, a small number
+  if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression, `a?.b` too
   // `KEY=value` with no spaces is env, flag or URL-query syntax: whatever follows is the value.
   if (op === "=" && !spaced) return true;
   // Spaced `=` (INI, ~/.aws/credentials, code) and `:` (YAML, prose). A credential usually has a
   // digit or punctuation; identifiers and words (`other_variable`, `enabled`, `MAX_RETRIES`) survive.
-  if (/^[A-Za-z]+$/.test(inner) && PASSWORD_KEY.test(key)) {
+  if (/^[A-Za-z]+$/.test(inner) && passwordKey) {
     // `password = word` (INI, .pypirc) is a password; `password: word` only when it ends the line
     // (YAML), not in prose ("the password: please rotate it").
     return (op !== ":" || endsLine) && !/[a-z][A-Z]/.test(inner);
   }
   if (/^[A-Za-z_-]+$/.test(inner) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(inner)) return false;
+  // Tokens and keys are long; a short word with a digit after `token:` in prose (`base64`) is not one.
+  if (!passwordKey && inner.length < 8 && /^[A-Za-z0-9]+$/.test(inner)) return false;
   return true;
 }
 
@@ -105,7 +113,8 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
  * lone `&` (`Tr0ub4dor&3`).
  */
 const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"'/nrtbfu]))+`;
-const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}'|\x60[^\x60\n]{0,4096}\x60|${UNQUOTED})`;
+/** A backtick-quoted value must not open with a space or punctuation: that is markdown closing code. */
+const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
 
 /**
  * The pattern starts at the operator, the rarest character of an assignment, and reads the key
@@ -177,7 +186,7 @@ const SPACED_ENV: Rule = {
 /** `~/.netrc`: `machine host login me password …`, on one line or several. */
 const NETRC: Rule = {
   name: "netrc",
-  pattern: /(machine\s{1,16}\S{1,256}(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\]{1,512})/g,
+  pattern: /(machine\s{1,16}\S{1,256}(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
