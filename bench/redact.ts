@@ -1,0 +1,136 @@
+/**
+ * Redaction throughput: figures and ratios from one run, no assertions.
+ *
+ *   npx node bench/redact.ts            # 4 MB of each kind of text
+ *   BENCH_SCALE=0.25 npx node bench/redact.ts
+ *
+ * Each kind of text is cut into 8 KB messages, as owners pass them to the writer, and redacted
+ * message by message. Two peers do similar work on the same messages:
+ *   - `peer`: a minimal redactor, one regex for one key shape (`sk-…`), replaced. It bounds what a
+ *     single pass over the text costs; `ratio.*_peer_vs_redact` is how many times slower full
+ *     redaction is.
+ *   - `naive`: the same rule patterns applied the obvious way, one `replace` pass per rule, with no
+ *     head dispatch, gates or escaped views. `ratio.*_redact_vs_naive` above 1 means the engine is
+ *     faster than that, even though it also reads escaped views. The adversarial figure is the slowest of the 1 MB near-match lines
+ * from the tests: linear patterns keep it in the same order as ordinary text.
+ *
+ * Prints a table and compares with bench/redact.baseline.json when present.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { redactText } from "../src/runs/index.ts";
+import { AUTH_RULES } from "../src/runs/redact/auth.ts";
+import { CLI_RULES } from "../src/runs/redact/cli.ts";
+import { KEY_RULES } from "../src/runs/redact/keys.ts";
+import { TOKEN_RULES } from "../src/runs/redact/tokens.ts";
+import { buildSecretCases } from "../test/runs/fixtures/secret-corpus.ts";
+
+const SCALE = Number(process.env.BENCH_SCALE ?? "1");
+const TARGET_BYTES = Math.round(4 * 1024 * 1024 * SCALE);
+const MESSAGE_BYTES = 8 * 1024;
+
+const repeatTo = (unit: (i: number) => string): string => {
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 0; length < TARGET_BYTES; i++) {
+    const piece = unit(i);
+    parts.push(piece);
+    length += piece.length;
+  }
+  return parts.join("");
+};
+
+const INPUTS: Record<string, string> = {
+  // An agent's answer: markdown prose with paths, versions and a little code.
+  prose: repeatTo(
+    (i) =>
+      `## Step ${i}\nI read \`src/runs/writer.ts\` and the tests in test/runs/store.test.ts; the writer redacts each message before ` +
+      `it appends it. Node v22.23.3 passes, données ✓ 数据. The token budget is max_tokens=4096 and the run id is flow_${i}_a1b2.\n\n`,
+  ),
+  // Source code an agent reads or writes.
+  code: repeatTo(
+    (i) =>
+      `export function handler${i}(request: Request, options: { timeoutMs?: number } = {}): Promise<Response> {\n` +
+      `  const token = request.headers.get("x-request-id") ?? crypto.randomUUID();\n  if (options.timeoutMs === undefined) return fetch(request);\n` +
+      `  return withTimeout(fetch(request), options.timeoutMs, \`request \${token}\`); // see docs/runs.md#paging\n}\n`,
+  ),
+  // Tool calls as a diagnostics log holds them: JSON arguments holding escaped JSON (escaped views).
+  "tool-json": repeatTo(
+    (i) =>
+      `tool write ${JSON.stringify({ path: `config/service-${i}.json`, content: JSON.stringify({ name: `svc-${i}`, replicas: 3, env: { LOG_LEVEL: "info", REGION: "eu-west-1" } }, null, 2) })}\n`,
+  ),
+  // The secret corpus itself: a secret every ~200 bytes, the worst case for replacement work.
+  "secret-dense": repeatTo((i) => {
+    const cases = buildSecretCases();
+    return `${cases[i % cases.length]!.text}\n`;
+  }),
+};
+
+function messagesOf(text: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += MESSAGE_BYTES) out.push(text.slice(at, at + MESSAGE_BYTES));
+  return out;
+}
+
+const PEER = /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g;
+const peerRedact = (text: string): string => text.replace(PEER, "[REDACTED]");
+
+const NAIVE = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...CLI_RULES].map((rule) => rule.pattern);
+const naiveRedact = (text: string): string => NAIVE.reduce((out, pattern) => out.replace(pattern, "[REDACTED]"), text);
+
+/** Median seconds of `runs` passes over all messages, after a warm-up pass. */
+function secondsPerPass(messages: readonly string[], redact: (text: string) => unknown, runs: number): number {
+  for (const m of messages) redact(m);
+  const samples: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const start = performance.now();
+    for (const m of messages) redact(m);
+    samples.push((performance.now() - start) / 1000);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+const figures: Record<string, number> = {};
+const row = (name: string, value: number, unit: string) => {
+  figures[name] = Number(value.toFixed(3));
+  console.log(`${name.padEnd(36)} ${value.toFixed(3).padStart(12)} ${unit}`);
+};
+
+console.log(`redaction of ${(TARGET_BYTES / 1024 / 1024).toFixed(1)} MiB per input, ${MESSAGE_BYTES / 1024} KiB messages`);
+for (const [name, text] of Object.entries(INPUTS)) {
+  const messages = messagesOf(text);
+  const mib = text.length / 1024 / 1024;
+  const ours = mib / secondsPerPass(messages, redactText, 5);
+  const peer = mib / secondsPerPass(messages, peerRedact, 5);
+  row(`redact.${name}_MiBps`, ours, "MiB/s");
+  row(`peer.${name}_MiBps`, peer, "MiB/s (one sk- regex)");
+  const naive = mib / secondsPerPass(messages, naiveRedact, 3);
+  row(`naive.${name}_MiBps`, naive, "MiB/s (one replace per rule)");
+  row(`ratio.${name}_peer_vs_redact`, peer / ours, "x");
+  row(`ratio.${name}_redact_vs_naive`, ours / naive, "x");
+}
+
+{
+  const MB = 1 << 20;
+  const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length));
+  const lines = [fill('\\"'), fill("\\\\"), fill("a:="), fill("--password --"), fill("mysql -p"), fill("_-.$"), `https://u:${"p".repeat(MB)}`, fill("password ")];
+  let worst = Infinity;
+  for (const line of lines) {
+    const start = performance.now();
+    redactText(line);
+    worst = Math.min(worst, line.length / 1024 / 1024 / ((performance.now() - start) / 1000));
+  }
+  row("adversarial.slowest_1MB_line_MiBps", worst, "MiB/s");
+}
+
+const baselinePath = join(import.meta.dirname, "redact.baseline.json");
+if (existsSync(baselinePath) && SCALE === 1) {
+  const baseline = JSON.parse(readFileSync(baselinePath, "utf8")) as { figures: Record<string, number> };
+  console.log("\nagainst bench/redact.baseline.json (now / baseline):");
+  for (const [name, value] of Object.entries(figures)) {
+    const before = baseline.figures[name];
+    if (before) console.log(`  ${name.padEnd(36)} ${(value / before).toFixed(2)}x`);
+  }
+}
+if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, scale: SCALE, figures }, null, 2));

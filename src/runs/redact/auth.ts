@@ -1,0 +1,134 @@
+import { isBasicCredential, isPlaceholder } from "./keys.ts";
+import { group, looksRandom, REDACTED, type Rule } from "./rule.ts";
+
+/**
+ * Credentials known by where they sit: HTTP authorization headers, passwords in URLs, webhook
+ * URLs whose path is the secret, signed-URL signatures, private key blocks. Non-secret context
+ * (the header name, the URL's scheme, user and host) stays readable.
+ */
+
+/** `Authorization: Bearer …`, `Token …`, `Bot …`, `SSWS …`: with the header named, any long value is a credential. */
+const AUTHORIZATION: Rule = {
+  name: "authorization-header",
+  pattern:
+    /((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|token|bot|ssws|api-?key|key|oauth|splunk|geniekey)\s+)?)([A-Za-z0-9._~+/=:-]{8,4096})/gi,
+  secret: group(2, (m) => {
+    const value = m[2] ?? "";
+    if (value.startsWith(REDACTED)) return false;
+    // No scheme named: a bare header value must look random (not `Authorization: required`).
+    return m[1]!.match(/(?:bearer|token|bot|ssws|key|oauth|splunk|geniekey)\s+$/i) !== null || (value.length >= 16 && looksRandom(value));
+  }),
+};
+
+/** A bearer credential is long and random: "Bearer of bad news" and "Bearer token" survive. */
+const BEARER: Rule = {
+  name: "bearer",
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Bearer\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
+  secret: group(2, (m) => looksRandom(m[2] ?? "")),
+};
+
+/** `Basic <base64>` in a header or a git `extraheader`: redacted when it decodes to `user:password`. */
+const BASIC: Rule = {
+  name: "basic-auth",
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Basic\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
+  secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
+};
+
+/** The password part of a URL: `\\[^…]` lets it hold an escaped character; `\"` ends it. */
+const URL_PASSWORD = String.raw`(?:[^\s"'\\]|\\[^\s"'\\])`;
+
+/**
+ * `scheme://user:password@host` and `redis://:password@host`: the password goes, the user and host
+ * stay. People paste unencoded passwords, so the password may hold `/` and `@`: it runs to the
+ * first `@` that is followed by a host (host characters, then no further `@`). It may hold `#`
+ * and `?` too (pasted passwords are rarely percent-encoded); a "password" that is a port and a
+ * path or query (`host:8080/a@b`, `host:443?to=a@b`) is left alone. Every part is bounded so a long line cannot make the scan quadratic.
+ */
+const URL_CREDENTIALS: Rule = {
+  name: "url-credentials",
+  // Starts at `://` (fast to find) and reads the scheme back with a lookbehind.
+  pattern: new RegExp(
+    String.raw`:\/\/(?<=(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/)([^\s/:@"'\\]{0,128}:)(${URL_PASSWORD}{1,256}?)@(?=[A-Za-z0-9._~%[\]-]+(?![A-Za-z0-9._~%[\]@-]))`,
+    "gi",
+  ),
+  secret: (m) => {
+    const secret = m[2] ?? "";
+    if (secret === REDACTED || /^\d{1,5}(?:[/?#]|$)/.test(secret) || isPlaceholder(secret)) return null;
+    const start = 3 + (m[1] ?? "").length;
+    return [start, start + secret.length];
+  },
+};
+
+/** A DSN whose user part is the key (Sentry): `https://<32 hex>@o1.ingest.sentry.io/1`. */
+const DSN_KEY: Rule = {
+  name: "dsn-key",
+  escapeBlind: true,
+  pattern: /(https?:\/\/)([0-9a-f]{32})(?=(?::[0-9a-f]{32})?@)/g,
+  secret: group(2),
+};
+
+/** Cookie names that carry a session or a credential. */
+const SESSION_COOKIE = /sess|sid|token|auth|jwt|remember|login|csrf|xsrf|key|secret|connect/i;
+
+/**
+ * Cookie values in `Cookie:` and `Set-Cookie:` headers: a session cookie is a bearer credential.
+ * The pattern starts at each `=` after a cookie name (fast to find) and the header is looked for
+ * back on the same line. Other cookies (`theme=dark`) survive unless long and random.
+ */
+const COOKIE: Rule = {
+  name: "cookie",
+  pattern: /=(?<=(?:cookie:|;)[ \t]*([A-Za-z0-9_.!#$%&'*+^|~-]{1,128})=)([^;\s"',]{16,4096})/gi,
+  secret: (m) => {
+    const [, name = "", value = ""] = m;
+    if (value.startsWith(REDACTED) || !(SESSION_COOKIE.test(name) || (value.length >= 32 && looksRandom(value)))) return null;
+    const lineStart = m.input.lastIndexOf("\n", m.index) + 1;
+    if (m.index - lineStart > 4096 || !/cookie:/i.test(m.input.slice(lineStart, m.index))) return null;
+    return [1, 1 + value.length];
+  },
+};
+
+/** Webhook URLs are bearer credentials: whoever has the path can post. */
+const WEBHOOKS: Rule = {
+  name: "webhook-url",
+  escapeBlind: true,
+  pattern:
+    /(https?:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)\/|(?:[\w-]+\.)?discord(?:app)?\.com\/api\/webhooks\/\d{5,30}\/|[\w-]+\.webhook\.office\.com\/webhookb2\/|chat\.googleapis\.com\/v1\/spaces\/[\w-]{1,64}\/messages\?))([A-Za-z0-9/_@%=&.-]{20,1024})/g,
+  secret: group(2),
+};
+
+/** Signed URLs and SAS tokens: `sig=…` (Azure), `X-Amz-Signature=…`, `Signature=…` (AWS SigV4). */
+const SIGNATURE: Rule = {
+  name: "url-signature",
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))((?:sig|x-amz-signature|x-goog-signature|signature)=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
+  secret: group(2),
+};
+
+/** A whole PEM private key block; an unterminated one is redacted to the end of the text. */
+const PRIVATE_KEY: Rule = {
+  name: "private-key",
+  escapeBlind: true,
+  pattern: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$(?![\s\S]))/g,
+};
+
+/** PuTTY `.ppk` files: the private lines after `Private-Lines: N` (real or escaped newlines). */
+const PUTTY_KEY: Rule = {
+  name: "putty-private-key",
+  pattern: /(Private-Lines:\s*\d{1,3}(?:\r?\n|(?:\\r)?\\n))((?:[A-Za-z0-9+/=]{1,128}(?:\r?\n|(?:\\r)?\\n|$)){1,256})/g,
+  secret: group(2),
+};
+
+export const AUTH_RULES: readonly Rule[] = [
+  PRIVATE_KEY,
+  PUTTY_KEY,
+  AUTHORIZATION,
+  BEARER,
+  COOKIE,
+  BASIC,
+  URL_CREDENTIALS,
+  DSN_KEY,
+  WEBHOOKS,
+  SIGNATURE,
+];

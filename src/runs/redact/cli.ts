@@ -1,0 +1,128 @@
+import { isPlaceholder } from "./keys.ts";
+import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
+
+/**
+ * Passwords and tokens on command lines: `--password x`, `--token=x`, `curl -u user:pw`,
+ * `mysql -pPW`, `sshpass -p PW`, `redis-cli -a PW`, `openssl … -passin pass:PW`. Short flags mean
+ * different things to different tools (`-p` is a port to ssh and docker run), so short flags are
+ * only read after the tool that gives them that meaning.
+ */
+
+/** A flag's value: quoted, or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
+const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
+/** The value of an attached short flag (`-pPW`): anything up to whitespace or an escape sequence (`\"`, `\n`); another `\x` is an escaped character. */
+const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
+/** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
+const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
+
+/** Where a tool's own arguments end: a pipe, a `;`, an `&&` or the end of the line. */
+const SAME_COMMAND = String.raw`[^\n|;&]{0,256}?`;
+
+const NOT_A_SECRET = new Set(["true", "false", "yes", "no", "none", "null", "stdin", "prompt", "-"]);
+
+/** The inner value of a quoted argument; the secret span skips the quotes. */
+function unquoted(n: number, accept?: (value: string, quoted: boolean) => boolean) {
+  const inner = group(n, (m) => {
+    const raw = m[n] ?? "";
+    const quoted = /^["']/.test(raw);
+    const value = quoted ? raw.slice(1, -1) : raw;
+    return value.length >= 3 && !NOT_A_SECRET.has(value.toLowerCase()) && !isPlaceholder(value) && (accept ? accept(value, quoted) : true);
+  });
+  return (m: RegExpExecArray, quoting: Quoting) => {
+    const span = inner(m, quoting);
+    if (!span) return null;
+    return /^["']/.test(m[n] ?? "") ? ([span[0] + 1, span[1] - 1] as const) : span;
+  };
+}
+
+/**
+ * `--password x`, `--db-password=x`, `--api-key x`, keytool's `-storepass x`. The flag name must
+ * end at the secret word (`--password-stdin`, `--max-tokens` survive); `pass` counts only as a
+ * whole word (`--pass`, `--db-pass`, not `--bypass`); `--no-password` takes no value.
+ */
+const LONG_FLAG: Rule = {
+  name: "secret-flag",
+  pattern: new RegExp(
+    String.raw`(-{1,2}(?<=${BEFORE}-{1,2})(?:[A-Za-z0-9][A-Za-z0-9-]{0,64}?)?(?:password|passwd|passphrase|storepass|keypass|pass|pwd|token|secret|api-?key|access-key|secret-key|private-key|client-secret)(?:[ \t]+|=))${ARG}`,
+    "gi",
+  ),
+  secret: (m, quoting) => (flagAllowed(m[1] ?? "") ? (/=$/.test(m[1] ?? "") ? flagValue : spacedFlagValue)(m, quoting) : null),
+};
+const flagValue = unquoted(2);
+/**
+ * Help text says "use --token to pass it": a value after a space counts when it is quoted or
+ * looks like a credential (a digit, punctuation or mixed case). An all-lower-case word survives.
+ */
+const spacedFlagValue = unquoted(2, (value, quoted) => quoted || looksRandom(value) || /[^A-Za-z]/.test(value));
+
+function flagAllowed(flag: string): boolean {
+  const name = flag.replace(/^-+/, "").replace(/[ \t=]+$/, "").toLowerCase();
+  if (name.startsWith("no-")) return false;
+  if (/(?:^|-)(?:pass|pwd)$|storepass$|keypass$/.test(name)) return true;
+  return !/(?:pass|pwd)$/.test(name);
+}
+
+/** `curl -u user:pw`, `--user user:pw`, `--proxy-user`. Numeric pairs are `uid:gid` (`docker run -u 1000:1000`). */
+const USER_PASSWORD: Rule = {
+  name: "cli-user-password",
+  pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-]|\\[nrt])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[\w.%+@!~-]{1,128}:)([^\s"'\x60]{1,256})/g,
+  secret: group(2, (m) => !/^\d+$/.test(m[2] ?? "") && !isPlaceholder(m[2] ?? "")),
+};
+
+/** `smbclient -U user%password`. */
+const PERCENT_PASSWORD: Rule = {
+  name: "cli-user-percent-password",
+  pattern: /(-U(?<=(?:^|[^\w-]|\\[nrt])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"'\x60]{1,256})/g,
+  secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
+};
+
+/** One test for all the tools below: most text names none of them. */
+const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure/;
+
+/** Tools whose short flag carries a password. */
+const TOOL_FLAGS: readonly Rule[] = ([
+  {
+    name: "mysql-p",
+    pattern: new RegExp(String.raw`(${word("mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump")}${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    name: "sshpass-p",
+    pattern: new RegExp(String.raw`(${word("sshpass")}${SAME_COMMAND}\s-p[ \t]*)${ATTACHED}`, "g"),
+    secret: unquoted(2, (value) => !/^\d{1,5}$/.test(value)),
+  },
+  {
+    name: "redis-cli-a",
+    pattern: new RegExp(String.raw`(${word("redis-cli")}${SAME_COMMAND}\s-a[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    name: "login-p",
+    pattern: new RegExp(String.raw`(${word("docker|podman|nerdctl|buildah|skopeo|helm registry|oras|az")}\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    name: "openssl-pass",
+    pattern: new RegExp(String.raw`(-(?:passin|passout|pass|password|passphrase)(?<=${BEFORE}-(?:passin|passout|pass|password|passphrase))[ \t]+pass:)([^\s"'\\\x60]{1,512})`, "g"),
+    secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
+  },
+  {
+    name: "openssl-k",
+    pattern: new RegExp(String.raw`(${word("openssl")}\s+enc\b${SAME_COMMAND}\s-k[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // `htpasswd -b file user pw`, `htpasswd -nb user pw`.
+    name: "htpasswd-b",
+    pattern: /((?:(?<![\w-])|(?<=\\[nrt]))htpasswd[ \t]+(?=-[^\s\x60]*b)(?:-[^\s\x60]*n[^\s\x60]*[ \t]+[^\s\x60]+|-[^\s\x60]+[ \t]+[^\s\x60]+[ \t]+[^\s\x60]+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\\x60]{1,512})/g,
+    secret: unquoted(2),
+  },
+  {
+    // `aws configure set aws_secret_access_key X`.
+    name: "aws-configure-set",
+    pattern: /((?:(?<![\w-])|(?<=\\[nrt]))aws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
+    secret: group(2),
+  },
+] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
+
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, ...TOOL_FLAGS];

@@ -1,0 +1,147 @@
+import { AUTH_RULES } from "./auth.ts";
+import { CLI_RULES } from "./cli.ts";
+import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
+import { KEY_RULES } from "./keys.ts";
+import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
+import { TOKEN_RULES } from "./tokens.ts";
+
+/**
+ * How redaction runs: every rule reports the spans of secrets it sees, on the text and on its
+ * escaped views (see escapes.ts); the spans are mapped back to the text, merged, and each merged
+ * span becomes one `[REDACTED]`. Collecting spans first (rather than rewriting the text rule by
+ * rule) means no rule ever reads another rule's output, and the result does not depend on order.
+ */
+
+const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...CLI_RULES];
+
+/**
+ * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
+ * Scanning for fifty heads one regex at a time costs fifty passes over the text; instead one pass
+ * stops at each such separator and asks a lookbehind whether a head ends there, and only then are
+ * that position's rules tried (sticky, at the head). Rules with other heads run on their own.
+ */
+const SEPARATOR_END = /(?:[-_]|\\[.$])$/;
+const isDispatched = (rule: Rule) => rule.heads !== undefined && rule.heads.every((head) => SEPARATOR_END.test(head));
+const DISPATCHED = ALL_RULES.filter(isDispatched).map((rule) => ({ rule, sticky: new RegExp(rule.pattern.source, "y") }));
+const RULES: readonly Rule[] = ALL_RULES.filter((rule) => !isDispatched(rule));
+const HEAD_SCAN = new RegExp(
+  String.raw`[-_.$](?<=${BEFORE}(${DISPATCHED.flatMap(({ rule }) => rule.heads ?? []).join("|")}))`,
+  "g",
+);
+
+/** Views beyond the text itself: a secret escaped up to four times over (JSON in JSON in JSON in JSON). */
+const MAX_VIEW_DEPTH = 4;
+
+const RAW: Quoting = { sameQuoting: () => true };
+
+/** In a view, two units were quoted alike when they came from source sequences of one length. */
+function quotingOf(origin: Origin): Quoting {
+  return { sameQuoting: (a, b) => origin(a + 1) - origin(a) === origin(b + 1) - origin(b) };
+}
+
+/**
+ * Escape-blind rules (provider tokens, key blocks, webhook URLs…) hold no quote or backslash, and
+ * their boundaries accept an escaped `\n` before them, so a view shows them nothing new: views
+ * skip them. The exception is a text with `\/` (PHP's JSON) or `\u…` inside what could be a token
+ * or a URL, for which views do run them.
+ */
+const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
+
+/** Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`. */
+function collect(text: string, origin: Origin | null, spans: number[], tokens: boolean): void {
+  const quoting = origin ? quotingOf(origin) : RAW;
+  const push = (rule: Rule, match: RegExpExecArray): void => {
+    const span = rule.secret ? rule.secret(match, quoting) : ([0, match[0].length] as const);
+    if (!span || span[1] <= span[0]) return;
+    const start = match.index + span[0];
+    const end = match.index + span[1];
+    if (origin) spans.push(origin(start), origin(end));
+    else spans.push(start, end);
+  };
+  const gates = new Map<RegExp, boolean>();
+  const gateOpen = (gate: RegExp): boolean => {
+    let open = gates.get(gate);
+    if (open === undefined) gates.set(gate, (open = gate.test(text)));
+    return open;
+  };
+  for (const rule of RULES) {
+    if (!tokens && rule.escapeBlind) continue;
+    if (rule.gate && !gateOpen(rule.gate)) continue;
+    if (rule.needles && !rule.needles.some((needle) => text.includes(needle))) continue;
+    const pattern = rule.pattern;
+    pattern.lastIndex = 0;
+    let match: RegExpExecArray | null;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match[0].length === 0) pattern.lastIndex++;
+      else push(rule, match);
+    }
+  }
+  if (!tokens) return;
+  HEAD_SCAN.lastIndex = 0;
+  let head: RegExpExecArray | null;
+  while ((head = HEAD_SCAN.exec(text)) !== null) {
+    const at = head.index + 1 - head[1]!.length;
+    for (const { rule, sticky } of DISPATCHED) {
+      sticky.lastIndex = at;
+      const match = sticky.exec(text);
+      if (match) push(rule, match);
+    }
+  }
+}
+
+/** Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. */
+export function findSecretSpans(text: string): number[] {
+  const spans: number[] = [];
+  collect(text, null, spans, true);
+  const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
+  let view = text;
+  let origin: Origin | null = null;
+  for (let depth = 0; depth < MAX_VIEW_DEPTH; depth++) {
+    const next = unescapeOnce(view);
+    if (!next) break;
+    origin = origin ? composeOrigins(origin, next.origin) : next.origin;
+    collect(next.text, origin, spans, tokensInViews);
+    view = next.text;
+  }
+  if (text.includes("\\")) {
+    // Spans from views already end on escape boundaries; spans found in the raw text may not.
+    for (let i = 0; i < spans.length; i += 2) {
+      const [start, end] = alignToEscapes(text, spans[i]!, spans[i + 1]!);
+      spans[i] = start;
+      spans[i + 1] = Math.max(start, end);
+    }
+  }
+  return spans;
+}
+
+/** Replace each merged span (overlapping or touching spans merge) with `[REDACTED]`. */
+export function applySpans(text: string, spans: readonly number[]): string {
+  if (spans.length === 0) return text;
+  const order = Array.from({ length: spans.length / 2 }, (_, i) => i).sort((a, b) => spans[2 * a]! - spans[2 * b]!);
+  const parts: string[] = [];
+  let cursor = 0;
+  let open = -1;
+  let close = -1;
+  for (const i of order) {
+    const start = spans[2 * i]!;
+    const end = spans[2 * i + 1]!;
+    if (end <= start) continue;
+    if (open !== -1 && start <= close) {
+      close = Math.max(close, end);
+      continue;
+    }
+    if (open !== -1) {
+      parts.push(text.slice(cursor, open), REDACTED);
+      cursor = close;
+    }
+    open = start;
+    close = end;
+  }
+  if (open !== -1) parts.push(text.slice(cursor, open), REDACTED);
+  parts.push(text.slice(close));
+  return parts.join("");
+}
+
+export function redactString(text: string): string {
+  return applySpans(text, findSecretSpans(text));
+}

@@ -1,0 +1,218 @@
+import { group, REDACTED, type Rule } from "./rule.ts";
+
+/**
+ * Secrets known by the name they are stored under: `DB_PASS=…`, `"apiKey": "…"`,
+ * `ENCRYPTION_KEY=…`, `<password>…</password>`, `auth` in a Docker config. A key must END at a
+ * secret word, so `max_tokens`, `tokenizer`, `password_hash`, `secret_santa` and `api_key_id`
+ * survive. The value's shape then decides (`judgeValue`): code and placeholders survive.
+ */
+
+/** Words a secret key name ends with. `pass` and `pwd` need more care: see `keyAllowed`. */
+const KEY_WORDS = [
+  "pass(?:word|wd|phrase|code)?",
+  "pwd",
+  "secret",
+  "token",
+  "apikey",
+  "secret_key_base",
+  // `<kind>_key`: kinds of key that are secret. `primary_key`, `sort_key`, `public_key` are not.
+  "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
+].join("|");
+
+/** `(?<![…])` keeps a key from starting inside a longer word; an escaped `\n` before it is a separator. */
+const KEY = String.raw`((?:(?<![A-Za-z0-9_.-])|(?<=\\[nrt]))[A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))`;
+
+/** The whole key is a secret name (for object keys in `redactValue`). */
+const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
+
+/**
+ * `pass` alone is an English word inside others (`bypass`, `compass`): it counts only as a whole
+ * key or after a separator (`DB_PASS`, `db.pass`). `pwd` alone is the shell's working directory:
+ * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
+ */
+function keyAllowed(key: string, before: string): boolean {
+  const lower = key.toLowerCase();
+  if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
+  if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
+  return true;
+}
+
+export function isSecretKeyName(key: string): boolean {
+  return KEY_NAME.test(key) && keyAllowed(key, "");
+}
+
+const CODE_WORDS = new Set(
+  (
+    "string number boolean bigint any unknown never object null undefined true false none nil undef str int bool bytes " +
+    "required optional secret password passwd token key redacted hidden masked omitted sensitive env yes no void function " +
+    "empty unset default disabled enabled on off text input field hash hashed encrypted string? self this"
+  ).split(" "),
+);
+
+const PLACEHOLDER = /^(?:\*+|x+|X+|\.+|…+|•+|#+|-+|<.*>|\$\{.*\}|\{\{.*\}\}|%\(?\w+\)?s?|!\w+|\[REDACTED\]?)$/;
+
+/** Documentation placeholders: `user:password@host`, `<password>`, `${DB_PASSWORD}`, `$PASS`, `****`. */
+export function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value) || /^\$\w+$|^(?:your[_-]?)?(?:password|passwd|pass|pwd|pw|secret|token|api[_-]?key)$/i.test(value);
+}
+
+/** A filesystem path (credentials *files*), not a credential: `~/.ssh/id_rsa`, `/etc/app/key.pem`. */
+const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
+const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
+
+const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?|pwd)$/i;
+
+export interface Assignment {
+  key: string;
+  /** The operator as written: `=`, `:`, `:=`, `=>`. */
+  op: string;
+  /** Whitespace around the operator. */
+  spaced: boolean;
+  /** The value as written, quotes included. */
+  value: string;
+  /** The value ends its line (YAML `password: word`). */
+  endsLine: boolean;
+}
+
+/** Whether a value assigned to a secret-named key is a secret, judged by its shape (docs/runs.md). */
+export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): boolean {
+  const quote = value[0];
+  const quoted = quote === '"' || quote === "'" || quote === "`";
+  const inner = quoted ? value.slice(1, -1) : value;
+  const passwordKey = PASSWORD_KEY.test(key);
+  if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
+  if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
+  if (quote === "`" && inner.includes("${")) return false; // a template literal
+  if (/^\$\{?[A-Za-z_]\w*\}?$/.test(inner)) return false; // a variable reference, quoted or not
+  if (/(?:\.{3}|…)$/.test(inner)) return false; // an example cut short: `sk-ant-...`
+  if (looksLikePath(inner)) return false;
+  // A token, key or secret is never a short lower-case word: `apiKey: "ollama"` is a dummy value.
+  // A password can be (`"password": "sunshine"`).
+  if (!passwordKey && /^[a-z-]{3,15}$/.test(inner)) return false;
+  if (quoted) return true;
+  if (/^[$|>]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a call or index, a small number
+  if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression, `a?.b` too
+  // `KEY=value` with no spaces is env, flag or URL-query syntax: whatever follows is the value.
+  if (op === "=" && !spaced) return true;
+  // Spaced `=` (INI, ~/.aws/credentials, code) and `:` (YAML, prose). A credential usually has a
+  // digit or punctuation; identifiers and words (`other_variable`, `enabled`, `MAX_RETRIES`) survive.
+  if (/^[A-Za-z]+$/.test(inner) && passwordKey) {
+    // `password = word` (INI, .pypirc) is a password; `password: word` only when it ends the line
+    // (YAML), not in prose ("the password: please rotate it").
+    return (op !== ":" || endsLine) && !/[a-z][A-Z]/.test(inner);
+  }
+  if (/^[A-Za-z_-]+$/.test(inner) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(inner)) return false;
+  // Tokens and keys are long; a short word with a digit after `token:` in prose (`base64`) is not one.
+  if (!passwordKey && inner.length < 8 && /^[A-Za-z0-9]+$/.test(inner)) return false;
+  return true;
+}
+
+/**
+ * An unquoted value runs to whitespace or a delimiter. It stops before an escape sequence (`\"`,
+ * `\n` of an escaped string) and before `&name=` (the next URL query parameter), but keeps a
+ * lone `&` (`Tr0ub4dor&3`).
+ */
+const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"'/nrtbfu]))+`;
+/** A backtick-quoted value must not open with a space or punctuation: that is markdown closing code. */
+const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
+
+/**
+ * The pattern starts at the operator, the rarest character of an assignment, and reads the key
+ * back with a lookbehind: starting at every word instead was the slowest rule by far.
+ * Groups: 1 key, 2 closing quote of the key, 3 space, 4 rest of the operator, 5 space, 6 value.
+ */
+const ASSIGNMENT: Rule = {
+  name: "assignment",
+  pattern: new RegExp(
+    String.raw`[:=](?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?\]?)([ \t]*)[:=])((?<=:)=|(?<==)>)?([ \t]*)${VALUE}`,
+    "gi",
+  ),
+  secret: (m, quoting) => {
+    const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+    const op = whole[0] + rest;
+    // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
+    if (op === "=" && /^[=~]/.test(value)) return null;
+    if (op === "=>" && quote === "") return null;
+    if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
+    const end = m.index + whole.length;
+    const after = m.input[end];
+    const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
+    if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
+    const start = whole.length - value.length;
+    if (!/^["'\x60]/.test(value)) return [start, whole.length];
+    return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+  },
+};
+
+/** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
+const XML_ELEMENT: Rule = {
+  name: "xml-element",
+  pattern: new RegExp(String.raw`(<([A-Za-z0-9_.:-]{0,64}?(?:${KEY_WORDS}))>)([^<\n]{3,1024})(?=</\2>)`, "gi"),
+  secret: (m) => {
+    const value = m[3] ?? "";
+    if (!keyAllowed(m[2] ?? "", "") || PLACEHOLDER.test(value.trim()) || /^\$\{/.test(value)) return null;
+    const start = (m[1] ?? "").length;
+    return [start, start + value.length];
+  },
+};
+
+/** `<add key="ApiKey" value="…"/>` (.NET appSettings), `<property name="db.password" value="…"/>` (Spring). */
+const XML_KEY_VALUE: Rule = {
+  name: "xml-key-value",
+  pattern: new RegExp(
+    String.raw`((?:key|name)=(["'])([A-Za-z0-9_.:-]{0,64}?(?:${KEY_WORDS}))\2\s{1,16}value=(["']))([^"'\n]{3,1024})(?=\4)`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, head = "", , key = "", , value = ""] = m;
+    return keyAllowed(key, "") && !isPlaceholder(value) ? [head.length, head.length + value.length] : null;
+  },
+};
+
+/** Space-separated env settings: fish `set -x NAME value`, Dockerfile `ENV NAME value`, csh `setenv NAME value`. */
+const SPACED_ENV: Rule = {
+  name: "spaced-env",
+  pattern: new RegExp(
+    String.raw`((?:set[ \t]{1,16}-[gxUlu]{1,4}|ENV|setenv)[ \t]{1,16}([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))[ \t]{1,16})${VALUE}`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, head = "", key = "", value = ""] = m;
+    if (!keyAllowed(key, "") || !judgeValue({ key, op: "=", spaced: false, value, endsLine: true })) return null;
+    return /^["'\x60]/.test(value) ? [head.length + 1, head.length + value.length - 1] : [head.length, head.length + value.length];
+  },
+};
+
+/** `~/.netrc`: `machine host login me password …`, on one line or several. */
+const NETRC: Rule = {
+  name: "netrc",
+  pattern: /(machine\s{1,16}\S{1,256}(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
+  secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
+};
+
+/** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
+const ENV_KEY: Rule = {
+  name: "env-key",
+  escapeBlind: true,
+  // Starts at the literal `_KEY=` and reads the name back with a lookbehind.
+  pattern: /_KEY=(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_KEY=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
+  secret: (m) => {
+    const value = m[1] ?? "";
+    return /\d/.test(value) && /[A-Za-z]/.test(value) ? [5, 5 + value.length] : null;
+  },
+};
+
+/** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
+const DOCKER_AUTH: Rule = {
+  name: "docker-auth",
+  pattern: /("auth"\s*:\s*")([A-Za-z0-9+/]{6,1024}={0,2})(?=")/g,
+  secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
+};
+
+/** Base64 that decodes to printable `user:password`. */
+export function isBasicCredential(encoded: string): boolean {
+  const decoded = Buffer.from(encoded, "base64").toString("latin1");
+  return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
+}
+
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];

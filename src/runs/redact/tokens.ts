@@ -1,0 +1,79 @@
+import { anchored, BEFORE, E, hasDigit, looksRandom, prefixed as p, type Rule } from "./rule.ts";
+
+/**
+ * Credentials with a recognisable shape: a provider prefix and a random body. The whole token is
+ * the secret. Lengths are the providers' documented (or observed) minimums, kept loose so a format
+ * change does not let a key through; the prefix and the word boundaries keep look-alikes out.
+ */
+export const TOKEN_RULES: readonly Rule[] = [
+  // AI providers. `sk-` is also an ordinary word prefix (`sk-learn-compatible-…`): demand randomness.
+  p("openai-anthropic", "sk-", "[A-Za-z0-9_-]{20,}", looksRandom), // also sk-ant-, OpenRouter sk-or-, DeepSeek
+  p("huggingface", ["hf_", "api_org_"], "[A-Za-z0-9]{30,}"),
+  p("groq", "gsk_", "[A-Za-z0-9]{40,}"),
+  p("xai", "xai-", "[A-Za-z0-9]{40,}"),
+  p("replicate", "r8_", "[A-Za-z0-9]{30,}"),
+  p("perplexity", "pplx-", "[A-Za-z0-9]{40,}"),
+  p("langsmith", "lsv2_", "(?:pt|sk)_[A-Za-z0-9_]{30,}"),
+  p("fireworks", "fw_", "[A-Za-z0-9]{20,}", hasDigit),
+
+  // Cloud.
+  { name: "aws-key-id", escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
+  p("google-api-key", "AIza", "[0-9A-Za-z_-]{35}"),
+  p("google-oauth-access", String.raw`ya29\.`, "[0-9A-Za-z_-]{20,}"),
+  { name: "google-oauth-refresh", escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
+  p("google-oauth-client-secret", "GOCSPX-", "[A-Za-z0-9_-]{20,}"),
+  anchored("azure-ad-client-secret", String.raw`Q~(?<=(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\d)Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`),
+  p("alibaba-key-id", "LTAI", "[A-Za-z0-9]{12,20}", hasDigit),
+  p("digitalocean", "do[opr]_v1_", "[a-f0-9]{64}"),
+  p("vault", String.raw`hv[sb]\.`, "[A-Za-z0-9_-]{24,}"),
+  anchored("terraform-cloud", String.raw`\.atlasv1\.(?<=${BEFORE}([A-Za-z0-9]{14})\.atlasv1\.)[A-Za-z0-9_-]{60,}${E}`),
+  p("doppler", String.raw`dp\.(?:pt|st|sa|ct|scim|audit)\.`, String.raw`(?:[a-z0-9_-]{1,32}\.)?[A-Za-z0-9]{40,}`),
+  p("pulumi", "pul-", "[a-f0-9]{40}"),
+  p("heroku", "HRKU-", "[A-Za-z0-9_-]{40,}"),
+  p("supabase", "sbp_", "[a-f0-9]{40}"),
+  p("databricks", "dapi", String.raw`[a-f0-9]{32}(?:-\d)?`),
+  p("cloudflare-origin-ca", String.raw`v1\.0-`, "[a-f0-9]{24}-[a-f0-9]{100,}"),
+  p("age-secret-key", "AGE-SECRET-KEY-", "1[0-9A-Z]{58}"),
+
+  // Version control and packages.
+  p("github", "gh[pousr]_", "[A-Za-z0-9]{36,}"),
+  p("github-fine-grained", "github_pat_", "[A-Za-z0-9_]{22,}"),
+  p("gitlab", "gl(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent|ft|wt)-", String.raw`[A-Za-z0-9_-]{20,}(?:\.[a-z0-9]{9})?`),
+  p("atlassian", ["ATATT", "ATCTT", "ATBB"], "[A-Za-z0-9_=.-]{32,}"),
+  p("npm", "npm_", "[A-Za-z0-9]{36}"),
+  p("pypi", "pypi-", "AgE[A-Za-z0-9_-]{50,}"),
+  p("linear", "lin_(?:api|oauth)_", "[A-Za-z0-9]{32,}"),
+  p("postman", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
+  p("figma", "figd_", "[A-Za-z0-9_-]{30,}"),
+  p("grafana", ["glc_", "glsa_"], "[A-Za-z0-9+/_]{32,}={0,2}"),
+  p("sentry", "sntry[su]_", "[A-Za-z0-9+/=_]{40,}"),
+  p("newrelic", "NRAK-", "[A-Z0-9]{27}"),
+  p("notion", ["secret_", "ntn_"], "[A-Za-z0-9]{40,}", hasDigit),
+  p("onepassword-service", "ops_", "eyJ[A-Za-z0-9_-]{20,}"),
+
+  // Payment.
+  p("stripe", "(?:sk|rk|pk)_(?:live|test)_", "[A-Za-z0-9]{16,}"),
+  p("stripe-webhook", "whsec_", "[A-Za-z0-9+/=]{24,}"),
+  p("square", "sq0(?:atp|csp|idp)-", "[0-9A-Za-z_-]{22,}"),
+  // Square production tokens (EAAA…) and Meta/Facebook tokens (EAA…): long and random.
+  p("square-meta", "EAA", "[A-Za-z0-9_-]{60,}", hasDigit),
+  p("braintree", String.raw`access_token\$(?:production|sandbox)\$`, String.raw`[0-9a-z]{16}\$[0-9a-f]{32}`),
+  p("shopify", "shp(?:at|ss|ca|pa)_", "[a-fA-F0-9]{32}"),
+
+  // Chat and messaging.
+  p("slack", ["xox[abposre]-", String.raw`xoxe\.xox[bp]-`], "[A-Za-z0-9-]{10,}"),
+  p("slack-app", "xapp-", "[A-Za-z0-9-]{20,}"),
+  // Discord bot token: base64 user id . timestamp . HMAC.
+  p("discord", "[MNO]", String.raw`[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, looksRandom),
+  // Telegram bot token `123456789:AA…`, also inside `api.telegram.org/bot<token>/`.
+  anchored("telegram", String.raw`:AA(?<=(?:/bot|(?:^|[^A-Za-z0-9_:-]))(\d{6,12}):AA)[A-Za-z0-9_-]{30,}${E}`),
+  p("twilio-api-key", "SK", "[0-9a-f]{32}"),
+  p("sendgrid", String.raw`SG\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`),
+  p("mailgun", "key-", "[0-9a-zA-Z]{32}", hasDigit),
+  anchored("mailgun-hex", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`),
+  anchored("mailchimp", String.raw`-us(?<=${BEFORE}([0-9a-f]{32})-us)\d{1,2}${E}`),
+  p("mapbox-secret", String.raw`sk\.`, String.raw`eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
+
+  // JWTs, signed or not (`alg: none` ends with an empty signature after the last dot).
+  p("jwt", "ey", String.raw`[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+];

@@ -1,0 +1,276 @@
+import { readFileSync } from "node:fs";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderContext, selectContext } from "../../src/context/modes.ts";
+import { captureParentSnapshot } from "../../src/context/snapshot.ts";
+import { runFiles } from "../../src/runs/home.ts";
+import { redactText, redactValue } from "../../src/runs/index.ts";
+import { buildInnocentCases } from "./fixtures/innocent-corpus.ts";
+import { buildSecretCases, type SecretCase } from "./fixtures/secret-corpus.ts";
+import { sandbox, type Sandbox } from "./helpers.ts";
+
+const SECRETS = buildSecretCases();
+const INNOCENTS = buildInnocentCases();
+
+/**
+ * A secret leaks when any piece of 8 characters of it survives (the whole of a shorter one), not
+ * only the whole: a redaction that stopped halfway would still hand out most of a key. A piece
+ * that the text around the secret also holds (`production` in both `NODE_ENV=production` and a
+ * Braintree token) proves nothing and is not counted.
+ */
+function leaks(redacted: string, secret: string, original = ""): boolean {
+  const context = original.split(secret).join("\u0000");
+  const width = Math.min(8, secret.length);
+  for (let at = 0; at + width <= secret.length; at++) {
+    const piece = secret.slice(at, at + width);
+    if (redacted.includes(piece) && !context.includes(piece)) return true;
+  }
+  return false;
+}
+
+/** How a text reaches redaction: as it is, inside a JSON string, inside JSON inside JSON. */
+const VARIANTS: Record<string, { wrap: (text: string) => string; unwrap: (redacted: string) => string }> = {
+  plain: { wrap: (t) => t, unwrap: (r) => r },
+  "json-string": {
+    wrap: (t) => JSON.stringify({ content: t }),
+    unwrap: (r) => (JSON.parse(r) as { content: string }).content,
+  },
+  "twice-escaped": {
+    wrap: (t) => JSON.stringify({ args: JSON.stringify({ content: t }) }),
+    unwrap: (r) => (JSON.parse((JSON.parse(r) as { args: string }).args) as { content: string }).content,
+  },
+};
+
+interface Score {
+  recall: number;
+  missed: string[];
+  invalidJson: string[];
+}
+
+function score(variant: keyof typeof VARIANTS): Score {
+  const { wrap, unwrap } = VARIANTS[variant]!;
+  const missed: string[] = [];
+  const invalidJson: string[] = [];
+  for (const c of SECRETS) {
+    const out = redactText(wrap(c.text)).text;
+    let back: string;
+    try {
+      back = unwrap(out);
+    } catch {
+      invalidJson.push(`${c.provider}/${c.context}`);
+      continue;
+    }
+    if (leaks(back, c.secret, c.text)) missed.push(`${c.provider}/${c.context}: ${back.slice(0, 160)}`);
+  }
+  return { recall: (SECRETS.length - missed.length - invalidJson.length) / SECRETS.length, missed, invalidJson };
+}
+
+describe("the redaction corpus", () => {
+  it("is large and broad: at least 200 secrets over at least 30 providers and formats, and 100 look-alikes", () => {
+    expect(SECRETS.length).toBeGreaterThanOrEqual(200);
+    expect(new Set(SECRETS.map((c) => c.provider)).size).toBeGreaterThanOrEqual(30);
+    expect(INNOCENTS.length).toBeGreaterThanOrEqual(100);
+    // What an attacker found reaching the model or the disk is all in it.
+    const providers = new Set(SECRETS.map((c) => c.provider));
+    for (const required of [
+      "dotenv-db-pass", "dotenv-encryption-key", "db-url-redis", "curl-user", "mysql-p", "sshpass", "gcp-oauth",
+      "sendgrid", "slack-app", "slack-webhook", "stripe-webhook", "jwt-unsigned", "digitalocean", "shopify",
+      "telegram", "discord", "square", "mailgun", "azure-storage", "docker-config", "ini-password-word", "escaped-json",
+    ]) {
+      expect(providers, required).toContain(required);
+    }
+    // Every secret is realistic text around a value, never the bare value.
+    for (const c of SECRETS) expect(c.text.length, c.provider).toBeGreaterThan(c.secret.length);
+  });
+
+  for (const variant of Object.keys(VARIANTS)) {
+    it(`recalls at least 99% of the secrets (${variant}), and keeps JSON valid`, () => {
+      const result = score(variant);
+      console.log(`redaction recall (${variant}): ${(result.recall * 100).toFixed(2)}% of ${SECRETS.length}; missed ${result.missed.length}`);
+      expect(result.invalidJson).toEqual([]);
+      expect(result.recall, result.missed.join("\n")).toBeGreaterThanOrEqual(0.99);
+    });
+
+    it(`changes none of the look-alikes (${variant})`, () => {
+      const { wrap } = VARIANTS[variant]!;
+      const changed = INNOCENTS.filter((c) => redactText(wrap(c.text)).changed).map((c) => `${c.kind}: ${c.text.slice(0, 80)}`);
+      console.log(`redaction false positives (${variant}): ${changed.length} of ${INNOCENTS.length}`);
+      expect(changed).toEqual([]);
+    });
+  }
+
+  it("is idempotent on every secret case", () => {
+    for (const c of SECRETS) {
+      const once = redactText(c.text).text;
+      expect(redactText(once), c.provider).toEqual({ text: once, changed: false });
+    }
+  });
+
+  it("keeps the context around the secret readable", () => {
+    const keep = (provider: string, context: string, part: string) => {
+      const c = SECRETS.find((x) => x.provider === provider && x.context === context)!;
+      expect(redactText(c.text).text).toContain(part);
+    };
+    keep("db-url-redis", "log", "redis://default:[REDACTED]@10.0.3.7:6379");
+    keep("dotenv-db-pass", "env", "DB_PASS=[REDACTED]\nLOG_LEVEL=info");
+    keep("curl-user", "shell", "curl -u admin:[REDACTED] https://jenkins.internal/api/json");
+    keep("slack-webhook", "env", "https://hooks.slack.com/services/[REDACTED]");
+    keep("escaped-json", "launch-prompt", `{\\"apiKey\\": \\"[REDACTED]\\"}`);
+    keep("escaped-json", "twice-escaped", `HMAC_SECRET = \\\\\\"[REDACTED]\\\\\\"`);
+  });
+});
+
+describe("secrets holding escape characters", () => {
+  it("go whole at every JSON depth, and every document stays valid JSON", () => {
+    const password = "pa$ss\\wo/rd\u00e9" + "1";
+    const nest = (value: object, depth: number): string => {
+      let text = JSON.stringify(value);
+      for (let i = 1; i < depth; i++) text = JSON.stringify({ inner: text });
+      return text;
+    };
+    const unnest = (text: string, depth: number): unknown => {
+      let value = JSON.parse(text) as { inner?: string };
+      for (let i = 1; i < depth; i++) value = JSON.parse(value.inner!) as { inner?: string };
+      return value;
+    };
+    for (let depth = 1; depth <= 4; depth++) {
+      for (const value of [
+        { password },
+        { command: `mysql -uroot -p${password} app` },
+        { url: `postgres://app:${password}@db/app` },
+        { env: `DB_PASS=${password}\nNEXT=1` },
+      ]) {
+        const out = redactText(nest(value, depth)).text;
+        const back = JSON.stringify(unnest(out, depth));
+        expect(back, `depth ${depth}: ${out}`).not.toContain("wo/rd");
+        expect(back).toContain("[REDACTED]");
+      }
+    }
+  });
+});
+
+describe("redactValue on the corpus", () => {
+  it("redacts every case held in a JSON value, and a value under a secret-named key whole", () => {
+    for (const c of SECRETS) {
+      const { value } = redactValue({ note: c.text, nested: [{ text: c.text }] });
+      expect(leaks(JSON.stringify(value), c.secret, JSON.stringify(c.text)) || leaks((value as { note: string }).note, c.secret, c.text), c.provider).toBe(false);
+    }
+    expect(redactValue({ DB_PASS: "orchid-7Hk2", auth: Buffer.from("ci:pw-1234").toString("base64") }).value).toEqual({
+      DB_PASS: "[REDACTED]",
+      auth: "[REDACTED]",
+    });
+  });
+});
+
+/** Parent session entries whose assistant turns called tools with the corpus texts as arguments. */
+function parentEntries(cases: readonly SecretCase[]): SessionEntry[] {
+  const entries: SessionEntry[] = [];
+  cases.forEach((c, index) => {
+    const message = (m: object) => ({ type: "message", id: `e${entries.length}`, message: m }) as unknown as SessionEntry;
+    entries.push(message({ role: "user", content: [{ type: "text", text: `step ${index}` }] }));
+    entries.push(
+      message({
+        role: "assistant",
+        content: [
+          { type: "text", text: "Writing the config." },
+          { type: "toolCall", id: `t${index}`, name: "write", arguments: { path: "config/app.json", content: JSON.stringify({ note: c.text }) } },
+        ],
+      }),
+    );
+    entries.push(message({ role: "toolResult", toolName: "write", content: [{ type: "text", text: `wrote ${c.text.length} bytes` }] }));
+  });
+  entries.push({ type: "message", id: "last", message: { role: "user", content: [{ type: "text", text: "now delegate" }] } } as unknown as SessionEntry);
+  return entries;
+}
+
+describe("everything persisted or returned", () => {
+  let box: Sandbox;
+  beforeAll(() => {
+    box = sandbox();
+  });
+  afterAll(() => box.cleanup());
+
+  it("launch evidence: a child's prompt with the rendered parent conversation keeps no secret, on disk or in the launch view", () => {
+    const snapshot = captureParentSnapshot(parentEntries(SECRETS));
+    const prompt = `${renderContext(selectContext(snapshot, { mode: "full" }), snapshot.capturedAt)}\n\nTask: review the configs.`;
+    // The rendered prompt really holds the secrets as twice-escaped JSON (tool args holding JSON text).
+    expect(prompt).toContain(JSON.stringify(JSON.stringify({ note: SECRETS[0]!.text })).slice(1, 40));
+    const store = box.store();
+    const writer = store.create({ kind: "agent", task: { description: "review" }, background: false, launch: { prompt } });
+    const onDisk = readFileSync(runFiles(store.scope, writer.runId).launch, "utf8");
+    const saved = (JSON.parse(onDisk) as { prompt: string }).prompt;
+    const view = store.inspectSingle(writer.runId, "launch", { limitBytes: 4 * 1024 * 1024 }).page.text;
+    const leaked = SECRETS.filter((c) => leaks(saved, c.secret, prompt) || leaks(view, c.secret, prompt) || leaks(onDisk, c.secret, prompt));
+    expect(leaked.map((c) => `${c.provider}/${c.context}`)).toEqual([]);
+    writer.settle({ outcome: "succeeded", value: "ok" });
+  });
+
+  it("output, diagnostics, journal values and errors keep no secret, and no page of them holds a piece of one", () => {
+    const store = box.store();
+    const writer = store.create({ kind: "workflow", task: { description: "all evidence" }, background: false });
+    const sample = SECRETS.filter((_, i) => i % 3 === 0);
+    const all = sample.map((c) => c.text).join("\n");
+    for (const c of sample) {
+      writer.appendOutput(c.text);
+      writer.appendDiagnostic({ level: "info", message: `tool bash ${JSON.stringify({ command: c.text })}` });
+      writer.journal({ t: "store", key: c.provider, value: { text: c.text, args: JSON.stringify({ content: c.text }) } });
+    }
+    writer.settle({ outcome: "failed", error: { code: "failed", message: sample.map((c) => c.text).join("\n") } });
+    for (const view of ["output", "diagnostics", "summary"] as const) {
+      let cursor: string | undefined;
+      let whole = "";
+      do {
+        // Small pages: a secret would straddle page boundaries if it were paged before redaction.
+        const page = store.inspectSingle(writer.runId, view, cursor ? { limitBytes: 512, cursor } : { limitBytes: 512 });
+        whole += page.page.text;
+        for (const c of sample) expect(leaks(page.page.text, c.secret, all), `${view} page: ${c.provider}`).toBe(false);
+        cursor = page.page.nextCursor;
+      } while (cursor);
+      for (const c of sample) expect(leaks(whole, c.secret, all), `${view}: ${c.provider}`).toBe(false);
+    }
+    const files = runFiles(store.scope, writer.runId);
+    for (const file of [files.journal, files.output, files.diagnostics, files.record]) {
+      const text = readFileSync(file, "utf8");
+      for (const c of sample) expect(leaks(text, c.secret, all), `${file}: ${c.provider}`).toBe(false);
+    }
+  });
+});
+
+describe("linear time", () => {
+  // Each line is about 1 MB of near-matches for the newer rules: escape runs that make views,
+  // operators without keys, flags without values, heads without bodies. Only completion and
+  // innocence are asserted; a backtracking pattern would not return within the test's timeout.
+  const MB = 1 << 20;
+  const fill = (unit: string): string => unit.repeat(Math.ceil(MB / unit.length));
+  const LINES: [string, boolean][] = [
+    [fill('\\"'), true],
+    [fill("\\\\"), true],
+    [fill('a\\\\\\"b'), true],
+    [fill("\\u00"), true],
+    [fill("a:="), true],
+    [fill("=>"), true],
+    [fill("--password --"), true],
+    [fill("mysql -p"), false],
+    [fill("sshpass "), true],
+    [fill("Q~"), true],
+    [fill(":AA"), true],
+    [fill("sk_live_"), true],
+    [fill("_-.$"), true],
+    [fill("0123456789abcdef-"), true],
+    [fill("DB_PASS"), true],
+    [`password=${"&a".repeat(MB / 2)}`, false],
+    [`https://u:${"p".repeat(MB)}`, true],
+    [fill("https://:@"), false],
+    [fill("Authorization: "), true],
+    [fill("-----BEGIN A "), true],
+    [fill("Private-Lines: 1\n"), true],
+  ];
+
+  it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {
+    for (const [line, innocent] of LINES) {
+      const out = redactText(line);
+      expect(out.text.length).toBeGreaterThan(0);
+      if (innocent) expect(out.changed, line.slice(0, 40)).toBe(false);
+    }
+  });
+});
