@@ -2,13 +2,25 @@ import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
-import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
+import {
+  formatRunText,
+  openRunStore,
+  resolveFlowHome,
+  resolveRetention,
+  sessionClosed,
+  sessionOpened,
+  type RetentionSettings,
+  type RunStore,
+} from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedSnapshot } from "./workflow-tools.ts";
 
 /** The custom message type of a background run's completion notice. */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
+
+/** The event-bus channel (pi.events) on which each retention pass reports what it removed and kept. */
+export const RETENTION_EVENT = "pi-flow:retention";
 
 /** How long a closing session waits for its cancelled background runs to record their end. */
 const CLOSE_GRACE_MS = 2000;
@@ -31,6 +43,8 @@ export class FlowHost {
 
   /** The session started (or restarted after a reload): this instance delivers its completions. */
   bind(ctx: ExtensionContext): void {
+    // Retention (here or in another process) leaves every run of an open session alone.
+    void sessionOpened(this.runStore(ctx).scope);
     bindPublisher(this.session(ctx), (view) => this.publishCompletion(view));
   }
 
@@ -45,6 +59,7 @@ export class FlowHost {
     const state = sessionFlowState(sessionId);
     delete state.publish;
     if (reason === "reload") return;
+    void sessionClosed(this.runStore(ctx).scope);
     const ended: Promise<unknown>[] = [];
     for (const [runId, { runs, settled }] of state.background) {
       try {
@@ -66,19 +81,19 @@ export class FlowHost {
   }
 
   /**
-   * Applies retention to this project's runs, once per session start, off the start-up path. Live
-   * runs are never touched. Settings: PI_FLOW_RETENTION_DAYS and PI_FLOW_RETENTION_MAX_RUNS, or
+   * Applies retention to this project's runs, once per session start, off the start-up path and
+   * asynchronously. Live runs and every run of an open session are never touched. Settings: PI_FLOW_RETENTION_DAYS and PI_FLOW_RETENTION_MAX_RUNS, or
    * `flow.retention` ({ maxAgeDays, maxRuns }) in Pi's settings.
    */
   pruneSoon(ctx: ExtensionContext): void {
     const runs = this.runStore(ctx);
     const settings = (this.pi.getSettings() as { flow?: RetentionSettings }).flow ?? {};
     setImmediate(() => {
-      try {
-        runs.prune(resolveRetention(settings, process.env));
-      } catch {
-        // Retention is housekeeping: a failure here must never disturb the session.
-      }
+      // Retention is housekeeping: a failure here must never disturb the session.
+      runs
+        .prune(resolveRetention(settings, process.env))
+        .then((report) => this.pi.events.emit(RETENTION_EVENT, report))
+        .catch(() => undefined);
     });
   }
 

@@ -133,7 +133,7 @@ export class RunStore {
   }
 
   /** Apply retention to this store's project (all its sessions). Live runs are never touched. */
-  prune(policy: RetentionPolicy = DEFAULT_RETENTION, now?: number): PruneReport {
+  prune(policy: RetentionPolicy = DEFAULT_RETENTION, now?: number): Promise<PruneReport> {
     const opts: { registry: RunRegistry; projectKey: string; now?: number } = {
       registry: this.registry,
       projectKey: this.scope.projectKey,
