@@ -17,6 +17,12 @@ describe("resolveLimits", () => {
     expect(() => resolveLimits({ storeWrites: 100_001 })).toThrow("limits.storeWrites (100001) exceeds its ceiling (100000)");
   });
 
+  it("lets a workflow fan out to thousands of children, bounded by the host byte budget", () => {
+    expect(LIMIT_CEILINGS.agentCalls).toBe(4096);
+    expect(resolveLimits({ agentCalls: 1000 }).agentCalls).toBe(1000);
+    expect(LIMIT_CEILINGS.hostBytes).toBeLessThan(LIMIT_CEILINGS.agentCalls * LIMIT_CEILINGS.callArgsChars);
+  });
+
   it("accepts values up to the ceiling and refuses anything above it, naming the limit", () => {
     expect(resolveLimits({ agentCalls: LIMIT_CEILINGS.agentCalls, timeoutMs: undefined })).toMatchObject({
       agentCalls: LIMIT_CEILINGS.agentCalls,
