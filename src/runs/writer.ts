@@ -5,7 +5,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { INLINE_LIMIT_BYTES, jsonBytes } from "./delivery.ts";
 import { diagnosticChunk, finalDocumentText, finalFormatFor, outputChunk, type DiagnosticEntry } from "./evidence.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
-import { AppendFile, atomicWriteFile, ensureDir, errorCode } from "./fsio.ts";
+import { AppendFile, atomicWriteFile, ensureDir, errorCode, groupCommit } from "./fsio.ts";
 import { runFiles, type RunFiles } from "./home.ts";
 import { newRunId, type RunKind } from "./ids.ts";
 import { stampOf, type JournalStamp } from "./journal-cache.ts";
@@ -43,10 +43,12 @@ const describeError = (error: unknown): string => errorCode(error) ?? (error ins
 
 /**
  * The owner's handle on one run. Writes are synchronous so their order on disk is the order of the
- * calls. Durability: the start line, the final value and the terminal line are flushed before the
- * next step depends on them; output, diagnostics and body lines are written at once (they survive
- * the process dying) and flushed at settle. An evidence write that fails after creation never
- * fails the run: the run goes on in memory and the failure is reported at settle.
+ * calls, and each is whole on disk before the next step depends on it: a process that dies (even
+ * by SIGKILL) loses nothing it reported written. Power-loss durability (fsync) is off the critical
+ * path: the start line, the final value, the terminal line, the logs and the settled record are
+ * queued to the process's group commit (fsio.ts), which flushes many runs at once in the documented
+ * order. `flush()` still fsyncs at once for a caller that asks. An evidence write that fails after
+ * creation never fails the run: the run goes on in memory and the failure is reported at settle.
  */
 export class RunWriter {
   readonly runId: string;
@@ -92,7 +94,8 @@ export class RunWriter {
         task,
         background: input.background,
       };
-      journal.append(encodeLine(start), true);
+      journal.append(encodeLine(start), false);
+      groupCommit().enqueue("journal", files.journal);
       atomicWriteFile(files.launch, `${JSON.stringify(redactValue(input.launch ?? {}).value, null, 2)}\n`, { durable: false });
     } catch (error) {
       try {
@@ -237,7 +240,11 @@ export class RunWriter {
           redacted: changed,
           saved: false,
         };
-        const saved = this.tryWrite("final", () => atomicWriteFile(this.files.final, doc, { durable: true }));
+        const saved = this.tryWrite("final", () => atomicWriteFile(this.files.final, doc, { durable: false }));
+        if (saved) {
+          groupCommit().enqueue("final", this.files.final);
+          groupCommit().enqueue("final", this.files.dir); // the rename that placed it
+        }
         meta.saved = saved;
         if (saved) this.ctx.hooks.at?.("final-written", this.runId);
         // Memory keeps what only memory can serve: an unsaved value, or one small enough to go inline.
@@ -245,7 +252,6 @@ export class RunWriter {
       }
     }
 
-    this.flush();
     const terminal: JournalLine = {
       v: JOURNAL_VERSION,
       seq: this.seq,
@@ -259,7 +265,8 @@ export class RunWriter {
     if (this.entry.children) terminal.children = this.entry.children;
     if (this.entry.usage) terminal.usage = this.entry.usage;
     if (meta) terminal.final = meta;
-    this.appendJournal(terminal, true);
+    this.appendJournal(terminal, false);
+    for (const file of [this.journalFile, this.output, this.diagnostics]) if (file) groupCommit().enqueue("journal", file.path);
     this.ctx.hooks.at?.("terminal-written", this.runId);
 
     Object.assign(this.record, { status: "done", outcome: input.outcome, endedAt });
@@ -273,7 +280,10 @@ export class RunWriter {
       const stamp = this.tryStat();
       if (stamp) this.record.journal = { ...stamp, integrity: "complete" };
     }
-    this.saveRecord(true, () => this.ctx.hooks.at?.("record-before-rename", this.runId));
+    if (this.saveRecord(false, () => this.ctx.hooks.at?.("record-before-rename", this.runId))) {
+      groupCommit().enqueue("record", this.files.record);
+      groupCommit().enqueue("record", this.files.dir);
+    }
     this.close();
 
     const view = this.ctx.registry.settle(
@@ -318,11 +328,11 @@ export class RunWriter {
     }
   }
 
-  private saveRecord(durable: boolean, beforeRename?: () => void): void {
+  private saveRecord(durable: boolean, beforeRename?: () => void): boolean {
     this.record.updatedAt = new Date().toISOString();
     this.record.outputBytes = this.output?.size ?? this.record.outputBytes;
     this.record.diagnosticsBytes = this.diagnostics?.size ?? this.record.diagnosticsBytes;
-    this.tryWrite("record", () =>
+    return this.tryWrite("record", () =>
       writeRecord(this.files.record, this.record, beforeRename ? { durable, beforeRename } : { durable }),
     );
   }
