@@ -6,7 +6,7 @@ import { INLINE_LIMIT_BYTES, jsonBytes } from "./delivery.ts";
 import { diagnosticChunk, finalDocumentText, finalFormatFor, outputChunk, type DiagnosticEntry } from "./evidence.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
 import { AppendFile, atomicWriteFile, ensureDir, errorCode, groupCommit } from "./fsio.ts";
-import { runFiles, type RunFiles } from "./home.ts";
+import { runFiles, runsDir, type RunFiles } from "./home.ts";
 import { newRunId, type RunKind } from "./ids.ts";
 import { stampOf, type JournalStamp } from "./journal-cache.ts";
 import {
@@ -21,6 +21,7 @@ import {
   type Usage,
 } from "./journal.ts";
 import { RECORD_VERSION, writeRecord, type RunRecord } from "./record.ts";
+import { createRunDirectory } from "./run-index.ts";
 import { redactText, redactValue } from "./redact.ts";
 import type { LiveEntry, MemoryFinal } from "./registry.ts";
 import { buildView } from "./view.ts";
@@ -82,7 +83,7 @@ export class RunWriter {
     const startedAt = new Date().toISOString();
     let journal: AppendFile;
     try {
-      ensureDir(files.dir);
+      createRunDirectory(runsDir(ctx.scope), runId, () => ensureDir(files.dir));
       journal = new AppendFile(files.journal);
       const start: JournalLine = {
         v: JOURNAL_VERSION,
