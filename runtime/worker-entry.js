@@ -1,20 +1,5 @@
-// The workflow worker's entry. Plain JavaScript on purpose: Node refuses to strip types from .ts
-// files under node_modules, which is where an installed pi-flow lives (and Pi's own loader only
-// serves the main thread). There, this entry first teaches the worker's module loader to strip
-// pi-flow's own .ts files; elsewhere Node strips them itself. Then it starts the real worker.
-import { readFileSync } from "node:fs";
-import { registerHooks, stripTypeScriptTypes } from "node:module";
-
-const packageRoot = new URL("../", import.meta.url).href;
-
-if (packageRoot.includes("/node_modules/")) {
-  registerHooks({
-    load(url, context, nextLoad) {
-      if (!url.startsWith(packageRoot) || !url.endsWith(".ts")) return nextLoad(url, context);
-      const source = readFileSync(new URL(url), "utf8");
-      return { format: "module", source: stripTypeScriptTypes(source), shortCircuit: true };
-    },
-  });
-}
-
-await import("./worker.ts");
+// The workflow worker's entry. Plain JavaScript, and so is everything it loads: the worker's
+// modules are compiled ahead of time to runtime/worker-js/ (runtime/compile-worker.ts; a test
+// keeps them equal to their .ts sources), so a new worker never strips TypeScript types, and an
+// installed pi-flow (under node_modules, where Node refuses to strip types) needs no loader hook.
+await import("./worker-js/worker.js");
