@@ -64,6 +64,8 @@ export class RunWriter {
   private journalBroken = false;
   private readonly errors: string[] = [];
   private record: RunRecord;
+  /** A coalesced record update is waiting (see setUsage). */
+  private recordDirty = false;
 
   private constructor(ctx: WriterContext, files: RunFiles, entry: LiveEntry, journal: AppendFile, record: RunRecord) {
     this.ctx = ctx;
@@ -198,11 +200,20 @@ export class RunWriter {
     this.saveRecord(false);
   }
 
+  /**
+   * Usage changes with every child that ends; its record rewrite is coalesced (written with the
+   * next record write, or on the next turn of the event loop): a killed run's usage may lag by
+   * what arrived in its last turn, while child counts (setChildren) are on disk at once.
+   */
   setUsage(usage: Usage): void {
     this.assertOpen();
     this.entry.usage = { ...usage };
     this.record.usage = { ...usage };
-    this.saveRecord(false);
+    if (this.recordDirty) return;
+    this.recordDirty = true;
+    setImmediate(() => {
+      if (this.recordDirty && !this.settled) this.saveRecord(false);
+    });
   }
 
   /** Flush appended evidence now (a workflow may want its store lines on disk before a risky step). */
@@ -330,6 +341,7 @@ export class RunWriter {
   }
 
   private saveRecord(durable: boolean, beforeRename?: () => void): boolean {
+    this.recordDirty = false;
     this.record.updatedAt = new Date().toISOString();
     this.record.outputBytes = this.output?.size ?? this.record.outputBytes;
     this.record.diagnosticsBytes = this.diagnostics?.size ?? this.record.diagnosticsBytes;
