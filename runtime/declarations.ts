@@ -1,7 +1,7 @@
 // Builds the TypeScript declarations workflow authors see (workflows/flow.d.ts, `flow types`):
 // script globals and helpers from WORKFLOW_HELPERS, interfaces from their JSON Schemas, and one
 // typed `tools.<name>` member per host tool from its input and output schemas.
-import { compile, type JSONSchema } from "json-schema-to-typescript";
+import type { JSONSchema } from "json-schema-to-typescript";
 import { HELPERS, SCRIPT_GLOBALS, SCRIPT_SCHEMAS } from "../helpers/index.ts";
 import type { ToolSchema } from "./types.ts";
 
@@ -36,7 +36,12 @@ interface FlowConsole {
 }
 `;
 
+// json-schema-to-typescript (with prettier) is large: it is loaded when declarations are first
+// generated, never when the runtime is imported (the extension itself never generates them).
+let compiler: Promise<typeof import("json-schema-to-typescript")> | undefined;
+
 async function toType(schema: unknown, name: string): Promise<string> {
+  const { compile } = await (compiler ??= import("json-schema-to-typescript"));
   const source = await compile(stripTitles(schema) as JSONSchema, name, {
     bannerComment: "",
     format: true,

@@ -31,7 +31,8 @@ export const LIMIT_CEILINGS: Readonly<WorkflowLimits> = Object.freeze({
   // The VM's stack lives in the worker's native stack; 4 MiB stays well inside what a worker
   // gets (WORKER_STACK_MB in pool.ts), so recursion always ends in a catchable QuickJS error.
   stackBytes: 4 * MiB,
-  agentCalls: 512,
+  // A 1,000-child fan-out fits; what the calls hold on the host at once is bounded by hostBytes.
+  agentCalls: 4096,
   concurrency: 32,
   toolCalls: 4096,
   // Each call's JSON is copied out of the VM into the host, so this bounds host memory per call.

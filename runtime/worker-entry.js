@@ -1,7 +1,5 @@
-// The workflow worker's entry: teaches the worker's module loader to strip pi-flow's own .ts files
-// when pi-flow is installed under node_modules (see strip-own-types.js), then starts the worker.
-import { stripOwnTypes } from "./strip-own-types.js";
-
-stripOwnTypes(new URL("../", import.meta.url).href);
-
-await import("./worker.ts");
+// The workflow worker's entry. Plain JavaScript, and so is everything it loads: the worker's
+// modules are compiled ahead of time to runtime/worker-js/ (runtime/compile-worker.ts; a test
+// keeps them equal to their .ts sources), so a new worker never strips TypeScript types, and an
+// installed pi-flow (under node_modules, where Node refuses to strip types) needs no loader hook.
+await import("./worker-js/worker.js");

@@ -27,6 +27,7 @@ export default function piFlow(pi: ExtensionAPI): void {
     host.pruneSoon(ctx);
   });
   pi.on("session_shutdown", (event, ctx) => host.close(event.reason, ctx));
+  pi.on("agent_settled", (_event, ctx) => host.parentSettled(ctx));
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));

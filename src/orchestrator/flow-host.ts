@@ -5,13 +5,29 @@ import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.
 import type { HarnessState } from "../harnesses/types.ts";
 import { harnessState } from "./harness-select.ts";
 import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../harnesses/harness-settings.ts";
-import { formatRunText, openRunStore, resolveFlowHome, resolveRetention, type RetentionSettings, type RunStore } from "../runs/index.ts";
+import {
+  formatRunText,
+  openRunStore,
+  resolveFlowHome,
+  resolveRetention,
+  sessionClosed,
+  sessionOpened,
+  type RetentionSettings,
+  type RunStore,
+} from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedSnapshot } from "./workflow-tools.ts";
 
-/** The custom message type of a background run's completion notice. */
+/** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
+/** The custom message type of a batch of completions (`details`: { runs: RunView[] }). */
+export const COMPLETIONS_MESSAGE_TYPE = "pi-flow-runs-completed";
+/** A batch message carries each run's full text up to this many bytes, then one line per run. */
+const BATCH_TEXT_BYTES = 32 * 1024;
+
+/** The event-bus channel (pi.events) on which each retention pass reports what it removed and kept. */
+export const RETENTION_EVENT = "pi-flow:retention";
 
 /** How long a closing session waits for its cancelled background runs to record their end. */
 const CLOSE_GRACE_MS = 2000;
@@ -34,7 +50,9 @@ export class FlowHost {
 
   /** The session started (or restarted after a reload): this instance delivers its completions. */
   bind(ctx: ExtensionContext): void {
-    bindPublisher(this.session(ctx), (view) => this.publishCompletion(view));
+    // Retention (here or in another process) leaves every run of an open session alone.
+    void sessionOpened(this.runStore(ctx).scope);
+    bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views), idle: () => ctx.isIdle() });
   }
 
   /**
@@ -46,8 +64,9 @@ export class FlowHost {
     this.closed = true;
     const sessionId = ctx.sessionManager.getSessionId();
     const state = sessionFlowState(sessionId);
-    delete state.publish;
+    state.completions.unbind();
     if (reason === "reload") return;
+    void sessionClosed(this.runStore(ctx).scope);
     const ended: Promise<unknown>[] = [];
     for (const [runId, { runs, settled }] of state.background) {
       try {
@@ -69,19 +88,19 @@ export class FlowHost {
   }
 
   /**
-   * Applies retention to this project's runs, once per session start, off the start-up path. Live
-   * runs are never touched. Settings: PI_FLOW_RETENTION_DAYS and PI_FLOW_RETENTION_MAX_RUNS, or
+   * Applies retention to this project's runs, once per session start, off the start-up path and
+   * asynchronously. Live runs and every run of an open session are never touched. Settings: PI_FLOW_RETENTION_DAYS and PI_FLOW_RETENTION_MAX_RUNS, or
    * `flow.retention` ({ maxAgeDays, maxRuns }) in Pi's settings.
    */
   pruneSoon(ctx: ExtensionContext): void {
     const runs = this.runStore(ctx);
     const settings = this.flowSettings().flow ?? {};
     setImmediate(() => {
-      try {
-        runs.prune(resolveRetention(settings, process.env));
-      } catch {
-        // Retention is housekeeping: a failure here must never disturb the session.
-      }
+      // Retention is housekeeping: a failure here must never disturb the session.
+      runs
+        .prune(resolveRetention(settings, process.env))
+        .then((report) => this.pi.events.emit(RETENTION_EVENT, report))
+        .catch(() => undefined);
     });
   }
 
@@ -134,7 +153,7 @@ export class FlowHost {
   }
 
   /**
-   * A background run was accepted. Its completion reaches the parent once: as a follow-up message,
+   * A background run was accepted. Its completion reaches the parent once: in a completion message,
    * unless a wait owns the result (see ResultOwnership).
    */
   trackBackground(ctx: ExtensionContext, runId: string, runs: RunStore, settled: Promise<{ view: RunView }>): void {
@@ -151,28 +170,55 @@ export class FlowHost {
     });
   }
 
-  private publishCompletion(view: RunView): void {
-    const outcome = view.state.outcome ?? view.state.status;
+  /** The parent settled: completions that waited for it go out as one message now. */
+  parentSettled(ctx: ExtensionContext): void {
+    this.session(ctx).completions.parentSettled();
+  }
+
+  private publishCompletions(views: RunView[]): void {
     // The session may have gone away without a shutdown event (disposed, replaced): then there is
-    // no one to tell, and the run's evidence and external_runs still hold the result.
+    // no one to tell, and the runs' evidence and external_runs still hold the results.
     try {
       // Typed as void, but some hosts answer with a promise: a late rejection is the same case.
-      const sent: unknown = this.sendCompletion(view, outcome);
+      const message: CompletionMessage = views.length === 1 ? singleCompletion(views[0]!) : batchCompletion(views);
+      const sent: unknown = this.pi.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
       if (sent instanceof Promise) sent.catch(() => undefined);
     } catch {
       // Nothing to do: see above.
     }
   }
+}
 
-  private sendCompletion(view: RunView, outcome: string): void {
-    return this.pi.sendMessage(
-      {
-        customType: COMPLETION_MESSAGE_TYPE,
-        content: `Background run ${view.runId} finished: ${outcome}.\n${formatRunText(view)}`,
-        display: true,
-        details: view,
-      },
-      { deliverAs: "followUp", triggerTurn: true },
-    );
+interface CompletionMessage {
+  customType: string;
+  content: string;
+  display: boolean;
+  details: RunView | { runs: RunView[] };
+}
+
+const headline = (view: RunView) => `Background run ${view.runId} finished: ${view.state.outcome ?? view.state.status}.`;
+
+function singleCompletion(view: RunView): CompletionMessage {
+  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunText(view)}`, display: true, details: view };
+}
+
+/**
+ * One message for many runs: each run's full text while it fits BATCH_TEXT_BYTES, then a line per
+ * run naming its outcome and where its result is (every run is in `details` whole).
+ */
+function batchCompletion(views: RunView[]): CompletionMessage {
+  const parts = [`${views.length} background runs finished.`];
+  let left = BATCH_TEXT_BYTES;
+  for (const view of views) {
+    const full = `${headline(view)}\n${formatRunText(view)}`;
+    const bytes = Buffer.byteLength(full, "utf8");
+    if (bytes <= left) {
+      parts.push(full);
+      left -= bytes;
+    } else {
+      left = 0; // keep the order: once one run is short, every later one is too
+      parts.push(`${headline(view)} Its result: external_runs inspect runIds ["${view.runId}"].`);
+    }
   }
+  return { customType: COMPLETIONS_MESSAGE_TYPE, content: parts.join("\n\n"), display: true, details: { runs: views } };
 }

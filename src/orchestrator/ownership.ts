@@ -1,6 +1,7 @@
 /**
  * Result ownership of background runs (tool-calling contract, section 11). A background run's
- * completion reaches the parent at most once: pulled by a wait, or pushed as one message. A wait
+ * completion reaches the parent at most once: pulled by a wait, or pushed in a completion message
+ * (several settled runs may share one; see completion-batch.ts). A wait
  * claims the result before it awaits; concurrent waiters share one record per run, so one
  * cancelled waiter cannot hand the result back while another still waits. When every waiter
  * cancels without seeing the settlement, ownership returns to what it was, and a notification
@@ -44,7 +45,7 @@ export class ResultOwnership {
     return state;
   }
 
-  /** A background run was accepted: `publish` sends its one completion message. */
+  /** A background run was accepted: `publish` hands its completion to the outgoing message, once. */
   track(runId: string, publish: () => void): void {
     this.state(runId).publish = publish;
   }

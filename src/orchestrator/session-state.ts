@@ -1,12 +1,13 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
+import { CompletionBatch, completionWindow, type BatchPublisher } from "./completion-batch.ts";
 import { ResultOwnership } from "./ownership.ts";
 import { backgroundLimit, Slots } from "./slots.ts";
 
 /**
  * What pi-flow keeps for one Pi session across extension reloads: who owns background results,
- * the background runs to stop when the session ends, the slots they share, and who currently
- * delivers completion messages. A reload builds a new extension instance for the same session;
+ * the background runs to stop when the session ends, the slots they share, and the batch of
+ * completions on their way to the parent (with who currently sends it). A reload builds a new extension instance for the same session;
  * keeping this per session (not per instance) lets it take over the runs already going.
  */
 export interface SessionFlowState {
@@ -14,10 +15,8 @@ export interface SessionFlowState {
   readonly backgroundSlots: Slots;
   /** Live background runs of the session, with the store that can cancel them. */
   readonly background: Map<string, { runs: RunStore; settled: Promise<unknown> }>;
-  /** Delivers one completion message; absent between a reload's shutdown and the new start. */
-  publish?: (view: RunView) => void;
-  /** Completions that settled while nobody could deliver them, sent when a publisher binds. */
-  readonly undelivered: RunView[];
+  /** Completions on their way to the parent, one message per batch (see completion-batch.ts). */
+  readonly completions: CompletionBatch;
 }
 
 const KEY: unique symbol = Symbol.for("pi-flow.session-state") as never;
@@ -31,11 +30,13 @@ function states(): Map<string, SessionFlowState> {
 export function sessionFlowState(sessionId: string): SessionFlowState {
   let state = states().get(sessionId);
   if (!state) {
+    const completions = new CompletionBatch(completionWindow(process.env));
     state = {
-      ownership: new ResultOwnership(),
+      // A notification's ownership is re-checked when its batch goes out, not when it is queued.
+      ownership: new ResultOwnership((send) => completions.enqueue(send)),
       backgroundSlots: new Slots(backgroundLimit(process.env)),
       background: new Map(),
-      undelivered: [],
+      completions,
     };
     states().set(sessionId, state);
   }
@@ -46,14 +47,12 @@ export function forgetSessionFlowState(sessionId: string): void {
   states().delete(sessionId);
 }
 
-/** Sends a completion now, or keeps it for the next publisher. */
+/** A completion whose result no wait owns joins the batch going out. */
 export function deliverCompletion(state: SessionFlowState, view: RunView): void {
-  if (state.publish) state.publish(view);
-  else state.undelivered.push(view);
+  state.completions.deliver(view);
 }
 
-/** A host (re)binds to its session: it delivers completions from now on, and those that waited. */
-export function bindPublisher(state: SessionFlowState, publish: (view: RunView) => void): void {
-  state.publish = publish;
-  for (const view of state.undelivered.splice(0)) publish(view);
+/** A host (re)binds to its session: it sends completion batches from now on, and those that waited. */
+export function bindPublisher(state: SessionFlowState, publisher: BatchPublisher): void {
+  state.completions.bind(publisher);
 }

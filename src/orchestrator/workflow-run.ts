@@ -14,6 +14,9 @@ import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-
 import type { SelectedWorkflow } from "./workflow-sources.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */
+/** Up to this many children, every progress change is sent; beyond, one update per event-loop turn. */
+const PROGRESS_EVERY_CHANGE_UP_TO = 16;
+
 export const HANDLED_CHILD_FAILURES = "handled_child_failures";
 
 export interface WorkflowProgress {
@@ -98,7 +101,21 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   launch.signal?.addEventListener("abort", stop, { once: true });
   if (launch.signal?.aborted) stop();
 
-  const progress = () => launch.onProgress?.({ runId: writer.runId, children: children.entries, counts: children.counts });
+  // Progress: every change is shown while a workflow has few children; a larger fan-out gets one
+  // update per turn of the event loop (many children that start or settle together cost one, and
+  // the host's timers are not starved by updates). The last update goes out before the root
+  // settles, so the final counts are always shown. Updates may be coalesced; the result never is.
+  let progressQueued = false;
+  const sendProgress = () => {
+    progressQueued = false;
+    launch.onProgress?.({ runId: writer.runId, children: children.entries, counts: children.counts });
+  };
+  const progress = () => {
+    if (!launch.onProgress || progressQueued) return;
+    if (children.entries.length <= PROGRESS_EVERY_CHANGE_UP_TO) return sendProgress();
+    progressQueued = true;
+    setImmediate(() => progressQueued && sendProgress());
+  };
   const children = new WorkflowChildren({ env, writer, onChange: progress });
   const host: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
   const tools = launch.tools(writer.runId);
@@ -122,6 +139,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     .then(async (result) => {
       // Children stop when the root ends; the root settles only once they are terminal too.
       await children.drain();
+      if (progressQueued) sendProgress();
       return settleRoot(writer, result, children.counts);
     })
     .finally(() => launch.signal?.removeEventListener("abort", stop));

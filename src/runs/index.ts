@@ -40,6 +40,7 @@ export {
   type RetentionPolicy,
   type RetentionSettings,
 } from "./retention.ts";
+export { sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
 export { classifyJournalText, type JournalReport } from "./integrity.ts";
 export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal.ts";
 export type { DiagnosticEntry, DiagnosticLevel } from "./evidence.ts";

@@ -1,4 +1,3 @@
-import { readdirSync } from "node:fs";
 import type { Static } from "@sinclair/typebox";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
@@ -6,35 +5,14 @@ import type { ListPayloadSchema } from "../contract/runs-schema.ts";
 import { decodeListCursor, encodeCursor, type ListCursor } from "./cursor.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
 import { runsDir } from "./home.ts";
-import { isRunId, type RunKind } from "./ids.ts";
+import type { RunKind } from "./ids.ts";
+import { containsRunId, insertionPoint, savedRunIds } from "./run-index.ts";
 import { buildView } from "./view.ts";
 
 export type ListPayload = Static<typeof ListPayloadSchema>;
 
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 500;
-
-const PREFIX: Record<RunKind, string> = { agent: "ag_", workflow: "wf_" };
-
-/**
- * Saved runs of one kind, newest first. Run IDs start with a fixed-width start time, so the names
- * alone give the order and a page reads only the records it shows.
- */
-export function savedRunIds(names: readonly string[], kind: RunKind): string[] {
-  const prefix = PREFIX[kind];
-  return names
-    .filter((name) => name.startsWith(prefix) && isRunId(name))
-    .sort()
-    .reverse();
-}
-
-function readRunNames(ctx: FactsContext): string[] {
-  try {
-    return readdirSync(runsDir(ctx.scope));
-  } catch {
-    return []; // no run saved in this session yet
-  }
-}
 
 interface StreamPage {
   rows: RunView[];
@@ -48,15 +26,9 @@ interface StreamPage {
  * first; its cursor bookmarks the last ID served, so runs started after the listing reached its
  * saved rows wait for the next fresh listing.
  */
-function listStream(
-  ctx: FactsContext,
-  names: readonly string[],
-  kind: RunKind,
-  limit: number,
-  cursor: ListCursor | undefined,
-): StreamPage {
-  const saved = savedRunIds(names, kind);
-  const savedSet = new Set(saved);
+function listStream(ctx: FactsContext, kind: RunKind, limit: number, cursor: ListCursor | undefined): StreamPage {
+  // Saved IDs come from the in-memory index (run-index.ts): no directory scan, no sort per call.
+  const saved = savedRunIds(runsDir(ctx.scope), kind);
   const registered = ctx.registry.entries(ctx.scopeToken, kind).reverse();
   const rows: RunView[] = [];
   const cursorFor = (st: "live" | "saved", a: string) => encodeCursor({ k: "list", s: ctx.scopeToken, n: kind, st, a });
@@ -73,7 +45,7 @@ function listStream(
         );
       from = at + 1;
     }
-    const unsaved = registered.slice(from).filter((entry) => entry.status !== "settled" && !savedSet.has(entry.runId));
+    const unsaved = registered.slice(from).filter((entry) => entry.status !== "settled" && !containsRunId(saved, entry.runId));
     for (const entry of unsaved) {
       if (rows.length === limit) return { rows, next: cursorFor("live", rows[rows.length - 1]?.runId ?? entry.runId) };
       rows.push(buildView(resolveFacts(ctx, entry.runId)));
@@ -82,9 +54,11 @@ function listStream(
   }
 
   const after = cursor?.a;
-  const ids = after === undefined ? saved : saved.filter((id) => id < after);
   let last: string | undefined;
-  for (const runId of ids) {
+  let from = after === undefined ? 0 : insertionPoint(saved, after);
+  if (after !== undefined && saved[from] === after) from++; // resume strictly after the bookmark
+  for (let at = from; at < saved.length; at++) {
+    const runId = saved[at]!;
     if (rows.length === limit) {
       // Full before any saved row: bookmark the last live row, so the next page starts saved rows afresh.
       const bookmark = last ? cursorFor("saved", last) : cursorFor("live", rows[rows.length - 1]?.runId ?? runId);
@@ -115,9 +89,8 @@ export function listRuns(
     opts.workflowCursor === undefined
       ? undefined
       : decodeListCursor(opts.workflowCursor, { scope: ctx.scopeToken, stream: "workflow" });
-  const names = readRunNames(ctx); // one directory scan serves both streams
-  const runs = listStream(ctx, names, "agent", limit, runCursor);
-  const workflows = listStream(ctx, names, "workflow", limit, wfCursor);
+  const runs = listStream(ctx, "agent", limit, runCursor);
+  const workflows = listStream(ctx, "workflow", limit, wfCursor);
   const payload: ListPayload = { runs: runs.rows, workflows: workflows.rows };
   if (runs.next) payload.nextCursor = runs.next;
   if (workflows.next) payload.nextWorkflowCursor = workflows.next;

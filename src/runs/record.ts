@@ -48,9 +48,20 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /** Null when absent, unreadable or not a record of this run: the caller falls back to the journal. */
 export function readRecord(path: string, runId: string): RunRecord | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  return parseRecord(text, runId);
+}
+
+/** A record's text as a record of `runId`, or null when it is not one. */
+export function parseRecord(text: string, runId: string): RunRecord | null {
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(text);
   } catch {
     return null;
   }

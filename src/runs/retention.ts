@@ -1,17 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, renameSync, rmSync } from "node:fs";
+import { readdir, readFile, rename, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { projectsDir, sessionsDir } from "./home.ts";
 import { isRunId, runIdTime } from "./ids.ts";
-import { readRecord } from "./record.ts";
+import { processExists, sessionIsOpen } from "./live-sessions.ts";
+import { parseRecord } from "./record.ts";
 import type { RunRegistry } from "./registry.ts";
 
 /**
  * Retention: delete runs older than `maxAgeMs` (by end time, else start time) and, per project,
  * all but the newest `maxRuns`. A live run is never touched: not one this process's registry
  * holds, and not an unfinished one whose owner process (recorded on the same host) still exists.
- * A doomed run directory is first renamed aside, so readers see it whole or not at all.
+ * Nor is any run of an open session (see live-sessions.ts), settled or not: its results may still
+ * be waited for or be on their way to the parent. A doomed run directory is first renamed aside,
+ * so readers see it whole or not at all. The pass reads and deletes asynchronously, so it never
+ * holds up the session it runs in, whenever it runs.
  */
 export interface RetentionPolicy {
   /** Delete runs that ended (or, if unfinished and ownerless, started) longer ago than this. Infinity: never. */
@@ -57,21 +61,11 @@ export interface PruneReport {
   live: number;
 }
 
-function readNames(dir: string): string[] {
+async function readNames(dir: string): Promise<string[]> {
   try {
-    return readdirSync(dir);
+    return await readdir(dir);
   } catch {
     return [];
-  }
-}
-
-/** Whether a process with this ID exists on this host (one we may not signal still exists). */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error instanceof Error && "code" in error && error.code === "EPERM";
   }
 }
 
@@ -82,8 +76,17 @@ interface Candidate {
   live: boolean;
 }
 
-function inspectRun(runsDir: string, runId: string, registry: RunRegistry, now: number, policy: RetentionPolicy): Candidate {
-  const record = readRecord(join(runsDir, runId, "record.json"), runId);
+async function inspectRun(
+  runsDir: string,
+  runId: string,
+  registry: RunRegistry,
+  now: number,
+  policy: RetentionPolicy,
+): Promise<Candidate> {
+  const record = await readFile(join(runsDir, runId, "record.json"), "utf8").then(
+    (text) => parseRecord(text, runId),
+    () => null,
+  );
   const started = runIdTime(runId);
   const ended = record?.endedAt ? Date.parse(record.endedAt) : NaN;
   let live = registry.isLive(runId);
@@ -97,49 +100,52 @@ function inspectRun(runsDir: string, runId: string, registry: RunRegistry, now: 
   return { runsDir, runId, time: Number.isFinite(ended) ? ended : started, live };
 }
 
-function remove(candidate: Candidate): boolean {
+async function remove(candidate: Candidate): Promise<boolean> {
   const aside = join(candidate.runsDir, `.prune-${candidate.runId}-${randomBytes(4).toString("hex")}`);
   try {
-    renameSync(join(candidate.runsDir, candidate.runId), aside);
+    await rename(join(candidate.runsDir, candidate.runId), aside);
   } catch {
     return false;
   }
-  rmSync(aside, { recursive: true, force: true });
+  await rm(aside, { recursive: true, force: true });
   return true;
 }
 
 /** Prune one project (`projectKey`) or, without it, every project under the home. */
-export function prune(
+export async function prune(
   home: string,
   policy: RetentionPolicy,
   opts: { registry: RunRegistry; projectKey?: string; now?: number },
-): PruneReport {
+): Promise<PruneReport> {
   const now = opts.now ?? Date.now();
   const report: PruneReport = { removed: 0, kept: 0, live: 0 };
-  const projects = opts.projectKey ? [opts.projectKey] : readNames(projectsDir(home));
+  const projects = opts.projectKey ? [opts.projectKey] : await readNames(projectsDir(home));
   for (const project of projects) {
     const candidates: Candidate[] = [];
     const sessionsRoot = sessionsDir(home, project);
-    for (const session of readNames(sessionsRoot)) {
+    for (const session of await readNames(sessionsRoot)) {
       const runsDir = join(sessionsRoot, session, "runs");
-      for (const name of readNames(runsDir)) {
+      const open = await sessionIsOpen(home, project, session, now, policy.maxAgeMs);
+      for (const name of await readNames(runsDir)) {
         if (name.startsWith(".prune-"))
-          rmSync(join(runsDir, name), { recursive: true, force: true }); // an earlier prune died
-        else if (isRunId(name)) candidates.push(inspectRun(runsDir, name, opts.registry, now, policy));
+          await rm(join(runsDir, name), { recursive: true, force: true }); // an earlier prune died
+        else if (!isRunId(name)) continue;
+        else if (open) candidates.push({ runsDir, runId: name, time: runIdTime(name), live: true });
+        else candidates.push(await inspectRun(runsDir, name, opts.registry, now, policy));
       }
     }
     candidates.sort((a, b) => b.time - a.time || (a.runId < b.runId ? 1 : -1));
-    candidates.forEach((candidate, index) => {
+    for (const [index, candidate] of candidates.entries()) {
       if (candidate.live) {
         report.live++;
-        return;
+        continue;
       }
       const expired = now - candidate.time > policy.maxAgeMs || index >= policy.maxRuns;
-      if (expired && remove(candidate)) {
+      if (expired && (await remove(candidate))) {
         opts.registry.release(candidate.runId); // a pruned run is gone from memory too
         report.removed++;
       } else report.kept++;
-    });
+    }
   }
   return report;
 }

@@ -16,7 +16,8 @@ import {
 import { listRuns, type ListPayload } from "./list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
 import { readRecord } from "./record.ts";
-import { DEFAULT_RETENTION, processExists, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
+import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
+import { processExists } from "./live-sessions.ts";
 import { buildView, formatRunText } from "./view.ts";
 import { RunWriter, type CreateRunInput, type WriterHooks } from "./writer.ts";
 
@@ -146,7 +147,7 @@ export class RunStore {
   }
 
   /** Apply retention to this store's project (all its sessions). Live runs are never touched. */
-  prune(policy: RetentionPolicy = DEFAULT_RETENTION, now?: number): PruneReport {
+  prune(policy: RetentionPolicy = DEFAULT_RETENTION, now?: number): Promise<PruneReport> {
     const opts: { registry: RunRegistry; projectKey: string; now?: number } = {
       registry: this.registry,
       projectKey: this.scope.projectKey,

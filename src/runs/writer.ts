@@ -5,8 +5,8 @@ import type { RunView } from "../contract/run-schema.ts";
 import { INLINE_LIMIT_BYTES, jsonBytes } from "./delivery.ts";
 import { diagnosticChunk, finalDocumentText, finalFormatFor, outputChunk, type DiagnosticEntry } from "./evidence.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
-import { AppendFile, atomicWriteFile, ensureDir, errorCode } from "./fsio.ts";
-import { runFiles, type RunFiles } from "./home.ts";
+import { AppendFile, atomicWriteFile, ensureDir, errorCode, groupCommit } from "./fsio.ts";
+import { runFiles, runsDir, type RunFiles } from "./home.ts";
 import { newRunId, type RunKind } from "./ids.ts";
 import { stampOf, type JournalStamp } from "./journal-cache.ts";
 import {
@@ -21,6 +21,7 @@ import {
   type Usage,
 } from "./journal.ts";
 import { RECORD_VERSION, writeRecord, type RunRecord } from "./record.ts";
+import { createRunDirectory } from "./run-index.ts";
 import { redactText, redactValue } from "./redact.ts";
 import type { LiveEntry, MemoryFinal } from "./registry.ts";
 import { buildView, outputWarnings } from "./view.ts";
@@ -43,10 +44,12 @@ const describeError = (error: unknown): string => errorCode(error) ?? (error ins
 
 /**
  * The owner's handle on one run. Writes are synchronous so their order on disk is the order of the
- * calls. Durability: the start line, the final value and the terminal line are flushed before the
- * next step depends on them; output, diagnostics and body lines are written at once (they survive
- * the process dying) and flushed at settle. An evidence write that fails after creation never
- * fails the run: the run goes on in memory and the failure is reported at settle.
+ * calls, and each is whole on disk before the next step depends on it: a process that dies (even
+ * by SIGKILL) loses nothing it reported written. Power-loss durability (fsync) is off the critical
+ * path: the start line, the final value, the terminal line, the logs and the settled record are
+ * queued to the process's group commit (fsio.ts), which flushes many runs at once in the documented
+ * order. `flush()` still fsyncs at once for a caller that asks. An evidence write that fails after
+ * creation never fails the run: the run goes on in memory and the failure is reported at settle.
  */
 export class RunWriter {
   readonly runId: string;
@@ -61,6 +64,8 @@ export class RunWriter {
   private journalBroken = false;
   private readonly errors: string[] = [];
   private record: RunRecord;
+  /** A coalesced record update is waiting (see setUsage). */
+  private recordDirty = false;
 
   private constructor(ctx: WriterContext, files: RunFiles, entry: LiveEntry, journal: AppendFile, record: RunRecord) {
     this.ctx = ctx;
@@ -80,7 +85,7 @@ export class RunWriter {
     const startedAt = new Date().toISOString();
     let journal: AppendFile;
     try {
-      ensureDir(files.dir);
+      createRunDirectory(runsDir(ctx.scope), runId, () => ensureDir(files.dir));
       journal = new AppendFile(files.journal);
       const start: JournalLine = {
         v: JOURNAL_VERSION,
@@ -92,7 +97,8 @@ export class RunWriter {
         task,
         background: input.background,
       };
-      journal.append(encodeLine(start), true);
+      journal.append(encodeLine(start), false);
+      groupCommit().enqueue("journal", files.journal);
       atomicWriteFile(files.launch, `${JSON.stringify(redactValue(input.launch ?? {}).value, null, 2)}\n`, { durable: false });
     } catch (error) {
       try {
@@ -194,11 +200,20 @@ export class RunWriter {
     this.saveRecord(false);
   }
 
+  /**
+   * Usage changes with every child that ends; its record rewrite is coalesced (written with the
+   * next record write, or on the next turn of the event loop): a killed run's usage may lag by
+   * what arrived in its last turn, while child counts (setChildren) are on disk at once.
+   */
   setUsage(usage: Usage): void {
     this.assertOpen();
     this.entry.usage = { ...usage };
     this.record.usage = { ...usage };
-    this.saveRecord(false);
+    if (this.recordDirty) return;
+    this.recordDirty = true;
+    setImmediate(() => {
+      if (this.recordDirty && !this.settled) this.saveRecord(false);
+    });
   }
 
   /** Flush appended evidence now (a workflow may want its store lines on disk before a risky step). */
@@ -237,7 +252,11 @@ export class RunWriter {
           redacted: changed,
           saved: false,
         };
-        const saved = this.tryWrite("final", () => atomicWriteFile(this.files.final, doc, { durable: true }));
+        const saved = this.tryWrite("final", () => atomicWriteFile(this.files.final, doc, { durable: false }));
+        if (saved) {
+          groupCommit().enqueue("final", this.files.final);
+          groupCommit().enqueue("final", this.files.dir); // the rename that placed it
+        }
         meta.saved = saved;
         if (saved) this.ctx.hooks.at?.("final-written", this.runId);
         // Memory keeps what only memory can serve: an unsaved value, or one small enough to go inline.
@@ -246,7 +265,6 @@ export class RunWriter {
       }
     }
 
-    this.flush();
     const terminal: JournalLine = {
       v: JOURNAL_VERSION,
       seq: this.seq,
@@ -260,7 +278,8 @@ export class RunWriter {
     if (this.entry.children) terminal.children = this.entry.children;
     if (this.entry.usage) terminal.usage = this.entry.usage;
     if (meta) terminal.final = meta;
-    this.appendJournal(terminal, true);
+    this.appendJournal(terminal, false);
+    for (const file of [this.journalFile, this.output, this.diagnostics]) if (file) groupCommit().enqueue("journal", file.path);
     this.ctx.hooks.at?.("terminal-written", this.runId);
 
     Object.assign(this.record, { status: "done", outcome: input.outcome, endedAt });
@@ -274,7 +293,10 @@ export class RunWriter {
       const stamp = this.tryStat();
       if (stamp) this.record.journal = { ...stamp, integrity: "complete" };
     }
-    this.saveRecord(true, () => this.ctx.hooks.at?.("record-before-rename", this.runId));
+    if (this.saveRecord(false, () => this.ctx.hooks.at?.("record-before-rename", this.runId))) {
+      groupCommit().enqueue("record", this.files.record);
+      groupCommit().enqueue("record", this.files.dir);
+    }
     this.close();
 
     const view = this.ctx.registry.settle(
@@ -319,11 +341,12 @@ export class RunWriter {
     }
   }
 
-  private saveRecord(durable: boolean, beforeRename?: () => void): void {
+  private saveRecord(durable: boolean, beforeRename?: () => void): boolean {
+    this.recordDirty = false;
     this.record.updatedAt = new Date().toISOString();
     this.record.outputBytes = this.output?.size ?? this.record.outputBytes;
     this.record.diagnosticsBytes = this.diagnostics?.size ?? this.record.diagnosticsBytes;
-    this.tryWrite("record", () =>
+    return this.tryWrite("record", () =>
       writeRecord(this.files.record, this.record, beforeRename ? { durable, beforeRename } : { durable }),
     );
   }

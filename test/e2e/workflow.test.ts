@@ -172,13 +172,30 @@ describe("receipts", () => {
     expect(receipt.error!.message).toMatch(/TypeError: .*line 2, column \d+/);
   });
 
-  test("the wall-time limit times the root out: ok:false timed_out, and its running child is stopped", async () => {
+  test("the wall-time limit times the root out: ok:false timed_out, and every child it launched is stopped", async () => {
+    // The child never answers, so only the wall-time limit can end the root. The limit counts from
+    // the launch, sandbox start included: on a loaded machine it may pass before the child was
+    // launched, so the test asserts what holds either way, never how far the script got.
     const script = `export const meta = { limits: { timeoutMs: 300 } };\nawait ${explorer("p")};\nreturn "never";`;
     const { receipt, run } = await workflow({ script }, { children: [childHangs()] });
     expect(receipt).toMatchObject({ ok: false, error: { code: "timed_out" } });
-    expect(run).toMatchObject({ state: { outcome: "timed_out" }, children: { count: 1 } });
-    const child = journalOf(run!.runId).find((line) => line.t === "child");
-    expect(child).toMatchObject({ outcome: "cancelled" });
+    expect(run).toMatchObject({ state: { outcome: "timed_out" } });
+    const children = journalOf(run!.runId).filter((line) => line.t === "child");
+    expect(children).toHaveLength(run!.children?.count ?? 0);
+    for (const child of children) expect(child).toMatchObject({ outcome: "cancelled" });
+  });
+
+  test("a root stopped while its child runs stops the child, and the child's end is journaled as cancelled", async () => {
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    const script = `await ${explorer("p")};\nreturn "never";`;
+    const { run } = await workflow({ script, background: true }, { children: [childHangs(() => started())] });
+    await childStarted;
+    await pi.callTool("external_runs", { action: "cancel", runIds: [run!.runId] });
+    const waited = await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId] });
+    const [ended] = (waited.structuredContent as { data: { completed: RunView[] } }).data.completed;
+    expect(ended).toMatchObject({ state: { outcome: "cancelled" }, children: { count: 1 } });
+    expect(journalOf(run!.runId).find((line) => line.t === "child")).toMatchObject({ outcome: "cancelled" });
   });
 
   test("an answer over 16 KiB reaches the script whole; a large workflow result is delivered by reference", async () => {

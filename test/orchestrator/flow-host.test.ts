@@ -7,13 +7,15 @@ import { FlowHost } from "../../src/orchestrator/flow-host.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 
 let sessions = 0;
+// Session markers and runs of these hosts stay in a temp Flow home, never the user's.
+process.env.PI_FLOW_HOME = mkdtempSync(join(tmpdir(), "pi-flow-home-"));
 
 /** A host over a real run store, with one live background run whose owner stops it when cancelled. */
 function hostWithRun() {
   const sent: unknown[] = [];
   const host = new FlowHost({ sendMessage: (message: unknown) => void sent.push(message) } as unknown as ExtensionAPI);
   const sessionId = `s${++sessions}`;
-  const ctx = { sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
+  const ctx = { cwd: tmpdir(), isIdle: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
   const runs = openRunStore({ home: mkdtempSync(join(tmpdir(), "pi-flow-host-")), cwd: tmpdir(), sessionId, registry: new RunRegistry() });
   const writer = runs.create({ kind: "agent", task: { description: "background" }, background: true });
   let settle!: (value: { view: ReturnType<typeof writer.view> }) => void;
@@ -48,6 +50,6 @@ test("a reload keeps background runs running, and the next instance delivers the
   await new Promise((resolve) => setTimeout(resolve, 60));
   expect(sent).toEqual([]);
   reloaded.bind(ctx);
-  expect(next).toHaveLength(1);
+  await expect.poll(() => next.length).toBe(1);
   expect(next[0]).toMatchObject({ customType: "pi-flow-run-completed", details: { runId: writer.runId, state: { outcome: "cancelled" } } });
 });

@@ -15,6 +15,8 @@ afterEach(() => box.cleanup());
 
 interface Killed {
   runId: string;
+  /** Further runs the writer reported ("sibling <id>"). */
+  siblings: string[];
   /** Last "wrote <n>" the writer reported before the kill; -1 if none. */
   lastWrote: number;
 }
@@ -26,12 +28,14 @@ function runAndKill(scenario: string, until: (line: string) => boolean): Promise
       stdio: ["ignore", "pipe", "pipe"],
     });
     let runId = "";
+    const siblings: string[] = [];
     let lastWrote = -1;
     let stderr = "";
     let killed = false;
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     createInterface({ input: child.stdout }).on("line", (line) => {
       if (line.startsWith("run ")) runId = line.slice(4);
+      if (line.startsWith("sibling ")) siblings.push(line.slice(8));
       const wrote = /^wrote (\d+)$/.exec(line);
       if (wrote && !killed) lastWrote = Number(wrote[1]);
       if (!killed && until(line)) {
@@ -40,7 +44,7 @@ function runAndKill(scenario: string, until: (line: string) => boolean): Promise
       }
     });
     child.on("exit", (code, signal) => {
-      if (signal === "SIGKILL" && runId) resolve({ runId, lastWrote });
+      if (signal === "SIGKILL" && runId) resolve({ runId, siblings, lastWrote });
       else reject(new Error(`writer exited (${code ?? signal}) before the kill: ${stderr}`));
     });
   });
@@ -148,6 +152,23 @@ describe("crash safety (writer killed with SIGKILL)", () => {
     // The half-done record replacement left a temp file; readers ignore it.
     expect(readdirSync(runFiles(store.scope, runId).dir).some((n) => n.startsWith(".tmp-"))).toBe(true);
     expect(store.list().workflows.map((w) => w.runId)).toEqual([runId]);
+  });
+
+  it("runs that settled together, killed before their group commit ran: every one complete, done, with its value", async () => {
+    const { runId, siblings } = await runAndKill("settled-together", (l) => l === "hanging");
+    expect(siblings).toHaveLength(19);
+    const store = reader();
+    expect(store.view(runId)).toMatchObject({ state: { status: "done", outcome: "succeeded" }, integrity: "complete", output: { value: { n: 0 } } });
+    siblings.forEach((id, index) => {
+      const view = store.view(id);
+      expectValidView(view);
+      expect(view).toMatchObject({
+        state: { status: "done", outcome: "succeeded" },
+        integrity: "complete",
+        output: { delivery: "inline", value: `answer ${index + 1}` },
+      });
+      expect(readAll(store, id, "output")).toContain(`answer ${index + 1}`);
+    });
   });
 
   it("after settling: complete and done", async () => {

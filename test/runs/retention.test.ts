@@ -2,7 +2,19 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
-import { DEFAULT_RETENTION, openRunStore, prune, resolveRetention, RunRegistry, type RunStore } from "../../src/runs/index.ts";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { sessionsDir } from "../../src/runs/home.ts";
+import {
+  DEFAULT_RETENTION,
+  openRunStore,
+  prune,
+  resolveRetention,
+  RunRegistry,
+  sessionClosed,
+  sessionOpened,
+  type RunStore,
+} from "../../src/runs/index.ts";
 import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -24,15 +36,15 @@ function settled(n: number): string[] {
 }
 
 describe("retention", () => {
-  it("prunes by count, newest kept, and pruned runs become run_unavailable", () => {
+  it("prunes by count, newest kept, and pruned runs become run_unavailable", async () => {
     const ids = settled(5);
-    const report = store.prune({ maxAgeMs: Infinity, maxRuns: 2 });
+    const report = await store.prune({ maxAgeMs: Infinity, maxRuns: 2 });
     expect(report).toEqual({ removed: 3, kept: 2, live: 0 });
     expect(store.list().runs.map((r) => r.runId)).toEqual([ids[4], ids[3]]);
     expect(codeOf(() => store.view(ids[0]))).toBe("run_unavailable");
   });
 
-  it("prunes by age of the end time", () => {
+  it("prunes by age of the end time", async () => {
     const [old, recent] = settled(2);
     const now = Date.now() + 10 * DAY;
     // Make `recent` end later than it did.
@@ -40,16 +52,16 @@ describe("retention", () => {
     const record = JSON.parse(readFileSync(files.record, "utf8")) as { endedAt: string };
     record.endedAt = new Date(now - DAY).toISOString();
     writeFileSync(files.record, JSON.stringify(record));
-    const report = store.prune({ maxAgeMs: 5 * DAY, maxRuns: Infinity }, now);
+    const report = await store.prune({ maxAgeMs: 5 * DAY, maxRuns: Infinity }, now);
     expect(report.removed).toBe(1);
     expect(existsSync(runFiles(store.scope, old as string).dir)).toBe(false);
     expect(existsSync(files.dir)).toBe(true);
   });
 
-  it("never touches a live run, whatever its age or rank", () => {
+  it("never touches a live run, whatever its age or rank", async () => {
     const live = store.create({ kind: "workflow", task: { description: "live" }, background: true });
     settled(3);
-    const report = store.prune({ maxAgeMs: 0, maxRuns: 0 }, Date.now() + 365 * DAY);
+    const report = await store.prune({ maxAgeMs: 0, maxRuns: 0 }, Date.now() + 365 * DAY);
     expect(report).toEqual({ removed: 3, kept: 0, live: 1 });
     expect(store.view(live.runId).live).toBe(true);
     live.settle({ outcome: "succeeded", value: 1 });
@@ -65,37 +77,68 @@ describe("retention", () => {
       writeFileSync(files.record, JSON.stringify(record));
       const otherProcess = new RunRegistry(); // this process does not own it
       const policy = { maxAgeMs: 0, maxRuns: 0 };
-      expect(prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 0, live: 1 });
+      expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 0, live: 1 });
       child.kill("SIGKILL");
       await new Promise((resolve) => child.once("exit", resolve));
-      expect(prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
+      expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
     } finally {
       child.kill("SIGKILL");
     }
   });
 
-  it("prunes across the whole home or one project", () => {
+  it("never removes a run of a session open in this process, settled or not, however many there are", async () => {
+    const ids = settled(5);
+    await sessionOpened(store.scope);
+    try {
+      const report = await store.prune({ maxAgeMs: 0, maxRuns: 0 }, Date.now() + 365 * DAY);
+      expect(report).toEqual({ removed: 0, kept: 0, live: 5 });
+      for (const id of ids) expect(store.view(id).state.outcome).toBe("succeeded");
+    } finally {
+      await sessionClosed(store.scope);
+    }
+    // Closed for good: its runs are ordinary candidates again.
+    expect(await store.prune({ maxAgeMs: Infinity, maxRuns: 2 })).toEqual({ removed: 3, kept: 2, live: 0 });
+  });
+
+  it("leaves the runs of a session open in another live process alone, and ignores a dead process's marker", async () => {
+    const ids = settled(3);
+    const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    const marker = join(sessionsDir(store.scope.home, store.scope.projectKey), store.scope.sessionKey, "owner.json");
+    try {
+      writeFileSync(marker, JSON.stringify({ pid: child.pid, host: hostname(), openedAt: new Date().toISOString() }));
+      const policy = { maxAgeMs: 0, maxRuns: 0 };
+      expect(await prune(box.home, policy, { registry: new RunRegistry() })).toMatchObject({ removed: 0, live: 3 });
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      expect(await prune(box.home, policy, { registry: new RunRegistry() })).toMatchObject({ removed: 3, live: 0 });
+      for (const id of ids) expect(existsSync(runFiles(store.scope, id).dir)).toBe(false);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("prunes across the whole home or one project", async () => {
     settled(2);
     const otherProject = openRunStore({ home: box.home, cwd: box.root, sessionId: "x", registry: box.registry });
     const w = otherProject.create({ kind: "agent", task: { description: "o" }, background: false });
     w.settle({ outcome: "succeeded", value: 1 });
-    expect(store.prune({ maxAgeMs: Infinity, maxRuns: 0 }).removed).toBe(2);
+    expect((await store.prune({ maxAgeMs: Infinity, maxRuns: 0 })).removed).toBe(2);
     expect(otherProject.view(w.runId).runId).toBe(w.runId);
-    expect(prune(box.home, { maxAgeMs: Infinity, maxRuns: 0 }, { registry: box.registry }).removed).toBe(1);
+    expect((await prune(box.home, { maxAgeMs: Infinity, maxRuns: 0 }, { registry: box.registry })).removed).toBe(1);
   });
 
-  it("serves the host's session-start call: store.prune(resolveRetention(settings, env)) for this project only", () => {
+  it("serves the host's session-start call: store.prune(resolveRetention(settings, env)) for this project only", async () => {
     const ids = settled(3);
     const otherProject = openRunStore({ home: box.home, cwd: box.root, sessionId: "x", registry: box.registry });
     const other = otherProject.create({ kind: "agent", task: { description: "o" }, background: false });
     other.settle({ outcome: "succeeded", value: 1 });
     const env = { PI_FLOW_RETENTION_MAX_RUNS: "1", PI_FLOW_RETENTION_DAYS: "0" };
-    expect(store.prune(resolveRetention({ retention: { maxRuns: 50 } }, env))).toEqual({ removed: 2, kept: 1, live: 0 });
+    expect(await store.prune(resolveRetention({ retention: { maxRuns: 50 } }, env))).toEqual({ removed: 2, kept: 1, live: 0 });
     expect(store.list().runs.map((r) => r.runId)).toEqual([ids[2]]);
     expect(otherProject.view(other.runId).runId).toBe(other.runId);
   });
 
-  it("is configured from settings, overridden by the environment", () => {
+  it("is configured from settings, overridden by the environment", async () => {
     expect(resolveRetention()).toEqual(DEFAULT_RETENTION);
     expect(resolveRetention({ retention: { maxAgeDays: 7, maxRuns: 50 } })).toEqual({ maxAgeMs: 7 * DAY, maxRuns: 50 });
     expect(

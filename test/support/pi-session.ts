@@ -85,6 +85,8 @@ export interface PiTestSession {
   queueChildren(steps: FauxResponseStep[]): void;
   /** Parent answers still queued; a test that scripted exactly what happens sees 0 here. */
   pendingParentSteps(): number;
+  /** The session ends as on quit (session_shutdown, reason "quit"); its folder stays until dispose(). */
+  shutdown(): Promise<void>;
   dispose(): void;
 }
 
@@ -166,6 +168,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
   let callCounter = 0;
+  let shutDown = false;
   const turn = async (label: string, toolCall: AssistantMessage, script: TurnScript) => {
     // Steps an aborted turn never reached would answer this one: drop them.
     parentSteps.length = 0;
@@ -228,8 +231,13 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     say,
     queueChildren: (steps) => void childSteps.push(...steps),
     pendingParentSteps: () => parentSteps.length,
-    dispose() {
+    async shutdown() {
+      await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+      shutDown = true;
       session.dispose();
+    },
+    dispose() {
+      if (!shutDown) session.dispose();
       for (const [key, value] of previousEnv) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;

@@ -1,0 +1,232 @@
+/**
+ * Fan-out benchmark: the same children through pi-flow and as bare Pi sessions, side by side in
+ * one process (Pi's faux model, same prompts, same concurrency), printed as ratios with targets.
+ * Absolute times do not hold on a shared machine; the ratios are what this measures.
+ *
+ *   npx node bench/fanout.ts                 all figures (1,000-child workflow included)
+ *   BENCH_SCALE=0.2 npx node bench/fanout.ts  smaller sizes, for a quick look
+ *   BENCH_JSON=1 npx node bench/fanout.ts     JSON, as stored in bench/fanout.baseline.json
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createAgentSession,
+  DefaultResourceLoader,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+} from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxText } from "@earendil-works/pi-ai";
+import { openRunStore, RunRegistry } from "../src/runs/index.ts";
+import { childAnswers } from "../test/support/children.ts";
+import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
+
+const SCALE = Number(process.env.BENCH_SCALE ?? "1");
+const JSON_OUT = process.env.BENCH_JSON === "1";
+const size = (n: number) => Math.max(10, Math.round(n * SCALE));
+const CONCURRENCY = 32;
+
+interface Row {
+  name: string;
+  flow: number;
+  bare: number;
+  ratio: number;
+  target: number;
+  unit: string;
+}
+const rows: Row[] = [];
+const notes: Record<string, number> = {};
+
+function row(name: string, flow: number, bare: number, target: number, unit = "ms"): void {
+  const ratio = flow / bare;
+  rows.push({ name, flow, bare, ratio, target, unit });
+  if (!JSON_OUT) {
+    const verdict = ratio <= target ? "ok" : `MISS by ${(ratio / target).toFixed(2)}x`;
+    console.log(`${name.padEnd(58)} pi-flow ${flow.toFixed(1).padStart(9)} ${unit}  bare ${bare.toFixed(1).padStart(9)} ${unit}  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}`);
+  }
+}
+
+function note(name: string, value: number): void {
+  notes[name] = value;
+  if (!JSON_OUT) console.log(`${name.padEnd(58)} ${value}`);
+}
+
+/** Wall, CPU and event-loop lag p99 of one piece of work. */
+async function measure(work: () => Promise<void>): Promise<{ wall: number; cpu: number; lagP99: number }> {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  const { lagP99 } = await withLag(work);
+  const wall = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { wall, cpu: (used.user + used.system) / 1000, lagP99 };
+}
+
+/** The bare side: n children as Pi sessions built the way pi-flow builds them, at most `concurrency` at once. */
+async function bareChildren(n: number, concurrency: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-bare-"));
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  faux.setResponses(Array.from({ length: n + 10 }, (_, i) => fauxAssistantMessage([fauxText(`answer ${i}`)])));
+  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const loader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, noPromptTemplates: true, noThemes: true });
+      await loader.reload();
+      const { session } = await createAgentSession({
+        cwd: dir,
+        agentDir: dir,
+        modelRuntime: runtime,
+        model: faux.getModel(),
+        resourceLoader: loader,
+        settingsManager: SettingsManager.create(dir, dir),
+        sessionManager: SessionManager.inMemory(dir),
+      });
+      await session.bindExtensions({});
+      await session.prompt(`item ${i}`);
+      session.dispose();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const answers = (n: number) => ({ children: Array.from({ length: n }, (_, i) => childAnswers(`answer ${i}`)) });
+
+async function workflowChildren(pi: PiTestSession, n: number): Promise<void> {
+  const script = [
+    `export const meta = { limits: { agentCalls: ${n}, concurrency: ${CONCURRENCY} } };`,
+    `const results = await parallel(Array.from({ length: ${n} }, (_, i) => () => agent({ role: "worker", description: "c" + i, prompt: "item " + i, context: { mode: "none" } })));`,
+    `return results.length;`,
+  ].join("\n");
+  const call = await pi.callTool("external_workflow", { script }, answers(n));
+  const receipt = call.structuredContent as { ok: boolean; data: { run: { output: { value: unknown } } } };
+  if (!receipt.ok || receipt.data.run.output.value !== n) throw new Error(`workflow of ${n} failed: ${call.text.slice(0, 400)}`);
+}
+
+/** n background delegations; resolves at the last delivery. Returns the parent turns they triggered. */
+async function backgroundDelegations(pi: PiTestSession, n: number): Promise<number> {
+  let delivered = 0;
+  let turns = 0;
+  let resolve!: () => void;
+  const all = new Promise<void>((r) => (resolve = r));
+  const stop = pi.session.subscribe((event) => {
+    if (event.type === "agent_start") turns++;
+    if (event.type !== "message_end") return;
+    const message = event.message as { role: string; customType?: string; details?: { runs?: unknown[] } };
+    if (message.role !== "custom") return;
+    if (message.customType === "pi-flow-run-completed") delivered++;
+    else if (message.customType === "pi-flow-runs-completed") delivered += message.details?.runs?.length ?? 0;
+    if (delivered >= n) resolve();
+  });
+  await pi.runCodemode(
+    `for (let i = 0; i < ${n}; i++) await tools.external_delegate({ role: "worker", description: "b" + i, prompt: "item " + i, context: { mode: "none" }, background: true });
+     return ${n};`,
+    answers(n),
+  );
+  await all;
+  stop();
+  return turns - 1; // the script's own turn
+}
+
+/**
+ * `list`'s first page with `large` and with `small` runs saved in one session (on tmpfs when there
+ * is one). Calls alternate between the two, so load on a shared machine falls on both alike.
+ */
+function listFirstPages(large: number, small: number): { large: number; small: number } {
+  const base = (() => {
+    try {
+      rmSync(mkdtempSync(join("/dev/shm", "bench-probe-")), { recursive: true });
+      return "/dev/shm";
+    } catch {
+      return tmpdir();
+    }
+  })();
+  const homes: string[] = [];
+  const reader = (count: number) => {
+    const home = mkdtempSync(join(base, "bench-list-"));
+    homes.push(home);
+    const store = openRunStore({ home, cwd: tmpdir(), sessionId: "bench", registry: new RunRegistry({ maxSettled: 16 }) });
+    for (let i = 0; i < count; i++) {
+      const run = store.create({ kind: i % 2 ? "agent" : "workflow", task: { description: `r${i}` }, background: false });
+      run.settle({ outcome: "succeeded", value: i });
+    }
+    // A fresh store of the same session, as a later call sees it.
+    return openRunStore({ home, cwd: tmpdir(), sessionId: "bench", registry: new RunRegistry() });
+  };
+  try {
+    const readers = { large: reader(large), small: reader(small) };
+    const samples: { large: number[]; small: number[] } = { large: [], small: [] };
+    for (let i = 0; i < 400; i++) {
+      for (const which of ["large", "small"] as const) {
+        const t = performance.now();
+        readers[which].list();
+        samples[which].push(performance.now() - t);
+      }
+    }
+    const median = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+    return { large: median(samples.large), small: median(samples.small) };
+  } finally {
+    for (const home of homes) rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The p99 of how late a 10 ms timer fires while `work` runs: the host's event-loop lag. */
+async function withLag<T>(work: () => Promise<T>): Promise<{ value: T; lagP99: number }> {
+  const lateness: number[] = [];
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    lateness.push(Math.max(0, now - last - 10));
+    last = now;
+  }, 10);
+  try {
+    const value = await work();
+    return { value, lagP99: lateness.sort((x, y) => x - y)[Math.floor(lateness.length * 0.99)] ?? 0 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function main(): Promise<void> {
+  const n200 = size(200);
+  const n1000 = size(1000);
+  if (!JSON_OUT) console.log(`fan-out benchmark (scale ${SCALE}, concurrency ${CONCURRENCY}, Node ${process.version})\n`);
+
+  // Warm both sides once (module loading, JIT), so neither pays first-use costs in the figures.
+  await bareChildren(8, 8);
+  let pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: String(CONCURRENCY) } });
+  await workflowChildren(pi, 8);
+
+  const bare200 = await measure(() => bareChildren(n200, CONCURRENCY));
+  const flow200 = await measure(() => workflowChildren(pi, n200));
+  row(`${n200} children through one workflow: wall`, flow200.wall, bare200.wall, 1.15);
+  row(`${n200} children through one workflow: CPU`, flow200.cpu, bare200.cpu, 1.5);
+  // A floor of 1 ms keeps an idle-clean bare side from turning noise into a huge ratio.
+  row(`host event-loop lag p99 while ${n200} children run`, Math.max(1, flow200.lagP99), Math.max(1, bare200.lagP99), 1.5);
+
+  let turns = 0;
+  const flowBg = await measure(async () => void (turns = await backgroundDelegations(pi, n200)));
+  row(`${n200} background delegations: wall to the last delivery`, flowBg.wall, bare200.wall, 1.3);
+  note(`${n200} background delegations: parent turns triggered (target ≤ 10)`, turns);
+  pi.dispose();
+
+  pi = await startPiSession();
+  const bare1000 = await measure(() => bareChildren(n1000, CONCURRENCY));
+  const flow1000 = await measure(() => workflowChildren(pi, n1000));
+  row(`${n1000} children through one workflow: wall`, flow1000.wall, bare1000.wall, 1.2);
+  pi.dispose();
+
+  const small = size(1000);
+  const large = size(10_000);
+  const pages = listFirstPages(large, small);
+  row(`list first page: ${large} runs vs ${small}`, pages.large, pages.small, 1.2);
+
+  if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, rows, notes }, null, 2));
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,120 @@
+// Generated from runtime/protocol.ts by runtime/compile-worker.ts. Do not edit: run npm run build:worker.
+// Messages between runWorkflow (main thread) and the worker that owns the QuickJS VM.
+// Payloads that came from or go to the script are JSON text, parsed on the receiving side.
+                                                            
+
+/** File name the prelude runs under, so its stack frames never map onto the script. */
+export const PRELUDE_FILENAME = "flow:prelude";
+
+                             
+                                                                                                      
+                     
+                                                            
+                  
+ 
+
+                            
+                                        
+                   
+                      
+                    
+                                              
+                                                   
+                                 
+ 
+
+                             
+              
+                   
+               
+                         
+                    
+                                                                                             
+                              
+ 
+
+                              
+                
+                  
+                
+                 
+     
+                                                                                                 
+                                                                                                     
+     
+                    
+ 
+
+                          
+                                                         
+                                                                 
+
+                                                     
+
+                                        
+
+                            
+                                       
+                
+                
+                  
+                 
+                 
+ 
+
+                                                                                      
+
+                          
+                     
+                                           
+                                                                            
+                                    
+                                                 
+                                                            
+
+// Run-time guards: a message crossing the thread boundary is checked, never trusted by a cast.
+                                      
+const isObject = (value         )                  => value !== null && typeof value === "object" && !Array.isArray(value);
+const isString = (value         )                  => typeof value === "string";
+const isId = (value         )                  => Number.isSafeInteger(value) && (value          ) > 0;
+const FAILURE_KINDS                       = new Set(["script", "limit", "sandbox"]);
+
+function optionalStrings(fields        , keys                   )          {
+  return keys.every((key) => fields[key] === undefined || isString(fields[key]));
+}
+
+function isVmOutcome(value         )                     {
+  if (!isObject(value)) return false;
+  if (value.ok === true) return value.text === undefined || isString(value.text);
+  const error = value.error;
+  return value.ok === false && isObject(error) && FAILURE_KINDS.has(error.kind) && isString(error.message) && optionalStrings(error, ["code", "name", "stack", "runId"]);
+}
+
+export function isWorkerToMain(value         )                        {
+  if (!isObject(value)) return false;
+  switch (value.type) {
+    case "ready":
+      return true;
+    case "boot_error":
+    case "output":
+      return isString(value.type === "output" ? value.text : value.message);
+    case "call":
+      return isId(value.id) && (value.kind === "agent" || value.kind === "tool") && isString(value.name) && isString(value.text);
+    case "store":
+      return isString(value.key) && (value.text === undefined || isString(value.text));
+    case "done":
+      return typeof value.reusable === "boolean" && isVmOutcome(value.outcome);
+    default:
+      return false;
+  }
+}
+
+export function isMainToWorker(value         )                        {
+  if (!isObject(value)) return false;
+  if (value.type === "reply") {
+    if (!isId(value.id)) return false;
+    if (value.ok === true) return isString(value.text);
+    return value.ok === false && isObject(value.error) && isString(value.error.message);
+  }
+  return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.stopFlag instanceof SharedArrayBuffer;
+}

@@ -1,0 +1,308 @@
+// Generated from runtime/vm-session.ts by runtime/compile-worker.ts. Do not edit: run npm run build:worker.
+// One run's QuickJS VM, inside the worker. It owns the VM-side limits (memory, stack, output,
+// store, result size) and turns host requests into messages; agent/tool policy lives in the
+// main thread (bridge.ts), which answers through reply().
+                                                                                                           
+import { jsonDepth } from "./json.js";
+import { limitMessage } from "./limits.js";
+import { PRELUDE_FILENAME,                                                                                                      } from "./protocol.js";
+                                            
+import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
+import { VmStore } from "./vm-store.js";
+
+                                                                                                                                          
+
+/** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
+const BYTES_PER_CHAR = 2;
+
+/** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
+export function wrapScript(body        )         {
+  return `__flow_start(async function () { "use strict";\n${body}\n});`;
+}
+
+/**
+ * Time the VM spends running: entered around every evaluation, job queue drain and reply, so time
+ * spent awaiting the host (children, tools) never counts. QuickJS's interrupt handler asks over().
+ */
+class CpuMeter {
+                   budgetMs        ;
+          spentMs = 0;
+          since                    ;
+  /** Sticky: once over budget, every later check interrupts too. */
+  exceeded = false;
+
+  constructor(budgetMs        ) {
+    this.budgetMs = budgetMs;
+  }
+
+  run   (work         )    {
+    const outer = this.since === undefined;
+    if (outer) this.since = performance.now();
+    try {
+      return work();
+    } finally {
+      if (outer && this.since !== undefined) {
+        this.spentMs += performance.now() - this.since;
+        this.since = undefined;
+      }
+    }
+  }
+
+  over()          {
+    if (!this.exceeded && this.since !== undefined && this.spentMs + (performance.now() - this.since) > this.budgetMs) this.exceeded = true;
+    return this.exceeded;
+  }
+}
+
+export class VmSession {
+                   message            ;
+                   post                                 ;
+                   stop            ;
+                   rt                ;
+                   vm                ;
+                   cpu          ;
+          deliver                           ;
+          nextId = 1;
+  /** Calls the host has not answered yet, with the characters of JSON each sent over. */
+                   inflight = new Map                ();
+          inflightChars = 0;
+          outcome                       ;
+          outputChars = 0;
+                   store         ;
+          closed = false;
+
+  constructor(module                   , message            , post                                 ) {
+    this.message = message;
+    this.post = post;
+    this.stop = new Int32Array(message.stopFlag);
+    this.store = new VmStore(message.limits, message.config.store);
+    this.cpu = new CpuMeter(message.limits.cpuMs);
+    this.rt = module.newRuntime();
+    this.rt.setMemoryLimit(message.limits.memoryBytes);
+    this.rt.setMaxStackSize(message.limits.stackBytes);
+    // Checked by QuickJS every few thousand operations: a spinning script stops here.
+    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, 0) !== 0 || this.cpu.over());
+    this.vm = this.rt.newContext();
+  }
+
+  start(prelude        )       {
+    const host = this.vm.newFunction("__flow_host", (...args) => this.vm.newString(JSON.stringify(this.onHost(args))));
+    this.vm.setProp(this.vm.global, "__flow_host", host);
+    host.dispose();
+    this.evaluate(prelude, PRELUDE_FILENAME, "sandbox");
+    if (this.outcome === undefined) this.evaluate(wrapScript(this.message.body), this.message.filename, "script");
+    this.pump();
+  }
+
+  reply(message              )       {
+    const sent = this.inflight.get(message.id);
+    if (this.closed || sent === undefined || !this.deliver) return;
+    this.inflight.delete(message.id);
+    this.inflightChars -= sent;
+    const deliver = this.deliver;
+    const vm = this.vm;
+    const args = [
+      vm.newNumber(message.id),
+      message.ok ? vm.true : vm.false,
+      vm.newString(message.ok ? message.text : JSON.stringify(message.error)),
+    ];
+    const result = this.cpu.run(() => vm.callFunction(deliver, vm.undefined, ...args));
+    for (const arg of args) arg.dispose();
+    if (result.error) this.fail(result.error);
+    else result.value.dispose();
+    this.pump();
+  }
+
+          evaluate(code        , filename        , failureKind                      )       {
+    const result = this.cpu.run(() => this.vm.evalCode(code, filename));
+    if (!result.error) return result.value.dispose();
+    if (failureKind === "sandbox" && this.outcome === undefined) {
+      const info = this.read(result.error);
+      result.error.dispose();
+      const failure = this.classify(info);
+      this.outcome = { ok: false, error: failure.kind === "limit" ? failure : { kind: "sandbox", message: `prelude failed: ${info.message ?? ""}` } };
+      return;
+    }
+    this.fail(result.error);
+  }
+
+  /** Runs queued jobs, then ends the run if it settled, failed, or can no longer make progress. */
+          pump()       {
+    if (this.closed) return;
+    if (this.outcome === undefined) {
+      const jobs = this.cpu.run(() => this.rt.executePendingJobs());
+      if (jobs.error) this.fail(jobs.error);
+    }
+    if (this.outcome === undefined && this.inflight.size === 0) {
+      this.outcome = {
+        ok: false,
+        error: { kind: "script", name: "Error", message: "the workflow awaits a promise that can never settle: no agent() or tool call is pending" },
+      };
+    }
+    if (this.outcome !== undefined) this.finish(this.outcome);
+  }
+
+          finish(outcome           )       {
+    this.closed = true;
+    let reusable = outcome.ok || outcome.error.kind === "script";
+    try {
+      this.deliver?.dispose();
+      this.vm.dispose();
+      this.rt.dispose();
+    } catch {
+      // A leaked handle aborts the WASM instance: this worker must not run another script.
+      reusable = false;
+    }
+    this.post({ type: "done", outcome, reusable });
+  }
+
+          fail(handle               )       {
+    const info = this.read(handle);
+    handle.dispose();
+    this.outcome ??= { ok: false, error: this.classify(info) };
+  }
+
+  /** An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. */
+          read(handle               )             {
+    try {
+      return thrownInfo(this.vm.dump(handle));
+    } catch {
+      return { name: "Error", message: "uncaught error that could not be read" };
+    }
+  }
+
+          classify(info            )            {
+    // QuickJS ends an interrupted script with an uncatchable InternalError; say which limit it was.
+    if (this.cpu.exceeded) return limitFailure("cpuMs", this.message.limits);
+    return classifyThrown(info, this.message.limits);
+  }
+
+          onHost(args                 )            {
+    const vm = this.vm;
+    const str = (index        )                     => {
+      const handle = args[index];
+      return handle !== undefined && vm.typeof(handle) === "string" ? vm.getString(handle) : undefined;
+    };
+    const op = str(0);
+    if (this.outcome !== undefined && op !== "register") return refuse("Error", "the workflow run has ended");
+    if (this.lostString(args, str)) {
+      const message = limitMessage("memoryBytes", this.message.limits);
+      this.outcome = { ok: false, error: { kind: "limit", code: "memoryBytes", message } };
+      return refuse("InternalError", message, "memoryBytes");
+    }
+    switch (op) {
+      case "config": {
+        const { config } = this.message;
+        const value = { argsText: config.argsText, toolNames: config.toolNames, startedAt: config.startedAt, seedState: config.seedState, valueDepth: this.message.limits.valueDepth };
+        return { ok: true, value };
+      }
+      case "register": {
+        this.deliver = args[1]?.dup();
+        return { ok: true, value: null };
+      }
+      case "send": {
+        const kind = str(1);
+        if (kind !== "agent" && kind !== "tool") return refuse("TypeError", `unknown call kind ${String(kind)}`);
+        return this.send(kind, str(2) ?? "", str(3) ?? "null");
+      }
+      case "out":
+        return this.output(str(1) ?? "");
+      case "store":
+        return this.storeValue(str(1) ?? "", str(2));
+      case "load":
+        return { ok: true, value: this.store.get(str(1) ?? "") ?? null };
+      case "finish":
+        return this.settle(str(1), str(2));
+      default:
+        return refuse("TypeError", `unknown host operation ${String(op)}`);
+    }
+  }
+
+  /** QuickJS hands over "" when it cannot flatten a huge string; the prelude sends the real length. */
+          lostString(args                 , str                                       )          {
+    const expected = args[4] !== undefined && this.vm.typeof(args[4]) === "number" ? this.vm.getNumber(args[4]) : 0;
+    if (expected === 0) return false;
+    const actual = (str(1)?.length ?? 0) + (str(2)?.length ?? 0) + (str(3)?.length ?? 0);
+    return actual < expected;
+  }
+
+  /** Refuses a value nested past valueDepth, before the host ever parses it. */
+          tooDeep(text        , what        )                        {
+    const limit = this.message.limits.valueDepth;
+    if (jsonDepth(text, limit) <= limit) return undefined;
+    return refuseLimit("valueDepth", `${limitMessage("valueDepth", this.message.limits)}: ${what} nests deeper than ${limit} levels`);
+  }
+
+  /** Refuses what would make the host hold more than hostBytes of this run's data at once. */
+          overHostBytes(heldChars        , what        )                        {
+    const bytes = heldChars * BYTES_PER_CHAR;
+    if (bytes <= this.message.limits.hostBytes) return undefined;
+    return refuseLimit("hostBytes", `${limitMessage("hostBytes", this.message.limits)}: ${what} would make the host hold ${bytes} bytes of this run's data (calls in flight and the store)`);
+  }
+
+          send(kind          , name        , text        )            {
+    const what = kind === "agent" ? "agent() options" : `tools.${name}() arguments`;
+    // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
+    if (text.length > this.message.limits.callArgsChars) {
+      return refuseLimit("callArgsChars", `${limitMessage("callArgsChars", this.message.limits)}: ${what} have ${text.length} characters of JSON`);
+    }
+    const refused = this.tooDeep(text, what) ?? this.overHostBytes(this.inflightChars + text.length + this.store.chars, what);
+    if (refused) return refused;
+    const id = this.nextId++;
+    this.inflight.set(id, text.length);
+    this.inflightChars += text.length;
+    this.post({ type: "call", id, kind, name, text });
+    return { ok: true, value: id };
+  }
+
+          output(text        )            {
+    const limit = this.message.limits.outputChars;
+    const room = limit - this.outputChars;
+    if (text.length <= room) {
+      this.outputChars += text.length;
+      if (text.length > 0) this.post({ type: "output", text });
+      return { ok: true, value: null };
+    }
+    // Keep what fits, then fail the run: output past the limit is never silently dropped.
+    if (room > 0) this.post({ type: "output", text: text.slice(0, room) });
+    this.outputChars = limit;
+    const message = limitMessage("outputChars", this.message.limits);
+    this.outcome = { ok: false, error: { kind: "limit", code: "outputChars", message } };
+    return refuse("RangeError", message, "outputChars");
+  }
+
+          storeValue(key        , text                    )            {
+    const refusal = this.store.check(key, text);
+    if (refusal) return refuseLimit(refusal.limit, refusal.message);
+    if (text !== undefined) {
+      const refused = this.tooDeep(text, "the store() value") ?? this.overHostBytes(this.inflightChars + this.store.heldAfter(key, text), "the store() value");
+      if (refused) return refused;
+    }
+    this.store.commit(key, text);
+    this.post(text === undefined ? { type: "store", key } : { type: "store", key, text });
+    return { ok: true, value: null };
+  }
+
+          settle(kind                    , text                    )            {
+    const limits = this.message.limits;
+    if (kind === "error") {
+      this.outcome = { ok: false, error: this.classify(parseThrownInfo(text)) };
+    } else if (text !== undefined && text.length > limits.resultChars) {
+      this.outcome = { ok: false, error: limitFailure("resultChars", limits, `the return value has ${text.length} characters of JSON`) };
+    } else if (text !== undefined && jsonDepth(text, limits.valueDepth) > limits.valueDepth) {
+      this.outcome = { ok: false, error: limitFailure("valueDepth", limits, `the return value nests deeper than ${limits.valueDepth} levels`) };
+    } else {
+      this.outcome = text === undefined ? { ok: true } : { ok: true, text };
+    }
+    return { ok: true, value: null };
+  }
+}
+
+function refuse(name        , message        , code         )            {
+  return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
+}
+
+/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
+function refuseLimit(limit           , message        )            {
+  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
+}

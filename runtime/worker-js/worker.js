@@ -1,0 +1,39 @@
+// Generated from runtime/worker.ts by runtime/compile-worker.ts. Do not edit: run npm run build:worker.
+// Worker entry: instantiates QuickJS once, then runs one VmSession per "run" message.
+// The main thread terminates this worker whenever a run ends abnormally.
+import { parentPort, workerData } from "node:worker_threads";
+import { newQuickJSWASMModule, newVariant, RELEASE_SYNC,                        } from "quickjs-emscripten";
+import { isMainToWorker,                                    } from "./protocol.js";
+import { VmSession } from "./vm-session.js";
+
+const port = parentPort;
+if (!port) throw new Error("runtime/worker.ts must run in a worker thread (started by worker-entry.js)");
+const boot = workerData              ;
+const post = (message              )       => port.postMessage(message);
+
+// QuickJS's WebAssembly build writes to the console when it aborts (a leak after an out-of-memory,
+// say). The run already reports its failure; that text must not draw over Pi's screen. This
+// worker's own code never logs.
+for (const method of ["log", "info", "warn", "error", "debug"]         ) console[method] = () => undefined;
+
+let module                               ;
+let session                       ;
+
+// Anything thrown here ends this worker, which the main thread reports as that run's sandbox failure.
+port.on("message", (message         ) => {
+  if (!isMainToWorker(message)) throw new Error("the workflow worker received a malformed message");
+  if (message.type === "run") {
+    if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
+    session = new VmSession(module, message, post);
+    session.start(boot.prelude);
+  } else {
+    session?.reply(message);
+  }
+});
+
+try {
+  module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule: boot.wasmModule }));
+  post({ type: "ready" });
+} catch (error) {
+  post({ type: "boot_error", message: error instanceof Error ? error.message : String(error) });
+}

@@ -1,0 +1,64 @@
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { sessionsDir, type RunScope } from "./home.ts";
+
+/**
+ * Which sessions are open, so retention never removes a run of one. In this process: a set kept
+ * on globalThis (an extension reload loads these modules again, the open sessions stay the same).
+ * For other processes: a marker file `sessions/<key>/owner.json` naming the owning process, written
+ * when a session opens and removed when it closes. A marker whose process (on this host) is gone
+ * is stale; one from another host counts until it is older than the retention age.
+ */
+const KEY: unique symbol = Symbol.for("pi-flow.open-sessions") as never;
+const MARKER = "owner.json";
+
+function openSet(): Set<string> {
+  const holder = globalThis as typeof globalThis & { [KEY]?: Set<string> };
+  holder[KEY] ??= new Set();
+  return holder[KEY];
+}
+
+const keyOf = (home: string, project: string, session: string) => `${home}\0${project}\0${session}`;
+const markerPath = (scope: RunScope) => join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, MARKER);
+
+/** The session opened in this process. The marker is written in the background; nothing waits on it. */
+export function sessionOpened(scope: RunScope): Promise<void> {
+  openSet().add(keyOf(scope.home, scope.projectKey, scope.sessionKey));
+  const path = markerPath(scope);
+  const marker = JSON.stringify({ pid: process.pid, host: hostname(), openedAt: new Date().toISOString() });
+  return mkdir(join(path, ".."), { recursive: true, mode: 0o700 })
+    .then(() => writeFile(path, marker, { mode: 0o600 }))
+    .catch(() => undefined); // housekeeping only: in-process liveness does not depend on it
+}
+
+/** The session closed for good in this process (not a reload). */
+export function sessionClosed(scope: RunScope): Promise<void> {
+  openSet().delete(keyOf(scope.home, scope.projectKey, scope.sessionKey));
+  return rm(markerPath(scope), { force: true }).catch(() => undefined);
+}
+
+/** Whether a process of this host exists (EPERM: it does, owned by someone else). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error instanceof Error && "code" in error && error.code === "EPERM";
+  }
+}
+
+/** Whether a session (by its directory under `sessions/`) is open here or in another live process. */
+export async function sessionIsOpen(home: string, project: string, session: string, now: number, maxAgeMs: number): Promise<boolean> {
+  if (openSet().has(keyOf(home, project, session))) return true;
+  let marker: { pid?: unknown; host?: unknown; openedAt?: unknown };
+  try {
+    marker = JSON.parse(await readFile(join(sessionsDir(home, project), session, MARKER), "utf8")) as typeof marker;
+  } catch {
+    return false;
+  }
+  if (typeof marker.pid !== "number") return false;
+  if (marker.host === hostname()) return marker.pid !== process.pid && processExists(marker.pid);
+  const opened = typeof marker.openedAt === "string" ? Date.parse(marker.openedAt) : NaN;
+  return Number.isFinite(opened) && now - opened <= maxAgeMs; // another host: trust only long silence
+}
