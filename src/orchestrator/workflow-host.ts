@@ -1,6 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunWriter } from "../runs/index.ts";
+import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 
@@ -85,7 +86,7 @@ export class WorkflowChildren {
   private readonly inflight = new Set<Promise<unknown>>();
   private failedCalls = 0;
   /** Model usage of every child so far: the workflow's own usage is its children's. */
-  private readonly usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  private readonly usage: UsageTotals = {};
 
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
@@ -158,7 +159,7 @@ export class WorkflowChildren {
 
   private addUsage(usage: RunView["usage"]): void {
     if (!usage || this.options.writer.settled) return;
-    for (const key of ["turns", "toolCalls", "inputTokens", "outputTokens"] as const) this.usage[key] += usage[key] ?? 0;
+    addUsage(this.usage, usage);
     this.options.writer.setUsage(this.usage);
   }
 

@@ -40,6 +40,8 @@ export interface PiSessionOptions {
   extensions?: ExtensionFactory[];
   /** Environment for the session; PI_FLOW_HOME defaults to a temp folder of this session. */
   env?: Record<string, string>;
+  /** The faux model's price per million tokens (Pi's catalog shape); default free. */
+  modelCost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
 export interface ToolOutcome {
@@ -105,7 +107,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   // Children read settings and agent definitions from Pi's agent directory: keep it this test's own.
   process.env.PI_CODING_AGENT_DIR = agentDir;
 
-  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1", ...(options.modelCost ? { cost: options.modelCost } : {}) }] });
   const parentSteps: FauxResponseStep[] = [];
   const childSteps: FauxResponseStep[] = [];
   const router: FauxResponseStep = (context, options, state, model) => {
