@@ -2,12 +2,13 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
-import { FlowHost } from "./orchestrator/flow-host.ts";
+import { COMPLETION_MESSAGE_TYPE, FlowHost } from "./orchestrator/flow-host.ts";
 import { harnessState } from "./orchestrator/harness-select.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
+import { renderCompletionMessage } from "./ui/completion-message.ts";
 
 /**
  * pi-flow's entry, named by the package manifest. Registration only: every behaviour lives in the
@@ -30,6 +31,7 @@ export default function piFlow(pi: ExtensionAPI): void {
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));
+  pi.registerMessageRenderer(COMPLETION_MESSAGE_TYPE, renderCompletionMessage);
   pi.registerTool(
     createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS, harnessState }),
   );

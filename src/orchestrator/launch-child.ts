@@ -144,6 +144,8 @@ export interface LaunchOptions {
   signal?: AbortSignal;
   parentRunId?: string;
   onProgress?(progress: ChildProgress): void;
+  /** Each piece of assistant text the child writes, after it went to the run's output log. */
+  onOutput?(text: string): void;
 }
 
 /** A settled child, with its whole canonical value (redacted) even when the view delivers it by reference. */
@@ -238,7 +240,10 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       signal: controller.signal,
       timedOut: () => timedOut,
       onProgress: (progress) => options.onProgress?.(progress),
-      onOutput: (text) => void writer.appendOutput(text),
+      onOutput: (text) => {
+        void writer.appendOutput(text);
+        options.onOutput?.(text);
+      },
       onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
     });
   };

@@ -22,6 +22,20 @@ export interface ChildEntry {
   runId: string;
   description: string;
   status: ChildStatus;
+  /** Epoch milliseconds: when agent() launched it, and when it settled. */
+  startedAt?: number;
+  endedAt?: number;
+  /** What it is doing now ("thinking", "calling read"), from its harness. */
+  activity?: string;
+  /** The last line of output it wrote, at most 200 characters. */
+  lastOutput?: string;
+  usage?: RunView["usage"];
+}
+
+/** The last non-blank line of a chunk of child output, bounded for progress reports. */
+function lastLine(text: string): string | undefined {
+  const line = text.split("\n").map((part) => part.trim()).filter((part) => part !== "").at(-1);
+  return line === undefined ? undefined : line.slice(0, 200);
 }
 
 export interface ChildCounts {
@@ -112,9 +126,30 @@ export class WorkflowChildren {
   private async start(options: AgentOptions, { signal, index }: HostCallContext): Promise<AgentResult> {
     const { env, writer } = this.options;
     let launched: ReturnType<typeof launchChild>;
+    // Progress may only arrive after launchChild returns, when the entry below exists.
+    let live: ChildEntry | undefined;
+    const changed = () => {
+      if (live?.status === "running") this.options.onChange();
+    };
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
-      launched = launchChild(prepared, env, { background: false, signal, parentRunId: writer.runId });
+      launched = launchChild(prepared, env, {
+        background: false,
+        signal,
+        parentRunId: writer.runId,
+        onProgress: ({ activity, usage }) => {
+          if (!live) return;
+          live.activity = activity;
+          live.usage = usage;
+          changed();
+        },
+        onOutput: (text) => {
+          const line = lastLine(text);
+          if (!live || line === undefined) return;
+          live.lastOutput = line;
+          changed();
+        },
+      });
     } catch (caught) {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
@@ -123,7 +158,8 @@ export class WorkflowChildren {
       if (!fatal) this.countFailure(signal);
       throw hostError(error.code, error.message, { fatal });
     }
-    const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running" };
+    const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running", startedAt: Date.now() };
+    live = entry;
     this.entries.push(entry);
     this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description } });
     this.publishCounts();
@@ -131,6 +167,8 @@ export class WorkflowChildren {
     const view: RunView = settled.view;
     const outcome = view.state.outcome ?? "failed";
     entry.status = outcome;
+    entry.endedAt = Date.now();
+    if (view.usage) entry.usage = view.usage;
     this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
     this.addUsage(view.usage);
     if (outcome !== "succeeded") {

@@ -9,6 +9,7 @@ import { launchChild, prepareChild, type ChildCall, type LaunchedChild } from ".
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { delegateRenderers } from "../ui/run-renderers.ts";
 
 const DELEGATE = { tool: "external_delegate", action: "delegate" } as const;
 
@@ -21,6 +22,8 @@ export interface DelegateDetails {
 
 export function createDelegateTool(host: FlowHost) {
   return defineTool({
+    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
+    ...delegateRenderers,
     name: "external_delegate",
     label: "Delegate",
     description: [

@@ -11,6 +11,7 @@ import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orch
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { workflowRenderers } from "../ui/run-renderers.ts";
 
 const WORKFLOW = { tool: "external_workflow", action: "run" } as const;
 
@@ -42,6 +43,8 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
 
 export function createWorkflowTool(host: FlowHost) {
   return defineTool({
+    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
+    ...workflowRenderers,
     name: "external_workflow",
     label: "Workflow",
     description: [
