@@ -2,13 +2,13 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
-import { COMPLETION_MESSAGE_TYPE, FlowHost } from "./orchestrator/flow-host.ts";
+import { FlowHost } from "./orchestrator/flow-host.ts";
 import { harnessState } from "./orchestrator/harness-select.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
-import { renderCompletionMessage } from "./ui/completion-message.ts";
+import { installUi } from "./ui/index.ts";
 
 /**
  * pi-flow's entry, named by the package manifest. Registration only: every behaviour lives in the
@@ -18,6 +18,8 @@ import { renderCompletionMessage } from "./ui/completion-message.ts";
 export default function piFlow(pi: ExtensionAPI): void {
   if (inChildSessionContext()) return;
   const host = new FlowHost(pi);
+  const helpSources = { registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS, harnessState };
+  const widget = installUi(pi, host, helpSources);
   // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.
   const workflowsEnabled = process.env.PI_FLOW_WORKFLOWS !== "off";
   // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started
@@ -26,13 +28,14 @@ export default function piFlow(pi: ExtensionAPI): void {
     host.bind(ctx);
     if (workflowsEnabled) void prewarmWorkflowWorkers(1).catch(() => undefined);
     host.pruneSoon(ctx);
+    widget.attach(ctx);
   });
-  pi.on("session_shutdown", (event, ctx) => host.close(event.reason, ctx));
+  pi.on("session_shutdown", (event, ctx) => {
+    widget.detach();
+    return host.close(event.reason, ctx);
+  });
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));
-  pi.registerMessageRenderer(COMPLETION_MESSAGE_TYPE, renderCompletionMessage);
-  pi.registerTool(
-    createHelpTool({ registeredTools: () => pi.getAllTools().map((tool) => tool.name), workflowHelpers: WORKFLOW_HELPERS, harnessState }),
-  );
+  pi.registerTool(createHelpTool(helpSources));
 }

@@ -11,6 +11,7 @@ import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orch
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { noteProgress } from "../ui/live-progress.ts";
 import { workflowRenderers } from "../ui/run-renderers.ts";
 
 const WORKFLOW = { tool: "external_workflow", action: "run" } as const;
@@ -85,8 +86,8 @@ export function createWorkflowTool(host: FlowHost) {
           ...(parentRunId ? { parentRunId } : {}),
           ...(background ? {} : { signal }),
           onProgress: (progress) => {
-            if (background) return;
             const children = progress.children.map((child) => ({ ...child })); // entries change as children settle
+            if (background) return noteProgress(progress.runId, { children });
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
         });

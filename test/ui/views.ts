@@ -69,3 +69,7 @@ export function runView(overrides: Partial<RunView> & Pick<RunView, "runId" | "k
     ...overrides,
   };
 }
+
+/** Pi's current theme (the one initTheme set), from the module Pi's own components read it from. */
+const themeModule = new URL("./modes/interactive/theme/theme.js", import.meta.resolve("@earendil-works/pi-coding-agent"));
+export const theme = ((await import(themeModule.href)) as { theme: import("@earendil-works/pi-coding-agent").Theme }).theme;
