@@ -105,7 +105,7 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
   }
   if (details?.phase === "accepted" && details.run) {
     const runId = details.run.runId;
-    parts.push(new FitLines(() => [theme.fg("muted", `${runId} runs in the background; its completion arrives as a message. /flow runs follows it.`)]));
+    parts.push(new Text(theme.fg("muted", `${runId} runs in the background; a message follows when it ends. /flow runs shows it live.`), 0, 0));
   } else if (details?.phase === "settled" && details.run) {
     const run = details.run;
     parts.push(new FitLines(() => runFacts(run, theme)));

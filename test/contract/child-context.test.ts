@@ -21,6 +21,7 @@ test("the factory registers pi-flow's tools at the top level", () => {
   const { api, registered } = recordingApi();
   piFlow(api);
   expect(registered).toContain("external_help");
+  expect(registered).toContain("/flow");
   expect(registered).toContain("renderer:pi-flow-run-completed");
 });
 
