@@ -157,3 +157,12 @@ describe("in the interactive TUI", () => {
     expect((completions(session)[0] as unknown as { details: RunView }).details.state.outcome).toBe("cancelled");
   });
 });
+
+test("in RPC mode nothing is drawn: no widget or status calls reach the client during a background run", async () => {
+  const ui = recordingUi(theme);
+  pi = await startPiSession({ ui: ui.context, mode: "rpc" });
+  const accepted = await pi.callTool("external_delegate", { role: "explorer", description: "Quiet", prompt: "Go.", background: true }, { children: [childAnswers("done")] });
+  expect((accepted.structuredContent as { ok: boolean }).ok).toBe(true);
+  await expect.poll(() => completions(pi!).length, { timeout: 10_000 }).toBe(1);
+  expect(ui.history).toEqual([]);
+});
