@@ -19,7 +19,7 @@ export function runFacts(view: RunView, theme: Theme): string[] {
   const [mark, color] = statusMark(status);
   const lines = [field(theme, "run", `${view.runId} · ${view.kind}${view.background ? " · background" : ""}${view.task.harness && view.task.harness !== "pi" ? ` · ${view.task.harness}` : ""}`)];
   const took = formatDuration(view.timing.durationMs);
-  lines.push(field(theme, "outcome", `${theme.fg(color, `${mark} ${statusWord(status)}`)}${took ? ` in ${took}` : ""} · integrity ${view.integrity}`));
+  lines.push(field(theme, "outcome", `${theme.fg(color, `${mark} ${statusWord(status)}`)}${took ? ` in ${took}` : ""} · integrity ${view.integrity} · delivery ${view.output.delivery}`));
   if (view.state.error) lines.push(field(theme, "error", theme.fg("error", `${view.state.error.code}: ${oneLine(view.state.error.message)}`)));
   if (view.children) {
     const failed = view.children.failed ? `, ${view.children.failed} failed` : "";
