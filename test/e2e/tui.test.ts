@@ -1,8 +1,8 @@
 /**
  * The real interactive `pi`, in a pseudo-terminal: pi-flow loaded from its manifest (-e <package>),
  * Pi's faux model loaded beside it. `script` (util-linux) provides the terminal and
- * @xterm/headless reads the screen as a person would see it. Every wait is on the screen's
- * content, which changes only as Pi draws.
+ * @xterm/headless reads the screen as a person would see it; PI_OFFLINE keeps Pi from fetching
+ * fd and ripgrep. Every wait is on the screen's content, which changes only as Pi draws.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -56,7 +56,7 @@ beforeAll(() => {
   ].join(" ");
   pi = spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: dir,
-    env: { ...process.env, TERM: "xterm-256color", PI_CODING_AGENT_DIR: join(dir, "agent"), PI_FLOW_HOME: join(dir, "flow"), PI_FLOW_TUI_RELEASE: join(dir, "release") },
+    env: { ...process.env, TERM: "xterm-256color", PI_OFFLINE: "1", PI_CODING_AGENT_DIR: join(dir, "agent"), PI_FLOW_HOME: join(dir, "flow"), PI_FLOW_TUI_RELEASE: join(dir, "release") },
   });
   pi.stdout.on("data", (data: Buffer) => term.write(data, () => listeners.forEach((listener) => listener())));
 });
