@@ -5,18 +5,26 @@ import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { readCatalog } from "./orchestrator/catalog.ts";
 import { FlowHost } from "./orchestrator/flow-host.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
-import { createHelpTool } from "./tools/help.ts";
+import { createHelpTool, type HelpSources } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
+import { installUi } from "./ui/index.ts";
 
 /**
- * pi-flow's entry, named by the package manifest. Registration only: every behaviour lives in the
- * tool and orchestrator modules. Inside a child session that pi-flow itself is building, it
- * installs nothing.
+ * pi-flow's entry, named by the package manifest (through the root index.ts). Registration only:
+ * every behaviour lives in the tool, orchestrator and ui modules. Inside a child session that
+ * pi-flow itself is building, it installs nothing.
  */
 export default function piFlow(pi: ExtensionAPI): void {
   if (inChildSessionContext()) return;
   const host = new FlowHost(pi);
+  const helpSources: HelpSources = {
+    registeredTools: () => pi.getAllTools().map((tool) => tool.name),
+    workflowHelpers: WORKFLOW_HELPERS,
+    harnessState: (name, cwd) => host.harnessState(name, cwd),
+    catalog: (cwd) => readCatalog(cwd, host.flowHome()),
+  };
+  const widget = installUi(pi, host, helpSources);
   // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.
   const workflowsEnabled = process.env.PI_FLOW_WORKFLOWS !== "off";
   // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started
@@ -25,18 +33,16 @@ export default function piFlow(pi: ExtensionAPI): void {
     host.bind(ctx);
     if (workflowsEnabled) void prewarmWorkflowWorkers(1).catch(() => undefined);
     host.pruneSoon(ctx);
+    widget.attach(ctx);
   });
-  pi.on("session_shutdown", (event, ctx) => host.close(event.reason, ctx));
+  pi.on("session_shutdown", (event, ctx) => {
+    widget.detach();
+    return host.close(event.reason, ctx);
+  });
+  // Completions that settled while the parent was busy go out as one batch once it settles.
   pi.on("agent_settled", (_event, ctx) => host.parentSettled(ctx));
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));
-  pi.registerTool(
-    createHelpTool({
-      registeredTools: () => pi.getAllTools().map((tool) => tool.name),
-      workflowHelpers: WORKFLOW_HELPERS,
-      harnessState: (name, cwd) => host.harnessState(name, cwd),
-      catalog: (cwd) => readCatalog(cwd, host.flowHome()),
-    }),
-  );
+  pi.registerTool(createHelpTool(helpSources));
 }

@@ -1,4 +1,4 @@
-import type { JsonValue } from "@earendil-works/pi-ai";
+import type { JsonValue, Usage } from "@earendil-works/pi-ai";
 import { Type, type TSchema } from "@sinclair/typebox";
 import { ERROR_CODE_LIST, type ErrorCode } from "./errors.ts";
 
@@ -60,6 +60,8 @@ export interface FlowToolResult<TDetails> {
   details: TDetails;
   structuredContent: JsonValue;
   isError: boolean;
+  /** What the run's children spent, in Pi's shape: Pi's session totals add a tool result's usage. */
+  usage?: Usage;
 }
 
 /** `isError` is derived from the envelope, never set by hand: a red row means the operation failed. */

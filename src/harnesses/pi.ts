@@ -12,6 +12,7 @@ import { contentText } from "../context/content-text.ts";
 import { runInChildSessionContext } from "./child-context.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
+import { addMessageUsage, zeroUsage } from "./usage.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -67,8 +68,7 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
       case "message_end": {
         if (event.message.role !== "assistant") break;
         const message = event.message as AssistantMessage;
-        usage.inputTokens += message.usage.input;
-        usage.outputTokens += message.usage.output;
+        addMessageUsage(usage, message.usage, session.model);
         const text = contentText(message.content);
         if (text.length > 0) request.onOutput(text);
         if (message.stopReason === "error" && message.errorMessage) {
@@ -124,7 +124,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
     name: "pi",
     async run(request) {
-      const usage: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+      const usage = zeroUsage();
       const session = await buildChildSession(request, options);
       const unsubscribe = observe(session, request, usage);
       const stop = () => void session.abort();

@@ -7,7 +7,10 @@ export interface ChildUsage {
   toolCalls: number;
   inputTokens: number;
   outputTokens: number;
-  /** Estimated cost in US dollars, when the harness reports one (the claude CLI does). */
+  /** Prompt tokens read from and written to the provider's cache, when it reports them. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  /** Cost in US dollars: reported by the harness (the claude CLI), or priced from Pi's model catalog (pi). */
   costUsd?: number;
 }
 

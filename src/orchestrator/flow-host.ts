@@ -39,6 +39,8 @@ const CLOSE_GRACE_MS = 2000;
 export class FlowHost {
   private readonly pi: ExtensionAPI;
   private closed = false;
+  /** Told when a background run of this instance's session starts or settles (the widget listens). */
+  private readonly backgroundListeners = new Set<() => void>();
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -81,6 +83,22 @@ export class FlowHost {
     await Promise.race([Promise.allSettled(ended), grace]);
     clearTimeout(timer);
     forgetSessionFlowState(sessionId);
+  }
+
+  /** Calls `listener` whenever a background run is accepted or settles; returns the unsubscribe. */
+  onBackgroundChange(listener: () => void): () => void {
+    this.backgroundListeners.add(listener);
+    return () => this.backgroundListeners.delete(listener);
+  }
+
+  private backgroundChanged(): void {
+    for (const listener of this.backgroundListeners) {
+      try {
+        listener();
+      } catch {
+        // A display that fails must never disturb a run.
+      }
+    }
   }
 
   assertOpen(): void {
@@ -159,6 +177,7 @@ export class FlowHost {
   trackBackground(ctx: ExtensionContext, runId: string, runs: RunStore, settled: Promise<{ view: RunView }>): void {
     const state = this.session(ctx);
     state.background.set(runId, { runs, settled });
+    this.backgroundChanged();
     let final: RunView | undefined;
     state.ownership.track(runId, () => {
       if (final) deliverCompletion(state, final);
@@ -167,6 +186,7 @@ export class FlowHost {
       final = view;
       state.background.delete(runId);
       state.ownership.settled(runId);
+      this.backgroundChanged();
     });
   }
 

@@ -150,6 +150,8 @@ export interface LaunchOptions {
   /** The Pi tool call that started this run (external_delegate), kept in its launch evidence for correlation. */
   toolCallId?: string;
   onProgress?(progress: ChildProgress): void;
+  /** Each piece of assistant text the child writes, after it went to the run's output log. */
+  onOutput?(text: string): void;
 }
 
 /** A settled child, with its whole canonical value (redacted) even when the view delivers it by reference. */
@@ -250,7 +252,10 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       signal: controller.signal,
       timedOut: () => timedOut,
       onProgress: (progress) => options.onProgress?.(progress),
-      onOutput: (text) => void writer.appendOutput(text),
+      onOutput: (text) => {
+        void writer.appendOutput(text);
+        options.onOutput?.(text);
+      },
       onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
     });
   };

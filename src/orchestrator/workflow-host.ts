@@ -1,7 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunWriter } from "../runs/index.ts";
-import type { ChildProgress } from "../harnesses/types.ts";
+import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 
@@ -22,12 +22,24 @@ export interface ChildEntry {
   runId: string;
   description: string;
   status: ChildStatus;
-  /** What the child is doing now, while it runs ("thinking", "calling read"). */
+  /** Epoch milliseconds: when agent() launched it, and when it settled. */
+  startedAt?: number;
+  endedAt?: number;
+  /** What it is doing now ("thinking", "calling read"), from its harness. */
   activity?: string;
+  /** The last line of output it wrote, at most 200 characters. */
+  lastOutput?: string;
+  usage?: RunView["usage"];
   /** Input and output tokens the child has used so far. */
   tokens?: number;
   /** Why a child that did not succeed ended, as its run's error says. */
   error?: string;
+}
+
+/** The last non-blank line of a chunk of child output, bounded for progress reports. */
+function lastLine(text: string): string | undefined {
+  const line = text.split("\n").map((part) => part.trim()).filter((part) => part !== "").at(-1);
+  return line === undefined ? undefined : line.slice(0, 200);
 }
 
 export interface ChildCounts {
@@ -92,7 +104,7 @@ export class WorkflowChildren {
   private readonly inflight = new Set<Promise<unknown>>();
   private failedCalls = 0;
   /** Model usage of every child so far: the workflow's own usage is its children's. */
-  private readonly usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  private readonly usage: UsageTotals = {};
 
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
@@ -118,16 +130,31 @@ export class WorkflowChildren {
   private async start(options: AgentOptions, { signal, index }: HostCallContext): Promise<AgentResult> {
     const { env, writer } = this.options;
     let launched: ReturnType<typeof launchChild>;
-    let entry: ChildEntry | undefined;
-    const onProgress = ({ usage, activity }: ChildProgress) => {
-      if (!entry || entry.status !== "running") return;
-      entry.activity = activity;
-      entry.tokens = usage.inputTokens + usage.outputTokens;
-      this.options.onChange();
+    // Progress may only arrive after launchChild returns, when the entry below exists.
+    let live: ChildEntry | undefined;
+    const changed = () => {
+      if (live?.status === "running") this.options.onChange();
     };
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
-      launched = launchChild(prepared, env, { background: false, signal, parentRunId: writer.runId, onProgress });
+      launched = launchChild(prepared, env, {
+        background: false,
+        signal,
+        parentRunId: writer.runId,
+        onProgress: ({ activity, usage }) => {
+          if (!live) return;
+          live.activity = activity;
+          live.usage = usage;
+          live.tokens = usage.inputTokens + usage.outputTokens;
+          changed();
+        },
+        onOutput: (text) => {
+          const line = lastLine(text);
+          if (!live || line === undefined) return;
+          live.lastOutput = line;
+          changed();
+        },
+      });
     } catch (caught) {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
@@ -136,7 +163,8 @@ export class WorkflowChildren {
       if (!fatal) this.countFailure(signal);
       throw hostError(error.code, error.message, { fatal });
     }
-    entry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running" };
+    const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running", startedAt: Date.now() };
+    live = entry;
     this.entries.push(entry);
     this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description } });
     this.publishCounts();
@@ -144,9 +172,13 @@ export class WorkflowChildren {
     const view: RunView = settled.view;
     const outcome = view.state.outcome ?? "failed";
     entry.status = outcome;
+    entry.endedAt = Date.now();
     delete entry.activity;
     if (view.state.error) entry.error = view.state.error.message;
-    if (view.usage) entry.tokens = (view.usage.inputTokens ?? 0) + (view.usage.outputTokens ?? 0);
+    if (view.usage) {
+      entry.usage = view.usage;
+      entry.tokens = (view.usage.inputTokens ?? 0) + (view.usage.outputTokens ?? 0);
+    }
     this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
     this.addUsage(view.usage);
     if (outcome !== "succeeded") {
@@ -175,7 +207,7 @@ export class WorkflowChildren {
 
   private addUsage(usage: RunView["usage"]): void {
     if (!usage || this.options.writer.settled) return;
-    for (const key of ["turns", "toolCalls", "inputTokens", "outputTokens"] as const) this.usage[key] += usage[key] ?? 0;
+    addUsage(this.usage, usage);
     this.options.writer.setUsage(this.usage);
   }
 

@@ -9,6 +9,8 @@ import { launchChild, prepareChild, type ChildCall, type LaunchedChild } from ".
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { noteProgress } from "../ui/live-progress.ts";
+import { delegateRenderers } from "../ui/run-renderers.ts";
 
 const DELEGATE = { tool: "external_delegate", action: "delegate" } as const;
 
@@ -21,6 +23,8 @@ export interface DelegateDetails {
 
 export function createDelegateTool(host: FlowHost) {
   return defineTool({
+    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
+    ...delegateRenderers,
     name: "external_delegate",
     label: "Delegate",
     description: [
@@ -48,7 +52,7 @@ export function createDelegateTool(host: FlowHost) {
           toolCallId,
           ...(background ? { slots: host.session(ctx).backgroundSlots } : { signal }),
           onProgress: (progress) => {
-            if (background) return;
+            if (background) return noteProgress(launched?.runId, { progress });
             const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
             onUpdate?.({ content: [{ type: "text", text }], details: { runId: launched?.runId, phase: "running", progress } });
           },

@@ -14,6 +14,7 @@ import {
   rolesHelp,
   workflowsHelp,
 } from "./help-topics.ts";
+import { helpRenderers } from "../ui/query-renderers.ts";
 
 export const HELP_TOPICS = ["contracts", "workflows", "harnesses", "limits", "errors", "roles"] as const;
 
@@ -126,6 +127,8 @@ function contentFor(envelope: HelpEnvelope): string {
 
 export function createHelpTool(sources: HelpSources) {
   return defineTool({
+    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
+    ...helpRenderers,
     name: "external_help",
     label: "Flow help",
     description:

@@ -1,6 +1,7 @@
 import { fail, succeed, toToolResult, type FlowToolResult } from "../contract/envelope.ts";
 import type { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
+import { toPiUsage } from "../harnesses/usage.ts";
 import { receiptText } from "./receipt-text.ts";
 
 /** The tools whose receipts carry a run, and their one action each. */
@@ -33,8 +34,18 @@ export function settledReceipt<TDetails>(
   text: string,
   details: TDetails,
 ): FlowToolResult<TDetails> {
+  return withUsage(settledEnvelope(tool, action, view, warnings, text, details), view);
+}
+
+function settledEnvelope<TDetails>(tool: RunTool["tool"], action: RunTool["action"], view: RunView, warnings: string[], text: string, details: TDetails) {
   if (view.state.outcome === "succeeded") return toToolResult(succeed(tool, action, { run: view }, warnings), text, details);
   const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
   const message = view.state.error?.message ?? `The run ended ${view.state.outcome ?? view.state.status}.`;
   return toToolResult(fail(tool, action, code, message, { run: view }, warnings), text, details);
+}
+
+/** A settled foreground run carries what it spent, so Pi's session totals include its children. */
+function withUsage<TDetails>(result: FlowToolResult<TDetails>, view: RunView): FlowToolResult<TDetails> {
+  const usage = toPiUsage(view.usage);
+  return usage ? { ...result, usage } : result;
 }

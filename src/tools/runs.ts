@@ -8,6 +8,7 @@ import { waitForRuns } from "../orchestrator/wait.ts";
 import { outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
+import { runsRenderers } from "../ui/query-renderers.ts";
 
 type Answer = { data: unknown; text: string; warnings?: string[] };
 
@@ -114,6 +115,8 @@ function assertPersisted(ctx: ExtensionContext): void {
 
 export function createRunsTool(host: FlowHost) {
   return defineTool({
+    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
+    ...runsRenderers,
     name: "external_runs",
     label: "Flow runs",
     description: [

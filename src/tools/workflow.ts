@@ -11,6 +11,8 @@ import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orch
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { noteProgress } from "../ui/live-progress.ts";
+import { workflowRenderers } from "../ui/run-renderers.ts";
 
 const WORKFLOW = { tool: "external_workflow", action: "run" } as const;
 
@@ -42,6 +44,8 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
 
 export function createWorkflowTool(host: FlowHost) {
   return defineTool({
+    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
+    ...workflowRenderers,
     name: "external_workflow",
     label: "Workflow",
     description: [
@@ -84,8 +88,8 @@ export function createWorkflowTool(host: FlowHost) {
           ...(parentRunId ? { parentRunId } : {}),
           ...(background ? {} : { signal }),
           onProgress: (progress) => {
-            if (background) return;
             const children = progress.children.map((child) => ({ ...child })); // entries change as children settle
+            if (background) return noteProgress(progress.runId, { children });
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
         });

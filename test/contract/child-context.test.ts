@@ -3,10 +3,17 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import piFlow from "../../src/index.ts";
 import { inChildSessionContext, runInChildSessionContext } from "../../src/harnesses/child-context.ts";
 
-/** Records registrations; the factory under test only ever calls registerTool and getAllTools. */
+/** Records registrations: tools by name, commands as "/name", renderers as "renderer:type". */
 function recordingApi() {
   const registered: string[] = [];
-  const api = { registerTool: (tool: { name: string }) => registered.push(tool.name), getAllTools: () => [], on: () => () => {} };
+  const api = {
+    registerTool: (tool: { name: string }) => registered.push(tool.name),
+    registerCommand: (name: string) => registered.push(`/${name}`),
+    registerMessageRenderer: (type: string) => registered.push(`renderer:${type}`),
+    registerEntryRenderer: (type: string) => registered.push(`renderer:${type}`),
+    getAllTools: () => [],
+    on: () => () => {},
+  };
   return { api: api as unknown as ExtensionAPI, registered };
 }
 
@@ -14,6 +21,8 @@ test("the factory registers pi-flow's tools at the top level", () => {
   const { api, registered } = recordingApi();
   piFlow(api);
   expect(registered).toContain("external_help");
+  expect(registered).toContain("/flow");
+  expect(registered).toContain("renderer:pi-flow-run-completed");
 });
 
 test("inside a child session being built, the factory installs nothing", async () => {

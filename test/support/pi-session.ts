@@ -16,6 +16,8 @@ import {
   SettingsManager,
   type AgentSession,
   type ExtensionFactory,
+  type ExtensionContext,
+  type ExtensionUIContext,
 } from "@earendil-works/pi-coding-agent";
 import {
   fauxAssistantMessage,
@@ -40,6 +42,11 @@ export interface PiSessionOptions {
   extensions?: ExtensionFactory[];
   /** Environment for the session; PI_FLOW_HOME defaults to a temp folder of this session. */
   env?: Record<string, string>;
+  /** The UI the session binds (Pi's TUI side, as tests record it) and the mode extensions see. */
+  ui?: ExtensionUIContext;
+  mode?: ExtensionContext["mode"];
+  /** The faux model's price per million tokens (Pi's catalog shape); default free. */
+  modelCost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
 export interface ToolOutcome {
@@ -109,7 +116,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   // Children read settings and agent definitions from Pi's agent directory: keep it this test's own.
   process.env.PI_CODING_AGENT_DIR = agentDir;
 
-  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1", ...(options.modelCost ? { cost: options.modelCost } : {}) }] });
   const parentSteps: FauxResponseStep[] = [];
   const childSteps: FauxResponseStep[] = [];
   const router: FauxResponseStep = (context, options, state, model) => {
@@ -149,7 +156,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     settingsManager,
     sessionManager,
   });
-  await session.bindExtensions({});
+  await session.bindExtensions({ ...(options.ui ? { uiContext: options.ui } : {}), ...(options.mode ? { mode: options.mode } : {}) });
 
   // Finalized results as Pi's loop emitted them, structuredContent included.
   const finalized = new Map<string, { result: { structuredContent?: unknown }; isError: boolean }>();

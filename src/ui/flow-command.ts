@@ -1,0 +1,114 @@
+/**
+ * `/flow`: a person's way to pi-flow without asking the model (and without a model key).
+ *   /flow runs [runId [inspect|tail|cancel]]   this session's runs; in the TUI, pick one
+ *   /flow workflows | roles | doctor | help [topic]
+ * Output is a session entry the transcript shows and the model never reads.
+ */
+import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import type { AutocompleteItem } from "@earendil-works/pi-tui";
+import { FlowError } from "../contract/errors.ts";
+import type { HarnessState } from "../harnesses/types.ts";
+import { workflowDirs } from "../orchestrator/workflow-sources.ts";
+import type { RunStore } from "../runs/index.ts";
+import { answerHelp, HELP_TOPICS, type HelpSources } from "../tools/help.ts";
+import { roleLines, workflowLines } from "./flow-catalog.ts";
+import { doctorLines } from "./flow-doctor.ts";
+import { FLOW_OUTPUT_TYPE, type FlowOutput } from "./flow-output.ts";
+import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./flow-runs.ts";
+
+export interface FlowCommandSources {
+  runStore(ctx: ExtensionCommandContext): RunStore;
+  flowHome(): string;
+  agentDir(): string;
+  harnessState(name: string, cwd: string): HarnessState;
+  help: HelpSources;
+}
+
+const SUBCOMMANDS = ["runs", "workflows", "roles", "doctor", "help"] as const;
+const RUN_ACTIONS = ["inspect", "tail", "cancel"] as const;
+
+export const FLOW_USAGE = [
+  "/flow runs                     this session's runs, newest first (in the TUI: pick one)",
+  "/flow runs <runId> [inspect|tail|cancel]",
+  "/flow workflows                saved workflows: source, description, arguments",
+  "/flow roles                    roles children can take",
+  "/flow doctor                   versions, model credentials, broken role files, run store, CLI harnesses",
+  `/flow help [topic]             topics: ${HELP_TOPICS.join(", ")}`,
+];
+
+export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSources): void {
+  const print = (title: string, lines: string[]) => pi.appendEntry<FlowOutput>(FLOW_OUTPUT_TYPE, { title, lines });
+  pi.registerCommand("flow", {
+    description: "pi-flow runs, workflows, roles, doctor and help, without the model",
+    getArgumentCompletions: (prefix: string): AutocompleteItem[] | null => {
+      const words = prefix.split(/\s+/);
+      const candidates = words.length <= 1 ? [...SUBCOMMANDS] : words[0] === "help" && words.length === 2 ? [...HELP_TOPICS].map((topic) => `help ${topic}`) : [];
+      const items = candidates.filter((value) => value.startsWith(prefix)).map((value) => ({ value, label: value }));
+      return items.length > 0 ? items : null;
+    },
+    handler: async (args, ctx) => {
+      const [sub = "help", ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      try {
+        switch (sub) {
+          case "runs":
+            return await runs(ctx, rest, sources, print);
+          case "workflows":
+            return print("/flow workflows", workflowLines(workflowDirs(ctx.cwd, sources.flowHome())));
+          case "roles":
+            return print("/flow roles", roleLines(ctx.cwd, sources.flowHome()));
+          case "doctor":
+            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), harnessState: (name) => sources.harnessState(name, ctx.cwd) }));
+          case "help":
+            return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
+          default:
+            return print("/flow", [`Unknown subcommand "${sub}".`, ...FLOW_USAGE]);
+        }
+      } catch (error) {
+        if (!(error instanceof FlowError)) throw error;
+        print(`/flow ${sub}`, [`${error.code}: ${error.message}`]);
+      }
+    },
+  });
+}
+
+function helpLines(topic: string | undefined, help: HelpSources): string[] {
+  if (!topic) return [...FLOW_USAGE, "", "The model's side of pi-flow is the external_* tools; /flow help <topic> shows their guides."];
+  const envelope = answerHelp({ topic }, help);
+  if (!envelope.ok) return [`${envelope.error.code}: ${envelope.error.message}`];
+  const data = envelope.data;
+  if ("text" in data) return data.text.split("\n");
+  return JSON.stringify("index" in data ? data.index : data.contract, null, 2).split("\n");
+}
+
+type Print = (title: string, lines: string[]) => void;
+
+async function runs(ctx: ExtensionCommandContext, rest: string[], sources: FlowCommandSources, print: Print): Promise<void> {
+  const store = sources.runStore(ctx);
+  let [runId, action] = rest;
+  if (action !== undefined && !(RUN_ACTIONS as readonly string[]).includes(action)) {
+    return print("/flow runs", [`Unknown action "${action}": use ${RUN_ACTIONS.join(", ")}.`]);
+  }
+  if (runId === undefined) {
+    const views = listedRuns(store);
+    // In the TUI a person picks a run, then what to do with it; elsewhere the list is the answer.
+    if (ctx.mode !== "tui" || !ctx.hasUI || views.length === 0) return print("/flow runs", listLines(views));
+    const lines = views.map((view) => runLine(view));
+    const picked = await ctx.ui.select("pi-flow runs", lines);
+    if (picked === undefined) return;
+    runId = views[lines.indexOf(picked)]?.runId;
+    if (runId === undefined) return;
+    action = await ctx.ui.select(`Run ${runId}`, [...RUN_ACTIONS]);
+    if (action === undefined) return;
+  }
+  switch (action ?? "inspect") {
+    case "inspect":
+      return print(`/flow runs ${runId} inspect`, inspectLines(store.view(runId)));
+    case "tail":
+      return print(`/flow runs ${runId} tail`, tailLines(store, runId));
+    case "cancel": {
+      if (ctx.mode === "tui" && ctx.hasUI && !(await ctx.ui.confirm("Cancel run?", `Stop ${runId}? Its evidence is kept.`))) return;
+      const { status } = store.cancel(runId, "cancelled with /flow runs");
+      return print(`/flow runs ${runId} cancel`, [status === "requested" ? `Cancel requested for ${runId}; it records its end when it stops.` : `${runId} had already finished.`]);
+    }
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * `/flow runs`: this session's runs, newest first, one line each with status, duration and cost;
+ * one run's facts and answer (inspect), the end of its output (tail), or a cancel request. The
+ * same RunStore the external_runs tool reads, so both always agree.
+ */
+import type { RunView } from "../contract/run-schema.ts";
+import type { RunStore } from "../runs/index.ts";
+import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, statusWord } from "./format.ts";
+
+/** How much output `tail` reads at most, and how many of its last lines it shows. */
+const TAIL_READ_BYTES = 1024 * 1024;
+export const TAIL_LINES = 20;
+
+export function runLine(view: RunView, now = Date.now()): string {
+  const status = statusOf(view);
+  const name = view.kind === "workflow" ? `workflow ${view.task.workflow ?? "inline"}` : (view.task.role ?? view.task.subagentType ?? "agent");
+  const took = formatDuration(view.timing.durationMs ?? elapsedSince(view.timing.startedAt, undefined, now));
+  const spend = formatSpend(view.usage);
+  const counts = view.children ? ` · ${view.children.count} children${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";
+  return `${statusMark(status)[0]} ${view.runId} ${name}: ${oneLine(view.task.description)} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`;
+}
+
+/** Newest first, workflows and children together. */
+export function listedRuns(store: RunStore, limit = 50): RunView[] {
+  const { runs, workflows } = store.list({ limit });
+  return [...runs, ...workflows].sort((a, b) => b.timing.startedAt.localeCompare(a.timing.startedAt)).slice(0, limit);
+}
+
+export function listLines(views: readonly RunView[]): string[] {
+  if (views.length === 0) return ["No runs in this session yet."];
+  const total = views.reduce((sum, view) => sum + (view.usage?.costUsd ?? 0), 0);
+  const lines = views.map((view) => runLine(view));
+  if (total > 0) lines.push(`Total cost of these runs: ${formatCost(total)}`);
+  return lines;
+}
+
+export function inspectLines(view: RunView): string[] {
+  const status = statusOf(view);
+  const lines = [
+    runLine(view),
+    `outcome: ${statusWord(status)} · integrity ${view.integrity} · ${view.live ? "live" : "not live"}${view.background ? " · background" : ""}`,
+    `started ${view.timing.startedAt}${view.timing.endedAt ? `, ended ${view.timing.endedAt}` : ""}`,
+  ];
+  if (view.task.parentRunId) lines.push(`child of ${view.task.parentRunId}`);
+  if (view.state.error) lines.push(`error: ${view.state.error.code}: ${oneLine(view.state.error.message)}`);
+  const usage = formatUsageDetail(view.usage);
+  if (usage) lines.push(`usage: ${usage}`);
+  if (view.output.delivery === "inline") {
+    const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value, null, 2);
+    lines.push(view.output.redacted ? "answer (secrets redacted):" : "answer:", ...value.split("\n"));
+  } else if (view.output.delivery === "reference") {
+    lines.push(`answer: over 16 KiB; page it with external_runs ${JSON.stringify(view.refs.final ?? view.refs.summary)}`);
+  } else lines.push("answer: none");
+  return lines;
+}
+
+/** The last lines of a run's output log, read page by page up to a bound. */
+export function tailLines(store: RunStore, runId: string): string[] {
+  let text = "";
+  let cursor: string | undefined;
+  let read = 0;
+  do {
+    const page = store.inspectSingle(runId, "output", { limitBytes: 64 * 1024, ...(cursor ? { cursor } : {}) }).page;
+    text += page.text;
+    read += page.text.length;
+    // Only the end matters: keep a bounded window.
+    if (text.length > 256 * 1024) text = text.slice(-128 * 1024);
+    cursor = page.complete ? undefined : page.nextCursor;
+  } while (cursor && read < TAIL_READ_BYTES);
+  const lines = text.replace(/\r/g, "").split("\n").filter((line, index, all) => line !== "" || index < all.length - 1);
+  if (lines.length === 0) return ["(no output yet)"];
+  return lines.slice(-TAIL_LINES);
+}

@@ -1,0 +1,100 @@
+/**
+ * Plain formatting shared by every pi-flow view: durations, token counts, money, and the one mark
+ * each run status gets. No theme here; views color what these return.
+ */
+import type { ThemeColor } from "@earendil-works/pi-coding-agent";
+import type { RunView } from "../contract/run-schema.ts";
+
+export type Usage = NonNullable<RunView["usage"]>;
+
+/** 850ms, 12.3s, 4m05s, 2h07m: short enough for a row, precise where it matters. */
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes}m${String(Math.floor((ms % 60_000) / 1000)).padStart(2, "0")}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}
+
+/** 950, 12.3k, 4.5M. */
+export function formatCount(count: number): string {
+  if (count < 1000) return String(count);
+  if (count < 1_000_000) return `${(count / 1000).toFixed(count < 10_000 ? 1 : 0)}k`;
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+/** Cents for larger amounts, two significant digits below a cent (as Pi's own rows show cost). */
+export function formatCost(usd: number | undefined): string {
+  if (usd === undefined || usd <= 0) return "";
+  return `$${usd >= 0.01 ? usd.toFixed(2) : usd.toPrecision(2)}`;
+}
+
+/** All tokens a run moved: fresh input, output, and cache reads and writes. */
+export function totalTokens(usage: Usage | undefined): number {
+  if (!usage) return 0;
+  return (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+}
+
+/** "1.2k tok $0.0042", or less when some part is unknown. */
+export function formatSpend(usage: Usage | undefined): string {
+  const tokens = totalTokens(usage);
+  return [tokens > 0 ? `${formatCount(tokens)} tok` : "", formatCost(usage?.costUsd)].filter(Boolean).join(" ");
+}
+
+/** The full usage line of an expanded view. */
+export function formatUsageDetail(usage: Usage | undefined): string {
+  if (!usage) return "";
+  const parts = [
+    usage.turns !== undefined ? `${usage.turns} turn${usage.turns === 1 ? "" : "s"}` : "",
+    usage.toolCalls ? `${usage.toolCalls} tool call${usage.toolCalls === 1 ? "" : "s"}` : "",
+    `${formatCount(usage.inputTokens ?? 0)} in / ${formatCount(usage.outputTokens ?? 0)} out`,
+    usage.cacheReadTokens || usage.cacheWriteTokens ? `cache ${formatCount(usage.cacheReadTokens ?? 0)} read / ${formatCount(usage.cacheWriteTokens ?? 0)} write` : "",
+    formatCost(usage.costUsd),
+  ];
+  return parts.filter(Boolean).join(" · ");
+}
+
+/** Where a run stands, as one word a person reads. */
+export type RowStatus = "running" | "queued" | "accepted" | "succeeded" | "failed" | "cancelled" | "timed_out" | "rejected" | "uncertain";
+
+export function statusOf(view: Pick<RunView, "state"> | undefined): RowStatus {
+  if (!view) return "running";
+  if (view.state.status === "done") return view.state.outcome ?? "failed";
+  if (view.state.status === "interrupted_or_uncertain") return "uncertain";
+  return view.state.status;
+}
+
+const MARKS: Record<RowStatus, [string, ThemeColor]> = {
+  running: ["…", "warning"],
+  queued: ["◌", "muted"],
+  accepted: ["↗", "accent"],
+  succeeded: ["✓", "success"],
+  failed: ["✗", "error"],
+  cancelled: ["⊘", "muted"],
+  timed_out: ["⧗", "error"],
+  rejected: ["✗", "error"],
+  uncertain: ["?", "warning"],
+};
+
+export function statusMark(status: RowStatus): [string, ThemeColor] {
+  return MARKS[status];
+}
+
+/** Words for a status where a mark alone would be cryptic. */
+export function statusWord(status: RowStatus): string {
+  return status === "timed_out" ? "timed out" : status === "accepted" ? "in background" : status;
+}
+
+/** Milliseconds between two ISO times, or from one to now. */
+export function elapsedSince(startedAt: string | number | undefined, endedAt?: string | number, now = Date.now()): number | undefined {
+  if (startedAt === undefined) return undefined;
+  const start = typeof startedAt === "number" ? startedAt : Date.parse(startedAt);
+  const end = endedAt === undefined ? now : typeof endedAt === "number" ? endedAt : Date.parse(endedAt);
+  return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, end - start) : undefined;
+}
+
+/** One line of text with control characters folded to spaces: what a row may show of free text. */
+export function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f]+/g, " ").replace(/\s+/g, " ").trim();
+}

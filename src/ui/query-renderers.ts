@@ -1,0 +1,85 @@
+/**
+ * Rows for external_runs and external_help: a one-line header (mark, label, action and targets),
+ * the first line of the answer when collapsed, the whole answer when expanded. While a wait runs,
+ * its latest note shows beneath; the final result is never replaced by a later update.
+ */
+import type { Theme, ToolRenderResultOptions } from "@earendil-works/pi-coding-agent";
+import { Container, Text, type Component } from "@earendil-works/pi-tui";
+import { elapsedSince, formatDuration, oneLine, statusMark } from "./format.ts";
+import { FitLines, fitHeader } from "./lines.ts";
+import type { RenderContext } from "./render-context.ts";
+
+interface QueryState {
+  final?: boolean;
+  isError?: boolean;
+  text?: string;
+  startedAt?: number;
+  durationMs?: number;
+}
+
+interface ResultLike {
+  content: { type: string; text?: string }[];
+}
+
+/** How many answer lines an expanded query row shows. */
+const EXPANDED_LINES = 40;
+
+function queryRenderers<TArgs>(label: string, describe: (args: TArgs) => string) {
+  const header = (args: TArgs, state: QueryState, theme: Theme, width: number): string => {
+    const [mark, color] = state.final ? statusMark(state.isError ? "failed" : "succeeded") : statusMark("running");
+    const lead = `${theme.fg(color, mark)} ${theme.fg("toolTitle", theme.bold(label))}`;
+    const elapsed = state.final ? state.durationMs : elapsedSince(state.startedAt);
+    return fitHeader(width, lead, theme.fg("accent", describe(args)), theme.fg("dim", formatDuration(elapsed)));
+  };
+  return {
+    renderCall(args: TArgs, theme: Theme, context: RenderContext): Component {
+      const state = context.state as QueryState;
+      if (context.executionStarted) state.startedAt ??= Date.now();
+      return new FitLines((width) => [header(args ?? ({} as TArgs), state, theme, width)]);
+    },
+    renderResult(result: ResultLike, options: ToolRenderResultOptions, theme: Theme, context: RenderContext): Component {
+      const state = context.state as QueryState;
+      const text = result.content.map((part) => part.text ?? "").join("").replace(/\r/g, "").trimEnd();
+      if (!(state.final && options.isPartial)) {
+        state.text = text;
+        if (!options.isPartial) {
+          state.final = true;
+          state.isError = context.isError;
+          state.durationMs = context.durationMs;
+        }
+      }
+      const shown = state.text ?? "";
+      const color = state.isError ? "error" : options.isPartial ? "muted" : "toolOutput";
+      const container = new Container();
+      if (!shown) return container;
+      if (!options.expanded) {
+        const first = oneLine(shown.split("\n")[0] ?? "");
+        container.addChild(new FitLines(() => [theme.fg(color, first)]));
+        return container;
+      }
+      const lines = shown.split("\n");
+      const body = lines.slice(0, EXPANDED_LINES).map((line) => theme.fg(color, line.replace(/\t/g, "  ")));
+      if (lines.length > EXPANDED_LINES) body.push(theme.fg("muted", `… ${lines.length - EXPANDED_LINES} more lines`));
+      container.addChild(new Text(body.join("\n"), 0, 0));
+      return container;
+    },
+  };
+}
+
+export interface RunsCallArgs {
+  action?: string;
+  runIds?: string[];
+  view?: string;
+}
+
+export interface HelpCallArgs {
+  topic?: string;
+  tool?: string;
+  harness?: string;
+}
+
+export const runsRenderers = queryRenderers<RunsCallArgs>("Runs", (args) =>
+  [args.action ?? "", args.view && args.view !== "summary" ? args.view : "", (args.runIds ?? []).join(" ")].filter(Boolean).join(" "),
+);
+
+export const helpRenderers = queryRenderers<HelpCallArgs>("Help", (args) => [args.topic ?? "", args.tool ?? "", args.harness ?? ""].filter(Boolean).join(" "));

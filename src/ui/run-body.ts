@@ -1,0 +1,47 @@
+/**
+ * The expanded lines of one run: where it stands, what went wrong, what it spent, and its answer
+ * or where to page it. Shared by tool rows, completion messages and `/flow runs`.
+ */
+import type { Theme } from "@earendil-works/pi-coding-agent";
+import type { RunView } from "../contract/run-schema.ts";
+import { formatDuration, formatUsageDetail, oneLine, statusMark, statusOf, statusWord } from "./format.ts";
+
+/** How many lines of an inline answer an expanded row shows before pointing to the rest. */
+export const ANSWER_PREVIEW_LINES = 20;
+
+function field(theme: Theme, name: string, value: string): string {
+  return `${theme.fg("muted", name.padEnd(9))}${value}`;
+}
+
+/** Fact lines (cut to the width by FitLines): run, outcome, error, children, usage. */
+export function runFacts(view: RunView, theme: Theme): string[] {
+  const status = statusOf(view);
+  const [mark, color] = statusMark(status);
+  const lines = [field(theme, "run", `${view.runId} · ${view.kind}${view.background ? " · background" : ""}${view.task.harness && view.task.harness !== "pi" ? ` · ${view.task.harness}` : ""}`)];
+  const took = formatDuration(view.timing.durationMs);
+  lines.push(field(theme, "outcome", `${theme.fg(color, `${mark} ${statusWord(status)}`)}${took ? ` in ${took}` : ""} · integrity ${view.integrity} · delivery ${view.output.delivery}`));
+  if (view.state.error) lines.push(field(theme, "error", theme.fg("error", `${view.state.error.code}: ${oneLine(view.state.error.message)}`)));
+  if (view.children) {
+    const failed = view.children.failed ? `, ${view.children.failed} failed` : "";
+    lines.push(field(theme, "children", `${view.children.count}${failed}`));
+  }
+  const usage = formatUsageDetail(view.usage);
+  if (usage) lines.push(field(theme, "usage", usage));
+  return lines;
+}
+
+/** The answer as wrapped text, or one line saying where it is; empty when there is none. */
+export function answerText(view: RunView, theme: Theme, maxLines = ANSWER_PREVIEW_LINES): string {
+  const { output } = view;
+  if (output.delivery === "reference") {
+    const call = JSON.stringify(view.refs.final ?? view.refs.summary);
+    return theme.fg("muted", `answer   over 16 KiB, by reference: external_runs ${call}`);
+  }
+  if (output.delivery !== "inline") return "";
+  const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value, null, 2);
+  const lines = text.replace(/\r/g, "").replace(/\t/g, "  ").split("\n");
+  const shown = lines.slice(0, maxLines).map((line) => theme.fg("toolOutput", line));
+  if (lines.length > maxLines) shown.push(theme.fg("muted", `… ${lines.length - maxLines} more lines (external_runs inspect ${view.runId} view final)`));
+  const head = theme.fg("muted", output.redacted ? "answer (secrets redacted)" : "answer");
+  return [head, ...shown].join("\n");
+}

@@ -1,0 +1,31 @@
+/**
+ * A workflow's children as a tree: one line each with status, description, elapsed and spend,
+ * and beneath a running or finished child what it is doing now or the last line it wrote.
+ */
+import type { Theme } from "@earendil-works/pi-coding-agent";
+import type { ChildEntry } from "../orchestrator/workflow-host.ts";
+import { elapsedSince, formatDuration, formatSpend, oneLine, statusMark } from "./format.ts";
+
+/** "2/5 done" style counts for a header. */
+export function childCounts(children: readonly ChildEntry[]): { done: number; total: number; failed: number } {
+  const done = children.filter((child) => child.status !== "running").length;
+  const failed = children.filter((child) => child.status !== "running" && child.status !== "succeeded").length;
+  return { done, total: children.length, failed };
+}
+
+export function workflowTree(children: readonly ChildEntry[], theme: Theme, now = Date.now()): string[] {
+  const lines: string[] = [];
+  children.forEach((child, position) => {
+    const last = position === children.length - 1;
+    const [mark, color] = statusMark(child.status);
+    const elapsed = formatDuration(elapsedSince(child.startedAt, child.endedAt, now));
+    const tail = [elapsed, formatSpend(child.usage)].filter(Boolean).join(" ");
+    lines.push(`${theme.fg("dim", last ? "└─" : "├─")} ${theme.fg(color, mark)} ${oneLine(child.description)}${tail ? ` ${theme.fg("dim", tail)}` : ""}`);
+    const indent = theme.fg("dim", last ? "   " : "│  ");
+    const now_ = child.status === "running" && child.activity ? theme.fg("accent", child.activity) : "";
+    const said = child.lastOutput ? theme.fg("muted", `“${oneLine(child.lastOutput)}”`) : "";
+    const detail = [now_, said].filter(Boolean).join(" ");
+    if (detail) lines.push(`${indent}  ${detail}`);
+  });
+  return lines;
+}
