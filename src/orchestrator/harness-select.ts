@@ -74,10 +74,18 @@ export function resolveChildModel(
   return model;
 }
 
-export async function createHarness(name: string, options: { agentDir: string; model: ChildModel; registry: ModelRegistry }): Promise<Harness> {
+export async function createHarness(
+  name: string,
+  options: { agentDir: string; model: ChildModel; registry: ModelRegistry; resumeSessionId?: string },
+): Promise<Harness> {
   checkHarnessName(name);
-  const { model } = options;
-  if (model.kind === "cli") return createCliHarnessByName(name, model.name === undefined ? {} : { model: model.name });
+  const { model, resumeSessionId } = options;
+  if (model.kind === "cli") {
+    return createCliHarnessByName(name, {
+      ...(model.name !== undefined ? { model: model.name } : {}),
+      ...(resumeSessionId !== undefined ? { resumeSessionId } : {}),
+    });
+  }
   const modelRuntime = await childModelRuntime(options.registry, model.model);
   return createPiHarness({ agentDir: options.agentDir, model: model.model, modelRuntime });
 }
