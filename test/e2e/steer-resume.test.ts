@@ -2,7 +2,9 @@ import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@eare
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { childAnswers, childAnswersWhenReleased, type Seen } from "../support/children.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { callForReceipt } from "../support/receipts.ts";
+import { schemaViolation } from "../support/schema.ts";
 
 /** Steering a running pi child and resuming a settled one, in a real Pi session. */
 
@@ -14,10 +16,12 @@ afterEach(() => pi.dispose());
 
 const worker = { role: "worker", description: "Write notes", prompt: "Write the notes.", context: { mode: "none" } };
 const delegate = (args: Record<string, unknown>, script: TurnScript = {}) => callForReceipt(pi, "external_delegate", args, script);
-const runs = async (args: Record<string, unknown>) => (await pi.callTool("external_runs", args)).structuredContent as {
-  ok: boolean;
-  data: Record<string, unknown>;
-  error?: { code: string; message: string };
+type RunsEnvelope = { ok: boolean; data: Record<string, unknown>; error?: { code: string; message: string } };
+/** external_runs as the model calls it; every envelope, steer's included, satisfies the declared output schema. */
+const runs = async (args: Record<string, unknown>): Promise<RunsEnvelope> => {
+  const envelope = (await pi.callTool("external_runs", args)).structuredContent;
+  expect(schemaViolation(TOOL_SCHEMAS.external_runs.output, envelope)).toBeNull();
+  return envelope as RunsEnvelope;
 };
 
 /** The child's model answers only when released, then asks for one tool call. */
@@ -98,6 +102,15 @@ describe("external_delegate resume", () => {
     await delegate({ ...worker, prompt: "And delta.", resume: second.receipt.data.run!.runId }, { children: [childAnswers("ok", seenThird)] });
     expect(seenThird[0]!.all).toContain("Notes: alpha, beta, gamma.");
     expect(seenThird[0]!.all).toContain("Write the notes.");
+  });
+
+  test("agent() takes resume: a workflow continues a settled child", async () => {
+    const first = await delegate(worker, { children: [childAnswers("Notes: alpha.")] });
+    const seen: Seen[] = [];
+    const script = `const r = await agent({ role: "worker", prompt: "Add beta.", context: { mode: "none" }, resume: ${JSON.stringify(first.receipt.data.run!.runId)} });\nreturn r.value;`;
+    const { receipt } = await callForReceipt(pi, "external_workflow", { script }, { children: [childAnswers("Notes: alpha, beta.", seen)] });
+    expect(receipt).toMatchObject({ ok: true, data: { run: { output: { value: "Notes: alpha, beta." } } } });
+    expect(seen[0]!.all).toContain("Notes: alpha.");
   });
 
   test("a live run is request_invalid (steer it), an unknown one run_unavailable, another harness request_invalid", async () => {
