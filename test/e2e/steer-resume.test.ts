@@ -1,3 +1,5 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { childAnswers, childAnswersWhenReleased, type Seen } from "../support/children.ts";
@@ -144,3 +146,22 @@ describe("external_delegate resume", () => {
   });
 });
 
+
+describe("steering is not an interrupt", () => {
+  test("a steer sent while the child's tool runs waits for the tool to finish, then reaches the next model request", async () => {
+    // The child's tool waits for a file the test writes: it is surely running while the steer is sent.
+    const command = "touch started && while [ ! -f go ]; do sleep 0.05; done && echo tool-finished";
+    const callsBash: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" });
+    const seen: Seen[] = [];
+    const { receipt } = await delegate({ ...worker, background: true }, { children: [callsBash, childAnswers("done after steer", seen)] });
+    const runId = receipt.data.run!.runId;
+    await expect.poll(() => existsSync(join(pi.cwd, "started")), { timeout: 30_000 }).toBe(true);
+    expect(await runs({ action: "steer", runIds: [runId], message: "Then summarise." })).toMatchObject({ ok: true, data: { held: false } });
+    writeFileSync(join(pi.cwd, "go"), "");
+    expect(await runs({ action: "wait", runIds: [runId] })).toMatchObject({ ok: true, data: { completed: [{ state: { outcome: "succeeded" } }] } });
+    const transcript = seen[0]!.all;
+    // The tool ran to its end (its output is there), and the steer comes after its result.
+    expect(transcript).toContain("tool-finished");
+    expect(transcript.indexOf("Then summarise.")).toBeGreaterThan(transcript.indexOf("tool-finished"));
+  });
+});
