@@ -28,7 +28,7 @@ describe("quotas on the pi harness", () => {
     expect(receipt).toMatchObject({
       ok: false,
       error: { code: "failed", message: expect.stringContaining("maxToolCalls (1)") },
-      data: { run: { state: { status: "done", outcome: "failed" } } },
+      data: { run: { state: { status: "done", outcome: "failed" }, usage: { toolCalls: 2 } } },
     });
     expect(existsSync(join(pi.cwd, "first.txt"))).toBe(true);
     expect(existsSync(join(pi.cwd, "second.txt"))).toBe(false);
