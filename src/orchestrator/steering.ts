@@ -1,5 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
-import { SteeringInbox } from "../harnesses/steering.ts";
+import type { SteeringInbox } from "../harnesses/steering.ts";
 import type { RunStore } from "../runs/index.ts";
 
 /**
@@ -80,4 +80,3 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
   return { runId: id, status: "queued", held };
 }
 
-export { SteeringInbox };
