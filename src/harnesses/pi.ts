@@ -111,7 +111,11 @@ function enforceQuotas(session: AgentSession, request: ChildRequest, state: Quot
 function attachSteering(session: AgentSession, request: ChildRequest): void {
   request.steering?.attach((message) => {
     session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
-      request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
+      try {
+        request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
+      } catch {
+        // The run settled meanwhile: its evidence is closed, and nothing may throw into the host.
+      }
     });
   });
 }
