@@ -82,6 +82,9 @@ export interface AgentOptions {
   model?: string;
   outputSchema?: JsonValue;
   timeoutMs?: number;
+  maxTurns?: number;
+  maxToolCalls?: number;
+  resume?: string;
   [key: string]: JsonValue | undefined;
 }
 

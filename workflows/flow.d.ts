@@ -72,6 +72,18 @@ type AgentOptions = {
    * Time limit for this child.
    */
   timeoutMs?: number;
+  /**
+   * Most model turns the child may take; the next one stops it and agent() fails, naming the quota.
+   */
+  maxTurns?: number;
+  /**
+   * Most tool calls the child may start; the next one is refused and agent() fails, naming the quota.
+   */
+  maxToolCalls?: number;
+  /**
+   * A settled agent run (its runId) whose conversation this child continues, on that run's harness.
+   */
+  resume?: string;
   [k: string]: unknown;
 } & (
   | {

@@ -34,6 +34,18 @@ function sharedProperties() {
     ),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, description: "Wall-time limit for the child, in milliseconds." })),
     cwd: Type.Optional(Type.String({ description: "Working directory for the child; default: the session's." })),
+    maxTurns: Type.Optional(
+      Type.Integer({ minimum: 1, description: "Most model turns the child may take; the next one stops it and the run fails, naming the quota." }),
+    ),
+    maxToolCalls: Type.Optional(
+      Type.Integer({ minimum: 1, description: "Most tool calls the child may start; the next one is refused, stops it, and the run fails." }),
+    ),
+    resume: Type.Optional(
+      Type.String({
+        description:
+          "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).",
+      }),
+    ),
   };
 }
 

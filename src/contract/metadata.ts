@@ -35,6 +35,8 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "context none | recent N | full selects from the parent's branch frozen when the call starts.",
       "The answer is inline within 16 KiB of UTF-8 JSON after redaction, otherwise page run.refs.final.",
       "Cancelling the parent tool call stops a foreground child; background runs outlive the call.",
+      "maxTurns and maxToolCalls fail closed: the first turn or tool call past one stops the child, and the run fails with a message naming the quota.",
+      "resume: runId continues a settled agent run of this session with its whole conversation, on that run's harness; a live run is request_invalid (steer it with external_runs), an unknown or foreign one run_unavailable.",
     ],
     examples: [
       {
@@ -88,19 +90,21 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
   },
   external_runs: {
     actions: [...RUN_ACTIONS],
-    purpose: "Supervise runs of this session: list them, inspect them page by page, wait for them, cancel them.",
+    purpose: "Supervise runs of this session: list them, inspect them page by page, wait for them, cancel them, steer a running child.",
     semantics: [
       "ok is true when the supervision query succeeded, even when the target run failed; check run.state.outcome.",
       "inspect with several runIds and view summary returns batch entries; one run and another view returns pages.",
       "Pages are bounded by limitBytes in UTF-8; follow nextCursor and concatenate before parsing JSON pages.",
       "An unknown run, a run of another session and a pruned run are all run_unavailable.",
       "Cancelling a wait never cancels the run; cancel returns requested, which does not mean stopped.",
+      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; ok means queued. Queued or finished runs are run_not_live; claude and codex children are harness_unavailable.",
     ],
     examples: [
       { title: "List runs", input: { action: "list", limit: 20 } },
       { title: "Batch summary", input: { action: "inspect", runIds: ["run_example"], view: "summary", limitBytes: 32768 } },
       { title: "Wait for all", input: { action: "wait", runIds: ["run_example"], mode: "all", timeoutMs: 60000 } },
       { title: "Cancel one run", input: { action: "cancel", runIds: ["run_example"] } },
+      { title: "Steer a running child", input: { action: "steer", runIds: ["run_example"], message: "Also check the tests." } },
     ],
   },
   external_help: {

@@ -2,7 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { envelopeSchema } from "./envelope.ts";
 import { RunViewSchema } from "./run-schema.ts";
 
-export const RUN_ACTIONS = ["list", "inspect", "wait", "cancel"] as const;
+export const RUN_ACTIONS = ["list", "inspect", "wait", "cancel", "steer"] as const;
 export const RUN_VIEWS = ["summary", "launch", "output", "diagnostics", "final"] as const;
 
 const literals = <T extends string>(values: readonly T[]) => values.map((value) => Type.Literal(value));
@@ -13,9 +13,9 @@ const literals = <T extends string>(values: readonly T[]) => values.map((value) 
  */
 export const RunsInputSchema = Type.Object(
   {
-    action: Type.Union(literals(RUN_ACTIONS), { description: "list, inspect, wait or cancel." }),
+    action: Type.Union(literals(RUN_ACTIONS), { description: "list, inspect, wait, cancel or steer." }),
     runIds: Type.Optional(
-      Type.Array(Type.String(), { description: "Targets: inspect (one for a page view, many for summary), wait, cancel (one)." }),
+      Type.Array(Type.String(), { description: "Targets: inspect (one for a page view, many for summary), wait, cancel (one), steer (one)." }),
     ),
     view: Type.Optional(Type.Union(literals(RUN_VIEWS), { description: "inspect view; default summary." })),
     limitBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Byte budget of a page or a wait's output." })),
@@ -26,6 +26,9 @@ export const RunsInputSchema = Type.Object(
       Type.Union([Type.Literal("all"), Type.Literal("any")], { description: "wait: return when all or any target settles." }),
     ),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 0, description: "wait: give up after this long; pending runs go on." })),
+    message: Type.Optional(
+      Type.String({ description: "steer: a message for the running child, delivered after its active tool calls, before its next model request." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,9 +77,15 @@ export const CancelPayloadSchema = Type.Object({
   }),
 });
 
+export const SteerPayloadSchema = Type.Object({
+  runId: Type.String(),
+  status: Type.Literal("queued", { description: "The message is queued; the child has not necessarily read it yet." }),
+  held: Type.Boolean({ description: "True when the child's session did not exist yet: the message is delivered when it starts." }),
+});
+
 export const RunsOutputSchema = envelopeSchema(
   "external_runs",
   Type.Union(literals(RUN_ACTIONS)),
-  Type.Union([ListPayloadSchema, BatchPayloadSchema, SinglePayloadSchema, WaitPayloadSchema, CancelPayloadSchema]),
+  Type.Union([ListPayloadSchema, BatchPayloadSchema, SinglePayloadSchema, WaitPayloadSchema, CancelPayloadSchema, SteerPayloadSchema]),
   Type.Null(),
 );

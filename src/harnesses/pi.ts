@@ -10,6 +10,7 @@ import {
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
 import { contentText } from "../context/content-text.ts";
 import { runInChildSessionContext } from "./child-context.ts";
+import { quotaBreach } from "./quotas.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
 import { addMessageUsage, zeroUsage } from "./usage.ts";
@@ -18,6 +19,19 @@ export interface PiHarnessOptions {
   agentDir: string;
   model: Model<Api>;
   modelRuntime: ModelRuntime;
+}
+
+/**
+ * The child's Pi session: kept in the run's evidence folder when the run has one (so a later run
+ * can resume it), a copy of an earlier run's session when this run resumes it, else in memory.
+ * Either way it is evidence of the run, never a session of the user's own session list.
+ */
+function childSessionManager(request: ChildRequest): SessionManager {
+  const { session, cwd } = request;
+  if (!session) return SessionManager.inMemory(cwd);
+  return session.resumeFrom !== undefined
+    ? SessionManager.forkFrom(session.resumeFrom, cwd, session.dir)
+    : SessionManager.create(cwd, session.dir);
 }
 
 /** Builds the child inside the child-context guard, so pi-flow does not install itself in it. */
@@ -39,8 +53,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       model: options.model,
       resourceLoader: loader,
       settingsManager: SettingsManager.create(cwd, options.agentDir),
-      // A child's transcript is evidence of its run, kept by pi-flow; it is never a Pi session of its own.
-      sessionManager: SessionManager.inMemory(cwd),
+      sessionManager: childSessionManager(request),
       ...(profile.tools ? { tools: profile.tools } : {}),
     });
     try {
@@ -50,6 +63,61 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       throw error;
     }
     return session;
+  });
+}
+
+/** The first quota the child broke, once it broke one. */
+interface QuotaState {
+  breach?: string;
+}
+
+/**
+ * Enforces the quotas on the child's own loop: a tool call past maxToolCalls is blocked before it
+ * runs, a turn past maxTurns is stopped before its model request, and either stops the child.
+ */
+function enforceQuotas(session: AgentSession, request: ChildRequest, state: QuotaState): () => void {
+  const quotas = request.quotas;
+  if (!quotas || (quotas.maxTurns === undefined && quotas.maxToolCalls === undefined)) return () => {};
+  const counts = { turns: 0, toolCalls: 0 };
+  const stop = (message: string) => {
+    if (state.breach !== undefined) return;
+    state.breach = message;
+    request.onDiagnostic({ type: "error", message });
+    void session.abort();
+  };
+  const agent = session.agent;
+  const inner = agent.beforeToolCall;
+  agent.beforeToolCall = async (context, signal) => {
+    counts.toolCalls++;
+    const breach = state.breach ?? quotaBreach(quotas, counts);
+    if (breach !== undefined) {
+      stop(breach);
+      return { block: true, reason: breach };
+    }
+    return inner ? inner(context, signal) : undefined;
+  };
+  const unsubscribe = session.subscribe((event: AgentSessionEvent) => {
+    if (event.type !== "turn_start") return;
+    counts.turns++;
+    const breach = quotaBreach(quotas, counts);
+    if (breach !== undefined) stop(breach);
+  });
+  return () => {
+    unsubscribe();
+    agent.beforeToolCall = inner;
+  };
+}
+
+/** Steers reach the child through Pi's own queue: after its active tool batch, before its next model request. */
+function attachSteering(session: AgentSession, request: ChildRequest): void {
+  request.steering?.attach((message) => {
+    session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
+      try {
+        request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
+      } catch {
+        // The run settled meanwhile: its evidence is closed, and nothing may throw into the host.
+      }
+    });
   });
 }
 
@@ -97,7 +165,9 @@ function lastAssistant(session: AgentSession): AssistantMessage | undefined {
 }
 
 /** Turns a settled child session into the run's outcome and canonical answer. */
-function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown): ChildResult {
+function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown, quota: QuotaState): ChildResult {
+  // A quota stops the child with an abort of its own: the run fails closed, naming the quota.
+  if (quota.breach !== undefined) return { outcome: "failed", error: { code: "failed", message: quota.breach }, usage };
   if (request.signal.aborted) {
     return request.timedOut()
       ? { outcome: "timed_out", error: { code: "timed_out", message: "The child ran out of time." }, usage }
@@ -127,19 +197,28 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
       const usage = zeroUsage();
       const session = await buildChildSession(request, options);
       const unsubscribe = observe(session, request, usage);
+      const quota: QuotaState = {};
+      const releaseQuotas = enforceQuotas(session, request, quota);
+      attachSteering(session, request);
       const stop = () => void session.abort();
       request.signal.addEventListener("abort", stop, { once: true });
       let thrown: unknown;
       try {
         if (!request.signal.aborted) await session.prompt(request.prompt);
+        // A steer queued after the child's last model request still gets its answer.
+        while (!request.signal.aborted && quota.breach === undefined && session.agent.hasQueuedMessages()) {
+          await session.agent.continue();
+        }
       } catch (error) {
         thrown = error;
       } finally {
         request.signal.removeEventListener("abort", stop);
+        request.steering?.close();
+        releaseQuotas();
         unsubscribe();
       }
       try {
-        const result = settle(session, request, usage, thrown);
+        const result = settle(session, request, usage, thrown, quota);
         request.onDiagnostic({ type: "usage", usage: { ...usage } });
         return result;
       } finally {

@@ -1,4 +1,6 @@
 import type { ChildProfile } from "./profiles.ts";
+import type { ChildQuotas } from "./quotas.ts";
+import type { SteeringInbox } from "./steering.ts";
 
 export type ChildOutcome = "succeeded" | "failed" | "cancelled" | "timed_out";
 
@@ -55,6 +57,15 @@ export interface ChildRequest {
   /** Assistant text as the child writes it, message by message. */
   onOutput(text: string): void;
   onDiagnostic(entry: ChildDiagnostic): void;
+  /** Turn and tool-call limits; the first call past one stops the child and fails the run. */
+  quotas?: ChildQuotas;
+  /** Messages for the child while it runs; a harness that cannot take them never attaches. */
+  steering?: SteeringInbox;
+  /**
+   * Where the pi harness keeps the child's Pi session (a folder of the run's evidence), and the
+   * session file of an earlier run to continue with its whole history.
+   */
+  session?: { dir: string; resumeFrom?: string };
 }
 
 export interface ChildResult {

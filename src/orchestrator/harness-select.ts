@@ -94,13 +94,20 @@ export interface HarnessOptions {
   model: ChildModel;
   registry: ModelRegistry;
   settings: HarnessSettings;
+  /** A CLI session to continue (resume of a claude or codex run). */
+  resumeSessionId?: string;
 }
 
 export async function createHarness(name: string, options: HarnessOptions): Promise<Harness> {
   checkHarnessName(name, options.settings);
-  const { model } = options;
+  const { model, resumeSessionId } = options;
   if (name === "replay") return createReplayHarness(options.settings.replay!);
-  if (model.kind === "cli") return createCliHarnessByName(name, model.name === undefined ? {} : { model: model.name });
+  if (model.kind === "cli") {
+    return createCliHarnessByName(name, {
+      ...(model.name !== undefined ? { model: model.name } : {}),
+      ...(resumeSessionId !== undefined ? { resumeSessionId } : {}),
+    });
+  }
   if (model.kind !== "pi") throw new FlowError("model_unavailable", "The child has no model to run on.");
   const modelRuntime = await childModelRuntime(options.registry, model.model);
   return withRecording(createPiHarness({ agentDir: options.agentDir, model: model.model, modelRuntime }), options.settings.record);

@@ -13,6 +13,9 @@ import type { ChildProfile } from "../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
+import { SteeringInbox } from "../harnesses/steering.ts";
+import { childSessionDir, resolveResume, type ResumeSource } from "./resume.ts";
+import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "./harness-select.ts";
 import type { Slots } from "./slots.ts";
 
@@ -28,6 +31,11 @@ export interface ChildCall {
   outputSchema?: Record<string, unknown>;
   timeoutMs?: number;
   cwd?: string;
+  /** Quotas: the first turn or tool call past one stops the child and fails the run. */
+  maxTurns?: number;
+  maxToolCalls?: number;
+  /** A settled agent run of this session whose conversation this child continues. */
+  resume?: string;
 }
 
 /** What the calling session lends to every child of one call. */
@@ -57,6 +65,7 @@ export interface PreparedChild {
   cwd: string;
   prompt: string;
   contextMode: string;
+  resume?: ResumeSource;
 }
 
 /** The longest a single child may run, whatever it asks for. */
@@ -106,6 +115,13 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
   if (call.subagent_type !== undefined && call.harness !== undefined && call.harness !== "pi") {
     throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
   }
+  for (const key of ["maxTurns", "maxToolCalls"] as const) {
+    const value = call[key];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+      throw new FlowError("request_invalid", `${key} must be a positive integer.`);
+    }
+  }
+  if (call.resume !== undefined && typeof call.resume !== "string") throw new FlowError("request_invalid", "resume must be a run ID.");
   if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
     throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);
   }
@@ -129,7 +145,8 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
     call.subagent_type !== undefined
       ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
       : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
-  const harness = selectHarness(call.harness ?? profile.harness ?? "pi", env.harnesses);
+  const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
+  const harness = selectHarness(resume ? resumedHarness(call, resume) : (call.harness ?? profile.harness ?? "pi"), env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
@@ -137,7 +154,18 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, prompt, contextMode };
+  return { call, profile, harness, model, cwd, prompt, contextMode, ...(resume ? { resume } : {}) };
+}
+
+/** A resumed child runs where the earlier run ran; asking for another harness is a contradiction. */
+function resumedHarness(call: ChildCall, resume: ResumeSource): string {
+  if (call.harness !== undefined && call.harness !== resume.harness) {
+    throw new FlowError("request_invalid", `Run ${resume.runId} ran on the ${resume.harness} harness; resume it there (leave harness out).`);
+  }
+  if (call.subagent_type !== undefined && resume.harness !== "pi") {
+    throw new FlowError("request_invalid", `Run ${resume.runId} ran on the ${resume.harness} harness; subagent_type always runs on pi.`);
+  }
+  return resume.harness;
 }
 
 export interface LaunchOptions {
@@ -210,7 +238,21 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       cwd: prepared.cwd,
       timeoutMs: call.timeoutMs ?? null,
       structured: call.outputSchema !== undefined,
+      ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
+      ...(call.maxToolCalls !== undefined ? { maxToolCalls: call.maxToolCalls } : {}),
+      ...(prepared.resume ? { resume: prepared.resume.runId } : {}),
       prompt: prepared.prompt,
+    },
+  });
+  // Only the pi harness takes messages while it runs; a CLI child is registered as not steerable.
+  const inbox = harness === "pi" ? new SteeringInbox() : undefined;
+  const unregisterSteering = registerSteerTarget(writer.runId, {
+    harness,
+    inbox,
+    record: (message, held) => {
+      writer.journal({ t: "event", name: "steer", data: { message, held } });
+      const when = held ? "held until the child's session starts" : "queued for the child's next model request";
+      writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
     },
   });
   const controller = new AbortController();
@@ -238,7 +280,15 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     }
   };
   const runOnHarness = async (): Promise<ChildResult> => {
-    const child = await createHarness(harness, { agentDir: env.agentDir, model, registry: env.modelRegistry, settings: env.harnesses });
+    const { resume } = prepared;
+    const child = await createHarness(harness, {
+      agentDir: env.agentDir,
+      model,
+      registry: env.modelRegistry,
+      settings: env.harnesses,
+      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
+    });
+    const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
     return child.run({
       profile,
       task: {
@@ -257,6 +307,11 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         options.onOutput?.(text);
       },
       onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
+      quotas,
+      ...(inbox ? { steering: inbox } : {}),
+      ...(harness === "pi"
+        ? { session: { dir: childSessionDir(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
+        : {}),
     });
   };
 
@@ -271,6 +326,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       return { outcome: "failed", error: { code: "failed", message }, usage };
     })
     .then((result): SettledChild => {
+      unregisterSteering();
       const settledRun = writer.settle({
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),

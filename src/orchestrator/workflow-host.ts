@@ -11,8 +11,9 @@ import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type
  */
 const FATAL_CODES = new Set(["selection_invalid", "configuration_invalid", "harness_unavailable", "model_unavailable"]);
 
-const STRING_OPTIONS = ["role", "subagent_type", "harness", "description", "prompt", "model", "cwd"] as const;
-const KNOWN_OPTIONS = new Set<string>([...STRING_OPTIONS, "context", "outputSchema", "timeoutMs"]);
+const STRING_OPTIONS = ["role", "subagent_type", "harness", "description", "prompt", "model", "cwd", "resume"] as const;
+const QUOTA_OPTIONS = ["maxTurns", "maxToolCalls"] as const;
+const KNOWN_OPTIONS = new Set<string>([...STRING_OPTIONS, ...QUOTA_OPTIONS, "context", "outputSchema", "timeoutMs"]);
 
 export type ChildStatus = "running" | "succeeded" | "failed" | "cancelled" | "timed_out";
 
@@ -84,6 +85,14 @@ export function toChildCall(options: AgentOptions, index: number): ChildCall {
   if (options.context !== undefined) call.context = options.context;
   if (outputSchema !== undefined) call.outputSchema = outputSchema as Record<string, unknown>;
   if (timeoutMs !== undefined) call.timeoutMs = timeoutMs;
+  for (const key of QUOTA_OPTIONS) {
+    const value: unknown = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+      throw new FlowError("request_invalid", `agent() option ${key} must be a positive integer.`);
+    }
+    call[key] = value;
+  }
   return call;
 }
 

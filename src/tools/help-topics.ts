@@ -13,6 +13,8 @@ export const HARNESS_HELP: Record<string, string> = {
     "It uses the parent's model and model runtime unless a role or model chooses another, so every provider the parent can use works for it.",
     "Tools come from the role; context (none, recent N, full) is selected from the parent's branch frozen when the call starts.",
     "subagent_type always runs here.",
+    "Quotas maxTurns/maxToolCalls are enforced in the child's loop: a call past the quota is blocked before it runs and the run fails naming it.",
+    "Steerable: external_runs steer queues a message for its next model request (after its active tool calls). Resumable: its Pi session is kept with the run, so resume: runId continues it with its whole history.",
   ].join("\n"),
   claude: [
     "claude: Anthropic's Claude Code CLI as a child: claude -p --output-format=stream-json --verbose, the prompt on stdin.",
@@ -20,6 +22,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "model is Claude Code's own name (sonnet, opus, claude-sonnet-4-5); an anthropic/ prefix is dropped. outputSchema goes to --json-schema.",
     "Preflight: PI_FLOW_CLAUDE_BIN or claude on PATH, and claude --version 2.0.0 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add ANTHROPIC_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CLAUDE_ENV to pass them. Its session id is in the run's diagnostics (cli_session).",
+    "resume: runId continues that session (--resume). Quotas are counted from its stream and end its process group. It cannot be steered (harness_unavailable): cancel and resume instead.",
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   codex: [
@@ -28,6 +31,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "model is Codex's own name (gpt-5-codex); an openai/ prefix is dropped. outputSchema goes to --output-schema.",
     "Preflight: PI_FLOW_CODEX_BIN or codex on PATH, and codex --version 0.50.0 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add OPENAI_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CODEX_ENV to pass them. Its thread id is in the run's diagnostics (cli_session).",
+    "resume: runId continues that thread (codex exec resume). Quotas are counted from its stream (one turn per prompt, so maxToolCalls is the useful one) and end its process group. It cannot be steered (harness_unavailable): cancel and resume instead.",
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   replay: [
@@ -122,5 +126,6 @@ export const LIMITS_HELP = [
     (name) => `- ${name}: the ${LIMIT_LABELS[name]}. Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`,
   ),
   `- nesting depth: a workflow may start workflows (tools.external_workflow) to depth ${MAX_WORKFLOW_DEPTH}, the root being depth 1. Fixed, not a meta.limits entry.`,
+  "Per child (external_delegate and agent() options): maxTurns and maxToolCalls; the first turn or tool call past one stops the child and the run fails with a message naming the quota. timeoutMs bounds its wall time.",
   "A child's answer is inline up to 16 KiB of UTF-8 JSON; larger ones are delivered by reference, never truncated.",
 ].join("\n");

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChildProfile } from "../profiles.ts";
+import { quotaBreach } from "../quotas.ts";
 import { READ_ONLY_TOOLS } from "../roles.ts";
 import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
@@ -136,6 +137,13 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       } catch (error) {
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
         fail(`${spec.name}'s output stream is malformed: ${why}`);
+        return false;
+      }
+      // Quotas fail closed: the first event past one ends the CLI's process group.
+      const breach = quotaBreach(request.quotas, usage);
+      if (breach !== undefined) {
+        request.onDiagnostic({ type: "error", message: breach });
+        fail(breach);
         return false;
       }
       return true;

@@ -1,0 +1,77 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import { runFiles } from "../runs/home.ts";
+import type { RunStore } from "../runs/index.ts";
+
+/**
+ * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.
+ * pi continues a copy of the earlier child's Pi session (kept in that run's evidence); claude and
+ * codex continue the CLI session the earlier run recorded (its `cli_session` diagnostic).
+ */
+export interface ResumeSource {
+  runId: string;
+  harness: string;
+  /** pi: the earlier child's session file, copied into the new run's own session. */
+  piSessionFile?: string;
+  /** claude/codex: the CLI session to continue. */
+  cliSessionId?: string;
+}
+
+/** Harnesses that can continue an earlier run's conversation. */
+const RESUMABLE = new Set(["pi", "claude", "codex"]);
+
+/** Where the pi harness keeps a run's child session. */
+export const childSessionDir = (runs: RunStore, runId: string): string => join(runFiles(runs.scope, runId).dir, "session");
+
+function piSessionFile(runs: RunStore, runId: string): string | undefined {
+  const dir = childSessionDir(runs, runId);
+  if (!existsSync(dir)) return undefined;
+  const file = readdirSync(dir).find((name) => name.endsWith(".jsonl"));
+  return file === undefined ? undefined : join(dir, file);
+}
+
+const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
+
+function cliSessionId(runs: RunStore, runId: string, harness: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(runFiles(runs.scope, runId).diagnostics, "utf8");
+  } catch {
+    return undefined;
+  }
+  let found: string | undefined;
+  for (const match of text.matchAll(SESSION_LINE)) if (match[1] === harness) found = match[2];
+  return found;
+}
+
+/**
+ * Checks a `resume` before launch, with no side effect. Unknown, pruned or foreign runs are
+ * run_unavailable (the store says so); a live run is request_invalid (steer it instead); a run that
+ * kept nothing to continue is request_invalid; a harness that cannot resume is harness_unavailable.
+ */
+export function resolveResume(runId: string, runs: RunStore): ResumeSource {
+  const view = runs.view(runId);
+  if (view.kind !== "agent") {
+    throw new FlowError("request_invalid", `resume continues an agent run; ${view.runId} is a workflow.`);
+  }
+  if (view.live || view.state.status === "queued" || view.state.status === "running") {
+    throw new FlowError(
+      "request_invalid",
+      `Run ${view.runId} is still live: steer it with external_runs ${JSON.stringify({ action: "steer", runIds: [view.runId], message: "…" })} instead of resuming it.`,
+    );
+  }
+  const harness = view.task.harness ?? "pi";
+  if (!RESUMABLE.has(harness)) throw new FlowError("harness_unavailable", `The ${harness} harness cannot resume a run.`);
+  if (harness === "pi") {
+    const file = piSessionFile(runs, view.runId);
+    if (file === undefined) throw nothingToResume(view.runId, "Pi session");
+    return { runId: view.runId, harness, piSessionFile: file };
+  }
+  const sessionId = cliSessionId(runs, view.runId, harness);
+  if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);
+  return { runId: view.runId, harness, cliSessionId: sessionId };
+}
+
+const nothingToResume = (runId: string, what: string) =>
+  new FlowError("request_invalid", `Run ${runId} kept no ${what} to resume: it ended before its child started.`);

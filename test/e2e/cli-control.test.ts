@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { callForReceipt } from "../support/receipts.ts";
+
+/**
+ * Quotas, resume and steering on the claude and codex harnesses, end to end: a real Pi session and
+ * fake `claude`/`codex` executables on PATH that write the real CLIs' stream formats.
+ */
+
+let pi: PiTestSession;
+afterEach(() => pi?.dispose());
+
+const start = async () => {
+  pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
+};
+
+const task = (harness: string, prompt = "Run the build and report.") => ({
+  role: "worker",
+  harness,
+  description: `Build via ${harness}`,
+  prompt,
+  context: { mode: "none" },
+});
+
+test("maxTurns fails closed on claude: its third model response stops the run, naming the quota", async () => {
+  await start();
+  const { receipt } = await callForReceipt(pi, "external_delegate", { ...task("claude", "Keep going. [fake:busy]"), maxTurns: 2 });
+  expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("maxTurns (2)") } });
+  for (const pid of pidsOf(fakeRuns(pi.cwd, "claude")[0]!)) expect(isAlive(pid)).toBe(false);
+});
+
+describe.each(["claude", "codex"])("harness %s", (harness) => {
+  test("maxToolCalls fails closed: the third call ends the CLI's whole process group and the run fails naming the quota", async () => {
+    await start();
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness, "Keep going. [fake:busy]"), maxToolCalls: 2 });
+    expect(receipt).toMatchObject({
+      ok: false,
+      error: { code: "failed", message: expect.stringContaining("maxToolCalls (2)") },
+      data: { run: { state: { status: "done", outcome: "failed" }, usage: { toolCalls: 3 } } },
+    });
+    const [fake] = fakeRuns(pi.cwd, harness);
+    expect(fake!.children).toHaveLength(1);
+    for (const pid of pidsOf(fake!)) expect(isAlive(pid)).toBe(false);
+  });
+
+  test("within its quotas a child succeeds", async () => {
+    await start();
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness), maxToolCalls: 2, maxTurns: 2 });
+    expect(receipt).toMatchObject({ ok: true, data: { run: { state: { outcome: "succeeded" } } } });
+  });
+
+  test("resume continues the CLI session the earlier run recorded", async () => {
+    await start();
+    const first = await callForReceipt(pi, "external_delegate", task(harness, "First part."));
+    expect(first.receipt.ok).toBe(true);
+    const firstRunId = first.receipt.data.run!.runId;
+    // The resumed run leaves harness out: it runs where the earlier run ran.
+    const { role, description, context } = task(harness);
+    const second = await callForReceipt(pi, "external_delegate", { role, description, context, prompt: "Second part.", resume: firstRunId });
+    expect(second.receipt).toMatchObject({ ok: true, data: { run: { task: { harness }, state: { outcome: "succeeded" } } } });
+    const runs = fakeRuns(pi.cwd, harness);
+    expect(runs).toHaveLength(2);
+    const resumed = runs.find((run) => run.prompt.includes("Second part."))!;
+    const recorded = await sessionOf(firstRunId);
+    expect(resumed.argv).toEqual(harness === "claude" ? expect.arrayContaining([`--resume=${recorded}`]) : expect.arrayContaining(["resume", recorded]));
+    // The resumed run reports the same CLI session, and its launch evidence names the run it resumed.
+    expect(await sessionOf(second.receipt.data.run!.runId)).toBe(recorded);
+    const launch = await pi.callTool("external_runs", { action: "inspect", runIds: [second.receipt.data.run!.runId], view: "launch" });
+    expect(JSON.parse((launch.structuredContent as { data: { page: { text: string } } }).data.page.text)).toMatchObject({ resume: firstRunId });
+  });
+
+  test("steering a running CLI child is harness_unavailable, and the child runs on", async () => {
+    await start();
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness, "[fake:hang]"), background: true });
+    const runId = receipt.data.run!.runId;
+    await expect.poll(() => fakeRuns(pi.cwd, harness).length, { timeout: 30_000 }).toBe(1);
+    const steer = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." });
+    expect(steer.structuredContent).toMatchObject({ ok: false, error: { code: "harness_unavailable", message: expect.stringContaining("cannot be steered") } });
+    const view = await pi.callTool("external_runs", { action: "inspect", runIds: [runId] });
+    expect(view.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: true }] } });
+    await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
+    await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  });
+});
+
+/** The CLI session a run recorded in its diagnostics. */
+async function sessionOf(runId: string): Promise<string> {
+  const result = await pi.callTool("external_runs", { action: "inspect", runIds: [runId], view: "diagnostics", limitBytes: 65536 });
+  const text = (result.structuredContent as { data: { page: { text: string } } }).data.page.text;
+  const match = /\[cli_session\]: \w+ session (\S+)/.exec(text);
+  if (!match) throw new Error(`run ${runId} recorded no CLI session`);
+  return match[1]!;
+}

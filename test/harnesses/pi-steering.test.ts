@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ModelRuntime } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { afterEach, describe, expect, test } from "vitest";
+import { createPiHarness } from "../../src/harnesses/pi.ts";
+import { SteeringInbox } from "../../src/harnesses/steering.ts";
+import type { ChildRequest } from "../../src/harnesses/types.ts";
+import { seenBy, type Seen } from "../support/children.ts";
+
+/**
+ * The pi harness takes steers through a real child AgentSession on Pi's faux provider: a message
+ * sent before the session exists is held, then delivered when it is created.
+ */
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function piHarness(seen: Seen[]) {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const answer: FauxResponseStep = (context) => {
+    seen.push(seenBy(context.messages));
+    return fauxAssistantMessage([fauxText("answered")]);
+  };
+  faux.setResponses([answer, answer, answer]);
+  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  return createPiHarness({ agentDir: join(dir, "agent"), model: faux.getModel(), modelRuntime: runtime });
+}
+
+function request(steering: SteeringInbox): ChildRequest {
+  return {
+    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read"], defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:worker", description: "steering test" },
+    prompt: "Write the notes.",
+    cwd: dir,
+    signal: new AbortController().signal,
+    timedOut: () => false,
+    onProgress: () => {},
+    onOutput: () => {},
+    onDiagnostic: () => {},
+    steering,
+  };
+}
+
+describe("steering the pi harness", () => {
+  test("messages sent before the child's session exists are held, then reach its first model request in order", async () => {
+    dir = mkdtempSync(join(tmpdir(), "pi-flow-steer-"));
+    const seen: Seen[] = [];
+    const harness = await piHarness(seen);
+    const inbox = new SteeringInbox();
+    expect(inbox.send("First steer.")).toBe(true);
+    expect(inbox.send("Second steer.")).toBe(true);
+    expect(inbox.attached).toBe(false);
+    const result = await harness.run(request(inbox));
+    expect(result).toMatchObject({ outcome: "succeeded", value: "answered" });
+    // Pi delivers queued steers one per model request; every one is answered before the run settles.
+    const user = seen.at(-1)!.user;
+    expect(user.indexOf("Write the notes.")).toBeGreaterThanOrEqual(0);
+    expect(user.indexOf("First steer.")).toBeGreaterThan(user.indexOf("Write the notes."));
+    expect(user.indexOf("Second steer.")).toBeGreaterThan(user.indexOf("First steer."));
+    // Settled: the inbox refuses later messages.
+    expect(inbox.send("Too late.")).toBe(false);
+  });
+});
