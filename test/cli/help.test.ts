@@ -25,7 +25,7 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   const workflows = await flow(["help", "workflows"], { env });
   expect([workflows.code, workflows.stdout]).toEqual([0, `${workflowsHelp()}\n`]);
   const contract = await flow(["help", "contracts", "external_runs"], { env });
-  expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel"] });
+  expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel", "steer"] });
   const unknown = await flow(["help", "astrology"], { env });
   expect([unknown.code, unknown.stderr]).toEqual([2, 'flow: Unknown topic "astrology". Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
   const command = await flow(["fly"], { env });
