@@ -1,15 +1,21 @@
 import { TOOL_NAMES } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
-import { answerHelp } from "../tools/help.ts";
+import { answerHelp, type HelpSources } from "../tools/help.ts";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { EXIT } from "./exit.ts";
 import { USAGE } from "./usage.ts";
+
+/** The saved workflows and roles of the project here, as external_help lists them; loaded only for those topics. */
+async function catalogSource(): Promise<HelpSources["catalog"]> {
+  const [{ readCatalog }, { flowHome }] = await Promise.all([import("../orchestrator/catalog.ts"), import("./project-runs.ts")]);
+  return (cwd) => readCatalog(cwd, flowHome());
+}
 
 /**
  * `flow help [topic]`: external_help's topics as text. `flow help contracts <tool>` and
  * `flow help harnesses <harness>` narrow them as the tool's `tool` and `harness` do.
  */
-export function helpCommand(argv: readonly string[]): number {
+export async function helpCommand(argv: readonly string[]): Promise<number> {
   const [topic, detail, ...extra] = argv;
   if (topic === undefined) {
     process.stdout.write(`${USAGE}\n`);
@@ -22,7 +28,9 @@ export function helpCommand(argv: readonly string[]): number {
     ...(detail !== undefined && topic !== "harnesses" ? { tool: detail } : {}),
   };
   const registered = process.env.PI_FLOW_WORKFLOWS === "off" ? TOOL_NAMES.filter((name) => name !== "external_workflow") : [...TOOL_NAMES];
-  const envelope = answerHelp(input, { registeredTools: () => registered, workflowHelpers: WORKFLOW_HELPERS });
+  const catalog = topic === "workflows" || topic === "roles" ? await catalogSource() : undefined;
+  const sources: HelpSources = { registeredTools: () => registered, workflowHelpers: WORKFLOW_HELPERS, ...(catalog ? { catalog } : {}) };
+  const envelope = answerHelp(input, sources, process.cwd());
   if (!envelope.ok) throw new FlowError(envelope.error.code, envelope.error.message);
   const data = envelope.data;
   const text = "text" in data ? data.text : JSON.stringify("index" in data ? data.index : data.contract, null, 2);
