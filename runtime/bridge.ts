@@ -156,7 +156,11 @@ export class HostBridge {
         }
         this.hooks.reply({ type: "reply", id, ok: false, error: failure });
       },
-    );
+    ).catch((error: unknown) => {
+      // Handling an answer must never reject unobserved: that would end the host process.
+      const message = capText(error instanceof Error ? error.message : String(error), MAX_ERROR_MESSAGE_CHARS);
+      this.hooks.fatal({ kind: "sandbox", message: `the host could not hand an answer to the sandbox: ${message}` });
+    });
   }
 
   /** The host's answer as JSON text for the VM, or why the script cannot have it. */

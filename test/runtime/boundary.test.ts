@@ -212,6 +212,25 @@ describe("one run's fault stays in that run", () => {
     expect(value(healthy.result)).toBe("did a");
   });
 
+  it("fails the run, never rejecting unobserved, when a host answer cannot even be read", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => void rejections.push(reason);
+    process.on("unhandledRejection", onRejection);
+    try {
+      const unreadable = {
+        get runId(): string {
+          throw new Error("answer exploded");
+        },
+      } as unknown as AgentResult;
+      const { result } = await run("await agent({ prompt: 'p' });\nreturn 'unreachable';", { host: { agent: async () => unreadable } });
+      expect(failure(result)).toMatchObject({ kind: "sandbox", message: expect.stringContaining("answer exploded") });
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+    expect(rejections).toEqual([]);
+  });
+
   it("checks every message at the thread boundary", () => {
     expect(isWorkerToMain({ type: "call", id: 1, kind: "agent", name: "", text: "{}" })).toBe(true);
     expect(isWorkerToMain({ type: "call", id: 0, kind: "agent", name: "", text: "{}" })).toBe(false);
