@@ -104,7 +104,7 @@ class RunSession {
         });
       },
       (error: Error) => this.finish(this.failure({ kind: "sandbox", message: `the sandbox could not start: ${error.message}` })),
-    );
+    ).catch((error: unknown) => this.crash(`the sandbox could not start: ${error instanceof Error ? error.message : String(error)}`));
     return result;
   }
 
