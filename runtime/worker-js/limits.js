@@ -55,6 +55,12 @@ export const LIMIT_CEILINGS                           = Object.freeze({
   cpuMs: 60 * 60_000,
 });
 
+/**
+ * The most WebAssembly memory one workflow worker may grow to: the memoryBytes ceiling plus room
+ * for QuickJS's own structures and allocator slack. See worker.ts.
+ */
+export const WASM_MEMORY_MAX_BYTES = LIMIT_CEILINGS.memoryBytes + 128 * MiB;
+
 /** Smallest useful values: a VM cannot even load its prelude below these. */
 const LIMIT_FLOORS                          = { memoryBytes: 4 * MiB, stackBytes: 64 * KiB, concurrency: 1, timeoutMs: 1, cpuMs: 1, hostBytes: 1 * MiB };
 
