@@ -69,7 +69,7 @@ function settledLine(run: RunView): string {
   return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: flow runs show ${run.runId}`;
 }
 
-/** Ctrl-C once cancels the run (children too) and waits for its journal; twice leaves at once. */
+/** Ctrl-C (or SIGTERM, SIGHUP) once cancels the run (children too) and waits for its journal; twice leaves at once. */
 function watchInterrupts(controller: AbortController, progress: () => ProgressView | undefined): { interrupted(): boolean; stop(): void } {
   let count = 0;
   const onSigint = () => {
@@ -81,8 +81,11 @@ function watchInterrupts(controller: AbortController, progress: () => ProgressVi
     if (view) view.note(message);
     else process.stderr.write(`flow: ${message}\n`);
   };
-  process.on("SIGINT", onSigint);
-  return { interrupted: () => count > 0, stop: () => void process.off("SIGINT", onSigint) };
+  // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping flow) cancel the same way: the
+  // default would end Node at once and leave CLI children's process groups running.
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) process.on(signal, onSigint);
+  return { interrupted: () => count > 0, stop: () => signals.forEach((signal) => void process.off(signal, onSigint)) };
 }
 
 /** Runs one workflow, foreground, and reports it: progress on stderr, the result on stdout. */

@@ -13,7 +13,7 @@ const processesWith = (marker: string): string[] =>
     .split("\n")
     .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
 
-test("Ctrl-C during a run: the child and its command are stopped, the journal says cancelled, exit 130", async () => {
+test.each(["SIGINT", "SIGTERM"] as const)("%s during a run (Ctrl-C, or a supervisor stopping flow): the child and its command are stopped, the journal says cancelled, exit 130", async (signal) => {
   // A unique sleep length marks the child's shell command among this machine's processes.
   const marker = `${4000 + randomInt(1000)}.${randomInt(100, 1000)}`;
   sandbox.fauxRules([{ match: "Run the slow command", tool: { name: "bash", arguments: { command: `sleep ${marker}` } }, then: "done" }]);
@@ -30,7 +30,7 @@ test("Ctrl-C during a run: the child and its command are stopped, the journal sa
   await running.stderrLine(/^child 1 calling bash: Wait a while$/);
   // The tool call has started; wait until its command is really running, then interrupt.
   while (processesWith(marker).length === 0) await sleep(50);
-  running.child.kill("SIGINT");
+  running.child.kill(signal);
 
   const result = await running.done;
   expect(result.stderr).toContain("interrupted: cancelling the run and its children");
