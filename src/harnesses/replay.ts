@@ -10,6 +10,7 @@ import {
   type CassetteEntry,
   type CassetteKey,
 } from "./cassette.ts";
+import { redactText } from "../runs/index.ts";
 import type { ReplaySettings } from "./harness-settings.ts";
 import { parseStructuredAnswer } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
@@ -49,7 +50,9 @@ function counterFor(path: string): OccurrenceCounter {
 export function keyFor(request: ChildRequest, counter: OccurrenceCounter): CassetteKey {
   return {
     agent: request.task.agent,
-    description: request.task.description,
+    // Cassettes are meant to be shared: a secret in a description never reaches one. Redaction is
+    // deterministic, so recording and replaying compute the same key.
+    description: redactText(request.task.description).text,
     occurrence: counter.next(request.task),
     promptHash: promptHash(request.prompt, request.outputSchema),
   };

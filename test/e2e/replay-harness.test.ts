@@ -44,3 +44,22 @@ test("PI_FLOW_RECORD records a child inside Pi; PI_FLOW_REPLAY then answers harn
   expect(other.receipt).toMatchObject({ ok: false, error: { code: "failed" } });
   expect(other.receipt.error!.message).toMatch(/no answer for role:reviewer "Judge the parser" #2 sha256:[0-9a-f]{16} \(strict replay\)\. Nearest recorded: role:reviewer "Judge the parser" #1 sha256:/);
 });
+
+test("a secret in a child's description never reaches the cassette, and the redacted key still replays", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pi-flow-cassette-"));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const cassette = join(dir, "secret.jsonl");
+  const token = `ghp_${"A1b2C3d4".repeat(5)}`;
+  const secretive = { ...reviewer, description: `Check ${token}` };
+
+  pi = await startPiSession({ env: { PI_FLOW_RECORD: cassette } });
+  expect((await callForReceipt(pi, "external_delegate", secretive, { children: [childAnswers("Approve.")] })).receipt.ok).toBe(true);
+  const text = readFileSync(cassette, "utf8");
+  expect(text).not.toContain(token);
+  expect(text).toContain("Check [REDACTED]");
+  pi.dispose();
+
+  pi = await startPiSession({ env: { PI_FLOW_REPLAY: cassette } });
+  const replayed = await callForReceipt(pi, "external_delegate", { ...secretive, harness: "replay" });
+  expect(replayed.run).toMatchObject({ output: { value: "Approve." } });
+});
