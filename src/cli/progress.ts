@@ -1,3 +1,4 @@
+import { oneLine } from "../ui/format.ts";
 import { createLogUpdate } from "log-update";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 
@@ -39,7 +40,7 @@ class ChildTracker {
       const label = `child ${entry.index + 1}`;
       if (!known) {
         this.byIndex.set(entry.index, { entry: { ...entry }, since: now, ...(entry.activity ? { activity: entry.activity } : {}) });
-        events.push(`${label} started: ${entry.description} (${entry.runId})`);
+        events.push(`${label} started: ${oneLine(entry.description)} (${entry.runId})`);
         if (entry.status !== "running") events.push(this.settle(entry, now));
         continue;
       }
@@ -48,7 +49,7 @@ class ChildTracker {
       // "turn finished" is always followed by the next activity or the end: it says nothing new.
       if (entry.status === "running" && entry.activity && entry.activity !== known.activity && entry.activity !== "turn finished") {
         known.activity = entry.activity;
-        events.push(`${label} ${entry.activity}: ${entry.description}`);
+        events.push(`${label} ${oneLine(entry.activity ?? "")}: ${oneLine(entry.description)}`);
       }
       if (previous.status === "running" && entry.status !== "running") events.push(this.settle(entry, now));
     }
@@ -58,16 +59,16 @@ class ChildTracker {
   private settle(entry: ChildEntry, now: number): string {
     const tracked = this.byIndex.get(entry.index)!;
     tracked.until = now;
-    const why = entry.error ? `: ${entry.error}` : "";
-    return `child ${entry.index + 1} ${entry.status}: ${entry.description} (${seconds(now - tracked.since)}, ${tokens(entry.tokens)})${why}`;
+    const why = entry.error ? `: ${oneLine(entry.error)}` : "";
+    return `child ${entry.index + 1} ${entry.status}: ${oneLine(entry.description)} (${seconds(now - tracked.since)}, ${tokens(entry.tokens)})${why}`;
   }
 
   rows(now: number, width: number): string[] {
     return [...this.byIndex.values()].map(({ entry, since, until }) => {
       const mark = MARK[entry.status];
       const elapsed = seconds((until ?? now) - since).padStart(6);
-      const doing = entry.status === "running" ? (entry.activity ?? "starting") : entry.error ? `${entry.status}: ${entry.error}` : entry.status;
-      const line = `  ${mark} ${entry.description.padEnd(28).slice(0, 28)} ${elapsed} ${tokens(entry.tokens).padStart(14)}  ${doing}`;
+      const doing = oneLine(entry.status === "running" ? (entry.activity ?? "starting") : entry.error ? `${entry.status}: ${entry.error}` : entry.status);
+      const line = `  ${mark} ${oneLine(entry.description).padEnd(28).slice(0, 28)} ${elapsed} ${tokens(entry.tokens).padStart(14)}  ${doing}`;
       return line.length > width ? `${line.slice(0, width - 1)}…` : line;
     });
   }

@@ -1,3 +1,4 @@
+import { oneLine, terminalText } from "../ui/format.ts";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
@@ -22,7 +23,7 @@ function taskOf(view: RunView): string {
   const { task } = view;
   const who = task.workflow ? `${task.workflow} (${task.source ?? "?"})` : (task.role ?? task.subagentType ?? "");
   const parent = task.parentRunId ? ` [in ${task.parentRunId}]` : "";
-  return `${who}: ${task.description}${parent}`;
+  return oneLine(`${who}: ${task.description}${parent}`);
 }
 
 function list(argv: readonly string[]): number {
@@ -57,7 +58,7 @@ function show(argv: readonly string[]): number {
   const store = storeOfRun(cwd, runId);
   if (view === "summary") {
     const run = store.view(runId);
-    process.stdout.write(boolFlag(parsed, "json") ? `${JSON.stringify(run, null, 2)}\n` : `${formatRunText(run)}\n`);
+    process.stdout.write(boolFlag(parsed, "json") ? `${JSON.stringify(run, null, 2)}\n` : `${terminalText(formatRunText(run))}\n`);
     return EXIT.succeeded;
   }
   const whole = readWholeView(store, runId, view);
@@ -65,7 +66,9 @@ function show(argv: readonly string[]): number {
     process.stderr.write(`Run ${runId} has no final result (finalAvailable: false).\n`);
     return EXIT.failed;
   }
-  process.stdout.write(whole.text.endsWith("\n") || whole.text === "" ? whole.text : `${whole.text}\n`);
+  // On a terminal, a run's own text may not drive it (escape sequences); piped, it is passed as written.
+  const text = process.stdout.isTTY ? terminalText(whole.text) : whole.text;
+  process.stdout.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);
   return EXIT.succeeded;
 }
 
@@ -98,7 +101,7 @@ async function tail(argv: readonly string[]): Promise<number> {
     const output = readWholeView(store, runId, "output");
     if (output.text !== "") {
       const next = newOutput(output.text, output.encoding, printed);
-      process.stdout.write(next.chunk);
+      process.stdout.write(process.stdout.isTTY ? terminalText(next.chunk) : next.chunk);
       printed = next.printed;
     }
     if (run.state.status === "done") {

@@ -96,5 +96,13 @@ export function elapsedSince(startedAt: string | number | undefined, endedAt?: s
 
 /** One line of text with control characters folded to spaces: what a row may show of free text. */
 export function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]+/g, " ").replace(/\s+/g, " ").trim();
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Text a run wrote, made safe for a terminal: line breaks and tabs stay, every other control
+ * character (escape sequences that move the cursor, clear lines or set the title) is dropped.
+ */
+export function terminalText(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
 }

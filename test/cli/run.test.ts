@@ -82,6 +82,19 @@ test("a script file's tools.* reach a tool an --extension registers, through the
   expect(JSON.parse(result.stdout)).toEqual({ echoed: { echoed: "hi" }, helpOk: true });
 });
 
+test("text a run controls cannot drive the terminal: escape sequences in a description never reach flow's output", async () => {
+  const empty = sandbox.file("empty-esc.jsonl", `${JSON.stringify({ format: "pi-flow-cassette", version: 1, illustrative: true, note: "no answers" })}\n`);
+  const script = sandbox.file(
+    "esc.js",
+    'export const apiVersion = 1;\nexport const meta = { name: "esc" };\ntry { await agent({ role: "explorer", context: { mode: "none" }, prompt: "p", description: "ok\\u001b[2K\\r\\u001b]0;pwned\\u0007\\u009b2J FAKE: all good" }); } catch {}\nreturn 1;\n',
+  );
+  const result = await flow(["run", script, "--replay", empty, "--cwd", sandbox.root], { env });
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain("FAKE: all good");
+  const runs = await flow(["runs", "--cwd", sandbox.root], { env });
+  for (const text of [result.stderr, result.stdout, runs.stdout]) expect(text).not.toMatch(/[\u001b\u0007\u009b]/);
+});
+
 describe("exit code 2: the input is refused before anything launches", () => {
   const cassette = (name: string, text: string) => sandbox.file(name, text);
   const cases: [string, () => string[], string, RegExp][] = [
