@@ -49,6 +49,21 @@ export function renderCompletionMessage(message: CompletionMessage, options: Mes
   return padded(container, pad);
 }
 
+/**
+ * A batch of completions (several background runs that settled close together, sent as one
+ * message): each run as its own completion, one after the other.
+ */
+export function renderCompletionsMessage(message: CompletionMessage, options: MessageRenderOptions, theme: Theme): Component | undefined {
+  const runs = (message.details as { runs?: unknown } | undefined)?.runs;
+  if (!Array.isArray(runs) || !runs.every(isRunView)) return undefined;
+  const container = new Container();
+  for (const view of runs) {
+    const drawn = renderCompletionMessage({ content: "", details: view }, options, theme);
+    if (drawn) container.addChild(drawn);
+  }
+  return container;
+}
+
 /** Pi's own custom messages are indented by the outputPad setting; this keeps ours in line. */
 function padded(inner: Component, pad: number): Component {
   if (pad <= 0) return inner;

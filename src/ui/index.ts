@@ -4,15 +4,16 @@
  * Nothing here changes what a tool returns or what the model reads.
  */
 import { getAgentDir, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { COMPLETION_MESSAGE_TYPE, type FlowHost } from "../orchestrator/flow-host.ts";
+import { COMPLETION_MESSAGE_TYPE, COMPLETIONS_MESSAGE_TYPE, type FlowHost } from "../orchestrator/flow-host.ts";
 import type { HelpSources } from "../tools/help.ts";
 import { BackgroundRunsWidget } from "./background-widget.ts";
-import { renderCompletionMessage } from "./completion-message.ts";
+import { renderCompletionMessage, renderCompletionsMessage } from "./completion-message.ts";
 import { registerFlowCommand } from "./flow-command.ts";
 import { FLOW_OUTPUT_TYPE, renderFlowOutput } from "./flow-output.ts";
 
 export function installUi(pi: ExtensionAPI, host: FlowHost, help: HelpSources): BackgroundRunsWidget {
   pi.registerMessageRenderer(COMPLETION_MESSAGE_TYPE, renderCompletionMessage);
+  pi.registerMessageRenderer(COMPLETIONS_MESSAGE_TYPE, renderCompletionsMessage);
   pi.registerEntryRenderer(FLOW_OUTPUT_TYPE, renderFlowOutput);
   registerFlowCommand(pi, {
     runStore: (ctx) => host.runStore(ctx),

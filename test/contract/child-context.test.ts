@@ -23,6 +23,7 @@ test("the factory registers pi-flow's tools at the top level", () => {
   expect(registered).toContain("external_help");
   expect(registered).toContain("/flow");
   expect(registered).toContain("renderer:pi-flow-run-completed");
+  expect(registered).toContain("renderer:pi-flow-runs-completed");
 });
 
 test("inside a child session being built, the factory installs nothing", async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import type { ChildEntry } from "../../src/orchestrator/workflow-host.ts";
 import { helpRenderers, runsRenderers } from "../../src/ui/query-renderers.ts";
 import { delegateRenderers, workflowRenderers } from "../../src/ui/run-renderers.ts";
-import { completionRow, runView, seen, toolRow, WIDTHS, type Update } from "./views.ts";
+import { completionRow, completionsRow, runView, seen, toolRow, WIDTHS, type Update } from "./views.ts";
 
 const T0 = Date.parse("2026-01-05T10:00:00.000Z");
 beforeAll(() => {
@@ -86,6 +86,12 @@ describe("external_delegate rows", () => {
     const failed = { ...failedView, background: true };
     await capture("completion-message-failed", (width) => seen(completionRow(failed), width));
     expect(seen(completionRow(done), 120)).toMatch(/✓ Background delegate explorer Count the TypeScript files 12\.4s · 8\.3k tok \$0\.02/);
+
+    // Completions that settled together arrive as one message: each run is drawn as its own completion.
+    for (const width of WIDTHS) {
+      const drawn = (text: string) => text.split("\n").filter((line) => line.trim() !== "");
+      expect(drawn(seen(completionsRow([done, failed]), width))).toEqual([...drawn(seen(completionRow(done), width)), ...drawn(seen(completionRow(failed), width))]);
+    }
   });
 });
 

@@ -6,7 +6,7 @@
 import { CustomMessageComponent, initTheme, ToolExecutionComponent, type ToolRenderers } from "@earendil-works/pi-coding-agent";
 import { stripTerminalSequences, visibleWidth, type TUI } from "@earendil-works/pi-tui";
 import type { RunView } from "../../src/contract/run-schema.ts";
-import { renderCompletionMessage } from "../../src/ui/completion-message.ts";
+import { renderCompletionMessage, renderCompletionsMessage } from "../../src/ui/completion-message.ts";
 
 initTheme("dark");
 
@@ -40,6 +40,14 @@ export function toolRow(tool: string, renderers: object, args: Record<string, un
 export function completionRow(view: RunView, expanded = false): CustomMessageComponent {
   const message = { role: "custom", customType: "pi-flow-run-completed", content: `Background run ${view.runId} finished.`, display: true, details: view, timestamp: 0 } as const;
   const row = new CustomMessageComponent(message as never, renderCompletionMessage as never, undefined, 1);
+  row.setExpanded(expanded);
+  return row;
+}
+
+/** The message of several completions sent together, as the transcript draws it. */
+export function completionsRow(views: RunView[], expanded = false): CustomMessageComponent {
+  const message = { role: "custom", customType: "pi-flow-runs-completed", content: `${views.length} background runs finished.`, display: true, details: { runs: views }, timestamp: 0 } as const;
+  const row = new CustomMessageComponent(message as never, renderCompletionsMessage as never, undefined, 1);
   row.setExpanded(expanded);
   return row;
 }
