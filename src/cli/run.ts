@@ -1,3 +1,5 @@
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { fail, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
@@ -22,14 +24,34 @@ function refuse(error: FlowError, json: boolean): number {
 }
 
 /** The flow command's own settings for this run: its flags win over Pi's settings and the environment. */
-function flowSettingsFor(plan: RunPlan): Record<string, unknown> | undefined {
+function flowSettingsFor(plan: RunPlan, recordTo: string | undefined): Record<string, unknown> | undefined {
   if (plan.replay) return { replay: { cassette: plan.replay.cassette, mode: plan.replay.mode, every: true } };
-  if (plan.record) return { record: { cassette: plan.record } };
+  if (recordTo) return { record: { cassette: recordTo } };
   return undefined;
 }
 
+/**
+ * `--record FILE` replaces FILE, but only with a run that launched: children are recorded into a
+ * file beside it, which takes FILE's place once the run has been accepted; a run refused before
+ * launch leaves FILE as it was.
+ */
+function stagedCassette(target: string | undefined): { path: string | undefined; settle(launched: boolean): void } {
+  if (!target) return { path: undefined, settle: () => undefined };
+  const path = join(dirname(target), `.${basename(target)}.${process.pid}.recording`);
+  let settled = false;
+  return {
+    path,
+    settle(launched) {
+      if (settled) return;
+      settled = true;
+      if (launched && existsSync(path)) renameSync(path, target);
+      else rmSync(path, { force: true });
+    },
+  };
+}
+
 /** Everything that can be refused once the session is there, before anything launches. */
-async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession): Promise<void> {
+async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, recordTo: string | undefined): Promise<void> {
   if (!headless.callableToolNames().includes("external_workflow")) {
     throw new FlowError("configuration_invalid", "external_workflow is not registered here (PI_FLOW_WORKFLOWS=off turns it off): flow run needs it.");
   }
@@ -44,9 +66,9 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession): Prom
   }
   if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
-  if (plan.record) {
+  if (recordTo) {
     try {
-      startCassette(plan.record);
+      startCassette(recordTo);
     } catch (error) {
       throw new FlowError("configuration_invalid", `The cassette ${plan.record} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
     }
@@ -136,19 +158,23 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   let view: ProgressView | undefined;
   const interrupts = watchInterrupts(controller, () => view);
   let headless: HeadlessSession | undefined;
+  const cassette = stagedCassette(plan.record);
   try {
-    const flowSettings = flowSettingsFor(plan);
+    const flowSettings = flowSettingsFor(plan, cassette.path);
     // Pi loads only now: input refused above costs no Pi start-up.
     const { openHeadlessSession } = await import("./headless.ts");
     headless = await openHeadlessSession({ cwd: plan.cwd, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
-    await checkBeforeLaunch(plan, headless);
+    await checkBeforeLaunch(plan, headless, cassette.path);
     if (controller.signal.aborted) return EXIT.interrupted;
     view = createProgressView(process.stderr);
-    return await launch(plan, headless, controller, interrupts.interrupted, view);
+    const code = await launch(plan, headless, controller, interrupts.interrupted, view);
+    cassette.settle(code !== EXIT.refused);
+    return code;
   } catch (error) {
     if (error instanceof FlowError) return refuse(error, plan.json);
     throw error;
   } finally {
+    cassette.settle(false);
     interrupts.stop();
     headless?.dispose();
   }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { FAUX_EXTENSION, flow, flowSandbox, journalOf, QUICKSTART, startedRunId, withoutRunIds } from "./support.ts";
@@ -77,4 +77,18 @@ test("a replayed prompt that quotes run IDs and capture times still matches: han
   expect(replayed.stderr).not.toMatch(/has no answer/);
   expect(replayed.code).toBe(0);
   expect(withoutRunIds(JSON.parse(replayed.stdout))).toEqual(withoutRunIds(JSON.parse(recorded.stdout)));
+});
+
+test("--record replaces its file only with a run that launched: a run refused before launch leaves the cassette as it was", async () => {
+  const cassette = join(sandbox.root, "kept.jsonl");
+  const before = readFileSync(join(QUICKSTART, "..", "cassettes", "review.jsonl"), "utf8");
+  writeFileSync(cassette, before);
+  const refused = await flow(
+    ["run", "review", "--cwd", QUICKSTART, "--args", '{"nope":1}', "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette],
+    { env: sandbox.env },
+  );
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toMatch(/request_invalid/);
+  expect(readFileSync(cassette, "utf8")).toBe(before);
+  expect(readdirSync(sandbox.root).filter((name) => name.endsWith(".recording"))).toEqual([]);
 });
