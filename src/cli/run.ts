@@ -55,6 +55,11 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, recor
   if (!headless.callableToolNames().includes("external_workflow")) {
     throw new FlowError("configuration_invalid", "external_workflow is not registered here (PI_FLOW_WORKFLOWS=off turns it off): flow run needs it.");
   }
+  if ("workflow" in plan.target) {
+    // A misspelled name is the first thing to say, before any question of models.
+    const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow-sources.ts"), import("./project-runs.ts")]);
+    selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome()));
+  }
   if ("file" in plan.target) {
     const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
     const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
