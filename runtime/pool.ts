@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { buildPrelude } from "./prelude.ts";
+import { DEFAULT_LIMITS, wasmMemoryCap } from "./limits.ts";
 import type { WorkerBoot, WorkerToMain } from "./protocol.ts";
 
 /** Native stack of a worker: QuickJS frames need about twice their stackBytes of it (see limits.ts). */
@@ -25,7 +26,16 @@ export interface PoolOptions {
 export interface PooledWorker {
   worker: Worker;
   runs: number;
+  /** The worker's WebAssembly memory cap: only runs whose memoryBytes fit under it may use it. */
+  wasmMaxBytes: number;
 }
+
+/**
+ * Pooled workers serve runs up to the default memoryBytes; a run that asks for more gets a worker
+ * of its own, sized for it, which is never pooled. So no default run can make the host hold more
+ * than this cap of WebAssembly memory.
+ */
+const POOLED_WASM_CAP = wasmMemoryCap(DEFAULT_LIMITS.memoryBytes);
 
 // tsconfig's lib has no WebAssembly types; this is the one call used.
 const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<object> } }).WebAssembly;
@@ -33,9 +43,11 @@ const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Arra
 const options: PoolOptions = { maxIdle: 2, spare: 1, maxRunsPerWorker: 100 };
 const idle: PooledWorker[] = [];
 let warming = 0;
-let boot: Promise<WorkerBoot> | undefined;
+/** What every worker starts from; each worker adds its own memory cap. */
+type SharedBoot = Omit<WorkerBoot, "wasmMaxBytes">;
+let boot: Promise<SharedBoot> | undefined;
 
-function loadBoot(): Promise<WorkerBoot> {
+function loadBoot(): Promise<SharedBoot> {
   boot ??= (async () => {
     // The WASM file belongs to quickjs-emscripten's own dependency: resolve it from there.
     const fromHere = createRequire(import.meta.url);
@@ -49,14 +61,14 @@ function loadBoot(): Promise<WorkerBoot> {
   return boot;
 }
 
-async function spawn(): Promise<PooledWorker> {
+async function spawn(wasmMaxBytes = POOLED_WASM_CAP): Promise<PooledWorker> {
   const data = await loadBoot();
   const worker = new Worker(new URL("./worker-entry.js", import.meta.url), {
-    workerData: data,
+    workerData: { ...data, wasmMaxBytes } satisfies WorkerBoot,
     resourceLimits: { stackSizeMb: WORKER_STACK_MB, maxOldGenerationSizeMb: WORKER_HEAP_MB },
   });
   worker.unref();
-  const pooled: PooledWorker = { worker, runs: 0 };
+  const pooled: PooledWorker = { worker, runs: 0, wasmMaxBytes };
   // A worker that dies while idle leaves the pool.
   worker.once("exit", () => {
     const at = idle.indexOf(pooled);
@@ -96,9 +108,10 @@ function topUp(): void {
   }
 }
 
-/** A ready worker, held (ref'd) for one run. */
-export async function acquireWorker(): Promise<PooledWorker> {
-  const pooled = idle.pop() ?? (await spawn());
+/** A ready worker for a run of `memoryBytes`, held (ref'd) for that run. */
+export async function acquireWorker(memoryBytes = DEFAULT_LIMITS.memoryBytes): Promise<PooledWorker> {
+  const needed = wasmMemoryCap(memoryBytes);
+  const pooled = needed <= POOLED_WASM_CAP ? (idle.pop() ?? (await spawn())) : await spawn(needed);
   pooled.worker.ref();
   pooled.runs++;
   topUp();
@@ -108,7 +121,7 @@ export async function acquireWorker(): Promise<PooledWorker> {
 /** Returns a worker after a run; only clean endings are reused, anything else is terminated. */
 export function releaseWorker(pooled: PooledWorker, reusable: boolean): void {
   pooled.worker.unref();
-  if (reusable && pooled.runs < options.maxRunsPerWorker && idle.length < options.maxIdle) {
+  if (reusable && pooled.wasmMaxBytes === POOLED_WASM_CAP && pooled.runs < options.maxRunsPerWorker && idle.length < options.maxIdle) {
     idle.push(pooled);
   } else {
     void pooled.worker.terminate();

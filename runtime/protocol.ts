@@ -10,6 +10,8 @@ export interface WorkerBoot {
   wasmModule: object;
   /** The VM prelude and helper library (see prelude.ts). */
   prelude: string;
+  /** The most WebAssembly memory this worker may grow to (see limits.ts wasmMemoryCap). */
+  wasmMaxBytes: number;
 }
 
 export interface RunConfig {

@@ -89,7 +89,7 @@ class RunSession {
     });
     this.timer = setTimeout(() => this.stop({ kind: "timeout", code: "timeoutMs", message: limitMessage("timeoutMs", this.limits) }), this.limits.timeoutMs);
     this.options.signal?.addEventListener("abort", this.onAbort, { once: true });
-    acquireWorker().then(
+    acquireWorker(this.limits.memoryBytes).then(
       (pooled) => {
         if (this.settled) return releaseWorker(pooled, true);
         this.pooled = pooled;

@@ -56,10 +56,10 @@ export const LIMIT_CEILINGS                           = Object.freeze({
 });
 
 /**
- * The most WebAssembly memory one workflow worker may grow to: the memoryBytes ceiling plus room
- * for QuickJS's own structures and allocator slack. See worker.ts.
+ * The most WebAssembly memory a workflow worker may grow to for runs of `memoryBytes`: room for
+ * QuickJS's own structures and its allocator's slack on top of the limit. See worker.ts.
  */
-export const WASM_MEMORY_MAX_BYTES = LIMIT_CEILINGS.memoryBytes + 128 * MiB;
+export const wasmMemoryCap = (memoryBytes        )         => memoryBytes + 64 * MiB;
 
 /** Smallest useful values: a VM cannot even load its prelude below these. */
 const LIMIT_FLOORS                          = { memoryBytes: 4 * MiB, stackBytes: 64 * KiB, concurrency: 1, timeoutMs: 1, cpuMs: 1, hostBytes: 1 * MiB };

@@ -11,6 +11,8 @@ export const PRELUDE_FILENAME = "flow:prelude";
                      
                                                             
                   
+                                                                                           
+                       
  
 
                             

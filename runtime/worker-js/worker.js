@@ -3,7 +3,6 @@
 // The main thread terminates this worker whenever a run ends abnormally.
 import { parentPort, workerData } from "node:worker_threads";
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC,                        } from "quickjs-emscripten";
-import { WASM_MEMORY_MAX_BYTES } from "./limits.js";
 import { isMainToWorker,                                    } from "./protocol.js";
 import { VmSession } from "./vm-session.js";
 
@@ -35,11 +34,12 @@ port.on("message", (message         ) => {
 // QuickJS's own limit (setMemoryLimit) ends a run only after its allocator has grown the
 // WebAssembly memory far past it (a 64 MiB limit measured at ~2 GB of resident memory). The worker
 // lives in the host's process, so its memory is capped: past the cap an allocation fails, and the
-// run ends at its memory limit at once. The cap leaves room for the largest memoryBytes a run may ask.
+// run ends at its memory limit at once. The pool sizes the cap from the memoryBytes of the runs the
+// worker serves.
 const WASM_PAGE_BYTES = 64 * 1024;
 // tsconfig's lib has no WebAssembly types; this is the one constructor used.
 const { Memory } = (globalThis                                                                                                            ).WebAssembly;
-const wasmMemory = new Memory({ initial: 256, maximum: Math.ceil(WASM_MEMORY_MAX_BYTES / WASM_PAGE_BYTES) });
+const wasmMemory = new Memory({ initial: 256, maximum: Math.ceil(boot.wasmMaxBytes / WASM_PAGE_BYTES) });
 
 try {
   module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule: boot.wasmModule, wasmMemory: wasmMemory          }));

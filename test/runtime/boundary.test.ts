@@ -171,6 +171,22 @@ describe("hostBytes: what a script holds on the host at once", () => {
   });
 });
 
+describe("the worker's WebAssembly memory is sized for the run", () => {
+  it("a run that asks for more memoryBytes than the pooled workers serve gets room for it", async () => {
+    // 160 MB of strings: past a pooled worker's cap (the default 64 MiB + 64 MiB), within this run's.
+    const { result } = await run("const parts = [];\nfor (let i = 0; i < 160; i++) parts.push('z'.repeat(1e6) + i);\nreturn parts.length;", {
+      limits: { memoryBytes: 384 * 1024 * 1024 },
+    });
+    expect(value(result)).toBe(160);
+  });
+
+  it("a default run that outgrows its memory ends at its limit, and the next run is served as usual", async () => {
+    const { result } = await run("let a = [];\nwhile (true) a.push('x'.repeat(1e6) + a.length);");
+    expect(failure(result)).toMatchObject({ kind: "limit", code: "memoryBytes" });
+    expect(value((await run("return 'next';")).result)).toBe("next");
+  });
+});
+
 describe("cpuMs: the script's own execution time", () => {
   it("ends a spinning script at its CPU limit, even if the script catches", async () => {
     const { result } = await run("try { for (;;) {} } catch (e) { }\nreturn 'unreachable';", { limits: { cpuMs: 200 } });
