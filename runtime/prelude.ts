@@ -7,6 +7,7 @@ const CORE = String.raw`
 const host = g.__flow_host;
 delete g.__flow_host;
 const stringify = JSON.stringify;
+const keysOf = Object.keys;
 const parse = JSON.parse;
 const define = (name, value) => Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
 
@@ -71,7 +72,7 @@ function checkDepth(value, what) {
     }
     path.add(item);
     stack.push(EXIT, item);
-    for (const key of Object.keys(item)) {
+    for (const key of keysOf(item)) {
       const child = item[key];
       if (child !== null && typeof child === "object") stack.push(child, depth + 1);
     }

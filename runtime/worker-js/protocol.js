@@ -98,8 +98,9 @@ export function isWorkerToMain(value         )                        {
     case "ready":
       return true;
     case "boot_error":
+      return isString(value.message);
     case "output":
-      return isString(value.type === "output" ? value.text : value.message);
+      return isString(value.text);
     case "call":
       return isId(value.id) && (value.kind === "agent" || value.kind === "tool") && isString(value.name) && isString(value.text);
     case "store":

@@ -44,6 +44,13 @@ describe("values nested past valueDepth", () => {
     expect(calls).toEqual([]);
   });
 
+  it("a script that patches Object.keys or Set still cannot send a deep value across", async () => {
+    const { result } = await run(
+      `Object.keys = () => []; Set.prototype.add = function () { return this; };\n${nest(500, "{ a: v }")}\ntry { store("k", v); return "accepted"; } catch (e) { return e.code; }`,
+    );
+    expect(value(result)).toBe("valueDepth");
+  });
+
   it("reports a cycle in a value as not JSON-serializable", async () => {
     const { result } = await run(`const a = { b: {} }; a.b.a = a;\ntry { store("k", a); } catch (e) { return [e.name, e.message]; }`);
     expect(value(result)).toEqual(["TypeError", "store() value must be JSON-serializable: circular reference"]);
