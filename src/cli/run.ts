@@ -6,7 +6,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { readCassette } from "../harnesses/cassette.ts";
 import { startCassette } from "../harnesses/recording.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
-import { EXIT, exitCodeFor } from "./exit.ts";
+import { EXIT, exitCodeFor, reportError } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
@@ -18,9 +18,9 @@ const NO_MODEL =
 
 /** Writes a refusal the way every refused run reports it; with --json the receipt goes to stdout too. */
 function refuse(error: FlowError, json: boolean): number {
-  process.stderr.write(`flow: ${error.message} (${error.code})\n`);
+  const code = reportError(error);
   if (json) process.stdout.write(`${JSON.stringify(fail("external_workflow", "run", error.code, error.message, { run: null }), null, 2)}\n`);
-  return exitCodeFor(error.code);
+  return code;
 }
 
 /** The flow command's own settings for this run: its flags win over Pi's settings and the environment. */

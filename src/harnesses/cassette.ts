@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
 import type { ChildOutcome, ChildTask, ChildUsage } from "./types.ts";
+import { isRecord } from "./cli/guards.ts";
 
 /**
  * A cassette: children's answers recorded by `flow run --record` (or written by hand), which the
@@ -129,20 +130,17 @@ export function nearestKey(cassette: Cassette, key: CassetteKey): CassetteKey | 
 // ---------------------------------------------------------------------------------------------
 // Reading and checking
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
-
 const isCount = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
 function checkHeader(value: unknown): string | undefined {
-  if (!isObject(value) || value.format !== CASSETTE_FORMAT) return `the first line is not a ${CASSETTE_FORMAT} header`;
+  if (!isRecord(value) || value.format !== CASSETTE_FORMAT) return `the first line is not a ${CASSETTE_FORMAT} header`;
   if (value.version !== CASSETTE_VERSION) return `cassette version ${JSON.stringify(value.version)} is not supported (supported: ${CASSETTE_VERSION})`;
   if (typeof value.illustrative !== "boolean" || typeof value.note !== "string") return "the header needs illustrative (boolean) and note (string)";
   return undefined;
 }
 
 function checkEntry(value: unknown): string | undefined {
-  if (!isObject(value) || !isObject(value.key)) return "an entry needs a key object";
+  if (!isRecord(value) || !isRecord(value.key)) return "an entry needs a key object";
   const { key } = value;
   if (typeof key.agent !== "string" || typeof key.description !== "string") return "key.agent and key.description must be strings";
   if (!isCount(key.occurrence) || key.occurrence < 1) return "key.occurrence must be a positive integer";
@@ -151,12 +149,12 @@ function checkEntry(value: unknown): string | undefined {
     return "outcome must be succeeded, failed or timed_out";
   }
   if (value.outcome === "succeeded" && value.answer === undefined) return "a succeeded entry needs an answer";
-  if (value.error !== undefined && (!isObject(value.error) || typeof value.error.message !== "string")) return "error must be { code, message }";
+  if (value.error !== undefined && (!isRecord(value.error) || typeof value.error.message !== "string")) return "error must be { code, message }";
   const usage = value.usage;
-  if (!isObject(usage) || !["turns", "toolCalls", "inputTokens", "outputTokens"].every((field) => isCount(usage[field]))) {
+  if (!isRecord(usage) || !["turns", "toolCalls", "inputTokens", "outputTokens"].every((field) => isCount(usage[field]))) {
     return "usage needs turns, toolCalls, inputTokens and outputTokens";
   }
-  if (!isObject(value.timing) || typeof value.timing.startedAt !== "string" || !isCount(value.timing.durationMs)) {
+  if (!isRecord(value.timing) || typeof value.timing.startedAt !== "string" || !isCount(value.timing.durationMs)) {
     return "timing needs startedAt and durationMs";
   }
   return undefined;

@@ -14,6 +14,7 @@ import { quotaBreach } from "./quotas.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
 import { addMessageUsage, zeroUsage } from "./usage.ts";
+import { stoppedResult } from "./outcomes.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -168,11 +169,7 @@ function lastAssistant(session: AgentSession): AssistantMessage | undefined {
 function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown, quota: QuotaState): ChildResult {
   // A quota stops the child with an abort of its own: the run fails closed, naming the quota.
   if (quota.breach !== undefined) return { outcome: "failed", error: { code: "failed", message: quota.breach }, usage };
-  if (request.signal.aborted) {
-    return request.timedOut()
-      ? { outcome: "timed_out", error: { code: "timed_out", message: "The child ran out of time." }, usage }
-      : { outcome: "cancelled", error: { code: "cancelled", message: "The child was cancelled." }, usage };
-  }
+  if (request.signal.aborted) return stoppedResult(request, usage);
   const final = lastAssistant(session);
   if (thrown !== undefined || !final || final.stopReason === "error" || final.stopReason === "aborted") {
     const reason = final?.errorMessage ?? (thrown instanceof Error ? thrown.message : thrown ? String(thrown) : "no answer");

@@ -14,6 +14,8 @@ import { redactText } from "../runs/index.ts";
 import type { ReplaySettings } from "./harness-settings.ts";
 import { parseStructuredAnswer } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
+import { stoppedResult } from "./outcomes.ts";
+import { zeroUsage } from "./usage.ts";
 
 interface LoadedCassette {
   cassette: Cassette;
@@ -77,8 +79,8 @@ function answerFor(entry: CassetteEntry, request: ChildRequest): { ok: true; val
 }
 
 function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
-  const zero: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
-  if (request.signal.aborted) return { outcome: "cancelled", error: { code: "cancelled", message: "The child was cancelled." }, usage: zero };
+  const zero = zeroUsage();
+  if (request.signal.aborted) return stoppedResult(request, zero);
   const cassette = loadCassette(settings.cassette);
   const key = keyFor(request, counterFor(settings.cassette));
   const entry = findEntry(cassette, key, settings.mode);

@@ -98,8 +98,8 @@ export interface HarnessOptions {
   resumeSessionId?: string;
 }
 
+/** Makes the harness a prepared child runs on; `name` has passed selectHarness before launch. */
 export async function createHarness(name: string, options: HarnessOptions): Promise<Harness> {
-  checkHarnessName(name, options.settings);
   const { model, resumeSessionId } = options;
   if (name === "replay") return createReplayHarness(options.settings.replay!);
   if (model.kind === "cli") {

@@ -18,6 +18,7 @@ import { childSessionDir, resolveResume, type ResumeSource } from "./resume.ts";
 import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "./harness-select.ts";
 import type { Slots } from "./slots.ts";
+import { zeroUsage } from "../harnesses/usage.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -317,7 +318,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
 
   const settled = run()
     .catch((error: unknown): ChildResult => {
-      const usage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+      const usage = zeroUsage();
       if (controller.signal.aborted) {
         const outcome = timedOut ? "timed_out" : "cancelled";
         return { outcome, error: { code: outcome, message: `The child was ${timedOut ? "out of time" : "cancelled"} before it ran.` }, usage };

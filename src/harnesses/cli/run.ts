@@ -11,6 +11,8 @@ import { isRecord } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
+import { stoppedResult } from "../outcomes.ts";
+import { zeroUsage } from "../usage.ts";
 
 /**
  * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the
@@ -59,12 +61,6 @@ export function isReadOnlyProfile(profile: ChildProfile): boolean {
 
 const failed = (message: string, usage: ChildUsage): ChildResult => ({ outcome: "failed", error: { code: "failed", message }, usage });
 
-function stoppedResult(request: ChildRequest, usage: ChildUsage): ChildResult {
-  return request.timedOut()
-    ? { outcome: "timed_out", error: { code: "timed_out", message: "The child ran out of time." }, usage }
-    : { outcome: "cancelled", error: { code: "cancelled", message: "The child was cancelled." }, usage };
-}
-
 /** The outcome of an answered stream, with the outputSchema applied when there is one. */
 function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildRequest, usage: ChildUsage): ChildResult {
   if (!request.outputSchema) {
@@ -88,7 +84,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
   const { spec } = adapter;
   const env = options.env ?? process.env;
   const limits = { ...CLI_DEFAULTS, killGraceMs: configuredGrace(env) ?? CLI_DEFAULTS.killGraceMs, ...options };
-  const usage: ChildUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  const usage: ChildUsage = zeroUsage();
   if (request.signal.aborted) return stoppedResult(request, usage);
   // The preflight passed before launch; this catches a binary removed in between.
   const preflight = preflightCli(spec, env);
