@@ -5,29 +5,22 @@
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { parseProfileFile, profileFiles } from "../harnesses/profiles.ts";
 import { BUILTIN_ROLES, listRoles, resolveRole, roleDirs, type ProfileDirs } from "../harnesses/roles.ts";
-import { listSavedWorkflows, parseSelected, selectWorkflow, type WorkflowDirs } from "../orchestrator/workflow-sources.ts";
+import { readCatalog } from "../orchestrator/catalog.ts";
 import { oneLine } from "./format.ts";
 
 function errorText(error: unknown): string {
   return oneLine(error instanceof Error ? error.message : String(error));
 }
 
-export function workflowLines(dirs: WorkflowDirs): string[] {
-  const names = listSavedWorkflows(dirs);
-  if (names.length === 0) return ["No saved workflows."];
-  const lines: string[] = [];
-  for (const name of names) {
-    try {
-      const selected = selectWorkflow({ workflow: name }, dirs);
-      const parsed = parseSelected(selected);
-      const meta = parsed.meta as { description?: string; args?: unknown };
-      lines.push(`${name} (${selected.source})${meta.description ? `: ${oneLine(meta.description)}` : ""}`);
-      if (meta.args !== undefined) lines.push(`  args: ${JSON.stringify(meta.args)}`);
-    } catch (error) {
-      lines.push(`${name}: does not parse: ${errorText(error)}`);
-    }
-  }
-  return lines;
+/** The saved workflows, as external_help's workflows topic lists them (one catalog for both). */
+export function workflowLines(cwd: string, flowHome: string): string[] {
+  const workflows = readCatalog(cwd, flowHome).workflows;
+  if (workflows.length === 0) return ["No saved workflows."];
+  return workflows.flatMap((workflow) => {
+    if (workflow.problem) return [`${workflow.name}: does not parse: ${oneLine(workflow.problem)}`];
+    const head = `${workflow.name} (${workflow.source})${workflow.description ? `: ${oneLine(workflow.description)}` : ""}`;
+    return workflow.args === undefined ? [head] : [head, `  args: ${JSON.stringify(workflow.args)}`];
+  });
 }
 
 export function roleLines(cwd: string, flowHome: string): string[] {

@@ -8,7 +8,6 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-c
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { FlowError } from "../contract/errors.ts";
 import type { HarnessState } from "../harnesses/types.ts";
-import { workflowDirs } from "../orchestrator/workflow-sources.ts";
 import type { RunStore } from "../runs/index.ts";
 import { answerHelp, HELP_TOPICS, type HelpSources } from "../tools/help.ts";
 import { roleLines, workflowLines } from "./flow-catalog.ts";
@@ -53,7 +52,7 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
           case "runs":
             return await runs(ctx, rest, sources, print);
           case "workflows":
-            return print("/flow workflows", workflowLines(workflowDirs(ctx.cwd, sources.flowHome())));
+            return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome()));
           case "roles":
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome()));
           case "doctor":
