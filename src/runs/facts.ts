@@ -57,8 +57,10 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   // A run still in memory whose evidence was lost keeps its settled result: evidence never discards it.
   if (!dirExists && !entry) throw unavailable(runId);
 
-  const record = dirExists ? readRecord(files.record, runId) : null;
   const live = entry !== undefined && entry.status !== "settled";
+  // A live run's owner keeps its entry and its record in step: the entry says everything the
+  // record would, so a live view (a widget refreshing every second) reads no file.
+  const record = dirExists && !live ? readRecord(files.record, runId) : null;
   // Settled records vouch for their journal by stamp; anything else is classified (and memoised) by stamp.
   const cached = record?.status === "done" ? record.journal : undefined;
   const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, cached);
