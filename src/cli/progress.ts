@@ -26,7 +26,8 @@ export function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : ms < 600_000 ? `${Math.round(ms / 1000)}s` : `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
-const tokens = (count: number | undefined): string => `${count ?? 0} tokens`;
+/** Input and output tokens a child has used so far. */
+const tokens = (usage: ChildEntry["usage"]): string => `${(usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0)} tokens`;
 
 /** Child state as the view needs it: first seen, settled, last activity. */
 class ChildTracker {
@@ -60,7 +61,7 @@ class ChildTracker {
     const tracked = this.byIndex.get(entry.index)!;
     tracked.until = now;
     const why = entry.error ? `: ${oneLine(entry.error)}` : "";
-    return `child ${entry.index + 1} ${entry.status}: ${oneLine(entry.description)} (${seconds(now - tracked.since)}, ${tokens(entry.tokens)})${why}`;
+    return `child ${entry.index + 1} ${entry.status}: ${oneLine(entry.description)} (${seconds(now - tracked.since)}, ${tokens(entry.usage)})${why}`;
   }
 
   rows(now: number, width: number): string[] {
@@ -68,7 +69,7 @@ class ChildTracker {
       const mark = MARK[entry.status];
       const elapsed = seconds((until ?? now) - since).padStart(6);
       const doing = oneLine(entry.status === "running" ? (entry.activity ?? "starting") : entry.error ? `${entry.status}: ${entry.error}` : entry.status);
-      const line = `  ${mark} ${oneLine(entry.description).padEnd(28).slice(0, 28)} ${elapsed} ${tokens(entry.tokens).padStart(14)}  ${doing}`;
+      const line = `  ${mark} ${oneLine(entry.description).padEnd(28).slice(0, 28)} ${elapsed} ${tokens(entry.usage).padStart(14)}  ${doing}`;
       return line.length > width ? `${line.slice(0, width - 1)}…` : line;
     });
   }

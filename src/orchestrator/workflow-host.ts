@@ -31,8 +31,6 @@ export interface ChildEntry {
   /** The last line of output it wrote, at most 200 characters. */
   lastOutput?: string;
   usage?: RunView["usage"];
-  /** Input and output tokens the child has used so far. */
-  tokens?: number;
   /** Why a child that did not succeed ended, as its run's error says. */
   error?: string;
 }
@@ -154,7 +152,6 @@ export class WorkflowChildren {
           if (!live) return;
           live.activity = activity;
           live.usage = usage;
-          live.tokens = usage.inputTokens + usage.outputTokens;
           changed();
         },
         onOutput: (text) => {
@@ -184,10 +181,7 @@ export class WorkflowChildren {
     entry.endedAt = Date.now();
     delete entry.activity;
     if (view.state.error) entry.error = view.state.error.message;
-    if (view.usage) {
-      entry.usage = view.usage;
-      entry.tokens = (view.usage.inputTokens ?? 0) + (view.usage.outputTokens ?? 0);
-    }
+    if (view.usage) entry.usage = view.usage;
     this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
     this.addUsage(view.usage);
     if (outcome !== "succeeded") {

@@ -1,6 +1,5 @@
-import { statSync } from "node:fs";
-import { readdirSync } from "node:fs";
-import { isRunId, type RunKind } from "./ids.ts";
+import { readdirSync, statSync } from "node:fs";
+import { isRunId, runKindOf, type RunKind } from "./ids.ts";
 
 /**
  * The saved run IDs of one session's runs directory, newest first per kind, kept in memory so a
@@ -27,8 +26,9 @@ function scan(dir: string, mtimeNs: bigint): DirIndex {
   } catch {
     names = [];
   }
-  const ids = names.filter(isRunId).sort().reverse();
-  return { mtimeNs, byKind: { agent: ids.filter((id) => id.startsWith("ag_")), workflow: ids.filter((id) => id.startsWith("wf_")) } };
+  const byKind: Record<RunKind, string[]> = { agent: [], workflow: [] };
+  for (const id of names.filter(isRunId).sort().reverse()) byKind[runKindOf(id)].push(id);
+  return { mtimeNs, byKind };
 }
 
 /** Saved run IDs of `kind` in `dir`, newest first. Do not modify the array. */
@@ -57,7 +57,7 @@ export function createRunDirectory(dir: string, runId: string, create: () => voi
   if (!index || before === undefined || index.mtimeNs !== before) return;
   const after = mtimeOf(dir);
   if (after === undefined) return;
-  const list = index.byKind[runId.startsWith("wf_") ? "workflow" : "agent"];
+  const list = index.byKind[runKindOf(runId)];
   list.splice(insertionPoint(list, runId), 0, runId);
   index.mtimeNs = after;
 }
