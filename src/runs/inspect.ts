@@ -213,3 +213,19 @@ export function inspectSingle(
   }
   return payload;
 }
+
+/**
+ * The last `maxBytes` (or fewer) of one view's document, for people watching a run (`/flow runs
+ * <id> tail`). It reads only those bytes, so a long log costs no more than a short one; the cut
+ * moves forward to the next character boundary.
+ */
+export function inspectTail(ctx: InspectContext, runIdInput: unknown, viewInput: unknown, maxBytes: number): string {
+  const runId = assertRunId(runIdInput);
+  const source = sourceFor(ctx, resolveFacts(ctx, runId), assertView(viewInput));
+  if (!source.doc) return "";
+  const doc = source.doc;
+  let start = Math.max(0, doc.size - maxBytes);
+  const head = doc.read(start, Math.min(4, doc.size - start));
+  for (let i = 0; i < head.length && ((head[i] ?? 0) & 0xc0) === 0x80; i++) start++;
+  return readPage(doc, start, doc.size - start || 1).text;
+}

@@ -9,6 +9,7 @@ import {
   assertView,
   inspectBatch,
   inspectSingle,
+  inspectTail,
   type BatchPayload,
   type RunViewName,
   type SinglePayload,
@@ -89,6 +90,11 @@ export class RunStore {
 
   inspectSingle(runId: unknown, view: unknown, opts: PageOptions = {}): SinglePayload {
     return inspectSingle(this.ctx, runId, view, opts);
+  }
+
+  /** The end of one view (at most `maxBytes`), read without paging from the start. */
+  inspectTail(runId: unknown, view: unknown, maxBytes: number): string {
+    return inspectTail(this.ctx, runId, view, maxBytes);
   }
 
   /**

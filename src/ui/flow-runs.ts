@@ -7,8 +7,8 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
 import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, statusWord } from "./format.ts";
 
-/** How much output `tail` reads at most, and how many of its last lines it shows. */
-const TAIL_READ_BYTES = 1024 * 1024;
+/** How much of the end of a run's output `tail` reads, and how many of its last lines it shows. */
+const TAIL_READ_BYTES = 64 * 1024;
 export const TAIL_LINES = 20;
 
 export function runLine(view: RunView, now = Date.now()): string {
@@ -54,19 +54,9 @@ export function inspectLines(view: RunView): string[] {
   return lines;
 }
 
-/** The last lines of a run's output log, read page by page up to a bound. */
+/** The last lines of a run's output log, from its last bytes only. */
 export function tailLines(store: RunStore, runId: string): string[] {
-  let text = "";
-  let cursor: string | undefined;
-  let read = 0;
-  do {
-    const page = store.inspectSingle(runId, "output", { limitBytes: 64 * 1024, ...(cursor ? { cursor } : {}) }).page;
-    text += page.text;
-    read += page.text.length;
-    // Only the end matters: keep a bounded window.
-    if (text.length > 256 * 1024) text = text.slice(-128 * 1024);
-    cursor = page.complete ? undefined : page.nextCursor;
-  } while (cursor && read < TAIL_READ_BYTES);
+  const text = store.inspectTail(runId, "output", TAIL_READ_BYTES);
   const lines = text.replace(/\r/g, "").split("\n").filter((line, index, all) => line !== "" || index < all.length - 1);
   if (lines.length === 0) return ["(no output yet)"];
   return lines.slice(-TAIL_LINES);

@@ -84,6 +84,13 @@ describe("/flow without a model call", () => {
     expect(inspected).toContain("answer:\nFirst line.\nTwelve files.");
     expect(inspected).toMatch(/usage: 1 turn · .* · \$/);
     expect(await flow(pi, `runs ${finished.runId} tail`)).toContain("Twelve files.");
+    // A long output shows its end, however far past the first pages it lies.
+    const long = Array.from({ length: 40_000 }, (_, i) => `line ${i} of a long report`).join("\n");
+    const big = await pi.callTool("external_delegate", { role: "explorer", description: "Long report", prompt: "Report." }, { children: [childAnswers(long)] });
+    const bigTail = (await flow(pi, `runs ${(big.structuredContent as { data: { run: RunView } }).data.run.runId} tail`)).split("\n");
+    expect(bigTail).toHaveLength(20);
+    expect(bigTail.at(-1)).toBe("line 39999 of a long report");
+    expect(bigTail[0]).toBe("line 39980 of a long report");
     expect(await flow(pi, "runs ag_0000000000_0000000000 inspect")).toMatch(/^(run_unavailable|request_invalid): /);
 
     let hanging!: () => void;
