@@ -13,7 +13,7 @@ import {
 import { redactText } from "../runs/index.ts";
 import type { ReplaySettings } from "./harness-settings.ts";
 import { parseStructuredAnswer } from "./structured-answer.ts";
-import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
+import type { ChildRequest, ChildResult, Harness } from "./types.ts";
 import { stoppedResult } from "./outcomes.ts";
 import { zeroUsage } from "./usage.ts";
 

@@ -8,11 +8,10 @@ import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import type { Component, TUI } from "@earendil-works/pi-tui";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
-import { elapsedSince, formatCost, formatDuration, oneLine, statusMark, statusOf } from "./format.ts";
+import { elapsedSince, formatCost, formatDuration, oneLine, runName, statusMark, statusOf } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { forgetProgress, liveProgress } from "./live-progress.ts";
-import { childCounts } from "./workflow-tree.ts";
-import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
+import { childCounts, childrenSpend } from "./workflow-tree.ts";
 
 export const WIDGET_KEY = "pi-flow-runs";
 export const STATUS_KEY = "pi-flow";
@@ -26,23 +25,22 @@ export interface BackgroundSource {
 
 export function backgroundLine(view: RunView, theme: Theme, width: number, now = Date.now()): string {
   const [mark, color] = statusMark(statusOf(view));
-  const name = view.kind === "workflow" ? (view.task.workflow ?? "inline") : (view.task.role ?? view.task.subagentType ?? "");
-  const lead = `${theme.fg(color, mark)} ${theme.fg("toolTitle", view.kind === "workflow" ? "Workflow" : "Delegate")} ${theme.fg("accent", oneLine(name))}`;
+  const lead = `${theme.fg(color, mark)} ${theme.fg("toolTitle", view.kind === "workflow" ? "Workflow" : "Delegate")} ${theme.fg("accent", oneLine(runName(view)))}`;
   const live = liveProgress(view.runId);
   let doing = "";
-  const usage: UsageTotals = { ...view.usage };
+  let usage = view.usage;
   if (live?.children && live.children.length > 0) {
     const counts = childCounts(live.children);
     doing = `${counts.done}/${counts.total} children`;
-    if (!view.usage) for (const child of live.children) addUsage(usage, child.usage);
+    usage ??= childrenSpend(live.children);
   } else if (live?.progress) {
     doing = live.progress.activity;
-    if (!view.usage) addUsage(usage, live.progress.usage);
+    usage ??= live.progress.usage;
   } else if (view.state.status === "queued") {
     doing = "waiting for a slot";
   }
   const elapsed = formatDuration(elapsedSince(view.timing.startedAt, view.timing.endedAt, now));
-  const cost = formatCost(usage.costUsd);
+  const cost = formatCost(usage?.costUsd);
   const tails = [[doing, elapsed, cost], [doing, elapsed], [elapsed]].map((parts) => theme.fg("dim", parts.filter(Boolean).join(" · ")));
   return fitHeader(width, lead, theme.fg("muted", oneLine(view.task.description)), tails);
 }

@@ -7,7 +7,7 @@
 import type { MessageRenderOptions, Theme } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
 import type { RunView } from "../contract/run-schema.ts";
-import { formatCost, formatDuration, formatSpend, oneLine, statusMark, statusOf } from "./format.ts";
+import { formatCost, formatDuration, formatSpend, oneLine, runName, statusMark, statusOf } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { answerText, runFacts } from "./run-body.ts";
 
@@ -23,7 +23,7 @@ function isRunView(value: unknown): value is RunView {
 
 export function completionHeader(view: RunView, theme: Theme, width: number): string {
   const [mark, color] = statusMark(statusOf(view));
-  const name = view.kind === "workflow" ? (view.task.workflow ?? "inline") : (view.task.role ?? view.task.subagentType ?? "");
+  const name = runName(view);
   const label = theme.fg("toolTitle", theme.bold(view.kind === "workflow" ? "Background workflow" : "Background delegate"));
   const lead = `${theme.fg(color, mark)} ${label}${name ? ` ${theme.fg("accent", oneLine(name))}` : ""}`;
   const took = formatDuration(view.timing.durationMs);

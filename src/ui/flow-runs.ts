@@ -5,7 +5,7 @@
  */
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
-import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, statusWord } from "./format.ts";
+import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "./format.ts";
 
 /** How much of the end of a run's output `tail` reads, and how many of its last lines it shows. */
 const TAIL_READ_BYTES = 64 * 1024;
@@ -13,7 +13,7 @@ export const TAIL_LINES = 20;
 
 export function runLine(view: RunView, now = Date.now()): string {
   const status = statusOf(view);
-  const name = view.kind === "workflow" ? `workflow ${view.task.workflow ?? "inline"}` : (view.task.role ?? view.task.subagentType ?? "agent");
+  const name = view.kind === "workflow" ? `workflow ${runName(view)}` : runName(view, "agent");
   const took = formatDuration(view.timing.durationMs ?? elapsedSince(view.timing.startedAt, undefined, now));
   const spend = formatSpend(view.usage);
   const counts = view.children ? ` · ${view.children.count} children${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";

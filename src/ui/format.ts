@@ -7,6 +7,12 @@ import type { RunView } from "../contract/run-schema.ts";
 
 export type Usage = NonNullable<RunView["usage"]>;
 
+/** What a run is called in a row: its workflow's name (`inline` for a script), else its role or agent type. */
+export function runName(view: Pick<RunView, "kind" | "task">, unnamed = ""): string {
+  if (view.kind === "workflow") return view.task.workflow ?? "inline";
+  return view.task.role ?? view.task.subagentType ?? unnamed;
+}
+
 /** 850ms, 12.3s, 4m05s, 2h07m: short enough for a row, precise where it matters. */
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms) || ms < 0) return "";

@@ -7,13 +7,11 @@
  */
 import type { Theme, ToolRenderResultOptions } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
-import type { ChildEntry } from "../orchestrator/workflow-host.ts";
-import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, type RowStatus } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { answerText, runFacts } from "./run-body.ts";
 import { applyResult, markStarted, type RunRowState } from "./run-row.ts";
-import { childCounts, workflowTree } from "./workflow-tree.ts";
+import { childCounts, childrenSpend, workflowTree } from "./workflow-tree.ts";
 import type { RenderContext } from "./render-context.ts";
 
 export interface RunCallArgs {
@@ -44,14 +42,6 @@ function rowName(kind: Kind, args: RunCallArgs): string {
   if (kind === "workflow") return args.workflow ?? (args.script !== undefined ? "inline" : "");
   const name = args.role ?? args.subagent_type ?? "";
   return args.harness && args.harness !== "pi" ? `${name} on ${args.harness}` : name;
-}
-
-/** Summed usage of the children so far, while the workflow itself has not reported any. */
-function childrenSpend(children: readonly ChildEntry[] | undefined): UsageTotals | undefined {
-  if (!children || children.length === 0) return undefined;
-  const total: UsageTotals = {};
-  for (const child of children) addUsage(total, child.usage);
-  return total;
 }
 
 function headerLine(kind: Kind, args: RunCallArgs, state: RunRowState, theme: Theme, width: number): string {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { childAnswers, childHangs, childModelFails } from "../support/children.ts";
-import { callForReceipt, type Receipt } from "../support/receipts.ts";
+import { callForReceipt } from "../support/receipts.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
 
 let pi: PiTestSession;

@@ -19,9 +19,6 @@ const KEY_WORDS = [
   "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
 ].join("|");
 
-/** `(?<![…])` keeps a key from starting inside a longer word; an escaped `\n` before it is a separator. */
-const KEY = String.raw`((?:(?<![A-Za-z0-9_.-])|(?<=\\[nrt]))[A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))`;
-
 /** The whole key is a secret name (for object keys in `redactValue`). */
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
 
