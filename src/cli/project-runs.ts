@@ -14,10 +14,17 @@ export function projectStores(cwd: string): RunStore[] {
   return projectSessionKeys(flowHome(), cwd).map((key) => sessionStore(cwd, key));
 }
 
+/** A run of the project and the store of the session that holds it. */
+export interface ProjectRun {
+  view: RunView;
+  store: RunStore;
+}
+
 /** Every run of the project, from every session, newest first. */
-export function listProjectRuns(cwd: string): RunView[] {
-  const views: RunView[] = [];
+export function listProjectRuns(cwd: string): ProjectRun[] {
+  const rows: ProjectRun[] = [];
   for (const store of projectStores(cwd)) {
+    const views: RunView[] = [];
     // The two streams page independently: walk each to its end.
     let cursor: string | undefined;
     do {
@@ -31,8 +38,9 @@ export function listProjectRuns(cwd: string): RunView[] {
       views.push(...page.workflows);
       workflowCursor = page.nextWorkflowCursor;
     } while (workflowCursor);
+    for (const view of views) rows.push({ view, store });
   }
-  return views.sort((a, b) => b.timing.startedAt.localeCompare(a.timing.startedAt) || b.runId.localeCompare(a.runId));
+  return rows.sort((a, b) => b.view.timing.startedAt.localeCompare(a.view.timing.startedAt) || b.view.runId.localeCompare(a.view.runId));
 }
 
 /** The store of the session that holds `runId`; run_unavailable when no session of this project does. */

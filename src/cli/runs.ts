@@ -13,9 +13,9 @@ import { listProjectRuns, readWholeView, storeOfRun } from "./project-runs.ts";
 const CWD = { cwd: { type: "string" } } as const;
 
 /** What a listing says of a run's state; an unfinished run another live process owns is running. */
-function stateOf(view: RunView, store: () => RunStore): string {
+function stateOf(view: RunView, store: RunStore): string {
   if (view.state.outcome) return view.state.outcome;
-  if (view.state.status === "interrupted_or_uncertain" && store().ownedElsewhere(view.runId)) return "running";
+  if (view.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(view.runId)) return "running";
   return view.state.status;
 }
 
@@ -33,16 +33,16 @@ function list(argv: readonly string[]): number {
   const all = listProjectRuns(cwd);
   const shown = all.slice(0, limit);
   if (boolFlag(parsed, "json")) {
-    process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(shown.map((row) => row.view), null, 2)}\n`);
     return EXIT.succeeded;
   }
   if (all.length === 0) {
     process.stderr.write(`No runs in this project (${cwd}) yet.\n`);
     return EXIT.succeeded;
   }
-  for (const view of shown) {
+  for (const { view, store } of shown) {
     const started = view.timing.startedAt.replace("T", " ").slice(0, 19);
-    const state = stateOf(view, () => storeOfRun(cwd, view.runId));
+    const state = stateOf(view, store);
     process.stdout.write(`${view.runId}  ${view.kind.padEnd(8)}  ${state.padEnd(24)}  ${started}  ${taskOf(view)}\n`);
   }
   if (all.length > shown.length) process.stderr.write(`${all.length - shown.length} older runs not shown: --limit ${all.length}\n`);

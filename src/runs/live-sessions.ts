@@ -48,6 +48,11 @@ export function processExists(pid: number): boolean {
   }
 }
 
+/** Whether a run's or session's owner is a live process of this host other than this one. */
+export function ownerAlive(owner: { pid?: unknown; host?: unknown }): boolean {
+  return typeof owner.pid === "number" && owner.host === hostname() && owner.pid !== process.pid && processExists(owner.pid);
+}
+
 /** Whether a session (by its directory under `sessions/`) is open here or in another live process. */
 export async function sessionIsOpen(home: string, project: string, session: string, now: number, maxAgeMs: number): Promise<boolean> {
   if (openSet().has(keyOf(home, project, session))) return true;
@@ -58,7 +63,7 @@ export async function sessionIsOpen(home: string, project: string, session: stri
     return false;
   }
   if (typeof marker.pid !== "number") return false;
-  if (marker.host === hostname()) return marker.pid !== process.pid && processExists(marker.pid);
+  if (marker.host === hostname()) return ownerAlive(marker);
   const opened = typeof marker.openedAt === "string" ? Date.parse(marker.openedAt) : NaN;
   return Number.isFinite(opened) && now - opened <= maxAgeMs; // another host: trust only long silence
 }

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
@@ -18,7 +17,7 @@ import { listRuns, type ListPayload } from "./list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
 import { readRecord } from "./record.ts";
 import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
-import { processExists } from "./live-sessions.ts";
+import { ownerAlive } from "./live-sessions.ts";
 import { buildView, formatRunText } from "./view.ts";
 import { RunWriter, type CreateRunInput, type WriterHooks } from "./writer.ts";
 
@@ -132,8 +131,7 @@ export class RunStore {
   ownedElsewhere(runId: unknown): boolean {
     const id = assertRunId(runId);
     const record = readRecord(runFiles(this.scope, id).record, id);
-    if (!record || record.status === "done" || record.owner.pid === process.pid || record.owner.host !== hostname()) return false;
-    return processExists(record.owner.pid);
+    return record !== null && record.status !== "done" && ownerAlive(record.owner);
   }
 
   /** Operator stop. `requested` does not mean the run has stopped. */
