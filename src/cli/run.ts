@@ -3,7 +3,7 @@ import { basename, dirname, join } from "node:path";
 import { fail, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { readCassette } from "../harnesses/cassette.ts";
+import { loadCassette } from "../harnesses/replay.ts";
 import { startCassette } from "../harnesses/recording.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError } from "./exit.ts";
@@ -154,7 +154,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   let plan: RunPlan;
   try {
     plan = planRun(argv);
-    if (plan.replay) readCassette(plan.replay.cassette);
+    if (plan.replay) loadCassette(plan.replay.cassette); // parsed once: the harness reuses it
   } catch (error) {
     if (error instanceof FlowError) return refuse(error, argv.includes("--json"));
     throw error;
