@@ -92,7 +92,9 @@ function isEnvelope(value: unknown): value is WorkflowEnvelope {
 
 function settledLine(run: RunView): string {
   const outcome = run.state.outcome ?? run.state.status;
-  const children = run.children ? `: ${run.children.count} children, ${run.children.failed ?? 0} failed` : "";
+  // `failed` counts failed agent() calls, including calls refused before a child started.
+  const failed = run.children?.failed ?? 0;
+  const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}` : "";
   return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: flow runs show ${run.runId}`;
 }
 

@@ -38,7 +38,7 @@ describe("flow run --replay", () => {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} started: ${description} \\(ag_[0-9a-z_]+\\)$`)));
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} succeeded: ${description} \\([0-9.]+s, \\d+ tokens\\)$`)));
     }
-    expect(lines.at(-1)).toMatch(new RegExp(`^run ${runId} succeeded in [0-9.]+s: 4 children, 0 failed\\. Inspect it with: flow runs show ${runId}$`));
+    expect(lines.at(-1)).toMatch(new RegExp(`^run ${runId} succeeded in [0-9.]+s: 4 children, 0 failed agent\\(\\) calls\\. Inspect it with: flow runs show ${runId}$`));
   });
 
   test("--json prints the whole contract receipt, which matches external_workflow's output schema", async () => {
@@ -58,7 +58,7 @@ describe("flow run --replay", () => {
     const failed = result.stderr.split("\n").find((line) => line.startsWith("child 1 failed: Review correctness"));
     expect(failed).toMatch(/has no answer for role:reviewer "Review correctness" #1 sha256:[0-9a-f]{16} \(strict replay\)\. Nearest recorded: role:reviewer "Review correctness" #1 sha256:[0-9a-f]{16}\./);
     expect(failed).toContain("--replay-mode loose");
-    expect(result.stderr).toMatch(/^run wf_\S+ failed in [0-9.]+s: 3 children, 3 failed\./m);
+    expect(result.stderr).toMatch(/^run wf_\S+ failed in [0-9.]+s: 3 children, 3 failed agent\(\) calls\./m);
     expect(result.stderr).toMatch(/flow: every reviewer failed: .* \(failed\)\n$/);
   });
 

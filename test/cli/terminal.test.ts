@@ -25,5 +25,5 @@ test("on a terminal, progress is a live view redrawn in place: every child with 
   for (const description of ["Review correctness", "Review tests", "Review simplicity", "Synthesize the review"]) {
     expect(lastFrame).toMatch(new RegExp(`✓ ${description} +[0-9.]+s +\\d+ tokens +succeeded`));
   }
-  expect(lastFrame).toMatch(/4 succeeded[\s\S]*run wf_\S+ succeeded in [0-9.]+s: 4 children, 0 failed/);
+  expect(lastFrame).toMatch(/4 succeeded[\s\S]*run wf_\S+ succeeded in [0-9.]+s: 4 children, 0 failed agent\(\) calls/);
 });
