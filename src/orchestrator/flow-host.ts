@@ -3,7 +3,7 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
 import type { HarnessState } from "../harnesses/types.ts";
-import { harnessState } from "./harness-select.ts";
+import { harnessState } from "../harnesses/registry.ts";
 import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../harnesses/harness-settings.ts";
 import {
   formatRunText,

@@ -16,7 +16,7 @@ import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } f
 import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionDir, resolveResume, type ResumeSource } from "./resume.ts";
 import { registerSteerTarget } from "./steering.ts";
-import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "./harness-select.ts";
+import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 

@@ -1,13 +1,17 @@
+/**
+ * The harness registry: which harnesses exist, whether one can run now, the model a child runs on
+ * with it, and the harness object a prepared child is handed to.
+ */
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
-import { assertCliAvailable, cliHarnessState, createCliHarnessByName, isCliHarness, resolveCliModel } from "../harnesses/cli/index.ts";
-import { REPLAY_SETUP, type HarnessSettings } from "../harnesses/harness-settings.ts";
-import { childModelRuntime } from "../harnesses/model-runtime.ts";
-import { createPiHarness } from "../harnesses/pi.ts";
-import { withRecording } from "../harnesses/recording.ts";
-import { createReplayHarness, loadCassette } from "../harnesses/replay.ts";
-import type { Harness, HarnessState } from "../harnesses/types.ts";
+import { assertCliAvailable, cliHarnessState, createCliHarnessByName, isCliHarness, resolveCliModel } from "./cli/index.ts";
+import { REPLAY_SETUP, type HarnessSettings } from "./harness-settings.ts";
+import { childModelRuntime } from "./model-runtime.ts";
+import { createPiHarness } from "./pi.ts";
+import { withRecording } from "./recording.ts";
+import { createReplayHarness, loadCassette } from "./replay.ts";
+import type { Harness, HarnessState } from "./types.ts";
 
 export const HARNESS_NAMES = ["pi", "claude", "codex", "replay"] as const;
 
