@@ -50,9 +50,11 @@ export interface ChildRequest {
   cwd: string;
   /** A JSON Schema the final answer must satisfy; the answer is then parsed JSON. */
   outputSchema?: Record<string, unknown>;
-  /** Aborting stops the child; `timedOut` tells a timeout from a cancel. */
+  /**
+   * Aborting stops the child. The reason tells why: a `TimeoutError` DOMException when its time
+   * limit fired (see `childTimeout`), anything else is a cancel.
+   */
   signal: AbortSignal;
-  timedOut(): boolean;
   onProgress(progress: ChildProgress): void;
   /** Assistant text as the child writes it, message by message. */
   onOutput(text: string): void;

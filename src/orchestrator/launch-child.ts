@@ -19,6 +19,7 @@ import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
+import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -257,7 +258,6 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     },
   });
   const controller = new AbortController();
-  let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const cancel = () => controller.abort();
   writer.onCancel(cancel);
@@ -269,10 +269,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     writer.markRunning();
     // The time limit counts from when the child runs, not from when it was queued.
     if (call.timeoutMs !== undefined) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, call.timeoutMs);
+      timer = setTimeout(() => controller.abort(childTimeout()), call.timeoutMs);
     }
     try {
       return await runOnHarness();
@@ -301,7 +298,6 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       cwd: prepared.cwd,
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
-      timedOut: () => timedOut,
       onProgress: (progress) => options.onProgress?.(progress),
       onOutput: (text) => {
         void writer.appendOutput(text);
@@ -320,6 +316,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     .catch((error: unknown): ChildResult => {
       const usage = zeroUsage();
       if (controller.signal.aborted) {
+        const timedOut = stoppedByTimeout(controller.signal);
         const outcome = timedOut ? "timed_out" : "cancelled";
         return { outcome, error: { code: outcome, message: `The child was ${timedOut ? "out of time" : "cancelled"} before it ran.` }, usage };
       }

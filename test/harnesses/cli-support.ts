@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCliHarnessByName, type CliHarnessOptions } from "../../src/harnesses/cli/index.ts";
 import { BUILTIN_ROLES } from "../../src/harnesses/roles.ts";
+import { childTimeout } from "../../src/harnesses/outcomes.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../../src/harnesses/types.ts";
 import { pathWithFakes } from "../support/fake-cli.ts";
 
@@ -36,7 +37,6 @@ export class CliWorkspace {
 
   async run(harness: string, input: CliRunInput = {}): Promise<CliRun> {
     const controller = new AbortController();
-    let timedOut = false;
     const run: Omit<CliRun, "result"> = { outputs: [], diagnostics: [], progress: [] };
     const env = input.env ?? { ...process.env, PATH: pathWithFakes() };
     const child = createCliHarnessByName(harness, { ...input.options, env });
@@ -47,16 +47,12 @@ export class CliWorkspace {
       cwd: this.cwd,
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
       signal: controller.signal,
-      timedOut: () => timedOut,
       onProgress: (progress) => {
         run.progress.push(progress);
         if (run.progress.length === 1) {
           input.onStarted?.({
             cancel: () => controller.abort(),
-            timeOut: () => {
-              timedOut = true;
-              controller.abort();
-            },
+            timeOut: () => controller.abort(childTimeout()),
           });
         }
       },

@@ -37,7 +37,6 @@ function request(steering: SteeringInbox): ChildRequest {
     prompt: "Write the notes.",
     cwd: dir,
     signal: new AbortController().signal,
-    timedOut: () => false,
     onProgress: () => {},
     onOutput: () => {},
     onDiagnostic: () => {},

@@ -11,7 +11,7 @@ import { isRecord } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
-import { stoppedResult } from "../outcomes.ts";
+import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
 
 /**
@@ -158,7 +158,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         if (failure === undefined) read(line);
       },
     });
-    const stop = () => child?.stop(request.timedOut() ? "its time ran out" : "it was cancelled");
+    const stop = () => child?.stop(stoppedByTimeout(request.signal) ? "its time ran out" : "it was cancelled");
     request.signal.addEventListener("abort", stop, { once: true });
     if (request.signal.aborted) stop();
     const exit = await child.exited;
