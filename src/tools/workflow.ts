@@ -5,8 +5,10 @@ import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
-import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
-import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
+import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
+import { prepareResume } from "../orchestrator/workflow-resume.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow-sources.ts";
+import type { ParsedWorkflow } from "../../runtime/index.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
@@ -42,6 +44,14 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
   return `${text}\nThe workflow succeeded after handling ${failed} failed agent() call${failed === 1 ? "" : "s"} (warning ${HANDLED_CHILD_FAILURES}): check that its result accounts for them.`;
 }
 
+/** Resuming a run that had already succeeded: its own settled receipt, and nothing runs. */
+function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<WorkflowDetails> {
+  const text = `${receiptText(view, "settled", isSupervised)}\nRun ${view.runId} had already succeeded: this is its result; nothing ran again.`;
+  // Its usage was counted when it ran; this call spent nothing.
+  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, [], text, { runId: view.runId, phase: "settled" as const, run: view });
+  return receipt;
+}
+
 export function createWorkflowTool(host: FlowHost) {
   return defineTool({
     // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
@@ -67,11 +77,24 @@ export function createWorkflowTool(host: FlowHost) {
       try {
         host.assertOpen();
         const { depth, parentRunId } = nextWorkflowPlace();
-        const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
-        const workflow = parseSelected(selected);
-        const args = checkArgs(workflow, params.args, selected.label);
-        const toolNames = workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label));
         const env = host.launchEnvironment(ctx);
+        let resume: WorkflowLaunch["resume"];
+        let selected: SelectedWorkflow, workflow: ParsedWorkflow, args: Record<string, unknown>, toolNames: string[];
+        if (params.resume !== undefined) {
+          if (params.workflow !== undefined || params.script !== undefined || params.args !== undefined) {
+            throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
+          }
+          const prepared = prepareResume({ runId: params.resume, runs: env.runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos() });
+          // A run that succeeded has its result already: nothing runs again.
+          if ("succeeded" in prepared) return resumedReceipt(prepared.succeeded, supervised(ctx));
+          ({ selected, workflow, args, toolNames } = prepared);
+          resume = { plan: prepared.plan, replaySafe: prepared.replaySafe };
+        } else {
+          selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
+          workflow = parseSelected(selected);
+          args = checkArgs(workflow, params.args, selected.label);
+          toolNames = workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label));
+        }
         // Frozen now, when the call starts: children started minutes later select from this.
         const snapshot = env.snapshot();
         const description = (params.description ?? workflow.meta.description ?? workflow.meta.name ?? `${selected.name} workflow`).slice(0, 200);
@@ -85,6 +108,7 @@ export function createWorkflowTool(host: FlowHost) {
           background,
           depth,
           toolCallId,
+          ...(resume ? { resume } : {}),
           ...(parentRunId ? { parentRunId } : {}),
           ...(background ? {} : { signal }),
           onProgress: (progress) => {
