@@ -1,7 +1,7 @@
 import type { RunWriter } from "../runs/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
-import type { ResumePlan } from "./resume-plan.ts";
+import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
 import type { ResumeCounts, WorkflowChildren } from "./workflow-host.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
@@ -19,6 +19,16 @@ function hostError(code: string, message: string, fatal = false): HostError {
  */
 export function journaledTools(tools: WorkflowHost["tools"], writer: RunWriter): WorkflowHost["tools"] {
   if (!tools) return undefined;
+  const wrapped: NonNullable<WorkflowHost["tools"]> = {};
+  for (const [name, fn] of Object.entries(tools)) {
+    const call = journaledCall(name, fn, writer);
+    wrapped[name] = (args, context) => call(args, context);
+  }
+  return wrapped;
+}
+
+/** One tool, journaled; `asked` is the arguments the script passed, when the tool runs with others. */
+function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: JsonValue, context: HostCallContext, asked?: JsonValue) => Promise<unknown> {
   const journal = (data: Record<string, unknown>, name: string) => {
     if (!writer.settled) writer.journal({ t: "event", name, data });
   };
@@ -26,29 +36,27 @@ export function journaledTools(tools: WorkflowHost["tools"], writer: RunWriter):
   // and a resume treats the call as unanswered (it may have acted before it stopped).
   const answered = (context: HostCallContext, data: Record<string, unknown>) =>
     journal(context.signal.aborted ? { ...data, stopped: true } : data, "tool_result");
-  const wrapped: NonNullable<WorkflowHost["tools"]> = {};
-  for (const [name, fn] of Object.entries(tools)) {
-    wrapped[name] = async (args, context) => {
-      const { index } = context;
-      journal({ index, tool: name, argsHash: toolIdentity(name, args).argsHash }, "tool_call");
-      try {
-        const value = await fn(args, context);
-        answered(context, { index, tool: name, ok: true, value: value ?? null });
-        return value;
-      } catch (error) {
-        const { code, message } = error as HostError;
-        answered(context, { index, tool: name, ok: false, code: code ?? "tool_failed", message: message ?? String(error) });
-        throw error;
-      }
-    };
-  }
-  return wrapped;
+  return async (args, context, asked = args) => {
+    const { index } = context;
+    journal({ index, tool: name, argsHash: toolIdentity(name, asked).argsHash }, "tool_call");
+    try {
+      const value = await fn(args, context);
+      answered(context, { index, tool: name, ok: true, value: value ?? null });
+      return value;
+    } catch (error) {
+      const { code, message } = error as HostError;
+      answered(context, { index, tool: name, ok: false, code: code ?? "tool_failed", message: message ?? String(error) });
+      throw error;
+    }
+  };
 }
 
 export interface ReplayOptions {
   plan: ResumePlan;
-  /** The live host: agent() through WorkflowChildren, tools.* already journaled. */
+  /** The live host: agent() through WorkflowChildren. */
   live: WorkflowHost;
+  /** The tools.* bindings, not yet journaled: replay journals the calls it runs. */
+  rawTools: WorkflowHost["tools"];
   children: WorkflowChildren;
   writer: RunWriter;
   counts: ResumeCounts;
@@ -61,7 +69,7 @@ export interface ReplayOptions {
  * target or argument hash fails the run (fatal, so a script cannot catch it and go on mixing two
  * runs); a call that settled is answered from the journal without running; anything else runs live.
  */
-export function replayingHost({ plan, live, children, writer, counts, replaySafe }: ReplayOptions): WorkflowHost {
+export function replayingHost({ plan, live, rawTools, children, writer, counts, replaySafe }: ReplayOptions): WorkflowHost {
   const diverged = (journaled: CallIdentity, asked: CallIdentity, index: number): HostError =>
     hostError(
       "failed",
@@ -120,11 +128,12 @@ export function replayingHost({ plan, live, children, writer, counts, replaySafe
   };
 
   const tools: NonNullable<WorkflowHost["tools"]> = {};
-  for (const [name, fn] of Object.entries(live.tools ?? {})) {
-    tools[name] = async (args, context) => replayTool(name, fn, args, context);
+  for (const [name, fn] of Object.entries(rawTools ?? {})) {
+    const call = journaledCall(name, fn, writer);
+    tools[name] = async (args, context) => replayTool(name, call, args, context);
   }
 
-  async function replayTool(name: string, fn: ToolFn, args: JsonValue, context: HostCallContext): Promise<unknown> {
+  async function replayTool(name: string, fn: ReturnType<typeof journaledCall>, args: JsonValue, context: HostCallContext): Promise<unknown> {
     const { index } = context;
     const call = plan.tools.get(index);
     if (!call) {
@@ -136,6 +145,12 @@ export function replayingHost({ plan, live, children, writer, counts, replaySafe
     if (!same(journaled, asked)) throw diverged(journaled, asked, index);
     const answer = call.answer;
     if (!answer) {
+      // A nested workflow that was running resumes with its parent, journaled as the call the script made.
+      const nestedRun = name === NESTED_TOOL ? plan.nested.get(index) : undefined;
+      if (nestedRun !== undefined) {
+        ranLive();
+        return fn({ resume: nestedRun }, context, args);
+      }
       if (!replaySafe.has(name)) {
         throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, true);
       }
@@ -153,6 +168,6 @@ export function replayingHost({ plan, live, children, writer, counts, replaySafe
   }
 
   const host: WorkflowHost = { agent };
-  if (live.tools) host.tools = tools;
+  if (rawTools) host.tools = tools;
   return host;
 }

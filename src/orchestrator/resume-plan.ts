@@ -44,6 +44,8 @@ export interface ResumePlan {
   args: Record<string, unknown>;
   agents: Map<number, JournaledAgentCall>;
   tools: Map<number, JournaledToolCall>;
+  /** The workflow run a tools.external_workflow call started, by its tools.* index. */
+  nested: Map<number, string>;
 }
 
 const RESUMABLE = new Set<string>(["cancelled", "timed_out"]);
@@ -81,7 +83,8 @@ function readEvidence(store: RunStore, runId: string): { journal: string; launch
 }
 
 /** Folds the journal's call records into one entry per index. */
-function collectCalls(lines: readonly Line[]): { agents: Map<number, JournaledAgentCall>; tools: Map<number, JournaledToolCall> } {
+function collectCalls(lines: readonly Line[]): Pick<ResumePlan, "agents" | "tools" | "nested"> {
+  const nested = new Map<number, string>();
   const agents = new Map<number, JournaledAgentCall>();
   const tools = new Map<number, JournaledToolCall>();
   const agentByChild = new Map<string, JournaledAgentCall>();
@@ -101,6 +104,8 @@ function collectCalls(lines: readonly Line[]): { agents: Map<number, JournaledAg
       agentByChild.set(call.childRunId!, call);
     } else if (line.name === "agent_rejected") {
       agents.set(index, { ...identity, rejected: { code: str(data.code), message: str(data.message), fatal: data.fatal === true } });
+    } else if (line.name === "nested_run") {
+      nested.set(index, str(data.runId));
     } else if (line.name === "tool_call") {
       tools.set(index, { target: str(data.tool), argsHash: identity.argsHash });
     } else if (line.name === "tool_result") {
@@ -109,14 +114,14 @@ function collectCalls(lines: readonly Line[]): { agents: Map<number, JournaledAg
       call.answer = data.ok === true ? { ok: true, value: data.value ?? null } : { ok: false, code: str(data.code) || "tool_failed", message: str(data.message) };
     }
   }
-  return { agents, tools };
+  return { agents, tools, nested };
 }
 
 /**
  * Checks that `runId` (found in `store`) can be resumed, with no side effect, and reads what the
  * resumed run replays. A run that succeeded is returned as it is: nothing needs to run.
  */
-export function planResume(store: RunStore, runId: string): { succeeded: RunView } | { plan: ResumePlan } {
+export function planResume(store: RunStore, runId: string, nested = false): { succeeded: RunView } | { plan: ResumePlan } {
   const from = store.view(runId);
   if (from.kind !== "workflow") throw new FlowError("request_invalid", `resume continues a workflow run; ${runId} is an agent run (external_delegate resume continues those).`);
   if (from.live || store.ownedElsewhere(runId)) {
@@ -127,7 +132,7 @@ export function planResume(store: RunStore, runId: string): { succeeded: RunView
     throw new FlowError("request_invalid", `Run ${runId} failed; resuming it would replay the same failure. Fix the cause and run the workflow again.`);
   }
   if (from.state.outcome !== null && !RESUMABLE.has(from.state.outcome)) throw new FlowError("request_invalid", `Run ${runId} cannot be resumed.`);
-  if (from.task.parentRunId) {
+  if (from.task.parentRunId && !nested) {
     throw new FlowError("request_invalid", `Run ${runId} was started by workflow ${from.task.parentRunId}; resume that one: nested workflows resume with their parent.`);
   }
 
@@ -167,7 +172,15 @@ export function planResume(store: RunStore, runId: string): { succeeded: RunView
   };
 }
 
-/** The tools.* calls that started but never answered: they may have acted already. */
+/**
+ * The tools.* calls that started but never answered: they may have acted already. A nested
+ * workflow whose run is known is not among them: the resume resumes that run instead.
+ */
 export function unansweredTools(plan: ResumePlan): { index: number; tool: string }[] {
-  return [...plan.tools].filter(([, call]) => call.answer === undefined).map(([index, call]) => ({ index, tool: call.target }));
+  return [...plan.tools]
+    .filter(([index, call]) => call.answer === undefined && !(call.target === NESTED_TOOL && plan.nested.has(index)))
+    .map(([index, call]) => ({ index, tool: call.target }));
 }
+
+/** The tool through which a workflow starts a nested one. */
+export const NESTED_TOOL = "external_workflow";

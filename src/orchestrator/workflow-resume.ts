@@ -18,6 +18,8 @@ export interface ResumeInputs {
   ctx: ToolContext;
   /** Pi's registered tools with their annotations (pi.getAllTools()). */
   toolInfos: readonly Pick<ToolInfo, "name" | "annotations">[];
+  /** The resume comes from a workflow (its parent's resume): a nested run may be resumed. */
+  nested?: boolean;
 }
 
 export interface PreparedResume {
@@ -65,7 +67,7 @@ export function replaySafeTools(ctx: Pick<ExtensionToolContext, "tools">, toolIn
 export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | PreparedResume {
   const runId = assertRunId(inputs.runId);
   const store = storeOf(runId, inputs.runs, inputs.flowHome, inputs.ctx.cwd);
-  const planned = planResume(store, runId);
+  const planned = planResume(store, runId, inputs.nested ?? false);
   if ("succeeded" in planned) return planned;
   const { plan } = planned;
   let selected: SelectedWorkflow;

@@ -34,8 +34,11 @@ export interface WorkflowLaunch {
   args: Record<string, unknown>;
   description: string;
   env: LaunchEnvironment;
-  /** The tools.* bindings, made once the run has its ID (nested calls name it as their parent). */
-  tools(runId: string): WorkflowHost["tools"];
+  /**
+   * The tools.* bindings, made once the run has its ID (nested calls name it as their parent);
+   * `onNestedRun` hears which workflow run a tools.* call started.
+   */
+  tools(runId: string, onNestedRun: (index: number, runId: string) => void): WorkflowHost["tools"];
   background: boolean;
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
@@ -131,9 +134,14 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const counts: ResumeCounts | undefined = resume ? { replayed: 0, live: 0 } : undefined;
   const children = new WorkflowChildren({ env, writer, onChange: progress, ...(counts ? { resume: counts } : {}) });
   const live: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
-  const tools = journaledTools(launch.tools(writer.runId), writer);
+  // A nested workflow's run ID, by the tools.* call that started it: the parent's resume resumes it.
+  const nested = (index: number, runId: string) => {
+    if (!writer.settled) writer.journal({ t: "event", name: "nested_run", data: { index, runId } });
+  };
+  const rawTools = launch.tools(writer.runId, nested);
+  const tools = journaledTools(rawTools, writer);
   if (tools) live.tools = tools;
-  const host = resume && counts ? replayingHost({ plan: resume.plan, live, children, writer, counts, replaySafe: resume.replaySafe }) : live;
+  const host = resume && counts ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, counts, replaySafe: resume.replaySafe }) : live;
   if (counts) writer.setChildren(children.counts);
 
   const run = runWorkflow(workflow, {

@@ -76,7 +76,8 @@ export function createWorkflowTool(host: FlowHost) {
       let started: StartedWorkflow;
       try {
         host.assertOpen();
-        const { depth, parentRunId } = nextWorkflowPlace();
+        const place = nextWorkflowPlace();
+        const { depth, parentRunId } = place;
         const env = host.launchEnvironment(ctx);
         let resume: WorkflowLaunch["resume"];
         let selected: SelectedWorkflow, workflow: ParsedWorkflow, args: Record<string, unknown>, toolNames: string[];
@@ -84,7 +85,8 @@ export function createWorkflowTool(host: FlowHost) {
           if (params.workflow !== undefined || params.script !== undefined || params.args !== undefined) {
             throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
           }
-          const prepared = prepareResume({ runId: params.resume, runs: env.runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos() });
+          // A nested run resumes only from a workflow: its parent's resume starts it again.
+          const prepared = prepareResume({ runId: params.resume, runs: env.runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos(), nested: parentRunId !== undefined });
           // A run that succeeded has its result already: nothing runs again.
           if ("succeeded" in prepared) return resumedReceipt(prepared.succeeded, supervised(ctx));
           ({ selected, workflow, args, toolNames } = prepared);
@@ -104,7 +106,7 @@ export function createWorkflowTool(host: FlowHost) {
           args,
           description,
           env,
-          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot }),
+          tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, onNestedRun }),
           background,
           depth,
           toolCallId,
@@ -117,6 +119,7 @@ export function createWorkflowTool(host: FlowHost) {
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
         });
+        place.started?.(started.runId);
         if (background) host.trackBackground(ctx, started.runId, env.runs, started.settled);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;

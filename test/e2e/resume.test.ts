@@ -81,3 +81,36 @@ test("a background run cancelled when the user quits resumes in a new session: f
   const inspected = await second.callTool("external_runs", { action: "inspect", runIds: [run!.runId] });
   expect(inspected.text).toContain(`resumed from ${runId}: 2 calls replayed from its journal, 1 ran live`);
 });
+
+test("a nested workflow running at the interruption resumes with its parent, and only with it", async () => {
+  const pi = await session();
+  const inner = [
+    'const a = await agent({ role: "explorer", description: "inner a", prompt: "Do inner a.", context: { mode: "none" } });',
+    'const b = await agent({ role: "explorer", description: "inner b", prompt: "Do inner b.", context: { mode: "none" } });',
+    "return [a.value, b.value];",
+  ].join("\n");
+  const outer = `export const meta = { tools: ["external_workflow"] };\nconst receipt = await tools.external_workflow({ script: ${JSON.stringify(inner)} });\nreturn receipt.data.run.output.value;`;
+  let hanging!: () => void;
+  const innerB = new Promise<void>((resolve) => (hanging = resolve));
+  const parent = (await callForReceipt(pi, "external_workflow", { script: outer, background: true }, { children: [childAnswers("A"), childHangs(hanging)] })).run!.runId;
+  await innerB;
+  await pi.callTool("external_runs", { action: "cancel", runIds: [parent] });
+  await pi.callTool("external_runs", { action: "wait", runIds: [parent] });
+  const nested = journalOf(pi.flowHome, parent).find((line) => line.t === "event" && line.name === "nested_run") as { data: { index: number; runId: string } };
+  expect(nested.data.index).toBe(0);
+
+  const direct = await callForReceipt(pi, "external_workflow", { resume: nested.data.runId });
+  expect(direct.receipt).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+  expect(direct.receipt.error!.message).toContain(`started by workflow ${parent}; resume that one`);
+
+  const seen: Seen[] = [];
+  const { run } = await callForReceipt(pi, "external_workflow", { resume: parent }, { children: [childAnswers("B", seen)] });
+  expect(run).toMatchObject({ state: { outcome: "succeeded" }, output: { value: ["A", "B"] }, children: { replayed: 0, live: 1 } });
+  expect(seen.map((request) => request.user)).toEqual([expect.stringContaining("Do inner b.")]);
+  // The nested run resumed too: a new run under the new parent, its first child answered from the journal.
+  const resumedNested = journalOf(pi.flowHome, run!.runId).find((line) => line.t === "event" && line.name === "nested_run") as { data: { runId: string } };
+  const view = await pi.callTool("external_runs", { action: "inspect", runIds: [resumedNested.data.runId] });
+  expect(view.structuredContent).toMatchObject({
+    data: { entries: [{ task: { resumedFrom: nested.data.runId, parentRunId: run!.runId }, children: { count: 2, replayed: 1, live: 1 } }] },
+  });
+});
