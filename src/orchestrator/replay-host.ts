@@ -2,6 +2,7 @@ import type { RunWriter } from "../runs/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
+import { resolveResume, type ResumeSource } from "./resume.ts";
 import type { ResumeCounts, WorkflowChildren } from "./workflow-host.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
@@ -86,6 +87,16 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
     children.refreshCounts();
   };
 
+  /** The session an interrupted child kept, if any (pi: its session file; claude/codex: its CLI session). */
+  const continuable = (childRunId: string | undefined): ResumeSource | undefined => {
+    if (childRunId === undefined) return undefined;
+    try {
+      return resolveResume(childRunId, plan.store);
+    } catch {
+      return undefined; // it kept nothing to continue (it never started), or it is not resumable: run afresh
+    }
+  };
+
   const agent = async (options: AgentOptions, context: HostCallContext): Promise<AgentResult> => {
     const { index } = context;
     const call = plan.agents.get(index);
@@ -105,14 +116,20 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       throw hostError(code, message);
     }
     const settled = call.childRunId !== undefined && call.outcome !== undefined && (call.outcome === "succeeded" || call.delivered === true);
-    const final = settled && call.outcome === "succeeded" ? plan.store.finalValue(call.childRunId) : undefined;
-    // An unsettled child (running at the interruption, or stopped with the root) runs again; so
-    // does a success whose final value can no longer be read.
-    if (!settled || (final !== undefined && !final.ok)) {
+    const view = settled ? plan.store.view(call.childRunId) : undefined;
+    // The view carries a small value inline; a larger one is read from the final file.
+    const final = view?.state.outcome !== "succeeded" ? undefined : view.output.delivery === "inline" ? { ok: true as const, value: view.output.value } : plan.store.finalValue(view.runId);
+    // An unsettled child (running at the interruption, or stopped with the root) runs again,
+    // continuing its persisted session where it kept one; a success whose final value can no
+    // longer be read runs again from its prompt.
+    if (!view) {
+      ranLive();
+      return children.agent(options, context, continuable(call.childRunId));
+    }
+    if (call.outcome === "succeeded" && !final?.ok) {
       ranLive();
       return live.agent(options, context);
     }
-    const view = plan.store.view(call.childRunId);
     counts.replayed++;
     children.recordReplayed({ index, identity: asked, view, delivered: true });
     if (call.outcome !== "succeeded") {

@@ -55,21 +55,6 @@ type Line = { t?: string; name?: string; data?: Record<string, unknown>; childRu
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
 
-/** The well-formed lines of a journal; a torn last line (a write the crash cut short) is left out. */
-function journalLines(text: string): Line[] {
-  const lines: Line[] = [];
-  for (const raw of text.split("\n")) {
-    if (raw === "") continue;
-    try {
-      const line: unknown = JSON.parse(raw);
-      if (isObject(line)) lines.push(line as Line);
-    } catch {
-      // Only the last line can be bad here: integrity was checked first.
-    }
-  }
-  return lines;
-}
-
 function readEvidence(store: RunStore, runId: string): { journal: string; launch: Record<string, unknown> } {
   const files = runFiles(store.scope, runId);
   try {
@@ -137,11 +122,12 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   }
 
   const { journal, launch } = readEvidence(store, runId);
-  const report = classifyJournalText(journal, runId);
+  // One parse: the integrity check hands over each whole line (a torn last line is left out).
+  const lines: Line[] = [];
+  const report = classifyJournalText(journal, runId, (line) => lines.push(line as Line));
   if (report.integrity === "damaged" || report.integrity === "unknown") {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);
   }
-  const lines = journalLines(journal);
   const replay = lines.find((line) => line.t === "event" && line.name === "replay")?.data;
   if (!isObject(replay) || typeof replay.seed !== "string" || typeof replay.startedAt !== "number" || typeof replay.scriptHash !== "string") {
     throw new FlowError("request_invalid", `Run ${runId} was recorded by a pi-flow that did not journal its calls for replay; run the workflow again.`);

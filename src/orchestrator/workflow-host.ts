@@ -5,6 +5,7 @@ import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
+import type { ResumeSource } from "./resume.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the
@@ -170,15 +171,16 @@ export class WorkflowChildren {
     while (this.inflight.size > 0) await Promise.all([...this.inflight]);
   }
 
-  agent(options: AgentOptions, context: HostCallContext): Promise<AgentResult> {
-    const call = this.start(options, context);
+  /** `continueFrom`: a resumed run's child that was running at the interruption continues its session. */
+  agent(options: AgentOptions, context: HostCallContext, continueFrom?: ResumeSource): Promise<AgentResult> {
+    const call = this.start(options, context, continueFrom);
     const tracked = call.catch(() => undefined);
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
     return call;
   }
 
-  private async start(options: AgentOptions, { signal, index }: HostCallContext): Promise<AgentResult> {
+  private async start(options: AgentOptions, { signal, index }: HostCallContext, continueFrom?: ResumeSource): Promise<AgentResult> {
     const { env, writer } = this.options;
     // Journaled with the call, so a resumed run can tell whether its script asks the same thing.
     const { target, argsHash } = agentIdentity(options, index);
@@ -190,6 +192,8 @@ export class WorkflowChildren {
     };
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
+      // Only on the harness it ran on: a call that now selects another harness starts afresh.
+      if (continueFrom && continueFrom.harness === prepared.harness && !prepared.resume) prepared.resume = continueFrom;
       launched = launchChild(prepared, env, {
         background: false,
         signal,

@@ -2,8 +2,9 @@
  * Resuming a workflow from its journal in real Pi sessions: a background run cancelled when the
  * user quits continues in a new session without paying again for the children that had finished.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { afterEach, expect, test } from "vitest";
 import { childAnswers, childHangs, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
@@ -48,12 +49,15 @@ const THREE_STEPS = [
   'return { out, r: load("r"), t: load("t") };',
 ].join("\n");
 
-test("a background run cancelled when the user quits resumes in a new session: finished children are not run again", async () => {
+test("a background run cancelled when the user quits resumes in a new session: finished children are not run again, a running one continues its session", async () => {
   const first = await session();
+  writeFileSync(join(first.cwd, "notes.txt"), "marker-7781\n");
   let hanging!: () => void;
   const third = new Promise<void>((resolve) => (hanging = resolve));
+  // The third child reads a file, then hangs on its next model request until the quit stops it.
+  const readNotes = fauxAssistantMessage([fauxToolCall("read", { path: "notes.txt" })], { stopReason: "toolUse" });
   const accepted = await callForReceipt(first, "external_workflow", { script: THREE_STEPS, background: true }, {
-    children: [childAnswers("one"), childAnswers("two"), childHangs(hanging)],
+    children: [childAnswers("one"), childAnswers("two"), readNotes, childHangs(hanging)],
   });
   const runId = accepted.run!.runId;
   await third;
@@ -70,6 +74,8 @@ test("a background run cancelled when the user quits resumes in a new session: f
   // Only the child that had not finished asked the model again.
   expect(seen).toHaveLength(1);
   expect(seen[0]!.user).toContain("Do the third step.");
+  // It continued the interrupted child's persisted session: what that child had read is still there.
+  expect(seen[0]!.all).toContain("marker-7781");
   expect(run).toMatchObject({
     task: { resumedFrom: runId, workflow: "inline" },
     children: { count: 3, failed: 0, replayed: 2, live: 1 },
