@@ -1,9 +1,10 @@
-import { defineTool } from "@earendil-works/pi-coding-agent";
+import { defineTool, type ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { WorkflowInputSchema, WorkflowOutputSchema } from "../contract/workflow-schema.ts";
+import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
+import type { LaunchEnvironment } from "../orchestrator/launch-child.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
 import { prepareResume } from "../orchestrator/workflow-resume.ts";
@@ -52,6 +53,38 @@ function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<Wo
   return receipt;
 }
 
+interface ChosenSource {
+  selected: SelectedWorkflow;
+  workflow: ParsedWorkflow;
+  args: Record<string, unknown>;
+  toolNames: string[];
+  resume?: WorkflowLaunch["resume"];
+}
+
+/**
+ * The script to run and its inputs, checked before launch: a saved or inline workflow, or the run
+ * a resume continues (its own source and args). Every refusal is a typed FlowError.
+ */
+function chooseSource(
+  params: WorkflowInput,
+  { host, ctx, runs, nested }: { host: FlowHost; ctx: ExtensionToolContext; runs: LaunchEnvironment["runs"]; nested: boolean },
+): ChosenSource | { succeeded: RunView } {
+  if (params.resume === undefined) {
+    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
+    const workflow = parseSelected(selected);
+    const args = checkArgs(workflow, params.args, selected.label);
+    return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
+  }
+  if (params.workflow !== undefined || params.script !== undefined || params.args !== undefined) {
+    throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
+  }
+  // A nested run resumes only from a workflow: its parent's resume starts it again.
+  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos(), nested });
+  if ("succeeded" in prepared) return prepared;
+  const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
+  return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
+}
+
 export function createWorkflowTool(host: FlowHost) {
   return defineTool({
     // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
@@ -79,27 +112,14 @@ export function createWorkflowTool(host: FlowHost) {
         const place = nextWorkflowPlace();
         const { depth, parentRunId } = place;
         const env = host.launchEnvironment(ctx);
-        let resume: WorkflowLaunch["resume"];
-        let selected: SelectedWorkflow, workflow: ParsedWorkflow, args: Record<string, unknown>, toolNames: string[];
-        if (params.resume !== undefined) {
-          if (params.workflow !== undefined || params.script !== undefined || params.args !== undefined) {
-            throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
-          }
-          // A nested run resumes only from a workflow: its parent's resume starts it again.
-          const prepared = prepareResume({ runId: params.resume, runs: env.runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos(), nested: parentRunId !== undefined });
-          // A run that succeeded has its result already: nothing runs again.
-          if ("succeeded" in prepared) return resumedReceipt(prepared.succeeded, supervised(ctx));
-          ({ selected, workflow, args, toolNames } = prepared);
-          resume = { plan: prepared.plan, replaySafe: prepared.replaySafe };
-        } else {
-          selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
-          workflow = parseSelected(selected);
-          args = checkArgs(workflow, params.args, selected.label);
-          toolNames = workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label));
-        }
+        const source = chooseSource(params, { host, ctx, runs: env.runs, nested: parentRunId !== undefined });
+        // A run that succeeded has its result already: nothing runs again.
+        if ("succeeded" in source) return resumedReceipt(source.succeeded, supervised(ctx));
+        const { selected, workflow, args, toolNames, resume } = source;
         // Frozen now, when the call starts: children started minutes later select from this.
         const snapshot = env.snapshot();
-        const description = (params.description ?? workflow.meta.description ?? workflow.meta.name ?? `${selected.name} workflow`).slice(0, 200);
+        const described = params.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
+        const description = (described ?? `${selected.name} workflow`).slice(0, 200);
         started = startWorkflow({
           workflow,
           selected,
