@@ -93,7 +93,8 @@ function isEnvelope(value: unknown): value is WorkflowEnvelope {
 
 function settledLine(run: RunView): string {
   const outcome = run.state.outcome ?? run.state.status;
-  const children = run.children ? `: ${run.children.count} children, ${run.children.failed ?? 0} failed` : "";
+  const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
+  const children = run.children ? `: ${run.children.count} children, ${run.children.failed ?? 0} failed${replayed}` : "";
   return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: flow runs show ${run.runId}`;
 }
 

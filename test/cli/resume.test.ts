@@ -100,7 +100,7 @@ describe("flow run --resume after SIGKILL", () => {
     const stored = journal.find((line) => line.t === "store" && line.key === "r") as { value: number };
     expect(value.r).toBe(stored.value);
     expect(value.t).toBe(new Date(replay.data.startedAt).toISOString());
-    expect(resumed.stderr).toMatch(new RegExp(`: ${N} children, 0 failed`));
+    expect(resumed.stderr).toContain(`: ${N} children, 0 failed (${settled} calls replayed from ${runId}, ${N - settled} live)`);
 
     // The resumed run succeeded: resuming it again runs nothing and returns its value.
     const resumedId = startedRunId(resumed.stderr);
