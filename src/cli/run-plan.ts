@@ -9,8 +9,8 @@ import { boolFlag, listFlag, parseCommand, stringFlag } from "./args.ts";
 export interface RunPlan {
   /** The project directory: where saved workflows, roles and the run store's project are looked up. */
   cwd: string;
-  /** A saved workflow's name, or a script file (run as that file's source). */
-  target: { workflow: string } | { file: string; label: string; source: string };
+  /** A saved workflow's name, a script file (run as that file's source), or a run to resume. */
+  target: { workflow: string } | { file: string; label: string; source: string } | { resume: string };
   args?: Record<string, unknown>;
   model?: string;
   replay?: { cassette: string; mode: ReplayMode };
@@ -28,6 +28,7 @@ const OPTIONS = {
   json: { type: "boolean" },
   cwd: { type: "string" },
   extension: { type: "string", multiple: true },
+  resume: { type: "string" },
 } as const;
 
 function readText(path: string, what: string): string {
@@ -60,7 +61,9 @@ const isFileTarget = (target: string): boolean => target.includes("/") || target
  * directory; `--cwd` only chooses the project. Every problem is request_invalid (exit 2).
  */
 export function planRun(argv: readonly string[]): RunPlan {
-  const parsed = parseCommand(argv, OPTIONS, { min: 1, max: 1 }, RUN_USAGE);
+  // --resume names the run instead of a workflow: then no positional is taken.
+  const resume = argv.some((arg) => arg === "--resume" || arg.startsWith("--resume="));
+  const parsed = parseCommand(argv, OPTIONS, resume ? { min: 0, max: 0 } : { min: 1, max: 1 }, RUN_USAGE);
   const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
   if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new FlowError("request_invalid", `--cwd ${cwd} is not a directory.`);
   const replay = stringFlag(parsed, "replay");
@@ -72,11 +75,16 @@ export function planRun(argv: readonly string[]): RunPlan {
     throw new FlowError("request_invalid", `--replay-mode must be ${REPLAY_MODES.join(" or ")}.`);
   }
   const model = stringFlag(parsed, "model");
-  const name = parsed.positionals[0]!;
-  const target: RunPlan["target"] = isFileTarget(name)
-    ? { file: resolve(name), label: name, source: readText(resolve(name), "The script") }
-    : { workflow: name };
   const args = parseArgsFlag(stringFlag(parsed, "args"));
+  const resumed = stringFlag(parsed, "resume");
+  if (resumed !== undefined && args !== undefined) throw new FlowError("request_invalid", "--resume runs the run's own args: give no --args with it.");
+  const name = parsed.positionals[0] ?? "";
+  const target: RunPlan["target"] =
+    resumed !== undefined
+      ? { resume: resumed }
+      : isFileTarget(name)
+        ? { file: resolve(name), label: name, source: readText(resolve(name), "The script") }
+        : { workflow: name };
   return {
     cwd,
     target,
@@ -90,4 +98,5 @@ export function planRun(argv: readonly string[]): RunPlan {
 }
 
 /** A short title for progress: `review (shipped)` is the tool's to say; a file is its name. */
-export const targetTitle = (plan: RunPlan): string => ("workflow" in plan.target ? plan.target.workflow : basename(plan.target.label));
+export const targetTitle = (plan: RunPlan): string =>
+  "workflow" in plan.target ? plan.target.workflow : "resume" in plan.target ? `resume of ${plan.target.resume}` : basename(plan.target.label);

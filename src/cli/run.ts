@@ -81,6 +81,7 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, recor
 }
 
 function toolParams(plan: RunPlan): Record<string, unknown> {
+  if ("resume" in plan.target) return { resume: plan.target.resume };
   const args = plan.args ? { args: plan.args } : {};
   if ("workflow" in plan.target) return { workflow: plan.target.workflow, ...args };
   return { script: plan.target.source, description: plan.target.label.slice(0, 200), ...args };
@@ -94,7 +95,8 @@ function settledLine(run: RunView): string {
   const outcome = run.state.outcome ?? run.state.status;
   // `failed` counts failed agent() calls, including calls refused before a child started.
   const failed = run.children?.failed ?? 0;
-  const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}` : "";
+  const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
+  const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}${replayed}` : "";
   return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: flow runs show ${run.runId}`;
 }
 
@@ -140,8 +142,9 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   if (run) view.finished(settledLine(run));
   if (envelope.ok) {
     const { run } = envelope.data;
-    const { readWorkflowValue, sessionStore } = await import("./project-runs.ts");
-    const value = run.output.delivery === "inline" ? run.output.value : readWorkflowValue(sessionStore(plan.cwd, headless.session.sessionId), run.runId);
+    const { readWorkflowValue, storeOfRun } = await import("./project-runs.ts");
+    // A resumed run that had already succeeded belongs to the session that ran it.
+    const value = run.output.delivery === "inline" ? run.output.value : readWorkflowValue(storeOfRun(plan.cwd, run.runId), run.runId);
     process.stdout.write(`${JSON.stringify(plan.json ? envelope : (value ?? null), null, 2)}\n`);
     return EXIT.succeeded;
   }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 
 /** The usage lines of each command, kept apart so `flow --help` loads nothing heavy. */
 export const RUN_USAGE =
-  "flow run <name|path.js> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
+  "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
 export const CHECK_USAGE = "flow check <path.js>... [--cwd DIR] [--extension FILE]...";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
@@ -24,6 +24,8 @@ flow run: a saved workflow (project .pi/flow/workflows/, then your Flow director
 review, map, handoff) or a script file. Progress goes to stderr, the result to stdout (the
 workflow's value as JSON; with --json the whole receipt). Children run on your Pi setup and its
 default model, or --model; --replay answers them from a cassette with no model at all.
+--resume continues an interrupted, cancelled or timed-out run of the project from its journal:
+children that had finished are not run again.
 
 Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 130 interrupted (Ctrl-C).
 Paths on the command line are relative to the shell's directory; --cwd chooses the project.

@@ -69,6 +69,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
     purpose: "Run a workflow script (saved by name, or inline) in a QuickJS sandbox that orchestrates child agents.",
     semantics: [
       "Give exactly one of workflow and script; both or neither is request_invalid.",
+      "resume: runId (alone, with description or background) continues a workflow run of this project that was interrupted, cancelled or timed out: a new run (task.resumedFrom) replays the script from its journal, answers every call that had settled without running it, and counts children.replayed and children.live. A run that succeeded returns its result; a live, failed or nested run is request_invalid; a changed saved workflow script_invalid; a call that differs from the journal fails the run.",
       "An unknown saved workflow is selection_invalid; a parse, meta or apiVersion failure is script_invalid; nothing launches.",
       "args are validated against meta.args before launch (request_invalid names the first violation).",
       "Every child selects from one parent snapshot frozen when the call starts; siblings never see each other's results.",
@@ -78,6 +79,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
     ],
     examples: [
       { title: "A shipped workflow", input: { workflow: "review", args: { target: "src/parser.ts" } } },
+      { title: "Resume an interrupted run", input: { resume: "wf_0mx1xga91_abcdefghij" } },
       {
         title: "An inline script in the background",
         input: {

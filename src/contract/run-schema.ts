@@ -51,6 +51,7 @@ export const RunViewSchema = Type.Object(
         }),
       ),
       parentRunId: Type.Optional(Type.String({ description: "The workflow run that started this child." })),
+      resumedFrom: Type.Optional(Type.String({ description: "Workflows: the interrupted run this one resumes (see external_workflow resume)." })),
     }),
     live: Type.Boolean({ description: "True when the live registry confirms an owner is running it." }),
     background: Type.Boolean(),
@@ -83,8 +84,10 @@ export const RunViewSchema = Type.Object(
         {
           count: Type.Integer({ minimum: 0 }),
           failed: Type.Optional(Type.Integer({ minimum: 0 })),
+          replayed: Type.Optional(Type.Integer({ minimum: 0, description: "A resumed run: agent() and tools.* calls answered from the journal of the run it resumes." })),
+          live: Type.Optional(Type.Integer({ minimum: 0, description: "A resumed run: agent() and tools.* calls that ran." })),
         },
-        { description: "Workflows only: indexed agent() children, and failed agent() calls delivered to the script." },
+        { description: "Workflows only: indexed agent() children (replayed ones included), and failed agent() calls delivered to the script." },
       ),
     ),
     usage: Type.Optional(

@@ -3,7 +3,7 @@ import { envelopeSchema } from "./envelope.ts";
 import { RunViewSchema } from "./run-schema.ts";
 
 /**
- * Exactly one of `workflow` and `script` is required. The rule is checked in execute, so that
+ * Exactly one of `workflow`, `script` and `resume` is required. The rule is checked in execute, so that
  * both or neither come back as a typed `request_invalid` receipt rather than a thrown validation error.
  */
 export const WorkflowInputSchema = Type.Object(
@@ -18,11 +18,18 @@ export const WorkflowInputSchema = Type.Object(
       Type.Record(Type.String(), Type.Unknown(), { description: "Arguments, validated against the workflow's meta.args." }),
     ),
     description: Type.Optional(Type.String({ maxLength: 200, description: "A short label for the run." })),
+    resume: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "A workflow run ID of this project that was interrupted, cancelled or timed out: run its script again from its journal, answering every call that had settled without running it. Not with workflow, script or args.",
+      }),
+    ),
     background: Type.Optional(
       Type.Boolean({ description: "true: return once the run is accepted; wait with external_runs. Default false." }),
     ),
   },
-  { additionalProperties: false, description: "Give exactly one source: workflow or script." },
+  { additionalProperties: false, description: "Give exactly one source: workflow, script, or resume (an interrupted run)." },
 );
 
 export type WorkflowInput = Static<typeof WorkflowInputSchema>;

@@ -1,4 +1,4 @@
-import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { getAgentDir, type ExtensionAPI, type ExtensionContext, type ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
@@ -99,6 +99,11 @@ export class FlowHost {
         // A display that fails must never disturb a run.
       }
     }
+  }
+
+  /** Pi's registered tools with their annotations: a resume asks which are safe to replay. */
+  toolInfos(): ToolInfo[] {
+    return this.pi.getAllTools();
   }
 
   assertOpen(): void {

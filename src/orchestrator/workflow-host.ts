@@ -3,7 +3,9 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { RunWriter } from "../runs/index.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
+import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
+import type { ResumeSource } from "./resume.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the
@@ -44,6 +46,24 @@ function lastLine(text: string): string | undefined {
 export interface ChildCounts {
   count: number;
   failed: number;
+  /** A resumed run only: agent() and tools.* calls answered from the journal, and calls that ran. */
+  replayed?: number;
+  live?: number;
+}
+
+/** What a resumed run counts as it goes: calls answered from the journal, and calls that ran. */
+export interface ResumeCounts {
+  replayed: number;
+  live: number;
+}
+
+/** An agent() call a resumed run answered from the journal: the child that settled before. */
+export interface ReplayedChild {
+  index: number;
+  identity: CallIdentity;
+  view: RunView;
+  /** The script saw this outcome; false for a success too is never the case. */
+  delivered: boolean;
 }
 
 function hostError(code: string, message: string, extra: { runId?: string; fatal?: boolean } = {}): HostError {
@@ -71,8 +91,7 @@ export function toChildCall(options: AgentOptions, index: number): ChildCall {
     throw new FlowError("request_invalid", "agent() option timeoutMs must be a positive integer.");
   }
   // The default label is one line: the prompt's first 60 characters with its white space folded.
-  const label = options.prompt.replace(/[\s\u0000]+/g, " ").trim().slice(0, 60);
-  const call: ChildCall = { description: `agent ${index + 1}: ${label}`, prompt: options.prompt };
+  const call: ChildCall = { description: agentLabel({ prompt: options.prompt }, index), prompt: options.prompt };
   // One pass checks the string options and copies those given.
   for (const key of STRING_OPTIONS) {
     const value = options[key];
@@ -98,6 +117,8 @@ export interface WorkflowChildrenOptions {
   env: LaunchEnvironment;
   writer: RunWriter;
   onChange(): void;
+  /** Set on a resumed run: its replayed and live calls are counted here and shown with the children. */
+  resume?: ResumeCounts;
 }
 
 /**
@@ -118,7 +139,31 @@ export class WorkflowChildren {
   }
 
   get counts(): ChildCounts {
-    return { count: this.entries.length, failed: this.failedCalls };
+    const { resume } = this.options;
+    const counts: ChildCounts = { count: this.entries.length, failed: this.failedCalls };
+    return resume ? { ...counts, replayed: resume.replayed, live: resume.live } : counts;
+  }
+
+  /** Counts changed outside agent() (a resumed run's tools.* calls). */
+  refreshCounts(): void {
+    this.publishCounts();
+  }
+
+  /**
+   * Indexes a child the journal already answered, as if it had just run: the same journal lines
+   * (marked replayed, so this run can itself be resumed) and the same failure count. Nothing runs.
+   */
+  recordReplayed({ index, identity, view, delivered }: ReplayedChild): void {
+    const outcome = view.state.outcome ?? "failed";
+    const entry: ChildEntry = { index, runId: view.runId, description: view.task.description, status: outcome };
+    if (view.state.error) entry.error = view.state.error.message;
+    if (view.usage) entry.usage = view.usage;
+    this.entries.push(entry);
+    const { target, argsHash } = identity;
+    this.journal({ t: "event", name: "agent_start", data: { index, childRunId: view.runId, description: identity.description, target, argsHash, replayed: true } });
+    this.journal({ t: "child", childRunId: view.runId, outcome, data: { index, delivered, replayed: true } });
+    if (outcome !== "succeeded") this.failedCalls++;
+    this.publishCounts();
   }
 
   /** Resolves once every child started so far has settled (they stop when the root ends). */
@@ -126,16 +171,19 @@ export class WorkflowChildren {
     while (this.inflight.size > 0) await Promise.all([...this.inflight]);
   }
 
-  agent(options: AgentOptions, context: HostCallContext): Promise<AgentResult> {
-    const call = this.start(options, context);
+  /** `continueFrom`: a resumed run's child that was running at the interruption continues its session. */
+  agent(options: AgentOptions, context: HostCallContext, continueFrom?: ResumeSource): Promise<AgentResult> {
+    const call = this.start(options, context, continueFrom);
     const tracked = call.catch(() => undefined);
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
     return call;
   }
 
-  private async start(options: AgentOptions, { signal, index }: HostCallContext): Promise<AgentResult> {
+  private async start(options: AgentOptions, { signal, index }: HostCallContext, continueFrom?: ResumeSource): Promise<AgentResult> {
     const { env, writer } = this.options;
+    // Journaled with the call, so a resumed run can tell whether its script asks the same thing.
+    const { target, argsHash } = agentIdentity(options, index);
     let launched: ReturnType<typeof launchChild>;
     // Progress may only arrive after launchChild returns, when the entry below exists.
     let live: ChildEntry | undefined;
@@ -144,6 +192,8 @@ export class WorkflowChildren {
     };
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
+      // Only on the harness it ran on: a call that now selects another harness starts afresh.
+      if (continueFrom && continueFrom.harness === prepared.harness && !prepared.resume) prepared.resume = continueFrom;
       launched = launchChild(prepared, env, {
         background: false,
         signal,
@@ -165,14 +215,15 @@ export class WorkflowChildren {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
       const fatal = FATAL_CODES.has(error.code);
-      this.journal({ t: "event", name: "agent_rejected", data: { index, code: error.code, message: error.message, fatal } });
+      const description = agentIdentity(options, index).description;
+      this.journal({ t: "event", name: "agent_rejected", data: { index, code: error.code, message: error.message, fatal, target, description, argsHash } });
       if (!fatal) this.countFailure(signal);
       throw hostError(error.code, error.message, { fatal });
     }
     const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running", startedAt: Date.now() };
     live = entry;
     this.entries.push(entry);
-    this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description } });
+    this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description, target, argsHash } });
     this.publishCounts();
     const settled: SettledChild = await launched.settled;
     const view: RunView = settled.view;
@@ -182,7 +233,8 @@ export class WorkflowChildren {
     delete entry.activity;
     if (view.state.error) entry.error = view.state.error.message;
     if (view.usage) entry.usage = view.usage;
-    this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index } });
+    // delivered: the script saw this outcome; a child stopped because the root ended was not.
+    this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index, delivered: !signal.aborted } });
     this.addUsage(view.usage);
     if (outcome !== "succeeded") {
       this.countFailure(signal);
@@ -200,6 +252,12 @@ export class WorkflowChildren {
     };
     if (view.usage) result.usage = view.usage as JsonValue;
     return result;
+  }
+
+  /** A resumed run replayed an agent() call that had failed before a child started. */
+  countReplayedFailure(): void {
+    this.failedCalls++;
+    this.publishCounts();
   }
 
   /** Only failures the script can still see count; a child stopped because the root ended is not delivered. */

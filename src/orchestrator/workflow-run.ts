@@ -9,8 +9,11 @@ import {
   type WorkflowHost,
   type WorkflowResult,
 } from "../../runtime/index.ts";
+import { hashArgs } from "./call-identity.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
-import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
+import { journaledTools, replayingHost } from "./replay-host.ts";
+import type { ResumePlan } from "./resume-plan.ts";
+import { WorkflowChildren, type ChildCounts, type ChildEntry, type ResumeCounts } from "./workflow-host.ts";
 import type { SelectedWorkflow } from "./workflow-sources.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */
@@ -31,8 +34,11 @@ export interface WorkflowLaunch {
   args: Record<string, unknown>;
   description: string;
   env: LaunchEnvironment;
-  /** The tools.* bindings, made once the run has its ID (nested calls name it as their parent). */
-  tools(runId: string): WorkflowHost["tools"];
+  /**
+   * The tools.* bindings, made once the run has its ID (nested calls name it as their parent);
+   * `onNestedRun` hears which workflow run a tools.* call started.
+   */
+  tools(runId: string, onNestedRun: (index: number, runId: string) => void): WorkflowHost["tools"];
   background: boolean;
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
@@ -41,6 +47,8 @@ export interface WorkflowLaunch {
   toolCallId?: string;
   /** The workflow that started this one through tools.external_workflow. */
   parentRunId?: string;
+  /** Continue this interrupted run: same seed and clock, settled calls answered from its journal. */
+  resume?: { plan: ResumePlan; replaySafe: ReadonlySet<string> };
   onProgress?(progress: WorkflowProgress): void;
 }
 
@@ -59,7 +67,8 @@ export function describeFailure(error: WorkflowError): string {
   if (error.kind !== "script") return error.message;
   const where = error.line === undefined ? "" : ` at line ${error.line}, column ${error.column ?? 1}`;
   const name = error.name && error.name !== "Error" ? `${error.name}: ` : "";
-  const code = error.code && error.code !== "host_error" && !error.message.startsWith(error.code) ? ` [${error.code}]` : "";
+  // "failed" adds nothing to a failure's message (a resumed run's divergence carries it).
+  const code = error.code && error.code !== "host_error" && error.code !== "failed" && !error.message.startsWith(error.code) ? ` [${error.code}]` : "";
   return `${name}${error.message}${code}${where}`;
 }
 
@@ -70,8 +79,11 @@ export function describeFailure(error: WorkflowError): string {
  */
 export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const { workflow, selected, env, background } = launch;
-  const seed = randomUUID();
-  const startedAt = Date.now();
+  const { resume } = launch;
+  // A resumed run replays the script with the inputs of the run it continues.
+  const seed = resume?.plan.seed ?? randomUUID();
+  const startedAt = resume?.plan.startedAt ?? Date.now();
+  const resumedFrom = resume ? { resumedFrom: resume.plan.from.runId } : {};
   const writer = env.runs.create({
     kind: "workflow",
     background,
@@ -80,6 +92,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       workflow: selected.name,
       source: selected.source,
       ...(launch.parentRunId ? { parentRunId: launch.parentRunId } : {}),
+      ...resumedFrom,
     },
     launch: {
       ...(launch.toolCallId ? { toolCallId: launch.toolCallId } : {}),
@@ -89,10 +102,12 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       args: launch.args,
       meta: workflow.meta,
       depth: launch.depth,
+      ...resumedFrom,
     },
   });
-  // The replay inputs: with the journal's store and child answers they replay the run.
-  writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth } });
+  // The replay inputs: with the journal's store and child answers they replay the run. The hashes
+  // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
+  writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth, scriptHash: hashArgs(selected.text), argsHash: hashArgs(launch.args) } });
   writer.setChildren({ count: 0, failed: 0 });
 
   const root = new AbortController();
@@ -116,10 +131,18 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     progressQueued = true;
     setImmediate(() => progressQueued && sendProgress());
   };
-  const children = new WorkflowChildren({ env, writer, onChange: progress });
-  const host: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
-  const tools = launch.tools(writer.runId);
-  if (tools) host.tools = tools;
+  const counts: ResumeCounts | undefined = resume ? { replayed: 0, live: 0 } : undefined;
+  const children = new WorkflowChildren({ env, writer, onChange: progress, ...(counts ? { resume: counts } : {}) });
+  const live: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
+  // A nested workflow's run ID, by the tools.* call that started it: the parent's resume resumes it.
+  const nested = (index: number, runId: string) => {
+    if (!writer.settled) writer.journal({ t: "event", name: "nested_run", data: { index, runId } });
+  };
+  const rawTools = launch.tools(writer.runId, nested);
+  const tools = journaledTools(rawTools, writer);
+  if (tools) live.tools = tools;
+  const host = resume && counts ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, counts, replaySafe: resume.replaySafe }) : live;
+  if (counts) writer.setChildren(children.counts);
 
   const run = runWorkflow(workflow, {
     args: launch.args,

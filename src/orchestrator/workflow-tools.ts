@@ -16,11 +16,18 @@ interface CallingWorkflow {
   depth: number;
   runId: string;
   snapshot: ParentSnapshot;
+  /** Told the run ID of a workflow this one starts through tools.* call `index` (its journal keeps it for a resume). */
+  onNestedRun?(index: number, runId: string): void;
+}
+
+/** A workflow's place inside the one calling it, set per tools.* call. */
+interface CallingPlace extends CallingWorkflow {
+  toolIndex: number;
 }
 
 // Carried by the async context of the tools.* call, so concurrent sessions and sibling calls never
 // see each other's workflow.
-const callingWorkflow = new AsyncLocalStorage<CallingWorkflow>();
+const callingWorkflow = new AsyncLocalStorage<CallingPlace>();
 
 /**
  * The snapshot a Flow tool called from a workflow's tools.* must use: the workflow's own, frozen
@@ -31,14 +38,22 @@ export function inheritedSnapshot(): ParentSnapshot | undefined {
   return callingWorkflow.getStore()?.snapshot;
 }
 
+export interface WorkflowPlace {
+  depth: number;
+  parentRunId?: string;
+  /** Tell the calling workflow which run its tools.* call started. */
+  started?(runId: string): void;
+}
+
 /** Where a workflow started now sits: one deeper than the workflow calling it, if any. */
-export function nextWorkflowPlace(): { depth: number; parentRunId?: string } {
+export function nextWorkflowPlace(): WorkflowPlace {
   const caller = callingWorkflow.getStore();
   const depth = (caller?.depth ?? 0) + 1;
   if (depth > MAX_WORKFLOW_DEPTH) {
     throw new FlowError("request_invalid", `Workflows may start workflows only to depth ${MAX_WORKFLOW_DEPTH}; this call would be depth ${depth}.`);
   }
-  return caller ? { depth, parentRunId: caller.runId } : { depth };
+  if (!caller) return { depth };
+  return { depth, parentRunId: caller.runId, started: (runId) => caller.onNestedRun?.(caller.toolIndex, runId) };
 }
 
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools">;
@@ -69,8 +84,8 @@ export function workflowToolNames(requested: readonly string[] | undefined, ctx:
 export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, caller: CallingWorkflow): NonNullable<WorkflowHost["tools"]> {
   const tools: NonNullable<WorkflowHost["tools"]> = {};
   for (const name of names) {
-    tools[name] = async (args: JsonValue, { signal }: HostCallContext) => {
-      const outcome = await callingWorkflow.run(caller, () => ctx.executeTool(name, args, { signal }));
+    tools[name] = async (args: JsonValue, { signal, index }: HostCallContext) => {
+      const outcome = await callingWorkflow.run({ ...caller, toolIndex: index }, () => ctx.executeTool(name, args, { signal }));
       const result = outcome.result as { content?: { type: string; text?: string }[]; structuredContent?: unknown };
       if (result.structuredContent !== undefined) return result.structuredContent;
       const text = contentText(result.content);

@@ -43,7 +43,8 @@ function checkLine(line: Record<string, unknown> | null, i: number): { ok: Journ
   return { ok: line };
 }
 
-export function classifyJournalText(text: string, runId: string): JournalReport {
+/** `onLine` sees each whole, well-formed line as it is checked, so a reader that needs them parses once. */
+export function classifyJournalText(text: string, runId: string, onLine?: (line: JournalLine) => void): JournalReport {
   const segments = text.split("\n");
   // The segment after the last "\n" is empty for a clean file, or the torn remains of a write.
   const tail = segments.pop() ?? "";
@@ -71,6 +72,7 @@ export function classifyJournalText(text: string, runId: string): JournalReport 
     }
     if (torn) return { ...report, integrity: "incomplete", reason: `line ${n} is torn (no newline)` };
     report.lines++;
+    onLine?.(checked.ok);
     if (checked.ok.t === "start") report.start = checked.ok;
     else if (checked.ok.t === "terminal") report.terminal = checked.ok;
   }

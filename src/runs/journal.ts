@@ -16,11 +16,16 @@ export interface TaskIdentity {
   workflow?: string;
   source?: "shipped" | "project" | "user" | "inline";
   parentRunId?: string;
+  /** The interrupted workflow run this one resumes. */
+  resumedFrom?: string;
 }
 
 export interface ChildCounts {
   count: number;
   failed?: number;
+  /** A resumed workflow: agent() and tools.* calls answered from the journal, and calls that ran. */
+  replayed?: number;
+  live?: number;
 }
 
 export interface Usage {

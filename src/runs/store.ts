@@ -1,5 +1,6 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
+import { readFinalValue } from "./evidence.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
 import { makeScope, runFiles, scopeToken, type RunScope } from "./home.ts";
 import { assertRunId } from "./ids.ts";
@@ -72,6 +73,17 @@ export class RunStore {
 
   view(runId: unknown): RunView {
     return buildView(resolveFacts(this.ctx, assertRunId(runId)));
+  }
+
+  /**
+   * A succeeded run's canonical value (redacted as written), from memory or its final file; not
+   * ok when the run has none or it cannot be read. A resumed workflow answers agent() from this.
+   */
+  finalValue(runId: unknown): { ok: true; value: unknown } | { ok: false } {
+    const facts = resolveFacts(this.ctx, assertRunId(runId));
+    const final = facts.final;
+    if (!final) return { ok: false };
+    return final.where === "memory" ? { ok: true, value: final.final.value } : readFinalValue(final.path, final.meta.format);
   }
 
   /** The model-facing text of one run. */

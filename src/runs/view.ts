@@ -62,9 +62,10 @@ export function buildView(facts: RunFacts): RunView {
   if (output.finalAvailable) view.refs.final = ref(facts.runId, "final");
   if (facts.diagnosticsBytes > 0) view.refs.diagnostics = ref(facts.runId, "diagnostics");
   if (facts.kind === "workflow") {
-    const children = facts.children ?? { count: 0 };
-    view.children =
-      children.failed === undefined ? { count: children.count } : { count: children.count, failed: children.failed };
+    const { count, failed, replayed, live } = facts.children ?? { count: 0 };
+    view.children = { count };
+    if (failed !== undefined) view.children.failed = failed;
+    if (replayed !== undefined && live !== undefined) Object.assign(view.children, { replayed, live });
   }
   if (facts.usage && Object.keys(facts.usage).length > 0) view.usage = { ...facts.usage };
   return view;
@@ -100,6 +101,8 @@ export function formatRunText(view: RunView): string {
   if (view.children) {
     const failed = view.children.failed === undefined ? "" : `, ${view.children.failed} failed`;
     lines.push(`  children: ${view.children.count}${failed}`);
+    const { replayed, live } = view.children;
+    if (replayed !== undefined) lines.push(`  resumed from ${view.task.resumedFrom ?? "?"}: ${replayed} calls replayed from its journal, ${live ?? 0} ran live`);
   }
   if (view.output.delivery === "inline") {
     const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value);

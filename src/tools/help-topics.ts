@@ -69,6 +69,7 @@ Inside a script:
 
 Evidence moves only as prompt text you write (explicit handoff). Every child that asks for recent or full context sees the parent as it was when the workflow started, never a sibling's result.
 A saved workflow is looked up in the project's .pi/flow/workflows/, then the user's Flow directory (workflows/), then the shipped set: a project file overrides a user file, which overrides a shipped one.
+A run that was interrupted (a crash, a quit) or cancelled continues with external_workflow({ resume: runId }): the script runs again with the same args, seed and clock, and every agent() and tools.* call that had settled is answered from the journal without running. Scripts that react to the order children finish in (Promise.race) are not replay-exact.
 external_help({ topic: "contracts", tool: "external_workflow" }) lists the helper signatures.`;
 
 /** The guide, then every saved workflow this session can run, with its arguments' schema. */

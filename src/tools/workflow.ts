@@ -1,12 +1,15 @@
-import { defineTool } from "@earendil-works/pi-coding-agent";
+import { defineTool, type ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { WorkflowInputSchema, WorkflowOutputSchema } from "../contract/workflow-schema.ts";
+import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
+import type { LaunchEnvironment } from "../orchestrator/launch-child.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
-import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
-import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
+import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
+import { prepareResume } from "../orchestrator/workflow-resume.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow-sources.ts";
+import type { ParsedWorkflow } from "../../runtime/index.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
@@ -42,6 +45,46 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
   return `${text}\nThe workflow succeeded after handling ${failed} failed agent() call${failed === 1 ? "" : "s"} (warning ${HANDLED_CHILD_FAILURES}): check that its result accounts for them.`;
 }
 
+/** Resuming a run that had already succeeded: its own settled receipt, and nothing runs. */
+function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<WorkflowDetails> {
+  const text = `${receiptText(view, "settled", isSupervised)}\nRun ${view.runId} had already succeeded: this is its result; nothing ran again.`;
+  // Its usage was counted when it ran; this call spent nothing.
+  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, [], text, { runId: view.runId, phase: "settled" as const, run: view });
+  return receipt;
+}
+
+interface ChosenSource {
+  selected: SelectedWorkflow;
+  workflow: ParsedWorkflow;
+  args: Record<string, unknown>;
+  toolNames: string[];
+  resume?: WorkflowLaunch["resume"];
+}
+
+/**
+ * The script to run and its inputs, checked before launch: a saved or inline workflow, or the run
+ * a resume continues (its own source and args). Every refusal is a typed FlowError.
+ */
+function chooseSource(
+  params: WorkflowInput,
+  { host, ctx, runs, nested }: { host: FlowHost; ctx: ExtensionToolContext; runs: LaunchEnvironment["runs"]; nested: boolean },
+): ChosenSource | { succeeded: RunView } {
+  if (params.resume === undefined) {
+    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
+    const workflow = parseSelected(selected);
+    const args = checkArgs(workflow, params.args, selected.label);
+    return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
+  }
+  if (params.workflow !== undefined || params.script !== undefined || params.args !== undefined) {
+    throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
+  }
+  // A nested run resumes only from a workflow: its parent's resume starts it again.
+  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos(), nested });
+  if ("succeeded" in prepared) return prepared;
+  const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
+  return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
+}
+
 export function createWorkflowTool(host: FlowHost) {
   return defineTool({
     // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
@@ -66,25 +109,28 @@ export function createWorkflowTool(host: FlowHost) {
       let started: StartedWorkflow;
       try {
         host.assertOpen();
-        const { depth, parentRunId } = nextWorkflowPlace();
-        const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
-        const workflow = parseSelected(selected);
-        const args = checkArgs(workflow, params.args, selected.label);
-        const toolNames = workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label));
+        const place = nextWorkflowPlace();
+        const { depth, parentRunId } = place;
         const env = host.launchEnvironment(ctx);
+        const source = chooseSource(params, { host, ctx, runs: env.runs, nested: parentRunId !== undefined });
+        // A run that succeeded has its result already: nothing runs again.
+        if ("succeeded" in source) return resumedReceipt(source.succeeded, supervised(ctx));
+        const { selected, workflow, args, toolNames, resume } = source;
         // Frozen now, when the call starts: children started minutes later select from this.
         const snapshot = env.snapshot();
-        const description = (params.description ?? workflow.meta.description ?? workflow.meta.name ?? `${selected.name} workflow`).slice(0, 200);
+        const described = params.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
+        const description = (described ?? `${selected.name} workflow`).slice(0, 200);
         started = startWorkflow({
           workflow,
           selected,
           args,
           description,
           env,
-          tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot }),
+          tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, onNestedRun }),
           background,
           depth,
           toolCallId,
+          ...(resume ? { resume } : {}),
           ...(parentRunId ? { parentRunId } : {}),
           ...(background ? {} : { signal }),
           onProgress: (progress) => {
@@ -93,6 +139,7 @@ export function createWorkflowTool(host: FlowHost) {
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
         });
+        place.started?.(started.runId);
         if (background) host.trackBackground(ctx, started.runId, env.runs, started.settled);
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;

@@ -21,6 +21,8 @@ export interface RunCallArgs {
   harness?: string;
   workflow?: string;
   script?: string;
+  /** external_workflow: the run a resume continues. */
+  resume?: string;
   background?: boolean;
 }
 
@@ -39,7 +41,7 @@ function rowStatus(state: RunRowState): RowStatus {
 }
 
 function rowName(kind: Kind, args: RunCallArgs): string {
-  if (kind === "workflow") return args.workflow ?? (args.script !== undefined ? "inline" : "");
+  if (kind === "workflow") return args.workflow ?? (args.script !== undefined ? "inline" : args.resume !== undefined ? `resume of ${args.resume}` : "");
   const name = args.role ?? args.subagent_type ?? "";
   return args.harness && args.harness !== "pi" ? `${name} on ${args.harness}` : name;
 }

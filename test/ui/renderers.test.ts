@@ -130,6 +130,11 @@ describe("external_workflow rows", () => {
     expect(seen(expanded, 120)).toContain("└─ ✗ Review simplicity");
     expect(seen(expanded, 120)).toContain('"add a test for retries"');
   });
+
+  test("a resume names the run it continues", () => {
+    const row = toolRow("external_workflow", workflowRenderers, { resume: "wf_0mx1xga91_abcdefghij" }, [running]);
+    expect(seen(row, 120)).toContain("resume of wf_0mx1xga91_abcdefghij");
+  });
 });
 
 describe("external_runs and external_help rows", () => {

@@ -1,0 +1,190 @@
+import type { RunWriter } from "../runs/index.ts";
+import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
+import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
+import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
+import { resolveResume, type ResumeSource } from "./resume.ts";
+import type { ResumeCounts, WorkflowChildren } from "./workflow-host.ts";
+
+type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
+
+function hostError(code: string, message: string, fatal = false): HostError {
+  const error: HostError = Object.assign(new Error(message), { code });
+  if (fatal) error.fatal = true;
+  return error;
+}
+
+/**
+ * tools.* as every workflow run journals them: the call (tool and argument hash) before it runs,
+ * and its answer (the structured result, or the error) once it has one. A resumed run answers a
+ * call from these lines; a call with a start and no answer may have acted already.
+ */
+export function journaledTools(tools: WorkflowHost["tools"], writer: RunWriter): WorkflowHost["tools"] {
+  if (!tools) return undefined;
+  const wrapped: NonNullable<WorkflowHost["tools"]> = {};
+  for (const [name, fn] of Object.entries(tools)) {
+    const call = journaledCall(name, fn, writer);
+    wrapped[name] = (args, context) => call(args, context);
+  }
+  return wrapped;
+}
+
+/** One tool, journaled; `asked` is the arguments the script passed, when the tool runs with others. */
+function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: JsonValue, context: HostCallContext, asked?: JsonValue) => Promise<unknown> {
+  const journal = (data: Record<string, unknown>, name: string) => {
+    if (!writer.settled) writer.journal({ t: "event", name, data });
+  };
+  // An answer that arrives once the root has stopped never reached the script: `stopped` says so,
+  // and a resume treats the call as unanswered (it may have acted before it stopped).
+  const answered = (context: HostCallContext, data: Record<string, unknown>) =>
+    journal(context.signal.aborted ? { ...data, stopped: true } : data, "tool_result");
+  return async (args, context, asked = args) => {
+    const { index } = context;
+    journal({ index, tool: name, argsHash: toolIdentity(name, asked).argsHash }, "tool_call");
+    try {
+      const value = await fn(args, context);
+      answered(context, { index, tool: name, ok: true, value: value ?? null });
+      return value;
+    } catch (error) {
+      const { code, message } = error as HostError;
+      answered(context, { index, tool: name, ok: false, code: code ?? "tool_failed", message: message ?? String(error) });
+      throw error;
+    }
+  };
+}
+
+export interface ReplayOptions {
+  plan: ResumePlan;
+  /** The live host: agent() through WorkflowChildren. */
+  live: WorkflowHost;
+  /** The tools.* bindings, not yet journaled: replay journals the calls it runs. */
+  rawTools: WorkflowHost["tools"];
+  children: WorkflowChildren;
+  writer: RunWriter;
+  counts: ResumeCounts;
+  /** Tools whose unanswered calls may run again (see replaySafeTools). */
+  replaySafe: ReadonlySet<string>;
+}
+
+/**
+ * The host of a resumed run. Call i of each kind is compared with journaled call i: a different
+ * target or argument hash fails the run (fatal, so a script cannot catch it and go on mixing two
+ * runs); a call that settled is answered from the journal without running; anything else runs live.
+ */
+export function replayingHost({ plan, live, rawTools, children, writer, counts, replaySafe }: ReplayOptions): WorkflowHost {
+  const diverged = (journaled: CallIdentity, asked: CallIdentity, index: number): HostError =>
+    hostError(
+      "failed",
+      `The resumed run diverged from run ${plan.from.runId} at its ${describeCall(asked, index)}: the journal has ${describeCall(journaled, index)}. A resumed script must make the same calls as the run it continues.`,
+      true,
+    );
+  const same = (journaled: CallIdentity, asked: CallIdentity) => journaled.target === asked.target && journaled.argsHash === asked.argsHash;
+  const ranLive = () => {
+    counts.live++;
+    children.refreshCounts();
+  };
+  const replayed = () => {
+    counts.replayed++;
+    children.refreshCounts();
+  };
+
+  /** The session an interrupted child kept, if any (pi: its session file; claude/codex: its CLI session). */
+  const continuable = (childRunId: string | undefined): ResumeSource | undefined => {
+    if (childRunId === undefined) return undefined;
+    try {
+      return resolveResume(childRunId, plan.store);
+    } catch {
+      return undefined; // it kept nothing to continue (it never started), or it is not resumable: run afresh
+    }
+  };
+
+  const agent = async (options: AgentOptions, context: HostCallContext): Promise<AgentResult> => {
+    const { index } = context;
+    const call = plan.agents.get(index);
+    if (!call) {
+      ranLive();
+      return live.agent(options, context);
+    }
+    const asked = agentIdentity(options, index);
+    const journaled: CallIdentity = { kind: "agent", target: call.target, description: call.description, argsHash: call.argsHash };
+    if (!same(journaled, asked)) throw diverged(journaled, asked, index);
+    if (call.rejected && !call.rejected.fatal) {
+      // The call failed before a child started; the journal also holds the failure the script saw.
+      const { code, message } = call.rejected;
+      if (!writer.settled) writer.journal({ t: "event", name: "agent_rejected", data: { index, code, message, fatal: false, target: asked.target, description: asked.description, argsHash: asked.argsHash, replayed: true } });
+      counts.replayed++;
+      children.countReplayedFailure();
+      throw hostError(code, message);
+    }
+    const settled = call.childRunId !== undefined && call.outcome !== undefined && (call.outcome === "succeeded" || call.delivered === true);
+    const view = settled ? plan.store.view(call.childRunId) : undefined;
+    // The view carries a small value inline; a larger one is read from the final file.
+    const final = view?.state.outcome !== "succeeded" ? undefined : view.output.delivery === "inline" ? { ok: true as const, value: view.output.value } : plan.store.finalValue(view.runId);
+    // An unsettled child (running at the interruption, or stopped with the root) runs again,
+    // continuing its persisted session where it kept one; a success whose final value can no
+    // longer be read runs again from its prompt.
+    if (!view) {
+      ranLive();
+      return children.agent(options, context, continuable(call.childRunId));
+    }
+    if (call.outcome === "succeeded" && !final?.ok) {
+      ranLive();
+      return live.agent(options, context);
+    }
+    counts.replayed++;
+    children.recordReplayed({ index, identity: asked, view, delivered: true });
+    if (call.outcome !== "succeeded") {
+      const reason = view.state.error?.message ?? `the child ended ${call.outcome}`;
+      const error = hostError(call.outcome!, `agent() child ${view.runId} ${call.outcome}: ${reason}`);
+      error.runId = view.runId;
+      throw error;
+    }
+    const value = ((final?.ok ? final.value : null) ?? null) as JsonValue;
+    const result: AgentResult = { runId: view.runId, output: typeof value === "string" ? value : JSON.stringify(value), value, observedAt: view.timing.endedAt ?? view.timing.startedAt };
+    if (view.usage) result.usage = view.usage as JsonValue;
+    return result;
+  };
+
+  const tools: NonNullable<WorkflowHost["tools"]> = {};
+  for (const [name, fn] of Object.entries(rawTools ?? {})) {
+    const call = journaledCall(name, fn, writer);
+    tools[name] = async (args, context) => replayTool(name, call, args, context);
+  }
+
+  async function replayTool(name: string, fn: ReturnType<typeof journaledCall>, args: JsonValue, context: HostCallContext): Promise<unknown> {
+    const { index } = context;
+    const call = plan.tools.get(index);
+    if (!call) {
+      ranLive();
+      return fn(args, context);
+    }
+    const asked = toolIdentity(name, args);
+    const journaled: CallIdentity = { kind: "tool", target: call.target, description: call.target, argsHash: call.argsHash };
+    if (!same(journaled, asked)) throw diverged(journaled, asked, index);
+    const answer = call.answer;
+    if (!answer) {
+      // A nested workflow that was running resumes with its parent, journaled as the call the script made.
+      const nestedRun = name === NESTED_TOOL ? plan.nested.get(index) : undefined;
+      if (nestedRun !== undefined) {
+        ranLive();
+        return fn({ resume: nestedRun }, context, args);
+      }
+      if (!replaySafe.has(name)) {
+        throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, true);
+      }
+      ranLive();
+      return fn(args, context);
+    }
+    if (!writer.settled) {
+      writer.journal({ t: "event", name: "tool_call", data: { index, tool: name, argsHash: asked.argsHash, replayed: true } });
+      const data = answer.ok ? { ok: true, value: answer.value } : { ok: false, code: answer.code, message: answer.message };
+      writer.journal({ t: "event", name: "tool_result", data: { index, tool: name, ...data, replayed: true } });
+    }
+    replayed();
+    if (answer.ok) return answer.value;
+    throw hostError(answer.code, answer.message);
+  }
+
+  const host: WorkflowHost = { agent };
+  if (rawTools) host.tools = tools;
+  return host;
+}

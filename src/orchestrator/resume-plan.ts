@@ -1,0 +1,172 @@
+import { readFileSync } from "node:fs";
+import { FlowError } from "../contract/errors.ts";
+import type { RunOutcome, RunView } from "../contract/run-schema.ts";
+import { runFiles } from "../runs/home.ts";
+import { classifyJournalText, type RunStore } from "../runs/index.ts";
+import { hashArgs } from "./call-identity.ts";
+import type { WorkflowSource } from "./workflow-sources.ts";
+
+/** What the journal recorded of one agent() call of the run being resumed. */
+export interface JournaledAgentCall {
+  target: string;
+  description: string;
+  argsHash: string;
+  childRunId?: string;
+  /** The child's outcome, once it settled. */
+  outcome?: RunOutcome;
+  /** The script saw this outcome (false: the child stopped because the root ended). */
+  delivered?: boolean;
+  /** The call failed before a child started. */
+  rejected?: { code: string; message: string; fatal: boolean };
+}
+
+export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+
+/** What the journal recorded of one tools.* call: its start, and its answer once it had one. */
+export interface JournaledToolCall {
+  target: string;
+  argsHash: string;
+  answer?: ToolAnswer;
+}
+
+/** Everything a resumed run needs from the run it continues: its inputs and its calls by index. */
+export interface ResumePlan {
+  /** The run being resumed, as it is now. */
+  from: RunView;
+  /** The store (session) that holds it and its children. */
+  store: RunStore;
+  seed: string;
+  startedAt: number;
+  workflow: string;
+  source: WorkflowSource;
+  script: string;
+  scriptHash: string;
+  args: Record<string, unknown>;
+  agents: Map<number, JournaledAgentCall>;
+  tools: Map<number, JournaledToolCall>;
+  /** The workflow run a tools.external_workflow call started, by its tools.* index. */
+  nested: Map<number, string>;
+}
+
+const RESUMABLE = new Set<string>(["cancelled", "timed_out"]);
+
+type Line = { t?: string; name?: string; data?: Record<string, unknown>; childRunId?: string; outcome?: RunOutcome };
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+const str = (value: unknown): string => (typeof value === "string" ? value : "");
+
+function readEvidence(store: RunStore, runId: string): { journal: string; launch: Record<string, unknown> } {
+  const files = runFiles(store.scope, runId);
+  try {
+    const journal = readFileSync(files.journal, "utf8");
+    const launch: unknown = JSON.parse(readFileSync(files.launch, "utf8"));
+    if (!isObject(launch)) throw new Error("launch evidence is not an object");
+    return { journal, launch };
+  } catch (error) {
+    throw new FlowError("run_unavailable", `Run ${runId}'s journal cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+  }
+}
+
+/** Folds the journal's call records into one entry per index. */
+function collectCalls(lines: readonly Line[]): Pick<ResumePlan, "agents" | "tools" | "nested"> {
+  const nested = new Map<number, string>();
+  const agents = new Map<number, JournaledAgentCall>();
+  const tools = new Map<number, JournaledToolCall>();
+  const agentByChild = new Map<string, JournaledAgentCall>();
+  for (const line of lines) {
+    const data = isObject(line.data) ? line.data : {};
+    const index = typeof data.index === "number" ? data.index : -1;
+    if (line.t === "child" && line.childRunId) {
+      const call = agentByChild.get(line.childRunId);
+      if (call && line.outcome) Object.assign(call, { outcome: line.outcome, delivered: data.delivered === true });
+      continue;
+    }
+    if (line.t !== "event" || index < 0) continue;
+    const identity = { target: str(data.target), description: str(data.description), argsHash: str(data.argsHash) };
+    if (line.name === "agent_start") {
+      const call: JournaledAgentCall = { ...identity, childRunId: str(data.childRunId) };
+      agents.set(index, call);
+      agentByChild.set(call.childRunId!, call);
+    } else if (line.name === "agent_rejected") {
+      agents.set(index, { ...identity, rejected: { code: str(data.code), message: str(data.message), fatal: data.fatal === true } });
+    } else if (line.name === "nested_run") {
+      nested.set(index, str(data.runId));
+    } else if (line.name === "tool_call") {
+      tools.set(index, { target: str(data.tool), argsHash: identity.argsHash });
+    } else if (line.name === "tool_result") {
+      const call = tools.get(index);
+      if (!call || data.stopped === true) continue;
+      call.answer = data.ok === true ? { ok: true, value: data.value ?? null } : { ok: false, code: str(data.code) || "tool_failed", message: str(data.message) };
+    }
+  }
+  return { agents, tools, nested };
+}
+
+/**
+ * Checks that `runId` (found in `store`) can be resumed, with no side effect, and reads what the
+ * resumed run replays. A run that succeeded is returned as it is: nothing needs to run.
+ */
+export function planResume(store: RunStore, runId: string, nested = false): { succeeded: RunView } | { plan: ResumePlan } {
+  const from = store.view(runId);
+  if (from.kind !== "workflow") throw new FlowError("request_invalid", `resume continues a workflow run; ${runId} is an agent run (external_delegate resume continues those).`);
+  if (from.live || store.ownedElsewhere(runId)) {
+    throw new FlowError("request_invalid", `Run ${runId} is still live: wait for it or cancel it with external_runs before resuming it.`);
+  }
+  if (from.state.outcome === "succeeded") return { succeeded: from };
+  if (from.state.outcome === "failed") {
+    throw new FlowError("request_invalid", `Run ${runId} failed; resuming it would replay the same failure. Fix the cause and run the workflow again.`);
+  }
+  if (from.state.outcome !== null && !RESUMABLE.has(from.state.outcome)) throw new FlowError("request_invalid", `Run ${runId} cannot be resumed.`);
+  if (from.task.parentRunId && !nested) {
+    throw new FlowError("request_invalid", `Run ${runId} was started by workflow ${from.task.parentRunId}; resume that one: nested workflows resume with their parent.`);
+  }
+
+  const { journal, launch } = readEvidence(store, runId);
+  // One parse: the integrity check hands over each whole line (a torn last line is left out).
+  const lines: Line[] = [];
+  const report = classifyJournalText(journal, runId, (line) => lines.push(line as Line));
+  if (report.integrity === "damaged" || report.integrity === "unknown") {
+    throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);
+  }
+  const replay = lines.find((line) => line.t === "event" && line.name === "replay")?.data;
+  if (!isObject(replay) || typeof replay.seed !== "string" || typeof replay.startedAt !== "number" || typeof replay.scriptHash !== "string") {
+    throw new FlowError("request_invalid", `Run ${runId} was recorded by a pi-flow that did not journal its calls for replay; run the workflow again.`);
+  }
+  const script = str(launch.script);
+  const args = isObject(launch.args) ? launch.args : {};
+  // Launch evidence is redacted when written: a script or args that held a secret no longer hash alike.
+  if (launch.workflow === "inline" && hashArgs(script) !== replay.scriptHash) {
+    throw new FlowError("script_invalid", `Run ${runId}'s script was redacted when it was saved (it held a secret-shaped string), so it cannot be replayed.`);
+  }
+  if (hashArgs(args) !== replay.argsHash) {
+    throw new FlowError("request_invalid", `Run ${runId}'s args were redacted when they were saved (they held a secret-shaped string), so the run cannot be replayed.`);
+  }
+  const calls = collectCalls(lines);
+  return {
+    plan: {
+      from,
+      store,
+      seed: replay.seed,
+      startedAt: replay.startedAt,
+      workflow: str(launch.workflow) || "inline",
+      source: (from.task.source ?? "inline") as WorkflowSource,
+      script,
+      scriptHash: replay.scriptHash,
+      args,
+      ...calls,
+    },
+  };
+}
+
+/**
+ * The tools.* calls that started but never answered: they may have acted already. A nested
+ * workflow whose run is known is not among them: the resume resumes that run instead.
+ */
+export function unansweredTools(plan: ResumePlan): { index: number; tool: string }[] {
+  return [...plan.tools]
+    .filter(([index, call]) => call.answer === undefined && !(call.target === NESTED_TOOL && plan.nested.has(index)))
+    .map(([index, call]) => ({ index, tool: call.target }));
+}
+
+/** The tool through which a workflow starts a nested one. */
+export const NESTED_TOOL = "external_workflow";

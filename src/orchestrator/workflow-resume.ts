@@ -1,0 +1,96 @@
+import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
+import type { RunView } from "../contract/run-schema.ts";
+import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../runs/index.ts";
+import type { ParsedWorkflow } from "../../runtime/index.ts";
+import { hashArgs } from "./call-identity.ts";
+import { planResume, unansweredTools, type ResumePlan } from "./resume-plan.ts";
+import { parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "./workflow-sources.ts";
+import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "./workflow-tools.ts";
+
+type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools" | "cwd">;
+
+export interface ResumeInputs {
+  runId: string;
+  /** The session's own store, looked in first. */
+  runs: RunStore;
+  flowHome: string;
+  ctx: ToolContext;
+  /** Pi's registered tools with their annotations (pi.getAllTools()). */
+  toolInfos: readonly Pick<ToolInfo, "name" | "annotations">[];
+  /** The resume comes from a workflow (its parent's resume): a nested run may be resumed. */
+  nested?: boolean;
+}
+
+export interface PreparedResume {
+  selected: SelectedWorkflow;
+  workflow: ParsedWorkflow;
+  args: Record<string, unknown>;
+  toolNames: string[];
+  plan: ResumePlan;
+  replaySafe: ReadonlySet<string>;
+}
+
+/**
+ * The store holding `runId` among this project's sessions (the user's Flow home): a run of another
+ * project or user is never found, which is run_unavailable like an unknown one.
+ */
+function storeOf(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore {
+  const stores = [own, ...projectSessionKeys(flowHome, cwd).filter((key) => key !== own.scope.sessionKey).map((key) => openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry }))];
+  for (const store of stores) {
+    try {
+      store.view(runId);
+      return store;
+    } catch (error) {
+      if (!(error instanceof FlowError && error.code === "run_unavailable")) throw error;
+    }
+  }
+  throw new FlowError("run_unavailable", `Run ${runId} is not a run of this project: unknown, another project's or user's, or pruned.`);
+}
+
+/**
+ * Tools whose unanswered call a resume may run again: Pi's `replay: "safe"` on the tool, tools Pi
+ * annotates read-only or idempotent, and pi-flow's own read-only tools. Any other tool's call that
+ * started and never answered may have acted already, so the resume refuses it.
+ */
+export function replaySafeTools(ctx: Pick<ExtensionToolContext, "tools">, toolInfos: ResumeInputs["toolInfos"]): Set<string> {
+  const safe = new Set<string>(FLOW_READ_ONLY_TOOLS);
+  for (const tool of ctx.tools) if ((tool as { replay?: string }).replay === "safe") safe.add(tool.name);
+  for (const info of toolInfos) if (info.annotations?.readOnlyHint || info.annotations?.idempotentHint) safe.add(info.name);
+  return safe;
+}
+
+/**
+ * Everything a resume checks before anything runs: the run (resumable, this project's), the code it
+ * ran (a saved workflow must still hold the same source), and its calls that may have acted.
+ */
+export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | PreparedResume {
+  const runId = assertRunId(inputs.runId);
+  const store = storeOf(runId, inputs.runs, inputs.flowHome, inputs.ctx.cwd);
+  const planned = planResume(store, runId, inputs.nested ?? false);
+  if ("succeeded" in planned) return planned;
+  const { plan } = planned;
+  let selected: SelectedWorkflow;
+  if (plan.workflow === "inline") selected = { name: "inline", source: "inline", text: plan.script, label: "inline.js" };
+  else {
+    selected = selectWorkflow({ workflow: plan.workflow }, workflowDirs(inputs.ctx.cwd, inputs.flowHome));
+    if (hashArgs(selected.text) !== plan.scriptHash) {
+      throw new FlowError(
+        "script_invalid",
+        `The saved workflow ${plan.workflow} (${selected.source}) is not the source run ${runId} ran: it changed since. A resumed run always runs the code it started with; run the workflow again instead.`,
+      );
+    }
+  }
+  const workflow = parseSelected(selected);
+  const toolNames = workflowToolNames(workflow.meta.tools, inputs.ctx);
+  const replaySafe = replaySafeTools(inputs.ctx, inputs.toolInfos);
+  const unsafe = unansweredTools(plan).filter((call) => !replaySafe.has(call.tool));
+  if (unsafe.length > 0) {
+    const named = unsafe.map((call) => `tools.${call.tool} call ${call.index}`).join(", ");
+    throw new FlowError(
+      "request_invalid",
+      `Run ${runId} cannot be resumed: ${named} started and never answered, and the tool is not safe to replay (it may already have acted). Check what it did, then run the workflow again.`,
+    );
+  }
+  return { selected, workflow, args: plan.args, toolNames, plan, replaySafe };
+}

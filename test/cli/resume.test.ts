@@ -1,0 +1,137 @@
+/**
+ * Durable work across a crash: a real `flow` process runs a workflow of N children on the faux
+ * model and is killed with SIGKILL; a new `flow run --resume` process finishes it. The model is
+ * asked only for the children the journal had not settled, and the value is the one an
+ * uninterrupted run computes.
+ */
+import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { FAUX_EXTENSION, flow, flowSandbox, journalOf, startFlow, startedRunId, type FlowResult } from "./support.ts";
+
+const N = 6;
+const sandbox = flowSandbox();
+afterAll(() => sandbox.dispose());
+
+// Each prompt embeds a random token and the value the clock: both must replay exactly.
+const SCRIPT = [
+  "export const apiVersion = 1;",
+  'export const meta = { name: "steps" };',
+  'store("r", Math.random());',
+  "const out = [];",
+  `for (let i = 1; i <= ${N}; i++) {`,
+  '  const token = Math.floor(Math.random() * 1e9);',
+  '  const r = await agent({ role: "worker", description: "step " + i, prompt: "Do step " + i + " with token " + token + ".", context: { mode: "none" } });',
+  "  out.push(r.value);",
+  "}",
+  'return { out, r: load("r"), t: new Date().toISOString() };',
+].join("\n");
+
+let script = "";
+let requests = 0;
+beforeAll(() => {
+  script = sandbox.file("steps.js", SCRIPT);
+  sandbox.fauxRules(Array.from({ length: N }, (_, i) => ({ match: `Do step ${i + 1} `, answer: `answer ${i + 1}` })));
+});
+
+/** A flow command that logs each model request to its own file; returns the requests asked. */
+function logged(): { env: NodeJS.ProcessEnv; asked(): string[] } {
+  const log = join(sandbox.root, `requests-${++requests}.log`);
+  return {
+    env: { ...sandbox.env, FLOW_FAUX_LOG: log },
+    asked: () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter((line) => line.includes("Do step")) : []),
+  };
+}
+
+const RUN_FLAGS = ["--cwd", sandbox.root, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
+
+/** Starts the workflow and SIGKILLs its process once stderr shows `killAt`; returns the run ID. */
+async function runAndKill(killAt: RegExp): Promise<string> {
+  const { env } = logged();
+  const running = startFlow(["run", script, ...RUN_FLAGS], { env });
+  await running.stderrLine(killAt);
+  running.child.kill("SIGKILL");
+  const result = await running.done;
+  expect(result.signal).toBe("SIGKILL");
+  return startedRunId(result.stderr);
+}
+
+const valueOf = (result: FlowResult) => JSON.parse(result.stdout) as { out: string[]; r: number; t: string };
+const settledChildren = (runId: string) => journalOf(sandbox, runId).filter((line) => line.t === "child" && line.outcome === "succeeded").length;
+
+describe("flow run --resume after SIGKILL", () => {
+  let uninterrupted: { out: string[] };
+  beforeAll(async () => {
+    const { env, asked } = logged();
+    const result = await flow(["run", script, ...RUN_FLAGS], { env });
+    expect(result.code).toBe(0);
+    expect(asked()).toHaveLength(N);
+    uninterrupted = valueOf(result);
+  });
+
+  test.each([
+    ["before any child settled", /^child 1 started/, false],
+    ["after 4 children settled", /^child 4 succeeded/, false],
+    ["mid-way through a journal write, after 2 settled", /^child 2 succeeded/, true],
+  ])("killed %s: the model is asked only for the rest, and the value is an uninterrupted run's", async (_when, killAt, torn) => {
+    const runId = await runAndKill(killAt);
+    const journal = journalOf(sandbox, runId);
+    expect(journal.some((line) => line.t === "terminal")).toBe(false);
+    const settled = settledChildren(runId);
+    if (torn) {
+      // A write the kill cut short: the start of a line with no end.
+      const path = journalPath(runId);
+      appendFileSync(path, `{"v":1,"seq":${journal.length},"runId":"${runId}","at":"2026-`);
+    }
+
+    const { env, asked } = logged();
+    const resumed = await flow(["run", "--resume", runId, ...RUN_FLAGS], { env });
+    expect(resumed.stderr).toMatch(new RegExp(`run (wf_\\S+) started: resume of ${runId}`));
+    expect(resumed.code).toBe(0);
+    // n − k more requests: every child the journal had settled is answered from it.
+    expect(asked()).toHaveLength(N - settled);
+    expect(asked().every((line) => Number(/Do step (\d)/.exec(line)?.[1]) > settled)).toBe(true);
+
+    const value = valueOf(resumed);
+    expect(value.out).toEqual(uninterrupted.out);
+    // The clock and the random sequence are the interrupted run's own.
+    const replay = journal.find((line) => line.t === "event" && line.name === "replay") as { data: { startedAt: number } };
+    const stored = journal.find((line) => line.t === "store" && line.key === "r") as { value: number };
+    expect(value.r).toBe(stored.value);
+    expect(value.t).toBe(new Date(replay.data.startedAt).toISOString());
+    expect(resumed.stderr).toContain(`: ${N} children, 0 failed agent() calls (${settled} calls replayed from ${runId}, ${N - settled} live)`);
+
+    // The resumed run succeeded: resuming it again runs nothing and returns its value.
+    const resumedId = startedRunId(resumed.stderr);
+    const again = logged();
+    const receipt = await flow(["run", "--resume", resumedId, "--json", ...RUN_FLAGS], { env: again.env });
+    expect(receipt.code).toBe(0);
+    expect(again.asked()).toHaveLength(0);
+    expect(JSON.parse(receipt.stdout)).toMatchObject({
+      ok: true,
+      data: { run: { runId: resumedId, task: { resumedFrom: runId }, children: { count: N, replayed: settled, live: N - settled } } },
+    });
+  });
+});
+
+test("flow run --resume with a script or --args is refused before anything starts (exit 2)", async () => {
+  const both = await flow(["run", script, "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
+  expect(both.code).toBe(2);
+  expect(both.stderr).toMatch(/Unexpected argument/);
+  const args = await flow(["run", "--resume", "wf_0mx1xga91_abcdefghij", "--args", "{}", ...RUN_FLAGS], { env: sandbox.env });
+  expect(args.code).toBe(2);
+  expect(args.stderr).toContain("--resume runs the run's own args");
+  const unknown = await flow(["run", "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
+  expect(unknown.stderr).toContain("run_unavailable");
+});
+
+function journalPath(runId: string): string {
+  const projects = join(sandbox.flowHome, "projects");
+  for (const project of readdirSync(projects)) {
+    for (const session of readdirSync(join(projects, project, "sessions"))) {
+      const path = join(projects, project, "sessions", session, "runs", runId, "journal.jsonl");
+      if (existsSync(path)) return path;
+    }
+  }
+  throw new Error(`no journal for ${runId}`);
+}

@@ -1,0 +1,202 @@
+/**
+ * What a resume refuses, and why, in real Pi sessions: every refusal is typed and runs nothing.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { defineTool, type ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { afterEach, expect, test } from "vitest";
+import { childAnswers, childHangs, childModelFails, type Seen } from "../support/children.ts";
+import { callForReceipt } from "../support/receipts.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+
+const sessions: PiTestSession[] = [];
+const folders: string[] = [];
+afterEach(() => {
+  for (const pi of sessions.splice(0).reverse()) pi.dispose();
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+async function session(options: Parameters<typeof startPiSession>[0] = {}): Promise<PiTestSession> {
+  const pi = await startPiSession(options);
+  sessions.push(pi);
+  return pi;
+}
+
+const workflow = (pi: PiTestSession, args: Record<string, unknown>, children: FauxResponseStep[] = []) =>
+  callForReceipt(pi, "external_workflow", args, { children });
+
+const step = (name: string) => `await agent({ role: "explorer", description: "${name}", prompt: "Do ${name}.", context: { mode: "none" } })`;
+
+/** Cancels a background run and waits until its journal says so. */
+async function cancelled(pi: PiTestSession, runId: string): Promise<void> {
+  await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
+  const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect(waited.structuredContent).toMatchObject({ data: { completed: [{ runId, state: { outcome: "cancelled" } }] } });
+}
+
+test("a run that succeeded returns its result and runs nothing again", async () => {
+  const pi = await session();
+  const done = await workflow(pi, { script: `return (${step("a")}).value;` }, [childAnswers("A")]);
+  const seen: Seen[] = [];
+  const again = await workflow(pi, { resume: done.run!.runId }, [childAnswers("never", seen)]);
+  expect(again.receipt).toMatchObject({ ok: true, data: { run: { runId: done.run!.runId, output: { value: "A" } } } });
+  expect(again.result.text).toContain("had already succeeded");
+  expect(seen).toHaveLength(0);
+});
+
+test("a live run, an agent run, a failed run and a contradictory request are request_invalid; unknown and foreign runs run_unavailable", async () => {
+  const pi = await session();
+  let started!: () => void;
+  const hanging = new Promise<void>((resolve) => (started = resolve));
+  const live = await workflow(pi, { script: `return (${step("slow")}).value;`, background: true }, [childHangs(started)]);
+  await hanging;
+  const refused = async (args: Record<string, unknown>, code: string, message: RegExp) => {
+    const { receipt } = await workflow(pi, args);
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code } });
+    expect(receipt.error!.message).toMatch(message);
+  };
+  await refused({ resume: live.run!.runId }, "request_invalid", /still live/);
+  await cancelled(pi, live.run!.runId);
+
+  const agentRun = await callForReceipt(pi, "external_delegate", { role: "explorer", description: "d", prompt: "p", context: { mode: "none" } }, { children: [childAnswers("x")] });
+  await refused({ resume: agentRun.run!.runId }, "request_invalid", /is an agent run/);
+  const failed = await workflow(pi, { script: `return (${step("boom")}).value;` }, [childModelFails("provider exploded")]);
+  await refused({ resume: failed.run!.runId }, "request_invalid", /failed; resuming it would replay the same failure/);
+  await refused({ resume: live.run!.runId, script: "return 1;" }, "request_invalid", /give no workflow, script or args/);
+  await refused({ resume: "wf_0000000000_notarunid" }, "request_invalid", /.+/);
+  await refused({ resume: "wf_0mx1xga91_abcdefghij" }, "run_unavailable", /not a run of this project/);
+
+  // Another project's run, in the same Flow home, is as unknown as a made-up one.
+  const elsewhere = mkdtempSync(join(tmpdir(), "pi-flow-other-"));
+  folders.push(elsewhere);
+  const other = await session({ cwd: elsewhere, env: { PI_FLOW_HOME: pi.flowHome } });
+  let otherStarted!: () => void;
+  const otherHanging = new Promise<void>((resolve) => (otherStarted = resolve));
+  const foreign = await workflow(other, { script: `return (${step("x")}).value;`, background: true }, [childHangs(otherStarted)]);
+  await otherHanging;
+  await cancelled(other, foreign.run!.runId);
+  await refused({ resume: foreign.run!.runId }, "run_unavailable", /not a run of this project/);
+});
+
+test("a saved workflow edited since the run is script_invalid; restored, the run resumes", async () => {
+  const pi = await session();
+  const dir = join(pi.cwd, ".pi", "flow", "workflows");
+  mkdirSync(dir, { recursive: true });
+  const source = `export const apiVersion = 1;\nexport const meta = { name: "two" };\nconst a = ${step("a")};\nconst b = ${step("b")};\nreturn [a.value, b.value];\n`;
+  writeFileSync(join(dir, "two.js"), source);
+  let started!: () => void;
+  const second = new Promise<void>((resolve) => (started = resolve));
+  const run = await workflow(pi, { workflow: "two", background: true }, [childAnswers("A"), childHangs(started)]);
+  await second;
+  await cancelled(pi, run.run!.runId);
+
+  writeFileSync(join(dir, "two.js"), source.replace('"Do b."', '"Do b differently."'));
+  const edited = await workflow(pi, { resume: run.run!.runId });
+  expect(edited.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+  expect(edited.receipt.error!.message).toMatch(/saved workflow two \(project\) is not the source run .* ran: it changed since/);
+
+  writeFileSync(join(dir, "two.js"), source);
+  const seen: Seen[] = [];
+  const resumed = await workflow(pi, { resume: run.run!.runId }, [childAnswers("B", seen)]);
+  expect(resumed.run).toMatchObject({ state: { outcome: "succeeded" }, output: { value: ["A", "B"] }, children: { replayed: 1, live: 1 } });
+  expect(seen.map((request) => request.user)).toEqual([expect.stringContaining("Do b.")]);
+});
+
+/** Tools for a workflow: `stamp` may act on the world, `peek` is annotated read-only. Each call hangs until its run stops, the first time. */
+function toolsExtension(calls: string[], started: () => void): ExtensionFactory {
+  const tool = (name: string, readOnly: boolean) =>
+    defineTool({
+      name,
+      label: name,
+      description: `${name} (test tool)`,
+      parameters: Type.Object({ n: Type.Number() }),
+      ...(readOnly ? { annotations: { readOnlyHint: true } } : {}),
+      async execute(_id, params, signal) {
+        calls.push(name);
+        if (calls.length > 1) return { content: [{ type: "text", text: `${name} ${params.n} again` }], details: {} };
+        started();
+        await new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener("abort", () => resolve(), { once: true })));
+        throw new Error(`${name} stopped`);
+      },
+    });
+  return (pi) => {
+    pi.registerTool(tool("stamp", false));
+    pi.registerTool(tool("peek", true));
+  };
+}
+
+test.each([
+  ["stamp", "is refused: its call may already have acted", false],
+  ["peek", "runs the call again: the tool is annotated read-only", true],
+] as const)("a tools.%s call pending when the run stopped %s", async (name, _what, resumes) => {
+  const calls: string[] = [];
+  let started!: () => void;
+  const toolStarted = new Promise<void>((resolve) => (started = resolve));
+  const pi = await session({ extensions: [toolsExtension(calls, started)] });
+  const script = `export const meta = { tools: ["${name}"] };\nconst a = ${step("a")};\nreturn [a.value, await tools.${name}({ n: 7 })];`;
+  const run = await workflow(pi, { script, background: true }, [childAnswers("A")]);
+  await toolStarted;
+  await cancelled(pi, run.run!.runId);
+
+  const resumed = await workflow(pi, { resume: run.run!.runId });
+  if (!resumes) {
+    expect(resumed.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    expect(resumed.receipt.error!.message).toMatch(/tools\.stamp call 0 started and never answered, and the tool is not safe to replay/);
+    expect(calls).toEqual(["stamp"]);
+    return;
+  }
+  expect(resumed.run).toMatchObject({ state: { outcome: "succeeded" }, output: { value: ["A", "peek 7 again"] }, children: { count: 1, replayed: 1, live: 1 } });
+  expect(calls).toEqual(["peek", "peek"]);
+});
+
+test("a script that reacts to the order children settle in diverges on resume: the run fails naming the first different call", async () => {
+  const pi = await session();
+  // Child "a" answers only after child "b" has settled, so the original run saw b first.
+  let releaseA!: () => void;
+  const aReleased = new Promise<void>((resolve) => (releaseA = resolve));
+  let askedB!: () => void;
+  const bAsked = new Promise<void>((resolve) => (askedB = resolve));
+  let finalStarted!: () => void;
+  const finalAsked = new Promise<void>((resolve) => (finalStarted = resolve));
+  const router: FauxResponseStep = async (context, options, state, model) => {
+    const text = JSON.stringify(context.messages.filter((message) => message.role === "user"));
+    if (text.includes("Answer a")) {
+      await aReleased;
+      return fauxAssistantMessage([fauxText("A")]);
+    }
+    if (text.includes("Answer b")) {
+      askedB();
+      return fauxAssistantMessage([fauxText("B")]);
+    }
+    if (text.includes("Summarize")) return fauxAssistantMessage([fauxText("summary")]);
+    const hang = childHangs(finalStarted);
+    return typeof hang === "function" ? hang(context, options, state, model) : hang;
+  };
+  const script = [
+    "const order = [];",
+    `await Promise.all(["a", "b"].map(async (name) => { const r = await agent({ role: "explorer", description: name, prompt: "Answer " + name + ".", context: { mode: "none" } }); order.push(r.value); }));`,
+    'await agent({ role: "explorer", description: "summary", prompt: "Summarize " + order.join(","), context: { mode: "none" } });',
+    `return (${step("final")}).value;`,
+  ].join("\n");
+  const run = await workflow(pi, { script, background: true }, [router, router, router, router]);
+  const runId = run.run!.runId;
+  // Release a once b's child has settled: b's child run of this workflow, waited on by its ID.
+  await bAsked;
+  const listed = await pi.callTool("external_runs", { action: "list" });
+  const runs = (listed.structuredContent as { data: { runs: { runId: string; task: { description: string; parentRunId?: string } }[] } }).data.runs;
+  const b = runs.find((child) => child.task.parentRunId === runId && child.task.description === "b")!;
+  await pi.callTool("external_runs", { action: "wait", runIds: [b.runId] });
+  releaseA();
+  await finalAsked;
+  await cancelled(pi, runId);
+
+  const seen: Seen[] = [];
+  const resumed = await workflow(pi, { resume: runId }, [childAnswers("never", seen)]);
+  // Replay answers a and b in call order, so the summary's prompt now differs from the journal's.
+  expect(resumed.receipt).toMatchObject({ ok: false, error: { code: "failed" }, data: { run: { state: { outcome: "failed" }, task: { resumedFrom: runId } } } });
+  expect(resumed.receipt.error!.message).toMatch(/diverged from run .* at its agent\(\) call 2 \(explorer, "summary", args [0-9a-f]+\): the journal has agent\(\) call 2 \(explorer, "summary", args [0-9a-f]+\)/);
+  expect(seen).toHaveLength(0);
+});
