@@ -1,0 +1,73 @@
+// JSON Schema -> TypeScript with json-schema-to-typescript, for the declarations workflow authors
+// and scripts read (flow.d.ts, `flow types`, describeTool()). The compiler (with prettier) is large:
+// it is loaded when a declaration is first needed, never when the runtime is imported.
+import type { JSONSchema } from "json-schema-to-typescript";
+import type { ToolSchema } from "./types.ts";
+
+let compiler: Promise<typeof import("json-schema-to-typescript")> | undefined;
+
+/**
+ * The declaration of `name` (an interface or type alias), without `export`: the declarations are
+ * global. `closed`: an object schema that does not say `additionalProperties` gets no index
+ * signature, so a misspelt key or property is an error in the author's editor (tool inputs and
+ * results, workflow args); otherwise it stays open.
+ */
+export async function schemaToType(schema: unknown, name: string, closed = false): Promise<string> {
+  const { compile } = await (compiler ??= import("json-schema-to-typescript"));
+  const source = await compile(stripTitles(schema) as JSONSchema, name, {
+    bannerComment: "",
+    format: true,
+    additionalProperties: !closed,
+    strictIndexSignatures: false,
+    unknownAny: true,
+    style: { printWidth: 120, semi: true, singleQuote: false, trailingComma: "all" },
+  });
+  return source.replace(/^export /gm, "").trim();
+}
+
+/** Titles would rename the generated interfaces; the caller's name is the contract. */
+function stripTitles(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(stripTitles);
+  if (schema === null || typeof schema !== "object") return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== "title").map(([key, value]) => [key, stripTitles(value)]));
+}
+
+/** `external_runs` -> `ExternalRuns`, `my-tool.v2` -> `MyToolV2`. */
+export function pascal(name: string): string {
+  return name.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_match, _sep: string, char: string) => char.toUpperCase());
+}
+
+export function docComment(text: string, indent = ""): string {
+  return `${indent}/** ${text.replace(/\*\//g, "*\\/")} */\n`;
+}
+
+/** An object key as TypeScript needs it written: bare when it is an identifier, quoted otherwise. */
+export const propertyKey = (name: string): string => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name));
+
+export interface ToolDeclaration {
+  /** The input and output types. */
+  types: string[];
+  /** The `tools.<name>(args)` member, with its description's first line as a comment. */
+  member: string;
+}
+
+/** One tool's types from its input and output schemas; Pi resolves a tool without an output schema to its text. */
+export async function toolDeclaration(name: string, schema: ToolSchema): Promise<ToolDeclaration> {
+  const base = pascal(name);
+  const types = [await schemaToType(schema.input, `${base}Input`, true)];
+  const output = schema.output === undefined ? "string" : `${base}Output`;
+  if (schema.output !== undefined) types.push(await schemaToType(schema.output, output, true));
+  const summary = schema.description?.split("\n")[0]?.trim();
+  const member = `${summary ? docComment(summary, "  ") : ""}  ${propertyKey(name)}(args: ${base}Input): Promise<${output}>;`;
+  return { types, member };
+}
+
+/**
+ * What describeTool(name) answers inside a script, in the shape Pi's codemode uses: the tool's
+ * description, then its declaration as a TypeScript block.
+ */
+export async function describeToolText(name: string, schema: ToolSchema): Promise<string> {
+  const { types, member } = await toolDeclaration(name, schema);
+  const declaration = `${types.join("\n\n")}\n\ndeclare const tools: {\n${member}\n};`;
+  return `${schema.description?.trim() ?? ""}\n\nworkflow tool declaration:\n\`\`\`ts\n${declaration}\n\`\`\``;
+}
