@@ -14,7 +14,8 @@ let compiler: Promise<typeof import("json-schema-to-typescript")> | undefined;
  */
 export async function schemaToType(schema: unknown, name: string, closed = false): Promise<string> {
   const { compile } = await (compiler ??= import("json-schema-to-typescript"));
-  const source = await compile(stripTitles(schema) as JSONSchema, name, {
+  const prepared = closed ? normalizeUnions(stripTitles(schema)) : stripTitles(schema);
+  const source = await compile(prepared as JSONSchema, name, {
     bannerComment: "",
     format: true,
     additionalProperties: !closed,
@@ -30,6 +31,32 @@ function stripTitles(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripTitles);
   if (schema === null || typeof schema !== "object") return schema;
   return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== "title").map(([key, value]) => [key, stripTitles(value)]));
+}
+
+type SchemaNode = { [key: string]: unknown };
+const isNode = (value: unknown): value is SchemaNode => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * In a union of object schemas (anyOf/oneOf), each branch also names the other branches'
+ * properties as absent (`false`, rendered `?: never`), as TypeScript does for a union of object
+ * literals: `page.data.mode` is then readable on every branch and narrows the union, instead of
+ * being an error on the branches that lack it.
+ */
+function normalizeUnions(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(normalizeUnions);
+  if (!isNode(schema)) return schema;
+  const node: SchemaNode = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, normalizeUnions(value)]));
+  for (const keyword of ["anyOf", "oneOf"]) {
+    const branches = node[keyword];
+    if (!Array.isArray(branches) || !branches.every((branch) => isNode(branch) && isNode(branch.properties))) continue;
+    const keys = new Set(branches.flatMap((branch) => Object.keys((branch as { properties: SchemaNode }).properties)));
+    node[keyword] = branches.map((branch: SchemaNode) => {
+      const properties = { ...(branch.properties as SchemaNode) };
+      for (const key of keys) if (!(key in properties)) properties[key] = false;
+      return { ...branch, properties };
+    });
+  }
+  return node;
 }
 
 /** `external_runs` -> `ExternalRuns`, `my-tool.v2` -> `MyToolV2`. */

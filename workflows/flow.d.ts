@@ -379,6 +379,7 @@ type ExternalDelegateInput =
       context?:
         | {
             mode: "none";
+            turns?: never;
           }
         | {
             mode: "recent";
@@ -389,6 +390,7 @@ type ExternalDelegateInput =
           }
         | {
             mode: "full";
+            turns?: never;
           };
       /**
        * true: return once the run is accepted; the run outlives this call. Default false.
@@ -428,6 +430,7 @@ type ExternalDelegateInput =
        * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).
        */
       resume?: string;
+      subagent_type?: never;
     }
   | {
       /**
@@ -448,6 +451,7 @@ type ExternalDelegateInput =
       context?:
         | {
             mode: "none";
+            turns?: never;
           }
         | {
             mode: "recent";
@@ -458,6 +462,7 @@ type ExternalDelegateInput =
           }
         | {
             mode: "full";
+            turns?: never;
           };
       /**
        * true: return once the run is accepted; the run outlives this call. Default false.
@@ -497,6 +502,8 @@ type ExternalDelegateInput =
        * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).
        */
       resume?: string;
+      role?: never;
+      harness?: never;
     };
 
 type ExternalDelegateOutput =
@@ -642,6 +649,7 @@ type ExternalDelegateOutput =
           };
         };
       };
+      error?: never;
     }
   | {
       contractVersion: 1;
@@ -845,6 +853,14 @@ type ExternalHelpOutput =
               rules: string[];
               more: string;
             };
+            tool?: never;
+            contract?: never;
+            harness?: never;
+            text?: never;
+            state?: never;
+            harnesses?: never;
+            workflows?: never;
+            roles?: never;
           }
         | {
             topic: "contracts";
@@ -878,6 +894,13 @@ type ExternalHelpOutput =
                 [k: string]: unknown;
               };
             };
+            index?: never;
+            harness?: never;
+            text?: never;
+            state?: never;
+            harnesses?: never;
+            workflows?: never;
+            roles?: never;
           }
         | {
             topic: string;
@@ -949,7 +972,10 @@ type ExternalHelpOutput =
                */
               problem?: string;
             }[];
+            index?: never;
+            contract?: never;
           };
+      error?: never;
     }
   | {
       contractVersion: 1;
@@ -1304,6 +1330,17 @@ type ExternalRunsOutput =
             }[];
             nextCursor?: string;
             nextWorkflowCursor?: string;
+            mode?: never;
+            entries?: never;
+            runId?: never;
+            view?: never;
+            page?: never;
+            finalAvailable?: never;
+            outputStatus?: never;
+            completed?: never;
+            pending?: never;
+            status?: never;
+            held?: never;
           }
         | {
             mode: "batch";
@@ -1438,6 +1475,18 @@ type ExternalRunsOutput =
               };
             }[];
             nextCursor?: string;
+            runs?: never;
+            workflows?: never;
+            nextWorkflowCursor?: never;
+            runId?: never;
+            view?: never;
+            page?: never;
+            finalAvailable?: never;
+            outputStatus?: never;
+            completed?: never;
+            pending?: never;
+            status?: never;
+            held?: never;
           }
         | {
             mode: "single";
@@ -1451,6 +1500,15 @@ type ExternalRunsOutput =
             };
             finalAvailable?: boolean;
             outputStatus?: string;
+            runs?: never;
+            workflows?: never;
+            nextCursor?: never;
+            nextWorkflowCursor?: never;
+            entries?: never;
+            completed?: never;
+            pending?: never;
+            status?: never;
+            held?: never;
           }
         | {
             mode: "all" | "any";
@@ -1588,6 +1646,18 @@ type ExternalRunsOutput =
              * Items: Run IDs still running; they were not cancelled.
              */
             pending: string[];
+            runs?: never;
+            workflows?: never;
+            nextCursor?: never;
+            nextWorkflowCursor?: never;
+            entries?: never;
+            runId?: never;
+            view?: never;
+            page?: never;
+            finalAvailable?: never;
+            outputStatus?: never;
+            status?: never;
+            held?: never;
           }
         | {
             runId: string;
@@ -1595,6 +1665,19 @@ type ExternalRunsOutput =
              * requested does not mean the run has stopped.
              */
             status: "requested" | "terminal";
+            runs?: never;
+            workflows?: never;
+            nextCursor?: never;
+            nextWorkflowCursor?: never;
+            mode?: never;
+            entries?: never;
+            view?: never;
+            page?: never;
+            finalAvailable?: never;
+            outputStatus?: never;
+            completed?: never;
+            pending?: never;
+            held?: never;
           }
         | {
             runId: string;
@@ -1606,7 +1689,20 @@ type ExternalRunsOutput =
              * True when the child's session did not exist yet: the message is delivered when it starts.
              */
             held: boolean;
+            runs?: never;
+            workflows?: never;
+            nextCursor?: never;
+            nextWorkflowCursor?: never;
+            mode?: never;
+            entries?: never;
+            view?: never;
+            page?: never;
+            finalAvailable?: never;
+            outputStatus?: never;
+            completed?: never;
+            pending?: never;
           };
+      error?: never;
     }
   | {
       contractVersion: 1;
@@ -1818,6 +1914,7 @@ type ExternalWorkflowOutput =
           };
         };
       };
+      error?: never;
     }
   | {
       contractVersion: 1;

@@ -35,7 +35,7 @@ export const meta = { name: "review", descripton: "typo" };
 /** @param {WorkflowInput<"review">} input */
 export default async function ({ args }) {
   const runs = await tools.external_runs({ action: "lsit" });
-  if (runs.ok && "runs" in runs.data) return runs.data.runs.map((run) => run.runld);
+  if (runs.ok && runs.data.runs) return runs.data.runs.map((run) => run.runld);
   return args.targt;
 }
 `,
@@ -45,5 +45,7 @@ export default async function ({ args }) {
     expect(errors).toMatch(/mistakes\.js\(6,.*"lsit"/);
     expect(errors).toMatch(/mistakes\.js\(7,.*runld/);
     expect(errors).toMatch(/mistakes\.js\(8,.*targt/);
+    // Those four and nothing else: the correct lines around them check clean.
+    expect(errors.match(/error TS\d+/g)).toHaveLength(4);
   });
 });
