@@ -2097,6 +2097,12 @@ declare function agent(options: AgentOptions): Promise<AgentResult>;
 /** The host tools this workflow may call, e.g. `await tools.external_runs({...})`. A tool with an output schema resolves to its structured result; a host failure rejects with a FlowError carrying `code`. Naming a tool that is not available throws a TypeError. Calls beyond the concurrency limit queue; callArgsChars and replyChars apply as for agent(). */
 declare const tools: FlowTools;
 
+/** The description and TypeScript declaration (input and result types) of a tool this workflow may call, as Pi's codemode gives them; undefined for any other name. */
+declare function describeTool(name: string): Promise<string | undefined>;
+
+/** The tools this workflow may call that match the query (ranked by BM25 over names, descriptions and argument names; default limit 8), each with what describeTool() returns for it. */
+declare function searchTools(query: string, options?: { limit?: number }): Promise<FlowToolMatch[]>;
+
 /** The validated arguments (meta.args is their JSON Schema), as a frozen deep copy. */
 declare const args: Readonly<WorkflowArgs>;
 

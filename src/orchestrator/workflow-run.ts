@@ -33,6 +33,8 @@ export interface WorkflowLaunch {
   env: LaunchEnvironment;
   /** The tools.* bindings, made once the run has its ID (nested calls name it as their parent). */
   tools(runId: string): WorkflowHost["tools"];
+  /** The same tools' schemas, for describeTool()/searchTools() in the script. */
+  toolSchemas?: WorkflowHost["toolSchemas"];
   background: boolean;
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
@@ -120,6 +122,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const host: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
   const tools = launch.tools(writer.runId);
   if (tools) host.tools = tools;
+  if (launch.toolSchemas) host.toolSchemas = launch.toolSchemas;
 
   const run = runWorkflow(workflow, {
     args: launch.args,

@@ -7,7 +7,7 @@ import type { FlowHost } from "../orchestrator/flow-host.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs } from "../orchestrator/workflow-sources.ts";
-import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
+import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
@@ -82,6 +82,7 @@ export function createWorkflowTool(host: FlowHost) {
           description,
           env,
           tools: (runId) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot }),
+          toolSchemas: workflowToolSchemas(toolNames, ctx),
           background,
           depth,
           toolCallId,

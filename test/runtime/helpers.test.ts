@@ -244,7 +244,7 @@ describe("WORKFLOW_HELPERS", () => {
 
   it("lists the helpers, the globals and the agent options compactly", () => {
     expect(WORKFLOW_HELPERS.functions.map((f) => f.name)).toEqual(["parallel", "retry", "readFinal", "handoff"]);
-    expect(WORKFLOW_HELPERS.globals.map((g) => g.name)).toEqual(["agent", "tools", "args", "store", "load", "text", "console"]);
+    expect(WORKFLOW_HELPERS.globals.map((g) => g.name)).toEqual(["agent", "tools", "describeTool", "searchTools", "args", "store", "load", "text", "console"]);
     expect(Object.keys(WORKFLOW_HELPERS.agentOptions.properties as object)).toEqual(
       expect.arrayContaining(["role", "subagent_type", "harness", "description", "cwd", "prompt", "context", "model", "outputSchema", "timeoutMs"]),
     );
