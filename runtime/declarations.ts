@@ -76,7 +76,7 @@ async function workflowArgsDeclarations(workflows: Record<string, unknown>): Pro
   for (const name of Object.keys(workflows).sort()) {
     const schema = workflows[name];
     const type = `${pascal(name)}WorkflowArgs`;
-    types.push(schema === undefined ? `interface ${type} {\n  [key: string]: unknown;\n}` : await schemaToType(schema, type, true));
+    types.push(schema === undefined ? `interface ${type} {\n  [key: string]: unknown;\n}` : await schemaToType(schema, type, { closed: true }));
     members.push(`  ${propertyKey(name)}: ${type};`);
   }
   return `${types.join("\n\n")}${types.length > 0 ? "\n\n" : ""}/** Each saved workflow's arguments, from its meta.args. */
@@ -110,7 +110,8 @@ interface FlowTools {
 
 export async function generateDeclarations(options: DeclarationOptions = {}): Promise<string> {
   const parts: string[] = [header(options.generatedBy ?? "runtime/declarations.ts"), FIXED];
-  for (const [name, schema] of SCRIPT_SCHEMAS) parts.push(`${await schemaToType(schema, name)}\n`);
+  // A schema closed at its root (additionalProperties: false) is closed throughout: agent() options.
+  for (const [name, schema] of SCRIPT_SCHEMAS) parts.push(`${await schemaToType(schema, name, { closed: schema.additionalProperties === false })}\n`);
   parts.push(
     options.argsSchema === undefined
       ? "/** The script form's arguments (meta.args describes them). */\ninterface WorkflowArgs {\n  readonly [key: string]: unknown;\n}\n"

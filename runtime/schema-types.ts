@@ -6,19 +6,25 @@ import type { ToolSchema } from "./types.ts";
 
 let compiler: Promise<typeof import("json-schema-to-typescript")> | undefined;
 
+export interface TypeOptions {
+  /** An object schema that does not say `additionalProperties` gets no index signature. */
+  closed?: boolean;
+  /** Union branches name each other's keys as absent (see normalizeUnions). */
+  normalize?: boolean;
+}
+
 /**
  * The declaration of `name` (an interface or type alias), without `export`: the declarations are
- * global. `closed`: an object schema that does not say `additionalProperties` gets no index
- * signature, so a misspelt key or property is an error in the author's editor (tool inputs and
- * results, workflow args); otherwise it stays open.
+ * global. Closed types make a misspelt key or property an error in the author's editor (tool
+ * inputs and results, workflow args, agent() options); open ones keep an index signature.
  */
-export async function schemaToType(schema: unknown, name: string, closed = false): Promise<string> {
+export async function schemaToType(schema: unknown, name: string, options: TypeOptions = {}): Promise<string> {
   const { compile } = await (compiler ??= import("json-schema-to-typescript"));
-  const prepared = closed ? normalizeUnions(stripTitles(schema)) : stripTitles(schema);
+  const prepared = options.normalize ? normalizeUnions(stripTitles(schema)) : stripTitles(schema);
   const source = await compile(prepared as JSONSchema, name, {
     bannerComment: "",
     format: true,
-    additionalProperties: !closed,
+    additionalProperties: !options.closed,
     strictIndexSignatures: false,
     unknownAny: true,
     style: { printWidth: 120, semi: true, singleQuote: false, trailingComma: "all" },
@@ -26,11 +32,28 @@ export async function schemaToType(schema: unknown, name: string, closed = false
   return source.replace(/^export /gm, "").trim();
 }
 
-/** Titles would rename the generated interfaces; the caller's name is the contract. */
+/** Keywords that say what a value is; a schema with none of them (`{}`, a description) allows any value. */
+const SHAPE_KEYWORDS = ["type", "properties", "items", "anyOf", "oneOf", "allOf", "enum", "const", "$ref", "tsType", "additionalProperties", "patternProperties", "not"];
+/** Keywords whose value is a map of names to schemas, and those whose value is a schema or a list of them. */
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "definitions", "$defs"]);
+const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "contains", "if", "then", "else", "anyOf", "oneOf", "allOf"]);
+
+/**
+ * Walks schema positions only (never `const`, `enum` or `default` values): titles are dropped, as
+ * they would rename the generated interfaces and the caller's name is the contract; a schema that
+ * allows any value becomes `unknown`, whatever the compiler's default for it.
+ */
 function stripTitles(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripTitles);
   if (schema === null || typeof schema !== "object") return schema;
-  return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== "title").map(([key, value]) => [key, stripTitles(value)]));
+  const node: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "title") continue;
+    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === "object") {
+      node[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, stripTitles(sub)]));
+    } else node[key] = SUBSCHEMAS.has(key) ? stripTitles(value) : value;
+  }
+  return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
 }
 
 type SchemaNode = { [key: string]: unknown };
@@ -81,9 +104,9 @@ export interface ToolDeclaration {
 /** One tool's types from its input and output schemas; Pi resolves a tool without an output schema to its text. */
 export async function toolDeclaration(name: string, schema: ToolSchema): Promise<ToolDeclaration> {
   const base = pascal(name);
-  const types = [await schemaToType(schema.input, `${base}Input`, true)];
+  const types = [await schemaToType(schema.input, `${base}Input`, { closed: true, normalize: true })];
   const output = schema.output === undefined ? "string" : `${base}Output`;
-  if (schema.output !== undefined) types.push(await schemaToType(schema.output, output, true));
+  if (schema.output !== undefined) types.push(await schemaToType(schema.output, output, { closed: true, normalize: true }));
   const summary = schema.description?.split("\n")[0]?.trim();
   const member = `${summary ? docComment(summary, "  ") : ""}  ${propertyKey(name)}(args: ${base}Input): Promise<${output}>;`;
   return { types, member };

@@ -28,80 +28,95 @@ interface FlowToolMatch {
 }
 
 /**
- * Options of agent(): exactly one of role or subagent_type, and a prompt. The host validates them; unknown fields pass through to it.
+ * Options of agent(): external_delegate's input without background, and description optional (default: derived from the prompt). Exactly one of role or subagent_type; harness only with role. Any other field is request_invalid.
  */
 type AgentOptions = {
   /**
-   * A configured role (exclusive with subagent_type). Unknown roles fail the run.
+   * A Flow role: worker, explorer, reviewer, or one from role files.
    */
   role?: string;
   /**
-   * A subagent type, instead of role.
-   */
-  subagent_type?: string;
-  /**
-   * How the child runs: pi, claude, codex or replay.
+   * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.
    */
   harness?: string;
   /**
-   * A short label for the child, shown in supervision. Default: derived from the prompt.
+   * A short label for the run (3-10 words).
    */
   description?: string;
   /**
-   * Working directory of the child; default: the parent's.
-   */
-  cwd?: string;
-  /**
-   * The task. Evidence moves only here (see handoff()).
+   * The child's task, self-contained unless context asks for history.
    */
   prompt: string;
   /**
-   * Parent history the child sees, from the frozen snapshot taken when the workflow started.
+   * What the child sees of the parent conversation. The pending tool call is never part of it.
    */
-  context?: {
-    mode: "none" | "recent" | "full";
-    /**
-     * With mode recent: how many turns.
-     */
-    turns?: number;
-  };
+  context?:
+    | {
+        mode: "none";
+      }
+    | {
+        mode: "recent";
+        /**
+         * How many of the parent's latest turns the child sees.
+         */
+        turns: number;
+      }
+    | {
+        mode: "full";
+      };
   /**
-   * Model for the child; default: the parent's.
+   * provider/model-id for the child; default: the parent's model.
    */
   model?: string;
   /**
-   * JSON Schema of a structured answer; `value` is then the parsed object.
+   * A JSON Schema the child's final answer must satisfy; the answer is then parsed JSON.
    */
   outputSchema?: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^(.*)$".
+     */
     [k: string]: unknown;
   };
   /**
-   * Time limit for this child.
+   * Wall-time limit for the child, in milliseconds.
    */
   timeoutMs?: number;
   /**
-   * Most model turns the child may take; the next one stops it and agent() fails, naming the quota.
+   * Working directory for the child; default: the session's.
+   */
+  cwd?: string;
+  /**
+   * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
    */
   maxTurns?: number;
   /**
-   * Most tool calls the child may start; the next one is refused and agent() fails, naming the quota.
+   * Most tool calls the child may start; the next one is refused, stops it, and the run fails.
    */
   maxToolCalls?: number;
   /**
-   * A settled agent run (its runId) whose conversation this child continues, on that run's harness.
+   * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).
    */
   resume?: string;
-  [k: string]: unknown;
+  /**
+   * A Pi agent definition (markdown with frontmatter); always the pi harness.
+   */
+  subagent_type?: string;
 } & (
   | {
+      /**
+       * A Flow role: worker, explorer, reviewer, or one from role files.
+       */
       role: string;
       subagent_type?: never;
-      [k: string]: unknown;
     }
   | {
+      /**
+       * A Pi agent definition (markdown with frontmatter); always the pi harness.
+       */
       subagent_type: string;
       role?: never;
-      [k: string]: unknown;
+      harness?: never;
     }
 );
 
@@ -135,27 +150,37 @@ interface AgentResult {
 }
 
 /**
- * A run as external_delegate/external_workflow return it (receipt.data.run).
+ * The part of a run view (receipt.data.run) readFinal() reads.
  */
 interface RunView {
   runId: string;
   output: {
-    delivery?: "inline" | "reference";
     /**
-     * The final value, with inline delivery.
+     * inline: the value is here. reference: page refs.final. none: no canonical result.
+     */
+    delivery: "inline" | "reference" | "none";
+    /**
+     * The canonical result, when delivery is inline.
      */
     value?: unknown;
-    finalAvailable?: boolean;
+    /**
+     * A complete canonical result exists.
+     */
+    finalAvailable: boolean;
     [k: string]: unknown;
   };
-  refs?: {
+  refs: {
     /**
-     * Ready-to-call external_runs arguments for the final view.
+     * Arguments for external_runs that inspect this run's final view.
      */
     final?: {
-      action?: "inspect";
-      runIds?: string[];
-      view?: "final";
+      action: "inspect";
+      /**
+       * @minItems 1
+       * @maxItems 1
+       */
+      runIds: [string];
+      view: "final";
       [k: string]: unknown;
     };
     [k: string]: unknown;
@@ -221,7 +246,6 @@ interface HandoffOptions {
      * True when you stopped paging before the end.
      */
     omittedPages?: boolean;
-    [k: string]: unknown;
   };
 }
 
@@ -579,9 +603,7 @@ type ExternalDelegateOutput =
             /**
              * The canonical result, when delivery is inline.
              */
-            value?: {
-              [k: string]: unknown;
-            };
+            value?: unknown;
             redacted?: boolean;
           };
           refs: {
@@ -720,9 +742,7 @@ type ExternalDelegateOutput =
             /**
              * The canonical result, when delivery is inline.
              */
-            value?: {
-              [k: string]: unknown;
-            };
+            value?: unknown;
             redacted?: boolean;
           };
           refs: {
@@ -874,25 +894,20 @@ type ExternalHelpOutput =
               /**
                * The tool's input JSON Schema, as registered.
                */
-              input: {
-                [k: string]: unknown;
-              };
+              input: unknown;
               /**
                * The tool's output JSON Schema, as registered.
                */
-              output: {
-                [k: string]: unknown;
-              };
+              output: unknown;
               semantics: string[];
               examples: {
+                title: string;
                 input: unknown;
               }[];
               /**
                * external_workflow: WORKFLOW_HELPERS (functions, globals, agentOptions).
                */
-              helpers?: {
-                [k: string]: unknown;
-              };
+              helpers?: unknown;
             };
             index?: never;
             harness?: never;
@@ -948,9 +963,7 @@ type ExternalHelpOutput =
               /**
                * meta.args: the JSON Schema external_workflow's args must match.
                */
-              args?: {
-                [k: string]: unknown;
-              };
+              args?: unknown;
               /**
                * Why the file cannot run (script_invalid); it is listed but not usable.
                */
@@ -1129,9 +1142,7 @@ type ExternalRunsOutput =
                 /**
                  * The canonical result, when delivery is inline.
                  */
-                value?: {
-                  [k: string]: unknown;
-                };
+                value?: unknown;
                 redacted?: boolean;
               };
               refs: {
@@ -1259,9 +1270,7 @@ type ExternalRunsOutput =
                 /**
                  * The canonical result, when delivery is inline.
                  */
-                value?: {
-                  [k: string]: unknown;
-                };
+                value?: unknown;
                 redacted?: boolean;
               };
               refs: {
@@ -1405,9 +1414,7 @@ type ExternalRunsOutput =
                 /**
                  * The canonical result, when delivery is inline.
                  */
-                value?: {
-                  [k: string]: unknown;
-                };
+                value?: unknown;
                 redacted?: boolean;
               };
               refs: {
@@ -1573,9 +1580,7 @@ type ExternalRunsOutput =
                 /**
                  * The canonical result, when delivery is inline.
                  */
-                value?: {
-                  [k: string]: unknown;
-                };
+                value?: unknown;
                 redacted?: boolean;
               };
               refs: {
@@ -1844,9 +1849,7 @@ type ExternalWorkflowOutput =
             /**
              * The canonical result, when delivery is inline.
              */
-            value?: {
-              [k: string]: unknown;
-            };
+            value?: unknown;
             redacted?: boolean;
           };
           refs: {
@@ -1985,9 +1988,7 @@ type ExternalWorkflowOutput =
             /**
              * The canonical result, when delivery is inline.
              */
-            value?: {
-              [k: string]: unknown;
-            };
+            value?: unknown;
             redacted?: boolean;
           };
           refs: {

@@ -48,7 +48,7 @@ describe("generateDeclarations", () => {
        store("packet", packet);
        const again = load<string>("packet");
        const page = await tools.external_runs({ action: "list" });
-       const full = await readFinal<{ verdict: string }>({ runId: "r", output: { delivery: "inline", value: 1 } });
+       const full = await readFinal<{ verdict: string }>({ runId: "r", output: { delivery: "inline", finalAvailable: true, value: 1 }, refs: {} });
        console.log(again, page, full.verdict);
        text(Date.now() + Math.random());`,
     );

@@ -236,8 +236,8 @@ describe("WORKFLOW_HELPERS", () => {
     const schema = WORKFLOW_HELPERS.agentOptions;
     expect(schema.required).toEqual(["prompt"]);
     expect(schema.oneOf).toEqual([
-      { properties: { role: { type: "string" }, subagent_type: false }, required: ["role"] },
-      { properties: { subagent_type: { type: "string" }, role: false }, required: ["subagent_type"] },
+      { properties: { role: expect.objectContaining({ type: "string" }), subagent_type: false }, required: ["role"] },
+      { properties: { subagent_type: expect.objectContaining({ type: "string" }), role: false, harness: false }, required: ["subagent_type"] },
     ]);
     expect((schema.properties as Record<string, unknown>).cwd).toMatchObject({ type: "string" });
   });
