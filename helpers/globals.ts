@@ -24,6 +24,22 @@ export const SCRIPT_GLOBALS: readonly GlobalDoc[] = [
       "apply as for agent().",
   },
   {
+    name: "describeTool",
+    kind: "function",
+    signature: "describeTool(name: string): Promise<string | undefined>",
+    description:
+      "The description and TypeScript declaration (input and result types) of a tool this workflow may call, as " +
+      "Pi's codemode gives them; undefined for any other name.",
+  },
+  {
+    name: "searchTools",
+    kind: "function",
+    signature: "searchTools(query: string, options?: { limit?: number }): Promise<FlowToolMatch[]>",
+    description:
+      "The tools this workflow may call that match the query (ranked by BM25 over names, descriptions and argument " +
+      "names; default limit 8), each with what describeTool() returns for it.",
+  },
+  {
     name: "args",
     kind: "const",
     signature: "args: Readonly<WorkflowArgs>",

@@ -10,7 +10,7 @@ import type { GlobalDoc, HelperDefinition, HelperDoc } from "./types.ts";
 export type { GlobalDoc, HelperDefinition, HelperDoc } from "./types.ts";
 export { HANDOFF_FRESHNESS_NOTE, HANDOFF_HEADER } from "./handoff.ts";
 export { SCRIPT_GLOBALS } from "./globals.ts";
-export { AGENT_OPTIONS_SCHEMA, SCRIPT_SCHEMAS, type SchemaObject } from "./schemas.ts";
+export { AGENT_OPTIONS_SCHEMA, RUN_VIEW_SCHEMA, SCRIPT_SCHEMAS, type SchemaObject } from "./schemas.ts";
 
 /** Every helper, in the order the prelude defines them. */
 export const HELPERS: readonly HelperDefinition[] = [parallel, retry, readFinal, handoff];

@@ -5,6 +5,7 @@ import { decodeJson, toJsonText } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
+import { ToolDiscovery } from "./tool-discovery.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS, sanitizeIdentifier } from "./text.ts";
 import type { AgentOptions, HostError, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
 
@@ -47,6 +48,7 @@ export class HostBridge {
   /** Started calls without an end event yet, in start order: close() ends them. */
   private readonly started = new Map<string, (ending: Ending) => void>();
   private closing = false;
+  private readonly discovery: ToolDiscovery;
 
   constructor(host: WorkflowHost, limits: WorkflowLimits, hooks: BridgeHooks, signal: AbortSignal) {
     this.signal = signal;
@@ -56,11 +58,13 @@ export class HostBridge {
     const open = (): boolean => !this.closing && !hooks.closed();
     this.agents = new CallQueue(limits.concurrency, open);
     this.tools = new CallQueue(limits.concurrency, open);
+    this.discovery = new ToolDiscovery(host);
   }
 
   handle(call: Call): void {
     if (call.kind === "agent") this.agent(call);
-    else this.tool(call);
+    else if (call.kind === "tool") this.tool(call);
+    else this.discover(call);
   }
 
   /**
@@ -111,6 +115,12 @@ export class HostBridge {
       });
       this.invoke(call.id, "tool", () => fn(input, { signal: this.signal, index }), end);
     });
+  }
+
+  /** describeTool()/searchTools(): read-only and answered from declarations, so no limit, queue or event applies. */
+  private discover(call: Call): void {
+    const input = decodeJson(call.text, this.limits.valueDepth);
+    this.invoke(call.id, "discover", () => this.discovery.answer(call.name, input), () => {});
   }
 
   /** Registers a started call; the returned function emits its end event once and frees its slot. */

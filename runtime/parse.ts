@@ -1,5 +1,5 @@
 // parseWorkflow: syntax check, static `apiVersion`/`meta`, and the runnable body. Nothing runs here.
-import { parse as acornParse, type ExportNamedDeclaration, type Node, type Program } from "acorn";
+import { parse as acornParse, type ExportDefaultDeclaration, type ExportNamedDeclaration, type Node, type Program } from "acorn";
 import { WorkflowScriptError } from "./errors.ts";
 import { LimitsError, resolveLimits } from "./limits.ts";
 import { NotLiteralError, readLiteral } from "./literal.ts";
@@ -38,7 +38,8 @@ export function parseWorkflow(source: string, options: ParseWorkflowOptions): Pa
   }
   const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail, savedName(options)) : {};
 
-  const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body: blankExports(source, exported.ranges) };
+  const body = exported.main ? callMain(source, exported, program, fail) : blankExports(source, exported.ranges);
+  const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body };
   if (options.path !== undefined) parsed.path = options.path;
   return parsed;
 }
@@ -67,21 +68,31 @@ interface ExportedConst {
 interface Exports {
   apiVersion?: ExportedConst;
   meta?: ExportedConst;
+  /** `export default <function>`: the function form, run as `main({ args })` after the top level. */
+  main?: ExportDefaultDeclaration;
   /** [start, end) of each `export` keyword, blanked in the body. */
   ranges: Array<[number, number]>;
 }
+
+const ONLY_EXPORTS = "only `export const apiVersion`, `export const meta` and `export default` (the workflow's function) may be exported";
 
 function readExports(program: Program, fail: Fail): Exports {
   const exports: Exports = { ranges: [] };
   for (const node of program.body) {
     if (node.type === "ImportDeclaration") fail("imports are not allowed in workflow scripts", node);
-    if (node.type === "ExportDefaultDeclaration" || node.type === "ExportAllDeclaration") {
-      fail("only `export const apiVersion` and `export const meta` may be exported", node);
+    if (node.type === "ExportDefaultDeclaration") {
+      const kind = node.declaration.type;
+      if (kind !== "FunctionDeclaration" && kind !== "FunctionExpression" && kind !== "ArrowFunctionExpression") {
+        fail("`export default` must be the workflow's function, e.g. `export default async function ({ args }) { ... }`", node.declaration);
+      }
+      exports.main = node;
+      continue;
     }
+    if (node.type === "ExportAllDeclaration") fail(ONLY_EXPORTS, node);
     if (node.type !== "ExportNamedDeclaration") continue;
     const declaration = node.declaration;
     if (!declaration || declaration.type !== "VariableDeclaration" || node.specifiers.length > 0) {
-      fail("only `export const apiVersion` and `export const meta` may be exported", node);
+      fail(ONLY_EXPORTS, node);
     }
     if (declaration.kind !== "const" || declaration.declarations.length !== 1) {
       fail("export `apiVersion` and `meta` as single `const` declarations", node);
@@ -89,7 +100,7 @@ function readExports(program: Program, fail: Fail): Exports {
     const declarator = declaration.declarations[0];
     const name = declarator?.id.type === "Identifier" ? declarator.id.name : undefined;
     if (!declarator || (name !== "apiVersion" && name !== "meta")) {
-      fail("only `export const apiVersion` and `export const meta` may be exported", node);
+      fail(ONLY_EXPORTS, node);
     }
     if (!declarator.init) fail(`\`${name}\` needs a value`, node);
     exports[name] = { init: declarator.init, node };
@@ -204,6 +215,60 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length]!;
+}
+
+/**
+ * The function form: the top level runs first (so constants and helpers declared below the function
+ * exist), then the default export is called with `{ args }` and its value is the result. `export
+ * default` becomes `const __main__=` in the same characters, so lines and columns do not move.
+ */
+function callMain(source: string, exported: Exports, program: Program, fail: Fail): string {
+  const main = exported.main!;
+  const topReturn = topLevelReturn(program);
+  if (topReturn) fail("a workflow with `export default` returns from its function, not from the top level", topReturn);
+  const declared = program.body.some((node) => declaredNames(node).includes(MAIN));
+  if (declared) fail(`\`${MAIN}\` is reserved in a workflow with \`export default\``, program);
+  const prefix = `const ${MAIN}=`;
+  const head = source.slice(main.start, main.declaration.start);
+  if (/[\n\r]/.test(head.slice(0, prefix.length)) || head.length < prefix.length) {
+    fail("write `export default` and the function's start on one line", main);
+  }
+  const body = blankExports(source, [...exported.ranges, [main.start, main.declaration.start]]);
+  const replaced = body.slice(0, main.start) + prefix + body.slice(main.start + prefix.length);
+  return `${replaced}\n;return await ${MAIN}(Object.freeze({ args }));`;
+}
+
+const MAIN = "__main__";
+
+function declaredNames(node: Node): string[] {
+  if (node.type === "FunctionDeclaration" || node.type === "ClassDeclaration") {
+    const id = (node as Node & { id?: { name?: string } | null }).id;
+    return id?.name ? [id.name] : [];
+  }
+  if (node.type === "VariableDeclaration") {
+    return (node as Node & { declarations: Array<{ id: Node & { name?: string } }> }).declarations.flatMap((d) => (d.id.name ? [d.id.name] : []));
+  }
+  return [];
+}
+
+/** A `return` outside every function (acorn allows it for the script form). */
+function topLevelReturn(program: Program): Node | undefined {
+  const stack: unknown[] = [...program.body];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      stack.push(...value);
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    const node = value as Node;
+    if (node.type === "ReturnStatement") return node;
+    if (/Function|Class/.test(node.type)) continue;
+    for (const [key, child] of Object.entries(node)) {
+      if (key !== "loc" && child !== null && typeof child === "object") stack.push(child);
+    }
+  }
+  return undefined;
 }
 
 /** Replaces each `export` keyword with spaces so lines and columns stay where the author wrote them. */

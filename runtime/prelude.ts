@@ -192,6 +192,20 @@ define("tools", new Proxy(Object.freeze(toolTable), {
   },
 }));
 
+// Discovery, as Pi's codemode offers it: answered by the host from the tools' declarations.
+define("describeTool", function describeTool(name) {
+  if (typeof name !== "string") return Promise.reject(new TypeError("describeTool(name): name must be a string"));
+  return request("discover", "describeTool", { name }, "describeTool() arguments").then((text) => (text === null ? undefined : text));
+});
+define("searchTools", function searchTools(query, options) {
+  if (typeof query !== "string") return Promise.reject(new TypeError("searchTools(query): query must be a string"));
+  const limit = options === undefined || options === null || options.limit === undefined ? 8 : options.limit;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
+    return Promise.reject(new TypeError("searchTools(query, { limit }): limit must be a positive integer"));
+  }
+  return request("discover", "searchTools", { query, limit }, "searchTools() arguments");
+});
+
 define("store", function store(key, value) {
   if (typeof key !== "string" || key.length === 0) throw new TypeError("store(key, value): key must be a non-empty string");
   call("store", key, value === undefined ? undefined : toJson(value, "store() value"));

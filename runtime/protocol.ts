@@ -52,7 +52,9 @@ export type ReplyMessage =
 
 export type MainToWorker = RunMessage | ReplyMessage;
 
-export type CallKind = "agent" | "tool";
+/** agent(), tools.*(), and describeTool()/searchTools() ("discover", answered from the tools' declarations). */
+export type CallKind = "agent" | "tool" | "discover";
+const CALL_KINDS: ReadonlySet<unknown> = new Set(["agent", "tool", "discover"]);
 
 export interface VmFailure {
   kind: "script" | "limit" | "sandbox";
@@ -101,7 +103,7 @@ export function isWorkerToMain(value: unknown): value is WorkerToMain {
     case "output":
       return isString(value.text);
     case "call":
-      return isId(value.id) && (value.kind === "agent" || value.kind === "tool") && isString(value.name) && isString(value.text);
+      return isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
     case "store":
       return isString(value.key) && (value.text === undefined || isString(value.text));
     case "done":

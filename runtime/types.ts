@@ -69,7 +69,11 @@ export interface ParsedWorkflow {
   body: string;
 }
 
-/** Exactly one of `role` or `subagent_type` is required; the host validates (see AGENT_OPTIONS_SCHEMA). */
+/**
+ * What a script passes to agent(), as JSON. The runtime passes it on unchecked; pi-flow's host checks
+ * it against AGENT_OPTIONS_SCHEMA (external_delegate's input: exactly one of `role` or
+ * `subagent_type`, the same minimums, and any other field refused).
+ */
 export interface AgentOptions {
   role?: string;
   subagent_type?: string;

@@ -1,6 +1,7 @@
 // handoff: collect evidence with one child, then have an independent reviewer judge a bounded,
 // provenance-stamped packet of it. The reviewer sees the packet and its task, nothing else.
 export const apiVersion = 1;
+/** @satisfies {WorkflowMeta} */
 export const meta = {
   name: "handoff",
   description: "Collect evidence, then an independent review of a bounded, provenance-stamped evidence packet.",
@@ -17,27 +18,30 @@ export const meta = {
   limits: { agentCalls: 2, concurrency: 1 },
 };
 
-const maxChars = args.maxChars ?? 12000;
-const collected = await agent({
-  role: "explorer",
-  description: "Collect evidence",
-  context: { mode: "none" },
-  prompt: args.collectPrompt,
-});
+/** @param {WorkflowInput<"handoff">} input */
+export default async function runHandoff({ args }) {
+  const maxChars = args.maxChars ?? 12000;
+  const collected = await agent({
+    role: "explorer",
+    description: "Collect evidence",
+    context: { mode: "none" },
+    prompt: args.collectPrompt,
+  });
 
-// agent() gives the whole answer, even one too large for a receipt; handoff() bounds it.
-const evidence = typeof collected.value === "string" ? collected.value : JSON.stringify(collected.value);
-const packet = handoff(evidence, { maxChars, source: collected }); // stamps runId and observedAt
+  // agent() gives the whole answer, even one too large for a receipt; handoff() bounds it.
+  const evidence = typeof collected.value === "string" ? collected.value : JSON.stringify(collected.value);
+  const packet = handoff(evidence, { maxChars, source: collected }); // stamps runId and observedAt
 
-const reviewed = await agent({
-  role: "reviewer",
-  description: "Review the evidence",
-  context: { mode: "none" },
-  prompt: `${args.reviewPrompt}\n\n${packet}`,
-});
+  const reviewed = await agent({
+    role: "reviewer",
+    description: "Review the evidence",
+    context: { mode: "none" },
+    prompt: `${args.reviewPrompt}\n\n${packet}`,
+  });
 
-return {
-  collect: { runId: collected.runId, chars: evidence.length },
-  review: { runId: reviewed.runId, verdict: reviewed.value },
-  omittedChars: Math.max(0, evidence.length - maxChars),
-};
+  return {
+    collect: { runId: collected.runId, chars: evidence.length },
+    review: { runId: reviewed.runId, verdict: reviewed.value },
+    omittedChars: Math.max(0, evidence.length - maxChars),
+  };
+}

@@ -53,7 +53,9 @@ export const PRELUDE_FILENAME = "flow:prelude";
 
                                                      
 
-                                        
+/** agent(), tools.*(), and describeTool()/searchTools() ("discover", answered from the tools' declarations). */
+                                                     
+const CALL_KINDS                       = new Set(["agent", "tool", "discover"]);
 
                             
                                        
@@ -102,7 +104,7 @@ export function isWorkerToMain(value         )                        {
     case "output":
       return isString(value.text);
     case "call":
-      return isId(value.id) && (value.kind === "agent" || value.kind === "tool") && isString(value.name) && isString(value.text);
+      return isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
     case "store":
       return isString(value.key) && (value.text === undefined || isString(value.text));
     case "done":

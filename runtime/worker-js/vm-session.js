@@ -202,7 +202,7 @@ export class VmSession {
       }
       case "send": {
         const kind = str(1);
-        if (kind !== "agent" && kind !== "tool") return refuse("TypeError", `unknown call kind ${String(kind)}`);
+        if (kind !== "agent" && kind !== "tool" && kind !== "discover") return refuse("TypeError", `unknown call kind ${String(kind)}`);
         return this.send(kind, str(2) ?? "", str(3) ?? "null");
       }
       case "out":
@@ -241,7 +241,7 @@ export class VmSession {
   }
 
           send(kind          , name        , text        )            {
-    const what = kind === "agent" ? "agent() options" : `tools.${name}() arguments`;
+    const what = kind === "agent" ? "agent() options" : kind === "tool" ? `tools.${name}() arguments` : `${name}() arguments`;
     // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
     if (text.length > this.message.limits.callArgsChars) {
       return refuseLimit("callArgsChars", `${limitMessage("callArgsChars", this.message.limits)}: ${what} have ${text.length} characters of JSON`);

@@ -12,6 +12,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
+import type { RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
 
 /** The package root: Pi loads pi-flow from here through its manifest, as `pi -e <path>` does. */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -24,6 +25,11 @@ export interface HeadlessOptions {
   flowSettings?: Record<string, unknown>;
   /** The command line, recorded as the session's first message; absent: an in-memory session. */
   commandLine?: string;
+  /**
+   * Also load the Pi extensions of the project and the user (`flow types` declares their tools).
+   * One that fails to load is left out and listed in `extensionProblems` instead of refusing.
+   */
+  ambientExtensions?: boolean;
 }
 
 export interface ToolOutcome {
@@ -47,6 +53,10 @@ export interface HeadlessSession {
   /** Whether the session has a model with credentials, which its children inherit. */
   hasUsableModel(): Promise<boolean>;
   callableToolNames(): string[];
+  /** Each callable tool with its schemas, as its definition registers them. */
+  callableTools(): RegisteredToolSchema[];
+  /** Extensions that failed to load, with ambientExtensions. */
+  extensionProblems: string[];
   /** Calls one tool through Pi's tool pipeline (validation, hooks), as if the model had asked. */
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolOutcome>;
   dispose(): void;
@@ -70,7 +80,7 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
     cwd,
     agentDir,
     // The session only hosts Flow's tools; children load the user's extensions, skills and context.
-    noExtensions: true,
+    noExtensions: options.ambientExtensions !== true,
     noSkills: true,
     noPromptTemplates: true,
     noThemes: true,
@@ -79,7 +89,8 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
   });
   await loader.reload();
   const errors = loader.getExtensions().errors;
-  if (errors.length > 0) {
+  const extensionProblems = options.ambientExtensions ? errors.map((error) => `${error.path}: ${error.error}`) : [];
+  if (errors.length > 0 && !options.ambientExtensions) {
     throw new FlowError("configuration_invalid", `An extension failed to load: ${errors.map((error) => `${error.path}: ${error.error}`).join("; ")}`);
   }
   const settingsManager = SettingsManager.create(cwd, agentDir);
@@ -111,6 +122,14 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
     // With nothing configured, Pi still gives the session a placeholder model; only credentials tell.
     hasUsableModel: async () => session.model !== undefined && (await session.modelRuntime.checkAuth(session.model.provider)) !== undefined,
     callableToolNames: () => session.getCallableToolNames(),
+    callableTools: () =>
+      session.getCallableToolNames().flatMap((name) => {
+        const definition = session.getToolDefinition(name);
+        if (!definition) return [];
+        const { description, parameters, outputSchema } = definition as typeof definition & { outputSchema?: unknown };
+        return [{ name, description, parameters, ...(outputSchema !== undefined ? { outputSchema } : {}) }];
+      }),
+    extensionProblems,
     async callTool(name, args, { signal, onUpdate }) {
       const toolCall: ToolCall = { type: "toolCall", id: `flow_${++calls}`, name, arguments: args as ToolCall["arguments"] };
       // The call is recorded as the flow command's own turn, so nested tools.* calls have an issuing

@@ -24,6 +24,8 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       return (await import("./run.ts")).runCommand(rest, ["flow", ...argv].map(shellQuote).join(" "));
     case "check":
       return (await import("./check.ts")).checkCommand(rest);
+    case "types":
+      return (await import("./types.ts")).typesCommand(rest);
     case "runs":
       return (await import("./runs.ts")).runsCommand(rest);
     case "help":

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 export const RUN_USAGE =
   "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
 export const CHECK_USAGE = "flow check <path.js>... [--cwd DIR] [--extension FILE]...";
+export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]...";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
   "flow runs show <runId> [--view summary|final|output|diagnostics|launch] [--json] [--cwd DIR]",
@@ -16,6 +17,7 @@ export const USAGE = `flow: run pi-flow workflows from the shell, with a model o
 Usage:
   ${RUN_USAGE}
   ${CHECK_USAGE}
+  ${TYPES_USAGE}
   ${RUNS_USAGE.split("\n").map((line) => line.trim()).join("\n  ")}
   ${HELP_USAGE}
   flow --version
@@ -26,6 +28,7 @@ workflow's value as JSON; with --json the whole receipt). Children run on your P
 default model, or --model; --replay answers them from a cassette with no model at all.
 --resume continues an interrupted, cancelled or timed-out run of the project from its journal:
 children that had finished are not run again.
+flow types: TypeScript declarations for writing workflows (default .pi/flow/workflows/flow.d.ts).
 
 Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 130 interrupted (Ctrl-C).
 Paths on the command line are relative to the shell's directory; --cwd chooses the project.

@@ -117,12 +117,8 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
   if (call.subagent_type !== undefined && call.harness !== undefined && call.harness !== "pi") {
     throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
   }
-  for (const key of ["maxTurns", "maxToolCalls"] as const) {
-    const value = call[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-      throw new FlowError("request_invalid", `${key} must be a positive integer.`);
-    }
-  }
+  // Field types and minimums (maxTurns, maxToolCalls, timeoutMs, ...) were checked against the
+  // schema already: by Pi for external_delegate, by checkAgentOptions for agent().
   if (call.resume !== undefined && typeof call.resume !== "string") throw new FlowError("request_invalid", "resume must be a run ID.");
   if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
     throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);

@@ -4,6 +4,7 @@ import type { RunWriter } from "../runs/index.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
+import { checkAgentOptions } from "./agent-options.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 import type { ResumeSource } from "./resume.ts";
 
@@ -12,10 +13,6 @@ import type { ResumeSource } from "./resume.ts";
  * script catches them, and are not counted as failed agent() calls.
  */
 const FATAL_CODES = new Set(["selection_invalid", "configuration_invalid", "harness_unavailable", "model_unavailable"]);
-
-const STRING_OPTIONS = ["role", "subagent_type", "harness", "description", "prompt", "model", "cwd", "resume"] as const;
-const QUOTA_OPTIONS = ["maxTurns", "maxToolCalls"] as const;
-const KNOWN_OPTIONS = new Set<string>([...STRING_OPTIONS, ...QUOTA_OPTIONS, "context", "outputSchema", "timeoutMs"]);
 
 export type ChildStatus = "running" | "succeeded" | "failed" | "cancelled" | "timed_out";
 
@@ -73,44 +70,11 @@ function hostError(code: string, message: string, extra: { runId?: string; fatal
   return error;
 }
 
-/** agent() options → the same call external_delegate takes. Bad shapes are request_invalid. */
+/** agent() options → the same call external_delegate takes, checked against its schema (agent-options.ts). */
 export function toChildCall(options: AgentOptions, index: number): ChildCall {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    throw new FlowError("request_invalid", "agent() takes one options object.");
-  }
-  const unknown = Object.keys(options).filter((key) => !KNOWN_OPTIONS.has(key));
-  if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
-  if (typeof options.prompt !== "string" || options.prompt.trim() === "") {
-    throw new FlowError("request_invalid", "agent() needs a non-empty prompt.");
-  }
-  const { outputSchema, timeoutMs } = options;
-  if (outputSchema !== undefined && (outputSchema === null || typeof outputSchema !== "object" || Array.isArray(outputSchema))) {
-    throw new FlowError("request_invalid", "agent() option outputSchema must be a JSON Schema object.");
-  }
-  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1)) {
-    throw new FlowError("request_invalid", "agent() option timeoutMs must be a positive integer.");
-  }
+  checkAgentOptions(options);
   // The default label is one line: the prompt's first 60 characters with its white space folded.
-  const call: ChildCall = { description: agentLabel({ prompt: options.prompt }, index), prompt: options.prompt };
-  // One pass checks the string options and copies those given.
-  for (const key of STRING_OPTIONS) {
-    const value = options[key];
-    if (value === undefined) continue;
-    if (typeof value !== "string") throw new FlowError("request_invalid", `agent() option ${key} must be a string.`);
-    call[key] = value;
-  }
-  if (options.context !== undefined) call.context = options.context;
-  if (outputSchema !== undefined) call.outputSchema = outputSchema as Record<string, unknown>;
-  if (timeoutMs !== undefined) call.timeoutMs = timeoutMs;
-  for (const key of QUOTA_OPTIONS) {
-    const value: unknown = options[key];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-      throw new FlowError("request_invalid", `agent() option ${key} must be a positive integer.`);
-    }
-    call[key] = value;
-  }
-  return call;
+  return { ...options, description: agentLabel(options, index) };
 }
 
 export interface WorkflowChildrenOptions {

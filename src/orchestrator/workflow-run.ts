@@ -39,6 +39,8 @@ export interface WorkflowLaunch {
    * `onNestedRun` hears which workflow run a tools.* call started.
    */
   tools(runId: string, onNestedRun: (index: number, runId: string) => void): WorkflowHost["tools"];
+  /** The same tools' schemas, for describeTool()/searchTools() in the script. */
+  toolSchemas?: WorkflowHost["toolSchemas"];
   background: boolean;
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
@@ -141,6 +143,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const rawTools = launch.tools(writer.runId, nested);
   const tools = journaledTools(rawTools, writer);
   if (tools) live.tools = tools;
+  if (launch.toolSchemas) live.toolSchemas = launch.toolSchemas;
   const host = resume && counts ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, counts, replaySafe: resume.replaySafe }) : live;
   if (counts) writer.setChildren(children.counts);
 

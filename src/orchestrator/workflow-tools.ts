@@ -4,6 +4,7 @@ import { FlowError } from "../contract/errors.ts";
 import { contentText } from "../context/content-text.ts";
 import type { ParentSnapshot } from "../context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
+import { toolSchemaOf } from "./authoring-types.ts";
 
 /** Root = 1; a workflow started by a workflow is 2; one more is refused. A fixed host ceiling. */
 export const MAX_WORKFLOW_DEPTH = 2;
@@ -74,6 +75,12 @@ export function workflowToolNames(requested: readonly string[] | undefined, ctx:
   const names = new Set(requested ?? []);
   for (const name of FLOW_READ_ONLY_TOOLS) if (callable.has(name)) names.add(name);
   return [...names].sort();
+}
+
+/** The schemas of the tools a workflow may call, as the session registers them: what describeTool() renders. */
+export function workflowToolSchemas(names: readonly string[], ctx: ToolContext): NonNullable<WorkflowHost["toolSchemas"]> {
+  const wanted = new Set(names);
+  return Object.fromEntries(ctx.tools.filter((tool) => wanted.has(tool.name)).map((tool) => [tool.name, toolSchemaOf(tool)]));
 }
 
 /**

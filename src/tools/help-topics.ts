@@ -57,13 +57,13 @@ const WORKFLOWS_GUIDE = `A workflow is JavaScript run in a QuickJS sandbox, save
 A saved file starts with two literal exports, read without running anything:
   export const apiVersion = 1;
   export const meta = { name: "review", description: "...", args: { type: "object", ... }, limits: { agentCalls: 8, concurrency: 3 }, tools: ["external_runs"] };
-An inline script may omit them. The rest runs as the body of an async function: top-level await and return work.
+An inline script may omit them. The rest runs as the body of an async function (top-level await and return work), or, when the file has export default async function ({ args }) { ... }, the top level runs and then that function, whose return value is the result.
 
 Inside a script:
 - args: the validated arguments (meta.args is a JSON Schema).
 - agent(options) starts one child (same options as external_delegate) and resolves to { runId, output, value, usage }; a failed child rejects with an Error carrying code and runId. An unknown role or the agent-call limit fails the whole run.
 - store(key, value) / load(key): per-run JSON scratch space; never sent to children or the parent.
-- tools.<name>(args): the tools meta.tools names, through the parent's tool pipeline.
+- tools.<name>(args): the tools meta.tools names, through the parent's tool pipeline. describeTool(name) and searchTools(query) give their TypeScript declarations, as in codemode.
 - helpers: parallel(thunks, { concurrency }), retry(fn, { attempts }), readFinal(run), handoff(evidence, { maxChars, source }).
 - console.log and text() write the run's output. No timers, fetch, require, process or import().
 

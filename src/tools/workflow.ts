@@ -10,7 +10,7 @@ import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type Workf
 import { prepareResume } from "../orchestrator/workflow-resume.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow-sources.ts";
 import type { ParsedWorkflow } from "../../runtime/index.ts";
-import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames } from "../orchestrator/workflow-tools.ts";
+import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
@@ -127,6 +127,7 @@ export function createWorkflowTool(host: FlowHost) {
           description,
           env,
           tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, onNestedRun }),
+          toolSchemas: workflowToolSchemas(toolNames, ctx),
           background,
           depth,
           toolCallId,

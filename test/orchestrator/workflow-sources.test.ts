@@ -88,11 +88,19 @@ describe("agent() options", () => {
   });
 
   test.each([
-    [{ role: "explorer", prompt: "p", background: true }, /does not take background/],
-    [{ role: "explorer", prompt: "  " }, /non-empty prompt/],
-    [{ role: 7, prompt: "p" }, /role must be a string/],
-    [{ role: "explorer", prompt: "p", timeoutMs: 1.5 }, /timeoutMs/],
-    [{ role: "explorer", prompt: "p", outputSchema: [] }, /outputSchema/],
+    [{ role: "explorer", prompt: "p", background: true }, /agent\(\) does not take background\./],
+    [{ role: "explorer", prompt: "p", bogus: 1 }, /agent\(\) does not take bogus\./],
+    [{ role: "explorer", prompt: "" }, /agent\(\) option prompt: expected at least 1 characters\./],
+    [{ role: 7, prompt: "p" }, /agent\(\) option role: expected string, got integer\./],
+    [{ role: "explorer", prompt: "p", timeoutMs: 1.5 }, /agent\(\) option timeoutMs: expected integer/],
+    // The same minimum as external_delegate's.
+    [{ role: "explorer", prompt: "p", timeoutMs: 999 }, /agent\(\) option timeoutMs: expected >= 1000\./],
+    [{ role: "explorer", prompt: "p", maxTurns: 0 }, /agent\(\) option maxTurns: expected >= 1\./],
+    [{ role: "explorer", prompt: "p", outputSchema: [] }, /agent\(\) option outputSchema: expected object/],
+    [{ role: "explorer", prompt: "p", context: { mode: "recent" } }, /agent\(\) option context/],
+    [{ prompt: "p" }, /Give role or subagent_type\./],
+    [{ role: "explorer", subagent_type: "general", prompt: "p" }, /not both/],
+    [{ subagent_type: "general", harness: "claude", prompt: "p" }, /leave harness out/],
   ])("%j is request_invalid", (options, message) => {
     expect(() => toChildCall(options as never, 0)).toThrow(message);
     expect(codeOf(() => toChildCall(options as never, 0))).toBe("request_invalid");

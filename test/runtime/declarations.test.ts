@@ -6,7 +6,7 @@ import { generateDeclarations } from "../../runtime/index.ts";
 const FLOW_DTS = new URL("../../workflows/flow.d.ts", import.meta.url);
 
 /** Type-checks a workflow script (as a plain script, like an editor with flow.d.ts would) against declarations. */
-function typeErrors(declarations: string, script: string): string[] {
+export function typeErrors(declarations: string, script: string): string[] {
   const files = new Map([
     ["/flow.d.ts", declarations],
     ["/workflow.ts", `export {};\nasync function body() {\n${script}\n}\n`],
@@ -25,9 +25,13 @@ function typeErrors(declarations: string, script: string): string[] {
 }
 
 describe("generateDeclarations", () => {
-  it("matches the checked-in workflows/flow.d.ts", async () => {
-    // Regenerate with: npx node -e 'import("./runtime/index.ts").then(async (m) => process.stdout.write(await m.generateDeclarations()))' > workflows/flow.d.ts
-    expect(readFileSync(FLOW_DTS, "utf8")).toBe(await generateDeclarations());
+  it("without options declares open tools and args, meta's type and no saved workflows", async () => {
+    const declarations = await generateDeclarations();
+    expect(declarations).toContain("readonly [name: string]: (args?: Record<string, unknown>) => Promise<unknown>;");
+    expect(declarations).toContain("interface FlowWorkflowArgs {\n}");
+    expect(typeErrors(declarations, `const meta = /** @type {WorkflowMeta} */ ({}); const m: WorkflowMeta = { name: "x", limits: { agentCalls: 2 } }; await tools.anything({});`)).toEqual([]);
+    expect(typeErrors(declarations, `const m: WorkflowMeta = { limit: { agentCalls: 2 } };`).join("\n")).toMatch(/limit/);
+    expect(typeErrors(declarations, `const m: WorkflowMeta = { limits: { agentCall: 2 } };`).join("\n")).toMatch(/agentCall/);
   });
 
   it("declares every global and helper, and type-checks a typical workflow", async () => {
@@ -44,7 +48,7 @@ describe("generateDeclarations", () => {
        store("packet", packet);
        const again = load<string>("packet");
        const page = await tools.external_runs({ action: "list" });
-       const full = await readFinal<{ verdict: string }>({ runId: "r", output: { delivery: "inline", value: 1 } });
+       const full = await readFinal<{ verdict: string }>({ runId: "r", output: { delivery: "inline", finalAvailable: true, value: 1 }, refs: {} });
        console.log(again, page, full.verdict);
        text(Date.now() + Math.random());`,
     );
@@ -81,5 +85,20 @@ describe("generateDeclarations", () => {
     expect(typeErrors(declarations, `const r = await tools.external_runs({ action: "list" }); const ok: boolean = r.ok; const t: string = args.target;`)).toEqual([]);
     expect(typeErrors(declarations, `await tools.external_runs({ action: "wait" });`).join("\n")).toMatch(/"wait"/);
     expect(typeErrors(declarations, `await tools.external_delegate({});`).join("\n")).toMatch(/external_delegate/);
+  });
+
+  it("types each saved workflow's args for the function form, from its meta.args", async () => {
+    const declarations = await generateDeclarations({
+      workflows: {
+        "triage.v2": { type: "object", properties: { issue: { type: "integer" }, labels: { type: "array", items: { type: "string" } } }, required: ["issue"], additionalProperties: false },
+        open: undefined,
+      },
+    });
+    expect(declarations).toContain('"triage.v2": TriageV2WorkflowArgs;');
+    const body = (name: string, line: string) => `/** @param {WorkflowInput<${JSON.stringify(name)}>} input */\nconst main = async ({ args }: WorkflowInput<${JSON.stringify(name)}>) => { ${line} };`;
+    expect(typeErrors(declarations, body("triage.v2", "const n: number = args.issue; const l: string[] | undefined = args.labels?.slice(); return n + (l?.length ?? 0);"))).toEqual([]);
+    expect(typeErrors(declarations, body("triage.v2", "return args.title;")).join("\n")).toMatch(/title/);
+    expect(typeErrors(declarations, body("open", "return args.anything;"))).toEqual([]);
+    expect(typeErrors(declarations, body("missing", "return 1;")).join("\n")).toMatch(/missing/);
   });
 });

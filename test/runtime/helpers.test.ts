@@ -236,15 +236,15 @@ describe("WORKFLOW_HELPERS", () => {
     const schema = WORKFLOW_HELPERS.agentOptions;
     expect(schema.required).toEqual(["prompt"]);
     expect(schema.oneOf).toEqual([
-      { properties: { role: { type: "string" }, subagent_type: false }, required: ["role"] },
-      { properties: { subagent_type: { type: "string" }, role: false }, required: ["subagent_type"] },
+      { properties: { role: expect.objectContaining({ type: "string" }), subagent_type: false }, required: ["role"] },
+      { properties: { subagent_type: expect.objectContaining({ type: "string" }), role: false, harness: false }, required: ["subagent_type"] },
     ]);
     expect((schema.properties as Record<string, unknown>).cwd).toMatchObject({ type: "string" });
   });
 
   it("lists the helpers, the globals and the agent options compactly", () => {
     expect(WORKFLOW_HELPERS.functions.map((f) => f.name)).toEqual(["parallel", "retry", "readFinal", "handoff"]);
-    expect(WORKFLOW_HELPERS.globals.map((g) => g.name)).toEqual(["agent", "tools", "args", "store", "load", "text", "console"]);
+    expect(WORKFLOW_HELPERS.globals.map((g) => g.name)).toEqual(["agent", "tools", "describeTool", "searchTools", "args", "store", "load", "text", "console"]);
     expect(Object.keys(WORKFLOW_HELPERS.agentOptions.properties as object)).toEqual(
       expect.arrayContaining(["role", "subagent_type", "harness", "description", "cwd", "prompt", "context", "model", "outputSchema", "timeoutMs"]),
     );

@@ -23,7 +23,7 @@ test("an installed copy under node_modules runs workflows: the worker strips pi-
     probe,
     `import { createJiti } from "jiti";
      const jiti = createJiti(import.meta.url);
-     const runtime = await jiti.import("pi-flow/runtime/index.ts");
+     const runtime = await jiti.import("pi-flow/runtime");
      const workflow = runtime.parseWorkflow("return args.n * 2;", { origin: "inline" });
      const result = await runtime.runWorkflow(workflow, { args: { n: 21 }, host: { agent: async () => ({}) } });
      console.log(JSON.stringify(result.ok ? result.value : result.error));

@@ -71,7 +71,7 @@ describe("parseWorkflow", () => {
     ["import fs from 'node:fs';", /imports are not allowed/],
     ["const m = await import('node:fs');", /import\(\) is not allowed/],
     ["const u = import.meta.url;", /import.meta is not allowed/],
-    ["export default 1;", /only `export const apiVersion`/],
+    ["export default 1;", /`export default` must be the workflow's function/],
     ["export function f() {}", /only `export const apiVersion`/],
     ["export const other = 1;", /only `export const apiVersion`/],
     ["const x = 1; export { x };", /only `export const apiVersion`/],

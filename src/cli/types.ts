@@ -1,0 +1,60 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
+import { readCatalog } from "../orchestrator/catalog.ts";
+import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow-sources.ts";
+import { listFlag, parseCommand, stringFlag } from "./args.ts";
+import { EXIT } from "./exit.ts";
+import { openHeadlessSession } from "./headless.ts";
+import { flowHome } from "./project-runs.ts";
+import { TYPES_USAGE } from "./usage.ts";
+
+const OPTIONS = { out: { type: "string" }, cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
+
+/** Where `flow types` writes by default: beside the project's saved workflows, which the tsconfig there checks. */
+export const projectTypesPath = (cwd: string): string => join(cwd, ".pi", "flow", "workflows", "flow.d.ts");
+
+function write(path: string, text: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  } catch (error) {
+    throw new FlowError("request_invalid", `Cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+  }
+}
+
+/**
+ * `flow types`: declarations for the tools a session here can call (pi-flow's, Pi's built-ins, the
+ * project's and user's extensions that load, any --extension) and for every saved workflow's args.
+ * With the default output it also writes the shipped tsconfig.json beside it when there is none.
+ */
+export async function typesCommand(argv: readonly string[]): Promise<number> {
+  const parsed = parseCommand(argv, OPTIONS, { min: 0, max: 0 }, TYPES_USAGE);
+  const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
+  const out = stringFlag(parsed, "out");
+  const target = out === undefined ? projectTypesPath(cwd) : resolve(out);
+  const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
+  const headless = await openHeadlessSession({ cwd, extensions, ambientExtensions: true });
+  let tools: RegisteredToolSchema[];
+  try {
+    tools = headless.callableTools();
+    for (const problem of headless.extensionProblems) process.stderr.write(`flow types: an extension did not load, its tools are left out: ${problem}\n`);
+  } finally {
+    headless.dispose();
+  }
+  const workflows = readCatalog(cwd, flowHome()).workflows;
+  for (const workflow of workflows) {
+    if (workflow.problem) process.stderr.write(`flow types: workflow ${workflow.name} (${workflow.source}) is left out: ${workflow.problem}\n`);
+  }
+  write(target, await projectDeclarations(tools, workflows));
+  const shown = (path: string) => relative(process.cwd(), path) || path;
+  const usable = workflows.filter((workflow) => !workflow.problem).length;
+  process.stderr.write(`flow types: wrote ${shown(target)}: ${tools.length} tools, ${usable} saved workflows\n`);
+  const tsconfig = join(dirname(target), "tsconfig.json");
+  if (out === undefined && !existsSync(tsconfig)) {
+    write(tsconfig, readFileSync(join(SHIPPED_WORKFLOWS_DIR, "tsconfig.json"), "utf8"));
+    process.stderr.write(`flow types: wrote ${shown(tsconfig)}: type-check this folder with npx tsc -p ${shown(dirname(target))}\n`);
+  }
+  return EXIT.succeeded;
+}

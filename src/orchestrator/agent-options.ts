@@ -1,0 +1,30 @@
+// agent() options are checked against the schema derived from external_delegate's input
+// (src/contract/script-schemas.ts): the same fields, minimums and refusal of unknown fields, so a
+// call that external_delegate would refuse is refused here too, as request_invalid.
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { FlowError } from "../contract/errors.ts";
+import { AGENT_OPTION_NAMES, agentOptionsSchema } from "../contract/script-schemas.ts";
+import type { ChildCall } from "./launch-child.ts";
+
+let validator: ReturnType<typeof compile> | undefined;
+
+/** Throws request_invalid naming the first problem; on success `options` is a ChildCall without its default description. */
+export function checkAgentOptions(options: unknown): asserts options is Omit<ChildCall, "description"> & { description?: string } {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new FlowError("request_invalid", "agent() takes one options object.");
+  }
+  const unknown = Object.keys(options).filter((key) => !AGENT_OPTION_NAMES.has(key));
+  if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
+  // The branch rules first, in words: the schema's oneOf would only say that no branch matched.
+  const given = (key: string) => (options as Record<string, unknown>)[key] !== undefined;
+  if (given("role") && given("subagent_type")) throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
+  if (!given("role") && !given("subagent_type")) throw new FlowError("request_invalid", "Give role or subagent_type.");
+  if (given("subagent_type") && given("harness")) {
+    throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
+  }
+  validator ??= compile(agentOptionsSchema() as JsonSchema);
+  if (validator.check(options)) return;
+  const first = validator.errors(options)[0];
+  const path = first?.path.replace(/^\//, "").replace(/\//g, ".") ?? "";
+  throw new FlowError("request_invalid", `agent() option ${path || "options"}: ${first?.message ?? "does not match external_delegate's input"}.`);
+}

@@ -1,0 +1,108 @@
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
+
+/**
+ * docs/workflows.md's authoring loop, as an author in a fresh project runs it: the workflow file
+ * and the shell commands are taken from the doc and run verbatim, with pi-flow and TypeScript
+ * installed in the project's node_modules/.bin the way `npm install -D pi-flow typescript` puts them.
+ */
+const sandbox = flowSandbox();
+afterAll(() => sandbox.dispose());
+// An author has Pi set up with a provider. This workflow starts no child, so no model is ever asked.
+sandbox.env.ANTHROPIC_API_KEY = "sk-ant-authoring-loop";
+
+const doc = readFileSync(join(PROJECT_ROOT, "docs/workflows.md"), "utf8");
+const section = doc.slice(doc.indexOf("## Writing a workflow"), doc.indexOf("\n## ", doc.indexOf("## Writing a workflow") + 1));
+const script = /```js\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+const commands = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "").split("\n").filter((line) => line.trim() !== "");
+const scriptPath = /^\/\/ (\S+)\n/.exec(script)?.[1] ?? "";
+
+const project = join(sandbox.root, "project");
+mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+writeFileSync(join(project, "package.json"), JSON.stringify({ name: "authoring-project", private: true, devDependencies: { "pi-flow": "*", typescript: "*" } }));
+symlinkSync(join(PROJECT_ROOT, "bin", "flow.js"), join(project, "node_modules", ".bin", "flow"));
+symlinkSync(join(PROJECT_ROOT, "node_modules", "typescript", "bin", "tsc"), join(project, "node_modules", ".bin", "tsc"));
+
+function shell(command: string): Promise<FlowResult> {
+  return new Promise((resolve) => {
+    execFile("sh", ["-c", command], { cwd: project, env: sandbox.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, signal: null, stdout, stderr });
+    });
+  });
+}
+
+describe("docs/workflows.md: the authoring loop", () => {
+  test("the doc gives a workflow file and the loop flow types, tsc, flow check, flow run", () => {
+    expect(scriptPath).toBe(".pi/flow/workflows/session-runs.js");
+    expect(commands.map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual(["npx flow types", "npx tsc -p", "npx flow check", "npx flow run"]);
+  });
+
+  test("each command, run verbatim in a fresh project, succeeds; a mistake is caught by the type-check", async () => {
+    mkdirSync(join(project, ".pi", "flow", "workflows"), { recursive: true });
+    writeFileSync(join(project, scriptPath), script);
+    const [types, typecheck, check, run] = commands as [string, string, string, string];
+
+    const typed = await shell(types);
+    expect(typed.stderr).toMatch(/flow types: wrote \.pi\/flow\/workflows\/flow\.d\.ts: \d+ tools, 4 saved workflows/);
+    expect(typed.code).toBe(0);
+    expect(existsSync(join(project, ".pi/flow/workflows/tsconfig.json"))).toBe(true);
+    const declarations = readFileSync(join(project, ".pi/flow/workflows/flow.d.ts"), "utf8");
+    expect(declarations).toContain('"session-runs": SessionRunsWorkflowArgs;');
+    // Pi's built-ins come typed from their schemas too.
+    expect(declarations).toMatch(/\n {2}read\(args: ReadInput\): Promise<\w+>;/);
+
+    expect(await shell(typecheck)).toMatchObject({ code: 0, stdout: "" });
+    const checked = await shell(check);
+    expect(checked.stderr).toMatch(/flow check: 1 file ok/);
+    expect(checked.code).toBe(0);
+    const ran = await shell(run);
+    expect(ran.stderr).toMatch(/succeeded/);
+    expect(ran.code).toBe(0);
+    const rows = JSON.parse(ran.stdout) as Array<{ kind: string; status: string; task: string }>;
+    expect(rows).toContainEqual(expect.objectContaining({ kind: "workflow", status: "running" }));
+
+    // The editor's view of a mistake: a misspelt argument, tool argument and result field.
+    writeFileSync(
+      join(project, scriptPath),
+      script.replace("args.limit ?? 20", "args.lmit ?? 20").replace('action: "list"', 'action: "lsit"').replace("run.state.status,", "run.state.stauts,"),
+    );
+    const broken = await shell(typecheck);
+    expect(broken.code).not.toBe(0);
+    expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*lmit/);
+    expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*"lsit"/);
+    expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*stauts/);
+  });
+});
+
+describe("flow types", () => {
+  test("types a --extension tool from its schemas, keeps an existing tsconfig, and writes --out where asked", async () => {
+    const elsewhere = join(sandbox.root, "elsewhere");
+    mkdirSync(join(elsewhere, ".pi", "flow", "workflows"), { recursive: true });
+    writeFileSync(join(elsewhere, ".pi/flow/workflows/tsconfig.json"), "{}\n");
+    const result = await flow(["types", "--cwd", elsewhere, "--extension", ECHO_EXTENSION], { env: sandbox.env });
+    expect(result.code).toBe(0);
+    const declarations = readFileSync(join(elsewhere, ".pi/flow/workflows/flow.d.ts"), "utf8");
+    expect(declarations).toContain("flow_test_echo(args: FlowTestEchoInput): Promise<FlowTestEchoOutput>;");
+    expect(declarations).toMatch(/interface FlowTestEchoOutput \{\n {2}echoed: string;\n\}/);
+    expect(readFileSync(join(elsewhere, ".pi/flow/workflows/tsconfig.json"), "utf8")).toBe("{}\n");
+
+    const out = join(sandbox.root, "types", "my.d.ts");
+    expect((await flow(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env })).code).toBe(0);
+    expect(readFileSync(out, "utf8")).toContain("interface FlowWorkflowArgs {");
+    expect(existsSync(join(sandbox.root, "types", "tsconfig.json"))).toBe(false);
+  });
+
+  test("a saved workflow that cannot run is left out, and says why", async () => {
+    const broken = join(sandbox.root, "broken");
+    cpSync(join(PROJECT_ROOT, "examples", "quickstart"), broken, { recursive: true });
+    mkdirSync(join(broken, ".pi", "flow", "workflows"), { recursive: true });
+    writeFileSync(join(broken, ".pi/flow/workflows/bad.js"), "export const apiVersion = 1;\nexport const meta = { limit: {} };\n");
+    const result = await flow(["types", "--cwd", broken], { env: sandbox.env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/workflow bad \(project\) is left out: unknown meta key `limit`; did you mean `limits`\?/);
+    expect(readFileSync(join(broken, ".pi/flow/workflows/flow.d.ts"), "utf8")).not.toContain("BadWorkflowArgs");
+  });
+});

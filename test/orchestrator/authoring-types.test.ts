@@ -1,0 +1,51 @@
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { shippedDeclarations } from "../../src/orchestrator/authoring-types.ts";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
+
+const scratch = mkdtempSync(join(tmpdir(), "pi-flow-types-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const tsc = (project: string): string => {
+  try {
+    execFileSync(process.execPath, [join(PROJECT_ROOT, "node_modules/typescript/bin/tsc"), "-p", project], { encoding: "utf8" });
+    return "";
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout);
+  }
+};
+
+describe("workflows/flow.d.ts and workflows/tsconfig.json", () => {
+  it("flow.d.ts is what npm run build:types writes: pi-flow's tools and the shipped workflows", async () => {
+    expect(readFileSync(join(PROJECT_ROOT, "workflows/flow.d.ts"), "utf8")).toBe(await shippedDeclarations());
+  });
+
+  it("the shipped workflows type-check, and a mistake in a tool call, a result or args does not", () => {
+    const folder = join(scratch, "shipped");
+    cpSync(join(PROJECT_ROOT, "workflows"), folder, { recursive: true });
+    expect(tsc(folder)).toBe("");
+    writeFileSync(
+      join(folder, "mistakes.js"),
+      `export const apiVersion = 1;
+/** @satisfies {WorkflowMeta} */
+export const meta = { name: "review", descripton: "typo" };
+/** @param {WorkflowInput<"review">} input */
+export default async function ({ args }) {
+  const runs = await tools.external_runs({ action: "lsit" });
+  if (runs.ok && runs.data.runs) return runs.data.runs.map((run) => run.runld);
+  return args.targt;
+}
+`,
+    );
+    const errors = tsc(folder);
+    expect(errors).toMatch(/mistakes\.js\(3,.*descripton/);
+    expect(errors).toMatch(/mistakes\.js\(6,.*"lsit"/);
+    expect(errors).toMatch(/mistakes\.js\(7,.*runld/);
+    expect(errors).toMatch(/mistakes\.js\(8,.*targt/);
+    // Those four and nothing else: the correct lines around them check clean.
+    expect(errors.match(/error TS\d+/g)).toHaveLength(4);
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { run, value } from "./support.ts";
+
+const host = {
+  tools: { search_issues: async () => ({ total: 0 }), close_issue: async () => "closed" },
+  toolSchemas: {
+    search_issues: {
+      description: "Search the issue tracker.\nMore text.",
+      input: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
+      output: { type: "object", properties: { total: { type: "integer" } }, required: ["total"] },
+    },
+    close_issue: { description: "Close one issue.", input: { type: "object", properties: { id: { type: "integer" } } } },
+  },
+};
+
+describe("describeTool() and searchTools() in the runtime", () => {
+  it("answer from the host's declarations, without counting as tool calls or emitting events", async () => {
+    const { result, events } = await run(
+      `const described = await describeTool("search_issues");
+       const found = await searchTools("close an issue");
+       const byArgument = await searchTools("query", { limit: 5 });
+       return { described, found: found.map((m) => m.name), first: found[0].description, byArgument: byArgument.map((m) => m.name), missing: await describeTool("delete_repo") };`,
+      { host, limits: { toolCalls: 1 } },
+    );
+    const answer = value(result) as { described: string; found: string[]; first: string; byArgument: string[]; missing?: string };
+    expect(answer.described).toBe(
+      "Search the issue tracker.\nMore text.\n\nworkflow tool declaration:\n```ts\ninterface SearchIssuesInput {\n  query: string;\n}\n\ninterface SearchIssuesOutput {\n  total: number;\n}\n\ndeclare const tools: {\n  /** Search the issue tracker. */\n  search_issues(args: SearchIssuesInput): Promise<SearchIssuesOutput>;\n};\n```",
+    );
+    expect(answer.found[0]).toBe("close_issue");
+    expect(answer.first).toContain("close_issue(args: CloseIssueInput): Promise<string>;");
+    expect(answer.byArgument).toEqual(["search_issues"]);
+    expect(answer).not.toHaveProperty("missing");
+    expect(events).toEqual([]);
+  });
+
+  it("refuse arguments that are not a name or a query", async () => {
+    const { result } = await run(
+      `const out = [];
+       for (const call of [() => describeTool(1), () => searchTools(null), () => searchTools("x", { limit: 1.5 })]) {
+         try { await call(); } catch (error) { out.push(error.name + ": " + error.message); }
+       }
+       return out;`,
+      { host },
+    );
+    expect(value(result)).toEqual([
+      "TypeError: describeTool(name): name must be a string",
+      "TypeError: searchTools(query): query must be a string",
+      "TypeError: searchTools(query, { limit }): limit must be a positive integer",
+    ]);
+  });
+});
