@@ -186,5 +186,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
 
   const host: WorkflowHost = { agent };
   if (rawTools) host.tools = tools;
+  // describeTool()/searchTools() read schemas only: a resumed run sees the same ones.
+  if (live.toolSchemas) host.toolSchemas = live.toolSchemas;
   return host;
 }

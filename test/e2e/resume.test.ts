@@ -95,7 +95,8 @@ test("a nested workflow running at the interruption resumes with its parent, and
     'const b = await agent({ role: "explorer", description: "inner b", prompt: "Do inner b.", context: { mode: "none" } });',
     "return [a.value, b.value];",
   ].join("\n");
-  const outer = `export const meta = { tools: ["external_workflow"] };\nconst receipt = await tools.external_workflow({ script: ${JSON.stringify(inner)} });\nreturn receipt.data.run.output.value;`;
+  // The resumed parent still sees its tools' declarations (describeTool reads schemas, it is no call).
+  const outer = `export const meta = { tools: ["external_workflow"] };\nconst described = await describeTool("external_workflow");\nconst receipt = await tools.external_workflow({ script: ${JSON.stringify(inner)} });\nreturn [...receipt.data.run.output.value, described.includes("resume")];`;
   let hanging!: () => void;
   const innerB = new Promise<void>((resolve) => (hanging = resolve));
   const parent = (await callForReceipt(pi, "external_workflow", { script: outer, background: true }, { children: [childAnswers("A"), childHangs(hanging)] })).run!.runId;
@@ -111,7 +112,7 @@ test("a nested workflow running at the interruption resumes with its parent, and
 
   const seen: Seen[] = [];
   const { run } = await callForReceipt(pi, "external_workflow", { resume: parent }, { children: [childAnswers("B", seen)] });
-  expect(run).toMatchObject({ state: { outcome: "succeeded" }, output: { value: ["A", "B"] }, children: { replayed: 0, live: 1 } });
+  expect(run).toMatchObject({ state: { outcome: "succeeded" }, output: { value: ["A", "B", true] }, children: { replayed: 0, live: 1 } });
   expect(seen.map((request) => request.user)).toEqual([expect.stringContaining("Do inner b.")]);
   // The nested run resumed too: a new run under the new parent, its first child answered from the journal.
   const resumedNested = journalOf(pi.flowHome, run!.runId).find((line) => line.t === "event" && line.name === "nested_run") as { data: { runId: string } };
