@@ -1,4 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
+import { groupCommit } from "../runs/group-commit.ts";
 import { EXIT, flushed, reportError } from "./exit.ts";
 import { USAGE, version } from "./usage.ts";
 
@@ -56,6 +57,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     code = reportError(error);
   }
+  await groupCommit().idle(); // queued record rewrites reach the disk before the process exits
   await flushed();
   return code;
 }

@@ -1,6 +1,7 @@
 import { getAgentDir, type ExtensionAPI, type ExtensionContext, type ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
+import { groupCommit } from "../runs/group-commit.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
 import type { HarnessState } from "../harnesses/types.ts";
 import { harnessState } from "../harnesses/registry.ts";
@@ -83,6 +84,8 @@ export class FlowHost {
     await Promise.race([Promise.allSettled(ended), grace]);
     clearTimeout(timer);
     forgetSessionFlowState(sessionId);
+    // The records the group commit still holds are written before Pi may exit.
+    await groupCommit().idle();
   }
 
   /** Calls `listener` whenever a background run is accepted or settles; returns the unsubscribe. */

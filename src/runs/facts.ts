@@ -62,7 +62,7 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   // record would, so a live view (a widget refreshing every second) reads no file.
   const record = dirExists && !live ? readRecord(files.record, runId) : null;
   // Settled records vouch for their journal by stamp; anything else is classified (and memoised) by stamp.
-  const cached = record?.status === "done" ? record.journal : undefined;
+  const cached = record?.status === "done" ? record.journal : entry?.journal;
   const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, cached);
   const start = report?.start;
   if (!entry && !record && !start) throw unavailable(runId); // nothing readable says what this run is
@@ -104,7 +104,7 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
     facts.outcome = settled.outcome;
     if (settled.error) facts.error = settled.error;
     facts.endedAt = settled.endedAt;
-    finalMeta = record?.final ?? terminal?.final;
+    finalMeta = entry?.finalMeta ?? record?.final ?? terminal?.final;
   } else if (record?.status === "done" && record.outcome) {
     facts.outcome = record.outcome;
     if (record.error) facts.error = record.error;

@@ -9,11 +9,11 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
   type BigIntStats,
   type Stats,
 } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /** Files whose name starts like this are half-written replacements; readers and listings skip them. */
@@ -64,6 +64,15 @@ export function atomicWriteFile(
     throw error;
   }
   if (opts.durable) fsyncDir(dirname(path));
+}
+
+/**
+ * Write a file that is written once and never replaced (a run's launch details, its final value).
+ * No temp file and rename: a reader never looks at it before the step that follows it (the final
+ * value is trusted only once the terminal line after it is in the journal).
+ */
+export function writeNewFile(path: string, data: string): void {
+  writeFileSync(path, data, { mode: 0o600 });
 }
 
 export function ensureDir(path: string): void {
@@ -140,73 +149,4 @@ export function readRange(path: string, position: number, length: number): Buffe
 
 export function errorCode(error: unknown): string | undefined {
   return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
-}
-
-/**
- * Group commit: power-loss durability off the critical path. Writers make their bytes visible at
- * once with plain writes (those survive the process dying, SIGKILL included) and queue the paths
- * that a power loss must not undo. One batch per turn of the event loop fsyncs every queued path on
- * libuv's thread pool, once each, however many runs queued it: many runs that settle together cost
- * one batch. Phases keep the documented order across a power loss: final values (and the renames
- * that placed them) before journals and logs, journals before records.
- */
-export type CommitPhase = "final" | "journal" | "record";
-const PHASES: readonly CommitPhase[] = ["final", "journal", "record"];
-
-export class GroupCommit {
-  private queued = new Map<CommitPhase, Set<string>>(PHASES.map((phase) => [phase, new Set()]));
-  private scheduled = false;
-  private current: Promise<void> = Promise.resolve();
-  /** Batches and fsyncs done so far (what the group saves is visible here). */
-  readonly stats = { batches: 0, fsyncs: 0 };
-
-  /** Queue `path` (a file or a directory) to be made durable in `phase` of the next batch. */
-  enqueue(phase: CommitPhase, path: string): void {
-    this.queued.get(phase)!.add(path);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      const batch = this.queued;
-      this.queued = new Map(PHASES.map((phase) => [phase, new Set()]));
-      this.current = this.current.then(() => this.commit(batch));
-    });
-  }
-
-  /** Resolves once everything queued before the call is durable (or could not be). */
-  async idle(): Promise<void> {
-    while (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
-    await this.current;
-  }
-
-  private async commit(batch: Map<CommitPhase, Set<string>>): Promise<void> {
-    this.stats.batches++;
-    for (const phase of PHASES) {
-      const paths = [...batch.get(phase)!];
-      this.stats.fsyncs += paths.length;
-      await Promise.all(paths.map(syncPath));
-    }
-  }
-}
-
-async function syncPath(path: string): Promise<void> {
-  // Best effort: a file pruned meanwhile, or a platform that cannot open a directory, is fine.
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(path, "r");
-    await handle.sync();
-  } catch {
-    /* nothing to make durable */
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
-}
-
-const COMMIT_KEY: unique symbol = Symbol.for("pi-flow.group-commit") as never;
-
-/** The process's group commit (shared across module reloads, like the run registry). */
-export function groupCommit(): GroupCommit {
-  const holder = globalThis as typeof globalThis & { [COMMIT_KEY]?: GroupCommit };
-  holder[COMMIT_KEY] ??= new GroupCommit();
-  return holder[COMMIT_KEY];
 }

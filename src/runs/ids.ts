@@ -6,8 +6,8 @@ export type RunKind = "agent" | "workflow";
 /**
  * Run IDs look like `ag_0m3k2x9a1_7fq2k9z0bd` (agent) or `wf_…` (workflow): a kind prefix, the start
  * time in base36 milliseconds (fixed width, so IDs sort by start time and a listing needs no record
- * reads to order rows), and 50 random bits. The alphabet is lowercase alphanumerics only, so a valid
- * ID is always a safe single path segment.
+ * reads to order rows), then a per-millisecond sequence and 41 random bits. The alphabet is
+ * lowercase alphanumerics only, so a valid ID is always a safe single path segment.
  */
 const RUN_ID = /^(ag|wf)_[0-9a-z]{9}_[0-9a-z]{10}$/;
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -15,10 +15,28 @@ const PREFIX: Record<RunKind, string> = { agent: "ag", workflow: "wf" };
 
 export const RUN_ID_PATTERN = RUN_ID.source;
 
+/** The last millisecond this process named a run in, and how many runs it named in it. */
+let lastMs = -1;
+let sameMs = 0;
+const PER_MS = 36 * 36;
+
+/**
+ * A new run ID. Runs a process starts in the same millisecond are numbered in the first two
+ * characters after the time, so IDs sort in the order the runs started even when creation takes
+ * less than a millisecond (eight random characters, 41 bits, stay).
+ */
 export function newRunId(kind: RunKind, now: number = Date.now()): string {
-  const time = Math.max(0, Math.floor(now)).toString(36).padStart(9, "0").slice(-9);
-  let rand = "";
-  for (let i = 0; i < 10; i++) rand += ALPHABET[randomInt(36)];
+  let ms = Math.max(0, Math.floor(now), lastMs); // a clock that steps back does not reorder runs
+  if (ms === lastMs) sameMs++;
+  else sameMs = 0;
+  if (sameMs >= PER_MS) {
+    ms = lastMs + 1; // more than 1,296 in one millisecond: borrow the next one
+    sameMs = 0;
+  }
+  lastMs = ms;
+  const time = ms.toString(36).padStart(9, "0").slice(-9);
+  let rand = sameMs.toString(36).padStart(2, "0");
+  for (let i = 0; i < 8; i++) rand += ALPHABET[randomInt(36)];
   return `${PREFIX[kind]}_${time}_${rand}`;
 }
 

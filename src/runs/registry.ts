@@ -1,7 +1,8 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunKind } from "./ids.ts";
 import type { RunOutcome } from "../contract/run-schema.ts";
-import type { ChildCounts, FinalFormat, RunError, TaskIdentity, Usage } from "./journal.ts";
+import type { CachedJournal } from "./journal-cache.ts";
+import type { ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
 
 /**
  * The live registry: the only source of liveness. A run is live while an owner in this process has
@@ -36,6 +37,13 @@ export interface LiveEntry {
   terminal?: { outcome: RunOutcome; error?: RunError; endedAt: string };
   view?: RunView;
   final?: MemoryFinal;
+  /**
+   * The settled journal's stamp and integrity, as the record will cache them: readers in this
+   * process trust it while the record's rewrite is still queued in the group commit.
+   */
+  journal?: CachedJournal;
+  /** What the terminal line says of the final value (a value too big to keep here is read from its file). */
+  finalMeta?: FinalMeta;
   readonly completion: Promise<RunView>;
   /** Insertion order; list bookmarks rely on it. */
   readonly order: number;

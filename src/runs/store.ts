@@ -2,6 +2,7 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { readFinalValue } from "./evidence.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
+import { groupCommit } from "./group-commit.ts";
 import { makeScope, runFiles, scopeToken, type RunScope } from "./home.ts";
 import { assertRunId } from "./ids.ts";
 import {
@@ -160,6 +161,14 @@ export class RunStore {
       "run_not_live",
       `Run ${id} has no live owner and its evidence is not terminal; a cancel cannot be confirmed.`,
     );
+  }
+
+  /**
+   * Resolves once the run store's queued disk work (record rewrites, fsyncs) is done: for a process
+   * about to exit, or a reader of the raw files.
+   */
+  idle(): Promise<void> {
+    return groupCommit().idle();
   }
 
   /** Apply retention to this store's project (all its sessions). Live runs are never touched. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
-import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, QUICKSTART, REVIEW_TARGET, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -39,6 +39,8 @@ describe("flow run --replay", () => {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} succeeded: ${description} \\([0-9.]+s, \\d+ tokens\\)$`)));
     }
     expect(lines.at(-1)).toMatch(new RegExp(`^run ${runId} succeeded in [0-9.]+s: 4 children, 0 failed agent\\(\\) calls\\. Inspect it with: flow runs show ${runId}$`));
+    // The command waited for the group commit: the settled record is on disk, not only the journal.
+    expect(JSON.parse(runFileText(sandbox, runId, "record.json"))).toMatchObject({ status: "done", outcome: "succeeded", children: { count: 4, failed: 0 } });
   });
 
   test("--json prints the whole contract receipt, which matches external_workflow's output schema", async () => {

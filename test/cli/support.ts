@@ -124,21 +124,26 @@ export function withoutRunIds(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value).replace(/\b(?:ag|wf)_[0-9a-z]{9}_[0-9a-z]{10}\b/g, "<run>"));
 }
 
-/** The journal lines of one run, found in the sandbox's Flow home. */
-export function journalOf(sandbox: FlowSandbox, runId: string): Record<string, unknown>[] {
+/** The text of one of a run's files (`journal.jsonl`, `record.json`…), found in the sandbox's Flow home. */
+export function runFileText(sandbox: FlowSandbox, runId: string, name: string): string {
   const projects = join(sandbox.flowHome, "projects");
   for (const project of readdirSync(projects)) {
     const sessions = join(projects, project, "sessions");
     for (const session of readdirSync(sessions)) {
       try {
-        const text = readFileSync(join(sessions, session, "runs", runId, "journal.jsonl"), "utf8");
-        return text.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+        return readFileSync(join(sessions, session, "runs", runId, name), "utf8");
       } catch {
         // Not in this session.
       }
     }
   }
-  throw new Error(`no journal for ${runId} under ${projects}`);
+  throw new Error(`no ${name} for ${runId} under ${projects}`);
+}
+
+/** The journal lines of one run, found in the sandbox's Flow home. */
+export function journalOf(sandbox: FlowSandbox, runId: string): Record<string, unknown>[] {
+  const text = runFileText(sandbox, runId, "journal.jsonl");
+  return text.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** The workflow run ID the progress lines announce. */

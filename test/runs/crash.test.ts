@@ -171,6 +171,44 @@ describe("crash safety (writer killed with SIGKILL)", () => {
     });
   });
 
+  it("runs started together, killed before the group commit wrote their records: each listed, interrupted, its output kept", async () => {
+    const { runId, siblings } = await runAndKill("created-together", (l) => l === "hanging");
+    expect(siblings).toHaveLength(20);
+    const store = reader();
+    siblings.forEach((id, index) => {
+      const view = store.view(id);
+      expectValidView(view);
+      expect(view).toMatchObject({
+        task: { description: `started ${index + 1}` },
+        background: true,
+        state: { status: "interrupted_or_uncertain", outcome: null },
+        integrity: "incomplete",
+      });
+      expect(readAll(store, id, "output")).toBe(`partial ${index + 1}`);
+    });
+    expect(store.list({ limit: 50 }).runs.map((r) => r.runId).sort()).toEqual([...siblings].sort());
+    expect(store.list().workflows.map((w) => w.runId)).toEqual([runId]);
+  });
+
+  it("killed while a batch renames settled records into place: every run's outcome stands, no record is torn", async () => {
+    const { runId, siblings } = await runAndKill("batch-in-flight", (l) => l === "hanging");
+    expect(siblings).toHaveLength(4);
+    const store = reader();
+    siblings.forEach((id, index) => {
+      expect(store.view(id)).toMatchObject({
+        state: { status: "done", outcome: "succeeded" },
+        integrity: "complete",
+        output: { delivery: "inline", value: `answer ${index + 1}` },
+      });
+    });
+    expect(store.view(runId).state.status).toBe("interrupted_or_uncertain");
+    for (const id of [runId, ...siblings]) {
+      const dir = runFiles(store.scope, id).dir;
+      // A record is there whole or not at all; a half-done replacement is only a temp file.
+      if (readdirSync(dir).includes("record.json")) expect(() => JSON.parse(readFileSync(join(dir, "record.json"), "utf8"))).not.toThrow();
+    }
+  });
+
   it("after settling: complete and done", async () => {
     const { runId } = await runAndKill("settled", (l) => l === "hanging");
     const view = reader().view(runId);

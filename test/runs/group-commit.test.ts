@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { groupCommit } from "../../src/runs/fsio.ts";
+import { readFileSync } from "node:fs";
+import { runFiles } from "../../src/runs/home.ts";
+import { groupCommit } from "../../src/runs/group-commit.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -40,5 +43,28 @@ describe("group commit", () => {
     await commit.idle();
     expect(commit.stats.batches).toBe(before + 2);
     expect(store.view(run.runId).state.outcome).toBe("succeeded");
+  });
+
+  it("a record changed many times in a turn is rewritten once, off the call, with its latest state", async () => {
+    const store = box.store();
+    const commit = groupCommit();
+    await commit.idle();
+    const before = { ...commit.stats };
+    const run = store.create({ kind: "workflow", task: { description: "fan-out" }, background: true });
+    for (let i = 1; i <= 100; i++) {
+      run.setChildren({ count: i, failed: 0 });
+      run.setUsage({ turns: i });
+    }
+    // Nothing written yet: a reader in another process rebuilds the run from its journal.
+    const other = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    expect(other.view(run.runId)).toMatchObject({ task: { description: "fan-out" }, state: { status: "interrupted_or_uncertain" } });
+    await store.idle();
+    expect(commit.stats.rewrites - before.rewrites).toBe(1);
+    const record = JSON.parse(readFileSync(runFiles(store.scope, run.runId).record, "utf8")) as Record<string, unknown>;
+    expect(record).toMatchObject({ status: "running", children: { count: 100, failed: 0 }, usage: { turns: 100 } });
+    run.settle({ outcome: "succeeded", value: 1 });
+    await store.idle();
+    expect(commit.stats.rewrites - before.rewrites).toBe(2);
+    expect(other.view(run.runId)).toMatchObject({ state: { status: "done", outcome: "succeeded" }, children: { count: 100 } });
   });
 });

@@ -24,11 +24,12 @@ const fresh = (): RunStore =>
   openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
 
 /** A settled workflow whose journal has body lines between start and terminal. */
-function settledWorkflow(): { runId: string; journal: string } {
+async function settledWorkflow(): Promise<{ runId: string; journal: string }> {
   const store = box.store();
   const run = store.create({ kind: "workflow", task: { description: "wf" }, background: false });
   for (let i = 0; i < 3; i++) run.journal({ t: "child", childRunId: `ag_0mx1xga91_abcdefghi${i}`, event: `e${i}` });
   run.settle({ outcome: "succeeded", value: 1 });
+  await store.idle(); // the settled record is written by the group commit
   return { runId: run.runId, journal: runFiles(store.scope, run.runId).journal };
 }
 
@@ -48,16 +49,16 @@ function garbleLine(path: string, index: number): void {
 }
 
 describe("settled journals: the record's cached integrity", () => {
-  it("serves a settled run without reading its journal", () => {
-    const { runId } = settledWorkflow();
+  it("serves a settled run without reading its journal", async () => {
+    const { runId } = await settledWorkflow();
     const store = fresh();
     expect(store.view(runId).integrity).toBe("complete");
     expect(store.list().workflows.map((row) => row.integrity)).toEqual(["complete"]);
     expect(readsOf(runId)).toBe(0);
   });
 
-  it("notices a same-size overwrite of a middle line made after settling", () => {
-    const { runId, journal } = settledWorkflow();
+  it("notices a same-size overwrite of a middle line made after settling", async () => {
+    const { runId, journal } = await settledWorkflow();
     const settledAt = statSync(journal);
     garbleLine(journal, 2);
     // The edit happens later than the settle; pin its time so the test does not race the clock tick.
@@ -67,8 +68,8 @@ describe("settled journals: the record's cached integrity", () => {
     expect(store.list().workflows[0]?.integrity).toBe("damaged");
   });
 
-  it("notices a same-size rewrite by rename that restores the old modification time", () => {
-    const { runId, journal } = settledWorkflow();
+  it("notices a same-size rewrite by rename that restores the old modification time", async () => {
+    const { runId, journal } = await settledWorkflow();
     const settledAt = statSync(journal);
     const text = readFileSync(journal, "utf8").split("\n");
     text[1] = "%".repeat(text[1]?.length ?? 0);
@@ -79,8 +80,8 @@ describe("settled journals: the record's cached integrity", () => {
     expect(fresh().view(runId).integrity).toBe("damaged");
   });
 
-  it("does not trust a size-only cache from an older record", () => {
-    const { runId, journal } = settledWorkflow();
+  it("does not trust a size-only cache from an older record", async () => {
+    const { runId, journal } = await settledWorkflow();
     const recordPath = runFiles(box.store().scope, runId).record;
     const record = JSON.parse(readFileSync(recordPath, "utf8")) as { journal: { bytes: number; integrity: string } };
     record.journal = { bytes: record.journal.bytes, integrity: record.journal.integrity };

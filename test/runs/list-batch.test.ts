@@ -132,8 +132,9 @@ describe("list", () => {
     expect(store.list({ limit: 1 }).runs[0]?.runId).toBe(late.runId);
   });
 
-  it("skips a run directory with nothing readable in it", () => {
+  it("skips a run directory with nothing readable in it", async () => {
     const [a, b] = settledRuns("agent", 2);
+    await store.idle();
     const files = runFiles(store.scope, a as string);
     rmSync(files.record);
     rmSync(files.journal);

@@ -46,6 +46,7 @@ describe("retention", () => {
 
   it("prunes by age of the end time", async () => {
     const [old, recent] = settled(2);
+    await store.idle(); // the settled records are written by the group commit
     const now = Date.now() + 10 * DAY;
     // Make `recent` end later than it did.
     const files = runFiles(store.scope, recent as string);
@@ -72,6 +73,7 @@ describe("retention", () => {
     try {
       const run = store.create({ kind: "agent", task: { description: "owned elsewhere" }, background: true });
       const files = runFiles(store.scope, run.runId);
+      await store.idle();
       const record = JSON.parse(readFileSync(files.record, "utf8")) as { owner: { pid: number } };
       record.owner.pid = child.pid as number;
       writeFileSync(files.record, JSON.stringify(record));

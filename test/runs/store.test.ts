@@ -214,7 +214,7 @@ describe("storage and scope", () => {
     expect(store.list()).toEqual({ runs: [], workflows: [] });
   });
 
-  it("replaces records atomically and redacts durable records when written", () => {
+  it("replaces records atomically and redacts durable records when written", async () => {
     const store = box.store();
     const writer = store.create({
       kind: "agent",
@@ -227,6 +227,7 @@ describe("storage and scope", () => {
     writer.journal({ t: "store", key: "creds", value: { apiKey: "abc-123-def" } });
     writer.setChildren({ count: 1 });
     writer.settle({ outcome: "failed", error: { code: "failed", message: "Bearer abcdefghij0123456789 rejected" } });
+    await store.idle(); // the record is rewritten by the group commit
     const files = runFiles(store.scope, writer.runId);
     const names = readdirSync(files.dir);
     expect(names.filter((n) => n.startsWith(".tmp-"))).toEqual([]);
@@ -243,10 +244,11 @@ describe("storage and scope", () => {
 });
 
 describe("settled results survive missing evidence", () => {
-  it("keeps a settled result when the journal is gone or the record is gone", () => {
+  it("keeps a settled result when the journal is gone or the record is gone", async () => {
     const store = box.store();
     const writer = store.create({ kind: "agent", task, background: false });
     writer.settle({ outcome: "succeeded", value: { answer: 42 }, structured: true });
+    await store.idle();
     const files = runFiles(store.scope, writer.runId);
     const fresh = () => openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
 
@@ -262,10 +264,11 @@ describe("settled results survive missing evidence", () => {
     expect(fresh().view(writer.runId)).toMatchObject({ state: { outcome: "succeeded" }, integrity: "damaged" });
   });
 
-  it("rebuilds a run from its journal when the record is missing (crash before the record)", () => {
+  it("rebuilds a run from its journal when the record is missing (crash before the record)", async () => {
     const store = box.store();
     const writer = store.create({ kind: "workflow", task: { description: "wf" }, background: true });
     writer.settle({ outcome: "succeeded", value: [1, 2, 3] });
+    await store.idle();
     const files = runFiles(store.scope, writer.runId);
     rmSync(files.record);
     const view = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() }).view(

@@ -45,6 +45,8 @@ export interface PiSessionOptions {
   /** The UI the session binds (Pi's TUI side, as tests record it) and the mode extensions see. */
   ui?: ExtensionUIContext;
   mode?: ExtensionContext["mode"];
+  /** The faux model streams at this rate (Pi's faux `tokensPerSecond`); default at once. */
+  tokensPerSecond?: number;
   /** The faux model's price per million tokens (Pi's catalog shape); default free. */
   modelCost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
@@ -116,7 +118,11 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   // Children read settings and agent definitions from Pi's agent directory: keep it this test's own.
   process.env.PI_CODING_AGENT_DIR = agentDir;
 
-  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1", ...(options.modelCost ? { cost: options.modelCost } : {}) }] });
+  const faux = fauxProvider({
+    provider: "faux",
+    models: [{ id: "faux-1", ...(options.modelCost ? { cost: options.modelCost } : {}) }],
+    ...(options.tokensPerSecond ? { tokensPerSecond: options.tokensPerSecond } : {}),
+  });
   const parentSteps: FauxResponseStep[] = [];
   const childSteps: FauxResponseStep[] = [];
   const router: FauxResponseStep = (context, options, state, model) => {

@@ -1,0 +1,97 @@
+/**
+ * Background concurrency: 200 background `external_delegate` calls through one Pi session, at
+ * several values of PI_FLOW_MAX_BACKGROUND, with children that stream their answers at 400 tok/s
+ * (Pi's faux model, about 40 tokens each). Prints, per concurrency, the wall time to the last
+ * delivery, the host's CPU, its event-loop lag p99 and its peak heap: what a limit buys in
+ * throughput and what it costs the host. docs/delegation.md reads the default from these figures.
+ *
+ *   npx node bench/background.ts                 200 delegations at 1, 2, 4, 8, 16, 32
+ *   BENCH_N=50 npx node bench/background.ts      fewer, for a quick look
+ *   BENCH_JSON=1 npx node bench/background.ts    JSON, as stored in bench/background.baseline.json
+ */
+import { childAnswers } from "../test/support/children.ts";
+import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
+
+const N = Number(process.env.BENCH_N ?? "200");
+const JSON_OUT = process.env.BENCH_JSON === "1";
+const LIMITS = [1, 2, 4, 8, 16, 32];
+const TOKENS_PER_SECOND = 400;
+const answer = (i: number) => `answer ${i} ${"lorem ipsum dolor ".repeat(9)}`;
+
+/** n background delegations; resolves at the last delivery (counted from the session's events). */
+async function delegations(pi: PiTestSession, n: number): Promise<void> {
+  let delivered = 0;
+  let resolve!: () => void;
+  const all = new Promise<void>((r) => (resolve = r));
+  const stop = pi.session.subscribe((event) => {
+    if (event.type !== "message_end") return;
+    const message = event.message as { role: string; customType?: string; details?: { runs?: unknown[] } };
+    if (message.role !== "custom") return;
+    if (message.customType === "pi-flow-run-completed") delivered++;
+    else if (message.customType === "pi-flow-runs-completed") delivered += message.details?.runs?.length ?? 0;
+    if (delivered >= n) resolve();
+  });
+  await pi.runCodemode(
+    `for (let i = 0; i < ${n}; i++) await tools.external_delegate({ role: "worker", description: "b" + i, prompt: "item " + i, context: { mode: "none" }, background: true });
+     return ${n};`,
+    { children: Array.from({ length: n }, (_, i) => childAnswers(answer(i))) },
+  );
+  await all;
+  stop();
+  await pi.session.waitForIdle(); // the turn the last completion started
+}
+
+interface Row {
+  limit: number;
+  wallMs: number;
+  cpuMs: number;
+  lagP99Ms: number;
+  peakHeapMiB: number;
+}
+
+async function measure(limit: number): Promise<Row> {
+  const pi = await startPiSession({ tokensPerSecond: TOKENS_PER_SECOND, env: { PI_FLOW_MAX_BACKGROUND: String(limit) } });
+  try {
+    await delegations(pi, 4); // warm: modules, JIT, the sandbox worker
+    const lateness: number[] = [];
+    let peakHeap = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      lateness.push(Math.max(0, now - last - 10));
+      last = now;
+      peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+    }, 10);
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await delegations(pi, N);
+    const wallMs = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    clearInterval(timer);
+    lateness.sort((a, b) => a - b);
+    return {
+      limit,
+      wallMs,
+      cpuMs: (used.user + used.system) / 1000,
+      lagP99Ms: lateness[Math.floor(lateness.length * 0.99)] ?? 0,
+      peakHeapMiB: peakHeap / 2 ** 20,
+    };
+  } finally {
+    pi.dispose();
+  }
+}
+
+// pi-flow's completion timers do not keep a process alive (Pi's own loop does): this one does.
+setInterval(() => undefined, 1000);
+const rows: Row[] = [];
+if (!JSON_OUT) console.log(`${N} background delegations streaming at ${TOKENS_PER_SECOND} tok/s (Node ${process.version})\n`);
+for (const limit of LIMITS) {
+  const row = await measure(limit);
+  rows.push(row);
+  if (!JSON_OUT)
+    console.log(
+      `PI_FLOW_MAX_BACKGROUND=${String(limit).padEnd(3)} wall ${row.wallMs.toFixed(0).padStart(6)} ms  CPU ${row.cpuMs.toFixed(0).padStart(6)} ms  lag p99 ${row.lagP99Ms.toFixed(1).padStart(6)} ms  peak heap ${row.peakHeapMiB.toFixed(0).padStart(4)} MiB`,
+    );
+}
+if (JSON_OUT) console.log(JSON.stringify({ node: process.version, n: N, tokensPerSecond: TOKENS_PER_SECOND, rows }, null, 2));
+process.exit(0);

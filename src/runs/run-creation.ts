@@ -1,0 +1,56 @@
+import { rmSync } from "node:fs";
+import { FlowError } from "../contract/errors.ts";
+import { AppendFile, ensureDir, writeNewFile } from "./fsio.ts";
+import { groupCommit } from "./group-commit.ts";
+import { runFiles, runsDir, type RunScope } from "./home.ts";
+import { newRunId } from "./ids.ts";
+import { JOURNAL_VERSION, encodeLine, type JournalLine, type TaskIdentity } from "./journal.ts";
+import { redactValue } from "./redact.ts";
+import { createRunDirectory } from "./run-index.ts";
+import { describeError, RunFilesWriter } from "./run-files-writer.ts";
+import type { CreateRunInput } from "./writer-types.ts";
+
+export interface CreatedRun {
+  runId: string;
+  task: TaskIdentity;
+  startedAt: string;
+  writer: RunFilesWriter;
+}
+
+/**
+ * A new run's evidence: its directory, the journal with its start line, and its launch details,
+ * all on disk when this returns (a run killed right after creation is found, with its task and
+ * launch). That is three file-system entries; the record follows in the group commit's next batch.
+ * Fails with `storage_unavailable`, leaving no half-created run behind.
+ */
+export function createRunEvidence(scope: RunScope, input: CreateRunInput): CreatedRun {
+  const runId = newRunId(input.kind);
+  const files = runFiles(scope, runId);
+  const task = redactValue(input.task).value as TaskIdentity;
+  const startedAt = new Date().toISOString();
+  try {
+    createRunDirectory(runsDir(scope), runId, () => ensureDir(files.dir));
+    const journal = new AppendFile(files.journal);
+    const start: JournalLine = {
+      v: JOURNAL_VERSION,
+      seq: 0,
+      runId,
+      at: startedAt,
+      t: "start",
+      kind: input.kind,
+      task,
+      background: input.background,
+    };
+    journal.append(encodeLine(start), false);
+    groupCommit().enqueue("journal", files.journal);
+    writeNewFile(files.launch, `${JSON.stringify(redactValue(input.launch ?? {}).value, null, 2)}\n`);
+    return { runId, task, startedAt, writer: new RunFilesWriter(files, journal) };
+  } catch (error) {
+    try {
+      rmSync(files.dir, { recursive: true, force: true }); // leave no half-created run behind
+    } catch {
+      /* nothing was created */
+    }
+    throw new FlowError("storage_unavailable", `Could not write the run's journal: ${describeError(error)}`);
+  }
+}
