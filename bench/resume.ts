@@ -24,7 +24,7 @@ const JSON_OUT = process.env.BENCH_JSON === "1";
 const N = Math.max(10, Math.round(500 * SCALE));
 const ROUNDS = 21;
 /** Rounds run first and not counted, so neither side is measured before the JIT has compiled it. */
-const WARMUP = 5;
+const WARMUP = 20;
 
 interface Row {
   name: string;

@@ -67,39 +67,60 @@ function readEvidence(store: RunStore, runId: string): { journal: string; launch
   }
 }
 
-/** Folds the journal's call records into one entry per index. */
-function collectCalls(lines: readonly Line[]): Pick<ResumePlan, "agents" | "tools" | "nested"> {
-  const nested = new Map<number, string>();
-  const agents = new Map<number, JournaledAgentCall>();
-  const tools = new Map<number, JournaledToolCall>();
-  const agentByChild = new Map<string, JournaledAgentCall>();
-  for (const line of lines) {
-    const data = isObject(line.data) ? line.data : {};
-    const index = typeof data.index === "number" ? data.index : -1;
-    if (line.t === "child" && line.childRunId) {
-      const call = agentByChild.get(line.childRunId);
-      if (call && line.outcome) Object.assign(call, { outcome: line.outcome, delivered: data.delivered === true });
-      continue;
+/** Folds the journal's call records into one entry per index, line by line as the integrity check hands them over. */
+class CallFolder {
+  readonly nested = new Map<number, string>();
+  readonly agents = new Map<number, JournaledAgentCall>();
+  readonly tools = new Map<number, JournaledToolCall>();
+  /** The `replay` event's data: seed, start time, script and args hashes. */
+  replay: Record<string, unknown> | undefined;
+  private readonly agentByChild = new Map<string, JournaledAgentCall>();
+
+  add(line: Line): void {
+    if (line.t === "child") {
+      const call = line.childRunId ? this.agentByChild.get(line.childRunId) : undefined;
+      if (call && line.outcome) {
+        call.outcome = line.outcome;
+        call.delivered = isObject(line.data) && line.data.delivered === true;
+      }
+      return;
     }
-    if (line.t !== "event" || index < 0) continue;
-    const identity = { target: str(data.target), description: str(data.description), argsHash: str(data.argsHash) };
-    if (line.name === "agent_start") {
-      const call: JournaledAgentCall = { ...identity, childRunId: str(data.childRunId) };
-      agents.set(index, call);
-      agentByChild.set(call.childRunId!, call);
-    } else if (line.name === "agent_rejected") {
-      agents.set(index, { ...identity, rejected: { code: str(data.code), message: str(data.message), fatal: data.fatal === true } });
-    } else if (line.name === "nested_run") {
-      nested.set(index, str(data.runId));
-    } else if (line.name === "tool_call") {
-      tools.set(index, { target: str(data.tool), argsHash: identity.argsHash });
-    } else if (line.name === "tool_result") {
-      const call = tools.get(index);
-      if (!call || data.stopped === true) continue;
-      call.answer = data.ok === true ? { ok: true, value: data.value ?? null } : { ok: false, code: str(data.code) || "tool_failed", message: str(data.message) };
+    if (line.t !== "event" || !isObject(line.data)) return;
+    const data = line.data;
+    if (line.name === "replay") {
+      this.replay ??= data;
+      return;
+    }
+    const index = typeof data.index === "number" ? data.index : -1;
+    if (index < 0) return;
+    switch (line.name) {
+      case "agent_start": {
+        const call: JournaledAgentCall = { target: str(data.target), description: str(data.description), argsHash: str(data.argsHash), childRunId: str(data.childRunId) };
+        this.agents.set(index, call);
+        this.agentByChild.set(call.childRunId!, call);
+        return;
+      }
+      case "agent_rejected":
+        this.agents.set(index, {
+          target: str(data.target),
+          description: str(data.description),
+          argsHash: str(data.argsHash),
+          rejected: { code: str(data.code), message: str(data.message), fatal: data.fatal === true },
+        });
+        return;
+      case "nested_run":
+        this.nested.set(index, str(data.runId));
+        return;
+      case "tool_call":
+        this.tools.set(index, { target: str(data.tool), argsHash: str(data.argsHash) });
+        return;
+      case "tool_result": {
+        const call = this.tools.get(index);
+        if (!call || data.stopped === true) return;
+        call.answer = data.ok === true ? { ok: true, value: data.value ?? null } : { ok: false, code: str(data.code) || "tool_failed", message: str(data.message) };
+      }
     }
   }
-  return { agents, tools, nested };
 }
 
 /**
@@ -122,13 +143,13 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   }
 
   const { journal, launch } = readEvidence(store, runId);
-  // One parse: the integrity check hands over each whole line (a torn last line is left out).
-  const lines: Line[] = [];
-  const report = classifyJournalText(journal, runId, (line) => lines.push(line as Line));
+  // One pass: the integrity check hands over each whole line (a torn last line is left out).
+  const calls = new CallFolder();
+  const report = classifyJournalText(journal, runId, (line) => calls.add(line as Line));
   if (report.integrity === "damaged" || report.integrity === "unknown") {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);
   }
-  const replay = lines.find((line) => line.t === "event" && line.name === "replay")?.data;
+  const replay = calls.replay;
   if (!isObject(replay) || typeof replay.seed !== "string" || typeof replay.startedAt !== "number" || typeof replay.scriptHash !== "string") {
     throw new FlowError("request_invalid", `Run ${runId} was recorded by a pi-flow that did not journal its calls for replay; run the workflow again.`);
   }
@@ -141,7 +162,6 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   if (hashArgs(args) !== replay.argsHash) {
     throw new FlowError("request_invalid", `Run ${runId}'s args were redacted when they were saved (they held a secret-shaped string), so the run cannot be replayed.`);
   }
-  const calls = collectCalls(lines);
   return {
     plan: {
       from,
@@ -153,7 +173,9 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
       script,
       scriptHash: replay.scriptHash,
       args,
-      ...calls,
+      agents: calls.agents,
+      tools: calls.tools,
+      nested: calls.nested,
     },
   };
 }
