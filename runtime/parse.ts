@@ -109,23 +109,34 @@ function readExports(program: Program, fail: Fail): Exports {
   return exports;
 }
 
-/** import() and import.meta can appear anywhere, so walk the whole tree. */
-function rejectDynamicImports(program: Program, fail: Fail): void {
-  const stack: unknown[] = [program];
+/**
+ * Every syntax node below `roots`, depth first, iteratively (a deeply nested script cannot
+ * overflow the host's stack). Nodes for which `descend` says false are yielded but not entered.
+ */
+function* syntaxNodes(roots: readonly unknown[], descend: (node: Node) => boolean = () => true): Generator<Node> {
+  const stack: unknown[] = [...roots];
   while (stack.length > 0) {
     const value = stack.pop();
     if (Array.isArray(value)) {
-      stack.push(...value);
+      stack.push(...(value as unknown[]));
       continue;
     }
     if (value === null || typeof value !== "object") continue;
     const node = value as Node;
+    yield node;
+    if (!descend(node)) continue;
+    for (const [key, child] of Object.entries(node)) {
+      if (key !== "loc" && child !== null && typeof child === "object") stack.push(child);
+    }
+  }
+}
+
+/** import() and import.meta can appear anywhere, so walk the whole tree. */
+function rejectDynamicImports(program: Program, fail: Fail): void {
+  for (const node of syntaxNodes([program])) {
     if (node.type === "ImportExpression") fail("import() is not allowed in workflow scripts", node);
     if (node.type === "MetaProperty" && (node as Node & { meta: { name: string } }).meta.name === "import") {
       fail("import.meta is not allowed in workflow scripts", node);
-    }
-    for (const [key, child] of Object.entries(node)) {
-      if (key !== "loc" && child !== null && typeof child === "object") stack.push(child);
     }
   }
 }
@@ -253,20 +264,8 @@ function declaredNames(node: Node): string[] {
 
 /** A `return` outside every function (acorn allows it for the script form). */
 function topLevelReturn(program: Program): Node | undefined {
-  const stack: unknown[] = [...program.body];
-  while (stack.length > 0) {
-    const value = stack.pop();
-    if (Array.isArray(value)) {
-      stack.push(...value);
-      continue;
-    }
-    if (value === null || typeof value !== "object") continue;
-    const node = value as Node;
+  for (const node of syntaxNodes(program.body, (node) => !/Function|Class/.test(node.type))) {
     if (node.type === "ReturnStatement") return node;
-    if (/Function|Class/.test(node.type)) continue;
-    for (const [key, child] of Object.entries(node)) {
-      if (key !== "loc" && child !== null && typeof child === "object") stack.push(child);
-    }
   }
   return undefined;
 }
