@@ -11,34 +11,17 @@
  */
 import { childAnswers } from "../test/support/children.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
+import { backgroundDelegations, JSON_OUT } from "./support.ts";
 
 const N = Number(process.env.BENCH_N ?? "200");
-const JSON_OUT = process.env.BENCH_JSON === "1";
 const LIMITS = [1, 2, 4, 8, 16, 32];
 const TOKENS_PER_SECOND = 400;
 const answer = (i: number) => `answer ${i} ${"lorem ipsum dolor ".repeat(9)}`;
 
-/** n background delegations; resolves at the last delivery (counted from the session's events). */
+/** n background delegations; resolves once the turn the last completion started has ended. */
 async function delegations(pi: PiTestSession, n: number): Promise<void> {
-  let delivered = 0;
-  let resolve!: () => void;
-  const all = new Promise<void>((r) => (resolve = r));
-  const stop = pi.session.subscribe((event) => {
-    if (event.type !== "message_end") return;
-    const message = event.message as { role: string; customType?: string; details?: { runs?: unknown[] } };
-    if (message.role !== "custom") return;
-    if (message.customType === "pi-flow-run-completed") delivered++;
-    else if (message.customType === "pi-flow-runs-completed") delivered += message.details?.runs?.length ?? 0;
-    if (delivered >= n) resolve();
-  });
-  await pi.runCodemode(
-    `for (let i = 0; i < ${n}; i++) await tools.external_delegate({ role: "worker", description: "b" + i, prompt: "item " + i, context: { mode: "none" }, background: true });
-     return ${n};`,
-    { children: Array.from({ length: n }, (_, i) => childAnswers(answer(i))) },
-  );
-  await all;
-  stop();
-  await pi.session.waitForIdle(); // the turn the last completion started
+  await backgroundDelegations(pi, n, { children: Array.from({ length: n }, (_, i) => childAnswers(answer(i))) });
+  await pi.session.waitForIdle();
 }
 
 interface Row {

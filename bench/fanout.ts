@@ -21,31 +21,15 @@ import { fauxAssistantMessage, fauxProvider, fauxText } from "@earendil-works/pi
 import { openRunStore, RunRegistry } from "../src/runs/index.ts";
 import { childAnswers } from "../test/support/children.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
+import { backgroundDelegations, JSON_OUT, RatioTable } from "./support.ts";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
-const JSON_OUT = process.env.BENCH_JSON === "1";
 const size = (n: number) => Math.max(10, Math.round(n * SCALE));
 const CONCURRENCY = 32;
 
-interface Row {
-  name: string;
-  flow: number;
-  bare: number;
-  ratio: number;
-  target: number;
-  unit: string;
-}
-const rows: Row[] = [];
+const table = new RatioTable();
+const row = table.row.bind(table);
 const notes: Record<string, number> = {};
-
-function row(name: string, flow: number, bare: number, target: number, unit = "ms"): void {
-  const ratio = flow / bare;
-  rows.push({ name, flow, bare, ratio, target, unit });
-  if (!JSON_OUT) {
-    const verdict = ratio <= target ? "ok" : `MISS by ${(ratio / target).toFixed(2)}x`;
-    console.log(`${name.padEnd(58)} pi-flow ${flow.toFixed(1).padStart(9)} ${unit}  bare ${bare.toFixed(1).padStart(9)} ${unit}  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}`);
-  }
-}
 
 function note(name: string, value: number): void {
   notes[name] = value;
@@ -110,31 +94,6 @@ async function workflowChildren(pi: PiTestSession, n: number, streaming = false)
   const call = await pi.callTool("external_workflow", { script }, answers(n, streaming));
   const receipt = call.structuredContent as { ok: boolean; data: { run: { output: { value: unknown } } } };
   if (!receipt.ok || receipt.data.run.output.value !== n) throw new Error(`workflow of ${n} failed: ${call.text.slice(0, 400)}`);
-}
-
-/** n background delegations; resolves at the last delivery. Returns the parent turns they triggered. */
-async function backgroundDelegations(pi: PiTestSession, n: number): Promise<number> {
-  let delivered = 0;
-  let turns = 0;
-  let resolve!: () => void;
-  const all = new Promise<void>((r) => (resolve = r));
-  const stop = pi.session.subscribe((event) => {
-    if (event.type === "agent_start") turns++;
-    if (event.type !== "message_end") return;
-    const message = event.message as { role: string; customType?: string; details?: { runs?: unknown[] } };
-    if (message.role !== "custom") return;
-    if (message.customType === "pi-flow-run-completed") delivered++;
-    else if (message.customType === "pi-flow-runs-completed") delivered += message.details?.runs?.length ?? 0;
-    if (delivered >= n) resolve();
-  });
-  await pi.runCodemode(
-    `for (let i = 0; i < ${n}; i++) await tools.external_delegate({ role: "worker", description: "b" + i, prompt: "item " + i, context: { mode: "none" }, background: true });
-     return ${n};`,
-    answers(n),
-  );
-  await all;
-  stop();
-  return turns - 1; // the script's own turn
 }
 
 /**
@@ -216,7 +175,7 @@ async function main(): Promise<void> {
   row(`host event-loop lag p99 while ${n200} instant children run`, Math.max(1, flow200.lagP99), Math.max(1, bare200.lagP99), 1.5);
 
   let turns = 0;
-  const flowBg = await measure(async () => void (turns = await backgroundDelegations(pi, n200)));
+  const flowBg = await measure(async () => void (turns = await backgroundDelegations(pi, n200, answers(n200))));
   row(`${n200} background delegations: wall to the last delivery`, flowBg.wall, bare200.wall, 1.3);
   note(`${n200} background delegations: parent turns triggered (target ≤ 10)`, turns);
   pi.dispose();
@@ -241,7 +200,7 @@ async function main(): Promise<void> {
   const pages = listFirstPages(large, small);
   row(`list first page: ${large} runs vs ${small}`, pages.large, pages.small, 1.2);
 
-  if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, rows, notes }, null, 2));
+  if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, rows: table.rows, notes }, null, 2));
 }
 
 await main();

@@ -18,40 +18,15 @@ import { runFiles } from "../src/runs/home.ts";
 import { planResume } from "../src/orchestrator/resume-plan.ts";
 import { childAnswers, childHangs } from "../test/support/children.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
+import { JSON_OUT, median, RatioTable, time } from "./support.ts";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
-const JSON_OUT = process.env.BENCH_JSON === "1";
 const N = Math.max(10, Math.round(500 * SCALE));
 const ROUNDS = 21;
 /** Rounds run first and not counted, so neither side is measured before the JIT has compiled it. */
 const WARMUP = 20;
 
-interface Row {
-  name: string;
-  flow: number;
-  bare: number;
-  ratio: number;
-  target: number;
-  unit: string;
-}
-const rows: Row[] = [];
-
-function row(name: string, flow: number, bare: number, target: number): void {
-  const ratio = flow / bare;
-  rows.push({ name, flow, bare, ratio, target, unit: "ms" });
-  if (!JSON_OUT) {
-    const verdict = ratio <= target ? "ok" : `MISS by ${(ratio / target).toFixed(2)}x`;
-    console.log(`${name.padEnd(62)} resume ${flow.toFixed(2).padStart(9)} ms  bare ${bare.toFixed(2).padStart(9)} ms  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}`);
-  }
-}
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-function time(work: () => void): number {
-  const start = performance.now();
-  work();
-  return performance.now() - start;
-}
+const table = new RatioTable("resume", 62);
 
 const SCRIPT = [
   `export const meta = { limits: { agentCalls: ${N + 1}, concurrency: 32 } };`,
@@ -103,13 +78,13 @@ try {
     read.push(bare);
     plan.push(planned);
   }
-  row(`plan a resume of ${N} settled children vs read + parse its journal`, median(plan), median(read), 1.1);
+  table.row(`plan a resume of ${N} settled children vs read + parse its journal`, median(plan), median(read), 1.1);
 
   const resumed = await settledMs(pi, { resume: runId }, answers(1));
   const live = await settledMs(pi, { script: SCRIPT }, answers(N + 1));
-  row(`resume ${N} settled children end to end vs run them live`, resumed, live, 0.25);
+  table.row(`resume ${N} settled children end to end vs run them live`, resumed, live, 0.25);
 } finally {
   pi.dispose();
 }
 
-if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, children: N, rows }, null, 2));
+if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, children: N, rows: table.rows }, null, 2));

@@ -1,0 +1,76 @@
+/**
+ * What the benchmarks share: rows of ratios against a bare peer, printed as they are measured (or
+ * kept for `BENCH_JSON=1`), and the background delegations whose deliveries they count.
+ */
+import type { PiTestSession, TurnScript } from "../test/support/pi-session.ts";
+
+export const JSON_OUT = process.env.BENCH_JSON === "1";
+
+export interface RatioRow {
+  name: string;
+  flow: number;
+  bare: number;
+  ratio: number;
+  target: number;
+  unit: string;
+}
+
+/** Rows of `pi-flow / bare` with their targets; each is printed with its verdict unless JSON is asked for. */
+export class RatioTable {
+  readonly rows: RatioRow[] = [];
+  private readonly label: string;
+  private readonly width: number;
+
+  constructor(label = "pi-flow", width = 58) {
+    this.label = label;
+    this.width = width;
+  }
+
+  row(name: string, flow: number, bare: number, target: number, unit = "ms"): void {
+    const ratio = flow / bare;
+    this.rows.push({ name, flow, bare, ratio, target, unit });
+    if (JSON_OUT) return;
+    const verdict = ratio <= target ? "ok" : `MISS by ${(ratio / target).toFixed(2)}x`;
+    const digits = flow < 10 ? 2 : 1;
+    console.log(
+      `${name.padEnd(this.width)} ${this.label} ${flow.toFixed(digits).padStart(9)} ${unit}  bare ${bare.toFixed(digits).padStart(9)} ${unit}  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}`,
+    );
+  }
+}
+
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export function time(work: () => void): number {
+  const start = performance.now();
+  work();
+  return performance.now() - start;
+}
+
+/**
+ * `n` background delegations started by one codemode script; resolves at the last delivery, counted
+ * from the session's events (a batch message counts each run it carries). Returns the parent turns
+ * the completions started (the script's own turn not counted).
+ */
+export async function backgroundDelegations(pi: PiTestSession, n: number, children: TurnScript): Promise<number> {
+  let delivered = 0;
+  let turns = 0;
+  let resolve!: () => void;
+  const all = new Promise<void>((r) => (resolve = r));
+  const stop = pi.session.subscribe((event) => {
+    if (event.type === "agent_start") turns++;
+    if (event.type !== "message_end") return;
+    const message = event.message as { role: string; customType?: string; details?: { runs?: unknown[] } };
+    if (message.role !== "custom") return;
+    if (message.customType === "pi-flow-run-completed") delivered++;
+    else if (message.customType === "pi-flow-runs-completed") delivered += message.details?.runs?.length ?? 0;
+    if (delivered >= n) resolve();
+  });
+  await pi.runCodemode(
+    `for (let i = 0; i < ${n}; i++) await tools.external_delegate({ role: "worker", description: "b" + i, prompt: "item " + i, context: { mode: "none" }, background: true });
+     return ${n};`,
+    children,
+  );
+  await all;
+  stop();
+  return turns - 1;
+}
