@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { flowToolSchemas } from "../../src/orchestrator/authoring-types.ts";
 import { toolDeclaration } from "../../runtime/schema-types.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { checkInMemory } from "../support/typecheck.ts";
 
 /**
  * The codemode examples (examples/*.js and the `// example:` blocks of the docs) type-checked as
@@ -32,16 +33,7 @@ function typeErrors(declarations: string, scripts: Map<string, string>): string[
   const files = new Map([["/codemode.d.ts", declarations]]);
   for (const [name, script] of scripts) files.set(`/${name}.js`, `export {};\nasync function example() {\n${script}\n}\n`);
   const options: ts.CompilerOptions = { allowJs: true, checkJs: true, strict: true, strictNullChecks: false, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ["lib.es2022.d.ts"], types: [] };
-  const host = ts.createCompilerHost(options);
-  const readFile = host.readFile.bind(host);
-  host.readFile = (name) => files.get(name) ?? readFile(name);
-  host.fileExists = (name) => files.has(name) || ts.sys.fileExists(name);
-  host.getSourceFile = (name, version) => {
-    const text = host.readFile(name);
-    return text === undefined ? undefined : ts.createSourceFile(name, text, version);
-  };
-  const program = ts.createProgram([...files.keys()], options, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+  return checkInMemory(files, options, true);
 }
 
 const examples = new Map<string, string>();

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { generateDeclarations } from "../../runtime/index.ts";
+import { checkInMemory } from "../support/typecheck.ts";
 
 const FLOW_DTS = new URL("../../workflows/flow.d.ts", import.meta.url);
 
@@ -11,17 +12,7 @@ export function typeErrors(declarations: string, script: string): string[] {
     ["/flow.d.ts", declarations],
     ["/workflow.ts", `export {};\nasync function body() {\n${script}\n}\n`],
   ]);
-  const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ["lib.es2022.d.ts"], types: [] };
-  const host = ts.createCompilerHost(options);
-  const readFile = host.readFile.bind(host);
-  host.readFile = (name) => files.get(name) ?? readFile(name);
-  host.fileExists = (name) => files.has(name) || ts.sys.fileExists(name);
-  host.getSourceFile = (name, version) => {
-    const text = host.readFile(name);
-    return text === undefined ? undefined : ts.createSourceFile(name, text, version);
-  };
-  const program = ts.createProgram([...files.keys()], options, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+  return checkInMemory(files, { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ["lib.es2022.d.ts"], types: [] });
 }
 
 describe("generateDeclarations", () => {
