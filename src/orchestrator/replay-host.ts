@@ -52,6 +52,18 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: Json
   };
 }
 
+/** Nested runs a resumed parent is resuming now, each with that parent's run ID. */
+const expectedNested = new Map<string, string>();
+
+/**
+ * Whether `runId`, a nested workflow run, may be resumed from the workflow `parentRunId`: only the
+ * resume of its own parent does so, at the call that started it. Any other workflow asking to resume
+ * it is refused like a person would be.
+ */
+export function resumingNested(runId: string, parentRunId: string): boolean {
+  return expectedNested.get(runId) === parentRunId;
+}
+
 export interface ReplayOptions {
   plan: ResumePlan;
   /** The live host: agent() through WorkflowChildren. */
@@ -89,9 +101,10 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
 
   /** The session an interrupted child kept, if any (pi: its session file; claude/codex: its CLI session). */
   const continuable = (childRunId: string | undefined): ResumeSource | undefined => {
-    if (childRunId === undefined) return undefined;
+    const store = childRunId === undefined ? undefined : plan.locate(childRunId);
+    if (childRunId === undefined || store === undefined) return undefined;
     try {
-      return resolveResume(childRunId, plan.store);
+      return resolveResume(childRunId, store);
     } catch {
       return undefined; // it kept nothing to continue (it never started), or it is not resumable: run afresh
     }
@@ -116,9 +129,11 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       throw hostError(code, message);
     }
     const settled = call.childRunId !== undefined && call.outcome !== undefined && (call.outcome === "succeeded" || call.delivered === true);
-    const view = settled ? plan.store.view(call.childRunId) : undefined;
+    // The child may be in another session's store (a chain of resumes), or pruned: then it runs live.
+    const childStore = settled ? plan.locate(call.childRunId!) : undefined;
+    const view = childStore?.view(call.childRunId!);
     // The view carries a small value inline; a larger one is read from the final file.
-    const final = view?.state.outcome !== "succeeded" ? undefined : view.output.delivery === "inline" ? { ok: true as const, value: view.output.value } : plan.store.finalValue(view.runId);
+    const final = view?.state.outcome !== "succeeded" ? undefined : view.output.delivery === "inline" ? { ok: true as const, value: view.output.value } : childStore!.finalValue(view.runId);
     // An unsettled child (running at the interruption, or stopped with the root) runs again,
     // continuing its persisted session where it kept one; a success whose final value can no
     // longer be read runs again from its prompt.
@@ -166,7 +181,13 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       const nestedRun = name === NESTED_TOOL ? plan.nested.get(index) : undefined;
       if (nestedRun !== undefined) {
         ranLive();
-        return fn({ resume: nestedRun }, context, args);
+        // Only this call may resume the nested run: the tool checks it is expected, and by whom.
+        expectedNested.set(nestedRun, writer.runId);
+        try {
+          return await fn({ resume: nestedRun }, context, args);
+        } finally {
+          expectedNested.delete(nestedRun);
+        }
       }
       if (!replaySafe.has(name)) {
         throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, true);

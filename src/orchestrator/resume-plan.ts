@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
 import type { RunOutcome, RunView } from "../contract/run-schema.ts";
-import { runFiles } from "../runs/home.ts";
-import { classifyJournalText, type RunStore } from "../runs/index.ts";
+import { classifyJournalText, runFiles, type RunStore } from "../runs/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import type { WorkflowSource } from "./workflow-sources.ts";
 
@@ -33,8 +32,14 @@ export interface JournaledToolCall {
 export interface ResumePlan {
   /** The run being resumed, as it is now. */
   from: RunView;
-  /** The store (session) that holds it and its children. */
+  /** The store (session) that holds it. */
   store: RunStore;
+  /**
+   * The store holding one of its children, which may be another session's (a run resumed in a new
+   * session replays children of the session it started in); undefined when the child is gone
+   * (pruned): the call then runs live.
+   */
+  locate(runId: string): RunStore | undefined;
   seed: string;
   startedAt: number;
   workflow: string;
@@ -64,6 +69,17 @@ function readEvidence(store: RunStore, runId: string): { journal: string; launch
     return { journal, launch };
   } catch (error) {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+  }
+}
+
+/** Whether `store` serves run `runId` (a pruned or unknown run is not an error here). */
+export function holds(store: RunStore, runId: string): boolean {
+  try {
+    store.view(runId);
+    return true;
+  } catch (error) {
+    if (error instanceof FlowError && error.code === "run_unavailable") return false;
+    throw error;
   }
 }
 
@@ -166,6 +182,7 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
     plan: {
       from,
       store,
+      locate: (id) => (holds(store, id) ? store : undefined),
       seed: replay.seed,
       startedAt: replay.startedAt,
       workflow: str(launch.workflow) || "inline",

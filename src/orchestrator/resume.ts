@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { runFiles } from "../runs/home.ts";
-import type { RunStore } from "../runs/index.ts";
+import { runFiles, type RunStore } from "../runs/index.ts";
 
 /**
  * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.

@@ -4,7 +4,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../runs/index.ts";
 import type { ParsedWorkflow } from "../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import { planResume, unansweredTools, type ResumePlan } from "./resume-plan.ts";
+import { holds, planResume, unansweredTools, type ResumePlan } from "./resume-plan.ts";
 import { parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "./workflow-sources.ts";
 import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "./workflow-tools.ts";
 
@@ -35,17 +35,38 @@ export interface PreparedResume {
  * The store holding `runId` among this project's sessions (the user's Flow home): a run of another
  * project or user is never found, which is run_unavailable like an unknown one.
  */
-function storeOf(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore {
-  const stores = [own, ...projectSessionKeys(flowHome, cwd).filter((key) => key !== own.scope.sessionKey).map((key) => openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry }))];
-  for (const store of stores) {
-    try {
-      store.view(runId);
-      return store;
-    } catch (error) {
-      if (!(error instanceof FlowError && error.code === "run_unavailable")) throw error;
-    }
+function findStore(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore | undefined {
+  if (holds(own, runId)) return own;
+  for (const key of projectSessionKeys(flowHome, cwd)) {
+    if (key === own.scope.sessionKey) continue;
+    const store = openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry });
+    if (holds(store, runId)) return store;
   }
+  return undefined;
+}
+
+function storeOf(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore {
+  const store = findStore(runId, own, flowHome, cwd);
+  if (store) return store;
   throw new FlowError("run_unavailable", `Run ${runId} is not a run of this project: unknown, another project's or user's, or pruned.`);
+}
+
+/**
+ * The unanswered calls of tools not safe to replay, in this run and in the nested runs it would
+ * resume (their pending calls would run again too), each named with the run that made it.
+ */
+function unsafePending(plan: ResumePlan, replaySafe: ReadonlySet<string>): string[] {
+  const named = unansweredTools(plan)
+    .filter((call) => !replaySafe.has(call.tool))
+    .map((call) => `tools.${call.tool} call ${call.index} of run ${plan.from.runId}`);
+  for (const [index, nestedRunId] of plan.nested) {
+    if (plan.tools.get(index)?.answer !== undefined) continue; // it settled: replayed, not resumed
+    const store = plan.locate(nestedRunId);
+    if (!store) continue;
+    const nested = planResume(store, nestedRunId, true);
+    if ("plan" in nested) named.push(...unsafePending({ ...nested.plan, locate: plan.locate }, replaySafe));
+  }
+  return named;
 }
 
 /**
@@ -69,7 +90,7 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Pr
   const store = storeOf(runId, inputs.runs, inputs.flowHome, inputs.ctx.cwd);
   const planned = planResume(store, runId, inputs.nested ?? false);
   if ("succeeded" in planned) return planned;
-  const { plan } = planned;
+  const plan: ResumePlan = { ...planned.plan, locate: (id) => findStore(id, inputs.runs, inputs.flowHome, inputs.ctx.cwd) };
   let selected: SelectedWorkflow;
   if (plan.workflow === "inline") selected = { name: "inline", source: "inline", text: plan.script, label: "inline.js" };
   else {
@@ -84,9 +105,9 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Pr
   const workflow = parseSelected(selected);
   const toolNames = workflowToolNames(workflow.meta.tools, inputs.ctx);
   const replaySafe = replaySafeTools(inputs.ctx, inputs.toolInfos);
-  const unsafe = unansweredTools(plan).filter((call) => !replaySafe.has(call.tool));
+  const unsafe = unsafePending(plan, replaySafe);
   if (unsafe.length > 0) {
-    const named = unsafe.map((call) => `tools.${call.tool} call ${call.index}`).join(", ");
+    const named = unsafe.join(", ");
     throw new FlowError(
       "request_invalid",
       `Run ${runId} cannot be resumed: ${named} started and never answered, and the tool is not safe to replay (it may already have acted). Check what it did, then run the workflow again.`,

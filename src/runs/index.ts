@@ -18,7 +18,7 @@ export {
   type WriterHooks,
 } from "./writer.ts";
 export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type MemoryFinal } from "./registry.ts";
-export { resolveFlowHome, projectKey, projectSessionKeys, sessionKey, type RunScope } from "./home.ts";
+export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactText, redactValue, REDACTED } from "./redact.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./delivery.ts";
@@ -40,7 +40,7 @@ export {
   type RetentionPolicy,
   type RetentionSettings,
 } from "./retention.ts";
-export { sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
+export { ownerAlive, sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
 export { classifyJournalText, type JournalReport } from "./integrity.ts";
 export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal.ts";
 export type { DiagnosticEntry, DiagnosticLevel } from "./evidence.ts";

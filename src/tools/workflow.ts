@@ -8,6 +8,8 @@ import type { LaunchEnvironment } from "../orchestrator/launch-child.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
 import { prepareResume } from "../orchestrator/workflow-resume.ts";
+import { resumingNested } from "../orchestrator/replay-host.ts";
+import { claimResume, type ResumeClaim } from "../orchestrator/resume-claims.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow-sources.ts";
 import type { ParsedWorkflow } from "../../runtime/index.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "../orchestrator/workflow-tools.ts";
@@ -107,15 +109,19 @@ export function createWorkflowTool(host: FlowHost) {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let started: StartedWorkflow;
+      let claim: ResumeClaim | undefined;
       try {
         host.assertOpen();
         const place = nextWorkflowPlace();
         const { depth, parentRunId } = place;
         const env = host.launchEnvironment(ctx);
-        const source = chooseSource(params, { host, ctx, runs: env.runs, nested: parentRunId !== undefined });
+        const nested = parentRunId !== undefined && params.resume !== undefined && resumingNested(params.resume, parentRunId);
+        const source = chooseSource(params, { host, ctx, runs: env.runs, nested });
         // A run that succeeded has its result already: nothing runs again.
         if ("succeeded" in source) return resumedReceipt(source.succeeded, supervised(ctx));
         const { selected, workflow, args, toolNames, resume } = source;
+        // One resume per run: a second one, at once or later, is refused (resume-claims.ts).
+        claim = resume ? claimResume(resume.plan.store, resume.plan.from.runId) : undefined;
         // Frozen now, when the call starts: children started minutes later select from this.
         const snapshot = env.snapshot();
         const described = params.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
@@ -140,9 +146,12 @@ export function createWorkflowTool(host: FlowHost) {
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
         });
+        claim?.started(started.runId);
+        claim = undefined; // the run exists: whatever happens next, the claim names it
         place.started?.(started.runId);
         if (background) host.trackBackground(ctx, started.runId, env.runs, started.settled);
       } catch (error) {
+        claim?.release();
         if (!(error instanceof FlowError)) throw error;
         return rejectedReceipt(WORKFLOW, error, { phase: "rejected" });
       }

@@ -4,8 +4,8 @@
  * asked only for the children the journal had not settled, and the value is the one an
  * uninterrupted run computes.
  */
-import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { FAUX_EXTENSION, flow, flowSandbox, journalOf, startFlow, startedRunId, type FlowResult } from "./support.ts";
 
@@ -112,6 +112,20 @@ describe("flow run --resume after SIGKILL", () => {
       data: { run: { runId: resumedId, task: { resumedFrom: runId }, children: { count: N, replayed: settled, live: N - settled } } },
     });
   });
+});
+
+test("a settled child whose evidence was pruned since runs live again; the others are still replayed", async () => {
+  const runId = await runAndKill(/^child 2 succeeded/);
+  const settled = settledChildren(runId);
+  const first = journalOf(sandbox, runId).find((line) => line.t === "event" && line.name === "agent_start") as { data: { childRunId: string } };
+  rmSync(dirname(journalPath(first.data.childRunId)), { recursive: true });
+
+  const { env, asked } = logged();
+  const resumed = await flow(["run", "--resume", runId, ...RUN_FLAGS], { env });
+  expect(resumed.code).toBe(0);
+  expect(asked()).toHaveLength(N - settled + 1);
+  expect(asked()[0]).toContain("Do step 1 ");
+  expect(resumed.stderr).toContain(`(${settled - 1} calls replayed from ${runId}, ${N - settled + 1} live)`);
 });
 
 test("flow run --resume with a script or --args is refused before anything starts (exit 2)", async () => {

@@ -144,7 +144,7 @@ test.each([
   const resumed = await workflow(pi, { resume: run.run!.runId });
   if (!resumes) {
     expect(resumed.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
-    expect(resumed.receipt.error!.message).toMatch(/tools\.stamp call 0 started and never answered, and the tool is not safe to replay/);
+    expect(resumed.receipt.error!.message).toMatch(/tools\.stamp call 0 of run wf_\S+ started and never answered, and the tool is not safe to replay/);
     expect(calls).toEqual(["stamp"]);
     return;
   }

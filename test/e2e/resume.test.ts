@@ -2,13 +2,14 @@
  * Resuming a workflow from its journal in real Pi sessions: a background run cancelled when the
  * user quits continues in a new session without paying again for the children that had finished.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { afterEach, expect, test } from "vitest";
 import { childAnswers, childHangs, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { journalOf } from "../support/journals.ts";
 
 const sessions: PiTestSession[] = [];
 afterEach(() => {
@@ -20,22 +21,6 @@ async function session(from?: PiTestSession): Promise<PiTestSession> {
   const pi = await startPiSession(from ? { cwd: from.cwd, env: { PI_FLOW_HOME: from.flowHome } } : {});
   sessions.push(pi);
   return pi;
-}
-
-/** The run's journal lines, wherever its session keeps it. */
-export function journalOf(flowHome: string, runId: string): Record<string, unknown>[] {
-  const projects = join(flowHome, "projects");
-  for (const project of readdirSync(projects)) {
-    for (const key of readdirSync(join(projects, project, "sessions"))) {
-      try {
-        const text = readFileSync(join(projects, project, "sessions", key, "runs", runId, "journal.jsonl"), "utf8");
-        return text.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // Another session's folder.
-      }
-    }
-  }
-  throw new Error(`no journal for ${runId}`);
 }
 
 const THREE_STEPS = [
