@@ -12,16 +12,17 @@ const parse = JSON.parse;
 const defineProperty = Object.defineProperty;
 const define = (name, value) => defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
 
-// Rarely used globals (the helpers, tool discovery) stay source text until a script first touches
-// one: compiling source is most of a run's start-up, and most runs use few of them. Each chunk is
-// a function of the prelude's private bindings; eval is taken now, so a script that replaces it
-// (or Object.defineProperty) still gets the real helpers. Reading a name compiles its chunk once
-// and turns the name into a plain data property; assigning it first just sets that property.
+// Rarely used globals (the helpers, tool discovery) are not compiled until a script first touches
+// one: compiling source is most of a run's start-up, and most runs use few of them. The host holds
+// each chunk's source and hands it over on first use. A chunk is a function of the prelude's
+// private bindings; eval is taken now, so a script that replaces it (or Object.defineProperty)
+// still gets the real helpers. Reading a name compiles its chunk once and turns the name into a
+// plain data property; assigning it first just sets that property.
 const evaluate = g.eval;
-function lazy(names, source) {
+function lazy(names, index) {
   let exports;
   const load = (name) => {
-    if (exports === undefined) exports = evaluate(source)(FlowError, stringify, parse, request);
+    if (exports === undefined) exports = evaluate(call("chunk", index))(FlowError, stringify, parse, request);
     return exports[name];
   };
   for (const name of names) {
@@ -312,15 +313,28 @@ function compact(source: string): string {
 
 /** One lazily compiled chunk: strict source of a function that returns the named definitions. */
 function chunk(names: readonly string[], source: string): string {
-  const body = `"use strict";(function (${CHUNK_PARAMETERS}) {\n${compact(source)}\nreturn { ${names.join(", ")} };\n})`;
-  return `lazy(${JSON.stringify(names)}, ${JSON.stringify(body)});`;
+  return `"use strict";(function (${CHUNK_PARAMETERS}) {\n${compact(source)}\nreturn { ${names.join(", ")} };\n})`;
+}
+
+export interface Prelude {
+  /** Evaluated in every run's VM before the script. */
+  source: string;
+  /** Sources of the lazily compiled globals, by index: the VM asks for one on first use. */
+  chunks: string[];
 }
 
 /**
  * The prelude: one IIFE holding the private bindings (FlowError, stringify, parse, request). The
  * helpers and discovery are registered as lazy chunks: compiled inside the VM on first use.
  */
-export function buildPrelude(): string {
-  const chunks = [chunk(["describeTool", "searchTools"], DISCOVERY), ...HELPERS.map((helper) => chunk([helper.name], helper.source))];
-  return `(function (g) {\n"use strict";\n${compact(CORE)}\n${chunks.join("\n")}\n})(globalThis);\n`;
+export function buildPrelude(): Prelude {
+  const lazyGlobals: Array<[names: string[], source: string]> = [
+    [["describeTool", "searchTools"], DISCOVERY],
+    ...HELPERS.map((helper): [string[], string] => [[helper.name], helper.source]),
+  ];
+  const registrations = lazyGlobals.map(([names], index) => `lazy(${JSON.stringify(names)}, "${index}");`);
+  return {
+    source: `(function (g) {\n"use strict";\n${compact(CORE)}\n${registrations.join("\n")}\n})(globalThis);\n`,
+    chunks: lazyGlobals.map(([names, source]) => chunk(names, source)),
+  };
 }
