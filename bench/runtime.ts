@@ -116,15 +116,18 @@ async function bareContext(samples: number): Promise<number[]> {
   return Array.from({ length: samples }, once);
 }
 
-/** A run on a pooled worker: a fresh VM and the prelude only. */
-async function warmStart(samples: number): Promise<number[]> {
+/** A run on a pooled worker: a fresh VM and the prelude only (or `workflow` instead of the trivial one). */
+async function warmStart(samples: number, workflow = trivial): Promise<number[]> {
   configureWorkflowWorkers({ spare: 1, maxIdle: 2 });
   await prewarmWorkflowWorkers(2);
-  for (let i = 0; i < 20; i++) await timeRun();
+  for (let i = 0; i < 20; i++) await timeRun(workflow);
   const times: number[] = [];
-  for (let i = 0; i < samples; i++) times.push(await timeRun());
+  for (let i = 0; i < samples; i++) times.push(await timeRun(workflow));
   return times;
 }
+
+/** A script that reads every lazily compiled global: what a run pays when it uses the helpers. */
+const allHelpers = parseWorkflow("return [parallel, retry, readFinal, handoff, describeTool, searchTools].length;", { origin: "inline" });
 
 /** Host↔VM round trip of one agent() call: (run with N calls − empty run) / N. */
 async function roundTrip(calls: number, repeats: number): Promise<number[]> {
@@ -166,6 +169,7 @@ async function main(): Promise<void> {
   const cold = await coldStart(20);
   const bareWarm = await bareContext(200);
   const warm = await warmStart(200);
+  const warmHelpers = await warmStart(200, allHelpers);
   const rt = await roundTrip(500, 5);
   const lag = await loopLag(2000);
   await shutdownWorkflowWorkers();
@@ -193,6 +197,7 @@ async function main(): Promise<void> {
       reference: { name: "bare QuickJS context + eval", value: p50(bareWarm), maxRatio: 3 },
     },
     { name: "warm start p95", value: percentile(warm, 95), unit: "ms" },
+    { name: "warm start reading every helper p50", value: p50(warmHelpers), unit: "ms" },
     { name: "agent() round trip (median of 5 x 500 calls)", value: p50(rt), unit: "ms" },
     { name: "event-loop lag p99 while spinning", value: lag.spinning[1] ?? Number.NaN, unit: "ms" },
     { name: "event-loop lag p99 idle (baseline)", value: lag.idle[1] ?? Number.NaN, unit: "ms" },

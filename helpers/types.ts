@@ -16,8 +16,9 @@ export interface GlobalDoc extends HelperDoc {
 /** A helper: its documentation plus the VM-side JavaScript that implements it. */
 export interface HelperDefinition extends HelperDoc {
   /**
-   * A function declaration named `name`, evaluated inside the prelude's scope, where it can use
-   * `FlowError`, `stringify`, `parse` and every script global.
+   * A function declaration named `name`, compiled inside the VM the first time a script reads the
+   * global, where it can use the prelude's `FlowError`, `stringify`, `parse` and `request`, and
+   * every script global.
    */
   source: string;
 }

@@ -53,7 +53,8 @@ function loadBoot(): Promise<SharedBoot> {
     const fromHere = createRequire(import.meta.url);
     const fromQuickJS = createRequire(fromHere.resolve("quickjs-emscripten"));
     const bytes = await readFile(fromQuickJS.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
-    return { wasmModule: await wasm.compile(bytes), prelude: buildPrelude() };
+    const prelude = buildPrelude();
+    return { wasmModule: await wasm.compile(bytes), prelude: prelude.source, chunks: prelude.chunks };
   })();
   boot.catch(() => {
     boot = undefined;

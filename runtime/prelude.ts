@@ -9,7 +9,37 @@ delete g.__flow_host;
 const stringify = JSON.stringify;
 const keysOf = Object.keys;
 const parse = JSON.parse;
-const define = (name, value) => Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
+const defineProperty = Object.defineProperty;
+const define = (name, value) => defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
+
+// Rarely used globals (the helpers, tool discovery) are not compiled until a script first touches
+// one: compiling source is most of a run's start-up, and most runs use few of them. The host holds
+// each chunk's source and hands it over on first use. A chunk is a function of the prelude's
+// private bindings; eval is taken now, so a script that replaces it (or Object.defineProperty)
+// still gets the real helpers. Reading a name compiles its chunk once and turns the name into a
+// plain data property; assigning it first just sets that property.
+const evaluate = g.eval;
+function lazy(names, index) {
+  let exports;
+  const load = (name) => {
+    if (exports === undefined) exports = evaluate(call("chunk", index))(FlowError, stringify, parse, request);
+    return exports[name];
+  };
+  for (const name of names) {
+    defineProperty(g, name, {
+      get() {
+        const value = load(name);
+        define(name, value);
+        return value;
+      },
+      set(value) {
+        define(name, value);
+      },
+      configurable: true,
+      enumerable: false,
+    });
+  }
+}
 
 class FlowError extends Error {
   constructor(message, code, runId) {
@@ -192,20 +222,6 @@ define("tools", new Proxy(Object.freeze(toolTable), {
   },
 }));
 
-// Discovery, as Pi's codemode offers it: answered by the host from the tools' declarations.
-define("describeTool", function describeTool(name) {
-  if (typeof name !== "string") return Promise.reject(new TypeError("describeTool(name): name must be a string"));
-  return request("discover", "describeTool", { name }, "describeTool() arguments").then((text) => (text === null ? undefined : text));
-});
-define("searchTools", function searchTools(query, options) {
-  if (typeof query !== "string") return Promise.reject(new TypeError("searchTools(query): query must be a string"));
-  const limit = options === undefined || options === null || options.limit === undefined ? 8 : options.limit;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
-    return Promise.reject(new TypeError("searchTools(query, { limit }): limit must be a positive integer"));
-  }
-  return request("discover", "searchTools", { query, limit }, "searchTools() arguments");
-});
-
 define("store", function store(key, value) {
   if (typeof key !== "string" || key.length === 0) throw new TypeError("store(key, value): key must be a non-empty string");
   call("store", key, value === undefined ? undefined : toJson(value, "store() value"));
@@ -266,8 +282,59 @@ define("__flow_start", function (main) {
 });
 `;
 
-/** The prelude: one IIFE so helpers share its private scope (FlowError, stringify, parse). */
-export function buildPrelude(): string {
-  const helpers = HELPERS.map((helper) => `${helper.source}\ndefine(${JSON.stringify(helper.name)}, ${helper.name});`).join("\n");
-  return `(function (g) {\n"use strict";\n${CORE}\n${helpers}\n})(globalThis);\n`;
+/** Discovery, as Pi's codemode offers it: answered by the host from the tools' declarations. */
+const DISCOVERY = String.raw`function describeTool(name) {
+  if (typeof name !== "string") return Promise.reject(new TypeError("describeTool(name): name must be a string"));
+  return request("discover", "describeTool", { name }, "describeTool() arguments").then((text) => (text === null ? undefined : text));
+}
+function searchTools(query, options) {
+  if (typeof query !== "string") return Promise.reject(new TypeError("searchTools(query): query must be a string"));
+  const limit = options === undefined || options === null || options.limit === undefined ? 8 : options.limit;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
+    return Promise.reject(new TypeError("searchTools(query, { limit }): limit must be a positive integer"));
+  }
+  return request("discover", "searchTools", { query, limit }, "searchTools() arguments");
+}`;
+
+/** The prelude bindings a lazy chunk receives, in the order lazy() passes them. */
+const CHUNK_PARAMETERS = "FlowError, stringify, parse, request";
+
+/**
+ * The source without indentation, blank lines or whole-line comments: the prelude is compiled in
+ * every run. Safe because no prelude or helper source has a template literal or a multi-line string.
+ */
+function compact(source: string): string {
+  return source
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("//"))
+    .join("\n");
+}
+
+/** One lazily compiled chunk: strict source of a function that returns the named definitions. */
+function chunk(names: readonly string[], source: string): string {
+  return `"use strict";(function (${CHUNK_PARAMETERS}) {\n${compact(source)}\nreturn { ${names.join(", ")} };\n})`;
+}
+
+export interface Prelude {
+  /** Evaluated in every run's VM before the script. */
+  source: string;
+  /** Sources of the lazily compiled globals, by index: the VM asks for one on first use. */
+  chunks: string[];
+}
+
+/**
+ * The prelude: one IIFE holding the private bindings (FlowError, stringify, parse, request). The
+ * helpers and discovery are registered as lazy chunks: compiled inside the VM on first use.
+ */
+export function buildPrelude(): Prelude {
+  const lazyGlobals: Array<[names: string[], source: string]> = [
+    [["describeTool", "searchTools"], DISCOVERY],
+    ...HELPERS.map((helper): [string[], string] => [[helper.name], helper.source]),
+  ];
+  const registrations = lazyGlobals.map(([names], index) => `lazy(${JSON.stringify(names)}, "${index}");`);
+  return {
+    source: `(function (g) {\n"use strict";\n${compact(CORE)}\n${registrations.join("\n")}\n})(globalThis);\n`,
+    chunks: lazyGlobals.map(([names, source]) => chunk(names, source)),
+  };
 }

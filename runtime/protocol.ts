@@ -8,8 +8,10 @@ export const PRELUDE_FILENAME = "flow:prelude";
 export interface WorkerBoot {
   /** The QuickJS WebAssembly.Module, compiled once in the main thread and instantiated per worker. */
   wasmModule: object;
-  /** The VM prelude and helper library (see prelude.ts). */
+  /** The VM prelude (see prelude.ts). */
   prelude: string;
+  /** Sources of the globals the prelude compiles on first use (the helper library, discovery). */
+  chunks: string[];
   /** The most WebAssembly memory this worker may grow to (see limits.ts wasmMemoryCap). */
   wasmMaxBytes: number;
 }

@@ -69,6 +69,8 @@ export class VmSession {
   private outputChars = 0;
   private readonly store: VmStore;
   private closed = false;
+  /** Sources of the prelude's lazily compiled globals, handed to the VM on first use. */
+  private chunks: readonly string[] = [];
 
   constructor(module: QuickJSWASMModule, message: RunMessage, post: (message: WorkerToMain) => void) {
     this.message = message;
@@ -84,7 +86,8 @@ export class VmSession {
     this.vm = this.rt.newContext();
   }
 
-  start(prelude: string): void {
+  start(prelude: string, chunks: readonly string[]): void {
+    this.chunks = chunks;
     const host = this.vm.newFunction("__flow_host", (...args) => this.vm.newString(JSON.stringify(this.onHost(args))));
     this.vm.setProp(this.vm.global, "__flow_host", host);
     host.dispose();
@@ -210,6 +213,10 @@ export class VmSession {
         return this.storeValue(str(1) ?? "", str(2));
       case "load":
         return { ok: true, value: this.store.get(str(1) ?? "") ?? null };
+      case "chunk": {
+        const source = this.chunks[Number(str(1))];
+        return source === undefined ? refuse("TypeError", `unknown prelude chunk ${String(str(1))}`) : { ok: true, value: source };
+      }
       case "finish":
         return this.settle(str(1), str(2));
       default:

@@ -24,7 +24,7 @@ port.on("message", (message: unknown) => {
   if (message.type === "run") {
     if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
     session = new VmSession(module, message, post);
-    session.start(boot.prelude);
+    session.start(boot.prelude, boot.chunks);
   } else {
     session?.reply(message);
   }

@@ -9,8 +9,10 @@ export const PRELUDE_FILENAME = "flow:prelude";
                              
                                                                                                       
                      
-                                                            
+                                         
                   
+                                                                                                  
+                   
                                                                                            
                        
  

@@ -70,6 +70,8 @@ export class VmSession {
           outputChars = 0;
                    store         ;
           closed = false;
+  /** Sources of the prelude's lazily compiled globals, handed to the VM on first use. */
+          chunks                    = [];
 
   constructor(module                   , message            , post                                 ) {
     this.message = message;
@@ -85,7 +87,8 @@ export class VmSession {
     this.vm = this.rt.newContext();
   }
 
-  start(prelude        )       {
+  start(prelude        , chunks                   )       {
+    this.chunks = chunks;
     const host = this.vm.newFunction("__flow_host", (...args) => this.vm.newString(JSON.stringify(this.onHost(args))));
     this.vm.setProp(this.vm.global, "__flow_host", host);
     host.dispose();
@@ -211,6 +214,10 @@ export class VmSession {
         return this.storeValue(str(1) ?? "", str(2));
       case "load":
         return { ok: true, value: this.store.get(str(1) ?? "") ?? null };
+      case "chunk": {
+        const source = this.chunks[Number(str(1))];
+        return source === undefined ? refuse("TypeError", `unknown prelude chunk ${String(str(1))}`) : { ok: true, value: source };
+      }
       case "finish":
         return this.settle(str(1), str(2));
       default:
