@@ -304,6 +304,8 @@ const CHUNK_PARAMETERS = "FlowError, stringify, parse, request";
  * every run. Safe because no prelude or helper source has a template literal or a multi-line string.
  */
 function compact(source: string): string {
+  // Trimming lines would change a template literal's text: refuse one rather than alter it.
+  if (source.includes("`")) throw new Error("The workflow prelude may not contain template literals: compact() trims lines.");
   return source
     .split("\n")
     .map((line) => line.trim())
