@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
-import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { cliTask, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
@@ -15,17 +15,10 @@ const start = async () => {
   pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
 };
 
-const task = (harness: string, prompt = "Run the build and report.") => ({
-  role: "worker",
-  harness,
-  description: `Build via ${harness}`,
-  prompt,
-  context: { mode: "none" },
-});
 
 test("maxTurns fails closed on claude: its third model response stops the run, naming the quota", async () => {
   await start();
-  const { receipt } = await callForReceipt(pi, "external_delegate", { ...task("claude", "Keep going. [fake:busy]"), maxTurns: 2 });
+  const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask("claude", "Keep going. [fake:busy]"), maxTurns: 2 });
   expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("maxTurns (2)") } });
   for (const pid of pidsOf(fakeRuns(pi.cwd, "claude")[0]!)) expect(isAlive(pid)).toBe(false);
 });
@@ -33,7 +26,7 @@ test("maxTurns fails closed on claude: its third model response stops the run, n
 describe.each(["claude", "codex"])("harness %s", (harness) => {
   test("maxToolCalls fails closed: the third call ends the CLI's whole process group and the run fails naming the quota", async () => {
     await start();
-    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness, "Keep going. [fake:busy]"), maxToolCalls: 2 });
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "Keep going. [fake:busy]"), maxToolCalls: 2 });
     expect(receipt).toMatchObject({
       ok: false,
       error: { code: "failed", message: expect.stringContaining("maxToolCalls (2)") },
@@ -46,17 +39,17 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
 
   test("within its quotas a child succeeds", async () => {
     await start();
-    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness), maxToolCalls: 2, maxTurns: 2 });
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness), maxToolCalls: 2, maxTurns: 2 });
     expect(receipt).toMatchObject({ ok: true, data: { run: { state: { outcome: "succeeded" } } } });
   });
 
   test("resume continues the CLI session the earlier run recorded", async () => {
     await start();
-    const first = await callForReceipt(pi, "external_delegate", task(harness, "First part."));
+    const first = await callForReceipt(pi, "external_delegate", cliTask(harness, "First part."));
     expect(first.receipt.ok).toBe(true);
     const firstRunId = first.receipt.data.run!.runId;
     // The resumed run leaves harness out: it runs where the earlier run ran.
-    const { role, description, context } = task(harness);
+    const { role, description, context } = cliTask(harness);
     const second = await callForReceipt(pi, "external_delegate", { role, description, context, prompt: "Second part.", resume: firstRunId });
     expect(second.receipt).toMatchObject({ ok: true, data: { run: { task: { harness }, state: { outcome: "succeeded" } } } });
     const runs = fakeRuns(pi.cwd, harness);
@@ -72,7 +65,7 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
 
   test("steering a running CLI child is harness_unavailable, and the child runs on", async () => {
     await start();
-    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness, "[fake:hang]"), background: true });
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "[fake:hang]"), background: true });
     const runId = receipt.data.run!.runId;
     await expect.poll(() => fakeRuns(pi.cwd, harness).length, { timeout: 30_000 }).toBe(1);
     const steer = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." });

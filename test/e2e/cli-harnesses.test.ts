@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
-import { FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { cliTask, FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { schemaViolation } from "../support/schema.ts";
@@ -20,13 +20,6 @@ const start = async (env: Record<string, string> = {}) => {
   writeFileSync(join(pi.cwd, "hello.txt"), "hello\n");
 };
 
-const task = (harness: string, prompt = "Run the build and report.") => ({
-  role: "worker",
-  harness,
-  description: `Build via ${harness}`,
-  prompt,
-  context: { mode: "none" },
-});
 
 async function page(runId: string, view: string): Promise<string> {
   const result = await pi.callTool("external_runs", { action: "inspect", runIds: [runId], view, limitBytes: 65536 });
@@ -39,7 +32,7 @@ describe.each([
 ])("external_delegate with harness $harness", ({ harness, answer, usage }) => {
   test("a worker succeeds: the answer inline, usage, and the CLI's session in the run's diagnostics", async () => {
     await start();
-    const { receipt, result } = await callForReceipt(pi, "external_delegate", task(harness));
+    const { receipt, result } = await callForReceipt(pi, "external_delegate", cliTask(harness));
     expect(receipt.ok).toBe(true);
     const run = receipt.data.run!;
     expect(run).toMatchObject({ task: { harness, role: "worker" }, state: { status: "done", outcome: "succeeded" }, usage });
@@ -56,7 +49,7 @@ describe.each([
   test("an explorer runs read-only, and a model name reaches the CLI", async () => {
     await start();
     const model = harness === "claude" ? "anthropic/claude-sonnet-4-5" : "openai/gpt-5-codex";
-    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness), role: "explorer", model });
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness), role: "explorer", model });
     expect(receipt.ok).toBe(true);
     const [fake] = fakeRuns(pi.cwd, harness);
     expect(fake!.argv).toContain(harness === "claude" ? "--permission-mode=plan" : "--sandbox=read-only");
@@ -74,7 +67,7 @@ describe.each([
         }
       });
     });
-    const call = pi.callTool("external_delegate", task(harness, "Wait forever. [fake:stubborn]"));
+    const call = pi.callTool("external_delegate", cliTask(harness, "Wait forever. [fake:stubborn]"));
     await running;
     await pi.session.abort();
     const result = await call;
@@ -86,7 +79,7 @@ describe.each([
 
   test("a background run cancelled with external_runs leaves no process", async () => {
     await start();
-    const { receipt } = await callForReceipt(pi, "external_delegate", { ...task(harness, "[fake:hang]"), background: true });
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "[fake:hang]"), background: true });
     const runId = receipt.data.run!.runId;
     // The fake records itself before it writes anything: then it is surely running.
     await expect.poll(() => fakeRuns(pi.cwd, harness).length, { timeout: 30_000 }).toBe(1);
@@ -99,7 +92,7 @@ describe.each([
 
   test("a CLI that crashes fails the run; what it wrote to stderr is in the diagnostics, redacted", async () => {
     await start();
-    const { receipt } = await callForReceipt(pi, "external_delegate", task(harness, "[fake:crash]"));
+    const { receipt } = await callForReceipt(pi, "external_delegate", cliTask(harness, "[fake:crash]"));
     expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("exited with code") } });
     expect(receipt.error!.message).toContain("[REDACTED]");
     expect(receipt.error!.message).not.toMatch(/sk-(ant-api03|proj)-abcdefghij/);
@@ -132,7 +125,7 @@ describe("workflows", () => {
 describe("preflight before launch", () => {
   test.each(["claude", "codex"])("%s missing: harness_unavailable with no run, and the message says how to fix it", async (harness) => {
     await start({ [`PI_FLOW_${harness.toUpperCase()}_BIN`]: "/nonexistent/cli" });
-    const result = await pi.callTool("external_delegate", task(harness));
+    const result = await pi.callTool("external_delegate", cliTask(harness));
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({
       ok: false,
@@ -144,7 +137,7 @@ describe("preflight before launch", () => {
 
   test("an unknown role is still selection_invalid first, as the contract's typed-error example expects", async () => {
     await start({ PI_FLOW_CLAUDE_BIN: "/nonexistent/cli" });
-    const result = await pi.callTool("external_delegate", { ...task("claude"), role: "nonexistent_role" });
+    const result = await pi.callTool("external_delegate", { ...cliTask("claude"), role: "nonexistent_role" });
     expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
   });
 });

@@ -50,3 +50,12 @@ export function isAlive(pid: number): boolean {
 
 /** Every process a fake run was known to have: the fake itself and the children it recorded. */
 export const pidsOf = (run: FakeRunRecord): number[] => [run.pid, ...(run.children ?? [])];
+
+/** An external_delegate call that runs the worker role on a CLI harness (a fake CLI in tests). */
+export const cliTask = (harness: string, prompt = "Run the build and report.") => ({
+  role: "worker",
+  harness,
+  description: `Build via ${harness}`,
+  prompt,
+  context: { mode: "none" },
+});
