@@ -101,10 +101,10 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
 
   /** The session an interrupted child kept, if any (pi: its session file; claude/codex: its CLI session). */
   const continuable = (childRunId: string | undefined): ResumeSource | undefined => {
-    const store = childRunId === undefined ? undefined : plan.locate(childRunId);
-    if (childRunId === undefined || store === undefined) return undefined;
+    const found = childRunId === undefined ? undefined : plan.locate(childRunId);
+    if (childRunId === undefined || found === undefined) return undefined;
     try {
-      return resolveResume(childRunId, store);
+      return resolveResume(childRunId, found.store);
     } catch {
       return undefined; // it kept nothing to continue (it never started), or it is not resumable: run afresh
     }
@@ -130,10 +130,10 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
     }
     const settled = call.childRunId !== undefined && call.outcome !== undefined && (call.outcome === "succeeded" || call.delivered === true);
     // The child may be in another session's store (a chain of resumes), or pruned: then it runs live.
-    const childStore = settled ? plan.locate(call.childRunId!) : undefined;
-    const view = childStore?.view(call.childRunId!);
+    const child = settled ? plan.locate(call.childRunId!) : undefined;
+    const view = child?.view;
     // The view carries a small value inline; a larger one is read from the final file.
-    const final = view?.state.outcome !== "succeeded" ? undefined : view.output.delivery === "inline" ? { ok: true as const, value: view.output.value } : childStore!.finalValue(view.runId);
+    const final = view?.state.outcome !== "succeeded" ? undefined : view.output.delivery === "inline" ? { ok: true as const, value: view.output.value } : child!.store.finalValue(view.runId);
     // An unsettled child (running at the interruption, or stopped with the root) runs again,
     // continuing its persisted session where it kept one; a success whose final value can no
     // longer be read runs again from its prompt.

@@ -39,7 +39,7 @@ export interface ResumePlan {
    * session replays children of the session it started in); undefined when the child is gone
    * (pruned): the call then runs live.
    */
-  locate(runId: string): RunStore | undefined;
+  locate(runId: string): LocatedRun | undefined;
   seed: string;
   startedAt: number;
   workflow: string;
@@ -72,13 +72,18 @@ function readEvidence(store: RunStore, runId: string): { journal: string; launch
   }
 }
 
-/** Whether `store` serves run `runId` (a pruned or unknown run is not an error here). */
-export function holds(store: RunStore, runId: string): boolean {
+/** A run found in one of the project's stores, with its view as read there. */
+export interface LocatedRun {
+  store: RunStore;
+  view: RunView;
+}
+
+/** Run `runId` as `store` serves it, or undefined when it does not (a pruned or unknown run is not an error here). */
+export function locateIn(store: RunStore, runId: string): LocatedRun | undefined {
   try {
-    store.view(runId);
-    return true;
+    return { store, view: store.view(runId) };
   } catch (error) {
-    if (error instanceof FlowError && error.code === "run_unavailable") return false;
+    if (error instanceof FlowError && error.code === "run_unavailable") return undefined;
     throw error;
   }
 }
@@ -182,7 +187,7 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
     plan: {
       from,
       store,
-      locate: (id) => (holds(store, id) ? store : undefined),
+      locate: (id) => locateIn(store, id),
       seed: replay.seed,
       startedAt: replay.startedAt,
       workflow: str(launch.workflow) || "inline",

@@ -4,7 +4,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../runs/index.ts";
 import type { ParsedWorkflow } from "../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import { holds, planResume, unansweredTools, type ResumePlan } from "./resume-plan.ts";
+import { locateIn, planResume, unansweredTools, type LocatedRun, type ResumePlan } from "./resume-plan.ts";
 import { parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "./workflow-sources.ts";
 import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "./workflow-tools.ts";
 
@@ -35,19 +35,20 @@ export interface PreparedResume {
  * The store holding `runId` among this project's sessions (the user's Flow home): a run of another
  * project or user is never found, which is run_unavailable like an unknown one.
  */
-function findStore(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore | undefined {
-  if (holds(own, runId)) return own;
+function findRun(runId: string, own: RunStore, flowHome: string, cwd: string): LocatedRun | undefined {
+  const here = locateIn(own, runId);
+  if (here) return here;
   for (const key of projectSessionKeys(flowHome, cwd)) {
     if (key === own.scope.sessionKey) continue;
-    const store = openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry });
-    if (holds(store, runId)) return store;
+    const found = locateIn(openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry }), runId);
+    if (found) return found;
   }
   return undefined;
 }
 
 function storeOf(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore {
-  const store = findStore(runId, own, flowHome, cwd);
-  if (store) return store;
+  const found = findRun(runId, own, flowHome, cwd);
+  if (found) return found.store;
   throw new FlowError("run_unavailable", `Run ${runId} is not a run of this project: unknown, another project's or user's, or pruned.`);
 }
 
@@ -61,9 +62,9 @@ function unsafePending(plan: ResumePlan, replaySafe: ReadonlySet<string>): strin
     .map((call) => `tools.${call.tool} call ${call.index} of run ${plan.from.runId}`);
   for (const [index, nestedRunId] of plan.nested) {
     if (plan.tools.get(index)?.answer !== undefined) continue; // it settled: replayed, not resumed
-    const store = plan.locate(nestedRunId);
-    if (!store) continue;
-    const nested = planResume(store, nestedRunId, true);
+    const found = plan.locate(nestedRunId);
+    if (!found) continue;
+    const nested = planResume(found.store, nestedRunId, true);
     if ("plan" in nested) named.push(...unsafePending({ ...nested.plan, locate: plan.locate }, replaySafe));
   }
   return named;
@@ -90,7 +91,7 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Pr
   const store = storeOf(runId, inputs.runs, inputs.flowHome, inputs.ctx.cwd);
   const planned = planResume(store, runId, inputs.nested ?? false);
   if ("succeeded" in planned) return planned;
-  const plan: ResumePlan = { ...planned.plan, locate: (id) => findStore(id, inputs.runs, inputs.flowHome, inputs.ctx.cwd) };
+  const plan: ResumePlan = { ...planned.plan, locate: (id) => findRun(id, inputs.runs, inputs.flowHome, inputs.ctx.cwd) };
   let selected: SelectedWorkflow;
   if (plan.workflow === "inline") selected = { name: "inline", source: "inline", text: plan.script, label: "inline.js" };
   else {
