@@ -36,15 +36,16 @@ function readClaim(path: string): Claim | undefined {
   }
 }
 
+const unclaimable = (runId: string, error: unknown): FlowError =>
+  new FlowError("run_unavailable", `Run ${runId} cannot be claimed for a resume (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+
 export function claimResume(store: RunStore, runId: string): ResumeClaim {
   const path = join(runFiles(store.scope, runId).dir, CLAIM_FILE);
   const mine: Claim = { pid: process.pid, host: hostname() };
   try {
     writeFileSync(path, JSON.stringify(mine), { flag: "wx", mode: 0o600 });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-      throw new FlowError("run_unavailable", `Run ${runId} cannot be claimed for a resume (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
-    }
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw unclaimable(runId, error);
     const held = readClaim(path);
     if (held?.runId) {
       throw new FlowError("request_invalid", `Run ${runId} was already resumed by ${held.runId}: resume ${held.runId} instead (or the newest run of that chain); it continues from where ${runId} stopped.`);
@@ -53,10 +54,21 @@ export function claimResume(store: RunStore, runId: string): ResumeClaim {
     if (held === undefined || here || ownerAlive(held)) {
       throw new FlowError("request_invalid", `Run ${runId} is being resumed right now; wait for that resume to start, then resume its run if it stops.`);
     }
-    writeFileSync(path, JSON.stringify(mine), { mode: 0o600 }); // its process died before the run started
+    try {
+      writeFileSync(path, JSON.stringify(mine), { mode: 0o600 }); // its process died before the run started
+    } catch (error) {
+      throw unclaimable(runId, error);
+    }
   }
   return {
-    started: (resumedBy) => writeFileSync(path, JSON.stringify({ ...mine, runId: resumedBy }), { mode: 0o600 }),
+    // The run exists already: a claim that cannot name it still holds (no second resume runs).
+    started: (resumedBy) => {
+      try {
+        writeFileSync(path, JSON.stringify({ ...mine, runId: resumedBy }), { mode: 0o600 });
+      } catch {
+        // Left as this process's claim: refused as "being resumed" while it lives, taken over after.
+      }
+    },
     release: () => rmSync(path, { force: true }),
   };
 }
