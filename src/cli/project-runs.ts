@@ -15,7 +15,7 @@ export function projectStores(cwd: string): RunStore[] {
 }
 
 /** A run of the project and the store of the session that holds it. */
-export interface ProjectRun {
+interface ProjectRun {
   view: RunView;
   store: RunStore;
 }

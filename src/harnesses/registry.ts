@@ -74,7 +74,7 @@ export function resolveModelFor(
  * Resolves the model a child runs on: `provider/id` when asked for, else the profile's, else the
  * parent's. A model the registry does not know, or has no credentials for, is model_unavailable.
  */
-export function resolveChildModel(
+function resolveChildModel(
   requested: string | undefined,
   parentModel: Model<Api> | undefined,
   registry: ModelRegistry,

@@ -33,7 +33,7 @@ export function flowToolSchemas(): Record<string, ToolSchema> {
 }
 
 /** Name -> meta.args of each usable saved workflow; one that cannot run is left out (flow check says why). */
-export function workflowArgs(workflows: readonly SavedWorkflowInfo[]): Record<string, unknown> {
+function workflowArgs(workflows: readonly SavedWorkflowInfo[]): Record<string, unknown> {
   return Object.fromEntries(workflows.filter((workflow) => workflow.problem === undefined).map((workflow) => [workflow.name, workflow.args]));
 }
 

@@ -3,15 +3,9 @@ import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, 
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
 import { resolveResume, type ResumeSource } from "./resume.ts";
-import type { ResumeCounts, WorkflowChildren } from "./workflow-host.ts";
+import { hostError, type ResumeCounts, type WorkflowChildren } from "./workflow-host.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
-
-function hostError(code: string, message: string, fatal = false): HostError {
-  const error: HostError = Object.assign(new Error(message), { code });
-  if (fatal) error.fatal = true;
-  return error;
-}
 
 /**
  * tools.* as every workflow run journals them: the call (tool and argument hash) before it runs,
@@ -87,7 +81,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
     hostError(
       "failed",
       `The resumed run diverged from run ${plan.from.runId} at its ${describeCall(asked, index)}: the journal has ${describeCall(journaled, index)}. A resumed script must make the same calls as the run it continues.`,
-      true,
+      { fatal: true },
     );
   const same = (journaled: CallIdentity, asked: CallIdentity) => journaled.target === asked.target && journaled.argsHash === asked.argsHash;
   const ranLive = () => {
@@ -146,12 +140,10 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       return live.agent(options, context);
     }
     counts.replayed++;
-    children.recordReplayed({ index, identity: asked, view, delivered: true });
+    children.recordReplayed({ index, identity: asked, view });
     if (call.outcome !== "succeeded") {
       const reason = view.state.error?.message ?? `the child ended ${call.outcome}`;
-      const error = hostError(call.outcome!, `agent() child ${view.runId} ${call.outcome}: ${reason}`);
-      error.runId = view.runId;
-      throw error;
+      throw hostError(call.outcome!, `agent() child ${view.runId} ${call.outcome}: ${reason}`, { runId: view.runId });
     }
     const value = ((final?.ok ? final.value : null) ?? null) as JsonValue;
     const result: AgentResult = { runId: view.runId, output: typeof value === "string" ? value : JSON.stringify(value), value, observedAt: view.timing.endedAt ?? view.timing.startedAt };
@@ -190,7 +182,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
         }
       }
       if (!replaySafe.has(name)) {
-        throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, true);
+        throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, { fatal: true });
       }
       ranLive();
       return fn(args, context);

@@ -3,7 +3,6 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunOutcome, RunView } from "../contract/run-schema.ts";
 import { classifyJournalText, runFiles, type RunStore } from "../runs/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import type { WorkflowSource } from "./workflow-sources.ts";
 
 /** What the journal recorded of one agent() call of the run being resumed. */
 export interface JournaledAgentCall {
@@ -43,7 +42,6 @@ export interface ResumePlan {
   seed: string;
   startedAt: number;
   workflow: string;
-  source: WorkflowSource;
   script: string;
   scriptHash: string;
   args: Record<string, unknown>;
@@ -53,7 +51,6 @@ export interface ResumePlan {
   nested: Map<number, string>;
 }
 
-const RESUMABLE = new Set<string>(["cancelled", "timed_out"]);
 
 type Line = { t?: string; name?: string; data?: Record<string, unknown>; childRunId?: string; outcome?: RunOutcome };
 
@@ -158,7 +155,6 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   if (from.state.outcome === "failed") {
     throw new FlowError("request_invalid", `Run ${runId} failed; resuming it would replay the same failure. Fix the cause and run the workflow again.`);
   }
-  if (from.state.outcome !== null && !RESUMABLE.has(from.state.outcome)) throw new FlowError("request_invalid", `Run ${runId} cannot be resumed.`);
   if (from.task.parentRunId && !nested) {
     throw new FlowError("request_invalid", `Run ${runId} was started by workflow ${from.task.parentRunId}; resume that one: nested workflows resume with their parent.`);
   }
@@ -191,7 +187,6 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
       seed: replay.seed,
       startedAt: replay.startedAt,
       workflow: str(launch.workflow) || "inline",
-      source: (from.task.source ?? "inline") as WorkflowSource,
       script,
       scriptHash: replay.scriptHash,
       args,

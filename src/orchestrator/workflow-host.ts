@@ -59,11 +59,10 @@ export interface ReplayedChild {
   index: number;
   identity: CallIdentity;
   view: RunView;
-  /** The script saw this outcome; false for a success too is never the case. */
-  delivered: boolean;
 }
 
-function hostError(code: string, message: string, extra: { runId?: string; fatal?: boolean } = {}): HostError {
+/** A failure the script sees from a host call; `fatal` fails the root even if the script catches it. */
+export function hostError(code: string, message: string, extra: { runId?: string; fatal?: boolean } = {}): HostError {
   const error: HostError = Object.assign(new Error(message), { code });
   if (extra.runId !== undefined) error.runId = extra.runId;
   if (extra.fatal) error.fatal = true;
@@ -117,7 +116,7 @@ export class WorkflowChildren {
    * Indexes a child the journal already answered, as if it had just run: the same journal lines
    * (marked replayed, so this run can itself be resumed) and the same failure count. Nothing runs.
    */
-  recordReplayed({ index, identity, view, delivered }: ReplayedChild): void {
+  recordReplayed({ index, identity, view }: ReplayedChild): void {
     const outcome = view.state.outcome ?? "failed";
     const entry: ChildEntry = { index, runId: view.runId, description: view.task.description, status: outcome };
     if (view.state.error) entry.error = view.state.error.message;
@@ -125,7 +124,7 @@ export class WorkflowChildren {
     this.entries.push(entry);
     const { target, argsHash } = identity;
     this.journal({ t: "event", name: "agent_start", data: { index, childRunId: view.runId, description: identity.description, target, argsHash, replayed: true } });
-    this.journal({ t: "child", childRunId: view.runId, outcome, data: { index, delivered, replayed: true } });
+    this.journal({ t: "child", childRunId: view.runId, outcome, data: { index, delivered: true, replayed: true } });
     if (outcome !== "succeeded") this.failedCalls++;
     this.publishCounts();
   }

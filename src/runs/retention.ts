@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { projectsDir, sessionsDir } from "./home.ts";
 import { isRunId, runIdTime } from "./ids.ts";
-import { processExists, sessionIsOpen } from "./live-sessions.ts";
+import { ownerAlive, sessionIsOpen } from "./live-sessions.ts";
 import { parseRecord } from "./record.ts";
 import type { RunRegistry } from "./registry.ts";
 
@@ -94,7 +94,7 @@ async function inspectRun(
     const updated = Date.parse(record.updatedAt);
     live =
       record.owner.host === hostname()
-        ? processExists(record.owner.pid)
+        ? ownerAlive(record.owner)
         : !(Number.isFinite(updated) && now - updated > policy.maxAgeMs); // another host: trust only long silence
   }
   return { runsDir, runId, time: Number.isFinite(ended) ? ended : started, live };
