@@ -1,3 +1,5 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { FlowError } from "../contract/errors.ts";
 
@@ -46,4 +48,11 @@ export function intFlag(parsed: Parsed, name: string, fallback: number, max: num
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new FlowError("request_invalid", `--${name} must be an integer from 1 to ${max}.`);
   return value;
+}
+
+/** The project a command works in: `--cwd`, else the shell's directory; one that is not a directory is request_invalid. */
+export function projectDir(parsed: Parameters<typeof stringFlag>[0]): string {
+  const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
+  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new FlowError("request_invalid", `--cwd ${cwd} is not a directory.`);
+  return cwd;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { CHECK_USAGE } from "./usage.ts";
-import { listFlag, parseCommand, stringFlag } from "./args.ts";
+import { listFlag, parseCommand, projectDir } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { checkWorkflowSource, formatProblem, requestedTools, type Problem } from "./script-check.ts";
@@ -16,7 +16,7 @@ const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple
  */
 export async function checkCommand(argv: readonly string[]): Promise<number> {
   const parsed = parseCommand(argv, OPTIONS, { min: 1, max: Number.MAX_SAFE_INTEGER }, CHECK_USAGE);
-  const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
+  const cwd = projectDir(parsed);
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
   let headless: HeadlessSession | undefined;
   let tools: string[] | undefined;

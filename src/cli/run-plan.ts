@@ -1,9 +1,9 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
 import { RUN_USAGE } from "./usage.ts";
-import { boolFlag, listFlag, parseCommand, stringFlag } from "./args.ts";
+import { boolFlag, listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
 
 /** What one `flow run` was asked to do, checked as far as it can be without a Pi session. */
 export interface RunPlan {
@@ -64,8 +64,7 @@ export function planRun(argv: readonly string[]): RunPlan {
   // --resume names the run instead of a workflow: then no positional is taken.
   const resume = argv.some((arg) => arg === "--resume" || arg.startsWith("--resume="));
   const parsed = parseCommand(argv, OPTIONS, resume ? { min: 0, max: 0 } : { min: 1, max: 1 }, RUN_USAGE);
-  const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
-  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new FlowError("request_invalid", `--cwd ${cwd} is not a directory.`);
+  const cwd = projectDir(parsed);
   const replay = stringFlag(parsed, "replay");
   const record = stringFlag(parsed, "record");
   const mode = stringFlag(parsed, "replay-mode");

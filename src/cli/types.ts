@@ -4,7 +4,7 @@ import { FlowError } from "../contract/errors.ts";
 import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
 import { readCatalog } from "../orchestrator/catalog.ts";
 import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow-sources.ts";
-import { listFlag, parseCommand, stringFlag } from "./args.ts";
+import { listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { openHeadlessSession } from "./headless.ts";
 import { flowHome } from "./project-runs.ts";
@@ -13,7 +13,7 @@ import { TYPES_USAGE } from "./usage.ts";
 const OPTIONS = { out: { type: "string" }, cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
 
 /** Where `flow types` writes by default: beside the project's saved workflows, which the tsconfig there checks. */
-export const projectTypesPath = (cwd: string): string => join(cwd, ".pi", "flow", "workflows", "flow.d.ts");
+const projectTypesPath = (cwd: string): string => join(cwd, ".pi", "flow", "workflows", "flow.d.ts");
 
 function write(path: string, text: string): void {
   try {
@@ -31,7 +31,7 @@ function write(path: string, text: string): void {
  */
 export async function typesCommand(argv: readonly string[]): Promise<number> {
   const parsed = parseCommand(argv, OPTIONS, { min: 0, max: 0 }, TYPES_USAGE);
-  const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
+  const cwd = projectDir(parsed);
   const out = stringFlag(parsed, "out");
   const target = out === undefined ? projectTypesPath(cwd) : resolve(out);
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));

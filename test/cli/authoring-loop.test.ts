@@ -95,6 +95,17 @@ describe("flow types", () => {
     expect(existsSync(join(sandbox.root, "types", "tsconfig.json"))).toBe(false);
   });
 
+  test("a --cwd that is not a directory is refused before anything is written, by types and by check (exit 2)", async () => {
+    const typo = join(sandbox.root, "no-such-project");
+    const types = await flow(["types", "--cwd", typo], { env: sandbox.env });
+    expect(types.code).toBe(2);
+    expect(types.stderr).toContain(`--cwd ${typo} is not a directory`);
+    expect(existsSync(typo)).toBe(false);
+    const check = await flow(["check", "--cwd", typo, join(PROJECT_ROOT, "workflows", "review.js")], { env: sandbox.env });
+    expect(check.code).toBe(2);
+    expect(check.stderr).toContain(`--cwd ${typo} is not a directory`);
+  });
+
   test("a saved workflow that cannot run is left out, and says why", async () => {
     const broken = join(sandbox.root, "broken");
     cpSync(join(PROJECT_ROOT, "examples", "quickstart"), broken, { recursive: true });
