@@ -7,7 +7,6 @@ import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import { elapsedSince, formatDuration, formatSpend, oneLine, statusMark } from "./format.ts";
 
-/** "2/5 done" style counts for a header. */
 /** Summed usage of the children so far, while the workflow itself has not reported any. */
 export function childrenSpend(children: readonly ChildEntry[] | undefined): UsageTotals | undefined {
   if (!children || children.length === 0) return undefined;
@@ -16,6 +15,7 @@ export function childrenSpend(children: readonly ChildEntry[] | undefined): Usag
   return total;
 }
 
+/** "2/5 done" style counts for a header. */
 export function childCounts(children: readonly ChildEntry[]): { done: number; total: number; failed: number } {
   const done = children.filter((child) => child.status !== "running").length;
   const failed = children.filter((child) => child.status !== "running" && child.status !== "succeeded").length;
