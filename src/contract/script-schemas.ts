@@ -70,9 +70,6 @@ export function readFinalRunSchema(): Schema {
   );
 }
 
-/** The property names agent() takes. */
-export const AGENT_OPTION_NAMES: ReadonlySet<string> = new Set(Object.keys(agentOptionsSchema().properties as Schema));
-
 /** helpers/contract-schemas.ts as `npm run build:types` writes it. */
 export function contractSchemasModule(): string {
   const json = (value: unknown) => JSON.stringify(value, null, 2);

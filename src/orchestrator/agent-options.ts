@@ -3,17 +3,25 @@
 // call that external_delegate would refuse is refused here too, as request_invalid.
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FlowError } from "../contract/errors.ts";
-import { AGENT_OPTION_NAMES, agentOptionsSchema } from "../contract/script-schemas.ts";
+import { agentOptionsSchema } from "../contract/script-schemas.ts";
 import type { ChildCall } from "./launch-child.ts";
 
-let validator: ReturnType<typeof compile> | undefined;
+/** The schema's names and its compiled check, built on the first agent() call, not at extension load. */
+let checker: { names: ReadonlySet<string>; validator: ReturnType<typeof compile> } | undefined;
+function agentChecker(): NonNullable<typeof checker> {
+  if (checker) return checker;
+  const schema = agentOptionsSchema();
+  checker = { names: new Set(Object.keys(schema.properties as object)), validator: compile(schema as JsonSchema) };
+  return checker;
+}
 
 /** Throws request_invalid naming the first problem; on success `options` is a ChildCall without its default description. */
 export function checkAgentOptions(options: unknown): asserts options is Omit<ChildCall, "description"> & { description?: string } {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new FlowError("request_invalid", "agent() takes one options object.");
   }
-  const unknown = Object.keys(options).filter((key) => !AGENT_OPTION_NAMES.has(key));
+  const { names, validator } = agentChecker();
+  const unknown = Object.keys(options).filter((key) => !names.has(key));
   if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
   // The branch rules first, in words: the schema's oneOf would only say that no branch matched.
   const given = (key: string) => (options as Record<string, unknown>)[key] !== undefined;
@@ -22,7 +30,6 @@ export function checkAgentOptions(options: unknown): asserts options is Omit<Chi
   if (given("subagent_type") && given("harness")) {
     throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
   }
-  validator ??= compile(agentOptionsSchema() as JsonSchema);
   if (validator.check(options)) return;
   const first = validator.errors(options)[0];
   const path = first?.path.replace(/^\//, "").replace(/\//g, ".") ?? "";
