@@ -142,10 +142,14 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   if (run) view.finished(settledLine(run));
   if (envelope.ok) {
     const { run } = envelope.data;
+    if (plan.json) {
+      process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
+      return EXIT.succeeded;
+    }
     const { readWorkflowValue, storeOfRun } = await import("./project-runs.ts");
     // A resumed run that had already succeeded belongs to the session that ran it.
     const value = run.output.delivery === "inline" ? run.output.value : readWorkflowValue(storeOfRun(plan.cwd, run.runId), run.runId);
-    process.stdout.write(`${JSON.stringify(plan.json ? envelope : (value ?? null), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`);
     return EXIT.succeeded;
   }
   const { code, message } = envelope.error;
