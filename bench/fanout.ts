@@ -21,7 +21,7 @@ import { fauxAssistantMessage, fauxProvider, fauxText } from "@earendil-works/pi
 import { openRunStore, RunRegistry } from "../src/runs/index.ts";
 import { childAnswers } from "../test/support/children.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
-import { backgroundDelegations, JSON_OUT, RatioTable } from "./support.ts";
+import { backgroundDelegations, JSON_OUT, median, RatioTable } from "./support.ts";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 const size = (n: number) => Math.max(10, Math.round(n * SCALE));
@@ -131,7 +131,6 @@ function listFirstPages(large: number, small: number): { large: number; small: n
         samples[which].push(performance.now() - t);
       }
     }
-    const median = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
     return { large: median(samples.large), small: median(samples.small) };
   } finally {
     for (const home of homes) rmSync(home, { recursive: true, force: true });

@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runFiles } from "../src/runs/home.ts";
 import { openRunStore, RunRegistry, type RunStore } from "../src/runs/index.ts";
+import { time } from "./support.ts";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 const OUTPUT_BYTES = Math.round(100 * 1024 * 1024 * SCALE);
@@ -27,12 +28,6 @@ function stats(samples: number[]): { median: number; p95: number } {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   return { median: at(0.5), p95: at(0.95) };
-}
-
-function time(fn: () => void): number {
-  const t = performance.now();
-  fn();
-  return performance.now() - t;
 }
 
 function repeat(n: number, fn: () => void): { median: number; p95: number } {
