@@ -215,9 +215,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
         unsubscribe();
       }
       try {
-        const result = settle(session, request, usage, thrown, quota);
-        request.onDiagnostic({ type: "usage", usage: { ...usage } });
-        return result;
+        return settle(session, request, usage, thrown, quota);
       } finally {
         session.dispose();
       }

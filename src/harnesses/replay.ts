@@ -91,7 +91,6 @@ function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
   }
   const usage = { ...entry.usage };
   request.onProgress({ usage, activity: "replayed" });
-  request.onDiagnostic({ type: "usage", usage });
   if (entry.outcome !== "succeeded") {
     const message = entry.error?.message ?? `The recorded child ended ${entry.outcome}.`;
     return { outcome: entry.outcome, error: { code: entry.outcome, message }, usage };

@@ -27,7 +27,6 @@ export type ChildDiagnostic =
   | { type: "tool_call"; tool: string; args: string }
   | { type: "tool_result"; tool: string; isError: boolean }
   | { type: "error"; message: string }
-  | { type: "usage"; usage: ChildUsage }
   /** The session an external CLI opened for this child: what a later resume continues. */
   | { type: "session"; harness: string; sessionId: string }
   /** What an external CLI wrote to stderr, bounded. */

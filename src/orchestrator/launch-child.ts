@@ -202,8 +202,6 @@ function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
       return { level: "info", message: `tool ${entry.tool} ${entry.args}` };
     case "tool_result":
       return { level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` };
-    case "usage":
-      return { level: "info", message: `usage ${JSON.stringify(entry.usage)}` };
     case "session":
       return { level: "info", code: "cli_session", message: `${entry.harness} session ${entry.sessionId}` };
     case "stderr":

@@ -165,10 +165,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     request.signal.removeEventListener("abort", stop);
 
     if (!exit.stderr.empty) request.onDiagnostic({ type: "stderr", text: exit.stderr.text() });
-    if (request.signal.aborted) {
-      request.onDiagnostic({ type: "usage", usage: { ...usage } });
-      return stoppedResult(request, usage);
-    }
+    if (request.signal.aborted) return stoppedResult(request, usage);
     const settle = (): ChildResult => {
       if (exit.spawnError !== undefined && exit.code === null && exit.signal === null) {
         return failed(`${spec.product} could not be started: ${exit.spawnError}`, usage);
@@ -187,9 +184,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       }
       return answer.ok ? answered(answer, request, usage) : failed(`${answer.message}${exitNote(exit)}`, usage);
     };
-    const result = settle();
-    request.onDiagnostic({ type: "usage", usage: { ...usage } });
-    return result;
+    return settle();
   } finally {
     rmSync(scratchDir, { recursive: true, force: true });
   }
