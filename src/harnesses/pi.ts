@@ -1,3 +1,5 @@
+import { renameSync } from "node:fs";
+import { dirname } from "node:path";
 import {
   createAgentSession,
   DefaultResourceLoader,
@@ -23,16 +25,23 @@ export interface PiHarnessOptions {
 }
 
 /**
- * The child's Pi session: kept in the run's evidence folder when the run has one (so a later run
- * can resume it), a copy of an earlier run's session when this run resumes it, else in memory.
- * Either way it is evidence of the run, never a session of the user's own session list.
+ * The child's Pi session: a file of the run's evidence when the run has one (so a later run can
+ * resume it), a copy of an earlier run's session when this run resumes it, else in memory. Either
+ * way it is evidence of the run, never a session of the user's own session list. The file sits in
+ * the run's folder, which exists: no folder is created per child. Pi writes it from the child's
+ * first message on.
  */
 function childSessionManager(request: ChildRequest): SessionManager {
   const { session, cwd } = request;
   if (!session) return SessionManager.inMemory(cwd);
-  return session.resumeFrom !== undefined
-    ? SessionManager.forkFrom(session.resumeFrom, cwd, session.dir)
-    : SessionManager.create(cwd, session.dir);
+  if (session.resumeFrom === undefined) return SessionManager.open(session.file, undefined, cwd);
+  // Pi names a fork's file itself; it becomes this run's session file under the usual name.
+  const fork = SessionManager.forkFrom(session.resumeFrom, cwd, dirname(session.file));
+  const forkedFile = fork.getSessionFile();
+  if (forkedFile === undefined) throw new Error("Pi did not write the forked child session");
+  renameSync(forkedFile, session.file);
+  fork.setSessionFile(session.file);
+  return fork;
 }
 
 /** Builds the child inside the child-context guard, so pi-flow does not install itself in it. */

@@ -63,10 +63,10 @@ export interface ChildRequest {
   /** Messages for the child while it runs; a harness that cannot take them never attaches. */
   steering?: SteeringInbox;
   /**
-   * Where the pi harness keeps the child's Pi session (a folder of the run's evidence), and the
+   * Where the pi harness keeps the child's Pi session (a file of the run's evidence), and the
    * session file of an earlier run to continue with its whole history.
    */
-  session?: { dir: string; resumeFrom?: string };
+  session?: { file: string; resumeFrom?: string };
 }
 
 export interface ChildResult {

@@ -14,7 +14,7 @@ import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
-import { childSessionDir, resolveResume, type ResumeSource } from "./resume.ts";
+import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
 import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";
@@ -301,7 +301,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       quotas,
       ...(inbox ? { steering: inbox } : {}),
       ...(harness === "pi"
-        ? { session: { dir: childSessionDir(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
+        ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
         : {}),
     });
   };

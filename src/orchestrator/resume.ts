@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { runFiles, type RunStore } from "../runs/index.ts";
@@ -21,13 +21,11 @@ export interface ResumeSource {
 const RESUMABLE = new Set(["pi", "claude", "codex"]);
 
 /** Where the pi harness keeps a run's child session. */
-export const childSessionDir = (runs: RunStore, runId: string): string => join(runFiles(runs.scope, runId).dir, "session");
+export const childSessionFile = (runs: RunStore, runId: string): string => join(runFiles(runs.scope, runId).dir, "session.jsonl");
 
 function piSessionFile(runs: RunStore, runId: string): string | undefined {
-  const dir = childSessionDir(runs, runId);
-  if (!existsSync(dir)) return undefined;
-  const file = readdirSync(dir).find((name) => name.endsWith(".jsonl"));
-  return file === undefined ? undefined : join(dir, file);
+  const file = childSessionFile(runs, runId);
+  return existsSync(file) ? file : undefined;
 }
 
 const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
