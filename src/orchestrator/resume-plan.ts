@@ -57,13 +57,9 @@ type Line = { t?: string; name?: string; data?: Record<string, unknown>; childRu
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
 
-function readEvidence(store: RunStore, runId: string): { journal: string; launch: Record<string, unknown> } {
-  const files = runFiles(store.scope, runId);
+function readJournal(store: RunStore, runId: string): string {
   try {
-    const journal = readFileSync(files.journal, "utf8");
-    const launch: unknown = JSON.parse(readFileSync(files.launch, "utf8"));
-    if (!isObject(launch)) throw new Error("launch evidence is not an object");
-    return { journal, launch };
+    return readFileSync(runFiles(store.scope, runId).journal, "utf8");
   } catch (error) {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
   }
@@ -159,13 +155,13 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
     throw new FlowError("request_invalid", `Run ${runId} was started by workflow ${from.task.parentRunId}; resume that one: nested workflows resume with their parent.`);
   }
 
-  const { journal, launch } = readEvidence(store, runId);
   // One pass: the integrity check hands over each whole line (a torn last line is left out).
   const calls = new CallFolder();
-  const report = classifyJournalText(journal, runId, (line) => calls.add(line as Line));
+  const report = classifyJournalText(readJournal(store, runId), runId, (line) => calls.add(line as Line));
   if (report.integrity === "damaged" || report.integrity === "unknown") {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);
   }
+  const launch = report.start?.launch ?? {};
   const replay = calls.replay;
   if (!isObject(replay) || typeof replay.seed !== "string" || typeof replay.startedAt !== "number" || typeof replay.scriptHash !== "string") {
     throw new FlowError("request_invalid", `Run ${runId} was recorded by a pi-flow that did not journal its calls for replay; run the workflow again.`);

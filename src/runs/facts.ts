@@ -5,6 +5,7 @@ import { runFiles, type RunScope } from "./home.ts";
 import { runKindOf, type RunKind } from "./ids.ts";
 import type { JournalReport } from "./integrity.ts";
 import { journalReport } from "./journal-cache.ts";
+import { readTerminalLine } from "./journal-ends.ts";
 import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
 import { readRecord } from "./record.ts";
 import type { MemoryFinal, RunRegistry } from "./registry.ts";
@@ -34,7 +35,8 @@ export interface RunFacts {
   diagnosticsBytes: number;
 }
 
-export type FinalSource = { where: "memory"; final: MemoryFinal } | { where: "file"; path: string; meta: FinalMeta };
+/** A final value in hand (memory, or read from the terminal line), or in its final file. */
+export type FinalSource = { where: "value"; final: MemoryFinal } | { where: "file"; path: string; meta: FinalMeta };
 
 export interface FactsContext {
   scope: RunScope;
@@ -121,10 +123,24 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   if (facts.outcome) facts.status = "done";
 
   if (facts.outcome === "succeeded") {
-    if (entry?.final) facts.final = { where: "memory", final: entry.final };
+    if (entry?.final) facts.final = { where: "value", final: entry.final };
+    else if (finalMeta?.inJournal) {
+      facts.final = record && "finalValue" in record ? valueFinal(record.finalValue, finalMeta) : journalFinal(files.journal, runId, finalMeta);
+    }
     else if (finalMeta?.saved && statOrNull(files.final)?.isFile())
       facts.final = { where: "file", path: files.final, meta: finalMeta };
   }
   facts.diagnosticsBytes = dirExists ? (statOrNull(files.diagnostics)?.size ?? 0) : (entry?.diagnosticsBytes ?? 0);
   return facts;
+}
+
+const valueFinal = (value: unknown, meta: FinalMeta): FinalSource => ({
+  where: "value",
+  final: { value, format: meta.format, redacted: meta.redacted, saved: true },
+});
+
+/** A small final value, from the terminal line that carries it; null when that line cannot be read. */
+function journalFinal(journal: string, runId: string, meta: FinalMeta): FinalSource | null {
+  const terminal = readTerminalLine(journal, runId);
+  return terminal && "finalValue" in terminal ? valueFinal(terminal.finalValue, meta) : null;
 }

@@ -89,7 +89,6 @@ export interface RunFiles {
   output: string;
   diagnostics: string;
   final: string;
-  launch: string;
 }
 
 export function runFiles(scope: RunScope, runId: string): RunFiles {
@@ -101,6 +100,5 @@ export function runFiles(scope: RunScope, runId: string): RunFiles {
     output: join(dir, "output.log"),
     diagnostics: join(dir, "diagnostics.log"),
     final: join(dir, "final.data"),
-    launch: join(dir, "launch.json"),
   };
 }

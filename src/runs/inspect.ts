@@ -9,7 +9,8 @@ import { resolveFacts, unavailable, type FactsContext, type RunFacts } from "./f
 import { statOrNull } from "./fsio.ts";
 import { runFiles } from "./home.ts";
 import { assertRunId } from "./ids.ts";
-import { assertFresh, fileDocument, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
+import { readStartLine } from "./journal-ends.ts";
+import { assertFresh, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
 import { buildView, formatRunText, outputWarnings } from "./view.ts";
 
 export type BatchPayload = Static<typeof BatchPayloadSchema>;
@@ -122,7 +123,7 @@ interface ViewSource {
 function finalSource(facts: RunFacts): ViewDocument | null {
   const source = facts.final;
   if (!source) return null;
-  if (source.where === "memory") {
+  if (source.where === "value") {
     const doc = memoryDocument(finalDocumentText(source.final.format, source.final.value));
     return { ...doc, fingerprint: `f:${doc.size}` };
   }
@@ -152,9 +153,10 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
     case "summary":
       return { doc: memoryDocument(JSON.stringify(buildView(facts))), encoding: "json", growing: facts.live };
     case "launch": {
-      const exists = statOrNull(files.launch)?.isFile() ?? false;
-      return exists
-        ? { doc: fileDocument(files.launch, { appendOnly: false }), encoding: "json", growing: false, outputStatus: "available" }
+      // The launch details are the start line's: written with the run, never changed.
+      const launch = readStartLine(files.journal, facts.runId)?.launch;
+      return launch
+        ? { doc: memoryDocument(`${JSON.stringify(launch, null, 2)}\n`), encoding: "json", growing: false, outputStatus: "available" }
         : { doc: null, encoding: "json", growing: false, outputStatus: "unavailable" };
     }
     case "output":

@@ -71,6 +71,22 @@ const unreadable = (error: unknown): JournalReport => ({
 });
 
 /**
+ * The report without the launch details and the final value its start and terminal lines may
+ * carry: views never need them (journal-ends.ts reads them when asked), and the memo stays small.
+ */
+function withoutPayloads(report: JournalReport): JournalReport {
+  if (report.start?.launch) {
+    const { launch: _launch, ...start } = report.start;
+    report.start = start;
+  }
+  if (report.terminal && "finalValue" in report.terminal) {
+    const { finalValue: _value, ...terminal } = report.terminal;
+    report.terminal = terminal;
+  }
+  return report;
+}
+
+/**
  * The journal's integrity, reading the file only when neither cache matches its current stamp.
  * `cached` is the settled record's entry, if any. A cache hit carries no start or terminal line:
  * the caller already has them from the record.
@@ -103,7 +119,7 @@ export function journalReport(path: string, runId: string, cached?: CachedJourna
       remember(path, hit); // most recently used survives eviction
       return structuredClone(hit.report);
     }
-    const report = classifyJournalText(readFileSync(fd, "utf8"), runId);
+    const report = withoutPayloads(classifyJournalText(readFileSync(fd, "utf8"), runId));
     remember(path, { runId, stamp, report: structuredClone(report) });
     return report;
   } catch (error) {

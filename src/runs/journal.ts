@@ -55,6 +55,8 @@ export interface FinalMeta {
   redacted: boolean;
   /** False when the value is held in memory only, because writing it failed. */
   saved: boolean;
+  /** The value is in the terminal line (`finalValue`), not in a final file: it is small enough to go inline. */
+  inJournal?: true;
 }
 
 interface LineBase {
@@ -69,6 +71,8 @@ export interface StartLine extends LineBase {
   kind: RunKind;
   task: TaskIdentity;
   background: boolean;
+  /** Private launch details (harness, model, prompt, limits…), redacted: the `launch` view only. */
+  launch?: Record<string, unknown>;
 }
 
 export interface ChildLine {
@@ -100,6 +104,8 @@ export interface TerminalLine extends LineBase {
   children?: ChildCounts;
   usage?: Usage;
   final?: FinalMeta;
+  /** The final value itself (redacted), when `final.inJournal`. */
+  finalValue?: unknown;
 }
 
 /** Lines a run's owner may add between start and terminal. */

@@ -27,6 +27,8 @@ export interface RunRecord {
   children?: ChildCounts;
   usage?: Usage;
   final?: FinalMeta;
+  /** A small final value (`final.inJournal`), copied from the terminal line: a view reads it here first. */
+  finalValue?: unknown;
   outputBytes: number;
   diagnosticsBytes: number;
   /**

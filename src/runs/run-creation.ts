@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
-import { AppendFile, ensureDir, writeNewFile } from "./fsio.ts";
+import { AppendFile, ensureDir } from "./fsio.ts";
 import { groupCommit } from "./group-commit.ts";
 import { runFiles, runsDir, type RunScope } from "./home.ts";
 import { newRunId } from "./ids.ts";
@@ -18,10 +18,10 @@ export interface CreatedRun {
 }
 
 /**
- * A new run's evidence: its directory, the journal with its start line, and its launch details,
- * all on disk when this returns (a run killed right after creation is found, with its task and
- * launch). That is three file-system entries; the record follows in the group commit's next batch.
- * Fails with `storage_unavailable`, leaving no half-created run behind.
+ * A new run's evidence: its directory and the journal with its start line, which carries the task
+ * and the launch details, on disk when this returns (a run killed right after creation is found,
+ * with its task and launch). That is two file-system entries; the record follows in the group
+ * commit's next batch. Fails with `storage_unavailable`, leaving no half-created run behind.
  */
 export function createRunEvidence(scope: RunScope, input: CreateRunInput): CreatedRun {
   const runId = newRunId(input.kind);
@@ -40,10 +40,10 @@ export function createRunEvidence(scope: RunScope, input: CreateRunInput): Creat
       kind: input.kind,
       task,
       background: input.background,
+      launch: redactValue(input.launch ?? {}).value as Record<string, unknown>,
     };
     journal.append(encodeLine(start), false);
     groupCommit().enqueue("journal", files.journal);
-    writeNewFile(files.launch, `${JSON.stringify(redactValue(input.launch ?? {}).value, null, 2)}\n`);
     return { runId, task, startedAt, writer: new RunFilesWriter(files, journal) };
   } catch (error) {
     try {

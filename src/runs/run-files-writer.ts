@@ -77,10 +77,19 @@ export class RunFilesWriter {
     for (const file of [this.journalFile, this.output, this.diagnostics]) if (file) groupCommit().enqueue("journal", file.path);
   }
 
-  /** The journal's stamp now (its last write done), or null when it cannot be taken. */
-  journalStamp(): JournalStamp | null {
+  /**
+   * The journal's stamp after its last write, or null when it cannot be taken. A journal that is no
+   * longer linked (the run's folder was deleted under its owner) took its writes nowhere: that is
+   * an evidence error, reported like a failed write.
+   */
+  closingStamp(): JournalStamp | null {
     try {
-      return stampOf(this.journalFile.stat());
+      const stats = this.journalFile.stat();
+      if (stats.nlink === 0n) {
+        this.errors.push("journal: ENOENT");
+        return null;
+      }
+      return stampOf(stats);
     } catch {
       return null; // no cache: readers classify the journal themselves
     }

@@ -84,7 +84,7 @@ export class RunStore {
     const facts = resolveFacts(this.ctx, assertRunId(runId));
     const final = facts.final;
     if (!final) return { ok: false };
-    return final.where === "memory" ? { ok: true, value: final.final.value } : readFinalValue(final.path, final.meta.format);
+    return final.where === "value" ? { ok: true, value: final.final.value } : readFinalValue(final.path, final.meta.format);
   }
 
   /** The model-facing text of one run. */

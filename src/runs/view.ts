@@ -18,7 +18,7 @@ type Output = RunView["output"];
 function outputOf(facts: RunFacts): Output {
   const source = facts.final;
   if (!source) return { finalAvailable: false, delivery: "none" };
-  if (source.where === "memory") {
+  if (source.where === "value") {
     const bytes = jsonBytes(source.final.value) ?? 0;
     const out: Output =
       bytes <= INLINE_LIMIT_BYTES

@@ -150,9 +150,9 @@ export class RunWriter {
   }
 
   /**
-   * End the run. Order matters for crashes: the final value is written first, then the terminal
-   * line, then the record. A reader that finds a terminal line trusts it even without the record;
-   * a final file without a terminal line is ignored.
+   * End the run. Order matters for crashes: a large final value is written to its file first, then
+   * the terminal line (which carries a small value itself), then the record. A reader that finds a
+   * terminal line trusts it even without the record; a final file without a terminal line is ignored.
    */
   settle(input: SettleInput): SettleResult {
     this.assertOpen();
@@ -171,6 +171,7 @@ export class RunWriter {
     if (this.entry.children) terminal.children = this.entry.children;
     if (this.entry.usage) terminal.usage = this.entry.usage;
     if (final) terminal.final = final.meta;
+    if (final && "journalValue" in final) terminal.finalValue = final.journalValue;
     this.appendJournal(terminal);
     this.out.commitLogs();
     this.ctx.hooks.at?.("terminal-written", this.runId);
@@ -178,11 +179,12 @@ export class RunWriter {
     Object.assign(this.record, { status: "done", outcome: input.outcome, endedAt });
     if (error) this.record.error = error;
     if (final) this.record.final = this.entry.finalMeta = final.meta;
+    if (final && "journalValue" in final) this.record.finalValue = final.journalValue;
     if (this.entry.children) this.record.children = this.entry.children;
     if (this.entry.usage) this.record.usage = this.entry.usage;
     // Cache the journal's integrity only when every journal write went through. The stamp is taken
     // after the terminal line, the journal's last write, so any later change to it is a miss.
-    const stamp = this.out.journalWhole ? this.out.journalStamp() : null;
+    const stamp = this.out.journalWhole ? this.out.closingStamp() : null;
     if (stamp) this.record.journal = this.entry.journal = { ...stamp, integrity: "complete" };
     this.saveRecord(true);
     this.out.close();

@@ -215,8 +215,9 @@ describe("supervision errors", () => {
     const cursor = page.envelope.data.page!.nextCursor as string;
     const foreign = await runs({ action: "inspect", runIds: [b], view: "launch", limitBytes: 32, cursor });
     expect(foreign.envelope.error?.code).toBe("cursor_invalid");
-    const launchFile = findFile(pi.flowHome, a, "launch.json");
-    writeFileSync(launchFile, readFileSync(launchFile, "utf8").replace("worker", "WORKER"));
+    // The launch details are the journal's start line.
+    const journal = findFile(pi.flowHome, a, "journal.jsonl");
+    writeFileSync(journal, readFileSync(journal, "utf8").replaceAll("worker", "WORKER"));
     const stale = await runs({ action: "inspect", runIds: [a], view: "launch", limitBytes: 32, cursor });
     expect(stale.envelope.error?.code).toBe("cursor_stale");
   });

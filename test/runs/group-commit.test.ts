@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { runFiles } from "../../src/runs/home.ts";
 import { groupCommit } from "../../src/runs/group-commit.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
@@ -25,9 +25,10 @@ describe("group commit", () => {
     expect(commit.stats.batches).toBe(before.batches);
     await commit.idle();
     expect(commit.stats.batches).toBe(before.batches + 1);
-    // Each path once per phase of the batch: per run the final value and its directory, then the
-    // journal and output, then the record and the directory again (its rename).
-    expect(commit.stats.fsyncs - before.fsyncs).toBe(50 * 6);
+    // Each path once per phase of the batch: per run the journal (which carries the small final
+    // value) and output, then the record and its directory (the rename).
+    expect(commit.stats.fsyncs - before.fsyncs).toBe(50 * 4);
+    expect(existsSync(runFiles(store.scope, views[0]!.runId).final)).toBe(false);
   });
 
   it("runs that settle in later turns form later batches, and idle() waits for each", async () => {

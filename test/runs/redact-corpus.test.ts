@@ -197,8 +197,8 @@ describe("everything persisted or returned", () => {
     expect(prompt).toContain(JSON.stringify(JSON.stringify({ note: SECRETS[0]!.text })).slice(1, 40));
     const store = box.store();
     const writer = store.create({ kind: "agent", task: { description: "review" }, background: false, launch: { prompt } });
-    const onDisk = readFileSync(runFiles(store.scope, writer.runId).launch, "utf8");
-    const saved = (JSON.parse(onDisk) as { prompt: string }).prompt;
+    const onDisk = readFileSync(runFiles(store.scope, writer.runId).journal, "utf8");
+    const saved = (JSON.parse(onDisk.slice(0, onDisk.indexOf("\n"))) as { launch: { prompt: string } }).launch.prompt;
     const view = store.inspectSingle(writer.runId, "launch", { limitBytes: 4 * 1024 * 1024 }).page.text;
     const leaked = SECRETS.filter((c) => leaks(saved, c.secret, prompt) || leaks(view, c.secret, prompt) || leaks(onDisk, c.secret, prompt));
     expect(leaked.map((c) => `${c.provider}/${c.context}`)).toEqual([]);

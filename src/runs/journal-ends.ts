@@ -1,0 +1,80 @@
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
+
+/**
+ * The first and last lines of a journal, read without reading what lies between: the launch
+ * details live in the start line and a small final value in the terminal line, and a workflow's
+ * journal can hold thousands of lines in between. Each read grows its window until it holds a
+ * whole line, so a long line costs its own length and no more.
+ */
+const FIRST_WINDOW = 16 * 1024;
+
+/** The start line, if the journal's first line is a whole, well-formed start line of `runId`. */
+export function readStartLine(path: string, runId: string): StartLine | undefined {
+  const line = withFile(path, (fd, size) => {
+    for (let window = FIRST_WINDOW; ; window *= 4) {
+      const text = readAt(fd, 0, Math.min(window, size));
+      const end = text.indexOf("\n");
+      if (end >= 0) return text.slice(0, end);
+      if (window >= size) return undefined; // no newline yet: the start line is torn
+    }
+  });
+  const parsed = line === undefined ? undefined : parseLine(line, runId);
+  return parsed?.t === "start" ? parsed : undefined;
+}
+
+/** The terminal line, if the journal's last line is a whole, well-formed terminal line of `runId`. */
+export function readTerminalLine(path: string, runId: string): TerminalLine | undefined {
+  const line = withFile(path, (fd, size) => {
+    for (let window = FIRST_WINDOW; ; window *= 4) {
+      const from = Math.max(0, size - window);
+      const text = readAt(fd, from, size - from);
+      if (!text.endsWith("\n")) return undefined; // the last write never finished
+      const start = text.lastIndexOf("\n", text.length - 2);
+      if (start >= 0) return text.slice(start + 1, -1);
+      if (from === 0) return text.slice(0, -1); // a one-line journal
+    }
+  });
+  const parsed = line === undefined ? undefined : parseLine(line, runId);
+  return parsed?.t === "terminal" ? parsed : undefined;
+}
+
+function withFile<T>(path: string, read: (fd: number, size: number) => T): T | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    return read(fd, fstatSync(fd).size);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Bytes [position, position + length) as UTF-8; a cut character only ever sits before a newline we skip. */
+function readAt(fd: number, position: number, length: number): string {
+  const buffer = Buffer.allocUnsafe(length);
+  let read = 0;
+  while (read < length) {
+    const n = readSync(fd, buffer, read, length - read, position + read);
+    if (n === 0) break;
+    read += n;
+  }
+  return buffer.toString("utf8", 0, read);
+}
+
+function parseLine(text: string, runId: string): StartLine | TerminalLine | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+    const line = value as Record<string, unknown>;
+    if (!isWellFormed(line) || line.v !== JOURNAL_VERSION || line.runId !== runId) return undefined;
+    return line.t === "start" || line.t === "terminal" ? line : undefined;
+  } catch {
+    return undefined;
+  }
+}

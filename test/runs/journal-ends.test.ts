@@ -1,0 +1,90 @@
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+import { runFiles } from "../../src/runs/home.ts";
+import { readStartLine, readTerminalLine } from "../../src/runs/journal-ends.ts";
+import { expectValidView, sandbox, type Sandbox } from "./helpers.ts";
+
+let box: Sandbox;
+beforeEach(() => (box = sandbox()));
+afterEach(() => box.cleanup());
+
+/** The same session seen from another process: nothing in memory, only what is on disk. */
+const otherProcess = () => openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+
+describe("a run's files", () => {
+  it("a run settled with a small value is a folder with its journal and record only: launch and value travel in the journal", async () => {
+    const store = box.store();
+    const run = store.create({ kind: "agent", task: { description: "small" }, background: false, launch: { prompt: "Say hi", model: "faux" } });
+    run.settle({ outcome: "succeeded", value: "hi" });
+    await store.idle();
+    const files = runFiles(store.scope, run.runId);
+    expect(readdirSync(files.dir).sort()).toEqual(["journal.jsonl", "record.json"]);
+
+    const other = otherProcess();
+    expect(other.view(run.runId).output).toEqual({ finalAvailable: true, delivery: "inline", value: "hi" });
+    expect(JSON.parse(other.inspectSingle(run.runId, "launch").page.text)).toEqual({ prompt: "Say hi", model: "faux" });
+    expect(other.inspectSingle(run.runId, "final").page.text).toBe("hi");
+
+    // The record is a cache: without it the value is read from the terminal line.
+    rmSync(files.record);
+    const rebuilt = otherProcess().view(run.runId);
+    expectValidView(rebuilt);
+    expect(rebuilt.output).toEqual({ finalAvailable: true, delivery: "inline", value: "hi" });
+    expect(otherProcess().finalValue(run.runId)).toEqual({ ok: true, value: "hi" });
+  });
+
+  it("a value too large to go inline goes to its final file and is delivered by reference", async () => {
+    const store = box.store();
+    const run = store.create({ kind: "agent", task: { description: "large" }, background: false });
+    const big = "z".repeat(40_000);
+    run.settle({ outcome: "succeeded", value: big });
+    await store.idle();
+    const files = runFiles(store.scope, run.runId);
+    expect(readFileSync(files.final, "utf8")).toBe(big);
+    expect(readFileSync(files.journal, "utf8")).not.toContain("zzzz");
+    const other = otherProcess();
+    expect(other.view(run.runId).output).toEqual({ finalAvailable: true, delivery: "reference" });
+    expect(other.finalValue(run.runId)).toEqual({ ok: true, value: big });
+  });
+
+  it("a small value whose journal and record are both lost is not claimed", async () => {
+    const store = box.store();
+    const run = store.create({ kind: "agent", task: { description: "lost" }, background: false });
+    run.settle({ outcome: "succeeded", value: "gone" });
+    await store.idle();
+    const files = runFiles(store.scope, run.runId);
+    const record = JSON.parse(readFileSync(files.record, "utf8")) as Record<string, unknown>;
+    delete record.finalValue;
+    writeFileSync(files.record, JSON.stringify(record));
+    rmSync(files.journal);
+    const view = otherProcess().view(run.runId);
+    expect(view.state.outcome).toBe("succeeded");
+    expect(view.output).toEqual({ finalAvailable: false, delivery: "none" });
+  });
+});
+
+describe("the journal's first and last lines", () => {
+  it("reads lines longer than its first window, and nothing from a torn or foreign journal", async () => {
+    const store = box.store();
+    const prompt = `long ${"é".repeat(30_000)}`; // two bytes a character: the start line spans several windows
+    const run = store.create({ kind: "workflow", task: { description: "long" }, background: false, launch: { prompt } });
+    for (let i = 0; i < 50; i++) run.journal({ t: "store", key: `k${i}`, value: "v".repeat(1000) });
+    const value = { text: "ü".repeat(7000) };
+    run.settle({ outcome: "succeeded", value });
+    await store.idle();
+    const { journal } = runFiles(store.scope, run.runId);
+    expect(readStartLine(journal, run.runId)?.launch).toEqual({ prompt });
+    expect(readTerminalLine(journal, run.runId)).toMatchObject({ t: "terminal", outcome: "succeeded", finalValue: value });
+    expect(readStartLine(journal, "wf_0mx1xga91_0000000000")).toBeUndefined();
+
+    const text = readFileSync(journal, "utf8");
+    writeFileSync(journal, text.slice(0, -10)); // the terminal line's write never finished
+    expect(readTerminalLine(journal, run.runId)).toBeUndefined();
+    expect(readStartLine(journal, run.runId)?.t).toBe("start");
+    writeFileSync(journal, text.slice(0, 100)); // not even the start line is whole
+    expect(readStartLine(journal, run.runId)).toBeUndefined();
+    rmSync(journal);
+    expect(readStartLine(journal, run.runId)).toBeUndefined();
+  });
+});
