@@ -20,9 +20,12 @@ import {
 import { fauxAssistantMessage, fauxProvider, fauxText } from "@earendil-works/pi-ai";
 import { openRunStore, RunRegistry } from "../src/runs/index.ts";
 import { childAnswers } from "../test/support/children.ts";
+import { BUILTIN_ROLES } from "../src/harnesses/roles.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
 import { backgroundDelegations, JSON_OUT, median, RatioTable } from "./support.ts";
 
+/** The role the workflow's children take; the bare side builds its sessions the same way. */
+const workerRole = BUILTIN_ROLES.worker!;
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 const size = (n: number) => Math.max(10, Math.round(n * SCALE));
 const CONCURRENCY = 32;
@@ -63,7 +66,8 @@ async function bareChildren(n: number, concurrency: number, streaming = false): 
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      const loader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, noPromptTemplates: true, noThemes: true });
+      // The worker role's children: its system prompt and its tools, as pi-flow configures them.
+      const loader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, noPromptTemplates: true, noThemes: true, appendSystemPrompt: [workerRole.systemPrompt] });
       await loader.reload();
       const { session } = await createAgentSession({
         cwd: dir,
@@ -73,6 +77,7 @@ async function bareChildren(n: number, concurrency: number, streaming = false): 
         resourceLoader: loader,
         settingsManager: SettingsManager.create(dir, dir),
         sessionManager: SessionManager.inMemory(dir),
+        ...(workerRole.tools ? { tools: workerRole.tools } : {}),
       });
       await session.bindExtensions({});
       await session.prompt(`item ${i}`);

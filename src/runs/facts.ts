@@ -60,9 +60,10 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   if (!dirExists && !entry) throw unavailable(runId);
 
   const live = entry !== undefined && entry.status !== "settled";
-  // A live run's owner keeps its entry and its record in step: the entry says everything the
-  // record would, so a live view (a widget refreshing every second) reads no file.
-  const record = dirExists && !live ? readRecord(files.record, runId) : null;
+  // A live run's owner keeps its entry and its record in step, and a run settled in this process
+  // has its terminal state in the entry: the entry says everything the record would, so such views
+  // (a widget refreshing every second, the view settle returns) read no record.
+  const record = dirExists && !live && !entry?.terminal ? readRecord(files.record, runId) : null;
   // Settled records vouch for their journal by stamp; anything else is classified (and memoised) by stamp.
   const cached = record?.status === "done" ? record.journal : entry?.journal;
   const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, cached);

@@ -71,6 +71,8 @@ interface Slot {
 export class RunRegistry {
   private readonly slots = new Map<string, Slot>();
   private readonly maxSettled: number;
+  /** Settled entries held now: eviction needs the count on every settle, so it is kept, not counted. */
+  private settledCount = 0;
   private counter = 0;
 
   constructor(opts: { maxSettled?: number } = {}) {
@@ -157,6 +159,7 @@ export class RunRegistry {
     if (!slot) throw new Error(`run ${runId} is not registered`);
     if (slot.entry.status === "settled") throw new Error(`run ${runId} is already settled`);
     slot.entry.status = "settled";
+    this.settledCount++;
     slot.entry.terminal = terminal;
     if (final) slot.entry.final = final;
     slot.abort = undefined;
@@ -171,20 +174,19 @@ export class RunRegistry {
   release(runId: string): boolean {
     const slot = this.slots.get(runId);
     if (!slot || slot.entry.status !== "settled") return false;
+    this.settledCount--;
     return this.slots.delete(runId);
   }
 
   private evict(): void {
-    let settled = 0;
-    for (const { entry } of this.slots.values()) if (entry.status === "settled") settled++;
     // Map iteration is insertion order, so the oldest settled entries go first. A value whose final
     // file could not be written exists only here: evicting it would leave refs.final pointing at
     // nothing, so it stays for the life of the process.
     for (const [runId, { entry }] of this.slots) {
-      if (settled <= this.maxSettled) break;
+      if (this.settledCount <= this.maxSettled) break;
       if (entry.status === "settled" && entry.final?.saved !== false) {
         this.slots.delete(runId);
-        settled--;
+        this.settledCount--;
       }
     }
   }
