@@ -12,8 +12,25 @@ import { REDACTED } from "./redact/rule.ts";
 
 export { REDACTED };
 
+/**
+ * Short texts come back again and again (a role, a harness, a model, a tool name, the project's
+ * path: about thirty strings per child, nine in ten seen before), so their redacted form is
+ * remembered. Redaction is a function of the text alone; the memo forgets its oldest entries.
+ */
+const MEMO_MAX_CHARS = 256;
+const MEMO_ENTRIES = 4096;
+const memo = new Map<string, string>();
+
 export function redactText(text: string): { text: string; changed: boolean } {
-  const out = redactString(text);
+  const short = text.length <= MEMO_MAX_CHARS;
+  let out = short ? memo.get(text) : undefined;
+  if (out === undefined) {
+    out = redactString(text);
+    if (short) {
+      if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+      memo.set(text, out);
+    }
+  }
   return { text: out, changed: out !== text };
 }
 

@@ -157,6 +157,17 @@ describe("redactText", () => {
     expect(redactText('{"password":"hunter22"}').text).toBe(`{"password":"${REDACTED}"}`);
   });
 
+  it("gives a short text seen before the same answer, secret or not (remembered texts)", () => {
+    for (let pass = 0; pass < 3; pass++) {
+      for (const { text, secret } of SECRETS.filter((s) => s.text.length <= 256)) {
+        const out = redactText(text);
+        expect(out.changed).toBe(true);
+        expect(out.text).not.toContain(secret);
+      }
+      for (const text of INNOCENT) expect(redactText(text)).toEqual({ text, changed: false });
+    }
+  });
+
   it("is idempotent", () => {
     for (const { text } of SECRETS) {
       const once = redactText(text).text;
