@@ -133,11 +133,11 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
     // longer be read runs again from its prompt.
     if (!view) {
       ranLive();
-      return children.agent(options, context, continuable(call.childRunId));
+      return children.agent(options, context, continuable(call.childRunId), asked);
     }
     if (call.outcome === "succeeded" && !final?.ok) {
       ranLive();
-      return live.agent(options, context);
+      return children.agent(options, context, undefined, asked);
     }
     counts.replayed++;
     children.recordReplayed({ index, identity: asked, view });

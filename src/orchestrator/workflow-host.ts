@@ -134,19 +134,22 @@ export class WorkflowChildren {
     while (this.inflight.size > 0) await Promise.all([...this.inflight]);
   }
 
-  /** `continueFrom`: a resumed run's child that was running at the interruption continues its session. */
-  agent(options: AgentOptions, context: HostCallContext, continueFrom?: ResumeSource): Promise<AgentResult> {
-    const call = this.start(options, context, continueFrom);
+  /**
+   * `continueFrom`: a resumed run's child that was running at the interruption continues its
+   * session. `identity`: the call's identity when the caller has it already (a resume checked it).
+   */
+  agent(options: AgentOptions, context: HostCallContext, continueFrom?: ResumeSource, identity = agentIdentity(options, context.index)): Promise<AgentResult> {
+    const call = this.start(options, context, identity, continueFrom);
     const tracked = call.catch(() => undefined);
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
     return call;
   }
 
-  private async start(options: AgentOptions, { signal, index }: HostCallContext, continueFrom?: ResumeSource): Promise<AgentResult> {
+  private async start(options: AgentOptions, { signal, index }: HostCallContext, identity: CallIdentity, continueFrom?: ResumeSource): Promise<AgentResult> {
     const { env, writer } = this.options;
     // Journaled with the call, so a resumed run can tell whether its script asks the same thing.
-    const { target, argsHash } = agentIdentity(options, index);
+    const { target, argsHash, description } = identity;
     let launched: ReturnType<typeof launchChild>;
     // Progress may only arrive after launchChild returns, when the entry below exists.
     let live: ChildEntry | undefined;
@@ -178,7 +181,6 @@ export class WorkflowChildren {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
       const fatal = FATAL_CODES.has(error.code);
-      const description = agentIdentity(options, index).description;
       this.journal({ t: "event", name: "agent_rejected", data: { index, code: error.code, message: error.message, fatal, target, description, argsHash } });
       if (!fatal) this.countFailure(signal);
       throw hostError(error.code, error.message, { fatal });
