@@ -1,4 +1,5 @@
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { firstViolation } from "../contract/schema-violation.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
@@ -30,8 +31,7 @@ export function parseStructuredAnswer(text: string, schema: Record<string, unkno
 /** Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). */
 export function checkStructuredValue(value: unknown, schema: Record<string, unknown>): StructuredAnswer {
   const validator = compile(schema as JsonSchema);
-  if (validator.check(value)) return { ok: true, value };
-  const first = validator.errors(value)[0];
-  const where = first ? `${first.path || "(the value)"}: ${first.message}` : "invalid";
-  return { ok: false, message: `The child's answer does not satisfy outputSchema at ${where}.` };
+  const violation = firstViolation(validator, value);
+  if (!violation) return { ok: true, value };
+  return { ok: false, message: `The child's answer does not satisfy outputSchema at ${violation.pointer || "(the value)"}: ${violation.message}.` };
 }

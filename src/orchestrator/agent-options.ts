@@ -2,6 +2,7 @@
 // (src/contract/script-schemas.ts): the same fields, minimums and refusal of unknown fields, so a
 // call that external_delegate would refuse is refused here too, as request_invalid.
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { firstViolation } from "../contract/schema-violation.ts";
 import { FlowError } from "../contract/errors.ts";
 import { agentOptionsSchema } from "../contract/script-schemas.ts";
 import type { ChildCall } from "./launch-child.ts";
@@ -30,8 +31,8 @@ export function checkAgentOptions(options: unknown): asserts options is Omit<Chi
   if (given("subagent_type") && given("harness")) {
     throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
   }
-  if (validator.check(options)) return;
-  const first = validator.errors(options)[0];
-  const path = first?.path.replace(/^\//, "").replace(/\//g, ".") ?? "";
-  throw new FlowError("request_invalid", `agent() option ${path || "options"}: ${first?.message ?? "does not match external_delegate's input"}.`);
+  const violation = firstViolation(validator, options);
+  if (!violation) return;
+  const path = violation.pointer.slice(1).replaceAll("/", ".");
+  throw new FlowError("request_invalid", `agent() option ${path || "options"}: ${violation.message}.`);
 }

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { firstViolation } from "../contract/schema-violation.ts";
 import { FlowError } from "../contract/errors.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
 
@@ -109,8 +110,7 @@ export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown
   } catch (error) {
     throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
   }
-  if (validator.check(value)) return value;
-  const first = validator.errors(value)[0];
-  const where = first?.path ? `args${first.path.startsWith("/") ? first.path : `/${first.path}`}` : "args";
-  throw new FlowError("request_invalid", `${where}: ${first?.message ?? "does not match meta.args"}`);
+  const violation = firstViolation(validator, value);
+  if (!violation) return value;
+  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}`);
 }
