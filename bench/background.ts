@@ -11,7 +11,7 @@
  */
 import { childAnswers } from "../test/support/children.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
-import { backgroundDelegations, JSON_OUT } from "./support.ts";
+import { backgroundDelegations, JSON_OUT, withLag } from "./support.ts";
 
 const N = Number(process.env.BENCH_N ?? "200");
 const LIMITS = [1, 2, 4, 8, 16, 32];
@@ -36,29 +36,12 @@ async function measure(limit: number): Promise<Row> {
   const pi = await startPiSession({ tokensPerSecond: TOKENS_PER_SECOND, env: { PI_FLOW_MAX_BACKGROUND: String(limit) } });
   try {
     await delegations(pi, 4); // warm: modules, JIT, the sandbox worker
-    const lateness: number[] = [];
-    let peakHeap = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      lateness.push(Math.max(0, now - last - 10));
-      last = now;
-      peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
-    }, 10);
     const cpu = process.cpuUsage();
     const start = performance.now();
-    await delegations(pi, N);
+    const { lagP99, peakHeap } = await withLag(() => delegations(pi, N));
     const wallMs = performance.now() - start;
     const used = process.cpuUsage(cpu);
-    clearInterval(timer);
-    lateness.sort((a, b) => a - b);
-    return {
-      limit,
-      wallMs,
-      cpuMs: (used.user + used.system) / 1000,
-      lagP99Ms: lateness[Math.floor(lateness.length * 0.99)] ?? 0,
-      peakHeapMiB: peakHeap / 2 ** 20,
-    };
+    return { limit, wallMs, cpuMs: (used.user + used.system) / 1000, lagP99Ms: lagP99, peakHeapMiB: peakHeap / 2 ** 20 };
   } finally {
     pi.dispose();
   }

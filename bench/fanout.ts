@@ -22,7 +22,7 @@ import { openRunStore, RunRegistry } from "../src/runs/index.ts";
 import { childAnswers } from "../test/support/children.ts";
 import { BUILTIN_ROLES } from "../src/harnesses/roles.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
-import { backgroundDelegations, JSON_OUT, median, RatioTable } from "./support.ts";
+import { backgroundDelegations, JSON_OUT, median, RatioTable, withLag } from "./support.ts";
 
 /** The role the workflow's children take; the bare side builds its sessions the same way. */
 const workerRole = BUILTIN_ROLES.worker!;
@@ -139,23 +139,6 @@ function listFirstPages(large: number, small: number): { large: number; small: n
     return { large: median(samples.large), small: median(samples.small) };
   } finally {
     for (const home of homes) rmSync(home, { recursive: true, force: true });
-  }
-}
-
-/** The p99 of how late a 10 ms timer fires while `work` runs: the host's event-loop lag. */
-async function withLag<T>(work: () => Promise<T>): Promise<{ value: T; lagP99: number }> {
-  const lateness: number[] = [];
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    lateness.push(Math.max(0, now - last - 10));
-    last = now;
-  }, 10);
-  try {
-    const value = await work();
-    return { value, lagP99: lateness.sort((x, y) => x - y)[Math.floor(lateness.length * 0.99)] ?? 0 };
-  } finally {
-    clearInterval(timer);
   }
 }
 

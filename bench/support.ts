@@ -74,3 +74,25 @@ export async function backgroundDelegations(pi: PiTestSession, n: number, childr
   stop();
   return turns - 1;
 }
+
+/**
+ * The p99 of how late a 10 ms timer fires while `work` runs (the host's event-loop lag), and the
+ * largest heap seen at those ticks.
+ */
+export async function withLag<T>(work: () => Promise<T>): Promise<{ value: T; lagP99: number; peakHeap: number }> {
+  const lateness: number[] = [];
+  let peakHeap = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    lateness.push(Math.max(0, now - last - 10));
+    last = now;
+    peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+  }, 10);
+  try {
+    const value = await work();
+    return { value, lagP99: lateness.sort((x, y) => x - y)[Math.floor(lateness.length * 0.99)] ?? 0, peakHeap };
+  } finally {
+    clearInterval(timer);
+  }
+}
