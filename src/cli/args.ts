@@ -14,7 +14,10 @@ export interface Parsed {
  * One subcommand's flags, strictly: an unknown flag, a missing value or a wrong number of
  * positionals is request_invalid (exit 2), with the command's usage line in the message.
  */
-export function parseCommand(argv: readonly string[], options: Options, positionals: { min: number; max: number }, usage: string): Parsed {
+type Arity = { min: number; max: number };
+
+/** `positionals` may depend on the flags given (`flow run --resume` takes no workflow). */
+export function parseCommand(argv: readonly string[], options: Options, positionals: Arity | ((values: Parsed["values"]) => Arity), usage: string): Parsed {
   let parsed: Parsed;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as Parsed;
@@ -22,8 +25,9 @@ export function parseCommand(argv: readonly string[], options: Options, position
     throw new FlowError("request_invalid", `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}\nUsage: ${usage}`);
   }
   const count = parsed.positionals.length;
-  if (count < positionals.min || count > positionals.max) {
-    const what = count < positionals.min ? "Missing argument" : `Unexpected argument "${parsed.positionals[positionals.max]}"`;
+  const arity = typeof positionals === "function" ? positionals(parsed.values) : positionals;
+  if (count < arity.min || count > arity.max) {
+    const what = count < arity.min ? "Missing argument" : `Unexpected argument "${parsed.positionals[arity.max]}"`;
     throw new FlowError("request_invalid", `${what}.\nUsage: ${usage}`);
   }
   return parsed;
