@@ -30,6 +30,20 @@ export interface WorkflowDetails {
 
 const MAX_LISTED = 8;
 
+/**
+ * A child's entry as a progress update shows it. Entries change while their child runs, so a
+ * running child is copied for each update; a settled one never changes again, so its one copy is
+ * shared by every later update (a fan-out of a thousand costs its running children per update,
+ * not all of them).
+ */
+const settledSnapshots = new WeakMap<ChildEntry, ChildEntry>();
+function snapshotOf(child: ChildEntry): ChildEntry {
+  if (child.status === "running") return { ...child };
+  let copy = settledSnapshots.get(child);
+  if (!copy) settledSnapshots.set(child, (copy = { ...child }));
+  return copy;
+}
+
 /** "2 running, 3 finished: review correctness (running), …", running children first. */
 export function progressText(progress: WorkflowProgress): string {
   const running = progress.children.filter((child) => child.status === "running");
@@ -141,7 +155,7 @@ export function createWorkflowTool(host: FlowHost) {
           ...(parentRunId ? { parentRunId } : {}),
           ...(background ? {} : { signal }),
           onProgress: (progress) => {
-            const children = progress.children.map((child) => ({ ...child })); // entries change as children settle
+            const children = progress.children.map(snapshotOf);
             if (background) return noteProgress(progress.runId, { children });
             onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
           },
