@@ -5,7 +5,7 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../contract/schema-violation.ts";
 import { FlowError } from "../contract/errors.ts";
 import { agentOptionsSchema } from "../contract/script-schemas.ts";
-import type { ChildCall } from "./launch-child.ts";
+import { checkTarget, type ChildCall } from "./launch-child.ts";
 
 /** The schema's names and its compiled check, built on the first agent() call, not at extension load. */
 let checker: { names: ReadonlySet<string>; validator: ReturnType<typeof compile> } | undefined;
@@ -24,13 +24,7 @@ export function checkAgentOptions(options: unknown): asserts options is Omit<Chi
   const { names, validator } = agentChecker();
   const unknown = Object.keys(options).filter((key) => !names.has(key));
   if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
-  // The branch rules first, in words: the schema's oneOf would only say that no branch matched.
-  const given = (key: string) => (options as Record<string, unknown>)[key] !== undefined;
-  if (given("role") && given("subagent_type")) throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
-  if (!given("role") && !given("subagent_type")) throw new FlowError("request_invalid", "Give role or subagent_type.");
-  if (given("subagent_type") && given("harness")) {
-    throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
-  }
+  checkTarget(options); // the branch rules first, in words
   const violation = firstViolation(validator, options);
   if (!violation) return;
   const path = violation.pointer.slice(1).replaceAll("/", ".");

@@ -105,18 +105,22 @@ function resolveCwd(requested: string, base: string): string {
   return cwd;
 }
 
+/**
+ * The contract's branch rules (external_delegate's schema says them as oneOf/not), in words: a
+ * schema check would only say that no branch matched. agent() options are checked here first too.
+ */
+export function checkTarget(call: { role?: unknown; subagent_type?: unknown; harness?: unknown }): void {
+  if (call.role !== undefined && call.subagent_type !== undefined) throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
+  if (call.role === undefined && call.subagent_type === undefined) throw new FlowError("request_invalid", "Give role or subagent_type.");
+  if (call.subagent_type !== undefined && call.harness !== undefined) {
+    throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
+  }
+}
+
 function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
   checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
   for (const key of ["role", "subagent_type", "harness", "model"] as const) checkText(call[key], key, MAX_NAME_CHARS);
-  if (call.role !== undefined && call.subagent_type !== undefined) {
-    throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
-  }
-  if (call.role === undefined && call.subagent_type === undefined) {
-    throw new FlowError("request_invalid", "Give role or subagent_type.");
-  }
-  if (call.subagent_type !== undefined && call.harness !== undefined && call.harness !== "pi") {
-    throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
-  }
+  checkTarget(call);
   // Field types and minimums (maxTurns, maxToolCalls, timeoutMs, ...) were checked against the
   // schema already: by Pi for external_delegate, by checkAgentOptions for agent().
   if (call.resume !== undefined && typeof call.resume !== "string") throw new FlowError("request_invalid", "resume must be a run ID.");
