@@ -149,3 +149,18 @@ function journalPath(runId: string): string {
   }
   throw new Error(`no journal for ${runId}`);
 }
+
+test("flow run --resume of a run that succeeded with a value too large to go inline prints that value, and runs nothing", async () => {
+  const big = sandbox.file("big.js", 'export const apiVersion = 1;\nexport const meta = { name: "big" };\nreturn { rows: Array.from({ length: 2000 }, (_, i) => "row " + i + " " + "x".repeat(10)) };');
+  const first = await flow(["run", big, "--json", ...RUN_FLAGS], { env: sandbox.env });
+  expect(first.code).toBe(0);
+  const envelope = JSON.parse(first.stdout) as { data: { run: { runId: string; output: { delivery: string } } } };
+  expect(envelope.data.run.output.delivery).toBe("reference");
+  const { env, asked } = logged();
+  const again = await flow(["run", "--resume", envelope.data.run.runId, ...RUN_FLAGS], { env });
+  expect(again.code).toBe(0);
+  const value = JSON.parse(again.stdout) as { rows: string[] };
+  expect(value.rows).toHaveLength(2000);
+  expect(value.rows[1999]).toBe(`row 1999 ${"x".repeat(10)}`);
+  expect(asked()).toEqual([]);
+});
