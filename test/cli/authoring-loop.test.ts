@@ -95,6 +95,17 @@ describe("flow types", () => {
     expect(existsSync(join(sandbox.root, "types", "tsconfig.json"))).toBe(false);
   });
 
+  test("a project extension that fails to load is named on stderr and left out; the other tools are still declared", async () => {
+    const project = join(sandbox.root, "with-broken-extension");
+    mkdirSync(join(project, ".pi", "extensions"), { recursive: true });
+    writeFileSync(join(project, ".pi/extensions/broken.ts"), 'throw new Error("broken on purpose");\n');
+    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/flow types: an extension did not load, its tools are left out: .*broken\.ts: .*broken on purpose/);
+    const declarations = readFileSync(join(project, ".pi/flow/workflows/flow.d.ts"), "utf8");
+    expect(declarations).toContain("external_delegate(args: ExternalDelegateInput)");
+  });
+
   test("a --cwd that is not a directory is refused before anything is written, by types and by check (exit 2)", async () => {
     const typo = join(sandbox.root, "no-such-project");
     const types = await flow(["types", "--cwd", typo], { env: sandbox.env });
