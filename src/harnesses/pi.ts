@@ -16,6 +16,7 @@ import { quotaBreach } from "./quotas.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
 import { addMessageUsage, zeroUsage } from "./usage.ts";
+import { ChildSessionFile } from "./pi-session-file.ts";
 import { stoppedResult } from "./outcomes.ts";
 
 export interface PiHarnessOptions {
@@ -28,13 +29,13 @@ export interface PiHarnessOptions {
  * The child's Pi session: a file of the run's evidence when the run has one (so a later run can
  * resume it), a copy of an earlier run's session when this run resumes it, else in memory. Either
  * way it is evidence of the run, never a session of the user's own session list. The file sits in
- * the run's folder, which exists: no folder is created per child. Pi writes it from the child's
- * first message on.
+ * the run's folder, which exists: no folder is created per child. A new child's session is kept
+ * in memory and written by ChildSessionFile; a resumed one is Pi's fork, which Pi writes itself.
  */
 function childSessionManager(request: ChildRequest): SessionManager {
   const { session, cwd } = request;
-  if (!session) return SessionManager.inMemory(cwd);
-  if (session.resumeFrom === undefined) return SessionManager.open(session.file, undefined, cwd);
+  // A new child's session is written by ChildSessionFile, from memory.
+  if (!session || session.resumeFrom === undefined) return SessionManager.inMemory(cwd);
   // Pi names a fork's file itself; it becomes this run's session file under the usual name.
   const fork = SessionManager.forkFrom(session.resumeFrom, cwd, dirname(session.file));
   const forkedFile = fork.getSessionFile();
@@ -131,8 +132,8 @@ function attachSteering(session: AgentSession, request: ChildRequest): void {
   });
 }
 
-/** Follows the child's events: usage, activity, streamed text and diagnostics. */
-function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage): () => void {
+/** Follows the child's events: usage, activity, streamed text and diagnostics; `turnEnded` after each turn. */
+function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage, turnEnded: () => void): () => void {
   const progress = (activity: string) => request.onProgress({ usage: { ...usage }, activity });
   return session.subscribe((event: AgentSessionEvent) => {
     switch (event.type) {
@@ -141,6 +142,7 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
         break;
       case "turn_end":
         usage.turns++;
+        turnEnded();
         progress("turn finished");
         break;
       case "message_end": {
@@ -202,7 +204,9 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
     async run(request) {
       const usage = zeroUsage();
       const session = await buildChildSession(request, options);
-      const unsubscribe = observe(session, request, usage);
+      const file = request.session && request.session.resumeFrom === undefined ? new ChildSessionFile(session.sessionManager, request.session.file) : undefined;
+      const fileError = (message: string) => request.onDiagnostic({ type: "error", message });
+      const unsubscribe = observe(session, request, usage, () => file?.flush(fileError));
       const quota: QuotaState = {};
       const releaseQuotas = enforceQuotas(session, request, quota);
       attachSteering(session, request);
@@ -222,6 +226,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
         request.steering?.close();
         releaseQuotas();
         unsubscribe();
+        file?.close(fileError);
       }
       try {
         return settle(session, request, usage, thrown, quota);

@@ -1,8 +1,10 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { childAnswers, childAnswersWhenReleased, type Seen } from "../support/children.ts";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { childAnswers, childAnswersWhenReleased, childHangs, type Seen } from "../support/children.ts";
+import { runFileOf } from "../support/journals.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { callForReceipt } from "../support/receipts.ts";
@@ -104,6 +106,26 @@ describe("external_delegate resume", () => {
     await delegate({ ...worker, prompt: "And delta.", resume: second.receipt.data.run!.runId }, { children: [childAnswers("ok", seenThird)] });
     expect(seenThird[0]!.all).toContain("Notes: alpha, beta, gamma.");
     expect(seenThird[0]!.all).toContain("Write the notes.");
+  });
+
+  test("a pi child's session is saved at each turn's end, in Pi's format: a child stuck in its second turn has its first on disk", async () => {
+    writeFileSync(join(pi.cwd, "notes.txt"), "marker-4412\n");
+    let hanging!: () => void;
+    const second = new Promise<void>((resolve) => (hanging = resolve));
+    const readNotes = fauxAssistantMessage([fauxToolCall("read", { path: "notes.txt" })], { stopReason: "toolUse" });
+    const started = await delegate({ ...worker, background: true }, { children: [readNotes, childHangs(hanging)] });
+    const runId = started.receipt.data.run!.runId;
+    await second;
+    // Read back by Pi itself, as a resume does: the prompt, the tool call and what it read.
+    const file = runFileOf(pi.flowHome, runId, "session.jsonl");
+    const saved = SessionManager.open(file).buildSessionContext().messages.map((message) => JSON.stringify(message)).join("\n");
+    expect(saved).toContain("Write the notes.");
+    expect(saved).toContain("marker-4412");
+    await runs({ action: "cancel", runIds: [runId] });
+    await runs({ action: "wait", runIds: [runId] });
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    expect(lines[0]!.type).toBe("session");
+    expect(lines.filter((line) => line.type === "message").length).toBeGreaterThanOrEqual(3);
   });
 
   test("agent() takes resume: a workflow continues a settled child", async () => {

@@ -1,0 +1,61 @@
+import { closeSync, openSync, writeSync } from "node:fs";
+import type { SessionManager } from "@earendil-works/pi-coding-agent";
+
+/**
+ * A pi child's session file, written by pi-flow from the child's in-memory Pi session. Pi would
+ * open the file again for every message it appends, and on a busy disk file opens are most of
+ * what a short child costs. This writes at the end of each turn and when the child stops, through
+ * one open file. The file is Pi's own format (the header, then one entry per line), so Pi reads it
+ * back to resume the child; on disk it holds the child's last whole turn, so a child killed
+ * mid-turn resumes from there. Nothing is written until the conversation has a message.
+ */
+export class ChildSessionFile {
+  private readonly manager: SessionManager;
+  private readonly path: string;
+  private fd: number | null = null;
+  /** Entries written so far, the header not counted. */
+  private written = 0;
+  private failed = false;
+
+  constructor(manager: SessionManager, path: string) {
+    this.manager = manager;
+    this.path = path;
+  }
+
+  /**
+   * Append what the session gained since the last flush. A failed write is reported once, through
+   * `onError`, and stops the file (a partial session is still one Pi can read back); the child goes on.
+   */
+  flush(onError: (message: string) => void): void {
+    if (this.failed || this.manager.getEntryCount() === this.written) return;
+    const entries = this.manager.getEntries();
+    const lines: string[] = [];
+    try {
+      if (this.fd === null) {
+        if (!entries.some((entry) => entry.type === "message")) return;
+        this.fd = openSync(this.path, "wx", 0o600);
+        lines.push(JSON.stringify(this.manager.getHeader()));
+      }
+      for (const entry of entries.slice(this.written)) lines.push(JSON.stringify(entry));
+      const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+      for (let done = 0; done < buffer.length; ) done += writeSync(this.fd, buffer, done);
+      this.written = entries.length;
+    } catch (error) {
+      this.failed = true;
+      onError(`The child's Pi session could not be saved (${(error as NodeJS.ErrnoException).code ?? "error"}); it cannot be resumed.`);
+    }
+  }
+
+  /** Flush, then close the file. */
+  close(onError: (message: string) => void): void {
+    this.flush(onError);
+    if (this.fd === null) return;
+    const fd = this.fd;
+    this.fd = null;
+    try {
+      closeSync(fd);
+    } catch {
+      /* written already; closing is best effort */
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
+import { afterEach, beforeEach, expect, test } from "vitest";
+import { ChildSessionFile } from "../../src/harnesses/pi-session-file.ts";
+
+let dir: string;
+beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "pi-flow-session-file-"))));
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const userMessage = (text: string) => ({ role: "user" as const, content: text, timestamp: Date.now() });
+
+test("writes nothing before the conversation, then the header and each new entry once; Pi reads it back whole", () => {
+  const manager = SessionManager.inMemory(dir);
+  const path = join(dir, "session.jsonl");
+  const file = new ChildSessionFile(manager, path);
+  const errors: string[] = [];
+  manager.appendThinkingLevelChange("off");
+  file.flush((message) => errors.push(message));
+  expect(() => readFileSync(path)).toThrow(); // setup entries alone leave no file, as Pi does
+  manager.appendMessage(userMessage("first question"));
+  manager.appendMessage(fauxAssistantMessage([fauxText("first answer")]));
+  file.flush((message) => errors.push(message));
+  manager.appendMessage(userMessage("second question"));
+  file.close((message) => errors.push(message));
+  expect(errors).toEqual([]);
+  const reopened = SessionManager.open(path);
+  expect(reopened.getHeader()?.id).toBe(manager.getHeader()?.id);
+  expect(reopened.getEntries()).toEqual(manager.getEntries());
+});
+
+test("a file that cannot be written is reported once and the child goes on", () => {
+  const manager = SessionManager.inMemory(dir);
+  const file = new ChildSessionFile(manager, join(dir, "gone", "session.jsonl"));
+  const errors: string[] = [];
+  manager.appendMessage(userMessage("question"));
+  file.flush((message) => errors.push(message));
+  manager.appendMessage(userMessage("more"));
+  file.close((message) => errors.push(message));
+  expect(errors).toEqual(["The child's Pi session could not be saved (ENOENT); it cannot be resumed."]);
+});
