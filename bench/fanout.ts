@@ -7,7 +7,7 @@
  *   BENCH_SCALE=0.2 npx node bench/fanout.ts  smaller sizes, for a quick look
  *   BENCH_JSON=1 npx node bench/fanout.ts     JSON, as stored in bench/fanout.baseline.json
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -88,6 +88,31 @@ async function bareChildren(n: number, concurrency: number, streaming = false): 
   rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * What creating the evidence of `n` children costs this disk now, with nothing else: per child a
+ * folder and three files written once (a pi child's journal, output log and session), the floor
+ * under pi-flow's durable runs. Shared disks vary by an order of magnitude from one minute to the
+ * next; this figure, taken beside the fan-out, says how much of its ratio is the disk's.
+ */
+function diskFloor(n: number): number {
+  const dir = mkdtempSync(join(tmpdir(), "bench-floor-"));
+  try {
+    const start = performance.now();
+    for (let i = 0; i < n; i++) {
+      const run = join(dir, `run-${i}`);
+      mkdirSync(run, { mode: 0o700 });
+      for (const name of ["journal.jsonl", "output.log", "session.jsonl"]) {
+        const fd = openSync(join(run, name), "a", 0o600);
+        writeSync(fd, `{"i":${i}}\n`);
+        closeSync(fd);
+      }
+    }
+    return performance.now() - start;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const answers = (n: number, streaming = false) => ({ children: Array.from({ length: n }, (_, i) => childAnswers(answerText(i, streaming))) });
 
 async function workflowChildren(pi: PiTestSession, n: number, streaming = false): Promise<void> {
@@ -156,6 +181,9 @@ async function main(): Promise<void> {
   const flow200 = await measure(() => workflowChildren(pi, n200));
   row(`${n200} children through one workflow: wall`, flow200.wall, bare200.wall, 1.15);
   row(`${n200} children through one workflow: CPU`, flow200.cpu, bare200.cpu, 1.5);
+  const floor = diskFloor(n200);
+  note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
+  note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / bare200.wall).toFixed(2)));
   // The faux model answers at once, in microtasks: nothing waits on I/O, so a host that never
   // yields shows its whole run as one lag spike. A floor of 1 ms keeps an idle-clean bare side
   // from turning noise into a huge ratio.
