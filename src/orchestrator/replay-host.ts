@@ -4,6 +4,7 @@ import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./
 import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
 import { resolveResume, type ResumeSource } from "./resume.ts";
 import { hostError, type ResumeCounts, type WorkflowChildren } from "./workflow-host.ts";
+import type { ToolCallContext } from "./workflow-tools.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
 
@@ -44,18 +45,6 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: Json
       throw error;
     }
   };
-}
-
-/** Nested runs a resumed parent is resuming now, each with that parent's run ID. */
-const expectedNested = new Map<string, string>();
-
-/**
- * Whether `runId`, a nested workflow run, may be resumed from the workflow `parentRunId`: only the
- * resume of its own parent does so, at the call that started it. Any other workflow asking to resume
- * it is refused like a person would be.
- */
-export function resumingNested(runId: string, parentRunId: string): boolean {
-  return expectedNested.get(runId) === parentRunId;
 }
 
 export interface ReplayOptions {
@@ -173,13 +162,9 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       const nestedRun = name === NESTED_TOOL ? plan.nested.get(index) : undefined;
       if (nestedRun !== undefined) {
         ranLive();
-        // Only this call may resume the nested run: the tool checks it is expected, and by whom.
-        expectedNested.set(nestedRun, writer.runId);
-        try {
-          return await fn({ resume: nestedRun }, context, args);
-        } finally {
-          expectedNested.delete(nestedRun);
-        }
+        // Only this call may resume the nested run: its context says so to the tool it calls.
+        const resuming: ToolCallContext = { ...context, resumesNested: nestedRun };
+        return fn({ resume: nestedRun }, resuming, args);
       }
       if (!replaySafe.has(name)) {
         throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, { fatal: true });

@@ -24,6 +24,13 @@ interface CallingWorkflow {
 /** A workflow's place inside the one calling it, set per tools.* call. */
 interface CallingPlace extends CallingWorkflow {
   toolIndex: number;
+  /** The nested run this call resumes: set only by the resume of this call's own workflow. */
+  resumesNested?: string;
+}
+
+/** A tools.* call's context as the orchestrator hands it over: a resumed parent names the nested run its call resumes. */
+export interface ToolCallContext extends HostCallContext {
+  resumesNested?: string;
 }
 
 // Carried by the async context of the tools.* call, so concurrent sessions and sibling calls never
@@ -44,6 +51,11 @@ export interface WorkflowPlace {
   parentRunId?: string;
   /** Tell the calling workflow which run its tools.* call started. */
   started?(runId: string): void;
+  /**
+   * The nested run this call may resume: only the resume of its own parent, at the call that
+   * started it, resumes a nested run. Any other workflow asking is refused like a person would be.
+   */
+  resumesNested?: string;
 }
 
 /** Where a workflow started now sits: one deeper than the workflow calling it, if any. */
@@ -54,7 +66,9 @@ export function nextWorkflowPlace(): WorkflowPlace {
     throw new FlowError("request_invalid", `Workflows may start workflows only to depth ${MAX_WORKFLOW_DEPTH}; this call would be depth ${depth}.`);
   }
   if (!caller) return { depth };
-  return { depth, parentRunId: caller.runId, started: (runId) => caller.onNestedRun?.(caller.toolIndex, runId) };
+  const place: WorkflowPlace = { depth, parentRunId: caller.runId, started: (runId) => caller.onNestedRun?.(caller.toolIndex, runId) };
+  if (caller.resumesNested !== undefined) place.resumesNested = caller.resumesNested;
+  return place;
 }
 
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools">;
@@ -91,8 +105,9 @@ export function workflowToolSchemas(names: readonly string[], ctx: ToolContext):
 export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, caller: CallingWorkflow): NonNullable<WorkflowHost["tools"]> {
   const tools: NonNullable<WorkflowHost["tools"]> = {};
   for (const name of names) {
-    tools[name] = async (args: JsonValue, { signal, index }: HostCallContext) => {
-      const outcome = await callingWorkflow.run({ ...caller, toolIndex: index }, () => ctx.executeTool(name, args, { signal }));
+    tools[name] = async (args: JsonValue, { signal, index, resumesNested }: ToolCallContext) => {
+      const place: CallingPlace = { ...caller, toolIndex: index, ...(resumesNested !== undefined ? { resumesNested } : {}) };
+      const outcome = await callingWorkflow.run(place, () => ctx.executeTool(name, args, { signal }));
       const result = outcome.result as { content?: { type: string; text?: string }[]; structuredContent?: unknown };
       if (result.structuredContent !== undefined) return result.structuredContent;
       const text = contentText(result.content);

@@ -8,7 +8,6 @@ import type { LaunchEnvironment } from "../orchestrator/launch-child.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
 import { prepareResume } from "../orchestrator/workflow-resume.ts";
-import { resumingNested } from "../orchestrator/replay-host.ts";
 import { claimResume, type ResumeClaim } from "../orchestrator/resume-claims.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow-sources.ts";
 import type { ParsedWorkflow } from "../../runtime/index.ts";
@@ -129,7 +128,7 @@ export function createWorkflowTool(host: FlowHost) {
         const place = nextWorkflowPlace();
         const { depth, parentRunId } = place;
         const env = host.launchEnvironment(ctx);
-        const nested = parentRunId !== undefined && params.resume !== undefined && resumingNested(params.resume, parentRunId);
+        const nested = params.resume !== undefined && place.resumesNested === params.resume;
         const source = chooseSource(params, { host, ctx, runs: env.runs, nested });
         // A run that succeeded has its result already: nothing runs again.
         if ("succeeded" in source) return resumedReceipt(source.succeeded, supervised(ctx));
