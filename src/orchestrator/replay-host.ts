@@ -3,7 +3,7 @@ import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, 
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
 import { resolveResume, type ResumeSource } from "./resume.ts";
-import { hostError, type ResumeCounts, type WorkflowChildren } from "./workflow-host.ts";
+import { hostError, type WorkflowChildren } from "./workflow-host.ts";
 import type { ToolCallContext } from "./workflow-tools.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
@@ -55,7 +55,6 @@ export interface ReplayOptions {
   rawTools: WorkflowHost["tools"];
   children: WorkflowChildren;
   writer: RunWriter;
-  counts: ResumeCounts;
   /** Tools whose unanswered calls may run again (see replaySafeTools). */
   replaySafe: ReadonlySet<string>;
 }
@@ -65,7 +64,7 @@ export interface ReplayOptions {
  * target or argument hash fails the run (fatal, so a script cannot catch it and go on mixing two
  * runs); a call that settled is answered from the journal without running; anything else runs live.
  */
-export function replayingHost({ plan, live, rawTools, children, writer, counts, replaySafe }: ReplayOptions): WorkflowHost {
+export function replayingHost({ plan, live, rawTools, children, writer, replaySafe }: ReplayOptions): WorkflowHost {
   const diverged = (journaled: CallIdentity, asked: CallIdentity, index: number): HostError =>
     hostError(
       "failed",
@@ -73,14 +72,8 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       { fatal: true },
     );
   const same = (journaled: CallIdentity, asked: CallIdentity) => journaled.target === asked.target && journaled.argsHash === asked.argsHash;
-  const ranLive = () => {
-    counts.live++;
-    children.refreshCounts();
-  };
-  const replayed = () => {
-    counts.replayed++;
-    children.refreshCounts();
-  };
+  const ranLive = () => children.countLive();
+  const replayed = () => children.countReplayed();
 
   /** The session an interrupted child kept, if any (pi: its session file; claude/codex: its CLI session). */
   const continuable = (childRunId: string | undefined): ResumeSource | undefined => {
@@ -107,7 +100,6 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       // The call failed before a child started; the journal also holds the failure the script saw.
       const { code, message } = call.rejected;
       if (!writer.settled) writer.journal({ t: "event", name: "agent_rejected", data: { index, code, message, fatal: false, target: asked.target, description: asked.description, argsHash: asked.argsHash, replayed: true } });
-      counts.replayed++;
       children.countReplayedFailure();
       throw hostError(code, message);
     }
@@ -128,7 +120,6 @@ export function replayingHost({ plan, live, rawTools, children, writer, counts, 
       ranLive();
       return children.agent(options, context, undefined, asked);
     }
-    counts.replayed++;
     children.recordReplayed({ index, identity: asked, view });
     if (call.outcome !== "succeeded") {
       const reason = view.state.error?.message ?? `the child ended ${call.outcome}`;

@@ -48,12 +48,6 @@ export interface ChildCounts {
   live?: number;
 }
 
-/** What a resumed run counts as it goes: calls answered from the journal, and calls that ran. */
-export interface ResumeCounts {
-  replayed: number;
-  live: number;
-}
-
 /** An agent() call a resumed run answered from the journal: the child that settled before. */
 export interface ReplayedChild {
   index: number;
@@ -80,8 +74,8 @@ export interface WorkflowChildrenOptions {
   env: LaunchEnvironment;
   writer: RunWriter;
   onChange(): void;
-  /** Set on a resumed run: its replayed and live calls are counted here and shown with the children. */
-  resume?: ResumeCounts;
+  /** A resumed run: its replayed and live calls are counted and shown with the children. */
+  resumed?: boolean;
 }
 
 /**
@@ -94,6 +88,9 @@ export class WorkflowChildren {
   private readonly options: WorkflowChildrenOptions;
   private readonly inflight = new Set<Promise<unknown>>();
   private failedCalls = 0;
+  /** A resumed run's agent() and tools.* calls answered from the journal, and those that ran. */
+  private replayedCalls = 0;
+  private liveCalls = 0;
   /** Model usage of every child so far: the workflow's own usage is its children's. */
   private readonly usage: UsageTotals = {};
 
@@ -102,13 +99,19 @@ export class WorkflowChildren {
   }
 
   get counts(): ChildCounts {
-    const { resume } = this.options;
     const counts: ChildCounts = { count: this.entries.length, failed: this.failedCalls };
-    return resume ? { ...counts, replayed: resume.replayed, live: resume.live } : counts;
+    return this.options.resumed ? { ...counts, replayed: this.replayedCalls, live: this.liveCalls } : counts;
   }
 
-  /** Counts changed outside agent() (a resumed run's tools.* calls). */
-  refreshCounts(): void {
+  /** A resumed run's call (agent() or tools.*) that runs live. */
+  countLive(): void {
+    this.liveCalls++;
+    this.publishCounts();
+  }
+
+  /** A resumed run's tools.* call answered from the journal. */
+  countReplayed(): void {
+    this.replayedCalls++;
     this.publishCounts();
   }
 
@@ -126,6 +129,7 @@ export class WorkflowChildren {
     this.journal({ t: "event", name: "agent_start", data: { index, childRunId: view.runId, description: identity.description, target, argsHash, replayed: true } });
     this.journal({ t: "child", childRunId: view.runId, outcome, data: { index, delivered: true, replayed: true } });
     if (outcome !== "succeeded") this.failedCalls++;
+    this.replayedCalls++;
     this.publishCounts();
   }
 
@@ -222,6 +226,7 @@ export class WorkflowChildren {
   /** A resumed run replayed an agent() call that had failed before a child started. */
   countReplayedFailure(): void {
     this.failedCalls++;
+    this.replayedCalls++;
     this.publishCounts();
   }
 

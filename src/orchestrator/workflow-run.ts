@@ -13,7 +13,7 @@ import { hashArgs } from "./call-identity.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { journaledTools, replayingHost } from "./replay-host.ts";
 import type { ResumePlan } from "./resume-plan.ts";
-import { WorkflowChildren, type ChildCounts, type ChildEntry, type ResumeCounts } from "./workflow-host.ts";
+import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
 import type { SelectedWorkflow } from "./workflow-sources.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */
@@ -133,8 +133,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     progressQueued = true;
     setImmediate(() => progressQueued && sendProgress());
   };
-  const counts: ResumeCounts | undefined = resume ? { replayed: 0, live: 0 } : undefined;
-  const children = new WorkflowChildren({ env, writer, onChange: progress, ...(counts ? { resume: counts } : {}) });
+  const children = new WorkflowChildren({ env, writer, onChange: progress, resumed: resume !== undefined });
   const live: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
   // A nested workflow's run ID, by the tools.* call that started it: the parent's resume resumes it.
   const nested = (index: number, runId: string) => {
@@ -144,8 +143,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const tools = journaledTools(rawTools, writer);
   if (tools) live.tools = tools;
   if (launch.toolSchemas) live.toolSchemas = launch.toolSchemas;
-  const host = resume && counts ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, counts, replaySafe: resume.replaySafe }) : live;
-  if (counts) writer.setChildren(children.counts);
+  const host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe }) : live;
+  if (resume) writer.setChildren(children.counts);
 
   const run = runWorkflow(workflow, {
     args: launch.args,
