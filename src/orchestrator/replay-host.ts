@@ -1,6 +1,7 @@
 import type { RunWriter } from "../runs/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
+import { callJournal } from "./call-journal.ts";
 import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
 import { resolveResume, type ResumeSource } from "./resume.ts";
 import { hostError, type WorkflowChildren } from "./workflow-host.ts";
@@ -25,23 +26,17 @@ export function journaledTools(tools: WorkflowHost["tools"], writer: RunWriter):
 
 /** One tool, journaled; `asked` is the arguments the script passed, when the tool runs with others. */
 function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: JsonValue, context: HostCallContext, asked?: JsonValue) => Promise<unknown> {
-  const journal = (data: Record<string, unknown>, name: string) => {
-    if (!writer.settled) writer.journal({ t: "event", name, data });
-  };
-  // An answer that arrives once the root has stopped never reached the script: `stopped` says so,
-  // and a resume treats the call as unanswered (it may have acted before it stopped).
-  const answered = (context: HostCallContext, data: Record<string, unknown>) =>
-    journal(context.signal.aborted ? { ...data, stopped: true } : data, "tool_result");
+  const journal = callJournal(writer);
   return async (args, context, asked = args) => {
-    const { index } = context;
-    journal({ index, tool: name, argsHash: toolIdentity(name, asked).argsHash }, "tool_call");
+    const { index, signal } = context;
+    journal.toolCall(index, name, toolIdentity(name, asked).argsHash);
     try {
       const value = await fn(args, context);
-      answered(context, { index, tool: name, ok: true, value: value ?? null });
+      journal.toolResult(index, name, { ok: true, value: value ?? null }, signal.aborted);
       return value;
     } catch (error) {
       const { code, message } = error as HostError;
-      answered(context, { index, tool: name, ok: false, code: code ?? "tool_failed", message: message ?? String(error) });
+      journal.toolResult(index, name, { ok: false, code: code ?? "tool_failed", message: message ?? String(error) }, signal.aborted);
       throw error;
     }
   };
@@ -72,6 +67,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
       { fatal: true },
     );
   const same = (journaled: CallIdentity, asked: CallIdentity) => journaled.target === asked.target && journaled.argsHash === asked.argsHash;
+  const replayedCalls = callJournal(writer, true);
   const ranLive = () => children.countLive();
   const replayed = () => children.countReplayed();
 
@@ -99,7 +95,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
     if (call.rejected && !call.rejected.fatal) {
       // The call failed before a child started; the journal also holds the failure the script saw.
       const { code, message } = call.rejected;
-      if (!writer.settled) writer.journal({ t: "event", name: "agent_rejected", data: { index, code, message, fatal: false, target: asked.target, description: asked.description, argsHash: asked.argsHash, replayed: true } });
+      replayedCalls.agentRejected(index, asked, { code, message, fatal: false });
       children.countReplayedFailure();
       throw hostError(code, message);
     }
@@ -163,11 +159,8 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
       ranLive();
       return fn(args, context);
     }
-    if (!writer.settled) {
-      writer.journal({ t: "event", name: "tool_call", data: { index, tool: name, argsHash: asked.argsHash, replayed: true } });
-      const data = answer.ok ? { ok: true, value: answer.value } : { ok: false, code: answer.code, message: answer.message };
-      writer.journal({ t: "event", name: "tool_result", data: { index, tool: name, ...data, replayed: true } });
-    }
+    replayedCalls.toolCall(index, name, asked.argsHash);
+    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value: answer.value } : { ok: false, code: answer.code, message: answer.message });
     replayed();
     if (answer.ok) return answer.value;
     throw hostError(answer.code, answer.message);

@@ -4,6 +4,7 @@ import type { RunWriter } from "../runs/index.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
+import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 import type { ResumeSource } from "./resume.ts";
@@ -94,8 +95,14 @@ export class WorkflowChildren {
   /** Model usage of every child so far: the workflow's own usage is its children's. */
   private readonly usage: UsageTotals = {};
 
+  /** The journal lines of calls that run, and of calls a resumed run answers from the journal. */
+  private readonly calls: CallJournal;
+  private readonly replayedCallLines: CallJournal;
+
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
+    this.calls = callJournal(options.writer);
+    this.replayedCallLines = callJournal(options.writer, true);
   }
 
   get counts(): ChildCounts {
@@ -125,9 +132,8 @@ export class WorkflowChildren {
     if (view.state.error) entry.error = view.state.error.message;
     if (view.usage) entry.usage = view.usage;
     this.entries.push(entry);
-    const { target, argsHash } = identity;
-    this.journal({ t: "event", name: "agent_start", data: { index, childRunId: view.runId, description: identity.description, target, argsHash, replayed: true } });
-    this.journal({ t: "child", childRunId: view.runId, outcome, data: { index, delivered: true, replayed: true } });
+    this.replayedCallLines.agentStart(index, view.runId, identity);
+    this.replayedCallLines.childSettled(index, view.runId, outcome, true);
     if (outcome !== "succeeded") this.failedCalls++;
     this.replayedCalls++;
     this.publishCounts();
@@ -152,8 +158,6 @@ export class WorkflowChildren {
 
   private async start(options: AgentOptions, { signal, index }: HostCallContext, identity: CallIdentity, continueFrom?: ResumeSource): Promise<AgentResult> {
     const { env, writer } = this.options;
-    // Journaled with the call, so a resumed run can tell whether its script asks the same thing.
-    const { target, argsHash, description } = identity;
     let launched: ReturnType<typeof launchChild>;
     // Progress may only arrive after launchChild returns, when the entry below exists.
     let live: ChildEntry | undefined;
@@ -185,14 +189,14 @@ export class WorkflowChildren {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
       const fatal = FATAL_CODES.has(error.code);
-      this.journal({ t: "event", name: "agent_rejected", data: { index, code: error.code, message: error.message, fatal, target, description, argsHash } });
+      this.calls.agentRejected(index, identity, { code: error.code, message: error.message, fatal });
       if (!fatal) this.countFailure(signal);
       throw hostError(error.code, error.message, { fatal });
     }
     const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running", startedAt: Date.now() };
     live = entry;
     this.entries.push(entry);
-    this.journal({ t: "event", name: "agent_start", data: { index, childRunId: entry.runId, description: entry.description, target, argsHash } });
+    this.calls.agentStart(index, entry.runId, { ...identity, description: entry.description });
     this.publishCounts();
     const settled: SettledChild = await launched.settled;
     const view: RunView = settled.view;
@@ -203,7 +207,7 @@ export class WorkflowChildren {
     if (view.state.error) entry.error = view.state.error.message;
     if (view.usage) entry.usage = view.usage;
     // delivered: the script saw this outcome; a child stopped because the root ended was not.
-    this.journal({ t: "child", childRunId: entry.runId, outcome, data: { index, delivered: !signal.aborted } });
+    this.calls.childSettled(index, entry.runId, outcome, !signal.aborted);
     this.addUsage(view.usage);
     if (outcome !== "succeeded") {
       this.countFailure(signal);
@@ -245,9 +249,5 @@ export class WorkflowChildren {
   private publishCounts(): void {
     if (!this.options.writer.settled) this.options.writer.setChildren(this.counts);
     this.options.onChange();
-  }
-
-  private journal(line: Parameters<RunWriter["journal"]>[0]): void {
-    if (!this.options.writer.settled) this.options.writer.journal(line);
   }
 }

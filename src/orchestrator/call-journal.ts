@@ -1,0 +1,38 @@
+import type { RunOutcome } from "../contract/run-schema.ts";
+import type { RunWriter } from "../runs/index.ts";
+import type { CallIdentity } from "./call-identity.ts";
+
+/**
+ * The journal lines of a workflow's agent() and tools.* calls, written the same way whether the
+ * call ran or a resumed run answered it from an earlier run's journal (`replayed`, so the resumed
+ * run can itself be resumed). resume-plan.ts folds these lines back into calls. A line for a run
+ * that has settled is dropped: its journal is closed.
+ */
+export interface CallJournal {
+  agentStart(index: number, childRunId: string, identity: CallIdentity): void;
+  childSettled(index: number, childRunId: string, outcome: RunOutcome, delivered: boolean): void;
+  agentRejected(index: number, identity: CallIdentity, error: { code: string; message: string; fatal: boolean }): void;
+  toolCall(index: number, tool: string, argsHash: string): void;
+  toolResult(index: number, tool: string, answer: ToolAnswer, stopped?: boolean): void;
+}
+
+export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+
+export function callJournal(writer: RunWriter, replayed = false): CallJournal {
+  const mark = replayed ? { replayed: true } : {};
+  const event = (name: string, data: Record<string, unknown>) => {
+    if (!writer.settled) writer.journal({ t: "event", name, data: { ...data, ...mark } });
+  };
+  return {
+    agentStart: (index, childRunId, { description, target, argsHash }) => event("agent_start", { index, childRunId, description, target, argsHash }),
+    childSettled: (index, childRunId, outcome, delivered) => {
+      if (!writer.settled) writer.journal({ t: "child", childRunId, outcome, data: { index, delivered, ...mark } });
+    },
+    agentRejected: (index, { target, description, argsHash }, { code, message, fatal }) =>
+      event("agent_rejected", { index, code, message, fatal, target, description, argsHash }),
+    toolCall: (index, tool, argsHash) => event("tool_call", { index, tool, argsHash }),
+    // An answer that arrives once the root has stopped never reached the script: `stopped` says so,
+    // and a resume treats the call as unanswered (it may have acted before it stopped).
+    toolResult: (index, tool, answer, stopped = false) => event("tool_result", { index, tool, ...answer, ...(stopped ? { stopped: true } : {}) }),
+  };
+}
