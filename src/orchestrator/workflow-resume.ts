@@ -32,24 +32,25 @@ export interface PreparedResume {
 }
 
 /**
- * The store holding `runId` among this project's sessions (the user's Flow home): a run of another
- * project or user is never found, which is run_unavailable like an unknown one.
+ * Finds runs among this project's sessions (the user's Flow home), the caller's own first: a run of
+ * another project or user is never found, which is run_unavailable like an unknown one. The other
+ * sessions' stores are opened once, on the first run not found in the caller's own, and kept for
+ * the resume: a chain of resumes looks up every replayed child this way.
  */
-function findRun(runId: string, own: RunStore, flowHome: string, cwd: string): LocatedRun | undefined {
-  const here = locateIn(own, runId);
-  if (here) return here;
-  for (const key of projectSessionKeys(flowHome, cwd)) {
-    if (key === own.scope.sessionKey) continue;
-    const found = locateIn(openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry }), runId);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-function storeOf(runId: string, own: RunStore, flowHome: string, cwd: string): RunStore {
-  const found = findRun(runId, own, flowHome, cwd);
-  if (found) return found.store;
-  throw new FlowError("run_unavailable", `Run ${runId} is not a run of this project: unknown, another project's or user's, or pruned.`);
+function projectRuns(own: RunStore, flowHome: string, cwd: string): (runId: string) => LocatedRun | undefined {
+  let others: RunStore[] | undefined;
+  return (runId) => {
+    const here = locateIn(own, runId);
+    if (here) return here;
+    others ??= projectSessionKeys(flowHome, cwd)
+      .filter((key) => key !== own.scope.sessionKey)
+      .map((key) => openRunStore({ home: flowHome, cwd, sessionId: key, registry: own.registry }));
+    for (const store of others) {
+      const found = locateIn(store, runId);
+      if (found) return found;
+    }
+    return undefined;
+  };
 }
 
 /**
@@ -88,10 +89,12 @@ export function replaySafeTools(ctx: Pick<ExtensionToolContext, "tools">, toolIn
  */
 export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | PreparedResume {
   const runId = assertRunId(inputs.runId);
-  const store = storeOf(runId, inputs.runs, inputs.flowHome, inputs.ctx.cwd);
-  const planned = planResume(store, runId, inputs.nested ?? false);
+  const locate = projectRuns(inputs.runs, inputs.flowHome, inputs.ctx.cwd);
+  const found = locate(runId);
+  if (!found) throw new FlowError("run_unavailable", `Run ${runId} is not a run of this project: unknown, another project's or user's, or pruned.`);
+  const planned = planResume(found.store, runId, inputs.nested ?? false);
   if ("succeeded" in planned) return planned;
-  const plan: ResumePlan = { ...planned.plan, locate: (id) => findRun(id, inputs.runs, inputs.flowHome, inputs.ctx.cwd) };
+  const plan: ResumePlan = { ...planned.plan, locate };
   let selected: SelectedWorkflow;
   if (plan.workflow === "inline") selected = { name: "inline", source: "inline", text: plan.script, label: "inline.js" };
   else {
