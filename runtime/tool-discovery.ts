@@ -45,9 +45,29 @@ function rank(query: string, documents: ReadonlyArray<{ name: string; terms: str
     .map((entry) => entry.name);
 }
 
+/**
+ * Declarations by tool name and schema text, shared by every run of the process: rendering one
+ * (json-schema-to-typescript, then prettier) costs milliseconds, and the same tools are described
+ * run after run. A schema that changes is a new key. The oldest entries go first past the bound.
+ */
+const DECLARATION_CACHE_ENTRIES = 256;
+const declarations = new Map<string, Promise<string>>();
+
+function declarationOf(name: string, schema: ToolSchema): Promise<string> {
+  const key = `${name}\u0000${JSON.stringify(schema)}`;
+  let text = declarations.get(key);
+  if (!text) {
+    if (declarations.size >= DECLARATION_CACHE_ENTRIES) declarations.delete(declarations.keys().next().value as string);
+    text = describeToolText(name, schema);
+    // A rendering that failed is not kept: the next run tries again.
+    text.catch(() => declarations.delete(key));
+    declarations.set(key, text);
+  }
+  return text;
+}
+
 export class ToolDiscovery {
   private readonly host: WorkflowHost;
-  private readonly described = new Map<string, Promise<string>>();
 
   constructor(host: WorkflowHost) {
     this.host = host;
@@ -60,13 +80,7 @@ export class ToolDiscovery {
 
   describe(name: string): Promise<string | undefined> {
     if (!this.callable().includes(name)) return Promise.resolve(undefined);
-    const schema = this.host.toolSchemas?.[name] ?? { input: { type: "object" } };
-    let text = this.described.get(name);
-    if (!text) {
-      text = describeToolText(name, schema);
-      this.described.set(name, text);
-    }
-    return text;
+    return declarationOf(name, this.host.toolSchemas?.[name] ?? { input: { type: "object" } });
   }
 
   async search(query: string, limit: number): Promise<Array<{ name: string; description: string }>> {
