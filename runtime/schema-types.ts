@@ -44,20 +44,30 @@ const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "contains", 
  * allows any value becomes `unknown`, whatever the compiler's default for it.
  */
 function stripTitles(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(stripTitles);
-  if (schema === null || typeof schema !== "object") return schema;
-  const node: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "title") continue;
-    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === "object") {
-      node[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, stripTitles(sub)]));
-    } else node[key] = SUBSCHEMAS.has(key) ? stripTitles(value) : value;
-  }
-  return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
+  return mapSubschemas(schema, stripTitles, (node) => {
+    delete node.title;
+    return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
+  });
 }
 
 type SchemaNode = { [key: string]: unknown };
 const isNode = (value: unknown): value is SchemaNode => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * A copy of a schema node with `walk` applied to its subschemas only: the members of SCHEMA_MAPS
+ * and the SUBSCHEMAS, never the values of `const`, `enum`, `default` or `examples`, which are data
+ * and may look like schemas. `finish` then sees the copied node.
+ */
+function mapSubschemas(schema: unknown, walk: (sub: unknown) => unknown, finish: (node: SchemaNode) => unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(walk);
+  if (!isNode(schema)) return schema;
+  const node: SchemaNode = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (SCHEMA_MAPS.has(key) && isNode(value)) node[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, walk(sub)]));
+    else node[key] = SUBSCHEMAS.has(key) ? walk(value) : value;
+  }
+  return finish(node);
+}
 
 /**
  * In a union of object schemas (anyOf/oneOf), each branch also names the other branches'
@@ -66,9 +76,10 @@ const isNode = (value: unknown): value is SchemaNode => value !== null && typeof
  * being an error on the branches that lack it.
  */
 function normalizeUnions(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(normalizeUnions);
-  if (!isNode(schema)) return schema;
-  const node: SchemaNode = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, normalizeUnions(value)]));
+  return mapSubschemas(schema, normalizeUnions, namesAbsentKeys);
+}
+
+function namesAbsentKeys(node: SchemaNode): SchemaNode {
   for (const keyword of ["anyOf", "oneOf"]) {
     const branches = node[keyword];
     if (!Array.isArray(branches) || !branches.every((branch) => isNode(branch) && isNode(branch.properties))) continue;
