@@ -134,17 +134,22 @@ export function statOrNull(path: string): Stats | null {
 export function readRange(path: string, position: number, length: number): Buffer {
   const fd = openSync(path, "r");
   try {
-    const buf = Buffer.alloc(length);
-    let got = 0;
-    while (got < length) {
-      const n = readSync(fd, buf, got, length - got, position + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return got === length ? buf : buf.subarray(0, got);
+    return readAt(fd, position, length);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Up to `length` bytes of an open file at `position` (fewer at its end). */
+export function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got === length ? buf : buf.subarray(0, got);
 }
 
 export function errorCode(error: unknown): string | undefined {

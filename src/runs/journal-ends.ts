@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
+import { readAt } from "./fsio.ts";
 import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
 
 /**
@@ -13,7 +14,7 @@ const FIRST_WINDOW = 16 * 1024;
 export function readStartLine(path: string, runId: string): StartLine | undefined {
   const line = withFile(path, (fd, size) => {
     for (let window = FIRST_WINDOW; ; window *= 4) {
-      const text = readAt(fd, 0, Math.min(window, size));
+      const text = readAt(fd, 0, Math.min(window, size)).toString("utf8");
       const end = text.indexOf("\n");
       if (end >= 0) return text.slice(0, end);
       if (window >= size) return undefined; // no newline yet: the start line is torn
@@ -28,7 +29,7 @@ export function readTerminalLine(path: string, runId: string): TerminalLine | un
   const line = withFile(path, (fd, size) => {
     for (let window = FIRST_WINDOW; ; window *= 4) {
       const from = Math.max(0, size - window);
-      const text = readAt(fd, from, size - from);
+      const text = readAt(fd, from, size - from).toString("utf8"); // a character cut at `from` sits before a newline we skip
       if (!text.endsWith("\n")) return undefined; // the last write never finished
       const start = text.lastIndexOf("\n", text.length - 2);
       if (start >= 0) return text.slice(start + 1, -1);
@@ -53,18 +54,6 @@ function withFile<T>(path: string, read: (fd: number, size: number) => T): T | u
   } finally {
     closeSync(fd);
   }
-}
-
-/** Bytes [position, position + length) as UTF-8; a cut character only ever sits before a newline we skip. */
-function readAt(fd: number, position: number, length: number): string {
-  const buffer = Buffer.allocUnsafe(length);
-  let read = 0;
-  while (read < length) {
-    const n = readSync(fd, buffer, read, length - read, position + read);
-    if (n === 0) break;
-    read += n;
-  }
-  return buffer.toString("utf8", 0, read);
 }
 
 function parseLine(text: string, runId: string): StartLine | TerminalLine | undefined {
