@@ -13,7 +13,8 @@ import { fileDocument, type ViewDocument } from "./paging.ts";
  * - Workflow output and diagnostics are JSON (every workflow view is). The file holds the body of a
  *   JSON array, each element written as `,\n<json>` (the first without the comma); the view is
  *   `[` + file + `\n]`.
- * - The final file holds the final view document: agent text, agent JSON text, or `{"result":…}`.
+ * - The final file holds the final view document of a value too large to go inline: agent text,
+ *   agent JSON text, or `{"result":…}`. A smaller value is in the terminal line (final-value.ts).
  */
 export type DiagnosticLevel = "debug" | "info" | "warn" | "error";
 

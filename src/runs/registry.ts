@@ -16,7 +16,7 @@ export interface MemoryFinal {
   value: unknown;
   format: FinalFormat;
   redacted: boolean;
-  /** Whether the final file was written; an unsaved value exists only here. */
+  /** Whether the value is on disk (its terminal line or final file); an unsaved value exists only here. */
   saved: boolean;
 }
 

@@ -77,7 +77,7 @@ export class RunStore {
   }
 
   /**
-   * A succeeded run's canonical value (redacted as written), from memory or its final file; not
+   * A succeeded run's canonical value (redacted as written), from memory, the record or terminal line, or its final file; not
    * ok when the run has none or it cannot be read. A resumed workflow answers agent() from this.
    */
   finalValue(runId: unknown): { ok: true; value: unknown } | { ok: false } {
