@@ -89,8 +89,6 @@ async function spawn(wasmMaxBytes = POOLED_WASM_CAP): Promise<PooledWorker> {
     else return;
     notifyPrepared();
   });
-  // After the listener: a "message" listener refs the worker's port, and unref() undoes that too.
-  worker.unref();
   await new Promise<void>((resolve, reject) => {
     const onMessage = (message: WorkerToMain) => {
       if (message.type === "ready") done(undefined);
@@ -107,6 +105,9 @@ async function spawn(wasmMaxBytes = POOLED_WASM_CAP): Promise<PooledWorker> {
     };
     worker.on("message", onMessage).on("error", onError).on("exit", onExit);
   });
+  // Ref'd while it starts, as its caller awaits it; idle from here on. unref() also unrefs the
+  // worker's port, which the "message" listener above holds ref'd.
+  worker.unref();
   return pooled;
 }
 
@@ -137,10 +138,13 @@ function notifyPrepared(): void {
  * measurements and tests that must start a run on a prepared VM; runs never need to wait for it.
  */
 export function idleWorkersPrepared(): Promise<void> {
-  return new Promise((resolve) => {
+  // Idle workers are unref'd, so their "prepared" alone would not keep the process alive to hear
+  // it: a timer that never fires does, until the wait is over.
+  const keepAlive = setInterval(() => undefined, 2 ** 30);
+  return new Promise<void>((resolve) => {
     preparedWaiters.push(resolve);
     notifyPrepared();
-  });
+  }).finally(() => clearInterval(keepAlive));
 }
 
 /** A ready worker for a run of `memoryBytes`, held (ref'd) for that run. */
