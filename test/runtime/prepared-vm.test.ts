@@ -1,6 +1,12 @@
 // Runs on VMs a worker prepared while idle (runtime/vm-prepared.ts): real workers, real QuickJS.
 // The pool keeps one worker, so every run here is served by the same worker, one after another.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
 import { acquireWorker, idleWorkersPrepared, releaseWorker, type PooledWorker } from "../../runtime/pool.ts";
 import { configureWorkflowWorkers, shutdownWorkflowWorkers } from "../../runtime/index.ts";
 import { failure, run, value } from "./support.ts";
@@ -133,5 +139,31 @@ describe("a run on a prepared VM", () => {
     await preparedWorker();
     const stack = await run("function down(n) { return down(n + 1) + 1; }\nreturn down(0);", { limits: { stackBytes: 128 * 1024 } });
     expect(failure(stack.result)).toEqual({ kind: "limit", code: "stackBytes", message: "stack limit (131072) reached" });
+  });
+});
+
+describe("prepared VMs in a plain Node process", () => {
+  it("prewarming, waiting for prepared VMs and running all finish, and idle workers let the process exit", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-flow-prepared-"));
+    try {
+      const runtime = pathToFileURL(join(PROJECT_ROOT, "runtime", "index.ts")).href;
+      const pool = pathToFileURL(join(PROJECT_ROOT, "runtime", "pool.ts")).href;
+      const probe = join(dir, "probe.mts");
+      writeFileSync(
+        probe,
+        `import { parseWorkflow, prewarmWorkflowWorkers, runWorkflow } from ${JSON.stringify(runtime)};
+         import { idleWorkersPrepared } from ${JSON.stringify(pool)};
+         await prewarmWorkflowWorkers(2);
+         await idleWorkersPrepared();
+         const result = await runWorkflow(parseWorkflow("return args.n * 2;", { origin: "inline" }), { args: { n: 21 }, host: { agent: async () => ({}) } });
+         await idleWorkersPrepared();
+         console.log(JSON.stringify(result.ok ? result.value : result.error));`,
+      );
+      // No shutdown in the probe: the process must end on its own once the run is over.
+      const out = execFileSync(process.execPath, ["--no-warnings", probe], { cwd: dir, encoding: "utf8" });
+      expect(out.trim()).toBe("42");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
