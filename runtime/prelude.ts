@@ -4,6 +4,7 @@
 // prelude proper, the same for every run (an idle worker evaluates it ahead of its next run), and
 // configure(), which installs one run's args, tools, clock and seed before the script starts.
 import { HELPERS } from "../helpers/index.ts";
+import { DISCOVERY } from "./prelude-discovery.ts";
 
 const CORE = String.raw`
 const host = g.__flow_host;
@@ -302,20 +303,6 @@ host("prepared", function configure() {
   }));
 });
 `;
-
-/** Discovery, as Pi's codemode offers it: answered by the host from the tools' declarations. */
-const DISCOVERY = String.raw`function describeTool(name) {
-  if (typeof name !== "string") return Promise.reject(new TypeError("describeTool(name): name must be a string"));
-  return request("discover", "describeTool", { name }, "describeTool() arguments").then((text) => (text === null ? undefined : text));
-}
-function searchTools(query, options) {
-  if (typeof query !== "string") return Promise.reject(new TypeError("searchTools(query): query must be a string"));
-  const limit = options === undefined || options === null || options.limit === undefined ? 8 : options.limit;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
-    return Promise.reject(new TypeError("searchTools(query, { limit }): limit must be a positive integer"));
-  }
-  return request("discover", "searchTools", { query, limit }, "searchTools() arguments");
-}`;
 
 /** The prelude bindings a lazy chunk receives, in the order lazy() passes them. */
 const CHUNK_PARAMETERS = "FlowError, stringify, parse, request";
