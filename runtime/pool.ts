@@ -1,7 +1,8 @@
 // Worker threads with QuickJS already instantiated. Starting a worker costs tens of milliseconds,
 // so a finished worker that ended cleanly is kept for the next run (each run still gets a fresh
 // QuickJS runtime), and one spare is warmed in the background. Idle workers never keep the
-// process alive.
+// process alive. An idle worker prepares the VM of its next run (worker.ts), so each holds one
+// prepared VM (a few hundred KB of its WebAssembly memory) and maxIdle bounds how many exist.
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -28,6 +29,8 @@ export interface PooledWorker {
   runs: number;
   /** The worker's WebAssembly memory cap: only runs whose memoryBytes fit under it may use it. */
   wasmMaxBytes: number;
+  /** The VM of the worker's next run, as its last messages tell: see worker.ts. */
+  nextVm: "preparing" | "ready" | "none";
 }
 
 /**
@@ -43,6 +46,8 @@ const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Arra
 const options: PoolOptions = { maxIdle: 2, spare: 1, maxRunsPerWorker: 100 };
 const idle: PooledWorker[] = [];
 let warming = 0;
+/** Waiting for every idle worker to have prepared its next VM (idleWorkersPrepared). */
+let preparedWaiters: Array<() => void> = [];
 /** What every worker starts from; each worker adds its own memory cap. */
 type SharedBoot = Omit<WorkerBoot, "wasmMaxBytes">;
 let boot: Promise<SharedBoot> | undefined;
@@ -68,12 +73,21 @@ async function spawn(wasmMaxBytes = POOLED_WASM_CAP): Promise<PooledWorker> {
     workerData: { ...data, wasmMaxBytes } satisfies WorkerBoot,
     resourceLimits: { stackSizeMb: WORKER_STACK_MB, maxOldGenerationSizeMb: WORKER_HEAP_MB },
   });
-  worker.unref();
-  const pooled: PooledWorker = { worker, runs: 0, wasmMaxBytes };
+  const pooled: PooledWorker = { worker, runs: 0, wasmMaxBytes, nextVm: "preparing" };
   // A worker that dies while idle leaves the pool.
   worker.once("exit", () => {
     const at = idle.indexOf(pooled);
     if (at >= 0) idle.splice(at, 1);
+    notifyPrepared();
+  });
+  // The worker prepares a VM after "ready" and after each reusable "done", then says "prepared";
+  // the port keeps them in order, so the last one read tells whether it is still preparing.
+  worker.on("message", (message: unknown) => {
+    const type = message !== null && typeof message === "object" ? (message as { type?: unknown }).type : undefined;
+    if (type === "done") pooled.nextVm = (message as { reusable?: unknown }).reusable === true ? "preparing" : "none";
+    else if (type === "prepared") pooled.nextVm = (message as { ok?: unknown }).ok === true ? "ready" : "none";
+    else return;
+    notifyPrepared();
   });
   await new Promise<void>((resolve, reject) => {
     const onMessage = (message: WorkerToMain) => {
@@ -91,6 +105,9 @@ async function spawn(wasmMaxBytes = POOLED_WASM_CAP): Promise<PooledWorker> {
     };
     worker.on("message", onMessage).on("error", onError).on("exit", onExit);
   });
+  // Ref'd while it starts, as its caller awaits it; idle from here on. unref() also unrefs the
+  // worker's port, which the "message" listener above holds ref'd.
+  worker.unref();
   return pooled;
 }
 
@@ -109,10 +126,33 @@ function topUp(): void {
   }
 }
 
+function notifyPrepared(): void {
+  if (idle.some((pooled) => pooled.nextVm === "preparing")) return;
+  const waiters = preparedWaiters;
+  preparedWaiters = [];
+  for (const resolve of waiters) resolve();
+}
+
+/**
+ * Resolves once no idle worker is still preparing its next VM (prepared, or failed to). For
+ * measurements and tests that must start a run on a prepared VM; runs never need to wait for it.
+ */
+export function idleWorkersPrepared(): Promise<void> {
+  // Idle workers are unref'd, so their "prepared" alone would not keep the process alive to hear
+  // it: a timer that never fires does, until the wait is over.
+  const keepAlive = setInterval(() => undefined, 2 ** 30);
+  return new Promise<void>((resolve) => {
+    preparedWaiters.push(resolve);
+    notifyPrepared();
+  }).finally(() => clearInterval(keepAlive));
+}
+
 /** A ready worker for a run of `memoryBytes`, held (ref'd) for that run. */
 export async function acquireWorker(memoryBytes = DEFAULT_LIMITS.memoryBytes): Promise<PooledWorker> {
   const needed = wasmMemoryCap(memoryBytes);
-  const pooled = needed <= POOLED_WASM_CAP ? (idle.pop() ?? (await spawn())) : await spawn(needed);
+  // The worker idle longest, not the one that just finished: its next VM is the most likely to be
+  // prepared already, while the newest one may still be preparing (a run then waits for that).
+  const pooled = needed <= POOLED_WASM_CAP ? (idle.shift() ?? (await spawn())) : await spawn(needed);
   pooled.worker.ref();
   pooled.runs++;
   topUp();
@@ -139,6 +179,7 @@ export async function prewarmWorkflowWorkers(count = 1): Promise<void> {
 /** Terminates idle workers; later runs start fresh ones. */
 export async function shutdownWorkflowWorkers(): Promise<void> {
   const workers = idle.splice(0, idle.length);
+  notifyPrepared();
   await Promise.all(workers.map((pooled) => pooled.worker.terminate()));
 }
 

@@ -1,7 +1,10 @@
 // The JavaScript that runs inside each VM before the script: it takes the single host function,
 // hides it, and defines the script's globals and helpers on top of it. Everything it sends to
-// the host is JSON text, so host code never touches a VM object.
+// the host is JSON text, so host code never touches a VM object. It runs in two steps: the
+// prelude proper, the same for every run (an idle worker evaluates it ahead of its next run), and
+// configure(), which installs one run's args, tools, clock and seed before the script starts.
 import { HELPERS } from "../helpers/index.ts";
+import { DISCOVERY } from "./prelude-discovery.ts";
 
 const CORE = String.raw`
 const host = g.__flow_host;
@@ -138,14 +141,16 @@ function inspect(value) {
   }
 }
 
-const config = call("config");
+// Run-specific values, installed by configure() below when the run arrives.
+let config;
+let now;
+let sa, sb, sc, sd;
 
 // Determinism: no GC-timed callbacks, a fixed clock and a seeded Math.random.
 delete g.WeakRef;
 delete g.FinalizationRegistry;
 delete g.SharedArrayBuffer;
 const RealDate = Date;
-const now = config.startedAt;
 function FlowDate(...values) {
   if (new.target === undefined) return new RealDate(now).toString();
   return Reflect.construct(RealDate, values.length === 0 ? [now] : values, new.target);
@@ -156,8 +161,7 @@ FlowDate.now = () => now;
 FlowDate.parse = RealDate.parse;
 FlowDate.UTC = RealDate.UTC;
 define("Date", FlowDate);
-let [sa, sb, sc, sd] = config.seedState;
-Math.random = function random() {
+const random = function random() {
   // sfc32
   sa >>>= 0; sb >>>= 0; sc >>>= 0; sd >>>= 0;
   const t = (sa + sb) | 0;
@@ -169,7 +173,7 @@ Math.random = function random() {
   sc = (sc + r) | 0;
   return (r >>> 0) / 4294967296;
 };
-for (let i = 0; i < 12; i++) Math.random();
+Math.random = random;
 
 // Host requests: the host answers later through deliver(), which settles the matching promise.
 const pending = new Map();
@@ -201,7 +205,9 @@ function deepFreeze(value) {
   return value;
 }
 
-define("args", deepFreeze(parse(config.argsText)));
+// A placeholder until configure(): redefining a property keeps its place among the globals, so
+// Object.getOwnPropertyNames(globalThis) lists args and tools where it always did.
+define("args", undefined);
 
 define("agent", function agent(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
@@ -210,17 +216,7 @@ define("agent", function agent(options) {
   return request("agent", "", options, "agent() options");
 });
 
-const toolTable = Object.create(null);
-for (const name of config.toolNames) {
-  toolTable[name] = { [name]: (input) => request("tool", name, input === undefined ? {} : input, "tools." + name + "() arguments") }[name];
-}
-const available = config.toolNames.length > 0 ? config.toolNames.join(", ") : "none";
-define("tools", new Proxy(Object.freeze(toolTable), {
-  get(target, key) {
-    if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
-    throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + ")");
-  },
-}));
+define("tools", undefined);
 
 define("store", function store(key, value) {
   if (typeof key !== "string" || key.length === 0) throw new TypeError("store(key, value): key must be a non-empty string");
@@ -280,21 +276,33 @@ define("__flow_start", function (main) {
     (error) => host("finish", "error", errorInfo(error)),
   );
 });
-`;
 
-/** Discovery, as Pi's codemode offers it: answered by the host from the tools' declarations. */
-const DISCOVERY = String.raw`function describeTool(name) {
-  if (typeof name !== "string") return Promise.reject(new TypeError("describeTool(name): name must be a string"));
-  return request("discover", "describeTool", { name }, "describeTool() arguments").then((text) => (text === null ? undefined : text));
-}
-function searchTools(query, options) {
-  if (typeof query !== "string") return Promise.reject(new TypeError("searchTools(query): query must be a string"));
-  const limit = options === undefined || options === null || options.limit === undefined ? 8 : options.limit;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
-    return Promise.reject(new TypeError("searchTools(query, { limit }): limit must be a positive integer"));
+// The run-specific step. Everything above is the same for every run, so a worker evaluates it
+// ahead of time, while it waits for its next run; when the run arrives, the worker calls this once,
+// before the script's first line. Only the worker holds it: it is handed over through the host
+// function, which the script never sees.
+let configured = false;
+host("prepared", function configure() {
+  if (configured) throw new TypeError("the workflow VM is already configured");
+  configured = true;
+  config = call("config");
+  now = config.startedAt;
+  [sa, sb, sc, sd] = config.seedState;
+  for (let i = 0; i < 12; i++) random();
+  define("args", deepFreeze(parse(config.argsText)));
+  const toolTable = Object.create(null);
+  for (const name of config.toolNames) {
+    toolTable[name] = { [name]: (input) => request("tool", name, input === undefined ? {} : input, "tools." + name + "() arguments") }[name];
   }
-  return request("discover", "searchTools", { query, limit }, "searchTools() arguments");
-}`;
+  const available = config.toolNames.length > 0 ? config.toolNames.join(", ") : "none";
+  define("tools", new Proxy(Object.freeze(toolTable), {
+    get(target, key) {
+      if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
+      throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + ")");
+    },
+  }));
+});
+`;
 
 /** The prelude bindings a lazy chunk receives, in the order lazy() passes them. */
 const CHUNK_PARAMETERS = "FlowError, stringify, parse, request";

@@ -71,6 +71,8 @@ export type VmOutcome = { ok: true; text?: string } | { ok: false; error: VmFail
 
 export type WorkerToMain =
   | { type: "ready" }
+  /** The worker prepared (ok) or failed to prepare the VM its next run starts on; sent while idle. */
+  | { type: "prepared"; ok: boolean }
   | { type: "boot_error"; message: string }
   | { type: "call"; id: number; kind: CallKind; name: string; text: string }
   | { type: "output"; text: string }
@@ -100,6 +102,8 @@ export function isWorkerToMain(value: unknown): value is WorkerToMain {
   switch (value.type) {
     case "ready":
       return true;
+    case "prepared":
+      return typeof value.ok === "boolean";
     case "boot_error":
       return isString(value.message);
     case "output":

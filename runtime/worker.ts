@@ -1,8 +1,13 @@
 // Worker entry: instantiates QuickJS once, then runs one VmSession per "run" message.
 // The main thread terminates this worker whenever a run ends abnormally.
+//
+// Between runs the worker prepares the VM its next run will use (a new runtime and context with
+// the run-independent prelude evaluated, vm-prepared.ts), so a run on an idle worker starts
+// without compiling the prelude. Each prepared VM serves one run and is disposed with it.
 import { parentPort, workerData } from "node:worker_threads";
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from "quickjs-emscripten";
-import { isMainToWorker, type WorkerBoot, type WorkerToMain } from "./protocol.ts";
+import { isMainToWorker, type RunMessage, type WorkerBoot, type WorkerToMain } from "./protocol.ts";
+import { PreparedVm } from "./vm-prepared.ts";
 import { VmSession } from "./vm-session.ts";
 
 const port = parentPort;
@@ -17,14 +22,51 @@ for (const method of ["log", "info", "warn", "error", "debug"] as const) console
 
 let module: QuickJSWASMModule | undefined;
 let session: VmSession | undefined;
+/** The VM the next run starts on, if this worker has prepared it. */
+let next: PreparedVm | undefined;
+
+/**
+ * Prepares the next run's VM while the worker is idle. Posts "prepared" either way, after the
+ * "done" of the run before (the pool reads the two in order). A failed preparation is not fatal:
+ * the next run prepares its VM itself, as a worker that was not idle long enough does.
+ */
+function prepareAhead(): void {
+  if (!module || next || (session && !session.ended)) return;
+  try {
+    next = PreparedVm.prepare(module, boot.prelude);
+    post({ type: "prepared", ok: true });
+  } catch {
+    post({ type: "prepared", ok: false });
+  }
+}
+
+/** Deferred, so the message just posted ("ready" or "done") leaves before the preparation runs. */
+const prepareSoon = (): void => void setImmediate(prepareAhead);
+
+function startRun(message: RunMessage, quickjs: QuickJSWASMModule): void {
+  let vm = next;
+  next = undefined;
+  if (!vm) {
+    try {
+      vm = PreparedVm.prepare(quickjs, boot.prelude);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: `the workflow VM could not be prepared: ${reason}` } }, reusable: false });
+    }
+  }
+  session = new VmSession(vm, message, (out) => {
+    post(out);
+    if (out.type === "done" && out.reusable) prepareSoon();
+  });
+  session.start(boot.chunks);
+}
 
 // Anything thrown here ends this worker, which the main thread reports as that run's sandbox failure.
 port.on("message", (message: unknown) => {
   if (!isMainToWorker(message)) throw new Error("the workflow worker received a malformed message");
   if (message.type === "run") {
     if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
-    session = new VmSession(module, message, post);
-    session.start(boot.prelude, boot.chunks);
+    startRun(message, module);
   } else {
     session?.reply(message);
   }
@@ -43,6 +85,7 @@ const wasmMemory = new Memory({ initial: 256, maximum: Math.ceil(boot.wasmMaxByt
 try {
   module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule: boot.wasmModule, wasmMemory: wasmMemory as never }));
   post({ type: "ready" });
+  prepareSoon();
 } catch (error) {
   post({ type: "boot_error", message: error instanceof Error ? error.message : String(error) });
 }

@@ -72,6 +72,8 @@ const CALL_KINDS                       = new Set(["agent", "tool", "discover"]);
 
                           
                      
+                                                                                                      
+                                     
                                            
                                                                             
                                     
@@ -101,6 +103,8 @@ export function isWorkerToMain(value         )                        {
   switch (value.type) {
     case "ready":
       return true;
+    case "prepared":
+      return typeof value.ok === "boolean";
     case "boot_error":
       return isString(value.message);
     case "output":

@@ -1,16 +1,16 @@
 // Generated from runtime/vm-session.ts by runtime/compile-worker.ts. Do not edit: run npm run build:worker.
 // One run's QuickJS VM, inside the worker. It owns the VM-side limits (memory, stack, output,
 // store, result size) and turns host requests into messages; agent/tool policy lives in the
-// main thread (bridge.ts), which answers through reply().
-                                                                                                           
+// main thread (bridge.ts), which answers through reply(). The VM comes prepared (vm-prepared.ts):
+// the run configures it, runs the script in it and disposes it.
+                                                                                        
 import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
-import { PRELUDE_FILENAME,                                                                                                      } from "./protocol.js";
+import {                                                                                                      } from "./protocol.js";
                                             
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
+                                                              
 import { VmStore } from "./vm-store.js";
-
-                                                                                                                                          
 
 /** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
 const BYTES_PER_CHAR = 2;
@@ -58,10 +58,10 @@ export class VmSession {
                    message            ;
                    post                                 ;
                    stop            ;
+                   prepared            ;
                    rt                ;
                    vm                ;
                    cpu          ;
-          deliver                           ;
           nextId = 1;
   /** Calls the host has not answered yet, with the characters of JSON each sent over. */
                    inflight = new Map                ();
@@ -73,36 +73,44 @@ export class VmSession {
   /** Sources of the prelude's lazily compiled globals, handed to the VM on first use. */
           chunks                    = [];
 
-  constructor(module                   , message            , post                                 ) {
+  constructor(prepared            , message            , post                                 ) {
+    this.prepared = prepared;
     this.message = message;
     this.post = post;
     this.stop = new Int32Array(message.stopFlag);
     this.store = new VmStore(message.limits, message.config.store);
     this.cpu = new CpuMeter(message.limits.cpuMs);
-    this.rt = module.newRuntime();
+    this.rt = prepared.rt;
+    this.vm = prepared.vm;
+    // The prelude's allocations so far count against this limit too: QuickJS counts what the
+    // runtime holds, not what was allocated after the limit was set.
     this.rt.setMemoryLimit(message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
     this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, 0) !== 0 || this.cpu.over());
-    this.vm = this.rt.newContext();
+    prepared.attach((args) => this.onHost(args));
   }
 
-  start(prelude        , chunks                   )       {
+  /** Whether the run has ended and its VM is gone. */
+  get ended()          {
+    return this.closed;
+  }
+
+  start(chunks                   )       {
     this.chunks = chunks;
-    const host = this.vm.newFunction("__flow_host", (...args) => this.vm.newString(JSON.stringify(this.onHost(args))));
-    this.vm.setProp(this.vm.global, "__flow_host", host);
-    host.dispose();
-    this.evaluate(prelude, PRELUDE_FILENAME, "sandbox");
-    if (this.outcome === undefined) this.evaluate(wrapScript(this.message.body), this.message.filename, "script");
+    // The run-specific part of the prelude (args, tools, clock, seed), before the script's first line.
+    const failed = this.cpu.run(() => this.prepared.configure());
+    if (failed) this.failSandbox(failed);
+    else this.evaluate(wrapScript(this.message.body), this.message.filename);
     this.pump();
   }
 
   reply(message              )       {
     const sent = this.inflight.get(message.id);
-    if (this.closed || sent === undefined || !this.deliver) return;
+    const deliver = this.prepared.deliver;
+    if (this.closed || sent === undefined || !deliver) return;
     this.inflight.delete(message.id);
     this.inflightChars -= sent;
-    const deliver = this.deliver;
     const vm = this.vm;
     const args = [
       vm.newNumber(message.id),
@@ -116,17 +124,19 @@ export class VmSession {
     this.pump();
   }
 
-          evaluate(code        , filename        , failureKind                      )       {
+          evaluate(code        , filename        )       {
     const result = this.cpu.run(() => this.vm.evalCode(code, filename));
     if (!result.error) return result.value.dispose();
-    if (failureKind === "sandbox" && this.outcome === undefined) {
-      const info = this.read(result.error);
-      result.error.dispose();
-      const failure = this.classify(info);
-      this.outcome = { ok: false, error: failure.kind === "limit" ? failure : { kind: "sandbox", message: `prelude failed: ${info.message ?? ""}` } };
-      return;
-    }
     this.fail(result.error);
+  }
+
+  /** The prelude's configure step failed: a limit it hit (memory, say), else a sandbox failure. */
+          failSandbox(handle               )       {
+    const info = this.read(handle);
+    handle.dispose();
+    if (this.outcome !== undefined) return;
+    const failure = this.classify(info);
+    this.outcome = { ok: false, error: failure.kind === "limit" ? failure : { kind: "sandbox", message: `prelude failed: ${info.message ?? ""}` } };
   }
 
   /** Runs queued jobs, then ends the run if it settled, failed, or can no longer make progress. */
@@ -149,9 +159,7 @@ export class VmSession {
     this.closed = true;
     let reusable = outcome.ok || outcome.error.kind === "script";
     try {
-      this.deliver?.dispose();
-      this.vm.dispose();
-      this.rt.dispose();
+      this.prepared.dispose();
     } catch {
       // A leaked handle aborts the WASM instance: this worker must not run another script.
       reusable = false;
@@ -187,7 +195,7 @@ export class VmSession {
       return handle !== undefined && vm.typeof(handle) === "string" ? vm.getString(handle) : undefined;
     };
     const op = str(0);
-    if (this.outcome !== undefined && op !== "register") return refuse("Error", "the workflow run has ended");
+    if (this.outcome !== undefined) return refuse("Error", "the workflow run has ended");
     if (this.lostString(args, str)) {
       const message = limitMessage("memoryBytes", this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: "memoryBytes", message } };
@@ -198,10 +206,6 @@ export class VmSession {
         const { config } = this.message;
         const value = { argsText: config.argsText, toolNames: config.toolNames, startedAt: config.startedAt, seedState: config.seedState, valueDepth: this.message.limits.valueDepth };
         return { ok: true, value };
-      }
-      case "register": {
-        this.deliver = args[1]?.dup();
-        return { ok: true, value: null };
       }
       case "send": {
         const kind = str(1);
