@@ -186,6 +186,9 @@ export class RunWriter {
     // after the terminal line, the journal's last write, so any later change to it is a miss.
     const stamp = this.out.journalWhole ? this.out.closingStamp() : null;
     if (stamp) this.record.journal = this.entry.journal = { ...stamp, integrity: "complete" };
+    // A value that travels in the terminal line is on disk only if that line landed: otherwise it
+    // exists only in memory, and memory keeps it for the life of the process (registry.ts).
+    if (final?.memory && final.meta.inJournal && !stamp) final.memory.saved = false;
     this.saveRecord(true);
     this.out.close();
 
