@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
 import type { RunOutcome, RunView } from "../contract/run-schema.ts";
-import { classifyJournalText, runFiles, type RunStore } from "../runs/index.ts";
+import { classifyJournalText, readLaunch, runFiles, type RunStore } from "../runs/index.ts";
 import { hashArgs } from "./call-identity.ts";
 
 /** What the journal recorded of one agent() call of the run being resumed. */
@@ -161,7 +161,9 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   if (report.integrity === "damaged" || report.integrity === "unknown") {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);
   }
-  const launch = report.start?.launch ?? {};
+  const files = runFiles(store.scope, runId);
+  const launch = report.start ? readLaunch(files.dir, files.journal, runId, report.start) : undefined;
+  if (!launch) throw new FlowError("run_unavailable", `Run ${runId}'s launch details cannot be read; it cannot be replayed.`);
   const replay = calls.replay;
   if (!isObject(replay) || typeof replay.seed !== "string" || typeof replay.startedAt !== "number" || typeof replay.scriptHash !== "string") {
     throw new FlowError("request_invalid", `Run ${runId} was recorded by a pi-flow that did not journal its calls for replay; run the workflow again.`);
@@ -169,7 +171,8 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   const script = str(launch.script);
   const args = isObject(launch.args) ? launch.args : {};
   // Launch evidence is redacted when written: a script or args that held a secret no longer hash alike.
-  if (launch.workflow === "inline" && hashArgs(script) !== replay.scriptHash) {
+  const workflow = str(launch.workflow) || "inline";
+  if (workflow === "inline" && hashArgs(script) !== replay.scriptHash) {
     throw new FlowError("script_invalid", `Run ${runId}'s script was redacted when it was saved (it held a secret-shaped string), so it cannot be replayed.`);
   }
   if (hashArgs(args) !== replay.argsHash) {
@@ -182,7 +185,7 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
       locate: (id) => locateIn(store, id),
       seed: replay.seed,
       startedAt: replay.startedAt,
-      workflow: str(launch.workflow) || "inline",
+      workflow,
       script,
       scriptHash: replay.scriptHash,
       args,

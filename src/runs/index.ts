@@ -42,5 +42,6 @@ export {
 } from "./retention.ts";
 export { ownerAlive, sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
 export { classifyJournalText, type JournalReport } from "./integrity.ts";
+export { readLaunch } from "./journal-ends.ts";
 export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal.ts";
 export type { DiagnosticEntry, DiagnosticLevel } from "./evidence.ts";

@@ -9,7 +9,7 @@ import { resolveFacts, unavailable, type FactsContext, type RunFacts } from "./f
 import { statOrNull } from "./fsio.ts";
 import { runFiles } from "./home.ts";
 import { assertRunId } from "./ids.ts";
-import { readStartLine } from "./journal-ends.ts";
+import { readLaunch } from "./journal-ends.ts";
 import { assertFresh, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
 import { buildView, formatRunText, outputWarnings } from "./view.ts";
 
@@ -154,7 +154,7 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       return { doc: memoryDocument(JSON.stringify(buildView(facts))), encoding: "json", growing: facts.live };
     case "launch": {
       // The launch details are the start line's: written with the run, never changed.
-      const launch = readStartLine(files.journal, facts.runId)?.launch;
+      const launch = readLaunch(files.dir, files.journal, facts.runId);
       return launch
         ? { doc: memoryDocument(`${JSON.stringify(launch, null, 2)}\n`), encoding: "json", growing: false, outputStatus: "available" }
         : { doc: null, encoding: "json", growing: false, outputStatus: "unavailable" };

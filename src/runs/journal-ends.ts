@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { readAt } from "./fsio.ts";
 import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
 
@@ -63,6 +64,23 @@ function parseLine(text: string, runId: string): StartLine | TerminalLine | unde
     const line = value as Record<string, unknown>;
     if (!isWellFormed(line) || line.v !== JOURNAL_VERSION || line.runId !== runId) return undefined;
     return line.t === "start" || line.t === "terminal" ? line : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where runs recorded before the launch details moved into the start line kept them. */
+const EARLIER_LAUNCH_FILE = "launch.json";
+
+/**
+ * A run's private launch details: its start line's, or for a run recorded by an earlier pi-flow,
+ * the launch.json beside its journal. Undefined when neither can be read.
+ */
+export function readLaunch(runDir: string, journal: string, runId: string, start = readStartLine(journal, runId)): Record<string, unknown> | undefined {
+  if (start?.launch) return start.launch;
+  try {
+    const value: unknown = JSON.parse(readFileSync(join(runDir, EARLIER_LAUNCH_FILE), "utf8"));
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

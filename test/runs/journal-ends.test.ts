@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
@@ -46,6 +47,30 @@ describe("a run's files", () => {
     const other = otherProcess();
     expect(other.view(run.runId).output).toEqual({ finalAvailable: true, delivery: "reference" });
     expect(other.finalValue(run.runId)).toEqual({ ok: true, value: big });
+  });
+
+  it("a short answer whose run folder was deleted before it settled stays in memory, however many runs settle after it", () => {
+    const registry = new RunRegistry({ maxSettled: 2 });
+    const store = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry });
+    const lost = store.create({ kind: "agent", task: { description: "lost" }, background: false });
+    rmSync(runFiles(store.scope, lost.runId).dir, { recursive: true });
+    expect(lost.settle({ outcome: "succeeded", value: "kept in memory" }).evidenceErrors).not.toEqual([]);
+    for (let i = 0; i < 3; i++) store.create({ kind: "agent", task: { description: `later ${i}` }, background: false }).settle({ outcome: "succeeded", value: i });
+    expect(store.view(lost.runId).output).toEqual({ finalAvailable: true, delivery: "inline", value: "kept in memory" });
+  });
+
+  it("a run recorded before the launch details moved into the start line still shows them from its launch.json", async () => {
+    const store = box.store();
+    const run = store.create({ kind: "agent", task: { description: "earlier" }, background: false });
+    run.settle({ outcome: "succeeded", value: "ok" });
+    await store.idle();
+    const files = runFiles(store.scope, run.runId);
+    // As an earlier pi-flow wrote it: no launch in the start line, a launch.json beside the journal.
+    const [first, ...rest] = readFileSync(files.journal, "utf8").split("\n");
+    const { launch: _moved, ...start } = JSON.parse(first!) as Record<string, unknown>;
+    writeFileSync(files.journal, [JSON.stringify(start), ...rest].join("\n"));
+    writeFileSync(join(files.dir, "launch.json"), `${JSON.stringify({ prompt: "from before" }, null, 2)}\n`);
+    expect(JSON.parse(otherProcess().inspectSingle(run.runId, "launch").page.text)).toEqual({ prompt: "from before" });
   });
 
   it("a small value whose journal and record are both lost is not claimed", async () => {
