@@ -4,10 +4,11 @@ import type { SessionManager } from "@earendil-works/pi-coding-agent";
 /**
  * A pi child's session file, written by pi-flow from the child's in-memory Pi session. Pi would
  * open the file again for every message it appends, and on a busy disk file opens are most of
- * what a short child costs. This writes at the end of each turn and when the child stops, through
- * one open file. The file is Pi's own format (the header, then one entry per line), so Pi reads it
- * back to resume the child; on disk it holds the child's last whole turn, so a child killed
- * mid-turn resumes from there. Nothing is written until the conversation has a message.
+ * what a short child costs. This writes once the prompt is in the session (as Pi does, so a child
+ * killed in its first turn keeps its prompt), at the end of each turn and when the child stops,
+ * through one open file. The file is Pi's own format (the header, then one entry per line), so Pi
+ * reads it back to resume the child; a child killed mid-turn resumes from its last whole turn.
+ * Nothing is written until the conversation has a message.
  */
 export class ChildSessionFile {
   private readonly manager: SessionManager;

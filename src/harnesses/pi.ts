@@ -132,8 +132,12 @@ function attachSteering(session: AgentSession, request: ChildRequest): void {
   });
 }
 
-/** Follows the child's events: usage, activity, streamed text and diagnostics; `turnEnded` after each turn. */
-function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage, turnEnded: () => void): () => void {
+/**
+ * Follows the child's events: usage, activity, streamed text and diagnostics. `save` is called once
+ * the prompt (or a steer) is in the session and after each turn, so the session file keeps the
+ * prompt even if the first turn never completes, and every whole turn.
+ */
+function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage, save: () => void): () => void {
   const progress = (activity: string) => request.onProgress({ usage: { ...usage }, activity });
   return session.subscribe((event: AgentSessionEvent) => {
     switch (event.type) {
@@ -142,10 +146,13 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
         break;
       case "turn_end":
         usage.turns++;
-        turnEnded();
+        save();
         progress("turn finished");
         break;
       case "message_end": {
+        // Pi adds a message to its session right after telling its listeners, in the same turn of
+        // the event loop: a microtask later, the prompt is there to save.
+        if (event.message.role === "user") queueMicrotask(save);
         if (event.message.role !== "assistant") break;
         const message = event.message as AssistantMessage;
         addMessageUsage(usage, message.usage, session.model);

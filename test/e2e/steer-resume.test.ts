@@ -128,6 +128,18 @@ describe("external_delegate resume", () => {
     expect(lines.filter((line) => line.type === "message").length).toBeGreaterThanOrEqual(3);
   });
 
+  test("a pi child stuck in its first turn already has its prompt in its session file", async () => {
+    let hanging!: () => void;
+    const first = new Promise<void>((resolve) => (hanging = resolve));
+    const started = await delegate({ ...worker, background: true }, { children: [childHangs(hanging)] });
+    const runId = started.receipt.data.run!.runId;
+    await first;
+    const saved = SessionManager.open(runFileOf(pi.flowHome, runId, "session.jsonl")).buildSessionContext().messages;
+    expect(saved.map((message) => JSON.stringify(message)).join("\n")).toContain("Write the notes.");
+    await runs({ action: "cancel", runIds: [runId] });
+    await runs({ action: "wait", runIds: [runId] });
+  });
+
   test("agent() takes resume: a workflow continues a settled child", async () => {
     const first = await delegate(worker, { children: [childAnswers("Notes: alpha.")] });
     const seen: Seen[] = [];
