@@ -13,13 +13,19 @@ afterEach(() => box.cleanup());
 /** The same session seen from another process: nothing in memory, only what is on disk. */
 const otherProcess = () => openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
 
+/** An agent run that succeeded with `value`, its group-commit batch written: its ID and its files. */
+async function settledRun(description: string, value: unknown, launch?: Record<string, unknown>) {
+  const store = box.store();
+  const run = store.create({ kind: "agent", task: { description }, background: false, ...(launch ? { launch } : {}) });
+  run.settle({ outcome: "succeeded", value });
+  await store.idle();
+  return { runId: run.runId, files: runFiles(store.scope, run.runId) };
+}
+
 describe("a run's files", () => {
   it("a run settled with a small value is a folder with its journal and record only: launch and value travel in the journal", async () => {
-    const store = box.store();
-    const run = store.create({ kind: "agent", task: { description: "small" }, background: false, launch: { prompt: "Say hi", model: "faux" } });
-    run.settle({ outcome: "succeeded", value: "hi" });
-    await store.idle();
-    const files = runFiles(store.scope, run.runId);
+    const run = await settledRun("small", "hi", { prompt: "Say hi", model: "faux" });
+    const { files } = run;
     expect(readdirSync(files.dir).sort()).toEqual(["journal.jsonl", "record.json"]);
 
     const other = otherProcess();
@@ -36,12 +42,9 @@ describe("a run's files", () => {
   });
 
   it("a value too large to go inline goes to its final file and is delivered by reference", async () => {
-    const store = box.store();
-    const run = store.create({ kind: "agent", task: { description: "large" }, background: false });
     const big = "z".repeat(40_000);
-    run.settle({ outcome: "succeeded", value: big });
-    await store.idle();
-    const files = runFiles(store.scope, run.runId);
+    const run = await settledRun("large", big);
+    const { files } = run;
     expect(readFileSync(files.final, "utf8")).toBe(big);
     expect(readFileSync(files.journal, "utf8")).not.toContain("zzzz");
     const other = otherProcess();
@@ -60,11 +63,8 @@ describe("a run's files", () => {
   });
 
   it("a run recorded before the launch details moved into the start line still shows them from its launch.json", async () => {
-    const store = box.store();
-    const run = store.create({ kind: "agent", task: { description: "earlier" }, background: false });
-    run.settle({ outcome: "succeeded", value: "ok" });
-    await store.idle();
-    const files = runFiles(store.scope, run.runId);
+    const run = await settledRun("earlier", "ok");
+    const { files } = run;
     // As an earlier pi-flow wrote it: no launch in the start line, a launch.json beside the journal.
     const [first, ...rest] = readFileSync(files.journal, "utf8").split("\n");
     const { launch: _moved, ...start } = JSON.parse(first!) as Record<string, unknown>;
@@ -74,11 +74,8 @@ describe("a run's files", () => {
   });
 
   it("a small value whose journal and record are both lost is not claimed", async () => {
-    const store = box.store();
-    const run = store.create({ kind: "agent", task: { description: "lost" }, background: false });
-    run.settle({ outcome: "succeeded", value: "gone" });
-    await store.idle();
-    const files = runFiles(store.scope, run.runId);
+    const run = await settledRun("lost", "gone");
+    const { files } = run;
     const record = JSON.parse(readFileSync(files.record, "utf8")) as Record<string, unknown>;
     delete record.finalValue;
     writeFileSync(files.record, JSON.stringify(record));
