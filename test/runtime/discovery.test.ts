@@ -48,4 +48,17 @@ describe("describeTool() and searchTools() in the runtime", () => {
       "TypeError: searchTools(query, { limit }): limit must be a positive integer",
     ]);
   });
+
+  it("a tool whose schema changed between runs is described from its new schema, though declarations are kept across runs", async () => {
+    const describe = async (input: { type: string; properties: Record<string, { type: string }> }) => {
+      const { result } = await run(`return await describeTool("close_issue");`, { host: { tools: host.tools, toolSchemas: { close_issue: { description: "Close one issue.", input } } } });
+      return value(result) as string;
+    };
+    const byId = { type: "object", properties: { id: { type: "integer" } } };
+    const bySlug = { type: "object", properties: { slug: { type: "string" } } };
+    expect(await describe(byId)).toContain("id?: number;");
+    expect(await describe(bySlug)).toContain("slug?: string;");
+    expect(await describe(bySlug)).not.toContain("id?: number;");
+    expect(await describe(byId)).toContain("id?: number;");
+  });
 });
