@@ -161,8 +161,7 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   if (report.integrity === "damaged" || report.integrity === "unknown") {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);
   }
-  const files = runFiles(store.scope, runId);
-  const launch = report.start ? readLaunch(files.dir, files.journal, runId, report.start) : undefined;
+  const launch = report.start ? readLaunch(runFiles(store.scope, runId), runId, report.start) : undefined;
   if (!launch) throw new FlowError("run_unavailable", `Run ${runId}'s launch details cannot be read; it cannot be replayed.`);
   const replay = calls.replay;
   if (!isObject(replay) || typeof replay.seed !== "string" || typeof replay.startedAt !== "number" || typeof replay.scriptHash !== "string") {

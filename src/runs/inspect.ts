@@ -154,7 +154,7 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       return { doc: memoryDocument(JSON.stringify(buildView(facts))), encoding: "json", growing: facts.live };
     case "launch": {
       // The launch details are the start line's: written with the run, never changed.
-      const launch = readLaunch(files.dir, files.journal, facts.runId);
+      const launch = readLaunch(files, facts.runId);
       return launch
         ? { doc: memoryDocument(`${JSON.stringify(launch, null, 2)}\n`), encoding: "json", growing: false, outputStatus: "available" }
         : { doc: null, encoding: "json", growing: false, outputStatus: "unavailable" };

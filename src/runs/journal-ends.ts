@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readAt } from "./fsio.ts";
+import type { RunFiles } from "./home.ts";
 import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
 
 /**
@@ -76,10 +77,10 @@ const EARLIER_LAUNCH_FILE = "launch.json";
  * A run's private launch details: its start line's, or for a run recorded by an earlier pi-flow,
  * the launch.json beside its journal. Undefined when neither can be read.
  */
-export function readLaunch(runDir: string, journal: string, runId: string, start = readStartLine(journal, runId)): Record<string, unknown> | undefined {
+export function readLaunch(files: RunFiles, runId: string, start = readStartLine(files.journal, runId)): Record<string, unknown> | undefined {
   if (start?.launch) return start.launch;
   try {
-    const value: unknown = JSON.parse(readFileSync(join(runDir, EARLIER_LAUNCH_FILE), "utf8"));
+    const value: unknown = JSON.parse(readFileSync(join(files.dir, EARLIER_LAUNCH_FILE), "utf8"));
     return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
