@@ -57,6 +57,25 @@ describe("README: Try it", () => {
   });
 });
 
+describe("npm's own output", () => {
+  // npm runs on the system Node (often older than 22.19), flow on the Node 22 that npm install
+  // put in node_modules/.bin. The project's .npmrc keeps npm's engine warnings out of the way.
+  test("npx flow, started as a user starts it from a shell, prints nothing of npm's before its own output", async () => {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(sandbox.env)) if (!key.toLowerCase().startsWith("npm_")) env[key] = value;
+    env.PATH = (sandbox.env.PATH ?? "").split(":").filter((dir) => !dir.includes("node_modules")).join(":");
+    const result = await new Promise<FlowResult>((resolve) => {
+      execFile("sh", ["-c", "npx flow --help"], { cwd: PROJECT_ROOT, env }, (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, signal: null, stdout, stderr });
+      });
+    });
+    expect(result.stderr).not.toMatch(/npm (warn|WARN)/);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(/^flow: run pi-flow workflows/);
+    expect(result.code).toBe(0);
+  });
+});
+
 // Every flow command in these files' shell blocks needs no model: each must run as written.
 const documented = ["docs/cli.md", "examples/cassettes/README.md"].flatMap((file) =>
   shellBlocks(read(file))
