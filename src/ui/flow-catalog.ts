@@ -6,6 +6,7 @@ import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { parseProfileFile, profileFiles } from "../harnesses/profiles.ts";
 import { BUILTIN_ROLES, listRoles, resolveRole, roleDirs, type ProfileDirs } from "../harnesses/roles.ts";
 import { readCatalog } from "../orchestrator/catalog.ts";
+import { argumentLines } from "./argument-lines.ts";
 import { oneLine } from "./format.ts";
 
 function errorText(error: unknown): string {
@@ -19,7 +20,7 @@ export function workflowLines(cwd: string, flowHome: string): string[] {
   return workflows.flatMap((workflow) => {
     if (workflow.problem) return [`${workflow.name}: does not parse: ${oneLine(workflow.problem)}`];
     const head = `${workflow.name} (${workflow.source})${workflow.description ? `: ${oneLine(workflow.description)}` : ""}`;
-    return workflow.args === undefined ? [head] : [head, `  args: ${JSON.stringify(workflow.args)}`];
+    return [head, ...argumentLines(workflow.args)];
   });
 }
 

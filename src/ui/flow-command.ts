@@ -42,6 +42,9 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
     getArgumentCompletions: (prefix: string): AutocompleteItem[] | null => {
       const words = prefix.split(/\s+/);
       const candidates = words.length <= 1 ? [...SUBCOMMANDS] : words[0] === "help" && words.length === 2 ? [...HELP_TOPICS].map((topic) => `help ${topic}`) : [];
+      // A word typed whole has nothing left to complete: offering it again would make Enter apply
+      // the completion instead of running the command, so /flow doctor would need two Enters.
+      if (candidates.includes(prefix.trim())) return null;
       const items = candidates.filter((value) => value.startsWith(prefix)).map((value) => ({ value, label: value }));
       return items.length > 0 ? items : null;
     },

@@ -83,5 +83,7 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
     const state = sources.harnessState(name);
     lines.push(`${name.padEnd(8)} ${state.available ? "ready" : "unavailable"}: ${state.detail}`);
   }
+  // The way in for someone with no model, or who does not want to spend tokens yet.
+  lines.push("no model? flow run <workflow> --stub answers every child from its output schema; --replay <cassette> from recorded answers (flow help harnesses replay)");
   return lines;
 }

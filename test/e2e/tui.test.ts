@@ -85,3 +85,13 @@ test("in the interactive TUI: pi-flow is listed by name, its tool row renders, a
   expect(done).toMatch(/✓ Background delegate explorer Count the files [\d.]+m?s · [\d.]+k? tok \$\d/);
   expect(done).not.toMatch(/… Delegate explorer Count the files/);
 });
+
+test("in the interactive TUI: /flow doctor typed whole runs with one Enter; the argument menu does not swallow it", { timeout: 120_000 }, async () => {
+  await untilScreen((text) => text.includes("faux-1"));
+  pi.stdin.write("/flow doctor");
+  // Wait until Pi has drawn what was typed (and any argument menu), then press Enter once.
+  await untilScreen((text) => text.includes("/flow doctor"));
+  pi.stdin.write("\r");
+  const shown = await untilScreen((text) => /node {5}v\d+/.test(text));
+  expect(shown).toMatch(/pi {7}\d+\.\d+/);
+});

@@ -43,6 +43,8 @@ describe("/flow without a model call", () => {
     expect(text).toContain(`runs     ${pi.flowHome}: `);
     expect(text).toMatch(/claude {3}unavailable: .*not found on PATH/);
     expect(text).toMatch(/codex {4}unavailable: /);
+    // Someone with no model is told how to try workflows anyway.
+    expect(text).toMatch(/^no model\? flow run <workflow> --stub .* --replay <cassette>/m);
     // No model request was made.
     expect(pi.session.messages.filter((m) => m.role === "assistant")).toHaveLength(0);
   });
@@ -55,8 +57,10 @@ describe("/flow without a model call", () => {
     writeFileSync(join(dir, "oops.js"), "export const apiVersion = 1;\nreturn (;\n");
     const text = await flow(pi, "workflows");
     expect(text).toContain("review (shipped): ");
-    expect(text).toMatch(/review \(shipped\): .*\n {2}args: \{"type":"object"/);
-    expect(text).toContain("triage (project): Sort the issues.");
+    // Arguments as a person reads them: name, type, required or not, description.
+    expect(text).toMatch(/review \(shipped\): .*\n {2}args:\n {4}target \(string, required\): \S/);
+    expect(text).not.toContain('"type":"object"');
+    expect(text).toContain("triage (project): Sort the issues.\n  args: any object");
     expect(text).toMatch(/oops: does not parse: .*script_invalid|oops: does not parse: .*line 2/);
   });
 
