@@ -14,7 +14,8 @@ export interface Parsed {
  * One subcommand's flags, strictly: an unknown flag, a missing value or a wrong number of
  * positionals is request_invalid (exit 2), with the command's usage line in the message.
  */
-type Arity = { min: number; max: number };
+/** How many positionals, and what the first missing one is called ("Missing argument: <runId>."). */
+type Arity = { min: number; max: number; missing?: string };
 
 /** `positionals` may depend on the flags given (`flow run --resume` takes no workflow). */
 export function parseCommand(argv: readonly string[], options: Options, positionals: Arity | ((values: Parsed["values"]) => Arity), usage: string): Parsed {
@@ -27,7 +28,7 @@ export function parseCommand(argv: readonly string[], options: Options, position
   const count = parsed.positionals.length;
   const arity = typeof positionals === "function" ? positionals(parsed.values) : positionals;
   if (count < arity.min || count > arity.max) {
-    const what = count < arity.min ? "Missing argument" : `Unexpected argument "${parsed.positionals[arity.max]}"`;
+    const what = count < arity.min ? `Missing argument${arity.missing ? `: ${arity.missing}` : ""}` : `Unexpected argument "${parsed.positionals[arity.max]}"`;
     throw new FlowError("request_invalid", `${what}.\nUsage: ${usage}`);
   }
   return parsed;

@@ -15,7 +15,7 @@ const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple
  * when some file names tools.
  */
 export async function checkCommand(argv: readonly string[]): Promise<number> {
-  const parsed = parseCommand(argv, OPTIONS, { min: 1, max: Number.MAX_SAFE_INTEGER }, CHECK_USAGE);
+  const parsed = parseCommand(argv, OPTIONS, { min: 1, max: Number.MAX_SAFE_INTEGER, missing: "the <path.js> of at least one workflow to check" }, CHECK_USAGE);
   const cwd = projectDir(parsed);
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
   let headless: HeadlessSession | undefined;

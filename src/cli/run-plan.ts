@@ -62,7 +62,7 @@ const isFileTarget = (target: string): boolean => target.includes("/") || target
  */
 export function planRun(argv: readonly string[]): RunPlan {
   // --resume names the run instead of a workflow: then no positional is taken.
-  const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 0 } : { min: 1, max: 1 }), RUN_USAGE);
+  const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 0 } : { min: 1, max: 1, missing: "the workflow to run (a saved workflow's <name> or a <path.js>), or --resume <runId>" }), RUN_USAGE);
   const cwd = projectDir(parsed);
   const replay = stringFlag(parsed, "replay");
   const record = stringFlag(parsed, "record");

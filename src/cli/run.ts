@@ -1,5 +1,5 @@
 import { existsSync, renameSync, rmSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fail, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
@@ -91,13 +91,25 @@ function isEnvelope(value: unknown): value is WorkflowEnvelope {
   return value !== null && typeof value === "object" && "ok" in value && "data" in value;
 }
 
-function settledLine(run: RunView): string {
+/**
+ * The command that shows this run, to paste where the user stands: with --cwd when the run's
+ * project is not the current folder, and through npx when flow itself was started by npx.
+ */
+export function inspectHint(runId: string, projectDir: string): string {
+  const command = process.env.npm_lifecycle_event === "npx" ? "npx flow" : "flow";
+  const fromHere = relative(process.cwd(), projectDir);
+  const dir = fromHere.length > 0 && fromHere.length < projectDir.length ? fromHere : projectDir;
+  const quoted = /^[\w./@%+=:,-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, "'\\''")}'`;
+  return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${quoted}`}`;
+}
+
+function settledLine(run: RunView, projectDir: string): string {
   const outcome = run.state.outcome ?? run.state.status;
   // `failed` counts failed agent() calls, including calls refused before a child started.
   const failed = run.children?.failed ?? 0;
   const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
   const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}${replayed}` : "";
-  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: flow runs show ${run.runId}`;
+  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: ${inspectHint(run.runId, projectDir)}`;
 }
 
 /** Ctrl-C (or SIGTERM, SIGHUP) once cancels the run (children too) and waits for its journal; twice leaves at once. */
@@ -139,7 +151,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
     return /^Validation failed/.test(outcome.text) ? EXIT.refused : EXIT.failed;
   }
   const run = envelope.data.run;
-  if (run) view.finished(settledLine(run));
+  if (run) view.finished(settledLine(run, plan.cwd));
   if (envelope.ok) {
     const { run } = envelope.data;
     if (plan.json) {

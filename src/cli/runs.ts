@@ -50,7 +50,7 @@ function list(argv: readonly string[]): number {
 }
 
 function show(argv: readonly string[]): number {
-  const parsed = parseCommand(argv, { ...CWD, view: { type: "string" }, json: { type: "boolean" } }, { min: 1, max: 1 }, RUNS_USAGE);
+  const parsed = parseCommand(argv, { ...CWD, view: { type: "string" }, json: { type: "boolean" } }, { min: 1, max: 1, missing: "the <runId> to show" }, RUNS_USAGE);
   const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
   const view = stringFlag(parsed, "view") ?? "summary";
   if (!(RUN_VIEWS as readonly string[]).includes(view)) throw new FlowError("request_invalid", `--view must be one of ${RUN_VIEWS.join(", ")}.`);
@@ -90,7 +90,7 @@ function newOutput(text: string, encoding: string, printed: number): { chunk: st
  * succeeded and 1 otherwise. It reads the same output view as external_runs, polling.
  */
 async function tail(argv: readonly string[]): Promise<number> {
-  const parsed = parseCommand(argv, CWD, { min: 1, max: 1 }, RUNS_USAGE);
+  const parsed = parseCommand(argv, CWD, { min: 1, max: 1, missing: "the <runId> to tail" }, RUNS_USAGE);
   const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
   const runId = parsed.positionals[0]!;
   const store = storeOfRun(cwd, runId);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
@@ -34,6 +34,10 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
   const cwd = projectDir(parsed);
   const out = stringFlag(parsed, "out");
   const target = out === undefined ? projectTypesPath(cwd) : resolve(out);
+  // --out names a file in a folder that exists: a typo in the path should not grow new folders.
+  if (out !== undefined && statSync(dirname(target), { throwIfNoEntry: false })?.isDirectory() !== true) {
+    throw new FlowError("request_invalid", `--out ${out}: the folder ${dirname(target)} does not exist; create it first or choose another path.`);
+  }
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
   const headless = await openHeadlessSession({ cwd, extensions, ambientExtensions: true });
   let tools: RegisteredToolSchema[];

@@ -90,6 +90,12 @@ describe("flow types", () => {
     expect(readFileSync(join(elsewhere, ".pi/flow/workflows/tsconfig.json"), "utf8")).toBe("{}\n");
 
     const out = join(sandbox.root, "types", "my.d.ts");
+    // --out into a folder that does not exist is refused, not created.
+    const refused = await flow(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--out .*my\.d\.ts: the folder .*types does not exist.*\(request_invalid\)/);
+    expect(existsSync(join(sandbox.root, "types"))).toBe(false);
+    mkdirSync(join(sandbox.root, "types"));
     expect((await flow(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env })).code).toBe(0);
     expect(readFileSync(out, "utf8")).toContain("interface FlowWorkflowArgs {");
     expect(existsSync(join(sandbox.root, "types", "tsconfig.json"))).toBe(false);

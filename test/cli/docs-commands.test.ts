@@ -54,6 +54,12 @@ describe("README: Try it", () => {
     const value = JSON.parse(result.stdout) as { reviews: { lens: string; verdict: string }[]; synthesis: { verdict: string } };
     expect(value.reviews.map((review) => review.lens)).toEqual(["correctness", "tests", "simplicity"]);
     expect(value.synthesis.verdict).toMatch(/^Request changes\./);
+    // The hint it ends with works when pasted where the user stands.
+    const hint = /Inspect it with: (.+)$/m.exec(result.stderr)?.[1];
+    expect(hint).toMatch(/^npx flow runs show wf_\S+ --cwd examples\/quickstart$/);
+    const shown = await shell(hint!);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(/^run wf_\S+ started/m.exec(result.stderr)?.[0].split(" ")[1]);
   });
 });
 

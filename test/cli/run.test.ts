@@ -38,7 +38,7 @@ describe("flow run --replay", () => {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} started: ${description} \\(ag_[0-9a-z_]+\\)$`)));
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^child ${index + 1} succeeded: ${description} \\([0-9.]+s, \\d+ tokens\\)$`)));
     }
-    expect(lines.at(-1)).toMatch(new RegExp(`^run ${runId} succeeded in [0-9.]+s: 4 children, 0 failed agent\\(\\) calls\\. Inspect it with: flow runs show ${runId}$`));
+    expect(lines.at(-1)).toMatch(new RegExp(`^run ${runId} succeeded in [0-9.]+s: 4 children, 0 failed agent\\(\\) calls\\. Inspect it with: flow runs show ${runId} --cwd examples/quickstart$`));
     // The command waited for the group commit: the settled record is on disk, not only the journal.
     expect(JSON.parse(runFileText(sandbox, runId, "record.json"))).toMatchObject({ status: "done", outcome: "succeeded", children: { count: 4, failed: 0 } });
   });
@@ -102,6 +102,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
   const cases: [string, () => string[], string, RegExp][] = [
     ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
     ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
+    ["no workflow", () => ["run"], "request_invalid", /Missing argument: the workflow to run \(a saved workflow's <name> or a <path\.js>\), or --resume <runId>\.\nUsage: flow run/],
     ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, review/],
     ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, review/],
     [

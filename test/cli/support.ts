@@ -51,7 +51,8 @@ export function flowSandbox(): FlowSandbox {
   const flowHome = join(root, "flow-home");
   mkdirSync(agentDir, { recursive: true });
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith("PI_")) env[key] = value;
+  // npm_lifecycle_event says how flow was started (npx or an npm script); a test starts it as a user's shell would.
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith("PI_") && key !== "npm_lifecycle_event") env[key] = value;
   Object.assign(env, { HOME: root, PI_CODING_AGENT_DIR: agentDir, PI_FLOW_HOME: flowHome });
   return {
     root,
