@@ -122,6 +122,22 @@ describe("a pi child of a read-only parent", () => {
   });
 });
 
+describe("a Pi agent definition's child", () => {
+  test("without a tools list asks for Pi's defaults, and gets them only within a read-only parent's tools", async () => {
+    pi = await startPiSession();
+    makeReadOnly(pi.session);
+    mkdirSync(join(pi.cwd, ".pi", "agents"), { recursive: true });
+    writeFileSync(join(pi.cwd, ".pi", "agents", "helper.md"), "---\nname: helper\ndescription: Helps\n---\nYou help.");
+    const attempt: Attempt = { offered: [] };
+    const call = { subagent_type: "helper", description: "Help", prompt: "Write pwned.txt.", context: { mode: "none" } };
+    const { receipt } = await callForReceipt(pi, "external_delegate", call, { children: childTriesToWrite(attempt) });
+    expect(attempt.offered).toEqual(["read"]);
+    expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
+    expect(receipt.warnings).toContain("tools_withheld");
+    expect((await launchView(receipt.data.run!.runId)).tools).toEqual({ effective: ["read"], withheld: ["bash", "edit", "write"], denied: [] });
+  });
+});
+
 describe("workflows carry the bound taken when the workflow call was made", () => {
   test("agent() children of a read-only parent cannot write, and the root's receipt warns", async () => {
     pi = await startPiSession();
