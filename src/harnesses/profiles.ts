@@ -6,8 +6,8 @@ import { checkContextRequest, type ContextRequest } from "../context/modes.ts";
 
 /**
  * A child profile: what a role or a Pi agent definition decides about a child. Both are markdown
- * files with frontmatter (name, description, tools, model, and for roles context and harness),
- * whose body is the child's system prompt.
+ * files with frontmatter (name, description, tools, disallowedTools, model, and for roles context
+ * and harness), whose body is the child's system prompt.
  */
 export interface ChildProfile {
   name: string;
@@ -15,24 +15,38 @@ export interface ChildProfile {
   systemPrompt: string;
   /** The child's tools; absent means Pi's default tools, as Pi's own agent definitions do. */
   tools?: string[];
+  /**
+   * Tools the child never gets, whatever `tools` and the parent allow (names or `*` patterns), as
+   * Claude Code's and Pi's agent definitions say it. See child-tools.ts for the whole rule.
+   */
+  disallowedTools?: string[];
   model?: string;
   defaultContext: ContextRequest;
   harness?: string;
   source: "builtin" | "user" | "project";
 }
 
-type Frontmatter = { name?: unknown; description?: unknown; tools?: unknown; model?: unknown; context?: unknown; harness?: unknown };
+type Frontmatter = {
+  name?: unknown;
+  description?: unknown;
+  tools?: unknown;
+  disallowedTools?: unknown;
+  model?: unknown;
+  context?: unknown;
+  harness?: unknown;
+};
 
-function toolList(value: unknown, file: string): string[] | undefined {
+function toolList(value: unknown, file: string, field = "tools"): string[] | undefined {
   if (value === undefined) return undefined;
   const raw = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : undefined;
   if (!raw || raw.some((item) => typeof item !== "string")) {
-    throw new FlowError("configuration_invalid", `${file}: tools must be a list of tool names.`);
+    throw new FlowError("configuration_invalid", `${file}: ${field} must be a list of tool names.`);
   }
   return raw.map((item: string) => item.trim()).filter((item) => item.length > 0);
 }
 
 const optionalTools = (tools: string[] | undefined) => (tools === undefined ? {} : { tools });
+const optionalDenied = (denied: string[] | undefined) => (denied === undefined || denied.length === 0 ? {} : { disallowedTools: denied });
 
 /** `none`, `full`, `recent` or `recent:N` in a file's frontmatter. */
 function contextFrom(value: unknown, file: string): ContextRequest | undefined {
@@ -74,6 +88,7 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
     description: optionalString(frontmatter.description, "description", file) ?? fallback?.description ?? name,
     systemPrompt,
     ...optionalTools(toolList(frontmatter.tools, file) ?? fallback?.tools),
+    ...optionalDenied(toolList(frontmatter.disallowedTools, file, "disallowedTools") ?? fallback?.disallowedTools),
     ...(model ? { model } : {}),
     defaultContext: contextFrom(frontmatter.context, file) ?? fallback?.defaultContext ?? { mode: "none" },
     ...(harness ? { harness } : {}),

@@ -18,7 +18,7 @@ import {
 } from "../runs/index.ts";
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
-import { inheritedSnapshot } from "./workflow-tools.ts";
+import { inheritedParentTools, inheritedSnapshot } from "./workflow-tools.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -141,6 +141,7 @@ export class FlowHost {
   /**
    * Everything children of one tool call share. The parent snapshot is the workflow's, when a
    * workflow's tools.* made this call, else the parent's branch as it is when first asked for.
+   * The tools bound likewise: the workflow's, else the session's active tools now.
    */
   launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
@@ -154,6 +155,7 @@ export class FlowHost {
       snapshot: () => (captured ??= captureParentSnapshot(ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
       harnesses,
+      parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
     };
   }
 

@@ -10,9 +10,12 @@ import type { ParentSnapshot } from "../context/snapshot.ts";
 import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
 import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../harnesses/profiles.ts";
+import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
+import { checkChildCwd } from "./child-cwd.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
-import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { redactValue, type DiagnosticEntry, type RunStore, type SettleResult } from "../runs/index.ts";
+import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
+import { redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
+import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
 import { registerSteerTarget } from "./steering.ts";
@@ -56,7 +59,15 @@ export interface LaunchEnvironment {
   runs: RunStore;
   /** Replay and recording, as Pi's settings and the environment configure them. */
   harnesses: HarnessSettings;
+  /**
+   * The tools active in the parent session when the call was made (a workflow's: when the
+   * workflow call was made): no child of this call gets a tool outside them (child-tools.ts).
+   */
+  parentTools: readonly string[];
 }
+
+/** The receipt warning of a child that runs without some tool its profile asks for. */
+export const TOOLS_WITHHELD = "tools_withheld";
 
 export interface PreparedChild {
   call: ChildCall;
@@ -67,6 +78,8 @@ export interface PreparedChild {
   cwd: string;
   prompt: string;
   contextMode: string;
+  /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
+  tools: ChildTools;
   resume?: ResumeSource;
 }
 
@@ -147,6 +160,8 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
     call.subagent_type !== undefined
       ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
       : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
+  const tools = boundChildTools(profile, env.parentTools);
+  if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
   const harness = selectHarness(resume ? resumedHarness(call, resume) : (call.harness ?? profile.harness ?? "pi"), env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
@@ -156,7 +171,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, prompt, contextMode, ...(resume ? { resume } : {}) };
+  return { call, profile, harness, model, cwd, prompt, contextMode, tools, ...(resume ? { resume } : {}) };
 }
 
 /** A resumed child runs where the earlier run ran; asking for another harness is a contradiction. */
@@ -197,22 +212,6 @@ export interface LaunchedChild {
   settled: Promise<SettledChild>;
 }
 
-/** A harness's diagnostic as one line of the run's diagnostics log. */
-function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
-  switch (entry.type) {
-    case "error":
-      return { level: "error", message: entry.message };
-    case "tool_call":
-      return { level: "info", message: `tool ${entry.tool} ${entry.args}` };
-    case "tool_result":
-      return { level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` };
-    case "session":
-      return { level: "info", code: "cli_session", message: `${entry.harness} session ${entry.sessionId}` };
-    case "stderr":
-      return { level: "warn", code: "stderr", message: entry.text };
-  }
-}
-
 /**
  * Registers the run, then runs the child on its harness. The run ends cancelled when the parent's
  * signal (foreground) or an operator cancel aborts it, timed_out when its time limit passes.
@@ -234,6 +233,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       harness,
       model: modelLabel(model),
       profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
+      tools: prepared.tools,
       context: prepared.contextMode,
       cwd: prepared.cwd,
       timeoutMs: call.timeoutMs ?? null,
@@ -244,6 +244,10 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       prompt: prepared.prompt,
     },
   });
+  const { withheld } = prepared.tools;
+  if (withheld.length > 0) {
+    writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
+  }
   // Only the pi harness takes messages while it runs; a CLI child is registered as not steerable.
   const inbox = harness === "pi" ? new SteeringInbox() : undefined;
   const unregisterSteering = registerSteerTarget(writer.runId, {
@@ -286,7 +290,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     });
     const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
     return child.run({
-      profile,
+      // The harness sees only the tools the child may have: the bound is the profile's tool list.
+      profile: { ...profile, tools: prepared.tools.effective },
       task: {
         agent: call.role !== undefined ? `role:${call.role}` : `agent:${call.subagent_type!}`,
         description: call.description,
@@ -323,12 +328,13 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     })
     .then((result): SettledChild => {
       unregisterSteering();
-      const settledRun = writer.settle({
+      const written = writer.settle({
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
         usage: result.usage,
       });
+      const settledRun = withheld.length > 0 ? { ...written, warnings: [...written.warnings, TOOLS_WITHHELD] } : written;
       // A workflow's agent() needs the whole value, also when the receipt can only point to it.
       if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
       return { ...settledRun, value: redactValue(result.value).value };

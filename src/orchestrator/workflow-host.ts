@@ -89,6 +89,8 @@ export class WorkflowChildren {
   private readonly options: WorkflowChildrenOptions;
   private readonly inflight = new Set<Promise<unknown>>();
   private failedCalls = 0;
+  /** Tools some child of this run asked for and ran without: the root's receipt warns too. */
+  readonly withheldTools = new Set<string>();
   /** A resumed run's agent() and tools.* calls answered from the journal, and those that ran. */
   private replayedCalls = 0;
   private liveCalls = 0;
@@ -166,6 +168,7 @@ export class WorkflowChildren {
     };
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
+      for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
       // Only on the harness it ran on: a call that now selects another harness starts afresh.
       if (continueFrom && continueFrom.harness === prepared.harness && !prepared.resume) prepared.resume = continueFrom;
       launched = launchChild(prepared, env, {

@@ -10,7 +10,7 @@ import {
   type WorkflowResult,
 } from "../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import type { LaunchEnvironment } from "./launch-child.ts";
+import { TOOLS_WITHHELD, type LaunchEnvironment } from "./launch-child.ts";
 import { journaledTools, replayingHost } from "./replay-host.ts";
 import type { ResumePlan } from "./resume-plan.ts";
 import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
@@ -165,7 +165,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       // Children stop when the root ends; the root settles only once they are terminal too.
       await children.drain();
       if (progressQueued) sendProgress();
-      return settleRoot(writer, result, children.counts);
+      const settled = settleRoot(writer, result, children.counts);
+      return children.withheldTools.size > 0 ? { ...settled, warnings: [...settled.warnings, TOOLS_WITHHELD] } : settled;
     })
     .finally(() => launch.signal?.removeEventListener("abort", stop));
 

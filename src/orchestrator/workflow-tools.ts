@@ -17,6 +17,8 @@ interface CallingWorkflow {
   depth: number;
   runId: string;
   snapshot: ParentSnapshot;
+  /** The parent session's active tools when the outermost workflow call was made: every child's bound. */
+  parentTools: readonly string[];
   /** Told the run ID of a workflow this one starts through tools.* call `index` (its journal keeps it for a resume). */
   onNestedRun?(index: number, runId: string): void;
 }
@@ -44,6 +46,15 @@ const callingWorkflow = new AsyncLocalStorage<CallingPlace>();
  */
 export function inheritedSnapshot(): ParentSnapshot | undefined {
   return callingWorkflow.getStore()?.snapshot;
+}
+
+/**
+ * The tools bound of a Flow tool called from a workflow's tools.*: the workflow's own, taken when
+ * its call started, so its tools.* children and nested workflows never exceed its agent() children.
+ * Undefined outside a workflow.
+ */
+export function inheritedParentTools(): readonly string[] | undefined {
+  return callingWorkflow.getStore()?.parentTools;
 }
 
 export interface WorkflowPlace {

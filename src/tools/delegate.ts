@@ -5,7 +5,7 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
-import { launchChild, prepareChild, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
+import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
@@ -19,6 +19,11 @@ export interface DelegateDetails {
   phase: "rejected" | "running" | "accepted" | "settled";
   progress?: ChildProgress;
   run?: RunView;
+}
+
+/** What the model reads when its child runs without tools its role asks for (warning tools_withheld). */
+export function withheldNote(withheld: readonly string[]): string {
+  return `Warning (${TOOLS_WITHHELD}): the child runs without ${withheld.join(", ")}: its role asks for them, but this session does not hold them.`;
 }
 
 export function createDelegateTool(host: FlowHost) {
@@ -43,10 +48,12 @@ export function createDelegateTool(host: FlowHost) {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let launched: LaunchedChild | undefined;
+      let withheld: string[] = [];
       try {
         host.assertOpen();
         const env = host.launchEnvironment(ctx);
         const prepared = prepareChild(params as ChildCall, env);
+        withheld = prepared.tools.withheld;
         launched = launchChild(prepared, env, {
           background,
           toolCallId,
@@ -64,10 +71,14 @@ export function createDelegateTool(host: FlowHost) {
       }
 
       if (!launched) throw new Error("external_delegate: the child was neither launched nor rejected");
-      if (background) return acceptedReceipt(DELEGATE, launched.accepted, supervised(ctx), { runId: launched.runId, phase: "accepted", run: launched.accepted });
+      const note = withheld.length > 0 ? `\n${withheldNote(withheld)}` : "";
+      if (background) {
+        const warnings = withheld.length > 0 ? [TOOLS_WITHHELD] : [];
+        return acceptedReceipt(DELEGATE, launched.accepted, supervised(ctx), { runId: launched.runId, phase: "accepted", run: launched.accepted }, warnings, note);
+      }
       onUpdate?.({ content: [{ type: "text", text: `Child ${launched.runId} started.` }], details: { runId: launched.runId, phase: "running" } });
       const { view, warnings } = await launched.settled;
-      return settledReceipt(DELEGATE, view, warnings, receiptText(view, "settled", supervised(ctx)), { runId: view.runId, phase: "settled", run: view });
+      return settledReceipt(DELEGATE, view, warnings, `${receiptText(view, "settled", supervised(ctx))}${note}`, { runId: view.runId, phase: "settled", run: view });
     },
   });
 }

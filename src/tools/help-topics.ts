@@ -88,13 +88,15 @@ const ROLE_FILE_FORMAT = `A role file is markdown: frontmatter, then the child's
   name: security-reviewer
   description: Reviews for security flaws, read-only.
   tools: read, grep, find, ls
+  disallowedTools: bash    (optional: never given, whatever the parent holds)
   context: none            (none, full, or recent:N)
   model: anthropic/claude-sonnet-4-5   (optional)
   harness: pi              (optional: pi, claude, codex)
   ---
   You review code for security flaws...
 Put it in the project's .pi/flow/roles/<name>.md or the user's Flow roles directory ($PI_FLOW_HOME/roles/). A project file overrides a user file, which overrides a built-in role of the same name; an override inherits what it does not say.
-subagent_type instead selects a Pi agent definition (.pi/agents/ or Pi's agents/) and always runs on the pi harness.`;
+subagent_type instead selects a Pi agent definition (.pi/agents/ or Pi's agents/) and always runs on the pi harness.
+A child never outranks this session: it gets its role's tools only where this session holds them now (grep, find and ls come with read), minus disallowedTools. Tools withheld that way are named in the receipt (warning tools_withheld); without write, edit and bash, claude and codex children run read-only. A cwd outside this session's working directory needs this session to hold bash, and a writing child never gets a filesystem root.`;
 
 /** The roles available here, then the role file format. */
 export function rolesHelp(roles?: readonly RoleInfo[]): string {

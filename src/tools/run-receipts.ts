@@ -19,8 +19,10 @@ export function acceptedReceipt<TDetails>(
   view: RunView,
   supervised: boolean,
   details: TDetails,
+  warnings: string[] = [],
+  note = "",
 ): FlowToolResult<TDetails> {
-  return toToolResult(succeed(tool, action, { run: view }), receiptText(view, "accepted", supervised), details);
+  return toToolResult(succeed(tool, action, { run: view }, warnings), `${receiptText(view, "accepted", supervised)}${note}`, details);
 }
 
 /**

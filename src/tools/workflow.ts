@@ -4,7 +4,7 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
-import type { LaunchEnvironment } from "../orchestrator/launch-child.ts";
+import { TOOLS_WITHHELD, type LaunchEnvironment } from "../orchestrator/launch-child.ts";
 import type { ChildEntry } from "../orchestrator/workflow-host.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow-run.ts";
 import { prepareResume } from "../orchestrator/workflow-resume.ts";
@@ -54,7 +54,10 @@ export function progressText(progress: WorkflowProgress): string {
 }
 
 function settledText(view: RunView, warnings: readonly string[], isSupervised: boolean): string {
-  const text = receiptText(view, "settled", isSupervised);
+  let text = receiptText(view, "settled", isSupervised);
+  if (warnings.includes(TOOLS_WITHHELD)) {
+    text += `\nWarning (${TOOLS_WITHHELD}): some agent() children ran without tools their roles ask for, which this session does not hold; each child's launch view lists its tools.`;
+  }
   if (!warnings.includes(HANDLED_CHILD_FAILURES)) return text;
   const failed = view.children?.failed ?? 0;
   return `${text}\nThe workflow succeeded after handling ${failed} failed agent() call${failed === 1 ? "" : "s"} (warning ${HANDLED_CHILD_FAILURES}): check that its result accounts for them.`;
@@ -145,7 +148,7 @@ export function createWorkflowTool(host: FlowHost) {
           args,
           description,
           env,
-          tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, onNestedRun }),
+          tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: env.parentTools, onNestedRun }),
           toolSchemas: workflowToolSchemas(toolNames, ctx),
           background,
           depth,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
-import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -82,6 +82,18 @@ test("a script file's tools.* reach a tool an --extension registers, through the
   expect(result.stderr).toMatch(/^run wf_\S+ succeeded in /m);
   expect(result.code).toBe(0);
   expect(JSON.parse(result.stdout)).toEqual({ echoed: { echoed: "hi" }, helpOk: true });
+});
+
+test("the user at the shell is the authority: flow run's children hold every tool their role asks for", async () => {
+  const empty = sandbox.file("empty-tools.jsonl", `${JSON.stringify({ format: "pi-flow-cassette", version: 1, illustrative: true, note: "no answers" })}\n`);
+  const script = sandbox.file(
+    "tools.js",
+    'export const apiVersion = 1;\nexport const meta = { name: "tools" };\ntry { await agent({ role: "worker", context: { mode: "none" }, prompt: "p" }); } catch (e) { return e.runId; }\nreturn null;\n',
+  );
+  const result = await flow(["run", script, "--replay", empty, "--cwd", sandbox.root], { env });
+  expect(result.code).toBe(0);
+  const [start] = journalOf(sandbox, JSON.parse(result.stdout) as string);
+  expect((start as { launch: { tools: unknown } }).launch.tools).toEqual({ effective: ["read", "bash", "edit", "write", "grep", "find", "ls"], withheld: [], denied: [] });
 });
 
 test("text a run controls cannot drive the terminal: escape sequences in a description never reach flow's output", async () => {

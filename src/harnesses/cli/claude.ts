@@ -10,7 +10,7 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
  */
 
 /** Pi's tool names in a role → Claude Code's. Other names pass as they are (Claude Code's own). */
-const CLAUDE_TOOLS: Record<string, string> = {
+export const CLAUDE_TOOLS: Record<string, string> = {
   read: "Read",
   bash: "Bash",
   edit: "Edit",
@@ -19,6 +19,9 @@ const CLAUDE_TOOLS: Record<string, string> = {
   find: "Glob",
   ls: "LS",
 };
+
+/** Claude Code's tools that change files or run commands. */
+const CLAUDE_WRITING_TOOLS = ["Bash", "Edit", "Write", "NotebookEdit"];
 
 /** What a role without a tools list gets: Pi's default tools. */
 const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
@@ -38,6 +41,8 @@ function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): 
     `--permission-mode=${readOnly ? "plan" : "dontAsk"}`,
     `--tools=${tools}`,
     `--allowedTools=${tools}`,
+    // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
+    ...(readOnly ? [`--disallowedTools=${CLAUDE_WRITING_TOOLS.join(",")}`] : []),
     `--append-system-prompt=${request.profile.systemPrompt}`,
   ];
   if (model !== undefined) args.push(`--model=${model}`);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChildProfile } from "../profiles.ts";
 import { quotaBreach } from "../quotas.ts";
-import { READ_ONLY_TOOLS } from "../roles.ts";
+import { PI_DEFAULT_TOOLS, writes } from "../child-tools.ts";
 import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
 import { childEnvironment } from "./env.ts";
@@ -54,9 +54,9 @@ export const CLI_DEFAULTS = {
   maxOutputBytes: 16 * 1024 * 1024,
 };
 
-/** A role that may only read runs in the CLI's read-only mode. No tools list means Pi's defaults, which write. */
+/** A child whose tools neither write, edit nor run commands runs in the CLI's read-only mode. No tools list means Pi's defaults, which write. */
 export function isReadOnlyProfile(profile: ChildProfile): boolean {
-  return profile.tools !== undefined && profile.tools.every((tool) => READ_ONLY_TOOLS.includes(tool));
+  return !writes(profile.tools ?? PI_DEFAULT_TOOLS);
 }
 
 const failed = (message: string, usage: ChildUsage): ChildResult => ({ outcome: "failed", error: { code: "failed", message }, usage });
