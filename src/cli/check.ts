@@ -1,9 +1,16 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
+import { profileFiles } from "../harnesses/profiles.ts";
+import { listRoles, roleDirs } from "../harnesses/roles.ts";
+import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow-sources.ts";
 import { CHECK_USAGE } from "./usage.ts";
 import { listFlag, parseCommand, projectDir } from "./args.ts";
 import { EXIT } from "./exit.ts";
+import { flowHome } from "./project-runs.ts";
 import type { HeadlessSession } from "./headless.ts";
+import { literalTargetProblems, type KnownNames } from "./named-targets.ts";
 import { checkWorkflowSource, formatProblem, requestedTools, type Problem } from "./script-check.ts";
 
 const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
@@ -25,6 +32,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
     return tools;
   };
   const problems: Problem[] = [];
+  let known: KnownNames | undefined;
   try {
     for (const file of parsed.positionals) {
       let source: string;
@@ -40,7 +48,9 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
         headless = await openHeadlessSession({ cwd, extensions });
         tools = headless.callableToolNames();
       }
-      problems.push(...checkWorkflowSource(source, file, tools ? callableTools : () => []).problems);
+      const checked = checkWorkflowSource(source, file, tools ? callableTools : () => []);
+      problems.push(...checked.problems);
+      if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd))));
     }
   } finally {
     headless?.dispose();
@@ -49,4 +59,15 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const files = parsed.positionals.length;
   process.stderr.write(problems.length === 0 ? `flow check: ${files} file${files === 1 ? "" : "s"} ok\n` : `flow check: ${problems.length} problem${problems.length === 1 ? "" : "s"}\n`);
   return problems.length === 0 ? EXIT.succeeded : EXIT.refused;
+}
+
+/** The roles, agent definitions and saved workflows a run in this project could name. */
+function knownNames(cwd: string): KnownNames {
+  const home = flowHome();
+  const agents = agentDefinitionDirs(cwd, getAgentDir());
+  return {
+    roles: listRoles(roleDirs(cwd, home)),
+    agents: [...new Set([...profileFiles(agents.user).keys(), ...profileFiles(agents.project).keys()])],
+    workflows: listSavedWorkflows(workflowDirs(cwd, home)),
+  };
 }

@@ -17,6 +17,9 @@ test.each([
   ["an unknown tool", `${HEAD}export const meta = {\n  tools: ["read", "no_such_tool"],\n};\nreturn 1;\n`, 3, 19, 'meta.tools names "no_such_tool", which is not a tool'],
   ["an args schema that is not JSON Schema", `${HEAD}export const meta = {\n  args: { type: "objekt" },\n};\nreturn 1;\n`, 3, 3, "`meta.args` is not a valid JSON Schema: type must be equal to one of the allowed values"],
   ["an args schema that cannot be compiled", `${HEAD}export const meta = {\n  args: { $ref: "#/definitions/missing" },\n};\nreturn 1;\n`, 3, 3, "meta.args is not a usable JSON Schema"],
+  ["an unknown role named literally", `${HEAD}export const meta = {};\nawait agent({ role: "reveiwer", prompt: "x" });\n`, 3, 21, 'role: "reveiwer" is not a known role here (known: explorer, reviewer, worker)'],
+  ["an unknown agent definition named literally", `${HEAD}export const meta = {};\nawait tools.external_delegate({ subagent_type: \`scout\`, prompt: "x" });\n`, 3, 48, 'subagent_type: "scout" is not a known agent definition (subagent_type) here (none found)'],
+  ["an unknown saved workflow named literally", `${HEAD}export const meta = { tools: ["external_workflow"] };\nawait tools.external_workflow({ workflow: "reveiw" });\n`, 3, 43, 'workflow: "reveiw" is not a known saved workflow here (known: handoff, map, review)'],
 ])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
   const file = sandbox.file(`problem-${line}-${column}.js`, source);
   const result = await flow(["check", file], { env: sandbox.env });
