@@ -1759,9 +1759,9 @@ type ExternalRunsOutput =
         | {
             runId: string;
             /**
-             * The message is queued; the child has not necessarily read it yet.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered.
              */
-            status: "queued";
+            status: "queued" | "terminal" | "unsupported";
             /**
              * True when the child's session did not exist yet: the message is delivered when it starts.
              */

@@ -17,7 +17,12 @@ export interface SteerTarget {
 
 export interface SteerPayload {
   runId: string;
-  status: "queued";
+  /**
+   * queued: the child will read it. terminal: the run had ended. unsupported: its harness has no
+   * steering channel. Only queued delivers the message; the others are answers, not errors, since
+   * v1's codes keep their meanings (run_not_live: no owner and unfinished; harness_unavailable: before launch).
+   */
+  status: "queued" | "terminal" | "unsupported";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
 }
@@ -52,28 +57,21 @@ function checkMessage(message: unknown): string {
 
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
- * run_unavailable; queued (not started) and finished runs are run_not_live; a workflow is
- * request_invalid; a CLI child is harness_unavailable. ok means queued, not acted on.
+ * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
+ * finished run answers `terminal` and a CLI child `unsupported`, delivering nothing.
  */
 export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
   const text = checkMessage(message);
   const view = runs.view(runId);
   const id = view.runId;
   if (view.kind !== "agent") throw new FlowError("request_invalid", `steer targets an agent run; ${id} is a workflow.`);
-  if (view.state.status === "done") {
-    throw new FlowError("run_not_live", `Run ${id} has finished; continue it with external_delegate resume: "${id}" instead.`);
-  }
+  if (view.state.status === "done") return { runId: id, status: "terminal", held: false };
   if (view.state.status === "queued") {
     throw new FlowError("run_not_live", `Run ${id} is queued for a background slot and has not started; steer it once it runs.`);
   }
   const target = targets().get(id);
   if (!view.live || !target) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
-  if (!target.inbox) {
-    throw new FlowError(
-      "harness_unavailable",
-      `The ${target.harness} harness cannot be steered: its CLI runs one prompt non-interactively. Cancel the run and resume it with a new prompt instead.`,
-    );
-  }
+  if (!target.inbox) return { runId: id, status: "unsupported", held: false };
   const held = !target.inbox.attached;
   if (!target.inbox.send(text)) throw new FlowError("run_not_live", `Run ${id} is ending; it cannot be steered.`);
   target.record(text, held);
