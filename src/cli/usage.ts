@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 /** The usage lines of each command, kept apart so `flow --help` loads nothing heavy. */
 export const RUN_USAGE =
   "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--stub [--seed N]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
-export const CHECK_USAGE = "flow check <path.js>... [--cwd DIR] [--extension FILE]...";
+export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-mode strict|loose]]... [--cwd DIR] [--extension FILE]...";
 export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]...";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",

@@ -170,14 +170,20 @@ function normalized(value: Record<string, unknown>): CassetteEntry {
   return entry as unknown as CassetteEntry;
 }
 
-/**
- * Parses a cassette's text. Every bad line is found, each with all that is wrong with it, and
- * reported together as configuration_invalid naming the file and the lines.
- */
-export function parseCassette(text: string, label: string): Cassette {
+/** A cassette's text checked whole: the cassette when every line is fine, and each bad line's problems. */
+export interface InspectedCassette {
+  cassette?: Cassette;
+  /** Line number → everything wrong with that line. */
+  problems: Map<number, string[]>;
+}
+
+export function inspectCassette(text: string): InspectedCassette {
   const lines = text.split("\n");
-  if (lines[0] === undefined || lines[0].trim() === "") throw new FlowError("configuration_invalid", `Cassette ${label} is empty: its first line must be the header {"format":"${CASSETTE_FORMAT}","version":${CASSETTE_VERSION}}.`);
   const problems = new Map<number, string[]>();
+  if (lines[0] === undefined || lines[0].trim() === "") {
+    problems.set(1, [`the cassette is empty: its first line must be the header {"format":"${CASSETTE_FORMAT}","version":${CASSETTE_VERSION}}`]);
+    return { problems };
+  }
   const header = parseLine(lines[0]);
   const headerFound = header.ok ? headerProblems(header.value) : ["not JSON"];
   if (headerFound.length > 0) problems.set(1, headerFound);
@@ -197,36 +203,55 @@ export function parseCassette(text: string, label: string): Cassette {
     entryLines.push(line);
   });
   for (const [line, problem] of ambiguousOccurrences(identities)) problems.set(line, [problem]);
-  if (problems.size > 0) throw invalidCassette(label, problems);
-  return { header: (header as { value: CassetteHeader }).value, entries, lines: entryLines };
+  if (problems.size > 0) return { problems };
+  return { cassette: { header: (header as { value: CassetteHeader }).value, entries, lines: entryLines }, problems };
 }
 
-/** Entries strict replay cannot match, having no promptHash: a strict replay of this cassette is refused. */
-export function assertStrictReplayable(cassette: Cassette, label: string): void {
+/**
+ * Parses a cassette's text. Every bad line is found, each with all that is wrong with it, and
+ * reported together as configuration_invalid naming the file and the lines.
+ */
+export function parseCassette(text: string, label: string): Cassette {
+  const { cassette, problems } = inspectCassette(text);
+  if (!cassette) throw invalidCassette(label, problems);
+  return cassette;
+}
+
+/** Entries strict replay cannot match, having no promptHash: line number → problem. */
+export function strictProblems(cassette: Cassette): Map<number, string[]> {
   const problems = new Map<number, string[]>();
   cassette.entries.forEach((entry, index) => {
     if (entry.key.promptHash === undefined) problems.set(cassette.lines[index]!, ["key.promptHash is needed in strict replay (a hand-written entry: replay with --replay-mode loose)"]);
   });
+  return problems;
+}
+
+/** A strict replay of a cassette with hand-written entries is refused before launch. */
+export function assertStrictReplayable(cassette: Cassette, label: string): void {
+  const problems = strictProblems(cassette);
   if (problems.size > 0) throw invalidCassette(label, problems);
 }
 
 /** Cassettes are read whole: one larger than this is refused rather than read. */
 export const MAX_CASSETTE_BYTES = 64 * 1024 * 1024;
 
-export function readCassette(path: string): Cassette {
-  let text: string;
+/** A cassette file's text, bounded; harness_unavailable when it is missing, configuration_invalid when unreadable or too large. */
+export function readCassetteText(path: string): string {
   try {
     const size = statSync(path).size;
     if (size > MAX_CASSETTE_BYTES) {
       throw new FlowError("configuration_invalid", `The cassette ${path} is ${size} bytes; a cassette may be at most ${MAX_CASSETTE_BYTES}.`);
     }
-    text = readFileSync(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch (error) {
     if (error instanceof FlowError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "error";
     throw new FlowError(code === "ENOENT" ? "harness_unavailable" : "configuration_invalid", `The cassette ${path} cannot be read (${code}).`);
   }
-  return parseCassette(text, path);
+}
+
+export function readCassette(path: string): Cassette {
+  return parseCassette(readCassetteText(path), path);
 }
 
 /** One cassette line. */
