@@ -36,7 +36,7 @@ type AgentOptions = {
    */
   role?: string;
   /**
-   * Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI) or replay (answers from a recorded cassette, no model call).
+   * Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).
    */
   harness?: string;
   /**
@@ -386,7 +386,7 @@ type ExternalDelegateInput =
        */
       role: string;
       /**
-       * Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI) or replay (answers from a recorded cassette, no model call).
+       * Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).
        */
       harness?: string;
       /**

@@ -5,6 +5,8 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette } from "../harnesses/replay.ts";
 import { startCassette } from "../harnesses/recording.ts";
+import { recordedHeader, stubHeader } from "../harnesses/cassette.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
@@ -14,7 +16,9 @@ import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
 const NO_MODEL =
-  "No model to run the children on. Log in to a provider with pi (/login) or set a default model in Pi's settings, pass --model provider/id, or replay a cassette with --replay FILE.";
+  "No model to run the children on. Log in to a provider with pi (/login) or set a default model in Pi's settings, pass --model provider/id, replay a cassette with --replay FILE, or try the workflow with --stub.";
+
+const STUB_NOTE = "--stub: no model is called; every child is answered with a value generated from its outputSchema, or a text naming it";
 
 /** Writes a refusal the way every refused run reports it; with --json the receipt goes to stdout too. */
 function refuse(error: FlowError, json: boolean): number {
@@ -25,6 +29,7 @@ function refuse(error: FlowError, json: boolean): number {
 
 /** The flow command's own settings for this run: its flags win over Pi's settings and the environment. */
 function flowSettingsFor(plan: RunPlan, recordTo: string | undefined): Record<string, unknown> | undefined {
+  if (plan.stub) return { stub: { seed: plan.stub.seed, every: true }, ...(recordTo ? { record: { cassette: recordTo } } : {}) };
   if (plan.replay) return { replay: { cassette: plan.replay.cassette, mode: plan.replay.mode, every: true } };
   if (recordTo) return { record: { cassette: recordTo } };
   return undefined;
@@ -69,11 +74,12 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, recor
     if (plan.model) process.stderr.write("flow: --model is not used with --replay: every child is answered from the cassette.\n");
     return;
   }
-  if (plan.model) await headless.useModel(plan.model);
+  if (plan.stub) process.stderr.write(`flow: ${STUB_NOTE} (seed ${plan.stub.seed}).\n`);
+  else if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
   if (recordTo) {
     try {
-      startCassette(recordTo);
+      startCassette(recordTo, plan.stub ? stubHeader(plan.stub.seed) : recordedHeader());
     } catch (error) {
       throw new FlowError("configuration_invalid", `The cassette ${plan.record} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
     }
@@ -103,13 +109,14 @@ export function inspectHint(runId: string, projectDir: string): string {
   return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${quoted}`}`;
 }
 
-function settledLine(run: RunView, projectDir: string): string {
+function settledLine(run: RunView, projectDir: string, stubbed: boolean): string {
   const outcome = run.state.outcome ?? run.state.status;
   // `failed` counts failed agent() calls, including calls refused before a child started.
   const failed = run.children?.failed ?? 0;
   const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
   const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}${replayed}` : "";
-  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: ${inspectHint(run.runId, projectDir)}`;
+  const stub = stubbed ? " Stubbed: every answer was generated, no model was called." : "";
+  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}.${stub} Inspect it with: ${inspectHint(run.runId, projectDir)}`;
 }
 
 /** Ctrl-C (or SIGTERM, SIGHUP) once cancels the run (children too) and waits for its journal; twice leaves at once. */
@@ -151,7 +158,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
     return /^Validation failed/.test(outcome.text) ? EXIT.refused : EXIT.failed;
   }
   const run = envelope.data.run;
-  if (run) view.finished(settledLine(run, plan.cwd));
+  if (run) view.finished(settledLine(run, plan.cwd, envelope.warnings.includes(STUBBED)));
   if (envelope.ok) {
     const { run } = envelope.data;
     if (plan.json) {
@@ -175,7 +182,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   let plan: RunPlan;
   try {
     plan = planRun(argv);
-    if (plan.replay) loadCassette(plan.replay.cassette); // parsed once: the harness reuses it
+    if (plan.replay) loadCassette(plan.replay.cassette, plan.replay.mode); // parsed once: the harness reuses it
   } catch (error) {
     if (error instanceof FlowError) return refuse(error, argv.includes("--json"));
     throw error;

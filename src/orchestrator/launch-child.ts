@@ -22,6 +22,7 @@ import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -334,7 +335,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
         usage: result.usage,
       });
-      const settledRun = withheld.length > 0 ? { ...written, warnings: [...written.warnings, TOOLS_WITHHELD] } : written;
+      const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
+      const settledRun = { ...written, warnings };
       // A workflow's agent() needs the whole value, also when the receipt can only point to it.
       if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
       return { ...settledRun, value: redactValue(result.value).value };
