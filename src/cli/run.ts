@@ -8,7 +8,7 @@ import { startCassette } from "../harnesses/recording.ts";
 import { recordedHeader, stubHeader } from "../harnesses/cassette.ts";
 import { STUBBED } from "../harnesses/stub.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
-import { EXIT, exitCodeFor, reportError } from "./exit.ts";
+import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
@@ -154,7 +154,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   const envelope = outcome.structured;
   if (!isEnvelope(envelope)) {
     // Pi refused the call before it ran (a validation failure), or the tool threw.
-    process.stderr.write(`flow: ${outcome.text}\n`);
+    writeErrorLine(outcome.text);
     return /^Validation failed/.test(outcome.text) ? EXIT.refused : EXIT.failed;
   }
   const run = envelope.data.run;
@@ -172,7 +172,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
     return EXIT.succeeded;
   }
   const { code, message } = envelope.error;
-  process.stderr.write(`flow: ${message} (${code})\n`);
+  writeErrorLine(`${message} (${code})`);
   if (plan.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
   if (run === null) return exitCodeFor(code);
   return code === "cancelled" && interrupted() ? EXIT.interrupted : EXIT.failed;

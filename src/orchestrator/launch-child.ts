@@ -14,7 +14,7 @@ import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
 import { checkChildCwd } from "./child-cwd.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
+import { printable, redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
@@ -302,7 +302,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       cwd: prepared.cwd,
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
-      onProgress: (progress) => options.onProgress?.(progress),
+      // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
+      onProgress: (progress) => options.onProgress?.({ ...progress, activity: printable(progress.activity) }),
       onOutput: (text) => {
         void writer.appendOutput(text);
         options.onOutput?.(text);
