@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
+import { CASSETTE_MAX_BYTES, readUserFile } from "../runs/user-file.ts";
 import type { ChildOutcome, ChildTask, ChildUsage } from "./types.ts";
 import { isRecord } from "./cli/guards.ts";
 
@@ -187,13 +187,7 @@ export function parseCassette(text: string, label: string): Cassette {
 }
 
 export function readCassette(path: string): Cassette {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    throw new FlowError(code === "ENOENT" ? "harness_unavailable" : "configuration_invalid", `The cassette ${path} cannot be read (${code}).`);
-  }
+  const text = readUserFile(path, { what: "The cassette", maxBytes: CASSETTE_MAX_BYTES, code: "configuration_invalid", missingCode: "harness_unavailable" });
   return parseCassette(text, path);
 }
 
