@@ -259,6 +259,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const when = held ? "held until the child's session starts" : "queued for the child's next model request";
       writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
     },
+    refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
   });
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
