@@ -1,0 +1,38 @@
+/**
+ * A child's progress is shown live (the TUI's background widget, a tool row, flow's stderr) as the
+ * harness reports it: for a CLI child, text the CLI wrote, such as its model's name. It reaches
+ * those views redacted and without escape sequences.
+ */
+import { afterEach, expect, test } from "vitest";
+import { liveProgress } from "../../src/ui/live-progress.ts";
+import { cliTask, pathWithFakes } from "../support/fake-cli.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { callForReceipt } from "../support/receipts.ts";
+
+let pi: PiTestSession;
+afterEach(() => pi?.dispose());
+
+const AWS_SECRET = "q3Vn8Rz/Lt0Yb5Hk+Wp2Xs9Dm4Gc7Jf1Na6Ue0Tk";
+
+/** Resolves once `read` returns a value: the progress board is filled by the child's own events. */
+async function until<T>(read: () => T | undefined): Promise<T> {
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test("a CLI child's model name reaches the background widget's progress redacted and without escapes", async () => {
+  pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
+  const { run } = await callForReceipt(pi, "external_delegate", { ...cliTask("claude", "go [fake:hostile-hang]"), background: true });
+  const runId = run!.runId;
+  const activity = await until(() => {
+    const shown = liveProgress(runId)?.progress?.activity;
+    return shown?.startsWith("started") ? shown : undefined;
+  });
+  expect(activity).toBe("started on sonnet [REDACTED]");
+  expect(activity).not.toContain(AWS_SECRET);
+  await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+});
