@@ -5,6 +5,7 @@
  */
 import { afterEach, expect, test } from "vitest";
 import { liveProgress } from "../../src/ui/live-progress.ts";
+import { childAnswers, childHangs } from "../support/children.ts";
 import { cliTask, pathWithFakes } from "../support/fake-cli.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
@@ -33,6 +34,25 @@ test("a CLI child's model name reaches the background widget's progress redacted
   });
   expect(activity).toBe("started on sonnet [REDACTED]");
   expect(activity).not.toContain(AWS_SECRET);
+  await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+});
+
+test("a workflow child's last line of output reaches the TUI's workflow tree redacted and without escapes", async () => {
+  pi = await startPiSession();
+  const script = [
+    'const first = await agent({ role: "explorer", description: "leaky", prompt: "Say the key.", context: { mode: "none" } });',
+    'await agent({ role: "explorer", description: "waits", prompt: "Wait.", context: { mode: "none" } });',
+    "return first.value;",
+  ].join("\n");
+  const said = `Here it is:\n\u001b]0;pwned\u0007export AWS_SECRET=${AWS_SECRET}`;
+  const { run } = await callForReceipt(pi, "external_workflow", { script, background: true }, { children: [childAnswers(said), childHangs()] });
+  const runId = run!.runId;
+  const lastOutput = await until(() => {
+    const children = liveProgress(runId)?.children;
+    return children && children.length === 2 ? children[0]!.lastOutput : undefined;
+  });
+  expect(lastOutput).toBe("export AWS_SECRET=[REDACTED]");
   await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
 });
