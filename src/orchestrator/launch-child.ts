@@ -304,7 +304,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
       onProgress: (progress) => options.onProgress?.({ ...progress, activity: printable(progress.activity) }),
       onOutput: (text) => {
-        options.onOutput?.(writer.appendOutput(text).text);
+        const written = writer.appendOutput(text).text; // always written, whether anyone listens
+        options.onOutput?.(written);
       },
       onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
       quotas,
