@@ -196,7 +196,7 @@ export interface LaunchOptions {
   /** The Pi tool call that started this run (external_delegate), kept in its launch evidence for correlation. */
   toolCallId?: string;
   onProgress?(progress: ChildProgress): void;
-  /** Each piece of assistant text the child writes, after it went to the run's output log. */
+  /** Each piece of assistant text the child writes, as it went to the run's output log (redacted). */
   onOutput?(text: string): void;
 }
 
@@ -306,8 +306,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
       onProgress: (progress) => options.onProgress?.({ ...progress, activity: printable(progress.activity) }),
       onOutput: (text) => {
-        void writer.appendOutput(text);
-        options.onOutput?.(text);
+        const written = writer.appendOutput(text).text; // always written, whether anyone listens
+        options.onOutput?.(written);
       },
       onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
       quotas,

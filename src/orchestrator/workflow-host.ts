@@ -1,6 +1,6 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import type { RunWriter } from "../runs/index.ts";
+import { stripControls, type RunWriter } from "../runs/index.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
@@ -35,9 +35,9 @@ export interface ChildEntry {
   error?: string;
 }
 
-/** The last non-blank line of a chunk of child output, bounded for progress reports. */
+/** The last non-blank line of a chunk of (redacted) child output, bounded and without escapes for progress reports. */
 function lastLine(text: string): string | undefined {
-  const line = text.split("\n").map((part) => part.trim()).filter((part) => part !== "").at(-1);
+  const line = stripControls(text).split("\n").map((part) => part.trim()).filter((part) => part !== "").at(-1);
   return line === undefined ? undefined : line.slice(0, 200);
 }
 

@@ -102,14 +102,14 @@ export class RunWriter {
     this.saveRecord();
   }
 
-  /** One whole message (redaction sees the message whole, so pass messages, not stream fragments). */
-  appendOutput(text: string): { redacted: boolean } {
+  /** One whole message (redaction sees the message whole, so pass messages, not stream fragments); returns it as written. */
+  appendOutput(text: string): { redacted: boolean; text: string } {
     this.assertOpen();
     const { text: clean, changed } = redactText(text);
     const at = new Date().toISOString();
     this.out.appendOutput((first) => outputChunk(this.kind, clean, at, first));
     this.entry.outputBytes = this.out.outputBytes;
-    return { redacted: changed };
+    return { redacted: changed, text: clean };
   }
 
   appendDiagnostic(entry: DiagnosticEntry): void {

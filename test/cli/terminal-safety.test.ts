@@ -106,13 +106,17 @@ describe("the flow command's own Pi session", () => {
 describe("file modes", () => {
   test("every file pi-flow wrote is its owner's alone (0600), every folder 0700, the recorded cassette too", async () => {
     const cassette = join(sandbox.root, "recorded.jsonl");
-    sandbox.fauxRules([{ match: "Review", answer: "Approve." }]);
+    const token = "xoxb-" + "2048-1024-Qm7Zt3Lw9Kp2";
+    sandbox.fauxRules([{ match: "Review", answer: `Approve. The bot token ${token} is hard-coded.` }]);
     const recorded = await flow(
       ["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target: REVIEW_TARGET }), "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette],
       { env: sandbox.env },
     );
     expect(recorded.code).toBe(0);
     expect(statSync(cassette).mode & 0o777).toBe(0o600);
+    expect(readFileSync(cassette, "utf8")).toContain("The bot token [REDACTED] is hard-coded.");
+    expect(readFileSync(cassette, "utf8")).not.toContain(token);
+    expect(statSync(sandbox.flowHome).mode & 0o777).toBe(0o700);
     const entries = readdirSync(sandbox.flowHome, { recursive: true, withFileTypes: true });
     expect(entries.some((entry) => entry.name === "session.jsonl")).toBe(true);
     for (const entry of entries) {
