@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { checkStructuredValue } from "../../src/harnesses/structured-answer.ts";
-import { flow, flowSandbox, journalOf, runFileText, startedRunId } from "./support.ts";
+import { flow, flowSandbox, journalOf, PROJECT_ROOT, runFileText, startedRunId } from "./support.ts";
 
 // No faux model, no extension, no credentials: a new user's own workflow, tried with --stub.
 const sandbox = flowSandbox();
@@ -129,4 +129,11 @@ test("a cassette with three bad lines is refused naming all three, by flow run a
     "bad.jsonl:4: not JSON",
   ]);
   expect(check.stderr).toMatch(/^flow check: 3 problems$/m);
+});
+
+test("docs/cli.md's minimal hand-written cassette is the example file its documented command replays", () => {
+  const docs = readFileSync(join(PROJECT_ROOT, "docs", "cli.md"), "utf8");
+  const block = /\*\*Writing one by hand\.\*\*[\s\S]*?```jsonl\n([\s\S]*?)```/.exec(docs)?.[1];
+  expect(block).toBe(readFileSync(join(PROJECT_ROOT, "examples", "first-workflow", "answers.jsonl"), "utf8"));
+  expect(docs).toContain("npx flow run examples/first-workflow/triage.js --replay examples/first-workflow/answers.jsonl --replay-mode loose\n");
 });
