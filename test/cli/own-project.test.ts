@@ -11,7 +11,8 @@ import { flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
  * through npx, with the system's Node first on the PATH and no model or credentials anywhere.
  */
 const sandbox = flowSandbox();
-afterAll(() => sandbox.dispose());
+// The project holds a whole install (Pi, Node 22): removing it takes a while on a busy machine.
+afterAll(() => sandbox.dispose(), 600_000);
 
 const doc = readFileSync(join(PROJECT_ROOT, "docs/workflows.md"), "utf8");
 const start = doc.indexOf("## Use pi-flow in a project of your own");
