@@ -36,7 +36,7 @@ type AgentOptions = {
    */
   role?: string;
   /**
-   * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.
+   * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay (answers from a cassette) or stub (a value generated from outputSchema, no model).
    */
   harness?: string;
   /**
@@ -386,7 +386,7 @@ type ExternalDelegateInput =
        */
       role: string;
       /**
-       * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.
+       * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay (answers from a cassette) or stub (a value generated from outputSchema, no model).
        */
       harness?: string;
       /**
