@@ -60,7 +60,9 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   expect(receipt.warnings).toContain("stubbed");
   expect(receipt.data.run.output.value).toEqual(value);
 
-  // Each child's evidence says it ran on the stub harness with no model.
+  // The workflow's evidence says so, and each child's says it ran on the stub harness with no model.
+  const rootDiagnostics = runFileText(sandbox, startedRunId(first.stderr), "diagnostics.log").trim().split("\n").map((line) => JSON.parse(line) as unknown);
+  expect(rootDiagnostics).toContainEqual(expect.objectContaining({ level: "warn", code: "stubbed", message: expect.stringMatching(/^3 children were answered by the stub harness/) }));
   const child = journalOf(sandbox, startedRunId(first.stderr)).find((line) => line.t === "child") as { childRunId: string };
   const start = journalOf(sandbox, child.childRunId).find((line) => line.t === "start") as { task: unknown; launch: unknown };
   expect(start).toMatchObject({ task: { harness: "stub" }, launch: { harness: "stub", model: null } });
