@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
+import { assertReplaceableTarget } from "../runs/staged-file.ts";
+import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { RUN_USAGE } from "./usage.ts";
 import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, type Parsed } from "./args.ts";
 
@@ -35,18 +36,13 @@ const OPTIONS = {
   resume: { type: "string" },
 } as const;
 
-function readText(path: string, what: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    throw new FlowError("request_invalid", `${what} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
-  }
-}
-
-/** `--args '{"a":1}'` or `--args @file.json`: a JSON object. */
+/** `--args '{"a":1}'` or `--args @file.json`: a JSON object of at most ARGS_MAX_BYTES. */
 function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;
-  const text = raw.startsWith("@") ? readText(resolve(raw.slice(1)), "The --args file") : raw;
+  const text = raw.startsWith("@") ? readUserFile(resolve(raw.slice(1)), { what: "The --args file", maxBytes: ARGS_MAX_BYTES, code: "request_invalid" }) : raw;
+  if (Buffer.byteLength(text, "utf8") > ARGS_MAX_BYTES) {
+    throw new FlowError("request_invalid", `--args is over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -91,6 +87,8 @@ export function planRun(argv: readonly string[]): RunPlan {
   if (mode !== undefined && !(REPLAY_MODES as readonly string[]).includes(mode)) {
     throw new FlowError("request_invalid", `--replay-mode must be ${REPLAY_MODES.join(" or ")}.`);
   }
+  // A directory or special file is refused now, before Pi starts and before anything runs.
+  if (record !== undefined) assertReplaceableTarget(resolve(record), "The --record target", "request_invalid");
   const model = stringFlag(parsed, "model");
   const args = parseArgsFlag(stringFlag(parsed, "args"));
   const resumed = stringFlag(parsed, "resume");
@@ -100,7 +98,7 @@ export function planRun(argv: readonly string[]): RunPlan {
     resumed !== undefined
       ? { resume: resumed }
       : isFileTarget(name)
-        ? { file: resolve(name), label: name, source: readText(resolve(name), "The script") }
+        ? { file: resolve(name), label: name, source: readUserFile(resolve(name), { what: "The script", maxBytes: SCRIPT_MAX_BYTES, code: "request_invalid" }) }
         : { workflow: name };
   return {
     cwd,

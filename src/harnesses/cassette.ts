@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
+import { CASSETTE_MAX_BYTES, readUserFile } from "../runs/user-file.ts";
 import type { ChildOutcome, ChildTask, ChildUsage } from "./types.ts";
 import { isRecord } from "./cli/guards.ts";
 import { ambiguousOccurrences, CASSETTE_FORMAT, CASSETTE_VERSION, entryProblems, headerProblems, type EntryIdentity } from "./cassette-check.ts";
@@ -232,22 +232,9 @@ export function assertStrictReplayable(cassette: Cassette, label: string): void 
   if (problems.size > 0) throw invalidCassette(label, problems);
 }
 
-/** Cassettes are read whole: one larger than this is refused rather than read. */
-export const MAX_CASSETTE_BYTES = 64 * 1024 * 1024;
-
-/** A cassette file's text, bounded; harness_unavailable when it is missing, configuration_invalid when unreadable or too large. */
+/** A cassette file's text: a regular file, bounded; harness_unavailable when it is missing, configuration_invalid otherwise. */
 export function readCassetteText(path: string): string {
-  try {
-    const size = statSync(path).size;
-    if (size > MAX_CASSETTE_BYTES) {
-      throw new FlowError("configuration_invalid", `The cassette ${path} is ${size} bytes; a cassette may be at most ${MAX_CASSETTE_BYTES}.`);
-    }
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    if (error instanceof FlowError) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    throw new FlowError(code === "ENOENT" ? "harness_unavailable" : "configuration_invalid", `The cassette ${path} cannot be read (${code}).`);
-  }
+  return readUserFile(path, { what: "The cassette", maxBytes: CASSETTE_MAX_BYTES, code: "configuration_invalid", missingCode: "harness_unavailable" });
 }
 
 export function readCassette(path: string): Cassette {

@@ -1,13 +1,14 @@
-import { appendFileSync, statSync, writeFileSync } from "node:fs";
-import { redactText, redactValue } from "../runs/index.ts";
+import { appendFileSync, chmodSync, statSync, writeFileSync } from "node:fs";
+import { printable, redactValue } from "../runs/index.ts";
 import { formatLine, OccurrenceCounter, readCassette, recordedHeader, stubHeader, type CassetteEntry, type CassetteHeader } from "./cassette.ts";
 import type { RecordSettings } from "./harness-settings.ts";
 import { keyFor } from "./replay.ts";
 import type { Harness } from "./types.ts";
 
-/** Starts a new cassette at `path`, replacing any file there: the header line only. */
+/** Starts a new cassette at `path`, replacing any file there: the header line only, readable by its owner only. */
 export function startCassette(path: string, header: CassetteHeader = recordedHeader()): void {
-  writeFileSync(path, formatLine(header));
+  writeFileSync(path, formatLine(header), { mode: 0o600 });
+  chmodSync(path, 0o600); // a file that was there keeps its mode through a rewrite
 }
 
 // Occurrences are counted per cassette across the process, exactly as replay counts them.
@@ -44,7 +45,7 @@ export function withRecording(inner: Harness, settings: RecordSettings | undefin
         key,
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { answer: redactValue(result.value).value } : {}),
-        ...(result.error ? { error: { code: result.error.code, message: redactText(result.error.message).text } } : {}),
+        ...(result.error ? { error: { code: result.error.code, message: printable(result.error.message) } } : {}),
         ...(stubbed
           ? { source: "stub" as const }
           : { usage: result.usage, timing: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started }, source: "model" as const }),
