@@ -8,6 +8,9 @@ import { zeroUsage } from "./usage.ts";
 /** The warning and diagnostic code of a run whose children the stub harness answered. */
 export const STUBBED = "stubbed";
 
+/** What a receipt's text says when it carries the warning: the model reading it must not take the answers for a model's. */
+export const STUBBED_NOTE = `Warning (${STUBBED}): answered by the stub harness, generated from the outputSchema (or a text naming the call); no model said it.`;
+
 // Occurrences are counted across the process, as replay counts them, so the nth child with the
 // same agent and description in a workflow run gets the same value every time.
 const counter = new OccurrenceCounter();

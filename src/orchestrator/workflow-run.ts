@@ -166,6 +166,10 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       // Children stop when the root ends; the root settles only once they are terminal too.
       await children.drain();
       if (progressQueued) sendProgress();
+      if (children.stubbed > 0) {
+        const count = children.stubbed === 1 ? "1 child was" : `${children.stubbed} children were`;
+        writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
+      }
       const settled = settleRoot(writer, result, children.counts);
       const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
       return { ...settled, warnings };

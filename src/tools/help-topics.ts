@@ -38,7 +38,13 @@ export const HARNESS_HELP: Record<string, string> = {
     "replay: children answered from a cassette (a recording of an earlier run, or illustrative answers), with no model and no tokens.",
     "Needs a cassette: PI_FLOW_REPLAY=<file.jsonl> or the Pi setting flow.replay.cassette; without one, selecting it is harness_unavailable.",
     "Answers match by role or agent definition, description, occurrence and a hash of the prompt; flow.replay.mode (PI_FLOW_REPLAY_MODE) loose ignores the prompt.",
-    "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD.",
+    "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD; write one by hand (loose replay), or start from flow run --stub --record <file.jsonl>.",
+  ].join("\n"),
+  stub: [
+    "stub: children answered at once with no model: a value generated from the child's outputSchema that satisfies it, or a text naming the call; for trying a workflow's control flow, schemas and merge step before spending a token.",
+    "Values are the same for the same seed: flow run --stub --seed N, or the Pi setting flow.stub { seed, every } (true: every child, seed 0); harness: \"stub\" stubs one child.",
+    "Its runs are marked: warning stubbed on the receipt, a stubbed diagnostic on each child, harness stub and model null in its launch evidence.",
+    "A schema no generated value satisfies fails the child and says so. flow run --stub --record <file.jsonl> writes the answers as a cassette to edit into real ones.",
   ].join("\n"),
 };
 

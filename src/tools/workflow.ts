@@ -1,3 +1,4 @@
+import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool, type ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
@@ -56,6 +57,7 @@ export function progressText(progress: WorkflowProgress): string {
 
 function settledText(view: RunView, warnings: readonly string[], isSupervised: boolean): string {
   let text = receiptText(view, "settled", isSupervised);
+  if (warnings.includes(STUBBED)) text += `\n${STUBBED_NOTE}`;
   if (warnings.includes(TOOLS_WITHHELD)) {
     text += `\nWarning (${TOOLS_WITHHELD}): some agent() children ran without tools their roles ask for, which this session does not hold; each child's launch view lists its tools.`;
   }

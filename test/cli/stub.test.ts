@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { checkStructuredValue } from "../../src/harnesses/structured-answer.ts";
-import { flow, flowSandbox, journalOf, runFileText, startedRunId } from "./support.ts";
+import { flow, flowSandbox, journalOf, PROJECT_ROOT, runFileText, startedRunId } from "./support.ts";
 
 // No faux model, no extension, no credentials: a new user's own workflow, tried with --stub.
 const sandbox = flowSandbox();
@@ -60,7 +60,9 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   expect(receipt.warnings).toContain("stubbed");
   expect(receipt.data.run.output.value).toEqual(value);
 
-  // Each child's evidence says it ran on the stub harness with no model.
+  // The workflow's evidence says so, and each child's says it ran on the stub harness with no model.
+  const rootDiagnostics = runFileText(sandbox, startedRunId(first.stderr), "diagnostics.log").trim().split("\n").map((line) => JSON.parse(line) as unknown);
+  expect(rootDiagnostics).toContainEqual(expect.objectContaining({ level: "warn", code: "stubbed", message: expect.stringMatching(/^3 children were answered by the stub harness/) }));
   const child = journalOf(sandbox, startedRunId(first.stderr)).find((line) => line.t === "child") as { childRunId: string };
   const start = journalOf(sandbox, child.childRunId).find((line) => line.t === "start") as { task: unknown; launch: unknown };
   expect(start).toMatchObject({ task: { harness: "stub" }, launch: { harness: "stub", model: null } });
@@ -129,4 +131,11 @@ test("a cassette with three bad lines is refused naming all three, by flow run a
     "bad.jsonl:4: not JSON",
   ]);
   expect(check.stderr).toMatch(/^flow check: 3 problems$/m);
+});
+
+test("docs/cli.md's minimal hand-written cassette is the example file its documented command replays", () => {
+  const docs = readFileSync(join(PROJECT_ROOT, "docs", "cli.md"), "utf8");
+  const block = /\*\*Writing one by hand\.\*\*[\s\S]*?```jsonl\n([\s\S]*?)```/.exec(docs)?.[1];
+  expect(block).toBe(readFileSync(join(PROJECT_ROOT, "examples", "first-workflow", "answers.jsonl"), "utf8"));
+  expect(docs).toContain("npx flow run examples/first-workflow/triage.js --replay examples/first-workflow/answers.jsonl --replay-mode loose\n");
 });
