@@ -1,5 +1,9 @@
+import { getEventListeners } from "node:events";
+import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
+import { childAnswers, childHangs, seenBy } from "../support/children.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /**
@@ -12,12 +16,155 @@ beforeEach(async () => {
 });
 afterEach(() => pi.dispose());
 
+const worker = { role: "worker", description: "Write notes", prompt: "Write the notes.", context: { mode: "none" } };
+type Envelope = { ok: boolean; tool: string; action: string; data: { run?: { runId: string } | null } & Record<string, unknown>; error?: { code: string } };
+
+/** Runs a tool's execute as Pi does, but with a signal the test owns, so its listeners can be counted. */
+async function execute(name: string, params: Record<string, unknown>, signal: AbortSignal, onUpdate?: (update: AgentToolResult<unknown>) => void) {
+  const tool = pi.session.getToolDefinition(name);
+  if (!tool) throw new Error(`${name} is not registered`);
+  const ctx = pi.session.extensionRunner.createToolContext("call_direct", signal);
+  const result = await tool.execute("call_direct", params as never, signal, onUpdate as never, ctx);
+  return (result as unknown as { structuredContent: Envelope }).structuredContent;
+}
+
+const abortListeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
+
 describe("tool definitions", () => {
   test("§4.5 (deviation): the four tools run in parallel mode, never sequential", () => {
     for (const name of TOOL_NAMES) {
       const definition = pi.session.getToolDefinition(name);
       expect(definition, name).toBeDefined();
       expect(definition?.executionMode ?? "parallel", name).toBe("parallel");
+    }
+  });
+});
+
+describe("cancellation and lifecycle", () => {
+  test("invariant 8: abort listeners are removed after settlement, on every exit path", async () => {
+    const settledDelegate = new AbortController();
+    pi.queueChildren([childAnswers("notes")]);
+    expect(await execute("external_delegate", worker, settledDelegate.signal)).toMatchObject({ ok: true });
+    expect(abortListeners(settledDelegate.signal)).toBe(0);
+
+    const rejected = new AbortController();
+    expect(await execute("external_delegate", { ...worker, role: "no_such_role" }, rejected.signal)).toMatchObject({ ok: false, error: { code: "selection_invalid" } });
+    expect(abortListeners(rejected.signal)).toBe(0);
+
+    const settledWorkflow = new AbortController();
+    pi.queueChildren([childAnswers("child notes")]);
+    const script = `return (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;`;
+    expect(await execute("external_workflow", { script }, settledWorkflow.signal)).toMatchObject({ ok: true });
+    expect(abortListeners(settledWorkflow.signal)).toBe(0);
+
+    const aborted = new AbortController();
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    pi.queueChildren([childHangs(() => started())]);
+    const call = execute("external_delegate", worker, aborted.signal);
+    await childStarted;
+    expect(abortListeners(aborted.signal)).toBeGreaterThan(0);
+    aborted.abort();
+    expect(await call).toMatchObject({ ok: false, error: { code: "cancelled" } });
+    expect(abortListeners(aborted.signal)).toBe(0);
+  });
+
+  test("invariant 8: a wait removes its abort listener whether its runs settle or its timeout ends it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated: FauxResponseStep = async () => {
+      await gate;
+      return fauxAssistantMessage([fauxText("late")]);
+    };
+    pi.queueChildren([gated]);
+    const accepted = await execute("external_delegate", { ...worker, background: true }, new AbortController().signal);
+    const runId = accepted.data.run!.runId;
+    const timedOut = new AbortController();
+    expect(await execute("external_runs", { action: "wait", runIds: [runId], timeoutMs: 1 }, timedOut.signal)).toMatchObject({ ok: true, data: { pending: [runId] } });
+    expect(abortListeners(timedOut.signal)).toBe(0);
+    const settles = new AbortController();
+    const waiting = execute("external_runs", { action: "wait", runIds: [runId] }, settles.signal);
+    release();
+    expect(await waiting).toMatchObject({ ok: true, data: { completed: [{ runId }] } });
+    expect(abortListeners(settles.signal)).toBe(0);
+  });
+});
+
+describe("protocol", () => {
+  test("§6.5: unexpected exceptions are thrown, not returned, also after a partial update", async () => {
+    const broken = new Error("renderer exploded");
+    const updates: unknown[] = [];
+    const throwing = (update: AgentToolResult<unknown>) => {
+      updates.push(update);
+      throw broken;
+    };
+    pi.queueChildren([childAnswers("notes")]);
+    await expect(execute("external_delegate", worker, new AbortController().signal, throwing)).rejects.toBe(broken);
+    expect(updates).toHaveLength(1);
+
+    // A wait that throws gives its claim back: the run's completion is still published, once.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    pi.queueChildren([
+      async () => {
+        await gate;
+        return fauxAssistantMessage([fauxText("late")]);
+      },
+    ]);
+    const accepted = await execute("external_delegate", { ...worker, background: true }, new AbortController().signal);
+    const runId = accepted.data.run!.runId;
+    await expect(execute("external_runs", { action: "wait", runIds: [runId] }, new AbortController().signal, throwing)).rejects.toBe(broken);
+    release();
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await expect.poll(() => completions().length, { timeout: 30_000 }).toBe(1);
+  });
+
+  test("envelope: action is the one requested, on success and on failure", async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["external_runs", { action: "list" }, "list"],
+      ["external_runs", { action: "inspect", runIds: ["not-an-id"] }, "inspect"],
+      ["external_runs", { action: "wait", runIds: [] }, "wait"],
+      ["external_runs", { action: "cancel", runIds: ["not-an-id"] }, "cancel"],
+      ["external_runs", { action: "steer", runIds: ["not-an-id"], message: "m" }, "steer"],
+      ["external_help", { topic: "errors" }, "help"],
+      ["external_help", { topic: "no-such-topic" }, "help"],
+      ["external_workflow", { script: "return 1;" }, "run"],
+      ["external_workflow", {}, "run"],
+      ["external_delegate", { ...worker, role: "no_such_role" }, "delegate"],
+    ];
+    for (const [tool, args, action] of cases) {
+      const envelope = (await pi.callTool(tool, args)).structuredContent as Envelope;
+      expect(envelope, JSON.stringify(args)).toMatchObject({ tool, action });
+    }
+  });
+
+  test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name", async () => {
+    // The first call's child answers only after the second's: completion order is the reverse of call order.
+    let secondAnswered!: () => void;
+    const second = new Promise<void>((resolve) => (secondAnswered = resolve));
+    const byPrompt: FauxResponseStep = async (context) => {
+      const { user } = seenBy(context.messages);
+      if (user.includes("FIRST")) {
+        await second;
+        return fauxAssistantMessage([fauxText("answer to FIRST")]);
+      }
+      secondAnswered();
+      return fauxAssistantMessage([fauxText("answer to SECOND")]);
+    };
+    const [first, next] = await pi.callToolsAtOnce(
+      [
+        { name: "external_delegate", args: { ...worker, description: "first", prompt: "FIRST task" } },
+        { name: "external_delegate", args: { ...worker, description: "second", prompt: "SECOND task" } },
+      ],
+      { children: [byPrompt, byPrompt] },
+    );
+    for (const [outcome, label] of [[first!, "FIRST"], [next!, "SECOND"]] as const) {
+      const run = (outcome.structuredContent as { data: { run: { runId: string; output: { value: unknown } } } }).data.run;
+      expect(run.output.value).toBe(`answer to ${label}`);
+      expect(outcome.details).toMatchObject({ runId: run.runId });
+      const launch = await pi.callTool("external_runs", { action: "inspect", runIds: [run.runId], view: "launch" });
+      const page = (launch.structuredContent as { data: { page: { text: string } } }).data.page.text;
+      expect(JSON.parse(page)).toMatchObject({ toolCallId: label === "FIRST" ? "call_1" : "call_2" });
     }
   });
 });
