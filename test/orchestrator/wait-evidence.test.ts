@@ -24,7 +24,7 @@ function recordOpenedFiles(): string[] {
     if (typeof path === "string") opened.push(basename(path));
   };
   fs.readFileSync = ((path: fs.PathOrFileDescriptor, options?: unknown) => (note(path), realReadFileSync(path, options as never))) as typeof fs.readFileSync;
-  fs.openSync = ((path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => (note(path), realOpenSync(path, flags, mode))) as typeof fs.openSync;
+  fs.openSync = ((path: fs.PathLike, ...rest: [fs.OpenMode, fs.Mode]) => (note(path), realOpenSync(path, ...rest))) as typeof fs.openSync;
   syncBuiltinESMExports();
   return opened;
 }
