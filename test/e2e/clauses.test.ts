@@ -1,9 +1,11 @@
 import { getEventListeners } from "node:events";
-import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
-import { childAnswers, childHangs, seenBy } from "../support/children.ts";
+import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /**
@@ -166,5 +168,31 @@ describe("protocol", () => {
       const page = (launch.structuredContent as { data: { page: { text: string } } }).data.page.text;
       expect(JSON.parse(page)).toMatchObject({ toolCallId: label === "FIRST" ? "call_1" : "call_2" });
     }
+  });
+});
+
+describe("steering", () => {
+  test("§9.2: parent steering and child steering are separate queues", async () => {
+    // The child's tool waits for a file the test writes, so both steers are sent while it runs.
+    const command = "touch started && while [ ! -f go ]; do sleep 0.05; done && echo tool-finished";
+    const callsBash: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" });
+    const seen: Seen[] = [];
+    const call = pi.callTool("external_delegate", worker, { children: [callsBash, childAnswers("done", seen)] });
+    await expect.poll(() => existsSync(join(pi.cwd, "started")), { timeout: 30_000 }).toBe(true);
+    const listed = await execute("external_runs", { action: "list" }, new AbortController().signal);
+    const [child] = listed.data.runs as { runId: string }[];
+    await pi.session.steer("PARENT-ONLY-7");
+    expect(await execute("external_runs", { action: "steer", runIds: [child!.runId], message: "CHILD-ONLY-8" }, new AbortController().signal)).toMatchObject({
+      ok: true,
+      data: { status: "queued" },
+    });
+    expect(pi.session.getSteeringMessages()).toEqual(["PARENT-ONLY-7"]);
+    writeFileSync(join(pi.cwd, "go"), "");
+    await call;
+    expect(seen[0]!.all).toContain("CHILD-ONLY-8");
+    expect(seen[0]!.all).not.toContain("PARENT-ONLY-7");
+    const parentText = JSON.stringify(pi.session.messages.filter((message) => message.role === "user"));
+    expect(parentText).toContain("PARENT-ONLY-7");
+    expect(parentText).not.toContain("CHILD-ONLY-8");
   });
 });
