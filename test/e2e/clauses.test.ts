@@ -196,3 +196,27 @@ describe("steering", () => {
     expect(parentText).not.toContain("CHILD-ONLY-8");
   });
 });
+
+describe("handoff boundaries", () => {
+  test("handoff: neither store() values nor nested results become parent history; what the outer call returns does", async () => {
+    const workflowScript = [
+      // Built at run time, so the value is not in the script text the parent's transcript holds.
+      `store("note", ["STORED", "SECRET", "2"].join("-"));`,
+      `const r = await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } });`,
+      `return r.value.length;`,
+    ].join("\n");
+    const outcome = await pi.runCodemode(
+      [
+        `const nested = await tools.external_delegate({ role: "worker", description: "nested", prompt: "p", context: { mode: "none" } });`,
+        `const flow = await tools.external_workflow({ script: ${JSON.stringify(workflowScript)} });`,
+        `return nested.ok && flow.ok ? ["RETURNED", "4"].join("-") : "broken";`,
+      ].join("\n"),
+      { children: [childAnswers("NESTED-SECRET-1"), childAnswers("WF-CHILD-3")] },
+    );
+    expect(outcome.value).toBe("RETURNED-4");
+    const seen: Seen[] = [];
+    await pi.callTool("external_delegate", { ...worker, context: { mode: "full" } }, { children: [childAnswers("later", seen)] });
+    expect(seen[0]!.all).toContain("RETURNED-4");
+    for (const hidden of ["NESTED-SECRET-1", "STORED-SECRET-2", "WF-CHILD-3"]) expect(seen[0]!.all).not.toContain(hidden);
+  });
+});
