@@ -1,12 +1,12 @@
 import { getEventListeners } from "node:events";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
-import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /**
  * Clauses of the contract seeds that pi-flow implements and that no other test pinned. Each test is
@@ -218,5 +218,29 @@ describe("handoff boundaries", () => {
     await pi.callTool("external_delegate", { ...worker, context: { mode: "full" } }, { children: [childAnswers("later", seen)] });
     expect(seen[0]!.all).toContain("RETURNED-4");
     for (const hidden of ["NESTED-SECRET-1", "STORED-SECRET-2", "WF-CHILD-3"]) expect(seen[0]!.all).not.toContain(hidden);
+  });
+});
+
+describe("handoff boundaries: the child-context guard", () => {
+  test("child-context guard: a child built by pi-flow never reinstalls pi-flow, even where pi-flow is an ambient extension", async () => {
+    // pi-flow installed in Pi's agent directory, as a user would: every session built from now on
+    // loads it, children included. The wrapper records what pi-flow registers there.
+    const folder = join(pi.agentDir, "extensions", "flow-probe");
+    mkdirSync(folder, { recursive: true });
+    const probe = [
+      `import piFlow from ${JSON.stringify(join(PROJECT_ROOT, "index.ts"))};`,
+      `export default function probe(pi) {`,
+      `  const seen = (globalThis.__flowProbe ??= { loads: 0, registered: [] });`,
+      `  seen.loads++;`,
+      `  piFlow(new Proxy(pi, { get: (api, key) => key === "registerTool" ? (tool) => { seen.registered.push(tool.name); return api.registerTool(tool); } : api[key] }));`,
+      `}`,
+    ].join("\n");
+    writeFileSync(join(folder, "index.ts"), probe);
+    const seenByChild: Seen[] = [];
+    const { structuredContent } = await pi.callTool("external_delegate", worker, { children: [childAnswers("done", seenByChild)] });
+    expect(structuredContent).toMatchObject({ ok: true });
+    const recorded = (globalThis as { __flowProbe?: { loads: number; registered: string[] } }).__flowProbe;
+    expect(recorded?.loads).toBe(1);
+    expect(recorded?.registered).toEqual([]);
   });
 });
