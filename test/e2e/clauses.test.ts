@@ -244,3 +244,18 @@ describe("handoff boundaries: the child-context guard", () => {
     expect(recorded?.registered).toEqual([]);
   });
 });
+
+describe("validation", () => {
+  test("§4.4: no hidden coercion after validation: values are used as given, or refused", async () => {
+    pi.queueChildren([childAnswers("abcdef")]);
+    const settled = await execute("external_delegate", { ...worker, description: "  Spaced   label  " }, new AbortController().signal);
+    const run = settled.data.run as { runId: string; task: { description: string } };
+    expect(run.task.description).toBe("  Spaced   label  ");
+    // A padded ID is not trimmed into a valid one.
+    const padded = await execute("external_runs", { action: "inspect", runIds: [` ${run.runId} `] }, new AbortController().signal);
+    expect(padded).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+    // A budget of one byte is one byte, not raised to a floor.
+    const page = await execute("external_runs", { action: "inspect", runIds: [run.runId], view: "final", limitBytes: 1 }, new AbortController().signal);
+    expect(page).toMatchObject({ ok: true, data: { page: { text: "a", complete: false } } });
+  });
+});
