@@ -92,6 +92,32 @@ describe("cancellation and lifecycle", () => {
   });
 });
 
+/**
+ * Node's active handles by type (timers, pipes, processes, watchers), for leak checks. One-off
+ * requests (a file write in flight: FSReqPromise, CloseReq…) end by themselves and are left out.
+ */
+function activeHandles(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const type of process.getActiveResourcesInfo()) if (!/Req/.test(type)) counts[type] = (counts[type] ?? 0) + 1;
+  return counts;
+}
+
+describe("lifecycle cleanup", () => {
+  test("invariant 21: timers, subscriptions and streams are cleaned up: settled runs leave no active handle behind", async () => {
+    const script = `return (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;`;
+    const round = async () => {
+      pi.queueChildren([childAnswers("one"), childAnswers("two")]);
+      expect(await execute("external_delegate", worker, new AbortController().signal)).toMatchObject({ ok: true });
+      expect(await execute("external_workflow", { script }, new AbortController().signal)).toMatchObject({ ok: true });
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    await round(); // warms up what stays for the session's lifetime
+    const before = activeHandles();
+    for (let i = 0; i < 3; i++) await round();
+    expect(activeHandles()).toEqual(before);
+  });
+});
+
 describe("protocol", () => {
   test("§6.5: unexpected exceptions are thrown, not returned, also after a partial update", async () => {
     const broken = new Error("renderer exploded");
