@@ -114,7 +114,9 @@ describe("lifecycle cleanup", () => {
     await round(); // warms up what stays for the session's lifetime
     const before = activeHandles();
     for (let i = 0; i < 3; i++) await round();
-    expect(activeHandles()).toEqual(before);
+    // No kind of handle grows (one may shrink: an earlier test's worker finishing its close).
+    const after = activeHandles();
+    for (const [type, count] of Object.entries(after)) expect(count, type).toBeLessThanOrEqual(before[type] ?? 0);
   });
 });
 
