@@ -58,7 +58,7 @@ function checkMessage(message: unknown): string {
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
  * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
- * finished run answers `terminal` and a CLI child `unsupported`, delivering nothing.
+ * finished or ending run answers `terminal` and a CLI child `unsupported`, delivering nothing.
  */
 export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
   const text = checkMessage(message);
@@ -73,7 +73,8 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
   if (!view.live || !target) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
   if (!target.inbox) return { runId: id, status: "unsupported", held: false };
   const held = !target.inbox.attached;
-  if (!target.inbox.send(text)) throw new FlowError("run_not_live", `Run ${id} is ending; it cannot be steered.`);
+  // The child's session already ended (the run settles a moment later): nothing can read it.
+  if (!target.inbox.send(text)) return { runId: id, status: "terminal", held: false };
   target.record(text, held);
   return { runId: id, status: "queued", held };
 }
