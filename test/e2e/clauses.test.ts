@@ -6,6 +6,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
+import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /**
@@ -66,6 +67,20 @@ describe("cancellation and lifecycle", () => {
     const call = execute("external_delegate", worker, aborted.signal);
     await childStarted;
     expect(abortListeners(aborted.signal)).toBeGreaterThan(0);
+    aborted.abort();
+    expect(await call).toMatchObject({ ok: false, error: { code: "cancelled" } });
+    expect(abortListeners(aborted.signal)).toBe(0);
+  });
+
+  test("invariant 8: a claude child's call removes its abort listeners whether the CLI answers or the parent aborts", async () => {
+    pi.dispose();
+    pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
+    const answered = new AbortController();
+    expect(await execute("external_delegate", cliTask("claude"), answered.signal)).toMatchObject({ ok: true });
+    expect(abortListeners(answered.signal)).toBe(0);
+    const aborted = new AbortController();
+    const call = execute("external_delegate", cliTask("claude", "[fake:hang]"), aborted.signal);
+    await expect.poll(() => fakeRuns(pi.cwd, "claude").length, { timeout: 30_000 }).toBe(2);
     aborted.abort();
     expect(await call).toMatchObject({ ok: false, error: { code: "cancelled" } });
     expect(abortListeners(aborted.signal)).toBe(0);
