@@ -12,7 +12,7 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "type": "string"
     },
     "harness": {
-      "description": "Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI) or replay (answers from a recorded cassette, no model call).",
+      "description": "Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).",
       "type": "string"
     },
     "description": {

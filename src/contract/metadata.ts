@@ -28,7 +28,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
     actions: ["delegate"],
     purpose: "Run one child agent, selected by Flow role or Pi agent definition, in the foreground or background.",
     semantics: [
-      "Select with role or subagent_type, never both; subagent_type never takes harness. Harnesses: pi (default); claude and codex (external CLIs, harness_unavailable when their preflight fails); replay (answers from a cassette, harness_unavailable when none is configured).",
+      "Select with role or subagent_type, never both; subagent_type never takes harness. Harnesses: pi (default); claude and codex (external CLIs, harness_unavailable when their preflight fails); replay (answers from a cassette, harness_unavailable when none is configured); stub (answers with a value generated from outputSchema, no model; receipt warning stubbed).",
       "Foreground: ok is true only when the child settled done with a non-empty canonical answer.",
       "Background: ok is true once the run is accepted and registered; wait with external_runs.",
       "Unknown role, subagent type or harness: selection_invalid; bad context: context_invalid; data.run is null.",

@@ -119,16 +119,23 @@ function enforceQuotas(session: AgentSession, request: ChildRequest, state: Quot
   };
 }
 
-/** Steers reach the child through Pi's own queue: after its active tool batch, before its next model request. */
+/**
+ * Steers reach the child through Pi's own queue: after its active tool batch, before its next model
+ * request. Every steer still unread then goes into that one request, not one request each.
+ */
 function attachSteering(session: AgentSession, request: ChildRequest): void {
-  request.steering?.attach((message) => {
-    session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
-      try {
-        request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
-      } catch {
-        // The run settled meanwhile: its evidence is closed, and nothing may throw into the host.
-      }
-    });
+  if (!request.steering) return;
+  session.agent.steeringMode = "all";
+  request.steering.attach({
+    deliver: (message) =>
+      session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
+        try {
+          request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
+        } catch {
+          // The run settled meanwhile: its evidence is closed, and nothing may throw into the host.
+        }
+      }),
+    unread: () => session.getSteeringMessages(),
   });
 }
 

@@ -16,7 +16,7 @@ test("error codes keep their v1 meaning: a steer for a child whose session alrea
   const inbox = new SteeringInbox();
   inbox.close(); // the child's session ended; the run settles a moment later
   const recorded: string[] = [];
-  unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox, record: (message) => recorded.push(message) }));
+  unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox, record: (message) => void recorded.push(message), refused: () => undefined }));
   expect(steerRun(box.store(), writer.runId, "too late")).toEqual({ runId: writer.runId, status: "terminal", held: false });
   expect(recorded).toEqual([]);
   writer.settle({ outcome: "succeeded", value: "done" });
