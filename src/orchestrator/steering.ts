@@ -72,8 +72,8 @@ function checkMessage(message: unknown): string {
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
  * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
- * finished run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's budget
- * (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
+ * finished or ending run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's
+ * budget (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
  */
 export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
   const text = checkMessage(message);
@@ -95,7 +95,8 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
     return { runId: id, status: "refused", held: false, reason: refusal };
   }
   const held = !target.inbox.attached;
-  if (!target.inbox.send(text)) throw new FlowError("run_not_live", `Run ${id} is ending; it cannot be steered.`);
+  // The child's session already ended (the run settles a moment later): nothing can read it.
+  if (!target.inbox.send(text)) return { runId: id, status: "terminal", held: false };
   steerable.refusing = false;
   target.record(text, held);
   return { runId: id, status: "queued", held };

@@ -116,6 +116,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const root = new AbortController();
   const stop = () => root.abort();
   writer.onCancel(stop);
+  // The parent's abort stops the root and its children; the call then returns a cancelled receipt
+  // with the run rather than rejecting (a listed deviation: docs/contract.md, "Deviations and additions").
   launch.signal?.addEventListener("abort", stop, { once: true });
   if (launch.signal?.aborted) stop();
 
@@ -181,7 +183,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
 
 function settleRoot(writer: RunWriter, result: WorkflowResult, counts: ChildCounts): SettleResult {
   if (result.ok) {
-    // A script that returns nothing still has a result: null, so readers always find a final value.
+    // A script that returns nothing still has a result: null, so readers always find a final value
+    // (a listed deviation: docs/contract.md, "Deviations and additions").
     const settled = writer.settle({ outcome: "succeeded", value: result.value ?? null, children: counts });
     if (counts.failed === 0) return settled;
     return { ...settled, warnings: [...settled.warnings, HANDLED_CHILD_FAILURES] };

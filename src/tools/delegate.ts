@@ -45,6 +45,7 @@ export function createDelegateTool(host: FlowHost) {
     outputSchema: DelegateOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.
+    // A listed deviation from the tool-calling contract: docs/contract.md, "Deviations and additions".
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
