@@ -7,7 +7,7 @@ import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
 import { ToolDiscovery } from "./tool-discovery.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS, sanitizeIdentifier } from "./text.ts";
-import type { AgentOptions, HostError, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
+import type { AgentOptions, HostError, JsonValue, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
 
 export interface BridgeHooks {
   emit(event: WorkflowEvent): void;
@@ -34,6 +34,14 @@ interface Ending {
 /** The code of the end event of a call still running when the run ended. */
 export const RUN_ENDED = "run_ended";
 
+/**
+ * What calls waiting for a concurrency slot may hold on the host, whatever hostBytes allows:
+ * counted as hostBytes counts (2 bytes per character of JSON). A waiting call is kept as its JSON
+ * text only, decoded when it starts, so this is close to what the queue really holds.
+ */
+export const QUEUED_BYTES_MAX = 16 * 1024 * 1024;
+const BYTES_PER_CHAR = 2;
+
 export class HostBridge {
   private readonly host: WorkflowHost;
   private readonly limits: WorkflowLimits;
@@ -49,6 +57,8 @@ export class HostBridge {
   private readonly started = new Map<string, (ending: Ending) => void>();
   private closing = false;
   private readonly discovery: ToolDiscovery;
+  /** Characters of JSON of the calls pushed to a queue that have not started yet. */
+  private queuedChars = 0;
 
   constructor(host: WorkflowHost, limits: WorkflowLimits, hooks: BridgeHooks, signal: AbortSignal) {
     this.signal = signal;
@@ -83,8 +93,10 @@ export class HostBridge {
     if (index >= this.limits.agentCalls) {
       return this.hooks.fatal({ kind: "limit", code: "agentCalls", message: limitMessage("agentCalls", this.limits) });
     }
-    const options = decodeJson(call.text, this.limits.valueDepth) as AgentOptions;
-    this.agents.push((release) => {
+    if (this.refuseQueued(call, "agent() options")) return;
+    this.enqueue(this.agents, call, (release) => {
+      const options = this.decode(call, release) as AgentOptions | undefined;
+      if (options === undefined) return;
       this.hooks.emit({ type: "agent_start", index, options });
       const end = this.track(`agent:${index}`, release, (ending) => {
         const event: WorkflowEvent = { type: "agent_end", index, ok: ending.ok };
@@ -105,8 +117,10 @@ export class HostBridge {
     if (typeof fn !== "function") {
       return this.hooks.reply({ type: "reply", id: call.id, ok: false, error: { name: "TypeError", message: `tools.${call.name} is not available` } });
     }
-    const input = decodeJson(call.text, this.limits.valueDepth);
-    this.tools.push((release) => {
+    if (this.refuseQueued(call, `tools.${call.name}() arguments`)) return;
+    this.enqueue(this.tools, call, (release) => {
+      const input = this.decode(call, release);
+      if (input === undefined) return;
       this.hooks.emit({ type: "tool_start", index, name: call.name });
       const end = this.track(`tool:${index}`, release, (ending) => {
         const event: WorkflowEvent = { type: "tool_end", index, name: call.name, ok: ending.ok };
@@ -115,6 +129,40 @@ export class HostBridge {
       });
       this.invoke(call.id, "tool", () => fn(input, { signal: this.signal, index }), end);
     });
+  }
+
+  /**
+   * Refuses a call that would have to wait behind others while they already hold the queue's
+   * budget: a catchable RangeError with code hostBytes, as the VM's own hostBytes refusal. A call
+   * into an empty queue is always taken, so any call within callArgsChars can run.
+   */
+  private refuseQueued(call: Call, what: string): boolean {
+    const budget = Math.min(this.limits.hostBytes, QUEUED_BYTES_MAX);
+    const bytes = (this.queuedChars + call.text.length) * BYTES_PER_CHAR;
+    if (this.queuedChars === 0 || bytes <= budget) return false;
+    const message = `${limitMessage("hostBytes", this.limits)}: ${what} would make calls waiting for a concurrency slot hold ${bytes} bytes (at most ${budget})`;
+    this.hooks.reply({ type: "reply", id: call.id, ok: false, error: { name: "RangeError", message, code: "hostBytes", limit: "hostBytes" } });
+    return true;
+  }
+
+  /** Queues a call as its JSON text; it counts against the queue's budget until it starts. */
+  private enqueue(queue: CallQueue, call: Call, start: (release: () => void) => void): void {
+    this.queuedChars += call.text.length;
+    queue.push((release) => {
+      this.queuedChars -= call.text.length;
+      start(release);
+    });
+  }
+
+  /** A starting call's arguments; undefined (and the run ended) when they cannot be decoded. */
+  private decode(call: Call, release: () => void): JsonValue | undefined {
+    try {
+      return decodeJson(call.text, this.limits.valueDepth);
+    } catch (error) {
+      release();
+      this.hooks.fatal({ kind: "sandbox", message: `the host could not read a call's arguments: ${capText(error instanceof Error ? error.message : String(error), MAX_ERROR_MESSAGE_CHARS)}` });
+      return undefined;
+    }
   }
 
   /** describeTool()/searchTools(): read-only and answered from declarations, so no limit, queue or event applies. */

@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { profileFiles } from "../harnesses/profiles.ts";
@@ -8,7 +9,6 @@ import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow-sourc
 import { CHECK_USAGE } from "./usage.ts";
 import { listFlag, parseCommand, projectDir, stringFlag, type Parsed } from "./args.ts";
 import { checkCassettes } from "./check-cassette.ts";
-import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
 import { EXIT } from "./exit.ts";
 import { flowHome } from "./project-runs.ts";
@@ -49,9 +49,10 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
     for (const file of parsed.positionals) {
       let source: string;
       try {
-        source = readFileSync(resolve(file), "utf8");
+        // Regular files only, up to the size flow run takes: a FIFO or /dev/zero is a problem, not a hang.
+        source = readUserFile(resolve(file), { what: "The script", maxBytes: SCRIPT_MAX_BYTES, code: "request_invalid" });
       } catch (error) {
-        problems.push({ file, line: 1, column: 1, message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})` });
+        problems.push({ file, line: 1, column: 1, message: error instanceof FlowError ? error.message : String(error) });
         continue;
       }
       // A session costs a few hundred milliseconds: open one only for a file that names tools.

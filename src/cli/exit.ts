@@ -8,6 +8,8 @@ export const EXIT = {
   failed: 1,
   /** The input was refused before anything launched. */
   refused: 2,
+  /** The workflow succeeded, but part of its evidence could not be saved (evidence_incomplete). */
+  evidenceIncomplete: 3,
   /** Ctrl-C: the run was cancelled. 128 + SIGINT, as shells report it. */
   interrupted: 130,
 } as const;

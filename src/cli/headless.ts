@@ -35,6 +35,8 @@ export interface HeadlessOptions {
 export interface ToolOutcome {
   /** The tool's structuredContent: for Flow tools, the contract envelope. */
   structured: unknown;
+  /** The tool's details (for external_workflow, WorkflowDetails). */
+  details: unknown;
   text: string;
   isError: boolean;
 }
@@ -167,7 +169,7 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
         timestamp: Date.now(),
       } as ToolResultMessage;
       sessionManager.appendMessage(toolResult);
-      return { structured: result.structuredContent, text: textOf(result), isError: outcome.isError };
+      return { structured: result.structuredContent, details: result.details, text: textOf(result), isError: outcome.isError };
     },
     dispose: () => session.dispose(),
   };

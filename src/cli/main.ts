@@ -51,6 +51,9 @@ function ignoreClosedPipes(): void {
  */
 export async function main(argv: readonly string[]): Promise<number> {
   ignoreClosedPipes();
+  // A write past a file size limit (ulimit -f) then fails with EFBIG, as on a full disk, and the run
+  // reports its evidence incomplete, instead of the signal ending flow half-way.
+  process.on("SIGXFSZ", () => undefined);
   let code: number;
   try {
     code = await dispatch(argv);

@@ -1,7 +1,7 @@
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { assertRunId, MAX_LIST_LIMIT, openRunStore, projectSessionKeys, resolveFlowHome, type RunStore } from "../runs/index.ts";
+import { assertRunId, MAX_LIST_LIMIT, openRunStore, projectSessionKeys, resolveFlowHome, type RunStore, type SinglePayload } from "../runs/index.ts";
 
 /** The Flow home the `flow` command reads and writes: PI_FLOW_HOME, else below Pi's agent directory. */
 export const flowHome = (): string => resolveFlowHome(process.env, getAgentDir());
@@ -58,6 +58,20 @@ export function storeOfRun(cwd: string, runId: string): RunStore {
 }
 
 /** One view of a run, paged through to its end: the concatenated page text and its encoding. */
+/**
+ * One view's pages, in order, yielding to the event loop between pages: a long view never keeps
+ * a signal (SIGTERM, Ctrl-C) from being handled, and each page can be written before the next is read.
+ */
+export async function* viewPages(store: RunStore, runId: string, view: string): AsyncGenerator<SinglePayload> {
+  let cursor: string | undefined;
+  do {
+    const payload = store.inspectSingle(runId, view, { limitBytes: 256 * 1024, ...(cursor ? { cursor } : {}) });
+    yield payload;
+    cursor = payload.page.nextCursor;
+    if (cursor) await new Promise((resolve) => setImmediate(resolve));
+  } while (cursor);
+}
+
 export function readWholeView(store: RunStore, runId: string, view: string): { text: string; encoding: string; finalAvailable: boolean } {
   let cursor: string | undefined;
   let text = "";

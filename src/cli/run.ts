@@ -154,6 +154,14 @@ function watchInterrupts(controller: AbortController, progress: () => ProgressVi
   return { interrupted: () => count > 0, stop: () => signals.forEach((signal) => void process.off(signal, onSigint)) };
 }
 
+/** A run whose evidence could not all be written (a full disk): its result stands, but say so. */
+function warnEvidenceIncomplete(details: WorkflowDetails | undefined): void {
+  const errors = details?.evidenceErrors?.length ? ` (${details.evidenceErrors.join("; ")})` : "";
+  process.stderr.write(
+    `flow: warning evidence_incomplete: the run's result stands, but its evidence could not all be saved${errors}. A full disk? Later, flow runs may list the run as interrupted.\n`,
+  );
+}
+
 /** Runs one workflow, foreground, and reports it: progress on stderr, the result on stdout. */
 async function launch(plan: RunPlan, headless: HeadlessSession, controller: AbortController, interrupted: () => boolean, view: ProgressView): Promise<number> {
   let announced = false;
@@ -175,17 +183,20 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   }
   const run = envelope.data.run;
   if (run) view.finished(settledLine(run, plan.cwd, envelope.warnings.includes(STUBBED)));
+  const incomplete = envelope.warnings.includes("evidence_incomplete");
+  if (incomplete) warnEvidenceIncomplete(outcome.details as WorkflowDetails | undefined);
   if (envelope.ok) {
     const { run } = envelope.data;
+    const succeeded = incomplete ? EXIT.evidenceIncomplete : EXIT.succeeded;
     if (plan.json) {
       process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
-      return EXIT.succeeded;
+      return succeeded;
     }
     const { readWorkflowValue, storeOfRun } = await import("./project-runs.ts");
     // A resumed run that had already succeeded belongs to the session that ran it.
     const value = run.output.delivery === "inline" ? run.output.value : readWorkflowValue(storeOfRun(plan.cwd, run.runId), run.runId);
     process.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`);
-    return EXIT.succeeded;
+    return succeeded;
   }
   const { code, message } = envelope.error;
   writeErrorLine(`${message} (${code})`);

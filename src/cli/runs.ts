@@ -8,7 +8,7 @@ import { formatRunText, MAX_LIST_LIMIT, type RunStore } from "../runs/index.ts";
 import { boolFlag, intFlag, parseCommand, stringFlag } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { RUNS_USAGE } from "./usage.ts";
-import { listProjectRuns, readWholeView, storeOfRun } from "./project-runs.ts";
+import { listProjectRuns, readWholeView, storeOfRun, viewPages } from "./project-runs.ts";
 
 const CWD = { cwd: { type: "string" } } as const;
 
@@ -49,7 +49,7 @@ function list(argv: readonly string[]): number {
   return EXIT.succeeded;
 }
 
-function show(argv: readonly string[]): number {
+async function show(argv: readonly string[]): Promise<number> {
   const parsed = parseCommand(argv, { ...CWD, view: { type: "string" }, json: { type: "boolean" } }, { min: 1, max: 1, missing: "the <runId> to show" }, RUNS_USAGE);
   const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
   const view = stringFlag(parsed, "view") ?? "summary";
@@ -61,16 +61,25 @@ function show(argv: readonly string[]): number {
     process.stdout.write(boolFlag(parsed, "json") ? `${JSON.stringify(run, null, 2)}\n` : `${terminalText(formatRunText(run))}\n`);
     return EXIT.succeeded;
   }
-  const whole = readWholeView(store, runId, view);
-  if (view === "final" && !whole.finalAvailable) {
-    process.stderr.write(`Run ${runId} has no final result (finalAvailable: false).\n`);
-    return EXIT.failed;
+  // Page by page, each written before the next is read: memory stays one page, and a signal is
+  // handled between pages however long the view.
+  let last = "";
+  for await (const payload of viewPages(store, runId, view)) {
+    if (view === "final" && !payload.finalAvailable) {
+      process.stderr.write(`Run ${runId} has no final result (finalAvailable: false).\n`);
+      return EXIT.failed;
+    }
+    // On a terminal, a run's own text may not drive it (escape sequences); piped, it is passed as written.
+    const text = process.stdout.isTTY ? terminalText(payload.page.text) : payload.page.text;
+    if (text !== "") await written(text);
+    last = text === "" ? last : text;
   }
-  // On a terminal, a run's own text may not drive it (escape sequences); piped, it is passed as written.
-  const text = process.stdout.isTTY ? terminalText(whole.text) : whole.text;
-  process.stdout.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);
+  if (last !== "" && !last.endsWith("\n")) await written("\n");
   return EXIT.succeeded;
 }
+
+/** Resolves once `text` has been handed to stdout: a slow reader slows the pages, not memory. */
+const written = (text: string): Promise<void> => new Promise((resolve) => process.stdout.write(text, () => resolve()));
 
 /** New output of a workflow (a JSON array of messages) or an agent (text) since `printed`. */
 function newOutput(text: string, encoding: string, printed: number): { chunk: string; printed: number } {

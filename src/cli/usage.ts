@@ -31,7 +31,7 @@ answers each with a value generated from its outputSchema (--stub --record FILE:
 children that had finished are not run again.
 flow types: TypeScript declarations for writing workflows (default .pi/flow/workflows/flow.d.ts).
 
-Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 130 interrupted (Ctrl-C).
+Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 3 succeeded but its evidence could not all be saved; 130 interrupted (Ctrl-C).
 Paths on the command line are relative to the shell's directory; --cwd chooses the project.
 The full reference: docs/cli.md.`;
 

@@ -110,7 +110,9 @@ export class RunFilesWriter {
       write();
       return true;
     } catch (error) {
-      this.errors.push(`${what}: ${describeError(error)}`);
+      // Each kind of failure once: a full disk fails every later write the same way.
+      const failure = `${what}: ${describeError(error)}`;
+      if (!this.errors.includes(failure)) this.errors.push(failure);
       return false;
     }
   }

@@ -27,6 +27,8 @@ export interface WorkflowDetails {
   phase: "rejected" | "running" | "accepted" | "settled";
   children?: readonly ChildEntry[];
   run?: RunView;
+  /** The root's evidence writes that failed (`journal: EFBIG`…), with the warning evidence_incomplete. */
+  evidenceErrors?: string[];
 }
 
 const MAX_LISTED = 8;
@@ -181,8 +183,9 @@ export function createWorkflowTool(host: FlowHost) {
 
       if (background) return acceptedReceipt(WORKFLOW, started.accepted, supervised(ctx), { runId: started.runId, phase: "accepted", run: started.accepted });
       onUpdate?.({ content: [{ type: "text", text: `Workflow ${started.runId} started.` }], details: { runId: started.runId, phase: "running" } });
-      const { view, warnings } = await started.settled;
-      return settledReceipt(WORKFLOW, view, warnings, settledText(view, warnings, supervised(ctx)), { runId: view.runId, phase: "settled", run: view });
+      const { view, warnings, evidenceErrors } = await started.settled;
+      const details = { runId: view.runId, phase: "settled" as const, run: view, ...(evidenceErrors.length > 0 ? { evidenceErrors } : {}) };
+      return settledReceipt(WORKFLOW, view, warnings, settledText(view, warnings, supervised(ctx)), details);
     },
   });
 }

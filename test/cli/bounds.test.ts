@@ -56,6 +56,14 @@ describe("files named on flow's command line are bounded", () => {
     }
   });
 
+  test("flow check reports a FIFO or /dev/zero as a problem instead of waiting on it", async () => {
+    const pipe = fifo("check-pipe");
+    const result = await flow(["check", pipe, "/dev/zero"], { env });
+    expect(result.stdout + result.stderr).toContain(`${pipe}:1:1: The script ${pipe} is a FIFO: give a regular file.`);
+    expect(result.stdout + result.stderr).toContain("/dev/zero:1:1: The script /dev/zero is a device: give a regular file.");
+    expect(result.code).toBe(2);
+  });
+
   test("--args over 1 MiB is refused before anything launches", async () => {
     const big = sandbox.file("big-args.json", JSON.stringify({ text: "x".repeat(2 * 1024 * 1024) }));
     const result = await cappedFlow(["run", SCRIPT, "--args", `@${big}`, "--replay", join(sandbox.root, "none.jsonl")]);

@@ -42,7 +42,7 @@ describe("the launch view pages in O(page)", () => {
     }
     // Each page reads its own bytes plus the start line's head (at most 64 KiB), never the record.
     for (const cost of costs) expect(cost).toBeLessThanOrEqual(PAGE + 1 + 64 * 1024 + 2);
-  });
+  }, 300_000); // writing (and redacting) 73 MB of launch records takes a while on a busy machine
 
   it("serves the whole record losslessly, as JSON, across pages", () => {
     const runId = runWithLaunch(100_000);
@@ -62,5 +62,5 @@ describe("the launch view pages in O(page)", () => {
     const store = box.store();
     const script = "x".repeat(64 * 1024 * 1024);
     expect(codeOf(() => store.create({ kind: "workflow", task: { description: "too big" }, background: false, launch: { script } }))).toBe("request_invalid");
-  });
+  }, 300_000);
 });

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { BoundedText } from "./bounded-text.ts";
 import { LineSplitter } from "./lines.ts";
+import { newTag, signalTagged, TAG_VARIABLE, taggedProcesses } from "./process-tag.ts";
+import { reaperForget, reaperWatch } from "./reaper.ts";
 
 /**
  * One external CLI process and everything it starts.
@@ -10,7 +12,9 @@ import { LineSplitter } from "./lines.ts";
  * whole group: SIGTERM, then SIGKILL once `killGraceMs` has passed. `exited` resolves once the
  * process has exited and its output pipes are closed, never rejects, and by then no process of the
  * group is left: a group that outlives its leader (a background job the CLI started) is ended the
- * same way. If the host process exits first, every group still running is killed.
+ * same way, and so is every process that carries the child's tag (process-tag.ts), which a
+ * descendant that left the group (setsid) still does. If the host process exits first, every group
+ * still running is killed; if it is killed outright, the reaper (reaper.ts) does it.
  *
  * Lifecycle of one process:
  * 1. spawn detached (its pid is its group id) and register the group as live;
@@ -52,7 +56,8 @@ export interface CliProcess {
   exited: Promise<CliExit>;
 }
 
-const liveGroups = new Set<number>();
+/** Group id → tag of every CLI child not yet ended. */
+const liveGroups = new Map<number, string>();
 let exitHookInstalled = false;
 
 function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
@@ -69,21 +74,30 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on("exit", () => {
-    for (const pid of liveGroups) signalGroup(pid, "SIGKILL");
+    for (const [pid, tag] of liveGroups) {
+      signalGroup(pid, "SIGKILL");
+      signalTagged(tag, "SIGKILL");
+    }
   });
 }
 
 export function startCliProcess(options: CliProcessOptions): CliProcess {
   installExitHook();
   const stderr = new BoundedText(options.maxStderrBytes / 2, options.maxStderrBytes / 2);
+  const tag = newTag();
   const child = spawn(options.command, options.args, {
     cwd: options.cwd,
-    env: options.env,
+    env: { ...options.env, [TAG_VARIABLE]: tag },
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });
   const pid = child.pid;
-  if (pid !== undefined) liveGroups.add(pid);
+  if (pid !== undefined) {
+    liveGroups.set(pid, tag);
+    reaperWatch(pid, tag);
+  }
+  /** Anything of the child left: its group, or a tagged process that left the group. */
+  const anyLeft = (): boolean => pid !== undefined && (signalGroup(pid, 0) || taggedProcesses(tag).length > 0);
 
   let stopped: string | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -98,19 +112,21 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
   /** After SIGKILL the processes die at once, but are only gone when reaped: wait for that, briefly. */
   const whenGroupGone = (group: number, then: () => void) => {
     const deadline = Date.now() + options.killGraceMs;
-    const check = () => (!signalGroup(group, 0) || Date.now() > deadline ? then() : void setTimeout(check, 10));
+    const check = () => ((!signalGroup(group, 0) && taggedProcesses(tag).length === 0) || Date.now() > deadline ? then() : void setTimeout(check, 10));
     check();
   };
   /** SIGTERM to the whole group now, SIGKILL when the grace period is over. */
   const endGroup = () => {
     if (pid === undefined || ending) return;
     ending = true;
-    if (!signalGroup(pid, "SIGTERM")) {
+    const signalled = signalGroup(pid, "SIGTERM");
+    if (!signalTagged(tag, "SIGTERM") && !signalled) {
       groupDone = true;
       return;
     }
     killTimer = setTimeout(() => {
       signalGroup(pid, "SIGKILL");
+      signalTagged(tag, "SIGKILL");
       whenGroupGone(pid, markGroupDone);
     }, options.killGraceMs);
   };
@@ -140,14 +156,17 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     const finish = () => {
       if (settled || exit === undefined) return;
       // Something of the group is still there: it has had SIGTERM; settle once it is gone.
-      if (pid !== undefined && !groupDone && signalGroup(pid, 0)) {
+      if (pid !== undefined && !groupDone && anyLeft()) {
         endGroup();
         if (!groupDone) return;
       }
       settled = true;
       if (killTimer) clearTimeout(killTimer);
       if (pipeTimer) clearTimeout(pipeTimer);
-      if (pid !== undefined) liveGroups.delete(pid);
+      if (pid !== undefined) {
+        liveGroups.delete(pid);
+        reaperForget(pid, tag);
+      }
       const unterminated = stopped === undefined ? lines.end() : undefined;
       resolve({
         ...exit,

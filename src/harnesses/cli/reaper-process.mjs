@@ -1,0 +1,56 @@
+// The reaper: a small process that outlives a flow (or Pi) process killed with SIGKILL, which
+// runs no exit hook, and ends the CLI children that process left running. Its parent writes
+// "+<group> <tag>" when a CLI child starts and "-<group> <tag>" when it has ended; stdin closing
+// means the parent is gone. Each process group still listed, and every process carrying its tag
+// (process-tag.ts), gets SIGTERM, then SIGKILL two seconds later; then the reaper exits.
+import { readdirSync, readFileSync } from "node:fs";
+
+const live = new Map();
+let pending = "";
+
+function tagged(tag) {
+  const needle = Buffer.from(`\0PI_FLOW_CLI_TAG=${tag}\0`);
+  let entries = [];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  return entries.filter((entry) => {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return false;
+    try {
+      return Buffer.concat([Buffer.from("\0"), readFileSync(`/proc/${entry}/environ`)]).includes(needle);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+function signalAll(signal) {
+  for (const [group, tag] of live) {
+    for (const pid of [-group, ...tagged(tag)]) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+process.stdin.on("data", (chunk) => {
+  pending += chunk.toString("utf8");
+  const lines = pending.split("\n");
+  pending = lines.pop() ?? "";
+  for (const line of lines) {
+    const match = /^([+-])(\d+) ([0-9a-f]+)$/.exec(line);
+    if (!match) continue;
+    if (match[1] === "+") live.set(Number(match[2]), match[3]);
+    else live.delete(Number(match[2]));
+  }
+});
+process.stdin.on("close", () => {
+  if (live.size === 0) return;
+  signalAll("SIGTERM");
+  setTimeout(() => signalAll("SIGKILL"), 2000);
+});

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The host's side of the reaper (reaper-process.mjs): one small process per host, started with
+ * the first CLI child, told of each child as it starts and ends. If the host is killed outright
+ * (SIGKILL runs no exit hook), the pipe to the reaper closes and the reaper ends what was left.
+ * It runs detached, in a group of its own, so a signal to the host's group does not end it first;
+ * neither it nor its pipe keeps the host alive.
+ */
+const SCRIPT = fileURLToPath(new URL("./reaper-process.mjs", import.meta.url));
+
+let reaper: ChildProcess | null | undefined;
+
+function reaperProcess(): ChildProcess | null {
+  if (reaper !== undefined) return reaper;
+  try {
+    reaper = spawn(process.execPath, [SCRIPT], { detached: true, stdio: ["pipe", "ignore", "ignore"], env: {} });
+  } catch {
+    reaper = null;
+    return reaper;
+  }
+  reaper.on("error", () => (reaper = null));
+  reaper.stdin?.on("error", () => undefined); // a reaper that died cannot be told: the exit hook still runs
+  reaper.unref();
+  (reaper.stdin as Socket | null)?.unref();
+  return reaper;
+}
+
+function tell(line: string): void {
+  const process = reaperProcess();
+  if (process?.stdin?.writable) process.stdin.write(`${line}\n`);
+}
+
+/** A CLI child started: its process group and tag, for the reaper to end if this host dies. */
+export const reaperWatch = (group: number, tag: string): void => tell(`+${group} ${tag}`);
+
+/** The child and everything it started have ended. */
+export const reaperForget = (group: number, tag: string): void => tell(`-${group} ${tag}`);
