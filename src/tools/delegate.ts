@@ -6,6 +6,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
+import { launchTurn } from "../orchestrator/launch-pace.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
@@ -45,6 +46,9 @@ export function createDelegateTool(host: FlowHost) {
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
+      abortIfSignalled(signal);
+      // A burst of delegations creates its runs one per turn of the event loop, never all in one.
+      await launchTurn();
       abortIfSignalled(signal);
       const background = params.background ?? false;
       let launched: LaunchedChild | undefined;
