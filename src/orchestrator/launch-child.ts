@@ -14,7 +14,7 @@ import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
 import { checkChildCwd } from "./child-cwd.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
+import { printable, redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
@@ -22,6 +22,7 @@ import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
 import { queueFull, type Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -303,7 +304,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       cwd: prepared.cwd,
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
-      onProgress: (progress) => options.onProgress?.(progress),
+      // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
+      onProgress: (progress) => options.onProgress?.({ ...progress, activity: printable(progress.activity) }),
       onOutput: (text) => {
         void writer.appendOutput(text);
         options.onOutput?.(text);
@@ -336,7 +338,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
         usage: result.usage,
       });
-      const settledRun = withheld.length > 0 ? { ...written, warnings: [...written.warnings, TOOLS_WITHHELD] } : written;
+      const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
+      const settledRun = { ...written, warnings };
       // A workflow's agent() needs the whole value, also when the receipt can only point to it.
       if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
       return { ...settledRun, value: redactValue(result.value).value };

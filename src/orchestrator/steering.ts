@@ -27,9 +27,17 @@ interface Steerable {
 
 export interface SteerPayload {
   runId: string;
-  status: "queued";
+  /**
+   * queued: the child will read it. terminal: the run had ended. unsupported: its harness has no
+   * steering channel. refused: the run's steering budget is spent for now. Only queued delivers the
+   * message; the others are answers, not errors, since v1's codes keep their meanings (run_not_live:
+   * no owner and unfinished; harness_unavailable: before launch; request_invalid: a malformed call).
+   */
+  status: "queued" | "terminal" | "unsupported" | "refused";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
+  /** refused: which bound the steer met, and when steering works again. */
+  reason?: string;
 }
 
 /** A steer is a message for a model, not a document. */
@@ -62,35 +70,28 @@ function checkMessage(message: unknown): string {
 
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
- * run_unavailable; queued (not started) and finished runs are run_not_live; a workflow is
- * request_invalid; a CLI child is harness_unavailable; a steer beyond the run's budget
- * (steer-budget.ts) is request_invalid, saying which bound it met. ok means queued, not acted on.
+ * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
+ * finished run answers `terminal`, a CLI child `unsupported`, and a steer beyond the run's budget
+ * (steer-budget.ts) `refused` with the bound it met as `reason`, each delivering nothing.
  */
 export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
   const text = checkMessage(message);
   const view = runs.view(runId);
   const id = view.runId;
   if (view.kind !== "agent") throw new FlowError("request_invalid", `steer targets an agent run; ${id} is a workflow.`);
-  if (view.state.status === "done") {
-    throw new FlowError("run_not_live", `Run ${id} has finished; continue it with external_delegate resume: "${id}" instead.`);
-  }
+  if (view.state.status === "done") return { runId: id, status: "terminal", held: false };
   if (view.state.status === "queued") {
     throw new FlowError("run_not_live", `Run ${id} is queued for a background slot and has not started; steer it once it runs.`);
   }
   const steerable = targets().get(id);
   if (!view.live || !steerable) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
   const { target } = steerable;
-  if (!target.inbox) {
-    throw new FlowError(
-      "harness_unavailable",
-      `The ${target.harness} harness cannot be steered: its CLI runs one prompt non-interactively. Cancel the run and resume it with a new prompt instead.`,
-    );
-  }
-  const refusal = steerable.budget.admit(id, text, target.inbox.unread);
-  if (refusal !== undefined) {
-    if (!steerable.refusing) target.refused(refusal);
+  if (!target.inbox) return { runId: id, status: "unsupported", held: false };
+  const reason = steerable.budget.admit(id, text, target.inbox.unread);
+  if (reason !== undefined) {
+    if (!steerable.refusing) target.refused(reason);
     steerable.refusing = true;
-    throw new FlowError("request_invalid", refusal);
+    return { runId: id, status: "refused", held: false, reason };
   }
   const held = !target.inbox.attached;
   if (!target.inbox.send(text)) throw new FlowError("run_not_live", `Run ${id} is ending; it cannot be steered.`);

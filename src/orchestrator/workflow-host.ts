@@ -91,6 +91,8 @@ export class WorkflowChildren {
   private failedCalls = 0;
   /** Tools some child of this run asked for and ran without: the root's receipt warns too. */
   readonly withheldTools = new Set<string>();
+  /** Children the stub harness answered: the root's receipt warns `stubbed`. */
+  stubbed = 0;
   /** A resumed run's agent() and tools.* calls answered from the journal, and those that ran. */
   private replayedCalls = 0;
   private liveCalls = 0;
@@ -169,6 +171,7 @@ export class WorkflowChildren {
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
+      if (prepared.harness === "stub") this.stubbed++;
       // Only on the harness it ran on: a call that now selects another harness starts afresh.
       if (continueFrom && continueFrom.harness === prepared.harness && !prepared.resume) prepared.resume = continueFrom;
       launched = launchChild(prepared, env, {

@@ -11,6 +11,7 @@ import {
 } from "../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "./launch-child.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./replay-host.ts";
 import type { ResumePlan } from "./resume-plan.ts";
 import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
@@ -166,7 +167,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       await children.drain();
       if (progressQueued) sendProgress();
       const settled = settleRoot(writer, result, children.counts);
-      return children.withheldTools.size > 0 ? { ...settled, warnings: [...settled.warnings, TOOLS_WITHHELD] } : settled;
+      const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
+      return { ...settled, warnings };
     })
     .finally(() => launch.signal?.removeEventListener("abort", stop));
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../contract/schema-violation.ts";
 import { FlowError } from "../contract/errors.ts";
+import { ARGS_MAX_BYTES, formatBytes, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
@@ -102,6 +103,11 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
 /** `args` against `meta.args`; the first violation is named. No schema: any object is accepted. */
 export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js"): Record<string, unknown> {
   const value = args ?? {};
+  // Args are journaled whole in the launch record and handed to the sandbox: bounded before either.
+  const bytes = Buffer.byteLength(JSON.stringify(value), "utf8");
+  if (bytes > ARGS_MAX_BYTES) {
+    throw new FlowError("request_invalid", `args is ${bytes} bytes of JSON, over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
+  }
   const schema = workflow.meta.args;
   if (schema === undefined) return value;
   let validator: ReturnType<typeof compile>;

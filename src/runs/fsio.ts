@@ -140,6 +140,9 @@ export function readRange(path: string, position: number, length: number): Buffe
   }
 }
 
+/** Bytes read through readAt since the process started: what tests weigh a page's cost by. */
+export const evidenceReads = { bytes: 0 };
+
 /** Up to `length` bytes of an open file at `position` (fewer at its end). */
 export function readAt(fd: number, position: number, length: number): Buffer {
   const buf = Buffer.alloc(length);
@@ -149,6 +152,7 @@ export function readAt(fd: number, position: number, length: number): Buffer {
     if (n === 0) break;
     got += n;
   }
+  evidenceReads.bytes += got;
   return got === length ? buf : buf.subarray(0, got);
 }
 

@@ -9,7 +9,7 @@ import { resolveFacts, unavailable, type FactsContext, type RunFacts } from "./f
 import { statOrNull } from "./fsio.ts";
 import { runFiles } from "./home.ts";
 import { assertRunId } from "./ids.ts";
-import { readLaunch } from "./journal-ends.ts";
+import { launchDocument } from "./launch-document.ts";
 import { assertFresh, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
 import { buildView, formatRunText, outputWarnings } from "./view.ts";
 
@@ -154,10 +154,8 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       return { doc: memoryDocument(JSON.stringify(buildView(facts))), encoding: "json", growing: facts.live };
     case "launch": {
       // The launch details are the start line's: written with the run, never changed.
-      const launch = readLaunch(files, facts.runId);
-      return launch
-        ? { doc: memoryDocument(`${JSON.stringify(launch, null, 2)}\n`), encoding: "json", growing: false, outputStatus: "available" }
-        : { doc: null, encoding: "json", growing: false, outputStatus: "unavailable" };
+      const doc = launchDocument(files, facts.runId, facts.live);
+      return { doc, encoding: "json", growing: false, outputStatus: doc ? "available" : "unavailable" };
     }
     case "output":
       return logSource(facts, files.output);

@@ -71,7 +71,9 @@ export interface StartLine extends LineBase {
   kind: RunKind;
   task: TaskIdentity;
   background: boolean;
-  /** Private launch details (harness, model, prompt, limits…), redacted: the `launch` view only. */
+  /** The UTF-8 length of `launch`'s JSON, written just before it so the launch view can page it in place. */
+  launchBytes?: number;
+  /** Private launch details (harness, model, prompt, limits…), redacted: the `launch` view only. Always the line's last field. */
   launch?: Record<string, unknown>;
 }
 

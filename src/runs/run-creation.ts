@@ -6,6 +6,10 @@ import { runFiles, runsDir, type RunScope } from "./home.ts";
 import { newRunId } from "./ids.ts";
 import { JOURNAL_VERSION, encodeLine, type JournalLine, type TaskIdentity } from "./journal.ts";
 import { redactValue } from "./redact.ts";
+import { formatBytes } from "./user-file.ts";
+
+/** The most a run's launch record (script, args, prompt, options…) may hold, as UTF-8 JSON. */
+export const LAUNCH_MAX_BYTES = 64 * 1024 * 1024;
 import { createRunDirectory } from "./run-index.ts";
 import { describeError, RunFilesWriter } from "./run-files-writer.ts";
 import type { CreateRunInput } from "./writer-types.ts";
@@ -28,6 +32,11 @@ export function createRunEvidence(scope: RunScope, input: CreateRunInput): Creat
   const files = runFiles(scope, runId);
   const task = redactValue(input.task).value as TaskIdentity;
   const startedAt = new Date().toISOString();
+  const launch = redactValue(input.launch ?? {}).value as Record<string, unknown>;
+  const launchBytes = Buffer.byteLength(JSON.stringify(launch), "utf8");
+  if (launchBytes > LAUNCH_MAX_BYTES) {
+    throw new FlowError("request_invalid", `The run's launch record would be ${launchBytes} bytes, over ${formatBytes(LAUNCH_MAX_BYTES)} (${LAUNCH_MAX_BYTES} bytes), the most one may hold.`);
+  }
   try {
     createRunDirectory(runsDir(scope), runId, () => ensureDir(files.dir));
     const journal = new AppendFile(files.journal);
@@ -40,7 +49,9 @@ export function createRunEvidence(scope: RunScope, input: CreateRunInput): Creat
       kind: input.kind,
       task,
       background: input.background,
-      launch: redactValue(input.launch ?? {}).value as Record<string, unknown>,
+      // launchBytes right before launch, and launch last: the launch view is then a byte range of this line.
+      launchBytes,
+      launch,
     };
     journal.append(encodeLine(start), false);
     groupCommit().enqueue("journal", files.journal);

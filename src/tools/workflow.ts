@@ -11,6 +11,7 @@ import { prepareResume } from "../orchestrator/workflow-resume.ts";
 import { claimResume, type ResumeClaim } from "../orchestrator/resume-claims.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow-sources.ts";
 import type { ParsedWorkflow } from "../../runtime/index.ts";
+import { formatBytes, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "../orchestrator/workflow-tools.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
@@ -88,6 +89,9 @@ function chooseSource(
   { host, ctx, runs, nested }: { host: FlowHost; ctx: ExtensionToolContext; runs: LaunchEnvironment["runs"]; nested: boolean },
 ): ChosenSource | { succeeded: RunView } {
   if (params.resume === undefined) {
+    if (params.script !== undefined && Buffer.byteLength(params.script, "utf8") > SCRIPT_MAX_BYTES) {
+      throw new FlowError("request_invalid", `script is over ${formatBytes(SCRIPT_MAX_BYTES)} (${SCRIPT_MAX_BYTES} bytes), the most a workflow script may hold.`);
+    }
     const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
     const workflow = parseSelected(selected);
     const args = checkArgs(workflow, params.args, selected.label);

@@ -8,7 +8,7 @@ import { STEER_LIMITS } from "../../src/orchestrator/steer-budget.ts";
 
 /**
  * A flood of steers at one running child, sent by a codemode script in a real Pi session: the run
- * takes what its steering budget allows and refuses the rest with a typed answer, its evidence
+ * takes what its steering budget allows and answers the rest `refused` with the reason, its evidence
  * stays small, and the child reads every accepted steer in one model request.
  * PI_FLOW_STEER_FLOOD=10000 floods with the size of the reported finding.
  */
@@ -39,14 +39,18 @@ describe("a steer flood", () => {
       let reason = "";
       for (let i = 0; i < ${FLOOD}; i++) {
         const answer = await tools.external_runs({ action: "steer", runIds: [${JSON.stringify(runId)}], message: "steer " + i + " " + pad });
-        if (answer.ok) accepted.push(i);
-        else { refused[answer.error.code] = (refused[answer.error.code] ?? 0) + 1; reason = answer.error.message; }
+        if (answer.ok && answer.data.status === "queued") accepted.push(i);
+        else {
+          const how = answer.ok ? answer.data.status : answer.error.code;
+          refused[how] = (refused[how] ?? 0) + 1;
+          reason = answer.ok ? answer.data.reason : answer.error.message;
+        }
       }
       return { accepted, refused, reason };
     `);
     const { accepted, refused, reason } = flood.value as { accepted: number[]; refused: Record<string, number>; reason: string };
     expect(accepted).toEqual(Array.from({ length: STEER_LIMITS.unreadCount }, (_, index) => index));
-    expect(refused).toEqual({ request_invalid: FLOOD - STEER_LIMITS.unreadCount });
+    expect(refused).toEqual({ refused: FLOOD - STEER_LIMITS.unreadCount });
     expect(reason).toContain(`at most ${STEER_LIMITS.unreadCount} may wait`);
 
     first.release();
