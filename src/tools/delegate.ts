@@ -47,7 +47,9 @@ export function createDelegateTool(host: FlowHost) {
     // background workflow's tools.* call would block the parent's own codemode until it finished.
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
-      // A burst of delegations creates its runs one per turn of the event loop, never all in one.
+      // A burst of delegations creates its runs one per turn of the event loop, never all in one;
+      // a child's context is still the parent's branch as its call started.
+      const branch = ctx.sessionManager.getBranch();
       await launchTurn();
       abortIfSignalled(signal);
       const background = params.background ?? false;
@@ -55,7 +57,7 @@ export function createDelegateTool(host: FlowHost) {
       let withheld: string[] = [];
       try {
         host.assertOpen();
-        const env = host.launchEnvironment(ctx);
+        const env = host.launchEnvironment(ctx, branch);
         const prepared = prepareChild(params as ChildCall, env);
         withheld = prepared.tools.withheld;
         launched = launchChild(prepared, env, {
