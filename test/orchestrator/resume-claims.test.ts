@@ -15,8 +15,8 @@ import type { RaceResult, RaceRound } from "./fixtures/claim-racer.ts";
 
 const RACER = new URL("./fixtures/claim-racer.ts", import.meta.url);
 const RUN_ID = "run_20260101T000000Z_racedclaim";
-const CONTENDERS = 8;
-const ROUNDS = 6;
+const CONTENDERS = 6;
+const ROUNDS = 4;
 
 let root: string;
 beforeEach(() => {
