@@ -1764,7 +1764,7 @@ type ExternalRunsOutput =
         | {
             runId: string;
             /**
-             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent for now (see reason); nothing was delivered.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered.
              */
             status: "queued" | "terminal" | "unsupported" | "refused";
             /**
@@ -1772,7 +1772,7 @@ type ExternalRunsOutput =
              */
             held: boolean;
             /**
-             * refused: which bound of the run's steering budget the message met, and when steering works again.
+             * refused: the bound the steer met and when steering works again.
              */
             reason?: string;
             runs?: never;

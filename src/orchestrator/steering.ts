@@ -29,14 +29,15 @@ export interface SteerPayload {
   runId: string;
   /**
    * queued: the child will read it. terminal: the run had ended. unsupported: its harness has no
-   * steering channel. refused: the run's steering budget is spent for now. Only queued delivers the
-   * message; the others are answers, not errors, since v1's codes keep their meanings (run_not_live:
-   * no owner and unfinished; harness_unavailable: before launch; request_invalid: a malformed call).
+   * steering channel. refused: the run's steering budget is spent (reason says which bound). Only
+   * queued delivers the message; the others are answers, not errors, since v1's codes keep their
+   * meanings (run_not_live: no owner and unfinished; harness_unavailable: before launch) and the
+   * message itself was well formed.
    */
   status: "queued" | "terminal" | "unsupported" | "refused";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
-  /** refused: which bound the steer met, and when steering works again. */
+  /** refused: the bound the steer met and when steering works again. */
   reason?: string;
 }
 
@@ -71,8 +72,8 @@ function checkMessage(message: unknown): string {
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
  * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
- * finished run answers `terminal`, a CLI child `unsupported`, and a steer beyond the run's budget
- * (steer-budget.ts) `refused` with the bound it met as `reason`, each delivering nothing.
+ * finished run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's budget
+ * (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
  */
 export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
   const text = checkMessage(message);
@@ -87,11 +88,11 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
   if (!view.live || !steerable) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
   const { target } = steerable;
   if (!target.inbox) return { runId: id, status: "unsupported", held: false };
-  const reason = steerable.budget.admit(id, text, target.inbox.unread);
-  if (reason !== undefined) {
-    if (!steerable.refusing) target.refused(reason);
+  const refusal = steerable.budget.admit(id, text, target.inbox.unread);
+  if (refusal !== undefined) {
+    if (!steerable.refusing) target.refused(refusal);
     steerable.refusing = true;
-    return { runId: id, status: "refused", held: false, reason };
+    return { runId: id, status: "refused", held: false, reason: refusal };
   }
   const held = !target.inbox.attached;
   if (!target.inbox.send(text)) throw new FlowError("run_not_live", `Run ${id} is ending; it cannot be steered.`);

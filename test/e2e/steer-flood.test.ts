@@ -41,12 +41,9 @@ describe("a steer flood", () => {
       let reason = "";
       for (let i = 0; i < ${FLOOD}; i++) {
         const answer = await tools.external_runs({ action: "steer", runIds: [${JSON.stringify(runId)}], message: "steer " + i + " " + pad });
-        if (answer.ok && answer.data.status === "queued") accepted.push(i);
-        else {
-          const how = answer.ok ? answer.data.status : answer.error.code;
-          refused[how] = (refused[how] ?? 0) + 1;
-          reason = answer.ok ? answer.data.reason : answer.error.message;
-        }
+        const status = answer.ok ? answer.data.status : answer.error.code;
+        if (status === "queued") accepted.push(i);
+        else { refused[status] = (refused[status] ?? 0) + 1; reason = answer.data?.reason ?? answer.error?.message ?? ""; }
       }
       return { accepted, refused, reason };
     `);
