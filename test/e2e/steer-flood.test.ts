@@ -16,6 +16,8 @@ import { schemaViolation } from "../support/schema.ts";
  */
 
 const FLOOD = Number(process.env.PI_FLOW_STEER_FLOOD ?? 1000);
+/** Room for a loaded machine: this bounds a hang, it is not a speed target. */
+const TIMEOUT_MS = Math.max(60_000, FLOOD * 30);
 const MESSAGE_CHARS = 32_000;
 
 let pi: PiTestSession;
@@ -79,5 +81,5 @@ describe("a steer flood", () => {
     const diagnostics = readFileSync(runFileOf(pi.flowHome, runId, "diagnostics.log"), "utf8");
     expect(diagnostics.match(/\[steer_refused\]/g)).toHaveLength(1);
     expect(diagnostics).toMatch(/warn \[steer_refused\]: steer refused \(and any more until one is accepted\): Run .* already has 8 steers/);
-  });
+  }, TIMEOUT_MS);
 });
