@@ -20,7 +20,7 @@ import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
 import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
-import { queueFull, type Slots } from "./slots.ts";
+import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { STUBBED } from "../harnesses/stub.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
@@ -219,7 +219,6 @@ export interface LaunchedChild {
  */
 export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, options: LaunchOptions): LaunchedChild {
   const { call, profile, harness, model } = prepared;
-  if (options.slots?.full) throw queueFull(options.slots);
   const writer = env.runs.create({
     kind: "agent",
     background: options.background,

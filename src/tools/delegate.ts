@@ -7,6 +7,7 @@ import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
 import { launchTurn } from "../orchestrator/launch-pace.ts";
+import { queueFull } from "../orchestrator/slots.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
@@ -60,10 +61,12 @@ export function createDelegateTool(host: FlowHost) {
         const env = host.launchEnvironment(ctx, branch);
         const prepared = prepareChild(params as ChildCall, env);
         withheld = prepared.tools.withheld;
+        const slots = host.session(ctx).backgroundSlots;
+        if (background && slots.full) throw queueFull(slots);
         launched = launchChild(prepared, env, {
           background,
           toolCallId,
-          ...(background ? { slots: host.session(ctx).backgroundSlots } : { signal }),
+          ...(background ? { slots } : { signal }),
           onProgress: (progress) => {
             if (background) return noteProgress(launched?.runId, { progress });
             const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
