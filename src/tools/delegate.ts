@@ -61,12 +61,12 @@ export function createDelegateTool(host: FlowHost) {
         const env = host.launchEnvironment(ctx, branch);
         const prepared = prepareChild(params as ChildCall, env);
         withheld = prepared.tools.withheld;
-        const slots = host.session(ctx).backgroundSlots;
-        if (background && slots.full) throw queueFull(slots);
+        const slots = background ? host.session(ctx).backgroundSlots : undefined;
+        if (slots?.full) throw queueFull(slots);
         launched = launchChild(prepared, env, {
           background,
           toolCallId,
-          ...(background ? { slots } : { signal }),
+          ...(slots ? { slots } : { signal }),
           onProgress: (progress) => {
             if (background) return noteProgress(launched?.runId, { progress });
             const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
