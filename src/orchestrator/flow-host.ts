@@ -1,4 +1,4 @@
-import { getAgentDir, type ExtensionAPI, type ExtensionContext, type ToolInfo } from "@earendil-works/pi-coding-agent";
+import { getAgentDir, type ExtensionAPI, type ExtensionContext, type SessionEntry, type ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { groupCommit } from "../runs/group-commit.ts";
@@ -143,7 +143,8 @@ export class FlowHost {
    * workflow's tools.* made this call, else the parent's branch as it is when first asked for.
    * The tools bound likewise: the workflow's, else the session's active tools now.
    */
-  launchEnvironment(ctx: ExtensionContext): LaunchEnvironment {
+  /** `branch`: the parent's branch as the call started, when the call waited its turn to launch since. */
+  launchEnvironment(ctx: ExtensionContext, branch?: readonly SessionEntry[]): LaunchEnvironment {
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
     const harnesses = this.harnessSettings(ctx.cwd);
     return {
@@ -152,7 +153,7 @@ export class FlowHost {
       flowUserDir: this.flowHome(),
       parentModel: ctx.model,
       modelRegistry: ctx.modelRegistry,
-      snapshot: () => (captured ??= captureParentSnapshot(ctx.sessionManager.getBranch())),
+      snapshot: () => (captured ??= captureParentSnapshot(branch ?? ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),

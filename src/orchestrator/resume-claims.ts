@@ -58,6 +58,9 @@ function newestGeneration(dir: string): number {
   return newest;
 }
 
+/** A file system that has no hard links still creates files exclusively, if not whole at once. */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
+
 /** Creates `path` with its whole content, or returns false when it exists: never half a claim. */
 function createExclusive(dir: string, path: string, content: string): boolean {
   const staged = join(dir, `${TMP_PREFIX}claim-${randomBytes(6).toString("hex")}`);
@@ -66,10 +69,18 @@ function createExclusive(dir: string, path: string, content: string): boolean {
     linkSync(staged, path);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (code === "EEXIST") return false;
+    if (!NO_LINKS.has(code)) throw error;
   } finally {
     rmSync(staged, { force: true });
+  }
+  try {
+    writeFileSync(path, content, { flag: "wx", mode: 0o600 });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
   }
 }
 
@@ -118,15 +129,14 @@ function takeGeneration(dir: string, runId: string, mine: Claim, hooks: ClaimHoo
   if (held?.runId) {
     throw new FlowError("request_invalid", `Run ${runId} was already resumed by ${held.runId}: resume ${held.runId} instead (or the newest run of that chain); it continues from where ${runId} stopped.`);
   }
-  // Claims are written whole, so an unreadable one is corrupt or was just replaced: either way
-  // only the next generation is contested, and a live newer claim makes the create fail.
+  // Unreadable: released just now, or (with no hard links) still being written.
   const here = held?.host === mine.host && held.pid === process.pid;
-  if (held !== undefined && (here || ownerAlive(held))) throw beingResumed(runId);
+  if (held === undefined || here || ownerAlive(held)) throw beingResumed(runId);
   // Its process died before the run started: the next generation goes to exactly one taker.
   hooks.beforeTakeover?.();
   const next = newest + 1;
+  // Older generations stay: a resume that listed long ago and tries to take one finds it taken.
   if (!createExclusive(dir, join(dir, claimName(next)), JSON.stringify(mine))) throw beingResumed(runId);
-  for (let older = 0; older < next; older++) rmSync(join(dir, claimName(older)), { force: true });
   return next;
 }
 

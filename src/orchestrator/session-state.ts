@@ -2,7 +2,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
 import { CompletionBatch, completionWindow, type BatchPublisher } from "./completion-batch.ts";
 import { ResultOwnership } from "./ownership.ts";
-import { backgroundLimit, Slots } from "./slots.ts";
+import { backgroundLimit, backgroundQueueLimit, Slots } from "./slots.ts";
 
 /**
  * What pi-flow keeps for one Pi session across extension reloads: who owns background results,
@@ -34,7 +34,7 @@ export function sessionFlowState(sessionId: string): SessionFlowState {
     state = {
       // A notification's ownership is re-checked when its batch goes out, not when it is queued.
       ownership: new ResultOwnership((send) => completions.enqueue(send)),
-      backgroundSlots: new Slots(backgroundLimit(process.env)),
+      backgroundSlots: new Slots(backgroundLimit(process.env), backgroundQueueLimit(process.env)),
       background: new Map(),
       completions,
     };

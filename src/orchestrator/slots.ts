@@ -1,18 +1,28 @@
+import { FlowError } from "../contract/errors.ts";
+
 /**
  * A counting semaphore for background children: at most `limit` run at once, the rest wait in
- * arrival order. A waiter whose signal aborts leaves the queue without taking a slot.
+ * arrival order, and at most `maxWaiting` wait (callers check `full` before they queue one more).
+ * A waiter whose signal aborts leaves the queue without taking a slot.
  */
 export class Slots {
-  private readonly limit: number;
+  readonly limit: number;
+  readonly maxWaiting: number;
   private active = 0;
   private readonly waiting: { grant: () => void }[] = [];
 
-  constructor(limit: number) {
+  constructor(limit: number, maxWaiting = Number.POSITIVE_INFINITY) {
     this.limit = Math.max(1, Math.floor(limit));
+    this.maxWaiting = Math.max(0, Math.floor(maxWaiting));
   }
 
   get available(): boolean {
     return this.active < this.limit && this.waiting.length === 0;
+  }
+
+  /** A new arrival would have to wait, and as many as may wait already do. */
+  get full(): boolean {
+    return !this.available && this.waiting.length >= this.maxWaiting;
   }
 
   /** Resolves with the release function once a slot is free; rejects if `signal` aborts first. */
@@ -52,4 +62,22 @@ export class Slots {
 export function backgroundLimit(env: Record<string, string | undefined>): number {
   const value = Number(env.PI_FLOW_MAX_BACKGROUND);
   return Number.isInteger(value) && value >= 1 ? value : 4;
+}
+
+/**
+ * How many background children may wait for a slot in one session (PI_FLOW_MAX_QUEUED, default
+ * 500). Each waiting run already has its directory, journal and place in the registry; beyond the
+ * bound a delegation is refused rather than queued without end.
+ */
+export function backgroundQueueLimit(env: Record<string, string | undefined>): number {
+  const value = Number(env.PI_FLOW_MAX_QUEUED);
+  return Number.isInteger(value) && value >= 0 ? value : 500;
+}
+
+/** The refusal of a background launch when `slots` is full: it names the bound. */
+export function queueFull(slots: Slots): FlowError {
+  return new FlowError(
+    "request_invalid",
+    `Too many background runs: at most ${slots.maxWaiting} background runs may wait for a slot (PI_FLOW_MAX_QUEUED), and ${slots.limit} run at once. Wait for some with external_runs, then delegate again.`,
+  );
 }

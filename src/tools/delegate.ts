@@ -7,6 +7,8 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild } from "../orchestrator/launch-child.ts";
+import { launchTurn } from "../orchestrator/launch-pace.ts";
+import { queueFull } from "../orchestrator/slots.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
@@ -48,18 +50,25 @@ export function createDelegateTool(host: FlowHost) {
     // A listed deviation from the tool-calling contract: docs/contract.md, "Deviations and additions".
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
+      // A burst of delegations creates its runs one per turn of the event loop, never all in one;
+      // a child's context is still the parent's branch as its call started.
+      const branch = ctx.sessionManager.getBranch();
+      await launchTurn();
+      abortIfSignalled(signal);
       const background = params.background ?? false;
       let launched: LaunchedChild | undefined;
       let withheld: string[] = [];
       try {
         host.assertOpen();
-        const env = host.launchEnvironment(ctx);
+        const env = host.launchEnvironment(ctx, branch);
         const prepared = prepareChild(params as ChildCall, env);
         withheld = prepared.tools.withheld;
+        const slots = background ? host.session(ctx).backgroundSlots : undefined;
+        if (slots?.full) throw queueFull(slots);
         launched = launchChild(prepared, env, {
           background,
           toolCallId,
-          ...(background ? { slots: host.session(ctx).backgroundSlots } : { signal }),
+          ...(slots ? { slots } : { signal }),
           onProgress: (progress) => {
             if (background) return noteProgress(launched?.runId, { progress });
             const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;

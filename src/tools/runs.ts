@@ -70,7 +70,8 @@ function cancel(runs: RunStore, input: RunsInput): Answer {
   return { data: payload, text };
 }
 
-function steerText({ runId, status, held }: SteerPayload): string {
+function steerText({ runId, status, held, reason }: SteerPayload): string {
+  if (status === "refused") return `Steer refused, not delivered: ${reason ?? `run ${runId}'s steering budget is spent for now.`}`;
   if (status === "terminal") return `Run ${runId} had already ended; the message was not delivered. Continue it with external_delegate resume: "${runId}" instead.`;
   if (status === "unsupported") {
     return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel the run and resume it with a new prompt instead.`;
@@ -144,7 +145,7 @@ export function createRunsTool(host: FlowHost) {
       "inspect: with view summary (default) and one or more runIds, batch entries; with one run and view launch, output, diagnostics or final, one page bounded by limitBytes (follow nextCursor, concatenate JSON pages before parsing).",
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",
-      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means delivered (not yet acted on); terminal (the run had ended: continue it with external_delegate resume) and unsupported (a claude or codex child) mean it was not.",
+      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means delivered (not yet acted on); terminal (the run had ended: continue it with external_delegate resume), unsupported (a claude or codex child) and refused (the run's steering budget is spent for now: data.reason says which bound) mean it was not. Unread steers reach the child together in one request.",
       "ok means the query worked even when the run failed: check run.state.outcome.",
     ].join(" "),
     promptSnippet: "List, inspect, wait for, cancel or steer pi-flow runs",

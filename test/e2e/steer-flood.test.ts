@@ -5,15 +5,19 @@ import { runFileOf } from "../support/journals.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { STEER_LIMITS } from "../../src/orchestrator/steer-budget.ts";
+import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { schemaViolation } from "../support/schema.ts";
 
 /**
  * A flood of steers at one running child, sent by a codemode script in a real Pi session: the run
- * takes what its steering budget allows and refuses the rest with a typed answer, its evidence
+ * takes what its steering budget allows and answers the rest `refused` with the reason, its evidence
  * stays small, and the child reads every accepted steer in one model request.
  * PI_FLOW_STEER_FLOOD=10000 floods with the size of the reported finding.
  */
 
 const FLOOD = Number(process.env.PI_FLOW_STEER_FLOOD ?? 1000);
+/** Room for a loaded machine: this bounds a hang, it is not a speed target. */
+const TIMEOUT_MS = Math.max(60_000, FLOOD * 30);
 const MESSAGE_CHARS = 32_000;
 
 let pi: PiTestSession;
@@ -50,6 +54,12 @@ describe("a steer flood", () => {
     expect(refused).toEqual({ refused: FLOOD - STEER_LIMITS.unreadCount });
     expect(reason).toContain(`at most ${STEER_LIMITS.unreadCount} may wait`);
 
+    // Called directly, a refused steer is an answer in the declared shape, saying why in both channels.
+    const direct = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "one more" });
+    expect(schemaViolation(TOOL_SCHEMAS.external_runs.output, direct.structuredContent)).toBeNull();
+    expect(direct.structuredContent).toMatchObject({ ok: true, data: { runId, status: "refused", held: false, reason: expect.stringContaining("at most 8 may wait") } });
+    expect(direct.text).toMatch(/^Steer refused, not delivered: Run .* already has 8 steers its child has not read/);
+
     first.release();
     const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
     expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "succeeded" }, output: { value: "notes with every steer" } }] } });
@@ -70,5 +80,6 @@ describe("a steer flood", () => {
     }
     const diagnostics = readFileSync(runFileOf(pi.flowHome, runId, "diagnostics.log"), "utf8");
     expect(diagnostics.match(/\[steer_refused\]/g)).toHaveLength(1);
-  });
+    expect(diagnostics).toMatch(/warn \[steer_refused\]: steer refused \(and any more until one is accepted\): Run .* already has 8 steers/);
+  }, TIMEOUT_MS);
 });

@@ -11,7 +11,8 @@ import { seenBy, type Seen } from "../support/children.ts";
 
 /**
  * The pi harness takes steers through a real child AgentSession on Pi's faux provider: a message
- * sent before the session exists is held, then delivered when it is created.
+ * sent before the session exists is held, then delivered when it is created, and every unread
+ * steer goes into the same model request.
  */
 
 let dir: string;
@@ -45,22 +46,25 @@ function request(steering: SteeringInbox): ChildRequest {
 }
 
 describe("steering the pi harness", () => {
-  test("messages sent before the child's session exists are held, then reach its first model request in order", async () => {
+  test("messages sent before the child's session exists are held, then all reach its first model request, in order", async () => {
     dir = mkdtempSync(join(tmpdir(), "pi-flow-steer-"));
     const seen: Seen[] = [];
     const harness = await piHarness(seen);
     const inbox = new SteeringInbox();
-    expect(inbox.send("First steer.")).toBe(true);
-    expect(inbox.send("Second steer.")).toBe(true);
+    for (const message of ["First steer.", "Second steer.", "Third steer."]) expect(inbox.send(message)).toBe(true);
     expect(inbox.attached).toBe(false);
+    expect(inbox.unread).toEqual(["First steer.", "Second steer.", "Third steer."]);
     const result = await harness.run(request(inbox));
     expect(result).toMatchObject({ outcome: "succeeded", value: "answered" });
-    // Pi delivers queued steers one per model request; every one is answered before the run settles.
-    const user = seen.at(-1)!.user;
+    // Coalesced: one model request read the prompt and every steer, not one request per steer.
+    expect(seen).toHaveLength(1);
+    const user = seen[0]!.user;
     expect(user.indexOf("Write the notes.")).toBeGreaterThanOrEqual(0);
     expect(user.indexOf("First steer.")).toBeGreaterThan(user.indexOf("Write the notes."));
     expect(user.indexOf("Second steer.")).toBeGreaterThan(user.indexOf("First steer."));
-    // Settled: the inbox refuses later messages.
+    expect(user.indexOf("Third steer.")).toBeGreaterThan(user.indexOf("Second steer."));
+    // Settled: the inbox refuses later messages and holds nothing unread.
     expect(inbox.send("Too late.")).toBe(false);
+    expect(inbox.unread).toEqual([]);
   });
 });

@@ -15,8 +15,8 @@ import type { RaceResult, RaceRound } from "./fixtures/claim-racer.ts";
 
 const RACER = new URL("./fixtures/claim-racer.ts", import.meta.url);
 const RUN_ID = "run_20260101T000000Z_racedclaim";
-const CONTENDERS = 8;
-const ROUNDS = 6;
+const CONTENDERS = 6;
+const ROUNDS = 4;
 
 let root: string;
 beforeEach(() => {
@@ -125,6 +125,21 @@ describe("resume claims", () => {
     expect(outcomes.filter((outcome) => outcome.includes("being resumed right now"))).toHaveLength(CONTENDERS - 1);
   });
 
+  test("a resume that found a dead claim long ago cannot take it once two later takeovers passed it", () => {
+    const [{ dir }] = staleRounds(1) as [RaceRound];
+    const slow = () =>
+      claimRunDirectory(dir, RUN_ID, {
+        beforeTakeover: () => {
+          // Meanwhile another resume takes the dead claim over and dies, and a third takes over from it.
+          claimRunDirectory(dir, RUN_ID);
+          writeFileSync(join(dir, "resumed-by.1.json"), JSON.stringify({ pid: deadPid(), host: hostname() }));
+          claimRunDirectory(dir, RUN_ID);
+        },
+      });
+    expect(slow).toThrow(/being resumed right now/);
+    expect(readdirSync(dir).sort()).toEqual(["resumed-by.1.json", "resumed-by.2.json", "resumed-by.json"]);
+  });
+
   test("racing takeovers from many processes: exactly one wins each time", async () => {
     const results = await raceInProcesses(staleRounds(ROUNDS));
     expect(results).toHaveLength(CONTENDERS * ROUNDS);
@@ -139,9 +154,8 @@ describe("resume claims", () => {
     const again = claimRunDirectory(dir, RUN_ID);
     again.started("run_20260101T000001Z_continuing");
     expect(() => claimRunDirectory(dir, RUN_ID)).toThrow(/already resumed by run_20260101T000001Z_continuing/);
-    // One claim file is left, whole, and no staged copy.
-    const names = readdirSync(dir);
-    expect(names).toHaveLength(1);
-    expect(JSON.parse(readFileSync(join(dir, names[0]!), "utf8"))).toMatchObject({ runId: "run_20260101T000001Z_continuing" });
+    // The dead claim and the one naming the continuing run are left, whole, and no staged copy.
+    expect(readdirSync(dir).sort()).toEqual(["resumed-by.1.json", "resumed-by.json"]);
+    expect(JSON.parse(readFileSync(join(dir, "resumed-by.1.json"), "utf8"))).toMatchObject({ runId: "run_20260101T000001Z_continuing" });
   });
 });
