@@ -6,14 +6,15 @@ import { profileFiles } from "../harnesses/profiles.ts";
 import { listRoles, roleDirs } from "../harnesses/roles.ts";
 import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow-sources.ts";
 import { CHECK_USAGE } from "./usage.ts";
-import { listFlag, parseCommand, projectDir } from "./args.ts";
+import { listFlag, parseCommand, projectDir, TRUST_OPTIONS, trustOverride } from "./args.ts";
+import { commandProjectTrust } from "./trust.ts";
 import { EXIT } from "./exit.ts";
 import { flowHome } from "./project-runs.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { literalTargetProblems, type KnownNames } from "./named-targets.ts";
 import { checkWorkflowSource, formatProblem, requestedTools, type Problem } from "./script-check.ts";
 
-const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
+const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple: true }, ...TRUST_OPTIONS } as const;
 
 /**
  * Parses and validates workflow files without running them. Prints `file:line:column: message` per
@@ -25,6 +26,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const parsed = parseCommand(argv, OPTIONS, { min: 1, max: Number.MAX_SAFE_INTEGER, missing: "the <path.js> of at least one workflow to check" }, CHECK_USAGE);
   const cwd = projectDir(parsed);
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
+  const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "check");
   let headless: HeadlessSession | undefined;
   let tools: string[] | undefined;
   const callableTools = (): readonly string[] => {
@@ -45,12 +47,12 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
       // A session costs a few hundred milliseconds: open one only for a file that names tools.
       if (!tools && requestedTools(source).length > 0) {
         const { openHeadlessSession } = await import("./headless.ts");
-        headless = await openHeadlessSession({ cwd, extensions });
+        headless = await openHeadlessSession({ cwd, projectTrusted, extensions });
         tools = headless.callableToolNames();
       }
       const checked = checkWorkflowSource(source, file, tools ? callableTools : () => []);
       problems.push(...checked.problems);
-      if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd))));
+      if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd, projectTrusted))));
     }
   } finally {
     headless?.dispose();
@@ -62,12 +64,12 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
 }
 
 /** The roles, agent definitions and saved workflows a run in this project could name. */
-function knownNames(cwd: string): KnownNames {
+function knownNames(cwd: string, projectTrusted: boolean): KnownNames {
   const home = flowHome();
-  const agents = agentDefinitionDirs(cwd, getAgentDir());
+  const agents = agentDefinitionDirs(cwd, getAgentDir(), projectTrusted);
   return {
-    roles: listRoles(roleDirs(cwd, home)),
+    roles: listRoles(roleDirs(cwd, home, projectTrusted)),
     agents: [...new Set([...profileFiles(agents.user).keys(), ...profileFiles(agents.project).keys()])],
-    workflows: listSavedWorkflows(workflowDirs(cwd, home)),
+    workflows: listSavedWorkflows(workflowDirs(cwd, home, projectTrusted)),
   };
 }

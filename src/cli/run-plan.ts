@@ -3,7 +3,7 @@ import { basename, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
 import { RUN_USAGE } from "./usage.ts";
-import { boolFlag, listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
+import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 
 /** What one `flow run` was asked to do, checked as far as it can be without a Pi session. */
 export interface RunPlan {
@@ -17,6 +17,8 @@ export interface RunPlan {
   record?: string;
   json: boolean;
   extensions: string[];
+  /** `--approve` (true) or `--no-approve` (false): this command's trust decision for the project. */
+  trust?: boolean;
 }
 
 const OPTIONS = {
@@ -29,6 +31,7 @@ const OPTIONS = {
   cwd: { type: "string" },
   extension: { type: "string", multiple: true },
   resume: { type: "string" },
+  ...TRUST_OPTIONS,
 } as const;
 
 function readText(path: string, what: string): string {
@@ -76,6 +79,7 @@ export function planRun(argv: readonly string[]): RunPlan {
   const args = parseArgsFlag(stringFlag(parsed, "args"));
   const resumed = stringFlag(parsed, "resume");
   if (resumed !== undefined && args !== undefined) throw new FlowError("request_invalid", "--resume runs the run's own args: give no --args with it.");
+  const trust = trustOverride(parsed);
   const name = parsed.positionals[0] ?? "";
   const target: RunPlan["target"] =
     resumed !== undefined
@@ -92,6 +96,7 @@ export function planRun(argv: readonly string[]): RunPlan {
     ...(record !== undefined ? { record: resolve(record) } : {}),
     json: boolFlag(parsed, "json"),
     extensions: listFlag(parsed, "extension").map((path) => resolve(path)),
+    ...(trust !== undefined ? { trust } : {}),
   };
 }
 

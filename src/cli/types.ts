@@ -4,13 +4,14 @@ import { FlowError } from "../contract/errors.ts";
 import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
 import { readCatalog } from "../orchestrator/catalog.ts";
 import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow-sources.ts";
-import { listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
+import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { openHeadlessSession } from "./headless.ts";
 import { flowHome } from "./project-runs.ts";
+import { commandProjectTrust } from "./trust.ts";
 import { TYPES_USAGE } from "./usage.ts";
 
-const OPTIONS = { out: { type: "string" }, cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
+const OPTIONS = { out: { type: "string" }, cwd: { type: "string" }, extension: { type: "string", multiple: true }, ...TRUST_OPTIONS } as const;
 
 /** Where `flow types` writes by default: beside the project's saved workflows, which the tsconfig there checks. */
 const projectTypesPath = (cwd: string): string => join(cwd, ".pi", "flow", "workflows", "flow.d.ts");
@@ -39,7 +40,8 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
     throw new FlowError("request_invalid", `--out ${out}: the folder ${dirname(target)} does not exist; create it first or choose another path.`);
   }
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
-  const headless = await openHeadlessSession({ cwd, extensions, ambientExtensions: true });
+  const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "types");
+  const headless = await openHeadlessSession({ cwd, projectTrusted, extensions, ambientExtensions: true });
   let tools: RegisteredToolSchema[];
   try {
     tools = headless.callableTools();
@@ -47,7 +49,7 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
   } finally {
     headless.dispose();
   }
-  const workflows = readCatalog(cwd, flowHome()).workflows;
+  const workflows = readCatalog(cwd, flowHome(), projectTrusted).workflows;
   for (const workflow of workflows) {
     if (workflow.problem) process.stderr.write(`flow types: workflow ${workflow.name} (${workflow.source}) is left out: ${workflow.problem}\n`);
   }

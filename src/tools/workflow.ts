@@ -88,7 +88,7 @@ function chooseSource(
   { host, ctx, runs, nested }: { host: FlowHost; ctx: ExtensionToolContext; runs: LaunchEnvironment["runs"]; nested: boolean },
 ): ChosenSource | { succeeded: RunView } {
   if (params.resume === undefined) {
-    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
+    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome(), host.projectTrusted(ctx)));
     const workflow = parseSelected(selected);
     const args = checkArgs(workflow, params.args, selected.label);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
@@ -97,7 +97,7 @@ function chooseSource(
     throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
   }
   // A nested run resumes only from a workflow: its parent's resume starts it again.
-  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos(), nested });
+  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), projectTrusted: host.projectTrusted(ctx), ctx, toolInfos: host.toolInfos(), nested });
   if ("succeeded" in prepared) return prepared;
   const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
   return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
