@@ -96,6 +96,10 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "description": "Working directory for the child; default: the session's.",
       "type": "string"
     },
+    "isolated": {
+      "description": "true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false.",
+      "type": "boolean"
+    },
     "maxTurns": {
       "minimum": 1,
       "description": "Most model turns the child may take; the next one stops it and the run fails, naming the quota.",

@@ -81,6 +81,8 @@ export interface AgentOptions {
   /** Default: derived from the prompt by the host. */
   description?: string;
   cwd?: string;
+  /** true: the child loads no ambient extension or MCP server, only what pi-flow gives it. */
+  isolated?: boolean;
   prompt: string;
   context?: { mode: "none" | "recent" | "full"; turns?: number };
   model?: string;

@@ -22,7 +22,7 @@ export default function piFlow(pi: ExtensionAPI): void {
     registeredTools: () => pi.getAllTools().map((tool) => tool.name),
     workflowHelpers: WORKFLOW_HELPERS,
     harnessState: (name, cwd) => host.harnessState(name, cwd),
-    catalog: (cwd) => readCatalog(cwd, host.flowHome()),
+    catalog: (cwd) => readCatalog(cwd, host.flowHome(), host.projectTrustedAt(cwd)),
   };
   const widget = installUi(pi, host, helpSources);
   // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.

@@ -87,6 +87,10 @@ type AgentOptions = {
    */
   cwd?: string;
   /**
+   * true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false.
+   */
+  isolated?: boolean;
+  /**
    * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
    */
   maxTurns?: number;
@@ -443,6 +447,10 @@ type ExternalDelegateInput =
        */
       cwd?: string;
       /**
+       * true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false.
+       */
+      isolated?: boolean;
+      /**
        * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
        */
       maxTurns?: number;
@@ -514,6 +522,10 @@ type ExternalDelegateInput =
        * Working directory for the child; default: the session's.
        */
       cwd?: string;
+      /**
+       * true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false.
+       */
+      isolated?: boolean;
       /**
        * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
        */

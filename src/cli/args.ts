@@ -55,6 +55,20 @@ export function intFlag(parsed: Parsed, name: string, fallback: number, max: num
   return value;
 }
 
+/** Pi's own flags for a one-command trust decision (`pi --approve`, `pi --no-approve`). */
+export const TRUST_OPTIONS = {
+  approve: { type: "boolean", short: "a" },
+  "no-approve": { type: "boolean" },
+} as const;
+
+/** `--approve` trusts the project for this command, `--no-approve` distrusts it, neither leaves it to the saved decision. */
+export function trustOverride(parsed: Parsed): boolean | undefined {
+  const approve = boolFlag(parsed, "approve");
+  const deny = boolFlag(parsed, "no-approve");
+  if (approve && deny) throw new FlowError("request_invalid", "Give --approve or --no-approve, not both.");
+  return approve ? true : deny ? false : undefined;
+}
+
 /** The project a command works in: `--cwd`, else the shell's directory; one that is not a directory is request_invalid. */
 export function projectDir(parsed: Parameters<typeof stringFlag>[0]): string {
   const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");

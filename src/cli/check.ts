@@ -7,9 +7,10 @@ import { profileFiles } from "../harnesses/profiles.ts";
 import { listRoles, roleDirs } from "../harnesses/roles.ts";
 import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow-sources.ts";
 import { CHECK_USAGE } from "./usage.ts";
-import { listFlag, parseCommand, projectDir, stringFlag, type Parsed } from "./args.ts";
+import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";
 import { checkCassettes } from "./check-cassette.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
+import { commandProjectTrust } from "./trust.ts";
 import { EXIT } from "./exit.ts";
 import { flowHome } from "./project-runs.ts";
 import type { HeadlessSession } from "./headless.ts";
@@ -21,6 +22,7 @@ const OPTIONS = {
   extension: { type: "string", multiple: true },
   cassette: { type: "string", multiple: true },
   "replay-mode": { type: "string" },
+  ...TRUST_OPTIONS,
 } as const;
 
 /**
@@ -37,6 +39,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   const mode = replayModeFlag(stringFlag(parsed, "replay-mode"));
   if (mode !== undefined && cassettes.length === 0) throw new FlowError("request_invalid", "--replay-mode goes with --cassette.");
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
+  const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "check");
   let headless: HeadlessSession | undefined;
   let tools: string[] | undefined;
   const callableTools = (): readonly string[] => {
@@ -58,12 +61,12 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
       // A session costs a few hundred milliseconds: open one only for a file that names tools.
       if (!tools && requestedTools(source).length > 0) {
         const { openHeadlessSession } = await import("./headless.ts");
-        headless = await openHeadlessSession({ cwd, extensions });
+        headless = await openHeadlessSession({ cwd, projectTrusted, extensions });
         tools = headless.callableToolNames();
       }
       const checked = checkWorkflowSource(source, file, tools ? callableTools : () => []);
       problems.push(...checked.problems);
-      if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd))));
+      if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd, projectTrusted))));
     }
   } finally {
     headless?.dispose();
@@ -85,12 +88,12 @@ function replayModeFlag(mode: string | undefined): ReplayMode | undefined {
 }
 
 /** The roles, agent definitions and saved workflows a run in this project could name. */
-function knownNames(cwd: string): KnownNames {
+function knownNames(cwd: string, projectTrusted: boolean): KnownNames {
   const home = flowHome();
-  const agents = agentDefinitionDirs(cwd, getAgentDir());
+  const agents = agentDefinitionDirs(cwd, getAgentDir(), projectTrusted);
   return {
-    roles: listRoles(roleDirs(cwd, home)),
+    roles: listRoles(roleDirs(cwd, home, projectTrusted)),
     agents: [...new Set([...profileFiles(agents.user).keys(), ...profileFiles(agents.project).keys()])],
-    workflows: listSavedWorkflows(workflowDirs(cwd, home)),
+    workflows: listSavedWorkflows(workflowDirs(cwd, home, projectTrusted)),
   };
 }

@@ -19,6 +19,11 @@ export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..
 
 export interface HeadlessOptions {
   cwd: string;
+  /**
+   * The project's trust for this command (cli/trust.ts). Untrusted: Pi loads none of its
+   * extensions, packages or settings, exactly as `pi -p` would not.
+   */
+  projectTrusted: boolean;
   /** Extra Pi extension files or packages (`--extension`), loaded after pi-flow. */
   extensions: readonly string[];
   /** Merged over Pi's `flow` settings for this process only; never written to a settings file. */
@@ -79,9 +84,11 @@ const textOf = (result: AgentToolResult<unknown>): string =>
 export async function openHeadlessSession(options: HeadlessOptions): Promise<HeadlessSession> {
   const { cwd } = options;
   const agentDir = getAgentDir();
+  const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: options.projectTrusted });
   const loader = new DefaultResourceLoader({
     cwd,
     agentDir,
+    settingsManager,
     // The session only hosts Flow's tools; children load the user's extensions, skills and context.
     noExtensions: options.ambientExtensions !== true,
     noSkills: true,
@@ -96,7 +103,6 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
   if (errors.length > 0 && !options.ambientExtensions) {
     throw new FlowError("configuration_invalid", `An extension failed to load: ${errors.map((error) => `${error.path}: ${error.error}`).join("; ")}`);
   }
-  const settingsManager = SettingsManager.create(cwd, agentDir);
   if (options.flowSettings) settingsManager.applyOverrides({ flow: options.flowSettings } as Parameters<SettingsManager["applyOverrides"]>[0]);
   const sessionManager = SessionManager.inMemory(cwd);
   const { session } = await createAgentSession({ cwd, agentDir, resourceLoader: loader, settingsManager, sessionManager });

@@ -4,7 +4,7 @@ import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
 import { assertReplaceableTarget } from "../runs/staged-file.ts";
 import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { RUN_USAGE } from "./usage.ts";
-import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, type Parsed } from "./args.ts";
+import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";
 
 /** What one `flow run` was asked to do, checked as far as it can be without a Pi session. */
 export interface RunPlan {
@@ -20,6 +20,8 @@ export interface RunPlan {
   stub?: { seed: number };
   json: boolean;
   extensions: string[];
+  /** `--approve` (true) or `--no-approve` (false): this command's trust decision for the project. */
+  trust?: boolean;
 }
 
 const OPTIONS = {
@@ -34,6 +36,7 @@ const OPTIONS = {
   cwd: { type: "string" },
   extension: { type: "string", multiple: true },
   resume: { type: "string" },
+  ...TRUST_OPTIONS,
 } as const;
 
 /** `--args '{"a":1}'` or `--args @file.json`: a JSON object of at most ARGS_MAX_BYTES. */
@@ -93,6 +96,7 @@ export function planRun(argv: readonly string[]): RunPlan {
   const args = parseArgsFlag(stringFlag(parsed, "args"));
   const resumed = stringFlag(parsed, "resume");
   if (resumed !== undefined && args !== undefined) throw new FlowError("request_invalid", "--resume runs the run's own args: give no --args with it.");
+  const trust = trustOverride(parsed);
   const name = parsed.positionals[0] ?? "";
   const target: RunPlan["target"] =
     resumed !== undefined
@@ -110,6 +114,7 @@ export function planRun(argv: readonly string[]): RunPlan {
     ...(stub ? { stub } : {}),
     json: boolFlag(parsed, "json"),
     extensions: listFlag(parsed, "extension").map((path) => resolve(path)),
+    ...(trust !== undefined ? { trust } : {}),
   };
 }
 

@@ -78,14 +78,14 @@ function stagedCassette(target: string | undefined): StagedCassette {
 }
 
 /** Everything that can be refused once the session is there, before anything launches. */
-async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, cassette: StagedCassette): Promise<void> {
+async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, cassette: StagedCassette, projectTrusted: boolean): Promise<void> {
   if (!headless.callableToolNames().includes("external_workflow")) {
     throw new FlowError("configuration_invalid", "external_workflow is not registered here (PI_FLOW_WORKFLOWS=off turns it off): flow run needs it.");
   }
   if ("workflow" in plan.target) {
     // A misspelled name is the first thing to say, before any question of models.
     const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow-sources.ts"), import("./project-runs.ts")]);
-    selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome()));
+    selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
   }
   if ("file" in plan.target) {
     const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
@@ -222,9 +222,10 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   try {
     const flowSettings = flowSettingsFor(plan, cassette.path);
     // Pi loads only now: input refused above costs no Pi start-up.
-    const { openHeadlessSession } = await import("./headless.ts");
-    headless = await openHeadlessSession({ cwd: plan.cwd, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
-    await checkBeforeLaunch(plan, headless, cassette);
+    const [{ openHeadlessSession }, { commandProjectTrust }] = await Promise.all([import("./headless.ts"), import("./trust.ts")]);
+    const projectTrusted = commandProjectTrust(plan.trust, plan.cwd, "run");
+    headless = await openHeadlessSession({ cwd: plan.cwd, projectTrusted, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
+    await checkBeforeLaunch(plan, headless, cassette, projectTrusted);
     if (controller.signal.aborted) return EXIT.interrupted;
     view = createProgressView(process.stderr);
     const code = await launch(plan, headless, controller, interrupts.interrupted, view);

@@ -1,29 +1,23 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
 import { readCatalog } from "../orchestrator/catalog.ts";
 import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow-sources.ts";
-import { listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
+import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { printable } from "../runs/controls.ts";
 import { openHeadlessSession } from "./headless.ts";
 import { flowHome } from "./project-runs.ts";
+import { checkPrivateTarget, writePrivately } from "./private-write.ts";
+import { commandProjectTrust } from "./trust.ts";
 import { TYPES_USAGE } from "./usage.ts";
 
-const OPTIONS = { out: { type: "string" }, cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
+const OPTIONS = { out: { type: "string" }, cwd: { type: "string" }, extension: { type: "string", multiple: true }, ...TRUST_OPTIONS } as const;
 
 /** Where `flow types` writes by default: beside the project's saved workflows, which the tsconfig there checks. */
 const projectTypesPath = (cwd: string): string => join(cwd, ".pi", "flow", "workflows", "flow.d.ts");
 
-function write(path: string, text: string): void {
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-  } catch (error) {
-    throw new FlowError("request_invalid", `Cannot write ${path} (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
-  }
-}
 
 /**
  * `flow types`: declarations for the tools a session here can call (pi-flow's, Pi's built-ins, the
@@ -39,8 +33,15 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
   if (out !== undefined && statSync(dirname(target), { throwIfNoEntry: false })?.isDirectory() !== true) {
     throw new FlowError("request_invalid", `--out ${out}: the folder ${dirname(target)} does not exist; create it first or choose another path.`);
   }
+  // The default files are the project's: they must stay inside it. --out is the user's own choice.
+  const inside = out === undefined ? cwd : undefined;
+  const tsconfig = join(dirname(target), "tsconfig.json");
+  const writesTsconfig = out === undefined && lstatSync(tsconfig, { throwIfNoEntry: false }) === undefined;
+  checkPrivateTarget(target, inside);
+  if (out === undefined) checkPrivateTarget(tsconfig, inside);
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
-  const headless = await openHeadlessSession({ cwd, extensions, ambientExtensions: true });
+  const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "types");
+  const headless = await openHeadlessSession({ cwd, projectTrusted, extensions, ambientExtensions: true });
   let tools: RegisteredToolSchema[];
   try {
     tools = headless.callableTools();
@@ -48,17 +49,16 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
   } finally {
     headless.dispose();
   }
-  const workflows = readCatalog(cwd, flowHome()).workflows;
+  const workflows = readCatalog(cwd, flowHome(), projectTrusted).workflows;
   for (const workflow of workflows) {
     if (workflow.problem) process.stderr.write(`flow types: workflow ${workflow.name} (${workflow.source}) is left out: ${printable(workflow.problem)}\n`);
   }
-  write(target, await projectDeclarations(tools, workflows));
+  writePrivately(target, await projectDeclarations(tools, workflows), inside);
   const shown = (path: string) => relative(process.cwd(), path) || path;
   const usable = workflows.filter((workflow) => !workflow.problem).length;
   process.stderr.write(`flow types: wrote ${shown(target)}: ${tools.length} tools, ${usable} saved workflows\n`);
-  const tsconfig = join(dirname(target), "tsconfig.json");
-  if (out === undefined && !existsSync(tsconfig)) {
-    write(tsconfig, readFileSync(join(SHIPPED_WORKFLOWS_DIR, "tsconfig.json"), "utf8"));
+  if (writesTsconfig) {
+    writePrivately(tsconfig, readFileSync(join(SHIPPED_WORKFLOWS_DIR, "tsconfig.json"), "utf8"), inside);
     process.stderr.write(`flow types: wrote ${shown(tsconfig)}: type-check this folder with npx tsc -p ${shown(dirname(target))}\n`);
   }
   return EXIT.succeeded;

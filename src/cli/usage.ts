@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 
 /** The usage lines of each command, kept apart so `flow --help` loads nothing heavy. */
 export const RUN_USAGE =
-  "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--stub [--seed N]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
-export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-mode strict|loose]]... [--cwd DIR] [--extension FILE]...";
-export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]...";
+  "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--stub [--seed N]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]... [--approve|--no-approve]";
+export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-mode strict|loose]]... [--cwd DIR] [--extension FILE]... [--approve|--no-approve]";
+export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]... [--approve|--no-approve]";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
   "flow runs show <runId> [--view summary|final|output|diagnostics|launch] [--json] [--cwd DIR]",
@@ -33,6 +33,8 @@ flow types: TypeScript declarations for writing workflows (default .pi/flow/work
 
 Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 3 succeeded but its evidence could not all be saved; 130 interrupted (Ctrl-C).
 Paths on the command line are relative to the shell's directory; --cwd chooses the project.
+A project's .pi files (extensions, settings, roles, saved workflows) count only once Pi trusts
+it (/trust in pi); --approve trusts it for one command, --no-approve ignores them.
 The full reference: docs/cli.md.`;
 
 export function version(): string {

@@ -34,6 +34,9 @@ function sharedProperties() {
     ),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, description: "Wall-time limit for the child, in milliseconds." })),
     cwd: Type.Optional(Type.String({ description: "Working directory for the child; default: the session's." })),
+    isolated: Type.Optional(
+      Type.Boolean({ description: "true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false." }),
+    ),
     maxTurns: Type.Optional(
       Type.Integer({ minimum: 1, description: "Most model turns the child may take; the next one stops it and the run fails, naming the quota." }),
     ),

@@ -6,9 +6,12 @@ import type { ProfileDirs } from "./roles.ts";
 
 /**
  * Pi agent definitions, as Pi's subagent convention places them: the nearest `.pi/agents/` above
- * the working directory, and `agents/` in Pi's agent directory. A project definition wins.
+ * the working directory, and `agents/` in Pi's agent directory. A project definition wins; an
+ * untrusted project's are not read (project-trust.ts).
  */
-export function agentDefinitionDirs(cwd: string, agentDir: string): ProfileDirs {
+export function agentDefinitionDirs(cwd: string, agentDir: string, projectTrusted: boolean): ProfileDirs {
+  const user = join(agentDir, "agents");
+  if (!projectTrusted) return { project: undefined, user };
   let dir = cwd;
   let project = join(cwd, ".pi", "agents");
   for (;;) {
@@ -21,7 +24,7 @@ export function agentDefinitionDirs(cwd: string, agentDir: string): ProfileDirs 
     if (parent === dir) break;
     dir = parent;
   }
-  return { project, user: join(agentDir, "agents") };
+  return { project, user };
 }
 
 export function resolveAgentDefinition(name: string, dirs: ProfileDirs): ChildProfile {

@@ -36,11 +36,16 @@ function childSessionManager(request: ChildRequest): SessionManager {
 
 /** Builds the child inside the child-context guard, so pi-flow does not install itself in it. */
 async function buildChildSession(request: ChildRequest, options: PiHarnessOptions): Promise<AgentSession> {
-  const { cwd, profile, outputSchema } = request;
+  const { cwd, profile, outputSchema, loading } = request;
   return runInChildSessionContext(async () => {
+    // The child reads the project's settings, extensions and packages only where its parent would.
+    const settingsManager = SettingsManager.create(cwd, options.agentDir, { projectTrusted: loading.projectTrusted });
     const loader = new DefaultResourceLoader({
       cwd,
       agentDir: options.agentDir,
+      settingsManager,
+      // Isolated: no ambient extension (and so no MCP server) of the user or the project.
+      noExtensions: loading.isolated,
       noPromptTemplates: true,
       noThemes: true,
       appendSystemPrompt: [profile.systemPrompt, ...(outputSchema ? [structuredAnswerInstruction(outputSchema)] : [])],
@@ -52,7 +57,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       modelRuntime: options.modelRuntime,
       model: options.model,
       resourceLoader: loader,
-      settingsManager: SettingsManager.create(cwd, options.agentDir),
+      settingsManager,
       sessionManager: childSessionManager(request),
       ...(profile.tools ? { tools: profile.tools } : {}),
     });

@@ -23,6 +23,8 @@ export interface ChildProfile {
   model?: string;
   defaultContext: ContextRequest;
   harness?: string;
+  /** `isolated: true` in the frontmatter: the child loads no ambient extension or MCP server. */
+  isolated?: boolean;
   source: "builtin" | "user" | "project";
 }
 
@@ -34,6 +36,7 @@ type Frontmatter = {
   model?: unknown;
   context?: unknown;
   harness?: unknown;
+  isolated?: unknown;
 };
 
 function toolList(value: unknown, file: string, field = "tools"): string[] | undefined {
@@ -83,6 +86,10 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
   if (!systemPrompt) throw new FlowError("configuration_invalid", `${file}: the body (the child's system prompt) is empty.`);
   const model = optionalString(frontmatter.model, "model", file) ?? fallback?.model;
   const harness = optionalString(frontmatter.harness, "harness", file) ?? fallback?.harness;
+  if (frontmatter.isolated !== undefined && typeof frontmatter.isolated !== "boolean") {
+    throw new FlowError("configuration_invalid", `${file}: isolated must be true or false.`);
+  }
+  const isolated = frontmatter.isolated ?? fallback?.isolated;
   return {
     name,
     description: optionalString(frontmatter.description, "description", file) ?? fallback?.description ?? name,
@@ -92,13 +99,15 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
     ...(model ? { model } : {}),
     defaultContext: contextFrom(frontmatter.context, file) ?? fallback?.defaultContext ?? { mode: "none" },
     ...(harness ? { harness } : {}),
+    ...(isolated ? { isolated } : {}),
     source,
   };
 }
 
 /** The `.md` files of a directory, by profile name; a missing directory has none. */
-export function profileFiles(dir: string): Map<string, string> {
+export function profileFiles(dir: string | undefined): Map<string, string> {
   const files = new Map<string, string>();
+  if (dir === undefined) return files;
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -110,7 +119,7 @@ export function profileFiles(dir: string): Map<string, string> {
 }
 
 /** Names in a frontmatter take precedence over file names, so read each file's name lazily. */
-export function findProfileFile(dir: string, wanted: string): string | undefined {
+export function findProfileFile(dir: string | undefined, wanted: string): string | undefined {
   const files = profileFiles(dir);
   const byFileName = files.get(wanted);
   if (byFileName) return byFileName;

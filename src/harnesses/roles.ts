@@ -45,14 +45,15 @@ export const BUILTIN_ROLES: Record<string, ChildProfile> = {
 };
 
 export interface ProfileDirs {
-  /** The project's `.pi/flow/roles/` (or `.pi/agents/` for agent definitions). */
-  project: string;
+  /** The project's `.pi/flow/roles/` (or `.pi/agents/` for agent definitions); none while the project is untrusted. */
+  project: string | undefined;
   /** The user's directory of the same kind. */
   user: string;
 }
 
-export function roleDirs(cwd: string, flowUserDir: string): ProfileDirs {
-  return { project: join(cwd, ".pi", "flow", "roles"), user: join(flowUserDir, "roles") };
+/** An untrusted project's role files are not read: a role file can grant a child tools (project-trust.ts). */
+export function roleDirs(cwd: string, flowUserDir: string, projectTrusted: boolean): ProfileDirs {
+  return { project: projectTrusted ? join(cwd, ".pi", "flow", "roles") : undefined, user: join(flowUserDir, "roles") };
 }
 
 /**

@@ -49,6 +49,12 @@ export interface ChildRequest {
   /** The whole prompt: any rendered parent context, then the task. */
   prompt: string;
   cwd: string;
+  /**
+   * What the child may load of its own (project-trust.ts): `projectTrusted` false, none of the
+   * project's extensions, packages and settings, as the parent session does not load them;
+   * `isolated`, no extension or MCP server at all besides what pi-flow gives it.
+   */
+  loading: { projectTrusted: boolean; isolated: boolean };
   /** A JSON Schema the final answer must satisfy; the answer is then parsed JSON. */
   outputSchema?: Record<string, unknown>;
   /**

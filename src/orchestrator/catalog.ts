@@ -39,8 +39,8 @@ function describeWorkflow(dirs: WorkflowDirs, name: string): SavedWorkflowInfo {
 }
 
 /** Every role selection can reach here, resolved exactly as selection resolves it. */
-function describeRoles(cwd: string, flowHome: string): RoleInfo[] {
-  const dirs = roleDirs(cwd, flowHome);
+function describeRoles(cwd: string, flowHome: string, projectTrusted: boolean): RoleInfo[] {
+  const dirs = roleDirs(cwd, flowHome, projectTrusted);
   return listRoles(dirs).map((name): RoleInfo => {
     try {
       const role = resolveRole(name, dirs);
@@ -55,14 +55,14 @@ function describeRoles(cwd: string, flowHome: string): RoleInfo[] {
  * Everything a model can select here, read from disk when asked (files may change between calls).
  * Each list is read only when it is used: help asks for one topic at a time.
  */
-export function readCatalog(cwd: string, flowHome: string): Catalog {
+export function readCatalog(cwd: string, flowHome: string, projectTrusted: boolean): Catalog {
   return {
     get workflows() {
-      const dirs = workflowDirs(cwd, flowHome);
+      const dirs = workflowDirs(cwd, flowHome, projectTrusted);
       return listSavedWorkflows(dirs).map((name) => describeWorkflow(dirs, name));
     },
     get roles() {
-      return describeRoles(cwd, flowHome);
+      return describeRoles(cwd, flowHome, projectTrusted);
     },
   };
 }

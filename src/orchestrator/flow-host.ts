@@ -19,6 +19,7 @@ import {
 import type { LaunchEnvironment } from "./launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "./workflow-tools.ts";
+import { sessionProjectTrusted } from "../trust/project-trust.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -40,6 +41,8 @@ const CLOSE_GRACE_MS = 2000;
 export class FlowHost {
   private readonly pi: ExtensionAPI;
   private closed = false;
+  /** Pi's trust decision for the session's project, as the session started with it. */
+  private piTrusted = false;
   /** Told when a background run of this instance's session starts or settles (the widget listens). */
   private readonly backgroundListeners = new Set<() => void>();
 
@@ -53,6 +56,7 @@ export class FlowHost {
 
   /** The session started (or restarted after a reload): this instance delivers its completions. */
   bind(ctx: ExtensionContext): void {
+    this.piTrusted = ctx.isProjectTrusted();
     // Retention (here or in another process) leaves every run of an open session alone.
     void sessionOpened(this.runStore(ctx).scope);
     bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views), idle: () => ctx.isIdle() });
@@ -130,6 +134,20 @@ export class FlowHost {
     });
   }
 
+  /**
+   * Whether the session's project counts as trusted: what Pi withholds from an untrusted project
+   * (extensions, settings) pi-flow withholds too, and its roles, agent definitions and saved
+   * workflows with them.
+   */
+  projectTrusted(ctx: Pick<ExtensionContext, "cwd" | "isProjectTrusted">): boolean {
+    return sessionProjectTrusted(ctx.cwd, getAgentDir(), ctx.isProjectTrusted());
+  }
+
+  /** The same, where only the folder is known: Pi's decision as the session started. */
+  projectTrustedAt(cwd: string): boolean {
+    return sessionProjectTrusted(cwd, getAgentDir(), this.piTrusted);
+  }
+
   runStore(ctx: ExtensionContext): RunStore {
     return openRunStore({ home: this.flowHome(), cwd: ctx.cwd, sessionId: ctx.sessionManager.getSessionId() });
   }
@@ -149,6 +167,7 @@ export class FlowHost {
     const harnesses = this.harnessSettings(ctx.cwd);
     return {
       cwd: ctx.cwd,
+      projectTrusted: this.projectTrusted(ctx),
       agentDir: getAgentDir(),
       flowUserDir: this.flowHome(),
       parentModel: ctx.model,

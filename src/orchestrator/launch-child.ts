@@ -23,6 +23,7 @@ import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildMo
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { STUBBED } from "../harnesses/stub.ts";
+import { childProjectTrusted, needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -37,6 +38,8 @@ export interface ChildCall {
   outputSchema?: Record<string, unknown>;
   timeoutMs?: number;
   cwd?: string;
+  /** The child loads no ambient extension or MCP server (tool-calling contract 14.3); a role file may ask for it too. */
+  isolated?: boolean;
   /** Quotas: the first turn or tool call past one stops the child and fails the run. */
   maxTurns?: number;
   maxToolCalls?: number;
@@ -47,6 +50,8 @@ export interface ChildCall {
 /** What the calling session lends to every child of one call. */
 export interface LaunchEnvironment {
   cwd: string;
+  /** Whether the project counts as trusted (project-trust.ts): its role files and agent definitions, and its children's project resources, only then. */
+  projectTrusted: boolean;
   agentDir: string;
   flowUserDir: string;
   parentModel: Model<Api> | undefined;
@@ -77,6 +82,8 @@ export interface PreparedChild {
   /** `none` for replay: a replayed child needs no model. */
   model: ChildModel;
   cwd: string;
+  /** Whether the child runs isolated: asked for by the call or by its profile. */
+  isolated: boolean;
   prompt: string;
   contextMode: string;
   /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
@@ -157,14 +164,21 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
  */
 export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedChild {
   const cwd = checkRequest(call, env);
-  const profile =
+  const profile = withUntrustedNote(env, () =>
     call.subagent_type !== undefined
-      ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir))
-      : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir));
+      ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir, env.projectTrusted))
+      : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir, env.projectTrusted)),
+  );
   const tools = boundChildTools(profile, env.parentTools);
   if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
-  const harness = selectHarness(resume ? resumedHarness(call, resume) : (call.harness ?? profile.harness ?? "pi"), env.harnesses);
+  const asked = resume ? resumedHarness(call, resume) : (call.harness ?? profile.harness ?? "pi");
+  const isolated = call.isolated === true || profile.isolated === true;
+  // A CLI child loads its own tool's configuration, which pi-flow cannot narrow to nothing.
+  if (isolated && asked !== "pi" && asked !== "replay") {
+    throw new FlowError("request_invalid", `isolated runs on the pi harness only; the ${asked} harness loads its own configuration.`);
+  }
+  const harness = selectHarness(asked, env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
@@ -172,7 +186,17 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+  return { call, profile, harness, model, cwd, isolated, prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+}
+
+/** An unknown name in an untrusted project that has such files: say why they were not read. */
+function withUntrustedNote<T>(env: LaunchEnvironment, resolveProfile: () => T): T {
+  try {
+    return resolveProfile();
+  } catch (error) {
+    if (env.projectTrusted || !(error instanceof FlowError) || error.code !== "selection_invalid" || !needsTrustDecision(env.cwd)) throw error;
+    throw new FlowError("selection_invalid", `${error.message} This project is not trusted, so its role files and agent definitions are not read; ${TRUST_HINT}.`);
+  }
 }
 
 /** A resumed child runs where the earlier run ran; asking for another harness is a contradiction. */
@@ -237,6 +261,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       tools: prepared.tools,
       context: prepared.contextMode,
       cwd: prepared.cwd,
+      ...(prepared.isolated ? { isolated: true } : {}),
       timeoutMs: call.timeoutMs ?? null,
       structured: call.outputSchema !== undefined,
       ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
@@ -301,6 +326,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       },
       prompt: prepared.prompt,
       cwd: prepared.cwd,
+      loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
       // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.

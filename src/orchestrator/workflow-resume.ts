@@ -15,6 +15,8 @@ export interface ResumeInputs {
   /** The session's own store, looked in first. */
   runs: RunStore;
   flowHome: string;
+  /** Whether the project's saved workflows count (project-trust.ts). */
+  projectTrusted: boolean;
   ctx: ToolContext;
   /** Pi's registered tools with their annotations (pi.getAllTools()). */
   toolInfos: readonly Pick<ToolInfo, "name" | "annotations">[];
@@ -98,7 +100,7 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Pr
   let selected: SelectedWorkflow;
   if (plan.workflow === "inline") selected = { name: "inline", source: "inline", text: plan.script, label: "inline.js" };
   else {
-    selected = selectWorkflow({ workflow: plan.workflow }, workflowDirs(inputs.ctx.cwd, inputs.flowHome));
+    selected = selectWorkflow({ workflow: plan.workflow }, workflowDirs(inputs.ctx.cwd, inputs.flowHome, inputs.projectTrusted));
     if (hashArgs(selected.text) !== plan.scriptHash) {
       throw new FlowError(
         "script_invalid",

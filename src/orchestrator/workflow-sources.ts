@@ -1,10 +1,11 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../contract/schema-violation.ts";
 import { FlowError } from "../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
+import { TRUST_HINT } from "../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
@@ -23,20 +24,26 @@ export interface SelectedWorkflow {
 export const SHIPPED_WORKFLOWS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../workflows");
 
 export interface WorkflowDirs {
-  project: string;
+  /** None while the project is untrusted: its saved workflows are not read (project-trust.ts). */
+  project: string | undefined;
   user: string;
   shipped: string;
+  /** The project's folder exists but is not read: said when a name is not found. */
+  projectWithheld?: boolean;
 }
 
-export function workflowDirs(cwd: string, flowHome: string): WorkflowDirs {
-  return { project: join(cwd, ".pi", "flow", "workflows"), user: join(flowHome, "workflows"), shipped: SHIPPED_WORKFLOWS_DIR };
+export function workflowDirs(cwd: string, flowHome: string, projectTrusted: boolean): WorkflowDirs {
+  const project = join(cwd, ".pi", "flow", "workflows");
+  const user = join(flowHome, "workflows");
+  if (projectTrusted) return { project, user, shipped: SHIPPED_WORKFLOWS_DIR };
+  return { project: undefined, user, shipped: SHIPPED_WORKFLOWS_DIR, ...(existsSync(project) ? { projectWithheld: true } : {}) };
 }
 
 // A name is a file stem, never a path: "../x" or "a/b" cannot reach outside the three folders.
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 /** Most specific first: a project file overrides a user file, which overrides a shipped one. */
-const ORDER: readonly (keyof WorkflowDirs)[] = ["project", "user", "shipped"];
+const ORDER: readonly ("project" | "user" | "shipped")[] = ["project", "user", "shipped"];
 
 function readIfPresent(path: string): string | undefined {
   try {
@@ -52,8 +59,10 @@ function readIfPresent(path: string): string | undefined {
 export function listSavedWorkflows(dirs: WorkflowDirs): string[] {
   const names = new Set<string>();
   for (const where of ORDER) {
+    const dir = dirs[where];
+    if (dir === undefined) continue;
     try {
-      for (const file of readdirSync(dirs[where])) if (file.endsWith(".js")) names.add(file.slice(0, -3));
+      for (const file of readdirSync(dir)) if (file.endsWith(".js")) names.add(file.slice(0, -3));
     } catch {
       // A missing folder holds no workflows.
     }
@@ -72,11 +81,13 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
     throw new FlowError("request_invalid", `"${name}" is not a workflow name: use letters, digits, ".", "_" and "-", no path.`);
   }
   for (const where of ORDER) {
-    const text = readIfPresent(join(dirs[where], `${name}.js`));
+    const dir = dirs[where];
+    const text = dir === undefined ? undefined : readIfPresent(join(dir, `${name}.js`));
     if (text !== undefined) return { name, source: where, text, label: `${name}.js` };
   }
   const known = listSavedWorkflows(dirs);
-  throw new FlowError("selection_invalid", `Unknown workflow "${name}". Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.`);
+  const withheld = dirs.projectWithheld ? ` This project is not trusted, so its .pi/flow/workflows are not read; ${TRUST_HINT}.` : "";
+  throw new FlowError("selection_invalid", `Unknown workflow "${name}". Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
 }
 
 /** Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its position. */

@@ -74,7 +74,7 @@ Inside a script:
 - console.log and text() write the run's output. No timers, fetch, require, process or import().
 
 Evidence moves only as prompt text you write (explicit handoff). Every child that asks for recent or full context sees the parent as it was when the workflow started, never a sibling's result.
-A saved workflow is looked up in the project's .pi/flow/workflows/, then the user's Flow directory (workflows/), then the shipped set: a project file overrides a user file, which overrides a shipped one.
+A saved workflow is looked up in the project's .pi/flow/workflows/, then the user's Flow directory (workflows/), then the shipped set: a project file overrides a user file, which overrides a shipped one. An untrusted project's files are not read (Pi's /trust trusts it).
 A run that was interrupted (a crash, a quit) or cancelled continues with external_workflow({ resume: runId }): the script runs again with the same args, seed and clock, and every agent() and tools.* call that had settled is answered from the journal without running. Scripts that react to the order children finish in (Promise.race) are not replay-exact.
 external_help({ topic: "contracts", tool: "external_workflow" }) lists the helper signatures.`;
 
@@ -98,9 +98,10 @@ const ROLE_FILE_FORMAT = `A role file is markdown: frontmatter, then the child's
   context: none            (none, full, or recent:N)
   model: anthropic/claude-sonnet-4-5   (optional)
   harness: pi              (optional: pi, claude, codex)
+  isolated: true           (optional: no ambient extension or MCP server; pi harness only)
   ---
   You review code for security flaws...
-Put it in the project's .pi/flow/roles/<name>.md or the user's Flow roles directory ($PI_FLOW_HOME/roles/). A project file overrides a user file, which overrides a built-in role of the same name; an override inherits what it does not say.
+Put it in the project's .pi/flow/roles/<name>.md or the user's Flow roles directory ($PI_FLOW_HOME/roles/). A project file overrides a user file, which overrides a built-in role of the same name; an override inherits what it does not say. An untrusted project's role files and agent definitions are not read (Pi's /trust trusts it).
 subagent_type instead selects a Pi agent definition (.pi/agents/ or Pi's agents/) and always runs on the pi harness.
 A child never outranks this session: it gets its role's tools only where this session holds them now (grep, find and ls come with read), minus disallowedTools. Tools withheld that way are named in the receipt (warning tools_withheld); without write, edit and bash, claude and codex children run read-only. A cwd outside this session's working directory needs this session to hold bash, and a writing child never gets a filesystem root.`;
 

@@ -96,7 +96,7 @@ function chooseSource(
     if (params.script !== undefined && Buffer.byteLength(params.script, "utf8") > SCRIPT_MAX_BYTES) {
       throw new FlowError("request_invalid", `script is over ${formatBytes(SCRIPT_MAX_BYTES)} (${SCRIPT_MAX_BYTES} bytes), the most a workflow script may hold.`);
     }
-    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome()));
+    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome(), host.projectTrusted(ctx)));
     const workflow = parseSelected(selected);
     const args = checkArgs(workflow, params.args, selected.label);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
@@ -105,7 +105,7 @@ function chooseSource(
     throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
   }
   // A nested run resumes only from a workflow: its parent's resume starts it again.
-  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), ctx, toolInfos: host.toolInfos(), nested });
+  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), projectTrusted: host.projectTrusted(ctx), ctx, toolInfos: host.toolInfos(), nested });
   if ("succeeded" in prepared) return prepared;
   const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
   return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };

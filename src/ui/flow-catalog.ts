@@ -14,8 +14,8 @@ function errorText(error: unknown): string {
 }
 
 /** The saved workflows, as external_help's workflows topic lists them (one catalog for both). */
-export function workflowLines(cwd: string, flowHome: string): string[] {
-  const workflows = readCatalog(cwd, flowHome).workflows;
+export function workflowLines(cwd: string, flowHome: string, projectTrusted: boolean): string[] {
+  const workflows = readCatalog(cwd, flowHome, projectTrusted).workflows;
   if (workflows.length === 0) return ["No saved workflows."];
   return workflows.flatMap((workflow) => {
     if (workflow.problem) return [`${workflow.name}: does not parse: ${oneLine(workflow.problem)}`];
@@ -24,8 +24,8 @@ export function workflowLines(cwd: string, flowHome: string): string[] {
   });
 }
 
-export function roleLines(cwd: string, flowHome: string): string[] {
-  const dirs = roleDirs(cwd, flowHome);
+export function roleLines(cwd: string, flowHome: string, projectTrusted: boolean): string[] {
+  const dirs = roleDirs(cwd, flowHome, projectTrusted);
   const lines: string[] = [];
   for (const name of listRoles(dirs)) {
     try {
@@ -41,7 +41,7 @@ export function roleLines(cwd: string, flowHome: string): string[] {
 }
 
 /** Role and agent definition files that fail to parse, as "file: reason". */
-export function brokenProfiles(cwd: string, flowHome: string, agentDir: string): string[] {
+export function brokenProfiles(cwd: string, flowHome: string, agentDir: string, projectTrusted: boolean): string[] {
   const broken: string[] = [];
   const check = (dirs: ProfileDirs, kind: string) => {
     for (const source of ["project", "user"] as const) {
@@ -54,7 +54,7 @@ export function brokenProfiles(cwd: string, flowHome: string, agentDir: string):
       }
     }
   };
-  check(roleDirs(cwd, flowHome), "role");
-  check(agentDefinitionDirs(cwd, agentDir), "agent");
+  check(roleDirs(cwd, flowHome, projectTrusted), "role");
+  check(agentDefinitionDirs(cwd, agentDir, projectTrusted), "agent");
   return broken;
 }

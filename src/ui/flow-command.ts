@@ -20,6 +20,8 @@ export interface FlowCommandSources {
   flowHome(): string;
   agentDir(): string;
   harnessState(name: string, cwd: string): HarnessState;
+  /** Whether the session's project counts as trusted: an untrusted one's roles and workflows are left out. */
+  projectTrusted(ctx: ExtensionCommandContext): boolean;
   help: HelpSources;
 }
 
@@ -55,11 +57,11 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
           case "runs":
             return await runs(ctx, rest, sources, print);
           case "workflows":
-            return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome()));
+            return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "roles":
-            return print("/flow roles", roleLines(ctx.cwd, sources.flowHome()));
+            return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
-            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), harnessState: (name) => sources.harnessState(name, ctx.cwd) }));
+            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd) }));
           case "help":
             return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
           default:

@@ -13,6 +13,7 @@ import { formatCount, oneLine } from "./format.ts";
 export interface DoctorSources {
   flowHome: string;
   agentDir: string;
+  projectTrusted: boolean;
   harnessState(name: string): HarnessState;
 }
 
@@ -74,7 +75,7 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
   const model = ctx.model;
   if (!model) lines.push("model    none selected: children on the pi harness need one (/model)");
   else lines.push(`model    ${model.provider}/${model.id}: ${credentials(ctx, model)}`);
-  const broken = brokenProfiles(ctx.cwd, sources.flowHome, sources.agentDir);
+  const broken = brokenProfiles(ctx.cwd, sources.flowHome, sources.agentDir, sources.projectTrusted);
   lines.push(broken.length === 0 ? "profiles every role and agent file parses" : `profiles ${broken.length} ${broken.length === 1 ? "file fails" : "files fail"} to parse:`);
   for (const line of broken) lines.push(`  ${line}`);
   const size = folderSize(sources.flowHome);

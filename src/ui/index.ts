@@ -20,6 +20,7 @@ export function installUi(pi: ExtensionAPI, host: FlowHost, help: HelpSources): 
     flowHome: () => host.flowHome(),
     agentDir: getAgentDir,
     harnessState: (name, cwd) => host.harnessState(name, cwd),
+    projectTrusted: (ctx) => host.projectTrusted(ctx),
     help,
   });
   return new BackgroundRunsWidget({ background: (ctx) => host.session(ctx).background, onBackgroundChange: (listener) => host.onBackgroundChange(listener) });

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
 import { ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
 
 /**
@@ -43,6 +44,8 @@ describe("docs/workflows.md: the authoring loop", () => {
   test("each command, run verbatim in a fresh project, succeeds; a mistake is caught by the type-check", async () => {
     mkdirSync(join(project, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(project, scriptPath), script);
+    // The author trusted the project once, as `/trust` in pi saves it: its saved workflows count.
+    new ProjectTrustStore(sandbox.agentDir).set(project, true);
     const [types, typecheck, check, run] = commands as [string, string, string, string];
 
     const typed = await shell(types);
@@ -101,11 +104,11 @@ describe("flow types", () => {
     expect(existsSync(join(sandbox.root, "types", "tsconfig.json"))).toBe(false);
   });
 
-  test("a project extension that fails to load is named on stderr and left out; the other tools are still declared", async () => {
+  test("a trusted project's extension that fails to load is named on stderr and left out; the other tools are still declared", async () => {
     const project = join(sandbox.root, "with-broken-extension");
     mkdirSync(join(project, ".pi", "extensions"), { recursive: true });
     writeFileSync(join(project, ".pi/extensions/broken.ts"), 'throw new Error("broken on purpose");\n');
-    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    const result = await flow(["types", "--cwd", project, "--approve"], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/flow types: an extension did not load, its tools are left out: .*broken\.ts: .*broken on purpose/);
     const declarations = readFileSync(join(project, ".pi/flow/workflows/flow.d.ts"), "utf8");
@@ -128,7 +131,7 @@ describe("flow types", () => {
     cpSync(join(PROJECT_ROOT, "examples", "quickstart"), broken, { recursive: true });
     mkdirSync(join(broken, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(broken, ".pi/flow/workflows/bad.js"), "export const apiVersion = 1;\nexport const meta = { limit: {} };\n");
-    const result = await flow(["types", "--cwd", broken], { env: sandbox.env });
+    const result = await flow(["types", "--cwd", broken, "--approve"], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/workflow bad \(project\) is left out: unknown meta key `limit`; did you mean `limits`\?/);
     expect(readFileSync(join(broken, ".pi/flow/workflows/flow.d.ts"), "utf8")).not.toContain("BadWorkflowArgs");

@@ -62,7 +62,7 @@ describe("disallowedTools in a role file", () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "careful.md"), "---\ntools: read, bash, write\ndisallowedTools: bash\n---\nBe careful.");
     writeFileSync(join(dir, "broken.md"), "---\ndisallowedTools: 3\n---\nBroken.");
-    const dirs = roleDirs(project, join(project, "user"));
+    const dirs = roleDirs(project, join(project, "user"), true);
     expect(resolveRole("careful", dirs)).toMatchObject({ tools: ["read", "bash", "write"], disallowedTools: ["bash"] });
     expect(() => resolveRole("broken", dirs)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: "broken.md: disallowedTools must be a list of tool names." }));
   });

@@ -45,6 +45,7 @@ export class CliWorkspace {
       task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },
       prompt: input.prompt ?? "Run the build and report.",
       cwd: this.cwd,
+      loading: { projectTrusted: true, isolated: false },
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
       signal: controller.signal,
       onProgress: (progress) => {

@@ -37,6 +37,7 @@ function request(steering: SteeringInbox): ChildRequest {
     task: { agent: "role:worker", description: "steering test" },
     prompt: "Write the notes.",
     cwd: dir,
+    loading: { projectTrusted: true, isolated: false },
     signal: new AbortController().signal,
     onProgress: () => {},
     onOutput: () => {},

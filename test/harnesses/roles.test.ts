@@ -11,7 +11,7 @@ function dirs() {
   const flowUser = join(root, "flow-home");
   mkdirSync(join(project, ".pi", "flow", "roles"), { recursive: true });
   mkdirSync(join(flowUser, "roles"), { recursive: true });
-  return { root, project, flowUser, roles: roleDirs(project, flowUser) };
+  return { root, project, flowUser, roles: roleDirs(project, flowUser, true) };
 }
 
 describe("roles", () => {
@@ -80,9 +80,9 @@ describe("Pi agent definitions", () => {
     writeFileSync(join(project, ".pi", "agents", "scout.md"), "---\nname: scout\ndescription: Scouts\n---\nProject scout.");
     const nested = join(project, "src", "deep");
     mkdirSync(nested, { recursive: true });
-    const found = resolveAgentDefinition("scout", agentDefinitionDirs(nested, agentDir));
+    const found = resolveAgentDefinition("scout", agentDefinitionDirs(nested, agentDir, true));
     expect(found).toMatchObject({ systemPrompt: "Project scout.", source: "project", harness: "pi" });
-    expect(() => resolveAgentDefinition("planner", agentDefinitionDirs(nested, agentDir))).toThrow(
+    expect(() => resolveAgentDefinition("planner", agentDefinitionDirs(nested, agentDir, true))).toThrow(
       expect.objectContaining({ code: "selection_invalid", message: expect.stringContaining("Known: scout") }),
     );
   });

@@ -24,10 +24,12 @@ const codeOf = (fn: () => unknown): string | undefined => {
 };
 
 let root: string;
-let dirs: WorkflowDirs;
+let dirs: WorkflowDirs & { project: string };
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "pi-flow-sources-"));
-  dirs = workflowDirs(join(root, "project"), join(root, "home"));
+  const trusted = workflowDirs(join(root, "project"), join(root, "home"), true);
+  if (trusted.project === undefined) throw new Error("a trusted project has a workflows folder");
+  dirs = { ...trusted, project: trusted.project };
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 

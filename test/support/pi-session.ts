@@ -12,6 +12,7 @@ import {
   createCodemodeExtension,
   DefaultResourceLoader,
   ModelRuntime,
+  ProjectTrustStore,
   SessionManager,
   SettingsManager,
   type AgentSession,
@@ -47,6 +48,12 @@ export interface PiSessionOptions {
   mode?: ExtensionContext["mode"];
   /** The faux model streams at this rate (Pi's faux `tokensPerSecond`); default at once. */
   tokensPerSecond?: number;
+  /**
+   * Whether the project is trusted, as Pi decided it at start-up; default true, saved in the
+   * session's own agent directory (trust.json) as Pi's /trust saves it. Untrusted: the session
+   * loads none of the project's .pi resources, as Pi would not.
+   */
+  trusted?: boolean;
   /** The faux model's price per million tokens (Pi's catalog shape); default free. */
   modelCost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
@@ -139,9 +146,12 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   runtime.registerNativeProvider(faux.provider);
   await runtime.setRuntimeApiKey("faux", "test");
 
+  const trusted = options.trusted ?? true;
+  if (trusted) new ProjectTrustStore(agentDir).set(cwd, true);
   const loader = new DefaultResourceLoader({
     cwd,
     agentDir,
+    settingsManager: SettingsManager.create(cwd, agentDir, { projectTrusted: trusted }),
     additionalExtensionPaths: [PROJECT_ROOT],
     extensionFactories: [createCodemodeExtension({ mode: "on" }), ...(options.extensions ?? [])],
   });
@@ -149,7 +159,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const loadErrors = loader.getExtensions().errors;
   if (loadErrors.length > 0) throw new Error(`extension load failed: ${JSON.stringify(loadErrors)}`);
 
-  const settingsManager = SettingsManager.inMemory();
+  const settingsManager = SettingsManager.inMemory({}, { projectTrusted: trusted });
   settingsManager.applyOverrides({ defaultTools: ["+codemode"] });
   const sessionManager =
     options.persisted === false ? SessionManager.inMemory() : SessionManager.create(cwd, join(agentDir, "sessions"));

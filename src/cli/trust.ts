@@ -1,0 +1,14 @@
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { needsTrustDecision, resolveProjectTrust, TRUST_HINT } from "../trust/project-trust.ts";
+/**
+ * The project's trust for this `flow` command, as `pi -p` decides it (project-trust.ts). When the
+ * project is untrusted and holds files that wait on it, one line on stderr says what is left out
+ * and how to trust it.
+ */
+export function commandProjectTrust(override: boolean | undefined, cwd: string, command: string): boolean {
+  const trusted = resolveProjectTrust(cwd, getAgentDir(), override);
+  if (!trusted && needsTrustDecision(cwd)) {
+    process.stderr.write(`flow ${command}: this project is not trusted, so its .pi extensions, settings, roles, agent definitions and saved workflows are left out; ${TRUST_HINT}.\n`);
+  }
+  return trusted;
+}

@@ -1,0 +1,99 @@
+import { existsSync, realpathSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
+
+/**
+ * Project trust, decided as Pi 1.6 decides it for `pi -p` (no one to ask): a command-line override
+ * (`--approve` / `--no-approve`) first; then, for a project with files that need a decision, the
+ * nearest saved decision in the agent directory's trust.json (what Pi's /trust writes); then the
+ * user's `defaultProjectTrust`, where only "always" trusts. A project with nothing to protect is
+ * trusted unless a saved decision says otherwise.
+ *
+ * pi-flow's own project files that widen a child's authority need a decision too: role files and
+ * saved workflows under `.pi/flow/`, and Pi agent definitions in `.pi/agents/`.
+ */
+
+/** Said to the user wherever an untrusted project's files are left out. */
+export const TRUST_HINT = "trust it with /trust in pi (saved for later runs), or pass --approve to flow for one command";
+
+/** Folders of the project pi-flow reads children's authority from. */
+const FLOW_PROJECT_PATHS = [
+  [".pi", "flow", "roles"],
+  [".pi", "flow", "workflows"],
+  [".pi", "agents"],
+] as const;
+
+/** The folder as Pi keys it in trust.json: absolute, links resolved. */
+export function canonicalDir(dir: string): string {
+  try {
+    return realpathSync.native(resolve(dir));
+  } catch {
+    return resolve(dir);
+  }
+}
+
+/** Whether the project holds pi-flow files that widen a child's authority (agent definitions: in any ancestor). */
+export function hasFlowProjectFiles(cwd: string): boolean {
+  const dir = canonicalDir(cwd);
+  if (FLOW_PROJECT_PATHS.some((parts) => existsSync(join(dir, ...parts)))) return true;
+  for (let current = dirname(dir); current !== dirname(current); current = dirname(current)) {
+    if (existsSync(join(current, ".pi", "agents"))) return true;
+  }
+  return false;
+}
+
+/** Whether anything in the project waits on a trust decision: Pi's protected resources or pi-flow's own. */
+export function needsTrustDecision(cwd: string): boolean {
+  return hasTrustRequiringProjectResources(cwd) || hasFlowProjectFiles(cwd);
+}
+
+/** The saved decision, then defaultProjectTrust, for a project that needs one and has no override. */
+function savedOrDefault(cwd: string, agentDir: string): boolean {
+  const saved = new ProjectTrustStore(agentDir).get(canonicalDir(cwd));
+  if (saved !== null) return saved;
+  return SettingsManager.create(cwd, agentDir, { projectTrusted: false }).getDefaultProjectTrust() === "always";
+}
+
+/** Decisions this process already took (the `flow` command's, with its flags), by canonical folder. */
+const processDecisions: Map<string, boolean> = ((globalThis as { [key: symbol]: Map<string, boolean> | undefined })[Symbol.for("pi-flow.project-trust")] ??= new Map());
+
+/** The decision for a folder with no override: what `pi -p` would decide there. */
+function decide(cwd: string, agentDir: string): boolean {
+  if (needsTrustDecision(cwd)) return savedOrDefault(cwd, agentDir);
+  return new ProjectTrustStore(agentDir).get(canonicalDir(cwd)) ?? true;
+}
+
+/**
+ * Resolves the project's trust for this process, as `pi -p` does, and remembers it: every child
+ * and every tool of this process then agrees with it.
+ */
+export function resolveProjectTrust(cwd: string, agentDir: string, override?: boolean): boolean {
+  const trusted = override ?? decide(cwd, agentDir);
+  processDecisions.set(canonicalDir(cwd), trusted);
+  return trusted;
+}
+
+/**
+ * Whether a session's project counts as trusted for pi-flow. Pi's answer (`piTrusted`) decides,
+ * except where Pi had nothing to decide about but pi-flow does: then this process's decision,
+ * else the saved one, else defaultProjectTrust.
+ */
+export function sessionProjectTrusted(cwd: string, agentDir: string, piTrusted: boolean): boolean {
+  if (!piTrusted) return false;
+  const decided = processDecisions.get(canonicalDir(cwd));
+  if (decided !== undefined) return decided;
+  if (hasTrustRequiringProjectResources(cwd) || !hasFlowProjectFiles(cwd)) return true;
+  return savedOrDefault(cwd, agentDir);
+}
+
+/**
+ * Whether a child working in `childCwd` may load that folder's project resources: never when its
+ * parent's project is untrusted; in the parent's own folder, as the parent; elsewhere, as that
+ * folder's own decision says.
+ */
+export function childProjectTrusted(parent: { cwd: string; trusted: boolean }, childCwd: string, agentDir: string): boolean {
+  if (!parent.trusted) return false;
+  const dir = canonicalDir(childCwd);
+  if (dir === canonicalDir(parent.cwd)) return true;
+  return processDecisions.get(dir) ?? decide(childCwd, agentDir);
+}
