@@ -5,6 +5,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } f
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
 import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -145,7 +146,8 @@ describe("protocol", () => {
     };
     pi.queueChildren([childAnswers("notes")]);
     await expect(execute("external_delegate", worker, new AbortController().signal, throwing)).rejects.toBe(broken);
-    expect(updates).toHaveLength(1);
+    // It threw at a partial update ("Child … started."), and the call rejected with that very error.
+    expect(JSON.stringify(updates[0])).toMatch(/Child \S+ started\./);
 
     // A wait that throws gives its claim back: the run's completion is still published, once.
     let release!: () => void;
@@ -300,5 +302,27 @@ describe("validation", () => {
     // A budget of one byte is one byte, not raised to a floor.
     const page = await execute("external_runs", { action: "inspect", runIds: [run.runId], view: "final", limitBytes: 1 }, new AbortController().signal);
     expect(page).toMatchObject({ ok: true, data: { page: { text: "a", complete: false } } });
+  });
+});
+
+describe("context", () => {
+  test("§5.5: ctx is never retained across a session switch: the old session's runs end and nothing reaches it afterwards", async () => {
+    const errors: unknown[] = [];
+    pi.session.extensionRunner.onError((error) => errors.push(error));
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    pi.queueChildren([childHangs(() => started())]);
+    const accepted = await execute("external_delegate", { ...worker, background: true }, new AbortController().signal);
+    const runId = accepted.data.run!.runId;
+    await childStarted;
+    // What Pi does on /new: the old session shuts down, then its ctx is invalidated.
+    await pi.session.extensionRunner.emit({ type: "session_shutdown", reason: "new" });
+    pi.session.extensionRunner.invalidate();
+    // The run ended with its session, read here as another process would; the stale ctx was never used.
+    const evidence = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionId, registry: new RunRegistry() });
+    expect(evidence.view(runId).state).toMatchObject({ status: "done", outcome: "cancelled" });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors).toEqual([]);
+    expect(pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed")).toEqual([]);
   });
 });
