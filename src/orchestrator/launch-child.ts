@@ -7,12 +7,10 @@ import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { checkContextRequest, renderContext, selectContext } from "../context/modes.ts";
 import type { ParentSnapshot } from "../context/snapshot.ts";
-import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
 import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
 import { checkChildCwd } from "./child-cwd.ts";
-import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { printable, redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
@@ -23,7 +21,8 @@ import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildMo
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { STUBBED } from "../harnesses/stub.ts";
-import { childProjectTrusted, needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
+import { childProjectTrusted } from "../trust/project-trust.ts";
+import { askedHarness, childIsolation, selectProfile } from "./child-profile.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -164,20 +163,12 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
  */
 export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedChild {
   const cwd = checkRequest(call, env);
-  const profile = withUntrustedNote(env, () =>
-    call.subagent_type !== undefined
-      ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(env.cwd, env.agentDir, env.projectTrusted))
-      : resolveRole(call.role!, roleDirs(env.cwd, env.flowUserDir, env.projectTrusted)),
-  );
+  const profile = selectProfile(call, env);
   const tools = boundChildTools(profile, env.parentTools);
   if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
-  const asked = resume ? resumedHarness(call, resume) : (call.harness ?? profile.harness ?? "pi");
-  const isolated = call.isolated === true || profile.isolated === true;
-  // A CLI child loads its own tool's configuration, which pi-flow cannot narrow to nothing.
-  if (isolated && asked !== "pi" && asked !== "replay") {
-    throw new FlowError("request_invalid", `isolated runs on the pi harness only; the ${asked} harness loads its own configuration.`);
-  }
+  const asked = askedHarness(call, profile, resume);
+  const isolated = childIsolation(call, profile, asked);
   const harness = selectHarness(asked, env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
@@ -187,27 +178,6 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
   return { call, profile, harness, model, cwd, isolated, prompt, contextMode, tools, ...(resume ? { resume } : {}) };
-}
-
-/** An unknown name in an untrusted project that has such files: say why they were not read. */
-function withUntrustedNote<T>(env: LaunchEnvironment, resolveProfile: () => T): T {
-  try {
-    return resolveProfile();
-  } catch (error) {
-    if (env.projectTrusted || !(error instanceof FlowError) || error.code !== "selection_invalid" || !needsTrustDecision(env.cwd)) throw error;
-    throw new FlowError("selection_invalid", `${error.message} This project is not trusted, so its role files and agent definitions are not read; ${TRUST_HINT}.`);
-  }
-}
-
-/** A resumed child runs where the earlier run ran; asking for another harness is a contradiction. */
-function resumedHarness(call: ChildCall, resume: ResumeSource): string {
-  if (call.harness !== undefined && call.harness !== resume.harness) {
-    throw new FlowError("request_invalid", `Run ${resume.runId} ran on the ${resume.harness} harness; resume it there (leave harness out).`);
-  }
-  if (call.subagent_type !== undefined && resume.harness !== "pi") {
-    throw new FlowError("request_invalid", `Run ${resume.runId} ran on the ${resume.harness} harness; subagent_type always runs on pi.`);
-  }
-  return resume.harness;
 }
 
 export interface LaunchOptions {

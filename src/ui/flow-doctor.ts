@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync, readdirSync, statSync } from "node:f
 import { dirname, join } from "node:path";
 import { VERSION, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { HarnessState } from "../harnesses/types.ts";
+import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
 import { brokenProfiles } from "./flow-catalog.ts";
 import { formatCount, oneLine } from "./format.ts";
 
@@ -75,6 +76,9 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
   const model = ctx.model;
   if (!model) lines.push("model    none selected: children on the pi harness need one (/model)");
   else lines.push(`model    ${model.provider}/${model.id}: ${credentials(ctx, model)}`);
+  if (!sources.projectTrusted && needsTrustDecision(ctx.cwd)) {
+    lines.push(`project  not trusted: its .pi extensions, settings, roles, agent definitions and saved workflows are left out; ${TRUST_HINT}`);
+  }
   const broken = brokenProfiles(ctx.cwd, sources.flowHome, sources.agentDir, sources.projectTrusted);
   lines.push(broken.length === 0 ? "profiles every role and agent file parses" : `profiles ${broken.length} ${broken.length === 1 ? "file fails" : "files fail"} to parse:`);
   for (const line of broken) lines.push(`  ${line}`);

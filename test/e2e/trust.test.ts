@@ -79,6 +79,18 @@ describe("a session of an untrusted project", () => {
     expect(receipt.error?.code).toBe("selection_invalid");
     expect(receipt.error?.message).toMatch(/not trusted.*\/trust/);
   });
+
+  test("/flow doctor says the project is not trusted and how to trust it; /flow roles lists only the built-in ones", async () => {
+    const { project } = hostileProject();
+    pi = await startPiSession({ cwd: project, trusted: false });
+    const printed = async (args: string) => {
+      await pi!.session.prompt(`/flow ${args}`);
+      const last = pi!.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output").at(-1);
+      return (last as { data: { lines: string[] } }).data.lines.join("\n");
+    };
+    expect(await printed("doctor")).toMatch(/^project {2}not trusted: its \.pi extensions, settings, roles, agent definitions and saved workflows are left out; trust it with \/trust in pi/m);
+    expect(await printed("roles")).not.toContain("(project)");
+  });
 });
 
 describe("a session of a trusted project", () => {
