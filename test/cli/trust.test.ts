@@ -137,6 +137,12 @@ describe("flow types never writes through a link out of the project", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/flow\.d\.ts is a symbolic link.*\(request_invalid\)/);
     expect(readFileSync(victim, "utf8")).toBe("keep me");
+    // --out may point anywhere the user likes, but not at a link either.
+    const link = join(outside(), "my.d.ts");
+    symlinkSync(victim, link);
+    const viaOut = await flow(["types", "--cwd", project, "--out", link], { env: sandbox.env });
+    expect(viaOut.code).toBe(2);
+    expect(readFileSync(victim, "utf8")).toBe("keep me");
   });
 
   test("a workflows folder that is a link out of the project gets neither flow.d.ts nor tsconfig.json", async () => {
