@@ -1776,9 +1776,9 @@ type ExternalRunsOutput =
         | {
             runId: string;
             /**
-             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
              */
-            status: "queued" | "terminal" | "unsupported" | "refused";
+            status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
             /**
              * True when the child's session did not exist yet: the message is delivered when it starts.
              */

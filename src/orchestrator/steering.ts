@@ -29,12 +29,14 @@ export interface SteerPayload {
   runId: string;
   /**
    * queued: the child will read it. terminal: the run had ended. unsupported: its harness has no
-   * steering channel. refused: the run's steering budget is spent (reason says which bound). Only
+   * steering channel. refused: the run's steering budget is spent (reason says which bound).
+   * not_started: a background run still waits for a slot, and only a running record is steered
+   * (tool-calling contract §10.3). Only
    * queued delivers the message; the others are answers, not errors, since v1's codes keep their
    * meanings (run_not_live: no owner and unfinished; harness_unavailable: before launch) and the
    * message itself was well formed.
    */
-  status: "queued" | "terminal" | "unsupported" | "refused";
+  status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
   /** refused: the bound the steer met and when steering works again. */
@@ -71,7 +73,7 @@ function checkMessage(message: unknown): string {
 
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
- * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
+ * run_unavailable; a workflow is request_invalid; a run queued for a background slot answers `not_started`, a
  * finished or ending run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's
  * budget (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
  */
@@ -81,9 +83,7 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
   const id = view.runId;
   if (view.kind !== "agent") throw new FlowError("request_invalid", `steer targets an agent run; ${id} is a workflow.`);
   if (view.state.status === "done") return { runId: id, status: "terminal", held: false };
-  if (view.state.status === "queued") {
-    throw new FlowError("run_not_live", `Run ${id} is queued for a background slot and has not started; steer it once it runs.`);
-  }
+  if (view.state.status === "queued") return { runId: id, status: "not_started", held: false };
   const steerable = targets().get(id);
   if (!view.live || !steerable) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
   const { target } = steerable;

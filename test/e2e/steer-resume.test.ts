@@ -76,7 +76,7 @@ describe("external_runs steer", () => {
     expect(await runs({ action: "steer", runIds: [flow.receipt.data.run!.runId], message: "x" })).toMatchObject({ ok: false, error: { code: "request_invalid" } });
   });
 
-  test("a background run queued for a slot has not started: run_not_live", async () => {
+  test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live)", async () => {
     pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
@@ -84,7 +84,9 @@ describe("external_runs steer", () => {
     await first.started;
     const queued = await delegate({ ...worker, background: true }, { children: [childAnswers("second")] });
     const runId = queued.receipt.data.run!.runId;
-    expect(await runs({ action: "steer", runIds: [runId], message: "hurry" })).toMatchObject({ ok: false, error: { code: "run_not_live", message: expect.stringContaining("queued") } });
+    const answer = await runs({ action: "steer", runIds: [runId], message: "hurry" });
+    expect(answer).toMatchObject({ ok: true, action: "steer" });
+    expect(answer.data).toEqual({ runId, status: "not_started", held: false });
     first.release();
     await runs({ action: "wait", runIds: [runId] });
   });
