@@ -12,7 +12,7 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "type": "string"
     },
     "harness": {
-      "description": "Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.",
+      "description": "Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).",
       "type": "string"
     },
     "description": {

@@ -36,7 +36,7 @@ type AgentOptions = {
    */
   role?: string;
   /**
-   * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.
+   * Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).
    */
   harness?: string;
   /**
@@ -386,7 +386,7 @@ type ExternalDelegateInput =
        */
       role: string;
       /**
-       * Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.
+       * Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).
        */
       harness?: string;
       /**
@@ -1398,6 +1398,7 @@ type ExternalRunsOutput =
             pending?: never;
             status?: never;
             held?: never;
+            reason?: never;
           }
         | {
             mode: "batch";
@@ -1554,6 +1555,7 @@ type ExternalRunsOutput =
             pending?: never;
             status?: never;
             held?: never;
+            reason?: never;
           }
         | {
             mode: "single";
@@ -1576,6 +1578,7 @@ type ExternalRunsOutput =
             pending?: never;
             status?: never;
             held?: never;
+            reason?: never;
           }
         | {
             mode: "all" | "any";
@@ -1735,6 +1738,7 @@ type ExternalRunsOutput =
             outputStatus?: never;
             status?: never;
             held?: never;
+            reason?: never;
           }
         | {
             runId: string;
@@ -1755,17 +1759,22 @@ type ExternalRunsOutput =
             completed?: never;
             pending?: never;
             held?: never;
+            reason?: never;
           }
         | {
             runId: string;
             /**
-             * The message is queued; the child has not necessarily read it yet.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered.
              */
-            status: "queued";
+            status: "queued" | "terminal" | "unsupported" | "refused";
             /**
              * True when the child's session did not exist yet: the message is delivered when it starts.
              */
             held: boolean;
+            /**
+             * refused: the bound the steer met and when steering works again.
+             */
+            reason?: string;
             runs?: never;
             workflows?: never;
             nextCursor?: never;

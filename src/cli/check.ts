@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { FlowError } from "../contract/errors.ts";
 import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
@@ -7,14 +6,22 @@ import { profileFiles } from "../harnesses/profiles.ts";
 import { listRoles, roleDirs } from "../harnesses/roles.ts";
 import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow-sources.ts";
 import { CHECK_USAGE } from "./usage.ts";
-import { listFlag, parseCommand, projectDir } from "./args.ts";
+import { listFlag, parseCommand, projectDir, stringFlag, type Parsed } from "./args.ts";
+import { checkCassettes } from "./check-cassette.ts";
+import { FlowError } from "../contract/errors.ts";
+import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
 import { EXIT } from "./exit.ts";
 import { flowHome } from "./project-runs.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { literalTargetProblems, type KnownNames } from "./named-targets.ts";
 import { checkWorkflowSource, formatProblem, requestedTools, type Problem } from "./script-check.ts";
 
-const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple: true } } as const;
+const OPTIONS = {
+  cwd: { type: "string" },
+  extension: { type: "string", multiple: true },
+  cassette: { type: "string", multiple: true },
+  "replay-mode": { type: "string" },
+} as const;
 
 /**
  * Parses and validates workflow files without running them. Prints `file:line:column: message` per
@@ -23,8 +30,12 @@ const OPTIONS = { cwd: { type: "string" }, extension: { type: "string", multiple
  * when some file names tools.
  */
 export async function checkCommand(argv: readonly string[]): Promise<number> {
-  const parsed = parseCommand(argv, OPTIONS, { min: 1, max: Number.MAX_SAFE_INTEGER, missing: "the <path.js> of at least one workflow to check" }, CHECK_USAGE);
+  const arity = (values: Parsed["values"]) => ({ min: values.cassette === undefined ? 1 : 0, max: Number.MAX_SAFE_INTEGER, missing: "the <path.js> of at least one workflow, or --cassette FILE, to check" });
+  const parsed = parseCommand(argv, OPTIONS, arity, CHECK_USAGE);
   const cwd = projectDir(parsed);
+  const cassettes = listFlag(parsed, "cassette");
+  const mode = replayModeFlag(stringFlag(parsed, "replay-mode"));
+  if (mode !== undefined && cassettes.length === 0) throw new FlowError("request_invalid", "--replay-mode goes with --cassette.");
   const extensions = listFlag(parsed, "extension").map((path) => resolve(path));
   let headless: HeadlessSession | undefined;
   let tools: string[] | undefined;
@@ -57,10 +68,20 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   } finally {
     headless?.dispose();
   }
-  for (const problem of problems) process.stdout.write(`${formatProblem(problem)}\n`);
-  const files = parsed.positionals.length;
-  process.stderr.write(problems.length === 0 ? `flow check: ${files} file${files === 1 ? "" : "s"} ok\n` : `flow check: ${problems.length} problem${problems.length === 1 ? "" : "s"}\n`);
-  return problems.length === 0 ? EXIT.succeeded : EXIT.refused;
+  const lines = problems.map(formatProblem);
+  const cassetteReport = checkCassettes(cassettes, mode ?? "loose");
+  lines.push(...cassetteReport.problems);
+  for (const line of lines) process.stdout.write(`${line}\n`);
+  for (const note of cassetteReport.notes) process.stderr.write(`flow check: ${note}\n`);
+  const files = parsed.positionals.length + cassettes.length;
+  process.stderr.write(lines.length === 0 ? `flow check: ${files} file${files === 1 ? "" : "s"} ok\n` : `flow check: ${lines.length} problem${lines.length === 1 ? "" : "s"}\n`);
+  return lines.length === 0 ? EXIT.succeeded : EXIT.refused;
+}
+
+function replayModeFlag(mode: string | undefined): ReplayMode | undefined {
+  if (mode === undefined) return undefined;
+  if (!(REPLAY_MODES as readonly string[]).includes(mode)) throw new FlowError("request_invalid", `--replay-mode must be ${REPLAY_MODES.join(" or ")}.`);
+  return mode as ReplayMode;
 }
 
 /** The roles, agent definitions and saved workflows a run in this project could name. */

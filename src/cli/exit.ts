@@ -1,4 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
+import { printable } from "../runs/controls.ts";
 
 /** The `flow` command's exit codes (docs/cli.md). */
 export const EXIT = {
@@ -28,14 +29,22 @@ export function exitCodeFor(code: string): number {
   return REFUSED_CODES.has(code) ? EXIT.refused : EXIT.failed;
 }
 
+/**
+ * Writes one `flow: …` error line. Its text may come from a cassette, a child or a tool: redacted
+ * and stripped of escape sequences, it can neither leak a secret nor drive the terminal.
+ */
+export function writeErrorLine(text: string): void {
+  process.stderr.write(`flow: ${printable(text)}\n`);
+}
+
 /** Prints an error the way every subcommand does, and says which exit code it means. */
 export function reportError(error: unknown): number {
   if (error instanceof FlowError) {
-    process.stderr.write(`flow: ${error.message} (${error.code})\n`);
+    writeErrorLine(`${error.message} (${error.code})`);
     return exitCodeFor(error.code);
   }
   const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`flow: unexpected error: ${message}\n`);
+  writeErrorLine(`unexpected error: ${message}`);
   return EXIT.failed;
 }
 

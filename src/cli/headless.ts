@@ -23,7 +23,7 @@ export interface HeadlessOptions {
   extensions: readonly string[];
   /** Merged over Pi's `flow` settings for this process only; never written to a settings file. */
   flowSettings?: Record<string, unknown>;
-  /** The command line, recorded as the session's first message; absent: an in-memory session. */
+  /** The command line, the session's first message (in memory only: see openHeadlessSession). */
   commandLine?: string;
   /**
    * Also load the Pi extensions of the project and the user (`flow types` declares their tools).
@@ -70,10 +70,11 @@ const textOf = (result: AgentToolResult<unknown>): string =>
   result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
 /**
- * A Pi session with no one at the keyboard: Pi's agent directory (credentials, models, settings),
- * pi-flow loaded through its manifest plus any `--extension`, and a session file in Pi's usual
- * place, so the run store partitions the run under it and `pi --session <file>` can resume it.
- * The session never talks to a model itself; only its children do.
+ * A Pi session with no one at the keyboard: Pi's agent directory (credentials, models, settings)
+ * and pi-flow loaded through its manifest plus any `--extension`. The session is kept in memory,
+ * never in Pi's sessions directory: its first message is the command line, `--args` and all, and
+ * a demo or replay run should leave nothing behind but its run. The run store still partitions
+ * the run under the session's ID. The session never talks to a model itself; only its children do.
  */
 export async function openHeadlessSession(options: HeadlessOptions): Promise<HeadlessSession> {
   const { cwd } = options;
@@ -97,7 +98,7 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
   }
   const settingsManager = SettingsManager.create(cwd, agentDir);
   if (options.flowSettings) settingsManager.applyOverrides({ flow: options.flowSettings } as Parameters<SettingsManager["applyOverrides"]>[0]);
-  const sessionManager = options.commandLine === undefined ? SessionManager.inMemory(cwd) : SessionManager.create(cwd);
+  const sessionManager = SessionManager.inMemory(cwd);
   const { session } = await createAgentSession({ cwd, agentDir, resourceLoader: loader, settingsManager, sessionManager });
   await session.bindExtensions({});
   const registry = new ModelRegistry(session.modelRuntime);

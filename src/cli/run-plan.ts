@@ -4,7 +4,7 @@ import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
 import { assertReplaceableTarget } from "../runs/staged-file.ts";
 import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { RUN_USAGE } from "./usage.ts";
-import { boolFlag, listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
+import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, type Parsed } from "./args.ts";
 
 /** What one `flow run` was asked to do, checked as far as it can be without a Pi session. */
 export interface RunPlan {
@@ -16,6 +16,8 @@ export interface RunPlan {
   model?: string;
   replay?: { cassette: string; mode: ReplayMode };
   record?: string;
+  /** Every child answered by the stub harness, with this seed. */
+  stub?: { seed: number };
   json: boolean;
   extensions: string[];
 }
@@ -26,6 +28,8 @@ const OPTIONS = {
   replay: { type: "string" },
   "replay-mode": { type: "string" },
   record: { type: "string" },
+  stub: { type: "boolean" },
+  seed: { type: "string" },
   json: { type: "boolean" },
   cwd: { type: "string" },
   extension: { type: "string", multiple: true },
@@ -52,6 +56,20 @@ function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undef
 /** A path-like target (a slash, or a .js/.mjs name) is a script file; anything else a saved name. */
 const isFileTarget = (target: string): boolean => target.includes("/") || target.includes("\\") || /\.m?js$/.test(target);
 
+/** `--stub [--seed N]`: no model at all, so neither --replay nor --model goes with it. */
+function stubFlags(parsed: Parsed, replaying: boolean): { seed: number } | undefined {
+  const seed = stringFlag(parsed, "seed");
+  if (!boolFlag(parsed, "stub")) {
+    if (seed !== undefined) throw new FlowError("request_invalid", "--seed goes with --stub.");
+    return undefined;
+  }
+  if (replaying) throw new FlowError("request_invalid", "Give --stub or --replay, not both.");
+  if (stringFlag(parsed, "model") !== undefined) throw new FlowError("request_invalid", "--stub calls no model: give no --model with it.");
+  const value = Number(seed ?? "0");
+  if (!Number.isSafeInteger(value) || value < 0 || !/^\d+$/.test(seed ?? "0")) throw new FlowError("request_invalid", "--seed must be a non-negative integer.");
+  return { seed: value };
+}
+
 /**
  * Checks `flow run`'s flags. Paths given on the command line are relative to the shell's
  * directory; `--cwd` only chooses the project. Every problem is request_invalid (exit 2).
@@ -64,6 +82,7 @@ export function planRun(argv: readonly string[]): RunPlan {
   const record = stringFlag(parsed, "record");
   const mode = stringFlag(parsed, "replay-mode");
   if (replay !== undefined && record !== undefined) throw new FlowError("request_invalid", "Give --replay or --record, not both.");
+  const stub = stubFlags(parsed, replay !== undefined);
   if (mode !== undefined && replay === undefined) throw new FlowError("request_invalid", "--replay-mode goes with --replay.");
   if (mode !== undefined && !(REPLAY_MODES as readonly string[]).includes(mode)) {
     throw new FlowError("request_invalid", `--replay-mode must be ${REPLAY_MODES.join(" or ")}.`);
@@ -88,6 +107,7 @@ export function planRun(argv: readonly string[]): RunPlan {
     ...(model !== undefined ? { model } : {}),
     ...(replay !== undefined ? { replay: { cassette: resolve(replay), mode: (mode ?? "strict") as ReplayMode } } : {}),
     ...(record !== undefined ? { record: resolve(record) } : {}),
+    ...(stub ? { stub } : {}),
     json: boolFlag(parsed, "json"),
     extensions: listFlag(parsed, "extension").map((path) => resolve(path)),
   };

@@ -4,10 +4,11 @@ import { fail, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette } from "../harnesses/replay.ts";
-import { formatLine, recordedHeader } from "../harnesses/cassette.ts";
+import { formatLine, recordedHeader, stubHeader, type CassetteHeader } from "../harnesses/cassette.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import { createStagedFile, stagingPathFor } from "../runs/staged-file.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
-import { EXIT, exitCodeFor, reportError } from "./exit.ts";
+import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
@@ -15,7 +16,9 @@ import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
 const NO_MODEL =
-  "No model to run the children on. Log in to a provider with pi (/login) or set a default model in Pi's settings, pass --model provider/id, or replay a cassette with --replay FILE.";
+  "No model to run the children on. Log in to a provider with pi (/login) or set a default model in Pi's settings, pass --model provider/id, replay a cassette with --replay FILE, or try the workflow with --stub.";
+
+const STUB_NOTE = "--stub: no model is called; every child is answered with a value generated from its outputSchema, or a text naming it";
 
 /** Writes a refusal the way every refused run reports it; with --json the receipt goes to stdout too. */
 function refuse(error: FlowError, json: boolean): number {
@@ -26,6 +29,7 @@ function refuse(error: FlowError, json: boolean): number {
 
 /** The flow command's own settings for this run: its flags win over Pi's settings and the environment. */
 function flowSettingsFor(plan: RunPlan, recordTo: string | undefined): Record<string, unknown> | undefined {
+  if (plan.stub) return { stub: { seed: plan.stub.seed, every: true }, ...(recordTo ? { record: { cassette: recordTo } } : {}) };
   if (plan.replay) return { replay: { cassette: plan.replay.cassette, mode: plan.replay.mode, every: true } };
   if (recordTo) return { record: { cassette: recordTo } };
   return undefined;
@@ -40,7 +44,7 @@ interface StagedCassette {
   /** Where the children are recorded until the run settles; undefined without --record. */
   path: string | undefined;
   /** Creates the staged cassette with its header; configuration_invalid when it cannot be. */
-  create(): void;
+  create(header: CassetteHeader): void;
   settle(launched: boolean): void;
 }
 
@@ -50,10 +54,10 @@ function stagedCassette(target: string | undefined): StagedCassette {
   let settled = false;
   return {
     path,
-    create() {
+    create(header) {
       if (target === undefined || path === undefined) return;
       try {
-        createStagedFile(path, formatLine(recordedHeader()));
+        createStagedFile(path, formatLine(header));
         created = true;
       } catch (error) {
         throw new FlowError("configuration_invalid", `The cassette ${target} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
@@ -92,9 +96,10 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
     if (plan.model) process.stderr.write("flow: --model is not used with --replay: every child is answered from the cassette.\n");
     return;
   }
-  if (plan.model) await headless.useModel(plan.model);
+  if (plan.stub) process.stderr.write(`flow: ${STUB_NOTE} (seed ${plan.stub.seed}).\n`);
+  else if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
-  cassette.create();
+  cassette.create(plan.stub ? stubHeader(plan.stub.seed) : recordedHeader());
 }
 
 function toolParams(plan: RunPlan): Record<string, unknown> {
@@ -120,13 +125,14 @@ export function inspectHint(runId: string, projectDir: string): string {
   return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${quoted}`}`;
 }
 
-function settledLine(run: RunView, projectDir: string): string {
+function settledLine(run: RunView, projectDir: string, stubbed: boolean): string {
   const outcome = run.state.outcome ?? run.state.status;
   // `failed` counts failed agent() calls, including calls refused before a child started.
   const failed = run.children?.failed ?? 0;
   const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
   const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}${replayed}` : "";
-  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}. Inspect it with: ${inspectHint(run.runId, projectDir)}`;
+  const stub = stubbed ? " Stubbed: every answer was generated, no model was called." : "";
+  return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}.${stub} Inspect it with: ${inspectHint(run.runId, projectDir)}`;
 }
 
 /** Ctrl-C (or SIGTERM, SIGHUP) once cancels the run (children too) and waits for its journal; twice leaves at once. */
@@ -172,11 +178,11 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   const envelope = outcome.structured;
   if (!isEnvelope(envelope)) {
     // Pi refused the call before it ran (a validation failure), or the tool threw.
-    process.stderr.write(`flow: ${outcome.text}\n`);
+    writeErrorLine(outcome.text);
     return /^Validation failed/.test(outcome.text) ? EXIT.refused : EXIT.failed;
   }
   const run = envelope.data.run;
-  if (run) view.finished(settledLine(run, plan.cwd));
+  if (run) view.finished(settledLine(run, plan.cwd, envelope.warnings.includes(STUBBED)));
   const incomplete = envelope.warnings.includes("evidence_incomplete");
   if (incomplete) warnEvidenceIncomplete(outcome.details as WorkflowDetails | undefined);
   if (envelope.ok) {
@@ -193,7 +199,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
     return succeeded;
   }
   const { code, message } = envelope.error;
-  process.stderr.write(`flow: ${message} (${code})\n`);
+  writeErrorLine(`${message} (${code})`);
   if (plan.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
   if (run === null) return exitCodeFor(code);
   return code === "cancelled" && interrupted() ? EXIT.interrupted : EXIT.failed;
@@ -203,7 +209,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   let plan: RunPlan;
   try {
     plan = planRun(argv);
-    if (plan.replay) loadCassette(plan.replay.cassette); // parsed once: the harness reuses it
+    if (plan.replay) loadCassette(plan.replay.cassette, plan.replay.mode); // parsed once: the harness reuses it
   } catch (error) {
     if (error instanceof FlowError) return refuse(error, argv.includes("--json"));
     throw error;

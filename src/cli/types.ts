@@ -6,6 +6,7 @@ import { readCatalog } from "../orchestrator/catalog.ts";
 import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow-sources.ts";
 import { listFlag, parseCommand, projectDir, stringFlag } from "./args.ts";
 import { EXIT } from "./exit.ts";
+import { printable } from "../runs/controls.ts";
 import { openHeadlessSession } from "./headless.ts";
 import { flowHome } from "./project-runs.ts";
 import { TYPES_USAGE } from "./usage.ts";
@@ -43,13 +44,13 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
   let tools: RegisteredToolSchema[];
   try {
     tools = headless.callableTools();
-    for (const problem of headless.extensionProblems) process.stderr.write(`flow types: an extension did not load, its tools are left out: ${problem}\n`);
+    for (const problem of headless.extensionProblems) process.stderr.write(`flow types: an extension did not load, its tools are left out: ${printable(problem)}\n`);
   } finally {
     headless.dispose();
   }
   const workflows = readCatalog(cwd, flowHome()).workflows;
   for (const workflow of workflows) {
-    if (workflow.problem) process.stderr.write(`flow types: workflow ${workflow.name} (${workflow.source}) is left out: ${workflow.problem}\n`);
+    if (workflow.problem) process.stderr.write(`flow types: workflow ${workflow.name} (${workflow.source}) is left out: ${printable(workflow.problem)}\n`);
   }
   write(target, await projectDeclarations(tools, workflows));
   const shown = (path: string) => relative(process.cwd(), path) || path;

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 
 /** The usage lines of each command, kept apart so `flow --help` loads nothing heavy. */
 export const RUN_USAGE =
-  "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
-export const CHECK_USAGE = "flow check <path.js>... [--cwd DIR] [--extension FILE]...";
+  "flow run <name|path.js>|--resume <runId> [--args JSON|@file.json] [--model provider/id] [--replay FILE [--replay-mode strict|loose]] [--stub [--seed N]] [--record FILE] [--json] [--cwd DIR] [--extension FILE]...";
+export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-mode strict|loose]]... [--cwd DIR] [--extension FILE]...";
 export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]...";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
@@ -25,7 +25,8 @@ Usage:
 flow run: a saved workflow (project .pi/flow/workflows/, then your Flow directory, then shipped:
 review, map, handoff) or a script file. Progress goes to stderr, the result to stdout (the
 workflow's value as JSON; with --json the whole receipt). Children run on your Pi setup and its
-default model, or --model; --replay answers them from a cassette with no model at all.
+default model, or --model; --replay answers them from a cassette with no model at all; --stub
+answers each with a value generated from its outputSchema (--stub --record FILE: a cassette to edit).
 --resume continues an interrupted, cancelled or timed-out run of the project from its journal:
 children that had finished are not run again.
 flow types: TypeScript declarations for writing workflows (default .pi/flow/workflows/flow.d.ts).

@@ -55,7 +55,7 @@ const RoleBranch = Type.Object(
     harness: Type.Optional(
       Type.String({
         description:
-          "Who runs the child: pi (default, in-process), claude (Claude Code CLI) or codex (Codex CLI); replay is named by the contract but not shipped yet.",
+          "Who runs the child: pi (default, in-process), claude (Claude Code CLI), codex (Codex CLI), replay (answers from a recorded cassette, no model call) or stub (a value generated from outputSchema, no model call).",
       }),
     ),
     ...sharedProperties(),

@@ -28,7 +28,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
     actions: ["delegate"],
     purpose: "Run one child agent, selected by Flow role or Pi agent definition, in the foreground or background.",
     semantics: [
-      "Select with role or subagent_type, never both; subagent_type never takes harness. Harnesses: pi (default); claude and codex (external CLIs, harness_unavailable when their preflight fails); replay (answers from a cassette, harness_unavailable when none is configured).",
+      "Select with role or subagent_type, never both; subagent_type never takes harness. Harnesses: pi (default); claude and codex (external CLIs, harness_unavailable when their preflight fails); replay (answers from a cassette, harness_unavailable when none is configured); stub (answers with a value generated from outputSchema, no model; receipt warning stubbed).",
       "Foreground: ok is true only when the child settled done with a non-empty canonical answer.",
       "Background: ok is true once the run is accepted and registered; wait with external_runs.",
       "Unknown role, subagent type or harness: selection_invalid; bad context: context_invalid; data.run is null.",
@@ -99,7 +99,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "Pages are bounded by limitBytes in UTF-8; follow nextCursor and concatenate before parsing JSON pages.",
       "An unknown run, a run of another session and a pruned run are all run_unavailable.",
       "Cancelling a wait never cancels the run; cancel returns requested, which does not mean stopped.",
-      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; ok means queued. Queued or finished runs are run_not_live; claude and codex children are harness_unavailable.",
+      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; data.status says whether it was delivered: queued, terminal (the run had ended) or unsupported (claude and codex children cannot be steered). A run still queued for a slot is run_not_live.",
     ],
     examples: [
       { title: "List runs", input: { action: "list", limit: 20 } },

@@ -79,8 +79,12 @@ export const CancelPayloadSchema = Type.Object({
 
 export const SteerPayloadSchema = Type.Object({
   runId: Type.String(),
-  status: Type.Literal("queued", { description: "The message is queued; the child has not necessarily read it yet." }),
+  status: Type.Union([Type.Literal("queued"), Type.Literal("terminal"), Type.Literal("unsupported"), Type.Literal("refused")], {
+    description:
+      "queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered.",
+  }),
   held: Type.Boolean({ description: "True when the child's session did not exist yet: the message is delivered when it starts." }),
+  reason: Type.Optional(Type.String({ description: "refused: the bound the steer met and when steering works again." })),
 });
 
 export const RunsOutputSchema = envelopeSchema(

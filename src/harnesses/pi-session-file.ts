@@ -1,8 +1,25 @@
-import { closeSync, openSync, writeSync } from "node:fs";
-import type { SessionManager } from "@earendil-works/pi-coding-agent";
+import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { parseSessionEntries, SessionManager, type FileEntry } from "@earendil-works/pi-coding-agent";
+import { redactValue } from "../runs/index.ts";
+
+/** One line of the file: an entry redacted as every durable record of a run is. */
+const redactedLine = (entry: unknown): string => JSON.stringify(redactValue(entry).value);
 
 /**
- * A pi child's session file, written by pi-flow from the child's in-memory Pi session. Pi would
+ * The session a resumed child continues: the earlier child's entries, redacted (a file written
+ * before transcripts were redacted is redacted now), under a new header that names it as parent.
+ * It is held in memory and written by ChildSessionFile, like a new child's.
+ */
+export function resumedSessionManager(source: string, cwd: string): SessionManager {
+  const entries = parseSessionEntries(readFileSync(source, "utf8")).filter((entry) => entry.type !== "session");
+  if (entries.length === 0) throw new Error(`The earlier child's Pi session has no entries: ${source}`);
+  const redacted = entries.map((entry) => redactValue(entry).value as FileEntry);
+  return SessionManager.inMemory(cwd, { parentSession: source }, redacted);
+}
+
+/**
+ * A pi child's session file, written by pi-flow from the child's in-memory Pi session, every
+ * entry redacted: the file is evidence kept on disk beside the redacted journal. Pi would
  * open the file again for every message it appends, and on a busy disk file opens are most of
  * what a short child costs. This writes once the prompt is in the session (as Pi does, so a child
  * killed in its first turn keeps its prompt), at the end of each turn and when the child stops,
@@ -35,9 +52,9 @@ export class ChildSessionFile {
       if (this.fd === null) {
         if (!entries.some((entry) => entry.type === "message")) return;
         this.fd = openSync(this.path, "wx", 0o600);
-        lines.push(JSON.stringify(this.manager.getHeader()));
+        lines.push(redactedLine(this.manager.getHeader()));
       }
-      for (const entry of entries.slice(this.written)) lines.push(JSON.stringify(entry));
+      for (const entry of entries.slice(this.written)) lines.push(redactedLine(entry));
       const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
       for (let done = 0; done < buffer.length; ) done += writeSync(this.fd, buffer, done);
       this.written = entries.length;

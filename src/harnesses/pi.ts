@@ -1,5 +1,3 @@
-import { renameSync } from "node:fs";
-import { dirname } from "node:path";
 import {
   createAgentSession,
   DefaultResourceLoader,
@@ -16,7 +14,7 @@ import { quotaBreach } from "./quotas.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
 import { addMessageUsage, zeroUsage } from "./usage.ts";
-import { ChildSessionFile } from "./pi-session-file.ts";
+import { ChildSessionFile, resumedSessionManager } from "./pi-session-file.ts";
 import { stoppedResult } from "./outcomes.ts";
 
 export interface PiHarnessOptions {
@@ -26,23 +24,14 @@ export interface PiHarnessOptions {
 }
 
 /**
- * The child's Pi session: a file of the run's evidence when the run has one (so a later run can
- * resume it), a copy of an earlier run's session when this run resumes it, else in memory. Either
- * way it is evidence of the run, never a session of the user's own session list. The file sits in
- * the run's folder, which exists: no folder is created per child. A new child's session is kept
- * in memory and written by ChildSessionFile; a resumed one is Pi's fork, which Pi writes itself.
+ * The child's Pi session, held in memory: new, or a redacted copy of an earlier run's session when
+ * this run resumes it. When the run has a session file (so a later run can resume it),
+ * ChildSessionFile writes it there, redacted; it is evidence of the run, never a session of the
+ * user's own session list. The file sits in the run's folder, which exists.
  */
 function childSessionManager(request: ChildRequest): SessionManager {
   const { session, cwd } = request;
-  // A new child's session is written by ChildSessionFile, from memory.
-  if (!session || session.resumeFrom === undefined) return SessionManager.inMemory(cwd);
-  // Pi names a fork's file itself; it becomes this run's session file under the usual name.
-  const fork = SessionManager.forkFrom(session.resumeFrom, cwd, dirname(session.file));
-  const forkedFile = fork.getSessionFile();
-  if (forkedFile === undefined) throw new Error("Pi did not write the forked child session");
-  renameSync(forkedFile, session.file);
-  fork.setSessionFile(session.file);
-  return fork;
+  return session?.resumeFrom === undefined ? SessionManager.inMemory(cwd) : resumedSessionManager(session.resumeFrom, cwd);
 }
 
 /** Builds the child inside the child-context guard, so pi-flow does not install itself in it. */
@@ -119,16 +108,23 @@ function enforceQuotas(session: AgentSession, request: ChildRequest, state: Quot
   };
 }
 
-/** Steers reach the child through Pi's own queue: after its active tool batch, before its next model request. */
+/**
+ * Steers reach the child through Pi's own queue: after its active tool batch, before its next model
+ * request. Every steer still unread then goes into that one request, not one request each.
+ */
 function attachSteering(session: AgentSession, request: ChildRequest): void {
-  request.steering?.attach((message) => {
-    session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
-      try {
-        request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
-      } catch {
-        // The run settled meanwhile: its evidence is closed, and nothing may throw into the host.
-      }
-    });
+  if (!request.steering) return;
+  session.agent.steeringMode = "all";
+  request.steering.attach({
+    deliver: (message) =>
+      session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
+        try {
+          request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
+        } catch {
+          // The run settled meanwhile: its evidence is closed, and nothing may throw into the host.
+        }
+      }),
+    unread: () => session.getSteeringMessages(),
   });
 }
 
@@ -211,8 +207,10 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
     async run(request) {
       const usage = zeroUsage();
       const session = await buildChildSession(request, options);
-      const file = request.session && request.session.resumeFrom === undefined ? new ChildSessionFile(session.sessionManager, request.session.file) : undefined;
+      const file = request.session ? new ChildSessionFile(session.sessionManager, request.session.file) : undefined;
       const fileError = (message: string) => request.onDiagnostic({ type: "error", message });
+      // A resumed child's file holds the conversation it continues from the start, as a fork's would.
+      if (request.session?.resumeFrom !== undefined) file?.flush(fileError);
       const unsubscribe = observe(session, request, usage, () => file?.flush(fileError));
       const quota: QuotaState = {};
       const releaseQuotas = enforceQuotas(session, request, quota);

@@ -1,23 +1,24 @@
-import { appendFileSync, statSync, writeFileSync } from "node:fs";
-import { redactText, redactValue } from "../runs/index.ts";
-import { formatLine, OccurrenceCounter, readCassette, recordedHeader, type CassetteEntry } from "./cassette.ts";
+import { appendFileSync, chmodSync, statSync, writeFileSync } from "node:fs";
+import { printable, redactValue } from "../runs/index.ts";
+import { formatLine, OccurrenceCounter, readCassette, recordedHeader, stubHeader, type CassetteEntry, type CassetteHeader } from "./cassette.ts";
 import type { RecordSettings } from "./harness-settings.ts";
 import { keyFor } from "./replay.ts";
 import type { Harness } from "./types.ts";
 
-/** Starts a new cassette at `path`, replacing any file there: the header line only. */
-export function startCassette(path: string): void {
-  writeFileSync(path, formatLine(recordedHeader()));
+/** Starts a new cassette at `path`, replacing any file there: the header line only, readable by its owner only. */
+export function startCassette(path: string, header: CassetteHeader = recordedHeader()): void {
+  writeFileSync(path, formatLine(header), { mode: 0o600 });
+  chmodSync(path, 0o600); // a file that was there keeps its mode through a rewrite
 }
 
 // Occurrences are counted per cassette across the process, exactly as replay counts them.
 const counters = new Map<string, OccurrenceCounter>();
 
 /** A cassette to append to: an absent or empty file gets a header; an existing one must be a cassette. */
-function openForAppend(path: string): OccurrenceCounter {
+function openForAppend(path: string, header: () => CassetteHeader): OccurrenceCounter {
   let counter = counters.get(path);
   if (counter) return counter;
-  if ((statSync(path, { throwIfNoEntry: false })?.size ?? 0) === 0) startCassette(path);
+  if ((statSync(path, { throwIfNoEntry: false })?.size ?? 0) === 0) startCassette(path, header());
   else readCassette(path); // throws configuration_invalid when the file is not a cassette
   counters.set(path, (counter = new OccurrenceCounter()));
   return counter;
@@ -26,13 +27,16 @@ function openForAppend(path: string): OccurrenceCounter {
 /**
  * Wraps a harness so each child's answer is appended to a cassette as the child settles. Answers
  * are redacted as the run's own final is, so a replay hands the script what the recording did.
+ * A model's answer is marked `source: "model"` with its usage and timing; the stub harness's is
+ * marked `source: "stub"`, with neither: it is a skeleton for a person to edit into real answers.
  */
-export function withRecording(inner: Harness, settings: RecordSettings | undefined): Harness {
+export function withRecording(inner: Harness, settings: RecordSettings | undefined, stubSeed?: number): Harness {
   if (!settings) return inner;
+  const stubbed = stubSeed !== undefined;
   return {
     name: inner.name,
     async run(request) {
-      const counter = openForAppend(settings.cassette);
+      const counter = openForAppend(settings.cassette, () => (stubbed ? stubHeader(stubSeed) : recordedHeader()));
       const key = keyFor(request, counter);
       const started = Date.now();
       const result = await inner.run(request);
@@ -41,9 +45,10 @@ export function withRecording(inner: Harness, settings: RecordSettings | undefin
         key,
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { answer: redactValue(result.value).value } : {}),
-        ...(result.error ? { error: { code: result.error.code, message: redactText(result.error.message).text } } : {}),
-        usage: result.usage,
-        timing: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started },
+        ...(result.error ? { error: { code: result.error.code, message: printable(result.error.message) } } : {}),
+        ...(stubbed
+          ? { source: "stub" as const }
+          : { usage: result.usage, timing: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started }, source: "model" as const }),
       };
       appendFileSync(settings.cassette, formatLine(entry));
       return result;

@@ -6,14 +6,18 @@ import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
 import { assertCliAvailable, cliHarnessState, createCliHarnessByName, isCliHarness, resolveCliModel } from "./cli/index.ts";
-import { REPLAY_SETUP, type HarnessSettings } from "./harness-settings.ts";
+import { DEFAULT_STUB, REPLAY_SETUP, type HarnessSettings } from "./harness-settings.ts";
 import { childModelRuntime } from "./model-runtime.ts";
 import { createPiHarness } from "./pi.ts";
 import { withRecording } from "./recording.ts";
 import { createReplayHarness, loadCassette } from "./replay.ts";
+import { createStubHarness } from "./stub.ts";
 import type { Harness, HarnessState } from "./types.ts";
 
-export const HARNESS_NAMES = ["pi", "claude", "codex", "replay"] as const;
+export const HARNESS_NAMES = ["pi", "claude", "codex", "replay", "stub"] as const;
+
+/** Harnesses that answer with no model: a child on one runs on no model. */
+const MODELLESS: ReadonlySet<string> = new Set(["replay", "stub"]);
 
 /**
  * Checks a harness before launch: an unknown name is selection_invalid; replay without a usable
@@ -25,14 +29,18 @@ export function checkHarnessName(name: string, settings: HarnessSettings = {}): 
   }
   if (name === "replay") {
     if (!settings.replay) throw new FlowError("harness_unavailable", `The replay harness has no cassette. ${REPLAY_SETUP}`);
-    loadCassette(settings.replay.cassette); // a missing or malformed cassette is found before launch
+    loadCassette(settings.replay.cassette, settings.replay.mode); // a missing or malformed cassette is found before launch
   }
   if (isCliHarness(name)) assertCliAvailable(name);
   return name;
 }
 
-/** The harness a child runs on: the one it asked for, or replay for every child when replay.every is set. */
+/**
+ * The harness a child runs on: the one it asked for, or stub (stub.every) or replay (replay.every)
+ * for every child when set; stub wins, it is the one that needs nothing.
+ */
 export function selectHarness(requested: string, settings: HarnessSettings): string {
+  if (settings.stub?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return "stub";
   if (settings.replay?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return checkHarnessName("replay", settings);
   return checkHarnessName(requested, settings);
 }
@@ -45,6 +53,7 @@ export function harnessState(name: string, settings: HarnessSettings = {}): Harn
       : { name, available: false, detail: `no cassette configured. ${REPLAY_SETUP}` };
   }
   if (isCliHarness(name)) return cliHarnessState(name);
+  if (name === "stub") return { name, available: true, detail: "available: answers children with values generated from their outputSchema, no model" };
   return { name, available: true, detail: "available: in-process, on the parent's model runtime" };
 }
 
@@ -58,14 +67,14 @@ export type ChildModel = { kind: "pi"; model: Model<Api> } | { kind: "cli"; name
 export const modelLabel = (model: ChildModel): string | null =>
   model.kind === "pi" ? `${model.model.provider}/${model.model.id}` : model.kind === "cli" ? (model.name ?? "the CLI's default") : null;
 
-/** Resolves the model for the chosen harness: none for replay, the CLI's own names for a CLI harness, else the registry's. */
+/** Resolves the model for the chosen harness: none for replay and stub, the CLI's own names for a CLI harness, else the registry's. */
 export function resolveModelFor(
   harness: string,
   requested: string | undefined,
   parentModel: Model<Api> | undefined,
   registry: ModelRegistry,
 ): ChildModel {
-  if (harness === "replay") return { kind: "none" };
+  if (MODELLESS.has(harness)) return { kind: "none" };
   if (isCliHarness(harness)) return { kind: "cli", name: resolveCliModel(harness, requested) };
   return { kind: "pi", model: resolveChildModel(requested, parentModel, registry) };
 }
@@ -106,6 +115,10 @@ export interface HarnessOptions {
 export async function createHarness(name: string, options: HarnessOptions): Promise<Harness> {
   const { model, resumeSessionId } = options;
   if (name === "replay") return createReplayHarness(options.settings.replay!);
+  if (name === "stub") {
+    const stub = options.settings.stub ?? DEFAULT_STUB;
+    return withRecording(createStubHarness(stub), options.settings.record, stub.seed);
+  }
   if (model.kind === "cli") {
     return createCliHarnessByName(name, {
       ...(model.name !== undefined ? { model: model.name } : {}),

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import {
+  assertStrictReplayable,
   describeKey,
   findEntry,
   nearestKey,
@@ -9,6 +10,7 @@ import {
   type Cassette,
   type CassetteEntry,
   type CassetteKey,
+  type ReplayMode,
 } from "./cassette.ts";
 import { redactText } from "../runs/index.ts";
 import type { ReplaySettings } from "./harness-settings.ts";
@@ -32,13 +34,16 @@ function stampOf(path: string): string {
   return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : "absent";
 }
 
-/** The cassette at `path`, parsed; configuration_invalid or harness_unavailable when unusable. */
-export function loadCassette(path: string): Cassette {
+/**
+ * The cassette at `path`, parsed; configuration_invalid or harness_unavailable when unusable.
+ * Strict replay also needs every entry's promptHash, which a hand-written entry may leave out.
+ */
+export function loadCassette(path: string, mode: ReplayMode = "loose"): Cassette {
   const stamp = stampOf(path);
   const cached = loaded.get(path);
-  if (cached && cached.stamp === stamp) return cached.cassette;
-  const cassette = readCassette(path);
+  const cassette = cached && cached.stamp === stamp ? cached.cassette : readCassette(path);
   loaded.set(path, { cassette, stamp });
+  if (mode === "strict") assertStrictReplayable(cassette, path);
   return cassette;
 }
 
@@ -81,7 +86,7 @@ function answerFor(entry: CassetteEntry, request: ChildRequest): { ok: true; val
 function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
   const zero = zeroUsage();
   if (request.signal.aborted) return stoppedResult(request, zero);
-  const cassette = loadCassette(settings.cassette);
+  const cassette = loadCassette(settings.cassette, settings.mode);
   const key = keyFor(request, counterFor(settings.cassette));
   const entry = findEntry(cassette, key, settings.mode);
   if (!entry) {
@@ -89,7 +94,8 @@ function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
     request.onDiagnostic({ type: "error", message });
     return { outcome: "failed", error: { code: "failed", message }, usage: zero };
   }
-  const usage = { ...entry.usage };
+  const usage = { ...zero, ...entry.usage };
+  if (entry.source === "stub") request.onDiagnostic({ type: "stub", message: "replayed an answer the stub harness generated: no model said it" });
   request.onProgress({ usage, activity: "replayed" });
   if (entry.outcome !== "succeeded") {
     const message = entry.error?.message ?? `The recorded child ended ${entry.outcome}.`;

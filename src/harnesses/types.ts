@@ -30,7 +30,9 @@ export type ChildDiagnostic =
   /** The session an external CLI opened for this child: what a later resume continues. */
   | { type: "session"; harness: string; sessionId: string }
   /** What an external CLI wrote to stderr, bounded. */
-  | { type: "stderr"; text: string };
+  | { type: "stderr"; text: string }
+  /** The child was answered by the stub harness: no model said it. */
+  | { type: "stub"; message: string };
 
 /** Who a child is, as its caller named it: what a cassette keys a recorded answer by. */
 export interface ChildTask {

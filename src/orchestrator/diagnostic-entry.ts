@@ -16,5 +16,7 @@ export function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
       return { level: "info", code: "cli_session", message: `${entry.harness} session ${entry.sessionId}` };
     case "stderr":
       return { level: "warn", code: "stderr", message: entry.text };
+    case "stub":
+      return { level: "warn", code: "stubbed", message: entry.message };
   }
 }

@@ -14,7 +14,7 @@ import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
 import { checkChildCwd } from "./child-cwd.ts";
 import { resolveRole, roleDirs } from "../harnesses/roles.ts";
 import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
+import { printable, redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
@@ -22,6 +22,7 @@ import { registerSteerTarget } from "./steering.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -195,7 +196,7 @@ export interface LaunchOptions {
   /** The Pi tool call that started this run (external_delegate), kept in its launch evidence for correlation. */
   toolCallId?: string;
   onProgress?(progress: ChildProgress): void;
-  /** Each piece of assistant text the child writes, after it went to the run's output log. */
+  /** Each piece of assistant text the child writes, as it went to the run's output log (redacted). */
   onOutput?(text: string): void;
 }
 
@@ -258,6 +259,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const when = held ? "held until the child's session starts" : "queued for the child's next model request";
       writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
     },
+    refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
   });
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -301,10 +303,11 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       cwd: prepared.cwd,
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
-      onProgress: (progress) => options.onProgress?.(progress),
+      // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
+      onProgress: (progress) => options.onProgress?.({ ...progress, activity: printable(progress.activity) }),
       onOutput: (text) => {
-        void writer.appendOutput(text);
-        options.onOutput?.(text);
+        const written = writer.appendOutput(text).text; // always written, whether anyone listens
+        options.onOutput?.(written);
       },
       onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
       quotas,
@@ -334,7 +337,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
         usage: result.usage,
       });
-      const settledRun = withheld.length > 0 ? { ...written, warnings: [...written.warnings, TOOLS_WITHHELD] } : written;
+      const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
+      const settledRun = { ...written, warnings };
       // A workflow's agent() needs the whole value, also when the receipt can only point to it.
       if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
       return { ...settledRun, value: redactValue(result.value).value };

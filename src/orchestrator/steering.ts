@@ -1,6 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { SteeringInbox } from "../harnesses/steering.ts";
 import type { RunStore } from "../runs/index.ts";
+import { SteerBudget } from "./steer-budget.ts";
 
 /**
  * `external_runs steer`: a message for a running child, queued for its next model request. Each
@@ -13,13 +14,31 @@ export interface SteerTarget {
   inbox: SteeringInbox | undefined;
   /** Journals the steer and writes it to the run's diagnostics, so inspect shows it. */
   record(message: string, held: boolean): void;
+  /** Notes in the run's diagnostics that steers were refused, and why (once per run of refusals). */
+  refused(reason: string): void;
+}
+
+interface Steerable {
+  target: SteerTarget;
+  budget: SteerBudget;
+  /** The last steer was refused: further refusals until one is accepted are not noted again. */
+  refusing: boolean;
 }
 
 export interface SteerPayload {
   runId: string;
-  status: "queued";
+  /**
+   * queued: the child will read it. terminal: the run had ended. unsupported: its harness has no
+   * steering channel. refused: the run's steering budget is spent (reason says which bound). Only
+   * queued delivers the message; the others are answers, not errors, since v1's codes keep their
+   * meanings (run_not_live: no owner and unfinished; harness_unavailable: before launch) and the
+   * message itself was well formed.
+   */
+  status: "queued" | "terminal" | "unsupported" | "refused";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
+  /** refused: the bound the steer met and when steering works again. */
+  reason?: string;
 }
 
 /** A steer is a message for a model, not a document. */
@@ -28,15 +47,15 @@ export const MAX_STEER_CHARS = 32_768;
 const GLOBAL_KEY: unique symbol = Symbol.for("pi-flow.steer.targets") as never;
 
 /** One table per process, like the run registry (an extension reload keeps live children steerable). */
-function targets(): Map<string, SteerTarget> {
-  const holder = globalThis as typeof globalThis & { [GLOBAL_KEY]?: Map<string, SteerTarget> };
+function targets(): Map<string, Steerable> {
+  const holder = globalThis as typeof globalThis & { [GLOBAL_KEY]?: Map<string, Steerable> };
   holder[GLOBAL_KEY] ??= new Map();
   return holder[GLOBAL_KEY];
 }
 
 /** Registers a launched child; the returned function removes it when the child settles. */
-export function registerSteerTarget(runId: string, target: SteerTarget): () => void {
-  targets().set(runId, target);
+export function registerSteerTarget(runId: string, target: SteerTarget, budget = new SteerBudget()): () => void {
+  targets().set(runId, { target, budget, refusing: false });
   return () => {
     target.inbox?.close();
     targets().delete(runId);
@@ -52,30 +71,33 @@ function checkMessage(message: unknown): string {
 
 /**
  * Queues a message for a running child of this session. Unknown or foreign runs are
- * run_unavailable; queued (not started) and finished runs are run_not_live; a workflow is
- * request_invalid; a CLI child is harness_unavailable. ok means queued, not acted on.
+ * run_unavailable; a queued (not started) run is run_not_live; a workflow is request_invalid; a
+ * finished or ending run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's
+ * budget (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
  */
 export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
   const text = checkMessage(message);
   const view = runs.view(runId);
   const id = view.runId;
   if (view.kind !== "agent") throw new FlowError("request_invalid", `steer targets an agent run; ${id} is a workflow.`);
-  if (view.state.status === "done") {
-    throw new FlowError("run_not_live", `Run ${id} has finished; continue it with external_delegate resume: "${id}" instead.`);
-  }
+  if (view.state.status === "done") return { runId: id, status: "terminal", held: false };
   if (view.state.status === "queued") {
     throw new FlowError("run_not_live", `Run ${id} is queued for a background slot and has not started; steer it once it runs.`);
   }
-  const target = targets().get(id);
-  if (!view.live || !target) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
-  if (!target.inbox) {
-    throw new FlowError(
-      "harness_unavailable",
-      `The ${target.harness} harness cannot be steered: its CLI runs one prompt non-interactively. Cancel the run and resume it with a new prompt instead.`,
-    );
+  const steerable = targets().get(id);
+  if (!view.live || !steerable) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
+  const { target } = steerable;
+  if (!target.inbox) return { runId: id, status: "unsupported", held: false };
+  const refusal = steerable.budget.admit(id, text, target.inbox.unread);
+  if (refusal !== undefined) {
+    if (!steerable.refusing) target.refused(refusal);
+    steerable.refusing = true;
+    return { runId: id, status: "refused", held: false, reason: refusal };
   }
   const held = !target.inbox.attached;
-  if (!target.inbox.send(text)) throw new FlowError("run_not_live", `Run ${id} is ending; it cannot be steered.`);
+  // The child's session already ended (the run settles a moment later): nothing can read it.
+  if (!target.inbox.send(text)) return { runId: id, status: "terminal", held: false };
+  steerable.refusing = false;
   target.record(text, held);
   return { runId: id, status: "queued", held };
 }

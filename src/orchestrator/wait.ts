@@ -48,8 +48,9 @@ export async function waitForRuns(
   const completions = targets.map((runId) => runs.settled(runId));
   const settled = new Map<string, RunView>();
   const claims = new Map<string, WaitClaim>(targets.map((runId) => [runId, ownership.claim(runId)]));
-  onWaiting?.(`Waiting for ${mode === "all" ? "all of" : "any of"} ${targets.join(", ")}.`);
   try {
+    // Inside the try: a throwing update hook must give the claims back like an abort does.
+    onWaiting?.(`Waiting for ${mode === "all" ? "all of" : "any of"} ${targets.join(", ")}.`);
     await new Promise<void>((resolve, reject) => {
       const done = () => {
         const all = settled.size === targets.length;

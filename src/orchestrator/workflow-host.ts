@@ -1,6 +1,6 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import type { RunWriter } from "../runs/index.ts";
+import { stripControls, type RunWriter } from "../runs/index.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
@@ -35,9 +35,9 @@ export interface ChildEntry {
   error?: string;
 }
 
-/** The last non-blank line of a chunk of child output, bounded for progress reports. */
+/** The last non-blank line of a chunk of (redacted) child output, bounded and without escapes for progress reports. */
 function lastLine(text: string): string | undefined {
-  const line = text.split("\n").map((part) => part.trim()).filter((part) => part !== "").at(-1);
+  const line = stripControls(text).split("\n").map((part) => part.trim()).filter((part) => part !== "").at(-1);
   return line === undefined ? undefined : line.slice(0, 200);
 }
 
@@ -91,6 +91,8 @@ export class WorkflowChildren {
   private failedCalls = 0;
   /** Tools some child of this run asked for and ran without: the root's receipt warns too. */
   readonly withheldTools = new Set<string>();
+  /** Children the stub harness answered: the root's receipt warns `stubbed`. */
+  stubbed = 0;
   /** A resumed run's agent() and tools.* calls answered from the journal, and those that ran. */
   private replayedCalls = 0;
   private liveCalls = 0;
@@ -169,6 +171,7 @@ export class WorkflowChildren {
     try {
       const prepared = prepareChild(toChildCall(options, index), env);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
+      if (prepared.harness === "stub") this.stubbed++;
       // Only on the harness it ran on: a call that now selects another harness starts afresh.
       if (continueFrom && continueFrom.harness === prepared.harness && !prepared.resume) prepared.resume = continueFrom;
       launched = launchChild(prepared, env, {

@@ -11,6 +11,7 @@ import {
 } from "../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "./launch-child.ts";
+import { STUBBED } from "../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./replay-host.ts";
 import type { ResumePlan } from "./resume-plan.ts";
 import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
@@ -115,6 +116,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const root = new AbortController();
   const stop = () => root.abort();
   writer.onCancel(stop);
+  // The parent's abort stops the root and its children; the call then returns a cancelled receipt
+  // with the run rather than rejecting (a listed deviation: docs/contract.md, "Deviations and additions").
   launch.signal?.addEventListener("abort", stop, { once: true });
   if (launch.signal?.aborted) stop();
 
@@ -165,8 +168,13 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       // Children stop when the root ends; the root settles only once they are terminal too.
       await children.drain();
       if (progressQueued) sendProgress();
+      if (children.stubbed > 0) {
+        const count = children.stubbed === 1 ? "1 child was" : `${children.stubbed} children were`;
+        writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
+      }
       const settled = settleRoot(writer, result, children.counts);
-      return children.withheldTools.size > 0 ? { ...settled, warnings: [...settled.warnings, TOOLS_WITHHELD] } : settled;
+      const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
+      return { ...settled, warnings };
     })
     .finally(() => launch.signal?.removeEventListener("abort", stop));
 
@@ -175,7 +183,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
 
 function settleRoot(writer: RunWriter, result: WorkflowResult, counts: ChildCounts): SettleResult {
   if (result.ok) {
-    // A script that returns nothing still has a result: null, so readers always find a final value.
+    // A script that returns nothing still has a result: null, so readers always find a final value
+    // (a listed deviation: docs/contract.md, "Deviations and additions").
     const settled = writer.settle({ outcome: "succeeded", value: result.value ?? null, children: counts });
     if (counts.failed === 0) return settled;
     return { ...settled, warnings: [...settled.warnings, HANDLED_CHILD_FAILURES] };

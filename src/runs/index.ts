@@ -21,6 +21,7 @@ export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type M
 export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactText, redactValue, REDACTED } from "./redact.ts";
+export { printable, stripControls } from "./controls.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./delivery.ts";
 export { buildView, formatRunText, outputWarnings } from "./view.ts";
 export {

@@ -53,18 +53,18 @@ export function classifyJournalText(text: string, runId: string, onLine?: (line:
 
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
-    if (report.terminal) return { ...report, integrity: "damaged", reason: `line ${n} follows the terminal line` };
     const torn = tail.length > 0 && i === lines.length - 1;
     const line = parse(lines[i] ?? "");
+    // Only the last line torn is an unfinished write, even after the terminal line (the contract's rule).
+    if (torn && line === null) return { ...report, integrity: "incomplete", reason: `line ${n} is torn` };
+    if (report.terminal) return { ...report, integrity: "damaged", reason: `line ${n} follows the terminal line` };
     if (i === 0 && line && line.t === "start" && line.v !== JOURNAL_VERSION) {
       return { ...report, integrity: "unknown", reason: `unsupported journal version ${String(line.v)}` };
     }
     if (line && typeof line.runId === "string" && line.runId !== runId) {
       return { ...report, integrity: "damaged", reason: `line ${n} belongs to run ${line.runId.slice(0, 40)}` };
     }
-    // Text that does not parse and has no newline is an unfinished write; text that parses was
-    // written whole, so if it is the wrong record the journal is wrong, torn or not.
-    if (torn && line === null) return { ...report, integrity: "incomplete", reason: `line ${n} is torn` };
+    // Text that parses was written whole, so if it is the wrong record the journal is wrong, torn or not.
     const checked = checkLine(line, i);
     if ("defect" in checked) {
       const last = i === lines.length - 1;

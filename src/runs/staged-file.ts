@@ -23,10 +23,10 @@ export function stagingPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${randomBytes(9).toString("hex")}.staging`);
 }
 
-/** Creates `path` (from stagingPathFor) exclusively, never through a link, holding `text`. */
+/** Creates `path` (from stagingPathFor) exclusively, never through a link, readable by its owner only, holding `text`. */
 export function createStagedFile(path: string, text: string): void {
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-  const fd = openSync(path, flags, 0o666);
+  const fd = openSync(path, flags, 0o600);
   try {
     const bytes = Buffer.from(text, "utf8");
     let written = 0;

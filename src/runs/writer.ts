@@ -8,6 +8,7 @@ import { groupCommit } from "./group-commit.ts";
 import type { RunKind } from "./ids.ts";
 import { JOURNAL_VERSION, type BodyLine, type ChildCounts, type JournalLine, type Usage } from "./journal.ts";
 import { RECORD_VERSION, type RunRecord } from "./record.ts";
+import { stripControls } from "./controls.ts";
 import { redactText, redactValue } from "./redact.ts";
 import type { LiveEntry } from "./registry.ts";
 import { createRunEvidence } from "./run-creation.ts";
@@ -101,19 +102,19 @@ export class RunWriter {
     this.saveRecord();
   }
 
-  /** One whole message (redaction sees the message whole, so pass messages, not stream fragments). */
-  appendOutput(text: string): { redacted: boolean } {
+  /** One whole message (redaction sees the message whole, so pass messages, not stream fragments); returns it as written. */
+  appendOutput(text: string): { redacted: boolean; text: string } {
     this.assertOpen();
     const { text: clean, changed } = redactText(text);
     const at = new Date().toISOString();
     this.out.appendOutput((first) => outputChunk(this.kind, clean, at, first));
     this.entry.outputBytes = this.out.outputBytes;
-    return { redacted: changed };
+    return { redacted: changed, text: clean };
   }
 
   appendDiagnostic(entry: DiagnosticEntry): void {
     this.assertOpen();
-    const clean = { ...entry, message: capText(redactText(entry.message).text, MAX_DIAGNOSTIC_CHARS), at: entry.at ?? new Date().toISOString() };
+    const clean = { ...entry, message: capText(stripControls(redactText(entry.message).text), MAX_DIAGNOSTIC_CHARS), at: entry.at ?? new Date().toISOString() };
     this.out.appendDiagnostic((first) => diagnosticChunk(this.kind, clean, first));
     this.entry.diagnosticsBytes = this.out.diagnosticsBytes;
   }
@@ -159,7 +160,8 @@ export class RunWriter {
     const endedAt = new Date().toISOString();
     if (input.usage) this.entry.usage = { ...input.usage };
     if (input.children) this.entry.children = { ...input.children };
-    const error = input.error ? { code: input.error.code, message: capText(redactText(input.error.message).text, MAX_ERROR_CHARS) } : undefined;
+    // An error is printed as it is (flow's error line, a receipt): no escape sequence may survive in it.
+    const error = input.error ? { code: input.error.code, message: capText(stripControls(redactText(input.error.message).text), MAX_ERROR_CHARS) } : undefined;
 
     const final =
       input.outcome === "succeeded" && input.value !== undefined

@@ -1,3 +1,4 @@
+import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
@@ -44,6 +45,7 @@ export function createDelegateTool(host: FlowHost) {
     outputSchema: DelegateOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.
+    // A listed deviation from the tool-calling contract: docs/contract.md, "Deviations and additions".
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
@@ -78,7 +80,8 @@ export function createDelegateTool(host: FlowHost) {
       }
       onUpdate?.({ content: [{ type: "text", text: `Child ${launched.runId} started.` }], details: { runId: launched.runId, phase: "running" } });
       const { view, warnings } = await launched.settled;
-      return settledReceipt(DELEGATE, view, warnings, `${receiptText(view, "settled", supervised(ctx))}${note}`, { runId: view.runId, phase: "settled", run: view });
+      const stubbed = warnings.includes(STUBBED) ? `\n${STUBBED_NOTE}` : "";
+      return settledReceipt(DELEGATE, view, warnings, `${receiptText(view, "settled", supervised(ctx))}${note}${stubbed}`, { runId: view.runId, phase: "settled", run: view });
     },
   });
 }

@@ -22,7 +22,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "model is Claude Code's own name (sonnet, opus, claude-sonnet-4-5); an anthropic/ prefix is dropped. outputSchema goes to --json-schema.",
     "Preflight: PI_FLOW_CLAUDE_BIN or claude on PATH, and claude --version 2.0.0 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add ANTHROPIC_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CLAUDE_ENV to pass them. Its session id is in the run's diagnostics (cli_session).",
-    "resume: runId continues that session (--resume). Quotas are counted from its stream and end its process group. It cannot be steered (harness_unavailable): cancel and resume instead.",
+    "resume: runId continues that session (--resume). Quotas are counted from its stream and end its process group. It cannot be steered (steer answers status unsupported): cancel and resume instead.",
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   codex: [
@@ -31,14 +31,20 @@ export const HARNESS_HELP: Record<string, string> = {
     "model is Codex's own name (gpt-5-codex); an openai/ prefix is dropped. outputSchema goes to --output-schema.",
     "Preflight: PI_FLOW_CODEX_BIN or codex on PATH, and codex --version 0.50.0 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add OPENAI_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CODEX_ENV to pass them. Its thread id is in the run's diagnostics (cli_session).",
-    "resume: runId continues that thread (codex exec resume). Quotas are counted from its stream (one turn per prompt, so maxToolCalls is the useful one) and end its process group. It cannot be steered (harness_unavailable): cancel and resume instead.",
+    "resume: runId continues that thread (codex exec resume). Quotas are counted from its stream (one turn per prompt, so maxToolCalls is the useful one) and end its process group. It cannot be steered (steer answers status unsupported): cancel and resume instead.",
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   replay: [
     "replay: children answered from a cassette (a recording of an earlier run, or illustrative answers), with no model and no tokens.",
     "Needs a cassette: PI_FLOW_REPLAY=<file.jsonl> or the Pi setting flow.replay.cassette; without one, selecting it is harness_unavailable.",
     "Answers match by role or agent definition, description, occurrence and a hash of the prompt; flow.replay.mode (PI_FLOW_REPLAY_MODE) loose ignores the prompt.",
-    "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD.",
+    "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD; write one by hand (loose replay), or start from flow run --stub --record <file.jsonl>.",
+  ].join("\n"),
+  stub: [
+    "stub: children answered at once with no model: a value generated from the child's outputSchema that satisfies it, or a text naming the call; for trying a workflow's control flow, schemas and merge step before spending a token.",
+    "Values are the same for the same seed: flow run --stub --seed N, or the Pi setting flow.stub { seed, every } (true: every child, seed 0); harness: \"stub\" stubs one child.",
+    "Its runs are marked: warning stubbed on the receipt, a stubbed diagnostic on each child, harness stub and model null in its launch evidence.",
+    "A schema no generated value satisfies fails the child and says so. flow run --stub --record <file.jsonl> writes the answers as a cassette to edit into real ones.",
   ].join("\n"),
 };
 

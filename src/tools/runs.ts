@@ -4,7 +4,7 @@ import { FlowError } from "../contract/errors.ts";
 import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/runs-schema.ts";
 import type { FlowHost } from "../orchestrator/flow-host.ts";
 import type { ResultOwnership } from "../orchestrator/ownership.ts";
-import { steerRun } from "../orchestrator/steering.ts";
+import { steerRun, type SteerPayload } from "../orchestrator/steering.ts";
 import { waitForRuns } from "../orchestrator/wait.ts";
 import { outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
@@ -70,13 +70,20 @@ function cancel(runs: RunStore, input: RunsInput): Answer {
   return { data: payload, text };
 }
 
+function steerText({ runId, status, held }: SteerPayload): string {
+  if (status === "terminal") return `Run ${runId} had already ended; the message was not delivered. Continue it with external_delegate resume: "${runId}" instead.`;
+  if (status === "unsupported") {
+    return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel the run and resume it with a new prompt instead.`;
+  }
+  return held
+    ? `Steer held for run ${runId}: its child is starting, and gets the message when its session opens.`
+    : `Steer queued for run ${runId}: the child reads it after its current tool calls, before its next model request.`;
+}
+
 function steer(runs: RunStore, input: RunsInput): Answer {
   rejectExtras(input, ["runIds", "message"]);
   const payload = steerRun(runs, onlyOneTarget(input), input.message);
-  const text = payload.held
-    ? `Steer held for run ${payload.runId}: its child is starting, and gets the message when its session opens.`
-    : `Steer queued for run ${payload.runId}: the child reads it after its current tool calls, before its next model request.`;
-  return { data: payload, text };
+  return { data: payload, text: steerText(payload) };
 }
 
 async function wait(
@@ -137,7 +144,7 @@ export function createRunsTool(host: FlowHost) {
       "inspect: with view summary (default) and one or more runIds, batch entries; with one run and view launch, output, diagnostics or final, one page bounded by limitBytes (follow nextCursor, concatenate JSON pages before parsing).",
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",
-      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt; ok means queued. pi children only; a finished run is continued with external_delegate resume instead.",
+      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means delivered (not yet acted on); terminal (the run had ended: continue it with external_delegate resume) and unsupported (a claude or codex child) mean it was not.",
       "ok means the query worked even when the run failed: check run.state.outcome.",
     ].join(" "),
     promptSnippet: "List, inspect, wait for, cancel or steer pi-flow runs",

@@ -1,3 +1,4 @@
+import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool, type ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
@@ -58,6 +59,7 @@ export function progressText(progress: WorkflowProgress): string {
 
 function settledText(view: RunView, warnings: readonly string[], isSupervised: boolean): string {
   let text = receiptText(view, "settled", isSupervised);
+  if (warnings.includes(STUBBED)) text += `\n${STUBBED_NOTE}`;
   if (warnings.includes(TOOLS_WITHHELD)) {
     text += `\nWarning (${TOOLS_WITHHELD}): some agent() children ran without tools their roles ask for, which this session does not hold; each child's launch view lists its tools.`;
   }
@@ -127,6 +129,7 @@ export function createWorkflowTool(host: FlowHost) {
     outputSchema: WorkflowOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.
+    // A listed deviation from the tool-calling contract: docs/contract.md, "Deviations and additions".
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<WorkflowDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;

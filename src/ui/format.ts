@@ -3,6 +3,7 @@
  * each run status gets. No theme here; views color what these return.
  */
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
+import { stripControls } from "../runs/controls.ts";
 import type { RunView } from "../contract/run-schema.ts";
 
 export type Usage = NonNullable<RunView["usage"]>;
@@ -106,9 +107,8 @@ export function oneLine(text: string): string {
 }
 
 /**
- * Text a run wrote, made safe for a terminal: line breaks and tabs stay, every other control
- * character (escape sequences that move the cursor, clear lines or set the title) is dropped.
+ * Text a run wrote, made safe for a terminal: line breaks and tabs stay, escape sequences (that
+ * move the cursor, clear lines, set the title or write the clipboard) go whole, with every other
+ * control character.
  */
-export function terminalText(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
-}
+export const terminalText = stripControls;

@@ -4,7 +4,7 @@
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import type { RunView } from "../contract/run-schema.ts";
-import { formatDuration, formatUsageDetail, oneLine, statusMark, statusOf, statusWord } from "./format.ts";
+import { formatDuration, formatUsageDetail, oneLine, statusMark, statusOf, statusWord, terminalText } from "./format.ts";
 
 /** How many lines of an inline answer an expanded row shows before pointing to the rest. */
 export const ANSWER_PREVIEW_LINES = 20;
@@ -39,7 +39,8 @@ export function answerText(view: RunView, theme: Theme, maxLines = ANSWER_PREVIE
   }
   if (output.delivery !== "inline") return "";
   const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value, null, 2);
-  const lines = text.replace(/\r/g, "").replace(/\t/g, "  ").split("\n");
+  // The answer is a model's text: a child may have written escape sequences into it.
+  const lines = terminalText(text.replace(/\t/g, "  ")).split("\n");
   const shown = lines.slice(0, maxLines).map((line) => theme.fg("toolOutput", line));
   if (lines.length > maxLines) shown.push(theme.fg("muted", `… ${lines.length - maxLines} more lines (external_runs inspect ${view.runId} view final)`));
   const head = theme.fg("muted", output.redacted ? "answer (secrets redacted)" : "answer");

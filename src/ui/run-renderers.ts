@@ -37,6 +37,7 @@ function rowStatus(state: RunRowState): RowStatus {
   const details = state.details;
   if (details?.phase === "accepted") return "accepted";
   if (details?.run && details.phase === "settled") return statusOf(details.run);
+  if (state.plainText !== undefined) return "succeeded";
   return "running";
 }
 
@@ -131,8 +132,11 @@ export function runRenderers(kind: Kind) {
       if (!options.expanded) {
         const error = errorLine(state, theme);
         if (error) container.addChild(new FitLines(() => [error]));
+        const plain = state.plainText?.split("\n")[0];
+        if (plain) container.addChild(new FitLines(() => [theme.fg("toolOutput", oneLine(plain))]));
         return container;
       }
+      if (state.plainText) container.addChild(new Text(theme.fg("toolOutput", state.plainText), 0, 0));
       for (const part of expandedBody(kind, state, theme)) container.addChild(part);
       return container;
     },

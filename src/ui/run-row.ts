@@ -30,6 +30,8 @@ export interface RunRowState {
   durationMs?: number;
   /** The rejection text when a call failed before it made a run. */
   rejection?: string;
+  /** A final result that came without details (another host, a replaced result): its text is all there is to show. */
+  plainText?: string;
   tick?: NodeJS.Timeout;
 }
 
@@ -67,6 +69,7 @@ export function applyResult(state: RunRowState, update: ResultUpdate, now = Date
   state.isError = update.isError;
   state.durationMs = update.durationMs;
   if (details?.phase === "rejected" || (!details && update.isError)) state.rejection = update.text;
+  else if (!details && !state.details) state.plainText = update.text;
   if (state.tick) clearInterval(state.tick);
   delete state.tick;
   return true;

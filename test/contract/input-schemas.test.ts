@@ -1,6 +1,9 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { TOOL_METADATA, TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
+import { HARNESS_NAMES } from "../../src/harnesses/registry.ts";
 import { schemaViolation } from "../support/schema.ts";
 
 const delegate = TOOL_SCHEMAS.external_delegate.input;
@@ -15,6 +18,19 @@ describe("external_delegate input", () => {
   test("rejects role with subagent_type, and subagent_type with harness", () => {
     expect(schemaViolation(delegate, { ...base, role: "worker", subagent_type: "scout" })).toMatch(/must not match the schema in not/);
     expect(schemaViolation(delegate, { ...base, subagent_type: "scout", harness: "pi" })).toMatch(/must not match the schema in not/);
+  });
+
+  test("harness description names every shipped harness as available, here and in the generated helpers and declarations", () => {
+    const branches = (delegate as unknown as { anyOf: { properties: Record<string, { description?: string }> }[] }).anyOf;
+    const described = branches.map((branch) => branch.properties.harness?.description).filter((text) => text !== undefined);
+    expect(described).toHaveLength(1);
+    for (const name of HARNESS_NAMES) expect(described[0]).toContain(name);
+    for (const file of ["../../helpers/contract-schemas.ts", "../../workflows/flow.d.ts"]) {
+      const text = readFileSync(fileURLToPath(new URL(file, import.meta.url)), "utf8");
+      expect(text).toContain(described[0]);
+      expect(text).not.toMatch(/not shipped/);
+    }
+    expect(described[0]).not.toMatch(/not shipped/);
   });
 
   test("requires a selector, a description and a prompt", () => {

@@ -63,13 +63,14 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     expect(JSON.parse((launch.structuredContent as { data: { page: { text: string } } }).data.page.text)).toMatchObject({ resume: firstRunId });
   });
 
-  test("steering a running CLI child is harness_unavailable, and the child runs on", async () => {
+  test("error codes keep their v1 meaning: steering a running CLI child answers status unsupported (not harness_unavailable), and the child runs on", async () => {
     await start();
     const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "[fake:hang]"), background: true });
     const runId = receipt.data.run!.runId;
     await expect.poll(() => fakeRuns(pi.cwd, harness).length, { timeout: 30_000 }).toBe(1);
     const steer = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." });
-    expect(steer.structuredContent).toMatchObject({ ok: false, error: { code: "harness_unavailable", message: expect.stringContaining("cannot be steered") } });
+    expect(steer.structuredContent).toMatchObject({ ok: true, data: { runId, status: "unsupported", held: false } });
+    expect(steer.text).toMatch(/cannot be steered.*not delivered/);
     const view = await pi.callTool("external_runs", { action: "inspect", runIds: [runId] });
     expect(view.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: true }] } });
     await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });

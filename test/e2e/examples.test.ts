@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { childAnswers, type Seen } from "../support/children.ts";
+import { fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /** The contract's four codemode examples, as they stand in examples/, run verbatim in native codemode. */
@@ -83,4 +84,21 @@ test("explicit-handoff: collects evidence, then a reviewer sees only the bounded
   expect(reviewer).not.toContain(evidence);
   // context none: neither child saw the parent's conversation.
   for (const child of seen) expect(child.all).not.toContain("hunter2-PARENT-ONLY");
+});
+
+test("handoff: a Flow reference is resolved to bounded content before it reaches a foreign CLI", async () => {
+  pi.dispose();
+  pi = await startPiSession({ env: { PATH: pathWithFakes() } });
+  await storeInputs({
+    "flow.handoffPlan": { harness: "claude", maxEvidenceChars: 1000, mapPrompt: "Map the auth module. [fake:huge]", reviewPrompt: "Review the evidence." },
+  });
+  const outcome = await pi.runCodemode(example("explicit-handoff"), { verbatim: true });
+  expect(outcome.value).toMatchObject({ ok: true, omissions: expect.stringMatching(/^bounded to 1000 chars \(\d+ chars omitted, remaining pages skipped\)$/) });
+  // The mapper's 3 MiB answer was delivered by reference; the reviewer, a claude process, got content.
+  const reviewer = fakeRuns(pi.cwd, "claude").find((run) => run.prompt.includes("Review the evidence."));
+  expect(reviewer).toBeDefined();
+  expect(reviewer!.prompt).toContain("Untrusted evidence packet");
+  expect(reviewer!.prompt).toContain("éééé");
+  expect(reviewer!.prompt).not.toMatch(/"action":\s*"inspect"|refs|external_runs/);
+  expect(Buffer.byteLength(reviewer!.prompt, "utf8")).toBeLessThan(8 * 1024);
 });

@@ -1,7 +1,7 @@
 /**
  * What a resume refuses, and why, in real Pi sessions: every refusal is typed and runs nothing.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
@@ -200,3 +200,36 @@ test("a script that reacts to the order children settle in diverges on resume: t
   expect(resumed.receipt.error!.message).toMatch(/diverged from run .* at its agent\(\) call 2 \(explorer, "summary", args [0-9a-f]+\): the journal has agent\(\) call 2 \(explorer, "summary", args [0-9a-f]+\)/);
   expect(seen).toHaveLength(0);
 });
+
+test("error codes: an unreadable journal on resume is run_unavailable, and nothing runs", async () => {
+  const pi = await session();
+  let started!: () => void;
+  const hanging = new Promise<void>((resolve) => (started = resolve));
+  const run = await workflow(pi, { script: `return (${step("slow")}).value;`, background: true }, [childHangs(started)]);
+  await hanging;
+  await cancelled(pi, run.run!.runId);
+  // The journal becomes something no read can open as a file (the tests may run as root, so not a chmod).
+  const journal = findFile(pi.flowHome, run.run!.runId, "journal.jsonl");
+  rmSync(journal);
+  mkdirSync(journal);
+  const seen: Seen[] = [];
+  const { receipt } = await workflow(pi, { resume: run.run!.runId }, [childAnswers("never", seen)]);
+  expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "run_unavailable" } });
+  expect(receipt.error!.message).toMatch(/journal/);
+  expect(seen).toHaveLength(0);
+});
+
+/** The path of a run's evidence file under the Flow home. */
+function findFile(dir: string, runId: string, name: string): string {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const path = join(dir, entry.name);
+    if (entry.name === runId) return join(path, name);
+    try {
+      return findFile(path, runId, name);
+    } catch {
+      // not under this folder
+    }
+  }
+  throw new Error(`no ${name} for ${runId}`);
+}

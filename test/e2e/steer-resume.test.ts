@@ -60,10 +60,13 @@ describe("external_runs steer", () => {
     expect((diagnostics.data.page as { text: string }).text).toMatch(/info \[steer\]: steer queued for the child's next model request: Also check the docs folder\./);
   });
 
-  test("a finished run is run_not_live; an unknown one run_unavailable; a workflow request_invalid; a missing message request_invalid", async () => {
+  test("error codes keep their v1 meaning: a finished run answers status terminal, not run_not_live; an unknown one run_unavailable; a workflow request_invalid; a missing message request_invalid", async () => {
     const { receipt } = await delegate(worker, { children: [childAnswers("done")] });
     const runId = receipt.data.run!.runId;
-    expect(await runs({ action: "steer", runIds: [runId], message: "more" })).toMatchObject({ ok: false, error: { code: "run_not_live", message: expect.stringContaining("resume") } });
+    const finished = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "more" });
+    expect(schemaViolation(TOOL_SCHEMAS.external_runs.output, finished.structuredContent)).toBeNull();
+    expect(finished.structuredContent).toMatchObject({ ok: true, data: { runId, status: "terminal", held: false } });
+    expect(finished.text).toMatch(/not delivered.*resume/);
     const unknown = runId.replace(/.$/, (last) => (last === "0" ? "1" : "0"));
     expect(await runs({ action: "steer", runIds: [unknown], message: "more" })).toMatchObject({ ok: false, error: { code: "run_unavailable" } });
     expect(await runs({ action: "steer", runIds: [runId] })).toMatchObject({ ok: false, error: { code: "request_invalid" } });

@@ -166,6 +166,13 @@ describe("receipts", () => {
     expect(run).toMatchObject({ state: { outcome: "failed" }, children: { count: 2, failed: 0 } });
   });
 
+  test("a script that returns nothing succeeds with the value null (a deviation: v1's ok asks for a non-empty answer)", async () => {
+    const { receipt, run } = await workflow({ script: "const a = 1;" });
+    expect(receipt).toMatchObject({ ok: true, data: { run: { state: { outcome: "succeeded" }, output: { finalAvailable: true, delivery: "inline", value: null } } } });
+    const page = await pi.callTool("external_runs", { ...run!.refs.final!, limitBytes: 4096 });
+    expect(JSON.parse((page.structuredContent as { data: { page: { text: string } } }).data.page.text)).toEqual({ result: null });
+  });
+
   test("a script error fails the root with its line and column", async () => {
     const { receipt } = await workflow({ script: "const a = 1;\nnull.boom;\nreturn a;" });
     expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
-import { findEntry, nearestKey, OccurrenceCounter, parseCassette, promptHash, type CassetteEntry } from "../../src/harnesses/cassette.ts";
+import { assertStrictReplayable, findEntry, nearestKey, OccurrenceCounter, parseCassette, promptHash, type CassetteEntry } from "../../src/harnesses/cassette.ts";
 import { resolveHarnessSettings } from "../../src/harnesses/harness-settings.ts";
 
 const header = JSON.stringify({ format: "pi-flow-cassette", version: 1, illustrative: false, note: "test", createdAt: "2026-01-01T00:00:00.000Z" });
@@ -50,15 +50,60 @@ describe("cassettes", () => {
 
   test.each([
     ["", /is empty/],
-    ['{"format":"other"}', /line 1: the first line is not a pi-flow-cassette header/],
+    ['{"format":"other"}', /line 1: the first line must be the header \{"format":"pi-flow-cassette","version":1\}/],
     [header.replace('"version":1', '"version":9'), /line 1: cassette version 9 is not supported/],
     [`${header}\nnot json`, /line 2: not JSON/],
-    [`${header}\n${JSON.stringify({ ...entry("x", 1, "h"), outcome: "cancelled" })}`, /line 2: outcome must be succeeded, failed or timed_out/],
+    [`${header}\n${JSON.stringify({ ...entry("x", 1, "h"), outcome: "cancelled" })}`, /line 2: outcome must be succeeded, failed, timed_out/],
     [`${header}\n${JSON.stringify({ ...entry("x", 0, "h") })}`, /line 2: key.occurrence must be a positive integer/],
   ])("a malformed cassette is configuration_invalid naming its line: %j", (source, message) => {
     const error = failure(() => parseCassette(source, "t.jsonl"));
     expect(error.code).toBe("configuration_invalid");
     expect(error.message).toMatch(message);
+  });
+
+  test("a hand-written cassette needs only format and version, and per entry agent, description and answer", () => {
+    const written = [
+      '{"format":"pi-flow-cassette","version":1}',
+      '{"key":{"agent":"role:reviewer","description":"Review tests"},"answer":"looks fine"}',
+      '{"key":{"agent":"role:reviewer","description":"Review tests","occurrence":2},"answer":{"verdict":"pass"}}',
+    ].join("\n");
+    const cassette = parseCassette(written, "hand.jsonl");
+    const key = { agent: "role:reviewer", description: "Review tests", occurrence: 1, promptHash: "sha256:0123456789abcdef" };
+    expect(findEntry(cassette, key, "loose")).toMatchObject({ outcome: "succeeded", answer: "looks fine" });
+    expect(findEntry(cassette, { ...key, occurrence: 2 }, "loose")?.answer).toEqual({ verdict: "pass" });
+    // Strict replay matches prompts, which a hand-written entry does not name.
+    expect(findEntry(cassette, key, "strict")).toBeUndefined();
+    const strict = failure(() => assertStrictReplayable(cassette, "hand.jsonl"));
+    expect(strict.message).toMatch(/line 2: key.promptHash is needed in strict replay .*--replay-mode loose/);
+    expect(strict.message).toMatch(/line 3: key.promptHash/);
+  });
+
+  test("every bad line is named at once, each with all that is wrong with it", () => {
+    const written = [
+      '{"format":"pi-flow-cassette","version":1,"note":"three mistakes"}',
+      '{"key":{"agent":"role:reviewer","description":"Fine"},"answer":"ok"}',
+      '{"key":{"agent":"role:reviewer"},"anwser":"typo"}',
+      "{not json",
+      '{"key":{"agent":"role:reviewer","description":"Fine"},"answer":"again","usage":{"turns":-1}}',
+    ].join("\n");
+    const error = failure(() => parseCassette(written, "bad.jsonl"));
+    expect(error.code).toBe("configuration_invalid");
+    expect(error.message.split("\n")).toEqual([
+      'Cassette bad.jsonl has 3 bad lines (see docs/cli.md, "Cassettes"):',
+      expect.stringMatching(/^  line 3: unknown field "anwser" .*; key.description must be a string; answer is missing/),
+      "  line 4: not JSON",
+      expect.stringMatching(/^  line 5: usage must be an object of counts/),
+    ]);
+  });
+
+  test("an entry that leaves out occurrence may not repeat another's agent and description", () => {
+    const written = [
+      '{"format":"pi-flow-cassette","version":1}',
+      '{"key":{"agent":"role:worker","description":"Fix"},"answer":"first"}',
+      '{"key":{"agent":"role:worker","description":"Fix","occurrence":2},"answer":"second"}',
+      '{"key":{"agent":"role:worker","description":"Fix"},"answer":"which?"}',
+    ].join("\n");
+    expect(failure(() => parseCassette(written, "t.jsonl")).message).toMatch(/has 1 bad line .*\n  line 4: key.occurrence is needed: line 2 has the same agent and description/s);
   });
 });
 
@@ -78,11 +123,19 @@ describe("replay and record settings", () => {
     });
   });
 
+  test("flow.stub stubs every child unless every is false; its seed defaults to 0", () => {
+    expect(resolveHarnessSettings({ stub: true }, {}, "/p").stub).toEqual({ seed: 0, every: true });
+    expect(resolveHarnessSettings({ stub: { seed: 7 } }, {}, "/p").stub).toEqual({ seed: 7, every: true });
+    expect(resolveHarnessSettings({ stub: { every: false } }, {}, "/p").stub).toEqual({ seed: 0, every: false });
+  });
+
   test.each([
     [{ replay: { cassette: 5 } }, {}, /flow.replay.cassette must be a file path/],
     [{ replay: { cassette: "c.jsonl", mode: "fuzzy" } }, {}, /flow.replay.mode must be strict or loose/],
     [undefined, { PI_FLOW_REPLAY: "c.jsonl", PI_FLOW_REPLAY_MODE: "fuzzy" }, /PI_FLOW_REPLAY_MODE must be strict or loose/],
     [{ replay: { cassette: "c.jsonl", every: "yes" } }, {}, /flow.replay.every must be true or false/],
+    [{ stub: { seed: -1 } }, {}, /flow.stub.seed must be a non-negative integer \(see docs\/cli.md, "The stub harness"\)/],
+    [{ stub: "on" }, {}, /flow.stub must be true or \{ seed, every \}/],
   ])("a malformed value is configuration_invalid: %j %j", (settings, environment, message) => {
     const error = failure(() => resolveHarnessSettings(settings, environment, "/p"));
     expect(error.code).toBe("configuration_invalid");

@@ -81,6 +81,14 @@ describe("the environment allowlist", () => {
     expect(second.env.OPENAI_API_KEY).toBe(harness === "codex" ? "sk-openai-parent" : undefined);
     expect(second.env.GITHUB_TOKEN).toBeUndefined();
   });
+
+  test.each(["claude", "codex"])("%s gets the locale variables by name, not every variable that starts with LC_", async (harness) => {
+    const env = { ...process.env, PATH: pathWithFakes(), LANG: "C.UTF-8", LC_ALL: "C.UTF-8", LC_TIME: "C", LC_SECRET_TOKEN: "lc-secret-value-1234" };
+    await ws.run(harness, { env, prompt: "locale" });
+    const [run] = fakeRuns(ws.cwd, harness);
+    expect(run!.env).toMatchObject({ LANG: "C.UTF-8", LC_ALL: "C.UTF-8", LC_TIME: "C" });
+    expect(run!.env.LC_SECRET_TOKEN).toBeUndefined();
+  });
 });
 
 describe("a CLI that fails, misbehaves or floods", () => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { ChildSessionFile } from "../../src/harnesses/pi-session-file.ts";
+import { ChildSessionFile, resumedSessionManager } from "../../src/harnesses/pi-session-file.ts";
 
 let dir: string;
 beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "pi-flow-session-file-"))));
@@ -40,4 +40,27 @@ test("a file that cannot be written is reported once and the child goes on", () 
   manager.appendMessage(userMessage("more"));
   file.close((message) => errors.push(message));
   expect(errors).toEqual(["The child's Pi session could not be saved (ENOENT); it cannot be resumed."]);
+});
+
+test("every entry is written redacted, and a resumed session is a redacted copy of an earlier one that was not", () => {
+  const secret = "sk-ant-api03-" + "Xq7Lp2Vn9Rt4Wb6Yc1Hd8Jf3Kg5Mz0Ns-AA";
+  const manager = SessionManager.inMemory(dir);
+  const path = join(dir, "session.jsonl");
+  const file = new ChildSessionFile(manager, path);
+  manager.appendMessage(userMessage(`deploy with ANTHROPIC_API_KEY=${secret}`));
+  manager.appendMessage(fauxAssistantMessage([fauxText(`Using ${secret} now.`)]));
+  file.close(() => undefined);
+  const written = readFileSync(path, "utf8");
+  expect(written).not.toContain(secret);
+  expect(written).toContain("Using [REDACTED] now.");
+
+  // A transcript kept raw (before transcripts were redacted) is redacted when a child resumes it.
+  const raw = SessionManager.inMemory(dir);
+  raw.appendMessage(userMessage(`the key is ${secret}`));
+  const rawPath = join(dir, "raw.jsonl");
+  writeFileSync(rawPath, [raw.getHeader(), ...raw.getEntries()].map((entry) => JSON.stringify(entry)).join("\n") + "\n");
+  const resumed = resumedSessionManager(rawPath, dir);
+  expect(resumed.getHeader()?.parentSession).toBe(rawPath);
+  expect(JSON.stringify(resumed.buildSessionContext().messages)).toContain("the key is [REDACTED]");
+  expect(JSON.stringify(resumed.getEntries())).not.toContain(secret);
 });

@@ -38,6 +38,12 @@ describe("journal integrity", () => {
     expect(classifyJournalText(start().slice(0, 30), RUN).integrity).toBe("incomplete");
   });
 
+  it("integrity rule: a start line, a terminal line and a torn last line are incomplete, and the settled outcome stays readable", () => {
+    const r = classifyJournalText(lines(start(), terminal(1)) + store(2).slice(0, 20), RUN);
+    expect(r).toMatchObject({ integrity: "incomplete", reason: "line 3 is torn" });
+    expect(r.terminal?.outcome).toBe("succeeded");
+  });
+
   it("damaged: a bad line with records after it", () => {
     expect(classifyJournalText(lines(start(), "{not json", child(2), terminal(3)), RUN).integrity).toBe("damaged");
     expect(classifyJournalText(lines(start(), store(1).slice(0, 15), terminal(2)), RUN).integrity).toBe("damaged");

@@ -143,6 +143,27 @@ describe("readFinal()", () => {
     expect(calls[1]).toEqual({ ...refFinal, limitBytes: 64, cursor: "50" });
   });
 
+  it("envelope: v1 consumers ignore unknown fields; readFinal reads a run and pages that carry fields it does not know", async () => {
+    const future = { addedLater: { nested: true } };
+    const inline = { ...future, runId: "r1", output: { ...future, delivery: "inline", value: "kept", finalAvailable: true } };
+    expect(value((await run(`return await readFinal(load("run"));`, { store: { run: inline } })).result)).toBe("kept");
+    const { result } = await run(`return await readFinal(load("run"));`, {
+      store: { run: { ...referenceRun, ...future, output: { ...referenceRun.output, ...future }, refs: { ...future, final: refFinal } } },
+      host: {
+        tools: {
+          external_runs: async () => ({
+            ...future,
+            contractVersion: 1,
+            ok: true,
+            warnings: ["a_warning_added_later"],
+            data: { ...future, mode: "single", runId: "r1", view: "final", finalAvailable: true, page: { ...future, text: '{"result":"paged"}', encoding: "json", complete: true } },
+          }),
+        },
+      },
+    });
+    expect(value(result)).toBe("paged");
+  });
+
   it("returns text pages as one string", async () => {
     const { result } = await run(`return await readFinal(load("run"));`, {
       store: { run: referenceRun },

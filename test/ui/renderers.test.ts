@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import type { ChildEntry } from "../../src/orchestrator/workflow-host.ts";
 import { helpRenderers, runsRenderers } from "../../src/ui/query-renderers.ts";
 import { delegateRenderers, workflowRenderers } from "../../src/ui/run-renderers.ts";
+import { answerText } from "../../src/ui/run-body.ts";
 import { completionRow, completionsRow, runView, seen, toolRow, WIDTHS, type Update } from "./views.ts";
 
 const T0 = Date.parse("2026-01-05T10:00:00.000Z");
@@ -146,5 +147,14 @@ describe("external_runs and external_help rows", () => {
     await capture("runs-and-help", (width) => `${seen(collapsed, width)}\n${seen(expanded, width)}\n${seen(help, width)}`);
     expect(seen(collapsed, 80)).toMatch(/✓ Runs list/);
     expect(seen(expanded, 80)).toContain("w-91c2 workflow succeeded");
+  });
+});
+
+describe("an answer that writes escape sequences", () => {
+  test("is shown without them: no clipboard write, title change or screen clear reaches the terminal", () => {
+    const plainTheme = { fg: (_color: string, text: string) => text } as unknown as Parameters<typeof answerText>[1];
+    const value = "Done.\r\n\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\u001b]0;pwned\u0007\u001b[2J\tAll clean.";
+    const view = runView({ runId: "c-esc", kind: "agent", output: { finalAvailable: true, delivery: "inline", value } });
+    expect(answerText(view, plainTheme)).toBe("answer\nDone.\n  All clean.");
   });
 });

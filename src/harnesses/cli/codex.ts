@@ -23,7 +23,7 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {
     const file = join(scratchDir, "output-schema.json");
-    writeFileSync(file, JSON.stringify(request.outputSchema));
+    writeFileSync(file, JSON.stringify(request.outputSchema), { mode: 0o600 });
     args.push(`--output-schema=${file}`);
   }
   // `exec resume <thread id>` continues that thread; its options come before the subcommand.

@@ -2,8 +2,8 @@
  * The environment an external CLI child gets: an allowlist, never the parent's whole environment,
  * so API keys, tokens and passwords the parent holds do not reach a child unless the user says so.
  *
- * Passed always: what a program needs to run and find its own configuration (PATH, HOME, locale,
- * temp and XDG directories) plus the harness's own non-secret configuration variables (for
+ * Passed always: what a program needs to run and find its own configuration (PATH, HOME, the
+ * locale variables by exact name, temp and XDG directories) plus the harness's own non-secret configuration variables (for
  * example CLAUDE_CONFIG_DIR, CODEX_HOME). Passed when configured: the names listed in
  * PI_FLOW_CLI_ENV (every CLI harness) and PI_FLOW_<HARNESS>_ENV (that harness only), comma or
  * space separated; `NAME_*` matches a prefix. A CLI's own credentials, such as ANTHROPIC_API_KEY
@@ -17,9 +17,23 @@ const BASE_NAMES = [
   "LOGNAME",
   "SHELL",
   "TERM",
+  // Locale: the POSIX and glibc categories by name. A prefix (`LC_*`) would also pass any variable
+  // a user happened to start with LC_ (`LC_SECRET_TOKEN`).
   "LANG",
   "LANGUAGE",
-  "LC_*",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_COLLATE",
+  "LC_MESSAGES",
+  "LC_MONETARY",
+  "LC_NUMERIC",
+  "LC_TIME",
+  "LC_ADDRESS",
+  "LC_IDENTIFICATION",
+  "LC_MEASUREMENT",
+  "LC_NAME",
+  "LC_PAPER",
+  "LC_TELEPHONE",
   "TZ",
   "TMPDIR",
   "TMP",

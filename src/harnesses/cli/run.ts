@@ -13,6 +13,7 @@ import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
+import { stripControls } from "../../runs/controls.ts";
 
 /**
  * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the
@@ -76,7 +77,7 @@ function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildReq
 /** What the process's end says beyond the stream: a non-zero exit code and the end of stderr. */
 function exitNote(exit: CliExit): string {
   if (exit.code === 0) return "";
-  const tail = exit.stderr.lastLines(600);
+  const tail = stripControls(exit.stderr.lastLines(600));
   return tail ? ` (stderr: ${tail})` : "";
 }
 
@@ -164,7 +165,8 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     const exit = await child.exited;
     request.signal.removeEventListener("abort", stop);
 
-    if (!exit.stderr.empty) request.onDiagnostic({ type: "stderr", text: exit.stderr.text() });
+    // stderr is the CLI's terminal text: its escape sequences go before it reaches a receipt or a screen.
+    if (!exit.stderr.empty) request.onDiagnostic({ type: "stderr", text: stripControls(exit.stderr.text()) });
     if (request.signal.aborted) return stoppedResult(request, usage);
     const settle = (): ChildResult => {
       if (exit.spawnError !== undefined && exit.code === null && exit.signal === null) {

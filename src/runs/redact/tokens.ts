@@ -1,4 +1,25 @@
-import { anchored, BEFORE, E, hasDigit, looksRandom, prefixed as p, type Rule } from "./rule.ts";
+import { anchored, BEFORE, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
+
+/** How often neighbours change class (upper, lower, digit, other): random text changes at most steps, words and paths rarely. */
+function classChanges(text: string): number {
+  const classOf = (c: string) => (c >= "a" && c <= "z" ? 0 : c >= "A" && c <= "Z" ? 1 : c >= "0" && c <= "9" ? 2 : 3);
+  let changes = 0;
+  for (let i = 1; i < text.length; i++) if (classOf(text[i]!) !== classOf(text[i - 1]!)) changes++;
+  return changes;
+}
+
+/**
+ * An AWS secret access key with no label beside it: exactly 40 characters of base64's alphabet,
+ * not part of a longer run, with upper case, lower case and a digit, and as random as a key is (a
+ * random 40-character key changes character class about 34 times; a camel-cased path or an
+ * identifier of that length, under 20). Git SHAs (lower-case hex) never qualify.
+ */
+const AWS_SECRET_KEY: Rule = {
+  name: "aws-secret-key",
+  escapeBlind: true,
+  pattern: /(?:(?<![A-Za-z0-9/+=_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])/g,
+  secret: whole((key) => /[A-Z]/.test(key) && /[a-z]/.test(key) && /\d/.test(key) && classChanges(key) >= 20),
+};
 
 /**
  * Credentials with a recognisable shape: a provider prefix and a random body. The whole token is
@@ -18,6 +39,7 @@ export const TOKEN_RULES: readonly Rule[] = [
 
   // Cloud.
   { name: "aws-key-id", escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
+  AWS_SECRET_KEY,
   p("google-api-key", "AIza", "[0-9A-Za-z_-]{35}"),
   p("google-oauth-access", String.raw`ya29\.`, "[0-9A-Za-z_-]{20,}"),
   { name: "google-oauth-refresh", escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },

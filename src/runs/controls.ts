@@ -1,0 +1,30 @@
+/**
+ * Text that may reach a terminal, made inert. A child's stderr, a cassette's error or a model's
+ * tool name can carry escape sequences: OSC 52 writes the clipboard, OSC 0 sets the title, CSI
+ * clears the screen or moves the cursor. Whole sequences go (their payload too, so no `]52;c;…`
+ * is left to read), then every other control character; line breaks and tabs stay.
+ */
+import { redactText } from "./redact.ts";
+
+/** OSC (ESC ] or C1 0x9d) up to BEL or ST; an unterminated one runs to the end of the text. */
+const OSC = String.raw`(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?`;
+/** CSI (ESC [ or C1 0x9b): parameters, intermediates, one final byte. */
+const CSI = String.raw`(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?`;
+/** DCS, SOS, PM, APC strings up to ST. */
+const STRING = String.raw`(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?`;
+/** Any other two-byte escape (ESC c resets the terminal, ESC 7 saves the cursor). */
+const SHORT = String.raw`\x1b[ -~]?`;
+const SEQUENCES = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}`, "g");
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+/** Cheap test: most text holds no control character at all. */
+const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+export function stripControls(text: string): string {
+  if (!ANY_CONTROL.test(text)) return text;
+  return text.replace(SEQUENCES, "").replace(CONTROLS, "");
+}
+
+/** What pi-flow prints of text it did not write: secrets redacted, controls stripped. */
+export function printable(text: string): string {
+  return stripControls(redactText(text).text);
+}

@@ -1,0 +1,304 @@
+import { getEventListeners } from "node:events";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
+import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { TOOL_NAMES } from "../../src/contract/envelope.ts";
+import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
+import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
+import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
+
+/**
+ * Clauses of the contract seeds that pi-flow implements and that no other test pinned. Each test is
+ * named after the clause it pins; docs/contract.md's clause index points here.
+ */
+let pi: PiTestSession;
+beforeEach(async () => {
+  pi = await startPiSession();
+});
+afterEach(() => pi.dispose());
+
+const worker = { role: "worker", description: "Write notes", prompt: "Write the notes.", context: { mode: "none" } };
+type Envelope = { ok: boolean; tool: string; action: string; data: { run?: { runId: string } | null } & Record<string, unknown>; error?: { code: string } };
+
+/** Runs a tool's execute as Pi does, but with a signal the test owns, so its listeners can be counted. */
+async function execute(name: string, params: Record<string, unknown>, signal: AbortSignal, onUpdate?: (update: AgentToolResult<unknown>) => void) {
+  const tool = pi.session.getToolDefinition(name);
+  if (!tool) throw new Error(`${name} is not registered`);
+  const ctx = pi.session.extensionRunner.createToolContext("call_direct", signal);
+  const result = await tool.execute("call_direct", params as never, signal, onUpdate as never, ctx);
+  return (result as unknown as { structuredContent: Envelope }).structuredContent;
+}
+
+const abortListeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
+
+describe("tool definitions", () => {
+  test("§4.5 (deviation): the four tools run in parallel mode, never sequential", () => {
+    for (const name of TOOL_NAMES) {
+      const definition = pi.session.getToolDefinition(name);
+      expect(definition, name).toBeDefined();
+      expect(definition?.executionMode ?? "parallel", name).toBe("parallel");
+    }
+  });
+});
+
+describe("cancellation and lifecycle", () => {
+  test("invariant 8: abort listeners are removed after settlement, on every exit path", async () => {
+    const settledDelegate = new AbortController();
+    pi.queueChildren([childAnswers("notes")]);
+    expect(await execute("external_delegate", worker, settledDelegate.signal)).toMatchObject({ ok: true });
+    expect(abortListeners(settledDelegate.signal)).toBe(0);
+
+    const rejected = new AbortController();
+    expect(await execute("external_delegate", { ...worker, role: "no_such_role" }, rejected.signal)).toMatchObject({ ok: false, error: { code: "selection_invalid" } });
+    expect(abortListeners(rejected.signal)).toBe(0);
+
+    const settledWorkflow = new AbortController();
+    pi.queueChildren([childAnswers("child notes")]);
+    const script = `return (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;`;
+    expect(await execute("external_workflow", { script }, settledWorkflow.signal)).toMatchObject({ ok: true });
+    expect(abortListeners(settledWorkflow.signal)).toBe(0);
+
+    const aborted = new AbortController();
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    pi.queueChildren([childHangs(() => started())]);
+    const call = execute("external_delegate", worker, aborted.signal);
+    await childStarted;
+    expect(abortListeners(aborted.signal)).toBeGreaterThan(0);
+    aborted.abort();
+    expect(await call).toMatchObject({ ok: false, error: { code: "cancelled" } });
+    expect(abortListeners(aborted.signal)).toBe(0);
+  });
+
+  test("invariant 8: a claude child's call removes its abort listeners whether the CLI answers or the parent aborts", async () => {
+    pi.dispose();
+    pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
+    const answered = new AbortController();
+    expect(await execute("external_delegate", cliTask("claude"), answered.signal)).toMatchObject({ ok: true });
+    expect(abortListeners(answered.signal)).toBe(0);
+    const aborted = new AbortController();
+    const call = execute("external_delegate", cliTask("claude", "[fake:hang]"), aborted.signal);
+    await expect.poll(() => fakeRuns(pi.cwd, "claude").length, { timeout: 30_000 }).toBe(2);
+    aborted.abort();
+    expect(await call).toMatchObject({ ok: false, error: { code: "cancelled" } });
+    expect(abortListeners(aborted.signal)).toBe(0);
+  });
+
+  test("invariant 8: a wait removes its abort listener whether its runs settle or its timeout ends it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated: FauxResponseStep = async () => {
+      await gate;
+      return fauxAssistantMessage([fauxText("late")]);
+    };
+    pi.queueChildren([gated]);
+    const accepted = await execute("external_delegate", { ...worker, background: true }, new AbortController().signal);
+    const runId = accepted.data.run!.runId;
+    const timedOut = new AbortController();
+    expect(await execute("external_runs", { action: "wait", runIds: [runId], timeoutMs: 1 }, timedOut.signal)).toMatchObject({ ok: true, data: { pending: [runId] } });
+    expect(abortListeners(timedOut.signal)).toBe(0);
+    const settles = new AbortController();
+    const waiting = execute("external_runs", { action: "wait", runIds: [runId] }, settles.signal);
+    release();
+    expect(await waiting).toMatchObject({ ok: true, data: { completed: [{ runId }] } });
+    expect(abortListeners(settles.signal)).toBe(0);
+  });
+});
+
+/**
+ * Node's active handles by type (timers, pipes, processes, watchers), for leak checks. One-off
+ * requests (a file write in flight: FSReqPromise, CloseReq…) end by themselves and are left out.
+ */
+function activeHandles(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const type of process.getActiveResourcesInfo()) if (!/Req/.test(type)) counts[type] = (counts[type] ?? 0) + 1;
+  return counts;
+}
+
+describe("lifecycle cleanup", () => {
+  test("invariant 21: timers, subscriptions and streams are cleaned up: settled runs leave no active handle behind", async () => {
+    const script = `return (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;`;
+    const round = async () => {
+      pi.queueChildren([childAnswers("one"), childAnswers("two")]);
+      expect(await execute("external_delegate", worker, new AbortController().signal)).toMatchObject({ ok: true });
+      expect(await execute("external_workflow", { script }, new AbortController().signal)).toMatchObject({ ok: true });
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    await round(); // warms up what stays for the session's lifetime
+    const before = activeHandles();
+    for (let i = 0; i < 3; i++) await round();
+    // No kind of handle grows (one may shrink: an earlier test's worker finishing its close).
+    const after = activeHandles();
+    for (const [type, count] of Object.entries(after)) expect(count, type).toBeLessThanOrEqual(before[type] ?? 0);
+  });
+});
+
+describe("protocol", () => {
+  test("§6.5: unexpected exceptions are thrown, not returned, also after a partial update", async () => {
+    const broken = new Error("renderer exploded");
+    const updates: unknown[] = [];
+    const throwing = (update: AgentToolResult<unknown>) => {
+      updates.push(update);
+      throw broken;
+    };
+    pi.queueChildren([childAnswers("notes")]);
+    await expect(execute("external_delegate", worker, new AbortController().signal, throwing)).rejects.toBe(broken);
+    expect(updates).toHaveLength(1);
+
+    // A wait that throws gives its claim back: the run's completion is still published, once.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    pi.queueChildren([
+      async () => {
+        await gate;
+        return fauxAssistantMessage([fauxText("late")]);
+      },
+    ]);
+    const accepted = await execute("external_delegate", { ...worker, background: true }, new AbortController().signal);
+    const runId = accepted.data.run!.runId;
+    await expect(execute("external_runs", { action: "wait", runIds: [runId] }, new AbortController().signal, throwing)).rejects.toBe(broken);
+    release();
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await expect.poll(() => completions().length, { timeout: 30_000 }).toBe(1);
+  });
+
+  test("envelope: action is the one requested, on success and on failure", async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["external_runs", { action: "list" }, "list"],
+      ["external_runs", { action: "inspect", runIds: ["not-an-id"] }, "inspect"],
+      ["external_runs", { action: "wait", runIds: [] }, "wait"],
+      ["external_runs", { action: "cancel", runIds: ["not-an-id"] }, "cancel"],
+      ["external_runs", { action: "steer", runIds: ["not-an-id"], message: "m" }, "steer"],
+      ["external_help", { topic: "errors" }, "help"],
+      ["external_help", { topic: "no-such-topic" }, "help"],
+      ["external_workflow", { script: "return 1;" }, "run"],
+      ["external_workflow", {}, "run"],
+      ["external_delegate", { ...worker, role: "no_such_role" }, "delegate"],
+    ];
+    for (const [tool, args, action] of cases) {
+      const envelope = (await pi.callTool(tool, args)).structuredContent as Envelope;
+      expect(envelope, JSON.stringify(args)).toMatchObject({ tool, action });
+    }
+  });
+
+  test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name", async () => {
+    // The first call's child answers only after the second's: completion order is the reverse of call order.
+    let secondAnswered!: () => void;
+    const second = new Promise<void>((resolve) => (secondAnswered = resolve));
+    const byPrompt: FauxResponseStep = async (context) => {
+      const { user } = seenBy(context.messages);
+      if (user.includes("FIRST")) {
+        await second;
+        return fauxAssistantMessage([fauxText("answer to FIRST")]);
+      }
+      secondAnswered();
+      return fauxAssistantMessage([fauxText("answer to SECOND")]);
+    };
+    const [first, next] = await pi.callToolsAtOnce(
+      [
+        { name: "external_delegate", args: { ...worker, description: "first", prompt: "FIRST task" } },
+        { name: "external_delegate", args: { ...worker, description: "second", prompt: "SECOND task" } },
+      ],
+      { children: [byPrompt, byPrompt] },
+    );
+    for (const [outcome, label] of [[first!, "FIRST"], [next!, "SECOND"]] as const) {
+      const run = (outcome.structuredContent as { data: { run: { runId: string; output: { value: unknown } } } }).data.run;
+      expect(run.output.value).toBe(`answer to ${label}`);
+      expect(outcome.details).toMatchObject({ runId: run.runId });
+      const launch = await pi.callTool("external_runs", { action: "inspect", runIds: [run.runId], view: "launch" });
+      const page = (launch.structuredContent as { data: { page: { text: string } } }).data.page.text;
+      expect(JSON.parse(page)).toMatchObject({ toolCallId: label === "FIRST" ? "call_1" : "call_2" });
+    }
+  });
+});
+
+describe("steering", () => {
+  test("§9.2: parent steering and child steering are separate queues", async () => {
+    // The child's tool waits for a file the test writes, so both steers are sent while it runs.
+    const command = "touch started && while [ ! -f go ]; do sleep 0.05; done && echo tool-finished";
+    const callsBash: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" });
+    const seen: Seen[] = [];
+    const call = pi.callTool("external_delegate", worker, { children: [callsBash, childAnswers("done", seen)] });
+    await expect.poll(() => existsSync(join(pi.cwd, "started")), { timeout: 30_000 }).toBe(true);
+    const listed = await execute("external_runs", { action: "list" }, new AbortController().signal);
+    const [child] = listed.data.runs as { runId: string }[];
+    await pi.session.steer("PARENT-ONLY-7");
+    expect(await execute("external_runs", { action: "steer", runIds: [child!.runId], message: "CHILD-ONLY-8" }, new AbortController().signal)).toMatchObject({
+      ok: true,
+      data: { status: "queued" },
+    });
+    expect(pi.session.getSteeringMessages()).toEqual(["PARENT-ONLY-7"]);
+    writeFileSync(join(pi.cwd, "go"), "");
+    await call;
+    expect(seen[0]!.all).toContain("CHILD-ONLY-8");
+    expect(seen[0]!.all).not.toContain("PARENT-ONLY-7");
+    const parentText = JSON.stringify(pi.session.messages.filter((message) => message.role === "user"));
+    expect(parentText).toContain("PARENT-ONLY-7");
+    expect(parentText).not.toContain("CHILD-ONLY-8");
+  });
+});
+
+describe("handoff boundaries", () => {
+  test("handoff: neither store() values nor nested results become parent history; what the outer call returns does", async () => {
+    const workflowScript = [
+      // Built at run time, so the value is not in the script text the parent's transcript holds.
+      `store("note", ["STORED", "SECRET", "2"].join("-"));`,
+      `const r = await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } });`,
+      `return r.value.length;`,
+    ].join("\n");
+    const outcome = await pi.runCodemode(
+      [
+        `const nested = await tools.external_delegate({ role: "worker", description: "nested", prompt: "p", context: { mode: "none" } });`,
+        `const flow = await tools.external_workflow({ script: ${JSON.stringify(workflowScript)} });`,
+        `return nested.ok && flow.ok ? ["RETURNED", "4"].join("-") : "broken";`,
+      ].join("\n"),
+      { children: [childAnswers("NESTED-SECRET-1"), childAnswers("WF-CHILD-3")] },
+    );
+    expect(outcome.value).toBe("RETURNED-4");
+    const seen: Seen[] = [];
+    await pi.callTool("external_delegate", { ...worker, context: { mode: "full" } }, { children: [childAnswers("later", seen)] });
+    expect(seen[0]!.all).toContain("RETURNED-4");
+    for (const hidden of ["NESTED-SECRET-1", "STORED-SECRET-2", "WF-CHILD-3"]) expect(seen[0]!.all).not.toContain(hidden);
+  });
+});
+
+describe("handoff boundaries: the child-context guard", () => {
+  test("child-context guard: a child built by pi-flow never reinstalls pi-flow, even where pi-flow is an ambient extension", async () => {
+    // pi-flow installed in Pi's agent directory, as a user would: every session built from now on
+    // loads it, children included. The wrapper records what pi-flow registers there.
+    const folder = join(pi.agentDir, "extensions", "flow-probe");
+    mkdirSync(folder, { recursive: true });
+    const probe = [
+      `import piFlow from ${JSON.stringify(join(PROJECT_ROOT, "index.ts"))};`,
+      `export default function probe(pi) {`,
+      `  const seen = (globalThis.__flowProbe ??= { loads: 0, registered: [] });`,
+      `  seen.loads++;`,
+      `  piFlow(new Proxy(pi, { get: (api, key) => key === "registerTool" ? (tool) => { seen.registered.push(tool.name); return api.registerTool(tool); } : api[key] }));`,
+      `}`,
+    ].join("\n");
+    writeFileSync(join(folder, "index.ts"), probe);
+    const seenByChild: Seen[] = [];
+    const { structuredContent } = await pi.callTool("external_delegate", worker, { children: [childAnswers("done", seenByChild)] });
+    expect(structuredContent).toMatchObject({ ok: true });
+    const recorded = (globalThis as { __flowProbe?: { loads: number; registered: string[] } }).__flowProbe;
+    expect(recorded?.loads).toBe(1);
+    expect(recorded?.registered).toEqual([]);
+  });
+});
+
+describe("validation", () => {
+  test("§4.4: no hidden coercion after validation: values are used as given, or refused", async () => {
+    pi.queueChildren([childAnswers("abcdef")]);
+    const settled = await execute("external_delegate", { ...worker, description: "  Spaced   label  " }, new AbortController().signal);
+    const run = settled.data.run as { runId: string; task: { description: string } };
+    expect(run.task.description).toBe("  Spaced   label  ");
+    // A padded ID is not trimmed into a valid one.
+    const padded = await execute("external_runs", { action: "inspect", runIds: [` ${run.runId} `] }, new AbortController().signal);
+    expect(padded).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+    // A budget of one byte is one byte, not raised to a floor.
+    const page = await execute("external_runs", { action: "inspect", runIds: [run.runId], view: "final", limitBytes: 1 }, new AbortController().signal);
+    expect(page).toMatchObject({ ok: true, data: { page: { text: "a", complete: false } } });
+  });
+});

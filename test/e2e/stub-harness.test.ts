@@ -1,0 +1,34 @@
+import { afterEach, expect, test } from "vitest";
+import { checkStructuredValue } from "../../src/harnesses/structured-answer.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { callForReceipt } from "../support/receipts.ts";
+
+let pi: PiTestSession | undefined;
+afterEach(() => pi?.dispose());
+
+const verdict = {
+  type: "object",
+  properties: { verdict: { enum: ["approve", "request_changes"] }, blocking: { type: "array", items: { type: "string" }, minItems: 1 } },
+  required: ["verdict", "blocking"],
+  additionalProperties: false,
+};
+
+test('harness "stub" inside Pi answers a child with no model: a conforming value, marked stubbed on the receipt and in its evidence', async () => {
+  pi = await startPiSession();
+  // No child answer is scripted: a child that asked the faux model would have nothing to say.
+  const call = { role: "reviewer", description: "Judge the parser", prompt: "Is src/parser.ts correct?", context: { mode: "none" }, outputSchema: verdict, harness: "stub" };
+  const { receipt, run, result } = await callForReceipt(pi, "external_delegate", call);
+  expect(receipt.ok).toBe(true);
+  expect(result.text).toContain("Warning (stubbed): answered by the stub harness");
+  expect(receipt.warnings).toContain("stubbed");
+  expect(run).toMatchObject({ task: { harness: "stub" }, usage: { inputTokens: 0, outputTokens: 0 } });
+  const value = run!.output.delivery === "inline" ? run!.output.value : undefined;
+  expect(checkStructuredValue(value, verdict)).toMatchObject({ ok: true });
+
+  // A workflow whose agent() asks for the stub: the root's receipt warns too.
+  const script = `const run = await agent({ role: "explorer", description: "Map", prompt: "Map it.", harness: "stub" }); return run.output;`;
+  const workflow = await callForReceipt(pi, "external_workflow", { script, description: "stubbed map" });
+  expect(workflow.receipt.ok).toBe(true);
+  expect(workflow.receipt.warnings).toContain("stubbed");
+  expect(workflow.run).toMatchObject({ output: { value: '[stub] role:explorer "Map" #1: no model was called.' } });
+});

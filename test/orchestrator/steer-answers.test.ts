@@ -1,0 +1,23 @@
+import { afterEach, expect, test } from "vitest";
+import { SteeringInbox } from "../../src/harnesses/steering.ts";
+import { registerSteerTarget, steerRun } from "../../src/orchestrator/steering.ts";
+import { sandbox, type Sandbox } from "../runs/helpers.ts";
+
+let box: Sandbox | undefined;
+const unregister: (() => void)[] = [];
+afterEach(() => {
+  for (const remove of unregister.splice(0)) remove();
+  box?.cleanup();
+});
+
+test("error codes keep their v1 meaning: a steer for a child whose session already ended answers status terminal, not run_not_live", () => {
+  box = sandbox();
+  const writer = box.store().create({ kind: "agent", background: true, task: { description: "ending" } });
+  const inbox = new SteeringInbox();
+  inbox.close(); // the child's session ended; the run settles a moment later
+  const recorded: string[] = [];
+  unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox, record: (message) => void recorded.push(message), refused: () => undefined }));
+  expect(steerRun(box.store(), writer.runId, "too late")).toEqual({ runId: writer.runId, status: "terminal", held: false });
+  expect(recorded).toEqual([]);
+  writer.settle({ outcome: "succeeded", value: "done" });
+});
