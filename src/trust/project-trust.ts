@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
 
 /**
  * Project trust, decided as Pi 1.6 decides it for `pi -p` (no one to ask): a command-line override
@@ -47,9 +48,18 @@ export function needsTrustDecision(cwd: string): boolean {
   return hasTrustRequiringProjectResources(cwd) || hasFlowProjectFiles(cwd);
 }
 
+/** The nearest saved decision (Pi's trust.json), or null; a store Pi cannot read is configuration_invalid. */
+function savedDecision(cwd: string, agentDir: string): boolean | null {
+  try {
+    return new ProjectTrustStore(agentDir).get(canonicalDir(cwd));
+  } catch (error) {
+    throw new FlowError("configuration_invalid", `Pi's trust store cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** The saved decision, then defaultProjectTrust, for a project that needs one and has no override. */
 function savedOrDefault(cwd: string, agentDir: string): boolean {
-  const saved = new ProjectTrustStore(agentDir).get(canonicalDir(cwd));
+  const saved = savedDecision(cwd, agentDir);
   if (saved !== null) return saved;
   return SettingsManager.create(cwd, agentDir, { projectTrusted: false }).getDefaultProjectTrust() === "always";
 }
@@ -60,7 +70,7 @@ const processDecisions: Map<string, boolean> = ((globalThis as { [key: symbol]: 
 /** The decision for a folder with no override: what `pi -p` would decide there. */
 function decide(cwd: string, agentDir: string): boolean {
   if (needsTrustDecision(cwd)) return savedOrDefault(cwd, agentDir);
-  return new ProjectTrustStore(agentDir).get(canonicalDir(cwd)) ?? true;
+  return savedDecision(cwd, agentDir) ?? true;
 }
 
 /**

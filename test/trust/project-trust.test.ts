@@ -52,6 +52,13 @@ describe("resolveProjectTrust", () => {
   });
 });
 
+test("a trust store Pi cannot read is configuration_invalid, naming it", () => {
+  writeFileSync(join(agentDir, "trust.json"), "{ not json");
+  expect(() => resolveProjectTrust(project("broken-store", ".pi/settings.json"), agentDir)).toThrow(
+    expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("trust store") }),
+  );
+});
+
 describe("in a Pi session", () => {
   test("Pi's no is final; Pi's yes for a project with only pi-flow's files still needs a saved decision", () => {
     const flowOnly = project("flow-only", ".pi/flow/roles/r.md");
