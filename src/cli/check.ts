@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
 import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
