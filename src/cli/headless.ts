@@ -13,6 +13,7 @@ import {
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
 import type { RegisteredToolSchema } from "../orchestrator/authoring-types.ts";
+import { openFlowSession } from "./flow-session-file.ts";
 
 /** The package root: Pi loads pi-flow from here through its manifest, as `pi -e <path>` does. */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -28,7 +29,7 @@ export interface HeadlessOptions {
   extensions: readonly string[];
   /** Merged over Pi's `flow` settings for this process only; never written to a settings file. */
   flowSettings?: Record<string, unknown>;
-  /** The command line, the session's first message (in memory only: see openHeadlessSession). */
+  /** The command line, the session's first message; given, the session is kept (flow-session-file.ts). */
   commandLine?: string;
   /**
    * Also load the Pi extensions of the project and the user (`flow types` declares their tools).
@@ -76,10 +77,11 @@ const textOf = (result: AgentToolResult<unknown>): string =>
 
 /**
  * A Pi session with no one at the keyboard: Pi's agent directory (credentials, models, settings)
- * and pi-flow loaded through its manifest plus any `--extension`. The session is kept in memory,
- * never in Pi's sessions directory: its first message is the command line, `--args` and all, and
- * a demo or replay run should leave nothing behind but its run. The run store still partitions
- * the run under the session's ID. The session never talks to a model itself; only its children do.
+ * and pi-flow loaded through its manifest plus any `--extension`. It is never kept in Pi's
+ * sessions directory: its first message is the command line, `--args` and all, and a demo or
+ * replay run should leave nothing behind but its run. `flow run`'s is kept redacted beside its runs
+ * (flow-session-file.ts); the others are in memory only. The session never talks to a model itself;
+ * only its children do.
  */
 export async function openHeadlessSession(options: HeadlessOptions): Promise<HeadlessSession> {
   const { cwd } = options;
@@ -104,13 +106,16 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
     throw new FlowError("configuration_invalid", `An extension failed to load: ${errors.map((error) => `${error.path}: ${error.error}`).join("; ")}`);
   }
   if (options.flowSettings) settingsManager.applyOverrides({ flow: options.flowSettings } as Parameters<SettingsManager["applyOverrides"]>[0]);
-  const sessionManager = SessionManager.inMemory(cwd);
+  // flow run's session is kept, redacted, beside its runs; flow check's and flow types' are not kept.
+  const flowSession = options.commandLine !== undefined ? openFlowSession(cwd, agentDir) : undefined;
+  const sessionManager = flowSession?.sessionManager ?? SessionManager.inMemory(cwd);
   const { session } = await createAgentSession({ cwd, agentDir, resourceLoader: loader, settingsManager, sessionManager });
   await session.bindExtensions({});
   const registry = new ModelRegistry(session.modelRuntime);
   if (options.commandLine !== undefined) {
     sessionManager.appendSessionInfo(options.commandLine.slice(0, 120));
     sessionManager.appendMessage({ role: "user", content: [{ type: "text", text: `Ran from the shell: ${options.commandLine}` }], timestamp: Date.now() });
+    flowSession?.save();
   }
   let calls = 0;
 
@@ -175,6 +180,7 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
         timestamp: Date.now(),
       } as ToolResultMessage;
       sessionManager.appendMessage(toolResult);
+      flowSession?.save();
       return { structured: result.structuredContent, details: result.details, text: textOf(result), isError: outcome.isError };
     },
     dispose: () => session.dispose(),

@@ -8,6 +8,19 @@ const wantsHelp = (argv: readonly string[]): boolean => argv.includes("--help") 
 /** Quotes one argument the way a POSIX shell would need it, for the session's record of the command. */
 const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
 
+/**
+ * The command line as the session records it, `--args` left out: its JSON is in the tool call the
+ * session records next (redacted string by string), while a secret inside JSON inside a shell-quoted
+ * line is text no redaction rule can be sure to read.
+ */
+function recordedCommandLine(argv: readonly string[]): string {
+  const shown = argv.map((arg, index) => {
+    if (arg.startsWith("--args=")) return "--args=<args>";
+    return argv[index - 1] === "--args" ? "<args>" : shellQuote(arg);
+  });
+  return ["flow", ...shown].join(" ");
+}
+
 // Each command is loaded when it runs: `flow --help` never pays for Pi's start-up.
 async function dispatch(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -22,7 +35,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
   }
   switch (command) {
     case "run":
-      return (await import("./run.ts")).runCommand(rest, ["flow", ...argv].map(shellQuote).join(" "));
+      return (await import("./run.ts")).runCommand(rest, recordedCommandLine(argv));
     case "check":
       return (await import("./check.ts")).checkCommand(rest);
     case "types":

@@ -102,7 +102,9 @@ describe("after a run fed realistic secrets", () => {
   test("no file under the Flow home or HOME holds a piece of any secret", () => {
     const files = filesUnder(sandbox.root);
     // The pi children's transcripts are among them.
-    expect(files.filter((path) => path.endsWith("session.jsonl"))).toHaveLength(2);
+    expect(files.filter((path) => path.endsWith("/session.jsonl"))).toHaveLength(2);
+    // So is flow's own session, kept beside its runs: it holds --args and every tool call's result.
+    expect(files.filter((path) => path.endsWith("/flow-session.jsonl"))).toHaveLength(1);
     const leaks: string[] = [];
     for (const path of files) {
       const text = readable(path);

@@ -89,7 +89,7 @@ describe("a cassette whose recorded error writes escape sequences", () => {
 });
 
 describe("the flow command's own Pi session", () => {
-  test("is kept nowhere: --args secrets reach no file, and a replay adds nothing to Pi's sessions directory", async () => {
+  test("is kept redacted beside its runs, never in Pi's sessions directory: --args secrets reach no file", async () => {
     const secret = "ghp_" + "Zq8Lw3Nv5Tb1Xc7Rm2Hk9Pd4Fs6Gj0Ya1Ue5";
     const target = `${REVIEW_TARGET}, token ${secret}`;
     const result = await flow(["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target }), "--replay", join(CASSETTES, "review.jsonl"), "--replay-mode", "loose"], {
@@ -100,6 +100,8 @@ describe("the flow command's own Pi session", () => {
     expect(filesUnder(join(sandbox.agentDir, "sessions"))).toEqual([]);
     expect(filesUnder(join(sandbox.root, ".pi", "agent", "sessions"))).toEqual([]);
     for (const { path, text } of filesUnder(sandbox.root)) expect(text, path).not.toContain(secret);
+    const kept = filesUnder(sandbox.flowHome).filter(({ path }) => path.endsWith("/flow-session.jsonl"));
+    expect(kept.map(({ text }) => text).join("")).toContain("token [REDACTED]");
   });
 });
 

@@ -160,7 +160,7 @@ describe("external_help reports each harness's real state", () => {
     expect(overview.text).toMatch(/- codex: .*\[not available: /);
     expect(overview.text).toMatch(/- pi: .*\[available: in-process/);
     const states = (overview.structuredContent as { data: { harnesses: { name: string; available: boolean }[] } }).data.harnesses;
-    expect(states.map(({ name, available }) => [name, available])).toEqual([["pi", true], ["claude", true], ["codex", false], ["replay", false]]);
+    expect(states.map(({ name, available }) => [name, available])).toEqual([["pi", true], ["claude", true], ["codex", false], ["replay", false], ["stub", true]]);
     for (const result of [claude, codex, overview]) expect(schemaViolation(TOOL_SCHEMAS.external_help.output, result.structuredContent)).toBeNull();
   });
 });

@@ -15,7 +15,7 @@ function hostWithRun() {
   const sent: unknown[] = [];
   const host = new FlowHost({ sendMessage: (message: unknown) => void sent.push(message) } as unknown as ExtensionAPI);
   const sessionId = `s${++sessions}`;
-  const ctx = { cwd: tmpdir(), isIdle: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
+  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
   const runs = openRunStore({ home: mkdtempSync(join(tmpdir(), "pi-flow-host-")), cwd: tmpdir(), sessionId, registry: new RunRegistry() });
   const writer = runs.create({ kind: "agent", task: { description: "background" }, background: true });
   let settle!: (value: { view: ReturnType<typeof writer.view> }) => void;
