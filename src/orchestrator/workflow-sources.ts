@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../contract/schema-violation.ts";
 import { FlowError } from "../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
+import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
 import { TRUST_HINT } from "../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
 
@@ -45,14 +45,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Most specific first: a project file overrides a user file, which overrides a shipped one. */
 const ORDER: readonly ("project" | "user" | "shipped")[] = ["project", "user", "shipped"];
 
+/** A saved workflow's text: a regular file of at most SCRIPT_MAX_BYTES (a FIFO or a huge file is configuration_invalid, never a hang). */
 function readIfPresent(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    throw new FlowError("configuration_invalid", `The workflow file ${path} cannot be read (${code ?? "error"}).`);
-  }
+  if (!existsSync(path)) return undefined;
+  return readUserFile(path, { what: "The workflow file", maxBytes: SCRIPT_MAX_BYTES, code: "configuration_invalid" });
 }
 
 /** Every saved workflow name the three folders hold, for the message of an unknown name. */

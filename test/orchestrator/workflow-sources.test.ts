@@ -1,8 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
+import { SCRIPT_MAX_BYTES } from "../../src/runs/user-file.ts";
 import { toChildCall } from "../../src/orchestrator/workflow-host.ts";
 import { describeFailure } from "../../src/orchestrator/workflow-run.ts";
 import {
@@ -59,6 +61,15 @@ describe("selectWorkflow", () => {
   test("a saved file that cannot be read is configuration_invalid", () => {
     mkdirSync(join(dirs.project, "broken.js"), { recursive: true }); // a directory where a file should be
     expect(codeOf(() => selectWorkflow({ workflow: "broken" }, dirs))).toBe("configuration_invalid");
+  });
+
+  test("a saved file that is a FIFO or over 1 MiB is configuration_invalid at once, never a hang or a whole read", () => {
+    mkdirSync(dirs.project, { recursive: true });
+    execFileSync("mkfifo", [join(dirs.project, "pipe.js")]);
+    expect(() => selectWorkflow({ workflow: "pipe" }, dirs)).toThrow(/is a FIFO/);
+    writeFileSync(join(dirs.project, "huge.js"), `return '${"x".repeat(SCRIPT_MAX_BYTES)}';`);
+    expect(() => selectWorkflow({ workflow: "huge" }, dirs)).toThrow(/over 1 MiB/);
+    expect(codeOf(() => selectWorkflow({ workflow: "huge" }, dirs))).toBe("configuration_invalid");
   });
 });
 
