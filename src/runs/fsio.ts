@@ -140,6 +140,26 @@ export function readRange(path: string, position: number, length: number): Buffe
   }
 }
 
+/**
+ * `read` over a file opened for reading, with its stats, then closed: undefined when the file
+ * cannot be opened or `read` throws (a missing or torn file is no answer, not an error).
+ */
+export function withOpenFile<T>(path: string, read: (fd: number, stats: Stats) => T): T | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    return read(fd, fstatSync(fd));
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Bytes read through readAt since the process started: what tests weigh a page's cost by. */
 export const evidenceReads = { bytes: 0 };
 

@@ -1,6 +1,6 @@
-import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readAt } from "./fsio.ts";
+import { readAt, withOpenFile } from "./fsio.ts";
 import type { RunFiles } from "./home.ts";
 import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
 
@@ -14,7 +14,7 @@ const FIRST_WINDOW = 16 * 1024;
 
 /** The start line, if the journal's first line is a whole, well-formed start line of `runId`. */
 export function readStartLine(path: string, runId: string): StartLine | undefined {
-  const line = withFile(path, (fd, size) => {
+  const line = withOpenFile(path, (fd, { size }) => {
     for (let window = FIRST_WINDOW; ; window *= 4) {
       const text = readAt(fd, 0, Math.min(window, size)).toString("utf8");
       const end = text.indexOf("\n");
@@ -28,7 +28,7 @@ export function readStartLine(path: string, runId: string): StartLine | undefine
 
 /** The terminal line, if the journal's last line is a whole, well-formed terminal line of `runId`. */
 export function readTerminalLine(path: string, runId: string): TerminalLine | undefined {
-  const line = withFile(path, (fd, size) => {
+  const line = withOpenFile(path, (fd, { size }) => {
     for (let window = FIRST_WINDOW; ; window *= 4) {
       const from = Math.max(0, size - window);
       const text = readAt(fd, from, size - from).toString("utf8"); // a character cut at `from` sits before a newline we skip
@@ -42,21 +42,6 @@ export function readTerminalLine(path: string, runId: string): TerminalLine | un
   return parsed?.t === "terminal" ? parsed : undefined;
 }
 
-function withFile<T>(path: string, read: (fd: number, size: number) => T): T | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return undefined;
-  }
-  try {
-    return read(fd, fstatSync(fd).size);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function parseLine(text: string, runId: string): StartLine | TerminalLine | undefined {
   try {

@@ -1,5 +1,4 @@
-import { closeSync, fstatSync, openSync } from "node:fs";
-import { readAt, readRange } from "./fsio.ts";
+import { readAt, readRange, withOpenFile } from "./fsio.ts";
 import type { RunFiles } from "./home.ts";
 import { isWellFormed, type StartLine } from "./journal.ts";
 import { readLaunch } from "./journal-ends.ts";
@@ -19,14 +18,7 @@ const LAUNCH_KEY = Buffer.from(',"launch":');
 
 /** Where the launch value lies in the journal, if the start line says so and its head checks out. */
 function launchRange(path: string, runId: string): { start: number; bytes: number; identity: string; mtime: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return undefined;
-  }
-  try {
-    const stats = fstatSync(fd);
+  return withOpenFile(path, (fd, stats) => {
     const head = readAt(fd, 0, Math.min(HEAD_BYTES, stats.size));
     // A `"` inside a JSON string is always escaped, so the marker is a key; parsing the head up to
     // it proves it is the start line's own key, not one nested inside another field.
@@ -45,11 +37,7 @@ function launchRange(path: string, runId: string): { start: number; bytes: numbe
     // The value must be followed by the line's closing brace and newline: a torn line is no launch.
     if (readAt(fd, start + bytes, 2).toString("latin1") !== "}\n") return undefined;
     return { start, bytes, identity: `${stats.ino}-${stats.birthtimeMs}`, mtime: stats.mtimeMs };
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /**

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { decodeJson, jsonDepth, JsonBoundaryError } from "../../runtime/json.ts";
 import { isMainToWorker, isWorkerToMain } from "../../runtime/protocol.ts";
 import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_STACK_CHARS } from "../../runtime/text.ts";
-import type { AgentOptions, AgentResult } from "../../runtime/index.ts";
-import { deferred, failure, run, value } from "./support.ts";
+import type { AgentResult } from "../../runtime/index.ts";
+import { deferred, failure, run, slowChild, value } from "./support.ts";
 
 const nest = (levels: number, wrap: string) => `let v = 1; for (let i = 0; i < ${levels}; i++) v = ${wrap};`;
 
@@ -116,16 +116,6 @@ describe("text a script controls is bounded", () => {
 });
 
 describe("hostBytes: what a script holds on the host at once", () => {
-  const slowChild = () => {
-    const gate = deferred<void>();
-    let started = 0;
-    const agent = async (options: AgentOptions): Promise<AgentResult> => {
-      started++;
-      await gate.promise;
-      return { runId: `r${started}`, output: "ok", value: options.prompt.length };
-    };
-    return { gate, agent, started: () => started };
-  };
 
   it("refuses a call that would hold more than hostBytes while others are in flight, and frees the budget as they settle", async () => {
     const child = slowChild();

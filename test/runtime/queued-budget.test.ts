@@ -1,19 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { QUEUED_BYTES_MAX } from "../../runtime/bridge.ts";
-import type { AgentOptions, AgentResult } from "../../runtime/index.ts";
-import { deferred, run, value } from "./support.ts";
+import { run, slowChild, value } from "./support.ts";
 
 const MB = 1000 * 1000;
 
 describe("agent() calls waiting for a concurrency slot have a byte budget on the host", () => {
   it("refuses queued calls past 16 MiB with a catchable hostBytes error, even with hostBytes at its ceiling", async () => {
-    const gate = deferred<void>();
-    let started = 0;
-    const agent = async (options: AgentOptions): Promise<AgentResult> => {
-      started++;
-      await gate.promise;
-      return { runId: `r${started}`, output: "ok", value: options.prompt.length };
-    };
+    const { gate, agent } = slowChild();
     // Sampled as the calls arrive: what the host process holds beyond what it held before.
     const base = process.memoryUsage();
     let peak = 0;

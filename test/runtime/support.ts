@@ -47,6 +47,18 @@ export function failure(result: WorkflowResult) {
 }
 
 /** A promise with its resolver, for hosts that answer when the test says so. */
+/** A child that starts at once and answers only when `gate` is resolved: calls pile up behind it. */
+export function slowChild(): { gate: { promise: Promise<void>; resolve: () => void }; agent: (options: AgentOptions) => Promise<AgentResult>; started: () => number } {
+  const gate = deferred<void>();
+  let started = 0;
+  const agent = async (options: AgentOptions): Promise<AgentResult> => {
+    started++;
+    await gate.promise;
+    return { runId: `r${started}`, output: "ok", value: options.prompt.length };
+  };
+  return { gate, agent, started: () => started };
+}
+
 export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve: (value: T) => void = () => {};
   const promise = new Promise<T>((r) => {
