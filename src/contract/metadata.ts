@@ -99,7 +99,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "Pages are bounded by limitBytes in UTF-8; follow nextCursor and concatenate before parsing JSON pages.",
       "An unknown run, a run of another session and a pruned run are all run_unavailable.",
       "Cancelling a wait never cancels the run; cancel returns requested, which does not mean stopped.",
-      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; data.status says whether it was delivered: queued, terminal (the run had ended), unsupported (claude and codex children cannot be steered) or refused (the run's steering budget is spent for now; data.reason says which bound and when to retry). A run still queued for a slot is run_not_live.",
+      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; data.status says whether it was delivered: queued, terminal (the run had ended), unsupported (claude and codex children cannot be steered), refused (the run's steering budget is spent for now; data.reason says which bound and when to retry). or not_started (a background run still queued for a slot; steer it once it runs).",
     ],
     examples: [
       { title: "List runs", input: { action: "list", limit: 20 } },

@@ -70,7 +70,8 @@ export function backgroundLimit(env: Record<string, string | undefined>): number
  * bound a delegation is refused rather than queued without end.
  */
 export function backgroundQueueLimit(env: Record<string, string | undefined>): number {
-  const value = Number(env.PI_FLOW_MAX_QUEUED);
+  const raw = env.PI_FLOW_MAX_QUEUED?.trim();
+  const value = raw ? Number(raw) : NaN; // set but empty is unset, not 0
   return Number.isInteger(value) && value >= 0 ? value : 500;
 }
 

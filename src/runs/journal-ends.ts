@@ -43,7 +43,7 @@ export function readTerminalLine(path: string, runId: string): TerminalLine | un
 }
 
 
-function parseLine(text: string, runId: string): StartLine | TerminalLine | undefined {
+export function parseLine(text: string, runId: string): StartLine | TerminalLine | undefined {
   try {
     const value: unknown = JSON.parse(text);
     if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;

@@ -1,7 +1,6 @@
 import { readAt, readRange, withOpenFile } from "./fsio.ts";
 import type { RunFiles } from "./home.ts";
-import { isWellFormed, type StartLine } from "./journal.ts";
-import { readLaunch } from "./journal-ends.ts";
+import { parseLine, readLaunch } from "./journal-ends.ts";
 import { memoryDocument, type ViewDocument } from "./paging.ts";
 
 /**
@@ -28,10 +27,8 @@ function launchRange(path: string, runId: string): { start: number; bytes: numbe
     if (digits === undefined) return undefined;
     const keyAt = at + MARKER.length + digits.length;
     if (!head.subarray(keyAt, keyAt + LAUNCH_KEY.length).equals(LAUNCH_KEY)) return undefined;
-    const fields: unknown = JSON.parse(`${head.subarray(0, at).toString("utf8")}}`);
-    if (fields === null || typeof fields !== "object" || !isWellFormed(fields as Record<string, unknown>)) return undefined;
-    const line = fields as StartLine;
-    if (line.t !== "start" || line.runId !== runId) return undefined;
+    // The head up to the marker, closed, is the start line without its launch: checked as every journal line is.
+    if (parseLine(`${head.subarray(0, at).toString("utf8")}}`, runId)?.t !== "start") return undefined;
     const start = keyAt + LAUNCH_KEY.length;
     const bytes = Number(digits);
     // The value must be followed by the line's closing brace and newline: a torn line is no launch.
