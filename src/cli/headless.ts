@@ -78,7 +78,7 @@ const textOf = (result: AgentToolResult<unknown>): string =>
 /**
  * A Pi session with no one at the keyboard: Pi's agent directory (credentials, models, settings)
  * and pi-flow loaded through its manifest plus any `--extension`. It is never kept in Pi's
- * sessions directory: its first message is the command line, `--args` and all, and a demo or
+ * sessions directory: it holds the command line and every tool call's arguments, and a demo or
  * replay run should leave nothing behind but its run. `flow run`'s is kept redacted beside its runs
  * (flow-session-file.ts); the others are in memory only. The session never talks to a model itself;
  * only its children do.

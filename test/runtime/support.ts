@@ -46,7 +46,6 @@ export function failure(result: WorkflowResult) {
   return result.error;
 }
 
-/** A promise with its resolver, for hosts that answer when the test says so. */
 /** A child that starts at once and answers only when `gate` is resolved: calls pile up behind it. */
 export function slowChild(): { gate: { promise: Promise<void>; resolve: () => void }; agent: (options: AgentOptions) => Promise<AgentResult>; started: () => number } {
   const gate = deferred<void>();
@@ -59,6 +58,7 @@ export function slowChild(): { gate: { promise: Promise<void>; resolve: () => vo
   return { gate, agent, started: () => started };
 }
 
+/** A promise with its resolver, for hosts that answer when the test says so. */
 export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve: (value: T) => void = () => {};
   const promise = new Promise<T>((r) => {
