@@ -8,5 +8,5 @@ import { contractSchemasModule } from "../contract/script-schemas.ts";
 
 writeFileSync(fileURLToPath(new URL("../../helpers/contract-schemas.ts", import.meta.url)), contractSchemasModule());
 // Loaded after the write, so the declarations are built from the schemas just written.
-const { shippedDeclarations } = await import("../orchestrator/authoring-types.ts");
+const { shippedDeclarations } = await import("../orchestrator/workflow/authoring-types.ts");
 writeFileSync(fileURLToPath(new URL("../../workflows/flow.d.ts", import.meta.url)), await shippedDeclarations());

@@ -8,7 +8,7 @@ import { USAGE } from "./usage.ts";
 /** The saved workflows and roles of the project here, as external_help lists them; loaded only for those topics. */
 async function catalogSource(): Promise<HelpSources["catalog"]> {
   const [{ readCatalog }, { flowHome }, { resolveProjectTrust }, { getAgentDir }] = await Promise.all([
-    import("../orchestrator/catalog.ts"),
+    import("../orchestrator/workflow/catalog.ts"),
     import("./project-runs.ts"),
     import("../trust/project-trust.ts"),
     import("@earendil-works/pi-coding-agent"),

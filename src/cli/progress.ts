@@ -1,6 +1,6 @@
 import { oneLine } from "../ui/format.ts";
 import { createLogUpdate } from "log-update";
-import type { ChildEntry } from "../orchestrator/workflow-host.ts";
+import type { ChildEntry } from "../orchestrator/workflow/children.ts";
 
 /**
  * How `flow run` shows a workflow on stderr: on a terminal, a live view redrawn in place; anywhere

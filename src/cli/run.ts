@@ -84,7 +84,7 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   }
   if ("workflow" in plan.target) {
     // A misspelled name is the first thing to say, before any question of models.
-    const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow-sources.ts"), import("./project-runs.ts")]);
+    const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow/sources.ts"), import("./project-runs.ts")]);
     selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
   }
   if ("file" in plan.target) {

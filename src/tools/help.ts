@@ -4,7 +4,7 @@ import { ERROR_CODES } from "../contract/errors.ts";
 import { HelpInputSchema, HelpOutputSchema, type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
 import type { HarnessState } from "../harnesses/types.ts";
-import type { Catalog } from "../orchestrator/catalog.ts";
+import type { Catalog } from "../orchestrator/workflow/catalog.ts";
 import { abortIfSignalled } from "./abort.ts";
 import {
   ERRORS_HELP,

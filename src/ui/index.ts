@@ -4,7 +4,7 @@
  * Nothing here changes what a tool returns or what the model reads.
  */
 import { getAgentDir, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { COMPLETION_MESSAGE_TYPE, COMPLETIONS_MESSAGE_TYPE, type FlowHost } from "../orchestrator/flow-host.ts";
+import { COMPLETION_MESSAGE_TYPE, COMPLETIONS_MESSAGE_TYPE, type FlowHost } from "../orchestrator/session/flow-host.ts";
 import type { HelpSources } from "../tools/help.ts";
 import { BackgroundRunsWidget } from "./background-widget.ts";
 import { renderCompletionMessage, renderCompletionsMessage } from "./completion-message.ts";

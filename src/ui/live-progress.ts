@@ -5,7 +5,7 @@
  * bounded to the most recent runs.
  */
 import type { ChildProgress } from "../harnesses/types.ts";
-import type { ChildEntry } from "../orchestrator/workflow-host.ts";
+import type { ChildEntry } from "../orchestrator/workflow/children.ts";
 
 export interface LiveProgress {
   /** A workflow's children, as its last progress report listed them. */

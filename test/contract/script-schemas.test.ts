@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { DelegateInputSchema } from "../../src/contract/delegate-schema.ts";
 import { RunViewSchema } from "../../src/contract/run-schema.ts";
 import { agentOptionsSchema, contractSchemasModule, readFinalRunSchema } from "../../src/contract/script-schemas.ts";
-import { checkAgentOptions } from "../../src/orchestrator/agent-options.ts";
+import { checkAgentOptions } from "../../src/orchestrator/workflow/agent-options.ts";
 import { AGENT_OPTIONS_SCHEMA, RUN_VIEW_SCHEMA, SCRIPT_SCHEMAS, WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 

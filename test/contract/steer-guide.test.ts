@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { TOOL_METADATA } from "../../src/contract/metadata.ts";
 import { SteerPayloadSchema } from "../../src/contract/runs-schema.ts";
-import { backgroundQueueLimit } from "../../src/orchestrator/slots.ts";
+import { backgroundQueueLimit } from "../../src/orchestrator/child/slots.ts";
 
 test("external_runs' guide names every steer status the schema allows, and no code for an undelivered steer", () => {
   const statuses = (SteerPayloadSchema.properties.status.anyOf as { const: string }[]).map((branch) => branch.const);

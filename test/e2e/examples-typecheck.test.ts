@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { flowToolSchemas } from "../../src/orchestrator/authoring-types.ts";
+import { flowToolSchemas } from "../../src/orchestrator/workflow/authoring-types.ts";
 import { toolDeclaration } from "../../runtime/schema-types.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 import { checkInMemory } from "../support/typecheck.ts";

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { afterEach, expect, test } from "vitest";
-import { RETENTION_EVENT } from "../../src/orchestrator/flow-host.ts";
+import { RETENTION_EVENT } from "../../src/orchestrator/session/flow-host.ts";
 import type { PruneReport } from "../../src/runs/index.ts";
 import { childAnswers } from "../support/children.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";

@@ -5,7 +5,7 @@ import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { openRunStore, processRegistry, RunRegistry } from "../../src/runs/index.ts";
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { RunView } from "../../src/contract/run-schema.ts";
-import type { WaitPayload } from "../../src/orchestrator/wait.ts";
+import type { WaitPayload } from "../../src/orchestrator/session/wait.ts";
 import type { BatchPayload, ListPayload, SinglePayload } from "../../src/runs/index.ts";
 import { childAnswers, childAnswersWhenReleased, childHangs } from "../support/children.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";

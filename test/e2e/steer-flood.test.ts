@@ -4,7 +4,7 @@ import { childAnswers, childAnswersWhenReleased, type Seen } from "../support/ch
 import { runFileOf } from "../support/journals.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
-import { STEER_LIMITS } from "../../src/orchestrator/steer-budget.ts";
+import { STEER_LIMITS } from "../../src/orchestrator/child/steer-budget.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
 

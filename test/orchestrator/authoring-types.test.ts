@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { shippedDeclarations } from "../../src/orchestrator/authoring-types.ts";
+import { shippedDeclarations } from "../../src/orchestrator/workflow/authoring-types.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "pi-flow-types-"));

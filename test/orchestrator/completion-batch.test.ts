@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
-import { CompletionBatch, completionWindow, DEFAULT_COMPLETION_WINDOW_MS } from "../../src/orchestrator/completion-batch.ts";
-import { ResultOwnership } from "../../src/orchestrator/ownership.ts";
+import { CompletionBatch, completionWindow, DEFAULT_COMPLETION_WINDOW_MS } from "../../src/orchestrator/session/completion-batch.ts";
+import { ResultOwnership } from "../../src/orchestrator/session/ownership.ts";
 
 const view = (runId: string) => ({ runId }) as RunView;
 

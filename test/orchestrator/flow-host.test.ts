@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { FlowHost } from "../../src/orchestrator/flow-host.ts";
+import { FlowHost } from "../../src/orchestrator/session/flow-host.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 
 let sessions = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { ResultOwnership } from "../../src/orchestrator/ownership.ts";
+import { ResultOwnership } from "../../src/orchestrator/session/ownership.ts";
 
 /** Sends queued notifications only when the test says so, to reproduce races exactly. */
 function manualClock() {

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "vitest";
 import { SteeringInbox } from "../../src/harnesses/steering.ts";
-import { registerSteerTarget, steerRun } from "../../src/orchestrator/steering.ts";
+import { registerSteerTarget, steerRun } from "../../src/orchestrator/child/steer-targets.ts";
 import { sandbox, type Sandbox } from "../runs/helpers.ts";
 
 let box: Sandbox | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { SteerBudget, STEER_LIMITS } from "../../src/orchestrator/steer-budget.ts";
+import { SteerBudget, STEER_LIMITS } from "../../src/orchestrator/child/steer-budget.ts";
 
 /** The steering budget of one run, on a clock the test moves. */
 

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "vitest";
-import { ResultOwnership } from "../../src/orchestrator/ownership.ts";
-import { WAIT_ABORTED, waitForRuns } from "../../src/orchestrator/wait.ts";
+import { ResultOwnership } from "../../src/orchestrator/session/ownership.ts";
+import { WAIT_ABORTED, waitForRuns } from "../../src/orchestrator/session/wait.ts";
 import { sandbox, type Sandbox } from "../runs/helpers.ts";
 
 let box: Sandbox | undefined;

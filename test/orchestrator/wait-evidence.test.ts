@@ -2,8 +2,8 @@ import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { basename } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { ResultOwnership } from "../../src/orchestrator/ownership.ts";
-import { waitForRuns } from "../../src/orchestrator/wait.ts";
+import { ResultOwnership } from "../../src/orchestrator/session/ownership.ts";
+import { waitForRuns } from "../../src/orchestrator/session/wait.ts";
 import { RunRegistry, openRunStore } from "../../src/runs/index.ts";
 import { sandbox, type Sandbox } from "../runs/helpers.ts";
 

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { SCRIPT_MAX_BYTES } from "../../src/runs/user-file.ts";
-import { toChildCall } from "../../src/orchestrator/workflow-host.ts";
-import { describeFailure } from "../../src/orchestrator/workflow-run.ts";
+import { toChildCall } from "../../src/orchestrator/workflow/children.ts";
+import { describeFailure } from "../../src/orchestrator/workflow/start.ts";
 import {
   checkArgs,
   parseSelected,
@@ -14,7 +14,7 @@ import {
   SHIPPED_WORKFLOWS_DIR,
   workflowDirs,
   type WorkflowDirs,
-} from "../../src/orchestrator/workflow-sources.ts";
+} from "../../src/orchestrator/workflow/sources.ts";
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { RunOutcome, RunView } from "../contract/run-schema.ts";
-import type { RunWriter, SettleResult } from "../runs/index.ts";
+import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
+import type { RunWriter, SettleResult } from "../../runs/index.ts";
 import {
   runWorkflow,
   type ParsedWorkflow,
@@ -8,14 +8,14 @@ import {
   type WorkflowEvent,
   type WorkflowHost,
   type WorkflowResult,
-} from "../../runtime/index.ts";
+} from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import { TOOLS_WITHHELD, type LaunchEnvironment } from "./launch-child.ts";
-import { STUBBED } from "../harnesses/stub.ts";
-import { journaledTools, replayingHost } from "./replay-host.ts";
-import type { ResumePlan } from "./resume-plan.ts";
-import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./workflow-host.ts";
-import type { SelectedWorkflow } from "./workflow-sources.ts";
+import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/launch-child.ts";
+import { STUBBED } from "../../harnesses/stub.ts";
+import { journaledTools, replayingHost } from "./journal-replay.ts";
+import type { ResumePlan } from "../resume/plan.ts";
+import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./children.ts";
+import type { SelectedWorkflow } from "./sources.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */
 /** Up to this many children, every progress change is sent; beyond, one update per event-loop turn. */

@@ -1,4 +1,4 @@
-import { FlowError } from "../contract/errors.ts";
+import { FlowError } from "../../contract/errors.ts";
 
 /**
  * A counting semaphore for background children: at most `limit` run at once, the rest wait in

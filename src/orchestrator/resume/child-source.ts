@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FlowError } from "../contract/errors.ts";
-import { runFiles, type RunStore } from "../runs/index.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { runFiles, type RunStore } from "../../runs/index.ts";
 
 /**
  * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.

@@ -1,11 +1,11 @@
-import type { RunWriter } from "../runs/index.ts";
-import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
+import type { RunWriter } from "../../runs/index.ts";
+import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal } from "./call-journal.ts";
-import { NESTED_TOOL, type ResumePlan } from "./resume-plan.ts";
-import { resolveResume, type ResumeSource } from "./resume.ts";
-import { hostError, type WorkflowChildren } from "./workflow-host.ts";
-import type { ToolCallContext } from "./workflow-tools.ts";
+import { NESTED_TOOL, type ResumePlan } from "../resume/plan.ts";
+import { resolveResume, type ResumeSource } from "../resume/child-source.ts";
+import { hostError, type WorkflowChildren } from "./children.ts";
+import type { ToolCallContext } from "./tools.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
 

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
-import { FlowError } from "../contract/errors.ts";
-import { contentText } from "../context/content-text.ts";
-import type { ParentSnapshot } from "../context/snapshot.ts";
-import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../runtime/index.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { contentText } from "../../context/content-text.ts";
+import type { ParentSnapshot } from "../../context/snapshot.ts";
+import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { toolSchemaOf } from "./authoring-types.ts";
 
 /** Root = 1; a workflow started by a workflow is 2; one more is refused. A fixed host ceiling. */

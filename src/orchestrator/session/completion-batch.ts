@@ -1,4 +1,4 @@
-import type { RunView } from "../contract/run-schema.ts";
+import type { RunView } from "../../contract/run-schema.ts";
 
 /**
  * Batches background completions so the parent spends one turn on many. Result ownership queues

@@ -1,9 +1,9 @@
 // What this session can run, for external_help: the saved workflows (with their description and
 // argument schema) and the roles, built in and from role files. A file that fails to parse is
 // listed with its problem, so a model learns why it cannot be used.
-import type { JsonValue } from "../../runtime/index.ts";
-import { listRoles, resolveRole, roleDirs } from "../harnesses/roles.ts";
-import { listSavedWorkflows, parseSelected, selectWorkflow, workflowDirs, type WorkflowDirs } from "./workflow-sources.ts";
+import type { JsonValue } from "../../../runtime/index.ts";
+import { listRoles, resolveRole, roleDirs } from "../../harnesses/roles.ts";
+import { listSavedWorkflows, parseSelected, selectWorkflow, workflowDirs, type WorkflowDirs } from "./sources.ts";
 
 export interface SavedWorkflowInfo {
   name: string;

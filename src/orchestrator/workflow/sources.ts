@@ -2,11 +2,11 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation } from "../contract/schema-violation.ts";
-import { FlowError } from "../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
-import { TRUST_HINT } from "../trust/project-trust.ts";
-import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
+import { firstViolation } from "../../contract/schema-violation.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/user-file.ts";
+import { TRUST_HINT } from "../../trust/project-trust.ts";
+import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../../runtime/index.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
 export type WorkflowSource = "shipped" | "project" | "user" | "inline";
@@ -21,7 +21,7 @@ export interface SelectedWorkflow {
 }
 
 /** The package's own workflows/ folder, found from this module so it works wherever pi-flow is installed. */
-export const SHIPPED_WORKFLOWS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../workflows");
+export const SHIPPED_WORKFLOWS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../workflows");
 
 export interface WorkflowDirs {
   /** None while the project is untrusted: its saved workflows are not read (project-trust.ts). */

@@ -1,5 +1,5 @@
-import type { RunOutcome } from "../contract/run-schema.ts";
-import type { RunWriter } from "../runs/index.ts";
+import type { RunOutcome } from "../../contract/run-schema.ts";
+import type { RunWriter } from "../../runs/index.ts";
 import type { CallIdentity } from "./call-identity.ts";
 
 /**

@@ -2,10 +2,10 @@
 // (src/contract/script-schemas.ts): the same fields, minimums and refusal of unknown fields, so a
 // call that external_delegate would refuse is refused here too, as request_invalid.
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation } from "../contract/schema-violation.ts";
-import { FlowError } from "../contract/errors.ts";
-import { agentOptionsSchema } from "../contract/script-schemas.ts";
-import { checkTarget, type ChildCall } from "./launch-child.ts";
+import { firstViolation } from "../../contract/schema-violation.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { agentOptionsSchema } from "../../contract/script-schemas.ts";
+import { checkTarget, type ChildCall } from "../child/launch-child.ts";
 
 /** The schema's names and its compiled check, built on the first agent() call, not at extension load. */
 let checker: { names: ReadonlySet<string>; validator: ReturnType<typeof compile> } | undefined;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { AgentOptions } from "../../runtime/index.ts";
+import type { AgentOptions } from "../../../runtime/index.ts";
 
 /**
  * What a workflow's journal records of each agent() and tools.* call, so that a resumed run can

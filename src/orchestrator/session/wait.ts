@@ -1,6 +1,6 @@
-import { FlowError } from "../contract/errors.ts";
-import type { RunView } from "../contract/run-schema.ts";
-import { assertRunId, formatRunText, INLINE_LIMIT_BYTES, jsonBytes, type RunStore } from "../runs/index.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { RunView } from "../../contract/run-schema.ts";
+import { assertRunId, formatRunText, INLINE_LIMIT_BYTES, jsonBytes, type RunStore } from "../../runs/index.ts";
 import type { ResultOwnership, WaitClaim } from "./ownership.ts";
 
 export const MAX_WAIT_TARGETS = 50;

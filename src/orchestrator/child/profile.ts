@@ -1,10 +1,10 @@
-import { FlowError } from "../contract/errors.ts";
-import { agentDefinitionDirs, resolveAgentDefinition } from "../harnesses/agent-definitions.ts";
-import { isCliHarness } from "../harnesses/cli/index.ts";
-import type { ChildProfile } from "../harnesses/profiles.ts";
-import { resolveRole, roleDirs } from "../harnesses/roles.ts";
-import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
-import type { ResumeSource } from "./resume.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { agentDefinitionDirs, resolveAgentDefinition } from "../../harnesses/agent-definitions.ts";
+import { isCliHarness } from "../../harnesses/cli/index.ts";
+import type { ChildProfile } from "../../harnesses/profiles.ts";
+import { resolveRole, roleDirs } from "../../harnesses/roles.ts";
+import { needsTrustDecision, TRUST_HINT } from "../../trust/project-trust.ts";
+import type { ResumeSource } from "../resume/child-source.ts";
 
 interface ProfilePlace {
   cwd: string;

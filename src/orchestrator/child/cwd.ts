@@ -3,8 +3,8 @@
 // place itself (it holds bash), and a writing child is never given a filesystem root.
 import { realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative } from "node:path";
-import { FlowError } from "../contract/errors.ts";
-import { writes } from "../harnesses/child-tools.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { writes } from "../../harnesses/child-tools.ts";
 
 /** The path with its links resolved, so a link inside the project cannot lead a child out of it. */
 function real(path: string): string {

@@ -1,6 +1,6 @@
-import { FlowError } from "../contract/errors.ts";
-import type { SteeringInbox } from "../harnesses/steering.ts";
-import type { RunStore } from "../runs/index.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { SteeringInbox } from "../../harnesses/steering.ts";
+import type { RunStore } from "../../runs/index.ts";
 import { SteerBudget } from "./steer-budget.ts";
 
 /**

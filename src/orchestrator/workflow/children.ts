@@ -1,13 +1,13 @@
-import { FlowError } from "../contract/errors.ts";
-import type { RunView } from "../contract/run-schema.ts";
-import { stripControls, type RunWriter } from "../runs/index.ts";
-import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
-import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../runtime/index.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { RunView } from "../../contract/run-schema.ts";
+import { stripControls, type RunWriter } from "../../runs/index.ts";
+import { addUsage, type UsageTotals } from "../../harnesses/usage.ts";
+import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
-import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
-import type { ResumeSource } from "./resume.ts";
+import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/launch-child.ts";
+import type { ResumeSource } from "../resume/child-source.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the

@@ -1,11 +1,11 @@
 import { getAgentDir, type ExtensionAPI, type ExtensionContext, type SessionEntry, type ToolInfo } from "@earendil-works/pi-coding-agent";
-import { FlowError } from "../contract/errors.ts";
-import type { RunView } from "../contract/run-schema.ts";
-import { groupCommit } from "../runs/group-commit.ts";
-import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
-import type { HarnessState } from "../harnesses/types.ts";
-import { harnessState } from "../harnesses/registry.ts";
-import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../harnesses/harness-settings.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { RunView } from "../../contract/run-schema.ts";
+import { groupCommit } from "../../runs/group-commit.ts";
+import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapshot.ts";
+import type { HarnessState } from "../../harnesses/types.ts";
+import { harnessState } from "../../harnesses/registry.ts";
+import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../../harnesses/harness-settings.ts";
 import {
   formatRunText,
   openRunStore,
@@ -15,11 +15,11 @@ import {
   sessionOpened,
   type RetentionSettings,
   type RunStore,
-} from "../runs/index.ts";
-import type { LaunchEnvironment } from "./launch-child.ts";
+} from "../../runs/index.ts";
+import type { LaunchEnvironment } from "../child/launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
-import { inheritedParentTools, inheritedSnapshot } from "./workflow-tools.ts";
-import { sessionProjectTrusted } from "../trust/project-trust.ts";
+import { inheritedParentTools, inheritedSnapshot } from "../workflow/tools.ts";
+import { sessionProjectTrusted } from "../../trust/project-trust.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";

@@ -1,7 +1,7 @@
 // A harness reports what its child did as typed diagnostics; the run's diagnostics log keeps each
 // as one leveled line. Kept apart from launch-child.ts, which only wires the child to its run.
-import type { ChildDiagnostic } from "../harnesses/types.ts";
-import type { DiagnosticEntry } from "../runs/index.ts";
+import type { ChildDiagnostic } from "../../harnesses/types.ts";
+import type { DiagnosticEntry } from "../../runs/index.ts";
 
 /** A harness's diagnostic as one line of the run's diagnostics log. */
 export function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {

@@ -3,11 +3,11 @@
 // `flow types` writes them for a project; workflows/flow.d.ts is the shipped set.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { TOOL_NAMES } from "../contract/envelope.ts";
-import { TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
-import { generateDeclarations, parseWorkflow, type JsonValue, type ToolSchema } from "../../runtime/index.ts";
+import { TOOL_NAMES } from "../../contract/envelope.ts";
+import { TOOL_METADATA, TOOL_SCHEMAS } from "../../contract/metadata.ts";
+import { generateDeclarations, parseWorkflow, type JsonValue, type ToolSchema } from "../../../runtime/index.ts";
 import type { SavedWorkflowInfo } from "./catalog.ts";
-import { SHIPPED_WORKFLOWS_DIR } from "./workflow-sources.ts";
+import { SHIPPED_WORKFLOWS_DIR } from "./sources.ts";
 
 /** A registered tool as Pi describes it: its parameters and, when it has one, its output schema. */
 export interface RegisteredToolSchema {
