@@ -1,5 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
-import { groupCommit } from "../runs/group-commit.ts";
+import { groupCommit } from "../runs/write/group-commit.ts";
 import { EXIT, flushed, reportError } from "./exit.ts";
 import { USAGE, version } from "./usage.ts";
 

@@ -6,7 +6,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette } from "../harnesses/replay.ts";
 import { formatLine, recordedHeader, stubHeader, type CassetteHeader } from "../harnesses/cassette.ts";
 import { STUBBED } from "../harnesses/stub.ts";
-import { createStagedFile, stagingPathFor } from "../runs/staged-file.ts";
+import { createStagedFile, stagingPathFor } from "../runs/write/staged-file.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";

@@ -4,7 +4,7 @@
  * clears the screen or moves the cursor. Whole sequences go (their payload too, so no `]52;c;…`
  * is left to read), then every other control character; line breaks and tabs stay.
  */
-import { redactText } from "./redact.ts";
+import { redactText } from "./redact/index.ts";
 
 /** OSC (ESC ] or C1 0x9d) up to BEL or ST; an unterminated one runs to the end of the text. */
 const OSC = String.raw`(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?`;

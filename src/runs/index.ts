@@ -16,14 +16,14 @@ export {
   type SettleResult,
   type WritePoint,
   type WriterHooks,
-} from "./writer.ts";
+} from "./write/writer.ts";
 export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type MemoryFinal } from "./registry.ts";
 export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
-export { redactText, redactValue, REDACTED } from "./redact.ts";
+export { redactText, redactValue, REDACTED } from "./redact/index.ts";
 export { printable, stripControls } from "./controls.ts";
-export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./delivery.ts";
-export { buildView, formatRunText, outputWarnings } from "./view.ts";
+export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
+export { buildView, formatRunText, outputWarnings } from "./read/view.ts";
 export {
   formatBatchText,
   DEFAULT_PAGE_BYTES,
@@ -31,8 +31,8 @@ export {
   type BatchPayload,
   type RunViewName,
   type SinglePayload,
-} from "./inspect.ts";
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ListPayload } from "./list.ts";
+} from "./read/inspect.ts";
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ListPayload } from "./read/list.ts";
 export {
   DEFAULT_RETENTION,
   prune,
@@ -42,7 +42,7 @@ export {
   type RetentionSettings,
 } from "./retention.ts";
 export { ownerAlive, sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
-export { classifyJournalText, type JournalReport } from "./integrity.ts";
-export { readLaunch } from "./journal-ends.ts";
-export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal.ts";
-export type { DiagnosticEntry, DiagnosticLevel } from "./evidence.ts";
+export { classifyJournalText, type JournalReport } from "./journal/integrity.ts";
+export { readLaunch } from "./journal/journal-ends.ts";
+export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal/journal.ts";
+export type { DiagnosticEntry, DiagnosticLevel } from "./journal/evidence.ts";

@@ -1,8 +1,8 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunKind } from "./ids.ts";
 import type { RunOutcome } from "../contract/run-schema.ts";
-import type { CachedJournal } from "./journal-cache.ts";
-import type { ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
+import type { CachedJournal } from "./journal/journal-cache.ts";
+import type { ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal/journal.ts";
 
 /**
  * The live registry: the only source of liveness. A run is live while an owner in this process has

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { projectsDir, sessionsDir } from "./home.ts";
 import { isRunId, runIdTime } from "./ids.ts";
 import { ownerAlive, sessionIsOpen } from "./live-sessions.ts";
-import { parseRecord } from "./record.ts";
+import { parseRecord } from "./journal/record.ts";
 import type { RunRegistry } from "./registry.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { readFinalValue } from "./evidence.ts";
-import { resolveFacts, type FactsContext } from "./facts.ts";
-import { groupCommit } from "./group-commit.ts";
+import { readFinalValue } from "./journal/evidence.ts";
+import { resolveFacts, type FactsContext } from "./read/facts.ts";
+import { groupCommit } from "./write/group-commit.ts";
 import { makeScope, runFiles, scopeToken, type RunScope } from "./home.ts";
 import { assertRunId } from "./ids.ts";
 import {
@@ -14,14 +14,14 @@ import {
   type BatchPayload,
   type RunViewName,
   type SinglePayload,
-} from "./inspect.ts";
-import { listRuns, type ListPayload } from "./list.ts";
+} from "./read/inspect.ts";
+import { listRuns, type ListPayload } from "./read/list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
-import { readRecord } from "./record.ts";
+import { readRecord } from "./journal/record.ts";
 import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
 import { ownerAlive } from "./live-sessions.ts";
-import { buildView, formatRunText } from "./view.ts";
-import { RunWriter, type CreateRunInput, type WriterHooks } from "./writer.ts";
+import { buildView, formatRunText } from "./read/view.ts";
+import { RunWriter, type CreateRunInput, type WriterHooks } from "./write/writer.ts";
 
 export interface RunStoreOptions {
   /** The Flow home (see `resolveFlowHome`). */

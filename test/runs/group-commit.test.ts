@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { runFiles } from "../../src/runs/home.ts";
-import { groupCommit } from "../../src/runs/group-commit.ts";
+import { groupCommit } from "../../src/runs/write/group-commit.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 

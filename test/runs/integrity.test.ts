@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { classifyJournalFile, classifyJournalText } from "../../src/runs/integrity.ts";
+import { classifyJournalFile, classifyJournalText } from "../../src/runs/journal/integrity.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 
 const RUN = "wf_0mx1xga91_9enz3i6et6";

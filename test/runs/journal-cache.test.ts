@@ -3,12 +3,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import { openRunStore, RunRegistry, type RunStore } from "../../src/runs/index.ts";
-import { classifyJournalText } from "../../src/runs/integrity.ts";
+import { classifyJournalText } from "../../src/runs/journal/integrity.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 
 // Count full journal classifications (each one is a whole-file read) without changing what they return.
-vi.mock("../../src/runs/integrity.ts", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../src/runs/integrity.ts")>();
+vi.mock("../../src/runs/journal/integrity.ts", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/runs/journal/integrity.ts")>();
   return { ...actual, classifyJournalText: vi.fn(actual.classifyJournalText) };
 });
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
-import { readStartLine, readTerminalLine } from "../../src/runs/journal-ends.ts";
+import { readStartLine, readTerminalLine } from "../../src/runs/journal/journal-ends.ts";
 import { expectValidView, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SinglePayload } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
-import { fileDocument, readPage } from "../../src/runs/paging.ts";
+import { fileDocument, readPage } from "../../src/runs/read/paging.ts";
 import { openRunStore, RunRegistry, type RunStore, type RunViewName } from "../../src/runs/index.ts";
 import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
-import { containsRunId, insertionPoint } from "../../src/runs/run-index.ts";
+import { containsRunId, insertionPoint } from "../../src/runs/read/run-index.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;

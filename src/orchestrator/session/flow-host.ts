@@ -1,7 +1,7 @@
 import { getAgentDir, type ExtensionAPI, type ExtensionContext, type SessionEntry, type ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
-import { groupCommit } from "../../runs/group-commit.ts";
+import { groupCommit } from "../../runs/write/group-commit.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapshot.ts";
 import type { HarnessState } from "../../harnesses/types.ts";
 import { harnessState } from "../../harnesses/registry.ts";

@@ -1,4 +1,4 @@
-import { redactValue } from "./redact.ts";
+import { redactValue } from "../redact/index.ts";
 
 /** The contract's inline bound: 16 KiB of UTF-8 JSON, measured after redaction. */
 export const INLINE_LIMIT_BYTES = 16 * 1024;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { FlowError, type ErrorCode } from "../contract/errors.ts";
+import { FlowError, type ErrorCode } from "../../contract/errors.ts";
 
 /**
  * A file that will replace a user-named target is first written beside it under a name no one can

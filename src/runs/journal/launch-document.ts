@@ -1,7 +1,7 @@
-import { readAt, readRange, withOpenFile } from "./fsio.ts";
-import type { RunFiles } from "./home.ts";
+import { readAt, readRange, withOpenFile } from "../fsio.ts";
+import type { RunFiles } from "../home.ts";
 import { parseLine, readLaunch } from "./journal-ends.ts";
-import { memoryDocument, type ViewDocument } from "./paging.ts";
+import { memoryDocument, type ViewDocument } from "../read/paging.ts";
 
 /**
  * The `launch` view: the launch details as compact JSON and a newline. A start line written with

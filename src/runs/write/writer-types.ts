@@ -1,6 +1,6 @@
-import type { RunOutcome, RunView } from "../contract/run-schema.ts";
-import type { RunKind } from "./ids.ts";
-import type { ChildCounts, RunError, TaskIdentity, Usage } from "./journal.ts";
+import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
+import type { RunKind } from "../ids.ts";
+import type { ChildCounts, RunError, TaskIdentity, Usage } from "../journal/journal.ts";
 
 /** Named moments of the write path; crash tests stop a writer at them. */
 export type WritePoint = "created" | "final-written" | "terminal-written" | "record-before-rename" | "settled";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { Integrity } from "../contract/run-schema.ts";
-import { errorCode } from "./fsio.ts";
+import type { Integrity } from "../../contract/run-schema.ts";
+import { errorCode } from "../fsio.ts";
 import { JOURNAL_VERSION, isWellFormed, type JournalLine, type StartLine, type TerminalLine } from "./journal.ts";
 
 /**

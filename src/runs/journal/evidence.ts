@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import type { RunKind } from "./ids.ts";
+import type { RunKind } from "../ids.ts";
 import type { FinalFormat } from "./journal.ts";
-import { fileDocument, type ViewDocument } from "./paging.ts";
+import { fileDocument, type ViewDocument } from "../read/paging.ts";
 
 /**
  * How evidence is laid out in its files, chosen so each file *is* its view document (or is one with

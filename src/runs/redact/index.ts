@@ -6,9 +6,9 @@
  * test/runs/fixtures/secret-corpus.ts pins both directions (secrets that must go, look-alikes that
  * must survive) and docs/runs.md states its recall and false-positive figures.
  */
-import { redactString } from "./redact/engine.ts";
-import { isBasicCredential, isSecretKeyName, judgeValue } from "./redact/keys.ts";
-import { REDACTED } from "./redact/rule.ts";
+import { redactString } from "./engine.ts";
+import { isBasicCredential, isSecretKeyName, judgeValue } from "./keys.ts";
+import { REDACTED } from "./rule.ts";
 
 export { REDACTED };
 

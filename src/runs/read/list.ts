@@ -1,11 +1,11 @@
 import type { Static } from "@sinclair/typebox";
-import { FlowError } from "../contract/errors.ts";
-import type { RunView } from "../contract/run-schema.ts";
-import type { ListPayloadSchema } from "../contract/runs-schema.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { RunView } from "../../contract/run-schema.ts";
+import type { ListPayloadSchema } from "../../contract/runs-schema.ts";
 import { decodeListCursor, encodeCursor, type ListCursor } from "./cursor.ts";
 import { resolveFacts, type FactsContext } from "./facts.ts";
-import { runsDir } from "./home.ts";
-import type { RunKind } from "./ids.ts";
+import { runsDir } from "../home.ts";
+import type { RunKind } from "../ids.ts";
 import { containsRunId, insertionPoint, savedRunIds } from "./run-index.ts";
 import { buildView } from "./view.ts";
 

@@ -1,9 +1,9 @@
-import { INLINE_LIMIT_BYTES, jsonBytes } from "./delivery.ts";
-import { finalDocumentText, finalFormatFor } from "./evidence.ts";
-import type { RunKind } from "./ids.ts";
-import type { FinalMeta } from "./journal.ts";
-import { redactValue } from "./redact.ts";
-import type { MemoryFinal } from "./registry.ts";
+import { INLINE_LIMIT_BYTES, jsonBytes } from "../read/delivery.ts";
+import { finalDocumentText, finalFormatFor } from "../journal/evidence.ts";
+import type { RunKind } from "../ids.ts";
+import type { FinalMeta } from "../journal/journal.ts";
+import { redactValue } from "../redact/index.ts";
+import type { MemoryFinal } from "../registry.ts";
 
 export interface SettledFinal {
   /** What the terminal line and the record say about the final value. */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import type { RunOutcome } from "../contract/run-schema.ts";
-import { atomicWriteFile } from "./fsio.ts";
-import type { RunKind } from "./ids.ts";
+import type { RunOutcome } from "../../contract/run-schema.ts";
+import { atomicWriteFile } from "../fsio.ts";
+import type { RunKind } from "../ids.ts";
 import type { CachedJournal } from "./journal-cache.ts";
 import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { open, rename, rm, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { TMP_PREFIX } from "./fsio.ts";
+import { TMP_PREFIX } from "../fsio.ts";
 
 /**
  * Group commit: the run store's disk work that nothing waits for, taken off the critical path.

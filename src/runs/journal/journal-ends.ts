@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readAt, withOpenFile } from "./fsio.ts";
-import type { RunFiles } from "./home.ts";
+import { readAt, withOpenFile } from "../fsio.ts";
+import type { RunFiles } from "../home.ts";
 import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
 
 /**

@@ -1,15 +1,15 @@
 import type { Static } from "@sinclair/typebox";
-import { succeed } from "../contract/envelope.ts";
-import { FlowError } from "../contract/errors.ts";
-import type { RunView } from "../contract/run-schema.ts";
-import { RUN_VIEWS, type BatchPayloadSchema, type SinglePayloadSchema } from "../contract/runs-schema.ts";
+import { succeed } from "../../contract/envelope.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { RunView } from "../../contract/run-schema.ts";
+import { RUN_VIEWS, type BatchPayloadSchema, type SinglePayloadSchema } from "../../contract/runs-schema.ts";
 import { decodeBatchCursor, decodePageCursor, encodeCursor, targetsHash } from "./cursor.ts";
-import { finalDocumentText, finalFileDocument, logDocument } from "./evidence.ts";
+import { finalDocumentText, finalFileDocument, logDocument } from "../journal/evidence.ts";
 import { resolveFacts, unavailable, type FactsContext, type RunFacts } from "./facts.ts";
-import { statOrNull } from "./fsio.ts";
-import { runFiles } from "./home.ts";
-import { assertRunId } from "./ids.ts";
-import { launchDocument } from "./launch-document.ts";
+import { statOrNull } from "../fsio.ts";
+import { runFiles } from "../home.ts";
+import { assertRunId } from "../ids.ts";
+import { launchDocument } from "../journal/launch-document.ts";
 import { assertFresh, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
 import { buildView, formatRunText, outputWarnings } from "./view.ts";
 

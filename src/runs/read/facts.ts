@@ -1,14 +1,14 @@
-import { FlowError } from "../contract/errors.ts";
-import type { Integrity, RunOutcome, RunStatus } from "../contract/run-schema.ts";
-import { statOrNull } from "./fsio.ts";
-import { runFiles, type RunScope } from "./home.ts";
-import { runKindOf, type RunKind } from "./ids.ts";
-import type { JournalReport } from "./integrity.ts";
-import { journalReport } from "./journal-cache.ts";
-import { readTerminalLine } from "./journal-ends.ts";
-import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
-import { readRecord } from "./record.ts";
-import type { MemoryFinal, RunRegistry } from "./registry.ts";
+import { FlowError } from "../../contract/errors.ts";
+import type { Integrity, RunOutcome, RunStatus } from "../../contract/run-schema.ts";
+import { statOrNull } from "../fsio.ts";
+import { runFiles, type RunScope } from "../home.ts";
+import { runKindOf, type RunKind } from "../ids.ts";
+import type { JournalReport } from "../journal/integrity.ts";
+import { journalReport } from "../journal/journal-cache.ts";
+import { readTerminalLine } from "../journal/journal-ends.ts";
+import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "../journal/journal.ts";
+import { readRecord } from "../journal/record.ts";
+import type { MemoryFinal, RunRegistry } from "../registry.ts";
 
 /**
  * Everything known about one run, merged from three sources in a fixed order of trust:

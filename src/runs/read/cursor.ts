@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { FlowError } from "../contract/errors.ts";
-import { isRunId } from "./ids.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { isRunId } from "../ids.ts";
 
 /**
  * Opaque continuation tokens. A cursor is base64url of a checksum and a small JSON body; it binds

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { FlowError } from "../contract/errors.ts";
-import { readRange, statOrNull } from "./fsio.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { readRange, statOrNull } from "../fsio.ts";
 
 /**
  * A view document: the exact bytes a cursor sequence walks. Pages are byte ranges cut on UTF-8

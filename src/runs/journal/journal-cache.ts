@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, statSync, type BigIntStats } from "node:fs";
-import type { Integrity } from "../contract/run-schema.ts";
-import { errorCode } from "./fsio.ts";
+import type { Integrity } from "../../contract/run-schema.ts";
+import { errorCode } from "../fsio.ts";
 import { classifyJournalText, type JournalReport } from "./integrity.ts";
 
 /**

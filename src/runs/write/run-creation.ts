@@ -1,16 +1,16 @@
 import { rmSync } from "node:fs";
-import { FlowError } from "../contract/errors.ts";
-import { AppendFile, ensureDir } from "./fsio.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { AppendFile, ensureDir } from "../fsio.ts";
 import { groupCommit } from "./group-commit.ts";
-import { runFiles, runsDir, type RunScope } from "./home.ts";
-import { newRunId } from "./ids.ts";
-import { JOURNAL_VERSION, encodeLine, type JournalLine, type TaskIdentity } from "./journal.ts";
-import { redactValue } from "./redact.ts";
-import { formatBytes } from "./user-file.ts";
+import { runFiles, runsDir, type RunScope } from "../home.ts";
+import { newRunId } from "../ids.ts";
+import { JOURNAL_VERSION, encodeLine, type JournalLine, type TaskIdentity } from "../journal/journal.ts";
+import { redactValue } from "../redact/index.ts";
+import { formatBytes } from "../user-file.ts";
 
 /** The most a run's launch record (script, args, prompt, options…) may hold, as UTF-8 JSON. */
 export const LAUNCH_MAX_BYTES = 64 * 1024 * 1024;
-import { createRunDirectory } from "./run-index.ts";
+import { createRunDirectory } from "../read/run-index.ts";
 import { describeError, RunFilesWriter } from "./run-files-writer.ts";
 import type { CreateRunInput } from "./writer-types.ts";
 

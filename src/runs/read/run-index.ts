@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from "node:fs";
-import { isRunId, runKindOf, type RunKind } from "./ids.ts";
+import { isRunId, runKindOf, type RunKind } from "../ids.ts";
 
 /**
  * The saved run IDs of one session's runs directory, newest first per kind, kept in memory so a

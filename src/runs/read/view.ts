@@ -1,6 +1,6 @@
-import type { RunView } from "../contract/run-schema.ts";
+import type { RunView } from "../../contract/run-schema.ts";
 import { INLINE_LIMIT_BYTES, jsonBytes } from "./delivery.ts";
-import { readFinalValue } from "./evidence.ts";
+import { readFinalValue } from "../journal/evidence.ts";
 import type { RunFacts } from "./facts.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { RunOutcome } from "../contract/run-schema.ts";
-import type { RunKind } from "./ids.ts";
+import type { RunOutcome } from "../../contract/run-schema.ts";
+import type { RunKind } from "../ids.ts";
 
 /**
  * The run journal: one JSON object per line, append-only. Every line names its run and its position

@@ -1,8 +1,8 @@
-import { AppendFile, errorCode } from "./fsio.ts";
+import { AppendFile, errorCode } from "../fsio.ts";
 import { groupCommit } from "./group-commit.ts";
-import type { RunFiles } from "./home.ts";
-import { stampOf, type JournalStamp } from "./journal-cache.ts";
-import { encodeLine, type JournalLine } from "./journal.ts";
+import type { RunFiles } from "../home.ts";
+import { stampOf, type JournalStamp } from "../journal/journal-cache.ts";
+import { encodeLine, type JournalLine } from "../journal/journal.ts";
 
 /** fs errors name their path; reports carry the code only, so no private path leaks into a receipt. */
 export const describeError = (error: unknown): string =>
