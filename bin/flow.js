@@ -11,5 +11,5 @@ if (major < 22 || (major === 22 && minor < 19)) {
 const { stripOwnTypes } = await import("../runtime/strip-own-types.js");
 stripOwnTypes(new URL("../", import.meta.url).href);
 
-const { main } = await import("../src/cli/main.ts");
+const { main } = await import("../src/command-line/main.ts");
 process.exit(await main(process.argv.slice(2)));

@@ -5,7 +5,7 @@ import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { readCatalog } from "./orchestrator/workflow/catalog.ts";
 import { FlowHost } from "./orchestrator/session/flow-host.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
-import { createHelpTool, type HelpSources } from "./tools/help.ts";
+import { createHelpTool, type HelpSources } from "./help/answer.ts";
 import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
 import { installUi } from "./ui/index.ts";

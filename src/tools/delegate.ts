@@ -12,7 +12,7 @@ import { queueFull } from "../orchestrator/child/slots.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
-import { noteProgress } from "../ui/live-progress.ts";
+import { noteProgress } from "../orchestrator/session/live-progress.ts";
 import { delegateRenderers } from "../ui/run-renderers.ts";
 
 const DELEGATE = { tool: "external_delegate", action: "delegate" } as const;

@@ -17,7 +17,7 @@ import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSc
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
-import { noteProgress } from "../ui/live-progress.ts";
+import { noteProgress } from "../orchestrator/session/live-progress.ts";
 import { workflowRenderers } from "../ui/run-renderers.ts";
 
 const WORKFLOW = { tool: "external_workflow", action: "run" } as const;

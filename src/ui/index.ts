@@ -5,10 +5,10 @@
  */
 import { getAgentDir, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { COMPLETION_MESSAGE_TYPE, COMPLETIONS_MESSAGE_TYPE, type FlowHost } from "../orchestrator/session/flow-host.ts";
-import type { HelpSources } from "../tools/help.ts";
+import type { HelpSources } from "../help/answer.ts";
 import { BackgroundRunsWidget } from "./background-widget.ts";
 import { renderCompletionMessage, renderCompletionsMessage } from "./completion-message.ts";
-import { registerFlowCommand } from "./flow-command.ts";
+import { registerFlowCommand } from "../commands/flow-command.ts";
 import { FLOW_OUTPUT_TYPE, renderFlowOutput } from "./flow-output.ts";
 
 export function installUi(pi: ExtensionAPI, host: FlowHost, help: HelpSources): BackgroundRunsWidget {

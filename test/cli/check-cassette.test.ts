@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { checkCassettes } from "../../src/cli/check-cassette.ts";
+import { checkCassettes } from "../../src/command-line/check-cassette.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pi-flow-check-cassette-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { HELP_TOPICS } from "../../src/tools/help.ts";
-import { workflowsHelp } from "../../src/tools/help-topics.ts";
+import { HELP_TOPICS } from "../../src/help/answer.ts";
+import { workflowsHelp } from "../../src/help/topics.ts";
 import { flow, flowSandbox, PROJECT_ROOT } from "./support.ts";
 
 const sandbox = flowSandbox();

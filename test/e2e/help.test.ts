@@ -6,7 +6,7 @@ import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES } from "../../runtime/index.ts";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
-import { CONTRACT_INDEX_MAX_BYTES } from "../../src/tools/help.ts";
+import { CONTRACT_INDEX_MAX_BYTES } from "../../src/help/answer.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
 

@@ -4,7 +4,7 @@
  * those views redacted and without escape sequences.
  */
 import { afterEach, expect, test } from "vitest";
-import { liveProgress } from "../../src/ui/live-progress.ts";
+import { liveProgress } from "../../src/orchestrator/session/live-progress.ts";
 import { childAnswers, childHangs } from "../support/children.ts";
 import { cliTask, pathWithFakes } from "../support/fake-cli.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { forgetProgress, liveProgress, noteProgress } from "../../src/ui/live-progress.ts";
+import { forgetProgress, liveProgress, noteProgress } from "../../src/orchestrator/session/live-progress.ts";
 
 test("background progress is kept per run, merged, forgotten on request, and bounded to the newest runs", () => {
   noteProgress("ag_live_1", { progress: { activity: "thinking", usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 } } });

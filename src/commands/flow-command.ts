@@ -9,11 +9,11 @@ import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { FlowError } from "../contract/errors.ts";
 import type { HarnessState } from "../harnesses/types.ts";
 import type { RunStore } from "../runs/index.ts";
-import { answerHelp, HELP_TOPICS, type HelpSources } from "../tools/help.ts";
-import { roleLines, workflowLines } from "./flow-catalog.ts";
-import { doctorLines } from "./flow-doctor.ts";
-import { FLOW_OUTPUT_TYPE, type FlowOutput } from "./flow-output.ts";
-import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./flow-runs.ts";
+import { answerHelp, HELP_TOPICS, type HelpSources } from "../help/answer.ts";
+import { roleLines, workflowLines } from "./catalog.ts";
+import { doctorLines } from "./doctor.ts";
+import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/flow-output.ts";
+import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./runs.ts";
 
 export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;

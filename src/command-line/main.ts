@@ -24,7 +24,7 @@ function recordedCommandLine(argv: readonly string[]): string {
 // Each command is loaded when it runs: `flow --help` never pays for Pi's start-up.
 async function dispatch(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const help = async (topic: readonly string[]) => (await import("./help.ts")).helpCommand(topic);
+  const help = async (topic: readonly string[]) => (await import("./help-command.ts")).helpCommand(topic);
   if (command === undefined || command === "--help" || command === "-h" || (command !== "help" && wantsHelp(rest))) {
     process.stdout.write(`${USAGE}\n`);
     return EXIT.succeeded;
@@ -35,13 +35,13 @@ async function dispatch(argv: readonly string[]): Promise<number> {
   }
   switch (command) {
     case "run":
-      return (await import("./run.ts")).runCommand(rest, recordedCommandLine(argv));
+      return (await import("./run-command.ts")).runCommand(rest, recordedCommandLine(argv));
     case "check":
       return (await import("./check.ts")).checkCommand(rest);
     case "types":
       return (await import("./types.ts")).typesCommand(rest);
     case "runs":
-      return (await import("./runs.ts")).runsCommand(rest);
+      return (await import("./runs-command.ts")).runsCommand(rest);
     case "help":
       return help(rest);
     default:

@@ -4,8 +4,8 @@
  * Kept per process (runs are), dropped when a run leaves the session's background set, and
  * bounded to the most recent runs.
  */
-import type { ChildProgress } from "../harnesses/types.ts";
-import type { ChildEntry } from "../orchestrator/workflow/children.ts";
+import type { ChildProgress } from "../../harnesses/types.ts";
+import type { ChildEntry } from "../workflow/children.ts";
 
 export interface LiveProgress {
   /** A workflow's children, as its last progress report listed them. */

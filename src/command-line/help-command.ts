@@ -1,6 +1,6 @@
 import { TOOL_NAMES } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
-import { answerHelp, type HelpSources } from "../tools/help.ts";
+import { answerHelp, type HelpSources } from "../help/answer.ts";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { EXIT } from "./exit.ts";
 import { USAGE } from "./usage.ts";

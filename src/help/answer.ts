@@ -5,7 +5,7 @@ import { HelpInputSchema, HelpOutputSchema, type HelpInput, type HelpPayload } f
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
 import type { HarnessState } from "../harnesses/types.ts";
 import type { Catalog } from "../orchestrator/workflow/catalog.ts";
-import { abortIfSignalled } from "./abort.ts";
+import { abortIfSignalled } from "../tools/abort.ts";
 import {
   ERRORS_HELP,
   HARNESS_HELP,
@@ -13,7 +13,7 @@ import {
   LIMITS_HELP,
   rolesHelp,
   workflowsHelp,
-} from "./help-topics.ts";
+} from "./topics.ts";
 import { helpRenderers } from "../ui/query-renderers.ts";
 
 export const HELP_TOPICS = ["contracts", "workflows", "harnesses", "limits", "errors", "roles"] as const;

@@ -8,8 +8,8 @@ import { dirname, join } from "node:path";
 import { VERSION, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { HarnessState } from "../harnesses/types.ts";
 import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
-import { brokenProfiles } from "./flow-catalog.ts";
-import { formatCount, oneLine } from "./format.ts";
+import { brokenProfiles } from "./catalog.ts";
+import { formatCount, oneLine } from "../ui/format.ts";
 
 export interface DoctorSources {
   flowHome: string;

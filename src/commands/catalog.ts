@@ -6,8 +6,8 @@ import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { parseProfileFile, profileFiles } from "../harnesses/profiles.ts";
 import { BUILTIN_ROLES, listRoles, resolveRole, roleDirs, type ProfileDirs } from "../harnesses/roles.ts";
 import { readCatalog } from "../orchestrator/workflow/catalog.ts";
-import { argumentLines } from "./argument-lines.ts";
-import { oneLine } from "./format.ts";
+import { argumentLines } from "../ui/argument-lines.ts";
+import { oneLine } from "../ui/format.ts";
 
 function errorText(error: unknown): string {
   return oneLine(error instanceof Error ? error.message : String(error));
