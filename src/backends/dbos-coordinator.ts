@@ -6,7 +6,7 @@
  */
 import type { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { FlowError } from "../contract/errors.ts";
-import { loadDbos, migrate, unusableDatabase } from "./dbos-load.ts";
+import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
@@ -22,7 +22,7 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       const sdk = await loadDbos();
       await migrate(sdk, databaseUrl);
       try {
-        return await sdk.DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+        return await sdk.DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       } catch (error) {
         throw unusableDatabase(databaseUrl, error);
       }

@@ -10,7 +10,7 @@
  * 3. the step's answer is the workflow's result, which the coordinator is polling for;
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
-import { loadDbos, migrate, unusableDatabase } from "./dbos-load.ts";
+import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 
@@ -44,7 +44,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     executorID: options.name,
     applicationVersion: applicationVersion(),
     listenQueues: [CHILD_QUEUE],
-    logLevel: "error",
+    logger: QUIET_LOGGER,
   });
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
@@ -93,7 +93,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await DBOS.shutdown();
       if (unfinished.length === 0) return;
       // Back on the queue, for whichever worker is free next; this process exits without settling them.
-      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION });
+      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       try {
         await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
       } finally {
