@@ -42,6 +42,8 @@ async function dispatch(argv: readonly string[]): Promise<number> {
       return (await import("./types.ts")).typesCommand(rest);
     case "runs":
       return (await import("./runs-command.ts")).runsCommand(rest);
+    case "worker":
+      return (await import("./worker.ts")).workerCommand(rest);
     case "help":
       return help(rest);
     default:

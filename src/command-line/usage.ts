@@ -10,6 +10,8 @@ export const RUNS_USAGE = [
   "flow runs show <runId> [--view summary|final|output|diagnostics|launch] [--json] [--cwd DIR]",
   "flow runs tail <runId> [--cwd DIR]",
 ].join("\n       ");
+export const WORKER_USAGE =
+  "flow worker [--concurrency N] [--cwd DIR] [--replay FILE [--replay-mode strict|loose]] [--stub [--seed N]] [--model provider/id] [--name NAME] [--extension FILE]... [--approve|--no-approve]";
 const HELP_USAGE = "flow help [topic [harness|tool]]   topics: contracts, workflows, harnesses, limits, errors, roles";
 
 export const USAGE = `flow: run pi-flow workflows from the shell, with a model or from a cassette.
@@ -19,6 +21,7 @@ Usage:
   ${CHECK_USAGE}
   ${TYPES_USAGE}
   ${RUNS_USAGE.split("\n").map((line) => line.trim()).join("\n  ")}
+  ${WORKER_USAGE}
   ${HELP_USAGE}
   flow --version
 
@@ -29,6 +32,8 @@ default model, or --model; --replay answers them from a cassette with no model a
 answers each with a value generated from its outputSchema (--stub --record FILE: a cassette to edit).
 --resume continues an interrupted, cancelled or timed-out run of the project from its journal:
 children that had finished are not run again.
+flow worker: runs the children of workflows coordinated with the dbos backend (PI_FLOW_BACKEND=dbos,
+PI_FLOW_DATABASE_URL=postgres://...), until SIGINT or SIGTERM; docs/scale.md.
 flow types: TypeScript declarations for writing workflows (default .pi/flow/workflows/flow.d.ts).
 
 Exit codes: 0 succeeded; 1 failed or timed out; 2 refused before launch; 3 succeeded but its evidence could not all be saved; 130 interrupted (Ctrl-C).

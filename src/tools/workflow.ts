@@ -151,6 +151,7 @@ export function createWorkflowTool(host: FlowHost) {
         const snapshot = env.snapshot();
         const described = params.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
         const description = (described ?? `${selected.name} workflow`).slice(0, 200);
+        await env.fleet?.ready(); // the dbos backend's database answers, or nothing launches
         started = startWorkflow({
           workflow,
           selected,

@@ -11,7 +11,7 @@ import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../../harnesses/child-tools.ts";
 import { checkChildCwd } from "./cwd.ts";
-import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
+import type { ChildProgress, ChildRequest, ChildResult } from "../../harnesses/types.ts";
 import { printable, redactValue, type RunStore, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
@@ -24,6 +24,8 @@ import { STUBBED } from "../../harnesses/stub.ts";
 import { childProjectTrusted } from "../../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { childTimeout, stoppedByTimeout } from "../../harnesses/outcomes.ts";
+import type { FleetChildren } from "../../backends/index.ts";
+import { runOnFleet } from "../../backends/run-on-fleet.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -69,6 +71,8 @@ export interface LaunchEnvironment {
    * workflow call was made): no child of this call gets a tool outside them (child-tools.ts).
    */
   parentTools: readonly string[];
+  /** The dbos backend: workflow children run on `flow worker`s (backends/); absent, in this process. */
+  fleet?: FleetChildren;
 }
 
 /** The receipt warning of a child that runs without some tool its profile asks for. */
@@ -192,6 +196,8 @@ export interface LaunchOptions {
   onProgress?(progress: ChildProgress): void;
   /** Each piece of assistant text the child writes, as it went to the run's output log (redacted). */
   onOutput?(text: string): void;
+  /** A workflow's agent() call: its fleet workflow ID (`<rootRunId>/agent/<index>`), used when env.fleet is set. */
+  fleetWorkflowId?: string;
 }
 
 /** A settled child, with its whole canonical value (redacted) even when the view delivers it by reference. */
@@ -278,15 +284,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   };
   const runOnHarness = async (): Promise<ChildResult> => {
     const { resume } = prepared;
-    const child = await createHarness(harness, {
-      agentDir: env.agentDir,
-      model,
-      registry: env.modelRegistry,
-      settings: env.harnesses,
-      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
-    });
     const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
-    return child.run({
+    const request: ChildRequest = {
       // The harness sees only the tools the child may have: the bound is the profile's tool list.
       profile: { ...profile, tools: prepared.tools.effective },
       task: {
@@ -311,7 +310,16 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       ...(harness === "pi"
         ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
         : {}),
+    };
+    if (env.fleet && options.fleetWorkflowId) return runOnFleet(env.fleet, { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer }, request);
+    const child = await createHarness(harness, {
+      agentDir: env.agentDir,
+      model,
+      registry: env.modelRegistry,
+      settings: env.harnesses,
+      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
     });
+    return child.run(request);
   };
 
   const settled = run()

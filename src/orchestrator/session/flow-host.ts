@@ -20,6 +20,7 @@ import type { LaunchEnvironment } from "../child/launch-child.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/tools.ts";
 import { sessionProjectTrusted } from "../../trust/project-trust.ts";
+import { configuredFleet, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -176,7 +177,14 @@ export class FlowHost {
       runs: this.runStore(ctx),
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
+      ...this.fleetChildren(),
     };
+  }
+
+  /** The dbos backend's fleet, when Pi's settings or the environment choose it (backends/). */
+  private fleetChildren(): { fleet?: FleetChildren } {
+    const fleet = configuredFleet(this.flowSettings().flow);
+    return fleet ? { fleet } : {};
   }
 
   /** Replay and recording settings, read at every call so a changed setting applies to the next run; malformed is configuration_invalid. */
@@ -196,8 +204,8 @@ export class FlowHost {
   }
 
   /** The `flow` object of Pi's settings: retention, replay and recording. */
-  private flowSettings(): { flow?: RetentionSettings & FlowHarnessSettingsInput } {
-    return this.pi.getSettings() as { flow?: RetentionSettings & FlowHarnessSettingsInput };
+  private flowSettings(): { flow?: RetentionSettings & FlowHarnessSettingsInput & FlowBackendSettingsInput } {
+    return this.pi.getSettings() as { flow?: RetentionSettings & FlowHarnessSettingsInput & FlowBackendSettingsInput };
   }
 
   /**

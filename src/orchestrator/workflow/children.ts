@@ -8,6 +8,7 @@ import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/launch-child.ts";
 import type { ResumeSource } from "../resume/child-source.ts";
+import { childWorkflowId } from "../../backends/index.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the
@@ -178,6 +179,7 @@ export class WorkflowChildren {
         background: false,
         signal,
         parentRunId: writer.runId,
+        fleetWorkflowId: childWorkflowId(writer.runId, index),
         onProgress: ({ activity, usage }) => {
           if (!live) return;
           live.activity = activity;

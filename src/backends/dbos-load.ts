@@ -1,0 +1,62 @@
+import { FlowError } from "../contract/errors.ts";
+import { shownUrl } from "./settings.ts";
+
+/** The DBOS SDK, loaded only when the dbos backend is chosen: the local default never pays for it. */
+export type DbosSdk = typeof import("@dbos-inc/dbos-sdk");
+
+export async function loadDbos(): Promise<DbosSdk> {
+  try {
+    return await import("@dbos-inc/dbos-sdk");
+  } catch (error) {
+    throw new FlowError(
+      "configuration_invalid",
+      `The dbos backend needs the optional dependency @dbos-inc/dbos-sdk, which is not installed (${(error as Error).message}); npm install @dbos-inc/dbos-sdk, or use the local backend.`,
+    );
+  }
+}
+
+/** Why a database could not be used, in words that quote no password. */
+export function unusableDatabase(url: string, error: unknown): FlowError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new FlowError("configuration_invalid", `The dbos backend cannot use the database ${shownUrl(url)}: ${reason.replaceAll(url, shownUrl(url))} (see docs/scale.md).`);
+}
+
+const MIGRATION_ATTEMPTS = 5;
+/** What two processes migrating a fresh database at once may see; anything else is not worth a second try. */
+const MIGRATION_RACE = /concurrently updated|duplicate key|already exists|deadlock/i;
+
+/** A DBOS logger that says nothing: pi-flow reports what matters itself, and stdout is the run's value. */
+export const QUIET_LOGGER = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * Runs `work` with the console silenced: DBOS's migration logs through it with no way to pass a
+ * logger, and `flow run` prints its value on stdout. What was said is returned for an error.
+ */
+async function quietly<T>(work: () => Promise<T>): Promise<T> {
+  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error, debug: console.debug };
+  const mute = () => undefined;
+  Object.assign(console, { log: mute, info: mute, warn: mute, error: mute, debug: mute });
+  try {
+    return await work();
+  } finally {
+    Object.assign(console, saved);
+  }
+}
+
+/**
+ * Creates or migrates DBOS's schema (and the database itself). Two processes migrating a fresh
+ * database at once can race ("tuple concurrently updated"): the loser tries again and finds the
+ * work done. An unreachable or refusing database fails at once.
+ */
+export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await quietly(() => sdk.DBOS.migrate(url));
+      return;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!MIGRATION_RACE.test(message) || attempt >= MIGRATION_ATTEMPTS) throw unusableDatabase(url, error);
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}

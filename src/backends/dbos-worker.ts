@@ -1,0 +1,104 @@
+/**
+ * The worker side of the dbos backend. Contract with the caller: `startWorker` resolves once this
+ * process takes children from the shared queue; each child runs `run` once, as one DBOS step (its
+ * answer is checkpointed, so a recovered workflow never runs a settled child again); `stop` hands
+ * every child still running back to the queue, for another worker, and disconnects.
+ *
+ * Lifecycle of one child:
+ * 1. a coordinator enqueues workflow `<rootRunId>/agent/<index>` (dbos-coordinator.ts);
+ * 2. a worker with a free slot (--concurrency) dequeues it and runs the step;
+ * 3. the step's answer is the workflow's result, which the coordinator is polling for;
+ * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
+ */
+import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
+import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
+import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
+
+export interface WorkerOptions {
+  databaseUrl: string;
+  /** The DBOS executor ID: a worker restarted under the same name recovers what it was running. */
+  name: string;
+  concurrency: number;
+  run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult>;
+  onStarted(request: RemoteChildRequest): void;
+  onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
+}
+
+export interface RunningWorker {
+  /** Children this worker is running now. */
+  running(): number;
+  stop(): Promise<void>;
+}
+
+/** How often the worker looks for cancels of the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
+const CANCEL_WATCH_MS = 500;
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const sdk = await loadDbos();
+  const { DBOS } = sdk;
+  await migrate(sdk, options.databaseUrl);
+  const running = new Map<string, AbortController>();
+  DBOS.setConfig({
+    name: DBOS_APPLICATION,
+    systemDatabaseUrl: options.databaseUrl,
+    executorID: options.name,
+    applicationVersion: applicationVersion(),
+    listenQueues: [CHILD_QUEUE],
+    logger: QUIET_LOGGER,
+  });
+  DBOS.registerWorkflow(
+    async (request: unknown): Promise<RemoteChildResult> => {
+      if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
+      return DBOS.runStep(
+        async () => {
+          const controller = new AbortController();
+          running.set(request.workflowId, controller);
+          options.onStarted(request);
+          try {
+            const result = await options.run(request, controller.signal);
+            options.onSettled(request, result);
+            return result;
+          } finally {
+            running.delete(request.workflowId);
+          }
+        },
+        { name: "child", retriesAllowed: false },
+      );
+    },
+    { name: CHILD_WORKFLOW },
+  );
+  try {
+    await DBOS.launch();
+    await DBOS.registerQueue(CHILD_QUEUE, { workerConcurrency: options.concurrency, minPollingIntervalMs: 100, onConflict: "always_update" });
+  } catch (error) {
+    await DBOS.shutdown().catch(() => undefined);
+    throw unusableDatabase(options.databaseUrl, error);
+  }
+  let watching = false;
+  const watch = setInterval(() => {
+    if (watching || running.size === 0) return;
+    watching = true;
+    void Promise.all(
+      [...running].map(async ([id, controller]) => {
+        const status = await DBOS.getWorkflowStatus(id).catch(() => null);
+        if (status?.status === "CANCELLED") controller.abort();
+      }),
+    ).finally(() => (watching = false));
+  }, CANCEL_WATCH_MS);
+  return {
+    running: () => running.size,
+    async stop() {
+      clearInterval(watch);
+      const unfinished = [...running.keys()];
+      await DBOS.shutdown();
+      if (unfinished.length === 0) return;
+      // Back on the queue, for whichever worker is free next; this process exits without settling them.
+      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
+      try {
+        await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
+      } finally {
+        await client.destroy();
+      }
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
+
+/**
+ * A coordinator's way to run agent() children away from its process. The local backend has none:
+ * children run on their harness in-process, as they always have.
+ */
+export interface FleetChildren {
+  /** What `/flow doctor` and `flow help` call it. */
+  readonly label: string;
+  /** Checks the database before a run launches: configuration_invalid when it cannot be used. */
+  ready(): Promise<void>;
+  /**
+   * Hands the child to whichever worker takes it and resolves with what it answered. Aborting the
+   * signal cancels the child wherever it runs; the promise then rejects.
+   */
+  run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult>;
+  close(): Promise<void>;
+}

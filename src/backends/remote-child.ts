@@ -1,0 +1,74 @@
+/**
+ * What crosses the wire between a coordinator and a `flow worker` for one agent() child: the
+ * request (everything the harness needs, all of it JSON) and the result (the harness's answer
+ * plus the evidence the worker saw). Both are checked at run time on arrival: the database is a
+ * process boundary, and a row written by another version or by hand must never be taken on trust.
+ */
+import type { ChildProfile } from "../harnesses/profiles.ts";
+import type { ChildQuotas } from "../harnesses/quotas.ts";
+import type { ChildDiagnostic, ChildResult, ChildTask } from "../harnesses/types.ts";
+
+export interface RemoteChildRequest {
+  /** The DBOS workflow ID: `<rootRunId>/agent/<index>`. */
+  workflowId: string;
+  /** The child's run ID in the coordinator's store, where its evidence lives. */
+  runId: string;
+  harness: string;
+  /** `provider/id` of the child's model as the coordinator resolved it; null when it needs none. */
+  model: string | null;
+  profile: ChildProfile;
+  task: ChildTask;
+  prompt: string;
+  /** The child's folder relative to the coordinator's project: each worker maps it onto its own checkout. */
+  cwd: string;
+  loading: { projectTrusted: boolean; isolated: boolean };
+  outputSchema?: Record<string, unknown>;
+  quotas?: ChildQuotas;
+}
+
+export interface RemoteChildResult {
+  result: ChildResult;
+  /** The child's assistant text, message by message, as the harness wrote it (the coordinator redacts it). */
+  output: string[];
+  diagnostics: ChildDiagnostic[];
+  /** The worker that ran it, as `flow worker` names itself. */
+  worker: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+const OUTCOMES = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+
+export function isRemoteChildRequest(value: unknown): value is RemoteChildRequest {
+  if (!isObject(value)) return false;
+  const { workflowId, runId, harness, model, profile, task, prompt, cwd, loading } = value;
+  return (
+    typeof workflowId === "string" &&
+    typeof runId === "string" &&
+    typeof harness === "string" &&
+    (model === null || typeof model === "string") &&
+    isObject(profile) &&
+    typeof profile.name === "string" &&
+    isObject(task) &&
+    typeof task.agent === "string" &&
+    typeof task.description === "string" &&
+    typeof prompt === "string" &&
+    typeof cwd === "string" &&
+    isObject(loading) &&
+    typeof loading.projectTrusted === "boolean" &&
+    typeof loading.isolated === "boolean"
+  );
+}
+
+export function isRemoteChildResult(value: unknown): value is RemoteChildResult {
+  if (!isObject(value) || !isObject(value.result) || !isObject(value.result.usage)) return false;
+  const { result, output, diagnostics, worker } = value;
+  return (
+    typeof result.outcome === "string" &&
+    OUTCOMES.has(result.outcome) &&
+    Array.isArray(output) &&
+    output.every((text) => typeof text === "string") &&
+    Array.isArray(diagnostics) &&
+    diagnostics.every((entry) => isObject(entry) && typeof entry.type === "string") &&
+    typeof worker === "string"
+  );
+}

@@ -1,0 +1,52 @@
+import { relative, sep } from "node:path";
+import type { ChildRequest, ChildResult } from "../harnesses/types.ts";
+import type { RunWriter } from "../runs/index.ts";
+import type { FleetChildren } from "./fleet.ts";
+import type { RemoteChildRequest } from "./remote-child.ts";
+
+export interface FleetChildPlace {
+  workflowId: string;
+  harness: string;
+  model: string | null;
+  /** The coordinator's project: the child's folder travels relative to it. */
+  projectCwd: string;
+  /** The child's run: told which worker ran it, in its journal and diagnostics. */
+  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic">;
+}
+
+/** The child's folder as a path inside the project, `.` for the project itself; a folder outside it cannot travel. */
+function projectRelative(projectCwd: string, cwd: string): string {
+  const inside = relative(projectCwd, cwd);
+  if (inside === "") return ".";
+  if (inside.startsWith(`..${sep}`) || inside === "..") throw new Error(`the child's cwd ${cwd} is outside the project, which a worker cannot map onto its own checkout`);
+  return inside;
+}
+
+/**
+ * Runs one prepared child on the fleet instead of a harness in this process. The worker's output
+ * and diagnostics reach the child's run here, through the same callbacks a local harness calls, so
+ * the run's evidence (redacted, paged, integrity-checked) is written by the coordinator as always.
+ */
+export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest): Promise<ChildResult> {
+  const remote: RemoteChildRequest = {
+    workflowId: place.workflowId,
+    runId: place.writer.runId,
+    harness: place.harness,
+    model: place.model,
+    profile: request.profile,
+    task: request.task,
+    prompt: request.prompt,
+    cwd: projectRelative(place.projectCwd, request.cwd),
+    loading: request.loading,
+    ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
+    ...(request.quotas ? { quotas: request.quotas } : {}),
+  };
+  request.onProgress({ usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 }, activity: "waiting for a worker" });
+  const answer = await fleet.run(remote, request.signal);
+  place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
+  place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
+  for (const text of answer.output) request.onOutput(text);
+  for (const entry of answer.diagnostics) request.onDiagnostic(entry);
+  request.onProgress({ usage: answer.result.usage, activity: `done on ${answer.worker}` });
+  return answer.result;
+}

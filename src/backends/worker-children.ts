@@ -1,0 +1,68 @@
+import { resolve } from "node:path";
+import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
+import type { Api, Model } from "@earendil-works/pi-ai";
+import type { HarnessSettings } from "../harnesses/harness-settings.ts";
+import { createHarness, type ChildModel } from "../harnesses/registry.ts";
+import type { ChildDiagnostic, ChildResult } from "../harnesses/types.ts";
+import { zeroUsage } from "../harnesses/usage.ts";
+import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
+
+/** What one `flow worker` lends every child it runs. */
+export interface WorkerEnvironment {
+  /** This machine's checkout of the project: a child's folder is resolved inside it. */
+  cwd: string;
+  agentDir: string;
+  registry: ModelRegistry;
+  /** --stub or --replay: every child is answered that way, whatever harness it asked for. */
+  settings: HarnessSettings;
+  /** --model: the model of every pi child, whatever the coordinator chose. */
+  model?: Model<Api>;
+  /** The worker's name, on every result it sends back. */
+  name: string;
+}
+
+const CLI_HARNESSES = new Set(["claude", "codex"]);
+
+function harnessFor(request: RemoteChildRequest, env: WorkerEnvironment): string {
+  if (env.settings.stub?.every) return "stub";
+  if (env.settings.replay?.every) return "replay";
+  return request.harness;
+}
+
+function modelFor(harness: string, request: RemoteChildRequest, env: WorkerEnvironment): ChildModel {
+  if (harness === "stub" || harness === "replay") return { kind: "none" };
+  if (CLI_HARNESSES.has(harness)) return { kind: "cli", name: request.model ?? undefined };
+  if (env.model) return { kind: "pi", model: env.model };
+  const slash = request.model?.indexOf("/") ?? -1;
+  const found = request.model && slash > 0 ? env.registry.find(request.model.slice(0, slash), request.model.slice(slash + 1)) : undefined;
+  if (!found) throw new Error(`the model ${request.model ?? "(none)"} is not known to Pi on worker ${env.name}; give the worker --model`);
+  return { kind: "pi", model: found };
+}
+
+/** Runs one child the coordinator sent, on this machine's harness, and gathers what it wrote. */
+export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnvironment, signal: AbortSignal): Promise<RemoteChildResult> {
+  const output: string[] = [];
+  const diagnostics: ChildDiagnostic[] = [];
+  let result: ChildResult;
+  try {
+    const harness = harnessFor(request, env);
+    const child = await createHarness(harness, { agentDir: env.agentDir, model: modelFor(harness, request, env), registry: env.registry, settings: env.settings });
+    result = await child.run({
+      profile: request.profile,
+      task: request.task,
+      prompt: request.prompt,
+      cwd: resolve(env.cwd, request.cwd),
+      loading: request.loading,
+      ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
+      ...(request.quotas ? { quotas: request.quotas } : {}),
+      signal,
+      onProgress: () => undefined,
+      onOutput: (text) => output.push(text),
+      onDiagnostic: (entry) => diagnostics.push(entry),
+    });
+  } catch (error) {
+    const message = `The child could not run on worker ${env.name}: ${error instanceof Error ? error.message : String(error)}`;
+    result = { outcome: "failed", error: { code: "failed", message }, usage: zeroUsage() };
+  }
+  return { result, output, diagnostics, worker: env.name };
+}

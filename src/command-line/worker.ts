@@ -1,0 +1,106 @@
+import { hostname } from "node:os";
+import { resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import type { HarnessSettings } from "../harnesses/harness-settings.ts";
+import { loadCassette } from "../harnesses/replay.ts";
+import { boolFlag, intFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
+import { EXIT } from "./exit.ts";
+import { WORKER_USAGE } from "./usage.ts";
+
+const OPTIONS = {
+  concurrency: { type: "string" },
+  cwd: { type: "string" },
+  replay: { type: "string" },
+  "replay-mode": { type: "string" },
+  stub: { type: "boolean" },
+  seed: { type: "string" },
+  extension: { type: "string", multiple: true },
+  model: { type: "string" },
+  name: { type: "string" },
+  ...TRUST_OPTIONS,
+} as const;
+
+/** The most children one worker runs at once. */
+const MAX_CONCURRENCY = 1024;
+
+function harnessSettings(parsed: ReturnType<typeof parseCommand>): HarnessSettings {
+  const replay = stringFlag(parsed, "replay");
+  const stub = boolFlag(parsed, "stub");
+  const seed = stringFlag(parsed, "seed");
+  if (replay !== undefined && stub) throw new FlowError("request_invalid", "Give --stub or --replay, not both.");
+  if (seed !== undefined && !stub) throw new FlowError("request_invalid", "--seed goes with --stub.");
+  if (stub) {
+    const value = Number(seed ?? "0");
+    if (!/^\d+$/.test(seed ?? "0") || !Number.isSafeInteger(value)) throw new FlowError("request_invalid", "--seed must be a non-negative integer.");
+    return { stub: { seed: value, every: true } };
+  }
+  if (replay === undefined) return {};
+  const mode = stringFlag(parsed, "replay-mode") ?? "loose";
+  if (mode !== "strict" && mode !== "loose") throw new FlowError("request_invalid", "--replay-mode must be strict or loose.");
+  const cassette = resolve(replay);
+  loadCassette(cassette, mode); // a cassette that cannot be read is refused now, not at the first child
+  return { replay: { cassette, mode, every: true } };
+}
+
+function databaseUrl(): string {
+  const url = process.env.PI_FLOW_DATABASE_URL;
+  if (url === undefined || url === "") throw new FlowError("configuration_invalid", "flow worker needs PI_FLOW_DATABASE_URL: the Postgres database its coordinators use (see docs/scale.md).");
+  return url;
+}
+
+/** Stops on the first SIGINT or SIGTERM; resolves with the signal's name. */
+function stopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolveSignal) => {
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+    const onSignal = (signal: NodeJS.Signals) => {
+      for (const name of signals) process.off(name, onSignal);
+      resolveSignal(signal);
+    };
+    for (const name of signals) process.on(name, onSignal);
+  });
+}
+
+/**
+ * `flow worker`: takes agent() children from the dbos backend's queue and runs them on this
+ * machine, at most --concurrency at once, until SIGINT or SIGTERM hands the unfinished ones back.
+ * One line per child on stdout as it starts and as it settles.
+ */
+export async function workerCommand(argv: readonly string[]): Promise<number> {
+  const parsed = parseCommand(argv, OPTIONS, { min: 0, max: 0 }, WORKER_USAGE);
+  const cwd = projectDir(parsed);
+  const concurrency = intFlag(parsed, "concurrency", 4, MAX_CONCURRENCY);
+  const settings = harnessSettings(parsed);
+  const url = databaseUrl();
+  const { resolveBackendSettings } = await import("../backends/settings.ts");
+  resolveBackendSettings({ backend: "dbos", databaseUrl: url }, {}); // the URL's shape, before any connection
+  const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
+  const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }] = await Promise.all([
+    import("./headless.ts"),
+    import("./trust.ts"),
+    import("../backends/worker-children.ts"),
+    import("../backends/dbos-worker.ts"),
+  ]);
+  const headless = await openHeadlessSession({ cwd, projectTrusted: commandProjectTrust(trustOverride(parsed), cwd, "worker"), extensions: listFlag(parsed, "extension") });
+  try {
+    const model = stringFlag(parsed, "model");
+    if (model !== undefined) await headless.useModel(model);
+    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
+    const stopped = stopSignal();
+    const worker = await startWorker({
+      databaseUrl: url,
+      name,
+      concurrency,
+      run: (request, signal) => runRemoteChild(request, env, signal),
+      onStarted: (request) => process.stdout.write(`started ${request.workflowId} run ${request.runId}\n`),
+      onSettled: (request, answer) => process.stdout.write(`settled ${request.workflowId} run ${request.runId} ${answer.result.outcome}\n`),
+    });
+    process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
+    const signal = await stopped;
+    const left = worker.running();
+    await worker.stop();
+    process.stdout.write(`worker ${name} stopped (${signal})${left > 0 ? `: ${left} unfinished children handed back to the queue` : ""}\n`);
+    return EXIT.succeeded;
+  } finally {
+    headless.dispose();
+  }
+}
