@@ -9,6 +9,7 @@ export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
   "flow runs show <runId> [--view summary|final|output|diagnostics|launch] [--json] [--cwd DIR]",
   "flow runs tail <runId> [--cwd DIR]",
+  "flow runs report <runId> [--out FILE] [--cwd DIR]",
 ].join("\n       ");
 const HELP_USAGE = "flow help [topic [harness|tool]]   topics: contracts, workflows, harnesses, limits, errors, roles";
 
