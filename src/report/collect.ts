@@ -113,7 +113,9 @@ function launchFacts(store: RunStore, runId: string): { model?: string; resumes?
   }
 }
 
-function reportRun(store: RunStore, view: RunView, depth: number): ReportRun {
+function reportRun(store: RunStore, found: RunView, depth: number): ReportRun {
+  // As `flow runs` says it: an unfinished run that another live process owns is running.
+  const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
   const diagnostics = firstPage(store, view.runId, "diagnostics");
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
   if (view.output.finalAvailable) {

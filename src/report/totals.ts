@@ -36,7 +36,8 @@ export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
   return totals;
 }
 
-export const formatCost = (usd: number | undefined): string => `$${(usd ?? 0).toFixed(usd !== undefined && usd > 0 && usd < 0.01 ? 4 : 2)}`;
+/** Dollars to a hundredth of a cent: one child's cost is often under a cent. */
+export const formatCost = (usd: number | undefined): string => `$${(usd ?? 0).toFixed(4)}`;
 
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined) return "…";
