@@ -1,6 +1,7 @@
 /**
  * `/flow`: a person's way to pi-flow without asking the model (and without a model key).
  *   /flow runs [runId [inspect|tail|cancel]]   this session's runs; in the TUI, pick one
+ *   /flow report <runId> [FILE]                the run as one HTML page
  *   /flow workflows | roles | doctor | help [topic]
  * Output is a session entry the transcript shows and the model never reads.
  */
@@ -14,6 +15,7 @@ import { roleLines, workflowLines } from "./catalog.ts";
 import { doctorLines } from "./doctor.ts";
 import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/flow-output.ts";
 import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./runs.ts";
+import { reportLines } from "./report.ts";
 
 export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;
@@ -25,12 +27,13 @@ export interface FlowCommandSources {
   help: HelpSources;
 }
 
-const SUBCOMMANDS = ["runs", "workflows", "roles", "doctor", "help"] as const;
+const SUBCOMMANDS = ["runs", "report", "workflows", "roles", "doctor", "help"] as const;
 const RUN_ACTIONS = ["inspect", "tail", "cancel"] as const;
 
 export const FLOW_USAGE = [
   "/flow runs                     this session's runs, newest first (in the TUI: pick one)",
   "/flow runs <runId> [inspect|tail|cancel]",
+  "/flow report <runId> [FILE]    the run as one HTML page to open in a browser",
   "/flow workflows                saved workflows: source, description, arguments",
   "/flow roles                    roles children can take",
   "/flow doctor                   versions, model credentials, broken role files, run store, CLI harnesses",
@@ -56,6 +59,8 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
         switch (sub) {
           case "runs":
             return await runs(ctx, rest, sources, print);
+          case "report":
+            return print("/flow report", reportLines(sources.runStore(ctx), rest, sources.flowHome()));
           case "workflows":
             return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "roles":

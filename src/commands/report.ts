@@ -1,0 +1,14 @@
+import { resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import { defaultReportPath, saveReport } from "../report/index.ts";
+import { assertRunId, type RunStore } from "../runs/index.ts";
+
+/** `/flow report <runId> [FILE]`: writes the run's HTML report and says where it is. */
+export function reportLines(store: RunStore, rest: readonly string[], flowHome: string): string[] {
+  const [runId, file] = rest;
+  if (runId === undefined) throw new FlowError("request_invalid", "Name the run to report on: /flow report <runId> [FILE].");
+  const id = assertRunId(runId);
+  const target = file === undefined ? defaultReportPath(flowHome, id) : resolve(file);
+  saveReport(store, id, target);
+  return [`Report of ${id} written to ${target}`, "Open it in a browser: one file, it loads nothing from the network."];
+}

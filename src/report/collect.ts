@@ -1,0 +1,155 @@
+import type { RunView } from "../contract/run-schema.ts";
+import { MAX_LIST_LIMIT, type RunStore } from "../runs/index.ts";
+
+/**
+ * What a run report shows, read only through the run store's views (the ones external_runs serves):
+ * the run, every run it started (workflows nest), and per run its final value, diagnostics, the
+ * script's log and the launch facts that link runs (model, resume). Each text is bounded: a report
+ * of a fan-out stays a file a browser opens, and the full text is one `flow runs show` away.
+ */
+export interface ReportRun {
+  view: RunView;
+  /** 0 for the run reported on, 1 for its children, and so on. */
+  depth: number;
+  final?: BoundedText;
+  diagnostics: DiagnosticLine[];
+  /** A workflow's log() messages. */
+  log?: BoundedText;
+  model?: string;
+  /** The agent run whose conversation this one continues. */
+  resumes?: string;
+}
+
+export interface BoundedText {
+  text: string;
+  /** More follows in the run's evidence than the report carries. */
+  cut: boolean;
+}
+
+export interface DiagnosticLine {
+  level: string;
+  code?: string;
+  message: string;
+}
+
+export interface ReportData {
+  runs: ReportRun[];
+  generatedAt: string;
+}
+
+/** The most of one view's text a report carries per run. */
+export const REPORT_TEXT_BYTES = 64 * 1024;
+
+/** Every run of this store (both list streams, walked to their ends). */
+function allViews(store: RunStore): RunView[] {
+  const views: RunView[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = store.list({ limit: MAX_LIST_LIMIT, ...(cursor ? { cursor } : {}) });
+    views.push(...page.runs);
+    cursor = page.nextCursor;
+  } while (cursor);
+  let workflowCursor: string | undefined;
+  do {
+    const page = store.list({ limit: MAX_LIST_LIMIT, ...(workflowCursor ? { workflowCursor } : {}) });
+    views.push(...page.workflows);
+    workflowCursor = page.nextWorkflowCursor;
+  } while (workflowCursor);
+  return views;
+}
+
+function firstPage(store: RunStore, runId: string, view: string): BoundedText & { encoding: string } {
+  const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
+  return { text: payload.page.text, cut: payload.page.nextCursor !== undefined, encoding: payload.page.encoding };
+}
+
+const DIAGNOSTIC_LINE = /^(?:\S+ )?(debug|info|warn|error)(?: \[([^\]]+)\])?: (.*)$/;
+
+/** A diagnostics page as lines: workflows keep a JSON array of entries, agents a text log. */
+export function parseDiagnostics(text: string, encoding: string): DiagnosticLine[] {
+  if (text.trim() === "") return [];
+  if (encoding === "json") {
+    try {
+      const entries = JSON.parse(text) as { level?: unknown; code?: unknown; message?: unknown }[];
+      return entries.map((entry) => ({
+        level: String(entry.level ?? "info"),
+        ...(typeof entry.code === "string" ? { code: entry.code } : {}),
+        message: String(entry.message ?? ""),
+      }));
+    } catch {
+      // A page cut inside the array: shown as text below.
+    }
+  }
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "" && line !== "[" && line !== "]")
+    .map((line) => {
+      const match = DIAGNOSTIC_LINE.exec(line);
+      return match ? { level: match[1]!, ...(match[2] ? { code: match[2] } : {}), message: match[3]! } : { level: "info", message: line };
+    });
+}
+
+/** A workflow's log view (a JSON array of messages) as text, one message a line. */
+function logText(page: BoundedText & { encoding: string }): BoundedText | undefined {
+  if (page.text.trim() === "") return undefined;
+  try {
+    const messages = JSON.parse(page.text) as { text?: unknown }[];
+    return { text: messages.map((message) => String(message.text ?? "")).join("\n"), cut: page.cut };
+  } catch {
+    return { text: page.text, cut: true };
+  }
+}
+
+function launchFacts(store: RunStore, runId: string): { model?: string; resumes?: string } {
+  const page = firstPage(store, runId, "launch");
+  try {
+    const launch = JSON.parse(page.text) as { model?: unknown; resume?: unknown };
+    return {
+      ...(typeof launch.model === "string" ? { model: launch.model } : {}),
+      ...(typeof launch.resume === "string" ? { resumes: launch.resume } : {}),
+    };
+  } catch {
+    return {}; // a launch too large for one page: its prompt, not its links
+  }
+}
+
+function reportRun(store: RunStore, found: RunView, depth: number): ReportRun {
+  // As `flow runs` says it: an unfinished run that another live process owns is running.
+  const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
+  const diagnostics = firstPage(store, view.runId, "diagnostics");
+  const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
+  if (view.output.finalAvailable) {
+    const final = firstPage(store, view.runId, "final");
+    run.final = { text: final.text, cut: final.cut };
+  }
+  if (view.kind === "workflow") {
+    const log = logText(firstPage(store, view.runId, "output"));
+    if (log) run.log = log;
+  }
+  return run;
+}
+
+const byStart = (a: RunView, b: RunView): number => a.timing.startedAt.localeCompare(b.timing.startedAt) || a.runId.localeCompare(b.runId);
+
+/**
+ * The run and its descendants, depth first in start order: the order of the report's tree. A run
+ * still in progress reports what is known so far.
+ */
+export function collectReport(store: RunStore, runId: string, now: Date = new Date()): ReportData {
+  const root = store.view(runId);
+  const children = new Map<string, RunView[]>();
+  for (const view of allViews(store)) {
+    const parent = view.task.parentRunId;
+    if (parent === undefined) continue;
+    const siblings = children.get(parent) ?? [];
+    siblings.push(view);
+    children.set(parent, siblings);
+  }
+  const runs: ReportRun[] = [];
+  const visit = (view: RunView, depth: number) => {
+    runs.push(reportRun(store, view, depth));
+    for (const child of (children.get(view.runId) ?? []).sort(byStart)) visit(child, depth + 1);
+  };
+  visit(root, 0);
+  return { runs, generatedAt: now.toISOString() };
+}

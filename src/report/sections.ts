@@ -1,0 +1,117 @@
+import type { RunView } from "../contract/run-schema.ts";
+import type { BoundedText, ReportData, ReportRun } from "./collect.ts";
+import { anchor, html } from "./escape.ts";
+import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
+
+/** An answer longer than this is folded: its first lines show, the rest behind a click. */
+const FOLD_CHARS = 600;
+
+const who = (view: RunView): string =>
+  view.kind === "workflow" ? `workflow ${view.task.workflow ?? "inline"}` : (view.task.role ?? view.task.subagentType ?? "agent");
+
+const tokens = (view: RunView): string => {
+  const usage = view.usage;
+  if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return "–";
+  return `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out`;
+};
+
+/** A link to a run in this report, or its ID as text when the report does not hold it. */
+function runLink(runId: string, inReport: ReadonlySet<string>): string {
+  return inReport.has(runId) ? `<a href="#${anchor(runId)}">${html(runId)}</a>` : `<code>${html(runId)}</code>`;
+}
+
+export function summarySection(data: ReportData): string {
+  const root = data.runs[0]!.view;
+  const totals = totalsOf(data.runs);
+  const outcomes = Object.entries(totals.outcomes)
+    .map(([state, count]) => `<span class="badge ${html(state)}">${html(state)}: ${count}</span>`)
+    .join(" ");
+  const progress = root.state.status === "done" ? "" : `<p class="note">This run is ${html(root.state.status)}: the report shows what is known at ${html(data.generatedAt)}.</p>`;
+  return `<header>
+<h1>${html(root.task.description)}</h1>
+<p><code>${html(root.runId)}</code> · ${html(who(root))} · <span class="badge ${html(stateOf(root))}">${html(stateOf(root))}</span> · started ${html(root.timing.startedAt)} · ${html(formatDuration(root.timing.durationMs))}</p>
+${progress}
+<table class="totals"><tr><th>agents</th><th>workflows</th><th>outcomes</th><th>turns</th><th>tool calls</th><th>tokens</th><th>cost</th></tr>
+<tr><td>${totals.agents}</td><td>${totals.workflows}</td><td>${outcomes}</td><td>${totals.turns}</td><td>${totals.toolCalls}</td><td>${totals.inputTokens} in / ${totals.outputTokens} out</td><td class="cost">${html(formatCost(totals.costUsd))}</td></tr></table>
+</header>`;
+}
+
+/** The tree of runs with a timeline bar each: one row a run, so 200 children stay one screenful of rows each 18px high. */
+export function treeSection(data: ReportData): string {
+  const starts = data.runs.map(({ view }) => Date.parse(view.timing.startedAt));
+  const ends = data.runs.map(({ view }) => (view.timing.endedAt ? Date.parse(view.timing.endedAt) : Date.parse(data.generatedAt)));
+  const origin = Math.min(...starts);
+  const span = Math.max(1, Math.max(...ends) - origin);
+  const rows = data.runs.map(({ view, depth }, index) => {
+    const left = ((starts[index]! - origin) / span) * 100;
+    const width = Math.max(0.4, ((ends[index]! - starts[index]!) / span) * 100);
+    const state = stateOf(view);
+    const error = view.state.error ? `<div class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</div>` : "";
+    return `<tr class="run ${html(state)}" data-run="${html(view.runId)}">
+<td class="name" style="padding-left:${0.4 + depth * 1.2}em"><a href="#${anchor(view.runId)}">${html(view.task.description)}</a> <span class="who">${html(who(view))}</span>${error}</td>
+<td class="bar"><span class="span ${html(state)}" style="left:${left.toFixed(3)}%;width:${width.toFixed(3)}%" title="${html(formatDuration(view.timing.durationMs))}"></span></td>
+<td class="outcome"><span class="badge ${html(state)}">${html(state)}</span></td>
+<td class="duration">${html(formatDuration(view.timing.durationMs))}</td>
+<td class="tokens">${html(tokens(view))}</td>
+<td class="cost">${html(formatCost(view.usage?.costUsd))}</td>
+</tr>`;
+  });
+  return `<section><h2>Runs</h2>
+<table class="tree"><thead><tr><th>run</th><th>timeline (${html(formatDuration(span))})</th><th>outcome</th><th>time</th><th>tokens</th><th>cost</th></tr></thead>
+<tbody>${rows.join("\n")}</tbody></table></section>`;
+}
+
+function foldedText(text: BoundedText, label: string): string {
+  const more = text.cut ? `<p class="note">Cut at the report's limit: <code>flow runs show</code> pages the rest.</p>` : "";
+  if (text.text.length <= FOLD_CHARS) return `<pre>${html(text.text)}</pre>${more}`;
+  return `<details class="fold"><summary>${html(label)}: ${text.text.length} characters<pre>${html(text.text.slice(0, FOLD_CHARS))}…</pre></summary><pre>${html(text.text)}</pre></details>${more}`;
+}
+
+function calls(run: ReportRun, data: ReportData, inReport: ReadonlySet<string>): string {
+  const children = data.runs.filter(({ view }) => view.task.parentRunId === run.view.runId);
+  if (children.length === 0) return "";
+  const rows = children.map(({ view }, index) => `<tr><td>${index}</td><td>${view.kind === "workflow" ? "tools.external_workflow" : "agent()"}</td><td>${html(view.task.description)}</td><td>${runLink(view.runId, inReport)}</td><td><span class="badge ${html(stateOf(view))}">${html(stateOf(view))}</span></td></tr>`);
+  return `<h4>Calls</h4><table class="calls"><tr><th>#</th><th>call</th><th>description</th><th>run</th><th>outcome</th></tr>${rows.join("")}</table>`;
+}
+
+function links(run: ReportRun, inReport: ReadonlySet<string>): string {
+  const { view } = run;
+  const items: string[] = [];
+  if (view.task.parentRunId) items.push(`started by ${runLink(view.task.parentRunId, inReport)}`);
+  if (view.task.resumedFrom) items.push(`resumes ${runLink(view.task.resumedFrom, inReport)}`);
+  if (run.resumes) items.push(`continues the conversation of ${runLink(run.resumes, inReport)}`);
+  const steers = run.diagnostics.filter((line) => line.code === "steer").length;
+  if (steers > 0) items.push(`steered ${steers} time${steers === 1 ? "" : "s"}`);
+  return items.length === 0 ? "" : `<p class="links">${items.join(" · ")}</p>`;
+}
+
+function runDetail(run: ReportRun, data: ReportData, inReport: ReadonlySet<string>): string {
+  const { view } = run;
+  const state = stateOf(view);
+  const usage = view.usage ?? {};
+  const facts = [
+    view.task.harness ? `harness ${html(view.task.harness)}` : "",
+    run.model ? `model ${html(run.model)}` : "",
+    `${usage.turns ?? 0} turns`,
+    `${usage.toolCalls ?? 0} tool calls`,
+    html(tokens(view)),
+    `cost ${html(formatCost(usage.costUsd))}`,
+    `integrity ${html(view.integrity)}`,
+  ].filter((fact) => fact !== "");
+  const error = view.state.error ? `<p class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</p>` : "";
+  const diagnostics = run.diagnostics.filter((line) => line.level === "error" || line.level === "warn");
+  const diagnosticList = diagnostics.length === 0 ? "" : `<h4>Diagnostics</h4><ul class="diagnostics">${diagnostics.map((line) => `<li class="${html(line.level)}">${html(line.level)}${line.code ? ` [${html(line.code)}]` : ""}: ${html(line.message)}</li>`).join("")}</ul>`;
+  const redacted = view.output.redacted ? ` <span class="note">(redacted)</span>` : "";
+  const final = run.final ? `<h4>${view.kind === "workflow" ? "Final value" : "Answer"}${redacted}</h4>${foldedText(run.final, "answer")}` : "";
+  const log = run.log ? `<h4>Log</h4>${foldedText(run.log, "log")}` : "";
+  return `<article id="${anchor(view.runId)}" class="detail ${html(state)}">
+<h3>${html(view.task.description)} <span class="badge ${html(state)}">${html(state)}</span></h3>
+<p><code>${html(view.runId)}</code> · ${html(who(view))} · ${facts.join(" · ")} · ${html(formatDuration(view.timing.durationMs))}</p>
+${links(run, inReport)}${error}${calls(run, data, inReport)}${final}${log}${diagnosticList}
+</article>`;
+}
+
+export function detailSection(data: ReportData): string {
+  const inReport = new Set(data.runs.map(({ view }) => view.runId));
+  return `<section><h2>Each run</h2>${data.runs.map((run) => runDetail(run, data, inReport)).join("\n")}</section>`;
+}

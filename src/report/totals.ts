@@ -1,0 +1,48 @@
+import type { RunView } from "../contract/run-schema.ts";
+import type { ReportRun } from "./collect.ts";
+
+export interface ReportTotals {
+  agents: number;
+  workflows: number;
+  outcomes: Record<string, number>;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  turns: number;
+  toolCalls: number;
+}
+
+/** Outcome, or the state of a run that has none yet. */
+export const stateOf = (view: RunView): string => view.state.outcome ?? view.state.status;
+
+/** Sums over the agent runs (a workflow's own usage already sums its children). */
+export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
+  const totals: ReportTotals = { agents: 0, workflows: 0, outcomes: {}, inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0, toolCalls: 0 };
+  for (const { view } of runs) {
+    const state = stateOf(view);
+    totals.outcomes[state] = (totals.outcomes[state] ?? 0) + 1;
+    if (view.kind === "workflow") {
+      totals.workflows++;
+      continue;
+    }
+    totals.agents++;
+    const usage = view.usage ?? {};
+    totals.inputTokens += usage.inputTokens ?? 0;
+    totals.outputTokens += usage.outputTokens ?? 0;
+    totals.costUsd += usage.costUsd ?? 0;
+    totals.turns += usage.turns ?? 0;
+    totals.toolCalls += usage.toolCalls ?? 0;
+  }
+  return totals;
+}
+
+/** Dollars to a hundredth of a cent: one child's cost is often under a cent. */
+export const formatCost = (usd: number | undefined): string => `$${(usd ?? 0).toFixed(4)}`;
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined) return "…";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}

@@ -1,0 +1,102 @@
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import { childAnswersWhenReleased, seenBy } from "../support/children.ts";
+import { launchChromium, openFile, screenshotPath } from "../support/browser.ts";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { reportCommand } from "../../src/command-line/runs-report.ts";
+import { EXIT } from "../../src/command-line/exit.ts";
+
+const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+const SECRET = "sk-ant-api03-" + "Zq7Xw2Lp9Rt4Vb8Nc1Md6Kf3Hj5Gs0Ay".repeat(2);
+const LONG = `Findings, in detail. ${"The parser accepts a trailing comma where the grammar forbids it. ".repeat(40)}The key is ${SECRET} in .env.`;
+
+/** Each child's model answers by the task it was given; "gamma" fails as a provider error does. */
+const byTask: FauxResponseStep = (context) => {
+  const user = seenBy(context.messages).user;
+  if (user.includes("gamma")) return fauxAssistantMessage([], { stopReason: "error", errorMessage: "the request was refused: bad schema" });
+  if (user.includes("beta")) return fauxAssistantMessage([fauxText(LONG)]);
+  return fauxAssistantMessage([fauxText("Alpha looks fine: 12 files, all typed.")]);
+};
+
+const SCRIPT = `const looks = await parallel(["alpha", "beta", "gamma"].map((name) => () =>
+  agent({ role: "explorer", description: "Review " + name + " <module>", prompt: "Review the " + name + " module.", context: { mode: "none" } })
+    .catch((error) => ({ failed: error.message }))));
+console.log("reviewed " + looks.length + " modules");
+return { reviewed: looks.length };`;
+
+let pi: PiTestSession;
+let browser: Browser;
+let workflow: RunView;
+
+beforeAll(async () => {
+  [pi, browser] = await Promise.all([startPiSession({ modelCost: PRICE }), launchChromium()]);
+  const outcome = await pi.callTool("external_workflow", { script: SCRIPT, description: "Review three modules" }, { children: [byTask, byTask, byTask] });
+  workflow = (outcome.structuredContent as { data: { run: RunView } }).data.run;
+});
+afterAll(async () => {
+  await browser?.close();
+  pi?.dispose();
+});
+
+test("/flow report writes one HTML file that Chromium renders offline: every child's description, outcome and cost, errors in place, the secret redacted", async () => {
+  const file = join(pi.cwd, "report.html");
+  await pi.session.prompt(`/flow report ${workflow.runId} ${file}`);
+  expect(statSync(file).mode & 0o077).toBe(0);
+  const html = readFileSync(file, "utf8");
+  expect(html).not.toContain(SECRET);
+  expect(html).not.toContain("<module>"); // a description is text, never markup
+
+  const { page, requests, consoleErrors } = await openFile(browser, file);
+  await page.screenshot({ path: screenshotPath("report.png"), fullPage: true });
+  expect(requests).toEqual([`file://${file}`]);
+  expect(consoleErrors).toEqual([]);
+
+  const rows = page.locator("table.tree tr.run");
+  expect(await rows.count()).toBe(4);
+  const text = (await page.locator("table.tree").innerText()).replace(/\s+/g, " ");
+  for (const name of ["alpha", "beta", "gamma"]) expect(text).toContain(`Review ${name} <module>`);
+  expect(await page.locator("tr.run.succeeded").count()).toBe(3); // the workflow and two children
+  const failed = page.locator("tr.run.failed");
+  expect(await failed.count()).toBe(1);
+  expect(await failed.innerText()).toMatch(/Review gamma <module>[\s\S]*the request was refused: bad schema[\s\S]*failed/);
+  // Each child's cost is shown, and the totals add them up.
+  const costs = await page.locator("tr.run td.cost").allInnerTexts();
+  const dollars = costs.map((cost) => Number(/^\$(\d+\.\d{4})$/.exec(cost)?.[1]));
+  expect(dollars.slice(1).filter((cost) => cost > 0)).toHaveLength(3);
+  const total = Number(/\$(\d+\.\d{4})/.exec(await page.locator("table.totals td.cost").innerText())?.[1]);
+  expect(total).toBeCloseTo(dollars.slice(1).reduce((sum, cost) => sum + cost, 0), 3);
+  expect(total).toBeCloseTo(workflow.usage!.costUsd!, 4);
+
+  // The long answer is folded, unfolds on a click, and its secret stays redacted in the page.
+  const beta = page.locator("article.detail", { has: page.locator("h3", { hasText: "Review beta" }) });
+  expect(await beta.locator("details.fold").getAttribute("open")).toBeNull();
+  await page.getByRole("button", { name: "Unfold every answer" }).click();
+  expect(await beta.locator("details.fold").getAttribute("open")).toBe("");
+  expect(await beta.innerText()).toContain("in .env");
+  expect(await page.locator("body").innerText()).not.toContain(SECRET);
+  // The workflow's calls link to each child's section, and its log is there.
+  const root = page.locator(`article#run-${workflow.runId}`);
+  expect(await root.locator("table.calls a").count()).toBe(3);
+  expect(await root.innerText()).toContain("reviewed 3 modules");
+  expect(consoleErrors).toEqual([]);
+});
+
+test("flow runs report --out reports a run still in progress with what is known so far", async () => {
+  const held = childAnswersWhenReleased("Done at last.");
+  const accepted = await pi.callTool("external_workflow", { script: 'return (await agent({ role: "explorer", description: "Slow review", prompt: "Wait.", context: { mode: "none" } })).output;', description: "Still going", background: true }, { children: [held.step] });
+  const runId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
+  await held.started;
+  const out = join(pi.cwd, "live.html");
+  // The command in this process (the session set PI_FLOW_HOME and Pi's agent directory): no second Pi to start.
+  expect(await reportCommand([runId, "--out", out, "--cwd", pi.cwd])).toBe(EXIT.succeeded);
+  held.release();
+  const { page, requests, consoleErrors } = await openFile(browser, out);
+  expect(requests).toEqual([`file://${out}`]);
+  expect(consoleErrors).toEqual([]);
+  expect(await page.locator("header").innerText()).toMatch(/This run is running: the report shows what is known at/);
+  expect(await page.locator("tr.run", { hasText: "Slow review" }).innerText()).toMatch(/running/);
+});
