@@ -21,7 +21,15 @@ const MEMO_MAX_CHARS = 256;
 const MEMO_ENTRIES = 4096;
 const memo = new Map<string, string>();
 
+/**
+ * Shapes no rule finds a secret in, and that come unique with every entry of a transcript (times,
+ * UUIDs, short hex ids): passed through unscanned, and not remembered, so they cost nothing and
+ * keep the memo for the texts that repeat. test/runs/redact-shapes.test.ts pins that they are unchanged.
+ */
+const PLAIN_SHAPE = /^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{1,12})$/;
+
 export function redactText(text: string): { text: string; changed: boolean } {
+  if (text.length <= 36 && PLAIN_SHAPE.test(text)) return { text, changed: false };
   const short = text.length <= MEMO_MAX_CHARS;
   let out = short ? memo.get(text) : undefined;
   if (out === undefined) {
@@ -40,9 +48,24 @@ export function redactText(text: string): { text: string; changed: boolean } {
  * alone can tell. Returns a fresh JSON-safe copy (the canonical form: what JSON.stringify keeps).
  */
 export function redactValue(value: unknown): { value: unknown; changed: boolean } {
-  const state = { changed: false };
   const json = JSON.stringify(value);
   if (json === undefined) return { value: undefined, changed: false };
+  return redactParsed(json);
+}
+
+/**
+ * `value` redacted and as one line of JSON, serialised once when nothing in it was a secret (the
+ * common case): what a line of evidence writes.
+ */
+export function redactedJson(value: unknown): string | undefined {
+  const json = JSON.stringify(value);
+  if (json === undefined) return undefined;
+  const redacted = redactParsed(json);
+  return redacted.changed ? JSON.stringify(redacted.value) : json;
+}
+
+function redactParsed(json: string): { value: unknown; changed: boolean } {
+  const state = { changed: false };
   const walked = walk(JSON.parse(json) as unknown, state);
   return { value: walked, changed: state.changed };
 }
