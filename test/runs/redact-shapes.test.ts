@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { expect, test } from "vitest";
+import { newRunId } from "../../src/runs/ids.ts";
 import { redactedJson, redactText, redactValue } from "../../src/runs/redact.ts";
 
 const secret = "sk-ant-api03-" + "Xq7Lp2Vn9Rt4Wb6Yc1Hd8Jf3Kg5Mz0Ns-AA";
 
-test("times, UUIDs and short hex ids (what every transcript entry carries) pass through unchanged", () => {
+test("times, UUIDs, short hex ids and run IDs (what every transcript entry and child carries) pass through unchanged", () => {
   for (let i = 0; i < 200; i++) {
-    for (const text of [randomUUID(), randomUUID().slice(0, 8), new Date(Date.UTC(2026, 0, 1) + i * 987_654_321).toISOString()]) {
+    const at = Date.UTC(2026, 0, 1) + i * 987_654_321;
+    for (const text of [randomUUID(), randomUUID().slice(0, 8), new Date(at).toISOString(), newRunId("agent", at), newRunId("workflow", at)]) {
       expect(redactText(text)).toEqual({ text, changed: false });
     }
   }
@@ -22,4 +24,13 @@ test("redactedJson is the redacted value's JSON, whether or not anything in it w
   expect(redactedJson(withSecret)).toBe(JSON.stringify(redactValue(withSecret).value));
   expect(redactedJson(withSecret)).not.toContain(secret);
   expect(redactedJson(undefined)).toBeUndefined();
+});
+
+test("a long text seen again (a system prompt section every pi child's session holds) is redacted as the first time", () => {
+  const section = `<rules>\n${"- Use read to examine files instead of cat or sed.\n".repeat(40)}</rules>`;
+  const withSecret = `${section}\nkey: ${secret}`;
+  for (let i = 0; i < 3; i++) {
+    expect(redactText(section)).toEqual({ text: section, changed: false });
+    expect(redactText(withSecret)).toEqual({ text: `${section}\nkey: [REDACTED]`, changed: true });
+  }
 });
