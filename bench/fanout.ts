@@ -6,6 +6,8 @@
  *   npx node bench/fanout.ts                 all figures (1,000-child workflow included)
  *   BENCH_SCALE=0.2 npx node bench/fanout.ts  smaller sizes, for a quick look
  *   BENCH_JSON=1 npx node bench/fanout.ts     JSON, as stored in bench/fanout.baseline.json
+ *   BENCH_ROWS=200,1000 npx node bench/fanout.ts  only these groups of rows (200, background,
+ *                                                 stream, 1000, list), e.g. under `node --cpu-prof`
  */
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +31,8 @@ const workerRole = BUILTIN_ROLES.worker!;
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 const size = (n: number) => Math.max(10, Math.round(n * SCALE));
 const CONCURRENCY = 32;
+/** The groups of rows to run: all unless BENCH_ROWS names some (a profile of one row is then not mixed with others). */
+const ROWS = new Set((process.env.BENCH_ROWS ?? "200,background,stream,1000,list").split(",").map((name) => name.trim()));
 
 const table = new RatioTable();
 const row = table.row.bind(table);
@@ -43,8 +47,11 @@ function note(name: string, value: number): void {
 async function measure(work: () => Promise<void>): Promise<{ wall: number; cpu: number; lagP99: number }> {
   const cpu = process.cpuUsage();
   const start = performance.now();
+  const startTicks = process.hrtime.bigint();
   const { lagP99 } = await withLag(work);
   const wall = performance.now() - start;
+  // The window on the monotonic clock a --cpu-prof profile uses, for bench/profile-summary.ts.
+  if (process.env.BENCH_MARKS === "1") console.error(`window ${startTicks / 1000n} ${process.hrtime.bigint() / 1000n}`);
   const used = process.cpuUsage(cpu);
   return { wall, cpu: (used.user + used.system) / 1000, lagP99 };
 }
@@ -172,48 +179,62 @@ async function main(): Promise<void> {
   const n1000 = size(1000);
   if (!JSON_OUT) console.log(`fan-out benchmark (scale ${SCALE}, concurrency ${CONCURRENCY}, Node ${process.version})\n`);
 
-  // Warm both sides once (module loading, JIT), so neither pays first-use costs in the figures.
-  await bareChildren(8, 8);
-  let pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: String(CONCURRENCY) } });
-  await workflowChildren(pi, 8);
+  if (ROWS.has("200") || ROWS.has("background")) {
+    // Warm both sides once (module loading, JIT), so neither pays first-use costs in the figures.
+    await bareChildren(8, 8);
+    const pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: String(CONCURRENCY) } });
+    await workflowChildren(pi, 8);
 
-  const bare200 = await measure(() => bareChildren(n200, CONCURRENCY));
-  const flow200 = await measure(() => workflowChildren(pi, n200));
-  row(`${n200} children through one workflow: wall`, flow200.wall, bare200.wall, 1.15);
-  row(`${n200} children through one workflow: CPU`, flow200.cpu, bare200.cpu, 1.5);
-  const floor = diskFloor(n200);
-  note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
-  note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / bare200.wall).toFixed(2)));
-  // The faux model answers at once, in microtasks: nothing waits on I/O, so a host that never
-  // yields shows its whole run as one lag spike. A floor of 1 ms keeps an idle-clean bare side
-  // from turning noise into a huge ratio.
-  row(`host event-loop lag p99 while ${n200} instant children run`, Math.max(1, flow200.lagP99), Math.max(1, bare200.lagP99), 1.5);
+    const bare200 = await measure(() => bareChildren(n200, CONCURRENCY));
+    if (ROWS.has("200")) {
+      const flow200 = await measure(() => workflowChildren(pi, n200));
+      row(`${n200} children through one workflow: wall`, flow200.wall, bare200.wall, 1.15);
+      row(`${n200} children through one workflow: CPU`, flow200.cpu, bare200.cpu, 1.5);
+      const floor = diskFloor(n200);
+      note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
+      note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / bare200.wall).toFixed(2)));
+      // The faux model answers at once, in microtasks: nothing waits on I/O, so a host that never
+      // yields shows its whole run as one lag spike. A floor of 1 ms keeps an idle-clean bare side
+      // from turning noise into a huge ratio.
+      row(`host event-loop lag p99 while ${n200} instant children run`, Math.max(1, flow200.lagP99), Math.max(1, bare200.lagP99), 1.5);
+    }
 
-  let turns = 0;
-  const flowBg = await measure(async () => void (turns = await backgroundDelegations(pi, n200, answers(n200))));
-  row(`${n200} background delegations: wall to the last delivery`, flowBg.wall, bare200.wall, 1.3);
-  note(`${n200} background delegations: parent turns triggered (target ≤ 10)`, turns);
-  pi.dispose();
+    if (ROWS.has("background")) {
+      let turns = 0;
+      const flowBg = await measure(async () => void (turns = await backgroundDelegations(pi, n200, answers(n200))));
+      row(`${n200} background delegations: wall to the last delivery`, flowBg.wall, bare200.wall, 1.3);
+      note(`${n200} background delegations: parent turns triggered (target ≤ 10)`, turns);
+    }
+    pi.dispose();
+  }
 
-  // As a real model does: children stream their answers over time (the issue's 400 tok/s).
-  pi = await startPiSession({ tokensPerSecond: TOKENS_PER_SECOND });
-  await workflowChildren(pi, 8, true);
-  const bareStream = await measure(() => bareChildren(n200, CONCURRENCY, true));
-  const flowStream = await measure(() => workflowChildren(pi, n200, true));
-  row(`host event-loop lag p99 while ${n200} children stream at ${TOKENS_PER_SECOND} tok/s`, Math.max(1, flowStream.lagP99), Math.max(1, bareStream.lagP99), 1.5);
-  row(`${n200} children streaming at ${TOKENS_PER_SECOND} tok/s: wall`, flowStream.wall, bareStream.wall, 1.15);
-  pi.dispose();
+  if (ROWS.has("stream")) {
+    // As a real model does: children stream their answers over time (the issue's 400 tok/s).
+    const pi = await startPiSession({ tokensPerSecond: TOKENS_PER_SECOND });
+    await workflowChildren(pi, 8, true);
+    const bareStream = await measure(() => bareChildren(n200, CONCURRENCY, true));
+    const flowStream = await measure(() => workflowChildren(pi, n200, true));
+    row(`host event-loop lag p99 while ${n200} children stream at ${TOKENS_PER_SECOND} tok/s`, Math.max(1, flowStream.lagP99), Math.max(1, bareStream.lagP99), 1.5);
+    row(`${n200} children streaming at ${TOKENS_PER_SECOND} tok/s: wall`, flowStream.wall, bareStream.wall, 1.15);
+    pi.dispose();
+  }
 
-  pi = await startPiSession();
-  const bare1000 = await measure(() => bareChildren(n1000, CONCURRENCY));
-  const flow1000 = await measure(() => workflowChildren(pi, n1000));
-  row(`${n1000} children through one workflow: wall`, flow1000.wall, bare1000.wall, 1.2);
-  pi.dispose();
+  if (ROWS.has("1000")) {
+    if (!ROWS.has("200") && !ROWS.has("background")) await bareChildren(8, 8);
+    const pi = await startPiSession();
+    if (!ROWS.has("200") && !ROWS.has("background")) await workflowChildren(pi, 8);
+    const bare1000 = await measure(() => bareChildren(n1000, CONCURRENCY));
+    const flow1000 = await measure(() => workflowChildren(pi, n1000));
+    row(`${n1000} children through one workflow: wall`, flow1000.wall, bare1000.wall, 1.2);
+    pi.dispose();
+  }
 
-  const small = size(1000);
-  const large = size(10_000);
-  const pages = listFirstPages(large, small);
-  row(`list first page: ${large} runs vs ${small}`, pages.large, pages.small, 1.2);
+  if (ROWS.has("list")) {
+    const small = size(1000);
+    const large = size(10_000);
+    const pages = listFirstPages(large, small);
+    row(`list first page: ${large} runs vs ${small}`, pages.large, pages.small, 1.2);
+  }
 
   if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, rows: table.rows, notes }, null, 2));
 }

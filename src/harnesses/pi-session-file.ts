@@ -1,9 +1,9 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { parseSessionEntries, SessionManager, type FileEntry } from "@earendil-works/pi-coding-agent";
-import { redactValue } from "../runs/index.ts";
+import { redactedJson, redactValue } from "../runs/index.ts";
 
 /** One line of the file: an entry redacted as every durable record of a run is. */
-const redactedLine = (entry: unknown): string => JSON.stringify(redactValue(entry).value);
+const redactedLine = (entry: unknown): string => redactedJson(entry) ?? "null";
 
 /**
  * The session a resumed child continues: the earlier child's entries, redacted (a file written

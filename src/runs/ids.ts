@@ -1,4 +1,4 @@
-import { randomInt } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { FlowError } from "../contract/errors.ts";
 
 export type RunKind = "agent" | "workflow";
@@ -36,8 +36,28 @@ export function newRunId(kind: RunKind, now: number = Date.now()): string {
   lastMs = ms;
   const time = ms.toString(36).padStart(9, "0").slice(-9);
   let rand = sameMs.toString(36).padStart(2, "0");
-  for (let i = 0; i < 8; i++) rand += ALPHABET[randomInt(36)];
+  while (rand.length < 10) rand += randomChar();
   return `${PREFIX[kind]}_${time}_${rand}`;
+}
+
+/**
+ * One uniform character of ALPHABET. Random bytes are drawn 256 at a time (one call to the system's
+ * generator per 30-odd IDs rather than eight per ID); a byte past the last whole multiple of 36 is
+ * skipped, so every character stays equally likely.
+ */
+const POOL_BYTES = 256;
+const UNIFORM_BELOW = 256 - (256 % 36);
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function randomChar(): string {
+  for (;;) {
+    if (poolAt >= pool.length) {
+      pool = randomBytes(POOL_BYTES);
+      poolAt = 0;
+    }
+    const byte = pool[poolAt++]!;
+    if (byte < UNIFORM_BELOW) return ALPHABET[byte % 36]!;
+  }
 }
 
 export function isRunId(value: unknown): value is string {

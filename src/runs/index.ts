@@ -20,7 +20,7 @@ export {
 export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type MemoryFinal } from "./registry.ts";
 export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
-export { redactText, redactValue, REDACTED } from "./redact/index.ts";
+export { redactedJson, redactText, redactValue, REDACTED } from "./redact/index.ts";
 export { printable, stripControls } from "./controls.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
 export { buildView, formatRunText, outputWarnings } from "./read/view.ts";

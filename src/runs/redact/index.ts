@@ -13,23 +13,47 @@ import { REDACTED } from "./rule.ts";
 export { REDACTED };
 
 /**
- * Short texts come back again and again (a role, a harness, a model, a tool name, the project's
- * path: about thirty strings per child, nine in ten seen before), so their redacted form is
- * remembered. Redaction is a function of the text alone; the memo forgets its oldest entries.
+ * Texts come back again and again: short ones (a role, a harness, a model, a tool name, the
+ * project's path: about thirty strings per child, nine in ten seen before) and long ones (every pi
+ * child's session holds the same system prompt sections and tool descriptions, kilobytes each).
+ * Their redacted form is remembered, the least recently used forgotten first, within a count and a
+ * size. Redaction is a function of the text alone.
  */
-const MEMO_MAX_CHARS = 256;
+const MEMO_MAX_CHARS = 64 * 1024;
 const MEMO_ENTRIES = 4096;
+const MEMO_BUDGET_CHARS = 4 * 1024 * 1024;
 const memo = new Map<string, string>();
+let memoChars = 0;
+
+function remember(text: string, redacted: string): void {
+  const size = text.length + (redacted === text ? 0 : redacted.length);
+  while (memo.size > 0 && (memo.size >= MEMO_ENTRIES || memoChars + size > MEMO_BUDGET_CHARS)) {
+    const [oldest, value] = memo.entries().next().value as [string, string];
+    memo.delete(oldest);
+    memoChars -= oldest.length + (value === oldest ? 0 : value.length);
+  }
+  memo.set(text, redacted);
+  memoChars += size;
+}
+
+/**
+ * Shapes no rule finds a secret in, and that come unique with every entry of a transcript or child
+ * (times, UUIDs, short hex ids, run IDs): passed through unscanned, and not remembered, so they cost nothing and
+ * keep the memo for the texts that repeat. test/runs/redact-shapes.test.ts pins that they are unchanged.
+ */
+const PLAIN_SHAPE = /^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{1,12}|(?:ag|wf)_[0-9a-z]{9}_[0-9a-z]{10})$/;
 
 export function redactText(text: string): { text: string; changed: boolean } {
-  const short = text.length <= MEMO_MAX_CHARS;
-  let out = short ? memo.get(text) : undefined;
-  if (out === undefined) {
+  if (text.length <= 36 && PLAIN_SHAPE.test(text)) return { text, changed: false };
+  const remembered = text.length <= MEMO_MAX_CHARS;
+  let out = remembered ? memo.get(text) : undefined;
+  if (out !== undefined) {
+    // Used again: now the most recently used.
+    memo.delete(text);
+    memo.set(text, out);
+  } else {
     out = redactString(text);
-    if (short) {
-      if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
-      memo.set(text, out);
-    }
+    if (remembered) remember(text, out);
   }
   return { text: out, changed: out !== text };
 }
@@ -40,9 +64,24 @@ export function redactText(text: string): { text: string; changed: boolean } {
  * alone can tell. Returns a fresh JSON-safe copy (the canonical form: what JSON.stringify keeps).
  */
 export function redactValue(value: unknown): { value: unknown; changed: boolean } {
-  const state = { changed: false };
   const json = JSON.stringify(value);
   if (json === undefined) return { value: undefined, changed: false };
+  return redactParsed(json);
+}
+
+/**
+ * `value` redacted and as one line of JSON, serialised once when nothing in it was a secret (the
+ * common case): what a line of evidence writes.
+ */
+export function redactedJson(value: unknown): string | undefined {
+  const json = JSON.stringify(value);
+  if (json === undefined) return undefined;
+  const redacted = redactParsed(json);
+  return redacted.changed ? JSON.stringify(redacted.value) : json;
+}
+
+function redactParsed(json: string): { value: unknown; changed: boolean } {
+  const state = { changed: false };
   const walked = walk(JSON.parse(json) as unknown, state);
   return { value: walked, changed: state.changed };
 }

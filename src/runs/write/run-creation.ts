@@ -5,7 +5,7 @@ import { groupCommit } from "./group-commit.ts";
 import { runFiles, runsDir, type RunScope } from "../home.ts";
 import { newRunId } from "../ids.ts";
 import { JOURNAL_VERSION, encodeLine, type JournalLine, type TaskIdentity } from "../journal/journal.ts";
-import { redactValue } from "../redact/index.ts";
+import { redactedJson, redactValue } from "../redact/index.ts";
 import { formatBytes } from "../user-file.ts";
 
 /** The most a run's launch record (script, args, prompt, options…) may hold, as UTF-8 JSON. */
@@ -32,8 +32,9 @@ export function createRunEvidence(scope: RunScope, input: CreateRunInput): Creat
   const files = runFiles(scope, runId);
   const task = redactValue(input.task).value as TaskIdentity;
   const startedAt = new Date().toISOString();
-  const launch = redactValue(input.launch ?? {}).value as Record<string, unknown>;
-  const launchBytes = Buffer.byteLength(JSON.stringify(launch), "utf8");
+  // Serialised once: its size is measured on the very text the start line carries.
+  const launchJson = redactedJson(input.launch ?? {}) ?? "{}";
+  const launchBytes = Buffer.byteLength(launchJson, "utf8");
   if (launchBytes > LAUNCH_MAX_BYTES) {
     throw new FlowError("request_invalid", `The run's launch record would be ${launchBytes} bytes, over ${formatBytes(LAUNCH_MAX_BYTES)} (${LAUNCH_MAX_BYTES} bytes), the most one may hold.`);
   }
@@ -51,9 +52,9 @@ export function createRunEvidence(scope: RunScope, input: CreateRunInput): Creat
       background: input.background,
       // launchBytes right before launch, and launch last: the launch view is then a byte range of this line.
       launchBytes,
-      launch,
     };
-    journal.append(encodeLine(start), false);
+    // The line as encodeLine writes it, with the launch's JSON placed last as it was measured.
+    journal.append(`${encodeLine(start).slice(0, -2)},"launch":${launchJson}}\n`, false);
     groupCommit().enqueue("journal", files.journal);
     return { runId, task, startedAt, writer: new RunFilesWriter(files, journal) };
   } catch (error) {

@@ -43,8 +43,13 @@ export class RunFilesWriter {
 
   /** Append one journal line; false if it was not written (then no later line is either). */
   appendJournal(line: JournalLine): boolean {
+    return this.appendJournalText(encodeLine(line));
+  }
+
+  /** Append one journal line already encoded (one JSON object and its newline); false as appendJournal. */
+  appendJournalText(text: string): boolean {
     if (this.journalBroken) return false; // after a failed append the tail may be torn; more lines would read as damage
-    const ok = this.tryWrite("journal", () => this.journalFile.append(encodeLine(line), false));
+    const ok = this.tryWrite("journal", () => this.journalFile.append(text, false));
     if (!ok) this.journalBroken = true;
     return ok;
   }

@@ -1,0 +1,74 @@
+/**
+ * Where the time of a `node --cpu-prof` profile goes, within one window of the monotonic clock
+ * (microseconds, as bench/fanout.ts prints with BENCH_MARKS=1): self time per function, inclusive
+ * time per source file, and time by the nearest pi-flow function on the stack, largest first.
+ *
+ *   node bench/profile-summary.ts <file.cpuprofile> [fromUs toUs] [top]
+ */
+import { readFileSync } from "node:fs";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const [file, from, to, topArg] = process.argv.slice(2);
+if (!file) throw new Error("usage: profile-summary.ts <file.cpuprofile> [fromUs toUs] [top]");
+const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+const lo = from ? Number(from) : -Infinity;
+const hi = to ? Number(to) : Infinity;
+const top = Number(topArg ?? "40");
+
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const parent = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+
+const short = (url: string) => url.replace(/^file:\/\//, "").replace(/.*\/node_modules\//, "nm:").replace(/.*\/wt\/[^/]+\//, "");
+const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anon)"} ${short(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+
+const ours = (url: string) => /^(src|runtime)\//.test(url);
+const self = new Map<string, number>();
+const nearestOurs = new Map<string, number>();
+const inclusiveFile = new Map<string, number>();
+let total = 0;
+let t = profile.startTime;
+for (let i = 0; i < profile.samples.length; i++) {
+  const delta = profile.timeDeltas[i] ?? 0;
+  t += delta;
+  if (t < lo || t > hi) continue;
+  total += delta;
+  const node = byId.get(profile.samples[i]!)!;
+  self.set(label(node), (self.get(label(node)) ?? 0) + delta);
+  let owner = "(outside pi-flow)";
+  for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+    const frame = byId.get(id)!;
+    if (ours(short(frame.callFrame.url))) {
+      owner = label(frame);
+      break;
+    }
+  }
+  nearestOurs.set(owner, (nearestOurs.get(owner) ?? 0) + delta);
+  const files = new Set<string>();
+  for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+    const url = short(byId.get(id)!.callFrame.url);
+    if (url) files.add(url);
+  }
+  for (const url of files) inclusiveFile.set(url, (inclusiveFile.get(url) ?? 0) + delta);
+}
+
+const print = (title: string, entries: Map<string, number>) => {
+  console.log(`\n${title}`);
+  for (const [name, us] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${(us / 1000).toFixed(1).padStart(9)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${name}`);
+};
+console.log(`window: ${(total / 1000).toFixed(1)} ms of samples`);
+print("self time by function", self);
+print("inclusive time by file", inclusiveFile);
+print("time by the nearest pi-flow function on the stack (its own and what it calls outside pi-flow)", nearestOurs);
