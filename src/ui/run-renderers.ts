@@ -132,11 +132,12 @@ export function runRenderers(kind: Kind) {
       if (!options.expanded) {
         const error = errorLine(state, theme);
         if (error) container.addChild(new FitLines(() => [error]));
-        const plain = state.plainText?.split("\n")[0];
+        const plain = (state.plainText ?? state.partialText)?.split("\n")[0];
         if (plain) container.addChild(new FitLines(() => [theme.fg("toolOutput", oneLine(plain))]));
         return container;
       }
-      if (state.plainText) container.addChild(new Text(theme.fg("toolOutput", state.plainText), 0, 0));
+      const text = state.plainText ?? state.partialText;
+      if (text) container.addChild(new Text(theme.fg("toolOutput", text), 0, 0));
       for (const part of expandedBody(kind, state, theme)) container.addChild(part);
       return container;
     },

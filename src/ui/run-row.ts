@@ -32,6 +32,8 @@ export interface RunRowState {
   rejection?: string;
   /** A final result that came without details (another host, a replaced result): its text is all there is to show. */
   plainText?: string;
+  /** A progress update's text while no details came with any: shown until the final result. */
+  partialText?: string;
   tick?: NodeJS.Timeout;
 }
 
@@ -62,10 +64,12 @@ export function applyResult(state: RunRowState, update: ResultUpdate, now = Date
     if (details.children) state.children = details.children;
   }
   if (update.isPartial) {
+    if (!details && !state.details) state.partialText = update.text;
     state.tick ??= setInterval(update.invalidate, 1000).unref();
     return true;
   }
   state.final = true;
+  delete state.partialText;
   state.isError = update.isError;
   state.durationMs = update.durationMs;
   if (details?.phase === "rejected" || (!details && update.isError)) state.rejection = update.text;
