@@ -12,7 +12,7 @@ import type { ChildProfile } from "../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
 import { checkChildCwd } from "./child-cwd.ts";
 import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { printable, redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
+import { printable, redactValue, runFiles, type RunStore, type SettleResult } from "../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume.ts";
@@ -24,6 +24,7 @@ import { STUBBED } from "../harnesses/stub.ts";
 import { childProjectTrusted } from "../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./child-profile.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
+import { finishIsolation, isolationRepository, startIsolation, type Repository } from "../isolation/index.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -39,6 +40,8 @@ export interface ChildCall {
   cwd?: string;
   /** The child loads no ambient extension or MCP server (tool-calling contract 14.3); a role file may ask for it too. */
   isolated?: boolean;
+  /** `worktree`: the child works in its own git worktree; its changes are kept for apply (src/isolation/). */
+  isolation?: "worktree";
   /** Quotas: the first turn or tool call past one stops the child and fails the run. */
   maxTurns?: number;
   maxToolCalls?: number;
@@ -83,6 +86,8 @@ export interface PreparedChild {
   cwd: string;
   /** Whether the child runs isolated: asked for by the call or by its profile. */
   isolated: boolean;
+  /** isolation "worktree": the repository its worktree is made from. */
+  worktree?: Repository;
   prompt: string;
   contextMode: string;
   /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
@@ -169,6 +174,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
+  const worktree = isolationRepository(call.isolation, profile.isolation, cwd);
   const harness = selectHarness(asked, env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
@@ -177,7 +183,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, isolated, prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+  return { call, profile, harness, model, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
 }
 
 export interface LaunchOptions {
@@ -232,6 +238,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       context: prepared.contextMode,
       cwd: prepared.cwd,
       ...(prepared.isolated ? { isolated: true } : {}),
+      ...(prepared.worktree ? { isolation: "worktree" } : {}),
       timeoutMs: call.timeoutMs ?? null,
       structured: call.outputSchema !== undefined,
       ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
@@ -256,6 +263,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     },
     refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
   });
+  const isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const cancel = () => controller.abort();
@@ -278,6 +286,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   };
   const runOnHarness = async (): Promise<ChildResult> => {
     const { resume } = prepared;
+    // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
+    const cwd = isolating ? (await isolating).cwd : prepared.cwd;
     const child = await createHarness(harness, {
       agentDir: env.agentDir,
       model,
@@ -295,7 +305,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
       },
       prompt: prepared.prompt,
-      cwd: prepared.cwd,
+      cwd,
       loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
@@ -325,9 +335,11 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const message = `The child could not run: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: "failed", error: { code: "failed", message }, usage };
     })
-    .then((result): SettledChild => {
+    .then(async (result): Promise<SettledChild> => {
       unregisterSteering();
+      const changes = isolating ? await finishIsolation(isolating, runFiles(env.runs.scope, writer.runId), env.runs.scope.home, writer) : undefined;
       const written = writer.settle({
+        ...(changes ? { changes } : {}),
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
@@ -346,3 +358,4 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
 
   return { runId: writer.runId, accepted: writer.view(), settled };
 }
+
