@@ -100,6 +100,11 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "description": "true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false.",
       "type": "boolean"
     },
+    "isolation": {
+      "description": "worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.",
+      "const": "worktree",
+      "type": "string"
+    },
     "maxTurns": {
       "minimum": 1,
       "description": "Most model turns the child may take; the next one stops it and the run fails, naming the quota.",

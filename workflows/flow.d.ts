@@ -91,6 +91,10 @@ type AgentOptions = {
    */
   isolated?: boolean;
   /**
+   * worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.
+   */
+  isolation?: "worktree";
+  /**
    * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
    */
   maxTurns?: number;
@@ -451,6 +455,10 @@ type ExternalDelegateInput =
        */
       isolated?: boolean;
       /**
+       * worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.
+       */
+      isolation?: "worktree";
+      /**
        * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
        */
       maxTurns?: number;
@@ -526,6 +534,10 @@ type ExternalDelegateInput =
        * true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false.
        */
       isolated?: boolean;
+      /**
+       * worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.
+       */
+      isolation?: "worktree";
       /**
        * Most model turns the child may take; the next one stops it and the run fails, naming the quota.
        */
@@ -674,6 +686,14 @@ type ExternalDelegateOutput =
              * A resumed run: agent() and tools.* calls that ran.
              */
             live?: number;
+          };
+          /**
+           * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+           */
+          changes?: {
+            files: number;
+            insertions: number;
+            deletions: number;
           };
           usage?: {
             turns?: number;
@@ -825,6 +845,14 @@ type ExternalDelegateOutput =
              * A resumed run: agent() and tools.* calls that ran.
              */
             live?: number;
+          };
+          /**
+           * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+           */
+          changes?: {
+            files: number;
+            insertions: number;
+            deletions: number;
           };
           usage?: {
             turns?: number;
@@ -1238,6 +1266,14 @@ type ExternalRunsOutput =
                  */
                 live?: number;
               };
+              /**
+               * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+               */
+              changes?: {
+                files: number;
+                insertions: number;
+                deletions: number;
+              };
               usage?: {
                 turns?: number;
                 toolCalls?: number;
@@ -1377,6 +1413,14 @@ type ExternalRunsOutput =
                  * A resumed run: agent() and tools.* calls that ran.
                  */
                 live?: number;
+              };
+              /**
+               * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+               */
+              changes?: {
+                files: number;
+                insertions: number;
+                deletions: number;
               };
               usage?: {
                 turns?: number;
@@ -1534,6 +1578,14 @@ type ExternalRunsOutput =
                  * A resumed run: agent() and tools.* calls that ran.
                  */
                 live?: number;
+              };
+              /**
+               * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+               */
+              changes?: {
+                files: number;
+                insertions: number;
+                deletions: number;
               };
               usage?: {
                 turns?: number;
@@ -1714,6 +1766,14 @@ type ExternalRunsOutput =
                  * A resumed run: agent() and tools.* calls that ran.
                  */
                 live?: number;
+              };
+              /**
+               * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+               */
+              changes?: {
+                files: number;
+                insertions: number;
+                deletions: number;
               };
               usage?: {
                 turns?: number;
@@ -2006,6 +2066,14 @@ type ExternalWorkflowOutput =
              */
             live?: number;
           };
+          /**
+           * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+           */
+          changes?: {
+            files: number;
+            insertions: number;
+            deletions: number;
+          };
           usage?: {
             turns?: number;
             toolCalls?: number;
@@ -2156,6 +2224,14 @@ type ExternalWorkflowOutput =
              * A resumed run: agent() and tools.* calls that ran.
              */
             live?: number;
+          };
+          /**
+           * isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.
+           */
+          changes?: {
+            files: number;
+            insertions: number;
+            deletions: number;
           };
           usage?: {
             turns?: number;

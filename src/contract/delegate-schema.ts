@@ -37,6 +37,12 @@ function sharedProperties() {
     isolated: Type.Optional(
       Type.Boolean({ description: "true: the child loads no extension or MCP server of the user or the project, only the tools pi-flow gives it. Default false." }),
     ),
+    isolation: Type.Optional(
+      Type.Literal("worktree", {
+        description:
+          'worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.',
+      }),
+    ),
     maxTurns: Type.Optional(
       Type.Integer({ minimum: 1, description: "Most model turns the child may take; the next one stops it and the run fails, naming the quota." }),
     ),

@@ -90,6 +90,16 @@ export const RunViewSchema = Type.Object(
         { description: "Workflows only: indexed agent() children (replayed ones included), and failed agent() calls delivered to the script." },
       ),
     ),
+    changes: Type.Optional(
+      Type.Object(
+        {
+          files: Type.Integer({ minimum: 0 }),
+          insertions: Type.Integer({ minimum: 0 }),
+          deletions: Type.Integer({ minimum: 0 }),
+        },
+        { description: 'isolation "worktree": what the child changed in its worktree, kept for external_runs apply (and view patch); absent when it changed nothing.' },
+      ),
+    ),
     usage: Type.Optional(
       Type.Object({
         turns: Type.Optional(Type.Integer()),

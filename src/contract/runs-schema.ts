@@ -2,8 +2,8 @@ import { Type, type Static } from "@sinclair/typebox";
 import { envelopeSchema } from "./envelope.ts";
 import { RunViewSchema } from "./run-schema.ts";
 
-export const RUN_ACTIONS = ["list", "inspect", "wait", "cancel", "steer"] as const;
-export const RUN_VIEWS = ["summary", "launch", "output", "diagnostics", "final"] as const;
+export const RUN_ACTIONS = ["list", "inspect", "wait", "cancel", "steer", "apply", "discard"] as const;
+export const RUN_VIEWS = ["summary", "launch", "output", "diagnostics", "final", "patch"] as const;
 
 const literals = <T extends string>(values: readonly T[]) => values.map((value) => Type.Literal(value));
 
@@ -13,11 +13,15 @@ const literals = <T extends string>(values: readonly T[]) => values.map((value) 
  */
 export const RunsInputSchema = Type.Object(
   {
-    action: Type.Union(literals(RUN_ACTIONS), { description: "list, inspect, wait, cancel or steer." }),
+    action: Type.Union(literals(RUN_ACTIONS), { description: "list, inspect, wait, cancel, steer, apply or discard." }),
     runIds: Type.Optional(
-      Type.Array(Type.String(), { description: "Targets: inspect (one for a page view, many for summary), wait, cancel (one), steer (one)." }),
+      Type.Array(Type.String(), {
+        description: "Targets: inspect (one for a page view, many for summary), wait, cancel (one), steer (one), apply and discard (one or more, in order).",
+      }),
     ),
-    view: Type.Optional(Type.Union(literals(RUN_VIEWS), { description: "inspect view; default summary." })),
+    view: Type.Optional(
+      Type.Union(literals(RUN_VIEWS), { description: 'inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted).' }),
+    ),
     limitBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Byte budget of a page or a wait's output." })),
     cursor: Type.Optional(Type.String({ description: "Continue a list (runs stream) or inspect cursor sequence." })),
     workflowCursor: Type.Optional(Type.String({ description: "Continue the workflows stream of a list." })),
@@ -87,9 +91,25 @@ export const SteerPayloadSchema = Type.Object({
   reason: Type.Optional(Type.String({ description: "refused: the bound the steer met and when steering works again." })),
 });
 
+export const ChangesPayloadSchema = Type.Object({
+  results: Type.Array(
+    Type.Object({
+      runId: Type.String(),
+      status: Type.Union(
+        [Type.Literal("applied"), Type.Literal("conflict"), Type.Literal("nothing_to_apply"), Type.Literal("already_applied"), Type.Literal("discarded")],
+        {
+          description:
+            "applied: the run's changes were merged onto the working tree (nothing staged). conflict: they conflict with it; nothing changed. nothing_to_apply: the run kept no changes (or they were discarded). already_applied: applied before. discarded: dropped (discard).",
+        },
+      ),
+      files: Type.Optional(Type.Array(Type.String(), { description: "applied: the files written or deleted. conflict: the conflicting files." })),
+    }),
+  ),
+});
+
 export const RunsOutputSchema = envelopeSchema(
   "external_runs",
   Type.Union(literals(RUN_ACTIONS)),
-  Type.Union([ListPayloadSchema, BatchPayloadSchema, SinglePayloadSchema, WaitPayloadSchema, CancelPayloadSchema, SteerPayloadSchema]),
+  Type.Union([ListPayloadSchema, BatchPayloadSchema, SinglePayloadSchema, WaitPayloadSchema, CancelPayloadSchema, SteerPayloadSchema, ChangesPayloadSchema]),
   Type.Null(),
 );

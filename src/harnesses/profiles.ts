@@ -25,6 +25,8 @@ export interface ChildProfile {
   harness?: string;
   /** `isolated: true` in the frontmatter: the child loads no ambient extension or MCP server. */
   isolated?: boolean;
+  /** `isolation: worktree` in the frontmatter: the child works in its own git worktree (src/isolation/). */
+  isolation?: "worktree";
   source: "builtin" | "user" | "project";
 }
 
@@ -37,6 +39,7 @@ type Frontmatter = {
   context?: unknown;
   harness?: unknown;
   isolated?: unknown;
+  isolation?: unknown;
 };
 
 function toolList(value: unknown, file: string, field = "tools"): string[] | undefined {
@@ -90,6 +93,10 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
     throw new FlowError("configuration_invalid", `${file}: isolated must be true or false.`);
   }
   const isolated = frontmatter.isolated ?? fallback?.isolated;
+  if (frontmatter.isolation !== undefined && frontmatter.isolation !== "worktree") {
+    throw new FlowError("configuration_invalid", `${file}: isolation must be worktree.`);
+  }
+  const isolation = frontmatter.isolation ?? fallback?.isolation;
   return {
     name,
     description: optionalString(frontmatter.description, "description", file) ?? fallback?.description ?? name,
@@ -100,6 +107,7 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
     defaultContext: contextFrom(frontmatter.context, file) ?? fallback?.defaultContext ?? { mode: "none" },
     ...(harness ? { harness } : {}),
     ...(isolated ? { isolated } : {}),
+    ...(isolation ? { isolation } : {}),
     source,
   };
 }

@@ -89,6 +89,9 @@ export interface RunFiles {
   output: string;
   diagnostics: string;
   final: string;
+  /** Worktree isolation: the child's changes as a redacted patch (the `patch` view), and their state. */
+  patch: string;
+  changes: string;
 }
 
 export function runFiles(scope: RunScope, runId: string): RunFiles {
@@ -100,5 +103,7 @@ export function runFiles(scope: RunScope, runId: string): RunFiles {
     output: join(dir, "output.log"),
     diagnostics: join(dir, "diagnostics.log"),
     final: join(dir, "final.data"),
+    patch: join(dir, "patch.diff"),
+    changes: join(dir, "changes.json"),
   };
 }

@@ -18,7 +18,7 @@ export {
   type WriterHooks,
 } from "./write/writer.ts";
 export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type MemoryFinal } from "./registry.ts";
-export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunScope } from "./home.ts";
+export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunFiles, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactedJson, redactText, redactValue, REDACTED } from "./redact/index.ts";
 export { printable, stripControls } from "./controls.ts";

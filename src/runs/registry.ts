@@ -2,7 +2,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { RunKind } from "./ids.ts";
 import type { RunOutcome } from "../contract/run-schema.ts";
 import type { CachedJournal } from "./journal/journal-cache.ts";
-import type { ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal/journal.ts";
+import type { ChangeStats, ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal/journal.ts";
 
 /**
  * The live registry: the only source of liveness. A run is live while an owner in this process has
@@ -31,6 +31,7 @@ export interface LiveEntry {
   status: "queued" | "running" | "settled";
   children?: ChildCounts;
   usage?: Usage;
+  changes?: ChangeStats;
   outputBytes: number;
   diagnosticsBytes: number;
   /** Set once settled: how it ended, and the settled view. */

@@ -10,6 +10,7 @@ import { outputWarnings, formatBatchText, formatRunText, type RunStore } from ".
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/query-renderers.ts";
+import { changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
 
 type Answer = { data: unknown; text: string; warnings?: string[] };
 
@@ -123,6 +124,10 @@ function answerAction(
       return wait(ownership, runs, input, signal, onWaiting);
     case "steer":
       return steer(runs, input);
+    case "apply":
+    case "discard":
+      rejectExtras(input, ["runIds"]);
+      return changeRuns(runs, input.action, input.runIds).then((results) => ({ data: { results }, text: formatChangeAnswers(results) }));
   }
 }
 
@@ -146,6 +151,7 @@ export function createRunsTool(host: FlowHost) {
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",
       "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means delivered (not yet acted on); terminal (the run had ended: continue it with external_delegate resume), unsupported (a claude or codex child) and refused (the run's steering budget is spent for now: data.reason says which bound) mean it was not. Unread steers reach the child together in one request.",
+      'apply: with one or more finished isolation "worktree" runs, in order, merge each run\'s kept changes onto the working tree (3-way against its base), all or nothing per run: data.results[].status applied (files), conflict (the conflicting files; nothing changed), nothing_to_apply or already_applied. Nothing is staged; uncommitted edits are kept. discard: drop runs\' kept changes. Read them first with inspect view patch.',
       "ok means the query worked even when the run failed: check run.state.outcome.",
     ].join(" "),
     promptSnippet: "List, inspect, wait for, cancel or steer pi-flow runs",

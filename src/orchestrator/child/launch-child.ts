@@ -26,6 +26,7 @@ import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { childTimeout, stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import type { FleetChildren } from "../../backends/index.ts";
 import { runOnFleet } from "../../backends/run-on-fleet.ts";
+import { finishIsolation, isolationRepository, startIsolation, type Repository } from "../../isolation/index.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -41,6 +42,8 @@ export interface ChildCall {
   cwd?: string;
   /** The child loads no ambient extension or MCP server (tool-calling contract 14.3); a role file may ask for it too. */
   isolated?: boolean;
+  /** `worktree`: the child works in its own git worktree; its changes are kept for apply (src/isolation/). */
+  isolation?: "worktree";
   /** Quotas: the first turn or tool call past one stops the child and fails the run. */
   maxTurns?: number;
   maxToolCalls?: number;
@@ -87,6 +90,8 @@ export interface PreparedChild {
   cwd: string;
   /** Whether the child runs isolated: asked for by the call or by its profile. */
   isolated: boolean;
+  /** isolation "worktree": the repository its worktree is made from. */
+  worktree?: Repository;
   prompt: string;
   contextMode: string;
   /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
@@ -173,6 +178,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
+  const worktree = isolationRepository(call.isolation, profile.isolation, cwd);
   const harness = selectHarness(asked, env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
@@ -181,7 +187,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, isolated, prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+  return { call, profile, harness, model, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
 }
 
 export interface LaunchOptions {
@@ -238,6 +244,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       context: prepared.contextMode,
       cwd: prepared.cwd,
       ...(prepared.isolated ? { isolated: true } : {}),
+      ...(prepared.worktree ? { isolation: "worktree" } : {}),
       timeoutMs: call.timeoutMs ?? null,
       structured: call.outputSchema !== undefined,
       ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
@@ -262,6 +269,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     },
     refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
   });
+  const isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const cancel = () => controller.abort();
@@ -284,6 +292,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   };
   const runOnHarness = async (): Promise<ChildResult> => {
     const { resume } = prepared;
+    // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
+    const cwd = isolating ? (await isolating).cwd : prepared.cwd;
     const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
     const request: ChildRequest = {
       // The harness sees only the tools the child may have: the bound is the profile's tool list.
@@ -294,7 +304,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
       },
       prompt: prepared.prompt,
-      cwd: prepared.cwd,
+      cwd,
       loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
@@ -333,9 +343,11 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const message = `The child could not run: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: "failed", error: { code: "failed", message }, usage };
     })
-    .then((result): SettledChild => {
+    .then(async (result): Promise<SettledChild> => {
       unregisterSteering();
+      const changes = isolating ? await finishIsolation(isolating, runFiles(env.runs.scope, writer.runId), env.runs.scope.home, writer) : undefined;
       const written = writer.settle({
+        ...(changes ? { changes } : {}),
         outcome: result.outcome,
         ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
         ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
@@ -354,3 +366,4 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
 
   return { runId: writer.runId, accepted: writer.view(), settled };
 }
+

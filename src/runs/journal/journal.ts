@@ -28,6 +28,13 @@ export interface ChildCounts {
   live?: number;
 }
 
+/** What a child in its own worktree changed against its base (src/isolation/). */
+export interface ChangeStats {
+  files: number;
+  insertions: number;
+  deletions: number;
+}
+
 export interface Usage {
   turns?: number;
   toolCalls?: number;
@@ -105,6 +112,8 @@ export interface TerminalLine extends LineBase {
   endedAt: string;
   children?: ChildCounts;
   usage?: Usage;
+  /** Worktree isolation: what the child changed (src/isolation/). */
+  changes?: ChangeStats;
   final?: FinalMeta;
   /** The final value itself (redacted), when `final.inJournal`. */
   finalValue?: unknown;

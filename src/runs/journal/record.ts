@@ -3,7 +3,7 @@ import type { RunOutcome } from "../../contract/run-schema.ts";
 import { atomicWriteFile } from "../fsio.ts";
 import type { RunKind } from "../ids.ts";
 import type { CachedJournal } from "./journal-cache.ts";
-import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
+import type { ChangeStats, ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
 
 /**
  * The run record: a small JSON summary replaced atomically on every state change, so a listing can
@@ -26,6 +26,7 @@ export interface RunRecord {
   endedAt?: string;
   children?: ChildCounts;
   usage?: Usage;
+  changes?: ChangeStats;
   final?: FinalMeta;
   /** A small final value (`final.inJournal`), copied from the terminal line: a view reads it here first. */
   finalValue?: unknown;

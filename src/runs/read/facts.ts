@@ -6,7 +6,7 @@ import { runKindOf, type RunKind } from "../ids.ts";
 import type { JournalReport } from "../journal/integrity.ts";
 import { journalReport } from "../journal/journal-cache.ts";
 import { readTerminalLine } from "../journal/journal-ends.ts";
-import type { ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "../journal/journal.ts";
+import type { ChangeStats, ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "../journal/journal.ts";
 import { readRecord } from "../journal/record.ts";
 import type { MemoryFinal, RunRegistry } from "../registry.ts";
 
@@ -30,6 +30,7 @@ export interface RunFacts {
   endedAt?: string;
   children?: ChildCounts;
   usage?: Usage;
+  changes?: ChangeStats;
   integrity: Integrity;
   final: FinalSource | null;
   diagnosticsBytes: number;
@@ -92,6 +93,8 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   const usage = entry?.usage ?? record?.usage;
   if (children) facts.children = children;
   if (usage) facts.usage = usage;
+  const changes = entry?.changes ?? record?.changes ?? report?.terminal?.changes;
+  if (changes) facts.changes = changes;
 
   if (live && entry) {
     facts.status = entry.status === "queued" ? "queued" : "running";

@@ -163,6 +163,11 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       return logSource(facts, files.diagnostics);
     case "final":
       return { doc: finalSource(facts), encoding: agentText, growing: false };
+    case "patch": {
+      // Written once, before the run settles (src/isolation/): what a worktree child changed, redacted.
+      const doc = statOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
+      return { doc, encoding: "text", growing: false };
+    }
   }
 }
 

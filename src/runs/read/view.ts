@@ -68,6 +68,7 @@ export function buildView(facts: RunFacts): RunView {
     if (replayed !== undefined && live !== undefined) Object.assign(view.children, { replayed, live });
   }
   if (facts.usage && Object.keys(facts.usage).length > 0) view.usage = { ...facts.usage };
+  if (facts.changes) view.changes = { ...facts.changes };
   return view;
 }
 

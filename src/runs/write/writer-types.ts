@@ -1,6 +1,6 @@
 import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
 import type { RunKind } from "../ids.ts";
-import type { ChildCounts, RunError, TaskIdentity, Usage } from "../journal/journal.ts";
+import type { ChangeStats, ChildCounts, RunError, TaskIdentity, Usage } from "../journal/journal.ts";
 
 /** Named moments of the write path; crash tests stop a writer at them. */
 export type WritePoint = "created" | "final-written" | "terminal-written" | "record-before-rename" | "settled";
@@ -28,6 +28,8 @@ export interface SettleInput {
   error?: RunError;
   usage?: Usage;
   children?: ChildCounts;
+  /** Worktree isolation: what the child changed, kept on its ref. */
+  changes?: ChangeStats;
 }
 
 export interface SettleResult {

@@ -174,6 +174,7 @@ export class RunWriter {
     if (error) terminal.error = error;
     if (this.entry.children) terminal.children = this.entry.children;
     if (this.entry.usage) terminal.usage = this.entry.usage;
+    if (input.changes) terminal.changes = this.entry.changes = this.record.changes = input.changes;
     if (final) terminal.final = final.meta;
     if (final && "journalValue" in final) terminal.finalValue = final.journalValue;
     this.appendJournal(terminal);

@@ -1,0 +1,85 @@
+// external_runs apply and discard: a worktree run's kept changes land on the user's working tree
+// (3-way, all or nothing per run, in the order given) or are dropped. Every target is checked
+// before any is touched: unknown or another session's run is run_unavailable, an unfinished one
+// request_invalid.
+import { FlowError } from "../contract/errors.ts";
+import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
+import { applyChanges } from "./apply.ts";
+import { dropChanges } from "./changes.ts";
+import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { openRepository } from "./repository.ts";
+import { withRepositoryLock } from "./repository-lock.ts";
+
+export type ChangeAction = "apply" | "discard";
+
+export interface ChangeAnswer {
+  runId: string;
+  status: "applied" | "conflict" | "nothing_to_apply" | "already_applied" | "discarded";
+  /** applied: the files written or deleted; conflict: the files that conflict (nothing was changed). */
+  files?: string[];
+}
+
+export const MAX_CHANGE_TARGETS = 100;
+
+function targets(runIds: unknown): string[] {
+  if (!Array.isArray(runIds) || runIds.length === 0) throw new FlowError("request_invalid", "runIds must name at least one run.");
+  if (runIds.length > MAX_CHANGE_TARGETS) throw new FlowError("request_invalid", `At most ${MAX_CHANGE_TARGETS} runIds per call; got ${runIds.length}.`);
+  const ids = runIds.map(assertRunId);
+  if (new Set(ids).size !== ids.length) throw new FlowError("request_invalid", "runIds lists a run more than once.");
+  return ids;
+}
+
+async function applyOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
+  const repo = openRepository(record.root);
+  const outcome = await withRepositoryLock(repo.commonDir, () => applyChanges(repo, runId));
+  if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
+  await writeChangeRecord(files, { ...record, state: "applied" });
+  await dropChanges(repo.root, runId);
+  return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
+}
+
+async function discardOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
+  await dropChanges(record.root, runId);
+  await writeChangeRecord(files, { ...record, state: "discarded" });
+  return { runId, status: "discarded" };
+}
+
+/** Applies (or discards) each run's kept changes in order; one run's conflict does not stop the next. */
+export async function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
+  const ids = targets(runIds);
+  for (const runId of ids) {
+    const view = runs.view(runId); // run_unavailable for an unknown run or another session's
+    if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead.`);
+    if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done.`);
+  }
+  const answers: ChangeAnswer[] = [];
+  for (const runId of ids) {
+    const files = runFiles(runs.scope, runId);
+    const record = readChangeRecord(files);
+    if (!record || record.state === "discarded") answers.push({ runId, status: "nothing_to_apply" });
+    else if (record.state === "applied") answers.push({ runId, status: "already_applied" });
+    else answers.push(await (action === "apply" ? applyOne : discardOne)(runId, files, record));
+  }
+  return answers;
+}
+
+/** One line per run, for the tool's text, the CLI and /flow. */
+export function formatChangeAnswers(answers: readonly ChangeAnswer[]): string {
+  return answers
+    .map(({ runId, status, files }) => {
+      const list = files && files.length > 0 ? `: ${files.join(", ")}` : "";
+      switch (status) {
+        case "applied":
+          return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
+        case "conflict":
+          return `Run ${runId}: conflict, nothing changed${list}.`;
+        case "nothing_to_apply":
+          return `Run ${runId}: nothing to apply (no changes kept).`;
+        case "already_applied":
+          return `Run ${runId}: already applied.`;
+        case "discarded":
+          return `Run ${runId}: changes discarded.`;
+      }
+    })
+    .join("\n");
+}

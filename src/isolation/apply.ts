@@ -1,0 +1,68 @@
+// Applying a run's kept changes onto the user's working tree: a 3-way merge against the run's base,
+// written into the working tree only when it is clean, all or nothing. The user's index, HEAD and
+// refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
+import { mkdtemp, rm, unlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readChanges, type ChangeStats } from "./changes.ts";
+import { git, nulFields, runGit } from "./git.ts";
+import type { Repository } from "./repository.ts";
+import { commitTree, workingTreeId } from "./snapshot.ts";
+
+export type ApplyOutcome =
+  | { status: "applied"; files: string[] }
+  | { status: "conflict"; files: string[] }
+  | { status: "nothing_to_apply" };
+
+/** Writes `tree`'s version of `paths` into the working tree (mode and bytes exact), through a private index. */
+async function checkout(root: string, tree: string, paths: readonly string[]): Promise<void> {
+  if (paths.length === 0) return;
+  const dir = await mkdtemp(join(tmpdir(), "pi-flow-apply-"));
+  try {
+    const env = { GIT_INDEX_FILE: join(dir, "index") };
+    await git(["read-tree", tree], { cwd: root, env });
+    await git(["checkout-index", "-f", "-z", "--stdin"], { cwd: root, env, input: paths.map((path) => `${path}\0`).join("") });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The paths that differ between two trees: those `to` holds, and those only `from` held. */
+async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[] }> {
+  const raw = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to], { cwd: root });
+  const fields = nulFields(raw.stdout);
+  const written: string[] = [];
+  const deleted: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) (fields[i] === "D" ? deleted : written).push(fields[i + 1]!);
+  return { written, deleted };
+}
+
+/** The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. */
+function conflictedFiles(stdout: Buffer): string[] {
+  const text = stdout.toString("utf8");
+  const end = text.indexOf("\0\0");
+  const head = nulFields(Buffer.from(end >= 0 ? text.slice(0, end) : text));
+  return [...new Set(head.slice(1))].sort();
+}
+
+/**
+ * Merges the run's changes (base → commit) onto the working tree as it is now. Clean: the changed
+ * files are written and listed. Conflict: nothing is written, the conflicting files are listed.
+ */
+export async function applyChanges(repo: Repository, runId: string): Promise<ApplyOutcome> {
+  const changes = await readChanges(repo.root, runId);
+  if (!changes) return { status: "nothing_to_apply" };
+  const currentTree = await workingTreeId(repo);
+  // The user's tree as a child of the run's base, so that base is the merge base of the two sides.
+  const current = await commitTree(repo.root, currentTree, changes.base, "pi-flow: the working tree before apply");
+  const merged = await runGit(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", current, changes.commit], { cwd: repo.root });
+  if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout) };
+  if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
+  const tree = nulFields(merged.stdout)[0]!;
+  const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
+  await checkout(repo.root, tree, written);
+  await Promise.all(deleted.map((path) => unlink(join(repo.root, path)).catch(() => undefined)));
+  return { status: "applied", files: [...written, ...deleted].sort() };
+}
+
+export type { ChangeStats };

@@ -1,0 +1,33 @@
+// What a run's evidence says about its changes, beside its other files: the counts its receipt
+// shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { redactText, type RunFiles } from "../runs/index.ts";
+import type { ChangeStats } from "./changes.ts";
+
+export type ChangeState = "kept" | "applied" | "discarded";
+
+export interface ChangeRecord extends ChangeStats {
+  state: ChangeState;
+  /** The repository's working tree (private: never in a view). */
+  root: string;
+}
+
+export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord | null {
+  try {
+    const value = JSON.parse(readFileSync(files.changes, "utf8")) as Partial<ChangeRecord>;
+    const counts = [value.files, value.insertions, value.deletions].every((n) => typeof n === "number");
+    return counts && typeof value.state === "string" && typeof value.root === "string" ? (value as ChangeRecord) : null;
+  } catch {
+    return null; // no changes, or a run without worktree isolation
+  }
+}
+
+export function writeChangeRecord(files: Pick<RunFiles, "changes">, record: ChangeRecord): Promise<void> {
+  return writeFile(files.changes, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+}
+
+/** The patch as the view shows it: secrets redacted like every other view (the ref keeps the exact bytes). */
+export function writePatch(files: Pick<RunFiles, "patch">, patch: string): Promise<void> {
+  return writeFile(files.patch, redactText(patch).text, { mode: 0o600 });
+}

@@ -1,0 +1,58 @@
+// A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
+// refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
+import { git, nulFields, runGit } from "./git.ts";
+import { commitTree } from "./snapshot.ts";
+
+export interface ChangeStats {
+  files: number;
+  insertions: number;
+  deletions: number;
+}
+
+export const changesRef = (runId: string): string => `refs/pi-flow/${runId}`;
+
+/** The files changed between two commits, with line counts (binary files count as changed, no lines). */
+export async function diffStats(root: string, from: string, to: string): Promise<ChangeStats> {
+  const out = await runGit(["diff", "--numstat", "-z", "--no-renames", from, to], { cwd: root });
+  if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
+  const stats: ChangeStats = { files: 0, insertions: 0, deletions: 0 };
+  for (const field of nulFields(out.stdout)) {
+    const [added, deleted] = field.split("\t");
+    stats.files++;
+    stats.insertions += Number(added) || 0; // "-" for binary
+    stats.deletions += Number(deleted) || 0;
+  }
+  return stats;
+}
+
+/**
+ * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
+ * points the run's ref at it in the shared repository. Null when the child changed nothing.
+ */
+export async function captureChanges(worktree: string, base: string, runId: string): Promise<{ commit: string; stats: ChangeStats } | null> {
+  await git(["add", "-A", "--", ":/"], { cwd: worktree });
+  const tree = await git(["write-tree"], { cwd: worktree });
+  if (tree === (await git(["rev-parse", `${base}^{tree}`], { cwd: worktree }))) return null;
+  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}`);
+  await git(["update-ref", changesRef(runId), commit], { cwd: worktree });
+  return { commit, stats: await diffStats(worktree, base, commit) };
+}
+
+/** The run's kept changes: its commit and the base it was made from, or null when it has none. */
+export async function readChanges(root: string, runId: string): Promise<{ commit: string; base: string } | null> {
+  const out = await runGit(["rev-parse", `${changesRef(runId)}^{commit}`, `${changesRef(runId)}^1`], { cwd: root });
+  if (out.code !== 0) return null;
+  const [commit, base] = out.stdout.toString("utf8").trim().split("\n");
+  return commit && base ? { commit, base } : null;
+}
+
+/** The run's changes as a git patch (binary files as git binary patches). */
+export async function patchText(root: string, base: string, commit: string): Promise<string> {
+  const out = await runGit(["diff", "--binary", "--no-color", "--find-renames", base, commit], { cwd: root });
+  if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
+  return out.stdout.toString("utf8");
+}
+
+export async function dropChanges(root: string, runId: string): Promise<void> {
+  await runGit(["update-ref", "-d", changesRef(runId)], { cwd: root });
+}

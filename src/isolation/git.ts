@@ -1,0 +1,63 @@
+// The one way pi-flow runs git: a real `git` process, arguments never through a shell, output as
+// bytes (paths and file contents may be any bytes), and the environment pi-flow needs to write
+// objects without the user's identity or hooks.
+import { spawn } from "node:child_process";
+
+export interface GitResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** Extra environment, e.g. GIT_INDEX_FILE for a private index. */
+  env?: Record<string, string>;
+  input?: Buffer | string;
+}
+
+/** Commits pi-flow writes (snapshots and changes) carry this identity, so git needs no user config. */
+const IDENTITY = {
+  GIT_AUTHOR_NAME: "pi-flow",
+  GIT_AUTHOR_EMAIL: "pi-flow@localhost",
+  GIT_COMMITTER_NAME: "pi-flow",
+  GIT_COMMITTER_EMAIL: "pi-flow@localhost",
+  // Fixed dates: the same tree and parent give the same commit, whoever captures it.
+  GIT_AUTHOR_DATE: "1970-01-01T00:00:00Z",
+  GIT_COMMITTER_DATE: "1970-01-01T00:00:00Z",
+};
+
+/** Runs git; resolves with its exit code whatever it is (callers decide what a code means). */
+export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
+    // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
+    for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
+      if (!options.env || !(name in options.env)) delete env[name];
+    }
+    if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
+    const child = spawn("git", ["-c", "core.quotePath=false", ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8").trim() }));
+    child.stdin.on("error", () => undefined); // git may exit before reading its input
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+/** Runs git and returns its trimmed output; a non-zero exit is an Error naming the command and git's message. */
+export async function git(args: readonly string[], options: GitOptions): Promise<string> {
+  const result = await runGit(args, options);
+  if (result.code !== 0) throw new Error(`git ${args[0] ?? ""} failed: ${result.stderr || `exit ${result.code}`}`);
+  return result.stdout.toString("utf8").trim();
+}
+
+/** NUL-separated output (`-z`) as its fields, the empty tail dropped. */
+export function nulFields(stdout: Buffer): string[] {
+  const fields = stdout.toString("utf8").split("\0");
+  if (fields.at(-1) === "") fields.pop();
+  return fields;
+}

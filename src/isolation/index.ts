@@ -1,0 +1,6 @@
+// Worktree isolation (tool-calling contract 14.3): the one entry other folders import.
+export { isolationRepository, startIsolation, finishIsolation } from "./child-isolation.ts";
+export { openRepository, type Repository } from "./repository.ts";
+export { applyChanges, type ApplyOutcome } from "./apply.ts";
+export { changesRef, dropChanges, type ChangeStats } from "./changes.ts";
+export { readChangeRecord, writeChangeRecord, type ChangeRecord, type ChangeState } from "./change-record.ts";

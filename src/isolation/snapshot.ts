@@ -1,0 +1,40 @@
+// The parent's tree as the user sees it, as a commit object: HEAD plus tracked changes not yet
+// committed plus untracked files that are not ignored. The user's index, refs, stash and HEAD are
+// never touched: a private index (a copy of theirs, so git's stat cache stays warm) takes `add -A`.
+import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { git, runGit } from "./git.ts";
+import type { Repository } from "./repository.ts";
+
+/** The commit HEAD points at, or undefined on a branch with no commit yet. */
+export async function headCommit(root: string): Promise<string | undefined> {
+  const result = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { cwd: root });
+  return result.code === 0 ? result.stdout.toString("utf8").trim() : undefined;
+}
+
+/** Writes the tree the user sees at `repo.root` into the object store; returns its tree ID. */
+export async function workingTreeId(repo: Repository): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "pi-flow-index-"));
+  const index = join(dir, "index");
+  try {
+    const userIndex = await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: repo.root });
+    await copyFile(userIndex, index).catch(() => undefined); // no index yet: add -A starts from empty
+    const env = { GIT_INDEX_FILE: index };
+    await git(["add", "-A", "--", ":/"], { cwd: repo.root, env });
+    return await git(["write-tree"], { cwd: repo.root, env });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A commit of `tree` whose one parent is `parent` (none when undefined). */
+export function commitTree(root: string, tree: string, parent: string | undefined, message: string): Promise<string> {
+  return git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message], { cwd: root });
+}
+
+/** The user's current tree as a commit on top of HEAD: the base a worktree child starts from. */
+export async function snapshotCommit(repo: Repository): Promise<string> {
+  const tree = await workingTreeId(repo);
+  return commitTree(repo.root, tree, await headCommit(repo.root), "pi-flow: the working tree as the user saw it");
+}

@@ -1,0 +1,65 @@
+// One child's isolation: a detached worktree made from the user's tree as they see it, under the
+// flow home by project (never inside the user's working tree), removed when the child settles.
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import { projectKey } from "../runs/index.ts";
+import { captureChanges, type ChangeStats } from "./changes.ts";
+import { git, runGit } from "./git.ts";
+import { withRepositoryLock } from "./repository-lock.ts";
+import type { Repository } from "./repository.ts";
+import { snapshotCommit } from "./snapshot.ts";
+
+export interface Isolation {
+  repo: Repository;
+  runId: string;
+  /** The worktree's top directory. */
+  path: string;
+  /** Where the child works: the parent's subdirectory, mapped into the worktree. */
+  cwd: string;
+  /** The commit the worktree was made from. */
+  base: string;
+}
+
+/** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
+export const worktreesDir = (home: string, root: string): string => join(home, "worktrees", projectKey(root));
+
+/** Beside each worktree, the process that owns it: crash cleanup removes those of dead processes. */
+export const ownerFile = (dir: string, runId: string): string => join(dir, `${runId}.owner.json`);
+
+export async function createIsolation(repo: Repository, runId: string, home: string): Promise<Isolation> {
+  const base = await snapshotCommit(repo);
+  const dir = worktreesDir(home, repo.root);
+  const path = join(dir, runId);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), root: repo.root }), { mode: 0o600 });
+  await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }));
+  const cwd = resolve(path, repo.prefix);
+  await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
+  return { repo, runId, path, cwd, base };
+}
+
+/** Removes the worktree (whatever it holds) and its registration, then its owner file. */
+export async function removeWorktree(commonDir: string, root: string, path: string, owner: string): Promise<void> {
+  await withRepositoryLock(commonDir, async () => {
+    const removed = await runGit(["worktree", "remove", "--force", "--force", path], { cwd: root });
+    if (removed.code !== 0) {
+      await rm(path, { recursive: true, force: true });
+      await runGit(["worktree", "prune"], { cwd: root });
+    }
+  });
+  await rm(owner, { recursive: true, force: true });
+}
+
+/**
+ * The child settled: its changes are kept on refs/pi-flow/<runId> and the worktree is removed,
+ * also when capturing failed (the error is rethrown after).
+ */
+export async function settleIsolation(isolation: Isolation, home: string): Promise<ChangeStats | null> {
+  const dir = worktreesDir(home, isolation.repo.root);
+  try {
+    return (await captureChanges(isolation.path, isolation.base, isolation.runId))?.stats ?? null;
+  } finally {
+    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
+  }
+}

@@ -1,0 +1,144 @@
+// Writers side by side: children in their own git worktrees, their changes kept and applied only
+// on request. Real git, a real Pi session, the faux model.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { callForReceipt } from "../support/receipts.ts";
+import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
+
+/** What each child's bash saw: its cwd, and the parent's uncommitted and untracked files. */
+const seen = new Map<string, string>();
+
+const textOf = (content: unknown): string =>
+  typeof content === "string" ? content : (content as { type: string; text?: string }[]).map((part) => part.text ?? "").join("");
+
+/**
+ * A writing child: its task says `WRITE <tag> <path> <content>`. Its first request runs bash (where
+ * am I, what do I see) and writes the file; its second records what bash said and finishes.
+ */
+const writer: FauxResponseStep = (context) => {
+  const task = context.messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).join("\n");
+  const [, tag, path, content] = /WRITE (\S+) (\S+) (.+)/.exec(task) ?? [];
+  const results = context.messages.filter((m) => m.role === "toolResult");
+  if (results.length === 0) {
+    return fauxAssistantMessage(
+      [
+        fauxToolCall("bash", { command: 'pwd; top=$(git rev-parse --show-toplevel); cat "$top/notes.txt" "$top/shared.txt"' }),
+        fauxToolCall("write", { path: path!, content: `${content}\n` }),
+      ],
+      { stopReason: "toolUse" },
+    );
+  }
+  seen.set(tag!, textOf(results.find((m) => m.role === "toolResult" && m.toolName === "bash")!.content));
+  return fauxAssistantMessage([fauxText(`wrote ${path}`)]);
+};
+
+let pi: PiTestSession;
+let root: string;
+const runIds: string[] = [];
+const changes: unknown[] = [];
+
+const runs = async (args: Record<string, unknown>) => {
+  const outcome = await pi.callTool("external_runs", args);
+  return outcome.structuredContent as { ok: boolean; data: { results?: { runId: string; status: string; files?: string[] }[]; page?: { text: string } }; error?: { code: string; message: string } };
+};
+
+beforeAll(async () => {
+  root = makeRepo({ ".gitignore": ".agent/\n.flow-home/\n", "shared.txt": "committed\n", "sub/keep.txt": "keep\n" });
+  writeIn(root, { "shared.txt": "uncommitted edit\n", "notes.txt": "untracked notes\n" });
+  pi = await startPiSession({ cwd: root });
+  const children = [
+    ["one", "a.txt", "alpha"],
+    ["two", "b.txt", "bravo"],
+    ["three", "c.txt", "charlie"],
+    ["four", "d.txt", "delta from four"],
+    ["five", "d.txt", "delta from five"],
+  ];
+  const calls = children.map(([tag, path, content]) => ({
+    name: "external_delegate",
+    args: {
+      role: "worker",
+      description: `write ${tag}`,
+      prompt: `WRITE ${tag} ${path} ${content}`,
+      context: { mode: "none" },
+      isolation: "worktree",
+      ...(tag === "three" ? { cwd: "sub" } : {}),
+    },
+  }));
+  const outcomes = await pi.callToolsAtOnce(calls, { children: Array.from({ length: 10 }, () => writer) });
+  for (const outcome of outcomes) {
+    const receipt = outcome.structuredContent as { ok: boolean; data: { run: { runId: string; changes?: unknown } } };
+    expect(receipt.ok, outcome.text).toBe(true);
+    runIds.push(receipt.data.run.runId);
+    changes.push(receipt.data.run.changes);
+  }
+}, 120_000);
+afterAll(() => pi?.dispose());
+
+describe('isolation "worktree" on external_delegate', () => {
+  test("five writers ran in parallel, each in its own worktree seeing the parent's uncommitted and untracked files; nothing reached the parent's tree", () => {
+    expect(changes).toEqual(Array.from({ length: 5 }, () => ({ files: 1, insertions: 1, deletions: 0 })));
+    const dirs = ["one", "two", "three", "four", "five"].map((tag) => seen.get(tag)!.split("\n")[0]!);
+    expect(new Set(dirs).size).toBe(5);
+    for (const dir of dirs) expect(dir.startsWith(join(pi.flowHome, "worktrees"))).toBe(true);
+    expect(dirs[2]!.endsWith("/sub")).toBe(true); // a subdirectory cwd maps into the worktree
+    for (const tag of seen.keys()) expect(seen.get(tag)).toContain("untracked notes\nuncommitted edit");
+    for (const file of ["a.txt", "b.txt", "c.txt", "d.txt", "sub/c.txt"]) expect(existsSync(join(root, file))).toBe(false);
+    expect(worktreeCount(root)).toBe(1); // every worktree removed once its child settled
+    for (const dir of dirs) expect(existsSync(dir)).toBe(false);
+  });
+
+  test("the patch view shows a run's changes, paged like every view", async () => {
+    const answer = await runs({ action: "inspect", runIds: [runIds[0]], view: "patch" });
+    expect(answer.data.page!.text).toContain("+++ b/a.txt\n@@ -0,0 +1 @@\n+alpha");
+  });
+
+  test("apply lands the first four exactly; the fifth conflicts on d.txt and changes nothing; the user's edits survive, nothing staged", async () => {
+    const applied = await runs({ action: "apply", runIds: runIds.slice(0, 4) });
+    expect(applied.data.results).toEqual([
+      { runId: runIds[0], status: "applied", files: ["a.txt"] },
+      { runId: runIds[1], status: "applied", files: ["b.txt"] },
+      { runId: runIds[2], status: "applied", files: ["sub/c.txt"] },
+      { runId: runIds[3], status: "applied", files: ["d.txt"] },
+    ]);
+    const conflict = await runs({ action: "apply", runIds: [runIds[4]] });
+    expect(conflict.data.results).toEqual([{ runId: runIds[4], status: "conflict", files: ["d.txt"] }]);
+    expect(readFileSync(join(root, "d.txt"), "utf8")).toBe("delta from four\n");
+    expect(readFileSync(join(root, "sub/c.txt"), "utf8")).toBe("charlie\n");
+    expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe("uncommitted edit\n");
+    expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("untracked notes\n");
+    expect(gitIn(root, "diff", "--cached", "--name-only")).toBe("");
+
+    const again = await runs({ action: "apply", runIds: [runIds[0]] });
+    expect(again.data.results).toEqual([{ runId: runIds[0], status: "already_applied" }]);
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow/")).not.toContain(runIds[0]!);
+  });
+
+  test("discard drops a run's kept changes; applying it afterwards has nothing to apply", async () => {
+    expect((await runs({ action: "discard", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "discarded" }]);
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow/")).toBe("");
+    expect((await runs({ action: "apply", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "nothing_to_apply" }]);
+  });
+
+  test("apply refuses an unknown run as run_unavailable and a malformed call as request_invalid", async () => {
+    expect((await runs({ action: "apply", runIds: ["r-0000000000000000"] })).error?.code).toMatch(/run_unavailable|request_invalid/);
+    expect((await runs({ action: "apply", runIds: [runIds[0]], view: "patch" })).error?.code).toBe("request_invalid");
+  });
+
+  test("a bare repository as cwd is configuration_invalid before anything launches", async () => {
+    mkdirSync(join(root, ".agent/bare.git"), { recursive: true });
+    execFileSync("git", ["init", "-q", "--bare"], { cwd: join(root, ".agent/bare.git") });
+    const { receipt } = await callForReceipt(pi, "external_delegate", {
+      role: "worker",
+      description: "bare",
+      prompt: "nothing",
+      context: { mode: "none" },
+      isolation: "worktree",
+      cwd: ".agent/bare.git",
+    });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "configuration_invalid", message: expect.stringContaining("bare repository") } });
+  });
+});

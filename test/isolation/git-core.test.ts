@@ -1,0 +1,108 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { applyChanges } from "../../src/isolation/apply.ts";
+import { changesRef, patchText, readChanges } from "../../src/isolation/changes.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+const BINARY = Buffer.from([0, 1, 2, 255, 254, 0, 10, 13, 0]);
+let next = 0;
+const runId = () => `r-test${String(next++).padStart(4, "0")}`;
+
+describe("worktree isolation on a real git repository", () => {
+  it("starts from the tree the user sees, in the same subdirectory, without touching their index, HEAD or stash", async () => {
+    const root = makeRepo({ "src/a.txt": "committed\n", ".gitignore": "secret.env\n" });
+    writeIn(root, { "src/a.txt": "edited, not committed\n", "notes with space é.md": "untracked\n", "secret.env": "ignored\n" });
+    gitIn(root, "add", "src/a.txt");
+    writeIn(root, { "src/a.txt": "edited again, unstaged\n" });
+    const before = { status: gitIn(root, "status", "--porcelain=v1"), head: gitIn(root, "rev-parse", "HEAD"), refs: gitIn(root, "for-each-ref") };
+
+    const isolation = await createIsolation(openRepository(join(root, "src")), runId(), home);
+    expect(isolation.cwd).toBe(join(isolation.path, "src"));
+    expect(isolation.path.startsWith(home)).toBe(true);
+    expect(readFileSync(join(isolation.cwd, "a.txt"), "utf8")).toBe("edited again, unstaged\n");
+    expect(readFileSync(join(isolation.path, "notes with space é.md"), "utf8")).toBe("untracked\n");
+    expect(existsSync(join(isolation.path, "secret.env"))).toBe(false);
+    expect(await settleIsolation(isolation, home)).toBeNull();
+    expect(existsSync(isolation.path)).toBe(false);
+    expect({ status: gitIn(root, "status", "--porcelain=v1"), head: gitIn(root, "rev-parse", "HEAD"), refs: gitIn(root, "for-each-ref") }).toEqual(before);
+    expect(worktreeCount(root)).toBe(1);
+  });
+
+  it("keeps a child's changes exactly (binary, deleted, renamed, odd names) and applies them 3-way over the user's edits", async () => {
+    const root = makeRepo({ "old name.txt": "rename me\n".repeat(20), "gone.txt": "delete me\n", "shared.txt": "one\ntwo\nthree\nfour\nfive\n" });
+    const id = runId();
+    const isolation = await createIsolation(openRepository(root), id, home);
+    writeIn(isolation.path, { "bin/ü data.bin": BINARY, "shared.txt": "one\ntwo\nthree\nfour\nFIVE\n" });
+    rmSync(join(isolation.path, "gone.txt"));
+    renameSync(join(isolation.path, "old name.txt"), join(isolation.path, "new name.txt"));
+    const stats = await settleIsolation(isolation, home);
+    expect(stats).toEqual({ files: 5, insertions: 21, deletions: 22 });
+    expect(gitIn(root, "cat-file", "-p", `${changesRef(id)}:bin/ü data.bin`)).toBeDefined();
+    expect(execFileSync("git", ["cat-file", "blob", `${changesRef(id)}:bin/ü data.bin`], { cwd: root }).equals(BINARY)).toBe(true);
+    const kept = await readChanges(root, id);
+    expect(await patchText(root, kept!.base, kept!.commit)).toContain("rename from old name.txt");
+
+    // The user edits the same file elsewhere meanwhile, and has an untracked file: both survive.
+    writeIn(root, { "shared.txt": "ONE\ntwo\nthree\nfour\nfive\n", "mine.txt": "untracked\n" });
+    const applied = await applyChanges(openRepository(root), id);
+    expect(applied).toEqual({ status: "applied", files: ["bin/ü data.bin", "gone.txt", "new name.txt", "old name.txt", "shared.txt"] });
+    expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe("ONE\ntwo\nthree\nfour\nFIVE\n");
+    expect(readFileSync(join(root, "bin/ü data.bin")).equals(BINARY)).toBe(true);
+    expect(existsSync(join(root, "gone.txt"))).toBe(false);
+    expect(readFileSync(join(root, "mine.txt"), "utf8")).toBe("untracked\n");
+    expect(gitIn(root, "diff", "--cached", "--name-only")).toBe(""); // nothing staged
+  });
+
+  it("reports a conflict naming the file and changes nothing", async () => {
+    const root = makeRepo({ "f.txt": "a\n" });
+    const id = runId();
+    const isolation = await createIsolation(openRepository(root), id, home);
+    writeIn(isolation.path, { "f.txt": "child\n", "other.txt": "new\n" });
+    await settleIsolation(isolation, home);
+    writeIn(root, { "f.txt": "user\n" });
+    expect(await applyChanges(openRepository(root), id)).toEqual({ status: "conflict", files: ["f.txt"] });
+    expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("user\n");
+    expect(existsSync(join(root, "other.txt"))).toBe(false);
+  });
+
+  it("sixteen isolations made at once all succeed, and git's worktree list is back to one entry", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const repo = openRepository(root);
+    const isolations = await Promise.all(Array.from({ length: 16 }, () => createIsolation(repo, runId(), home)));
+    expect(new Set(isolations.map((i) => i.path)).size).toBe(16);
+    expect(worktreeCount(root)).toBe(17);
+    await Promise.all(isolations.map((isolation) => settleIsolation(isolation, home)));
+    expect(worktreeCount(root)).toBe(1);
+  });
+
+  it("works on a detached HEAD and on a repository with no commit yet", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    gitIn(root, "checkout", "-q", "--detach");
+    const isolation = await createIsolation(openRepository(root), runId(), home);
+    expect(readFileSync(join(isolation.path, "a.txt"), "utf8")).toBe("a\n");
+    await settleIsolation(isolation, home);
+    expect(gitIn(root, "status", "--porcelain=v1", "-b").split("\n")[0]).toContain("HEAD (no branch)");
+
+    const empty = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-git-")));
+    gitIn(empty, "init", "-q");
+    writeFileSync(join(empty, "x.txt"), "x\n");
+    const fresh = await createIsolation(openRepository(empty), runId(), home);
+    expect(readFileSync(join(fresh.path, "x.txt"), "utf8")).toBe("x\n");
+    await settleIsolation(fresh, home);
+  });
+
+  it("outside a repository and in a bare one, says why as configuration_invalid", () => {
+    const plain = mkdtempSync(join(tmpdir(), "pi-flow-plain-"));
+    expect(() => openRepository(plain)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("not inside a git repository") }));
+    const bare = join(plain, "bare.git");
+    mkdirSync(bare);
+    gitIn(bare, "init", "-q", "--bare");
+    expect(() => openRepository(bare)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("bare repository") }));
+  });
+});
