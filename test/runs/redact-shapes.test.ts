@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect, test } from "vitest";
 import { newRunId } from "../../src/runs/ids.ts";
-import { redactedJson, redactText, redactValue } from "../../src/runs/redact.ts";
+import { redactedJson, redactText, redactValue } from "../../src/runs/redact/index.ts";
 
 const secret = "sk-ant-api03-" + "Xq7Lp2Vn9Rt4Wb6Yc1Hd8Jf3Kg5Mz0Ns-AA";
 

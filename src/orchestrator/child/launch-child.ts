@@ -12,7 +12,7 @@ import type { ChildProfile } from "../../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../../harnesses/child-tools.ts";
 import { checkChildCwd } from "./cwd.ts";
 import type { ChildProgress, ChildRequest, ChildResult } from "../../harnesses/types.ts";
-import { printable, redactValue, type RunStore, type SettleResult } from "../../runs/index.ts";
+import { printable, redactValue, runFiles, type RunStore, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "../resume/child-source.ts";
