@@ -6,7 +6,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/session/flow-host.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../orchestrator/child/launch-child.ts";
-import type { ChildEntry } from "../orchestrator/workflow/children.ts";
+import type { ChildEntry } from "../contract/child-entry.ts";
 import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow/start.ts";
 import { prepareResume } from "../orchestrator/resume/workflow-source.ts";
 import { claimResume, type ResumeClaim } from "../orchestrator/resume/claims.ts";

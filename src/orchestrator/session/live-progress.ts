@@ -5,7 +5,7 @@
  * bounded to the most recent runs.
  */
 import type { ChildProgress } from "../../harnesses/types.ts";
-import type { ChildEntry } from "../workflow/children.ts";
+import type { ChildEntry } from "../../contract/child-entry.ts";
 
 export interface LiveProgress {
   /** A workflow's children, as its last progress report listed them. */
