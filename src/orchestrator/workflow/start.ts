@@ -13,7 +13,7 @@ import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/launch-child.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
-import type { ResumePlan } from "../resume/plan.ts";
+import type { ResumePlan } from "./resume/plan.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";
 import { WorkflowChildren, type ChildCounts } from "./children.ts";
 import type { SelectedWorkflow } from "./sources.ts";

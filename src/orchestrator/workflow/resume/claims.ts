@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { linkSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { FlowError } from "../../contract/errors.ts";
-import { atomicWriteFile, TMP_PREFIX } from "../../runs/fsio.ts";
-import { runFiles } from "../../runs/home.ts";
-import { ownerAlive } from "../../runs/live-sessions.ts";
-import type { RunStore } from "../../runs/store.ts";
+import { FlowError } from "../../../contract/errors.ts";
+import { atomicWriteFile, TMP_PREFIX } from "../../../runs/fsio.ts";
+import { runFiles } from "../../../runs/home.ts";
+import { ownerAlive } from "../../../runs/live-sessions.ts";
+import type { RunStore } from "../../../runs/store.ts";
 
 /**
  * A run is resumed at most once. The first resume claims it with a file in its run directory and

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { FlowError } from "../../contract/errors.ts";
-import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
-import { classifyJournalText, readLaunch, runFiles, type RunStore } from "../../runs/index.ts";
-import { hashArgs } from "../workflow/call-identity.ts";
+import { FlowError } from "../../../contract/errors.ts";
+import type { RunOutcome, RunView } from "../../../contract/run-schema.ts";
+import { classifyJournalText, readLaunch, runFiles, type RunStore } from "../../../runs/index.ts";
+import { hashArgs } from "../call-identity.ts";
 
 /** What the journal recorded of one agent() call of the run being resumed. */
 export interface JournaledAgentCall {
