@@ -2,7 +2,7 @@ import type { RunView } from "../../contract/run-schema.ts";
 import type { RunStore } from "../../runs/index.ts";
 import { CompletionBatch, completionWindow, type BatchPublisher } from "./completion-batch.ts";
 import { ResultOwnership } from "./ownership.ts";
-import { backgroundLimit, backgroundQueueLimit, Slots } from "../child/slots.ts";
+import { backgroundLimit, backgroundQueueLimit, Slots } from "../child/index.ts";
 
 /**
  * What pi-flow keeps for one Pi session across extension reloads: who owns background results,

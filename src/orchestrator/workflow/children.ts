@@ -7,8 +7,8 @@ import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue }
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
-import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/launch-child.ts";
-import type { ResumeSource } from "../child/resume-source.ts";
+import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
+import type { ResumeSource } from "../child/index.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the

@@ -3,7 +3,7 @@ import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, 
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal } from "./call-journal.ts";
 import { NESTED_TOOL, type ResumePlan } from "./resume/plan.ts";
-import { resolveResume, type ResumeSource } from "../child/resume-source.ts";
+import { resolveResume, type ResumeSource } from "../child/index.ts";
 import { hostError, type WorkflowChildren } from "./children.ts";
 import type { ToolCallContext } from "./tools.ts";
 

@@ -10,7 +10,7 @@ import {
   type WorkflowResult,
 } from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/launch-child.ts";
+import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
 import type { ResumePlan } from "./resume/plan.ts";
