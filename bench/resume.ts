@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { openRunStore, RunRegistry } from "../src/runs/index.ts";
 import { runFiles } from "../src/runs/home.ts";
-import { planResume } from "../src/orchestrator/resume/plan.ts";
+import { planResume } from "../src/orchestrator/workflow/resume/plan.ts";
 import { childAnswers, childHangs } from "../test/support/children.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
 import { JSON_OUT, median, RatioTable, time } from "./support.ts";

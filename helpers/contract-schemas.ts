@@ -1,6 +1,6 @@
 // Generated from src/contract/script-schemas.ts by npm run build:types. Do not edit: the contract is
 // the source, and a test fails when this file differs from what it derives.
-import type { SchemaObject } from "./schemas.ts";
+import type { SchemaObject } from "./types.ts";
 
 /** agent()'s options: external_delegate's input without background, description optional. */
 export const AGENT_OPTIONS_SCHEMA: SchemaObject = {

@@ -4,10 +4,9 @@
 // the helpers' own.
 import { AGENT_OPTIONS_SCHEMA, RUN_VIEW_SCHEMA } from "./contract-schemas.ts";
 
-export { AGENT_OPTIONS_SCHEMA, RUN_VIEW_SCHEMA };
+import type { SchemaObject } from "./types.ts";
 
-/** A JSON Schema object; `tsType` is json-schema-to-typescript's escape hatch for function types. */
-export type SchemaObject = { [key: string]: unknown };
+export { AGENT_OPTIONS_SCHEMA, RUN_VIEW_SCHEMA, type SchemaObject };
 
 export const AGENT_RESULT_SCHEMA: SchemaObject = {
   type: "object",

@@ -1,5 +1,8 @@
 // Shapes of the helper library's metadata, shared by WORKFLOW_HELPERS and the declarations.
 
+/** A JSON Schema object; `tsType` is json-schema-to-typescript's escape hatch for function types. */
+export type SchemaObject = { [key: string]: unknown };
+
 /** One entry of WORKFLOW_HELPERS: what external_help shows and what flow.d.ts declares. */
 export interface HelperDoc {
   name: string;

@@ -2,13 +2,15 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
-import { readCatalog } from "./orchestrator/workflow/catalog.ts";
-import { FlowHost } from "./orchestrator/session/flow-host.ts";
+import { readCatalog } from "./orchestrator/workflow/index.ts";
+import { FlowHost } from "./orchestrator/session/index.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
-import { createHelpTool, type HelpSources } from "./help/answer.ts";
+import type { HelpSources } from "./help/answer.ts";
+import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
 import { installUi } from "./ui/index.ts";
+import { installFlowCommand } from "./commands/index.ts";
 
 /**
  * pi-flow's entry, named by the package manifest (through the root index.ts). Registration only:
@@ -24,7 +26,8 @@ export default function piFlow(pi: ExtensionAPI): void {
     harnessState: (name, cwd) => host.harnessState(name, cwd),
     catalog: (cwd) => readCatalog(cwd, host.flowHome(), host.projectTrustedAt(cwd)),
   };
-  const widget = installUi(pi, host, helpSources);
+  const widget = installUi(pi, host);
+  installFlowCommand(pi, host, helpSources);
   // PI_FLOW_WORKFLOWS=off leaves workflow scripts out of a session; help then reports it unregistered.
   const workflowsEnabled = process.env.PI_FLOW_WORKFLOWS !== "off";
   // A warm sandbox worker makes a session's first workflow start in milliseconds; it is started

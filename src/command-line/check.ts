@@ -5,7 +5,7 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { profileFiles } from "../harnesses/profiles.ts";
 import { listRoles, roleDirs } from "../harnesses/roles.ts";
-import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow/sources.ts";
+import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow/index.ts";
 import { CHECK_USAGE } from "./usage.ts";
 import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";
 import { checkCassettes } from "./check-cassette.ts";

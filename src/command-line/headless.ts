@@ -12,7 +12,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
-import type { RegisteredToolSchema } from "../orchestrator/workflow/authoring-types.ts";
+import type { RegisteredToolSchema } from "../orchestrator/workflow/index.ts";
 import { openFlowSession } from "./flow-session-file.ts";
 
 /** The package root: Pi loads pi-flow from here through its manifest, as `pi -e <path>` does. */

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { FlowError } from "../contract/errors.ts";
+import { errorCode } from "../runs/index.ts";
 
 const isInside = (dir: string, root: string): boolean => {
   const rel = relative(root, dir);
@@ -53,6 +54,6 @@ export function writePrivately(target: string, text: string, project?: string): 
   } catch (error) {
     rmSync(temp, { force: true });
     if (error instanceof FlowError) throw error;
-    throw new FlowError("request_invalid", `Cannot write ${target} (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+    throw new FlowError("request_invalid", `Cannot write ${target} (${errorCode(error) ?? "error"}).`);
   }
 }

@@ -1,6 +1,6 @@
 import { oneLine } from "../ui/format.ts";
 import { createLogUpdate } from "log-update";
-import type { ChildEntry } from "../orchestrator/workflow/children.ts";
+import type { ChildEntry } from "../contract/child-entry.ts";
 
 /**
  * How `flow run` shows a workflow on stderr: on a terminal, a live view redrawn in place; anywhere

@@ -12,6 +12,7 @@ import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
+import { errorCode } from "../runs/index.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
@@ -60,7 +61,7 @@ function stagedCassette(target: string | undefined): StagedCassette {
         createStagedFile(path, formatLine(header));
         created = true;
       } catch (error) {
-        throw new FlowError("configuration_invalid", `The cassette ${target} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+        throw new FlowError("configuration_invalid", `The cassette ${target} cannot be written (${errorCode(error) ?? "error"}).`);
       }
     },
     settle(launched) {
@@ -71,7 +72,7 @@ function stagedCassette(target: string | undefined): StagedCassette {
         renameSync(path, target);
       } catch (error) {
         // The recording is evidence: keep it where it is and say so.
-        process.stderr.write(`flow: the cassette could not replace ${target} (${(error as NodeJS.ErrnoException).code ?? "error"}); it is kept at ${path}\n`);
+        process.stderr.write(`flow: the cassette could not replace ${target} (${errorCode(error) ?? "error"}); it is kept at ${path}\n`);
       }
     },
   };

@@ -1,6 +1,6 @@
 import { parse as acornParse, type Node } from "acorn";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { FLOW_READ_ONLY_TOOLS } from "../orchestrator/workflow/tools.ts";
+import { FLOW_READ_ONLY_TOOLS } from "../orchestrator/workflow/index.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
 
 /** One problem in a workflow file, with a 1-based position, as `flow check` prints it. */

@@ -1,9 +1,9 @@
 import { lstatSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/workflow/authoring-types.ts";
-import { readCatalog } from "../orchestrator/workflow/catalog.ts";
-import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow/sources.ts";
+import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/workflow/index.ts";
+import { readCatalog } from "../orchestrator/workflow/index.ts";
+import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow/index.ts";
 import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { printable } from "../runs/controls.ts";

@@ -5,7 +5,7 @@
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { parseProfileFile, profileFiles } from "../harnesses/profiles.ts";
 import { BUILTIN_ROLES, listRoles, resolveRole, roleDirs, type ProfileDirs } from "../harnesses/roles.ts";
-import { readCatalog } from "../orchestrator/workflow/catalog.ts";
+import { readCatalog } from "../orchestrator/workflow/index.ts";
 import { argumentLines } from "../ui/argument-lines.ts";
 import { oneLine } from "../ui/format.ts";
 

@@ -10,6 +10,7 @@ import type { HarnessState } from "../harnesses/types.ts";
 import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
 import { brokenProfiles } from "./catalog.ts";
 import { formatCount, oneLine } from "../ui/format.ts";
+import { errorCode } from "../runs/index.ts";
 
 export interface DoctorSources {
   flowHome: string;
@@ -52,7 +53,7 @@ function writable(dir: string): string {
     accessSync(probe, constants.W_OK);
     return probe === dir ? "writable" : "not created yet, can be";
   } catch (error) {
-    return `NOT writable (${(error as NodeJS.ErrnoException).code ?? "error"} at ${probe})`;
+    return `NOT writable (${errorCode(error) ?? "error"} at ${probe})`;
   }
 }
 

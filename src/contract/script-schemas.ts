@@ -75,7 +75,7 @@ export function contractSchemasModule(): string {
   const json = (value: unknown) => JSON.stringify(value, null, 2);
   return `// Generated from src/contract/script-schemas.ts by npm run build:types. Do not edit: the contract is
 // the source, and a test fails when this file differs from what it derives.
-import type { SchemaObject } from "./schemas.ts";
+import type { SchemaObject } from "./types.ts";
 
 /** agent()'s options: external_delegate's input without background, description optional. */
 export const AGENT_OPTIONS_SCHEMA: SchemaObject = ${json(agentOptionsSchema())};

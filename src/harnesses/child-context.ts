@@ -1,20 +1,17 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { processGlobal } from "../process/global.ts";
 
 /**
  * Marks the asynchronous branch that builds a child session. Pi loads ambient extensions into
  * children too; while this mark is set, pi-flow's factory must not install itself again. The
  * mark belongs to one async branch only, so unrelated top-level work is never affected.
  */
-const GLOBAL_KEY: unique symbol = Symbol.for("pi-flow.child-context") as never;
-
 /**
  * One per process, not per module: Pi loads each extension with a fresh module graph, so the
  * pi-flow a child loads is another copy of this file, and must still see the builder's mark.
  */
 function storage(): AsyncLocalStorage<true> {
-  const holder = globalThis as typeof globalThis & { [GLOBAL_KEY]?: AsyncLocalStorage<true> };
-  holder[GLOBAL_KEY] ??= new AsyncLocalStorage<true>();
-  return holder[GLOBAL_KEY];
+  return processGlobal("pi-flow.child-context", () => new AsyncLocalStorage<true>());
 }
 const childContext = storage();
 

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { parseSessionEntries, SessionManager, type FileEntry } from "@earendil-works/pi-coding-agent";
-import { redactedJson, redactValue } from "../runs/index.ts";
+import { errorCode, redactedJson, redactValue } from "../runs/index.ts";
 
 /** One line of the file: an entry redacted as every durable record of a run is. */
 const redactedLine = (entry: unknown): string => redactedJson(entry) ?? "null";
@@ -60,7 +60,7 @@ export class ChildSessionFile {
       this.written = entries.length;
     } catch (error) {
       this.failed = true;
-      onError(`The child's Pi session could not be saved (${(error as NodeJS.ErrnoException).code ?? "error"}); it cannot be resumed.`);
+      onError(`The child's Pi session could not be saved (${errorCode(error) ?? "error"}); it cannot be resumed.`);
     }
   }
 

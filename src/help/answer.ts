@@ -1,11 +1,11 @@
-import { defineTool } from "@earendil-works/pi-coding-agent";
-import { fail, succeed, toToolResult, TOOL_NAMES, type Envelope, type ToolName, CONTRACT_VERSION } from "../contract/envelope.ts";
+// external_help's answers: the contract index, one tool's contract and the guides, from the
+// contract's own tables and this session's catalog. The Pi tool around them is tools/help.ts.
+import { fail, succeed, TOOL_NAMES, type Envelope, type ToolName, CONTRACT_VERSION } from "../contract/envelope.ts";
 import { ERROR_CODES } from "../contract/errors.ts";
-import { HelpInputSchema, HelpOutputSchema, type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
+import { type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
 import type { HarnessState } from "../harnesses/types.ts";
-import type { Catalog } from "../orchestrator/workflow/catalog.ts";
-import { abortIfSignalled } from "../tools/abort.ts";
+import type { Catalog } from "../orchestrator/workflow/index.ts";
 import {
   ERRORS_HELP,
   HARNESS_HELP,
@@ -14,7 +14,6 @@ import {
   rolesHelp,
   workflowsHelp,
 } from "./topics.ts";
-import { helpRenderers } from "../ui/query-renderers.ts";
 
 export const HELP_TOPICS = ["contracts", "workflows", "harnesses", "limits", "errors", "roles"] as const;
 
@@ -117,30 +116,3 @@ export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process
 }
 
 /** The model reads text: topics as they are, contracts as compact JSON it can quote from. */
-function contentFor(envelope: HelpEnvelope): string {
-  if (!envelope.ok) return `external_help failed (${envelope.error.code}): ${envelope.error.message}`;
-  const data = envelope.data;
-  if ("text" in data) return data.text;
-  if ("index" in data) return JSON.stringify(data.index);
-  return JSON.stringify(data.contract);
-}
-
-export function createHelpTool(sources: HelpSources) {
-  return defineTool({
-    // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
-    ...helpRenderers,
-    name: "external_help",
-    label: "Flow help",
-    description:
-      "Discover pi-flow's contract. topic \"contracts\" returns an index of the Flow tools; add tool for one tool's input and output schemas, semantics and validated examples. Topics workflows, harnesses (optionally with harness), limits, errors and roles return guides. Read-only.",
-    promptSnippet: "Look up pi-flow's tool contracts and guides for delegation and workflows",
-    parameters: HelpInputSchema,
-    outputSchema: HelpOutputSchema,
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
-      abortIfSignalled(signal);
-      const envelope = answerHelp(params, sources, ctx.cwd);
-      const details = { topic: params.topic, tool: params.tool, harness: params.harness };
-      return toToolResult(envelope, contentFor(envelope), details);
-    },
-  });
-}

@@ -1,6 +1,6 @@
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES } from "../../runtime/index.ts";
-import type { RoleInfo, SavedWorkflowInfo } from "../orchestrator/workflow/catalog.ts";
-import { MAX_WORKFLOW_DEPTH } from "../orchestrator/workflow/tools.ts";
+import type { RoleInfo, SavedWorkflowInfo } from "../orchestrator/workflow/index.ts";
+import { MAX_WORKFLOW_DEPTH } from "../orchestrator/workflow/index.ts";
 
 /**
  * The prose topics of external_help. Each text is what a model or user needs to act, kept short;

@@ -22,6 +22,7 @@ export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, 
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactedJson, redactText, redactValue, REDACTED } from "./redact/index.ts";
 export { printable, stripControls } from "./controls.ts";
+export { errorCode } from "./fsio.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
 export { buildView, formatRunText, outputWarnings } from "./read/view.ts";
 export {

@@ -2,6 +2,7 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { sessionsDir, type RunScope } from "./home.ts";
+import { processGlobal } from "../process/global.ts";
 
 /**
  * Which sessions are open, so retention never removes a run of one. In this process: a set kept
@@ -10,13 +11,10 @@ import { sessionsDir, type RunScope } from "./home.ts";
  * when a session opens and removed when it closes. A marker whose process (on this host) is gone
  * is stale; one from another host counts until it is older than the retention age.
  */
-const KEY: unique symbol = Symbol.for("pi-flow.open-sessions") as never;
 const MARKER = "owner.json";
 
 function openSet(): Set<string> {
-  const holder = globalThis as typeof globalThis & { [KEY]?: Set<string> };
-  holder[KEY] ??= new Set();
-  return holder[KEY];
+  return processGlobal("pi-flow.open-sessions", () => new Set<string>());
 }
 
 const keyOf = (home: string, project: string, session: string) => `${home}\0${project}\0${session}`;

@@ -3,6 +3,7 @@ import type { RunKind } from "./ids.ts";
 import type { RunOutcome } from "../contract/run-schema.ts";
 import type { CachedJournal } from "./journal/journal-cache.ts";
 import type { ChangeStats, ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal/journal.ts";
+import { processGlobal } from "../process/global.ts";
 
 /**
  * The live registry: the only source of liveness. A run is live while an owner in this process has
@@ -193,11 +194,7 @@ export class RunRegistry {
   }
 }
 
-const GLOBAL_KEY: unique symbol = Symbol.for("pi-flow.runs.registry") as never;
-
 /** One registry per process, shared even if this module is loaded twice (extension reloads). */
 export function processRegistry(): RunRegistry {
-  const holder = globalThis as typeof globalThis & { [GLOBAL_KEY]?: RunRegistry };
-  holder[GLOBAL_KEY] ??= new RunRegistry();
-  return holder[GLOBAL_KEY];
+  return processGlobal("pi-flow.runs.registry", () => new RunRegistry());
 }

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { FlowError, type ErrorCode } from "../contract/errors.ts";
-import { readAt } from "./fsio.ts";
+import { readAt, errorCode } from "./fsio.ts";
 
 /**
  * Files a user names (a script, `--args @file`, a cassette) are read only when they are regular
@@ -54,7 +54,7 @@ export function readUserFile(path: string, rule: UserFileRule): string {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    const code = errorCode(error) ?? "error";
     throw new FlowError(code === "ENOENT" ? (rule.missingCode ?? rule.code) : rule.code, `${rule.what} ${path} cannot be read (${code}).`);
   }
   try {
@@ -70,7 +70,7 @@ export function readUserFile(path: string, rule: UserFileRule): string {
     return bytes.toString("utf8");
   } catch (error) {
     if (error instanceof FlowError) throw error;
-    throw new FlowError(rule.code, `${rule.what} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+    throw new FlowError(rule.code, `${rule.what} ${path} cannot be read (${errorCode(error) ?? "error"}).`);
   } finally {
     closeSync(fd);
   }

@@ -2,10 +2,10 @@ import { defineTool, type ExtensionContext } from "@earendil-works/pi-coding-age
 import { fail, succeed, toToolResult, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/runs-schema.ts";
-import type { FlowHost } from "../orchestrator/session/flow-host.ts";
-import type { ResultOwnership } from "../orchestrator/session/ownership.ts";
-import { steerRun, type SteerPayload } from "../orchestrator/child/steer-targets.ts";
-import { waitForRuns } from "../orchestrator/session/wait.ts";
+import type { FlowHost } from "../orchestrator/session/index.ts";
+import type { ResultOwnership } from "../orchestrator/session/index.ts";
+import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
+import { waitForRuns } from "../orchestrator/session/index.ts";
 import { outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";

@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
+import { processGlobal } from "../process/global.ts";
 
 /**
  * Project trust, decided as Pi 1.6 decides it for `pi -p` (no one to ask): a command-line override
@@ -65,7 +66,7 @@ function savedOrDefault(cwd: string, agentDir: string): boolean {
 }
 
 /** Decisions this process already took (the `flow` command's, with its flags), by canonical folder. */
-const processDecisions: Map<string, boolean> = ((globalThis as { [key: symbol]: Map<string, boolean> | undefined })[Symbol.for("pi-flow.project-trust")] ??= new Map());
+const processDecisions = processGlobal("pi-flow.project-trust", () => new Map<string, boolean>());
 
 /** The decision for a folder with no override: what `pi -p` would decide there. */
 function decide(cwd: string, agentDir: string): boolean {

@@ -10,7 +10,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
 import { elapsedSince, formatCost, formatDuration, oneLine, runName, statusMark, statusOf } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
-import { forgetProgress, liveProgress } from "../orchestrator/session/live-progress.ts";
+import { forgetProgress, liveProgress } from "../orchestrator/session/index.ts";
 import { childCounts, childrenSpend } from "./workflow-tree.ts";
 
 export const WIDGET_KEY = "pi-flow-runs";

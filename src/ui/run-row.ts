@@ -6,7 +6,7 @@
  */
 import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
-import type { ChildEntry } from "../orchestrator/workflow/children.ts";
+import type { ChildEntry } from "../contract/child-entry.ts";
 
 /** What external_delegate and external_workflow put in `details` (a superset of both). */
 export interface RunDetails {

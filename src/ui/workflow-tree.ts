@@ -3,7 +3,7 @@
  * and beneath a running or finished child what it is doing now or the last line it wrote.
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
-import type { ChildEntry } from "../orchestrator/workflow/children.ts";
+import type { ChildEntry } from "../contract/child-entry.ts";
 import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
 import { elapsedSince, formatDuration, formatSpend, oneLine, statusMark } from "./format.ts";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { claimRunDirectory } from "../../src/orchestrator/resume/claims.ts";
+import { claimRunDirectory } from "../../src/orchestrator/workflow/resume/claims.ts";
 import type { RaceResult, RaceRound } from "./fixtures/claim-racer.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import type { ChildEntry } from "../../src/orchestrator/workflow/children.ts";
+import type { ChildEntry } from "../../src/contract/child-entry.ts";
 import { helpRenderers, runsRenderers } from "../../src/ui/query-renderers.ts";
 import { delegateRenderers, workflowRenderers } from "../../src/ui/run-renderers.ts";
 import { answerText } from "../../src/ui/run-body.ts";

@@ -15,7 +15,7 @@ import type { ChildProgress, ChildRequest, ChildResult } from "../../harnesses/t
 import { printable, redactValue, runFiles, type RunStore, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
-import { childSessionFile, resolveResume, type ResumeSource } from "../resume/child-source.ts";
+import { childSessionFile, resolveResume, type ResumeSource } from "./resume-source.ts";
 import { registerSteerTarget } from "./steer-targets.ts";
 import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";

@@ -1,4 +1,5 @@
 import { setImmediate as nextCheckPhase } from "node:timers/promises";
+import { processGlobal } from "../../process/global.ts";
 
 /**
  * Launches take turns, one per turn of the event loop. Creating a run writes its directory and
@@ -6,17 +7,13 @@ import { setImmediate as nextCheckPhase } from "node:timers/promises";
  * script's Promise.all) would otherwise run back to back in one turn and hold the host's timers,
  * I/O and UI until the last one. Each launch waits for the previous one's turn to pass first.
  */
-const GLOBAL_KEY: unique symbol = Symbol.for("pi-flow.launch-pace") as never;
-
 interface Pace {
   tail: Promise<void>;
 }
 
 /** One chain per process, like the run registry: every session's launches share the loop. */
 function pace(): Pace {
-  const holder = globalThis as typeof globalThis & { [GLOBAL_KEY]?: Pace };
-  holder[GLOBAL_KEY] ??= { tail: Promise.resolve() };
-  return holder[GLOBAL_KEY];
+  return processGlobal("pi-flow.launch-pace", (): Pace => ({ tail: Promise.resolve() }));
 }
 
 /** Resolves in a turn of the event loop of its own, after every launch that asked before it. */

@@ -4,7 +4,7 @@ import { isCliHarness } from "../../harnesses/cli/index.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../../harnesses/roles.ts";
 import { needsTrustDecision, TRUST_HINT } from "../../trust/project-trust.ts";
-import type { ResumeSource } from "../resume/child-source.ts";
+import type { ResumeSource } from "./resume-source.ts";
 
 interface ProfilePlace {
   cwd: string;

@@ -2,6 +2,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { SteeringInbox } from "../../harnesses/steering.ts";
 import type { RunStore } from "../../runs/index.ts";
 import { SteerBudget } from "./steer-budget.ts";
+import { processGlobal } from "../../process/global.ts";
 
 /**
  * `external_runs steer`: a message for a running child, queued for its next model request. Each
@@ -46,13 +47,9 @@ export interface SteerPayload {
 /** A steer is a message for a model, not a document. */
 export const MAX_STEER_CHARS = 32_768;
 
-const GLOBAL_KEY: unique symbol = Symbol.for("pi-flow.steer.targets") as never;
-
 /** One table per process, like the run registry (an extension reload keeps live children steerable). */
 function targets(): Map<string, Steerable> {
-  const holder = globalThis as typeof globalThis & { [GLOBAL_KEY]?: Map<string, Steerable> };
-  holder[GLOBAL_KEY] ??= new Map();
-  return holder[GLOBAL_KEY];
+  return processGlobal("pi-flow.steer.targets", () => new Map<string, Steerable>());
 }
 
 /** Registers a launched child; the returned function removes it when the child settles. */

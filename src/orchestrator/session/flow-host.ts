@@ -16,9 +16,9 @@ import {
   type RetentionSettings,
   type RunStore,
 } from "../../runs/index.ts";
-import type { LaunchEnvironment } from "../child/launch-child.ts";
+import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
-import { inheritedParentTools, inheritedSnapshot } from "../workflow/tools.ts";
+import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
 import { sessionProjectTrusted } from "../../trust/project-trust.ts";
 import { configuredFleet, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
 

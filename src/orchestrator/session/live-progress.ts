@@ -5,7 +5,8 @@
  * bounded to the most recent runs.
  */
 import type { ChildProgress } from "../../harnesses/types.ts";
-import type { ChildEntry } from "../workflow/children.ts";
+import type { ChildEntry } from "../../contract/child-entry.ts";
+import { processGlobal } from "../../process/global.ts";
 
 export interface LiveProgress {
   /** A workflow's children, as its last progress report listed them. */
@@ -14,12 +15,8 @@ export interface LiveProgress {
   progress?: ChildProgress;
 }
 
-const KEY: unique symbol = Symbol.for("pi-flow.live-progress") as never;
-
 function board(): Map<string, LiveProgress> {
-  const holder = globalThis as typeof globalThis & { [KEY]?: Map<string, LiveProgress> };
-  holder[KEY] ??= new Map();
-  return holder[KEY];
+  return processGlobal("pi-flow.live-progress", () => new Map<string, LiveProgress>());
 }
 
 /** Runs remembered at most; without a widget to forget settled runs, the oldest go first. */

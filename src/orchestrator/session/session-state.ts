@@ -2,7 +2,8 @@ import type { RunView } from "../../contract/run-schema.ts";
 import type { RunStore } from "../../runs/index.ts";
 import { CompletionBatch, completionWindow, type BatchPublisher } from "./completion-batch.ts";
 import { ResultOwnership } from "./ownership.ts";
-import { backgroundLimit, backgroundQueueLimit, Slots } from "../child/slots.ts";
+import { backgroundLimit, backgroundQueueLimit, Slots } from "../child/index.ts";
+import { processGlobal } from "../../process/global.ts";
 
 /**
  * What pi-flow keeps for one Pi session across extension reloads: who owns background results,
@@ -19,12 +20,8 @@ export interface SessionFlowState {
   readonly completions: CompletionBatch;
 }
 
-const KEY: unique symbol = Symbol.for("pi-flow.session-state") as never;
-
 function states(): Map<string, SessionFlowState> {
-  const holder = globalThis as typeof globalThis & { [KEY]?: Map<string, SessionFlowState> };
-  holder[KEY] ??= new Map();
-  return holder[KEY];
+  return processGlobal("pi-flow.session-state", () => new Map<string, SessionFlowState>());
 }
 
 export function sessionFlowState(sessionId: string): SessionFlowState {

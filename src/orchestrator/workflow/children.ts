@@ -1,13 +1,14 @@
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
+import type { ChildEntry } from "../../contract/child-entry.ts";
 import { stripControls, type RunWriter } from "../../runs/index.ts";
 import { addUsage, type UsageTotals } from "../../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../../runtime/index.ts";
 import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
-import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/launch-child.ts";
-import type { ResumeSource } from "../resume/child-source.ts";
+import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
+import type { ResumeSource } from "../child/index.ts";
 import { childWorkflowId } from "../../backends/index.ts";
 
 /**
@@ -15,26 +16,6 @@ import { childWorkflowId } from "../../backends/index.ts";
  * script catches them, and are not counted as failed agent() calls.
  */
 const FATAL_CODES = new Set(["selection_invalid", "configuration_invalid", "harness_unavailable", "model_unavailable"]);
-
-export type ChildStatus = "running" | "succeeded" | "failed" | "cancelled" | "timed_out";
-
-/** One indexed child as progress reports show it. */
-export interface ChildEntry {
-  index: number;
-  runId: string;
-  description: string;
-  status: ChildStatus;
-  /** Epoch milliseconds: when agent() launched it, and when it settled. */
-  startedAt?: number;
-  endedAt?: number;
-  /** What it is doing now ("thinking", "calling read"), from its harness. */
-  activity?: string;
-  /** The last line of output it wrote, at most 200 characters. */
-  lastOutput?: string;
-  usage?: RunView["usage"];
-  /** Why a child that did not succeed ended, as its run's error says. */
-  error?: string;
-}
 
 /** The last non-blank line of a chunk of (redacted) child output, bounded and without escapes for progress reports. */
 function lastLine(text: string): string | undefined {

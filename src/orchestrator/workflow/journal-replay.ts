@@ -2,8 +2,8 @@ import type { RunWriter } from "../../runs/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal } from "./call-journal.ts";
-import { NESTED_TOOL, type ResumePlan } from "../resume/plan.ts";
-import { resolveResume, type ResumeSource } from "../resume/child-source.ts";
+import { NESTED_TOOL, type ResumePlan } from "./resume/plan.ts";
+import { resolveResume, type ResumeSource } from "../child/index.ts";
 import { hostError, type WorkflowChildren } from "./children.ts";
 import type { ToolCallContext } from "./tools.ts";
 

@@ -10,11 +10,12 @@ import {
   type WorkflowResult,
 } from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
-import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/launch-child.ts";
+import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
-import type { ResumePlan } from "../resume/plan.ts";
-import { WorkflowChildren, type ChildCounts, type ChildEntry } from "./children.ts";
+import type { ResumePlan } from "./resume/plan.ts";
+import type { ChildEntry } from "../../contract/child-entry.ts";
+import { WorkflowChildren, type ChildCounts } from "./children.ts";
 import type { SelectedWorkflow } from "./sources.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */

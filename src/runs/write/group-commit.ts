@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { open, rename, rm, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { TMP_PREFIX } from "../fsio.ts";
+import { processGlobal } from "../../process/global.ts";
 
 /**
  * Group commit: the run store's disk work that nothing waits for, taken off the critical path.
@@ -128,11 +129,7 @@ async function syncPath(path: string): Promise<void> {
   }
 }
 
-const COMMIT_KEY: unique symbol = Symbol.for("pi-flow.group-commit") as never;
-
 /** The process's group commit (shared across module reloads, like the run registry). */
 export function groupCommit(): GroupCommit {
-  const holder = globalThis as typeof globalThis & { [COMMIT_KEY]?: GroupCommit };
-  holder[COMMIT_KEY] ??= new GroupCommit();
-  return holder[COMMIT_KEY];
+  return processGlobal("pi-flow.group-commit", () => new GroupCommit());
 }

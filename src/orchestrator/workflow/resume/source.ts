@@ -1,12 +1,12 @@
 import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
-import { FlowError } from "../../contract/errors.ts";
-import type { RunView } from "../../contract/run-schema.ts";
-import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../../runs/index.ts";
-import type { ParsedWorkflow } from "../../../runtime/index.ts";
-import { hashArgs } from "../workflow/call-identity.ts";
+import { FlowError } from "../../../contract/errors.ts";
+import type { RunView } from "../../../contract/run-schema.ts";
+import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../../../runs/index.ts";
+import type { ParsedWorkflow } from "../../../../runtime/index.ts";
+import { hashArgs } from "../call-identity.ts";
 import { locateIn, planResume, unansweredTools, type LocatedRun, type ResumePlan } from "./plan.ts";
-import { parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../workflow/sources.ts";
-import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "../workflow/tools.ts";
+import { parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../sources.ts";
+import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "../tools.ts";
 
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools" | "cwd">;
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { FlowError } from "../../contract/errors.ts";
-import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
-import { classifyJournalText, readLaunch, runFiles, type RunStore } from "../../runs/index.ts";
-import { hashArgs } from "../workflow/call-identity.ts";
+import { FlowError } from "../../../contract/errors.ts";
+import type { RunOutcome, RunView } from "../../../contract/run-schema.ts";
+import { classifyJournalText, readLaunch, runFiles, type RunStore, errorCode } from "../../../runs/index.ts";
+import { hashArgs } from "../call-identity.ts";
 
 /** What the journal recorded of one agent() call of the run being resumed. */
 export interface JournaledAgentCall {
@@ -61,7 +61,7 @@ function readJournal(store: RunStore, runId: string): string {
   try {
     return readFileSync(runFiles(store.scope, runId).journal, "utf8");
   } catch (error) {
-    throw new FlowError("run_unavailable", `Run ${runId}'s journal cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+    throw new FlowError("run_unavailable", `Run ${runId}'s journal cannot be read (${errorCode(error) ?? (error as Error).message}).`);
   }
 }
 

@@ -2,11 +2,12 @@ import { randomBytes } from "node:crypto";
 import { linkSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { FlowError } from "../../contract/errors.ts";
-import { atomicWriteFile, TMP_PREFIX } from "../../runs/fsio.ts";
-import { runFiles } from "../../runs/home.ts";
-import { ownerAlive } from "../../runs/live-sessions.ts";
-import type { RunStore } from "../../runs/store.ts";
+import { FlowError } from "../../../contract/errors.ts";
+import { atomicWriteFile, TMP_PREFIX } from "../../../runs/fsio.ts";
+import { runFiles } from "../../../runs/home.ts";
+import { ownerAlive } from "../../../runs/live-sessions.ts";
+import type { RunStore } from "../../../runs/store.ts";
+import { errorCode } from "../../../runs/index.ts";
 
 /**
  * A run is resumed at most once. The first resume claims it with a file in its run directory and
@@ -69,7 +70,7 @@ function createExclusive(dir: string, path: string, content: string): boolean {
     linkSync(staged, path);
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
+    const code = errorCode(error) ?? "";
     if (code === "EEXIST") return false;
     if (!NO_LINKS.has(code)) throw error;
   } finally {
@@ -79,13 +80,13 @@ function createExclusive(dir: string, path: string, content: string): boolean {
     writeFileSync(path, content, { flag: "wx", mode: 0o600 });
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    if (errorCode(error) === "EEXIST") return false;
     throw error;
   }
 }
 
 const unclaimable = (runId: string, error: unknown): FlowError =>
-  new FlowError("run_unavailable", `Run ${runId} cannot be claimed for a resume (${(error as NodeJS.ErrnoException).code ?? "error"}).`);
+  new FlowError("run_unavailable", `Run ${runId} cannot be claimed for a resume (${errorCode(error) ?? "error"}).`);
 
 const beingResumed = (runId: string): FlowError =>
   new FlowError("request_invalid", `Run ${runId} is being resumed right now; wait for that resume to start, then resume its run if it stops.`);

@@ -1,0 +1,28 @@
+// State that must outlive a module: Pi loads an extension with a fresh module graph on every
+// reload (and a child session loads its own copy of pi-flow), so a module-level variable would be
+// a second, empty copy while runs, sessions and children of the first are still alive. Each such
+// store is made here, once per process, under a key listed below with why it must survive.
+
+/** Every process-wide store, by its global key (Symbol.for), with why it outlives a reload. */
+export const PROCESS_GLOBALS = {
+  "pi-flow.runs.registry": "live runs and their cancel handles: a reloaded extension must still see, wait on and cancel them",
+  "pi-flow.group-commit": "appends waiting to be flushed together: a second copy would split one fsync batch in two",
+  "pi-flow.open-sessions": "which sessions this process has open: retention must never prune a live session's runs",
+  "pi-flow.session-state": "each session's background runs, slots and pending completions: they belong to the session, not the module",
+  "pi-flow.steer.targets": "running children that take steers: a reload keeps a live child steerable",
+  "pi-flow.live-progress": "the latest progress of each live run: the widget of a reloaded extension still draws it",
+  "pi-flow.launch-pace": "the one chain launches take turns on: every copy shares the same event loop",
+  "pi-flow.child-context": "the mark of a child session being built: the copy of pi-flow a child loads must see it and not install itself",
+  "pi-flow.project-trust": "trust decisions this process already took: the flow command decides once, with its flags",
+} as const;
+
+export type ProcessGlobalKey = keyof typeof PROCESS_GLOBALS;
+
+/** The process's one value under `key`, made by `make` the first time any copy of pi-flow asks. */
+export function processGlobal<T>(key: ProcessGlobalKey, make: () => T): T {
+  const holder = globalThis as { [symbol: symbol]: unknown };
+  const symbol = Symbol.for(key);
+  holder[symbol] ??= make();
+  // The key names one store, and every copy of this module makes it with the same maker.
+  return holder[symbol] as T;
+}
