@@ -141,4 +141,19 @@ describe('isolation "worktree" on external_delegate', () => {
     });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "configuration_invalid", message: expect.stringContaining("bare repository") } });
   });
+
+  test("a workflow fans out worktree writers with agent() and lands them with tools.external_runs apply", async () => {
+    const script = `
+      const writers = ["w1 w1.txt first", "w2 w2.txt second"].map((task) =>
+        agent({ role: "worker", prompt: "WRITE " + task, context: { mode: "none" }, isolation: "worktree" }));
+      const done = await Promise.all(writers);
+      const applied = await tools.external_runs({ action: "apply", runIds: done.map((child) => child.runId) });
+      return applied.data.results.map((result) => result.status);`;
+    const { receipt } = await callForReceipt(pi, "external_workflow", { script }, { children: Array.from({ length: 4 }, () => writer) });
+    expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+    expect(receipt.data.run!.output.value).toEqual(["applied", "applied"]);
+    expect(readFileSync(join(root, "w1.txt"), "utf8")).toBe("first\n");
+    expect(readFileSync(join(root, "w2.txt"), "utf8")).toBe("second\n");
+    expect(worktreeCount(root)).toBe(1);
+  });
 });
