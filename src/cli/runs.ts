@@ -9,6 +9,7 @@ import { boolFlag, intFlag, parseCommand, stringFlag } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { RUNS_USAGE } from "./usage.ts";
 import { listProjectRuns, readWholeView, storeOfRun, viewPages } from "./project-runs.ts";
+import { changesCommand } from "./runs-changes.ts";
 
 const CWD = { cwd: { type: "string" } } as const;
 
@@ -129,5 +130,6 @@ export async function runsCommand(argv: readonly string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "show") return show(rest);
   if (sub === "tail") return tail(rest);
+  if (sub === "apply" || sub === "discard") return changesCommand(sub, rest);
   return list(argv);
 }

@@ -7,6 +7,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } f
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
+import { flow } from "../cli/support.ts";
 import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 
 /** What each child read of the parent's uncommitted and untracked files, by its tag. */
@@ -115,9 +116,13 @@ describe('isolation "worktree" on external_delegate', () => {
     expect(gitIn(root, "for-each-ref", "refs/pi-flow")).not.toContain(runIds[0]!);
   });
 
-  test("discard drops a run's kept changes; applying it afterwards has nothing to apply", async () => {
+  test("flow runs apply reports the conflict from the shell (exit 1); flow runs discard drops the changes; apply then has nothing to apply", async () => {
+    const env = { ...process.env, PI_FLOW_HOME: pi.flowHome };
+    const conflict = await flow(["runs", "apply", runIds[4]!, "--cwd", root], { env });
+    expect(conflict).toMatchObject({ code: 1, stdout: `Run ${runIds[4]}: conflict, nothing changed: d.txt.\n` });
     expect(gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow")).toBe(`refs/pi-flow/${runIds[4]}`);
-    expect((await runs({ action: "discard", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "discarded" }]);
+    const discarded = await flow(["runs", "discard", runIds[4]!, "--cwd", root], { env });
+    expect(discarded).toMatchObject({ code: 0, stdout: `Run ${runIds[4]}: changes discarded.\n` });
     expect(gitIn(root, "for-each-ref", "refs/pi-flow")).toBe("");
     expect((await runs({ action: "apply", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "nothing_to_apply" }]);
   });
