@@ -1,6 +1,7 @@
 /**
  * `/flow`: a person's way to pi-flow without asking the model (and without a model key).
  *   /flow runs [runId [inspect|tail|cancel]]   this session's runs; in the TUI, pick one
+ *   /flow apply|discard <runId>...             worktree runs' kept changes (apply asks first)
  *   /flow workflows | roles | doctor | help [topic]
  * Output is a session entry the transcript shows and the model never reads.
  */
@@ -14,6 +15,7 @@ import { roleLines, workflowLines } from "./flow-catalog.ts";
 import { doctorLines } from "./flow-doctor.ts";
 import { FLOW_OUTPUT_TYPE, type FlowOutput } from "./flow-output.ts";
 import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./flow-runs.ts";
+import { changesCommand } from "./flow-changes.ts";
 
 export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;
@@ -25,7 +27,7 @@ export interface FlowCommandSources {
   help: HelpSources;
 }
 
-const SUBCOMMANDS = ["runs", "workflows", "roles", "doctor", "help"] as const;
+const SUBCOMMANDS = ["runs", "workflows", "roles", "doctor", "apply", "discard", "help"] as const;
 const RUN_ACTIONS = ["inspect", "tail", "cancel"] as const;
 
 export const FLOW_USAGE = [
@@ -33,6 +35,8 @@ export const FLOW_USAGE = [
   "/flow runs <runId> [inspect|tail|cancel]",
   "/flow workflows                saved workflows: source, description, arguments",
   "/flow roles                    roles children can take",
+  "/flow apply <runId>...         merge worktree runs' kept changes into the working tree (asks first)",
+  "/flow discard <runId>...       drop worktree runs' kept changes",
   "/flow doctor                   versions, model credentials, broken role files, run store, CLI harnesses",
   `/flow help [topic]             topics: ${HELP_TOPICS.join(", ")}`,
 ];
@@ -62,6 +66,9 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
             return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd) }));
+          case "apply":
+          case "discard":
+            return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);
           case "help":
             return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
           default:

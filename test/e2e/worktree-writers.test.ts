@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { flow } from "../cli/support.ts";
+import { recordingUi } from "../support/recording-ui.ts";
+import { theme } from "../ui/views.ts";
 import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 
 /** What each child read of the parent's uncommitted and untracked files, by its tag. */
@@ -37,6 +39,7 @@ const writer: FauxResponseStep = (context) => {
 };
 
 let pi: PiTestSession;
+const ui = recordingUi(theme);
 let root: string;
 const runIds: string[] = [];
 const changes: unknown[] = [];
@@ -49,7 +52,7 @@ const runs = async (args: Record<string, unknown>) => {
 beforeAll(async () => {
   root = makeRepo({ ".gitignore": ".agent/\n.flow-home/\n", "shared.txt": "committed\n", "sub/keep.txt": "keep\n" });
   writeIn(root, { "shared.txt": "uncommitted edit\n", "notes.txt": "untracked notes\n" });
-  pi = await startPiSession({ cwd: root });
+  pi = await startPiSession({ cwd: root, ui: ui.context, mode: "tui" });
   const children = [
     ["one", "a.txt", "alpha"],
     ["two", "b.txt", "bravo"],
@@ -159,5 +162,27 @@ describe('isolation "worktree" on external_delegate', () => {
     expect(readFileSync(join(root, "w1.txt"), "utf8")).toBe("first\n");
     expect(readFileSync(join(root, "w2.txt"), "utf8")).toBe("second\n");
     expect(worktreeCount(root)).toBe(1);
+  });
+
+  test("/flow apply shows the change summary and asks first: declined, nothing changes; accepted, the file lands", async () => {
+    const { receipt } = await callForReceipt(
+      pi,
+      "external_delegate",
+      { role: "worker", description: "write six", prompt: "WRITE six e.txt echo -", context: { mode: "none" }, isolation: "worktree" },
+      { children: [writer, writer] },
+    );
+    const runId = receipt.data.run!.runId;
+    const printed = () => {
+      const entries = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output");
+      return (entries.at(-1) as unknown as { data: { lines: string[] } }).data.lines;
+    };
+    ui.answers.push(false);
+    await pi.session.prompt(`/flow apply ${runId}`);
+    expect(printed()).toEqual([`${runId}: 1 file(s), +1 -0: e.txt`, "Nothing applied."]);
+    expect(existsSync(join(root, "e.txt"))).toBe(false);
+    ui.answers.push(true);
+    await pi.session.prompt(`/flow apply ${runId}`);
+    expect(printed()).toEqual([`${runId}: 1 file(s), +1 -0: e.txt`, `Run ${runId}: applied to the working tree (nothing staged): e.txt.`]);
+    expect(readFileSync(join(root, "e.txt"), "utf8")).toBe("echo\n");
   });
 });
