@@ -11,6 +11,7 @@ import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
 import { installUi } from "./ui/index.ts";
 import { installFlowCommand } from "./commands/index.ts";
+import { cleanupIsolation } from "./isolation/index.ts";
 
 /**
  * pi-flow's entry, named by the package manifest (through the root index.ts). Registration only:
@@ -36,6 +37,8 @@ export default function piFlow(pi: ExtensionAPI): void {
     host.bind(ctx);
     if (workflowsEnabled) void prewarmWorkflowWorkers(1).catch(() => undefined);
     host.pruneSoon(ctx);
+    // Worktrees and refs a crashed host left behind (src/isolation/cleanup.ts): housekeeping, off the start-up path.
+    setImmediate(() => void cleanupIsolation(host.flowHome(), ctx.cwd).catch(() => undefined));
     widget.attach(ctx);
   });
   pi.on("session_shutdown", (event, ctx) => {

@@ -1091,17 +1091,17 @@ type ExternalHelpOutput =
 
 interface ExternalRunsInput {
   /**
-   * list, inspect, wait, cancel or steer.
+   * list, inspect, wait, cancel, steer, apply or discard.
    */
-  action: "list" | "inspect" | "wait" | "cancel" | "steer";
+  action: "list" | "inspect" | "wait" | "cancel" | "steer" | "apply" | "discard";
   /**
-   * Targets: inspect (one for a page view, many for summary), wait, cancel (one), steer (one).
+   * Targets: inspect (one for a page view, many for summary), wait, cancel (one), steer (one), apply and discard (one or more, in order).
    */
   runIds?: string[];
   /**
-   * inspect view; default summary.
+   * inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted).
    */
-  view?: "summary" | "launch" | "output" | "diagnostics" | "final";
+  view?: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch";
   /**
    * Byte budget of a page or a wait's output.
    */
@@ -1136,7 +1136,7 @@ type ExternalRunsOutput =
   | {
       contractVersion: 1;
       tool: "external_runs";
-      action: "list" | "inspect" | "wait" | "cancel" | "steer";
+      action: "list" | "inspect" | "wait" | "cancel" | "steer" | "apply" | "discard";
       /**
        * ISO time the receipt was captured; not proof of current state.
        */
@@ -1455,6 +1455,7 @@ type ExternalRunsOutput =
             status?: never;
             held?: never;
             reason?: never;
+            results?: never;
           }
         | {
             mode: "batch";
@@ -1620,11 +1621,12 @@ type ExternalRunsOutput =
             status?: never;
             held?: never;
             reason?: never;
+            results?: never;
           }
         | {
             mode: "single";
             runId: string;
-            view: "summary" | "launch" | "output" | "diagnostics" | "final";
+            view: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch";
             page: {
               text: string;
               encoding: "json" | "text";
@@ -1643,6 +1645,7 @@ type ExternalRunsOutput =
             status?: never;
             held?: never;
             reason?: never;
+            results?: never;
           }
         | {
             mode: "all" | "any";
@@ -1811,6 +1814,7 @@ type ExternalRunsOutput =
             status?: never;
             held?: never;
             reason?: never;
+            results?: never;
           }
         | {
             runId: string;
@@ -1832,6 +1836,7 @@ type ExternalRunsOutput =
             pending?: never;
             held?: never;
             reason?: never;
+            results?: never;
           }
         | {
             runId: string;
@@ -1859,13 +1864,43 @@ type ExternalRunsOutput =
             outputStatus?: never;
             completed?: never;
             pending?: never;
+            results?: never;
+          }
+        | {
+            results: {
+              runId: string;
+              /**
+               * applied: the run's changes were merged onto the working tree (nothing staged). conflict: they conflict with it; nothing changed. nothing_to_apply: the run kept no changes (or they were discarded). already_applied: applied before. discarded: dropped (discard).
+               */
+              status: "applied" | "conflict" | "nothing_to_apply" | "already_applied" | "discarded";
+              /**
+               * applied: the files written or deleted. conflict: the conflicting files.
+               */
+              files?: string[];
+            }[];
+            runs?: never;
+            workflows?: never;
+            nextCursor?: never;
+            nextWorkflowCursor?: never;
+            mode?: never;
+            entries?: never;
+            runId?: never;
+            view?: never;
+            page?: never;
+            finalAvailable?: never;
+            outputStatus?: never;
+            completed?: never;
+            pending?: never;
+            status?: never;
+            held?: never;
+            reason?: never;
           };
       error?: never;
     }
   | {
       contractVersion: 1;
       tool: "external_runs";
-      action: "list" | "inspect" | "wait" | "cancel" | "steer";
+      action: "list" | "inspect" | "wait" | "cancel" | "steer" | "apply" | "discard";
       /**
        * ISO time the receipt was captured; not proof of current state.
        */

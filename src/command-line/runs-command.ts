@@ -10,6 +10,7 @@ import { EXIT } from "./exit.ts";
 import { RUNS_USAGE } from "./usage.ts";
 import { listProjectRuns, readWholeView, storeOfRun, viewPages } from "./project-runs.ts";
 import { reportCommand } from "./runs-report.ts";
+import { changesCommand } from "./runs-changes.ts";
 
 const CWD = { cwd: { type: "string" } } as const;
 
@@ -131,5 +132,6 @@ export async function runsCommand(argv: readonly string[]): Promise<number> {
   if (sub === "show") return show(rest);
   if (sub === "tail") return tail(rest);
   if (sub === "report") return reportCommand(rest);
+  if (sub === "apply" || sub === "discard") return changesCommand(sub, rest);
   return list(argv);
 }

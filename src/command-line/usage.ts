@@ -7,9 +7,10 @@ export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-m
 export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]... [--approve|--no-approve]";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
-  "flow runs show <runId> [--view summary|final|output|diagnostics|launch] [--json] [--cwd DIR]",
+  "flow runs show <runId> [--view summary|final|output|diagnostics|launch|patch] [--json] [--cwd DIR]",
   "flow runs tail <runId> [--cwd DIR]",
   "flow runs report <runId> [--out FILE] [--cwd DIR]",
+  "flow runs apply|discard <runId>... [--cwd DIR]",
 ].join("\n       ");
 export const WORKER_USAGE =
   "flow worker [--concurrency N] [--cwd DIR] [--replay FILE [--replay-mode strict|loose]] [--stub [--seed N]] [--model provider/id] [--name NAME] [--extension FILE]... [--approve|--no-approve]";

@@ -2,6 +2,7 @@
  * `/flow`: a person's way to pi-flow without asking the model (and without a model key).
  *   /flow runs [runId [inspect|tail|cancel]]   this session's runs; in the TUI, pick one
  *   /flow report <runId> [FILE]                the run as one HTML page
+ *   /flow apply|discard <runId>...             worktree runs' kept changes (apply asks first)
  *   /flow workflows | roles | doctor | help [topic]
  * Output is a session entry the transcript shows and the model never reads.
  */
@@ -16,6 +17,7 @@ import { doctorLines } from "./doctor.ts";
 import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/flow-output.ts";
 import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./runs.ts";
 import { reportLines } from "./report.ts";
+import { changesCommand } from "./changes.ts";
 
 export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;
@@ -27,7 +29,7 @@ export interface FlowCommandSources {
   help: HelpSources;
 }
 
-const SUBCOMMANDS = ["runs", "report", "workflows", "roles", "doctor", "help"] as const;
+const SUBCOMMANDS = ["runs", "report", "workflows", "roles", "doctor", "apply", "discard", "help"] as const;
 const RUN_ACTIONS = ["inspect", "tail", "cancel"] as const;
 
 export const FLOW_USAGE = [
@@ -36,6 +38,8 @@ export const FLOW_USAGE = [
   "/flow report <runId> [FILE]    the run as one HTML page to open in a browser",
   "/flow workflows                saved workflows: source, description, arguments",
   "/flow roles                    roles children can take",
+  "/flow apply <runId>...         merge worktree runs' kept changes into the working tree (asks first)",
+  "/flow discard <runId>...       drop worktree runs' kept changes",
   "/flow doctor                   versions, model credentials, broken role files, run store, CLI harnesses",
   `/flow help [topic]             topics: ${HELP_TOPICS.join(", ")}`,
 ];
@@ -67,6 +71,9 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
             return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd) }));
+          case "apply":
+          case "discard":
+            return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);
           case "help":
             return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
           default:

@@ -99,6 +99,7 @@ const ROLE_FILE_FORMAT = `A role file is markdown: frontmatter, then the child's
   model: anthropic/claude-sonnet-4-5   (optional)
   harness: pi              (optional: pi, claude, codex)
   isolated: true           (optional: no ambient extension or MCP server; pi harness only)
+  isolation: worktree      (optional: the child works in its own git worktree; apply its changes with external_runs apply)
   ---
   You review code for security flaws...
 Put it in the project's .pi/flow/roles/<name>.md or the user's Flow roles directory ($PI_FLOW_HOME/roles/). A project file overrides a user file, which overrides a built-in role of the same name; an override inherits what it does not say. An untrusted project's role files and agent definitions are not read (Pi's /trust trusts it).

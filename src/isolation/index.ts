@@ -4,3 +4,4 @@ export { openRepository, type Repository } from "./repository.ts";
 export { applyChanges, type ApplyOutcome } from "./apply.ts";
 export { changesRef, dropChanges, type ChangeStats } from "./changes.ts";
 export { readChangeRecord, writeChangeRecord, type ChangeRecord, type ChangeState } from "./change-record.ts";
+export { cleanupIsolation, type CleanupReport } from "./cleanup.ts";

@@ -1,42 +1,45 @@
 // Writers side by side: children in their own git worktrees, their changes kept and applied only
 // on request. Real git, a real Pi session, the faux model.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
+import { flow } from "../cli/support.ts";
+import { recordingUi } from "../support/recording-ui.ts";
+import { theme } from "../ui/views.ts";
 import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 
-/** What each child's bash saw: its cwd, and the parent's uncommitted and untracked files. */
+/** What each child read of the parent's uncommitted and untracked files, by its tag. */
 const seen = new Map<string, string>();
 
 const textOf = (content: unknown): string =>
   typeof content === "string" ? content : (content as { type: string; text?: string }[]).map((part) => part.text ?? "").join("");
 
 /**
- * A writing child: its task says `WRITE <tag> <path> <content>`. Its first request runs bash (where
- * am I, what do I see) and writes the file; its second records what bash said and finishes.
+ * A writing child: its task says `WRITE <tag> <path> <content> <up>`. Its first request reads the
+ * parent's untracked and uncommitted files (relative to its cwd: `<up>` leads to the top) and
+ * writes the file; its second records what it read and finishes.
  */
 const writer: FauxResponseStep = (context) => {
   const task = context.messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).join("\n");
-  const [, tag, path, content] = /WRITE (\S+) (\S+) (.+)/.exec(task) ?? [];
+  const [, tag, path, content, up] = /WRITE (\S+) (\S+) (\S+) (\S*)/.exec(task) ?? [];
+  const top = up === "-" ? "" : up!;
   const results = context.messages.filter((m) => m.role === "toolResult");
   if (results.length === 0) {
     return fauxAssistantMessage(
-      [
-        fauxToolCall("bash", { command: 'pwd; top=$(git rev-parse --show-toplevel); cat "$top/notes.txt" "$top/shared.txt"' }),
-        fauxToolCall("write", { path: path!, content: `${content}\n` }),
-      ],
+      [fauxToolCall("read", { path: `${top}notes.txt` }), fauxToolCall("read", { path: `${top}shared.txt` }), fauxToolCall("write", { path: path!, content: `${content}\n` })],
       { stopReason: "toolUse" },
     );
   }
-  seen.set(tag!, textOf(results.find((m) => m.role === "toolResult" && m.toolName === "bash")!.content));
+  seen.set(tag!, results.filter((m) => m.role === "toolResult" && m.toolName === "read").map((m) => textOf(m.content)).join(""));
   return fauxAssistantMessage([fauxText(`wrote ${path}`)]);
 };
 
 let pi: PiTestSession;
+const ui = recordingUi(theme);
 let root: string;
 const runIds: string[] = [];
 const changes: unknown[] = [];
@@ -49,20 +52,20 @@ const runs = async (args: Record<string, unknown>) => {
 beforeAll(async () => {
   root = makeRepo({ ".gitignore": ".agent/\n.flow-home/\n", "shared.txt": "committed\n", "sub/keep.txt": "keep\n" });
   writeIn(root, { "shared.txt": "uncommitted edit\n", "notes.txt": "untracked notes\n" });
-  pi = await startPiSession({ cwd: root });
+  pi = await startPiSession({ cwd: root, ui: ui.context, mode: "tui" });
   const children = [
     ["one", "a.txt", "alpha"],
     ["two", "b.txt", "bravo"],
     ["three", "c.txt", "charlie"],
-    ["four", "d.txt", "delta from four"],
-    ["five", "d.txt", "delta from five"],
+    ["four", "d.txt", "delta-from-four"],
+    ["five", "d.txt", "delta-from-five"],
   ];
   const calls = children.map(([tag, path, content]) => ({
     name: "external_delegate",
     args: {
       role: "worker",
       description: `write ${tag}`,
-      prompt: `WRITE ${tag} ${path} ${content}`,
+      prompt: `WRITE ${tag} ${path} ${content} ${tag === "three" ? "../" : "-"}`,
       context: { mode: "none" },
       isolation: "worktree",
       ...(tag === "three" ? { cwd: "sub" } : {}),
@@ -81,14 +84,13 @@ afterAll(() => pi?.dispose());
 describe('isolation "worktree" on external_delegate', () => {
   test("five writers ran in parallel, each in its own worktree seeing the parent's uncommitted and untracked files; nothing reached the parent's tree", () => {
     expect(changes).toEqual(Array.from({ length: 5 }, () => ({ files: 1, insertions: 1, deletions: 0 })));
-    const dirs = ["one", "two", "three", "four", "five"].map((tag) => seen.get(tag)!.split("\n")[0]!);
-    expect(new Set(dirs).size).toBe(5);
-    for (const dir of dirs) expect(dir.startsWith(join(pi.flowHome, "worktrees"))).toBe(true);
-    expect(dirs[2]!.endsWith("/sub")).toBe(true); // a subdirectory cwd maps into the worktree
-    for (const tag of seen.keys()) expect(seen.get(tag)).toContain("untracked notes\nuncommitted edit");
+    for (const tag of ["one", "two", "three", "four", "five"]) expect(seen.get(tag)).toBe("untracked notes\nuncommitted edit\n");
     for (const file of ["a.txt", "b.txt", "c.txt", "d.txt", "sub/c.txt"]) expect(existsSync(join(root, file))).toBe(false);
+    // Each run kept exactly its own file: the subdirectory cwd mapped to the same one in its worktree.
+    const kept = runIds.map((runId) => gitIn(root, "diff", "--name-only", `refs/pi-flow/${runId}^`, `refs/pi-flow/${runId}`));
+    expect(kept).toEqual(["a.txt", "b.txt", "sub/c.txt", "d.txt", "d.txt"]);
     expect(worktreeCount(root)).toBe(1); // every worktree removed once its child settled
-    for (const dir of dirs) expect(existsSync(dir)).toBe(false);
+    expect(readdirSync(join(pi.flowHome, "worktrees")).flatMap((project) => readdirSync(join(pi.flowHome, "worktrees", project)))).toEqual([]);
   });
 
   test("the patch view shows a run's changes, paged like every view", async () => {
@@ -106,7 +108,7 @@ describe('isolation "worktree" on external_delegate', () => {
     ]);
     const conflict = await runs({ action: "apply", runIds: [runIds[4]] });
     expect(conflict.data.results).toEqual([{ runId: runIds[4], status: "conflict", files: ["d.txt"] }]);
-    expect(readFileSync(join(root, "d.txt"), "utf8")).toBe("delta from four\n");
+    expect(readFileSync(join(root, "d.txt"), "utf8")).toBe("delta-from-four\n");
     expect(readFileSync(join(root, "sub/c.txt"), "utf8")).toBe("charlie\n");
     expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe("uncommitted edit\n");
     expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("untracked notes\n");
@@ -114,12 +116,17 @@ describe('isolation "worktree" on external_delegate', () => {
 
     const again = await runs({ action: "apply", runIds: [runIds[0]] });
     expect(again.data.results).toEqual([{ runId: runIds[0], status: "already_applied" }]);
-    expect(gitIn(root, "for-each-ref", "refs/pi-flow/")).not.toContain(runIds[0]!);
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow")).not.toContain(runIds[0]!);
   });
 
-  test("discard drops a run's kept changes; applying it afterwards has nothing to apply", async () => {
-    expect((await runs({ action: "discard", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "discarded" }]);
-    expect(gitIn(root, "for-each-ref", "refs/pi-flow/")).toBe("");
+  test("flow runs apply reports the conflict from the shell (exit 1); flow runs discard drops the changes; apply then has nothing to apply", async () => {
+    const env = { ...process.env, PI_FLOW_HOME: pi.flowHome };
+    const conflict = await flow(["runs", "apply", runIds[4]!, "--cwd", root], { env });
+    expect(conflict).toMatchObject({ code: 1, stdout: `Run ${runIds[4]}: conflict, nothing changed: d.txt.\n` });
+    expect(gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow")).toBe(`refs/pi-flow/${runIds[4]}`);
+    const discarded = await flow(["runs", "discard", runIds[4]!, "--cwd", root], { env });
+    expect(discarded).toMatchObject({ code: 0, stdout: `Run ${runIds[4]}: changes discarded.\n` });
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow")).toBe("");
     expect((await runs({ action: "apply", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "nothing_to_apply" }]);
   });
 
@@ -140,5 +147,42 @@ describe('isolation "worktree" on external_delegate', () => {
       cwd: ".agent/bare.git",
     });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "configuration_invalid", message: expect.stringContaining("bare repository") } });
+  });
+
+  test("a workflow fans out worktree writers with agent() and lands them with tools.external_runs apply", async () => {
+    const script = `
+      const writers = ["w1 w1.txt first -", "w2 w2.txt second -"].map((task) =>
+        agent({ role: "worker", prompt: "WRITE " + task, context: { mode: "none" }, isolation: "worktree" }));
+      const done = await Promise.all(writers);
+      const applied = await tools.external_runs({ action: "apply", runIds: done.map((child) => child.runId) });
+      return applied.data.results.map((result) => result.status);`;
+    const { receipt } = await callForReceipt(pi, "external_workflow", { script }, { children: Array.from({ length: 4 }, () => writer) });
+    expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+    expect(receipt.data.run!.output.value).toEqual(["applied", "applied"]);
+    expect(readFileSync(join(root, "w1.txt"), "utf8")).toBe("first\n");
+    expect(readFileSync(join(root, "w2.txt"), "utf8")).toBe("second\n");
+    expect(worktreeCount(root)).toBe(1);
+  });
+
+  test("/flow apply shows the change summary and asks first: declined, nothing changes; accepted, the file lands", async () => {
+    const { receipt } = await callForReceipt(
+      pi,
+      "external_delegate",
+      { role: "worker", description: "write six", prompt: "WRITE six e.txt echo -", context: { mode: "none" }, isolation: "worktree" },
+      { children: [writer, writer] },
+    );
+    const runId = receipt.data.run!.runId;
+    const printed = () => {
+      const entries = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output");
+      return (entries.at(-1) as unknown as { data: { lines: string[] } }).data.lines;
+    };
+    ui.answers.push(false);
+    await pi.session.prompt(`/flow apply ${runId}`);
+    expect(printed()).toEqual([`${runId}: 1 file(s), +1 -0: e.txt`, "Nothing applied."]);
+    expect(existsSync(join(root, "e.txt"))).toBe(false);
+    ui.answers.push(true);
+    await pi.session.prompt(`/flow apply ${runId}`);
+    expect(printed()).toEqual([`${runId}: 1 file(s), +1 -0: e.txt`, `Run ${runId}: applied to the working tree (nothing staged): e.txt.`]);
+    expect(readFileSync(join(root, "e.txt"), "utf8")).toBe("echo\n");
   });
 });

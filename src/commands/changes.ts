@@ -1,0 +1,33 @@
+// `/flow apply|discard <runId>...`: a person lands or drops worktree runs' kept changes. Apply is
+// the one step that touches their working tree, so it shows what would change and asks first.
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { changeRuns, formatChangeAnswers, type ChangeAction } from "../isolation/apply-runs.ts";
+import type { RunStore } from "../runs/index.ts";
+
+type Print = (title: string, lines: string[]) => void;
+
+/** The files a run's patch names (its `diff --git` headers), from the first page of the view. */
+function patchFiles(store: RunStore, runId: string): string[] {
+  const text = store.inspectSingle(runId, "patch", { limitBytes: 256 * 1024 }).page.text;
+  return [...text.matchAll(/^diff --git a\/.* b\/(.*)$/gm)].map((match) => match[1]!);
+}
+
+/** One line per run: its counts and the files it changes. */
+function summary(store: RunStore, runId: string): string {
+  const { changes } = store.view(runId);
+  if (!changes) return `${runId}: no changes kept.`;
+  return `${runId}: ${changes.files} file(s), +${changes.insertions} -${changes.deletions}: ${patchFiles(store, runId).join(", ")}`;
+}
+
+export async function changesCommand(ctx: ExtensionCommandContext, store: RunStore, action: ChangeAction, runIds: string[], print: Print): Promise<void> {
+  const title = `/flow ${action}`;
+  if (runIds.length === 0) return print(title, [`Give the run IDs: /flow ${action} <runId>...`]);
+  const lines = runIds.map((runId) => summary(store, runId));
+  if (action === "apply") {
+    if (!ctx.hasUI) return print(title, [...lines, "Applying needs a confirmation, and this session has no UI to ask: use flow runs apply in a shell."]);
+    const question = `Merge these changes into your working tree (nothing is staged)?\n${lines.join("\n")}`;
+    if (!(await ctx.ui.confirm("Apply changes?", question))) return print(title, [...lines, "Nothing applied."]);
+  }
+  const answers = await changeRuns(store, action, runIds);
+  return print(title, [...lines, ...formatChangeAnswers(answers).split("\n")]);
+}

@@ -1,0 +1,69 @@
+// Crash cleanup, at session start: a worktree whose owning process (on this host) is gone is
+// removed, git forgets worktrees whose directory vanished, and a kept ref whose run no longer exists
+// anywhere in the flow home (pruned by retention) is dropped. Worktrees of live processes, of this
+// process and of other hosts are left alone, as retention leaves their runs alone.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { ownerAlive } from "../runs/index.ts";
+import { changesRef } from "./changes.ts";
+import { runGit } from "./git.ts";
+import { withRepositoryLock } from "./repository-lock.ts";
+import { openRepository, type Repository } from "./repository.ts";
+import { ownerFile, removeWorktree, worktreesDir } from "./worktree.ts";
+
+export interface CleanupReport {
+  removedWorktrees: string[];
+  droppedRefs: string[];
+}
+
+const OWNER_SUFFIX = ".owner.json";
+
+/** Whether the process that made the worktree of `runId` is gone (only decidable on this host). */
+function ownerGone(dir: string, runId: string): boolean {
+  try {
+    const owner = JSON.parse(readFileSync(ownerFile(dir, runId), "utf8")) as { pid?: unknown; host?: unknown };
+    return owner.host === hostname() && owner.pid !== process.pid && !ownerAlive(owner);
+  } catch {
+    return false; // being written: its owner is alive
+  }
+}
+
+/** Whether a run folder of `runId` exists in any project and session of the flow home. */
+function runExists(home: string, runId: string): boolean {
+  const projects = join(home, "projects");
+  const list = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+  return list(projects).some((project) => list(join(projects, project, "sessions")).some((session) => existsSync(join(projects, project, "sessions", session, "runs", runId))));
+}
+
+async function dropOrphanRefs(repo: Repository, home: string): Promise<string[]> {
+  const refs = await runGit(["for-each-ref", "--format=%(refname)", "refs/pi-flow"], { cwd: repo.root });
+  const dropped: string[] = [];
+  for (const ref of refs.stdout.toString("utf8").split("\n").filter((line) => line.startsWith("refs/pi-flow/"))) {
+    const runId = ref.slice("refs/pi-flow/".length);
+    if (runExists(home, runId)) continue;
+    await runGit(["update-ref", "-d", changesRef(runId)], { cwd: repo.root });
+    dropped.push(runId);
+  }
+  return dropped;
+}
+
+/** Cleans up after crashed hosts in the repository of `cwd`; nothing to do outside a repository. */
+export async function cleanupIsolation(home: string, cwd: string): Promise<CleanupReport> {
+  let repo: Repository;
+  try {
+    repo = openRepository(cwd);
+  } catch {
+    return { removedWorktrees: [], droppedRefs: [] };
+  }
+  const dir = worktreesDir(home, repo.root);
+  const owners = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(OWNER_SUFFIX)) : [];
+  const removedWorktrees: string[] = [];
+  for (const runId of owners.map((name) => name.slice(0, -OWNER_SUFFIX.length))) {
+    if (!ownerGone(dir, runId)) continue;
+    await removeWorktree(repo.commonDir, repo.root, join(dir, runId), ownerFile(dir, runId));
+    removedWorktrees.push(runId);
+  }
+  await withRepositoryLock(repo.commonDir, () => runGit(["worktree", "prune"], { cwd: repo.root }));
+  return { removedWorktrees, droppedRefs: await dropOrphanRefs(repo, home) };
+}

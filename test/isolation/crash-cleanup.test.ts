@@ -1,0 +1,42 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { once } from "node:events";
+import { expect, test } from "vitest";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
+
+/** A host process that makes a worktree for a child, says so, then waits to be killed. */
+const HOST = `
+  const { createIsolation } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/worktree.ts"))});
+  const { openRepository } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/repository.ts"))});
+  const made = await createIsolation(openRepository(process.argv[1]), "ag_crashed0000000000", process.argv[2]);
+  console.log(made.path);
+  setInterval(() => {}, 1 << 30);
+`;
+
+test("a host SIGKILLed mid-child leaves a worktree that the next session start removes; a live one's is left alone", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const host = spawn(process.execPath, ["--input-type=module", "-e", HOST, root, home], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = (await once(host.stdout!, "data")) as [Buffer];
+  const left = line.toString().trim();
+  host.kill("SIGKILL");
+  await once(host, "exit");
+
+  const live = await createIsolation(openRepository(root), "ag_live000000000000", home); // this process: alive
+  gitIn(root, "update-ref", "refs/pi-flow/ag_pruned00000000000", "HEAD"); // a kept ref whose run was pruned
+  expect(worktreeCount(root)).toBe(3);
+
+  const report = await cleanupIsolation(home, root);
+  expect(report).toEqual({ removedWorktrees: ["ag_crashed0000000000"], droppedRefs: ["ag_pruned00000000000"] });
+  expect(existsSync(left)).toBe(false);
+  expect(existsSync(live.path)).toBe(true);
+  expect(worktreeCount(root)).toBe(2);
+  await settleIsolation(live, home);
+  expect(worktreeCount(root)).toBe(1);
+});
