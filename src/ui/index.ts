@@ -21,6 +21,7 @@ export function installUi(pi: ExtensionAPI, host: FlowHost, help: HelpSources): 
     agentDir: getAgentDir,
     harnessState: (name, cwd) => host.harnessState(name, cwd),
     projectTrusted: (ctx) => host.projectTrusted(ctx),
+    backend: () => host.backendLine(),
     help,
   });
   return new BackgroundRunsWidget({ background: (ctx) => host.session(ctx).background, onBackgroundChange: (listener) => host.onBackgroundChange(listener) });
