@@ -8,7 +8,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { FAUX_EXTENSION, flow, flowSandbox, startFlow, type RunningFlow } from "../cli/support.ts";
+import { writeFileSync } from "node:fs";
+import { FAUX_EXTENSION, flow, flowSandbox, startedRunId, startFlow, type RunningFlow } from "../cli/support.ts";
 import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
 
 const sandbox = flowSandbox();
@@ -17,7 +18,23 @@ mkdirSync(project);
 const firstAttempt = join(sandbox.root, "first-attempt");
 // The first attempt marks itself and then waits as long as its worker lives; a second attempt returns at once.
 const command = `if [ -e ${firstAttempt} ]; then echo second attempt; else touch ${firstAttempt}; while kill -0 $PPID 2>/dev/null; do sleep 0.2; done; fi`;
-sandbox.fauxRules([{ match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" }]);
+// The held part waits for the test to release it, whatever happens to the coordinator meanwhile.
+const held = join(sandbox.root, "held-started");
+const release = join(sandbox.root, "release");
+const holdCommand = `touch ${held}; while [ ! -e ${release} ]; do sleep 0.2; done; echo released`;
+sandbox.fauxRules([
+  { match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" },
+  { match: "Do the held part", tool: { name: "bash", arguments: { command: holdCommand } }, then: "held part done" },
+]);
+const heldScript = sandbox.file(
+  "held.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "held" };',
+    'const run = await agent({ role: "worker", description: "Held part", prompt: "Do the held part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
 const script = sandbox.file(
   "slow.js",
   [
@@ -70,4 +87,26 @@ test("a worker killed mid-child: another worker takes the child over after the h
   expect(shown.stdout).toContain("ran on worker w2");
   second.child.kill("SIGTERM");
   expect((await second.done).code).toBe(0);
+});
+
+test("a coordinator killed mid-run: flow run --resume takes the child's result from the database, and the child never starts twice", async () => {
+  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_resume") };
+  const worker = start(["worker", "--name", "w3", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await worker.stdoutText(/worker w3 ready/);
+  const coordinator = start(["run", heldScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  const runId = startedRunId(await coordinator.stderrLine(/^run wf_\S+ started/));
+  while (!existsSync(held)) await sleep(50); // the child's command runs on w3
+  coordinator.child.kill("SIGKILL");
+  await coordinator.done;
+
+  // The child goes on without its coordinator, and its answer waits in Postgres.
+  writeFileSync(release, "");
+  await worker.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+  const resumed = await flow(["run", "--resume", runId, "--cwd", project, ...MODEL], { env: { ...sandbox.env, ...database, PI_FLOW_BACKEND: "dbos" } });
+  expect(resumed.code).toBe(0);
+  expect(JSON.parse(resumed.stdout)).toBe("held part done");
+  worker.child.kill("SIGTERM");
+  const { stdout } = await worker.done;
+  expect(stdout.match(/^started /gm)).toHaveLength(1);
+  expect(stdout).toContain(`started ${runId}/agent/0 `);
 });
