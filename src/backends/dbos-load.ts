@@ -1,4 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
+import { ensureWorkersTable } from "./heartbeats.ts";
 import { shownUrl } from "./settings.ts";
 
 /** The DBOS SDK, loaded only when the dbos backend is chosen: the local default never pays for it. */
@@ -43,12 +44,54 @@ async function quietly<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The advisory lock every pi-flow process takes to migrate: "pi-flow" in ASCII. */
+const MIGRATION_LOCK = 0x70692d666c6f77;
+
 /**
  * Creates or migrates DBOS's schema (and the database itself). Two processes migrating a fresh
- * database at once can race ("tuple concurrently updated"): the loser tries again and finds the
- * work done. An unreachable or refusing database fails at once.
+ * database at once race ("tuple concurrently updated", a duplicate key): so each holds a Postgres
+ * advisory lock, taken in the server's maintenance database (the system database may not exist
+ * yet), while it migrates; the second then finds the work done. Without access to that database
+ * the migration is tried again on a race instead. An unreachable or refusing server fails at once.
  */
 export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
+  const { default: pg } = await import("pg");
+  const maintenance = new URL(url);
+  maintenance.pathname = "/postgres";
+  const lock = new pg.Client({ connectionString: maintenance.toString() });
+  lock.on("error", () => undefined); // a server going away mid-lock is the migration's error to report
+  let locked = false;
+  try {
+    await lock.connect();
+    await lock.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    locked = true;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    // Refused outright: say so now. A role without the maintenance database migrates unlocked.
+    if (typeof code === "string" && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|28000)$/.test(code)) {
+      await lock.end().catch(() => undefined);
+      throw unusableDatabase(url, error);
+    }
+  }
+  try {
+    await migrateRetryingRaces(sdk, url);
+    const system = new pg.Client({ connectionString: url });
+    system.on("error", () => undefined);
+    try {
+      await system.connect();
+      await ensureWorkersTable(system);
+    } catch (error) {
+      throw unusableDatabase(url, error);
+    } finally {
+      await system.end().catch(() => undefined);
+    }
+  } finally {
+    if (locked) await lock.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.end().catch(() => undefined);
+  }
+}
+
+async function migrateRetryingRaces(sdk: DbosSdk, url: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await quietly(() => sdk.DBOS.migrate(url));
@@ -56,7 +99,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (!MIGRATION_RACE.test(message) || attempt >= MIGRATION_ATTEMPTS) throw unusableDatabase(url, error);
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.floor(Math.random() * 200)));
     }
   }
 }

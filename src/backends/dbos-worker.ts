@@ -10,6 +10,7 @@
  * 3. the step's answer is the workflow's result, which the coordinator is polling for;
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
+import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
 import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
@@ -22,6 +23,8 @@ export interface WorkerOptions {
   run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult>;
   onStarted(request: RemoteChildRequest): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
+  /** The sweep put a silent worker's unfinished children back on the queue. */
+  onTakeover(workflowIds: readonly string[]): void;
 }
 
 export interface RunningWorker {
@@ -29,6 +32,10 @@ export interface RunningWorker {
   running(): number;
   stop(): Promise<void>;
 }
+
+/** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
+const HEARTBEAT_MS = 2000;
+const SWEEP_MS = 5000;
 
 /** How often the worker looks for cancels of the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
@@ -45,6 +52,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     applicationVersion: applicationVersion(),
     listenQueues: [CHILD_QUEUE],
     logger: QUIET_LOGGER,
+    runMigrations: false, // migrate() did it, under the lock
   });
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
@@ -74,6 +82,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await DBOS.shutdown().catch(() => undefined);
     throw unusableDatabase(options.databaseUrl, error);
   }
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+  pool.on("error", () => undefined); // a lost connection is retried at the next beat
+  const me = { name: options.name, version: applicationVersion(), concurrency: options.concurrency };
+  await beat(pool, me);
+  const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
+  const sweep = setInterval(() => {
+    void claimSilentWorkersChildren(pool)
+      .then(async (ids) => {
+        if (ids.length === 0) return;
+        await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE });
+        options.onTakeover(ids);
+      })
+      .catch(() => undefined); // the database is away: the next sweep tries again
+  }, SWEEP_MS);
   let watching = false;
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
@@ -89,8 +112,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     running: () => running.size,
     async stop() {
       clearInterval(watch);
+      clearInterval(heartbeat);
+      clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
+      await forget(pool, options.name).catch(() => undefined);
+      await pool.end().catch(() => undefined);
       if (unfinished.length === 0) return;
       // Back on the queue, for whichever worker is free next; this process exits without settling them.
       const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });

@@ -17,6 +17,8 @@ export interface DoctorSources {
   agentDir: string;
   projectTrusted: boolean;
   harnessState(name: string): HarnessState;
+  /** Which backend runs workflow children: local, or dbos and its database. */
+  backend?: string;
 }
 
 /** Bytes under a folder, stopping at a bound so a huge store cannot stall the command. */
@@ -85,6 +87,7 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
   for (const line of broken) lines.push(`  ${line}`);
   const size = folderSize(sources.flowHome);
   lines.push(`runs     ${sources.flowHome}: ${size.partial ? "over " : ""}${bytesText(size.bytes)} in ${formatCount(size.files)} files, ${writable(sources.flowHome)}`);
+  if (sources.backend !== undefined) lines.push(`backend  ${sources.backend}`);
   for (const name of ["claude", "codex"]) {
     const state = sources.harnessState(name);
     lines.push(`${name.padEnd(8)} ${state.available ? "ready" : "unavailable"}: ${state.detail}`);

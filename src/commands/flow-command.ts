@@ -24,6 +24,8 @@ export interface FlowCommandSources {
   flowHome(): string;
   agentDir(): string;
   harnessState(name: string, cwd: string): HarnessState;
+  /** Which backend runs workflow children (backends/). */
+  backend?(): string;
   /** Whether the session's project counts as trusted: an untrusted one's roles and workflows are left out. */
   projectTrusted(ctx: ExtensionCommandContext): boolean;
   help: HelpSources;
@@ -70,7 +72,7 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
           case "roles":
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
-            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd) }));
+            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd), ...(sources.backend ? { backend: sources.backend() } : {}) }));
           case "apply":
           case "discard":
             return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);

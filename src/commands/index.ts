@@ -12,6 +12,7 @@ export function installFlowCommand(pi: ExtensionAPI, host: FlowHost, help: HelpS
     agentDir: getAgentDir,
     harnessState: (name, cwd) => host.harnessState(name, cwd),
     projectTrusted: (ctx) => host.projectTrusted(ctx),
+    backend: () => host.backendLine(),
     help,
   });
 }

@@ -16,6 +16,10 @@ test("flow --help and flow <command> --help print the usage of every command and
     for (const line of ["flow run <name|path.js>", "flow check <path.js>...", "flow runs tail <runId>", "flow help [topic"]) expect(result.stdout).toContain(line);
     for (const topic of HELP_TOPICS) expect(result.stdout).toContain(topic);
   }
+  // flow help names the backend workflow children run on, never the database's password.
+  const backend = await flow(["help"], { env: { ...env, PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://flow:hunter2@db.example:5432/flow" } });
+  expect(backend.stdout).toContain("\n\nBackend: dbos on postgres://flow:***@db.example:5432/flow (children run on flow workers)\n");
+  expect(backend.stdout).not.toContain("hunter2");
   const version = await flow(["--version"], { env });
   const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
   expect(version.stdout).toBe(`pi-flow ${manifest.version}\n`);

@@ -43,6 +43,7 @@ describe("/flow without a model call", () => {
     expect(text).toContain(`runs     ${pi.flowHome}: `);
     expect(text).toMatch(/claude {3}unavailable: .*not found on PATH/);
     expect(text).toMatch(/codex {4}unavailable: /);
+    expect(text).toContain("backend  local (children run in this process)");
     // Someone with no model is told how to try workflows anyway.
     expect(text).toMatch(/^no model\? flow run <workflow> --stub .* --replay <cassette>/m);
     // No model request was made.

@@ -20,7 +20,7 @@ import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
 import { sessionProjectTrusted } from "../../trust/project-trust.ts";
-import { configuredFleet, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
+import { backendLine, configuredFleet, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -179,6 +179,11 @@ export class FlowHost {
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...this.fleetChildren(),
     };
+  }
+
+  /** Which backend runs workflow children, as `/flow doctor` shows it. */
+  backendLine(): string {
+    return backendLine(this.flowSettings().flow);
   }
 
   /** The dbos backend's fleet, when Pi's settings or the environment choose it (backends/). */

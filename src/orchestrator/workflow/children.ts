@@ -85,8 +85,12 @@ export class WorkflowChildren {
   private readonly calls: CallJournal;
   private readonly replayedCallLines: CallJournal;
 
+  /** Whose agent() calls these are, for the dbos backend's child IDs: a resumed run's are the run it resumes. */
+  private readonly fleetRoot: string;
+
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
+    this.fleetRoot = options.env.fleet ? (options.writer.view().task.resumedFrom ?? options.writer.runId) : options.writer.runId;
     this.calls = callJournal(options.writer);
     this.replayedCallLines = callJournal(options.writer, true);
   }
@@ -160,7 +164,7 @@ export class WorkflowChildren {
         background: false,
         signal,
         parentRunId: writer.runId,
-        fleetWorkflowId: childWorkflowId(writer.runId, index),
+        fleetWorkflowId: childWorkflowId(this.fleetRoot, index),
         onProgress: ({ activity, usage }) => {
           if (!live) return;
           live.activity = activity;

@@ -1,0 +1,84 @@
+/**
+ * Which workers are alive, and what to do with the children of one that went silent. DBOS takes a
+ * dead machine's workflows over only through its hosted service; pi-flow does it itself: every
+ * worker writes a heartbeat, and every worker sweeps. A sweep claims a silent worker's row (so one
+ * sweeper handles it), and puts every child that worker had taken back on the queue.
+ *
+ * Contract with the caller: `ensureWorkersTable` runs under the migration lock (dbos-load.ts);
+ * `beat` and `sweep` are idempotent and may run on any number of workers at once.
+ */
+import type { Client, Pool, PoolClient } from "pg";
+import { CHILD_QUEUE } from "./names.ts";
+
+/** A worker not heard from for this long is taken for dead, and its children are run elsewhere. */
+export const SILENT_AFTER_SECONDS = 20;
+
+type Queryable = Pick<Client | Pool | PoolClient, "query">;
+
+export async function ensureWorkersTable(db: Queryable): Promise<void> {
+  await db.query("CREATE SCHEMA IF NOT EXISTS pi_flow");
+  await db.query(
+    "CREATE TABLE IF NOT EXISTS pi_flow.workers (name text PRIMARY KEY, version text NOT NULL, concurrency integer NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), seen_at timestamptz NOT NULL DEFAULT now())",
+  );
+}
+
+export interface WorkerRow {
+  name: string;
+  version: string;
+  concurrency: number;
+  secondsSinceSeen: number;
+}
+
+/** This worker is alive: its row, created or refreshed. */
+export async function beat(db: Queryable, worker: { name: string; version: string; concurrency: number }): Promise<void> {
+  await db.query(
+    "INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET seen_at = now(), version = $2, concurrency = $3",
+    [worker.name, worker.version, worker.concurrency],
+  );
+}
+
+/** A worker that stops cleanly leaves no row to sweep. */
+export async function forget(db: Queryable, name: string): Promise<void> {
+  await db.query("DELETE FROM pi_flow.workers WHERE name = $1", [name]);
+}
+
+/** The workers seen, newest first: what `flow help` and `/flow doctor` could list. */
+export async function workersSeen(db: Queryable): Promise<WorkerRow[]> {
+  const { rows } = await db.query<{ name: string; version: string; concurrency: number; seconds: number }>(
+    "SELECT name, version, concurrency, EXTRACT(EPOCH FROM now() - seen_at)::float8 AS seconds FROM pi_flow.workers ORDER BY seen_at DESC",
+  );
+  return rows.map((row) => ({ name: row.name, version: row.version, concurrency: row.concurrency, secondsSinceSeen: row.seconds }));
+}
+
+/**
+ * Claims the silent workers (a row lock another sweeper skips, then the row deleted) and returns
+ * the IDs of the children they had taken and not finished: the caller puts them back on the queue.
+ * A worker restarted under a silent one's name writes a new row and starts afresh.
+ */
+export async function claimSilentWorkersChildren(pool: Pool, dbosSchema = "dbos"): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const { rows: silent } = await client.query<{ name: string }>(
+      "SELECT name FROM pi_flow.workers WHERE seen_at < now() - make_interval(secs => $1) FOR UPDATE SKIP LOCKED",
+      [SILENT_AFTER_SECONDS],
+    );
+    if (silent.length === 0) {
+      await client.query("COMMIT");
+      return [];
+    }
+    const names = silent.map((row) => row.name);
+    const { rows: children } = await client.query<{ workflow_uuid: string }>(
+      `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE status = 'PENDING' AND queue_name = $1 AND executor_id = ANY($2)`,
+      [CHILD_QUEUE, names],
+    );
+    await client.query("DELETE FROM pi_flow.workers WHERE name = ANY($1)", [names]);
+    await client.query("COMMIT");
+    return children.map((row) => row.workflow_uuid);
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

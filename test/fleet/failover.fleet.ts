@@ -1,0 +1,112 @@
+/**
+ * kill -9 of a worker mid-child: another worker takes the child over once the dead one's heartbeat
+ * has gone silent, runs it again, and the coordinator gets its result exactly once. Real processes
+ * throughout: Postgres, two `flow worker`s and a `flow run`, children on the pi harness answered by
+ * Pi's faux provider, the slow part a real shell command.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { writeFileSync } from "node:fs";
+import { FAUX_EXTENSION, flow, flowSandbox, startedRunId, startFlow, type RunningFlow } from "../cli/support.ts";
+import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
+
+const sandbox = flowSandbox();
+const project = join(sandbox.root, "project");
+mkdirSync(project);
+const firstAttempt = join(sandbox.root, "first-attempt");
+// The first attempt marks itself and then waits as long as its worker lives; a second attempt returns at once.
+const command = `if [ -e ${firstAttempt} ]; then echo second attempt; else touch ${firstAttempt}; while kill -0 $PPID 2>/dev/null; do sleep 0.2; done; fi`;
+// The held part waits for the test to release it, whatever happens to the coordinator meanwhile.
+const held = join(sandbox.root, "held-started");
+const release = join(sandbox.root, "release");
+const holdCommand = `touch ${held}; while [ ! -e ${release} ]; do sleep 0.2; done; echo released`;
+sandbox.fauxRules([
+  { match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" },
+  { match: "Do the held part", tool: { name: "bash", arguments: { command: holdCommand } }, then: "held part done" },
+]);
+const heldScript = sandbox.file(
+  "held.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "held" };',
+    'const run = await agent({ role: "worker", description: "Held part", prompt: "Do the held part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
+const script = sandbox.file(
+  "slow.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "slow" };',
+    'const run = await agent({ role: "worker", description: "Slow part", prompt: "Do the slow part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
+
+let pg: PostgresCluster;
+const started: RunningFlow[] = [];
+beforeAll(async () => {
+  pg = await startPostgres();
+});
+afterAll(async () => {
+  for (const running of started) if (running.child.exitCode === null) running.child.kill("SIGKILL");
+  await Promise.all(started.map((running) => running.done));
+  await pg?.stop();
+  sandbox.dispose();
+});
+
+const MODEL = ["--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
+
+function start(args: string[], env: Record<string, string>): RunningFlow {
+  const running = startFlow(args, { env: { ...sandbox.env, ...env } });
+  started.push(running);
+  return running;
+}
+
+test("a worker killed mid-child: another worker takes the child over after the heartbeat silence, and the script gets its result once", async () => {
+  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_failover") };
+  const first = start(["worker", "--name", "w1", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await first.stdoutText(/worker w1 ready/);
+  const coordinator = start(["run", script, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  await first.stdoutText(/started \S+\/agent\/0 run ag_/);
+  while (!existsSync(firstAttempt)) await sleep(50); // the child's command is running on w1
+  first.child.kill("SIGKILL");
+
+  const second = start(["worker", "--name", "w2", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await second.stdoutText(/took over 1 unfinished children of a silent worker: \S+\/agent\/0/);
+  await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+
+  const result = await coordinator.done;
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toBe("slow part done");
+  expect(result.stderr).toMatch(/1 children, 0 failed agent\(\) calls/);
+  const runId = /run (ag_\S+) succeeded/.exec((await second.stdoutText(/settled/)))![1]!;
+  const shown = await flow(["runs", "show", runId, "--view", "diagnostics", "--cwd", project], { env: sandbox.env });
+  expect(shown.stdout).toContain("ran on worker w2");
+  second.child.kill("SIGTERM");
+  expect((await second.done).code).toBe(0);
+});
+
+test("a coordinator killed mid-run: flow run --resume takes the child's result from the database, and the child never starts twice", async () => {
+  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_resume") };
+  const worker = start(["worker", "--name", "w3", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await worker.stdoutText(/worker w3 ready/);
+  const coordinator = start(["run", heldScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  const runId = startedRunId(await coordinator.stderrLine(/^run wf_\S+ started/));
+  while (!existsSync(held)) await sleep(50); // the child's command runs on w3
+  coordinator.child.kill("SIGKILL");
+  await coordinator.done;
+
+  // The child goes on without its coordinator, and its answer waits in Postgres.
+  writeFileSync(release, "");
+  await worker.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+  const resumed = await flow(["run", "--resume", runId, "--cwd", project, ...MODEL], { env: { ...sandbox.env, ...database, PI_FLOW_BACKEND: "dbos" } });
+  expect(resumed.code).toBe(0);
+  expect(JSON.parse(resumed.stdout)).toBe("held part done");
+  worker.child.kill("SIGTERM");
+  const { stdout } = await worker.done;
+  expect(stdout.match(/^started /gm)).toHaveLength(1);
+  expect(stdout).toContain(`started ${runId}/agent/0 `);
+});
