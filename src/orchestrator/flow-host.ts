@@ -5,6 +5,7 @@ import { groupCommit } from "../runs/group-commit.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../context/snapshot.ts";
 import type { HarnessState } from "../harnesses/types.ts";
 import { harnessState } from "../harnesses/registry.ts";
+import { setTelemetryContent } from "../telemetry/index.ts";
 import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../harnesses/harness-settings.ts";
 import {
   formatRunText,
@@ -165,6 +166,7 @@ export class FlowHost {
   launchEnvironment(ctx: ExtensionContext, branch?: readonly SessionEntry[]): LaunchEnvironment {
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
     const harnesses = this.harnessSettings(ctx.cwd);
+    setTelemetryContent((this.flowSettings().flow as { telemetry?: { content?: unknown } } | undefined)?.telemetry?.content);
     return {
       cwd: ctx.cwd,
       projectTrusted: this.projectTrusted(ctx),
