@@ -92,6 +92,15 @@ export function telemetryProblems(listener?: (message: string) => void): readonl
   return state.problems;
 }
 
+/** One line for `/flow doctor`: whether spans are exported, where to, and what went wrong so far. */
+export function telemetryStatus(): string {
+  const config = tracingConfig(process.env);
+  const problems = state.problems.length === 0 ? "" : `; ${state.problems.join("; ")}`;
+  if (!config.on) return `off (OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on, see docs/observability.md)${problems}`;
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318";
+  return `OTLP ${config.protocol} to ${endpoint}${state.loaded ? "" : " (loading)"}${problems}`;
+}
+
 /** `flow.telemetry.content` from Pi's settings: prompts and answers go on spans only when it is true. */
 export function setTelemetryContent(setting: unknown): void {
   if (state.loaded) state.loaded.content = contentWanted(setting, process.env);
