@@ -9,6 +9,7 @@ import type { HelpSources } from "./help/answer.ts";
 import { createHelpTool } from "./tools/help.ts";
 import { createRunsTool } from "./tools/runs.ts";
 import { createWorkflowTool } from "./tools/workflow.ts";
+import { flushTelemetry } from "./telemetry/index.ts";
 import { installUi } from "./ui/index.ts";
 import { installFlowCommand } from "./commands/index.ts";
 import { cleanupIsolation } from "./isolation/index.ts";
@@ -41,9 +42,10 @@ export default function piFlow(pi: ExtensionAPI): void {
     setImmediate(() => void cleanupIsolation(host.flowHome(), ctx.cwd).catch(() => undefined));
     widget.attach(ctx);
   });
-  pi.on("session_shutdown", (event, ctx) => {
+  pi.on("session_shutdown", async (event, ctx) => {
     widget.detach();
-    return host.close(event.reason, ctx);
+    await host.close(event.reason, ctx);
+    await flushTelemetry(); // the session's spans leave before Pi exits (a no-op when tracing is off)
   });
   // Completions that settled while the parent was busy go out as one batch once it settles.
   pi.on("agent_settled", (_event, ctx) => host.parentSettled(ctx));

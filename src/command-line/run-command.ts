@@ -13,6 +13,8 @@ import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
 import { errorCode } from "../runs/index.ts";
+import { flushTelemetryBeforeExit } from "./telemetry.ts";
+import { telemetryReady } from "../telemetry/index.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
@@ -229,6 +231,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
     await checkBeforeLaunch(plan, headless, cassette, projectTrusted);
     if (controller.signal.aborted) return EXIT.interrupted;
     view = createProgressView(process.stderr);
+    await telemetryReady(); // configured tracing is loaded before the run's first span
     const code = await launch(plan, headless, controller, interrupts.interrupted, view);
     cassette.settle(code !== EXIT.refused);
     return code;
@@ -239,5 +242,6 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
     cassette.settle(false);
     interrupts.stop();
     headless?.dispose();
+    await flushTelemetryBeforeExit();
   }
 }

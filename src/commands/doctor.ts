@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync, readdirSync, statSync } from "node:f
 import { dirname, join } from "node:path";
 import { VERSION, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { HarnessState } from "../harnesses/types.ts";
+import { telemetryStatus } from "../telemetry/index.ts";
 import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
 import { brokenProfiles } from "./catalog.ts";
 import { formatCount, oneLine } from "../ui/format.ts";
@@ -92,6 +93,7 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
     const state = sources.harnessState(name);
     lines.push(`${name.padEnd(8)} ${state.available ? "ready" : "unavailable"}: ${state.detail}`);
   }
+  lines.push(`traces   ${telemetryStatus()}`);
   // The way in for someone with no model, or who does not want to spend tokens yet.
   lines.push("no model? flow run <workflow> --stub answers every child from its output schema; --replay <cassette> from recorded answers (flow help harnesses replay)");
   return lines;

@@ -172,6 +172,9 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
       case "tool_execution_end":
         request.onDiagnostic({ type: "tool_result", tool: event.toolName, isError: event.isError });
         break;
+      case "compaction_start":
+        progress("compacting"); // counted on the run's span (src/telemetry)
+        break;
     }
   });
 }

@@ -120,13 +120,24 @@ function reportRun(store: RunStore, found: RunView, depth: number): ReportRun {
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
   if (view.output.finalAvailable) {
     const final = firstPage(store, view.runId, "final");
-    run.final = { text: final.text, cut: final.cut };
+    run.final = { text: final.cut ? final.text : readable(final.text, view.kind), cut: final.cut };
   }
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output"));
     if (log) run.log = log;
   }
   return run;
+}
+
+/** A final value as a person reads it: a workflow's `{"result": …}` unwrapped, JSON indented. */
+function readable(text: string, kind: RunView["kind"]): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    const value = kind === "workflow" && parsed !== null && typeof parsed === "object" && "result" in parsed ? (parsed as { result: unknown }).result : parsed;
+    return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  } catch {
+    return text; // an agent's plain-text answer
+  }
 }
 
 const byStart = (a: RunView, b: RunView): number => a.timing.startedAt.localeCompare(b.timing.startedAt) || a.runId.localeCompare(b.runId);

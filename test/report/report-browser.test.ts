@@ -100,3 +100,32 @@ test("flow runs report --out reports a run still in progress with what is known 
   expect(await page.locator("header").innerText()).toMatch(/This run is running: the report shows what is known at/);
   expect(await page.locator("tr.run", { hasText: "Slow review" }).innerText()).toMatch(/running/);
 });
+
+test("a workflow of 200 children stays readable: one row a child, each with its bar inside the timeline", async () => {
+  const script = `export const meta = { limits: { agentCalls: 200, concurrency: 32 } };
+const runs = await parallel(Array.from({ length: 200 }, (_, index) => () =>
+  agent({ role: "explorer", harness: "stub", description: "Check part " + index, prompt: "Check it.", context: { mode: "none" } })));
+return runs.length;`;
+  const outcome = await pi.callTool("external_workflow", { script, description: "Two hundred checks" });
+  const run = (outcome.structuredContent as { data: { run: RunView } }).data.run;
+  expect(run.state.outcome).toBe("succeeded");
+  const runId = run.runId;
+  const file = join(pi.cwd, "wide.html");
+  expect(await reportCommand([runId, "--out", file, "--cwd", pi.cwd])).toBe(EXIT.succeeded);
+  const { page, requests, consoleErrors } = await openFile(browser, file);
+  await page.screenshot({ path: screenshotPath("report-200.png") });
+  expect(requests).toEqual([`file://${file}`]);
+  expect(consoleErrors).toEqual([]);
+  const rows = await page.locator("table.tree tr.run").evaluateAll((elements) =>
+    elements.map((row) => {
+      const bar = row.querySelector("td.bar")!.getBoundingClientRect();
+      const span = row.querySelector(".span")!.getBoundingClientRect();
+      return { height: row.getBoundingClientRect().height, inside: span.left >= bar.left - 1 && span.right <= bar.right + 1 && span.width >= 1 };
+    }),
+  );
+  expect(rows).toHaveLength(201);
+  // One line of text a row: the whole tree is a few thousand pixels, not 200 screens.
+  expect(Math.max(...rows.map((row) => row.height))).toBeLessThan(30);
+  expect(rows.every((row) => row.inside)).toBe(true);
+  for (const index of [0, 99, 199]) expect(await page.locator("table.tree").innerText()).toContain(`Check part ${index}`);
+});

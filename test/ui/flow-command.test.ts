@@ -44,6 +44,7 @@ describe("/flow without a model call", () => {
     expect(text).toMatch(/claude {3}unavailable: .*not found on PATH/);
     expect(text).toMatch(/codex {4}unavailable: /);
     expect(text).toContain("backend  local (children run in this process)");
+    expect(text).toMatch(/^traces {3}off \(OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on/m);
     // Someone with no model is told how to try workflows anyway.
     expect(text).toMatch(/^no model\? flow run <workflow> --stub .* --replay <cassette>/m);
     // No model request was made.

@@ -27,6 +27,7 @@ import { childTimeout, stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import type { FleetChildren } from "../../backends/index.ts";
 import { runOnFleet } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationRepository, startIsolation, type Repository } from "../../isolation/index.ts";
+import { traceRun } from "../../telemetry/index.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -253,6 +254,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       prompt: prepared.prompt,
     },
   });
+  const trace = traceRun({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt });
   const { withheld } = prepared.tools;
   if (withheld.length > 0) {
     writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
@@ -309,12 +311,13 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
       signal: controller.signal,
       // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
-      onProgress: (progress) => options.onProgress?.({ ...progress, activity: printable(progress.activity) }),
+      onProgress: (progress) => void (trace.progress(progress), options.onProgress?.({ ...progress, activity: printable(progress.activity) })),
       onOutput: (text) => {
         const written = writer.appendOutput(text).text; // always written, whether anyone listens
+        trace.output(written);
         options.onOutput?.(written);
       },
-      onDiagnostic: (entry) => writer.appendDiagnostic(diagnosticEntry(entry)),
+      onDiagnostic: (entry) => void (trace.diagnostic(entry), writer.appendDiagnostic(diagnosticEntry(entry))),
       quotas,
       ...(inbox ? { steering: inbox } : {}),
       ...(harness === "pi"
@@ -355,6 +358,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       });
       const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
       const settledRun = { ...written, warnings };
+      trace.end(settledRun.view, result.value);
       // A workflow's agent() needs the whole value, also when the receipt can only point to it.
       if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
       return { ...settledRun, value: redactValue(result.value).value };

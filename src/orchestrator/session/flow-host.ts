@@ -6,6 +6,7 @@ import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapsh
 import type { HarnessState } from "../../harnesses/types.ts";
 import { harnessState } from "../../harnesses/registry.ts";
 import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../../harnesses/harness-settings.ts";
+import { setTelemetryContent } from "../../telemetry/index.ts";
 import {
   formatRunText,
   openRunStore,
@@ -166,6 +167,7 @@ export class FlowHost {
   launchEnvironment(ctx: ExtensionContext, branch?: readonly SessionEntry[]): LaunchEnvironment {
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
     const harnesses = this.harnessSettings(ctx.cwd);
+    setTelemetryContent((this.flowSettings().flow as { telemetry?: { content?: unknown } } | undefined)?.telemetry?.content);
     return {
       cwd: ctx.cwd,
       projectTrusted: this.projectTrusted(ctx),

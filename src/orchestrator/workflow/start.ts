@@ -17,6 +17,7 @@ import type { ResumePlan } from "./resume/plan.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";
 import { WorkflowChildren, type ChildCounts } from "./children.ts";
 import type { SelectedWorkflow } from "./sources.ts";
+import { traceRun, type RunTraceHooks } from "../../telemetry/index.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */
 /** Up to this many children, every progress change is sent; beyond, one update per event-loop turn. */
@@ -113,6 +114,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
   writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth, scriptHash: hashArgs(selected.text), argsHash: hashArgs(launch.args) } });
   writer.setChildren({ count: 0, failed: 0 });
+  const trace = traceRun({ runId: writer.runId, kind: "workflow", task: writer.view().task });
 
   const root = new AbortController();
   const stop = () => root.abort();
@@ -156,7 +158,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     seed,
     startedAt,
     signal: root.signal,
-    onEvent: (event) => record(writer, event),
+    onEvent: (event) => record(writer, event, trace),
   }).catch((error: unknown): WorkflowResult => ({
     ok: false,
     error: { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
@@ -175,6 +177,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       }
       const settled = settleRoot(writer, result, children.counts);
       const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
+      trace.end(settled.view, result.ok ? result.value : undefined);
       return { ...settled, warnings };
     })
     .finally(() => launch.signal?.removeEventListener("abort", stop));
@@ -197,8 +200,9 @@ function settleRoot(writer: RunWriter, result: WorkflowResult, counts: ChildCoun
 }
 
 /** Runtime events → the workflow's evidence: store lines, tool events, output messages. */
-function record(writer: RunWriter, event: WorkflowEvent): void {
+function record(writer: RunWriter, event: WorkflowEvent, trace: RunTraceHooks): void {
   if (writer.settled) return;
+  if (event.type === "tool_start" || event.type === "tool_end") trace.toolCall({ index: event.index, tool: event.name, ended: event.type === "tool_end", ...(event.type === "tool_end" ? { ok: event.ok, ...(event.code ? { code: event.code } : {}) } : {}) });
   switch (event.type) {
     case "store":
       if (event.value === undefined) writer.journal({ t: "event", name: "store_delete", data: { key: event.key } });

@@ -1,0 +1,130 @@
+import type { Context, Span, Tracer } from "@opentelemetry/api";
+import type { RunView } from "../contract/run-schema.ts";
+import type { ChildDiagnostic, ChildProgress, ChildUsage } from "../harnesses/types.ts";
+import { endAttributes, spanText } from "./attributes.ts";
+
+/** What the trace of one run hears while it runs; every method is safe to call in any state. */
+export interface RunTraceHooks {
+  /** A child harness's progress: a new turn starts at "thinking", ends when usage counts it. */
+  progress(progress: ChildProgress): void;
+  /** Tool calls and their results, as the harness reports them. */
+  diagnostic(entry: ChildDiagnostic): void;
+  /** Assistant text: its first piece marks the time to first token. */
+  output(text: string): void;
+  /** A workflow's tools.* call started or ended (`index` is the call's journal index). */
+  toolCall(event: { index: number; tool: string; ended: boolean; ok?: boolean; code?: string }): void;
+  /** The run settled: its span ends with outcome, usage and cost. `answer` only with content on. */
+  end(view: RunView, answer?: unknown): void;
+}
+
+/** OpenTelemetry's span status codes (api's SpanStatusCode, said here so the API stays a type import). */
+const STATUS_ERROR = 2;
+
+export interface TraceTools {
+  tracer: Tracer;
+  under(parent: Span): Context;
+  content: boolean;
+}
+
+/** The spans of one run: the run's own, and under it its turns and tool calls (or a workflow's tools.* calls). */
+export class RunTrace implements RunTraceHooks {
+  private turn: { span: Span; usage: ChildUsage } | undefined;
+  private lastUsage: ChildUsage | undefined;
+  private readonly tools = new Map<string, Span[]>();
+  private readonly workflowTools = new Map<number, Span>();
+  private firstOutputSeen = false;
+  private compactions = 0;
+  private ended = false;
+  private readonly startedAt = Date.now();
+  readonly span: Span;
+  private readonly using: TraceTools;
+  private readonly model: string | undefined;
+
+  constructor(span: Span, using: TraceTools, model: string | undefined) {
+    this.span = span;
+    this.using = using;
+    this.model = model;
+  }
+
+  private child(name: string, attributes: Record<string, string | number | boolean>): Span {
+    return this.using.tracer.startSpan(name, { attributes }, this.using.under(this.span));
+  }
+
+  progress(progress: ChildProgress): void {
+    if (this.ended) return;
+    if (progress.activity === "compacting") {
+      this.compactions++;
+      this.span.addEvent("compaction", { "pi_flow.compactions": this.compactions });
+    }
+    const previous = this.lastUsage;
+    this.lastUsage = progress.usage;
+    if (this.turn && progress.usage.turns > this.turn.usage.turns) this.endTurn(progress.usage);
+    if (progress.activity === "thinking" && !this.turn) {
+      const number = progress.usage.turns + 1;
+      const attributes = { "gen_ai.operation.name": "chat", "pi_flow.turn": number, ...(this.model ? { "gen_ai.request.model": this.model } : {}) };
+      this.turn = { span: this.child(`chat ${this.model ?? ""}`.trim(), attributes), usage: previous ?? progress.usage };
+    }
+  }
+
+  private endTurn(now: ChildUsage): void {
+    const turn = this.turn!;
+    this.turn = undefined;
+    const delta = (key: "inputTokens" | "outputTokens") => now[key] - turn.usage[key];
+    turn.span.setAttributes({ "gen_ai.usage.input_tokens": delta("inputTokens"), "gen_ai.usage.output_tokens": delta("outputTokens") });
+    turn.span.end();
+  }
+
+  diagnostic(entry: ChildDiagnostic): void {
+    if (this.ended) return;
+    if (entry.type === "tool_call") {
+      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": entry.tool, ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}) };
+      const parent = this.turn?.span ?? this.span;
+      const span = this.using.tracer.startSpan(`execute_tool ${entry.tool}`, { attributes }, this.using.under(parent));
+      this.tools.set(entry.tool, [...(this.tools.get(entry.tool) ?? []), span]);
+    } else if (entry.type === "tool_result") {
+      const open = this.tools.get(entry.tool);
+      const span = open?.shift();
+      if (!span) return;
+      if (entry.isError) span.setStatus({ code: STATUS_ERROR, message: "the tool reported an error" });
+      span.end();
+    } else if (entry.type === "error") {
+      this.span.addEvent("error", { message: spanText(entry.message, 1000) });
+    }
+  }
+
+  output(text: string): void {
+    if (this.ended || this.firstOutputSeen || text.length === 0) return;
+    this.firstOutputSeen = true;
+    this.span.setAttribute("pi_flow.time_to_first_token_ms", Date.now() - this.startedAt);
+  }
+
+  toolCall(event: { index: number; tool: string; ended: boolean; ok?: boolean; code?: string }): void {
+    if (this.ended) return;
+    if (!event.ended) {
+      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.tool, "pi_flow.call_index": event.index };
+      this.workflowTools.set(event.index, this.child(`tools.${event.tool}`, attributes));
+      return;
+    }
+    const span = this.workflowTools.get(event.index);
+    if (!span) return;
+    this.workflowTools.delete(event.index);
+    if (event.ok === false) span.setStatus({ code: STATUS_ERROR, message: event.code ?? "failed" });
+    if (event.code) span.setAttribute("pi_flow.error.code", event.code);
+    span.end();
+  }
+
+  end(view: RunView, answer?: unknown): void {
+    if (this.ended) return;
+    if (this.turn && this.lastUsage) this.endTurn(this.lastUsage);
+    this.turn?.span.end();
+    for (const spans of this.tools.values()) for (const span of spans) span.end();
+    for (const span of this.workflowTools.values()) span.end();
+    this.ended = true;
+    this.span.setAttributes({ ...endAttributes(view), "pi_flow.compactions": this.compactions });
+    if (this.using.content && answer !== undefined) {
+      this.span.setAttribute("pi_flow.answer", spanText(typeof answer === "string" ? answer : JSON.stringify(answer) ?? ""));
+    }
+    if (view.state.outcome !== "succeeded") this.span.setStatus({ code: STATUS_ERROR, message: view.state.error?.code ?? view.state.outcome ?? "unfinished" });
+    this.span.end();
+  }
+}

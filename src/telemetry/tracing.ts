@@ -1,0 +1,159 @@
+import type { Span } from "@opentelemetry/api";
+import { createRequire } from "node:module";
+import type { TaskIdentity } from "../runs/index.ts";
+import { spanText, startAttributes } from "./attributes.ts";
+import { contentWanted, tracingConfig } from "./config.ts";
+import { loadTracing, type LoadedTracing } from "./provider.ts";
+import { RunTrace, type RunTraceHooks, type TraceTools } from "./run-trace.ts";
+
+/**
+ * The process's tracing: off (every hook a no-op) unless OTEL_TRACES_EXPORTER=otlp. Then the SDK
+ * starts loading when this module is first imported, so it is ready long before a session's first
+ * tool call; `flow run` awaits `telemetryReady()` before it starts its run. One trace per
+ * top-level run: a run with a parent in this process is a span under its parent's span.
+ *
+ * Lifecycle of one run's trace: `traceRun` at creation (the run's span starts) → hooks while it
+ * runs (turns, tool calls, first output) → `end` at settle. The owner of the run calls both.
+ */
+interface TracingState {
+  loaded?: TraceTools & { flush(): Promise<void> };
+  ready: Promise<void>;
+  /** Open runs' spans, so a child can start under its parent. */
+  open: Map<string, { span: Span; correlationId: string }>;
+  /** A settled run's correlation ID, for the run that resumes it (bounded). */
+  correlations: Map<string, string>;
+  problems: string[];
+  onProblem?: (message: string) => void;
+}
+
+const MAX_CORRELATIONS = 1024;
+const NOOP: RunTraceHooks = { progress() {}, diagnostic() {}, output() {}, toolCall() {}, end() {} };
+
+const version = (): string => {
+  try {
+    return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+  } catch {
+    return "unknown";
+  }
+};
+
+function report(state: TracingState, message: string): void {
+  if (state.problems.includes(message)) return; // said once per kind of failure
+  state.problems.push(message);
+  try {
+    state.onProblem?.(message);
+  } catch {
+    // A listener's failure is not the run's.
+  }
+}
+
+function start(): TracingState {
+  const state: TracingState = { ready: Promise.resolve(), open: new Map(), correlations: new Map(), problems: [] };
+  const config = tracingConfig(process.env);
+  if ("problem" in config) report(state, config.problem);
+  if (!config.on) return state;
+  state.ready = (async () => {
+    try {
+      const [api, loaded]: [typeof import("@opentelemetry/api"), LoadedTracing] = await Promise.all([
+        import("@opentelemetry/api"),
+        loadTracing(config.protocol, version(), (message) => report(state, message)),
+      ]);
+      state.loaded = { ...loaded, under: (parent) => api.trace.setSpan(api.context.active(), parent), content: contentWanted(undefined, process.env) };
+    } catch (error) {
+      report(state, `tracing could not start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  })();
+  return state;
+}
+
+/**
+ * One state per process, kept on globalThis: the `flow` command and the extension Pi loads may be
+ * two instances of this module, and a reloaded extension a third; they share one provider.
+ */
+const KEY = Symbol.for("pi-flow.telemetry");
+const holder = globalThis as { [KEY]?: TracingState };
+const state: TracingState = (holder[KEY] ??= start());
+
+/** Resolves once tracing is loaded (or known to be off); never rejects. */
+export const telemetryReady = (): Promise<void> => state.ready;
+
+/** Sends every ended span; a run's end is not held up by it. Never rejects. */
+export async function flushTelemetry(): Promise<void> {
+  await state.ready;
+  await state.loaded?.flush().catch((error: unknown) => {
+    // A failed export was said by the exporter already; a flush that fails some other way is said here.
+    if (state.problems.length === 0) report(state, `spans could not be flushed: ${error instanceof Error ? error.message : String(error)}`);
+  });
+}
+
+/** Export problems so far (a dead collector, an unsupported protocol), each said once; and a listener for the next ones. */
+export function telemetryProblems(listener?: (message: string) => void): readonly string[] {
+  if (listener) state.onProblem = listener;
+  return state.problems;
+}
+
+/** One line for `/flow doctor`: whether spans are exported, where to, and what went wrong so far. */
+export function telemetryStatus(): string {
+  const config = tracingConfig(process.env);
+  const problems = state.problems.length === 0 ? "" : `; ${state.problems.join("; ")}`;
+  if (!config.on) return `off (OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on, see docs/observability.md)${problems}`;
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318";
+  return `OTLP ${config.protocol} to ${endpoint}${state.loaded ? "" : " (loading)"}${problems}`;
+}
+
+/** `flow.telemetry.content` from Pi's settings: prompts and answers go on spans only when it is true. */
+export function setTelemetryContent(setting: unknown): void {
+  if (state.loaded) state.loaded.content = contentWanted(setting, process.env);
+}
+
+export interface TracedRun {
+  runId: string;
+  kind: "agent" | "workflow";
+  task: TaskIdentity;
+  model?: string;
+  /** An agent run whose conversation this one continues. */
+  resumes?: string;
+  prompt?: string;
+}
+
+/** Starts the run's span; the hooks it returns end it. A no-op while tracing is off. */
+export function traceRun(run: TracedRun): RunTraceHooks {
+  const loaded = state.loaded;
+  if (!loaded) return NOOP;
+  try {
+    const parent = run.task.parentRunId === undefined ? undefined : state.open.get(run.task.parentRunId);
+    const earlier = run.task.resumedFrom ?? run.resumes;
+    const correlationId = parent?.correlationId ?? (earlier === undefined ? run.runId : (state.correlations.get(earlier) ?? earlier));
+    const name = run.kind === "workflow" ? `workflow ${run.task.workflow ?? "inline"}` : `invoke_agent ${run.task.role ?? run.task.subagentType ?? "agent"}`;
+    const attributes = startAttributes(run.runId, run.kind, run.task, correlationId, run.model);
+    if (loaded.content && run.prompt !== undefined) attributes["pi_flow.prompt"] = spanText(run.prompt);
+    const span = loaded.tracer.startSpan(name, { attributes }, parent ? loaded.under(parent.span) : undefined);
+    state.open.set(run.runId, { span, correlationId });
+    const trace = new RunTrace(span, loaded, run.model);
+    return {
+      progress: (progress) => guarded(() => trace.progress(progress)),
+      diagnostic: (entry) => guarded(() => trace.diagnostic(entry)),
+      output: (text) => guarded(() => trace.output(text)),
+      toolCall: (event) => guarded(() => trace.toolCall(event)),
+      end: (view, answer) =>
+        guarded(() => {
+          state.open.delete(run.runId);
+          state.correlations.set(run.runId, correlationId);
+          if (state.correlations.size > MAX_CORRELATIONS) state.correlations.delete(state.correlations.keys().next().value!);
+          trace.end(view, answer);
+        }),
+    };
+  } catch (error) {
+    report(state, `a span could not start: ${error instanceof Error ? error.message : String(error)}`);
+    return NOOP;
+  }
+}
+
+/** Tracing never fails a run: a throw inside the SDK is reported, and the run goes on. */
+function guarded(action: () => void): void {
+  try {
+    action();
+  } catch (error) {
+    report(state, `a span could not be recorded: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A stand-in OpenTelemetry collector: an OTLP/HTTP receiver on loopback that keeps every request
+ * it is sent (path, content type, body) and answers 200, as a collector does.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface OtlpRequest {
+  path: string;
+  contentType: string;
+  body: Buffer;
+}
+
+export interface OtlpReceiver {
+  endpoint: string;
+  requests: OtlpRequest[];
+  close(): Promise<void>;
+}
+
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const requests: OtlpRequest[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      requests.push({ path: request.url ?? "", contentType: request.headers["content-type"] ?? "", body: Buffer.concat(chunks) });
+      const json = (request.headers["content-type"] ?? "").includes("json");
+      response.writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" });
+      response.end(json ? "{}" : "");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { endpoint: `http://127.0.0.1:${port}`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** A loopback address where nothing listens: connections to it are refused. */
+export async function refusingEndpoint(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** One span of an OTLP/JSON trace export, its attributes flattened to plain values. */
+export interface JsonSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, string | number | boolean>;
+  events: { name: string }[];
+  status?: { code?: number };
+}
+
+interface AnyValue {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+}
+
+export function jsonSpans(requests: readonly OtlpRequest[]): JsonSpan[] {
+  const spans: JsonSpan[] = [];
+  for (const request of requests) {
+    const payload = JSON.parse(request.body.toString("utf8")) as {
+      resourceSpans?: { scopeSpans?: { spans?: (Omit<JsonSpan, "attributes"> & { attributes?: { key: string; value: AnyValue }[] })[] }[] }[];
+    };
+    for (const resource of payload.resourceSpans ?? [])
+      for (const scope of resource.scopeSpans ?? [])
+        for (const span of scope.spans ?? []) {
+          const attributes: JsonSpan["attributes"] = {};
+          for (const { key, value } of span.attributes ?? []) {
+            attributes[key] = value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : undefined) ?? value.doubleValue ?? value.boolValue ?? "";
+          }
+          spans.push({ ...span, attributes, events: span.events ?? [] });
+        }
+  }
+  return spans;
+}
