@@ -30,7 +30,8 @@ const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 
-const short = (url: string) => url.replace(/^file:\/\//, "").replace(/.*\/node_modules\//, "nm:").replace(/.*\/wt\/[^/]+\//, "");
+const short = (url: string) =>
+  url.includes("/node_modules/") ? url.replace(/.*\/node_modules\//, "nm:") : url.replace(/^file:\/\/.*?\/(src|runtime|bench|test)\//, "$1/");
 const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anon)"} ${short(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
 
 const ours = (url: string) => /^(src|runtime)\//.test(url);

@@ -52,7 +52,13 @@ export type ReplyMessage =
   | { type: "reply"; id: number; ok: true; text: string }
   | { type: "reply"; id: number; ok: false; error: HostFailure };
 
-export type MainToWorker = RunMessage | ReplyMessage;
+/** The replies the host had for the worker in one turn of its event loop: one message, one wake-up. */
+export interface RepliesMessage {
+  type: "replies";
+  replies: ReplyMessage[];
+}
+
+export type MainToWorker = RunMessage | ReplyMessage | RepliesMessage;
 
 /** agent(), tools.*(), and describeTool()/searchTools() ("discover", answered from the tools' declarations). */
 export type CallKind = "agent" | "tool" | "discover";
@@ -69,12 +75,16 @@ export interface VmFailure {
 
 export type VmOutcome = { ok: true; text?: string } | { ok: false; error: VmFailure };
 
+export type CallMessage = { type: "call"; id: number; kind: CallKind; name: string; text: string };
+
 export type WorkerToMain =
   | { type: "ready" }
   /** The worker prepared (ok) or failed to prepare the VM its next run starts on; sent while idle. */
   | { type: "prepared"; ok: boolean }
   | { type: "boot_error"; message: string }
-  | { type: "call"; id: number; kind: CallKind; name: string; text: string }
+  | CallMessage
+  /** The calls one turn of the VM made (a parallel() of many agent() calls): one message for all. */
+  | { type: "calls"; calls: CallMessage[] }
   | { type: "output"; text: string }
   | { type: "store"; key: string; text?: string }
   | { type: "done"; outcome: VmOutcome; reusable: boolean };
@@ -97,6 +107,9 @@ function isVmOutcome(value: unknown): value is VmOutcome {
   return value.ok === false && isObject(error) && FAILURE_KINDS.has(error.kind) && isString(error.message) && optionalStrings(error, ["code", "name", "stack", "runId"]);
 }
 
+const isCall = (value: unknown): value is CallMessage =>
+  isObject(value) && value.type === "call" && isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
+
 export function isWorkerToMain(value: unknown): value is WorkerToMain {
   if (!isObject(value)) return false;
   switch (value.type) {
@@ -109,7 +122,9 @@ export function isWorkerToMain(value: unknown): value is WorkerToMain {
     case "output":
       return isString(value.text);
     case "call":
-      return isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
+      return isCall(value);
+    case "calls":
+      return Array.isArray(value.calls) && value.calls.length > 0 && value.calls.every(isCall);
     case "store":
       return isString(value.key) && (value.text === undefined || isString(value.text));
     case "done":
@@ -119,12 +134,15 @@ export function isWorkerToMain(value: unknown): value is WorkerToMain {
   }
 }
 
+function isReply(value: unknown): value is ReplyMessage {
+  if (!isObject(value) || value.type !== "reply" || !isId(value.id)) return false;
+  if (value.ok === true) return isString(value.text);
+  return value.ok === false && isObject(value.error) && isString(value.error.message);
+}
+
 export function isMainToWorker(value: unknown): value is MainToWorker {
   if (!isObject(value)) return false;
-  if (value.type === "reply") {
-    if (!isId(value.id)) return false;
-    if (value.ok === true) return isString(value.text);
-    return value.ok === false && isObject(value.error) && isString(value.error.message);
-  }
+  if (value.type === "reply") return isReply(value);
+  if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
   return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.stopFlag instanceof SharedArrayBuffer;
 }

@@ -7,7 +7,7 @@ import { mapStack } from "./errors.ts";
 import { decodeJson, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import { isWorkerToMain, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
@@ -64,6 +64,7 @@ class RunSession {
   private readonly onError = (error: Error) => this.crash(`the sandbox worker failed: ${error.message}`);
   private readonly onExit = (code: number) => this.crash(`the sandbox worker exited (code ${code})`);
   private bridge: HostBridge;
+  private replies: ReplyMessage[] = [];
   /** Aborts when the run ends: host calls still in flight can stop. */
   private readonly ended = new AbortController();
 
@@ -77,7 +78,7 @@ class RunSession {
     this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
     this.bridge = new HostBridge(options.host, limits, {
       emit: (event) => this.emit(event),
-      reply: (message) => this.pooled?.worker.postMessage(message),
+      reply: (message) => this.queueReply(message),
       fatal: (error) => this.stop(error),
       closed: () => this.settled,
     }, this.ended.signal);
@@ -122,10 +123,33 @@ class RunSession {
     }
   }
 
+  /**
+   * Replies wait for the end of this turn of the host's event loop and leave together: children that
+   * settle in one turn cost the worker one message and one run of the VM's jobs, not one each.
+   */
+  private queueReply(message: ReplyMessage): void {
+    this.replies.push(message);
+    if (this.replies.length === 1) setImmediate(this.sendReplies);
+  }
+
+  private readonly sendReplies = (): void => {
+    const replies = this.replies;
+    this.replies = [];
+    // A run that ended meanwhile has let its worker go (perhaps to another run): nothing more reaches it.
+    if (this.settled || replies.length === 0) return;
+    this.pooled?.worker.postMessage(replies.length === 1 ? replies[0] : { type: "replies", replies });
+  };
+
   private handle(message: WorkerToMain): void {
     switch (message.type) {
       case "call":
         return this.bridge.handle(message);
+      case "calls":
+        for (const call of message.calls) {
+          if (this.settled) return;
+          this.bridge.handle(call);
+        }
+        return;
       case "output":
         this.output += message.text;
         return this.emit({ type: "output", text: message.text });

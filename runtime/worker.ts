@@ -6,14 +6,33 @@
 // without compiling the prelude. Each prepared VM serves one run and is disposed with it.
 import { parentPort, workerData } from "node:worker_threads";
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from "quickjs-emscripten";
-import { isMainToWorker, type RunMessage, type WorkerBoot, type WorkerToMain } from "./protocol.ts";
+import { isMainToWorker, type CallMessage, type RunMessage, type WorkerBoot, type WorkerToMain } from "./protocol.ts";
 import { PreparedVm } from "./vm-prepared.ts";
 import { VmSession } from "./vm-session.ts";
 
 const port = parentPort;
 if (!port) throw new Error("runtime/worker.ts must run in a worker thread (started by worker-entry.js)");
 const boot = workerData as WorkerBoot;
-const post = (message: WorkerToMain): void => port.postMessage(message);
+/**
+ * Calls the VM makes in one turn (a parallel() of many agent() calls) leave as one message when
+ * the turn ends; any other message first sends the calls before it, so the host reads all in order.
+ */
+let calls: CallMessage[] = [];
+function sendCalls(): void {
+  if (calls.length === 0) return;
+  const batch = calls;
+  calls = [];
+  port!.postMessage(batch.length === 1 ? batch[0] : { type: "calls", calls: batch });
+}
+const post = (message: WorkerToMain): void => {
+  if (message.type === "call") {
+    calls.push(message);
+    if (calls.length === 1) queueMicrotask(sendCalls);
+    return;
+  }
+  sendCalls();
+  port.postMessage(message);
+};
 
 // QuickJS's WebAssembly build writes to the console when it aborts (a leak after an out-of-memory,
 // say). The run already reports its failure; that text must not draw over Pi's screen. This
@@ -68,7 +87,7 @@ port.on("message", (message: unknown) => {
     if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
     startRun(message, module);
   } else {
-    session?.reply(message);
+    session?.reply(message.type === "replies" ? message.replies : [message]);
   }
 });
 

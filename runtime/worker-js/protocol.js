@@ -53,7 +53,13 @@ export const PRELUDE_FILENAME = "flow:prelude";
                                                          
                                                                  
 
-                                                     
+/** The replies the host had for the worker in one turn of its event loop: one message, one wake-up. */
+                                 
+                  
+                          
+ 
+
+                                                                      
 
 /** agent(), tools.*(), and describeTool()/searchTools() ("discover", answered from the tools' declarations). */
                                                      
@@ -70,12 +76,16 @@ const CALL_KINDS                       = new Set(["agent", "tool", "discover"]);
 
                                                                                       
 
+                                                                                                   
+
                           
                      
                                                                                                       
                                      
                                            
-                                                                            
+               
+                                                                                                     
+                                           
                                     
                                                  
                                                             
@@ -98,6 +108,9 @@ function isVmOutcome(value         )                     {
   return value.ok === false && isObject(error) && FAILURE_KINDS.has(error.kind) && isString(error.message) && optionalStrings(error, ["code", "name", "stack", "runId"]);
 }
 
+const isCall = (value         )                       =>
+  isObject(value) && value.type === "call" && isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
+
 export function isWorkerToMain(value         )                        {
   if (!isObject(value)) return false;
   switch (value.type) {
@@ -110,7 +123,9 @@ export function isWorkerToMain(value         )                        {
     case "output":
       return isString(value.text);
     case "call":
-      return isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
+      return isCall(value);
+    case "calls":
+      return Array.isArray(value.calls) && value.calls.length > 0 && value.calls.every(isCall);
     case "store":
       return isString(value.key) && (value.text === undefined || isString(value.text));
     case "done":
@@ -120,12 +135,15 @@ export function isWorkerToMain(value         )                        {
   }
 }
 
+function isReply(value         )                        {
+  if (!isObject(value) || value.type !== "reply" || !isId(value.id)) return false;
+  if (value.ok === true) return isString(value.text);
+  return value.ok === false && isObject(value.error) && isString(value.error.message);
+}
+
 export function isMainToWorker(value         )                        {
   if (!isObject(value)) return false;
-  if (value.type === "reply") {
-    if (!isId(value.id)) return false;
-    if (value.ok === true) return isString(value.text);
-    return value.ok === false && isObject(value.error) && isString(value.error.message);
-  }
+  if (value.type === "reply") return isReply(value);
+  if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
   return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.stopFlag instanceof SharedArrayBuffer;
 }

@@ -105,10 +105,20 @@ export class VmSession {
     this.pump();
   }
 
-  reply(message              )       {
+  /** Host replies, in the order they came; the VM's jobs then run once for all of them. */
+  reply(messages                         )       {
+    let delivered = false;
+    for (const message of messages) {
+      if (this.outcome !== undefined) break; // a reply that failed the run: the rest go unread
+      delivered = this.deliver(message) || delivered;
+    }
+    if (delivered) this.pump();
+  }
+
+          deliver(message              )          {
     const sent = this.inflight.get(message.id);
     const deliver = this.prepared.deliver;
-    if (this.closed || sent === undefined || !deliver) return;
+    if (this.closed || sent === undefined || !deliver) return false;
     this.inflight.delete(message.id);
     this.inflightChars -= sent;
     const vm = this.vm;
@@ -121,7 +131,7 @@ export class VmSession {
     for (const arg of args) arg.dispose();
     if (result.error) this.fail(result.error);
     else result.value.dispose();
-    this.pump();
+    return true;
   }
 
           evaluate(code        , filename        )       {

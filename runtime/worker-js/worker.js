@@ -7,14 +7,33 @@
 // without compiling the prelude. Each prepared VM serves one run and is disposed with it.
 import { parentPort, workerData } from "node:worker_threads";
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC,                        } from "quickjs-emscripten";
-import { isMainToWorker,                                                     } from "./protocol.js";
+import { isMainToWorker,                                                                       } from "./protocol.js";
 import { PreparedVm } from "./vm-prepared.js";
 import { VmSession } from "./vm-session.js";
 
 const port = parentPort;
 if (!port) throw new Error("runtime/worker.ts must run in a worker thread (started by worker-entry.js)");
 const boot = workerData              ;
-const post = (message              )       => port.postMessage(message);
+/**
+ * Calls the VM makes in one turn (a parallel() of many agent() calls) leave as one message when
+ * the turn ends; any other message first sends the calls before it, so the host reads all in order.
+ */
+let calls                = [];
+function sendCalls()       {
+  if (calls.length === 0) return;
+  const batch = calls;
+  calls = [];
+  port .postMessage(batch.length === 1 ? batch[0] : { type: "calls", calls: batch });
+}
+const post = (message              )       => {
+  if (message.type === "call") {
+    calls.push(message);
+    if (calls.length === 1) queueMicrotask(sendCalls);
+    return;
+  }
+  sendCalls();
+  port.postMessage(message);
+};
 
 // QuickJS's WebAssembly build writes to the console when it aborts (a leak after an out-of-memory,
 // say). The run already reports its failure; that text must not draw over Pi's screen. This
@@ -69,7 +88,7 @@ port.on("message", (message         ) => {
     if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
     startRun(message, module);
   } else {
-    session?.reply(message);
+    session?.reply(message.type === "replies" ? message.replies : [message]);
   }
 });
 

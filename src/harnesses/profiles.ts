@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
@@ -112,10 +112,28 @@ export function parseProfileFile(path: string, source: "user" | "project", fallb
   };
 }
 
-/** The `.md` files of a directory, by profile name; a missing directory has none. */
-export function profileFiles(dir: string | undefined): Map<string, string> {
+/**
+ * The listings read so far, each with its directory's modification time (nanoseconds): every
+ * child selects its role here, and a directory that did not change since is not read again. A file
+ * added, removed or renamed changes the directory's time, and the next lookup reads it afresh. A
+ * file system stamps times in ticks of a few milliseconds, so two changes in one tick share a time:
+ * a listing is kept only once its directory's time is a while in the past.
+ */
+const SETTLED_MS = 2000;
+const listings = new Map<string, { mtimeNs: bigint; files: ReadonlyMap<string, string> }>();
+const NONE: ReadonlyMap<string, string> = new Map();
+
+/** The `.md` files of a directory, by profile name; a missing directory has none. Do not modify the map. */
+export function profileFiles(dir: string | undefined): ReadonlyMap<string, string> {
+  if (dir === undefined) return NONE;
+  const mtimeNs = statSync(dir, { bigint: true, throwIfNoEntry: false })?.mtimeNs;
+  if (mtimeNs === undefined) {
+    listings.delete(dir);
+    return NONE;
+  }
+  const known = listings.get(dir);
+  if (known?.mtimeNs === mtimeNs) return known.files;
   const files = new Map<string, string>();
-  if (dir === undefined) return files;
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -123,6 +141,7 @@ export function profileFiles(dir: string | undefined): Map<string, string> {
     return files;
   }
   for (const name of names.sort()) if (name.endsWith(".md")) files.set(name.slice(0, -3), join(dir, name));
+  if (Date.now() - Number(mtimeNs / 1_000_000n) > SETTLED_MS) listings.set(dir, { mtimeNs, files });
   return files;
 }
 

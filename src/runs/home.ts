@@ -72,8 +72,16 @@ export function projectSessionKeys(home: string, cwd: string): string[] {
   }
 }
 
+/** Every run of a session lives here; the path is joined once per scope, not for every file of every run. */
+const runsDirs = new WeakMap<RunScope, string>();
+
 export function runsDir(scope: RunScope): string {
-  return join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, "runs");
+  let dir = runsDirs.get(scope);
+  if (dir === undefined) {
+    dir = join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, "runs");
+    runsDirs.set(scope, dir);
+  }
+  return dir;
 }
 
 /** Stable short token naming a scope inside cursors; not a secret, only a binding. */

@@ -55,12 +55,13 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   const candidate = ctx.registry.get(runId);
   const entry = candidate && candidate.scope === ctx.scopeToken ? candidate : undefined;
   const files = runFiles(ctx.scope, runId);
-  const dirExists = statOrNull(files.dir)?.isDirectory() ?? false;
+  const live = entry !== undefined && entry.status !== "settled";
+  // A live run is read from memory alone (below): its folder is not looked at.
+  const dirExists = !live && (statOrNull(files.dir)?.isDirectory() ?? false);
   // No directory and nothing in memory: unknown, or pruned (pruning also forgets the run in memory).
   // A run still in memory whose evidence was lost keeps its settled result: evidence never discards it.
   if (!dirExists && !entry) throw unavailable(runId);
 
-  const live = entry !== undefined && entry.status !== "settled";
   // A live run's owner keeps its entry and its record in step, and a run settled in this process
   // has its terminal state in the entry: the entry says everything the record would, so such views
   // (a widget refreshing every second, the view settle returns) read no record.
