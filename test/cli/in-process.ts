@@ -34,10 +34,19 @@ async function runMain(args: readonly string[], options: { cwd?: string; env: No
   process.chdir(options.cwd ?? PROJECT_ROOT);
   const stdout = capture(process.stdout);
   const stderr = capture(process.stderr);
+  // main's handlers for a closed pipe and SIGXFSZ are a process's, installed once per process: drop them after.
+  const listeners: { emitter: NodeJS.EventEmitter; event: string; before: readonly unknown[] }[] = [
+    { emitter: process.stdout, event: "error", before: process.stdout.listeners("error") },
+    { emitter: process.stderr, event: "error", before: process.stderr.listeners("error") },
+    { emitter: process, event: "SIGXFSZ", before: process.listeners("SIGXFSZ") },
+  ];
   try {
     const code = await main(args);
     return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() };
   } finally {
+    for (const { emitter, event, before } of listeners) {
+      for (const listener of emitter.listeners(event)) if (!before.includes(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
+    }
     stdout.restore();
     stderr.restore();
     process.chdir(savedCwd);
