@@ -1,12 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { flowInProcess } from "./in-process.ts";
 import { flowSandbox, PROJECT_ROOT, shell, userShellEnv } from "./support.ts";
 
 /**
  * The commands the README, docs/cli.md and examples/cassettes/README.md tell a user to type,
- * parsed from those files and run verbatim through a shell in the checkout's root, with npx as a
- * user runs it. The sandbox keeps their runs and Pi's agent directory out of the real home.
+ * parsed from those files and run as written in the checkout's root: the README's through a shell
+ * with npx as a user runs it, the others' words split by a shell and run by flow's main. The
+ * sandbox keeps their runs and Pi's agent directory out of the real home.
  */
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -79,8 +81,12 @@ describe("documented commands", () => {
     expect(new Set(replays.map(([, line]) => /--replay examples\/cassettes\/(\w+)\.jsonl/.exec(line)?.[1]))).toEqual(new Set(["review", "map", "handoff"]));
   });
 
+  // The shell splits each line into flow's arguments, as it would for npx; flow's main then runs
+  // in this process (the two tests above start npx flow itself, verbatim).
   test.each(documented)("%s: %s", async (_file, line) => {
-    const result = await shell(line, { env: sandbox.env });
+    const words = await shell(`printf '%s\\0' ${line.slice("npx flow ".length)}`, { env: sandbox.env });
+    expect(words.code).toBe(0);
+    const result = await flowInProcess(words.stdout.split("\0").slice(0, -1), { env: sandbox.env });
     expect(result.stderr).not.toMatch(/has no answer for/);
     expect(result.code).toBe(0);
     if (line.includes(" run ")) {
