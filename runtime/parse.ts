@@ -18,6 +18,11 @@ type Fail = (message: string, node?: Node) => never;
 
 /** Throws WorkflowScriptError (`code: "script_invalid"`, 1-based `line`/`column`) when the script cannot run. */
 export function parseWorkflow(source: string, options: ParseWorkflowOptions): ParsedWorkflow {
+  return parseWorkflowTree(source, options);
+}
+
+/** parseWorkflow on the tree parseProgram gave for `source`, for a caller that reads the tree too (flow check). */
+export function parseWorkflowTree(source: string, options: ParseWorkflowOptions, tree?: Program): ParsedWorkflow {
   const fail: Fail = (message, node) => {
     const at = node?.loc?.start;
     throw new WorkflowScriptError(message, at?.line ?? 1, (at?.column ?? 0) + 1, options.path);
@@ -25,7 +30,7 @@ export function parseWorkflow(source: string, options: ParseWorkflowOptions): Pa
   if (typeof source !== "string") fail("workflow source must be a string");
   if (options.origin !== "saved" && options.origin !== "inline") fail(`unknown origin "${String(options.origin)}"`);
 
-  const program = parseProgram(source, options.path);
+  const program = tree ?? parseProgram(source, options.path);
   const exported = readExports(program, fail);
   rejectDynamicImports(program, fail);
 
@@ -44,7 +49,7 @@ export function parseWorkflow(source: string, options: ParseWorkflowOptions): Pa
   return parsed;
 }
 
-function parseProgram(source: string, path: string | undefined): Program {
+export function parseProgram(source: string, path: string | undefined): Program {
   try {
     return acornParse(source, {
       ecmaVersion: "latest",

@@ -5,8 +5,9 @@
  * does not know would fail at run time with selection_invalid; here it is caught before anything
  * runs, at its line and column. Names computed at run time are left to the run.
  */
-import { parse as acornParse, type Node } from "acorn";
+import type { Node } from "acorn";
 import type { Problem } from "./script-check.ts";
+import { syntaxTree } from "./syntax-tree.ts";
 
 export interface KnownNames {
   roles: readonly string[];
@@ -51,7 +52,7 @@ function walk(node: AnyNode, visit: (node: AnyNode) => void): void {
 export function literalTargetProblems(source: string, file: string, known: KnownNames): Problem[] {
   let program: AnyNode;
   try {
-    program = acornParse(source, { ecmaVersion: "latest", sourceType: "module", allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, locations: true }) as unknown as AnyNode;
+    program = syntaxTree(source) as unknown as AnyNode;
   } catch {
     return []; // the syntax check reports it
   }

@@ -39,13 +39,16 @@ const OPTIONS = {
   ...TRUST_OPTIONS,
 } as const;
 
-/** `--args '{"a":1}'` or `--args @file.json`: a JSON object of at most ARGS_MAX_BYTES. */
+/** Inline `--args` text, bounded before Pi starts (a file is bounded as it is read). */
+function inlineArgs(text: string): string {
+  if (Buffer.byteLength(text, "utf8") <= ARGS_MAX_BYTES) return text;
+  throw new FlowError("request_invalid", `--args is over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
+}
+
+/** `--args '{"a":1}'` or `--args @file.json`: a JSON object of at most ARGS_MAX_BYTES, checked once. */
 function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;
-  const text = raw.startsWith("@") ? readUserFile(resolve(raw.slice(1)), { what: "The --args file", maxBytes: ARGS_MAX_BYTES, code: "request_invalid" }) : raw;
-  if (Buffer.byteLength(text, "utf8") > ARGS_MAX_BYTES) {
-    throw new FlowError("request_invalid", `--args is over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
-  }
+  const text = raw.startsWith("@") ? readUserFile(resolve(raw.slice(1)), { what: "The --args file", maxBytes: ARGS_MAX_BYTES, code: "request_invalid" }) : inlineArgs(raw);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,7 +1,8 @@
-import { parse as acornParse, type Node } from "acorn";
+import type { Node } from "acorn";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FLOW_READ_ONLY_TOOLS } from "../orchestrator/workflow/index.ts";
-import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../runtime/index.ts";
+import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
+import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
 
 /** One problem in a workflow file, with a 1-based position, as `flow check` prints it. */
 export interface Problem {
@@ -23,13 +24,7 @@ type LiteralNode = Node & { value?: unknown };
 
 /** Where `meta.<property>` (or one string in its array) is written; the parse already succeeded. */
 function metaPosition(source: string, property: string, element?: string): Position | undefined {
-  const program = acornParse(source, {
-    ecmaVersion: "latest",
-    sourceType: "module",
-    allowReturnOutsideFunction: true,
-    allowAwaitOutsideFunction: true,
-    locations: true,
-  });
+  const program = syntaxTree(source);
   for (const node of program.body) {
     if (node.type !== "ExportNamedDeclaration" || node.declaration?.type !== "VariableDeclaration") continue;
     const declarator = node.declaration.declarations[0];
@@ -51,7 +46,7 @@ function metaPosition(source: string, property: string, element?: string): Posit
 /** The tools a file's `meta.tools` names; none when the file does not even parse. */
 export function requestedTools(source: string): readonly string[] {
   try {
-    return parseWorkflow(source, { origin: "inline" }).meta.tools ?? [];
+    return parseOnTree(source, { origin: "inline" }).meta.tools ?? [];
   } catch {
     return [];
   }
@@ -69,7 +64,7 @@ export function checkWorkflowSource(
 ): { workflow?: ParsedWorkflow; problems: Problem[] } {
   let workflow: ParsedWorkflow;
   try {
-    workflow = parseWorkflow(source, { origin: "saved", path: file });
+    workflow = parseOnTree(source, { origin: "saved", path: file });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
     return { problems: [{ file, line: error.line, column: error.column, message: error.message }] };

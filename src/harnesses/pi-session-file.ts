@@ -1,6 +1,11 @@
-import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { parseSessionEntries, SessionManager, type FileEntry } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
 import { errorCode, redactedJson, redactValue } from "../runs/index.ts";
+import { readUserFile } from "../runs/user-file.ts";
+
+/** The most an earlier child's transcript may hold to be resumed: read whole, so bounded first. */
+export const TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** One line of the file: an entry redacted as every durable record of a run is. */
 const redactedLine = (entry: unknown): string => redactedJson(entry) ?? "null";
@@ -11,8 +16,9 @@ const redactedLine = (entry: unknown): string => redactedJson(entry) ?? "null";
  * It is held in memory and written by ChildSessionFile, like a new child's.
  */
 export function resumedSessionManager(source: string, cwd: string): SessionManager {
-  const entries = parseSessionEntries(readFileSync(source, "utf8")).filter((entry) => entry.type !== "session");
-  if (entries.length === 0) throw new Error(`The earlier child's Pi session has no entries: ${source}`);
+  const text = readUserFile(source, { what: "The earlier child's Pi session", maxBytes: TRANSCRIPT_MAX_BYTES, code: "run_unavailable" });
+  const entries = parseSessionEntries(text).filter((entry) => entry.type !== "session");
+  if (entries.length === 0) throw new FlowError("run_unavailable", `The earlier child's Pi session ${source} has no entries: there is nothing to resume.`);
   const redacted = entries.map((entry) => redactValue(entry).value as FileEntry);
   return SessionManager.inMemory(cwd, { parentSession: source }, redacted);
 }

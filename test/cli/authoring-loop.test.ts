@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
-import { ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { ECHO_EXTENSION, flowSandbox, PROJECT_ROOT, shell } from "./support.ts";
 
 /**
  * docs/workflows.md's authoring loop, as an author in a fresh project runs it: the workflow file
@@ -27,13 +27,8 @@ writeFileSync(join(project, "package.json"), JSON.stringify({ name: "authoring-p
 symlinkSync(join(PROJECT_ROOT, "bin", "flow.js"), join(project, "node_modules", ".bin", "flow"));
 symlinkSync(join(PROJECT_ROOT, "node_modules", "typescript", "bin", "tsc"), join(project, "node_modules", ".bin", "tsc"));
 
-function shell(command: string): Promise<FlowResult> {
-  return new Promise((resolve) => {
-    execFile("sh", ["-c", command], { cwd: project, env: sandbox.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, signal: null, stdout, stderr });
-    });
-  });
-}
+/** A command from the doc, run verbatim in the project as the author's shell runs it. */
+const inProject = (command: string) => shell(command, { cwd: project, env: sandbox.env });
 
 describe("docs/workflows.md: the authoring loop", () => {
   test("the doc gives a workflow file and the loop flow types, tsc, flow check, flow run", () => {
@@ -48,7 +43,7 @@ describe("docs/workflows.md: the authoring loop", () => {
     new ProjectTrustStore(sandbox.agentDir).set(project, true);
     const [types, typecheck, check, run] = commands as [string, string, string, string];
 
-    const typed = await shell(types);
+    const typed = await inProject(types);
     expect(typed.stderr).toMatch(/flow types: wrote \.pi\/flow\/workflows\/flow\.d\.ts: \d+ tools, 4 saved workflows/);
     expect(typed.code).toBe(0);
     expect(existsSync(join(project, ".pi/flow/workflows/tsconfig.json"))).toBe(true);
@@ -57,11 +52,11 @@ describe("docs/workflows.md: the authoring loop", () => {
     // Pi's built-ins come typed from their schemas too.
     expect(declarations).toMatch(/\n {2}read\(args: ReadInput\): Promise<\w+>;/);
 
-    expect(await shell(typecheck)).toMatchObject({ code: 0, stdout: "" });
-    const checked = await shell(check);
+    expect(await inProject(typecheck)).toMatchObject({ code: 0, stdout: "" });
+    const checked = await inProject(check);
     expect(checked.stderr).toMatch(/flow check: 1 file ok/);
     expect(checked.code).toBe(0);
-    const ran = await shell(run);
+    const ran = await inProject(run);
     expect(ran.stderr).toMatch(/succeeded/);
     expect(ran.code).toBe(0);
     const rows = JSON.parse(ran.stdout) as Array<{ kind: string; status: string; task: string }>;
@@ -72,7 +67,7 @@ describe("docs/workflows.md: the authoring loop", () => {
       join(project, scriptPath),
       script.replace("args.limit ?? 20", "args.lmit ?? 20").replace('action: "list"', 'action: "lsit"').replace("run.state.status,", "run.state.stauts,"),
     );
-    const broken = await shell(typecheck);
+    const broken = await inProject(typecheck);
     expect(broken.code).not.toBe(0);
     expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*lmit/);
     expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*"lsit"/);
@@ -85,7 +80,7 @@ describe("flow types", () => {
     const elsewhere = join(sandbox.root, "elsewhere");
     mkdirSync(join(elsewhere, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(elsewhere, ".pi/flow/workflows/tsconfig.json"), "{}\n");
-    const result = await flow(["types", "--cwd", elsewhere, "--extension", ECHO_EXTENSION], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", elsewhere, "--extension", ECHO_EXTENSION], { env: sandbox.env });
     expect(result.code).toBe(0);
     const declarations = readFileSync(join(elsewhere, ".pi/flow/workflows/flow.d.ts"), "utf8");
     expect(declarations).toContain("flow_test_echo(args: FlowTestEchoInput): Promise<FlowTestEchoOutput>;");
@@ -94,12 +89,12 @@ describe("flow types", () => {
 
     const out = join(sandbox.root, "types", "my.d.ts");
     // --out into a folder that does not exist is refused, not created.
-    const refused = await flow(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env });
+    const refused = await flowInProcess(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--out .*my\.d\.ts: the folder .*types does not exist.*\(request_invalid\)/);
     expect(existsSync(join(sandbox.root, "types"))).toBe(false);
     mkdirSync(join(sandbox.root, "types"));
-    expect((await flow(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env })).code).toBe(0);
+    expect((await flowInProcess(["types", "--cwd", elsewhere, "--out", out], { env: sandbox.env })).code).toBe(0);
     expect(readFileSync(out, "utf8")).toContain("interface FlowWorkflowArgs {");
     expect(existsSync(join(sandbox.root, "types", "tsconfig.json"))).toBe(false);
   });
@@ -108,7 +103,7 @@ describe("flow types", () => {
     const project = join(sandbox.root, "with-broken-extension");
     mkdirSync(join(project, ".pi", "extensions"), { recursive: true });
     writeFileSync(join(project, ".pi/extensions/broken.ts"), 'throw new Error("broken on purpose");\n');
-    const result = await flow(["types", "--cwd", project, "--approve"], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", project, "--approve"], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/flow types: an extension did not load, its tools are left out: .*broken\.ts: .*broken on purpose/);
     const declarations = readFileSync(join(project, ".pi/flow/workflows/flow.d.ts"), "utf8");
@@ -117,11 +112,11 @@ describe("flow types", () => {
 
   test("a --cwd that is not a directory is refused before anything is written, by types and by check (exit 2)", async () => {
     const typo = join(sandbox.root, "no-such-project");
-    const types = await flow(["types", "--cwd", typo], { env: sandbox.env });
+    const types = await flowInProcess(["types", "--cwd", typo], { env: sandbox.env });
     expect(types.code).toBe(2);
     expect(types.stderr).toContain(`--cwd ${typo} is not a directory`);
     expect(existsSync(typo)).toBe(false);
-    const check = await flow(["check", "--cwd", typo, join(PROJECT_ROOT, "workflows", "review.js")], { env: sandbox.env });
+    const check = await flowInProcess(["check", "--cwd", typo, join(PROJECT_ROOT, "workflows", "review.js")], { env: sandbox.env });
     expect(check.code).toBe(2);
     expect(check.stderr).toContain(`--cwd ${typo} is not a directory`);
   });
@@ -131,7 +126,7 @@ describe("flow types", () => {
     cpSync(join(PROJECT_ROOT, "examples", "quickstart"), broken, { recursive: true });
     mkdirSync(join(broken, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(broken, ".pi/flow/workflows/bad.js"), "export const apiVersion = 1;\nexport const meta = { limit: {} };\n");
-    const result = await flow(["types", "--cwd", broken, "--approve"], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", broken, "--approve"], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/workflow bad \(project\) is left out: unknown meta key `limit`; did you mean `limits`\?/);
     expect(readFileSync(join(broken, ".pi/flow/workflows/flow.d.ts"), "utf8")).not.toContain("BadWorkflowArgs");

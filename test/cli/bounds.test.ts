@@ -2,7 +2,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { FAUX_EXTENSION, flow, FLOW_BIN, flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { FAUX_EXTENSION, FLOW_BIN, flowCommandLine, flowSandbox, PROJECT_ROOT, shell, type FlowResult } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -16,13 +17,7 @@ const SCRIPT = sandbox.file("one-child.js", 'export const apiVersion = 1;\nexpor
  * Without the WebAssembly trap handler, Node reserves no guard regions, so it starts under the cap.
  */
 function cappedFlow(args: readonly string[]): Promise<FlowResult> {
-  const quoted = [process.execPath, "--disable-wasm-trap-handler", FLOW_BIN, ...args].map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(" ");
-  const child = spawn("sh", ["-c", `ulimit -v 2000000 && exec ${quoted}`], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return shell(`ulimit -v 2000000 && exec ${flowCommandLine(args, ["--disable-wasm-trap-handler"])}`, { env });
 }
 
 function fifo(name: string): string {
@@ -50,7 +45,7 @@ describe("files named on flow's command line are bounded", () => {
       [["run", SCRIPT, "--args", `@${pipe}`], "The --args file"],
       [["run", SCRIPT, "--replay", pipe], "The cassette"],
     ] as const) {
-      const result = await flow(args, { env });
+      const result = await flowInProcess(args, { env });
       expect(result.stderr).toContain(`${what} ${pipe} is a FIFO: give a regular file.`);
       expect(result.code).toBe(2);
     }
@@ -58,7 +53,7 @@ describe("files named on flow's command line are bounded", () => {
 
   test("flow check reports a FIFO or /dev/zero as a problem instead of waiting on it", async () => {
     const pipe = fifo("check-pipe");
-    const result = await flow(["check", pipe, "/dev/zero"], { env });
+    const result = await flowInProcess(["check", pipe, "/dev/zero"], { env });
     expect(result.stdout + result.stderr).toContain(`${pipe}:1:1: The script ${pipe} is a FIFO: give a regular file.`);
     expect(result.stdout + result.stderr).toContain("/dev/zero:1:1: The script /dev/zero is a device: give a regular file.");
     expect(result.code).toBe(2);
@@ -66,7 +61,7 @@ describe("files named on flow's command line are bounded", () => {
 
   test("--args over 1 MiB is refused before anything launches", async () => {
     const big = sandbox.file("big-args.json", JSON.stringify({ text: "x".repeat(2 * 1024 * 1024) }));
-    const result = await cappedFlow(["run", SCRIPT, "--args", `@${big}`, "--replay", join(sandbox.root, "none.jsonl")]);
+    const result = await flowInProcess(["run", SCRIPT, "--args", `@${big}`, "--replay", join(sandbox.root, "none.jsonl")], { env });
     expect(result.stderr).toMatch(/The --args file .*big-args\.json is over 1 MiB \(1048576 bytes\), the most it may hold\. \(request_invalid\)/);
     expect(result.code).toBe(2);
     expect(existsSync(sandbox.flowHome)).toBe(false); // no run was created
@@ -74,7 +69,7 @@ describe("files named on flow's command line are bounded", () => {
 
   test("a script file over 1 MiB is refused", async () => {
     const big = sandbox.file("big.js", `export const apiVersion = 1;\n// ${"x".repeat(1024 * 1024)}\nreturn 1;\n`);
-    const result = await flow(["run", big], { env });
+    const result = await flowInProcess(["run", big], { env });
     expect(result.stderr).toMatch(/The script .*big\.js is over 1 MiB/);
     expect(result.code).toBe(2);
   });
@@ -108,7 +103,7 @@ describe("flow run --record writes only where it was asked to", () => {
     mkdirSync(dir);
     for (const target of [dir, fifo("record-pipe")]) {
       const before = readdirSync(sandbox.root).sort();
-      const result = await flow(["run", SCRIPT, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", target], { env });
+      const result = await flowInProcess(["run", SCRIPT, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", target], { env });
       expect(result.stderr).toBe(`flow: The --record target ${target} is not a regular file: give a file path to write. (request_invalid)\n`);
       expect(result.code).toBe(2);
       expect(readdirSync(sandbox.root).sort()).toEqual(before);

@@ -1,6 +1,19 @@
+import type * as acorn from "acorn";
 import { join } from "node:path";
-import { afterAll, expect, test } from "vitest";
-import { ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT } from "./support.ts";
+import { afterAll, expect, test, vi } from "vitest";
+import { flowInProcess } from "./in-process.ts";
+import { ECHO_EXTENSION, flowSandbox, PROJECT_ROOT } from "./support.ts";
+
+/** How many times acorn parsed a script: flow check looks at one file's tree several ways, from one parse. */
+const parses = vi.hoisted(() => ({ count: 0 }));
+vi.mock("acorn", async (importOriginal) => {
+  const real = await importOriginal<typeof acorn>();
+  const parse = ((...args: Parameters<typeof real.parse>) => {
+    parses.count++;
+    return real.parse(...args);
+  }) as typeof real.parse;
+  return { ...real, parse };
+});
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -22,7 +35,7 @@ test.each([
   ["an unknown saved workflow named literally", `${HEAD}export const meta = { tools: ["external_workflow"] };\nawait tools.external_workflow({ workflow: "reveiw" });\n`, 3, 43, 'workflow: "reveiw" is not a known saved workflow here (known: handoff, map, review)'],
 ])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
   const file = sandbox.file(`problem-${line}-${column}.js`, source);
-  const result = await flow(["check", file], { env: sandbox.env });
+  const result = await flowInProcess(["check", file], { env: sandbox.env });
   expect(result.code).toBe(2);
   const [first, ...rest] = result.stdout.trimEnd().split("\n");
   expect(rest).toEqual([]);
@@ -33,12 +46,12 @@ test.each([
 
 test("the shipped workflows pass; several files report every problem, each with its own position", async () => {
   const shipped = ["review", "map", "handoff"].map((name) => join(PROJECT_ROOT, "workflows", `${name}.js`));
-  const good = await flow(["check", ...shipped], { env: sandbox.env });
+  const good = await flowInProcess(["check", ...shipped], { env: sandbox.env });
   expect([good.code, good.stdout, good.stderr]).toEqual([0, "", "flow check: 3 files ok\n"]);
 
   const bad1 = sandbox.file("bad1.js", `${HEAD}export const meta = {};\nawait agent(;\n`);
   const bad2 = sandbox.file("bad2.js", "return 1;\n");
-  const both = await flow(["check", bad1, ...shipped, bad2], { env: sandbox.env });
+  const both = await flowInProcess(["check", bad1, ...shipped, bad2], { env: sandbox.env });
   expect(both.code).toBe(2);
   expect(both.stdout.trimEnd().split("\n")).toEqual([
     `${bad1}:3:13: syntax error: Unexpected token`,
@@ -48,9 +61,18 @@ test("the shipped workflows pass; several files report every problem, each with 
 
 test("tools are those a run would have: a tool an --extension registers is callable", async () => {
   const file = sandbox.file("uses-tool.js", `${HEAD}export const meta = { tools: ["read", "flow_test_echo"] };\nreturn 1;\n`);
-  const without = await flow(["check", file], { env: sandbox.env });
+  const without = await flowInProcess(["check", file], { env: sandbox.env });
   expect(without.code).toBe(2);
   expect(without.stdout).toContain(`${file}:2:39: meta.tools names "flow_test_echo", which is not a tool`);
-  const withExtension = await flow(["check", file, "--extension", ECHO_EXTENSION], { env: sandbox.env });
+  const withExtension = await flowInProcess(["check", file, "--extension", ECHO_EXTENSION], { env: sandbox.env });
   expect([withExtension.code, withExtension.stdout]).toEqual([0, ""]);
+});
+
+test("a file is parsed once, however many looks flow check takes at it (meta, its problems' places, the names it calls)", async () => {
+  const file = sandbox.file("parsed-once.js", `${HEAD}export const meta = { description: "Once" };\nawait agent({ role: "reveiwer", prompt: "x" });\nawait agent({ subagent_type: "scout", prompt: "y" });\n`);
+  parses.count = 0;
+  const result = await flowInProcess(["check", file], { env: sandbox.env });
+  expect(result.stdout.trimEnd().split("\n")).toHaveLength(2);
+  expect(result.code).toBe(2);
+  expect(parses.count).toBe(1);
 });

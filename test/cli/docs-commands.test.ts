@@ -1,13 +1,14 @@
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { flowSandbox, PROJECT_ROOT, shell, userShellEnv } from "./support.ts";
 
 /**
  * The commands the README, docs/cli.md and examples/cassettes/README.md tell a user to type,
- * parsed from those files and run verbatim through a shell in the checkout's root, with npx as a
- * user runs it. The sandbox keeps their runs and Pi's agent directory out of the real home.
+ * parsed from those files and run as written in the checkout's root: the README's through a shell
+ * with npx as a user runs it, the others' words split by a shell and run by flow's main. The
+ * sandbox keeps their runs and Pi's agent directory out of the real home.
  */
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -24,15 +25,6 @@ function shellBlocks(markdown: string): string[][] {
   );
 }
 
-function shell(command: string): Promise<FlowResult> {
-  return new Promise((resolve) => {
-    execFile("sh", ["-c", command], { cwd: PROJECT_ROOT, env: sandbox.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
-      resolve({ code, signal: null, stdout, stderr });
-    });
-  });
-}
-
 const README = read("README.md");
 const tryIt = README.slice(README.indexOf("## Try it"), README.indexOf("\n## ", README.indexOf("## Try it") + 1));
 const [firstBlock = [], modelBlock = [], testBlock = []] = shellBlocks(tryIt);
@@ -47,7 +39,7 @@ describe("README: Try it", () => {
   });
 
   test("the Try it command, run verbatim, shows the review's progress and prints its result, with no credentials", async () => {
-    const result = await shell(firstBlock[1]!);
+    const result = await shell(firstBlock[1]!, { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^run wf_\S+ started: review$/m);
     expect(result.stderr).toMatch(/^child 4 succeeded: Synthesize the review/m);
@@ -57,7 +49,7 @@ describe("README: Try it", () => {
     // The hint it ends with works when pasted where the user stands.
     const hint = /Inspect it with: (.+)$/m.exec(result.stderr)?.[1];
     expect(hint).toMatch(/^npx flow runs show wf_\S+ --cwd examples\/quickstart$/);
-    const shown = await shell(hint!);
+    const shown = await shell(hint!, { env: sandbox.env });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(/^run wf_\S+ started/m.exec(result.stderr)?.[0].split(" ")[1]);
   });
@@ -67,14 +59,7 @@ describe("npm's own output", () => {
   // npm runs on the system Node (often older than 22.19), flow on the Node 22 that npm install
   // put in node_modules/.bin. The project's .npmrc keeps npm's engine warnings out of the way.
   test("npx flow, started as a user starts it from a shell, prints nothing of npm's before its own output", async () => {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [key, value] of Object.entries(sandbox.env)) if (!key.toLowerCase().startsWith("npm_")) env[key] = value;
-    env.PATH = (sandbox.env.PATH ?? "").split(":").filter((dir) => !dir.includes("node_modules")).join(":");
-    const result = await new Promise<FlowResult>((resolve) => {
-      execFile("sh", ["-c", "npx flow --help"], { cwd: PROJECT_ROOT, env }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, signal: null, stdout, stderr });
-      });
-    });
+    const result = await shell("npx flow --help", { env: userShellEnv(sandbox) });
     expect(result.stderr).not.toMatch(/npm (warn|WARN)/);
     expect(result.stderr).toBe("");
     expect(result.stdout).toMatch(/^flow: run pi-flow workflows/);
@@ -96,8 +81,12 @@ describe("documented commands", () => {
     expect(new Set(replays.map(([, line]) => /--replay examples\/cassettes\/(\w+)\.jsonl/.exec(line)?.[1]))).toEqual(new Set(["review", "map", "handoff"]));
   });
 
+  // The shell splits each line into flow's arguments, as it would for npx; flow's main then runs
+  // in this process (the two tests above start npx flow itself, verbatim).
   test.each(documented)("%s: %s", async (_file, line) => {
-    const result = await shell(line);
+    const words = await shell(`printf '%s\\0' ${line.slice("npx flow ".length)}`, { env: sandbox.env });
+    expect(words.code).toBe(0);
+    const result = await flowInProcess(words.stdout.split("\0").slice(0, -1), { env: sandbox.env });
     expect(result.stderr).not.toMatch(/has no answer for/);
     expect(result.code).toBe(0);
     if (line.includes(" run ")) {

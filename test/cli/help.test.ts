@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { HELP_TOPICS } from "../../src/help/answer.ts";
 import { workflowsHelp } from "../../src/help/topics.ts";
+import { flowInProcess } from "./in-process.ts";
 import { flow, flowSandbox, PROJECT_ROOT } from "./support.ts";
 
 const sandbox = flowSandbox();
@@ -11,7 +12,7 @@ const env = sandbox.env;
 
 test("flow --help and flow <command> --help print the usage of every command and every help topic", async () => {
   for (const args of [["--help"], [], ["run", "--help"], ["runs", "show", "-h"]]) {
-    const result = await flow(args, { env });
+    const result = await flowInProcess(args, { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     for (const line of ["flow run <name|path.js>", "flow check <path.js>...", "flow runs tail <runId>", "flow help [topic"]) expect(result.stdout).toContain(line);
     for (const topic of HELP_TOPICS) expect(result.stdout).toContain(topic);
@@ -20,21 +21,21 @@ test("flow --help and flow <command> --help print the usage of every command and
   const backend = await flow(["help"], { env: { ...env, PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://flow:hunter2@db.example:5432/flow" } });
   expect(backend.stdout).toContain("\n\nBackend: dbos on postgres://flow:***@db.example:5432/flow (children run on flow workers)\n");
   expect(backend.stdout).not.toContain("hunter2");
-  const version = await flow(["--version"], { env });
+  const version = await flowInProcess(["--version"], { env });
   const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
   expect(version.stdout).toBe(`pi-flow ${manifest.version}\n`);
 });
 
 test("flow help <topic> prints external_help's text; an unknown topic or command is refused with exit 2", async () => {
-  const workflows = await flow(["help", "workflows"], { env });
+  const workflows = await flowInProcess(["help", "workflows"], { env });
   expect(workflows.code).toBe(0);
   // The guide, then the saved workflows this project can run, with their arguments.
   expect(workflows.stdout.startsWith(workflowsHelp())).toBe(true);
   expect(workflows.stdout).toMatch(/^- review \(shipped\): Independent reviewers.* args: \{"type":"object"/m);
-  const contract = await flow(["help", "contracts", "external_runs"], { env });
+  const contract = await flowInProcess(["help", "contracts", "external_runs"], { env });
   expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel", "steer"] });
-  const unknown = await flow(["help", "astrology"], { env });
+  const unknown = await flowInProcess(["help", "astrology"], { env });
   expect([unknown.code, unknown.stderr]).toEqual([2, 'flow: Unknown topic "astrology". Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
-  const command = await flow(["fly"], { env });
+  const command = await flowInProcess(["fly"], { env });
   expect([command.code, command.stderr]).toEqual([2, 'flow: Unknown command "fly"; flow --help lists the commands. (request_invalid)\n']);
 });

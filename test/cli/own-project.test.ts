@@ -1,8 +1,7 @@
-import { execFile } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { flowSandbox, PROJECT_ROOT, type FlowResult } from "./support.ts";
+import { flowSandbox, PROJECT_ROOT, shell, userShellEnv } from "./support.ts";
 
 /**
  * docs/workflows.md's "Use pi-flow in a project of your own", as a new user follows it: this
@@ -24,19 +23,9 @@ const [install = "", run = ""] = projectBlock.split("\n").filter((line) => line.
 
 // npm and npx as a user's shell has them: no npm_* variables of the npm that started the tests, the
 // checkout's node_modules off the PATH, and the machine's npm cache (the sandbox has its own HOME).
-const env: NodeJS.ProcessEnv = {};
-for (const [key, value] of Object.entries(sandbox.env)) if (!key.toLowerCase().startsWith("npm_")) env[key] = value;
-env.PATH = (sandbox.env.PATH ?? "").split(":").filter((dir) => !dir.includes("node_modules")).join(":");
+const env = userShellEnv(sandbox);
 env.npm_config_cache = join(process.env.HOME ?? "/root", ".npm");
 env.npm_config_update_notifier = "false";
-
-function shell(command: string, cwd: string): Promise<FlowResult> {
-  return new Promise((resolve) => {
-    execFile("sh", ["-c", command], { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, signal: null, stdout, stderr });
-    });
-  });
-}
 
 test("npm pack, npm install -D the tarball and node@22 into a fresh project, then npx flow run its own workflow --stub", { timeout: 900_000 }, async () => {
   expect(packBlock.trim()).toBe("npm pack");
@@ -46,20 +35,20 @@ test("npm pack, npm install -D the tarball and node@22 into a fresh project, the
 
   const packs = join(sandbox.root, "packs");
   mkdirSync(packs);
-  const packed = await shell(`${packBlock.trim()} --pack-destination ${packs}`, PROJECT_ROOT);
+  const packed = await shell(`${packBlock.trim()} --pack-destination ${packs}`, { env });
   expect(packed.code).toBe(0);
   expect(readdirSync(packs)).toEqual(["pi-flow-0.1.0.tgz"]);
 
   const project = join(sandbox.root, "my-project");
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "my-project", version: "1.0.0", private: true }, null, 2));
-  const installed = await shell(`${install.replace("/path/to/pi-flow/", `${packs}/`)} --prefer-offline --no-audit --no-fund`, project);
+  const installed = await shell(`${install.replace("/path/to/pi-flow/", `${packs}/`)} --prefer-offline --no-audit --no-fund`, { env, cwd: project });
   expect(installed.stderr).not.toMatch(/npm error/);
   expect(installed.code).toBe(0);
   expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8"))).toMatchObject({ devDependencies: { "pi-flow": expect.stringMatching(/pi-flow-0\.1\.0\.tgz$/), node: expect.any(String) } });
 
   writeFileSync(join(project, "triage.js"), script);
-  const result = await shell(run, project);
+  const result = await shell(run, { env, cwd: project });
   expect(result.stderr).toMatch(/^flow: --stub: no model is called/m);
   expect(result.stderr).toMatch(/^run wf_\S+ succeeded in .*: 2 children, 0 failed agent\(\) calls\. Stubbed: /m);
   expect(result.code).toBe(0);

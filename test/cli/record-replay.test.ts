@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { FAUX_EXTENSION, flow, flowSandbox, journalOf, QUICKSTART, startedRunId, withoutRunIds } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { FAUX_EXTENSION, flowSandbox, journalOf, QUICKSTART, startedRunId, withoutRunIds } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -31,7 +32,7 @@ test("record with a model, then replay with none: the same value and the same ch
   ]);
   const cassette = join(sandbox.root, "map.jsonl");
   const common = ["run", "map", "--cwd", QUICKSTART, "--args", mapArgs];
-  const recorded = await flow([...common, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette], { env: sandbox.env });
+  const recorded = await flowInProcess([...common, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette], { env: sandbox.env });
   expect(recorded.stderr).toMatch(/^child \d failed: Map item 3: README\.md .*does not satisfy|^child \d failed: Map item 3: README\.md .*not JSON/m);
   expect(recorded.code).toBe(0);
 
@@ -54,7 +55,7 @@ test("record with a model, then replay with none: the same value and the same ch
   });
 
   // No model, no extension, no credentials: the cassette answers.
-  const replayed = await flow([...common, "--replay", cassette], { env: sandbox.env });
+  const replayed = await flowInProcess([...common, "--replay", cassette], { env: sandbox.env });
   expect(replayed.code).toBe(0);
   expect(withoutRunIds(JSON.parse(replayed.stdout))).toEqual(withoutRunIds(JSON.parse(recorded.stdout)));
   const value = JSON.parse(replayed.stdout) as { results: { item: string; ok: boolean }[]; failed: number };
@@ -71,9 +72,9 @@ test("a replayed prompt that quotes run IDs and capture times still matches: han
   const cassette = join(sandbox.root, "handoff.jsonl");
   const args = JSON.stringify({ collectPrompt: "Collect the call sites.", reviewPrompt: "Judge the call sites." });
   const common = ["run", "handoff", "--cwd", QUICKSTART, "--args", args];
-  const recorded = await flow([...common, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette], { env: sandbox.env });
+  const recorded = await flowInProcess([...common, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette], { env: sandbox.env });
   expect(recorded.code).toBe(0);
-  const replayed = await flow([...common, "--replay", cassette], { env: sandbox.env });
+  const replayed = await flowInProcess([...common, "--replay", cassette], { env: sandbox.env });
   expect(replayed.stderr).not.toMatch(/has no answer/);
   expect(replayed.code).toBe(0);
   expect(withoutRunIds(JSON.parse(replayed.stdout))).toEqual(withoutRunIds(JSON.parse(recorded.stdout)));
@@ -83,7 +84,7 @@ test("--record replaces its file only with a run that launched: a run refused be
   const cassette = join(sandbox.root, "kept.jsonl");
   const before = readFileSync(join(QUICKSTART, "..", "cassettes", "review.jsonl"), "utf8");
   writeFileSync(cassette, before);
-  const refused = await flow(
+  const refused = await flowInProcess(
     ["run", "review", "--cwd", QUICKSTART, "--args", '{"nope":1}', "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette],
     { env: sandbox.env },
   );

@@ -7,7 +7,8 @@
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { FAUX_EXTENSION, flow, flowSandbox, journalOf, startFlow, startedRunId, type FlowResult } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { FAUX_EXTENSION, flowSandbox, journalOf, startFlow, startedRunId, type FlowResult } from "./support.ts";
 
 const N = 6;
 const sandbox = flowSandbox();
@@ -63,7 +64,7 @@ describe("flow run --resume after SIGKILL", () => {
   let uninterrupted: { out: string[] };
   beforeAll(async () => {
     const { env, asked } = logged();
-    const result = await flow(["run", script, ...RUN_FLAGS], { env });
+    const result = await flowInProcess(["run", script, ...RUN_FLAGS], { env });
     expect(result.code).toBe(0);
     expect(asked()).toHaveLength(N);
     uninterrupted = valueOf(result);
@@ -85,7 +86,7 @@ describe("flow run --resume after SIGKILL", () => {
     }
 
     const { env, asked } = logged();
-    const resumed = await flow(["run", "--resume", runId, ...RUN_FLAGS], { env });
+    const resumed = await flowInProcess(["run", "--resume", runId, ...RUN_FLAGS], { env });
     expect(resumed.stderr).toMatch(new RegExp(`run (wf_\\S+) started: resume of ${runId}`));
     expect(resumed.code).toBe(0);
     // n − k more requests: every child the journal had settled is answered from it.
@@ -104,7 +105,7 @@ describe("flow run --resume after SIGKILL", () => {
     // The resumed run succeeded: resuming it again runs nothing and returns its value.
     const resumedId = startedRunId(resumed.stderr);
     const again = logged();
-    const receipt = await flow(["run", "--resume", resumedId, "--json", ...RUN_FLAGS], { env: again.env });
+    const receipt = await flowInProcess(["run", "--resume", resumedId, "--json", ...RUN_FLAGS], { env: again.env });
     expect(receipt.code).toBe(0);
     expect(again.asked()).toHaveLength(0);
     expect(JSON.parse(receipt.stdout)).toMatchObject({
@@ -121,7 +122,7 @@ test("a settled child whose evidence was pruned since runs live again; the other
   rmSync(dirname(journalPath(first.data.childRunId)), { recursive: true });
 
   const { env, asked } = logged();
-  const resumed = await flow(["run", "--resume", runId, ...RUN_FLAGS], { env });
+  const resumed = await flowInProcess(["run", "--resume", runId, ...RUN_FLAGS], { env });
   expect(resumed.code).toBe(0);
   expect(asked()).toHaveLength(N - settled + 1);
   expect(asked()[0]).toContain("Do step 1 ");
@@ -129,13 +130,13 @@ test("a settled child whose evidence was pruned since runs live again; the other
 });
 
 test("flow run --resume with a script or --args is refused before anything starts (exit 2)", async () => {
-  const both = await flow(["run", script, "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
+  const both = await flowInProcess(["run", script, "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
   expect(both.code).toBe(2);
   expect(both.stderr).toMatch(/Unexpected argument/);
-  const args = await flow(["run", "--resume", "wf_0mx1xga91_abcdefghij", "--args", "{}", ...RUN_FLAGS], { env: sandbox.env });
+  const args = await flowInProcess(["run", "--resume", "wf_0mx1xga91_abcdefghij", "--args", "{}", ...RUN_FLAGS], { env: sandbox.env });
   expect(args.code).toBe(2);
   expect(args.stderr).toContain("--resume runs the run's own args");
-  const unknown = await flow(["run", "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
+  const unknown = await flowInProcess(["run", "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
   expect(unknown.stderr).toContain("run_unavailable");
 });
 
@@ -152,12 +153,12 @@ function journalPath(runId: string): string {
 
 test("flow run --resume of a run that succeeded with a value too large to go inline prints that value, and runs nothing", async () => {
   const big = sandbox.file("big.js", 'export const apiVersion = 1;\nexport const meta = { name: "big" };\nreturn { rows: Array.from({ length: 2000 }, (_, i) => "row " + i + " " + "x".repeat(10)) };');
-  const first = await flow(["run", big, "--json", ...RUN_FLAGS], { env: sandbox.env });
+  const first = await flowInProcess(["run", big, "--json", ...RUN_FLAGS], { env: sandbox.env });
   expect(first.code).toBe(0);
   const envelope = JSON.parse(first.stdout) as { data: { run: { runId: string; output: { delivery: string } } } };
   expect(envelope.data.run.output.delivery).toBe("reference");
   const { env, asked } = logged();
-  const again = await flow(["run", "--resume", envelope.data.run.runId, ...RUN_FLAGS], { env });
+  const again = await flowInProcess(["run", "--resume", envelope.data.run.runId, ...RUN_FLAGS], { env });
   expect(again.code).toBe(0);
   const value = JSON.parse(again.stdout) as { rows: string[] };
   expect(value.rows).toHaveLength(2000);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
+import { flowInProcess } from "./in-process.ts";
 import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
@@ -18,6 +19,7 @@ const recordedAnswers = readFileSync(REVIEW_CASSETTE, "utf8")
   .map((line) => JSON.parse(line) as { key: { description: string }; answer: string });
 const answerOf = (description: string) => recordedAnswers.find((entry) => entry.key.description === description)?.answer;
 
+// One real flow process (stdout and stderr apart, exit code as a shell sees it); the rest run flow's main in-process.
 describe("flow run --replay", () => {
   test("replays the shipped review: the value on stdout, one plain line per event on stderr, exit 0", async () => {
     const result = await flow(reviewArgs(REVIEW_TARGET), { env });
@@ -44,7 +46,7 @@ describe("flow run --replay", () => {
   });
 
   test("--json prints the whole contract receipt, which matches external_workflow's output schema", async () => {
-    const result = await flow(reviewArgs(REVIEW_TARGET, "--json"), { env });
+    const result = await flowInProcess(reviewArgs(REVIEW_TARGET, "--json"), { env });
     expect(result.code).toBe(0);
     const receipt = JSON.parse(result.stdout) as { ok: boolean; data: { run: { task: unknown; children: unknown; output: { value: { synthesis: { verdict: string } } } } } };
     expect(schemaViolation(TOOL_SCHEMAS.external_workflow.output, receipt)).toBeNull();
@@ -54,7 +56,7 @@ describe("flow run --replay", () => {
   });
 
   test("a child with no matching answer fails naming its key and the nearest recorded one; the run exits 1", async () => {
-    const result = await flow(reviewArgs("src/truncate.js"), { env });
+    const result = await flowInProcess(reviewArgs("src/truncate.js"), { env });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     const failed = result.stderr.split("\n").find((line) => line.startsWith("child 1 failed: Review correctness"));
@@ -65,7 +67,7 @@ describe("flow run --replay", () => {
   });
 
   test("--replay-mode loose matches by role, description and occurrence, for a script whose prompts changed", async () => {
-    const result = await flow(reviewArgs("src/truncate.js", "--replay-mode", "loose"), { env });
+    const result = await flowInProcess(reviewArgs("src/truncate.js", "--replay-mode", "loose"), { env });
     expect(result.code).toBe(0);
     const value = JSON.parse(result.stdout) as { target: string; synthesis: { verdict: string } };
     expect(value).toMatchObject({ target: "src/truncate.js", synthesis: { verdict: answerOf("Synthesize the review") } });
@@ -78,7 +80,7 @@ test("a script file's tools.* reach a tool an --extension registers, through the
     "echo.js",
     'export const apiVersion = 1;\nexport const meta = { name: "echo", tools: ["flow_test_echo"] };\nconst echoed = await tools.flow_test_echo({ text: args.text });\nconst help = await tools.external_help({ topic: "limits" });\nreturn { echoed, helpOk: help.ok };\n',
   );
-  const result = await flow(["run", script, "--args", '{"text":"hi"}', "--replay", empty, "--extension", ECHO_EXTENSION, "--cwd", sandbox.root], { env });
+  const result = await flowInProcess(["run", script, "--args", '{"text":"hi"}', "--replay", empty, "--extension", ECHO_EXTENSION, "--cwd", sandbox.root], { env });
   expect(result.stderr).toMatch(/^run wf_\S+ succeeded in /m);
   expect(result.code).toBe(0);
   expect(JSON.parse(result.stdout)).toEqual({ echoed: { echoed: "hi" }, helpOk: true });
@@ -90,7 +92,7 @@ test("the user at the shell is the authority: flow run's children hold every too
     "tools.js",
     'export const apiVersion = 1;\nexport const meta = { name: "tools" };\ntry { await agent({ role: "worker", context: { mode: "none" }, prompt: "p" }); } catch (e) { return e.runId; }\nreturn null;\n',
   );
-  const result = await flow(["run", script, "--replay", empty, "--cwd", sandbox.root], { env });
+  const result = await flowInProcess(["run", script, "--replay", empty, "--cwd", sandbox.root], { env });
   expect(result.code).toBe(0);
   const [start] = journalOf(sandbox, JSON.parse(result.stdout) as string);
   expect((start as { launch: { tools: unknown } }).launch.tools).toEqual({ effective: ["read", "bash", "edit", "write", "grep", "find", "ls"], withheld: [], denied: [] });
@@ -102,10 +104,10 @@ test("text a run controls cannot drive the terminal: escape sequences in a descr
     "esc.js",
     'export const apiVersion = 1;\nexport const meta = { name: "esc" };\ntry { await agent({ role: "explorer", context: { mode: "none" }, prompt: "p", description: "ok\\u001b[2K\\r\\u001b]0;pwned\\u0007\\u009b2J FAKE: all good" }); } catch {}\nreturn 1;\n',
   );
-  const result = await flow(["run", script, "--replay", empty, "--cwd", sandbox.root], { env });
+  const result = await flowInProcess(["run", script, "--replay", empty, "--cwd", sandbox.root], { env });
   expect(result.code).toBe(0);
   expect(result.stderr).toContain("FAKE: all good");
-  const runs = await flow(["runs", "--cwd", sandbox.root], { env });
+  const runs = await flowInProcess(["runs", "--cwd", sandbox.root], { env });
   for (const text of [result.stderr, result.stdout, runs.stdout]) expect(text).not.toMatch(/[\u001b\u0007\u009b]/);
 });
 
@@ -137,7 +139,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
   ];
 
   test.each(cases)("%s", async (name, args, code, message) => {
-    const result = await flow(args(), { env: name.includes("PI_FLOW_WORKFLOWS") ? { ...env, PI_FLOW_WORKFLOWS: "off" } : env });
+    const result = await flowInProcess(args(), { env: name.includes("PI_FLOW_WORKFLOWS") ? { ...env, PI_FLOW_WORKFLOWS: "off" } : env });
     expect(result.stderr).toMatch(message);
     expect(result.stderr).toContain(`(${code})`);
     expect(result.code).toBe(2);
@@ -145,7 +147,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
   });
 
   test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {
-    const result = await flow(["run", "no-such-flow", "--replay", REVIEW_CASSETTE, "--json"], { env });
+    const result = await flowInProcess(["run", "no-such-flow", "--replay", REVIEW_CASSETTE, "--json"], { env });
     expect(result.code).toBe(2);
     const receipt = JSON.parse(result.stdout) as unknown;
     expect(schemaViolation(TOOL_SCHEMAS.external_workflow.output, receipt)).toBeNull();

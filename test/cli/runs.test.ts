@@ -2,7 +2,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
-import { FAUX_EXTENSION, flow, flowSandbox, startedRunId, startFlow } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { FAUX_EXTENSION, flowSandbox, startedRunId, startFlow } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -11,7 +12,7 @@ const project = sandbox.root;
 /** A cassette with no answers: scripts that start no child need no model under --replay. */
 const emptyCassette = sandbox.file("empty.jsonl", `${JSON.stringify({ format: "pi-flow-cassette", version: 1, illustrative: true, note: "no answers" })}\n`);
 const script = (name: string, body: string) => sandbox.file(`${name}.js`, `export const apiVersion = 1;\nexport const meta = { name: "${name}" };\n${body}\n`);
-const runScript = (file: string, ...more: string[]) => flow(["run", file, "--cwd", project, "--replay", emptyCassette, ...more], { env });
+const runScript = (file: string, ...more: string[]) => flowInProcess(["run", file, "--cwd", project, "--replay", emptyCassette, ...more], { env });
 
 describe("flow runs", () => {
   test("lists the project's runs from every session, newest first; show gives the summary", async () => {
@@ -20,21 +21,21 @@ describe("flow runs", () => {
     expect([first.code, second.code]).toEqual([0, 0]);
     const [firstId, secondId] = [startedRunId(first.stderr), startedRunId(second.stderr)];
 
-    const listed = await flow(["runs", "--cwd", project, "--json"], { env });
+    const listed = await flowInProcess(["runs", "--cwd", project, "--json"], { env });
     expect(listed.code).toBe(0);
     const ids = (JSON.parse(listed.stdout) as RunView[]).map((view) => view.runId);
     expect(ids.indexOf(secondId)).toBeGreaterThanOrEqual(0);
     expect(ids.indexOf(secondId)).toBeLessThan(ids.indexOf(firstId));
 
-    const table = await flow(["runs", "--cwd", project], { env });
+    const table = await flowInProcess(["runs", "--cwd", project], { env });
     const rows = table.stdout.trimEnd().split("\n");
     expect(rows.find((row) => row.startsWith(secondId))).toMatch(/workflow\s+succeeded\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+inline \(inline\): \S*second\.js$/);
 
-    const summary = await flow(["runs", "show", secondId, "--cwd", project], { env });
+    const summary = await flowInProcess(["runs", "show", secondId, "--cwd", project], { env });
     expect(summary.code).toBe(0);
     expect(summary.stdout).toMatch(new RegExp(`^${secondId} \\(workflow\\) "\\S*second\\.js" \\[workflow=inline source=inline\\]\\n  status: done succeeded`));
     expect(summary.stdout).toContain("result: 2");
-    const output = await flow(["runs", "show", secondId, "--view", "output", "--cwd", project], { env });
+    const output = await flowInProcess(["runs", "show", secondId, "--view", "output", "--cwd", project], { env });
     expect((JSON.parse(output.stdout) as { text: string }[]).map((message) => message.text)).toEqual(["hello from second\n"]);
   });
 
@@ -43,7 +44,7 @@ describe("flow runs", () => {
     expect(big.code).toBe(0);
     const receipt = JSON.parse(big.stdout) as { data: { run: RunView } };
     expect(receipt.data.run.output.delivery).toBe("reference");
-    const shown = await flow(["runs", "show", receipt.data.run.runId, "--view", "final", "--cwd", project], { env });
+    const shown = await flowInProcess(["runs", "show", receipt.data.run.runId, "--view", "final", "--cwd", project], { env });
     expect(shown.code).toBe(0);
     expect(Buffer.byteLength(shown.stdout)).toBeGreaterThan(40 * 1024);
     const { result } = JSON.parse(shown.stdout) as { result: { rows: { i: number; text: string }[] } };
@@ -56,9 +57,9 @@ describe("flow runs", () => {
   });
 
   test("an unknown run is refused with exit 2; so is a view that does not exist", async () => {
-    const unknown = await flow(["runs", "show", "wf_000000000_aaaaaaaaaa", "--cwd", project], { env });
+    const unknown = await flowInProcess(["runs", "show", "wf_000000000_aaaaaaaaaa", "--cwd", project], { env });
     expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining("(run_unavailable)")]);
-    const badView = await flow(["runs", "show", "wf_000000000_aaaaaaaaaa", "--view", "everything", "--cwd", project], { env });
+    const badView = await flowInProcess(["runs", "show", "wf_000000000_aaaaaaaaaa", "--view", "everything", "--cwd", project], { env });
     expect([badView.code, badView.stderr]).toEqual([2, expect.stringContaining("(request_invalid)")]);
   });
 });

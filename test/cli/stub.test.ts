@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { checkStructuredValue } from "../../src/harnesses/structured-answer.ts";
-import { flow, flowSandbox, journalOf, PROJECT_ROOT, runFileText, startedRunId } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { flowSandbox, journalOf, PROJECT_ROOT, runFileText, startedRunId } from "./support.ts";
 
 // No faux model, no extension, no credentials: a new user's own workflow, tried with --stub.
 const sandbox = flowSandbox();
@@ -45,7 +46,7 @@ export default async function triage() {
 type Triage = { worst: unknown; blocking: number; summary: string };
 
 test("flow run of one's own script --stub runs with no model: schema-conforming values, the same for the same seed, marked stubbed", async () => {
-  const first = await flow(["run", script, "--stub", "--seed", "5", "--cwd", sandbox.root], { env: sandbox.env });
+  const first = await flowInProcess(["run", script, "--stub", "--seed", "5", "--cwd", sandbox.root], { env: sandbox.env });
   expect(first.stderr).toMatch(/^flow: --stub: no model is called; .*\(seed 5\)\.$/m);
   expect(first.stderr).toMatch(/^run wf_\S+ succeeded in .*: 3 children, 0 failed agent\(\) calls\. Stubbed: every answer was generated, no model was called\./m);
   expect(first.code).toBe(0);
@@ -54,7 +55,7 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   expect(value.summary).toBe('[stub] role:explorer "Summarize" #1: no model was called.');
 
   // The same seed again, with the whole receipt: the same value, and a warning no one can miss.
-  const again = await flow(["run", script, "--stub", "--seed", "5", "--cwd", sandbox.root, "--json"], { env: sandbox.env });
+  const again = await flowInProcess(["run", script, "--stub", "--seed", "5", "--cwd", sandbox.root, "--json"], { env: sandbox.env });
   expect(again.code).toBe(0);
   const receipt = JSON.parse(again.stdout) as { ok: boolean; warnings: string[]; data: { run: { output: { value: Triage } } } };
   expect(receipt.warnings).toContain("stubbed");
@@ -71,14 +72,14 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
 
 test("--stub --record writes a skeleton cassette that --replay answers from with the same value", async () => {
   const cassette = join(sandbox.root, "skeleton.jsonl");
-  const recorded = await flow(["run", script, "--stub", "--record", cassette, "--cwd", sandbox.root], { env: sandbox.env });
+  const recorded = await flowInProcess(["run", script, "--stub", "--record", cassette, "--cwd", sandbox.root], { env: sandbox.env });
   expect(recorded.code).toBe(0);
   const [header, ...entries] = readFileSync(cassette, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
   expect(header).toMatchObject({ format: "pi-flow-cassette", version: 1, illustrative: true, note: expect.stringMatching(/stub harness .*not said by a model/) });
   expect(entries).toHaveLength(3);
   for (const entry of entries) expect(entry).toMatchObject({ key: { agent: expect.stringMatching(/^role:/), occurrence: 1 }, outcome: "succeeded", source: "stub" });
 
-  const replayed = await flow(["run", script, "--replay", cassette, "--cwd", sandbox.root], { env: sandbox.env });
+  const replayed = await flowInProcess(["run", script, "--replay", cassette, "--cwd", sandbox.root], { env: sandbox.env });
   expect(replayed.stderr).not.toMatch(/has no answer/);
   expect(replayed.code).toBe(0);
   expect(JSON.parse(replayed.stdout)).toEqual(JSON.parse(recorded.stdout));
@@ -97,11 +98,11 @@ test("a minimal hand-written cassette replays in loose mode; strict replay says 
       .map((line) => JSON.stringify(line))
       .join("\n"),
   );
-  const loose = await flow(["run", script, "--replay", cassette, "--replay-mode", "loose", "--cwd", sandbox.root], { env: sandbox.env });
+  const loose = await flowInProcess(["run", script, "--replay", cassette, "--replay-mode", "loose", "--cwd", sandbox.root], { env: sandbox.env });
   expect(loose.code).toBe(0);
   expect(JSON.parse(loose.stdout)).toEqual({ worst: answer("high", 2), blocking: 2, summary: "Two reviews, both ask for changes." });
 
-  const strict = await flow(["run", script, "--replay", cassette, "--cwd", sandbox.root], { env: sandbox.env });
+  const strict = await flowInProcess(["run", script, "--replay", cassette, "--cwd", sandbox.root], { env: sandbox.env });
   expect(strict.code).toBe(2);
   expect(strict.stderr).toMatch(/has 3 bad lines [^\n]*\n  line 2: key.promptHash is needed in strict replay [^\n]*--replay-mode loose\)\n  line 3: [^\n]*\n  line 4: /);
 });
@@ -116,14 +117,14 @@ test("a cassette with three bad lines is refused naming all three, by flow run a
       '{"key":{"description":"Summarize"},"answer":"ok",}',
     ].join("\n"),
   );
-  const run = await flow(["run", script, "--replay", cassette, "--replay-mode", "loose", "--cwd", sandbox.root], { env: sandbox.env });
+  const run = await flowInProcess(["run", script, "--replay", cassette, "--replay-mode", "loose", "--cwd", sandbox.root], { env: sandbox.env });
   expect(run.code).toBe(2);
   expect(run.stderr).toMatch(/^flow: Cassette \S+bad\.jsonl has 3 bad lines/m);
   expect(run.stderr).toMatch(/^  line 2: unknown field "answr" .*; answer is missing/m);
   expect(run.stderr).toMatch(/^  line 3: outcome must be succeeded, failed, timed_out/m);
   expect(run.stderr).toMatch(/^  line 4: not JSON/m);
 
-  const check = await flow(["check", "--cassette", "bad.jsonl"], { cwd: sandbox.root, env: sandbox.env });
+  const check = await flowInProcess(["check", "--cassette", "bad.jsonl"], { cwd: sandbox.root, env: sandbox.env });
   expect(check.code).toBe(2);
   expect(check.stdout.trim().split("\n")).toEqual([
     expect.stringMatching(/^bad\.jsonl:2: unknown field "answr"/),

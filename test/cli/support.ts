@@ -149,3 +149,30 @@ export function journalOf(sandbox: FlowSandbox, runId: string): Record<string, u
 
 /** The workflow run ID the progress lines announce. */
 export const startedRunId = (stderr: string): string => /run (wf_[0-9a-z_]+) started/.exec(stderr)?.[1] ?? "(no run started)";
+
+/** One argument quoted for a POSIX shell. */
+export const shellQuote = (arg: string): string => `'${arg.replace(/'/g, "'\\''")}'`;
+
+/** The command that starts the real flow with `args` from a shell: this Node (with `nodeFlags`), bin/flow.js. */
+export const flowCommandLine = (args: readonly string[], nodeFlags: readonly string[] = []): string => [process.execPath, ...nodeFlags, FLOW_BIN, ...args].map(shellQuote).join(" ");
+
+/**
+ * Runs `command` as a user's shell does (`sh -c`, or `bash -c`), in `cwd` (the checkout's root
+ * by default) with `env`, and collects what it printed and how it ended.
+ */
+export function shell(command: string, options: { env: NodeJS.ProcessEnv; cwd?: string; bash?: boolean }): Promise<FlowResult> {
+  const child = spawn(options.bash ? "bash" : "sh", ["-c", command], { cwd: options.cwd ?? PROJECT_ROOT, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+/** The sandbox's environment as a user's shell has it for npm and npx: no npm_* variables of the npm that started the tests, the checkout's node_modules off the PATH. */
+export function userShellEnv(sandbox: FlowSandbox): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(sandbox.env)) if (!key.toLowerCase().startsWith("npm_")) env[key] = value;
+  env.PATH = (sandbox.env.PATH ?? "").split(":").filter((dir) => !dir.includes("node_modules")).join(":");
+  return env;
+}

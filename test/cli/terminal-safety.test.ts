@@ -7,7 +7,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { pathWithFakes } from "../support/fake-cli.ts";
-import { CASSETTES, FAUX_EXTENSION, flow, flowSandbox, QUICKSTART, REVIEW_TARGET } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { CASSETTES, FAUX_EXTENSION, flowSandbox, QUICKSTART, REVIEW_TARGET } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -39,7 +40,7 @@ describe("a CLI child that writes escapes and a bare AWS secret key", () => {
 
   test("flow's stderr, its error line and the receipt hold neither the escapes nor the key", async () => {
     sandbox.fauxRules([]);
-    const result = await flow([...args, "--json"], { env: { ...sandbox.env, PATH: pathWithFakes(sandbox.env.PATH) } });
+    const result = await flowInProcess([...args, "--json"], { env: { ...sandbox.env, PATH: pathWithFakes(sandbox.env.PATH) } });
     expect(result.code, result.stderr).toBe(1);
     // The child's failure, with the end of its stderr, is there to read...
     expect(result.stderr).toMatch(/child 1 failed: hostile cli .*fatal: signing with \[REDACTED\] failed/);
@@ -74,7 +75,7 @@ describe("a cassette whose recorded error writes escape sequences", () => {
       timing: { startedAt: "2026-11-30T15:03:47.834Z", durationMs: 1 },
     };
     const cassette = sandbox.file("hostile.jsonl", `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
-    const result = await flow(
+    const result = await flowInProcess(
       ["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target: REVIEW_TARGET }), "--replay", cassette, "--replay-mode", "loose", "--json"],
       { env: sandbox.env },
     );
@@ -92,7 +93,7 @@ describe("the flow command's own Pi session", () => {
   test("is kept redacted beside its runs, never in Pi's sessions directory: --args secrets reach no file", async () => {
     const secret = "ghp_" + "Zq8Lw3Nv5Tb1Xc7Rm2Hk9Pd4Fs6Gj0Ya1Ue5";
     const target = `${REVIEW_TARGET}, token ${secret}`;
-    const result = await flow(["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target }), "--replay", join(CASSETTES, "review.jsonl"), "--replay-mode", "loose"], {
+    const result = await flowInProcess(["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target }), "--replay", join(CASSETTES, "review.jsonl"), "--replay-mode", "loose"], {
       env: sandbox.env,
     });
     expect(result.code).toBe(0);
@@ -110,7 +111,7 @@ describe("file modes", () => {
     const cassette = join(sandbox.root, "recorded.jsonl");
     const token = "xoxb-" + "2048-1024-Qm7Zt3Lw9Kp2";
     sandbox.fauxRules([{ match: "Review", answer: `Approve. The bot token ${token} is hard-coded.` }]);
-    const recorded = await flow(
+    const recorded = await flowInProcess(
       ["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target: REVIEW_TARGET }), "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette],
       { env: sandbox.env },
     );

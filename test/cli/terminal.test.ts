@@ -1,20 +1,18 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { CASSETTES, FLOW_BIN, flowSandbox, PROJECT_ROOT, QUICKSTART, REVIEW_TARGET } from "./support.ts";
+import { CASSETTES, flowCommandLine, flowSandbox, PROJECT_ROOT, QUICKSTART, REVIEW_TARGET } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
-
-const quote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`;
 
 /**
  * On a terminal, progress is one view redrawn in place. util-linux `script` gives the real flow
  * process a pseudo-terminal (sized, as a terminal window is) and records what it draws on stderr.
  */
 test("on a terminal, progress is a live view redrawn in place: every child with its status, time and tokens", async () => {
-  const flowArgs = [process.execPath, FLOW_BIN, "run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target: REVIEW_TARGET }), "--replay", join(CASSETTES, "review.jsonl")];
-  const command = `stty rows 40 cols 120; exec ${flowArgs.map(quote).join(" ")} 2>&1 >/dev/null`;
+  const flowArgs = ["run", "review", "--cwd", QUICKSTART, "--args", JSON.stringify({ target: REVIEW_TARGET }), "--replay", join(CASSETTES, "review.jsonl")];
+  const command = `stty rows 40 cols 120; exec ${flowCommandLine(flowArgs)} 2>&1 >/dev/null`;
   const drawn = await new Promise<string>((resolve, reject) => {
     execFile("script", ["-qec", command, "/dev/null"], { cwd: PROJECT_ROOT, env: sandbox.env }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
   });

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, wri
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
-import { FAUX_EXTENSION, flow, flowSandbox, type FlowSandbox } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { FAUX_EXTENSION, flowSandbox, type FlowSandbox } from "./support.ts";
 
 /**
  * Issue 21, project trust: cloning a hostile repository and running one `flow` command runs none
@@ -48,18 +49,18 @@ const NOTICE = /^flow (run|types|check): this project is not trusted, so its \.p
 /** A workflow whose only child asks for the explorer role. */
 const explorerScript = () => sandbox.file("explore.js", 'export const apiVersion = 1;\nexport const meta = {};\nreturn (await agent({ role: "explorer", prompt: "Look around." })).value;\n');
 const runExplorer = (...extra: string[]) =>
-  flow(["run", explorerScript(), "--cwd", project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--json", ...extra], { env: sandbox.env });
+  flowInProcess(["run", explorerScript(), "--cwd", project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--json", ...extra], { env: sandbox.env });
 
 /** The launch evidence of the workflow's one child, whose run ID its progress line names. */
 async function childProfile(stderr: string): Promise<{ source: string; tools: string[] }> {
   const childId = /^child 1 started: .*\((ag_[0-9a-z_]+)\)$/m.exec(stderr)?.[1];
-  const launch = await flow(["runs", "show", childId!, "--view", "launch", "--cwd", project], { env: sandbox.env });
+  const launch = await flowInProcess(["runs", "show", childId!, "--view", "launch", "--cwd", project], { env: sandbox.env });
   return (JSON.parse(launch.stdout) as { profile: { source: string; tools: string[] } }).profile;
 }
 
 describe("an untrusted project", () => {
   test("flow types runs none of its extensions, declares neither their tools nor its workflows, and says how to trust it", async () => {
-    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", project], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(loads()).toBe(0);
     expect(result.stderr.match(new RegExp(NOTICE.source, "gm"))).toHaveLength(1);
@@ -70,7 +71,7 @@ describe("an untrusted project", () => {
 
   test("flow check of a file that names tools opens a session that runs none of its extensions", async () => {
     const file = sandbox.file("uses-tools.js", 'export const apiVersion = 1;\nexport const meta = { tools: ["read"] };\nreturn 1;\n');
-    const result = await flow(["check", file, "--cwd", project], { env: sandbox.env });
+    const result = await flowInProcess(["check", file, "--cwd", project], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(loads()).toBe(0);
     expect(result.stderr).toMatch(NOTICE);
@@ -86,7 +87,7 @@ describe("an untrusted project", () => {
   });
 
   test("flow run of the project's saved workflow is refused, saying the project is not trusted", async () => {
-    const result = await flow(["run", "hostile", "--cwd", project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { env: sandbox.env });
+    const result = await flowInProcess(["run", "hostile", "--cwd", project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { env: sandbox.env });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Unknown workflow "hostile".*not trusted.*\/trust/);
   });
@@ -95,7 +96,7 @@ describe("an untrusted project", () => {
 describe("a trusted project", () => {
   test("trusted with Pi's /trust (trust.json): flow types loads its extension and declares its tool and workflow", async () => {
     trustProject();
-    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", project], { env: sandbox.env });
     expect(result.code).toBe(0);
     expect(loads()).toBe(1);
     expect(result.stderr).not.toMatch(NOTICE);
@@ -114,13 +115,13 @@ describe("a trusted project", () => {
   });
 
   test("--approve trusts it for one command, --no-approve distrusts a trusted one, and both at once are refused", async () => {
-    expect((await flow(["types", "--cwd", project, "--approve"], { env: sandbox.env })).code).toBe(0);
+    expect((await flowInProcess(["types", "--cwd", project, "--approve"], { env: sandbox.env })).code).toBe(0);
     expect(loads()).toBe(1);
     trustProject();
-    const denied = await flow(["types", "--cwd", project, "--no-approve"], { env: sandbox.env });
+    const denied = await flowInProcess(["types", "--cwd", project, "--no-approve"], { env: sandbox.env });
     expect(loads()).toBe(1);
     expect(denied.stderr).toMatch(NOTICE);
-    const both = await flow(["types", "--cwd", project, "--approve", "--no-approve"], { env: sandbox.env });
+    const both = await flowInProcess(["types", "--cwd", project, "--approve", "--no-approve"], { env: sandbox.env });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("Give --approve or --no-approve, not both.");
   });
@@ -133,14 +134,14 @@ describe("flow types never writes through a link out of the project", () => {
     const victim = join(outside(), "victim.txt");
     writeFileSync(victim, "keep me");
     symlinkSync(victim, join(project, ".pi", "flow", "workflows", "flow.d.ts"));
-    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", project], { env: sandbox.env });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/flow\.d\.ts is a symbolic link.*\(request_invalid\)/);
     expect(readFileSync(victim, "utf8")).toBe("keep me");
     // --out may point anywhere the user likes, but not at a link either.
     const link = join(outside(), "my.d.ts");
     symlinkSync(victim, link);
-    const viaOut = await flow(["types", "--cwd", project, "--out", link], { env: sandbox.env });
+    const viaOut = await flowInProcess(["types", "--cwd", project, "--out", link], { env: sandbox.env });
     expect(viaOut.code).toBe(2);
     expect(readFileSync(victim, "utf8")).toBe("keep me");
   });
@@ -151,7 +152,7 @@ describe("flow types never writes through a link out of the project", () => {
     mkdirSync(elsewhere);
     rmSync(workflows, { recursive: true });
     symlinkSync(elsewhere, workflows);
-    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", project], { env: sandbox.env });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/outside the project.*\(request_invalid\)/);
     expect(existsSync(join(elsewhere, "flow.d.ts"))).toBe(false);
@@ -161,13 +162,13 @@ describe("flow types never writes through a link out of the project", () => {
   test("a tsconfig.json that is a dangling symlink is refused and not created", async () => {
     const target = join(outside(), "tsconfig.json");
     symlinkSync(target, join(project, ".pi", "flow", "workflows", "tsconfig.json"));
-    const result = await flow(["types", "--cwd", project], { env: sandbox.env });
+    const result = await flowInProcess(["types", "--cwd", project], { env: sandbox.env });
     expect(result.code).toBe(2);
     expect(existsSync(target)).toBe(false);
   });
 
   test("the files it writes are its owner's only", async () => {
-    expect((await flow(["types", "--cwd", project], { env: sandbox.env })).code).toBe(0);
+    expect((await flowInProcess(["types", "--cwd", project], { env: sandbox.env })).code).toBe(0);
     for (const name of ["flow.d.ts", "tsconfig.json"]) {
       expect(statSync(join(project, ".pi", "flow", "workflows", name)).mode & 0o077).toBe(0);
     }

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { ChildSessionFile, resumedSessionManager } from "../../src/harnesses/pi-session-file.ts";
+import { ChildSessionFile, resumedSessionManager, TRANSCRIPT_MAX_BYTES } from "../../src/harnesses/pi-session-file.ts";
 
 let dir: string;
 beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "pi-flow-session-file-"))));
@@ -63,4 +63,15 @@ test("every entry is written redacted, and a resumed session is a redacted copy 
   expect(resumed.getHeader()?.parentSession).toBe(rawPath);
   expect(JSON.stringify(resumed.buildSessionContext().messages)).toContain("the key is [REDACTED]");
   expect(JSON.stringify(resumed.getEntries())).not.toContain(secret);
+});
+
+test("an earlier transcript that is empty, or larger than a transcript may be, is refused as run_unavailable before it is read", () => {
+  const empty = join(dir, "empty.jsonl");
+  writeFileSync(empty, "");
+  expect(() => resumedSessionManager(empty, dir)).toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("has no entries") }));
+  // Sparse: the size says it all, and not a byte of it is read.
+  const huge = join(dir, "huge.jsonl");
+  writeFileSync(huge, "");
+  truncateSync(huge, TRANSCRIPT_MAX_BYTES + 1);
+  expect(() => resumedSessionManager(huge, dir)).toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("is over 64 MiB") }));
 });

@@ -21,3 +21,16 @@ test("error codes keep their v1 meaning: a steer for a child whose session alrea
   expect(recorded).toEqual([]);
   writer.settle({ outcome: "succeeded", value: "done" });
 });
+
+test("a steer message may hold 32,768 characters; one more is request_invalid and delivers nothing", () => {
+  box = sandbox();
+  const writer = box.store().create({ kind: "agent", background: true, task: { description: "listening" } });
+  const recorded: string[] = [];
+  unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox: new SteeringInbox(), record: (message) => void recorded.push(message), refused: () => undefined }));
+  expect(() => steerRun(box!.store(), writer.runId, "y".repeat(32_769))).toThrow(expect.objectContaining({ code: "request_invalid", message: "message is longer than 32768 characters." }));
+  expect(recorded).toEqual([]);
+  // Held: the inbox has no session yet, so the message waits for the child to start.
+  expect(steerRun(box.store(), writer.runId, "x".repeat(32_768))).toEqual({ runId: writer.runId, status: "queued", held: true });
+  expect(recorded).toEqual(["x".repeat(32_768)]);
+  writer.settle({ outcome: "succeeded", value: "done" });
+});

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { BoundedText } from "./bounded-text.ts";
 import { LineSplitter } from "./lines.ts";
-import { newTag, signalTagged, TAG_VARIABLE, taggedProcesses } from "./process-tag.ts";
+import { newTag, signalTagged, stillTagged, TAG_VARIABLE, taggedProcesses } from "./process-tag.ts";
 import { reaperForget, reaperWatch } from "./reaper.ts";
 
 /**
@@ -109,10 +109,13 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     groupDone = true;
     onGroupDone();
   };
-  /** After SIGKILL the processes die at once, but are only gone when reaped: wait for that, briefly. */
-  const whenGroupGone = (group: number, then: () => void) => {
+  /**
+   * After SIGKILL the processes die at once, but are only gone when reaped: wait for that, briefly.
+   * The tagged ones were found when SIGKILL went out; only those are checked again, not all of /proc.
+   */
+  const whenGroupGone = (group: number, killed: readonly number[], then: () => void) => {
     const deadline = Date.now() + options.killGraceMs;
-    const check = () => ((!signalGroup(group, 0) && taggedProcesses(tag).length === 0) || Date.now() > deadline ? then() : void setTimeout(check, 10));
+    const check = () => ((!signalGroup(group, 0) && stillTagged(killed, tag).length === 0) || Date.now() > deadline ? then() : void setTimeout(check, 10));
     check();
   };
   /** SIGTERM to the whole group now, SIGKILL when the grace period is over. */
@@ -120,14 +123,13 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     if (pid === undefined || ending) return;
     ending = true;
     const signalled = signalGroup(pid, "SIGTERM");
-    if (!signalTagged(tag, "SIGTERM") && !signalled) {
+    if (signalTagged(tag, "SIGTERM").length === 0 && !signalled) {
       groupDone = true;
       return;
     }
     killTimer = setTimeout(() => {
       signalGroup(pid, "SIGKILL");
-      signalTagged(tag, "SIGKILL");
-      whenGroupGone(pid, markGroupDone);
+      whenGroupGone(pid, signalTagged(tag, "SIGKILL"), markGroupDone);
     }, options.killGraceMs);
   };
   const stop = (reason: string) => {

@@ -3,32 +3,14 @@
 // "+<group> <tag>" when a CLI child starts and "-<group> <tag>" when it has ended; stdin closing
 // means the parent is gone. Each process group still listed, and every process carrying its tag
 // (process-tag.ts), gets SIGTERM, then SIGKILL two seconds later; then the reaper exits.
-import { readdirSync, readFileSync } from "node:fs";
+import { taggedProcesses } from "./process-scan.mjs";
 
 const live = new Map();
 let pending = "";
 
-function tagged(tag) {
-  const needle = Buffer.from(`\0PI_FLOW_CLI_TAG=${tag}\0`);
-  let entries = [];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  return entries.filter((entry) => {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return false;
-    try {
-      return Buffer.concat([Buffer.from("\0"), readFileSync(`/proc/${entry}/environ`)]).includes(needle);
-    } catch {
-      return false;
-    }
-  }).map(Number);
-}
-
 function signalAll(signal) {
   for (const [group, tag] of live) {
-    for (const pid of [-group, ...tagged(tag)]) {
+    for (const pid of [-group, ...taggedProcesses(tag)]) {
       try {
         process.kill(pid, signal);
       } catch {

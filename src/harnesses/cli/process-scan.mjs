@@ -1,0 +1,37 @@
+// Finding a CLI child's tagged processes (process-tag.ts says why they carry a tag). Plain
+// JavaScript: the reaper (reaper-process.mjs) runs it on bare Node, which strips no types under
+// node_modules, and the host imports the same code, so both look for the same variable the same way.
+import { readdirSync, readFileSync } from "node:fs";
+
+export const TAG_VARIABLE = "PI_FLOW_CLI_TAG";
+
+/** True when process `pid`'s environment carries `TAG_VARIABLE=tag`; false once it is gone or reaped. */
+function carriesTag(pid, needle) {
+  try {
+    // Leading NUL: the variable may be the first; environ ends each entry with NUL. A zombie's is empty.
+    return Buffer.concat([Buffer.from("\0"), readFileSync(`/proc/${pid}/environ`)]).includes(needle);
+  } catch {
+    // Gone already, or another user's: not ours to end.
+    return false;
+  }
+}
+
+const needleOf = (tag) => Buffer.from(`\0${TAG_VARIABLE}=${tag}\0`);
+
+/** The processes (other than this one) whose environment carries the tag: one scan of /proc. */
+export function taggedProcesses(tag) {
+  let entries;
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const needle = needleOf(tag);
+  return entries.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid).map(Number).filter((pid) => carriesTag(pid, needle));
+}
+
+/** Those of `pids` that still carry the tag: a check of each, without listing /proc again. */
+export function stillTagged(pids, tag) {
+  const needle = needleOf(tag);
+  return pids.filter((pid) => carriesTag(pid, needle));
+}
