@@ -11,7 +11,7 @@ import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../harnesses/child-tools.ts";
 import { checkChildCwd } from "./child-cwd.ts";
-import type { ChildProgress, ChildRequest, ChildResult } from "../harnesses/types.ts";
+import type { ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { printable, redactValue, type RunStore, type SettleResult } from "../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
@@ -24,8 +24,7 @@ import { STUBBED } from "../harnesses/stub.ts";
 import { childProjectTrusted } from "../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./child-profile.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
-import type { FleetChildren } from "../backends/index.ts";
-import { runOnFleet } from "../backends/run-on-fleet.ts";
+import { fleetHarness, type FleetChildren } from "../backends/run-on-fleet.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -284,8 +283,16 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   };
   const runOnHarness = async (): Promise<ChildResult> => {
     const { resume } = prepared;
+    const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
+    const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
+      agentDir: env.agentDir,
+      model,
+      registry: env.modelRegistry,
+      settings: env.harnesses,
+      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
+    });
     const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
-    const request: ChildRequest = {
+    return child.run({
       // The harness sees only the tools the child may have: the bound is the profile's tool list.
       profile: { ...profile, tools: prepared.tools.effective },
       task: {
@@ -310,16 +317,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       ...(harness === "pi"
         ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
         : {}),
-    };
-    if (env.fleet && options.fleetWorkflowId) return runOnFleet(env.fleet, { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer }, request);
-    const child = await createHarness(harness, {
-      agentDir: env.agentDir,
-      model,
-      registry: env.modelRegistry,
-      settings: env.harnesses,
-      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
     });
-    return child.run(request);
   };
 
   const settled = run()
