@@ -22,6 +22,7 @@ export function installUi(pi: ExtensionAPI, host: FlowHost, help: HelpSources): 
     harnessState: (name, cwd) => host.harnessState(name, cwd),
     projectTrusted: (ctx) => host.projectTrusted(ctx),
     backend: () => host.backendLine(),
+    workers: () => host.workersLine(),
     help,
   });
   return new BackgroundRunsWidget({ background: (ctx) => host.session(ctx).background, onBackgroundChange: (listener) => host.onBackgroundChange(listener) });
