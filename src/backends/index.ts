@@ -41,6 +41,18 @@ export function backendLine(flow: FlowBackendSettingsInput | undefined, env: Rec
   }
 }
 
+/** The workers the configured dbos backend has seen, for `flow help` and `/flow doctor`; undefined on local or unreadable settings. */
+export async function configuredWorkersLine(flow: FlowBackendSettingsInput | undefined, env: Record<string, string | undefined> = process.env): Promise<string | undefined> {
+  let settings: BackendSettings;
+  try {
+    settings = resolveBackendSettings(flow, env);
+  } catch {
+    return undefined; // backendLine says why
+  }
+  const { workersLine } = await import("./workers-line.ts");
+  return workersLine(settings);
+}
+
 /** Closes every database connection this process opened (tests, and a process about to exit). */
 export async function closeFleets(): Promise<void> {
   const open = [...fleets.values()];

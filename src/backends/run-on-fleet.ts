@@ -1,7 +1,9 @@
 import { relative, sep } from "node:path";
-import type { ChildRequest, ChildResult } from "../harnesses/types.ts";
+import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
 import type { FleetChildren } from "./fleet.ts";
+
+export type { FleetChildren } from "./fleet.ts";
 import type { RemoteChildRequest } from "./remote-child.ts";
 
 export interface FleetChildPlace {
@@ -49,4 +51,9 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   for (const entry of answer.diagnostics) request.onDiagnostic(entry);
   request.onProgress({ usage: answer.result.usage, activity: `done on ${answer.worker}` });
   return answer.result;
+}
+
+/** The fleet as a harness: what a launch runs a workflow child on when the dbos backend is chosen. */
+export function fleetHarness(fleet: FleetChildren, place: FleetChildPlace): Harness {
+  return { name: place.harness, run: (request) => runOnFleet(fleet, place, request) };
 }

@@ -23,8 +23,9 @@ async function catalogSource(): Promise<HelpSources["catalog"]> {
 export async function helpCommand(argv: readonly string[]): Promise<number> {
   const [topic, detail, ...extra] = argv;
   if (topic === undefined) {
-    const { backendLine } = await import("../backends/index.ts");
-    process.stdout.write(`${USAGE}\n\nBackend: ${backendLine(undefined)}\n`);
+    const { backendLine, configuredWorkersLine } = await import("../backends/index.ts");
+    const workers = await configuredWorkersLine(undefined);
+    process.stdout.write(`${USAGE}\n\nBackend: ${backendLine(undefined)}\n${workers === undefined ? "" : `Workers: ${workers}\n`}`);
     return EXIT.succeeded;
   }
   if (extra.length > 0) throw new FlowError("request_invalid", `flow help takes a topic and at most one harness or tool; got "${extra.join(" ")}" too.`);

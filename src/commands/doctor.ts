@@ -20,6 +20,8 @@ export interface DoctorSources {
   harnessState(name: string): HarnessState;
   /** Which backend runs workflow children: local, or dbos and its database. */
   backend?: string;
+  /** The dbos backend's workers seen; undefined on local. */
+  workers?: string | undefined;
 }
 
 /** Bytes under a folder, stopping at a bound so a huge store cannot stall the command. */
@@ -89,6 +91,7 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
   const size = folderSize(sources.flowHome);
   lines.push(`runs     ${sources.flowHome}: ${size.partial ? "over " : ""}${bytesText(size.bytes)} in ${formatCount(size.files)} files, ${writable(sources.flowHome)}`);
   if (sources.backend !== undefined) lines.push(`backend  ${sources.backend}`);
+  if (sources.workers !== undefined) lines.push(`workers  ${sources.workers}`);
   for (const name of ["claude", "codex"]) {
     const state = sources.harnessState(name);
     lines.push(`${name.padEnd(8)} ${state.available ? "ready" : "unavailable"}: ${state.detail}`);

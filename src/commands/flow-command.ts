@@ -26,6 +26,8 @@ export interface FlowCommandSources {
   harnessState(name: string, cwd: string): HarnessState;
   /** Which backend runs workflow children (backends/). */
   backend?(): string;
+  /** The dbos backend's workers seen; undefined on local. */
+  workers?(): Promise<string | undefined>;
   /** Whether the session's project counts as trusted: an untrusted one's roles and workflows are left out. */
   projectTrusted(ctx: ExtensionCommandContext): boolean;
   help: HelpSources;
@@ -72,7 +74,7 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
           case "roles":
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
-            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd), ...(sources.backend ? { backend: sources.backend() } : {}) }));
+            return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd), ...(sources.backend ? { backend: sources.backend() } : {}), ...(sources.workers ? { workers: await sources.workers() } : {}) }));
           case "apply":
           case "discard":
             return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);

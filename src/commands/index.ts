@@ -13,6 +13,7 @@ export function installFlowCommand(pi: ExtensionAPI, host: FlowHost, help: HelpS
     harnessState: (name, cwd) => host.harnessState(name, cwd),
     projectTrusted: (ctx) => host.projectTrusted(ctx),
     backend: () => host.backendLine(),
+    workers: () => host.workersLine(),
     help,
   });
 }

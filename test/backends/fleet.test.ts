@@ -53,6 +53,8 @@ test("two workers racing onto a fresh database both come up, share a 20-child wo
   const databaseUrl = pg.urlFor("fleet_share");
   const workers = [startWorker("w1", databaseUrl), startWorker("w2", databaseUrl)];
   await Promise.all(workers.map((worker) => worker.stdoutText(/worker w\d ready/)));
+  const help = await flow(["help"], { env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl }) });
+  expect(help.stdout).toMatch(/^Workers: .*\bw[12] \(seen \d+s ago, up to 3 children, pi-flow@[\d.]+\), w[12] \(seen/m);
 
   const trace = join(sandbox.root, "dbos-trace.txt");
   const fleet = await flow(["run", script, "--stub", "--cwd", project], {

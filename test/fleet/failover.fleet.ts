@@ -21,11 +21,22 @@ const command = `if [ -e ${firstAttempt} ]; then echo second attempt; else touch
 // The held part waits for the test to release it, whatever happens to the coordinator meanwhile.
 const held = join(sandbox.root, "held-started");
 const release = join(sandbox.root, "release");
+const endless = join(sandbox.root, "endless-started");
 const holdCommand = `touch ${held}; while [ ! -e ${release} ]; do sleep 0.2; done; echo released`;
 sandbox.fauxRules([
   { match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" },
   { match: "Do the held part", tool: { name: "bash", arguments: { command: holdCommand } }, then: "held part done" },
+  { match: "Do the endless part", tool: { name: "bash", arguments: { command: `touch ${endless}; while true; do sleep 0.2; done` } }, then: "never" },
 ]);
+const endlessScript = sandbox.file(
+  "endless.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "endless" };',
+    'const run = await agent({ role: "worker", description: "Endless part", prompt: "Do the endless part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
 const heldScript = sandbox.file(
   "held.js",
   [
@@ -109,4 +120,19 @@ test("a coordinator killed mid-run: flow run --resume takes the child's result f
   const { stdout } = await worker.done;
   expect(stdout.match(/^started /gm)).toHaveLength(1);
   expect(stdout).toContain(`started ${runId}/agent/0 `);
+});
+
+test("Ctrl-C on the coordinator cancels its child on the worker running it: the worker aborts the child's command and settles it cancelled", async () => {
+  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_cancel") };
+  const worker = start(["worker", "--name", "w4", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await worker.stdoutText(/worker w4 ready/);
+  const coordinator = start(["run", endlessScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  while (!existsSync(endless)) await sleep(50); // the child's command runs on w4
+  coordinator.child.kill("SIGINT");
+  const result = await coordinator.done;
+  expect(result.code).toBe(130);
+  expect(result.stderr).toMatch(/^child 1 cancelled: Endless part/m);
+  await worker.stdoutText(/settled \S+\/agent\/0 run ag_\S+ cancelled/);
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).code).toBe(0);
 });

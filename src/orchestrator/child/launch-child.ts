@@ -11,7 +11,7 @@ import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../../harnesses/child-tools.ts";
 import { checkChildCwd } from "./cwd.ts";
-import type { ChildProgress, ChildRequest, ChildResult } from "../../harnesses/types.ts";
+import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
 import { printable, redactValue, runFiles, type RunStore, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
@@ -24,8 +24,7 @@ import { STUBBED } from "../../harnesses/stub.ts";
 import { childProjectTrusted } from "../../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { childTimeout, stoppedByTimeout } from "../../harnesses/outcomes.ts";
-import type { FleetChildren } from "../../backends/index.ts";
-import { runOnFleet } from "../../backends/run-on-fleet.ts";
+import { fleetHarness, type FleetChildren } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationRepository, startIsolation, type Repository } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
 
@@ -296,8 +295,16 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     const { resume } = prepared;
     // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
     const cwd = isolating ? (await isolating).cwd : prepared.cwd;
+    const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
+    const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
+      agentDir: env.agentDir,
+      model,
+      registry: env.modelRegistry,
+      settings: env.harnesses,
+      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
+    });
     const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
-    const request: ChildRequest = {
+    return child.run({
       // The harness sees only the tools the child may have: the bound is the profile's tool list.
       profile: { ...profile, tools: prepared.tools.effective },
       task: {
@@ -323,16 +330,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       ...(harness === "pi"
         ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
         : {}),
-    };
-    if (env.fleet && options.fleetWorkflowId) return runOnFleet(env.fleet, { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer }, request);
-    const child = await createHarness(harness, {
-      agentDir: env.agentDir,
-      model,
-      registry: env.modelRegistry,
-      settings: env.harnesses,
-      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
     });
-    return child.run(request);
   };
 
   const settled = run()

@@ -21,7 +21,7 @@ import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
 import { sessionProjectTrusted } from "../../trust/project-trust.ts";
-import { backendLine, configuredFleet, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
+import { backendLine, configuredFleet, configuredWorkersLine, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -186,6 +186,11 @@ export class FlowHost {
   /** Which backend runs workflow children, as `/flow doctor` shows it. */
   backendLine(): string {
     return backendLine(this.flowSettings().flow);
+  }
+
+  /** The workers the dbos backend has seen (undefined on local), as `/flow doctor` shows them. */
+  workersLine(): Promise<string | undefined> {
+    return configuredWorkersLine(this.flowSettings().flow);
   }
 
   /** The dbos backend's fleet, when Pi's settings or the environment choose it (backends/). */

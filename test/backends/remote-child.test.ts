@@ -1,0 +1,49 @@
+import { expect, test } from "vitest";
+import type { FleetChildren, RemoteChildRequest, RemoteChildResult } from "../../src/backends/index.ts";
+import { isRemoteChildRequest, isRemoteChildResult } from "../../src/backends/remote-child.ts";
+import { runOnFleet } from "../../src/backends/run-on-fleet.ts";
+import type { ChildDiagnostic, ChildRequest } from "../../src/harnesses/types.ts";
+
+const usage = { turns: 1, toolCalls: 0, inputTokens: 10, outputTokens: 5 };
+
+function childRequest(cwd: string, seen: { output: string[]; diagnostics: ChildDiagnostic[] }): ChildRequest {
+  return {
+    profile: { name: "explorer", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:explorer", description: "Part 1" },
+    prompt: "Look.",
+    cwd,
+    loading: { projectTrusted: true, isolated: false },
+    signal: new AbortController().signal,
+    onProgress: () => undefined,
+    onOutput: (text) => seen.output.push(text),
+    onDiagnostic: (entry) => seen.diagnostics.push(entry),
+  };
+}
+
+test("a child's answer from a worker reaches its run through the harness callbacks, and the run notes the worker", async () => {
+  const sent: RemoteChildRequest[] = [];
+  const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "found it", usage }, output: ["found it"], diagnostics: [{ type: "stub", message: "m" }], worker: "w9" };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, run: async (request) => (sent.push(request), answer) };
+  const journal: unknown[] = [];
+  const notes: string[] = [];
+  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { message: string }) => void notes.push(entry.message) };
+  const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
+  const result = await runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, childRequest("/p/sub", seen));
+  expect(result).toEqual(answer.result);
+  expect(sent[0]).toMatchObject({ workflowId: "wf_1/agent/0", runId: "ag_1", cwd: "sub", model: "faux/faux-1" });
+  expect(isRemoteChildRequest(sent[0])).toBe(true);
+  expect(seen).toEqual({ output: ["found it"], diagnostics: [{ type: "stub", message: "m" }] });
+  expect(journal).toEqual([{ t: "event", name: "worker", data: { worker: "w9" } }]);
+  expect(notes).toEqual(["ran on worker w9"]);
+});
+
+test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, run: async () => Promise.reject(new Error("never sent")) };
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined };
+  const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
+  await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
+  expect(isRemoteChildResult({ result: { outcome: "won", usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [1], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w" })).toBe(true);
+  expect(isRemoteChildRequest({ workflowId: "w", runId: "r" })).toBe(false);
+});
