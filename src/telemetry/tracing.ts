@@ -116,11 +116,15 @@ export interface TracedRun {
   prompt?: string;
 }
 
-/** Starts the run's span; the hooks it returns end it. A no-op while tracing is off. */
-export function traceRun(run: TracedRun): RunTraceHooks {
+/**
+ * Starts the run's span; the hooks it returns end it. A no-op while tracing is off: `describe` is
+ * called only when tracing is on, so a run pays nothing for facts no span will carry.
+ */
+export function traceRun(describe: () => TracedRun): RunTraceHooks {
   const loaded = state.loaded;
   if (!loaded) return NOOP;
   try {
+    const run = describe();
     const parent = run.task.parentRunId === undefined ? undefined : state.open.get(run.task.parentRunId);
     const earlier = run.task.resumedFrom ?? run.resumes;
     const correlationId = parent?.correlationId ?? (earlier === undefined ? run.runId : (state.correlations.get(earlier) ?? earlier));

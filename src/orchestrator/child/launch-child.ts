@@ -253,7 +253,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       prompt: prepared.prompt,
     },
   });
-  const trace = traceRun({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt });
+  const trace = traceRun(() => ({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt }));
   const { withheld } = prepared.tools;
   if (withheld.length > 0) {
     writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });

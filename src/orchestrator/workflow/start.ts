@@ -114,7 +114,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
   writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth, scriptHash: hashArgs(selected.text), argsHash: hashArgs(launch.args) } });
   writer.setChildren({ count: 0, failed: 0 });
-  const trace = traceRun({ runId: writer.runId, kind: "workflow", task: writer.view().task });
+  const trace = traceRun(() => ({ runId: writer.runId, kind: "workflow", task: writer.view().task }));
 
   const root = new AbortController();
   const stop = () => root.abort();

@@ -1,0 +1,33 @@
+import { afterAll, expect, test } from "vitest";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import { jsonSpans, startOtlpReceiver } from "../support/otlp-receiver.ts";
+
+// Tracing is configured by the environment the process starts with: set it before pi-flow loads.
+const receiver = await startOtlpReceiver();
+Object.assign(process.env, { OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+const { startPiSession } = await import("../support/pi-session.ts");
+const { childAnswers } = await import("../support/children.ts");
+const { telemetryReady } = await import("../../src/telemetry/index.ts");
+
+const pi = await startPiSession();
+afterAll(async () => {
+  pi.dispose();
+  await receiver.close();
+});
+
+const runOf = (outcome: { structuredContent: unknown }): RunView => (outcome.structuredContent as { data: { run: RunView } }).data.run;
+
+test("in a Pi session each delegation is a trace of its own, a resumed child keeps its first run's correlation ID, and shutting down flushes the spans", async () => {
+  await telemetryReady();
+  const first = runOf(await pi.callTool("external_delegate", { role: "explorer", description: "Count", prompt: "Count the files.", context: { mode: "none" } }, { children: [childAnswers("Twelve.")] }));
+  const again = runOf(await pi.callTool("external_delegate", { role: "explorer", description: "Count again", prompt: "And now?", resume: first.runId, context: { mode: "none" } }, { children: [childAnswers("Still twelve.")] }));
+  expect(again.state.outcome).toBe("succeeded");
+  await pi.shutdown(); // session_shutdown sends what the batch still holds
+
+  const spans = jsonSpans(receiver.requests).filter((span) => span.attributes["gen_ai.operation.name"] === "invoke_agent");
+  const [one, two] = [first, again].map((run) => spans.find((span) => span.attributes["pi_flow.run_id"] === run.runId)!);
+  expect(one!.traceId).not.toBe(two!.traceId);
+  for (const span of [one!, two!]) expect(span.parentSpanId ?? "").toBe("");
+  expect(one!.attributes).toMatchObject({ "pi_flow.correlation_id": first.runId, "pi_flow.outcome": "succeeded", "gen_ai.request.model": "faux/faux-1" });
+  expect(two!.attributes["pi_flow.correlation_id"]).toBe(first.runId);
+});
