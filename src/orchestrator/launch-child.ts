@@ -24,7 +24,7 @@ import { STUBBED } from "../harnesses/stub.ts";
 import { childProjectTrusted } from "../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./child-profile.ts";
 import { childTimeout, stoppedByTimeout } from "../harnesses/outcomes.ts";
-import { finishIsolation, isolationRepository, startIsolation, type Repository } from "../isolation/index.ts";
+import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository } from "../isolation/index.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -287,7 +287,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   const runOnHarness = async (): Promise<ChildResult> => {
     const { resume } = prepared;
     // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-    const cwd = isolating ? (await isolating).cwd : prepared.cwd;
+    const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
     const child = await createHarness(harness, {
       agentDir: env.agentDir,
       model,
