@@ -5,6 +5,7 @@ import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
 import { writeChangeRecord, writePatch } from "./change-record.ts";
 import { openRepository, type Repository } from "./repository.ts";
+import { snapshotCommit } from "./snapshot.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
@@ -16,11 +17,28 @@ export function isolationRepository(asked: unknown, profileAsked: "worktree" | u
   return (asked ?? profileAsked) === "worktree" ? openRepository(cwd) : undefined;
 }
 
-/** Starts making the child's worktree now (the base is the tree as it is at launch). */
-export function startIsolation(repo: Repository, runId: string, home: string): Promise<Isolation> {
-  const making = createIsolation(repo, runId, home);
-  making.catch(() => undefined); // the child's run awaits it and fails with its error
-  return making;
+/** A child's isolation between launch and settle: its base now, its worktree once it runs. */
+export interface PendingIsolation {
+  repo: Repository;
+  runId: string;
+  home: string;
+  /** The tree the user sees at launch, as a commit: what the child starts from, even if it waits for a slot. */
+  base: Promise<string>;
+  made?: Promise<Isolation>;
+}
+
+/** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
+export function startIsolation(repo: Repository, runId: string, home: string): PendingIsolation {
+  const base = snapshotCommit(repo);
+  base.catch(() => undefined); // the child's run awaits it and fails with its error
+  return { repo, runId, home, base };
+}
+
+/** Makes the child's worktree (once) and returns where it works: the parent's subdirectory in it. */
+export async function isolationCwd(pending: PendingIsolation): Promise<string> {
+  pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base));
+  pending.made.catch(() => undefined);
+  return (await pending.made).cwd;
 }
 
 /**
@@ -28,13 +46,14 @@ export function startIsolation(repo: Repository, runId: string, home: string): P
  * `runDir`) and removes its worktree. Undefined when it changed nothing or never got a worktree.
  */
 export async function finishIsolation(
-  making: Promise<Isolation>,
+  pending: PendingIsolation,
   files: RunFiles,
   home: string,
   evidence: { appendDiagnostic(entry: { level: "warn"; code: string; message: string }): void },
 ): Promise<ChangeStats | undefined> {
   try {
-    return await keepChanges(making, files, home);
+    // A child that never ran (cancelled while queued) never got a worktree: nothing to keep.
+    return pending.made ? await keepChanges(pending.made, files, home) : undefined;
   } catch (error) {
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
     evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${(error as Error).message}` });

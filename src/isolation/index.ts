@@ -1,5 +1,5 @@
 // Worktree isolation (tool-calling contract 14.3): the one entry other folders import.
-export { isolationRepository, startIsolation, finishIsolation } from "./child-isolation.ts";
+export { isolationCwd, isolationRepository, startIsolation, finishIsolation, type PendingIsolation } from "./child-isolation.ts";
 export { openRepository, type Repository } from "./repository.ts";
 export { applyChanges, type ApplyOutcome } from "./apply.ts";
 export { changesRef, dropChanges, type ChangeStats } from "./changes.ts";

@@ -27,8 +27,9 @@ export const worktreesDir = (home: string, root: string): string => join(home, "
 /** Beside each worktree, the process that owns it: crash cleanup removes those of dead processes. */
 export const ownerFile = (dir: string, runId: string): string => join(dir, `${runId}.owner.json`);
 
-export async function createIsolation(repo: Repository, runId: string, home: string): Promise<Isolation> {
-  const base = await snapshotCommit(repo);
+/** Makes the worktree of `runId` from `base` (default: the tree the user sees now). */
+export async function createIsolation(repo: Repository, runId: string, home: string, base?: string): Promise<Isolation> {
+  base ??= await snapshotCommit(repo);
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -33,7 +33,7 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   expect(workflows.stdout.startsWith(workflowsHelp())).toBe(true);
   expect(workflows.stdout).toMatch(/^- review \(shipped\): Independent reviewers.* args: \{"type":"object"/m);
   const contract = await flowInProcess(["help", "contracts", "external_runs"], { env });
-  expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel", "steer"] });
+  expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel", "steer", "apply", "discard"] });
   const unknown = await flowInProcess(["help", "astrology"], { env });
   expect([unknown.code, unknown.stderr]).toEqual([2, 'flow: Unknown topic "astrology". Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
   const command = await flowInProcess(["fly"], { env });

@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { cliTask, pathWithFakes, type FakeRunRecord } from "../support/fake-cli.ts";
-import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
+import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
@@ -11,6 +11,10 @@ let pi: PiTestSession;
 let root: string;
 beforeAll(async () => {
   root = makeRepo({ ".gitignore": ".agent/\n.flow-home/\n", "src/app.txt": "app\n" });
+  writeIn(root, {
+    ".pi/flow/roles/isolated-writer.md": "---\nharness: claude\nisolation: worktree\ntools: read, write, edit, bash\n---\nWrite what you are asked to.\n",
+    ".pi/flow/roles/misplaced.md": "---\nisolation: elsewhere\n---\nWrite.\n",
+  });
   pi = await startPiSession({ cwd: root, env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
 }, 60_000);
 afterAll(() => pi?.dispose());
@@ -26,4 +30,13 @@ test.each(["claude", "codex"])('a %s child with isolation "worktree" runs in its
   expect(record.argv.length).toBeGreaterThan(0);
   expect(receipt.data.run!.changes).toMatchObject({ files: 1 });
   expect(worktreeCount(root)).toBe(1);
+});
+
+test("a role file may ask for isolation: worktree; any other value is configuration_invalid naming the file", async () => {
+  const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask("claude"), harness: undefined, role: "isolated-writer" });
+  expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+  const runId = receipt.data.run!.runId;
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${runId}`)).toContain(".fake-cli/claude-");
+  const refused = await callForReceipt(pi, "external_delegate", { ...cliTask("claude"), harness: undefined, role: "misplaced" });
+  expect(refused.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "configuration_invalid", message: "misplaced.md: isolation must be worktree." } });
 });

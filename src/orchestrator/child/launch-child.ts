@@ -25,7 +25,7 @@ import { childProjectTrusted } from "../../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { childTimeout, stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { fleetHarness, type FleetChildren } from "../../backends/run-on-fleet.ts";
-import { finishIsolation, isolationRepository, startIsolation, type Repository } from "../../isolation/index.ts";
+import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -294,7 +294,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   const runOnHarness = async (): Promise<ChildResult> => {
     const { resume } = prepared;
     // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-    const cwd = isolating ? (await isolating).cwd : prepared.cwd;
+    const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
     const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
     const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
       agentDir: env.agentDir,
