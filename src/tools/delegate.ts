@@ -2,16 +2,15 @@ import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
-import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
-import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild } from "../orchestrator/child/index.ts";
+import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type SettledChild } from "../orchestrator/child/index.ts";
 import { launchTurn } from "../orchestrator/child/index.ts";
 import { queueFull } from "../orchestrator/child/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
-import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { runReceipt } from "./run-receipts.ts";
 import { noteProgress } from "../orchestrator/session/index.ts";
 import { delegateRenderers } from "../ui/run-renderers.ts";
 
@@ -56,41 +55,39 @@ export function createDelegateTool(host: FlowHost) {
       await launchTurn();
       abortIfSignalled(signal);
       const background = params.background ?? false;
+      const isSupervised = supervised(ctx);
       let launched: LaunchedChild | undefined;
       let withheld: string[] = [];
-      try {
-        host.assertOpen();
-        const env = host.launchEnvironment(ctx, branch);
-        const prepared = prepareChild(params as ChildCall, env);
-        withheld = prepared.tools.withheld;
-        const slots = background ? host.session(ctx).backgroundSlots : undefined;
-        if (slots?.full) throw queueFull(slots);
-        launched = launchChild(prepared, env, {
-          background,
-          toolCallId,
-          ...(slots ? { slots } : { signal }),
-          onProgress: (progress) => {
-            if (background) return noteProgress(launched?.runId, { progress });
-            const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
-            onUpdate?.({ content: [{ type: "text", text }], details: { runId: launched?.runId, phase: "running", progress } });
-          },
-        });
-        if (background) host.trackBackground(ctx, launched.runId, env.runs, launched.settled);
-      } catch (error) {
-        if (!(error instanceof FlowError)) throw error;
-        return rejectedReceipt(DELEGATE, error, { phase: "rejected" });
-      }
-
-      if (!launched) throw new Error("external_delegate: the child was neither launched nor rejected");
-      const note = withheld.length > 0 ? `\n${withheldNote(withheld)}` : "";
-      if (background) {
-        const warnings = withheld.length > 0 ? [TOOLS_WITHHELD] : [];
-        return acceptedReceipt(DELEGATE, launched.accepted, supervised(ctx), { runId: launched.runId, phase: "accepted", run: launched.accepted }, warnings, note);
-      }
-      onUpdate?.({ content: [{ type: "text", text: `Child ${launched.runId} started.` }], details: { runId: launched.runId, phase: "running" } });
-      const { view, warnings } = await launched.settled;
-      const stubbed = warnings.includes(STUBBED) ? `\n${STUBBED_NOTE}` : "";
-      return settledReceipt(DELEGATE, view, warnings, `${receiptText(view, "settled", supervised(ctx))}${note}${stubbed}`, { runId: view.runId, phase: "settled", run: view });
+      const note = () => (withheld.length > 0 ? `\n${withheldNote(withheld)}` : "");
+      return runReceipt<DelegateDetails, SettledChild>({
+        tool: DELEGATE,
+        label: "Child",
+        background,
+        supervised: isSupervised,
+        onUpdate,
+        launch: () => {
+          host.assertOpen();
+          const env = host.launchEnvironment(ctx, branch);
+          const prepared = prepareChild(params as ChildCall, env);
+          withheld = prepared.tools.withheld;
+          const slots = background ? host.session(ctx).backgroundSlots : undefined;
+          if (slots?.full) throw queueFull(slots);
+          launched = launchChild(prepared, env, {
+            background,
+            toolCallId,
+            ...(slots ? { slots } : { signal }),
+            onProgress: (progress) => {
+              if (background) return noteProgress(launched?.runId, { progress });
+              const text = `Child ${launched?.runId ?? ""} ${progress.activity}: ${progress.usage.turns} turns, ${progress.usage.toolCalls} tool calls`;
+              onUpdate?.({ content: [{ type: "text", text }], details: { runId: launched?.runId, phase: "running", progress } });
+            },
+          });
+          if (background) host.trackBackground(ctx, launched.runId, env.runs, launched.settled);
+          return launched;
+        },
+        accepted: () => ({ warnings: withheld.length > 0 ? [TOOLS_WITHHELD] : [], note: note() }),
+        settledText: ({ view, warnings }) => `${receiptText(view, "settled", isSupervised)}${note()}${warnings.includes(STUBBED) ? `\n${STUBBED_NOTE}` : ""}`,
+      });
     },
   });
 }

@@ -1,5 +1,5 @@
 import { fail, succeed, toToolResult, type FlowToolResult } from "../contract/envelope.ts";
-import type { FlowError } from "../contract/errors.ts";
+import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { toPiUsage } from "../harnesses/usage.ts";
 import { receiptText } from "./receipt-text.ts";
@@ -50,4 +50,61 @@ function settledEnvelope<TDetails>(tool: RunTool["tool"], action: RunTool["actio
 function withUsage<TDetails>(result: FlowToolResult<TDetails>, view: RunView): FlowToolResult<TDetails> {
   const usage = toPiUsage(view.usage);
   return usage ? { ...result, usage } : result;
+}
+
+/** The details every run receipt carries, whatever else its tool adds. */
+export interface RunDetails {
+  runId?: string;
+  phase: "rejected" | "running" | "accepted" | "settled";
+  run?: RunView;
+}
+
+/** A run a tool launched: accepted now, settled later (never rejects). */
+export interface LaunchedRun<Settled extends { view: RunView; warnings: string[] }> {
+  runId: string;
+  accepted: RunView;
+  settled: Promise<Settled>;
+}
+
+export interface ReceiptFrame<TDetails extends RunDetails, Settled extends { view: RunView; warnings: string[] }> {
+  tool: RunTool;
+  /** How the started update names the run: "Child", "Workflow". */
+  label: string;
+  background: boolean;
+  supervised: boolean;
+  onUpdate?: ((update: { content: { type: "text"; text: string }[]; details: TDetails }) => void) | undefined;
+  /** Launches the run (a FlowError it throws is the rejected receipt), or answers with a receipt of its own. */
+  launch(): LaunchedRun<Settled> | FlowToolResult<TDetails> | Promise<LaunchedRun<Settled> | FlowToolResult<TDetails>>;
+  /** A background run's accepted receipt: extra warnings and a note for the model. */
+  accepted?(): { warnings: string[]; note: string };
+  settledText(settled: Settled): string;
+  /** What the settled details add to runId, phase and run. */
+  settledDetails?(settled: Settled): Partial<TDetails>;
+}
+
+/**
+ * The one receipt skeleton of external_delegate and external_workflow: rejected before
+ * registration, accepted (background), or started and then settled (foreground).
+ */
+export async function runReceipt<TDetails extends RunDetails, Settled extends { view: RunView; warnings: string[] }>(
+  frame: ReceiptFrame<TDetails, Settled>,
+): Promise<FlowToolResult<TDetails>> {
+  let launched: LaunchedRun<Settled> | FlowToolResult<TDetails>;
+  try {
+    launched = await frame.launch();
+  } catch (error) {
+    if (!(error instanceof FlowError)) throw error;
+    return rejectedReceipt(frame.tool, error, { phase: "rejected" } as TDetails);
+  }
+  if (!("accepted" in launched)) return launched;
+  const { runId, accepted } = launched;
+  if (frame.background) {
+    const { warnings, note } = frame.accepted?.() ?? { warnings: [], note: "" };
+    return acceptedReceipt(frame.tool, accepted, frame.supervised, { runId, phase: "accepted", run: accepted } as TDetails, warnings, note);
+  }
+  frame.onUpdate?.({ content: [{ type: "text", text: `${frame.label} ${runId} started.` }], details: { runId, phase: "running" } as TDetails });
+  const settled = await launched.settled;
+  const { view, warnings } = settled;
+  const details = { runId: view.runId, phase: "settled", run: view, ...frame.settledDetails?.(settled) } as TDetails;
+  return settledReceipt(frame.tool, view, warnings, frame.settledText(settled), details);
 }

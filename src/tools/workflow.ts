@@ -1,22 +1,16 @@
 import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
-import { defineTool, type ExtensionToolContext } from "@earendil-works/pi-coding-agent";
+import { defineTool } from "@earendil-works/pi-coding-agent";
 import type { FlowToolResult } from "../contract/envelope.ts";
-import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
-import { TOOLS_WITHHELD, type LaunchEnvironment } from "../orchestrator/child/index.ts";
+import { TOOLS_WITHHELD } from "../orchestrator/child/index.ts";
 import type { ChildEntry } from "../contract/child-entry.ts";
-import { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "../orchestrator/workflow/index.ts";
-import { prepareResume } from "../orchestrator/workflow/index.ts";
-import { claimResume, type ResumeClaim } from "../orchestrator/workflow/index.ts";
-import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../orchestrator/workflow/index.ts";
-import type { ParsedWorkflow } from "../../runtime/index.ts";
-import { formatBytes, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
-import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "../orchestrator/workflow/index.ts";
+import { HANDLED_CHILD_FAILURES, launchWorkflow, type WorkflowProgress } from "../orchestrator/workflow/index.ts";
+import type { SettleResult } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
-import { acceptedReceipt, rejectedReceipt, settledReceipt } from "./run-receipts.ts";
+import { runReceipt, settledReceipt } from "./run-receipts.ts";
 import { noteProgress } from "../orchestrator/session/index.ts";
 import { workflowRenderers } from "../ui/run-renderers.ts";
 
@@ -76,41 +70,6 @@ function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<Wo
   return receipt;
 }
 
-interface ChosenSource {
-  selected: SelectedWorkflow;
-  workflow: ParsedWorkflow;
-  args: Record<string, unknown>;
-  toolNames: string[];
-  resume?: WorkflowLaunch["resume"];
-}
-
-/**
- * The script to run and its inputs, checked before launch: a saved or inline workflow, or the run
- * a resume continues (its own source and args). Every refusal is a typed FlowError.
- */
-function chooseSource(
-  params: WorkflowInput,
-  { host, ctx, runs, nested }: { host: FlowHost; ctx: ExtensionToolContext; runs: LaunchEnvironment["runs"]; nested: boolean },
-): ChosenSource | { succeeded: RunView } {
-  if (params.resume === undefined) {
-    if (params.script !== undefined && Buffer.byteLength(params.script, "utf8") > SCRIPT_MAX_BYTES) {
-      throw new FlowError("request_invalid", `script is over ${formatBytes(SCRIPT_MAX_BYTES)} (${SCRIPT_MAX_BYTES} bytes), the most a workflow script may hold.`);
-    }
-    const selected = selectWorkflow(params, workflowDirs(ctx.cwd, host.flowHome(), host.projectTrusted(ctx)));
-    const workflow = parseSelected(selected);
-    const args = checkArgs(workflow, params.args, selected.label);
-    return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
-  }
-  if (params.workflow !== undefined || params.script !== undefined || params.args !== undefined) {
-    throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
-  }
-  // A nested run resumes only from a workflow: its parent's resume starts it again.
-  const prepared = prepareResume({ runId: params.resume, runs, flowHome: host.flowHome(), projectTrusted: host.projectTrusted(ctx), ctx, toolInfos: host.toolInfos(), nested });
-  if ("succeeded" in prepared) return prepared;
-  const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
-  return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
-}
-
 export function createWorkflowTool(host: FlowHost) {
   return defineTool({
     // Drawn for a person watching the TUI; print, JSON and RPC modes never call renderers.
@@ -133,60 +92,38 @@ export function createWorkflowTool(host: FlowHost) {
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<WorkflowDetails>> {
       abortIfSignalled(signal);
       const background = params.background ?? false;
-      let started: StartedWorkflow;
-      let claim: ResumeClaim | undefined;
-      try {
-        host.assertOpen();
-        const place = nextWorkflowPlace();
-        const { depth, parentRunId } = place;
-        const env = host.launchEnvironment(ctx);
-        const nested = params.resume !== undefined && place.resumesNested === params.resume;
-        const source = chooseSource(params, { host, ctx, runs: env.runs, nested });
-        // A run that succeeded has its result already: nothing runs again.
-        if ("succeeded" in source) return resumedReceipt(source.succeeded, supervised(ctx));
-        const { selected, workflow, args, toolNames, resume } = source;
-        // One resume per run: a second one, at once or later, is refused (resume-claims.ts).
-        claim = resume ? claimResume(resume.plan.store, resume.plan.from.runId) : undefined;
-        // Frozen now, when the call starts: children started minutes later select from this.
-        const snapshot = env.snapshot();
-        const described = params.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
-        const description = (described ?? `${selected.name} workflow`).slice(0, 200);
-        await env.fleet?.ready(); // the dbos backend's database answers, or nothing launches
-        started = startWorkflow({
-          workflow,
-          selected,
-          args,
-          description,
-          env,
-          tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: env.parentTools, onNestedRun }),
-          toolSchemas: workflowToolSchemas(toolNames, ctx),
-          background,
-          depth,
-          toolCallId,
-          ...(resume ? { resume } : {}),
-          ...(parentRunId ? { parentRunId } : {}),
-          ...(background ? {} : { signal }),
-          onProgress: (progress) => {
-            const children = progress.children.map(snapshotOf);
-            if (background) return noteProgress(progress.runId, { children });
-            onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
-          },
-        });
-        claim?.started(started.runId);
-        claim = undefined; // the run exists: whatever happens next, the claim names it
-        place.started?.(started.runId);
-        if (background) host.trackBackground(ctx, started.runId, env.runs, started.settled);
-      } catch (error) {
-        claim?.release();
-        if (!(error instanceof FlowError)) throw error;
-        return rejectedReceipt(WORKFLOW, error, { phase: "rejected" });
-      }
-
-      if (background) return acceptedReceipt(WORKFLOW, started.accepted, supervised(ctx), { runId: started.runId, phase: "accepted", run: started.accepted });
-      onUpdate?.({ content: [{ type: "text", text: `Workflow ${started.runId} started.` }], details: { runId: started.runId, phase: "running" } });
-      const { view, warnings, evidenceErrors } = await started.settled;
-      const details = { runId: view.runId, phase: "settled" as const, run: view, ...(evidenceErrors.length > 0 ? { evidenceErrors } : {}) };
-      return settledReceipt(WORKFLOW, view, warnings, settledText(view, warnings, supervised(ctx)), details);
+      const isSupervised = supervised(ctx);
+      return runReceipt<WorkflowDetails, SettleResult>({
+        tool: WORKFLOW,
+        label: "Workflow",
+        background,
+        supervised: isSupervised,
+        onUpdate,
+        launch: async () => {
+          host.assertOpen();
+          const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.flowHome(), toolInfos: () => host.toolInfos() };
+          await env.launch.fleet?.ready(); // the dbos backend's database answers, or nothing launches
+          const started = launchWorkflow(
+            {
+              input: params,
+              toolCallId,
+              signal,
+              onProgress: (progress) => {
+                const children = progress.children.map(snapshotOf);
+                if (background) return noteProgress(progress.runId, { children });
+                onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { runId: progress.runId, phase: "running", children } });
+              },
+            },
+            env,
+          );
+          // A run that succeeded has its result already: nothing runs again.
+          if ("succeeded" in started) return resumedReceipt(started.succeeded, isSupervised);
+          if (background) host.trackBackground(ctx, started.runId, env.launch.runs, started.settled);
+          return started;
+        },
+        settledText: ({ view, warnings }) => settledText(view, warnings, isSupervised),
+        settledDetails: ({ evidenceErrors }) => (evidenceErrors.length > 0 ? { evidenceErrors } : {}),
+      });
     },
   });
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
-import { openRunStore, RunRegistry, type RunStore } from "../../src/runs/index.ts";
+import type { RunStore } from "../../src/runs/index.ts";
 import { expectValidView, sandbox, type Sandbox } from "./helpers.ts";
 
 const WRITER = join(import.meta.dirname, "fixtures", "crash-writer.ts");
@@ -52,7 +52,7 @@ function runAndKill(scenario: string, until: (line: string) => boolean): Promise
 
 /** The next reader: a fresh process's view of the same home (nothing in its registry). */
 const reader = (): RunStore =>
-  openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+  box.otherProcess();
 
 function readAll(store: RunStore, runId: string, view: "output" | "diagnostics"): string {
   let text = "";

@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { deliver, INLINE_LIMIT_BYTES, REDACTED, type RunStore } from "../../src/runs/index.ts";
-import { expectValidView, sandbox, type Sandbox } from "./helpers.ts";
+import { expectValidView, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let store: RunStore;
-beforeEach(() => {
-  box = sandbox();
-  store = box.store();
-});
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 
 /** Page the final view to the end the way the contract's paged-final example does. */
 function readFinal(runId: string, limitBytes = 64): { encoding: string; raw: string; value: unknown } {

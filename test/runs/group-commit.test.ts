@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { runFiles } from "../../src/runs/home.ts";
 import { groupCommit } from "../../src/runs/write/group-commit.ts";
-import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+import { RunRegistry } from "../../src/runs/index.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -57,7 +57,7 @@ describe("group commit", () => {
       run.setUsage({ turns: i });
     }
     // Nothing written yet: a reader in another process rebuilds the run from its journal.
-    const other = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const other = box.otherProcess();
     expect(other.view(run.runId)).toMatchObject({ task: { description: "fan-out" }, state: { status: "interrupted_or_uncertain" } });
     await store.idle();
     expect(commit.stats.rewrites - before.rewrites).toBe(1);

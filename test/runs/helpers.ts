@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import { expect } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import { FlowError, type ErrorCode } from "../../src/contract/errors.ts";
 import { RunViewSchema, type RunView } from "../../src/contract/run-schema.ts";
 import { openRunStore, RunRegistry, type RunStore, type WriterHooks } from "../../src/runs/index.ts";
@@ -13,6 +13,8 @@ export interface Sandbox {
   project: string;
   registry: RunRegistry;
   store(sessionId?: string, opts?: { cwd?: string; hooks?: WriterHooks }): RunStore;
+  /** The same session seen from another process: a registry of its own, only what is on disk shared. */
+  otherProcess(sessionId?: string): RunStore;
   cleanup(): void;
 }
 
@@ -30,8 +32,19 @@ export function sandbox(): Sandbox {
     registry,
     store: (sessionId = "session-a", opts = {}) =>
       openRunStore({ home, cwd: opts.cwd ?? project, sessionId, registry, ...(opts.hooks ? { hooks: opts.hooks } : {}) }),
+    otherProcess: (sessionId = "session-a") => openRunStore({ home, cwd: project, sessionId, registry: new RunRegistry() }),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/** A fresh sandbox and its session's store for every test of the file, removed after each. */
+export function sandboxPerTest(use: (box: Sandbox, store: RunStore) => void): void {
+  let box: Sandbox | undefined;
+  beforeEach(() => {
+    box = sandbox();
+    use(box, box.store());
+  });
+  afterEach(() => box?.cleanup());
 }
 
 export function expectValidView(view: RunView): void {

@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, renameSync, statSync, utimesSync, wr
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
-import { openRunStore, RunRegistry, type RunStore } from "../../src/runs/index.ts";
+import type { RunStore } from "../../src/runs/index.ts";
 import { classifyJournalText } from "../../src/runs/journal/integrity.ts";
 import { sandbox, type Sandbox } from "./helpers.ts";
 
@@ -21,7 +21,7 @@ afterEach(() => box.cleanup());
 
 /** Another process's view of the same session: nothing of the writer's registry is shared. */
 const fresh = (): RunStore =>
-  openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+  box.otherProcess();
 
 /** A settled workflow whose journal has body lines between start and terminal. */
 async function settledWorkflow(): Promise<{ runId: string; journal: string }> {

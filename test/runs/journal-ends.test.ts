@@ -11,7 +11,7 @@ beforeEach(() => (box = sandbox()));
 afterEach(() => box.cleanup());
 
 /** The same session seen from another process: nothing in memory, only what is on disk. */
-const otherProcess = () => openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+const otherProcess = () => box.otherProcess();
 
 /** An agent run that succeeded with `value`, its group-commit batch written: its ID and its files. */
 async function settledRun(description: string, value: unknown, launch?: Record<string, unknown>) {

@@ -1,19 +1,15 @@
 import { rmSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { succeed } from "../../src/contract/envelope.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { runFiles } from "../../src/runs/home.ts";
-import { formatBatchText, newRunId, openRunStore, RunRegistry, type RunStore, type RunWriter } from "../../src/runs/index.ts";
+import { formatBatchText, newRunId, type RunStore, type RunWriter } from "../../src/runs/index.ts";
 import { scopeToken } from "../../src/runs/home.ts";
-import { codeOf, expectValidView, sandbox, type Sandbox } from "./helpers.ts";
+import { codeOf, expectValidView, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let store: RunStore;
-beforeEach(() => {
-  box = sandbox();
-  store = box.store();
-});
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 
 function settledRuns(kind: "agent" | "workflow", n: number): string[] {
   const ids: string[] = [];
@@ -138,7 +134,7 @@ describe("list", () => {
     const files = runFiles(store.scope, a as string);
     rmSync(files.record);
     rmSync(files.journal);
-    const fresh = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const fresh = box.otherProcess();
     expect(fresh.list().runs.map((r) => r.runId)).toEqual([b]);
   });
 });

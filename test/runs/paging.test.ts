@@ -1,20 +1,16 @@
 import { createHash } from "node:crypto";
 import { appendFileSync, closeSync, openSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SinglePayload } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { fileDocument, readPage } from "../../src/runs/read/paging.ts";
-import { openRunStore, RunRegistry, type RunStore, type RunViewName } from "../../src/runs/index.ts";
-import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
+import { openRunStore, type RunStore, type RunViewName } from "../../src/runs/index.ts";
+import { codeOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let store: RunStore;
-beforeEach(() => {
-  box = sandbox();
-  store = box.store();
-});
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 
 const MESSAGES = ["plain ascii", "accents: é à ü", "cjk: 数据处理", "emoji: 🚀🔥✓", "", "tail 🧪 end"];
 
@@ -207,7 +203,7 @@ describe("paging", () => {
     it("keep serving the final value after the owner process is gone", () => {
       const { a } = setup();
       const first = store.inspectSingle(a, "final", { limitBytes: 30 });
-      const later = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+      const later = box.otherProcess();
       const next = later.inspectSingle(a, "final", { limitBytes: 1000, cursor: first.page.nextCursor as string });
       expect(first.page.text + next.page.text).toBe("y".repeat(100));
     });

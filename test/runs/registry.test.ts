@@ -1,16 +1,12 @@
 import { mkdirSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openRunStore, processRegistry, RunRegistry, type RunStore } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
-import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
+import { codeOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let store: RunStore;
-beforeEach(() => {
-  box = sandbox();
-  store = box.store();
-});
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 
 const task = { description: "t" };
 
@@ -18,7 +14,7 @@ describe("live registry", () => {
   it("supplies liveness: live while registered and unsettled, never from evidence alone", () => {
     const run = store.create({ kind: "agent", task, background: true });
     expect(store.view(run.runId).live).toBe(true);
-    const otherProcess = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const otherProcess = box.otherProcess();
     expect(otherProcess.view(run.runId).live).toBe(false);
     run.settle({ outcome: "succeeded", value: 1 });
     expect(store.view(run.runId).live).toBe(false);
@@ -33,7 +29,7 @@ describe("live registry", () => {
     await expect(p1).resolves.toEqual(view);
     expect((await p2).state).toEqual({ status: "done", outcome: "timed_out", error: { code: "timed_out", message: "too slow" } });
     // A run ended in an earlier process resolves from its evidence.
-    const later = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const later = box.otherProcess();
     await expect(later.settled(run.runId)).resolves.toMatchObject({ state: { outcome: "timed_out" } });
   });
 
@@ -62,7 +58,7 @@ describe("live registry", () => {
     const ended = store.create({ kind: "agent", task, background: false });
     ended.settle({ outcome: "failed", error: { code: "failed", message: "x" } });
     const interrupted = store.create({ kind: "agent", task, background: false });
-    const later = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const later = box.otherProcess();
     expect(later.cancel(ended.runId).status).toBe("terminal");
     expect(codeOf(() => later.cancel(interrupted.runId))).toBe("run_not_live");
   });

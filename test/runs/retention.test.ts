@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -15,15 +15,11 @@ import {
   sessionOpened,
   type RunStore,
 } from "../../src/runs/index.ts";
-import { codeOf, sandbox, type Sandbox } from "./helpers.ts";
+import { codeOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let store: RunStore;
-beforeEach(() => {
-  box = sandbox();
-  store = box.store();
-});
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 
 const DAY = 24 * 3600 * 1000;
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
-import { openRunStore, resolveFlowHome, RunRegistry } from "../../src/runs/index.ts";
+import { openRunStore, resolveFlowHome } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { codeOf, expectValidView, messageOf, sandbox, type Sandbox } from "./helpers.ts";
 
@@ -136,7 +136,7 @@ describe("the run view", () => {
     const writer = store.create({ kind: "agent", task, background: false });
     writer.appendOutput("working…");
     // A new process: same files, empty registry.
-    const later = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const later = box.otherProcess();
     const view = later.view(writer.runId);
     expectValidView(view);
     expect(view).toMatchObject({
@@ -250,7 +250,7 @@ describe("settled results survive missing evidence", () => {
     writer.settle({ outcome: "succeeded", value: { answer: 42 }, structured: true });
     await store.idle();
     const files = runFiles(store.scope, writer.runId);
-    const fresh = () => openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const fresh = () => box.otherProcess();
 
     rmSync(files.journal);
     const noJournal = fresh().view(writer.runId);
@@ -271,7 +271,7 @@ describe("settled results survive missing evidence", () => {
     await store.idle();
     const files = runFiles(store.scope, writer.runId);
     rmSync(files.record);
-    const view = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() }).view(
+    const view = box.otherProcess().view(
       writer.runId,
     );
     expectValidView(view);
@@ -303,7 +303,7 @@ describe("settled results survive missing evidence", () => {
     } while (cursor);
     expect(text).toBe(big);
     // A process that never held it in memory has no final to offer; the outcome still stands.
-    const fresh = openRunStore({ home: box.home, cwd: box.project, sessionId: "session-a", registry: new RunRegistry() });
+    const fresh = box.otherProcess();
     expect(fresh.view(writer.runId)).toMatchObject({
       state: { outcome: "succeeded" },
       output: { finalAvailable: false, delivery: "none" },

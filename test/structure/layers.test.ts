@@ -24,7 +24,7 @@ const FLOOR: Record<string, number> = {
   "command-line": 6,
   "index.ts": 7,
 };
-const WINGS = ["session", "child", "workflow"];
+const WINGS = ["lifecycle", "session", "child", "workflow"];
 
 const folderOf = (file: string): string | undefined => (file.startsWith("src/") ? file.split("/")[1] : undefined);
 

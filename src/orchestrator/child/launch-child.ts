@@ -23,9 +23,10 @@ import { zeroUsage } from "../../harnesses/usage.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { childProjectTrusted } from "../../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
-import { childTimeout, stoppedByTimeout } from "../../harnesses/outcomes.ts";
+import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
+import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness, type FleetChildren } from "../../backends/run-on-fleet.ts";
-import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository } from "../../isolation/index.ts";
+import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -220,132 +221,120 @@ export interface LaunchedChild {
 }
 
 /**
- * Registers the run, then runs the child on its harness. The run ends cancelled when the parent's
- * signal (foreground) or an operator cancel aborts it, timed_out when its time limit passes.
+ * Registers the run, then runs the child on its harness, on the one run lifecycle (startRun). The
+ * run ends cancelled when the parent's signal (foreground) or an operator cancel aborts it,
+ * timed_out when its time limit passes.
  */
 export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, options: LaunchOptions): LaunchedChild {
   const { call, profile, harness, model } = prepared;
-  const writer = env.runs.create({
-    kind: "agent",
-    background: options.background,
-    status: options.slots && !options.slots.available ? "queued" : "running",
-    task: {
-      description: call.description,
-      ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
-      harness,
-      ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
-    },
-    launch: {
-      ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
-      harness,
-      model: modelLabel(model),
-      profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
-      tools: prepared.tools,
-      context: prepared.contextMode,
-      cwd: prepared.cwd,
-      ...(prepared.isolated ? { isolated: true } : {}),
-      ...(prepared.worktree ? { isolation: "worktree" } : {}),
-      timeoutMs: call.timeoutMs ?? null,
-      structured: call.outputSchema !== undefined,
-      ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
-      ...(call.maxToolCalls !== undefined ? { maxToolCalls: call.maxToolCalls } : {}),
-      ...(prepared.resume ? { resume: prepared.resume.runId } : {}),
-      prompt: prepared.prompt,
-    },
-  });
-  const trace = traceRun(() => ({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt }));
   const { withheld } = prepared.tools;
-  if (withheld.length > 0) {
-    writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
-  }
   // Only the pi harness takes messages while it runs; a CLI child is registered as not steerable.
   const inbox = harness === "pi" ? new SteeringInbox() : undefined;
-  const unregisterSteering = registerSteerTarget(writer.runId, {
-    harness,
-    inbox,
-    record: (message, held) => {
-      writer.journal({ t: "event", name: "steer", data: { message, held } });
-      const when = held ? "held until the child's session starts" : "queued for the child's next model request";
-      writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
-    },
-    refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
-  });
-  const isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const cancel = () => controller.abort();
-  writer.onCancel(cancel);
-  options.signal?.addEventListener("abort", cancel, { once: true });
-  if (options.signal?.aborted) cancel();
-
-  const run = async (): Promise<ChildResult> => {
-    const release = await options.slots?.acquire(controller.signal);
-    writer.markRunning();
-    // The time limit counts from when the child runs, not from when it was queued.
-    if (call.timeoutMs !== undefined) {
-      timer = setTimeout(() => controller.abort(childTimeout()), call.timeoutMs);
-    }
-    try {
-      return await runOnHarness();
-    } finally {
-      release?.();
-    }
-  };
-  const runOnHarness = async (): Promise<ChildResult> => {
-    const { resume } = prepared;
-    // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-    const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
-    const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
-    const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
-      agentDir: env.agentDir,
-      model,
-      registry: env.modelRegistry,
-      settings: env.harnesses,
-      ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
-    });
-    const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
-    return child.run({
-      // The harness sees only the tools the child may have: the bound is the profile's tool list.
-      profile: { ...profile, tools: prepared.tools.effective },
+  let trace!: ReturnType<typeof traceRun>;
+  let isolating: PendingIsolation | undefined;
+  return startRun<ChildResult, SettledChild>({
+    runs: env.runs,
+    create: {
+      kind: "agent",
+      background: options.background,
+      status: options.slots && !options.slots.available ? "queued" : "running",
       task: {
-        agent: call.role !== undefined ? `role:${call.role}` : `agent:${call.subagent_type!}`,
         description: call.description,
+        ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
+        harness,
         ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
       },
-      prompt: prepared.prompt,
-      cwd,
-      loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
-      ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
-      signal: controller.signal,
-      // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
-      onProgress: (progress) => void (trace.progress(progress), options.onProgress?.({ ...progress, activity: printable(progress.activity) })),
-      onOutput: (text) => {
-        const written = writer.appendOutput(text).text; // always written, whether anyone listens
-        trace.output(written);
-        options.onOutput?.(written);
+      launch: {
+        ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
+        harness,
+        model: modelLabel(model),
+        profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
+        tools: prepared.tools,
+        context: prepared.contextMode,
+        cwd: prepared.cwd,
+        ...(prepared.isolated ? { isolated: true } : {}),
+        ...(prepared.worktree ? { isolation: "worktree" } : {}),
+        timeoutMs: call.timeoutMs ?? null,
+        structured: call.outputSchema !== undefined,
+        ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
+        ...(call.maxToolCalls !== undefined ? { maxToolCalls: call.maxToolCalls } : {}),
+        ...(prepared.resume ? { resume: prepared.resume.runId } : {}),
+        prompt: prepared.prompt,
       },
-      onDiagnostic: (entry) => void (trace.diagnostic(entry), writer.appendDiagnostic(diagnosticEntry(entry))),
-      quotas,
-      ...(inbox ? { steering: inbox } : {}),
-      ...(harness === "pi"
-        ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
-        : {}),
-    });
-  };
-
-  const settled = run()
-    .catch((error: unknown): ChildResult => {
+    },
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.slots ? { slots: options.slots } : {}),
+    ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
+    prepare: (writer) => {
+      trace = traceRun(() => ({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt }));
+      // The worktree is made while the run waits for its slot.
+      isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
+      if (withheld.length > 0) {
+        writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
+      }
+      return registerSteerTarget(writer.runId, {
+        harness,
+        inbox,
+        record: (message, held) => {
+          writer.journal({ t: "event", name: "steer", data: { message, held } });
+          const when = held ? "held until the child's session starts" : "queued for the child's next model request";
+          writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
+        },
+        refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
+      });
+    },
+    work: async (writer, signal) => {
+      const { resume } = prepared;
+      // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
+      const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
+      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
+      const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
+        agentDir: env.agentDir,
+        model,
+        registry: env.modelRegistry,
+        settings: env.harnesses,
+        ...(resume?.cliSessionId !== undefined ? { resumeSessionId: resume.cliSessionId } : {}),
+      });
+      const quotas = { maxTurns: call.maxTurns, maxToolCalls: call.maxToolCalls };
+      return child.run({
+        // The harness sees only the tools the child may have: the bound is the profile's tool list.
+        profile: { ...profile, tools: prepared.tools.effective },
+        task: {
+          agent: call.role !== undefined ? `role:${call.role}` : `agent:${call.subagent_type!}`,
+          description: call.description,
+          ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+        },
+        prompt: prepared.prompt,
+        cwd,
+        loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
+        ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
+        signal,
+        // Activity names a CLI's model or tool as the CLI wrote it: shown on stderr and in the TUI.
+        onProgress: (progress) => void (trace.progress(progress), options.onProgress?.({ ...progress, activity: printable(progress.activity) })),
+        onOutput: (text) => {
+          const written = writer.appendOutput(text).text; // always written, whether anyone listens
+          trace.output(written);
+          options.onOutput?.(written);
+        },
+        onDiagnostic: (entry) => void (trace.diagnostic(entry), writer.appendDiagnostic(diagnosticEntry(entry))),
+        quotas,
+        ...(inbox ? { steering: inbox } : {}),
+        ...(harness === "pi"
+          ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
+          : {}),
+      });
+    },
+    recover: (error, signal): ChildResult => {
       const usage = zeroUsage();
-      if (controller.signal.aborted) {
-        const timedOut = stoppedByTimeout(controller.signal);
+      if (signal.aborted) {
+        const timedOut = stoppedByTimeout(signal);
         const outcome = timedOut ? "timed_out" : "cancelled";
         return { outcome, error: { code: outcome, message: `The child was ${timedOut ? "out of time" : "cancelled"} before it ran.` }, usage };
       }
       const message = `The child could not run: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: "failed", error: { code: "failed", message }, usage };
-    })
-    .then(async (result): Promise<SettledChild> => {
-      unregisterSteering();
+    },
+    settle: async (writer, result): Promise<SettledChild> => {
       const changes = isolating ? await finishIsolation(isolating, runFiles(env.runs.scope, writer.runId), env.runs.scope.home, writer) : undefined;
       const written = writer.settle({
         ...(changes ? { changes } : {}),
@@ -360,12 +349,6 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // A workflow's agent() needs the whole value, also when the receipt can only point to it.
       if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
       return { ...settledRun, value: redactValue(result.value).value };
-    })
-    .finally(() => {
-      if (timer) clearTimeout(timer);
-      options.signal?.removeEventListener("abort", cancel);
-    });
-
-  return { runId: writer.runId, accepted: writer.view(), settled };
+    },
+  });
 }
-

@@ -7,3 +7,4 @@ export { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type Workf
 export { bindWorkflowTools, FLOW_READ_ONLY_TOOLS, inheritedParentTools, inheritedSnapshot, MAX_WORKFLOW_DEPTH, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
 export { claimResume, type ResumeClaim } from "./resume/claims.ts";
 export { prepareResume } from "./resume/source.ts";
+export { launchWorkflow, type AlreadySucceeded, type WorkflowEnvironment, type WorkflowRequest } from "./launch.ts";

@@ -11,6 +11,7 @@ import {
 } from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
+import { startRun } from "../lifecycle/index.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
 import type { ResumePlan } from "./resume/plan.ts";
@@ -79,8 +80,9 @@ export function describeFailure(error: WorkflowError): string {
 
 /**
  * Registers the workflow run (its script and arguments persisted before registration), then runs
- * the script in the sandbox. The root ends cancelled when the parent's signal (foreground) or an
- * operator cancel aborts it, timed_out at its wall-time limit, failed on any other error.
+ * the script in the sandbox, on the one run lifecycle (startRun). The root ends cancelled when the
+ * parent's signal (foreground) or an operator cancel aborts it, timed_out at its wall-time limit,
+ * failed on any other error.
  */
 export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const { workflow, selected, env, background } = launch;
@@ -89,85 +91,78 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
   const seed = resume?.plan.seed ?? randomUUID();
   const startedAt = resume?.plan.startedAt ?? Date.now();
   const resumedFrom = resume ? { resumedFrom: resume.plan.from.runId } : {};
-  const writer = env.runs.create({
-    kind: "workflow",
-    background,
-    task: {
-      description: launch.description,
-      workflow: selected.name,
-      source: selected.source,
-      ...(launch.parentRunId ? { parentRunId: launch.parentRunId } : {}),
-      ...resumedFrom,
-    },
-    launch: {
-      ...(launch.toolCallId ? { toolCallId: launch.toolCallId } : {}),
-      workflow: selected.name,
-      source: selected.source,
-      script: selected.text,
-      args: launch.args,
-      meta: workflow.meta,
-      depth: launch.depth,
-      ...resumedFrom,
-    },
-  });
-  // The replay inputs: with the journal's store and child answers they replay the run. The hashes
-  // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
-  writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth, scriptHash: hashArgs(selected.text), argsHash: hashArgs(launch.args) } });
-  writer.setChildren({ count: 0, failed: 0 });
-  const trace = traceRun(() => ({ runId: writer.runId, kind: "workflow", task: writer.view().task }));
-
-  const root = new AbortController();
-  const stop = () => root.abort();
-  writer.onCancel(stop);
-  // The parent's abort stops the root and its children; the call then returns a cancelled receipt
-  // with the run rather than rejecting (a listed deviation: docs/contract.md, "Deviations and additions").
-  launch.signal?.addEventListener("abort", stop, { once: true });
-  if (launch.signal?.aborted) stop();
-
+  let children!: WorkflowChildren;
+  let host!: WorkflowHost;
+  let trace!: RunTraceHooks;
   // Progress: every change is shown while a workflow has few children; a larger fan-out gets one
   // update per turn of the event loop (many children that start or settle together cost one, and
   // the host's timers are not starved by updates). The last update goes out before the root
   // settles, so the final counts are always shown. Updates may be coalesced; the result never is.
   let progressQueued = false;
-  const sendProgress = () => {
-    progressQueued = false;
-    launch.onProgress?.({ runId: writer.runId, children: children.entries, counts: children.counts });
-  };
+  let sendProgress = () => {};
   const progress = () => {
     if (!launch.onProgress || progressQueued) return;
     if (children.entries.length <= PROGRESS_EVERY_CHANGE_UP_TO) return sendProgress();
     progressQueued = true;
     setImmediate(() => progressQueued && sendProgress());
   };
-  const children = new WorkflowChildren({ env, writer, onChange: progress, resumed: resume !== undefined });
-  const live: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
-  // A nested workflow's run ID, by the tools.* call that started it: the parent's resume resumes it.
-  const nested = (index: number, runId: string) => {
-    if (!writer.settled) writer.journal({ t: "event", name: "nested_run", data: { index, runId } });
-  };
-  const rawTools = launch.tools(writer.runId, nested);
-  const tools = journaledTools(rawTools, writer);
-  if (tools) live.tools = tools;
-  if (launch.toolSchemas) live.toolSchemas = launch.toolSchemas;
-  const host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe }) : live;
-  if (resume) writer.setChildren(children.counts);
-
-  const run = runWorkflow(workflow, {
-    args: launch.args,
-    host,
-    seed,
-    startedAt,
-    signal: root.signal,
-    onEvent: (event) => record(writer, event, trace),
-  }).catch((error: unknown): WorkflowResult => ({
-    ok: false,
-    error: { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
-    output: "",
-    replay: { seed, startedAt },
-  }));
-
-  const settled = run
-    .then(async (result) => {
+  return startRun<WorkflowResult, SettleResult>({
+    runs: env.runs,
+    create: {
+      kind: "workflow",
+      background,
+      task: {
+        description: launch.description,
+        workflow: selected.name,
+        source: selected.source,
+        ...(launch.parentRunId ? { parentRunId: launch.parentRunId } : {}),
+        ...resumedFrom,
+      },
+      launch: {
+        ...(launch.toolCallId ? { toolCallId: launch.toolCallId } : {}),
+        workflow: selected.name,
+        source: selected.source,
+        script: selected.text,
+        args: launch.args,
+        meta: workflow.meta,
+        depth: launch.depth,
+        ...resumedFrom,
+      },
+    },
+    // The parent's abort stops the root and its children; the call then returns a cancelled receipt
+    // with the run rather than rejecting (a listed deviation: docs/contract.md, "Deviations and additions").
+    ...(launch.signal ? { signal: launch.signal } : {}),
+    prepare: (writer) => {
+      // The replay inputs: with the journal's store and child answers they replay the run. The hashes
+      // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
+      writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth, scriptHash: hashArgs(selected.text), argsHash: hashArgs(launch.args) } });
+      writer.setChildren({ count: 0, failed: 0 });
+      trace = traceRun(() => ({ runId: writer.runId, kind: "workflow", task: writer.view().task }));
+      sendProgress = () => {
+        progressQueued = false;
+        launch.onProgress?.({ runId: writer.runId, children: children.entries, counts: children.counts });
+      };
+      children = new WorkflowChildren({ env, writer, onChange: progress, resumed: resume !== undefined });
+      const live: WorkflowHost = { agent: (options, context) => children.agent(options, context) };
+      // A nested workflow's run ID, by the tools.* call that started it: the parent's resume resumes it.
+      const nested = (index: number, runId: string) => {
+        if (!writer.settled) writer.journal({ t: "event", name: "nested_run", data: { index, runId } });
+      };
+      const rawTools = launch.tools(writer.runId, nested);
+      const tools = journaledTools(rawTools, writer);
+      if (tools) live.tools = tools;
+      if (launch.toolSchemas) live.toolSchemas = launch.toolSchemas;
+      host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe }) : live;
+      if (resume) writer.setChildren(children.counts);
+    },
+    work: (writer, signal) => runWorkflow(workflow, { args: launch.args, host, seed, startedAt, signal, onEvent: (event) => record(writer, event, trace) }),
+    recover: (error): WorkflowResult => ({
+      ok: false,
+      error: { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
+      output: "",
+      replay: { seed, startedAt },
+    }),
+    settle: async (writer, result) => {
       // Children stop when the root ends; the root settles only once they are terminal too.
       await children.drain();
       if (progressQueued) sendProgress();
@@ -179,10 +174,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
       trace.end(settled.view, result.ok ? result.value : undefined);
       return { ...settled, warnings };
-    })
-    .finally(() => launch.signal?.removeEventListener("abort", stop));
-
-  return { runId: writer.runId, accepted: writer.view(), settled };
+    },
+  });
 }
 
 function settleRoot(writer: RunWriter, result: WorkflowResult, counts: ChildCounts): SettleResult {

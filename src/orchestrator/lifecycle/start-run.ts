@@ -1,0 +1,83 @@
+// One run's lifecycle, owned in one place for every kind of run (a delegated child, a workflow's
+// agent() child, a workflow root). launchChild and launchWorkflow stand on it; a second execution
+// backend would too.
+//
+// Lifecycle of one run:
+//  1. the run is created in the store (registered, its launch evidence written);
+//  2. `prepare` sets up what belongs to the run's kind and returns its cleanup;
+//  3. one AbortController stops the work: an operator cancel (writer.onCancel), the parent's signal
+//     (foreground) or the time limit aborts it;
+//  4. the work waits for a slot if it takes one (the run is `queued` meanwhile), then runs; the
+//     time limit counts from here, not from when it was queued;
+//  5. whatever the work returns, or `recover` makes of why it threw, `settle` writes as the outcome;
+//  6. the cleanup, the timer and the parent-signal listener are removed, whatever happened.
+import type { RunView } from "../../contract/run-schema.ts";
+import type { CreateRunInput, RunStore, RunWriter } from "../../runs/index.ts";
+import { childTimeout } from "../../harnesses/outcomes.ts";
+
+/** A bounded set of places a run waits for (child/slots.ts); the release frees the place. */
+export interface SlotQueue {
+  readonly available: boolean;
+  acquire(signal?: AbortSignal): Promise<() => void>;
+}
+
+export interface RunLifecycle<Result, Settled> {
+  runs: RunStore;
+  create: CreateRunInput;
+  /** Foreground only: the parent tool's signal; aborting it stops the work. */
+  signal?: AbortSignal;
+  /** Background children wait here for a free slot. */
+  slots?: SlotQueue;
+  /** Aborts the work this long after it starts running (with a TimeoutError reason). */
+  timeoutMs?: number;
+  /** Kind-specific set-up once the run exists; what it returns runs before the run settles. */
+  prepare?(writer: RunWriter): (() => void) | void;
+  /** The work itself; `signal` aborts on cancel, the parent's abort or the time limit. */
+  work(writer: RunWriter, signal: AbortSignal): Promise<Result>;
+  /** What the work's throw means as a result, knowing whether (and why) it was stopped. */
+  recover(error: unknown, signal: AbortSignal): Result;
+  /** Writes the run's outcome; never throws. */
+  settle(writer: RunWriter, result: Result): Settled | Promise<Settled>;
+}
+
+export interface StartedRun<Settled> {
+  runId: string;
+  /** The run as it stands once accepted and registered. */
+  accepted: RunView;
+  /** Settles with the run; never rejects. */
+  settled: Promise<Settled>;
+}
+
+export function startRun<Result, Settled>(lifecycle: RunLifecycle<Result, Settled>): StartedRun<Settled> {
+  const { signal, slots, timeoutMs } = lifecycle;
+  const writer = lifecycle.runs.create(lifecycle.create);
+  const cleanup = lifecycle.prepare?.(writer);
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const cancel = () => controller.abort();
+  writer.onCancel(cancel);
+  signal?.addEventListener("abort", cancel, { once: true });
+  if (signal?.aborted) cancel();
+
+  const run = async (): Promise<Result> => {
+    const release = await slots?.acquire(controller.signal);
+    writer.markRunning();
+    if (timeoutMs !== undefined) timer = setTimeout(() => controller.abort(childTimeout()), timeoutMs);
+    try {
+      return await lifecycle.work(writer, controller.signal);
+    } finally {
+      release?.();
+    }
+  };
+  const settled = run()
+    .catch((error: unknown) => lifecycle.recover(error, controller.signal))
+    .then((result) => {
+      cleanup?.();
+      return lifecycle.settle(writer, result);
+    })
+    .finally(() => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", cancel);
+    });
+  return { runId: writer.runId, accepted: writer.view(), settled };
+}

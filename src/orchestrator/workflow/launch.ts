@@ -1,0 +1,115 @@
+// The one entry that launches a workflow, beside launchChild: it chooses the source (a saved or
+// inline script, or the run a resume continues), claims the resume, finds the run's place among
+// nested workflows, names it, and starts it on the run lifecycle. The external_workflow tool is a
+// thin adapter over it; a second execution backend would implement this entry.
+import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../../contract/errors.ts";
+import type { RunView } from "../../contract/run-schema.ts";
+import type { WorkflowInput } from "../../contract/workflow-schema.ts";
+import { formatBytes, SCRIPT_MAX_BYTES } from "../../runs/user-file.ts";
+import type { ParsedWorkflow } from "../../../runtime/index.ts";
+import type { LaunchEnvironment } from "../child/index.ts";
+import { claimResume, type ResumeClaim } from "./resume/claims.ts";
+import { prepareResume } from "./resume/source.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "./sources.ts";
+import { startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "./start.ts";
+import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
+
+/** One external_workflow call, as the tool received it. */
+export interface WorkflowRequest {
+  input: Pick<WorkflowInput, "workflow" | "script" | "args" | "resume" | "description"> & { background?: boolean };
+  toolCallId: string;
+  /** Foreground only: aborting it stops the root and every child. */
+  signal?: AbortSignal;
+  onProgress?(progress: WorkflowProgress): void;
+}
+
+/** What the calling session lends the launch. */
+export interface WorkflowEnvironment {
+  launch: LaunchEnvironment;
+  ctx: ExtensionToolContext;
+  flowHome: string;
+  /** Pi's registered tools with their annotations (pi.getAllTools()); asked only by a resume. */
+  toolInfos(): readonly Pick<ToolInfo, "name" | "annotations">[];
+}
+
+/** A resume of a run that had already succeeded: its result, and nothing runs again. */
+export interface AlreadySucceeded {
+  succeeded: RunView;
+}
+
+interface ChosenSource {
+  selected: SelectedWorkflow;
+  workflow: ParsedWorkflow;
+  args: Record<string, unknown>;
+  toolNames: string[];
+  resume?: WorkflowLaunch["resume"];
+}
+
+/**
+ * The script to run and its inputs, checked before launch: a saved or inline workflow, or the run
+ * a resume continues (its own source and args). Every refusal is a typed FlowError.
+ */
+function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnvironment, nested: boolean): ChosenSource | AlreadySucceeded {
+  const { ctx, launch } = env;
+  if (input.resume === undefined) {
+    if (input.script !== undefined && Buffer.byteLength(input.script, "utf8") > SCRIPT_MAX_BYTES) {
+      throw new FlowError("request_invalid", `script is over ${formatBytes(SCRIPT_MAX_BYTES)} (${SCRIPT_MAX_BYTES} bytes), the most a workflow script may hold.`);
+    }
+    const selected = selectWorkflow(input, workflowDirs(ctx.cwd, env.flowHome, launch.projectTrusted));
+    const workflow = parseSelected(selected);
+    const args = checkArgs(workflow, input.args, selected.label);
+    return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
+  }
+  if (input.workflow !== undefined || input.script !== undefined || input.args !== undefined) {
+    throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
+  }
+  // A nested run resumes only from a workflow: its parent's resume starts it again.
+  const prepared = prepareResume({ runId: input.resume, runs: launch.runs, flowHome: env.flowHome, projectTrusted: launch.projectTrusted, ctx, toolInfos: env.toolInfos(), nested });
+  if ("succeeded" in prepared) return prepared;
+  const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
+  return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
+}
+
+/** Launches one workflow run, or answers a resume of a run that already succeeded. Refusals throw a FlowError. */
+export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironment): StartedWorkflow | AlreadySucceeded {
+  const { input } = request;
+  const { launch, ctx } = env;
+  const background = input.background ?? false;
+  const place = nextWorkflowPlace();
+  const { depth, parentRunId } = place;
+  const nested = input.resume !== undefined && place.resumesNested === input.resume;
+  const source = chooseSource(input, env, nested);
+  if ("succeeded" in source) return source;
+  const { selected, workflow, args, toolNames, resume } = source;
+  // One resume per run: a second one, at once or later, is refused (resume/claims.ts).
+  let claim: ResumeClaim | undefined = resume ? claimResume(resume.plan.store, resume.plan.from.runId) : undefined;
+  try {
+    // Frozen now, when the call starts: children started minutes later select from this.
+    const snapshot = launch.snapshot();
+    const described = input.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
+    const description = (described ?? `${selected.name} workflow`).slice(0, 200);
+    const started = startWorkflow({
+      workflow,
+      selected,
+      args,
+      description,
+      env: launch,
+      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun }),
+      toolSchemas: workflowToolSchemas(toolNames, ctx),
+      background,
+      depth,
+      toolCallId: request.toolCallId,
+      ...(resume ? { resume } : {}),
+      ...(parentRunId ? { parentRunId } : {}),
+      ...(request.signal && !background ? { signal: request.signal } : {}),
+      ...(request.onProgress ? { onProgress: request.onProgress } : {}),
+    });
+    claim?.started(started.runId);
+    claim = undefined; // the run exists: whatever happens next, the claim names it
+    place.started?.(started.runId);
+    return started;
+  } finally {
+    claim?.release();
+  }
+}
