@@ -13,6 +13,15 @@ export async function headCommit(root: string): Promise<string | undefined> {
   return result.code === 0 ? result.stdout.toString("utf8").trim() : undefined;
 }
 
+/** The pathspec that leaves the flow home out, when it is inside the working tree and not ignored already. */
+async function excludeFlowHome(root: string, flowHome: string | undefined): Promise<string[]> {
+  const inside = flowHome === undefined ? "" : relative(root, flowHome);
+  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return [];
+  // git refuses an exclusion of an ignored path ("paths are ignored"), and add -A skips it anyway.
+  const ignored = await runGit(["check-ignore", "-q", "--", inside], { cwd: root });
+  return ignored.code === 0 ? [] : [`:(top,exclude)${inside}`];
+}
+
 /**
  * Writes the tree the user sees at `repo.root` into the object store; returns its tree ID. A flow
  * home inside the working tree (a dotfiles repository at ~) is left out: its run evidence and
@@ -25,9 +34,7 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
     const userIndex = await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: repo.root });
     await copyFile(userIndex, index).catch(() => undefined); // no index yet: add -A starts from empty
     const env = { GIT_INDEX_FILE: index };
-    const inside = flowHome === undefined ? "" : relative(repo.root, flowHome);
-    const exclude = inside !== "" && !inside.startsWith("..") && !isAbsolute(inside) ? [`:(top,exclude)${inside}`] : [];
-    await git(["add", "-A", "--", ":/", ...exclude], { cwd: repo.root, env });
+    await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHome))], { cwd: repo.root, env });
     return await git(["write-tree"], { cwd: repo.root, env });
   } finally {
     await rm(dir, { recursive: true, force: true });
