@@ -29,7 +29,7 @@ export interface PendingIsolation {
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
 export function startIsolation(repo: Repository, runId: string, home: string): PendingIsolation {
-  const base = snapshotCommit(repo);
+  const base = snapshotCommit(repo, home);
   base.catch(() => undefined); // the child's run awaits it and fails with its error
   return { repo, runId, home, base };
 }

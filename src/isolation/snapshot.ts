@@ -3,7 +3,7 @@
 // never touched: a private index (a copy of theirs, so git's stat cache stays warm) takes `add -A`.
 import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import { git, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
@@ -13,15 +13,28 @@ export async function headCommit(root: string): Promise<string | undefined> {
   return result.code === 0 ? result.stdout.toString("utf8").trim() : undefined;
 }
 
-/** Writes the tree the user sees at `repo.root` into the object store; returns its tree ID. */
-export async function workingTreeId(repo: Repository): Promise<string> {
+/** The pathspec that leaves the flow home out, when it is inside the working tree and not ignored already. */
+async function excludeFlowHome(root: string, flowHome: string | undefined): Promise<string[]> {
+  const inside = flowHome === undefined ? "" : relative(root, flowHome);
+  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return [];
+  // git refuses an exclusion of an ignored path ("paths are ignored"), and add -A skips it anyway.
+  const ignored = await runGit(["check-ignore", "-q", "--", inside], { cwd: root });
+  return ignored.code === 0 ? [] : [`:(top,exclude)${inside}`];
+}
+
+/**
+ * Writes the tree the user sees at `repo.root` into the object store; returns its tree ID. A flow
+ * home inside the working tree (a dotfiles repository at ~) is left out: its run evidence and
+ * other children's worktrees are not the user's files.
+ */
+export async function workingTreeId(repo: Repository, flowHome?: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "pi-flow-index-"));
   const index = join(dir, "index");
   try {
     const userIndex = await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: repo.root });
     await copyFile(userIndex, index).catch(() => undefined); // no index yet: add -A starts from empty
     const env = { GIT_INDEX_FILE: index };
-    await git(["add", "-A", "--", ":/"], { cwd: repo.root, env });
+    await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHome))], { cwd: repo.root, env });
     return await git(["write-tree"], { cwd: repo.root, env });
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -34,7 +47,7 @@ export function commitTree(root: string, tree: string, parent: string | undefine
 }
 
 /** The user's current tree as a commit on top of HEAD: the base a worktree child starts from. */
-export async function snapshotCommit(repo: Repository): Promise<string> {
-  const tree = await workingTreeId(repo);
+export async function snapshotCommit(repo: Repository, flowHome?: string): Promise<string> {
+  const tree = await workingTreeId(repo, flowHome);
   return commitTree(repo.root, tree, await headCommit(repo.root), "pi-flow: the working tree as the user saw it");
 }

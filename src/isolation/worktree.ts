@@ -29,7 +29,7 @@ export const ownerFile = (dir: string, runId: string): string => join(dir, `${ru
 
 /** Makes the worktree of `runId` from `base` (default: the tree the user sees now). */
 export async function createIsolation(repo: Repository, runId: string, home: string, base?: string): Promise<Isolation> {
-  base ??= await snapshotCommit(repo);
+  base ??= await snapshotCommit(repo, home);
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -7,6 +7,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } f
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
+import { childHangs } from "../support/children.ts";
 import { flow } from "../cli/support.ts";
 import { recordingUi } from "../support/recording-ui.ts";
 import { theme } from "../ui/views.ts";
@@ -52,7 +53,7 @@ const runs = async (args: Record<string, unknown>) => {
 beforeAll(async () => {
   root = makeRepo({ ".gitignore": ".agent/\n.flow-home/\n", "shared.txt": "committed\n", "sub/keep.txt": "keep\n" });
   writeIn(root, { "shared.txt": "uncommitted edit\n", "notes.txt": "untracked notes\n" });
-  pi = await startPiSession({ cwd: root, ui: ui.context, mode: "tui" });
+  pi = await startPiSession({ cwd: root, ui: ui.context, mode: "tui", env: { PI_FLOW_MAX_BACKGROUND: "1" } });
   const children = [
     ["one", "a.txt", "alpha"],
     ["two", "b.txt", "bravo"],
@@ -184,5 +185,22 @@ describe('isolation "worktree" on external_delegate', () => {
     await pi.session.prompt(`/flow apply ${runId}`);
     expect(printed()).toEqual([`${runId}: 1 file(s), +1 -0: e.txt`, `Run ${runId}: applied to the working tree (nothing staged): e.txt.`]);
     expect(readFileSync(join(root, "e.txt"), "utf8")).toBe("echo\n");
+  });
+
+  test("a background child waiting for a slot holds no worktree, and one cancelled while queued never gets one", async () => {
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const task = { role: "worker", prompt: "Wait.", context: { mode: "none" }, isolation: "worktree", background: true };
+    const first = await pi.callTool("external_delegate", { ...task, description: "holds the slot" }, { children: [childHangs(running)] });
+    const second = await pi.callTool("external_delegate", { ...task, description: "queued" });
+    const [holder, queued] = [first, second].map((outcome) => (outcome.structuredContent as { data: { run: { runId: string; state: { status: string } } } }).data.run);
+    expect(queued!.state.status).toBe("queued");
+    await started;
+    expect(worktreeCount(root)).toBe(2); // the running child's only
+    await runs({ action: "cancel", runIds: [queued!.runId] });
+    await runs({ action: "cancel", runIds: [holder!.runId] });
+    await runs({ action: "wait", runIds: [holder!.runId, queued!.runId] });
+    expect(worktreeCount(root)).toBe(1);
+    expect((await runs({ action: "apply", runIds: [queued!.runId] })).data.results).toEqual([{ runId: queued!.runId, status: "nothing_to_apply" }]);
   });
 });

@@ -105,4 +105,14 @@ describe("worktree isolation on a real git repository", () => {
     gitIn(bare, "init", "-q", "--bare");
     expect(() => openRepository(bare)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("bare repository") }));
   });
+
+  it("leaves a flow home inside the working tree out of the base", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const inner = join(root, "dot-pi", "flow");
+    writeIn(root, { "dot-pi/flow/projects/p/sessions/s/runs/r/record.json": "{}\n", "dot-pi/settings.json": "{}\n" });
+    const isolation = await createIsolation(openRepository(root), runId(), inner);
+    expect(isolation.path.startsWith(inner)).toBe(true);
+    expect(gitIn(root, "ls-tree", "-r", "--name-only", isolation.base)).toBe("a.txt\ndot-pi/settings.json");
+    expect(await settleIsolation(isolation, inner)).toBeNull();
+  });
 });
