@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { flowInProcess } from "./in-process.ts";
 import { FAUX_EXTENSION, flowSandbox, startedRunId, startFlow } from "./support.ts";
@@ -66,6 +66,7 @@ describe("flow runs", () => {
 
 test("flow runs tail follows a live run's output from another process until it settles", async () => {
   const go = join(sandbox.root, "go");
+  onTestFinished(() => writeFileSync(go, "")); // the child's wait ends even when the test fails or times out
   sandbox.fauxRules([{ match: "Wait for the go file", tool: { name: "bash", arguments: { command: `while [ ! -e ${go} ]; do sleep 0.1; done` } }, then: "went" }]);
   const file = script(
     "waits",
