@@ -6,8 +6,9 @@ import { needsTrustDecision, resolveProjectTrust, TRUST_HINT } from "../trust/pr
  * and how to trust it.
  */
 export function commandProjectTrust(override: boolean | undefined, cwd: string, command: string): boolean {
-  const trusted = resolveProjectTrust(cwd, getAgentDir(), override);
-  if (!trusted && needsTrustDecision(cwd)) {
+  const needed = needsTrustDecision(cwd);
+  const trusted = resolveProjectTrust(cwd, getAgentDir(), override, needed);
+  if (!trusted && needed) {
     process.stderr.write(`flow ${command}: this project is not trusted, so its .pi extensions, settings, roles, agent definitions and saved workflows are left out; ${TRUST_HINT}.\n`);
   }
   return trusted;

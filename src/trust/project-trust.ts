@@ -69,8 +69,8 @@ function savedOrDefault(cwd: string, agentDir: string): boolean {
 const processDecisions = processGlobal("pi-flow.project-trust", () => new Map<string, boolean>());
 
 /** The decision for a folder with no override: what `pi -p` would decide there. */
-function decide(cwd: string, agentDir: string): boolean {
-  if (needsTrustDecision(cwd)) return savedOrDefault(cwd, agentDir);
+function decide(cwd: string, agentDir: string, needed: boolean): boolean {
+  if (needed) return savedOrDefault(cwd, agentDir);
   return savedDecision(cwd, agentDir) ?? true;
 }
 
@@ -78,8 +78,9 @@ function decide(cwd: string, agentDir: string): boolean {
  * Resolves the project's trust for this process, as `pi -p` does, and remembers it: every child
  * and every tool of this process then agrees with it.
  */
-export function resolveProjectTrust(cwd: string, agentDir: string, override?: boolean): boolean {
-  const trusted = override ?? decide(cwd, agentDir);
+export function resolveProjectTrust(cwd: string, agentDir: string, override?: boolean, needed?: boolean): boolean {
+  // `needed`: needsTrustDecision(cwd), when the caller asked already (it reads the project's files).
+  const trusted = override ?? decide(cwd, agentDir, needed ?? needsTrustDecision(cwd));
   processDecisions.set(canonicalDir(cwd), trusted);
   return trusted;
 }
@@ -106,5 +107,5 @@ export function childProjectTrusted(parent: { cwd: string; trusted: boolean }, c
   if (!parent.trusted) return false;
   const dir = canonicalDir(childCwd);
   if (dir === canonicalDir(parent.cwd)) return true;
-  return processDecisions.get(dir) ?? decide(childCwd, agentDir);
+  return processDecisions.get(dir) ?? decide(childCwd, agentDir, needsTrustDecision(childCwd));
 }
