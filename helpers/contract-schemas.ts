@@ -101,7 +101,7 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "type": "boolean"
     },
     "isolation": {
-      "description": "worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.",
+      "description": "worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.",
       "const": "worktree",
       "type": "string"
     },

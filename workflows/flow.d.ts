@@ -91,7 +91,7 @@ type AgentOptions = {
    */
   isolated?: boolean;
   /**
-   * worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.
+   * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.
    */
   isolation?: "worktree";
   /**
@@ -455,7 +455,7 @@ type ExternalDelegateInput =
        */
       isolated?: boolean;
       /**
-       * worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.
+       * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.
        */
       isolation?: "worktree";
       /**
@@ -535,7 +535,7 @@ type ExternalDelegateInput =
        */
       isolated?: boolean;
       /**
-       * worktree: the child works in its own temporary git worktree made from the tree you see (uncommitted and untracked files included); its changes are kept, not applied: see them with external_runs inspect view patch, land them with external_runs apply. Outside a git working tree: configuration_invalid.
+       * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.
        */
       isolation?: "worktree";
       /**

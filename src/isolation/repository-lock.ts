@@ -5,19 +5,16 @@ import { open, readFile, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { ownerAlive } from "../runs/index.ts";
+import { processGlobal } from "../process/global.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
 const FOREIGN_LOCK_MAX_AGE_MS = 10 * 60 * 1000;
 const RETRY_MS = 25;
 
-const QUEUES: unique symbol = Symbol.for("pi-flow.worktree-queues") as never;
-
-/** One queue per repository, kept on globalThis so an extension reload shares it. */
+/** One queue per repository, shared by every copy of pi-flow in the process (src/process/global.ts). */
 function queues(): Map<string, Promise<unknown>> {
-  const holder = globalThis as typeof globalThis & { [QUEUES]?: Map<string, Promise<unknown>> };
-  holder[QUEUES] ??= new Map();
-  return holder[QUEUES];
+  return processGlobal("pi-flow.worktree-queues", () => new Map<string, Promise<unknown>>());
 }
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

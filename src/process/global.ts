@@ -14,6 +14,8 @@ export const PROCESS_GLOBALS = {
   "pi-flow.launch-pace": "the one chain launches take turns on: every copy shares the same event loop",
   "pi-flow.child-context": "the mark of a child session being built: the copy of pi-flow a child loads must see it and not install itself",
   "pi-flow.project-trust": "trust decisions this process already took: the flow command decides once, with its flags",
+  "pi-flow.worktree-queues": "one queue of worktree creations per repository: two copies making worktrees at once would race on git's locks",
+  "pi-flow.telemetry": "the one tracer provider and its exporter: spans of every copy go out through one batch, flushed once",
 } as const;
 
 export type ProcessGlobalKey = keyof typeof PROCESS_GLOBALS;

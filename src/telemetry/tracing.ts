@@ -5,6 +5,7 @@ import { spanText, startAttributes } from "./attributes.ts";
 import { contentWanted, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
 import { RunTrace, type RunTraceHooks, type TraceTools } from "./run-trace.ts";
+import { processGlobal } from "../process/global.ts";
 
 /**
  * The process's tracing: off (every hook a no-op) unless OTEL_TRACES_EXPORTER=otlp. Then the SDK
@@ -67,12 +68,10 @@ function start(): TracingState {
 }
 
 /**
- * One state per process, kept on globalThis: the `flow` command and the extension Pi loads may be
+ * One state per process (src/process/global.ts): the `flow` command and the extension Pi loads may be
  * two instances of this module, and a reloaded extension a third; they share one provider.
  */
-const KEY = Symbol.for("pi-flow.telemetry");
-const holder = globalThis as { [KEY]?: TracingState };
-const state: TracingState = (holder[KEY] ??= start());
+const state: TracingState = processGlobal("pi-flow.telemetry", start);
 
 /** Resolves once tracing is loaded (or known to be off); never rejects. */
 export const telemetryReady = (): Promise<void> => state.ready;

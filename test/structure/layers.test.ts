@@ -16,6 +16,11 @@ const FLOOR: Record<string, number> = {
   trust: 1,
   context: 1,
   harnesses: 2,
+  isolation: 2,
+  report: 2,
+  // Between the harnesses they wrap and the orchestrator that calls them.
+  backends: 2.5,
+  telemetry: 2.5,
   orchestrator: 3,
   help: 4,
   ui: 4,
