@@ -4,9 +4,9 @@
  * asked only for the children the journal had not settled, and the value is the one an
  * uninterrupted run computes.
  */
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { flowInProcess } from "./in-process.ts";
 import { FAUX_EXTENSION, flowSandbox, journalOf, startFlow, startedRunId, type FlowResult } from "./support.ts";
 
@@ -29,10 +29,13 @@ const SCRIPT = [
 ].join("\n");
 
 let script = "";
+const go = join(sandbox.root, "go");
 let requests = 0;
 beforeAll(() => {
   script = sandbox.file("steps.js", SCRIPT);
-  sandbox.fauxRules(Array.from({ length: N }, (_, i) => ({ match: `Do step ${i + 1} `, answer: `answer ${i + 1}` })));
+  // Step 5 answers only while the go file exists: a run killed before it cannot finish first.
+  sandbox.fauxRules(Array.from({ length: N }, (_, i) => ({ match: `Do step ${i + 1} `, answer: `answer ${i + 1}`, ...(i + 1 === 5 ? { waitFor: go } : {}) })));
+  writeFileSync(go, "");
 });
 
 /** A flow command that logs each model request to its own file; returns the requests asked. */
@@ -49,10 +52,13 @@ const RUN_FLAGS = ["--cwd", sandbox.root, "--model", "faux/faux-1", "--extension
 /** Starts the workflow and SIGKILLs its process once stderr shows `killAt`; returns the run ID. */
 async function runAndKill(killAt: RegExp): Promise<string> {
   const { env } = logged();
+  rmSync(go, { force: true });
+  onTestFinished(() => writeFileSync(go, "")); // a held child is let go whatever happens
   const running = startFlow(["run", script, ...RUN_FLAGS], { env });
   await running.stderrLine(killAt);
   running.child.kill("SIGKILL");
   const result = await running.done;
+  writeFileSync(go, "");
   expect(result.signal).toBe("SIGKILL");
   return startedRunId(result.stderr);
 }

@@ -31,6 +31,8 @@ export interface FauxRule {
   answer?: string;
   tool?: { name: string; arguments: Record<string, unknown> };
   then?: string;
+  /** The answer waits until this file exists: a test holds a child mid-request for as long as it needs. */
+  waitFor?: string;
 }
 
 export interface FlowSandbox {

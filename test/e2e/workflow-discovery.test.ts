@@ -37,7 +37,7 @@ describe("describeTool and searchTools inside a workflow", () => {
     expect(value.runs).toEqual([
       "workflow tool declaration:",
       "interface ExternalRunsInput {",
-      '  action: "list" | "inspect" | "wait" | "cancel" | "steer";',
+      '  action: "list" | "inspect" | "wait" | "cancel" | "steer" | "apply" | "discard";',
       "  external_runs(args: ExternalRunsInput): Promise<ExternalRunsOutput>;",
     ]);
     expect(value.read).toEqual(["  read(args: ReadInput): Promise<ReadOutput>;"]);
