@@ -38,8 +38,10 @@ export default function piFlow(pi: ExtensionAPI): void {
     host.bind(ctx);
     if (workflowsEnabled) void prewarmWorkflowWorkers(1).catch(() => undefined);
     host.pruneSoon(ctx);
-    // Worktrees and refs a crashed host left behind (src/isolation/cleanup.ts): housekeeping, off the start-up path.
-    setImmediate(() => void cleanupIsolation(host.flowHome(), ctx.cwd).catch(() => undefined));
+    // Worktrees and refs a crashed host left behind (src/isolation/cleanup.ts): housekeeping, off the
+    // start-up path. The folders are read now: by the next turn of the loop the session may be gone.
+    const [flowHome, cwd] = [host.flowHome(), ctx.cwd];
+    setImmediate(() => void cleanupIsolation(flowHome, cwd).catch(() => undefined));
     widget.attach(ctx);
   });
   pi.on("session_shutdown", async (event, ctx) => {
