@@ -1,7 +1,7 @@
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
-import { assertRunId, MAX_LIST_LIMIT, openRunStore, projectSessionKeys, resolveFlowHome, type RunStore, type SinglePayload } from "../runs/index.ts";
+import { assertRunId, openRunStore, projectSessionKeys, resolveFlowHome, type RunStore, type SinglePayload } from "../runs/index.ts";
 
 /** The Flow home the `flow` command reads and writes: PI_FLOW_HOME, else below Pi's agent directory. */
 export const flowHome = (): string => resolveFlowHome(process.env, getAgentDir());
@@ -24,21 +24,7 @@ interface ProjectRun {
 export function listProjectRuns(cwd: string): ProjectRun[] {
   const rows: ProjectRun[] = [];
   for (const store of projectStores(cwd)) {
-    const views: RunView[] = [];
-    // The two streams page independently: walk each to its end.
-    let cursor: string | undefined;
-    do {
-      const page = store.list({ limit: MAX_LIST_LIMIT, ...(cursor ? { cursor } : {}) });
-      views.push(...page.runs);
-      cursor = page.nextCursor;
-    } while (cursor);
-    let workflowCursor: string | undefined;
-    do {
-      const page = store.list({ limit: MAX_LIST_LIMIT, ...(workflowCursor ? { workflowCursor } : {}) });
-      views.push(...page.workflows);
-      workflowCursor = page.nextWorkflowCursor;
-    } while (workflowCursor);
-    for (const view of views) rows.push({ view, store });
+    for (const view of store.listEvery()) rows.push({ view, store });
   }
   return rows.sort((a, b) => b.view.timing.startedAt.localeCompare(a.view.timing.startedAt) || b.view.runId.localeCompare(a.view.runId));
 }

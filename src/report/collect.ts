@@ -1,5 +1,5 @@
 import type { RunView } from "../contract/run-schema.ts";
-import { MAX_LIST_LIMIT, type RunStore } from "../runs/index.ts";
+import type { RunStore } from "../runs/index.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
@@ -39,24 +39,6 @@ export interface ReportData {
 
 /** The most of one view's text a report carries per run. */
 export const REPORT_TEXT_BYTES = 64 * 1024;
-
-/** Every run of this store (both list streams, walked to their ends). */
-function allViews(store: RunStore): RunView[] {
-  const views: RunView[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = store.list({ limit: MAX_LIST_LIMIT, ...(cursor ? { cursor } : {}) });
-    views.push(...page.runs);
-    cursor = page.nextCursor;
-  } while (cursor);
-  let workflowCursor: string | undefined;
-  do {
-    const page = store.list({ limit: MAX_LIST_LIMIT, ...(workflowCursor ? { workflowCursor } : {}) });
-    views.push(...page.workflows);
-    workflowCursor = page.nextWorkflowCursor;
-  } while (workflowCursor);
-  return views;
-}
 
 function firstPage(store: RunStore, runId: string, view: string): BoundedText & { encoding: string } {
   const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
@@ -149,7 +131,7 @@ const byStart = (a: RunView, b: RunView): number => a.timing.startedAt.localeCom
 export function collectReport(store: RunStore, runId: string, now: Date = new Date()): ReportData {
   const root = store.view(runId);
   const children = new Map<string, RunView[]>();
-  for (const view of allViews(store)) {
+  for (const view of store.listEvery()) {
     const parent = view.task.parentRunId;
     if (parent === undefined) continue;
     const siblings = children.get(parent) ?? [];

@@ -15,7 +15,7 @@ import {
   type RunViewName,
   type SinglePayload,
 } from "./read/inspect.ts";
-import { listRuns, type ListPayload } from "./read/list.ts";
+import { listRuns, MAX_LIST_LIMIT, type ListPayload } from "./read/list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
 import { readRecord } from "./journal/record.ts";
 import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
@@ -94,6 +94,24 @@ export class RunStore {
 
   list(opts: { limit?: number; cursor?: string; workflowCursor?: string } = {}): ListPayload {
     return listRuns(this.ctx, opts);
+  }
+
+  /** Every run of this store: both list streams (runs, workflows) walked to their ends. */
+  listEvery(): RunView[] {
+    const views: RunView[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = this.list({ limit: MAX_LIST_LIMIT, ...(cursor ? { cursor } : {}) });
+      views.push(...page.runs);
+      cursor = page.nextCursor;
+    } while (cursor);
+    let workflowCursor: string | undefined;
+    do {
+      const page = this.list({ limit: MAX_LIST_LIMIT, ...(workflowCursor ? { workflowCursor } : {}) });
+      views.push(...page.workflows);
+      workflowCursor = page.nextWorkflowCursor;
+    } while (workflowCursor);
+    return views;
   }
 
   inspectBatch(runIds: unknown, opts: PageOptions = {}): BatchPayload {
