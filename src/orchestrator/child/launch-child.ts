@@ -1,18 +1,14 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
-import type { Api, Model } from "@earendil-works/pi-ai";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import { checkContextRequest, renderContext, selectContext } from "../../context/modes.ts";
-import type { ParentSnapshot } from "../../context/snapshot.ts";
-import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import { boundChildTools, type ChildTools } from "../../harnesses/child-tools.ts";
 import { checkChildCwd } from "./cwd.ts";
 import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
-import { printable, redactValue, runFiles, type RunStore, type SettleResult } from "../../runs/index.ts";
+import { printable, redactValue, runFiles, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile, resolveResume, type ResumeSource } from "./resume-source.ts";
@@ -25,59 +21,12 @@ import { childProjectTrusted } from "../../trust/project-trust.ts";
 import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
-import { fleetHarness, type FleetChildren } from "../../backends/run-on-fleet.ts";
+import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
+import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
-/** The options of one child: external_delegate's input, and a workflow's agent() options. */
-export interface ChildCall {
-  role?: string;
-  subagent_type?: string;
-  harness?: string;
-  description: string;
-  prompt: string;
-  context?: unknown;
-  model?: string;
-  outputSchema?: Record<string, unknown>;
-  timeoutMs?: number;
-  cwd?: string;
-  /** The child loads no ambient extension or MCP server (tool-calling contract 14.3); a role file may ask for it too. */
-  isolated?: boolean;
-  /** `worktree`: the child works in its own git worktree; its changes are kept for apply (src/isolation/). */
-  isolation?: "worktree";
-  /** Quotas: the first turn or tool call past one stops the child and fails the run. */
-  maxTurns?: number;
-  maxToolCalls?: number;
-  /** A settled agent run of this session whose conversation this child continues. */
-  resume?: string;
-}
-
-/** What the calling session lends to every child of one call. */
-export interface LaunchEnvironment {
-  cwd: string;
-  /** Whether the project counts as trusted (project-trust.ts): its role files and agent definitions, and its children's project resources, only then. */
-  projectTrusted: boolean;
-  agentDir: string;
-  flowUserDir: string;
-  parentModel: Model<Api> | undefined;
-  modelRegistry: ModelRegistry;
-  /**
-   * The parent snapshot, captured on first use and the same frozen object on every later one. A
-   * call must ask for it before its first await (so "first use" is when the call started), or
-   * never, when no child asks for context.
-   */
-  snapshot(): ParentSnapshot;
-  runs: RunStore;
-  /** Replay and recording, as Pi's settings and the environment configure them. */
-  harnesses: HarnessSettings;
-  /**
-   * The tools active in the parent session when the call was made (a workflow's: when the
-   * workflow call was made): no child of this call gets a tool outside them (child-tools.ts).
-   */
-  parentTools: readonly string[];
-  /** The dbos backend: workflow children run on `flow worker`s (backends/); absent, in this process. */
-  fleet?: FleetChildren;
-}
+export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
 /** The receipt warning of a child that runs without some tool its profile asks for. */
 export const TOOLS_WITHHELD = "tools_withheld";

@@ -1,0 +1,58 @@
+// What a child launch is given: the call's options and what the calling session lends to every
+// child of one call (launch-child.ts uses them; workflows and the delegate tool fill them).
+import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
+import type { Api, Model } from "@earendil-works/pi-ai";
+import type { ParentSnapshot } from "../../context/snapshot.ts";
+import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
+import type { RunStore } from "../../runs/index.ts";
+import type { FleetChildren } from "../../backends/run-on-fleet.ts";
+
+/** The options of one child: external_delegate's input, and a workflow's agent() options. */
+export interface ChildCall {
+  role?: string;
+  subagent_type?: string;
+  harness?: string;
+  description: string;
+  prompt: string;
+  context?: unknown;
+  model?: string;
+  outputSchema?: Record<string, unknown>;
+  timeoutMs?: number;
+  cwd?: string;
+  /** The child loads no ambient extension or MCP server (tool-calling contract 14.3); a role file may ask for it too. */
+  isolated?: boolean;
+  /** `worktree`: the child works in its own git worktree; its changes are kept for apply (src/isolation/). */
+  isolation?: "worktree";
+  /** Quotas: the first turn or tool call past one stops the child and fails the run. */
+  maxTurns?: number;
+  maxToolCalls?: number;
+  /** A settled agent run of this session whose conversation this child continues. */
+  resume?: string;
+}
+
+/** What the calling session lends to every child of one call. */
+export interface LaunchEnvironment {
+  cwd: string;
+  /** Whether the project counts as trusted (project-trust.ts): its role files and agent definitions, and its children's project resources, only then. */
+  projectTrusted: boolean;
+  agentDir: string;
+  flowUserDir: string;
+  parentModel: Model<Api> | undefined;
+  modelRegistry: ModelRegistry;
+  /**
+   * The parent snapshot, captured on first use and the same frozen object on every later one. A
+   * call must ask for it before its first await (so "first use" is when the call started), or
+   * never, when no child asks for context.
+   */
+  snapshot(): ParentSnapshot;
+  runs: RunStore;
+  /** Replay and recording, as Pi's settings and the environment configure them. */
+  harnesses: HarnessSettings;
+  /**
+   * The tools active in the parent session when the call was made (a workflow's: when the
+   * workflow call was made): no child of this call gets a tool outside them (child-tools.ts).
+   */
+  parentTools: readonly string[];
+  /** The dbos backend: workflow children run on `flow worker`s (backends/); absent, in this process. */
+  fleet?: FleetChildren;
+}
