@@ -1,10 +1,11 @@
-import { resolve } from "node:path";
+import { relative, resolve, isAbsolute } from "node:path";
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import { createHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { ChildDiagnostic, ChildResult } from "../harnesses/types.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
+import { redactText, redactValue } from "../runs/index.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 
 /** What one `flow worker` lends every child it runs. */
@@ -19,6 +20,28 @@ export interface WorkerEnvironment {
   model?: Model<Api>;
   /** The worker's name, on every result it sends back. */
   name: string;
+  /** This worker's own trust in its checkout: a request can narrow it, never widen it. */
+  projectTrusted: boolean;
+}
+
+/** The child's folder inside this worker's checkout; a request naming a folder outside it is refused. */
+function childCwd(request: RemoteChildRequest, env: WorkerEnvironment): string {
+  const cwd = resolve(env.cwd, request.cwd);
+  const inside = relative(env.cwd, cwd);
+  if (inside.startsWith("..") || isAbsolute(inside)) throw new Error(`the child's folder ${request.cwd} is outside this worker's project`);
+  return cwd;
+}
+
+/** What goes back into the database is redacted like every record (the coordinator redacts again). */
+function redactedAnswer(result: ChildResult, output: string[], diagnostics: ChildDiagnostic[], worker: string): RemoteChildResult {
+  const value = result.value === undefined ? {} : { value: redactValue(result.value).value };
+  const error = result.error ? { error: { ...result.error, message: redactText(result.error.message).text } } : {};
+  return {
+    result: { ...result, ...value, ...error },
+    output: output.map((text) => redactText(text).text),
+    diagnostics: diagnostics.map((entry) => redactValue(entry).value as ChildDiagnostic),
+    worker,
+  };
 }
 
 const CLI_HARNESSES = new Set(["claude", "codex"]);
@@ -51,8 +74,8 @@ export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnv
       profile: request.profile,
       task: request.task,
       prompt: request.prompt,
-      cwd: resolve(env.cwd, request.cwd),
-      loading: request.loading,
+      cwd: childCwd(request, env),
+      loading: { projectTrusted: request.loading.projectTrusted && env.projectTrusted, isolated: request.loading.isolated },
       ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
       ...(request.quotas ? { quotas: request.quotas } : {}),
       signal,
@@ -64,5 +87,5 @@ export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnv
     const message = `The child could not run on worker ${env.name}: ${error instanceof Error ? error.message : String(error)}`;
     result = { outcome: "failed", error: { code: "failed", message }, usage: zeroUsage() };
   }
-  return { result, output, diagnostics, worker: env.name };
+  return redactedAnswer(result, output, diagnostics, env.name);
 }

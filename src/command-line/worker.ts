@@ -80,11 +80,12 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     import("../backends/worker-children.ts"),
     import("../backends/dbos-worker.ts"),
   ]);
-  const headless = await openHeadlessSession({ cwd, projectTrusted: commandProjectTrust(trustOverride(parsed), cwd, "worker"), extensions: listFlag(parsed, "extension") });
+  const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "worker");
+  const headless = await openHeadlessSession({ cwd, projectTrusted, extensions: listFlag(parsed, "extension") });
   try {
     const model = stringFlag(parsed, "model");
     if (model !== undefined) await headless.useModel(model);
-    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
+    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
     const stopped = stopSignal();
     const worker = await startWorker({
       databaseUrl: url,

@@ -1,0 +1,52 @@
+// What a `flow worker` does with one child request from the database: the child stays inside the
+// worker's checkout, and the answer that goes back into the database is redacted like every record.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
+import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
+import { runRemoteChild, type WorkerEnvironment } from "../../src/backends/worker-children.ts";
+
+const secret = "sk-ant-api03-" + "Xq7Lp2Vn9Rt4Wb6Yc1Hd8Jf3Kg5Mz0Ns-AA";
+const checkout = mkdtempSync(join(tmpdir(), "pi-flow-worker-"));
+afterAll(() => rmSync(checkout, { recursive: true, force: true }));
+
+const env: WorkerEnvironment = {
+  cwd: checkout,
+  agentDir: join(checkout, "agent"),
+  registry: {} as ModelRegistry, // the stub harness asks the registry for nothing
+  settings: { stub: { seed: 1, every: true } },
+  name: "w1",
+  projectTrusted: false,
+};
+
+function request(cwd: string): RemoteChildRequest {
+  return {
+    workflowId: "wf_1/agent/0",
+    runId: "ag_1",
+    harness: "pi",
+    model: null,
+    profile: { name: "explorer", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:explorer", description: "Part 1" },
+    prompt: "Look.",
+    cwd,
+    loading: { projectTrusted: true, isolated: false },
+    outputSchema: { type: "object", properties: { key: { const: secret } }, required: ["key"] },
+  };
+}
+
+test("a worker's answer goes back into the database redacted", async () => {
+  const answer = await runRemoteChild(request("."), env, new AbortController().signal);
+  expect(answer.result.outcome).toBe("succeeded");
+  expect(answer.worker).toBe("w1");
+  expect(JSON.stringify(answer)).not.toContain(secret);
+  expect(answer.result.value).toEqual({ key: expect.stringContaining("[REDACTED") });
+});
+
+test("a request naming a folder outside the worker's checkout fails the child and runs nothing", async () => {
+  for (const cwd of ["../elsewhere", "/etc"]) {
+    const answer = await runRemoteChild(request(cwd), env, new AbortController().signal);
+    expect(answer.result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringContaining("outside this worker's project") } });
+  }
+});
