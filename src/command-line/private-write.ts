@@ -31,7 +31,7 @@ function nearestExistingFolder(path: string): string {
  */
 export function checkPrivateTarget(target: string, project?: string): void {
   if (isLink(target)) {
-    throw new FlowError("request_invalid", `${target} is a symbolic link; flow types does not write through links. Remove it, or choose another file with --out.`);
+    throw new FlowError("request_invalid", `${target} is a symbolic link; flow does not write through links. Remove it, or choose another file with --out.`);
   }
   if (project !== undefined && !isInside(nearestExistingFolder(target), realpathSync(project))) {
     throw new FlowError("request_invalid", `${target} resolves outside the project (through a linked folder); flow types writes only inside it.`);
