@@ -50,6 +50,8 @@ async function dropOrphanRefs(repo: Repository, home: string): Promise<string[]>
 
 /** Cleans up after crashed hosts in the repository of `cwd`; nothing to do outside a repository. */
 export async function cleanupIsolation(home: string, cwd: string): Promise<CleanupReport> {
+  // Nothing was ever isolated from this flow home: no git to run at a session's start.
+  if (!existsSync(join(home, "worktrees"))) return { removedWorktrees: [], droppedRefs: [] };
   let repo: Repository;
   try {
     repo = openRepository(cwd);
