@@ -50,6 +50,11 @@ export interface ChildRequest {
   prompt: string;
   cwd: string;
   /**
+   * isolation "worktree": the child's worktree (its top directory) and the commit it was made
+   * from. Replay plays a cassette's recorded changes there; recording reads them from there.
+   */
+  worktree?: { path: string; base: string };
+  /**
    * What the child may load of its own (project-trust.ts): `projectTrusted` false, none of the
    * project's extensions, packages and settings, as the parent session does not load them;
    * `isolated`, no extension or MCP server at all besides what pi-flow gives it.

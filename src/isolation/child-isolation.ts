@@ -36,9 +36,14 @@ export function startIsolation(repo: Repository, runId: string, home: string): P
 
 /** Makes the child's worktree (once) and returns where it works: the parent's subdirectory in it. */
 export async function isolationCwd(pending: PendingIsolation): Promise<string> {
+  return (await isolationWorktree(pending)).cwd;
+}
+
+/** Makes the child's worktree (once): where it works, its top directory and its base. */
+export async function isolationWorktree(pending: PendingIsolation): Promise<Pick<Isolation, "cwd" | "path" | "base">> {
   pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base));
   pending.made.catch(() => undefined);
-  return (await pending.made).cwd;
+  return await pending.made;
 }
 
 /**

@@ -22,7 +22,7 @@ import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
-import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
+import { finishIsolation, isolationRepository, isolationWorktree, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
 import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
@@ -235,7 +235,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     work: async (writer, signal) => {
       const { resume } = prepared;
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-      const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
+      const worktree = isolating ? await isolationWorktree(isolating) : undefined;
+      const cwd = worktree?.cwd ?? prepared.cwd;
       const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
@@ -255,6 +256,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         },
         prompt: prepared.prompt,
         cwd,
+        ...(worktree ? { worktree: { path: worktree.path, base: worktree.base } } : {}),
         loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
         ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
         signal,
