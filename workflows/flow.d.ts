@@ -303,6 +303,45 @@ interface MapWorkflowArgs {
   outputSchema?: {};
 }
 
+interface ParallelEditWorkflowArgs {
+  /**
+   * One writer per edit, each in its own git worktree of the tree as you see it.
+   *
+   * @minItems 1
+   * @maxItems 32
+   */
+  edits: [
+    {
+      /**
+       * The file this writer edits, relative to the working directory.
+       */
+      path: string;
+      /**
+       * What to change in it.
+       */
+      task: string;
+    },
+    ...{
+      /**
+       * The file this writer edits, relative to the working directory.
+       */
+      path: string;
+      /**
+       * What to change in it.
+       */
+      task: string;
+    }[],
+  ];
+  /**
+   * The writers' role. Default: worker.
+   */
+  role?: string;
+  /**
+   * Writers at once. Default: 4.
+   */
+  concurrency?: number;
+}
+
 interface ReviewWorkflowArgs {
   /**
    * What to review: paths, a diff, a design. Reviewers see only this and their lens.
@@ -329,6 +368,7 @@ interface ReviewWorkflowArgs {
 interface FlowWorkflowArgs {
   handoff: HandoffWorkflowArgs;
   map: MapWorkflowArgs;
+  "parallel-edit": ParallelEditWorkflowArgs;
   review: ReviewWorkflowArgs;
 }
 
