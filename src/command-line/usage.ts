@@ -28,7 +28,7 @@ Usage:
   flow --version
 
 flow run: a saved workflow (project .pi/flow/workflows/, then your Flow directory, then shipped:
-review, map, handoff) or a script file. Progress goes to stderr, the result to stdout (the
+review, map, handoff, parallel-edit) or a script file. Progress goes to stderr, the result to stdout (the
 workflow's value as JSON; with --json the whole receipt). Children run on your Pi setup and its
 default model, or --model; --replay answers them from a cassette with no model at all; --stub
 answers each with a value generated from its outputSchema (--stub --record FILE: a cassette to edit).

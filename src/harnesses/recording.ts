@@ -5,7 +5,6 @@ import type { RecordSettings } from "./harness-settings.ts";
 import { keyFor } from "./replay.ts";
 import type { ChildRequest, Harness } from "./types.ts";
 import { recordedChanges, type RecordedChanges } from "./cassette-changes.ts";
-import { worktreePatch } from "../isolation/index.ts";
 
 /** Starts a new cassette at `path`, replacing any file there: the header line only, readable by its owner only. */
 export function startCassette(path: string, header: CassetteHeader = recordedHeader()): void {
@@ -33,7 +32,7 @@ function openForAppend(path: string, header: () => CassetteHeader): OccurrenceCo
 async function changesOf(request: ChildRequest): Promise<RecordedChanges | undefined> {
   if (!request.worktree) return undefined;
   try {
-    const patch = await worktreePatch(request.worktree);
+    const patch = await request.worktree.changes();
     return patch ? recordedChanges(patch) : undefined;
   } catch (error) {
     request.onDiagnostic({ type: "error", message: `the cassette keeps no changes for this child: ${(error as Error).message}` });

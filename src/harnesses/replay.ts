@@ -13,7 +13,6 @@ import {
   type ReplayMode,
 } from "./cassette.ts";
 import { redactText } from "../runs/index.ts";
-import { applyPatch } from "../isolation/index.ts";
 import { patchBytes } from "./cassette-changes.ts";
 import type { ReplaySettings } from "./harness-settings.ts";
 import { parseStructuredAnswer } from "./structured-answer.ts";
@@ -95,7 +94,7 @@ async function replayChanges(entry: CassetteEntry, cassette: Cassette, request: 
   if (!request.worktree) {
     return `${where} carries changes, but this child is not isolated in a worktree: replay writes recorded changes only into a child's own worktree, never into your working tree. Give the child isolation: "worktree".`;
   }
-  const applied = await applyPatch(request.worktree, patchBytes(entry.changes));
+  const applied = await request.worktree.apply(patchBytes(entry.changes));
   return applied.ok ? undefined : `${where} carries changes that do not apply to the child's worktree (nothing was written): ${applied.message}`;
 }
 

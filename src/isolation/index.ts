@@ -5,4 +5,4 @@ export { applyChanges, type ApplyOutcome } from "./apply.ts";
 export { changesRef, dropChanges, type ChangeStats } from "./changes.ts";
 export { readChangeRecord, writeChangeRecord, type ChangeRecord, type ChangeState } from "./change-record.ts";
 export { cleanupIsolation, type CleanupReport } from "./cleanup.ts";
-export { applyPatch, worktreePatch, type ChildWorktree } from "./worktree-patch.ts";
+export { worktreeChanges } from "./worktree-patch.ts";

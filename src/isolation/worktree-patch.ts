@@ -3,7 +3,7 @@
 import { git, runGit } from "./git.ts";
 
 /** Where a worktree child works: its worktree's top directory and the commit it was made from. */
-export interface ChildWorktree {
+interface ChildWorktree {
   path: string;
   base: string;
 }
@@ -27,4 +27,9 @@ export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | n
 export async function applyPatch(worktree: ChildWorktree, patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }> {
   const out = await runGit(["apply", "--whitespace=nowarn", "-"], { cwd: worktree.path, input: patch });
   return out.code === 0 ? { ok: true } : { ok: false, message: out.stderr || `git apply exited ${out.code}` };
+}
+
+/** What a harness may do with a child's worktree: read its changes, play a patch into it. */
+export function worktreeChanges(worktree: ChildWorktree): { changes(): Promise<Buffer | null>; apply(patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }> } {
+  return { changes: () => worktreePatch(worktree), apply: (patch) => applyPatch(worktree, patch) };
 }

@@ -22,7 +22,7 @@ import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
-import { finishIsolation, isolationRepository, isolationWorktree, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
+import { finishIsolation, isolationRepository, isolationWorktree, startIsolation, worktreeChanges, type Repository, type PendingIsolation } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
 import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
@@ -256,7 +256,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         },
         prompt: prepared.prompt,
         cwd,
-        ...(worktree ? { worktree: { path: worktree.path, base: worktree.base } } : {}),
+        ...(worktree ? { worktree: worktreeChanges(worktree) } : {}),
         loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
         ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
         signal,
