@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { HANDOFF_HEADER } from "../../helpers/index.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { seenBy, type Seen } from "../support/children.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
+import { gitIn, worktreeCount, writeIn } from "../support/git-repo.ts";
 
 import type { Receipt } from "../support/receipts.ts";
 
@@ -161,12 +162,60 @@ describe("handoff", () => {
   });
 });
 
+/** A writer of parallel-edit: writes its task, as the file's whole content, into its path; then says so. */
+const writer: FauxResponseStep = (context) => {
+  const [, path, task] = /Edit (\S+), and no other file: ([^\n]*)/.exec(seenBy(context.messages).user) ?? [];
+  if (!context.messages.some((message) => message.role === "toolResult")) {
+    return fauxAssistantMessage([fauxToolCall("write", { path: path!, content: `${task}\n` })], { stopReason: "toolUse" });
+  }
+  return fauxAssistantMessage([fauxText(`Wrote ${path}.`)]);
+};
+
+/** The session's directory as a git working tree with `files` committed (its Pi and Flow directories ignored). */
+function gitProject(files: Record<string, string>): string {
+  gitIn(pi.cwd, "init", "-q", "-b", "main");
+  writeIn(pi.cwd, { ".gitignore": ".agent/\n.flow-home/\n", ...files });
+  gitIn(pi.cwd, "add", "-A");
+  gitIn(pi.cwd, "commit", "-q", "-m", "initial");
+  return pi.cwd;
+}
+
+describe("parallel-edit", () => {
+  test("writers edit in their own worktrees; the merge step lands them in order and reports the one that conflicts", async () => {
+    const root = gitProject({ "notes.txt": "base\n" });
+    const edits = [
+      { path: "notes.txt", task: "first" },
+      { path: "b.txt", task: "bravo" },
+      { path: "notes.txt", task: "second" },
+    ];
+    const { receipt, run, value } = await shipped("parallel-edit", { edits }, Array.from({ length: 6 }, () => writer));
+    expect(receipt.ok).toBe(true);
+    expect(run.children).toEqual({ count: 3, failed: 0 });
+    expect(value).toMatchObject({
+      applied: [
+        { path: "notes.txt", files: ["notes.txt"] },
+        { path: "b.txt", files: ["b.txt"] },
+      ],
+      conflicts: [{ path: "notes.txt", files: ["notes.txt"] }],
+      unchanged: [],
+      failed: [],
+    });
+    expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("first\n");
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("bravo\n");
+    expect(gitIn(root, "diff", "--cached", "--name-only")).toBe("");
+    expect(worktreeCount(root)).toBe(1);
+    // The conflicting writer's changes are kept on its ref, not lost.
+    const conflicted = (value.conflicts as { runId: string }[])[0]!.runId;
+    expect(gitIn(root, "show", `refs/pi-flow/${conflicted}:notes.txt`)).toBe("second");
+  });
+});
+
 describe("the examples in docs/workflows.md run as written", () => {
   const docs = readFileSync(join(PROJECT_ROOT, "docs", "workflows.md"), "utf8");
   const examples = new Map([...docs.matchAll(/```js\n\/\/ example:(\S+)\n([\s\S]*?)```/g)].map((match) => [match[1]!, match[2]!]));
 
   test("every shipped workflow has a docs example", () => {
-    expect([...examples.keys()].sort()).toEqual(["handoff", "inline", "map", "review"]);
+    expect([...examples.keys()].sort()).toEqual(["handoff", "inline", "map", "parallel-edit", "review"]);
   });
 
   test.each([
@@ -183,5 +232,12 @@ describe("the examples in docs/workflows.md run as written", () => {
     const outcome = await pi.runCodemode(examples.get(name)!, { children: router(rules.map(([a, b]) => [a, b]), [], count) });
     expect(outcome.isError).toBe(false);
     expect(outcome.value).toEqual(expected);
+  });
+
+  test("parallel-edit, in a git working tree", async () => {
+    gitProject({ "src/lexer.ts": "export {};\n", "src/parser.ts": "export {};\n" });
+    const outcome = await pi.runCodemode(examples.get("parallel-edit")!, { children: Array.from({ length: 4 }, () => writer) });
+    expect(outcome.isError).toBe(false);
+    expect(outcome.value).toEqual({ applied: ["src/lexer.ts", "src/parser.ts"], conflicts: [] });
   });
 });

@@ -45,7 +45,7 @@ describe("selecting the script", () => {
   test("an unknown name is selection_invalid and the message lists the saved workflows", async () => {
     const { receipt, result } = await workflow({ workflow: "no-such-flow" });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
-    expect(receipt.error!.message).toMatch(/handoff, map, review/);
+    expect(receipt.error!.message).toMatch(/handoff, map, parallel-edit, review/);
     expect(result.text).toContain("selection_invalid");
   });
 

@@ -39,7 +39,7 @@ describe("selectWorkflow", () => {
   test("the folders are the project's .pi/flow/workflows, the Flow home's workflows, and the package's", () => {
     expect(dirs.project).toBe(join(root, "project", ".pi", "flow", "workflows"));
     expect(dirs.user).toBe(join(root, "home", "workflows"));
-    expect(readdirSync(SHIPPED_WORKFLOWS_DIR).filter((file) => file.endsWith(".js")).sort()).toEqual(["handoff.js", "map.js", "review.js"]);
+    expect(readdirSync(SHIPPED_WORKFLOWS_DIR).filter((file) => file.endsWith(".js")).sort()).toEqual(["handoff.js", "map.js", "parallel-edit.js", "review.js"]);
   });
 
   test("a name is a file stem: anything path-like is request_invalid and reads no file", () => {
@@ -75,7 +75,7 @@ describe("selectWorkflow", () => {
 
 describe("parsing and arguments", () => {
   test("every shipped workflow parses, with a name, description, args schema and limits", () => {
-    for (const name of ["review", "map", "handoff"]) {
+    for (const name of ["review", "map", "handoff", "parallel-edit"]) {
       const workflow = parseSelected(selectWorkflow({ workflow: name }, dirs));
       expect(workflow.meta).toMatchObject({ name, description: expect.any(String), args: { type: "object" }, limits: expect.any(Object) });
     }
