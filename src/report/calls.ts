@@ -1,7 +1,6 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore, WorkflowCall } from "../runs/index.ts";
 import { anchor, html } from "./escape.ts";
-import { stateOf } from "./totals.ts";
 
 /**
  * A workflow's calls in the report: every agent() and tools.* call, read from the run's `calls`
@@ -46,7 +45,7 @@ function callName(call: WorkflowCall): string {
 /** What a row says of its outcome: the started run's state when the report holds it (it is the newer), else the journal's. */
 function callState(call: WorkflowCall, runs: ReadonlyMap<string, RunView>): string {
   const run = call.runId === undefined ? undefined : runs.get(call.runId);
-  return run ? stateOf(run) : call.status;
+  return run ? (run.state.outcome ?? run.state.status) : call.status;
 }
 
 function notes(call: WorkflowCall): string {
