@@ -22,14 +22,16 @@ const byTask: FauxResponseStep = (context) => {
   return fauxAssistantMessage([fauxText("Alpha looks fine: 12 files, all typed.")]);
 };
 
-const SCRIPT = `const looks = await parallel(["alpha", "beta", "gamma"].map((name) => () =>
+const SCRIPT = `export const meta = { tools: ["external_delegate"] };
+const looks = await parallel(["alpha", "beta", "gamma"].map((name) => () =>
   agent({ role: "explorer", description: "Review " + name + " <module>", prompt: "Review the " + name + " module.", context: { mode: "none" } })
     .catch((error) => ({ failed: error.message }))));
 console.log("reviewed " + looks.length + " modules");
 const listed = await tools.external_runs({ action: "list" });
 await tools.external_help({ topic: "roles" });
 const refused = await tools.external_runs({ action: "wait" });
-return { reviewed: looks.length, listed: listed.ok, refused: refused.ok };`;
+const delegated = await tools.external_delegate({ description: "A stubbed check", prompt: "Check.", role: "explorer", harness: "stub" });
+return { reviewed: looks.length, listed: listed.ok, refused: refused.ok, delegated: delegated.ok };`;
 
 let pi: PiTestSession;
 let browser: Browser;
@@ -86,12 +88,13 @@ test("/flow report writes one HTML file that Chromium renders offline: every chi
   const root = page.locator(`article#run-${workflow.runId}`);
   expect(await root.locator("table.calls a").count()).toBe(3);
   const calls = (await root.locator("table.calls tr.call").allInnerTexts()).map((row) => row.replace(/\s+/g, " ").trim());
-  expect(calls).toHaveLength(6);
+  expect(calls).toHaveLength(7);
   expect(calls.filter((row) => row.includes("agent(explorer)"))).toHaveLength(3);
   expect(calls.slice(3)).toEqual([
     expect.stringMatching(/^0 tools\.external_runs list – succeeded$/),
     expect.stringMatching(/^1 tools\.external_help \S+ – succeeded$/),
     expect.stringMatching(/^2 tools\.external_runs wait request_invalid: .+ – failed$/),
+    expect.stringMatching(/^3 tools\.external_delegate \S+ ag_\w+ succeeded$/),
   ]);
   expect(await root.innerText()).toContain("reviewed 3 modules");
   expect(consoleErrors).toEqual([]);
@@ -116,6 +119,7 @@ test("external_runs serves a workflow's calls view: every agent() and tools.* ca
     { kind: "tool", index: 0, target: "external_runs", action: "list", status: "succeeded" },
     { kind: "tool", index: 1, target: "external_help", action: expect.any(String), status: "succeeded" },
     { kind: "tool", index: 2, target: "external_runs", action: "wait", status: "failed", error: { code: "request_invalid", message: expect.any(String) } },
+    { kind: "tool", index: 3, target: "external_delegate", action: expect.any(String), runId: expect.stringMatching(/^ag_/), status: "succeeded" },
   ]);
   // An agent run makes no calls: its calls view is an empty page.
   const child = await pi.callTool("external_runs", { action: "inspect", runIds: [agents[0]!.runId!], view: "calls" });
