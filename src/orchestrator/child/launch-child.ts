@@ -23,7 +23,7 @@ import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationRepository, isolationWorktree, startIsolation, worktreeChanges, type Repository, type PendingIsolation } from "../../isolation/index.ts";
-import { traceRun } from "../../telemetry/index.ts";
+import { runTraceparent, traceRun } from "../../telemetry/index.ts";
 import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
 export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
@@ -237,7 +237,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
       const worktree = isolating ? await isolationWorktree(isolating) : undefined;
       const cwd = worktree?.cwd ?? prepared.cwd;
-      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
+      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId) } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
         model,
