@@ -52,6 +52,11 @@ export default async function runParallelEdit({ args }) {
     { concurrency: args.concurrency ?? 4 },
   );
 
+  // No writer finished: nothing to merge, and the run fails naming each writer's error.
+  if (writers.every((writer) => !writer.ok)) {
+    throw new Error(`every writer failed: ${writers.map((writer) => `${writer.path} (${writer.ok ? "" : `${writer.code}: ${writer.message}`})`).join("; ")}`);
+  }
+
   // The merge step: the writers that finished, in the order given. A failed writer's partial edit
   // stays kept on its run (external_runs inspect view patch), never applied here.
   const done = writers.flatMap((writer) => (writer.ok && writer.runId ? [{ path: writer.path, runId: writer.runId }] : []));

@@ -1,6 +1,6 @@
 // Cassettes that carry a worktree child's changes: recorded from the child's worktree, played back
 // into the replayed child's worktree, refused anywhere else. Real git, the real flow command.
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { flowInProcess } from "./in-process.ts";
@@ -167,4 +167,19 @@ test("docs/cli.md's hand-written entry with changes, replayed loose for parallel
   expect(result.code, result.stderr).toBe(0);
   expect(JSON.parse(result.stdout)).toMatchObject({ applied: [{ path: "notes.txt", files: ["notes.txt"] }], conflicts: [] });
   expect(readFileSync(join(repo, "notes.txt"), "utf8")).toBe("first line\nsecond line\n");
+});
+
+test("parallel-edit outside a git working tree fails as configuration_invalid; when every writer fails, the run fails naming each", async () => {
+  const args = JSON.stringify({ edits: [{ path: "a.txt", task: "Add a line." }] });
+  const plain = join(sandbox.root, "not-a-repository");
+  mkdirSync(plain);
+  const outside = await flowInProcess(["run", "parallel-edit", "--cwd", plain, "--args", args, "--replay", join(PROJECT_ROOT, "examples/cassettes/parallel-edit.jsonl")], { env: sandbox.env });
+  expect(outside.code).toBe(1);
+  expect(outside.stderr).toMatch(/isolation "worktree" needs a git working tree: this directory is not inside a git repository .*\[configuration_invalid\]/);
+
+  const failing = sandbox.file("failing.jsonl", '{"format":"pi-flow-cassette","version":1}\n{"key":{"agent":"role:worker","description":"Edit a.txt"},"outcome":"failed","error":{"message":"the model was overloaded"}}\n');
+  const repo = makeRepo({ "a.txt": "alpha\n" });
+  const failed = await flowInProcess(["run", "parallel-edit", "--cwd", repo, "--args", args, "--replay", failing, "--replay-mode", "loose"], { env: sandbox.env });
+  expect(failed.code).toBe(1);
+  expect(failed.stderr).toMatch(/^flow: every writer failed: a\.txt \(failed: agent\(\) child ag_\S+ failed: the model was overloaded\)/m);
 });
