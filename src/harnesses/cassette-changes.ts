@@ -7,9 +7,10 @@ import { isRecord } from "./cli/guards.ts";
 
 export type RecordedChanges = string | { base64: string };
 
-const PATCH_START = /^diff --git /m;
+// A file's header: git's own, or a plain unified diff's ---/+++ pair (git apply takes both).
+const PATCH_START = /^diff --git |^--- .*\n\+\+\+ /m;
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
-const NOT_A_PATCH = 'changes must be a git patch of the child\'s worktree against its base (what git diff --binary writes: a "diff --git" line per file)';
+const NOT_A_PATCH = 'changes must be a git patch of the child\'s worktree against its base (what git diff --binary writes: a "diff --git" line, or ---/+++ lines, per file)';
 
 /** What is wrong with an entry's `changes`; empty when it is a patch replay can hand to git apply. */
 export function changesProblems(changes: unknown): string[] {
