@@ -37,28 +37,26 @@ export function sandbox(): Sandbox {
   };
 }
 
+type Hook = (fn: () => void) => void;
+
+/** A sandbox made before and removed after what `before` and `after` bracket. */
+function sandboxBetween(before: Hook, after: Hook, use: (box: Sandbox, store: RunStore) => void): void {
+  let box: Sandbox | undefined;
+  before(() => {
+    box = sandbox();
+    use(box, box.store());
+  });
+  after(() => box?.cleanup());
+}
+
 /**
  * The runs tests' one set-up: a fresh sandbox and its session's store for every test of the file
  * (or of the describe block it is called in), removed after each.
  */
-export function sandboxPerTest(use: (box: Sandbox, store: RunStore) => void): void {
-  let box: Sandbox | undefined;
-  beforeEach(() => {
-    box = sandbox();
-    use(box, box.store());
-  });
-  afterEach(() => box?.cleanup());
-}
+export const sandboxPerTest = (use: (box: Sandbox, store: RunStore) => void): void => sandboxBetween(beforeEach, afterEach, use);
 
 /** The same, one sandbox shared by every test of the file (or describe block), removed after the last. */
-export function sandboxPerFile(use: (box: Sandbox, store: RunStore) => void): void {
-  let box: Sandbox | undefined;
-  beforeAll(() => {
-    box = sandbox();
-    use(box, box.store());
-  });
-  afterAll(() => box?.cleanup());
-}
+export const sandboxPerFile = (use: (box: Sandbox, store: RunStore) => void): void => sandboxBetween(beforeAll, afterAll, use);
 
 export function expectValidView(view: RunView): void {
   const errors = [...Value.Errors(RunViewSchema, view)].map((e) => `${e.path}: ${e.message}`);
