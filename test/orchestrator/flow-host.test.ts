@@ -53,3 +53,16 @@ test("a reload keeps background runs running, and the next instance delivers the
   await expect.poll(() => next.length).toBe(1);
   expect(next[0]).toMatchObject({ customType: "pi-flow-run-completed", details: { runId: writer.runId, state: { outcome: "cancelled" } } });
 });
+
+test("a host reads its session's settings as it binds, and again only when it binds anew (a reload)", () => {
+  let flow = { retention: { maxRuns: 7 } };
+  const host = new FlowHost({ getSettings: () => ({ flow }), sendMessage: () => undefined } as unknown as ExtensionAPI);
+  const sessionId = `s${++sessions}`;
+  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
+  host.bind(ctx);
+  flow = { retention: { maxRuns: 9 } };
+  expect(host.settings.retention.maxRuns).toBe(7);
+  host.bind(ctx);
+  expect(host.settings.retention.maxRuns).toBe(9);
+  expect(host.settings.flowHome).toBe(process.env.PI_FLOW_HOME);
+});
