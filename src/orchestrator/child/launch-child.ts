@@ -18,8 +18,7 @@ import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationCwd, startIsolation, type PendingIsolation } from "../../isolation/index.ts";
 import { traceRun } from "../../telemetry/index.ts";
-import type { LaunchEnvironment } from "./launch-types.ts";
-import type { PreparedChild } from "./prepare-child.ts";
+import type { LaunchEnvironment, PreparedChild } from "./launch-types.ts";
 
 export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 

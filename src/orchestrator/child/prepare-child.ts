@@ -8,32 +8,14 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { checkContextRequest, renderContext, selectContext } from "../../context/modes.ts";
-import type { ChildProfile } from "../../harnesses/profiles.ts";
-import { boundChildTools, type ChildTools } from "../../harnesses/child-tools.ts";
-import { resolveModelFor, selectHarness, type ChildModel } from "../../harnesses/registry.ts";
-import { isolationRepository, type Repository } from "../../isolation/index.ts";
+import { boundChildTools } from "../../harnesses/child-tools.ts";
+import { resolveModelFor, selectHarness } from "../../harnesses/registry.ts";
+import { isolationRepository } from "../../isolation/index.ts";
 import { checkChildCwd } from "./cwd.ts";
-import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
+import type { ChildCall, LaunchEnvironment, PreparedChild } from "./launch-types.ts";
 import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
-import { resolveResume, type ResumeSource } from "./resume-source.ts";
+import { resolveResume } from "./resume-source.ts";
 
-export interface PreparedChild {
-  call: ChildCall;
-  profile: ChildProfile;
-  harness: string;
-  /** `none` for replay: a replayed child needs no model. */
-  model: ChildModel;
-  cwd: string;
-  /** Whether the child runs isolated: asked for by the call or by its profile. */
-  isolated: boolean;
-  /** isolation "worktree": the repository its worktree is made from. */
-  worktree?: Repository;
-  prompt: string;
-  contextMode: string;
-  /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
-  tools: ChildTools;
-  resume?: ResumeSource;
-}
 
 /** The longest a single child may run, whatever it asks for. */
 export const MAX_CHILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
