@@ -101,7 +101,7 @@ export function createWorkflowTool(host: FlowHost) {
         onUpdate,
         launch: async () => {
           host.assertOpen();
-          const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.flowHome(), toolInfos: () => host.toolInfos() };
+          const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.settings.flowHome, toolInfos: () => host.toolInfos() };
           await env.launch.fleet?.ready(); // the dbos backend's database answers, or nothing launches
           const started = launchWorkflow(
             {
