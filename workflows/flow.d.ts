@@ -571,6 +571,10 @@ type ExternalDelegateOutput =
          */
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -730,6 +734,10 @@ type ExternalDelegateOutput =
       data: {
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -1150,6 +1158,10 @@ type ExternalRunsOutput =
              */
             runs: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1298,6 +1310,10 @@ type ExternalRunsOutput =
              */
             workflows: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1464,6 +1480,10 @@ type ExternalRunsOutput =
              */
             entries: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1654,6 +1674,10 @@ type ExternalRunsOutput =
              */
             completed: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1985,6 +2009,10 @@ type ExternalWorkflowOutput =
          */
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -2144,6 +2172,10 @@ type ExternalWorkflowOutput =
       data: {
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;

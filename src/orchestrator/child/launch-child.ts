@@ -23,7 +23,7 @@ import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
-import { traceRun } from "../../telemetry/index.ts";
+import { traceRun, traced } from "../../telemetry/index.ts";
 import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
 export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
@@ -192,6 +192,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
         harness,
         ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+        ...(prepared.resume ? { correlationId: prepared.resume.correlationId } : {}),
       },
       launch: {
         ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
@@ -215,7 +216,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     ...(options.slots ? { slots: options.slots } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
     prepare: (writer) => {
-      trace = traceRun(() => ({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt }));
+      trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel(model) ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
       isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
       if (withheld.length > 0) {
