@@ -7,6 +7,7 @@ import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges } from "./changes.ts";
 import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { assertChangesReadable } from "./readable-changes.ts";
 import { openRepository } from "./repository.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
@@ -52,11 +53,12 @@ export async function changeRuns(runs: RunStore, action: ChangeAction, runIds: u
     if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead.`);
     if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done.`);
   }
+  if (action === "apply") for (const runId of ids) await assertChangesReadable(runId, readChangeRecord(runFiles(runs.scope, runId)));
   const answers: ChangeAnswer[] = [];
   for (const runId of ids) {
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
-    if (!record || record.state === "discarded") answers.push({ runId, status: "nothing_to_apply" });
+    if (!record || record.state === "discarded" || record.state === "unavailable") answers.push({ runId, status: "nothing_to_apply" });
     else if (record.state === "applied") answers.push({ runId, status: "already_applied" });
     else answers.push(await (action === "apply" ? applyOne : discardOne)(runId, files, record));
   }

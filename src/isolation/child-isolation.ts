@@ -56,7 +56,10 @@ export async function finishIsolation(
     return pending.made ? await keepChanges(pending.made, files, home) : undefined;
   } catch (error) {
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
-    evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${(error as Error).message}` });
+    const reason = (error as Error).message;
+    evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${reason}` });
+    // Remembered beside the run, so apply says why instead of "nothing to apply".
+    await writeChangeRecord(files, { files: 0, insertions: 0, deletions: 0, state: "unavailable", root: pending.repo.root, reason }).catch(() => undefined);
     return undefined;
   }
 }
