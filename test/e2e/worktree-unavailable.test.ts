@@ -1,8 +1,7 @@
 // A worktree child's changes made unreadable the way a user could: its worktree removed by hand
-// while it ran, or its ref deleted by hand after. Real git, a real Pi session, the faux model: the
+// while it ran, its ref deleted by hand after, or its repository moved away. Real git, a real Pi session, the faux model: the
 // run's result stands, inspect says what happened, apply is a typed error, and nothing is lost.
-import { rmSync } from "node:fs";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -40,7 +39,7 @@ function userFilesIntact(): void {
   expect(gitIn(root, "diff", "--cached", "--name-only")).toBe(""); // nothing staged
 }
 
-test("a ref deleted by hand: apply is run_unavailable and changes nothing, the patch view still shows the changes, and restoring the ref makes them applicable", async () => {
+test("a ref deleted by hand, or the repository moved away: apply is run_unavailable and changes nothing, the patch view still shows the changes, and restoring the ref makes them applicable", async () => {
   const run = await worktreeChild("write kept.txt", [writes("kept.txt"), done]);
   expect(run.changes).toEqual({ files: 1, insertions: 1, deletions: 0 });
   const ref = `refs/pi-flow/${run.runId}`;
@@ -52,6 +51,16 @@ test("a ref deleted by hand: apply is run_unavailable and changes nothing, the p
   expect(refused.error!.message).toContain(`${ref} is no longer in its repository`);
   expect(existsSync(join(root, "kept.txt"))).toBe(false);
   userFilesIntact();
+
+  // The repository gone (its .git moved away by hand) is refused the same way, saying so.
+  renameSync(join(root, ".git"), join(root, ".git-away"));
+  try {
+    const gone = await runs({ action: "apply", runIds: [run.runId] });
+    expect(gone).toMatchObject({ ok: false, data: null, error: { code: "run_unavailable" } });
+    expect(gone.error!.message).toContain("its repository can no longer be read");
+  } finally {
+    renameSync(join(root, ".git-away"), join(root, ".git"));
+  }
 
   // Nothing of the evidence was lost: the patch view pages the changes, and the ref restored applies them.
   const patch = await runs({ action: "inspect", runIds: [run.runId], view: "patch" });
