@@ -31,7 +31,7 @@ function targets(runIds: unknown): string[] {
 }
 
 async function applyOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  const repo = openRepository(record.root);
+  const repo = await openRepository(record.root);
   const outcome = await withRepositoryLock(repo.commonDir, () => applyChanges(repo, runId));
   if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
   await writeChangeRecord(files, { ...record, state: "applied" });

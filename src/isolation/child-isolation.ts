@@ -12,9 +12,9 @@ import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts"
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
  * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree.
  */
-export function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string): Repository | undefined {
+export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string): Promise<Repository | undefined> {
   if (asked !== undefined && asked !== "worktree") throw new FlowError("request_invalid", 'isolation must be "worktree".');
-  return (asked ?? profileAsked) === "worktree" ? openRepository(cwd) : undefined;
+  return (asked ?? profileAsked) === "worktree" ? await openRepository(cwd) : undefined;
 }
 
 /** A child's isolation between launch and settle: its base now, its worktree once it runs. */

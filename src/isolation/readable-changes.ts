@@ -14,7 +14,7 @@ export async function assertChangesReadable(runId: string, record: ChangeRecord 
   if (record?.state === "unavailable") throw unreadable(runId, `they could not be kept when it settled (${record.reason ?? "see its changes_unavailable diagnostic"})`);
   if (record?.state !== "kept") return; // nothing kept, applied or discarded: apply answers for those
   try {
-    openRepository(record.root);
+    await openRepository(record.root);
   } catch (error) {
     throw unreadable(runId, `its repository can no longer be read (${(error as Error).message})`);
   }
