@@ -1107,9 +1107,9 @@ interface ExternalRunsInput {
    */
   runIds?: string[];
   /**
-   * inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted).
+   * inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted). calls: a workflow's agent() and tools.* calls, from its journal.
    */
-  view?: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch";
+  view?: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch" | "calls";
   /**
    * Byte budget of a page or a wait's output.
    */
@@ -1646,7 +1646,7 @@ type ExternalRunsOutput =
         | {
             mode: "single";
             runId: string;
-            view: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch";
+            view: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch" | "calls";
             page: {
               text: string;
               encoding: "json" | "text";

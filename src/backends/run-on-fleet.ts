@@ -12,6 +12,8 @@ export interface FleetChildPlace {
   model: string | null;
   /** The coordinator's project: the child's folder travels relative to it. */
   projectCwd: string;
+  /** The coordinator's span of the child's run (W3C traceparent), when it traces: the worker's spans join its trace. */
+  traceparent?: string | undefined;
   /** The child's run: told which worker ran it, in its journal and diagnostics. */
   writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic">;
 }
@@ -42,6 +44,7 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     loading: request.loading,
     ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     ...(request.quotas ? { quotas: request.quotas } : {}),
+    ...(place.traceparent ? { traceparent: place.traceparent } : {}),
   };
   request.onProgress({ usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 }, activity: "waiting for a worker" });
   const answer = await fleet.run(remote, request.signal);

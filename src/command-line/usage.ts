@@ -7,7 +7,7 @@ export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-m
 export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]... [--approve|--no-approve]";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
-  "flow runs show <runId> [--view summary|final|output|diagnostics|launch|patch] [--json] [--cwd DIR]",
+  "flow runs show <runId> [--view summary|final|output|diagnostics|launch|patch|calls] [--json] [--cwd DIR]",
   "flow runs tail <runId> [--cwd DIR]",
   "flow runs report <runId> [--out FILE] [--cwd DIR]",
   "flow runs apply|discard <runId>... [--cwd DIR]",

@@ -1,4 +1,4 @@
-import type { Span } from "@opentelemetry/api";
+import type { Context, Span, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
 import type { RunView } from "../contract/run-schema.ts";
 import type { TaskIdentity } from "../runs/index.ts";
@@ -18,13 +18,16 @@ import { processGlobal } from "../process/global.ts";
  * runs (turns, tool calls, first output) → `end` at settle. The owner of the run calls both.
  */
 interface TracingState {
-  loaded?: TraceTools & { flush(): Promise<void> };
+  loaded?: LoadedTools;
   ready: Promise<void>;
   /** Open runs' spans, so a child can start under its parent. */
   open: Map<string, Span>;
   problems: string[];
   onProblem?: (message: string) => void;
 }
+
+/** The loaded tracer, with what a span started in another process needs: its parent's context. */
+export type LoadedTools = TraceTools & { flush(): Promise<void>; remote(parent: SpanContext): Context };
 
 const NOOP: RunTraceHooks = { progress() {}, diagnostic() {}, output() {}, toolCall() {}, end() {} };
 
@@ -57,7 +60,12 @@ function start(): TracingState {
         import("@opentelemetry/api"),
         loadTracing(config.protocol, version(), (message) => report(state, message)),
       ]);
-      state.loaded = { ...loaded, under: (parent) => api.trace.setSpan(api.context.active(), parent), content: contentWanted(undefined, process.env) };
+      state.loaded = {
+        ...loaded,
+        under: (parent) => api.trace.setSpan(api.context.active(), parent),
+        remote: (parent) => api.trace.setSpanContext(api.context.active(), { ...parent, isRemote: true }),
+        content: contentWanted(undefined, process.env),
+      };
     } catch (error) {
       report(state, `tracing could not start: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -154,8 +162,17 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
   }
 }
 
+/** The loaded tracer, or undefined while tracing is off (or not loaded yet): for spans of runs this process does not own (a worker's). */
+export const loadedTracing = (): LoadedTools | undefined => state.loaded;
+
+/** Reports a tracing problem as every other one is: once, on `/flow doctor` and `flow`'s stderr. */
+export const reportTracingProblem = (message: string): void => report(state, message);
+
+/** The open span of a run this process traces, for a process that runs part of it (a `flow worker`). */
+export const openRunSpan = (runId: string): Span | undefined => state.open.get(runId);
+
 /** Tracing never fails a run: a throw inside the SDK is reported, and the run goes on. */
-function guarded(action: () => void): void {
+export function guarded(action: () => void): void {
   try {
     action();
   } catch (error) {

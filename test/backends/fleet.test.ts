@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { flow, flowSandbox, journalOf, PROJECT_ROOT, runFileText, startFlow, type RunningFlow } from "../cli/support.ts";
 import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
+import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 
 const CHILDREN = 20;
 const TRACE_HOOK = join(PROJECT_ROOT, "test", "fixtures", "fleet", "trace-imports.mjs");
@@ -26,22 +27,25 @@ return runs.map((run) => run.value.n);
 );
 
 let pg: PostgresCluster;
+let collector: OtlpReceiver;
 const started: RunningFlow[] = [];
 beforeAll(async () => {
-  pg = await startPostgres();
+  [pg, collector] = await Promise.all([startPostgres(), startOtlpReceiver()]);
 });
 afterAll(async () => {
   // A test that failed half-way leaves its workers: stop them before the cluster and the files go.
   for (const worker of started) if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
   await Promise.all(started.map((worker) => worker.done));
-  await pg?.stop();
+  await Promise.all([pg?.stop(), collector?.close()]);
   sandbox.dispose();
 });
 
 const withEnv = (extra: Record<string, string>) => ({ ...sandbox.env, ...extra });
+/** The coordinator and the workers export their spans to one collector. */
+const traced = () => ({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
 
 function startWorker(name: string, databaseUrl: string): RunningFlow {
-  const worker = startFlow(["worker", "--stub", "--concurrency", "3", "--name", name, "--cwd", project], { env: withEnv({ PI_FLOW_DATABASE_URL: databaseUrl }) });
+  const worker = startFlow(["worker", "--stub", "--concurrency", "3", "--name", name, "--cwd", project], { env: withEnv({ PI_FLOW_DATABASE_URL: databaseUrl, ...traced() }) });
   started.push(worker);
   return worker;
 }
@@ -58,7 +62,7 @@ test("two workers racing onto a fresh database both come up, share a 20-child wo
 
   const trace = join(sandbox.root, "dbos-trace.txt");
   const fleet = await flow(["run", script, "--stub", "--cwd", project], {
-    env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl, NODE_OPTIONS: `--import=${TRACE_HOOK}`, FLOW_IMPORT_TRACE: trace }),
+    env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl, NODE_OPTIONS: `--import=${TRACE_HOOK}`, FLOW_IMPORT_TRACE: trace, ...traced() }),
   });
   expect(fleet.stderr).toMatch(new RegExp(`succeeded in .*: ${CHILDREN} children, 0 failed`));
   expect(fleet.code).toBe(0);
@@ -91,6 +95,23 @@ test("two workers racing onto a fresh database both come up, share a 20-child wo
   // (read from the run's files: test/fleet shows the same through flow runs show)
   expect(runFileText(sandbox, runId, "diagnostics.log")).toContain(`ran on worker ${worker}`);
   expect(journalOf(sandbox, runId)).toContainEqual(expect.objectContaining({ t: "event", name: "worker", data: { worker } }));
+
+  // One trace across three processes: each worker's span of a child (sent before it exited on
+  // SIGTERM) is under the coordinator's span of that child's run, under the workflow's span, and
+  // names the worker that ran it.
+  const spans = jsonSpans(collector.requests);
+  expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+  const [root] = spans.filter((span) => span.attributes["pi_flow.kind"] === "workflow");
+  const byRun = new Map(spans.filter((span) => span.name === "invoke_agent explorer").map((span) => [span.attributes["pi_flow.run_id"], span]));
+  const onWorkers = spans.filter((span) => span.name === "worker explorer");
+  expect(onWorkers).toHaveLength(CHILDREN);
+  for (const span of onWorkers) {
+    const child = byRun.get(span.attributes["pi_flow.run_id"])!;
+    expect(span.parentSpanId).toBe(child.spanId);
+    expect(child.parentSpanId).toBe(root!.spanId);
+    const ranOn = settled.find((line) => line.endsWith(` run ${String(span.attributes["pi_flow.run_id"])} succeeded`))!;
+    expect(span.attributes).toMatchObject({ "pi_flow.worker": settledLines(first!.stdout).includes(ranOn) ? "w1" : "w2", "pi_flow.outcome": "succeeded", "pi_flow.harness": "stub" });
+  }
 }, 300_000);
 
 test("a database that cannot be reached is configuration_invalid before anything launches, and names no password", async () => {

@@ -23,7 +23,7 @@ import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
-import { traceRun, traced } from "../../telemetry/index.ts";
+import { runTraceparent, traceRun, traced } from "../../telemetry/index.ts";
 import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
 export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
@@ -238,7 +238,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const { resume } = prepared;
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
       const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
-      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
+      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId) } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
         model,
