@@ -611,6 +611,10 @@ type ExternalDelegateOutput =
          */
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -770,6 +774,10 @@ type ExternalDelegateOutput =
       data: {
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -1190,6 +1198,10 @@ type ExternalRunsOutput =
              */
             runs: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1338,6 +1350,10 @@ type ExternalRunsOutput =
              */
             workflows: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1504,6 +1520,10 @@ type ExternalRunsOutput =
              */
             entries: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1694,6 +1714,10 @@ type ExternalRunsOutput =
              */
             completed: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -2025,6 +2049,10 @@ type ExternalWorkflowOutput =
          */
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -2184,6 +2212,10 @@ type ExternalWorkflowOutput =
       data: {
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;

@@ -7,6 +7,7 @@ import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges } from "./changes.ts";
 import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { assertChangesReadable } from "./readable-changes.ts";
 import { openRepository } from "./repository.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
@@ -30,7 +31,7 @@ function targets(runIds: unknown): string[] {
 }
 
 async function applyOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  const repo = openRepository(record.root);
+  const repo = await openRepository(record.root);
   const outcome = await withRepositoryLock(repo.commonDir, () => applyChanges(repo, runId));
   if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
   await writeChangeRecord(files, { ...record, state: "applied" });
@@ -52,11 +53,12 @@ export async function changeRuns(runs: RunStore, action: ChangeAction, runIds: u
     if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead.`);
     if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done.`);
   }
+  if (action === "apply") for (const runId of ids) await assertChangesReadable(runId, readChangeRecord(runFiles(runs.scope, runId)));
   const answers: ChangeAnswer[] = [];
   for (const runId of ids) {
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
-    if (!record || record.state === "discarded") answers.push({ runId, status: "nothing_to_apply" });
+    if (!record || record.state === "discarded" || record.state === "unavailable") answers.push({ runId, status: "nothing_to_apply" });
     else if (record.state === "applied") answers.push({ runId, status: "already_applied" });
     else answers.push(await (action === "apply" ? applyOne : discardOne)(runId, files, record));
   }

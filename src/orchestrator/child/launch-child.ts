@@ -17,7 +17,7 @@ import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { finishIsolation, isolationWorktree, startIsolation, worktreeChanges, type PendingIsolation } from "../../isolation/index.ts";
-import { runTraceparent, traceRun } from "../../telemetry/index.ts";
+import { runTraceparent, traceRun, traced } from "../../telemetry/index.ts";
 import type { LaunchEnvironment, PreparedChild } from "./launch-types.ts";
 
 export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
@@ -77,6 +77,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
         harness,
         ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+        ...(prepared.resume ? { correlationId: prepared.resume.correlationId } : {}),
       },
       launch: {
         ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
@@ -100,7 +101,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     ...(options.slots ? { slots: options.slots } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
     prepare: (writer) => {
-      trace = traceRun(() => ({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt }));
+      trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel(model) ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
       isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
       if (withheld.length > 0) {

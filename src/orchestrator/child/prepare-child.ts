@@ -74,9 +74,10 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
 
 /**
  * Every check that can fail before launch, in the contract's order, with no side effect:
- * contradictions, then selection, then harness, then model, then context.
+ * contradictions, then selection, then harness, then model, then context. Asynchronous only for
+ * worktree isolation, whose repository check runs git without blocking the host.
  */
-export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedChild {
+export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Promise<PreparedChild> {
   const cwd = checkRequest(call, env);
   const profile = selectProfile(call, env);
   const tools = boundChildTools(profile, env.parentTools);
@@ -84,7 +85,7 @@ export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedC
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
-  const worktree = isolationRepository(call.isolation, profile.isolation, cwd);
+  const worktree = await isolationRepository(call.isolation, profile.isolation, cwd);
   const harness = selectHarness(asked, env.harnesses);
   const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
