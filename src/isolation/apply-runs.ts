@@ -2,6 +2,7 @@
 // (3-way, all or nothing per run, in the order given) or are dropped. Every target is checked
 // before any is touched: unknown or another session's run is run_unavailable, an unfinished one
 // request_invalid.
+import { existsSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
 import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
@@ -40,7 +41,14 @@ async function applyOne(runId: string, files: ReturnType<typeof runFiles>, recor
 }
 
 async function discardOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  await dropChanges(record.root, runId);
+  // A repository deleted outright took the run's ref with it: there is nothing left to drop.
+  if (existsSync(record.root)) {
+    try {
+      await dropChanges(record.root, runId);
+    } catch (error) {
+      throw new FlowError("run_unavailable", `Run ${runId}'s changes could not be discarded: ${(error as Error).message}. Nothing was changed.`);
+    }
+  }
   await writeChangeRecord(files, { ...record, state: "discarded" });
   return { runId, status: "discarded" };
 }

@@ -1,7 +1,7 @@
 // A worktree child's changes made unreadable the way a user could: its worktree removed by hand
 // while it ran, its ref deleted by hand after, or its repository moved away. Real git, a real Pi session, the faux model: the
 // run's result stands, inspect says what happened, apply is a typed error, and nothing is lost.
-import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -92,4 +92,30 @@ test("a worktree removed by hand while its child ran: the result stands, inspect
   userFilesIntact();
   expect(worktreeCount(root)).toBe(1); // its registration was pruned with it
   expect(gitIn(root, "for-each-ref", `refs/pi-flow/${run.runId}`)).toBe("");
+});
+
+test("discard of a run whose repository was deleted outright says discarded: the ref went with it, and nothing else is touched", async () => {
+  // A second repository inside the project (ignored by the outer one), which the user later deletes.
+  const inner = join(root, "inner");
+  mkdirSync(inner);
+  appendFileSync(join(root, ".git", "info", "exclude"), "inner/\n");
+  gitIn(inner, "init", "-q", "-b", "main");
+  writeIn(inner, { "README.md": "inner\n" });
+  gitIn(inner, "add", "-A");
+  gitIn(inner, "commit", "-q", "-m", "initial");
+
+  const { receipt, run } = await callForReceipt(
+    pi,
+    "external_delegate",
+    { role: "worker", description: "write in inner", prompt: "write", cwd: "inner", context: { mode: "none" }, isolation: "worktree" },
+    { children: [writes("inner-change.txt"), done] },
+  );
+  expect(receipt.ok).toBe(true);
+  expect(run!.changes).toEqual({ files: 1, insertions: 1, deletions: 0 });
+  rmSync(inner, { recursive: true, force: true }); // by hand
+
+  const discarded = await runs({ action: "discard", runIds: [run!.runId] });
+  expect(discarded).toMatchObject({ ok: true, data: { results: [{ runId: run!.runId, status: "discarded" }] } });
+  expect((await runs({ action: "discard", runIds: [run!.runId] })).data!.results).toEqual([{ runId: run!.runId, status: "nothing_to_apply" }]);
+  userFilesIntact();
 });
