@@ -44,7 +44,7 @@ describe("docs/workflows.md: the authoring loop", () => {
     const [types, typecheck, check, run] = commands as [string, string, string, string];
 
     const typed = await inProject(types);
-    expect(typed.stderr).toMatch(/flow types: wrote \.pi\/flow\/workflows\/flow\.d\.ts: \d+ tools, 4 saved workflows/);
+    expect(typed.stderr).toMatch(/flow types: wrote \.pi\/flow\/workflows\/flow\.d\.ts: \d+ tools, 5 saved workflows/);
     expect(typed.code).toBe(0);
     expect(existsSync(join(project, ".pi/flow/workflows/tsconfig.json"))).toBe(true);
     const declarations = readFileSync(join(project, ".pi/flow/workflows/flow.d.ts"), "utf8");
