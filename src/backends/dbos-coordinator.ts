@@ -11,12 +11,14 @@ import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "./settings.ts";
+import { takenWatch, type TakenWatch } from "./taken-watch.ts";
 
 /** How often a waiting coordinator reads a child's status; the database, not a timer, decides when it ends. */
 const RESULT_POLL_MS = 200;
 
 export function dbosCoordinator(databaseUrl: string): FleetChildren {
   let opening: Promise<DBOSClient> | undefined;
+  let taken: TakenWatch | undefined;
   const client = (): Promise<DBOSClient> => {
     opening ??= (async () => {
       const sdk = await loadDbos();
@@ -36,8 +38,9 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     async ready() {
       await client();
     },
-    async run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult> {
+    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
       const dbos = await client();
+      taken ??= takenWatch((workflowIDs) => dbos.listWorkflows({ workflowIDs, loadInput: false, loadOutput: false }), RESULT_POLL_MS);
       const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
         { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
         request,
@@ -45,17 +48,20 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       const cancel = () => void dbos.cancelWorkflow(request.workflowId).catch(() => undefined);
       signal.addEventListener("abort", cancel, { once: true });
       if (signal.aborted) cancel();
+      const unwatch = taken.watch(request.workflowId, onTaken);
       try {
         const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS });
         if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
         return answer;
       } finally {
+        unwatch();
         signal.removeEventListener("abort", cancel);
       }
     },
     async close() {
       const open = opening;
       opening = undefined;
+      taken = undefined;
       if (open) await (await open.catch(() => undefined))?.destroy();
     },
   };

@@ -1,6 +1,7 @@
 import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
+import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { FleetChildren } from "./fleet.ts";
 
 export type { FleetChildren } from "./fleet.ts";
@@ -12,8 +13,8 @@ export interface FleetChildPlace {
   model: string | null;
   /** The coordinator's project: the child's folder travels relative to it. */
   projectCwd: string;
-  /** The child's run: told which worker ran it, in its journal and diagnostics. */
-  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic">;
+  /** The child's run: `queued` until a worker takes it, then told which worker ran it, in its journal and diagnostics. */
+  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic" | "markRunning">;
 }
 
 /** The child's folder as a path inside the project, `.` for the project itself; a folder outside it cannot travel. */
@@ -43,8 +44,17 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     ...(request.quotas ? { quotas: request.quotas } : {}),
   };
-  request.onProgress({ usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 }, activity: "waiting for a worker" });
-  const answer = await fleet.run(remote, request.signal);
+  const noUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
+  let running = false;
+  const taken = (worker: string) => {
+    if (running || request.signal.aborted) return;
+    running = true;
+    place.writer.markRunning();
+    request.onProgress({ usage: noUsage, activity: `running on ${worker}` });
+  };
+  const answer = await fleet.run(remote, request.signal, taken);
+  taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
   for (const text of answer.output) request.onOutput(text);

@@ -4,8 +4,12 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import { closeFleets } from "../../src/backends/index.ts";
 import { flow, flowSandbox, journalOf, PROJECT_ROOT, runFileText, startFlow, type RunningFlow } from "../cli/support.ts";
+import { startPiSession } from "../support/pi-session.ts";
 import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
 
 const CHILDREN = 20;
@@ -34,14 +38,15 @@ afterAll(async () => {
   // A test that failed half-way leaves its workers: stop them before the cluster and the files go.
   for (const worker of started) if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
   await Promise.all(started.map((worker) => worker.done));
+  await closeFleets(); // the Pi session's coordinator connection, before its server goes
   await pg?.stop();
   sandbox.dispose();
 });
 
 const withEnv = (extra: Record<string, string>) => ({ ...sandbox.env, ...extra });
 
-function startWorker(name: string, databaseUrl: string): RunningFlow {
-  const worker = startFlow(["worker", "--stub", "--concurrency", "3", "--name", name, "--cwd", project], { env: withEnv({ PI_FLOW_DATABASE_URL: databaseUrl }) });
+function startWorker(name: string, databaseUrl: string, cwd = project): RunningFlow {
+  const worker = startFlow(["worker", "--stub", "--concurrency", "3", "--name", name, "--cwd", cwd], { env: withEnv({ PI_FLOW_DATABASE_URL: databaseUrl }) });
   started.push(worker);
   return worker;
 }
@@ -102,3 +107,44 @@ test("a database that cannot be reached is configuration_invalid before anything
   expect(unreachable.stderr).not.toMatch(/run wf_/);
   expect(unreachable.stdout).toBe("");
 }, 120_000);
+
+test("a child no worker has taken is queued in external_runs and in the receipt's progress; a worker that starts takes it, and it settles", async () => {
+  const databaseUrl = pg.urlFor("fleet_queued");
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
+  onTestFinished(() => pi.dispose());
+  const agentCall = (description: string) => `agent({ role: "explorer", description: "${description}", prompt: "Look.", context: { mode: "none" } })`;
+  const runs = async (): Promise<RunView[]> => ((await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } }).data.runs;
+
+  // A background workflow whose child waits: no worker runs yet.
+  const accepted = await pi.callTool("external_workflow", { script: `return (await ${agentCall("First part")}).value;`, background: true });
+  const rootId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
+  let child: RunView | undefined;
+  // The script starts in its sandbox meanwhile; each look gives it a moment.
+  while (!child) child = await sleep(50).then(async () => (await runs()).find((run) => run.task.parentRunId === rootId));
+  expect(child.state.status).toBe("queued");
+  const inspected = await pi.callTool("external_runs", { action: "inspect", runIds: [child.runId] });
+  expect(inspected.text).toMatch(/^\s*status: queued; live: yes/m);
+
+  // A foreground workflow's progress says its child is queued; a worker that starts then takes both.
+  const updates: string[] = [];
+  let sawQueued!: () => void;
+  const queued = new Promise<void>((resolve) => (sawQueued = resolve));
+  pi.session.subscribe((event) => {
+    if (event.type !== "tool_execution_update" || event.toolName !== "external_workflow") return;
+    const text = ((event.partialResult as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("");
+    updates.push(text);
+    if (text.includes("1 queued, 0 running, 0 finished: Second part (queued)")) sawQueued();
+  });
+  const second = pi.callTool("external_workflow", { script: `return (await ${agentCall("Second part")}).value;` });
+  await queued;
+  const worker = startWorker("q1", databaseUrl, pi.cwd);
+  const receipt = await second;
+  expect(receipt.isError).toBe(false);
+  expect(updates.findLastIndex((text) => text.includes("Second part (running)"))).toBeGreaterThan(updates.findIndex((text) => text.includes("Second part (queued)")));
+
+  await pi.callTool("external_runs", { action: "wait", runIds: [rootId] });
+  const settled = (await runs()).find((run) => run.runId === child.runId)!;
+  expect(settled.state).toMatchObject({ status: "done", outcome: "succeeded" });
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).stdout).toMatch(new RegExp(`settled ${rootId}/agent/0 run ${child.runId} succeeded`));
+}, 300_000);
