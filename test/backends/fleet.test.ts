@@ -2,22 +2,21 @@
  * The dbos backend with real processes: a Postgres cluster of the test's own, two `flow worker`s
  * and a `flow run` coordinator, all real child processes; the stub harness answers the children.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
+import { expect, onTestFinished, test } from "vitest";
+import { ensureWorkersTable } from "../../src/backends/heartbeats.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
-import { closeFleets } from "../../src/backends/index.ts";
-import { flow, flowSandbox, journalOf, PROJECT_ROOT, runFileText, startFlow, type RunningFlow } from "../cli/support.ts";
+import { flow, journalOf, PROJECT_ROOT, runFileText, type RunningFlow } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
 import { startPiSession } from "../support/pi-session.ts";
-import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
 
 const CHILDREN = 20;
 const TRACE_HOOK = join(PROJECT_ROOT, "test", "fixtures", "fleet", "trace-imports.mjs");
 
-const sandbox = flowSandbox();
-const project = join(sandbox.root, "project");
-mkdirSync(project);
+const fleet = fleetFixture();
+const { sandbox, project } = fleet;
 const script = sandbox.file(
   "fanout.js",
   `export const apiVersion = 1;
@@ -29,51 +28,32 @@ return runs.map((run) => run.value.n);
 `,
 );
 
-let pg: PostgresCluster;
-const started: RunningFlow[] = [];
-beforeAll(async () => {
-  pg = await startPostgres();
-});
-afterAll(async () => {
-  // A test that failed half-way leaves its workers: stop them before the cluster and the files go.
-  for (const worker of started) if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
-  await Promise.all(started.map((worker) => worker.done));
-  await closeFleets(); // the Pi session's coordinator connection, before its server goes
-  await pg?.stop();
-  sandbox.dispose();
-});
-
-const withEnv = (extra: Record<string, string>) => ({ ...sandbox.env, ...extra });
-
-function startWorker(name: string, databaseUrl: string, cwd = project): RunningFlow {
-  const worker = startFlow(["worker", "--stub", "--concurrency", "3", "--name", name, "--cwd", cwd], { env: withEnv({ PI_FLOW_DATABASE_URL: databaseUrl }) });
-  started.push(worker);
-  return worker;
-}
+const withEnv = fleet.env;
+const startWorker = (name: string, databaseUrl: string, cwd = project): RunningFlow => fleet.startWorker(name, databaseUrl, ["--stub", "--concurrency", "3"], cwd);
 
 /** `settled <workflowId> run <runId> <outcome>` lines a worker printed. */
 const settledLines = (stdout: string) => stdout.split("\n").filter((line) => line.startsWith("settled "));
 
 test("two workers racing onto a fresh database both come up, share a 20-child workflow, each child runs once, and the value is the local backend's", async () => {
-  const databaseUrl = pg.urlFor("fleet_share");
+  const databaseUrl = fleet.pg.urlFor("fleet_share");
   const workers = [startWorker("w1", databaseUrl), startWorker("w2", databaseUrl)];
   await Promise.all(workers.map((worker) => worker.stdoutText(/worker w\d ready/)));
   const help = await flow(["help"], { env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl }) });
   expect(help.stdout).toMatch(/^Workers: .*\bw[12] \(seen \d+s ago, up to 3 children, pi-flow@[\d.]+\), w[12] \(seen/m);
 
   const trace = join(sandbox.root, "dbos-trace.txt");
-  const fleet = await flow(["run", script, "--stub", "--cwd", project], {
+  const onFleet = await flow(["run", script, "--stub", "--cwd", project], {
     env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl, NODE_OPTIONS: `--import=${TRACE_HOOK}`, FLOW_IMPORT_TRACE: trace }),
   });
-  expect(fleet.stderr).toMatch(new RegExp(`succeeded in .*: ${CHILDREN} children, 0 failed`));
-  expect(fleet.code).toBe(0);
+  expect(onFleet.stderr).toMatch(new RegExp(`succeeded in .*: ${CHILDREN} children, 0 failed`));
+  expect(onFleet.code).toBe(0);
   expect(readFileSync(trace, "utf8")).toContain("@dbos-inc/dbos-sdk");
 
   // The same workflow on the local backend: the same value, and the DBOS SDK never loaded.
   const localTrace = join(sandbox.root, "local-trace.txt");
   const local = await flow(["run", script, "--stub", "--cwd", project], { env: withEnv({ NODE_OPTIONS: `--import=${TRACE_HOOK}`, FLOW_IMPORT_TRACE: localTrace }) });
   expect(local.code).toBe(0);
-  expect(JSON.parse(fleet.stdout)).toEqual(JSON.parse(local.stdout));
+  expect(JSON.parse(onFleet.stdout)).toEqual(JSON.parse(local.stdout));
   expect(existsSync(localTrace)).toBe(false);
 
   for (const worker of workers) worker.child.kill("SIGTERM");
@@ -109,7 +89,7 @@ test("a database that cannot be reached is configuration_invalid before anything
 }, 120_000);
 
 test("a child no worker has taken is queued in external_runs and in the receipt's progress; a worker that starts takes it, and it settles", async () => {
-  const databaseUrl = pg.urlFor("fleet_queued");
+  const databaseUrl = fleet.pg.urlFor("fleet_queued");
   const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
   onTestFinished(() => pi.dispose());
   const agentCall = (description: string) => `agent({ role: "explorer", description: "${description}", prompt: "Look.", context: { mode: "none" } })`;
@@ -148,3 +128,28 @@ test("a child no worker has taken is queued in external_runs and in the receipt'
   worker.child.kill("SIGTERM");
   expect((await worker.done).stdout).toMatch(new RegExp(`settled ${rootId}/agent/0 run ${child.runId} succeeded`));
 }, 300_000);
+
+test("a database another pi-flow version is using is configuration_invalid for a coordinator and a worker, naming that version, its workers and what to do", async () => {
+  const databaseUrl = fleet.pg.urlFor("fleet_versions");
+  // A worker of an older pi-flow, alive: its heartbeat row, as that version writes it.
+  const { default: pg } = await import("pg");
+  const admin = new pg.Client({ connectionString: fleet.pg.urlFor("postgres") });
+  await admin.connect();
+  await admin.query("CREATE DATABASE fleet_versions");
+  await admin.end();
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  await ensureWorkersTable(db);
+  await db.query("INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ('old1', 'pi-flow@0.0.1', 4)");
+
+  const refused = /is in use by pi-flow@0\.0\.1 \(worker old1\); this is pi-flow@[\d.]+, and a fleet runs one pi-flow version: .*Run pi-flow@[\d.]+ on every machine .*\(configuration_invalid\)/;
+  const coordinator = await flow(["run", script, "--stub", "--cwd", project], { env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl }) });
+  expect(coordinator.code).toBe(2);
+  expect(coordinator.stderr).toMatch(refused);
+  expect(coordinator.stderr).not.toMatch(/run wf_/);
+  const worker = await startWorker("new1", databaseUrl).done;
+  expect(worker.code).toBe(2);
+  expect(worker.stderr).toMatch(refused);
+  expect(worker.stdout).not.toContain("ready");
+}, 120_000);
