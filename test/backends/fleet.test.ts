@@ -122,6 +122,12 @@ test("a child no worker has taken is queued in external_runs and in the receipt'
   expect(receipt.isError).toBe(false);
   expect(updates.findLastIndex((text) => text.includes("Second part (running)"))).toBeGreaterThan(updates.findIndex((text) => text.includes("Second part (queued)")));
 
+  // /flow doctor names the backend and the worker the database has heard from.
+  await pi.session.prompt("/flow doctor");
+  const printed = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output").at(-1) as { data: { lines: string[] } };
+  expect(printed.data.lines).toContain(`backend  dbos on ${databaseUrl} (children run on flow workers)`);
+  expect(printed.data.lines).toContainEqual(expect.stringMatching(/^workers {2}q1 \(seen \d+s ago, up to 3 children, pi-flow@/));
+
   await pi.callTool("external_runs", { action: "wait", runIds: [rootId] });
   const settled = (await runs()).find((run) => run.runId === child.runId)!;
   expect(settled.state).toMatchObject({ status: "done", outcome: "succeeded" });
