@@ -32,7 +32,7 @@ const fanout = (n: number, concurrency: number) =>
   sandbox.file(
     `fanout-${n}-${concurrency}.js`,
     `export const apiVersion = 1;
-export const meta = { name: "fanout", description: "Children side by side", limits: { agentCalls: ${n}, concurrency: ${concurrency} } };
+export const meta = { name: "fanout-${n}-${concurrency}", description: "Children side by side", limits: { agentCalls: ${n}, concurrency: ${concurrency} } };
 const runs = await parallel(Array.from({ length: ${n} }, (_, i) => () =>
   agent({ role: "explorer", description: "Part " + i, prompt: "Look at part " + i + ".", context: { mode: "none" } })), { concurrency: ${concurrency} });
 return runs.length;
@@ -92,7 +92,7 @@ try {
 
   // 2. Wall time as workers go 1 → 2 → 4, children that take a fixed time.
   const walls = new Map<number, number>();
-  const slow = fanout(CHILDREN, 64);
+  const slow = fanout(CHILDREN, 32);
   for (const count of [1, 2, 4]) {
     const databaseUrl = pg.urlFor(`bench_scale_${count}`);
     const some = await startWorkers(count, databaseUrl, ["--concurrency", String(SLOTS_PER_WORKER), ...SLOW_MODEL]);

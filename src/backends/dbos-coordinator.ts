@@ -11,14 +11,14 @@ import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "./settings.ts";
-import { takenWatch, type TakenWatch } from "./taken-watch.ts";
+import { childWatch, type ChildWatch } from "./child-watch.ts";
 
-/** How often a waiting coordinator reads a child's status; the database, not a timer, decides when it ends. */
+/** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
 const RESULT_POLL_MS = 200;
 
 export function dbosCoordinator(databaseUrl: string): FleetChildren {
   let opening: Promise<DBOSClient> | undefined;
-  let taken: TakenWatch | undefined;
+  let children: ChildWatch | undefined;
   const client = (): Promise<DBOSClient> => {
     opening ??= (async () => {
       const sdk = await loadDbos();
@@ -40,7 +40,7 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     },
     async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
       const dbos = await client();
-      taken ??= takenWatch((workflowIDs) => dbos.listWorkflows({ workflowIDs, loadInput: false, loadOutput: false }), RESULT_POLL_MS);
+      children ??= childWatch((workflowIDs) => dbos.listWorkflows({ workflowIDs, loadInput: false, loadOutput: false }), RESULT_POLL_MS);
       const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
         { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
         request,
@@ -48,20 +48,22 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       const cancel = () => void dbos.cancelWorkflow(request.workflowId).catch(() => undefined);
       signal.addEventListener("abort", cancel, { once: true });
       if (signal.aborted) cancel();
-      const unwatch = taken.watch(request.workflowId, onTaken);
+      const watched = children.watch(request.workflowId, onTaken);
       try {
-        const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS });
+        await watched.settled;
+        const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
+
         if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
         return answer;
       } finally {
-        unwatch();
+        watched.stop();
         signal.removeEventListener("abort", cancel);
       }
     },
     async close() {
       const open = opening;
       opening = undefined;
-      taken = undefined;
+      children = undefined;
       if (open) await (await open.catch(() => undefined))?.destroy();
     },
   };
