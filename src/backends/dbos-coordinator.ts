@@ -12,6 +12,8 @@ import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } fro
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "./settings.ts";
 import { childWatch, type ChildWatch } from "./child-watch.ts";
+import { sendSteer } from "./steers.ts";
+import type { Pool } from "pg";
 
 /** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
 const RESULT_POLL_MS = 200;
@@ -19,6 +21,7 @@ const RESULT_POLL_MS = 200;
 export function dbosCoordinator(databaseUrl: string): FleetChildren {
   let opening: Promise<DBOSClient> | undefined;
   let children: ChildWatch | undefined;
+  let steers: Promise<Pool> | undefined;
   const client = (): Promise<DBOSClient> => {
     opening ??= (async () => {
       const sdk = await loadDbos();
@@ -60,7 +63,19 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
         signal.removeEventListener("abort", cancel);
       }
     },
+    async steer(workflowId, message) {
+      await client(); // the database is migrated: the steers table exists
+      steers ??= import("pg").then(({ default: pg }) => {
+        const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+        pool.on("error", () => undefined); // a lost connection is opened again at the next steer
+        return pool;
+      });
+      await sendSteer(await steers, workflowId, message);
+    },
     async close() {
+      const pool = steers;
+      steers = undefined;
+      if (pool) await (await pool).end().catch(() => undefined);
       const open = opening;
       opening = undefined;
       children = undefined;

@@ -1,6 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
+import { ensureSteersTable } from "./steers.ts";
 import { applicationVersion } from "./names.ts";
 import { shownUrl } from "./settings.ts";
 
@@ -84,6 +85,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
     try {
       await system.connect();
       await ensureWorkersTable(system);
+      await ensureSteersTable(system);
       uses = await otherVersionsInUse(system, applicationVersion());
     } catch (error) {
       throw unusableDatabase(url, error);

@@ -15,5 +15,7 @@ export interface FleetChildren {
    * wherever it runs; the promise then rejects.
    */
   run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult>;
+  /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
+  steer(workflowId: string, message: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -44,6 +44,12 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     ...(request.quotas ? { quotas: request.quotas } : {}),
   };
+  // A steer goes through the database to the worker that runs the child (steers.ts).
+  request.steering?.attach({
+    deliver: (message) =>
+      fleet.steer(place.workflowId, message).catch((error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` })),
+    unread: () => [],
+  });
   const noUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
   let running = false;

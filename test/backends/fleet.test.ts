@@ -2,7 +2,7 @@
  * The dbos backend with real processes: a Postgres cluster of the test's own, two `flow worker`s
  * and a `flow run` coordinator, all real child processes; the stub harness answers the children.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect, onTestFinished, test } from "vitest";
@@ -159,3 +159,32 @@ test("a database another pi-flow version is using is configuration_invalid for a
   expect(worker.stderr).toMatch(refused);
   expect(worker.stdout).not.toContain("ready");
 }, 120_000);
+
+test("external_runs steer reaches a pi child running on a worker, through the database, with the usual receipt", async () => {
+  const databaseUrl = fleet.pg.urlFor("fleet_steer");
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
+  onTestFinished(() => pi.dispose());
+  const release = join(sandbox.root, "steer-release");
+  const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
+  const worker = fleet.start(["worker", "--name", "s1", "--concurrency", "1", "--cwd", pi.cwd, ...model], { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
+  await worker.stdoutText(/worker s1 ready/);
+
+  const script = 'return (await agent({ role: "worker", description: "Steered part", prompt: "Do the part.", context: { mode: "none" } })).value;';
+  const accepted = await pi.callTool("external_workflow", { script, background: true });
+  const rootId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
+  const started = await worker.stdoutText(new RegExp(`started ${rootId}/agent/0 run (ag_\\S+)`));
+  const childId = new RegExp(`started ${rootId}/agent/0 run (ag_\\S+)`).exec(started)![1]!;
+  // The coordinator sees the child running once its look at the queue says a worker took it.
+  while ((await pi.callTool("external_runs", { action: "list" })).text.match(new RegExp(`${childId} [^\\n]*\\n\\s*status: running`)) === null) await sleep(50);
+
+  const steered = await pi.callTool("external_runs", { action: "steer", runIds: [childId], message: "Also check the README." });
+  expect(steered.structuredContent).toMatchObject({ ok: true, data: { runId: childId, status: "queued", held: false } });
+  await worker.stdoutText(new RegExp(`steered ${rootId}/agent/0`));
+  writeFileSync(release, "");
+
+  await pi.callTool("external_runs", { action: "wait", runIds: [rootId] });
+  const final = await pi.callTool("external_runs", { action: "inspect", runIds: [childId], view: "final" });
+  expect(final.text).toContain("heard: Also check the README.");
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).code).toBe(0);
+}, 300_000);
