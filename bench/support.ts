@@ -75,23 +75,34 @@ export async function backgroundDelegations(pi: PiTestSession, n: number, childr
   return turns - 1;
 }
 
+let peakHeap = 0;
+
+/** Counts the heap now toward withLag's peak: for work that never yields to its timer (bare children). */
+export function sampleHeap(): void {
+  peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+}
+
 /**
- * The p99 of how late a 10 ms timer fires while `work` runs (the host's event-loop lag), and the
- * largest heap seen at those ticks.
+ * The p99 of how late a 10 ms timer fires while `work` runs (the host's event-loop lag), the
+ * largest heap seen at those ticks and at the end, and how far that peak rose above the heap at
+ * the start (work that never yields to a timer still shows its growth by the end sample).
  */
-export async function withLag<T>(work: () => Promise<T>): Promise<{ value: T; lagP99: number; peakHeap: number }> {
+export async function withLag<T>(work: () => Promise<T>): Promise<{ value: T; lagP99: number; peakHeap: number; heapGrowth: number }> {
   const lateness: number[] = [];
-  let peakHeap = 0;
+  const heapAtStart = process.memoryUsage().heapUsed;
+  peakHeap = heapAtStart;
   let last = performance.now();
   const timer = setInterval(() => {
     const now = performance.now();
     lateness.push(Math.max(0, now - last - 10));
     last = now;
-    peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+    sampleHeap();
   }, 10);
   try {
     const value = await work();
-    return { value, lagP99: lateness.sort((x, y) => x - y)[Math.floor(lateness.length * 0.99)] ?? 0, peakHeap };
+    sampleHeap();
+    const lagP99 = lateness.sort((x, y) => x - y)[Math.floor(lateness.length * 0.99)] ?? 0;
+    return { value, lagP99, peakHeap, heapGrowth: peakHeap - heapAtStart };
   } finally {
     clearInterval(timer);
   }

@@ -40,7 +40,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const root = makeRepo();
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-bench-home-")));
-const repo = openRepository(root);
+const repo = await openRepository(root);
 const flow: number[] = [];
 const bare: number[] = [];
 try {

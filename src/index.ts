@@ -3,7 +3,7 @@ import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/child-context.ts";
 import { readCatalog } from "./orchestrator/workflow/index.ts";
-import { FlowHost } from "./orchestrator/session/index.ts";
+import { FlowHost, harnessStateIn, settingValue } from "./orchestrator/session/index.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import type { HelpSources } from "./help/answer.ts";
 import { createHelpTool } from "./tools/help.ts";
@@ -25,8 +25,8 @@ export default function piFlow(pi: ExtensionAPI): void {
   const helpSources: HelpSources = {
     registeredTools: () => pi.getAllTools().map((tool) => tool.name),
     workflowHelpers: WORKFLOW_HELPERS,
-    harnessState: (name, cwd) => host.harnessState(name, cwd),
-    catalog: (cwd) => readCatalog(cwd, host.flowHome(), host.projectTrustedAt(cwd)),
+    harnessState: (name) => harnessStateIn(host.settings, name),
+    catalog: (cwd) => readCatalog(cwd, host.settings.flowHome, settingValue(host.settings.projectTrusted)),
   };
   const widget = installUi(pi, host);
   installFlowCommand(pi, host, helpSources);
@@ -40,7 +40,7 @@ export default function piFlow(pi: ExtensionAPI): void {
     host.pruneSoon(ctx);
     // Worktrees and refs a crashed host left behind (src/isolation/cleanup.ts): housekeeping, off the
     // start-up path. The folders are read now: by the next turn of the loop the session may be gone.
-    const [flowHome, cwd] = [host.flowHome(), ctx.cwd];
+    const [flowHome, cwd] = [host.settings.flowHome, ctx.cwd];
     setImmediate(() => void cleanupIsolation(flowHome, cwd).catch(() => undefined));
     widget.attach(ctx);
   });

@@ -303,6 +303,45 @@ interface MapWorkflowArgs {
   outputSchema?: {};
 }
 
+interface ParallelEditWorkflowArgs {
+  /**
+   * One writer per edit, each in its own git worktree of the tree as you see it.
+   *
+   * @minItems 1
+   * @maxItems 32
+   */
+  edits: [
+    {
+      /**
+       * The file this writer edits, relative to the working directory.
+       */
+      path: string;
+      /**
+       * What to change in it.
+       */
+      task: string;
+    },
+    ...{
+      /**
+       * The file this writer edits, relative to the working directory.
+       */
+      path: string;
+      /**
+       * What to change in it.
+       */
+      task: string;
+    }[],
+  ];
+  /**
+   * The writers' role. Default: worker.
+   */
+  role?: string;
+  /**
+   * Writers at once. Default: 4.
+   */
+  concurrency?: number;
+}
+
 interface ReviewWorkflowArgs {
   /**
    * What to review: paths, a diff, a design. Reviewers see only this and their lens.
@@ -329,6 +368,7 @@ interface ReviewWorkflowArgs {
 interface FlowWorkflowArgs {
   handoff: HandoffWorkflowArgs;
   map: MapWorkflowArgs;
+  "parallel-edit": ParallelEditWorkflowArgs;
   review: ReviewWorkflowArgs;
 }
 
@@ -571,6 +611,10 @@ type ExternalDelegateOutput =
          */
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -730,6 +774,10 @@ type ExternalDelegateOutput =
       data: {
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -1099,9 +1147,9 @@ interface ExternalRunsInput {
    */
   runIds?: string[];
   /**
-   * inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted).
+   * inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted). calls: a workflow's agent() and tools.* calls, from its journal.
    */
-  view?: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch";
+  view?: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch" | "calls";
   /**
    * Byte budget of a page or a wait's output.
    */
@@ -1150,6 +1198,10 @@ type ExternalRunsOutput =
              */
             runs: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1298,6 +1350,10 @@ type ExternalRunsOutput =
              */
             workflows: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1464,6 +1520,10 @@ type ExternalRunsOutput =
              */
             entries: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1626,7 +1686,7 @@ type ExternalRunsOutput =
         | {
             mode: "single";
             runId: string;
-            view: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch";
+            view: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch" | "calls";
             page: {
               text: string;
               encoding: "json" | "text";
@@ -1654,6 +1714,10 @@ type ExternalRunsOutput =
              */
             completed: {
               runId: string;
+              /**
+               * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+               */
+              correlationId?: string;
               kind: "agent" | "workflow";
               task: {
                 description: string;
@@ -1985,6 +2049,10 @@ type ExternalWorkflowOutput =
          */
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;
@@ -2144,6 +2212,10 @@ type ExternalWorkflowOutput =
       data: {
         run: {
           runId: string;
+          /**
+           * One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.
+           */
+          correlationId?: string;
           kind: "agent" | "workflow";
           task: {
             description: string;

@@ -24,6 +24,8 @@ export interface RemoteChildRequest {
   loading: { projectTrusted: boolean; isolated: boolean };
   outputSchema?: Record<string, unknown>;
   quotas?: ChildQuotas;
+  /** The coordinator's span of the child's run (W3C trace context), when it traces: the worker's spans go under it. */
+  traceparent?: string;
 }
 
 export interface RemoteChildResult {
@@ -40,8 +42,9 @@ const OUTCOMES = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
 
 export function isRemoteChildRequest(value: unknown): value is RemoteChildRequest {
   if (!isObject(value)) return false;
-  const { workflowId, runId, harness, model, profile, task, prompt, cwd, loading } = value;
+  const { workflowId, runId, harness, model, profile, task, prompt, cwd, loading, traceparent } = value;
   return (
+    (traceparent === undefined || typeof traceparent === "string") &&
     typeof workflowId === "string" &&
     typeof runId === "string" &&
     typeof harness === "string" &&

@@ -13,6 +13,8 @@ export interface FleetChildPlace {
   model: string | null;
   /** The coordinator's project: the child's folder travels relative to it. */
   projectCwd: string;
+  /** The coordinator's span of the child's run (W3C traceparent), when it traces: the worker's spans join its trace. */
+  traceparent?: string | undefined;
   /** The child's run: `queued` until a worker takes it, then told which worker ran it, in its journal and diagnostics. */
   writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic" | "markRunning">;
 }
@@ -43,6 +45,7 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     loading: request.loading,
     ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     ...(request.quotas ? { quotas: request.quotas } : {}),
+    ...(place.traceparent ? { traceparent: place.traceparent } : {}),
   };
   // A steer goes through the database to the worker that runs the child (steers.ts).
   request.steering?.attach({

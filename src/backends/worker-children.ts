@@ -3,7 +3,7 @@ import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import { createHarness, type ChildModel } from "../harnesses/registry.ts";
-import type { ChildDiagnostic, ChildResult } from "../harnesses/types.ts";
+import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { redactText, redactValue } from "../runs/index.ts";
 import type { SteeringInbox } from "../harnesses/steering.ts";
@@ -23,7 +23,19 @@ export interface WorkerEnvironment {
   name: string;
   /** This worker's own trust in its checkout: a request can narrow it, never widen it. */
   projectTrusted: boolean;
+  /** Starts the trace of one child on `harness` (`flow worker` plugs in src/telemetry/); none: untraced. */
+  trace?(request: RemoteChildRequest, harness: string): ChildTrace;
 }
+
+/** What the trace of a child running on this worker hears: the harness's callbacks, then its result. */
+export interface ChildTrace {
+  progress(progress: ChildProgress): void;
+  diagnostic(entry: ChildDiagnostic): void;
+  output(text: string): void;
+  end(result: ChildResult): void;
+}
+
+const UNTRACED: ChildTrace = { progress() {}, diagnostic() {}, output() {}, end() {} };
 
 /** The child's folder inside this worker's checkout; a request naming a folder outside it is refused. */
 function childCwd(request: RemoteChildRequest, env: WorkerEnvironment): string {
@@ -68,8 +80,9 @@ export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnv
   const output: string[] = [];
   const diagnostics: ChildDiagnostic[] = [];
   let result: ChildResult;
+  const harness = harnessFor(request, env);
+  const trace = env.trace?.(request, harness) ?? UNTRACED;
   try {
-    const harness = harnessFor(request, env);
     const child = await createHarness(harness, { agentDir: env.agentDir, model: modelFor(harness, request, env), registry: env.registry, settings: env.settings });
     result = await child.run({
       profile: request.profile,
@@ -80,14 +93,21 @@ export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnv
       ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
       ...(request.quotas ? { quotas: request.quotas } : {}),
       signal,
-      onProgress: () => undefined,
-      onOutput: (text) => output.push(text),
-      onDiagnostic: (entry) => diagnostics.push(entry),
+      onProgress: (progress) => trace.progress(progress),
+      onOutput: (text) => {
+        output.push(text);
+        trace.output(text);
+      },
+      onDiagnostic: (entry) => {
+        diagnostics.push(entry);
+        trace.diagnostic(entry);
+      },
       ...(steering && harness === "pi" ? { steering } : {}),
     });
   } catch (error) {
     const message = `The child could not run on worker ${env.name}: ${error instanceof Error ? error.message : String(error)}`;
     result = { outcome: "failed", error: { code: "failed", message }, usage: zeroUsage() };
   }
+  trace.end(result);
   return redactedAnswer(result, output, diagnostics, env.name);
 }

@@ -1,5 +1,6 @@
 import { FlowError } from "../contract/errors.ts";
 import { groupCommit } from "../runs/write/group-commit.ts";
+import { errorCode } from "../runs/index.ts";
 import { EXIT, flushed, reportError } from "./exit.ts";
 import { USAGE, version } from "./usage.ts";
 
@@ -54,8 +55,8 @@ async function dispatch(argv: readonly string[]): Promise<number> {
 /** A reader that went away (`flow run … | head`) must not kill a run half-way: later output is dropped. */
 function ignoreClosedPipes(): void {
   for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code !== "EPIPE") throw error;
+    stream.on("error", (error: Error) => {
+      if (errorCode(error) !== "EPIPE") throw error;
     });
   }
 }

@@ -7,7 +7,7 @@ export const CHECK_USAGE = "flow check <path.js>... [--cassette FILE [--replay-m
 export const TYPES_USAGE = "flow types [--out FILE] [--cwd DIR] [--extension FILE]... [--approve|--no-approve]";
 export const RUNS_USAGE = [
   "flow runs [--limit N] [--json] [--cwd DIR]",
-  "flow runs show <runId> [--view summary|final|output|diagnostics|launch|patch] [--json] [--cwd DIR]",
+  "flow runs show <runId> [--view summary|final|output|diagnostics|launch|patch|calls] [--json] [--cwd DIR]",
   "flow runs tail <runId> [--cwd DIR]",
   "flow runs report <runId> [--out FILE] [--cwd DIR]",
   "flow runs apply|discard <runId>... [--cwd DIR]",
@@ -28,7 +28,7 @@ Usage:
   flow --version
 
 flow run: a saved workflow (project .pi/flow/workflows/, then your Flow directory, then shipped:
-review, map, handoff) or a script file. Progress goes to stderr, the result to stdout (the
+review, map, handoff, parallel-edit) or a script file. Progress goes to stderr, the result to stdout (the
 workflow's value as JSON; with --json the whole receipt). Children run on your Pi setup and its
 default model, or --model; --replay answers them from a cassette with no model at all; --stub
 answers each with a value generated from its outputSchema (--stub --record FILE: a cassette to edit).

@@ -6,6 +6,7 @@ import { loadCassette } from "../harnesses/replay.ts";
 import { boolFlag, intFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { WORKER_USAGE } from "./usage.ts";
+import type { RemoteChildRequest } from "../backends/remote-child.ts";
 
 const OPTIONS = {
   concurrency: { type: "string" },
@@ -74,18 +75,23 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const { resolveBackendSettings } = await import("../backends/settings.ts");
   resolveBackendSettings({ backend: "dbos", databaseUrl: url }, {}); // the URL's shape, before any connection
   const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
-  const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }] = await Promise.all([
+  const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit }] = await Promise.all([
     import("./headless.ts"),
     import("./trust.ts"),
     import("../backends/worker-children.ts"),
     import("../backends/dbos-worker.ts"),
+    import("../telemetry/index.ts"),
+    import("./telemetry.ts"),
   ]);
+  await telemetry.telemetryReady(); // configured tracing is loaded before the first child's span
   const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "worker");
   const headless = await openHeadlessSession({ cwd, projectTrusted, extensions: listFlag(parsed, "extension") });
   try {
     const model = stringFlag(parsed, "model");
     if (model !== undefined) await headless.useModel(model);
-    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
+    const trace = (request: RemoteChildRequest, harness: string) =>
+      telemetry.traceWorkerChild({ ...request, worker: name, role: request.task.agent.replace(/^(role|agent):/, ""), description: request.task.description, harness });
+    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, trace, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
     const stopped = stopSignal();
     const worker = await startWorker({
       databaseUrl: url,
@@ -100,10 +106,12 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
     const signal = await stopped;
     const left = worker.running();
+    telemetry.endHandedBack();
     await worker.stop();
     process.stdout.write(`worker ${name} stopped (${signal})${left > 0 ? `: ${left} unfinished children handed back to the queue` : ""}\n`);
     return EXIT.succeeded;
   } finally {
     headless.dispose();
+    await flushTelemetryBeforeExit(); // the last children's spans leave before the process does
   }
 }

@@ -38,6 +38,12 @@ export const IntegritySchema = Type.Union(
 export const RunViewSchema = Type.Object(
   {
     runId: Type.String(),
+    correlationId: Type.Optional(
+      Type.String({
+        description:
+          "One ID for a whole line of work: a fresh run's own runId, kept by every resume (external_delegate resume, external_workflow resume) and shared by a workflow's children. Spans carry it as pi_flow.correlation_id.",
+      }),
+    ),
     kind: Type.Union([Type.Literal("agent"), Type.Literal("workflow")]),
     task: Type.Object({
       description: Type.String(),

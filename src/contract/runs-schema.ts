@@ -3,7 +3,7 @@ import { envelopeSchema } from "./envelope.ts";
 import { RunViewSchema } from "./run-schema.ts";
 
 export const RUN_ACTIONS = ["list", "inspect", "wait", "cancel", "steer", "apply", "discard"] as const;
-export const RUN_VIEWS = ["summary", "launch", "output", "diagnostics", "final", "patch"] as const;
+export const RUN_VIEWS = ["summary", "launch", "output", "diagnostics", "final", "patch", "calls"] as const;
 
 const literals = <T extends string>(values: readonly T[]) => values.map((value) => Type.Literal(value));
 
@@ -20,7 +20,7 @@ export const RunsInputSchema = Type.Object(
       }),
     ),
     view: Type.Optional(
-      Type.Union(literals(RUN_VIEWS), { description: 'inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted).' }),
+      Type.Union(literals(RUN_VIEWS), { description: 'inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted). calls: a workflow\'s agent() and tools.* calls, from its journal.' }),
     ),
     limitBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Byte budget of a page or a wait's output." })),
     cursor: Type.Optional(Type.String({ description: "Continue a list (runs stream) or inspect cursor sequence." })),

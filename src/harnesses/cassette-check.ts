@@ -4,11 +4,12 @@
  * fixed in one go rather than one error per try.
  */
 import { isRecord } from "./cli/guards.ts";
+import { changesProblems } from "./cassette-changes.ts";
 
 export const CASSETTE_FORMAT = "pi-flow-cassette";
 export const CASSETTE_VERSION = 1;
 
-const ENTRY_FIELDS = new Set(["key", "outcome", "answer", "error", "usage", "timing", "source"]);
+const ENTRY_FIELDS = new Set(["key", "outcome", "answer", "error", "usage", "timing", "source", "changes"]);
 const KEY_FIELDS = new Set(["agent", "description", "occurrence", "promptHash"]);
 const OUTCOMES = ["succeeded", "failed", "timed_out"];
 const USAGE_COUNTS = ["turns", "toolCalls", "inputTokens", "outputTokens"];
@@ -60,6 +61,7 @@ function evidenceProblems(value: Record<string, unknown>): string[] {
     problems.push("timing must be { startedAt, durationMs }");
   }
   if (value.source !== undefined && value.source !== "model" && value.source !== "stub") problems.push('source must be "model" or "stub" (or left out: written by hand)');
+  if (value.changes !== undefined) problems.push(...changesProblems(value.changes));
   return problems;
 }
 

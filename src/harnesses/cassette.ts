@@ -3,6 +3,7 @@ import { FlowError } from "../contract/errors.ts";
 import { CASSETTE_MAX_BYTES, readUserFile } from "../runs/user-file.ts";
 import type { ChildOutcome, ChildTask, ChildUsage } from "./types.ts";
 import { isRecord } from "./cli/guards.ts";
+import type { RecordedChanges } from "./cassette-changes.ts";
 import { ambiguousOccurrences, CASSETTE_FORMAT, CASSETTE_VERSION, entryProblems, headerProblems, type EntryIdentity } from "./cassette-check.ts";
 
 /**
@@ -11,7 +12,8 @@ import { ambiguousOccurrences, CASSETTE_FORMAT, CASSETTE_VERSION, entryProblems,
  *
  *   line 1    the header: format and version; optionally whether the answers are illustrative, a note
  *   line 2…   one entry per settled child: its key and answer; optionally its outcome (or error),
- *             usage, timing and source (model or stub: absent when a person wrote it)
+ *             usage, timing, source (model or stub: absent when a person wrote it) and the changes
+ *             of a child isolated in a worktree (a git patch)
  *
  * A key says who asked and what: the agent (`role:<name>` or `agent:<Pi agent definition>`), the
  * description, the occurrence (1 for the first child with that agent and description among the
@@ -52,6 +54,8 @@ export interface CassetteEntry {
   timing?: { startedAt?: string; durationMs?: number };
   /** Who said the answer: a model (recorded), the stub harness (a skeleton to edit); absent when a person wrote it. */
   source?: "model" | "stub";
+  /** A worktree child's changes: the git patch of its worktree against its base, applied there on replay. */
+  changes?: RecordedChanges;
 }
 
 export interface Cassette {

@@ -3,7 +3,8 @@ import { printable, redactValue } from "../runs/index.ts";
 import { formatLine, OccurrenceCounter, readCassette, recordedHeader, stubHeader, type CassetteEntry, type CassetteHeader } from "./cassette.ts";
 import type { RecordSettings } from "./harness-settings.ts";
 import { keyFor } from "./replay.ts";
-import type { Harness } from "./types.ts";
+import type { ChildRequest, Harness } from "./types.ts";
+import { recordedChanges, type RecordedChanges } from "./cassette-changes.ts";
 
 /** Starts a new cassette at `path`, replacing any file there: the header line only, readable by its owner only. */
 export function startCassette(path: string, header: CassetteHeader = recordedHeader()): void {
@@ -25,10 +26,26 @@ function openForAppend(path: string, header: () => CassetteHeader): OccurrenceCo
 }
 
 /**
+ * What a worktree child changed, read from its worktree before launch-child keeps them on its ref
+ * and removes it. A patch that cannot be read leaves the entry without changes, and says so.
+ */
+async function changesOf(request: ChildRequest): Promise<RecordedChanges | undefined> {
+  if (!request.worktree) return undefined;
+  try {
+    const patch = await request.worktree.changes();
+    return patch ? recordedChanges(patch) : undefined;
+  } catch (error) {
+    request.onDiagnostic({ type: "error", message: `the cassette keeps no changes for this child: ${(error as Error).message}` });
+    return undefined;
+  }
+}
+
+/**
  * Wraps a harness so each child's answer is appended to a cassette as the child settles. Answers
  * are redacted as the run's own final is, so a replay hands the script what the recording did.
  * A model's answer is marked `source: "model"` with its usage and timing; the stub harness's is
  * marked `source: "stub"`, with neither: it is a skeleton for a person to edit into real answers.
+ * A child isolated in a worktree that changed files also keeps its changes, as a git patch.
  */
 export function withRecording(inner: Harness, settings: RecordSettings | undefined, stubSeed?: number): Harness {
   if (!settings) return inner;
@@ -41,6 +58,7 @@ export function withRecording(inner: Harness, settings: RecordSettings | undefin
       const started = Date.now();
       const result = await inner.run(request);
       if (result.outcome === "cancelled") return result;
+      const changes = await changesOf(request);
       const entry: CassetteEntry = {
         key,
         outcome: result.outcome,
@@ -49,6 +67,7 @@ export function withRecording(inner: Harness, settings: RecordSettings | undefin
         ...(stubbed
           ? { source: "stub" as const }
           : { usage: result.usage, timing: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started }, source: "model" as const }),
+        ...(changes !== undefined ? { changes } : {}),
       };
       appendFileSync(settings.cassette, formatLine(entry));
       return result;

@@ -13,6 +13,7 @@ import {
   type ReplayMode,
 } from "./cassette.ts";
 import { redactText } from "../runs/index.ts";
+import { patchBytes } from "./cassette-changes.ts";
 import type { ReplaySettings } from "./harness-settings.ts";
 import { parseStructuredAnswer } from "./structured-answer.ts";
 import type { ChildRequest, ChildResult, Harness } from "./types.ts";
@@ -83,7 +84,21 @@ function answerFor(entry: CassetteEntry, request: ChildRequest): { ok: true; val
   return parsed.ok ? { ok: true, value: parsed.value, text } : parsed;
 }
 
-function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
+/**
+ * A recorded child's changes, played into this child's worktree before it answers, so they become
+ * its ref exactly as a live child's would. Never into a tree that is not the child's own worktree.
+ */
+async function replayChanges(entry: CassetteEntry, cassette: Cassette, request: ChildRequest, settings: ReplaySettings): Promise<string | undefined> {
+  if (entry.changes === undefined) return undefined;
+  const where = `The cassette ${settings.cassette} (line ${cassette.lines[cassette.entries.indexOf(entry)]}, ${describeKey(entry.key)})`;
+  if (!request.worktree) {
+    return `${where} carries changes, but this child is not isolated in a worktree: replay writes recorded changes only into a child's own worktree, never into your working tree. Give the child isolation: "worktree".`;
+  }
+  const applied = await request.worktree.apply(patchBytes(entry.changes));
+  return applied.ok ? undefined : `${where} carries changes that do not apply to the child's worktree (nothing was written): ${applied.message}`;
+}
+
+async function replay(request: ChildRequest, settings: ReplaySettings): Promise<ChildResult> {
   const zero = zeroUsage();
   if (request.signal.aborted) return stoppedResult(request, zero);
   const cassette = loadCassette(settings.cassette, settings.mode);
@@ -96,6 +111,11 @@ function replay(request: ChildRequest, settings: ReplaySettings): ChildResult {
   }
   const usage = { ...zero, ...entry.usage };
   if (entry.source === "stub") request.onDiagnostic({ type: "stub", message: "replayed an answer the stub harness generated: no model said it" });
+  const refused = await replayChanges(entry, cassette, request, settings);
+  if (refused) {
+    request.onDiagnostic({ type: "error", message: refused });
+    return { outcome: "failed", error: { code: "failed", message: refused }, usage: zero };
+  }
   request.onProgress({ usage, activity: "replayed" });
   if (entry.outcome !== "succeeded") {
     const message = entry.error?.message ?? `The recorded child ended ${entry.outcome}.`;

@@ -34,6 +34,14 @@ export type ChildDiagnostic =
   /** The child was answered by the stub harness: no model said it. */
   | { type: "stub"; message: string };
 
+/** A worktree child's changes, as cassettes record and replay them (src/isolation/worktree-patch.ts). */
+export interface ChildWorktree {
+  /** Everything the child changed against its base, as `git diff --binary` writes it; null when nothing. */
+  changes(): Promise<Buffer | null>;
+  /** Applies a patch to the worktree's files, all or nothing; git's message when it does not apply. */
+  apply(patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }>;
+}
+
 /** Who a child is, as its caller named it: what a cassette keys a recorded answer by. */
 export interface ChildTask {
   /** `role:<name>` or `agent:<Pi agent definition>`. */
@@ -49,6 +57,8 @@ export interface ChildRequest {
   /** The whole prompt: any rendered parent context, then the task. */
   prompt: string;
   cwd: string;
+  /** isolation "worktree": the child's own worktree, where replay plays recorded changes and recording reads them. */
+  worktree?: ChildWorktree;
   /**
    * What the child may load of its own (project-trust.ts): `projectTrusted` false, none of the
    * project's extensions, packages and settings, as the parent session does not load them;

@@ -39,6 +39,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "Needs a cassette: PI_FLOW_REPLAY=<file.jsonl> or the Pi setting flow.replay.cassette; without one, selecting it is harness_unavailable.",
     "Answers match by role or agent definition, description, occurrence and a hash of the prompt; flow.replay.mode (PI_FLOW_REPLAY_MODE) loose ignores the prompt.",
     "A child with no matching answer fails, naming its key and the nearest recorded one. Record a cassette with flow run --record <file.jsonl>, or PI_FLOW_RECORD; write one by hand (loose replay), or start from flow run --stub --record <file.jsonl>.",
+    'A child with isolation "worktree" has its changes recorded too (the entry\'s changes: a git patch); replay plays them into the replayed child\'s own worktree before it answers, never into a tree that is not its own.',
   ].join("\n"),
   stub: [
     "stub: children answered at once with no model: a value generated from the child's outputSchema that satisfies it, or a text naming the call; for trying a workflow's control flow, schemas and merge step before spending a token.",

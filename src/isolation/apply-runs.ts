@@ -2,11 +2,13 @@
 // (3-way, all or nothing per run, in the order given) or are dropped. Every target is checked
 // before any is touched: unknown or another session's run is run_unavailable, an unfinished one
 // request_invalid.
+import { existsSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
 import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges } from "./changes.ts";
 import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { assertChangesReadable } from "./readable-changes.ts";
 import { openRepository } from "./repository.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
@@ -30,7 +32,7 @@ function targets(runIds: unknown): string[] {
 }
 
 async function applyOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  const repo = openRepository(record.root);
+  const repo = await openRepository(record.root);
   const outcome = await withRepositoryLock(repo.commonDir, () => applyChanges(repo, runId));
   if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
   await writeChangeRecord(files, { ...record, state: "applied" });
@@ -39,7 +41,14 @@ async function applyOne(runId: string, files: ReturnType<typeof runFiles>, recor
 }
 
 async function discardOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  await dropChanges(record.root, runId);
+  // A repository deleted outright took the run's ref with it: there is nothing left to drop.
+  if (existsSync(record.root)) {
+    try {
+      await dropChanges(record.root, runId);
+    } catch (error) {
+      throw new FlowError("run_unavailable", `Run ${runId}'s changes could not be discarded: ${(error as Error).message}. Nothing was changed.`);
+    }
+  }
   await writeChangeRecord(files, { ...record, state: "discarded" });
   return { runId, status: "discarded" };
 }
@@ -52,11 +61,12 @@ export async function changeRuns(runs: RunStore, action: ChangeAction, runIds: u
     if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead.`);
     if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done.`);
   }
+  if (action === "apply") for (const runId of ids) await assertChangesReadable(runId, readChangeRecord(runFiles(runs.scope, runId)));
   const answers: ChangeAnswer[] = [];
   for (const runId of ids) {
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
-    if (!record || record.state === "discarded") answers.push({ runId, status: "nothing_to_apply" });
+    if (!record || record.state === "discarded" || record.state === "unavailable") answers.push({ runId, status: "nothing_to_apply" });
     else if (record.state === "applied") answers.push({ runId, status: "already_applied" });
     else answers.push(await (action === "apply" ? applyOne : discardOne)(runId, files, record));
   }

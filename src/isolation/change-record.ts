@@ -5,12 +5,15 @@ import { writeFile } from "node:fs/promises";
 import { redactText, type RunFiles } from "../runs/index.ts";
 import type { ChangeStats } from "./changes.ts";
 
-export type ChangeState = "kept" | "applied" | "discarded";
+/** unavailable: the child's changes could not be kept (its `changes_unavailable` diagnostic says why). */
+export type ChangeState = "kept" | "applied" | "discarded" | "unavailable";
 
 export interface ChangeRecord extends ChangeStats {
   state: ChangeState;
   /** The repository's working tree (private: never in a view). */
   root: string;
+  /** unavailable: why, as the diagnostic said it. */
+  reason?: string;
 }
 
 export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord | null {

@@ -12,9 +12,9 @@ import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts"
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
  * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree.
  */
-export function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string): Repository | undefined {
+export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string): Promise<Repository | undefined> {
   if (asked !== undefined && asked !== "worktree") throw new FlowError("request_invalid", 'isolation must be "worktree".');
-  return (asked ?? profileAsked) === "worktree" ? openRepository(cwd) : undefined;
+  return (asked ?? profileAsked) === "worktree" ? await openRepository(cwd) : undefined;
 }
 
 /** A child's isolation between launch and settle: its base now, its worktree once it runs. */
@@ -36,9 +36,14 @@ export function startIsolation(repo: Repository, runId: string, home: string): P
 
 /** Makes the child's worktree (once) and returns where it works: the parent's subdirectory in it. */
 export async function isolationCwd(pending: PendingIsolation): Promise<string> {
+  return (await isolationWorktree(pending)).cwd;
+}
+
+/** Makes the child's worktree (once): where it works, its top directory and its base. */
+export async function isolationWorktree(pending: PendingIsolation): Promise<Pick<Isolation, "cwd" | "path" | "base">> {
   pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base));
   pending.made.catch(() => undefined);
-  return (await pending.made).cwd;
+  return await pending.made;
 }
 
 /**
@@ -56,7 +61,10 @@ export async function finishIsolation(
     return pending.made ? await keepChanges(pending.made, files, home) : undefined;
   } catch (error) {
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
-    evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${(error as Error).message}` });
+    const reason = (error as Error).message;
+    evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${reason}` });
+    // Remembered beside the run, so apply says why instead of "nothing to apply".
+    await writeChangeRecord(files, { files: 0, insertions: 0, deletions: 0, state: "unavailable", root: pending.repo.root, reason }).catch(() => undefined);
     return undefined;
   }
 }

@@ -54,7 +54,7 @@ export async function cleanupIsolation(home: string, cwd: string): Promise<Clean
   if (!existsSync(join(home, "worktrees"))) return { removedWorktrees: [], droppedRefs: [] };
   let repo: Repository;
   try {
-    repo = openRepository(cwd);
+    repo = await openRepository(cwd);
   } catch {
     return { removedWorktrees: [], droppedRefs: [] };
   }

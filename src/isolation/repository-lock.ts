@@ -4,7 +4,7 @@
 import { open, readFile, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { ownerAlive } from "../runs/index.ts";
+import { errorCode, ownerAlive } from "../runs/index.ts";
 import { processGlobal } from "../process/global.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
@@ -38,7 +38,7 @@ async function acquireFile(path: string): Promise<void> {
       await handle.close();
       return;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (errorCode(error) !== "EEXIST") throw error;
     }
     if (await abandoned(path)) await rm(path, { force: true });
     else await pause(RETRY_MS);

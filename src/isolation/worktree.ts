@@ -1,6 +1,6 @@
 // One child's isolation: a detached worktree made from the user's tree as they see it, under the
 // flow home by project (never inside the user's working tree), removed when the child settles.
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { projectKey } from "../runs/index.ts";
@@ -59,6 +59,8 @@ export async function removeWorktree(commonDir: string, root: string, path: stri
 export async function settleIsolation(isolation: Isolation, home: string): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
   try {
+    // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
+    if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
     return (await captureChanges(isolation.path, isolation.base, isolation.runId))?.stats ?? null;
   } finally {
     await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));

@@ -1,10 +1,11 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
+import { readCalls, type ReportCalls } from "./calls.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
  * the run, every run it started (workflows nest), and per run its final value, diagnostics, the
- * script's log and the launch facts that link runs (model, resume). Each text is bounded: a report
+ * script's log and calls, and the launch facts that link runs (model, resume). Each text is bounded: a report
  * of a fan-out stays a file a browser opens, and the full text is one `flow runs show` away.
  */
 export interface ReportRun {
@@ -15,6 +16,8 @@ export interface ReportRun {
   diagnostics: DiagnosticLine[];
   /** A workflow's log() messages. */
   log?: BoundedText;
+  /** A workflow's agent() and tools.* calls, from its calls view. */
+  calls?: ReportCalls;
   model?: string;
   /** The agent run whose conversation this one continues. */
   resumes?: string;
@@ -107,6 +110,7 @@ function reportRun(store: RunStore, found: RunView, depth: number): ReportRun {
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output"));
     if (log) run.log = log;
+    run.calls = readCalls(store, view.runId);
   }
   return run;
 }

@@ -1,5 +1,6 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { BoundedText, ReportData, ReportRun } from "./collect.ts";
+import { callsTable, runLink } from "./calls.ts";
 import { anchor, html } from "./escape.ts";
 import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
 
@@ -14,11 +15,6 @@ const tokens = (view: RunView): string => {
   if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return "–";
   return `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out`;
 };
-
-/** A link to a run in this report, or its ID as text when the report does not hold it. */
-function runLink(runId: string, inReport: ReadonlySet<string>): string {
-  return inReport.has(runId) ? `<a href="#${anchor(runId)}">${html(runId)}</a>` : `<code>${html(runId)}</code>`;
-}
 
 export function summarySection(data: ReportData): string {
   const root = data.runs[0]!.view;
@@ -67,13 +63,6 @@ function foldedText(text: BoundedText, label: string): string {
   return `<details class="fold"><summary>${html(label)}: ${text.text.length} characters<pre>${html(text.text.slice(0, FOLD_CHARS))}…</pre></summary><pre>${html(text.text)}</pre></details>${more}`;
 }
 
-function calls(run: ReportRun, data: ReportData, inReport: ReadonlySet<string>): string {
-  const children = data.runs.filter(({ view }) => view.task.parentRunId === run.view.runId);
-  if (children.length === 0) return "";
-  const rows = children.map(({ view }, index) => `<tr><td>${index}</td><td>${view.kind === "workflow" ? "tools.external_workflow" : "agent()"}</td><td>${html(view.task.description)}</td><td>${runLink(view.runId, inReport)}</td><td><span class="badge ${html(stateOf(view))}">${html(stateOf(view))}</span></td></tr>`);
-  return `<h4>Calls</h4><table class="calls"><tr><th>#</th><th>call</th><th>description</th><th>run</th><th>outcome</th></tr>${rows.join("")}</table>`;
-}
-
 function links(run: ReportRun, inReport: ReadonlySet<string>): string {
   const { view } = run;
   const items: string[] = [];
@@ -85,7 +74,7 @@ function links(run: ReportRun, inReport: ReadonlySet<string>): string {
   return items.length === 0 ? "" : `<p class="links">${items.join(" · ")}</p>`;
 }
 
-function runDetail(run: ReportRun, data: ReportData, inReport: ReadonlySet<string>): string {
+function runDetail(run: ReportRun, runs: ReadonlyMap<string, RunView>, inReport: ReadonlySet<string>): string {
   const { view } = run;
   const state = stateOf(view);
   const usage = view.usage ?? {};
@@ -107,11 +96,12 @@ function runDetail(run: ReportRun, data: ReportData, inReport: ReadonlySet<strin
   return `<article id="${anchor(view.runId)}" class="detail ${html(state)}">
 <h3>${html(view.task.description)} <span class="badge ${html(state)}">${html(state)}</span></h3>
 <p><code>${html(view.runId)}</code> · ${html(who(view))} · ${facts.join(" · ")} · ${html(formatDuration(view.timing.durationMs))}</p>
-${links(run, inReport)}${error}${calls(run, data, inReport)}${final}${log}${diagnosticList}
+${links(run, inReport)}${error}${run.calls ? callsTable(run.calls, runs) : ""}${final}${log}${diagnosticList}
 </article>`;
 }
 
 export function detailSection(data: ReportData): string {
-  const inReport = new Set(data.runs.map(({ view }) => view.runId));
-  return `<section><h2>Each run</h2>${data.runs.map((run) => runDetail(run, data, inReport)).join("\n")}</section>`;
+  const runs = new Map(data.runs.map(({ view }) => [view.runId, view]));
+  const inReport = new Set(runs.keys());
+  return `<section><h2>Each run</h2>${data.runs.map((run) => runDetail(run, runs, inReport)).join("\n")}</section>`;
 }

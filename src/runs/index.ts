@@ -44,6 +44,7 @@ export {
 } from "./retention.ts";
 export { ownerAlive, sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
 export { classifyJournalText, type JournalReport } from "./journal/integrity.ts";
+export type { WorkflowCall } from "./read/calls.ts";
 export { readLaunch } from "./journal/journal-ends.ts";
 export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal/journal.ts";
 export type { DiagnosticEntry, DiagnosticLevel } from "./journal/evidence.ts";

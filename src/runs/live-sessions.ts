@@ -2,6 +2,7 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { sessionsDir, type RunScope } from "./home.ts";
+import { errorCode } from "./fsio.ts";
 import { processGlobal } from "../process/global.ts";
 
 /**
@@ -42,7 +43,7 @@ export function processExists(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return error instanceof Error && "code" in error && error.code === "EPERM";
+    return errorCode(error) === "EPERM";
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { RunView } from "../contract/run-schema.ts";
 import type { ChildDiagnostic, ChildProgress, ChildUsage } from "../harnesses/types.ts";
-import { endAttributes, spanText } from "./attributes.ts";
+import { endAttributes, spanText, type Attributes } from "./attributes.ts";
 
 /** What the trace of one run hears while it runs; every method is safe to call in any state. */
 export interface RunTraceHooks {
@@ -114,17 +114,23 @@ export class RunTrace implements RunTraceHooks {
   }
 
   end(view: RunView, answer?: unknown): void {
+    const failure = view.state.outcome === "succeeded" ? undefined : (view.state.error?.code ?? view.state.outcome ?? "unfinished");
+    this.close(endAttributes(view), failure, answer);
+  }
+
+  /** Ends the run's span and whatever is still open under it; `failure` (an error code) marks it ERROR. */
+  close(attributes: Attributes, failure: string | undefined, answer?: unknown): void {
     if (this.ended) return;
     if (this.turn && this.lastUsage) this.endTurn(this.lastUsage);
     this.turn?.span.end();
     for (const spans of this.tools.values()) for (const span of spans) span.end();
     for (const span of this.workflowTools.values()) span.end();
     this.ended = true;
-    this.span.setAttributes({ ...endAttributes(view), "pi_flow.compactions": this.compactions });
+    this.span.setAttributes({ ...attributes, "pi_flow.compactions": this.compactions });
     if (this.using.content && answer !== undefined) {
       this.span.setAttribute("pi_flow.answer", spanText(typeof answer === "string" ? answer : JSON.stringify(answer) ?? ""));
     }
-    if (view.state.outcome !== "succeeded") this.span.setStatus({ code: STATUS_ERROR, message: view.state.error?.code ?? view.state.outcome ?? "unfinished" });
+    if (failure !== undefined) this.span.setStatus({ code: STATUS_ERROR, message: failure });
     this.span.end();
   }
 }

@@ -1,5 +1,6 @@
-import type { Span } from "@opentelemetry/api";
+import type { Context, Span, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
+import type { RunView } from "../contract/run-schema.ts";
 import type { TaskIdentity } from "../runs/index.ts";
 import { spanText, startAttributes } from "./attributes.ts";
 import { contentWanted, tracingConfig } from "./config.ts";
@@ -17,17 +18,17 @@ import { processGlobal } from "../process/global.ts";
  * runs (turns, tool calls, first output) → `end` at settle. The owner of the run calls both.
  */
 interface TracingState {
-  loaded?: TraceTools & { flush(): Promise<void> };
+  loaded?: LoadedTools;
   ready: Promise<void>;
   /** Open runs' spans, so a child can start under its parent. */
-  open: Map<string, { span: Span; correlationId: string }>;
-  /** A settled run's correlation ID, for the run that resumes it (bounded). */
-  correlations: Map<string, string>;
+  open: Map<string, Span>;
   problems: string[];
   onProblem?: (message: string) => void;
 }
 
-const MAX_CORRELATIONS = 1024;
+/** The loaded tracer, with what a span started in another process needs: its parent's context. */
+export type LoadedTools = TraceTools & { flush(): Promise<void>; remote(parent: SpanContext): Context };
+
 const NOOP: RunTraceHooks = { progress() {}, diagnostic() {}, output() {}, toolCall() {}, end() {} };
 
 const version = (): string => {
@@ -49,7 +50,7 @@ function report(state: TracingState, message: string): void {
 }
 
 function start(): TracingState {
-  const state: TracingState = { ready: Promise.resolve(), open: new Map(), correlations: new Map(), problems: [] };
+  const state: TracingState = { ready: Promise.resolve(), open: new Map(), problems: [] };
   const config = tracingConfig(process.env);
   if ("problem" in config) report(state, config.problem);
   if (!config.on) return state;
@@ -59,7 +60,12 @@ function start(): TracingState {
         import("@opentelemetry/api"),
         loadTracing(config.protocol, version(), (message) => report(state, message)),
       ]);
-      state.loaded = { ...loaded, under: (parent) => api.trace.setSpan(api.context.active(), parent), content: contentWanted(undefined, process.env) };
+      state.loaded = {
+        ...loaded,
+        under: (parent) => api.trace.setSpan(api.context.active(), parent),
+        remote: (parent) => api.trace.setSpanContext(api.context.active(), { ...parent, isRemote: true }),
+        content: contentWanted(undefined, process.env),
+      };
     } catch (error) {
       report(state, `tracing could not start: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -109,11 +115,18 @@ export interface TracedRun {
   runId: string;
   kind: "agent" | "workflow";
   task: TaskIdentity;
+  /** The run's stored correlation ID, so its spans and its record agree. */
+  correlationId: string;
   model?: string;
-  /** An agent run whose conversation this one continues. */
-  resumes?: string;
   prompt?: string;
 }
+
+/** What a span takes from the run as created: its ID, task and stored correlation ID. */
+export const traced = (view: RunView): Pick<TracedRun, "runId" | "task" | "correlationId"> => ({
+  runId: view.runId,
+  task: view.task,
+  correlationId: view.correlationId ?? view.runId,
+});
 
 /**
  * Starts the run's span; the hooks it returns end it. A no-op while tracing is off: `describe` is
@@ -125,13 +138,12 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
   try {
     const run = describe();
     const parent = run.task.parentRunId === undefined ? undefined : state.open.get(run.task.parentRunId);
-    const earlier = run.task.resumedFrom ?? run.resumes;
-    const correlationId = parent?.correlationId ?? (earlier === undefined ? run.runId : (state.correlations.get(earlier) ?? earlier));
+    const { correlationId } = run;
     const name = run.kind === "workflow" ? `workflow ${run.task.workflow ?? "inline"}` : `invoke_agent ${run.task.role ?? run.task.subagentType ?? "agent"}`;
     const attributes = startAttributes(run.runId, run.kind, run.task, correlationId, run.model);
     if (loaded.content && run.prompt !== undefined) attributes["pi_flow.prompt"] = spanText(run.prompt);
-    const span = loaded.tracer.startSpan(name, { attributes }, parent ? loaded.under(parent.span) : undefined);
-    state.open.set(run.runId, { span, correlationId });
+    const span = loaded.tracer.startSpan(name, { attributes }, parent ? loaded.under(parent) : undefined);
+    state.open.set(run.runId, span);
     const trace = new RunTrace(span, loaded, run.model);
     return {
       progress: (progress) => guarded(() => trace.progress(progress)),
@@ -141,8 +153,6 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
       end: (view, answer) =>
         guarded(() => {
           state.open.delete(run.runId);
-          state.correlations.set(run.runId, correlationId);
-          if (state.correlations.size > MAX_CORRELATIONS) state.correlations.delete(state.correlations.keys().next().value!);
           trace.end(view, answer);
         }),
     };
@@ -152,8 +162,17 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
   }
 }
 
+/** The loaded tracer, or undefined while tracing is off (or not loaded yet): for spans of runs this process does not own (a worker's). */
+export const loadedTracing = (): LoadedTools | undefined => state.loaded;
+
+/** Reports a tracing problem as every other one is: once, on `/flow doctor` and `flow`'s stderr. */
+export const reportTracingProblem = (message: string): void => report(state, message);
+
+/** The open span of a run this process traces, for a process that runs part of it (a `flow worker`). */
+export const openRunSpan = (runId: string): Span | undefined => state.open.get(runId);
+
 /** Tracing never fails a run: a throw inside the SDK is reported, and the run goes on. */
-function guarded(action: () => void): void {
+export function guarded(action: () => void): void {
   try {
     action();
   } catch (error) {

@@ -65,10 +65,11 @@ export function createDelegateTool(host: FlowHost) {
         background,
         supervised: isSupervised,
         onUpdate,
-        launch: () => {
+        launch: async () => {
           host.assertOpen();
           const env = host.launchEnvironment(ctx, branch);
-          const prepared = prepareChild(params as ChildCall, env);
+          const prepared = await prepareChild(params as ChildCall, env);
+          host.assertOpen(); // the session may have closed while git checked the repository
           withheld = prepared.tools.withheld;
           const slots = background ? host.session(ctx).backgroundSlots : undefined;
           if (slots?.full) throw queueFull(slots);

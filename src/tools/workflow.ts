@@ -82,7 +82,7 @@ export function createWorkflowTool(host: FlowHost) {
     name: "external_workflow",
     label: "Workflow",
     description: [
-      "Run a workflow script that orchestrates child agents in a sandbox: a saved workflow by name (shipped review, map, handoff; or the project's .pi/flow/workflows/) or an inline script, never both.",
+      "Run a workflow script that orchestrates child agents in a sandbox: a saved workflow by name (shipped review, map, handoff, parallel-edit; or the project's .pi/flow/workflows/) or an inline script, never both.",
       "Scripts call agent() (same roles and options as external_delegate), store()/load(), tools.* and helpers (parallel, retry, readFinal, handoff); external_help topic workflows explains them.",
       "Every child sees the parent as it was when this call started, never a sibling's result unless the script puts it in a prompt.",
       "Foreground (default) blocks until the root settles; ok is false when it failed, was cancelled or timed out. background: true returns once accepted; wait with external_runs.",
@@ -106,7 +106,7 @@ export function createWorkflowTool(host: FlowHost) {
         onUpdate,
         launch: async () => {
           host.assertOpen();
-          const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.flowHome(), toolInfos: () => host.toolInfos() };
+          const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.settings.flowHome, toolInfos: () => host.toolInfos() };
           await env.launch.fleet?.ready(); // the dbos backend's database answers, or nothing launches
           const started = launchWorkflow(
             {

@@ -5,11 +5,12 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import { ensureWorkersTable } from "../../src/backends/heartbeats.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { flow, journalOf, PROJECT_ROOT, runFileText, type RunningFlow } from "../cli/support.ts";
 import { fleetFixture } from "../support/fleet.ts";
+import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 import { startPiSession } from "../support/pi-session.ts";
 
 const CHILDREN = 20;
@@ -28,8 +29,19 @@ return runs.map((run) => run.value.n);
 `,
 );
 
+let collector: OtlpReceiver;
+beforeAll(async () => {
+  collector = await startOtlpReceiver();
+});
+afterAll(async () => {
+  await collector?.close();
+});
+
 const withEnv = fleet.env;
-const startWorker = (name: string, databaseUrl: string, cwd = project): RunningFlow => fleet.startWorker(name, databaseUrl, ["--stub", "--concurrency", "3"], cwd);
+/** The coordinator and the workers export their spans to one collector. */
+const traced = () => ({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+const startWorker = (name: string, databaseUrl: string, cwd = project): RunningFlow =>
+  fleet.start(["worker", "--stub", "--concurrency", "3", "--name", name, "--cwd", cwd], { PI_FLOW_DATABASE_URL: databaseUrl, ...traced() });
 
 /** `settled <workflowId> run <runId> <outcome>` lines a worker printed. */
 const settledLines = (stdout: string) => stdout.split("\n").filter((line) => line.startsWith("settled "));
@@ -43,7 +55,7 @@ test("two workers racing onto a fresh database both come up, share a 20-child wo
 
   const trace = join(sandbox.root, "dbos-trace.txt");
   const onFleet = await flow(["run", script, "--stub", "--cwd", project], {
-    env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl, NODE_OPTIONS: `--import=${TRACE_HOOK}`, FLOW_IMPORT_TRACE: trace }),
+    env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl, NODE_OPTIONS: `--import=${TRACE_HOOK}`, FLOW_IMPORT_TRACE: trace, ...traced() }),
   });
   expect(onFleet.stderr).toMatch(new RegExp(`succeeded in .*: ${CHILDREN} children, 0 failed`));
   expect(onFleet.code).toBe(0);
@@ -76,6 +88,23 @@ test("two workers racing onto a fresh database both come up, share a 20-child wo
   // (read from the run's files: test/fleet shows the same through flow runs show)
   expect(runFileText(sandbox, runId, "diagnostics.log")).toContain(`ran on worker ${worker}`);
   expect(journalOf(sandbox, runId)).toContainEqual(expect.objectContaining({ t: "event", name: "worker", data: { worker } }));
+
+  // One trace across three processes: each worker's span of a child (sent before it exited on
+  // SIGTERM) is under the coordinator's span of that child's run, under the workflow's span, and
+  // names the worker that ran it.
+  const spans = jsonSpans(collector.requests);
+  expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+  const [root] = spans.filter((span) => span.attributes["pi_flow.kind"] === "workflow");
+  const byRun = new Map(spans.filter((span) => span.name === "invoke_agent explorer").map((span) => [span.attributes["pi_flow.run_id"], span]));
+  const onWorkers = spans.filter((span) => span.name === "worker explorer");
+  expect(onWorkers).toHaveLength(CHILDREN);
+  for (const span of onWorkers) {
+    const child = byRun.get(span.attributes["pi_flow.run_id"])!;
+    expect(span.parentSpanId).toBe(child.spanId);
+    expect(child.parentSpanId).toBe(root!.spanId);
+    const ranOn = settled.find((line) => line.endsWith(` run ${String(span.attributes["pi_flow.run_id"])} succeeded`))!;
+    expect(span.attributes).toMatchObject({ "pi_flow.worker": settledLines(first!.stdout).includes(ranOn) ? "w1" : "w2", "pi_flow.outcome": "succeeded", "pi_flow.harness": "stub" });
+  }
 }, 300_000);
 
 test("a database that cannot be reached is configuration_invalid before anything launches, and names no password", async () => {

@@ -32,7 +32,7 @@ test.each([
   ["an args schema that cannot be compiled", `${HEAD}export const meta = {\n  args: { $ref: "#/definitions/missing" },\n};\nreturn 1;\n`, 3, 3, "meta.args is not a usable JSON Schema"],
   ["an unknown role named literally", `${HEAD}export const meta = {};\nawait agent({ role: "reveiwer", prompt: "x" });\n`, 3, 21, 'role: "reveiwer" is not a known role here (known: explorer, reviewer, worker)'],
   ["an unknown agent definition named literally", `${HEAD}export const meta = {};\nawait tools.external_delegate({ subagent_type: \`scout\`, prompt: "x" });\n`, 3, 48, 'subagent_type: "scout" is not a known agent definition (subagent_type) here (none found)'],
-  ["an unknown saved workflow named literally", `${HEAD}export const meta = { tools: ["external_workflow"] };\nawait tools.external_workflow({ workflow: "reveiw" });\n`, 3, 43, 'workflow: "reveiw" is not a known saved workflow here (known: handoff, map, review)'],
+  ["an unknown saved workflow named literally", `${HEAD}export const meta = { tools: ["external_workflow"] };\nawait tools.external_workflow({ workflow: "reveiw" });\n`, 3, 43, 'workflow: "reveiw" is not a known saved workflow here (known: handoff, map, parallel-edit, review)'],
 ])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
   const file = sandbox.file(`problem-${line}-${column}.js`, source);
   const result = await flowInProcess(["check", file], { env: sandbox.env });
@@ -45,9 +45,9 @@ test.each([
 });
 
 test("the shipped workflows pass; several files report every problem, each with its own position", async () => {
-  const shipped = ["review", "map", "handoff"].map((name) => join(PROJECT_ROOT, "workflows", `${name}.js`));
+  const shipped = ["review", "map", "handoff", "parallel-edit"].map((name) => join(PROJECT_ROOT, "workflows", `${name}.js`));
   const good = await flowInProcess(["check", ...shipped], { env: sandbox.env });
-  expect([good.code, good.stdout, good.stderr]).toEqual([0, "", "flow check: 3 files ok\n"]);
+  expect([good.code, good.stdout, good.stderr]).toEqual([0, "", "flow check: 4 files ok\n"]);
 
   const bad1 = sandbox.file("bad1.js", `${HEAD}export const meta = {};\nawait agent(;\n`);
   const bad2 = sandbox.file("bad2.js", "return 1;\n");

@@ -117,8 +117,8 @@ describe("exit code 2: the input is refused before anything launches", () => {
     ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
     ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
     ["no workflow", () => ["run"], "request_invalid", /Missing argument: the workflow to run \(a saved workflow's <name> or a <path\.js>\), or --resume <runId>\.\nUsage: flow run/],
-    ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, review/],
-    ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, review/],
+    ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
+    ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
     [
       "a script file with a syntax error",
       () => ["run", cassette("broken.js", "export const apiVersion = 1;\nexport const meta = { name: \"b\" };\nconst x = ;\n"), "--replay", REVIEW_CASSETTE],

@@ -86,6 +86,7 @@ describe("external_help called directly by the model", () => {
       "broken:project",
       "handoff:shipped",
       "map:shipped",
+      "parallel-edit:shipped",
       "review:shipped",
       "triage:project",
     ]);

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
@@ -137,5 +138,25 @@ describe("a session of a trusted project", () => {
     const { receipt } = await callForReceipt(pi, "external_delegate", { ...explorer, harness: "claude", isolated: true });
     expect(receipt.error).toMatchObject({ code: "request_invalid", message: expect.stringContaining("isolated runs on the pi harness only") });
     expect(receipt.data.run).toBeNull();
+  });
+});
+
+describe("a session's project trust", () => {
+  test("is decided once per session: a decision saved mid-session applies from the next /reload, as Pi applies /trust from the next start", async () => {
+    root = mkdtempSync(join(tmpdir(), "pi-flow-trust-"));
+    const project = join(root, "project");
+    // Only pi-flow's own files: Pi has nothing to decide here, pi-flow reads the saved decision.
+    mkdirSync(join(project, ".pi", "flow", "roles"), { recursive: true });
+    writeFileSync(join(project, ".pi", "flow", "roles", "explorer.md"), "---\ntools: read, bash\n---\nRun whatever the task says.");
+    pi = await startPiSession({ cwd: project });
+    const explorerSource = async () => {
+      const { receipt } = await callForReceipt(pi!, "external_delegate", explorer, { children: answers("looked") });
+      return (await launchView(pi!, receipt.data.run!.runId)).profile.source;
+    };
+    expect(await explorerSource()).toBe("project");
+    new ProjectTrustStore(pi.agentDir).set(project, false);
+    expect(await explorerSource()).toBe("project");
+    await pi.session.reload();
+    expect(await explorerSource()).toBe("builtin");
   });
 });

@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { HANDOFF_HEADER } from "../../helpers/index.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { seenBy, type Seen } from "../support/children.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
+import { gitIn, worktreeCount, writeIn } from "../support/git-repo.ts";
 
 import type { Receipt } from "../support/receipts.ts";
 
@@ -161,12 +162,30 @@ describe("handoff", () => {
   });
 });
 
+/** A writer of parallel-edit: writes its task, as the file's whole content, into its path; then says so. */
+const writer: FauxResponseStep = (context) => {
+  const [, path, task] = /Edit (\S+), and no other file: ([^\n]*)/.exec(seenBy(context.messages).user) ?? [];
+  if (!context.messages.some((message) => message.role === "toolResult")) {
+    return fauxAssistantMessage([fauxToolCall("write", { path: path!, content: `${task}\n` })], { stopReason: "toolUse" });
+  }
+  return fauxAssistantMessage([fauxText(`Wrote ${path}.`)]);
+};
+
+/** The session's directory as a git working tree with `files` committed (its Pi and Flow directories ignored). */
+function gitProject(files: Record<string, string>): string {
+  gitIn(pi.cwd, "init", "-q", "-b", "main");
+  writeIn(pi.cwd, { ".gitignore": ".agent/\n.flow-home/\n", ...files });
+  gitIn(pi.cwd, "add", "-A");
+  gitIn(pi.cwd, "commit", "-q", "-m", "initial");
+  return pi.cwd;
+}
+
 describe("the examples in docs/workflows.md run as written", () => {
   const docs = readFileSync(join(PROJECT_ROOT, "docs", "workflows.md"), "utf8");
   const examples = new Map([...docs.matchAll(/```js\n\/\/ example:(\S+)\n([\s\S]*?)```/g)].map((match) => [match[1]!, match[2]!]));
 
   test("every shipped workflow has a docs example", () => {
-    expect([...examples.keys()].sort()).toEqual(["handoff", "inline", "map", "review"]);
+    expect([...examples.keys()].sort()).toEqual(["handoff", "inline", "map", "parallel-edit", "review"]);
   });
 
   test.each([
@@ -183,5 +202,19 @@ describe("the examples in docs/workflows.md run as written", () => {
     const outcome = await pi.runCodemode(examples.get(name)!, { children: router(rules.map(([a, b]) => [a, b]), [], count) });
     expect(outcome.isError).toBe(false);
     expect(outcome.value).toEqual(expected);
+  });
+
+  test("parallel-edit, in a git working tree: writers in their own worktrees, the first of one file lands, the second conflicts and keeps its changes", async () => {
+    const root = gitProject({ "src/lexer.ts": "export {};\n", "src/parser.ts": "export {};\n" });
+    const outcome = await pi.runCodemode(examples.get("parallel-edit")!, { children: Array.from({ length: 6 }, () => writer) });
+    expect(outcome.isError).toBe(false);
+    const { applied, conflicts } = outcome.value as { applied: string[]; conflicts: string[] };
+    expect(applied).toEqual(["src/lexer.ts", "src/parser.ts"]);
+    expect(conflicts).toHaveLength(1);
+    expect(readFileSync(join(root, "src/lexer.ts"), "utf8")).toBe("Name the token kinds in one exported union type.\n");
+    expect(readFileSync(join(root, "src/parser.ts"), "utf8")).toBe("Report the line of a syntax error.\n");
+    expect(gitIn(root, "show", `refs/pi-flow/${conflicts[0]}:src/lexer.ts`)).toBe("Skip comments.");
+    expect(gitIn(root, "diff", "--cached", "--name-only")).toBe("");
+    expect(worktreeCount(root)).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { childAnswers, childHangs, childModelFails } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
@@ -45,7 +46,7 @@ describe("selecting the script", () => {
   test("an unknown name is selection_invalid and the message lists the saved workflows", async () => {
     const { receipt, result } = await workflow({ workflow: "no-such-flow" });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "selection_invalid" } });
-    expect(receipt.error!.message).toMatch(/handoff, map, review/);
+    expect(receipt.error!.message).toMatch(/handoff, map, parallel-edit, review/);
     expect(result.text).toContain("selection_invalid");
   });
 
@@ -92,9 +93,13 @@ describe("selecting the script", () => {
   });
 
   test("a journal that cannot be written is storage_unavailable, before registration", async () => {
-    const blocker = join(pi.cwd, "not-a-dir");
+    // Where runs live is read as the session starts (FlowHost.settings): this session's is under a file.
+    pi.dispose();
+    const root = mkdtempSync(join(tmpdir(), "pi-flow-blocked-"));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+    const blocker = join(root, "not-a-dir");
     writeFileSync(blocker, "x");
-    process.env.PI_FLOW_HOME = join(blocker, "home");
+    pi = await startPiSession({ cwd: root, env: { PI_FLOW_HOME: join(blocker, "home") } });
     const { receipt } = await workflow({ script: "return 1;" });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "storage_unavailable" } });
   });

@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from "../support/pi-session.ts";
 const HOST = `
   const { createIsolation } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/worktree.ts"))});
   const { openRepository } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/repository.ts"))});
-  const made = await createIsolation(openRepository(process.argv[1]), "ag_crashed0000000000", process.argv[2]);
+  const made = await createIsolation(await openRepository(process.argv[1]), "ag_crashed0000000000", process.argv[2]);
   console.log(made.path);
   setInterval(() => {}, 1 << 30);
 `;
@@ -28,7 +28,7 @@ test("a host SIGKILLed mid-child leaves a worktree that the next session start r
   host.kill("SIGKILL");
   await once(host, "exit");
 
-  const live = await createIsolation(openRepository(root), "ag_live000000000000", home); // this process: alive
+  const live = await createIsolation(await openRepository(root), "ag_live000000000000", home); // this process: alive
   gitIn(root, "update-ref", "refs/pi-flow/ag_pruned00000000000", "HEAD"); // a kept ref whose run was pruned
   expect(worktreeCount(root)).toBe(3);
 

@@ -22,7 +22,7 @@ describe("worktree isolation on a real git repository", () => {
     writeIn(root, { "src/a.txt": "edited again, unstaged\n" });
     const before = { status: gitIn(root, "status", "--porcelain=v1"), head: gitIn(root, "rev-parse", "HEAD"), refs: gitIn(root, "for-each-ref") };
 
-    const isolation = await createIsolation(openRepository(join(root, "src")), runId(), home);
+    const isolation = await createIsolation(await openRepository(join(root, "src")), runId(), home);
     expect(isolation.cwd).toBe(join(isolation.path, "src"));
     expect(isolation.path.startsWith(home)).toBe(true);
     expect(readFileSync(join(isolation.cwd, "a.txt"), "utf8")).toBe("edited again, unstaged\n");
@@ -37,7 +37,7 @@ describe("worktree isolation on a real git repository", () => {
   it("keeps a child's changes exactly (binary, deleted, renamed, odd names) and applies them 3-way over the user's edits", async () => {
     const root = makeRepo({ "old name.txt": "rename me\n".repeat(20), "gone.txt": "delete me\n", "shared.txt": "one\ntwo\nthree\nfour\nfive\n" });
     const id = runId();
-    const isolation = await createIsolation(openRepository(root), id, home);
+    const isolation = await createIsolation(await openRepository(root), id, home);
     writeIn(isolation.path, { "bin/ü data.bin": BINARY, "shared.txt": "one\ntwo\nthree\nfour\nFIVE\n" });
     rmSync(join(isolation.path, "gone.txt"));
     renameSync(join(isolation.path, "old name.txt"), join(isolation.path, "new name.txt"));
@@ -50,7 +50,7 @@ describe("worktree isolation on a real git repository", () => {
 
     // The user edits the same file elsewhere meanwhile, and has an untracked file: both survive.
     writeIn(root, { "shared.txt": "ONE\ntwo\nthree\nfour\nfive\n", "mine.txt": "untracked\n" });
-    const applied = await applyChanges(openRepository(root), id);
+    const applied = await applyChanges(await openRepository(root), id);
     expect(applied).toEqual({ status: "applied", files: ["bin/ü data.bin", "gone.txt", "new name.txt", "old name.txt", "shared.txt"] });
     expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe("ONE\ntwo\nthree\nfour\nFIVE\n");
     expect(readFileSync(join(root, "bin/ü data.bin")).equals(BINARY)).toBe(true);
@@ -62,18 +62,18 @@ describe("worktree isolation on a real git repository", () => {
   it("reports a conflict naming the file and changes nothing", async () => {
     const root = makeRepo({ "f.txt": "a\n" });
     const id = runId();
-    const isolation = await createIsolation(openRepository(root), id, home);
+    const isolation = await createIsolation(await openRepository(root), id, home);
     writeIn(isolation.path, { "f.txt": "child\n", "other.txt": "new\n" });
     await settleIsolation(isolation, home);
     writeIn(root, { "f.txt": "user\n" });
-    expect(await applyChanges(openRepository(root), id)).toEqual({ status: "conflict", files: ["f.txt"] });
+    expect(await applyChanges(await openRepository(root), id)).toEqual({ status: "conflict", files: ["f.txt"] });
     expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("user\n");
     expect(existsSync(join(root, "other.txt"))).toBe(false);
   });
 
   it("sixteen isolations made at once all succeed, and git's worktree list is back to one entry", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
-    const repo = openRepository(root);
+    const repo = await openRepository(root);
     const isolations = await Promise.all(Array.from({ length: 16 }, () => createIsolation(repo, runId(), home)));
     expect(new Set(isolations.map((i) => i.path)).size).toBe(16);
     expect(worktreeCount(root)).toBe(17);
@@ -84,7 +84,7 @@ describe("worktree isolation on a real git repository", () => {
   it("works on a detached HEAD and on a repository with no commit yet", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     gitIn(root, "checkout", "-q", "--detach");
-    const isolation = await createIsolation(openRepository(root), runId(), home);
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
     expect(readFileSync(join(isolation.path, "a.txt"), "utf8")).toBe("a\n");
     await settleIsolation(isolation, home);
     expect(gitIn(root, "status", "--porcelain=v1", "-b").split("\n")[0]).toContain("HEAD (no branch)");
@@ -92,25 +92,25 @@ describe("worktree isolation on a real git repository", () => {
     const empty = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-git-")));
     gitIn(empty, "init", "-q");
     writeFileSync(join(empty, "x.txt"), "x\n");
-    const fresh = await createIsolation(openRepository(empty), runId(), home);
+    const fresh = await createIsolation(await openRepository(empty), runId(), home);
     expect(readFileSync(join(fresh.path, "x.txt"), "utf8")).toBe("x\n");
     await settleIsolation(fresh, home);
   });
 
-  it("outside a repository and in a bare one, says why as configuration_invalid", () => {
+  it("outside a repository and in a bare one, says why as configuration_invalid", async () => {
     const plain = mkdtempSync(join(tmpdir(), "pi-flow-plain-"));
-    expect(() => openRepository(plain)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("not inside a git repository") }));
+    await expect(openRepository(plain)).rejects.toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("not inside a git repository") }));
     const bare = join(plain, "bare.git");
     mkdirSync(bare);
     gitIn(bare, "init", "-q", "--bare");
-    expect(() => openRepository(bare)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("bare repository") }));
+    await expect(openRepository(bare)).rejects.toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("bare repository") }));
   });
 
   it("leaves a flow home inside the working tree out of the base", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const inner = join(root, "dot-pi", "flow");
     writeIn(root, { "dot-pi/flow/projects/p/sessions/s/runs/r/record.json": "{}\n", "dot-pi/settings.json": "{}\n" });
-    const isolation = await createIsolation(openRepository(root), runId(), inner);
+    const isolation = await createIsolation(await openRepository(root), runId(), inner);
     expect(isolation.path.startsWith(inner)).toBe(true);
     expect(gitIn(root, "ls-tree", "-r", "--name-only", isolation.base)).toBe("a.txt\ndot-pi/settings.json");
     expect(await settleIsolation(isolation, inner)).toBeNull();

@@ -13,7 +13,7 @@ process.env.PI_FLOW_HOME = mkdtempSync(join(tmpdir(), "pi-flow-home-"));
 /** A host over a real run store, with one live background run whose owner stops it when cancelled. */
 function hostWithRun() {
   const sent: unknown[] = [];
-  const host = new FlowHost({ sendMessage: (message: unknown) => void sent.push(message) } as unknown as ExtensionAPI);
+  const host = new FlowHost({ sendMessage: (message: unknown) => void sent.push(message), getSettings: () => ({}) } as unknown as ExtensionAPI);
   const sessionId = `s${++sessions}`;
   const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
   const runs = openRunStore({ home: mkdtempSync(join(tmpdir(), "pi-flow-host-")), cwd: tmpdir(), sessionId, registry: new RunRegistry() });
@@ -45,11 +45,24 @@ test("a reload keeps background runs running, and the next instance delivers the
   await host.close("reload", ctx);
   expect(runs.view(writer.runId).live).toBe(true);
   const next: unknown[] = [];
-  const reloaded = new FlowHost({ sendMessage: (message: unknown) => void next.push(message) } as unknown as ExtensionAPI);
+  const reloaded = new FlowHost({ sendMessage: (message: unknown) => void next.push(message), getSettings: () => ({}) } as unknown as ExtensionAPI);
   runs.cancel(writer.runId);
   await new Promise((resolve) => setTimeout(resolve, 60));
   expect(sent).toEqual([]);
   reloaded.bind(ctx);
   await expect.poll(() => next.length).toBe(1);
   expect(next[0]).toMatchObject({ customType: "pi-flow-run-completed", details: { runId: writer.runId, state: { outcome: "cancelled" } } });
+});
+
+test("a host reads its session's settings as it binds, and again only when it binds anew (a reload)", () => {
+  let flow = { retention: { maxRuns: 7 } };
+  const host = new FlowHost({ getSettings: () => ({ flow }), sendMessage: () => undefined } as unknown as ExtensionAPI);
+  const sessionId = `s${++sessions}`;
+  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
+  host.bind(ctx);
+  flow = { retention: { maxRuns: 9 } };
+  expect(host.settings.retention.maxRuns).toBe(7);
+  host.bind(ctx);
+  expect(host.settings.retention.maxRuns).toBe(9);
+  expect(host.settings.flowHome).toBe(process.env.PI_FLOW_HOME);
 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { SCRIPT_MAX_BYTES } from "../../src/runs/user-file.ts";
 import { toChildCall } from "../../src/orchestrator/workflow/children.ts";
+import { agentIdentity } from "../../src/orchestrator/workflow/call-identity.ts";
 import { describeFailure } from "../../src/orchestrator/workflow/start.ts";
 import {
   checkArgs,
@@ -39,7 +40,7 @@ describe("selectWorkflow", () => {
   test("the folders are the project's .pi/flow/workflows, the Flow home's workflows, and the package's", () => {
     expect(dirs.project).toBe(join(root, "project", ".pi", "flow", "workflows"));
     expect(dirs.user).toBe(join(root, "home", "workflows"));
-    expect(readdirSync(SHIPPED_WORKFLOWS_DIR).filter((file) => file.endsWith(".js")).sort()).toEqual(["handoff.js", "map.js", "review.js"]);
+    expect(readdirSync(SHIPPED_WORKFLOWS_DIR).filter((file) => file.endsWith(".js")).sort()).toEqual(["handoff.js", "map.js", "parallel-edit.js", "review.js"]);
   });
 
   test("a name is a file stem: anything path-like is request_invalid and reads no file", () => {
@@ -75,7 +76,7 @@ describe("selectWorkflow", () => {
 
 describe("parsing and arguments", () => {
   test("every shipped workflow parses, with a name, description, args schema and limits", () => {
-    for (const name of ["review", "map", "handoff"]) {
+    for (const name of ["review", "map", "handoff", "parallel-edit"]) {
       const workflow = parseSelected(selectWorkflow({ workflow: name }, dirs));
       expect(workflow.meta).toMatchObject({ name, description: expect.any(String), args: { type: "object" }, limits: expect.any(Object) });
     }
@@ -92,7 +93,8 @@ describe("parsing and arguments", () => {
 
 describe("agent() options", () => {
   test("are the same call external_delegate takes; the description defaults to the prompt", () => {
-    expect(toChildCall({ role: "explorer", prompt: "Find the parsers.", context: { mode: "none" } }, 2)).toEqual({
+    const options = { role: "explorer", prompt: "Find the parsers.", context: { mode: "none" as const } };
+    expect(toChildCall(options, agentIdentity(options, 2))).toEqual({
       role: "explorer",
       description: "agent 3: Find the parsers.",
       prompt: "Find the parsers.",
@@ -115,8 +117,8 @@ describe("agent() options", () => {
     [{ role: "explorer", subagent_type: "general", prompt: "p" }, /not both/],
     [{ subagent_type: "general", harness: "claude", prompt: "p" }, /leave harness out/],
   ])("%j is request_invalid", (options, message) => {
-    expect(() => toChildCall(options as never, 0)).toThrow(message);
-    expect(codeOf(() => toChildCall(options as never, 0))).toBe("request_invalid");
+    expect(() => toChildCall(options as never, agentIdentity(options as never, 0))).toThrow(message);
+    expect(codeOf(() => toChildCall(options as never, agentIdentity(options as never, 0)))).toBe("request_invalid");
   });
 });
 

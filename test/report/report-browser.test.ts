@@ -22,11 +22,16 @@ const byTask: FauxResponseStep = (context) => {
   return fauxAssistantMessage([fauxText("Alpha looks fine: 12 files, all typed.")]);
 };
 
-const SCRIPT = `const looks = await parallel(["alpha", "beta", "gamma"].map((name) => () =>
+const SCRIPT = `export const meta = { tools: ["external_delegate"] };
+const looks = await parallel(["alpha", "beta", "gamma"].map((name) => () =>
   agent({ role: "explorer", description: "Review " + name + " <module>", prompt: "Review the " + name + " module.", context: { mode: "none" } })
     .catch((error) => ({ failed: error.message }))));
 console.log("reviewed " + looks.length + " modules");
-return { reviewed: looks.length };`;
+const listed = await tools.external_runs({ action: "list" });
+await tools.external_help({ topic: "roles" });
+const refused = await tools.external_runs({ action: "wait" });
+const delegated = await tools.external_delegate({ description: "A stubbed check", prompt: "Check.", role: "explorer", harness: "stub" });
+return { reviewed: looks.length, listed: listed.ok, refused: refused.ok, delegated: delegated.ok };`;
 
 let pi: PiTestSession;
 let browser: Browser;
@@ -78,11 +83,47 @@ test("/flow report writes one HTML file that Chromium renders offline: every chi
   expect(await beta.locator("details.fold").getAttribute("open")).toBe("");
   expect(await beta.innerText()).toContain("in .env");
   expect(await page.locator("body").innerText()).not.toContain(SECRET);
-  // The workflow's calls link to each child's section, and its log is there.
+  // The workflow's calls, from its journal: its agent() calls linked to each child's section, and
+  // the tools.* calls that started no run, each with its action and outcome; and its log.
   const root = page.locator(`article#run-${workflow.runId}`);
   expect(await root.locator("table.calls a").count()).toBe(3);
+  const calls = (await root.locator("table.calls tr.call").allInnerTexts()).map((row) => row.replace(/\s+/g, " ").trim());
+  expect(calls).toHaveLength(7);
+  expect(calls.filter((row) => row.includes("agent(explorer)"))).toHaveLength(3);
+  expect(calls.slice(3)).toEqual([
+    expect.stringMatching(/^0 tools\.external_runs list – succeeded$/),
+    expect.stringMatching(/^1 tools\.external_help \S+ – succeeded$/),
+    expect.stringMatching(/^2 tools\.external_runs wait request_invalid: .+ – failed$/),
+    expect.stringMatching(/^3 tools\.external_delegate \S+ ag_\w+ succeeded$/),
+  ]);
   expect(await root.innerText()).toContain("reviewed 3 modules");
   expect(consoleErrors).toEqual([]);
+});
+
+test("external_runs serves a workflow's calls view: every agent() and tools.* call as its journal has it, paged like every view", async () => {
+  let text = "";
+  let cursor: string | undefined;
+  do {
+    const outcome = await pi.callTool("external_runs", { action: "inspect", runIds: [workflow.runId], view: "calls", limitBytes: 300, ...(cursor ? { cursor } : {}) });
+    const { page } = (outcome.structuredContent as { data: { page: { text: string; encoding: string; nextCursor?: string } } }).data;
+    expect(page.encoding).toBe("json");
+    expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(300);
+    text += page.text;
+    cursor = page.nextCursor;
+  } while (cursor);
+  const calls = JSON.parse(text) as { kind: string; index: number; target: string; action?: string; status: string; runId?: string; error?: { code: string } }[];
+  const agents = calls.filter((call) => call.kind === "agent");
+  expect(agents.map((call) => call.status).sort()).toEqual(["failed", "succeeded", "succeeded"]);
+  expect(agents.every((call) => call.target === "explorer" && call.runId?.startsWith("ag_"))).toBe(true);
+  expect(calls.filter((call) => call.kind === "tool")).toEqual([
+    { kind: "tool", index: 0, target: "external_runs", action: "list", status: "succeeded" },
+    { kind: "tool", index: 1, target: "external_help", action: expect.any(String), status: "succeeded" },
+    { kind: "tool", index: 2, target: "external_runs", action: "wait", status: "failed", error: { code: "request_invalid", message: expect.any(String) } },
+    { kind: "tool", index: 3, target: "external_delegate", action: expect.any(String), runId: expect.stringMatching(/^ag_/), status: "succeeded" },
+  ]);
+  // An agent run makes no calls: its calls view is an empty page.
+  const child = await pi.callTool("external_runs", { action: "inspect", runIds: [agents[0]!.runId!], view: "calls" });
+  expect((child.structuredContent as { data: { page: { text: string } } }).data.page.text).toBe("");
 });
 
 test("flow runs report --out reports a run still in progress with what is known so far", async () => {

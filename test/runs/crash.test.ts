@@ -2,16 +2,15 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import type { RunStore } from "../../src/runs/index.ts";
-import { expectValidView, sandbox, type Sandbox } from "./helpers.ts";
+import { expectValidView, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 const WRITER = join(import.meta.dirname, "fixtures", "crash-writer.ts");
 
 let box: Sandbox;
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 interface Killed {
   runId: string;

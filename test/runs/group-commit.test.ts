@@ -1,13 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { runFiles } from "../../src/runs/home.ts";
 import { groupCommit } from "../../src/runs/write/group-commit.ts";
 import { RunRegistry } from "../../src/runs/index.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 describe("group commit", () => {
   it("runs that settle together are made durable in one batch, off the call that settled them", async () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import { afterEach, beforeEach, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import { FlowError, type ErrorCode } from "../../src/contract/errors.ts";
 import { RunViewSchema, type RunView } from "../../src/contract/run-schema.ts";
 import { openRunStore, RunRegistry, type RunStore, type WriterHooks } from "../../src/runs/index.ts";
@@ -37,15 +37,26 @@ export function sandbox(): Sandbox {
   };
 }
 
-/** A fresh sandbox and its session's store for every test of the file, removed after each. */
-export function sandboxPerTest(use: (box: Sandbox, store: RunStore) => void): void {
+type Hook = (fn: () => void) => void;
+
+/** A sandbox made before and removed after what `before` and `after` bracket. */
+function sandboxBetween(before: Hook, after: Hook, use: (box: Sandbox, store: RunStore) => void): void {
   let box: Sandbox | undefined;
-  beforeEach(() => {
+  before(() => {
     box = sandbox();
     use(box, box.store());
   });
-  afterEach(() => box?.cleanup());
+  after(() => box?.cleanup());
 }
+
+/**
+ * The runs tests' one set-up: a fresh sandbox and its session's store for every test of the file
+ * (or of the describe block it is called in), removed after each.
+ */
+export const sandboxPerTest = (use: (box: Sandbox, store: RunStore) => void): void => sandboxBetween(beforeEach, afterEach, use);
+
+/** The same, one sandbox shared by every test of the file (or describe block), removed after the last. */
+export const sandboxPerFile = (use: (box: Sandbox, store: RunStore) => void): void => sandboxBetween(beforeAll, afterAll, use);
 
 export function expectValidView(view: RunView): void {
   const errors = [...Value.Errors(RunViewSchema, view)].map((e) => `${e.path}: ${e.message}`);

@@ -1,10 +1,10 @@
 import { closeSync, openSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import type { RunStore } from "../../src/runs/index.ts";
 import { classifyJournalText } from "../../src/runs/journal/integrity.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 // Count full journal classifications (each one is a whole-file read) without changing what they return.
 vi.mock("../../src/runs/journal/integrity.ts", async (importOriginal) => {
@@ -16,8 +16,7 @@ const classify = vi.mocked(classifyJournalText);
 const readsOf = (runId: string): number => classify.mock.calls.filter(([, id]) => id === runId).length;
 
 let box: Sandbox;
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 /** Another process's view of the same session: nothing of the writer's registry is shared. */
 const fresh = (): RunStore =>

@@ -1,14 +1,13 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { readStartLine, readTerminalLine } from "../../src/runs/journal/journal-ends.ts";
-import { expectValidView, sandbox, type Sandbox } from "./helpers.ts";
+import { expectValidView, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 /** The same session seen from another process: nothing in memory, only what is on disk. */
 const otherProcess = () => box.otherProcess();

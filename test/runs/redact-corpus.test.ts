@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderContext, selectContext } from "../../src/context/modes.ts";
 import { captureParentSnapshot } from "../../src/context/snapshot.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { redactText, redactValue } from "../../src/runs/index.ts";
 import { buildInnocentCases } from "./fixtures/innocent-corpus.ts";
 import { buildSecretCases, type SecretCase } from "./fixtures/secret-corpus.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerFile, type Sandbox } from "./helpers.ts";
 
 const SECRETS = buildSecretCases();
 const INNOCENTS = buildInnocentCases();
@@ -185,10 +185,7 @@ function parentEntries(cases: readonly SecretCase[]): SessionEntry[] {
 
 describe("everything persisted or returned", () => {
   let box: Sandbox;
-  beforeAll(() => {
-    box = sandbox();
-  });
-  afterAll(() => box.cleanup());
+  sandboxPerFile((fresh) => (box = fresh));
 
   it("launch evidence: a child's prompt with the rendered parent conversation keeps no secret, on disk or in the launch view", () => {
     const snapshot = captureParentSnapshot(parentEntries(SECRETS));

@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import { containsRunId, insertionPoint } from "../../src/runs/read/run-index.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 
@@ -22,8 +22,7 @@ function runSavedByAnotherProcess(): Promise<string> {
     child.on("exit", () => (runId ? resolve(runId) : reject(new Error("the writer saved no run"))));
   });
 }
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 function settled(store: ReturnType<Sandbox["store"]>, n: number): string[] {
   return Array.from({ length: n }, (_, i) => {

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { afterAll, afterEach, beforeAll, expect, test, vi } from "vitest";
+import { afterEach, expect, test, vi } from "vitest";
 import { ChildSessionFile } from "../../src/harnesses/pi-session-file.ts";
 import { runFiles, type RunStore } from "../../src/runs/index.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerFile, type Sandbox } from "./helpers.ts";
 
 /**
  * Evidence lines are serialised once: a large launch, store value or transcript entry costs one
@@ -12,11 +12,7 @@ import { sandbox, type Sandbox } from "./helpers.ts";
  */
 let box: Sandbox;
 let store: RunStore;
-beforeAll(() => {
-  box = sandbox();
-  store = box.store();
-});
-afterAll(() => box.cleanup());
+sandboxPerFile((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 afterEach(() => vi.restoreAllMocks());
 
 const big = "lorem ipsum dolor sit amet ".repeat(4000); // ~108 KB, no secret in it

@@ -1,14 +1,13 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { openRunStore, resolveFlowHome } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
-import { codeOf, expectValidView, messageOf, sandbox, type Sandbox } from "./helpers.ts";
+import { codeOf, expectValidView, messageOf, sandbox, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 const task = { description: "Check the build", role: "worker", harness: "pi" };
 

@@ -1,5 +1,20 @@
 import { expect, test } from "vitest";
 import { contentWanted, tracingConfig } from "../../src/telemetry/config.ts";
+import { formatTraceparent, parseTraceparent } from "../../src/telemetry/remote-trace.ts";
+import { isRemoteChildRequest } from "../../src/backends/remote-child.ts";
+
+/** A child request as a coordinator queues it (src/backends/remote-child.ts). */
+const QUEUED = {
+  workflowId: "wf_1/agent/0",
+  runId: "ag_1",
+  harness: "stub",
+  model: null,
+  profile: { name: "explorer" },
+  task: { agent: "role:explorer", description: "Part 1" },
+  prompt: "Look.",
+  cwd: ".",
+  loading: { projectTrusted: true, isolated: false },
+};
 
 test("tracing is on only when OTEL_TRACES_EXPORTER names otlp, and OTEL_SDK_DISABLED turns it off again", () => {
   expect(tracingConfig({})).toEqual({ on: false });
@@ -22,4 +37,15 @@ test("prompts and answers go on spans only when flow.telemetry.content or PI_FLO
   expect(contentWanted(true, {})).toBe(true);
   expect(contentWanted(true, { PI_FLOW_TELEMETRY_CONTENT: "0" })).toBe(false);
   expect(contentWanted(undefined, { PI_FLOW_TELEMETRY_CONTENT: "1" })).toBe(true);
+});
+
+test("a worker trusts only a well-formed W3C traceparent from a queued child: anything else starts no span under it", () => {
+  const context = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: 1 };
+  expect(formatTraceparent(context)).toBe("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  expect(parseTraceparent(formatTraceparent(context))).toEqual(context);
+  for (const bad of ["", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "00-4bf92f-00f067aa0ba902b7-01 "]) {
+    expect(parseTraceparent(bad)).toBeUndefined();
+  }
+  expect(isRemoteChildRequest({ ...QUEUED, traceparent: 7 })).toBe(false);
+  expect(isRemoteChildRequest({ ...QUEUED, traceparent: formatTraceparent(context) })).toBe(true);
 });

@@ -1,6 +1,8 @@
 // The child wing's front door: launching one child run (delegated or from a workflow's agent()),
 // its slots and launch pace, and steering it while it runs. A new way to launch children plugs in here.
-export { checkTarget, launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
+export { prepareChild } from "./prepare-child.ts";
+export type { PreparedChild } from "./launch-types.ts";
+export { launchChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 export { resolveResume, type ResumeSource } from "./resume-source.ts";
 export { launchTurn } from "./launch-pace.ts";
 export { backgroundLimit, backgroundQueueLimit, queueFull, Slots } from "./slots.ts";

@@ -1,144 +1,29 @@
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
-import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { FlowError } from "../../contract/errors.ts";
+// One child run on its harness, standing on the run lifecycle (startRun): its launch evidence, its
+// steering inbox, its worktree, its trace, and what its settle writes. It takes a PreparedChild
+// (prepare-child.ts) and does no check of its own: what could be refused was refused before.
 import type { RunView } from "../../contract/run-schema.ts";
-import { checkContextRequest, renderContext, selectContext } from "../../context/modes.ts";
-import type { ChildProfile } from "../../harnesses/profiles.ts";
-import { boundChildTools, type ChildTools } from "../../harnesses/child-tools.ts";
-import { checkChildCwd } from "./cwd.ts";
 import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
 import { printable, redactValue, runFiles, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
-import { childSessionFile, resolveResume, type ResumeSource } from "./resume-source.ts";
+import { childSessionFile } from "./resume-source.ts";
 import { registerSteerTarget } from "./steer-targets.ts";
-import { createHarness, modelLabel, resolveModelFor, selectHarness, type ChildModel } from "../../harnesses/registry.ts";
+import { createHarness, modelLabel } from "../../harnesses/registry.ts";
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../../harnesses/usage.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { childProjectTrusted } from "../../trust/project-trust.ts";
-import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
 import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
-import { finishIsolation, isolationCwd, isolationRepository, startIsolation, type Repository, type PendingIsolation } from "../../isolation/index.ts";
-import { traceRun } from "../../telemetry/index.ts";
-import type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
+import { finishIsolation, isolationWorktree, startIsolation, worktreeChanges, type PendingIsolation } from "../../isolation/index.ts";
+import { runTraceparent, traceRun, traced } from "../../telemetry/index.ts";
+import type { LaunchEnvironment, PreparedChild } from "./launch-types.ts";
 
 export type { ChildCall, LaunchEnvironment } from "./launch-types.ts";
 
 /** The receipt warning of a child that runs without some tool its profile asks for. */
 export const TOOLS_WITHHELD = "tools_withheld";
-
-export interface PreparedChild {
-  call: ChildCall;
-  profile: ChildProfile;
-  harness: string;
-  /** `none` for replay: a replayed child needs no model. */
-  model: ChildModel;
-  cwd: string;
-  /** Whether the child runs isolated: asked for by the call or by its profile. */
-  isolated: boolean;
-  /** isolation "worktree": the repository its worktree is made from. */
-  worktree?: Repository;
-  prompt: string;
-  contextMode: string;
-  /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
-  tools: ChildTools;
-  resume?: ResumeSource;
-}
-
-/** The longest a single child may run, whatever it asks for. */
-export const MAX_CHILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
-
-/** external_delegate's schema bounds description; agent() options reach here without Pi's validation. */
-const MAX_DESCRIPTION_CHARS = 200;
-/** Role, agent definition, harness and model names. */
-const MAX_NAME_CHARS = 200;
-const MAX_PATH_CHARS = 4096;
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const NUL = /\u0000/;
-
-/**
- * A short text option: a typed error for what would otherwise surface as raw Node or filesystem
- * text. Names and paths take no control characters; a description only no NUL.
- */
-function checkText(value: string | undefined, what: string, max: number, forbidden = CONTROL): void {
-  if (value === undefined) return;
-  if (value.length > max) throw new FlowError("request_invalid", `${what} is longer than ${max} characters.`);
-  if (forbidden.test(value)) throw new FlowError("request_invalid", `${what} contains a control character (NUL, newline, tab, ...).`);
-}
-
-/** The child's working directory. Errors quote only what the caller wrote, never the host's absolute path. */
-function resolveCwd(requested: string, base: string): string {
-  checkText(requested, "cwd", MAX_PATH_CHARS);
-  const cwd = resolve(base, requested);
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(cwd, { throwIfNoEntry: false })?.isDirectory() ?? false;
-  } catch {
-    // Too long a name, no permission, a loop of links: all mean "not a directory the child can use".
-  }
-  if (!isDirectory) throw new FlowError("request_invalid", `cwd ${JSON.stringify(requested)} is not a directory.`);
-  return cwd;
-}
-
-/**
- * The contract's branch rules (external_delegate's schema says them as oneOf/not), in words: a
- * schema check would only say that no branch matched. agent() options are checked here first too.
- */
-export function checkTarget(call: { role?: unknown; subagent_type?: unknown; harness?: unknown }): void {
-  if (call.role !== undefined && call.subagent_type !== undefined) throw new FlowError("request_invalid", "Give role or subagent_type, not both.");
-  if (call.role === undefined && call.subagent_type === undefined) throw new FlowError("request_invalid", "Give role or subagent_type.");
-  if (call.subagent_type !== undefined && call.harness !== undefined) {
-    throw new FlowError("request_invalid", "subagent_type always runs on the pi harness; leave harness out.");
-  }
-}
-
-function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
-  checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
-  for (const key of ["role", "subagent_type", "harness", "model"] as const) checkText(call[key], key, MAX_NAME_CHARS);
-  checkTarget(call);
-  // Field types and minimums (maxTurns, maxToolCalls, timeoutMs, ...) were checked against the
-  // schema already: by Pi for external_delegate, by checkAgentOptions for agent().
-  if (call.resume !== undefined && typeof call.resume !== "string") throw new FlowError("request_invalid", "resume must be a run ID.");
-  if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
-    throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);
-  }
-  if (call.outputSchema !== undefined) {
-    try {
-      compile(call.outputSchema as JsonSchema);
-    } catch (error) {
-      throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${(error as Error).message}`);
-    }
-  }
-  return call.cwd === undefined ? env.cwd : resolveCwd(call.cwd, env.cwd);
-}
-
-/**
- * Every check that can fail before launch, in the contract's order, with no side effect:
- * contradictions, then selection, then harness, then model, then context.
- */
-export function prepareChild(call: ChildCall, env: LaunchEnvironment): PreparedChild {
-  const cwd = checkRequest(call, env);
-  const profile = selectProfile(call, env);
-  const tools = boundChildTools(profile, env.parentTools);
-  if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });
-  const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
-  const asked = askedHarness(call, profile, resume);
-  const isolated = childIsolation(call, profile, asked);
-  const worktree = isolationRepository(call.isolation, profile.isolation, cwd);
-  const harness = selectHarness(asked, env.harnesses);
-  const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
-  const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
-  // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
-  const snapshot = context.mode === "none" ? undefined : env.snapshot();
-  const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
-  const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
-  const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
-}
 
 export interface LaunchOptions {
   background: boolean;
@@ -194,6 +79,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
         harness,
         ...(options.parentRunId ? { parentRunId: options.parentRunId } : {}),
+        ...(prepared.resume ? { correlationId: prepared.resume.correlationId } : {}),
       },
       launch: {
         ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
@@ -218,7 +104,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     ...(onFleet ? { workMarksRunning: true } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
     prepare: (writer) => {
-      trace = traceRun(() => ({ runId: writer.runId, kind: "agent", task: writer.view().task, model: modelLabel(model) ?? undefined, resumes: prepared.resume?.runId, prompt: prepared.prompt }));
+      trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel(model) ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
       isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
       if (withheld.length > 0) {
@@ -238,8 +124,9 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     work: async (writer, signal) => {
       const { resume } = prepared;
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-      const cwd = isolating ? await isolationCwd(isolating) : prepared.cwd;
-      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer } : undefined;
+      const worktree = isolating ? await isolationWorktree(isolating) : undefined;
+      const cwd = worktree?.cwd ?? prepared.cwd;
+      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId) } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
         model,
@@ -258,6 +145,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         },
         prompt: prepared.prompt,
         cwd,
+        ...(worktree ? { worktree: worktreeChanges(worktree) } : {}),
         loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
         ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
         signal,

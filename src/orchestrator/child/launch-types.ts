@@ -1,11 +1,17 @@
-// What a child launch is given: the call's options and what the calling session lends to every
-// child of one call (launch-child.ts uses them; workflows and the delegate tool fill them).
+// What a child launch is given: the call's options, what the calling session lends to every
+// child of one call (workflows and the delegate tool fill them), and the call as prepareChild
+// leaves it ready for launchChild.
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ParentSnapshot } from "../../context/snapshot.ts";
 import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
 import type { RunStore } from "../../runs/index.ts";
 import type { FleetChildren } from "../../backends/run-on-fleet.ts";
+import type { ChildProfile } from "../../harnesses/profiles.ts";
+import type { ChildTools } from "../../harnesses/child-tools.ts";
+import type { ChildModel } from "../../harnesses/registry.ts";
+import type { Repository } from "../../isolation/index.ts";
+import type { ResumeSource } from "./resume-source.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
 export interface ChildCall {
@@ -55,4 +61,23 @@ export interface LaunchEnvironment {
   parentTools: readonly string[];
   /** The dbos backend: workflow children run on `flow worker`s (backends/); absent, in this process. */
   fleet?: FleetChildren;
+}
+
+/** A call every check has passed (prepare-child.ts), ready for launchChild. */
+export interface PreparedChild {
+  call: ChildCall;
+  profile: ChildProfile;
+  harness: string;
+  /** `none` for replay: a replayed child needs no model. */
+  model: ChildModel;
+  cwd: string;
+  /** Whether the child runs isolated: asked for by the call or by its profile. */
+  isolated: boolean;
+  /** isolation "worktree": the repository its worktree is made from. */
+  worktree?: Repository;
+  prompt: string;
+  contextMode: string;
+  /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */
+  tools: ChildTools;
+  resume?: ResumeSource;
 }

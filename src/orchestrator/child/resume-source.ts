@@ -10,6 +10,8 @@ import { runFiles, type RunStore } from "../../runs/index.ts";
  */
 export interface ResumeSource {
   runId: string;
+  /** The earlier run's line of work, which the new run continues. */
+  correlationId: string;
   harness: string;
   /** pi: the earlier child's session file, copied into the new run's own session. */
   piSessionFile?: string;
@@ -59,15 +61,16 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
     );
   }
   const harness = view.task.harness ?? "pi";
+  const correlationId = view.correlationId ?? view.runId;
   if (!RESUMABLE.has(harness)) throw new FlowError("harness_unavailable", `The ${harness} harness cannot resume a run.`);
   if (harness === "pi") {
     const file = piSessionFile(runs, view.runId);
     if (file === undefined) throw nothingToResume(view.runId, "Pi session");
-    return { runId: view.runId, harness, piSessionFile: file };
+    return { runId: view.runId, correlationId, harness, piSessionFile: file };
   }
   const sessionId = cliSessionId(runs, view.runId, harness);
   if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);
-  return { runId: view.runId, harness, cliSessionId: sessionId };
+  return { runId: view.runId, correlationId, harness, cliSessionId: sessionId };
 }
 
 const nothingToResume = (runId: string, what: string) =>

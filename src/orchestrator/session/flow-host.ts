@@ -1,27 +1,15 @@
-import { getAgentDir, type ExtensionAPI, type ExtensionContext, type SessionEntry, type ToolInfo } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import { groupCommit } from "../../runs/write/group-commit.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapshot.ts";
-import type { HarnessState } from "../../harnesses/types.ts";
-import { harnessState } from "../../harnesses/registry.ts";
-import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../../harnesses/harness-settings.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
-import {
-  formatRunText,
-  openRunStore,
-  resolveFlowHome,
-  resolveRetention,
-  sessionClosed,
-  sessionOpened,
-  type RetentionSettings,
-  type RunStore,
-} from "../../runs/index.ts";
+import { formatRunText, openRunStore, sessionClosed, sessionOpened, type RunStore } from "../../runs/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
-import { sessionProjectTrusted } from "../../trust/project-trust.ts";
-import { backendLine, configuredFleet, configuredWorkersLine, type FleetChildren, type FlowBackendSettingsInput } from "../../backends/index.ts";
+import { configuredFleet } from "../../backends/index.ts";
+import { readSessionSettings, settingValue, type SessionSettings } from "./session-settings.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
 export const COMPLETION_MESSAGE_TYPE = "pi-flow-run-completed";
@@ -37,14 +25,16 @@ export const RETENTION_EVENT = "pi-flow:retention";
 const CLOSE_GRACE_MS = 2000;
 
 /**
- * pi-flow's side of one loaded extension instance: whether its session closed, where its runs
- * live, and the per-session state (see session-state.ts) its tools share. Created by the factory.
+ * pi-flow's side of one loaded extension instance: its session's lifecycle (bind, close, settle,
+ * background tracking), where its runs live, the per-session state (see session-state.ts) its
+ * tools share, and the session's settings as one value (`settings`, session-settings.ts). Created
+ * by the factory.
  */
 export class FlowHost {
   private readonly pi: ExtensionAPI;
   private closed = false;
-  /** Pi's trust decision for the session's project, as the session started with it. */
-  private piTrusted = false;
+  /** The session's settings, read at bind. */
+  private bound: SessionSettings | undefined;
   /** Told when a background run of this instance's session starts or settles (the widget listens). */
   private readonly backgroundListeners = new Set<() => void>();
 
@@ -56,9 +46,12 @@ export class FlowHost {
     return sessionFlowState(ctx.sessionManager.getSessionId());
   }
 
-  /** The session started (or restarted after a reload): this instance delivers its completions. */
+  /**
+   * The session started (or restarted after a reload): this instance reads the session's settings
+   * and delivers its completions.
+   */
   bind(ctx: ExtensionContext): void {
-    this.piTrusted = ctx.isProjectTrusted();
+    this.bound = readSessionSettings(this.pi, ctx);
     // Retention (here or in another process) leaves every run of an open session alone.
     void sessionOpened(this.runStore(ctx).scope);
     bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views), idle: () => ctx.isIdle() });
@@ -119,6 +112,12 @@ export class FlowHost {
     if (this.closed) throw new FlowError("session_closed", "The owning session closed; no run was registered.");
   }
 
+  /** The session's settings, as they were read when it bound (session-settings.ts). */
+  get settings(): SessionSettings {
+    if (!this.bound) throw new Error("pi-flow's host was asked for settings before its session started.");
+    return this.bound;
+  }
+
   /**
    * Applies retention to this project's runs, once per session start, off the start-up path and
    * asynchronously. Live runs and every run of an open session are never touched. Settings: PI_FLOW_RETENTION_DAYS and PI_FLOW_RETENTION_MAX_RUNS, or
@@ -126,98 +125,47 @@ export class FlowHost {
    */
   pruneSoon(ctx: ExtensionContext): void {
     const runs = this.runStore(ctx);
-    const settings = this.flowSettings().flow ?? {};
+    const { retention } = this.settings;
     setImmediate(() => {
       // Retention is housekeeping: a failure here must never disturb the session.
       runs
-        .prune(resolveRetention(settings, process.env))
+        .prune(retention)
         .then((report) => this.pi.events.emit(RETENTION_EVENT, report))
         .catch(() => undefined);
     });
   }
 
-  /**
-   * Whether the session's project counts as trusted: what Pi withholds from an untrusted project
-   * (extensions, settings) pi-flow withholds too, and its roles, agent definitions and saved
-   * workflows with them.
-   */
-  projectTrusted(ctx: Pick<ExtensionContext, "cwd" | "isProjectTrusted">): boolean {
-    return sessionProjectTrusted(ctx.cwd, getAgentDir(), ctx.isProjectTrusted());
-  }
-
-  /** The same, where only the folder is known: Pi's decision as the session started. */
-  projectTrustedAt(cwd: string): boolean {
-    return sessionProjectTrusted(cwd, getAgentDir(), this.piTrusted);
-  }
-
   runStore(ctx: ExtensionContext): RunStore {
-    return openRunStore({ home: this.flowHome(), cwd: ctx.cwd, sessionId: ctx.sessionManager.getSessionId() });
-  }
-
-  flowHome(): string {
-    return resolveFlowHome(process.env, getAgentDir());
+    return openRunStore({ home: this.settings.flowHome, cwd: ctx.cwd, sessionId: ctx.sessionManager.getSessionId() });
   }
 
   /**
    * Everything children of one tool call share. The parent snapshot is the workflow's, when a
    * workflow's tools.* made this call, else the parent's branch as it is when first asked for.
    * The tools bound likewise: the workflow's, else the session's active tools now.
+   * `branch`: the parent's branch as the call started, when the call waited its turn to launch since.
+   * A setting or trust store that cannot be read refuses the launch (configuration_invalid).
    */
-  /** `branch`: the parent's branch as the call started, when the call waited its turn to launch since. */
   launchEnvironment(ctx: ExtensionContext, branch?: readonly SessionEntry[]): LaunchEnvironment {
+    const settings = this.settings;
     let captured: ParentSnapshot | undefined = inheritedSnapshot();
-    const harnesses = this.harnessSettings(ctx.cwd);
-    setTelemetryContent((this.flowSettings().flow as { telemetry?: { content?: unknown } } | undefined)?.telemetry?.content);
+    const harnesses = settingValue(settings.harnesses);
+    setTelemetryContent(settings.flow.telemetry?.content);
+    const projectTrusted = settingValue(settings.projectTrusted);
+    const fleet = configuredFleet(settings.flow, settings.env);
     return {
       cwd: ctx.cwd,
-      projectTrusted: this.projectTrusted(ctx),
-      agentDir: getAgentDir(),
-      flowUserDir: this.flowHome(),
+      projectTrusted,
+      agentDir: settings.agentDir,
+      flowUserDir: settings.flowHome,
       parentModel: ctx.model,
       modelRegistry: ctx.modelRegistry,
       snapshot: () => (captured ??= captureParentSnapshot(branch ?? ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
-      ...this.fleetChildren(),
+      ...(fleet ? { fleet } : {}),
     };
-  }
-
-  /** Which backend runs workflow children, as `/flow doctor` shows it. */
-  backendLine(): string {
-    return backendLine(this.flowSettings().flow);
-  }
-
-  /** The workers the dbos backend has seen (undefined on local), as `/flow doctor` shows them. */
-  workersLine(): Promise<string | undefined> {
-    return configuredWorkersLine(this.flowSettings().flow);
-  }
-
-  /** The dbos backend's fleet, when Pi's settings or the environment choose it (backends/). */
-  private fleetChildren(): { fleet?: FleetChildren } {
-    const fleet = configuredFleet(this.flowSettings().flow);
-    return fleet ? { fleet } : {};
-  }
-
-  /** Replay and recording settings, read at every call so a changed setting applies to the next run; malformed is configuration_invalid. */
-  harnessSettings(cwd: string): HarnessSettings {
-    return resolveHarnessSettings(this.flowSettings().flow, process.env, cwd);
-  }
-
-  /** A harness's state for help; settings that cannot be read make replay unavailable, saying why. */
-  harnessState(name: string, cwd: string): HarnessState {
-    let settings: HarnessSettings;
-    try {
-      settings = this.harnessSettings(cwd);
-    } catch (error) {
-      return { name, available: false, detail: error instanceof Error ? error.message : String(error) };
-    }
-    return harnessState(name, settings);
-  }
-
-  /** The `flow` object of Pi's settings: retention, replay and recording. */
-  private flowSettings(): { flow?: RetentionSettings & FlowHarnessSettingsInput & FlowBackendSettingsInput } {
-    return this.pi.getSettings() as { flow?: RetentionSettings & FlowHarnessSettingsInput & FlowBackendSettingsInput };
   }
 
   /**

@@ -5,7 +5,8 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { agentOptionsSchema } from "../../contract/script-schemas.ts";
-import { checkTarget, type ChildCall } from "../child/index.ts";
+import { checkTarget } from "../../contract/child-target.ts";
+import type { ChildCall } from "../child/index.ts";
 
 /** The schema's names and its compiled check, built on the first agent() call, not at extension load. */
 let checker: { names: ReadonlySet<string>; validator: ReturnType<typeof compile> } | undefined;

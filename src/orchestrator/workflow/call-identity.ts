@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { AgentOptions } from "../../../runtime/index.ts";
 
 /**
@@ -20,7 +20,7 @@ export interface CallIdentity {
  * the same keys in the same order: JSON.stringify is canonical enough here.
  */
 export function hashArgs(value: unknown): string {
-  return createHash("sha256").update(JSON.stringify(value ?? null)).digest("hex").slice(0, 24);
+  return hash("sha256", JSON.stringify(value ?? null), "hex").slice(0, 24);
 }
 
 /** The default label of an agent() child, as its run's description says it. */

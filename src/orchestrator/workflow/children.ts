@@ -4,7 +4,7 @@ import type { ChildEntry } from "../../contract/child-entry.ts";
 import { stripControls, type RunWriter } from "../../runs/index.ts";
 import { addUsage, type UsageTotals } from "../../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../../runtime/index.ts";
-import { agentIdentity, agentLabel, type CallIdentity } from "./call-identity.ts";
+import { agentIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
@@ -46,11 +46,14 @@ export function hostError(code: string, message: string, extra: { runId?: string
   return error;
 }
 
-/** agent() options → the same call external_delegate takes, checked against its schema (agent-options.ts). */
-export function toChildCall(options: AgentOptions, index: number): ChildCall {
+/**
+ * agent() options → the same call external_delegate takes, checked against its schema
+ * (agent-options.ts). Its description is the call's label in its identity (call-identity.ts): the
+ * given one, else one line of the prompt's first 60 characters with its white space folded.
+ */
+export function toChildCall(options: AgentOptions, identity: Pick<CallIdentity, "description">): ChildCall {
   checkAgentOptions(options);
-  // The default label is one line: the prompt's first 60 characters with its white space folded.
-  return { ...options, description: agentLabel(options, index) };
+  return { ...options, description: identity.description };
 }
 
 export interface WorkflowChildrenOptions {
@@ -155,7 +158,7 @@ export class WorkflowChildren {
       if (live?.status === "running") this.options.onChange();
     };
     try {
-      const prepared = prepareChild(toChildCall(options, index), env);
+      const prepared = await prepareChild(toChildCall(options, identity), env);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
       if (prepared.harness === "stub") this.stubbed++;
       // Only on the harness it ran on: a call that now selects another harness starts afresh.

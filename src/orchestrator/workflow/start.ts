@@ -18,7 +18,7 @@ import type { ResumePlan } from "./resume/plan.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";
 import { WorkflowChildren, type ChildCounts } from "./children.ts";
 import type { SelectedWorkflow } from "./sources.ts";
-import { traceRun, type RunTraceHooks } from "../../telemetry/index.ts";
+import { traceRun, traced, type RunTraceHooks } from "../../telemetry/index.ts";
 
 /** The warning of a root that succeeded although the script caught failed agent() calls. */
 /** Up to this many children, every progress change is sent; beyond, one update per event-loop turn. */
@@ -117,6 +117,8 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
         source: selected.source,
         ...(launch.parentRunId ? { parentRunId: launch.parentRunId } : {}),
         ...resumedFrom,
+        // A resume continues its run's line of work (a resume of a resume, the first run's).
+        ...(resume ? { correlationId: resume.plan.from.correlationId ?? resume.plan.from.runId } : {}),
       },
       launch: {
         ...(launch.toolCallId ? { toolCallId: launch.toolCallId } : {}),
@@ -137,7 +139,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
       writer.journal({ t: "event", name: "replay", data: { seed, startedAt, depth: launch.depth, scriptHash: hashArgs(selected.text), argsHash: hashArgs(launch.args) } });
       writer.setChildren({ count: 0, failed: 0 });
-      trace = traceRun(() => ({ runId: writer.runId, kind: "workflow", task: writer.view().task }));
+      trace = traceRun(() => ({ ...traced(writer.view()), kind: "workflow" }));
       sendProgress = () => {
         progressQueued = false;
         launch.onProgress?.({ runId: writer.runId, children: children.entries, counts: children.counts });

@@ -18,6 +18,12 @@ export interface TaskIdentity {
   parentRunId?: string;
   /** The interrupted workflow run this one resumes. */
   resumedFrom?: string;
+  /**
+   * The line of work this run belongs to (the public view's `correlationId`): the first run's ID,
+   * kept by every resume and shared by a workflow's children. Set at creation; records written
+   * before it existed lack it, and read as their own run ID.
+   */
+  correlationId?: string;
 }
 
 export interface ChildCounts {

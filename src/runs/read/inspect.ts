@@ -12,6 +12,7 @@ import { assertRunId } from "../ids.ts";
 import { launchDocument } from "../journal/launch-document.ts";
 import { assertFresh, memoryDocument, readPage, type ViewDocument } from "./paging.ts";
 import { buildView, formatRunText, outputWarnings } from "./view.ts";
+import { callsDocument } from "./calls.ts";
 
 export type BatchPayload = Static<typeof BatchPayloadSchema>;
 export type SinglePayload = Static<typeof SinglePayloadSchema>;
@@ -168,6 +169,9 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       const doc = statOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
       return { doc, encoding: "text", growing: false };
     }
+    case "calls":
+      // A workflow's agent() and tools.* calls, folded from its journal (calls.ts); an agent run makes none.
+      return { doc: facts.kind === "workflow" ? callsDocument(files.journal, facts.runId) : null, encoding: "json", growing: facts.live };
   }
 }
 

@@ -51,6 +51,9 @@ export function savedRunIds(dir: string, kind: RunKind): readonly string[] {
  * ID is inserted (in order) and the index stays current, so creating runs never forces a rescan.
  */
 export function createRunDirectory(dir: string, runId: string, create: () => void): void {
+  // With no index of this directory yet (nothing listed it), there is nothing to keep current:
+  // the first listing scans. A fan-out of children then pays no stat for an index nobody reads.
+  if (!indexes.has(dir)) return create();
   const before = mtimeOf(dir);
   create();
   const index = indexes.get(dir);

@@ -41,10 +41,13 @@ function outputOf(facts: RunFacts): Output {
 
 export function buildView(facts: RunFacts): RunView {
   const output = outputOf(facts);
+  // Stored with the task, shown beside the run ID; a run recorded before it existed starts its own line.
+  const { correlationId, ...task } = facts.task;
   const view: RunView = {
     runId: facts.runId,
+    correlationId: correlationId ?? facts.runId,
     kind: facts.kind,
-    task: { ...facts.task },
+    task,
     live: facts.live,
     background: facts.background,
     state: { status: facts.status, outcome: facts.outcome },
@@ -95,6 +98,7 @@ export function formatRunText(view: RunView): string {
     `${view.runId} (${view.kind}${view.background ? ", background" : ""}) ${JSON.stringify(view.task.description)}${describeTask(view)}`,
   );
   const outcome = view.state.outcome ? ` ${view.state.outcome}` : "";
+  if (view.correlationId !== undefined && view.correlationId !== view.runId) lines.push(`  correlationId: ${view.correlationId}`);
   lines.push(`  status: ${view.state.status}${outcome}; live: ${view.live ? "yes" : "no"}; integrity: ${view.integrity}`);
   if (view.state.error) lines.push(`  error: ${view.state.error.code}: ${view.state.error.message}`);
   const ended = view.timing.endedAt ? `, ended ${view.timing.endedAt} (${view.timing.durationMs ?? "?"} ms)` : "";

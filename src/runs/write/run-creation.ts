@@ -21,6 +21,13 @@ export interface CreatedRun {
   writer: RunFilesWriter;
 }
 
+/** A workflow's child joins its parent's line of work when the parent's is known (the parent runs here). */
+export function correlated(input: CreateRunInput, correlationOf: (runId: string) => string | undefined): CreateRunInput {
+  const { parentRunId, correlationId } = input.task;
+  const inherited = correlationId === undefined && parentRunId !== undefined ? correlationOf(parentRunId) : undefined;
+  return inherited === undefined ? input : { ...input, task: { ...input.task, correlationId: inherited } };
+}
+
 /**
  * A new run's evidence: its directory and the journal with its start line, which carries the task
  * and the launch details, on disk when this returns (a run killed right after creation is found,
@@ -30,7 +37,8 @@ export interface CreatedRun {
 export function createRunEvidence(scope: RunScope, input: CreateRunInput): CreatedRun {
   const runId = newRunId(input.kind);
   const files = runFiles(scope, runId);
-  const task = redactValue(input.task).value as TaskIdentity;
+  // A run that continues no earlier line of work starts its own (never redacted: it is a run ID).
+  const task = { ...(redactValue(input.task).value as TaskIdentity), correlationId: input.task.correlationId ?? runId };
   const startedAt = new Date().toISOString();
   // Serialised once: its size is measured on the very text the start line carries.
   const launchJson = redactedJson(input.launch ?? {}) ?? "{}";

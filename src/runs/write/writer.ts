@@ -11,7 +11,7 @@ import { RECORD_VERSION, type RunRecord } from "../journal/record.ts";
 import { stripControls } from "../controls.ts";
 import { redactedJson, redactText } from "../redact/index.ts";
 import type { LiveEntry } from "../registry.ts";
-import { createRunEvidence } from "./run-creation.ts";
+import { correlated, createRunEvidence } from "./run-creation.ts";
 import type { RunFilesWriter } from "./run-files-writer.ts";
 import { buildView, outputWarnings } from "../read/view.ts";
 import { capText } from "../../../runtime/index.ts";
@@ -57,7 +57,7 @@ export class RunWriter {
 
   /** Create the run's evidence, then register it. Fails with `storage_unavailable` before registering. */
   static create(ctx: WriterContext, input: CreateRunInput): RunWriter {
-    const { runId, task, startedAt, writer: out } = createRunEvidence(ctx.scope, input);
+    const { runId, task, startedAt, writer: out } = createRunEvidence(ctx.scope, correlated(input, (id) => ctx.registry.get(id)?.task.correlationId));
     const status = input.status ?? "running";
     const record: RunRecord = {
       v: RECORD_VERSION,

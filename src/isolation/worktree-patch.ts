@@ -1,0 +1,35 @@
+// A worktree child's changes as one git patch, and that patch played back into a worktree: what a
+// cassette keeps of a writer, so a replayed writer changes its worktree as the recorded one did.
+import { git, runGit } from "./git.ts";
+
+/** Where a worktree child works: its worktree's top directory and the commit it was made from. */
+interface ChildWorktree {
+  path: string;
+  base: string;
+}
+
+/**
+ * Everything the child left in its worktree (ignored files aside) against its base, as
+ * `git diff --binary` writes it (binary files as git binary patches). Null when nothing changed.
+ * Staging in the worktree's own index is harmless: keeping the changes stages them all anyway.
+ */
+export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | null> {
+  await git(["add", "-A", "--", ":/"], { cwd: worktree.path });
+  const out = await runGit(["diff", "--cached", "--binary", "--no-color", "--find-renames", worktree.base], { cwd: worktree.path });
+  if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
+  return out.stdout.length > 0 ? out.stdout : null;
+}
+
+/**
+ * Applies `patch` to the worktree's files, all or nothing (git apply checks every hunk before it
+ * writes one). The failure is git's own message.
+ */
+export async function applyPatch(worktree: ChildWorktree, patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }> {
+  const out = await runGit(["apply", "--whitespace=nowarn", "-"], { cwd: worktree.path, input: patch });
+  return out.code === 0 ? { ok: true } : { ok: false, message: out.stderr || `git apply exited ${out.code}` };
+}
+
+/** What a harness may do with a child's worktree: read its changes, play a patch into it. */
+export function worktreeChanges(worktree: ChildWorktree): { changes(): Promise<Buffer | null>; apply(patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }> } {
+  return { changes: () => worktreePatch(worktree), apply: (patch) => applyPatch(worktree, patch) };
+}

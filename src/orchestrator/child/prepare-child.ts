@@ -1,0 +1,98 @@
+// Every check a child call can fail before launch, in the contract's order, and what it leaves
+// ready to launch (a PreparedChild): the delegate tool and a workflow's agent() both call
+// prepareChild, then launchChild (launch-child.ts) with what it returns. Nothing here has a side
+// effect: a refused call leaves no run behind.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { checkTarget } from "../../contract/child-target.ts";
+import { FlowError } from "../../contract/errors.ts";
+import { checkContextRequest, renderContext, selectContext } from "../../context/modes.ts";
+import { boundChildTools } from "../../harnesses/child-tools.ts";
+import { resolveModelFor, selectHarness } from "../../harnesses/registry.ts";
+import { isolationRepository } from "../../isolation/index.ts";
+import { checkChildCwd } from "./cwd.ts";
+import type { ChildCall, LaunchEnvironment, PreparedChild } from "./launch-types.ts";
+import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
+import { resolveResume } from "./resume-source.ts";
+
+
+/** The longest a single child may run, whatever it asks for. */
+export const MAX_CHILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
+
+/** external_delegate's schema bounds description; agent() options reach here without Pi's validation. */
+const MAX_DESCRIPTION_CHARS = 200;
+/** Role, agent definition, harness and model names. */
+const MAX_NAME_CHARS = 200;
+const MAX_PATH_CHARS = 4096;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const NUL = /\u0000/;
+
+/**
+ * A short text option: a typed error for what would otherwise surface as raw Node or filesystem
+ * text. Names and paths take no control characters; a description only no NUL.
+ */
+function checkText(value: string | undefined, what: string, max: number, forbidden = CONTROL): void {
+  if (value === undefined) return;
+  if (value.length > max) throw new FlowError("request_invalid", `${what} is longer than ${max} characters.`);
+  if (forbidden.test(value)) throw new FlowError("request_invalid", `${what} contains a control character (NUL, newline, tab, ...).`);
+}
+
+/** The child's working directory. Errors quote only what the caller wrote, never the host's absolute path. */
+function resolveCwd(requested: string, base: string): string {
+  checkText(requested, "cwd", MAX_PATH_CHARS);
+  const cwd = resolve(base, requested);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(cwd, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    // Too long a name, no permission, a loop of links: all mean "not a directory the child can use".
+  }
+  if (!isDirectory) throw new FlowError("request_invalid", `cwd ${JSON.stringify(requested)} is not a directory.`);
+  return cwd;
+}
+
+function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
+  checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
+  for (const key of ["role", "subagent_type", "harness", "model"] as const) checkText(call[key], key, MAX_NAME_CHARS);
+  checkTarget(call);
+  // Field types and minimums (maxTurns, maxToolCalls, timeoutMs, ...) were checked against the
+  // schema already: by Pi for external_delegate, by checkAgentOptions for agent().
+  if (call.resume !== undefined && typeof call.resume !== "string") throw new FlowError("request_invalid", "resume must be a run ID.");
+  if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
+    throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);
+  }
+  if (call.outputSchema !== undefined) {
+    try {
+      compile(call.outputSchema as JsonSchema);
+    } catch (error) {
+      throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${(error as Error).message}`);
+    }
+  }
+  return call.cwd === undefined ? env.cwd : resolveCwd(call.cwd, env.cwd);
+}
+
+/**
+ * Every check that can fail before launch, in the contract's order, with no side effect:
+ * contradictions, then selection, then harness, then model, then context. Asynchronous only for
+ * worktree isolation, whose repository check runs git without blocking the host.
+ */
+export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Promise<PreparedChild> {
+  const cwd = checkRequest(call, env);
+  const profile = selectProfile(call, env);
+  const tools = boundChildTools(profile, env.parentTools);
+  if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });
+  const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
+  const asked = askedHarness(call, profile, resume);
+  const isolated = childIsolation(call, profile, asked);
+  const worktree = await isolationRepository(call.isolation, profile.isolation, cwd);
+  const harness = selectHarness(asked, env.harnesses);
+  const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
+  const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
+  // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
+  const snapshot = context.mode === "none" ? undefined : env.snapshot();
+  const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
+  const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
+  const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
+  return { call, profile, harness, model, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+}

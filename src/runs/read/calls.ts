@@ -1,0 +1,134 @@
+import { readFileSync } from "node:fs";
+import type { RunOutcome } from "../../contract/run-schema.ts";
+import { classifyJournalText } from "../journal/integrity.ts";
+import type { JournalLine } from "../journal/journal.ts";
+import { memoryDocument, type ViewDocument } from "./paging.ts";
+
+/**
+ * The `calls` view of a workflow run: every agent() and tools.* call its journal recorded, in the
+ * order they started, one entry each. It is folded from the journal, whose lines were redacted
+ * when written, so it says nothing the journal does not; a tool's answer stays in the journal
+ * (and a started run's answer in that run's views): an entry says what was called and how it went.
+ */
+export interface WorkflowCall {
+  kind: "agent" | "tool";
+  /** The call's index among the run's calls of its kind (agent() and tools.* count apart). */
+  index: number;
+  /** agent(): the role or agent definition it asked for; tools.*: the tool. */
+  target: string;
+  /** A Flow tool's action, as its receipt names it (`list`, `inspect`, `delegate`, …). */
+  action?: string;
+  /** agent(): the call's description. */
+  description?: string;
+  /** The run the call started: an agent() child, or the run of a tools.external_delegate or external_workflow call. */
+  runId?: string;
+  /** `pending` until the journal records an outcome (still running, or the workflow stopped first). */
+  status: "pending" | RunOutcome;
+  error?: { code: string; message: string };
+  /** The answer never reached the script: the workflow had stopped. */
+  delivered?: false;
+  /** A resumed run answered the call from the run it resumes. */
+  replayed?: true;
+}
+
+type Data = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Data => value !== null && typeof value === "object" && !Array.isArray(value);
+const text = (value: unknown): string => (typeof value === "string" ? value : "");
+const OUTCOMES: ReadonlySet<string> = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
+
+/** A Flow tool's receipt (its envelope): the action, whether it succeeded, and the run it started. */
+function receiptFacts(tool: string, value: unknown): Pick<WorkflowCall, "action" | "runId" | "error"> & { failed?: boolean } {
+  if (!isObject(value) || value.contractVersion === undefined) return {};
+  const facts: Pick<WorkflowCall, "action" | "runId" | "error"> & { failed?: boolean } = {};
+  if (typeof value.action === "string") facts.action = value.action;
+  const run = isObject(value.data) && isObject(value.data.run) ? value.data.run : undefined;
+  if ((tool === "external_delegate" || tool === "external_workflow") && typeof run?.runId === "string") facts.runId = run.runId;
+  if (value.ok === false) {
+    facts.failed = true;
+    const error = isObject(value.error) ? value.error : {};
+    facts.error = { code: text(error.code) || "failed", message: text(error.message) };
+  }
+  return facts;
+}
+
+/** Folds journal lines into calls, line by line as the integrity check hands them over. */
+class CallList {
+  readonly calls: WorkflowCall[] = [];
+  private readonly agents = new Map<number, WorkflowCall>();
+  private readonly agentByRun = new Map<string, WorkflowCall>();
+  private readonly tools = new Map<number, WorkflowCall>();
+  private readonly nested = new Map<number, string>();
+
+  private start(call: WorkflowCall, data: Data): WorkflowCall {
+    if (data.replayed === true) call.replayed = true;
+    this.calls.push(call);
+    (call.kind === "agent" ? this.agents : this.tools).set(call.index, call);
+    return call;
+  }
+
+  add(line: JournalLine): void {
+    const { t, data } = line as { t: string; data?: unknown };
+    if (t === "child") {
+      const { childRunId, outcome } = line as { childRunId?: string; outcome?: string };
+      const call = childRunId === undefined ? undefined : this.agentByRun.get(childRunId);
+      if (call && outcome && OUTCOMES.has(outcome)) {
+        call.status = outcome as RunOutcome;
+        if (isObject(data) && data.delivered === false) call.delivered = false;
+      }
+      return;
+    }
+    if (t !== "event" || !isObject(data) || typeof data.index !== "number") return;
+    const index = data.index;
+    const name = (line as { name?: string }).name;
+    if (name === "agent_start") {
+      const call = this.start({ kind: "agent", index, target: text(data.target), description: text(data.description), runId: text(data.childRunId), status: "pending" }, data);
+      this.agentByRun.set(call.runId!, call);
+    } else if (name === "agent_rejected") {
+      const error = { code: text(data.code) || "failed", message: text(data.message) };
+      this.start({ kind: "agent", index, target: text(data.target), description: text(data.description), status: "failed", error }, data);
+    } else if (name === "tool_call") {
+      const call = this.start({ kind: "tool", index, target: text(data.tool), status: "pending" }, data);
+      const nested = this.nested.get(index);
+      if (nested) call.runId = nested;
+    } else if (name === "nested_run") {
+      this.nested.set(index, text(data.runId));
+      const call = this.tools.get(index);
+      if (call) call.runId = text(data.runId);
+    } else if (name === "tool_result") {
+      this.answer(index, data);
+    }
+  }
+
+  private answer(index: number, data: Data): void {
+    const call = this.tools.get(index);
+    if (!call) return;
+    if (data.stopped === true) call.delivered = false;
+    if (data.ok !== true) {
+      call.status = "failed";
+      call.error = { code: text(data.code) || "tool_failed", message: text(data.message) };
+      return;
+    }
+    const { failed, ...facts } = receiptFacts(call.target, data.value);
+    Object.assign(call, facts.runId && call.runId ? { ...facts, runId: call.runId } : facts);
+    call.status = failed ? "failed" : "succeeded";
+  }
+}
+
+/** A workflow's calls as its journal at `path` has them; an unreadable journal has none to show. */
+export function workflowCalls(path: string, runId: string): WorkflowCall[] {
+  let journal: string;
+  try {
+    journal = readFileSync(path, "utf8");
+  } catch {
+    return [];
+  }
+  const list = new CallList();
+  classifyJournalText(journal, runId, (line) => list.add(line));
+  return list.calls;
+}
+
+/** The view's document: a JSON array of the calls, paged like every view. */
+export function callsDocument(path: string, runId: string): ViewDocument {
+  return memoryDocument(JSON.stringify(workflowCalls(path, runId)));
+}
