@@ -182,11 +182,13 @@ test("a database another pi-flow version is using is configuration_invalid for a
   await db.query("INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ('old1', 'pi-flow@0.0.1', 4)");
 
   const refused = /is in use by pi-flow@0\.0\.1 \(worker old1\); this is pi-flow@[\d.]+, and a fleet runs one pi-flow version: .*Run pi-flow@[\d.]+ on every machine .*\(configuration_invalid\)/;
-  const coordinator = await flow(["run", script, "--stub", "--cwd", project], { env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl }) });
+  const [coordinator, worker] = await Promise.all([
+    flow(["run", script, "--stub", "--cwd", project], { env: withEnv({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl }) }),
+    startWorker("new1", databaseUrl).done,
+  ]);
   expect(coordinator.code).toBe(2);
   expect(coordinator.stderr).toMatch(refused);
   expect(coordinator.stderr).not.toMatch(/run wf_/);
-  const worker = await startWorker("new1", databaseUrl).done;
   expect(worker.code).toBe(2);
   expect(worker.stderr).toMatch(refused);
   expect(worker.stdout).not.toContain("ready");
