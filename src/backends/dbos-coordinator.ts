@@ -11,12 +11,17 @@ import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "./settings.ts";
+import { childWatch, type ChildWatch } from "./child-watch.ts";
+import { sendSteer } from "./steers.ts";
+import type { Pool } from "pg";
 
-/** How often a waiting coordinator reads a child's status; the database, not a timer, decides when it ends. */
+/** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
 const RESULT_POLL_MS = 200;
 
 export function dbosCoordinator(databaseUrl: string): FleetChildren {
   let opening: Promise<DBOSClient> | undefined;
+  let children: ChildWatch | undefined;
+  let steers: Promise<Pool> | undefined;
   const client = (): Promise<DBOSClient> => {
     opening ??= (async () => {
       const sdk = await loadDbos();
@@ -36,8 +41,9 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     async ready() {
       await client();
     },
-    async run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult> {
+    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
       const dbos = await client();
+      children ??= childWatch((workflowIDs) => dbos.listWorkflows({ workflowIDs, loadInput: false, loadOutput: false }), RESULT_POLL_MS);
       const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
         { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
         request,
@@ -45,17 +51,34 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       const cancel = () => void dbos.cancelWorkflow(request.workflowId).catch(() => undefined);
       signal.addEventListener("abort", cancel, { once: true });
       if (signal.aborted) cancel();
+      const watched = children.watch(request.workflowId, onTaken);
       try {
-        const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS });
+        await watched.settled;
+        const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
+
         if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
         return answer;
       } finally {
+        watched.stop();
         signal.removeEventListener("abort", cancel);
       }
     },
+    async steer(workflowId, message) {
+      await client(); // the database is migrated: the steers table exists
+      steers ??= import("pg").then(({ default: pg }) => {
+        const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+        pool.on("error", () => undefined); // a lost connection is opened again at the next steer
+        return pool;
+      });
+      await sendSteer(await steers, workflowId, message);
+    },
     async close() {
+      const pool = steers;
+      steers = undefined;
+      if (pool) await (await pool).end().catch(() => undefined);
       const open = opening;
       opening = undefined;
+      children = undefined;
       if (open) await (await open.catch(() => undefined))?.destroy();
     },
   };

@@ -1,5 +1,8 @@
 import { FlowError } from "../contract/errors.ts";
+import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
+import { ensureSteersTable } from "./steers.ts";
+import { applicationVersion } from "./names.ts";
 import { shownUrl } from "./settings.ts";
 
 /** The DBOS SDK, loaded only when the dbos backend is chosen: the local default never pays for it. */
@@ -48,7 +51,8 @@ async function quietly<T>(work: () => Promise<T>): Promise<T> {
 const MIGRATION_LOCK = 0x70692d666c6f77;
 
 /**
- * Creates or migrates DBOS's schema (and the database itself). Two processes migrating a fresh
+ * Creates or migrates DBOS's schema (and the database itself), then refuses a database another
+ * pi-flow version is using (fleet-version.ts). Two processes migrating a fresh
  * database at once race ("tuple concurrently updated", a duplicate key): so each holds a Postgres
  * advisory lock, taken in the server's maintenance database (the system database may not exist
  * yet), while it migrates; the second then finds the work done. Without access to that database
@@ -77,14 +81,18 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
     await migrateRetryingRaces(sdk, url);
     const system = new pg.Client({ connectionString: url });
     system.on("error", () => undefined);
+    let uses;
     try {
       await system.connect();
       await ensureWorkersTable(system);
+      await ensureSteersTable(system);
+      uses = await otherVersionsInUse(system, applicationVersion());
     } catch (error) {
       throw unusableDatabase(url, error);
     } finally {
       await system.end().catch(() => undefined);
     }
+    refuseMixedVersions(url, applicationVersion(), uses);
   } finally {
     if (locked) await lock.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => undefined);
     await lock.end().catch(() => undefined);

@@ -14,14 +14,19 @@ import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
 import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
+import { takeSteers } from "./steers.ts";
+import { SteeringInbox } from "../harnesses/steering.ts";
 
 export interface WorkerOptions {
   databaseUrl: string;
   /** The DBOS executor ID: a worker restarted under the same name recovers what it was running. */
   name: string;
   concurrency: number;
-  run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult>;
+  /** `steering` takes the steers the coordinator sends this child through the database. */
+  run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox): Promise<RemoteChildResult>;
   onStarted(request: RemoteChildRequest): void;
+  /** A steer for a child this worker runs was handed to it. */
+  onSteered(workflowId: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
@@ -37,14 +42,14 @@ export interface RunningWorker {
 const HEARTBEAT_MS = 2000;
 const SWEEP_MS = 5000;
 
-/** How often the worker looks for cancels of the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
+/** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const sdk = await loadDbos();
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
-  const running = new Map<string, AbortController>();
+  const running = new Map<string, { controller: AbortController; steering: SteeringInbox }>();
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: options.databaseUrl,
@@ -60,13 +65,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       return DBOS.runStep(
         async () => {
           const controller = new AbortController();
-          running.set(request.workflowId, controller);
+          const steering = new SteeringInbox();
+          running.set(request.workflowId, { controller, steering });
           options.onStarted(request);
           try {
-            const result = await options.run(request, controller.signal);
+            const result = await options.run(request, controller.signal, steering);
             options.onSettled(request, result);
             return result;
           } finally {
+            steering.close();
             running.delete(request.workflowId);
           }
         },
@@ -101,12 +108,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
-    void Promise.all(
-      [...running].map(async ([id, controller]) => {
+    const steers = takeSteers(pool, [...running.keys()])
+      .then((taken) => {
+        for (const { workflowId, message } of taken) if (running.get(workflowId)?.steering.send(message)) options.onSteered(workflowId);
+      })
+      .catch(() => undefined); // the database is away: the next look takes them
+    void Promise.all([
+      steers,
+      ...[...running].map(async ([id, { controller }]) => {
         const status = await DBOS.getWorkflowStatus(id).catch(() => null);
         if (status?.status === "CANCELLED") controller.abort();
       }),
-    ).finally(() => (watching = false));
+    ]).finally(() => (watching = false));
   }, CANCEL_WATCH_MS);
   return {
     running: () => running.size,

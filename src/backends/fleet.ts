@@ -10,9 +10,12 @@ export interface FleetChildren {
   /** Checks the database before a run launches: configuration_invalid when it cannot be used. */
   ready(): Promise<void>;
   /**
-   * Hands the child to whichever worker takes it and resolves with what it answered. Aborting the
-   * signal cancels the child wherever it runs; the promise then rejects.
+   * Hands the child to whichever worker takes it and resolves with what it answered. `onTaken`
+   * names the worker once one takes the child off the queue. Aborting the signal cancels the child
+   * wherever it runs; the promise then rejects.
    */
-  run(request: RemoteChildRequest, signal: AbortSignal): Promise<RemoteChildResult>;
+  run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult>;
+  /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
+  steer(workflowId: string, message: string): Promise<void>;
   close(): Promise<void>;
 }

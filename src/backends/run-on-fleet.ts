@@ -1,6 +1,7 @@
 import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
+import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { FleetChildren } from "./fleet.ts";
 
 export type { FleetChildren } from "./fleet.ts";
@@ -14,8 +15,8 @@ export interface FleetChildPlace {
   projectCwd: string;
   /** The coordinator's span of the child's run (W3C traceparent), when it traces: the worker's spans join its trace. */
   traceparent?: string | undefined;
-  /** The child's run: told which worker ran it, in its journal and diagnostics. */
-  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic">;
+  /** The child's run: `queued` until a worker takes it, then told which worker ran it, in its journal and diagnostics. */
+  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic" | "markRunning">;
 }
 
 /** The child's folder as a path inside the project, `.` for the project itself; a folder outside it cannot travel. */
@@ -46,8 +47,23 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(request.quotas ? { quotas: request.quotas } : {}),
     ...(place.traceparent ? { traceparent: place.traceparent } : {}),
   };
-  request.onProgress({ usage: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 }, activity: "waiting for a worker" });
-  const answer = await fleet.run(remote, request.signal);
+  // A steer goes through the database to the worker that runs the child (steers.ts).
+  request.steering?.attach({
+    deliver: (message) =>
+      fleet.steer(place.workflowId, message).catch((error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` })),
+    unread: () => [],
+  });
+  const noUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
+  let running = false;
+  const taken = (worker: string) => {
+    if (running || request.signal.aborted) return;
+    running = true;
+    place.writer.markRunning();
+    request.onProgress({ usage: noUsage, activity: `running on ${worker}` });
+  };
+  const answer = await fleet.run(remote, request.signal, taken);
+  taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
   for (const text of answer.output) request.onOutput(text);

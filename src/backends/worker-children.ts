@@ -6,6 +6,7 @@ import { createHarness, type ChildModel } from "../harnesses/registry.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { redactText, redactValue } from "../runs/index.ts";
+import type { SteeringInbox } from "../harnesses/steering.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 
 /** What one `flow worker` lends every child it runs. */
@@ -75,7 +76,7 @@ function modelFor(harness: string, request: RemoteChildRequest, env: WorkerEnvir
 }
 
 /** Runs one child the coordinator sent, on this machine's harness, and gathers what it wrote. */
-export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnvironment, signal: AbortSignal): Promise<RemoteChildResult> {
+export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnvironment, signal: AbortSignal, steering?: SteeringInbox): Promise<RemoteChildResult> {
   const output: string[] = [];
   const diagnostics: ChildDiagnostic[] = [];
   let result: ChildResult;
@@ -101,6 +102,7 @@ export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnv
         diagnostics.push(entry);
         trace.diagnostic(entry);
       },
+      ...(steering && harness === "pi" ? { steering } : {}),
     });
   } catch (error) {
     const message = `The child could not run on worker ${env.name}: ${error instanceof Error ? error.message : String(error)}`;

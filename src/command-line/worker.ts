@@ -97,9 +97,10 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       databaseUrl: url,
       name,
       concurrency,
-      run: (request, signal) => runRemoteChild(request, env, signal),
+      run: (request, signal, steering) => runRemoteChild(request, env, signal, steering),
       onStarted: (request) => process.stdout.write(`started ${request.workflowId} run ${request.runId}\n`),
       onSettled: (request, answer) => process.stdout.write(`settled ${request.workflowId} run ${request.runId} ${answer.result.outcome}\n`),
+      onSteered: (workflowId) => process.stdout.write(`steered ${workflowId}\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.join(" ")}\n`),
     });
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);

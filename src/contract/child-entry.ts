@@ -21,3 +21,12 @@ export interface ChildEntry {
   /** Why a child that did not succeed ended, as its run's error says. */
   error?: string;
 }
+
+/**
+ * The activity of a child whose run is `queued` on the dbos backend: no `flow worker` has taken it
+ * yet (docs/scale.md). Its entry's status stays `running` (not settled); its run's status is `queued`.
+ */
+export const WAITING_FOR_WORKER = "queued: waiting for a worker";
+
+/** A child that waits for a worker, as a progress report shows it. */
+export const waitsForWorker = (child: ChildEntry): boolean => child.status === "running" && child.activity === WAITING_FOR_WORKER;

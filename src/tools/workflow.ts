@@ -5,7 +5,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { TOOLS_WITHHELD } from "../orchestrator/child/index.ts";
-import type { ChildEntry } from "../contract/child-entry.ts";
+import { waitsForWorker, type ChildEntry } from "../contract/child-entry.ts";
 import { HANDLED_CHILD_FAILURES, launchWorkflow, type WorkflowProgress } from "../orchestrator/workflow/index.ts";
 import type { SettleResult } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
@@ -41,13 +41,18 @@ function snapshotOf(child: ChildEntry): ChildEntry {
   return copy;
 }
 
-/** "2 running, 3 finished: review correctness (running), …", running children first. */
+/**
+ * "2 running, 3 finished: review correctness (running), …", running children first. On the dbos
+ * backend, children no worker has taken yet come first, as "1 queued, …: part 3 (queued)".
+ */
 export function progressText(progress: WorkflowProgress): string {
-  const running = progress.children.filter((child) => child.status === "running");
+  const queued = progress.children.filter(waitsForWorker);
+  const running = progress.children.filter((child) => child.status === "running" && !waitsForWorker(child));
   const finished = progress.children.filter((child) => child.status !== "running");
-  const listed = [...running, ...finished].slice(0, MAX_LISTED).map((child) => `${child.description} (${child.status})`);
+  const listed = [...queued, ...running, ...finished].slice(0, MAX_LISTED).map((child) => `${child.description} (${waitsForWorker(child) ? "queued" : child.status})`);
   const more = progress.children.length > MAX_LISTED ? `, and ${progress.children.length - MAX_LISTED} more` : "";
-  const head = `Workflow ${progress.runId}: ${running.length} running, ${finished.length} finished`;
+  const waiting = queued.length > 0 ? `${queued.length} queued, ` : "";
+  const head = `Workflow ${progress.runId}: ${waiting}${running.length} running, ${finished.length} finished`;
   return listed.length === 0 ? `${head}.` : `${head}: ${listed.join(", ")}${more}.`;
 }
 

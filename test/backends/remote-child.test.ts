@@ -23,10 +23,11 @@ function childRequest(cwd: string, seen: { output: string[]; diagnostics: ChildD
 test("a child's answer from a worker reaches its run through the harness callbacks, and the run notes the worker", async () => {
   const sent: RemoteChildRequest[] = [];
   const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "found it", usage }, output: ["found it"], diagnostics: [{ type: "stub", message: "m" }], worker: "w9" };
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, run: async (request) => (sent.push(request), answer) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
   const journal: unknown[] = [];
   const notes: string[] = [];
-  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { message: string }) => void notes.push(entry.message) };
+  let markedRunning = 0;
+  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { message: string }) => void notes.push(entry.message), markRunning: () => void markedRunning++ };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   const result = await runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, childRequest("/p/sub", seen));
   expect(result).toEqual(answer.result);
@@ -35,11 +36,12 @@ test("a child's answer from a worker reaches its run through the harness callbac
   expect(seen).toEqual({ output: ["found it"], diagnostics: [{ type: "stub", message: "m" }] });
   expect(journal).toEqual([{ t: "event", name: "worker", data: { worker: "w9" } }]);
   expect(notes).toEqual(["ran on worker w9"]);
+  expect(markedRunning).toBe(1);
 });
 
 test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, run: async () => Promise.reject(new Error("never sent")) };
-  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, run: async () => Promise.reject(new Error("never sent")) };
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
   expect(isRemoteChildResult({ result: { outcome: "won", usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);

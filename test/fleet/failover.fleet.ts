@@ -4,17 +4,15 @@
  * throughout: Postgres, two `flow worker`s and a `flow run`, children on the pi harness answered by
  * Pi's faux provider, the slow part a real shell command.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { writeFileSync } from "node:fs";
-import { FAUX_EXTENSION, flow, flowSandbox, startedRunId, startFlow, type RunningFlow } from "../cli/support.ts";
-import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
+import { expect, test } from "vitest";
+import { FAUX_EXTENSION, flow, startedRunId, type RunningFlow } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
 
-const sandbox = flowSandbox();
-const project = join(sandbox.root, "project");
-mkdirSync(project);
+const fleet = fleetFixture();
+const { sandbox, project } = fleet;
 const firstAttempt = join(sandbox.root, "first-attempt");
 // The first attempt marks itself and then waits as long as its worker lives; a second attempt returns at once.
 const command = `if [ -e ${firstAttempt} ]; then echo second attempt; else touch ${firstAttempt}; while kill -0 $PPID 2>/dev/null; do sleep 0.2; done; fi`;
@@ -56,28 +54,12 @@ const script = sandbox.file(
   ].join("\n"),
 );
 
-let pg: PostgresCluster;
-const started: RunningFlow[] = [];
-beforeAll(async () => {
-  pg = await startPostgres();
-});
-afterAll(async () => {
-  for (const running of started) if (running.child.exitCode === null) running.child.kill("SIGKILL");
-  await Promise.all(started.map((running) => running.done));
-  await pg?.stop();
-  sandbox.dispose();
-});
-
 const MODEL = ["--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
 
-function start(args: string[], env: Record<string, string>): RunningFlow {
-  const running = startFlow(args, { env: { ...sandbox.env, ...env } });
-  started.push(running);
-  return running;
-}
+const start = (args: string[], env: Record<string, string>): RunningFlow => fleet.start(args, env);
 
 test("a worker killed mid-child: another worker takes the child over after the heartbeat silence, and the script gets its result once", async () => {
-  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_failover") };
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_failover") };
   const first = start(["worker", "--name", "w1", "--concurrency", "1", "--cwd", project, ...MODEL], database);
   await first.stdoutText(/worker w1 ready/);
   const coordinator = start(["run", script, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
@@ -101,7 +83,7 @@ test("a worker killed mid-child: another worker takes the child over after the h
 });
 
 test("a coordinator killed mid-run: flow run --resume takes the child's result from the database, and the child never starts twice", async () => {
-  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_resume") };
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_resume") };
   const worker = start(["worker", "--name", "w3", "--concurrency", "1", "--cwd", project, ...MODEL], database);
   await worker.stdoutText(/worker w3 ready/);
   const coordinator = start(["run", heldScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
@@ -123,7 +105,7 @@ test("a coordinator killed mid-run: flow run --resume takes the child's result f
 });
 
 test("Ctrl-C on the coordinator cancels its child on the worker running it: the worker aborts the child's command and settles it cancelled", async () => {
-  const database = { PI_FLOW_DATABASE_URL: pg.urlFor("fleet_cancel") };
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_cancel") };
   const worker = start(["worker", "--name", "w4", "--concurrency", "1", "--cwd", project, ...MODEL], database);
   await worker.stdoutText(/worker w4 ready/);
   const coordinator = start(["run", endlessScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });

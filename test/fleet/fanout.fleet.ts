@@ -2,16 +2,13 @@
  * 200 children over two workers: both take work, every agent() call runs once, and the value is
  * the local backend's. The same as test/backends/fleet.test.ts at ten times the size.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { flow, flowSandbox, startFlow, type RunningFlow } from "../cli/support.ts";
-import { startPostgres, type PostgresCluster } from "../support/postgres.ts";
+import { expect, test } from "vitest";
+import { flow } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
 
 const CHILDREN = 200;
-const sandbox = flowSandbox();
-const project = join(sandbox.root, "project");
-mkdirSync(project);
+const fleet = fleetFixture();
+const { sandbox, project } = fleet;
 const script = sandbox.file(
   "fanout.js",
   `export const apiVersion = 1;
@@ -23,27 +20,15 @@ return runs.map((run) => run.value.n);
 `,
 );
 
-let pg: PostgresCluster;
-const started: RunningFlow[] = [];
-beforeAll(async () => {
-  pg = await startPostgres();
-});
-afterAll(async () => {
-  for (const running of started) if (running.child.exitCode === null) running.child.kill("SIGKILL");
-  await Promise.all(started.map((running) => running.done));
-  await pg?.stop();
-  sandbox.dispose();
-});
-
 test(`${CHILDREN} children over two workers: both take work, each child runs once, the value is the local backend's`, async () => {
-  const env = { ...sandbox.env, PI_FLOW_DATABASE_URL: pg.urlFor("fleet_fanout") };
-  const workers = ["f1", "f2"].map((name) => startFlow(["worker", "--stub", "--concurrency", "8", "--name", name, "--cwd", project], { env }));
-  started.push(...workers);
+  const databaseUrl = fleet.pg.urlFor("fleet_fanout");
+  const env = fleet.env({ PI_FLOW_DATABASE_URL: databaseUrl });
+  const workers = ["f1", "f2"].map((name) => fleet.startWorker(name, databaseUrl, ["--stub", "--concurrency", "8"]));
   await Promise.all(workers.map((worker) => worker.stdoutText(/ready/)));
-  const fleet = await flow(["run", script, "--stub", "--cwd", project], { env: { ...env, PI_FLOW_BACKEND: "dbos" } });
-  expect(fleet.code).toBe(0);
+  const onFleet = await flow(["run", script, "--stub", "--cwd", project], { env: { ...env, PI_FLOW_BACKEND: "dbos" } });
+  expect(onFleet.code).toBe(0);
   const local = await flow(["run", script, "--stub", "--cwd", project], { env: sandbox.env });
-  expect(JSON.parse(fleet.stdout)).toEqual(JSON.parse(local.stdout));
+  expect(JSON.parse(onFleet.stdout)).toEqual(JSON.parse(local.stdout));
   for (const worker of workers) worker.child.kill("SIGTERM");
   const outputs = (await Promise.all(workers.map((worker) => worker.done))).map((result) => result.stdout);
   const settled = outputs.map((stdout) => stdout.split("\n").filter((line) => line.startsWith("settled ")));

@@ -17,8 +17,8 @@ export interface PostgresCluster {
   port: number;
   /** Stops the server (SIGINT: a fast shutdown) and removes its directory. */
   stop(): Promise<void>;
-  /** Kills the server at once and starts it again on the same port and data: an outage. */
-  restart(): Promise<void>;
+  /** Kills the server at once and starts it again on the same port and data: an outage, during which `whileDown` runs. */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -73,8 +73,9 @@ export async function startPostgres(): Promise<PostgresCluster> {
       await stopServer("SIGINT");
       rmSync(root, { recursive: true, force: true });
     },
-    async restart() {
+    async restart(whileDown) {
       await stopServer("SIGKILL");
+      await whileDown?.();
       // A killed postmaster leaves its children a moment; the new one waits for the shared memory.
       server = await startServer(dataDir, port, asUser);
     },

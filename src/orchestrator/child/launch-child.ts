@@ -66,12 +66,14 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   const inbox = harness === "pi" ? new SteeringInbox() : undefined;
   let trace!: ReturnType<typeof traceRun>;
   let isolating: PendingIsolation | undefined;
+  // On the dbos backend a workflow's child is queued until a worker takes it (run-on-fleet.ts).
+  const onFleet = env.fleet !== undefined && options.fleetWorkflowId !== undefined;
   return startRun<ChildResult, SettledChild>({
     runs: env.runs,
     create: {
       kind: "agent",
       background: options.background,
-      status: options.slots && !options.slots.available ? "queued" : "running",
+      status: onFleet || (options.slots && !options.slots.available) ? "queued" : "running",
       task: {
         description: call.description,
         ...(call.role !== undefined ? { role: call.role } : { subagentType: call.subagent_type! }),
@@ -99,6 +101,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     },
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.slots ? { slots: options.slots } : {}),
+    ...(onFleet ? { workMarksRunning: true } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
     prepare: (writer) => {
       trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel(model) ?? undefined, prompt: prepared.prompt }));

@@ -28,6 +28,8 @@ export interface RunLifecycle<Result, Settled> {
   signal?: AbortSignal;
   /** Background children wait here for a free slot. */
   slots?: SlotQueue;
+  /** The work marks the run running itself (a fleet child, once a worker takes it off the queue). */
+  workMarksRunning?: boolean;
   /** Aborts the work this long after it starts running (with a TimeoutError reason). */
   timeoutMs?: number;
   /** Kind-specific set-up once the run exists; what it returns runs before the run settles. */
@@ -61,7 +63,7 @@ export function startRun<Result, Settled>(lifecycle: RunLifecycle<Result, Settle
 
   const run = async (): Promise<Result> => {
     const release = await slots?.acquire(controller.signal);
-    writer.markRunning();
+    if (!lifecycle.workMarksRunning) writer.markRunning();
     if (timeoutMs !== undefined) timer = setTimeout(() => controller.abort(childTimeout()), timeoutMs);
     try {
       return await lifecycle.work(writer, controller.signal);

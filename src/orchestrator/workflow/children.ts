@@ -1,6 +1,6 @@
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
-import type { ChildEntry } from "../../contract/child-entry.ts";
+import { WAITING_FOR_WORKER, type ChildEntry } from "../../contract/child-entry.ts";
 import { stripControls, type RunWriter } from "../../runs/index.ts";
 import { addUsage, type UsageTotals } from "../../harnesses/usage.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../../runtime/index.ts";
@@ -190,6 +190,8 @@ export class WorkflowChildren {
       throw hostError(error.code, error.message, { fatal });
     }
     const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running", startedAt: Date.now() };
+    // On the dbos backend the child is queued from its first report until a worker takes it.
+    if (launched.accepted.state.status === "queued") entry.activity = WAITING_FOR_WORKER;
     live = entry;
     this.entries.push(entry);
     this.calls.agentStart(index, entry.runId, { ...identity, description: entry.description });

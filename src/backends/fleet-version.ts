@@ -1,0 +1,58 @@
+/**
+ * One pi-flow version per database at a time. DBOS runs a workflow only on a process of the
+ * application version that enqueued it, so a coordinator of pi-flow B whose workers run pi-flow A
+ * would wait forever, and a worker of B would never take A's children. pi-flow refuses that mix
+ * before anything launches: a coordinator or worker whose database is in use by another version
+ * (live workers, or children still queued or running) is configuration_invalid, saying what to do.
+ * A database that only ever saw another version, now idle, is simply taken over: that is an upgrade.
+ */
+import type { Client } from "pg";
+import { FlowError } from "../contract/errors.ts";
+import { SILENT_AFTER_SECONDS } from "./heartbeats.ts";
+import { CHILD_QUEUE } from "./names.ts";
+import { shownUrl } from "./settings.ts";
+
+export interface OtherVersionUse {
+  version: string;
+  /** Workers of that version heard from within the heartbeat silence. */
+  workers: string[];
+  /** Its children still waiting on the queue or running. */
+  unfinished: number;
+}
+
+/** What other pi-flow versions are doing on this database now; empty when nothing. */
+export async function otherVersionsInUse(db: Pick<Client, "query">, mine: string, dbosSchema = "dbos"): Promise<OtherVersionUse[]> {
+  const { rows: workers } = await db.query<{ name: string; version: string }>(
+    "SELECT name, version FROM pi_flow.workers WHERE version <> $1 AND seen_at >= now() - make_interval(secs => $2) ORDER BY name",
+    [mine, SILENT_AFTER_SECONDS],
+  );
+  const { rows: children } = await db.query<{ version: string; count: string }>(
+    `SELECT application_version AS version, count(*) AS count FROM "${dbosSchema}".workflow_status
+       WHERE queue_name = $1 AND status IN ('ENQUEUED', 'PENDING') AND application_version <> $2 GROUP BY application_version`,
+    [CHILD_QUEUE, mine],
+  );
+  const uses = new Map<string, OtherVersionUse>();
+  const use = (version: string) => uses.get(version) ?? uses.set(version, { version, workers: [], unfinished: 0 }).get(version)!;
+  for (const row of workers) use(row.version).workers.push(row.name);
+  for (const row of children) use(row.version).unfinished += Number(row.count);
+  return [...uses.values()];
+}
+
+const describe = ({ version, workers, unfinished }: OtherVersionUse): string => {
+  const parts = [
+    ...(workers.length > 0 ? [`worker${workers.length === 1 ? "" : "s"} ${workers.join(", ")}`] : []),
+    ...(unfinished > 0 ? [`${unfinished} unfinished ${unfinished === 1 ? "child" : "children"}`] : []),
+  ];
+  return `${version} (${parts.join(" and ")})`;
+};
+
+/** configuration_invalid when another pi-flow version uses the database: the mix would strand children. */
+export function refuseMixedVersions(url: string, mine: string, uses: readonly OtherVersionUse[]): void {
+  if (uses.length === 0) return;
+  throw new FlowError(
+    "configuration_invalid",
+    `The database ${shownUrl(url)} is in use by ${uses.map(describe).join(", ")}; this is ${mine}, and a fleet runs one pi-flow version: ` +
+      `a worker takes only the children of its own version. Run ${mine} on every machine (stop those workers and upgrade them), ` +
+      `or let their runs finish (or cancel them) first, or give this version a database of its own (another database name in the URL). See docs/scale.md.`,
+  );
+}
