@@ -26,6 +26,8 @@ export interface RemoteChildRequest {
   quotas?: ChildQuotas;
   /** The coordinator's span of the child's run (W3C trace context), when it traces: the worker's spans go under it. */
   traceparent?: string;
+  /** The correlation ID of the child's run (its line of work), for the worker's spans. */
+  correlationId?: string;
 }
 
 export interface RemoteChildResult {
@@ -42,9 +44,10 @@ const OUTCOMES = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
 
 export function isRemoteChildRequest(value: unknown): value is RemoteChildRequest {
   if (!isObject(value)) return false;
-  const { workflowId, runId, harness, model, profile, task, prompt, cwd, loading, traceparent } = value;
+  const { workflowId, runId, harness, model, profile, task, prompt, cwd, loading, traceparent, correlationId } = value;
   return (
     (traceparent === undefined || typeof traceparent === "string") &&
+    (correlationId === undefined || typeof correlationId === "string") &&
     typeof workflowId === "string" &&
     typeof runId === "string" &&
     typeof harness === "string" &&

@@ -15,6 +15,8 @@ export interface FleetChildPlace {
   projectCwd: string;
   /** The coordinator's span of the child's run (W3C traceparent), when it traces: the worker's spans join its trace. */
   traceparent?: string | undefined;
+  /** The line of work the child's run belongs to: the worker's spans carry it, as the coordinator's do. */
+  correlationId?: string | undefined;
   /** The child's run: `queued` until a worker takes it, then told which worker ran it, in its journal and diagnostics. */
   writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic" | "markRunning">;
 }
@@ -46,6 +48,7 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     ...(request.quotas ? { quotas: request.quotas } : {}),
     ...(place.traceparent ? { traceparent: place.traceparent } : {}),
+    ...(place.correlationId ? { correlationId: place.correlationId } : {}),
   };
   // A steer goes through the database to the worker that runs the child (steers.ts).
   request.steering?.attach({

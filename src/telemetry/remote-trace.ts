@@ -44,6 +44,8 @@ export interface WorkerChild {
   model: string | null;
   /** The coordinator's run span, when it traces. */
   traceparent?: string;
+  /** The child's line of work, as its run on the coordinator says; its own run ID when absent. */
+  correlationId?: string;
 }
 
 export interface WorkerTraceHooks {
@@ -68,6 +70,7 @@ export function traceWorkerChild(child: WorkerChild): WorkerTraceHooks {
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.agent.name": child.role,
       "pi_flow.run_id": child.runId,
+      "pi_flow.correlation_id": child.correlationId ?? child.runId,
       "pi_flow.kind": "agent",
       "pi_flow.description": spanText(child.description, 200),
       "pi_flow.harness": child.harness,

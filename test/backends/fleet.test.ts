@@ -104,6 +104,8 @@ test("two workers racing onto a fresh database both come up, share a 20-child wo
     expect(child.parentSpanId).toBe(root!.spanId);
     const ranOn = settled.find((line) => line.endsWith(` run ${String(span.attributes["pi_flow.run_id"])} succeeded`))!;
     expect(span.attributes).toMatchObject({ "pi_flow.worker": settledLines(first!.stdout).includes(ranOn) ? "w1" : "w2", "pi_flow.outcome": "succeeded", "pi_flow.harness": "stub" });
+    // The worker's span belongs to the same line of work as the coordinator's: the workflow's.
+    expect(span.attributes["pi_flow.correlation_id"]).toBe(root!.attributes["pi_flow.run_id"]);
   }
 }, 300_000);
 

@@ -126,7 +126,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
       const worktree = isolating ? await isolationWorktree(isolating) : undefined;
       const cwd = worktree?.cwd ?? prepared.cwd;
-      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId) } : undefined;
+      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
         model,
