@@ -13,7 +13,7 @@ import { fleetFixture } from "../support/fleet.ts";
 import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 import { startPiSession } from "../support/pi-session.ts";
 
-const CHILDREN = 20;
+const CHILDREN = 12;
 const TRACE_HOOK = join(PROJECT_ROOT, "test", "fixtures", "fleet", "trace-imports.mjs");
 
 const fleet = fleetFixture();
@@ -46,7 +46,7 @@ const startWorker = (name: string, databaseUrl: string, cwd = project): RunningF
 /** `settled <workflowId> run <runId> <outcome>` lines a worker printed. */
 const settledLines = (stdout: string) => stdout.split("\n").filter((line) => line.startsWith("settled "));
 
-test("two workers racing onto a fresh database both come up, share a 20-child workflow, each child runs once, and the value is the local backend's", async () => {
+test("two workers racing onto a fresh database both come up, share a 12-child workflow, each child runs once, and the value is the local backend's", async () => {
   const databaseUrl = fleet.pg.urlFor("fleet_share");
   const workers = [startWorker("w1", databaseUrl), startWorker("w2", databaseUrl)];
   await Promise.all(workers.map((worker) => worker.stdoutText(/worker w\d ready/)));

@@ -5,7 +5,7 @@ import { expect, test } from "vitest";
 import { startPiSession } from "../support/pi-session.ts";
 import { describeTally, fuzzTool, FUZZ_TOOLS } from "./drive.ts";
 
-const CASES = Number(process.env.FUZZ_CASES ?? 1000);
+const CASES = Number(process.env.FUZZ_CASES ?? 500);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 
 test.each(FUZZ_TOOLS)(`%s: ${CASES} mutated inputs, each a typed outcome`, { timeout: 0 }, async (tool) => {
