@@ -2,6 +2,8 @@
  * What the benchmarks share: rows of ratios against a bare peer, printed as they are measured (or
  * kept for `BENCH_JSON=1`), and the background delegations whose deliveries they count.
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { PiTestSession, TurnScript } from "../test/support/pi-session.ts";
 
 export const JSON_OUT = process.env.BENCH_JSON === "1";
@@ -77,6 +79,11 @@ export async function backgroundDelegations(pi: PiTestSession, n: number, childr
 
 let peakHeap = 0;
 
+// A collection before each measured window, so its heap growth is the work's, not an earlier
+// row's garbage collected midway (which reads as a negative growth).
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
 /** Counts the heap now toward withLag's peak: for work that never yields to its timer (bare children). */
 export function sampleHeap(): void {
   peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
@@ -89,6 +96,7 @@ export function sampleHeap(): void {
  */
 export async function withLag<T>(work: () => Promise<T>): Promise<{ value: T; lagP99: number; peakHeap: number; heapGrowth: number }> {
   const lateness: number[] = [];
+  collectGarbage();
   const heapAtStart = process.memoryUsage().heapUsed;
   peakHeap = heapAtStart;
   let last = performance.now();
