@@ -3,6 +3,9 @@
  * and a resumed workflow carry the ID of the run they continue, in receipts, inspect and list, and
  * their spans carry the very ID their records keep.
  */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
@@ -15,6 +18,7 @@ const { startPiSession } = await import("../support/pi-session.ts");
 const { childAnswers, childHangs } = await import("../support/children.ts");
 const { callForReceipt } = await import("../support/receipts.ts");
 const { flushTelemetry, telemetryReady } = await import("../../src/telemetry/index.ts");
+const { reportCommand } = await import("../../src/command-line/runs-report.ts");
 
 let pi: PiTestSession;
 beforeAll(async () => {
@@ -27,6 +31,13 @@ afterAll(async () => {
 });
 
 type Structured = { structuredContent: unknown };
+
+/** The run report's HTML of one run, as `flow runs report --out` writes it. */
+async function reportOf(runId: string): Promise<string> {
+  const file = join(mkdtempSync(join(tmpdir(), "pi-flow-report-")), "report.html");
+  expect(await reportCommand([runId, "--out", file, "--cwd", pi.cwd])).toBe(0);
+  return readFileSync(file, "utf8");
+}
 const dataOf = <T>(outcome: Structured): T => (outcome.structuredContent as { data: T }).data;
 
 /** The summary view of one run, as `external_runs inspect` pages it. */
@@ -63,6 +74,8 @@ test("a delegated child resumed, and that run resumed again, keep the first run'
   expect(correlations).toMatchObject({ [first.runId]: first.runId, [second.runId]: first.runId, [third.runId]: first.runId });
 
   expect(await spanCorrelations([first.runId, second.runId, third.runId])).toEqual({ [first.runId]: first.runId, [second.runId]: first.runId, [third.runId]: first.runId });
+  // The run report links a resumed child to the run whose conversation it continues.
+  expect(await reportOf(third.runId)).toContain(`continues the conversation of <code>${second.runId}</code>`);
 });
 
 const step = (name: string) => `(await agent({ role: "explorer", description: "${name}", prompt: "Do ${name}.", context: { mode: "none" } })).value`;
@@ -108,6 +121,8 @@ test("a workflow cancelled, resumed, cancelled and resumed again: all three runs
   const ids = [w1, w2, w3, ...entries].map((run) => run.runId);
   const spans = await spanCorrelations(ids);
   expect(spans).toEqual(Object.fromEntries(ids.map((runId) => [runId, w1.runId])));
+  // The run report of the last run links the run it resumes.
+  expect(await reportOf(w3.runId)).toContain(`resumes <code>${w2.runId}</code>`);
 });
 
 test("external_help's contracts show correlationId on the run view, with what it is for", async () => {
