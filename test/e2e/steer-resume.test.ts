@@ -9,6 +9,7 @@ import { startPiSession, type PiTestSession, type TurnScript } from "../support/
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { schemaViolation } from "../support/schema.ts";
+import { reportCommand } from "../../src/command-line/runs-report.ts";
 
 /** Steering a running pi child and resuming a settled one, in a real Pi session. */
 
@@ -58,6 +59,10 @@ describe("external_runs steer", () => {
     expect(transcript.indexOf("Also check the docs folder.")).toBeGreaterThan(transcript.indexOf("Write the notes."));
     const diagnostics = await runs({ action: "inspect", runIds: [runId], view: "diagnostics" });
     expect((diagnostics.data.page as { text: string }).text).toMatch(/info \[steer\]: steer queued for the child's next model request: Also check the docs folder\./);
+    // The run report says the run was steered, beside its links to other runs.
+    const report = join(pi.cwd, "steered-report.html");
+    expect(await reportCommand([runId, "--out", report, "--cwd", pi.cwd])).toBe(0);
+    expect(readFileSync(report, "utf8")).toMatch(/<p class="links">[^<]*steered 1 time<\/p>/);
   });
 
   test("error codes keep their v1 meaning: a finished run answers status terminal, not run_not_live; an unknown one run_unavailable; a workflow request_invalid; a missing message request_invalid", async () => {
