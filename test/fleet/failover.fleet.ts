@@ -20,10 +20,14 @@ const command = `if [ -e ${firstAttempt} ]; then echo second attempt; else touch
 const held = join(sandbox.root, "held-started");
 const release = join(sandbox.root, "release");
 const endless = join(sandbox.root, "endless-started");
+// The handed-back part: its first attempt marks itself and waits until its worker stops it.
+const politeFirst = join(sandbox.root, "polite-first-attempt");
+const politeCommand = `if [ -e ${politeFirst} ]; then echo second attempt; else touch ${politeFirst}; while true; do sleep 0.2; done; fi`;
 const holdCommand = `touch ${held}; while [ ! -e ${release} ]; do sleep 0.2; done; echo released`;
 sandbox.fauxRules([
   { match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" },
   { match: "Do the held part", tool: { name: "bash", arguments: { command: holdCommand } }, then: "held part done" },
+  { match: "Do the polite part", tool: { name: "bash", arguments: { command: politeCommand } }, then: "polite part done" },
   { match: "Do the endless part", tool: { name: "bash", arguments: { command: `touch ${endless}; while true; do sleep 0.2; done` } }, then: "never" },
 ]);
 const endlessScript = sandbox.file(
@@ -32,6 +36,15 @@ const endlessScript = sandbox.file(
     "export const apiVersion = 1;",
     'export const meta = { name: "endless" };',
     'const run = await agent({ role: "worker", description: "Endless part", prompt: "Do the endless part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
+const politeScript = sandbox.file(
+  "polite.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "polite" };',
+    'const run = await agent({ role: "worker", description: "Polite part", prompt: "Do the polite part.", context: { mode: "none" } });',
     "return run.value;",
   ].join("\n"),
 );
@@ -117,4 +130,29 @@ test("Ctrl-C on the coordinator cancels its child on the worker running it: the 
   await worker.stdoutText(/settled \S+\/agent\/0 run ag_\S+ cancelled/);
   worker.child.kill("SIGTERM");
   expect((await worker.done).code).toBe(0);
+});
+
+test("a worker stopped with SIGTERM mid-child hands the child back and exits cleanly; another worker runs it at once, and the script gets its result once", async () => {
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_hand_back") };
+  const first = start(["worker", "--name", "w5", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await first.stdoutText(/worker w5 ready/);
+  const coordinator = start(["run", politeScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  await first.stdoutText(/started \S+\/agent\/0 run ag_/);
+  while (!existsSync(politeFirst)) await sleep(50); // the child's command is running on w5
+  first.child.kill("SIGTERM");
+  const stopped = await first.done;
+  expect(stopped.code).toBe(0);
+  expect(stopped.stdout).toMatch(/worker w5 stopped \(SIGTERM\): 1 unfinished children handed back to the queue/);
+
+  // Handed back, not left for the heartbeat sweep: the next worker simply takes it from the queue.
+  const second = start(["worker", "--name", "w6", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+  const result = await coordinator.done;
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toBe("polite part done");
+  expect(result.stderr).toMatch(/1 children, 0 failed agent\(\) calls/);
+  second.child.kill("SIGTERM");
+  const { stdout } = await second.done;
+  expect(stdout).not.toMatch(/took over/);
+  expect(stdout.match(/^started /gm)).toHaveLength(1);
 });
