@@ -7,9 +7,10 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test } from "vitest";
 import { FAUX_EXTENSION, flow, startedRunId, type RunningFlow } from "../cli/support.ts";
 import { fleetFixture } from "../support/fleet.ts";
+import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 
 const fleet = fleetFixture();
 const { sandbox, project } = fleet;
@@ -132,9 +133,19 @@ test("Ctrl-C on the coordinator cancels its child on the worker running it: the 
   expect((await worker.done).code).toBe(0);
 });
 
+let collector: OtlpReceiver;
+beforeAll(async () => {
+  collector = await startOtlpReceiver();
+});
+afterAll(async () => {
+  await collector?.close();
+});
+
 test("a worker stopped with SIGTERM mid-child hands the child back and exits cleanly; another worker runs it at once, and the script gets its result once", async () => {
   const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_hand_back") };
-  const first = start(["worker", "--name", "w5", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  // The first worker traces: the span of the child it hands back ends saying so.
+  const traced = { OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
+  const first = start(["worker", "--name", "w5", "--concurrency", "1", "--cwd", project, ...MODEL], { ...database, ...traced });
   await first.stdoutText(/worker w5 ready/);
   const coordinator = start(["run", politeScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
   await first.stdoutText(/started \S+\/agent\/0 run ag_/);
@@ -143,6 +154,8 @@ test("a worker stopped with SIGTERM mid-child hands the child back and exits cle
   const stopped = await first.done;
   expect(stopped.code).toBe(0);
   expect(stopped.stdout).toMatch(/worker w5 stopped \(SIGTERM\): 1 unfinished children handed back to the queue/);
+  const handedBack = jsonSpans(collector.requests).filter((span) => span.attributes["pi_flow.worker"] === "w5");
+  expect(handedBack.map((span) => [span.name, span.attributes["pi_flow.outcome"]])).toEqual([["worker worker", "handed_back"]]);
 
   // Handed back, not left for the heartbeat sweep: the next worker simply takes it from the queue.
   const second = start(["worker", "--name", "w6", "--concurrency", "1", "--cwd", project, ...MODEL], database);
