@@ -1,3 +1,4 @@
+import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore, WorkflowCall } from "../runs/index.ts";
 import { anchor, html } from "./escape.ts";
@@ -27,7 +28,14 @@ function parseCalls(text: string, cut: boolean): WorkflowCall[] {
 }
 
 export function readCalls(store: RunStore, runId: string): ReportCalls {
-  const { page } = store.inspectSingle(runId, "calls", { limitBytes: REPORT_CALLS_BYTES });
+  let page: { text: string; nextCursor?: string };
+  try {
+    ({ page } = store.inspectSingle(runId, "calls", { limitBytes: REPORT_CALLS_BYTES }));
+  } catch (error) {
+    // A journal too large to fold still gets its report: the calls table says it was cut.
+    if (error instanceof FlowError && error.code === "run_unavailable") return { list: [], cut: true };
+    throw error;
+  }
   const cut = page.nextCursor !== undefined;
   return { list: page.text.trim() === "" ? [] : parseCalls(page.text, cut), cut };
 }

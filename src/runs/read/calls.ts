@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { FlowError } from "../../contract/errors.ts";
 import type { RunOutcome } from "../../contract/run-schema.ts";
 import { classifyJournalText } from "../journal/integrity.ts";
 import type { JournalLine } from "../journal/journal.ts";
@@ -115,8 +116,18 @@ class CallList {
   }
 }
 
+/**
+ * The largest journal the view folds: it is read whole into memory, where the journal view pages
+ * from disk. A workflow of thousands of calls writes a few MiB; past this, page the journal view.
+ */
+export const CALLS_JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
+
 /** A workflow's calls as its journal at `path` has them; an unreadable journal has none to show. */
 export function workflowCalls(path: string, runId: string): WorkflowCall[] {
+  const size = statSync(path, { throwIfNoEntry: false })?.size;
+  if (size !== undefined && size > CALLS_JOURNAL_MAX_BYTES) {
+    throw new FlowError("run_unavailable", `Run ${runId}'s journal is over ${CALLS_JOURNAL_MAX_BYTES} bytes, more than the calls view folds in memory; page its journal view instead.`);
+  }
   let journal: string;
   try {
     journal = readFileSync(path, "utf8");
