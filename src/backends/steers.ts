@@ -1,7 +1,8 @@
 /**
  * Steers that cross machines: `external_runs steer` on the coordinator writes the message into
- * `pi_flow.steers`; the worker running the child takes it (once: the row is marked taken in the
- * same statement) and queues it in the child's Pi session, as a local steer is. A message not yet
+ * `pi_flow.steers`; the worker running the child takes it (once: the row is deleted in the same
+ * statement, so no message outlives its delivery in the database) and queues it in the child's Pi
+ * session, as a local steer is. A message not yet
  * taken waits for whichever worker runs the child, also after a takeover.
  */
 import type { Client, Pool, PoolClient } from "pg";
@@ -23,7 +24,7 @@ export async function sendSteer(db: Queryable, workflowId: string, message: stri
 export async function takeSteers(db: Queryable, workflowIds: readonly string[]): Promise<{ workflowId: string; message: string }[]> {
   if (workflowIds.length === 0) return [];
   const { rows } = await db.query<{ seq: string; workflow_id: string; message: string }>(
-    "UPDATE pi_flow.steers SET taken_at = now() WHERE taken_at IS NULL AND workflow_id = ANY($1) RETURNING seq, workflow_id, message",
+    "DELETE FROM pi_flow.steers WHERE taken_at IS NULL AND workflow_id = ANY($1) RETURNING seq, workflow_id, message",
     [workflowIds],
   );
   return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((row) => ({ workflowId: row.workflow_id, message: row.message }));

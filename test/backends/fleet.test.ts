@@ -217,6 +217,12 @@ test("external_runs steer reaches a pi child running on a worker, through the da
   const steered = await pi.callTool("external_runs", { action: "steer", runIds: [childId], message: "Also check the README." });
   expect(steered.structuredContent).toMatchObject({ ok: true, data: { runId: childId, status: "queued", held: false } });
   await worker.stdoutText(new RegExp(`steered ${rootId}/agent/0`));
+  // Delivered, the message is gone from the database: nothing of it stays behind.
+  const { default: pg } = await import("pg");
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  expect((await db.query("SELECT count(*)::int AS n FROM pi_flow.steers")).rows).toEqual([{ n: 0 }]);
   writeFileSync(release, "");
 
   await pi.callTool("external_runs", { action: "wait", runIds: [rootId] });
