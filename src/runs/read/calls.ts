@@ -124,22 +124,39 @@ export const CALLS_JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 
 /** A workflow's calls as its journal at `path` has them; an unreadable journal has none to show. */
 export function workflowCalls(path: string, runId: string): WorkflowCall[] {
-  const size = statSync(path, { throwIfNoEntry: false })?.size;
-  if (size !== undefined && size > CALLS_JOURNAL_MAX_BYTES) {
+  const doc = callsDocument(path, runId);
+  return JSON.parse(doc.read(0, doc.size).toString("utf8")) as WorkflowCall[];
+}
+
+/**
+ * The folded calls of the journals read last, by the journal's size and change time: a reader
+ * paging the view of a large workflow reads and folds its journal once, not once per page. A
+ * journal that grew (a live run) or changed has another stamp and is folded again.
+ */
+const folded = new Map<string, { stamp: string; doc: ViewDocument }>();
+const FOLDED_KEPT = 8;
+
+/** The view's document: a JSON array of the calls, paged like every view. */
+export function callsDocument(path: string, runId: string): ViewDocument {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  if (stats === undefined) return memoryDocument("[]");
+  if (stats.size > CALLS_JOURNAL_MAX_BYTES) {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is over ${CALLS_JOURNAL_MAX_BYTES} bytes, more than the calls view folds in memory; page its journal view instead.`);
   }
+  const stamp = `${runId}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+  const kept = folded.get(path);
+  if (kept?.stamp === stamp) return kept.doc;
   let journal: string;
   try {
     journal = readFileSync(path, "utf8");
   } catch {
-    return [];
+    return memoryDocument("[]");
   }
   const list = new CallList();
   classifyJournalText(journal, runId, (line) => list.add(line));
-  return list.calls;
-}
-
-/** The view's document: a JSON array of the calls, paged like every view. */
-export function callsDocument(path: string, runId: string): ViewDocument {
-  return memoryDocument(JSON.stringify(workflowCalls(path, runId)));
+  const doc = memoryDocument(JSON.stringify(list.calls));
+  folded.delete(path);
+  folded.set(path, { stamp, doc });
+  if (folded.size > FOLDED_KEPT) folded.delete(folded.keys().next().value!);
+  return doc;
 }
