@@ -10,7 +10,7 @@ import { resolveBackendSettings, shownUrl, type BackendSettings, type FlowBacken
 
 export type { FleetChildren } from "./fleet.ts";
 export type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
-export { childWorkflowId } from "./names.ts";
+export { childWorkflowId, delegateWorkflowId } from "./names.ts";
 export { resolveBackendSettings, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
 
 /** One coordinator per database URL in this process: its connection pool is shared by every run. */
