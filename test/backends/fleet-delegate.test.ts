@@ -107,7 +107,7 @@ test("a background delegation is queued until a worker takes it, runs there, hea
   expect((await worker.done).code).toBe(0);
 }, 300_000);
 
-test("external_runs cancel of a background delegation reaches its child on the worker, which settles it cancelled", async () => {
+test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled", async () => {
   const pi = await dbosSession("delegate_cancel");
   const release = join(sandbox.root, "cancel-release"); // never written: the child waits until cancelled
   const worker = startWorker("c1", fleet.pg.urlFor("delegate_cancel"), pi.cwd, release);
@@ -120,6 +120,15 @@ test("external_runs cancel of a background delegation reaches its child on the w
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   expect((await listed(pi, runId))?.state).toMatchObject({ status: "done", outcome: "cancelled" });
   await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
+
+  // The parent's abort stops a foreground delegation's child on the worker the same way.
+  const call = pi.callTool("external_delegate", delegation("Aborted part"));
+  const another = new RegExp(`started (?!${runId})(ag_\\S+)/delegate run`);
+  const abortedId = another.exec(await worker.stdoutText(another))![1]!;
+  await pi.session.abort();
+  const aborted = await call;
+  expect(aborted.structuredContent).toMatchObject({ ok: false, error: { code: "cancelled" }, data: { run: { runId: abortedId, state: { status: "done", outcome: "cancelled" } } } });
+  await worker.stdoutText(new RegExp(`settled ${abortedId}/delegate run ${abortedId} cancelled`));
   worker.child.kill("SIGTERM");
   expect((await worker.done).code).toBe(0);
 }, 300_000);
@@ -137,4 +146,16 @@ test("a worktree delegation on the dbos backend runs on the coordinator, where i
   const diagnostics = await inspect(pi, runId, "diagnostics");
   expect(diagnostics).toContain("runs on the coordinator, not a worker: its worktree is on this machine's disk");
   expect(diagnostics).not.toContain("ran on worker");
+
+  // Its Pi session is on this machine: a delegation resuming it runs here too.
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }), { children: [fauxAssistantMessage("resumed here")] });
+  expect(resumed.isError).toBe(false);
+  expect(resumed.text).toContain("resumed here");
+  expect(await inspect(pi, runOf(resumed).runId, "diagnostics")).toContain(`runs on the coordinator, not a worker: it continues the session of run ${runId}, kept on this machine`);
+
+  // A workflow's worktree child likewise.
+  const script = 'return (await agent({ role: "worker", description: "Isolated call", prompt: "Do it.", context: { mode: "none" }, isolation: "worktree" })).value;';
+  const workflow = await pi.callTool("external_workflow", { script }, { children: [fauxAssistantMessage("workflow child here")] });
+  expect(workflow.isError).toBe(false);
+  expect(workflow.text).toContain("workflow child here");
 }, 120_000);
