@@ -7,7 +7,7 @@ import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type SettledChild } from "../orchestrator/child/index.ts";
 import { launchTurn } from "../orchestrator/child/index.ts";
-import { placeChild } from "../orchestrator/child/fleet-placement.ts";
+import { placeChild } from "../orchestrator/child/index.ts";
 import { queueFull } from "../orchestrator/child/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
