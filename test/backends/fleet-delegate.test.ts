@@ -58,8 +58,16 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   const worker = startWorker("d1", fleet.pg.urlFor("delegate_answer"), pi.cwd, release);
   await worker.stdoutText(/worker d1 ready/);
 
+  // The foreground call's progress: queued until the worker takes the child, then running on it.
+  const updates: string[] = [];
+  pi.session.subscribe((event) => {
+    if (event.type !== "tool_execution_update" || event.toolName !== "external_delegate") return;
+    updates.push(((event.partialResult as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join(""));
+  });
   const receipt = await pi.callTool("external_delegate", delegation("Fleet part"));
   expect(receipt.isError).toBe(false);
+  expect(updates[0]).toMatch(/^Child ag_\S+ queued: waiting for a worker: 0 turns/);
+  expect(updates.findIndex((text) => /^Child ag_\S+ running on d1: /.test(text))).toBeGreaterThan(0);
   const run = runOf(receipt);
   expect(run.state).toMatchObject({ status: "done", outcome: "succeeded" });
   expect(receipt.text).toContain("heard nothing");
@@ -158,4 +166,16 @@ test("a worktree delegation on the dbos backend runs on the coordinator, where i
   const workflow = await pi.callTool("external_workflow", { script }, { children: [fauxAssistantMessage("workflow child here")] });
   expect(workflow.isError).toBe(false);
   expect(workflow.text).toContain("workflow child here");
+}, 120_000);
+
+test("a delegation on the dbos backend whose database cannot be reached is configuration_invalid before launch, and records no run", async () => {
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/nowhere" } });
+  onTestFinished(() => pi.dispose());
+  const refused = await pi.callTool("external_delegate", delegation("Unlaunched part"));
+  expect(refused.isError).toBe(true);
+  expect(refused.structuredContent).toMatchObject({ ok: false, error: { code: "configuration_invalid" } });
+  expect(refused.text).toContain("postgres://postgres:***@127.0.0.1:1/nowhere");
+  expect(refused.text).not.toContain("hunter2");
+  const runs = (await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } };
+  expect(runs.data.runs).toEqual([]);
 }, 120_000);
