@@ -32,7 +32,7 @@ function piSessionFile(runs: RunStore, runId: string): string | undefined {
 
 const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
 /** run-on-fleet.ts writes it when a worker's answer arrives. */
-const WORKER_LINE = /^\S+ info \[worker\]: ran on worker (\S+)$/m;
+const WORKER_LINE = /^\S+ info \[worker\]: ran on worker (.+)$/m;
 
 function diagnosticsText(runs: RunStore, runId: string): string | undefined {
   try {
