@@ -1,8 +1,8 @@
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 
 /**
- * A coordinator's way to run agent() children away from its process. The local backend has none:
- * children run on their harness in-process, as they always have.
+ * A coordinator's way to run children (agent() calls and delegations) away from its process. The
+ * local backend has none: children run on their harness in-process, as they always have.
  */
 export interface FleetChildren {
   /** What `/flow doctor` and `flow help` call it. */

@@ -1,6 +1,6 @@
 /**
- * The backend seam: where a workflow's agent() children run. `local` (the default) is today's
- * code and loads nothing of this folder beyond these few lines; `dbos` hands each child to the
+ * The backend seam: where a workflow's agent() children and external_delegate's children run.
+ * `local` (the default) is today's code and loads nothing of this folder beyond these few lines; `dbos` hands each child to the
  * `flow worker`s sharing a Postgres database. The SDK is imported only when a dbos fleet first
  * connects (dbos-load.ts): nothing here loads it.
  */
@@ -10,7 +10,7 @@ import { resolveBackendSettings, shownUrl, type BackendSettings, type FlowBacken
 
 export type { FleetChildren } from "./fleet.ts";
 export type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
-export { childWorkflowId } from "./names.ts";
+export { childWorkflowId, delegateWorkflowId } from "./names.ts";
 export { resolveBackendSettings, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
 
 /** One coordinator per database URL in this process: its connection pool is shared by every run. */

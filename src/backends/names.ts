@@ -21,3 +21,8 @@ export function applicationVersion(): string {
  * (the journal's identity of the effect), so enqueueing it twice yields the one child.
  */
 export const childWorkflowId = (rootRunId: string, index: number): string => `${rootRunId}/agent/${index}`;
+/**
+ * The DBOS workflow ID of an `external_delegate` child: fixed by the child's run, so enqueueing it
+ * twice yields the one child.
+ */
+export const delegateWorkflowId = (runId: string): string => `${runId}/delegate`;

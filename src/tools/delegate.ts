@@ -7,6 +7,7 @@ import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type SettledChild } from "../orchestrator/child/index.ts";
 import { launchTurn } from "../orchestrator/child/index.ts";
+import { placeChild } from "../orchestrator/child/index.ts";
 import { queueFull } from "../orchestrator/child/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
@@ -69,6 +70,8 @@ export function createDelegateTool(host: FlowHost) {
           host.assertOpen();
           const env = host.launchEnvironment(ctx, branch);
           const prepared = await prepareChild(params as ChildCall, env);
+          // The dbos backend's database answers before a child goes to a worker, or nothing launches.
+          if (placeChild(prepared, env).where === "fleet") await env.fleet?.ready();
           host.assertOpen(); // the session may have closed while git checked the repository
           withheld = prepared.tools.withheld;
           const slots = background ? host.session(ctx).backgroundSlots : undefined;

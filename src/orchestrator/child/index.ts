@@ -5,5 +5,6 @@ export type { PreparedChild } from "./launch-types.ts";
 export { launchChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 export { resolveResume, type ResumeSource } from "./resume-source.ts";
 export { launchTurn } from "./launch-pace.ts";
+export { placeChild } from "./fleet-placement.ts";
 export { backgroundLimit, backgroundQueueLimit, queueFull, Slots } from "./slots.ts";
 export { steerRun, type SteerPayload } from "./steer-targets.ts";

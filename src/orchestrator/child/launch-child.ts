@@ -16,6 +16,7 @@ import { childProjectTrusted } from "../../trust/project-trust.ts";
 import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
+import { placeChild, RUNS_ON_COORDINATOR } from "./fleet-placement.ts";
 import { finishIsolation, isolationWorktree, startIsolation, worktreeChanges, type PendingIsolation } from "../../isolation/index.ts";
 import { runTraceparent, traceRun, traced } from "../../telemetry/index.ts";
 import type { LaunchEnvironment, PreparedChild } from "./launch-types.ts";
@@ -37,7 +38,7 @@ export interface LaunchOptions {
   onProgress?(progress: ChildProgress): void;
   /** Each piece of assistant text the child writes, as it went to the run's output log (redacted). */
   onOutput?(text: string): void;
-  /** A workflow's agent() call: its fleet workflow ID (`<rootRunId>/agent/<index>`), used when env.fleet is set. */
+  /** A workflow's agent() call: its fleet workflow ID (`<rootRunId>/agent/<index>`); a delegation's is `<runId>/delegate` (fleet-placement.ts). */
   fleetWorkflowId?: string;
 }
 
@@ -66,8 +67,9 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   const inbox = harness === "pi" ? new SteeringInbox() : undefined;
   let trace!: ReturnType<typeof traceRun>;
   let isolating: PendingIsolation | undefined;
-  // On the dbos backend a workflow's child is queued until a worker takes it (run-on-fleet.ts).
-  const onFleet = env.fleet !== undefined && options.fleetWorkflowId !== undefined;
+  // On the dbos backend a child is queued until a worker takes it (run-on-fleet.ts).
+  const placement = placeChild(prepared, env, options.fleetWorkflowId);
+  const onFleet = placement.where === "fleet";
   return startRun<ChildResult, SettledChild>({
     runs: env.runs,
     create: {
@@ -107,6 +109,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel(model) ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
       isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
+      if (placement.where === "here" && placement.reason) writer.appendDiagnostic({ level: "info", code: RUNS_ON_COORDINATOR, message: placement.reason });
       if (withheld.length > 0) {
         writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
       }
@@ -126,7 +129,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
       const worktree = isolating ? await isolationWorktree(isolating) : undefined;
       const cwd = worktree?.cwd ?? prepared.cwd;
-      const fleet = env.fleet && options.fleetWorkflowId ? { workflowId: options.fleetWorkflowId, harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
+      const fleet = env.fleet && placement.where === "fleet" ? { workflowId: placement.workflowId(writer.runId), harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
         model,

@@ -59,7 +59,7 @@ export interface LaunchEnvironment {
    * workflow call was made): no child of this call gets a tool outside them (child-tools.ts).
    */
   parentTools: readonly string[];
-  /** The dbos backend: workflow children run on `flow worker`s (backends/); absent, in this process. */
+  /** The dbos backend: workflow and delegated children run on `flow worker`s (backends/, fleet-placement.ts); absent, in this process. */
   fleet?: FleetChildren;
 }
 

@@ -31,14 +31,20 @@ function piSessionFile(runs: RunStore, runId: string): string | undefined {
 }
 
 const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
+/** run-on-fleet.ts writes it when a worker's answer arrives. */
+const WORKER_LINE = /^\S+ info \[worker\]: ran on worker (.+)$/m;
 
-function cliSessionId(runs: RunStore, runId: string, harness: string): string | undefined {
-  let text: string;
+function diagnosticsText(runs: RunStore, runId: string): string | undefined {
   try {
-    text = readFileSync(runFiles(runs.scope, runId).diagnostics, "utf8");
+    return readFileSync(runFiles(runs.scope, runId).diagnostics, "utf8");
   } catch {
     return undefined;
   }
+}
+
+function cliSessionId(runs: RunStore, runId: string, harness: string): string | undefined {
+  const text = diagnosticsText(runs, runId);
+  if (text === undefined) return undefined;
   let found: string | undefined;
   for (const match of text.matchAll(SESSION_LINE)) if (match[1] === harness) found = match[2];
   return found;
@@ -63,6 +69,11 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   const harness = view.task.harness ?? "pi";
   const correlationId = view.correlationId ?? view.runId;
   if (!RESUMABLE.has(harness)) throw new FlowError("harness_unavailable", `The ${harness} harness cannot resume a run.`);
+  // A child a worker ran left its session (Pi's, or the CLI's) on that worker's machine.
+  const worker = WORKER_LINE.exec(diagnosticsText(runs, view.runId) ?? "")?.[1];
+  if (worker !== undefined) {
+    throw new FlowError("request_invalid", `Run ${view.runId} ran on worker ${worker}, and its ${harness} session stayed on that machine: only a child that ran on this coordinator can be resumed.`);
+  }
   if (harness === "pi") {
     const file = piSessionFile(runs, view.runId);
     if (file === undefined) throw nothingToResume(view.runId, "Pi session");

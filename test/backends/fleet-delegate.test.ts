@@ -1,0 +1,181 @@
+/**
+ * external_delegate on the dbos backend: a real Pi session (Pi's faux model) coordinates, a real
+ * `flow worker` process runs the delegated child on its own faux model (test/fixtures/fleet/
+ * steer-model.ts: the child waits in bash until a release file exists, then says what it heard),
+ * and the tests' own Postgres carries it.
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fauxAssistantMessage } from "@earendil-works/pi-ai";
+import { expect, onTestFinished, test } from "vitest";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
+import { makeRepo } from "../support/git-repo.ts";
+import { startPiSession, type PiTestSession, type ToolOutcome } from "../support/pi-session.ts";
+
+const fleet = fleetFixture();
+const { sandbox } = fleet;
+const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
+
+/** A worker whose pi children wait for `release` to exist before they answer. */
+function startWorker(name: string, databaseUrl: string, cwd: string, release: string): RunningFlow {
+  const args = ["worker", "--name", name, "--concurrency", "1", "--cwd", cwd, "--model", "faux/faux-1", "--extension", STEER_MODEL];
+  return fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
+}
+
+async function dbosSession(database: string): Promise<PiTestSession> {
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(database) } });
+  onTestFinished(() => pi.dispose());
+  return pi;
+}
+
+const delegation = (description: string, extra: Record<string, unknown> = {}) => ({ role: "worker", description, prompt: "Do the part.", context: { mode: "none" }, ...extra });
+const runOf = (outcome: ToolOutcome): RunView => (outcome.structuredContent as { data: { run: RunView } }).data.run;
+const inspect = async (pi: PiTestSession, runId: string, view?: string) => (await pi.callTool("external_runs", { action: "inspect", runIds: [runId], ...(view ? { view } : {}) })).text;
+const listed = async (pi: PiTestSession, runId: string): Promise<RunView | undefined> =>
+  ((await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } }).data.runs.find((run) => run.runId === runId);
+
+/** A value's shape: its keys and the types of its leaves, whatever the values; `skipRef` leaves out that entry of `refs`. */
+function shapeOf(value: unknown, skipRef?: string, key?: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => shapeOf(item, skipRef));
+  if (value === null || typeof value !== "object") return value === null ? "null" : typeof value;
+  const entries = Object.entries(value).filter(([name]) => !(key === "refs" && name === skipRef));
+  return Object.fromEntries(entries.map(([name, item]) => [name, shapeOf(item, skipRef, name)]));
+}
+
+test("a foreground delegation on the dbos backend runs on a flow worker that names its run, answers, and its receipt has the local receipt's shape", async () => {
+  // The same delegation on the local backend first: the child runs in this process.
+  const local = await startPiSession();
+  const here = await local.callTool("external_delegate", delegation("Fleet part"), { children: [fauxAssistantMessage("heard nothing")] });
+  local.dispose();
+  expect(here.isError).toBe(false);
+
+  const pi = await dbosSession("delegate_answer");
+  const release = join(sandbox.root, "answer-release");
+  writeFileSync(release, ""); // the child answers at once
+  const worker = startWorker("d1", fleet.pg.urlFor("delegate_answer"), pi.cwd, release);
+  await worker.stdoutText(/worker d1 ready/);
+
+  // The foreground call's progress: queued until the worker takes the child, then running on it.
+  const updates: string[] = [];
+  pi.session.subscribe((event) => {
+    if (event.type !== "tool_execution_update" || event.toolName !== "external_delegate") return;
+    updates.push(((event.partialResult as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join(""));
+  });
+  const receipt = await pi.callTool("external_delegate", delegation("Fleet part"));
+  expect(receipt.isError).toBe(false);
+  expect(updates[0]).toMatch(/^Child ag_\S+ queued: waiting for a worker: 0 turns/);
+  expect(updates.findIndex((text) => /^Child ag_\S+ running on d1: /.test(text))).toBeGreaterThan(0);
+  const run = runOf(receipt);
+  expect(run.state).toMatchObject({ status: "done", outcome: "succeeded" });
+  expect(receipt.text).toContain("heard nothing");
+  expect(await inspect(pi, run.runId, "diagnostics")).toContain("ran on worker d1");
+  // The worker's lines name the child's run, under the fixed ID `<runId>/delegate`.
+  await worker.stdoutText(new RegExp(`started ${run.runId}/delegate run ${run.runId}\\n`));
+  await worker.stdoutText(new RegExp(`settled ${run.runId}/delegate run ${run.runId} succeeded`));
+  // The same receipt as on the local backend, field for field; only its run has diagnostics to point to (the worker's line).
+  expect(run.refs.diagnostics).toEqual({ action: "inspect", runIds: [run.runId], view: "diagnostics" });
+  expect(shapeOf(receipt.structuredContent, "diagnostics")).toEqual(shapeOf(here.structuredContent));
+  expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).code).toBe(0);
+}, 300_000);
+
+test("a background delegation is queued until a worker takes it, runs there, hears a steer, and cannot be resumed away from that worker", async () => {
+  const pi = await dbosSession("delegate_background");
+  const accepted = await pi.callTool("external_delegate", delegation("Queued part", { background: true }));
+  expect(accepted.isError).toBe(false);
+  const { runId } = runOf(accepted);
+  expect(runOf(accepted).state.status).toBe("queued");
+  expect(await inspect(pi, runId)).toMatch(/^\s*status: queued; live: yes/m);
+
+  const release = join(sandbox.root, "background-release");
+  const worker = startWorker("b1", fleet.pg.urlFor("delegate_background"), pi.cwd, release);
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  // Running once the coordinator's look at the queue sees the worker took it.
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+
+  const steered = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the README." });
+  expect(steered.structuredContent).toMatchObject({ ok: true, data: { runId, status: "queued", held: false } });
+  await worker.stdoutText(new RegExp(`steered ${runId}/delegate`));
+  writeFileSync(release, "");
+
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect(await inspect(pi, runId, "final")).toContain("heard: Also check the README.");
+  expect(await inspect(pi, runId, "diagnostics")).toContain("ran on worker b1");
+
+  // Its Pi session stayed on the worker: a resume is refused, with nothing launched.
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
+  expect(resumed.isError).toBe(true);
+  expect(resumed.structuredContent).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+  expect(resumed.text).toContain(`ran on worker b1, and its pi session stayed on that machine`);
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).code).toBe(0);
+}, 300_000);
+
+test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled", async () => {
+  const pi = await dbosSession("delegate_cancel");
+  const release = join(sandbox.root, "cancel-release"); // never written: the child waits until cancelled
+  const worker = startWorker("c1", fleet.pg.urlFor("delegate_cancel"), pi.cwd, release);
+  const accepted = await pi.callTool("external_delegate", delegation("Cancelled part", { background: true }));
+  const { runId } = runOf(accepted);
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+
+  const cancelled = await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
+  expect(cancelled.isError).toBe(false);
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect((await listed(pi, runId))?.state).toMatchObject({ status: "done", outcome: "cancelled" });
+  await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
+
+  // The parent's abort stops a foreground delegation's child on the worker the same way.
+  const call = pi.callTool("external_delegate", delegation("Aborted part"));
+  const another = new RegExp(`started (?!${runId})(ag_\\S+)/delegate run`);
+  const abortedId = another.exec(await worker.stdoutText(another))![1]!;
+  await pi.session.abort();
+  const aborted = await call;
+  expect(aborted.structuredContent).toMatchObject({ ok: false, error: { code: "cancelled" }, data: { run: { runId: abortedId, state: { status: "done", outcome: "cancelled" } } } });
+  await worker.stdoutText(new RegExp(`settled ${abortedId}/delegate run ${abortedId} cancelled`));
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).code).toBe(0);
+}, 300_000);
+
+test("a worktree delegation on the dbos backend runs on the coordinator, where its worktree is, and says so", async () => {
+  const repo = makeRepo();
+  onTestFinished(() => rmSync(repo, { recursive: true, force: true }));
+  const pi = await startPiSession({ cwd: repo, env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor("delegate_worktree") } });
+  onTestFinished(() => pi.dispose());
+  // No worker runs: the child needs none.
+  const receipt = await pi.callTool("external_delegate", delegation("Isolated part", { isolation: "worktree" }), { children: [fauxAssistantMessage("done here")] });
+  expect(receipt.isError).toBe(false);
+  const { runId } = runOf(receipt);
+  expect(receipt.text).toContain("done here");
+  const diagnostics = await inspect(pi, runId, "diagnostics");
+  expect(diagnostics).toContain("runs on the coordinator, not a worker: its worktree is on this machine's disk");
+  expect(diagnostics).not.toContain("ran on worker");
+
+  // Its Pi session is on this machine: a delegation resuming it runs here too.
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }), { children: [fauxAssistantMessage("resumed here")] });
+  expect(resumed.isError).toBe(false);
+  expect(resumed.text).toContain("resumed here");
+  expect(await inspect(pi, runOf(resumed).runId, "diagnostics")).toContain(`runs on the coordinator, not a worker: it continues the session of run ${runId}, kept on this machine`);
+
+  // A workflow's worktree child likewise.
+  const script = 'return (await agent({ role: "worker", description: "Isolated call", prompt: "Do it.", context: { mode: "none" }, isolation: "worktree" })).value;';
+  const workflow = await pi.callTool("external_workflow", { script }, { children: [fauxAssistantMessage("workflow child here")] });
+  expect(workflow.isError).toBe(false);
+  expect(workflow.text).toContain("workflow child here");
+}, 120_000);
+
+test("a delegation on the dbos backend whose database cannot be reached is configuration_invalid before launch, and records no run", async () => {
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/nowhere" } });
+  onTestFinished(() => pi.dispose());
+  const refused = await pi.callTool("external_delegate", delegation("Unlaunched part"));
+  expect(refused.isError).toBe(true);
+  expect(refused.structuredContent).toMatchObject({ ok: false, error: { code: "configuration_invalid" } });
+  expect(refused.text).toContain("postgres://postgres:***@127.0.0.1:1/nowhere");
+  expect(refused.text).not.toContain("hunter2");
+  const runs = (await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } };
+  expect(runs.data.runs).toEqual([]);
+}, 120_000);
