@@ -8,7 +8,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fauxAssistantMessage } from "@earendil-works/pi-ai";
-import { expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
 import { fleetFixture } from "../support/fleet.ts";
@@ -25,12 +25,6 @@ function startWorker(name: string, databaseUrl: string, cwd: string, release: st
   return fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
 }
 
-async function dbosSession(database: string): Promise<PiTestSession> {
-  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(database) } });
-  onTestFinished(() => pi.dispose());
-  return pi;
-}
-
 const delegation = (description: string, extra: Record<string, unknown> = {}) => ({ role: "worker", description, prompt: "Do the part.", context: { mode: "none" }, ...extra });
 const runOf = (outcome: ToolOutcome): RunView => (outcome.structuredContent as { data: { run: RunView } }).data.run;
 const inspect = async (pi: PiTestSession, runId: string, view?: string) => (await pi.callTool("external_runs", { action: "inspect", runIds: [runId], ...(view ? { view } : {}) })).text;
@@ -45,25 +39,76 @@ function shapeOf(value: unknown, skipRef?: string, key?: string): unknown {
   return Object.fromEntries(entries.map(([name, item]) => [name, shapeOf(item, skipRef, name)]));
 }
 
+/**
+ * One coordinating Pi session and one worker serve the three tests below, in order (a worker's
+ * start is most of what such a test costs): the background delegation is queued before the worker
+ * starts, the foreground one finds it idle, and the cancelled ones wait on a release file removed.
+ */
+const shared: { pi?: PiTestSession; worker?: RunningFlow; release: string } = { release: "" };
+const DATABASE = "delegate_fleet";
+beforeAll(async () => {
+  shared.pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(DATABASE) } });
+  shared.release = join(sandbox.root, "delegate-release");
+}, 120_000);
+afterAll(async () => {
+  shared.pi?.dispose();
+  if (!shared.worker) return;
+  shared.worker.child.kill("SIGTERM");
+  await shared.worker.done;
+});
+const sharedPi = (): PiTestSession => shared.pi!;
+const sharedWorker = (): RunningFlow => {
+  if (!shared.worker) throw new Error("the background delegation's test starts the worker; it did not get that far");
+  return shared.worker;
+};
+
+test("a background delegation is queued until a worker takes it, runs there, hears a steer, and cannot be resumed away from that worker", async () => {
+  const pi = sharedPi();
+  const accepted = await pi.callTool("external_delegate", delegation("Queued part", { background: true }));
+  expect(accepted.isError).toBe(false);
+  const { runId } = runOf(accepted);
+  expect(runOf(accepted).state.status).toBe("queued");
+  expect(await inspect(pi, runId)).toMatch(/^\s*status: queued; live: yes/m);
+
+  const worker = (shared.worker = startWorker("d1", fleet.pg.urlFor(DATABASE), pi.cwd, shared.release));
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  // Running once the coordinator's look at the queue sees the worker took it.
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+
+  const steered = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the README." });
+  expect(steered.structuredContent).toMatchObject({ ok: true, data: { runId, status: "queued", held: false } });
+  await worker.stdoutText(new RegExp(`steered ${runId}/delegate`));
+  writeFileSync(shared.release, "");
+
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect(await inspect(pi, runId, "final")).toContain("heard: Also check the README.");
+  expect(await inspect(pi, runId, "diagnostics")).toContain("ran on worker d1");
+
+  // Its Pi session stayed on the worker: a resume is refused, with nothing launched.
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
+  expect(resumed.isError).toBe(true);
+  expect(resumed.structuredContent).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+  expect(resumed.text).toContain(`ran on worker d1, and its pi session stayed on that machine`);
+}, 300_000);
+
 test("a foreground delegation on the dbos backend runs on a flow worker that names its run, answers, and its receipt has the local receipt's shape", async () => {
-  // The same delegation on the local backend first: the child runs in this process.
-  const local = await startPiSession();
+  // The same delegation on the local backend first: the child runs in this process. (The shared
+  // session's variables are in this process's environment while it lives: this one says its own.)
+  const local = await startPiSession({ env: { PI_FLOW_BACKEND: "local" } });
   const here = await local.callTool("external_delegate", delegation("Fleet part"), { children: [fauxAssistantMessage("heard nothing")] });
   local.dispose();
   expect(here.isError).toBe(false);
 
-  const pi = await dbosSession("delegate_answer");
-  const release = join(sandbox.root, "answer-release");
-  writeFileSync(release, ""); // the child answers at once
-  const worker = startWorker("d1", fleet.pg.urlFor("delegate_answer"), pi.cwd, release);
-  await worker.stdoutText(/worker d1 ready/);
+  const pi = sharedPi();
+  const worker = sharedWorker(); // idle, and its children answer at once: the release file is there
 
   // The foreground call's progress: queued until the worker takes the child, then running on it.
   const updates: string[] = [];
-  pi.session.subscribe((event) => {
+  const unsubscribe = pi.session.subscribe((event) => {
     if (event.type !== "tool_execution_update" || event.toolName !== "external_delegate") return;
     updates.push(((event.partialResult as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join(""));
   });
+  onTestFinished(unsubscribe);
   const receipt = await pi.callTool("external_delegate", delegation("Fleet part"));
   expect(receipt.isError).toBe(false);
   expect(updates[0]).toMatch(/^Child ag_\S+ queued: waiting for a worker: 0 turns/);
@@ -79,46 +124,12 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   expect(run.refs.diagnostics).toEqual({ action: "inspect", runIds: [run.runId], view: "diagnostics" });
   expect(shapeOf(receipt.structuredContent, "diagnostics")).toEqual(shapeOf(here.structuredContent));
   expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
-  worker.child.kill("SIGTERM");
-  expect((await worker.done).code).toBe(0);
-}, 300_000);
-
-test("a background delegation is queued until a worker takes it, runs there, hears a steer, and cannot be resumed away from that worker", async () => {
-  const pi = await dbosSession("delegate_background");
-  const accepted = await pi.callTool("external_delegate", delegation("Queued part", { background: true }));
-  expect(accepted.isError).toBe(false);
-  const { runId } = runOf(accepted);
-  expect(runOf(accepted).state.status).toBe("queued");
-  expect(await inspect(pi, runId)).toMatch(/^\s*status: queued; live: yes/m);
-
-  const release = join(sandbox.root, "background-release");
-  const worker = startWorker("b1", fleet.pg.urlFor("delegate_background"), pi.cwd, release);
-  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
-  // Running once the coordinator's look at the queue sees the worker took it.
-  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
-
-  const steered = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the README." });
-  expect(steered.structuredContent).toMatchObject({ ok: true, data: { runId, status: "queued", held: false } });
-  await worker.stdoutText(new RegExp(`steered ${runId}/delegate`));
-  writeFileSync(release, "");
-
-  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
-  expect(await inspect(pi, runId, "final")).toContain("heard: Also check the README.");
-  expect(await inspect(pi, runId, "diagnostics")).toContain("ran on worker b1");
-
-  // Its Pi session stayed on the worker: a resume is refused, with nothing launched.
-  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
-  expect(resumed.isError).toBe(true);
-  expect(resumed.structuredContent).toMatchObject({ ok: false, error: { code: "request_invalid" } });
-  expect(resumed.text).toContain(`ran on worker b1, and its pi session stayed on that machine`);
-  worker.child.kill("SIGTERM");
-  expect((await worker.done).code).toBe(0);
 }, 300_000);
 
 test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled", async () => {
-  const pi = await dbosSession("delegate_cancel");
-  const release = join(sandbox.root, "cancel-release"); // never written: the child waits until cancelled
-  const worker = startWorker("c1", fleet.pg.urlFor("delegate_cancel"), pi.cwd, release);
+  const pi = sharedPi();
+  const worker = sharedWorker();
+  rmSync(shared.release); // from here the worker's children wait until cancelled
   const accepted = await pi.callTool("external_delegate", delegation("Cancelled part", { background: true }));
   const { runId } = runOf(accepted);
   await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
@@ -130,13 +141,15 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
 
   // The parent's abort stops a foreground delegation's child on the worker the same way.
+  const startedSoFar = [...(await worker.stdoutText(/ready/)).matchAll(/started (ag_\S+)\/delegate run/g)].map((found) => found[1]!);
   const call = pi.callTool("external_delegate", delegation("Aborted part"));
-  const another = new RegExp(`started (?!${runId})(ag_\\S+)/delegate run`);
+  const another = new RegExp(`started (?!${startedSoFar.join("|")})(ag_\\S+)/delegate run`);
   const abortedId = another.exec(await worker.stdoutText(another))![1]!;
   await pi.session.abort();
   const aborted = await call;
   expect(aborted.structuredContent).toMatchObject({ ok: false, error: { code: "cancelled" }, data: { run: { runId: abortedId, state: { status: "done", outcome: "cancelled" } } } });
   await worker.stdoutText(new RegExp(`settled ${abortedId}/delegate run ${abortedId} cancelled`));
+  shared.worker = undefined;
   worker.child.kill("SIGTERM");
   expect((await worker.done).code).toBe(0);
 }, 300_000);
@@ -144,9 +157,9 @@ test("external_runs cancel of a background delegation, and the parent's abort of
 test("a worktree delegation on the dbos backend runs on the coordinator, where its worktree is, and says so", async () => {
   const repo = makeRepo();
   onTestFinished(() => rmSync(repo, { recursive: true, force: true }));
-  const pi = await startPiSession({ cwd: repo, env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor("delegate_worktree") } });
+  const pi = await startPiSession({ cwd: repo, env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(DATABASE) } });
   onTestFinished(() => pi.dispose());
-  // No worker runs: the child needs none.
+  // No worker runs any more (the tests above stopped it): the child needs none.
   const receipt = await pi.callTool("external_delegate", delegation("Isolated part", { isolation: "worktree" }), { children: [fauxAssistantMessage("done here")] });
   expect(receipt.isError).toBe(false);
   const { runId } = runOf(receipt);
