@@ -2,7 +2,7 @@
 // against its base. Text when the patch is UTF-8 (a person can read and write it), `{ base64 }`
 // when it is not (a text file in another encoding), so every byte survives the JSON line.
 import { isUtf8 } from "node:buffer";
-import { redactText } from "../runs/index.ts";
+import { redactGitPatch } from "../runs/index.ts";
 import { isRecord } from "./cli/guards.ts";
 
 export type RecordedChanges = string | { base64: string };
@@ -27,27 +27,17 @@ export function patchBytes(changes: RecordedChanges): Buffer {
   return typeof changes === "string" ? Buffer.from(changes, "utf8") : Buffer.from(changes.base64, "base64");
 }
 
-// Each file's part of a patch; a binary file's part holds base85 data after this line.
-const FILE_PART = /(?=^diff --git )/m;
-const BINARY_DATA = "\nGIT binary patch\n";
-
-/**
- * The patch with secrets redacted as every view redacts text, file by file. Binary data is kept
- * as git encoded it: redacting its base85 lines would only corrupt it, and they hold no text.
- */
-function redactPatch(patch: string): string {
-  return patch
-    .split(FILE_PART)
-    .map((part) => {
-      const binary = part.indexOf(BINARY_DATA);
-      return binary === -1 ? redactText(part).text : redactText(part.slice(0, binary)).text + part.slice(binary);
-    })
-    .join("");
+/** A recorded patch as a cassette keeps it, and the binary files left out of it because their bytes hold a secret. */
+export interface KeptChanges {
+  /** Redacted, text when it is UTF-8, else base64; none when nothing is left to keep. */
+  changes?: RecordedChanges;
+  withheld: string[];
 }
 
-/** A recorded patch as a cassette keeps it: redacted, text when it is UTF-8, else base64. */
-export function recordedChanges(patch: Buffer): RecordedChanges {
-  if (isUtf8(patch)) return redactPatch(patch.toString("utf8"));
+export function recordedChanges(patch: Buffer): KeptChanges {
+  const utf8 = isUtf8(patch);
   // latin1 maps each byte to one character and back, and redaction writes only ASCII.
-  return { base64: Buffer.from(redactPatch(patch.toString("latin1")), "latin1").toString("base64") };
+  const { text, withheld } = redactGitPatch(patch.toString(utf8 ? "utf8" : "latin1"), "drop");
+  if (text === "") return { withheld };
+  return { changes: utf8 ? text : { base64: Buffer.from(text, "latin1").toString("base64") }, withheld };
 }

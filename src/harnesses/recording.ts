@@ -33,7 +33,12 @@ async function changesOf(request: ChildRequest): Promise<RecordedChanges | undef
   if (!request.worktree) return undefined;
   try {
     const patch = await request.worktree.changes();
-    return patch ? recordedChanges(patch) : undefined;
+    if (!patch) return undefined;
+    const { changes, withheld } = recordedChanges(patch);
+    for (const file of withheld) {
+      request.onDiagnostic({ type: "error", message: `the cassette leaves out the binary file ${file}: its bytes hold a secret, which cannot be redacted without corrupting it` });
+    }
+    return changes;
   } catch (error) {
     request.onDiagnostic({ type: "error", message: `the cassette keeps no changes for this child: ${(error as Error).message}` });
     return undefined;

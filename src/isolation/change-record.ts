@@ -2,7 +2,7 @@
 // shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { redactText, type RunFiles } from "../runs/index.ts";
+import { redactGitPatch, type RunFiles } from "../runs/index.ts";
 import type { ChangeStats } from "./changes.ts";
 
 /** unavailable: the child's changes could not be kept (its `changes_unavailable` diagnostic says why). */
@@ -30,7 +30,10 @@ export function writeChangeRecord(files: Pick<RunFiles, "changes">, record: Chan
   return writeFile(files.changes, `${JSON.stringify(record)}\n`, { mode: 0o600 });
 }
 
-/** The patch as the view shows it: secrets redacted like every other view (the ref keeps the exact bytes). */
+/**
+ * The patch as the view shows it: secrets redacted like every other view, binary data searched too
+ * and withheld (with a note) when it holds one. The ref keeps the exact bytes.
+ */
 export function writePatch(files: Pick<RunFiles, "patch">, patch: string): Promise<void> {
-  return writeFile(files.patch, redactText(patch).text, { mode: 0o600 });
+  return writeFile(files.patch, redactGitPatch(patch, "note").text, { mode: 0o600 });
 }

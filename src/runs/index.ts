@@ -21,6 +21,7 @@ export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type M
 export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunFiles, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactedJson, redactText, redactValue, REDACTED } from "./redact/index.ts";
+export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
 export { printable, stripControls } from "./controls.ts";
 export { errorCode } from "./fsio.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
