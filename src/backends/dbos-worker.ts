@@ -15,6 +15,8 @@ import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.t
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { takeSteers } from "./steers.ts";
+import { deleteSavedSession, deleteSettledSessions, loadSavedSession, type SavedSession } from "./child-sessions.ts";
+import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 
 export interface WorkerOptions {
@@ -22,14 +24,24 @@ export interface WorkerOptions {
   /** The DBOS executor ID: a worker restarted under the same name recovers what it was running. */
   name: string;
   concurrency: number;
-  /** `steering` takes the steers the coordinator sends this child through the database. */
-  run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox): Promise<RemoteChildResult>;
+  /**
+   * `steering` takes the steers the coordinator sends this child through the database; `sessions`
+   * holds what an earlier worker saved of its Pi session, and where this worker checkpoints it.
+   */
+  run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox, sessions: WorkerChildSession): Promise<RemoteChildResult>;
   onStarted(request: RemoteChildRequest): void;
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
+}
+
+/** A child's Pi session in the database (child-sessions.ts): what was saved, and the checkpoints to come. */
+export interface WorkerChildSession {
+  saved: SavedSession | null;
+  /** Starts checkpointing; failures are told through `onDiagnostic`. */
+  open(onDiagnostic: (message: string) => void): SessionCheckpoints;
 }
 
 export interface RunningWorker {
@@ -50,6 +62,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
   const running = new Map<string, { controller: AbortController; steering: SteeringInbox }>();
+  const { default: pg } = await import("pg");
+  // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+  pool.on("error", () => undefined); // a lost connection is retried at the next beat
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: options.databaseUrl,
@@ -68,8 +84,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           const steering = new SteeringInbox();
           running.set(request.workflowId, { controller, steering });
           options.onStarted(request);
+          // Unreadable now (the database is away): the child starts afresh rather than waiting.
+          const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
+          let checkpoints: SessionCheckpoints | undefined;
+          const sessions: WorkerChildSession = {
+            saved,
+            open: (onDiagnostic) => (checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, onDiagnostic })),
+          };
           try {
-            const result = await options.run(request, controller.signal, steering);
+            const result = await options.run(request, controller.signal, steering, sessions);
+            // The child settled: its saved session goes (a sweep deletes it if this fails).
+            await checkpoints?.drain();
+            await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
             options.onSettled(request, result);
             return result;
           } finally {
@@ -87,15 +113,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await DBOS.registerQueue(CHILD_QUEUE, { workerConcurrency: options.concurrency, minPollingIntervalMs: 100, onConflict: "always_update" });
   } catch (error) {
     await DBOS.shutdown().catch(() => undefined);
+    await pool.end().catch(() => undefined);
     throw unusableDatabase(options.databaseUrl, error);
   }
-  const { default: pg } = await import("pg");
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
-  pool.on("error", () => undefined); // a lost connection is retried at the next beat
   const me = { name: options.name, version: applicationVersion(), concurrency: options.concurrency };
   await beat(pool, me);
   const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
   const sweep = setInterval(() => {
+    void deleteSettledSessions(pool).catch(() => undefined);
     void claimSilentWorkersChildren(pool)
       .then(async (ids) => {
         if (ids.length === 0) return;
