@@ -4,7 +4,7 @@
  * pi harness answered by Pi's faux provider. The first worker is killed with SIGKILL after the
  * child's first turn (a tool call and its result) is saved, while its second model request waits.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
@@ -20,14 +20,17 @@ const fleet = fleetFixture();
 const { sandbox, project } = fleet;
 /** One line per run of turn 1's command, wherever it runs. */
 const ranLog = join(sandbox.root, "turn-one-ran");
+/** Turn 1's command ends once the test has steered the child. */
+const steered = join(sandbox.root, "steered");
 /** The model's answer after the tool's result waits for this file: the child is held in turn 2. */
 const release = join(sandbox.root, "release-turn-two");
 sandbox.fauxRules([
   {
     match: "Do the two-turn part",
-    tool: { name: "bash", arguments: { command: `echo ran >> ${ranLog}; echo output of turn one` } },
-    then: "done after: {toolResult}",
+    tool: { name: "bash", arguments: { command: `echo ran >> ${ranLog}; while [ ! -e ${steered} ]; do sleep 0.1; done; echo output of turn one` } },
+    then: "done after: {toolResult}; last heard: {lastUser}",
     thenWaitFor: release,
+    once: true,
   },
 ]);
 const script = sandbox.file(
@@ -51,15 +54,20 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string): Pr
   }
 }
 
-test("a worker killed after the child's first turn was saved: another worker continues its Pi session from turn 2, turn 1's tool call is not made again, and the script gets the answer once", async () => {
+test("a worker killed after the child's first turn and a steer were saved: another worker continues its Pi session from turn 2 with the steer, turn 1's tool call is not made again, and the script gets the answer once", async () => {
   const url = fleet.pg.urlFor("fleet_takeover");
   const first = fleet.startWorker("w1", url, ["--concurrency", "1", ...MODEL]);
   await first.stdoutText(/worker w1 ready/);
   const coordinator = fleet.start(["run", script, "--cwd", project, ...MODEL], { PI_FLOW_DATABASE_URL: url, PI_FLOW_BACKEND: "dbos" });
   const workflowId = /started (\S+\/agent\/0) run ag_/.exec(await first.stdoutText(/started \S+\/agent\/0 run ag_/))![1]!;
-  // Turn 1 ends with its tool's result: w1 checkpoints it, then waits on the model in turn 2.
-  const savedToolResult = `SELECT 1 FROM pi_flow.child_sessions WHERE workflow_id = '${workflowId}' AND entry LIKE '%"role":"toolResult"%'`;
-  while ((await query(url, savedToolResult)).length === 0) await sleep(50);
+  // A steer reaches w1 while turn 1's command runs (the coordinator's external_runs steer writes it so).
+  while (!existsSync(ranLog)) await sleep(50);
+  await query(url, `INSERT INTO pi_flow.steers (workflow_id, message) VALUES ('${workflowId}', 'Also say what you heard last.')`);
+  await first.stdoutText(new RegExp(`steered ${workflowId}`));
+  writeFileSync(steered, "");
+  // Turn 1 ends with its tool's result, turn 2's request takes the steer: w1 checkpoints both, then waits on the model.
+  const savedSteer = `SELECT 1 FROM pi_flow.child_sessions WHERE workflow_id = '${workflowId}' AND entry LIKE '%Also say what you heard last.%'`;
+  while ((await query(url, savedSteer)).length === 0) await sleep(50);
   first.child.kill("SIGKILL");
   await first.done;
   // The 20 s of heartbeat silence that marks a worker dead, passed at once.
@@ -75,8 +83,8 @@ test("a worker killed after the child's first turn was saved: another worker con
 
   const result = await coordinator.done;
   expect(result.code).toBe(0);
-  // The model's turn 2 on w2 read turn 1's tool result, which only w1 ever produced.
-  expect(JSON.parse(result.stdout)).toBe("done after: output of turn one");
+  // The model's turn 2 on w2 read turn 1's tool result, which only w1 ever produced, and the steer w1 took.
+  expect(JSON.parse(result.stdout)).toBe("done after: output of turn one; last heard: Also say what you heard last.");
   expect(readFileSync(ranLog, "utf8")).toBe("ran\n");
   expect(result.stderr).toMatch(/1 children, 0 failed agent\(\) calls/);
 

@@ -35,6 +35,8 @@ export interface FauxRule {
   waitFor?: string;
   /** The answer after the tool's result waits until this file exists; the tool call goes at once. */
   thenWaitFor?: string;
+  /** The tool is called only while the conversation holds no tool result (a steer after it is answered). */
+  once?: boolean;
 }
 
 export interface FlowSandbox {
