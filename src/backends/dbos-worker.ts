@@ -15,7 +15,7 @@ import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.t
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { takeSteers } from "./steers.ts";
-import { deleteSavedSession, deleteSettledSessions, loadSavedSession, type SavedSession } from "./child-sessions.ts";
+import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 
@@ -37,11 +37,13 @@ export interface WorkerOptions {
   onTakeover(workflowIds: readonly string[]): void;
 }
 
-/** A child's Pi session in the database (child-sessions.ts): what was saved, and the checkpoints to come. */
+/** A child's Pi session in the database (child-sessions.ts), for a harness that keeps one. */
 export interface WorkerChildSession {
-  saved: SavedSession | null;
-  /** Starts checkpointing; failures are told through `onDiagnostic`. */
-  open(onDiagnostic: (message: string) => void): SessionCheckpoints;
+  /**
+   * Reads what an earlier worker saved (none when it cannot be read now: the child then starts
+   * afresh rather than waiting) and starts checkpointing; failures are told through `onDiagnostic`.
+   */
+  open(onDiagnostic: (message: string) => void): Promise<SessionCheckpoints>;
 }
 
 export interface RunningWorker {
@@ -84,18 +86,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           const steering = new SteeringInbox();
           running.set(request.workflowId, { controller, steering });
           options.onStarted(request);
-          // Unreadable now (the database is away): the child starts afresh rather than waiting.
-          const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
           let checkpoints: SessionCheckpoints | undefined;
           const sessions: WorkerChildSession = {
-            saved,
-            open: (onDiagnostic) => (checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, onDiagnostic })),
+            async open(onDiagnostic) {
+              const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
+              return (checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, onDiagnostic }));
+            },
           };
           try {
             const result = await options.run(request, controller.signal, steering, sessions);
             // The child settled: its saved session goes (a sweep deletes it if this fails).
-            await checkpoints?.drain();
-            await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
+            if (checkpoints) {
+              await checkpoints.drain();
+              await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
+            }
             options.onSettled(request, result);
             return result;
           } finally {

@@ -83,13 +83,19 @@ function modelFor(harness: string, request: RemoteChildRequest, env: WorkerEnvir
  * A pi child's checkpoints, and the session an earlier worker saved, if any: the child then goes on
  * from it, and its diagnostics say so.
  */
-function piCheckpoint(request: RemoteChildRequest, env: WorkerEnvironment, sessions: WorkerChildSession, diagnostic: (entry: ChildDiagnostic) => void): SessionCheckpoint {
-  const checkpoints = sessions.open((message) => diagnostic({ type: "error", message }));
-  const note = sessions.saved ? takeoverNote(sessions.saved, env.name) : null;
-  if (!sessions.saved || note === null) return { save: checkpoints.save };
+async function piCheckpoint(
+  request: RemoteChildRequest,
+  env: WorkerEnvironment,
+  sessions: WorkerChildSession,
+  diagnostic: (entry: ChildDiagnostic) => void,
+): Promise<SessionCheckpoint> {
+  const checkpoints = await sessions.open((message) => diagnostic({ type: "error", message }));
+  const { saved } = checkpoints;
+  const note = saved ? takeoverNote(saved, env.name) : null;
+  if (!saved || note === null) return { save: checkpoints.save };
   diagnostic({ type: "takeover", message: note });
   env.onContinued?.(request, note);
-  return { saved: sessions.saved.entries, save: checkpoints.save };
+  return { saved: saved.entries, save: checkpoints.save };
 }
 
 /** Runs one child the coordinator sent, on this machine's harness, and gathers what it wrote. */
@@ -111,6 +117,8 @@ export async function runRemoteChild(
   };
   try {
     const child = await createHarness(harness, { agentDir: env.agentDir, model: modelFor(harness, request, env), registry: env.registry, settings: env.settings });
+    // Only a pi child keeps a session to checkpoint and continue; the others run from the start.
+    const checkpoint = sessions && harness === "pi" ? await piCheckpoint(request, env, sessions, onDiagnostic) : undefined;
     result = await child.run({
       profile: request.profile,
       task: request.task,
@@ -127,7 +135,7 @@ export async function runRemoteChild(
       },
       onDiagnostic,
       ...(steering && harness === "pi" ? { steering } : {}),
-      ...(sessions && harness === "pi" ? { checkpoint: piCheckpoint(request, env, sessions, onDiagnostic) } : {}),
+      ...(checkpoint ? { checkpoint } : {}),
     });
   } catch (error) {
     const message = `The child could not run on worker ${env.name}: ${error instanceof Error ? error.message : String(error)}`;
