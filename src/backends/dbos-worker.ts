@@ -63,7 +63,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const sdk = await loadDbos();
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
-  const running = new Map<string, { controller: AbortController; steering: SteeringInbox }>();
+  const running = new Map<string, { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints }>();
   const { default: pg } = await import("pg");
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
@@ -84,18 +84,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         async () => {
           const controller = new AbortController();
           const steering = new SteeringInbox();
-          running.set(request.workflowId, { controller, steering });
+          const child: { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints } = { controller, steering };
+          running.set(request.workflowId, child);
           options.onStarted(request);
-          let checkpoints: SessionCheckpoints | undefined;
           const sessions: WorkerChildSession = {
             async open(onDiagnostic) {
               const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
-              return (checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, onDiagnostic }));
+              // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
+              for (const message of saved?.steers ?? []) steering.send(message);
+              const unread = () => steering.unread;
+              return (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
             },
           };
           try {
             const result = await options.run(request, controller.signal, steering, sessions);
             // The child settled: its saved session goes (a sweep deletes it if this fails).
+            const { checkpoints } = child;
             if (checkpoints) {
               await checkpoints.drain();
               await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
@@ -139,7 +143,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     watching = true;
     const steers = takeSteers(pool, [...running.keys()])
       .then((taken) => {
-        for (const { workflowId, message } of taken) if (running.get(workflowId)?.steering.send(message)) options.onSteered(workflowId);
+        for (const { workflowId, message } of taken) {
+          const child = running.get(workflowId);
+          if (!child?.steering.send(message)) continue;
+          // Saved with the child's session until a turn reads it: a takeover hands it over again.
+          child.checkpoints?.save();
+          options.onSteered(workflowId);
+        }
       })
       .catch(() => undefined); // the database is away: the next look takes them
     void Promise.all([

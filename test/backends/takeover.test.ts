@@ -112,16 +112,22 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   const told: string[] = [];
   try {
-    const place = { pool, workflowId: "wf_bounded/agent/0", worker: "w9", saved: null, onDiagnostic: (message: string) => told.push(message) };
+    let unread: string[] = ["A steer no turn read yet."];
+    const place = { pool, workflowId: "wf_bounded/agent/0", worker: "w9", saved: null, unread: () => unread, onDiagnostic: (message: string) => told.push(message) };
     const checkpoints = sessionCheckpoints(place, 2000);
     const token = "ghp_" + "a1B2c3D4e5".repeat(4);
     checkpoints.save(entries(`the token is ${token}`).slice(0, 1));
+    await checkpoints.drain();
+    // A steer handed to the child but not read by a turn yet is saved beside the entries, then cleared once read.
+    expect((await loadSavedSession(pool, "wf_bounded/agent/0"))?.steers).toEqual(["A steer no turn read yet."]);
+    unread = [];
     checkpoints.save(entries(`the token is ${token}`));
     checkpoints.save([...entries(`the token is ${token}`), ...entries("x".repeat(5000)).map((entry) => ({ ...entry, id: `${entry.id}b` }))]);
     await checkpoints.drain();
     const saved = await loadSavedSession(pool, "wf_bounded/agent/0");
     expect(saved?.worker).toBe("w9");
     expect(saved?.entries).toHaveLength(2);
+    expect(saved?.steers).toEqual([]);
     expect(JSON.stringify(saved?.entries)).not.toContain(token);
     expect(JSON.stringify(saved?.entries)).toContain("[REDACTED]");
     expect(told).toEqual([expect.stringContaining("passed 2000 bytes and is no longer checkpointed")]);
@@ -136,7 +142,7 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
   const away = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/none", max: 1 });
   away.on("error", () => undefined);
   const refused: string[] = [];
-  const checkpoints = sessionCheckpoints({ pool: away, workflowId: "wf_away/agent/0", worker: "w9", saved: null, onDiagnostic: (message) => refused.push(message) });
+  const checkpoints = sessionCheckpoints({ pool: away, workflowId: "wf_away/agent/0", worker: "w9", saved: null, unread: () => [], onDiagnostic: (message) => refused.push(message) });
   checkpoints.save(entries("one"));
   checkpoints.save([...entries("one"), ...entries("two").map((entry) => ({ ...entry, id: `${entry.id}c` }))]);
   await checkpoints.drain();

@@ -29,11 +29,15 @@ const holdCommand = `touch ${held}; while [ ! -e ${release} ]; do sleep 0.2; don
 // The two-turn part: turn 1's command logs each run of it; the model's turn 2 waits for the test.
 const twoTurnRuns = join(sandbox.root, "two-turn-runs");
 const turnTwo = join(sandbox.root, "release-turn-two");
+// The steered part: its first attempt's command runs until its worker stops; a second attempt returns at once.
+const steeredFirst = join(sandbox.root, "steered-first-attempt");
+const steeredCommand = `if [ -e ${steeredFirst} ]; then echo second attempt; else touch ${steeredFirst}; while true; do sleep 0.2; done; fi`;
 sandbox.fauxRules([
   { match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" },
   { match: "Do the held part", tool: { name: "bash", arguments: { command: holdCommand } }, then: "held part done" },
   { match: "Do the polite part", tool: { name: "bash", arguments: { command: politeCommand } }, then: "polite part done" },
   { match: "Do the two-turn part", tool: { name: "bash", arguments: { command: `echo ran >> ${twoTurnRuns}; echo output of turn one` } }, then: "done after: {toolResult}", thenWaitFor: turnTwo },
+  { match: "Do the steered part", tool: { name: "bash", arguments: { command: steeredCommand } }, then: "{toolResult}; last heard: {lastUser}", once: true },
   { match: "Do the endless part", tool: { name: "bash", arguments: { command: `touch ${endless}; while true; do sleep 0.2; done` } }, then: "never" },
 ]);
 const endlessScript = sandbox.file(
@@ -79,6 +83,16 @@ const twoTurnScript = sandbox.file(
     "export const apiVersion = 1;",
     'export const meta = { name: "two-turns" };',
     'const run = await agent({ role: "worker", description: "Two-turn part", prompt: "Do the two-turn part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
+
+const steeredScript = sandbox.file(
+  "steered.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "steered" };',
+    'const run = await agent({ role: "worker", description: "Steered part", prompt: "Do the steered part.", context: { mode: "none" } });',
     "return run.value;",
   ].join("\n"),
 );
@@ -215,6 +229,34 @@ test("a worker killed after a pi child's first turn was saved: after the heartbe
   const record = JSON.parse(runFileText(sandbox, runId, "record.json")) as { usage?: { turns: number; toolCalls: number } };
   expect(record.usage).toMatchObject({ turns: 2, toolCalls: 1 });
   expect((await client.query("SELECT 1 FROM pi_flow.child_sessions")).rowCount).toBe(0);
+  await client.end();
+  second.child.kill("SIGTERM");
+  expect((await second.done).code).toBe(0);
+});
+
+test("a steer the worker had handed to a pi child that no turn had read yet is handed over again by the worker that continues the child", async () => {
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_steer_takeover") };
+  const first = start(["worker", "--name", "w9", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await first.stdoutText(/worker w9 ready/);
+  const coordinator = start(["run", steeredScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  const workflowId = /started (\S+\/agent\/0) run ag_/.exec(await first.stdoutText(/started \S+\/agent\/0 run ag_/))![1]!;
+  while (!existsSync(steeredFirst)) await sleep(50); // turn 1's command runs on w9
+  const client = new pg.Client({ connectionString: database.PI_FLOW_DATABASE_URL });
+  await client.connect();
+  // What the coordinator's external_runs steer writes; w9 takes it and hands it to the child, whose tool call still runs.
+  await client.query("INSERT INTO pi_flow.steers (workflow_id, message) VALUES ($1, $2)", [workflowId, "Also say what you heard last."]);
+  await first.stdoutText(new RegExp(`steered ${workflowId}`));
+  while ((await client.query("SELECT 1 FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId])).rowCount === 0) await sleep(50);
+  first.child.kill("SIGTERM");
+  expect((await first.done).code).toBe(0);
+
+  const second = start(["worker", "--name", "w10", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  const settled = await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+  expect(settled).toMatch(/^continued \S+\/agent\/0 run ag_\S+: continued on worker w10 from turn 1 \(taken over from w9\)$/m);
+  const result = await coordinator.done;
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toBe("second attempt; last heard: Also say what you heard last.");
+  expect((await client.query("SELECT 1 FROM pi_flow.child_session_steers")).rowCount).toBe(0);
   await client.end();
   second.child.kill("SIGTERM");
   expect((await second.done).code).toBe(0);
