@@ -2,6 +2,7 @@ import { FlowError } from "../contract/errors.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
 import { ensureSteersTable } from "./steers.ts";
+import { ensureChildSessionsTable } from "./child-sessions.ts";
 import { applicationVersion } from "./names.ts";
 import { shownUrl } from "./settings.ts";
 
@@ -86,6 +87,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
       await system.connect();
       await ensureWorkersTable(system);
       await ensureSteersTable(system);
+      await ensureChildSessionsTable(system);
       uses = await otherVersionsInUse(system, applicationVersion());
     } catch (error) {
       throw unusableDatabase(url, error);

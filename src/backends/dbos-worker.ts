@@ -15,6 +15,8 @@ import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.t
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { takeSteers } from "./steers.ts";
+import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
+import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 
 export interface WorkerOptions {
@@ -22,14 +24,26 @@ export interface WorkerOptions {
   /** The DBOS executor ID: a worker restarted under the same name recovers what it was running. */
   name: string;
   concurrency: number;
-  /** `steering` takes the steers the coordinator sends this child through the database. */
-  run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox): Promise<RemoteChildResult>;
+  /**
+   * `steering` takes the steers the coordinator sends this child through the database; `sessions`
+   * holds what an earlier worker saved of its Pi session, and where this worker checkpoints it.
+   */
+  run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox, sessions: WorkerChildSession): Promise<RemoteChildResult>;
   onStarted(request: RemoteChildRequest): void;
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
+}
+
+/** A child's Pi session in the database (child-sessions.ts), for a harness that keeps one. */
+export interface WorkerChildSession {
+  /**
+   * Reads what an earlier worker saved (none when it cannot be read now: the child then starts
+   * afresh rather than waiting) and starts checkpointing; failures are told through `onDiagnostic`.
+   */
+  open(onDiagnostic: (message: string) => void): Promise<SessionCheckpoints>;
 }
 
 export interface RunningWorker {
@@ -49,7 +63,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const sdk = await loadDbos();
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
-  const running = new Map<string, { controller: AbortController; steering: SteeringInbox }>();
+  const running = new Map<string, { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints }>();
+  const { default: pg } = await import("pg");
+  // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+  pool.on("error", () => undefined); // a lost connection is retried at the next beat
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: options.databaseUrl,
@@ -66,10 +84,26 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         async () => {
           const controller = new AbortController();
           const steering = new SteeringInbox();
-          running.set(request.workflowId, { controller, steering });
+          const child: { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints } = { controller, steering };
+          running.set(request.workflowId, child);
           options.onStarted(request);
+          const sessions: WorkerChildSession = {
+            async open(onDiagnostic) {
+              const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
+              // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
+              for (const message of saved?.steers ?? []) steering.send(message);
+              const unread = () => steering.unread;
+              return (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
+            },
+          };
           try {
-            const result = await options.run(request, controller.signal, steering);
+            const result = await options.run(request, controller.signal, steering, sessions);
+            // The child settled: its saved session goes (a sweep deletes it if this fails).
+            const { checkpoints } = child;
+            if (checkpoints) {
+              await checkpoints.drain();
+              await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
+            }
             options.onSettled(request, result);
             return result;
           } finally {
@@ -87,15 +121,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await DBOS.registerQueue(CHILD_QUEUE, { workerConcurrency: options.concurrency, minPollingIntervalMs: 100, onConflict: "always_update" });
   } catch (error) {
     await DBOS.shutdown().catch(() => undefined);
+    await pool.end().catch(() => undefined);
     throw unusableDatabase(options.databaseUrl, error);
   }
-  const { default: pg } = await import("pg");
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
-  pool.on("error", () => undefined); // a lost connection is retried at the next beat
   const me = { name: options.name, version: applicationVersion(), concurrency: options.concurrency };
   await beat(pool, me);
   const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
   const sweep = setInterval(() => {
+    void deleteSettledSessions(pool).catch(() => undefined);
     void claimSilentWorkersChildren(pool)
       .then(async (ids) => {
         if (ids.length === 0) return;
@@ -110,7 +143,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     watching = true;
     const steers = takeSteers(pool, [...running.keys()])
       .then((taken) => {
-        for (const { workflowId, message } of taken) if (running.get(workflowId)?.steering.send(message)) options.onSteered(workflowId);
+        for (const { workflowId, message } of taken) {
+          const child = running.get(workflowId);
+          if (!child?.steering.send(message)) continue;
+          // Saved with the child's session until a turn reads it: a takeover hands it over again.
+          child.checkpoints?.save();
+          options.onSteered(workflowId);
+        }
       })
       .catch(() => undefined); // the database is away: the next look takes them
     void Promise.all([

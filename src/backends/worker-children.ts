@@ -3,11 +3,13 @@ import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { HarnessSettings } from "../harnesses/harness-settings.ts";
 import { createHarness, type ChildModel } from "../harnesses/registry.ts";
-import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
+import type { ChildDiagnostic, ChildProgress, ChildResult, SessionCheckpoint } from "../harnesses/types.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { redactText, redactValue } from "../runs/index.ts";
 import type { SteeringInbox } from "../harnesses/steering.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
+import type { WorkerChildSession } from "./dbos-worker.ts";
+import { takeoverNote } from "./session-checkpoint.ts";
 
 /** What one `flow worker` lends every child it runs. */
 export interface WorkerEnvironment {
@@ -25,6 +27,8 @@ export interface WorkerEnvironment {
   projectTrusted: boolean;
   /** Starts the trace of one child on `harness` (`flow worker` plugs in src/telemetry/); none: untraced. */
   trace?(request: RemoteChildRequest, harness: string): ChildTrace;
+  /** This worker continues a child another worker saved the Pi session of; `note` says from where. */
+  onContinued?(request: RemoteChildRequest, note: string): void;
 }
 
 /** What the trace of a child running on this worker hears: the harness's callbacks, then its result. */
@@ -75,15 +79,46 @@ function modelFor(harness: string, request: RemoteChildRequest, env: WorkerEnvir
   return { kind: "pi", model: found };
 }
 
+/**
+ * A pi child's checkpoints, and the session an earlier worker saved, if any: the child then goes on
+ * from it, and its diagnostics say so.
+ */
+async function piCheckpoint(
+  request: RemoteChildRequest,
+  env: WorkerEnvironment,
+  sessions: WorkerChildSession,
+  diagnostic: (entry: ChildDiagnostic) => void,
+): Promise<SessionCheckpoint> {
+  const checkpoints = await sessions.open((message) => diagnostic({ type: "error", message }));
+  const { saved } = checkpoints;
+  const note = saved ? takeoverNote(saved, env.name) : null;
+  if (!saved || note === null) return { save: checkpoints.save };
+  diagnostic({ type: "takeover", message: note });
+  env.onContinued?.(request, note);
+  return { saved: saved.entries, save: checkpoints.save };
+}
+
 /** Runs one child the coordinator sent, on this machine's harness, and gathers what it wrote. */
-export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnvironment, signal: AbortSignal, steering?: SteeringInbox): Promise<RemoteChildResult> {
+export async function runRemoteChild(
+  request: RemoteChildRequest,
+  env: WorkerEnvironment,
+  signal: AbortSignal,
+  steering?: SteeringInbox,
+  sessions?: WorkerChildSession,
+): Promise<RemoteChildResult> {
   const output: string[] = [];
   const diagnostics: ChildDiagnostic[] = [];
   let result: ChildResult;
   const harness = harnessFor(request, env);
   const trace = env.trace?.(request, harness) ?? UNTRACED;
+  const onDiagnostic = (entry: ChildDiagnostic) => {
+    diagnostics.push(entry);
+    trace.diagnostic(entry);
+  };
   try {
     const child = await createHarness(harness, { agentDir: env.agentDir, model: modelFor(harness, request, env), registry: env.registry, settings: env.settings });
+    // Only a pi child keeps a session to checkpoint and continue; the others run from the start.
+    const checkpoint = sessions && harness === "pi" ? await piCheckpoint(request, env, sessions, onDiagnostic) : undefined;
     result = await child.run({
       profile: request.profile,
       task: request.task,
@@ -98,11 +133,9 @@ export async function runRemoteChild(request: RemoteChildRequest, env: WorkerEnv
         output.push(text);
         trace.output(text);
       },
-      onDiagnostic: (entry) => {
-        diagnostics.push(entry);
-        trace.diagnostic(entry);
-      },
+      onDiagnostic,
       ...(steering && harness === "pi" ? { steering } : {}),
+      ...(checkpoint ? { checkpoint } : {}),
     });
   } catch (error) {
     const message = `The child could not run on worker ${env.name}: ${error instanceof Error ? error.message : String(error)}`;

@@ -91,13 +91,14 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     if (model !== undefined) await headless.useModel(model);
     const trace = (request: RemoteChildRequest, harness: string) =>
       telemetry.traceWorkerChild({ ...request, worker: name, role: request.task.agent.replace(/^(role|agent):/, ""), description: request.task.description, harness });
-    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, trace, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
+    const onContinued = (request: RemoteChildRequest, note: string) => process.stdout.write(`continued ${request.workflowId} run ${request.runId}: ${note}\n`);
+    const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, trace, onContinued, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
     const stopped = stopSignal();
     const worker = await startWorker({
       databaseUrl: url,
       name,
       concurrency,
-      run: (request, signal, steering) => runRemoteChild(request, env, signal, steering),
+      run: (request, signal, steering, sessions) => runRemoteChild(request, env, signal, steering, sessions),
       onStarted: (request) => process.stdout.write(`started ${request.workflowId} run ${request.runId}\n`),
       onSettled: (request, answer) => process.stdout.write(`settled ${request.workflowId} run ${request.runId} ${answer.result.outcome}\n`),
       onSteered: (workflowId) => process.stdout.write(`steered ${workflowId}\n`),

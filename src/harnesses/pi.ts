@@ -15,6 +15,7 @@ import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "./types.ts";
 import { addMessageUsage, zeroUsage } from "./usage.ts";
 import { ChildSessionFile, resumedSessionManager } from "./pi-session-file.ts";
+import { continuedSession, type ContinuedSession } from "./pi-continue.ts";
 import { stoppedResult } from "./outcomes.ts";
 
 export interface PiHarnessOptions {
@@ -29,13 +30,15 @@ export interface PiHarnessOptions {
  * ChildSessionFile writes it there, redacted; it is evidence of the run, never a session of the
  * user's own session list. The file sits in the run's folder, which exists.
  */
-function childSessionManager(request: ChildRequest): SessionManager {
+function childSessionManager(request: ChildRequest, continued: ContinuedSession | null): SessionManager {
   const { session, cwd } = request;
+  // Taken over from another worker: the session that worker saved, redacted as it was stored.
+  if (continued) return SessionManager.inMemory(cwd, undefined, continued.entries);
   return session?.resumeFrom === undefined ? SessionManager.inMemory(cwd) : resumedSessionManager(session.resumeFrom, cwd);
 }
 
 /** Builds the child inside the child-context guard, so pi-flow does not install itself in it. */
-async function buildChildSession(request: ChildRequest, options: PiHarnessOptions): Promise<AgentSession> {
+async function buildChildSession(request: ChildRequest, options: PiHarnessOptions, continued: ContinuedSession | null): Promise<AgentSession> {
   const { cwd, profile, outputSchema, loading } = request;
   return runInChildSessionContext(async () => {
     // The child reads the project's settings, extensions and packages only where its parent would.
@@ -58,7 +61,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       model: options.model,
       resourceLoader: loader,
       settingsManager,
-      sessionManager: childSessionManager(request),
+      sessionManager: childSessionManager(request, continued),
       ...(profile.tools ? { tools: profile.tools } : {}),
     });
     try {
@@ -80,10 +83,11 @@ interface QuotaState {
  * Enforces the quotas on the child's own loop: a tool call past maxToolCalls is blocked before it
  * runs, a turn past maxTurns is stopped before its model request, and either stops the child.
  */
-function enforceQuotas(session: AgentSession, request: ChildRequest, state: QuotaState): () => void {
+function enforceQuotas(session: AgentSession, request: ChildRequest, state: QuotaState, spent: ChildUsage): () => void {
   const quotas = request.quotas;
   if (!quotas || (quotas.maxTurns === undefined && quotas.maxToolCalls === undefined)) return () => {};
-  const counts = { turns: 0, toolCalls: 0 };
+  // A continued session's saved turns count against its quotas too.
+  const counts = { turns: spent.turns, toolCalls: spent.toolCalls };
   const stop = (message: string) => {
     if (state.breach !== undefined) return;
     state.breach = message;
@@ -213,21 +217,31 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
     name: "pi",
     async run(request) {
-      const usage = zeroUsage();
-      const session = await buildChildSession(request, options);
+      const saved = request.checkpoint?.saved;
+      const continued = saved ? continuedSession(saved, options.model) : null;
+      const usage = continued ? { ...continued.usage } : zeroUsage();
+      const session = await buildChildSession(request, options, continued);
       const file = request.session ? new ChildSessionFile(session.sessionManager, request.session.file) : undefined;
       const fileError = (message: string) => request.onDiagnostic({ type: "error", message });
       // A resumed child's file holds the conversation it continues from the start, as a fork's would.
       if (request.session?.resumeFrom !== undefined) file?.flush(fileError);
-      const unsubscribe = observe(session, request, usage, () => file?.flush(fileError));
+      const checkpoint = () => request.checkpoint?.save(session.sessionManager.getEntries());
+      const unsubscribe = observe(session, request, usage, () => {
+        file?.flush(fileError);
+        checkpoint();
+      });
       const quota: QuotaState = {};
-      const releaseQuotas = enforceQuotas(session, request, quota);
+      const releaseQuotas = enforceQuotas(session, request, quota, usage);
       attachSteering(session, request);
       const stop = () => void session.abort();
       request.signal.addEventListener("abort", stop, { once: true });
       let thrown: unknown;
       try {
-        if (!request.signal.aborted) await session.prompt(request.prompt);
+        // A continued session goes on from its last whole turn; one that holds its final answer is done.
+        if (!request.signal.aborted) {
+          if (!continued) await session.prompt(request.prompt);
+          else if (!continued.answered) await session.agent.continue();
+        }
         // A steer queued after the child's last model request still gets its answer.
         while (!request.signal.aborted && quota.breach === undefined && session.agent.hasQueuedMessages()) {
           await session.agent.continue();
@@ -240,6 +254,8 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
         releaseQuotas();
         unsubscribe();
         file?.close(fileError);
+        // A stopped child's session may end mid-turn: its last checkpoint stays the last whole turn.
+        if (!request.signal.aborted) checkpoint();
       }
       try {
         return settle(session, request, usage, thrown, quota);

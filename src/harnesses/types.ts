@@ -1,3 +1,4 @@
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { ChildProfile } from "./profiles.ts";
 import type { ChildQuotas } from "./quotas.ts";
 import type { SteeringInbox } from "./steering.ts";
@@ -32,7 +33,9 @@ export type ChildDiagnostic =
   /** What an external CLI wrote to stderr, bounded. */
   | { type: "stderr"; text: string }
   /** The child was answered by the stub harness: no model said it. */
-  | { type: "stub"; message: string };
+  | { type: "stub"; message: string }
+  /** Another worker took the child over and continued the session its earlier worker saved. */
+  | { type: "takeover"; message: string };
 
 /** A worktree child's changes, as cassettes record and replay them (src/isolation/worktree-patch.ts). */
 export interface ChildWorktree {
@@ -85,6 +88,19 @@ export interface ChildRequest {
    * session file of an earlier run to continue with its whole history.
    */
   session?: { file: string; resumeFrom?: string };
+  /**
+   * The pi harness checkpoints the child's Pi session here (after the prompt is in and after each
+   * whole turn) and, when an earlier attempt of this same child saved one, continues it.
+   */
+  checkpoint?: SessionCheckpoint;
+}
+
+/** Where a child running on a worker keeps its Pi session, so another worker can continue it. */
+export interface SessionCheckpoint {
+  /** The session an earlier attempt saved: the child goes on from its last whole turn. */
+  saved?: readonly SessionEntry[];
+  /** Takes the session's entries so far; never throws, never waits. */
+  save(entries: readonly SessionEntry[]): void;
 }
 
 export interface ChildResult {

@@ -33,6 +33,10 @@ export interface FauxRule {
   then?: string;
   /** The answer waits until this file exists: a test holds a child mid-request for as long as it needs. */
   waitFor?: string;
+  /** The answer after the tool's result waits until this file exists; the tool call goes at once. */
+  thenWaitFor?: string;
+  /** The tool is called only while the conversation holds no tool result (a steer after it is answered). */
+  once?: boolean;
 }
 
 export interface FlowSandbox {

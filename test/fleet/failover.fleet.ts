@@ -4,11 +4,12 @@
  * throughout: Postgres, two `flow worker`s and a `flow run`, children on the pi harness answered by
  * Pi's faux provider, the slow part a real shell command.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { FAUX_EXTENSION, flow, startedRunId, type RunningFlow } from "../cli/support.ts";
+import pg from "pg";
+import { FAUX_EXTENSION, flow, runFileText, startedRunId, type RunningFlow } from "../cli/support.ts";
 import { fleetFixture } from "../support/fleet.ts";
 import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 
@@ -25,10 +26,18 @@ const endless = join(sandbox.root, "endless-started");
 const politeFirst = join(sandbox.root, "polite-first-attempt");
 const politeCommand = `if [ -e ${politeFirst} ]; then echo second attempt; else touch ${politeFirst}; while true; do sleep 0.2; done; fi`;
 const holdCommand = `touch ${held}; while [ ! -e ${release} ]; do sleep 0.2; done; echo released`;
+// The two-turn part: turn 1's command logs each run of it; the model's turn 2 waits for the test.
+const twoTurnRuns = join(sandbox.root, "two-turn-runs");
+const turnTwo = join(sandbox.root, "release-turn-two");
+// The steered part: its first attempt's command runs until its worker stops; a second attempt returns at once.
+const steeredFirst = join(sandbox.root, "steered-first-attempt");
+const steeredCommand = `if [ -e ${steeredFirst} ]; then echo second attempt; else touch ${steeredFirst}; while true; do sleep 0.2; done; fi`;
 sandbox.fauxRules([
   { match: "Do the slow part", tool: { name: "bash", arguments: { command } }, then: "slow part done" },
   { match: "Do the held part", tool: { name: "bash", arguments: { command: holdCommand } }, then: "held part done" },
   { match: "Do the polite part", tool: { name: "bash", arguments: { command: politeCommand } }, then: "polite part done" },
+  { match: "Do the two-turn part", tool: { name: "bash", arguments: { command: `echo ran >> ${twoTurnRuns}; echo output of turn one` } }, then: "done after: {toolResult}", thenWaitFor: turnTwo },
+  { match: "Do the steered part", tool: { name: "bash", arguments: { command: steeredCommand } }, then: "{toolResult}; last heard: {lastUser}", once: true },
   { match: "Do the endless part", tool: { name: "bash", arguments: { command: `touch ${endless}; while true; do sleep 0.2; done` } }, then: "never" },
 ]);
 const endlessScript = sandbox.file(
@@ -68,6 +77,26 @@ const script = sandbox.file(
   ].join("\n"),
 );
 
+const twoTurnScript = sandbox.file(
+  "two-turns.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "two-turns" };',
+    'const run = await agent({ role: "worker", description: "Two-turn part", prompt: "Do the two-turn part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
+
+const steeredScript = sandbox.file(
+  "steered.js",
+  [
+    "export const apiVersion = 1;",
+    'export const meta = { name: "steered" };',
+    'const run = await agent({ role: "worker", description: "Steered part", prompt: "Do the steered part.", context: { mode: "none" } });',
+    "return run.value;",
+  ].join("\n"),
+);
+
 const MODEL = ["--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
 
 const start = (args: string[], env: Record<string, string>): RunningFlow => fleet.start(args, env);
@@ -83,6 +112,8 @@ test("a worker killed mid-child: another worker takes the child over after the h
 
   const second = start(["worker", "--name", "w2", "--concurrency", "1", "--cwd", project, ...MODEL], database);
   await second.stdoutText(/took over 1 unfinished children of a silent worker: \S+\/agent\/0/);
+  // Killed in turn 1's tool call: only the prompt was saved, so turn 1 runs again on w2.
+  await second.stdoutText(/continued \S+\/agent\/0 run ag_\S+: continued on worker w2 from turn 1 \(taken over from w1\)/);
   await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
 
   const result = await coordinator.done;
@@ -168,4 +199,65 @@ test("a worker stopped with SIGTERM mid-child hands the child back and exits cle
   const { stdout } = await second.done;
   expect(stdout).not.toMatch(/took over/);
   expect(stdout.match(/^started /gm)).toHaveLength(1);
+  expect(stdout).toMatch(/^continued \S+\/agent\/0 run ag_\S+: continued on worker w6 from turn 1 \(taken over from w5\)$/m);
+});
+
+test("a worker killed after a pi child's first turn was saved: after the heartbeat silence another worker continues from turn 2, the tool runs once, and the usage counts each turn once", async () => {
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_continue") };
+  const first = start(["worker", "--name", "w7", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await first.stdoutText(/worker w7 ready/);
+  const coordinator = start(["run", twoTurnScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  await first.stdoutText(/started \S+\/agent\/0 run ag_/);
+  // Turn 1 ran its command; once w7 has saved its result, the model's turn 2 is waiting.
+  while (!existsSync(twoTurnRuns)) await sleep(50);
+  const client = new pg.Client({ connectionString: database.PI_FLOW_DATABASE_URL });
+  await client.connect();
+  const saved = async () => (await client.query(`SELECT 1 FROM pi_flow.child_sessions WHERE entry LIKE '%"role":"toolResult"%'`)).rowCount ?? 0;
+  while ((await saved()) === 0) await sleep(50);
+  first.child.kill("SIGKILL");
+  writeFileSync(turnTwo, "");
+
+  const second = start(["worker", "--name", "w8", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await second.stdoutText(/took over 1 unfinished children of a silent worker: \S+\/agent\/0/);
+  const settled = await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+  expect(settled).toMatch(/^continued \S+\/agent\/0 run ag_\S+: continued on worker w8 from turn 2 \(taken over from w7\)$/m);
+  const result = await coordinator.done;
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toBe("done after: output of turn one");
+  expect(readFileSync(twoTurnRuns, "utf8")).toBe("ran\n");
+  const runId = /run (ag_\S+) succeeded/.exec(settled)![1]!;
+  const record = JSON.parse(runFileText(sandbox, runId, "record.json")) as { usage?: { turns: number; toolCalls: number } };
+  expect(record.usage).toMatchObject({ turns: 2, toolCalls: 1 });
+  expect((await client.query("SELECT 1 FROM pi_flow.child_sessions")).rowCount).toBe(0);
+  await client.end();
+  second.child.kill("SIGTERM");
+  expect((await second.done).code).toBe(0);
+});
+
+test("a steer the worker had handed to a pi child that no turn had read yet is handed over again by the worker that continues the child", async () => {
+  const database = { PI_FLOW_DATABASE_URL: fleet.pg.urlFor("fleet_steer_takeover") };
+  const first = start(["worker", "--name", "w9", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  await first.stdoutText(/worker w9 ready/);
+  const coordinator = start(["run", steeredScript, "--cwd", project, ...MODEL], { ...database, PI_FLOW_BACKEND: "dbos" });
+  const workflowId = /started (\S+\/agent\/0) run ag_/.exec(await first.stdoutText(/started \S+\/agent\/0 run ag_/))![1]!;
+  while (!existsSync(steeredFirst)) await sleep(50); // turn 1's command runs on w9
+  const client = new pg.Client({ connectionString: database.PI_FLOW_DATABASE_URL });
+  await client.connect();
+  // What the coordinator's external_runs steer writes; w9 takes it and hands it to the child, whose tool call still runs.
+  await client.query("INSERT INTO pi_flow.steers (workflow_id, message) VALUES ($1, $2)", [workflowId, "Also say what you heard last."]);
+  await first.stdoutText(new RegExp(`steered ${workflowId}`));
+  while ((await client.query("SELECT 1 FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId])).rowCount === 0) await sleep(50);
+  first.child.kill("SIGTERM");
+  expect((await first.done).code).toBe(0);
+
+  const second = start(["worker", "--name", "w10", "--concurrency", "1", "--cwd", project, ...MODEL], database);
+  const settled = await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
+  expect(settled).toMatch(/^continued \S+\/agent\/0 run ag_\S+: continued on worker w10 from turn 1 \(taken over from w9\)$/m);
+  const result = await coordinator.done;
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toBe("second attempt; last heard: Also say what you heard last.");
+  expect((await client.query("SELECT 1 FROM pi_flow.child_session_steers")).rowCount).toBe(0);
+  await client.end();
+  second.child.kill("SIGTERM");
+  expect((await second.done).code).toBe(0);
 });

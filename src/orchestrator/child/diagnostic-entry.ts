@@ -18,5 +18,7 @@ export function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
       return { level: "warn", code: "stderr", message: entry.text };
     case "stub":
       return { level: "warn", code: "stubbed", message: entry.message };
+    case "takeover":
+      return { level: "info", code: "takeover", message: entry.message };
   }
 }

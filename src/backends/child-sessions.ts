@@ -1,0 +1,117 @@
+/**
+ * Pi sessions of children running on workers, checkpointed in the database so that a worker that
+ * takes a child over (its worker died or stopped) continues the session instead of starting afresh.
+ *
+ * One row per session entry, keyed by the child's DBOS workflow ID and the entry's place in the
+ * session: a checkpoint appends the entries the session gained since the last one, and a retried
+ * append writes nothing twice. Beside them, `child_session_steers` holds the steers the worker had
+ * handed to the child that its session had not taken into a turn yet (they are not in the
+ * entries): the worker that continues the child hands them over again. Rows go when the child's
+ * workflow settles: the worker deletes them as the child ends, and every sweep deletes those of
+ * workflows no longer queued or running.
+ *
+ * Contract with the caller: `ensureChildSessionsTable` runs under the migration lock (dbos-load.ts);
+ * the entries given are already redacted.
+ */
+import type { Client, Pool, PoolClient } from "pg";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+
+type Queryable = Pick<Client | Pool | PoolClient, "query">;
+
+export async function ensureChildSessionsTable(db: Queryable): Promise<void> {
+  await db.query(
+    "CREATE TABLE IF NOT EXISTS pi_flow.child_sessions (workflow_id text NOT NULL, seq integer NOT NULL, worker text NOT NULL, entry text NOT NULL, saved_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (workflow_id, seq))",
+  );
+  await db.query("CREATE TABLE IF NOT EXISTS pi_flow.child_session_steers (workflow_id text PRIMARY KEY, messages text NOT NULL)");
+}
+
+/** A child's session as an earlier worker saved it. */
+export interface SavedSession {
+  entries: SessionEntry[];
+  /** The worker that saved its last entry. */
+  worker: string;
+  /** Steers handed to the child that no turn of it had read yet: to hand over again, in order. */
+  steers: string[];
+}
+
+/**
+ * Appends `entries` as the session's entries from place `from` on (entries already there stay as
+ * they are) and replaces the steers not read yet with `unread`, in one statement: a takeover never
+ * sees a steer both in the entries and among the unread.
+ */
+export async function appendSessionEntries(
+  db: Queryable,
+  workflowId: string,
+  worker: string,
+  from: number,
+  entries: readonly string[],
+  unread: readonly string[],
+): Promise<void> {
+  await db.query(
+    `WITH appended AS (
+       INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry)
+       SELECT $1, $3::integer + ord - 1, $2, entry FROM unnest($4::text[]) WITH ORDINALITY AS t(entry, ord)
+       ON CONFLICT (workflow_id, seq) DO NOTHING RETURNING 1
+     ), cleared AS (
+       DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1 AND $5::text IS NULL RETURNING 1
+     )
+     INSERT INTO pi_flow.child_session_steers (workflow_id, messages) SELECT $1, $5 WHERE $5::text IS NOT NULL
+     ON CONFLICT (workflow_id) DO UPDATE SET messages = EXCLUDED.messages`,
+    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread) : null],
+  );
+}
+
+async function unreadSteers(db: Queryable, workflowId: string): Promise<string[]> {
+  const { rows } = await db.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+  try {
+    const parsed: unknown = rows[0] ? JSON.parse(rows[0].messages) : [];
+    return Array.isArray(parsed) ? parsed.filter((message): message is string => typeof message === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+const isEntry = (value: unknown): value is SessionEntry =>
+  value !== null && typeof value === "object" && typeof (value as { type?: unknown }).type === "string" && typeof (value as { id?: unknown }).id === "string";
+
+/**
+ * The child's saved session, its entries in order up to the first gap or unreadable row (a
+ * checkpoint always ends on a whole turn, so what precedes a gap is a session Pi can continue); none
+ * when nothing was saved.
+ */
+export async function loadSavedSession(db: Queryable, workflowId: string): Promise<SavedSession | null> {
+  const { rows } = await db.query<{ seq: number; worker: string; entry: string }>(
+    "SELECT seq, worker, entry FROM pi_flow.child_sessions WHERE workflow_id = $1 ORDER BY seq",
+    [workflowId],
+  );
+  const entries: SessionEntry[] = [];
+  let worker = "";
+  for (const row of rows) {
+    if (row.seq !== entries.length) break;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(row.entry);
+    } catch {
+      break;
+    }
+    if (!isEntry(parsed)) break;
+    entries.push(parsed);
+    worker = row.worker;
+  }
+  const steers = await unreadSteers(db, workflowId);
+  return entries.length === 0 && steers.length === 0 ? null : { entries, worker, steers };
+}
+
+export async function deleteSavedSession(db: Queryable, workflowId: string): Promise<void> {
+  await db.query("DELETE FROM pi_flow.child_sessions WHERE workflow_id = $1", [workflowId]);
+  await db.query("DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+}
+
+/** Deletes the sessions of children whose workflow is no longer queued or running (settled, cancelled, or gone). */
+export async function deleteSettledSessions(db: Queryable, dbosSchema = "dbos"): Promise<void> {
+  for (const table of ["child_sessions", "child_session_steers"]) {
+    await db.query(
+      `DELETE FROM pi_flow.${table} s WHERE NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id AND w.status IN ('PENDING', 'ENQUEUED'))`,
+    );
+  }
+}

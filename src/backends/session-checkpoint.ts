@@ -1,0 +1,92 @@
+/**
+ * The worker's side of a pi child's checkpoints: the harness hands over its session's entries after
+ * the prompt is in and after each whole turn; this redacts what is new and appends it to
+ * pi_flow.child_sessions (child-sessions.ts), one write at a time, in order, with the steers handed
+ * to the child that no turn has read yet (the worker also saves when it hands one over).
+ *
+ * A checkpoint never fails the child: a write that fails is reported once as a diagnostic and
+ * tried again with the next checkpoint. What is stored is bounded as a local session file is read
+ * (TRANSCRIPT_MAX_BYTES): a session past it is no longer checkpointed, and a takeover continues
+ * from the last turn that fit.
+ */
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { continuedSession } from "../harnesses/pi-continue.ts";
+import { TRANSCRIPT_MAX_BYTES } from "../harnesses/pi-session-file.ts";
+import { errorCode, redactedJson } from "../runs/index.ts";
+import { appendSessionEntries, type SavedSession } from "./child-sessions.ts";
+import type { Pool } from "pg";
+
+export interface SessionCheckpoints {
+  /** What an earlier worker saved of this child, to continue; none when it starts afresh. */
+  saved: SavedSession | null;
+  /**
+   * Saves the session's entries (none: those of the last save) with the steers it has not read yet;
+   * never throws, and returns at once (the write goes on behind).
+   */
+  save(entries?: readonly SessionEntry[]): void;
+  /** Resolves once every checkpoint asked for so far is written or has failed. */
+  drain(): Promise<void>;
+}
+
+export interface CheckpointPlace {
+  pool: Pool;
+  workflowId: string;
+  worker: string;
+  saved: SavedSession | null;
+  /** The steers handed to the child that it has not read yet (its SteeringInbox's unread). */
+  unread(): readonly string[];
+  /** Where a failed or bounded checkpoint is told, once each; must not throw. */
+  onDiagnostic(message: string): void;
+}
+
+export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT_MAX_BYTES): SessionCheckpoints {
+  // Entries already in the database: a continued session's saved ones are there from the start.
+  let stored = place.saved?.entries.length ?? 0;
+  let bytes = (place.saved?.entries ?? []).reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry), "utf8"), 0);
+  let full = false;
+  let failing = false;
+  let writing: Promise<void> = Promise.resolve();
+  let latest: readonly SessionEntry[] = place.saved?.entries ?? [];
+  let unreadSaved = JSON.stringify(place.saved?.steers ?? []);
+  const write = (entries: readonly SessionEntry[], unread: readonly string[]) => async () => {
+    let lines = full ? [] : entries.slice(stored).map((entry) => redactedJson(entry) ?? "null");
+    const size = lines.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8"), 0);
+    if (bytes + size > maxBytes) {
+      full = true;
+      lines = [];
+      place.onDiagnostic(`The child's Pi session passed ${maxBytes} bytes and is no longer checkpointed: a worker that takes it over continues from its last turn saved.`);
+    }
+    if (lines.length === 0 && JSON.stringify(unread) === unreadSaved) return;
+    try {
+      await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread);
+      stored += lines.length;
+      bytes += lines.length > 0 ? size : 0;
+      unreadSaved = JSON.stringify(unread);
+      failing = false;
+    } catch (error) {
+      if (!failing) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${errorCode(error) ?? "error"}); it is tried again after the next turn.`);
+      failing = true;
+    }
+  };
+  return {
+    saved: place.saved,
+    save(entries) {
+      if (entries) latest = [...entries];
+      writing = writing.then(write(latest, [...place.unread()]));
+    },
+    drain: () => writing,
+  };
+}
+
+/**
+ * What a child's evidence says when a worker continues another's saved session, e.g. `continued on
+ * worker w2 from turn 3 (taken over from w1)`; none when nothing whole was saved (it starts afresh).
+ */
+export function takeoverNote(saved: SavedSession, worker: string): string | null {
+  const continued = continuedSession(saved.entries, undefined);
+  if (!continued) return null;
+  const from = `(taken over from ${saved.worker})`;
+  return continued.answered
+    ? `answered on worker ${worker} with the final answer its Pi session had saved ${from}`
+    : `continued on worker ${worker} from turn ${continued.usage.turns + 1} ${from}`;
+}

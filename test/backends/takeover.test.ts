@@ -1,0 +1,64 @@
+/**
+ * What a worker saves of a pi child's session so another can continue it (the takeover itself, with
+ * real processes killed, is in `npm run test:fleet`: test/fleet/takeover.fleet.ts): checkpoints in
+ * the tests' own Postgres, redacted, bounded, cleared, and never a failure of the child.
+ */
+import pg from "pg";
+import { expect, test } from "vitest";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { fleetFixture } from "../support/fleet.ts";
+import { deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
+import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
+import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
+
+const fleet = fleetFixture();
+
+/** A saved session's entries as the harness hands them over: a user message, then one with `text`. */
+const entries = (text: string): SessionEntry[] => [
+  { type: "message", id: "u0000001", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: [{ type: "text", text: "Do it." }], timestamp: 0 } },
+  { type: "message", id: "u0000002", parentId: "u0000001", timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: [{ type: "text", text }], timestamp: 1 } },
+];
+
+test("checkpoints are redacted and bounded, and a database that refuses them costs the child one diagnostic, never a failure", async () => {
+  const url = fleet.pg.urlFor("fleet_checkpoints");
+  await migrate(await loadDbos(), url); // DBOS's schema and pi-flow's tables, as a worker makes them
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const told: string[] = [];
+  try {
+    let unread: string[] = ["A steer no turn read yet."];
+    const place = { pool, workflowId: "wf_bounded/agent/0", worker: "w9", saved: null, unread: () => unread, onDiagnostic: (message: string) => told.push(message) };
+    const checkpoints = sessionCheckpoints(place, 2000);
+    const token = "ghp_" + "a1B2c3D4e5".repeat(4);
+    checkpoints.save(entries(`the token is ${token}`).slice(0, 1));
+    await checkpoints.drain();
+    // A steer handed to the child but not read by a turn yet is saved beside the entries, then cleared once read.
+    expect((await loadSavedSession(pool, "wf_bounded/agent/0"))?.steers).toEqual(["A steer no turn read yet."]);
+    unread = [];
+    checkpoints.save(entries(`the token is ${token}`));
+    checkpoints.save([...entries(`the token is ${token}`), ...entries("x".repeat(5000)).map((entry) => ({ ...entry, id: `${entry.id}b` }))]);
+    await checkpoints.drain();
+    const saved = await loadSavedSession(pool, "wf_bounded/agent/0");
+    expect(saved?.worker).toBe("w9");
+    expect(saved?.entries).toHaveLength(2);
+    expect(saved?.steers).toEqual([]);
+    expect(JSON.stringify(saved?.entries)).not.toContain(token);
+    expect(JSON.stringify(saved?.entries)).toContain("[REDACTED]");
+    expect(told).toEqual([expect.stringContaining("passed 2000 bytes and is no longer checkpointed")]);
+    // Rows of a workflow that is not queued or running (here: none at all) go at the next sweep.
+    await deleteSettledSessions(pool);
+    expect(await loadSavedSession(pool, "wf_bounded/agent/0")).toBeNull();
+  } finally {
+    await pool.end();
+  }
+
+  // A database that is away: the save reports once and returns; the child is never held.
+  const away = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/none", max: 1 });
+  away.on("error", () => undefined);
+  const refused: string[] = [];
+  const checkpoints = sessionCheckpoints({ pool: away, workflowId: "wf_away/agent/0", worker: "w9", saved: null, unread: () => [], onDiagnostic: (message) => refused.push(message) });
+  checkpoints.save(entries("one"));
+  checkpoints.save([...entries("one"), ...entries("two").map((entry) => ({ ...entry, id: `${entry.id}c` }))]);
+  await checkpoints.drain();
+  expect(refused).toEqual([expect.stringMatching(/^A checkpoint of the child's Pi session could not be written \(ECONNREFUSED\); it is tried again after the next turn\.$/)]);
+  await away.end();
+});
