@@ -92,27 +92,39 @@ function secretUnderKey(key: string, item: string): boolean {
   return isSecretKeyName(key) && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
+/**
+ * Redacts the strings of a freshly parsed JSON value in place: the parse made it, so no one else
+ * holds it, and an entry with nothing to redact (the common case) costs no copy.
+ */
 function walk(value: unknown, state: { changed: boolean }): unknown {
   if (typeof value === "string") {
     const r = redactText(value);
     if (r.changed) state.changed = true;
     return r.text;
   }
-  if (Array.isArray(value)) return value.map((item) => walk(item, state));
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      let next: unknown;
-      if (typeof item === "string" && item !== REDACTED && secretUnderKey(key, item)) {
-        next = REDACTED;
-        state.changed = true;
-      } else {
-        next = walk(item, state);
-      }
-      // defineProperty, not assignment: a "__proto__" key from JSON must stay data, not a prototype.
-      Object.defineProperty(out, key, { value: next, enumerable: true, writable: true, configurable: true });
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === "object") walk(item, state);
+      else if (typeof item === "string") value[i] = walk(item, state);
     }
-    return out;
+    return value;
+  }
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      if (typeof item === "string") {
+        const next = item !== REDACTED && secretUnderKey(key, item) ? REDACTED : walk(item, state);
+        if (next !== item) {
+          state.changed = true;
+          // defineProperty, not assignment: a "__proto__" key from JSON must stay data, not a prototype.
+          Object.defineProperty(record, key, { value: next, enumerable: true, writable: true, configurable: true });
+        }
+      } else if (item !== null && typeof item === "object") {
+        walk(item, state);
+      }
+    }
   }
   return value;
 }
