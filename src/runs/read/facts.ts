@@ -34,6 +34,11 @@ export interface RunFacts {
   integrity: Integrity;
   final: FinalSource | null;
   diagnosticsBytes: number;
+  /**
+   * What the run's owner says it wrote to its logs (its entry here, or its record): a log it never
+   * wrote to has no file, and reads empty rather than lost. Undefined when only the journal is left.
+   */
+  logBytesWritten?: { output: number; diagnostics: number };
 }
 
 /** A final value in hand (memory, or read from the terminal line), or in its final file. */
@@ -101,6 +106,8 @@ export function resolveFacts(ctx: FactsContext, runId: string, owner?: SettledBy
     final: null,
     diagnosticsBytes: 0,
   };
+  const written = entry ?? record;
+  if (written) facts.logBytesWritten = { output: written.outputBytes, diagnostics: written.diagnosticsBytes };
   const children = entry?.children ?? record?.children;
   const usage = entry?.usage ?? record?.usage;
   if (children) facts.children = children;
