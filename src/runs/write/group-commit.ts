@@ -15,8 +15,8 @@ import { processGlobal } from "../../process/global.ts";
  * - rewrites of a file that is only a cache (a run's record), coalesced per file: however often a
  *   run's record changes in a turn, it is rewritten once, with its latest content.
  *
- * One batch per turn of the event loop does both on libuv's thread pool, however many runs queued
- * work: many runs that start or settle together cost one batch, and the host's event loop is not
+ * One batch at a time does both on libuv's thread pool, however many runs queued work: many runs
+ * that start or settle together cost one batch, and the host's event loop is not
  * held up by file creation and renames. Batches run one after another, in phases that keep the
  * documented order across a power loss: final values (and the directory entries that placed them)
  * before journals and logs, journals before records; a record is rewritten after the fsyncs of its
@@ -52,6 +52,7 @@ const emptyBatch = (): Batch => ({ syncs: new Map(PHASES.map((phase) => [phase, 
 export class GroupCommit {
   private queued = emptyBatch();
   private scheduled = false;
+  private running = false;
   private current: Promise<void> = Promise.resolve();
   /** Batches, fsyncs and rewrites done so far (what the group saves is visible here). */
   readonly stats = { batches: 0, fsyncs: 0, rewrites: 0 };
@@ -87,19 +88,36 @@ export class GroupCommit {
 
   /** Resolves once everything queued before the call is written and durable (or could not be). */
   async idle(): Promise<void> {
-    while (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
-    await this.current;
+    for (;;) {
+      if (this.running) await this.current;
+      else if (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
+      else return;
+    }
   }
 
+  /**
+   * The next batch starts on the next turn, or, while one is being written, when that one ends:
+   * then it holds everything queued meanwhile. On a slow disk batches grow instead of queueing
+   * up, and a short run's start and end (its journal's fsync, its record) meet in one batch.
+   */
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.running) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
       const batch = this.queued;
       this.queued = emptyBatch();
-      this.current = this.current.then(() => this.commit(batch));
+      this.running = true;
+      this.current = this.commit(batch).finally(() => {
+        this.running = false;
+        if (this.pending) this.schedule();
+      });
     });
+  }
+
+  /** Whether anything is queued for the next batch. */
+  private get pending(): boolean {
+    return this.queued.rewrites.size > 0 || [...this.queued.syncs.values()].some((syncs) => syncs.size > 0);
   }
 
   private async commit(batch: Batch): Promise<void> {
