@@ -35,4 +35,10 @@ describe("logs a run never wrote", () => {
       expect(reader.inspectSingle(run.runId, "output")).toMatchObject({ outputStatus: "unavailable", page: { text: "" } });
     }
   });
+
+  it("a run interrupted before it wrote output reads unavailable: its owner's last counts may be stale", async () => {
+    const crashed = box.otherProcess().create({ kind: "agent", task: { description: "crashed" }, background: true });
+    await box.store().idle();
+    expect(box.store().inspectSingle(crashed.runId, "output")).toMatchObject({ outputStatus: "unavailable", page: { text: "" } });
+  });
 });

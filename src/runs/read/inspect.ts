@@ -137,9 +137,11 @@ function logSource(facts: RunFacts, path: string, written: number | undefined): 
   const encoding = facts.kind === "workflow" ? "json" : "text";
   const stat = statOrNull(path);
   if (!stat?.isFile()) {
-    // A log is created by its first write: none yet (a live run, or one that never wrote there),
-    // or lost. An empty page either way, with the status saying which.
-    return { doc: null, encoding, growing: facts.live, outputStatus: facts.live || written === 0 ? "empty" : "unavailable" };
+    // A log is created by its first write: none yet (a live run, or a settled one whose owner
+    // wrote nothing there), or lost (an interrupted run's counts may be stale). An empty page
+    // either way, with the status saying which.
+    const never = facts.live || (written === 0 && facts.status === "done");
+    return { doc: null, encoding, growing: facts.live, outputStatus: never ? "empty" : "unavailable" };
   }
   return {
     doc: logDocument(facts.kind, path),
