@@ -1,7 +1,8 @@
 /**
  * Where the time of a `node --cpu-prof` profile goes, within one window of the monotonic clock
  * (microseconds, as bench/fanout.ts prints with BENCH_MARKS=1): self time per function, inclusive
- * time per source file, and time by the nearest pi-flow function on the stack, largest first.
+ * time per source file, time by the nearest pi-flow function on the stack, and time by part of a
+ * child's cost (the first part, in PARTS order, with a module anywhere on the stack), largest first.
  *
  *   node bench/profile-summary.ts <file.cpuprofile> [fromUs toUs] [top]
  */
@@ -34,6 +35,19 @@ const short = (url: string) =>
   url.includes("/node_modules/") ? url.replace(/.*\/node_modules\//, "nm:") : url.replace(/^file:\/\/.*?\/(src|runtime|bench|test)\//, "$1/");
 const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anon)"} ${short(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
 
+/** The parts of a child's cost on the host, by the pi-flow modules that do them; first match wins. */
+const PARTS: readonly (readonly [string, RegExp])[] = [
+  ["redaction", /^src\/runs\/redact\//],
+  ["the child's Pi session file", /^src\/harnesses\/pi-session-file\.ts/],
+  ["group commit (main thread)", /^src\/runs\/write\/group-commit\.ts/],
+  ["creating the run (folder, journal, start line)", /^src\/runs\/write\/run-creation\.ts/],
+  ["run views and facts", /^src\/runs\/read\//],
+  ["journal lines, output log, settling, record", /^src\/runs\/(write|journal)\/|^src\/runs\/fsio\.ts/],
+  ["worker messages (runtime/)", /^runtime\//],
+  ["the rest of pi-flow (orchestrator, tools, registry)", /^src\//],
+];
+const parts = new Map<string, number>();
+
 const ours = (url: string) => /^(src|runtime)\//.test(url);
 const self = new Map<string, number>();
 const nearestOurs = new Map<string, number>();
@@ -62,6 +76,12 @@ for (let i = 0; i < profile.samples.length; i++) {
     if (url) files.add(url);
   }
   for (const url of files) inclusiveFile.set(url, (inclusiveFile.get(url) ?? 0) + delta);
+  const leaf = node.callFrame.functionName;
+  const part =
+    leaf === "(garbage collector)" || leaf === "(idle)"
+      ? leaf
+      : (PARTS.find(([, pattern]) => [...files].some((url) => pattern.test(url)))?.[0] ?? "Pi and Node (outside pi-flow)");
+  parts.set(part, (parts.get(part) ?? 0) + delta);
 }
 
 const print = (title: string, entries: Map<string, number>) => {
@@ -73,3 +93,4 @@ console.log(`window: ${(total / 1000).toFixed(1)} ms of samples`);
 print("self time by function", self);
 print("inclusive time by file", inclusiveFile);
 print("time by the nearest pi-flow function on the stack (its own and what it calls outside pi-flow)", nearestOurs);
+print("time by part of a child's cost", parts);

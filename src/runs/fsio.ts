@@ -79,16 +79,19 @@ export function ensureDir(path: string): void {
   mkdirSync(path, { recursive: true, mode: 0o700 });
 }
 
-/** An append-only file kept open by its single writer; whole buffers go out in one write call. */
+/**
+ * An append-only file kept open by its single writer; whole buffers go out in one write call. A
+ * `fresh` file is created here, exclusively (it must not exist yet), so it starts empty without a stat.
+ */
 export class AppendFile {
   readonly path: string;
   private fd: number | null;
   private bytes: number;
 
-  constructor(path: string) {
+  constructor(path: string, opts: { fresh?: boolean } = {}) {
     this.path = path;
-    this.fd = openSync(path, "a", 0o600);
-    this.bytes = fstatSync(this.fd).size;
+    this.fd = openSync(path, opts.fresh ? "ax" : "a", 0o600);
+    this.bytes = opts.fresh ? 0 : fstatSync(this.fd).size;
   }
 
   get size(): number {
@@ -115,10 +118,15 @@ export class AppendFile {
   }
 
   close(): void {
-    if (this.fd === null) return;
+    const fd = this.release();
+    if (fd !== null) closeSync(fd);
+  }
+
+  /** The open descriptor, given up: the caller closes it (null when already closed or released). */
+  release(): number | null {
     const fd = this.fd;
     this.fd = null;
-    closeSync(fd);
+    return fd;
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readdirSync, realpathSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, join, resolve, sep } from "node:path";
 
 /**
  * Where runs live:
@@ -103,15 +103,17 @@ export interface RunFiles {
 }
 
 export function runFiles(scope: RunScope, runId: string): RunFiles {
+  // The folder is joined once; its files are plain names inside it (asked for several times per child).
   const dir = join(runsDir(scope), runId);
+  const inDir = (name: string) => `${dir}${sep}${name}`;
   return {
     dir,
-    record: join(dir, "record.json"),
-    journal: join(dir, "journal.jsonl"),
-    output: join(dir, "output.log"),
-    diagnostics: join(dir, "diagnostics.log"),
-    final: join(dir, "final.data"),
-    patch: join(dir, "patch.diff"),
-    changes: join(dir, "changes.json"),
+    record: inDir("record.json"),
+    journal: inDir("journal.jsonl"),
+    output: inDir("output.log"),
+    diagnostics: inDir("diagnostics.log"),
+    final: inDir("final.data"),
+    patch: inDir("patch.diff"),
+    changes: inDir("changes.json"),
   };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { runFiles } from "../../src/runs/home.ts";
-import { groupCommit } from "../../src/runs/write/group-commit.ts";
+import { GroupCommit, groupCommit } from "../../src/runs/write/group-commit.ts";
 import { RunRegistry } from "../../src/runs/index.ts";
 import { sandboxPerTest, type Sandbox } from "./helpers.ts";
 
@@ -66,5 +67,22 @@ describe("group commit", () => {
     await store.idle();
     expect(commit.stats.rewrites - before.rewrites).toBe(2);
     expect(other.view(run.runId)).toMatchObject({ state: { status: "done", outcome: "succeeded" }, children: { count: 100 } });
+  });
+
+  it("work queued while a batch is being written waits for it and goes in one next batch: a file rewritten twice meanwhile is written once", async () => {
+    const commit = new GroupCommit();
+    const record = join(box.root, "record.json");
+    const other = join(box.root, "other.json");
+    commit.rewrite(record, {
+      durable: false,
+      render: () => {
+        commit.rewrite(other, { durable: false, render: () => "first\n" }); // while the batch writes
+        return "record\n";
+      },
+      beforeRename: () => commit.rewrite(other, { durable: false, render: () => "second\n" }), // turns later, same batch
+    });
+    await commit.idle();
+    expect(commit.stats).toMatchObject({ batches: 2, rewrites: 2 });
+    expect(readFileSync(other, "utf8")).toBe("second\n");
   });
 });

@@ -34,6 +34,11 @@ export interface RunFacts {
   integrity: Integrity;
   final: FinalSource | null;
   diagnosticsBytes: number;
+  /**
+   * What the run's owner says it wrote to its logs (its entry here, or its record): a log it never
+   * wrote to has no file, and reads empty rather than lost. Undefined when only the journal is left.
+   */
+  logBytesWritten?: { output: number; diagnostics: number };
 }
 
 /** A final value in hand (memory, or read from the terminal line), or in its final file. */
@@ -51,13 +56,23 @@ export const unavailable = (runId: string): FlowError =>
     `Run ${runId} is not available in this session and project (unknown, another session's, or pruned).`,
   );
 
-export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
+/**
+ * What the owner of a run knows of its evidence the moment it settles it: the journal whole, as it
+ * stamped it after the terminal line, and the bytes it wrote to the diagnostics log. The view that
+ * settling returns is then built from memory, reading no file.
+ */
+export interface SettledByOwner {
+  integrity: "complete";
+  diagnosticsBytes: number;
+}
+
+export function resolveFacts(ctx: FactsContext, runId: string, owner?: SettledByOwner): RunFacts {
   const candidate = ctx.registry.get(runId);
   const entry = candidate && candidate.scope === ctx.scopeToken ? candidate : undefined;
   const files = runFiles(ctx.scope, runId);
   const live = entry !== undefined && entry.status !== "settled";
   // A live run is read from memory alone (below): its folder is not looked at.
-  const dirExists = !live && (statOrNull(files.dir)?.isDirectory() ?? false);
+  const dirExists = !live && (owner !== undefined || (statOrNull(files.dir)?.isDirectory() ?? false));
   // No directory and nothing in memory: unknown, or pruned (pruning also forgets the run in memory).
   // A run still in memory whose evidence was lost keeps its settled result: evidence never discards it.
   if (!dirExists && !entry) throw unavailable(runId);
@@ -68,7 +83,8 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
   const record = dirExists && !live && !entry?.terminal ? readRecord(files.record, runId) : null;
   // Settled records vouch for their journal by stamp; anything else is classified (and memoised) by stamp.
   const cached = record?.status === "done" ? record.journal : entry?.journal;
-  const report: JournalReport | null = live || !dirExists ? null : journalReport(files.journal, runId, cached);
+  const report: JournalReport | null =
+    live || !dirExists ? null : owner ? { integrity: owner.integrity, lines: 0, unreadable: false } : journalReport(files.journal, runId, cached);
   const start = report?.start;
   if (!entry && !record && !start) throw unavailable(runId); // nothing readable says what this run is
 
@@ -90,6 +106,8 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
     final: null,
     diagnosticsBytes: 0,
   };
+  const written = entry ?? record;
+  if (written) facts.logBytesWritten = { output: written.outputBytes, diagnostics: written.diagnosticsBytes };
   const children = entry?.children ?? record?.children;
   const usage = entry?.usage ?? record?.usage;
   if (children) facts.children = children;
@@ -132,10 +150,10 @@ export function resolveFacts(ctx: FactsContext, runId: string): RunFacts {
     else if (finalMeta?.inJournal) {
       facts.final = record && "finalValue" in record ? valueFinal(record.finalValue, finalMeta) : journalFinal(files.journal, runId, finalMeta);
     }
-    else if (finalMeta?.saved && statOrNull(files.final)?.isFile())
+    else if (finalMeta?.saved && (owner !== undefined || statOrNull(files.final)?.isFile()))
       facts.final = { where: "file", path: files.final, meta: finalMeta };
   }
-  facts.diagnosticsBytes = dirExists ? (statOrNull(files.diagnostics)?.size ?? 0) : (entry?.diagnosticsBytes ?? 0);
+  facts.diagnosticsBytes = owner ? owner.diagnosticsBytes : dirExists ? (statOrNull(files.diagnostics)?.size ?? 0) : (entry?.diagnosticsBytes ?? 0);
   return facts;
 }
 

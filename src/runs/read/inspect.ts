@@ -132,12 +132,16 @@ function finalSource(facts: RunFacts): ViewDocument | null {
   return doc.size === source.meta.documentBytes ? { ...doc, fingerprint: `f:${doc.size}` } : doc;
 }
 
-function logSource(facts: RunFacts, path: string): ViewSource {
+/** A log view; `written` is what its owner says it wrote there, when known. */
+function logSource(facts: RunFacts, path: string, written: number | undefined): ViewSource {
   const encoding = facts.kind === "workflow" ? "json" : "text";
   const stat = statOrNull(path);
   if (!stat?.isFile()) {
-    // Not yet written by a live owner, or lost: an empty page either way, with the status saying which.
-    return { doc: null, encoding, growing: facts.live, outputStatus: facts.live ? "empty" : "unavailable" };
+    // A log is created by its first write: none yet (a live run, or a settled one whose owner
+    // wrote nothing there), or lost (an interrupted run's counts may be stale). An empty page
+    // either way, with the status saying which.
+    const never = facts.live || (written === 0 && facts.status === "done");
+    return { doc: null, encoding, growing: facts.live, outputStatus: never ? "empty" : "unavailable" };
   }
   return {
     doc: logDocument(facts.kind, path),
@@ -159,9 +163,9 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       return { doc, encoding: "json", growing: false, outputStatus: doc ? "available" : "unavailable" };
     }
     case "output":
-      return logSource(facts, files.output);
+      return logSource(facts, files.output, facts.logBytesWritten?.output);
     case "diagnostics":
-      return logSource(facts, files.diagnostics);
+      return logSource(facts, files.diagnostics, facts.logBytesWritten?.diagnostics);
     case "final":
       return { doc: finalSource(facts), encoding: agentText, growing: false };
     case "patch": {

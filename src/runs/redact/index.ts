@@ -16,24 +16,36 @@ export { REDACTED };
  * Texts come back again and again: short ones (a role, a harness, a model, a tool name, the
  * project's path: about thirty strings per child, nine in ten seen before) and long ones (every pi
  * child's session holds the same system prompt sections and tool descriptions, kilobytes each).
- * Their redacted form is remembered, the least recently used forgotten first, within a count and a
- * size. Redaction is a function of the text alone.
+ * Their redacted form is remembered within a count and a size, in two generations: the texts seen
+ * since the last turnover, and those of the one before. A text found in the older generation moves
+ * to the newer; when the newer is full it becomes the older and the older is forgotten whole. That
+ * keeps what is used again without reordering anything on a hit (a Map kept in LRU order by delete
+ * and re-insert cost more than the lookups it saved). Redaction is a function of the text alone.
  */
 const MEMO_MAX_CHARS = 64 * 1024;
-const MEMO_ENTRIES = 4096;
-const MEMO_BUDGET_CHARS = 4 * 1024 * 1024;
-const memo = new Map<string, string>();
-let memoChars = 0;
+const GENERATION_ENTRIES = 2048;
+const GENERATION_CHARS = 2 * 1024 * 1024;
+let recent = new Map<string, string>();
+let recentChars = 0;
+let older = new Map<string, string>();
+
+function recall(text: string): string | undefined {
+  const hit = recent.get(text);
+  if (hit !== undefined) return hit;
+  const old = older.get(text);
+  if (old !== undefined) remember(text, old);
+  return old;
+}
 
 function remember(text: string, redacted: string): void {
   const size = text.length + (redacted === text ? 0 : redacted.length);
-  while (memo.size > 0 && (memo.size >= MEMO_ENTRIES || memoChars + size > MEMO_BUDGET_CHARS)) {
-    const [oldest, value] = memo.entries().next().value as [string, string];
-    memo.delete(oldest);
-    memoChars -= oldest.length + (value === oldest ? 0 : value.length);
+  if (recent.size >= GENERATION_ENTRIES || recentChars + size > GENERATION_CHARS) {
+    older = recent;
+    recent = new Map();
+    recentChars = 0;
   }
-  memo.set(text, redacted);
-  memoChars += size;
+  recent.set(text, redacted);
+  recentChars += size;
 }
 
 /**
@@ -46,12 +58,8 @@ const PLAIN_SHAPE = /^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d
 export function redactText(text: string): { text: string; changed: boolean } {
   if (text.length <= 36 && PLAIN_SHAPE.test(text)) return { text, changed: false };
   const remembered = text.length <= MEMO_MAX_CHARS;
-  let out = remembered ? memo.get(text) : undefined;
-  if (out !== undefined) {
-    // Used again: now the most recently used.
-    memo.delete(text);
-    memo.set(text, out);
-  } else {
+  let out = remembered ? recall(text) : undefined;
+  if (out === undefined) {
     out = redactString(text);
     if (remembered) remember(text, out);
   }
@@ -92,27 +100,39 @@ function secretUnderKey(key: string, item: string): boolean {
   return isSecretKeyName(key) && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
+/**
+ * Redacts the strings of a freshly parsed JSON value in place: the parse made it, so no one else
+ * holds it, and an entry with nothing to redact (the common case) costs no copy.
+ */
 function walk(value: unknown, state: { changed: boolean }): unknown {
   if (typeof value === "string") {
     const r = redactText(value);
     if (r.changed) state.changed = true;
     return r.text;
   }
-  if (Array.isArray(value)) return value.map((item) => walk(item, state));
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      let next: unknown;
-      if (typeof item === "string" && item !== REDACTED && secretUnderKey(key, item)) {
-        next = REDACTED;
-        state.changed = true;
-      } else {
-        next = walk(item, state);
-      }
-      // defineProperty, not assignment: a "__proto__" key from JSON must stay data, not a prototype.
-      Object.defineProperty(out, key, { value: next, enumerable: true, writable: true, configurable: true });
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === "object") walk(item, state);
+      else if (typeof item === "string") value[i] = walk(item, state);
     }
-    return out;
+    return value;
+  }
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      if (typeof item === "string") {
+        const next = item !== REDACTED && secretUnderKey(key, item) ? REDACTED : walk(item, state);
+        if (next !== item) {
+          state.changed = true;
+          // defineProperty, not assignment: a "__proto__" key from JSON must stay data, not a prototype.
+          Object.defineProperty(record, key, { value: next, enumerable: true, writable: true, configurable: true });
+        }
+      } else if (item !== null && typeof item === "object") {
+        walk(item, state);
+      }
+    }
   }
   return value;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { open, rename, rm, writeFile, type FileHandle } from "node:fs/promises";
+import { close, fsync, open, rename, rm, write } from "node:fs";
 import { dirname } from "node:path";
 import { TMP_PREFIX } from "../fsio.ts";
 import { processGlobal } from "../../process/global.ts";
@@ -15,13 +15,17 @@ import { processGlobal } from "../../process/global.ts";
  * - rewrites of a file that is only a cache (a run's record), coalesced per file: however often a
  *   run's record changes in a turn, it is rewritten once, with its latest content.
  *
- * One batch per turn of the event loop does both on libuv's thread pool, however many runs queued
- * work: many runs that start or settle together cost one batch, and the host's event loop is not
+ * One batch at a time does both on libuv's thread pool, however many runs queued work: many runs
+ * that start or settle together cost one batch, and the host's event loop is not
  * held up by file creation and renames. Batches run one after another, in phases that keep the
  * documented order across a power loss: final values (and the directory entries that placed them)
  * before journals and logs, journals before records; a record is rewritten after the fsyncs of its
  * batch. A process killed before a batch runs loses only cache rewrites: readers rebuild a run from
  * its journal when its record is missing or stale.
+ *
+ * The host's share of a batch is the callbacks of its file operations, so each path costs as few as
+ * it can: a file its writer is done with is handed over open (fsync, close: no open), and a durable
+ * record is fsynced through the descriptor that wrote it, before its rename.
  */
 export type CommitPhase = "final" | "journal" | "record";
 const PHASES: readonly CommitPhase[] = ["final", "journal", "record"];
@@ -35,23 +39,40 @@ export interface Rewrite {
   beforeRename?: () => void;
 }
 
+/** A path to make durable: opened by the batch, or already open and handed over (the batch closes it). */
+type SyncTarget = { fd: number } | null;
+
 interface Batch {
-  syncs: Map<CommitPhase, Set<string>>;
+  syncs: Map<CommitPhase, Map<string, SyncTarget>>;
   rewrites: Map<string, Rewrite>;
 }
 
-const emptyBatch = (): Batch => ({ syncs: new Map(PHASES.map((phase) => [phase, new Set()])), rewrites: new Map() });
+const emptyBatch = (): Batch => ({ syncs: new Map(PHASES.map((phase) => [phase, new Map()])), rewrites: new Map() });
 
 export class GroupCommit {
   private queued = emptyBatch();
   private scheduled = false;
+  private running = false;
   private current: Promise<void> = Promise.resolve();
   /** Batches, fsyncs and rewrites done so far (what the group saves is visible here). */
   readonly stats = { batches: 0, fsyncs: 0, rewrites: 0 };
 
   /** Queue `path` (a file or a directory) to be made durable in `phase` of the next batch. */
   enqueue(phase: CommitPhase, path: string): void {
-    this.queued.syncs.get(phase)!.add(path);
+    const syncs = this.queued.syncs.get(phase)!;
+    if (!syncs.has(path)) syncs.set(path, null);
+    this.schedule();
+  }
+
+  /**
+   * Queue the open file `fd` (at `path`), which its writer is done with: the batch fsyncs it in
+   * `phase` and closes it. The descriptor is the group commit's from now on.
+   */
+  handOver(phase: CommitPhase, path: string, fd: number): void {
+    const syncs = this.queued.syncs.get(phase)!;
+    const earlier = syncs.get(path);
+    if (earlier) closeQuietly(earlier.fd); // a path handed over twice in a batch: one fsync is enough
+    syncs.set(path, { fd });
     this.schedule();
   }
 
@@ -67,66 +88,104 @@ export class GroupCommit {
 
   /** Resolves once everything queued before the call is written and durable (or could not be). */
   async idle(): Promise<void> {
-    while (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
-    await this.current;
+    for (;;) {
+      if (this.running) await this.current;
+      else if (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
+      else return;
+    }
   }
 
+  /**
+   * The next batch starts on the next turn, or, while one is being written, when that one ends:
+   * then it holds everything queued meanwhile. On a slow disk batches grow instead of queueing
+   * up, and a short run's start and end (its journal's fsync, its record) meet in one batch.
+   */
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.running) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
       const batch = this.queued;
       this.queued = emptyBatch();
-      this.current = this.current.then(() => this.commit(batch));
+      this.running = true;
+      this.current = this.commit(batch).finally(() => {
+        this.running = false;
+        if (this.pending) this.schedule();
+      });
     });
+  }
+
+  /** Whether anything is queued for the next batch. */
+  private get pending(): boolean {
+    return this.queued.rewrites.size > 0 || [...this.queued.syncs.values()].some((syncs) => syncs.size > 0);
   }
 
   private async commit(batch: Batch): Promise<void> {
     this.stats.batches++;
     for (const phase of PHASES) {
-      const paths = [...batch.syncs.get(phase)!];
-      this.stats.fsyncs += paths.length;
-      await Promise.all(paths.map(syncPath));
+      const syncs = batch.syncs.get(phase)!;
+      this.stats.fsyncs += syncs.size;
+      await Promise.all(Array.from(syncs, ([path, target]) => (target ? syncAndClose(target.fd) : syncPath(path))));
     }
-    const durable = new Set<string>();
+    // A durable record was fsynced before its rename; the directory entries the renames made follow.
+    const renamedIn = new Set<string>();
     await Promise.all(
       [...batch.rewrites].map(async ([path, rewrite]) => {
         this.stats.rewrites++;
-        if ((await replaceFile(path, rewrite)) && rewrite.durable) durable.add(path).add(dirname(path));
+        if (!(await replaceFile(path, rewrite)) || !rewrite.durable) return;
+        this.stats.fsyncs++;
+        renamedIn.add(dirname(path));
       }),
     );
-    this.stats.fsyncs += durable.size;
-    await Promise.all([...durable].map(syncPath));
+    this.stats.fsyncs += renamedIn.size;
+    await Promise.all([...renamedIn].map(syncPath));
   }
 }
 
-/** Write a sibling temp file, then rename it over `path`; false when it could not be done. */
+/**
+ * Write a sibling temp file (fsynced first when durable), then rename it over `path`; false when it
+ * could not be done.
+ */
 async function replaceFile(path: string, rewrite: Rewrite): Promise<boolean> {
   const tmp = `${dirname(path)}/${TMP_PREFIX}${randomBytes(6).toString("hex")}`;
   try {
-    await writeFile(tmp, rewrite.render(), { mode: 0o600, flag: "wx" });
+    await writeTemp(tmp, Buffer.from(rewrite.render(), "utf8"), rewrite.durable);
     rewrite.beforeRename?.();
-    await rename(tmp, path);
+    await new Promise<void>((resolve, reject) => rename(tmp, path, (error) => (error ? reject(error) : resolve())));
     return true;
   } catch {
     // The run's directory was pruned or the disk refused: the record is a cache, readers use the journal.
-    await rm(tmp, { force: true }).catch(() => undefined);
+    await new Promise<void>((resolve) => rm(tmp, { force: true }, () => resolve()));
     return false;
   }
 }
 
-async function syncPath(path: string): Promise<void> {
-  // Best effort: a file pruned meanwhile, or a platform that cannot open a directory, is fine.
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(path, "r");
-    await handle.sync();
-  } catch {
-    /* nothing to make durable */
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
+/** Create `tmp` exclusively and write `data` whole through one descriptor, fsyncing it when `durable`. */
+function writeTemp(tmp: string, data: Buffer, durable: boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    open(tmp, "wx", 0o600, (openError, fd) => {
+      if (openError) return reject(openError);
+      const finish = (error: Error | null) => close(fd, () => (error ? reject(error) : resolve()));
+      const writeFrom = (offset: number) => {
+        if (offset >= data.length) return durable ? fsync(fd, finish) : finish(null);
+        write(fd, data, offset, data.length - offset, null, (error, written) => (error ? finish(error) : writeFrom(offset + written)));
+      };
+      writeFrom(0);
+    });
+  });
+}
+
+/** Best effort: a file pruned meanwhile, or a platform that cannot open a directory, is fine. */
+function syncPath(path: string): Promise<void> {
+  return new Promise((resolve) => open(path, "r", (error, fd) => (error ? resolve() : fsync(fd, () => close(fd, () => resolve())))));
+}
+
+function syncAndClose(fd: number): Promise<void> {
+  return new Promise((resolve) => fsync(fd, () => close(fd, () => resolve())));
+}
+
+function closeQuietly(fd: number): void {
+  close(fd, () => undefined);
 }
 
 /** The process's group commit (shared across module reloads, like the run registry). */

@@ -48,7 +48,7 @@ export function createRunEvidence(scope: RunScope, input: CreateRunInput): Creat
   }
   try {
     createRunDirectory(runsDir(scope), runId, () => ensureDir(files.dir));
-    const journal = new AppendFile(files.journal);
+    const journal = new AppendFile(files.journal, { fresh: true });
     const start: JournalLine = {
       v: JOURNAL_VERSION,
       seq: 0,

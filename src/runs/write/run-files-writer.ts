@@ -10,7 +10,8 @@ export const describeError = (error: unknown): string =>
 
 /**
  * The files of one run as its owner writes them: the journal (open from creation), the output and
- * diagnostics logs (opened on their first write), and the record (rewritten by the group commit).
+ * diagnostics logs (opened on their first write, so a run that writes none has none), and the
+ * record (rewritten by the group commit).
  * Appends are synchronous, so their order on disk is the order of the calls and each is whole on
  * disk before the owner goes on: a process that dies, even by SIGKILL, loses no line it wrote. A
  * write that fails is kept in `errors` and never throws: the run goes on in memory.
@@ -77,10 +78,6 @@ export class RunFilesWriter {
     });
   }
 
-  /** Queue the journal and logs to the group commit (power-loss durability, off the critical path). */
-  commitLogs(): void {
-    for (const file of [this.journalFile, this.output, this.diagnostics]) if (file) groupCommit().enqueue("journal", file.path);
-  }
 
   /**
    * The journal's stamp after its last write, or null when it cannot be taken. A journal that is no
@@ -122,19 +119,20 @@ export class RunFilesWriter {
     }
   }
 
+  /**
+   * Done writing: the journal and logs go to the group commit open, to be fsynced (power-loss
+   * durability, off the critical path) and closed there.
+   */
   close(): void {
     for (const file of [this.journalFile, this.output, this.diagnostics]) {
-      try {
-        file?.close();
-      } catch {
-        /* closing is best effort */
-      }
+      const fd = file?.release() ?? null;
+      if (file && fd !== null) groupCommit().handOver("journal", file.path, fd);
     }
   }
 
   private openLog(path: string, what: "output" | "diagnostics"): AppendFile | null {
     try {
-      return new AppendFile(path);
+      return new AppendFile(path, { fresh: true }); // in the run's own new folder
     } catch (error) {
       this.errors.push(`open ${what}: ${describeError(error)}`);
       return null;

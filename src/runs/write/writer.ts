@@ -178,7 +178,6 @@ export class RunWriter {
     if (final) terminal.final = final.meta;
     if (final && "journalValue" in final) terminal.finalValue = final.journalValue;
     this.appendJournal(terminal);
-    this.out.commitLogs();
     this.ctx.hooks.at?.("terminal-written", this.runId);
 
     Object.assign(this.record, { status: "done", outcome: input.outcome, endedAt });
@@ -201,7 +200,8 @@ export class RunWriter {
       this.runId,
       error ? { outcome: input.outcome, error, endedAt } : { outcome: input.outcome, endedAt },
       final?.memory,
-      () => buildView(resolveFacts(this.ctx, this.runId)),
+      // With the journal stamped whole, the owner knows everything the view would read from disk.
+      () => buildView(resolveFacts(this.ctx, this.runId, stamp ? { integrity: "complete", diagnosticsBytes: this.out.diagnosticsBytes } : undefined)),
     );
     this.ctx.hooks.at?.("settled", this.runId);
     const warnings = outputWarnings([view]);
