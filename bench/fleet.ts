@@ -11,7 +11,7 @@
  *
  *   npm run bench:fleet                          1,000 children (the issue's size)
  *   BENCH_CHILDREN=100 npm run bench:fleet        a quick look
- *   BENCH_CHILD_MS=500                            each scaling child's time (default 500)
+ *   BENCH_CHILD_MS=500                            each scaling child's time (default 2000: a child that waits on its model dominates its own cost, as a real one does)
  *
  * Absolute times do not hold on a shared machine; the per-child CPU and the ratios are the figures.
  */
@@ -22,7 +22,7 @@ import { flowSandbox, PROJECT_ROOT, startFlow, type RunningFlow } from "../test/
 import { startPostgres } from "../test/support/postgres.ts";
 
 const CHILDREN = Number(process.env.BENCH_CHILDREN ?? "1000");
-const CHILD_MS = Number(process.env.BENCH_CHILD_MS ?? "500");
+const CHILD_MS = Number(process.env.BENCH_CHILD_MS ?? "2000");
 const SLOTS_PER_WORKER = 4;
 const SLOW_MODEL = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "bench", "fleet-model.ts")];
 
