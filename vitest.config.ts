@@ -1,8 +1,41 @@
+import { readdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
+
+/**
+ * Files that must have a process of their own: they mock modules (vi.mock, vi.spyOn), count a
+ * module's work from its first import, set process-wide state they never put back, or install a
+ * package whose loader hooks stay for the life of the process.
+ */
+const ISOLATED = [
+  "test/cli/check.test.ts",
+  "test/cli/installed.test.ts",
+  "test/cli/own-project.test.ts",
+  "test/harnesses/cli-stop-scans.test.ts",
+  "test/harnesses/profile-listing.test.ts",
+  "test/harnesses/cli-preflight.test.ts",
+  "test/orchestrator/flow-host.test.ts",
+  "test/orchestrator/session-settings.test.ts",
+  "test/runs/journal-cache.test.ts",
+  "test/runs/serialise-once.test.ts",
+  "test/runtime/boundary.test.ts",
+  "test/runtime/message-batching.test.ts",
+  "test/runtime/package-exports.test.ts",
+  "test/runtime/installed-package.test.ts",
+  "test/telemetry/session-spans.test.ts",
+  "test/ui/renderers.test.ts",
+];
+
+/**
+ * Folders whose files leave nothing behind in the process (they restore what they change): they run
+ * one after another in a reused worker, without a new Node, vitest and Pi's imports for each file.
+ */
+const SHARED_FOLDERS = ["cli", "context", "contract", "harnesses", "orchestrator", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
+const glob = (folder: string) => `test/${folder}/**/*.test.ts`;
+/** The other folders (Pi sessions end to end, fleets, fuzzing, git worktrees) keep a process per file. */
+const ISOLATED_FOLDERS = readdirSync(new URL("test", import.meta.url), { withFileTypes: true }).filter((entry) => entry.isDirectory() && !SHARED_FOLDERS.includes(entry.name)).map((entry) => entry.name);
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Real Pi sessions, workers and child processes: give them room, never assert on time.
     testTimeout: 60_000,
     hookTimeout: 60_000,
@@ -11,5 +44,9 @@ export default defineConfig({
     // tests spend much of their time waiting on child processes (flow, Pi sessions, fake CLIs), so
     // two files at once finish the suite far sooner without starving either.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: "shared", include: SHARED_FOLDERS.map(glob), exclude: ISOLATED, isolate: false } },
+      { extends: true, test: { name: "isolated", include: [...ISOLATED_FOLDERS.map(glob), ...ISOLATED], isolate: true } },
+    ],
   },
 });
