@@ -3,15 +3,12 @@ import { defineConfig } from "vitest/config";
 
 /**
  * Files that must have a process of their own: they mock modules (vi.mock, vi.spyOn), count a
- * module's work from its first import, set process-wide state they never put back, or install a
- * package whose loader hooks stay for the life of the process.
+ * module's work from its first import, or set process-wide state they never put back.
  */
 const ISOLATED = [
   "test/cli/check.test.ts",
   "test/e2e/clauses.test.ts",
   "test/e2e/correlation.test.ts",
-  "test/cli/installed.test.ts",
-  "test/cli/own-project.test.ts",
   "test/harnesses/cli-stop-scans.test.ts",
   "test/harnesses/profile-listing.test.ts",
   "test/harnesses/cli-preflight.test.ts",
@@ -21,8 +18,6 @@ const ISOLATED = [
   "test/runs/serialise-once.test.ts",
   "test/runtime/boundary.test.ts",
   "test/runtime/message-batching.test.ts",
-  "test/runtime/package-exports.test.ts",
-  "test/runtime/installed-package.test.ts",
   "test/telemetry/session-spans.test.ts",
   "test/ui/renderers.test.ts",
 ];
