@@ -26,9 +26,9 @@ const ISOLATED = [
  * Folders whose files leave nothing behind in the process (they restore what they change): they run
  * one after another in a reused worker, without a new Node, vitest and Pi's imports for each file.
  */
-const SHARED_FOLDERS = ["cli", "context", "contract", "e2e", "harnesses", "orchestrator", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
+const SHARED_FOLDERS = ["cli", "context", "contract", "e2e", "harnesses", "isolation", "orchestrator", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
 const glob = (folder: string) => `test/${folder}/**/*.test.ts`;
-/** The other folders (fleets, fuzzing, git worktrees) keep a process per file. */
+/** The other folders (Postgres and fleets, fuzzing) keep a process per file. */
 const ISOLATED_FOLDERS = readdirSync(new URL("test", import.meta.url), { withFileTypes: true }).filter((entry) => entry.isDirectory() && !SHARED_FOLDERS.includes(entry.name)).map((entry) => entry.name);
 
 export default defineConfig({
