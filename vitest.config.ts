@@ -42,8 +42,10 @@ export default defineConfig({
     // two files at once finish the suite far sooner without starving either.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "shared", include: SHARED_FOLDERS.map(glob), exclude: ISOLATED, isolate: false } },
-      { extends: true, test: { name: "isolated", include: [...ISOLATED_FOLDERS.map(glob), ...ISOLATED], isolate: true } },
+      // Vitest stops a reused worker whenever the next file in its queue is an isolated one: the
+      // isolated files run after the shared ones, so the two shared workers live through the suite.
+      { extends: true, test: { name: "shared", include: SHARED_FOLDERS.map(glob), exclude: ISOLATED, isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "isolated", include: [...ISOLATED_FOLDERS.map(glob), ...ISOLATED], isolate: true, sequence: { groupOrder: 1 } } },
     ],
   },
 });
