@@ -1,8 +1,45 @@
+import { readdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
+
+/**
+ * Files that must have a process of their own: they mock modules (vi.mock, vi.spyOn), count a
+ * module's work from its first import, or set process-wide state they never put back.
+ */
+const ISOLATED = [
+  "test/cli/check.test.ts",
+  "test/e2e/clauses.test.ts",
+  "test/e2e/correlation.test.ts",
+  "test/harnesses/cli-stop-scans.test.ts",
+  "test/harnesses/profile-listing.test.ts",
+  "test/harnesses/cli-preflight.test.ts",
+  "test/orchestrator/flow-host.test.ts",
+  "test/orchestrator/session-settings.test.ts",
+  "test/runs/journal-cache.test.ts",
+  "test/runs/serialise-once.test.ts",
+  "test/runtime/boundary.test.ts",
+  "test/runtime/message-batching.test.ts",
+  "test/telemetry/session-spans.test.ts",
+  "test/ui/renderers.test.ts",
+];
+
+/**
+ * Folders whose files leave nothing behind in the process (they restore what they change): they run
+ * one after another in a reused worker, without a new Node, vitest and Pi's imports for each file.
+ */
+const SHARED_FOLDERS = ["cli", "context", "contract", "e2e", "harnesses", "isolation", "orchestrator", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
+const glob = (folder: string) => `test/${folder}/**/*.test.ts`;
+/** The shared folders' test files but the isolated ones, listed (a project's own `exclude` would drop `vitest --exclude`). */
+const SHARED = SHARED_FOLDERS.flatMap((folder) =>
+  readdirSync(new URL(`test/${folder}`, import.meta.url), { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".test.ts"))
+    .map((name) => `test/${folder}/${name}`)
+    .filter((file) => !ISOLATED.includes(file)),
+);
+/** The other folders (Postgres and fleets, fuzzing) keep a process per file. */
+const ISOLATED_FOLDERS = readdirSync(new URL("test", import.meta.url), { withFileTypes: true }).filter((entry) => entry.isDirectory() && !SHARED_FOLDERS.includes(entry.name)).map((entry) => entry.name);
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Real Pi sessions, workers and child processes: give them room, never assert on time.
     testTimeout: 60_000,
     hookTimeout: 60_000,
@@ -11,5 +48,11 @@ export default defineConfig({
     // tests spend much of their time waiting on child processes (flow, Pi sessions, fake CLIs), so
     // two files at once finish the suite far sooner without starving either.
     maxWorkers: 2,
+    projects: [
+      // Vitest stops a reused worker whenever the next file in its queue is an isolated one: the
+      // isolated files run after the shared ones, so the two shared workers live through the suite.
+      { extends: true, test: { name: "shared", include: SHARED, isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "isolated", include: [...ISOLATED_FOLDERS.map(glob), ...ISOLATED], isolate: true, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

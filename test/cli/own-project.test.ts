@@ -1,11 +1,13 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
+import { PACK_COMMAND, packedCheckout } from "../support/packed.ts";
 import { flowSandbox, PROJECT_ROOT, shell, userShellEnv } from "./support.ts";
 
 /**
  * docs/workflows.md's "Use pi-flow in a project of your own", as a new user follows it: this
- * checkout packed with npm pack, the tarball and node@22 installed into a fresh project by npm
+ * checkout packed with npm pack (the doc's command, run once and shared with the other tests that
+ * install the tarball), the tarball and node@22 installed into a fresh project by npm
  * (from the npm cache where it can), the doc's workflow file written, and its command run verbatim
  * through npx, with the system's Node first on the PATH and no model or credentials anywhere.
  */
@@ -28,15 +30,12 @@ env.npm_config_cache = join(process.env.HOME ?? "/root", ".npm");
 env.npm_config_update_notifier = "false";
 
 test("npm pack, npm install -D the tarball and node@22 into a fresh project, then npx flow run its own workflow --stub", { timeout: 900_000 }, async () => {
-  expect(packBlock.trim()).toBe("npm pack");
+  expect(packBlock.trim()).toBe(PACK_COMMAND);
   expect(install).toBe("npm install -D /path/to/pi-flow/pi-flow-0.1.0.tgz node@22");
   expect(run).toBe("npx flow run triage.js --stub");
   expect(script).toMatch(/^\/\/ triage\.js\n/);
 
-  const packs = join(sandbox.root, "packs");
-  mkdirSync(packs);
-  const packed = await shell(`${packBlock.trim()} --pack-destination ${packs}`, { env });
-  expect(packed.code).toBe(0);
+  const packs = packedCheckout(env);
   expect(readdirSync(packs)).toEqual(["pi-flow-0.1.0.tgz"]);
 
   const project = join(sandbox.root, "my-project");

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import * as runtimeSource from "../../runtime/index.ts";
+import { packedCheckout } from "../support/packed.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
 /**
- * The package as npm publishes it: `npm pack`, the tarball unpacked under a project's node_modules
+ * The package as npm publishes it: `npm pack` (once, shared with the other tests that install it), the tarball unpacked under a project's node_modules
  * (where Node refuses to strip types by itself) with its dependencies beside it, then imported
  * through the exports map with Node 22 and type-checked with tsc, as docs/runtime.md documents.
  */
@@ -15,10 +16,11 @@ const project = mkdtempSync(join(tmpdir(), "pi-flow-packed-"));
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 function install(): void {
-  const [packed] = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", project], { cwd: PROJECT_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as [{ filename: string }];
+  const packs = packedCheckout();
+  const [tarball] = readdirSync(packs);
   const modules = join(project, "node_modules");
   mkdirSync(modules);
-  execFileSync("tar", ["-xzf", join(project, packed.filename)], { cwd: project });
+  execFileSync("tar", ["-xzf", join(packs, tarball!)], { cwd: project });
   renameSync(join(project, "package"), join(modules, "pi-flow"));
   for (const name of readdirSync(join(PROJECT_ROOT, "node_modules"))) {
     if (!name.startsWith(".")) symlinkSync(join(PROJECT_ROOT, "node_modules", name), join(modules, name), "dir");

@@ -119,6 +119,8 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), "pi-flow-e2e-"));
   const agentDir = join(cwd, ".agent");
   const flowHome = options.env?.PI_FLOW_HOME ?? join(cwd, ".flow-home");
+  // Put back on dispose, unless another session has set them since: the next test file may share this process.
+  const outerDirs = { PI_FLOW_HOME: process.env.PI_FLOW_HOME, PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR };
   process.env.PI_FLOW_HOME = flowHome;
   const previousEnv = Object.keys(options.env ?? {}).map((key) => [key, process.env[key]] as const);
   for (const [key, value] of Object.entries(options.env ?? {})) process.env[key] = value;
@@ -262,6 +264,11 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     dispose() {
       if (!shutDown) session.dispose();
       for (const [key, value] of previousEnv) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+      for (const [key, value] of Object.entries(outerDirs)) {
+        if (process.env[key] !== (key === "PI_FLOW_HOME" ? flowHome : agentDir)) continue;
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }
