@@ -1,11 +1,12 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
 /**
- * Files that must have a process of their own: they mock modules (vi.mock, vi.spyOn), count a
- * module's work from its first import, or set process-wide state they never put back.
+ * Files that must have a process of their own: they count a module's work from its first import,
+ * or set process-wide state they never put back. (A file that mocks, spies or stubs through `vi` is
+ * found by MOCKS below, so a new one cannot land in a shared worker by mistake.)
  */
-const ISOLATED = [
+const LISTED = [
   "test/cli/check.test.ts",
   "test/e2e/clauses.test.ts",
   "test/e2e/correlation.test.ts",
@@ -22,6 +23,12 @@ const ISOLATED = [
   "test/ui/renderers.test.ts",
 ];
 
+const MOCKS = /\bvi\.(mock|doMock|spyOn|stubGlobal|stubEnv)\(/;
+const testFiles = (folder: string): string[] =>
+  readdirSync(new URL(`test/${folder}`, import.meta.url), { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".test.ts"))
+    .map((name) => `test/${folder}/${name}`);
+
 /**
  * Folders whose files leave nothing behind in the process (they restore what they change): they run
  * one after another in a reused worker, without a new Node, vitest and Pi's imports for each file.
@@ -29,12 +36,9 @@ const ISOLATED = [
 const SHARED_FOLDERS = ["cli", "context", "contract", "e2e", "harnesses", "isolation", "orchestrator", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
 const glob = (folder: string) => `test/${folder}/**/*.test.ts`;
 /** The shared folders' test files but the isolated ones, listed (a project's own `exclude` would drop `vitest --exclude`). */
-const SHARED = SHARED_FOLDERS.flatMap((folder) =>
-  readdirSync(new URL(`test/${folder}`, import.meta.url), { recursive: true, encoding: "utf8" })
-    .filter((name) => name.endsWith(".test.ts"))
-    .map((name) => `test/${folder}/${name}`)
-    .filter((file) => !ISOLATED.includes(file)),
-);
+const inSharedFolders = SHARED_FOLDERS.flatMap(testFiles);
+const ISOLATED = [...LISTED, ...inSharedFolders.filter((file) => !LISTED.includes(file) && MOCKS.test(readFileSync(new URL(file, import.meta.url), "utf8")))];
+const SHARED = inSharedFolders.filter((file) => !ISOLATED.includes(file));
 /** The other folders (Postgres and fleets, fuzzing) keep a process per file. */
 const ISOLATED_FOLDERS = readdirSync(new URL("test", import.meta.url), { withFileTypes: true }).filter((entry) => entry.isDirectory() && !SHARED_FOLDERS.includes(entry.name)).map((entry) => entry.name);
 
