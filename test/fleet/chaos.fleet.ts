@@ -7,18 +7,19 @@
  */
 import { expect, test } from "vitest";
 import pg from "pg";
-import { FAUX_EXTENSION, flow, journalOf, runFileText, startedRunId, type FauxRule, type RunningFlow } from "../cli/support.ts";
+import { FAUX_EXTENSION, flow, journalOf, startedRunId, type FauxRule, type RunningFlow } from "../cli/support.ts";
 import { fleetFixture } from "../support/fleet.ts";
 
 const CHILDREN = 30;
 const fleet = fleetFixture();
 const { sandbox, project } = fleet;
-// Even parts call a tool (a short command, so children are in flight when a worker dies) and then
-// answer with its output; odd parts answer at once. Each answer names its part, so the value shows
+// Even parts call a tool (a short command, so children are in flight when a worker dies; silent,
+// since under load Pi's bash tool now and then returned a quick command's output as "(no output)")
+// and then answer; odd parts answer at once. Each answer names its part, so the value shows
 // every child's answer landed in its own place. "part 1." never matches "part 11.".
 const rules: FauxRule[] = Array.from({ length: CHILDREN }, (_, i) =>
   i % 2 === 0
-    ? { match: `Check part ${i}.`, tool: { name: "bash", arguments: { command: `sleep 0.3; echo checked ${i}` } }, then: "{toolResult}" }
+    ? { match: `Check part ${i}.`, tool: { name: "bash", arguments: { command: "sleep 0.3" } }, then: `checked ${i}` }
     : { match: `Answer part ${i}.`, answer: `answered ${i}` },
 );
 sandbox.fauxRules(rules);
@@ -48,8 +49,13 @@ interface WorkflowUsage {
  * and writes by what its own process saw before, as a real provider's cache on another machine
  * would; the prompt tokens in all are what must not change.
  */
+/**
+ * A settled run's usage as its journal's terminal line holds it: the record is a cache the run store
+ * rewrites later, so a coordinator killed just after a child settled can leave it stale.
+ */
 function usageOf(runId: string) {
-  return comparable((JSON.parse(runFileText(sandbox, runId, "record.json")) as { usage?: WorkflowUsage }).usage ?? {});
+  const terminal = journalOf(sandbox, runId).find((line) => line.t === "terminal") as { usage?: WorkflowUsage } | undefined;
+  return comparable(terminal?.usage ?? {});
 }
 const comparable = (usage: WorkflowUsage) => ({
   turns: usage.turns ?? 0,
@@ -185,7 +191,7 @@ test("a worker killed with SIGKILL after 3, 12 and 25 children settled: each tim
   expect(usageOf(runId)).toEqual(expected.usage);
 });
 
-test("a coordinator killed with SIGKILL after 5 and after 20 children settled: flow run --resume of the newest run goes on each time, no child starts twice, and every child and tool call is counted once", async () => {
+test("a coordinator killed with SIGKILL after 5 and after 20 children settled: flow run --resume of the newest run goes on each time, no child starts twice, and the value and the children's usage are the local run's", async () => {
   const expected = await localRun();
   const url = fleet.pg.urlFor("fleet_chaos_coordinator");
   const tally = fleetTally();
@@ -209,18 +215,14 @@ test("a coordinator killed with SIGKILL after 5 and after 20 children settled: f
 
   const last = await flow(["run", "--resume", resumedId, "--cwd", project, ...MODEL], { env: fleet.env(dbos) });
   expect(last.code).toBe(0);
-  // Not yet pinned, a known bug: the value. Now and then a child that was running when a coordinator
-  // was killed is delivered to the resumed script as "(no output)", with one turn of usage short.
-  expect(Object.keys(JSON.parse(last.stdout) as object)).toEqual(Object.keys(expected.value as object));
+  expect(JSON.parse(last.stdout)).toEqual(expected.value);
   for (const worker of workers) worker.child.kill("SIGTERM");
   const outputs = (await Promise.all(workers.map((worker) => worker.done))).map((done) => done.stdout);
   // The workers lived throughout: every child started exactly once, whatever became of its coordinator.
   const starts = startsPerChild(outputs);
   expect(starts.size).toBe(CHILDREN);
   expect([...starts.values()].every((count) => count === 1)).toBe(true);
-  // Every child counted once over the chain, whichever coordinator received its answer, each tool
-  // call once. Not yet pinned (the same bug): the turns and tokens. And a killed coordinator's own
-  // record can miss a child it journaled just before it died, so the chain's records are not summed.
-  const { children, toolCalls } = childrenUsageOf(startedRunId(last.stderr));
-  expect({ children, toolCalls }).toEqual({ children: CHILDREN, toolCalls: expected.usage.toolCalls });
+  // Every child's usage counted once over the chain, whichever coordinator received its answer.
+  // (Each run of the chain counts only what it spent, and a killed one never wrote its total.)
+  expect(childrenUsageOf(startedRunId(last.stderr))).toEqual({ children: CHILDREN, ...expected.usage });
 });
