@@ -80,7 +80,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
       if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
-      return DBOS.runStep(
+      const settled = await DBOS.runStep(
         async () => {
           const controller = new AbortController();
           const steering = new SteeringInbox();
@@ -104,7 +104,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
               await checkpoints.drain();
               await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
             }
-            options.onSettled(request, result);
             return result;
           } finally {
             steering.close();
@@ -113,6 +112,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         },
         { name: "child", retriesAllowed: false },
       );
+      // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
+      // takeover runs again (it takes the saved result, and says so again).
+      options.onSettled(request, settled);
+      return settled;
     },
     { name: CHILD_WORKFLOW },
   );

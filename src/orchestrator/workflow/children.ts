@@ -88,12 +88,17 @@ export class WorkflowChildren {
   private readonly calls: CallJournal;
   private readonly replayedCallLines: CallJournal;
 
-  /** Whose agent() calls these are, for the dbos backend's child IDs: a resumed run's are the run it resumes. */
+  /**
+   * Whose agent() calls these are, for the dbos backend's child IDs: a resumed run's are the first
+   * run of its chain (its correlation ID), so a resume of a resume finds the children either enqueued.
+   */
   private readonly fleetRoot: string;
 
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
-    this.fleetRoot = options.env.fleet ? (options.writer.view().task.resumedFrom ?? options.writer.runId) : options.writer.runId;
+    const view = options.writer.view();
+    const resumed = options.env.fleet && view.task.resumedFrom !== undefined;
+    this.fleetRoot = resumed ? (view.correlationId ?? view.task.resumedFrom ?? view.runId) : view.runId;
     this.calls = callJournal(options.writer);
     this.replayedCallLines = callJournal(options.writer, true);
   }
