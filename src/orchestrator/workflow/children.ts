@@ -10,6 +10,7 @@ import { checkAgentOptions } from "./agent-options.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
 import type { ResumeSource } from "../child/index.ts";
 import { childWorkflowId } from "../../backends/index.ts";
+import { firstOfChain } from "./resume-chain.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the
@@ -90,15 +91,14 @@ export class WorkflowChildren {
 
   /**
    * Whose agent() calls these are, for the dbos backend's child IDs: a resumed run's are the first
-   * run of its chain (its correlation ID), so a resume of a resume finds the children either enqueued.
+   * run of its resume chain, so a resume of a resume finds the children any run of it enqueued.
    */
   private readonly fleetRoot: string;
 
   constructor(options: WorkflowChildrenOptions) {
     this.options = options;
     const view = options.writer.view();
-    const resumed = options.env.fleet && view.task.resumedFrom !== undefined;
-    this.fleetRoot = resumed ? (view.correlationId ?? view.task.resumedFrom ?? view.runId) : view.runId;
+    this.fleetRoot = options.env.fleet ? firstOfChain(view, options.env.runs) : view.runId;
     this.calls = callJournal(options.writer);
     this.replayedCallLines = callJournal(options.writer, true);
   }
