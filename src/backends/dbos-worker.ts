@@ -80,7 +80,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
       if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
-      const settled = await DBOS.runStep(
+      // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
+      // aborted) but DBOS refuses to record it, so the line below would never be said.
+      let ended: RemoteChildResult | undefined;
+      const step = DBOS.runStep(
         async () => {
           const controller = new AbortController();
           const steering = new SteeringInbox();
@@ -104,6 +107,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
               await checkpoints.drain();
               await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
             }
+            ended = result;
             return result;
           } finally {
             steering.close();
@@ -112,6 +116,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         },
         { name: "child", retriesAllowed: false },
       );
+      let settled: RemoteChildResult;
+      try {
+        settled = await step;
+      } catch (error) {
+        if (ended) options.onSettled(request, ended);
+        throw error;
+      }
       // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
       // takeover runs again (it takes the saved result, and says so again).
       options.onSettled(request, settled);
