@@ -5,6 +5,7 @@
  * workflow's usage totals are the local run's. Real processes throughout: Postgres, `flow worker`s,
  * `flow run`, pi children answered by Pi's faux provider.
  */
+import type { Usage } from "../../src/runs/index.ts";
 import { expect, test } from "vitest";
 import pg from "pg";
 import { FAUX_EXTENSION, flow, journalOf, startedRunId, type FauxRule, type RunningFlow } from "../cli/support.ts";
@@ -35,15 +36,6 @@ return { answers, checked: answers.filter((answer) => answer.startsWith("checked
 );
 const MODEL = ["--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
 
-interface WorkflowUsage {
-  turns?: number;
-  toolCalls?: number;
-  inputTokens?: number;
-  outputTokens?: number;
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
-}
-
 /**
  * The workflow's usage as a user compares it. The faux provider splits a prompt between cache reads
  * and writes by what its own process saw before, as a real provider's cache on another machine
@@ -54,10 +46,10 @@ interface WorkflowUsage {
  * rewrites later, so a coordinator killed just after a child settled can leave it stale.
  */
 function usageOf(runId: string) {
-  const terminal = journalOf(sandbox, runId).find((line) => line.t === "terminal") as { usage?: WorkflowUsage } | undefined;
+  const terminal = journalOf(sandbox, runId).find((line) => line.t === "terminal") as { usage?: Usage } | undefined;
   return comparable(terminal?.usage ?? {});
 }
-const comparable = (usage: WorkflowUsage) => ({
+const comparable = (usage: Usage) => ({
   turns: usage.turns ?? 0,
   toolCalls: usage.toolCalls ?? 0,
   outputTokens: usage.outputTokens ?? 0,
