@@ -66,3 +66,12 @@ test("binary data that is not what git writes is withheld rather than passed unr
   const forged = "diff --git a/x.bin b/x.bin\nnew file mode 100644\nindex 0000000..1111111\nGIT binary patch\nliteral 5\nnot base85 at all\n\n";
   expect(redactGitPatch(forged, "drop")).toEqual({ text: "", withheld: ["a/x.bin b/x.bin"] });
 });
+
+test("a binary file too large to search once inflated is withheld unread, never inflated whole", () => {
+  const repo = makeRepo({ "config.txt": "region = eu\n" });
+  writeIn(repo, { "zeros.bin": Buffer.concat([Buffer.from([0]), Buffer.alloc(17 * 1024 * 1024)]) }); // compresses to a few KiB
+  gitIn(repo, "add", "-A");
+  const patch = execFileSync("git", ["diff", "--cached", "--binary", "HEAD"], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
+  gitIn(repo, "reset", "-q", "--hard");
+  expect(redactGitPatch(patch.toString("utf8"), "note").withheld).toEqual(["a/zeros.bin b/zeros.bin"]);
+});

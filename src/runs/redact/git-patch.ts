@@ -10,6 +10,11 @@ const BINARY_DATA = "\nGIT binary patch\n";
 /** git's base85 alphabet (its base85.c), in value order. */
 const BASE85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
 const BASE85_VALUE = new Map([...BASE85].map((char, value) => [char, value]));
+/**
+ * The most a binary file's data is inflated to be searched: a child can write a file that
+ * compresses to almost nothing, and one past this is withheld unread rather than held in memory.
+ */
+const SEARCH_MAX_BYTES = 16 * 1024 * 1024;
 
 /** One line of binary data: a length character (A-Z 1-26, a-z 27-52), then 5 characters per 4 bytes. */
 function decodeLine(line: string): Buffer | null {
@@ -47,7 +52,7 @@ function binaryBlocks(data: string): Buffer[] | null {
     }
     if (line === "") {
       try {
-        blocks.push(inflateSync(Buffer.concat(lines)));
+        blocks.push(inflateSync(Buffer.concat(lines), { maxOutputLength: SEARCH_MAX_BYTES }));
       } catch {
         return null;
       }
