@@ -72,7 +72,8 @@ describe("docs/workflows.md: the authoring loop", () => {
     expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*lmit/);
     expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*"lsit"/);
     expect(broken.stdout).toMatch(/session-runs\.js\(\d+,\d+\): error TS\d+: .*stauts/);
-  });
+    // Six real processes in a row (npx, tsc twice, a Pi session): a busy machine can take minutes.
+  }, 240_000);
 });
 
 describe("flow types", () => {
