@@ -117,7 +117,7 @@ test("a database that cannot be reached is configuration_invalid before anything
   expect(unreachable.stderr).not.toContain("hunter2");
   expect(unreachable.stderr).not.toMatch(/run wf_/);
   expect(unreachable.stdout).toBe("");
-}, 120_000);
+}, 300_000);
 
 test("a child no worker has taken is queued in external_runs and in the receipt's progress; a worker that starts takes it, and it settles", async () => {
   const databaseUrl = fleet.pg.urlFor("fleet_queued");
@@ -194,7 +194,7 @@ test("a database another pi-flow version is using is configuration_invalid for a
   expect(worker.code).toBe(2);
   expect(worker.stderr).toMatch(refused);
   expect(worker.stdout).not.toContain("ready");
-}, 120_000);
+}, 300_000);
 
 test("external_runs steer reaches a pi child running on a worker, through the database, with the usual receipt", async () => {
   const databaseUrl = fleet.pg.urlFor("fleet_steer");
