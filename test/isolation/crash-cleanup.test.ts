@@ -34,8 +34,8 @@ test("a host SIGKILLed mid-child leaves a worktree that the next session start r
   // The next session started in that repository cleans up, off its start-up path: wait until it has.
   const pi = await startPiSession({ cwd: root, env: { PI_FLOW_HOME: home } });
   try {
-    const pruned = () => gitIn(root, "for-each-ref", "refs/pi-flow/ag_pruned00000000000") !== "";
-    while (existsSync(left) || existsSync(`${left}.owner.json`) || worktreeCount(root) !== 2 || pruned()) await new Promise((resolve) => setTimeout(resolve, 20));
+    const prunedRunRefKept = () => gitIn(root, "for-each-ref", "refs/pi-flow/ag_pruned00000000000") !== "";
+    while (existsSync(left) || existsSync(`${left}.owner.json`) || worktreeCount(root) !== 2 || prunedRunRefKept()) await new Promise((resolve) => setTimeout(resolve, 20));
   } finally {
     pi.dispose();
   }
