@@ -23,7 +23,8 @@ export interface ChangeAnswer {
 
 export const MAX_CHANGE_TARGETS = 100;
 
-function targets(runIds: unknown): string[] {
+/** The run IDs of a call: 1 to 100, well formed, none twice. */
+export function targetIds(runIds: unknown): string[] {
   if (!Array.isArray(runIds) || runIds.length === 0) throw new FlowError("request_invalid", "runIds must name at least one run.");
   if (runIds.length > MAX_CHANGE_TARGETS) throw new FlowError("request_invalid", `At most ${MAX_CHANGE_TARGETS} runIds per call; got ${runIds.length}.`);
   const ids = runIds.map(assertRunId);
@@ -53,17 +54,30 @@ async function discardOne(runId: string, files: ReturnType<typeof runFiles>, rec
   return { runId, status: "discarded" };
 }
 
-/** Applies (or discards) each run's kept changes in order; one run's conflict does not stop the next. */
-export async function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
-  const ids = targets(runIds);
-  for (const runId of ids) {
+/** One run to apply or discard, and the run store (session) that holds it. */
+export interface ChangeTarget {
+  runs: RunStore;
+  runId: string;
+}
+
+/** Every target checked, none touched: unknown or another session's run, a workflow, an unfinished or unreadable run. */
+async function checkTargets(targets: readonly ChangeTarget[], action: ChangeAction): Promise<void> {
+  for (const { runs, runId } of targets) {
     const view = runs.view(runId); // run_unavailable for an unknown run or another session's
-    if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead.`);
-    if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done.`);
+    if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead. Nothing was ${action === "apply" ? "applied" : "discarded"}.`);
+    if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done. Nothing was ${action === "apply" ? "applied" : "discarded"}.`);
   }
-  if (action === "apply") for (const runId of ids) await assertChangesReadable(runId, readChangeRecord(runFiles(runs.scope, runId)));
+  if (action === "apply") for (const { runs, runId } of targets) await assertChangesReadable(runId, readChangeRecord(runFiles(runs.scope, runId)));
+}
+
+/**
+ * Applies (or discards) each target's kept changes in order, once every target has been checked;
+ * one run's conflict does not stop the next. Targets may come from several sessions (the shell).
+ */
+export async function changeTargets(targets: readonly ChangeTarget[], action: ChangeAction): Promise<ChangeAnswer[]> {
+  await checkTargets(targets, action);
   const answers: ChangeAnswer[] = [];
-  for (const runId of ids) {
+  for (const { runs, runId } of targets) {
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
     if (!record || record.state === "discarded" || record.state === "unavailable") answers.push({ runId, status: "nothing_to_apply" });
@@ -71,6 +85,11 @@ export async function changeRuns(runs: RunStore, action: ChangeAction, runIds: u
     else answers.push(await (action === "apply" ? applyOne : discardOne)(runId, files, record));
   }
   return answers;
+}
+
+/** `changeTargets` for runs of one session, as external_runs names them. */
+export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
+  return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);
 }
 
 /** One line per run, for the tool's text, the CLI and /flow. */

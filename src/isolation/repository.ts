@@ -1,6 +1,7 @@
 // Which git repository a directory belongs to, and whether worktree isolation can work there.
+import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { runGit, type GitResult } from "./git.ts";
 
@@ -15,6 +16,14 @@ export interface Repository {
 
 const why = (cwd: string, reason: string) =>
   new FlowError("configuration_invalid", `isolation "worktree" needs a git working tree: ${reason} (cwd ${JSON.stringify(cwd)}).`);
+
+/** The nearest `.git` at or above `cwd`: where git would have found a repository it could read. */
+function nearestDotGit(cwd: string): string | null {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) return join(dir, ".git");
+    if (dirname(dir) === dir) return null;
+  }
+}
 
 /**
  * The repository of `cwd`, or configuration_invalid saying why not: no git, not a repository, a
@@ -32,7 +41,12 @@ export async function openRepository(cwd: string): Promise<Repository> {
   const lines = run.stdout.toString("utf8").split("\n");
   if (run.code !== 0) {
     if (lines[0] === "true" || /this operation must be run in a work tree/.test(stderr)) throw why(cwd, "this is a bare repository, which has no files to work on");
-    if (/not a git repository/i.test(stderr)) throw why(cwd, "this directory is not inside a git repository");
+    if (/not a git repository/i.test(stderr)) {
+      // git passes over a .git it cannot read (a damaged HEAD, say) as if it were not there.
+      const dotGit = nearestDotGit(cwd);
+      if (dotGit) throw why(cwd, `git cannot read the repository at ${JSON.stringify(dotGit)}: it is not a valid git directory (its HEAD, refs or objects are missing or damaged)`);
+      throw why(cwd, "this directory is not inside a git repository");
+    }
     throw why(cwd, `git cannot read this repository (${stderr.split("\n")[0] || `exit ${run.code}`})`);
   }
   const [bare, inside, top, common, prefix] = lines;

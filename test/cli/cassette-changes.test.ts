@@ -44,6 +44,16 @@ describe("the shipped parallel-edit cassette, as docs/isolation.md tells a user 
     expect(worktreeCount(demo)).toBe(1);
   });
 
+  test("the excerpt of parallel-edit the docs show is the shipped file's own text, part by part", () => {
+    const excerpt = /```js\n\/\/ workflows\/parallel-edit\.js, as shipped \(excerpt\)\n([\s\S]*?)```/.exec(docs)![1]!;
+    const shipped = readFileSync(join(PROJECT_ROOT, "workflows", "parallel-edit.js"), "utf8");
+    const parts = excerpt.split("  // …\n");
+    expect(parts).toHaveLength(2);
+    for (const part of parts) expect(shipped).toContain(part);
+    expect(excerpt).toContain('isolation: "worktree"');
+    expect(excerpt).toContain('tools.external_runs({ action: "apply"');
+  });
+
   test("the run's value says what was applied and that nothing conflicted", () => {
     const value = JSON.parse(outputs.find((result) => result.stderr.includes("started: parallel-edit"))!.stdout) as Record<string, { path: string; files?: string[] }[]>;
     expect(value.applied!.map(({ path, files }) => [path, files])).toEqual([

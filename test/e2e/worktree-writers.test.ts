@@ -13,6 +13,11 @@ import { recordingUi } from "../support/recording-ui.ts";
 import { theme } from "../ui/views.ts";
 import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 
+/** A token the redaction knows, written by a child as `SECRET` in its task asks: three lines of it. */
+const SECRET = "ghp_" + "Zq8Lw3Nv5Tb1Xc7Rm2Hk9Pd4Fs6Gj0Ya1Ue5";
+const SECRET_FILE = `token one = ${SECRET}\ntoken two = ${SECRET}\ntoken three = ${SECRET}\n`;
+const UNKNOWN_RUN = "ag_000000000_0000000000"; // well formed, never made
+
 /** What each child read of the parent's uncommitted and untracked files, by its tag. */
 const seen = new Map<string, string>();
 
@@ -26,7 +31,8 @@ const textOf = (content: unknown): string =>
  */
 const writer: FauxResponseStep = (context) => {
   const task = context.messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).join("\n");
-  const [, tag, path, content, up] = /WRITE (\S+) (\S+) (\S+) (\S*)/.exec(task) ?? [];
+  const [, tag, path, asked, up] = /WRITE (\S+) (\S+) (\S+) (\S*)/.exec(task) ?? [];
+  const content = asked === "SECRET" ? SECRET_FILE.trimEnd() : asked;
   const top = up === "-" ? "" : up!;
   const results = context.messages.filter((m) => m.role === "toolResult");
   if (results.length === 0) {
@@ -44,10 +50,18 @@ const ui = recordingUi(theme);
 let root: string;
 const runIds: string[] = [];
 const changes: unknown[] = [];
+/** The workflow's third writer: it wrote a secret, and its changes are kept, not applied. */
+let secretRun = "";
+/** A finished writer whose changes are kept, applied only by the /flow apply test. */
+let sixId = "";
 
-const runs = async (args: Record<string, unknown>) => {
-  const outcome = await pi.callTool("external_runs", args);
-  return outcome.structuredContent as { ok: boolean; data: { results?: { runId: string; status: string; files?: string[] }[]; page?: { text: string } }; error?: { code: string; message: string } };
+type RunsAnswer = { ok: boolean; data: { results?: { runId: string; status: string; files?: string[] }[]; page?: { text: string; nextCursor?: string } }; error?: { code: string; message: string } };
+const runs = async (args: Record<string, unknown>, session: PiTestSession = pi) => (await session.callTool("external_runs", args)).structuredContent as RunsAnswer;
+const refs = () => gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow").split("\n");
+/** What `/flow <command>` printed last. */
+const printed = () => {
+  const entries = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output");
+  return (entries.at(-1) as unknown as { data: { lines: string[] } }).data.lines;
 };
 
 beforeAll(async () => {
@@ -131,8 +145,9 @@ describe('isolation "worktree" on external_delegate', () => {
     expect((await runs({ action: "apply", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "nothing_to_apply" }]);
   });
 
-  test("apply refuses an unknown run as run_unavailable and a malformed call as request_invalid", async () => {
-    expect((await runs({ action: "apply", runIds: ["r-0000000000000000"] })).error?.code).toMatch(/run_unavailable|request_invalid/);
+  test("apply refuses a well-formed unknown run as run_unavailable and a malformed call as request_invalid", async () => {
+    expect((await runs({ action: "apply", runIds: [UNKNOWN_RUN] })).error).toMatchObject({ code: "run_unavailable", message: expect.stringContaining(UNKNOWN_RUN) });
+    expect((await runs({ action: "apply", runIds: ["r-0000000000000000"] })).error?.code).toBe("request_invalid");
     expect((await runs({ action: "apply", runIds: [runIds[0]], view: "patch" })).error?.code).toBe("request_invalid");
   });
 
@@ -150,33 +165,94 @@ describe('isolation "worktree" on external_delegate', () => {
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "configuration_invalid", message: expect.stringContaining("bare repository") } });
   });
 
-  test("a workflow fans out worktree writers with agent() and lands them with tools.external_runs apply", async () => {
+  test("a workflow fans out worktree writers with agent() and lands them with tools.external_runs apply; the workflow run itself is request_invalid to apply", async () => {
     const script = `
-      const writers = ["w1 w1.txt first -", "w2 w2.txt second -"].map((task) =>
+      const writers = ["w1 w1.txt first -", "w2 w2.txt second -", "w3 w3.txt SECRET -"].map((task) =>
         agent({ role: "worker", prompt: "WRITE " + task, context: { mode: "none" }, isolation: "worktree" }));
       const done = await Promise.all(writers);
-      const applied = await tools.external_runs({ action: "apply", runIds: done.map((child) => child.runId) });
-      return applied.data.results.map((result) => result.status);`;
-    const { receipt } = await callForReceipt(pi, "external_workflow", { script }, { children: Array.from({ length: 4 }, () => writer) });
+      const applied = await tools.external_runs({ action: "apply", runIds: done.slice(0, 2).map((child) => child.runId) });
+      return { statuses: applied.data.results.map((result) => result.status), kept: done[2].runId };`;
+    const { receipt } = await callForReceipt(pi, "external_workflow", { script }, { children: Array.from({ length: 6 }, () => writer) });
     expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
-    expect(receipt.data.run!.output.value).toEqual(["applied", "applied"]);
+    const value = receipt.data.run!.output.value as { statuses: string[]; kept: string };
+    expect(value.statuses).toEqual(["applied", "applied"]);
+    secretRun = value.kept;
     expect(readFileSync(join(root, "w1.txt"), "utf8")).toBe("first\n");
     expect(readFileSync(join(root, "w2.txt"), "utf8")).toBe("second\n");
+    expect(existsSync(join(root, "w3.txt"))).toBe(false);
     expect(worktreeCount(root)).toBe(1);
+    const workflow = await runs({ action: "apply", runIds: [receipt.data.run!.runId] });
+    expect(workflow.error).toMatchObject({ code: "request_invalid", message: expect.stringContaining("is a workflow") });
   });
 
-  test("/flow apply shows the change summary and asks first: declined, nothing changes; accepted, the file lands", async () => {
-    const { receipt } = await callForReceipt(
+  test("the patch view of a child that wrote a secret is redacted on every page, followed by cursor; the ref keeps the exact bytes", async () => {
+    expect(gitIn(root, "show", `refs/pi-flow/${secretRun}:w3.txt`)).toBe(SECRET_FILE.trimEnd());
+    const pages: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const answer = await runs({ action: "inspect", runIds: [secretRun], view: "patch", limitBytes: 64, ...(cursor ? { cursor } : {}) });
+      expect(answer.ok, JSON.stringify(answer.error)).toBe(true);
+      pages.push(answer.data.page!.text);
+      cursor = answer.data.page!.nextCursor;
+    } while (cursor);
+    expect(pages.length).toBeGreaterThan(2);
+    for (const page of pages) {
+      expect(Buffer.byteLength(page)).toBeLessThanOrEqual(64);
+      expect(page).not.toMatch(/Zq8Lw3Nv|Gj0Ya1Ue5/); // no part of the token, on either side of a page boundary
+    }
+    expect(pages.join("")).toContain("+++ b/w3.txt\n@@ -0,0 +1,3 @@\n+token one = [REDACTED]\n+token two = [REDACTED]\n+token three = [REDACTED]");
+  });
+
+  test("/flow discard drops a run's kept changes: its ref is gone and a later apply has nothing to apply", async () => {
+    expect(refs()).toContain(`refs/pi-flow/${secretRun}`);
+    await pi.session.prompt(`/flow discard ${secretRun}`);
+    expect(printed()).toEqual([`${secretRun}: 1 file(s), +3 -0: w3.txt`, `Run ${secretRun}: changes discarded.`]);
+    expect(refs()).not.toContain(`refs/pi-flow/${secretRun}`);
+    expect((await runs({ action: "apply", runIds: [secretRun] })).data.results).toEqual([{ runId: secretRun, status: "nothing_to_apply" }]);
+    expect(existsSync(join(root, "w3.txt"))).toBe(false);
+  });
+
+  test("a background child waiting for a slot holds no worktree, and one cancelled while queued never gets one; apply refuses a child still running, and checks every target before touching any", async () => {
+    const { receipt: six } = await callForReceipt(
       pi,
       "external_delegate",
       { role: "worker", description: "write six", prompt: "WRITE six e.txt echo -", context: { mode: "none" }, isolation: "worktree" },
       { children: [writer, writer] },
     );
-    const runId = receipt.data.run!.runId;
-    const printed = () => {
-      const entries = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output");
-      return (entries.at(-1) as unknown as { data: { lines: string[] } }).data.lines;
-    };
+    sixId = six.data.run!.runId;
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const task = { role: "worker", prompt: "Wait.", context: { mode: "none" }, isolation: "worktree", background: true };
+    const first = await pi.callTool("external_delegate", { ...task, description: "holds the slot" }, { children: [childHangs(running)] });
+    const second = await pi.callTool("external_delegate", { ...task, description: "queued" });
+    const [holder, queued] = [first, second].map((outcome) => (outcome.structuredContent as { data: { run: { runId: string; state: { status: string } } } }).data.run);
+    expect(queued!.state.status).toBe("queued");
+    await started;
+    expect(worktreeCount(root)).toBe(2); // the running child's only
+
+    for (const unfinished of [holder!.runId, queued!.runId]) {
+      expect((await runs({ action: "apply", runIds: [unfinished] })).error).toMatchObject({ code: "request_invalid", message: expect.stringContaining("has not finished") });
+    }
+    // A finished run before an unfinished or unknown one: neither is applied, and the shell says why (exit 2).
+    const env = { ...process.env, PI_FLOW_HOME: pi.flowHome };
+    for (const [second, code, why] of [[holder!.runId, "request_invalid", "has not finished"], [UNKNOWN_RUN, "run_unavailable", "not a run of this project"]] as const) {
+      expect((await runs({ action: "apply", runIds: [sixId, second] })).error?.code).toBe(code);
+      const shell = await flow(["runs", "apply", sixId, second, "--cwd", root], { env });
+      expect(shell).toMatchObject({ code: 2, stdout: "" });
+      expect(shell.stderr).toContain(`${second}`);
+      expect(shell.stderr).toContain(why);
+      expect(shell.stderr).toContain(`(${code})`);
+      expect(existsSync(join(root, "e.txt"))).toBe(false);
+      expect(refs()).toContain(`refs/pi-flow/${sixId}`);
+    }
+    await runs({ action: "cancel", runIds: [queued!.runId] });
+    await runs({ action: "cancel", runIds: [holder!.runId] });
+    await runs({ action: "wait", runIds: [holder!.runId, queued!.runId] });
+    expect(worktreeCount(root)).toBe(1);
+    expect((await runs({ action: "apply", runIds: [queued!.runId] })).data.results).toEqual([{ runId: queued!.runId, status: "nothing_to_apply" }]);
+  });
+  test("/flow apply shows the change summary and asks first: declined, nothing changes; accepted, the file lands", async () => {
+    const runId = sixId;
     ui.answers.push(false);
     await pi.session.prompt(`/flow apply ${runId}`);
     expect(printed()).toEqual([`${runId}: 1 file(s), +1 -0: e.txt`, "Nothing applied."]);
@@ -187,20 +263,42 @@ describe('isolation "worktree" on external_delegate', () => {
     expect(readFileSync(join(root, "e.txt"), "utf8")).toBe("echo\n");
   });
 
-  test("a background child waiting for a slot holds no worktree, and one cancelled while queued never gets one", async () => {
-    let running!: () => void;
-    const started = new Promise<void>((resolve) => (running = resolve));
-    const task = { role: "worker", prompt: "Wait.", context: { mode: "none" }, isolation: "worktree", background: true };
-    const first = await pi.callTool("external_delegate", { ...task, description: "holds the slot" }, { children: [childHangs(running)] });
-    const second = await pi.callTool("external_delegate", { ...task, description: "queued" });
-    const [holder, queued] = [first, second].map((outcome) => (outcome.structuredContent as { data: { run: { runId: string; state: { status: string } } } }).data.run);
-    expect(queued!.state.status).toBe("queued");
-    await started;
-    expect(worktreeCount(root)).toBe(2); // the running child's only
-    await runs({ action: "cancel", runIds: [queued!.runId] });
-    await runs({ action: "cancel", runIds: [holder!.runId] });
-    await runs({ action: "wait", runIds: [holder!.runId, queued!.runId] });
+  test("another session of the same project cannot apply this session's run: run_unavailable", async () => {
+    const other = await startPiSession({ cwd: root, env: { PI_FLOW_HOME: pi.flowHome } });
+    try {
+      expect((await runs({ action: "apply", runIds: [sixId] }, other)).error).toMatchObject({ code: "run_unavailable", message: expect.stringContaining(sixId) });
+    } finally {
+      other.dispose();
+    }
+  });
+
+  test("sixteen worktree children started at once, in one assistant message, all hold a worktree together and all succeed; git's worktree list is back to one entry", async () => {
+    let arrived = 0;
+    let allThere!: () => void;
+    const together = new Promise<void>((resolve) => (allThere = resolve));
+    let peak = 0;
+    /** A child writes its file only once all sixteen are running, each in its worktree. */
+    const sixteenth: FauxResponseStep = async (context) => {
+      const path = /SIXTEEN (\S+)/.exec(context.messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).join("\n"))![1]!;
+      if (context.messages.some((m) => m.role === "toolResult")) return fauxAssistantMessage([fauxText(`wrote ${path}`)]);
+      if (++arrived === 16) {
+        peak = worktreeCount(root);
+        allThere();
+      }
+      await together;
+      return fauxAssistantMessage([fauxToolCall("write", { path, content: `${path}\n` })], { stopReason: "toolUse" });
+    };
+    const calls = Array.from({ length: 16 }, (_, at) => ({
+      name: "external_delegate",
+      args: { role: "worker", description: `sixteen ${at}`, prompt: `SIXTEEN s${at}.txt`, context: { mode: "none" }, isolation: "worktree" },
+    }));
+    const outcomes = await pi.callToolsAtOnce(calls, { children: Array.from({ length: 32 }, () => sixteenth) });
+    const receipts = outcomes.map((outcome) => outcome.structuredContent as { ok: boolean; data: { run: { runId: string; changes?: unknown } } });
+    expect(receipts.map((receipt) => receipt.ok)).toEqual(Array.from({ length: 16 }, () => true));
+    expect(peak).toBe(17); // the user's tree and sixteen children's
+    expect(receipts.map((receipt) => receipt.data.run.changes)).toEqual(Array.from({ length: 16 }, () => ({ files: 1, insertions: 1, deletions: 0 })));
+    const kept = receipts.map(({ data }) => gitIn(root, "diff", "--name-only", `refs/pi-flow/${data.run.runId}^`, `refs/pi-flow/${data.run.runId}`));
+    expect(kept).toEqual(Array.from({ length: 16 }, (_, at) => `s${at}.txt`));
     expect(worktreeCount(root)).toBe(1);
-    expect((await runs({ action: "apply", runIds: [queued!.runId] })).data.results).toEqual([{ runId: queued!.runId, status: "nothing_to_apply" }]);
   });
 });

@@ -4,11 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { expect, test } from "vitest";
-import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
-import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { PROJECT_ROOT, startPiSession } from "../support/pi-session.ts";
 
 /** A host process that makes a worktree for a child, says so, then waits to be killed. */
 const HOST = `
@@ -32,9 +31,15 @@ test("a host SIGKILLed mid-child leaves a worktree that the next session start r
   gitIn(root, "update-ref", "refs/pi-flow/ag_pruned00000000000", "HEAD"); // a kept ref whose run was pruned
   expect(worktreeCount(root)).toBe(3);
 
-  const report = await cleanupIsolation(home, root);
-  expect(report).toEqual({ removedWorktrees: ["ag_crashed0000000000"], droppedRefs: ["ag_pruned00000000000"] });
-  expect(existsSync(left)).toBe(false);
+  // The next session started in that repository cleans up, off its start-up path: wait until it has.
+  const pi = await startPiSession({ cwd: root, env: { PI_FLOW_HOME: home } });
+  try {
+    const prunedRunRefKept = () => gitIn(root, "for-each-ref", "refs/pi-flow/ag_pruned00000000000") !== "";
+    while (existsSync(left) || existsSync(`${left}.owner.json`) || worktreeCount(root) !== 2 || prunedRunRefKept()) await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    pi.dispose();
+  }
+  expect(gitIn(root, "worktree", "list", "--porcelain")).not.toContain(left);
   expect(existsSync(live.path)).toBe(true);
   expect(worktreeCount(root)).toBe(2);
   await settleIsolation(live, home);

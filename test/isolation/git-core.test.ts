@@ -52,6 +52,8 @@ describe("worktree isolation on a real git repository", () => {
     writeIn(root, { "shared.txt": "ONE\ntwo\nthree\nfour\nfive\n", "mine.txt": "untracked\n" });
     const applied = await applyChanges(await openRepository(root), id);
     expect(applied).toEqual({ status: "applied", files: ["bin/ü data.bin", "gone.txt", "new name.txt", "old name.txt", "shared.txt"] });
+    expect(readFileSync(join(root, "new name.txt"), "utf8")).toBe("rename me\n".repeat(20)); // the rename landed: new name, old one gone
+    expect(existsSync(join(root, "old name.txt"))).toBe(false);
     expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe("ONE\ntwo\nthree\nfour\nFIVE\n");
     expect(readFileSync(join(root, "bin/ü data.bin")).equals(BINARY)).toBe(true);
     expect(existsSync(join(root, "gone.txt"))).toBe(false);
@@ -104,6 +106,18 @@ describe("worktree isolation on a real git repository", () => {
     mkdirSync(bare);
     gitIn(bare, "init", "-q", "--bare");
     await expect(openRepository(bare)).rejects.toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("bare repository") }));
+  });
+
+  it("in a repository git cannot read, says why as configuration_invalid", async () => {
+    const damaged = makeRepo({ "a.txt": "a\n" });
+    writeFileSync(join(damaged, ".git", "HEAD"), "not a ref\n");
+    const dotGit = JSON.stringify(join(damaged, ".git"));
+    await expect(openRepository(join(damaged))).rejects.toThrow(
+      expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining(`git cannot read the repository at ${dotGit}: it is not a valid git directory`) }),
+    );
+    const future = makeRepo({ "a.txt": "a\n" });
+    gitIn(future, "config", "core.repositoryformatversion", "99");
+    await expect(openRepository(future)).rejects.toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("git cannot read this repository (fatal: Expected git repo version <= 1, found 99)") }));
   });
 
   it("leaves a flow home inside the working tree out of the base", async () => {

@@ -1,0 +1,60 @@
+// The repository lock across processes: two pi-flow processes never change a repository's worktrees
+// at once, and a lock left by a process that died is taken over. Real processes, real files.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, test } from "vitest";
+import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { makeRepo } from "../support/git-repo.ts";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
+
+/**
+ * Another process takes the lock of the repository at argv[1], says "held", and holds it until a
+ * line arrives on its stdin; then, still holding it, writes argv[2] ("done") and lets go.
+ */
+const HOLDER = `
+  const { withRepositoryLock } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/repository-lock.ts"))});
+  const { writeFileSync } = await import("node:fs");
+  const { once } = await import("node:events");
+  await withRepositoryLock(process.argv[1], async () => {
+    console.log("held");
+    await once(process.stdin, "data");
+    writeFileSync(process.argv[2], "done");
+  });
+  process.exit(0);
+`;
+
+async function holder(commonDir: string, marker: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", HOLDER, commonDir, marker], { stdio: ["pipe", "pipe", "inherit"] });
+  const [line] = (await once(child.stdout!, "data")) as [Buffer];
+  expect(line.toString().trim()).toBe("held");
+  return child;
+}
+
+test("a second process waits for the first to let go of a repository's lock, which names its owner", async () => {
+  const repo = await openRepository(makeRepo());
+  const lockFile = join(repo.commonDir, "pi-flow-worktrees.lock");
+  const marker = join(repo.root, "holder-done");
+  const first = await holder(repo.commonDir, marker);
+  expect(JSON.parse(readFileSync(lockFile, "utf8"))).toMatchObject({ pid: first.pid });
+
+  const mine = withRepositoryLock(repo.commonDir, async () => existsSync(marker));
+  first.stdin!.write("go\n");
+  expect(await mine).toBe(true); // ran only after the other process had finished its work
+  await once(first, "exit");
+  expect(existsSync(lockFile)).toBe(false);
+});
+
+test("a lock left by a process that was SIGKILLed while holding it is taken over", async () => {
+  const repo = await openRepository(makeRepo());
+  const lockFile = join(repo.commonDir, "pi-flow-worktrees.lock");
+  const dead = await holder(repo.commonDir, join(repo.root, "never"));
+  dead.kill("SIGKILL");
+  await once(dead, "exit");
+  expect(JSON.parse(readFileSync(lockFile, "utf8"))).toMatchObject({ pid: dead.pid }); // left behind
+
+  expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
+  expect(existsSync(lockFile)).toBe(false);
+});
