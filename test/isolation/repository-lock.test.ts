@@ -41,9 +41,10 @@ test("a second process waits for the first to let go of a repository's lock, whi
   expect(JSON.parse(readFileSync(lockFile, "utf8"))).toMatchObject({ pid: first.pid });
 
   const mine = withRepositoryLock(repo.commonDir, async () => existsSync(marker));
+  const exited = once(first, "exit"); // listened for first: it may exit before `mine` resolves
   first.stdin!.write("go\n");
   expect(await mine).toBe(true); // ran only after the other process had finished its work
-  await once(first, "exit");
+  await exited;
   expect(existsSync(lockFile)).toBe(false);
 });
 
