@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { FAUX_EXTENSION, flow, flowSandbox, startedRunId, type FlowResult } from "../cli/support.ts";
+import { FAUX_EXTENSION, flow, flowSandbox, PROJECT_ROOT, startedRunId, type FlowResult } from "../cli/support.ts";
 import { jsonSpans, refusingEndpoint, startOtlpReceiver, type JsonSpan, type OtlpReceiver } from "../support/otlp-receiver.ts";
 
 // A real `flow run` of a workflow whose children run on Pi's faux model, exporting its spans to a
@@ -38,6 +40,15 @@ const tracing = (endpoint: string, protocol: string, content = false) => ({
   ...(content ? { PI_FLOW_TELEMETRY_CONTENT: "1" } : {}),
 });
 
+/** The variables docs/observability.md tells an operator to export, as its sh block sets them. */
+function documentedVariables(): Record<string, string> {
+  const page = readFileSync(join(PROJECT_ROOT, "docs", "observability.md"), "utf8");
+  const block = /### Turning tracing on[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1] ?? "";
+  const lines = block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim());
+  return Object.fromEntries(lines.filter((line) => line !== "").map((line) => /^export (\w+)=(\S+)$/.exec(line)!.slice(1, 3) as [string, string]));
+}
+const documented = documentedVariables();
+
 let json: OtlpReceiver;
 let protobuf: OtlpReceiver;
 let runs: { json: FlowResult; protobuf: FlowResult; refused: FlowResult };
@@ -47,7 +58,8 @@ beforeAll(async () => {
   const refused = await refusingEndpoint();
   const [a, b, c] = await Promise.all([
     flow(RUN, { env: tracing(json.endpoint, "http/json", true) }),
-    flow(RUN, { env: tracing(protobuf.endpoint, "http/protobuf") }),
+    // The docs' own variables, the endpoint pointed at this test's collector instead of localhost:4318.
+    flow(RUN, { env: { ...sandbox.env, ...documented, OTEL_EXPORTER_OTLP_ENDPOINT: protobuf.endpoint } }),
     flow(RUN, { env: tracing(refused, "http/json") }),
   ]);
   runs = { json: a, protobuf: b, refused: c };
@@ -128,7 +140,13 @@ test("flow run exports one trace over OTLP/HTTP JSON: the workflow span above ev
   expect(lister.attributes["pi_flow.description"]).toMatch(/^List with key \S*REDACTED/);
 });
 
-test("with http/protobuf the same spans go out as protobuf", () => {
+test("the variables docs/observability.md exports send the same spans as protobuf to <endpoint>/v1/traces", () => {
+  expect(documented).toEqual({
+    OTEL_TRACES_EXPORTER: "otlp",
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4318",
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+    OTEL_SERVICE_NAME: "pi-flow",
+  });
   expect(runs.protobuf.code).toBe(0);
   expect(protobuf.requests.length).toBeGreaterThan(0);
   expect(protobuf.requests.every((request) => request.path === "/v1/traces" && request.contentType === "application/x-protobuf")).toBe(true);
@@ -136,6 +154,7 @@ test("with http/protobuf the same spans go out as protobuf", () => {
   // Protobuf keeps strings as UTF-8 bytes: the run IDs and attribute names are there, the secret is not.
   expect(body).toContain(startedRunId(runs.protobuf.stderr));
   expect(body).toContain("gen_ai.usage.output_tokens");
+  expect(body).toContain("service.name");
   expect(body).not.toContain(SECRET);
   // Content is off by default: no prompt and no answer is exported.
   expect(body).not.toContain("pi_flow.prompt");
