@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { Browser } from "playwright-core";
@@ -7,7 +7,7 @@ import type { RunView } from "../../src/contract/run-schema.ts";
 import { childAnswersWhenReleased, seenBy } from "../support/children.ts";
 import { launchChromium, openFile, screenshotPath } from "../support/browser.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
-import { reportCommand } from "../../src/command-line/runs-report.ts";
+import { flowInProcess } from "../cli/in-process.ts";
 import { EXIT } from "../../src/command-line/exit.ts";
 
 const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -109,6 +109,19 @@ test("/flow report writes one HTML file that Chromium renders offline: every chi
   expect(consoleErrors).toEqual([]);
 });
 
+test("/flow report with no FILE writes the report to the Flow home's reports folder and says where", async () => {
+  await pi.session.prompt(`/flow report ${workflow.runId}`);
+  const outputs = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output");
+  const said = (outputs.at(-1) as { data: { lines: string[] } } | undefined)?.data.lines ?? [];
+  const file = join(pi.flowHome, "reports", `${workflow.runId}.html`);
+  expect(said[0]).toBe(`Report of ${workflow.runId} written to ${file}`);
+  expect(statSync(file).mode & 0o077).toBe(0);
+  const html = readFileSync(file, "utf8");
+  expect(html).toMatch(/^<!doctype html>/i);
+  expect(html).toContain("A delegated check");
+  expect(html).not.toContain(SECRET);
+});
+
 test("external_runs serves a workflow's calls view: every agent() and tools.* call as its journal has it, paged like every view", async () => {
   let text = "";
   let cursor: string | undefined;
@@ -141,9 +154,10 @@ test("flow runs report --out reports a run still in progress with what is known 
   const runId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
   await held.started;
   const out = join(pi.cwd, "live.html");
-  // The command in this process (the session set PI_FLOW_HOME and Pi's agent directory): no second Pi to start.
-  expect(await reportCommand([runId, "--out", out, "--cwd", pi.cwd])).toBe(EXIT.succeeded);
+  // flow's main in this process (the session set PI_FLOW_HOME and Pi's agent directory): no second Pi to start.
+  const reported = await flowInProcess(["runs", "report", runId, "--out", out, "--cwd", pi.cwd], { env: { ...process.env } });
   held.release();
+  expect(reported).toMatchObject({ code: EXIT.succeeded, stdout: "", stderr: `report of ${runId} written to ${out}\n` });
   const { page, requests, consoleErrors } = await openFile(browser, out);
   expect(requests).toEqual([`file://${out}`]);
   expect(consoleErrors).toEqual([]);
@@ -160,8 +174,11 @@ return runs.length;`;
   const run = (outcome.structuredContent as { data: { run: RunView } }).data.run;
   expect(run.state.outcome).toBe("succeeded");
   const runId = run.runId;
+  // Without --out the page goes to stdout, as a shell would redirect it to a file.
+  const reported = await flowInProcess(["runs", "report", runId, "--cwd", pi.cwd], { env: { ...process.env } });
+  expect(reported).toMatchObject({ code: EXIT.succeeded, stderr: "" });
   const file = join(pi.cwd, "wide.html");
-  expect(await reportCommand([runId, "--out", file, "--cwd", pi.cwd])).toBe(EXIT.succeeded);
+  writeFileSync(file, reported.stdout);
   const { page, requests, consoleErrors } = await openFile(browser, file);
   await page.screenshot({ path: screenshotPath("report-200.png") });
   expect(requests).toEqual([`file://${file}`]);
