@@ -9,6 +9,7 @@ import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type Launche
 import { launchTurn } from "../orchestrator/child/index.ts";
 import { placeChild } from "../orchestrator/child/index.ts";
 import { queueFull } from "../orchestrator/child/index.ts";
+import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { runReceipt } from "./run-receipts.ts";
@@ -50,6 +51,8 @@ export function createDelegateTool(host: FlowHost) {
     // A listed deviation from the tool-calling contract: docs/contract.md, "Deviations and additions".
     async execute(toolCallId, params, signal, onUpdate, ctx): Promise<FlowToolResult<DelegateDetails>> {
       abortIfSignalled(signal);
+      // Called from a workflow's tools.external_delegate: the run is that workflow's child.
+      const parentRunId = callingWorkflowRun();
       // A burst of delegations creates its runs one per turn of the event loop, never all in one;
       // a child's context is still the parent's branch as its call started.
       const branch = ctx.sessionManager.getBranch();
@@ -79,6 +82,7 @@ export function createDelegateTool(host: FlowHost) {
           launched = launchChild(prepared, env, {
             background,
             toolCallId,
+            ...(parentRunId !== undefined ? { parentRunId } : {}),
             ...(slots ? { slots } : { signal }),
             onProgress: (progress) => {
               if (background) return noteProgress(launched?.runId, { progress });

@@ -26,11 +26,21 @@ export interface FlowResult {
   stderr: string;
 }
 
+/** The faux model's price per million tokens, in Pi's catalog shape. */
+export interface FauxCost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
 export interface FauxRule {
   match: string;
   answer?: string;
   tool?: { name: string; arguments: Record<string, unknown> };
   then?: string;
+  /** The request fails as a provider's does, with this message. */
+  error?: string;
   /** The answer waits until this file exists: a test holds a child mid-request for as long as it needs. */
   waitFor?: string;
   /** The answer after the tool's result waits until this file exists; the tool call goes at once. */
@@ -45,7 +55,7 @@ export interface FlowSandbox {
   flowHome: string;
   env: NodeJS.ProcessEnv;
   /** Writes the faux model's rules and points FLOW_FAUX_SCRIPT at them. */
-  fauxRules(rules: FauxRule[]): void;
+  fauxRules(rules: FauxRule[], options?: { cost?: FauxCost }): void;
   /** A file in the sandbox, written now; returns its path. */
   file(name: string, text: string): string;
   dispose(): void;
@@ -65,8 +75,8 @@ export function flowSandbox(): FlowSandbox {
     agentDir,
     flowHome,
     env,
-    fauxRules(rules) {
-      env.FLOW_FAUX_SCRIPT = this.file("faux-rules.json", JSON.stringify({ rules }));
+    fauxRules(rules, options = {}) {
+      env.FLOW_FAUX_SCRIPT = this.file("faux-rules.json", JSON.stringify({ rules, ...options }));
     },
     file(name, text) {
       const path = join(root, name);

@@ -183,6 +183,13 @@ describe("calls, tools and nesting", () => {
     );
     expect(outcome.value).toBe("quick answer");
     await pi.callTool("external_runs", { action: "cancel", runIds: [run!.runId] });
+    // The workflow's delegation is its child, and cancelling the workflow stops it through its call.
+    const agents = async () => ((await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } }).data.runs;
+    const hangs = (await agents()).find((agent) => agent.task.description === "hangs")!;
+    await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId, hangs.runId] });
+    const settled = await agents();
+    expect(settled.find((agent) => agent.runId === hangs.runId)).toMatchObject({ task: { parentRunId: run!.runId }, correlationId: run!.runId, state: { outcome: "cancelled" } });
+    expect(settled.find((agent) => agent.task.description === "quick")?.task.parentRunId).toBeUndefined();
   });
 
   test("a workflow may start a workflow (depth 2), but not one level deeper", async () => {

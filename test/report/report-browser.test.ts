@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { Browser } from "playwright-core";
@@ -7,7 +7,7 @@ import type { RunView } from "../../src/contract/run-schema.ts";
 import { childAnswersWhenReleased, seenBy } from "../support/children.ts";
 import { launchChromium, openFile, screenshotPath } from "../support/browser.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
-import { reportCommand } from "../../src/command-line/runs-report.ts";
+import { flowInProcess } from "../cli/in-process.ts";
 import { EXIT } from "../../src/command-line/exit.ts";
 
 const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -30,7 +30,7 @@ console.log("reviewed " + looks.length + " modules");
 const listed = await tools.external_runs({ action: "list" });
 await tools.external_help({ topic: "roles" });
 const refused = await tools.external_runs({ action: "wait" });
-const delegated = await tools.external_delegate({ description: "A stubbed check", prompt: "Check.", role: "explorer", harness: "stub" });
+const delegated = await tools.external_delegate({ description: "A delegated check", prompt: "Check the delegated module.", role: "explorer", context: { mode: "none" } });
 return { reviewed: looks.length, listed: listed.ok, refused: refused.ok, delegated: delegated.ok };`;
 
 let pi: PiTestSession;
@@ -39,7 +39,7 @@ let workflow: RunView;
 
 beforeAll(async () => {
   [pi, browser] = await Promise.all([startPiSession({ modelCost: PRICE }), launchChromium()]);
-  const outcome = await pi.callTool("external_workflow", { script: SCRIPT, description: "Review three modules" }, { children: [byTask, byTask, byTask] });
+  const outcome = await pi.callTool("external_workflow", { script: SCRIPT, description: "Review three modules" }, { children: [byTask, byTask, byTask, byTask] });
   workflow = (outcome.structuredContent as { data: { run: RunView } }).data.run;
 });
 afterAll(async () => {
@@ -60,21 +60,29 @@ test("/flow report writes one HTML file that Chromium renders offline: every chi
   expect(requests).toEqual([`file://${file}`]);
   expect(consoleErrors).toEqual([]);
 
+  // The workflow, its three agent() children and the run its tools.external_delegate call started.
   const rows = page.locator("table.tree tr.run");
-  expect(await rows.count()).toBe(4);
+  expect(await rows.count()).toBe(5);
   const text = (await page.locator("table.tree").innerText()).replace(/\s+/g, " ");
   for (const name of ["alpha", "beta", "gamma"]) expect(text).toContain(`Review ${name} <module>`);
-  expect(await page.locator("tr.run.succeeded").count()).toBe(3); // the workflow and two children
+  expect(await page.locator("tr.run.succeeded").count()).toBe(4); // the workflow, two children and the delegation
+  const delegatedRow = page.locator("tr.run", { hasText: "A delegated check" });
+  expect((await delegatedRow.innerText()).replace(/\s+/g, " ").trim()).toMatch(/A delegated check explorer .*succeeded .*\d+ in \/ \d+ out \$\d+\.\d{4}$/);
+  const delegatedCost = Number(/\$(\d+\.\d{4})/.exec(await delegatedRow.locator("td.cost").innerText())?.[1]);
+  expect(delegatedCost).toBeGreaterThan(0);
   const failed = page.locator("tr.run.failed");
   expect(await failed.count()).toBe(1);
   expect(await failed.innerText()).toMatch(/Review gamma <module>[\s\S]*the request was refused: bad schema[\s\S]*failed/);
   // Each child's cost is shown, and the totals add them up.
   const costs = await page.locator("tr.run td.cost").allInnerTexts();
   const dollars = costs.map((cost) => Number(/^\$(\d+\.\d{4})$/.exec(cost)?.[1]));
-  expect(dollars.slice(1).filter((cost) => cost > 0)).toHaveLength(3);
+  expect(dollars.slice(1).filter((cost) => cost > 0)).toHaveLength(4);
   const total = Number(/\$(\d+\.\d{4})/.exec(await page.locator("table.totals td.cost").innerText())?.[1]);
   expect(total).toBeCloseTo(dollars.slice(1).reduce((sum, cost) => sum + cost, 0), 3);
-  expect(total).toBeCloseTo(workflow.usage!.costUsd!, 4);
+  // The workflow's own usage is its agent() children's; the report's totals add the delegation.
+  expect(total).toBeCloseTo(workflow.usage!.costUsd! + delegatedCost, 3);
+  const delegatedSection = page.locator("article.detail", { has: page.locator("h3", { hasText: "A delegated check" }) });
+  expect(await delegatedSection.innerText()).toContain(`started by ${workflow.runId}`);
 
   // The long answer is folded, unfolds on a click, and its secret stays redacted in the page.
   const beta = page.locator("article.detail", { has: page.locator("h3", { hasText: "Review beta" }) });
@@ -86,7 +94,8 @@ test("/flow report writes one HTML file that Chromium renders offline: every chi
   // The workflow's calls, from its journal: its agent() calls linked to each child's section, and
   // the tools.* calls that started no run, each with its action and outcome; and its log.
   const root = page.locator(`article#run-${workflow.runId}`);
-  expect(await root.locator("table.calls a").count()).toBe(3);
+  // Every call that started a run links to that run's section: the three agent() children and the delegation.
+  expect(await root.locator("table.calls a").count()).toBe(4);
   const calls = (await root.locator("table.calls tr.call").allInnerTexts()).map((row) => row.replace(/\s+/g, " ").trim());
   expect(calls).toHaveLength(7);
   expect(calls.filter((row) => row.includes("agent(explorer)"))).toHaveLength(3);
@@ -94,10 +103,23 @@ test("/flow report writes one HTML file that Chromium renders offline: every chi
     expect.stringMatching(/^0 tools\.external_runs list – succeeded$/),
     expect.stringMatching(/^1 tools\.external_help \S+ – succeeded$/),
     expect.stringMatching(/^2 tools\.external_runs wait request_invalid: .+ – failed$/),
-    expect.stringMatching(/^3 tools\.external_delegate \S+ ag_\w+ succeeded$/),
+    expect.stringMatching(/^3 tools\.external_delegate delegate A delegated check ag_\w+ succeeded$/),
   ]);
   expect(await root.innerText()).toContain("reviewed 3 modules");
   expect(consoleErrors).toEqual([]);
+});
+
+test("/flow report with no FILE writes the report to the Flow home's reports folder and says where", async () => {
+  await pi.session.prompt(`/flow report ${workflow.runId}`);
+  const outputs = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output");
+  const said = (outputs.at(-1) as { data: { lines: string[] } } | undefined)?.data.lines ?? [];
+  const file = join(pi.flowHome, "reports", `${workflow.runId}.html`);
+  expect(said[0]).toBe(`Report of ${workflow.runId} written to ${file}`);
+  expect(statSync(file).mode & 0o077).toBe(0);
+  const html = readFileSync(file, "utf8");
+  expect(html).toMatch(/^<!doctype html>/i);
+  expect(html).toContain("A delegated check");
+  expect(html).not.toContain(SECRET);
 });
 
 test("external_runs serves a workflow's calls view: every agent() and tools.* call as its journal has it, paged like every view", async () => {
@@ -132,9 +154,10 @@ test("flow runs report --out reports a run still in progress with what is known 
   const runId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
   await held.started;
   const out = join(pi.cwd, "live.html");
-  // The command in this process (the session set PI_FLOW_HOME and Pi's agent directory): no second Pi to start.
-  expect(await reportCommand([runId, "--out", out, "--cwd", pi.cwd])).toBe(EXIT.succeeded);
+  // flow's main in this process (the session set PI_FLOW_HOME and Pi's agent directory): no second Pi to start.
+  const reported = await flowInProcess(["runs", "report", runId, "--out", out, "--cwd", pi.cwd], { env: { ...process.env } });
   held.release();
+  expect(reported).toMatchObject({ code: EXIT.succeeded, stdout: "", stderr: `report of ${runId} written to ${out}\n` });
   const { page, requests, consoleErrors } = await openFile(browser, out);
   expect(requests).toEqual([`file://${out}`]);
   expect(consoleErrors).toEqual([]);
@@ -151,8 +174,11 @@ return runs.length;`;
   const run = (outcome.structuredContent as { data: { run: RunView } }).data.run;
   expect(run.state.outcome).toBe("succeeded");
   const runId = run.runId;
+  // Without --out the page goes to stdout, as a shell would redirect it to a file.
+  const reported = await flowInProcess(["runs", "report", runId, "--cwd", pi.cwd], { env: { ...process.env } });
+  expect(reported).toMatchObject({ code: EXIT.succeeded, stderr: "" });
   const file = join(pi.cwd, "wide.html");
-  expect(await reportCommand([runId, "--out", file, "--cwd", pi.cwd])).toBe(EXIT.succeeded);
+  writeFileSync(file, reported.stdout);
   const { page, requests, consoleErrors } = await openFile(browser, file);
   await page.screenshot({ path: screenshotPath("report-200.png") });
   expect(requests).toEqual([`file://${file}`]);

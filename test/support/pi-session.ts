@@ -56,6 +56,8 @@ export interface PiSessionOptions {
   trusted?: boolean;
   /** The faux model's price per million tokens (Pi's catalog shape); default free. */
   modelCost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /** Pi's settings for the session (what pi.getSettings() returns to extensions), e.g. `{ flow: { … } }`. */
+  settings?: Record<string, unknown>;
 }
 
 export interface ToolOutcome {
@@ -161,7 +163,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
   const loadErrors = loader.getExtensions().errors;
   if (loadErrors.length > 0) throw new Error(`extension load failed: ${JSON.stringify(loadErrors)}`);
 
-  const settingsManager = SettingsManager.inMemory({}, { projectTrusted: trusted });
+  const settingsManager = SettingsManager.inMemory(options.settings ?? {}, { projectTrusted: trusted });
   settingsManager.applyOverrides({ defaultTools: ["+codemode"] });
   const sessionManager =
     options.persisted === false ? SessionManager.inMemory() : SessionManager.create(cwd, join(agentDir, "sessions"));

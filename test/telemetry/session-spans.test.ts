@@ -9,7 +9,8 @@ const { startPiSession } = await import("../support/pi-session.ts");
 const { childAnswers } = await import("../support/children.ts");
 const { telemetryReady } = await import("../../src/telemetry/index.ts");
 
-const pi = await startPiSession();
+// Pi's settings opt in to prompts and answers on spans, as docs/observability.md says.
+const pi = await startPiSession({ settings: { flow: { telemetry: { content: true } } } });
 afterAll(async () => {
   pi.dispose();
   await receiver.close();
@@ -17,7 +18,7 @@ afterAll(async () => {
 
 const runOf = (outcome: { structuredContent: unknown }): RunView => (outcome.structuredContent as { data: { run: RunView } }).data.run;
 
-test("in a Pi session each delegation is a trace of its own, a resumed child keeps its first run's correlation ID, and shutting down flushes the spans", async () => {
+test("in a Pi session each delegation is a trace of its own, a resumed child keeps its first run's correlation ID, flow.telemetry.content puts its prompt and answer on its span, and shutting down flushes the spans", async () => {
   await telemetryReady();
   const first = runOf(await pi.callTool("external_delegate", { role: "explorer", description: "Count", prompt: "Count the files.", context: { mode: "none" } }, { children: [childAnswers("Twelve.")] }));
   const again = runOf(await pi.callTool("external_delegate", { role: "explorer", description: "Count again", prompt: "And now?", resume: first.runId, context: { mode: "none" } }, { children: [childAnswers("Still twelve.")] }));
@@ -30,4 +31,5 @@ test("in a Pi session each delegation is a trace of its own, a resumed child kee
   for (const span of [one!, two!]) expect(span.parentSpanId ?? "").toBe("");
   expect(one!.attributes).toMatchObject({ "pi_flow.correlation_id": first.runId, "pi_flow.outcome": "succeeded", "gen_ai.request.model": "faux/faux-1" });
   expect(two!.attributes["pi_flow.correlation_id"]).toBe(first.runId);
+  expect(one!.attributes).toMatchObject({ "pi_flow.prompt": expect.stringContaining("Count the files."), "pi_flow.answer": "Twelve." });
 });

@@ -57,6 +57,14 @@ export function inheritedParentTools(): readonly string[] | undefined {
   return callingWorkflow.getStore()?.parentTools;
 }
 
+/**
+ * The workflow run whose tools.* call is running, if any: a delegation started there is that
+ * run's child, as an agent() call's is (its span under the workflow's, its row in the report).
+ */
+export function callingWorkflowRun(): string | undefined {
+  return callingWorkflow.getStore()?.runId;
+}
+
 export interface WorkflowPlace {
   depth: number;
   parentRunId?: string;
