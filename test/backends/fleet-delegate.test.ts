@@ -149,7 +149,7 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
 }, 300_000);
 
-test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled", async () => {
+test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled (and a resume of it says why it cannot be)", async () => {
   const pi = sharedPi();
   const worker = sharedWorker();
   rmSync(shared.release); // from here the worker's children wait until cancelled
@@ -162,6 +162,10 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   expect((await listed(pi, runId))?.state).toMatchObject({ status: "done", outcome: "cancelled" });
   await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
+  // No answer came back, so no session was kept: a resume says so, with nothing launched.
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
+  expect(resumed.structuredContent).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+  expect(resumed.text).toContain(`Run ${runId} cannot be resumed: its Pi session was not kept (the child was stopped before its worker answered)`);
 
   // The parent's abort stops a foreground delegation's child on the worker the same way.
   const startedSoFar = [...(await worker.stdoutText(/ready/)).matchAll(/started (ag_\S+)\/delegate run/g)].map((found) => found[1]!);
