@@ -181,7 +181,7 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   expect((await worker.done).code).toBe(0);
 }, 300_000);
 
-test("a worktree delegation on the dbos backend runs on the coordinator, where its worktree is, and says so", async () => {
+test("a worktree delegation on the dbos backend runs on the coordinator, where its worktree is, and says so; so does a workflow's agent() that resumes a run", async () => {
   const repo = makeRepo();
   onTestFinished(() => rmSync(repo, { recursive: true, force: true }));
   const pi = await startPiSession({ cwd: repo, env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(DATABASE) } });
@@ -206,6 +206,15 @@ test("a worktree delegation on the dbos backend runs on the coordinator, where i
   const workflow = await pi.callTool("external_workflow", { script }, { children: [fauxAssistantMessage("workflow child here")] });
   expect(workflow.isError).toBe(false);
   expect(workflow.text).toContain("workflow child here");
+
+  // And a workflow's agent() that resumes a run: it continues the session kept here, with its history.
+  const seen: Seen[] = [];
+  const resuming = `return (await agent({ role: "worker", description: "Resumed call", prompt: "Go on.", context: { mode: "none" }, resume: ${JSON.stringify(runId)} })).value;`;
+  const continued = await pi.callTool("external_workflow", { script: resuming }, { children: [childAnswers("went on here", seen)] });
+  expect(continued.isError).toBe(false);
+  expect(continued.text).toContain("went on here");
+  expect(seen[0]!.all).toContain("done here");
+  expect(seen[0]!.all).toContain("Go on.");
 }, 120_000);
 
 test("a delegation on the dbos backend whose database cannot be reached is configuration_invalid before launch, and records no run", async () => {
