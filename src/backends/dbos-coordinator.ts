@@ -80,7 +80,8 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     async takeSession(workflowId) {
       const pool = await tables();
       const saved = await loadSavedSession(pool, workflowId);
-      await deleteSavedSession(pool, workflowId);
+      // Read is what counts: rows a failed delete leaves are the sweep's.
+      await deleteSavedSession(pool, workflowId).catch(() => undefined);
       return saved;
     },
     async close() {

@@ -7,7 +7,8 @@
  * Lifecycle of one child:
  * 1. a coordinator enqueues workflow `<rootRunId>/agent/<index>` (dbos-coordinator.ts);
  * 2. a worker with a free slot (--concurrency) dequeues it and runs the step;
- * 3. the step's answer is the workflow's result, which the coordinator is polling for;
+ * 3. the step's answer is the workflow's result, which the coordinator is polling for; a pi child's
+ *    checkpointed session stays in the database for the coordinator to copy into the child's run;
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
 import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";

@@ -20,8 +20,8 @@ export interface FleetChildren {
   steer(workflowId: string, message: string): Promise<void>;
   /**
    * Takes the Pi session a settled child's worker left in the database: reads it, then deletes it
-   * there; none when nothing is left. Rejects when the database cannot be read (the rows then stay
-   * for the sweep).
+   * there; none when nothing is left. Rejects when the database cannot be read; rows it could not
+   * delete stay for the sweep.
    */
   takeSession(workflowId: string): Promise<SavedSession | null>;
   close(): Promise<void>;

@@ -37,7 +37,7 @@ export const notKeptMessage = (worker: string | undefined, why: string): string 
 
 export async function keepWorkerSession(fleet: FleetChildren, place: KeptSessionPlace, stored: StoredSession | undefined): Promise<void> {
   const notKept = (why: string) => place.notKept(notKeptMessage(place.worker, why));
-  if (stored === undefined) return notKept("the worker ran it on a harness that keeps no Pi session");
+  if (stored === undefined) return notKept("its worker checkpointed none: it answered on the stub or replay harness, or could not start the child");
   if ("unsaved" in stored) return notKept(stored.unsaved);
   let saved: SavedSession | null;
   try {
