@@ -47,5 +47,9 @@ test("a child whose folder is outside the project cannot travel to a worker; row
   expect(isRemoteChildResult({ result: { outcome: "won", usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [1], diagnostics: [], worker: "w" })).toBe(false);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w" })).toBe(true);
+  // What the worker left of a pi child's session is a count of entries, or why none.
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: 4 } })).toBe(true);
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { unsaved: "why" } })).toBe(true);
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: "4" } })).toBe(false);
   expect(isRemoteChildRequest({ workflowId: "w", runId: "r" })).toBe(false);
 });
