@@ -6,9 +6,10 @@
  * session: a checkpoint appends the entries the session gained since the last one, and a retried
  * append writes nothing twice. Beside them, `child_session_steers` holds the steers the worker had
  * handed to the child that its session had not taken into a turn yet (they are not in the
- * entries): the worker that continues the child hands them over again. Rows go when the child's
- * workflow settles: the worker deletes them as the child ends, and every sweep deletes those of
- * workflows no longer queued or running.
+ * entries): the worker that continues the child hands them over again. Rows go once the child's
+ * workflow settles: the coordinator deletes them when it has copied the session into the child's run
+ * (kept-session.ts), the worker when there is nothing whole to copy, and every sweep those of
+ * workflows settled longer than SETTLED_SESSION_GRACE_MS ago (a coordinator that died before its copy).
  *
  * Contract with the caller: `ensureChildSessionsTable` runs under the migration lock (dbos-load.ts);
  * the entries given are already redacted.
@@ -107,11 +108,23 @@ export async function deleteSavedSession(db: Queryable, workflowId: string): Pro
   await db.query("DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
 }
 
-/** Deletes the sessions of children whose workflow is no longer queued or running (settled, cancelled, or gone). */
-export async function deleteSettledSessions(db: Queryable, dbosSchema = "dbos"): Promise<void> {
+/**
+ * How long the rows of a settled child stay for its coordinator to copy: a coordinator copies them as
+ * soon as it reads the child's answer, so this only needs to outlast a database outage of its.
+ */
+export const SETTLED_SESSION_GRACE_MS = 15 * 60 * 1000;
+
+/**
+ * Deletes the sessions of children whose workflow settled (or was cancelled) more than `graceMs`
+ * ago, or is gone; those still queued or running stay.
+ */
+export async function deleteSettledSessions(db: Queryable, graceMs = SETTLED_SESSION_GRACE_MS, dbosSchema = "dbos"): Promise<void> {
   for (const table of ["child_sessions", "child_session_steers"]) {
     await db.query(
-      `DELETE FROM pi_flow.${table} s WHERE NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id AND w.status IN ('PENDING', 'ENQUEUED'))`,
+      `DELETE FROM pi_flow.${table} s WHERE NOT EXISTS (
+         SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id
+         AND (w.status IN ('PENDING', 'ENQUEUED') OR w.updated_at > (EXTRACT(EPOCH FROM now()) * 1000)::bigint - $1::bigint))`,
+      [graceMs],
     );
   }
 }

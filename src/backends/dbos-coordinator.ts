@@ -13,6 +13,7 @@ import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } 
 import { shownUrl } from "./settings.ts";
 import { childWatch, type ChildWatch } from "./child-watch.ts";
 import { sendSteer } from "./steers.ts";
+import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
 
 /** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
@@ -21,7 +22,8 @@ const RESULT_POLL_MS = 200;
 export function dbosCoordinator(databaseUrl: string): FleetChildren {
   let opening: Promise<DBOSClient> | undefined;
   let children: ChildWatch | undefined;
-  let steers: Promise<Pool> | undefined;
+  /** pi-flow's own tables (steers, child sessions), reached without DBOS. */
+  let direct: Promise<Pool> | undefined;
   const client = (): Promise<DBOSClient> => {
     opening ??= (async () => {
       const sdk = await loadDbos();
@@ -35,6 +37,15 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     // A failed open is not cached: the next run tries again (the database may be back).
     opening.catch(() => (opening = undefined));
     return opening;
+  };
+  const tables = async (): Promise<Pool> => {
+    await client(); // the database is migrated: pi-flow's tables exist
+    direct ??= import("pg").then(({ default: pg }) => {
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+      pool.on("error", () => undefined); // a lost connection is opened again at the next use
+      return pool;
+    });
+    return direct;
   };
   return {
     label: `dbos (${shownUrl(databaseUrl)})`,
@@ -64,17 +75,18 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       }
     },
     async steer(workflowId, message) {
-      await client(); // the database is migrated: the steers table exists
-      steers ??= import("pg").then(({ default: pg }) => {
-        const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-        pool.on("error", () => undefined); // a lost connection is opened again at the next steer
-        return pool;
-      });
-      await sendSteer(await steers, workflowId, message);
+      await sendSteer(await tables(), workflowId, message);
+    },
+    async takeSession(workflowId) {
+      const pool = await tables();
+      const saved = await loadSavedSession(pool, workflowId);
+      // Read is what counts: rows a failed delete leaves are the sweep's.
+      await deleteSavedSession(pool, workflowId).catch(() => undefined);
+      return saved;
     },
     async close() {
-      const pool = steers;
-      steers = undefined;
+      const pool = direct;
+      direct = undefined;
       if (pool) await (await pool).end().catch(() => undefined);
       const open = opening;
       opening = undefined;

@@ -7,7 +7,8 @@
  * Lifecycle of one child:
  * 1. a coordinator enqueues workflow `<rootRunId>/agent/<index>` (dbos-coordinator.ts);
  * 2. a worker with a free slot (--concurrency) dequeues it and runs the step;
- * 3. the step's answer is the workflow's result, which the coordinator is polling for;
+ * 3. the step's answer is the workflow's result, which the coordinator is polling for; a pi child's
+ *    checkpointed session stays in the database for the coordinator to copy into the child's run;
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
 import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
@@ -18,6 +19,7 @@ import { takeSteers } from "./steers.ts";
 import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
+import type { Pool } from "pg";
 
 export interface WorkerOptions {
   databaseUrl: string;
@@ -50,6 +52,19 @@ export interface RunningWorker {
   /** Children this worker is running now. */
   running(): number;
   stop(): Promise<void>;
+}
+
+/**
+ * A settled pi child's checkpointed session stays in the database for the coordinator, which copies
+ * it into the child's run and deletes it (kept-session.ts) when the answer arrives; the answer says
+ * how many entries to expect. A session not whole there, or of a cancelled child (whose answer DBOS
+ * does not record), goes now (a sweep deletes it if this fails).
+ */
+async function leaveSession(pool: Pool, workflowId: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
+  await checkpoints.drain();
+  const session = signal.aborted ? { unsaved: "the child was cancelled" } : checkpoints.stored();
+  if ("unsaved" in session) await deleteSavedSession(pool, workflowId).catch(() => undefined);
+  return { ...result, session };
 }
 
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
@@ -100,13 +115,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             },
           };
           try {
-            const result = await options.run(request, controller.signal, steering, sessions);
-            // The child settled: its saved session goes (a sweep deletes it if this fails).
-            const { checkpoints } = child;
-            if (checkpoints) {
-              await checkpoints.drain();
-              await deleteSavedSession(pool, request.workflowId).catch(() => undefined);
-            }
+            const answered = await options.run(request, controller.signal, steering, sessions);
+            const result = child.checkpoints ? await leaveSession(pool, request.workflowId, child.checkpoints, answered, controller.signal) : answered;
             ended = result;
             return result;
           } finally {

@@ -1,3 +1,4 @@
+import type { SavedSession } from "./child-sessions.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 
 /**
@@ -17,5 +18,11 @@ export interface FleetChildren {
   run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult>;
   /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
   steer(workflowId: string, message: string): Promise<void>;
+  /**
+   * Takes the Pi session a settled child's worker left in the database: reads it, then deletes it
+   * there; none when nothing is left. Rejects when the database cannot be read; rows it could not
+   * delete stay for the sweep.
+   */
+  takeSession(workflowId: string): Promise<SavedSession | null>;
   close(): Promise<void>;
 }

@@ -37,7 +37,15 @@ export interface RemoteChildResult {
   diagnostics: ChildDiagnostic[];
   /** The worker that ran it, as `flow worker` names itself. */
   worker: string;
+  /** A child that checkpointed its Pi session: what the worker left of it for the coordinator to keep. */
+  session?: StoredSession;
 }
+
+/**
+ * How much of a settled pi child's Pi session a worker left in pi_flow.child_sessions: all of it
+ * (`entries` rows, for the coordinator to copy into the child's run and delete), or none, and why.
+ */
+export type StoredSession = { entries: number } | { unsaved: string };
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 const OUTCOMES = new Set(["succeeded", "failed", "cancelled", "timed_out"]);
@@ -65,10 +73,14 @@ export function isRemoteChildRequest(value: unknown): value is RemoteChildReques
   );
 }
 
+const isStoredSession = (value: unknown): value is StoredSession =>
+  isObject(value) && (Number.isInteger(value.entries) || typeof value.unsaved === "string");
+
 export function isRemoteChildResult(value: unknown): value is RemoteChildResult {
   if (!isObject(value) || !isObject(value.result) || !isObject(value.result.usage)) return false;
-  const { result, output, diagnostics, worker } = value;
+  const { result, output, diagnostics, worker, session } = value;
   return (
+    (session === undefined || isStoredSession(session)) &&
     typeof result.outcome === "string" &&
     OUTCOMES.has(result.outcome) &&
     Array.isArray(output) &&

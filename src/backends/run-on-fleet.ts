@@ -5,7 +5,8 @@ import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { FleetChildren } from "./fleet.ts";
 
 export type { FleetChildren } from "./fleet.ts";
-import type { RemoteChildRequest } from "./remote-child.ts";
+import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
+import { keepWorkerSession, notKeptMessage, SESSION_NOT_KEPT } from "./kept-session.ts";
 
 export interface FleetChildPlace {
   workflowId: string;
@@ -65,12 +66,24 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     place.writer.markRunning();
     request.onProgress({ usage: noUsage, activity: `running on ${worker}` });
   };
-  const answer = await fleet.run(remote, request.signal, taken);
+  const notKept = (message: string) => place.writer.appendDiagnostic({ level: "warn", code: SESSION_NOT_KEPT, message });
+  let answer: RemoteChildResult;
+  try {
+    answer = await fleet.run(remote, request.signal, taken);
+  } catch (error) {
+    // No answer, so no session to take: its worker deletes that of a cancelled child, the sweep any other.
+    if (request.session) notKept(notKeptMessage(undefined, request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived"));
+    throw error;
+  }
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
   for (const text of answer.output) request.onOutput(text);
   for (const entry of answer.diagnostics) request.onDiagnostic(entry);
+  // A pi child's session is kept in its run, as a local child's is, so a later resume continues it here.
+  if (request.session) {
+    await keepWorkerSession(fleet, { workflowId: place.workflowId, worker: answer.worker, file: request.session.file, cwd: request.cwd, notKept }, answer.session);
+  }
   request.onProgress({ usage: answer.result.usage, activity: `done on ${answer.worker}` });
   return answer.result;
 }

@@ -14,6 +14,7 @@ import { continuedSession } from "../harnesses/pi-continue.ts";
 import { TRANSCRIPT_MAX_BYTES } from "../harnesses/pi-session-file.ts";
 import { errorCode, redactedJson } from "../runs/index.ts";
 import { appendSessionEntries, type SavedSession } from "./child-sessions.ts";
+import type { StoredSession } from "./remote-child.ts";
 import type { Pool } from "pg";
 
 export interface SessionCheckpoints {
@@ -26,6 +27,8 @@ export interface SessionCheckpoints {
   save(entries?: readonly SessionEntry[]): void;
   /** Resolves once every checkpoint asked for so far is written or has failed. */
   drain(): Promise<void>;
+  /** After `drain`: whether the database holds the whole session as last saved (how many entries), or why not. */
+  stored(): StoredSession;
 }
 
 export interface CheckpointPlace {
@@ -44,7 +47,7 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   let stored = place.saved?.entries.length ?? 0;
   let bytes = (place.saved?.entries ?? []).reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry), "utf8"), 0);
   let full = false;
-  let failing = false;
+  let failing: string | undefined;
   let writing: Promise<void> = Promise.resolve();
   let latest: readonly SessionEntry[] = place.saved?.entries ?? [];
   let unreadSaved = JSON.stringify(place.saved?.steers ?? []);
@@ -62,10 +65,11 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
       stored += lines.length;
       bytes += lines.length > 0 ? size : 0;
       unreadSaved = JSON.stringify(unread);
-      failing = false;
+      failing = undefined;
     } catch (error) {
-      if (!failing) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${errorCode(error) ?? "error"}); it is tried again after the next turn.`);
-      failing = true;
+      const code = errorCode(error) ?? "error";
+      if (failing === undefined) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${code}); it is tried again after the next turn.`);
+      failing = code;
     }
   };
   return {
@@ -75,6 +79,12 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
       writing = writing.then(write(latest, [...place.unread()]));
     },
     drain: () => writing,
+    stored() {
+      if (full) return { unsaved: `it passed ${maxBytes} bytes, past which it is no longer checkpointed` };
+      if (failing !== undefined) return { unsaved: `its last checkpoint could not be written (${failing})` };
+      if (stored < latest.length) return { unsaved: "its last checkpoint was not written" };
+      return { entries: stored };
+    },
   };
 }
 

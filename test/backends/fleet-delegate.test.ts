@@ -4,14 +4,17 @@
  * steer-model.ts: the child waits in bash until a release file exists, then says what it heard),
  * and the tests' own Postgres carries it.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fauxAssistantMessage } from "@earendil-works/pi-ai";
+import pg from "pg";
 import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
+import { childAnswers, type Seen } from "../support/children.ts";
 import { fleetFixture } from "../support/fleet.ts";
+import { runFileOf } from "../support/journals.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { startPiSession, type PiTestSession, type ToolOutcome } from "../support/pi-session.ts";
 
@@ -57,12 +60,22 @@ afterAll(async () => {
   await shared.worker.done;
 });
 const sharedPi = (): PiTestSession => shared.pi!;
+/** Rows of the child's Pi session still in the database. */
+async function sessionRows(workflowId: string): Promise<number> {
+  const client = new pg.Client({ connectionString: fleet.pg.urlFor(DATABASE) });
+  await client.connect();
+  try {
+    return (await client.query("SELECT 1 FROM pi_flow.child_sessions WHERE workflow_id = $1", [workflowId])).rowCount ?? 0;
+  } finally {
+    await client.end();
+  }
+}
 const sharedWorker = (): RunningFlow => {
   if (!shared.worker) throw new Error("the background delegation's test starts the worker; it did not get that far");
   return shared.worker;
 };
 
-test("a background delegation is queued until a worker takes it, runs there, hears a steer, and cannot be resumed away from that worker", async () => {
+test("a background delegation is queued until a worker takes it, runs there, hears a steer, and is resumed on the coordinator with the conversation it had there", async () => {
   const pi = sharedPi();
   const accepted = await pi.callTool("external_delegate", delegation("Queued part", { background: true }));
   expect(accepted.isError).toBe(false);
@@ -84,11 +97,21 @@ test("a background delegation is queued until a worker takes it, runs there, hea
   expect(await inspect(pi, runId, "final")).toContain("heard: Also check the README.");
   expect(await inspect(pi, runId, "diagnostics")).toContain("ran on worker d1");
 
-  // Its Pi session stayed on the worker: a resume is refused, with nothing launched.
-  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
-  expect(resumed.isError).toBe(true);
-  expect(resumed.structuredContent).toMatchObject({ ok: false, error: { code: "request_invalid" } });
-  expect(resumed.text).toContain(`ran on worker d1, and its pi session stayed on that machine`);
+  // Its Pi session is kept in its run, as a local child's is, and the database holds none of it any more.
+  const lines = readFileSync(runFileOf(pi.flowHome, runId, "session.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+  expect(lines[0]).toMatchObject({ type: "session", cwd: pi.cwd });
+  expect(await sessionRows(`${runId}/delegate`)).toBe(0);
+  // A resume continues it on the coordinator: its model sees the whole conversation the worker had.
+  const seen: Seen[] = [];
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { prompt: "Now the tests.", resume: runId }), { children: [childAnswers("tests done", seen)] });
+  expect(resumed.isError).toBe(false);
+  expect(resumed.text).toContain("tests done");
+  expect(seen[0]!.all).toContain("Do the part.");
+  expect(seen[0]!.all).toContain("released"); // the worker's bash call's result
+  expect(seen[0]!.all).toContain("heard: Also check the README.");
+  expect(seen[0]!.all).toContain("Now the tests.");
+  expect(runOf(resumed).correlationId).toBe(runOf(accepted).correlationId);
+  expect(await inspect(pi, runOf(resumed).runId, "diagnostics")).toContain(`runs on the coordinator, not a worker: it continues the session of run ${runId}`);
 }, 300_000);
 
 test("a foreground delegation on the dbos backend runs on a flow worker that names its run, answers, and its receipt has the local receipt's shape", async () => {
@@ -126,7 +149,7 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
 }, 300_000);
 
-test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled", async () => {
+test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled (and a resume of it says why it cannot be)", async () => {
   const pi = sharedPi();
   const worker = sharedWorker();
   rmSync(shared.release); // from here the worker's children wait until cancelled
@@ -139,6 +162,10 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   expect((await listed(pi, runId))?.state).toMatchObject({ status: "done", outcome: "cancelled" });
   await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
+  // No answer came back, so no session was kept: a resume says so, with nothing launched.
+  const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
+  expect(resumed.structuredContent).toMatchObject({ ok: false, error: { code: "request_invalid" } });
+  expect(resumed.text).toContain(`Run ${runId} cannot be resumed: its Pi session was not kept (the child was stopped before its worker answered)`);
 
   // The parent's abort stops a foreground delegation's child on the worker the same way.
   const startedSoFar = [...(await worker.stdoutText(/ready/)).matchAll(/started (ag_\S+)\/delegate run/g)].map((found) => found[1]!);
@@ -154,7 +181,7 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   expect((await worker.done).code).toBe(0);
 }, 300_000);
 
-test("a worktree delegation on the dbos backend runs on the coordinator, where its worktree is, and says so", async () => {
+test("a worktree delegation on the dbos backend runs on the coordinator, where its worktree is, and says so; so does a workflow's agent() that resumes a run", async () => {
   const repo = makeRepo();
   onTestFinished(() => rmSync(repo, { recursive: true, force: true }));
   const pi = await startPiSession({ cwd: repo, env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(DATABASE) } });
@@ -179,6 +206,15 @@ test("a worktree delegation on the dbos backend runs on the coordinator, where i
   const workflow = await pi.callTool("external_workflow", { script }, { children: [fauxAssistantMessage("workflow child here")] });
   expect(workflow.isError).toBe(false);
   expect(workflow.text).toContain("workflow child here");
+
+  // And a workflow's agent() that resumes a run: it continues the session kept here, with its history.
+  const seen: Seen[] = [];
+  const resuming = `return (await agent({ role: "worker", description: "Resumed call", prompt: "Go on.", context: { mode: "none" }, resume: ${JSON.stringify(runId)} })).value;`;
+  const continued = await pi.callTool("external_workflow", { script: resuming }, { children: [childAnswers("went on here", seen)] });
+  expect(continued.isError).toBe(false);
+  expect(continued.text).toContain("went on here");
+  expect(seen[0]!.all).toContain("done here");
+  expect(seen[0]!.all).toContain("Go on.");
 }, 120_000);
 
 test("a delegation on the dbos backend whose database cannot be reached is configuration_invalid before launch, and records no run", async () => {

@@ -23,7 +23,7 @@ function childRequest(cwd: string, seen: { output: string[]; diagnostics: ChildD
 test("a child's answer from a worker reaches its run through the harness callbacks, and the run notes the worker", async () => {
   const sent: RemoteChildRequest[] = [];
   const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "found it", usage }, output: ["found it"], diagnostics: [{ type: "stub", message: "m" }], worker: "w9" };
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeSession: async () => null, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
   const journal: unknown[] = [];
   const notes: string[] = [];
   let markedRunning = 0;
@@ -40,12 +40,16 @@ test("a child's answer from a worker reaches its run through the harness callbac
 });
 
 test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, run: async () => Promise.reject(new Error("never sent")) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
   const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
   expect(isRemoteChildResult({ result: { outcome: "won", usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [1], diagnostics: [], worker: "w" })).toBe(false);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w" })).toBe(true);
+  // What the worker left of a pi child's session is a count of entries, or why none.
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: 4 } })).toBe(true);
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { unsaved: "why" } })).toBe(true);
+  expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: "4" } })).toBe(false);
   expect(isRemoteChildRequest({ workflowId: "w", runId: "r" })).toBe(false);
 });

@@ -7,7 +7,7 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { fleetFixture } from "../support/fleet.ts";
-import { deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
+import { appendSessionEntries, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
 
@@ -31,6 +31,8 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
     const token = "ghp_" + "a1B2c3D4e5".repeat(4);
     checkpoints.save(entries(`the token is ${token}`).slice(0, 1));
     await checkpoints.drain();
+    // What a worker's answer tells its coordinator to expect in the database.
+    expect(checkpoints.stored()).toEqual({ entries: 1 });
     // A steer handed to the child but not read by a turn yet is saved beside the entries, then cleared once read.
     expect((await loadSavedSession(pool, "wf_bounded/agent/0"))?.steers).toEqual(["A steer no turn read yet."]);
     unread = [];
@@ -44,6 +46,8 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
     expect(JSON.stringify(saved?.entries)).not.toContain(token);
     expect(JSON.stringify(saved?.entries)).toContain("[REDACTED]");
     expect(told).toEqual([expect.stringContaining("passed 2000 bytes and is no longer checkpointed")]);
+    // Not whole in the database: its coordinator keeps none of it, and says why.
+    expect(checkpoints.stored()).toEqual({ unsaved: "it passed 2000 bytes, past which it is no longer checkpointed" });
     // Rows of a workflow that is not queued or running (here: none at all) go at the next sweep.
     await deleteSettledSessions(pool);
     expect(await loadSavedSession(pool, "wf_bounded/agent/0")).toBeNull();
@@ -60,5 +64,27 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
   checkpoints.save([...entries("one"), ...entries("two").map((entry) => ({ ...entry, id: `${entry.id}c` }))]);
   await checkpoints.drain();
   expect(refused).toEqual([expect.stringMatching(/^A checkpoint of the child's Pi session could not be written \(ECONNREFUSED\); it is tried again after the next turn\.$/)]);
+  expect(checkpoints.stored()).toEqual({ unsaved: "its last checkpoint could not be written (ECONNREFUSED)" });
   await away.end();
+});
+
+test("the sweep leaves a settled child's session to its coordinator for a while, then deletes it; a running child's stays", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    // Workflows as DBOS leaves them: settled a moment ago, settled 20 minutes ago, running for an hour.
+    const now = "(EXTRACT(EPOCH FROM now()) * 1000)::bigint";
+    await pool.query(
+      `INSERT INTO dbos.workflow_status (workflow_uuid, status, updated_at) VALUES
+         ('wf_just/agent/0', 'SUCCESS', ${now}), ('wf_long/agent/0', 'SUCCESS', ${now} - 1200000), ('wf_busy/agent/0', 'PENDING', ${now} - 3600000)`,
+    );
+    for (const id of ["wf_just/agent/0", "wf_long/agent/0", "wf_busy/agent/0"]) await appendSessionEntries(pool, id, "w9", 0, [JSON.stringify(entries("one")[0])], []);
+    await deleteSettledSessions(pool);
+    expect(await loadSavedSession(pool, "wf_just/agent/0")).not.toBeNull();
+    expect(await loadSavedSession(pool, "wf_busy/agent/0")).not.toBeNull();
+    expect(await loadSavedSession(pool, "wf_long/agent/0")).toBeNull();
+  } finally {
+    await pool.end();
+  }
 });

@@ -92,6 +92,11 @@ test("a worker killed after the child's first turn and a steer were saved: anoth
   // Usage counts the saved turn once and the turn w2 ran: two turns, one tool call.
   const record = JSON.parse(runFileText(sandbox, runId, "record.json")) as { usage?: { turns: number; toolCalls: number } };
   expect(record.usage).toMatchObject({ turns: 2, toolCalls: 1 });
+  // The session both workers wrote is kept whole in the child's run, as a local child's: a resume continues it.
+  const session = runFileText(sandbox, runId, "session.jsonl");
+  expect(JSON.parse(session.slice(0, session.indexOf("\n")))).toMatchObject({ type: "session" });
+  expect(session).toContain("Also say what you heard last.");
+  expect(session).toContain("done after: output of turn one");
   // Nothing of the child's session outlives it in the database.
   expect(await query(url, "SELECT 1 FROM pi_flow.child_sessions")).toEqual([]);
   second.child.kill("SIGTERM");

@@ -15,15 +15,16 @@ export type ChildPlacement =
 
 /**
  * A workflow's agent() call keeps the ID its call index gives it (`<rootRunId>/agent/<i>`); a
- * delegation's child is `<runId>/delegate`. A worktree is on the coordinator's disk, and a resumed
- * delegation continues a session kept there: both run here, and their diagnostics say so.
+ * delegation's child is `<runId>/delegate`. A worktree is on the coordinator's disk, and a child
+ * that resumes a run (a delegation's or an agent() call's) continues a session kept there: both run
+ * here, and their diagnostics say so.
  */
 export function placeChild(prepared: PreparedChild, env: Pick<LaunchEnvironment, "fleet">, workflowChildId?: string): ChildPlacement {
   if (!env.fleet) return { where: "here" };
   if (prepared.worktree) return { where: "here", reason: "runs on the coordinator, not a worker: its worktree is on this machine's disk" };
-  if (workflowChildId !== undefined) return { where: "fleet", workflowId: () => workflowChildId };
   if (prepared.resume) {
     return { where: "here", reason: `runs on the coordinator, not a worker: it continues the session of run ${prepared.resume.runId}, kept on this machine` };
   }
+  if (workflowChildId !== undefined) return { where: "fleet", workflowId: () => workflowChildId };
   return { where: "fleet", workflowId: delegateWorkflowId };
 }

@@ -2,11 +2,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
 import { runFiles, type RunStore } from "../../runs/index.ts";
+import { SESSION_NOT_KEPT } from "../../backends/kept-session.ts";
 
 /**
  * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.
- * pi continues a copy of the earlier child's Pi session (kept in that run's evidence); claude and
- * codex continue the CLI session the earlier run recorded (its `cli_session` diagnostic).
+ * pi continues a copy of the earlier child's Pi session (kept in that run's evidence, also for a
+ * child a worker ran); claude and codex continue the CLI session the earlier run recorded (its
+ * `cli_session` diagnostic), which only a child that ran on this coordinator can.
  */
 export interface ResumeSource {
   runId: string;
@@ -33,6 +35,8 @@ function piSessionFile(runs: RunStore, runId: string): string | undefined {
 const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
 /** run-on-fleet.ts writes it when a worker's answer arrives. */
 const WORKER_LINE = /^\S+ info \[worker\]: ran on worker (.+)$/m;
+/** run-on-fleet.ts writes it when a worker child's Pi session could not be kept here. */
+const NOT_KEPT_LINE = new RegExp(`^\\S+ warn \\[${SESSION_NOT_KEPT}\\]: (.+)$`, "m");
 
 function diagnosticsText(runs: RunStore, runId: string): string | undefined {
   try {
@@ -69,15 +73,20 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   const harness = view.task.harness ?? "pi";
   const correlationId = view.correlationId ?? view.runId;
   if (!RESUMABLE.has(harness)) throw new FlowError("harness_unavailable", `The ${harness} harness cannot resume a run.`);
-  // A child a worker ran left its session (Pi's, or the CLI's) on that worker's machine.
-  const worker = WORKER_LINE.exec(diagnosticsText(runs, view.runId) ?? "")?.[1];
-  if (worker !== undefined) {
-    throw new FlowError("request_invalid", `Run ${view.runId} ran on worker ${worker}, and its ${harness} session stayed on that machine: only a child that ran on this coordinator can be resumed.`);
-  }
+  const diagnostics = diagnosticsText(runs, view.runId) ?? "";
+  const worker = WORKER_LINE.exec(diagnostics)?.[1];
   if (harness === "pi") {
+    // A pi child a worker ran has its session kept here too, when the coordinator could (kept-session.ts).
     const file = piSessionFile(runs, view.runId);
-    if (file === undefined) throw nothingToResume(view.runId, "Pi session");
-    return { runId: view.runId, correlationId, harness, piSessionFile: file };
+    if (file !== undefined) return { runId: view.runId, correlationId, harness, piSessionFile: file };
+    const notKept = NOT_KEPT_LINE.exec(diagnostics)?.[1];
+    if (notKept !== undefined) throw new FlowError("request_invalid", `Run ${view.runId} cannot be resumed: ${notKept}.`);
+    if (worker !== undefined) throw new FlowError("request_invalid", `Run ${view.runId} cannot be resumed: it ran on worker ${worker}, and this coordinator keeps no Pi session of it.`);
+    throw nothingToResume(view.runId, "Pi session");
+  }
+  // A CLI's session stays on the machine of the worker that ran it.
+  if (worker !== undefined) {
+    throw new FlowError("request_invalid", `Run ${view.runId} ran on worker ${worker}, and its ${harness} session stayed on that machine: only a pi child, or a child that ran on this coordinator, can be resumed.`);
   }
   const sessionId = cliSessionId(runs, view.runId, harness);
   if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);

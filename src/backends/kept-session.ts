@@ -1,0 +1,55 @@
+/**
+ * The coordinator's copy of the Pi session of a pi child a worker ran. The worker leaves the
+ * child's checkpointed session in pi_flow.child_sessions when it answers, and says how many entries
+ * it left (remote-child.ts `session`); the coordinator takes them (reads, then deletes the rows) and
+ * writes them into the child's run as `session.jsonl`, the file a local pi child's harness writes,
+ * in the same form (Pi's header, then one redacted entry per line). A later `resume` of the run
+ * then continues it on the coordinator as it would a local child's.
+ *
+ * A session that cannot be kept (the worker saved none, or not all of it, or the database or the
+ * disk refused) is said once, why, in the run's diagnostics (code `session_not_kept`), which a
+ * refused resume quotes. It never fails the child: its answer stands.
+ */
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { ChildSessionFile } from "../harnesses/pi-session-file.ts";
+import { errorCode } from "../runs/index.ts";
+import type { SavedSession } from "./child-sessions.ts";
+import type { FleetChildren } from "./fleet.ts";
+import type { StoredSession } from "./remote-child.ts";
+
+/** The diagnostic code of a worker child whose Pi session the coordinator could not keep. */
+export const SESSION_NOT_KEPT = "session_not_kept";
+
+export interface KeptSessionPlace {
+  workflowId: string;
+  worker: string;
+  /** Where the pi harness keeps the child's session in its run (resume-source.ts `childSessionFile`). */
+  file: string;
+  /** The child's folder on the coordinator: the session's header names it, as a local child's does. */
+  cwd: string;
+  /** Told once, with why, when nothing is kept; must not throw. */
+  notKept(reason: string): void;
+}
+
+/** `its Pi session was not kept from worker w1 (why)`: the diagnostic a refused resume quotes. */
+export const notKeptMessage = (worker: string | undefined, why: string): string =>
+  `its Pi session was not kept${worker === undefined ? "" : ` from worker ${worker}`} (${why})`;
+
+export async function keepWorkerSession(fleet: FleetChildren, place: KeptSessionPlace, stored: StoredSession | undefined): Promise<void> {
+  const notKept = (why: string) => place.notKept(notKeptMessage(place.worker, why));
+  if (stored === undefined) return notKept("its worker checkpointed none: it answered on the stub or replay harness, or could not start the child");
+  if ("unsaved" in stored) return notKept(stored.unsaved);
+  let saved: SavedSession | null;
+  try {
+    saved = await fleet.takeSession(place.workflowId);
+  } catch (error) {
+    return notKept(`the database could not be read: ${errorCode(error) ?? (error instanceof Error ? error.message : String(error))}`);
+  }
+  const entries = saved?.entries ?? [];
+  if (entries.length !== stored.entries) return notKept(`the database held ${entries.length} of its ${stored.entries} entries`);
+  if (!entries.some((entry) => entry.type === "message")) return notKept("it holds no message");
+  const file = new ChildSessionFile(SessionManager.inMemory(place.cwd, undefined, entries), place.file);
+  let failed: string | undefined;
+  file.close(() => (failed = "it could not be written into the run"));
+  if (failed !== undefined) notKept(failed);
+}
