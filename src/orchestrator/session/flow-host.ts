@@ -1,10 +1,9 @@
 import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
-import { groupCommit } from "../../runs/write/group-commit.ts";
+import { formatRunText, groupCommit, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
-import { formatRunText, openRunStore, sessionClosed, sessionOpened, type RunStore } from "../../runs/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";

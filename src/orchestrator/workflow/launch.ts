@@ -6,7 +6,7 @@ import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-a
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import type { WorkflowInput } from "../../contract/workflow-schema.ts";
-import { formatBytes, SCRIPT_MAX_BYTES } from "../../runs/user-file.ts";
+import { formatBytes, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import type { ParsedWorkflow } from "../../../runtime/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";

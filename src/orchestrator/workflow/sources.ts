@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/user-file.ts";
+import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../../runtime/index.ts";
 
