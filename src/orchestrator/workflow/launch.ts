@@ -1,7 +1,8 @@
 // The one entry that launches a workflow, beside launchChild: it chooses the source (a saved or
 // inline script, or the run a resume continues), claims the resume, finds the run's place among
 // nested workflows, names it, and starts it on the run lifecycle. The external_workflow tool is a
-// thin adapter over it; a second execution backend would implement this entry.
+// thin adapter over it. The root runs in this process on every backend; its children reach a fleet
+// through launchChild (docs/architecture.md, "Seams").
 import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
