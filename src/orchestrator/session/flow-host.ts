@@ -27,7 +27,7 @@ const CLOSE_GRACE_MS = 2000;
  * pi-flow's side of one loaded extension instance: its session's lifecycle (bind, close, settle,
  * background tracking), where its runs live, the per-session state (see session-state.ts) its
  * tools share, and the session's settings as one value (`settings`, session-settings.ts). Created
- * by the factory.
+ * by the factory. Each public member and why it is here: docs/architecture.md, "What FlowHost holds".
  */
 export class FlowHost {
   private readonly pi: ExtensionAPI;
