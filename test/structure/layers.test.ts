@@ -14,7 +14,7 @@ const FLOOR: Record<string, number> = {
   contract: 0,
   runs: 1,
   trust: 1,
-  context: 1,
+  "parent-context": 1,
   harnesses: 2,
   isolation: 2,
   report: 2,

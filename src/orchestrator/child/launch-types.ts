@@ -3,7 +3,7 @@
 // leaves it ready for launchChild.
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
-import type { ParentSnapshot } from "../../context/snapshot.ts";
+import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
 import type { RunStore } from "../../runs/index.ts";
 import type { FleetChildren } from "../../backends/run-on-fleet.ts";

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { checkContextRequest, renderContext, selectContext } from "../../context/modes.ts";
+import { checkContextRequest, renderContext, selectContext } from "../../parent-context/modes.ts";
 import { boundChildTools } from "../../harnesses/child-tools.ts";
 import { chooseHarness } from "../../harnesses/registry.ts";
 import { isolationRepository } from "../../isolation/index.ts";

@@ -2,7 +2,7 @@ import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@ea
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import { formatRunText, groupCommit, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
-import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapshot.ts";
+import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
