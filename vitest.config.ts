@@ -33,7 +33,7 @@ const testFiles = (folder: string): string[] =>
  * Folders whose files leave nothing behind in the process (they restore what they change): they run
  * one after another in a reused worker, without a new Node, vitest and Pi's imports for each file.
  */
-const SHARED_FOLDERS = ["cli", "context", "contract", "e2e", "harnesses", "isolation", "orchestrator", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
+const SHARED_FOLDERS = ["cli", "contract", "e2e", "harnesses", "isolation", "orchestrator", "parent-context", "report", "runs", "runtime", "structure", "telemetry", "trust", "ui"];
 const glob = (folder: string) => `test/${folder}/**/*.test.ts`;
 /** The shared folders' test files but the isolated ones, listed (a project's own `exclude` would drop `vitest --exclude`). */
 const inSharedFolders = SHARED_FOLDERS.flatMap(testFiles);

@@ -1,4 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
+import { errorCode } from "../runs/index.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
 import { ensureSteersTable } from "./steers.ts";
@@ -71,9 +72,9 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
     await lock.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     locked = true;
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
+    const code = errorCode(error);
     // Refused outright: say so now. A role without the maintenance database migrates unlocked.
-    if (typeof code === "string" && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|28000)$/.test(code)) {
+    if (code !== undefined && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|28000)$/.test(code)) {
       await lock.end().catch(() => undefined);
       throw unusableDatabase(url, error);
     }

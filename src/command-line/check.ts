@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/user-file.ts";
+import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
 import { profileFiles } from "../harnesses/profiles.ts";

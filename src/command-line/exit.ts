@@ -1,5 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
-import { printable } from "../runs/controls.ts";
+import { printable } from "../runs/index.ts";
 
 /** The `flow` command's exit codes (docs/cli.md). */
 export const EXIT = {

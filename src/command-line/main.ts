@@ -1,6 +1,5 @@
 import { FlowError } from "../contract/errors.ts";
-import { groupCommit } from "../runs/write/group-commit.ts";
-import { errorCode } from "../runs/index.ts";
+import { errorCode, groupCommit } from "../runs/index.ts";
 import { EXIT, flushed, reportError } from "./exit.ts";
 import { USAGE, version } from "./usage.ts";
 

@@ -6,13 +6,12 @@ import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette } from "../harnesses/replay.ts";
 import { formatLine, recordedHeader, stubHeader, type CassetteHeader } from "../harnesses/cassette.ts";
 import { STUBBED } from "../harnesses/stub.ts";
-import { createStagedFile, stagingPathFor } from "../runs/write/staged-file.ts";
+import { createStagedFile, errorCode, stagingPathFor } from "../runs/index.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
-import { errorCode } from "../runs/index.ts";
 import { flushTelemetryBeforeExit } from "./telemetry.ts";
 import { telemetryReady } from "../telemetry/index.ts";
 

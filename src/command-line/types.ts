@@ -6,7 +6,7 @@ import { readCatalog } from "../orchestrator/workflow/index.ts";
 import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow/index.ts";
 import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
-import { printable } from "../runs/controls.ts";
+import { printable } from "../runs/index.ts";
 import { openHeadlessSession } from "./headless.ts";
 import { flowHome } from "./project-runs.ts";
 import { checkPrivateTarget, writePrivately } from "./private-write.ts";

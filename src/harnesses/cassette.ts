@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { FlowError } from "../contract/errors.ts";
-import { CASSETTE_MAX_BYTES, readUserFile } from "../runs/user-file.ts";
+import { CASSETTE_MAX_BYTES, readUserFile } from "../runs/index.ts";
 import type { ChildOutcome, ChildTask, ChildUsage } from "./types.ts";
 import { isRecord } from "./cli/guards.ts";
 import type { RecordedChanges } from "./cassette-changes.ts";

@@ -1,8 +1,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { parseSessionEntries, SessionManager, type FileEntry } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
-import { errorCode, redactedJson, redactValue } from "../runs/index.ts";
-import { readUserFile } from "../runs/user-file.ts";
+import { errorCode, readUserFile, redactedJson, redactValue } from "../runs/index.ts";
 
 /** The most an earlier child's transcript may hold to be resumed: read whole, so bounded first. */
 export const TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;

@@ -8,7 +8,7 @@ import {
   type ModelRuntime,
 } from "@earendil-works/pi-coding-agent";
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
-import { contentText } from "../context/content-text.ts";
+import { contentText } from "../parent-context/content-text.ts";
 import { runInChildSessionContext } from "./child-context.ts";
 import { quotaBreach } from "./quotas.ts";
 import { parseStructuredAnswer, structuredAnswerInstruction } from "./structured-answer.ts";

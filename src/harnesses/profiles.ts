@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
-import { checkContextRequest, type ContextRequest } from "../context/modes.ts";
+import { checkContextRequest, type ContextRequest } from "../parent-context/modes.ts";
 
 /**
  * A child profile: what a role or a Pi agent definition decides about a child. Both are markdown

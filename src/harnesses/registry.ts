@@ -1,18 +1,15 @@
 /**
- * The harness registry: which harnesses exist, whether one can run now, the model a child runs on
- * with it, and the harness object a prepared child is handed to.
+ * The harness registry: which harnesses exist, whether one can run now, and the harness and model
+ * a child runs on (chooseHarness, asked once before launch). create-harness.ts makes the harness
+ * when the child starts.
  */
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
-import { assertCliAvailable, cliHarnessState, createCliHarnessByName, isCliHarness, resolveCliModel } from "./cli/index.ts";
-import { DEFAULT_STUB, REPLAY_SETUP, type HarnessSettings } from "./harness-settings.ts";
-import { childModelRuntime } from "./model-runtime.ts";
-import { createPiHarness } from "./pi.ts";
-import { withRecording } from "./recording.ts";
-import { createReplayHarness, loadCassette } from "./replay.ts";
-import { createStubHarness } from "./stub.ts";
-import type { Harness, HarnessState } from "./types.ts";
+import { assertCliAvailable, cliHarnessState, isCliHarness, resolveCliModel } from "./cli/index.ts";
+import { REPLAY_SETUP, type HarnessSettings } from "./harness-settings.ts";
+import { loadCassette } from "./replay.ts";
+import type { ChildModel, HarnessState } from "./types.ts";
 
 export const HARNESS_NAMES = ["pi", "claude", "codex", "replay", "stub"] as const;
 
@@ -39,7 +36,7 @@ export function checkHarnessName(name: string, settings: HarnessSettings = {}): 
  * The harness a child runs on: the one it asked for, or stub (stub.every) or replay (replay.every)
  * for every child when set; stub wins, it is the one that needs nothing.
  */
-export function selectHarness(requested: string, settings: HarnessSettings): string {
+function selectHarness(requested: string, settings: HarnessSettings): string {
   if (settings.stub?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return "stub";
   if (settings.replay?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return checkHarnessName("replay", settings);
   return checkHarnessName(requested, settings);
@@ -57,18 +54,12 @@ export function harnessState(name: string, settings: HarnessSettings = {}): Harn
   return { name, available: true, detail: "available: in-process, on the parent's model runtime" };
 }
 
-/**
- * The model a child runs on: a model of Pi's registry (pi), a CLI's own model name (undefined: the
- * CLI's default), or none at all for a replayed child.
- */
-export type ChildModel = { kind: "pi"; model: Model<Api> } | { kind: "cli"; name: string | undefined } | { kind: "none" };
-
 /** How the run's launch evidence names the model. */
-export const modelLabel = (model: ChildModel): string | null =>
+const modelLabel = (model: ChildModel): string | null =>
   model.kind === "pi" ? `${model.model.provider}/${model.model.id}` : model.kind === "cli" ? (model.name ?? "the CLI's default") : null;
 
 /** Resolves the model for the chosen harness: none for replay and stub, the CLI's own names for a CLI harness, else the registry's. */
-export function resolveModelFor(
+function resolveModelFor(
   harness: string,
   requested: string | undefined,
   parentModel: Model<Api> | undefined,
@@ -102,30 +93,27 @@ function resolveChildModel(
   return model;
 }
 
-export interface HarnessOptions {
-  agentDir: string;
+/** The harness a child runs on, its model, and how its launch evidence names the model. */
+export interface ChosenHarness {
+  harness: string;
+  /** `none` for replay and stub: they answer with no model. */
   model: ChildModel;
-  registry: ModelRegistry;
-  settings: HarnessSettings;
-  /** A CLI session to continue (resume of a claude or codex run). */
-  resumeSessionId?: string;
+  modelLabel: string | null;
 }
 
-/** Makes the harness a prepared child runs on; `name` has passed selectHarness before launch. */
-export async function createHarness(name: string, options: HarnessOptions): Promise<Harness> {
-  const { model, resumeSessionId } = options;
-  if (name === "replay") return createReplayHarness(options.settings.replay!);
-  if (name === "stub") {
-    const stub = options.settings.stub ?? DEFAULT_STUB;
-    return withRecording(createStubHarness(stub), options.settings.record, stub.seed);
-  }
-  if (model.kind === "cli") {
-    return createCliHarnessByName(name, {
-      ...(model.name !== undefined ? { model: model.name } : {}),
-      ...(resumeSessionId !== undefined ? { resumeSessionId } : {}),
-    });
-  }
-  if (model.kind !== "pi") throw new FlowError("model_unavailable", "The child has no model to run on.");
-  const modelRuntime = await childModelRuntime(options.registry, model.model);
-  return withRecording(createPiHarness({ agentDir: options.agentDir, model: model.model, modelRuntime }), options.settings.record);
+/** What chooseHarness reads from the session: its harness settings, the parent's model and Pi's registry. */
+export interface HarnessChoiceEnvironment {
+  settings: HarnessSettings;
+  parentModel: Model<Api> | undefined;
+  registry: ModelRegistry;
+}
+
+/**
+ * The harness and the model a child runs on, in the contract's order: the harness is checked
+ * (selection_invalid, harness_unavailable) before the model (model_unavailable).
+ */
+export function chooseHarness(asked: string, requestedModel: string | undefined, env: HarnessChoiceEnvironment): ChosenHarness {
+  const harness = selectHarness(asked, env.settings);
+  const model = resolveModelFor(harness, requestedModel, env.parentModel, env.registry);
+  return { harness, model, modelLabel: modelLabel(model) };
 }

@@ -1,7 +1,14 @@
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ChildProfile } from "./profiles.ts";
 import type { ChildQuotas } from "./quotas.ts";
 import type { SteeringInbox } from "./steering.ts";
+
+/**
+ * The model a child runs on: a model of Pi's registry (pi), a CLI's own model name (undefined: the
+ * CLI's default), or none at all for a replayed child.
+ */
+export type ChildModel = { kind: "pi"; model: Model<Api> } | { kind: "cli"; name: string | undefined } | { kind: "none" };
 
 export type ChildOutcome = "succeeded" | "failed" | "cancelled" | "timed_out";
 

@@ -23,7 +23,10 @@ export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind
 export { redactedJson, redactText, redactValue, REDACTED } from "./redact/index.ts";
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
 export { printable, stripControls } from "./controls.ts";
-export { errorCode } from "./fsio.ts";
+export { atomicWriteFile, errorCode, TMP_PREFIX } from "./fsio.ts";
+export { groupCommit } from "./write/group-commit.ts";
+export { assertReplaceableTarget, createStagedFile, stagingPathFor } from "./write/staged-file.ts";
+export { ARGS_MAX_BYTES, CASSETTE_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "./user-file.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
 export { buildView, formatRunText, outputWarnings } from "./read/view.ts";
 export {

@@ -3,7 +3,7 @@
  * each run status gets. No theme here; views color what these return.
  */
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
-import { stripControls } from "../runs/controls.ts";
+import { stripControls } from "../runs/index.ts";
 import type { RunView } from "../contract/run-schema.ts";
 
 export type Usage = NonNullable<RunView["usage"]>;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { boundChildTools, writes } from "../../src/harnesses/child-tools.ts";
-import { isReadOnlyProfile } from "../../src/harnesses/cli/run.ts";
+import { isReadOnlyProfile } from "../../src/harnesses/cli/cli-harness.ts";
 import { BUILTIN_ROLES, resolveRole, roleDirs } from "../../src/harnesses/roles.ts";
 
 /** The bound of issue 21: a child's tools are its profile's within the parent's, minus its deny list. */

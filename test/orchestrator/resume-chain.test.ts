@@ -3,7 +3,7 @@
 // never takes the names of its parent's children.
 import { expect, test } from "vitest";
 import type { RunStore } from "../../src/runs/index.ts";
-import { firstOfChain } from "../../src/orchestrator/workflow/resume-chain.ts";
+import { firstOfChain } from "../../src/orchestrator/workflow/resume/chain.ts";
 import { sandboxPerTest } from "../runs/helpers.ts";
 
 let store!: RunStore;

@@ -1,11 +1,10 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
-beforeEach(() => (box = sandbox()));
-afterEach(() => box.cleanup());
+sandboxPerTest((fresh) => (box = fresh));
 
 test("a run's correlation ID is kept in its record and journal: its own ID when fresh, the one it was given when it continues a line of work", async () => {
   const store = box.store();

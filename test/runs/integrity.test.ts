@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { classifyJournalFile, classifyJournalText } from "../../src/runs/journal/integrity.ts";
-import { sandbox, type Sandbox } from "./helpers.ts";
+import { sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 const RUN = "wf_0mx1xga91_9enz3i6et6";
 const OTHER = "wf_0mx1xga91_aaaaaaaaaa";
@@ -88,10 +88,9 @@ describe("journal integrity", () => {
 
   describe("files", () => {
     let box: Sandbox;
-    afterEach(() => box.cleanup());
+    sandboxPerTest((fresh) => (box = fresh));
 
     it("unknown: the journal is unreadable or missing", () => {
-      box = sandbox();
       expect(classifyJournalFile(join(box.root, "missing.jsonl"), RUN)).toMatchObject({ integrity: "unknown", unreadable: true });
       const dir = join(box.root, "dir.jsonl");
       mkdirSync(dir);

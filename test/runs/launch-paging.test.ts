@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { evidenceReads } from "../../src/runs/fsio.ts";
-import { codeOf, sandbox } from "./helpers.ts";
+import { codeOf, sandboxPerFile, type Sandbox } from "./helpers.ts";
 
-const box = sandbox();
-afterAll(() => box.cleanup());
+let box: Sandbox;
+sandboxPerFile((fresh) => (box = fresh));
 
 const PAGE = 16 * 1024;
 const MB = 1000 * 1000;

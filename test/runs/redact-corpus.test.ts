@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
-import { renderContext, selectContext } from "../../src/context/modes.ts";
-import { captureParentSnapshot } from "../../src/context/snapshot.ts";
+import { renderContext, selectContext } from "../../src/parent-context/modes.ts";
+import { captureParentSnapshot } from "../../src/parent-context/snapshot.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { redactText, redactValue } from "../../src/runs/index.ts";
 import { buildInnocentCases } from "./fixtures/innocent-corpus.ts";

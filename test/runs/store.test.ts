@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { openRunStore, resolveFlowHome } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
-import { codeOf, expectValidView, messageOf, sandbox, sandboxPerTest, type Sandbox } from "./helpers.ts";
+import { codeOf, expectValidView, messageOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 sandboxPerTest((fresh) => (box = fresh));
@@ -313,7 +313,6 @@ describe("settled results survive missing evidence", () => {
 
 describe("evidence lost while a run is live", () => {
   it("keeps the settled result: settle still returns the view, and reads serve it from memory", () => {
-    const box = sandbox();
     const store = box.store();
     const run = store.create({ kind: "agent", task: { description: "lost" }, background: true });
     rmSync(runFiles(store.scope, run.runId).dir, { recursive: true });
@@ -323,6 +322,5 @@ describe("evidence lost while a run is live", () => {
     expect(evidenceErrors.length).toBeGreaterThan(0);
     expect(warnings).toContain("evidence_incomplete");
     expect(store.inspectSingle(run.runId, "final").page.text).toBe("kept in memory");
-    box.cleanup();
   });
 });

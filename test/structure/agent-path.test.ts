@@ -1,5 +1,5 @@
 // The path of one agent() call, as docs/architecture.md draws it: each file is one step, entered
-// once. No file imports a step before it (that would be a return trip along the path), and the
+// once: from one step only, and no file imports a step before it (a return trip along the path). The
 // option check asks the contract's branch rule, not the child wing it launches through later.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,9 +12,10 @@ const PATH = [
   "src/orchestrator/workflow/start.ts",
   "src/orchestrator/workflow/children.ts",
   "src/orchestrator/child/prepare-child.ts",
+  "src/harnesses/registry.ts",
   "src/orchestrator/child/launch-child.ts",
   "src/orchestrator/lifecycle/start-run.ts",
-  "src/harnesses/registry.ts",
+  "src/harnesses/create-harness.ts",
 ];
 
 it("each step of an agent() call is drawn in docs/architecture.md and imports no step before it", () => {
@@ -24,6 +25,12 @@ it("each step of an agent() call is drawn in docs/architecture.md and imports no
   const edges = importEdges(["src", "runtime"]);
   const back = edges.filter(({ from, to }) => PATH.includes(from) && PATH.includes(to) && PATH.indexOf(to) < PATH.indexOf(from));
   expect(back).toEqual([]);
+});
+
+it("each step of an agent() call is entered from one step only: no file of the path is visited twice", () => {
+  const edges = importEdges(["src", "runtime"]);
+  const enteredFrom = PATH.map((file) => ({ file, from: [...new Set(edges.filter(({ from, to }) => to === file && PATH.includes(from)).map(({ from }) => from))] }));
+  expect(enteredFrom.filter(({ from }) => from.length > 1)).toEqual([]);
 });
 
 it("agent()'s option check takes only types from the child wing", () => {

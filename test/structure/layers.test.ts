@@ -1,6 +1,6 @@
 // The layout a newcomer relies on: arrows run one way (contract → runs → harnesses → orchestrator
-// → ui and help → tools and commands → the flow command → the entry), each orchestrator wing is
-// entered through its index.ts, and no file reaches itself again through its imports.
+// → ui and help → tools and commands → the flow command → the entry), each orchestrator wing and
+// runs/ are entered through their index.ts, and no file reaches itself again through its imports.
 import { describe, expect, it } from "vitest";
 import { importCircles, importEdges, importGraph } from "../support/import-graph.ts";
 
@@ -14,7 +14,7 @@ const FLOOR: Record<string, number> = {
   contract: 0,
   runs: 1,
   trust: 1,
-  context: 1,
+  "parent-context": 1,
   harnesses: 2,
   isolation: 2,
   report: 2,
@@ -59,5 +59,10 @@ describe("the import graph", () => {
     const wingGraph = new Map(WINGS.map((wing) => [wing, [...new Set(edges.filter(({ from, to }) => wingOf(from) === wing && wingOf(to) !== undefined && wingOf(to) !== wing).map(({ to }) => wingOf(to)!))]]));
     expect(importCircles(wingGraph)).toEqual([]);
     expect([...new Set([...graph.keys()].map(wingOf).filter((wing) => wing !== undefined))].sort()).toEqual([...WINGS].sort());
+  });
+
+  it("runs/ is entered from outside only through its facade, runs/index.ts", () => {
+    const sideDoors = edges.filter(({ from, to }) => to.startsWith("src/runs/") && !from.startsWith("src/runs/") && to !== "src/runs/index.ts");
+    expect(sideDoors).toEqual([]);
   });
 });

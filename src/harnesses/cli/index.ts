@@ -3,7 +3,7 @@ import type { Harness, HarnessState } from "../types.ts";
 import { claudeAdapter } from "./claude.ts";
 import { codexAdapter } from "./codex.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
-import { createCliHarness, type CliHarnessOptions } from "./run.ts";
+import { createCliHarness, type CliHarnessOptions } from "./cli-harness.ts";
 import type { CliAdapter } from "./types.ts";
 
 /** The external CLI harnesses, by the name `harness` selects them with. */

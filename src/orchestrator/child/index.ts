@@ -1,5 +1,6 @@
 // The child wing's front door: launching one child run (delegated or from a workflow's agent()),
-// its slots and launch pace, and steering it while it runs. A new way to launch children plugs in here.
+// its slots and launch pace, and steering it while it runs. A new way to run a child hooks into
+// launchChild's placement and work step, as the dbos backend does (docs/architecture.md, "Seams").
 export { prepareChild } from "./prepare-child.ts";
 export type { PreparedChild } from "./launch-types.ts";
 export { launchChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";

@@ -8,7 +8,7 @@ import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile } from "./resume-source.ts";
 import { registerSteerTarget } from "./steer-targets.ts";
-import { createHarness, modelLabel } from "../../harnesses/registry.ts";
+import { createHarness } from "../../harnesses/create-harness.ts";
 import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../../harnesses/usage.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
@@ -61,7 +61,7 @@ export interface LaunchedChild {
  * timed_out when its time limit passes.
  */
 export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, options: LaunchOptions): LaunchedChild {
-  const { call, profile, harness, model } = prepared;
+  const { call, profile, harness, model, modelLabel } = prepared;
   const { withheld } = prepared.tools;
   // Only the pi harness takes messages while it runs; a CLI child is registered as not steerable.
   const inbox = harness === "pi" ? new SteeringInbox() : undefined;
@@ -86,7 +86,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       launch: {
         ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}),
         harness,
-        model: modelLabel(model),
+        model: modelLabel,
         profile: { name: profile.name, source: profile.source, tools: profile.tools ?? "pi defaults" },
         tools: prepared.tools,
         context: prepared.contextMode,
@@ -106,7 +106,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     ...(onFleet ? { workMarksRunning: true } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
     prepare: (writer) => {
-      trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel(model) ?? undefined, prompt: prepared.prompt }));
+      trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
       isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
       if (placement.where === "here" && placement.reason) writer.appendDiagnostic({ level: "info", code: RUNS_ON_COORDINATOR, message: placement.reason });
@@ -129,7 +129,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
       const worktree = isolating ? await isolationWorktree(isolating) : undefined;
       const cwd = worktree?.cwd ?? prepared.cwd;
-      const fleet = env.fleet && placement.where === "fleet" ? { workflowId: placement.workflowId(writer.runId), harness, model: modelLabel(model), projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
+      const fleet = env.fleet && placement.where === "fleet" ? { workflowId: placement.workflowId(writer.runId), harness, model: modelLabel, projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
         agentDir: env.agentDir,
         model,

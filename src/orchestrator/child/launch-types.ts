@@ -3,13 +3,13 @@
 // leaves it ready for launchChild.
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
-import type { ParentSnapshot } from "../../context/snapshot.ts";
+import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
 import type { RunStore } from "../../runs/index.ts";
 import type { FleetChildren } from "../../backends/run-on-fleet.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import type { ChildTools } from "../../harnesses/child-tools.ts";
-import type { ChildModel } from "../../harnesses/registry.ts";
+import type { ChildModel } from "../../harnesses/types.ts";
 import type { Repository } from "../../isolation/index.ts";
 import type { ResumeSource } from "./resume-source.ts";
 
@@ -70,6 +70,8 @@ export interface PreparedChild {
   harness: string;
   /** `none` for replay: a replayed child needs no model. */
   model: ChildModel;
+  /** How the launch evidence names the model (registry.ts's chooseHarness). */
+  modelLabel: string | null;
   cwd: string;
   /** Whether the child runs isolated: asked for by the call or by its profile. */
   isolated: boolean;

@@ -7,9 +7,9 @@ import { resolve } from "node:path";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { checkContextRequest, renderContext, selectContext } from "../../context/modes.ts";
+import { checkContextRequest, renderContext, selectContext } from "../../parent-context/modes.ts";
 import { boundChildTools } from "../../harnesses/child-tools.ts";
-import { resolveModelFor, selectHarness } from "../../harnesses/registry.ts";
+import { chooseHarness } from "../../harnesses/registry.ts";
 import { isolationRepository } from "../../isolation/index.ts";
 import { checkChildCwd } from "./cwd.ts";
 import type { ChildCall, LaunchEnvironment, PreparedChild } from "./launch-types.ts";
@@ -86,13 +86,12 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
   const worktree = await isolationRepository(call.isolation, profile.isolation, cwd);
-  const harness = selectHarness(asked, env.harnesses);
-  const model = resolveModelFor(harness, call.model ?? profile.model, env.parentModel, env.modelRegistry);
+  const chosen = chooseHarness(asked, call.model ?? profile.model, { settings: env.harnesses, parentModel: env.parentModel, registry: env.modelRegistry });
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
   const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
   const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, harness, model, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+  return { call, profile, ...chosen, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
 }

@@ -1,6 +1,6 @@
 // One run's lifecycle, owned in one place for every kind of run (a delegated child, a workflow's
-// agent() child, a workflow root). launchChild and launchWorkflow stand on it; a second execution
-// backend would too.
+// agent() child, a workflow root). launchChild and launchWorkflow stand on it; the dbos backend and
+// worktree isolation hook into the steps launchChild hands it (docs/architecture.md, "Seams").
 //
 // Lifecycle of one run:
 //  1. the run is created in the store (registered, its launch evidence written);

@@ -1,10 +1,9 @@
 import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
-import { groupCommit } from "../../runs/write/group-commit.ts";
-import { captureParentSnapshot, type ParentSnapshot } from "../../context/snapshot.ts";
+import { formatRunText, groupCommit, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
+import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
-import { formatRunText, openRunStore, sessionClosed, sessionOpened, type RunStore } from "../../runs/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
@@ -28,7 +27,7 @@ const CLOSE_GRACE_MS = 2000;
  * pi-flow's side of one loaded extension instance: its session's lifecycle (bind, close, settle,
  * background tracking), where its runs live, the per-session state (see session-state.ts) its
  * tools share, and the session's settings as one value (`settings`, session-settings.ts). Created
- * by the factory.
+ * by the factory. Each public member and why it is here: docs/architecture.md, "What FlowHost holds".
  */
 export class FlowHost {
   private readonly pi: ExtensionAPI;

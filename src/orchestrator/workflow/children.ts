@@ -10,7 +10,7 @@ import { checkAgentOptions } from "./agent-options.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
 import type { ResumeSource } from "../child/index.ts";
 import { childWorkflowId } from "../../backends/index.ts";
-import { firstOfChain } from "./resume-chain.ts";
+import { firstOfChain } from "./resume/chain.ts";
 
 /**
  * Failures found before launch that no retry can fix: they fail the workflow root, even if the

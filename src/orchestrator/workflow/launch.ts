@@ -1,18 +1,18 @@
 // The one entry that launches a workflow, beside launchChild: it chooses the source (a saved or
 // inline script, or the run a resume continues), claims the resume, finds the run's place among
 // nested workflows, names it, and starts it on the run lifecycle. The external_workflow tool is a
-// thin adapter over it; a second execution backend would implement this entry.
+// thin adapter over it. The root runs in this process on every backend; its children reach a fleet
+// through launchChild (docs/architecture.md, "Seams").
 import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import type { WorkflowInput } from "../../contract/workflow-schema.ts";
-import { formatBytes, SCRIPT_MAX_BYTES } from "../../runs/user-file.ts";
-import type { ParsedWorkflow } from "../../../runtime/index.ts";
+import { formatBytes, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
-import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "./sources.ts";
-import { startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "./start.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type ChosenSource } from "./sources.ts";
+import { startWorkflow, type StartedWorkflow, type WorkflowProgress } from "./start.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
 
 /** One external_workflow call, as the tool received it. */
@@ -38,14 +38,6 @@ export interface AlreadySucceeded {
   succeeded: RunView;
 }
 
-interface ChosenSource {
-  selected: SelectedWorkflow;
-  workflow: ParsedWorkflow;
-  args: Record<string, unknown>;
-  toolNames: string[];
-  resume?: WorkflowLaunch["resume"];
-}
-
 /**
  * The script to run and its inputs, checked before launch: a saved or inline workflow, or the run
  * a resume continues (its own source and args). Every refusal is a typed FlowError.
@@ -65,10 +57,7 @@ function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnvironment,
     throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
   }
   // A nested run resumes only from a workflow: its parent's resume starts it again.
-  const prepared = prepareResume({ runId: input.resume, runs: launch.runs, flowHome: env.flowHome, projectTrusted: launch.projectTrusted, ctx, toolInfos: env.toolInfos(), nested });
-  if ("succeeded" in prepared) return prepared;
-  const { selected, workflow, args, toolNames, plan, replaySafe } = prepared;
-  return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
+  return prepareResume({ runId: input.resume, runs: launch.runs, flowHome: env.flowHome, projectTrusted: launch.projectTrusted, ctx, toolInfos: env.toolInfos(), nested });
 }
 
 /** Launches one workflow run, or answers a resume of a run that already succeeded. Refusals throw a FlowError. */

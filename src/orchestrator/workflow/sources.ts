@@ -4,9 +4,10 @@ import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/user-file.ts";
+import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../../runtime/index.ts";
+import type { ResumeReplay } from "./resume/plan.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
 export type WorkflowSource = "shipped" | "project" | "user" | "inline";
@@ -18,6 +19,18 @@ export interface SelectedWorkflow {
   text: string;
   /** Shown in script errors and stack traces; no private directory leaks through it. */
   label: string;
+}
+
+/**
+ * The script a launch runs and its inputs, checked: a saved or inline workflow (launch.ts), or the
+ * run a resume continues, with its own source and args (resume/source.ts).
+ */
+export interface ChosenSource {
+  selected: SelectedWorkflow;
+  workflow: ParsedWorkflow;
+  args: Record<string, unknown>;
+  toolNames: string[];
+  resume?: ResumeReplay;
 }
 
 /** The package's own workflows/ folder, found from this module so it works wherever pi-flow is installed. */

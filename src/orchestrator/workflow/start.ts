@@ -14,7 +14,7 @@ import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
-import type { ResumePlan } from "./resume/plan.ts";
+import type { ResumeReplay } from "./resume/plan.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";
 import { WorkflowChildren, type ChildCounts } from "./children.ts";
 import type { SelectedWorkflow } from "./sources.ts";
@@ -54,7 +54,7 @@ export interface WorkflowLaunch {
   /** The workflow that started this one through tools.external_workflow. */
   parentRunId?: string;
   /** Continue this interrupted run: same seed and clock, settled calls answered from its journal. */
-  resume?: { plan: ResumePlan; replaySafe: ReadonlySet<string> };
+  resume?: ResumeReplay;
   onProgress?(progress: WorkflowProgress): void;
 }
 

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
-import { contentText } from "../../context/content-text.ts";
-import type { ParentSnapshot } from "../../context/snapshot.ts";
+import { contentText } from "../../parent-context/content-text.ts";
+import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { toolSchemaOf } from "./authoring-types.ts";
 

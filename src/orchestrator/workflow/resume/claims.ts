@@ -3,11 +3,7 @@ import { linkSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { FlowError } from "../../../contract/errors.ts";
-import { atomicWriteFile, TMP_PREFIX } from "../../../runs/fsio.ts";
-import { runFiles } from "../../../runs/home.ts";
-import { ownerAlive } from "../../../runs/live-sessions.ts";
-import type { RunStore } from "../../../runs/store.ts";
-import { errorCode } from "../../../runs/index.ts";
+import { atomicWriteFile, errorCode, ownerAlive, runFiles, type RunStore, TMP_PREFIX } from "../../../runs/index.ts";
 
 /**
  * A run is resumed at most once. The first resume claims it with a file in its run directory and

@@ -51,6 +51,12 @@ export interface ResumePlan {
   nested: Map<number, string>;
 }
 
+/** What a resumed run replays from: the plan, and the tools whose unanswered calls may run again. */
+export interface ResumeReplay {
+  plan: ResumePlan;
+  replaySafe: ReadonlySet<string>;
+}
+
 
 type Line = { t?: string; name?: string; data?: Record<string, unknown>; childRunId?: string; outcome?: RunOutcome };
 

@@ -2,10 +2,9 @@ import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-a
 import { FlowError } from "../../../contract/errors.ts";
 import type { RunView } from "../../../contract/run-schema.ts";
 import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../../../runs/index.ts";
-import type { ParsedWorkflow } from "../../../../runtime/index.ts";
 import { hashArgs } from "../call-identity.ts";
 import { locateIn, planResume, unansweredTools, type LocatedRun, type ResumePlan } from "./plan.ts";
-import { parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow } from "../sources.ts";
+import { parseSelected, selectWorkflow, workflowDirs, type ChosenSource, type SelectedWorkflow } from "../sources.ts";
 import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "../tools.ts";
 
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools" | "cwd">;
@@ -24,14 +23,8 @@ export interface ResumeInputs {
   nested?: boolean;
 }
 
-export interface PreparedResume {
-  selected: SelectedWorkflow;
-  workflow: ParsedWorkflow;
-  args: Record<string, unknown>;
-  toolNames: string[];
-  plan: ResumePlan;
-  replaySafe: ReadonlySet<string>;
-}
+/** The source of a resume: the run's own script and args, with what it replays from. */
+export type ResumedSource = ChosenSource & Required<Pick<ChosenSource, "resume">>;
 
 /**
  * Finds runs among this project's sessions (the user's Flow home), the caller's own first: a run of
@@ -89,7 +82,7 @@ export function replaySafeTools(ctx: Pick<ExtensionToolContext, "tools">, toolIn
  * Everything a resume checks before anything runs: the run (resumable, this project's), the code it
  * ran (a saved workflow must still hold the same source), and its calls that may have acted.
  */
-export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | PreparedResume {
+export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | ResumedSource {
   const runId = assertRunId(inputs.runId);
   const locate = projectRuns(inputs.runs, inputs.flowHome, inputs.ctx.cwd);
   const found = locate(runId);
@@ -119,5 +112,5 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Pr
       `Run ${runId} cannot be resumed: ${named} started and never answered, and the tool is not safe to replay (it may already have acted). Check what it did, then run the workflow again.`,
     );
   }
-  return { selected, workflow, args: plan.args, toolNames, plan, replaySafe };
+  return { selected, workflow, args: plan.args, toolNames, resume: { plan, replaySafe } };
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { contentText } from "../../src/context/content-text.ts";
+import { contentText } from "../../src/parent-context/content-text.ts";
 
 test("content text: strings as they are, text parts joined, other parts left out unless images are asked for", () => {
   const parts = [{ type: "text", text: "one" }, { type: "image", data: "…" }, { type: "toolCall", name: "ls" }, { type: "text", text: "two" }];

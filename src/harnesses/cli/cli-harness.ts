@@ -13,7 +13,7 @@ import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
-import { stripControls } from "../../runs/controls.ts";
+import { stripControls } from "../../runs/index.ts";
 
 /**
  * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the

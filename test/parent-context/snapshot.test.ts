@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { checkContextRequest, renderContext, selectContext } from "../../src/context/modes.ts";
-import { captureParentSnapshot } from "../../src/context/snapshot.ts";
+import { checkContextRequest, renderContext, selectContext } from "../../src/parent-context/modes.ts";
+import { captureParentSnapshot } from "../../src/parent-context/snapshot.ts";
 
 let counter = 0;
 const entry = (message: Record<string, unknown>): SessionEntry =>

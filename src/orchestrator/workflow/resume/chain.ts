@@ -1,5 +1,5 @@
-import type { RunView } from "../../contract/run-schema.ts";
-import type { RunStore } from "../../runs/index.ts";
+import type { RunView } from "../../../contract/run-schema.ts";
+import type { RunStore } from "../../../runs/index.ts";
 
 /**
  * The first run of a workflow's resume chain, followed back through `resumedFrom`: the run whose
