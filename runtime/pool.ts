@@ -9,6 +9,7 @@ import { Worker } from "node:worker_threads";
 import { buildPrelude } from "./prelude.ts";
 import { DEFAULT_LIMITS, wasmMemoryCap } from "./limits.ts";
 import type { WorkerBoot, WorkerToMain } from "./protocol.ts";
+import { processGlobal } from "./process-global.ts";
 
 /** Native stack of a worker: QuickJS frames need about twice their stackBytes of it (see limits.ts). */
 const WORKER_STACK_MB = 16;
@@ -43,17 +44,34 @@ const POOLED_WASM_CAP = wasmMemoryCap(DEFAULT_LIMITS.memoryBytes);
 // tsconfig's lib has no WebAssembly types; this is the one call used.
 const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<object> } }).WebAssembly;
 
-const options: PoolOptions = { maxIdle: 2, spare: 1, maxRunsPerWorker: 100 };
-const idle: PooledWorker[] = [];
-let warming = 0;
-/** Waiting for every idle worker to have prepared its next VM (idleWorkersPrepared). */
-let preparedWaiters: Array<() => void> = [];
 /** What every worker starts from; each worker adds its own memory cap. */
 type SharedBoot = Omit<WorkerBoot, "wasmMaxBytes">;
-let boot: Promise<SharedBoot> | undefined;
+
+interface PoolState {
+  options: PoolOptions;
+  idle: PooledWorker[];
+  warming: number;
+  /** Waiting for every idle worker to have prepared its next VM (idleWorkersPrepared). */
+  preparedWaiters: Array<() => void>;
+  boot: Promise<SharedBoot> | undefined;
+}
+
+/**
+ * One pool per process and pi-flow version: every copy of this module (Pi loads the extension
+ * afresh on each reload) shares it, so idle workers of an earlier copy are reused, not left
+ * running where nothing can reach them. A copy of another version speaks to workers of its own.
+ */
+const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
+const pool: PoolState = (() => {
+  const byVersion = processGlobal("pi-flow.workflow-workers", () => new Map<string, PoolState>());
+  let state = byVersion.get(VERSION);
+  if (!state) byVersion.set(VERSION, (state = { options: { maxIdle: 2, spare: 1, maxRunsPerWorker: 100 }, idle: [], warming: 0, preparedWaiters: [], boot: undefined }));
+  return state;
+})();
+const { options, idle } = pool;
 
 function loadBoot(): Promise<SharedBoot> {
-  boot ??= (async () => {
+  pool.boot ??= (async () => {
     // The WASM file belongs to quickjs-emscripten's own dependency: resolve it from there.
     const fromHere = createRequire(import.meta.url);
     const fromQuickJS = createRequire(fromHere.resolve("quickjs-emscripten"));
@@ -61,8 +79,9 @@ function loadBoot(): Promise<SharedBoot> {
     const prelude = buildPrelude();
     return { wasmModule: await wasm.compile(bytes), prelude: prelude.source, chunks: prelude.chunks };
   })();
+  const boot = pool.boot;
   boot.catch(() => {
-    boot = undefined;
+    if (pool.boot === boot) pool.boot = undefined;
   });
   return boot;
 }
@@ -112,8 +131,8 @@ async function spawn(wasmMaxBytes = POOLED_WASM_CAP): Promise<PooledWorker> {
 }
 
 function topUp(): void {
-  while (idle.length + warming < options.spare) {
-    warming++;
+  while (idle.length + pool.warming < options.spare) {
+    pool.warming++;
     spawn()
       .then((pooled) => {
         if (idle.length < options.maxIdle) idle.push(pooled);
@@ -121,15 +140,15 @@ function topUp(): void {
       })
       .catch(() => {})
       .finally(() => {
-        warming--;
+        pool.warming--;
       });
   }
 }
 
 function notifyPrepared(): void {
   if (idle.some((pooled) => pooled.nextVm === "preparing")) return;
-  const waiters = preparedWaiters;
-  preparedWaiters = [];
+  const waiters = pool.preparedWaiters;
+  pool.preparedWaiters = [];
   for (const resolve of waiters) resolve();
 }
 
@@ -142,7 +161,7 @@ export function idleWorkersPrepared(): Promise<void> {
   // it: a timer that never fires does, until the wait is over.
   const keepAlive = setInterval(() => undefined, 2 ** 30);
   return new Promise<void>((resolve) => {
-    preparedWaiters.push(resolve);
+    pool.preparedWaiters.push(resolve);
     notifyPrepared();
   }).finally(() => clearInterval(keepAlive));
 }

@@ -5,14 +5,14 @@ import { open, readFile, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { errorCode, ownerAlive } from "../runs/index.ts";
-import { processGlobal } from "../process/global.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
 const FOREIGN_LOCK_MAX_AGE_MS = 10 * 60 * 1000;
 const RETRY_MS = 25;
 
-/** One queue per repository, shared by every copy of pi-flow in the process (src/process/global.ts). */
+/** One queue per repository, shared by every copy of pi-flow in the process (runtime/process-global.ts). */
 function queues(): Map<string, Promise<unknown>> {
   return processGlobal("pi-flow.worktree-queues", () => new Map<string, Promise<unknown>>());
 }

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { sessionsDir, type RunScope } from "./home.ts";
 import { errorCode } from "./fsio.ts";
-import { processGlobal } from "../process/global.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
  * Which sessions are open, so retention never removes a run of one. In this process: a set kept

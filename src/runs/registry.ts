@@ -3,7 +3,7 @@ import type { RunKind } from "./ids.ts";
 import type { RunOutcome } from "../contract/run-schema.ts";
 import type { CachedJournal } from "./journal/journal-cache.ts";
 import type { ChangeStats, ChildCounts, FinalFormat, FinalMeta, RunError, TaskIdentity, Usage } from "./journal/journal.ts";
-import { processGlobal } from "../process/global.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
  * The live registry: the only source of liveness. A run is live while an owner in this process has

@@ -6,7 +6,7 @@ import { spanText, startAttributes } from "./attributes.ts";
 import { contentWanted, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
 import { RunTrace, type RunTraceHooks, type TraceTools } from "./run-trace.ts";
-import { processGlobal } from "../process/global.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
  * The process's tracing: off (every hook a no-op) unless OTEL_TRACES_EXPORTER=otlp. Then the SDK
@@ -74,7 +74,7 @@ function start(): TracingState {
 }
 
 /**
- * One state per process (src/process/global.ts): the `flow` command and the extension Pi loads may be
+ * One state per process (runtime/process-global.ts): the `flow` command and the extension Pi loads may be
  * two instances of this module, and a reloaded extension a third; they share one provider.
  */
 const state: TracingState = processGlobal("pi-flow.telemetry", start);

@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
-import { processGlobal } from "../process/global.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
  * Project trust, decided as Pi 1.6 decides it for `pi -p` (no one to ask): a command-line override

@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { PROCESS_GLOBALS } from "../../src/process/global.ts";
+import { PROCESS_GLOBALS } from "../../runtime/process-global.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
 const pages = ["README.md", ...readdirSync(join(PROJECT_ROOT, "docs")).map((name) => `docs/${name}`)];

@@ -10,7 +10,6 @@ const edges = importEdges(ROOTS);
 
 /** Each top folder of src/ and the floor it stands on; a file may import its own floor and below. */
 const FLOOR: Record<string, number> = {
-  process: 0,
   contract: 0,
   runs: 1,
   trust: 1,

@@ -1,5 +1,5 @@
 import { setImmediate as nextCheckPhase } from "node:timers/promises";
-import { processGlobal } from "../../process/global.ts";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * Launches take turns, one per turn of the event loop. Creating a run writes its directory and

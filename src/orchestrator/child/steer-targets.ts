@@ -2,7 +2,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { SteeringInbox } from "../../harnesses/steering.ts";
 import type { RunStore } from "../../runs/index.ts";
 import { SteerBudget } from "./steer-budget.ts";
-import { processGlobal } from "../../process/global.ts";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * `external_runs steer`: a message for a running child, queued for its next model request. Each

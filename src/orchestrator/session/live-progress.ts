@@ -6,7 +6,7 @@
  */
 import type { ChildProgress } from "../../harnesses/types.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";
-import { processGlobal } from "../../process/global.ts";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 export interface LiveProgress {
   /** A workflow's children, as its last progress report listed them. */

@@ -3,7 +3,7 @@ import type { RunStore } from "../../runs/index.ts";
 import { CompletionBatch, completionWindow, type BatchPublisher } from "./completion-batch.ts";
 import { ResultOwnership } from "./ownership.ts";
 import { backgroundLimit, backgroundQueueLimit, Slots } from "../child/index.ts";
-import { processGlobal } from "../../process/global.ts";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * What pi-flow keeps for one Pi session across extension reloads: who owns background results,

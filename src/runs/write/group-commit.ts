@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { close, fsync, open, rename, rm, write } from "node:fs";
 import { dirname } from "node:path";
 import { TMP_PREFIX } from "../fsio.ts";
-import { processGlobal } from "../../process/global.ts";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * Group commit: the run store's disk work that nothing waits for, taken off the critical path.

@@ -1,7 +1,8 @@
 // State that must outlive a module: Pi loads an extension with a fresh module graph on every
 // reload (and a child session loads its own copy of pi-flow), so a module-level variable would be
 // a second, empty copy while runs, sessions and children of the first are still alive. Each such
-// store is made here, once per process, under a key listed below with why it must survive.
+// store is made here, once per process, under a key listed below with why it must survive. It sits
+// in runtime/, the floor src/ stands on, because the runtime's worker pool is such a store too.
 
 /** Every process-wide store, by its global key (Symbol.for), with why it outlives a reload. */
 export const PROCESS_GLOBALS = {
@@ -16,6 +17,7 @@ export const PROCESS_GLOBALS = {
   "pi-flow.project-trust": "trust decisions this process already took: the flow command decides once, with its flags",
   "pi-flow.worktree-queues": "one queue of worktree creations per repository: two copies making worktrees at once would race on git's locks",
   "pi-flow.telemetry": "the one tracer provider and its exporter: spans of every copy go out through one batch, flushed once",
+  "pi-flow.workflow-workers": "the pool of workflow worker threads, by pi-flow version: a reloaded copy reuses the idle workers instead of leaving them alive and unreachable",
 } as const;
 
 export type ProcessGlobalKey = keyof typeof PROCESS_GLOBALS;
