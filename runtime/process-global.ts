@@ -17,6 +17,8 @@ export const PROCESS_GLOBALS = {
   "pi-flow.project-trust": "trust decisions this process already took: the flow command decides once, with its flags",
   "pi-flow.worktree-queues": "one queue of worktree creations per repository: two copies making worktrees at once would race on git's locks",
   "pi-flow.telemetry": "the one tracer provider and its exporter: spans of every copy go out through one batch, flushed once",
+  "pi-flow.cli-process-groups": "live claude and codex children's process groups: the one exit hook kills them all, whichever copy started them",
+  "pi-flow.cli-exit-hook": "the one process exit hook for CLI children: each copy installing its own added a listener per reload",
   "pi-flow.workflow-workers": "the pool of workflow worker threads, by pi-flow version: a reloaded copy reuses the idle workers instead of leaving them alive and unreachable",
 } as const;
 

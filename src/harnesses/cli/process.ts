@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { processGlobal } from "../../../runtime/process-global.ts";
 import { BoundedText } from "./bounded-text.ts";
 import { LineSplitter } from "./lines.ts";
 import { newTag, signalTagged, stillTagged, TAG_VARIABLE, taggedProcesses } from "./process-tag.ts";
@@ -57,8 +58,8 @@ export interface CliProcess {
 }
 
 /** Group id → tag of every CLI child not yet ended. */
-const liveGroups = new Map<number, string>();
-let exitHookInstalled = false;
+/** Live CLI children's process groups (pid → tag), in every copy of pi-flow this process loaded. */
+const liveGroups = processGlobal("pi-flow.cli-process-groups", () => new Map<number, string>());
 
 function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
@@ -69,16 +70,16 @@ function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/** A host that exits must not leave detached children behind it. */
+/** A host that exits must not leave detached children behind it: one hook, whichever copy starts a child first. */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const [pid, tag] of liveGroups) {
-      signalGroup(pid, "SIGKILL");
-      signalTagged(tag, "SIGKILL");
-    }
-  });
+  processGlobal("pi-flow.cli-exit-hook", () =>
+    process.on("exit", () => {
+      for (const [pid, tag] of liveGroups) {
+        signalGroup(pid, "SIGKILL");
+        signalTagged(tag, "SIGKILL");
+      }
+    }),
+  );
 }
 
 export function startCliProcess(options: CliProcessOptions): CliProcess {
