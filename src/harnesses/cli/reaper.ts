@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * The host's side of the reaper (reaper-process.mjs): one small process per host, started with
@@ -11,17 +12,20 @@ import { fileURLToPath } from "node:url";
  */
 const SCRIPT = fileURLToPath(new URL("./reaper-process.mjs", import.meta.url));
 
-let reaper: ChildProcess | null | undefined;
+/** The host's one reaper, shared by every copy of pi-flow this process loaded (not one per reload). */
+const host = processGlobal("pi-flow.cli-reaper", (): { reaper: ChildProcess | null | undefined } => ({ reaper: undefined }));
 
 function reaperProcess(): ChildProcess | null {
-  if (reaper !== undefined) return reaper;
+  if (host.reaper !== undefined) return host.reaper;
+  let reaper: ChildProcess;
   try {
     reaper = spawn(process.execPath, [SCRIPT], { detached: true, stdio: ["pipe", "ignore", "ignore"], env: {} });
   } catch {
-    reaper = null;
-    return reaper;
+    host.reaper = null;
+    return null;
   }
-  reaper.on("error", () => (reaper = null));
+  host.reaper = reaper;
+  reaper.on("error", () => (host.reaper = null));
   reaper.stdin?.on("error", () => undefined); // a reaper that died cannot be told: the exit hook still runs
   reaper.unref();
   (reaper.stdin as Socket | null)?.unref();
