@@ -1,7 +1,7 @@
 // The parent's tree as the user sees it, as a commit object: HEAD plus tracked changes not yet
 // committed plus untracked files that are not ignored. The user's index, refs, stash and HEAD are
 // never touched: a private index (a copy of theirs, so git's stat cache stays warm) takes `add -A`.
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
 import { git, runGit } from "./git.ts";
@@ -23,6 +23,19 @@ async function excludeFlowHome(root: string, flowHome: string | undefined): Prom
 }
 
 /**
+ * Copies the user's index with its own modification time. Git takes an entry whose file changed in
+ * the same second as the index was written ("racily clean") as changed only while the index is no
+ * newer than it: a copy stamped now would hide an edit of the same size made in that second, and
+ * the user's edit would be missing from the tree an apply merges with.
+ */
+async function copyIndex(userIndex: string, index: string): Promise<void> {
+  const times = await stat(userIndex).catch(() => undefined);
+  if (!times) return; // no index yet: add -A starts from empty
+  await copyFile(userIndex, index);
+  await utimes(index, times.atime, times.mtime); // milliseconds: never newer than the original
+}
+
+/**
  * Writes the tree the user sees at `repo.root` into the object store; returns its tree ID. A flow
  * home inside the working tree (a dotfiles repository at ~) is left out: its run evidence and
  * other children's worktrees are not the user's files.
@@ -32,7 +45,7 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
   const index = join(dir, "index");
   try {
     const userIndex = await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: repo.root });
-    await copyFile(userIndex, index).catch(() => undefined); // no index yet: add -A starts from empty
+    await copyIndex(userIndex, index);
     const env = { GIT_INDEX_FILE: index };
     await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHome))], { cwd: repo.root, env });
     return await git(["write-tree"], { cwd: repo.root, env });

@@ -1,11 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
 import { changesRef, patchText, readChanges } from "../../src/isolation/changes.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
+import { workingTreeId } from "../../src/isolation/snapshot.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 
@@ -118,6 +119,22 @@ describe("worktree isolation on a real git repository", () => {
     const future = makeRepo({ "a.txt": "a\n" });
     gitIn(future, "config", "core.repositoryformatversion", "99");
     await expect(openRepository(future)).rejects.toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("git cannot read this repository (fatal: Expected git repo version <= 1, found 99)") }));
+  });
+
+  it("sees a user's edit of the same size made in the second git last wrote their index, though the tree is read a second later", async () => {
+    // Git compares whole seconds: such an edit is found only because the index is no newer than it.
+    const second = () => Math.floor(Date.now() / 1000);
+    const inSecond = (path: string) => Math.floor(statSync(path).mtimeMs / 1000);
+    let root = "";
+    let at = 0;
+    do {
+      at = second();
+      root = makeRepo({ "shared.txt": "one\ntwo\n" });
+      writeIn(root, { "shared.txt": "ONE\ntwo\n" });
+    } while (inSecond(join(root, ".git", "index")) !== at || inSecond(join(root, "shared.txt")) !== at);
+    while (second() === at) await new Promise((resolve) => setTimeout(resolve, 10)); // the tree is read in the next second, as on a busy machine
+    const tree = await workingTreeId(await openRepository(root));
+    expect(gitIn(root, "cat-file", "blob", `${tree}:shared.txt`)).toBe("ONE\ntwo");
   });
 
   it("leaves a flow home inside the working tree out of the base", async () => {
