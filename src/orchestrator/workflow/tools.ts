@@ -26,6 +26,12 @@ interface CallingWorkflow {
 /** A workflow's place inside the one calling it, set per tools.* call. */
 interface CallingPlace extends CallingWorkflow {
   toolIndex: number;
+  /**
+   * False once the tools.* call has returned. The async context outlives the call in what it left
+   * behind (a background run's settle, the parent turn that settle triggers), and those are no
+   * longer inside the workflow.
+   */
+  open: boolean;
   /** The nested run this call resumes: set only by the resume of this call's own workflow. */
   resumesNested?: string;
 }
@@ -39,13 +45,19 @@ export interface ToolCallContext extends HostCallContext {
 // see each other's workflow.
 const callingWorkflow = new AsyncLocalStorage<CallingPlace>();
 
+/** The workflow whose tools.* call is running now, if any. */
+function callingPlace(): CallingPlace | undefined {
+  const place = callingWorkflow.getStore();
+  return place?.open ? place : undefined;
+}
+
 /**
  * The snapshot a Flow tool called from a workflow's tools.* must use: the workflow's own, frozen
  * when the workflow call started, so a child started that way sees exactly what agent() children
  * see. Undefined outside a workflow.
  */
 export function inheritedSnapshot(): ParentSnapshot | undefined {
-  return callingWorkflow.getStore()?.snapshot;
+  return callingPlace()?.snapshot;
 }
 
 /**
@@ -54,7 +66,7 @@ export function inheritedSnapshot(): ParentSnapshot | undefined {
  * Undefined outside a workflow.
  */
 export function inheritedParentTools(): readonly string[] | undefined {
-  return callingWorkflow.getStore()?.parentTools;
+  return callingPlace()?.parentTools;
 }
 
 /**
@@ -62,7 +74,7 @@ export function inheritedParentTools(): readonly string[] | undefined {
  * run's child, as an agent() call's is (its span under the workflow's, its row in the report).
  */
 export function callingWorkflowRun(): string | undefined {
-  return callingWorkflow.getStore()?.runId;
+  return callingPlace()?.runId;
 }
 
 export interface WorkflowPlace {
@@ -79,7 +91,7 @@ export interface WorkflowPlace {
 
 /** Where a workflow started now sits: one deeper than the workflow calling it, if any. */
 export function nextWorkflowPlace(): WorkflowPlace {
-  const caller = callingWorkflow.getStore();
+  const caller = callingPlace();
   const depth = (caller?.depth ?? 0) + 1;
   if (depth > MAX_WORKFLOW_DEPTH) {
     throw new FlowError("request_invalid", `Workflows may start workflows only to depth ${MAX_WORKFLOW_DEPTH}; this call would be depth ${depth}.`);
@@ -125,8 +137,13 @@ export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, ca
   const tools: NonNullable<WorkflowHost["tools"]> = {};
   for (const name of names) {
     tools[name] = async (args: JsonValue, { signal, index, resumesNested }: ToolCallContext) => {
-      const place: CallingPlace = { ...caller, toolIndex: index, ...(resumesNested !== undefined ? { resumesNested } : {}) };
-      const outcome = await callingWorkflow.run(place, () => ctx.executeTool(name, args, { signal }));
+      const place: CallingPlace = { ...caller, toolIndex: index, open: true, ...(resumesNested !== undefined ? { resumesNested } : {}) };
+      let outcome: Awaited<ReturnType<ToolContext["executeTool"]>>;
+      try {
+        outcome = await callingWorkflow.run(place, () => ctx.executeTool(name, args, { signal }));
+      } finally {
+        place.open = false;
+      }
       const result = outcome.result as { content?: { type: string; text?: string }[]; structuredContent?: unknown };
       if (result.structuredContent !== undefined) return result.structuredContent;
       const text = contentText(result.content);
