@@ -3,6 +3,8 @@
 // QuickJS runtime), and one spare is warmed in the background. Idle workers never keep the
 // process alive. An idle worker prepares the VM of its next run (worker.ts), so each holds one
 // prepared VM (a few hundred KB of its WebAssembly memory) and maxIdle bounds how many exist.
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -57,15 +59,31 @@ interface PoolState {
 }
 
 /**
- * One pool per process and pi-flow version: every copy of this module (Pi loads the extension
- * afresh on each reload) shares it, so idle workers of an earlier copy are reused, not left
- * running where nothing can reach them. A copy of another version speaks to workers of its own.
+ * The workers' code and the prelude they boot with, as bytes: the runtime's and the helpers'
+ * sources. Copies of pi-flow with the same bytes can share workers; an edited or upgraded copy
+ * (the same version number or not) cannot.
  */
-const VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
+function codeIdentity(): string {
+  const hash = createHash("sha256");
+  for (const folder of ["./", "./worker-js/", "../helpers/"]) {
+    const url = new URL(folder, import.meta.url);
+    for (const name of readdirSync(url).sort()) {
+      if (/\.(ts|js|mjs)$/.test(name)) hash.update(`${folder}${name}\0`).update(readFileSync(new URL(name, url)));
+    }
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * One pool per process and worker code: every copy of this module (Pi loads the extension afresh
+ * on each reload) with the same code shares it, so the idle workers of an earlier copy are reused,
+ * not left running where nothing can reach them. A copy whose code differs has workers of its own.
+ */
 const pool: PoolState = (() => {
-  const byVersion = processGlobal("pi-flow.workflow-workers", () => new Map<string, PoolState>());
-  let state = byVersion.get(VERSION);
-  if (!state) byVersion.set(VERSION, (state = { options: { maxIdle: 2, spare: 1, maxRunsPerWorker: 100 }, idle: [], warming: 0, preparedWaiters: [], boot: undefined }));
+  const byCode = processGlobal("pi-flow.workflow-workers", () => new Map<string, PoolState>());
+  const code = codeIdentity();
+  let state = byCode.get(code);
+  if (!state) byCode.set(code, (state = { options: { maxIdle: 2, spare: 1, maxRunsPerWorker: 100 }, idle: [], warming: 0, preparedWaiters: [], boot: undefined }));
   return state;
 })();
 const { options, idle } = pool;

@@ -1,23 +1,51 @@
 // Pi loads the extension afresh on each reload, so the runtime's pool module can exist twice in one
-// process. The second copy must reuse the first copy's idle workers: each copy keeping its own
-// pool left the earlier copy's workers running, unreachable, for the life of the process.
+// process. A second copy of the same code must reuse the first copy's idle workers: each copy
+// keeping its own pool left the earlier copy's workers running, unreachable, for the life of the
+// process. A copy whose code differs (edited, upgraded) must not be handed workers of other code.
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import * as first from "../../runtime/pool.ts";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
+
+/** Two workers started by `from`, handed back idle: their thread IDs. */
+async function idleThreads(from: typeof first): Promise<number[]> {
+  await from.shutdownWorkflowWorkers();
+  await from.prewarmWorkflowWorkers(2);
+  const started = [await from.acquireWorker(), await from.acquireWorker()];
+  for (const pooled of started) from.releaseWorker(pooled, true);
+  return started.map((pooled) => pooled.worker.threadId).sort();
+}
+
+async function threadsTaken(by: typeof first): Promise<number[]> {
+  const taken = [await by.acquireWorker(), await by.acquireWorker()];
+  for (const pooled of taken) by.releaseWorker(pooled, true);
+  return taken.map((pooled) => pooled.worker.threadId).sort();
+}
 
 test("a second copy of the pool module, as a reload loads it, reuses the idle workers the first copy started", async () => {
   // A module URL with a query is a separate module instance: the copy a reload makes.
-  const copy = new URL("../../runtime/pool.ts?reloaded", import.meta.url).href;
-  const second = (await import(copy)) as typeof first;
+  const second = (await import(new URL("../../runtime/pool.ts?reloaded", import.meta.url).href)) as typeof first;
   expect(second).not.toBe(first);
-  await first.shutdownWorkflowWorkers();
-  await first.prewarmWorkflowWorkers(2);
-  const started = [await first.acquireWorker(), await first.acquireWorker()];
-  const threads = started.map((pooled) => pooled.worker.threadId);
-  for (const pooled of started) first.releaseWorker(pooled, true);
-
-  const reused = [await second.acquireWorker(), await second.acquireWorker()];
-  expect(reused.map((pooled) => pooled.worker.threadId).sort()).toEqual([...threads].sort());
-  for (const pooled of reused) second.releaseWorker(pooled, true);
+  const threads = await idleThreads(first);
+  expect(await threadsTaken(second)).toEqual(threads);
 });
 
-afterAll(() => first.shutdownWorkflowWorkers());
+// Inside the project, so that the copy resolves the project's dependencies.
+mkdirSync(join(PROJECT_ROOT, "test-output"), { recursive: true });
+const edited = mkdtempSync(join(PROJECT_ROOT, "test-output", "pool-copy-"));
+
+test("a copy whose worker code differs starts workers of its own", async () => {
+  for (const folder of ["runtime", "helpers"]) cpSync(join(PROJECT_ROOT, folder), join(edited, folder), { recursive: true });
+  appendFileSync(join(edited, "helpers", "retry.ts"), "\n// edited\n");
+  const other = (await import(join(edited, "runtime", "pool.ts"))) as typeof first;
+  const threads = await idleThreads(first);
+  const taken = await threadsTaken(other);
+  expect(taken.filter((thread) => threads.includes(thread))).toEqual([]);
+  await other.shutdownWorkflowWorkers();
+});
+
+afterAll(async () => {
+  await first.shutdownWorkflowWorkers();
+  rmSync(edited, { recursive: true, force: true });
+});
