@@ -29,6 +29,24 @@ export interface KeptSessionPlace {
   cwd: string;
   /** Told once, with why, when nothing is kept; must not throw. */
   notKept(reason: string): void;
+  /** How long the database may take to hand the session over; the child's settle waits no longer. */
+  takeMs?: number;
+}
+
+/** A database that does not answer (a network split, no reset) must not hold the child's settle for TCP's quarter hour. */
+const TAKE_MS = 30_000;
+
+/** The session's rows, or why not, within `ms`. */
+async function takeWithin(fleet: FleetChildren, workflowId: string, ms: number): Promise<SavedSession | null | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`the database did not answer within ${ms / 1000} s`), ms)));
+  try {
+    return await Promise.race([fleet.takeSession(workflowId), late]);
+  } catch (error) {
+    return `the database could not be read: ${errorCode(error) ?? (error instanceof Error ? error.message : String(error))}`;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** `its Pi session was not kept from worker w1 (why)`: the diagnostic a refused resume quotes. */
@@ -39,12 +57,8 @@ export async function keepWorkerSession(fleet: FleetChildren, place: KeptSession
   const notKept = (why: string) => place.notKept(notKeptMessage(place.worker, why));
   if (stored === undefined) return notKept("its worker checkpointed none: it answered on the stub or replay harness, or could not start the child");
   if ("unsaved" in stored) return notKept(stored.unsaved);
-  let saved: SavedSession | null;
-  try {
-    saved = await fleet.takeSession(place.workflowId);
-  } catch (error) {
-    return notKept(`the database could not be read: ${errorCode(error) ?? (error instanceof Error ? error.message : String(error))}`);
-  }
+  const saved = await takeWithin(fleet, place.workflowId, place.takeMs ?? TAKE_MS);
+  if (typeof saved === "string") return notKept(saved);
   const entries = saved?.entries ?? [];
   if (entries.length !== stored.entries) return notKept(`the database held ${entries.length} of its ${stored.entries} entries`);
   if (!entries.some((entry) => entry.type === "message")) return notKept("it holds no message");

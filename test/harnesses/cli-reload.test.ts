@@ -36,9 +36,9 @@ function reapers(): number[] {
 test("two copies of the reaper module share the host's one reaper process", async () => {
   const copy = new URL("../../src/harnesses/cli/reaper.ts?reloaded", import.meta.url).href;
   const second = (await import(copy)) as typeof import("../../src/harnesses/cli/reaper.ts");
-  reaperWatch(1, "first-copy");
-  second.reaperWatch(2, "second-copy");
+  reaperWatch(2147483646, "first-copy");
+  second.reaperWatch(2147483645, "second-copy");
   expect(reapers()).toHaveLength(1);
-  reaperForget(1, "first-copy");
-  second.reaperForget(2, "second-copy");
+  reaperForget(2147483646, "first-copy");
+  second.reaperForget(2147483645, "second-copy");
 });
