@@ -82,9 +82,22 @@ export async function changeTargets(targets: readonly ChangeTarget[], action: Ch
     const record = readChangeRecord(files);
     if (!record || record.state === "discarded" || record.state === "unavailable") answers.push({ runId, status: "nothing_to_apply" });
     else if (record.state === "applied") answers.push({ runId, status: "already_applied" });
-    else answers.push(await (action === "apply" ? applyOne : discardOne)(runId, files, record));
+    else answers.push(await changeOne(action, runId, files, record, answers));
   }
   return answers;
+}
+
+/** One run's change; a failure after others already changed the working tree names them, so nobody believes nothing was. */
+async function changeOne(action: ChangeAction, runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord, before: readonly ChangeAnswer[]): Promise<ChangeAnswer> {
+  try {
+    return await (action === "apply" ? applyOne : discardOne)(runId, files, record);
+  } catch (error) {
+    const done = before.filter((answer) => answer.status === "applied" || answer.status === "discarded");
+    if (done.length === 0 || !(error instanceof Error)) throw error;
+    const what = action === "apply" ? "applied" : "discarded";
+    error.message = `${error.message} (before it, ${done.map((answer) => answer.runId).join(", ")} ${done.length === 1 ? "was" : "were"} ${what}: ${formatChangeAnswers(done).replace(/\n/g, " ")})`;
+    throw error;
+  }
 }
 
 /** `changeTargets` for runs of one session, as external_runs names them. */
