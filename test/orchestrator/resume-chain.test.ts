@@ -31,3 +31,11 @@ test("a chain whose earlier evidence is gone ends at the earliest run it names",
   const resumed = workflow("resumed", { resumedFrom: "wf_0mx00000a_0000000000" });
   expect(firstOfChain(resumed, store)).toBe("wf_0mx00000a_0000000000");
 });
+
+test("a resume of a resume whose earlier runs are another session's (each flow run --resume is a session of its own) is named after the chain's first run", () => {
+  // The first two runs of the chain are in other sessions: this store cannot view them.
+  const first = "wf_0mx00000a_0000000001";
+  const second = "wf_0mx00000b_0000000002";
+  const third = workflow("third", { resumedFrom: second, correlationId: first });
+  expect(firstOfChain(third, store)).toBe(first);
+});
