@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import pg from "pg";
 import { FAUX_EXTENSION, flow, runFileText, startedRunId, type RunningFlow } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { fleetFixture, oneChildScript } from "../support/fleet.ts";
 import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 
 const fleet = fleetFixture();
@@ -58,44 +58,12 @@ const politeScript = sandbox.file(
     "return run.value;",
   ].join("\n"),
 );
-const heldScript = sandbox.file(
-  "held.js",
-  [
-    "export const apiVersion = 1;",
-    'export const meta = { name: "held" };',
-    'const run = await agent({ role: "worker", description: "Held part", prompt: "Do the held part.", context: { mode: "none" } });',
-    "return run.value;",
-  ].join("\n"),
-);
-const script = sandbox.file(
-  "slow.js",
-  [
-    "export const apiVersion = 1;",
-    'export const meta = { name: "slow" };',
-    'const run = await agent({ role: "worker", description: "Slow part", prompt: "Do the slow part.", context: { mode: "none" } });',
-    "return run.value;",
-  ].join("\n"),
-);
+const heldScript = oneChildScript(sandbox, "held", "held");
+const script = oneChildScript(sandbox, "slow", "slow");
 
-const twoTurnScript = sandbox.file(
-  "two-turns.js",
-  [
-    "export const apiVersion = 1;",
-    'export const meta = { name: "two-turns" };',
-    'const run = await agent({ role: "worker", description: "Two-turn part", prompt: "Do the two-turn part.", context: { mode: "none" } });',
-    "return run.value;",
-  ].join("\n"),
-);
+const twoTurnScript = oneChildScript(sandbox, "two-turns", "two-turn");
 
-const steeredScript = sandbox.file(
-  "steered.js",
-  [
-    "export const apiVersion = 1;",
-    'export const meta = { name: "steered" };',
-    'const run = await agent({ role: "worker", description: "Steered part", prompt: "Do the steered part.", context: { mode: "none" } });',
-    "return run.value;",
-  ].join("\n"),
-);
+const steeredScript = oneChildScript(sandbox, "steered", "steered");
 
 const MODEL = ["--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
 

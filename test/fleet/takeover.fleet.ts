@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { expect, test } from "vitest";
 import { FAUX_EXTENSION, flow, runFileText } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { fleetFixture, oneChildScript } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
 const { sandbox, project } = fleet;
@@ -31,15 +31,7 @@ sandbox.fauxRules([
     once: true,
   },
 ]);
-const script = sandbox.file(
-  "two-turns.js",
-  [
-    "export const apiVersion = 1;",
-    'export const meta = { name: "two-turns" };',
-    'const run = await agent({ role: "worker", description: "Two-turn part", prompt: "Do the two-turn part.", context: { mode: "none" } });',
-    "return run.value;",
-  ].join("\n"),
-);
+const script = oneChildScript(sandbox, "two-turns", "two-turn");
 const MODEL = ["--model", "faux/faux-1", "--extension", FAUX_EXTENSION];
 
 async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {

@@ -59,3 +59,20 @@ export function fleetFixture(): FleetFixture {
     startWorker: (name, databaseUrl, args = [], cwd = project) => start(["worker", "--name", name, "--cwd", cwd, ...args], { PI_FLOW_DATABASE_URL: databaseUrl }),
   };
 }
+
+/**
+ * A saved workflow `<name>.js` of one agent() child: description "<Part> part", prompt "Do the
+ * <part> part.", its value the workflow's. The faux model's rules match the prompt.
+ */
+export function oneChildScript(sandbox: FlowSandbox, name: string, part: string): string {
+  const description = `${part[0]!.toUpperCase()}${part.slice(1)} part`;
+  return sandbox.file(
+    `${name}.js`,
+    [
+      "export const apiVersion = 1;",
+      `export const meta = { name: ${JSON.stringify(name)} };`,
+      `const run = await agent({ role: "worker", description: ${JSON.stringify(description)}, prompt: ${JSON.stringify(`Do the ${part} part.`)}, context: { mode: "none" } });`,
+      "return run.value;",
+    ].join("\n"),
+  );
+}
