@@ -105,6 +105,7 @@ export function sessionProjectTrusted(cwd: string, agentDir: string, piTrusted: 
  */
 export function childProjectTrusted(parent: { cwd: string; trusted: boolean }, childCwd: string, agentDir: string): boolean {
   if (!parent.trusted) return false;
+  if (childCwd === parent.cwd) return true; // the same folder, without resolving it twice per child
   const dir = canonicalDir(childCwd);
   if (dir === canonicalDir(parent.cwd)) return true;
   return processDecisions.get(dir) ?? decide(childCwd, agentDir, needsTrustDecision(childCwd));

@@ -26,6 +26,24 @@ test("redactedJson is the redacted value's JSON, whether or not anything in it w
   expect(redactedJson(undefined)).toBeUndefined();
 });
 
+test("redactedJson redacts each string where JSON.stringify puts it: key rules for object values only, toJSON first", () => {
+  // Written in one pass (no parsed copy), it must agree with redactValue on every shape a line holds.
+  const shapes: unknown[] = [
+    secret,
+    "password",
+    [secret, "hunter2hunter2", { password: "hunter2hunter2" }],
+    { password: ["hunter2hunter2"], list: ["token", "hunter2hunter2"], apiKey: "AKIA1234567890ABCDEF", auth: "dXNlcjpwYXNzd29yZA==" },
+    { at: new Date(Date.UTC(2026, 0, 1)), when: { toJSON: () => `token=${secret}` }, gone: undefined, fn: () => 1, n: -0, big: 1e21 },
+    { password: "[REDACTED]", "": secret, nested: { deeper: { client_secret: "s3cr3t-value-1234" } } },
+    Object.assign(Object.create(null) as object, { token: "hunter2hunter2" }),
+  ];
+  for (const value of shapes) {
+    const json = redactedJson(value);
+    expect(json).toBe(JSON.stringify(redactValue(value).value));
+    expect(json).not.toContain(secret);
+  }
+});
+
 test("a long text seen again (a system prompt section every pi child's session holds) is redacted as the first time", () => {
   const section = `<rules>\n${"- Use read to examine files instead of cat or sed.\n".repeat(40)}</rules>`;
   const withSecret = `${section}\nkey: ${secret}`;

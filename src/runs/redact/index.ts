@@ -56,14 +56,20 @@ function remember(text: string, redacted: string): void {
 const PLAIN_SHAPE = /^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{1,12}|(?:ag|wf)_[0-9a-z]{9}_[0-9a-z]{10})$/;
 
 export function redactText(text: string): { text: string; changed: boolean } {
-  if (text.length <= 36 && PLAIN_SHAPE.test(text)) return { text, changed: false };
+  const out = redactedText(text);
+  return { text: out, changed: out !== text };
+}
+
+/** `text` redacted: itself when nothing in it was a secret. */
+function redactedText(text: string): string {
+  if (text.length <= 36 && PLAIN_SHAPE.test(text)) return text;
   const remembered = text.length <= MEMO_MAX_CHARS;
   let out = remembered ? recall(text) : undefined;
   if (out === undefined) {
     out = redactString(text);
     if (remembered) remember(text, out);
   }
-  return { text: out, changed: out !== text };
+  return out;
 }
 
 /**
@@ -78,14 +84,20 @@ export function redactValue(value: unknown): { value: unknown; changed: boolean 
 }
 
 /**
- * `value` redacted and as one line of JSON, serialised once when nothing in it was a secret (the
- * common case): what a line of evidence writes.
+ * `value` redacted and as one line of JSON: what a line of evidence writes. One pass, redacting each
+ * string as JSON.stringify reaches it (after any toJSON, so exactly the strings the line holds), with
+ * the same rules as `walk`: no parsed copy is made, and a text that repeats is the same string each
+ * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const json = JSON.stringify(value);
-  if (json === undefined) return undefined;
-  const redacted = redactParsed(json);
-  return redacted.changed ? JSON.stringify(redacted.value) : json;
+  return JSON.stringify(value, redactingReplacer);
+}
+
+function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  // An array's items are keyed by index: only an object's string values are judged by their key.
+  if (!Array.isArray(this) && value !== REDACTED && secretUnderKey(key, value)) return REDACTED;
+  return redactedText(value);
 }
 
 function redactParsed(json: string): { value: unknown; changed: boolean } {
@@ -94,10 +106,30 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
   return { value: walked, changed: state.changed };
 }
 
+/**
+ * What a key name says about the string under it. Names come from a small vocabulary (`type`,
+ * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
+ * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
+ */
+type KeyVerdict = "auth" | "secret" | "plain";
+const KEY_VERDICTS_MAX = 4096;
+const keyVerdicts = new Map<string, KeyVerdict>();
+
+function keyVerdict(key: string): KeyVerdict {
+  let verdict = keyVerdicts.get(key);
+  if (verdict === undefined) {
+    verdict = key.toLowerCase() === "auth" ? "auth" : isSecretKeyName(key) ? "secret" : "plain";
+    if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
+    keyVerdicts.set(key, verdict);
+  }
+  return verdict;
+}
+
 /** A string under this key is a secret as a whole (judged like a quoted value: placeholders survive). */
 function secretUnderKey(key: string, item: string): boolean {
-  if (key.toLowerCase() === "auth") return isBasicCredential(item); // Docker's config.json
-  return isSecretKeyName(key) && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
+  const verdict = keyVerdict(key);
+  if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
+  return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
 /**
@@ -106,9 +138,9 @@ function secretUnderKey(key: string, item: string): boolean {
  */
 function walk(value: unknown, state: { changed: boolean }): unknown {
   if (typeof value === "string") {
-    const r = redactText(value);
-    if (r.changed) state.changed = true;
-    return r.text;
+    const out = redactedText(value);
+    if (out !== value) state.changed = true;
+    return out;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
