@@ -12,22 +12,11 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  createAgentSession,
-  DefaultResourceLoader,
-  ModelRuntime,
-  SessionManager,
-  SettingsManager,
-} from "@earendil-works/pi-coding-agent";
-import { fauxAssistantMessage, fauxProvider, fauxText } from "@earendil-works/pi-ai";
 import { openRunStore, RunRegistry } from "../src/runs/index.ts";
 import { childAnswers } from "../test/support/children.ts";
-import { BUILTIN_ROLES } from "../src/harnesses/roles.ts";
 import { startPiSession, type PiTestSession } from "../test/support/pi-session.ts";
-import { backgroundDelegations, JSON_OUT, median, RatioTable, withLag, sampleHeap } from "./support.ts";
+import { backgroundDelegations, bareWorkerSession, fauxModelRuntime, JSON_OUT, median, RatioTable, withLag, sampleHeap } from "./support.ts";
 
-/** The role the workflow's children take; the bare side builds its sessions the same way. */
-const workerRole = BUILTIN_ROLES.worker!;
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 const size = (n: number) => Math.max(10, Math.round(n * SCALE));
 const CONCURRENCY = 32;
@@ -64,29 +53,13 @@ const TOKENS_PER_SECOND = 400;
 /** The bare side: n children as Pi sessions built the way pi-flow builds them, at most `concurrency` at once. */
 async function bareChildren(n: number, concurrency: number, streaming = false): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bench-bare-"));
-  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], ...(streaming ? { tokensPerSecond: TOKENS_PER_SECOND } : {}) });
-  faux.setResponses(Array.from({ length: n + 10 }, (_, i) => fauxAssistantMessage([fauxText(answerText(i, streaming))])));
-  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
-  runtime.registerNativeProvider(faux.provider);
-  await runtime.setRuntimeApiKey("faux", "test");
+  const answers = Array.from({ length: n + 10 }, (_, i) => answerText(i, streaming));
+  const { runtime, model } = await fauxModelRuntime(dir, answers, streaming ? TOKENS_PER_SECOND : undefined);
   let next = 0;
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      // The worker role's children: its system prompt and its tools, as pi-flow configures them.
-      const loader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, noPromptTemplates: true, noThemes: true, appendSystemPrompt: [workerRole.systemPrompt] });
-      await loader.reload();
-      const { session } = await createAgentSession({
-        cwd: dir,
-        agentDir: dir,
-        modelRuntime: runtime,
-        model: faux.getModel(),
-        resourceLoader: loader,
-        settingsManager: SettingsManager.create(dir, dir),
-        sessionManager: SessionManager.inMemory(dir),
-        ...(workerRole.tools ? { tools: workerRole.tools } : {}),
-      });
-      await session.bindExtensions({});
+      const session = await bareWorkerSession(dir, runtime, model);
       await session.prompt(`item ${i}`);
       sampleHeap(); // the bare side never yields to withLag's timer: count its heap per child
       session.dispose();

@@ -14,16 +14,23 @@
  *     faster than that, even though it also reads escaped views. The adversarial figure is the slowest of the 1 MB near-match lines
  * from the tests: linear patterns keep it in the same order as ordinary text.
  *
+ * `lines.child_session_us`: a pi child's session, as pi-flow writes it to the run's session.jsonl
+ * (one redacted JSON line per entry: about a hundred strings, 9 KB, most of them the system prompt's
+ * sections and the tools), against `JSON.stringify` of the same entries (the peer: the line
+ * without redaction). Each child's entries are fresh objects, as every child's are.
+ *
  * Prints a table and compares with bench/redact.baseline.json when present.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { redactText } from "../src/runs/index.ts";
+import { redactedJson, redactText } from "../src/runs/index.ts";
 import { AUTH_RULES } from "../src/runs/redact/auth.ts";
 import { CLI_RULES } from "../src/runs/redact/cli.ts";
 import { KEY_RULES } from "../src/runs/redact/keys.ts";
 import { TOKEN_RULES } from "../src/runs/redact/tokens.ts";
 import { buildSecretCases } from "../test/runs/fixtures/secret-corpus.ts";
+import { bareWorkerSession, fauxModelRuntime, median } from "./support.ts";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? "1");
 const TARGET_BYTES = Math.round(4 * 1024 * 1024 * SCALE);
@@ -122,6 +129,33 @@ for (const [name, text] of Object.entries(INPUTS)) {
     worst = Math.min(worst, line.length / 1024 / 1024 / ((performance.now() - start) / 1000));
   }
   row("adversarial.slowest_1MB_line_MiBps", worst, "MiB/s");
+}
+
+{
+  // One real child's session entries: a worker-role Pi session answered by the faux model.
+  const dir = mkdtempSync(join(tmpdir(), "bench-redact-"));
+  const { runtime, model } = await fauxModelRuntime(dir, ["answer 1"]);
+  const session = await bareWorkerSession(dir, runtime, model);
+  await session.prompt("item 1");
+  const entries = JSON.stringify([session.sessionManager.getHeader(), ...session.sessionManager.getEntries()]);
+  session.dispose();
+  rmSync(dir, { recursive: true, force: true });
+  const CHILDREN = 400;
+  const perChild = (line: (entry: unknown) => unknown): number => {
+    const samples: number[] = [];
+    for (let round = 0; round < 7; round++) {
+      const children = Array.from({ length: CHILDREN }, () => JSON.parse(entries) as unknown[]);
+      const start = performance.now();
+      for (const child of children) for (const entry of child) line(entry);
+      samples.push(((performance.now() - start) / CHILDREN) * 1000);
+    }
+    return median(samples.slice(2)); // the first rounds warm the memo and the JIT
+  };
+  const ours = perChild(redactedJson);
+  const peer = perChild((entry) => JSON.stringify(entry));
+  row("lines.child_session_us", ours, "µs per child (redacted lines)");
+  row("peer.child_session_us", peer, "µs per child (JSON.stringify)");
+  row("ratio.child_session_redact_vs_peer", ours / peer, "x");
 }
 
 const baselinePath = join(import.meta.dirname, "redact.baseline.json");

@@ -4,6 +4,17 @@
  */
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { join } from "node:path";
+import {
+  createAgentSession,
+  DefaultResourceLoader,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+  type AgentSession,
+} from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxText, type Api, type Model } from "@earendil-works/pi-ai";
+import { BUILTIN_ROLES } from "../src/harnesses/roles.ts";
 import type { PiTestSession, TurnScript } from "../test/support/pi-session.ts";
 
 export const JSON_OUT = process.env.BENCH_JSON === "1";
@@ -38,6 +49,40 @@ export class RatioTable {
       `${name.padEnd(this.width)} ${this.label} ${flow.toFixed(digits).padStart(9)} ${unit}  bare ${bare.toFixed(digits).padStart(9)} ${unit}  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}`,
     );
   }
+}
+
+/** Pi's faux model answering `answers` in order (at `tokensPerSecond` when given), on a model runtime of its own in `dir`. */
+export async function fauxModelRuntime(dir: string, answers: readonly string[], tokensPerSecond?: number): Promise<{ runtime: ModelRuntime; model: Model<Api> }> {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], ...(tokensPerSecond ? { tokensPerSecond } : {}) });
+  faux.setResponses(answers.map((text) => fauxAssistantMessage([fauxText(text)])));
+  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  return { runtime, model: faux.getModel() };
+}
+
+/** The role the workflow benches' children take; a bare session is built with it as pi-flow builds a child. */
+export const workerRole = BUILTIN_ROLES.worker!;
+
+/**
+ * A bare Pi session of the worker role in `dir`: its system prompt and its tools, as pi-flow
+ * configures a workflow's child, with the transcript kept in memory. The peer of a pi child.
+ */
+export async function bareWorkerSession(dir: string, runtime: ModelRuntime, model: Model<Api>): Promise<AgentSession> {
+  const loader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, noPromptTemplates: true, noThemes: true, appendSystemPrompt: [workerRole.systemPrompt] });
+  await loader.reload();
+  const { session } = await createAgentSession({
+    cwd: dir,
+    agentDir: dir,
+    modelRuntime: runtime,
+    model,
+    resourceLoader: loader,
+    settingsManager: SettingsManager.create(dir, dir),
+    sessionManager: SessionManager.inMemory(dir),
+    ...(workerRole.tools ? { tools: workerRole.tools } : {}),
+  });
+  await session.bindExtensions({});
+  return session;
 }
 
 export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
