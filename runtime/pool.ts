@@ -213,6 +213,11 @@ export async function prewarmWorkflowWorkers(count = 1): Promise<void> {
   idle.push(...started);
 }
 
+/** The idle workers' thread IDs, in the order acquireWorker takes them (oldest first). For tests and diagnostics. */
+export function idleWorkerThreads(): number[] {
+  return idle.map((pooled) => pooled.worker.threadId);
+}
+
 /** Terminates idle workers; later runs start fresh ones. */
 export async function shutdownWorkflowWorkers(): Promise<void> {
   const workers = idle.splice(0, idle.length);
