@@ -8,6 +8,11 @@
  *   BENCH_JSON=1 npx node bench/fanout.ts     JSON, as stored in bench/fanout.baseline.json
  *   BENCH_ROWS=200,1000 npx node bench/fanout.ts  only these groups of rows (200, background,
  *                                                 stream, 1000, list), e.g. under `node --cpu-prof`
+ *   BENCH_ROUNDS=5 npx node bench/fanout.ts   rounds per group (3 by default; 1 for a profile)
+ *
+ * Each group runs in rounds: a bare and a pi-flow measurement one right after the other, their
+ * order swapped every round. A row is the round with the median ratio, printed with every round's
+ * ratio: on a shared machine one round's ratio can be twice another's.
  */
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,8 +28,10 @@ const CONCURRENCY = 32;
 /** The groups of rows to run: all unless BENCH_ROWS names some (a profile of one row is then not mixed with others). */
 const ROWS = new Set((process.env.BENCH_ROWS ?? "200,background,stream,1000,list").split(",").map((name) => name.trim()));
 
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "3"));
+
 const table = new RatioTable();
-const row = table.row.bind(table);
+const row = table.rowOfRounds.bind(table);
 const notes: Record<string, number> = {};
 
 function note(name: string, value: number): void {
@@ -32,8 +39,15 @@ function note(name: string, value: number): void {
   if (!JSON_OUT) console.log(`${name.padEnd(58)} ${value}`);
 }
 
+interface Measured {
+  wall: number;
+  cpu: number;
+  lagP99: number;
+  heapGrowth: number;
+}
+
 /** Wall, CPU and event-loop lag p99 of one piece of work. */
-async function measure(work: () => Promise<void>): Promise<{ wall: number; cpu: number; lagP99: number; heapGrowth: number }> {
+async function measure(work: () => Promise<void>): Promise<Measured> {
   const cpu = process.cpuUsage();
   const start = performance.now();
   const startTicks = process.hrtime.bigint();
@@ -93,6 +107,28 @@ function diskFloor(n: number): number {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * ROUNDS of `bare` and `flow`, one right after the other, the bare side first in even rounds and
+ * last in odd ones, so a machine that speeds up or slows down over a round weighs on both alike.
+ */
+async function inRounds<Flow>(bare: () => Promise<Measured>, flow: () => Promise<Flow>): Promise<{ bare: Measured; flow: Flow }[]> {
+  const rounds: { bare: Measured; flow: Flow }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      const bareSide = await bare();
+      rounds.push({ bare: bareSide, flow: await flow() });
+    } else {
+      const flowSide = await flow();
+      rounds.push({ bare: await bare(), flow: flowSide });
+    }
+  }
+  return rounds;
+}
+
+/** One figure of each round, as rowOfRounds takes them; `floor` keeps an idle-clean side from dividing by ~0. */
+const figure = <Flow>(rounds: readonly { bare: Measured; flow: Flow }[], pick: (m: Measured) => number, side: (flow: Flow) => Measured, floor = 0) =>
+  rounds.map((round) => ({ flow: Math.max(floor, pick(side(round.flow))), bare: Math.max(floor, pick(round.bare)) }));
 
 const answers = (n: number, streaming = false) => ({ children: Array.from({ length: n }, (_, i) => childAnswers(answerText(i, streaming))) });
 
@@ -159,25 +195,32 @@ async function main(): Promise<void> {
     const pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: String(CONCURRENCY) } });
     await workflowChildren(pi, 8);
 
-    const bare200 = await measure(() => bareChildren(n200, CONCURRENCY));
+    // One round: the bare 200, then the 200-children workflow and the 200 background delegations.
+    const rounds = await inRounds(
+      () => measure(() => bareChildren(n200, CONCURRENCY)),
+      async () => {
+        const workflow = ROWS.has("200") ? await measure(() => workflowChildren(pi, n200)) : undefined;
+        let turns = 0;
+        const background = ROWS.has("background") ? await measure(async () => void (turns = await backgroundDelegations(pi, n200, answers(n200)))) : undefined;
+        return { workflow, background, turns };
+      },
+    );
     if (ROWS.has("200")) {
-      const flow200 = await measure(() => workflowChildren(pi, n200));
-      row(`${n200} children through one workflow: wall`, flow200.wall, bare200.wall, 1.3);
-      row(`${n200} children through one workflow: CPU`, flow200.cpu, bare200.cpu, 1.5);
+      const workflow = (flow: { workflow?: Measured }) => flow.workflow!;
+      row(`${n200} children through one workflow: wall`, figure(rounds, (m) => m.wall, workflow), 1.3);
+      row(`${n200} children through one workflow: CPU`, figure(rounds, (m) => m.cpu, workflow), 1.5);
       const floor = diskFloor(n200);
       note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
-      note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / bare200.wall).toFixed(2)));
+      note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / median(rounds.map((r) => r.bare.wall))).toFixed(2)));
       // The faux model answers at once, in microtasks: nothing waits on I/O, so a host that never
       // yields shows its whole run as one lag spike. A floor of 1 ms keeps an idle-clean bare side
       // from turning noise into a huge ratio.
-      row(`host event-loop lag p99 while ${n200} instant children run`, Math.max(1, flow200.lagP99), Math.max(1, bare200.lagP99), 1.5);
+      row(`host event-loop lag p99 while ${n200} instant children run`, figure(rounds, (m) => m.lagP99, workflow, 1), 1.5);
     }
 
     if (ROWS.has("background")) {
-      let turns = 0;
-      const flowBg = await measure(async () => void (turns = await backgroundDelegations(pi, n200, answers(n200))));
-      row(`${n200} background delegations: wall to the last delivery`, flowBg.wall, bare200.wall, 1.3);
-      note(`${n200} background delegations: parent turns triggered (target ≤ 10)`, turns);
+      row(`${n200} background delegations: wall to the last delivery`, figure(rounds, (m) => m.wall, (flow) => flow.background!), 1.3);
+      note(`${n200} background delegations: parent turns triggered (target ≤ 10)`, Math.max(...rounds.map((r) => r.flow.turns)));
     }
     pi.dispose();
   }
@@ -186,10 +229,13 @@ async function main(): Promise<void> {
     // As a real model does: children stream their answers over time (the issue's 400 tok/s).
     const pi = await startPiSession({ tokensPerSecond: TOKENS_PER_SECOND });
     await workflowChildren(pi, 8, true);
-    const bareStream = await measure(() => bareChildren(n200, CONCURRENCY, true));
-    const flowStream = await measure(() => workflowChildren(pi, n200, true));
-    row(`host event-loop lag p99 while ${n200} children stream at ${TOKENS_PER_SECOND} tok/s`, Math.max(1, flowStream.lagP99), Math.max(1, bareStream.lagP99), 1.5);
-    row(`${n200} children streaming at ${TOKENS_PER_SECOND} tok/s: wall`, flowStream.wall, bareStream.wall, 1.15);
+    const rounds = await inRounds(
+      () => measure(() => bareChildren(n200, CONCURRENCY, true)),
+      () => measure(() => workflowChildren(pi, n200, true)),
+    );
+    const stream = (flow: Measured) => flow;
+    row(`host event-loop lag p99 while ${n200} children stream at ${TOKENS_PER_SECOND} tok/s`, figure(rounds, (m) => m.lagP99, stream, 1), 1.5);
+    row(`${n200} children streaming at ${TOKENS_PER_SECOND} tok/s: wall`, figure(rounds, (m) => m.wall, stream), 1.15);
     pi.dispose();
   }
 
@@ -197,12 +243,15 @@ async function main(): Promise<void> {
     if (!ROWS.has("200") && !ROWS.has("background")) await bareChildren(8, 8);
     const pi = await startPiSession();
     if (!ROWS.has("200") && !ROWS.has("background")) await workflowChildren(pi, 8);
-    const bare1000 = await measure(() => bareChildren(n1000, CONCURRENCY));
-    const flow1000 = await measure(() => workflowChildren(pi, n1000));
-    row(`${n1000} children through one workflow: wall`, flow1000.wall, bare1000.wall, 1.3);
-    row(`peak heap growth while ${n1000} children run and settle`, flow1000.heapGrowth / 2 ** 20, bare1000.heapGrowth / 2 ** 20, 1.5, "MiB");
+    const rounds = await inRounds(
+      () => measure(() => bareChildren(n1000, CONCURRENCY)),
+      () => measure(() => workflowChildren(pi, n1000)),
+    );
+    const workflow = (flow: Measured) => flow;
+    row(`${n1000} children through one workflow: wall`, figure(rounds, (m) => m.wall, workflow), 1.3);
+    row(`peak heap growth while ${n1000} children run and settle`, figure(rounds, (m) => m.heapGrowth / 2 ** 20, workflow), 1.5, "MiB");
     // The issue's bound is absolute: a burst never holds the loop longer than one 60 Hz frame.
-    note(`host event-loop lag p99 while ${n1000} instant children run, ms (target ≤ 17)`, Number(flow1000.lagP99.toFixed(1)));
+    note(`host event-loop lag p99 while ${n1000} instant children run, ms (target ≤ 17)`, Number(median(rounds.map((r) => r.flow.lagP99)).toFixed(1)));
     pi.dispose();
   }
 
@@ -210,7 +259,7 @@ async function main(): Promise<void> {
     const small = size(1000);
     const large = size(10_000);
     const pages = listFirstPages(large, small);
-    row(`list first page: ${large} runs vs ${small}`, pages.large, pages.small, 1.2);
+    table.row(`list first page: ${large} runs vs ${small}`, pages.large, pages.small, 1.2);
   }
 
   if (JSON_OUT) console.log(JSON.stringify({ node: process.version, scale: SCALE, rows: table.rows, notes }, null, 2));

@@ -26,6 +26,8 @@ export interface RatioRow {
   ratio: number;
   target: number;
   unit: string;
+  /** Each round's ratio, when the row was measured in rounds (rowOfRounds). */
+  rounds?: readonly number[];
 }
 
 /** Rows of `pi-flow / bare` with their targets; each is printed with its verdict unless JSON is asked for. */
@@ -39,15 +41,28 @@ export class RatioTable {
     this.width = width;
   }
 
-  row(name: string, flow: number, bare: number, target: number, unit = "ms"): void {
+  row(name: string, flow: number, bare: number, target: number, unit = "ms", rounds?: readonly number[]): void {
     const ratio = flow / bare;
-    this.rows.push({ name, flow, bare, ratio, target, unit });
+    this.rows.push({ name, flow, bare, ratio, target, unit, ...(rounds ? { rounds } : {}) });
     if (JSON_OUT) return;
     const verdict = ratio <= target ? "ok" : `MISS by ${(ratio / target).toFixed(2)}x`;
     const digits = flow < 10 ? 2 : 1;
+    const spread = rounds && rounds.length > 1 ? `  rounds ${rounds.map((r) => `${r.toFixed(2)}x`).join(" ")}` : "";
     console.log(
-      `${name.padEnd(this.width)} ${this.label} ${flow.toFixed(digits).padStart(9)} ${unit}  bare ${bare.toFixed(digits).padStart(9)} ${unit}  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}`,
+      `${name.padEnd(this.width)} ${this.label} ${flow.toFixed(digits).padStart(9)} ${unit}  bare ${bare.toFixed(digits).padStart(9)} ${unit}  ${ratio.toFixed(2)}x (≤ ${target}x) ${verdict}${spread}`,
     );
+  }
+
+  /**
+   * A row measured in several rounds, each a pi-flow and a bare figure taken one right after the
+   * other: the round whose ratio is the median stands for the row, and every round's ratio is shown,
+   * so a figure that a busy moment of a shared machine moved can be seen for what it is.
+   */
+  rowOfRounds(name: string, rounds: readonly { flow: number; bare: number }[], target: number, unit = "ms"): void {
+    const ratios = rounds.map((round) => round.flow / round.bare);
+    const middle = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!;
+    const chosen = rounds[ratios.indexOf(middle)]!;
+    this.row(name, chosen.flow, chosen.bare, target, unit, ratios);
   }
 }
 
