@@ -2,7 +2,8 @@
  * Where the time of a `node --cpu-prof` profile goes, within one window of the monotonic clock
  * (microseconds, as bench/fanout.ts prints with BENCH_MARKS=1): self time per function, inclusive
  * time per source file, time by the nearest pi-flow function on the stack, and time by part of a
- * child's cost (the first part, in PARTS order, with a module anywhere on the stack), largest first.
+ * child's cost (Pi's work under the pi harness, else the first part, in PARTS order, with a module
+ * anywhere on the stack), largest first.
  *
  *   node bench/profile-summary.ts <file.cpuprofile> [fromUs toUs] [top]
  */
@@ -48,6 +49,14 @@ const PARTS: readonly (readonly [string, RegExp])[] = [
 ];
 const parts = new Map<string, number>();
 
+/**
+ * Pi's own work for a child (its session build and its turn), reached through the pi harness: the
+ * sample's nearest pi-flow frame is the harness and its leaf is Pi's or Node's. The bare side does
+ * this work too; counted apart, so it does not read as pi-flow's.
+ */
+const PI_HARNESS = /^src\/harnesses\/(pi|child-context)\.ts$/;
+const PI_FOR_THE_CHILD = "Pi's work for the child, called by the pi harness";
+
 const ours = (url: string) => /^(src|runtime)\//.test(url);
 const self = new Map<string, number>();
 const nearestOurs = new Map<string, number>();
@@ -62,10 +71,12 @@ for (let i = 0; i < profile.samples.length; i++) {
   const node = byId.get(profile.samples[i]!)!;
   self.set(label(node), (self.get(label(node)) ?? 0) + delta);
   let owner = "(outside pi-flow)";
+  let ownerUrl = "";
   for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
     const frame = byId.get(id)!;
     if (ours(short(frame.callFrame.url))) {
       owner = label(frame);
+      ownerUrl = short(frame.callFrame.url);
       break;
     }
   }
@@ -80,7 +91,9 @@ for (let i = 0; i < profile.samples.length; i++) {
   const part =
     leaf === "(garbage collector)" || leaf === "(idle)"
       ? leaf
-      : (PARTS.find(([, pattern]) => [...files].some((url) => pattern.test(url)))?.[0] ?? "Pi and Node (outside pi-flow)");
+      : PI_HARNESS.test(ownerUrl) && !ours(short(node.callFrame.url))
+        ? PI_FOR_THE_CHILD
+        : (PARTS.find(([, pattern]) => [...files].some((url) => pattern.test(url)))?.[0] ?? "Pi and Node (outside pi-flow)");
   parts.set(part, (parts.get(part) ?? 0) + delta);
 }
 
