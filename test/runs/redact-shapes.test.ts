@@ -36,6 +36,9 @@ test("redactedJson redacts each string where JSON.stringify puts it: key rules f
     { at: new Date(Date.UTC(2026, 0, 1)), when: { toJSON: () => `token=${secret}` }, gone: undefined, fn: () => 1, n: -0, big: 1e21 },
     { password: "[REDACTED]", "": secret, nested: { deeper: { client_secret: "s3cr3t-value-1234" } } },
     Object.assign(Object.create(null) as object, { token: "hunter2hunter2" }),
+    // Objects JSON writes as strings: a String object, and raw JSON text holding a string.
+    { boxed: new String(`key ${secret}`), password: new String("hunter2hunter2"), list: [new String(secret)] },
+    { raw: (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(JSON.stringify(`key ${secret}`)), n: (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON("12") },
   ];
   for (const value of shapes) {
     const json = redactedJson(value);

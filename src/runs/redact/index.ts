@@ -94,10 +94,33 @@ export function redactedJson(value: unknown): string | undefined {
 }
 
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
-  if (typeof value !== "string") return value;
+  const text = typeof value === "string" ? value : value !== null && typeof value === "object" ? writtenAsText(value) : undefined;
+  if (text === undefined) return value;
   // An array's items are keyed by index: only an object's string values are judged by their key.
-  if (!Array.isArray(this) && value !== REDACTED && secretUnderKey(key, value)) return REDACTED;
-  return redactedText(value);
+  if (!Array.isArray(this) && text !== REDACTED && secretUnderKey(key, text)) return REDACTED;
+  return redactedText(text);
+}
+
+/** Objects JSON.stringify writes as text after the replacer has seen them: raw JSON text (`JSON.rawJSON`). */
+const rawJson = JSON as unknown as { isRawJSON?: (value: unknown) => value is { rawJSON: string } };
+
+/**
+ * The text JSON.stringify writes for an object that is not written as an object: a String object
+ * (`new String("…")`) or raw JSON text holding a string. Such a value reaches the replacer as an
+ * object and leaves it as text, so its text is redacted here, as a parsed copy's would be. Plain
+ * objects and arrays, nearly every object a line holds, are told apart at once.
+ */
+function writtenAsText(value: object): string | undefined {
+  if (Array.isArray(value) || Object.getPrototypeOf(value) === Object.prototype) return undefined;
+  if (rawJson.isRawJSON?.(value)) {
+    const parsed: unknown = JSON.parse(value.rawJSON);
+    return typeof parsed === "string" ? parsed : undefined;
+  }
+  try {
+    return String.prototype.valueOf.call(value); // only a String object has a string to give
+  } catch {
+    return undefined;
+  }
 }
 
 function redactParsed(json: string): { value: unknown; changed: boolean } {
