@@ -20,10 +20,10 @@ import { WorkflowChildren, type ChildCounts } from "./children.ts";
 import type { SelectedWorkflow } from "./sources.ts";
 import { traceRun, traced, type RunTraceHooks } from "../../telemetry/index.ts";
 
-/** The warning of a root that succeeded although the script caught failed agent() calls. */
 /** Up to this many children, every progress change is sent; beyond, one update per event-loop turn. */
 const PROGRESS_EVERY_CHANGE_UP_TO = 16;
 
+/** The warning of a root that succeeded although the script caught failed agent() calls. */
 export const HANDLED_CHILD_FAILURES = "handled_child_failures";
 
 export interface WorkflowProgress {
