@@ -26,6 +26,9 @@ test("redactedJson is the redacted value's JSON, whether or not anything in it w
   expect(redactedJson(undefined)).toBeUndefined();
 });
 
+/** A String object dressed as a plain object: Object.prototype, with conversions of its own. */
+const disguised = (conversions: object): object => Object.assign(Object.setPrototypeOf(new String("x"), Object.prototype) as object, conversions);
+
 test("redactedJson redacts each string where JSON.stringify puts it: key rules for object values only, toJSON first", () => {
   // Written in one pass (no parsed copy), it must agree with redactValue on every shape a line holds.
   const shapes: unknown[] = [
@@ -39,6 +42,10 @@ test("redactedJson redacts each string where JSON.stringify puts it: key rules f
     // Objects JSON writes as strings: a String object, and raw JSON text holding a string.
     { boxed: new String(`key ${secret}`), password: new String("hunter2hunter2"), list: [new String(secret)] },
     { raw: (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(JSON.stringify(`key ${secret}`)), n: (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON("12") },
+    // A String object whose prototype and conversions were replaced: JSON still writes it as text,
+    // the text its conversion gives.
+    { note: disguised({ toString: () => `token=${secret}` }), password: disguised({ toString: () => "hunter2hunter2" }) },
+    { key: disguised({ [Symbol.toPrimitive]: () => `key ${secret}` }), own: Object.assign(new String("safe"), { toString: () => `key ${secret}` }) },
   ];
   for (const value of shapes) {
     const json = redactedJson(value);

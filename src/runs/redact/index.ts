@@ -6,6 +6,7 @@
  * test/runs/fixtures/secret-corpus.ts pins both directions (secrets that must go, look-alikes that
  * must survive) and docs/runs.md states its recall and false-positive figures.
  */
+import { types } from "node:util";
 import { redactString } from "./engine.ts";
 import { isBasicCredential, isSecretKeyName, judgeValue } from "./keys.ts";
 import { REDACTED } from "./rule.ts";
@@ -106,21 +107,19 @@ const rawJson = JSON as unknown as { isRawJSON?: (value: unknown) => value is { 
 
 /**
  * The text JSON.stringify writes for an object that is not written as an object: a String object
- * (`new String("…")`) or raw JSON text holding a string. Such a value reaches the replacer as an
- * object and leaves it as text, so its text is redacted here, as a parsed copy's would be. Plain
- * objects and arrays, nearly every object a line holds, are told apart at once.
+ * (`new String("…")`, of any realm and whatever its prototype) or raw JSON text holding a string.
+ * Such a value reaches the replacer as an object and leaves it as text, so its text is redacted
+ * here, as a parsed copy's would be. Both are told by brand, which no prototype or tag can fake;
+ * the text is `String(value)`, what JSON itself would write (a `toString` of its own included).
  */
 function writtenAsText(value: object): string | undefined {
-  if (Array.isArray(value) || Object.getPrototypeOf(value) === Object.prototype) return undefined;
+  if (Array.isArray(value)) return undefined;
+  if (types.isStringObject(value)) return String(value);
   if (rawJson.isRawJSON?.(value)) {
     const parsed: unknown = JSON.parse(value.rawJSON);
     return typeof parsed === "string" ? parsed : undefined;
   }
-  try {
-    return String.prototype.valueOf.call(value); // only a String object has a string to give
-  } catch {
-    return undefined;
-  }
+  return undefined;
 }
 
 function redactParsed(json: string): { value: unknown; changed: boolean } {
