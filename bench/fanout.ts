@@ -14,7 +14,7 @@
  * order swapped every round. A row is the round with the median ratio, printed with every round's
  * ratio: on a shared machine one round's ratio can be twice another's.
  */
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openRunStore, RunRegistry } from "../src/runs/index.ts";
@@ -41,14 +41,29 @@ function note(name: string, value: number): void {
 
 interface Measured {
   wall: number;
+  /** The whole process's CPU, every thread (the sandbox worker, libuv's pool, the collector's helpers). */
   cpu: number;
+  /** The host thread's own CPU, where Pi's interface runs (Linux: /proc; NaN elsewhere). */
+  hostCpu: number;
   lagP99: number;
   heapGrowth: number;
+}
+
+/** CPU ms this thread has used (user and system), from /proc/thread-self/stat; NaN where there is none. */
+function hostThreadCpu(): number {
+  try {
+    const stat = readFileSync("/proc/thread-self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Wall, CPU and event-loop lag p99 of one piece of work. */
 async function measure(work: () => Promise<void>): Promise<Measured> {
   const cpu = process.cpuUsage();
+  const hostStart = hostThreadCpu();
   const start = performance.now();
   const startTicks = process.hrtime.bigint();
   const { lagP99, heapGrowth } = await withLag(work);
@@ -56,7 +71,7 @@ async function measure(work: () => Promise<void>): Promise<Measured> {
   // The window on the monotonic clock a --cpu-prof profile uses, for bench/profile-summary.ts.
   if (process.env.BENCH_MARKS === "1") console.error(`window ${startTicks / 1000n} ${process.hrtime.bigint() / 1000n}`);
   const used = process.cpuUsage(cpu);
-  return { wall, cpu: (used.user + used.system) / 1000, lagP99, heapGrowth };
+  return { wall, cpu: (used.user + used.system) / 1000, hostCpu: hostThreadCpu() - hostStart, lagP99, heapGrowth };
 }
 
 /** A child's answer: short, or (streaming) about 40 tokens, several chunks at the faux model's rate. */
@@ -209,6 +224,12 @@ async function main(): Promise<void> {
       const workflow = (flow: { workflow?: Measured }) => flow.workflow!;
       row(`${n200} children through one workflow: wall`, figure(rounds, (m) => m.wall, workflow), 1.3);
       row(`${n200} children through one workflow: CPU`, figure(rounds, (m) => m.cpu, workflow), 1.5);
+      // No target of its own: the host thread's share of the CPU row, where Pi's interface runs.
+      const host = figure(rounds, (m) => m.hostCpu, workflow);
+      if (host.every((round) => Number.isFinite(round.flow))) {
+        note(`${n200} children: host-thread CPU per child, pi-flow, ms`, Number((median(host.map((r) => r.flow)) / n200).toFixed(2)));
+        note(`${n200} children: host-thread CPU per child, bare, ms`, Number((median(host.map((r) => r.bare)) / n200).toFixed(2)));
+      }
       const floor = diskFloor(n200);
       note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
       note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / median(rounds.map((r) => r.bare.wall))).toFixed(2)));
