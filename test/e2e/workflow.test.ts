@@ -210,6 +210,16 @@ describe("receipts", () => {
     expect(journalOf(run!.runId).find((line) => line.t === "child")).toMatchObject({ outcome: "cancelled" });
   });
 
+  test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
+    const secret = "sk-ant-api03-" + "B".repeat(40);
+    const long = `${"z".repeat(600 * 1024)} ${secret}`;
+    const script = `const a = await ${explorer("p")};\nconst b = await ${explorer("q")};\nreturn { a: a.value, bTail: b.value.slice(-11), bLength: b.value.length };`;
+    const { receipt, run } = await workflow({ script }, { children: [childAnswers(`the key is ${secret}`), childAnswers(long)] });
+    expect(receipt.ok).toBe(true);
+    expect(JSON.stringify(receipt)).not.toContain(secret);
+    expect(run!.output).toMatchObject({ value: { a: "the key is [REDACTED]", bTail: " [REDACTED]" } });
+  });
+
   test("an answer over 16 KiB reaches the script whole; a large workflow result is delivered by reference", async () => {
     const big = "y".repeat(20 * 1024);
     const script = `const r = await ${explorer("p")};\nreturn { length: r.value.length, text: r.value + r.value };`;

@@ -3,7 +3,7 @@
 // (prepare-child.ts) and does no check of its own: what could be refused was refused before.
 import type { RunView } from "../../contract/run-schema.ts";
 import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
-import { printable, redactValue, runFiles, type SettleResult } from "../../runs/index.ts";
+import { printable, runFiles, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile } from "./resume-source.ts";
@@ -42,10 +42,11 @@ export interface LaunchOptions {
   fleetWorkflowId?: string;
 }
 
-/** A settled child, with its whole canonical value (redacted) even when the view delivers it by reference. */
-export interface SettledChild extends SettleResult {
-  value?: unknown;
-}
+/**
+ * A settled child, with its whole canonical value (redacted, as it was saved) even when the view
+ * delivers it by reference: a workflow's agent() hands it to the script.
+ */
+export type SettledChild = SettleResult;
 
 export interface LaunchedChild {
   runId: string;
@@ -189,9 +190,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
       const settledRun = { ...written, warnings };
       trace.end(settledRun.view, result.value);
-      // A workflow's agent() needs the whole value, also when the receipt can only point to it.
-      if (settledRun.view.state.outcome !== "succeeded" || result.value === undefined) return settledRun;
-      return { ...settledRun, value: redactValue(result.value).value };
+      // The value comes as settling redacted and saved it: a long answer is not scanned twice.
+      return settledRun;
     },
   });
 }

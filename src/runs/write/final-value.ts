@@ -6,6 +6,8 @@ import { redactValue } from "../redact/index.ts";
 import type { MemoryFinal } from "../registry.ts";
 
 export interface SettledFinal {
+  /** The value, redacted: what was saved. */
+  value: unknown;
   /** What the terminal line and the record say about the final value. */
   meta: FinalMeta;
   /** The value for the terminal line, when it goes there instead of a final file. */
@@ -32,5 +34,5 @@ export function settleFinal(kind: RunKind, raw: unknown, structured: boolean, sa
   const meta: FinalMeta = { format, valueJsonBytes, documentBytes: Buffer.byteLength(document, "utf8"), redacted: changed, saved };
   if (inline) meta.inJournal = true;
   const memory = !saved || inline ? { value, format, redacted: changed, saved } : undefined;
-  return inline ? { meta, journalValue: value, memory } : { meta, memory };
+  return inline ? { value, meta, journalValue: value, memory } : { value, meta, memory };
 }

@@ -34,6 +34,11 @@ export interface SettleInput {
 
 export interface SettleResult {
   view: RunView;
+  /**
+   * A succeeded run's value as it was saved, redacted (absent when it has none): for a caller that
+   * hands the value on, so it is not redacted a second time.
+   */
+  value?: unknown;
   /** Receipt warnings, e.g. `output_redacted` when redaction changed an inlined value. */
   warnings: string[];
   /** Evidence writes that failed along the way; the run's result stands regardless. */

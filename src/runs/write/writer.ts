@@ -207,7 +207,7 @@ export class RunWriter {
     const warnings = outputWarnings([view]);
     // The result stands, but part of its evidence was not saved: say so on the receipt.
     if (this.out.errors.length > 0) warnings.push("evidence_incomplete");
-    return { view, warnings, evidenceErrors: [...this.out.errors] };
+    return { view, warnings, evidenceErrors: [...this.out.errors], ...(final ? { value: final.value } : {}) };
   }
 
   /** The run as supervision sees it now. */
