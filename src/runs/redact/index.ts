@@ -22,8 +22,10 @@ export { REDACTED };
  * to the newer; when the newer is full it becomes the older and the older is forgotten whole. That
  * keeps what is used again without reordering anything on a hit (a Map kept in LRU order by delete
  * and re-insert cost more than the lookups it saved). Redaction is a function of the text alone.
+ * A child's answer is written twice, to its output log and in its Pi session; up to a quarter of a
+ * generation, it is remembered, so a long answer is scanned once for both.
  */
-const MEMO_MAX_CHARS = 64 * 1024;
+const MEMO_MAX_CHARS = 512 * 1024;
 const GENERATION_ENTRIES = 2048;
 const GENERATION_CHARS = 2 * 1024 * 1024;
 let recent = new Map<string, string>();
