@@ -189,8 +189,9 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       });
       const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
       const settledRun = { ...written, warnings };
-      trace.end(settledRun.view, result.value);
-      // The value comes as settling redacted and saved it: a long answer is not scanned twice.
+      // The span and the caller get the value as settling redacted and saved it: a long answer is
+      // not scanned again (the redaction memo holds it).
+      trace.end(settledRun.view, written.value);
       return settledRun;
     },
   });
