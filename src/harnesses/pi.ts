@@ -1,8 +1,6 @@
 import {
   createAgentSession,
-  DefaultResourceLoader,
   SessionManager,
-  SettingsManager,
   type AgentSession,
   type AgentSessionEvent,
   type ModelRuntime,
@@ -17,6 +15,7 @@ import { addMessageUsage, zeroUsage } from "./usage.ts";
 import { ChildSessionFile, resumedSessionManager } from "./pi-session-file.ts";
 import { continuedSession, type ContinuedSession } from "./pi-continue.ts";
 import { stoppedResult } from "./outcomes.ts";
+import { loadChildResources } from "./shared-resources.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -42,24 +41,20 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
   const { cwd, profile, outputSchema, loading } = request;
   return runInChildSessionContext(async () => {
     // The child reads the project's settings, extensions and packages only where its parent would.
-    const settingsManager = SettingsManager.create(cwd, options.agentDir, { projectTrusted: loading.projectTrusted });
-    const loader = new DefaultResourceLoader({
+    const setup = {
       cwd,
       agentDir: options.agentDir,
-      settingsManager,
-      // Isolated: no ambient extension (and so no MCP server) of the user or the project.
-      noExtensions: loading.isolated,
-      noPromptTemplates: true,
-      noThemes: true,
+      projectTrusted: loading.projectTrusted,
+      isolated: loading.isolated,
       appendSystemPrompt: [profile.systemPrompt, ...(outputSchema ? [structuredAnswerInstruction(outputSchema)] : [])],
-    });
-    await loader.reload();
+    };
+    const { resourceLoader, settingsManager } = request.sharedResources ? await request.sharedResources.forChild(setup) : await loadChildResources(setup);
     const { session } = await createAgentSession({
       cwd,
       agentDir: options.agentDir,
       modelRuntime: options.modelRuntime,
       model: options.model,
-      resourceLoader: loader,
+      resourceLoader,
       settingsManager,
       sessionManager: childSessionManager(request, continued),
       ...(profile.tools ? { tools: profile.tools } : {}),

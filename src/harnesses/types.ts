@@ -3,6 +3,7 @@ import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ChildProfile } from "./profiles.ts";
 import type { ChildQuotas } from "./quotas.ts";
 import type { SteeringInbox } from "./steering.ts";
+import type { SharedResources } from "./shared-resources.ts";
 
 /**
  * The model a child runs on: a model of Pi's registry (pi), a CLI's own model name (undefined: the
@@ -100,6 +101,8 @@ export interface ChildRequest {
    * whole turn) and, when an earlier attempt of this same child saved one, continues it.
    */
   checkpoint?: SessionCheckpoint;
+  /** The pi harness: the loads of the project's resources this child's siblings of one call share (shared-resources.ts). */
+  sharedResources?: SharedResources;
 }
 
 /** Where a child running on a worker keeps its Pi session, so another worker can continue it. */

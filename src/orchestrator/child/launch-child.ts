@@ -166,6 +166,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(harness === "pi"
           ? { session: { file: childSessionFile(env.runs, writer.runId), ...(resume?.piSessionFile ? { resumeFrom: resume.piSessionFile } : {}) } }
           : {}),
+        ...(env.sharedResources ? { sharedResources: env.sharedResources } : {}),
       });
     },
     recover: (error, signal): ChildResult => {

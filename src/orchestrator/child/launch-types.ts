@@ -10,6 +10,7 @@ import type { FleetChildren } from "../../backends/run-on-fleet.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import type { ChildTools } from "../../harnesses/child-tools.ts";
 import type { ChildModel } from "../../harnesses/types.ts";
+import type { SharedResources } from "../../harnesses/shared-resources.ts";
 import type { Repository } from "../../isolation/index.ts";
 import type { ResumeSource } from "./resume-source.ts";
 
@@ -61,6 +62,8 @@ export interface LaunchEnvironment {
   parentTools: readonly string[];
   /** The dbos backend: workflow and delegated children run on `flow worker`s (backends/, fleet-placement.ts); absent, in this process. */
   fleet?: FleetChildren;
+  /** The project's resources as this call's pi children loaded them, shared where nothing in them is one session's. */
+  sharedResources?: SharedResources;
 }
 
 /** A call every check has passed (prepare-child.ts), ready for launchChild. */

@@ -8,6 +8,7 @@ import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
 import { configuredFleet } from "../../backends/index.ts";
+import { SharedResources } from "../../harnesses/shared-resources.ts";
 import { readSessionSettings, settingValue, type SessionSettings } from "./session-settings.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
@@ -164,6 +165,7 @@ export class FlowHost {
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...(fleet ? { fleet } : {}),
+      sharedResources: new SharedResources(),
     };
   }
 

@@ -1,0 +1,163 @@
+import {
+  createExtensionRuntime,
+  DefaultResourceLoader,
+  SettingsManager,
+  type LoadExtensionsResult,
+  type ResourceLoader,
+} from "@earendil-works/pi-coding-agent";
+
+/** What a pi child's session is built from: its project's resources and settings. */
+export interface ChildResources {
+  resourceLoader: ResourceLoader;
+  settingsManager: SettingsManager;
+}
+
+/** Everything a load of the project's resources depends on: two children with the same setup load the same. */
+export interface ResourceSetup {
+  cwd: string;
+  agentDir: string;
+  projectTrusted: boolean;
+  isolated: boolean;
+  /** The role's system prompt and any structured-answer instruction, appended to Pi's own. */
+  appendSystemPrompt: readonly string[];
+}
+
+/**
+ * Loads the project's resources for a pi child as Pi would for a session of its own: its settings,
+ * skills, context files (AGENTS.md), system prompt files and, unless isolated, extensions.
+ */
+export async function loadChildResources(setup: ResourceSetup): Promise<ChildResources> {
+  const { cwd, agentDir } = setup;
+  const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: setup.projectTrusted });
+  const resourceLoader = new DefaultResourceLoader({
+    cwd,
+    agentDir,
+    settingsManager,
+    // Isolated: no ambient extension (and so no MCP server) of the user or the project.
+    noExtensions: setup.isolated,
+    noPromptTemplates: true,
+    noThemes: true,
+    appendSystemPrompt: [...setup.appendSystemPrompt],
+  });
+  await resourceLoader.reload();
+  return { resourceLoader, settingsManager };
+}
+
+/**
+ * The children of one call (a workflow's agent() children) with the same setup share one load of
+ * the project's resources, when nothing in it belongs to one session: the load found no extension
+ * (an isolated child's never does). Extensions are per session (their handlers and state are bound
+ * to the session that loaded them), so a load that found one is never shared: each child then
+ * loads its own, as a session of its own would.
+ *
+ * A shared load is the project as the first child of that setup found it: a context file or
+ * setting changed while the workflow runs reaches the children of the next call, as the parent's
+ * own snapshot does. Setups differ by folder (a worktree child's is its own), agent directory,
+ * trust, isolation and the role's appended prompt, so no child ever takes a load it would not
+ * have made itself.
+ */
+export class SharedResources {
+  /** A setup's shareable load (null: not shareable, so every child loads its own). */
+  private readonly loads = new Map<string, Promise<ResourceSnapshot | null>>();
+
+  async forChild(setup: ResourceSetup, load: (setup: ResourceSetup) => Promise<ChildResources> = loadChildResources): Promise<ChildResources> {
+    const key = JSON.stringify([setup.cwd, setup.agentDir, setup.projectTrusted, setup.isolated, setup.appendSystemPrompt]);
+    const shared = this.loads.get(key);
+    if (shared) return (await shared)?.view() ?? load(setup);
+    const first = load(setup);
+    // A load that failed is not kept: the next child loads again, and reports its own failure.
+    this.loads.set(key, first.then(ResourceSnapshot.of, () => (this.loads.delete(key), null)));
+    return first;
+  }
+}
+
+/** A load's resources, held for the siblings of the child that made it. */
+class ResourceSnapshot {
+  private readonly loader: ResourceLoader;
+  private readonly settingsManager: SettingsManager;
+  private readonly extensions: Omit<LoadExtensionsResult, "runtime" | "extensions">;
+
+  private constructor(loaded: ChildResources) {
+    this.loader = loaded.resourceLoader;
+    this.settingsManager = loaded.settingsManager;
+    const { errors, warnings } = loaded.resourceLoader.getExtensions();
+    this.extensions = { errors, ...(warnings ? { warnings } : {}) };
+  }
+
+  /** The load's snapshot, or null when it found an extension (an extension's state is one session's). */
+  static of(loaded: ChildResources): ResourceSnapshot | null {
+    return loaded.resourceLoader.getExtensions().extensions.length === 0 ? new ResourceSnapshot(loaded) : null;
+  }
+
+  /** One child's view: the shared resources, and an extension runtime of its own (it holds none). */
+  view(): ChildResources {
+    return { resourceLoader: new SnapshotLoader(this.loader, this.extensions), settingsManager: this.settingsManager };
+  }
+}
+
+/**
+ * A child's ResourceLoader over a shared load. Lists are copied, so a session that changes its own
+ * cannot change a sibling's. With no extension there is nothing to extend resources and nothing a
+ * child reloads (Pi reloads on the user's /reload, which a child has no way to ask for).
+ */
+class SnapshotLoader implements ResourceLoader {
+  private readonly shared: ResourceLoader;
+  private readonly extensions: LoadExtensionsResult;
+
+  constructor(shared: ResourceLoader, extensions: Omit<LoadExtensionsResult, "runtime" | "extensions">) {
+    this.shared = shared;
+    this.extensions = {
+      extensions: [],
+      errors: [...extensions.errors],
+      ...(extensions.warnings ? { warnings: [...extensions.warnings] } : {}),
+      runtime: createExtensionRuntime(),
+    };
+  }
+
+  getExtensions(): LoadExtensionsResult {
+    return this.extensions;
+  }
+
+  getSkills(): ReturnType<ResourceLoader["getSkills"]> {
+    const { skills, diagnostics } = this.shared.getSkills();
+    return { skills: [...skills], diagnostics: [...diagnostics] };
+  }
+
+  getPrompts(): ReturnType<ResourceLoader["getPrompts"]> {
+    const { prompts, diagnostics } = this.shared.getPrompts();
+    return { prompts: [...prompts], diagnostics: [...diagnostics] };
+  }
+
+  getThemes(): ReturnType<ResourceLoader["getThemes"]> {
+    const { themes, diagnostics } = this.shared.getThemes();
+    return { themes: [...themes], diagnostics: [...diagnostics] };
+  }
+
+  getAgentsFiles(): ReturnType<ResourceLoader["getAgentsFiles"]> {
+    return { agentsFiles: [...this.shared.getAgentsFiles().agentsFiles] };
+  }
+
+  getSystemPrompt(): string | undefined {
+    return this.shared.getSystemPrompt();
+  }
+
+  getSystemPromptSource(): ReturnType<ResourceLoader["getSystemPromptSource"]> {
+    return this.shared.getSystemPromptSource();
+  }
+
+  getAppendSystemPrompt(): string[] {
+    return [...this.shared.getAppendSystemPrompt()];
+  }
+
+  getAppendSystemPromptSources(): ReturnType<ResourceLoader["getAppendSystemPromptSources"]> {
+    return [...this.shared.getAppendSystemPromptSources()];
+  }
+
+  extendResources(): void {
+    throw new Error("pi-flow: a child sharing its siblings' resources has no extension to extend them");
+  }
+
+  reload(): Promise<void> {
+    return Promise.reject(new Error("pi-flow: a child sharing its siblings' resources does not reload them"));
+  }
+}
