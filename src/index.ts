@@ -49,6 +49,8 @@ export default function piFlow(pi: ExtensionAPI): void {
     await host.close(event.reason, ctx);
     await flushTelemetry(); // the session's spans leave before Pi exits (a no-op when tracing is off)
   });
+  // Children launched in one turn of the parent share their loads of the project's resources.
+  pi.on("turn_start", () => host.turnStarted());
   // Completions that settled while the parent was busy go out as one batch once it settles.
   pi.on("agent_settled", (_event, ctx) => host.parentSettled(ctx));
   pi.registerTool(createDelegateTool(host));

@@ -44,17 +44,17 @@ export async function loadChildResources(setup: ResourceSetup): Promise<ChildRes
 }
 
 /**
- * The children of one call (a workflow's agent() children) with the same setup share one load of
- * the project's resources, when nothing in it belongs to one session: the load found no extension
- * (an isolated child's never does). Extensions are per session (their handlers and state are bound
- * to the session that loaded them), so a load that found one is never shared: each child then
- * loads its own, as a session of its own would.
+ * The pi children of one parent turn (FlowHost.turnStarted; a workflow keeps its starting turn's)
+ * with the same setup share one load of the project's resources, when nothing in it belongs to
+ * one session: the load found no extension (an isolated child's never does). Extensions are per
+ * session (their handlers and state are bound to the session that loaded them), so a load that
+ * found one is never shared: each child then loads its own, as a session of its own would.
  *
  * A shared load is the project as the first child of that setup found it: a context file or
- * setting changed while the workflow runs reaches the children of the next call, as the parent's
- * own snapshot does. Setups differ by folder (a worktree child's is its own), agent directory,
- * trust, isolation and the role's appended prompt, so no child ever takes a load it would not
- * have made itself.
+ * setting changed meanwhile reaches the children of the parent's next turn, as the parent's own
+ * snapshot does. Setups differ by folder (a worktree child's is its own), agent directory, trust,
+ * isolation and the role's appended prompt, so no child ever takes a load it would not have made
+ * itself.
  */
 export class SharedResources {
   /** A setup's shareable load (null: not shareable, so every child loads its own). */

@@ -101,7 +101,7 @@ export interface ChildRequest {
    * whole turn) and, when an earlier attempt of this same child saved one, continues it.
    */
   checkpoint?: SessionCheckpoint;
-  /** The pi harness: the loads of the project's resources this child's siblings of one call share (shared-resources.ts). */
+  /** The pi harness: the loads of the project's resources this child shares with its siblings of one parent turn (shared-resources.ts). */
   sharedResources?: SharedResources;
 }
 

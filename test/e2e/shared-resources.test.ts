@@ -9,9 +9,10 @@ import { childAnswers, seenBy, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
 /**
- * The pi children of one workflow call share one load of the project's resources (settings,
- * skills, context files, system prompt files) when that load found no extension: a fan-out of a
- * thousand children does not scan the project a thousand times. A load with an extension is never
+ * The pi children of one workflow call, and those launched in one turn of the parent, share one
+ * load of the project's resources (settings, skills, context files, system prompt files) when that
+ * load found no extension: a fan-out of a thousand children does not scan the project a thousand
+ * times. A load with an extension is never
  * shared, since an extension's handlers and state belong to the session that loaded it.
  */
 
@@ -107,6 +108,26 @@ describe("a workflow's pi children", () => {
     expect(sub!.system).toContain("be brief");
     expect(worker!.system).not.toContain("be brief");
     expect(again!.system).not.toContain("be brief");
+  });
+});
+
+describe("pi children launched in one turn of the parent", () => {
+  test("share the project as the first of them loaded it; the parent's next turn loads it afresh", async () => {
+    const cwd = project();
+    pi = await startPiSession({ cwd });
+    const seen: Seen[] = [];
+    const edit = () => writeFileSync(join(cwd, "AGENTS.md"), "House rule: answer in German.\n");
+    const delegate = (i: number) => `(await tools.external_delegate({ role: "worker", description: "d${i}", prompt: "item ${i}", context: { mode: "none" } })).ok`;
+    const outcome = await pi.runCodemode(`return [${delegate(0)}, ${delegate(1)}, ${delegate(2)}];`, {
+      children: [answerThen("un", seen, edit), childAnswers("deux", seen), childAnswers("trois", seen)],
+    });
+    expect(outcome.value).toEqual([true, true, true]);
+    expect(seen.map((child) => child.system.includes("answer in French"))).toEqual([true, true, true]);
+
+    const next: Seen[] = [];
+    const { receipt } = await callForReceipt(pi, "external_delegate", { role: "worker", description: "again", prompt: "again", context: { mode: "none" } }, { children: [childAnswers("eins", next)] });
+    expect(receipt.ok).toBe(true);
+    expect(next[0]!.system).toContain("answer in German");
   });
 });
 

@@ -62,7 +62,7 @@ export interface LaunchEnvironment {
   parentTools: readonly string[];
   /** The dbos backend: workflow and delegated children run on `flow worker`s (backends/, fleet-placement.ts); absent, in this process. */
   fleet?: FleetChildren;
-  /** The project's resources as this call's pi children loaded them, shared where nothing in them is one session's. */
+  /** The project's resources as the pi children of the parent's turn loaded them, shared where nothing in them is one session's. */
   sharedResources?: SharedResources;
 }
 

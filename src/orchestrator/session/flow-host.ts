@@ -37,6 +37,8 @@ export class FlowHost {
   private bound: SessionSettings | undefined;
   /** Told when a background run of this instance's session starts or settles (the widget listens). */
   private readonly backgroundListeners = new Set<() => void>();
+  /** The project's resources as the pi children launched in the parent's current turn loaded them. */
+  private turnResources = new SharedResources();
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -165,8 +167,17 @@ export class FlowHost {
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...(fleet ? { fleet } : {}),
-      sharedResources: new SharedResources(),
+      sharedResources: this.turnResources,
     };
+  }
+
+  /**
+   * The parent started a turn: the children it launches from now on load the project's resources
+   * afresh, then share that load with their siblings of the turn (shared-resources.ts). A call's
+   * environment keeps the set it started with, so a workflow's children share one set all along.
+   */
+  turnStarted(): void {
+    this.turnResources = new SharedResources();
   }
 
   /**
