@@ -13,28 +13,26 @@ import { processGlobal } from "../../../runtime/process-global.ts";
  *
  * - paths that a power loss must not undo, to be fsynced;
  * - rewrites of a file that is only a cache (a run's record), coalesced per file: however often a
- *   run's record changes in a turn, it is rewritten once, with its latest content.
+ *   run's record changes in a turn, it is rewritten once, with its latest content. A cache is never
+ *   fsynced: one that a power loss leaves old, empty or missing is rebuilt from the journal.
  *
  * One batch at a time does both on libuv's thread pool, however many runs queued work: many runs
  * that start or settle together cost one batch, and the host's event loop is not
  * held up by file creation and renames. Batches run one after another, in phases that keep the
  * documented order across a power loss: final values (and the directory entries that placed them)
- * before journals and logs, journals before records; a record is rewritten after the fsyncs of its
- * batch. A process killed before a batch runs loses only cache rewrites: readers rebuild a run from
- * its journal when its record is missing or stale.
+ * before journals and logs; records are rewritten after the fsyncs of their batch. A process
+ * killed before a batch runs loses only cache rewrites: readers rebuild a run from its journal
+ * when its record is missing or stale.
  *
  * The host's share of a batch is the callbacks of its file operations, so each path costs as few as
- * it can: a file its writer is done with is handed over open (fsync, close: no open), and a durable
- * record is fsynced through the descriptor that wrote it, before its rename.
+ * it can: a file its writer is done with is handed over open (fsync, close: no open).
  */
-export type CommitPhase = "final" | "journal" | "record";
-const PHASES: readonly CommitPhase[] = ["final", "journal", "record"];
+export type CommitPhase = "final" | "journal";
+const PHASES: readonly CommitPhase[] = ["final", "journal"];
 
 export interface Rewrite {
   /** The file's content as of now; called when the batch writes it, so the latest state wins. */
   render(): string;
-  /** Also fsync the new file and its directory (a settled run's record). */
-  durable: boolean;
   /** Test seam: called after the temp file is written, before it replaces the file. */
   beforeRename?: () => void;
 }
@@ -77,12 +75,11 @@ export class GroupCommit {
   }
 
   /**
-   * Rewrite the file at `path` atomically in the next batch. A rewrite queued again before the
-   * batch runs replaces the earlier one (one write per file per batch); `durable` sticks.
+   * Rewrite the file at `path` atomically (a temp file renamed over it) in the next batch. A
+   * rewrite queued again before the batch runs replaces the earlier one (one write per file per batch).
    */
   rewrite(path: string, rewrite: Rewrite): void {
-    const earlier = this.queued.rewrites.get(path);
-    this.queued.rewrites.set(path, earlier?.durable && !rewrite.durable ? { ...rewrite, durable: true } : rewrite);
+    this.queued.rewrites.set(path, rewrite);
     this.schedule();
   }
 
@@ -127,47 +124,32 @@ export class GroupCommit {
       this.stats.fsyncs += syncs.size;
       await Promise.all(Array.from(syncs, ([path, target]) => (target ? syncAndClose(target.fd) : syncPath(path))));
     }
-    // A durable record was fsynced before its rename; the directory entries the renames made follow.
-    const renamedIn = new Set<string>();
-    await Promise.all(
-      [...batch.rewrites].map(async ([path, rewrite]) => {
-        this.stats.rewrites++;
-        if (!(await replaceFile(path, rewrite)) || !rewrite.durable) return;
-        this.stats.fsyncs++;
-        renamedIn.add(dirname(path));
-      }),
-    );
-    this.stats.fsyncs += renamedIn.size;
-    await Promise.all([...renamedIn].map(syncPath));
+    this.stats.rewrites += batch.rewrites.size;
+    await Promise.all(Array.from(batch.rewrites, ([path, rewrite]) => replaceFile(path, rewrite)));
   }
 }
 
-/**
- * Write a sibling temp file (fsynced first when durable), then rename it over `path`; false when it
- * could not be done.
- */
-async function replaceFile(path: string, rewrite: Rewrite): Promise<boolean> {
+/** Write a sibling temp file, then rename it over `path`; a failure leaves the old file (it is a cache). */
+async function replaceFile(path: string, rewrite: Rewrite): Promise<void> {
   const tmp = `${dirname(path)}/${TMP_PREFIX}${randomBytes(6).toString("hex")}`;
   try {
-    await writeTemp(tmp, Buffer.from(rewrite.render(), "utf8"), rewrite.durable);
+    await writeTemp(tmp, Buffer.from(rewrite.render(), "utf8"));
     rewrite.beforeRename?.();
     await new Promise<void>((resolve, reject) => rename(tmp, path, (error) => (error ? reject(error) : resolve())));
-    return true;
   } catch {
     // The run's directory was pruned or the disk refused: the record is a cache, readers use the journal.
     await new Promise<void>((resolve) => rm(tmp, { force: true }, () => resolve()));
-    return false;
   }
 }
 
-/** Create `tmp` exclusively and write `data` whole through one descriptor, fsyncing it when `durable`. */
-function writeTemp(tmp: string, data: Buffer, durable: boolean): Promise<void> {
+/** Create `tmp` exclusively and write `data` whole through one descriptor. */
+function writeTemp(tmp: string, data: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     open(tmp, "wx", 0o600, (openError, fd) => {
       if (openError) return reject(openError);
       const finish = (error: Error | null) => close(fd, () => (error ? reject(error) : resolve()));
       const writeFrom = (offset: number) => {
-        if (offset >= data.length) return durable ? fsync(fd, finish) : finish(null);
+        if (offset >= data.length) return finish(null);
         write(fd, data, offset, data.length - offset, null, (error, written) => (error ? finish(error) : writeFrom(offset + written)));
       };
       writeFrom(0);

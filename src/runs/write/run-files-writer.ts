@@ -100,10 +100,10 @@ export class RunFilesWriter {
   /**
    * Rewrite the record in the group commit's next batch, with what `render` says then: changes in
    * one turn cost one rewrite, done off the main thread. The record is a cache of the journal, so a
-   * rewrite lost to a crash loses nothing (readers rebuild the run from its journal).
+   * rewrite lost to a crash or a power loss loses nothing (readers rebuild the run from its journal).
    */
-  saveRecord(render: () => string, durable: boolean, beforeRename?: () => void): void {
-    groupCommit().rewrite(this.files.record, beforeRename ? { render, durable, beforeRename } : { render, durable });
+  saveRecord(render: () => string, beforeRename?: () => void): void {
+    groupCommit().rewrite(this.files.record, beforeRename ? { render, beforeRename } : { render });
   }
 
   /** Run a write, keeping its failure in `errors`; true when it went through. */

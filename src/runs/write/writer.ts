@@ -228,7 +228,7 @@ export class RunWriter {
     if (this.out.appendJournal(line)) this.seq++;
   }
 
-  /** Queue a record rewrite; `settled` makes it durable and lets crash tests stop before its rename. */
+  /** Queue a record rewrite; `settled` lets crash tests stop before its rename. */
   private saveRecord(settled = false): void {
     const render = () => {
       this.record.updatedAt = new Date().toISOString();
@@ -237,7 +237,7 @@ export class RunWriter {
       return `${JSON.stringify(this.record)}\n`;
     };
     const beforeRename = settled ? () => this.ctx.hooks.at?.("record-before-rename", this.runId) : undefined;
-    this.out.saveRecord(render, settled, beforeRename);
+    this.out.saveRecord(render, beforeRename);
   }
 
   private assertOpen(): void {
