@@ -135,6 +135,21 @@ test("a settled child whose evidence was pruned since runs live again; the other
   expect(resumed.stderr).toContain(`(${settled - 1} calls replayed from ${runId}, ${N - settled + 1} live)`);
 });
 
+test("a child killed as its Pi session file was made, before anything was in it, runs afresh", async () => {
+  const runId = await runAndKill(/^child 1 started/);
+  const settled = settledChildren(runId);
+  const first = journalOf(sandbox, runId).find((line) => line.t === "event" && line.name === "agent_start") as { data: { childRunId: string } };
+  // A SIGKILL between the file's creation and its first write leaves it empty.
+  writeFileSync(join(dirname(journalPath(first.data.childRunId)), "session.jsonl"), "");
+
+  const { env, asked } = logged();
+  const resumed = await flowInProcess(["run", "--resume", runId, ...RUN_FLAGS], { env });
+  expect(resumed.code).toBe(0);
+  expect(asked()).toHaveLength(N - settled);
+  expect(asked()[0]).toContain("Do step 1 ");
+  expect(valueOf(resumed).out).toEqual(Array.from({ length: N }, (_, i) => `answer ${i + 1}`));
+});
+
 test("flow run --resume with a script or --args is refused before anything starts (exit 2)", async () => {
   const both = await flowInProcess(["run", script, "--resume", "wf_0mx1xga91_abcdefghij", ...RUN_FLAGS], { env: sandbox.env });
   expect(both.code).toBe(2);

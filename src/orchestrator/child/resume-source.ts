@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
 import { runFiles, type RunStore } from "../../runs/index.ts";
@@ -27,9 +27,14 @@ const RESUMABLE = new Set(["pi", "claude", "codex"]);
 /** Where the pi harness keeps a run's child session. */
 export const childSessionFile = (runs: RunStore, runId: string): string => join(runFiles(runs.scope, runId).dir, "session.jsonl");
 
+/**
+ * The run's Pi session file, when it holds something to continue. An empty one is a child killed
+ * between the file's creation and its first write (ChildSessionFile writes the header and the
+ * prompt in one write): it kept nothing, as a child that never made the file.
+ */
 function piSessionFile(runs: RunStore, runId: string): string | undefined {
   const file = childSessionFile(runs, runId);
-  return existsSync(file) ? file : undefined;
+  return (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0 ? file : undefined;
 }
 
 const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
