@@ -1,7 +1,10 @@
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import {
   createExtensionRuntime,
   DefaultResourceLoader,
   SettingsManager,
+  type Extension,
   type LoadExtensionsResult,
   type ResourceLoader,
 } from "@earendil-works/pi-coding-agent";
@@ -46,15 +49,18 @@ export async function loadChildResources(setup: ResourceSetup): Promise<ChildRes
 /**
  * The pi children of one parent turn (FlowHost.turnStarted; a workflow keeps its starting turn's)
  * with the same setup share one load of the project's resources, when nothing in it belongs to
- * one session: the load found no extension (an isolated child's never does). Extensions are per
- * session (their handlers and state are bound to the session that loaded them), so a load that
- * found one is never shared: each child then loads its own, as a session of its own would.
+ * one session: the load found no extension but pi-flow's own, which installs nothing in a child
+ * (an isolated child's finds none), and no extension failed to load (a failure may be passing: a
+ * sibling tries again). Extensions are per session (their handlers and state are bound to the
+ * session that loaded them), so a load that found another one is never shared: each child then
+ * loads its own, as a session of its own would.
  *
  * A shared load is the project as the first child of that setup found it: a context file or
  * setting changed meanwhile reaches the children of the parent's next turn, as the parent's own
  * snapshot does. Setups differ by folder (a worktree child's is its own), agent directory, trust,
  * isolation and the role's appended prompt, so no child ever takes a load it would not have made
- * itself.
+ * itself. Every child of a shared load, the first one too, gets a view of it (SnapshotLoader), so
+ * no session binds the load's own extension runtime and nothing of a child outlives it there.
  */
 export class SharedResources {
   /** A setup's shareable load (null: not shareable, so every child loads its own). */
@@ -66,32 +72,56 @@ export class SharedResources {
     if (shared) return (await shared)?.view() ?? load(setup);
     const first = load(setup);
     // A load that failed is not kept: the next child loads again, and reports its own failure.
-    this.loads.set(key, first.then(ResourceSnapshot.of, () => (this.loads.delete(key), null)));
-    return first;
+    const snapshot = first.then(ResourceSnapshot.of).catch(() => (this.loads.delete(key), null));
+    this.loads.set(key, snapshot);
+    const loaded = await first;
+    return (await snapshot)?.view() ?? loaded;
   }
+}
+
+/** pi-flow's own entry, as Pi loads it from the package manifest; in a child it installs nothing. */
+const OWN_ENTRY = realPath(fileURLToPath(new URL("../../index.ts", import.meta.url)));
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Whether a loaded extension is pi-flow's own and registered nothing, as it does in a child. */
+function ownInertEntry(extension: Extension): boolean {
+  const registered = [extension.handlers, extension.tools, extension.messageRenderers, extension.commands, extension.flags, extension.shortcuts, extension.entryRenderers];
+  return (
+    [extension.path, extension.resolvedPath].some((path) => realPath(path) === OWN_ENTRY) &&
+    registered.every((entries) => (entries?.size ?? 0) === 0) &&
+    (extension.toolRenderers?.length ?? 0) === 0 &&
+    extension.markdownTransformer === undefined
+  );
 }
 
 /** A load's resources, held for the siblings of the child that made it. */
 class ResourceSnapshot {
   private readonly loader: ResourceLoader;
   private readonly settingsManager: SettingsManager;
-  private readonly extensions: Omit<LoadExtensionsResult, "runtime" | "extensions">;
+  private readonly warnings: LoadExtensionsResult["warnings"];
 
   private constructor(loaded: ChildResources) {
     this.loader = loaded.resourceLoader;
     this.settingsManager = loaded.settingsManager;
-    const { errors, warnings } = loaded.resourceLoader.getExtensions();
-    this.extensions = { errors, ...(warnings ? { warnings } : {}) };
+    this.warnings = loaded.resourceLoader.getExtensions().warnings;
   }
 
-  /** The load's snapshot, or null when it found an extension (an extension's state is one session's). */
+  /** The load's snapshot, or null when an extension in it is one session's, or failed to load. */
   static of(loaded: ChildResources): ResourceSnapshot | null {
-    return loaded.resourceLoader.getExtensions().extensions.length === 0 ? new ResourceSnapshot(loaded) : null;
+    const { extensions, errors } = loaded.resourceLoader.getExtensions();
+    return errors.length === 0 && extensions.every(ownInertEntry) ? new ResourceSnapshot(loaded) : null;
   }
 
-  /** One child's view: the shared resources, and an extension runtime of its own (it holds none). */
+  /** One child's view: the shared resources, and an extension runtime of its own (it holds no extension). */
   view(): ChildResources {
-    return { resourceLoader: new SnapshotLoader(this.loader, this.extensions), settingsManager: this.settingsManager };
+    return { resourceLoader: new SnapshotLoader(this.loader, this.warnings), settingsManager: this.settingsManager };
   }
 }
 
@@ -104,14 +134,9 @@ class SnapshotLoader implements ResourceLoader {
   private readonly shared: ResourceLoader;
   private readonly extensions: LoadExtensionsResult;
 
-  constructor(shared: ResourceLoader, extensions: Omit<LoadExtensionsResult, "runtime" | "extensions">) {
+  constructor(shared: ResourceLoader, warnings: LoadExtensionsResult["warnings"]) {
     this.shared = shared;
-    this.extensions = {
-      extensions: [],
-      errors: [...extensions.errors],
-      ...(extensions.warnings ? { warnings: [...extensions.warnings] } : {}),
-      runtime: createExtensionRuntime(),
-    };
+    this.extensions = { extensions: [], errors: [], ...(warnings ? { warnings: [...warnings] } : {}), runtime: createExtensionRuntime() };
   }
 
   getExtensions(): LoadExtensionsResult {

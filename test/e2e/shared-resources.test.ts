@@ -3,8 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { DefaultResourceLoader } from "@earendil-works/pi-coding-agent";
+import { runInChildSessionContext } from "../../src/harnesses/child-context.ts";
 import { loadChildResources, SharedResources, type ResourceSetup } from "../../src/harnesses/shared-resources.ts";
-import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { childAnswers, seenBy, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
@@ -176,6 +178,35 @@ describe("SharedResources", () => {
     expect(calls).toBe(4);
     await shared.forChild(setupIn(cwd), failingFirst);
     expect(calls).toBe(4); // that last load was shareable, and is shared
+  });
+
+  test("pi-flow installed as a package is no extension of a child's: its load is shared, and no child holds it", async () => {
+    const cwd = project();
+    const agentDir = join(cwd, ".agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ packages: [PROJECT_ROOT] })); // as `pi install` records it
+    let made = 0;
+    const counted = (setup: ResourceSetup) => (made++, loadChildResources(setup));
+    const shared = new SharedResources();
+    // Inside the child-context guard, as the pi harness builds every child: pi-flow installs nothing there.
+    const children = await runInChildSessionContext(() => Promise.all(Array.from({ length: 4 }, () => shared.forChild(setupIn(cwd), counted))));
+    expect(made).toBe(1);
+    expect(children.map((child) => child.resourceLoader.getExtensions().extensions)).toEqual([[], [], [], []]);
+    // The first child too gets a view, never the load itself: no session binds what its siblings read.
+    expect(children.some((child) => child.resourceLoader instanceof DefaultResourceLoader)).toBe(false);
+  });
+
+  test("a load where an extension failed to load is not shared: each sibling tries again", async () => {
+    const cwd = project();
+    mkdirSync(join(cwd, ".pi", "extensions"), { recursive: true });
+    writeFileSync(join(cwd, ".pi", "extensions", "broken.ts"), 'throw new Error("not today");\n');
+    let made = 0;
+    const counted = (setup: ResourceSetup) => (made++, loadChildResources(setup));
+    const shared = new SharedResources();
+    const children = [];
+    for (let i = 0; i < 3; i++) children.push(await shared.forChild(setupIn(cwd), counted));
+    expect(made).toBe(3);
+    expect(children.map((child) => child.resourceLoader.getExtensions().errors.length)).toEqual([1, 1, 1]);
   });
 
   test("a load that found an extension is never shared", async () => {
