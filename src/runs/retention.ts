@@ -6,6 +6,7 @@ import { projectsDir, sessionsDir } from "./home.ts";
 import { isRunId, runIdTime } from "./ids.ts";
 import { ownerAlive, sessionIsOpen } from "./live-sessions.ts";
 import { parseRecord } from "./journal/record.ts";
+import { readTerminalLine } from "./journal/journal-ends.ts";
 import type { RunRegistry } from "./registry.ts";
 
 /**
@@ -90,14 +91,18 @@ async function inspectRun(
   const started = runIdTime(runId);
   const ended = record?.endedAt ? Date.parse(record.endedAt) : NaN;
   let live = registry.isLive(runId);
-  if (!live && record && record.status !== "done" && record.owner.pid !== process.pid) {
+  // A record older than its journal (a power loss, a crash before the record's rewrite) is not
+  // believed over a journal that ended: that run is over, and ended when its terminal line says.
+  const terminal = !live && record?.status !== "done" ? readTerminalLine(join(runsDir, runId, "journal.jsonl"), runId) : undefined;
+  if (!live && !terminal && record && record.status !== "done" && record.owner.pid !== process.pid) {
     const updated = Date.parse(record.updatedAt);
     live =
       record.owner.host === hostname()
         ? ownerAlive(record.owner)
         : !(Number.isFinite(updated) && now - updated > policy.maxAgeMs); // another host: trust only long silence
   }
-  return { runsDir, runId, time: Number.isFinite(ended) ? ended : started, live };
+  const endedAt = Number.isFinite(ended) ? ended : terminal ? Date.parse(terminal.endedAt) : NaN;
+  return { runsDir, runId, time: Number.isFinite(endedAt) ? endedAt : started, live };
 }
 
 async function remove(candidate: Candidate): Promise<boolean> {

@@ -18,6 +18,7 @@ import {
 import { listRuns, MAX_LIST_LIMIT, type ListPayload } from "./read/list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
 import { readRecord } from "./journal/record.ts";
+import { readTerminalLine } from "./journal/journal-ends.ts";
 import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
 import { ownerAlive } from "./live-sessions.ts";
 import { buildView, formatRunText } from "./read/view.ts";
@@ -158,11 +159,15 @@ export class RunStore {
   /**
    * Whether another live process on this host owns this unfinished run: a reader outside that
    * process sees it as interrupted_or_uncertain, but it is still going (the `flow` command's tail).
+   * A record is a cache that a power loss can leave older than the journal, and a process ID can
+   * be another process's after a reboot: a journal that ended says the run is over, whatever the
+   * record says.
    */
   ownedElsewhere(runId: unknown): boolean {
     const id = assertRunId(runId);
-    const record = readRecord(runFiles(this.scope, id).record, id);
-    return record !== null && record.status !== "done" && ownerAlive(record.owner);
+    const files = runFiles(this.scope, id);
+    const record = readRecord(files.record, id);
+    return record !== null && record.status !== "done" && ownerAlive(record.owner) && readTerminalLine(files.journal, id) === undefined;
   }
 
   /** Operator stop. `requested` does not mean the run has stopped. */

@@ -44,11 +44,12 @@ describe("a child's file work on the host", () => {
     run.settle({ outcome: "succeeded", value: "the answer" });
     fileCalls.clear();
     await groupCommit().idle();
-    // Opened: only the record's new file (a cache, never fsynced). Closed: it and the journal and
-    // output log, fsynced through the descriptors handed over.
-    expect((fileCalls.get("open") ?? 0) + (fileCalls.get("promises.open") ?? 0)).toBe(1);
-    expect(fileCalls.get("fsync")).toBe(2);
-    expect(fileCalls.get("close")).toBe(3);
+    // Opened: the run's folder (fsynced: its entries name the journal and log) and the record's
+    // new file (a cache, never fsynced). Closed: those two and the journal and output log, fsynced
+    // through the descriptors handed over.
+    expect((fileCalls.get("open") ?? 0) + (fileCalls.get("promises.open") ?? 0)).toBe(2);
+    expect(fileCalls.get("fsync")).toBe(3);
+    expect(fileCalls.get("close")).toBe(4);
     expect(store.view(run.runId)).toMatchObject({ state: { outcome: "succeeded" }, integrity: "complete" });
   });
 });

@@ -84,6 +84,31 @@ describe("retention", () => {
     }
   });
 
+  it("believes a journal that ended over a record a power loss left behind it, whatever process holds the record's owner ID now", async () => {
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      const run = store.create({ kind: "workflow", task: { description: "settled before the power went" }, background: true });
+      const files = runFiles(store.scope, run.runId);
+      await store.idle();
+      const running = readFileSync(files.record, "utf8"); // the record as first written: running
+      run.settle({ outcome: "succeeded", value: 1 });
+      await store.idle();
+      // The power loss: the settled record's rewrite never reached the disk, and after the reboot
+      // the owner's process ID belongs to another live process.
+      const record = JSON.parse(running) as { status: string; owner: { pid: number } };
+      expect(record.status).toBe("running");
+      record.owner.pid = other.pid as number;
+      writeFileSync(files.record, JSON.stringify(record));
+      const otherProcess = new RunRegistry();
+      const reader = box.otherProcess();
+      expect(reader.ownedElsewhere(run.runId)).toBe(false);
+      expect(reader.view(run.runId).state).toMatchObject({ status: "done", outcome: "succeeded" });
+      expect(await prune(box.home, { maxAgeMs: 0, maxRuns: 0 }, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
   it("never removes a run of a session open in this process, settled or not, however many there are", async () => {
     const ids = settled(5);
     await sessionOpened(store.scope);

@@ -121,13 +121,14 @@ export class RunFilesWriter {
 
   /**
    * Done writing: the journal and logs go to the group commit open, to be fsynced (power-loss
-   * durability, off the critical path) and closed there.
+   * durability, off the critical path) and closed there, with the run's folder, whose entries name them.
    */
   close(): void {
     for (const file of [this.journalFile, this.output, this.diagnostics]) {
       const fd = file?.release() ?? null;
       if (file && fd !== null) groupCommit().handOver("journal", file.path, fd);
     }
+    groupCommit().enqueue("journal", this.files.dir);
   }
 
   private openLog(path: string, what: "output" | "diagnostics"): AppendFile | null {
