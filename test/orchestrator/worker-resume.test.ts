@@ -34,7 +34,7 @@ test("a claude or codex child a worker ran is refused: its CLI session stayed on
 
 test("a pi child a worker ran resumes from the session kept in its run; one whose session was not kept is refused, saying why", () => {
   const kept = workerRun("pi");
-  writeFileSync(childSessionFile(store, kept), "");
+  writeFileSync(childSessionFile(store, kept), `${JSON.stringify({ type: "session", version: 3, id: "kept", timestamp: new Date().toISOString(), cwd: "/" })}\n`);
   expect(resolveResume(kept, store)).toMatchObject({ runId: kept, harness: "pi", piSessionFile: childSessionFile(store, kept) });
 
   const bounded = workerRun("pi", { level: "warn", code: "session_not_kept", message: "its Pi session was not kept from worker w3 (it passed 67108864 bytes, past which it is no longer checkpointed)" });
