@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
@@ -6,6 +6,7 @@ import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil
 import { DefaultResourceLoader } from "@earendil-works/pi-coding-agent";
 import { runInChildSessionContext } from "../../src/harnesses/child-context.ts";
 import { loadChildResources, SharedResources, type ResourceSetup } from "../../src/harnesses/shared-resources.ts";
+import { loads, markerExtension } from "../support/marker-extension.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { childAnswers, seenBy, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
@@ -35,10 +36,6 @@ function project(): string {
   return dir;
 }
 
-/** An extension that appends one line to `marker` each time Pi loads it. */
-const markerExtension = (marker: string) =>
-  `import { appendFileSync } from "node:fs";\nexport default function () { appendFileSync(${JSON.stringify(marker)}, "loaded\\n"); }\n`;
-const loads = (marker: string): number => (existsSync(marker) ? readFileSync(marker, "utf8").split("\n").filter(Boolean).length : 0);
 
 /** A child answers, recording what it saw, after `then` ran (while its session is live). */
 const answerThen = (text: string, seen: Seen[], then: () => void): FauxResponseStep => (context) => {
@@ -143,10 +140,15 @@ describe("SharedResources", () => {
     ...change,
   });
 
+  /** The real load, counted: every setup it was asked for, in order. */
+  const countingLoads = () => {
+    const made: ResourceSetup[] = [];
+    return { made, counted: (setup: ResourceSetup) => (made.push(setup), loadChildResources(setup)) };
+  };
+
   test("loads once for siblings that ask together, and once per setup: folder, trust, isolation, appended prompt", async () => {
     const cwd = project();
-    const made: ResourceSetup[] = [];
-    const counted = (setup: ResourceSetup) => (made.push(setup), loadChildResources(setup));
+    const { made, counted } = countingLoads();
     const shared = new SharedResources();
     const same = await Promise.all(Array.from({ length: 8 }, () => shared.forChild(setupIn(cwd), counted)));
     expect(made).toHaveLength(1);
@@ -185,12 +187,11 @@ describe("SharedResources", () => {
     const agentDir = join(cwd, ".agent");
     mkdirSync(agentDir, { recursive: true });
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ packages: [PROJECT_ROOT] })); // as `pi install` records it
-    let made = 0;
-    const counted = (setup: ResourceSetup) => (made++, loadChildResources(setup));
+    const { made, counted } = countingLoads();
     const shared = new SharedResources();
     // Inside the child-context guard, as the pi harness builds every child: pi-flow installs nothing there.
     const children = await runInChildSessionContext(() => Promise.all(Array.from({ length: 4 }, () => shared.forChild(setupIn(cwd), counted))));
-    expect(made).toBe(1);
+    expect(made).toHaveLength(1);
     expect(children.map((child) => child.resourceLoader.getExtensions().extensions)).toEqual([[], [], [], []]);
     // The first child too gets a view, never the load itself: no session binds what its siblings read.
     expect(children.some((child) => child.resourceLoader instanceof DefaultResourceLoader)).toBe(false);
@@ -200,12 +201,11 @@ describe("SharedResources", () => {
     const cwd = project();
     mkdirSync(join(cwd, ".pi", "extensions"), { recursive: true });
     writeFileSync(join(cwd, ".pi", "extensions", "broken.ts"), 'throw new Error("not today");\n');
-    let made = 0;
-    const counted = (setup: ResourceSetup) => (made++, loadChildResources(setup));
+    const { made, counted } = countingLoads();
     const shared = new SharedResources();
     const children = [];
     for (let i = 0; i < 3; i++) children.push(await shared.forChild(setupIn(cwd), counted));
-    expect(made).toBe(3);
+    expect(made).toHaveLength(3);
     expect(children.map((child) => child.resourceLoader.getExtensions().errors.length)).toEqual([1, 1, 1]);
   });
 

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
+import { loads, markerExtension } from "../support/marker-extension.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
@@ -22,11 +23,6 @@ afterEach(() => {
   root = undefined;
 });
 
-/** An extension that appends one line to `marker` each time Pi loads it. */
-const markerExtension = (marker: string) =>
-  `import { appendFileSync } from "node:fs";\nexport default function () { appendFileSync(${JSON.stringify(marker)}, "loaded\\n"); }\n`;
-
-const loads = (marker: string): number => (existsSync(marker) ? readFileSync(marker, "utf8").split("\n").filter(Boolean).length : 0);
 
 /** A project holding an extension that leaves a mark, a role granting bash to "explorer", and a saved workflow. */
 function hostileProject(): { project: string; marker: string } {

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -22,6 +22,21 @@ let store: RunStore;
 sandboxPerTest((fresh, freshStore) => ((box = fresh), (store = freshStore)));
 
 const DAY = 24 * 3600 * 1000;
+
+/** Another live process of this host, idle, whose ID a record can name; killed when the test ends. */
+function otherLiveProcess(): ChildProcess {
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+  onTestFinished(() => void child.kill("SIGKILL"));
+  return child;
+}
+
+/** Writes `text` (a record as read at some moment) back as the record at `path`, owned by `pid`. */
+function ownRecord(path: string, text: string, pid: number): { status: string; owner: { pid: number } } {
+  const record = JSON.parse(text) as { status: string; owner: { pid: number } };
+  record.owner.pid = pid;
+  writeFileSync(path, JSON.stringify(record));
+  return record;
+}
 
 function settled(n: number): string[] {
   return Array.from({ length: n }, (_, i) => {
@@ -65,48 +80,35 @@ describe("retention", () => {
   });
 
   it("leaves an unfinished run alone while its owner process (another one) is alive", async () => {
-    const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
-    try {
-      const run = store.create({ kind: "agent", task: { description: "owned elsewhere" }, background: true });
-      const files = runFiles(store.scope, run.runId);
-      await store.idle();
-      const record = JSON.parse(readFileSync(files.record, "utf8")) as { owner: { pid: number } };
-      record.owner.pid = child.pid as number;
-      writeFileSync(files.record, JSON.stringify(record));
-      const otherProcess = new RunRegistry(); // this process does not own it
-      const policy = { maxAgeMs: 0, maxRuns: 0 };
-      expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 0, live: 1 });
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-      expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
-    } finally {
-      child.kill("SIGKILL");
-    }
+    const child = otherLiveProcess();
+    const run = store.create({ kind: "agent", task: { description: "owned elsewhere" }, background: true });
+    const files = runFiles(store.scope, run.runId);
+    await store.idle();
+    ownRecord(files.record, readFileSync(files.record, "utf8"), child.pid as number);
+    const otherProcess = new RunRegistry(); // this process does not own it
+    const policy = { maxAgeMs: 0, maxRuns: 0 };
+    expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 0, live: 1 });
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
   });
 
   it("believes a journal that ended over a record a power loss left behind it, whatever process holds the record's owner ID now", async () => {
-    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
-    try {
-      const run = store.create({ kind: "workflow", task: { description: "settled before the power went" }, background: true });
-      const files = runFiles(store.scope, run.runId);
-      await store.idle();
-      const running = readFileSync(files.record, "utf8"); // the record as first written: running
-      run.settle({ outcome: "succeeded", value: 1 });
-      await store.idle();
-      // The power loss: the settled record's rewrite never reached the disk, and after the reboot
-      // the owner's process ID belongs to another live process.
-      const record = JSON.parse(running) as { status: string; owner: { pid: number } };
-      expect(record.status).toBe("running");
-      record.owner.pid = other.pid as number;
-      writeFileSync(files.record, JSON.stringify(record));
-      const otherProcess = new RunRegistry();
-      const reader = box.otherProcess();
-      expect(reader.ownedElsewhere(run.runId)).toBe(false);
-      expect(reader.view(run.runId).state).toMatchObject({ status: "done", outcome: "succeeded" });
-      expect(await prune(box.home, { maxAgeMs: 0, maxRuns: 0 }, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
-    } finally {
-      other.kill("SIGKILL");
-    }
+    const other = otherLiveProcess();
+    const run = store.create({ kind: "workflow", task: { description: "settled before the power went" }, background: true });
+    const files = runFiles(store.scope, run.runId);
+    await store.idle();
+    const running = readFileSync(files.record, "utf8"); // the record as first written: running
+    run.settle({ outcome: "succeeded", value: 1 });
+    await store.idle();
+    // The power loss: the settled record's rewrite never reached the disk, and after the reboot
+    // the owner's process ID belongs to another live process.
+    expect(ownRecord(files.record, running, other.pid as number).status).toBe("running");
+    const otherProcess = new RunRegistry();
+    const reader = box.otherProcess();
+    expect(reader.ownedElsewhere(run.runId)).toBe(false);
+    expect(reader.view(run.runId).state).toMatchObject({ status: "done", outcome: "succeeded" });
+    expect(await prune(box.home, { maxAgeMs: 0, maxRuns: 0 }, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
   });
 
   it("never removes a run of a session open in this process, settled or not, however many there are", async () => {

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import type { RunOutcome } from "../../contract/run-schema.ts";
-import { atomicWriteFile } from "../fsio.ts";
 import type { RunKind } from "../ids.ts";
 import type { CachedJournal } from "./journal-cache.ts";
 import type { ChangeStats, ChildCounts, FinalMeta, RunError, TaskIdentity, Usage } from "./journal.ts";
@@ -40,10 +39,6 @@ export interface RunRecord {
   /** Which process owns the run; retention uses it to leave another process's live run alone. Private. */
   owner: { pid: number; host: string };
   updatedAt: string;
-}
-
-export function writeRecord(path: string, record: RunRecord, opts: { durable: boolean; beforeRename?: () => void }): void {
-  atomicWriteFile(path, `${JSON.stringify(record)}\n`, opts);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
