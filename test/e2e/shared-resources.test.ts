@@ -8,7 +8,7 @@ import { runInChildSessionContext } from "../../src/harnesses/child-context.ts";
 import { loadChildResources, SharedResources, type ResourceSetup } from "../../src/harnesses/shared-resources.ts";
 import { loads, markerExtension } from "../support/marker-extension.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
-import { childAnswers, seenBy, type Seen } from "../support/children.ts";
+import { childAnswers, childAnswersWhenReleased, seenBy, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
 /**
@@ -126,6 +126,38 @@ describe("pi children launched in one turn of the parent", () => {
     const next: Seen[] = [];
     const { receipt } = await callForReceipt(pi, "external_delegate", { role: "worker", description: "again", prompt: "again", context: { mode: "none" } }, { children: [childAnswers("eins", next)] });
     expect(receipt.ok).toBe(true);
+    expect(next[0]!.system).toContain("answer in German");
+  });
+});
+
+describe("a background workflow", () => {
+  test("keeps the loads of the turn that started it while the parent moves on, for agent() and tools.* children alike", async () => {
+    const cwd = project();
+    pi = await startPiSession({ cwd });
+    const seen: Seen[] = [];
+    const gated = childAnswersWhenReleased("un");
+    const script = [
+      "export const apiVersion = 1;",
+      'export const meta = { name: "held", description: "d", tools: ["external_delegate"] };',
+      'const a = await agent({ role: "worker", prompt: "one", context: { mode: "none" } });',
+      'const b = await agent({ role: "worker", prompt: "two", context: { mode: "none" } });',
+      'const c = await tools.external_delegate({ role: "worker", description: "three", prompt: "three", context: { mode: "none" } });',
+      "return [a.value, b.value, c.data.run.output.value];",
+    ].join("\n");
+    const children = [gated.step, childAnswers("deux", seen), childAnswers("trois", seen)];
+    const { receipt, run } = await callForReceipt(pi, "external_workflow", { script, background: true }, { children });
+    expect(receipt.ok).toBe(true);
+    await gated.started;
+    // While the first child runs, the project changes and the parent takes a turn of its own.
+    writeFileSync(join(cwd, "AGENTS.md"), "House rule: answer in German.\n");
+    await pi.say("Anything new?", "Nothing.");
+    gated.release();
+    const waited = await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId] });
+    expect((waited.structuredContent as { data: { completed: { output: { value: unknown } }[] } }).data.completed[0]!.output.value).toEqual(["un", "deux", "trois"]);
+    expect(seen.map((child) => child.system.includes("answer in French"))).toEqual([true, true]);
+
+    const next: Seen[] = [];
+    await callForReceipt(pi, "external_delegate", { role: "worker", description: "later", prompt: "later", context: { mode: "none" } }, { children: [childAnswers("vier", next)] });
     expect(next[0]!.system).toContain("answer in German");
   });
 });

@@ -6,7 +6,7 @@ import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context
 import { setTelemetryContent } from "../../telemetry/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
-import { inheritedParentTools, inheritedSnapshot } from "../workflow/index.ts";
+import { inheritedParentTools, inheritedSharedResources, inheritedSnapshot } from "../workflow/index.ts";
 import { configuredFleet } from "../../backends/index.ts";
 import { SharedResources } from "../../harnesses/shared-resources.ts";
 import { readSessionSettings, settingValue, type SessionSettings } from "./session-settings.ts";
@@ -144,7 +144,8 @@ export class FlowHost {
   /**
    * Everything children of one tool call share. The parent snapshot is the workflow's, when a
    * workflow's tools.* made this call, else the parent's branch as it is when first asked for.
-   * The tools bound likewise: the workflow's, else the session's active tools now.
+   * The tools bound and the loads of the project's resources likewise: the workflow's, else the
+   * session's active tools now and the current turn's loads.
    * `branch`: the parent's branch as the call started, when the call waited its turn to launch since.
    * A setting or trust store that cannot be read refuses the launch (configuration_invalid).
    */
@@ -167,7 +168,7 @@ export class FlowHost {
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...(fleet ? { fleet } : {}),
-      sharedResources: this.turnResources,
+      sharedResources: inheritedSharedResources() ?? this.turnResources,
     };
   }
 

@@ -84,7 +84,7 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
       args,
       description,
       env: launch,
-      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun }),
+      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }),
       toolSchemas: workflowToolSchemas(toolNames, ctx),
       background,
       depth,

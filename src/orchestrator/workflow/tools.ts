@@ -5,6 +5,7 @@ import { contentText } from "../../parent-context/content-text.ts";
 import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { toolSchemaOf } from "./authoring-types.ts";
+import type { SharedResources } from "../../harnesses/shared-resources.ts";
 
 /** Root = 1; a workflow started by a workflow is 2; one more is refused. A fixed host ceiling. */
 export const MAX_WORKFLOW_DEPTH = 2;
@@ -21,6 +22,8 @@ interface CallingWorkflow {
   parentTools: readonly string[];
   /** Told the run ID of a workflow this one starts through tools.* call `index` (its journal keeps it for a resume). */
   onNestedRun?(index: number, runId: string): void;
+  /** The loads of the project's resources its agent() children share: a delegation through tools.* shares them too. */
+  sharedResources?: SharedResources;
 }
 
 /** A workflow's place inside the one calling it, set per tools.* call. */
@@ -67,6 +70,15 @@ export function inheritedSnapshot(): ParentSnapshot | undefined {
  */
 export function inheritedParentTools(): readonly string[] | undefined {
   return callingPlace()?.parentTools;
+}
+
+/**
+ * The loads of the project's resources a Flow tool called from a workflow's tools.* shares: the
+ * workflow's own (those of the parent turn that started it), so a child started that way sees the
+ * project as agent() children do. Undefined outside a workflow.
+ */
+export function inheritedSharedResources(): SharedResources | undefined {
+  return callingPlace()?.sharedResources;
 }
 
 /**
