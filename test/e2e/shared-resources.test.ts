@@ -37,6 +37,9 @@ function project(): string {
 }
 
 
+/** The project's context file changes its rule while children run. */
+const newRule = (cwd: string) => writeFileSync(join(cwd, "AGENTS.md"), "House rule: answer in German.\n");
+
 /** A child answers, recording what it saw, after `then` ran (while its session is live). */
 const answerThen = (text: string, seen: Seen[], then: () => void): FauxResponseStep => (context) => {
   then();
@@ -53,8 +56,7 @@ describe("a workflow's pi children", () => {
     pi = await startPiSession({ cwd });
     const seen: Seen[] = [];
     // The first child's model edits AGENTS.md while the workflow runs: its siblings keep the load they share.
-    const edit = () => writeFileSync(join(cwd, "AGENTS.md"), "House rule: answer in German.\n");
-    const children = [answerThen("un", seen, edit), childAnswers("deux", seen), childAnswers("trois", seen)];
+    const children = [answerThen("un", seen, () => newRule(cwd)), childAnswers("deux", seen), childAnswers("trois", seen)];
     const { receipt } = await callForReceipt(pi, "external_workflow", { script: sequential(3) }, { children });
     expect(receipt.ok).toBe(true);
     expect(receipt.data.run?.output.value).toEqual(["un", "deux", "trois"]);
@@ -115,10 +117,9 @@ describe("pi children launched in one turn of the parent", () => {
     const cwd = project();
     pi = await startPiSession({ cwd });
     const seen: Seen[] = [];
-    const edit = () => writeFileSync(join(cwd, "AGENTS.md"), "House rule: answer in German.\n");
     const delegate = (i: number) => `(await tools.external_delegate({ role: "worker", description: "d${i}", prompt: "item ${i}", context: { mode: "none" } })).ok`;
     const outcome = await pi.runCodemode(`return [${delegate(0)}, ${delegate(1)}, ${delegate(2)}];`, {
-      children: [answerThen("un", seen, edit), childAnswers("deux", seen), childAnswers("trois", seen)],
+      children: [answerThen("un", seen, () => newRule(cwd)), childAnswers("deux", seen), childAnswers("trois", seen)],
     });
     expect(outcome.value).toEqual([true, true, true]);
     expect(seen.map((child) => child.system.includes("answer in French"))).toEqual([true, true, true]);
@@ -149,7 +150,7 @@ describe("a background workflow", () => {
     expect(receipt.ok).toBe(true);
     await gated.started;
     // While the first child runs, the project changes and the parent takes a turn of its own.
-    writeFileSync(join(cwd, "AGENTS.md"), "House rule: answer in German.\n");
+    newRule(cwd);
     await pi.say("Anything new?", "Nothing.");
     gated.release();
     const waited = await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId] });
