@@ -29,6 +29,13 @@ const MAX_ERROR_CHARS = 8192;
 const MAX_DIAGNOSTIC_CHARS = 32_768;
 
 /**
+ * The host name a record's owner carries, asked of the system once: every run of a fan-out names
+ * it, and each ask is a system call. A process keeps the name it started with.
+ */
+let processHost: string | undefined;
+const hostName = (): string => (processHost ??= hostname());
+
+/**
  * The owner's handle on one run: its live state (registry entry and record) and its evidence
  * (run-files-writer.ts). Journal lines, logs and the final value are written synchronously, so a
  * process that dies (even by SIGKILL) loses nothing it reported written. The record, a cache of
@@ -70,7 +77,7 @@ export class RunWriter {
       startedAt,
       outputBytes: 0,
       diagnosticsBytes: 0,
-      owner: { pid: process.pid, host: hostname() },
+      owner: { pid: process.pid, host: hostName() },
       updatedAt: startedAt,
     };
     const entry = ctx.registry.register({ runId, kind: input.kind, scope: ctx.scopeToken, task, background: input.background, startedAt, status });
