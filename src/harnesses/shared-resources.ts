@@ -8,6 +8,7 @@ import {
   type LoadExtensionsResult,
   type ResourceLoader,
 } from "@earendil-works/pi-coding-agent";
+import type { ChildProfile } from "./profiles.ts";
 
 /** What a pi child's session is built from: its project's resources and settings. */
 export interface ChildResources {
@@ -65,6 +66,23 @@ export async function loadChildResources(setup: ResourceSetup): Promise<ChildRes
 export class SharedResources {
   /** A setup's shareable load (null: not shareable, so every child loads its own). */
   private readonly loads = new Map<string, Promise<ResourceSnapshot | null>>();
+  /** Profiles selected so far, by what their selection read (the name asked for and the folders it looked in). */
+  private readonly profiles = new Map<string, ChildProfile>();
+
+  /**
+   * The profile (role or agent definition) a child selects, as the first child of this turn to
+   * select it read it: its siblings neither list the role folders nor read its file again, and a
+   * role file edited meanwhile reaches the next turn's children, as a context file does. A
+   * selection that fails is not kept: the next child selects again, and reports its own failure.
+   */
+  profile(key: string, select: () => ChildProfile): ChildProfile {
+    let profile = this.profiles.get(key);
+    if (profile === undefined) {
+      profile = select();
+      this.profiles.set(key, profile);
+    }
+    return profile;
+  }
 
   async forChild(setup: ResourceSetup, load: (setup: ResourceSetup) => Promise<ChildResources> = loadChildResources): Promise<ChildResources> {
     const key = JSON.stringify([setup.cwd, setup.agentDir, setup.projectTrusted, setup.isolated, setup.appendSystemPrompt]);

@@ -87,6 +87,36 @@ describe("a workflow's pi children", () => {
     expect(seen.map((child) => child.system.includes("answer in French"))).toEqual([true, true, true]);
   });
 
+  test("select a project's role as the first of them read it; the next workflow call reads an edit, and a role that was unknown is looked for again", async () => {
+    const cwd = project();
+    const roles = join(cwd, ".pi", "flow", "roles");
+    mkdirSync(roles, { recursive: true });
+    const reviewer = (rule: string) => writeFileSync(join(roles, "reviewer.md"), `---\ndescription: Reviews.\n---\nReviewer rule: ${rule}.`);
+    reviewer("cite line numbers");
+    pi = await startPiSession({ cwd });
+    const seen: Seen[] = [];
+    // The first child's model rewrites the role while the workflow runs: its siblings keep the role as it was read.
+    const children = [answerThen("un", seen, () => reviewer("never cite")), childAnswers("deux", seen), childAnswers("trois", seen)];
+    const script = `const out = [];\nfor (let i = 0; i < 3; i++) out.push((await agent({ role: "reviewer", prompt: "item " + i, context: { mode: "none" } })).value);\nreturn out;`;
+    const { receipt } = await callForReceipt(pi, "external_workflow", { script }, { children });
+    expect(receipt.ok).toBe(true);
+    expect(seen.map((child) => child.system.includes("Reviewer rule: cite line numbers."))).toEqual([true, true, true]);
+
+    // A role that did not exist fails its delegation and is not remembered: written by a sibling's model, the next delegation of the turn finds it.
+    const auditor = () => writeFileSync(join(roles, "auditor.md"), "---\ndescription: Audits.\n---\nAuditor rule: count twice.");
+    const delegate = (role: string) => `await tools.external_delegate({ role: "${role}", description: "${role}", prompt: "go", context: { mode: "none" } })`;
+    const found: Seen[] = [];
+    const outcome = await pi.runCodemode(`const a = ${delegate("auditor")};\nconst b = ${delegate("reviewer")};\nconst c = ${delegate("auditor")};\nreturn [a.error?.code, b.ok, c.ok];`, {
+      children: [answerThen("eins", [], auditor), childAnswers("zwei", found)],
+    });
+    expect(outcome.value).toEqual(["selection_invalid", true, true]);
+    expect(found[0]!.system).toContain("Auditor rule: count twice.");
+
+    const again: Seen[] = [];
+    await callForReceipt(pi, "external_workflow", { script: sequential(1).replace('"worker"', '"reviewer"') }, { children: [childAnswers("drei", again)] });
+    expect(again[0]!.system).toContain("Reviewer rule: never cite.");
+  });
+
   test("with different roles, or in different folders, each get their own: a role's prompt and a folder's context files", async () => {
     const cwd = project();
     mkdirSync(join(cwd, "sub"));

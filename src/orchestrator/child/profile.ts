@@ -3,6 +3,7 @@ import { agentDefinitionDirs, resolveAgentDefinition } from "../../harnesses/age
 import { isCliHarness } from "../../harnesses/cli/index.ts";
 import type { ChildProfile } from "../../harnesses/profiles.ts";
 import { resolveRole, roleDirs } from "../../harnesses/roles.ts";
+import type { SharedResources } from "../../harnesses/shared-resources.ts";
 import { needsTrustDecision, TRUST_HINT } from "../../trust/project-trust.ts";
 import type { ResumeSource } from "./resume-source.ts";
 
@@ -12,6 +13,8 @@ interface ProfilePlace {
   flowUserDir: string;
   /** An untrusted project's role files and agent definitions are not read (project-trust.ts). */
   projectTrusted: boolean;
+  /** The loads this child shares with its siblings of one parent turn: its profile is selected once there. */
+  sharedResources?: SharedResources;
 }
 
 /**
@@ -19,6 +22,13 @@ interface ProfilePlace {
  * untrusted project that holds such files says why they were not read, and how to trust it.
  */
 export function selectProfile(call: { role?: string; subagent_type?: string }, place: ProfilePlace): ChildProfile {
+  const shared = place.sharedResources;
+  if (shared === undefined) return readProfile(call, place);
+  const key = JSON.stringify([call.subagent_type ?? null, call.role ?? null, place.cwd, place.agentDir, place.flowUserDir, place.projectTrusted]);
+  return shared.profile(key, () => readProfile(call, place));
+}
+
+function readProfile(call: { role?: string; subagent_type?: string }, place: ProfilePlace): ChildProfile {
   try {
     return call.subagent_type !== undefined
       ? resolveAgentDefinition(call.subagent_type, agentDefinitionDirs(place.cwd, place.agentDir, place.projectTrusted))
