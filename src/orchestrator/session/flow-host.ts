@@ -39,6 +39,8 @@ export class FlowHost {
   private readonly backgroundListeners = new Set<() => void>();
   /** The project's resources as the pi children launched in the parent's current turn loaded them. */
   private turnResources = new SharedResources();
+  /** The last run store opened: every tool call asks for one, and opening resolves the project's real path and hashes it. */
+  private lastStore: { key: string; store: RunStore } | undefined;
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -138,7 +140,10 @@ export class FlowHost {
   }
 
   runStore(ctx: ExtensionContext): RunStore {
-    return openRunStore({ home: this.settings.flowHome, cwd: ctx.cwd, sessionId: ctx.sessionManager.getSessionId() });
+    const where = { home: this.settings.flowHome, cwd: ctx.cwd, sessionId: ctx.sessionManager.getSessionId() };
+    const key = JSON.stringify(where);
+    if (this.lastStore?.key !== key) this.lastStore = { key, store: openRunStore(where) };
+    return this.lastStore.store;
   }
 
   /**
