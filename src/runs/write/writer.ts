@@ -29,11 +29,17 @@ const MAX_ERROR_CHARS = 8192;
 const MAX_DIAGNOSTIC_CHARS = 32_768;
 
 /**
- * The host name a record's owner carries, asked of the system once: every run of a fan-out names
- * it, and each ask is a system call. A process keeps the name it started with.
+ * The host name a record's owner carries, asked of the system at most once a second: every run of
+ * a fan-out names it, and each ask is a system call. Readers compare it with the name they ask for
+ * themselves, so a host renamed mid-session is named anew from the next second on.
  */
-let processHost: string | undefined;
-const hostName = (): string => (processHost ??= hostname());
+const HOST_NAME_TTL_MS = 1000;
+let processHost: { name: string; askedAt: number } | undefined;
+function hostName(): string {
+  const now = Date.now();
+  if (processHost === undefined || now - processHost.askedAt > HOST_NAME_TTL_MS) processHost = { name: hostname(), askedAt: now };
+  return processHost.name;
+}
 
 /**
  * The owner's handle on one run: its live state (registry entry and record) and its evidence
