@@ -97,8 +97,12 @@ export class SharedResources {
   }
 }
 
-/** pi-flow's own entry, as Pi loads it from the package manifest; in a child it installs nothing. */
-const OWN_ENTRY = realPath(fileURLToPath(new URL("../../index.ts", import.meta.url)));
+/**
+ * pi-flow's own entry, as Pi loads it from the package manifest; in a child it installs nothing.
+ * Resolved when a load is first judged, not when Pi loads pi-flow.
+ */
+let ownEntry: string | undefined;
+const ownEntryPath = (): string => (ownEntry ??= realPath(fileURLToPath(new URL("../../index.ts", import.meta.url))));
 
 function realPath(path: string): string {
   try {
@@ -112,7 +116,7 @@ function realPath(path: string): string {
 function ownInertEntry(extension: Extension): boolean {
   const registered = [extension.handlers, extension.tools, extension.messageRenderers, extension.commands, extension.flags, extension.shortcuts, extension.entryRenderers];
   return (
-    [extension.path, extension.resolvedPath].some((path) => realPath(path) === OWN_ENTRY) &&
+    [extension.path, extension.resolvedPath].some((path) => realPath(path) === ownEntryPath()) &&
     registered.every((entries) => (entries?.size ?? 0) === 0) &&
     (extension.toolRenderers?.length ?? 0) === 0 &&
     extension.markdownTransformer === undefined
