@@ -9,6 +9,7 @@
  *   BENCH_ROWS=200,1000 npx node bench/fanout.ts  only these groups of rows (200, background,
  *                                                 stream, 1000, list), e.g. under `node --cpu-prof`
  *   BENCH_ROUNDS=5 npx node bench/fanout.ts   rounds per group (3 by default; 1 for a profile)
+ *   TMPDIR=/dev/shm npx node bench/fanout.ts  both sides on tmpfs: pi-flow's CPU without its disk
  *
  * Each group runs in rounds: a bare and a pi-flow measurement one right after the other, their
  * order swapped every round. A row is the round with the median ratio, printed with every round's
@@ -102,7 +103,7 @@ async function bareChildren(n: number, concurrency: number, streaming = false): 
  * What creating the evidence of `n` children costs this disk now, with nothing else: per child a
  * folder and three files written once (a pi child's journal, output log and session), the floor
  * under pi-flow's durable runs. Shared disks vary by an order of magnitude from one minute to the
- * next; this figure, taken beside the fan-out, says how much of its ratio is the disk's.
+ * next; this figure, taken in each round beside the fan-out, says how much of its ratio is the disk's.
  */
 function diskFloor(n: number): number {
   const dir = mkdtempSync(join(tmpdir(), "bench-floor-"));
@@ -213,9 +214,13 @@ async function main(): Promise<void> {
     await workflowChildren(pi, 8);
 
     // One round: the bare 200, then the 200-children workflow and the 200 background delegations.
+    // The disk floor is taken in every round, right before the workflow: on a shared disk it can
+    // move twentyfold within minutes, and each round's ratio is read against its own disk.
+    const floors: number[] = [];
     const rounds = await inRounds(
       () => measure(() => bareChildren(n200, CONCURRENCY)),
       async () => {
+        if (ROWS.has("200")) floors.push(diskFloor(n200));
         const workflow = ROWS.has("200") ? await measure(() => workflowChildren(pi, n200)) : undefined;
         let turns = 0;
         const background = ROWS.has("background") ? await measure(async () => void (turns = await backgroundDelegations(pi, n200, answers(n200)))) : undefined;
@@ -232,9 +237,10 @@ async function main(): Promise<void> {
         note(`${n200} children: host-thread CPU per child, pi-flow, ms`, Number((median(host.map((r) => r.flow)) / n200).toFixed(2)));
         note(`${n200} children: host-thread CPU per child, bare, ms`, Number((median(host.map((r) => r.bare)) / n200).toFixed(2)));
       }
-      const floor = diskFloor(n200);
+      const floor = median(floors);
       note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
       note(`that floor over bare ${n200} children's wall (ratio points it alone adds)`, Number((floor / median(rounds.map((r) => r.bare.wall))).toFixed(2)));
+      if (!JSON_OUT) console.log(`${"  the floor in each round, ms".padEnd(58)} ${floors.map((ms) => Math.round(ms)).join(" ")}`);
       // The faux model answers at once, in microtasks: nothing waits on I/O, so a host that never
       // yields shows its whole run as one lag spike. A floor of 1 ms keeps an idle-clean bare side
       // from turning noise into a huge ratio.
