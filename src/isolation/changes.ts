@@ -1,7 +1,6 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
-import { git, nulFields, runGit } from "./git.ts";
-import { commitTree } from "./snapshot.ts";
+import { git, inWorktree, nulFields, runGit, type PinnedWorktree } from "./git.ts";
 
 export interface ChangeStats {
   files: number;
@@ -11,9 +10,13 @@ export interface ChangeStats {
 
 export const changesRef = (runId: string): string => `refs/pi-flow/${runId}`;
 
-/** The files changed between two commits, with line counts (binary files count as changed, no lines). */
-export async function diffStats(root: string, from: string, to: string): Promise<ChangeStats> {
-  const out = await runGit(["diff", "--numstat", "-z", "--no-renames", from, to], { cwd: root });
+/**
+ * The files changed between two commits, with line counts (binary files count as changed, no
+ * lines), in the repository at `root` or in a child's worktree.
+ */
+export async function diffStats(root: string | PinnedWorktree, from: string, to: string): Promise<ChangeStats> {
+  const args = ["diff", "--numstat", "-z", "--no-renames", from, to];
+  const out = typeof root === "string" ? await runGit(args, { cwd: root }) : await runGit(inWorktree(root, args), { cwd: root.path });
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   const stats: ChangeStats = { files: 0, insertions: 0, deletions: 0 };
   for (const field of nulFields(out.stdout)) {
@@ -29,12 +32,13 @@ export async function diffStats(root: string, from: string, to: string): Promise
  * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
  * points the run's ref at it in the shared repository. Null when the child changed nothing.
  */
-export async function captureChanges(worktree: string, base: string, runId: string): Promise<{ commit: string; stats: ChangeStats } | null> {
-  await git(["add", "-A", "--", ":/"], { cwd: worktree });
-  const tree = await git(["write-tree"], { cwd: worktree });
-  if (tree === (await git(["rev-parse", `${base}^{tree}`], { cwd: worktree }))) return null;
-  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}`);
-  await git(["update-ref", changesRef(runId), commit], { cwd: worktree });
+export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string): Promise<{ commit: string; stats: ChangeStats } | null> {
+  const inTree = (args: readonly string[]) => git(inWorktree(worktree, args), { cwd: worktree.path });
+  await inTree(["add", "-A", "--", ":/"]);
+  const tree = await inTree(["write-tree"]);
+  if (tree === (await inTree(["rev-parse", `${base}^{tree}`]))) return null;
+  const commit = await inTree(["commit-tree", tree, "-p", base, "-m", `pi-flow: changes of run ${runId}`]);
+  await inTree(["update-ref", changesRef(runId), commit]);
   return { commit, stats: await diffStats(worktree, base, commit) };
 }
 

@@ -40,7 +40,7 @@ export async function isolationCwd(pending: PendingIsolation): Promise<string> {
 }
 
 /** Makes the child's worktree (once): where it works, its top directory and its base. */
-export async function isolationWorktree(pending: PendingIsolation): Promise<Pick<Isolation, "cwd" | "path" | "base">> {
+export async function isolationWorktree(pending: PendingIsolation): Promise<Pick<Isolation, "cwd" | "path" | "base" | "gitDir">> {
   pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base));
   pending.made.catch(() => undefined);
   return await pending.made;

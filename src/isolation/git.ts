@@ -27,6 +27,27 @@ const IDENTITY = {
   GIT_COMMITTER_DATE: "1970-01-01T00:00:00Z",
 };
 
+/**
+ * Settings every git pi-flow runs gets: paths as bytes, and no program run because a config says
+ * so (an fsmonitor, a hook). pi-flow needs neither, and a child's worktree is not to be trusted.
+ */
+const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"];
+
+/**
+ * A child's worktree as git must see it: by the administrative folder `git worktree add` made,
+ * never by the worktree's `.git` file, which the child can rewrite to point git at a repository
+ * (and a config) of its own.
+ */
+export interface PinnedWorktree {
+  path: string;
+  gitDir: string;
+}
+
+/** `args` run in `worktree`, its git folder and work tree given explicitly. */
+export function inWorktree(worktree: PinnedWorktree, args: readonly string[]): string[] {
+  return [`--git-dir=${worktree.gitDir}`, `--work-tree=${worktree.path}`, ...args];
+}
+
 /** Runs git; resolves with its exit code whatever it is (callers decide what a code means). */
 export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {
@@ -36,7 +57,7 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
       if (!options.env || !(name in options.env)) delete env[name];
     }
     if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
-    const child = spawn("git", ["-c", "core.quotePath=false", ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("git", [...HARDENED, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
@@ -51,7 +72,8 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
 /** Runs git and returns its trimmed output; a non-zero exit is an Error naming the command and git's message. */
 export async function git(args: readonly string[], options: GitOptions): Promise<string> {
   const result = await runGit(args, options);
-  if (result.code !== 0) throw new Error(`git ${args[0] ?? ""} failed: ${result.stderr || `exit ${result.code}`}`);
+  const command = args.find((arg) => !arg.startsWith("-")) ?? ""; // past --git-dir and the like
+  if (result.code !== 0) throw new Error(`git ${command} failed: ${result.stderr || `exit ${result.code}`}`);
   return result.stdout.toString("utf8").trim();
 }
 

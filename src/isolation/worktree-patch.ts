@@ -1,10 +1,9 @@
 // A worktree child's changes as one git patch, and that patch played back into a worktree: what a
 // cassette keeps of a writer, so a replayed writer changes its worktree as the recorded one did.
-import { git, runGit } from "./git.ts";
+import { git, inWorktree, runGit, type PinnedWorktree } from "./git.ts";
 
-/** Where a worktree child works: its worktree's top directory and the commit it was made from. */
-interface ChildWorktree {
-  path: string;
+/** Where a worktree child works: its worktree (pinned, see `inWorktree`) and the commit it was made from. */
+interface ChildWorktree extends PinnedWorktree {
   base: string;
 }
 
@@ -14,8 +13,8 @@ interface ChildWorktree {
  * Staging in the worktree's own index is harmless: keeping the changes stages them all anyway.
  */
 export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | null> {
-  await git(["add", "-A", "--", ":/"], { cwd: worktree.path });
-  const out = await runGit(["diff", "--cached", "--binary", "--no-color", "--find-renames", worktree.base], { cwd: worktree.path });
+  await git(inWorktree(worktree, ["add", "-A", "--", ":/"]), { cwd: worktree.path });
+  const out = await runGit(inWorktree(worktree, ["diff", "--cached", "--binary", "--no-color", "--find-renames", worktree.base]), { cwd: worktree.path });
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.length > 0 ? out.stdout : null;
 }
@@ -25,7 +24,7 @@ export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | n
  * writes one). The failure is git's own message.
  */
 export async function applyPatch(worktree: ChildWorktree, patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }> {
-  const out = await runGit(["apply", "--whitespace=nowarn", "-"], { cwd: worktree.path, input: patch });
+  const out = await runGit(inWorktree(worktree, ["apply", "--whitespace=nowarn", "-"]), { cwd: worktree.path, input: patch });
   return out.code === 0 ? { ok: true } : { ok: false, message: out.stderr || `git apply exited ${out.code}` };
 }
 

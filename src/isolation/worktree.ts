@@ -19,6 +19,8 @@ export interface Isolation {
   cwd: string;
   /** The commit the worktree was made from. */
   base: string;
+  /** Its administrative folder in the repository, read before the child runs (see `inWorktree`). */
+  gitDir: string;
 }
 
 /** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
@@ -35,9 +37,11 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), root: repo.root }), { mode: 0o600 });
   await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }));
+  // Read now, while only git has written in the worktree.
+  const gitDir = await git(["rev-parse", "--absolute-git-dir"], { cwd: path });
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
-  return { repo, runId, path, cwd, base };
+  return { repo, runId, path, cwd, base, gitDir };
 }
 
 /** Removes the worktree (whatever it holds) and its registration, then its owner file. */
@@ -61,7 +65,7 @@ export async function settleIsolation(isolation: Isolation, home: string): Promi
   try {
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation.path, isolation.base, isolation.runId))?.stats ?? null;
+    return (await captureChanges(isolation, isolation.base, isolation.runId))?.stats ?? null;
   } finally {
     await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
   }

@@ -146,4 +146,35 @@ describe("worktree isolation on a real git repository", () => {
     expect(gitIn(root, "ls-tree", "-r", "--name-only", isolation.base)).toBe("a.txt\ndot-pi/settings.json");
     expect(await settleIsolation(isolation, inner)).toBeNull();
   });
+
+  it("runs no program a child planted: a rewritten .git, a nested repository and an attribute all name one, and nothing runs", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    const proof = join(home, `planted-${isolation.runId}`);
+    const command = `touch ${proof}; false`;
+    const hostile = (dir: string) => ({
+      [`${dir}/HEAD`]: "ref: refs/heads/main\n",
+      [`${dir}/objects/info/keep`]: "",
+      [`${dir}/refs/heads/keep`]: "",
+      [`${dir}/hooks/post-index-change`]: `#!/bin/sh\n${command}\n`,
+      [`${dir}/config`]: `[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "${command}"\n\thooksPath = hooks\n[filter "x"]\n\tclean = "${command}"\n`,
+    });
+    // The child makes a repository inside its tree with a commit and that config, points its
+    // worktree's .git at a git folder of its own, and asks for the filter that config defines.
+    const nested = join(isolation.path, "nested");
+    mkdirSync(nested);
+    gitIn(nested, "init", "-q", "-b", "main");
+    writeIn(nested, { "n.txt": "n\n" });
+    gitIn(nested, "add", "-A");
+    gitIn(nested, "commit", "-q", "-m", "nested");
+    writeIn(nested, { ".git/config": hostile(".git")[".git/config"]!, ".git/hooks/post-index-change": hostile(".git")[".git/hooks/post-index-change"]! });
+    writeIn(isolation.path, { ...hostile("evil"), ".gitattributes": "*.txt filter=x\n", "b.txt": "b\n" });
+    writeFileSync(join(isolation.path, ".git"), "gitdir: evil\n");
+    const stats = await settleIsolation(isolation, home);
+    expect(existsSync(proof)).toBe(false);
+    // Its changes are still kept, from the worktree git made, .git file aside.
+    expect(stats?.files).toBeGreaterThan(0);
+    expect(gitIn(root, "show", `${changesRef(isolation.runId)}:b.txt`)).toBe("b");
+    expect(gitIn(root, "ls-tree", "--name-only", changesRef(isolation.runId))).not.toContain(".git\n");
+  });
 });
