@@ -40,6 +40,38 @@ describe("BoundedText", () => {
     expect(kept).not.toContain("noise 50");
   });
 
+  const KEY = "sk-ant-api03-Xy7Qp2Lm9Rt4Vn8Bc3Df6Gh1Jk5Mn0Pq7Rs2Tu9Vw4Xz8Ab3Cd6Ef1Gh5Ij0Kl7Mn2Op9Qr4St8Uv3Wx6Yz1-AbCdEfAA";
+  /** Whether any ten characters in a row of the key's body are in `text`. */
+  const holdsPieceOfKey = (text: string) => {
+    const body = KEY.slice("sk-ant-api03-".length);
+    return Array.from({ length: body.length - 9 }, (_, at) => body.slice(at, at + 10)).some((piece) => text.includes(piece));
+  };
+
+  test("a key the head's end or the tail's start cuts through leaves no piece of itself", () => {
+    const line = `ANTHROPIC_API_KEY=${KEY}`;
+    for (let inside = 2; inside < line.length - 1; inside += 3) {
+      const cutHead = new BoundedText(6 + inside, 20);
+      cutHead.push(Buffer.from(`auth: ${line} was refused\n${"at frame\n".repeat(40)}exit\n`));
+      expect(holdsPieceOfKey(cutHead.text())).toBe(false);
+      expect(cutHead.text()).toMatch(/^auth: \n\[… \d+ bytes left out …\]/);
+
+      const ending = " was refused\n";
+      const cutTail = new BoundedText(20, ending.length + inside);
+      cutTail.push(Buffer.from(`start\n${"at frame\n".repeat(40)}${line}${ending}`));
+      expect(holdsPieceOfKey(cutTail.text())).toBe(false);
+      expect(cutTail.text().endsWith(ending)).toBe(true);
+    }
+  });
+
+  test("the text is redacted, and the last lines are cut from the redacted text", () => {
+    const text = new BoundedText(10_000, 10_000);
+    text.push(Buffer.from(`API Error: 401 invalid x-api-key ANTHROPIC_API_KEY=${KEY}\n`));
+    for (let frame = 1; frame <= 7; frame++) text.push(Buffer.from(`    at processTicksAndRejections (node:internal/process/task_queues:95:5) #${frame}\n`));
+    expect(text.text()).toContain("[REDACTED]");
+    expect(holdsPieceOfKey(text.text())).toBe(false);
+    for (const maxChars of [560, 600, 640, 700]) expect(holdsPieceOfKey(text.lastLines(maxChars))).toBe(false);
+  });
+
   test("a short stream is kept whole, a character across the head and tail intact", () => {
     const text = new BoundedText(3, 100);
     text.push(Buffer.from("ab✓cd", "utf8"));

@@ -1,6 +1,16 @@
+import { redactText } from "../../runs/index.ts";
+
+/** How far from a cut a blank is looked for; with none, this many characters beside the cut are dropped. */
+const MAX_PIECE = 256;
+
 /**
  * Keeps the start and the end of a stream that may be very long (a CLI's stderr): the start says
  * how it began, the end usually says why it stopped. What lies between is counted, not kept.
+ *
+ * What it returns is redacted, and redaction sees the kept text before anything is cut from it:
+ * a secret cut in two would leave a piece no rule recognises (the tail of a key without its
+ * prefix). So where the stream was cut, the word the cut went through is dropped too (up to the
+ * nearest blank, else MAX_PIECE characters), and `lastLines` cuts the text once it is redacted.
  */
 export class BoundedText {
   private readonly headLimit: number;
@@ -8,6 +18,9 @@ export class BoundedText {
   private head = Buffer.alloc(0);
   private tail = Buffer.alloc(0);
   private dropped = 0;
+  /** Whether the byte after the head, and the one before the tail, is blank: a cut there splits no word. */
+  private headEndsWord = true;
+  private tailStartsWord = true;
 
   constructor(headLimit: number, tailLimit: number) {
     this.headLimit = headLimit;
@@ -19,10 +32,12 @@ export class BoundedText {
     if (room > 0) {
       this.head = Buffer.concat([this.head, chunk.subarray(0, room)]);
       chunk = chunk.subarray(room);
+      if (chunk.length > 0) this.headEndsWord = isBlank(chunk[0]!);
     }
     if (chunk.length === 0) return;
     const joined = Buffer.concat([this.tail, chunk]);
     const excess = Math.max(0, joined.length - this.tailLimit);
+    if (excess > 0) this.tailStartsWord = isBlank(joined[excess - 1]!);
     this.dropped += excess;
     this.tail = Buffer.from(joined.subarray(excess));
   }
@@ -31,15 +46,33 @@ export class BoundedText {
     return this.head.length === 0;
   }
 
-  /** The kept text; a cut is marked with how many bytes were left out. */
+  /** The kept text, redacted; a cut is marked with how many bytes were left out. */
   text(): string {
-    if (this.dropped === 0) return Buffer.concat([this.head, this.tail]).toString("utf8");
-    return `${this.head.toString("utf8")}\n[… ${this.dropped} bytes left out …]\n${this.tail.toString("utf8")}`;
+    if (this.dropped === 0) return redactText(Buffer.concat([this.head, this.tail]).toString("utf8")).text;
+    const head = this.headEndsWord ? this.head.toString("utf8") : withoutLastPiece(this.head.toString("utf8"));
+    const tail = this.tailStartsWord ? this.tail.toString("utf8") : withoutFirstPiece(this.tail.toString("utf8"));
+    return redactText(`${head}\n[… ${this.dropped} bytes left out …]\n${tail}`).text;
   }
 
-  /** The last few lines, for an error message. */
+  /** The last few lines, redacted, for an error message. */
   lastLines(maxChars: number): string {
     const all = this.text().trimEnd();
-    return all.length <= maxChars ? all : `…${all.slice(all.length - maxChars)}`;
+    return all.length <= maxChars ? all : `…${all.slice(all.length - maxChars)}`; // redacted already: a cut now hides nothing
   }
 }
+
+/** `text` without the piece of a word it ends in, where a cut went through: back to its last blank, else MAX_PIECE characters. */
+function withoutLastPiece(text: string): string {
+  const end = text.slice(-(MAX_PIECE + 1));
+  const blank = end.search(/\s\S*$/);
+  return text.slice(0, blank === -1 ? Math.max(0, text.length - MAX_PIECE) : text.length - end.length + blank + 1);
+}
+
+/** `text` without the piece of a word it starts with, where a cut went through: up to its first blank, else MAX_PIECE characters. */
+function withoutFirstPiece(text: string): string {
+  const blank = text.slice(0, MAX_PIECE + 1).search(/\s/);
+  return text.slice(blank === -1 ? MAX_PIECE : blank);
+}
+
+/** Space, tab, line feed, vertical tab, form feed or carriage return. */
+const isBlank = (byte: number): boolean => byte === 0x20 || (byte >= 0x09 && byte <= 0x0d);
