@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import type { AgentOptions } from "../../../runtime/index.ts";
+import { redactText } from "../../runs/index.ts";
 
 /**
  * What a workflow's journal records of each agent() and tools.* call, so that a resumed run can
@@ -23,10 +24,13 @@ export function hashArgs(value: unknown): string {
   return hash("sha256", JSON.stringify(value ?? null), "hex").slice(0, 24);
 }
 
-/** The default label of an agent() child, as its run's description says it. */
+/**
+ * The default label of an agent() child, as its run's description says it: the prompt's start,
+ * redacted before it is cut (a token cut in two leaves a piece no rule recognises).
+ */
 export function agentLabel(options: Partial<AgentOptions>, index: number): string {
   if (typeof options.description === "string") return options.description;
-  const prompt = typeof options.prompt === "string" ? options.prompt : "";
+  const prompt = typeof options.prompt === "string" ? redactText(options.prompt).text : "";
   return `agent ${index + 1}: ${prompt.replace(/[\s\u0000]+/g, " ").trim().slice(0, 60)}`;
 }
 
