@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactText, redactValue } from "../../src/runs/index.ts";
+import { REDACTED, redactedJson, redactText, redactValue, redactValueUnder } from "../../src/runs/index.ts";
 
 // Built from pieces so the source file itself does not look like it leaks credentials.
 const rep = (c: string, n: number) => c.repeat(n);
@@ -258,5 +258,49 @@ describe("redactValue", () => {
   it("returns the JSON-safe canonical form", () => {
     expect(redactValue({ a: undefined, b: 1 }).value).toEqual({ b: 1 });
     expect(redactValue(undefined)).toEqual({ value: undefined, changed: false });
+  });
+});
+
+describe("object keys and store keys", () => {
+  const token = `ghp_${alnum(36)}`;
+  const key = `sk-ant-api03-${alnum(60)}`;
+
+  it("redacts a secret used as an object key, in both serialisations, keeping the keys' order and values", () => {
+    const value = { first: 1, [key]: "owner@example.com", nested: [{ [`token ${token}`]: true }], last: 2 };
+    const line = redactedJson(value)!;
+    const copy = redactValue(value);
+    for (const written of [line, JSON.stringify(copy.value)]) {
+      expect(written).not.toContain(key);
+      expect(written).not.toContain(token);
+      expect(Object.keys(JSON.parse(written) as object)).toEqual(["first", REDACTED, "nested", "last"]);
+    }
+    expect(copy.changed).toBe(true);
+    expect(JSON.parse(line)).toEqual({ first: 1, [REDACTED]: "owner@example.com", nested: [{ [`token ${REDACTED}`]: true }], last: 2 });
+  });
+
+  it("keeps two keys that redact alike apart, and a __proto__ key as data", () => {
+    const value = JSON.parse(`{"${key}":1,"${token}":2,"${REDACTED}":3,"__proto__":{"${key}":4}}`) as object;
+    const expected = { [REDACTED]: 1, [`${REDACTED} (2)`]: 2, [`${REDACTED} (3)`]: 3 };
+    for (const written of [redactedJson(value)!, JSON.stringify(redactValue(value).value)]) {
+      const parsed = JSON.parse(written) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+      expect(parsed).toMatchObject(expected);
+      expect(Object.getOwnPropertyDescriptor(parsed, "__proto__")?.value).toEqual({ [REDACTED]: 4 });
+    }
+  });
+
+  it("leaves an object whose keys hold no secret as it is, without a copy", () => {
+    const value = { type: "message", id: "31c26910", nested: { text: "hello" } };
+    expect(redactedJson(value)).toBe(JSON.stringify(value));
+    expect(redactValue(value)).toEqual({ value, changed: false });
+  });
+
+  it("judges a stored value under its store key, as in an object", () => {
+    expect(redactValueUnder("db_password", "correct-horse-battery-staple-7193")).toBe(REDACTED);
+    expect(redactValueUnder("api_key", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")).toBe(REDACTED);
+    expect(redactValueUnder("notes", "correct-horse-battery-staple-7193")).toBe("correct-horse-battery-staple-7193");
+    expect(redactValueUnder("creds", { password: "hunter2-but-longer" })).toEqual({ password: REDACTED });
+    expect(redactValueUnder("__proto__", { n: 1 })).toEqual({ n: 1 });
+    expect(redactValueUnder("notes", undefined)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
-import type { RunWriter, SettleResult } from "../../runs/index.ts";
+import { redactValueUnder, type RunWriter, type SettleResult } from "../../runs/index.ts";
 import {
   runWorkflow,
   type ParsedWorkflow,
@@ -201,7 +201,8 @@ function record(writer: RunWriter, event: WorkflowEvent, trace: RunTraceHooks): 
   switch (event.type) {
     case "store":
       if (event.value === undefined) writer.journal({ t: "event", name: "store_delete", data: { key: event.key } });
-      else writer.journal({ t: "store", key: event.key, value: event.value });
+      // Judged under the script's key, as in an object: store("db_password", pw) keeps no password.
+      else writer.journal({ t: "store", key: event.key, value: redactValueUnder(event.key, event.value) });
       return;
     case "tool_start":
       return writer.journal({ t: "event", name: "tool_start", data: { index: event.index, tool: event.name } });

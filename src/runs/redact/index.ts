@@ -87,6 +87,15 @@ export function redactValue(value: unknown): { value: unknown; changed: boolean 
 }
 
 /**
+ * `value` redacted as it would be under `key` in an object: a string stored under a secret name
+ * (`store("db_password", pw)`) is replaced whole, as `{ "db_password": pw }` would have it.
+ */
+export function redactValueUnder(key: string, value: unknown): unknown {
+  const { value: redacted } = redactValue({ [key]: value });
+  return redacted === undefined ? undefined : Object.values(redacted as object)[0];
+}
+
+/**
  * `value` redacted and as one line of JSON: what a line of evidence writes. One pass, redacting each
  * string as JSON.stringify reaches it (after any toJSON, so exactly the strings the line holds), with
  * the same rules as `walk`: no parsed copy is made, and a text that repeats is the same string each
@@ -97,8 +106,12 @@ export function redactedJson(value: unknown): string | undefined {
 }
 
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
-  const text = typeof value === "string" ? value : value !== null && typeof value === "object" ? writtenAsText(value) : undefined;
-  if (text === undefined) return value;
+  let text: string | undefined;
+  if (typeof value === "string") text = value;
+  else if (value !== null && typeof value === "object") {
+    text = writtenAsText(value);
+    if (text === undefined) return Array.isArray(value) ? value : withRedactedKeys(value);
+  } else return value;
   // An array's items are keyed by index: only an object's string values are judged by their key.
   if (!Array.isArray(this) && text !== REDACTED && secretUnderKey(key, text)) return REDACTED;
   return redactedText(text);
@@ -156,9 +169,53 @@ function secretUnderKey(key: string, item: string): boolean {
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
+/** Key names redacted as text, remembered by name; forgotten whole when full, so odd names cannot grow it. */
+const KEY_REDACTIONS_MAX = 4096;
+const keyRedactions = new Map<string, string>();
+
+function redactedKey(key: string): string {
+  let out = keyRedactions.get(key);
+  if (out === undefined) {
+    out = redactedText(key);
+    if (keyRedactions.size >= KEY_REDACTIONS_MAX) keyRedactions.clear();
+    keyRedactions.set(key, out);
+  }
+  return out;
+}
+
+/**
+ * `record` itself when no key of it holds a secret, else a copy whose keys are redacted (a value a
+ * script builds may be keyed by anything, a token included), in the same order. Two keys that
+ * redact alike stay two: the later ones are numbered.
+ */
+function withRedactedKeys(record: object): object {
+  const keys = Object.keys(record);
+  const values = record as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const clean = redactedKey(key);
+    if (copy === undefined) {
+      if (clean === key) continue;
+      copy = {};
+      for (let j = 0; j < i; j++) defineData(copy, keys[j]!, values[keys[j]!]);
+    }
+    let name = clean;
+    for (let n = 2; Object.hasOwn(copy, name); n++) name = `${clean} (${n})`;
+    defineData(copy, name, values[key]);
+  }
+  return copy ?? record;
+}
+
+/** defineProperty, not assignment: a "__proto__" key must stay data, not a prototype. */
+function defineData(record: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /**
  * Redacts the strings of a freshly parsed JSON value in place: the parse made it, so no one else
- * holds it, and an entry with nothing to redact (the common case) costs no copy.
+ * holds it, and an entry with nothing to redact (the common case) costs no copy. An object with a
+ * key to redact is replaced by a copy with redacted keys.
  */
 function walk(value: unknown, state: { changed: boolean }): unknown {
   if (typeof value === "string") {
@@ -169,26 +226,27 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      if (item !== null && typeof item === "object") walk(item, state);
-      else if (typeof item === "string") value[i] = walk(item, state);
+      if ((item !== null && typeof item === "object") || typeof item === "string") value[i] = walk(item, state);
     }
     return value;
   }
   if (value !== null && typeof value === "object") {
-    const record = value as Record<string, unknown>;
+    const record = withRedactedKeys(value) as Record<string, unknown>;
+    if (record !== value) state.changed = true;
     for (const key of Object.keys(record)) {
       const item = record[key];
       if (typeof item === "string") {
         const next = item !== REDACTED && secretUnderKey(key, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
-          // defineProperty, not assignment: a "__proto__" key from JSON must stay data, not a prototype.
-          Object.defineProperty(record, key, { value: next, enumerable: true, writable: true, configurable: true });
+          defineData(record, key, next);
         }
       } else if (item !== null && typeof item === "object") {
-        walk(item, state);
+        const next = walk(item, state);
+        if (next !== item) defineData(record, key, next);
       }
     }
+    return record;
   }
   return value;
 }
