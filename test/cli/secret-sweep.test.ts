@@ -2,8 +2,10 @@
  * Nothing pi-flow writes keeps a secret. A real `flow` process runs a workflow fed a corpus of
  * realistic FAKE secrets through `--args`: a pi child (Pi's faux model) gets them in its prompt,
  * passes them to a tool and repeats them in its answer, then is resumed; claude children (the
- * fake CLI) repeat them in answers written in 37-byte pieces. Afterwards every file under the Flow
- * home and the temporary HOME is read, and none holds any 8-character piece of any secret.
+ * fake CLI) repeat them in answers written in 37-byte pieces, in labels cut from their prompts, and
+ * on the stderr of a CLI that dies; the script stores one under a secret name and returns them as
+ * object keys. Afterwards every file under the Flow home and the temporary HOME is read, and none
+ * holds any 8-character piece of any secret.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +28,9 @@ const ALL = buildSecretCases();
 const CONFIGS = ALL.filter((_, i) => i % 5 === 0).sort((a, b) => a.text.length - b.text.length);
 /** One-line cases for the claude children: the fake answers with its prompt's last line. */
 const LINES = ALL.filter((c, i) => i % 5 === 2 && !c.text.includes("\n")).slice(0, 12);
-const FED: readonly SecretCase[] = [...CONFIGS, ...LINES];
+/** A value no rule finds a secret in by itself: only the secret name it is stored under says it is one. */
+const STORED: SecretCase = { provider: "store-key", context: "store(\"db_password\")", text: "correct-horse-battery-staple-7193", secret: "correct-horse-battery-staple-7193" };
+const FED: readonly SecretCase[] = [...CONFIGS, ...LINES, STORED];
 /** Everything around the secrets: a piece found there proves nothing. */
 const CONTEXT = FED.map((c) => c.text.split(c.secret).join("\u0000")).join("\u0000");
 
@@ -36,8 +40,16 @@ const SCRIPT = [
   'const first = await agent({ role: "worker", description: "check configs", prompt: "Check these configs:\\n\\n" + args.configs.join("\\n\\n"), context: { mode: "none" } });',
   'const again = await agent({ role: "worker", resume: first.runId, description: "follow up", prompt: "What did you find?", context: { mode: "none" } });',
   "const cli = [];",
-  'for (const line of args.lines) cli.push((await agent({ role: "worker", harness: "claude", description: "repeat a line", prompt: "Repeat this line:\\n" + line, context: { mode: "none" } })).value);',
-  "return { first: first.value, again: again.value, cli };",
+  // No description: each child's label is its prompt's start, cut at 60 characters.
+  'for (const line of args.lines) cli.push((await agent({ role: "worker", harness: "claude", prompt: "Repeat this line:\\n" + line, context: { mode: "none" } })).value);',
+  // Children whose CLI dies with the line on stderr, followed by a stack trace.
+  "const failed = [];",
+  'for (const line of args.lines) { try { await agent({ role: "worker", harness: "claude", prompt: "[fake:crash-echo]\\nRepeat this line:\\n" + line, context: { mode: "none" } }); } catch (error) { failed.push(String(error.code)); } }',
+  'store("db_password", args.password);',
+  // Secrets as the keys of the returned value.
+  "const byKey = {};",
+  'for (const line of args.lines) byKey[line] = "owner";',
+  "return { first: first.value, again: again.value, cli, failed, byKey };",
 ].join("\n");
 
 /** The 8-character pieces of `secret` (the whole of a shorter one) that its context does not hold. */
@@ -87,16 +99,18 @@ beforeAll(async () => {
   const script = join(outside, "sweep.js");
   writeFileSync(script, SCRIPT);
   const env = { ...sandbox.env, PATH: pathWithFakes(sandbox.env.PATH), FLOW_FAUX_SCRIPT: rules, FLOW_FAUX_LOG: fauxLog };
-  const args = JSON.stringify({ configs: CONFIGS.map((c) => c.text), lines: LINES.map((c) => c.text) });
+  const args = JSON.stringify({ configs: CONFIGS.map((c) => c.text), lines: LINES.map((c) => c.text), password: STORED.text });
   result = await flow(["run", script, "--cwd", outside, "--args", args, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { env });
 }, 300_000);
 
 describe("after a run fed realistic secrets", () => {
   test("the run succeeded, with the children the test expects", () => {
     expect(result.code, result.stderr).toBe(0);
-    const value = JSON.parse(result.stdout) as { first: string; again: string; cli: string[] };
+    const value = JSON.parse(result.stdout) as { first: string; again: string; cli: string[]; failed: string[]; byKey: Record<string, string> };
     expect(value.first).toContain("[REDACTED]");
     expect(value.cli).toHaveLength(LINES.length);
+    expect(value.failed).toEqual(LINES.map(() => "failed"));
+    expect(Object.keys(value.byKey).every((key) => key.includes("[REDACTED]"))).toBe(true);
   });
 
   test("no file under the Flow home or HOME holds a piece of any secret", () => {
