@@ -10,7 +10,7 @@ import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.t
 import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
-import { shownUrl } from "./settings.ts";
+import { shownUrl } from "../runs/index.ts";
 import { childWatch, type ChildWatch } from "./child-watch.ts";
 import { sendSteer } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";

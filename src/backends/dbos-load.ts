@@ -5,7 +5,7 @@ import { ensureWorkersTable } from "./heartbeats.ts";
 import { ensureSteersTable } from "./steers.ts";
 import { ensureChildSessionsTable } from "./child-sessions.ts";
 import { applicationVersion } from "./names.ts";
-import { shownUrl } from "./settings.ts";
+import { shownUrl } from "../runs/index.ts";
 
 /** The DBOS SDK, loaded only when the dbos backend is chosen: the local default never pays for it. */
 export type DbosSdk = typeof import("@dbos-inc/dbos-sdk");

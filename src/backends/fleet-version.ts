@@ -10,7 +10,7 @@ import type { Client } from "pg";
 import { FlowError } from "../contract/errors.ts";
 import { SILENT_AFTER_SECONDS } from "./heartbeats.ts";
 import { CHILD_QUEUE } from "./names.ts";
-import { shownUrl } from "./settings.ts";
+import { shownUrl } from "../runs/index.ts";
 
 export interface OtherVersionUse {
   version: string;

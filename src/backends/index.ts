@@ -6,7 +6,8 @@
  */
 import { dbosCoordinator } from "./dbos-coordinator.ts";
 import type { FleetChildren } from "./fleet.ts";
-import { resolveBackendSettings, shownUrl, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
+import { resolveBackendSettings, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
+import { shownUrl } from "../runs/index.ts";
 
 export type { FleetChildren } from "./fleet.ts";
 export type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";

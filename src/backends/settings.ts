@@ -13,16 +13,6 @@ const SECTION = 'see docs/scale.md, "Settings"';
 
 const invalid = (what: string) => new FlowError("configuration_invalid", `${what} (${SECTION}).`);
 
-/** A database URL with its password, if any, left out: what a message may quote. */
-export function shownUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(not a URL)";
-  }
-}
 
 function databaseUrl(value: unknown, what: string): string | undefined {
   if (value === undefined || value === "") return undefined;

@@ -1,5 +1,6 @@
 import { workersSeen } from "./heartbeats.ts";
-import { shownUrl, type BackendSettings } from "./settings.ts";
+import type { BackendSettings } from "./settings.ts";
+import { shownUrl } from "../runs/index.ts";
 
 /** How long `flow help` and `/flow doctor` wait for the database before saying it did not answer. */
 const CONNECT_TIMEOUT_MS = 3000;

@@ -22,6 +22,7 @@ export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, 
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactedJson, redactText, redactValue, redactValueUnder, REDACTED } from "./redact/index.ts";
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
+export { shownUrl } from "./redact/shown-url.ts";
 export { printable, stripControls } from "./controls.ts";
 export { atomicWriteFile, errorCode, TMP_PREFIX } from "./fsio.ts";
 export { groupCommit } from "./write/group-commit.ts";

@@ -1,7 +1,7 @@
 import type { Context, Span, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
 import type { RunView } from "../contract/run-schema.ts";
-import type { TaskIdentity } from "../runs/index.ts";
+import { shownUrl, type TaskIdentity } from "../runs/index.ts";
 import { spanText, startAttributes } from "./attributes.ts";
 import { contentWanted, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
@@ -103,7 +103,7 @@ export function telemetryStatus(): string {
   const problems = state.problems.length === 0 ? "" : `; ${state.problems.join("; ")}`;
   if (!config.on) return `off (OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on, see docs/observability.md)${problems}`;
   const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318";
-  return `OTLP ${config.protocol} to ${endpoint}${state.loaded ? "" : " (loading)"}${problems}`;
+  return `OTLP ${config.protocol} to ${shownUrl(endpoint)}${state.loaded ? "" : " (loading)"}${problems}`;
 }
 
 /** `flow.telemetry.content` from Pi's settings: prompts and answers go on spans only when it is true. */

@@ -21,6 +21,10 @@ test("flow --help and flow <command> --help print the usage of every command and
   const backend = await flow(["help"], { env: { ...env, PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://flow:hunter2@db.example:5432/flow" } });
   expect(backend.stdout).toContain("\n\nBackend: dbos on postgres://flow:***@db.example:5432/flow (children run on flow workers)\n");
   expect(backend.stdout).not.toContain("hunter2");
+  // libpq also takes the password as a query parameter: every query value is hidden too.
+  const query = await flow(["help"], { env: { ...env, PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://flow@db.example:5432/flow?password=Tr0ub4dor%263xyz&sslmode=require" } });
+  expect(query.stdout).toContain("\n\nBackend: dbos on postgres://flow@db.example:5432/flow?password=***&sslmode=*** (children run on flow workers)\n");
+  expect(query.stdout + query.stderr).not.toContain("Tr0ub4dor");
   const version = await flowInProcess(["--version"], { env });
   const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
   expect(version.stdout).toBe(`pi-flow ${manifest.version}\n`);

@@ -51,6 +51,15 @@ describe("/flow without a model call", () => {
     expect(pi.session.messages.filter((m) => m.role === "assistant")).toHaveLength(0);
   });
 
+  test("doctor names where traces go without the endpoint's credentials", async () => {
+    const token = "glc_eyJvIjoiMTIzNDU2IiwibiI6InN0YWNrLXRva2VuIiwiayI6IkFCQ0RFRkdISUpLTE1OT1AifQ";
+    pi = await startPiSession({ env: { OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: `https://tenant:${token}@otlp.example.com/otlp?api_key=k3y-v4lue-0123456789` } });
+    const text = await flow(pi, "doctor");
+    expect(text).toMatch(/^traces {3}OTLP http\/protobuf to https:\/\/tenant:\*\*\*@otlp\.example\.com\/otlp\?api_key=\*\*\*/m);
+    expect(text).not.toContain(token);
+    expect(text).not.toContain("k3y-v4lue");
+  });
+
   test("workflows: each saved workflow with its source, description and arguments; one that does not parse says why", async () => {
     pi = await startPiSession();
     const dir = join(pi.cwd, ".pi", "flow", "workflows");
