@@ -43,7 +43,9 @@ export type ChildDiagnostic =
   /** The child was answered by the stub harness: no model said it. */
   | { type: "stub"; message: string }
   /** Another worker took the child over and continued the session its earlier worker saved. */
-  | { type: "takeover"; message: string };
+  | { type: "takeover"; message: string }
+  /** The harness ran the child with less than its tools allow, and why (`code` names the case). */
+  | { type: "narrowed"; code: string; message: string };
 
 /** A worktree child's changes, as cassettes record and replay them (src/isolation/worktree-patch.ts). */
 export interface ChildWorktree {

@@ -64,6 +64,13 @@ describe("roles and options become the CLIs' flags", () => {
     expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "-"]);
     expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
   });
+
+  test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
+    const { diagnostics } = await ws.run("codex", { role: "worker", tools: ["read", "edit", "write", "grep", "find", "ls"], prompt: "no shell" });
+    const [run] = fakeRuns(ws.cwd, "codex");
+    expect(run!.argv).toContain("--sandbox=read-only");
+    expect(diagnostics).toContainEqual({ type: "narrowed", code: "codex_read_only_without_bash", message: expect.stringContaining("holds write or edit but not bash") });
+  });
 });
 
 describe("the environment allowlist", () => {

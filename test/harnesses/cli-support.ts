@@ -21,6 +21,8 @@ export interface CliRun {
 export interface CliRunInput {
   prompt?: string;
   role?: keyof typeof BUILTIN_ROLES;
+  /** The child's tools after its parent's bound, instead of its role's. */
+  tools?: string[];
   outputSchema?: Record<string, unknown>;
   env?: NodeJS.ProcessEnv;
   options?: CliHarnessOptions;
@@ -41,7 +43,7 @@ export class CliWorkspace {
     const env = input.env ?? { ...process.env, PATH: pathWithFakes() };
     const child = createCliHarnessByName(harness, { ...input.options, env });
     const result = await child.run({
-      profile: BUILTIN_ROLES[input.role ?? "worker"]!,
+      profile: { ...BUILTIN_ROLES[input.role ?? "worker"]!, ...(input.tools ? { tools: input.tools } : {}) },
       task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },
       prompt: input.prompt ?? "Run the build and report.",
       cwd: this.cwd,

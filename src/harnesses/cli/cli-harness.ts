@@ -100,6 +100,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       scratchDir,
       resumeSessionId: options.resumeSessionId,
     });
+    if (launch.narrowed) request.onDiagnostic({ type: "narrowed", ...launch.narrowed });
     let failure: string | undefined;
     let outputBytes = 0;
     const sink: StreamSink = {

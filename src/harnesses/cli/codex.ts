@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
 import { argsLine, count, isRecord, requireRecord, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
@@ -11,14 +12,20 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
  * system prompt, so the role's instructions go before the task in the prompt.
  */
 
+/** The diagnostic code of a codex child that holds write or edit but not bash, so runs read-only. */
+export const CODEX_NO_SHELL = "codex_read_only_without_bash";
+
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
+  // Codex's model always has a shell, and in workspace-write it runs any command in the child's
+  // folder (the project's scripts and tests included): only a child that holds bash gets it.
+  const shell = (request.profile.tools ?? PI_DEFAULT_TOOLS).includes("bash");
   const args = [
     "exec",
     "--json",
     // pi-flow chose the directory; codex's own "is this a git repository" guard would only refuse it.
     "--skip-git-repo-check",
     `--cd=${request.cwd}`,
-    `--sandbox=${readOnly ? "read-only" : "workspace-write"}`,
+    `--sandbox=${readOnly || !shell ? "read-only" : "workspace-write"}`,
   ];
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {
@@ -31,7 +38,9 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   // `-`: read the prompt from stdin.
   args.push("-");
   const stdin = `<role_instructions>\n${request.profile.systemPrompt}\n</role_instructions>\n\n${request.prompt}`;
-  return { args, stdin };
+  if (readOnly || shell) return { args, stdin };
+  const message = "codex runs this child in its read-only sandbox: it holds write or edit but not bash, and codex cannot write without a shell that runs any command";
+  return { args, stdin, narrowed: { code: CODEX_NO_SHELL, message } };
 }
 
 /** What an item is, as a tool name for diagnostics and progress; undefined for items that are not tool calls. */

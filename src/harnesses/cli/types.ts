@@ -36,6 +36,8 @@ export interface CliLaunchInput {
 export interface CliLaunch {
   args: string[];
   stdin: string;
+  /** Where the CLI runs the child with less than its tools allow: said in its diagnostics. */
+  narrowed?: { code: string; message: string };
 }
 
 /** Where a stream reader reports what it sees. */

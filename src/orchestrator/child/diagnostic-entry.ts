@@ -20,5 +20,7 @@ export function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
       return { level: "warn", code: "stubbed", message: entry.message };
     case "takeover":
       return { level: "info", code: "takeover", message: entry.message };
+    case "narrowed":
+      return { level: "warn", code: entry.code, message: entry.message };
   }
 }
