@@ -37,7 +37,9 @@ export function outputChunk(kind: RunKind, text: string, at: string, first: bool
 export function diagnosticChunk(kind: RunKind, entry: DiagnosticEntry & { at: string }, first: boolean): string {
   if (kind === "agent") {
     const code = entry.code ? ` [${entry.code}]` : "";
-    const line = `${entry.at} ${entry.level}${code}: ${entry.message}`;
+    // A message's own lines are indented, so no text a child wrote (a command, its stderr) can pass
+    // for an entry of its own: readers (resume's CLI session) read entries by their line's start.
+    const line = `${entry.at} ${entry.level}${code}: ${entry.message.replace(/\r?\n/g, "\n  ")}`;
     return first ? line : `\n${line}`;
   }
   const json: DiagnosticEntry = { at: entry.at, level: entry.level, message: entry.message };
