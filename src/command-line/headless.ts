@@ -12,6 +12,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
 import { FlowError } from "../contract/errors.ts";
+import { redactText } from "../runs/index.ts";
 import type { RegisteredToolSchema } from "../orchestrator/workflow/index.ts";
 import { openFlowSession } from "./flow-session-file.ts";
 
@@ -113,7 +114,7 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
   await session.bindExtensions({});
   const registry = new ModelRegistry(session.modelRuntime);
   if (options.commandLine !== undefined) {
-    sessionManager.appendSessionInfo(options.commandLine.slice(0, 120));
+    sessionManager.appendSessionInfo(redactText(options.commandLine).text.slice(0, 120)); // redacted before it is cut
     sessionManager.appendMessage({ role: "user", content: [{ type: "text", text: `Ran from the shell: ${options.commandLine}` }], timestamp: Date.now() });
     flowSession?.save();
   }

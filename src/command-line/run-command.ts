@@ -6,7 +6,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette } from "../harnesses/replay.ts";
 import { formatLine, recordedHeader, stubHeader, type CassetteHeader } from "../harnesses/cassette.ts";
 import { STUBBED } from "../harnesses/stub.ts";
-import { createStagedFile, errorCode, stagingPathFor } from "../runs/index.ts";
+import { createStagedFile, errorCode, redactText, stagingPathFor } from "../runs/index.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
@@ -25,7 +25,8 @@ const STUB_NOTE = "--stub: no model is called; every child is answered with a va
 /** Writes a refusal the way every refused run reports it; with --json the receipt goes to stdout too. */
 function refuse(error: FlowError, json: boolean): number {
   const code = reportError(error);
-  if (json) process.stdout.write(`${JSON.stringify(fail("external_workflow", "run", error.code, error.message, { run: null }), null, 2)}\n`);
+  // Redacted, as the error line is: a message may quote what it refused (JSON.parse quotes --args).
+  if (json) process.stdout.write(`${JSON.stringify(fail("external_workflow", "run", error.code, redactText(error.message).text, { run: null }), null, 2)}\n`);
   return code;
 }
 

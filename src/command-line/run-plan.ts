@@ -52,7 +52,12 @@ function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undef
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new FlowError("request_invalid", `--args is not JSON: ${(error as Error).message}`);
+    // Without the text JSON.parse quotes around the fault (`Unexpected token 'x', "…" is not valid
+    // JSON`): a piece of a secret cut out of --args is one no redaction rule would find.
+    const message = (error as Error).message;
+    const quote = message.indexOf('"');
+    const reason = quote === -1 ? message : message.slice(0, quote).replace(/[\s,.]+$/, "");
+    throw new FlowError("request_invalid", `--args is not JSON: ${reason}.`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new FlowError("request_invalid", "--args must be a JSON object.");
   return value as Record<string, unknown>;

@@ -146,6 +146,16 @@ describe("exit code 2: the input is refused before anything launches", () => {
     expect(result.stdout).toBe("");
   });
 
+  test("--args that are not JSON are refused without quoting them: the quote could hold a cut secret", async () => {
+    const key = "sk-ant-api03-Xy7Qp2Lm9Rt4Vn8Bc3Df6Gh1Jk5Mn0Pq7Rs2Tu9Vw4Xz8Ab3Cd6Ef1Gh5Ij0Kl7Mn2Op9Qr4St8Uv3Wx6Yz1-AbCdEfAA";
+    for (const args of [`{"target": ${key}}`, `{"target": ${key.slice("sk-ant-api03-".length)}}`]) {
+      const result = await flowInProcess(["run", "review", "--args", args, "--replay", REVIEW_CASSETTE, "--json"], { env });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--args is not JSON: (Unexpected token|Expected)/);
+      for (const text of [result.stderr, result.stdout]) expect(text).not.toMatch(/Xy7Q|AbCdEfAA|Qp2Lm9/);
+    }
+  });
+
   test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {
     const result = await flowInProcess(["run", "no-such-flow", "--replay", REVIEW_CASSETTE, "--json"], { env });
     expect(result.code).toBe(2);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
 import { childEnvironment } from "../../src/harnesses/cli/env.ts";
+import { argsLine } from "../../src/harnesses/cli/guards.ts";
 import { LineSplitter } from "../../src/harnesses/cli/lines.ts";
 
 describe("LineSplitter", () => {
@@ -76,6 +77,16 @@ describe("BoundedText", () => {
     const text = new BoundedText(3, 100);
     text.push(Buffer.from("ab✓cd", "utf8"));
     expect(text.text()).toBe("ab✓cd");
+  });
+});
+
+describe("argsLine", () => {
+  test("redacts a command before it cuts it, so a token across the cut leaves no piece", () => {
+    const token = `ghp_${"R8xK2mQ7vN4pL9tZ3wYb".repeat(2).slice(0, 36)}`;
+    for (let before = 1980; before < 2000; before += 3) {
+      const line = argsLine(`${"x".repeat(before)} ${token} done`);
+      expect(line).not.toContain(token.slice(4, 14));
+    }
   });
 });
 

@@ -13,7 +13,7 @@ import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
-import { stripControls } from "../../runs/index.ts";
+import { redactText, stripControls } from "../../runs/index.ts";
 
 /**
  * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the
@@ -126,7 +126,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       try {
         event = JSON.parse(line);
       } catch {
-        fail(`${spec.name} wrote a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
+        fail(`${spec.name} wrote a line that is not JSON: ${JSON.stringify(redactText(line).text.slice(0, 200))}`);
         return false;
       }
       try {

@@ -81,7 +81,7 @@ function reader(sink: StreamSink): StreamReader {
       seen.add(id);
       sink.usage.toolCalls++;
       sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args });
-      sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`);
+      sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`); // args: redacted by argsLine
     }
     if (phase !== "item.completed") {
       if (item.type === "reasoning") sink.progress("thinking");

@@ -1,3 +1,4 @@
+import { redactText } from "../../runs/index.ts";
 import { StreamFormatError } from "./types.ts";
 
 /** Run-time checks on events read from a CLI's stream: a cast is never trusted across a process. */
@@ -23,8 +24,8 @@ export function requireArray(value: unknown, what: string): unknown[] {
   return value;
 }
 
-/** Tool arguments as one bounded line for the diagnostics log. */
+/** Tool arguments as one bounded line for the diagnostics log, redacted before it is cut. */
 export function argsLine(value: unknown, max = 2000): string {
-  const line = typeof value === "string" ? value : (JSON.stringify(value ?? {}) ?? "");
+  const line = redactText(typeof value === "string" ? value : (JSON.stringify(value ?? {}) ?? "")).text;
   return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
 }

@@ -7,7 +7,7 @@ import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-a
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import type { WorkflowInput } from "../../contract/workflow-schema.ts";
-import { formatBytes, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
+import { formatBytes, redactText, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
@@ -77,7 +77,8 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
     // Frozen now, when the call starts: children started minutes later select from this.
     const snapshot = launch.snapshot();
     const described = input.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
-    const description = (described ?? `${selected.name} workflow`).slice(0, 200);
+    // Redacted before it is cut: a token cut in two leaves a piece no rule recognises.
+    const description = redactText(described ?? `${selected.name} workflow`).text.slice(0, 200);
     const started = startWorkflow({
       workflow,
       selected,
