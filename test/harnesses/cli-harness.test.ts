@@ -65,6 +65,18 @@ describe("roles and options become the CLIs' flags", () => {
     expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
   });
 
+  test("claude: a child of a project Pi does not trust loads the user's settings only (no project hook runs), and no MCP server of its own", async () => {
+    await ws.run("claude", { prompt: "trusted" });
+    await ws.run("claude", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });
+    await ws.run("claude", { prompt: "isolated", loading: { projectTrusted: true, isolated: true } });
+    const runs = fakeRuns(ws.cwd, "claude");
+    const argv = (prompt: string) => runs.find((run) => run.prompt === prompt)!.argv;
+    expect(argv("trusted").filter((arg) => /setting-sources|strict-mcp/.test(arg))).toEqual([]);
+    expect(argv("untrusted")).toEqual(expect.arrayContaining(["--setting-sources=user", "--strict-mcp-config"]));
+    expect(argv("isolated")).toContain("--strict-mcp-config");
+    expect(argv("isolated").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
+  });
+
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
     const { diagnostics } = await ws.run("codex", { role: "worker", tools: ["read", "edit", "write", "grep", "find", "ls"], prompt: "no shell" });
     const [run] = fakeRuns(ws.cwd, "codex");

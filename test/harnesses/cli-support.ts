@@ -23,6 +23,8 @@ export interface CliRunInput {
   role?: keyof typeof BUILTIN_ROLES;
   /** The child's tools after its parent's bound, instead of its role's. */
   tools?: string[];
+  /** What the child may load of its own; a trusted project and no isolation by default. */
+  loading?: { projectTrusted: boolean; isolated: boolean };
   outputSchema?: Record<string, unknown>;
   env?: NodeJS.ProcessEnv;
   options?: CliHarnessOptions;
@@ -47,7 +49,7 @@ export class CliWorkspace {
       task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },
       prompt: input.prompt ?? "Run the build and report.",
       cwd: this.cwd,
-      loading: { projectTrusted: true, isolated: false },
+      loading: input.loading ?? { projectTrusted: true, isolated: false },
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
       signal: controller.signal,
       onProgress: (progress) => {

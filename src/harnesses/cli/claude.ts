@@ -44,6 +44,11 @@ function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): 
     // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
     ...(readOnly ? [`--disallowedTools=${CLAUDE_WRITING_TOOLS.join(",")}`] : []),
     `--append-system-prompt=${request.profile.systemPrompt}`,
+    // Under -p Claude Code skips its trust dialog and loads the project's settings (whose hooks run
+    // commands) and MCP servers: a child of a project Pi does not trust gets the user's settings
+    // only, and an untrusted or isolated child no MCP server pi-flow did not give it.
+    ...(request.loading.projectTrusted ? [] : ["--setting-sources=user"]),
+    ...(request.loading.projectTrusted && !request.loading.isolated ? [] : ["--strict-mcp-config"]),
   ];
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) args.push(`--json-schema=${JSON.stringify(request.outputSchema)}`);
