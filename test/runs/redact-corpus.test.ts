@@ -210,6 +210,8 @@ describe("everything persisted or returned", () => {
     for (const c of sample) {
       writer.appendOutput(c.text);
       writer.appendDiagnostic({ level: "info", message: `tool bash ${JSON.stringify({ command: c.text })}` });
+      // A code can come from a script's thrown error or a tool's answer: it is cleaned like a message.
+      writer.appendDiagnostic({ level: "error", code: c.text, message: "a failure whose code is a secret" });
       writer.journal({ t: "store", key: c.provider, value: { text: c.text, args: JSON.stringify({ content: c.text }) } });
     }
     writer.settle({ outcome: "failed", error: { code: "failed", message: sample.map((c) => c.text).join("\n") } });

@@ -127,7 +127,13 @@ export class RunWriter {
 
   appendDiagnostic(entry: DiagnosticEntry): void {
     this.assertOpen();
-    const clean = { ...entry, message: capText(stripControls(redactText(entry.message).text), MAX_DIAGNOSTIC_CHARS), at: entry.at ?? new Date().toISOString() };
+    const clean = {
+      ...entry,
+      // A code may come from a script or a tool's answer, not only from pi-flow: cleaned like the message.
+      ...(entry.code !== undefined ? { code: capText(stripControls(redactText(entry.code).text), 200) } : {}),
+      message: capText(stripControls(redactText(entry.message).text), MAX_DIAGNOSTIC_CHARS),
+      at: entry.at ?? new Date().toISOString(),
+    };
     this.out.appendDiagnostic((first) => diagnosticChunk(this.kind, clean, first));
     this.entry.diagnosticsBytes = this.out.diagnosticsBytes;
   }
