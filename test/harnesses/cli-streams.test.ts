@@ -64,6 +64,14 @@ describe("BoundedText", () => {
     }
   });
 
+  test("a head that fills exactly at a chunk's end still drops the word the cut went through", () => {
+    const text = new BoundedText(14, 20);
+    text.push(Buffer.from("error: token "));
+    text.push(Buffer.from("g")); // the head is full here, its last byte the token's first
+    text.push(Buffer.from(`hp_a1B2c3D4e5F6g7H8i9J0k1L2m3n4o5p6q7 ${"at frame\n".repeat(20)}end\n`));
+    expect(text.text()).toMatch(/^error: token \n\[… \d+ bytes left out …\]/);
+  });
+
   test("the text is redacted, and the last lines are cut from the redacted text", () => {
     const text = new BoundedText(10_000, 10_000);
     text.push(Buffer.from(`API Error: 401 invalid x-api-key ANTHROPIC_API_KEY=${KEY}\n`));

@@ -304,3 +304,14 @@ describe("object keys and store keys", () => {
     expect(redactValueUnder("notes", undefined)).toBeUndefined();
   });
 });
+
+describe("object keys and cycles", () => {
+  const key = `sk-ant-api03-${alnum(60)}`;
+
+  it("a value that holds itself under a key to redact is still refused as circular, not followed", () => {
+    const value: Record<string, unknown> = {};
+    value[key] = value;
+    expect(() => redactedJson(value)).toThrow(TypeError);
+    expect(() => redactedJson(value)).toThrow(/circular/i);
+  });
+});

@@ -20,6 +20,7 @@ export class BoundedText {
   private dropped = 0;
   /** Whether the byte after the head, and the one before the tail, is blank: a cut there splits no word. */
   private headEndsWord = true;
+  private headFull = false;
   private tailStartsWord = true;
 
   constructor(headLimit: number, tailLimit: number) {
@@ -32,9 +33,13 @@ export class BoundedText {
     if (room > 0) {
       this.head = Buffer.concat([this.head, chunk.subarray(0, room)]);
       chunk = chunk.subarray(room);
-      if (chunk.length > 0) this.headEndsWord = isBlank(chunk[0]!);
     }
     if (chunk.length === 0) return;
+    if (!this.headFull) {
+      // The first byte past the head, in this chunk or a later one.
+      this.headFull = true;
+      this.headEndsWord = isBlank(chunk[0]!);
+    }
     const joined = Buffer.concat([this.tail, chunk]);
     const excess = Math.max(0, joined.length - this.tailLimit);
     if (excess > 0) this.tailStartsWord = isBlank(joined[excess - 1]!);

@@ -38,8 +38,9 @@ export function diagnosticChunk(kind: RunKind, entry: DiagnosticEntry & { at: st
   if (kind === "agent") {
     const code = entry.code ? ` [${entry.code}]` : "";
     // A message's own lines are indented, so no text a child wrote (a command, its stderr) can pass
-    // for an entry of its own: readers (resume's CLI session) read entries by their line's start.
-    const line = `${entry.at} ${entry.level}${code}: ${entry.message.replace(/\r?\n/g, "\n  ")}`;
+    // for an entry of its own: readers (resume's CLI session) read entries by their line's start,
+    // and a regular expression's line starts also follow CR, U+2028 and U+2029.
+    const line = `${entry.at} ${entry.level}${code}: ${entry.message.replace(/\r\n|[\n\r\u2028\u2029]/g, "\n  ")}`;
     return first ? line : `\n${line}`;
   }
   const json: DiagnosticEntry = { at: entry.at, level: entry.level, message: entry.message };

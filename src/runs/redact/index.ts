@@ -102,15 +102,27 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  return JSON.stringify(value, redactingReplacer);
+  const outer = rekeyed;
+  rekeyed = undefined; // this call's own: JSON.stringify may run a toJSON that serialises another value
+  try {
+    return JSON.stringify(value, redactingReplacer);
+  } finally {
+    rekeyed = outer;
+  }
 }
+
+/**
+ * The copies with redacted keys made in the current redactedJson call, by original: an object met
+ * again is given the same copy, so JSON.stringify still sees a cycle as one (and says so at once).
+ */
+let rekeyed: WeakMap<object, object> | undefined;
 
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
   let text: string | undefined;
   if (typeof value === "string") text = value;
   else if (value !== null && typeof value === "object") {
     text = writtenAsText(value);
-    if (text === undefined) return Array.isArray(value) ? value : withRedactedKeys(value);
+    if (text === undefined) return Array.isArray(value) ? value : withRedactedKeys(value, (rekeyed ??= new WeakMap()));
   } else return value;
   // An array's items are keyed by index: only an object's string values are judged by their key.
   if (!Array.isArray(this) && text !== REDACTED && secretUnderKey(key, text)) return REDACTED;
@@ -169,17 +181,26 @@ function secretUnderKey(key: string, item: string): boolean {
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
-/** Key names redacted as text, remembered by name; forgotten whole when full, so odd names cannot grow it. */
-const KEY_REDACTIONS_MAX = 4096;
-const keyRedactions = new Map<string, string>();
+/**
+ * Key names redacted as text, remembered by name in two generations of their own (as texts are,
+ * above): an object with thousands of keys neither empties this memo nor pushes long texts out of
+ * the texts' memo. Long names are not remembered.
+ */
+const KEY_GENERATION = 4096;
+const KEY_MEMO_MAX_CHARS = 256;
+let recentKeys = new Map<string, string>();
+let olderKeys = new Map<string, string>();
 
 function redactedKey(key: string): string {
-  let out = keyRedactions.get(key);
-  if (out === undefined) {
-    out = redactedText(key);
-    if (keyRedactions.size >= KEY_REDACTIONS_MAX) keyRedactions.clear();
-    keyRedactions.set(key, out);
+  let out = recentKeys.get(key);
+  if (out !== undefined) return out;
+  out = olderKeys.get(key) ?? (key.length <= 36 && PLAIN_SHAPE.test(key) ? key : redactString(key));
+  if (key.length > KEY_MEMO_MAX_CHARS) return out;
+  if (recentKeys.size >= KEY_GENERATION) {
+    olderKeys = recentKeys;
+    recentKeys = new Map();
   }
+  recentKeys.set(key, out);
   return out;
 }
 
@@ -188,7 +209,9 @@ function redactedKey(key: string): string {
  * script builds may be keyed by anything, a token included), in the same order. Two keys that
  * redact alike stay two: the later ones are numbered.
  */
-function withRedactedKeys(record: object): object {
+function withRedactedKeys(record: object, copies?: WeakMap<object, object>): object {
+  const made = copies?.get(record);
+  if (made !== undefined) return made;
   const keys = Object.keys(record);
   const values = record as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
@@ -204,7 +227,9 @@ function withRedactedKeys(record: object): object {
     for (let n = 2; Object.hasOwn(copy, name); n++) name = `${clean} (${n})`;
     defineData(copy, name, values[key]);
   }
-  return copy ?? record;
+  if (copy === undefined) return record;
+  copies?.set(record, copy);
+  return copy;
 }
 
 /** defineProperty, not assignment: a "__proto__" key must stay data, not a prototype. */
