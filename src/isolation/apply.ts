@@ -1,7 +1,7 @@
 // Applying a run's kept changes onto the user's working tree: a 3-way merge against the run's base,
 // written into the working tree only when it is clean, all or nothing. The user's index, HEAD and
 // refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
-import { mkdtemp, rm, unlink } from "node:fs/promises";
+import { lstat, mkdtemp, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readChanges, type ChangeStats } from "./changes.ts";
@@ -25,6 +25,17 @@ async function checkout(root: string, tree: string, paths: readonly string[]): P
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Whether a folder on the way from `root` to `path` is a symbolic link or no folder at all: nothing is deleted through one. */
+async function throughLink(root: string, path: string): Promise<boolean> {
+  let at = root;
+  for (const part of path.split("/").slice(0, -1)) {
+    at = join(at, part);
+    const stats = await lstat(at).catch(() => null);
+    if (!stats?.isDirectory()) return true; // lstat: a link to a folder is a link, not a folder
+  }
+  return false;
 }
 
 /** The paths that differ between two trees: those `to` holds, and those only `from` held. */
@@ -60,8 +71,10 @@ export async function applyChanges(repo: Repository, runId: string): Promise<App
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
   const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
+  // Deletions first, while the folders they are in are still the user's: a change that turns a
+  // folder into a link (dir/ → /elsewhere) must not have dir/x deleted through the link it wrote.
+  for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
   await checkout(repo.root, tree, written);
-  await Promise.all(deleted.map((path) => unlink(join(repo.root, path)).catch(() => undefined)));
   return { status: "applied", files: [...written, ...deleted].sort() };
 }
 

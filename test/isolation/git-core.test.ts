@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -176,5 +176,20 @@ describe("worktree isolation on a real git repository", () => {
     expect(stats?.files).toBeGreaterThan(0);
     expect(gitIn(root, "show", `${changesRef(isolation.runId)}:b.txt`)).toBe("b");
     expect(gitIn(root, "ls-tree", "--name-only", changesRef(isolation.runId))).not.toContain(".git\n");
+  });
+
+  it("applies a change that turns a folder into a link without deleting anything through the link", async () => {
+    const root = makeRepo({ "dir/x": "the project's file\n", "dir/sub/y": "another\n" });
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-outside-")));
+    writeIn(outside, { x: "not the project's\n", "sub/y": "not the project's either\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    rmSync(join(isolation.path, "dir"), { recursive: true });
+    symlinkSync(outside, join(isolation.path, "dir"));
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(applied).toEqual({ status: "applied", files: ["dir", "dir/sub/y", "dir/x"] });
+    expect(readlinkSync(join(root, "dir"))).toBe(outside);
+    expect(readFileSync(join(outside, "x"), "utf8")).toBe("not the project's\n");
+    expect(readFileSync(join(outside, "sub", "y"), "utf8")).toBe("not the project's either\n");
   });
 });
