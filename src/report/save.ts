@@ -1,5 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { RunStore } from "../runs/index.ts";
 import { runReport } from "./page.ts";
 
@@ -13,9 +14,11 @@ export const defaultReportPath = (flowHome: string, runId: string): string => jo
 export function saveReport(store: RunStore, runId: string, target: string): void {
   const page = runReport(store, runId);
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  const temp = `${target}.${process.pid}.tmp`;
+  // A fresh name, created exclusively: a link planted where the temporary file goes (a child in the
+  // project can guess a name made of the pid alone) is refused, never written through.
+  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    writeFileSync(temp, page, { mode: 0o600 });
+    writeFileSync(temp, page, { mode: 0o600, flag: "wx" });
     renameSync(temp, target);
   } finally {
     rmSync(temp, { force: true });

@@ -1,0 +1,27 @@
+import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { saveReport } from "../../src/report/save.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test("a report is written through no link planted where a temporary file could go", () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-save-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "a run" }, background: false });
+  run.settle({ outcome: "succeeded", value: "done" });
+  const victim = join(dir, "victim");
+  writeFileSync(victim, "the user's own file\n");
+  const target = join(dir, "report.html");
+  // What a child that knows Pi's pid would plant: the temporary names an older build used.
+  symlinkSync(victim, `${target}.${process.pid}.tmp`);
+  symlinkSync(victim, join(dir, `.report.html.${process.pid}.tmp`));
+  saveReport(store, run.runId, target);
+  expect(readFileSync(victim, "utf8")).toBe("the user's own file\n");
+  expect(lstatSync(target).isFile()).toBe(true);
+  expect(statSync(target).mode & 0o777).toBe(0o600);
+  expect(readFileSync(target, "utf8")).toContain(run.runId);
+});
