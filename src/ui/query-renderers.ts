@@ -5,7 +5,7 @@
  */
 import type { Theme, ToolRenderResultOptions } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
-import { elapsedSince, formatDuration, oneLine, statusMark } from "./format.ts";
+import { elapsedSince, formatDuration, oneLine, statusMark, terminalText } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import type { RenderContext } from "./render-context.ts";
 
@@ -48,7 +48,8 @@ function queryRenderers<TArgs>(label: string, describe: (args: TArgs) => string)
           state.durationMs = context.durationMs;
         }
       }
-      const shown = state.text ?? "";
+      // A child's answer or log as written: escape sequences would reach the terminal (the clipboard, the title).
+      const shown = terminalText(state.text ?? "");
       const color = state.isError ? "error" : options.isPartial ? "muted" : "toolOutput";
       const container = new Container();
       if (!shown) return container;

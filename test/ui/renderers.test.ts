@@ -157,4 +157,12 @@ describe("an answer that writes escape sequences", () => {
     const view = runView({ runId: "c-esc", kind: "agent", output: { finalAvailable: true, delivery: "inline", value } });
     expect(answerText(view, plainTheme)).toBe("answer\nDone.\n  All clean.");
   });
+
+  test("an expanded external_runs result (a final answer a child wrote) is shown without them too", () => {
+    const text = "final:\nDone.\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\u001b]0;pwned\u0007\u001b[2J\u009b2K clean.";
+    const expanded = toolRow("external_runs", runsRenderers, { action: "inspect", runIds: ["c-esc"] }, [{ details: { action: "inspect" }, text, durationMs: 5 }], true);
+    const shown = seen(expanded, 80);
+    expect(shown).toContain("Done. clean.");
+    expect(shown).not.toMatch(/\u001b\]|\u009b|pwned|Y3VybC/);
+  });
 });
