@@ -103,7 +103,7 @@ export function elapsedSince(startedAt: string | number | undefined, endedAt?: s
 
 /** One line of text with control characters folded to spaces: what a row may show of free text. */
 export function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").replace(/\s+/g, " ").trim();
+  return stripControls(text.replace(/[\t\n\r]+/g, " ")).replace(/\s+/g, " ").trim();
 }
 
 /**

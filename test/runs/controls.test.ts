@@ -20,6 +20,13 @@ describe("stripControls", () => {
     expect(stripControls(flood)).toBe("");
   });
 
+  it("removes what changes how text reads without being seen: bidi overrides and isolates, direction marks, zero-width space; keeps joiners", () => {
+    // "README\u202etxt.exe" reads as README exe.txt; isolates and marks reorder as well.
+    expect(stripControls("README\u202etxt.exe")).toBe("READMEtxt.exe");
+    expect(stripControls("a\u2066b\u2067c\u2068d\u2069e\u202af\u202bg\u202ch\u202di\u200ej\u200fk\u200bl")).toBe("abcdefghijkl");
+    expect(stripControls("family 👨\u200d👩\u200d👧, نیم\u200cفاصله")).toBe("family 👨\u200d👩\u200d👧, نیم\u200cفاصله");
+  });
+
   it("printable also redacts", () => {
     expect(printable("key q3Vn8Rz/Lt0Yb5Hk+Wp2Xs9Dm4Gc7Jf1Na6Ue0Tk\u001b[2J")).toBe("key [REDACTED]");
   });
