@@ -2,14 +2,46 @@
 // the one step that touches their working tree, so it shows what would change and asks first.
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { changeRuns, formatChangeAnswers, type ChangeAction } from "../isolation/apply-runs.ts";
-import type { RunStore } from "../runs/index.ts";
+import { printable, type RunStore } from "../runs/index.ts";
 
 type Print = (title: string, lines: string[]) => void;
 
-/** The files a run's patch names (its `diff --git` headers), from the first page of the view. */
+/**
+ * The files a run's patch names (its `diff --git` headers), from the first page of the view, as a
+ * person may be shown them. Git quotes a name with a quote, a backslash or a control character in
+ * it (`"b/\033[2Jx"`): such a name is read back from its quotes, and every name is made printable.
+ */
 function patchFiles(store: RunStore, runId: string): string[] {
-  const text = store.inspectSingle(runId, "patch", { limitBytes: 256 * 1024 }).page.text;
-  return [...text.matchAll(/^diff --git a\/.* b\/(.*)$/gm)].map((match) => match[1]!);
+  return filesOfPatch(store.inspectSingle(runId, "patch", { limitBytes: 256 * 1024 }).page.text);
+}
+
+/** The files the `diff --git` headers of a patch name, printable (see patchFiles). */
+export function filesOfPatch(text: string): string[] {
+  return [...text.matchAll(/^diff --git (?:"a\/(?:[^"\\]|\\.)*" "b\/((?:[^"\\]|\\.)*)"|a\/.* b\/(.*))$/gm)].map((match) =>
+    printable(match[1] !== undefined ? unquoteGitPath(match[1]) : match[2]!),
+  );
+}
+
+/** A path git wrote between quotes, C-style: `\\`, `\"`, `\t`, `\n` and octal bytes (of UTF-8). */
+function unquoteGitPath(quoted: string): string {
+  const named: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };
+  const source = Buffer.from(quoted, "utf8");
+  const bytes: number[] = [];
+  for (let i = 0; i < source.length; i++) {
+    if (source[i] !== 0x5c) {
+      bytes.push(source[i]!);
+      continue;
+    }
+    const octal = /^[0-7]{3}/.exec(source.subarray(i + 1, i + 4).toString("latin1"));
+    if (octal) {
+      bytes.push(Number.parseInt(octal[0], 8));
+      i += 3;
+    } else if (i + 1 < source.length) {
+      bytes.push(named[String.fromCharCode(source[i + 1]!)] ?? source[i + 1]!);
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
 }
 
 /** One line per run: its counts and the files it changes. */

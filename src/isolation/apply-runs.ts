@@ -4,7 +4,7 @@
 // request_invalid.
 import { existsSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
-import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
+import { assertRunId, printable, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges } from "./changes.ts";
 import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
@@ -109,7 +109,8 @@ export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown
 export function formatChangeAnswers(answers: readonly ChangeAnswer[]): string {
   return answers
     .map(({ runId, status, files }) => {
-      const list = files && files.length > 0 ? `: ${files.join(", ")}` : "";
+      // A child named these files: shown without the escapes a name can hold.
+      const list = files && files.length > 0 ? `: ${files.map(printable).join(", ")}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
