@@ -2,7 +2,9 @@
  * What crosses the wire between a coordinator and a `flow worker` for one agent() child: the
  * request (everything the harness needs, all of it JSON) and the result (the harness's answer
  * plus the evidence the worker saw). Both are checked at run time on arrival: the database is a
- * process boundary, and a row written by another version or by hand must never be taken on trust.
+ * process boundary, and a row written by another version or by hand must not crash a worker. The
+ * check is of shape only: a worker runs the tools, prompt and folder the row names (it cannot know
+ * the parent's bound), which is why the database must be the fleet's alone (docs/scale.md).
  */
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import type { ChildQuotas } from "../harnesses/quotas.ts";

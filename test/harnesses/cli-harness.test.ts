@@ -77,6 +77,17 @@ describe("roles and options become the CLIs' flags", () => {
     expect(argv("isolated").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
   });
 
+  test("codex: a child of a project Pi does not trust names its folder untrusted to Codex, whatever Codex's own trust list says", async () => {
+    await ws.run("codex", { prompt: "trusted" });
+    await ws.run("codex", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });
+    const runs = fakeRuns(ws.cwd, "codex");
+    const argv = (prompt: string) => runs.find((run) => run.prompt.endsWith(prompt))!.argv;
+    expect(argv("trusted")).not.toContain("-c");
+    const untrusted = argv("untrusted");
+    expect(untrusted.slice(untrusted.indexOf("-c"), untrusted.indexOf("-c") + 4)).toEqual(["-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(ws.cwd)}={trust_level="untrusted"}}`]);
+    expect(untrusted.at(-1)).toBe("-");
+  });
+
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
     const { diagnostics } = await ws.run("codex", { role: "worker", tools: ["read", "edit", "write", "grep", "find", "ls"], prompt: "no shell" });
     const [run] = fakeRuns(ws.cwd, "codex");

@@ -27,6 +27,12 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     `--cd=${request.cwd}`,
     `--sandbox=${readOnly || !shell ? "read-only" : "workspace-write"}`,
   ];
+  // Codex keeps its own list of trusted projects: one the user trusted in Codex would load its
+  // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project
+  // Pi does not trust names its folder untrusted, and no .codex folder above it counts.
+  if (!request.loading.projectTrusted) {
+    args.push("-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(request.cwd)}={trust_level="untrusted"}}`);
+  }
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {
     const file = join(scratchDir, "output-schema.json");
@@ -157,7 +163,9 @@ export const codexAdapter: CliAdapter = {
     binVariable: "PI_FLOW_CODEX_BIN",
     install: "npm install -g @openai/codex",
     versionPattern: /codex(?:-cli)?\s+v?(\d+\.\d+\.\d+)/i,
-    minVersion: "0.50.0",
+    // Older versions load an untrusted project's .codex config (MCP servers Codex starts outside its
+    // sandbox) or its .rules (which can allow commands past the sandbox).
+    minVersion: "0.122.0",
     ownEnv: ["CODEX_HOME"],
   },
   launch,
