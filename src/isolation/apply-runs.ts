@@ -6,7 +6,8 @@ import { existsSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
 import { assertRunId, printable, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
-import { dropChanges } from "./changes.ts";
+import { dropChanges, readChanges } from "./changes.ts";
+import { nulFields, runGit } from "./git.ts";
 import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 import { assertChangesReadable } from "./readable-changes.ts";
 import { openRepository } from "./repository.ts";
@@ -100,6 +101,22 @@ async function changeOne(action: ChangeAction, runId: string, files: ReturnType<
   }
 }
 
+/**
+ * The files a run's kept changes touch, from its ref in the repository (as git lists them, whatever
+ * their names hold), made printable; none when the run kept no changes or its ref is gone.
+ */
+export async function keptChangeFiles(runs: RunStore, runId: string): Promise<string[]> {
+  const record = readChangeRecord(runFiles(runs.scope, assertRunId(runId)));
+  if (!record || record.state !== "kept" || !existsSync(record.root)) return [];
+  const kept = await readChanges(record.root, runId);
+  if (!kept) return [];
+  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", kept.base, kept.commit], { cwd: record.root });
+  return listed.code === 0 ? nulFields(listed.stdout).map(shownName) : [];
+}
+
+/** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
+const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");
+
 /** `changeTargets` for runs of one session, as external_runs names them. */
 export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
   return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);
@@ -110,7 +127,7 @@ export function formatChangeAnswers(answers: readonly ChangeAnswer[]): string {
   return answers
     .map(({ runId, status, files }) => {
       // A child named these files: shown without the escapes a name can hold.
-      const list = files && files.length > 0 ? `: ${files.map(printable).join(", ")}` : "";
+      const list = files && files.length > 0 ? `: ${files.map(shownName).join(", ")}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;

@@ -1,35 +1,42 @@
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, test } from "vitest";
-import { filesOfPatch } from "../../src/commands/changes.ts";
-import { formatChangeAnswers } from "../../src/isolation/apply-runs.ts";
-import { patchText, readChanges } from "../../src/isolation/changes.ts";
+import { formatChangeAnswers, keptChangeFiles } from "../../src/isolation/apply-runs.ts";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { writeChangeRecord } from "../../src/isolation/change-record.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { makeRepo } from "../support/git-repo.ts";
 
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/;
 
-test("file names a child chose are shown without their escapes, and the confirmation lists every one of them", async () => {
-  const root = makeRepo({ "a.txt": "a\n" });
-  const home = realpathSync(root);
-  const isolation = await createIsolation(await openRepository(root), "r-names00000", join(home, ".flow-home"));
-  const hostile = "\u001b]52;c;cm0gLXJmIH4K\u0007\u001b]0;owned\u0007\u009b2K\rREADME\u202e.md";
+test("the files a run changes are listed as git names them, every one and without their escapes, before and after apply", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "plain.txt": "p\n", "tab\there.txt": "t\n" });
+  const home = join(root, ".flow-home");
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "names" }, background: false });
+  const isolation = await createIsolation(await openRepository(root), run.runId, home);
+  // Names git quotes in a patch header (a control character, a quote, a tab), renames between a
+  // quoted and a plain name, and a folder whose name holds " b/".
+  const hostile = "\u001b]52;c;cm0gLXJmIH4K\u0007\u009b2K\rREADME\u202e.md";
   writeFileSync(join(isolation.path, hostile), "x\n");
-  mkdirSync(join(isolation.path, "docs"));
-  writeFileSync(join(isolation.path, "docs", "notes \"quoted\" é 🎉.txt"), "y\n");
-  await settleIsolation(isolation, join(home, ".flow-home"));
-  const kept = await readChanges(root, isolation.runId);
-  const listed = filesOfPatch(await patchText(root, kept!.base, kept!.commit));
-  // Both files, the quoted ones read back from git's quotes, none with a control character left.
-  expect(listed).toHaveLength(2);
-  expect(listed).toContain('docs/notes "quoted" é 🎉.txt');
-  expect(listed.some((name) => name.startsWith("README") || name.endsWith("README.md"))).toBe(true);
+  renameSync(join(isolation.path, "plain.txt"), join(isolation.path, 'ren"amed.txt'));
+  renameSync(join(isolation.path, "tab\there.txt"), join(isolation.path, "untabbed.txt"));
+  mkdirSync(join(isolation.path, "x b"));
+  writeFileSync(join(isolation.path, "x b", "README.md"), "y\n");
+  const stats = await settleIsolation(isolation, home);
+  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
+  run.settle({ outcome: "succeeded", value: "done" });
+
+  const listed = await keptChangeFiles(store, run.runId);
+  expect(listed).toHaveLength(6);
+  expect(listed).toEqual(expect.arrayContaining(["plain.txt", 'ren"amed.txt', "tab here.txt", "untabbed.txt", "x b/README.md"]));
   for (const name of listed) expect(name).not.toMatch(CONTROL);
 
-  const applied = await applyChanges(await openRepository(root), isolation.runId);
-  const line = formatChangeAnswers([{ runId: isolation.runId, status: "applied", files: applied.status === "applied" ? applied.files : [] }]);
+  const applied = await applyChanges(await openRepository(root), run.runId);
+  const line = formatChangeAnswers([{ runId: run.runId, status: "applied", files: applied.status === "applied" ? applied.files : [] }]);
   expect(line).toContain("README");
+  expect(line).toContain("x b/README.md");
   expect(line).not.toMatch(CONTROL);
 });
