@@ -71,10 +71,11 @@ export async function applyChanges(repo: Repository, runId: string): Promise<App
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
   const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
-  // Deletions first, while the folders they are in are still the user's: a change that turns a
-  // folder into a link (dir/ → /elsewhere) must not have dir/x deleted through the link it wrote.
-  for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
+  // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
+  // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
+  // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)
   await checkout(repo.root, tree, written);
+  for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
   return { status: "applied", files: [...written, ...deleted].sort() };
 }
 
