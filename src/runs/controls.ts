@@ -18,12 +18,12 @@ const SEQUENCES = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}`, "g");
 /**
  * Every other control character; and the invisible ones that change how text reads without being
  * seen: bidirectional overrides, embeddings and isolates (U+202A–U+202E, U+2066–U+2069, which can
- * show a name or a command reversed), direction marks and the zero-width space (U+200B, U+200E,
- * U+200F). Joiners stay: emoji and some scripts need them.
+ * show a name or a command reversed), direction marks and the zero-width space (U+061C, U+200B,
+ * U+200E, U+200F). Joiners stay: emoji and some scripts need them.
  */
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 /** Cheap test: most text holds no control character at all. */
-const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 export function stripControls(text: string): string {
   if (!ANY_CONTROL.test(text)) return text;

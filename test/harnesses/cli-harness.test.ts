@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { CliWorkspace } from "./cli-support.ts";
@@ -86,6 +88,12 @@ describe("roles and options become the CLIs' flags", () => {
     const untrusted = argv("untrusted");
     expect(untrusted.slice(untrusted.indexOf("-c"), untrusted.indexOf("-c") + 4)).toEqual(["-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(ws.cwd)}={trust_level="untrusted"}}`]);
     expect(untrusted.at(-1)).toBe("-");
+    // TOML takes JSON's escapes, and wants DEL escaped too: a folder named with one still parses.
+    const del = join(ws.cwd, "w-del\u007fx");
+    mkdirSync(del);
+    await ws.run("codex", { prompt: "del", cwd: del, loading: { projectTrusted: false, isolated: false } });
+    const withDel = fakeRuns(del, "codex").find((run) => run.prompt.endsWith("del"))!.argv;
+    expect(withDel).toContain(`projects={"${del.replace("\u007f", "\\u007f")}"={trust_level="untrusted"}}`);
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {

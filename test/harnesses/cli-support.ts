@@ -23,6 +23,8 @@ export interface CliRunInput {
   role?: keyof typeof BUILTIN_ROLES;
   /** The child's tools after its parent's bound, instead of its role's. */
   tools?: string[];
+  /** Where the child works; the workspace's folder by default. */
+  cwd?: string;
   /** What the child may load of its own; a trusted project and no isolation by default. */
   loading?: { projectTrusted: boolean; isolated: boolean };
   outputSchema?: Record<string, unknown>;
@@ -48,7 +50,7 @@ export class CliWorkspace {
       profile: { ...BUILTIN_ROLES[input.role ?? "worker"]!, ...(input.tools ? { tools: input.tools } : {}) },
       task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },
       prompt: input.prompt ?? "Run the build and report.",
-      cwd: this.cwd,
+      cwd: input.cwd ?? this.cwd,
       loading: input.loading ?? { projectTrusted: true, isolated: false },
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
       signal: controller.signal,

@@ -23,7 +23,7 @@ describe("stripControls", () => {
   it("removes what changes how text reads without being seen: bidi overrides and isolates, direction marks, zero-width space; keeps joiners", () => {
     // "README\u202etxt.exe" reads as README exe.txt; isolates and marks reorder as well.
     expect(stripControls("README\u202etxt.exe")).toBe("READMEtxt.exe");
-    expect(stripControls("a\u2066b\u2067c\u2068d\u2069e\u202af\u202bg\u202ch\u202di\u200ej\u200fk\u200bl")).toBe("abcdefghijkl");
+    expect(stripControls("a\u2066b\u2067c\u2068d\u2069e\u202af\u202bg\u202ch\u202di\u200ej\u200fk\u200bl\u061cm")).toBe("abcdefghijklm");
     expect(stripControls("family 👨\u200d👩\u200d👧, نیم\u200cفاصله")).toBe("family 👨\u200d👩\u200d👧, نیم\u200cفاصله");
   });
 

@@ -12,6 +12,9 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
  * system prompt, so the role's instructions go before the task in the prompt.
  */
 
+/** `text` as a TOML basic string: JSON's escapes are TOML's, but TOML also wants DEL escaped. */
+const tomlString = (text: string): string => JSON.stringify(text).replace(/\x7f/g, "\\u007f");
+
 /** The diagnostic code of a codex child that holds write or edit but not bash, so runs read-only. */
 export const CODEX_NO_SHELL = "codex_read_only_without_bash";
 
@@ -31,7 +34,7 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project
   // Pi does not trust names its folder untrusted, and no .codex folder above it counts.
   if (!request.loading.projectTrusted) {
-    args.push("-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(request.cwd)}={trust_level="untrusted"}}`);
+    args.push("-c", "project_root_markers=[]", "-c", `projects={${tomlString(request.cwd)}={trust_level="untrusted"}}`);
   }
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {
