@@ -303,6 +303,23 @@ describe("runWorkflow: store and load", () => {
     const { result } = await run(`try { store("k", () => 1); } catch (e) { return e.name; }`);
     expect(value(result)).toBe("TypeError");
   });
+
+  it("refuses keys with a lone surrogate, which the journal could not tell apart; a well-formed pair is a key like any", async () => {
+    const { result, events } = await run(
+      `const refused = [];
+       for (const key of ["\\uD800", "a\\uDBFF", "\\uDC00z"]) {
+         try { store(key, 1); } catch (e) { refused.push(e.name + ": " + e.message); }
+         try { load(key); } catch (e) { refused.push(e.name); }
+       }
+       store("\\uD83D\\uDE00", 2);
+       return { refused, smile: load("😀") };`,
+    );
+    const answer = value(result) as { refused: string[]; smile: number };
+    expect(answer.smile).toBe(2);
+    expect(answer.refused).toHaveLength(6);
+    expect(answer.refused[0]).toBe("TypeError: store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
+    expect(events.filter((event) => event.type === "store").map((event) => (event as { key: string }).key)).toEqual(["😀"]);
+  });
 });
 
 describe("runWorkflow: determinism", () => {
