@@ -13,7 +13,6 @@ const SECTION = 'see docs/scale.md, "Settings"';
 
 const invalid = (what: string) => new FlowError("configuration_invalid", `${what} (${SECTION}).`);
 
-
 function databaseUrl(value: unknown, what: string): string | undefined {
   if (value === undefined || value === "") return undefined;
   if (typeof value !== "string") throw invalid(`${what} must be a postgres:// URL`);

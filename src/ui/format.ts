@@ -101,9 +101,10 @@ export function elapsedSince(startedAt: string | number | undefined, endedAt?: s
   return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, end - start) : undefined;
 }
 
-/** One line of text with control characters folded to spaces: what a row may show of free text. */
+/** One line of text, separators folded to spaces and other control characters removed: what a row may show of free text. */
 export function oneLine(text: string): string {
-  return stripControls(text.replace(/[\t\n\r]+/g, " ")).replace(/\s+/g, " ").trim();
+  // Separators become spaces; escape sequences and other controls go whole (stripControls).
+  return stripControls(text.replace(/[\t\n\v\f\r\u001c-\u001f\u0085]+/g, " ")).replace(/\s+/g, " ").trim();
 }
 
 /**

@@ -100,7 +100,7 @@ describe("roles and options become the CLIs' flags", () => {
     const { diagnostics } = await ws.run("codex", { role: "worker", tools: ["read", "edit", "write", "grep", "find", "ls"], prompt: "no shell" });
     const [run] = fakeRuns(ws.cwd, "codex");
     expect(run!.argv).toContain("--sandbox=read-only");
-    expect(diagnostics).toContainEqual({ type: "narrowed", code: "codex_read_only_without_bash", message: expect.stringContaining("holds write or edit but not bash") });
+    expect(diagnostics).toContainEqual({ type: "narrowed", code: "codex_read_only_without_bash", message: expect.stringContaining("holds a writing tool but not bash") });
   });
 });
 

@@ -15,7 +15,7 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
 /** `text` as a TOML basic string: JSON's escapes are TOML's, but TOML also wants DEL escaped. */
 const tomlString = (text: string): string => JSON.stringify(text).replace(/\x7f/g, "\\u007f");
 
-/** The diagnostic code of a codex child that holds write or edit but not bash, so runs read-only. */
+/** The diagnostic code of a codex child that holds a writing tool but not bash, so runs read-only. */
 export const CODEX_NO_SHELL = "codex_read_only_without_bash";
 
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
@@ -48,7 +48,7 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   args.push("-");
   const stdin = `<role_instructions>\n${request.profile.systemPrompt}\n</role_instructions>\n\n${request.prompt}`;
   if (readOnly || shell) return { args, stdin };
-  const message = "codex runs this child in its read-only sandbox: it holds write or edit but not bash, and codex cannot write without a shell that runs any command";
+  const message = "codex runs this child in its read-only sandbox: it holds a writing tool but not bash, and codex cannot write without a shell that runs any command";
   return { args, stdin, narrowed: { code: CODEX_NO_SHELL, message } };
 }
 
