@@ -21,9 +21,10 @@ const SEQUENCES = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}`, "g");
  * show a name or a command reversed), direction marks and the zero-width space (U+061C, U+200B,
  * U+200E, U+200F). Joiners stay: emoji and some scripts need them.
  */
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]`;
+const CONTROLS = new RegExp(CONTROL, "g");
 /** Cheap test: most text holds no control character at all. */
-const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const ANY_CONTROL = new RegExp(CONTROL);
 
 export function stripControls(text: string): string {
   if (!ANY_CONTROL.test(text)) return text;

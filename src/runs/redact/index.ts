@@ -26,30 +26,41 @@ export { REDACTED };
  * generation, it is remembered, so a long answer is scanned once for both.
  */
 const MEMO_MAX_CHARS = 512 * 1024;
-const GENERATION_ENTRIES = 2048;
-const GENERATION_CHARS = 2 * 1024 * 1024;
-let recent = new Map<string, string>();
-let recentChars = 0;
-let older = new Map<string, string>();
 
-function recall(text: string): string | undefined {
-  const hit = recent.get(text);
-  if (hit !== undefined) return hit;
-  const old = older.get(text);
-  if (old !== undefined) remember(text, old);
-  return old;
-}
+/** Redacted forms by their source, in the two generations described above. */
+class TwoGenerations {
+  private readonly maxEntries: number;
+  private readonly maxChars: number;
+  private recent = new Map<string, string>();
+  private recentChars = 0;
+  private older = new Map<string, string>();
 
-function remember(text: string, redacted: string): void {
-  const size = text.length + (redacted === text ? 0 : redacted.length);
-  if (recent.size >= GENERATION_ENTRIES || recentChars + size > GENERATION_CHARS) {
-    older = recent;
-    recent = new Map();
-    recentChars = 0;
+  constructor(maxEntries: number, maxChars: number) {
+    this.maxEntries = maxEntries;
+    this.maxChars = maxChars;
   }
-  recent.set(text, redacted);
-  recentChars += size;
+
+  recall(source: string): string | undefined {
+    const hit = this.recent.get(source);
+    if (hit !== undefined) return hit;
+    const old = this.older.get(source);
+    if (old !== undefined) this.remember(source, old);
+    return old;
+  }
+
+  remember(source: string, redacted: string): void {
+    const size = source.length + (redacted === source ? 0 : redacted.length);
+    if (this.recent.size >= this.maxEntries || this.recentChars + size > this.maxChars) {
+      this.older = this.recent;
+      this.recent = new Map();
+      this.recentChars = 0;
+    }
+    this.recent.set(source, redacted);
+    this.recentChars += size;
+  }
 }
+
+const texts = new TwoGenerations(2048, 2 * 1024 * 1024);
 
 /**
  * Shapes no rule finds a secret in, and that come unique with every entry of a transcript or child
@@ -67,10 +78,10 @@ export function redactText(text: string): { text: string; changed: boolean } {
 function redactedText(text: string): string {
   if (text.length <= 36 && PLAIN_SHAPE.test(text)) return text;
   const remembered = text.length <= MEMO_MAX_CHARS;
-  let out = remembered ? recall(text) : undefined;
+  let out = remembered ? texts.recall(text) : undefined;
   if (out === undefined) {
     out = redactString(text);
-    if (remembered) remember(text, out);
+    if (remembered) texts.remember(text, out);
   }
   return out;
 }
@@ -182,25 +193,19 @@ function secretUnderKey(key: string, item: string): boolean {
 }
 
 /**
- * Key names redacted as text, remembered by name in two generations of their own (as texts are,
- * above): an object with thousands of keys neither empties this memo nor pushes long texts out of
- * the texts' memo. Long names are not remembered.
+ * Key names redacted as text, remembered by name in two generations of their own: an object with
+ * thousands of keys neither empties this memo nor pushes long texts out of the texts' memo. Long
+ * names are not remembered.
  */
-const KEY_GENERATION = 4096;
 const KEY_MEMO_MAX_CHARS = 256;
-let recentKeys = new Map<string, string>();
-let olderKeys = new Map<string, string>();
+const keyNames = new TwoGenerations(4096, 4096 * KEY_MEMO_MAX_CHARS);
 
 function redactedKey(key: string): string {
-  let out = recentKeys.get(key);
-  if (out !== undefined) return out;
-  out = olderKeys.get(key) ?? (key.length <= 36 && PLAIN_SHAPE.test(key) ? key : redactString(key));
-  if (key.length > KEY_MEMO_MAX_CHARS) return out;
-  if (recentKeys.size >= KEY_GENERATION) {
-    olderKeys = recentKeys;
-    recentKeys = new Map();
+  let out = keyNames.recall(key);
+  if (out === undefined) {
+    out = key.length <= 36 && PLAIN_SHAPE.test(key) ? key : redactString(key);
+    if (key.length <= KEY_MEMO_MAX_CHARS) keyNames.remember(key, out);
   }
-  recentKeys.set(key, out);
   return out;
 }
 
