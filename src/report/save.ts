@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import type { RunStore } from "../runs/index.ts";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { atomicWriteFile, type RunStore } from "../runs/index.ts";
 import { runReport } from "./page.ts";
 
 /** Where `/flow report` puts a report when no file is named: the Flow home's reports folder. */
@@ -14,13 +13,5 @@ export const defaultReportPath = (flowHome: string, runId: string): string => jo
 export function saveReport(store: RunStore, runId: string, target: string): void {
   const page = runReport(store, runId);
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  // A fresh name, created exclusively: a link planted where the temporary file goes (a child in the
-  // project can guess a name made of the pid alone) is refused, never written through.
-  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  try {
-    writeFileSync(temp, page, { mode: 0o600, flag: "wx" });
-    renameSync(temp, target);
-  } finally {
-    rmSync(temp, { force: true });
-  }
+  atomicWriteFile(target, page, { durable: false });
 }

@@ -44,7 +44,7 @@ export function atomicWriteFile(
   opts: { durable: boolean; beforeRename?: () => void },
 ): void {
   const tmp = `${dirname(path)}/${TMP_PREFIX}${randomBytes(6).toString("hex")}`;
-  const fd = openSync(tmp, "w", 0o600);
+  const fd = openSync(tmp, "wx", 0o600); // created here: a link planted under its name is refused
   try {
     const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     let written = 0;
