@@ -1,6 +1,7 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
-import { git, inWorktree, nulFields, runGit, type PinnedWorktree } from "./git.ts";
+import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
+import { commitTree } from "./snapshot.ts";
 
 export interface ChangeStats {
   files: number;
@@ -15,8 +16,7 @@ export const changesRef = (runId: string): string => `refs/pi-flow/${runId}`;
  * lines), in the repository at `root` or in a child's worktree.
  */
 export async function diffStats(root: string | PinnedWorktree, from: string, to: string): Promise<ChangeStats> {
-  const args = ["diff", "--numstat", "-z", "--no-renames", from, to];
-  const out = typeof root === "string" ? await runGit(args, { cwd: root }) : await runGit(inWorktree(root, args), { cwd: root.path });
+  const out = await runGit(["diff", "--numstat", "-z", "--no-renames", from, to], gitPlace(root));
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   const stats: ChangeStats = { files: 0, insertions: 0, deletions: 0 };
   for (const field of nulFields(out.stdout)) {
@@ -33,12 +33,12 @@ export async function diffStats(root: string | PinnedWorktree, from: string, to:
  * points the run's ref at it in the shared repository. Null when the child changed nothing.
  */
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string): Promise<{ commit: string; stats: ChangeStats } | null> {
-  const inTree = (args: readonly string[]) => git(inWorktree(worktree, args), { cwd: worktree.path });
-  await inTree(["add", "-A", "--", ":/"]);
-  const tree = await inTree(["write-tree"]);
-  if (tree === (await inTree(["rev-parse", `${base}^{tree}`]))) return null;
-  const commit = await inTree(["commit-tree", tree, "-p", base, "-m", `pi-flow: changes of run ${runId}`]);
-  await inTree(["update-ref", changesRef(runId), commit]);
+  const place = gitPlace(worktree);
+  await git(["add", "-A", "--", ":/"], place);
+  const tree = await git(["write-tree"], place);
+  if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
+  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}`);
+  await git(["update-ref", changesRef(runId), commit], place);
   return { commit, stats: await diffStats(worktree, base, commit) };
 }
 

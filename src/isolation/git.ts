@@ -11,6 +11,8 @@ export interface GitResult {
 
 export interface GitOptions {
   cwd: string;
+  /** A child's worktree, pinned (see PinnedWorktree): git is given its folders and never reads its `.git`. */
+  worktree?: PinnedWorktree;
   /** Extra environment, e.g. GIT_INDEX_FILE for a private index. */
   env?: Record<string, string>;
   input?: Buffer | string;
@@ -34,18 +36,18 @@ const IDENTITY = {
 const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"];
 
 /**
- * A child's worktree as git must see it: by the administrative folder `git worktree add` made,
- * never by the worktree's `.git` file, which the child can rewrite to point git at a repository
- * (and a config) of its own.
+ * A child's worktree as git must see it: by the administrative folder `git worktree add` made
+ * (`--git-dir`, `--work-tree`), never by the worktree's `.git` file, which the child can rewrite to
+ * point git at a repository (and a config) of its own.
  */
 export interface PinnedWorktree {
   path: string;
   gitDir: string;
 }
 
-/** `args` run in `worktree`, its git folder and work tree given explicitly. */
-export function inWorktree(worktree: PinnedWorktree, args: readonly string[]): string[] {
-  return [`--git-dir=${worktree.gitDir}`, `--work-tree=${worktree.path}`, ...args];
+/** Where a git command runs: a repository's folder, or a child's worktree, pinned. */
+export function gitPlace(place: string | PinnedWorktree): GitOptions {
+  return typeof place === "string" ? { cwd: place } : { cwd: place.path, worktree: place };
 }
 
 /** Runs git; resolves with its exit code whatever it is (callers decide what a code means). */
@@ -57,7 +59,8 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
       if (!options.env || !(name in options.env)) delete env[name];
     }
     if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
-    const child = spawn("git", [...HARDENED, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : [];
+    const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
@@ -72,8 +75,7 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
 /** Runs git and returns its trimmed output; a non-zero exit is an Error naming the command and git's message. */
 export async function git(args: readonly string[], options: GitOptions): Promise<string> {
   const result = await runGit(args, options);
-  const command = args.find((arg) => !arg.startsWith("-")) ?? ""; // past --git-dir and the like
-  if (result.code !== 0) throw new Error(`git ${command} failed: ${result.stderr || `exit ${result.code}`}`);
+  if (result.code !== 0) throw new Error(`git ${args[0] ?? ""} failed: ${result.stderr || `exit ${result.code}`}`);
   return result.stdout.toString("utf8").trim();
 }
 

@@ -4,7 +4,7 @@
 import { copyFile, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
-import { git, runGit } from "./git.ts";
+import { git, gitPlace, runGit, type PinnedWorktree } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
 /** The commit HEAD points at, or undefined on a branch with no commit yet. */
@@ -54,9 +54,9 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
   }
 }
 
-/** A commit of `tree` whose one parent is `parent` (none when undefined). */
-export function commitTree(root: string, tree: string, parent: string | undefined, message: string): Promise<string> {
-  return git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message], { cwd: root });
+/** A commit of `tree` whose one parent is `parent` (none when undefined), made in a repository or a child's worktree. */
+export function commitTree(root: string | PinnedWorktree, tree: string, parent: string | undefined, message: string): Promise<string> {
+  return git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message], gitPlace(root));
 }
 
 /** The user's current tree as a commit on top of HEAD: the base a worktree child starts from. */

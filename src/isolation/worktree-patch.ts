@@ -1,8 +1,8 @@
 // A worktree child's changes as one git patch, and that patch played back into a worktree: what a
 // cassette keeps of a writer, so a replayed writer changes its worktree as the recorded one did.
-import { git, inWorktree, runGit, type PinnedWorktree } from "./git.ts";
+import { git, gitPlace, runGit, type PinnedWorktree } from "./git.ts";
 
-/** Where a worktree child works: its worktree (pinned, see `inWorktree`) and the commit it was made from. */
+/** Where a worktree child works: its worktree (pinned, see PinnedWorktree) and the commit it was made from. */
 interface ChildWorktree extends PinnedWorktree {
   base: string;
 }
@@ -13,8 +13,8 @@ interface ChildWorktree extends PinnedWorktree {
  * Staging in the worktree's own index is harmless: keeping the changes stages them all anyway.
  */
 export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | null> {
-  await git(inWorktree(worktree, ["add", "-A", "--", ":/"]), { cwd: worktree.path });
-  const out = await runGit(inWorktree(worktree, ["diff", "--cached", "--binary", "--no-color", "--find-renames", worktree.base]), { cwd: worktree.path });
+  await git(["add", "-A", "--", ":/"], gitPlace(worktree));
+  const out = await runGit(["diff", "--cached", "--binary", "--no-color", "--find-renames", worktree.base], gitPlace(worktree));
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.length > 0 ? out.stdout : null;
 }
@@ -24,7 +24,7 @@ export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | n
  * writes one). The failure is git's own message.
  */
 export async function applyPatch(worktree: ChildWorktree, patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }> {
-  const out = await runGit(inWorktree(worktree, ["apply", "--whitespace=nowarn", "-"]), { cwd: worktree.path, input: patch });
+  const out = await runGit(["apply", "--whitespace=nowarn", "-"], { ...gitPlace(worktree), input: patch });
   return out.code === 0 ? { ok: true } : { ok: false, message: out.stderr || `git apply exited ${out.code}` };
 }
 

@@ -19,7 +19,7 @@ export interface Isolation {
   cwd: string;
   /** The commit the worktree was made from. */
   base: string;
-  /** Its administrative folder in the repository, read before the child runs (see `inWorktree`). */
+  /** Its administrative folder in the repository, read before the child runs (see PinnedWorktree in git.ts). */
   gitDir: string;
 }
 
