@@ -5,6 +5,7 @@ import { decodeJson, toJsonText } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
+import type { RunTree, SharedCount } from "./run-tree.ts";
 import { ToolDiscovery } from "./tool-discovery.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS, sanitizeIdentifier } from "./text.ts";
 import type { AgentOptions, HostError, JsonValue, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
@@ -45,6 +46,7 @@ const BYTES_PER_CHAR = 2;
 export class HostBridge {
   private readonly host: WorkflowHost;
   private readonly limits: WorkflowLimits;
+  private readonly tree: RunTree | undefined;
   private readonly hooks: BridgeHooks;
   private readonly signal: AbortSignal;
   private agentCount = 0;
@@ -60,10 +62,11 @@ export class HostBridge {
   /** Characters of JSON of the calls pushed to a queue that have not started yet. */
   private queuedChars = 0;
 
-  constructor(host: WorkflowHost, limits: WorkflowLimits, hooks: BridgeHooks, signal: AbortSignal) {
+  constructor(host: WorkflowHost, limits: WorkflowLimits, tree: RunTree | undefined, hooks: BridgeHooks, signal: AbortSignal) {
     this.signal = signal;
     this.host = host;
     this.limits = limits;
+    this.tree = tree;
     this.hooks = hooks;
     const open = (): boolean => !this.closing && !hooks.closed();
     this.agents = new CallQueue(limits.concurrency, open);
@@ -93,6 +96,7 @@ export class HostBridge {
     if (index >= this.limits.agentCalls) {
       return this.hooks.fatal({ kind: "limit", code: "agentCalls", message: limitMessage("agentCalls", this.limits) });
     }
+    if (this.refusedByTree("agentCalls")) return;
     if (this.refuseQueued(call, "agent() options")) return;
     this.enqueue(this.agents, call, (release) => {
       const options = this.decode(call, release) as AgentOptions | undefined;
@@ -113,6 +117,7 @@ export class HostBridge {
     if (index >= this.limits.toolCalls) {
       return this.hooks.fatal({ kind: "limit", code: "toolCalls", message: limitMessage("toolCalls", this.limits) });
     }
+    if (this.refusedByTree("toolCalls")) return;
     const fn = this.host.tools?.[call.name];
     if (typeof fn !== "function") {
       return this.hooks.reply({ type: "reply", id: call.id, ok: false, error: { name: "TypeError", message: `tools.${call.name} is not available` } });
@@ -129,6 +134,13 @@ export class HostBridge {
       });
       this.invoke(call.id, "tool", () => fn(input, { signal: this.signal, index }), end);
     });
+  }
+
+  /** Ends the run when its tree has made its root's limit of such calls, as this run's own limit would. */
+  private refusedByTree(name: SharedCount): boolean {
+    if (!this.tree || this.tree.take(name)) return false;
+    this.hooks.fatal({ kind: "limit", code: name, message: this.tree.refusal(name) });
+    return true;
   }
 
   /**

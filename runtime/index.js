@@ -11,6 +11,8 @@ export const {
   parseWorkflow,
   SUPPORTED_API_VERSIONS,
   runWorkflow,
+  NESTED_HEAP_BYTES,
+  RunTree,
   DEFAULT_LIMITS,
   LIMIT_CEILINGS,
   LIMIT_LABELS,

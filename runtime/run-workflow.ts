@@ -30,6 +30,8 @@ export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflow
     if (error instanceof LimitsError) return early({ kind: "limit", code: error.limit, message: error.message });
     throw error;
   }
+  // The root's limits bound its tree from here on; a nested run is bounded by them as well.
+  if (options.tree && !options.tree.nested) options.tree.budget.setRoot(limits);
   if (options.signal?.aborted) return early({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
 
   let config: RunConfig;
@@ -58,6 +60,8 @@ class RunSession {
   private settled = false;
   private resolve: (result: WorkflowResult) => void = () => {};
   private pooled: PooledWorker | undefined;
+  /** Gives a nested run's share of its tree's heap back: set once the share is granted. */
+  private releaseHeap: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly onAbort = () => this.stop({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
   private readonly onMessage = (message: unknown) => this.receive(message);
@@ -76,7 +80,7 @@ class RunSession {
     this.replay = replay;
     // Stack frames are matched by this name, so keep it free of spaces and parentheses.
     this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
-    this.bridge = new HostBridge(options.host, limits, {
+    this.bridge = new HostBridge(options.host, limits, options.tree?.budget, {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
       fatal: (error) => this.stop(error),
@@ -90,6 +94,26 @@ class RunSession {
     });
     this.timer = setTimeout(() => this.stop({ kind: "timeout", code: "timeoutMs", message: limitMessage("timeoutMs", this.limits) }), this.limits.timeoutMs);
     this.options.signal?.addEventListener("abort", this.onAbort, { once: true });
+    const tree = this.options.tree;
+    if (!tree?.nested) this.startWorker();
+    else {
+      // A nested run first waits for its share of its tree's heap (run-tree.ts).
+      const bytes = this.limits.memoryBytes;
+      tree.budget.reserveHeap(bytes, this.ended.signal, () => this.emit({ type: "heap_wait", bytes })).then(
+        (release) => {
+          if (this.settled) return release();
+          this.releaseHeap = release;
+          this.startWorker();
+        },
+        () => {
+          // Stopped while it waited: the run has finished already.
+        },
+      );
+    }
+    return result;
+  }
+
+  private startWorker(): void {
     acquireWorker(this.limits.memoryBytes).then(
       (pooled) => {
         if (this.settled) return releaseWorker(pooled, true);
@@ -106,7 +130,6 @@ class RunSession {
       },
       (error: Error) => this.finish(this.failure({ kind: "sandbox", message: `the sandbox could not start: ${error.message}` })),
     ).catch((error: unknown) => this.crash(`the sandbox could not start: ${error instanceof Error ? error.message : String(error)}`));
-    return result;
   }
 
   /**
@@ -249,5 +272,6 @@ class RunSession {
     this.options.signal?.removeEventListener("abort", this.onAbort);
     this.resolve(result);
     this.ended.abort();
+    this.releaseHeap?.();
   }
 }

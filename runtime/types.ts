@@ -1,4 +1,5 @@
 // Public types of the workflow runtime. Everything that crosses the host boundary is plain JSON.
+import type { RunTree } from "./run-tree.ts";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -140,7 +141,9 @@ export type WorkflowEvent =
   | { type: "tool_start"; index: number; name: string }
   | { type: "tool_end"; index: number; name: string; ok: boolean; code?: string }
   | { type: "store"; key: string; value: JsonValue | undefined }
-  | { type: "output"; text: string };
+  | { type: "output"; text: string }
+  /** A nested run waits for its share of its tree's heap before it starts (run-tree.ts). */
+  | { type: "heap_wait"; bytes: number };
 
 export interface RunWorkflowOptions {
   args?: unknown;
@@ -154,6 +157,12 @@ export interface RunWorkflowOptions {
   onEvent?: (event: WorkflowEvent) => void;
   /** Values load() sees before the script writes any (for example "flow.runIds"). */
   store?: Record<string, unknown>;
+  /**
+   * The tree of runs this one belongs to: its root's call limits bound every run in it, and its
+   * nested runs share one heap budget (run-tree.ts). A root passes a fresh tree, a run started by
+   * a workflow its root's. Without one, the run's own limits are its only bounds.
+   */
+  tree?: { budget: RunTree; nested: boolean };
 }
 
 export type WorkflowErrorKind = "script" | "timeout" | "aborted" | "limit" | "sandbox";

@@ -6,6 +6,7 @@ import { childAnswers, childAnswersWhenReleased, childHangs, type Seen } from ".
 import { callForReceipt, type Receipt } from "../support/receipts.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
 import { schemaViolation } from "../support/schema.ts";
+import { journalOf } from "../support/journals.ts";
 
 
 let pi: PiTestSession;
@@ -203,6 +204,49 @@ describe("calls, tools and nesting", () => {
       parent: run!.runId,
       value: { code: "request_invalid", message: expect.stringMatching(/depth 2/) },
     });
+  });
+});
+
+describe("a tree of workflows within its root's bounds", () => {
+  beforeEach(async () => {
+    pi = await startPiSession();
+  });
+
+  test("a nested workflow's agent() calls count against the root's agentCalls: the call past them fails the nested run", async () => {
+    const inner = `await agent({ role: "explorer", description: "inner one", prompt: "p" });\nawait agent({ role: "explorer", description: "inner two", prompt: "p" });\nreturn "both";`;
+    const outer = [
+      `export const meta = { tools: ["external_workflow"], limits: { agentCalls: 2 } };`,
+      `await agent({ role: "explorer", description: "outer", prompt: "p" });`,
+      `const r = await tools.external_workflow({ script: ${JSON.stringify(inner)} });`,
+      `return { ok: r.ok, code: r.error?.code, message: r.error?.message, children: r.data.run.children.count };`,
+    ].join("\n");
+    const { receipt, run } = await workflow({ script: outer }, { children: [childAnswers("outer done"), childAnswers("inner done")] });
+    expect(receipt.ok).toBe(true);
+    // The nested run's own limit (the default, 32) would have let it make both calls.
+    expect(run!.output.value).toEqual({
+      ok: false,
+      code: "failed",
+      message: "agent call limit of the root workflow (2) reached by the workflows of its tree together (limit agentCalls)",
+      children: 1,
+    });
+  });
+
+  test("nested workflows share one heap budget: one that does not fit waits for its sibling, says so in its journal, then runs", async () => {
+    const nested = (label: string) =>
+      `export const meta = { limits: { memoryBytes: ${300 * 1024 * 1024} } };\nreturn (await agent({ role: "explorer", description: ${JSON.stringify(label)}, prompt: "p" })).value;`;
+    const outer = [
+      `export const meta = { tools: ["external_workflow"] };`,
+      `const runs = await parallel([() => tools.external_workflow({ script: ${JSON.stringify(nested("left"))} }), () => tools.external_workflow({ script: ${JSON.stringify(nested("right"))} })]);`,
+      `return runs.map((r) => ({ value: r.data.run.output.value, runId: r.data.run.runId }));`,
+    ].join("\n");
+    const { receipt, run } = await workflow({ script: outer }, { children: [childAnswers("one"), childAnswers("two")] });
+    expect(receipt.ok).toBe(true);
+    const runs = run!.output.value as { value: string; runId: string }[];
+    expect(runs.map((r) => r.value).sort()).toEqual(["one", "two"]);
+    const waits = runs.map((r) => journalOf(pi.flowHome, r.runId).filter((line) => line.name === "heap_wait"));
+    // The first to ask holds 300 MiB of the tree's 512; the other waited for it, once.
+    expect(waits.map((lines) => lines.length).sort()).toEqual([0, 1]);
+    expect(waits.flat()[0]).toMatchObject({ t: "event", data: { bytes: 300 * 1024 * 1024 } });
   });
 });
 

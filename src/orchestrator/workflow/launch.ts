@@ -14,6 +14,7 @@ import { prepareResume } from "./resume/source.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type ChosenSource } from "./sources.ts";
 import { startWorkflow, type StartedWorkflow, type WorkflowProgress } from "./start.ts";
 import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
+import { RunTree } from "../../../runtime/index.ts";
 
 /** One external_workflow call, as the tool received it. */
 export interface WorkflowRequest {
@@ -79,16 +80,19 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
     const described = input.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
     // Redacted before it is cut: a token cut in two leaves a piece no rule recognises.
     const description = redactText(described ?? `${selected.name} workflow`).text.slice(0, 200);
+    // A root starts a tree; a workflow started by a workflow shares its root's bounds.
+    const tree = { budget: place.tree ?? new RunTree(), nested: place.tree !== undefined };
     const started = startWorkflow({
       workflow,
       selected,
       args,
       description,
       env: launch,
-      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }),
+      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun, tree: tree.budget, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }),
       toolSchemas: workflowToolSchemas(toolNames, ctx),
       background,
       depth,
+      tree,
       toolCallId: request.toolCallId,
       ...(resume ? { resume } : {}),
       ...(parentRunId ? { parentRunId } : {}),

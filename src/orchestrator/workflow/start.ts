@@ -8,6 +8,7 @@ import {
   type WorkflowEvent,
   type WorkflowHost,
   type WorkflowResult,
+  type RunWorkflowOptions,
 } from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
@@ -49,6 +50,8 @@ export interface WorkflowLaunch {
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
   depth: number;
+  /** The tree of runs this one belongs to: its root's bounds are shared by all (runtime/run-tree.ts). */
+  tree: NonNullable<RunWorkflowOptions["tree"]>;
   /** The Pi tool call that started this run, kept in its launch evidence for correlation. */
   toolCallId?: string;
   /** The workflow that started this one through tools.external_workflow. */
@@ -157,7 +160,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe }) : live;
       if (resume) writer.setChildren(children.counts);
     },
-    work: (writer, signal) => runWorkflow(workflow, { args: launch.args, host, seed, startedAt, signal, onEvent: (event) => record(writer, event, trace) }),
+    work: (writer, signal) => runWorkflow(workflow, { args: launch.args, host, seed, startedAt, signal, tree: launch.tree, onEvent: (event) => record(writer, event, trace) }),
     recover: (error): WorkflowResult => ({
       ok: false,
       error: { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
@@ -211,6 +214,9 @@ function record(writer: RunWriter, event: WorkflowEvent, trace: RunTraceHooks): 
     case "output":
       writer.appendOutput(event.text);
       return;
+    case "heap_wait":
+      // Why a nested run that has not started yet is waiting: its siblings hold its tree's heap.
+      return writer.journal({ t: "event", name: "heap_wait", data: { bytes: event.bytes } });
     default:
       // agent_start/agent_end: WorkflowChildren journals children with their run IDs.
       return;

@@ -3,7 +3,7 @@ import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import { contentText } from "../../parent-context/content-text.ts";
 import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
-import type { HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
+import type { HostCallContext, HostError, JsonValue, RunTree, WorkflowHost } from "../../../runtime/index.ts";
 import { toolSchemaOf } from "./authoring-types.ts";
 import type { SharedResources } from "../../harnesses/shared-resources.ts";
 
@@ -24,6 +24,8 @@ interface CallingWorkflow {
   onNestedRun?(index: number, runId: string): void;
   /** The loads of the project's resources its agent() children share: a delegation through tools.* shares them too. */
   sharedResources?: SharedResources;
+  /** The bounds the workflow shares with every workflow of its tree (runtime/run-tree.ts). */
+  tree: RunTree;
 }
 
 /** A workflow's place inside the one calling it, set per tools.* call. */
@@ -92,6 +94,8 @@ export function callingWorkflowRun(): string | undefined {
 export interface WorkflowPlace {
   depth: number;
   parentRunId?: string;
+  /** The tree of the workflow starting this one, whose root's bounds it shares; none for a root. */
+  tree?: RunTree;
   /** Tell the calling workflow which run its tools.* call started. */
   started?(runId: string): void;
   /**
@@ -109,7 +113,7 @@ export function nextWorkflowPlace(): WorkflowPlace {
     throw new FlowError("request_invalid", `Workflows may start workflows only to depth ${MAX_WORKFLOW_DEPTH}; this call would be depth ${depth}.`);
   }
   if (!caller) return { depth };
-  const place: WorkflowPlace = { depth, parentRunId: caller.runId, started: (runId) => caller.onNestedRun?.(caller.toolIndex, runId) };
+  const place: WorkflowPlace = { depth, parentRunId: caller.runId, tree: caller.tree, started: (runId) => caller.onNestedRun?.(caller.toolIndex, runId) };
   if (caller.resumesNested !== undefined) place.resumesNested = caller.resumesNested;
   return place;
 }
