@@ -32,9 +32,23 @@ export interface RunMessage {
   body: string;
   limits: WorkflowLimits;
   config: RunConfig;
-  /** Int32Array(1) view target: non-zero asks the VM to stop at its next interrupt check. */
-  stopFlag: SharedArrayBuffer;
+  /** The run's shared words, an Int32Array of SHARED_WORDS (below). */
+  shared: SharedArrayBuffer;
+  /** Epoch ms the worker's turn starts are counted from (`SHARED_TURN`). */
+  clockOrigin: number;
 }
+
+/**
+ * The words a run's main thread and its worker share. `SHARED_STOP`: non-zero asks the VM to stop
+ * at its next interrupt check (main → worker). `SHARED_SPENT`: the ms of CPU the VM spent in its
+ * finished turns; `SHARED_TURN`: when its running turn started, in ms after `clockOrigin` plus one,
+ * 0 between turns (worker → main). The main thread's watchdog reads the last two to stop a run
+ * whose one native call runs past `cpuMs`, which QuickJS's interrupt check cannot see.
+ */
+export const SHARED_STOP = 0;
+export const SHARED_SPENT = 1;
+export const SHARED_TURN = 2;
+export const SHARED_WORDS = 3;
 
 export interface HostFailure {
   name?: string;
@@ -144,5 +158,5 @@ export function isMainToWorker(value: unknown): value is MainToWorker {
   if (!isObject(value)) return false;
   if (value.type === "reply") return isReply(value);
   if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
-  return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.stopFlag instanceof SharedArrayBuffer;
+  return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
 }

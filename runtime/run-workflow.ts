@@ -7,7 +7,7 @@ import { mapStack } from "./errors.ts";
 import { decodeJson, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import { isWorkerToMain, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_WORDS, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
@@ -18,6 +18,13 @@ import type {
   WorkflowLimits,
   WorkflowResult,
 } from "./types.ts";
+
+/**
+ * How far past cpuMs the main thread's watchdog lets a run go before it stops it: QuickJS's own
+ * check ends an ordinary spin at cpuMs, so the watchdog only meets a single call that never
+ * returns to it.
+ */
+const CPU_WATCHDOG_GRACE_MS = 1000;
 
 export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflowOptions): Promise<WorkflowResult> {
   const replay = { seed: options.seed === undefined ? freshSeed() : String(options.seed), startedAt: options.startedAt ?? Date.now() };
@@ -53,7 +60,12 @@ class RunSession {
   private readonly config: RunConfig;
   private readonly replay: WorkflowResult["replay"];
   private readonly filename: string;
-  private readonly stopFlag = new SharedArrayBuffer(4);
+  /** The words the run shares with its worker (protocol.ts): the stop flag, the CPU the VM spent. */
+  private readonly shared = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * Int32Array.BYTES_PER_ELEMENT));
+  /** Epoch ms the worker counts its turns' starts from. */
+  private clockOrigin = 0;
+  /** Stops a run whose one native call runs past cpuMs: see checkCpu. */
+  private watchdog: NodeJS.Timeout | undefined;
   // Keys come from the script: a null-prototype record keeps "__proto__" an ordinary key.
   private readonly storeWrites: StoreWrites = { set: Object.create(null) as StoreWrites["set"], delete: [] };
   private output = "";
@@ -119,14 +131,17 @@ class RunSession {
         if (this.settled) return releaseWorker(pooled, true);
         this.pooled = pooled;
         pooled.worker.on("message", this.onMessage).on("error", this.onError).on("exit", this.onExit);
+        this.clockOrigin = Date.now();
         pooled.worker.postMessage({
           type: "run",
           filename: this.filename,
           body: this.workflow.body,
           limits: this.limits,
           config: this.config,
-          stopFlag: this.stopFlag,
+          shared: this.shared.buffer as SharedArrayBuffer,
+          clockOrigin: this.clockOrigin,
         });
+        this.watchCpu(this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS);
       },
       (error: Error) => this.finish(this.failure({ kind: "sandbox", message: `the sandbox could not start: ${error.message}` })),
     ).catch((error: unknown) => this.crash(`the sandbox could not start: ${error instanceof Error ? error.message : String(error)}`));
@@ -209,10 +224,30 @@ class RunSession {
     this.finish(this.failure(this.mapFailure(outcome.error)));
   }
 
+  private watchCpu(delayMs: number): void {
+    this.watchdog = setTimeout(() => this.checkCpu(), delayMs);
+  }
+
+  /**
+   * QuickJS asks for cpuMs between its operations, so one native call that runs long (an indexOf
+   * of megabytes in megabytes) is past its reach: this watchdog, on the main thread, reads what
+   * the worker publishes and stops such a run once its CPU is past cpuMs by the grace. Otherwise
+   * it looks again when the rest of the budget could be spent: rarely, since awaiting children
+   * spends none.
+   */
+  private checkCpu(): void {
+    if (this.settled) return;
+    const turn = Atomics.load(this.shared, SHARED_TURN);
+    const running = turn === 0 ? 0 : Date.now() - this.clockOrigin - (turn - 1);
+    const left = this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS - Atomics.load(this.shared, SHARED_SPENT) - running;
+    if (left > 0) return this.watchCpu(left);
+    this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` });
+  }
+
   /** Interrupt the VM, then terminate its worker: a stopped worker is never reused. */
   private stop(error: WorkflowError): void {
     if (this.settled) return;
-    Atomics.store(new Int32Array(this.stopFlag), 0, 1);
+    Atomics.store(this.shared, SHARED_STOP, 1);
     const pooled = this.detach();
     if (pooled) releaseWorker(pooled, false);
     this.finish(this.failure(error));
@@ -269,6 +304,7 @@ class RunSession {
     this.bridge.close();
     this.settled = true;
     clearTimeout(this.timer);
+    clearTimeout(this.watchdog);
     this.options.signal?.removeEventListener("abort", this.onAbort);
     this.resolve(result);
     this.ended.abort();

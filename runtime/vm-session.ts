@@ -5,7 +5,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
 import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
-import { type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { SHARED_SPENT, SHARED_STOP, SHARED_TURN, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import type { LimitName } from "./types.ts";
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
@@ -27,22 +27,32 @@ class CpuMeter {
   private readonly budgetMs: number;
   private spentMs = 0;
   private since: number | undefined;
+  /** Where the main thread's watchdog reads the time spent and the running turn's start. */
+  private readonly shared: Int32Array;
+  private readonly clockOrigin: number;
   /** Sticky: once over budget, every later check interrupts too. */
   exceeded = false;
 
-  constructor(budgetMs: number) {
+  constructor(budgetMs: number, shared: Int32Array, clockOrigin: number) {
     this.budgetMs = budgetMs;
+    this.shared = shared;
+    this.clockOrigin = clockOrigin;
   }
 
   run<T>(work: () => T): T {
     const outer = this.since === undefined;
-    if (outer) this.since = performance.now();
+    if (outer) {
+      this.since = performance.now();
+      Atomics.store(this.shared, SHARED_TURN, Date.now() - this.clockOrigin + 1);
+    }
     try {
       return work();
     } finally {
       if (outer && this.since !== undefined) {
         this.spentMs += performance.now() - this.since;
         this.since = undefined;
+        Atomics.store(this.shared, SHARED_SPENT, Math.ceil(this.spentMs));
+        Atomics.store(this.shared, SHARED_TURN, 0);
       }
     }
   }
@@ -76,9 +86,9 @@ export class VmSession {
     this.prepared = prepared;
     this.message = message;
     this.post = post;
-    this.stop = new Int32Array(message.stopFlag);
+    this.stop = new Int32Array(message.shared);
     this.store = new VmStore(message.limits, message.config.store);
-    this.cpu = new CpuMeter(message.limits.cpuMs);
+    this.cpu = new CpuMeter(message.limits.cpuMs, this.stop, message.clockOrigin);
     this.rt = prepared.rt;
     this.vm = prepared.vm;
     // The prelude's allocations so far count against this limit too: QuickJS counts what the
@@ -86,7 +96,7 @@ export class VmSession {
     this.rt.setMemoryLimit(message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
-    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, 0) !== 0 || this.cpu.over());
+    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over());
     prepared.attach((args) => this.onHost(args));
   }
 

@@ -6,7 +6,7 @@
                                                                                         
 import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
-import {                                                                                                      } from "./protocol.js";
+import { SHARED_SPENT, SHARED_STOP, SHARED_TURN,                                                                                                      } from "./protocol.js";
                                             
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
                                                               
@@ -28,22 +28,32 @@ class CpuMeter {
                    budgetMs        ;
           spentMs = 0;
           since                    ;
+  /** Where the main thread's watchdog reads the time spent and the running turn's start. */
+                   shared            ;
+                   clockOrigin        ;
   /** Sticky: once over budget, every later check interrupts too. */
   exceeded = false;
 
-  constructor(budgetMs        ) {
+  constructor(budgetMs        , shared            , clockOrigin        ) {
     this.budgetMs = budgetMs;
+    this.shared = shared;
+    this.clockOrigin = clockOrigin;
   }
 
   run   (work         )    {
     const outer = this.since === undefined;
-    if (outer) this.since = performance.now();
+    if (outer) {
+      this.since = performance.now();
+      Atomics.store(this.shared, SHARED_TURN, Date.now() - this.clockOrigin + 1);
+    }
     try {
       return work();
     } finally {
       if (outer && this.since !== undefined) {
         this.spentMs += performance.now() - this.since;
         this.since = undefined;
+        Atomics.store(this.shared, SHARED_SPENT, Math.ceil(this.spentMs));
+        Atomics.store(this.shared, SHARED_TURN, 0);
       }
     }
   }
@@ -77,9 +87,9 @@ export class VmSession {
     this.prepared = prepared;
     this.message = message;
     this.post = post;
-    this.stop = new Int32Array(message.stopFlag);
+    this.stop = new Int32Array(message.shared);
     this.store = new VmStore(message.limits, message.config.store);
-    this.cpu = new CpuMeter(message.limits.cpuMs);
+    this.cpu = new CpuMeter(message.limits.cpuMs, this.stop, message.clockOrigin);
     this.rt = prepared.rt;
     this.vm = prepared.vm;
     // The prelude's allocations so far count against this limit too: QuickJS counts what the
@@ -87,7 +97,7 @@ export class VmSession {
     this.rt.setMemoryLimit(message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
-    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, 0) !== 0 || this.cpu.over());
+    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over());
     prepared.attach((args) => this.onHost(args));
   }
 

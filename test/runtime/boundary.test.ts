@@ -190,6 +190,20 @@ describe("cpuMs: the script's own execution time", () => {
     expect(failure(result)).toEqual({ kind: "limit", code: "cpuMs", message: "script CPU time limit (200) reached" });
   });
 
+  it("ends a run whose one native call runs past its CPU limit, which QuickJS's own check cannot see", async () => {
+    // An indexOf of a 1 MiB needle in a 4 MiB haystack is one call that would take hours; without
+    // the watchdog only the wall-time limit (a minute here) would end it.
+    const script = `const hay = "a".repeat(4 * 1024 * 1024);\nconst needle = "a".repeat(1024 * 1024) + "b";\nreturn hay.indexOf(needle);`;
+    const { result } = await run(script, { limits: { cpuMs: 100, timeoutMs: 60_000 } });
+    expect(failure(result)).toEqual({
+      kind: "limit",
+      code: "cpuMs",
+      message: "script CPU time limit (100) reached: one operation inside the sandbox ran past it without returning",
+    });
+    // The worker that ran it was stopped, not left spinning: the next run gets a working sandbox.
+    expect(value((await run("return 1 + 1;")).result)).toBe(2);
+  });
+
   it("does not count time spent awaiting children", async () => {
     const gate = deferred<void>();
     let started!: () => void;
@@ -201,8 +215,9 @@ describe("cpuMs: the script's own execution time", () => {
       host: { agent: async () => (started(), await gate.promise, { runId: "r", output: "done", value: "done" }) },
     });
     await childStarted;
-    // Wait well past the CPU budget in wall time while the script only awaits.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Wait well past the CPU budget in wall time while the script only awaits, and past the
+    // main thread's watchdog (cpuMs plus its one-second grace), which must not count it either.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     gate.resolve();
     expect(value((await pending).result)).toBe("done");
   });
