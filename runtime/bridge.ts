@@ -5,10 +5,9 @@ import { decodeJson, toJsonText } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
-import type { RunTree, SharedCount } from "./run-tree.ts";
 import { ToolDiscovery } from "./tool-discovery.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS, sanitizeIdentifier } from "./text.ts";
-import type { AgentOptions, HostError, JsonValue, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
+import type { AgentOptions, HostError, JsonValue, SharedCount, TreeBudget, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
 
 export interface BridgeHooks {
   emit(event: WorkflowEvent): void;
@@ -46,7 +45,7 @@ const BYTES_PER_CHAR = 2;
 export class HostBridge {
   private readonly host: WorkflowHost;
   private readonly limits: WorkflowLimits;
-  private readonly tree: RunTree | undefined;
+  private readonly tree: TreeBudget | undefined;
   private readonly hooks: BridgeHooks;
   private readonly signal: AbortSignal;
   private agentCount = 0;
@@ -62,7 +61,7 @@ export class HostBridge {
   /** Characters of JSON of the calls pushed to a queue that have not started yet. */
   private queuedChars = 0;
 
-  constructor(host: WorkflowHost, limits: WorkflowLimits, tree: RunTree | undefined, hooks: BridgeHooks, signal: AbortSignal) {
+  constructor(host: WorkflowHost, limits: WorkflowLimits, tree: TreeBudget | undefined, hooks: BridgeHooks, signal: AbortSignal) {
     this.signal = signal;
     this.host = host;
     this.limits = limits;

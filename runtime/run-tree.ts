@@ -6,26 +6,24 @@
 // running, until siblings settle. Background nested runs hold their share until they settle, after
 // their root too.
 import { LIMIT_CEILINGS, LIMIT_LABELS } from "./limits.ts";
-import type { WorkflowLimits } from "./types.ts";
+import type { SharedCount, TreeBudget } from "./types.ts";
 
 /** The VM heap (memoryBytes) the nested runs of one tree may hold at once: one run's ceiling. */
 export const NESTED_HEAP_BYTES = LIMIT_CEILINGS.memoryBytes;
-
-export type SharedCount = "agentCalls" | "toolCalls";
 
 interface HeapWaiter {
   bytes: number;
   grant(): void;
 }
 
-export class RunTree {
-  private root: Pick<WorkflowLimits, SharedCount> | undefined;
+export class RunTree implements TreeBudget {
+  private root: Record<SharedCount, number> | undefined;
   private readonly used: Record<SharedCount, number> = { agentCalls: 0, toolCalls: 0 };
   private heapFree = NESTED_HEAP_BYTES;
   private readonly waiting: HeapWaiter[] = [];
 
   /** The root's run calls this once its limits are resolved; until then nothing is counted. */
-  setRoot(limits: Pick<WorkflowLimits, SharedCount>): void {
+  setRoot(limits: Record<SharedCount, number>): void {
     this.root = { agentCalls: limits.agentCalls, toolCalls: limits.toolCalls };
   }
 

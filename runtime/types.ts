@@ -1,5 +1,4 @@
 // Public types of the workflow runtime. Everything that crosses the host boundary is plain JSON.
-import type { RunTree } from "./run-tree.ts";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -162,7 +161,22 @@ export interface RunWorkflowOptions {
    * nested runs share one heap budget (run-tree.ts). A root passes a fresh tree, a run started by
    * a workflow its root's. Without one, the run's own limits are its only bounds.
    */
-  tree?: { budget: RunTree; nested: boolean };
+  tree?: { budget: TreeBudget; nested: boolean };
+}
+
+/** The limits a tree of runs counts across all its runs. */
+export type SharedCount = "agentCalls" | "toolCalls";
+
+/** What a run asks of its tree (run-tree.ts's RunTree is the one implementation). */
+export interface TreeBudget {
+  /** The root's run gives its limits once they are resolved; until then nothing is counted. */
+  setRoot(limits: Record<SharedCount, number>): void;
+  /** Counts one call of the tree; false, counting nothing, once the tree has made its root's limit of them. */
+  take(name: SharedCount): boolean;
+  /** The message of a call the tree refused. */
+  refusal(name: SharedCount): string;
+  /** Resolves with a release once `bytes` of the nested runs' heap are free; rejects if `signal` aborts first. */
+  reserveHeap(bytes: number, signal: AbortSignal, onWait?: () => void): Promise<() => void>;
 }
 
 export type WorkflowErrorKind = "script" | "timeout" | "aborted" | "limit" | "sandbox";
