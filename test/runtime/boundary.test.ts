@@ -141,9 +141,11 @@ describe("hostBytes: what a script holds on the host at once", () => {
 
   it("holds the attack that raised every other limit to its ceiling to hostBytes", async () => {
     // agentCalls 512 × callArgsChars 16 Mi once let a script park 34 MB per queued call on the host.
+    // Building 16 MB strings near a 256 MiB heap is slow in QuickJS (it collects on each large
+    // allocation): cpuMs is raised so a busy machine cannot end this run at that other limit.
     const child = slowChild();
     const pending = run(
-      `export const meta = { limits: { agentCalls: 512, callArgsChars: 16777216, concurrency: 1, memoryBytes: 268435456 } };
+      `export const meta = { limits: { agentCalls: 512, callArgsChars: 16777216, concurrency: 1, memoryBytes: 268435456, cpuMs: 600000 } };
        const calls = [];
        for (let i = 0; i < 8; i++) calls.push(agent({ prompt: "x".repeat(16777000) + i }));
        // agent() rejects rather than throwing: look at how each call settled.
