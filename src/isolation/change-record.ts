@@ -1,8 +1,7 @@
 // What a run's evidence says about its changes, beside its other files: the counts its receipt
 // shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { redactGitPatch, type RunFiles } from "../runs/index.ts";
+import { readEvidenceText, redactGitPatch, type RunFiles } from "../runs/index.ts";
 import type { ChangeStats } from "./changes.ts";
 
 /** unavailable: the child's changes could not be kept (its `changes_unavailable` diagnostic says why). */
@@ -18,7 +17,7 @@ export interface ChangeRecord extends ChangeStats {
 
 export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord | null {
   try {
-    const value = JSON.parse(readFileSync(files.changes, "utf8")) as Partial<ChangeRecord>;
+    const value = JSON.parse(readEvidenceText(files.changes)) as Partial<ChangeRecord>;
     const counts = [value.files, value.insertions, value.deletions].every((n) => typeof n === "number");
     return counts && typeof value.state === "string" && typeof value.root === "string" ? (value as ChangeRecord) : null;
   } catch {

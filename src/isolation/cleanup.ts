@@ -2,10 +2,10 @@
 // removed, git forgets worktrees whose directory vanished, and a kept ref whose run no longer exists
 // anywhere in the flow home (pruned by retention) is dropped. Worktrees of live processes, of this
 // process and of other hosts are left alone, as retention leaves their runs alone.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { ownerAlive } from "../runs/index.ts";
+import { ownerAlive, readEvidenceText } from "../runs/index.ts";
 import { changesRef } from "./changes.ts";
 import { runGit } from "./git.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
@@ -22,7 +22,7 @@ const OWNER_SUFFIX = ".owner.json";
 /** Whether the process that made the worktree of `runId` is gone (only decidable on this host). */
 function ownerGone(dir: string, runId: string): boolean {
   try {
-    const owner = JSON.parse(readFileSync(ownerFile(dir, runId), "utf8")) as { pid?: unknown; host?: unknown };
+    const owner = JSON.parse(readEvidenceText(ownerFile(dir, runId))) as { pid?: unknown; host?: unknown };
     return owner.host === hostname() && owner.pid !== process.pid && !ownerAlive(owner);
   } catch {
     return false; // being written: its owner is alive

@@ -1,10 +1,14 @@
 import { randomBytes } from "node:crypto";
+import { open as openAsync } from "node:fs/promises";
 import {
   closeSync,
+  constants,
   fstatSync,
   fsyncSync,
   mkdirSync,
+  lstatSync,
   openSync,
+  readFileSync,
   readSync,
   renameSync,
   rmSync,
@@ -138,9 +142,66 @@ export function statOrNull(path: string): Stats | null {
   }
 }
 
+/**
+ * How every read of a run's evidence opens it. pi-flow writes only regular files there, but a
+ * child that can write in the Flow home, or a repository that ships one, could plant others: a
+ * link is not followed (ELOOP), so it cannot hand a file outside the store to a reader, and a
+ * FIFO does not block the open. `openEvidence` then refuses anything but a regular file.
+ */
+const EVIDENCE_READ = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/** The code of the error a planted file that is not a regular one is refused with. */
+export const NOT_REGULAR = "ENOTREG";
+
+function refuseIrregular(stats: Stats): void {
+  if (!stats.isFile()) throw Object.assign(new Error("not a regular file"), { code: NOT_REGULAR });
+}
+
+/** A run's evidence file opened for reading, as EVIDENCE_READ says; the caller closes it. */
+export function openEvidence(path: string): number {
+  const fd = openSync(path, EVIDENCE_READ);
+  try {
+    refuseIrregular(fstatSync(fd));
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return fd;
+}
+
+/** The whole text of a run's evidence file, opened as openEvidence does; throws what it throws. */
+export function readEvidenceText(path: string): string {
+  const fd = openEvidence(path);
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readEvidenceText, without holding the event loop: for passes that run beside a session. */
+export async function readEvidenceTextAsync(path: string): Promise<string> {
+  const file = await openAsync(path, EVIDENCE_READ);
+  try {
+    refuseIrregular(await file.stat());
+    return await file.readFile("utf8");
+  } finally {
+    await file.close();
+  }
+}
+
+/** The evidence file's own stats (a link's, not its target's), or null when there is none. */
+export function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
 /** Read `length` bytes at `position`: the cost of a page is the page, not the file. */
 export function readRange(path: string, position: number, length: number): Buffer {
-  const fd = openSync(path, "r");
+  const fd = openEvidence(path);
   try {
     return readAt(fd, position, length);
   } finally {
@@ -149,13 +210,13 @@ export function readRange(path: string, position: number, length: number): Buffe
 }
 
 /**
- * `read` over a file opened for reading, with its stats, then closed: undefined when the file
+ * `read` over an evidence file opened for reading (openEvidence), with its stats, then closed: undefined when the file
  * cannot be opened or `read` throws (a missing or torn file is no answer, not an error).
  */
 export function withOpenFile<T>(path: string, read: (fd: number, stats: Stats) => T): T | undefined {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openEvidence(path);
   } catch {
     return undefined;
   }

@@ -24,7 +24,7 @@ export { redactedJson, redactText, redactValue, redactValueUnder, REDACTED } fro
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
 export { shownUrl } from "./redact/shown-url.ts";
 export { printable, stripControls } from "./controls.ts";
-export { atomicWriteFile, errorCode, TMP_PREFIX } from "./fsio.ts";
+export { atomicWriteFile, errorCode, readEvidenceText, TMP_PREFIX } from "./fsio.ts";
 export { groupCommit } from "./write/group-commit.ts";
 export { assertReplaceableTarget, createStagedFile, stagingPathFor } from "./write/staged-file.ts";
 export { ARGS_MAX_BYTES, CASSETTE_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "./user-file.ts";
@@ -33,6 +33,7 @@ export { buildView, formatRunText, outputWarnings } from "./read/view.ts";
 export {
   formatBatchText,
   DEFAULT_PAGE_BYTES,
+  MAX_PAGE_BYTES,
   MAX_BATCH_TARGETS,
   type BatchPayload,
   type RunViewName,

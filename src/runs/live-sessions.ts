@@ -1,8 +1,8 @@
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { sessionsDir, type RunScope } from "./home.ts";
-import { errorCode } from "./fsio.ts";
+import { errorCode, readEvidenceTextAsync } from "./fsio.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
@@ -57,7 +57,7 @@ export async function sessionIsOpen(home: string, project: string, session: stri
   if (openSet().has(keyOf(home, project, session))) return true;
   let marker: { pid?: unknown; host?: unknown; openedAt?: unknown };
   try {
-    marker = JSON.parse(await readFile(join(sessionsDir(home, project), session, MARKER), "utf8")) as typeof marker;
+    marker = JSON.parse(await readEvidenceTextAsync(join(sessionsDir(home, project), session, MARKER))) as typeof marker;
   } catch {
     return false;
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, rename, rm } from "node:fs/promises";
+import { readdir, rename, rm } from "node:fs/promises";
+import { readEvidenceTextAsync } from "./fsio.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { projectsDir, sessionsDir } from "./home.ts";
@@ -84,7 +85,7 @@ async function inspectRun(
   now: number,
   policy: RetentionPolicy,
 ): Promise<Candidate> {
-  const record = await readFile(join(runsDir, runId, "record.json"), "utf8").then(
+  const record = await readEvidenceTextAsync(join(runsDir, runId, "record.json")).then(
     (text) => parseRecord(text, runId),
     () => null,
   );

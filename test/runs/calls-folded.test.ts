@@ -9,11 +9,12 @@ import { callsDocument } from "../../src/runs/read/calls.ts";
 const journalReads = vi.hoisted(() => ({ count: 0 }));
 vi.mock("node:fs", async (importOriginal) => {
   const real = await importOriginal<typeof fs>();
-  const readFileSync = ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+  // Evidence is read through a descriptor opened by path (runs/fsio.ts openEvidence): count the opens.
+  const openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
     if (String(path).endsWith("journal.jsonl")) journalReads.count++;
-    return (real.readFileSync as (...args: unknown[]) => unknown)(path, ...rest);
-  }) as typeof real.readFileSync;
-  return { ...real, default: { ...real, readFileSync }, readFileSync };
+    return (real.openSync as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof real.openSync;
+  return { ...real, default: { ...real, openSync }, openSync };
 });
 
 const runId = "wf_calls";

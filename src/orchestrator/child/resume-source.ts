@@ -1,7 +1,7 @@
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
-import { runFiles, type RunStore } from "../../runs/index.ts";
+import { readEvidenceText, runFiles, type RunStore } from "../../runs/index.ts";
 import { SESSION_NOT_KEPT } from "../../backends/kept-session.ts";
 
 /**
@@ -30,11 +30,14 @@ export const childSessionFile = (runs: RunStore, runId: string): string => join(
 /**
  * The run's Pi session file, when it holds something to continue. An empty one is a child killed
  * between the file's creation and its first write (ChildSessionFile writes the header and the
- * prompt in one write): it kept nothing, as a child that never made the file.
+ * prompt in one write): it kept nothing, as a child that never made the file. Neither did anything
+ * but a regular file in its place: a link planted there is not followed, since the continued
+ * session appends to the file.
  */
 function piSessionFile(runs: RunStore, runId: string): string | undefined {
   const file = childSessionFile(runs, runId);
-  return (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0 ? file : undefined;
+  const stats = lstatSync(file, { throwIfNoEntry: false });
+  return stats?.isFile() && stats.size > 0 ? file : undefined;
 }
 
 const SESSION_LINE = /^\S+ info \[cli_session\]: (\S+) session (\S+)$/gm;
@@ -45,7 +48,7 @@ const NOT_KEPT_LINE = new RegExp(`^\\S+ warn \\[${SESSION_NOT_KEPT}\\]: (.+)$`, 
 
 function diagnosticsText(runs: RunStore, runId: string): string | undefined {
   try {
-    return readFileSync(runFiles(runs.scope, runId).diagnostics, "utf8");
+    return readEvidenceText(runFiles(runs.scope, runId).diagnostics);
   } catch {
     return undefined;
   }

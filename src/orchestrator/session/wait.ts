@@ -1,6 +1,6 @@
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
-import { assertRunId, formatRunText, INLINE_LIMIT_BYTES, jsonBytes, type RunStore } from "../../runs/index.ts";
+import { assertRunId, formatRunText, INLINE_LIMIT_BYTES, jsonBytes, MAX_PAGE_BYTES, type RunStore } from "../../runs/index.ts";
 import type { ResultOwnership, WaitClaim } from "./ownership.ts";
 
 export const MAX_WAIT_TARGETS = 50;
@@ -19,6 +19,18 @@ export interface WaitPayload {
   mode: "all" | "any";
   completed: RunView[];
   pending: string[];
+}
+
+/** Node's timers fire at once past 2^31 - 1 ms: a longer wait is armed again in steps. */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
+function longTimeout(fire: () => void, ms: number): { clear(): void } {
+  let timer: NodeJS.Timeout;
+  const arm = (left: number) => {
+    timer = setTimeout(() => (left > TIMER_MAX_MS ? arm(left - TIMER_MAX_MS) : fire()), Math.min(left, TIMER_MAX_MS));
+  };
+  arm(ms);
+  return { clear: () => clearTimeout(timer) };
 }
 
 function targetsOf(runIds: unknown): string[] {
@@ -56,14 +68,14 @@ export async function waitForRuns(
         const all = settled.size === targets.length;
         if (all || (mode === "any" && settled.size > 0) || [...settled.values()].some(unsuccessfulWorkflow)) finish(resolve);
       };
-      const timer = request.timeoutMs === undefined ? undefined : setTimeout(() => finish(resolve), request.timeoutMs);
+      const timer = request.timeoutMs === undefined ? undefined : longTimeout(() => finish(resolve), request.timeoutMs);
       // An AbortError, as every aborted operation rejects (tool-calling contract §5.3); its message says what stopped.
       const onAbort = () => finish(() => reject(new DOMException(WAIT_ABORTED, "AbortError")));
       let finished = false;
       const finish = (settle: () => void) => {
         if (finished) return;
         finished = true;
-        if (timer) clearTimeout(timer);
+        timer?.clear();
         signal?.removeEventListener("abort", onAbort);
         settle();
       };
@@ -82,7 +94,7 @@ export async function waitForRuns(
     throw error;
   }
   for (const [runId, claim] of claims) (settled.has(runId) ? claim.observed : claim.release)();
-  return spendBudgets(runs, targets, settled, mode, request.limitBytes ?? DEFAULT_WAIT_BYTES);
+  return spendBudgets(runs, targets, settled, mode, Math.min(request.limitBytes ?? DEFAULT_WAIT_BYTES, MAX_PAGE_BYTES));
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8") + 2; // each entry ends with a blank line

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readEvidenceText } from "../fsio.ts";
 import type { RunKind } from "../ids.ts";
 import type { FinalFormat } from "./journal.ts";
 import { fileDocument, type ViewDocument } from "../read/paging.ts";
@@ -76,7 +76,7 @@ export function parseFinalDocument(format: FinalFormat, text: string): unknown {
 /** Read a small final back for inline delivery; undefined when it cannot be read. */
 export function readFinalValue(path: string, format: FinalFormat): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: parseFinalDocument(format, readFileSync(path, "utf8")) };
+    return { ok: true, value: parseFinalDocument(format, readEvidenceText(path)) };
   } catch {
     return { ok: false };
   }

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import type { Integrity } from "../../contract/run-schema.ts";
-import { errorCode } from "../fsio.ts";
+import { errorCode, readEvidenceText } from "../fsio.ts";
 import { JOURNAL_VERSION, isWellFormed, type JournalLine, type StartLine, type TerminalLine } from "./journal.ts";
 
 /**
@@ -85,7 +84,7 @@ export function classifyJournalText(text: string, runId: string, onLine?: (line:
 export function classifyJournalFile(path: string, runId: string): JournalReport {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readEvidenceText(path);
   } catch (error) {
     const code = errorCode(error) ?? "error";
     return { integrity: "unknown", lines: 0, unreadable: true, reason: `journal not readable (${code})` };

@@ -1,6 +1,6 @@
-import { closeSync, fstatSync, openSync, readFileSync, statSync, type BigIntStats } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readFileSync, type BigIntStats } from "node:fs";
 import type { Integrity } from "../../contract/run-schema.ts";
-import { errorCode } from "../fsio.ts";
+import { errorCode, openEvidence } from "../fsio.ts";
 import { classifyJournalText, type JournalReport } from "./integrity.ts";
 
 /**
@@ -95,7 +95,7 @@ export function journalReport(path: string, runId: string, cached?: CachedJourna
   if (cached) {
     let stats: BigIntStats;
     try {
-      stats = statSync(path, { bigint: true });
+      stats = lstatSync(path, { bigint: true });
     } catch (error) {
       return unreadable(error);
     }
@@ -105,7 +105,7 @@ export function journalReport(path: string, runId: string, cached?: CachedJourna
   }
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openEvidence(path);
   } catch (error) {
     return unreadable(error);
   }

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readAt, withOpenFile } from "../fsio.ts";
+import { readAt, readEvidenceText, withOpenFile } from "../fsio.ts";
 import type { RunFiles } from "../home.ts";
 import { isWellFormed, JOURNAL_VERSION, type StartLine, type TerminalLine } from "./journal.ts";
 
@@ -65,7 +64,7 @@ const EARLIER_LAUNCH_FILE = "launch.json";
 export function readLaunch(files: RunFiles, runId: string, start = readStartLine(files.journal, runId)): Record<string, unknown> | undefined {
   if (start?.launch) return start.launch;
   try {
-    const value: unknown = JSON.parse(readFileSync(join(files.dir, EARLIER_LAUNCH_FILE), "utf8"));
+    const value: unknown = JSON.parse(readEvidenceText(join(files.dir, EARLIER_LAUNCH_FILE)));
     return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readEvidenceText } from "../fsio.ts";
 import type { RunOutcome } from "../../contract/run-schema.ts";
 import type { RunKind } from "../ids.ts";
 import type { CachedJournal } from "./journal-cache.ts";
@@ -48,7 +48,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function readRecord(path: string, runId: string): RunRecord | null {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readEvidenceText(path);
   } catch {
     return null;
   }

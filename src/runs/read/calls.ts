@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync } from "node:fs";
+import { readEvidenceText } from "../fsio.ts";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunOutcome } from "../../contract/run-schema.ts";
 import { classifyJournalText } from "../journal/integrity.ts";
@@ -138,8 +139,9 @@ const FOLDED_KEPT = 8;
 
 /** The view's document: a JSON array of the calls, paged like every view. */
 export function callsDocument(path: string, runId: string): ViewDocument {
-  const stats = statSync(path, { throwIfNoEntry: false });
-  if (stats === undefined) return memoryDocument("[]");
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  // A link or FIFO planted in the run folder is no journal pi-flow wrote.
+  if (stats === undefined || !stats.isFile()) return memoryDocument("[]");
   if (stats.size > CALLS_JOURNAL_MAX_BYTES) {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is over ${CALLS_JOURNAL_MAX_BYTES} bytes, more than the calls view folds in memory; page its journal view instead.`);
   }
@@ -148,7 +150,7 @@ export function callsDocument(path: string, runId: string): ViewDocument {
   if (kept?.stamp === stamp) return kept.doc;
   let journal: string;
   try {
-    journal = readFileSync(path, "utf8");
+    journal = readEvidenceText(path);
   } catch {
     return memoryDocument("[]");
   }

@@ -19,6 +19,12 @@ export type SinglePayload = Static<typeof SinglePayloadSchema>;
 export type RunViewName = (typeof RUN_VIEWS)[number];
 
 export const DEFAULT_PAGE_BYTES = 16 * 1024;
+/**
+ * The most one page, batch or wait text spends, whatever limitBytes asks: a page is only bounded
+ * by limitBytes, so a smaller one keeps the contract, and the evidence a call reads and hands to
+ * the model stays bounded (a 600 MiB log asked for whole would not fit in a string).
+ */
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 export const MAX_BATCH_TARGETS = 100;
 
 export type InspectContext = FactsContext;
@@ -28,7 +34,7 @@ export function assertLimitBytes(value: unknown, fallback: number): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
     throw new FlowError("request_invalid", "limitBytes must be a positive integer.");
   }
-  return value;
+  return Math.min(value, MAX_PAGE_BYTES);
 }
 
 export function assertView(value: unknown): RunViewName {

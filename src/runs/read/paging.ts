@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { FlowError } from "../../contract/errors.ts";
-import { readRange, statOrNull } from "../fsio.ts";
+import { errorCode, lstatOrNull, readRange } from "../fsio.ts";
 
 /**
  * A view document: the exact bytes a cursor sequence walks. Pages are byte ranges cut on UTF-8
@@ -28,12 +28,14 @@ export function memoryDocument(text: string): ViewDocument {
  * A file, optionally wrapped in a constant prefix and suffix. `appendOnly` files are fingerprinted
  * by identity (inode and birth time) and size (growth is not a change); replaced files by identity,
  * size and mtime.
- * A missing file reads as empty.
+ * A missing file reads as empty, and so does anything in its place that pi-flow never writes there
+ * (a link, a FIFO): it is not followed or opened. A page that cannot be read is run_unavailable,
+ * naming no path.
  */
 export function fileDocument(path: string, opts: { appendOnly: boolean; prefix?: string; suffix?: string }): ViewDocument {
   const prefix = Buffer.from(opts.prefix ?? "", "utf8");
   const suffix = Buffer.from(opts.suffix ?? "", "utf8");
-  const stat = statOrNull(path);
+  const stat = lstatOrNull(path);
   const dataBytes = stat?.isFile() ? stat.size : 0;
   // Inode numbers are reused at once after a delete; the birth time tells a recreated file apart.
   const identity = stat?.isFile() ? `${stat.ino}-${stat.birthtimeMs}` : "0";
@@ -47,11 +49,19 @@ export function fileDocument(path: string, opts: { appendOnly: boolean; prefix?:
     if (offset < dataStart) parts.push(prefix.subarray(offset, Math.min(end, dataStart)));
     const from = Math.max(offset, dataStart);
     const to = Math.min(end, dataEnd);
-    if (to > from) parts.push(readRange(path, from - dataStart, to - from));
+    if (to > from) parts.push(readEvidenceRange(path, from - dataStart, to - from));
     if (end > dataEnd) parts.push(suffix.subarray(Math.max(0, offset - dataEnd), end - dataEnd));
     return parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts);
   };
   return { size, fingerprint, appendOnly: opts.appendOnly, read, prefixBytes: prefix.length };
+}
+
+function readEvidenceRange(path: string, position: number, length: number): Buffer {
+  try {
+    return readRange(path, position, length);
+  } catch (error) {
+    throw new FlowError("run_unavailable", `The run's evidence cannot be read (${errorCode(error) ?? "error"}).`);
+  }
 }
 
 const stale = (): FlowError => new FlowError("cursor_stale", "The evidence changed while paging. Restart without a cursor.");

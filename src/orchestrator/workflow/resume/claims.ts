@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { linkSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { FlowError } from "../../../contract/errors.ts";
-import { atomicWriteFile, errorCode, ownerAlive, runFiles, type RunStore, TMP_PREFIX } from "../../../runs/index.ts";
+import { atomicWriteFile, errorCode, ownerAlive, readEvidenceText, runFiles, type RunStore, TMP_PREFIX } from "../../../runs/index.ts";
 
 /**
  * A run is resumed at most once. The first resume claims it with a file in its run directory and
@@ -37,7 +37,7 @@ export interface ResumeClaim {
 
 function readClaim(path: string): Claim | undefined {
   try {
-    const value: unknown = JSON.parse(readFileSync(path, "utf8"));
+    const value: unknown = JSON.parse(readEvidenceText(path));
     return value !== null && typeof value === "object" ? (value as Claim) : undefined;
   } catch {
     return undefined;

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { FlowError } from "../../../contract/errors.ts";
 import type { RunOutcome, RunView } from "../../../contract/run-schema.ts";
-import { classifyJournalText, readLaunch, runFiles, type RunStore, errorCode } from "../../../runs/index.ts";
+import { classifyJournalText, readEvidenceText, readLaunch, runFiles, type RunStore, errorCode } from "../../../runs/index.ts";
 import { hashArgs } from "../call-identity.ts";
 
 /** What the journal recorded of one agent() call of the run being resumed. */
@@ -65,7 +64,7 @@ const str = (value: unknown): string => (typeof value === "string" ? value : "")
 
 function readJournal(store: RunStore, runId: string): string {
   try {
-    return readFileSync(runFiles(store.scope, runId).journal, "utf8");
+    return readEvidenceText(runFiles(store.scope, runId).journal);
   } catch (error) {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal cannot be read (${errorCode(error) ?? (error as Error).message}).`);
   }
