@@ -11,7 +11,7 @@ export const {
   parseWorkflow,
   SUPPORTED_API_VERSIONS,
   runWorkflow,
-  NESTED_HEAP_BYTES,
+  NESTED_MEMORY_BYTES,
   RunTree,
   DEFAULT_LIMITS,
   LIMIT_CEILINGS,

@@ -34,21 +34,25 @@ export interface RunMessage {
   config: RunConfig;
   /** The run's shared words, an Int32Array of SHARED_WORDS (below). */
   shared: SharedArrayBuffer;
-  /** Epoch ms the worker's turn starts are counted from (`SHARED_TURN`). */
+  /** Epoch ms the worker states its turns' starts from (`SHARED_TURN_AT`). */
   clockOrigin: number;
 }
 
 /**
  * The words a run's main thread and its worker share. `SHARED_STOP`: non-zero asks the VM to stop
  * at its next interrupt check (main → worker). `SHARED_SPENT`: the ms of CPU the VM spent in its
- * finished turns; `SHARED_TURN`: when its running turn started, in ms after `clockOrigin` plus one,
- * 0 between turns (worker → main). The main thread's watchdog reads the last two to stop a run
- * whose one native call runs past `cpuMs`, which QuickJS's interrupt check cannot see.
+ * finished turns, as the worker's own monotonic clock measured them; `SHARED_TURN`: the number of
+ * the running turn (counting from 1), 0 between turns; `SHARED_TURN_AT`: when that turn started, by
+ * the wall clock, in ms after `clockOrigin` (worker → main). The main thread's watchdog reads them
+ * to stop a run whose one native call runs past `cpuMs`, which QuickJS's interrupt check cannot
+ * see. The wall clock can step, so the watchdog believes a turn's start only within what its own
+ * monotonic clock allows (run-workflow.ts).
  */
 export const SHARED_STOP = 0;
 export const SHARED_SPENT = 1;
 export const SHARED_TURN = 2;
-export const SHARED_WORDS = 3;
+export const SHARED_TURN_AT = 3;
+export const SHARED_WORDS = 4;
 
 export interface HostFailure {
   name?: string;

@@ -1,15 +1,17 @@
 // The bounds a workflow shares with the workflows it starts. A nested workflow
 // (tools.external_workflow) is a run with limits of its own; a RunTree keeps the whole tree
 // within its root's as well. Every agent() and tools.* call anywhere in the tree counts against the
-// root's agentCalls and toolCalls, so nesting never multiplies them. The nested runs alive at once
-// hold at most NESTED_HEAP_BYTES of VM heap together; one that does not fit waits, its wall clock
-// running, until siblings settle. Background nested runs hold their share until they settle, after
+// root's agentCalls and toolCalls, so nesting never multiplies them. Each nested run alive is
+// charged what its worker may hold (its memoryBytes and the worker's 64 MiB of room, wasmMemoryCap),
+// and the runs of a tree hold at most NESTED_MEMORY_BYTES of it together; one that does not fit
+// waits, its wall clock running, until siblings settle. Charging the room too bounds the number of
+// workers, each of which costs resident memory of its own, however small a heap they ask for. Background nested runs hold their share until they settle, after
 // their root too.
-import { LIMIT_CEILINGS, LIMIT_LABELS } from "./limits.ts";
+import { LIMIT_LABELS } from "./limits.ts";
 import type { SharedCount, TreeBudget } from "./types.ts";
 
-/** The VM heap (memoryBytes) the nested runs of one tree may hold at once: one run's ceiling. */
-export const NESTED_HEAP_BYTES = LIMIT_CEILINGS.memoryBytes;
+/** The worker memory (wasmMemoryCap of each memoryBytes) the nested runs of one tree may hold at once. */
+export const NESTED_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 interface HeapWaiter {
   bytes: number;
@@ -19,7 +21,7 @@ interface HeapWaiter {
 export class RunTree implements TreeBudget {
   private root: Record<SharedCount, number> | undefined;
   private readonly used: Record<SharedCount, number> = { agentCalls: 0, toolCalls: 0 };
-  private heapFree = NESTED_HEAP_BYTES;
+  private heapFree = NESTED_MEMORY_BYTES;
   private readonly waiting: HeapWaiter[] = [];
 
   /** The root's run calls this once its limits are resolved; until then nothing is counted. */

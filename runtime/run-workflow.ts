@@ -5,9 +5,9 @@ import { HostBridge } from "./bridge.ts";
 import { freshSeed, seedState } from "./determinism.ts";
 import { mapStack } from "./errors.ts";
 import { decodeJson, toJsonText } from "./json.ts";
-import { LimitsError, limitMessage, resolveLimits } from "./limits.ts";
+import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_WORDS, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, SHARED_WORDS, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
@@ -25,6 +25,18 @@ import type {
  * returns to it.
  */
 const CPU_WATCHDOG_GRACE_MS = 1000;
+/** Node fires a timer at once past this delay. */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
+/**
+ * How long a turn the watchdog sees for the first time has been running. It started after the
+ * watchdog's last look, so no longer than that, and the wall clock the worker stated its start by
+ * can step either way: a step forward is cut to the last look, a step back reads as just started
+ * (the turn is then timed from here on this thread's monotonic clock).
+ */
+export function believedRunning(times: { sinceLastLook: number; byWallClock: number }): number {
+  return Math.max(0, Math.min(times.sinceLastLook, times.byWallClock));
+}
 
 export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflowOptions): Promise<WorkflowResult> {
   const replay = { seed: options.seed === undefined ? freshSeed() : String(options.seed), startedAt: options.startedAt ?? Date.now() };
@@ -62,8 +74,12 @@ class RunSession {
   private readonly filename: string;
   /** The words the run shares with its worker (protocol.ts): the stop flag, the CPU the VM spent. */
   private readonly shared = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * Int32Array.BYTES_PER_ELEMENT));
-  /** Epoch ms the worker counts its turns' starts from. */
+  /** Epoch ms the worker states its turns' starts from. */
   private clockOrigin = 0;
+  /** The running turn the watchdog last saw and when it started, on this thread's performance.now(). */
+  private seenTurn: { turn: number; startedAt: number } | undefined;
+  /** When the watchdog last looked (performance.now()): a turn it had not seen started after. */
+  private lastLook = 0;
   /** Stops a run whose one native call runs past cpuMs: see checkCpu. */
   private watchdog: NodeJS.Timeout | undefined;
   // Keys come from the script: a null-prototype record keeps "__proto__" an ordinary key.
@@ -110,7 +126,7 @@ class RunSession {
     if (!tree?.nested) this.startWorker();
     else {
       // A nested run first waits for its share of its tree's heap (run-tree.ts).
-      const bytes = this.limits.memoryBytes;
+      const bytes = wasmMemoryCap(this.limits.memoryBytes);
       tree.budget.reserveHeap(bytes, this.ended.signal, () => this.emit({ type: "heap_wait", bytes })).then(
         (release) => {
           if (this.settled) return release();
@@ -132,6 +148,7 @@ class RunSession {
         this.pooled = pooled;
         pooled.worker.on("message", this.onMessage).on("error", this.onError).on("exit", this.onExit);
         this.clockOrigin = Date.now();
+        this.lastLook = performance.now();
         pooled.worker.postMessage({
           type: "run",
           filename: this.filename,
@@ -225,22 +242,34 @@ class RunSession {
   }
 
   private watchCpu(delayMs: number): void {
-    this.watchdog = setTimeout(() => this.checkCpu(), delayMs);
+    this.watchdog = setTimeout(() => this.checkCpu(), Math.min(delayMs, TIMER_MAX_MS));
   }
 
   /**
    * QuickJS asks for cpuMs between its operations, so one native call that runs long (an indexOf
    * of megabytes in megabytes) is past its reach: this watchdog, on the main thread, reads what
-   * the worker publishes and stops such a run once its CPU is past cpuMs by the grace. Otherwise
-   * it looks again when the rest of the budget could be spent: rarely, since awaiting children
-   * spends none.
+   * the worker publishes and stops such a run once its CPU is past cpuMs by the grace. A running
+   * turn is timed on this thread's monotonic clock from the start the worker states, believed only
+   * between the last look and now (a wall clock that steps moves it no further), and looked at
+   * again within the grace; otherwise the watchdog looks again when the rest of the budget could be
+   * spent: rarely, since awaiting children spends none.
    */
   private checkCpu(): void {
     if (this.settled) return;
+    // Spent before turn (the worker writes them in the other order): a turn ending between the two
+    // reads is then counted in neither, never in both.
+    const spent = Atomics.load(this.shared, SHARED_SPENT);
     const turn = Atomics.load(this.shared, SHARED_TURN);
-    const running = turn === 0 ? 0 : Date.now() - this.clockOrigin - (turn - 1);
-    const left = this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS - Atomics.load(this.shared, SHARED_SPENT) - running;
-    if (left > 0) return this.watchCpu(left);
+    const stated = Atomics.load(this.shared, SHARED_TURN_AT);
+    const now = performance.now();
+    if (turn === 0) this.seenTurn = undefined;
+    else if (this.seenTurn?.turn !== turn) {
+      this.seenTurn = { turn, startedAt: now - believedRunning({ sinceLastLook: now - this.lastLook, byWallClock: Date.now() - this.clockOrigin - stated }) };
+    }
+    this.lastLook = now;
+    const running = this.seenTurn ? now - this.seenTurn.startedAt : 0;
+    const left = this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS - spent - running;
+    if (left > 0) return this.watchCpu(this.seenTurn ? Math.min(left, CPU_WATCHDOG_GRACE_MS) : left);
     this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` });
   }
 

@@ -141,7 +141,7 @@ export type WorkflowEvent =
   | { type: "tool_end"; index: number; name: string; ok: boolean; code?: string }
   | { type: "store"; key: string; value: JsonValue | undefined }
   | { type: "output"; text: string }
-  /** A nested run waits for its share of its tree's heap before it starts (run-tree.ts). */
+  /** A nested run waits for its share of its tree's memory before it starts (run-tree.ts): `bytes`, its worker's cap. */
   | { type: "heap_wait"; bytes: number };
 
 export interface RunWorkflowOptions {

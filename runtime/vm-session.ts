@@ -5,7 +5,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
 import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
-import { SHARED_SPENT, SHARED_STOP, SHARED_TURN, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import type { LimitName } from "./types.ts";
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
@@ -27,9 +27,10 @@ class CpuMeter {
   private readonly budgetMs: number;
   private spentMs = 0;
   private since: number | undefined;
-  /** Where the main thread's watchdog reads the time spent and the running turn's start. */
+  /** Where the main thread's watchdog reads the time spent and which turn is running. */
   private readonly shared: Int32Array;
   private readonly clockOrigin: number;
+  private turns = 0;
   /** Sticky: once over budget, every later check interrupts too. */
   exceeded = false;
 
@@ -43,7 +44,10 @@ class CpuMeter {
     const outer = this.since === undefined;
     if (outer) {
       this.since = performance.now();
-      Atomics.store(this.shared, SHARED_TURN, Date.now() - this.clockOrigin + 1);
+      this.turns = this.turns >= 0x7fffffff ? 1 : this.turns + 1;
+      // When first, then which: a watchdog that reads which first never pairs a turn with an older start.
+      Atomics.store(this.shared, SHARED_TURN_AT, Math.max(0, Math.min(0x7fffffff, Date.now() - this.clockOrigin)));
+      Atomics.store(this.shared, SHARED_TURN, this.turns);
     }
     try {
       return work();
@@ -51,6 +55,7 @@ class CpuMeter {
       if (outer && this.since !== undefined) {
         this.spentMs += performance.now() - this.since;
         this.since = undefined;
+        // Spent first, then idle: a watchdog that reads them in the other order can only under-count.
         Atomics.store(this.shared, SHARED_SPENT, Math.ceil(this.spentMs));
         Atomics.store(this.shared, SHARED_TURN, 0);
       }

@@ -6,7 +6,7 @@
                                                                                         
 import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
-import { SHARED_SPENT, SHARED_STOP, SHARED_TURN,                                                                                                      } from "./protocol.js";
+import { SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT,                                                                                                      } from "./protocol.js";
                                             
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
                                                               
@@ -28,9 +28,10 @@ class CpuMeter {
                    budgetMs        ;
           spentMs = 0;
           since                    ;
-  /** Where the main thread's watchdog reads the time spent and the running turn's start. */
+  /** Where the main thread's watchdog reads the time spent and which turn is running. */
                    shared            ;
                    clockOrigin        ;
+          turns = 0;
   /** Sticky: once over budget, every later check interrupts too. */
   exceeded = false;
 
@@ -44,7 +45,10 @@ class CpuMeter {
     const outer = this.since === undefined;
     if (outer) {
       this.since = performance.now();
-      Atomics.store(this.shared, SHARED_TURN, Date.now() - this.clockOrigin + 1);
+      this.turns = this.turns >= 0x7fffffff ? 1 : this.turns + 1;
+      // When first, then which: a watchdog that reads which first never pairs a turn with an older start.
+      Atomics.store(this.shared, SHARED_TURN_AT, Math.max(0, Math.min(0x7fffffff, Date.now() - this.clockOrigin)));
+      Atomics.store(this.shared, SHARED_TURN, this.turns);
     }
     try {
       return work();
@@ -52,6 +56,7 @@ class CpuMeter {
       if (outer && this.since !== undefined) {
         this.spentMs += performance.now() - this.since;
         this.since = undefined;
+        // Spent first, then idle: a watchdog that reads them in the other order can only under-count.
         Atomics.store(this.shared, SHARED_SPENT, Math.ceil(this.spentMs));
         Atomics.store(this.shared, SHARED_TURN, 0);
       }

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, NESTED_HEAP_BYTES } from "../../runtime/index.ts";
+import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, NESTED_MEMORY_BYTES } from "../../runtime/index.ts";
 import type { RoleInfo, SavedWorkflowInfo } from "../orchestrator/workflow/index.ts";
 import { MAX_WORKFLOW_DEPTH } from "../orchestrator/workflow/index.ts";
 
@@ -138,7 +138,7 @@ export const LIMITS_HELP = [
     (name) => `- ${name}: the ${LIMIT_LABELS[name]}. Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`,
   ),
   `- nesting depth: a workflow may start workflows (tools.external_workflow) to depth ${MAX_WORKFLOW_DEPTH}, the root being depth 1. Fixed, not a meta.limits entry.`,
-  `- a tree of workflows: a nested workflow has limits of its own, and its agent() and tools.* calls also count against its root's agentCalls and toolCalls. Nested runs alive at once hold at most ${NESTED_HEAP_BYTES} bytes of memoryBytes together; one that does not fit waits for a sibling to settle.`,
+  `- a tree of workflows: a nested workflow has limits of its own, and its agent() and tools.* calls also count against its root's agentCalls and toolCalls. Nested runs alive at once hold at most ${NESTED_MEMORY_BYTES} bytes together, each charged its memoryBytes plus 64 MiB of worker room; one that does not fit waits for a sibling to settle.`,
   "Per child (external_delegate and agent() options): maxTurns and maxToolCalls; the first turn or tool call past one stops the child and the run fails with a message naming the quota. timeoutMs bounds its wall time.",
   "A child's answer is inline up to 16 KiB of UTF-8 JSON; larger ones are delivered by reference, never truncated.",
 ].join("\n");

@@ -231,9 +231,9 @@ describe("a tree of workflows within its root's bounds", () => {
     });
   });
 
-  test("nested workflows share one heap budget: one that does not fit waits for its sibling, says so in its journal, then runs", async () => {
+  test("nested workflows share one memory budget: one that does not fit waits for its sibling, says so in its journal, then runs", async () => {
     const nested = (label: string) =>
-      `export const meta = { limits: { memoryBytes: ${300 * 1024 * 1024} } };\nreturn (await agent({ role: "explorer", description: ${JSON.stringify(label)}, prompt: "p" })).value;`;
+      `export const meta = { limits: { memoryBytes: ${480 * 1024 * 1024} } };\nreturn (await agent({ role: "explorer", description: ${JSON.stringify(label)}, prompt: "p" })).value;`;
     const outer = [
       `export const meta = { tools: ["external_workflow"] };`,
       `const runs = await parallel([() => tools.external_workflow({ script: ${JSON.stringify(nested("left"))} }), () => tools.external_workflow({ script: ${JSON.stringify(nested("right"))} })]);`,
@@ -244,9 +244,9 @@ describe("a tree of workflows within its root's bounds", () => {
     const runs = run!.output.value as { value: string; runId: string }[];
     expect(runs.map((r) => r.value).sort()).toEqual(["one", "two"]);
     const waits = runs.map((r) => journalOf(pi.flowHome, r.runId).filter((line) => line.name === "heap_wait"));
-    // The first to ask holds 300 MiB of the tree's 512; the other waited for it, once.
+    // The first to ask holds 544 MiB (its 480 and its worker's 64 of room) of the tree's 1 GiB; the other waited for it, once.
     expect(waits.map((lines) => lines.length).sort()).toEqual([0, 1]);
-    expect(waits.flat()[0]).toMatchObject({ t: "event", data: { bytes: 300 * 1024 * 1024 } });
+    expect(waits.flat()[0]).toMatchObject({ t: "event", data: { bytes: 544 * 1024 * 1024 } });
   });
 });
 

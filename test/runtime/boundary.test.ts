@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeJson, jsonDepth, JsonBoundaryError } from "../../runtime/json.ts";
 import { isMainToWorker, isWorkerToMain } from "../../runtime/protocol.ts";
+import { believedRunning } from "../../runtime/run-workflow.ts";
 import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_STACK_CHARS } from "../../runtime/text.ts";
 import type { AgentResult } from "../../runtime/index.ts";
 import { deferred, failure, run, slowChild, value } from "./support.ts";
@@ -204,6 +205,15 @@ describe("cpuMs: the script's own execution time", () => {
     });
     // The worker that ran it was stopped, not left spinning: the next run gets a working sandbox.
     expect(value((await run("return 1 + 1;")).result)).toBe(2);
+  });
+
+  it("the watchdog believes a turn's stated start only within its own clock: a wall clock that steps cannot fake CPU time", () => {
+    // A turn that started 300 ms ago by the wall clock, 2 s after the last look: 300 ms.
+    expect(believedRunning({ sinceLastLook: 2000, byWallClock: 300 })).toBe(300);
+    // The wall clock stepped an hour forward mid-turn: no more than since the last look.
+    expect(believedRunning({ sinceLastLook: 2000, byWallClock: 3_600_300 })).toBe(2000);
+    // It stepped back: the turn reads as just started, and is timed from here.
+    expect(believedRunning({ sinceLastLook: 2000, byWallClock: -86_400_000 })).toBe(0);
   });
 
   it("does not count time spent awaiting children", async () => {

@@ -3,7 +3,7 @@
 // Nesting is what the orchestrator does: a tools.* host function that runs another workflow, here
 // directly through runWorkflow with the root's RunTree.
 import { describe, expect, it } from "vitest";
-import { NESTED_HEAP_BYTES, parseWorkflow, RunTree, runWorkflow, type JsonValue, type WorkflowEvent, type WorkflowHost, type WorkflowResult } from "../../runtime/index.ts";
+import { NESTED_MEMORY_BYTES, parseWorkflow, RunTree, runWorkflow, type JsonValue, type WorkflowEvent, type WorkflowHost, type WorkflowResult } from "../../runtime/index.ts";
 import { deferred, echoAgent, failure, run, value } from "./support.ts";
 
 const MiB = 1024 * 1024;
@@ -62,14 +62,16 @@ describe("calls count against the root's limits across the tree", () => {
   });
 });
 
-describe("nested runs share one heap budget", () => {
+describe("nested runs share one memory budget", () => {
   const big = (bytes: number, body: string) => `export const meta = { limits: { memoryBytes: ${bytes} } };\n${body}`;
+  /** What a run of `memoryBytes` is charged: its worker's cap, 64 MiB of room over its heap. */
+  const charge = (memoryBytes: number) => memoryBytes + 64 * MiB;
 
   it("a nested run that does not fit waits until a sibling settles, then runs", async () => {
     const tree = new RunTree();
     const firstAnswers = deferred<void>();
     const order: string[] = [];
-    const first = nested(tree, big(300 * MiB, `return (await agent({ prompt: "first" })).value;`), {
+    const first = nested(tree, big(480 * MiB, `return (await agent({ prompt: "first" })).value;`), {
       host: {
         agent: async (options) => {
           order.push("first started");
@@ -79,14 +81,14 @@ describe("nested runs share one heap budget", () => {
         },
       },
     });
-    const second = nested(tree, big(300 * MiB, `return (await agent({ prompt: "second" })).value;`), {
+    const second = nested(tree, big(480 * MiB, `return (await agent({ prompt: "second" })).value;`), {
       host: {
         agent: async (options) => {
           order.push("second started");
           return echoAgent(options);
         },
       },
-      // Its share is not free: the first holds 300 MiB of the tree's 512.
+      // Its share is not free: the first holds 544 MiB of the tree's 1 GiB.
       onEvent: (event) => {
         if (event.type === "heap_wait") {
           order.push(`second waits for ${event.bytes / MiB} MiB`);
@@ -95,37 +97,58 @@ describe("nested runs share one heap budget", () => {
       },
     });
     expect([value(await first), value(await second)]).toEqual(["did first", "did second"]);
-    expect(order).toEqual(["second waits for 300 MiB", "first started", "first answered", "second started"]);
+    expect(order).toEqual(["second waits for 544 MiB", "first started", "first answered", "second started"]);
   });
 
   it("a run stopped while it waits gives up its place, and the runs behind it are not held", async () => {
     const tree = new RunTree();
     const release = deferred<void>();
-    const holding = nested(tree, big(300 * MiB, `return (await agent({ prompt: "holds" })).value;`), {
+    const holding = nested(tree, big(480 * MiB, `return (await agent({ prompt: "holds" })).value;`), {
       host: { agent: async (options) => (await release.promise, echoAgent(options)) },
     });
     const stop = new AbortController();
-    const waiting = nested(tree, big(300 * MiB, `return "never ran";`), {
+    const waiting = nested(tree, big(480 * MiB, `return "never ran";`), {
       signal: stop.signal,
       onEvent: (event) => event.type === "heap_wait" && stop.abort(),
     });
     expect(failure(await waiting)).toMatchObject({ kind: "aborted" });
-    // 212 MiB are free; with the stopped run still first in line, this run would wait behind it.
+    // 480 MiB are free; with the stopped run still first in line, this run would wait behind it.
     const events: WorkflowEvent[] = [];
-    const fits = await nested(tree, big(NESTED_HEAP_BYTES - 300 * MiB, `return "ran";`), { onEvent: (event) => events.push(event) });
+    const fits = await nested(tree, big(NESTED_MEMORY_BYTES - charge(480 * MiB) - 64 * MiB, `return "ran";`), { onEvent: (event) => events.push(event) });
     expect(value(fits)).toBe("ran");
     expect(events.some((event) => event.type === "heap_wait")).toBe(false);
     release.resolve();
     expect(value(await holding)).toBe("did holds");
   });
 
-  it("a settled run gives its share back: the whole budget serves one run after another", async () => {
+  it("a settled run gives its share back: runs at the memory ceiling run one after another without waiting", async () => {
     const tree = new RunTree();
     const events: WorkflowEvent[] = [];
     for (const label of ["one", "two", "three"]) {
-      const result = await nested(tree, big(NESTED_HEAP_BYTES, `return "${label}";`), { onEvent: (event) => events.push(event) });
+      const result = await nested(tree, big(512 * MiB, `return "${label}";`), { onEvent: (event) => events.push(event) });
       expect(value(result)).toBe(label);
     }
     expect(events.some((event) => event.type === "heap_wait")).toBe(false);
+  });
+
+  it("small runs are charged their worker's room too, so a tree cannot hold many workers at once", async () => {
+    const tree = new RunTree();
+    const release = deferred<void>();
+    let started = 0;
+    let waited = 0;
+    const runs = Array.from({ length: 24 }, () =>
+      nested(tree, big(4 * MiB, `return (await agent({ prompt: "p" })).value;`), {
+        host: { agent: async (options) => (started++, await release.promise, echoAgent(options)) },
+        onEvent: (event) => {
+          if (event.type === "heap_wait") waited++;
+        },
+      }),
+    );
+    // 68 MiB each: fifteen fit in the tree's 1 GiB, and the other nine wait.
+    const fitting = Math.floor(NESTED_MEMORY_BYTES / charge(4 * MiB));
+    expect([fitting, waited]).toEqual([15, 24 - 15]);
+    release.resolve();
+    expect((await Promise.all(runs)).map(value)).toEqual(Array(24).fill("did p"));
+    expect(started).toBe(24);
   });
 });
