@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
+import { readUserFile } from "../runs/index.ts";
 import { checkContextRequest, type ContextRequest } from "../parent-context/modes.ts";
 
 /**
@@ -74,12 +75,23 @@ function optionalString(value: unknown, field: string, file: string): string | u
   return value.trim();
 }
 
+/** The most a profile file may hold: a system prompt, not a corpus. */
+const PROFILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A profile's text. A project's profiles come from a repository that may not be the user's: a FIFO
+ * or device there must not hold the session, nor a huge file fill it (readUserFile).
+ */
+function readProfile(path: string): string {
+  return readUserFile(path, { what: "The profile", maxBytes: PROFILE_MAX_BYTES, code: "configuration_invalid" });
+}
+
 /** Parses one profile file. A malformed file is configuration_invalid, naming the file. */
 export function parseProfileFile(path: string, source: "user" | "project", fallback?: ChildProfile): ChildProfile {
   const file = basename(path);
   let parsed: { frontmatter: Frontmatter; body: string };
   try {
-    parsed = parseFrontmatter<Frontmatter>(readFileSync(path, "utf8"));
+    parsed = parseFrontmatter<Frontmatter>(readProfile(path));
   } catch (error) {
     throw new FlowError("configuration_invalid", `${file}: ${(error as Error).message}`);
   }
@@ -152,7 +164,7 @@ export function findProfileFile(dir: string | undefined, wanted: string): string
   if (byFileName) return byFileName;
   for (const path of files.values()) {
     try {
-      const { frontmatter } = parseFrontmatter<Frontmatter>(readFileSync(path, "utf8"));
+      const { frontmatter } = parseFrontmatter<Frontmatter>(readProfile(path));
       if (frontmatter.name === wanted) return path;
     } catch {
       // A malformed file only matters when it is the one selected by its file name.
