@@ -1,7 +1,7 @@
 /**
  * What a resume refuses, and why, in real Pi sessions: every refusal is typed and runs nothing.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
@@ -10,6 +10,7 @@ import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil
 import { afterEach, expect, test } from "vitest";
 import { childAnswers, childHangs, childModelFails, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
+import { hashArgs } from "../../src/orchestrator/workflow/call-identity.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 const sessions: PiTestSession[] = [];
@@ -233,3 +234,26 @@ function findFile(dir: string, runId: string, name: string): string {
   }
   throw new Error(`no ${name} for ${runId}`);
 }
+
+test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, is script_invalid on resume, and nothing runs", async () => {
+  const pi = await session();
+  let started!: () => void;
+  const hanging = new Promise<void>((resolve) => (started = resolve));
+  const run = await workflow(pi, { script: `return (${step("slow")}).value;`, background: true }, [childHangs(started)]);
+  await hanging;
+  await cancelled(pi, run.run!.runId);
+  const journal = findFile(pi.flowHome, run.run!.runId, "journal.jsonl");
+  const forged = `return (${step("forged")}).value;\n// ${"x".repeat(1024 * 1024)}`;
+  type Line = { t: string; name?: string; launch?: { script: string }; data?: { scriptHash?: string } };
+  const lines = readFileSync(journal, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as Line);
+  for (const line of lines) {
+    if (line.t === "start") line.launch!.script = forged;
+    if (line.t === "event" && line.name === "replay") line.data!.scriptHash = hashArgs(forged);
+  }
+  writeFileSync(journal, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+  const seen: Seen[] = [];
+  const { receipt } = await workflow(pi, { resume: run.run!.runId }, [childAnswers("never", seen)]);
+  expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+  expect(receipt.error!.message).toMatch(/recorded script is over 1 MiB/);
+  expect(seen).toHaveLength(0);
+});

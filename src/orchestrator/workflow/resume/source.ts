@@ -1,10 +1,10 @@
 import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../../contract/errors.ts";
 import type { RunView } from "../../../contract/run-schema.ts";
-import { assertRunId, openRunStore, projectSessionKeys, type RunStore } from "../../../runs/index.ts";
+import { assertRunId, formatBytes, openRunStore, projectSessionKeys, SCRIPT_MAX_BYTES, type RunStore } from "../../../runs/index.ts";
 import { hashArgs } from "../call-identity.ts";
 import { locateIn, planResume, unansweredTools, type LocatedRun, type ResumePlan } from "./plan.ts";
-import { parseSelected, selectWorkflow, workflowDirs, type ChosenSource, type SelectedWorkflow } from "../sources.ts";
+import { checkArgs, parseSelected, selectWorkflow, workflowDirs, type ChosenSource, type SelectedWorkflow } from "../sources.ts";
 import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "../tools.ts";
 
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools" | "cwd">;
@@ -101,7 +101,12 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Re
       );
     }
   }
+  // The journal is a file: what it hands back meets the bounds a fresh call's script and args meet.
+  if (Buffer.byteLength(selected.text, "utf8") > SCRIPT_MAX_BYTES) {
+    throw new FlowError("script_invalid", `Run ${runId}'s recorded script is over ${formatBytes(SCRIPT_MAX_BYTES)}, the most a workflow script may hold: its journal is not one pi-flow wrote.`);
+  }
   const workflow = parseSelected(selected);
+  const args = checkArgs(workflow, plan.args, selected.label);
   const toolNames = workflowToolNames(workflow.meta.tools, inputs.ctx);
   const replaySafe = replaySafeTools(inputs.ctx, inputs.toolInfos);
   const unsafe = unsafePending(plan, replaySafe);
@@ -112,5 +117,5 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Re
       `Run ${runId} cannot be resumed: ${named} started and never answered, and the tool is not safe to replay (it may already have acted). Check what it did, then run the workflow again.`,
     );
   }
-  return { selected, workflow, args: plan.args, toolNames, resume: { plan, replaySafe } };
+  return { selected, workflow, args, toolNames, resume: { plan, replaySafe } };
 }
