@@ -6,12 +6,12 @@ import { join } from "node:path";
 import { expect, onTestFinished, test } from "vitest";
 import { CALLS_JOURNAL_MAX_BYTES, workflowCalls } from "../../src/runs/read/calls.ts";
 
-test("a journal over the calls view's bound is run_unavailable, pointing at the journal view; a missing one has no calls", () => {
+test("a journal over the calls view's bound is run_unavailable, pointing at the views that page it; a missing one has no calls", () => {
   const dir = mkdtempSync(join(tmpdir(), "pi-flow-calls-"));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const journal = join(dir, "journal.jsonl");
   writeFileSync(journal, "");
   truncateSync(journal, CALLS_JOURNAL_MAX_BYTES + 1); // sparse: nothing is written or read
-  expect(() => workflowCalls(journal, "wf_x")).toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("page its journal view instead") }));
+  expect(() => workflowCalls(journal, "wf_x")).toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("its summary, output and diagnostics views page without that bound") }));
   expect(workflowCalls(join(dir, "absent.jsonl"), "wf_x")).toEqual([]);
 });

@@ -143,7 +143,7 @@ export function callsDocument(path: string, runId: string): ViewDocument {
   // A link or FIFO planted in the run folder is no journal pi-flow wrote.
   if (stats === undefined || !stats.isFile()) return memoryDocument("[]");
   if (stats.size > CALLS_JOURNAL_MAX_BYTES) {
-    throw new FlowError("run_unavailable", `Run ${runId}'s journal is over ${CALLS_JOURNAL_MAX_BYTES} bytes, more than the calls view folds in memory; page its journal view instead.`);
+    throw new FlowError("run_unavailable", `Run ${runId}'s journal is over ${CALLS_JOURNAL_MAX_BYTES} bytes, more than the calls view folds in memory; its summary, output and diagnostics views page without that bound.`);
   }
   const stamp = `${runId}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
   const kept = folded.get(path);
