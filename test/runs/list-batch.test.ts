@@ -167,6 +167,35 @@ describe("batch inspection", () => {
     expect(served).toEqual(ids);
   });
 
+  it("a page holds as many entries as fit, not fewer: one more would pass limitBytes in a channel", () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const w = store.create({ kind: "agent", task: { description: `agent ${i}` }, background: false });
+      w.settle({ outcome: "succeeded", value: "v".repeat(40 * i) }); // entries of different sizes
+      ids.push(w.runId);
+    }
+    const all = store.inspectBatch(ids, { limitBytes: 1024 * 1024 }).entries;
+    expect(all).toHaveLength(6);
+    const alone = measure([all[0]!]);
+    const smallest = Math.max(alone.text, alone.envelope);
+    let checked = 0;
+    for (let limitBytes = smallest; limitBytes < smallest * 8; limitBytes += 97) {
+      let page: ReturnType<RunStore["inspectBatch"]>;
+      try {
+        page = store.inspectBatch(ids, { limitBytes });
+      } catch {
+        continue; // page_too_small: the first entry and its cursor do not fit yet
+      }
+      checked++;
+      const served = page.entries.length;
+      if (served === ids.length) continue;
+      // The page one entry longer, with the cursor it would carry (as long as this one's, or none after the last).
+      const longer = measure(all.slice(0, served + 1), served + 1 < ids.length ? page.nextCursor : undefined);
+      expect(longer.text > limitBytes || longer.envelope > limitBytes, `limitBytes ${limitBytes}: ${served} served`).toBe(true);
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
   it("a one-element summary inspection is a batch", () => {
     const [id] = settledRuns("workflow", 1);
     const res = store.inspect({ runIds: [id], view: "summary" });

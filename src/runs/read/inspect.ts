@@ -55,17 +55,26 @@ export function assertTargets(runIds: unknown, max: number): string[] {
 // Batch (summary) inspection
 
 /** The legacy text of a batch page; tools must send exactly this as `content` for the byte rule to hold. */
+const ENTRY_SEPARATOR = "\n\n";
+const ENTRY_SEPARATOR_BYTES = ENTRY_SEPARATOR.length;
+const moreRunsText = (nextCursor: string) => `${ENTRY_SEPARATOR}More runs follow: call again with cursor ${JSON.stringify(nextCursor)}.`;
+
 export function formatBatchText(entries: readonly RunView[], nextCursor?: string): string {
-  const body = entries.map(formatRunText).join("\n\n");
-  return nextCursor ? `${body}\n\nMore runs follow: call again with cursor ${JSON.stringify(nextCursor)}.` : body;
+  const body = entries.map(formatRunText).join(ENTRY_SEPARATOR);
+  return nextCursor ? `${body}${moreRunsText(nextCursor)}` : body;
 }
 
 
 const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
 
-function envelopeBytes(payload: BatchPayload): number {
-  // Measured on the real envelope; observedAt has a fixed width, so this is what the tool will send.
-  return bytes(JSON.stringify(succeed("external_runs", "inspect", payload, outputWarnings(payload.entries))));
+/**
+ * The envelope of a batch page of `entries`, measured without them: the real envelope with an
+ * empty entries array (observedAt has a fixed width, and the warnings are the entries'), to which
+ * each entry's JSON and the commas between them add exactly.
+ */
+function emptyEnvelopeBytes(entries: readonly RunView[], nextCursor: string | undefined): number {
+  const payload: BatchPayload = nextCursor ? { mode: "batch", entries: [], nextCursor } : { mode: "batch", entries: [] };
+  return bytes(JSON.stringify(succeed("external_runs", "inspect", payload, outputWarnings(entries))));
 }
 
 /**
@@ -93,24 +102,29 @@ export function inspectBatch(
     if (!known) throw unavailable(runId);
   }
 
+  // Both channels' sizes are kept as sums, entry by entry, so a page of many large entries costs
+  // each entry's serialisation once, not the whole page again for every entry added.
   const entries: RunView[] = [];
+  let textBytes = 0;
+  let entryJsonBytes = 0;
   for (let i = index; i < targets.length; i++) {
     const view = buildView(resolveFacts(ctx, targets[i] as string));
     const candidate = [...entries, view];
     const more = i + 1 < targets.length;
     const cursor = more ? encodeCursor({ k: "batch", s: binding.scope, t: binding.targets, i: i + 1 }) : undefined;
-    const payload: BatchPayload = cursor
-      ? { mode: "batch", entries: candidate, nextCursor: cursor }
-      : { mode: "batch", entries: candidate };
-    const fits = bytes(formatBatchText(candidate, cursor)) <= limit && envelopeBytes(payload) <= limit;
-    if (!fits) {
+    const viewText = bytes(formatRunText(view)) + (entries.length > 0 ? ENTRY_SEPARATOR_BYTES : 0);
+    const viewJson = bytes(JSON.stringify(view)) + (entries.length > 0 ? 1 : 0); // "," between array items
+    const text = textBytes + viewText + (cursor ? bytes(moreRunsText(cursor)) : 0);
+    const envelope = emptyEnvelopeBytes(candidate, cursor) + entryJsonBytes + viewJson;
+    if (text > limit || envelope > limit) {
       if (entries.length === 0) {
-        const need = Math.max(bytes(formatBatchText(candidate, cursor)), envelopeBytes(payload));
-        throw new FlowError("page_too_small", `Run ${view.runId} needs ${need} bytes; limitBytes is ${limit}.`);
+        throw new FlowError("page_too_small", `Run ${view.runId} needs ${Math.max(text, envelope)} bytes; limitBytes is ${limit}.`);
       }
       return { mode: "batch", entries, nextCursor: encodeCursor({ k: "batch", s: binding.scope, t: binding.targets, i }) };
     }
     entries.push(view);
+    textBytes += viewText;
+    entryJsonBytes += viewJson;
   }
   return { mode: "batch", entries };
 }
