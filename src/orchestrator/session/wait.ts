@@ -24,7 +24,7 @@ export interface WaitPayload {
 /** Node's timers fire at once past 2^31 - 1 ms: a longer wait is armed again in steps. */
 const TIMER_MAX_MS = 2 ** 31 - 1;
 
-function longTimeout(fire: () => void, ms: number): { clear(): void } {
+export function longTimeout(fire: () => void, ms: number): { clear(): void } {
   let timer: NodeJS.Timeout;
   const arm = (left: number) => {
     timer = setTimeout(() => (left > TIMER_MAX_MS ? arm(left - TIMER_MAX_MS) : fire()), Math.min(left, TIMER_MAX_MS));
