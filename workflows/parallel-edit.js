@@ -30,6 +30,9 @@ export const meta = {
     required: ["edits"],
     additionalProperties: false,
   },
+  // The merge step applies the writers' changes: an action on runs, which a workflow takes only
+  // when it names external_runs here.
+  tools: ["external_runs"],
   limits: { agentCalls: 32, concurrency: 8 },
 };
 

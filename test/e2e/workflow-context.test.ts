@@ -193,6 +193,20 @@ describe("calls, tools and nesting", () => {
     expect(settled.find((agent) => agent.task.description === "quick")?.task.parentRunId).toBeUndefined();
   });
 
+  test("external_runs reads from any workflow, but acts on runs only from one whose meta.tools names it", async () => {
+    const acts = `const listed = await tools.external_runs({ action: "list" });
+      let refused = null;
+      try { await tools.external_runs({ action: "cancel", runIds: ["wf_0mx5test0_0000000001"] }); } catch (error) { refused = { code: error.code, message: error.message }; }
+      return { listed: listed.ok, refused };`;
+    const undeclared = await workflow({ script: acts });
+    expect(undeclared.run!.output.value).toEqual({
+      listed: true,
+      refused: { code: "request_invalid", message: "tools.external_runs cancel acts on runs: name external_runs in meta.tools to let this workflow do that (without it, a workflow may list, inspect and wait)." },
+    });
+    const declared = await workflow({ script: `export const meta = { tools: ["external_runs"] };\n${acts}` });
+    expect(declared.run!.output.value).toEqual({ listed: true, refused: null });
+  });
+
   test("a workflow may start a workflow (depth 2), but not one level deeper", async () => {
     const deepest = `return "too deep";`;
     const inner = `export const meta = { tools: ["external_workflow"] };\nconst r = await tools.external_workflow({ script: ${JSON.stringify(deepest)} });\nreturn { code: r.error.code, message: r.error.message };`;

@@ -166,7 +166,7 @@ describe('isolation "worktree" on external_delegate', () => {
   });
 
   test("a workflow fans out worktree writers with agent() and lands them with tools.external_runs apply; the workflow run itself is request_invalid to apply", async () => {
-    const script = `
+    const script = `export const meta = { tools: ["external_runs"] };
       const writers = ["w1 w1.txt first -", "w2 w2.txt second -", "w3 w3.txt SECRET -"].map((task) =>
         agent({ role: "worker", prompt: "WRITE " + task, context: { mode: "none" }, isolation: "worktree" }));
       const done = await Promise.all(writers);

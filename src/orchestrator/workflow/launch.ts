@@ -88,7 +88,7 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
       args,
       description,
       env: launch,
-      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun, tree: tree.budget, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }),
+      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun, tree: tree.budget, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }, workflow.meta.tools ?? []),
       toolSchemas: workflowToolSchemas(toolNames, ctx),
       background,
       depth,
