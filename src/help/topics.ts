@@ -70,7 +70,7 @@ Inside a script:
 - args: the validated arguments (meta.args is a JSON Schema).
 - agent(options) starts one child (same options as external_delegate) and resolves to { runId, output, value, usage }; a failed child rejects with an Error carrying code and runId. An unknown role or the agent-call limit fails the whole run.
 - store(key, value) / load(key): per-run JSON scratch space; never sent to children or the parent.
-- tools.<name>(args): the tools meta.tools names, through the parent's tool pipeline. describeTool(name) and searchTools(query) give their TypeScript declarations, as in codemode.
+- tools.<name>(args): the tools meta.tools names, through the parent's tool pipeline, and always external_help and external_runs's list, inspect and wait (its cancel, steer, apply and discard need meta.tools to name external_runs). describeTool(name) and searchTools(query) give their TypeScript declarations, as in codemode.
 - helpers: parallel(thunks, { concurrency }), retry(fn, { attempts }), readFinal(run), handoff(evidence, { maxChars, source }).
 - console.log and text() write the run's output. No timers, fetch, require, process or import().
 
