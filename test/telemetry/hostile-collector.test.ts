@@ -55,3 +55,51 @@ test("a tool the model names like an API key is exported redacted, in the tool s
     await receiver.close();
   }
 });
+
+/** A collector that takes the spans, answers 200, and then sends its body one byte at a time, never ending it. */
+async function drippingCollector(): Promise<{ endpoint: string; requests: () => number; close(): void }> {
+  const responses = new Set<ServerResponse>();
+  let requests = 0;
+  const drip = setInterval(() => {
+    for (const response of responses) response.write(" ");
+  }, 200);
+  const server = createHttpServer((request, response) => {
+    requests++;
+    request.resume();
+    request.on("end", () => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write("{");
+      responses.add(response);
+      response.on("close", () => responses.delete(response));
+    });
+  });
+  const endpoint = await listening(server);
+  return {
+    endpoint,
+    requests: () => requests,
+    close: () => {
+      clearInterval(drip);
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+test("a collector that answers and then never finishes its body holds flow run's exit no longer than OTEL_EXPORTER_OTLP_TIMEOUT, not the SDK's 30 s", async () => {
+  const collector = await drippingCollector();
+  try {
+    const running = startFlow(RUN(oneChild("hello", "Say hello.")), { env: tracing(collector.endpoint, { OTEL_EXPORTER_OTLP_TIMEOUT: "1000" }) });
+    await running.stderrLine(/run wf_\S+ succeeded/);
+    const settled = Date.now();
+    const result = await running.done;
+    const exitDelay = Date.now() - settled;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toBe('"Hello."');
+    expect(collector.requests()).toBeGreaterThan(0);
+    // The export is given 1 s; the SDK on its own would wait 30 s for the flush. Generous: a busy machine is slow.
+    expect(exitDelay).toBeLessThan(15_000);
+    expect(warnings(result.stderr)).toEqual(["flow: telemetry: spans could not be exported (http/json): the collector did not finish answering within 1000 ms; the run is not affected."]);
+  } finally {
+    collector.close();
+  }
+});
