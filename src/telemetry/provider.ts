@@ -1,5 +1,10 @@
 import type { Tracer } from "@opentelemetry/api";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
+import { readFileSync } from "node:fs";
+import type { Agent as HttpAgent } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
+import { resolve } from "node:path";
+import type { Duplex } from "node:stream";
 import type { OtlpProtocol } from "./config.ts";
 
 /**
@@ -11,7 +16,8 @@ import type { OtlpProtocol } from "./config.ts";
  * Every export has the exporter's timeout (OTEL_EXPORTER_OTLP_TIMEOUT) as an absolute deadline.
  * The exporter's own timeout is only an idle timeout on its socket: a collector that answers 200
  * and then sends its body a byte at a time never trips it, and would hold a flush (and `flow run`'s
- * exit) for the SDK's 30 s. Past the deadline the export is failed and its batch dropped.
+ * exit) for the SDK's 30 s, and each such export's buffers for ever. Past the deadline the export
+ * is failed and its batch dropped, and its connection is closed, so nothing it held stays.
  */
 export interface LoadedTracing {
   tracer: Tracer;
@@ -28,6 +34,13 @@ export function exportTimeoutMillis(env: Readonly<Record<string, string | undefi
   }
   return 10_000;
 }
+
+/**
+ * Exports at once, at most: the batch processor's scheduled one, and a flush's batches (a queue of
+ * 2,048 spans in batches of 512). The SDK allows 30, each holding its request and up to 4 MiB of
+ * answer; past the limit an export fails at once, its batch dropped, as any failed export's is.
+ */
+const CONCURRENT_EXPORTS = 5;
 
 /** Passes spans through, and tells the first failed export (a dead collector fails every one after it too). */
 function watched(inner: SpanExporter, onFailure: (message: string) => void): SpanExporter {
@@ -65,6 +78,55 @@ function bounded(inner: SpanExporter, timeoutMillis: number): SpanExporter {
   };
 }
 
+/** A certificate or key file the exporter's OTEL_EXPORTER_OTLP_[TRACES_]* variable names, as the exporter reads it; undefined when unset or unreadable. */
+function certificateFile(name: string): Buffer | undefined {
+  const path = process.env[`OTEL_EXPORTER_OTLP_TRACES_${name}`]?.trim() || process.env[`OTEL_EXPORTER_OTLP_${name}`]?.trim();
+  if (!path) return undefined;
+  try {
+    return readFileSync(resolve(process.cwd(), path));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The exporter's HTTP agent, as the exporter would make it (keep-alive; for https the certificate
+ * files its variables name), but no request on it lives past `timeoutMillis`: a socket is given
+ * that long from when a request takes it until it is free again, then closed. The request fails,
+ * and with it the export, which the SDK then lets go of.
+ */
+function agentWithDeadline(timeoutMillis: number): (protocol: string) => Promise<HttpAgent | HttpsAgent> {
+  return async (protocol) => {
+    const agent: HttpAgent | HttpsAgent =
+      protocol === "http:"
+        ? new (await import("node:http")).Agent({ keepAlive: true })
+        : new (await import("node:https")).Agent({ keepAlive: true, ca: certificateFile("CERTIFICATE"), cert: certificateFile("CLIENT_CERTIFICATE"), key: certificateFile("CLIENT_KEY") });
+    const deadlines = new Map<Duplex, NodeJS.Timeout>();
+    const free = (socket: Duplex) => {
+      clearTimeout(deadlines.get(socket));
+      deadlines.delete(socket);
+    };
+    const busy = (socket: Duplex) => {
+      if (!deadlines.has(socket)) socket.once("close", () => free(socket));
+      clearTimeout(deadlines.get(socket));
+      deadlines.set(socket, setTimeout(() => socket.destroy(), timeoutMillis));
+    };
+    agent.on("free", free);
+    const createConnection = agent.createConnection.bind(agent);
+    agent.createConnection = ((...args: Parameters<typeof createConnection>) => {
+      const socket = createConnection(...args);
+      if (socket) busy(socket);
+      return socket;
+    }) as typeof agent.createConnection;
+    const reuseSocket = agent.reuseSocket.bind(agent);
+    agent.reuseSocket = ((socket, request) => {
+      busy(socket);
+      reuseSocket(socket, request);
+    }) as typeof agent.reuseSocket;
+    return agent;
+  };
+}
+
 export async function loadTracing(protocol: OtlpProtocol, version: string, onProblem: (message: string) => void): Promise<LoadedTracing> {
   const [{ BatchSpanProcessor, TracerProvider }, { resourceFromAttributes }, exporterModule] = await Promise.all([
     import("@opentelemetry/sdk-trace"),
@@ -75,7 +137,7 @@ export async function loadTracing(protocol: OtlpProtocol, version: string, onPro
   // The processor's and the provider's waits (the SDK's 30 s each) end a moment after the export's
   // deadline: they only back it up, and the export's own failure says what went wrong.
   const backstop = timeoutMillis + 1000;
-  const otlp = new exporterModule.OTLPTraceExporter();
+  const otlp = new exporterModule.OTLPTraceExporter({ concurrencyLimit: CONCURRENT_EXPORTS, httpAgentOptions: agentWithDeadline(timeoutMillis) });
   const exporter = watched(bounded(otlp, timeoutMillis), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "pi-flow", "service.version": version }),
