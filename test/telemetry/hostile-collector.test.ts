@@ -1,8 +1,8 @@
 import { createServer as createHttpServer, type ServerResponse } from "node:http";
-import { createServer as createTcpServer, type AddressInfo, type Server } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterAll, expect, test } from "vitest";
 import { FAUX_EXTENSION, flow, flowSandbox, startFlow } from "../cli/support.ts";
-import { jsonSpans, startOtlpReceiver } from "../support/otlp-receiver.ts";
+import { hostileStatusCollector, jsonSpans, startOtlpReceiver } from "../support/otlp-receiver.ts";
 
 // A real `flow run` against what a collector (or whatever answers on its port) may do that a
 // well-behaved one does not: name what the model chose, answer and never finish, put terminal
@@ -37,7 +37,7 @@ const tracing = (endpoint: string, extra: Record<string, string> = {}) => ({
 });
 const warnings = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("flow: telemetry:"));
 
-async function listening(server: Server | ReturnType<typeof createHttpServer>): Promise<string> {
+async function listening(server: ReturnType<typeof createHttpServer>): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -99,6 +99,23 @@ test("a collector that answers and then never finishes its body holds flow run's
     // The export is given 1 s; the SDK on its own would wait 30 s for the flush. Generous: a busy machine is slow.
     expect(exitDelay).toBeLessThan(15_000);
     expect(warnings(result.stderr)).toEqual(["flow: telemetry: spans could not be exported (http/json): the collector did not finish answering within 1000 ms; the run is not affected."]);
+  } finally {
+    collector.close();
+  }
+});
+
+test("a collector's status text reaches flow run's stderr as one line of plain text: its terminal escapes and control characters removed", async () => {
+  const collector = await hostileStatusCollector();
+  try {
+    const result = await flow(RUN(oneChild("hello-again", "Say hello.")), { env: tracing(collector.endpoint) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toBe('"Hello."');
+    const [warning, ...more] = warnings(result.stderr);
+    expect(more).toEqual([]);
+    expect(warning).toMatch(/^flow: telemetry: spans could not be exported \(http\/json\): .*Bad Request; the run is not affected\.$/);
+    expect(warning).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
+    expect(warning).not.toContain("52;c;");
+    expect(result.stderr).not.toContain("\x1b");
   } finally {
     collector.close();
   }
