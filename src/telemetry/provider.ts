@@ -102,12 +102,17 @@ function agentWithDeadline(timeoutMillis: number): (protocol: string) => Promise
         ? new (await import("node:http")).Agent({ keepAlive: true })
         : new (await import("node:https")).Agent({ keepAlive: true, ca: certificateFile("CERTIFICATE"), cert: certificateFile("CLIENT_CERTIFICATE"), key: certificateFile("CLIENT_KEY") });
     const deadlines = new Map<Duplex, NodeJS.Timeout>();
+    /** Sockets already told to forget their deadline when they close: a kept-alive one takes many requests. */
+    const known = new WeakSet<Duplex>();
     const free = (socket: Duplex) => {
       clearTimeout(deadlines.get(socket));
       deadlines.delete(socket);
     };
     const busy = (socket: Duplex) => {
-      if (!deadlines.has(socket)) socket.once("close", () => free(socket));
+      if (!known.has(socket)) {
+        known.add(socket);
+        socket.once("close", () => free(socket));
+      }
       clearTimeout(deadlines.get(socket));
       deadlines.set(socket, setTimeout(() => socket.destroy(), timeoutMillis));
     };

@@ -62,3 +62,23 @@ test("exports a collector never finishes are cut at the timeout and their connec
   // Not one hung answer is still being read: pi-flow closed each connection.
   await allClosed();
 });
+
+test("a collector that answers at once takes export after export on one kept-alive connection, and Node warns of nothing", async () => {
+  recovered = true;
+  const warned: Error[] = [];
+  const onWarning = (warning: Error) => warned.push(warning);
+  process.on("warning", onWarning);
+  try {
+    const tracing = await loadTracing("http/json", "test", () => undefined);
+    for (let round = 0; round < 15; round++) {
+      tracing.tracer.startSpan(`prompt ${round}`).end();
+      await tracing.flush();
+    }
+    expect(received.filter((body) => body.includes("prompt ")).length).toBe(15);
+    // Node emits its warnings on the next tick: let one pass before looking.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warned.map((warning) => warning.message)).toEqual([]);
+  } finally {
+    process.off("warning", onWarning);
+  }
+});
