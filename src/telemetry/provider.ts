@@ -1,5 +1,10 @@
 import type { Tracer } from "@opentelemetry/api";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
+import { readFileSync } from "node:fs";
+import type { Agent as HttpAgent } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
+import { resolve } from "node:path";
+import type { Duplex } from "node:stream";
 import type { OtlpProtocol } from "./config.ts";
 
 /**
@@ -7,12 +12,35 @@ import type { OtlpProtocol } from "./config.ts";
  * are imported then, never at extension load otherwise. Spans leave in batches off the run's path;
  * an export that fails (a dead collector, a refused connection) is reported to `onProblem` once
  * per kind of failure and never reaches a run.
+ *
+ * Every export has the exporter's timeout (OTEL_EXPORTER_OTLP_TIMEOUT) as an absolute deadline.
+ * The exporter's own timeout is only an idle timeout on its socket: a collector that answers 200
+ * and then sends its body a byte at a time never trips it, and would hold a flush (and `flow run`'s
+ * exit) for the SDK's 30 s, and each such export's buffers for ever. Past the deadline the export
+ * is failed and its batch dropped, and its connection is closed, so nothing it held stays.
  */
 export interface LoadedTracing {
   tracer: Tracer;
-  /** Sends every ended span now; resolves when the exporter answered (or gave up). */
+  /** Sends every ended span now; resolves when the exporter answered, gave up, or the export timeout passed. */
   flush(): Promise<void>;
 }
+
+/** What the exporter's timeout is, read as the exporter reads it: the traces variable, else the general one, else 10 s. */
+export function exportTimeoutMillis(env: Readonly<Record<string, string | undefined>>): number {
+  for (const name of ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
+    const text = env[name]?.trim();
+    const value = text ? Number(text) : Number.NaN;
+    if (Number.isFinite(value) && value > 0) return value;
+  }
+  return 10_000;
+}
+
+/**
+ * Exports at once, at most: the batch processor's scheduled one, and a flush's batches (a queue of
+ * 2,048 spans in batches of 512). The SDK allows 30, each holding its request and up to 4 MiB of
+ * answer; past the limit an export fails at once, its batch dropped, as any failed export's is.
+ */
+const CONCURRENT_EXPORTS = 5;
 
 /** Passes spans through, and tells the first failed export (a dead collector fails every one after it too). */
 function watched(inner: SpanExporter, onFailure: (message: string) => void): SpanExporter {
@@ -31,16 +59,94 @@ function watched(inner: SpanExporter, onFailure: (message: string) => void): Spa
   };
 }
 
+/** An export not over by `timeoutMillis` fails there: its batch is dropped, and what comes of it later is ignored. */
+function bounded(inner: SpanExporter, timeoutMillis: number): SpanExporter {
+  return {
+    export: (spans, done) => {
+      let over = false;
+      const finish: typeof done = (result) => {
+        if (over) return;
+        over = true;
+        clearTimeout(deadline);
+        done(result);
+      };
+      const deadline = setTimeout(() => finish({ code: 1, error: new Error(`the collector did not finish answering within ${timeoutMillis} ms`) }), timeoutMillis);
+      inner.export(spans, finish);
+    },
+    shutdown: () => inner.shutdown(),
+    ...(inner.forceFlush ? { forceFlush: () => inner.forceFlush!() } : {}),
+  };
+}
+
+/** A certificate or key file the exporter's OTEL_EXPORTER_OTLP_[TRACES_]* variable names, as the exporter reads it; undefined when unset or unreadable. */
+function certificateFile(name: string): Buffer | undefined {
+  const path = process.env[`OTEL_EXPORTER_OTLP_TRACES_${name}`]?.trim() || process.env[`OTEL_EXPORTER_OTLP_${name}`]?.trim();
+  if (!path) return undefined;
+  try {
+    return readFileSync(resolve(process.cwd(), path));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The exporter's HTTP agent, as the exporter would make it (keep-alive; for https the certificate
+ * files its variables name), but no request on it lives past `timeoutMillis`: a socket is given
+ * that long from when a request takes it until it is free again, then closed. The request fails,
+ * and with it the export, which the SDK then lets go of.
+ */
+function agentWithDeadline(timeoutMillis: number): (protocol: string) => Promise<HttpAgent | HttpsAgent> {
+  return async (protocol) => {
+    const agent: HttpAgent | HttpsAgent =
+      protocol === "http:"
+        ? new (await import("node:http")).Agent({ keepAlive: true })
+        : new (await import("node:https")).Agent({ keepAlive: true, ca: certificateFile("CERTIFICATE"), cert: certificateFile("CLIENT_CERTIFICATE"), key: certificateFile("CLIENT_KEY") });
+    const deadlines = new Map<Duplex, NodeJS.Timeout>();
+    /** Sockets already told to forget their deadline when they close: a kept-alive one takes many requests. */
+    const known = new WeakSet<Duplex>();
+    const free = (socket: Duplex) => {
+      clearTimeout(deadlines.get(socket));
+      deadlines.delete(socket);
+    };
+    const busy = (socket: Duplex) => {
+      if (!known.has(socket)) {
+        known.add(socket);
+        socket.once("close", () => free(socket));
+      }
+      clearTimeout(deadlines.get(socket));
+      deadlines.set(socket, setTimeout(() => socket.destroy(), timeoutMillis));
+    };
+    agent.on("free", free);
+    const createConnection = agent.createConnection.bind(agent);
+    agent.createConnection = ((...args: Parameters<typeof createConnection>) => {
+      const socket = createConnection(...args);
+      if (socket) busy(socket);
+      return socket;
+    }) as typeof agent.createConnection;
+    const reuseSocket = agent.reuseSocket.bind(agent);
+    agent.reuseSocket = ((socket, request) => {
+      busy(socket);
+      reuseSocket(socket, request);
+    }) as typeof agent.reuseSocket;
+    return agent;
+  };
+}
+
 export async function loadTracing(protocol: OtlpProtocol, version: string, onProblem: (message: string) => void): Promise<LoadedTracing> {
   const [{ BatchSpanProcessor, TracerProvider }, { resourceFromAttributes }, exporterModule] = await Promise.all([
     import("@opentelemetry/sdk-trace"),
     import("@opentelemetry/resources"),
     protocol === "http/json" ? import("@opentelemetry/exporter-trace-otlp-http") : import("@opentelemetry/exporter-trace-otlp-proto"),
   ]);
-  const exporter = watched(new exporterModule.OTLPTraceExporter(), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
+  const timeoutMillis = exportTimeoutMillis(process.env);
+  // The processor's and the provider's waits (the SDK's 30 s each) end a moment after the export's
+  // deadline: they only back it up, and the export's own failure says what went wrong.
+  const backstop = timeoutMillis + 1000;
+  const otlp = new exporterModule.OTLPTraceExporter({ concurrencyLimit: CONCURRENT_EXPORTS, httpAgentOptions: agentWithDeadline(timeoutMillis) });
+  const exporter = watched(bounded(otlp, timeoutMillis), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "pi-flow", "service.version": version }),
-    spanProcessors: [new BatchSpanProcessor({ exporter })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: backstop })],
   });
-  return { tracer: provider.getTracer("pi-flow", version), flush: () => provider.forceFlush() };
+  return { tracer: provider.getTracer("pi-flow", version), flush: () => provider.forceFlush({ timeoutMillis: backstop }) };
 }

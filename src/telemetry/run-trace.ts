@@ -26,6 +26,9 @@ export interface TraceTools {
   content: boolean;
 }
 
+/** A tool's name as a span carries it: redacted like every span text, and short, since it names the span. */
+const toolName = (name: string): string => spanText(name, 100);
+
 /** The spans of one run: the run's own, and under it its turns and tool calls (or a workflow's tools.* calls). */
 export class RunTrace implements RunTraceHooks {
   private turn: { span: Span; usage: ChildUsage } | undefined;
@@ -77,9 +80,11 @@ export class RunTrace implements RunTraceHooks {
   diagnostic(entry: ChildDiagnostic): void {
     if (this.ended) return;
     if (entry.type === "tool_call") {
-      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": entry.tool, ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}) };
+      // The model chose the name: it is text like any other the run did not write, redacted before it names a span.
+      const tool = toolName(entry.tool);
+      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}) };
       const parent = this.turn?.span ?? this.span;
-      const span = this.using.tracer.startSpan(`execute_tool ${entry.tool}`, { attributes }, this.using.under(parent));
+      const span = this.using.tracer.startSpan(`execute_tool ${tool}`, { attributes }, this.using.under(parent));
       this.tools.set(entry.tool, [...(this.tools.get(entry.tool) ?? []), span]);
     } else if (entry.type === "tool_result") {
       const open = this.tools.get(entry.tool);
@@ -101,8 +106,9 @@ export class RunTrace implements RunTraceHooks {
   toolCall(event: { index: number; tool: string; ended: boolean; ok?: boolean; code?: string }): void {
     if (this.ended) return;
     if (!event.ended) {
-      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.tool, "pi_flow.call_index": event.index };
-      this.workflowTools.set(event.index, this.child(`tools.${event.tool}`, attributes));
+      const tool = toolName(event.tool);
+      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, "pi_flow.call_index": event.index };
+      this.workflowTools.set(event.index, this.child(`tools.${tool}`, attributes));
       return;
     }
     const span = this.workflowTools.get(event.index);

@@ -1,7 +1,7 @@
 import type { Context, Span, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
 import type { RunView } from "../contract/run-schema.ts";
-import { shownUrl, type TaskIdentity } from "../runs/index.ts";
+import { printable, shownUrl, type TaskIdentity } from "../runs/index.ts";
 import { spanText, startAttributes } from "./attributes.ts";
 import { contentWanted, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
@@ -39,7 +39,18 @@ const version = (): string => {
   }
 };
 
-function report(state: TracingState, message: string): void {
+/**
+ * A problem as pi-flow says it, on stderr and on `/flow doctor`'s line: one line of plain text,
+ * redacted and at most 500 characters. Its words are often a collector's (an HTTP status text, an
+ * error from the far end), which may carry terminal escapes, line breaks or a secret.
+ */
+function problemText(message: string): string {
+  const line = printable(message).replace(/\s+/g, " ").trim();
+  return line.length <= 500 ? line : `${line.slice(0, 500)}…`;
+}
+
+function report(state: TracingState, raw: string): void {
+  const message = problemText(raw);
   if (state.problems.includes(message)) return; // said once per kind of failure
   state.problems.push(message);
   try {

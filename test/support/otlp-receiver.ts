@@ -3,7 +3,7 @@
  * it is sent (path, content type, body) and answers 200, as a collector does.
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createTcpServer, type AddressInfo } from "node:net";
 
 export interface OtlpRequest {
   path: string;
@@ -41,6 +41,26 @@ export async function refusingEndpoint(): Promise<string> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/** Terminal escapes a hostile collector puts in its status line: OSC 52 writes the clipboard, CSI 2J clears the screen, OSC 0 sets the title. */
+export const HOSTILE_REASON = "\x1b]52;c;ZWNobyBvd25lZA==\x07\x1b[2J\x1b]0;owned\x07Bad\x08\tRequest";
+
+/** A collector whose every answer is `400 <HOSTILE_REASON>`, written on the socket: Node's HTTP server would not send such a status line. */
+export async function hostileStatusCollector(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const server = createTcpServer((socket) => {
+    let head = "";
+    socket.on("error", () => undefined);
+    socket.on("data", (chunk: Buffer) => {
+      head += chunk.toString("latin1");
+      if (!head.includes("\r\n\r\n")) return;
+      head = "";
+      socket.end(`HTTP/1.1 400 ${HOSTILE_REASON}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { endpoint: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 /** One span of an OTLP/JSON trace export, its attributes flattened to plain values. */

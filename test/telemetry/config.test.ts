@@ -1,6 +1,7 @@
 import { expect, test } from "vitest";
 import { contentWanted, tracingConfig } from "../../src/telemetry/config.ts";
 import { formatTraceparent, parseTraceparent } from "../../src/telemetry/remote-trace.ts";
+import { exportTimeoutMillis } from "../../src/telemetry/provider.ts";
 import { isRemoteChildRequest } from "../../src/backends/remote-child.ts";
 
 /** A child request as a coordinator queues it (src/backends/remote-child.ts). */
@@ -48,4 +49,12 @@ test("a worker trusts only a well-formed W3C traceparent from a queued child: an
   }
   expect(isRemoteChildRequest({ ...QUEUED, traceparent: 7 })).toBe(false);
   expect(isRemoteChildRequest({ ...QUEUED, traceparent: formatTraceparent(context) })).toBe(true);
+});
+
+test("an export's deadline is the exporter's timeout, read as the exporter reads it: the traces variable, else the general one, else 10 s", () => {
+  expect(exportTimeoutMillis({})).toBe(10_000);
+  expect(exportTimeoutMillis({ OTEL_EXPORTER_OTLP_TIMEOUT: "1500" })).toBe(1500);
+  expect(exportTimeoutMillis({ OTEL_EXPORTER_OTLP_TIMEOUT: "1500", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "700" })).toBe(700);
+  for (const invalid of ["0", "-5", "soon", " "]) expect(exportTimeoutMillis({ OTEL_EXPORTER_OTLP_TIMEOUT: invalid })).toBe(10_000);
+  expect(exportTimeoutMillis({ OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "never", OTEL_EXPORTER_OTLP_TIMEOUT: "2000" })).toBe(2000);
 });
