@@ -202,19 +202,24 @@ test("a script that reacts to the order children settle in diverges on resume: t
   expect(seen).toHaveLength(0);
 });
 
-test("error codes: an unreadable journal on resume is run_unavailable, and nothing runs", async () => {
-  const pi = await session();
+/** A background workflow cancelled while its one child ran: a run to resume, and its journal's path. */
+async function cancelledWithJournal(pi: PiTestSession): Promise<{ runId: string; journal: string }> {
   let started!: () => void;
   const hanging = new Promise<void>((resolve) => (started = resolve));
   const run = await workflow(pi, { script: `return (${step("slow")}).value;`, background: true }, [childHangs(started)]);
   await hanging;
   await cancelled(pi, run.run!.runId);
+  return { runId: run.run!.runId, journal: findFile(pi.flowHome, run.run!.runId, "journal.jsonl") };
+}
+
+test("error codes: an unreadable journal on resume is run_unavailable, and nothing runs", async () => {
+  const pi = await session();
+  const { runId, journal } = await cancelledWithJournal(pi);
   // The journal becomes something no read can open as a file (the tests may run as root, so not a chmod).
-  const journal = findFile(pi.flowHome, run.run!.runId, "journal.jsonl");
   rmSync(journal);
   mkdirSync(journal);
   const seen: Seen[] = [];
-  const { receipt } = await workflow(pi, { resume: run.run!.runId }, [childAnswers("never", seen)]);
+  const { receipt } = await workflow(pi, { resume: runId }, [childAnswers("never", seen)]);
   expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "run_unavailable" } });
   expect(receipt.error!.message).toMatch(/journal/);
   expect(seen).toHaveLength(0);
@@ -237,12 +242,7 @@ function findFile(dir: string, runId: string, name: string): string {
 
 test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, is script_invalid on resume, and nothing runs", async () => {
   const pi = await session();
-  let started!: () => void;
-  const hanging = new Promise<void>((resolve) => (started = resolve));
-  const run = await workflow(pi, { script: `return (${step("slow")}).value;`, background: true }, [childHangs(started)]);
-  await hanging;
-  await cancelled(pi, run.run!.runId);
-  const journal = findFile(pi.flowHome, run.run!.runId, "journal.jsonl");
+  const { runId, journal } = await cancelledWithJournal(pi);
   const forged = `return (${step("forged")}).value;\n// ${"x".repeat(1024 * 1024)}`;
   type Line = { t: string; name?: string; launch?: { script: string }; data?: { scriptHash?: string } };
   const lines = readFileSync(journal, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as Line);
@@ -252,7 +252,7 @@ test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, i
   }
   writeFileSync(journal, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
   const seen: Seen[] = [];
-  const { receipt } = await workflow(pi, { resume: run.run!.runId }, [childAnswers("never", seen)]);
+  const { receipt } = await workflow(pi, { resume: runId }, [childAnswers("never", seen)]);
   expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
   expect(receipt.error!.message).toMatch(/recorded script is over 1 MiB/);
   expect(seen).toHaveLength(0);
