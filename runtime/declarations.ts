@@ -105,7 +105,7 @@ interface FlowTools {
     types.push(...declaration.types);
     members.push(declaration.member);
   }
-  return `${types.join("\n\n")}\n\n/** Host tools a workflow may call: those its meta.tools names, and Flow's read-only tools. */\ninterface FlowTools {\n${members.join("\n")}\n}`;
+  return `${types.join("\n\n")}\n\n/** Host tools a workflow may call: those its meta.tools names, plus external_help and external_runs always (external_runs's cancel, steer, apply and discard need meta.tools to name it). */\ninterface FlowTools {\n${members.join("\n")}\n}`;
 }
 
 export async function generateDeclarations(options: DeclarationOptions = {}): Promise<string> {

@@ -2384,7 +2384,7 @@ type ExternalWorkflowOutput =
       };
     };
 
-/** Host tools a workflow may call: those its meta.tools names, and Flow's read-only tools. */
+/** Host tools a workflow may call: those its meta.tools names, plus external_help and external_runs always (external_runs's cancel, steer, apply and discard need meta.tools to name it). */
 interface FlowTools {
   /** Run one child agent, selected by Flow role or Pi agent definition, in the foreground or background. */
   external_delegate(args: ExternalDelegateInput): Promise<ExternalDelegateOutput>;

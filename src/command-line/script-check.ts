@@ -1,6 +1,6 @@
 import type { Node } from "acorn";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { FLOW_READ_ONLY_TOOLS } from "../orchestrator/workflow/index.ts";
+import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
 
@@ -83,7 +83,7 @@ export function checkWorkflowSource(
   }
   const requested = workflow.meta.tools ?? [];
   if (requested.length > 0) {
-    const callable = new Set([...callableTools(), ...FLOW_READ_ONLY_TOOLS]);
+    const callable = new Set([...callableTools(), ...FLOW_ALWAYS_TOOLS]);
     for (const name of requested) {
       if (!callable.has(name)) at("tools", `meta.tools names "${name}", which is not a tool (callable: ${[...callable].sort().join(", ")})`, name);
     }

@@ -240,7 +240,7 @@ function findFile(dir: string, runId: string, name: string): string {
   throw new Error(`no ${name} for ${runId}`);
 }
 
-test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, is script_invalid on resume, and nothing runs", async () => {
+test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, is request_invalid on resume, as a fresh script that size is, and nothing runs", async () => {
   const pi = await session();
   const { runId, journal } = await cancelledWithJournal(pi);
   const forged = `return (${step("forged")}).value;\n// ${"x".repeat(1024 * 1024)}`;
@@ -253,7 +253,7 @@ test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, i
   writeFileSync(journal, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
   const seen: Seen[] = [];
   const { receipt } = await workflow(pi, { resume: runId }, [childAnswers("never", seen)]);
-  expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+  expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
   expect(receipt.error!.message).toMatch(/recorded script is over 1 MiB/);
   expect(seen).toHaveLength(0);
 });

@@ -195,16 +195,16 @@ describe("calls, tools and nesting", () => {
 
   test("external_runs reads from any workflow, but acts on runs only from one whose meta.tools names it", async () => {
     const acts = `const listed = await tools.external_runs({ action: "list" });
-      let refused = null;
-      try { await tools.external_runs({ action: "cancel", runIds: ["wf_0mx5test0_0000000001"] }); } catch (error) { refused = { code: error.code, message: error.message }; }
-      return { listed: listed.ok, refused };`;
+      const cancel = await tools.external_runs({ action: "cancel", runIds: ["wf_0mx5test0_0000000001"] });
+      return { listed: listed.ok, cancel: cancel.ok ? "done" : cancel.error };`;
     const undeclared = await workflow({ script: acts });
     expect(undeclared.run!.output.value).toEqual({
       listed: true,
-      refused: { code: "request_invalid", message: "tools.external_runs cancel acts on runs: name external_runs in meta.tools to let this workflow do that (without it, a workflow may list, inspect and wait)." },
+      cancel: { code: "request_invalid", message: "tools.external_runs cancel acts on runs: name external_runs in meta.tools to let this workflow do that (without it, a workflow may list, inspect and wait)." },
     });
+    // Declared, the cancel reaches external_runs, which answers for itself (here: no such run).
     const declared = await workflow({ script: `export const meta = { tools: ["external_runs"] };\n${acts}` });
-    expect(declared.run!.output.value).toEqual({ listed: true, refused: null });
+    expect(declared.run!.output.value).toMatchObject({ listed: true, cancel: { code: "run_unavailable" } });
   });
 
   test("a workflow may start a workflow (depth 2), but not one level deeper", async () => {

@@ -33,8 +33,31 @@ it("a link planted as a run's output log is not followed: a file of the user's n
   writeFileSync(outside, `OPENAI_API_KEY=${SECRET}\n`);
   unlinkSync(files.output);
   symlinkSync(outside, files.output);
-  expect(pageText(store.inspectSingle(runId, "output"))).toBe("");
+  const page = store.inspectSingle(runId, "output") as { page: { text: string }; outputStatus?: string };
+  // The page and its status agree: the log reads as missing.
+  expect([page.page.text, page.outputStatus]).toEqual(["", "unavailable"]);
   expect(JSON.stringify(box.otherProcess().inspectBatch([runId]))).not.toContain(SECRET);
+});
+
+it("links planted as a run's final and diagnostics read as missing too: no final is offered, no diagnostics are counted", async () => {
+  const store = box.store();
+  const run = store.create({ kind: "agent", task, background: false });
+  run.appendDiagnostic({ level: "warn", message: "kept" });
+  run.settle({ outcome: "succeeded", value: "v".repeat(64 * 1024) }); // large enough to be saved as a file
+  await store.idle();
+  const files = runFiles(store.scope, run.runId);
+  const outside = join(box.root, "outside.txt");
+  writeFileSync(outside, `token ${SECRET}\n`);
+  for (const file of [files.final, files.diagnostics]) {
+    unlinkSync(file);
+    symlinkSync(outside, file);
+  }
+  const other = box.otherProcess();
+  const final = other.inspectSingle(run.runId, "final") as { page: { text: string }; finalAvailable?: boolean };
+  expect([final.page.text, final.finalAvailable]).toEqual(["", false]);
+  const [view] = other.inspectBatch([run.runId]).entries;
+  expect(view!.refs.diagnostics).toBeUndefined();
+  expect(JSON.stringify(view)).not.toContain(SECRET);
 });
 
 it("a FIFO planted as a run's record does not hold a listing: the run is read from its journal", async () => {

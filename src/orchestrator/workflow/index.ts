@@ -4,7 +4,7 @@ export { projectDeclarations, type RegisteredToolSchema } from "./authoring-type
 export { readCatalog, type Catalog, type RoleInfo, type SavedWorkflowInfo } from "./catalog.ts";
 export { checkArgs, listSavedWorkflows, metaPosition, parseSelected, selectWorkflow, SHIPPED_WORKFLOWS_DIR, workflowDirs, type SelectedWorkflow } from "./sources.ts";
 export { HANDLED_CHILD_FAILURES, startWorkflow, type StartedWorkflow, type WorkflowLaunch, type WorkflowProgress } from "./start.ts";
-export { bindWorkflowTools, callingWorkflowRun, FLOW_READ_ONLY_TOOLS, inheritedParentTools, inheritedSharedResources, inheritedSnapshot, MAX_WORKFLOW_DEPTH, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
+export { bindWorkflowTools, callingWorkflowRun, FLOW_ALWAYS_TOOLS, inheritedParentTools, inheritedSharedResources, inheritedSnapshot, MAX_WORKFLOW_DEPTH, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
 export { claimResume, type ResumeClaim } from "./resume/claims.ts";
 export { prepareResume } from "./resume/source.ts";
 export { launchWorkflow, type AlreadySucceeded, type WorkflowEnvironment, type WorkflowRequest } from "./launch.ts";

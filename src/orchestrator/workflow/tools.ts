@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
+import { fail } from "../../contract/envelope.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { contentText } from "../../parent-context/content-text.ts";
 import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
@@ -11,21 +12,25 @@ import type { SharedResources } from "../../harnesses/shared-resources.ts";
 export const MAX_WORKFLOW_DEPTH = 2;
 
 /**
- * Flow's own tools every workflow may call to read, whatever meta.tools says: external_help, and
- * external_runs's reading actions. Its actions that act on runs (cancel, steer, apply, discard)
- * need meta.tools to name external_runs, as any tool that acts does.
+ * Flow's own tools every workflow may call, whatever meta.tools says: external_help, and
+ * external_runs for its reading actions. Its actions on runs (cancel, steer, apply, discard) need
+ * meta.tools to name external_runs, as any tool that acts does.
  */
-export const FLOW_READ_ONLY_TOOLS = ["external_runs", "external_help"] as const;
+export const FLOW_ALWAYS_TOOLS = ["external_runs", "external_help"] as const;
 
 /** The external_runs actions a workflow may take without naming the tool in meta.tools. */
 export const RUNS_READING_ACTIONS: ReadonlySet<string> = new Set(["list", "inspect", "wait"]);
 
-/** Why a workflow's external_runs call was refused, when its meta.tools does not name the tool. */
-function undeclaredRunsAction(args: JsonValue): HostError | undefined {
+/**
+ * The receipt of an external_runs action on runs from a workflow whose meta.tools does not name the
+ * tool: a failed envelope like any other external_runs refusal, so a script that checks `ok` reads
+ * it as it reads the rest.
+ */
+function undeclaredRunsAction(args: JsonValue): JsonValue | undefined {
   const action = args !== null && typeof args === "object" && !Array.isArray(args) ? args.action : undefined;
   if (typeof action !== "string" || RUNS_READING_ACTIONS.has(action)) return undefined;
   const message = `tools.external_runs ${action} acts on runs: name external_runs in meta.tools to let this workflow do that (without it, a workflow may list, inspect and wait).`;
-  return Object.assign(new Error(message), { code: "request_invalid" });
+  return fail("external_runs", action, "request_invalid", message, null) as unknown as JsonValue;
 }
 
 /** The workflow whose tools.* call is running: its depth, its run and its frozen parent snapshot. */
@@ -149,7 +154,7 @@ export function workflowToolNames(requested: readonly string[] | undefined, ctx:
     );
   }
   const names = new Set(requested ?? []);
-  for (const name of FLOW_READ_ONLY_TOOLS) if (callable.has(name)) names.add(name);
+  for (const name of FLOW_ALWAYS_TOOLS) if (callable.has(name)) names.add(name);
   return [...names].sort();
 }
 
@@ -164,13 +169,13 @@ export function workflowToolSchemas(names: readonly string[], ctx: ToolContext):
  * apply exactly as for a model's call. A tool with structured content resolves to it (a failed
  * Flow receipt too: the script checks `ok`); a failure with only text rejects with that text.
  */
-export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, caller: CallingWorkflow, declared: readonly string[] = names): NonNullable<WorkflowHost["tools"]> {
+export function bindWorkflowTools(names: readonly string[], ctx: ToolContext, caller: CallingWorkflow, declared: readonly string[]): NonNullable<WorkflowHost["tools"]> {
   const tools: NonNullable<WorkflowHost["tools"]> = {};
   const readingOnly = !declared.includes("external_runs");
   for (const name of names) {
     tools[name] = async (args: JsonValue, { signal, index, resumesNested }: ToolCallContext) => {
       const refused = name === "external_runs" && readingOnly ? undeclaredRunsAction(args) : undefined;
-      if (refused) throw refused;
+      if (refused) return refused;
       const place: CallingPlace = { ...caller, toolIndex: index, open: true, ...(resumesNested !== undefined ? { resumesNested } : {}) };
       let outcome: Awaited<ReturnType<ToolContext["executeTool"]>>;
       try {

@@ -1,6 +1,6 @@
 import { FlowError } from "../../contract/errors.ts";
 import type { Integrity, RunOutcome, RunStatus } from "../../contract/run-schema.ts";
-import { statOrNull } from "../fsio.ts";
+import { lstatOrNull, statOrNull } from "../fsio.ts";
 import { runFiles, type RunScope } from "../home.ts";
 import { runKindOf, type RunKind } from "../ids.ts";
 import type { JournalReport } from "../journal/integrity.ts";
@@ -150,11 +150,17 @@ export function resolveFacts(ctx: FactsContext, runId: string, owner?: SettledBy
     else if (finalMeta?.inJournal) {
       facts.final = record && "finalValue" in record ? valueFinal(record.finalValue, finalMeta) : journalFinal(files.journal, runId, finalMeta);
     }
-    else if (finalMeta?.saved && (owner !== undefined || statOrNull(files.final)?.isFile()))
+    else if (finalMeta?.saved && (owner !== undefined || lstatOrNull(files.final)?.isFile()))
       facts.final = { where: "file", path: files.final, meta: finalMeta };
   }
-  facts.diagnosticsBytes = owner ? owner.diagnosticsBytes : dirExists ? (statOrNull(files.diagnostics)?.size ?? 0) : (entry?.diagnosticsBytes ?? 0);
+  facts.diagnosticsBytes = owner ? owner.diagnosticsBytes : dirExists ? regularFileBytes(files.diagnostics) : (entry?.diagnosticsBytes ?? 0);
   return facts;
+}
+
+/** The size of a run's evidence file as its readers see it: 0 for anything but a regular file (a planted link reads as missing). */
+function regularFileBytes(path: string): number {
+  const stats = lstatOrNull(path);
+  return stats?.isFile() ? stats.size : 0;
 }
 
 const valueFinal = (value: unknown, meta: FinalMeta): FinalSource => ({

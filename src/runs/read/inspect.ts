@@ -6,7 +6,7 @@ import { RUN_VIEWS, type BatchPayloadSchema, type SinglePayloadSchema } from "..
 import { decodeBatchCursor, decodePageCursor, encodeCursor, targetsHash } from "./cursor.ts";
 import { finalDocumentText, finalFileDocument, logDocument } from "../journal/evidence.ts";
 import { resolveFacts, unavailable, type FactsContext, type RunFacts } from "./facts.ts";
-import { statOrNull } from "../fsio.ts";
+import { lstatOrNull, statOrNull } from "../fsio.ts";
 import { runFiles } from "../home.ts";
 import { assertRunId } from "../ids.ts";
 import { launchDocument } from "../journal/launch-document.ts";
@@ -155,7 +155,7 @@ function finalSource(facts: RunFacts): ViewDocument | null {
 /** A log view; `written` is what its owner says it wrote there, when known. */
 function logSource(facts: RunFacts, path: string, written: number | undefined): ViewSource {
   const encoding = facts.kind === "workflow" ? "json" : "text";
-  const stat = statOrNull(path);
+  const stat = lstatOrNull(path); // a link planted there is no log: its page and its status agree
   if (!stat?.isFile()) {
     // A log is created by its first write: none yet (a live run, or a settled one whose owner
     // wrote nothing there), or lost (an interrupted run's counts may be stale). An empty page
@@ -190,7 +190,7 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
       return { doc: finalSource(facts), encoding: agentText, growing: false };
     case "patch": {
       // Written once, before the run settles (src/isolation/): what a worktree child changed, redacted.
-      const doc = statOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
+      const doc = lstatOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
       return { doc, encoding: "text", growing: false };
     }
     case "calls":

@@ -5,7 +5,7 @@ import { assertRunId, formatBytes, openRunStore, projectSessionKeys, SCRIPT_MAX_
 import { hashArgs } from "../call-identity.ts";
 import { locateIn, planResume, unansweredTools, type LocatedRun, type ResumePlan } from "./plan.ts";
 import { checkArgs, parseSelected, selectWorkflow, workflowDirs, type ChosenSource, type SelectedWorkflow } from "../sources.ts";
-import { FLOW_READ_ONLY_TOOLS, workflowToolNames } from "../tools.ts";
+import { FLOW_ALWAYS_TOOLS, workflowToolNames } from "../tools.ts";
 
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools" | "cwd">;
 
@@ -72,7 +72,7 @@ function unsafePending(plan: ResumePlan, replaySafe: ReadonlySet<string>): strin
  * started and never answered may have acted already, so the resume refuses it.
  */
 export function replaySafeTools(ctx: Pick<ExtensionToolContext, "tools">, toolInfos: ResumeInputs["toolInfos"]): Set<string> {
-  const safe = new Set<string>(FLOW_READ_ONLY_TOOLS);
+  const safe = new Set<string>(FLOW_ALWAYS_TOOLS);
   for (const tool of ctx.tools) if ((tool as { replay?: string }).replay === "safe") safe.add(tool.name);
   for (const info of toolInfos) if (info.annotations?.readOnlyHint || info.annotations?.idempotentHint) safe.add(info.name);
   return safe;
@@ -103,7 +103,7 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Re
   }
   // The journal is a file: what it hands back meets the bounds a fresh call's script and args meet.
   if (Buffer.byteLength(selected.text, "utf8") > SCRIPT_MAX_BYTES) {
-    throw new FlowError("script_invalid", `Run ${runId}'s recorded script is over ${formatBytes(SCRIPT_MAX_BYTES)}, the most a workflow script may hold: its journal is not one pi-flow wrote.`);
+    throw new FlowError("request_invalid", `Run ${runId}'s recorded script is over ${formatBytes(SCRIPT_MAX_BYTES)}, the most a workflow script may hold: its journal is not one pi-flow wrote.`);
   }
   const workflow = parseSelected(selected);
   const args = checkArgs(workflow, plan.args, selected.label);
