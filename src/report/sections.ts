@@ -32,6 +32,21 @@ ${progress}
 </header>`;
 }
 
+/** The narrowest bar, in percent of the timeline: a run of a millisecond still shows. */
+const MIN_BAR_PERCENT = 0.4;
+
+/**
+ * Where a run's bar sits on the timeline, in percent of it: from its start to its end, at least
+ * MIN_BAR_PERCENT wide, and always inside the timeline. A run too short for its own width that
+ * ends at (or within that width of) the timeline's end is drawn ending there, not past it; an end
+ * before its start (clocks read a millisecond apart) is drawn as the narrowest bar at the start.
+ */
+export function barOf(start: number, end: number, origin: number, span: number): { left: number; width: number } {
+  const width = Math.min(100, Math.max(MIN_BAR_PERCENT, ((end - start) / span) * 100));
+  const left = Math.min(Math.max(0, ((start - origin) / span) * 100), 100 - width);
+  return { left, width };
+}
+
 /** The tree of runs with a timeline bar each: one row a run, so 200 children stay one screenful of rows each 18px high. */
 export function treeSection(data: ReportData): string {
   const starts = data.runs.map(({ view }) => Date.parse(view.timing.startedAt));
@@ -39,8 +54,7 @@ export function treeSection(data: ReportData): string {
   const origin = Math.min(...starts);
   const span = Math.max(1, Math.max(...ends) - origin);
   const rows = data.runs.map(({ view, depth }, index) => {
-    const left = ((starts[index]! - origin) / span) * 100;
-    const width = Math.max(0.4, ((ends[index]! - starts[index]!) / span) * 100);
+    const { left, width } = barOf(starts[index]!, ends[index]!, origin, span);
     const state = stateOf(view);
     const error = view.state.error ? `<div class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</div>` : "";
     return `<tr class="run ${html(state)}" data-run="${html(view.runId)}">

@@ -30,8 +30,18 @@ export function taggedProcesses(tag) {
   return entries.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid).map(Number).filter((pid) => carriesTag(pid, needle));
 }
 
-/** Those of `pids` that still carry the tag: a check of each, without listing /proc again. */
-export function stillTagged(pids, tag) {
-  const needle = needleOf(tag);
-  return pids.filter((pid) => carriesTag(pid, needle));
+/**
+ * When process `pid` started (field 22 of /proc/<pid>/stat, in clock ticks since boot), or
+ * undefined once it is a zombie or gone. A process that is exiting has already let its memory go,
+ * so its environment reads empty, but it still holds its files until it is a zombie: only the
+ * state says whether it is done. The start time tells a pid reused by a new process from the old.
+ */
+export function startOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" || fields[0] === "X" || fields[0] === "x" ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
 }

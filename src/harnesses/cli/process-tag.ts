@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { taggedProcesses } from "./process-scan.mjs";
+import { startOf, taggedProcesses } from "./process-scan.mjs";
 
 /**
  * A CLI child's process group does not hold everything it starts: a descendant that calls setsid
@@ -8,19 +8,40 @@ import { taggedProcesses } from "./process-scan.mjs";
  * child also signals every process of this user that carries the tag. Linux only (it reads
  * /proc); elsewhere the group is all there is. A descendant that clears its environment escapes.
  */
-export { stillTagged, TAG_VARIABLE, taggedProcesses } from "./process-scan.mjs";
+export { TAG_VARIABLE, taggedProcesses } from "./process-scan.mjs";
 
 export const newTag = (): string => randomBytes(12).toString("hex");
 
-/** Sends `signal` to every tagged process; returns their pids (none: nothing carried the tag). */
-export function signalTagged(tag: string, signal: NodeJS.Signals): number[] {
-  const pids = taggedProcesses(tag);
-  for (const pid of pids) {
+/** One process, told from a later one that reuses its pid by when it started. */
+export interface TaggedProcess {
+  pid: number;
+  start: string;
+}
+
+/**
+ * The tagged processes now. The tag is only found while a process has its memory: once it is
+ * exiting it no longer shows, though it is not gone yet, so whoever waits for it to be gone keeps
+ * what this returns and asks `stillRunning`.
+ */
+export function findTagged(tag: string): TaggedProcess[] {
+  return taggedProcesses(tag).flatMap((pid) => {
+    const start = startOf(pid);
+    return start === undefined ? [] : [{ pid, start }];
+  });
+}
+
+/** Sends `signal` to every tagged process; returns them (none: nothing carried the tag). */
+export function signalTagged(tag: string, signal: NodeJS.Signals): TaggedProcess[] {
+  const found = findTagged(tag);
+  for (const { pid } of found) {
     try {
       process.kill(pid, signal);
     } catch {
       // It ended in between.
     }
   }
-  return pids;
+  return found;
 }
+
+/** Those of `processes` not yet gone: still running, or exiting but not yet a zombie. Reads no more of /proc than their own stat. */
+export const stillRunning = (processes: Iterable<TaggedProcess>): TaggedProcess[] => [...processes].filter(({ pid, start }) => startOf(pid) === start);

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { processGlobal } from "../../../runtime/process-global.ts";
 import { BoundedText } from "./bounded-text.ts";
 import { LineSplitter } from "./lines.ts";
-import { newTag, signalTagged, stillTagged, TAG_VARIABLE, taggedProcesses } from "./process-tag.ts";
+import { findTagged, newTag, signalTagged, stillRunning, TAG_VARIABLE, type TaggedProcess } from "./process-tag.ts";
 import { reaperForget, reaperWatch } from "./reaper.ts";
 
 /**
@@ -97,8 +97,18 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     liveGroups.set(pid, tag);
     reaperWatch(pid, tag);
   }
-  /** Anything of the child left: its group, or a tagged process that left the group. */
-  const anyLeft = (): boolean => pid !== undefined && (signalGroup(pid, 0) || taggedProcesses(tag).length > 0);
+  /**
+   * Every tagged process found so far (pid and start → the process). One that is exiting no longer
+   * shows its tag but still holds its files: it is only gone once it is a zombie or reaped.
+   */
+  const seen = new Map<string, TaggedProcess>();
+  const remember = (found: TaggedProcess[]): TaggedProcess[] => {
+    for (const one of found) seen.set(`${one.pid}:${one.start}`, one);
+    return found;
+  };
+  /** Anything of the child left: its group, a tagged process that left the group, or one found before that is still exiting. */
+  const anyLeft = (): boolean =>
+    pid !== undefined && (signalGroup(pid, 0) || remember(findTagged(tag)).length > 0 || stillRunning(seen.values()).length > 0);
 
   let stopped: string | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -111,12 +121,13 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     onGroupDone();
   };
   /**
-   * After SIGKILL the processes die at once, but are only gone when reaped: wait for that, briefly.
-   * The tagged ones were found when SIGKILL went out; only those are checked again, not all of /proc.
+   * After SIGKILL the processes die at once, but are only gone when they are zombies or reaped: wait
+   * for that, briefly. The tagged ones found so far (the last scan was as SIGKILL went out) are
+   * checked again by their own stat, not by listing all of /proc.
    */
-  const whenGroupGone = (group: number, killed: readonly number[], then: () => void) => {
+  const whenGroupGone = (group: number, then: () => void) => {
     const deadline = Date.now() + options.killGraceMs;
-    const check = () => ((!signalGroup(group, 0) && stillTagged(killed, tag).length === 0) || Date.now() > deadline ? then() : void setTimeout(check, 10));
+    const check = () => ((!signalGroup(group, 0) && stillRunning(seen.values()).length === 0) || Date.now() > deadline ? then() : void setTimeout(check, 10));
     check();
   };
   /** SIGTERM to the whole group now, SIGKILL when the grace period is over. */
@@ -124,13 +135,14 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     if (pid === undefined || ending) return;
     ending = true;
     const signalled = signalGroup(pid, "SIGTERM");
-    if (signalTagged(tag, "SIGTERM").length === 0 && !signalled) {
+    if (remember(signalTagged(tag, "SIGTERM")).length === 0 && !signalled && stillRunning(seen.values()).length === 0) {
       groupDone = true;
       return;
     }
     killTimer = setTimeout(() => {
       signalGroup(pid, "SIGKILL");
-      whenGroupGone(pid, signalTagged(tag, "SIGKILL"), markGroupDone);
+      remember(signalTagged(tag, "SIGKILL"));
+      whenGroupGone(pid, markGroupDone);
     }, options.killGraceMs);
   };
   const stop = (reason: string) => {
