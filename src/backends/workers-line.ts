@@ -18,7 +18,7 @@ export async function workersLine(settings: BackendSettings): Promise<string | u
   } catch {
     return "unknown: the optional dependency pg is not installed";
   }
-  const client = new pg.Client({ connectionString: settings.databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new pg.Client({ connectionString: settings.databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: CONNECT_TIMEOUT_MS });
   client.on("error", () => undefined);
   try {
     await client.connect();
