@@ -11,7 +11,7 @@ import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "../runs/index.ts";
-import { childWatch, type ChildWatch } from "./child-watch.ts";
+import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
 import { sendSteer } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
@@ -104,7 +104,7 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     return pending;
   };
   /** The open client, unless the signal aborts or the database does not answer within READY_WITHIN_MS. */
-  const answering = async (signal?: AbortSignal): Promise<DBOSClient> => (await within(client(), signal, READY_WITHIN_MS, silent)).dbos;
+  const answering = (signal?: AbortSignal): Promise<Opened> => within(client(), signal, READY_WITHIN_MS, silent);
   const tables = async (): Promise<Pool> => {
     await answering(); // the database is migrated: pi-flow's tables exist
     direct ??= import("pg").then(({ default: pg }) => {
@@ -120,16 +120,34 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       await answering(signal);
     },
     async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
-      const dbos = await answering(signal);
-      children ??= childWatch((workflowIDs) => dbos.listWorkflows({ workflowIDs, loadInput: false, loadOutput: false }), RESULT_POLL_MS);
+      const { dbos, pool } = await answering(signal);
+      children ??= childWatch(readChildStatuses(pool), RESULT_POLL_MS);
       const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
         { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
         request,
       );
-      const cancel = () => void dbos.cancelWorkflow(request.workflowId).catch(() => undefined);
+      // A cancel (the run's, or its time limit's) is sent until the database takes it. DBOS retries a
+      // cancel sent while the database is away, but with a backoff of up to a minute, long enough for
+      // a worker to run the child meanwhile: so a look that finds the database answering and the
+      // child not ended sends it again at once (at most one such beside DBOS's own retry).
+      let cancelWanted = false;
+      let sending = 0;
+      const send = () => {
+        sending++;
+        dbos.cancelWorkflow(request.workflowId).then(
+          () => (cancelWanted = false), // taken: the next look finds the child cancelled, or ended before it
+          () => undefined,
+        ).finally(() => sending--);
+      };
+      const cancel = () => {
+        cancelWanted = true;
+        if (sending === 0) send();
+      };
       signal.addEventListener("abort", cancel, { once: true });
       if (signal.aborted) cancel();
-      const watched = children.watch(request.workflowId, onTaken);
+      const watched = children.watch(request.workflowId, onTaken, (answered) => {
+        if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
+      });
       try {
         await watched.settled;
         const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
