@@ -1,6 +1,10 @@
 import { workersSeen } from "./heartbeats.ts";
 import type { BackendSettings } from "./settings.ts";
-import { shownUrl } from "../runs/index.ts";
+import { printable, shownUrl } from "../runs/index.ts";
+import { oneLine } from "../ui/format.ts";
+
+/** Text from the database as one safe line: anyone who can write there chose it. */
+const shown = (text: string) => oneLine(printable(text));
 
 /** How long `flow help` and `/flow doctor` wait for the database before saying it did not answer. */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -24,12 +28,12 @@ export async function workersLine(settings: BackendSettings): Promise<string | u
     await client.connect();
     const rows = await workersSeen(client);
     if (rows.length === 0) return "none seen yet: start one with flow worker (docs/scale.md)";
-    return rows.map((row) => `${row.name} (seen ${Math.round(row.secondsSinceSeen)}s ago, up to ${row.concurrency} children, ${row.version})`).join(", ");
+    return rows.map((row) => `${shown(row.name)} (seen ${Math.round(row.secondsSinceSeen)}s ago, up to ${row.concurrency} children, ${shown(row.version)})`).join(", ");
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // No table yet: no pi-flow process has used this database.
     if (/relation .* does not exist/.test(message)) return "none seen yet: start one with flow worker (docs/scale.md)";
-    return `unknown: the database ${shownUrl(settings.databaseUrl)} did not answer (${message.replaceAll(settings.databaseUrl, shownUrl(settings.databaseUrl))})`;
+    return `unknown: the database ${shownUrl(settings.databaseUrl)} did not answer (${shown(message.replaceAll(settings.databaseUrl, shownUrl(settings.databaseUrl)))})`;
   } finally {
     await client.end().catch(() => undefined);
   }
