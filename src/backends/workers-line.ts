@@ -1,10 +1,9 @@
 import { workersSeen } from "./heartbeats.ts";
 import type { BackendSettings } from "./settings.ts";
 import { printable, shownUrl } from "../runs/index.ts";
-import { oneLine } from "../ui/format.ts";
 
-/** Text from the database as one safe line: anyone who can write there chose it. */
-const shown = (text: string) => oneLine(printable(text));
+/** Text from the database as one safe line (ui/format.ts's oneLine, which this floor cannot import): anyone who can write there chose it. */
+const shown = (text: string) => printable(text).replace(/\s+/g, " ").trim();
 
 /** How long `flow help` and `/flow doctor` wait for the database before saying it did not answer. */
 const CONNECT_TIMEOUT_MS = 3000;
