@@ -83,13 +83,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
   pool.on("error", () => undefined); // a lost connection is retried at the next beat
-  // DBOS's own connections, with the same bounds: a database that stops answering fails a query instead of hanging it.
-  const system = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 10 });
-  system.on("error", () => undefined); // DBOS retries a lost connection
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: options.databaseUrl,
-    systemDatabasePool: system,
     executorID: options.name,
     applicationVersion: applicationVersion(),
     listenQueues: [CHILD_QUEUE],
@@ -150,7 +146,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   } catch (error) {
     await DBOS.shutdown().catch(() => undefined);
     await pool.end().catch(() => undefined);
-    await system.end().catch(() => undefined);
     throw unusableDatabase(options.databaseUrl, error);
   }
   const me = { name: options.name, version: applicationVersion(), concurrency: options.concurrency };
@@ -199,17 +194,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await DBOS.shutdown();
       await forget(pool, options.name).catch(() => undefined);
       await pool.end().catch(() => undefined);
+      if (unfinished.length === 0) return;
+      // Back on the queue, for whichever worker is free next; this process exits without settling them.
+      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       try {
-        if (unfinished.length === 0) return;
-        // Back on the queue, for whichever worker is free next; this process exits without settling them.
-        const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, systemDatabasePool: system, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
-        try {
-          await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
-        } finally {
-          await client.destroy();
-        }
+        await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
       } finally {
-        await system.end().catch(() => undefined);
+        await client.destroy();
       }
     },
   };
