@@ -3,8 +3,11 @@
  * taken (the child's run turns from `queued` to `running` then, and only then), and which have
  * settled (their result is then read once). One query per tick covers every child still waiting,
  * whatever the fan-out, instead of one poll per child; the watch stops ticking when nothing waits.
- * A tick that cannot reach the database changes nothing: the next one asks again.
+ * A tick that cannot reach the database changes nothing: the next one asks again. Each tick also
+ * tells every child still waiting that it looked, and whether the database answered (`onLook`): a
+ * cancel the database has not taken yet is sent again then, until the database says the child ended.
  */
+import type { Pool } from "pg";
 
 /** A child's DBOS workflow status, as far as the watch reads it. */
 export interface ChildStatus {
@@ -24,8 +27,27 @@ export interface WatchedChild {
 }
 
 export interface ChildWatch {
-  /** `onTaken` gets the worker's name once the child leaves the queue for a worker. */
-  watch(workflowId: string, onTaken: (worker: string) => void): WatchedChild;
+  /**
+   * `onTaken` gets the worker's name once the child leaves the queue for a worker; `onLook` is
+   * called after each look that did not find the child ended, `answered` false when the database
+   * could not be read.
+   */
+  watch(workflowId: string, onTaken: (worker: string) => void, onLook?: (answered: boolean) => void): WatchedChild;
+}
+
+/**
+ * Reads the statuses from DBOS's table in one query of pi-flow's own, which fails at once when the
+ * database is away (DBOS's own reads retry with a backoff of up to a minute, so a look would then
+ * come that long after the database is back).
+ */
+export function readChildStatuses(pool: Pick<Pool, "query">, dbosSchema = "dbos"): ReadStatuses {
+  return async (workflowIds) => {
+    const { rows } = await pool.query<{ workflow_uuid: string; status: string; executor_id: string | null }>(
+      `SELECT workflow_uuid, status, executor_id FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1)`,
+      [workflowIds],
+    );
+    return rows.map((row) => ({ workflowID: row.workflow_uuid, status: row.status, ...(row.executor_id ? { executorId: row.executor_id } : {}) }));
+  };
 }
 
 /** Still on the queue. */
@@ -36,6 +58,7 @@ const ENDED = new Set(["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_E
 interface Watcher {
   taken: boolean;
   onTaken(worker: string): void;
+  onLook?: ((answered: boolean) => void) | undefined;
   settle(): void;
 }
 
@@ -52,7 +75,11 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
     if (reading || waiting.size === 0) return;
     reading = true;
     try {
-      const statuses = await read([...waiting.keys()]).catch(() => []);
+      let answered = true;
+      const statuses = await read([...waiting.keys()]).catch(() => {
+        answered = false;
+        return [];
+      });
       for (const { workflowID, status, executorId } of statuses) {
         const watcher = waiting.get(workflowID);
         if (!watcher || QUEUED.has(status)) continue;
@@ -64,6 +91,7 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
         waiting.delete(workflowID);
         watcher.settle();
       }
+      for (const watcher of waiting.values()) watcher.onLook?.(answered);
     } finally {
       reading = false;
       if (waiting.size === 0) stopTicking();
@@ -71,10 +99,10 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
   };
 
   return {
-    watch(workflowId, onTaken) {
+    watch(workflowId, onTaken, onLook) {
       let settle!: () => void;
       const settled = new Promise<void>((resolve) => (settle = resolve));
-      const watcher: Watcher = { taken: false, onTaken, settle };
+      const watcher: Watcher = { taken: false, onTaken, onLook, settle };
       waiting.set(workflowId, watcher);
       // unref: a watch never keeps a process alive on its own; the run waiting on it does.
       timer ??= setInterval(() => void tick(), intervalMs).unref();

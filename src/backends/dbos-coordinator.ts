@@ -6,12 +6,12 @@
  */
 import type { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { FlowError } from "../contract/errors.ts";
-import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
+import { connectionOptions, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "../runs/index.ts";
-import { childWatch, type ChildWatch } from "./child-watch.ts";
+import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
 import { sendSteer } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
@@ -19,29 +19,96 @@ import type { Pool } from "pg";
 /** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
 const RESULT_POLL_MS = 200;
 
+/**
+ * The longest a coordinator waits for its database to open (connect, migrate, check versions)
+ * before a launch is refused: each connection and query has its own bound (dbos-load.ts), and this
+ * one holds for all of them together. An open not finished by then is dropped, so the next launch
+ * tries afresh.
+ */
+export const READY_WITHIN_MS = 30_000;
+
+/** The DBOS client and the pool it queries through (made here, so its connections have pi-flow's bounds). */
+interface Opened {
+  dbos: DBOSClient;
+  pool: Pool;
+}
+
+/** Why a launch stopped: the tool's abort, as abortIfSignalled says it. */
+function aborted(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException("Operation aborted", "AbortError");
+}
+
+/** `work`, unless `signal` aborts or `ms` pass first: then the abort's reason, or `late()`. */
+function within<T>(work: Promise<T>, signal: AbortSignal | undefined, ms: number, late: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      settle();
+    };
+    const onAbort = () => finish(() => reject(aborted(signal!)));
+    const timer = setTimeout(() => finish(() => reject(late())), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    work.then(
+      (value) => finish(() => resolve(value)),
+      (error: unknown) => finish(() => reject(error)),
+    );
+  });
+}
+
 export function dbosCoordinator(databaseUrl: string): FleetChildren {
-  let opening: Promise<DBOSClient> | undefined;
+  let opening: Promise<Opened> | undefined;
   let children: ChildWatch | undefined;
   /** pi-flow's own tables (steers, child sessions), reached without DBOS. */
   let direct: Promise<Pool> | undefined;
-  const client = (): Promise<DBOSClient> => {
-    opening ??= (async () => {
-      const sdk = await loadDbos();
-      await migrate(sdk, databaseUrl);
-      try {
-        return await sdk.DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
-      } catch (error) {
-        throw unusableDatabase(databaseUrl, error);
-      }
-    })();
-    // A failed open is not cached: the next run tries again (the database may be back).
-    opening.catch(() => (opening = undefined));
-    return opening;
+  const silent = () =>
+    new FlowError("configuration_invalid", `The dbos backend cannot use the database ${shownUrl(databaseUrl)}: it did not answer within ${READY_WITHIN_MS / 1000} s (see docs/scale.md).`);
+  const open = async (): Promise<Opened> => {
+    const sdk = await loadDbos();
+    await migrate(sdk, databaseUrl);
+    const { default: pg } = await import("pg");
+    const pool = new pg.Pool({ ...connectionOptions(databaseUrl), max: 10 });
+    pool.on("error", () => undefined); // a lost connection is opened again at the next use
+    try {
+      return { dbos: await sdk.DBOSClient.create({ systemDatabaseUrl: databaseUrl, systemDatabasePool: pool, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER }), pool };
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw unusableDatabase(databaseUrl, error);
+    }
   };
+  const shut = async ({ dbos, pool }: Opened) => {
+    await dbos.destroy().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+  };
+  const client = (): Promise<Opened> => {
+    if (opening) return opening;
+    const pending = open();
+    opening = pending;
+    // A failed open is not cached, nor one still pending at the deadline: the next run tries again
+    // (the database may be back). One that succeeds after it was dropped is closed at once.
+    const drop = () => {
+      if (opening === pending) opening = undefined;
+    };
+    const deadline = setTimeout(drop, READY_WITHIN_MS).unref();
+    pending.then(
+      (opened) => {
+        clearTimeout(deadline);
+        if (opening !== pending) void shut(opened);
+      },
+      () => {
+        clearTimeout(deadline);
+        drop();
+      },
+    );
+    return pending;
+  };
+  /** The open client, unless the signal aborts or the database does not answer within READY_WITHIN_MS. */
+  const answering = (signal?: AbortSignal): Promise<Opened> => within(client(), signal, READY_WITHIN_MS, silent);
   const tables = async (): Promise<Pool> => {
-    await client(); // the database is migrated: pi-flow's tables exist
+    await answering(); // the database is migrated: pi-flow's tables exist
     direct ??= import("pg").then(({ default: pg }) => {
-      const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+      const pool = new pg.Pool({ ...connectionOptions(databaseUrl), max: 1 });
       pool.on("error", () => undefined); // a lost connection is opened again at the next use
       return pool;
     });
@@ -49,20 +116,38 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
   };
   return {
     label: `dbos (${shownUrl(databaseUrl)})`,
-    async ready() {
-      await client();
+    async ready(signal) {
+      await answering(signal);
     },
     async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
-      const dbos = await client();
-      children ??= childWatch((workflowIDs) => dbos.listWorkflows({ workflowIDs, loadInput: false, loadOutput: false }), RESULT_POLL_MS);
+      const { dbos, pool } = await answering(signal);
+      children ??= childWatch(readChildStatuses(pool), RESULT_POLL_MS);
       const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
         { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
         request,
       );
-      const cancel = () => void dbos.cancelWorkflow(request.workflowId).catch(() => undefined);
+      // A cancel (the run's, or its time limit's) is sent until the database takes it. DBOS retries a
+      // cancel sent while the database is away, but with a backoff of up to a minute, long enough for
+      // a worker to run the child meanwhile: so a look that finds the database answering and the
+      // child not ended sends it again at once (at most one such beside DBOS's own retry).
+      let cancelWanted = false;
+      let sending = 0;
+      const send = () => {
+        sending++;
+        dbos.cancelWorkflow(request.workflowId).then(
+          () => (cancelWanted = false), // taken: the next look finds the child cancelled, or ended before it
+          () => undefined,
+        ).finally(() => sending--);
+      };
+      const cancel = () => {
+        cancelWanted = true;
+        if (sending === 0) send();
+      };
       signal.addEventListener("abort", cancel, { once: true });
       if (signal.aborted) cancel();
-      const watched = children.watch(request.workflowId, onTaken);
+      const watched = children.watch(request.workflowId, onTaken, (answered) => {
+        if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
+      });
       try {
         await watched.settled;
         const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
@@ -91,7 +176,8 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       const open = opening;
       opening = undefined;
       children = undefined;
-      if (open) await (await open.catch(() => undefined))?.destroy();
+      const opened = await open?.catch(() => undefined);
+      if (opened) await shut(opened);
     },
   };
 }

@@ -21,6 +21,19 @@ export async function loadDbos(): Promise<DbosSdk> {
   }
 }
 
+/**
+ * How long pi-flow waits for Postgres to accept a connection (the server's first answer included),
+ * and for the answer to any one query: a database that takes the connection and never answers
+ * (a network split with no reset, a stopped process) fails within them instead of hanging.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
+export const QUERY_TIMEOUT_MS = 30_000;
+
+/** What every pg Client and Pool of the dbos backend is made with: its URL, and the two bounds above. */
+export function connectionOptions(connectionString: string): { connectionString: string; connectionTimeoutMillis: number; query_timeout: number } {
+  return { connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS };
+}
+
 /** Why a database could not be used, in words that quote no password. */
 export function unusableDatabase(url: string, error: unknown): FlowError {
   const reason = error instanceof Error ? error.message : String(error);
@@ -64,7 +77,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
   const { default: pg } = await import("pg");
   const maintenance = new URL(url);
   maintenance.pathname = "/postgres";
-  const lock = new pg.Client({ connectionString: maintenance.toString() });
+  const lock = new pg.Client(connectionOptions(maintenance.toString()));
   lock.on("error", () => undefined); // a server going away mid-lock is the migration's error to report
   let locked = false;
   try {
@@ -73,15 +86,16 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
     locked = true;
   } catch (error) {
     const code = errorCode(error);
-    // Refused outright: say so now. A role without the maintenance database migrates unlocked.
-    if (code !== undefined && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|28000)$/.test(code)) {
+    // Refused outright, or not answering: say so now. A role without the maintenance database migrates unlocked.
+    const silent = /timeout/i.test(error instanceof Error ? error.message : String(error));
+    if (silent || (code !== undefined && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|28P01|28000)$/.test(code))) {
       await lock.end().catch(() => undefined);
       throw unusableDatabase(url, error);
     }
   }
   try {
     await migrateRetryingRaces(sdk, url);
-    const system = new pg.Client({ connectionString: url });
+    const system = new pg.Client(connectionOptions(url));
     system.on("error", () => undefined);
     let uses;
     try {

@@ -12,7 +12,7 @@
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
 import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
-import { loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
+import { connectionOptions, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { takeSteers } from "./steers.ts";
@@ -81,7 +81,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const running = new Map<string, { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints }>();
   const { default: pg } = await import("pg");
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });
+  const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
   pool.on("error", () => undefined); // a lost connection is retried at the next beat
   DBOS.setConfig({
     name: DBOS_APPLICATION,

@@ -8,8 +8,11 @@ import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 export interface FleetChildren {
   /** What `/flow doctor` and `flow help` call it. */
   readonly label: string;
-  /** Checks the database before a run launches: configuration_invalid when it cannot be used. */
-  ready(): Promise<void>;
+  /**
+   * Checks the database before a run launches: configuration_invalid when it cannot be used, or does
+   * not answer within a bound (docs/scale.md); rejects with the signal's reason once it aborts.
+   */
+  ready(signal?: AbortSignal): Promise<void>;
   /**
    * Hands the child to whichever worker takes it and resolves with what it answered. `onTaken`
    * names the worker once one takes the child off the queue. Aborting the signal cancels the child

@@ -1,4 +1,5 @@
-import { relative, resolve, isAbsolute } from "node:path";
+import { realpathSync } from "node:fs";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { HarnessSettings } from "../harnesses/harness-settings.ts";
@@ -41,11 +42,25 @@ export interface ChildTrace {
 
 const UNTRACED: ChildTrace = { progress() {}, diagnostic() {}, output() {}, end() {} };
 
-/** The child's folder inside this worker's checkout; a request naming a folder outside it is refused. */
+/**
+ * The child's folder inside this worker's checkout; a request naming a folder outside it is refused.
+ * Where the folder really is decides, not how it is spelled: a symbolic link inside the checkout to a
+ * folder outside it is outside, and a folder whose name starts with `..` is inside.
+ */
 function childCwd(request: RemoteChildRequest, env: WorkerEnvironment): string {
   const cwd = resolve(env.cwd, request.cwd);
-  const inside = relative(env.cwd, cwd);
-  if (inside.startsWith("..") || isAbsolute(inside)) throw new Error(`the child's folder ${request.cwd} is outside this worker's project`);
+  const outside = (root: string, path: string) => {
+    const inside = relative(root, path);
+    return inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside);
+  };
+  let real: string;
+  try {
+    real = realpathSync(cwd);
+  } catch {
+    if (outside(env.cwd, cwd)) throw new Error(`the child's folder ${request.cwd} is outside this worker's project`);
+    throw new Error(`the child's folder ${request.cwd} does not exist in this worker's project`);
+  }
+  if (outside(realpathSync(env.cwd), real)) throw new Error(`the child's folder ${request.cwd} is outside this worker's project`);
   return cwd;
 }
 

@@ -1,6 +1,9 @@
 import { workersSeen } from "./heartbeats.ts";
 import type { BackendSettings } from "./settings.ts";
-import { shownUrl } from "../runs/index.ts";
+import { printable, shownUrl } from "../runs/index.ts";
+
+/** Text from the database as one safe line (ui/format.ts's oneLine, which this floor cannot import): anyone who can write there chose it. */
+const shown = (text: string) => printable(text).replace(/\s+/g, " ").trim();
 
 /** How long `flow help` and `/flow doctor` wait for the database before saying it did not answer. */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -18,18 +21,18 @@ export async function workersLine(settings: BackendSettings): Promise<string | u
   } catch {
     return "unknown: the optional dependency pg is not installed";
   }
-  const client = new pg.Client({ connectionString: settings.databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new pg.Client({ connectionString: settings.databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: CONNECT_TIMEOUT_MS });
   client.on("error", () => undefined);
   try {
     await client.connect();
     const rows = await workersSeen(client);
     if (rows.length === 0) return "none seen yet: start one with flow worker (docs/scale.md)";
-    return rows.map((row) => `${row.name} (seen ${Math.round(row.secondsSinceSeen)}s ago, up to ${row.concurrency} children, ${row.version})`).join(", ");
+    return rows.map((row) => `${shown(row.name)} (seen ${Math.round(row.secondsSinceSeen)}s ago, up to ${row.concurrency} children, ${shown(row.version)})`).join(", ");
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // No table yet: no pi-flow process has used this database.
     if (/relation .* does not exist/.test(message)) return "none seen yet: start one with flow worker (docs/scale.md)";
-    return `unknown: the database ${shownUrl(settings.databaseUrl)} did not answer (${message.replaceAll(settings.databaseUrl, shownUrl(settings.databaseUrl))})`;
+    return `unknown: the database ${shownUrl(settings.databaseUrl)} did not answer (${shown(message.replaceAll(settings.databaseUrl, shownUrl(settings.databaseUrl)))})`;
   } finally {
     await client.end().catch(() => undefined);
   }

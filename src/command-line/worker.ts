@@ -7,6 +7,11 @@ import { boolFlag, intFlag, listFlag, parseCommand, projectDir, stringFlag, TRUS
 import { EXIT } from "./exit.ts";
 import { WORKER_USAGE } from "./usage.ts";
 import type { RemoteChildRequest } from "../backends/remote-child.ts";
+import { printable } from "../runs/index.ts";
+import { oneLine } from "../ui/format.ts";
+
+/** Text a child's request or answer brought from the database, as one safe line: anyone who can write there chose it. */
+const shown = (text: string) => oneLine(printable(text));
 
 const OPTIONS = {
   concurrency: { type: "string" },
@@ -73,7 +78,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const settings = harnessSettings(parsed);
   const url = databaseUrl();
   const { resolveBackendSettings } = await import("../backends/settings.ts");
-  resolveBackendSettings({ backend: "dbos", databaseUrl: url }, {}); // the URL's shape, before any connection
+  resolveBackendSettings(undefined, { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url }); // the URL's shape, before any connection, named as the user set it
   const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
   const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit }] = await Promise.all([
     import("./headless.ts"),
@@ -91,7 +96,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     if (model !== undefined) await headless.useModel(model);
     const trace = (request: RemoteChildRequest, harness: string) =>
       telemetry.traceWorkerChild({ ...request, worker: name, role: request.task.agent.replace(/^(role|agent):/, ""), description: request.task.description, harness });
-    const onContinued = (request: RemoteChildRequest, note: string) => process.stdout.write(`continued ${request.workflowId} run ${request.runId}: ${note}\n`);
+    const onContinued = (request: RemoteChildRequest, note: string) => process.stdout.write(`continued ${shown(request.workflowId)} run ${shown(request.runId)}: ${shown(note)}\n`);
     const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, trace, onContinued, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
     const stopped = stopSignal();
     const worker = await startWorker({
@@ -99,10 +104,10 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       name,
       concurrency,
       run: (request, signal, steering, sessions) => runRemoteChild(request, env, signal, steering, sessions),
-      onStarted: (request) => process.stdout.write(`started ${request.workflowId} run ${request.runId}\n`),
-      onSettled: (request, answer) => process.stdout.write(`settled ${request.workflowId} run ${request.runId} ${answer.result.outcome}\n`),
-      onSteered: (workflowId) => process.stdout.write(`steered ${workflowId}\n`),
-      onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.join(" ")}\n`),
+      onStarted: (request) => process.stdout.write(`started ${shown(request.workflowId)} run ${shown(request.runId)}\n`),
+      onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),
+      onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
+      onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
     });
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
     const signal = await stopped;

@@ -74,7 +74,7 @@ export function createDelegateTool(host: FlowHost) {
           const env = host.launchEnvironment(ctx, branch);
           const prepared = await prepareChild(params as ChildCall, env);
           // The dbos backend's database answers before a child goes to a worker, or nothing launches.
-          if (placeChild(prepared, env).where === "fleet") await env.fleet?.ready();
+          if (placeChild(prepared, env).where === "fleet") await env.fleet?.ready(signal);
           host.assertOpen(); // the session may have closed while git checked the repository
           withheld = prepared.tools.withheld;
           const slots = background ? host.session(ctx).backgroundSlots : undefined;

@@ -107,7 +107,7 @@ export function createWorkflowTool(host: FlowHost) {
         launch: async () => {
           host.assertOpen();
           const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.settings.flowHome, toolInfos: () => host.toolInfos() };
-          await env.launch.fleet?.ready(); // the dbos backend's database answers, or nothing launches
+          await env.launch.fleet?.ready(signal); // the dbos backend's database answers, or nothing launches
           const started = launchWorkflow(
             {
               input: params,

@@ -1,6 +1,6 @@
 // What a `flow worker` does with one child request from the database: the child stays inside the
 // worker's checkout, and the answer that goes back into the database is redacted like every record.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
@@ -45,8 +45,17 @@ test("a worker's answer goes back into the database redacted", async () => {
 });
 
 test("a request naming a folder outside the worker's checkout fails the child and runs nothing", async () => {
-  for (const cwd of ["../elsewhere", "/etc"]) {
+  const outside = mkdtempSync(join(tmpdir(), "pi-flow-outside-"));
+  afterAll(() => rmSync(outside, { recursive: true, force: true }));
+  symlinkSync(outside, join(checkout, "esc")); // a link inside the checkout to a folder outside it
+  for (const cwd of ["../elsewhere", "/etc", "esc", "esc/."]) {
     const answer = await runRemoteChild(request(cwd), env, new AbortController().signal);
     expect(answer.result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringContaining("outside this worker's project") } });
   }
+});
+
+test("a folder inside the checkout whose name starts with .. is the checkout's, and its child runs there", async () => {
+  mkdirSync(join(checkout, "..foo"));
+  const answer = await runRemoteChild(request("..foo"), env, new AbortController().signal);
+  expect(answer.result.outcome).toBe("succeeded");
 });

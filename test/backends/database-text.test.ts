@@ -1,0 +1,73 @@
+/**
+ * Text that comes out of the fleet's database reaches a terminal as one safe line: anyone who can
+ * write to the database chooses it (a worker's name and version, a child's workflow and run IDs).
+ * A real `flow worker` and `flow help` on the tests' own Postgres; the hostile rows are written
+ * straight into the database, as such a writer would.
+ */
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import pg from "pg";
+import { expect, test } from "vitest";
+import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
+import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
+import { flow } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
+
+const fleet = fleetFixture();
+const DATABASE = "database_text";
+/** A title change, a screen clear and a line break: what a row may carry to a terminal. */
+const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\nforged line";
+const ESCAPE = /[\u0000-\u0008\u000b-\u001f\u007f\u009b]/;
+
+test("a worker prints the lines of a child whose IDs carry escapes and line breaks as one line each, with none of them", async () => {
+  const databaseUrl = fleet.pg.urlFor(DATABASE);
+  const worker = fleet.startWorker("w1", databaseUrl, ["--stub"]);
+  await worker.stdoutText(/worker w1 ready/);
+  const request: RemoteChildRequest = {
+    workflowId: `wf_x/agent/0${HOSTILE}`,
+    runId: `ag_x${HOSTILE}`,
+    harness: "pi",
+    model: null,
+    profile: { name: "explorer", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:explorer", description: "Part" },
+    prompt: "Look.",
+    cwd: ".",
+    loading: { projectTrusted: false, isolated: false },
+  };
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  try {
+    await client.enqueue({ workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() }, request);
+  } finally {
+    await client.destroy();
+  }
+  const stdout = await worker.stdoutText(/settled wf_x\/agent\/0.* succeeded\n/);
+  worker.child.kill("SIGTERM");
+  await worker.done;
+  const lines = stdout.split("\n").filter((line) => line.includes("wf_x"));
+  expect(lines).toEqual([expect.stringMatching(/^started wf_x\/agent\/0.*forged line run ag_x.*forged line$/), expect.stringMatching(/^settled wf_x\/agent\/0.* succeeded$/)]);
+  expect(stdout).not.toMatch(ESCAPE);
+  expect(stdout).not.toMatch(/^forged line/m);
+}, 120_000);
+
+// The database, and pi-flow's tables in it, are the ones the first test's worker made.
+test("flow help's workers line shows a worker row's name and version with no escape or line break", async () => {
+  const databaseUrl = fleet.pg.urlFor(DATABASE);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query("INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ($1, $2, 3)", [`evil${HOSTILE}`, `pi-flow@9${HOSTILE}`]);
+  } finally {
+    await db.end();
+  }
+  const help = await flow(["help"], { env: fleet.env({ PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl }) });
+  expect(help.stdout).toMatch(/^Workers: evil.*forged line \(seen \d+s ago, up to 3 children, pi-flow@9.*forged line\)$/m);
+  expect(help.stdout).not.toMatch(ESCAPE);
+  expect(help.stdout).not.toMatch(/^forged line/m);
+}, 120_000);
+
+test("flow worker with a PI_FLOW_DATABASE_URL that is not Postgres's names that variable, and exits 2", async () => {
+  const worker = fleet.startWorker("w2", "mysql://flow@db.example/flow");
+  const { code, stderr } = await worker.done;
+  expect(code).toBe(2);
+  expect(stderr).toContain("PI_FLOW_DATABASE_URL must be a postgres:// URL");
+  expect(stderr).not.toContain("flow.databaseUrl");
+}, 120_000);
