@@ -257,3 +257,21 @@ test("a journal rewritten to hold a script over 1 MiB, its hash rewritten too, i
   expect(receipt.error!.message).toMatch(/recorded script is over 1 MiB/);
   expect(seen).toHaveLength(0);
 });
+
+test("an external_runs steer that never answered is not sent again: the resume is request_invalid naming it, and nothing runs", async () => {
+  const pi = await session();
+  const { runId, journal } = await cancelledWithJournal(pi);
+  // The journal as a run that had steered a child when it stopped would have it: the steer's call, no answer.
+  type Line = { seq: number; t: string; at: string; runId: string; v: number };
+  const lines = readFileSync(journal, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as Line);
+  const terminal = lines.pop()!;
+  const { v, at } = terminal;
+  lines.push({ v, seq: lines.length, runId, at, t: "event", name: "tool_call", data: { index: 0, tool: "external_runs", argsHash: "0", action: "steer" } } as Line);
+  lines.push({ ...terminal, seq: lines.length });
+  writeFileSync(journal, lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+  const seen: Seen[] = [];
+  const { receipt } = await workflow(pi, { resume: runId }, [childAnswers("never", seen)]);
+  expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+  expect(receipt.error!.message).toContain(`tools.external_runs steer call 0 of run ${runId} started and never answered`);
+  expect(seen).toHaveLength(0);
+});

@@ -12,7 +12,8 @@ export interface CallJournal {
   agentStart(index: number, childRunId: string, identity: CallIdentity): void;
   childSettled(index: number, childRunId: string, outcome: RunOutcome, delivered: boolean): void;
   agentRejected(index: number, identity: CallIdentity, error: { code: string; message: string; fatal: boolean }): void;
-  toolCall(index: number, tool: string, argsHash: string): void;
+  /** `action`: an external_runs call's, kept so a resume can tell a steer (not safe to send twice) from a read. */
+  toolCall(index: number, tool: string, argsHash: string, action?: string): void;
   toolResult(index: number, tool: string, answer: ToolAnswer, stopped?: boolean): void;
 }
 
@@ -30,7 +31,7 @@ export function callJournal(writer: RunWriter, replayed = false): CallJournal {
     },
     agentRejected: (index, { target, description, argsHash }, { code, message, fatal }) =>
       event("agent_rejected", { index, code, message, fatal, target, description, argsHash }),
-    toolCall: (index, tool, argsHash) => event("tool_call", { index, tool, argsHash }),
+    toolCall: (index, tool, argsHash, action) => event("tool_call", { index, tool, argsHash, ...(action !== undefined ? { action } : {}) }),
     // An answer that arrives once the root has stopped never reached the script: `stopped` says so,
     // and a resume treats the call as unanswered (it may have acted before it stopped).
     toolResult: (index, tool, answer, stopped = false) => event("tool_result", { index, tool, ...answer, ...(stopped ? { stopped: true } : {}) }),

@@ -2,7 +2,7 @@ import type { RunWriter } from "../../runs/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal } from "./call-journal.ts";
-import { NESTED_TOOL, type ResumePlan } from "./resume/plan.ts";
+import { NESTED_TOOL, runsAction, safeToReplay, type ResumePlan } from "./resume/plan.ts";
 import { resolveResume, type ResumeSource } from "../child/index.ts";
 import { hostError, type WorkflowChildren } from "./children.ts";
 import type { ToolCallContext } from "./tools.ts";
@@ -29,7 +29,7 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: Json
   const journal = callJournal(writer);
   return async (args, context, asked = args) => {
     const { index, signal } = context;
-    journal.toolCall(index, name, toolIdentity(name, asked).argsHash);
+    journal.toolCall(index, name, toolIdentity(name, asked).argsHash, runsAction(name, asked));
     try {
       const value = await fn(args, context);
       journal.toolResult(index, name, { ok: true, value: value ?? null }, signal.aborted);
@@ -153,13 +153,13 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
         const resuming: ToolCallContext = { ...context, resumesNested: nestedRun };
         return fn({ resume: nestedRun }, resuming, args);
       }
-      if (!replaySafe.has(name)) {
-        throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, { fatal: true });
+      if (!safeToReplay({ tool: name, ...(call.action !== undefined ? { action: call.action } : {}) }, replaySafe)) {
+        throw hostError("failed", `tools.${name}${call.action ? ` ${call.action}` : ""} call ${index} of run ${plan.from.runId} started but never answered, and ${name} is not safe to replay: it may already have acted.`, { fatal: true });
       }
       ranLive();
       return fn(args, context);
     }
-    replayedCalls.toolCall(index, name, asked.argsHash);
+    replayedCalls.toolCall(index, name, asked.argsHash, runsAction(name, args));
     replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value: answer.value } : { ok: false, code: answer.code, message: answer.message });
     replayed();
     if (answer.ok) return answer.value;

@@ -23,7 +23,25 @@ export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: strin
 export interface JournaledToolCall {
   target: string;
   argsHash: string;
+  /** An external_runs call's action (journals before this field have none). */
+  action?: string;
   answer?: ToolAnswer;
+}
+
+/** The external_runs call a journal records: its action, which pi-flow's own tool names in its arguments. */
+export function runsAction(tool: string, args: unknown): string | undefined {
+  if (tool !== "external_runs" || args === null || typeof args !== "object" || Array.isArray(args)) return undefined;
+  const action = (args as { action?: unknown }).action;
+  return typeof action === "string" ? action.slice(0, 32) : undefined;
+}
+
+/**
+ * Whether an unanswered call may run again on resume: its tool is safe to replay, and it is not an
+ * external_runs steer, which a second time is a second message to the child. (Every other
+ * external_runs action reads, or changes nothing more when repeated.)
+ */
+export function safeToReplay(call: { tool: string; action?: string }, replaySafe: ReadonlySet<string>): boolean {
+  return replaySafe.has(call.tool) && !(call.tool === "external_runs" && call.action === "steer");
 }
 
 /** Everything a resumed run needs from the run it continues: its inputs and its calls by index. */
@@ -131,7 +149,7 @@ class CallFolder {
         this.nested.set(index, str(data.runId));
         return;
       case "tool_call":
-        this.tools.set(index, { target: str(data.tool), argsHash: str(data.argsHash) });
+        this.tools.set(index, { target: str(data.tool), argsHash: str(data.argsHash), ...(typeof data.action === "string" ? { action: data.action } : {}) });
         return;
       case "tool_result": {
         const call = this.tools.get(index);
@@ -204,10 +222,10 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
  * The tools.* calls that started but never answered: they may have acted already. A nested
  * workflow whose run is known is not among them: the resume resumes that run instead.
  */
-export function unansweredTools(plan: ResumePlan): { index: number; tool: string }[] {
+export function unansweredTools(plan: ResumePlan): { index: number; tool: string; action?: string }[] {
   return [...plan.tools]
     .filter(([index, call]) => call.answer === undefined && !(call.target === NESTED_TOOL && plan.nested.has(index)))
-    .map(([index, call]) => ({ index, tool: call.target }));
+    .map(([index, call]) => ({ index, tool: call.target, ...(call.action !== undefined ? { action: call.action } : {}) }));
 }
 
 /** The tool through which a workflow starts a nested one. */

@@ -3,7 +3,7 @@ import { FlowError } from "../../../contract/errors.ts";
 import type { RunView } from "../../../contract/run-schema.ts";
 import { assertRunId, formatBytes, openRunStore, projectSessionKeys, SCRIPT_MAX_BYTES, type RunStore } from "../../../runs/index.ts";
 import { hashArgs } from "../call-identity.ts";
-import { locateIn, planResume, unansweredTools, type LocatedRun, type ResumePlan } from "./plan.ts";
+import { locateIn, planResume, safeToReplay, unansweredTools, type LocatedRun, type ResumePlan } from "./plan.ts";
 import { checkArgs, parseSelected, selectWorkflow, workflowDirs, type ChosenSource, type SelectedWorkflow } from "../sources.ts";
 import { FLOW_ALWAYS_TOOLS, workflowToolNames } from "../tools.ts";
 
@@ -54,8 +54,8 @@ function projectRuns(own: RunStore, flowHome: string, cwd: string): (runId: stri
  */
 function unsafePending(plan: ResumePlan, replaySafe: ReadonlySet<string>): string[] {
   const named = unansweredTools(plan)
-    .filter((call) => !replaySafe.has(call.tool))
-    .map((call) => `tools.${call.tool} call ${call.index} of run ${plan.from.runId}`);
+    .filter((call) => !safeToReplay(call, replaySafe))
+    .map((call) => `tools.${call.tool}${call.action ? ` ${call.action}` : ""} call ${call.index} of run ${plan.from.runId}`);
   for (const [index, nestedRunId] of plan.nested) {
     if (plan.tools.get(index)?.answer !== undefined) continue; // it settled: replayed, not resumed
     const found = plan.locate(nestedRunId);
