@@ -1,5 +1,6 @@
 import { FlowError } from "../../../contract/errors.ts";
 import type { RunOutcome, RunView } from "../../../contract/run-schema.ts";
+import { RUN_ACTIONS } from "../../../contract/runs-schema.ts";
 import { classifyJournalText, readEvidenceText, readLaunch, runFiles, type RunStore, errorCode } from "../../../runs/index.ts";
 import { hashArgs } from "../call-identity.ts";
 
@@ -28,11 +29,14 @@ export interface JournaledToolCall {
   answer?: ToolAnswer;
 }
 
-/** The external_runs call a journal records: its action, which pi-flow's own tool names in its arguments. */
+/**
+ * The action of an external_runs call, as a journal records it: one of the tool's own, or none. A
+ * script chooses the text, so nothing else it passes there is kept (the tool refuses it anyway).
+ */
 export function runsAction(tool: string, args: unknown): string | undefined {
   if (tool !== "external_runs" || args === null || typeof args !== "object" || Array.isArray(args)) return undefined;
   const action = (args as { action?: unknown }).action;
-  return typeof action === "string" ? action.slice(0, 32) : undefined;
+  return (RUN_ACTIONS as readonly unknown[]).includes(action) ? (action as string) : undefined;
 }
 
 /**
