@@ -21,7 +21,10 @@ import type { OtlpProtocol } from "./config.ts";
  */
 export interface LoadedTracing {
   tracer: Tracer;
-  /** Sends every ended span now; resolves when the exporter answered, gave up, or the export timeout passed. */
+  /**
+   * Sends every ended span now; resolves when every export, this flush's and any already going,
+   * is answered, given up, or past the export timeout.
+   */
   flush(): Promise<void>;
 }
 
@@ -59,15 +62,25 @@ function watched(inner: SpanExporter, onFailure: (message: string) => void): Spa
   };
 }
 
-/** An export not over by `timeoutMillis` fails there: its batch is dropped, and what comes of it later is ignored. */
-function bounded(inner: SpanExporter, timeoutMillis: number): SpanExporter {
+/**
+ * An export not over by `timeoutMillis` fails there: its batch is dropped, and what comes of it
+ * later is ignored. `going` holds the exports not over yet: the SDK's flush sends only the spans
+ * still queued, and resolves at once when a scheduled export (or another flush) took them already,
+ * so a process that exits after it would drop those spans in flight.
+ */
+function bounded(inner: SpanExporter, timeoutMillis: number, going: Set<Promise<void>>): SpanExporter {
   return {
     export: (spans, done) => {
       let over = false;
+      let settle = () => {};
+      const exporting = new Promise<void>((resolve) => (settle = resolve));
+      going.add(exporting);
       const finish: typeof done = (result) => {
         if (over) return;
         over = true;
         clearTimeout(deadline);
+        going.delete(exporting);
+        settle();
         done(result);
       };
       const deadline = setTimeout(() => finish({ code: 1, error: new Error(`the collector did not finish answering within ${timeoutMillis} ms`) }), timeoutMillis);
@@ -143,10 +156,18 @@ export async function loadTracing(protocol: OtlpProtocol, version: string, onPro
   // deadline: they only back it up, and the export's own failure says what went wrong.
   const backstop = timeoutMillis + 1000;
   const otlp = new exporterModule.OTLPTraceExporter({ concurrencyLimit: CONCURRENT_EXPORTS, httpAgentOptions: agentWithDeadline(timeoutMillis) });
-  const exporter = watched(bounded(otlp, timeoutMillis), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
+  const going = new Set<Promise<void>>();
+  const exporter = watched(bounded(otlp, timeoutMillis, going), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "pi-flow", "service.version": version }),
     spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: backstop })],
   });
-  return { tracer: provider.getTracer("pi-flow", version), flush: () => provider.forceFlush({ timeoutMillis: backstop }) };
+  const flush = async () => {
+    try {
+      await provider.forceFlush({ timeoutMillis: backstop });
+    } finally {
+      await Promise.all(going); // each ends by its deadline
+    }
+  };
+  return { tracer: provider.getTracer("pi-flow", version), flush };
 }
