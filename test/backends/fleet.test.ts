@@ -97,7 +97,8 @@ test("two workers racing onto a fresh database both come up, share a 12-child wo
   const [root] = spans.filter((span) => span.attributes["pi_flow.kind"] === "workflow");
   const byRun = new Map(spans.filter((span) => span.name === "invoke_agent explorer").map((span) => [span.attributes["pi_flow.run_id"], span]));
   const onWorkers = spans.filter((span) => span.name === "worker explorer");
-  expect(onWorkers).toHaveLength(CHILDREN);
+  // The workers' stderr says why, when their spans did not come (a failed export is said there).
+  expect(onWorkers, `worker w1: ${first!.stderr}\nworker w2: ${second!.stderr}\nspan names: ${spans.map((span) => span.name).join(", ")}`).toHaveLength(CHILDREN);
   for (const span of onWorkers) {
     const child = byRun.get(span.attributes["pi_flow.run_id"])!;
     expect(span.parentSpanId).toBe(child.spanId);
