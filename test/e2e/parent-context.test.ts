@@ -1,0 +1,44 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { childAnswers, type Seen } from "../support/children.ts";
+import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
+import { callForReceipt } from "../support/receipts.ts";
+
+let pi: PiTestSession;
+beforeEach(async () => {
+  pi = await startPiSession();
+});
+afterEach(() => pi.dispose());
+
+const worker = { role: "worker", description: "Check build", prompt: "Run the build and report." };
+const delegate = (args: Record<string, unknown>, script: TurnScript = {}) => callForReceipt(pi, "external_delegate", args, script);
+
+/** The ID of the session entry that holds the user message containing `text`. */
+function entryWith(text: string): string {
+  const found = pi.session.sessionManager.getBranch().find((entry) => entry.type === "message" && JSON.stringify(entry.message).includes(text));
+  if (!found) throw new Error(`no entry holds ${text}`);
+  return found.id;
+}
+
+describe("a child sees the parent's conversation as the parent's model does", () => {
+  test("a message a context edit took out of the parent's context never reaches a child", async () => {
+    await pi.say("My key is LEAKED-PASTE-123, use it.", "Understood.");
+    await pi.say("Also, the build target is arm64.", "Noted the target.");
+    // What an extension (or the user through one) does to take a pasted secret out of the context.
+    pi.session.sessionManager.appendContextEdit(entryWith("LEAKED-PASTE-123"), null);
+    const seen: Seen[] = [];
+    await delegate({ ...worker, context: { mode: "full" } }, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain("arm64");
+    expect(seen[0]!.all).not.toContain("LEAKED-PASTE-123");
+  });
+
+  test("after a compaction a child sees its summary and what was kept, not what was summarised", async () => {
+    await pi.say("The old codeword is PINEAPPLE.", "Noted.");
+    await pi.say("The build target is arm64.", "Noted the target.");
+    pi.session.sessionManager.appendCompaction("SUMMARY: the user set a build target.", entryWith("arm64"), 1000);
+    const seen: Seen[] = [];
+    await delegate({ ...worker, context: { mode: "full" } }, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain("SUMMARY: the user set a build target.");
+    expect(seen[0]!.user).toContain("arm64");
+    expect(seen[0]!.all).not.toContain("PINEAPPLE");
+  });
+});
