@@ -59,6 +59,15 @@ function renderMessage(message: SnapshotMessage): string {
 }
 
 /**
+ * The block's own delimiters, wherever the parent's words hold them: a file the parent read or a
+ * page it fetched could otherwise close the quoted conversation and open a `<task>` of its own.
+ */
+const DELIMITER = /<(\/?)(parent_conversation|task)(?=[\s/>]|$)/gi;
+
+/** The parent's words with any delimiter tag in them made plain text (`&lt;task>`), so it delimits nothing. */
+const quoted = (text: string) => text.replace(DELIMITER, "&lt;$1$2");
+
+/**
  * Renders selected context as one delimited text block. Text works for every harness (an external
  * CLI cannot take Pi messages) and keeps the parent's words visibly apart from the child's task.
  */
@@ -67,7 +76,7 @@ export function renderContext(messages: readonly SnapshotMessage[], capturedAt: 
   return [
     `<parent_conversation captured_at="${capturedAt}">`,
     "This is the conversation of the agent that delegated to you, for context only. Your task follows after it.",
-    ...messages.map(renderMessage),
+    ...messages.map((message) => quoted(renderMessage(message))),
     "</parent_conversation>",
   ].join("\n\n");
 }
