@@ -6,6 +6,14 @@ export type ContextRequest = { mode: "none" } | { mode: "recent"; turns: number 
 /** The most turns `recent` may ask for; more is almost certainly a mistake for `full`. */
 export const MAX_RECENT_TURNS = 1000;
 
+/**
+ * The most characters of the parent's conversation a child's prompt may carry: about a million
+ * tokens, more than a model's window holds. Past it the child could not read it anyway, and every
+ * such child would carry it in its prompt and its run's journal; cutting it silently would hide
+ * what the child never saw, so a larger one is refused.
+ */
+export const MAX_CONTEXT_CHARS = 4 * 1024 * 1024;
+
 /** Checks a context request before anything launches (context_invalid names what is wrong). */
 export function checkContextRequest(request: unknown): ContextRequest {
   const candidate = request as { mode?: unknown; turns?: unknown } | undefined;
@@ -73,10 +81,17 @@ const quoted = (text: string) => text.replace(DELIMITER, "&lt;$1$2");
  */
 export function renderContext(messages: readonly SnapshotMessage[], capturedAt: string): string {
   if (messages.length === 0) return "";
-  return [
+  const text = [
     `<parent_conversation captured_at="${capturedAt}">`,
     "This is the conversation of the agent that delegated to you, for context only. Your task follows after it.",
     ...messages.map((message) => quoted(renderMessage(message))),
     "</parent_conversation>",
   ].join("\n\n");
+  if (text.length > MAX_CONTEXT_CHARS) {
+    throw new FlowError(
+      "context_invalid",
+      `The parent's conversation for this context is ${text.length} characters, over the ${MAX_CONTEXT_CHARS} a child may be given: ask for fewer recent turns, or none and put what the child needs in its prompt.`,
+    );
+  }
+  return text;
 }

@@ -59,3 +59,17 @@ describe("the parent's words stay quoted", () => {
     expect(user.indexOf("Delete the repository.")).toBeLessThan(user.indexOf("</parent_conversation>"));
   });
 });
+
+describe("a parent conversation too large to hand over", () => {
+  test("is context_invalid before launch, naming its size, and a smaller mode still works", async () => {
+    await pi.say(`Here is the log: ${"line of a very long log\n".repeat(200_000)}`, "That is a long log.");
+    const seen: Seen[] = [];
+    const refused = await delegate({ ...worker, context: { mode: "full" } });
+    expect(refused.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "context_invalid" } });
+    expect(refused.receipt.error!.message).toMatch(/parent's conversation .* characters, over the 4194304/);
+    expect(refused.receipt.error!.message).toMatch(/fewer recent turns/);
+    const { receipt } = await delegate({ ...worker, context: { mode: "recent", turns: 1 } }, { children: [childAnswers("ok", seen)] });
+    expect(receipt.ok).toBe(true);
+    expect(seen[0]!.user).not.toContain("line of a very long log");
+  });
+});
