@@ -51,18 +51,29 @@ export function selectContext(snapshot: ParentSnapshot, request: ContextRequest)
   }
 }
 
+/**
+ * A line of the parent's words shaped like one of renderMessage's markers. A file the parent read
+ * holding "[user]" on a line of its own would otherwise read as a message of the user's.
+ */
+const MARKER_LINE = /^(?=[ \t]*\[(?:user|assistant|note|called .*|result of .*)\][ \t]*\r?$)/gm;
+
+/** A message's text with marker-shaped lines escaped (`\[user]`), so markers stay renderMessage's own. */
+const ownWords = (text: string) => text.replace(MARKER_LINE, "\\");
+
 function renderMessage(message: SnapshotMessage): string {
+  const text = ownWords(message.text);
   switch (message.role) {
     case "user":
-      return `[user]\n${message.text}`;
+      return `[user]\n${text}`;
     case "assistant": {
+      // A call's arguments are JSON on one line: they cannot start a line of their own.
       const calls = (message.toolCalls ?? []).map((call) => `[called ${call}]`);
-      return ["[assistant]", message.text, ...calls].filter((line) => line.length > 0).join("\n");
+      return ["[assistant]", text, ...calls].filter((line) => line.length > 0).join("\n");
     }
     case "toolResult":
-      return `[result of ${message.toolName}]\n${message.text}`;
+      return `[result of ${message.toolName}]\n${text}`;
     case "custom":
-      return `[note]\n${message.text}`;
+      return `[note]\n${text}`;
   }
 }
 
