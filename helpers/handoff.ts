@@ -46,6 +46,8 @@ export const handoff: HelperDefinition = {
   packet.freshnessNote = "${HANDOFF_FRESHNESS_NOTE}";
   packet.omissions = omissions;
   packet.evidence = raw.slice(0, cut);
-  return "${HANDOFF_HEADER}\n" + stringify(packet);
+  // "<" as its JSON escape: the packet parses to the same evidence, but a "</task>" or
+  // "<parent_conversation>" in it cannot end the child's task block or forge a parent's words.
+  return "${HANDOFF_HEADER}\n" + stringify(packet).replace(/</g, "\\u003c");
 }`,
 };

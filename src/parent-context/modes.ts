@@ -6,6 +6,14 @@ export type ContextRequest = { mode: "none" } | { mode: "recent"; turns: number 
 /** The most turns `recent` may ask for; more is almost certainly a mistake for `full`. */
 export const MAX_RECENT_TURNS = 1000;
 
+/**
+ * The most characters of the parent's conversation a child's prompt may carry: about a million
+ * tokens, more than a model's window holds. Past it the child could not read it anyway, and every
+ * such child would carry it in its prompt and its run's journal; cutting it silently would hide
+ * what the child never saw, so a larger one is refused.
+ */
+export const MAX_CONTEXT_CHARS = 4 * 1024 * 1024;
+
 /** Checks a context request before anything launches (context_invalid names what is wrong). */
 export function checkContextRequest(request: unknown): ContextRequest {
   const candidate = request as { mode?: unknown; turns?: unknown } | undefined;
@@ -43,20 +51,40 @@ export function selectContext(snapshot: ParentSnapshot, request: ContextRequest)
   }
 }
 
+/**
+ * A line of the parent's words shaped like one of renderMessage's markers. A file the parent read
+ * holding "[user]" on a line of its own would otherwise read as a message of the user's.
+ */
+const MARKER_LINE = /^(?=[ \t]*\[(?:user|assistant|note|called .*|result of .*)\][ \t]*\r?$)/gm;
+
+/** A message's text with marker-shaped lines escaped (`\[user]`), so markers stay renderMessage's own. */
+const ownWords = (text: string) => text.replace(MARKER_LINE, "\\");
+
 function renderMessage(message: SnapshotMessage): string {
+  const text = ownWords(message.text);
   switch (message.role) {
     case "user":
-      return `[user]\n${message.text}`;
+      return `[user]\n${text}`;
     case "assistant": {
+      // A call's arguments are JSON on one line: they cannot start a line of their own.
       const calls = (message.toolCalls ?? []).map((call) => `[called ${call}]`);
-      return ["[assistant]", message.text, ...calls].filter((line) => line.length > 0).join("\n");
+      return ["[assistant]", text, ...calls].filter((line) => line.length > 0).join("\n");
     }
     case "toolResult":
-      return `[result of ${message.toolName}]\n${message.text}`;
+      return `[result of ${message.toolName}]\n${text}`;
     case "custom":
-      return `[note]\n${message.text}`;
+      return `[note]\n${text}`;
   }
 }
+
+/**
+ * The block's own delimiters, wherever the parent's words hold them: a file the parent read or a
+ * page it fetched could otherwise close the quoted conversation and open a `<task>` of its own.
+ */
+const DELIMITER = /<(\/?)(parent_conversation|task)(?=[\s/>]|$)/gi;
+
+/** The parent's words with any delimiter tag in them made plain text (`&lt;task>`), so it delimits nothing. */
+const quoted = (text: string) => text.replace(DELIMITER, "&lt;$1$2");
 
 /**
  * Renders selected context as one delimited text block. Text works for every harness (an external
@@ -64,10 +92,17 @@ function renderMessage(message: SnapshotMessage): string {
  */
 export function renderContext(messages: readonly SnapshotMessage[], capturedAt: string): string {
   if (messages.length === 0) return "";
-  return [
+  const text = [
     `<parent_conversation captured_at="${capturedAt}">`,
     "This is the conversation of the agent that delegated to you, for context only. Your task follows after it.",
-    ...messages.map(renderMessage),
+    ...messages.map((message) => quoted(renderMessage(message))),
     "</parent_conversation>",
   ].join("\n\n");
+  if (text.length > MAX_CONTEXT_CHARS) {
+    throw new FlowError(
+      "context_invalid",
+      `The parent's conversation for this context is ${text.length} characters, over the ${MAX_CONTEXT_CHARS} a child may be given: ask for fewer recent turns, or none and put what the child needs in its prompt.`,
+    );
+  }
+  return text;
 }

@@ -1,4 +1,4 @@
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { buildSessionProjection, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { contentText } from "./content-text.ts";
 
 /** One message of the parent conversation as a child may see it: plain text, by role. */
@@ -21,9 +21,10 @@ type ContentPart = { type: string; name?: string; arguments?: unknown };
 
 const textOf = (content: unknown) => contentText(content, { separator: "\n", images: true });
 
-function toSnapshotMessage(entry: SessionEntry): SnapshotMessage | undefined {
-  if (entry.type !== "message") return undefined;
-  const message = entry.message as { role: string; content: unknown; toolName?: string; customType?: string };
+type ContextMessage = ReturnType<typeof buildSessionProjection>["messages"][number];
+
+function toSnapshotMessage(entry: ContextMessage): SnapshotMessage | undefined {
+  const message = entry as { role: string; content?: unknown; toolName?: string; summary?: string; command?: string; output?: string; excludeFromContext?: boolean };
   switch (message.role) {
     case "user":
       return { role: "user", text: textOf(message.content) };
@@ -38,6 +39,13 @@ function toSnapshotMessage(entry: SessionEntry): SnapshotMessage | undefined {
       return { role: "toolResult", text: textOf(message.content), toolName: message.toolName ?? "tool" };
     case "custom":
       return { role: "custom", text: textOf(message.content) };
+    case "compactionSummary":
+      return { role: "custom", text: `Summary of the earlier conversation:\n${message.summary ?? ""}` };
+    case "branchSummary":
+      return { role: "custom", text: `Summary of a branch the conversation came back from:\n${message.summary ?? ""}` };
+    case "bashExecution":
+      // `!!` commands stay out of the parent's own context, so out of the child's too.
+      return message.excludeFromContext ? undefined : { role: "custom", text: `The user ran \`${message.command ?? ""}\`:\n${message.output ?? ""}` };
     default:
       // System messages describe the parent's own prompt and tools, not the conversation.
       return undefined;
@@ -51,9 +59,16 @@ const hasToolCall = (message: SnapshotMessage) => message.role === "assistant" &
  * assistant message that holds the pending tool call; it and anything after it (results of
  * sibling calls in the same batch) are left out, so a child never sees the call that made it.
  * The snapshot is deep-frozen: every child of the call selects from the same words.
+ *
+ * The words are those the parent's model sees, as Pi projects the branch for it: after a
+ * compaction its summary and the kept entries, not what it summarised; a message a context edit
+ * removed (a pasted key taken back, say) or replaced, as the edit left it; custom messages too.
+ * The raw entries would hand a child what the parent itself no longer has.
  */
 export function captureParentSnapshot(branch: readonly SessionEntry[], now: Date = new Date()): ParentSnapshot {
-  const messages = branch.map(toSnapshotMessage).filter((message): message is SnapshotMessage => message !== undefined);
+  const leaf = branch.at(-1);
+  const projected = leaf ? buildSessionProjection([...branch], leaf.id).messages : [];
+  const messages = projected.map(toSnapshotMessage).filter((message): message is SnapshotMessage => message !== undefined);
   let end = messages.length;
   for (let index = messages.length - 1; index >= 0; index--) {
     if (hasToolCall(messages[index]!)) {
