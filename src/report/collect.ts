@@ -143,10 +143,17 @@ export function collectReport(store: RunStore, runId: string, now: Date = new Da
     children.set(parent, siblings);
   }
   const runs: ReportRun[] = [];
-  const visit = (view: RunView, depth: number) => {
+  // Parent links are read from records, which a forger can make circular (a run its own parent) or
+  // as deep as it likes: each run is visited once, from a stack of its own rather than the call stack.
+  const seen = new Set<string>();
+  const pending: { view: RunView; depth: number }[] = [{ view: root, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { view, depth } = next;
+    if (seen.has(view.runId)) continue;
+    seen.add(view.runId);
     runs.push(reportRun(store, view, depth));
-    for (const child of (children.get(view.runId) ?? []).sort(byStart)) visit(child, depth + 1);
-  };
-  visit(root, 0);
+    const started = (children.get(view.runId) ?? []).sort(byStart);
+    for (let index = started.length - 1; index >= 0; index--) pending.push({ view: started[index]!, depth: depth + 1 });
+  }
   return { runs, generatedAt: now.toISOString() };
 }

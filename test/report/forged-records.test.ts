@@ -50,3 +50,17 @@ test("usage forged as strings is neither markup in the page nor a failed report:
   expect(page).toContain("<td>2</td><td>3</td><td>100 in / 27 out</td><td class=\"cost\">$0.2500</td>");
   expect(page).toContain("0 turns · 0 tool calls · 0 in / 7 out · cost $0.0000");
 });
+
+test("a run forged to be its own parent, or two runs each other's, is reported once each instead of overflowing the stack", async () => {
+  const { store, workflow, children, forge } = await workflowOfTwo();
+  forge(workflow, (record) => {
+    record.task.parentRunId = children[0];
+  });
+  forge(children[1]!, (record) => {
+    record.task.parentRunId = children[1];
+  });
+  const page = runReport(store(), workflow);
+  // The workflow, then its child alpha (whose child it now claims to be), each once; beta is its own parent, in no tree.
+  expect([...page.matchAll(/<tr class="run [^"]*" data-run="(\w+)"/g)].map((match) => match[1])).toEqual([workflow, children[0]]);
+  expect(runReport(store(), children[1]!)).toContain("Review beta");
+});
