@@ -47,19 +47,29 @@ export function barOf(start: number, end: number, origin: number, span: number):
   return { left, width };
 }
 
+/** A time of a record as milliseconds, or undefined when it is no time (a record is a file anyone may have written). */
+const timeOf = (text: string | undefined): number | undefined => {
+  const ms = Date.parse(String(text));
+  return Number.isFinite(ms) ? ms : undefined;
+};
+
 /** The tree of runs with a timeline bar each: one row a run, so 200 children stay one screenful of rows each 18px high. */
 export function treeSection(data: ReportData): string {
-  const starts = data.runs.map(({ view }) => Date.parse(view.timing.startedAt));
-  const ends = data.runs.map(({ view }) => (view.timing.endedAt ? Date.parse(view.timing.endedAt) : Date.parse(data.generatedAt)));
-  const origin = Math.min(...starts);
-  const span = Math.max(1, Math.max(...ends) - origin);
+  const starts = data.runs.map(({ view }) => timeOf(view.timing.startedAt));
+  // A run with no readable end is drawn to the report's time, as one still going.
+  const ends = data.runs.map(({ view }, index) => timeOf(view.timing.endedAt) ?? timeOf(data.generatedAt) ?? starts[index]);
+  // Only readable times place the timeline: one unreadable start would make every bar NaN, drawn as none.
+  const known = (times: (number | undefined)[]) => times.filter((time): time is number => time !== undefined);
+  const origin = Math.min(...known(starts));
+  const span = Math.max(1, Math.max(...known(ends)) - origin);
   const rows = data.runs.map(({ view, depth }, index) => {
-    const { left, width } = barOf(starts[index]!, ends[index]!, origin, span);
+    const start = starts[index];
+    const bar = start === undefined ? undefined : barOf(start, ends[index] ?? start, origin, span);
     const state = stateOf(view);
     const error = view.state.error ? `<div class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</div>` : "";
     return `<tr class="run ${html(state)}" data-run="${html(view.runId)}">
 <td class="name" style="padding-left:${0.4 + depth * 1.2}em"><a href="#${anchor(view.runId)}">${html(view.task.description)}</a> <span class="who">${html(who(view))}</span>${error}</td>
-<td class="bar"><span class="span ${html(state)}" style="left:${left.toFixed(3)}%;width:${width.toFixed(3)}%" title="${html(formatDuration(view.timing.durationMs))}"></span></td>
+<td class="bar">${bar ? `<span class="span ${html(state)}" style="left:${bar.left.toFixed(3)}%;width:${bar.width.toFixed(3)}%" title="${html(formatDuration(view.timing.durationMs))}"></span>` : `<span class="note">start unknown</span>`}</td>
 <td class="outcome"><span class="badge ${html(state)}">${html(state)}</span></td>
 <td class="duration">${html(formatDuration(view.timing.durationMs))}</td>
 <td class="tokens">${html(tokens(view))}</td>

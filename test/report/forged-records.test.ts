@@ -64,3 +64,24 @@ test("a run forged to be its own parent, or two runs each other's, is reported o
   expect([...page.matchAll(/<tr class="run [^"]*" data-run="(\w+)"/g)].map((match) => match[1])).toEqual([workflow, children[0]]);
   expect(runReport(store(), children[1]!)).toContain("Review beta");
 });
+
+test("a start or end that is no time leaves that run without a bar, and every other run's bar in place", async () => {
+  const { store, workflow, children, forge } = await workflowOfTwo();
+  forge(children[0]!, (record) => {
+    record.startedAt = "yesterday, around noon";
+  });
+  forge(children[1]!, (record) => {
+    record.endedAt = "not yet";
+  });
+  const page = runReport(store(), workflow);
+  expect(page).not.toContain("NaN");
+  const bars = [...page.matchAll(/data-run="(\w+)"[\s\S]*?<td class="bar">(<span class="span [^"]*" style="left:([\d.]+)%;width:([\d.]+)%"|<span class="note">start unknown)/g)];
+  const byRun = new Map(bars.map((bar) => [bar[1], bar]));
+  expect(byRun.size).toBe(3);
+  expect(byRun.get(children[0])![2]).toContain("start unknown");
+  for (const bar of [byRun.get(workflow)!, byRun.get(children[1])!]) {
+    const [left, width] = [Number(bar[3]), Number(bar[4])];
+    expect(left >= 0 && width > 0 && left + width <= 100.001).toBe(true);
+  }
+  expect(page).toMatch(/<th>timeline \(\d+ ms\)<\/th>/);
+});
