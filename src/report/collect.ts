@@ -115,12 +115,28 @@ function reportRun(store: RunStore, found: RunView, depth: number): ReportRun {
   return run;
 }
 
-/** A final value as a person reads it: a workflow's `{"result": …}` unwrapped, JSON indented. */
+/**
+ * The deepest value indented for reading. Indentation grows with the square of the depth: an answer
+ * of 5,000 nested brackets (10 KB) would be 50 MB indented, in the page once per run that gave it.
+ */
+const READABLE_DEPTH = 32;
+/** How many times its text a value may grow when indented (an ordinary object grows about twofold). */
+const READABLE_GROWTH = 4;
+
+/** Whether `value` nests no deeper than READABLE_DEPTH (the walk stops there, so it cannot overflow). */
+const shallow = (value: unknown, depth = 0): boolean =>
+  value === null || typeof value !== "object" || (depth < READABLE_DEPTH && Object.values(value).every((item) => shallow(item, depth + 1)));
+
+/** A final value as a person reads it: a workflow's `{"result": …}` unwrapped, JSON indented unless it nests too deep to. */
 function readable(text: string, kind: RunView["kind"]): string {
   try {
     const parsed = JSON.parse(text) as unknown;
     const value = kind === "workflow" && parsed !== null && typeof parsed === "object" && "result" in parsed ? (parsed as { result: unknown }).result : parsed;
-    return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+    if (typeof value === "string") return value;
+    if (!shallow(value)) return text;
+    // Even shallow, a long list of tiny values indented at depth 32 is 30 times its text: a few times at most.
+    const indented = JSON.stringify(value, null, 2);
+    return indented.length <= READABLE_GROWTH * text.length ? indented : text;
   } catch {
     return text; // an agent's plain-text answer
   }

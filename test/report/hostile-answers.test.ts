@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { runReport } from "../../src/report/index.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+
+/** What a child prompted by a hostile repository may answer: the report shows it as text, at a size it was given. */
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test("an answer of deeply nested brackets is shown as given, not indented into a page hundreds of times its size", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-forged-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "Answer in brackets" }, background: false });
+  // 6 KB of answer, well inside the report's 64 KiB per text; indented, it was 18 MB.
+  const answer = `${"[".repeat(3000)}${"]".repeat(3000)}`;
+  run.settle({ outcome: "succeeded", value: answer });
+  await store.idle();
+  const page = runReport(store, run.runId);
+  expect(page.length).toBeLessThan(40_000);
+  expect(page).toContain(answer);
+  // Shallow, but a long list of tiny values at depth 30: indented, 30 times its text.
+  const wide = store.create({ kind: "agent", task: { description: "Answer in a wide list" }, background: false });
+  const list = `${"[".repeat(30)}${Array(20_000).fill(0).join(",")}${"]".repeat(30)}`;
+  wide.settle({ outcome: "succeeded", value: list });
+  await store.idle();
+  expect(runReport(store, wide.runId).length).toBeLessThan(200_000);
+  // A value of ordinary depth is still indented for reading.
+  const plain = store.create({ kind: "agent", task: { description: "Answer in JSON" }, background: false });
+  plain.settle({ outcome: "succeeded", value: '{"files":[{"name":"a.ts","ok":true}]}' });
+  await store.idle();
+  expect(runReport(store, plain.runId)).toContain('{\n  &quot;files&quot;: [\n    {\n      &quot;name&quot;: &quot;a.ts&quot;');
+});
