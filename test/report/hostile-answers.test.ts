@@ -32,3 +32,16 @@ test("an answer of deeply nested brackets is shown as given, not indented into a
   await store.idle();
   expect(runReport(store, plain.runId)).toContain('{\n  &quot;files&quot;: [\n    {\n      &quot;name&quot;: &quot;a.ts&quot;');
 });
+
+test("terminal escapes and direction overrides in a run's text are dropped whole, C1 forms included: `flow runs report` may print the page to a terminal", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-escapes-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  // A clear screen as an 8-bit CSI, a title set by OSC, a clipboard write by 8-bit OSC, a name shown reversed.
+  const run = store.create({ kind: "agent", task: { description: "Review \u009b2J\u009b3Jthe \u202egpj.exe module" }, background: false });
+  run.settle({ outcome: "succeeded", value: "Done.\u001b]0;pwned\u0007 Copied:\u009d52;c;ZWNobyBoaQ==\u009c fine" });
+  await store.idle();
+  const page = runReport(store, run.runId);
+  expect(page).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+  expect(page).toContain("Review the gpj.exe module");
+  expect(page).toContain("Done. Copied: fine");
+});
