@@ -1,5 +1,5 @@
 import type { RunView } from "../contract/run-schema.ts";
-import type { BoundedText, ReportData, ReportRun } from "./collect.ts";
+import { REPORT_TOTAL_BYTES, type BoundedText, type ReportData, type ReportRun } from "./collect.ts";
 import { callsTable, runLink } from "./calls.ts";
 import { anchor, html } from "./escape.ts";
 import { amount, formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
@@ -23,10 +23,11 @@ export function summarySection(data: ReportData): string {
     .map(([state, count]) => `<span class="badge ${html(state)}">${html(state)}: ${count}</span>`)
     .join(" ");
   const progress = root.state.status === "done" ? "" : `<p class="note">This run is ${html(root.state.status)}: the report shows what is known at ${html(data.generatedAt)}.</p>`;
+  const cut = data.cut ? `<p class="note">The runs' answers, logs and diagnostics reached the report's limit (${REPORT_TOTAL_BYTES / 1024 / 1024} MiB): later runs show none. <code>flow runs show</code> has them.</p>` : "";
   return `<header>
 <h1>${html(root.task.description)}</h1>
 <p><code>${html(root.runId)}</code> · ${html(who(root))} · <span class="badge ${html(stateOf(root))}">${html(stateOf(root))}</span> · started ${html(root.timing.startedAt)} · ${html(formatDuration(root.timing.durationMs))}</p>
-${progress}
+${progress}${cut}
 <table class="totals"><tr><th>agents</th><th>workflows</th><th>outcomes</th><th>turns</th><th>tool calls</th><th>tokens</th><th>cost</th></tr>
 <tr><td>${totals.agents}</td><td>${totals.workflows}</td><td>${outcomes}</td><td>${totals.turns}</td><td>${totals.toolCalls}</td><td>${totals.inputTokens} in / ${totals.outputTokens} out</td><td class="cost">${html(formatCost(totals.costUsd))}</td></tr></table>
 </header>`;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
+import { REPORT_TEXT_BYTES } from "../../src/report/collect.ts";
 import { runReport } from "../../src/report/index.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 
@@ -45,3 +46,22 @@ test("terminal escapes and direction overrides in a run's text are dropped whole
   expect(page).toContain("Review the gpj.exe module");
   expect(page).toContain("Done. Copied: fine");
 });
+
+test("a fan-out of long answers stays a page a browser opens: past the report's total, later runs' texts are left out, and the header says so", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-total-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const workflow = store.create({ kind: "workflow", task: { description: "Fan out" }, background: false });
+  // 200 children answering 64 KiB each: 13 MB of answers (a workflow may start 4,096).
+  const answer = (index: number) => `Child ${index}: ${"x".repeat(REPORT_TEXT_BYTES - 20)}`;
+  for (let index = 0; index < 200; index++) {
+    const child = store.create({ kind: "agent", task: { description: `Child ${index}`, parentRunId: workflow.runId }, background: false });
+    child.settle({ outcome: "succeeded", value: answer(index) });
+  }
+  workflow.settle({ outcome: "succeeded", value: { result: 200 } });
+  await store.idle();
+  const page = runReport(store, workflow.runId);
+  expect(page.length).toBeLessThan(10 * 1024 * 1024); // 8 MiB of texts, and the page around them
+  expect(page).toContain(answer(0));
+  expect(page).toContain("reached the report's limit (8 MiB): later runs show none");
+  expect((page.match(/<tr class="run /g) ?? []).length).toBe(201);
+}, 60_000);
