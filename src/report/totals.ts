@@ -24,7 +24,9 @@ export const amount = (value: unknown): number => (typeof value === "number" && 
 
 /** Sums over the agent runs (a workflow's own usage already sums its children). */
 export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
-  const totals: ReportTotals = { agents: 0, workflows: 0, outcomes: {}, inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0, toolCalls: 0 };
+  // No prototype: an outcome a record names "constructor" or "__proto__" is counted as any other.
+  const outcomes = Object.create(null) as Record<string, number>;
+  const totals: ReportTotals = { agents: 0, workflows: 0, outcomes, inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0, toolCalls: 0 };
   for (const { view } of runs) {
     const state = stateOf(view);
     totals.outcomes[state] = (totals.outcomes[state] ?? 0) + 1;

@@ -85,3 +85,15 @@ test("a start or end that is no time leaves that run without a bar, and every ot
   }
   expect(page).toMatch(/<th>timeline \(\d+ ms\)<\/th>/);
 });
+
+test("an outcome forged as the name of an object's own property is counted as any other", async () => {
+  const { store, workflow, children, forge } = await workflowOfTwo();
+  forge(children[0]!, (record) => {
+    record.outcome = "constructor";
+  });
+  forge(children[1]!, (record) => {
+    record.outcome = "__proto__";
+  });
+  const page = runReport(store(), workflow);
+  expect(page).toContain('<span class="badge succeeded">succeeded: 1</span> <span class="badge constructor">constructor: 1</span> <span class="badge __proto__">__proto__: 1</span>');
+});
