@@ -69,7 +69,7 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
           case "runs":
             return await runs(ctx, rest, sources, print);
           case "report":
-            return print("/flow report", reportLines(sources.runStore(ctx), rest, sources.flowHome()));
+            return print("/flow report", reportLines(sources.runStore(ctx), rest, sources.flowHome(), ctx.cwd));
           case "workflows":
             return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "roles":

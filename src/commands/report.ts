@@ -3,12 +3,16 @@ import { FlowError } from "../contract/errors.ts";
 import { defaultReportPath, saveReport } from "../report/index.ts";
 import { assertRunId, type RunStore } from "../runs/index.ts";
 
-/** `/flow report <runId> [FILE]`: writes the run's HTML report and says where it is. */
-export function reportLines(store: RunStore, rest: readonly string[], flowHome: string): string[] {
+/**
+ * `/flow report <runId> [FILE]`: writes the run's HTML report and says where it is. A relative FILE
+ * is the session's, as every path in a session is: `cwd` is the session's folder, which need not be
+ * the process's.
+ */
+export function reportLines(store: RunStore, rest: readonly string[], flowHome: string, cwd: string): string[] {
   const [runId, file] = rest;
   if (runId === undefined) throw new FlowError("request_invalid", "Name the run to report on: /flow report <runId> [FILE].");
   const id = assertRunId(runId);
-  const target = file === undefined ? defaultReportPath(flowHome, id) : resolve(file);
+  const target = file === undefined ? defaultReportPath(flowHome, id) : resolve(cwd, file);
   saveReport(store, id, target);
   return [`Report of ${id} written to ${target}`, "Open it in a browser: one file, it loads nothing from the network."];
 }

@@ -12,7 +12,7 @@ export const CASSETTE_VERSION = 1;
 const ENTRY_FIELDS = new Set(["key", "outcome", "answer", "error", "usage", "timing", "source", "changes"]);
 const KEY_FIELDS = new Set(["agent", "description", "occurrence", "promptHash"]);
 const OUTCOMES = ["succeeded", "failed", "timed_out"];
-const USAGE_COUNTS = ["turns", "toolCalls", "inputTokens", "outputTokens"];
+const USAGE_COUNTS = ["turns", "toolCalls", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"];
 
 const isCount = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
@@ -54,8 +54,12 @@ function resultProblems(value: Record<string, unknown>): string[] {
 function evidenceProblems(value: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const { usage, timing } = value;
-  if (usage !== undefined && (!isRecord(usage) || !USAGE_COUNTS.every((field) => usage[field] === undefined || isCount(usage[field])))) {
-    problems.push(`usage must be an object of counts (${USAGE_COUNTS.join(", ")})`);
+  // Every usage key a recording writes becomes the replayed run's usage as it is: a cost that is a
+  // string would be a string in the run's record, and in every total and report read from it.
+  const cost = isRecord(usage) ? usage.costUsd : undefined;
+  const costOk = cost === undefined || (typeof cost === "number" && Number.isFinite(cost) && cost >= 0);
+  if (usage !== undefined && (!isRecord(usage) || !costOk || !USAGE_COUNTS.every((field) => usage[field] === undefined || isCount(usage[field])))) {
+    problems.push(`usage must be an object of counts (${USAGE_COUNTS.join(", ")}) and a costUsd in dollars`);
   }
   if (timing !== undefined && (!isRecord(timing) || (timing.startedAt !== undefined && typeof timing.startedAt !== "string") || (timing.durationMs !== undefined && !isCount(timing.durationMs)))) {
     problems.push("timing must be { startedAt, durationMs }");

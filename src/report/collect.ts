@@ -38,13 +38,35 @@ export interface DiagnosticLine {
 export interface ReportData {
   runs: ReportRun[];
   generatedAt: string;
+  /** The runs' texts reached REPORT_TOTAL_BYTES: later runs' are left out. */
+  cut?: boolean;
 }
 
 /** The most of one view's text a report carries per run. */
 export const REPORT_TEXT_BYTES = 64 * 1024;
 
-function firstPage(store: RunStore, runId: string, view: string): BoundedText & { encoding: string } {
+/**
+ * The most of the runs' texts (answers, logs, diagnostics) one report carries. 64 KiB a text is not
+ * bound enough alone: a workflow may start 4,096 children, whose answers would make a page no
+ * browser opens, or none at all (escaped, past the longest string Node builds).
+ */
+export const REPORT_TOTAL_BYTES = 8 * 1024 * 1024;
+
+/** What is left of REPORT_TOTAL_BYTES as the runs are read. */
+interface Budget {
+  left: number;
+  /** A text was left out for want of it. */
+  spent?: boolean;
+}
+
+/** The first page of a view; with a budget, none once it is spent (shown as cut), and what it takes is charged to it. */
+function firstPage(store: RunStore, runId: string, view: string, budget?: Budget): BoundedText & { encoding: string } {
+  if (budget && budget.left <= 0) {
+    budget.spent = true;
+    return { text: "", cut: true, encoding: "text" };
+  }
   const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
+  if (budget) budget.left -= Buffer.byteLength(payload.page.text);
   return { text: payload.page.text, cut: payload.page.nextCursor !== undefined, encoding: payload.page.encoding };
 }
 
@@ -98,29 +120,45 @@ function launchFacts(store: RunStore, runId: string): { model?: string; resumes?
   }
 }
 
-function reportRun(store: RunStore, found: RunView, depth: number): ReportRun {
+function reportRun(store: RunStore, found: RunView, depth: number, budget: Budget): ReportRun {
   // As `flow runs` says it: an unfinished run that another live process owns is running.
   const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
-  const diagnostics = firstPage(store, view.runId, "diagnostics");
+  const diagnostics = firstPage(store, view.runId, "diagnostics", budget);
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
   if (view.output.finalAvailable) {
-    const final = firstPage(store, view.runId, "final");
+    const final = firstPage(store, view.runId, "final", budget);
     run.final = { text: final.cut ? final.text : readable(final.text, view.kind), cut: final.cut };
   }
   if (view.kind === "workflow") {
-    const log = logText(firstPage(store, view.runId, "output"));
+    const log = logText(firstPage(store, view.runId, "output", budget));
     if (log) run.log = log;
     run.calls = readCalls(store, view.runId);
   }
   return run;
 }
 
-/** A final value as a person reads it: a workflow's `{"result": …}` unwrapped, JSON indented. */
+/**
+ * The deepest value indented for reading. Indentation grows with the square of the depth: an answer
+ * of 5,000 nested brackets (10 KB) would be 50 MB indented, in the page once per run that gave it.
+ */
+const READABLE_DEPTH = 32;
+/** How many times its text a value may grow when indented (an ordinary object grows about twofold). */
+const READABLE_GROWTH = 4;
+
+/** Whether `value` nests no deeper than READABLE_DEPTH (the walk stops there, so it cannot overflow). */
+const shallow = (value: unknown, depth = 0): boolean =>
+  value === null || typeof value !== "object" || (depth < READABLE_DEPTH && Object.values(value).every((item) => shallow(item, depth + 1)));
+
+/** A final value as a person reads it: a workflow's `{"result": …}` unwrapped, JSON indented unless it nests too deep to. */
 function readable(text: string, kind: RunView["kind"]): string {
   try {
     const parsed = JSON.parse(text) as unknown;
     const value = kind === "workflow" && parsed !== null && typeof parsed === "object" && "result" in parsed ? (parsed as { result: unknown }).result : parsed;
-    return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+    if (typeof value === "string") return value;
+    if (!shallow(value)) return text;
+    // Even shallow, a long list of tiny values indented at depth 32 is 30 times its text: a few times at most.
+    const indented = JSON.stringify(value, null, 2);
+    return indented.length <= READABLE_GROWTH * text.length ? indented : text;
   } catch {
     return text; // an agent's plain-text answer
   }
@@ -143,10 +181,18 @@ export function collectReport(store: RunStore, runId: string, now: Date = new Da
     children.set(parent, siblings);
   }
   const runs: ReportRun[] = [];
-  const visit = (view: RunView, depth: number) => {
-    runs.push(reportRun(store, view, depth));
-    for (const child of (children.get(view.runId) ?? []).sort(byStart)) visit(child, depth + 1);
-  };
-  visit(root, 0);
-  return { runs, generatedAt: now.toISOString() };
+  // Parent links are read from records, which a forger can make circular (a run its own parent) or
+  // as deep as it likes: each run is visited once, from a stack of its own rather than the call stack.
+  const seen = new Set<string>();
+  const budget: Budget = { left: REPORT_TOTAL_BYTES };
+  const pending: { view: RunView; depth: number }[] = [{ view: root, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { view, depth } = next;
+    if (seen.has(view.runId)) continue;
+    seen.add(view.runId);
+    runs.push(reportRun(store, view, depth, budget));
+    const started = (children.get(view.runId) ?? []).sort(byStart);
+    for (let index = started.length - 1; index >= 0; index--) pending.push({ view: started[index]!, depth: depth + 1 });
+  }
+  return { runs, generatedAt: now.toISOString(), ...(budget.spent ? { cut: true } : {}) };
 }

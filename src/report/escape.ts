@@ -1,14 +1,16 @@
+import { stripControls } from "../runs/index.ts";
+
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /**
  * Text for an HTML element or a quoted attribute. Everything a run wrote (descriptions, answers,
  * errors) passes through here: a run's text never becomes markup or script. Control characters
- * other than newline and tab are dropped, so a terminal escape shows as nothing, not as noise.
+ * other than newline and tab are dropped as everywhere pi-flow prints a run's text (stripControls):
+ * a terminal escape shows as nothing, not as noise, and none reaches a terminal the page is printed
+ * to (the C1 forms included); a bidirectional override cannot show a description reversed.
  */
 export function html(value: unknown): string {
-  return String(value)
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, "")
-    .replace(/[&<>"']/g, (char) => ENTITIES[char]!);
+  return stripControls(String(value)).replace(/[&<>"']/g, (char) => ENTITIES[char]!);
 }
 
 /** An element ID for a run: run IDs are lowercase alphanumerics and underscores already. */

@@ -1,10 +1,19 @@
+import { createHash } from "node:crypto";
 import type { RunStore } from "../runs/index.ts";
 import { collectReport, type ReportData } from "./collect.ts";
 import { html } from "./escape.ts";
 import { detailSection, summarySection, treeSection } from "./sections.ts";
 
-/** The page may load nothing: no request leaves it, and it opens offline, from one file. */
-const POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+/**
+ * The page may load nothing: no request leaves it, and it opens offline, from one file. Its one
+ * script runs by its hash, not as any inline script: a run's text that ever slipped past escaping
+ * would not run (an `onerror=` or `<script>` in it would otherwise carry the runs' answers away by
+ * navigation), nor could a form in it post them anywhere.
+ */
+function policy(): string {
+  const hash = createHash("sha256").update(SCRIPT).digest("base64");
+  return `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; img-src data:; form-action 'none'; base-uri 'none'`;
+}
 
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1d2430;background:#fbfbfd}
@@ -38,7 +47,7 @@ export function renderReport(data: ReportData): string {
   const root = data.runs[0]!.view;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${POLICY}">
+<meta http-equiv="Content-Security-Policy" content="${policy()}">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>pi-flow run ${html(root.runId)}: ${html(root.task.description)}</title>
 <style>${STYLE}</style></head>

@@ -1,8 +1,8 @@
 import type { RunView } from "../contract/run-schema.ts";
-import type { BoundedText, ReportData, ReportRun } from "./collect.ts";
+import { REPORT_TOTAL_BYTES, type BoundedText, type ReportData, type ReportRun } from "./collect.ts";
 import { callsTable, runLink } from "./calls.ts";
 import { anchor, html } from "./escape.ts";
-import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
+import { amount, formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
 
 /** An answer longer than this is folded: its first lines show, the rest behind a click. */
 const FOLD_CHARS = 600;
@@ -13,7 +13,7 @@ const who = (view: RunView): string =>
 const tokens = (view: RunView): string => {
   const usage = view.usage;
   if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return "–";
-  return `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out`;
+  return `${amount(usage.inputTokens)} in / ${amount(usage.outputTokens)} out`;
 };
 
 export function summarySection(data: ReportData): string {
@@ -23,10 +23,11 @@ export function summarySection(data: ReportData): string {
     .map(([state, count]) => `<span class="badge ${html(state)}">${html(state)}: ${count}</span>`)
     .join(" ");
   const progress = root.state.status === "done" ? "" : `<p class="note">This run is ${html(root.state.status)}: the report shows what is known at ${html(data.generatedAt)}.</p>`;
+  const cut = data.cut ? `<p class="note">The runs' answers, logs and diagnostics reached the report's limit (${REPORT_TOTAL_BYTES / 1024 / 1024} MiB): later runs show none. <code>flow runs show</code> has them.</p>` : "";
   return `<header>
 <h1>${html(root.task.description)}</h1>
 <p><code>${html(root.runId)}</code> · ${html(who(root))} · <span class="badge ${html(stateOf(root))}">${html(stateOf(root))}</span> · started ${html(root.timing.startedAt)} · ${html(formatDuration(root.timing.durationMs))}</p>
-${progress}
+${progress}${cut}
 <table class="totals"><tr><th>agents</th><th>workflows</th><th>outcomes</th><th>turns</th><th>tool calls</th><th>tokens</th><th>cost</th></tr>
 <tr><td>${totals.agents}</td><td>${totals.workflows}</td><td>${outcomes}</td><td>${totals.turns}</td><td>${totals.toolCalls}</td><td>${totals.inputTokens} in / ${totals.outputTokens} out</td><td class="cost">${html(formatCost(totals.costUsd))}</td></tr></table>
 </header>`;
@@ -47,19 +48,29 @@ export function barOf(start: number, end: number, origin: number, span: number):
   return { left, width };
 }
 
+/** A time of a record as milliseconds, or undefined when it is no time (a record is a file anyone may have written). */
+const timeOf = (text: string | undefined): number | undefined => {
+  const ms = Date.parse(String(text));
+  return Number.isFinite(ms) ? ms : undefined;
+};
+
 /** The tree of runs with a timeline bar each: one row a run, so 200 children stay one screenful of rows each 18px high. */
 export function treeSection(data: ReportData): string {
-  const starts = data.runs.map(({ view }) => Date.parse(view.timing.startedAt));
-  const ends = data.runs.map(({ view }) => (view.timing.endedAt ? Date.parse(view.timing.endedAt) : Date.parse(data.generatedAt)));
-  const origin = Math.min(...starts);
-  const span = Math.max(1, Math.max(...ends) - origin);
+  const starts = data.runs.map(({ view }) => timeOf(view.timing.startedAt));
+  // A run with no readable end is drawn to the report's time, as one still going.
+  const ends = data.runs.map(({ view }, index) => timeOf(view.timing.endedAt) ?? timeOf(data.generatedAt) ?? starts[index]);
+  // Only readable times place the timeline: one unreadable start would make every bar NaN, drawn as none.
+  const known = (times: (number | undefined)[]) => times.filter((time): time is number => time !== undefined);
+  const origin = Math.min(...known(starts));
+  const span = Math.max(1, Math.max(...known(ends)) - origin);
   const rows = data.runs.map(({ view, depth }, index) => {
-    const { left, width } = barOf(starts[index]!, ends[index]!, origin, span);
+    const start = starts[index];
+    const bar = start === undefined ? undefined : barOf(start, ends[index] ?? start, origin, span);
     const state = stateOf(view);
     const error = view.state.error ? `<div class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</div>` : "";
     return `<tr class="run ${html(state)}" data-run="${html(view.runId)}">
 <td class="name" style="padding-left:${0.4 + depth * 1.2}em"><a href="#${anchor(view.runId)}">${html(view.task.description)}</a> <span class="who">${html(who(view))}</span>${error}</td>
-<td class="bar"><span class="span ${html(state)}" style="left:${left.toFixed(3)}%;width:${width.toFixed(3)}%" title="${html(formatDuration(view.timing.durationMs))}"></span></td>
+<td class="bar">${bar ? `<span class="span ${html(state)}" style="left:${bar.left.toFixed(3)}%;width:${bar.width.toFixed(3)}%" title="${html(formatDuration(view.timing.durationMs))}"></span>` : `<span class="note">start unknown</span>`}</td>
 <td class="outcome"><span class="badge ${html(state)}">${html(state)}</span></td>
 <td class="duration">${html(formatDuration(view.timing.durationMs))}</td>
 <td class="tokens">${html(tokens(view))}</td>
@@ -95,8 +106,8 @@ function runDetail(run: ReportRun, runs: ReadonlyMap<string, RunView>, inReport:
   const facts = [
     view.task.harness ? `harness ${html(view.task.harness)}` : "",
     run.model ? `model ${html(run.model)}` : "",
-    `${usage.turns ?? 0} turns`,
-    `${usage.toolCalls ?? 0} tool calls`,
+    `${amount(usage.turns)} turns`,
+    `${amount(usage.toolCalls)} tool calls`,
     html(tokens(view)),
     `cost ${html(formatCost(usage.costUsd))}`,
     `integrity ${html(view.integrity)}`,

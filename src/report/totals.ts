@@ -15,9 +15,18 @@ export interface ReportTotals {
 /** Outcome, or the state of a run that has none yet. */
 export const stateOf = (view: RunView): string => view.state.outcome ?? view.state.status;
 
+/**
+ * A usage number as the report shows and adds it. A record is a file on disk and a cassette's usage
+ * reaches it as written: a string there must neither become markup nor stop the report (a string's
+ * `toFixed` throws), so anything but a finite number at or above zero counts as none.
+ */
+export const amount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
+
 /** Sums over the agent runs (a workflow's own usage already sums its children). */
 export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
-  const totals: ReportTotals = { agents: 0, workflows: 0, outcomes: {}, inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0, toolCalls: 0 };
+  // No prototype: an outcome a record names "constructor" or "__proto__" is counted as any other.
+  const outcomes = Object.create(null) as Record<string, number>;
+  const totals: ReportTotals = { agents: 0, workflows: 0, outcomes, inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 0, toolCalls: 0 };
   for (const { view } of runs) {
     const state = stateOf(view);
     totals.outcomes[state] = (totals.outcomes[state] ?? 0) + 1;
@@ -27,17 +36,17 @@ export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
     }
     totals.agents++;
     const usage = view.usage ?? {};
-    totals.inputTokens += usage.inputTokens ?? 0;
-    totals.outputTokens += usage.outputTokens ?? 0;
-    totals.costUsd += usage.costUsd ?? 0;
-    totals.turns += usage.turns ?? 0;
-    totals.toolCalls += usage.toolCalls ?? 0;
+    totals.inputTokens += amount(usage.inputTokens);
+    totals.outputTokens += amount(usage.outputTokens);
+    totals.costUsd += amount(usage.costUsd);
+    totals.turns += amount(usage.turns);
+    totals.toolCalls += amount(usage.toolCalls);
   }
   return totals;
 }
 
 /** Dollars to a hundredth of a cent: one child's cost is often under a cent. */
-export const formatCost = (usd: number | undefined): string => `$${(usd ?? 0).toFixed(4)}`;
+export const formatCost = (usd: unknown): string => `$${amount(usd).toFixed(4)}`;
 
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined) return "…";

@@ -96,6 +96,16 @@ describe("cassettes", () => {
     ]);
   });
 
+  test("a usage whose cost or cache counts are not numbers is a bad line, not a replayed run's usage", () => {
+    for (const usage of ['{"turns":1,"costUsd":"<b>1</b>"}', '{"costUsd":-1}', '{"cacheReadTokens":"many"}']) {
+      const written = ['{"format":"pi-flow-cassette","version":1}', `{"key":{"agent":"role:reviewer","description":"Fine"},"answer":"ok","usage":${usage}}`].join("\n");
+      const error = failure(() => parseCassette(written, "cost.jsonl"));
+      expect(error.message.split("\n")[1]).toMatch(/^  line 2: usage must be an object of counts/);
+    }
+    const recorded = ['{"format":"pi-flow-cassette","version":1}', '{"key":{"agent":"role:reviewer","description":"Fine"},"answer":"ok","usage":{"turns":1,"cacheReadTokens":10,"costUsd":0.0125}}'].join("\n");
+    expect(() => parseCassette(recorded, "recorded.jsonl")).not.toThrow();
+  });
+
   test("an entry that leaves out occurrence may not repeat another's agent and description", () => {
     const written = [
       '{"format":"pi-flow-cassette","version":1}',

@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { Browser } from "playwright-core";
@@ -120,6 +120,17 @@ test("/flow report with no FILE writes the report to the Flow home's reports fol
   expect(html).toMatch(/^<!doctype html>/i);
   expect(html).toContain("A delegated check");
   expect(html).not.toContain(SECRET);
+});
+
+test("/flow report with a relative FILE writes it in the session's folder, not the process's", async () => {
+  expect(pi.cwd).not.toBe(process.cwd());
+  const name = `report-${workflow.runId}.html`;
+  try {
+    await pi.session.prompt(`/flow report ${workflow.runId} ${name}`);
+    expect(readFileSync(join(pi.cwd, name), "utf8")).toContain("A delegated check");
+  } finally {
+    rmSync(join(process.cwd(), name), { force: true }); // where an older build put it
+  }
 });
 
 test("external_runs serves a workflow's calls view: every agent() and tools.* call as its journal has it, paged like every view", async () => {

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { REPORT_TEXT_BYTES } from "../../src/report/collect.ts";
+import { runReport } from "../../src/report/index.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
+
+/** What a child prompted by a hostile repository may answer: the report shows it as text, at a size it was given. */
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test("an answer of deeply nested brackets is shown as given, not indented into a page hundreds of times its size", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-forged-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "Answer in brackets" }, background: false });
+  // 6 KB of answer, well inside the report's 64 KiB per text; indented, it was 18 MB.
+  const answer = `${"[".repeat(3000)}${"]".repeat(3000)}`;
+  run.settle({ outcome: "succeeded", value: answer });
+  await store.idle();
+  const page = runReport(store, run.runId);
+  expect(page.length).toBeLessThan(40_000);
+  expect(page).toContain(answer);
+  // Shallow, but a long list of tiny values at depth 30: indented, 30 times its text.
+  const wide = store.create({ kind: "agent", task: { description: "Answer in a wide list" }, background: false });
+  const list = `${"[".repeat(30)}${Array(20_000).fill(0).join(",")}${"]".repeat(30)}`;
+  wide.settle({ outcome: "succeeded", value: list });
+  await store.idle();
+  expect(runReport(store, wide.runId).length).toBeLessThan(200_000);
+  // A value of ordinary depth is still indented for reading.
+  const plain = store.create({ kind: "agent", task: { description: "Answer in JSON" }, background: false });
+  plain.settle({ outcome: "succeeded", value: '{"files":[{"name":"a.ts","ok":true}]}' });
+  await store.idle();
+  expect(runReport(store, plain.runId)).toContain('{\n  &quot;files&quot;: [\n    {\n      &quot;name&quot;: &quot;a.ts&quot;');
+});
+
+test("terminal escapes and direction overrides in a run's text are dropped whole, C1 forms included: `flow runs report` may print the page to a terminal", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-escapes-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  // A clear screen as an 8-bit CSI, a title set by OSC, a clipboard write by 8-bit OSC, a name shown reversed.
+  const run = store.create({ kind: "agent", task: { description: "Review \u009b2J\u009b3Jthe \u202egpj.exe module" }, background: false });
+  run.settle({ outcome: "succeeded", value: "Done.\u001b]0;pwned\u0007 Copied:\u009d52;c;ZWNobyBoaQ==\u009c fine" });
+  await store.idle();
+  const page = runReport(store, run.runId);
+  expect(page).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+  expect(page).toContain("Review the gpj.exe module");
+  expect(page).toContain("Done. Copied: fine");
+});
+
+test("a fan-out of long answers stays a page a browser opens: past the report's total, later runs' texts are left out, and the header says so", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-total-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const workflow = store.create({ kind: "workflow", task: { description: "Fan out" }, background: false });
+  // 200 children answering 64 KiB each: 13 MB of answers (a workflow may start 4,096).
+  const answer = (index: number) => `Child ${index}: ${"x".repeat(REPORT_TEXT_BYTES - 20)}`;
+  for (let index = 0; index < 200; index++) {
+    const child = store.create({ kind: "agent", task: { description: `Child ${index}`, parentRunId: workflow.runId }, background: false });
+    child.settle({ outcome: "succeeded", value: answer(index) });
+  }
+  workflow.settle({ outcome: "succeeded", value: { result: 200 } });
+  await store.idle();
+  const page = runReport(store, workflow.runId);
+  expect(page.length).toBeLessThan(10 * 1024 * 1024); // 8 MiB of texts, and the page around them
+  expect(page).toContain(answer(0));
+  expect(page).toContain("reached the report's limit (8 MiB): later runs show none");
+  expect((page.match(/<tr class="run /g) ?? []).length).toBe(201);
+}, 60_000);
