@@ -163,10 +163,12 @@ describe("redactValue on the corpus", () => {
 });
 
 /** Parent session entries whose assistant turns called tools with the corpus texts as arguments. */
+/** A parent's branch as a Pi session holds it: each entry names the one before it (Pi projects the branch from its leaf). */
 function parentEntries(cases: readonly SecretCase[]): SessionEntry[] {
   const entries: SessionEntry[] = [];
+  const linked = (id: string) => ({ id, parentId: entries.at(-1)?.id ?? null });
   cases.forEach((c, index) => {
-    const message = (m: object) => ({ type: "message", id: `e${entries.length}`, message: m }) as unknown as SessionEntry;
+    const message = (m: object) => ({ type: "message", ...linked(`e${entries.length}`), message: m }) as unknown as SessionEntry;
     entries.push(message({ role: "user", content: [{ type: "text", text: `step ${index}` }] }));
     entries.push(
       message({
@@ -179,7 +181,7 @@ function parentEntries(cases: readonly SecretCase[]): SessionEntry[] {
     );
     entries.push(message({ role: "toolResult", toolName: "write", content: [{ type: "text", text: `wrote ${c.text.length} bytes` }] }));
   });
-  entries.push({ type: "message", id: "last", message: { role: "user", content: [{ type: "text", text: "now delegate" }] } } as unknown as SessionEntry);
+  entries.push({ type: "message", ...linked("last"), message: { role: "user", content: [{ type: "text", text: "now delegate" }] } } as unknown as SessionEntry);
   return entries;
 }
 
