@@ -11,7 +11,7 @@ afterAll(() => sandbox.dispose());
 const env = sandbox.env;
 
 test("flow --help and flow <command> --help print the usage of every command and every help topic", async () => {
-  for (const args of [["--help"], [], ["run", "--help"], ["runs", "show", "-h"]]) {
+  for (const args of [["--help"], [], ["run", "--help"], ["runs", "show", "-h"], ["help", "--help"]]) {
     const result = await flowInProcess(args, { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     for (const line of ["flow run <name|path.js>", "flow check <path.js>...", "flow runs tail <runId>", "flow help [topic"]) expect(result.stdout).toContain(line);
