@@ -25,7 +25,7 @@ function recordedCommandLine(argv: readonly string[]): string {
 async function dispatch(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   const help = async (topic: readonly string[]) => (await import("./help-command.ts")).helpCommand(topic);
-  if (command === undefined || command === "--help" || command === "-h" || (command !== "help" && wantsHelp(rest))) {
+  if (command === undefined || command === "--help" || command === "-h" || wantsHelp(rest)) {
     process.stdout.write(`${USAGE}\n`);
     return EXIT.succeeded;
   }

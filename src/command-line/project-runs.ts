@@ -40,7 +40,7 @@ export function storeOfRun(cwd: string, runId: string): RunStore {
       if (!(error instanceof FlowError && error.code === "run_unavailable")) throw error;
     }
   }
-  throw new FlowError("run_unavailable", `Run ${id} is not a run of this project (${cwd}): unknown, or pruned.`);
+  throw new FlowError("run_unavailable", `Run ${id} is not a run of this project (${cwd}): unknown, or pruned. flow runs lists this project's runs; --cwd names another project.`);
 }
 
 /** One view of a run, paged through to its end: the concatenated page text and its encoding. */

@@ -95,6 +95,13 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
     const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
     if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
   }
+  if ("resume" in plan.target) {
+    // The named run decides first: a succeeded run runs nothing, and a refused one is refused
+    // for its own reason, whatever models this machine has.
+    const [{ storeOfRun }, { planResume }] = await Promise.all([import("./project-runs.ts"), import("../orchestrator/workflow/resume/plan.ts")]);
+    const store = storeOfRun(plan.cwd, plan.target.resume);
+    if ("succeeded" in planResume(store, plan.target.resume)) return;
+  }
   if (plan.replay) {
     if (plan.model) process.stderr.write("flow: --model is not used with --replay: every child is answered from the cassette.\n");
     return;

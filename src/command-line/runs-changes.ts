@@ -14,6 +14,6 @@ export async function changesCommand(action: ChangeAction, argv: readonly string
   // Every target is found and checked before any is touched: one unfinished or unknown run refuses the whole call.
   const targets = targetIds(parsed.positionals).map((runId) => ({ runs: storeOfRun(cwd, runId), runId }));
   const answers = await changeTargets(targets, action);
-  process.stdout.write(`${formatChangeAnswers(answers)}\n`);
+  process.stdout.write(`${formatChangeAnswers(answers, action)}\n`);
   return answers.some((answer) => answer.status === "conflict") ? EXIT.failed : EXIT.succeeded;
 }

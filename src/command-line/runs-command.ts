@@ -1,4 +1,5 @@
 import { oneLine, terminalText } from "../ui/format.ts";
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
@@ -39,7 +40,9 @@ function list(argv: readonly string[]): number {
     return EXIT.succeeded;
   }
   if (all.length === 0) {
-    process.stderr.write(`No runs in this project (${cwd}) yet.\n`);
+    // A folder that is gone may still have runs (they are kept by its path); one that never was is a typo.
+    const folder = statSync(cwd, { throwIfNoEntry: false })?.isDirectory() === true;
+    process.stderr.write(folder ? `No runs in this project (${cwd}) yet.\n` : `No runs in ${cwd}: it is not a directory (a mistyped --cwd?).\n`);
     return EXIT.succeeded;
   }
   for (const { view, store } of shown) {

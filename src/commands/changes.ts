@@ -23,5 +23,5 @@ export async function changesCommand(ctx: ExtensionCommandContext, store: RunSto
     if (!(await ctx.ui.confirm("Apply changes?", question))) return print(title, [...lines, "Nothing applied."]);
   }
   const answers = await changeRuns(store, action, runIds);
-  return print(title, [...lines, ...formatChangeAnswers(answers).split("\n")]);
+  return print(title, [...lines, ...formatChangeAnswers(answers, action).split("\n")]);
 }

@@ -122,8 +122,8 @@ export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown
   return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);
 }
 
-/** One line per run, for the tool's text, the CLI and /flow. */
-export function formatChangeAnswers(answers: readonly ChangeAnswer[]): string {
+/** One line per run, for the tool's text, the CLI and /flow, in the words of the action asked. */
+export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction = "apply"): string {
   return answers
     .map(({ runId, status, files }) => {
       // A child named these files: shown without the escapes a name can hold.
@@ -134,7 +134,7 @@ export function formatChangeAnswers(answers: readonly ChangeAnswer[]): string {
         case "conflict":
           return `Run ${runId}: conflict, nothing changed${list}.`;
         case "nothing_to_apply":
-          return `Run ${runId}: nothing to apply (no changes kept).`;
+          return `Run ${runId}: nothing to ${action} (no changes kept).`;
         case "already_applied":
           return `Run ${runId}: already applied.`;
         case "discarded":

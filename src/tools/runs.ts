@@ -125,9 +125,11 @@ function answerAction(
     case "steer":
       return steer(runs, input);
     case "apply":
-    case "discard":
+    case "discard": {
       rejectExtras(input, ["runIds"]);
-      return changeRuns(runs, input.action, input.runIds).then((results) => ({ data: { results }, text: formatChangeAnswers(results) }));
+      const action = input.action;
+      return changeRuns(runs, action, input.runIds).then((results) => ({ data: { results }, text: formatChangeAnswers(results, action) }));
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { HELP_TOPICS } from "../../src/help/answer.ts";
 import { workflowsHelp } from "../../src/help/topics.ts";
+import { CHECK_USAGE, RUN_USAGE, RUNS_USAGE, TYPES_USAGE, WORKER_USAGE } from "../../src/command-line/usage.ts";
 import { flowInProcess } from "./in-process.ts";
 import { flow, flowSandbox, PROJECT_ROOT } from "./support.ts";
 
@@ -11,7 +12,7 @@ afterAll(() => sandbox.dispose());
 const env = sandbox.env;
 
 test("flow --help and flow <command> --help print the usage of every command and every help topic", async () => {
-  for (const args of [["--help"], [], ["run", "--help"], ["runs", "show", "-h"]]) {
+  for (const args of [["--help"], [], ["run", "--help"], ["runs", "show", "-h"], ["help", "--help"]]) {
     const result = await flowInProcess(args, { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     for (const line of ["flow run <name|path.js>", "flow check <path.js>...", "flow runs tail <runId>", "flow help [topic"]) expect(result.stdout).toContain(line);
@@ -42,4 +43,12 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   expect([unknown.code, unknown.stderr]).toEqual([2, 'flow: Unknown topic "astrology". Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
   const command = await flowInProcess(["fly"], { env });
   expect([command.code, command.stderr]).toEqual([2, 'flow: Unknown command "fly"; flow --help lists the commands. (request_invalid)\n']);
+});
+
+test("docs/cli.md shows each command's synopsis as flow --help prints it", () => {
+  // A synopsis wrapped over lines in the docs reads as one line: its continuation lines start with "[".
+  const docs = readFileSync(join(PROJECT_ROOT, "docs", "cli.md"), "utf8").replace(/\n\s+(?=\[)/g, " ");
+  const lines = new Set(docs.split("\n"));
+  const synopses = [RUN_USAGE, CHECK_USAGE, TYPES_USAGE, ...RUNS_USAGE.split("\n").map((line) => line.trim()), WORKER_USAGE];
+  expect(synopses.filter((synopsis) => !lines.has(synopsis))).toEqual([]);
 });

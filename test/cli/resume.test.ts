@@ -186,3 +186,27 @@ test("flow run --resume of a run that succeeded with a value too large to go inl
   expect(value.rows[1999]).toBe(`row 1999 ${"x".repeat(10)}`);
   expect(asked()).toEqual([]);
 });
+
+test("flow run --resume with no model says what the named run allows: a succeeded run's value, a failed run's refusal, an unknown run", async () => {
+  // No --model and no --extension: this sandbox's Pi has no model at all.
+  const noModel = ["--cwd", sandbox.root];
+  const ok = sandbox.file("ok.js", 'export const apiVersion = 1;\nexport const meta = { name: "ok" };\nreturn { done: true };');
+  const first = await flowInProcess(["run", ok, "--stub", ...noModel], { env: sandbox.env });
+  expect(first.code).toBe(0);
+  const again = await flowInProcess(["run", "--resume", startedRunId(first.stderr), ...noModel], { env: sandbox.env });
+  expect(again.stderr).not.toContain("model_unavailable");
+  expect(again.code).toBe(0);
+  expect(JSON.parse(again.stdout)).toEqual({ done: true });
+
+  const bad = sandbox.file("bad.js", 'export const apiVersion = 1;\nexport const meta = { name: "bad" };\nthrow new Error("no");');
+  const failed = await flowInProcess(["run", bad, "--stub", ...noModel], { env: sandbox.env });
+  expect(failed.code).toBe(1);
+  const refused = await flowInProcess(["run", "--resume", startedRunId(failed.stderr), ...noModel], { env: sandbox.env });
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("resuming it would replay the same failure");
+  expect(refused.stderr).toContain("(request_invalid)");
+
+  const unknown = await flowInProcess(["run", "--resume", "wf_0mx1xga91_abcdefghij", ...noModel], { env: sandbox.env });
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain("(run_unavailable)");
+});

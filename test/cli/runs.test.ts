@@ -59,8 +59,16 @@ describe("flow runs", () => {
   test("an unknown run is refused with exit 2; so is a view that does not exist", async () => {
     const unknown = await flowInProcess(["runs", "show", "wf_000000000_aaaaaaaaaa", "--cwd", project], { env });
     expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining("(run_unavailable)")]);
+    // It says where to look: this project's list, or another project's with --cwd.
+    expect(unknown.stderr).toContain("flow runs lists this project's runs; --cwd names another project");
     const badView = await flowInProcess(["runs", "show", "wf_000000000_aaaaaaaaaa", "--view", "everything", "--cwd", project], { env });
     expect([badView.code, badView.stderr]).toEqual([2, expect.stringContaining("(request_invalid)")]);
+  });
+
+  test("a --cwd that is not a directory is named as such, not listed as a project with no runs yet", async () => {
+    const missing = join(sandbox.root, "no-such-folder");
+    const listed = await flowInProcess(["runs", "--cwd", missing], { env });
+    expect([listed.code, listed.stderr]).toEqual([0, `No runs in ${missing}: it is not a directory (a mistyped --cwd?).\n`]);
   });
 });
 

@@ -40,3 +40,9 @@ test("the files a run changes are listed as git names them, every one and withou
   expect(line).toContain("x b/README.md");
   expect(line).not.toMatch(CONTROL);
 });
+
+test("a run with no kept changes says there is nothing to do in the words of the action asked", () => {
+  const none = [{ runId: "ag_0mx1xga91_abcdefghij", status: "nothing_to_apply" as const }];
+  expect(formatChangeAnswers(none)).toBe("Run ag_0mx1xga91_abcdefghij: nothing to apply (no changes kept).");
+  expect(formatChangeAnswers(none, "discard")).toBe("Run ag_0mx1xga91_abcdefghij: nothing to discard (no changes kept).");
+});
