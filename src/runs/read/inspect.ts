@@ -187,11 +187,13 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
     case "diagnostics":
       return logSource(facts, files.diagnostics, facts.logBytesWritten?.diagnostics);
     case "final":
-      return { doc: finalSource(facts), encoding: agentText, growing: false };
+      // Immutable once settled; while the run is live its final is still to come, so not complete.
+      return { doc: finalSource(facts), encoding: agentText, growing: facts.live };
     case "patch": {
       // Written once, before the run settles (src/isolation/): what a worktree child changed, redacted.
+      // While the run is live the patch may still be written: not complete yet.
       const doc = lstatOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
-      return { doc, encoding: "text", growing: false };
+      return { doc, encoding: "text", growing: facts.live };
     }
     case "calls":
       // A workflow's agent() and tools.* calls, folded from its journal (calls.ts); an agent run makes none.
