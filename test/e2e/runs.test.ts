@@ -190,6 +190,7 @@ describe("list and inspect", () => {
     const live = await runs({ action: "inspect", runIds: [runId], view: "final" });
     expect(live.envelope.data).toMatchObject({ mode: "single", finalAvailable: false, page: { text: "", complete: false } });
     expect(live.envelope.data.page!.nextCursor).toBeUndefined();
+    expect(live.result.text).toBe(`Run ${runId} has no final result (finalAvailable: false) yet; the run is still going.`);
     gate.release();
     await runs({ action: "wait", runIds: [runId] });
     const settled = await runs({ action: "inspect", runIds: [runId], view: "final" });
