@@ -268,6 +268,8 @@ describe("abort, background and delivery", () => {
     expect(JSON.stringify(receipt)).not.toContain(secret);
     expect(result.text).not.toContain(secret);
     expect(String(receipt.data.run!.output.value)).toContain("in .env");
+    // The run view's output says so too (output.redacted, a listed addition).
+    expect(receipt.data.run!.output).toMatchObject({ delivery: "inline", redacted: true });
     // Every later view of that run that inlines the value carries the same warning.
     for (const args of [{ action: "list" }, { action: "inspect", runIds: [receipt.data.run!.runId] }, { action: "wait", runIds: [receipt.data.run!.runId] }]) {
       const later = await pi.callTool("external_runs", args);
