@@ -161,7 +161,9 @@ function logSource(facts: RunFacts, path: string, written: number | undefined): 
     // wrote nothing there), or lost (an interrupted run's counts may be stale). An empty page
     // either way, with the status saying which.
     const never = facts.live || (written === 0 && facts.status === "done");
-    return { doc: null, encoding, growing: facts.live, outputStatus: never ? "empty" : "unavailable" };
+    // A workflow's log is a JSON array: one never written is the empty array, still valid JSON.
+    const doc = never && facts.kind === "workflow" ? logDocument(facts.kind, path) : null;
+    return { doc, encoding, growing: facts.live, outputStatus: never ? "empty" : "unavailable" };
   }
   return {
     doc: logDocument(facts.kind, path),
