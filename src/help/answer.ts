@@ -93,7 +93,8 @@ export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process
         const details = new Map(harnesses.map((state) => [state.name, state.detail]));
         return succeed("external_help", "help", { topic, text: harnessesOverview((name) => details.get(name) ?? ""), harnesses });
       }
-      const text = HARNESS_HELP[harness];
+      // Own keys only: "constructor" or "toString" is no harness, whatever a plain object answers.
+      const text = Object.hasOwn(HARNESS_HELP, harness) ? HARNESS_HELP[harness] : undefined;
       if (text === undefined) return unknown("harness", harness, Object.keys(HARNESS_HELP));
       const state = stateOf?.(harness, cwd);
       if (!state) return succeed("external_help", "help", { topic, harness, text });

@@ -58,7 +58,10 @@ function inspect(runs: RunStore, input: RunsInput): Answer {
       ? `Run ${payload.runId} has no final result (finalAvailable: false).`
       : `Run ${payload.runId} has no ${payload.view} evidence${payload.outputStatus ? ` (${payload.outputStatus})` : ""}.`;
   const more = page.nextCursor ? `\n\n[more: call again with cursor ${JSON.stringify(page.nextCursor)}]` : "";
-  return { data: payload, text: page.text === "" && page.complete ? fallback : `${page.text}${more}` };
+  // An empty page says why in words, also while the run is still going (the page is not complete then).
+  const going = page.complete ? "" : " yet; the run is still going";
+  if (page.text === "" && !page.nextCursor) return { data: payload, text: `${fallback.replace(/\.$/, "")}${going}.` };
+  return { data: payload, text: `${page.text}${more}` };
 }
 
 function cancel(runs: RunStore, input: RunsInput): Answer {

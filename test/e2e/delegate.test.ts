@@ -79,11 +79,21 @@ describe("external_delegate in the foreground", () => {
     [{ model: "faux/no-such-model" }, "model_unavailable"],
     [{ context: { mode: "recent" } }, "validation"],
     [{ cwd: "does/not/exist" }, "request_invalid"],
+    // A schema no answer can satisfy is malformed: refused before a child is paid for.
+    [{ outputSchema: { type: "bogus" } }, "request_invalid"],
+    [{ outputSchema: { type: "object", properties: { verdict: { type: "strng" } } } }, "request_invalid"],
+    [{ outputSchema: { anyOf: [{ type: "string" }, { type: ["number", "float"] }] } }, "request_invalid"],
   ])("%j is rejected before launch with %s", async (extra, code) => {
     const result = await pi.callTool("external_delegate", { ...worker, ...extra });
     expect(result.isError).toBe(true);
     if (code === "validation") expect(result.text).toMatch(/Validation failed/);
     else expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code } });
+  });
+
+  test("an outputSchema whose const or enum values hold a type key is still a usable schema", async () => {
+    const outputSchema = { type: "object", properties: { kind: { const: { type: "bogus" } }, tags: { enum: [{ type: "x" }] } }, required: ["kind"] };
+    const { receipt } = await delegate({ ...worker, outputSchema }, { children: [childAnswers('{"kind":{"type":"bogus"}}')] });
+    expect(receipt).toMatchObject({ ok: true, data: { run: { output: { delivery: "inline", value: { kind: { type: "bogus" } } } } } });
   });
 
   test("a bad context that passes the schema is context_invalid", async () => {
@@ -268,6 +278,8 @@ describe("abort, background and delivery", () => {
     expect(JSON.stringify(receipt)).not.toContain(secret);
     expect(result.text).not.toContain(secret);
     expect(String(receipt.data.run!.output.value)).toContain("in .env");
+    // The run view's output says so too (output.redacted, a listed addition).
+    expect(receipt.data.run!.output).toMatchObject({ delivery: "inline", redacted: true });
     // Every later view of that run that inlines the value carries the same warning.
     for (const args of [{ action: "list" }, { action: "inspect", runIds: [receipt.data.run!.runId] }, { action: "wait", runIds: [receipt.data.run!.runId] }]) {
       const later = await pi.callTool("external_runs", args);

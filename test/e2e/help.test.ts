@@ -144,6 +144,10 @@ describe("external_help called directly by the model", () => {
     [{ topic: "recipes" }, /Unknown topic "recipes"/],
     [{ topic: "contracts", tool: "external_teleport" }, /Unknown tool "external_teleport"/],
     [{ topic: "harnesses", harness: "gemini" }, /Unknown harness "gemini"/],
+    // Names every JavaScript object answers to are not harnesses either.
+    [{ topic: "harnesses", harness: "constructor" }, /Unknown harness "constructor"/],
+    [{ topic: "harnesses", harness: "toString" }, /Unknown harness "toString"/],
+    [{ topic: "harnesses", harness: "__proto__" }, /Unknown harness "__proto__"/],
   ])("%j is ok:false, selection_invalid, data null, and a red row", async (args, pattern) => {
     const result = await pi.callTool("external_help", args);
     const envelope = result.structuredContent as Envelope;

@@ -182,6 +182,20 @@ describe("list and inspect", () => {
     expect(final.envelope.data).toMatchObject({ finalAvailable: false, page: { text: "" } });
     expect(final.result.text).toContain("finalAvailable: false");
   });
+  test("a live run's final is not complete: no value yet, no cursor, and complete only once it settles", async () => {
+    pi = await startPiSession();
+    const gate = childAnswersWhenReleased("the answer");
+    const runId = await backgroundRun(gate.step);
+    await gate.started;
+    const live = await runs({ action: "inspect", runIds: [runId], view: "final" });
+    expect(live.envelope.data).toMatchObject({ mode: "single", finalAvailable: false, page: { text: "", complete: false } });
+    expect(live.envelope.data.page!.nextCursor).toBeUndefined();
+    expect(live.result.text).toBe(`Run ${runId} has no final result (finalAvailable: false) yet; the run is still going.`);
+    gate.release();
+    await runs({ action: "wait", runIds: [runId] });
+    const settled = await runs({ action: "inspect", runIds: [runId], view: "final" });
+    expect(settled.envelope.data).toMatchObject({ finalAvailable: true, page: { text: "the answer", complete: true } });
+  });
 });
 
 describe("supervision errors", () => {

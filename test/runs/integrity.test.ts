@@ -42,6 +42,10 @@ describe("journal integrity", () => {
     const r = classifyJournalText(lines(start(), terminal(1)) + store(2).slice(0, 20), RUN);
     expect(r).toMatchObject({ integrity: "incomplete", reason: "line 3 is torn" });
     expect(r.terminal?.outcome).toBe("succeeded");
+    // A torn last line is an unfinished write whether or not its text happens to parse.
+    const parses = classifyJournalText(lines(start(), terminal(1)) + child(2), RUN);
+    expect(parses).toMatchObject({ integrity: "incomplete", reason: "line 3 is torn" });
+    expect(parses.terminal?.outcome).toBe("succeeded");
   });
 
   it("damaged: a bad line with records after it", () => {

@@ -23,6 +23,19 @@ describe("logs a run never wrote", () => {
     }
   });
 
+  it("a workflow's log it never wrote is the empty JSON array: its json pages always parse", async () => {
+    const store = box.store();
+    const run = store.create({ kind: "workflow", task: { description: "quiet workflow" }, background: false });
+    run.settle({ outcome: "succeeded", value: null });
+    await store.idle();
+    expect(existsSync(runFiles(store.scope, run.runId).output)).toBe(false);
+    for (const reader of [store, box.otherProcess()]) {
+      const page = reader.inspectSingle(run.runId, "output");
+      expect(page).toMatchObject({ outputStatus: "empty", page: { encoding: "json", complete: true } });
+      expect(JSON.parse(page.page.text)).toEqual([]);
+    }
+  });
+
   it("a log its owner wrote and that is gone since still reads unavailable", async () => {
     const store = box.store();
     const run = store.create({ kind: "agent", task: { description: "child" }, background: false });

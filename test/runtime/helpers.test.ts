@@ -180,6 +180,16 @@ describe("readFinal()", () => {
     expect(value(result)).toEqual(["FlowError", "cursor_stale", "evidence changed", "r1"]);
   });
 
+  it("stops after maxPages with the code final_too_large (a listed addition), naming the run", async () => {
+    const calls: JsonValue[] = [];
+    const { result } = await run(`try { await readFinal(load("run"), { maxPages: 2 }); } catch (e) { return [e.name, e.code, e.runId]; }`, {
+      store: { run: referenceRun },
+      host: { tools: { external_runs: pager("x".repeat(100), "text", 10, calls) } },
+    });
+    expect(value(result)).toEqual(["FlowError", "final_too_large", "r1"]);
+    expect(calls).toHaveLength(2);
+  });
+
   it("reports a run without a final value, and a workflow without external_runs", async () => {
     const unavailable = await run(`try { await readFinal({ runId: "r2", output: { delivery: "reference", finalAvailable: false } }); } catch (e) { return e.code; }`);
     expect(value(unavailable.result)).toBe("final_unavailable");

@@ -55,7 +55,8 @@ export function classifyJournalText(text: string, runId: string, onLine?: (line:
     const torn = tail.length > 0 && i === lines.length - 1;
     const line = parse(lines[i] ?? "");
     // Only the last line torn is an unfinished write, even after the terminal line (the contract's rule).
-    if (torn && line === null) return { ...report, integrity: "incomplete", reason: `line ${n} is torn` };
+    // After the terminal line too, whether or not its text happens to parse.
+    if (torn && (line === null || report.terminal)) return { ...report, integrity: "incomplete", reason: `line ${n} is torn` };
     if (report.terminal) return { ...report, integrity: "damaged", reason: `line ${n} follows the terminal line` };
     if (i === 0 && line && line.t === "start" && line.v !== JOURNAL_VERSION) {
       return { ...report, integrity: "unknown", reason: `unsupported journal version ${String(line.v)}` };

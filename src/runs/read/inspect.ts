@@ -161,7 +161,9 @@ function logSource(facts: RunFacts, path: string, written: number | undefined): 
     // wrote nothing there), or lost (an interrupted run's counts may be stale). An empty page
     // either way, with the status saying which.
     const never = facts.live || (written === 0 && facts.status === "done");
-    return { doc: null, encoding, growing: facts.live, outputStatus: never ? "empty" : "unavailable" };
+    // A workflow's log is a JSON array: one never written is the empty array, still valid JSON.
+    const doc = never && facts.kind === "workflow" ? logDocument(facts.kind, path) : null;
+    return { doc, encoding, growing: facts.live, outputStatus: never ? "empty" : "unavailable" };
   }
   return {
     doc: logDocument(facts.kind, path),
@@ -187,11 +189,13 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
     case "diagnostics":
       return logSource(facts, files.diagnostics, facts.logBytesWritten?.diagnostics);
     case "final":
-      return { doc: finalSource(facts), encoding: agentText, growing: false };
+      // Immutable once settled; while the run is live its final is still to come, so not complete.
+      return { doc: finalSource(facts), encoding: agentText, growing: facts.live };
     case "patch": {
       // Written once, before the run settles (src/isolation/): what a worktree child changed, redacted.
+      // While the run is live the patch may still be written: not complete yet.
       const doc = lstatOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
-      return { doc, encoding: "text", growing: false };
+      return { doc, encoding: "text", growing: facts.live };
     }
     case "calls":
       // A workflow's agent() and tools.* calls, folded from its journal (calls.ts); an agent run makes none.
