@@ -29,7 +29,8 @@ export interface ChildTools {
 /** Claude Code's own names for Pi's tools (`Read`, `Glob`, …) in a profile mean Pi's tools. */
 const PI_NAME_OF: Record<string, string> = Object.fromEntries(Object.entries(CLAUDE_TOOLS).map(([pi, claude]) => [claude, pi]));
 
-const piName = (tool: string): string => PI_NAME_OF[tool] ?? tool;
+// Own keys only: a tool named `constructor` or `toString` is a name, not Object.prototype's method.
+const piName = (tool: string): string => (Object.hasOwn(PI_NAME_OF, tool) ? PI_NAME_OF[tool]! : tool);
 
 /** `*` matches any characters, as Pi's own tool allowlists take it; anything else is literal. */
 function matcher(pattern: string): (name: string) => boolean {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { boundChildTools, writes } from "../../src/harnesses/child-tools.ts";
+import { claudeTools } from "../../src/harnesses/cli/claude.ts";
 import { isReadOnlyProfile } from "../../src/harnesses/cli/cli-harness.ts";
 import { BUILTIN_ROLES, resolveRole, roleDirs } from "../../src/harnesses/roles.ts";
 
@@ -30,6 +31,18 @@ describe("a child's tools within the parent's", () => {
 
   test("a parent without read lends no search tools either", () => {
     expect(boundChildTools(BUILTIN_ROLES.explorer!, ["bash"])).toEqual({ effective: [], withheld: ["read", "grep", "find", "ls"], denied: [] });
+  });
+
+  test("a tool a role names after an Object method (constructor, toString, __proto__) is a name like any other", () => {
+    const odd = ["constructor", "toString", "__proto__", "hasOwnProperty"];
+    expect(boundChildTools({ tools: [...odd, "read"], disallowedTools: ["valueOf"] }, [...READ_ONLY_PARENT, "toString"])).toEqual({
+      effective: ["toString", "read"],
+      withheld: ["constructor", "__proto__", "hasOwnProperty"],
+      denied: [],
+    });
+    expect(writes(odd)).toBe(false);
+    // Claude Code is given the same names: its own for Pi's tools, any other as it is.
+    expect(claudeTools(["read", ...odd])).toEqual(["Read", ...odd]);
   });
 
   test("no tools list means Pi's default tools, bounded the same way", () => {

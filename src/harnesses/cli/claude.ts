@@ -27,7 +27,8 @@ const CLAUDE_WRITING_TOOLS = ["Bash", "Edit", "Write", "NotebookEdit"];
 const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 
 export function claudeTools(tools: readonly string[] | undefined): string[] {
-  return [...new Set((tools ?? PI_DEFAULT_TOOLS).map((tool) => CLAUDE_TOOLS[tool] ?? tool))];
+  // Own keys only: a tool named `constructor` is that name, not Object.prototype's method.
+  return [...new Set((tools ?? PI_DEFAULT_TOOLS).map((tool) => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool)))];
 }
 
 function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
