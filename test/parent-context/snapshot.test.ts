@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { checkContextRequest, renderContext, selectContext } from "../../src/parent-context/modes.ts";
+import { checkContextRequest, renderContext, renderedContext, selectContext } from "../../src/parent-context/modes.ts";
 import { captureParentSnapshot } from "../../src/parent-context/snapshot.ts";
 
 let counter = 0;
@@ -29,6 +29,17 @@ const branch = [
 ];
 
 describe("the parent snapshot", () => {
+  test("children of one call share each selection's rendering, and each child gets the selection it asked for", () => {
+    const snapshot = capture(branch);
+    const requests = [{ mode: "full" }, { mode: "recent", turns: 1 }, { mode: "recent", turns: 2 }, { mode: "full" }, { mode: "recent", turns: 1 }] as const;
+    for (const request of requests) expect(renderedContext(snapshot, request)).toBe(renderContext(selectContext(snapshot, request), snapshot.capturedAt));
+    expect(renderedContext(snapshot, { mode: "recent", turns: 1 })).not.toContain("first question");
+    expect(renderedContext(snapshot, { mode: "none" })).toBe("");
+    // Another call's snapshot is rendered afresh, from its own words.
+    expect(renderedContext(capture([user("another call's question")]), { mode: "full" })).toContain("another call's question");
+  });
+
+
   test("leaves out the pending tool call and the system prompt, and groups turns by user message", () => {
     const snapshot = capture(branch, new Date("2026-01-02T03:04:05Z"));
     expect(snapshot.capturedAt).toBe("2026-01-02T03:04:05.000Z");

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { checkContextRequest, renderContext, selectContext } from "../../parent-context/modes.ts";
+import { checkContextRequest, renderedContext } from "../../parent-context/modes.ts";
 import { boundChildTools } from "../../harnesses/child-tools.ts";
 import { chooseHarness } from "../../harnesses/registry.ts";
 import { isolationRepository } from "../../isolation/index.ts";
@@ -132,8 +132,8 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
-  const contextText = snapshot ? renderContext(selectContext(snapshot, context), snapshot.capturedAt) : "";
-  const prompt = contextText === "" ? call.prompt : `${contextText}\n\n<task>\n${call.prompt}\n</task>`;
+  const parentContext = snapshot ? renderedContext(snapshot, context) : "";
+  const prompt = parentContext === "" ? call.prompt : `${parentContext}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
   return { call, profile, ...chosen, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
 }
