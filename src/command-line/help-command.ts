@@ -3,7 +3,7 @@ import { FlowError } from "../contract/errors.ts";
 import { answerHelp, type HelpSources } from "../help/answer.ts";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { EXIT } from "./exit.ts";
-import { USAGE } from "./usage.ts";
+import { CHECK_USAGE, RUN_USAGE, RUNS_USAGE, TYPES_USAGE, USAGE, WORKER_USAGE } from "./usage.ts";
 
 /** The saved workflows and roles of the project here, as external_help lists them; loaded only for those topics. */
 async function catalogSource(): Promise<HelpSources["catalog"]> {
@@ -16,8 +16,11 @@ async function catalogSource(): Promise<HelpSources["catalog"]> {
   return (cwd) => readCatalog(cwd, flowHome(), resolveProjectTrust(cwd, getAgentDir()));
 }
 
+/** The commands `flow help <command>` gives the usage of, as `flow <command> --help` does. */
+const COMMAND_USAGE: Readonly<Record<string, string>> = { run: RUN_USAGE, check: CHECK_USAGE, types: TYPES_USAGE, runs: RUNS_USAGE, worker: WORKER_USAGE };
+
 /**
- * `flow help [topic]`: external_help's topics as text. `flow help contracts <tool>` and
+ * `flow help [topic]`: external_help's topics as text; `flow help <command>`, that command's usage. `flow help contracts <tool>` and
  * `flow help harnesses <harness>` narrow them as the tool's `tool` and `harness` do.
  */
 export async function helpCommand(argv: readonly string[]): Promise<number> {
@@ -26,6 +29,10 @@ export async function helpCommand(argv: readonly string[]): Promise<number> {
     const { backendLine, configuredWorkersLine } = await import("../backends/index.ts");
     const workers = await configuredWorkersLine(undefined);
     process.stdout.write(`${USAGE}\n\nBackend: ${backendLine(undefined)}\n${workers === undefined ? "" : `Workers: ${workers}\n`}`);
+    return EXIT.succeeded;
+  }
+  if (detail === undefined && Object.hasOwn(COMMAND_USAGE, topic)) {
+    process.stdout.write(`Usage: ${COMMAND_USAGE[topic]}\n\nflow --help says what each command does; docs/cli.md has the details.\n`);
     return EXIT.succeeded;
   }
   if (extra.length > 0) throw new FlowError("request_invalid", `flow help takes a topic and at most one harness or tool; got "${extra.join(" ")}" too.`);

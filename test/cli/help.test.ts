@@ -41,6 +41,12 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel", "steer", "apply", "discard"] });
   const unknown = await flowInProcess(["help", "astrology"], { env });
   expect([unknown.code, unknown.stderr]).toEqual([2, 'flow: Unknown topic "astrology". Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
+  // A command's name as the topic gives its usage, as `flow <command> --help` does.
+  for (const [name, usage] of [["run", RUN_USAGE], ["runs", RUNS_USAGE], ["worker", WORKER_USAGE]] as const) {
+    const help = await flowInProcess(["help", name], { env });
+    expect([help.code, help.stderr]).toEqual([0, ""]);
+    expect(help.stdout.startsWith(`Usage: ${usage}\n`)).toBe(true);
+  }
   const command = await flowInProcess(["fly"], { env });
   expect([command.code, command.stderr]).toEqual([2, 'flow: Unknown command "fly"; flow --help lists the commands. (request_invalid)\n']);
 });
