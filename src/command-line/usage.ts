@@ -26,6 +26,7 @@ Usage:
   ${WORKER_USAGE}
   ${HELP_USAGE}
   flow --version
+  (short forms: -a for --approve, -h for --help, -v for --version)
 
 flow run: a saved workflow (project .pi/flow/workflows/, then your Flow directory, then shipped:
 review, map, handoff, parallel-edit) or a script file. Progress goes to stderr, the result to stdout (the

@@ -17,6 +17,7 @@ test("flow --help and flow <command> --help print the usage of every command and
     expect([result.code, result.stderr]).toEqual([0, ""]);
     for (const line of ["flow run <name|path.js>", "flow check <path.js>...", "flow runs tail <runId>", "flow help [topic"]) expect(result.stdout).toContain(line);
     for (const topic of HELP_TOPICS) expect(result.stdout).toContain(topic);
+    expect(result.stdout).toContain("-a for --approve, -h for --help, -v for --version");
   }
   // flow help names the backend workflow children run on, never the database's password.
   const backend = await flow(["help"], { env: { ...env, PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://flow:hunter2@db.example:5432/flow" } });
