@@ -1,0 +1,49 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { applyChanges } from "../../src/isolation/apply.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+let next = 0;
+const runId = () => `r-safe${String(next++).padStart(4, "0")}`;
+
+describe("applying a child's changes never overwrites a file the user's tree holds but git ignores", () => {
+  it("a child that un-ignores a file and writes it conflicts instead of overwriting the user's ignored file", async () => {
+    const root = makeRepo({ ".gitignore": ".env\n", "a.txt": "a\n" });
+    writeIn(root, { ".env": "USER_SECRET=keep me\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "", ".env": "CHILD=1\n" });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("USER_SECRET=keep me\n");
+    expect(applied).toEqual({ status: "conflict", files: [".env"] });
+    expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n"); // nothing changed
+  });
+
+  it("a child's file where the user has an ignored folder conflicts instead of deleting the folder", async () => {
+    const root = makeRepo({ ".gitignore": "build/\n", "a.txt": "a\n" });
+    writeIn(root, { "build/out.bin": "the user's build\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "", build: "a file now\n" });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(readFileSync(join(root, "build/out.bin"), "utf8")).toBe("the user's build\n");
+    expect(applied).toEqual({ status: "conflict", files: ["build"] });
+  });
+
+  it("a child's file under a name the user has as an ignored file conflicts instead of deleting that file", async () => {
+    const root = makeRepo({ ".gitignore": "cache\n", "a.txt": "a\n" });
+    writeIn(root, { cache: "the user's cache\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "", "cache/x.txt": "x\n" });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(statSync(join(root, "cache")).isFile()).toBe(true);
+    expect(readFileSync(join(root, "cache"), "utf8")).toBe("the user's cache\n");
+    expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"] });
+  });
+});
