@@ -1,6 +1,6 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
-import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
+import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type PinnedWorktree } from "./git.ts";
 import { commitTree } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -52,7 +52,7 @@ export async function readChanges(root: string, runId: string): Promise<{ commit
 
 /** The run's changes as a git patch (binary files as git binary patches). */
 export async function patchText(root: string, base: string, commit: string): Promise<string> {
-  const out = await runGit(["diff", "--binary", "--no-color", "--find-renames", base, commit], { cwd: root });
+  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root });
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.toString("utf8");
 }

@@ -1,9 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { patchText, readChanges } from "../../src/isolation/changes.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
+import { applyPatch, worktreePatch } from "../../src/isolation/worktree-patch.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 
@@ -45,5 +47,34 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     expect(statSync(join(root, "cache")).isFile()).toBe(true);
     expect(readFileSync(join(root, "cache"), "utf8")).toBe("the user's cache\n");
     expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"] });
+  });
+});
+
+describe("a child's changes as a patch, whatever the user's git config says about diffs", () => {
+  it("a global diff.external (difftastic, say) and diff.noprefix change neither the patch view nor the patch a cassette keeps and replays", async () => {
+    const root = makeRepo({ "src/a.txt": "one\n" });
+    const proof = join(home, "external-diff-ran");
+    const config = join(home, "gitconfig");
+    writeFileSync(config, `[diff]\n\tnoprefix = true\n\texternal = "touch ${proof}; true"\n`);
+    const before = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = config;
+    try {
+      const recorded = await createIsolation(await openRepository(root), runId(), home);
+      writeIn(recorded.path, { "src/a.txt": "two\n" });
+      const patch = await worktreePatch(recorded);
+      await settleIsolation(recorded, home);
+      const kept = await readChanges(root, recorded.runId);
+      const view = await patchText(root, kept!.base, kept!.commit);
+      for (const text of [patch!.toString("utf8"), view]) expect(text).toContain("diff --git a/src/a.txt b/src/a.txt\n");
+      const replayed = await createIsolation(await openRepository(root), runId(), home);
+      expect(await applyPatch(replayed, patch!)).toEqual({ ok: true });
+      expect(readFileSync(join(replayed.path, "src/a.txt"), "utf8")).toBe("two\n");
+      expect(existsSync(join(replayed.path, "a.txt"))).toBe(false);
+      await settleIsolation(replayed, home);
+      expect(existsSync(proof)).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = before;
+    }
   });
 });
