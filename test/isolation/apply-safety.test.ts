@@ -78,3 +78,20 @@ describe("a child's changes as a patch, whatever the user's git config says abou
     }
   });
 });
+
+describe("a user's edits git is told not to look at", () => {
+  for (const bit of ["--assume-unchanged", "--skip-worktree"]) {
+    it(`an uncommitted edit of a ${bit} file (local config kept out of commits) is merged with, never overwritten`, async () => {
+      const root = makeRepo({ "config.yml": "port: 1\nhost: a\n", "a.txt": "a\n" });
+      gitIn(root, "update-index", bit, "config.yml");
+      writeIn(root, { "config.yml": "port: 1\nhost: a\nsecret: mine\n" });
+      const isolation = await createIsolation(await openRepository(root), runId(), home);
+      writeIn(isolation.path, { "config.yml": "port: 2\nhost: a\nsecret: mine\n" });
+      await settleIsolation(isolation, home);
+      writeIn(root, { "config.yml": "port: 1\nhost: a\nsecret: mine, edited since\n" });
+      const applied = await applyChanges(await openRepository(root), isolation.runId);
+      expect(gitIn(root, "ls-files", "-v", "config.yml")[0]).toBe(bit === "--skip-worktree" ? "S" : "h"); // the user's index keeps its bit
+      expect(readFileSync(join(root, "config.yml"), "utf8")).toBe(applied.status === "applied" ? "port: 2\nhost: a\nsecret: mine, edited since\n" : "port: 1\nhost: a\nsecret: mine, edited since\n");
+    });
+  }
+});
