@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
 import { patchText, readChanges } from "../../src/isolation/changes.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { applyPatch, worktreePatch } from "../../src/isolation/worktree-patch.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
@@ -94,4 +95,23 @@ describe("a user's edits git is told not to look at", () => {
       expect(readFileSync(join(root, "config.yml"), "utf8")).toBe(applied.status === "applied" ? "port: 2\nhost: a\nsecret: mine, edited since\n" : "port: 1\nhost: a\nsecret: mine, edited since\n");
     });
   }
+});
+
+describe("crash cleanup and a second flow home", () => {
+  it("a session with another flow home (another PI_FLOW_HOME or agent dir) in the same repository leaves this home's kept changes alone", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const mine = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+    const other = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+    const isolation = await createIsolation(await openRepository(root), runId(), mine);
+    mkdirSync(join(mine, "projects", "p", "sessions", "s", "runs", isolation.runId), { recursive: true });
+    writeIn(isolation.path, { "a.txt": "the child's\n" });
+    await settleIsolation(isolation, mine);
+    mkdirSync(join(other, "worktrees"), { recursive: true }); // the other home has isolated children before
+    expect((await cleanupIsolation(other, root)).droppedRefs).toEqual([]);
+    expect(await readChanges(root, isolation.runId)).not.toBeNull();
+    // This home's own run, pruned by retention, still has its ref dropped by this home.
+    rmSync(join(mine, "projects"), { recursive: true });
+    expect((await cleanupIsolation(mine, root)).droppedRefs).toEqual([isolation.runId]);
+    expect(await readChanges(root, isolation.runId)).toBeNull();
+  });
 });
