@@ -1,14 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
 import { patchText, readChanges } from "../../src/isolation/changes.ts";
-import { readChangeRecord } from "../../src/isolation/change-record.ts";
-import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
 import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
-import type { RunFiles } from "../../src/runs/index.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { applyPatch, worktreePatch } from "../../src/isolation/worktree-patch.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
@@ -118,27 +114,4 @@ describe("crash cleanup and a second flow home", () => {
     expect((await cleanupIsolation(mine, root)).droppedRefs).toEqual([isolation.runId]);
     expect(await readChanges(root, isolation.runId)).toBeNull();
   });
-});
-
-describe("a child that writes a huge binary file", () => {
-  it("keeps its changes applicable when their patch is too large to show", async () => {
-    const root = makeRepo({ "a.txt": "a\n" });
-    const runDir = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-run-")));
-    const files = { changes: join(runDir, "changes.json"), patch: join(runDir, "patch.diff") } as RunFiles;
-    const pending = startIsolation(await openRepository(root), runId(), home);
-    const worktree = await isolationWorktree(pending);
-    // Random bytes do not compress: its git binary patch is longer than a JavaScript string may be.
-    writeFileSync(join(worktree.path, "big.bin"), randomBytes(420 * 1024 * 1024));
-    writeIn(worktree.path, { "a.txt": "the child's\n" });
-    const diagnostics: string[] = [];
-    const stats = await finishIsolation(pending, files, home, { appendDiagnostic: (entry) => diagnostics.push(entry.message) });
-    expect(diagnostics).toEqual([]);
-    expect(stats).toEqual({ files: 2, insertions: 1, deletions: 1 });
-    expect(readChangeRecord(files)?.state).toBe("kept");
-    expect(readFileSync(files.patch, "utf8")).toContain("too large");
-    const applied = await applyChanges(await openRepository(root), pending.runId);
-    expect(applied).toEqual({ status: "applied", files: ["a.txt", "big.bin"] });
-    expect(statSync(join(root, "big.bin")).size).toBe(420 * 1024 * 1024);
-    rmSync(root, { recursive: true, force: true }); // a gigabyte of disk between its objects and files
-  }, 300_000);
 });
