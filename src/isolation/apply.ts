@@ -1,7 +1,7 @@
 // Applying a run's kept changes onto the user's working tree: a 3-way merge against the run's base,
 // written into the working tree only when it is clean, all or nothing. The user's index, HEAD and
 // refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
-import { lstat, mkdtemp, rm, unlink } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readChanges, type ChangeStats } from "./changes.ts";
@@ -48,6 +48,42 @@ async function changedPaths(root: string, from: string, to: string): Promise<{ w
   return { written, deleted };
 }
 
+/**
+ * The paths of `written` that would overwrite something the user's tree as captured does not hold:
+ * a file git ignores (a child that un-ignored `.env` and wrote one), or an ignored folder or file
+ * where the merge puts a file or a folder. checkout-index -f would replace it, folders whole.
+ * Only what the merge deletes anyway may stand in the way.
+ */
+async function inTheWay(root: string, currentTree: string, written: readonly string[], deleted: readonly string[]): Promise<string[]> {
+  const listed = await runGit(["ls-tree", "-r", "-z", "--name-only", currentTree], { cwd: root });
+  if (listed.code !== 0) throw new Error(`git ls-tree failed: ${listed.stderr}`);
+  const held = new Set(nulFields(listed.stdout));
+  const going = new Set(deleted);
+  // A folder in the way holds only files the merge deletes, or it is the user's.
+  const onlyGoing = async (dir: string): Promise<boolean> => {
+    for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory() ? !(await onlyGoing(path)) : !going.has(path)) return false;
+    }
+    return true;
+  };
+  const blocked: string[] = [];
+  for (const path of written) {
+    if (held.has(path)) continue;
+    const parts = path.split("/");
+    let stuck = false;
+    for (let i = 1; i <= parts.length && !stuck; i++) {
+      const at = parts.slice(0, i).join("/");
+      const stats = await lstat(join(root, at)).catch(() => null);
+      if (!stats) break; // nothing there, nor below
+      if (stats.isDirectory()) stuck = i === parts.length && !(await onlyGoing(at));
+      else stuck = !held.has(at); // a file or link where the merge needs a folder: the user's unless tracked
+    }
+    if (stuck) blocked.push(path);
+  }
+  return blocked;
+}
+
 /** The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. */
 function conflictedFiles(stdout: Buffer): string[] {
   const text = stdout.toString("utf8");
@@ -71,6 +107,8 @@ export async function applyChanges(repo: Repository, runId: string): Promise<App
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
   const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
+  const blocked = await inTheWay(repo.root, currentTree, written, deleted);
+  if (blocked.length > 0) return { status: "conflict", files: blocked.sort() };
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)

@@ -1,6 +1,7 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
-import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
+import { createHash } from "node:crypto";
+import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type PinnedWorktree } from "./git.ts";
 import { commitTree } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -10,6 +11,13 @@ export interface ChangeStats {
 }
 
 export const changesRef = (runId: string): string => `refs/pi-flow/${runId}`;
+
+/**
+ * The line a kept commit's message names its flow home by (a hash, not the path): crash cleanup in
+ * another flow home sharing the repository (another PI_FLOW_HOME or agent dir) must not take it for
+ * a pruned run of its own and drop it.
+ */
+export const flowHomeLine = (home: string): string => `Pi-flow-home: ${createHash("sha256").update(home).digest("hex").slice(0, 16)}`;
 
 /**
  * The files changed between two commits, with line counts (binary files count as changed, no
@@ -32,12 +40,12 @@ export async function diffStats(root: string | PinnedWorktree, from: string, to:
  * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
  * points the run's ref at it in the shared repository. Null when the child changed nothing.
  */
-export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string): Promise<{ commit: string; stats: ChangeStats } | null> {
+export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, home?: string): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
   await git(["add", "-A", "--", ":/"], place);
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
-  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}`);
+  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${home === undefined ? "" : `\n\n${flowHomeLine(home)}`}`);
   await git(["update-ref", changesRef(runId), commit], place);
   return { commit, stats: await diffStats(worktree, base, commit) };
 }
@@ -52,7 +60,7 @@ export async function readChanges(root: string, runId: string): Promise<{ commit
 
 /** The run's changes as a git patch (binary files as git binary patches). */
 export async function patchText(root: string, base: string, commit: string): Promise<string> {
-  const out = await runGit(["diff", "--binary", "--no-color", "--find-renames", base, commit], { cwd: root });
+  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root });
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.toString("utf8");
 }

@@ -1,5 +1,6 @@
 // What the child launcher asks of worktree isolation: a check before launch, a worktree while the
 // child runs, and its changes kept as evidence (ref, counts, redacted patch) when it settles.
+import { writeFile } from "node:fs/promises";
 import { FlowError } from "../contract/errors.ts";
 import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
@@ -79,7 +80,13 @@ async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: st
   const stats = await settleIsolation(isolation, home);
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);
-  if (kept) await writePatch(files, await patchText(isolation.repo.root, kept.base, kept.commit));
+  if (kept) {
+    // The ref holds the changes; a patch too large to read back (a huge binary file's is longer
+    // than a string may be) only goes unshown: the changes stay kept and applicable.
+    const patch = await patchText(isolation.repo.root, kept.base, kept.commit).catch((error: Error) => error);
+    if (typeof patch === "string") await writePatch(files, patch);
+    else await writeFile(files.patch, `The patch is too large to show (${patch.message}); the changes are kept and can be applied.\n`, { mode: 0o600 });
+  }
   await writeChangeRecord(files, { ...stats, state: "kept", root: isolation.repo.root });
   return stats;
 }

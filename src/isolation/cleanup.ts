@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { ownerAlive, readEvidenceText } from "../runs/index.ts";
-import { changesRef } from "./changes.ts";
+import { changesRef, flowHomeLine } from "./changes.ts";
 import { runGit } from "./git.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
@@ -37,9 +37,15 @@ function runExists(home: string, runId: string): boolean {
 }
 
 async function dropOrphanRefs(repo: Repository, home: string): Promise<string[]> {
-  const refs = await runGit(["for-each-ref", "--format=%(refname)", "refs/pi-flow"], { cwd: repo.root });
+  const refs = await runGit(["for-each-ref", "--format=%(refname)%00%(contents)%00", "refs/pi-flow"], { cwd: repo.root });
   const dropped: string[] = [];
-  for (const ref of refs.stdout.toString("utf8").split("\n").filter((line) => line.startsWith("refs/pi-flow/"))) {
+  const mine = flowHomeLine(home);
+  for (const entry of refs.stdout.toString("utf8").split("\0\n")) {
+    const [ref = "", message = ""] = entry.split("\0");
+    if (!ref.startsWith("refs/pi-flow/")) continue;
+    // Kept by another flow home sharing this repository: its runs are not looked for here.
+    const owner = message.split("\n").find((line) => line.startsWith("Pi-flow-home: "));
+    if (owner !== undefined && owner !== mine) continue;
     const runId = ref.slice("refs/pi-flow/".length);
     if (runExists(home, runId)) continue;
     await runGit(["update-ref", "-d", changesRef(runId)], { cwd: repo.root });

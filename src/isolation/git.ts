@@ -50,6 +50,13 @@ export function gitPlace(place: string | PinnedWorktree): GitOptions {
   return typeof place === "string" ? { cwd: place } : { cwd: place.path, worktree: place };
 }
 
+/**
+ * What `git diff` needs to write a patch `git apply` reads back, whatever the user's config says:
+ * no external diff or textconv program (diff.external set to difftastic, say, runs instead and
+ * writes no patch), and the a/ b/ prefixes (diff.noprefix would make apply drop a path's first folder).
+ */
+export const PATCH_OPTIONS = ["--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-color"];
+
 /** Runs git; resolves with its exit code whatever it is (callers decide what a code means). */
 export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {

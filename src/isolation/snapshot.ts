@@ -1,10 +1,10 @@
 // The parent's tree as the user sees it, as a commit object: HEAD plus tracked changes not yet
 // committed plus untracked files that are not ignored. The user's index, refs, stash and HEAD are
 // never touched: a private index (a copy of theirs, so git's stat cache stays warm) takes `add -A`.
-import { copyFile, mkdtemp, rm, stat, utimes } from "node:fs/promises";
+import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
-import { git, gitPlace, runGit, type PinnedWorktree } from "./git.ts";
+import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
 /** The commit HEAD points at, or undefined on a branch with no commit yet. */
@@ -36,6 +36,28 @@ async function copyIndex(userIndex: string, index: string): Promise<void> {
 }
 
 /**
+ * Clears, in the private index, the bits that tell git not to look at a file the user has
+ * (assume-unchanged, skip-worktree: a local config kept out of commits). add -A would keep the
+ * indexed version, and an apply would write the child's over the user's uncommitted edit of it.
+ * A skip-worktree file absent from the tree (a sparse checkout) keeps its bit: it is not deleted.
+ */
+async function lookAtHiddenEdits(root: string, env: Record<string, string>): Promise<void> {
+  const listed = await runGit(["ls-files", "-v", "-z"], { cwd: root, env });
+  if (listed.code !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
+  // One flag per update-index: given both, git applies only the last.
+  const hidden = { "--no-assume-unchanged": [] as string[], "--no-skip-worktree": [] as string[] };
+  for (const field of nulFields(listed.stdout)) {
+    const tag = field[0] ?? "";
+    const path = field.slice(2);
+    const flag = tag !== tag.toUpperCase() ? "--no-assume-unchanged" : tag === "S" ? "--no-skip-worktree" : undefined;
+    if (flag && (await lstat(join(root, path)).catch(() => null))) hidden[flag].push(path);
+  }
+  for (const [flag, paths] of Object.entries(hidden)) {
+    if (paths.length > 0) await git(["update-index", flag, "-z", "--stdin"], { cwd: root, env, input: paths.map((path) => `${path}\0`).join("") });
+  }
+}
+
+/**
  * Writes the tree the user sees at `repo.root` into the object store; returns its tree ID. A flow
  * home inside the working tree (a dotfiles repository at ~) is left out: its run evidence and
  * other children's worktrees are not the user's files.
@@ -47,6 +69,7 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
     const userIndex = await git(["rev-parse", "--path-format=absolute", "--git-path", "index"], { cwd: repo.root });
     await copyIndex(userIndex, index);
     const env = { GIT_INDEX_FILE: index };
+    await lookAtHiddenEdits(repo.root, env);
     await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHome))], { cwd: repo.root, env });
     return await git(["write-tree"], { cwd: repo.root, env });
   } finally {

@@ -65,7 +65,7 @@ export async function settleIsolation(isolation: Isolation, home: string): Promi
   try {
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation, isolation.base, isolation.runId))?.stats ?? null;
+    return (await captureChanges(isolation, isolation.base, isolation.runId, home))?.stats ?? null;
   } finally {
     await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
   }

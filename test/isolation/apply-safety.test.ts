@@ -1,0 +1,117 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { applyChanges } from "../../src/isolation/apply.ts";
+import { patchText, readChanges } from "../../src/isolation/changes.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { applyPatch, worktreePatch } from "../../src/isolation/worktree-patch.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+let next = 0;
+const runId = () => `r-safe${String(next++).padStart(4, "0")}`;
+
+describe("applying a child's changes never overwrites a file the user's tree holds but git ignores", () => {
+  it("a child that un-ignores a file and writes it conflicts instead of overwriting the user's ignored file", async () => {
+    const root = makeRepo({ ".gitignore": ".env\n", "a.txt": "a\n" });
+    writeIn(root, { ".env": "USER_SECRET=keep me\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "", ".env": "CHILD=1\n" });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("USER_SECRET=keep me\n");
+    expect(applied).toEqual({ status: "conflict", files: [".env"] });
+    expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n"); // nothing changed
+  });
+
+  it("a child's file where the user has an ignored folder conflicts instead of deleting the folder", async () => {
+    const root = makeRepo({ ".gitignore": "build/\n", "a.txt": "a\n" });
+    writeIn(root, { "build/out.bin": "the user's build\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "", build: "a file now\n" });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(readFileSync(join(root, "build/out.bin"), "utf8")).toBe("the user's build\n");
+    expect(applied).toEqual({ status: "conflict", files: ["build"] });
+  });
+
+  it("a child's file under a name the user has as an ignored file conflicts instead of deleting that file", async () => {
+    const root = makeRepo({ ".gitignore": "cache\n", "a.txt": "a\n" });
+    writeIn(root, { cache: "the user's cache\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "", "cache/x.txt": "x\n" });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(statSync(join(root, "cache")).isFile()).toBe(true);
+    expect(readFileSync(join(root, "cache"), "utf8")).toBe("the user's cache\n");
+    expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"] });
+  });
+});
+
+describe("a child's changes as a patch, whatever the user's git config says about diffs", () => {
+  it("a global diff.external (difftastic, say) and diff.noprefix change neither the patch view nor the patch a cassette keeps and replays", async () => {
+    const root = makeRepo({ "src/a.txt": "one\n" });
+    const proof = join(home, "external-diff-ran");
+    const config = join(home, "gitconfig");
+    writeFileSync(config, `[diff]\n\tnoprefix = true\n\texternal = "touch ${proof}; true"\n`);
+    const before = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = config;
+    try {
+      const recorded = await createIsolation(await openRepository(root), runId(), home);
+      writeIn(recorded.path, { "src/a.txt": "two\n" });
+      const patch = await worktreePatch(recorded);
+      await settleIsolation(recorded, home);
+      const kept = await readChanges(root, recorded.runId);
+      const view = await patchText(root, kept!.base, kept!.commit);
+      for (const text of [patch!.toString("utf8"), view]) expect(text).toContain("diff --git a/src/a.txt b/src/a.txt\n");
+      const replayed = await createIsolation(await openRepository(root), runId(), home);
+      expect(await applyPatch(replayed, patch!)).toEqual({ ok: true });
+      expect(readFileSync(join(replayed.path, "src/a.txt"), "utf8")).toBe("two\n");
+      expect(existsSync(join(replayed.path, "a.txt"))).toBe(false);
+      await settleIsolation(replayed, home);
+      expect(existsSync(proof)).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = before;
+    }
+  });
+});
+
+describe("a user's edits git is told not to look at", () => {
+  for (const bit of ["--assume-unchanged", "--skip-worktree"]) {
+    it(`an uncommitted edit of a ${bit} file (local config kept out of commits) is merged with, never overwritten`, async () => {
+      const root = makeRepo({ "config.yml": "port: 1\nhost: a\n", "a.txt": "a\n" });
+      gitIn(root, "update-index", bit, "config.yml");
+      writeIn(root, { "config.yml": "port: 1\nhost: a\nsecret: mine\n" });
+      const isolation = await createIsolation(await openRepository(root), runId(), home);
+      writeIn(isolation.path, { "config.yml": "port: 2\nhost: a\nsecret: mine\n" });
+      await settleIsolation(isolation, home);
+      writeIn(root, { "config.yml": "port: 1\nhost: a\nsecret: mine, edited since\n" });
+      const applied = await applyChanges(await openRepository(root), isolation.runId);
+      expect(gitIn(root, "ls-files", "-v", "config.yml")[0]).toBe(bit === "--skip-worktree" ? "S" : "h"); // the user's index keeps its bit
+      expect(readFileSync(join(root, "config.yml"), "utf8")).toBe(applied.status === "applied" ? "port: 2\nhost: a\nsecret: mine, edited since\n" : "port: 1\nhost: a\nsecret: mine, edited since\n");
+    });
+  }
+});
+
+describe("crash cleanup and a second flow home", () => {
+  it("a session with another flow home (another PI_FLOW_HOME or agent dir) in the same repository leaves this home's kept changes alone", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const mine = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+    const other = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+    const isolation = await createIsolation(await openRepository(root), runId(), mine);
+    mkdirSync(join(mine, "projects", "p", "sessions", "s", "runs", isolation.runId), { recursive: true });
+    writeIn(isolation.path, { "a.txt": "the child's\n" });
+    await settleIsolation(isolation, mine);
+    mkdirSync(join(other, "worktrees"), { recursive: true }); // the other home has isolated children before
+    expect((await cleanupIsolation(other, root)).droppedRefs).toEqual([]);
+    expect(await readChanges(root, isolation.runId)).not.toBeNull();
+    // This home's own run, pruned by retention, still has its ref dropped by this home.
+    rmSync(join(mine, "projects"), { recursive: true });
+    expect((await cleanupIsolation(mine, root)).droppedRefs).toEqual([isolation.runId]);
+    expect(await readChanges(root, isolation.runId)).toBeNull();
+  });
+});
