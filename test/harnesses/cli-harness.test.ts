@@ -203,6 +203,11 @@ describe("structured answers", () => {
     expect(fakeRuns(ws.cwd, "claude")[0]!.argv).toContain(`--json-schema=${JSON.stringify(schema)}`);
   });
 
+  test("claude: a structured answer nested 100 000 deep fails the child instead of the host's stack", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:deep]", outputSchema: schema });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("more than 512 levels deep") } });
+  });
+
   test("codex: the schema goes in a file for --output-schema; the JSON answer is parsed and checked", async () => {
     const { result } = await ws.run("codex", { outputSchema: schema });
     expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", schemaSeen: "object" } });
