@@ -187,6 +187,19 @@ describe("cancellation and time limits end the whole process group", () => {
     for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
   });
 
+  test.each([
+    ["claude", "linger"],
+    ["claude", "linger-closed"],
+    ["codex", "linger"],
+  ])("%s %s: a CLI that keeps running after its final event is ended, and the run keeps its answer", async (harness, scenario) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: `Say it. [fake:${scenario}]`, options: { killGraceMs: 300 } });
+    expect(result).toMatchObject({ outcome: "succeeded", value: expect.stringContaining("Say it.") });
+    expect(diagnostics).toContainEqual({ type: "error", message: `${harness} kept running after its final event; it was ended.` });
+    const [run] = fakeRuns(ws.cwd, harness);
+    expect(run!.children).toHaveLength(1);
+    for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
+  });
+
   test("a time limit ends it as timed_out", async () => {
     const { result } = await ws.run("claude", { prompt: "[fake:hang]", options: { killGraceMs: 300 }, onStarted: ({ timeOut }) => timeOut() });
     expect(result).toMatchObject({ outcome: "timed_out", error: { code: "timed_out" } });

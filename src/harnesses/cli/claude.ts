@@ -168,6 +168,7 @@ function reader(sink: StreamSink): StreamReader {
           if (typeof event.type !== "string") throw new StreamFormatError("a message has no type");
       }
     },
+    ended: () => result !== undefined,
     finish(exitCode) {
       if (!result) {
         return {

@@ -117,6 +117,12 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     };
     const reader = adapter.reader(sink);
     let child: CliProcess | undefined;
+    /**
+     * Set once the CLI outlived its final event by the grace period and was ended for it (Claude
+     * Code is known to keep running, stdout open or not, after its result): the run has its answer.
+     */
+    let lingered = false;
+    let lingerTimer: NodeJS.Timeout | undefined;
     const fail = (message: string) => {
       failure ??= message;
       child?.stop(message);
@@ -144,6 +150,14 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         fail(breach);
         return false;
       }
+      if (lingerTimer === undefined && reader.ended()) {
+        lingerTimer = setTimeout(() => {
+          if (failure !== undefined) return;
+          lingered = true;
+          request.onDiagnostic({ type: "error", message: `${spec.name} kept running after its final event; it was ended.` });
+          child?.stop("it kept running after its final event");
+        }, limits.killGraceMs);
+      }
       return true;
     };
 
@@ -164,6 +178,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     request.signal.addEventListener("abort", stop, { once: true });
     if (request.signal.aborted) stop();
     const exit = await child.exited;
+    clearTimeout(lingerTimer);
     request.signal.removeEventListener("abort", stop);
 
     // stderr is the CLI's terminal text: its escape sequences go before it reaches a receipt or a screen.
@@ -174,7 +189,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         return failed(`${spec.product} could not be started: ${exit.spawnError}`, usage);
       }
       if (failure !== undefined) return failed(failure, usage);
-      if (exit.stopped !== undefined) return failed(`${spec.product} was stopped: ${exit.stopped}.`, usage);
+      if (exit.stopped !== undefined && !lingered) return failed(`${spec.product} was stopped: ${exit.stopped}.`, usage);
       // A last line with no newline is fine if it is whole; a cut one means the stream was truncated.
       if (exit.unterminated !== undefined && !read(exit.unterminated)) {
         return failed(`${spec.name}'s output stream ended in the middle of an event${exitNote(exit)}`, usage);

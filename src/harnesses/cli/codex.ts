@@ -143,6 +143,7 @@ function reader(sink: StreamSink): StreamReader {
           if (typeof event.type !== "string") throw new StreamFormatError("an event has no type");
       }
     },
+    ended: () => completed || failure !== undefined,
     finish(exitCode) {
       if (failure !== undefined) return { ok: false, message: `codex reported a failed turn: ${failure}` };
       if (!completed) {

@@ -58,6 +58,8 @@ export type StreamAnswer =
 /** Reads one run's events, in order. Throwing `StreamFormatError` fails the child. */
 export interface StreamReader {
   onEvent(event: Record<string, unknown>): void;
+  /** Whether the CLI's final event (claude's result, codex's turn end) has been read: all the run needs is in. */
+  ended(): boolean;
   /** The stream ended (the process exited); `exitCode` is null when a signal ended it. */
   finish(exitCode: number | null): StreamAnswer;
 }
