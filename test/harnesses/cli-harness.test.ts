@@ -161,6 +161,15 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(limited.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("longer than 1048576 bytes") } });
   });
 
+  test.each(["claude", "codex"])("%s: the diagnostics log is bounded; the session id and the answer are not", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { options: { maxDiagnosticsBytes: 60 } });
+    expect(result.outcome).toBe("succeeded");
+    const fromStream = diagnostics.filter((entry) => entry.type === "tool_call" || entry.type === "tool_result");
+    expect(JSON.stringify(fromStream).length).toBeLessThanOrEqual(60);
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("The diagnostics log stops here") });
+    expect(sessionOf(diagnostics)).toBeDefined();
+  });
+
   test("the output log is bounded; the answer is not", async () => {
     const { result, outputs, diagnostics } = await ws.run("claude", { prompt: "[fake:huge]", options: { maxOutputBytes: 1024 } });
     expect(result.outcome).toBe("succeeded");

@@ -35,6 +35,8 @@ export interface CliHarnessOptions {
   maxStderrBytes?: number;
   /** Assistant text written to the run's output log; the answer itself is never cut. */
   maxOutputBytes?: number;
+  /** Tool calls, tool results and errors read from the stream, written to the run's diagnostics log. */
+  maxDiagnosticsBytes?: number;
   /** The environment the allowlist reads from; default process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -53,6 +55,7 @@ export const CLI_DEFAULTS = {
   maxLineBytes: 32 * 1024 * 1024,
   maxStderrBytes: 64 * 1024,
   maxOutputBytes: 16 * 1024 * 1024,
+  maxDiagnosticsBytes: 16 * 1024 * 1024,
 };
 
 /** A child whose tools neither write, edit nor run commands runs in the CLI's read-only mode. No tools list means Pi's defaults, which write. */
@@ -103,6 +106,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     if (launch.narrowed) request.onDiagnostic({ type: "narrowed", ...launch.narrowed });
     let failure: string | undefined;
     let outputBytes = 0;
+    let diagnosticsBytes = 0;
     const sink: StreamSink = {
       usage,
       progress: (activity) => request.onProgress({ usage: { ...usage }, activity }),
@@ -112,7 +116,12 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         if (outputBytes <= limits.maxOutputBytes) request.onOutput(text);
         else request.onDiagnostic({ type: "error", message: `The output log stops here: ${spec.name} wrote more than ${limits.maxOutputBytes} bytes of text.` });
       },
-      diagnostic: (entry) => request.onDiagnostic(entry),
+      diagnostic: (entry) => {
+        if (diagnosticsBytes > limits.maxDiagnosticsBytes) return;
+        diagnosticsBytes += Buffer.byteLength(JSON.stringify(entry), "utf8");
+        if (diagnosticsBytes <= limits.maxDiagnosticsBytes) request.onDiagnostic(entry);
+        else request.onDiagnostic({ type: "error", message: `The diagnostics log stops here: ${spec.name} reported more than ${limits.maxDiagnosticsBytes} bytes of tool calls, results and errors.` });
+      },
       session: (sessionId) => request.onDiagnostic({ type: "session", harness: spec.name, sessionId }),
     };
     const reader = adapter.reader(sink);
