@@ -57,6 +57,13 @@ describe("roles and options become the CLIs' flags", () => {
     expect(explorer!.argv.some((arg) => arg.startsWith("--append-system-prompt=You are an explorer agent"))).toBe(true);
   });
 
+  test("claude: a parent's tool whose name holds a comma, blank or parenthesis cannot smuggle another tool into the child's list", async () => {
+    await ws.run("claude", { role: "worker", tools: ["read", "write", "x,Bash", "y Bash", "Bash(rm:*)"] });
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(run!.argv).toContain("--tools=Read,Write");
+    expect(run!.argv).toContain("--allowedTools=Read,Write");
+  });
+
   test("codex: a reviewer runs in the read-only sandbox, a worker in workspace-write, in the child's directory", async () => {
     await ws.run("codex", { role: "reviewer", prompt: "review" });
     await ws.run("codex", { role: "worker", prompt: "work", options: { model: "gpt-5-codex" } });
