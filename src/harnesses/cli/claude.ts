@@ -172,11 +172,12 @@ function reader(sink: StreamSink): StreamReader {
       }
     },
     ended: () => result !== undefined,
-    finish(exitCode) {
+    finish(exitCode, signal) {
       if (!result) {
+        const ended = exitCode === null ? `was ended by ${signal ?? "a signal"}` : `exited with code ${exitCode}`;
         return {
           ok: false,
-          message: exitCode === 0 ? "claude's stream ended before its result message" : `claude exited with code ${exitCode} before its result message`,
+          message: exitCode === 0 ? "claude's stream ended before its result message" : `claude ${ended} before its result message`,
         };
       }
       const subtype = text(result.subtype) ?? "unknown";

@@ -205,7 +205,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       }
       let answer: StreamAnswer;
       try {
-        answer = reader.finish(exit.code);
+        answer = reader.finish(exit.code, exit.signal);
       } catch (error) {
         return failed(`${spec.name}'s output stream is malformed: ${error instanceof Error ? error.message : String(error)}`, usage);
       }

@@ -60,8 +60,8 @@ export interface StreamReader {
   onEvent(event: Record<string, unknown>): void;
   /** Whether the CLI's final event (claude's result, codex's turn end) has been read: all the run needs is in. */
   ended(): boolean;
-  /** The stream ended (the process exited); `exitCode` is null when a signal ended it. */
-  finish(exitCode: number | null): StreamAnswer;
+  /** The stream ended (the process exited); `exitCode` is null when a signal (`signal`) ended it. */
+  finish(exitCode: number | null, signal?: NodeJS.Signals | null): StreamAnswer;
 }
 
 export interface CliAdapter {
