@@ -179,6 +179,13 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(sessionOf(diagnostics)).toBeDefined();
   });
 
+  test("claude: usage that is not a whole count (a fraction, a string, a sum that overflows to Infinity) counts nothing", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:odd-usage]" });
+    expect(result.outcome).toBe("succeeded");
+    expect(result.usage).toMatchObject({ inputTokens: 10, outputTokens: 3, costUsd: 0.25 });
+    expect(Number.isSafeInteger(result.usage.turns)).toBe(true);
+  });
+
   test("the output log is bounded; the answer is not", async () => {
     const { result, outputs, diagnostics } = await ws.run("claude", { prompt: "[fake:huge]", options: { maxOutputBytes: 1024 } });
     expect(result.outcome).toBe("succeeded");
