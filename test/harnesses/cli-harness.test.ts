@@ -225,6 +225,16 @@ describe("cancellation and time limits end the whole process group", () => {
     for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
   });
 
+  test("claude: a result read as the last line after the exit (no newline) leaves nothing to fire after the run settled", async () => {
+    const options = { killGraceMs: 200 };
+    const first = await ws.run("claude", { prompt: "[fake:last-line-unterminated]", options });
+    expect(first.result.outcome).toBe("succeeded");
+    // A run that lingers waits the same grace after its result: a timer the first run left would have fired by its end.
+    const second = await ws.run("claude", { prompt: "[fake:linger]", options });
+    expect(second.result.outcome).toBe("succeeded");
+    expect(first.diagnostics).not.toContainEqual(expect.objectContaining({ message: expect.stringContaining("kept running") }));
+  });
+
   test("a time limit ends it as timed_out", async () => {
     const { result } = await ws.run("claude", { prompt: "[fake:hang]", options: { killGraceMs: 300 }, onStarted: ({ timeOut }) => timeOut() });
     expect(result).toMatchObject({ outcome: "timed_out", error: { code: "timed_out" } });

@@ -132,6 +132,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
      */
     let lingered = false;
     let lingerTimer: NodeJS.Timeout | undefined;
+    let exited = false;
     const fail = (message: string) => {
       failure ??= message;
       child?.stop(message);
@@ -159,7 +160,8 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         fail(breach);
         return false;
       }
-      if (lingerTimer === undefined && reader.ended()) {
+      // A last line read after the exit (no newline) has no process left to wait for.
+      if (lingerTimer === undefined && !exited && reader.ended()) {
         lingerTimer = setTimeout(() => {
           if (failure !== undefined) return;
           lingered = true;
@@ -187,6 +189,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     request.signal.addEventListener("abort", stop, { once: true });
     if (request.signal.aborted) stop();
     const exit = await child.exited;
+    exited = true;
     clearTimeout(lingerTimer);
     request.signal.removeEventListener("abort", stop);
 
