@@ -30,8 +30,28 @@ export function parseStructuredAnswer(text: string, schema: Record<string, unkno
 
 /** Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). */
 export function checkStructuredValue(value: unknown, schema: Record<string, unknown>): StructuredAnswer {
+  // Redacting, saving and delivering a value all walk it recursively: one nested deeper than this
+  // would overflow the host's stack there, after the child was counted a success.
+  if (deeperThan(value, MAX_DEPTH)) {
+    return { ok: false, message: `The child's answer nests arrays and objects more than ${MAX_DEPTH} levels deep.` };
+  }
   const validator = compile(schema as JsonSchema);
   const violation = firstViolation(validator, value);
   if (!violation) return { ok: true, value };
   return { ok: false, message: `The child's answer does not satisfy outputSchema at ${violation.pointer || "(the value)"}: ${violation.message}.` };
+}
+
+/** The deepest nesting of arrays and objects an answer may have. */
+export const MAX_DEPTH = 512;
+
+/** Whether `value` nests arrays and objects deeper than `limit` levels; checked without recursion. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: next, depth } = stack.pop()!;
+    if (next === null || typeof next !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(next)) if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
 }

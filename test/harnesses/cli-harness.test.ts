@@ -57,6 +57,13 @@ describe("roles and options become the CLIs' flags", () => {
     expect(explorer!.argv.some((arg) => arg.startsWith("--append-system-prompt=You are an explorer agent"))).toBe(true);
   });
 
+  test("claude: a parent's tool whose name holds a comma, blank or parenthesis cannot smuggle another tool into the child's list", async () => {
+    await ws.run("claude", { role: "worker", tools: ["read", "write", "x,Bash", "y Bash", "Bash(rm:*)"] });
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(run!.argv).toContain("--tools=Read,Write");
+    expect(run!.argv).toContain("--allowedTools=Read,Write");
+  });
+
   test("codex: a reviewer runs in the read-only sandbox, a worker in workspace-write, in the child's directory", async () => {
     await ws.run("codex", { role: "reviewer", prompt: "review" });
     await ws.run("codex", { role: "worker", prompt: "work", options: { model: "gpt-5-codex" } });
@@ -139,6 +146,8 @@ describe("a CLI that fails, misbehaves or floods", () => {
     ["codex", "truncated", /codex's output stream ended in the middle of an event/],
     ["claude", "crash", /claude exited with code 3 before its result message \(stderr: Error: the API key/],
     ["codex", "crash", /codex exited with code 101 before the turn completed \(stderr: thread 'main' panicked/],
+    ["claude", "killed", /^claude was ended by SIGKILL before its result message$/],
+    ["codex", "killed", /^codex was ended by SIGKILL before the turn completed$/],
   ])("%s %s: the child fails with a clear message and leaves no process", async (harness, scenario, message) => {
     const { result, diagnostics } = await ws.run(harness, { prompt: `go [fake:${scenario}]` });
     expect(result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringMatching(message) } });
@@ -159,6 +168,22 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(value.length).toBe(1024 + 3 * 1024 * 1024 + 3);
     const limited = await ws.run(harness, { prompt: "[fake:huge]", options: { maxLineBytes: 1024 * 1024 } });
     expect(limited.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("longer than 1048576 bytes") } });
+  });
+
+  test.each(["claude", "codex"])("%s: the diagnostics log is bounded; the session id and the answer are not", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { options: { maxDiagnosticsBytes: 60 } });
+    expect(result.outcome).toBe("succeeded");
+    const fromStream = diagnostics.filter((entry) => entry.type === "tool_call" || entry.type === "tool_result");
+    expect(JSON.stringify(fromStream).length).toBeLessThanOrEqual(60);
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("The diagnostics log stops here") });
+    expect(sessionOf(diagnostics)).toBeDefined();
+  });
+
+  test("claude: usage that is not a whole count (a fraction, a string, a sum that overflows to Infinity) counts nothing", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:odd-usage]" });
+    expect(result.outcome).toBe("succeeded");
+    expect(result.usage).toMatchObject({ inputTokens: 10, outputTokens: 3, costUsd: 0.25 });
+    expect(Number.isSafeInteger(result.usage.turns)).toBe(true);
   });
 
   test("the output log is bounded; the answer is not", async () => {
@@ -187,6 +212,29 @@ describe("cancellation and time limits end the whole process group", () => {
     for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
   });
 
+  test.each([
+    ["claude", "linger"],
+    ["claude", "linger-closed"],
+    ["codex", "linger"],
+  ])("%s %s: a CLI that keeps running after its final event is ended, and the run keeps its answer", async (harness, scenario) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: `Say it. [fake:${scenario}]`, options: { killGraceMs: 300 } });
+    expect(result).toMatchObject({ outcome: "succeeded", value: expect.stringContaining("Say it.") });
+    expect(diagnostics).toContainEqual({ type: "error", message: `${harness} kept running after its final event; it was ended.` });
+    const [run] = fakeRuns(ws.cwd, harness);
+    expect(run!.children).toHaveLength(1);
+    for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
+  });
+
+  test("claude: a result read as the last line after the exit (no newline) leaves nothing to fire after the run settled", async () => {
+    const options = { killGraceMs: 200 };
+    const first = await ws.run("claude", { prompt: "[fake:last-line-unterminated]", options });
+    expect(first.result.outcome).toBe("succeeded");
+    // A run that lingers waits the same grace after its result: a timer the first run left would have fired by its end.
+    const second = await ws.run("claude", { prompt: "[fake:linger]", options });
+    expect(second.result.outcome).toBe("succeeded");
+    expect(first.diagnostics).not.toContainEqual(expect.objectContaining({ message: expect.stringContaining("kept running") }));
+  });
+
   test("a time limit ends it as timed_out", async () => {
     const { result } = await ws.run("claude", { prompt: "[fake:hang]", options: { killGraceMs: 300 }, onStarted: ({ timeOut }) => timeOut() });
     expect(result).toMatchObject({ outcome: "timed_out", error: { code: "timed_out" } });
@@ -201,6 +249,11 @@ describe("structured answers", () => {
     const { result } = await ws.run("claude", { prompt: "[fake:structured]", outputSchema: schema });
     expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", reasons: ["tests pass"] } });
     expect(fakeRuns(ws.cwd, "claude")[0]!.argv).toContain(`--json-schema=${JSON.stringify(schema)}`);
+  });
+
+  test("claude: a structured answer nested 100 000 deep fails the child instead of the host's stack", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:deep]", outputSchema: schema });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("more than 512 levels deep") } });
   });
 
   test("codex: the schema goes in a file for --output-schema; the JSON answer is parsed and checked", async () => {

@@ -1,4 +1,4 @@
-import { argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { amount, argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -28,7 +28,10 @@ const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 
 export function claudeTools(tools: readonly string[] | undefined): string[] {
   // Own keys only: a tool named `constructor` is that name, not Object.prototype's method.
-  return [...new Set((tools ?? PI_DEFAULT_TOOLS).map((tool) => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool)))];
+  const names = (tools ?? PI_DEFAULT_TOOLS).map((tool) => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool));
+  // Claude Code splits a tool list at commas and blanks and reads parentheses as a permission rule:
+  // a parent's tool named `x,Bash` would hand the child Bash. Such a name is no tool it has anyway.
+  return [...new Set(names.filter((name) => !/[\s,()]/.test(name)))];
 }
 
 function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
@@ -146,7 +149,7 @@ function reader(sink: StreamSink): StreamReader {
       sink.usage.outputTokens = usage.output;
     }
     if (typeof event.num_turns === "number") sink.usage.turns = Math.max(sink.usage.turns, count(event.num_turns));
-    if (typeof event.total_cost_usd === "number") sink.usage.costUsd = count(event.total_cost_usd);
+    if (typeof event.total_cost_usd === "number") sink.usage.costUsd = amount(event.total_cost_usd);
     sink.progress("finished");
   };
 
@@ -168,11 +171,13 @@ function reader(sink: StreamSink): StreamReader {
           if (typeof event.type !== "string") throw new StreamFormatError("a message has no type");
       }
     },
-    finish(exitCode) {
+    ended: () => result !== undefined,
+    finish(exitCode, signal) {
       if (!result) {
+        const ended = exitCode === null ? `was ended by ${signal ?? "a signal"}` : `exited with code ${exitCode}`;
         return {
           ok: false,
-          message: exitCode === 0 ? "claude's stream ended before its result message" : `claude exited with code ${exitCode} before its result message`,
+          message: exitCode === 0 ? "claude's stream ended before its result message" : `claude ${ended} before its result message`,
         };
       }
       const subtype = text(result.subtype) ?? "unknown";

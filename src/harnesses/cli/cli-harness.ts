@@ -35,6 +35,8 @@ export interface CliHarnessOptions {
   maxStderrBytes?: number;
   /** Assistant text written to the run's output log; the answer itself is never cut. */
   maxOutputBytes?: number;
+  /** Tool calls, tool results and errors read from the stream, written to the run's diagnostics log. */
+  maxDiagnosticsBytes?: number;
   /** The environment the allowlist reads from; default process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -53,6 +55,7 @@ export const CLI_DEFAULTS = {
   maxLineBytes: 32 * 1024 * 1024,
   maxStderrBytes: 64 * 1024,
   maxOutputBytes: 16 * 1024 * 1024,
+  maxDiagnosticsBytes: 16 * 1024 * 1024,
 };
 
 /** A child whose tools neither write, edit nor run commands runs in the CLI's read-only mode. No tools list means Pi's defaults, which write. */
@@ -103,6 +106,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     if (launch.narrowed) request.onDiagnostic({ type: "narrowed", ...launch.narrowed });
     let failure: string | undefined;
     let outputBytes = 0;
+    let diagnosticsBytes = 0;
     const sink: StreamSink = {
       usage,
       progress: (activity) => request.onProgress({ usage: { ...usage }, activity }),
@@ -112,11 +116,23 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         if (outputBytes <= limits.maxOutputBytes) request.onOutput(text);
         else request.onDiagnostic({ type: "error", message: `The output log stops here: ${spec.name} wrote more than ${limits.maxOutputBytes} bytes of text.` });
       },
-      diagnostic: (entry) => request.onDiagnostic(entry),
+      diagnostic: (entry) => {
+        if (diagnosticsBytes > limits.maxDiagnosticsBytes) return;
+        diagnosticsBytes += Buffer.byteLength(JSON.stringify(entry), "utf8");
+        if (diagnosticsBytes <= limits.maxDiagnosticsBytes) request.onDiagnostic(entry);
+        else request.onDiagnostic({ type: "error", message: `The diagnostics log stops here: ${spec.name} reported more than ${limits.maxDiagnosticsBytes} bytes of tool calls, results and errors.` });
+      },
       session: (sessionId) => request.onDiagnostic({ type: "session", harness: spec.name, sessionId }),
     };
     const reader = adapter.reader(sink);
     let child: CliProcess | undefined;
+    /**
+     * Set once the CLI outlived its final event by the grace period and was ended for it (Claude
+     * Code is known to keep running, stdout open or not, after its result): the run has its answer.
+     */
+    let lingered = false;
+    let lingerTimer: NodeJS.Timeout | undefined;
+    let exited = false;
     const fail = (message: string) => {
       failure ??= message;
       child?.stop(message);
@@ -144,6 +160,15 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         fail(breach);
         return false;
       }
+      // A last line read after the exit (no newline) has no process left to wait for.
+      if (lingerTimer === undefined && !exited && reader.ended()) {
+        lingerTimer = setTimeout(() => {
+          if (failure !== undefined) return;
+          lingered = true;
+          request.onDiagnostic({ type: "error", message: `${spec.name} kept running after its final event; it was ended.` });
+          child?.stop("it kept running after its final event");
+        }, limits.killGraceMs);
+      }
       return true;
     };
 
@@ -164,6 +189,8 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     request.signal.addEventListener("abort", stop, { once: true });
     if (request.signal.aborted) stop();
     const exit = await child.exited;
+    exited = true;
+    clearTimeout(lingerTimer);
     request.signal.removeEventListener("abort", stop);
 
     // stderr is the CLI's terminal text: its escape sequences go before it reaches a receipt or a screen.
@@ -174,14 +201,14 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         return failed(`${spec.product} could not be started: ${exit.spawnError}`, usage);
       }
       if (failure !== undefined) return failed(failure, usage);
-      if (exit.stopped !== undefined) return failed(`${spec.product} was stopped: ${exit.stopped}.`, usage);
+      if (exit.stopped !== undefined && !lingered) return failed(`${spec.product} was stopped: ${exit.stopped}.`, usage);
       // A last line with no newline is fine if it is whole; a cut one means the stream was truncated.
       if (exit.unterminated !== undefined && !read(exit.unterminated)) {
         return failed(`${spec.name}'s output stream ended in the middle of an event${exitNote(exit)}`, usage);
       }
       let answer: StreamAnswer;
       try {
-        answer = reader.finish(exit.code);
+        answer = reader.finish(exit.code, exit.signal);
       } catch (error) {
         return failed(`${spec.name}'s output stream is malformed: ${error instanceof Error ? error.message : String(error)}`, usage);
       }

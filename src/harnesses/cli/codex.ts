@@ -143,13 +143,15 @@ function reader(sink: StreamSink): StreamReader {
           if (typeof event.type !== "string") throw new StreamFormatError("an event has no type");
       }
     },
-    finish(exitCode) {
+    ended: () => completed || failure !== undefined,
+    finish(exitCode, signal) {
       if (failure !== undefined) return { ok: false, message: `codex reported a failed turn: ${failure}` };
       if (!completed) {
         const why = lastError ? `: ${lastError}` : "";
+        const ended = exitCode === null ? `was ended by ${signal ?? "a signal"}` : `exited with code ${exitCode}`;
         return {
           ok: false,
-          message: exitCode === 0 ? `codex's stream ended before turn.completed${why}` : `codex exited with code ${exitCode} before the turn completed${why}`,
+          message: exitCode === 0 ? `codex's stream ended before turn.completed${why}` : `codex ${ended} before the turn completed${why}`,
         };
       }
       if (answer === undefined) return { ok: false, message: "codex completed its turn without an agent message" };

@@ -58,8 +58,10 @@ export type StreamAnswer =
 /** Reads one run's events, in order. Throwing `StreamFormatError` fails the child. */
 export interface StreamReader {
   onEvent(event: Record<string, unknown>): void;
-  /** The stream ended (the process exited); `exitCode` is null when a signal ended it. */
-  finish(exitCode: number | null): StreamAnswer;
+  /** Whether the CLI's final event (claude's result, codex's turn end) has been read: all the run needs is in. */
+  ended(): boolean;
+  /** The stream ended (the process exited); `exitCode` is null when a signal (`signal`) ended it. */
+  finish(exitCode: number | null, signal?: NodeJS.Signals | null): StreamAnswer;
 }
 
 export interface CliAdapter {
