@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
+import { jsonSchemaProblem } from "../../../runtime/schema-check.ts";
 import { checkContextRequest, renderedContext } from "../../parent-context/modes.ts";
 import { boundChildTools } from "../../harnesses/child-tools.ts";
 import { chooseHarness } from "../../harnesses/registry.ts";
@@ -68,50 +69,12 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
     } catch (error) {
       throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${(error as Error).message}`);
     }
-    const badType = unknownSchemaType(call.outputSchema, "");
-    if (badType) throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${badType}`);
+    // The compiler accepts a schema no answer satisfies (`type: "strng"`) silently: checked against
+    // the meta-schema as a workflow's meta.args is, before a child is paid for.
+    const problem = jsonSchemaProblem(call.outputSchema);
+    if (problem) throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${problem}`);
   }
   return call.cwd === undefined ? env.cwd : resolveCwd(call.cwd, env.cwd);
-}
-
-const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
-/** Keywords whose value is one schema, and those whose value is a list or a map of schemas. */
-const ONE_SCHEMA = ["additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"];
-const SCHEMA_LIST = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-const SCHEMA_MAP = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
-
-/**
- * A `type` no value can have ("bogus", a typo) makes a schema no answer satisfies, which the
- * compiler accepts silently: found before a child is paid for. Only schema positions are walked,
- * so a `const` or `enum` value that happens to hold a `type` key is left alone.
- */
-function unknownSchemaType(schema: unknown, at: string): string | undefined {
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return undefined;
-  const node = schema as Record<string, unknown>;
-  const types = typeof node.type === "string" ? [node.type] : Array.isArray(node.type) ? node.type : [];
-  const bad = types.find((type) => typeof type !== "string" || !JSON_TYPES.has(type));
-  if (bad !== undefined) return `${at || "(the schema)"}: type ${JSON.stringify(bad)} is not a JSON type (${[...JSON_TYPES].join(", ")}).`;
-  for (const key of ONE_SCHEMA) {
-    const found = unknownSchemaType(node[key], `${at}/${key}`);
-    if (found) return found;
-  }
-  for (const key of SCHEMA_LIST) {
-    const list = node[key];
-    if (!Array.isArray(list)) continue;
-    for (let i = 0; i < list.length; i++) {
-      const found = unknownSchemaType(list[i], `${at}/${key}/${i}`);
-      if (found) return found;
-    }
-  }
-  for (const key of SCHEMA_MAP) {
-    const map = node[key];
-    if (map === null || typeof map !== "object" || Array.isArray(map)) continue;
-    for (const [name, sub] of Object.entries(map)) {
-      const found = unknownSchemaType(sub, `${at}/${key}/${name}`);
-      if (found) return found;
-    }
-  }
-  return undefined;
 }
 
 /**
