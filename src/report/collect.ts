@@ -1,4 +1,5 @@
 import type { RunView } from "../contract/run-schema.ts";
+import { jsonDepth } from "../../runtime/json.ts";
 import type { RunStore } from "../runs/index.ts";
 import { readCalls, type ReportCalls } from "./calls.ts";
 
@@ -145,17 +146,13 @@ const READABLE_DEPTH = 32;
 /** How many times its text a value may grow when indented (an ordinary object grows about twofold). */
 const READABLE_GROWTH = 4;
 
-/** Whether `value` nests no deeper than READABLE_DEPTH (the walk stops there, so it cannot overflow). */
-const shallow = (value: unknown, depth = 0): boolean =>
-  value === null || typeof value !== "object" || (depth < READABLE_DEPTH && Object.values(value).every((item) => shallow(item, depth + 1)));
-
 /** A final value as a person reads it: a workflow's `{"result": …}` unwrapped, JSON indented unless it nests too deep to. */
 function readable(text: string, kind: RunView["kind"]): string {
   try {
     const parsed = JSON.parse(text) as unknown;
     const value = kind === "workflow" && parsed !== null && typeof parsed === "object" && "result" in parsed ? (parsed as { result: unknown }).result : parsed;
     if (typeof value === "string") return value;
-    if (!shallow(value)) return text;
+    if (jsonDepth(text, READABLE_DEPTH) > READABLE_DEPTH) return text;
     // Even shallow, a long list of tiny values indented at depth 32 is 30 times its text: a few times at most.
     const indented = JSON.stringify(value, null, 2);
     return indented.length <= READABLE_GROWTH * text.length ? indented : text;
