@@ -96,7 +96,7 @@ async function changeOne(action: ChangeAction, runId: string, files: ReturnType<
     const done = before.filter((answer) => answer.status === "applied" || answer.status === "discarded");
     if (done.length === 0 || !(error instanceof Error)) throw error;
     const what = action === "apply" ? "applied" : "discarded";
-    error.message = `${error.message} (before it, ${done.map((answer) => answer.runId).join(", ")} ${done.length === 1 ? "was" : "were"} ${what}: ${formatChangeAnswers(done).replace(/\n/g, " ")})`;
+    error.message = `${error.message} (before it, ${done.map((answer) => answer.runId).join(", ")} ${done.length === 1 ? "was" : "were"} ${what}: ${formatChangeAnswers(done, action).replace(/\n/g, " ")})`;
     throw error;
   }
 }
@@ -123,7 +123,7 @@ export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown
 }
 
 /** One line per run, for the tool's text, the CLI and /flow, in the words of the action asked. */
-export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction = "apply"): string {
+export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction): string {
   return answers
     .map(({ runId, status, files }) => {
       // A child named these files: shown without the escapes a name can hold.

@@ -35,7 +35,7 @@ test("the files a run changes are listed as git names them, every one and withou
   for (const name of listed) expect(name).not.toMatch(CONTROL);
 
   const applied = await applyChanges(await openRepository(root), run.runId);
-  const line = formatChangeAnswers([{ runId: run.runId, status: "applied", files: applied.status === "applied" ? applied.files : [] }]);
+  const line = formatChangeAnswers([{ runId: run.runId, status: "applied", files: applied.status === "applied" ? applied.files : [] }], "apply");
   expect(line).toContain("README");
   expect(line).toContain("x b/README.md");
   expect(line).not.toMatch(CONTROL);
@@ -43,6 +43,6 @@ test("the files a run changes are listed as git names them, every one and withou
 
 test("a run with no kept changes says there is nothing to do in the words of the action asked", () => {
   const none = [{ runId: "ag_0mx1xga91_abcdefghij", status: "nothing_to_apply" as const }];
-  expect(formatChangeAnswers(none)).toBe("Run ag_0mx1xga91_abcdefghij: nothing to apply (no changes kept).");
+  expect(formatChangeAnswers(none, "apply")).toBe("Run ag_0mx1xga91_abcdefghij: nothing to apply (no changes kept).");
   expect(formatChangeAnswers(none, "discard")).toBe("Run ag_0mx1xga91_abcdefghij: nothing to discard (no changes kept).");
 });
