@@ -1,6 +1,5 @@
 // What the child launcher asks of worktree isolation: a check before launch, a worktree while the
 // child runs, and its changes kept as evidence (ref, counts, redacted patch) when it settles.
-import { writeFile } from "node:fs/promises";
 import { FlowError } from "../contract/errors.ts";
 import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
@@ -81,11 +80,13 @@ async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: st
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);
   if (kept) {
-    // The ref holds the changes; a patch too large to read back (a huge binary file's is longer
-    // than a string may be) only goes unshown: the changes stay kept and applicable.
-    const patch = await patchText(isolation.repo.root, kept.base, kept.commit).catch((error: Error) => error);
-    if (typeof patch === "string") await writePatch(files, patch);
-    else await writeFile(files.patch, `The patch is too large to show (${patch.message}); the changes are kept and can be applied.\n`, { mode: 0o600 });
+    // The ref holds the changes; a patch that cannot be read back (a huge binary file's is longer
+    // than a string may be) only goes unshown: the changes stay kept and applicable. The note is
+    // written as a patch is, redacted: git's message may quote the repository's text.
+    const patch = await patchText(isolation.repo.root, kept.base, kept.commit).catch(
+      (error: unknown) => `The patch is too large to show (${error instanceof Error ? error.message : String(error)}); the changes are kept and can be applied.\n`,
+    );
+    await writePatch(files, patch);
   }
   await writeChangeRecord(files, { ...stats, state: "kept", root: isolation.repo.root });
   return stats;
