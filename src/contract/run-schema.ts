@@ -122,6 +122,13 @@ export const RunViewSchema = Type.Object(
 );
 
 export type RunView = Static<typeof RunViewSchema>;
+
+/**
+ * A usage number (a count, or a cost in dollars) as it counts when read from what anyone may have
+ * written (a CLI's stream, a cassette, a record on disk): a finite number from 0 up, else 0, so a
+ * string never becomes markup or throws, and no sum becomes Infinity.
+ */
+export const usageAmount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
 export type RunStatus = Static<typeof RunStatusSchema>;
 export type RunOutcome = Static<typeof RunOutcomeSchema>;
 export type Integrity = Static<typeof IntegritySchema>;

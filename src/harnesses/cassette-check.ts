@@ -3,6 +3,7 @@
  * optional, and every mistake of every line is found in one pass, so a hand-written cassette is
  * fixed in one go rather than one error per try.
  */
+import { usageAmount } from "../contract/run-schema.ts";
 import { isRecord } from "./cli/guards.ts";
 import { changesProblems } from "./cassette-changes.ts";
 
@@ -57,7 +58,7 @@ function evidenceProblems(value: Record<string, unknown>): string[] {
   // Every usage key a recording writes becomes the replayed run's usage as it is: a cost that is a
   // string would be a string in the run's record, and in every total and report read from it.
   const cost = isRecord(usage) ? usage.costUsd : undefined;
-  const costOk = cost === undefined || (typeof cost === "number" && Number.isFinite(cost) && cost >= 0);
+  const costOk = cost === undefined || (typeof cost === "number" && usageAmount(cost) === cost);
   if (usage !== undefined && (!isRecord(usage) || !costOk || !USAGE_COUNTS.every((field) => usage[field] === undefined || isCount(usage[field])))) {
     problems.push(`usage must be an object of counts (${USAGE_COUNTS.join(", ")}) and a costUsd in dollars`);
   }

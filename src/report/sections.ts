@@ -1,8 +1,8 @@
-import type { RunView } from "../contract/run-schema.ts";
+import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import { REPORT_TOTAL_BYTES, type BoundedText, type ReportData, type ReportRun } from "./collect.ts";
 import { callsTable, runLink } from "./calls.ts";
 import { anchor, html } from "./escape.ts";
-import { amount, formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
+import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
 
 /** An answer longer than this is folded: its first lines show, the rest behind a click. */
 const FOLD_CHARS = 600;
@@ -13,7 +13,7 @@ const who = (view: RunView): string =>
 const tokens = (view: RunView): string => {
   const usage = view.usage;
   if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined)) return "–";
-  return `${amount(usage.inputTokens)} in / ${amount(usage.outputTokens)} out`;
+  return `${usageAmount(usage.inputTokens)} in / ${usageAmount(usage.outputTokens)} out`;
 };
 
 export function summarySection(data: ReportData): string {
@@ -106,8 +106,8 @@ function runDetail(run: ReportRun, runs: ReadonlyMap<string, RunView>, inReport:
   const facts = [
     view.task.harness ? `harness ${html(view.task.harness)}` : "",
     run.model ? `model ${html(run.model)}` : "",
-    `${amount(usage.turns)} turns`,
-    `${amount(usage.toolCalls)} tool calls`,
+    `${usageAmount(usage.turns)} turns`,
+    `${usageAmount(usage.toolCalls)} tool calls`,
     html(tokens(view)),
     `cost ${html(formatCost(usage.costUsd))}`,
     `integrity ${html(view.integrity)}`,

@@ -1,4 +1,4 @@
-import type { RunView } from "../contract/run-schema.ts";
+import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import type { ReportRun } from "./collect.ts";
 
 export interface ReportTotals {
@@ -15,12 +15,6 @@ export interface ReportTotals {
 /** Outcome, or the state of a run that has none yet. */
 export const stateOf = (view: RunView): string => view.state.outcome ?? view.state.status;
 
-/**
- * A usage number as the report shows and adds it. A record is a file on disk and a cassette's usage
- * reaches it as written: a string there must neither become markup nor stop the report (a string's
- * `toFixed` throws), so anything but a finite number at or above zero counts as none.
- */
-export const amount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
 
 /** Sums over the agent runs (a workflow's own usage already sums its children). */
 export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
@@ -36,17 +30,17 @@ export function totalsOf(runs: readonly ReportRun[]): ReportTotals {
     }
     totals.agents++;
     const usage = view.usage ?? {};
-    totals.inputTokens += amount(usage.inputTokens);
-    totals.outputTokens += amount(usage.outputTokens);
-    totals.costUsd += amount(usage.costUsd);
-    totals.turns += amount(usage.turns);
-    totals.toolCalls += amount(usage.toolCalls);
+    totals.inputTokens += usageAmount(usage.inputTokens);
+    totals.outputTokens += usageAmount(usage.outputTokens);
+    totals.costUsd += usageAmount(usage.costUsd);
+    totals.turns += usageAmount(usage.turns);
+    totals.toolCalls += usageAmount(usage.toolCalls);
   }
   return totals;
 }
 
 /** Dollars to a hundredth of a cent: one child's cost is often under a cent. */
-export const formatCost = (usd: unknown): string => `$${amount(usd).toFixed(4)}`;
+export const formatCost = (usd: unknown): string => `$${usageAmount(usd).toFixed(4)}`;
 
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined) return "…";

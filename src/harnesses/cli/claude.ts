@@ -1,4 +1,5 @@
-import { amount, argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { usageAmount } from "../../contract/run-schema.ts";
+import { argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -149,7 +150,7 @@ function reader(sink: StreamSink): StreamReader {
       sink.usage.outputTokens = usage.output;
     }
     if (typeof event.num_turns === "number") sink.usage.turns = Math.max(sink.usage.turns, count(event.num_turns));
-    if (typeof event.total_cost_usd === "number") sink.usage.costUsd = amount(event.total_cost_usd);
+    if (typeof event.total_cost_usd === "number") sink.usage.costUsd = usageAmount(event.total_cost_usd);
     sink.progress("finished");
   };
 

@@ -13,9 +13,6 @@ export const text = (value: unknown): string | undefined => (typeof value === "s
 /** A token or turn count: a whole number from 0 up; anything else (a string, 1.5, 1e308) counts 0, so no sum becomes Infinity. */
 export const count = (value: unknown): number => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0);
 
-/** An amount such as a cost in dollars: a finite number from 0 up, else 0. */
-export const amount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
-
 /** A field that the format requires to be an object. */
 export function requireRecord(value: unknown, what: string): JsonRecord {
   if (!isRecord(value)) throw new StreamFormatError(`${what} is not an object`);
