@@ -9,6 +9,7 @@ import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { jsonSchemaProblem } from "../../../runtime/schema-check.ts";
 import { checkContextRequest, renderedContext } from "../../parent-context/modes.ts";
+import { rememberSharedHead } from "../../runs/index.ts";
 import { boundChildTools } from "../../harnesses/child-tools.ts";
 import { chooseHarness } from "../../harnesses/registry.ts";
 import { isolationRepository } from "../../isolation/index.ts";
@@ -96,6 +97,8 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
   const parentContext = snapshot ? renderedContext(snapshot, context) : "";
+  // Every child of the call begins its prompt with this text: its records redact it once.
+  rememberSharedHead(parentContext);
   const prompt = parentContext === "" ? call.prompt : `${parentContext}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
   return { call, profile, ...chosen, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };

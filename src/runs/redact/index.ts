@@ -7,7 +7,7 @@
  * must survive) and docs/runs.md states its recall and false-positive figures.
  */
 import { types } from "node:util";
-import { redactString } from "./engine.ts";
+import { applySpans, findSecretSpans, redactString } from "./engine.ts";
 import { isBasicCredential, isSecretKeyName, judgeValue } from "./keys.ts";
 import { REDACTED } from "./rule.ts";
 
@@ -74,9 +74,68 @@ export function redactText(text: string): { text: string; changed: boolean } {
   return { text: out, changed: out !== text };
 }
 
+/**
+ * A long text that many later texts begin with: a `full` child's prompt is its parent's
+ * conversation (up to 4 Mi characters, the same for every child of a call) and then its own task,
+ * and the journal's start line and the child's Pi session both hold that prompt. Such a text is
+ * redacted once, and a text that begins with it has only its remainder scanned. That equals
+ * redacting the whole only if no secret runs across the join: a head whose own secrets reach its
+ * last character (a private key block with no end, which runs to the end of the text) is not used,
+ * and the caller joins at a delimiter no rule reads across (test/runs/redact-shared-head.test.ts
+ * checks the corpus both ways).
+ */
+interface SharedHead {
+  readonly head: string;
+  /** Its redacted form once a text has begun with it; null when a secret reaches its end. */
+  redacted?: string | null;
+}
+
+/** The few heads in use (one per selection of a call's snapshot), most recent first. */
+const MAX_SHARED_HEADS = 4;
+const SHARED_HEAD_MIN_CHARS = 4096;
+const sharedHeads: SharedHead[] = [];
+
+/** Declare that texts beginning with `head` will follow (see SharedHead); short heads are not worth it. */
+export function rememberSharedHead(head: string): void {
+  if (head.length < SHARED_HEAD_MIN_CHARS || sharedHeads.some((known) => known.head === head)) return;
+  sharedHeads.unshift({ head });
+  sharedHeads.length = Math.min(sharedHeads.length, MAX_SHARED_HEADS);
+}
+
+/** `text` redacted by its shared head and its own remainder, or undefined when no head applies. */
+function redactedByHead(text: string): string | undefined {
+  for (const shared of sharedHeads) {
+    if (text.length <= shared.head.length || !beginsWith(text, shared.head)) continue;
+    if (shared.redacted === undefined) {
+      const spans = findSecretSpans(shared.head);
+      const reachesEnd = spans.some((end, i) => i % 2 === 1 && end >= shared.head.length);
+      shared.redacted = reachesEnd ? null : applySpans(shared.head, spans);
+    }
+    if (shared.redacted === null) return undefined;
+    const rest = text.slice(shared.head.length);
+    const restOut = redactedText(rest);
+    // Unchanged, the text itself: a caller's `out !== text` then costs no comparison of megabytes.
+    return shared.redacted === shared.head && restOut === rest ? text : shared.redacted + restOut;
+  }
+  return undefined;
+}
+
+/**
+ * `text.startsWith(head)`, in the time of a memory comparison: a slice of a flat string is a view,
+ * and equality of two flat strings is one compare, where startsWith walks character by character
+ * (a millisecond for a 280 KB conversation).
+ */
+function beginsWith(text: string, head: string): boolean {
+  return text.charCodeAt(head.length - 1) === head.charCodeAt(head.length - 1) && text.slice(0, head.length) === head;
+}
+
 /** `text` redacted: itself when nothing in it was a secret. */
 function redactedText(text: string): string {
   if (text.length <= 36 && PLAIN_SHAPE.test(text)) return text;
+  if (text.length > SHARED_HEAD_MIN_CHARS && sharedHeads.length > 0) {
+    const byHead = redactedByHead(text);
+    if (byHead !== undefined) return byHead;
+  }
   const remembered = text.length <= MEMO_MAX_CHARS;
   let out = remembered ? texts.recall(text) : undefined;
   if (out === undefined) {
