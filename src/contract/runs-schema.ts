@@ -22,7 +22,7 @@ export const RunsInputSchema = Type.Object(
     view: Type.Optional(
       Type.Union(literals(RUN_VIEWS), { description: 'inspect view; default summary. patch: what an isolation "worktree" child changed, as a git patch (redacted). calls: a workflow\'s agent() and tools.* calls, from its journal.' }),
     ),
-    limitBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Byte budget of a page or a wait's output." })),
+    limitBytes: Type.Optional(Type.Integer({ minimum: 1, description: "Byte budget of a page or a wait's output; for list, of each stream's inline values." })),
     cursor: Type.Optional(Type.String({ description: "Continue a list (runs stream) or inspect cursor sequence." })),
     workflowCursor: Type.Optional(Type.String({ description: "Continue the workflows stream of a list." })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: "list: rows per stream." })),

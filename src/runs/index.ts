@@ -39,7 +39,7 @@ export {
   type RunViewName,
   type SinglePayload,
 } from "./read/inspect.ts";
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ListPayload } from "./read/list.ts";
+export { DEFAULT_LIST_INLINE_BYTES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, type ListPayload } from "./read/list.ts";
 export {
   DEFAULT_RETENTION,
   prune,

@@ -15,7 +15,7 @@ import {
   type RunViewName,
   type SinglePayload,
 } from "./read/inspect.ts";
-import { listRuns, MAX_LIST_LIMIT, type ListPayload } from "./read/list.ts";
+import { listRuns, MAX_LIST_LIMIT, type ListOptions, type ListPayload } from "./read/list.ts";
 import { processRegistry, type RunRegistry } from "./registry.ts";
 import { readRecord } from "./journal/record.ts";
 import { readTerminalLine } from "./journal/journal-ends.ts";
@@ -93,7 +93,7 @@ export class RunStore {
     return formatRunText(this.view(runId));
   }
 
-  list(opts: { limit?: number; cursor?: string; workflowCursor?: string } = {}): ListPayload {
+  list(opts: ListOptions = {}): ListPayload {
     return listRuns(this.ctx, opts);
   }
 

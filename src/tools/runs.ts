@@ -6,7 +6,7 @@ import type { FlowHost } from "../orchestrator/session/index.ts";
 import type { ResultOwnership } from "../orchestrator/session/index.ts";
 import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
 import { waitForRuns } from "../orchestrator/session/index.ts";
-import { outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
+import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/query-renderers.ts";
@@ -25,8 +25,9 @@ function rejectExtras(input: RunsInput, allowed: readonly (keyof RunsInput)[]): 
 }
 
 function list(runs: RunStore, input: RunsInput): Answer {
-  rejectExtras(input, ["limit", "cursor", "workflowCursor"]);
+  rejectExtras(input, ["limit", "cursor", "workflowCursor", "limitBytes"]);
   const page = runs.list({
+    inlineBytes: input.limitBytes ?? DEFAULT_LIST_INLINE_BYTES,
     ...(input.limit !== undefined ? { limit: input.limit } : {}),
     ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
     ...(input.workflowCursor !== undefined ? { workflowCursor: input.workflowCursor } : {}),
@@ -151,7 +152,7 @@ export function createRunsTool(host: FlowHost) {
     label: "Flow runs",
     description: [
       "Supervise this session's runs (children and workflows).",
-      "list: runs and workflows, newest first, in two cursor streams (cursor, workflowCursor).",
+      "list: runs and workflows, newest first, in two cursor streams (cursor, workflowCursor); each stream's inline values spend limitBytes (default 32 KiB), later ones are delivered by reference.",
       "inspect: with view summary (default) and one or more runIds, batch entries; with one run and view launch, output, diagnostics or final, one page bounded by limitBytes (follow nextCursor, concatenate JSON pages before parsing).",
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",

@@ -83,6 +83,30 @@ describe("list and inspect", () => {
     expect(nextWorkflows.envelope.data.runs!.map((run) => run.runId)).toEqual([ids[2], ids[1]]);
   });
 
+  test("a list page's inline values spend limitBytes per stream; later rows deliver by reference, whole", async () => {
+    pi = await startPiSession();
+    // Five workflows, each returning a 10 KB value: inline alone (under 16 KiB), 50 KB together.
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      const call = await pi.callTool("external_workflow", { script: `return ${JSON.stringify("v".repeat(10_000) + index)};` });
+      ids.push((call.structuredContent as { data: { run: View } }).data.run.runId);
+    }
+    const bounded = await runs({ action: "list", limitBytes: 25_000 });
+    const rows = bounded.envelope.data.workflows!;
+    expect(rows.map((row) => row.runId)).toEqual([...ids].reverse());
+    expect(rows.map((row) => row.output.delivery)).toEqual(["inline", "inline", "reference", "reference", "reference"]);
+    expect(rows[2]!.refs.final).toEqual({ action: "inspect", runIds: [ids[2]], view: "final" });
+    expect(bounded.result.text.length).toBeLessThan(25_000 + 5_000);
+    // The default budget is 32 KiB: three of the five values, and the page's text stays bounded too.
+    const byDefault = await runs({ action: "list" });
+    expect(byDefault.envelope.data.workflows!.filter((row) => row.output.delivery === "inline")).toHaveLength(3);
+    // A value delivered by reference is whole through its ref.
+    const final = await runs(rows[4]!.refs.final as Record<string, unknown>);
+    expect((JSON.parse(final.envelope.data.page!.text) as { result: unknown }).result).toBe("v".repeat(10_000) + "0");
+    const none = await runs({ action: "list", limitBytes: 1 });
+    expect(none.envelope.data.workflows!.map((row) => row.output.delivery)).toEqual(Array(5).fill("reference"));
+  });
+
   test("a workflow's JSON pages may split anywhere; one cursor sequence concatenates to the document", async () => {
     pi = await startPiSession();
     const value = { verdict: "ship it ✓", items: Array.from({ length: 20 }, (_, index) => `item ${index}`) };

@@ -15,22 +15,37 @@ const ref = <V extends "summary" | "final" | "diagnostics">(runId: string, view:
 
 type Output = RunView["output"];
 
-function outputOf(facts: RunFacts): Output {
+/**
+ * What a set of views may still spend on inline values, in UTF-8 bytes of their JSON: a list page
+ * of 500 runs would otherwise carry 500 values of up to 16 KiB each. A value that does not fit what
+ * is left is delivered by reference, as `wait` does; nothing is read for it.
+ */
+export interface InlineBudget {
+  left: number;
+}
+
+/** Inline when the value fits both the contract's 16 KiB and what `budget` has left, which it spends. */
+function fitsInline(bytes: number, budget: InlineBudget | undefined): boolean {
+  if (bytes > INLINE_LIMIT_BYTES || (budget !== undefined && bytes > budget.left)) return false;
+  if (budget !== undefined) budget.left -= bytes;
+  return true;
+}
+
+function outputOf(facts: RunFacts, budget: InlineBudget | undefined): Output {
   const source = facts.final;
   if (!source) return { finalAvailable: false, delivery: "none" };
   if (source.where === "value") {
     const bytes = jsonBytes(source.final.value) ?? 0;
-    const out: Output =
-      bytes <= INLINE_LIMIT_BYTES
-        ? { finalAvailable: true, delivery: "inline", value: source.final.value }
-        : { finalAvailable: true, delivery: "reference" };
+    const out: Output = fitsInline(bytes, budget)
+      ? { finalAvailable: true, delivery: "inline", value: source.final.value }
+      : { finalAvailable: true, delivery: "reference" };
     if (source.final.redacted) out.redacted = true;
     return out;
   }
   const out: Output = { finalAvailable: true, delivery: "reference" };
-  if (source.meta.valueJsonBytes <= INLINE_LIMIT_BYTES) {
+  if (source.meta.valueJsonBytes <= INLINE_LIMIT_BYTES && (budget === undefined || source.meta.valueJsonBytes <= budget.left)) {
     const read = readFinalValue(source.path, source.meta.format);
-    if (read.ok) {
+    if (read.ok && fitsInline(source.meta.valueJsonBytes, budget)) {
       out.delivery = "inline";
       out.value = read.value;
     }
@@ -39,8 +54,8 @@ function outputOf(facts: RunFacts): Output {
   return out;
 }
 
-export function buildView(facts: RunFacts): RunView {
-  const output = outputOf(facts);
+export function buildView(facts: RunFacts, budget?: InlineBudget): RunView {
+  const output = outputOf(facts, budget);
   // Stored with the task, shown beside the run ID; a run recorded before it existed starts its own line.
   const { correlationId, ...task } = facts.task;
   const view: RunView = {
