@@ -11,6 +11,22 @@ import { readRecord } from "../journal/record.ts";
 import type { MemoryFinal, RunRegistry } from "../registry.ts";
 
 /**
+ * The most any text of a run's task identity holds: pi-flow writes descriptions of at most 200
+ * characters and names and IDs shorter still, so a longer one was written by someone else (a
+ * forged or damaged record), and every list row, receipt and report would repeat it.
+ */
+const MAX_TASK_TEXT = 200;
+
+/** `task` as read from disk, each text cut to MAX_TASK_TEXT (the same object when none is longer). */
+function boundedTask(task: TaskIdentity): TaskIdentity {
+  const long = Object.entries(task).filter(([, value]) => typeof value === "string" && value.length > MAX_TASK_TEXT);
+  if (long.length === 0) return task;
+  const bounded: Record<string, unknown> = { ...task };
+  for (const [key, value] of long) bounded[key] = `${(value as string).slice(0, MAX_TASK_TEXT - 1)}…`;
+  return bounded as unknown as TaskIdentity;
+}
+
+/**
  * Everything known about one run, merged from three sources in a fixed order of trust:
  * the live registry (liveness, live state, values held in memory), the journal (the durable truth
  * about start and end), and the record (a cache that also carries what the journal does not:
@@ -89,7 +105,7 @@ export function resolveFacts(ctx: FactsContext, runId: string, owner?: SettledBy
   if (!entry && !record && !start) throw unavailable(runId); // nothing readable says what this run is
 
   const kind: RunKind = entry?.kind ?? record?.kind ?? start?.kind ?? runKindOf(runId);
-  const task = entry?.task ?? record?.task ?? start?.task ?? { description: "" };
+  const task = entry?.task ?? boundedTask(record?.task ?? start?.task ?? { description: "" });
   const background = entry?.background ?? record?.background ?? start?.background ?? false;
   const startedAt = entry?.startedAt ?? record?.startedAt ?? start?.at ?? new Date(0).toISOString();
 
