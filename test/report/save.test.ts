@@ -46,3 +46,17 @@ test("a FILE that is a folder is refused as request_invalid, with its path and w
   expect(readFileSync(join(folder, "kept"), "utf8")).toBe("a file of the user's\n");
   expect(readdirSync(dir).filter((name) => name !== "home" && name !== "reports")).toEqual([]);
 });
+
+test("a FILE that is a symbolic link is refused as request_invalid, as flow runs report --out refuses it, and the link is kept", () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-save-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "a run" }, background: false });
+  run.settle({ outcome: "succeeded", value: "done" });
+  const elsewhere = join(dir, "elsewhere.html");
+  writeFileSync(elsewhere, "the user's own page\n");
+  const target = join(dir, "report.html");
+  symlinkSync(elsewhere, target);
+  expect(() => saveReport(store, run.runId, target)).toThrow(expect.objectContaining({ code: "request_invalid", message: expect.stringContaining("is a symbolic link") }));
+  expect(lstatSync(target).isSymbolicLink()).toBe(true);
+  expect(readFileSync(elsewhere, "utf8")).toBe("the user's own page\n");
+});

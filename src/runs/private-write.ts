@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { errorCode } from "../runs/index.ts";
+import { errorCode } from "./fsio.ts";
 
 const isInside = (dir: string, root: string): boolean => {
   const rel = relative(root, dir);
@@ -31,10 +31,10 @@ function nearestExistingFolder(path: string): string {
  */
 export function checkPrivateTarget(target: string, project?: string): void {
   if (isLink(target)) {
-    throw new FlowError("request_invalid", `${target} is a symbolic link; flow does not write through links. Remove it, or choose another file with --out.`);
+    throw new FlowError("request_invalid", `${target} is a symbolic link; pi-flow does not write through links. Remove it, or choose another file.`);
   }
   if (project !== undefined && !isInside(nearestExistingFolder(target), realpathSync(project))) {
-    throw new FlowError("request_invalid", `${target} resolves outside the project (through a linked folder); flow types writes only inside it.`);
+    throw new FlowError("request_invalid", `${target} resolves outside the project (through a linked folder); pi-flow writes there only inside it.`);
   }
 }
 
