@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { childAnswers, type Seen } from "../support/children.ts";
+import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 
@@ -110,5 +111,30 @@ describe("a parent conversation too large to hand over", () => {
     const { receipt } = await delegate({ ...worker, context: { mode: "recent", turns: 1 } }, { children: [childAnswers("ok", seen)] });
     expect(receipt.ok).toBe(true);
     expect(seen[0]!.user).not.toContain("line of a very long log");
+  });
+});
+
+describe("a child on another provider gets the parent's conversation with its secrets redacted", () => {
+  const PASTED = "sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm-aBcDeFgHiJkLmNoPqRsTuVwXyZ012345-6789AAA";
+
+  test("a claude child sees [REDACTED] where the parent's model saw the key; a child on the parent's provider sees it", async () => {
+    pi.dispose();
+    pi = await startPiSession({ env: { PATH: pathWithFakes() } });
+    await pi.say(`Deploy with ANTHROPIC_API_KEY=${PASTED} on arm64.`, "Understood.");
+    const { receipt } = await delegate({ ...cliTask("claude", "Deploy it."), context: { mode: "full" } });
+    expect(receipt.ok).toBe(true);
+    const sent = fakeRuns(pi.cwd, "claude")[0]!.prompt;
+    expect(sent).toContain("on arm64");
+    expect(sent).toContain("[REDACTED]");
+    expect(sent).not.toContain(PASTED.slice(10, 40));
+    expect(sent).toContain("<task>\nDeploy it.\n</task>");
+
+    // A key handed over in the task itself is the parent's explicit handoff, and is sent.
+    await delegate({ ...cliTask("claude", `Use ${PASTED} to deploy.`), context: { mode: "full" } });
+    expect(fakeRuns(pi.cwd, "claude").some((run) => run.prompt.includes(`Use ${PASTED} to deploy.`))).toBe(true);
+
+    const seen: Seen[] = [];
+    await delegate({ ...worker, context: { mode: "full" } }, { children: [childAnswers("ok", seen)] });
+    expect(seen[0]!.user).toContain(PASTED);
   });
 });

@@ -79,6 +79,18 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
 }
 
 /**
+ * Whether a child's model is served by the parent's own provider, which has already seen the
+ * parent's conversation. Any other (another provider, a claude or codex CLI) gets it with its
+ * secrets redacted: a key the user pasted to one provider is not handed to another unasked. What
+ * the child must have goes in its prompt, which is the parent's explicit handoff and is sent as is.
+ * A child with no model (replay, stub) reads nothing, and keeps the conversation as rendered.
+ */
+function sameProviderAsParent(model: PreparedChild["model"], parentModel: LaunchEnvironment["parentModel"]): boolean {
+  if (model.kind === "none") return true;
+  return model.kind === "pi" && parentModel !== undefined && model.model.provider === parentModel.provider;
+}
+
+/**
  * Every check that can fail before launch, in the contract's order, with no side effect:
  * contradictions, then selection, then harness, then model, then context. Asynchronous only for
  * worktree isolation, whose repository check runs git without blocking the host.
@@ -96,7 +108,7 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
-  const parentContext = snapshot ? renderedContext(snapshot, context) : "";
+  const parentContext = snapshot ? renderedContext(snapshot, context, !sameProviderAsParent(chosen.model, env.parentModel)) : "";
   // Every child of the call begins its prompt with this text: its records redact it once.
   rememberSharedHead(parentContext);
   const prompt = parentContext === "" ? call.prompt : `${parentContext}\n\n<task>\n${call.prompt}\n</task>`;
