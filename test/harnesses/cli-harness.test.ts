@@ -292,3 +292,12 @@ describe("continuing a CLI session", () => {
     });
   });
 });
+
+describe("quotas counted from the stream", () => {
+  test("codex: a tool item without an id is a call, counted once across its start and its completion", async () => {
+    const within = await ws.run("codex", { prompt: "[fake:anonymous]", quotas: { maxToolCalls: 2 } });
+    expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
+    const past = await ws.run("codex", { prompt: "[fake:anonymous]", quotas: { maxToolCalls: 1 } });
+    expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") }, usage: { toolCalls: 2 } });
+  });
+});

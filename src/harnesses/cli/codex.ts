@@ -76,18 +76,41 @@ function failedItem(item: JsonRecord): boolean {
   return item.type === "command_execution" && typeof item.exit_code === "number" && item.exit_code !== 0;
 }
 
+/**
+ * Tells a tool item's first event from the later events of the same call, so each call counts
+ * once. An item with an id is that id; one without (the format requires it, a stream may leave it
+ * out) is matched to a call of its kind that started and has not completed, else it is a new call.
+ */
+function newCalls(): (phase: string, item: JsonRecord, tool: string) => boolean {
+  const seen = new Set<string>();
+  const open = new Map<string, number>();
+  return (phase, item, tool) => {
+    const id = text(item.id);
+    if (id !== undefined && id !== "") {
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    }
+    const running = open.get(tool) ?? 0;
+    if (phase === "item.started" || running === 0) {
+      if (phase !== "item.completed") open.set(tool, running + 1);
+      return true;
+    }
+    if (phase === "item.completed") open.set(tool, running - 1);
+    return false;
+  };
+}
+
 function reader(sink: StreamSink): StreamReader {
   let completed = false;
   let failure: string | undefined;
   let lastError: string | undefined;
   let answer: string | undefined;
-  const seen = new Set<string>();
+  const isNewCall = newCalls();
 
   const onItem = (phase: string, item: JsonRecord) => {
-    const id = text(item.id) ?? "";
     const tool = toolOf(item);
-    if (tool && !seen.has(id)) {
-      seen.add(id);
+    if (tool && isNewCall(phase, item, tool.tool)) {
       sink.usage.toolCalls++;
       sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args });
       sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`); // args: redacted by argsLine
