@@ -179,6 +179,12 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(sessionOf(diagnostics)).toBeDefined();
   });
 
+  test("codex: a stream that starts thread after thread records one session", async () => {
+    const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:threads]" });
+    expect(result.outcome).toBe("succeeded");
+    expect(diagnostics.filter((entry) => entry.type === "session")).toHaveLength(1);
+  });
+
   test("claude: usage that is not a whole count (a fraction, a string, a sum that overflows to Infinity) counts nothing", async () => {
     const { result } = await ws.run("claude", { prompt: "[fake:odd-usage]" });
     expect(result.outcome).toBe("succeeded");

@@ -107,6 +107,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     let failure: string | undefined;
     let outputBytes = 0;
     let diagnosticsBytes = 0;
+    let sessionReported = false;
     const sink: StreamSink = {
       usage,
       progress: (activity) => request.onProgress({ usage: { ...usage }, activity }),
@@ -122,7 +123,13 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         if (diagnosticsBytes <= limits.maxDiagnosticsBytes) request.onDiagnostic(entry);
         else request.onDiagnostic({ type: "error", message: `The diagnostics log stops here: ${spec.name} reported more than ${limits.maxDiagnosticsBytes} bytes of tool calls, results and errors.` });
       },
-      session: (sessionId) => request.onDiagnostic({ type: "session", harness: spec.name, sessionId }),
+      // One run is one CLI session: the first id is the one to resume, and a stream that names
+      // session after session must not write entry after entry past the diagnostics bound.
+      session: (sessionId) => {
+        if (sessionReported) return;
+        sessionReported = true;
+        request.onDiagnostic({ type: "session", harness: spec.name, sessionId });
+      },
     };
     const reader = adapter.reader(sink);
     let child: CliProcess | undefined;
