@@ -306,4 +306,13 @@ describe("quotas counted from the stream", () => {
     const past = await ws.run("codex", { prompt: "[fake:anonymous]", quotas: { maxToolCalls: 1 } });
     expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") }, usage: { toolCalls: 2 } });
   });
+
+  test("codex: a sub-agent spawned through the collab tool, and a tool item of a kind added later, each count as a call", async () => {
+    const within = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 2 } });
+    expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "collab.spawn_agent", args: expect.stringContaining("Run every test.") });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "image_generation_call", args: "" });
+    const past = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 1 } });
+    expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") } });
+  });
 });

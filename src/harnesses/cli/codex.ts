@@ -66,8 +66,12 @@ function toolOf(item: JsonRecord): { tool: string; args: string } | undefined {
       return { tool: `${text(item.server) ?? "mcp"}.${text(item.tool) ?? "tool"}`, args: argsLine(item.arguments) };
     case "web_search":
       return { tool: "web_search", args: argsLine(item.query) };
+    case "collab_tool_call":
+      // spawn_agent starts a sub-agent whose own commands this stream does not show: the call is all a quota can count.
+      return { tool: `collab.${text(item.tool) ?? "tool"}`, args: argsLine(item.prompt ?? item.receiver_thread_ids) };
     default:
-      return undefined;
+      // Quotas fail closed: a kind of tool item a later codex adds (its type ends in `_call`) is a call too.
+      return typeof item.type === "string" && item.type.endsWith("_call") ? { tool: item.type, args: "" } : undefined;
   }
 }
 
