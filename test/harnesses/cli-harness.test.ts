@@ -307,6 +307,12 @@ describe("quotas counted from the stream", () => {
     expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") }, usage: { toolCalls: 2 } });
   });
 
+  test("claude: a quota passed by the last line, read after the exit (no newline), fails naming the quota", async () => {
+    const { result, diagnostics } = await ws.run("claude", { prompt: "[fake:last-line-unterminated]", quotas: { maxTurns: 1 } });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("exceeded its quota maxTurns (1)") } });
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("maxTurns (1)") });
+  });
+
   test("codex: a sub-agent spawned through the collab tool, and a tool item of a kind added later, each count as a call", async () => {
     const within = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 2 } });
     expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
