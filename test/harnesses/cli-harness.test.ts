@@ -57,8 +57,8 @@ describe("roles and options become the CLIs' flags", () => {
     expect(explorer!.argv.some((arg) => arg.startsWith("--append-system-prompt=You are an explorer agent"))).toBe(true);
   });
 
-  test("claude: a parent's tool whose name holds a comma, blank or parenthesis cannot smuggle another tool into the child's list", async () => {
-    await ws.run("claude", { role: "worker", tools: ["read", "write", "x,Bash", "y Bash", "Bash(rm:*)"] });
+  test("claude: a parent's tool whose name holds a comma, blank or parenthesis, or is `default` (every built-in tool), cannot smuggle another tool into the child's list", async () => {
+    await ws.run("claude", { role: "worker", tools: ["read", "write", "x,Bash", "y Bash", "Bash(rm:*)", "default", "Default"] });
     const [run] = fakeRuns(ws.cwd, "claude");
     expect(run!.argv).toContain("--tools=Read,Write");
     expect(run!.argv).toContain("--allowedTools=Read,Write");

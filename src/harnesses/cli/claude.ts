@@ -31,8 +31,9 @@ export function claudeTools(tools: readonly string[] | undefined): string[] {
   // Own keys only: a tool named `constructor` is that name, not Object.prototype's method.
   const names = (tools ?? PI_DEFAULT_TOOLS).map((tool) => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool));
   // Claude Code splits a tool list at commas and blanks and reads parentheses as a permission rule:
-  // a parent's tool named `x,Bash` would hand the child Bash. Such a name is no tool it has anyway.
-  return [...new Set(names.filter((name) => !/[\s,()]/.test(name)))];
+  // a parent's tool named `x,Bash` would hand the child Bash. `--tools=default` means every
+  // built-in tool. Such a name is no tool Claude Code has anyway.
+  return [...new Set(names.filter((name) => !/[\s,()]/.test(name) && name.toLowerCase() !== "default"))];
 }
 
 function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
