@@ -307,6 +307,14 @@ describe("quotas counted from the stream", () => {
     expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") }, usage: { toolCalls: 2 } });
   });
 
+  test("claude: a server tool's call and an MCP connector's call each count as a call", async () => {
+    const within = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 2 } });
+    expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "web_search", args: expect.stringContaining("pi-flow") });
+    const past = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 1 } });
+    expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") } });
+  });
+
   test("claude: a quota passed by the last line, read after the exit (no newline), fails naming the quota", async () => {
     const { result, diagnostics } = await ws.run("claude", { prompt: "[fake:last-line-unterminated]", quotas: { maxTurns: 1 } });
     expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("exceeded its quota maxTurns (1)") } });

@@ -83,6 +83,12 @@ function resultUsage(result: JsonRecord): { input: number; output: number } | un
   };
 }
 
+/**
+ * A block that calls a tool: `tool_use`, and, as quotas fail closed, the Messages API's other kinds
+ * (`server_tool_use` for a tool the API runs, `mcp_tool_use` for an MCP connector's).
+ */
+const isToolUse = (type: unknown): boolean => typeof type === "string" && (type === "tool_use" || type.endsWith("_tool_use"));
+
 function reader(sink: StreamSink): StreamReader {
   let result: JsonRecord | undefined;
   let sessionId: string | undefined;
@@ -119,7 +125,7 @@ function reader(sink: StreamSink): StreamReader {
       if (block.type === "text" && topLevel) {
         const said = text(block.text);
         if (said && said.trim().length > 0) sink.output(said);
-      } else if (block.type === "tool_use") {
+      } else if (isToolUse(block.type)) {
         const name = text(block.name) ?? "tool";
         const callId = text(block.id);
         if (callId) toolNames.set(callId, name);
