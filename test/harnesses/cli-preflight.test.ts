@@ -75,8 +75,8 @@ describe("preflight", () => {
     // A wrapper script whose own child (holding stdout) outlives a kill of the wrapper alone.
     writeFileSync(binary, `#!/bin/sh\nsleep 300 &\necho $! > '${pidFile}'\nwait\n`);
     chmodSync(binary, 0o755);
-    const preflight = preflightCli(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary }, { versionTimeoutMs: 300 });
-    expect(preflight).toMatchObject({ ok: false, reason: expect.stringContaining("--version` did not answer within 300 ms") });
+    const preflight = preflightCli(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary }, { versionTimeoutMs: 1500 });
+    expect(preflight).toMatchObject({ ok: false, reason: expect.stringContaining("--version` did not answer within 1500 ms") });
     expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
   });
 
