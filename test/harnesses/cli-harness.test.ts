@@ -146,6 +146,8 @@ describe("a CLI that fails, misbehaves or floods", () => {
     ["codex", "truncated", /codex's output stream ended in the middle of an event/],
     ["claude", "crash", /claude exited with code 3 before its result message \(stderr: Error: the API key/],
     ["codex", "crash", /codex exited with code 101 before the turn completed \(stderr: thread 'main' panicked/],
+    ["claude", "long-id", /claude's output stream is malformed: a tool call's id is longer than 256 characters/],
+    ["codex", "long-id", /codex's output stream is malformed: an item's id is longer than 256 characters/],
     ["claude", "killed", /^claude was ended by SIGKILL before its result message$/],
     ["codex", "killed", /^codex was ended by SIGKILL before the turn completed$/],
   ])("%s %s: the child fails with a clear message and leaves no process", async (harness, scenario, message) => {

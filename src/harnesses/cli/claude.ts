@@ -1,5 +1,5 @@
 import { usageAmount } from "../../contract/run-schema.ts";
-import { argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { argsLine, count, isRecord, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -97,7 +97,7 @@ function reader(sink: StreamSink): StreamReader {
   const toolNames = new Map<string, string>();
 
   const noteSession = (event: JsonRecord) => {
-    const id = text(event.session_id);
+    const id = shortText(event.session_id, "a session_id");
     if (id && sessionId === undefined) {
       sessionId = id;
       sink.session(id);
@@ -107,7 +107,7 @@ function reader(sink: StreamSink): StreamReader {
   const onAssistant = (event: JsonRecord) => {
     const message = requireRecord(event.message, "an assistant message's message");
     const topLevel = event.parent_tool_use_id === null || event.parent_tool_use_id === undefined;
-    const id = text(message.id);
+    const id = shortText(message.id, "an assistant message's id");
     if (topLevel && id !== undefined) {
       if (isRecord(message.usage)) {
         const usage = message.usage;
@@ -126,8 +126,8 @@ function reader(sink: StreamSink): StreamReader {
         const said = text(block.text);
         if (said && said.trim().length > 0) sink.output(said);
       } else if (isToolUse(block.type)) {
-        const name = text(block.name) ?? "tool";
-        const callId = text(block.id);
+        const name = shortText(block.name, "a tool call's name") ?? "tool";
+        const callId = shortText(block.id, "a tool call's id");
         if (callId) toolNames.set(callId, name);
         sink.usage.toolCalls++;
         sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input) });
@@ -143,7 +143,9 @@ function reader(sink: StreamSink): StreamReader {
     if (!Array.isArray(message.content)) return;
     for (const block of message.content) {
       if (!isRecord(block) || block.type !== "tool_result") continue;
-      const tool = toolNames.get(text(block.tool_use_id) ?? "") ?? "tool";
+      const callId = text(block.tool_use_id) ?? "";
+      const tool = toolNames.get(callId) ?? "tool";
+      toolNames.delete(callId); // a call has one result: only calls still running are kept
       sink.diagnostic({ type: "tool_result", tool, isError: block.is_error === true });
       sink.progress("thinking");
     }

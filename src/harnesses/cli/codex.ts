@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, count, isRecord, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { argsLine, count, isRecord, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -63,15 +63,17 @@ function toolOf(item: JsonRecord): { tool: string; args: string } | undefined {
         args: argsLine(Array.isArray(item.changes) ? item.changes.map((change) => (isRecord(change) ? `${text(change.kind)} ${text(change.path)}` : "?")) : []),
       };
     case "mcp_tool_call":
-      return { tool: `${text(item.server) ?? "mcp"}.${text(item.tool) ?? "tool"}`, args: argsLine(item.arguments) };
+      return { tool: `${shortText(item.server, "an MCP call's server") ?? "mcp"}.${shortText(item.tool, "an MCP call's tool") ?? "tool"}`, args: argsLine(item.arguments) };
     case "web_search":
       return { tool: "web_search", args: argsLine(item.query) };
     case "collab_tool_call":
       // spawn_agent starts a sub-agent whose own commands this stream does not show: the call is all a quota can count.
-      return { tool: `collab.${text(item.tool) ?? "tool"}`, args: argsLine(item.prompt ?? item.receiver_thread_ids) };
-    default:
+      return { tool: `collab.${shortText(item.tool, "a collab call's tool") ?? "tool"}`, args: argsLine(item.prompt ?? item.receiver_thread_ids) };
+    default: {
       // Quotas fail closed: a kind of tool item a later codex adds (its type ends in `_call`) is a call too.
-      return typeof item.type === "string" && item.type.endsWith("_call") ? { tool: item.type, args: "" } : undefined;
+      const type = shortText(item.type, "an item's type");
+      return type?.endsWith("_call") ? { tool: type, args: "" } : undefined;
+    }
   }
 }
 
@@ -89,7 +91,7 @@ function newCalls(): (phase: string, item: JsonRecord, tool: string) => boolean 
   const seen = new Set<string>();
   const open = new Map<string, number>();
   return (phase, item, tool) => {
-    const id = text(item.id);
+    const id = shortText(item.id, "an item's id");
     if (id !== undefined && id !== "") {
       if (seen.has(id)) return false;
       seen.add(id);
@@ -138,7 +140,7 @@ function reader(sink: StreamSink): StreamReader {
     onEvent(event) {
       switch (event.type) {
         case "thread.started": {
-          const id = text(event.thread_id);
+          const id = shortText(event.thread_id, "a thread_id");
           if (id) sink.session(id);
           return;
         }
