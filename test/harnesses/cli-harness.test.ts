@@ -57,8 +57,8 @@ describe("roles and options become the CLIs' flags", () => {
     expect(explorer!.argv.some((arg) => arg.startsWith("--append-system-prompt=You are an explorer agent"))).toBe(true);
   });
 
-  test("claude: a parent's tool whose name holds a comma, blank or parenthesis cannot smuggle another tool into the child's list", async () => {
-    await ws.run("claude", { role: "worker", tools: ["read", "write", "x,Bash", "y Bash", "Bash(rm:*)"] });
+  test("claude: a parent's tool whose name holds a comma, blank or parenthesis, or is `default` (every built-in tool), cannot smuggle another tool into the child's list", async () => {
+    await ws.run("claude", { role: "worker", tools: ["read", "write", "x,Bash", "y Bash", "Bash(rm:*)", "default", "Default"] });
     const [run] = fakeRuns(ws.cwd, "claude");
     expect(run!.argv).toContain("--tools=Read,Write");
     expect(run!.argv).toContain("--allowedTools=Read,Write");
@@ -146,6 +146,8 @@ describe("a CLI that fails, misbehaves or floods", () => {
     ["codex", "truncated", /codex's output stream ended in the middle of an event/],
     ["claude", "crash", /claude exited with code 3 before its result message \(stderr: Error: the API key/],
     ["codex", "crash", /codex exited with code 101 before the turn completed \(stderr: thread 'main' panicked/],
+    ["claude", "long-id", /claude's output stream is malformed: a tool call's id is longer than 256 characters/],
+    ["codex", "long-id", /codex's output stream is malformed: an item's id is longer than 256 characters/],
     ["claude", "killed", /^claude was ended by SIGKILL before its result message$/],
     ["codex", "killed", /^codex was ended by SIGKILL before the turn completed$/],
   ])("%s %s: the child fails with a clear message and leaves no process", async (harness, scenario, message) => {
@@ -177,6 +179,12 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(JSON.stringify(fromStream).length).toBeLessThanOrEqual(60);
     expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("The diagnostics log stops here") });
     expect(sessionOf(diagnostics)).toBeDefined();
+  });
+
+  test("codex: a stream that starts thread after thread records one session", async () => {
+    const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:threads]" });
+    expect(result.outcome).toBe("succeeded");
+    expect(diagnostics.filter((entry) => entry.type === "session")).toHaveLength(1);
   });
 
   test("claude: usage that is not a whole count (a fraction, a string, a sum that overflows to Infinity) counts nothing", async () => {
@@ -290,5 +298,37 @@ describe("continuing a CLI session", () => {
     await expect(ws.run("codex", { options: { resumeSessionId: "--dangerously-bypass-approvals-and-sandbox" } })).rejects.toMatchObject({
       code: "request_invalid",
     });
+  });
+});
+
+describe("quotas counted from the stream", () => {
+  test("codex: a tool item without an id is a call, counted once across its start and its completion", async () => {
+    const within = await ws.run("codex", { prompt: "[fake:anonymous]", quotas: { maxToolCalls: 2 } });
+    expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
+    const past = await ws.run("codex", { prompt: "[fake:anonymous]", quotas: { maxToolCalls: 1 } });
+    expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") }, usage: { toolCalls: 2 } });
+  });
+
+  test("claude: a server tool's call and an MCP connector's call each count as a call", async () => {
+    const within = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 2 } });
+    expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "web_search", args: expect.stringContaining("pi-flow") });
+    const past = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 1 } });
+    expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") } });
+  });
+
+  test("claude: a quota passed by the last line, read after the exit (no newline), fails naming the quota", async () => {
+    const { result, diagnostics } = await ws.run("claude", { prompt: "[fake:last-line-unterminated]", quotas: { maxTurns: 1 } });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("exceeded its quota maxTurns (1)") } });
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("maxTurns (1)") });
+  });
+
+  test("codex: a sub-agent spawned through the collab tool, and a tool item of a kind added later, each count as a call", async () => {
+    const within = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 2 } });
+    expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "collab.spawn_agent", args: expect.stringContaining("Run every test.") });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "image_generation_call", args: "" });
+    const past = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 1 } });
+    expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") } });
   });
 });

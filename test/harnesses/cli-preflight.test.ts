@@ -1,11 +1,11 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { assertCliAvailable, claudeAdapter, codexAdapter, resolveCliModel } from "../../src/harnesses/cli/index.ts";
 import { describePreflight, preflightCli } from "../../src/harnesses/cli/preflight.ts";
-import { FAKE_CLI_BIN, pathWithFakes } from "../support/fake-cli.ts";
+import { FAKE_CLI_BIN, isAlive, pathWithFakes } from "../support/fake-cli.ts";
 
 let dir: string;
 beforeEach(() => {
@@ -67,6 +67,26 @@ describe("preflight", () => {
     const preflight = preflightCli(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: binary });
     expect(preflight).toMatchObject({ ok: false, binary, reason: expect.stringContaining(reason) });
     expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.0 or later");
+  });
+
+  test("a --version that never answers is not available, and the child its wrapper started is killed with it", () => {
+    const pidFile = join(dir, "grandchild.pid");
+    const binary = join(dir, "claude-wrapper");
+    // A wrapper script whose own child (holding stdout) outlives a kill of the wrapper alone.
+    writeFileSync(binary, `#!/bin/sh\nsleep 300 &\necho $! > '${pidFile}'\nwait\n`);
+    chmodSync(binary, 0o755);
+    const preflight = preflightCli(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary }, { versionTimeoutMs: 1500 });
+    expect(preflight).toMatchObject({ ok: false, reason: expect.stringContaining("--version` did not answer within 1500 ms") });
+    expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
+  });
+
+  test("a --version that answers leaves nothing it started running", () => {
+    const pidFile = join(dir, "daemon.pid");
+    const binary = join(dir, "claude-daemon");
+    writeFileSync(binary, `#!/bin/sh\nsleep 300 >/dev/null 2>&1 &\necho $! > '${pidFile}'\necho '2.3.4 (Claude Code)'\n`);
+    chmodSync(binary, 0o755);
+    expect(preflightCli(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary })).toMatchObject({ ok: true, version: "2.3.4" });
+    expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
   });
 
   test("before launch, a missing CLI is harness_unavailable with the fix in its message", () => {

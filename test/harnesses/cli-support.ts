@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createCliHarnessByName, type CliHarnessOptions } from "../../src/harnesses/cli/index.ts";
 import { BUILTIN_ROLES } from "../../src/harnesses/roles.ts";
 import { childTimeout } from "../../src/harnesses/outcomes.ts";
+import type { ChildQuotas } from "../../src/harnesses/quotas.ts";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../../src/harnesses/types.ts";
 import { pathWithFakes } from "../support/fake-cli.ts";
 
@@ -28,6 +29,7 @@ export interface CliRunInput {
   /** What the child may load of its own; a trusted project and no isolation by default. */
   loading?: { projectTrusted: boolean; isolated: boolean };
   outputSchema?: Record<string, unknown>;
+  quotas?: ChildQuotas;
   env?: NodeJS.ProcessEnv;
   options?: CliHarnessOptions;
   /** Called with the first progress report: the fake is running and has recorded itself. */
@@ -53,6 +55,7 @@ export class CliWorkspace {
       cwd: input.cwd ?? this.cwd,
       loading: input.loading ?? { projectTrusted: true, isolated: false },
       ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
+      ...(input.quotas ? { quotas: input.quotas } : {}),
       signal: controller.signal,
       onProgress: (progress) => {
         run.progress.push(progress);

@@ -1,5 +1,5 @@
 import { usageAmount } from "../../contract/run-schema.ts";
-import { argsLine, count, isRecord, requireArray, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { argsLine, count, isRecord, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -31,8 +31,9 @@ export function claudeTools(tools: readonly string[] | undefined): string[] {
   // Own keys only: a tool named `constructor` is that name, not Object.prototype's method.
   const names = (tools ?? PI_DEFAULT_TOOLS).map((tool) => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool));
   // Claude Code splits a tool list at commas and blanks and reads parentheses as a permission rule:
-  // a parent's tool named `x,Bash` would hand the child Bash. Such a name is no tool it has anyway.
-  return [...new Set(names.filter((name) => !/[\s,()]/.test(name)))];
+  // a parent's tool named `x,Bash` would hand the child Bash. `--tools=default` means every
+  // built-in tool. Such a name is no tool Claude Code has anyway.
+  return [...new Set(names.filter((name) => !/[\s,()]/.test(name) && name.toLowerCase() !== "default"))];
 }
 
 function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
@@ -82,6 +83,12 @@ function resultUsage(result: JsonRecord): { input: number; output: number } | un
   };
 }
 
+/**
+ * A block that calls a tool: `tool_use`, and, as quotas fail closed, the Messages API's other kinds
+ * (`server_tool_use` for a tool the API runs, `mcp_tool_use` for an MCP connector's).
+ */
+const isToolUse = (type: unknown): boolean => typeof type === "string" && (type === "tool_use" || type.endsWith("_tool_use"));
+
 function reader(sink: StreamSink): StreamReader {
   let result: JsonRecord | undefined;
   let sessionId: string | undefined;
@@ -90,7 +97,7 @@ function reader(sink: StreamSink): StreamReader {
   const toolNames = new Map<string, string>();
 
   const noteSession = (event: JsonRecord) => {
-    const id = text(event.session_id);
+    const id = shortText(event.session_id, "a session_id");
     if (id && sessionId === undefined) {
       sessionId = id;
       sink.session(id);
@@ -100,7 +107,7 @@ function reader(sink: StreamSink): StreamReader {
   const onAssistant = (event: JsonRecord) => {
     const message = requireRecord(event.message, "an assistant message's message");
     const topLevel = event.parent_tool_use_id === null || event.parent_tool_use_id === undefined;
-    const id = text(message.id);
+    const id = shortText(message.id, "an assistant message's id");
     if (topLevel && id !== undefined) {
       if (isRecord(message.usage)) {
         const usage = message.usage;
@@ -118,9 +125,9 @@ function reader(sink: StreamSink): StreamReader {
       if (block.type === "text" && topLevel) {
         const said = text(block.text);
         if (said && said.trim().length > 0) sink.output(said);
-      } else if (block.type === "tool_use") {
-        const name = text(block.name) ?? "tool";
-        const callId = text(block.id);
+      } else if (isToolUse(block.type)) {
+        const name = shortText(block.name, "a tool call's name") ?? "tool";
+        const callId = shortText(block.id, "a tool call's id");
         if (callId) toolNames.set(callId, name);
         sink.usage.toolCalls++;
         sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input) });
@@ -136,7 +143,9 @@ function reader(sink: StreamSink): StreamReader {
     if (!Array.isArray(message.content)) return;
     for (const block of message.content) {
       if (!isRecord(block) || block.type !== "tool_result") continue;
-      const tool = toolNames.get(text(block.tool_use_id) ?? "") ?? "tool";
+      const callId = text(block.tool_use_id) ?? "";
+      const tool = toolNames.get(callId) ?? "tool";
+      toolNames.delete(callId); // a call has one result: only calls still running are kept
       sink.diagnostic({ type: "tool_result", tool, isError: block.is_error === true });
       sink.progress("thinking");
     }

@@ -107,6 +107,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     let failure: string | undefined;
     let outputBytes = 0;
     let diagnosticsBytes = 0;
+    let sessionReported = false;
     const sink: StreamSink = {
       usage,
       progress: (activity) => request.onProgress({ usage: { ...usage }, activity }),
@@ -122,7 +123,13 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         if (diagnosticsBytes <= limits.maxDiagnosticsBytes) request.onDiagnostic(entry);
         else request.onDiagnostic({ type: "error", message: `The diagnostics log stops here: ${spec.name} reported more than ${limits.maxDiagnosticsBytes} bytes of tool calls, results and errors.` });
       },
-      session: (sessionId) => request.onDiagnostic({ type: "session", harness: spec.name, sessionId }),
+      // One run is one CLI session: the first id is the one to resume, and a stream that names
+      // session after session must not write entry after entry past the diagnostics bound.
+      session: (sessionId) => {
+        if (sessionReported) return;
+        sessionReported = true;
+        request.onDiagnostic({ type: "session", harness: spec.name, sessionId });
+      },
     };
     const reader = adapter.reader(sink);
     let child: CliProcess | undefined;
@@ -137,13 +144,14 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       failure ??= message;
       child?.stop(message);
     };
-    const read = (line: string): boolean => {
+    /** Reads one line: "cut" when it is not JSON (a line the stream ended inside is not), "failed" when it failed the child. */
+    const read = (line: string): "read" | "cut" | "failed" => {
       let event: unknown;
       try {
         event = JSON.parse(line);
       } catch {
         fail(`${spec.name} wrote a line that is not JSON: ${JSON.stringify(redactText(line).text.slice(0, 200))}`);
-        return false;
+        return "cut";
       }
       try {
         if (!isRecord(event)) throw new StreamFormatError("a line is JSON but not an object");
@@ -151,14 +159,14 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       } catch (error) {
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
         fail(`${spec.name}'s output stream is malformed: ${why}`);
-        return false;
+        return "failed";
       }
       // Quotas fail closed: the first event past one ends the CLI's process group.
       const breach = quotaBreach(request.quotas, usage);
       if (breach !== undefined) {
         request.onDiagnostic({ type: "error", message: breach });
         fail(breach);
-        return false;
+        return "failed";
       }
       // A last line read after the exit (no newline) has no process left to wait for.
       if (lingerTimer === undefined && !exited && reader.ended()) {
@@ -169,7 +177,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
           child?.stop("it kept running after its final event");
         }, limits.killGraceMs);
       }
-      return true;
+      return "read";
     };
 
     child = startCliProcess({
@@ -203,9 +211,10 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       if (failure !== undefined) return failed(failure, usage);
       if (exit.stopped !== undefined && !lingered) return failed(`${spec.product} was stopped: ${exit.stopped}.`, usage);
       // A last line with no newline is fine if it is whole; a cut one means the stream was truncated.
-      if (exit.unterminated !== undefined && !read(exit.unterminated)) {
-        return failed(`${spec.name}'s output stream ended in the middle of an event${exitNote(exit)}`, usage);
-      }
+      const last = exit.unterminated === undefined ? "read" : read(exit.unterminated);
+      if (last === "cut") return failed(`${spec.name}'s output stream ended in the middle of an event${exitNote(exit)}`, usage);
+      // A whole last line can still fail the child: a malformed event, or one past a quota.
+      if (last === "failed") return failed(failure ?? `${spec.name}'s output stream is malformed`, usage);
       let answer: StreamAnswer;
       try {
         answer = reader.finish(exit.code, exit.signal);

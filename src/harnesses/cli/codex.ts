@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, count, isRecord, requireRecord, text, type JsonRecord } from "./guards.ts";
+import { argsLine, count, isRecord, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -63,11 +63,17 @@ function toolOf(item: JsonRecord): { tool: string; args: string } | undefined {
         args: argsLine(Array.isArray(item.changes) ? item.changes.map((change) => (isRecord(change) ? `${text(change.kind)} ${text(change.path)}` : "?")) : []),
       };
     case "mcp_tool_call":
-      return { tool: `${text(item.server) ?? "mcp"}.${text(item.tool) ?? "tool"}`, args: argsLine(item.arguments) };
+      return { tool: `${shortText(item.server, "an MCP call's server") ?? "mcp"}.${shortText(item.tool, "an MCP call's tool") ?? "tool"}`, args: argsLine(item.arguments) };
     case "web_search":
       return { tool: "web_search", args: argsLine(item.query) };
-    default:
-      return undefined;
+    case "collab_tool_call":
+      // spawn_agent starts a sub-agent whose own commands this stream does not show: the call is all a quota can count.
+      return { tool: `collab.${shortText(item.tool, "a collab call's tool") ?? "tool"}`, args: argsLine(item.prompt ?? item.receiver_thread_ids) };
+    default: {
+      // Quotas fail closed: a kind of tool item a later codex adds (its type ends in `_call`) is a call too.
+      const type = shortText(item.type, "an item's type");
+      return type?.endsWith("_call") ? { tool: type, args: "" } : undefined;
+    }
   }
 }
 
@@ -76,18 +82,41 @@ function failedItem(item: JsonRecord): boolean {
   return item.type === "command_execution" && typeof item.exit_code === "number" && item.exit_code !== 0;
 }
 
+/**
+ * Tells a tool item's first event from the later events of the same call, so each call counts
+ * once. An item with an id is that id; one without (the format requires it, a stream may leave it
+ * out) is matched to a call of its kind that started and has not completed, else it is a new call.
+ */
+function newCalls(): (phase: string, item: JsonRecord, tool: string) => boolean {
+  const seen = new Set<string>();
+  const open = new Map<string, number>();
+  return (phase, item, tool) => {
+    const id = shortText(item.id, "an item's id");
+    if (id !== undefined && id !== "") {
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    }
+    const running = open.get(tool) ?? 0;
+    if (phase === "item.started" || running === 0) {
+      if (phase !== "item.completed") open.set(tool, running + 1);
+      return true;
+    }
+    if (phase === "item.completed") open.set(tool, running - 1);
+    return false;
+  };
+}
+
 function reader(sink: StreamSink): StreamReader {
   let completed = false;
   let failure: string | undefined;
   let lastError: string | undefined;
   let answer: string | undefined;
-  const seen = new Set<string>();
+  const isNewCall = newCalls();
 
   const onItem = (phase: string, item: JsonRecord) => {
-    const id = text(item.id) ?? "";
     const tool = toolOf(item);
-    if (tool && !seen.has(id)) {
-      seen.add(id);
+    if (tool && isNewCall(phase, item, tool.tool)) {
       sink.usage.toolCalls++;
       sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args });
       sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`); // args: redacted by argsLine
@@ -111,7 +140,7 @@ function reader(sink: StreamSink): StreamReader {
     onEvent(event) {
       switch (event.type) {
         case "thread.started": {
-          const id = text(event.thread_id);
+          const id = shortText(event.thread_id, "a thread_id");
           if (id) sink.session(id);
           return;
         }

@@ -10,6 +10,20 @@ export const isRecord = (value: unknown): value is JsonRecord =>
 
 export const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
+/** The longest id or name (of a message, tool call, item, session or tool) a stream may use. */
+export const MAX_NAME_CHARS = 256;
+
+/**
+ * An id or a tool's name, or undefined when the field is not a string. A reader keeps these for
+ * the whole run (to count each call and turn once), so one longer than any CLI writes is
+ * malformed rather than held: a stream of huge ids cannot grow the host's memory without bound.
+ */
+export function shortText(value: unknown, what: string): string | undefined {
+  const found = text(value);
+  if (found !== undefined && found.length > MAX_NAME_CHARS) throw new StreamFormatError(`${what} is longer than ${MAX_NAME_CHARS} characters`);
+  return found;
+}
+
 /** A token or turn count: a whole number from 0 up; anything else (a string, 1.5, 1e308) counts 0, so no sum becomes Infinity. */
 export const count = (value: unknown): number => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0);
 

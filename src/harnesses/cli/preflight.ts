@@ -1,8 +1,9 @@
-import { spawnSync } from "node:child_process";
+import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from "node:child_process";
 import { statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import which from "which";
 import { childEnvironment } from "./env.ts";
+import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
 import type { CliSpec } from "./types.ts";
 
 /**
@@ -47,15 +48,47 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
   return binary ? { binary, source: "PATH" } : { missing: `\`${spec.command}\` was not found on PATH` };
 }
 
-function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv): { ok: true; version: string } | { ok: false; reason: string } {
-  const result = spawnSync(binary, ["--version"], {
-    env: childEnvironment(spec.name, spec.ownEnv, env),
+/**
+ * `<binary> --version`, in a process group of its own and with a tag, as a CLI child runs
+ * (process.ts): whatever it started (a wrapper script's own child, a daemon) is killed once it
+ * answered or its time ran out, not left running.
+ */
+function runVersion(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
+  const tag = newTag();
+  // spawnSync honours `detached` as spawn does (Node passes it to libuv for both), though its
+  // types leave it out; the preflight tests fail if a grandchild outlives the check.
+  const options: SpawnSyncOptionsWithStringEncoding & { detached: boolean } = {
+    env: { ...env, [TAG_VARIABLE]: tag },
     encoding: "utf8",
-    timeout: VERSION_TIMEOUT_MS,
+    timeout: timeoutMs,
     killSignal: "SIGKILL",
     maxBuffer: 64 * 1024,
     stdio: ["ignore", "pipe", "pipe"],
-  });
+    detached: true,
+  };
+  const result = spawnSync(binary, ["--version"], options);
+  const tagged = signalTagged(tag, "SIGKILL");
+  if (result.pid) {
+    try {
+      process.kill(-result.pid, "SIGKILL");
+    } catch {
+      // Nothing of its group is left.
+    }
+  }
+  // They die at once, but are only gone once they are zombies: wait for that, briefly, so the
+  // check returns with nothing of its own still running.
+  const deadline = Date.now() + 1000;
+  while (stillRunning(tagged).length > 0 && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
+  return result;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): { ok: true; version: string } | { ok: false; reason: string } {
+  const result = runVersion(binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs);
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT") {
+    return { ok: false, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
+  }
   if (result.error) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error.message}` };
   const firstLine = (text: string) => text.trim().split("\n")[0]?.slice(0, 200) ?? "";
   if (result.status !== 0) {
@@ -70,7 +103,12 @@ function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv): { 
   return { ok: true, version };
 }
 
-export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env): Preflight {
+export interface PreflightOptions {
+  /** How long `--version` may take; default 10 s. */
+  versionTimeoutMs?: number;
+}
+
+export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: PreflightOptions = {}): Preflight {
   const found = locate(spec, env);
   if ("missing" in found) {
     return { ok: false, reason: found.missing, fix: `Install ${spec.product} (${spec.install}) or set ${spec.binVariable} to its path.` };
@@ -78,7 +116,7 @@ export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env
   const stat = statSync(found.binary, { throwIfNoEntry: false });
   const key = `${found.binary}\0${stat?.size}\0${stat?.mtimeMs}`;
   const known = passed.get(key);
-  const result = known !== undefined ? { ok: true as const, version: known } : checkVersion(spec, found.binary, env);
+  const result = known !== undefined ? { ok: true as const, version: known } : checkVersion(spec, found.binary, env, options.versionTimeoutMs ?? VERSION_TIMEOUT_MS);
   if (!result.ok) {
     return {
       ok: false,
