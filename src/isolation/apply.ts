@@ -84,6 +84,11 @@ async function inTheWay(root: string, currentTree: string, written: readonly str
   return blocked;
 }
 
+export interface ApplyOptions {
+  /** Called with every file the apply is about to write or delete, before the first is touched. */
+  beforeWriting?: (files: string[]) => Promise<void>;
+}
+
 /** The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. */
 function conflictedFiles(stdout: Buffer): string[] {
   const text = stdout.toString("utf8");
@@ -96,7 +101,7 @@ function conflictedFiles(stdout: Buffer): string[] {
  * Merges the run's changes (base → commit) onto the working tree as it is now. Clean: the changed
  * files are written and listed. Conflict: nothing is written, the conflicting files are listed.
  */
-export async function applyChanges(repo: Repository, runId: string): Promise<ApplyOutcome> {
+export async function applyChanges(repo: Repository, runId: string, options: ApplyOptions = {}): Promise<ApplyOutcome> {
   const changes = await readChanges(repo.root, runId);
   if (!changes) return { status: "nothing_to_apply" };
   const currentTree = await workingTreeId(repo);
@@ -109,12 +114,14 @@ export async function applyChanges(repo: Repository, runId: string): Promise<App
   const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
   const blocked = await inTheWay(repo.root, currentTree, written, deleted);
   if (blocked.length > 0) return { status: "conflict", files: blocked.sort() };
+  const files = [...written, ...deleted].sort();
+  await options.beforeWriting?.(files);
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)
   await checkout(repo.root, tree, written);
   for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
-  return { status: "applied", files: [...written, ...deleted].sort() };
+  return { status: "applied", files };
 }
 
 export type { ChangeStats };

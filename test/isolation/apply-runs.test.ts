@@ -1,0 +1,112 @@
+// external_runs apply and discard over real runs: a run store with finished agent runs whose
+// changes a real worktree kept, applied onto a real repository.
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, test } from "vitest";
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { changesCommand } from "../../src/commands/changes.ts";
+import { changeRuns } from "../../src/isolation/apply-runs.ts";
+import { writeChangeRecord } from "../../src/isolation/change-record.ts";
+import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
+import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+
+/** A finished agent run of `store` whose worktree child wrote `files` (its changes kept, as the launcher keeps them). */
+async function keptRun(store: RunStore, root: string, files: Record<string, string>): Promise<string> {
+  const run = store.create({ kind: "agent", task: { description: "writes" }, background: false });
+  const isolation = await createIsolation(await openRepository(root), run.runId, store.scope.home);
+  writeIn(isolation.path, files);
+  const stats = await settleIsolation(isolation, store.scope.home);
+  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  return run.runId;
+}
+
+const storeOf = (root: string, sessionId = "s") => openRunStore({ home, cwd: root, sessionId, registry: new RunRegistry() });
+
+/** Resolves once `count` more calls have queued for the repository lock of `commonDir` (each sets the queue's tail). */
+function lockWaiters(commonDir: string, count: number): Promise<void> {
+  const queues = processGlobal("pi-flow.worktree-queues", () => new Map<string, Promise<unknown>>());
+  return new Promise((resolve) => {
+    let seen = 0;
+    queues.set = (key, value) => {
+      if (key === commonDir && ++seen === count) {
+        delete (queues as { set?: unknown }).set;
+        resolve();
+      }
+      return Map.prototype.set.call(queues, key, value) as typeof queues;
+    };
+  });
+}
+
+test("two applies of one run at once: one applies, the other says already applied, and the file is written once", async () => {
+  const root = makeRepo({ "log.txt": "one\n" });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "log.txt": "one\ntwo\n" });
+  const repo = await openRepository(root);
+  // The test holds the repository lock until both applies wait for it, so both have looked at the run before either applies.
+  let release!: () => void;
+  const holding = withRepositoryLock(repo.commonDir, () => new Promise<void>((resolve) => (release = resolve)));
+  const waiting = lockWaiters(repo.commonDir, 2);
+  const first = changeRuns(store, "apply", [runId]);
+  const second = changeRuns(store, "apply", [runId]);
+  await waiting;
+  release();
+  await holding;
+  const answers = [...(await first), ...(await second)];
+  expect(answers.map((answer) => answer.status).sort()).toEqual(["already_applied", "applied"]);
+  expect(readFileSync(join(root, "log.txt"), "utf8")).toBe("one\ntwo\n");
+});
+
+/**
+ * Another process applies argv[3] from the run store (home argv[1], project argv[2], session "s"),
+ * as `flow runs apply` would; the test kills it while git writes the working tree.
+ */
+const APPLIER = `
+  const { changeRuns } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/apply-runs.ts"))});
+  const { openRunStore } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/runs/index.ts"))});
+  const store = openRunStore({ home: process.argv[1], cwd: process.argv[2], sessionId: "s" });
+  await changeRuns(store, "apply", [process.argv[3]]);
+`;
+
+test("an apply killed while writing the working tree: the next apply refuses, naming the files it may have touched; discard keeps the tree as it is", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "a.txt": "child a\n", "b.txt": "child b\n" });
+  // The user's own smudge filter (theirs to configure) stands for a slow disk: it says it has begun, then never finishes.
+  const fifo = join(mkdtempSync(join(tmpdir(), "pi-flow-fifo-")), "writing");
+  execFileSync("mkfifo", [fifo]);
+  gitIn(root, "config", "filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
+  writeIn(root, { ".git/info/attributes": "*.txt filter=slow\n" });
+  const applier = spawn(process.execPath, ["--input-type=module", "-e", APPLIER, home, root, runId], { stdio: ["ignore", "inherit", "inherit"], detached: true });
+  const writing = createReadStream(fifo);
+  await once(writing, "data");
+  const exited = once(applier, "exit");
+  process.kill(-applier.pid!, "SIGKILL"); // the applier, its git and the filter: a machine that went down
+  await exited;
+  writing.destroy();
+  gitIn(root, "config", "--unset", "filter.slow.smudge");
+  writeIn(root, { ".git/info/attributes": "" });
+  const before = gitIn(root, "status", "--porcelain=v1");
+
+  // /flow apply's summary says so before asking anything (a session with no UI only shows it).
+  const shown: string[] = [];
+  await changesCommand({ hasUI: false } as ExtensionCommandContext, store, "apply", [runId], (_title, lines) => void shown.push(...lines));
+  expect(shown[0]).toBe(`${runId}: its previous apply did not finish; the working tree may hold some of its changes and not others: a.txt, b.txt`);
+  const refused = changeRuns(store, "apply", [runId]);
+  await expect(refused).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("previous apply was interrupted") }));
+  await expect(refused).rejects.toThrow(/a\.txt, b\.txt/);
+  expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // nothing applied over it
+  expect(await changeRuns(store, "discard", [runId])).toEqual([{ runId, status: "discarded" }]);
+  expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // the tree kept as it is
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "nothing_to_apply" }]);
+});
