@@ -64,7 +64,7 @@ async function lockedIn<T>(root: string, work: () => Promise<T>): Promise<T> {
   return repo ? withRepositoryLock(repo.commonDir, work) : work();
 }
 
-async function applyOne(runId: string, files: Files): Promise<ChangeAnswer> {
+async function applyOne(runId: string, files: Files, home: string): Promise<ChangeAnswer> {
   const seen = readChangeRecord(files);
   const settled = settledAnswer(runId, seen);
   if (settled || !seen) return settled ?? { runId, status: "nothing_to_apply" };
@@ -75,7 +75,7 @@ async function applyOne(runId: string, files: Files): Promise<ChangeAnswer> {
     if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
     if (record.state === "applying") throw interruptedApply(runId, record);
     // Marked before the first file is written and cleared once the last is: a crash in between is found.
-    const outcome = await applyChanges(repo, runId, { beforeWriting: (touching) => writeChangeRecord(files, { ...record, state: "applying", touching }) });
+    const outcome = await applyChanges(repo, runId, { flowHome: home, beforeWriting: (touching) => writeChangeRecord(files, { ...record, state: "applying", touching }) });
     if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
     const { touching: _done, ...kept } = record;
     await writeChangeRecord(files, { ...kept, state: "applied" });
@@ -153,7 +153,7 @@ export async function changeTargets(targets: readonly ChangeTarget[], action: Ch
 async function changeOne(action: ChangeAction, runId: string, runs: RunStore, before: readonly ChangeAnswer[]): Promise<ChangeAnswer> {
   try {
     const files = runFiles(runs.scope, runId);
-    return await (action === "apply" ? applyOne(runId, files) : discardOne(runId, files));
+    return await (action === "apply" ? applyOne(runId, files, runs.scope.home) : discardOne(runId, files));
   } catch (error) {
     const done = before.filter((answer) => answer.status === "applied" || answer.status === "discarded");
     if (done.length === 0 || !(error instanceof Error)) throw error;

@@ -110,3 +110,40 @@ test("an apply killed while writing the working tree: the next apply refuses, na
   expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // the tree kept as it is
   expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "nothing_to_apply" }]);
 });
+
+describe("a flow home inside the user's working tree (a dotfiles repository at ~)", () => {
+  for (const ignored of [false, true]) {
+    it(`a child's writes into it${ignored ? " (ignored, the child un-ignoring it)" : ""} are never kept nor applied into pi-flow's own files; its other changes are`, async () => {
+      const root = makeRepo({ "a.txt": "a\n", ".gitignore": ignored ? "dot-pi/\n" : "" });
+      const inner = join(root, "dot-pi", "flow");
+      const store = openRunStore({ home: inner, cwd: root, sessionId: "s", registry: new RunRegistry() });
+      const victim = join(runFiles(store.scope, "ag_0mx1xga91_abcdefghij").dir, "changes.json").slice(root.length + 1);
+      const runId = await keptRun(store, root, { "a.txt": "child\n", ".gitignore": "", [victim]: '{"state":"kept"}\n', "dot-pi/flow/roles/evil.md": "planted\n" });
+      expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${runId}`)).toBe(".gitignore\na.txt");
+      const answers = await changeRuns(store, "apply", [runId]);
+      expect(answers).toEqual([{ runId, status: "applied", files: ignored ? [".gitignore", "a.txt"] : ["a.txt"] }]);
+      expect(existsSync(join(root, victim))).toBe(false);
+      expect(existsSync(join(inner, "roles"))).toBe(false);
+    });
+  }
+
+  it("changes kept with files in it (by an older pi-flow, or another flow home) conflict, naming them, and write nothing", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const inner = join(root, "dot-pi", "flow");
+    const store = openRunStore({ home: inner, cwd: root, sessionId: "s", registry: new RunRegistry() });
+    const runId = await keptRun(store, root, { "a.txt": "child\n" });
+    // The same change, plus a file in the flow home, as a commit on the run's base.
+    const base = gitIn(root, "rev-parse", `refs/pi-flow/${runId}^1`);
+    writeIn(root, { "dot-pi/flow/planted.json": "{}\n" });
+    const index = join(mkdtempSync(join(tmpdir(), "pi-flow-index-")), "index");
+    const env = { ...process.env, GIT_INDEX_FILE: index };
+    execFileSync("git", ["read-tree", `refs/pi-flow/${runId}`], { cwd: root, env });
+    execFileSync("git", ["update-index", "--add", "dot-pi/flow/planted.json"], { cwd: root, env });
+    const tree = execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
+    rmSync(join(root, "dot-pi/flow/planted.json"));
+    gitIn(root, "update-ref", `refs/pi-flow/${runId}`, gitIn(root, "commit-tree", tree, "-p", base, "-m", "kept"));
+    expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"] }]);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+    expect(existsSync(join(inner, "planted.json"))).toBe(false);
+  });
+});
