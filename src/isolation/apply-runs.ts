@@ -4,12 +4,13 @@
 // request_invalid.
 import { existsSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
-import { assertRunId, printable, runFiles, type RunStore } from "../runs/index.ts";
+import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges, readChanges } from "./changes.ts";
 import { nulFields, runGit } from "./git.ts";
-import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { readChangeRecord, shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 import { assertChangesReadable } from "./readable-changes.ts";
+import { clearApplying, interruptedApply, markApplying, unfinishedApplyMessage } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
@@ -45,19 +46,6 @@ function settledAnswer(runId: string, record: ChangeRecord | null): ChangeAnswer
   return undefined;
 }
 
-/**
- * An apply that wrote its "applying" mark and never cleared it: pi-flow stopped while writing the
- * working tree, which may hold some of the run's files and not others. Seen under the repository
- * lock, that apply is certainly over (it held the lock while writing).
- */
-function interruptedApply(runId: string, record: ChangeRecord): FlowError {
-  const files = (record.touching ?? []).map(shownName);
-  return new FlowError(
-    "run_unavailable",
-    `Run ${runId}'s previous apply was interrupted while writing the working tree, which may now hold some of its changes and not others${files.length > 0 ? `; it was writing or deleting: ${files.join(", ")}` : ""}. Nothing was applied now, and it will not be applied over that. Look at those files (git status, git diff); discard the run to keep the working tree as it is. Its changes stay in its patch view.`,
-  );
-}
-
 /** Runs `work` under the lock of the repository at `root`; without it when there is no repository left to lock. */
 async function lockedIn<T>(root: string, work: () => Promise<T>): Promise<T> {
   const repo = await openRepository(root).catch(() => undefined);
@@ -75,10 +63,18 @@ async function applyOne(runId: string, files: Files, home: string): Promise<Chan
     if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
     if (record.state === "applying") throw interruptedApply(runId, record);
     // Marked before the first file is written and cleared once the last is: a crash in between is found.
-    const outcome = await applyChanges(repo, runId, { flowHome: home, beforeWriting: (touching) => writeChangeRecord(files, { ...record, state: "applying", touching }) });
+    let marked = false;
+    const beforeWriting = async (touching: string[], before: string) => {
+      await markApplying(repo.root, files, record, runId, touching, before);
+      marked = true;
+    };
+    const outcome = await applyChanges(repo, runId, { flowHome: home, beforeWriting }).catch((error: unknown) => {
+      const mark = marked ? readChangeRecord(files) : null;
+      if (mark?.state === "applying" && error instanceof Error) error.message = unfinishedApplyMessage(runId, mark, `apply failed (${error.message})`);
+      throw error;
+    });
     if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
-    const { touching: _done, ...kept } = record;
-    await writeChangeRecord(files, { ...kept, state: "applied" });
+    await writeChangeRecord(files, { ...(await clearApplying(repo.root, runId, record)), state: "applied" });
     await dropChanges(repo.root, runId);
     return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
   });
@@ -100,7 +96,8 @@ async function discardOne(runId: string, files: Files): Promise<ChangeAnswer> {
         throw new FlowError("run_unavailable", `Run ${runId}'s changes could not be discarded: ${(error as Error).message}. Nothing was changed.`);
       }
     }
-    const { touching: _left, ...kept } = record; // an interrupted apply's tree is kept as it is
+    // An unfinished apply's tree is kept as it is, and the tree before it no longer named.
+    const kept = existsSync(record.root) ? await clearApplying(record.root, runId, record).catch(() => record) : record;
     await writeChangeRecord(files, { ...kept, state: "discarded" });
     return { runId, status: "discarded" };
   };
@@ -185,8 +182,6 @@ export function unfinishedApplyFiles(runs: RunStore, runId: string): string[] | 
   return record?.state === "applying" ? (record.touching ?? []).map(shownName) : undefined;
 }
 
-/** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
-const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");
 
 /** `changeTargets` for runs of one session, as external_runs names them. */
 export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {

@@ -93,8 +93,11 @@ function intoFlowHome(root: string, flowHome: string | undefined, paths: readonl
 export interface ApplyOptions {
   /** The flow home of the run: left out of the user's tree as captured, and never written into. */
   flowHome?: string;
-  /** Called with every file the apply is about to write or delete, before the first is touched. */
-  beforeWriting?: (files: string[]) => Promise<void>;
+  /**
+   * Called before the first file is touched, with every file the apply is about to write or
+   * delete and the commit of the user's tree as it is now (made by the apply, parent the run's base).
+   */
+  beforeWriting?: (files: string[], before: string) => Promise<void>;
 }
 
 /** The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. */
@@ -123,7 +126,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   const blocked = [...intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), ...(await inTheWay(repo.root, currentTree, written, deleted))];
   if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked)].sort() };
   const files = [...written, ...deleted].sort();
-  await options.beforeWriting?.(files);
+  await options.beforeWriting?.(files, current);
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)

@@ -1,7 +1,7 @@
 // What a run's evidence says about its changes, beside its other files: the counts its receipt
 // shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
 import { writeFile } from "node:fs/promises";
-import { atomicWriteFile, readEvidenceText, redactGitPatch, type RunFiles } from "../runs/index.ts";
+import { atomicWriteFile, printable, readEvidenceText, redactGitPatch, type RunFiles } from "../runs/index.ts";
 import type { ChangeStats } from "./changes.ts";
 
 /**
@@ -19,6 +19,8 @@ export interface ChangeRecord extends ChangeStats {
   reason?: string;
   /** applying: the files that apply was about to write or delete. */
   touching?: string[];
+  /** applying: the commit of the user's tree as it was before that apply (see unfinished-apply.ts). */
+  before?: string;
 }
 
 export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord | null {
@@ -46,3 +48,6 @@ export async function writeChangeRecord(files: Pick<RunFiles, "changes">, record
 export function writePatch(files: Pick<RunFiles, "patch">, patch: string): Promise<void> {
   return writeFile(files.patch, redactGitPatch(patch, "note").text, { mode: 0o600 });
 }
+
+/** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
+export const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");

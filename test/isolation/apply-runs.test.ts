@@ -9,7 +9,7 @@ import { describe, expect, it, test } from "vitest";
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { changesCommand } from "../../src/commands/changes.ts";
 import { changeRuns } from "../../src/isolation/apply-runs.ts";
-import { writeChangeRecord } from "../../src/isolation/change-record.ts";
+import { readChangeRecord, writeChangeRecord } from "../../src/isolation/change-record.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
@@ -104,7 +104,7 @@ test("an apply killed while writing the working tree: the next apply refuses, na
   expect(shown[0]).toBe(`${runId}: its previous apply did not finish; the working tree may hold some of its changes and not others: a.txt, b.txt`);
   const refused = changeRuns(store, "apply", [runId]);
   await expect(refused).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("previous apply was interrupted") }));
-  await expect(refused).rejects.toThrow(/a\.txt, b\.txt/);
+  await expect(refused).rejects.toThrow(/a\.txt, b\.txt\. It will not be applied over that tree\. The files as they were before it are kept in commit [0-9a-f]{40} \(refs\/pi-flow-before\//);
   expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // nothing applied over it
   expect(await changeRuns(store, "discard", [runId])).toEqual([{ runId, status: "discarded" }]);
   expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // the tree kept as it is
@@ -145,5 +145,46 @@ describe("a flow home inside the user's working tree (a dotfiles repository at ~
     expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"] }]);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
     expect(existsSync(join(inner, "planted.json"))).toBe(false);
+  });
+});
+
+describe("a call that fails after earlier runs changed the working tree names them", () => {
+  it("apply: a run whose write git refuses (the user's required filter fails, an LFS offline) names the run applied before it and its files", async () => {
+    const root = makeRepo({ "a.txt": "a\n", "b.bin": "b\n" });
+    const store = storeOf(root);
+    const first = await keptRun(store, root, { "a.txt": "child a\n" });
+    const second = await keptRun(store, root, { "b.bin": "child b\n" });
+    gitIn(root, "config", "filter.offline.clean", "cat");
+    gitIn(root, "config", "filter.offline.smudge", "false");
+    gitIn(root, "config", "filter.offline.required", "true");
+    writeIn(root, { ".git/info/attributes": "*.bin filter=offline\n" });
+    const failed = changeRuns(store, "apply", [first, second]);
+    await expect(failed).rejects.toThrow(`(before it, ${first} was applied: Run ${first}: applied to the working tree (nothing staged): a.txt.)`);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+    // git removed the user's b.bin before failing to write it: the failed run is not applied over
+    // that tree, and the message says how to put the file back as it was.
+    await expect(failed).rejects.toThrow(`Run ${second}'s apply failed (git checkout-index failed:`);
+    await expect(failed).rejects.toThrow("while writing the working tree, which may hold some of its changes and not others; it was writing or deleting: b.bin.");
+    const restore = /`git restore --source=([0-9a-f]{40}) --worktree -- <file>`/.exec(await failed.then(() => "", (error: Error) => error.message))!;
+    expect(existsSync(join(root, "b.bin"))).toBe(false);
+    gitIn(root, "config", "--unset", "filter.offline.required");
+    gitIn(root, "config", "filter.offline.smudge", "cat");
+    gitIn(root, "restore", `--source=${restore[1]!}`, "--worktree", "--", "b.bin");
+    expect(readFileSync(join(root, "b.bin"), "utf8")).toBe("b\n");
+    await expect(changeRuns(store, "apply", [second])).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("previous apply was interrupted") }));
+    expect(await changeRuns(store, "discard", [second])).toEqual([{ runId: second, status: "discarded" }]);
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow-before")).toBe(""); // no longer kept once discarded
+  });
+
+  it("discard: a run whose repository folder became a file names the runs discarded before it", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const store = storeOf(root);
+    const [first, second] = [await keptRun(store, root, { "a.txt": "one\n" }), await keptRun(store, root, { "a.txt": "two\n" })];
+    const gone = makeRepo();
+    const files = runFiles(store.scope, second);
+    await writeChangeRecord(files, { ...readChangeRecord(files)!, root: join(gone, "README.md") });
+    const failed = changeRuns(store, "discard", [first, second]);
+    await expect(failed).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining(`(before it, ${first} was discarded: Run ${first}: changes discarded.)`) }));
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow")).not.toContain(first);
   });
 });
