@@ -8,7 +8,7 @@ import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges, readChanges } from "./changes.ts";
 import { nulFields, runGit } from "./git.ts";
-import { readChangeRecord, shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 import { assertChangesReadable } from "./readable-changes.ts";
 import { clearApplying, interruptedApply, markApplying, unfinishedApplyMessage } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
@@ -193,7 +193,7 @@ export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: Ch
   return answers
     .map(({ runId, status, files }) => {
       // A child named these files: shown without the escapes a name can hold.
-      const list = files && files.length > 0 ? `: ${files.map(shownName).join(", ")}` : "";
+      const list = files && files.length > 0 ? `: ${nameList(files)}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;

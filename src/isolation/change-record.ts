@@ -51,3 +51,12 @@ export function writePatch(files: Pick<RunFiles, "patch">, patch: string): Promi
 
 /** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
 export const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");
+
+/** At most this many file names in one line of text: a child that wrote 50,000 files (an un-ignored node_modules) must not make an answer of megabytes. */
+export const SHOWN_NAMES_MAX = 50;
+
+/** Names for a line of text, made printable: the first SHOWN_NAMES_MAX, then how many more. */
+export function nameList(names: readonly string[]): string {
+  const shown = names.slice(0, SHOWN_NAMES_MAX).map(shownName).join(", ");
+  return names.length > SHOWN_NAMES_MAX ? `${shown} and ${names.length - SHOWN_NAMES_MAX} more` : shown;
+}

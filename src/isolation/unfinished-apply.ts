@@ -5,7 +5,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunFiles } from "../runs/index.ts";
 import { git, runGit } from "./git.ts";
-import { shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { nameList, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 
 /** The commit of the user's tree as it was before an unfinished apply (its parent is the run's base). */
 export const beforeApplyRef = (runId: string): string => `refs/pi-flow-before/${runId}`;
@@ -29,8 +29,8 @@ export async function clearApplying(root: string, runId: string, record: ChangeR
  * lock: that apply is certainly over) or "apply failed (git's reason)".
  */
 export function unfinishedApplyMessage(runId: string, record: ChangeRecord, how: string): string {
-  const files = (record.touching ?? []).map(shownName);
-  const touched = files.length > 0 ? `; it was writing or deleting: ${files.join(", ")}` : "";
+  const files = record.touching ?? [];
+  const touched = files.length > 0 ? `; it was writing or deleting: ${nameList(files)}` : "";
   const back = record.before
     ? ` The files as they were before it are kept in commit ${record.before} (${beforeApplyRef(runId)}): \`git restore --source=${record.before} --worktree -- <file>\` puts one back (a file that commit lacks was new).`
     : "";

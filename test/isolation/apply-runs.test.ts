@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it, test } from "vitest";
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { changesCommand } from "../../src/commands/changes.ts";
-import { changeRuns } from "../../src/isolation/apply-runs.ts";
+import { changeRuns, formatChangeAnswers } from "../../src/isolation/apply-runs.ts";
 import { readChangeRecord, writeChangeRecord } from "../../src/isolation/change-record.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
@@ -187,4 +187,18 @@ describe("a call that fails after earlier runs changed the working tree names th
     await expect(failed).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining(`(before it, ${first} was discarded: Run ${first}: changes discarded.)`) }));
     expect(gitIn(root, "for-each-ref", "refs/pi-flow")).not.toContain(first);
   });
+});
+
+test("a run that wrote a thousand files (an un-ignored node_modules) applies them all, and its answer's line names fifty and counts the rest", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = storeOf(root);
+  const written = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`node_modules/pkg${String(i).padStart(4, "0")}/index.js`, `module.exports = ${i};\n`]));
+  const runId = await keptRun(store, root, written);
+  const [answer] = await changeRuns(store, "apply", [runId]);
+  expect(answer!.files).toHaveLength(1000);
+  expect(readFileSync(join(root, "node_modules/pkg0999/index.js"), "utf8")).toBe("module.exports = 999;\n");
+  const line = formatChangeAnswers([answer!], "apply");
+  expect(line).toContain("node_modules/pkg0049/index.js and 950 more.");
+  expect(line).not.toContain("pkg0050");
+  expect(line.length).toBeLessThan(2000);
 });
