@@ -1,7 +1,8 @@
 // `/flow apply|discard <runId>...`: a person lands or drops worktree runs' kept changes. Apply is
 // the one step that touches their working tree, so it shows what would change and asks first.
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { changeRuns, formatChangeAnswers, keptChangeFiles, type ChangeAction } from "../isolation/apply-runs.ts";
+import { changeRuns, formatChangeAnswers, keptChangeFiles, unfinishedApplyFiles, type ChangeAction } from "../isolation/apply-runs.ts";
+import { nameList } from "../isolation/change-record.ts";
 import type { RunStore } from "../runs/index.ts";
 
 type Print = (title: string, lines: string[]) => void;
@@ -10,7 +11,9 @@ type Print = (title: string, lines: string[]) => void;
 async function summary(store: RunStore, runId: string): Promise<string> {
   const { changes } = store.view(runId);
   if (!changes) return `${runId}: no changes kept.`;
-  return `${runId}: ${changes.files} file(s), +${changes.insertions} -${changes.deletions}: ${(await keptChangeFiles(store, runId)).join(", ")}`;
+  const unfinished = unfinishedApplyFiles(store, runId);
+  if (unfinished) return `${runId}: its previous apply did not finish; the working tree may hold some of its changes and not others: ${nameList(unfinished)}`;
+  return `${runId}: ${changes.files} file(s), +${changes.insertions} -${changes.deletions}: ${nameList(await keptChangeFiles(store, runId))}`;
 }
 
 export async function changesCommand(ctx: ExtensionCommandContext, store: RunStore, action: ChangeAction, runIds: string[], print: Print): Promise<void> {

@@ -4,12 +4,13 @@
 // request_invalid.
 import { existsSync } from "node:fs";
 import { FlowError } from "../contract/errors.ts";
-import { assertRunId, printable, runFiles, type RunStore } from "../runs/index.ts";
+import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
 import { dropChanges, readChanges } from "./changes.ts";
 import { nulFields, runGit } from "./git.ts";
-import { readChangeRecord, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
+import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 import { assertChangesReadable } from "./readable-changes.ts";
+import { clearApplying, interruptedApply, markApplying, unfinishedApplyMessage } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
@@ -33,26 +34,74 @@ export function targetIds(runIds: unknown): string[] {
   return ids;
 }
 
-async function applyOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  const repo = await openRepository(record.root);
-  const outcome = await withRepositoryLock(repo.commonDir, () => applyChanges(repo, runId));
-  if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
-  await writeChangeRecord(files, { ...record, state: "applied" });
-  await dropChanges(repo.root, runId);
-  return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
+type Files = ReturnType<typeof runFiles>;
+
+/**
+ * The answer for a run whose record leaves nothing to do: no changes kept, discarded, or applied.
+ * Read again under the repository lock: an apply or discard that held it first may just have settled it.
+ */
+function settledAnswer(runId: string, record: ChangeRecord | null): ChangeAnswer | undefined {
+  if (!record || record.state === "discarded" || record.state === "unavailable") return { runId, status: "nothing_to_apply" };
+  if (record.state === "applied") return { runId, status: "already_applied" };
+  return undefined;
 }
 
-async function discardOne(runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord): Promise<ChangeAnswer> {
-  // A repository deleted outright took the run's ref with it: there is nothing left to drop.
-  if (existsSync(record.root)) {
-    try {
-      await dropChanges(record.root, runId);
-    } catch (error) {
-      throw new FlowError("run_unavailable", `Run ${runId}'s changes could not be discarded: ${(error as Error).message}. Nothing was changed.`);
+/** Runs `work` under the lock of the repository at `root`; without it when there is no repository left to lock. */
+async function lockedIn<T>(root: string, work: () => Promise<T>): Promise<T> {
+  const repo = await openRepository(root).catch(() => undefined);
+  return repo ? withRepositoryLock(repo.commonDir, work) : work();
+}
+
+async function applyOne(runId: string, files: Files, home: string): Promise<ChangeAnswer> {
+  const seen = readChangeRecord(files);
+  const settled = settledAnswer(runId, seen);
+  if (settled || !seen) return settled ?? { runId, status: "nothing_to_apply" };
+  const repo = await openRepository(seen.root);
+  return withRepositoryLock(repo.commonDir, async () => {
+    const record = readChangeRecord(files);
+    const now = settledAnswer(runId, record);
+    if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
+    if (record.state === "applying") throw interruptedApply(runId, record);
+    // Marked before the first file is written and cleared once the last is: a crash in between is found.
+    let marked = false;
+    const beforeWriting = async (touching: string[], before: string) => {
+      await markApplying(repo.root, files, record, runId, touching, before);
+      marked = true;
+    };
+    const outcome = await applyChanges(repo, runId, { flowHome: home, beforeWriting }).catch((error: unknown) => {
+      const mark = marked ? readChangeRecord(files) : null;
+      if (mark?.state === "applying" && error instanceof Error) error.message = unfinishedApplyMessage(runId, mark, `apply failed (${error.message})`);
+      throw error;
+    });
+    if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
+    await writeChangeRecord(files, { ...(await clearApplying(repo.root, runId, record)), state: "applied" });
+    await dropChanges(repo.root, runId);
+    return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
+  });
+}
+
+async function discardOne(runId: string, files: Files): Promise<ChangeAnswer> {
+  const seen = readChangeRecord(files);
+  const settled = settledAnswer(runId, seen);
+  if (settled || !seen) return settled ?? { runId, status: "nothing_to_apply" };
+  const discard = async (): Promise<ChangeAnswer> => {
+    const record = readChangeRecord(files);
+    const now = settledAnswer(runId, record);
+    if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
+    // A repository deleted outright took the run's ref with it: there is nothing left to drop.
+    if (existsSync(record.root)) {
+      try {
+        await dropChanges(record.root, runId);
+      } catch (error) {
+        throw new FlowError("run_unavailable", `Run ${runId}'s changes could not be discarded: ${(error as Error).message}. Nothing was changed.`);
+      }
     }
-  }
-  await writeChangeRecord(files, { ...record, state: "discarded" });
-  return { runId, status: "discarded" };
+    // An unfinished apply's tree is kept as it is, and the tree before it no longer named.
+    const kept = existsSync(record.root) ? await clearApplying(record.root, runId, record).catch(() => record) : record;
+    await writeChangeRecord(files, { ...kept, state: "discarded" });
+    return { runId, status: "discarded" };
+  };
+  return existsSync(seen.root) ? lockedIn(seen.root, discard) : discard();
 }
 
 /** One run to apply or discard, and the run store (session) that holds it. */
@@ -61,14 +110,29 @@ export interface ChangeTarget {
   runId: string;
 }
 
-/** Every target checked, none touched: unknown or another session's run, a workflow, an unfinished or unreadable run. */
+/**
+ * Every target checked, none touched: unknown or another session's run, a workflow, an unfinished or
+ * unreadable run, or one whose previous apply was interrupted.
+ */
 async function checkTargets(targets: readonly ChangeTarget[], action: ChangeAction): Promise<void> {
   for (const { runs, runId } of targets) {
     const view = runs.view(runId); // run_unavailable for an unknown run or another session's
     if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead. Nothing was ${action === "apply" ? "applied" : "discarded"}.`);
     if (view.state.status !== "done") throw new FlowError("request_invalid", `Run ${runId} has not finished; ${action} it once it is done. Nothing was ${action === "apply" ? "applied" : "discarded"}.`);
   }
-  if (action === "apply") for (const { runs, runId } of targets) await assertChangesReadable(runId, readChangeRecord(runFiles(runs.scope, runId)));
+  if (action !== "apply") return;
+  for (const { runs, runId } of targets) {
+    const files = runFiles(runs.scope, runId);
+    const record = readChangeRecord(files);
+    await assertChangesReadable(runId, record);
+    if (record?.state === "applying") await assertNotInterrupted(runId, files, record.root);
+  }
+}
+
+/** An "applying" mark seen under the lock is an interrupted apply (one still writing holds the lock). */
+async function assertNotInterrupted(runId: string, files: Files, root: string): Promise<void> {
+  const record = await lockedIn(root, async () => readChangeRecord(files));
+  if (record?.state === "applying") throw interruptedApply(runId, record);
 }
 
 /**
@@ -78,20 +142,15 @@ async function checkTargets(targets: readonly ChangeTarget[], action: ChangeActi
 export async function changeTargets(targets: readonly ChangeTarget[], action: ChangeAction): Promise<ChangeAnswer[]> {
   await checkTargets(targets, action);
   const answers: ChangeAnswer[] = [];
-  for (const { runs, runId } of targets) {
-    const files = runFiles(runs.scope, runId);
-    const record = readChangeRecord(files);
-    if (!record || record.state === "discarded" || record.state === "unavailable") answers.push({ runId, status: "nothing_to_apply" });
-    else if (record.state === "applied") answers.push({ runId, status: "already_applied" });
-    else answers.push(await changeOne(action, runId, files, record, answers));
-  }
+  for (const { runs, runId } of targets) answers.push(await changeOne(action, runId, runs, answers));
   return answers;
 }
 
 /** One run's change; a failure after others already changed the working tree names them, so nobody believes nothing was. */
-async function changeOne(action: ChangeAction, runId: string, files: ReturnType<typeof runFiles>, record: ChangeRecord, before: readonly ChangeAnswer[]): Promise<ChangeAnswer> {
+async function changeOne(action: ChangeAction, runId: string, runs: RunStore, before: readonly ChangeAnswer[]): Promise<ChangeAnswer> {
   try {
-    return await (action === "apply" ? applyOne : discardOne)(runId, files, record);
+    const files = runFiles(runs.scope, runId);
+    return await (action === "apply" ? applyOne(runId, files, runs.scope.home) : discardOne(runId, files));
   } catch (error) {
     const done = before.filter((answer) => answer.status === "applied" || answer.status === "discarded");
     if (done.length === 0 || !(error instanceof Error)) throw error;
@@ -114,8 +173,15 @@ export async function keptChangeFiles(runs: RunStore, runId: string): Promise<st
   return listed.code === 0 ? nulFields(listed.stdout).map(shownName) : [];
 }
 
-/** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
-const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");
+/**
+ * The files an unfinished apply of the run was writing or deleting (its "applying" mark), made
+ * printable; undefined when it has none. The mark may be an apply still under way in another process.
+ */
+export function unfinishedApplyFiles(runs: RunStore, runId: string): string[] | undefined {
+  const record = readChangeRecord(runFiles(runs.scope, assertRunId(runId)));
+  return record?.state === "applying" ? (record.touching ?? []).map(shownName) : undefined;
+}
+
 
 /** `changeTargets` for runs of one session, as external_runs names them. */
 export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
@@ -127,7 +193,7 @@ export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: Ch
   return answers
     .map(({ runId, status, files }) => {
       // A child named these files: shown without the escapes a name can hold.
-      const list = files && files.length > 0 ? `: ${files.map(shownName).join(", ")}` : "";
+      const list = files && files.length > 0 ? `: ${nameList(files)}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;

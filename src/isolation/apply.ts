@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { readChanges, type ChangeStats } from "./changes.ts";
 import { git, nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
-import { commitTree, workingTreeId } from "./snapshot.ts";
+import { commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
 
 export type ApplyOutcome =
   | { status: "applied"; files: string[] }
@@ -84,6 +84,22 @@ async function inTheWay(root: string, currentTree: string, written: readonly str
   return blocked;
 }
 
+/** The paths of the merge at or under the flow home: an apply never writes or deletes pi-flow's own files. */
+function intoFlowHome(root: string, flowHome: string | undefined, paths: readonly string[]): string[] {
+  const inside = flowHomeInTree(root, flowHome);
+  return inside === undefined ? [] : paths.filter((path) => path === inside || path.startsWith(`${inside}/`));
+}
+
+export interface ApplyOptions {
+  /** The flow home of the run: left out of the user's tree as captured, and never written into. */
+  flowHome?: string;
+  /**
+   * Called before the first file is touched, with every file the apply is about to write or
+   * delete and the commit of the user's tree as it is now (made by the apply, parent the run's base).
+   */
+  beforeWriting?: (files: string[], before: string) => Promise<void>;
+}
+
 /** The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. */
 function conflictedFiles(stdout: Buffer): string[] {
   const text = stdout.toString("utf8");
@@ -96,10 +112,10 @@ function conflictedFiles(stdout: Buffer): string[] {
  * Merges the run's changes (base → commit) onto the working tree as it is now. Clean: the changed
  * files are written and listed. Conflict: nothing is written, the conflicting files are listed.
  */
-export async function applyChanges(repo: Repository, runId: string): Promise<ApplyOutcome> {
+export async function applyChanges(repo: Repository, runId: string, options: ApplyOptions = {}): Promise<ApplyOutcome> {
   const changes = await readChanges(repo.root, runId);
   if (!changes) return { status: "nothing_to_apply" };
-  const currentTree = await workingTreeId(repo);
+  const currentTree = await workingTreeId(repo, options.flowHome);
   // The user's tree as a child of the run's base, so that base is the merge base of the two sides.
   const current = await commitTree(repo.root, currentTree, changes.base, "pi-flow: the working tree before apply");
   const merged = await runGit(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", current, changes.commit], { cwd: repo.root });
@@ -107,14 +123,16 @@ export async function applyChanges(repo: Repository, runId: string): Promise<App
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
   const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
-  const blocked = await inTheWay(repo.root, currentTree, written, deleted);
-  if (blocked.length > 0) return { status: "conflict", files: blocked.sort() };
+  const blocked = [...intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), ...(await inTheWay(repo.root, currentTree, written, deleted))];
+  if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked)].sort() };
+  const files = [...written, ...deleted].sort();
+  await options.beforeWriting?.(files, current);
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)
   await checkout(repo.root, tree, written);
   for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
-  return { status: "applied", files: [...written, ...deleted].sort() };
+  return { status: "applied", files };
 }
 
 export type { ChangeStats };

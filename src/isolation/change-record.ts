@@ -1,11 +1,15 @@
 // What a run's evidence says about its changes, beside its other files: the counts its receipt
 // shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
 import { writeFile } from "node:fs/promises";
-import { readEvidenceText, redactGitPatch, type RunFiles } from "../runs/index.ts";
+import { atomicWriteFile, printable, readEvidenceText, redactGitPatch, type RunFiles } from "../runs/index.ts";
 import type { ChangeStats } from "./changes.ts";
 
-/** unavailable: the child's changes could not be kept (its `changes_unavailable` diagnostic says why). */
-export type ChangeState = "kept" | "applied" | "discarded" | "unavailable";
+/**
+ * unavailable: the child's changes could not be kept (its `changes_unavailable` diagnostic says why).
+ * applying: an apply began writing them into the working tree and has not said it finished; seen
+ * under the repository lock, that apply was interrupted (see interruptedApply in apply-runs.ts).
+ */
+export type ChangeState = "kept" | "applying" | "applied" | "discarded" | "unavailable";
 
 export interface ChangeRecord extends ChangeStats {
   state: ChangeState;
@@ -13,6 +17,10 @@ export interface ChangeRecord extends ChangeStats {
   root: string;
   /** unavailable: why, as the diagnostic said it. */
   reason?: string;
+  /** applying: the files that apply was about to write or delete. */
+  touching?: string[];
+  /** applying: the commit of the user's tree as it was before that apply (see unfinished-apply.ts). */
+  before?: string;
 }
 
 export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord | null {
@@ -25,8 +33,12 @@ export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord
   }
 }
 
-export function writeChangeRecord(files: Pick<RunFiles, "changes">, record: ChangeRecord): Promise<void> {
-  return writeFile(files.changes, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+/**
+ * Replaces the record whole and durably (temp file, fsync, rename): a crash while it is written
+ * must leave the old record or the new one, never a torn file that reads as "no changes kept".
+ */
+export async function writeChangeRecord(files: Pick<RunFiles, "changes">, record: ChangeRecord): Promise<void> {
+  atomicWriteFile(files.changes, `${JSON.stringify(record)}\n`, { durable: true });
 }
 
 /**
@@ -35,4 +47,16 @@ export function writeChangeRecord(files: Pick<RunFiles, "changes">, record: Chan
  */
 export function writePatch(files: Pick<RunFiles, "patch">, patch: string): Promise<void> {
   return writeFile(files.patch, redactGitPatch(patch, "note").text, { mode: 0o600 });
+}
+
+/** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
+export const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");
+
+/** At most this many file names in one line of text: a child that wrote 50,000 files (an un-ignored node_modules) must not make an answer of megabytes. */
+export const SHOWN_NAMES_MAX = 50;
+
+/** Names for a line of text, made printable: the first SHOWN_NAMES_MAX, then how many more. */
+export function nameList(names: readonly string[]): string {
+  const shown = names.slice(0, SHOWN_NAMES_MAX).map(shownName).join(", ");
+  return names.length > SHOWN_NAMES_MAX ? `${shown} and ${names.length - SHOWN_NAMES_MAX} more` : shown;
 }

@@ -2,7 +2,7 @@
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
 import { createHash } from "node:crypto";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type PinnedWorktree } from "./git.ts";
-import { commitTree } from "./snapshot.ts";
+import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
   files: number;
@@ -39,10 +39,18 @@ export async function diffStats(root: string | PinnedWorktree, from: string, to:
 /**
  * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
  * points the run's ref at it in the shared repository. Null when the child changed nothing.
+ * `flowHomeInTree`: where the flow home sits in the user's tree (see snapshot.ts); what the child
+ * wrote there is left out, as the base leaves it out: an apply must never write pi-flow's own files.
  */
-export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, home?: string): Promise<{ commit: string; stats: ChangeStats } | null> {
+export async function captureChanges(
+  worktree: PinnedWorktree,
+  base: string,
+  runId: string,
+  home?: string,
+  flowHomeInTree?: string,
+): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
-  await git(["add", "-A", "--", ":/"], place);
+  await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(worktree, flowHomeInTree))], place);
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
   const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${home === undefined ? "" : `\n\n${flowHomeLine(home)}`}`);

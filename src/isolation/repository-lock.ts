@@ -1,6 +1,7 @@
 // Worktree creation and removal write the repository's shared files (.git/worktrees, and for some
-// git versions .git/config): two at once can fail on git's own lock. They are serialized per
-// repository: in this process by a promise queue, across processes by a lock file beside them.
+// git versions .git/config): two at once can fail on git's own lock. An apply or discard of a run's
+// changes takes the same lock, so two of one run never both act on it (apply-runs.ts). All are
+// serialized per repository: in this process by a promise queue, across processes by a lock file.
 import { open, readFile, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";

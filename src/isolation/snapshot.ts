@@ -2,8 +2,9 @@
 // committed plus untracked files that are not ignored. The user's index, refs, stash and HEAD are
 // never touched: a private index (a copy of theirs, so git's stat cache stays warm) takes `add -A`.
 import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises";
+import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
@@ -13,12 +14,32 @@ export async function headCommit(root: string): Promise<string | undefined> {
   return result.code === 0 ? result.stdout.toString("utf8").trim() : undefined;
 }
 
-/** The pathspec that leaves the flow home out, when it is inside the working tree and not ignored already. */
-async function excludeFlowHome(root: string, flowHome: string | undefined): Promise<string[]> {
-  const inside = flowHome === undefined ? "" : relative(root, flowHome);
-  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return [];
+const realPathOf = (path: string): string => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // not made yet: nothing of it can be in a tree
+  }
+};
+
+/**
+ * Where the flow home sits in the working tree at `root` ("dot-pi/flow"), or undefined when it is
+ * elsewhere. Its files (run evidence, other children's worktrees) are pi-flow's, not the user's.
+ */
+export function flowHomeInTree(root: string, flowHome: string | undefined): string | undefined {
+  // The root is a real path: so must the flow home be (a home reached through a link, /tmp on macOS).
+  const inside = flowHome === undefined ? "" : relative(root, realPathOf(flowHome));
+  return inside === "" || inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside) ? undefined : inside.split(sep).join("/");
+}
+
+/**
+ * The pathspec that leaves the flow home (`inside`, from flowHomeInTree) out of `add -A` in a
+ * repository or a child's worktree, when git does not ignore it there already.
+ */
+export async function excludeFlowHome(place: string | PinnedWorktree, inside: string | undefined): Promise<string[]> {
+  if (inside === undefined) return [];
   // git refuses an exclusion of an ignored path ("paths are ignored"), and add -A skips it anyway.
-  const ignored = await runGit(["check-ignore", "-q", "--", inside], { cwd: root });
+  const ignored = await runGit(["check-ignore", "-q", "--", inside], gitPlace(place));
   return ignored.code === 0 ? [] : [`:(top,exclude)${inside}`];
 }
 
@@ -70,7 +91,7 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
     await copyIndex(userIndex, index);
     const env = { GIT_INDEX_FILE: index };
     await lookAtHiddenEdits(repo.root, env);
-    await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHome))], { cwd: repo.root, env });
+    await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHomeInTree(repo.root, flowHome)))], { cwd: repo.root, env });
     return await git(["write-tree"], { cwd: repo.root, env });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { captureChanges, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
-import { snapshotCommit } from "./snapshot.ts";
+import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
 export interface Isolation {
   repo: Repository;
@@ -65,7 +65,7 @@ export async function settleIsolation(isolation: Isolation, home: string): Promi
   try {
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation, isolation.base, isolation.runId, home))?.stats ?? null;
+    return (await captureChanges(isolation, isolation.base, isolation.runId, home, flowHomeInTree(isolation.repo.root, home)))?.stats ?? null;
   } finally {
     await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
   }

@@ -1,0 +1,204 @@
+// external_runs apply and discard over real runs: a run store with finished agent runs whose
+// changes a real worktree kept, applied onto a real repository.
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, test } from "vitest";
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { changesCommand } from "../../src/commands/changes.ts";
+import { changeRuns, formatChangeAnswers } from "../../src/isolation/apply-runs.ts";
+import { readChangeRecord, writeChangeRecord } from "../../src/isolation/change-record.ts";
+import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
+import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { PROJECT_ROOT } from "../support/pi-session.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+
+/** A finished agent run of `store` whose worktree child wrote `files` (its changes kept, as the launcher keeps them). */
+async function keptRun(store: RunStore, root: string, files: Record<string, string>): Promise<string> {
+  const run = store.create({ kind: "agent", task: { description: "writes" }, background: false });
+  const isolation = await createIsolation(await openRepository(root), run.runId, store.scope.home);
+  writeIn(isolation.path, files);
+  const stats = await settleIsolation(isolation, store.scope.home);
+  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  return run.runId;
+}
+
+const storeOf = (root: string, sessionId = "s") => openRunStore({ home, cwd: root, sessionId, registry: new RunRegistry() });
+
+/** Resolves once `count` more calls have queued for the repository lock of `commonDir` (each sets the queue's tail). */
+function lockWaiters(commonDir: string, count: number): Promise<void> {
+  const queues = processGlobal("pi-flow.worktree-queues", () => new Map<string, Promise<unknown>>());
+  return new Promise((resolve) => {
+    let seen = 0;
+    queues.set = (key, value) => {
+      if (key === commonDir && ++seen === count) {
+        delete (queues as { set?: unknown }).set;
+        resolve();
+      }
+      return Map.prototype.set.call(queues, key, value) as typeof queues;
+    };
+  });
+}
+
+test("two applies of one run at once: one applies, the other says already applied, and the file is written once", async () => {
+  const root = makeRepo({ "log.txt": "one\n" });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "log.txt": "one\ntwo\n" });
+  const repo = await openRepository(root);
+  // The test holds the repository lock until both applies wait for it, so both have looked at the run before either applies.
+  let release!: () => void;
+  const holding = withRepositoryLock(repo.commonDir, () => new Promise<void>((resolve) => (release = resolve)));
+  const waiting = lockWaiters(repo.commonDir, 2);
+  const first = changeRuns(store, "apply", [runId]);
+  const second = changeRuns(store, "apply", [runId]);
+  await waiting;
+  release();
+  await holding;
+  const answers = [...(await first), ...(await second)];
+  expect(answers.map((answer) => answer.status).sort()).toEqual(["already_applied", "applied"]);
+  expect(readFileSync(join(root, "log.txt"), "utf8")).toBe("one\ntwo\n");
+});
+
+/**
+ * Another process applies argv[3] from the run store (home argv[1], project argv[2], session "s"),
+ * as `flow runs apply` would; the test kills it while git writes the working tree.
+ */
+const APPLIER = `
+  const { changeRuns } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/apply-runs.ts"))});
+  const { openRunStore } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/runs/index.ts"))});
+  const store = openRunStore({ home: process.argv[1], cwd: process.argv[2], sessionId: "s" });
+  await changeRuns(store, "apply", [process.argv[3]]);
+`;
+
+test("an apply killed while writing the working tree: the next apply refuses, naming the files it may have touched; discard keeps the tree as it is", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "a.txt": "child a\n", "b.txt": "child b\n" });
+  // The user's own smudge filter (theirs to configure) stands for a slow disk: it says it has begun, then never finishes.
+  const fifo = join(mkdtempSync(join(tmpdir(), "pi-flow-fifo-")), "writing");
+  execFileSync("mkfifo", [fifo]);
+  gitIn(root, "config", "filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
+  writeIn(root, { ".git/info/attributes": "*.txt filter=slow\n" });
+  const applier = spawn(process.execPath, ["--input-type=module", "-e", APPLIER, home, root, runId], { stdio: ["ignore", "inherit", "inherit"], detached: true });
+  const writing = createReadStream(fifo);
+  await once(writing, "data");
+  const exited = once(applier, "exit");
+  process.kill(-applier.pid!, "SIGKILL"); // the applier, its git and the filter: a machine that went down
+  await exited;
+  writing.destroy();
+  gitIn(root, "config", "--unset", "filter.slow.smudge");
+  writeIn(root, { ".git/info/attributes": "" });
+  const before = gitIn(root, "status", "--porcelain=v1");
+
+  // /flow apply's summary says so before asking anything (a session with no UI only shows it).
+  const shown: string[] = [];
+  await changesCommand({ hasUI: false } as ExtensionCommandContext, store, "apply", [runId], (_title, lines) => void shown.push(...lines));
+  expect(shown[0]).toBe(`${runId}: its previous apply did not finish; the working tree may hold some of its changes and not others: a.txt, b.txt`);
+  const refused = changeRuns(store, "apply", [runId]);
+  await expect(refused).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("previous apply was interrupted") }));
+  await expect(refused).rejects.toThrow(/a\.txt, b\.txt\. It will not be applied over that tree\. The files as they were before it are kept in commit [0-9a-f]{40} \(refs\/pi-flow-before\//);
+  expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // nothing applied over it
+  expect(await changeRuns(store, "discard", [runId])).toEqual([{ runId, status: "discarded" }]);
+  expect(gitIn(root, "status", "--porcelain=v1")).toBe(before); // the tree kept as it is
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "nothing_to_apply" }]);
+});
+
+describe("a flow home inside the user's working tree (a dotfiles repository at ~)", () => {
+  for (const ignored of [false, true]) {
+    it(`a child's writes into it${ignored ? " (ignored, the child un-ignoring it)" : ""} are never kept nor applied into pi-flow's own files; its other changes are`, async () => {
+      const root = makeRepo({ "a.txt": "a\n", ".gitignore": ignored ? "dot-pi/\n" : "" });
+      const inner = join(root, "dot-pi", "flow");
+      const store = openRunStore({ home: inner, cwd: root, sessionId: "s", registry: new RunRegistry() });
+      const victim = join(runFiles(store.scope, "ag_0mx1xga91_abcdefghij").dir, "changes.json").slice(root.length + 1);
+      const runId = await keptRun(store, root, { "a.txt": "child\n", ".gitignore": "", [victim]: '{"state":"kept"}\n', "dot-pi/flow/roles/evil.md": "planted\n" });
+      expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${runId}`)).toBe(".gitignore\na.txt");
+      const answers = await changeRuns(store, "apply", [runId]);
+      expect(answers).toEqual([{ runId, status: "applied", files: ignored ? [".gitignore", "a.txt"] : ["a.txt"] }]);
+      expect(existsSync(join(root, victim))).toBe(false);
+      expect(existsSync(join(inner, "roles"))).toBe(false);
+    });
+  }
+
+  it("changes kept with files in it (by an older pi-flow, or another flow home) conflict, naming them, and write nothing", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const inner = join(root, "dot-pi", "flow");
+    const store = openRunStore({ home: inner, cwd: root, sessionId: "s", registry: new RunRegistry() });
+    const runId = await keptRun(store, root, { "a.txt": "child\n" });
+    // The same change, plus a file in the flow home, as a commit on the run's base.
+    const base = gitIn(root, "rev-parse", `refs/pi-flow/${runId}^1`);
+    writeIn(root, { "dot-pi/flow/planted.json": "{}\n" });
+    const index = join(mkdtempSync(join(tmpdir(), "pi-flow-index-")), "index");
+    const env = { ...process.env, GIT_INDEX_FILE: index };
+    execFileSync("git", ["read-tree", `refs/pi-flow/${runId}`], { cwd: root, env });
+    execFileSync("git", ["update-index", "--add", "dot-pi/flow/planted.json"], { cwd: root, env });
+    const tree = execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
+    rmSync(join(root, "dot-pi/flow/planted.json"));
+    gitIn(root, "update-ref", `refs/pi-flow/${runId}`, gitIn(root, "commit-tree", tree, "-p", base, "-m", "kept"));
+    expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"] }]);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+    expect(existsSync(join(inner, "planted.json"))).toBe(false);
+  });
+});
+
+describe("a call that fails after earlier runs changed the working tree names them", () => {
+  it("apply: a run whose write git refuses (the user's required filter fails, an LFS offline) names the run applied before it and its files", async () => {
+    const root = makeRepo({ "a.txt": "a\n", "b.bin": "b\n" });
+    const store = storeOf(root);
+    const first = await keptRun(store, root, { "a.txt": "child a\n" });
+    const second = await keptRun(store, root, { "b.bin": "child b\n" });
+    gitIn(root, "config", "filter.offline.clean", "cat");
+    gitIn(root, "config", "filter.offline.smudge", "false");
+    gitIn(root, "config", "filter.offline.required", "true");
+    writeIn(root, { ".git/info/attributes": "*.bin filter=offline\n" });
+    const failed = changeRuns(store, "apply", [first, second]);
+    await expect(failed).rejects.toThrow(`(before it, ${first} was applied: Run ${first}: applied to the working tree (nothing staged): a.txt.)`);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+    // git removed the user's b.bin before failing to write it: the failed run is not applied over
+    // that tree, and the message says how to put the file back as it was.
+    await expect(failed).rejects.toThrow(`Run ${second}'s apply failed (git checkout-index failed:`);
+    await expect(failed).rejects.toThrow("while writing the working tree, which may hold some of its changes and not others; it was writing or deleting: b.bin.");
+    const restore = /`git restore --source=([0-9a-f]{40}) --worktree -- <file>`/.exec(await failed.then(() => "", (error: Error) => error.message))!;
+    expect(existsSync(join(root, "b.bin"))).toBe(false);
+    gitIn(root, "config", "--unset", "filter.offline.required");
+    gitIn(root, "config", "filter.offline.smudge", "cat");
+    gitIn(root, "restore", `--source=${restore[1]!}`, "--worktree", "--", "b.bin");
+    expect(readFileSync(join(root, "b.bin"), "utf8")).toBe("b\n");
+    await expect(changeRuns(store, "apply", [second])).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("previous apply was interrupted") }));
+    expect(await changeRuns(store, "discard", [second])).toEqual([{ runId: second, status: "discarded" }]);
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow-before")).toBe(""); // no longer kept once discarded
+  });
+
+  it("discard: a run whose repository folder became a file names the runs discarded before it", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const store = storeOf(root);
+    const [first, second] = [await keptRun(store, root, { "a.txt": "one\n" }), await keptRun(store, root, { "a.txt": "two\n" })];
+    const gone = makeRepo();
+    const files = runFiles(store.scope, second);
+    await writeChangeRecord(files, { ...readChangeRecord(files)!, root: join(gone, "README.md") });
+    const failed = changeRuns(store, "discard", [first, second]);
+    await expect(failed).rejects.toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining(`(before it, ${first} was discarded: Run ${first}: changes discarded.)`) }));
+    expect(gitIn(root, "for-each-ref", "refs/pi-flow")).not.toContain(first);
+  });
+});
+
+test("a run that wrote a thousand files (an un-ignored node_modules) applies them all, and its answer's line names fifty and counts the rest", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = storeOf(root);
+  const written = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`node_modules/pkg${String(i).padStart(4, "0")}/index.js`, `module.exports = ${i};\n`]));
+  const runId = await keptRun(store, root, written);
+  const [answer] = await changeRuns(store, "apply", [runId]);
+  expect(answer!.files).toHaveLength(1000);
+  expect(readFileSync(join(root, "node_modules/pkg0999/index.js"), "utf8")).toBe("module.exports = 999;\n");
+  const line = formatChangeAnswers([answer!], "apply");
+  expect(line).toContain("node_modules/pkg0049/index.js and 950 more.");
+  expect(line).not.toContain("pkg0050");
+  expect(line.length).toBeLessThan(2000);
+});
