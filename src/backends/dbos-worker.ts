@@ -12,7 +12,7 @@
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
 import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
-import { connectionOptions, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
+import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { takeSteers } from "./steers.ts";
@@ -35,6 +35,8 @@ export interface WorkerOptions {
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
+  /** The database held one of the child's queries past its statement_timeout: the child failed with `message`. */
+  onDatabaseStalled(request: RemoteChildRequest, message: string): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
 }
@@ -67,6 +69,14 @@ async function leaveSession(pool: Pool, workflowId: string, checkpoints: Session
   return { ...result, session };
 }
 
+/** Why a child failed when the database held one of its worker's queries past the statement_timeout. */
+function stalledMessage(worker: string, workflowId: string): string {
+  return (
+    `The database did not answer worker ${worker} for child ${workflowId} within its statement_timeout ` +
+    `(${QUERY_TIMEOUT_MS / 1000} s unless the database URL sets one): a lock another session holds, or a stalled server; the child failed and its answer, if any, was not recorded.`
+  );
+}
+
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
 const HEARTBEAT_MS = 2000;
 const SWEEP_MS = 5000;
@@ -85,7 +95,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   pool.on("error", () => undefined); // a lost connection is retried at the next beat
   DBOS.setConfig({
     name: DBOS_APPLICATION,
-    systemDatabaseUrl: options.databaseUrl,
+    systemDatabaseUrl: dbosUrl(options.databaseUrl), // DBOS's own connections get the server's statement_timeout
     executorID: options.name,
     applicationVersion: applicationVersion(),
     listenQueues: [CHILD_QUEUE],
@@ -131,7 +141,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         settled = await step;
       } catch (error) {
         if (ended) options.onSettled(request, ended);
-        throw error;
+        if (!statementTimedOut(error)) throw error;
+        // A statement the server held (a lock another session keeps, a stalled server) was cancelled
+        // there: the child fails with words that say so, instead of the worker waiting on it forever.
+        const message = stalledMessage(options.name, request.workflowId);
+        options.onDatabaseStalled(request, message);
+        throw new Error(message);
       }
       // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
       // takeover runs again (it takes the saved result, and says so again).
@@ -196,7 +211,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await pool.end().catch(() => undefined);
       if (unfinished.length === 0) return;
       // Back on the queue, for whichever worker is free next; this process exits without settling them.
-      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
+      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       try {
         await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
       } finally {
