@@ -35,8 +35,12 @@ export interface WorkerOptions {
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
-  /** The database held one of the child's queries past its statement_timeout: the child failed with `message`. */
-  onDatabaseStalled(request: RemoteChildRequest, message: string): void;
+  /**
+   * The child failed here without an answer of its harness: its workflow's input names another
+   * workflow, or the database held one of its queries past its statement_timeout. `workflowId` is
+   * the DBOS workflow's own ID.
+   */
+  onFailed(workflowId: string, runId: string, message: string): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
 }
@@ -105,6 +109,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
       if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
+      // The child's running entry, steers and saved session are keyed by this ID: one read from the
+      // input, which whoever enqueued it wrote, could name another run's child and take its session.
+      const own = DBOS.workflowID ?? "";
+      if (request.workflowId !== own) {
+        const message = `The workflow ${own} names another child, ${request.workflowId}, in its input: refused, nothing run.`;
+        options.onFailed(own, request.runId, message);
+        throw new Error(message);
+      }
       // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
       // aborted) but DBOS refuses to record it, so the line below would never be said.
       let ended: RemoteChildResult | undefined;
@@ -145,7 +157,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         // A statement the server held (a lock another session keeps, a stalled server) was cancelled
         // there: the child fails with words that say so, instead of the worker waiting on it forever.
         const message = stalledMessage(options.name, request.workflowId);
-        options.onDatabaseStalled(request, message);
+        options.onFailed(request.workflowId, request.runId, message);
         throw new Error(message);
       }
       // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no

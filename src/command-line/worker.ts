@@ -106,7 +106,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       run: (request, signal, steering, sessions) => runRemoteChild(request, env, signal, steering, sessions),
       onStarted: (request) => process.stdout.write(`started ${shown(request.workflowId)} run ${shown(request.runId)}\n`),
       onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),
-      onDatabaseStalled: (request, message) => process.stdout.write(`failed ${shown(request.workflowId)} run ${shown(request.runId)}: ${shown(message)}\n`),
+      onFailed: (workflowId, runId, message) => process.stdout.write(`failed ${shown(workflowId)} run ${shown(runId)}: ${shown(message)}\n`),
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
     });
