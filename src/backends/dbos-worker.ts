@@ -11,7 +11,10 @@
  *    checkpointed session stays in the database for the coordinator to copy into the child's run;
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
-import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { FlowError } from "../contract/errors.ts";
+import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
 import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
@@ -43,6 +46,8 @@ export interface WorkerOptions {
   onFailed(workflowId: string, runId: string, message: string): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
+  /** A worker of this name was heard from in the last `seconds`: this one waits to see whether it is alive, that long at most. */
+  onNameHeld(seconds: number): void;
 }
 
 /** A child's Pi session in the database (child-sessions.ts), for a harness that keeps one. */
@@ -83,6 +88,30 @@ function stalledMessage(worker: string, workflowId: string): string {
 
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
 const HEARTBEAT_MS = 2000;
+
+/**
+ * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
+ * that executor ID: a second live process of the name would run the first's children again, and
+ * keep its row fresh so that none of them is taken over once the first dies. A row another process
+ * still refreshes refuses this one; one that goes silent was a process killed before this restart,
+ * whose children this worker then recovers.
+ */
+async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number) => void): Promise<void> {
+  let first: number | undefined;
+  for (;;) {
+    const held = await claimName(pool, me);
+    if (held === null) return;
+    if (first === undefined) onHeld(SILENT_AFTER_SECONDS);
+    else if (held > first) {
+      throw new FlowError(
+        "configuration_invalid",
+        `Another flow worker named ${me.name} is running on this database (its heartbeat goes on): two workers of one name would run each other's children again and hide each other's death. Give each worker its own --name (the default, hostname-pid, is unique).`,
+      );
+    }
+    first ??= held;
+    await sleep(HEARTBEAT_MS / 2);
+  }
+}
 const SWEEP_MS = 5000;
 
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
@@ -97,6 +126,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
   pool.on("error", () => undefined); // a lost connection is retried at the next beat
+  const me: WorkerIdentity = { name: options.name, instance: randomUUID(), version: applicationVersion(), concurrency: options.concurrency };
+  try {
+    await takeName(pool, me, options.onNameHeld);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error instanceof FlowError ? error : unusableDatabase(options.databaseUrl, error);
+  }
+  // Beating from here on: a process of the same name starting now sees this one alive.
+  const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: dbosUrl(options.databaseUrl), // DBOS's own connections get the server's statement_timeout
@@ -171,13 +209,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await DBOS.launch();
     await DBOS.registerQueue(CHILD_QUEUE, { workerConcurrency: options.concurrency, minPollingIntervalMs: 100, onConflict: "always_update" });
   } catch (error) {
+    clearInterval(heartbeat);
     await DBOS.shutdown().catch(() => undefined);
+    await forget(pool, me).catch(() => undefined);
     await pool.end().catch(() => undefined);
     throw unusableDatabase(options.databaseUrl, error);
   }
-  const me = { name: options.name, version: applicationVersion(), concurrency: options.concurrency };
-  await beat(pool, me);
-  const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
     void claimSilentWorkersChildren(pool)
@@ -219,7 +256,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
-      await forget(pool, options.name).catch(() => undefined);
+      await forget(pool, me).catch(() => undefined);
       await pool.end().catch(() => undefined);
       if (unfinished.length === 0) return;
       // Back on the queue, for whichever worker is free next; this process exits without settling them.
