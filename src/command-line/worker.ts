@@ -77,6 +77,9 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const concurrency = intFlag(parsed, "concurrency", 4, MAX_CONCURRENCY);
   const settings = harnessSettings(parsed);
   const url = databaseUrl();
+  // The fleet's credential stays with the worker: a child's bash (or an extension it loads) inherits
+  // this process's environment, and with the URL could read every run and enqueue work for every worker.
+  delete process.env.PI_FLOW_DATABASE_URL;
   const { resolveBackendSettings } = await import("../backends/settings.ts");
   resolveBackendSettings(undefined, { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url }); // the URL's shape, before any connection, named as the user set it
   const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
