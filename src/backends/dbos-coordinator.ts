@@ -6,7 +6,7 @@
  */
 import type { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { FlowError } from "../contract/errors.ts";
-import { connectionOptions, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
+import { connectionOptions, dbosUrl, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import type { FleetChildren } from "./fleet.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
@@ -71,7 +71,7 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     const pool = new pg.Pool({ ...connectionOptions(databaseUrl), max: 10 });
     pool.on("error", () => undefined); // a lost connection is opened again at the next use
     try {
-      return { dbos: await sdk.DBOSClient.create({ systemDatabaseUrl: databaseUrl, systemDatabasePool: pool, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER }), pool };
+      return { dbos: await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(databaseUrl), systemDatabasePool: pool, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER }), pool };
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw unusableDatabase(databaseUrl, error);

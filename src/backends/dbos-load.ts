@@ -24,14 +24,35 @@ export async function loadDbos(): Promise<DbosSdk> {
 /**
  * How long pi-flow waits for Postgres to accept a connection (the server's first answer included),
  * and for the answer to any one query: a database that takes the connection and never answers
- * (a network split with no reset, a stopped process) fails within them instead of hanging.
+ * (a network split with no reset, a stopped process) fails within them instead of hanging. The
+ * query's bound is also the server's `statement_timeout`: a statement the server holds (a lock
+ * another session keeps) is cancelled there, and its connection stays usable.
  */
 export const CONNECT_TIMEOUT_MS = 10_000;
 export const QUERY_TIMEOUT_MS = 30_000;
 
-/** What every pg Client and Pool of the dbos backend is made with: its URL, and the two bounds above. */
-export function connectionOptions(connectionString: string): { connectionString: string; connectionTimeoutMillis: number; query_timeout: number } {
-  return { connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS };
+/** What every pg Client and Pool of the dbos backend is made with: its URL, and the bounds above (a `statement_timeout` the URL names wins). */
+export function connectionOptions(connectionString: string): { connectionString: string; connectionTimeoutMillis: number; query_timeout: number; statement_timeout: number } {
+  return { connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, statement_timeout: QUERY_TIMEOUT_MS };
+}
+
+/**
+ * The URL DBOS opens its own connections with (its pool, its migration, a client's): DBOS takes no
+ * pg options but reads the URL's parameters, so the server's statement_timeout goes there, unless
+ * the URL names one. The database's URL stays a prefix of it, so unusableDatabase masks it alike.
+ */
+export function dbosUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.searchParams.has("statement_timeout") || parsed.hash !== "") return url; // a fragment: no place to add it after
+  return `${url}${parsed.search === "" ? "?" : "&"}statement_timeout=${QUERY_TIMEOUT_MS}`;
+}
+
+/** The server cancelled a statement past its statement_timeout (SQLSTATE 57014), anywhere in `error`'s causes. */
+export function statementTimedOut(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+    if (errorCode(cause) === "57014") return true;
+  }
+  return false;
 }
 
 /** Why a database could not be used, in words that quote no password. */
@@ -119,7 +140,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
 async function migrateRetryingRaces(sdk: DbosSdk, url: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await quietly(() => sdk.DBOS.migrate(url));
+      await quietly(() => sdk.DBOS.migrate(dbosUrl(url)));
       return;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

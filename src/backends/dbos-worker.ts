@@ -11,8 +11,11 @@
  *    checkpointed session stays in the database for the coordinator to copy into the child's run;
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
-import { beat, claimSilentWorkersChildren, forget } from "./heartbeats.ts";
-import { connectionOptions, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { FlowError } from "../contract/errors.ts";
+import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
+import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { takeSteers } from "./steers.ts";
@@ -35,8 +38,16 @@ export interface WorkerOptions {
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
+  /**
+   * The child failed here without an answer of its harness: its workflow's input names another
+   * workflow, or the database held one of its queries past its statement_timeout. `workflowId` is
+   * the DBOS workflow's own ID.
+   */
+  onFailed(workflowId: string, runId: string, message: string): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
+  /** A worker of this name was heard from in the last `seconds`: this one waits to see whether it is alive, that long at most. */
+  onNameHeld(seconds: number): void;
 }
 
 /** A child's Pi session in the database (child-sessions.ts), for a harness that keeps one. */
@@ -67,8 +78,40 @@ async function leaveSession(pool: Pool, workflowId: string, checkpoints: Session
   return { ...result, session };
 }
 
+/** Why a child failed when the database held one of its worker's queries past the statement_timeout. */
+function stalledMessage(worker: string, workflowId: string): string {
+  return (
+    `The database did not answer worker ${worker} for child ${workflowId} within its statement_timeout ` +
+    `(${QUERY_TIMEOUT_MS / 1000} s unless the database URL sets one): a lock another session holds, or a stalled server; the child failed and its answer, if any, was not recorded.`
+  );
+}
+
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
 const HEARTBEAT_MS = 2000;
+
+/**
+ * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
+ * that executor ID: a second live process of the name would run the first's children again, and
+ * keep its row fresh so that none of them is taken over once the first dies. A row another process
+ * still refreshes refuses this one; one that goes silent was a process killed before this restart,
+ * whose children this worker then recovers.
+ */
+async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number) => void): Promise<void> {
+  let first: number | undefined;
+  for (;;) {
+    const held = await claimName(pool, me);
+    if (held === null) return;
+    if (first === undefined) onHeld(SILENT_AFTER_SECONDS);
+    else if (held > first) {
+      throw new FlowError(
+        "configuration_invalid",
+        `Another flow worker named ${me.name} is running on this database (its heartbeat goes on): two workers of one name would run each other's children again and hide each other's death. Give each worker its own --name (the default, hostname-pid, is unique).`,
+      );
+    }
+    first ??= held;
+    await sleep(HEARTBEAT_MS / 2);
+  }
+}
 const SWEEP_MS = 5000;
 
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
@@ -83,9 +126,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
   pool.on("error", () => undefined); // a lost connection is retried at the next beat
+  const me: WorkerIdentity = { name: options.name, instance: randomUUID(), version: applicationVersion(), concurrency: options.concurrency };
+  try {
+    await takeName(pool, me, options.onNameHeld);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error instanceof FlowError ? error : unusableDatabase(options.databaseUrl, error);
+  }
+  // Beating from here on: a process of the same name starting now sees this one alive.
+  const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
   DBOS.setConfig({
     name: DBOS_APPLICATION,
-    systemDatabaseUrl: options.databaseUrl,
+    systemDatabaseUrl: dbosUrl(options.databaseUrl), // DBOS's own connections get the server's statement_timeout
     executorID: options.name,
     applicationVersion: applicationVersion(),
     listenQueues: [CHILD_QUEUE],
@@ -95,6 +147,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
       if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
+      // The child's running entry, steers and saved session are keyed by this ID: one read from the
+      // input, which whoever enqueued it wrote, could name another run's child and take its session.
+      const own = DBOS.workflowID ?? "";
+      if (request.workflowId !== own) {
+        const message = `The workflow ${own} names another child, ${request.workflowId}, in its input: refused, nothing run.`;
+        options.onFailed(own, request.runId, message);
+        throw new Error(message);
+      }
       // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
       // aborted) but DBOS refuses to record it, so the line below would never be said.
       let ended: RemoteChildResult | undefined;
@@ -131,7 +191,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         settled = await step;
       } catch (error) {
         if (ended) options.onSettled(request, ended);
-        throw error;
+        if (!statementTimedOut(error)) throw error;
+        // A statement the server held (a lock another session keeps, a stalled server) was cancelled
+        // there: the child fails with words that say so, instead of the worker waiting on it forever.
+        const message = stalledMessage(options.name, request.workflowId);
+        options.onFailed(request.workflowId, request.runId, message);
+        throw new Error(message);
       }
       // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
       // takeover runs again (it takes the saved result, and says so again).
@@ -144,13 +209,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await DBOS.launch();
     await DBOS.registerQueue(CHILD_QUEUE, { workerConcurrency: options.concurrency, minPollingIntervalMs: 100, onConflict: "always_update" });
   } catch (error) {
+    clearInterval(heartbeat);
     await DBOS.shutdown().catch(() => undefined);
+    await forget(pool, me).catch(() => undefined);
     await pool.end().catch(() => undefined);
     throw unusableDatabase(options.databaseUrl, error);
   }
-  const me = { name: options.name, version: applicationVersion(), concurrency: options.concurrency };
-  await beat(pool, me);
-  const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
     void claimSilentWorkersChildren(pool)
@@ -192,11 +256,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
-      await forget(pool, options.name).catch(() => undefined);
+      await forget(pool, me).catch(() => undefined);
       await pool.end().catch(() => undefined);
       if (unfinished.length === 0) return;
       // Back on the queue, for whichever worker is free next; this process exits without settling them.
-      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: options.databaseUrl, applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
+      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       try {
         await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
       } finally {

@@ -20,6 +20,34 @@ export async function ensureWorkersTable(db: Queryable): Promise<void> {
   await db.query(
     "CREATE TABLE IF NOT EXISTS pi_flow.workers (name text PRIMARY KEY, version text NOT NULL, concurrency integer NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), seen_at timestamptz NOT NULL DEFAULT now())",
   );
+  // Which process holds the name (claimName): a random ID each `flow worker` makes at start.
+  await db.query("ALTER TABLE pi_flow.workers ADD COLUMN IF NOT EXISTS instance text");
+}
+
+/** One `flow worker` process: its name (its DBOS executor ID) and the instance that tells it from another process of that name. */
+export interface WorkerIdentity {
+  name: string;
+  instance: string;
+  version: string;
+  concurrency: number;
+}
+
+/**
+ * Takes the worker's name for this process: its row is created, or taken over when it is this
+ * instance's or silent for SILENT_AFTER_SECONDS (its process is gone). Otherwise another process
+ * may hold the name: the epoch milliseconds its row was last seen are returned, and nothing changes.
+ */
+export async function claimName(db: Queryable, worker: WorkerIdentity): Promise<number | null> {
+  const { rows } = await db.query(
+    `INSERT INTO pi_flow.workers (name, version, concurrency, instance) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (name) DO UPDATE SET instance = $4, version = $2, concurrency = $3, seen_at = now(), started_at = now()
+     WHERE pi_flow.workers.instance IS NOT DISTINCT FROM $4 OR pi_flow.workers.seen_at < now() - make_interval(secs => $5)
+     RETURNING 1`,
+    [worker.name, worker.version, worker.concurrency, worker.instance, SILENT_AFTER_SECONDS],
+  );
+  if (rows.length > 0) return null;
+  const held = await db.query<{ seen: number }>("SELECT (EXTRACT(EPOCH FROM seen_at) * 1000)::float8 AS seen FROM pi_flow.workers WHERE name = $1", [worker.name]);
+  return held.rows[0]?.seen ?? 0; // deleted meanwhile (a sweep): the next claim inserts it
 }
 
 export interface WorkerRow {
@@ -29,17 +57,18 @@ export interface WorkerRow {
   secondsSinceSeen: number;
 }
 
-/** This worker is alive: its row, created or refreshed. */
-export async function beat(db: Queryable, worker: { name: string; version: string; concurrency: number }): Promise<void> {
+/** This worker is alive: its row, created or refreshed; a row another instance took over (this one was silent) stays that one's. */
+export async function beat(db: Queryable, worker: WorkerIdentity): Promise<void> {
   await db.query(
-    "INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET seen_at = now(), version = $2, concurrency = $3",
-    [worker.name, worker.version, worker.concurrency],
+    `INSERT INTO pi_flow.workers (name, version, concurrency, instance) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (name) DO UPDATE SET seen_at = now(), version = $2, concurrency = $3 WHERE pi_flow.workers.instance IS NOT DISTINCT FROM $4`,
+    [worker.name, worker.version, worker.concurrency, worker.instance],
   );
 }
 
-/** A worker that stops cleanly leaves no row to sweep. */
-export async function forget(db: Queryable, name: string): Promise<void> {
-  await db.query("DELETE FROM pi_flow.workers WHERE name = $1", [name]);
+/** A worker that stops cleanly leaves no row to sweep (only its own: not one another instance of its name holds now). */
+export async function forget(db: Queryable, worker: Pick<WorkerIdentity, "name" | "instance">): Promise<void> {
+  await db.query("DELETE FROM pi_flow.workers WHERE name = $1 AND instance IS NOT DISTINCT FROM $2", [worker.name, worker.instance]);
 }
 
 /** The workers seen, newest first: what `flow help` and `/flow doctor` could list. */

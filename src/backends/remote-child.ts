@@ -4,7 +4,8 @@
  * plus the evidence the worker saw). Both are checked at run time on arrival: the database is a
  * process boundary, and a row written by another version or by hand must not crash a worker. The
  * check is of shape only: a worker runs the tools, prompt and folder the row names (it cannot know
- * the parent's bound), which is why the database must be the fleet's alone (docs/scale.md).
+ * the parent's bound), which is why the database must be the fleet's alone (docs/scale.md). The
+ * worker does check that `workflowId` is the DBOS workflow's own ID (dbos-worker.ts).
  */
 import type { ChildProfile } from "../harnesses/profiles.ts";
 import type { ChildQuotas } from "../harnesses/quotas.ts";

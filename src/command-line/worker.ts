@@ -77,6 +77,9 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const concurrency = intFlag(parsed, "concurrency", 4, MAX_CONCURRENCY);
   const settings = harnessSettings(parsed);
   const url = databaseUrl();
+  // The fleet's credential stays with the worker: a child's bash (or an extension it loads) inherits
+  // this process's environment, and with the URL could read every run and enqueue work for every worker.
+  delete process.env.PI_FLOW_DATABASE_URL;
   const { resolveBackendSettings } = await import("../backends/settings.ts");
   resolveBackendSettings(undefined, { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url }); // the URL's shape, before any connection, named as the user set it
   const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
@@ -106,7 +109,9 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       run: (request, signal, steering, sessions) => runRemoteChild(request, env, signal, steering, sessions),
       onStarted: (request) => process.stdout.write(`started ${shown(request.workflowId)} run ${shown(request.runId)}\n`),
       onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),
+      onFailed: (workflowId, runId, message) => process.stdout.write(`failed ${shown(workflowId)} run ${shown(runId)}: ${shown(message)}\n`),
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
+      onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
     });
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);

@@ -1,0 +1,64 @@
+/**
+ * A child request whose input names another workflow than its own, as anyone who can write to the
+ * fleet's database may enqueue: the worker refuses it before anything runs, so it can neither take
+ * the other child's saved session and unread steers nor write into them. A real `flow worker` on a
+ * faux model (test/fixtures/fleet/steer-model.ts) and the tests' own Postgres; the victim's rows
+ * are written straight into the database, as its worker would have left them.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import pg from "pg";
+import { expect, onTestFinished, test } from "vitest";
+import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
+import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
+import { PROJECT_ROOT } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
+
+const fleet = fleetFixture();
+const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
+const VICTIM = "wf_victim/agent/0";
+
+const request = (workflowId: string): RemoteChildRequest => ({
+  workflowId,
+  runId: "ag_forged",
+  harness: "pi",
+  model: null,
+  profile: { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
+  task: { agent: "role:worker", description: "Forged part" },
+  prompt: "Do the part.",
+  cwd: ".",
+  loading: { projectTrusted: false, isolated: false },
+});
+
+test("a request whose input names another child's workflow is refused before it runs, and that child's steers and session stay its own", async () => {
+  const databaseUrl = fleet.pg.urlFor("forged_request");
+  const release = join(fleet.sandbox.root, "release");
+  writeFileSync(release, ""); // the faux child's bash call returns at once
+  const args = ["worker", "--name", "w1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
+  const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
+  await worker.stdoutText(/worker w1 ready/);
+
+  // The victim child's worker had handed it a steer no turn had read yet (a takeover hands it over again).
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  await db.query("INSERT INTO pi_flow.child_session_steers (workflow_id, messages) VALUES ($1, $2)", [VICTIM, JSON.stringify(["the victim's private steer"])]);
+
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const enqueue = (workflowID: string, child: RemoteChildRequest) =>
+    client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>({ workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID, appVersion: applicationVersion() }, child);
+
+  const forged = await enqueue("wf_forged/agent/0", request(VICTIM));
+  await expect(forged.getResult()).rejects.toThrow(`The workflow wf_forged/agent/0 names another child, ${VICTIM}, in its input: refused, nothing run.`);
+  expect(await worker.stdoutText(/failed wf_forged\/agent\/0 .*\n/)).toContain(`failed wf_forged/agent/0 run ag_forged: The workflow wf_forged/agent/0 names another child, ${VICTIM}`);
+  expect((await db.query("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [VICTIM])).rows).toEqual([{ messages: JSON.stringify(["the victim's private steer"]) }]);
+  expect((await db.query("SELECT count(*)::int AS n FROM pi_flow.child_sessions WHERE workflow_id = $1", [VICTIM])).rows).toEqual([{ n: 0 }]);
+
+  // A request whose input names its own workflow runs as always, and hears no other child's steer.
+  const honest = await enqueue("wf_honest/agent/0", request("wf_honest/agent/0"));
+  expect((await honest.getResult()).result).toMatchObject({ outcome: "succeeded", value: "heard nothing" });
+  const stdout = (await (worker.child.kill("SIGTERM"), worker.done)).stdout;
+  expect(stdout).not.toMatch(/started wf_forged|started wf_victim/);
+}, 180_000);

@@ -1,0 +1,73 @@
+/**
+ * A worker's name is its DBOS executor ID, and DBOS recovers every unfinished child of that ID when
+ * a worker of the name launches. A second live `flow worker` of one name is refused, so it neither
+ * runs the first one's child again nor keeps the first one's heartbeat alive for it; a worker
+ * restarted under the name of one that was killed still takes over what that one was running.
+ * Real workers on a faux model (test/fixtures/fleet/steer-model.ts: the child waits in bash until
+ * the release file exists) and the tests' own Postgres.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import pg from "pg";
+import { expect, onTestFinished, test } from "vitest";
+import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
+import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
+import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
+import { fleetFixture } from "../support/fleet.ts";
+
+const fleet = fleetFixture();
+const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
+
+const request: RemoteChildRequest = {
+  workflowId: "wf_twin/agent/0",
+  runId: "ag_twin",
+  harness: "pi",
+  model: null,
+  profile: { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
+  task: { agent: "role:worker", description: "Twin part" },
+  prompt: "Do the part.",
+  cwd: ".",
+  loading: { projectTrusted: false, isolated: false },
+};
+
+test("a second live worker of one name is refused before it runs the first one's child; one restarted under a killed worker's name takes its child over", async () => {
+  const databaseUrl = fleet.pg.urlFor("worker_name");
+  const release = join(fleet.sandbox.root, "release");
+  const startTwin = (): RunningFlow =>
+    fleet.start(["worker", "--name", "twin", "--concurrency", "1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL], {
+      PI_FLOW_DATABASE_URL: databaseUrl,
+      FLOW_STEER_RELEASE: release,
+    });
+  const first = startTwin();
+  await first.stdoutText(/worker twin ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const handle = await client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
+    { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
+    request,
+  );
+  await first.stdoutText(/started wf_twin\/agent\/0 run ag_twin/); // waiting in bash for the release file
+
+  const second = startTwin();
+  const ended = await Promise.race([second.done, second.stdoutText(/worker twin ready/).then(() => "came up")]);
+  expect(ended).toMatchObject({ code: 2, stdout: "" });
+  const { stderr } = await second.done;
+  expect(stderr).toContain("waiting to see whether it is still running");
+  expect(stderr).toMatch(/Another flow worker named twin is running on this database .*Give each worker its own --name .*\(configuration_invalid\)/);
+
+  // The first is killed; a worker restarted under its name (its silence aged, as 20 s would) continues its child.
+  first.child.kill("SIGKILL");
+  await first.done;
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  await db.query("UPDATE pi_flow.workers SET seen_at = now() - interval '1 hour' WHERE name = 'twin'");
+  const third = startTwin();
+  await third.stdoutText(/started wf_twin\/agent\/0 run ag_twin/);
+  writeFileSync(release, "");
+  expect((await handle.getResult()).result).toMatchObject({ outcome: "succeeded", value: "heard nothing" });
+  third.child.kill("SIGTERM");
+  expect((await third.done).code).toBe(0);
+  expect((await db.query("SELECT count(*)::int AS n FROM pi_flow.workers WHERE name = 'twin'")).rows).toEqual([{ n: 0 }]);
+}, 240_000);
