@@ -210,6 +210,25 @@ describe("receipts", () => {
     expect(journalOf(run!.runId).find((line) => line.t === "child")).toMatchObject({ outcome: "cancelled" });
   });
 
+  test("a number or a list under a secret name is kept no more than a string is: in store() lines, the final value and every file", async () => {
+    // Computed, so the script's own text (kept in the launch record) does not hold them.
+    const script = [
+      'store("db_password", 83749000 + 212);',
+      'store("api_key", ["correct-horse-" + "battery-staple", 61803000 + 398]);',
+      'return { password: 27182000 + 818, pin: 1234, token: ["shelf-lantern-" + "orbit-9"], port: 5432 };',
+    ].join("\n");
+    const { receipt, run } = await workflow({ script });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { password: "[REDACTED]", pin: 1234, token: ["[REDACTED]"], port: 5432 } });
+    const stores = journalOf(run!.runId).filter((line) => line.t === "store");
+    expect(stores.map((line) => line.value)).toEqual(["[REDACTED]", ["[REDACTED]", "[REDACTED]"]]);
+    const files = readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const secret of ["83749212", "61803398", "27182818", "correct-horse-battery-staple", "shelf-lantern-orbit-9"]) expect(text, entry.name).not.toContain(secret);
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

@@ -113,12 +113,14 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const outer = rekeyed;
-  rekeyed = undefined; // this call's own: JSON.stringify may run a toJSON that serialises another value
+  const outer = { rekeyed, listNames };
+  // This call's own: JSON.stringify may run a toJSON that serialises another value.
+  rekeyed = undefined;
+  listNames = undefined;
   try {
     return JSON.stringify(value, redactingReplacer);
   } finally {
-    rekeyed = outer;
+    ({ rekeyed, listNames } = outer);
   }
 }
 
@@ -128,34 +130,52 @@ export function redactedJson(value: unknown): string | undefined {
  */
 let rekeyed: WeakMap<object, object> | undefined;
 
+/**
+ * In the current redactedJson call, the secret name each list is being written under, as `walk`
+ * judges a list's items under the key that holds the list. JSON.stringify writes depth first, so
+ * the name set when a list is reached holds while its items are written; a list met again under
+ * another key is named anew.
+ */
+let listNames: WeakMap<object, string> | undefined;
+
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
-  let text: string | undefined;
-  if (typeof value === "string") text = value;
-  else if (value !== null && typeof value === "object") {
-    text = writtenAsText(value);
-    if (text === undefined) return Array.isArray(value) ? value : withRedactedKeys(value, (rekeyed ??= new WeakMap()));
-  } else return value;
-  // An array's items are keyed by index: only an object's string values are judged by their key.
-  if (!Array.isArray(this) && text !== REDACTED && secretUnderKey(key, text)) return REDACTED;
-  return redactedText(text);
+  const inList = Array.isArray(this);
+  // An array's items are keyed by index: they are judged by the name of the key holding the array.
+  const name = inList ? listNames?.get(this as object) : key;
+  let written: unknown = value;
+  if (value !== null && typeof value === "object") {
+    written = writtenAsPrimitive(value);
+    if (written === undefined) {
+      if (!Array.isArray(value)) return withRedactedKeys(value, (rekeyed ??= new WeakMap()));
+      if (!inList && keyVerdict(key) !== "plain") (listNames ??= new WeakMap()).set(value, key);
+      else listNames?.delete(value);
+      return value;
+    }
+  }
+  if (typeof written === "number") return name !== undefined && numberUnderKey(name, written) ? REDACTED : value;
+  if (typeof written !== "string") return value;
+  if (name !== undefined && written !== REDACTED && secretUnderKey(name, written)) return REDACTED;
+  return redactedText(written);
 }
 
 /** Objects JSON.stringify writes as text after the replacer has seen them: raw JSON text (`JSON.rawJSON`). */
 const rawJson = JSON as unknown as { isRawJSON?: (value: unknown) => value is { rawJSON: string } };
 
 /**
- * The text JSON.stringify writes for an object that is not written as an object: a String object
- * (`new String("…")`, of any realm and whatever its prototype) or raw JSON text holding a string.
- * Such a value reaches the replacer as an object and leaves it as text, so its text is redacted
- * here, as a parsed copy's would be. Both are told by brand, which no prototype or tag can fake;
- * the text is `String(value)`, what JSON itself would write (a `toString` of its own included).
+ * The text or number JSON.stringify writes for an object that is not written as an object: a
+ * String or Number object (`new String("…")`, of any realm and whatever its prototype) or raw JSON
+ * text holding a string or a number. Such a value reaches the replacer as an object and leaves it
+ * as text or a number, so it is judged here, as a parsed copy's would be. All are told by brand,
+ * which no prototype or tag can fake; the text is `String(value)`, what JSON itself would write
+ * (a `toString` of its own included), the number `Number(value)`.
  */
-function writtenAsText(value: object): string | undefined {
+function writtenAsPrimitive(value: object): string | number | undefined {
   if (Array.isArray(value)) return undefined;
   if (types.isStringObject(value)) return String(value);
+  if (types.isNumberObject(value)) return Number(value);
   if (rawJson.isRawJSON?.(value)) {
     const parsed: unknown = JSON.parse(value.rawJSON);
-    return typeof parsed === "string" ? parsed : undefined;
+    return typeof parsed === "string" || typeof parsed === "number" ? parsed : undefined;
   }
   return undefined;
 }
@@ -190,6 +210,26 @@ function secretUnderKey(key: string, item: string): boolean {
   const verdict = keyVerdict(key);
   if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
+}
+
+/**
+ * A number under this key is a secret as `password: 83749212` is in text: a numeric password or
+ * PIN read from YAML arrives as a number. Small numbers (a port, `pin: 1234`) survive, as in text.
+ */
+function numberUnderKey(key: string, item: number): boolean {
+  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key, op: ":", spaced: false, value: String(item), endsLine: true });
+}
+
+/** A list under a secret name holds secrets as the name would hold one: `{ "password": ["…"] }`. */
+function itemUnderKey(key: string, item: unknown): boolean {
+  if (typeof item === "string") return item !== REDACTED && secretUnderKey(key, item);
+  return typeof item === "number" && numberUnderKey(key, item);
+}
+
+/** `items` itself when no item is a secret under `key`, else a copy with those items redacted. */
+function itemsUnderKey(key: string, items: unknown[]): unknown[] {
+  if (keyVerdict(key) === "plain" || !items.some((item) => itemUnderKey(key, item))) return items;
+  return items.map((item) => (itemUnderKey(key, item) ? REDACTED : item));
 }
 
 /**
@@ -265,14 +305,16 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
     if (record !== value) state.changed = true;
     for (const key of Object.keys(record)) {
       const item = record[key];
-      if (typeof item === "string") {
-        const next = item !== REDACTED && secretUnderKey(key, item) ? REDACTED : walk(item, state);
+      if (typeof item === "string" || typeof item === "number") {
+        const next = itemUnderKey(key, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
           defineData(record, key, next);
         }
       } else if (item !== null && typeof item === "object") {
-        const next = walk(item, state);
+        const items = Array.isArray(item) ? itemsUnderKey(key, item) : item;
+        if (items !== item) state.changed = true;
+        const next = walk(items, state);
         if (next !== item) defineData(record, key, next);
       }
     }
