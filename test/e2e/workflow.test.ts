@@ -229,6 +229,21 @@ describe("receipts", () => {
     }
   });
 
+  test("a private key handed on line by line, printed or stored as a list of lines, keeps none of its lines in any file", async () => {
+    const body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj", "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu", "NMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ"];
+    const key = ["-----BEGIN PRIVATE KEY-----", ...body, "-----END PRIVATE KEY-----"].join("\n");
+    const script = ['const lines = args.key.split("\\n");', "for (const line of lines) console.log(line);", 'store("lines", lines);', "return { lines, after: \"kept\" };"].join("\n");
+    const { receipt, run } = await workflow({ script, args: { key } });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { lines: ["[REDACTED]", "[REDACTED]", "[REDACTED]", "[REDACTED]", "[REDACTED]"], after: "kept" } });
+    const files = readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => entry.name)).toContain("output.log");
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const line of body) expect(text, entry.name).not.toContain(line.slice(20, 40));
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

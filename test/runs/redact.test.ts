@@ -310,6 +310,11 @@ describe("object keys and store keys", () => {
       secret: [REDACTED],
     });
     expect(redactValueUnder("db_password", "correct-horse-battery-staple-7193")).toBe(REDACTED);
+    // A key's lines as a list: the lines between its opening and end line are the key's; the rest stay.
+    const lines = ["intro", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "-----END OPENSSH PRIVATE KEY----- outro", "plain words"];
+    const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];
+    expect(redactValue({ lines }).value).toEqual({ lines: expected });
+    expect(JSON.parse(redactedJson({ lines })!)).toEqual({ lines: expected });
     expect(redactValueUnder("api_key", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")).toBe(REDACTED);
     expect(redactValueUnder("notes", "correct-horse-battery-staple-7193")).toBe("correct-horse-battery-staple-7193");
     expect(redactValueUnder("creds", { password: "hunter2-but-longer" })).toEqual({ password: REDACTED });

@@ -86,6 +86,28 @@ function redactedText(text: string): string {
   return out;
 }
 
+/** The lines that open and close a PEM private key block (rules' PRIVATE_KEY, auth.ts). */
+const KEY_MARKER = /-----(BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g;
+
+/**
+ * Whether a private key block is open after `text`, given whether one was before it. A key handed
+ * on line by line (a script that prints or stores a file's lines) reaches redaction as many texts:
+ * each alone shows no rule its body, so the texts that follow an opening line are the key's.
+ */
+export function keyBlockOpenAfter(text: string, open: boolean): boolean {
+  if (!text.includes("PRIVATE KEY")) return open;
+  let state = open;
+  for (const marker of text.matchAll(KEY_MARKER)) state = marker[1] === "BEGIN";
+  return state;
+}
+
+/** A text met inside an open key block: the key, up to and with its end line, is one [REDACTED]; the rest is redacted as text. */
+export function redactedInKeyBlock(text: string): string {
+  const end = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/.exec(text);
+  if (!end) return REDACTED;
+  return REDACTED + redactedText(text.slice(end.index + end[0].length));
+}
+
 /**
  * Deep-redact a JSON-like value: every string is redacted as text, and a string stored under a
  * secret-named key (`{ "password": "hunter2" }`) is replaced whole, since no pattern in the string
@@ -113,14 +135,15 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const outer = { rekeyed, listNames };
+  const outer = { rekeyed, listNames, openKeyBlocks };
   // This call's own: JSON.stringify may run a toJSON that serialises another value.
   rekeyed = undefined;
   listNames = undefined;
+  openKeyBlocks = undefined;
   try {
     return JSON.stringify(value, redactingReplacer);
   } finally {
-    ({ rekeyed, listNames } = outer);
+    ({ rekeyed, listNames, openKeyBlocks } = outer);
   }
 }
 
@@ -138,6 +161,9 @@ let rekeyed: WeakMap<object, object> | undefined;
  */
 let listNames: WeakMap<object, string> | undefined;
 
+/** In the current redactedJson call, the lists whose items written so far opened a private key block and did not end it. */
+let openKeyBlocks: WeakSet<object> | undefined;
+
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
   const inList = Array.isArray(this);
   // An array's items are keyed by index: they are judged by the name of the key holding the array.
@@ -154,6 +180,14 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
   }
   if (typeof written === "number") return name !== undefined && numberUnderKey(name, written) ? REDACTED : value;
   if (typeof written !== "string") return value;
+  if (inList) {
+    // Items are written in order: a list of a key's lines is redacted as the key's text would be.
+    const list = this as object;
+    const open = openKeyBlocks?.has(list) ?? false;
+    if (keyBlockOpenAfter(written, open)) (openKeyBlocks ??= new WeakSet()).add(list);
+    else openKeyBlocks?.delete(list);
+    if (open) return redactedInKeyBlock(written);
+  }
   if (name !== undefined && written !== REDACTED && secretUnderKey(name, written)) return REDACTED;
   return redactedText(written);
 }
@@ -294,9 +328,15 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
     return out;
   }
   if (Array.isArray(value)) {
+    let keyBlock = false; // as the one-pass line reads a list of a key's lines: see keyBlockOpenAfter
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      if ((item !== null && typeof item === "object") || typeof item === "string") value[i] = walk(item, state);
+      if (typeof item === "string") {
+        const open = keyBlock;
+        keyBlock = keyBlockOpenAfter(item, open);
+        value[i] = open ? redactedInKeyBlock(item) : walk(item, state);
+        if (value[i] !== item) state.changed = true;
+      } else if (item !== null && typeof item === "object") value[i] = walk(item, state);
     }
     return value;
   }
