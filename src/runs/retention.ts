@@ -149,7 +149,8 @@ async function newestChange(dir: string, names: readonly string[]): Promise<numb
  * run created meanwhile, a link or anything unknown keeps the folder.
  */
 async function clearSession(folder: SessionFolder, home: string, project: string, session: string, now: number, policy: RetentionPolicy): Promise<void> {
-  if (folder.open || !(await lstat(folder.dir).catch(() => undefined))?.isDirectory()) return;
+  if (folder.open || folder.removed < folder.runs) return; // open, or runs are left in it
+  if (!(await lstat(folder.dir).catch(() => undefined))?.isDirectory()) return;
   const names = await readNames(folder.dir);
   if (names.some((name) => name !== "runs" && !SESSION_FILES.has(name))) return;
   if ((await readNames(folder.runsDir)).length > 0) return;
