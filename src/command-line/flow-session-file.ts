@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { ChildSessionFile } from "../harnesses/pi-session-file.ts";
-import { projectKey, resolveFlowHome, sessionKey, sessionsDir } from "../runs/index.ts";
+import { FLOW_SESSION_FILE, projectKey, resolveFlowHome, sessionKey, sessionsDir } from "../runs/index.ts";
 
 /** `flow run`'s own Pi session and the redacted file that keeps it. */
 export interface FlowSession {
@@ -24,7 +24,7 @@ export function openFlowSession(cwd: string, agentDir: string): FlowSession {
   const sessionManager = SessionManager.inMemory(cwd);
   const id = sessionManager.getSessionId();
   const folder = join(sessionsDir(resolveFlowHome(process.env, agentDir), projectKey(cwd)), sessionKey(id));
-  const path = join(folder, "flow-session.jsonl");
+  const path = join(folder, FLOW_SESSION_FILE);
   // Pi writes nothing of an in-memory session; naming its file makes it a persisted one for every
   // reader (supervision asks for the file), and keeping the ID keeps the runs' folder the file's.
   sessionManager.setSessionFile(path);

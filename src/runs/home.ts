@@ -63,6 +63,12 @@ export const projectsDir = (home: string): string => join(home, "projects");
 export const projectDir = (home: string, project: string): string => join(projectsDir(home), project);
 export const sessionsDir = (home: string, project: string): string => join(projectDir(home, project), "sessions");
 
+/** Whether a name under `sessions/` is a session's folder, as sessionKey names one. */
+export const isSessionKey = (name: string): boolean => SAFE_SESSION.test(name);
+
+/** The `flow` command's own Pi session, in its session's folder (src/command-line/flow-session-file.ts). */
+export const FLOW_SESSION_FILE = "flow-session.jsonl";
+
 /** The session keys that have a run folder in the project of `cwd`: every session, for the `flow` command. */
 export function projectSessionKeys(home: string, cwd: string): string[] {
   try {

@@ -18,7 +18,7 @@ export {
   type WriterHooks,
 } from "./write/writer.ts";
 export { RunRegistry, processRegistry, type CancelResult, type LiveEntry, type MemoryFinal } from "./registry.ts";
-export { resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunFiles, type RunScope } from "./home.ts";
+export { FLOW_SESSION_FILE, resolveFlowHome, projectKey, projectSessionKeys, runFiles, sessionKey, sessionsDir, type RunFiles, type RunScope } from "./home.ts";
 export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind } from "./ids.ts";
 export { redactedJson, redactText, redactValue, redactValueUnder, rememberSharedHead, REDACTED } from "./redact/index.ts";
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";

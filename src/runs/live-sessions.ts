@@ -12,14 +12,14 @@ import { processGlobal } from "../../runtime/process-global.ts";
  * when a session opens and removed when it closes. A marker whose process (on this host) is gone
  * is stale; one from another host counts until it is older than the retention age.
  */
-const MARKER = "owner.json";
+export const SESSION_MARKER = "owner.json";
 
 function openSet(): Set<string> {
   return processGlobal("pi-flow.open-sessions", () => new Set<string>());
 }
 
 const keyOf = (home: string, project: string, session: string) => `${home}\0${project}\0${session}`;
-const markerPath = (scope: RunScope) => join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, MARKER);
+const markerPath = (scope: RunScope) => join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, SESSION_MARKER);
 
 /** The session opened in this process. The marker is written in the background; nothing waits on it. */
 export function sessionOpened(scope: RunScope): Promise<void> {
@@ -57,7 +57,7 @@ export async function sessionIsOpen(home: string, project: string, session: stri
   if (openSet().has(keyOf(home, project, session))) return true;
   let marker: { pid?: unknown; host?: unknown; openedAt?: unknown };
   try {
-    marker = JSON.parse(await readEvidenceTextAsync(join(sessionsDir(home, project), session, MARKER))) as typeof marker;
+    marker = JSON.parse(await readEvidenceTextAsync(join(sessionsDir(home, project), session, SESSION_MARKER))) as typeof marker;
   } catch {
     return false;
   }

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { readdir, rename, rm } from "node:fs/promises";
+import { lstat, readdir, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { readEvidenceTextAsync } from "./fsio.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { projectsDir, sessionsDir } from "./home.ts";
+import { FLOW_SESSION_FILE, isSessionKey, projectsDir, sessionsDir } from "./home.ts";
 import { isRunId, runIdTime } from "./ids.ts";
-import { ownerAlive, sessionIsOpen } from "./live-sessions.ts";
+import { ownerAlive, SESSION_MARKER, sessionIsOpen } from "./live-sessions.ts";
 import { parseRecord } from "./journal/record.ts";
 import { readTerminalLine } from "./journal/journal-ends.ts";
 import type { RunRegistry } from "./registry.ts";
@@ -17,7 +17,8 @@ import type { RunRegistry } from "./registry.ts";
  * Nor is any run of an open session (see live-sessions.ts), settled or not: its results may still
  * be waited for or be on their way to the parent. A doomed run directory is first renamed aside,
  * so readers see it whole or not at all. The pass reads and deletes asynchronously, so it never
- * holds up the session it runs in, whenever it runs.
+ * holds up the session it runs in, whenever it runs. A closed session left with no run goes too
+ * (its folder, with the `flow` command's session file and a stale marker): see clearSession.
  */
 export interface RetentionPolicy {
   /** Delete runs that ended (or, if unfinished and ownerless, started) longer ago than this. Infinity: never. */
@@ -117,6 +118,54 @@ async function remove(candidate: Candidate): Promise<boolean> {
   return true;
 }
 
+/** What a session folder may hold besides its runs: anything else keeps the folder. */
+const SESSION_FILES = new Set([FLOW_SESSION_FILE, SESSION_MARKER]);
+
+interface SessionFolder {
+  dir: string;
+  runsDir: string;
+  open: boolean;
+  /** Runs this pass found in it, and removed from it. */
+  runs: number;
+  removed: number;
+}
+
+/** The newest modification time of the folder and of what it holds, or NaN when a name cannot be read. */
+async function newestChange(dir: string, names: readonly string[]): Promise<number> {
+  let newest = NaN;
+  for (const path of [dir, ...names.map((name) => join(dir, name))]) {
+    const stats = await lstat(path).catch(() => undefined);
+    if (!stats) return NaN;
+    newest = Number.isNaN(newest) ? stats.mtimeMs : Math.max(newest, stats.mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Removes a closed session's folder once no run is left in it: its runs were this pass's to remove,
+ * or nothing in it changed for `maxAgeMs`. Without this, every `flow run` would leave its session
+ * file (the command's tool calls and results) and marker behind forever. Only the files a session
+ * folder is known to hold are unlinked, each by name, and the folders removed only when empty: a
+ * run created meanwhile, a link or anything unknown keeps the folder.
+ */
+async function clearSession(folder: SessionFolder, home: string, project: string, session: string, now: number, policy: RetentionPolicy): Promise<void> {
+  if (folder.open || folder.removed < folder.runs) return; // open, or runs are left in it
+  if (!(await lstat(folder.dir).catch(() => undefined))?.isDirectory()) return;
+  const names = await readNames(folder.dir);
+  if (names.some((name) => name !== "runs" && !SESSION_FILES.has(name))) return;
+  if ((await readNames(folder.runsDir)).length > 0) return;
+  const emptied = folder.runs > 0 && folder.removed === folder.runs;
+  if (!emptied && !(now - (await newestChange(folder.dir, names)) > policy.maxAgeMs)) return;
+  if (names.includes("runs")) {
+    const removed = await rmdir(folder.runsDir).then(() => true, () => false); // not empty (a run just created), or not a folder
+    if (!removed) return;
+  }
+  // A session reopened since this pass looked keeps its marker and its file.
+  if (await sessionIsOpen(home, project, session, now, policy.maxAgeMs)) return;
+  for (const name of names) if (SESSION_FILES.has(name)) await unlink(join(folder.dir, name)).catch(() => undefined);
+  await rmdir(folder.dir).catch(() => undefined);
+}
+
 /** Prune one project (`projectKey`) or, without it, every project under the home. */
 export async function prune(
   home: string,
@@ -129,15 +178,19 @@ export async function prune(
   for (const project of projects) {
     const candidates: Candidate[] = [];
     const sessionsRoot = sessionsDir(home, project);
+    const folders = new Map<string, SessionFolder>();
     for (const session of await readNames(sessionsRoot)) {
       const runsDir = join(sessionsRoot, session, "runs");
       const open = await sessionIsOpen(home, project, session, now, policy.maxAgeMs);
+      const folder: SessionFolder = { dir: join(sessionsRoot, session), runsDir, open, runs: 0, removed: 0 };
+      if (isSessionKey(session)) folders.set(session, folder);
       for (const name of await readNames(runsDir)) {
         if (name.startsWith(".prune-"))
           await rm(join(runsDir, name), { recursive: true, force: true }); // an earlier prune died
         else if (!isRunId(name)) continue;
         else if (open) candidates.push({ runsDir, runId: name, time: runIdTime(name), live: true });
         else candidates.push(await inspectRun(runsDir, name, opts.registry, now, policy));
+        if (isRunId(name)) folder.runs++;
       }
     }
     candidates.sort((a, b) => b.time - a.time || (a.runId < b.runId ? 1 : -1));
@@ -150,8 +203,10 @@ export async function prune(
       if (expired && (await remove(candidate))) {
         opts.registry.release(candidate.runId); // a pruned run is gone from memory too
         report.removed++;
+        for (const folder of folders.values()) if (folder.runsDir === candidate.runsDir) folder.removed++;
       } else report.kept++;
     }
+    for (const [session, folder] of folders) await clearSession(folder, home, project, session, now, policy);
   }
   return report;
 }

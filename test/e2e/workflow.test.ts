@@ -210,6 +210,40 @@ describe("receipts", () => {
     expect(journalOf(run!.runId).find((line) => line.t === "child")).toMatchObject({ outcome: "cancelled" });
   });
 
+  test("a number or a list under a secret name is kept no more than a string is: in store() lines, the final value and every file", async () => {
+    // Computed, so the script's own text (kept in the launch record) does not hold them.
+    const script = [
+      'store("db_password", 83749000 + 212);',
+      'store("api_key", ["correct-horse-" + "battery-staple", 61803000 + 398]);',
+      'return { password: 27182000 + 818, pin: 1234, token: ["shelf-lantern-" + "orbit-9"], port: 5432 };',
+    ].join("\n");
+    const { receipt, run } = await workflow({ script });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { password: "[REDACTED]", pin: 1234, token: ["[REDACTED]"], port: 5432 } });
+    const stores = journalOf(run!.runId).filter((line) => line.t === "store");
+    expect(stores.map((line) => line.value)).toEqual(["[REDACTED]", ["[REDACTED]", "[REDACTED]"]]);
+    const files = readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const secret of ["83749212", "61803398", "27182818", "correct-horse-battery-staple", "shelf-lantern-orbit-9"]) expect(text, entry.name).not.toContain(secret);
+    }
+  });
+
+  test("a private key handed on line by line, printed or stored as a list of lines, keeps none of its lines in any file", async () => {
+    const body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj", "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu", "NMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ"];
+    const key = ["-----BEGIN PRIVATE KEY-----", ...body, "-----END PRIVATE KEY-----"].join("\n");
+    const script = ['const lines = args.key.split("\\n");', "for (const line of lines) console.log(line);", 'store("lines", lines);', "return { lines, after: \"kept\" };"].join("\n");
+    const { receipt, run } = await workflow({ script, args: { key } });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { lines: ["[REDACTED]", "[REDACTED]", "[REDACTED]", "[REDACTED]", "[REDACTED]"], after: "kept" } });
+    const files = readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => entry.name)).toContain("output.log");
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const line of body) expect(text, entry.name).not.toContain(line.slice(20, 40));
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

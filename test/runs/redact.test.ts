@@ -296,7 +296,25 @@ describe("object keys and store keys", () => {
   });
 
   it("judges a stored value under its store key, as in an object", () => {
+    expect(redactValueUnder("db_password", 83749212)).toBe(REDACTED);
+    expect(redactValueUnder("db_password", 5432)).toBe(5432);
+    expect(redactValueUnder("db_password", ["correct-horse-battery-staple-7193", 83749212, "****"])).toEqual([REDACTED, REDACTED, "****"]);
+    expect(redactValueUnder("notes", [83749212, "correct-horse-battery-staple-7193"])).toEqual([83749212, "correct-horse-battery-staple-7193"]);
+    // The one-pass line judges them alike, whatever wraps them, and a list shared by a plain key is plain there.
+    const shared = ["correct-horse-battery-staple-7193"];
+    expect(JSON.parse(redactedJson({ api_key: [new String("correct-horse-battery-staple-7193"), new Number(83749212)], token: 61803398, pin: 1234, notes: shared, secret: shared })!)).toEqual({
+      api_key: [REDACTED, REDACTED],
+      token: REDACTED,
+      pin: 1234,
+      notes: ["correct-horse-battery-staple-7193"],
+      secret: [REDACTED],
+    });
     expect(redactValueUnder("db_password", "correct-horse-battery-staple-7193")).toBe(REDACTED);
+    // A key's lines as a list: the lines between its opening and end line are the key's; the rest stay.
+    const lines = ["intro", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "-----END OPENSSH PRIVATE KEY----- outro", "plain words"];
+    const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];
+    expect(redactValue({ lines }).value).toEqual({ lines: expected });
+    expect(JSON.parse(redactedJson({ lines })!)).toEqual({ lines: expected });
     expect(redactValueUnder("api_key", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")).toBe(REDACTED);
     expect(redactValueUnder("notes", "correct-horse-battery-staple-7193")).toBe("correct-horse-battery-staple-7193");
     expect(redactValueUnder("creds", { password: "hunter2-but-longer" })).toEqual({ password: REDACTED });

@@ -145,6 +145,28 @@ function redactedText(text: string): string {
   return out;
 }
 
+/** The lines that open and close a PEM private key block (rules' PRIVATE_KEY, auth.ts). */
+const KEY_MARKER = /-----(BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g;
+
+/**
+ * Whether a private key block is open after `text`, given whether one was before it. A key handed
+ * on line by line (a script that prints or stores a file's lines) reaches redaction as many texts:
+ * each alone shows no rule its body, so the texts that follow an opening line are the key's.
+ */
+export function keyBlockOpenAfter(text: string, open: boolean): boolean {
+  if (!text.includes("PRIVATE KEY")) return open;
+  let state = open;
+  for (const marker of text.matchAll(KEY_MARKER)) state = marker[1] === "BEGIN";
+  return state;
+}
+
+/** A text met inside an open key block: the key, up to and with its end line, is one [REDACTED]; the rest is redacted as text. */
+export function redactedInKeyBlock(text: string): string {
+  const end = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/.exec(text);
+  if (!end) return REDACTED;
+  return REDACTED + redactedText(text.slice(end.index + end[0].length));
+}
+
 /**
  * Deep-redact a JSON-like value: every string is redacted as text, and a string stored under a
  * secret-named key (`{ "password": "hunter2" }`) is replaced whole, since no pattern in the string
@@ -172,12 +194,15 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const outer = rekeyed;
-  rekeyed = undefined; // this call's own: JSON.stringify may run a toJSON that serialises another value
+  const outer = { rekeyed, listNames, openKeyBlocks };
+  // This call's own: JSON.stringify may run a toJSON that serialises another value.
+  rekeyed = undefined;
+  listNames = undefined;
+  openKeyBlocks = undefined;
   try {
     return JSON.stringify(value, redactingReplacer);
   } finally {
-    rekeyed = outer;
+    ({ rekeyed, listNames, openKeyBlocks } = outer);
   }
 }
 
@@ -187,34 +212,63 @@ export function redactedJson(value: unknown): string | undefined {
  */
 let rekeyed: WeakMap<object, object> | undefined;
 
+/**
+ * In the current redactedJson call, the secret name each list is being written under, as `walk`
+ * judges a list's items under the key that holds the list. JSON.stringify writes depth first, so
+ * the name set when a list is reached holds while its items are written; a list met again under
+ * another key is named anew.
+ */
+let listNames: WeakMap<object, string> | undefined;
+
+/** In the current redactedJson call, the lists whose items written so far opened a private key block and did not end it. */
+let openKeyBlocks: WeakSet<object> | undefined;
+
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
-  let text: string | undefined;
-  if (typeof value === "string") text = value;
-  else if (value !== null && typeof value === "object") {
-    text = writtenAsText(value);
-    if (text === undefined) return Array.isArray(value) ? value : withRedactedKeys(value, (rekeyed ??= new WeakMap()));
-  } else return value;
-  // An array's items are keyed by index: only an object's string values are judged by their key.
-  if (!Array.isArray(this) && text !== REDACTED && secretUnderKey(key, text)) return REDACTED;
-  return redactedText(text);
+  const inList = Array.isArray(this);
+  // An array's items are keyed by index: they are judged by the name of the key holding the array.
+  const name = inList ? listNames?.get(this as object) : key;
+  let written: unknown = value;
+  if (value !== null && typeof value === "object") {
+    written = writtenAsPrimitive(value);
+    if (written === undefined) {
+      if (!Array.isArray(value)) return withRedactedKeys(value, (rekeyed ??= new WeakMap()));
+      if (!inList && keyVerdict(key) !== "plain") (listNames ??= new WeakMap()).set(value, key);
+      else listNames?.delete(value);
+      return value;
+    }
+  }
+  if (typeof written === "number") return name !== undefined && numberUnderKey(name, written) ? REDACTED : value;
+  if (typeof written !== "string") return value;
+  if (inList) {
+    // Items are written in order: a list of a key's lines is redacted as the key's text would be.
+    const list = this as object;
+    const open = openKeyBlocks?.has(list) ?? false;
+    if (keyBlockOpenAfter(written, open)) (openKeyBlocks ??= new WeakSet()).add(list);
+    else openKeyBlocks?.delete(list);
+    if (open) return redactedInKeyBlock(written);
+  }
+  if (name !== undefined && written !== REDACTED && secretUnderKey(name, written)) return REDACTED;
+  return redactedText(written);
 }
 
 /** Objects JSON.stringify writes as text after the replacer has seen them: raw JSON text (`JSON.rawJSON`). */
 const rawJson = JSON as unknown as { isRawJSON?: (value: unknown) => value is { rawJSON: string } };
 
 /**
- * The text JSON.stringify writes for an object that is not written as an object: a String object
- * (`new String("…")`, of any realm and whatever its prototype) or raw JSON text holding a string.
- * Such a value reaches the replacer as an object and leaves it as text, so its text is redacted
- * here, as a parsed copy's would be. Both are told by brand, which no prototype or tag can fake;
- * the text is `String(value)`, what JSON itself would write (a `toString` of its own included).
+ * The text or number JSON.stringify writes for an object that is not written as an object: a
+ * String or Number object (`new String("…")`, of any realm and whatever its prototype) or raw JSON
+ * text holding a string or a number. Such a value reaches the replacer as an object and leaves it
+ * as text or a number, so it is judged here, as a parsed copy's would be. All are told by brand,
+ * which no prototype or tag can fake; the text is `String(value)`, what JSON itself would write
+ * (a `toString` of its own included), the number `Number(value)`.
  */
-function writtenAsText(value: object): string | undefined {
+function writtenAsPrimitive(value: object): string | number | undefined {
   if (Array.isArray(value)) return undefined;
   if (types.isStringObject(value)) return String(value);
+  if (types.isNumberObject(value)) return Number(value);
   if (rawJson.isRawJSON?.(value)) {
     const parsed: unknown = JSON.parse(value.rawJSON);
-    return typeof parsed === "string" ? parsed : undefined;
+    return typeof parsed === "string" || typeof parsed === "number" ? parsed : undefined;
   }
   return undefined;
 }
@@ -249,6 +303,26 @@ function secretUnderKey(key: string, item: string): boolean {
   const verdict = keyVerdict(key);
   if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
+}
+
+/**
+ * A number under this key is a secret as `password: 83749212` is in text: a numeric password or
+ * PIN read from YAML arrives as a number. Small numbers (a port, `pin: 1234`) survive, as in text.
+ */
+function numberUnderKey(key: string, item: number): boolean {
+  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key, op: ":", spaced: false, value: String(item), endsLine: true });
+}
+
+/** A list under a secret name holds secrets as the name would hold one: `{ "password": ["…"] }`. */
+function itemUnderKey(key: string, item: unknown): boolean {
+  if (typeof item === "string") return item !== REDACTED && secretUnderKey(key, item);
+  return typeof item === "number" && numberUnderKey(key, item);
+}
+
+/** `items` itself when no item is a secret under `key`, else a copy with those items redacted. */
+function itemsUnderKey(key: string, items: unknown[]): unknown[] {
+  if (keyVerdict(key) === "plain" || !items.some((item) => itemUnderKey(key, item))) return items;
+  return items.map((item) => (itemUnderKey(key, item) ? REDACTED : item));
 }
 
 /**
@@ -313,9 +387,15 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
     return out;
   }
   if (Array.isArray(value)) {
+    let keyBlock = false; // as the one-pass line reads a list of a key's lines: see keyBlockOpenAfter
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      if ((item !== null && typeof item === "object") || typeof item === "string") value[i] = walk(item, state);
+      if (typeof item === "string") {
+        const open = keyBlock;
+        keyBlock = keyBlockOpenAfter(item, open);
+        value[i] = open ? redactedInKeyBlock(item) : walk(item, state);
+        if (value[i] !== item) state.changed = true;
+      } else if (item !== null && typeof item === "object") value[i] = walk(item, state);
     }
     return value;
   }
@@ -324,14 +404,16 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
     if (record !== value) state.changed = true;
     for (const key of Object.keys(record)) {
       const item = record[key];
-      if (typeof item === "string") {
-        const next = item !== REDACTED && secretUnderKey(key, item) ? REDACTED : walk(item, state);
+      if (typeof item === "string" || typeof item === "number") {
+        const next = itemUnderKey(key, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
           defineData(record, key, next);
         }
       } else if (item !== null && typeof item === "object") {
-        const next = walk(item, state);
+        const items = Array.isArray(item) ? itemsUnderKey(key, item) : item;
+        if (items !== item) state.changed = true;
+        const next = walk(items, state);
         if (next !== item) defineData(record, key, next);
       }
     }

@@ -9,7 +9,7 @@ import type { RunKind } from "../ids.ts";
 import { JOURNAL_VERSION, type BodyLine, type ChildCounts, type JournalLine, type Usage } from "../journal/journal.ts";
 import { RECORD_VERSION, type RunRecord } from "../journal/record.ts";
 import { stripControls } from "../controls.ts";
-import { redactedJson, redactText } from "../redact/index.ts";
+import { keyBlockOpenAfter, redactedInKeyBlock, redactedJson, redactText } from "../redact/index.ts";
 import type { LiveEntry } from "../registry.ts";
 import { correlated, createRunEvidence } from "./run-creation.ts";
 import type { RunFilesWriter } from "./run-files-writer.ts";
@@ -58,6 +58,8 @@ export class RunWriter {
   private readonly entry: LiveEntry;
   private seq = 1;
   private readonly record: RunRecord;
+  /** The output so far opened a private key block and did not end it: what follows is the key's. */
+  private outputInKeyBlock = false;
 
   private constructor(ctx: WriterContext, out: RunFilesWriter, entry: LiveEntry, record: RunRecord) {
     this.ctx = ctx;
@@ -115,10 +117,17 @@ export class RunWriter {
     this.saveRecord();
   }
 
-  /** One whole message (redaction sees the message whole, so pass messages, not stream fragments); returns it as written. */
+  /**
+   * One whole message (redaction sees the message whole, so pass messages, not stream fragments);
+   * returns it as written. A private key printed line by line is still redacted whole: the lines
+   * after one that opens a key block are the key's until its end line.
+   */
   appendOutput(text: string): { redacted: boolean; text: string } {
     this.assertOpen();
-    const { text: clean, changed } = redactText(text);
+    const inKeyBlock = this.outputInKeyBlock;
+    this.outputInKeyBlock = keyBlockOpenAfter(text, inKeyBlock);
+    const clean = inKeyBlock ? redactedInKeyBlock(text) : redactText(text).text;
+    const changed = clean !== text;
     const at = new Date().toISOString();
     this.out.appendOutput((first) => outputChunk(this.kind, clean, at, first));
     this.entry.outputBytes = this.out.outputBytes;
