@@ -24,18 +24,52 @@ function documentTerms(name: string, schema: ToolSchema | undefined): string[] {
   return [...terms(name), ...terms(name), ...terms(schema?.description ?? ""), ...argumentNames.flatMap(terms)];
 }
 
-/** BM25 scores of each document for the query; documents scoring 0 are left out. */
-function rank(query: string, documents: ReadonlyArray<{ name: string; terms: string[] }>): string[] {
+/**
+ * The most characters a searchTools() query may have. A query is a few words; the host ranks it on
+ * its own thread, uncounted by any call limit, so a query of megabytes asked again and again held
+ * Pi's event loop for a fifth of a second each time.
+ */
+export const MAX_SEARCH_QUERY_CHARS = 4096;
+
+/** One tool as BM25 reads it: its term count and how often each term occurs. */
+interface SearchDocument {
+  name: string;
+  length: number;
+  frequencies: Map<string, number>;
+}
+
+/** The callable tools indexed once per run: they do not change while it runs. */
+interface SearchIndex {
+  documents: SearchDocument[];
+  /** How many documents hold each term. */
+  containing: Map<string, number>;
+  averageLength: number;
+}
+
+function indexOf(tools: ReadonlyArray<{ name: string; terms: string[] }>): SearchIndex {
+  const containing = new Map<string, number>();
+  const documents = tools.map(({ name, terms: words }) => {
+    const frequencies = new Map<string, number>();
+    for (const word of words) frequencies.set(word, (frequencies.get(word) ?? 0) + 1);
+    for (const word of frequencies.keys()) containing.set(word, (containing.get(word) ?? 0) + 1);
+    return { name, length: words.length, frequencies };
+  });
+  const averageLength = documents.reduce((sum, document) => sum + document.length, 0) / Math.max(1, documents.length);
+  return { documents, containing, averageLength };
+}
+
+/** BM25 scores of each document for the query; documents scoring 0 are left out. Linear in the query. */
+function rank(query: string, index: SearchIndex): string[] {
   const wanted = [...new Set(terms(query))];
-  const average = documents.reduce((sum, document) => sum + document.terms.length, 0) / Math.max(1, documents.length);
+  const { documents, containing, averageLength } = index;
   const scored = documents.map((document) => {
     let score = 0;
     for (const term of wanted) {
-      const frequency = document.terms.filter((candidate) => candidate === term).length;
+      const frequency = document.frequencies.get(term) ?? 0;
       if (frequency === 0) continue;
-      const containing = documents.filter((other) => other.terms.includes(term)).length;
-      const idf = Math.log(1 + (documents.length - containing + 0.5) / (containing + 0.5));
-      score += (idf * frequency * (K1 + 1)) / (frequency + K1 * (1 - B + (B * document.terms.length) / Math.max(1, average)));
+      const holding = containing.get(term) ?? 0;
+      const idf = Math.log(1 + (documents.length - holding + 0.5) / (holding + 0.5));
+      score += (idf * frequency * (K1 + 1)) / (frequency + K1 * (1 - B + (B * document.length) / Math.max(1, averageLength)));
     }
     return { name: document.name, score };
   });
@@ -83,9 +117,12 @@ export class ToolDiscovery {
     return declarationOf(name, this.host.toolSchemas?.[name] ?? { input: { type: "object" } });
   }
 
+  private index: SearchIndex | undefined;
+
   async search(query: string, limit: number): Promise<Array<{ name: string; description: string }>> {
-    const documents = this.callable().map((name) => ({ name, terms: documentTerms(name, this.host.toolSchemas?.[name]) }));
-    const names = rank(query, documents).slice(0, limit);
+    if (query.length > MAX_SEARCH_QUERY_CHARS) throw queryTooLong(query.length);
+    this.index ??= indexOf(this.callable().map((name) => ({ name, terms: documentTerms(name, this.host.toolSchemas?.[name]) })));
+    const names = rank(query, this.index).slice(0, limit);
     return Promise.all(names.map(async (name) => ({ name, description: (await this.describe(name)) ?? "" })));
   }
 
@@ -96,4 +133,8 @@ export class ToolDiscovery {
     if (operation === "searchTools" && typeof fields.query === "string" && typeof fields.limit === "number") return this.search(fields.query, fields.limit);
     return Promise.reject(Object.assign(new TypeError(`unknown discovery call ${operation}`), { code: "host_error" }));
   }
+}
+
+function queryTooLong(chars: number): TypeError {
+  return new TypeError(`searchTools(query): the query has ${chars} characters, at most ${MAX_SEARCH_QUERY_CHARS}: search with a few words`);
 }

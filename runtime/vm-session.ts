@@ -14,6 +14,15 @@ import { VmStore } from "./vm-store.ts";
 /** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
 const BYTES_PER_CHAR = 2;
 
+/**
+ * Output is sent to the host at most this often while the VM runs, and whatever is left when the
+ * turn ends: a loop of a million text() calls is a few messages, not a million (each one cost the
+ * host's thread a message, a redaction and a log entry, and held Pi's event loop for seconds). The
+ * first output after a quiet spell leaves at once, and the interrupt handler sends what waits while
+ * a script spins, so output written before a hang still reaches the run's evidence.
+ */
+const OUTPUT_FLUSH_MS = 10;
+
 /** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
 export function wrapScript(body: string): string {
   return `__flow_start(async function () { "use strict";\n${body}\n});`;
@@ -82,6 +91,9 @@ export class VmSession {
   private inflightChars = 0;
   private outcome: VmOutcome | undefined;
   private outputChars = 0;
+  /** Output not yet sent to the host, and when it was last sent. */
+  private pendingOutput = "";
+  private outputSentAt = Number.NEGATIVE_INFINITY;
   private readonly store: VmStore;
   private closed = false;
   /** Sources of the prelude's lazily compiled globals, handed to the VM on first use. */
@@ -101,7 +113,10 @@ export class VmSession {
     this.rt.setMemoryLimit(message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
-    this.rt.setInterruptHandler(() => this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over());
+    this.rt.setInterruptHandler(() => {
+      if (this.pendingOutput !== "" && performance.now() - this.outputSentAt >= OUTPUT_FLUSH_MS) this.flushOutput();
+      return this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over();
+    });
     prepared.attach((args) => this.onHost(args));
   }
 
@@ -177,6 +192,29 @@ export class VmSession {
       };
     }
     if (this.outcome !== undefined) this.finish(this.outcome);
+    else this.flushOutput();
+  }
+
+  /** Sends the output waiting in this turn. */
+  private flushOutput(): void {
+    if (this.pendingOutput === "") return;
+    const text = this.pendingOutput;
+    this.pendingOutput = "";
+    this.outputSentAt = performance.now();
+    this.post({ type: "output", text });
+  }
+
+  /** Every other message leaves after the output written before it, so the host reads them in order. */
+  private postAfterOutput(message: WorkerToMain): void {
+    this.flushOutput();
+    this.post(message);
+  }
+
+  /** Output waits for the end of the turn, unless none was sent for a while (OUTPUT_FLUSH_MS). */
+  private queueOutput(text: string): void {
+    if (text.length === 0) return;
+    this.pendingOutput += text;
+    if (performance.now() - this.outputSentAt >= OUTPUT_FLUSH_MS) this.flushOutput();
   }
 
   private finish(outcome: VmOutcome): void {
@@ -188,7 +226,7 @@ export class VmSession {
       // A leaked handle aborts the WASM instance: this worker must not run another script.
       reusable = false;
     }
-    this.post({ type: "done", outcome, reusable });
+    this.postAfterOutput({ type: "done", outcome, reusable });
   }
 
   private fail(handle: QuickJSHandle): void {
@@ -286,7 +324,7 @@ export class VmSession {
     const id = this.nextId++;
     this.inflight.set(id, text.length);
     this.inflightChars += text.length;
-    this.post({ type: "call", id, kind, name, text });
+    this.postAfterOutput({ type: "call", id, kind, name, text });
     return { ok: true, value: id };
   }
 
@@ -295,11 +333,11 @@ export class VmSession {
     const room = limit - this.outputChars;
     if (text.length <= room) {
       this.outputChars += text.length;
-      if (text.length > 0) this.post({ type: "output", text });
+      this.queueOutput(text);
       return { ok: true, value: null };
     }
     // Keep what fits, then fail the run: output past the limit is never silently dropped.
-    if (room > 0) this.post({ type: "output", text: text.slice(0, room) });
+    if (room > 0) this.queueOutput(text.slice(0, room));
     this.outputChars = limit;
     const message = limitMessage("outputChars", this.message.limits);
     this.outcome = { ok: false, error: { kind: "limit", code: "outputChars", message } };
@@ -314,7 +352,7 @@ export class VmSession {
       if (refused) return refused;
     }
     this.store.commit(key, text);
-    this.post(text === undefined ? { type: "store", key } : { type: "store", key, text });
+    this.postAfterOutput(text === undefined ? { type: "store", key } : { type: "store", key, text });
     return { ok: true, value: null };
   }
 

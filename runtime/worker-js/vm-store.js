@@ -42,7 +42,8 @@ export class VmStore {
     if (this.writes >= limits.storeWrites) {
       return { limit: "storeWrites", message: `${limitMessage("storeWrites", limits)}: store() was called ${this.writes} times in this run` };
     }
-    if (text === undefined) return undefined;
+    // A delete journals its key: a key of megabytes deleted again and again is written each time.
+    if (text === undefined) return this.overWritten(key.length);
     if (text.length > limits.storeValueChars) {
       return { limit: "storeValueChars", message: `${limitMessage("storeValueChars", limits)}: store(${JSON.stringify(key.slice(0, 80))}) value has ${text.length} characters of JSON` };
     }
@@ -50,11 +51,14 @@ export class VmStore {
     if (total > limits.storeTotalChars) {
       return { limit: "storeTotalChars", message: `${limitMessage("storeTotalChars", limits)}: the store would hold ${total} characters; delete keys with store(key, undefined)` };
     }
-    const written = this.writtenChars + key.length + text.length;
-    if (written > limits.storeWriteChars) {
-      return { limit: "storeWriteChars", message: `${limitMessage("storeWriteChars", limits)}: store() would have written ${written} characters in this run` };
-    }
-    return undefined;
+    return this.overWritten(key.length + text.length);
+  }
+
+  /** Refuses a write of `chars` (key and JSON value) that would pass storeWriteChars over the run. */
+          overWritten(chars        )                           {
+    const written = this.writtenChars + chars;
+    if (written <= this.limits.storeWriteChars) return undefined;
+    return { limit: "storeWriteChars", message: `${limitMessage("storeWriteChars", this.limits)}: store() would have written ${written} characters in this run` };
   }
 
   /** Characters the store would hold after writing `text` (undefined: deleting) at `key`. */

@@ -176,6 +176,26 @@ describe("workflows carry the bound taken when the workflow call was made", () =
     expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
     expect((await launchView(receipt.data.run!.output.value as string)).tools.withheld).toEqual(["bash", "edit", "write"]);
   });
+
+  test("a nested workflow may not name in meta.tools a tool the parent gained after the outer call: its tools.write never runs", async () => {
+    pi = await startPiSession();
+    makeReadOnly(pi.session);
+    const inner = 'export const meta = { tools: ["write"] };\nawait tools.write({ path: "pwned.txt", content: "x" });\nreturn "wrote";';
+    const outer = [
+      'export const meta = { tools: ["external_workflow"] };',
+      'await agent({ role: "explorer", prompt: "First.", context: { mode: "none" } });',
+      `const receipt = await tools.external_workflow({ script: ${JSON.stringify(inner)} });`,
+      "return receipt.ok ? receipt.data.run.output.value : receipt.error;",
+    ].join("\n");
+    // The first child widens the parent before the nested workflow is launched.
+    const children = [() => (widen(pi.session), fauxAssistantMessage([fauxText("done")]))];
+    const { receipt } = await callForReceipt(pi, "external_workflow", { script: outer }, { children });
+    expect(pi.session.getActiveToolNames()).toContain("write");
+    expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
+    const refusal = receipt.data.run!.output.value as { code: string; message: string };
+    expect(refusal.code).toBe("script_invalid");
+    expect(refusal.message).toContain("meta.tools names write, which the outermost workflow call of this tree could not call");
+  });
 });
 
 describe.each([

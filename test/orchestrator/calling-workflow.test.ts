@@ -17,7 +17,7 @@ test("a continuation a tools.* call left behind is outside the workflow once the
       return { result: { content: [{ type: "text", text: "accepted" }] }, isError: false };
     },
   } as unknown as Parameters<typeof bindWorkflowTools>[1];
-  const tools = bindWorkflowTools(["external_delegate"], ctx, { depth: 1, runId: "wf_0mx5test0_0000000001", snapshot: { messages: [] } as never, parentTools: ["read"], tree: new RunTree() }, []);
+  const tools = bindWorkflowTools(["external_delegate"], ctx, { depth: 1, runId: "wf_0mx5test0_0000000001", snapshot: { messages: [] } as never, parentTools: ["read"], callableTools: ["read"], tree: new RunTree() }, []);
   await tools.external_delegate!({}, { signal: new AbortController().signal, index: 0 });
   expect(during.run).toBe("wf_0mx5test0_0000000001");
   expect(await later).toEqual({ run: undefined, tools: undefined, depth: 1 });

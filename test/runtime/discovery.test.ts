@@ -33,6 +33,19 @@ describe("describeTool() and searchTools() in the runtime", () => {
     expect(events).toEqual([]);
   });
 
+  it("refuse a searchTools() query over 4096 characters before it reaches the host, and rank one at the bound", async () => {
+    const { result } = await run(
+      `const words = "close issue ".repeat(300);
+       const out = [];
+       try { await searchTools(words + "x".repeat(4097 - words.length)); } catch (error) { out.push(error.name + ": " + error.message); }
+       const atBound = await searchTools(words + "x".repeat(4096 - words.length), { limit: 1 });
+       out.push(atBound.map((match) => match.name));
+       return out;`,
+      { host },
+    );
+    expect(value(result)).toEqual(["TypeError: searchTools(query): the query has 4097 characters, at most 4096: search with a few words", ["close_issue"]]);
+  });
+
   it("refuse arguments that are not a name or a query", async () => {
     const { result } = await run(
       `const out = [];

@@ -287,6 +287,18 @@ describe("limits on what crosses between the VM and the host", () => {
     expect(events.filter((e) => e.type === "store")).toHaveLength(2);
   });
 
+  it("counts a deleted key's characters against storeWriteChars: deletes of a huge key cannot flood the journal", async () => {
+    const { result, events } = await run(
+      `const key = "k".repeat(40);
+       let n = 0;
+       try { for (; n < 10; n++) store(key, undefined); } catch (e) { return [n, e.code, e.message]; }
+       return [n];`,
+      { limits: { storeWriteChars: 100 } },
+    );
+    expect(value(result)).toEqual([2, "storeWriteChars", "store write size limit (100) reached: store() would have written 120 characters in this run"]);
+    expect(events.filter((e) => e.type === "store")).toHaveLength(2);
+  });
+
   it("fails the run with kind limit when a store write limit error is not caught", async () => {
     const { result } = await run(`for (let i = 0; i < 5; i++) store("k", i);`, { limits: { storeWrites: 3 } });
     expect(failure(result)).toMatchObject({ kind: "limit", code: "storeWrites" });

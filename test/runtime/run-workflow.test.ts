@@ -31,11 +31,41 @@ describe("runWorkflow: the script body", () => {
   it("captures console and text output in order and streams it as events", async () => {
     const { result, events } = await run(`console.log("a", 1, { b: 2 }, [3], undefined);\ntext("raw");\nconsole.error("e");\nreturn null;`);
     expect(result.output).toBe('a 1 {"b":2} [3] undefined\nrawe\n');
-    expect(events.filter((e) => e.type === "output").map((e) => (e as { text: string }).text)).toEqual([
-      'a 1 {"b":2} [3] undefined\n',
-      "raw",
-      "e\n",
-    ]);
+    // The first output leaves at once; the rest of the turn may leave together.
+    const texts = events.filter((e) => e.type === "output").map((e) => (e as { text: string }).text);
+    expect(texts[0]).toBe('a 1 {"b":2} [3] undefined\n');
+    expect(texts.join("")).toBe(result.output);
+  });
+
+  it("sends a flood of output in a few messages, whole and in order with the store writes between", async () => {
+    const { result, events } = await run(`for (let i = 0; i < 100000; i++) text(i % 10);\nstore("k", 1);\ntext("end");\nreturn null;`, {
+      limits: { outputChars: 200000 },
+    });
+    const expected = Array.from({ length: 100000 }, (_, i) => i % 10).join("") + "end";
+    expect(result.output).toBe(expected);
+    const outputs = events.filter((e) => e.type === "output");
+    // One message per text() call before: 100001 output events, each a host message and a log entry.
+    expect(outputs.length).toBeLessThan(1000);
+    const storeAt = events.findIndex((e) => e.type === "store");
+    const before = events.slice(0, storeAt).filter((e) => e.type === "output").map((e) => (e as { text: string }).text).join("");
+    expect(before).toBe(expected.slice(0, 100000));
+  });
+
+  it("sends output written before a hang while the script spins", async () => {
+    const stop = new AbortController();
+    let seen = "";
+    const { result } = await run(`console.log("a");\nconsole.log("b");\nwhile (true) {}`, {
+      signal: stop.signal,
+      limits: { cpuMs: 5000 },
+      onEvent: (event) => {
+        if (event.type !== "output") return;
+        seen += event.text;
+        if (seen.includes("b")) stop.abort();
+      },
+    });
+    // Aborted, not ended at cpuMs: "b" reached the host while the VM was still spinning.
+    expect(failure(result).kind).toBe("aborted");
+    expect(result.output).toBe("a\nb\n");
   });
 
   it("keeps output produced before a failure", async () => {

@@ -13,7 +13,7 @@ import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type ChosenSource } from "./sources.ts";
 import { startWorkflow, type StartedWorkflow, type WorkflowProgress } from "./start.ts";
-import { bindWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
+import { bindWorkflowTools, callableWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
 import { RunTree } from "../../../runtime/index.ts";
 
 /** One external_workflow call, as the tool received it. */
@@ -82,13 +82,15 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
     const description = redactText(described ?? `${selected.name} workflow`).text.slice(0, 200);
     // A root starts a tree; a workflow started by a workflow shares its root's bounds.
     const tree = { budget: place.tree ?? new RunTree(), nested: place.tree !== undefined };
+    // Taken now, like the snapshot: the workflows this one starts may name no tool beyond these.
+    const callableTools = callableWorkflowTools(ctx);
     const started = startWorkflow({
       workflow,
       selected,
       args,
       description,
       env: launch,
-      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, onNestedRun, tree: tree.budget, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }, workflow.meta.tools ?? []),
+      tools: (runId, onNestedRun) => bindWorkflowTools(toolNames, ctx, { depth, runId, snapshot, parentTools: launch.parentTools, callableTools, onNestedRun, tree: tree.budget, ...(launch.sharedResources ? { sharedResources: launch.sharedResources } : {}) }, workflow.meta.tools ?? []),
       toolSchemas: workflowToolSchemas(toolNames, ctx),
       background,
       depth,

@@ -40,6 +40,11 @@ interface CallingWorkflow {
   snapshot: ParentSnapshot;
   /** The parent session's active tools when the outermost workflow call was made: every child's bound. */
   parentTools: readonly string[];
+  /**
+   * The tools the outermost workflow call could call (its session's, then): a nested workflow's
+   * meta.tools must stay within them, even if the session gains tools while the tree runs.
+   */
+  callableTools: readonly string[];
   /** Told the run ID of a workflow this one starts through tools.* call `index` (its journal keeps it for a resume). */
   onNestedRun?(index: number, runId: string): void;
   /** The loads of the project's resources its agent() children share: a delegation through tools.* shares them too. */
@@ -141,17 +146,28 @@ export function nextWorkflowPlace(): WorkflowPlace {
 type ToolContext = Pick<ExtensionToolContext, "executeTool" | "tools">;
 
 /**
+ * The tools a workflow started now may name in meta.tools: its session's callable tools, and for
+ * a workflow started by a workflow only those the outermost call could call when it was made.
+ */
+export function callableWorkflowTools(ctx: Pick<ToolContext, "tools">): string[] {
+  const inherited = callingPlace()?.callableTools;
+  const names = ctx.tools.map((tool) => tool.name);
+  if (inherited === undefined) return names;
+  const bound = new Set(inherited);
+  return names.filter((name) => bound.has(name));
+}
+
+/**
  * The names a workflow may call: those meta.tools asks for, which the session must be able to
- * call (checked before launch, script_invalid otherwise), plus Flow's read-only tools.
+ * call (checked before launch, script_invalid otherwise), plus Flow's read-only tools. A nested
+ * workflow is held to the tools of the outermost call (callableWorkflowTools).
  */
 export function workflowToolNames(requested: readonly string[] | undefined, ctx: ToolContext, where = ""): string[] {
-  const callable = new Set(ctx.tools.map((tool) => tool.name));
+  const callable = new Set(callableWorkflowTools(ctx));
   const missing = (requested ?? []).filter((name) => !callable.has(name));
   if (missing.length > 0) {
-    throw new FlowError(
-      "script_invalid",
-      `meta.tools names ${missing.join(", ")}, which this session cannot call (callable: ${[...callable].sort().join(", ")})${where}.`,
-    );
+    const who = callingPlace() ? "the outermost workflow call of this tree could not call when it was made" : "this session cannot call";
+    throw new FlowError("script_invalid", `meta.tools names ${missing.join(", ")}, which ${who} (callable: ${[...callable].sort().join(", ")})${where}.`);
   }
   const names = new Set(requested ?? []);
   for (const name of FLOW_ALWAYS_TOOLS) if (callable.has(name)) names.add(name);
