@@ -59,14 +59,15 @@ describe("preflight", () => {
   });
 
   test.each([
-    ["too old", "1.0.128 (Claude Code)", 0, "is Claude Code 1.0.128; pi-flow needs 2.0.0 or later"],
+    ["too old", "1.0.128 (Claude Code)", 0, "is Claude Code 1.0.128; pi-flow needs 2.0.34 or later"],
+    ["without --append-system-prompt-file", "2.0.33 (Claude Code)", 0, "is Claude Code 2.0.33; pi-flow needs 2.0.34 or later"],
     ["another program", "9.9.9", 0, `printed "9.9.9", which is not Claude Code's`],
     ["failing", "boom", 2, "exited with 2"],
   ])("a binary that is %s is not available, with the reason", (_what, output, code, reason) => {
     const binary = script(`claude-${code}-${output.length}`, output, code);
     const preflight = preflightCli(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: binary });
     expect(preflight).toMatchObject({ ok: false, binary, reason: expect.stringContaining(reason) });
-    expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.0 or later");
+    expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.34 or later");
   });
 
   test("a --version that never answers is not available, and the child its wrapper started is killed with it", () => {
