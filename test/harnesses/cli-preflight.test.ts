@@ -1,6 +1,6 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join, relative as relativePath } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { assertCliAvailable, claudeAdapter, codexAdapter, resolveCliModel } from "../../src/harnesses/cli/index.ts";
@@ -43,6 +43,17 @@ describe("preflight", () => {
     expect(text).toContain(`\`${spec.command}\` was not found on PATH`);
     expect(text).toContain(install);
     expect(text).toContain(spec.binVariable);
+  });
+
+  test("a relative PATH entry is not searched: a project's own `claude` is not the one run", () => {
+    const projectBin = join(dir, "project", "node_modules", ".bin");
+    mkdirSync(projectBin, { recursive: true });
+    writeFileSync(join(projectBin, "claude"), "#!/bin/sh\necho '2.3.4 (Claude Code)'\n");
+    chmodSync(join(projectBin, "claude"), 0o755);
+    const relative = relativePath(process.cwd(), projectBin);
+    const preflight = preflightCli(claudeAdapter.spec, { PATH: `${relative}${delimiter}${emptyPath()}` });
+    expect(preflight).toMatchObject({ ok: false, reason: "`claude` was not found on PATH" });
+    expect(preflightCli(claudeAdapter.spec, { PATH: `${relative}${delimiter}${pathWithFakes()}` })).toMatchObject({ ok: true, binary: join(FAKE_CLI_BIN, "claude") });
   });
 
   test("the binary variable wins over PATH, by path or by command name", () => {
