@@ -2,6 +2,7 @@ import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from "node:child_p
 import { statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve, sep } from "node:path";
 import which from "which";
+import { errorCode } from "../../runs/index.ts";
 import { childEnvironment } from "./env.ts";
 import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
 import type { CliSpec } from "./types.ts";
@@ -88,7 +89,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): { ok: true; version: string } | { ok: false; reason: string } {
   const result = runVersion(binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs);
-  if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT") {
+  if (errorCode(result.error) === "ETIMEDOUT") {
     return { ok: false, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
   }
   if (result.error) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error.message}` };
