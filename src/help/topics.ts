@@ -20,7 +20,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "claude: Anthropic's Claude Code CLI as a child: claude -p --output-format=stream-json --verbose, the prompt on stdin.",
     "Read-only roles (tools only read, grep, find, ls: explorer, reviewer) run in its plan mode; other roles get their tools pre-approved and everything else denied (dontAsk).",
     "model is Claude Code's own name (sonnet, opus, claude-sonnet-4-5); an anthropic/ prefix is dropped. outputSchema goes to --json-schema.",
-    "Preflight: PI_FLOW_CLAUDE_BIN or claude on PATH, and claude --version 2.0.0 or later; otherwise selecting it is harness_unavailable.",
+    "Preflight: PI_FLOW_CLAUDE_BIN or claude on PATH, and claude --version 2.0.34 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add ANTHROPIC_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CLAUDE_ENV to pass them. Its session id is in the run's diagnostics (cli_session).",
     "resume: runId continues that session (--resume). Quotas are counted from its stream and end its process group. It cannot be steered (steer answers status unsupported): cancel and resume instead.",
     "A Flow ref means nothing to it: hand it bounded text.",

@@ -54,7 +54,17 @@ describe("roles and options become the CLIs' flags", () => {
     expect(worker!.argv).toContain("--tools=Read,Bash,Edit,Write,Grep,Glob,LS");
     expect(worker!.argv).toContain("--allowedTools=Read,Bash,Edit,Write,Grep,Glob,LS");
     expect(explorer!.argv).toEqual(expect.arrayContaining(["--permission-mode=plan", "--tools=Read,Grep,Glob,LS"]));
-    expect(explorer!.argv.some((arg) => arg.startsWith("--append-system-prompt=You are an explorer agent"))).toBe(true);
+    expect(explorer!.systemPrompt).toMatch(/^You are an explorer agent/);
+  });
+
+  test("claude: the role's prompt reaches Claude Code through a private file, never the command line, however long it is", async () => {
+    const systemPrompt = `You are a careful agent. Internal codename: bluefin.\n${"Follow the house style. ".repeat(8000)}`;
+    const { result } = await ws.run("claude", { systemPrompt });
+    expect(result.outcome).toBe("succeeded");
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(run!.systemPrompt).toBe(systemPrompt);
+    expect(run!.argv.join(" ")).not.toContain("bluefin");
+    expect(run!.argv.find((arg) => arg.startsWith("--append-system-prompt-file="))).toBeDefined();
   });
 
   test("claude: a parent's tool whose name holds a comma, blank or parenthesis, or is `default` (every built-in tool), cannot smuggle another tool into the child's list", async () => {

@@ -1,6 +1,6 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join, relative as relativePath } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { assertCliAvailable, claudeAdapter, codexAdapter, resolveCliModel } from "../../src/harnesses/cli/index.ts";
@@ -45,6 +45,17 @@ describe("preflight", () => {
     expect(text).toContain(spec.binVariable);
   });
 
+  test("a relative PATH entry is not searched: a project's own `claude` is not the one run", () => {
+    const projectBin = join(dir, "project", "node_modules", ".bin");
+    mkdirSync(projectBin, { recursive: true });
+    writeFileSync(join(projectBin, "claude"), "#!/bin/sh\necho '2.3.4 (Claude Code)'\n");
+    chmodSync(join(projectBin, "claude"), 0o755);
+    const relative = relativePath(process.cwd(), projectBin);
+    const preflight = preflightCli(claudeAdapter.spec, { PATH: `${relative}${delimiter}${emptyPath()}` });
+    expect(preflight).toMatchObject({ ok: false, reason: "`claude` was not found on PATH" });
+    expect(preflightCli(claudeAdapter.spec, { PATH: `${relative}${delimiter}${pathWithFakes()}` })).toMatchObject({ ok: true, binary: join(FAKE_CLI_BIN, "claude") });
+  });
+
   test("the binary variable wins over PATH, by path or by command name", () => {
     const pinned = script("my-claude", "2.3.4 (Claude Code)");
     expect(preflightCli(claudeAdapter.spec, { PATH: pathWithFakes(), PI_FLOW_CLAUDE_BIN: pinned })).toMatchObject({
@@ -59,14 +70,15 @@ describe("preflight", () => {
   });
 
   test.each([
-    ["too old", "1.0.128 (Claude Code)", 0, "is Claude Code 1.0.128; pi-flow needs 2.0.0 or later"],
+    ["too old", "1.0.128 (Claude Code)", 0, "is Claude Code 1.0.128; pi-flow needs 2.0.34 or later"],
+    ["without --append-system-prompt-file", "2.0.33 (Claude Code)", 0, "is Claude Code 2.0.33; pi-flow needs 2.0.34 or later"],
     ["another program", "9.9.9", 0, `printed "9.9.9", which is not Claude Code's`],
     ["failing", "boom", 2, "exited with 2"],
   ])("a binary that is %s is not available, with the reason", (_what, output, code, reason) => {
     const binary = script(`claude-${code}-${output.length}`, output, code);
     const preflight = preflightCli(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: binary });
     expect(preflight).toMatchObject({ ok: false, binary, reason: expect.stringContaining(reason) });
-    expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.0 or later");
+    expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.34 or later");
   });
 
   test("a --version that never answers is not available, and the child its wrapper started is killed with it", () => {

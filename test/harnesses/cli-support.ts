@@ -22,6 +22,8 @@ export interface CliRun {
 export interface CliRunInput {
   prompt?: string;
   role?: keyof typeof BUILTIN_ROLES;
+  /** The child's system prompt, instead of its role's. */
+  systemPrompt?: string;
   /** The child's tools after its parent's bound, instead of its role's. */
   tools?: string[];
   /** Where the child works; the workspace's folder by default. */
@@ -49,7 +51,11 @@ export class CliWorkspace {
     const env = input.env ?? { ...process.env, PATH: pathWithFakes() };
     const child = createCliHarnessByName(harness, { ...input.options, env });
     const result = await child.run({
-      profile: { ...BUILTIN_ROLES[input.role ?? "worker"]!, ...(input.tools ? { tools: input.tools } : {}) },
+      profile: {
+        ...BUILTIN_ROLES[input.role ?? "worker"]!,
+        ...(input.tools ? { tools: input.tools } : {}),
+        ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+      },
       task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },
       prompt: input.prompt ?? "Run the build and report.",
       cwd: input.cwd ?? this.cwd,

@@ -20,6 +20,8 @@ export interface FakeRunRecord {
   env: Record<string, string>;
   cwd: string;
   prompt: string;
+  /** claude: the role's prompt, read from the file --append-system-prompt-file named. */
+  systemPrompt?: string;
   scenario: string;
   children?: number[];
 }

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { usageAmount } from "../../contract/run-schema.ts";
 import { argsLine, count, isRecord, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
@@ -36,8 +38,12 @@ export function claudeTools(tools: readonly string[] | undefined): string[] {
   return [...new Set(names.filter((name) => !/[\s,()]/.test(name) && name.toLowerCase() !== "default"))];
 }
 
-function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): CliLaunch {
+function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
+  // The role's prompt goes in a private file, as the task goes on stdin: a command line is visible
+  // to every user's `ps`, and one argument longer than 128 KiB would keep Claude Code from starting.
+  const systemPromptFile = join(scratchDir, "system-prompt.md");
+  writeFileSync(systemPromptFile, request.profile.systemPrompt, { mode: 0o600 });
   const args = [
     "-p",
     "--output-format=stream-json",
@@ -49,7 +55,7 @@ function launch({ request, model, readOnly, resumeSessionId }: CliLaunchInput): 
     `--allowedTools=${tools}`,
     // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
     ...(readOnly ? [`--disallowedTools=${CLAUDE_WRITING_TOOLS.join(",")}`] : []),
-    `--append-system-prompt=${request.profile.systemPrompt}`,
+    `--append-system-prompt-file=${systemPromptFile}`,
     // Under -p Claude Code skips its trust dialog and loads the project's settings (whose hooks run
     // commands) and MCP servers: a child of a project Pi does not trust gets the user's settings
     // only, and an untrusted or isolated child no MCP server pi-flow did not give it.
@@ -211,7 +217,8 @@ export const claudeAdapter: CliAdapter = {
     binVariable: "PI_FLOW_CLAUDE_BIN",
     install: "npm install -g @anthropic-ai/claude-code",
     versionPattern: /(\d+\.\d+\.\d+)\S*\s+\(Claude Code\)/,
-    minVersion: "2.0.0",
+    // 2.0.34 added --append-system-prompt-file.
+    minVersion: "2.0.34",
     ownEnv: ["CLAUDE_CONFIG_DIR"],
   },
   launch,

@@ -1,7 +1,8 @@
 import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from "node:child_process";
 import { statSync } from "node:fs";
-import { isAbsolute, resolve, sep } from "node:path";
+import { delimiter, isAbsolute, resolve, sep } from "node:path";
 import which from "which";
+import { errorCode } from "../../runs/index.ts";
 import { childEnvironment } from "./env.ts";
 import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
 import type { CliSpec } from "./types.ts";
@@ -35,7 +36,9 @@ function newer(version: string, than: string): number {
 /** Where the binary is, and how it was found; or why it was not. */
 function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source: string } | { missing: string } {
   const configured = env[spec.binVariable]?.trim();
-  const path = env.PATH ?? "";
+  // Only absolute PATH entries: a relative one (`.`, `node_modules/.bin`) is looked up from the host's
+  // working directory, so a project would choose the binary pi-flow runs with the user's login.
+  const path = (env.PATH ?? "").split(delimiter).filter((entry) => isAbsolute(entry)).join(delimiter);
   if (configured) {
     const isPath = configured.includes(sep) || configured.includes("/") || isAbsolute(configured);
     const binary = which.sync(isPath ? resolve(configured) : configured, { path, nothrow: true });
@@ -43,7 +46,7 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
       ? { binary, source: `${spec.binVariable}` }
       : { missing: `${spec.binVariable}=${configured} is not an executable file${isPath ? "" : " on PATH"}` };
   }
-  // No PATH at all would make the lookup relative to the current directory: that is not "on PATH".
+  // No PATH left would make the lookup relative to the current directory: that is not "on PATH".
   const binary = path === "" ? null : which.sync(spec.command, { path, nothrow: true });
   return binary ? { binary, source: "PATH" } : { missing: `\`${spec.command}\` was not found on PATH` };
 }
@@ -86,7 +89,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): { ok: true; version: string } | { ok: false; reason: string } {
   const result = runVersion(binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs);
-  if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT") {
+  if (errorCode(result.error) === "ETIMEDOUT") {
     return { ok: false, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
   }
   if (result.error) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error.message}` };
