@@ -12,6 +12,7 @@ import { changeRuns, formatChangeAnswers } from "../../src/isolation/apply-runs.
 import { readChangeRecord, writeChangeRecord } from "../../src/isolation/change-record.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
@@ -201,4 +202,25 @@ test("a run that wrote a thousand files (an un-ignored node_modules) applies the
   expect(line).toContain("node_modules/pkg0049/index.js and 950 more.");
   expect(line).not.toContain("pkg0050");
   expect(line.length).toBeLessThan(2000);
+});
+
+test("a git repository the child made in its worktree is left out of its kept changes, its diagnostics say so, and the rest applies", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = storeOf(root);
+  const run = store.create({ kind: "agent", task: { description: "clones" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  const nested = join(worktree.path, "vendor", "lib");
+  writeIn(nested, { "lib.js": "the child's clone\n" });
+  gitIn(nested, "init", "-q");
+  gitIn(nested, "add", "-A");
+  gitIn(nested, "commit", "-q", "-m", "cloned");
+  writeIn(worktree.path, { "a.txt": "uses lib\n" });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt");
+  expect(readFileSync(files.diagnostics, "utf8")).toContain("the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at vendor/lib: ");
+  expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
+  expect(existsSync(join(root, "vendor"))).toBe(false); // no empty folder standing for the child's files
 });
