@@ -73,7 +73,11 @@ async function applyOne(runId: string, files: Files, home: string): Promise<Chan
       if (mark?.state === "applying" && error instanceof Error) error.message = unfinishedApplyMessage(runId, mark, `apply failed (${error.message})`);
       throw error;
     });
-    if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
+    if (outcome.status === "conflict") {
+      // A file saved while it merged: nothing was written, the run is as it was.
+      if (marked) await writeChangeRecord(files, { ...(await clearApplying(repo.root, runId, record)), state: "kept" });
+      return { runId, status: "conflict", files: outcome.files };
+    }
     await writeChangeRecord(files, { ...(await clearApplying(repo.root, runId, record)), state: "applied" });
     await dropChanges(repo.root, runId);
     return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };

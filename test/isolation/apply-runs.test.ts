@@ -2,7 +2,7 @@
 // changes a real worktree kept, applied onto a real repository.
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, test } from "vitest";
@@ -223,4 +223,23 @@ test("a git repository the child made in its worktree is left out of its kept ch
   expect(readFileSync(files.diagnostics, "utf8")).toContain("the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at vendor/lib: ");
   expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
   expect(existsSync(join(root, "vendor"))).toBe(false); // no empty folder standing for the child's files
+});
+
+test("an apply that finds a file changed on disk after it marked the run writes nothing and leaves the run to apply again", async () => {
+  const lines = "1\n2\n3\n4\n5\n6\n7\n8\n";
+  const root = makeRepo({ "c.txt": lines });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "c.txt": `one\n${lines.slice(2)}` });
+  // The user's own clean filter reads differently each time it runs (it counts): to the apply, c.txt
+  // changed between the tree it merged and the check just before writing, as an editor's save would.
+  const counter = join(mkdtempSync(join(tmpdir(), "pi-flow-counter-")), "n");
+  writeFileSync(counter, "0\n");
+  gitIn(root, "config", "filter.counting.clean", `cat; n=$(cat ${counter}); echo $n; echo $((n+1)) > ${counter}`);
+  writeIn(root, { ".git/info/attributes": "c.txt filter=counting\n" });
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["c.txt"] }]);
+  expect(readFileSync(join(root, "c.txt"), "utf8")).toBe(lines);
+  expect(readChangeRecord(runFiles(store.scope, runId))?.state).toBe("kept");
+  expect(gitIn(root, "for-each-ref", "refs/pi-flow-before")).toBe("");
+  writeIn(root, { ".git/info/attributes": "" });
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["c.txt"] }]);
 });
