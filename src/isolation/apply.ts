@@ -4,7 +4,7 @@
 import { lstat, mkdtemp, readdir, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readChanges, type ChangeStats } from "./changes.ts";
+import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
 import { git, nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
 import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
@@ -118,7 +118,9 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (!changes) return { status: "nothing_to_apply" };
   const currentTree = await workingTreeId(repo, options.flowHome);
   // The user's tree as a child of the run's base, so that base is the merge base of the two sides.
-  const current = await commitTree(repo.root, currentTree, changes.base, "pi-flow: the working tree before apply");
+  // Named like a run's kept changes: crash cleanup of another flow home leaves it alone (see flowHomeLine).
+  const message = `pi-flow: the working tree before apply${options.flowHome === undefined ? "" : `\n\n${flowHomeLine(options.flowHome)}`}`;
+  const current = await commitTree(repo.root, currentTree, changes.base, message);
   const merged = await runGit(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", current, changes.commit], { cwd: repo.root });
   if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout) };
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);

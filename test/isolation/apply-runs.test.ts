@@ -10,6 +10,7 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { changesCommand } from "../../src/commands/changes.ts";
 import { changeRuns, formatChangeAnswers } from "../../src/isolation/apply-runs.ts";
 import { readChangeRecord, writeChangeRecord } from "../../src/isolation/change-record.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
@@ -242,4 +243,23 @@ test("an apply that finds a file changed on disk after it marked the run writes 
   expect(gitIn(root, "for-each-ref", "refs/pi-flow-before")).toBe("");
   writeIn(root, { ".git/info/attributes": "" });
   expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["c.txt"] }]);
+});
+
+test("a run pruned by retention after its apply failed half way has both its refs dropped by crash cleanup, and another flow home leaves them alone", async () => {
+  const root = makeRepo({ "b.bin": "b\n" });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "b.bin": "child b\n" });
+  gitIn(root, "config", "filter.offline.clean", "cat");
+  gitIn(root, "config", "filter.offline.smudge", "false");
+  gitIn(root, "config", "filter.offline.required", "true");
+  writeIn(root, { ".git/info/attributes": "*.bin filter=offline\n" });
+  await expect(changeRuns(store, "apply", [runId])).rejects.toThrow("apply failed");
+  const runRefs = () => gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow", "refs/pi-flow-before");
+  expect(runRefs()).toBe(`refs/pi-flow-before/${runId}\nrefs/pi-flow/${runId}`);
+  rmSync(runFiles(store.scope, runId).dir, { recursive: true }); // pruned by retention
+  const other = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  writeIn(other, { "worktrees/.keep": "" });
+  expect(await cleanupIsolation(other, root)).toEqual({ removedWorktrees: [], droppedRefs: [] });
+  expect(await cleanupIsolation(home, root)).toEqual({ removedWorktrees: [], droppedRefs: [runId] });
+  expect(runRefs()).toBe("");
 });
