@@ -10,7 +10,7 @@ import { dropChanges, readChanges } from "./changes.ts";
 import { nulFields, runGit } from "./git.ts";
 import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 import { assertChangesReadable } from "./readable-changes.ts";
-import { clearApplying, interruptedApply, markApplying, unfinishedApplyMessage } from "./unfinished-apply.ts";
+import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, withoutMark } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
@@ -73,8 +73,12 @@ async function applyOne(runId: string, files: Files, home: string): Promise<Chan
       if (mark?.state === "applying" && error instanceof Error) error.message = unfinishedApplyMessage(runId, mark, `apply failed (${error.message})`);
       throw error;
     });
-    if (outcome.status === "conflict") return { runId, status: "conflict", files: outcome.files };
-    await writeChangeRecord(files, { ...(await clearApplying(repo.root, runId, record)), state: "applied" });
+    if (outcome.status === "conflict") {
+      // A file saved while it merged: nothing was written, the run is as it was.
+      if (marked) await settleMark(repo.root, files, record, runId, "kept");
+      return { runId, status: "conflict", files: outcome.files };
+    }
+    await settleMark(repo.root, files, record, runId, "applied");
     await dropChanges(repo.root, runId);
     return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
   });
@@ -96,9 +100,9 @@ async function discardOne(runId: string, files: Files): Promise<ChangeAnswer> {
         throw new FlowError("run_unavailable", `Run ${runId}'s changes could not be discarded: ${(error as Error).message}. Nothing was changed.`);
       }
     }
-    // An unfinished apply's tree is kept as it is, and the tree before it no longer named.
-    const kept = existsSync(record.root) ? await clearApplying(record.root, runId, record).catch(() => record) : record;
-    await writeChangeRecord(files, { ...kept, state: "discarded" });
+    // An unfinished apply's working tree is kept as it is, and the tree before it no longer named.
+    if (existsSync(record.root)) await settleMark(record.root, files, record, runId, "discarded");
+    else await writeChangeRecord(files, { ...withoutMark(record), state: "discarded" });
     return { runId, status: "discarded" };
   };
   return existsSync(seen.root) ? lockedIn(seen.root, discard) : discard();

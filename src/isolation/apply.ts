@@ -4,10 +4,10 @@
 import { lstat, mkdtemp, readdir, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readChanges, type ChangeStats } from "./changes.ts";
+import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
 import { git, nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
-import { commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
+import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
 
 export type ApplyOutcome =
   | { status: "applied"; files: string[] }
@@ -95,7 +95,8 @@ export interface ApplyOptions {
   flowHome?: string;
   /**
    * Called before the first file is touched, with every file the apply is about to write or
-   * delete and the commit of the user's tree as it is now (made by the apply, parent the run's base).
+   * delete and the commit of the user's tree as it is now (made by the apply, parent the run's
+   * base). The apply may still end in a conflict after it, writing nothing.
    */
   beforeWriting?: (files: string[], before: string) => Promise<void>;
 }
@@ -117,7 +118,9 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (!changes) return { status: "nothing_to_apply" };
   const currentTree = await workingTreeId(repo, options.flowHome);
   // The user's tree as a child of the run's base, so that base is the merge base of the two sides.
-  const current = await commitTree(repo.root, currentTree, changes.base, "pi-flow: the working tree before apply");
+  // Named like a run's kept changes: crash cleanup of another flow home leaves it alone (see flowHomeLine).
+  const message = `pi-flow: the working tree before apply${options.flowHome === undefined ? "" : `\n\n${flowHomeLine(options.flowHome)}`}`;
+  const current = await commitTree(repo.root, currentTree, changes.base, message);
   const merged = await runGit(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", current, changes.commit], { cwd: repo.root });
   if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout) };
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
@@ -127,6 +130,10 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked)].sort() };
   const files = [...written, ...deleted].sort();
   await options.beforeWriting?.(files, current);
+  // The merge took a while: a file the user saved meanwhile (an editor, a formatter) would be
+  // overwritten with the merge of its older text. Those files are read again just before writing.
+  const since = await changedSince(repo, currentTree, files);
+  if (since.length > 0) return { status: "conflict", files: since };
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)

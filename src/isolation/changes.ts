@@ -1,7 +1,7 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
 import { createHash } from "node:crypto";
-import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type PinnedWorktree } from "./git.ts";
+import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -36,24 +36,54 @@ export async function diffStats(root: string | PinnedWorktree, from: string, to:
   return stats;
 }
 
+export interface CaptureOptions {
+  /** The flow home, named in the kept commit's message (see flowHomeLine). */
+  home?: string;
+  /**
+   * Where the flow home sits in the user's tree (see snapshot.ts): what the child wrote there is
+   * left out, as the base leaves it out. An apply must never write pi-flow's own files.
+   */
+  flowHomeInTree?: string;
+  /** Told the repositories the child made (or removed) inside its worktree, left out of the changes (see nestedRepositories). */
+  onNestedRepositories?: (paths: string[]) => void;
+}
+
+/**
+ * The paths where the child's index holds another git repository (a folder with its own .git,
+ * `git init` or a clone) that the base does not, or the other way round. git keeps such a folder as
+ * a link to a commit of that repository, which the user's repository does not have: applied, it
+ * would be an empty folder where the child's files were, reported as written.
+ */
+async function nestedRepositories(place: GitOptions, base: string): Promise<string[]> {
+  const raw = await runGit(["diff-index", "--cached", "-z", "--no-renames", base], place);
+  if (raw.code !== 0) throw new Error(`git diff-index failed: ${raw.stderr}`);
+  const fields = nulFields(raw.stdout);
+  const nested: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [srcMode, dstMode] = fields[i]!.slice(1).split(" ");
+    if (srcMode === "160000" || dstMode === "160000") nested.push(fields[i + 1]!);
+  }
+  return nested;
+}
+
 /**
  * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
- * points the run's ref at it in the shared repository. Null when the child changed nothing.
- * `flowHomeInTree`: where the flow home sits in the user's tree (see snapshot.ts); what the child
- * wrote there is left out, as the base leaves it out: an apply must never write pi-flow's own files.
+ * points the run's ref at it in the shared repository. Null when the child changed nothing. A
+ * repository the child made inside its worktree is left as the base has it, and named to
+ * `onNestedRepositories`: its files cannot be kept, and the rest of the changes still are.
  */
-export async function captureChanges(
-  worktree: PinnedWorktree,
-  base: string,
-  runId: string,
-  home?: string,
-  flowHomeInTree?: string,
-): Promise<{ commit: string; stats: ChangeStats } | null> {
+export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
-  await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(worktree, flowHomeInTree))], place);
+  await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(worktree, options.flowHomeInTree))], place);
+  const nested = await nestedRepositories(place, base);
+  if (nested.length > 0) {
+    // Literal pathspecs: a name the child chose is never read as a pattern.
+    await git(["reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"], { ...place, env: { GIT_LITERAL_PATHSPECS: "1" }, input: nested.map((path) => `${path}\0`).join("") });
+    options.onNestedRepositories?.(nested);
+  }
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
-  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${home === undefined ? "" : `\n\n${flowHomeLine(home)}`}`);
+  const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${options.home === undefined ? "" : `\n\n${flowHomeLine(options.home)}`}`);
   await git(["update-ref", changesRef(runId), commit], place);
   return { commit, stats: await diffStats(worktree, base, commit) };
 }

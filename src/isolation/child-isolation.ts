@@ -3,7 +3,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
-import { writeChangeRecord, writePatch } from "./change-record.ts";
+import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { snapshotCommit } from "./snapshot.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
@@ -54,11 +54,11 @@ export async function finishIsolation(
   pending: PendingIsolation,
   files: RunFiles,
   home: string,
-  evidence: { appendDiagnostic(entry: { level: "warn"; code: string; message: string }): void },
+  evidence: Evidence,
 ): Promise<ChangeStats | undefined> {
   try {
     // A child that never ran (cancelled while queued) never got a worktree: nothing to keep.
-    return pending.made ? await keepChanges(pending.made, files, home) : undefined;
+    return pending.made ? await keepChanges(pending.made, files, home, evidence) : undefined;
   } catch (error) {
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
     const reason = (error as Error).message;
@@ -69,14 +69,24 @@ export async function finishIsolation(
   }
 }
 
-async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string): Promise<ChangeStats | undefined> {
+type Evidence = { appendDiagnostic(entry: { level: "warn"; code: string; message: string }): void };
+
+/** A repository the child made (or removed) in its worktree: not among the kept changes, and the run's diagnostics say so. */
+const nestedRepositoriesLeftOut = (evidence: Evidence) => (paths: string[]) =>
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "changes_unavailable",
+    message: `the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at ${nameList(paths)}: git keeps such a folder as a link to a commit of that repository, which this one does not have. The rest of its changes are kept`,
+  });
+
+async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
   let isolation: Isolation;
   try {
     isolation = await making;
   } catch {
     return undefined; // no worktree was made; the run's error says why
   }
-  const stats = await settleIsolation(isolation, home);
+  const stats = await settleIsolation(isolation, home, nestedRepositoriesLeftOut(evidence));
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);
   if (kept) {

@@ -1,15 +1,16 @@
 // Crash cleanup, at session start: a worktree whose owning process (on this host) is gone is
 // removed, git forgets worktrees whose directory vanished, and a kept ref whose run no longer exists
-// anywhere in the flow home (pruned by retention) is dropped. Worktrees of live processes, of this
+// anywhere in the flow home (pruned by retention) is dropped, with the tree kept before an apply of it that did not finish. Worktrees of live processes, of this
 // process and of other hosts are left alone, as retention leaves their runs alone.
 import { existsSync, readdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { ownerAlive, readEvidenceText } from "../runs/index.ts";
-import { changesRef, flowHomeLine } from "./changes.ts";
+import { flowHomeLine } from "./changes.ts";
 import { runGit } from "./git.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
+import { beforeApplyRef } from "./unfinished-apply.ts";
 import { ownerFile, removeWorktree, worktreesDir } from "./worktree.ts";
 
 export interface CleanupReport {
@@ -36,20 +37,24 @@ function runExists(home: string, runId: string): boolean {
   return list(projects).some((project) => list(join(projects, project, "sessions")).some((session) => existsSync(join(projects, project, "sessions", session, "runs", runId))));
 }
 
+/** The refs pi-flow keeps per run: its changes, and the user's tree before an apply that did not finish. */
+const RUN_REF_PREFIXES = ["refs/pi-flow/", `${beforeApplyRef("")}`];
+
 async function dropOrphanRefs(repo: Repository, home: string): Promise<string[]> {
-  const refs = await runGit(["for-each-ref", "--format=%(refname)%00%(contents)%00", "refs/pi-flow"], { cwd: repo.root });
+  const refs = await runGit(["for-each-ref", "--format=%(refname)%00%(contents)%00", ...RUN_REF_PREFIXES.map((prefix) => prefix.slice(0, -1))], { cwd: repo.root });
   const dropped: string[] = [];
   const mine = flowHomeLine(home);
   for (const entry of refs.stdout.toString("utf8").split("\0\n")) {
     const [ref = "", message = ""] = entry.split("\0");
-    if (!ref.startsWith("refs/pi-flow/")) continue;
+    const prefix = RUN_REF_PREFIXES.find((candidate) => ref.startsWith(candidate));
+    if (!prefix) continue;
     // Kept by another flow home sharing this repository: its runs are not looked for here.
     const owner = message.split("\n").find((line) => line.startsWith("Pi-flow-home: "));
     if (owner !== undefined && owner !== mine) continue;
-    const runId = ref.slice("refs/pi-flow/".length);
+    const runId = ref.slice(prefix.length);
     if (runExists(home, runId)) continue;
-    await runGit(["update-ref", "-d", changesRef(runId)], { cwd: repo.root });
-    dropped.push(runId);
+    await runGit(["update-ref", "-d", ref], { cwd: repo.root });
+    if (prefix === "refs/pi-flow/") dropped.push(runId);
   }
   return dropped;
 }

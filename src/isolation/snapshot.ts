@@ -98,6 +98,35 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
   }
 }
 
+/**
+ * Which of `paths` no longer read on disk as `tree` (the user's tree as an apply captured it) holds
+ * them: an edit saved since, a file made or deleted since. Only those paths are read again, in a
+ * private index made from `tree`; a path neither `tree` nor the disk holds is unchanged.
+ */
+export async function changedSince(repo: Repository, tree: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const dir = await mkdtemp(join(tmpdir(), "pi-flow-index-"));
+  try {
+    // Literal pathspecs: a name a child chose is never read as a pattern.
+    const env = { GIT_INDEX_FILE: join(dir, "index"), GIT_LITERAL_PATHSPECS: "1" };
+    await git(["read-tree", tree], { cwd: repo.root, env });
+    const listed = await runGit(["ls-files", "-z"], { cwd: repo.root, env });
+    const held = new Set(nulFields(listed.stdout));
+    const present: string[] = [];
+    for (const path of paths) if (held.has(path) || (await lstat(join(repo.root, path)).catch(() => null))) present.push(path);
+    if (present.length === 0) return [];
+    // -f: an ignored file made since where the apply would write is a change too.
+    await git(["add", "-A", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], { cwd: repo.root, env, input: present.map((path) => `${path}\0`).join("") });
+    const again = await git(["write-tree"], { cwd: repo.root, env });
+    if (again === tree) return [];
+    const diff = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", tree, again], { cwd: repo.root });
+    const touched = new Set(paths);
+    return nulFields(diff.stdout).filter((path) => touched.has(path));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** A commit of `tree` whose one parent is `parent` (none when undefined), made in a repository or a child's worktree. */
 export function commitTree(root: string | PinnedWorktree, tree: string, parent: string | undefined, message: string): Promise<string> {
   return git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message], gitPlace(root));

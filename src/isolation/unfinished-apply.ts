@@ -16,11 +16,19 @@ export async function markApplying(root: string, files: Pick<RunFiles, "changes"
   await writeChangeRecord(files, { ...record, state: "applying", touching, before });
 }
 
-/** The record without an apply's mark, and the tree it kept no longer named: the apply finished, or the run was discarded. */
-export async function clearApplying(root: string, runId: string, record: ChangeRecord): Promise<ChangeRecord> {
-  await runGit(["update-ref", "-d", beforeApplyRef(runId)], { cwd: root });
+/** The record without an apply's mark (its files, the tree before it). */
+export function withoutMark(record: ChangeRecord): ChangeRecord {
   const { touching: _touching, before: _before, ...rest } = record;
   return rest;
+}
+
+/**
+ * Settles the run's record (`applied`, `kept`, `discarded`), then lets go of the tree kept before
+ * an apply: in that order, so a crash between leaves a named tree too many, never a mark naming none.
+ */
+export async function settleMark(root: string, files: Pick<RunFiles, "changes">, record: ChangeRecord, runId: string, state: ChangeRecord["state"]): Promise<void> {
+  await writeChangeRecord(files, { ...withoutMark(record), state });
+  await runGit(["update-ref", "-d", beforeApplyRef(runId)], { cwd: root });
 }
 
 /**

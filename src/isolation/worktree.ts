@@ -58,14 +58,14 @@ export async function removeWorktree(commonDir: string, root: string, path: stri
 
 /**
  * The child settled: its changes are kept on refs/pi-flow/<runId> and the worktree is removed,
- * also when capturing failed (the error is rethrown after).
+ * also when capturing failed (the error is rethrown after). `onNestedRepositories`: see captureChanges.
  */
-export async function settleIsolation(isolation: Isolation, home: string): Promise<ChangeStats | null> {
+export async function settleIsolation(isolation: Isolation, home: string, onNestedRepositories?: (paths: string[]) => void): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
   try {
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation, isolation.base, isolation.runId, home, flowHomeInTree(isolation.repo.root, home)))?.stats ?? null;
+    return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), onNestedRepositories }))?.stats ?? null;
   } finally {
     await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
   }

@@ -2,7 +2,7 @@
 // changes a real worktree kept, applied onto a real repository.
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, test } from "vitest";
@@ -10,8 +10,10 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { changesCommand } from "../../src/commands/changes.ts";
 import { changeRuns, formatChangeAnswers } from "../../src/isolation/apply-runs.ts";
 import { readChangeRecord, writeChangeRecord } from "../../src/isolation/change-record.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
@@ -153,7 +155,7 @@ describe("a call that fails after earlier runs changed the working tree names th
     const root = makeRepo({ "a.txt": "a\n", "b.bin": "b\n" });
     const store = storeOf(root);
     const first = await keptRun(store, root, { "a.txt": "child a\n" });
-    const second = await keptRun(store, root, { "b.bin": "child b\n" });
+    const second = await keptRun(store, root, { "b.bin": "child b\n", "\u001b]0;owned\u0007.txt": "x\n" });
     gitIn(root, "config", "filter.offline.clean", "cat");
     gitIn(root, "config", "filter.offline.smudge", "false");
     gitIn(root, "config", "filter.offline.required", "true");
@@ -164,7 +166,8 @@ describe("a call that fails after earlier runs changed the working tree names th
     // git removed the user's b.bin before failing to write it: the failed run is not applied over
     // that tree, and the message says how to put the file back as it was.
     await expect(failed).rejects.toThrow(`Run ${second}'s apply failed (git checkout-index failed:`);
-    await expect(failed).rejects.toThrow("while writing the working tree, which may hold some of its changes and not others; it was writing or deleting: b.bin.");
+    await expect(failed).rejects.toThrow("while writing the working tree, which may hold some of its changes and not others; it was writing or deleting: .txt, b.bin.");
+    await expect(failed).rejects.toThrow(expect.objectContaining({ message: expect.not.stringMatching(/[\u0000-\u0008\u000b-\u001f\u007f]/) })); // git's message named a file the child chose
     const restore = /`git restore --source=([0-9a-f]{40}) --worktree -- <file>`/.exec(await failed.then(() => "", (error: Error) => error.message))!;
     expect(existsSync(join(root, "b.bin"))).toBe(false);
     gitIn(root, "config", "--unset", "filter.offline.required");
@@ -201,4 +204,63 @@ test("a run that wrote a thousand files (an un-ignored node_modules) applies the
   expect(line).toContain("node_modules/pkg0049/index.js and 950 more.");
   expect(line).not.toContain("pkg0050");
   expect(line.length).toBeLessThan(2000);
+});
+
+test("a git repository the child made in its worktree is left out of its kept changes, its diagnostics say so, and the rest applies", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = storeOf(root);
+  const run = store.create({ kind: "agent", task: { description: "clones" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  const nested = join(worktree.path, "vendor", "lib");
+  writeIn(nested, { "lib.js": "the child's clone\n" });
+  gitIn(nested, "init", "-q");
+  gitIn(nested, "add", "-A");
+  gitIn(nested, "commit", "-q", "-m", "cloned");
+  writeIn(worktree.path, { "a.txt": "uses lib\n" });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt");
+  expect(readFileSync(files.diagnostics, "utf8")).toContain("the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at vendor/lib: ");
+  expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
+  expect(existsSync(join(root, "vendor"))).toBe(false); // no empty folder standing for the child's files
+});
+
+test("an apply that finds a file changed on disk after it marked the run writes nothing and leaves the run to apply again", async () => {
+  const lines = "1\n2\n3\n4\n5\n6\n7\n8\n";
+  const root = makeRepo({ "c.txt": lines });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "c.txt": `one\n${lines.slice(2)}` });
+  // The user's own clean filter reads differently each time it runs (it counts): to the apply, c.txt
+  // changed between the tree it merged and the check just before writing, as an editor's save would.
+  const counter = join(mkdtempSync(join(tmpdir(), "pi-flow-counter-")), "n");
+  writeFileSync(counter, "0\n");
+  gitIn(root, "config", "filter.counting.clean", `cat; n=$(cat ${counter}); echo $n; echo $((n+1)) > ${counter}`);
+  writeIn(root, { ".git/info/attributes": "c.txt filter=counting\n" });
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["c.txt"] }]);
+  expect(readFileSync(join(root, "c.txt"), "utf8")).toBe(lines);
+  expect(readChangeRecord(runFiles(store.scope, runId))?.state).toBe("kept");
+  expect(gitIn(root, "for-each-ref", "refs/pi-flow-before")).toBe("");
+  writeIn(root, { ".git/info/attributes": "" });
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["c.txt"] }]);
+});
+
+test("a run pruned by retention after its apply failed half way has both its refs dropped by crash cleanup, and another flow home leaves them alone", async () => {
+  const root = makeRepo({ "b.bin": "b\n" });
+  const store = storeOf(root);
+  const runId = await keptRun(store, root, { "b.bin": "child b\n" });
+  gitIn(root, "config", "filter.offline.clean", "cat");
+  gitIn(root, "config", "filter.offline.smudge", "false");
+  gitIn(root, "config", "filter.offline.required", "true");
+  writeIn(root, { ".git/info/attributes": "*.bin filter=offline\n" });
+  await expect(changeRuns(store, "apply", [runId])).rejects.toThrow("apply failed");
+  const runRefs = () => gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow", "refs/pi-flow-before");
+  expect(runRefs()).toBe(`refs/pi-flow-before/${runId}\nrefs/pi-flow/${runId}`);
+  rmSync(runFiles(store.scope, runId).dir, { recursive: true }); // pruned by retention
+  const other = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  writeIn(other, { "worktrees/.keep": "" });
+  expect(await cleanupIsolation(other, root)).toEqual({ removedWorktrees: [], droppedRefs: [] });
+  expect(await cleanupIsolation(home, root)).toEqual({ removedWorktrees: [], droppedRefs: [runId] });
+  expect(runRefs()).toBe("");
 });

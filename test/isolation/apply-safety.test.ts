@@ -115,3 +115,21 @@ describe("crash cleanup and a second flow home", () => {
     expect(await readChanges(root, isolation.runId)).toBeNull();
   });
 });
+
+describe("a file the user saves while an apply merges", () => {
+  it("is never overwritten with the merge of its older text: the apply is a conflict naming it and writes nothing", async () => {
+    const root = makeRepo({ "a.txt": "one\ntwo\nthree\n", "b.txt": "b\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { "a.txt": "one\ntwo\nTHREE\n", "b.txt": "child b\n" });
+    await settleIsolation(isolation, home);
+    // The editor saves a.txt after the apply read the tree and merged, just before it writes.
+    const saved = async () => writeIn(root, { "a.txt": "ONE, saved by the editor\ntwo\nthree\n" });
+    const applied = await applyChanges(await openRepository(root), isolation.runId, { beforeWriting: saved });
+    expect(applied).toEqual({ status: "conflict", files: ["a.txt"] });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("ONE, saved by the editor\ntwo\nthree\n");
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("b\n");
+    // Applied again, it merges with the saved text.
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "applied", files: ["a.txt", "b.txt"] });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("ONE, saved by the editor\ntwo\nTHREE\n");
+  });
+});
