@@ -244,6 +244,32 @@ describe("receipts", () => {
     }
   });
 
+  test("a secret set as a name/value pair (a Kubernetes or ECS env entry) is redacted as NAME=value is: in YAML, in JSON text and in a value", async () => {
+    const answer = [
+      "The pod's env:",
+      "- name: DB_PASSWORD",
+      "  value: Hunter2Secret77",
+      "- name: LOG_LEVEL",
+      "  value: debug",
+      'and the task definition: [{"name": "API_TOKEN", "value": "q9Zt4Lw8Nc2Vb6Xm"}]',
+    ].join("\n");
+    const script = [
+      `const a = await ${explorer("Show the pod's env")};`,
+      'return { env: [{ name: "DB_PASSWORD", value: "S3cr3t" + "Pass9x" }, { Name: "SIGNING_KEY", Value: "9f8e7d6c" + "5b4a3928" }, { name: "LOG_LEVEL", value: "debug" }], said: a.value };',
+    ].join("\n");
+    const { receipt, run } = await workflow({ script }, { children: [childAnswers(answer)] });
+    expect(receipt.ok).toBe(true);
+    const value = (run!.output as { value: { env: unknown[]; said: string } }).value;
+    expect(value.env).toEqual([{ name: "DB_PASSWORD", value: "[REDACTED]" }, { Name: "SIGNING_KEY", Value: "[REDACTED]" }, { name: "LOG_LEVEL", value: "debug" }]);
+    expect(value.said).toContain("- name: LOG_LEVEL\n  value: debug");
+    const files = readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => entry.name)).toContain("session.jsonl");
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const secret of ["Hunter2Secret77", "q9Zt4Lw8Nc2Vb6Xm", "S3cr3tPass9x", "9f8e7d6c5b4a3928"]) expect(text, entry.name).not.toContain(secret);
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

@@ -310,6 +310,18 @@ describe("object keys and store keys", () => {
       secret: [REDACTED],
     });
     expect(redactValueUnder("db_password", "correct-horse-battery-staple-7193")).toBe(REDACTED);
+    // A name/value pair: the value judged under the name, in a value and in text (YAML, JSON, escaped JSON).
+    expect(redactValue({ env: [{ name: "DB_PASSWORD", value: "S3cr3tPass9" }, { name: "LOG_LEVEL", value: "debug" }, { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "x" } } }] }).value).toEqual({
+      env: [{ name: "DB_PASSWORD", value: REDACTED }, { name: "LOG_LEVEL", value: "debug" }, { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "x" } } }],
+    });
+    expect(JSON.parse(redactedJson([{ ParameterKey: "DBPassword", ParameterValue: 83749212 }, { Name: "/prod/api_key", Value: "string" }])!)).toEqual([
+      { ParameterKey: "DBPassword", ParameterValue: REDACTED },
+      { Name: "/prod/api_key", Value: "string" },
+    ]);
+    expect(redactText("- name: DB_PASSWORD\n  value: S3cr3tPass9\n- name: LOG_LEVEL\n  value: debug").text).toBe("- name: DB_PASSWORD\n  value: [REDACTED]\n- name: LOG_LEVEL\n  value: debug");
+    expect(redactText('{"name": "API_TOKEN",\n  "value": "q9Zt4Lw8Nc2Vb6Xm"}').text).toBe('{"name": "API_TOKEN",\n  "value": "[REDACTED]"}');
+    expect(redactText('"{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"q9Zt4Lw8Nc2Vb6Xm\\"}"').text).toBe('"{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"[REDACTED]\\"}"');
+    expect(redactText('username: API_TOKEN\n  value: q9Zt4Lw8Nc2Vb6Xm').text).toBe('username: API_TOKEN\n  value: q9Zt4Lw8Nc2Vb6Xm');
     // A key's lines as a list: the lines between its opening and end line are the key's; the rest stay.
     const lines = ["intro", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "-----END OPENSSH PRIVATE KEY----- outro", "plain words"];
     const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];

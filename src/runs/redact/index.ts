@@ -135,15 +135,16 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const outer = { rekeyed, listNames, openKeyBlocks };
+  const outer = { rekeyed, listNames, openKeyBlocks, pairNames };
   // This call's own: JSON.stringify may run a toJSON that serialises another value.
   rekeyed = undefined;
   listNames = undefined;
   openKeyBlocks = undefined;
+  pairNames = undefined;
   try {
     return JSON.stringify(value, redactingReplacer);
   } finally {
-    ({ rekeyed, listNames, openKeyBlocks } = outer);
+    ({ rekeyed, listNames, openKeyBlocks, pairNames } = outer);
   }
 }
 
@@ -164,15 +165,48 @@ let listNames: WeakMap<object, string> | undefined;
 /** In the current redactedJson call, the lists whose items written so far opened a private key block and did not end it. */
 let openKeyBlocks: WeakSet<object> | undefined;
 
+/** In the current redactedJson call, the secret name each name/value pair (see pairName) gives its value. */
+let pairNames: WeakMap<object, string> | undefined;
+
+/** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
+const PAIR_NAME_FIELD = /^(?:name|key|parameterkey)$/i;
+const PAIR_VALUE_FIELD = /^(?:value|parametervalue)$/i;
+
+/**
+ * The secret name a name/value pair gives its value (`{ "name": "DB_PASSWORD", "value": "…" }`:
+ * a Kubernetes or ECS env entry, an AWS parameter), or undefined when it is no such pair. The value
+ * is then judged as one stored under that name.
+ */
+function pairName(record: object): string | undefined {
+  const fields = record as Record<string, unknown>;
+  let name: string | undefined;
+  let valued = false;
+  for (const field of Object.keys(record)) {
+    if (PAIR_VALUE_FIELD.test(field)) valued = true;
+    else if (name === undefined && PAIR_NAME_FIELD.test(field)) {
+      const given = fields[field];
+      const text = typeof given === "string" ? given : given !== null && typeof given === "object" ? writtenAsPrimitive(given) : undefined;
+      if (typeof text === "string" && keyVerdict(text) === "secret") name = text;
+    }
+  }
+  return valued ? name : undefined;
+}
+
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
   const inList = Array.isArray(this);
   // An array's items are keyed by index: they are judged by the name of the key holding the array.
-  const name = inList ? listNames?.get(this as object) : key;
+  // A pair's value is judged by the pair's name.
+  const name = inList ? listNames?.get(this as object) : ((PAIR_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
   let written: unknown = value;
   if (value !== null && typeof value === "object") {
     written = writtenAsPrimitive(value);
     if (written === undefined) {
-      if (!Array.isArray(value)) return withRedactedKeys(value, (rekeyed ??= new WeakMap()));
+      if (!Array.isArray(value)) {
+        const record = withRedactedKeys(value, (rekeyed ??= new WeakMap()));
+        const named = pairName(record);
+        if (named !== undefined) (pairNames ??= new WeakMap()).set(record, named);
+        return record;
+      }
       if (!inList && keyVerdict(key) !== "plain") (listNames ??= new WeakMap()).set(value, key);
       else listNames?.delete(value);
       return value;
@@ -343,10 +377,12 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
   if (value !== null && typeof value === "object") {
     const record = withRedactedKeys(value) as Record<string, unknown>;
     if (record !== value) state.changed = true;
+    const named = pairName(record);
     for (const key of Object.keys(record)) {
       const item = record[key];
       if (typeof item === "string" || typeof item === "number") {
-        const next = itemUnderKey(key, item) ? REDACTED : walk(item, state);
+        const under = named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key;
+        const next = itemUnderKey(under, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
           defineData(record, key, next);
