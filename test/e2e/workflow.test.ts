@@ -270,6 +270,17 @@ describe("receipts", () => {
     }
   });
 
+  test("an Authorization header kept as a value (a request's headers object) is redacted as the header line is", async () => {
+    const script = 'return { headers: { Authorization: "9f8e7d6c5b4a" + "39281706f5e4d3c2b1a0", "Proxy-Authorization": "Token q9Zt4Lw8" + "Nc2Vb6Xm", Accept: "application/json" }, auth: "required" };';
+    const { receipt, run } = await workflow({ script });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { headers: { Authorization: "[REDACTED]", "Proxy-Authorization": "[REDACTED]", Accept: "application/json" }, auth: "required" } });
+    for (const entry of readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((file) => file.isFile())) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const secret of ["9f8e7d6c5b4a39281706f5e4d3c2b1a0", "q9Zt4Lw8Nc2Vb6Xm"]) expect(text, entry.name).not.toContain(secret);
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

@@ -322,6 +322,11 @@ describe("object keys and store keys", () => {
     expect(redactText('{"name": "API_TOKEN",\n  "value": "q9Zt4Lw8Nc2Vb6Xm"}').text).toBe('{"name": "API_TOKEN",\n  "value": "[REDACTED]"}');
     expect(redactText('"{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"q9Zt4Lw8Nc2Vb6Xm\\"}"').text).toBe('"{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"[REDACTED]\\"}"');
     expect(redactText('username: API_TOKEN\n  value: q9Zt4Lw8Nc2Vb6Xm').text).toBe('username: API_TOKEN\n  value: q9Zt4Lw8Nc2Vb6Xm');
+    // An Authorization header as a headers object keys it: judged as the header line is.
+    const headers = { Authorization: "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "proxy-authorization": "Token q9Zt4Lw8Nc2Vb6Xm", authorization: "required" };
+    const judged = { Authorization: REDACTED, "proxy-authorization": REDACTED, authorization: "required" };
+    expect(redactValue(headers).value).toEqual(judged);
+    expect(JSON.parse(redactedJson(headers)!)).toEqual(judged);
     // A key's lines as a list: the lines between its opening and end line are the key's; the rest stay.
     const lines = ["intro", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "-----END OPENSSH PRIVATE KEY----- outro", "plain words"];
     const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];

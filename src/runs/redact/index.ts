@@ -9,7 +9,7 @@
 import { types } from "node:util";
 import { redactString } from "./engine.ts";
 import { isBasicCredential, isSecretKeyName, judgeValue } from "./keys.ts";
-import { REDACTED } from "./rule.ts";
+import { looksRandom, REDACTED } from "./rule.ts";
 
 export { REDACTED };
 
@@ -259,24 +259,32 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "secret" | "plain";
+type KeyVerdict = "auth" | "authorization" | "secret" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
 function keyVerdict(key: string): KeyVerdict {
   let verdict = keyVerdicts.get(key);
   if (verdict === undefined) {
-    verdict = key.toLowerCase() === "auth" ? "auth" : isSecretKeyName(key) ? "secret" : "plain";
+    const lower = key.toLowerCase();
+    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : isSecretKeyName(key) ? "secret" : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
   return verdict;
 }
 
+/** An HTTP authorization header's name, as a request's headers object keys it. */
+const AUTHORIZATION_KEY = /^(?:proxy-)?authorization$/;
+/** A header value that names its scheme: whatever follows is the credential. */
+const SCHEMED_CREDENTIAL = /^(?:bearer|token|bot|ssws|api-?key|key|oauth|splunk|geniekey|basic|digest|negotiate)\s+\S{8,}/i;
+
 /** A string under this key is a secret as a whole (judged like a quoted value: placeholders survive). */
 function secretUnderKey(key: string, item: string): boolean {
   const verdict = keyVerdict(key);
   if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
+  // As the `Authorization:` header line is judged (auth.ts): a scheme and a value, or a long random value.
+  if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
