@@ -281,6 +281,19 @@ describe("receipts", () => {
     }
   });
 
+  test("a session cookie kept in a headers object, or as JSON text, is redacted as the Cookie header line is", async () => {
+    const script = [
+      'const cookie = "theme=dark; sessionid=" + "Zt4Lw8Nc2Vb6Xm9q" + "Hk3Jd7Fs1Ga5Pe0R";',
+      "return { headers: { Cookie: cookie, Accept: \"text/html\" }, text: JSON.stringify({ cookie }), plain: { cookie: \"theme=dark\" } };",
+    ].join("\n");
+    const { receipt, run } = await workflow({ script });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { headers: { Cookie: "[REDACTED]", Accept: "text/html" }, text: '{"cookie":"theme=dark; sessionid=[REDACTED]"}', plain: { cookie: "theme=dark" } } });
+    for (const entry of readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((file) => file.isFile())) {
+      expect(readFileSync(join(entry.parentPath, entry.name), "utf8"), entry.name).not.toContain("Zt4Lw8Nc2Vb6Xm9qHk3Jd7Fs1Ga5Pe0R");
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

@@ -327,6 +327,10 @@ describe("object keys and store keys", () => {
     const judged = { Authorization: REDACTED, "proxy-authorization": REDACTED, authorization: "required" };
     expect(redactValue(headers).value).toEqual(judged);
     expect(JSON.parse(redactedJson(headers)!)).toEqual(judged);
+    // Cookies likewise: in JSON text and in a headers object, a session cookie goes; other cookies stay.
+    expect(redactText('{"Cookie": "theme=dark; sid=Zt4Lw8Nc2Vb6Xm9qHk3Jd7"}').text).toBe('{"Cookie": "theme=dark; sid=[REDACTED]"}');
+    expect(redactValue({ "set-cookie": ["sid=Zt4Lw8Nc2Vb6Xm9qHk3Jd7; Path=/", "theme=dark"], cookie: "theme=dark" }).value).toEqual({ "set-cookie": [REDACTED, "theme=dark"], cookie: "theme=dark" });
+    expect(JSON.parse(redactedJson({ "set-cookie": ["sid=Zt4Lw8Nc2Vb6Xm9qHk3Jd7; Path=/", "theme=dark"], cookie: "theme=dark" })!)).toEqual({ "set-cookie": [REDACTED, "theme=dark"], cookie: "theme=dark" });
     // A key's lines as a list: the lines between its opening and end line are the key's; the rest stay.
     const lines = ["intro", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "-----END OPENSSH PRIVATE KEY----- outro", "plain words"];
     const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];

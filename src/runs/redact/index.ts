@@ -259,7 +259,7 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "authorization" | "secret" | "plain";
+type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
@@ -267,7 +267,7 @@ function keyVerdict(key: string): KeyVerdict {
   let verdict = keyVerdicts.get(key);
   if (verdict === undefined) {
     const lower = key.toLowerCase();
-    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : isSecretKeyName(key) ? "secret" : "plain";
+    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(key) ? "secret" : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
@@ -276,6 +276,8 @@ function keyVerdict(key: string): KeyVerdict {
 
 /** An HTTP authorization header's name, as a request's headers object keys it. */
 const AUTHORIZATION_KEY = /^(?:proxy-)?authorization$/;
+/** A cookie header's name, as a request's or response's headers object keys it. */
+const COOKIE_KEY = /^(?:set-)?cookie$/;
 /** A header value that names its scheme: whatever follows is the credential. */
 const SCHEMED_CREDENTIAL = /^(?:bearer|token|bot|ssws|api-?key|key|oauth|splunk|geniekey|basic|digest|negotiate)\s+\S{8,}/i;
 
@@ -285,6 +287,8 @@ function secretUnderKey(key: string, item: string): boolean {
   if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
   // As the `Authorization:` header line is judged (auth.ts): a scheme and a value, or a long random value.
   if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
+  // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
+  if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
