@@ -336,6 +336,10 @@ describe("object keys and store keys", () => {
     const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];
     expect(redactValue({ lines }).value).toEqual({ lines: expected });
     expect(JSON.parse(redactedJson({ lines })!)).toEqual({ lines: expected });
+    // An opening line followed by prose (a model explaining the format): the block ends at the prose.
+    const prose = ["Keys start with", "-----BEGIN RSA PRIVATE KEY-----", "and end with a matching line.", "MIIEowIBAAKCAQEA"];
+    expect(redactValue(prose).value).toEqual(["Keys start with", REDACTED, "and end with a matching line.", "MIIEowIBAAKCAQEA"]);
+    expect(JSON.parse(redactedJson(prose)!)).toEqual(["Keys start with", REDACTED, "and end with a matching line.", "MIIEowIBAAKCAQEA"]);
     expect(redactValueUnder("api_key", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")).toBe(REDACTED);
     expect(redactValueUnder("notes", "correct-horse-battery-staple-7193")).toBe("correct-horse-battery-staple-7193");
     expect(redactValueUnder("creds", { password: "hunter2-but-longer" })).toEqual({ password: REDACTED });

@@ -89,23 +89,48 @@ function redactedText(text: string): string {
 /** The lines that open and close a PEM private key block (rules' PRIVATE_KEY, auth.ts). */
 const KEY_MARKER = /-----(BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g;
 
-/**
- * Whether a private key block is open after `text`, given whether one was before it. A key handed
- * on line by line (a script that prints or stores a file's lines) reaches redaction as many texts:
- * each alone shows no rule its body, so the texts that follow an opening line are the key's.
- */
-export function keyBlockOpenAfter(text: string, open: boolean): boolean {
-  if (!text.includes("PRIVATE KEY")) return open;
-  let state = open;
-  for (const marker of text.matchAll(KEY_MARKER)) state = marker[1] === "BEGIN";
-  return state;
+/** Whether a text opens a private key block and does not end it. */
+function opensKeyBlock(text: string): boolean {
+  if (!text.includes("PRIVATE KEY")) return false;
+  let open = false;
+  for (const marker of text.matchAll(KEY_MARKER)) open = marker[1] === "BEGIN";
+  return open;
 }
 
-/** A text met inside an open key block: the key, up to and with its end line, is one [REDACTED]; the rest is redacted as text. */
-export function redactedInKeyBlock(text: string): string {
-  const end = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/.exec(text);
-  if (!end) return REDACTED;
-  return REDACTED + redactedText(text.slice(end.index + end[0].length));
+/** A line of a key block's body: base64, a PEM header (`Proc-Type: …`, `DEK-Info: …`), or blank. */
+const KEY_BODY_LINE = /^[ \t]*(?:[A-Za-z0-9+/=]*|(?:Proc-Type|DEK-Info|Comment):[^\n]*)[ \t]*\r?$/;
+const KEY_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
+
+/** A text as written, and whether a private key block is open after it. */
+export interface KeyBlockText {
+  text: string;
+  open: boolean;
+}
+
+/**
+ * `text` redacted when the texts before it left a private key block open (`open`), and whether one
+ * is open after it. A key handed on line by line (a script that prints or stores a file's lines)
+ * reaches redaction as many texts: each alone shows no rule its body. So the lines that follow an
+ * opening line are the key's, one [REDACTED] up to and with its end line, as long as they look
+ * like a key's lines: the first that does not (prose about the format) ends the block there.
+ */
+export function continueKeyBlock(text: string, open: boolean): KeyBlockText {
+  if (!open) {
+    const clean = redactedText(text);
+    return { text: clean, open: opensKeyBlock(text) };
+  }
+  for (let at = 0; ; ) {
+    const newline = text.indexOf("\n", at);
+    const line = text.slice(at, newline === -1 ? text.length : newline);
+    const end = KEY_END.exec(line);
+    if (end || !KEY_BODY_LINE.test(line)) {
+      const rest = end ? text.slice(at + end.index + end[0].length) : text.slice(at);
+      const after = continueKeyBlock(rest, false);
+      return { text: (end || at > 0 ? REDACTED : "") + (end || at === 0 ? "" : "\n") + after.text, open: after.open };
+    }
+    if (newline === -1) return { text: REDACTED, open: true };
+    at = newline + 1;
+  }
 }
 
 /**
@@ -218,9 +243,10 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
     // Items are written in order: a list of a key's lines is redacted as the key's text would be.
     const list = this as object;
     const open = openKeyBlocks?.has(list) ?? false;
-    if (keyBlockOpenAfter(written, open)) (openKeyBlocks ??= new WeakSet()).add(list);
+    const next = open ? continueKeyBlock(written, true) : undefined;
+    if (next?.open ?? opensKeyBlock(written)) (openKeyBlocks ??= new WeakSet()).add(list);
     else openKeyBlocks?.delete(list);
-    if (open) return redactedInKeyBlock(written);
+    if (next) return next.text;
   }
   if (name !== undefined && written !== REDACTED && secretUnderKey(name, written)) return REDACTED;
   return redactedText(written);
@@ -374,13 +400,13 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
     return out;
   }
   if (Array.isArray(value)) {
-    let keyBlock = false; // as the one-pass line reads a list of a key's lines: see keyBlockOpenAfter
+    let keyBlock = false; // as the one-pass line reads a list of a key's lines: see continueKeyBlock
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       if (typeof item === "string") {
-        const open = keyBlock;
-        keyBlock = keyBlockOpenAfter(item, open);
-        value[i] = open ? redactedInKeyBlock(item) : walk(item, state);
+        const next: KeyBlockText | undefined = keyBlock ? continueKeyBlock(item, true) : undefined;
+        keyBlock = next?.open ?? opensKeyBlock(item);
+        value[i] = next ? next.text : walk(item, state);
         if (value[i] !== item) state.changed = true;
       } else if (item !== null && typeof item === "object") value[i] = walk(item, state);
     }
