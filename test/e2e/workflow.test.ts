@@ -244,6 +244,56 @@ describe("receipts", () => {
     }
   });
 
+  test("a secret set as a name/value pair (a Kubernetes or ECS env entry) is redacted as NAME=value is: in YAML, in JSON text and in a value", async () => {
+    const answer = [
+      "The pod's env:",
+      "- name: DB_PASSWORD",
+      "  value: Hunter2Secret77",
+      "- name: LOG_LEVEL",
+      "  value: debug",
+      'and the task definition: [{"name": "API_TOKEN", "value": "q9Zt4Lw8Nc2Vb6Xm"}]',
+    ].join("\n");
+    const script = [
+      `const a = await ${explorer("Show the pod's env")};`,
+      'return { env: [{ name: "DB_PASSWORD", value: "S3cr3t" + "Pass9x" }, { Name: "SIGNING_KEY", Value: "9f8e7d6c" + "5b4a3928" }, { name: "LOG_LEVEL", value: "debug" }], said: a.value };',
+    ].join("\n");
+    const { receipt, run } = await workflow({ script }, { children: [childAnswers(answer)] });
+    expect(receipt.ok).toBe(true);
+    const value = (run!.output as { value: { env: unknown[]; said: string } }).value;
+    expect(value.env).toEqual([{ name: "DB_PASSWORD", value: "[REDACTED]" }, { Name: "SIGNING_KEY", Value: "[REDACTED]" }, { name: "LOG_LEVEL", value: "debug" }]);
+    expect(value.said).toContain("- name: LOG_LEVEL\n  value: debug");
+    const files = readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => entry.name)).toContain("session.jsonl");
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const secret of ["Hunter2Secret77", "q9Zt4Lw8Nc2Vb6Xm", "S3cr3tPass9x", "9f8e7d6c5b4a3928"]) expect(text, entry.name).not.toContain(secret);
+    }
+  });
+
+  test("an Authorization header kept as a value (a request's headers object) is redacted as the header line is", async () => {
+    const script = 'return { headers: { Authorization: "9f8e7d6c5b4a" + "39281706f5e4d3c2b1a0", "Proxy-Authorization": "Token q9Zt4Lw8" + "Nc2Vb6Xm", Accept: "application/json" }, auth: "required" };';
+    const { receipt, run } = await workflow({ script });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { headers: { Authorization: "[REDACTED]", "Proxy-Authorization": "[REDACTED]", Accept: "application/json" }, auth: "required" } });
+    for (const entry of readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((file) => file.isFile())) {
+      const text = readFileSync(join(entry.parentPath, entry.name), "utf8");
+      for (const secret of ["9f8e7d6c5b4a39281706f5e4d3c2b1a0", "q9Zt4Lw8Nc2Vb6Xm"]) expect(text, entry.name).not.toContain(secret);
+    }
+  });
+
+  test("a session cookie kept in a headers object, or as JSON text, is redacted as the Cookie header line is", async () => {
+    const script = [
+      'const cookie = "theme=dark; sessionid=" + "Zt4Lw8Nc2Vb6Xm9q" + "Hk3Jd7Fs1Ga5Pe0R";',
+      "return { headers: { Cookie: cookie, Accept: \"text/html\" }, text: JSON.stringify({ cookie }), plain: { cookie: \"theme=dark\" } };",
+    ].join("\n");
+    const { receipt, run } = await workflow({ script });
+    expect(receipt.ok).toBe(true);
+    expect(run!.output).toMatchObject({ value: { headers: { Cookie: "[REDACTED]", Accept: "text/html" }, text: '{"cookie":"theme=dark; sessionid=[REDACTED]"}', plain: { cookie: "theme=dark" } } });
+    for (const entry of readdirSync(pi.flowHome, { recursive: true, withFileTypes: true }).filter((file) => file.isFile())) {
+      expect(readFileSync(join(entry.parentPath, entry.name), "utf8"), entry.name).not.toContain("Zt4Lw8Nc2Vb6Xm9qHk3Jd7Fs1Ga5Pe0R");
+    }
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

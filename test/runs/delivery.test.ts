@@ -90,6 +90,19 @@ describe("delivery", () => {
     expect(store.inspectSingle(run.runId, "final")).toMatchObject({ finalAvailable: false, page: { text: "", complete: true } });
   });
 
+  it("redacts a private key written to the output a line at a time, and only up to where its lines stop looking like a key's", () => {
+    const run = store.create({ kind: "workflow", task: { description: "prints a key" }, background: false });
+    const pieces = ["config:\n", "-----BEGIN EC PRIVATE KEY-----\n", "MHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oTkBqJ5Hq9QIoAoGCCqGSM49\n", "AwEHoUQDQgAE\n", "-----END EC PRIVATE KEY-----\n", "done\n"];
+    const written = pieces.map((piece) => run.appendOutput(piece).text);
+    expect(written).toEqual(["config:\n", REDACTED, REDACTED, REDACTED, `${REDACTED}\n`, "done\n"]);
+    // An opening line a child only talks about: what it says next is its own.
+    expect(["Keys start with -----BEGIN RSA PRIVATE KEY-----", "and that line is followed by base64."].map((piece) => run.appendOutput(piece).text)).toEqual([
+      `Keys start with ${REDACTED}`,
+      "and that line is followed by base64.",
+    ]);
+    run.settle({ outcome: "succeeded" });
+  });
+
   it("measures after redaction and warns output_redacted when an inlined value changed", () => {
     const secret = `sk-${"a1".repeat(9000)}`; // 18 KB before redaction, a few bytes after
     expect(deliver(`key ${secret}`)).toEqual({ delivery: "inline", value: `key ${REDACTED}`, bytes: 16, redacted: true });

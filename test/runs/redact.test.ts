@@ -310,11 +310,36 @@ describe("object keys and store keys", () => {
       secret: [REDACTED],
     });
     expect(redactValueUnder("db_password", "correct-horse-battery-staple-7193")).toBe(REDACTED);
+    // A name/value pair: the value judged under the name, in a value and in text (YAML, JSON, escaped JSON).
+    expect(redactValue({ env: [{ name: "DB_PASSWORD", value: "S3cr3tPass9" }, { name: "LOG_LEVEL", value: "debug" }, { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "x" } } }] }).value).toEqual({
+      env: [{ name: "DB_PASSWORD", value: REDACTED }, { name: "LOG_LEVEL", value: "debug" }, { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "x" } } }],
+    });
+    expect(JSON.parse(redactedJson([{ ParameterKey: "DBPassword", ParameterValue: 83749212 }, { Name: "/prod/api_key", Value: "string" }])!)).toEqual([
+      { ParameterKey: "DBPassword", ParameterValue: REDACTED },
+      { Name: "/prod/api_key", Value: "string" },
+    ]);
+    expect(redactText("- name: DB_PASSWORD\n  value: S3cr3tPass9\n- name: LOG_LEVEL\n  value: debug").text).toBe("- name: DB_PASSWORD\n  value: [REDACTED]\n- name: LOG_LEVEL\n  value: debug");
+    expect(redactText('{"name": "API_TOKEN",\n  "value": "q9Zt4Lw8Nc2Vb6Xm"}').text).toBe('{"name": "API_TOKEN",\n  "value": "[REDACTED]"}');
+    expect(redactText('"{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"q9Zt4Lw8Nc2Vb6Xm\\"}"').text).toBe('"{\\"name\\":\\"API_TOKEN\\",\\"value\\":\\"[REDACTED]\\"}"');
+    expect(redactText('username: API_TOKEN\n  value: q9Zt4Lw8Nc2Vb6Xm').text).toBe('username: API_TOKEN\n  value: q9Zt4Lw8Nc2Vb6Xm');
+    // An Authorization header as a headers object keys it: judged as the header line is.
+    const headers = { Authorization: "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "proxy-authorization": "Token q9Zt4Lw8Nc2Vb6Xm", authorization: "required" };
+    const judged = { Authorization: REDACTED, "proxy-authorization": REDACTED, authorization: "required" };
+    expect(redactValue(headers).value).toEqual(judged);
+    expect(JSON.parse(redactedJson(headers)!)).toEqual(judged);
+    // Cookies likewise: in JSON text and in a headers object, a session cookie goes; other cookies stay.
+    expect(redactText('{"Cookie": "theme=dark; sid=Zt4Lw8Nc2Vb6Xm9qHk3Jd7"}').text).toBe('{"Cookie": "theme=dark; sid=[REDACTED]"}');
+    expect(redactValue({ "set-cookie": ["sid=Zt4Lw8Nc2Vb6Xm9qHk3Jd7; Path=/", "theme=dark"], cookie: "theme=dark" }).value).toEqual({ "set-cookie": [REDACTED, "theme=dark"], cookie: "theme=dark" });
+    expect(JSON.parse(redactedJson({ "set-cookie": ["sid=Zt4Lw8Nc2Vb6Xm9qHk3Jd7; Path=/", "theme=dark"], cookie: "theme=dark" })!)).toEqual({ "set-cookie": [REDACTED, "theme=dark"], cookie: "theme=dark" });
     // A key's lines as a list: the lines between its opening and end line are the key's; the rest stay.
     const lines = ["intro", "-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "-----END OPENSSH PRIVATE KEY----- outro", "plain words"];
     const expected = ["intro", REDACTED, REDACTED, `${REDACTED} outro`, "plain words"];
     expect(redactValue({ lines }).value).toEqual({ lines: expected });
     expect(JSON.parse(redactedJson({ lines })!)).toEqual({ lines: expected });
+    // An opening line followed by prose (a model explaining the format): the block ends at the prose.
+    const prose = ["Keys start with", "-----BEGIN RSA PRIVATE KEY-----", "and end with a matching line.", "MIIEowIBAAKCAQEA"];
+    expect(redactValue(prose).value).toEqual(["Keys start with", REDACTED, "and end with a matching line.", "MIIEowIBAAKCAQEA"]);
+    expect(JSON.parse(redactedJson(prose)!)).toEqual(["Keys start with", REDACTED, "and end with a matching line.", "MIIEowIBAAKCAQEA"]);
     expect(redactValueUnder("api_key", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")).toBe(REDACTED);
     expect(redactValueUnder("notes", "correct-horse-battery-staple-7193")).toBe("correct-horse-battery-staple-7193");
     expect(redactValueUnder("creds", { password: "hunter2-but-longer" })).toEqual({ password: REDACTED });

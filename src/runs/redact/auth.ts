@@ -79,12 +79,13 @@ const SESSION_COOKIE = /sess|sid|token|auth|jwt|remember|login|csrf|xsrf|key|sec
  */
 const COOKIE: Rule = {
   name: "cookie",
-  pattern: /=(?<=(?:cookie:|;)[ \t]*([A-Za-z0-9_.!#$%&'*+^|~-]{1,128})=)([^;\s"',]{16,4096})/gi,
+  // The header as a line (`Cookie: …`) or as a JSON or YAML field (`"Cookie": "…"`).
+  pattern: /=(?<=(?:cookie["']?:[ \t]*["']?|;)[ \t]*([A-Za-z0-9_.!#$%&'*+^|~-]{1,128})=)([^;\s"',]{16,4096})/gi,
   secret: (m) => {
     const [, name = "", value = ""] = m;
     if (value.startsWith(REDACTED) || !(SESSION_COOKIE.test(name) || (value.length >= 32 && looksRandom(value)))) return null;
     const lineStart = m.input.lastIndexOf("\n", m.index) + 1;
-    if (m.index - lineStart > 4096 || !/cookie:/i.test(m.input.slice(lineStart, m.index))) return null;
+    if (m.index - lineStart > 4096 || !/cookie["']?:/i.test(m.input.slice(lineStart, m.index))) return null;
     return [1, 1 + value.length];
   },
 };

@@ -9,7 +9,7 @@
 import { types } from "node:util";
 import { applySpans, findSecretSpans, redactString } from "./engine.ts";
 import { isBasicCredential, isSecretKeyName, judgeValue } from "./keys.ts";
-import { REDACTED } from "./rule.ts";
+import { looksRandom, REDACTED } from "./rule.ts";
 
 export { REDACTED };
 
@@ -148,23 +148,48 @@ function redactedText(text: string): string {
 /** The lines that open and close a PEM private key block (rules' PRIVATE_KEY, auth.ts). */
 const KEY_MARKER = /-----(BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/g;
 
-/**
- * Whether a private key block is open after `text`, given whether one was before it. A key handed
- * on line by line (a script that prints or stores a file's lines) reaches redaction as many texts:
- * each alone shows no rule its body, so the texts that follow an opening line are the key's.
- */
-export function keyBlockOpenAfter(text: string, open: boolean): boolean {
-  if (!text.includes("PRIVATE KEY")) return open;
-  let state = open;
-  for (const marker of text.matchAll(KEY_MARKER)) state = marker[1] === "BEGIN";
-  return state;
+/** Whether a text opens a private key block and does not end it. */
+function opensKeyBlock(text: string): boolean {
+  if (!text.includes("PRIVATE KEY")) return false;
+  let open = false;
+  for (const marker of text.matchAll(KEY_MARKER)) open = marker[1] === "BEGIN";
+  return open;
 }
 
-/** A text met inside an open key block: the key, up to and with its end line, is one [REDACTED]; the rest is redacted as text. */
-export function redactedInKeyBlock(text: string): string {
-  const end = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/.exec(text);
-  if (!end) return REDACTED;
-  return REDACTED + redactedText(text.slice(end.index + end[0].length));
+/** A line of a key block's body: base64, a PEM header (`Proc-Type: …`, `DEK-Info: …`), or blank. */
+const KEY_BODY_LINE = /^[ \t]*(?:[A-Za-z0-9+/=]*|(?:Proc-Type|DEK-Info|Comment):[^\n]*)[ \t]*\r?$/;
+const KEY_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/;
+
+/** A text as written, and whether a private key block is open after it. */
+export interface KeyBlockText {
+  text: string;
+  open: boolean;
+}
+
+/**
+ * `text` redacted when the texts before it left a private key block open (`open`), and whether one
+ * is open after it. A key handed on line by line (a script that prints or stores a file's lines)
+ * reaches redaction as many texts: each alone shows no rule its body. So the lines that follow an
+ * opening line are the key's, one [REDACTED] up to and with its end line, as long as they look
+ * like a key's lines: the first that does not (prose about the format) ends the block there.
+ */
+export function continueKeyBlock(text: string, open: boolean): KeyBlockText {
+  if (!open) {
+    const clean = redactedText(text);
+    return { text: clean, open: opensKeyBlock(text) };
+  }
+  for (let at = 0; ; ) {
+    const newline = text.indexOf("\n", at);
+    const line = text.slice(at, newline === -1 ? text.length : newline);
+    const end = KEY_END.exec(line);
+    if (end || !KEY_BODY_LINE.test(line)) {
+      const rest = end ? text.slice(at + end.index + end[0].length) : text.slice(at);
+      const after = continueKeyBlock(rest, false);
+      return { text: (end || at > 0 ? REDACTED : "") + (end || at === 0 ? "" : "\n") + after.text, open: after.open };
+    }
+    if (newline === -1) return { text: REDACTED, open: true };
+    at = newline + 1;
+  }
 }
 
 /**
@@ -194,15 +219,16 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const outer = { rekeyed, listNames, openKeyBlocks };
+  const outer = { rekeyed, listNames, openKeyBlocks, pairNames };
   // This call's own: JSON.stringify may run a toJSON that serialises another value.
   rekeyed = undefined;
   listNames = undefined;
   openKeyBlocks = undefined;
+  pairNames = undefined;
   try {
     return JSON.stringify(value, redactingReplacer);
   } finally {
-    ({ rekeyed, listNames, openKeyBlocks } = outer);
+    ({ rekeyed, listNames, openKeyBlocks, pairNames } = outer);
   }
 }
 
@@ -223,15 +249,48 @@ let listNames: WeakMap<object, string> | undefined;
 /** In the current redactedJson call, the lists whose items written so far opened a private key block and did not end it. */
 let openKeyBlocks: WeakSet<object> | undefined;
 
+/** In the current redactedJson call, the secret name each name/value pair (see pairName) gives its value. */
+let pairNames: WeakMap<object, string> | undefined;
+
+/** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
+const PAIR_NAME_FIELD = /^(?:name|key|parameterkey)$/i;
+const PAIR_VALUE_FIELD = /^(?:value|parametervalue)$/i;
+
+/**
+ * The secret name a name/value pair gives its value (`{ "name": "DB_PASSWORD", "value": "…" }`:
+ * a Kubernetes or ECS env entry, an AWS parameter), or undefined when it is no such pair. The value
+ * is then judged as one stored under that name.
+ */
+function pairName(record: object): string | undefined {
+  const fields = record as Record<string, unknown>;
+  let name: string | undefined;
+  let valued = false;
+  for (const field of Object.keys(record)) {
+    if (PAIR_VALUE_FIELD.test(field)) valued = true;
+    else if (name === undefined && PAIR_NAME_FIELD.test(field)) {
+      const given = fields[field];
+      const text = typeof given === "string" ? given : given !== null && typeof given === "object" ? writtenAsPrimitive(given) : undefined;
+      if (typeof text === "string" && keyVerdict(text) === "secret") name = text;
+    }
+  }
+  return valued ? name : undefined;
+}
+
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
   const inList = Array.isArray(this);
   // An array's items are keyed by index: they are judged by the name of the key holding the array.
-  const name = inList ? listNames?.get(this as object) : key;
+  // A pair's value is judged by the pair's name.
+  const name = inList ? listNames?.get(this as object) : ((PAIR_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
   let written: unknown = value;
   if (value !== null && typeof value === "object") {
     written = writtenAsPrimitive(value);
     if (written === undefined) {
-      if (!Array.isArray(value)) return withRedactedKeys(value, (rekeyed ??= new WeakMap()));
+      if (!Array.isArray(value)) {
+        const record = withRedactedKeys(value, (rekeyed ??= new WeakMap()));
+        const named = pairName(record);
+        if (named !== undefined) (pairNames ??= new WeakMap()).set(record, named);
+        return record;
+      }
       if (!inList && keyVerdict(key) !== "plain") (listNames ??= new WeakMap()).set(value, key);
       else listNames?.delete(value);
       return value;
@@ -243,9 +302,10 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
     // Items are written in order: a list of a key's lines is redacted as the key's text would be.
     const list = this as object;
     const open = openKeyBlocks?.has(list) ?? false;
-    if (keyBlockOpenAfter(written, open)) (openKeyBlocks ??= new WeakSet()).add(list);
+    const next = open ? continueKeyBlock(written, true) : undefined;
+    if (next?.open ?? opensKeyBlock(written)) (openKeyBlocks ??= new WeakSet()).add(list);
     else openKeyBlocks?.delete(list);
-    if (open) return redactedInKeyBlock(written);
+    if (next) return next.text;
   }
   if (name !== undefined && written !== REDACTED && secretUnderKey(name, written)) return REDACTED;
   return redactedText(written);
@@ -284,24 +344,36 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "secret" | "plain";
+type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
 function keyVerdict(key: string): KeyVerdict {
   let verdict = keyVerdicts.get(key);
   if (verdict === undefined) {
-    verdict = key.toLowerCase() === "auth" ? "auth" : isSecretKeyName(key) ? "secret" : "plain";
+    const lower = key.toLowerCase();
+    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(key) ? "secret" : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
   return verdict;
 }
 
+/** An HTTP authorization header's name, as a request's headers object keys it. */
+const AUTHORIZATION_KEY = /^(?:proxy-)?authorization$/;
+/** A cookie header's name, as a request's or response's headers object keys it. */
+const COOKIE_KEY = /^(?:set-)?cookie$/;
+/** A header value that names its scheme: whatever follows is the credential. */
+const SCHEMED_CREDENTIAL = /^(?:bearer|token|bot|ssws|api-?key|key|oauth|splunk|geniekey|basic|digest|negotiate)\s+\S{8,}/i;
+
 /** A string under this key is a secret as a whole (judged like a quoted value: placeholders survive). */
 function secretUnderKey(key: string, item: string): boolean {
   const verdict = keyVerdict(key);
   if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
+  // As the `Authorization:` header line is judged (auth.ts): a scheme and a value, or a long random value.
+  if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
+  // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
+  if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
   return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
@@ -387,13 +459,13 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
     return out;
   }
   if (Array.isArray(value)) {
-    let keyBlock = false; // as the one-pass line reads a list of a key's lines: see keyBlockOpenAfter
+    let keyBlock = false; // as the one-pass line reads a list of a key's lines: see continueKeyBlock
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       if (typeof item === "string") {
-        const open = keyBlock;
-        keyBlock = keyBlockOpenAfter(item, open);
-        value[i] = open ? redactedInKeyBlock(item) : walk(item, state);
+        const next: KeyBlockText | undefined = keyBlock ? continueKeyBlock(item, true) : undefined;
+        keyBlock = next?.open ?? opensKeyBlock(item);
+        value[i] = next ? next.text : walk(item, state);
         if (value[i] !== item) state.changed = true;
       } else if (item !== null && typeof item === "object") value[i] = walk(item, state);
     }
@@ -402,10 +474,12 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
   if (value !== null && typeof value === "object") {
     const record = withRedactedKeys(value) as Record<string, unknown>;
     if (record !== value) state.changed = true;
+    const named = pairName(record);
     for (const key of Object.keys(record)) {
       const item = record[key];
       if (typeof item === "string" || typeof item === "number") {
-        const next = itemUnderKey(key, item) ? REDACTED : walk(item, state);
+        const under = named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key;
+        const next = itemUnderKey(under, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
           defineData(record, key, next);

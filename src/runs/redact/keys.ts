@@ -141,6 +141,38 @@ const ASSIGNMENT: Rule = {
   },
 };
 
+/** The fields of a name/value pair, in the case insensitivity the patterns give them. */
+const PAIR_NAME = "name|key|parameterkey";
+const PAIR_VALUE = "value|parametervalue";
+
+/**
+ * A setting given as a name/value pair, its name in one field and its value in the next: a
+ * Kubernetes or ECS env entry (`- name: DB_PASSWORD` then `value: …`, in YAML or JSON), an AWS
+ * parameter (`"Name": …, "Value": …`), CloudFormation's `ParameterKey`/`ParameterValue`. The name
+ * is judged as an assignment's key and the value by its shape, as `DB_PASSWORD: …` would be; a
+ * pair whose value comes from elsewhere (`valueFrom`) has none to redact. The pattern starts at
+ * the name field and checks the boundary before it with a lookbehind, as `prefixed` does.
+ * Groups: 1 everything before the value, 2 the name's quote, 3 the name, 4 the value.
+ */
+const NAME_VALUE: Rule = {
+  name: "name-value-pair",
+  needles: ["alue", "ALUE"],
+  pattern: new RegExp(
+    String.raw`((?:${PAIR_NAME})(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])(?:${PAIR_NAME}))["']?[ \t]*[:=][ \t]*(["']?)([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))\2[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?["']?(?:${PAIR_VALUE})["']?[ \t]*[:=][ \t]*)${VALUE}`,
+    "gi",
+  ),
+  secret: (m, quoting) => {
+    const [whole, head = "", , key = "", value = ""] = m;
+    if (!keyAllowed(key, "")) return null;
+    const end = m.index + whole.length;
+    const after = m.input[end];
+    const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
+    if (!judgeValue({ key, op: ":", spaced: true, value, endsLine })) return null;
+    if (!/^["'\x60]/.test(value)) return [head.length, whole.length];
+    return quoting.sameQuoting(m.index + head.length, end - 1) ? [head.length + 1, whole.length - 1] : null;
+  },
+};
+
 /** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
 const XML_ELEMENT: Rule = {
   name: "xml-element",
@@ -212,4 +244,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];

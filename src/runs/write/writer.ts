@@ -9,7 +9,7 @@ import type { RunKind } from "../ids.ts";
 import { JOURNAL_VERSION, type BodyLine, type ChildCounts, type JournalLine, type Usage } from "../journal/journal.ts";
 import { RECORD_VERSION, type RunRecord } from "../journal/record.ts";
 import { stripControls } from "../controls.ts";
-import { keyBlockOpenAfter, redactedInKeyBlock, redactedJson, redactText } from "../redact/index.ts";
+import { continueKeyBlock, redactedJson, redactText } from "../redact/index.ts";
 import type { LiveEntry } from "../registry.ts";
 import { correlated, createRunEvidence } from "./run-creation.ts";
 import type { RunFilesWriter } from "./run-files-writer.ts";
@@ -120,13 +120,12 @@ export class RunWriter {
   /**
    * One whole message (redaction sees the message whole, so pass messages, not stream fragments);
    * returns it as written. A private key printed line by line is still redacted whole: the lines
-   * after one that opens a key block are the key's until its end line.
+   * after one that opens a key block are the key's until its end line (see continueKeyBlock).
    */
   appendOutput(text: string): { redacted: boolean; text: string } {
     this.assertOpen();
-    const inKeyBlock = this.outputInKeyBlock;
-    this.outputInKeyBlock = keyBlockOpenAfter(text, inKeyBlock);
-    const clean = inKeyBlock ? redactedInKeyBlock(text) : redactText(text).text;
+    const { text: clean, open } = continueKeyBlock(text, this.outputInKeyBlock);
+    this.outputInKeyBlock = open;
     const changed = clean !== text;
     const at = new Date().toISOString();
     this.out.appendOutput((first) => outputChunk(this.kind, clean, at, first));
