@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { HostBridge } from "./bridge.ts";
 import { freshSeed, seedState } from "./determinism.ts";
 import { mapStack } from "./errors.ts";
-import { decodeJson, toJsonText } from "./json.ts";
+import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
 import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, SHARED_WORDS, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
@@ -55,6 +55,11 @@ export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflow
   try {
     const argsText = toJsonText(options.args ?? {}, "args");
     const store = Object.entries(options.store ?? {}).map(([key, value]): [string, string] => [key, toJsonText(value, `store value "${key}"`)]);
+    // Read inside the VM by a parse that recurses: past valueDepth they are refused as the caller's mistake, not the script's limit.
+    const inputs: Array<[what: string, text: string]> = [["args", argsText], ...store.map(([key, text]): [string, string] => [`store value "${key}"`, text])];
+    for (const [what, text] of inputs) {
+      if (jsonDepth(text, limits.valueDepth) > limits.valueDepth) throw new TypeError(`${what} nests deeper than ${limits.valueDepth} levels (valueDepth)`);
+    }
     config = { argsText, toolNames: Object.keys(options.host.tools ?? {}), startedAt: replay.startedAt, seedState: seedState(replay.seed), store };
   } catch (error) {
     return early({ kind: "script", code: "args_invalid", message: (error as Error).message });

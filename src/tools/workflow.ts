@@ -113,6 +113,7 @@ export function createWorkflowTool(host: FlowHost) {
               input: params,
               toolCallId,
               signal,
+              slots: host.session(ctx).backgroundWorkflowSlots,
               onProgress: (progress) => {
                 const children = progress.children.map(snapshotOf);
                 if (background) return noteProgress(progress.runId, { children });

@@ -22,3 +22,13 @@ test("external_workflow refuses args or a script over 1 MiB with request_invalid
   const fits = await callForReceipt(pi, "external_workflow", { script: "return args.text.length;", args: { text: "x".repeat(1024 * 1024 - 20) } });
   expect(fits.receipt).toMatchObject({ ok: true, data: { run: { output: { value: 1024 * 1024 - 20 } } } });
 });
+
+test("external_workflow refuses args nested past the workflow's valueDepth with request_invalid, and launches nothing", async () => {
+  const nest = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
+  const deep = await callForReceipt(pi, "external_workflow", { script: "return 1;", args: { deep: nest(1000) } });
+  expect(deep.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid", message: "args nest deeper than 100 levels (the workflow's valueDepth limit); pass flatter args." } });
+  expect(existsSync(pi.flowHome)).toBe(false);
+  // A workflow that raises its valueDepth takes deeper args.
+  const raised = await callForReceipt(pi, "external_workflow", { script: "export const meta = { limits: { valueDepth: 200 } };\nreturn 1;", args: { deep: nest(150) } });
+  expect(raised.receipt).toMatchObject({ ok: true, data: { run: { output: { value: 1 } } } });
+});

@@ -391,6 +391,17 @@ describe("runWorkflow: host callbacks", () => {
     const { result } = await run("return args;", { args: { n: 1n } });
     expect(failure(result)).toMatchObject({ kind: "script", code: "args_invalid" });
   });
+
+  it("refuses args or a store value nested past valueDepth as args_invalid, not as the script's stack limit", async () => {
+    const nest = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
+    const deep = await run("return 1;", { args: { deep: nest(3000) } });
+    expect(failure(deep.result)).toEqual({ kind: "script", code: "args_invalid", message: "args nests deeper than 100 levels (valueDepth)" });
+    const stored = await run("return 1;", { store: { plan: nest(200) }, limits: { valueDepth: 150 } });
+    expect(failure(stored.result)).toEqual({ kind: "script", code: "args_invalid", message: 'store value "plan" nests deeper than 150 levels (valueDepth)' });
+    // At the limit they are read as usual.
+    const fits = await run("let d = 0; for (let v = args.deep; Array.isArray(v) && v.length > 0; v = v[0]) d++; return d;", { args: { deep: nest(99) } });
+    expect(value(fits.result)).toBe(98);
+  });
 });
 
 describe("runWorkflow: isolation between runs", () => {

@@ -14,6 +14,13 @@ import { processGlobal } from "../../../runtime/process-global.ts";
 export interface SessionFlowState {
   readonly ownership: ResultOwnership;
   readonly backgroundSlots: Slots;
+  /**
+   * Background workflows the session's model starts run as many at once as background children
+   * may, in slots of their own: each is a sandbox and up to `concurrency` children, so without a
+   * bound a burst of them multiplied both. A pool apart from the children's, so a workflow that
+   * holds one never waits for a background child that waits for it.
+   */
+  readonly backgroundWorkflowSlots: Slots;
   /** Live background runs of the session, with the store that can cancel them. */
   readonly background: Map<string, { runs: RunStore; settled: Promise<unknown> }>;
   /** Completions on their way to the parent, one message per batch (see completion-batch.ts). */
@@ -32,6 +39,7 @@ export function sessionFlowState(sessionId: string): SessionFlowState {
       // A notification's ownership is re-checked when its batch goes out, not when it is queued.
       ownership: new ResultOwnership((send) => completions.enqueue(send)),
       backgroundSlots: new Slots(backgroundLimit(process.env), backgroundQueueLimit(process.env)),
+      backgroundWorkflowSlots: new Slots(backgroundLimit(process.env), backgroundQueueLimit(process.env)),
       background: new Map(),
       completions,
     };

@@ -8,7 +8,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import type { WorkflowInput } from "../../contract/workflow-schema.ts";
 import { formatBytes, redactText, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
-import type { LaunchEnvironment } from "../child/index.ts";
+import { queueFull, type LaunchEnvironment, type Slots } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type ChosenSource } from "./sources.ts";
@@ -16,12 +16,15 @@ import { startWorkflow, type StartedWorkflow, type WorkflowProgress } from "./st
 import { bindWorkflowTools, callableWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
 import { RunTree } from "../../../runtime/index.ts";
 
+
 /** One external_workflow call, as the tool received it. */
 export interface WorkflowRequest {
   input: Pick<WorkflowInput, "workflow" | "script" | "args" | "resume" | "description"> & { background?: boolean };
   toolCallId: string;
   /** Foreground only: aborting it stops the root and every child. */
   signal?: AbortSignal;
+  /** A background root's slots (the session's background workflows); none inside a workflow. */
+  slots?: Slots;
   onProgress?(progress: WorkflowProgress): void;
 }
 
@@ -69,6 +72,9 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
   const place = nextWorkflowPlace();
   const { depth, parentRunId } = place;
   const nested = input.resume !== undefined && place.resumesNested === input.resume;
+  // A workflow's nested runs are bounded by its tree, not by the session's slots.
+  const slots = background && depth === 1 ? request.slots : undefined;
+  if (slots?.full) throw queueFull(slots);
   const source = chooseSource(input, env, nested);
   if ("succeeded" in source) return source;
   const { selected, workflow, args, toolNames, resume } = source;
@@ -99,6 +105,7 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
       ...(resume ? { resume } : {}),
       ...(parentRunId ? { parentRunId } : {}),
       ...(request.signal && !background ? { signal: request.signal } : {}),
+      ...(slots ? { slots } : {}),
       ...(request.onProgress ? { onProgress: request.onProgress } : {}),
     });
     claim?.started(started.runId);

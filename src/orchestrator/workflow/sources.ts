@@ -6,7 +6,8 @@ import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
-import { isWorkflowScriptError, parseWorkflow, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { isWorkflowScriptError, parseWorkflow, resolveLimits, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { jsonDepth } from "../../../runtime/json.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
@@ -124,9 +125,21 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
 export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js"): Record<string, unknown> {
   const value = args ?? {};
   // Args are journaled whole in the launch record and handed to the sandbox: bounded before either.
-  const bytes = Buffer.byteLength(JSON.stringify(value), "utf8");
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new FlowError("request_invalid", `args cannot be read as JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > ARGS_MAX_BYTES) {
     throw new FlowError("request_invalid", `args is ${bytes} bytes of JSON, over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
+  }
+  // The script can send back nothing nested deeper than valueDepth, and the sandbox would overflow
+  // its stack reading args a few thousand levels deep: refused here, as the caller's mistake.
+  const { valueDepth } = resolveLimits(workflow.meta.limits);
+  if (jsonDepth(text, valueDepth) > valueDepth) {
+    throw new FlowError("request_invalid", `args nest deeper than ${valueDepth} levels (the workflow's valueDepth limit); pass flatter args.`);
   }
   const schema = workflow.meta.args;
   if (schema === undefined) return value;

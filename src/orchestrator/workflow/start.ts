@@ -12,7 +12,7 @@ import {
 } from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
-import { startRun } from "../lifecycle/index.ts";
+import { startRun, type SlotQueue } from "../lifecycle/index.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
@@ -47,6 +47,8 @@ export interface WorkflowLaunch {
   /** The same tools' schemas, for describeTool()/searchTools() in the script. */
   toolSchemas?: WorkflowHost["toolSchemas"];
   background: boolean;
+  /** A background root waits here for a slot before its sandbox starts (queued until then). */
+  slots?: SlotQueue;
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
   depth: number;
@@ -114,6 +116,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     create: {
       kind: "workflow",
       background,
+      status: launch.slots && !launch.slots.available ? "queued" : "running",
       task: {
         description: launch.description,
         workflow: selected.name,
@@ -137,6 +140,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     // The parent's abort stops the root and its children; the call then returns a cancelled receipt
     // with the run rather than rejecting (a listed deviation: docs/contract.md, "Deviations and additions").
     ...(launch.signal ? { signal: launch.signal } : {}),
+    ...(launch.slots ? { slots: launch.slots } : {}),
     prepare: (writer) => {
       // The replay inputs: with the journal's store and child answers they replay the run. The hashes
       // tell a resume whether the script and args it reads back (redacted when saved) are the ones that ran.
@@ -161,9 +165,12 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       if (resume) writer.setChildren(children.counts);
     },
     work: (writer, signal) => runWorkflow(workflow, { args: launch.args, host, seed, startedAt, signal, tree: launch.tree, onEvent: (event) => record(writer, event, trace) }),
-    recover: (error): WorkflowResult => ({
+    recover: (error, signal): WorkflowResult => ({
       ok: false,
-      error: { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
+      // A background root cancelled while it waited for its slot never ran: cancelled, not failed.
+      error: signal.aborted
+        ? { kind: "aborted", code: "aborted", message: "the workflow run was aborted" }
+        : { kind: "sandbox", message: `the workflow could not run: ${error instanceof Error ? error.message : String(error)}` },
       output: "",
       replay: { seed, startedAt },
     }),
