@@ -1,7 +1,7 @@
 // What a run's evidence says about its changes, beside its other files: the counts its receipt
 // shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
 import { writeFile } from "node:fs/promises";
-import { atomicWriteFile, printable, readEvidenceText, redactGitPatch, type RunFiles } from "../runs/index.ts";
+import { atomicWriteFile, printable, readEvidenceText, redactGitPatch, redactText, type RunFiles } from "../runs/index.ts";
 import type { ChangeStats } from "./changes.ts";
 
 /**
@@ -38,7 +38,10 @@ export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord
  * must leave the old record or the new one, never a torn file that reads as "no changes kept".
  */
 export async function writeChangeRecord(files: Pick<RunFiles, "changes">, record: ChangeRecord): Promise<void> {
-  atomicWriteFile(files.changes, `${JSON.stringify(record)}\n`, { durable: true });
+  // Why changes could not be kept is an error's text (git's, the file system's), which apply repeats
+  // in a tool result: redacted like every other error pi-flow keeps. File names stay exact: apply reads them.
+  const kept = record.reason === undefined ? record : { ...record, reason: redactText(record.reason).text };
+  atomicWriteFile(files.changes, `${JSON.stringify(kept)}\n`, { durable: true });
 }
 
 /**
