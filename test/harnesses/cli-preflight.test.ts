@@ -92,6 +92,21 @@ describe("preflight", () => {
     expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
   });
 
+  test("a --version that never answered is not asked again for a minute: Pi's event loop is held once, not at every check", () => {
+    const started = join(dir, "started");
+    const binary = join(dir, "claude-hangs");
+    writeFileSync(binary, `#!/bin/sh\necho run >> '${started}'\nexec sleep 300\n`);
+    chmodSync(binary, 0o755);
+    const env = { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary };
+    expect(preflightCli(claudeAdapter.spec, env, { versionTimeoutMs: 1000 })).toMatchObject({ ok: false, reason: expect.stringContaining("did not answer within 1000 ms") });
+    const again = preflightCli(claudeAdapter.spec, env, { versionTimeoutMs: 1000 });
+    expect(again).toMatchObject({ ok: false, reason: expect.stringContaining("checked in the last minute") });
+    expect(readFileSync(started, "utf8")).toBe("run\n");
+    // A new installation (another size or time) is asked at once.
+    writeFileSync(binary, `#!/bin/sh\necho run >> '${started}'\necho '2.3.4 (Claude Code)'\n`);
+    expect(preflightCli(claudeAdapter.spec, env)).toMatchObject({ ok: true, version: "2.3.4" });
+  });
+
   test("a --version that answers leaves nothing it started running", () => {
     const pidFile = join(dir, "daemon.pid");
     const binary = join(dir, "claude-daemon");

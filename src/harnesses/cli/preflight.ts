@@ -12,7 +12,9 @@ import type { CliSpec } from "./types.ts";
  * PI_FLOW_CLAUDE_BIN) or from PATH, then `<binary> --version`, which must name the product and a
  * version no older than the one pi-flow relies on. A passed version check is remembered per binary
  * (path, size and modification time) for the life of the process; later checks only stat the file.
- * A failed one is not, so a fixed installation is seen at the next call.
+ * A failed one is not, so a fixed installation is seen at the next call, except a check that ran
+ * out of time: the check is synchronous, and a binary that hangs would hold Pi's event loop for the
+ * whole timeout at every help call and launch, so its failure stands for a minute.
  */
 
 export type Preflight =
@@ -22,6 +24,10 @@ export type Preflight =
 const VERSION_TIMEOUT_MS = 10_000;
 
 const passed = new Map<string, string>();
+
+/** How long a check that ran out of time stands before the binary is asked again. */
+const TIMED_OUT_REMEMBERED_MS = 60_000;
+const timedOut = new Map<string, { reason: string; until: number }>();
 
 function newer(version: string, than: string): number {
   const a = version.split(".").map(Number);
@@ -87,10 +93,12 @@ function runVersion(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): { ok: true; version: string } | { ok: false; reason: string } {
+type VersionCheck = { ok: true; version: string } | { ok: false; reason: string; timedOut?: true };
+
+function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): VersionCheck {
   const result = runVersion(binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs);
   if (errorCode(result.error) === "ETIMEDOUT") {
-    return { ok: false, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
+    return { ok: false, timedOut: true, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
   }
   if (result.error) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error.message}` };
   const firstLine = (text: string) => text.trim().split("\n")[0]?.slice(0, 200) ?? "";
@@ -118,9 +126,9 @@ export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env
   }
   const stat = statSync(found.binary, { throwIfNoEntry: false });
   const key = `${found.binary}\0${stat?.size}\0${stat?.mtimeMs}`;
-  const known = passed.get(key);
-  const result = known !== undefined ? { ok: true as const, version: known } : checkVersion(spec, found.binary, env, options.versionTimeoutMs ?? VERSION_TIMEOUT_MS);
+  const result = rememberedCheck(key) ?? checkVersion(spec, found.binary, env, options.versionTimeoutMs ?? VERSION_TIMEOUT_MS);
   if (!result.ok) {
+    if (result.timedOut) timedOut.set(key, { reason: result.reason, until: Date.now() + TIMED_OUT_REMEMBERED_MS });
     return {
       ok: false,
       binary: found.binary,
@@ -130,6 +138,17 @@ export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env
   }
   passed.set(key, result.version);
   return { ok: true, binary: found.binary, version: result.version, source: found.source };
+}
+
+/** What an earlier check of this binary (path, size, modification time) still says, if anything. */
+function rememberedCheck(key: string): VersionCheck | undefined {
+  const version = passed.get(key);
+  if (version !== undefined) return { ok: true, version };
+  const hung = timedOut.get(key);
+  if (hung === undefined) return undefined;
+  if (Date.now() < hung.until) return { ok: false, reason: `${hung.reason} (checked in the last minute; asked again after it)` };
+  timedOut.delete(key);
+  return undefined;
 }
 
 /** One line for help and errors: available with its binary and version, or why not and the fix. */
