@@ -88,6 +88,7 @@ function stalledMessage(worker: string, workflowId: string): string {
 
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
 const HEARTBEAT_MS = 2000;
+const SWEEP_MS = 5000;
 
 /**
  * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
@@ -112,7 +113,6 @@ async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number
     await sleep(HEARTBEAT_MS / 2);
   }
 }
-const SWEEP_MS = 5000;
 
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
