@@ -88,6 +88,7 @@ function stalledMessage(worker: string, workflowId: string): string {
 
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
 const HEARTBEAT_MS = 2000;
+const SWEEP_MS = 5000;
 
 /**
  * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
@@ -112,7 +113,6 @@ async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number
     await sleep(HEARTBEAT_MS / 2);
   }
 }
-const SWEEP_MS = 5000;
 
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
@@ -125,16 +125,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const { default: pg } = await import("pg");
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
-  pool.on("error", () => undefined); // a lost connection is retried at the next beat
+  pool.on("error", () => undefined); // a lost connection is opened again at the next use
+  // The heartbeat's own connection: queued behind the children's checkpoints on a slow database, a
+  // beat would miss the silence bound, and other workers would run this one's children again.
+  const beats = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 1 });
+  beats.on("error", () => undefined); // a lost connection is retried at the next beat
+  const endPools = () => Promise.all([pool.end().catch(() => undefined), beats.end().catch(() => undefined)]);
   const me: WorkerIdentity = { name: options.name, instance: randomUUID(), version: applicationVersion(), concurrency: options.concurrency };
   try {
-    await takeName(pool, me, options.onNameHeld);
+    await takeName(beats, me, options.onNameHeld);
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    await endPools();
     throw error instanceof FlowError ? error : unusableDatabase(options.databaseUrl, error);
   }
   // Beating from here on: a process of the same name starting now sees this one alive.
-  const heartbeat = setInterval(() => void beat(pool, me).catch(() => undefined), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => void beat(beats, me).catch(() => undefined), HEARTBEAT_MS);
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: dbosUrl(options.databaseUrl), // DBOS's own connections get the server's statement_timeout
@@ -211,8 +216,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   } catch (error) {
     clearInterval(heartbeat);
     await DBOS.shutdown().catch(() => undefined);
-    await forget(pool, me).catch(() => undefined);
-    await pool.end().catch(() => undefined);
+    await forget(beats, me).catch(() => undefined);
+    await endPools();
     throw unusableDatabase(options.databaseUrl, error);
   }
   const sweep = setInterval(() => {
@@ -256,8 +261,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
-      await forget(pool, me).catch(() => undefined);
-      await pool.end().catch(() => undefined);
+      await forget(beats, me).catch(() => undefined);
+      await endPools();
       if (unfinished.length === 0) return;
       // Back on the queue, for whichever worker is free next; this process exits without settling them.
       const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });

@@ -183,6 +183,9 @@ test("a database another pi-flow version is using is configuration_invalid for a
   onTestFinished(() => db.end());
   await ensureWorkersTable(db);
   await db.query("INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ('old1', 'pi-flow@0.0.1', 4)");
+  // It beats as a live worker does: a slow start here (a busy machine) must not outlast its 20 s of silence.
+  const beating = setInterval(() => void db.query("UPDATE pi_flow.workers SET seen_at = now() WHERE name = 'old1'").catch(() => undefined), 2000);
+  onTestFinished(() => clearInterval(beating));
 
   const refused = /is in use by pi-flow@0\.0\.1 \(worker old1\); this is pi-flow@[\d.]+, and a fleet runs one pi-flow version: .*Run pi-flow@[\d.]+ on every machine .*\(configuration_invalid\)/;
   const [coordinator, worker] = await Promise.all([
