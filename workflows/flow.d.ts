@@ -1151,7 +1151,7 @@ interface ExternalRunsInput {
    */
   view?: "summary" | "launch" | "output" | "diagnostics" | "final" | "patch" | "calls";
   /**
-   * Byte budget of a page or a wait's output.
+   * Byte budget of a page or a wait's output; for list, of each stream's inline values.
    */
   limitBytes?: number;
   /**

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { runReport } from "../report/index.ts";
 import { parseCommand, stringFlag } from "./args.ts";
 import { EXIT } from "./exit.ts";
-import { writePrivately } from "../runs/private-write.ts";
+import { writePrivately } from "../runs/index.ts";
 import { storeOfRun } from "./project-runs.ts";
 import { RUNS_USAGE } from "./usage.ts";
 

@@ -9,7 +9,7 @@ import { EXIT } from "./exit.ts";
 import { printable } from "../runs/index.ts";
 import { openHeadlessSession } from "./headless.ts";
 import { flowHome } from "./project-runs.ts";
-import { checkPrivateTarget, writePrivately } from "../runs/private-write.ts";
+import { checkPrivateTarget, writePrivately } from "../runs/index.ts";
 import { commandProjectTrust } from "./trust.ts";
 import { TYPES_USAGE } from "./usage.ts";
 

@@ -1,5 +1,4 @@
 import { FlowError } from "../contract/errors.ts";
-import { redactText } from "../runs/index.ts";
 import type { ParentSnapshot, SnapshotMessage } from "./snapshot.ts";
 
 export type ContextRequest = { mode: "none" } | { mode: "recent"; turns: number } | { mode: "full" };
@@ -108,24 +107,21 @@ export function renderContext(messages: readonly SnapshotMessage[], capturedAt: 
   return text;
 }
 
-/** Rendered selections of each snapshot, by selection and form: every child of a call selects from one frozen snapshot. */
+/** Rendered selections of each snapshot, by selection: every child of a call selects from one frozen snapshot. */
 const renderedSelections = new WeakMap<ParentSnapshot, Map<string, string>>();
 
 /**
- * renderContext of selectContext, rendered once per snapshot, selection and form: a workflow's two
- * hundred `full` children share one text instead of escaping and joining the parent's conversation
- * two hundred times (about 2 ms each for a 280 KB conversation). `redacted` has its secrets
- * replaced, for a child whose model is not the parent's provider (see contextForChild).
+ * renderContext of selectContext, rendered once per snapshot and selection: a workflow's two hundred
+ * `full` children share one text instead of escaping and joining the parent's conversation two
+ * hundred times (about 2 ms each for a 280 KB conversation).
  */
-export function renderedContext(snapshot: ParentSnapshot, request: ContextRequest, redacted = false): string {
-  const key = `${request.mode === "recent" ? `recent:${request.turns}` : request.mode}${redacted ? ":redacted" : ""}`;
+export function renderedContext(snapshot: ParentSnapshot, request: ContextRequest): string {
+  const key = request.mode === "recent" ? `recent:${request.turns}` : request.mode;
   let bySelection = renderedSelections.get(snapshot);
   if (!bySelection) renderedSelections.set(snapshot, (bySelection = new Map()));
   const known = bySelection.get(key);
   if (known !== undefined) return known;
-  const text = redacted
-    ? redactText(renderedContext(snapshot, request)).text
-    : renderContext(selectContext(snapshot, request), snapshot.capturedAt);
+  const text = renderContext(selectContext(snapshot, request), snapshot.capturedAt);
   bySelection.set(key, text);
   return text;
 }

@@ -1,6 +1,5 @@
 import { join } from "node:path";
-import type { RunStore } from "../runs/index.ts";
-import { writePrivately } from "../runs/private-write.ts";
+import { writePrivately, type RunStore } from "../runs/index.ts";
 import { runReport } from "./page.ts";
 
 /** Where `/flow report` puts a report when no file is named: the Flow home's reports folder. */

@@ -54,3 +54,4 @@ export type { WorkflowCall } from "./read/calls.ts";
 export { readLaunch } from "./journal/journal-ends.ts";
 export type { BodyLine, ChildCounts, ChildLine, EventLine, RunError, StoreLine, TaskIdentity, Usage } from "./journal/journal.ts";
 export type { DiagnosticEntry, DiagnosticLevel } from "./journal/evidence.ts";
+export { checkPrivateTarget, writePrivately } from "./private-write.ts";

@@ -9,7 +9,7 @@ import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { jsonSchemaProblem } from "../../../runtime/schema-check.ts";
 import { checkContextRequest, renderedContext } from "../../parent-context/modes.ts";
-import { rememberSharedHead } from "../../runs/index.ts";
+import { redactText, rememberSharedHead } from "../../runs/index.ts";
 import { boundChildTools } from "../../harnesses/child-tools.ts";
 import { chooseHarness } from "../../harnesses/registry.ts";
 import { isolationRepository } from "../../isolation/index.ts";
@@ -91,6 +91,18 @@ function sameProviderAsParent(model: PreparedChild["model"], parentModel: Launch
 }
 
 /**
+ * The last conversation redacted for a child on another provider, and its redacted form: a call's
+ * children share one rendering (renderedContext), so a fan-out of claude children redacts it once.
+ */
+let lastRedacted: { rendered: string; redacted: string } | undefined;
+
+function redactedContext(rendered: string): string {
+  if (rendered === "") return rendered;
+  if (lastRedacted?.rendered !== rendered) lastRedacted = { rendered, redacted: redactText(rendered).text };
+  return lastRedacted.redacted;
+}
+
+/**
  * Every check that can fail before launch, in the contract's order, with no side effect:
  * contradictions, then selection, then harness, then model, then context. Asynchronous only for
  * worktree isolation, whose repository check runs git without blocking the host.
@@ -108,7 +120,8 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();
-  const parentContext = snapshot ? renderedContext(snapshot, context, !sameProviderAsParent(chosen.model, env.parentModel)) : "";
+  const rendered = snapshot ? renderedContext(snapshot, context) : "";
+  const parentContext = sameProviderAsParent(chosen.model, env.parentModel) ? rendered : redactedContext(rendered);
   // Every child of the call begins its prompt with this text: its records redact it once.
   rememberSharedHead(parentContext);
   const prompt = parentContext === "" ? call.prompt : `${parentContext}\n\n<task>\n${call.prompt}\n</task>`;
