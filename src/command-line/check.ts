@@ -69,7 +69,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
       if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd, projectTrusted))));
     }
   } finally {
-    headless?.dispose();
+    await headless?.close();
   }
   const lines = problems.map(formatProblem);
   const cassetteReport = checkCassettes(cassettes, mode ?? "loose");

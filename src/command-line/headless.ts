@@ -68,7 +68,12 @@ export interface HeadlessSession {
   extensionProblems: string[];
   /** Calls one tool through Pi's tool pipeline (validation, hooks), as if the model had asked. */
   callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolOutcome>;
-  dispose(): void;
+  /**
+   * Ends the session as Pi ends one on quit (session_shutdown, then dispose): pi-flow's host
+   * removes the session's owner marker and ends what is still running, so retention in a later
+   * process does not take this finished command for an open session.
+   */
+  close(): Promise<void>;
 }
 
 const ZERO_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -184,6 +189,12 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
       flowSession?.save();
       return { structured: result.structuredContent, details: result.details, text: textOf(result), isError: outcome.isError };
     },
-    dispose: () => session.dispose(),
+    close: async () => {
+      try {
+        if (session.extensionRunner.hasHandlers("session_shutdown")) await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+      } finally {
+        session.dispose();
+      }
+    },
   };
 }

@@ -248,7 +248,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
   } finally {
     cassette.settle(false);
     interrupts.stop();
-    headless?.dispose();
+    await headless?.close();
     await flushTelemetryBeforeExit();
   }
 }

@@ -47,7 +47,7 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
     tools = headless.callableTools();
     for (const problem of headless.extensionProblems) process.stderr.write(`flow types: an extension did not load, its tools are left out: ${printable(problem)}\n`);
   } finally {
-    headless.dispose();
+    await headless.close();
   }
   const workflows = readCatalog(cwd, flowHome(), projectTrusted).workflows;
   for (const workflow of workflows) {

@@ -122,7 +122,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(`worker ${name} stopped (${signal})${left > 0 ? `: ${left} unfinished children handed back to the queue` : ""}\n`);
     return EXIT.succeeded;
   } finally {
-    headless.dispose();
+    await headless.close();
     await flushTelemetryBeforeExit(); // the last children's spans leave before the process does
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Retention removes a closed session's folder once its runs are gone: each `flow run` keeps its
- * own Pi session (flow-session.jsonl: the command's tool calls and their results) and an owner
- * marker in a session folder of its own, and those must not outlive the runs they belong to.
+ * own Pi session (flow-session.jsonl: the command's tool calls and their results) in a session
+ * folder of its own, and those must not outlive the runs they belong to. The command ends its
+ * session as Pi does on quit, so its owner marker is gone once it exits.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +27,7 @@ async function flowRun(): Promise<string> {
   expect(result.code, result.stderr).toBe(0);
   const made = sessionFolders().filter((folder) => !before.has(folder));
   expect(made).toHaveLength(1);
-  expect(readdirSync(made[0]!).sort()).toEqual(["flow-session.jsonl", "owner.json", "runs"]);
+  expect(readdirSync(made[0]!).sort()).toEqual(["flow-session.jsonl", "runs"]);
   return made[0]!;
 }
 
@@ -49,7 +50,7 @@ test("trimmed by count: the newest run's session keeps its folder and file, the 
   const newer = await flowRun();
   expect(await pruneAll({ maxAgeMs: Infinity, maxRuns: 2 })).toEqual({ removed: 2, kept: 2, live: 0 });
   expect(existsSync(older)).toBe(false);
-  expect(readdirSync(newer).sort()).toEqual(["flow-session.jsonl", "owner.json", "runs"]);
+  expect(readdirSync(newer).sort()).toEqual(["flow-session.jsonl", "runs"]);
 });
 
 test("a session with no run but a recent session file is kept; after the age limit it goes", async () => {
@@ -71,7 +72,7 @@ test("an open session's folder stays, and so does a folder holding anything a se
     writeFileSync(join(other, "notes.txt"), "mine");
     expect(await pruneAll({ maxAgeMs: 0, maxRuns: 0 })).toEqual({ removed: 2, kept: 0, live: 2 });
     expect(readdirSync(open).sort()).toEqual(["flow-session.jsonl", "owner.json", "runs"]);
-    expect(readdirSync(other).sort()).toEqual(["flow-session.jsonl", "notes.txt", "owner.json", "runs"]);
+    expect(readdirSync(other).sort()).toEqual(["flow-session.jsonl", "notes.txt", "runs"]);
   } finally {
     child.kill("SIGKILL");
   }
