@@ -21,20 +21,31 @@ function openSet(): Set<string> {
 const keyOf = (home: string, project: string, session: string) => `${home}\0${project}\0${session}`;
 const markerPath = (scope: RunScope) => join(sessionsDir(scope.home, scope.projectKey), scope.sessionKey, SESSION_MARKER);
 
+/** Marker writes still under way, by session: a close waits for its open's write, or the write would land after the removal. */
+const markerWrites = new Map<string, Promise<void>>();
+
 /** The session opened in this process. The marker is written in the background; nothing waits on it. */
 export function sessionOpened(scope: RunScope): Promise<void> {
-  openSet().add(keyOf(scope.home, scope.projectKey, scope.sessionKey));
+  const key = keyOf(scope.home, scope.projectKey, scope.sessionKey);
+  openSet().add(key);
   const path = markerPath(scope);
   const marker = JSON.stringify({ pid: process.pid, host: hostname(), openedAt: new Date().toISOString() });
-  return mkdir(join(path, ".."), { recursive: true, mode: 0o700 })
+  const written = mkdir(join(path, ".."), { recursive: true, mode: 0o700 })
     .then(() => writeFile(path, marker, { mode: 0o600 }))
-    .catch(() => undefined); // housekeeping only: in-process liveness does not depend on it
+    .catch(() => undefined) // housekeeping only: in-process liveness does not depend on it
+    .finally(() => {
+      if (markerWrites.get(key) === written) markerWrites.delete(key);
+    });
+  markerWrites.set(key, written);
+  return written;
 }
 
-/** The session closed for good in this process (not a reload). */
-export function sessionClosed(scope: RunScope): Promise<void> {
-  openSet().delete(keyOf(scope.home, scope.projectKey, scope.sessionKey));
-  return rm(markerPath(scope), { force: true }).catch(() => undefined);
+/** The session closed for good in this process (not a reload): its marker goes, after its write if that is still under way. */
+export async function sessionClosed(scope: RunScope): Promise<void> {
+  const key = keyOf(scope.home, scope.projectKey, scope.sessionKey);
+  openSet().delete(key);
+  await markerWrites.get(key);
+  await rm(markerPath(scope), { force: true }).catch(() => undefined);
 }
 
 /** Whether a process of this host exists (EPERM: it does, owned by someone else). */

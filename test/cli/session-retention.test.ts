@@ -10,7 +10,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, expect, test } from "vitest";
 import { prune, RunRegistry } from "../../src/runs/index.ts";
-import { flow, flowSandbox, QUICKSTART, type FlowSandbox } from "./support.ts";
+import { flowInProcess } from "./in-process.ts";
+import { flowSandbox, QUICKSTART, type FlowSandbox } from "./support.ts";
 
 const DAY = 24 * 3600 * 1000;
 const sandboxes: FlowSandbox[] = [];
@@ -23,7 +24,7 @@ beforeEach(() => void sandboxes.push((sandbox = flowSandbox())));
 async function flowRun(): Promise<string> {
   const script = sandbox.file("one.js", 'export const apiVersion = 1;\nexport const meta = { name: "one" };\nreturn (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;');
   const before = new Set(sessionFolders());
-  const result = await flow(["run", script, "--cwd", QUICKSTART, "--stub"], { env: sandbox.env });
+  const result = await flowInProcess(["run", script, "--cwd", QUICKSTART, "--stub"], { env: sandbox.env });
   expect(result.code, result.stderr).toBe(0);
   const made = sessionFolders().filter((folder) => !before.has(folder));
   expect(made).toHaveLength(1);

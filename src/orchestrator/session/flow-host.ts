@@ -72,7 +72,7 @@ export class FlowHost {
     const state = sessionFlowState(sessionId);
     state.completions.unbind();
     if (reason === "reload") return;
-    void sessionClosed(this.runStore(ctx).scope);
+    const unmarked = sessionClosed(this.runStore(ctx).scope);
     const ended: Promise<unknown>[] = [];
     for (const [runId, { runs, settled }] of state.background) {
       try {
@@ -87,8 +87,8 @@ export class FlowHost {
     await Promise.race([Promise.allSettled(ended), grace]);
     clearTimeout(timer);
     forgetSessionFlowState(sessionId);
-    // The records the group commit still holds are written before Pi may exit.
-    await groupCommit().idle();
+    // The records the group commit still holds, and the owner marker's removal, are done before Pi may exit.
+    await Promise.all([groupCommit().idle(), unmarked]);
   }
 
   /** Calls `listener` whenever a background run is accepted or settles; returns the unsubscribe. */
