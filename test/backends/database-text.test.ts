@@ -7,10 +7,9 @@
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, test } from "vitest";
-import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
-import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { flow } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
 const DATABASE = "database_text";
@@ -22,20 +21,10 @@ test("a worker prints the lines of a child whose IDs carry escapes and line brea
   const databaseUrl = fleet.pg.urlFor(DATABASE);
   const worker = fleet.startWorker("w1", databaseUrl, ["--stub"]);
   await worker.stdoutText(/worker w1 ready/);
-  const request: RemoteChildRequest = {
-    workflowId: `wf_x/agent/0${HOSTILE}`,
-    runId: `ag_x${HOSTILE}`,
-    harness: "pi",
-    model: null,
-    profile: { name: "explorer", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
-    task: { agent: "role:explorer", description: "Part" },
-    prompt: "Look.",
-    cwd: ".",
-    loading: { projectTrusted: false, isolated: false },
-  };
+  const request = childRequest("x", { workflowId: `wf_x/agent/0${HOSTILE}`, runId: `ag_x${HOSTILE}`, task: { agent: "role:explorer", description: "Part" } });
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   try {
-    await client.enqueue({ workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() }, request);
+    await enqueueChild(client, request);
   } finally {
     await client.destroy();
   }

@@ -10,26 +10,17 @@ import { join } from "node:path";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
-import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { PROJECT_ROOT } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
 const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
 const VICTIM = "wf_victim/agent/0";
 
-const request = (workflowId: string): RemoteChildRequest => ({
-  workflowId,
-  runId: "ag_forged",
-  harness: "pi",
-  model: null,
-  profile: { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
-  task: { agent: "role:worker", description: "Forged part" },
-  prompt: "Do the part.",
-  cwd: ".",
-  loading: { projectTrusted: false, isolated: false },
-});
+const request = (workflowId: string): RemoteChildRequest =>
+  childRequest("forged", { workflowId, profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Forged part" }, prompt: "Do the part." });
 
 test("a request whose input names another child's workflow is refused before it runs, and that child's steers and session stay its own", async () => {
   const databaseUrl = fleet.pg.urlFor("forged_request");
@@ -47,8 +38,7 @@ test("a request whose input names another child's workflow is refused before it 
 
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
-  const enqueue = (workflowID: string, child: RemoteChildRequest) =>
-    client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>({ workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID, appVersion: applicationVersion() }, child);
+  const enqueue = (workflowID: string, child: RemoteChildRequest) => enqueueChild(client, child, workflowID);
 
   const forged = await enqueue("wf_forged/agent/0", request(VICTIM));
   await expect(forged.getResult()).rejects.toThrow(`The workflow wf_forged/agent/0 names another child, ${VICTIM}, in its input: refused, nothing run.`);

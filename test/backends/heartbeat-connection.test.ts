@@ -11,24 +11,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
-import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { FAUX_EXTENSION } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
 
-const request = (n: number): RemoteChildRequest => ({
-  workflowId: `wf_beat${n}/agent/0`,
-  runId: `ag_beat${n}`,
-  harness: "pi",
-  model: null,
-  profile: { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
-  task: { agent: "role:worker", description: `Held part ${n}` },
-  prompt: "Hold on.",
-  cwd: ".",
-  loading: { projectTrusted: false, isolated: false },
-});
+const request = (n: number): RemoteChildRequest =>
+  childRequest(`beat${n}`, { profile: WORKER_PROFILE, task: { agent: "role:worker", description: `Held part ${n}` }, prompt: "Hold on." });
 
 test("a worker whose children's checkpoints all wait on the database still beats", async () => {
   const databaseUrl = fleet.pg.urlFor("heartbeat_connection");
@@ -48,14 +39,7 @@ test("a worker whose children's checkpoints all wait on the database still beats
   await holder.query("INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry) VALUES ('wf_beat1/agent/0', 0, 'x', '{}'), ('wf_beat2/agent/0', 0, 'x', '{}')");
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
-  const handles = await Promise.all(
-    [1, 2].map((n) =>
-      client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
-        { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request(n).workflowId, appVersion: applicationVersion() },
-        request(n),
-      ),
-    ),
-  );
+  const handles = await Promise.all([1, 2].map((n) => enqueueChild(client, request(n))));
 
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();

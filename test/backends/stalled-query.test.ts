@@ -7,23 +7,10 @@
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
-import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
-
-const request = (id: string): RemoteChildRequest => ({
-  workflowId: `wf_${id}/agent/0`,
-  runId: `ag_${id}`,
-  harness: "pi",
-  model: null,
-  profile: { name: "explorer", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
-  task: { agent: "role:explorer", description: `Part ${id}` },
-  prompt: "Look.",
-  cwd: ".",
-  loading: { projectTrusted: false, isolated: false },
-});
 
 test("a query the database holds past its statement_timeout fails the worker's child naming it, and the worker goes on and stops when told", async () => {
   // The URL's own statement_timeout wins over the 30 s default: the test need not wait half a minute.
@@ -32,11 +19,6 @@ test("a query the database holds past its statement_timeout fails the worker's c
   await worker.stdoutText(/worker w1 ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
-  const enqueue = (child: RemoteChildRequest) =>
-    client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
-      { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: child.workflowId, appVersion: applicationVersion() },
-      child,
-    );
 
   // The test's session takes the table where DBOS checkpoints a child's step, and keeps it.
   const locker = new pg.Client({ connectionString: databaseUrl });
@@ -44,14 +26,14 @@ test("a query the database holds past its statement_timeout fails the worker's c
   onTestFinished(() => locker.end());
   await locker.query("BEGIN");
   await locker.query("LOCK TABLE dbos.operation_outputs IN ACCESS EXCLUSIVE MODE");
-  const held = await enqueue(request("held"));
+  const held = await enqueueChild(client, childRequest("held"));
   const failed = await worker.stdoutText(/failed wf_held\/agent\/0 run ag_held: .*\n/);
   expect(failed).toMatch(/The database did not answer worker w1 for child wf_held\/agent\/0 within its statement_timeout \(30 s unless the database URL sets one\)/);
   await locker.query("ROLLBACK");
   await expect(held.getResult()).rejects.toThrow(/did not answer worker w1 .*statement_timeout/);
 
   // Its connections are usable still: the next child runs.
-  const next = await enqueue(request("next"));
+  const next = await enqueueChild(client, childRequest("next"));
   expect((await next.getResult()).result.outcome).toBe("succeeded");
   worker.child.kill("SIGTERM");
   const stopped = await worker.done;

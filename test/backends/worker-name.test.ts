@@ -11,25 +11,14 @@ import { join } from "node:path";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
-import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
 const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
 
-const request: RemoteChildRequest = {
-  workflowId: "wf_twin/agent/0",
-  runId: "ag_twin",
-  harness: "pi",
-  model: null,
-  profile: { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
-  task: { agent: "role:worker", description: "Twin part" },
-  prompt: "Do the part.",
-  cwd: ".",
-  loading: { projectTrusted: false, isolated: false },
-};
+const request = childRequest("twin", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Twin part" }, prompt: "Do the part." });
 
 test("a second live worker of one name is refused before it runs the first one's child; one restarted under a killed worker's name takes its child over", async () => {
   const databaseUrl = fleet.pg.urlFor("worker_name");
@@ -43,10 +32,7 @@ test("a second live worker of one name is refused before it runs the first one's
   await first.stdoutText(/worker twin ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
-  const handle = await client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
-    { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
-    request,
-  );
+  const handle = await enqueueChild(client, request);
   await first.stdoutText(/started wf_twin\/agent\/0 run ag_twin/); // waiting in bash for the release file
 
   const second = startTwin();

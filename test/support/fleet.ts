@@ -6,8 +6,11 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { afterAll, beforeAll } from "vitest";
 import { closeFleets } from "../../src/backends/index.ts";
+import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW } from "../../src/backends/names.ts";
+import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
 import { flowSandbox, startFlow, type FlowSandbox, type RunningFlow } from "../cli/support.ts";
 import { startPostgres, type PostgresCluster } from "./postgres.ts";
 
@@ -74,5 +77,35 @@ export function oneChildScript(sandbox: FlowSandbox, name: string, part: string)
       `const run = await agent({ role: "worker", description: ${JSON.stringify(description)}, prompt: ${JSON.stringify(`Do the ${part} part.`)}, context: { mode: "none" } });`,
       "return run.value;",
     ].join("\n"),
+  );
+}
+
+/**
+ * A child as a coordinator hands one to the workers, for tests that enqueue it themselves: workflow
+ * `wf_<id>/agent/0`, run `ag_<id>`, the built-in explorer role, no model; `overrides` replace fields.
+ */
+export function childRequest(id: string, overrides: Partial<RemoteChildRequest> = {}): RemoteChildRequest {
+  return {
+    workflowId: `wf_${id}/agent/0`,
+    runId: `ag_${id}`,
+    harness: "pi",
+    model: null,
+    profile: { name: "explorer", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:explorer", description: `Part ${id}` },
+    prompt: "Look.",
+    cwd: ".",
+    loading: { projectTrusted: false, isolated: false },
+    ...overrides,
+  };
+}
+
+/** The built-in worker role, for a request whose child runs commands. */
+export const WORKER_PROFILE: RemoteChildRequest["profile"] = { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" };
+
+/** Enqueues `child` for the workers as the coordinator does, under `workflowID` (its own by default); the handle gives its result. */
+export function enqueueChild(client: DBOSClient, child: RemoteChildRequest, workflowID = child.workflowId) {
+  return client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
+    { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID, appVersion: applicationVersion() },
+    child,
   );
 }
