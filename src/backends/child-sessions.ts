@@ -115,11 +115,12 @@ export async function deleteSavedSession(db: Queryable, workflowId: string): Pro
 export const SETTLED_SESSION_GRACE_MS = 15 * 60 * 1000;
 
 /**
- * Deletes the sessions of children whose workflow settled (or was cancelled) more than `graceMs`
+ * Deletes the sessions (and undelivered steers) of children whose workflow settled (or was cancelled) more than `graceMs`
  * ago, or is gone; those still queued or running stay.
  */
 export async function deleteSettledSessions(db: Queryable, graceMs = SETTLED_SESSION_GRACE_MS, dbosSchema = "dbos"): Promise<void> {
-  for (const table of ["child_sessions", "child_session_steers"]) {
+  // Steers no worker handed over wait for the child's coordinator to report them; one that died first leaves them to this.
+  for (const table of ["child_sessions", "child_session_steers", "steers"]) {
     await db.query(
       `DELETE FROM pi_flow.${table} s WHERE NOT EXISTS (
          SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id

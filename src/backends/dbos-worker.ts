@@ -18,7 +18,7 @@ import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECON
 import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
-import { takeSteers } from "./steers.ts";
+import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
 import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
@@ -122,6 +122,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
   const running = new Map<string, { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints }>();
+  /** The watch's latest take of steers: a child that ends waits for it, so what it took comes back. */
+  let taking: Promise<void> = Promise.resolve();
   const { default: pg } = await import("pg");
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
@@ -187,6 +189,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           } finally {
             steering.close();
             running.delete(request.workflowId);
+            // A look that took steers for this child as it ended puts them back (below); so do the
+            // ones it never read: its coordinator, reading its answer, reports them not delivered.
+            await taking;
+            await returnSteers(pool, steering.undelivered.splice(0).map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
           }
         },
         { name: "child", retriesAllowed: false },
@@ -234,17 +240,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
-    const steers = takeSteers(pool, [...running.keys()])
-      .then((taken) => {
-        for (const { workflowId, message } of taken) {
-          const child = running.get(workflowId);
-          if (!child?.steering.send(message)) continue;
+    const steers = (taking = takeSteers(pool, [...running.keys()])
+      .then(async (taken) => {
+        const unsent: TakenSteer[] = [];
+        for (const steer of taken) {
+          const child = running.get(steer.workflowId);
+          // Ended meanwhile, or its harness takes no steers: back into the table, not dropped.
+          if (!child?.steering.send(steer.message)) {
+            unsent.push(steer);
+            continue;
+          }
           // Saved with the child's session until a turn reads it: a takeover hands it over again.
           child.checkpoints?.save();
-          options.onSteered(workflowId);
+          options.onSteered(steer.workflowId);
         }
+        await returnSteers(pool, unsent);
       })
-      .catch(() => undefined); // the database is away: the next look takes them
+      .catch(() => undefined)); // the database is away: the next look takes them
     void Promise.all([
       steers,
       ...[...running].map(async ([id, { controller }]) => {

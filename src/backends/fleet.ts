@@ -22,6 +22,11 @@ export interface FleetChildren {
   /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
   steer(workflowId: string, message: string): Promise<void>;
   /**
+   * Takes the steers still waiting for a child whose answer is in: no worker handed them to it (it had
+   * ended, or its harness takes none), oldest first.
+   */
+  takeUndeliveredSteers(workflowId: string): Promise<string[]>;
+  /**
    * Takes the Pi session a settled child's worker left in the database: reads it, then deletes it
    * there; none when nothing is left. Rejects when the database cannot be read; rows it could not
    * delete stay for the sweep.

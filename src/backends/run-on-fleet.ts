@@ -1,6 +1,7 @@
 import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
+import { noteUndeliveredSteer, STEER_UNDELIVERED } from "../harnesses/steering.ts";
 import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { FleetChildren } from "./fleet.ts";
 
@@ -52,9 +53,17 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(place.correlationId ? { correlationId: place.correlationId } : {}),
   };
   // A steer goes through the database to the worker that runs the child (steers.ts).
+  const sending = new Set<Promise<unknown>>();
   request.steering?.attach({
-    deliver: (message) =>
-      fleet.steer(place.workflowId, message).catch((error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` })),
+    deliver: (message) => {
+      const sent = fleet.steer(place.workflowId, message).then(
+        () => undefined,
+        (error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` }),
+      );
+      sending.add(sent);
+      void sent.finally(() => sending.delete(sent));
+      return sent;
+    },
     unread: () => [],
   });
   const noUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
@@ -73,8 +82,10 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   } catch (error) {
     // No answer, so no session to take: its worker deletes that of a cancelled child, the sweep any other.
     if (request.session) notKept(notKeptMessage(undefined, request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived"));
+    await reportUnreadSteers(fleet, place, request, sending);
     throw error;
   }
+  await reportUnreadSteers(fleet, place, request, sending);
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
@@ -86,6 +97,25 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   }
   request.onProgress({ usage: answer.result.usage, activity: `done on ${answer.worker}` });
   return answer.result;
+}
+
+/**
+ * Once the child's answer is in, no worker hands it a steer: later steers answer `terminal`, and
+ * those still in the database (sent as it ended, or put back by a worker that could not hand them
+ * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
+ */
+async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: Set<Promise<unknown>>): Promise<void> {
+  if (!request.steering) return;
+  while (sending.size > 0) await Promise.all([...sending]);
+  request.steering.close();
+  let left: string[];
+  try {
+    left = await fleet.takeUndeliveredSteers(place.workflowId);
+  } catch (error) {
+    place.writer.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steers sent to this child may not have been delivered: the database could not be read (${error instanceof Error ? error.message : String(error)})` });
+    return;
+  }
+  for (const message of left) noteUndeliveredSteer(place.writer, "the child ended, or could take no steers, before its worker handed it over", message);
 }
 
 /** The fleet as a harness: what a launch runs a workflow child on when the dbos backend is chosen. */

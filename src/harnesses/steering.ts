@@ -11,12 +11,29 @@ export interface SteerChannel {
   unread(): readonly string[];
 }
 
+/** The diagnostic code of a steer answered `queued` that its child never read (docs/runs.md). */
+export const STEER_UNDELIVERED = "steer_undelivered";
+
+/** Where a run notes an undelivered steer: its journal and its diagnostics (a RunWriter). */
+export interface SteerEvidence {
+  journal(line: { t: "event"; name: string; data: { message: string; why: string } }): void;
+  appendDiagnostic(entry: { level: "warn"; code: string; message: string }): void;
+}
+
+/** Notes in the run's evidence that a steer its receipt called queued never reached the child, and why. */
+export function noteUndeliveredSteer(run: SteerEvidence, why: string, message: string): void {
+  run.journal({ t: "event", name: STEER_UNDELIVERED, data: { message, why } });
+  run.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steer not delivered (${why}): ${message}` });
+}
+
 export class SteeringInbox {
   private readonly held: string[] = [];
   /** Delivered, but not yet in the session's own queue. */
   private readonly entering: string[] = [];
   private channel: SteerChannel | undefined;
   private closed = false;
+  /** Messages sent that never reached a session: the child ended (or could take none) first. */
+  readonly undelivered: string[] = [];
 
   /** Whether the child's session exists and takes messages directly. */
   get attached(): boolean {
@@ -42,12 +59,12 @@ export class SteeringInbox {
     for (const message of this.held.splice(0)) this.deliver(channel, message);
   }
 
-  /** The child settled: later sends are refused. */
+  /** The child settled, or cannot take steers: later sends are refused, and held ones are undelivered. */
   close(): void {
     this.closed = true;
     this.channel = undefined;
-    this.held.length = 0;
-    this.entering.length = 0;
+    // Entering ones had not reached the session's queue yet: the session that ended never reads them.
+    this.undelivered.push(...this.held.splice(0), ...this.entering.splice(0));
   }
 
   private deliver(channel: SteerChannel, message: string): void {

@@ -3,6 +3,7 @@ import type { FleetChildren, RemoteChildRequest, RemoteChildResult } from "../..
 import { isRemoteChildRequest, isRemoteChildResult } from "../../src/backends/remote-child.ts";
 import { runOnFleet } from "../../src/backends/run-on-fleet.ts";
 import type { ChildDiagnostic, ChildRequest } from "../../src/harnesses/types.ts";
+import { SteeringInbox } from "../../src/harnesses/steering.ts";
 
 const usage = { turns: 1, toolCalls: 0, inputTokens: 10, outputTokens: 5 };
 
@@ -23,7 +24,7 @@ function childRequest(cwd: string, seen: { output: string[]; diagnostics: ChildD
 test("a child's answer from a worker reaches its run through the harness callbacks, and the run notes the worker", async () => {
   const sent: RemoteChildRequest[] = [];
   const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "found it", usage }, output: ["found it"], diagnostics: [{ type: "stub", message: "m" }], worker: "w9" };
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeSession: async () => null, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], takeSession: async () => null, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
   const journal: unknown[] = [];
   const notes: string[] = [];
   let markedRunning = 0;
@@ -40,7 +41,7 @@ test("a child's answer from a worker reaches its run through the harness callbac
 });
 
 test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
   const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
@@ -52,4 +53,33 @@ test("a child whose folder is outside the project cannot travel to a worker; row
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { unsaved: "why" } })).toBe(true);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: "4" } })).toBe(false);
   expect(isRemoteChildRequest({ workflowId: "w", runId: "r" })).toBe(false);
+});
+
+test("a steer still in the database when a worker's child answers is noted in the run's diagnostics as not delivered, and later steers find the child ended", async () => {
+  const database: string[] = [];
+  let steered!: () => void;
+  const sent = new Promise<void>((resolve) => (steered = resolve));
+  const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "done", usage }, output: [], diagnostics: [], worker: "w9" };
+  const fleet: FleetChildren = {
+    label: "test",
+    ready: async () => undefined,
+    close: async () => undefined,
+    steer: async (_id, message) => void (database.push(message), steered()),
+    takeUndeliveredSteers: async () => database.splice(0),
+    takeSession: async () => null,
+    // The child settles on its worker before the worker's next look takes the steer.
+    run: async (_request, _signal, onTaken) => (onTaken("w9"), await sent, answer),
+  };
+  const journal: unknown[] = [];
+  const notes: { code?: string | undefined; message: string }[] = [];
+  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+  const steering = new SteeringInbox();
+  const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
+  const running = runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, { ...childRequest("/p", seen), steering });
+  expect(steering.send("Also check the README.")).toBe(true); // the receipt said queued
+  await running;
+  expect(notes).toContainEqual({ level: "warn", code: "steer_undelivered", message: expect.stringContaining("steer not delivered (the child ended, or could take no steers, before its worker handed it over): Also check the README.") });
+  expect(journal).toContainEqual({ t: "event", name: "steer_undelivered", data: { message: "Also check the README.", why: expect.any(String) } });
+  expect(database).toEqual([]);
+  expect(steering.send("Too late.")).toBe(false); // steerRun answers terminal
 });

@@ -7,6 +7,7 @@ import { afterAll, expect, test } from "vitest";
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { runRemoteChild, type WorkerEnvironment } from "../../src/backends/worker-children.ts";
+import { SteeringInbox } from "../../src/harnesses/steering.ts";
 
 const secret = "sk-ant-api03-" + "Xq7Lp2Vn9Rt4Wb6Yc1Hd8Jf3Kg5Mz0Ns-AA";
 const checkout = mkdtempSync(join(tmpdir(), "pi-flow-worker-"));
@@ -58,4 +59,14 @@ test("a folder inside the checkout whose name starts with .. is the checkout's, 
   mkdirSync(join(checkout, "..foo"));
   const answer = await runRemoteChild(request("..foo"), env, new AbortController().signal);
   expect(answer.result.outcome).toBe("succeeded");
+});
+
+test("a steer handed to a child its worker runs on a harness that takes no steers is refused and kept as undelivered, not dropped", async () => {
+  const steering = new SteeringInbox();
+  expect(steering.send("Also check the README.")).toBe(true); // taken from the database as the child started
+  const answer = await runRemoteChild(request("."), env, new AbortController().signal, steering);
+  expect(answer.result.outcome).toBe("succeeded");
+  // The stub harness never read it: the worker puts it back for the coordinator to report.
+  expect(steering.undelivered).toEqual(["Also check the README."]);
+  expect(steering.send("And the docs.")).toBe(false);
 });

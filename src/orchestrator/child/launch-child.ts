@@ -5,7 +5,7 @@ import type { RunView } from "../../contract/run-schema.ts";
 import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
 import { printable, runFiles, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
-import { SteeringInbox } from "../../harnesses/steering.ts";
+import { noteUndeliveredSteer, SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile } from "./resume-source.ts";
 import { registerSteerTarget } from "./steer-targets.ts";
 import { createHarness } from "../../harnesses/create-harness.ts";
@@ -123,6 +123,9 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
           writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
         },
         refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
+        undelivered: (messages) => {
+          for (const message of messages) noteUndeliveredSteer(writer, "the child ended before it read it", message);
+        },
       });
     },
     work: async (writer, signal) => {

@@ -17,6 +17,8 @@ export interface SteerTarget {
   record(message: string, held: boolean): void;
   /** Notes in the run's diagnostics that steers were refused, and why (once per run of refusals). */
   refused(reason: string): void;
+  /** Notes in the run's diagnostics the steers its child ended (or failed to start) without reading. */
+  undelivered(messages: readonly string[]): void;
 }
 
 interface Steerable {
@@ -58,6 +60,8 @@ export function registerSteerTarget(runId: string, target: SteerTarget, budget =
   return () => {
     target.inbox?.close();
     targets().delete(runId);
+    // Answered queued, but the child's session ended (or never started) first: said, not dropped.
+    if (target.inbox && target.inbox.undelivered.length > 0) target.undelivered(target.inbox.undelivered.splice(0));
   };
 }
 
