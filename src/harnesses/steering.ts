@@ -61,10 +61,13 @@ export class SteeringInbox {
 
   /** The child settled, or cannot take steers: later sends are refused, and held ones are undelivered. */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
+    // Still in the session's queue (the child was stopped before its next model request), or not
+    // in it yet: the session that ended never reads them.
+    const queued = this.channel?.unread() ?? [];
     this.channel = undefined;
-    // Entering ones had not reached the session's queue yet: the session that ended never reads them.
-    this.undelivered.push(...this.held.splice(0), ...this.entering.splice(0));
+    this.undelivered.push(...this.held.splice(0), ...this.entering.splice(0), ...queued);
   }
 
   private deliver(channel: SteerChannel, message: string): void {

@@ -81,6 +81,22 @@ describe("external_runs steer", () => {
     expect(await runs({ action: "steer", runIds: [flow.receipt.data.run!.runId], message: "x" })).toMatchObject({ ok: false, error: { code: "request_invalid" } });
   });
 
+  test("a cancelled child reads no more steers: one it had not read is noted as not delivered, and one sent after the cancel answers terminal", async () => {
+    let hanging!: () => void;
+    const first = new Promise<void>((resolve) => (hanging = resolve));
+    const started = await delegate({ ...worker, background: true }, { children: [childHangs(hanging)] });
+    const runId = started.receipt.data.run!.runId;
+    await first; // its first model request is in progress
+    expect(await runs({ action: "steer", runIds: [runId], message: "Also check the docs folder." })).toMatchObject({ ok: true, data: { status: "queued", held: false } });
+    await runs({ action: "cancel", runIds: [runId] });
+    expect(await runs({ action: "steer", runIds: [runId], message: "And the tests." })).toMatchObject({ ok: true, data: { runId, status: "terminal", held: false } });
+    await runs({ action: "wait", runIds: [runId] });
+    const diagnostics = await runs({ action: "inspect", runIds: [runId], view: "diagnostics" });
+    const text = JSON.stringify(diagnostics.data);
+    expect(text).toContain("steer not delivered (the child ended or was stopped before it read it): Also check the docs folder.");
+    expect(text).not.toContain("And the tests.");
+  });
+
   test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live)", async () => {
     pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });

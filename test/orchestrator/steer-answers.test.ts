@@ -45,12 +45,12 @@ test("a steer answered queued (held) for a child that ended before its session s
     record: () => undefined,
     refused: () => undefined,
     undelivered: (messages) => {
-      for (const message of messages) noteUndeliveredSteer(writer, "the child ended before it read it", message);
+      for (const message of messages) noteUndeliveredSteer(writer, "the child ended or was stopped before it read it", message);
     },
   });
   expect(steerRun(box.store(), writer.runId, "Also check the README.")).toEqual({ runId: writer.runId, status: "queued", held: true });
   remove(); // the child settled (its model failed) before any session took the message
   writer.settle({ outcome: "failed", error: { code: "failed", message: "no model" } });
   const diagnostics = box.store().inspectSingle(writer.runId, "diagnostics", { limitBytes: 65536 }).page.text;
-  expect(diagnostics).toContain(`warn [${STEER_UNDELIVERED}]: steer not delivered (the child ended before it read it): Also check the README.`);
+  expect(diagnostics).toContain(`warn [${STEER_UNDELIVERED}]: steer not delivered (the child ended or was stopped before it read it): Also check the README.`);
 });

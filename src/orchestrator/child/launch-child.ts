@@ -124,11 +124,15 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         },
         refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
         undelivered: (messages) => {
-          for (const message of messages) noteUndeliveredSteer(writer, "the child ended before it read it", message);
+          for (const message of messages) noteUndeliveredSteer(writer, "the child ended or was stopped before it read it", message);
         },
       });
     },
     work: async (writer, signal) => {
+      // A stopped child (cancel, timeout, its parent's abort) reads no more steers: later ones answer
+      // terminal, and those it had not read yet are noted as not delivered when it settles.
+      if (signal.aborted) inbox?.close();
+      else signal.addEventListener("abort", () => inbox?.close(), { once: true });
       const { resume } = prepared;
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
       const worktree = isolating ? await isolationWorktree(isolating) : undefined;
