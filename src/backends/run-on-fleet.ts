@@ -53,15 +53,16 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(place.correlationId ? { correlationId: place.correlationId } : {}),
   };
   // A steer goes through the database to the worker that runs the child (steers.ts).
-  const sending = new Set<Promise<unknown>>();
+  const sending: SteersSent = { pending: new Set(), any: false };
   request.steering?.attach({
     deliver: (message) => {
       const sent = fleet.steer(place.workflowId, message).then(
         () => undefined,
         (error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` }),
       );
-      sending.add(sent);
-      void sent.finally(() => sending.delete(sent));
+      sending.any = true;
+      sending.pending.add(sent);
+      void sent.finally(() => sending.pending.delete(sent));
       return sent;
     },
     unread: () => [],
@@ -99,15 +100,23 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   return answer.result;
 }
 
+/** The steers this coordinator sent a child: those still being written, and whether it sent any. */
+interface SteersSent {
+  pending: Set<Promise<unknown>>;
+  any: boolean;
+}
+
 /**
  * Once the child's answer is in, no worker hands it a steer: later steers answer `terminal`, and
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
  */
-async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: Set<Promise<unknown>>): Promise<void> {
+async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent): Promise<void> {
   if (!request.steering) return;
-  while (sending.size > 0) await Promise.all([...sending]);
+  while (sending.pending.size > 0) await Promise.all([...sending.pending]);
   request.steering.close();
+  // A child never steered has nothing waiting: its run does not wait on the database for it (an outage).
+  if (!sending.any) return;
   let left: string[];
   try {
     left = await fleet.takeUndeliveredSteers(place.workflowId);
