@@ -38,7 +38,9 @@ afterAll(async () => {
 const nextConnection = () => new Promise<void>((resolve) => (accepted = resolve));
 const shown = () => silentUrl.replace("Secret-Pw-123", "***");
 
-test("flow run on a database that never answers ends configuration_invalid, launches nothing, and names no password", async () => {
+// The two processes wait out the client's connect timeout side by side; the Pi session's test comes
+// after them, alone, since it waits for its own connection to the silent database.
+test.concurrent("flow run on a database that never answers ends configuration_invalid, launches nothing, and names no password", async ({ expect }) => {
   const ran = await flow(["run", script, "--stub"], { env: { ...sandbox.env, PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: silentUrl } });
   expect(ran.code).toBe(2);
   expect(ran.stderr).toContain(`cannot use the database ${shown()}`);
@@ -48,7 +50,7 @@ test("flow run on a database that never answers ends configuration_invalid, laun
   expect(ran.stdout).toBe("");
 }, 120_000);
 
-test("flow worker on a database that never answers exits 2, configuration_invalid, without taking a child", async () => {
+test.concurrent("flow worker on a database that never answers exits 2, configuration_invalid, without taking a child", async ({ expect }) => {
   const worker = startFlow(["worker", "--stub", "--name", "silent"], { env: { ...sandbox.env, PI_FLOW_DATABASE_URL: silentUrl } });
   const ended = await worker.done;
   expect(ended.code).toBe(2);

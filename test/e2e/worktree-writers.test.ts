@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { childHangs } from "../support/children.ts";
-import { flow } from "../cli/support.ts";
+import { flowInProcess } from "../cli/in-process.ts";
 import { recordingUi } from "../support/recording-ui.ts";
 import { theme } from "../ui/views.ts";
 import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
@@ -134,12 +134,12 @@ describe('isolation "worktree" on external_delegate', () => {
     expect(gitIn(root, "for-each-ref", "refs/pi-flow")).not.toContain(runIds[0]!);
   });
 
-  test("flow runs apply reports the conflict from the shell (exit 1); flow runs discard drops the changes; apply then has nothing to apply", async () => {
+  test("flow runs apply reports the conflict on the command line (exit 1); flow runs discard drops the changes; apply then has nothing to apply", async () => {
     const env = { ...process.env, PI_FLOW_HOME: pi.flowHome };
-    const conflict = await flow(["runs", "apply", runIds[4]!, "--cwd", root], { env });
+    const conflict = await flowInProcess(["runs", "apply", runIds[4]!, "--cwd", root], { env });
     expect(conflict).toMatchObject({ code: 1, stdout: `Run ${runIds[4]}: conflict, nothing changed: d.txt.\n` });
     expect(gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow")).toBe(`refs/pi-flow/${runIds[4]}`);
-    const discarded = await flow(["runs", "discard", runIds[4]!, "--cwd", root], { env });
+    const discarded = await flowInProcess(["runs", "discard", runIds[4]!, "--cwd", root], { env });
     expect(discarded).toMatchObject({ code: 0, stdout: `Run ${runIds[4]}: changes discarded.\n` });
     expect(gitIn(root, "for-each-ref", "refs/pi-flow")).toBe("");
     expect((await runs({ action: "apply", runIds: [runIds[4]] })).data.results).toEqual([{ runId: runIds[4], status: "nothing_to_apply" }]);
@@ -233,15 +233,15 @@ describe('isolation "worktree" on external_delegate', () => {
     for (const unfinished of [holder!.runId, queued!.runId]) {
       expect((await runs({ action: "apply", runIds: [unfinished] })).error).toMatchObject({ code: "request_invalid", message: expect.stringContaining("has not finished") });
     }
-    // A finished run before an unfinished or unknown one: neither is applied, and the shell says why (exit 2).
+    // A finished run before an unfinished or unknown one: neither is applied, and `flow runs apply` says why (exit 2).
     const env = { ...process.env, PI_FLOW_HOME: pi.flowHome };
     for (const [second, code, why] of [[holder!.runId, "request_invalid", "has not finished"], [UNKNOWN_RUN, "run_unavailable", "not a run of this project"]] as const) {
       expect((await runs({ action: "apply", runIds: [sixId, second] })).error?.code).toBe(code);
-      const shell = await flow(["runs", "apply", sixId, second, "--cwd", root], { env });
-      expect(shell).toMatchObject({ code: 2, stdout: "" });
-      expect(shell.stderr).toContain(`${second}`);
-      expect(shell.stderr).toContain(why);
-      expect(shell.stderr).toContain(`(${code})`);
+      const command = await flowInProcess(["runs", "apply", sixId, second, "--cwd", root], { env });
+      expect(command).toMatchObject({ code: 2, stdout: "" });
+      expect(command.stderr).toContain(`${second}`);
+      expect(command.stderr).toContain(why);
+      expect(command.stderr).toContain(`(${code})`);
       expect(existsSync(join(root, "e.txt"))).toBe(false);
       expect(refs()).toContain(`refs/pi-flow/${sixId}`);
     }

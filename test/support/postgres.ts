@@ -5,7 +5,8 @@
  * Postgres refuses to run as root: as root the cluster runs as the unprivileged `nobody`.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chownSync, existsSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -51,13 +52,49 @@ function startServer(dataDir: string, port: number, asUser: typeof NOBODY | unde
   });
 }
 
+function runInitdb(dataDir: string, asUser: typeof NOBODY | undefined): void {
+  const init = spawnSync(initdb, ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"], { encoding: "utf8", ...(asUser ?? {}) });
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+}
+
+/**
+ * A freshly initialised, never started cluster directory that each cluster copies: initdb takes
+ * seconds (Postgres bootstraps its catalogs), a copy a fraction of one, and a dozen test files each
+ * start a cluster. One per server binary and owner, made under a temporary name and renamed into
+ * place whole, so a file that starts while another makes it, or after one was killed half way,
+ * never copies a partial one.
+ */
+function initialisedCluster(asUser: typeof NOBODY | undefined): string {
+  const owner = asUser?.uid ?? userInfo().uid;
+  const binary = statSync(initdb);
+  const key = createHash("sha256").update(`${initdb}\0${binary.size}\0${binary.mtimeMs}\0${owner}`).digest("hex").slice(0, 16);
+  const template = join(tmpdir(), `flow-pg-template-${key}`);
+  if (!existsSync(template)) {
+    const making = mkdtempSync(join(tmpdir(), "flow-pg-init-"));
+    try {
+      if (asUser) chownSync(making, asUser.uid, asUser.gid);
+      runInitdb(join(making, "data"), asUser);
+      try {
+        renameSync(join(making, "data"), template);
+      } catch (error) {
+        if (!existsSync(template)) throw error; // another file renamed its own into place first
+      }
+    } finally {
+      rmSync(making, { recursive: true, force: true });
+    }
+  }
+  // Only a directory of the cluster's own owner is copied: /tmp is shared.
+  if (statSync(template).uid !== owner) throw new Error(`${template} is not owned by uid ${owner}: remove it`);
+  return template;
+}
+
 export async function startPostgres(): Promise<PostgresCluster> {
   const root = mkdtempSync(join(tmpdir(), "flow-pg-"));
   const dataDir = join(root, "data");
   const asUser = userInfo().uid === 0 ? NOBODY : undefined;
   if (asUser) chownSync(root, asUser.uid, asUser.gid);
-  const init = spawnSync(initdb, ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"], { encoding: "utf8", ...(asUser ?? {}) });
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const copy = spawnSync("cp", ["-a", initialisedCluster(asUser), dataDir], { encoding: "utf8" });
+  if (copy.status !== 0) throw new Error(`copying the initialised cluster failed: ${copy.stderr}`);
   const port = await freePort();
   let server = await startServer(dataDir, port, asUser);
   const stopServer = async (signal: NodeJS.Signals) => {
