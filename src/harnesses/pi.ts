@@ -113,6 +113,13 @@ function enforceQuotas(session: AgentSession, request: ChildRequest, state: Quot
 }
 
 /**
+ * A steer is the parent's words, never a command: Pi expands text that starts with `/` (a skill,
+ * a prompt template) and refuses an extension command's name, as it does for what a user types.
+ * A space before the slash keeps the words as they are.
+ */
+const asWords = (message: string): string => (message.startsWith("/") ? ` ${message}` : message);
+
+/**
  * Steers reach the child through Pi's own queue: after its active tool batch, before its next model
  * request. Every steer still unread then goes into that one request, not one request each.
  */
@@ -121,7 +128,7 @@ function attachSteering(session: AgentSession, request: ChildRequest): void {
   session.agent.steeringMode = "all";
   request.steering.attach({
     deliver: (message) =>
-      session.steer(message, undefined, { source: "extension" }).catch((error: unknown) => {
+      session.steer(asWords(message), undefined, { source: "extension" }).catch((error: unknown) => {
         try {
           request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
         } catch {

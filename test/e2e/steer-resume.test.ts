@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
@@ -63,6 +63,22 @@ describe("external_runs steer", () => {
     const report = join(pi.cwd, "steered-report.html");
     expect(await reportCommand([runId, "--out", report, "--cwd", pi.cwd])).toBe(0);
     expect(readFileSync(report, "utf8")).toMatch(/<p class="links">[^<]*steered 1 time<\/p>/);
+  });
+
+  test("a steer is the parent's words, never a command: text that starts with /skill: reaches the child as written, not expanded", async () => {
+    // A skill of the user's, which the child's session loads like any Pi session.
+    mkdirSync(join(pi.agentDir, "skills", "deploy"), { recursive: true });
+    writeFileSync(join(pi.agentDir, "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Deploy the app.\n---\nSKILL-BODY: run the deploy script.\n");
+    const first = gatedToolCall();
+    const seen: Seen[] = [];
+    const { receipt } = await delegate({ ...worker, background: true }, { children: [first.step, childAnswers("done", seen)] });
+    const runId = receipt.data.run!.runId;
+    await first.started;
+    expect(await runs({ action: "steer", runIds: [runId], message: "/skill:deploy to staging, not production." })).toMatchObject({ ok: true, data: { status: "queued" } });
+    first.release();
+    await runs({ action: "wait", runIds: [runId] });
+    expect(seen[0]!.all).toContain("/skill:deploy to staging, not production.");
+    expect(seen[0]!.all).not.toContain("SKILL-BODY");
   });
 
   test("error codes keep their v1 meaning: a finished run answers status terminal, not run_not_live; an unknown one run_unavailable; a workflow request_invalid; a missing message request_invalid", async () => {
