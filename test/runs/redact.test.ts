@@ -214,6 +214,36 @@ describe("redactText", () => {
   });
 });
 
+describe("a list under a secret name, written as JSON text", () => {
+  it("redacts its string and number items inside quotes, at every escaping depth, as redactValue does for the parsed list", () => {
+    const value = { api_key: ["sk-abcdefgh12345678", 123456789, 12, true, null, ["nested9secret"], { note: "kept" }, "after9item"] };
+    // Items judged as redactValue judges a parsed list's items by its key; a nested list's too.
+    const expected = { api_key: [REDACTED, REDACTED, 12, true, null, [REDACTED], { note: "kept" }, REDACTED] };
+    const text = JSON.stringify(value);
+    expect(JSON.parse(redactText(text).text)).toEqual(expected);
+    // The diagnostics line of a tool call, and the arguments escaped in a span attribute.
+    const line = JSON.stringify({ tool: "configure", arguments: text });
+    const out = redactText(line).text;
+    expect(out).not.toContain("sk-abcdefgh12345678");
+    expect(out).not.toContain("123456789");
+    expect(JSON.parse((JSON.parse(out) as { arguments: string }).arguments)).toEqual(expected);
+    const twice = JSON.stringify({ attributes: { "pi_flow.tool.arguments": line } });
+    const back = JSON.parse(JSON.parse((JSON.parse(redactText(twice).text) as { attributes: Record<string, string> }).attributes["pi_flow.tool.arguments"]!).arguments) as unknown;
+    expect(back).toEqual(expected);
+  });
+
+  it("keeps placeholders, short words and small numbers, as for a single value", () => {
+    for (const text of [
+      '{"password": ["<password>", "${DB_PASSWORD}", "********", "[REDACTED]", "sk-..."]}',
+      '{"token": ["ollama"], "secret": [12, 300]}',
+      '{"password_hash": ["x9y8z7w6v5"], "tokens": ["hello9world"]}',
+    ]) {
+      expect(redactText(text)).toEqual({ text, changed: false });
+    }
+    expect(redactText('{"password": ["hunter2abc"]}').text).toBe('{"password": ["[REDACTED]"]}');
+  });
+});
+
 describe("redactValue", () => {
   it("redacts strings at any depth and values under secret-named keys", () => {
     const input = {

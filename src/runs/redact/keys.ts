@@ -1,4 +1,4 @@
-import { group, REDACTED, type Rule } from "./rule.ts";
+import { type Finding, group, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * Secrets known by the name they are stored under: `DB_PASS=…`, `"apiKey": "…"`,
@@ -173,6 +173,105 @@ const NAME_VALUE: Rule = {
   },
 };
 
+/** How far a list under a secret name is read: items, and characters (a string item has its own bound). */
+const LIST_MAX_ITEMS = 256;
+const LIST_MAX_CHARS = 16 * 1024;
+/** An object in such a list is stepped over (see objectEnd) up to this many characters. */
+const LIST_OBJECT_MAX_CHARS = 1024;
+const LIST_NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const LIST_WORD = /(?:true|false|null)(?![\w$])/y;
+
+/** Where the JSON object opening at `open` ends (after its `}`), or -1 when it does not before `limit`. */
+function objectEnd(input: string, open: number, limit: number): number {
+  let depth = 0;
+  for (let i = open; i < limit; i++) {
+    const c = input[i];
+    if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return i + 1;
+    else if (c === '"') {
+      for (i++; i < limit && input[i] !== '"'; i++) if (input[i] === "\\") i++;
+    }
+  }
+  return -1;
+}
+
+/**
+ * A JSON list under a secret name, written as text: `{"password": ["…"]}`, `"api_key":["sk-…", 123]`
+ * in a tool call's arguments or a diagnostics line, escaped or not. Each string or number item is
+ * judged as the key's own value would be (`judgeValue`: placeholders and look-alikes survive) and
+ * redacted inside its quotes; a number is written as the string `"[REDACTED]"`, so the JSON stays
+ * valid. Nested lists are read through; an object is stepped over (its own keys name its values,
+ * as redactValue judges them). Anything else (a bare word) ends the reading. The pattern starts
+ * at the rare `[` and reads the key back.
+ */
+const SECRET_LIST: Rule = {
+  name: "secret-list",
+  pattern: new RegExp(
+    String.raw`\[(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)[ \t]*[:=][ \t]*\[)`,
+    "gi",
+  ),
+  findings: (m, quoting) => {
+    const [, key = "", keyQuote = ""] = m;
+    const input = m.input;
+    if (!keyAllowed(key, "")) return [];
+    // The key's closing quote (the last quote before the operator): items must be quoted as it is,
+    // and a number is written as a string between two of it.
+    const keyQuoteAt = keyQuote === "" ? -1 : input.lastIndexOf(keyQuote, m.index);
+    const quoteAt = keyQuoteAt === -1 ? undefined : keyQuoteAt - m.index;
+    const found: Finding[] = [];
+    const limit = Math.min(input.length, m.index + LIST_MAX_CHARS);
+    let depth = 1;
+    let items = 0;
+    let i = m.index + 1;
+    let resume = Number.POSITIVE_INFINITY;
+    while (i < limit && depth > 0 && items < LIST_MAX_ITEMS) {
+      const c = input[i]!;
+      if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === ",") {
+        i++;
+      } else if (c === "[") {
+        depth++;
+        i++;
+      } else if (c === "]") {
+        depth--;
+        i++;
+      } else if (c === "{") {
+        // An object's own keys name its values (the assignment rule judges them): step over it.
+        // Its lists are read by their own matches, so the pattern resumes at the first object.
+        const end = objectEnd(input, i, Math.min(limit, i + LIST_OBJECT_MAX_CHARS));
+        resume = Math.min(resume, end === -1 ? Math.min(limit, i + LIST_OBJECT_MAX_CHARS) : i);
+        if (end === -1) break;
+        items++;
+        i = end;
+      } else if (c === '"' || c === "'") {
+        let j = i + 1;
+        while (j < limit && j - i <= 4096 && input[j] !== c && input[j] !== "\n") j += input[j] === "\\" ? 2 : 1;
+        if (input[j] !== c || !quoting.sameQuoting(i, j) || (keyQuoteAt !== -1 && !quoting.sameQuoting(i, keyQuoteAt))) break;
+        const value = input.slice(i, j + 1);
+        if (judgeValue({ key, op: ":", spaced: true, value, endsLine: false })) found.push({ start: i + 1 - m.index, end: j - m.index });
+        items++;
+        i = j + 1;
+      } else {
+        LIST_NUMBER.lastIndex = i;
+        LIST_WORD.lastIndex = i;
+        const number = LIST_NUMBER.exec(input)?.[0];
+        const word = number === undefined ? LIST_WORD.exec(input)?.[0] : undefined;
+        const next = input[i + (number ?? word ?? "").length];
+        if ((number ?? word) === undefined || (next !== undefined && !/[\s,\]]/.test(next))) break;
+        if (number !== undefined && judgeValue({ key, op: ":", spaced: false, value: number, endsLine: true })) {
+          found.push({ start: i - m.index, end: i + number.length - m.index, ...(quoteAt === undefined ? {} : { quoteAt }) });
+        }
+        items++;
+        i += (number ?? word)!.length;
+      }
+    }
+    // What was read is not read again by a match inside it (a key in a string item): that keeps
+    // the rule linear however many `password: [` a list holds.
+    const pattern = SECRET_LIST.pattern;
+    pattern.lastIndex = Math.max(pattern.lastIndex, Math.min(resume, i));
+    return found;
+  },
+};
+
 /** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
 const XML_ELEMENT: Rule = {
   name: "xml-element",
@@ -244,4 +343,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];
