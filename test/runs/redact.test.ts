@@ -242,6 +242,24 @@ describe("a list under a secret name, written as JSON text", () => {
     }
     expect(redactText('{"password": ["hunter2abc"]}').text).toBe('{"password": ["[REDACTED]"]}');
   });
+
+  it("a number under a secret-named JSON key, as text, becomes the string \"[REDACTED]\" and the JSON stays valid", () => {
+    const text = JSON.stringify({ arguments: JSON.stringify({ db_password: 83749212, port: 5432 }) });
+    const out = redactText(text).text;
+    expect(out).not.toContain("83749212");
+    expect(JSON.parse((JSON.parse(out) as { arguments: string }).arguments)).toEqual({ db_password: REDACTED, port: 5432 });
+    expect(redactText('{"password": 83749212}').text).toBe('{"password": "[REDACTED]"}');
+  });
+});
+
+describe("credential files", () => {
+  it("redacts .npmrc's _auth (base64 of user:password) and .netrc's default entry", () => {
+    const auth = Buffer.from("deploy:hunter2abc").toString("base64");
+    expect(redactText(`registry=https://npm.internal/\n_auth = ${auth}\n`).text).toBe("registry=https://npm.internal/\n_auth = [REDACTED]\n");
+    expect(redactText(`//npm.internal/:_auth=${auth}`).text).toBe("//npm.internal/:_auth=[REDACTED]");
+    expect(redactText("default login anonymous password hunter2abc").text).toBe("default login anonymous password [REDACTED]");
+    for (const text of ["_auth = ${NPM_AUTH}", "the default password is required", "_auth=c29tZXRleHQ="]) expect(redactText(text).text).toBe(text);
+  });
 });
 
 describe("redactValue", () => {

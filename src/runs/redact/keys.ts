@@ -1,4 +1,4 @@
-import { type Finding, group, REDACTED, type Rule } from "./rule.ts";
+import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * Secrets known by the name they are stored under: `DB_PASS=…`, `"apiKey": "…"`,
@@ -124,22 +124,35 @@ const ASSIGNMENT: Rule = {
     String.raw`[:=](?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?\]?)([ \t]*)[:=])((?<=:)=|(?<==)>)?([ \t]*)${VALUE}`,
     "gi",
   ),
-  secret: (m, quoting) => {
-    const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
-    const op = whole[0] + rest;
-    // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
-    if (op === "=" && /^[=~]/.test(value)) return null;
-    if (op === "=>" && quote === "") return null;
-    if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
-    const end = m.index + whole.length;
-    const after = m.input[end];
-    const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
-    if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
-    const start = whole.length - value.length;
-    if (!/^["'\x60]/.test(value)) return [start, whole.length];
-    return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+  findings: (m, quoting) => {
+    const span = assignmentSpan(m, quoting);
+    if (!span) return [];
+    // A number under a JSON key (`"password": 83749212`) is written as the string "[REDACTED]",
+    // quoted as the key is, so the JSON stays valid.
+    const [whole, , quote = "", pre = "", rest = "", , value = ""] = m;
+    if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
+    return [{ start: span[0], end: span[1] }];
   },
 };
+
+const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** The secret value of an assignment match, as [start, end) relative to the match; null: none. */
+function assignmentSpan(m: RegExpExecArray, quoting: Quoting): readonly [number, number] | null {
+  const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+  const op = whole[0] + rest;
+  // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
+  if (op === "=" && /^[=~]/.test(value)) return null;
+  if (op === "=>" && quote === "") return null;
+  if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
+  const end = m.index + whole.length;
+  const after = m.input[end];
+  const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
+  if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
+  const start = whole.length - value.length;
+  if (!/^["'\x60]/.test(value)) return [start, whole.length];
+  return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+}
 
 /** The fields of a name/value pair, in the case insensitivity the patterns give them. */
 const PAIR_NAME = "name|key|parameterkey";
@@ -311,10 +324,10 @@ const SPACED_ENV: Rule = {
   },
 };
 
-/** `~/.netrc`: `machine host login me password …`, on one line or several. */
+/** `~/.netrc`: `machine host login me password …` (or `default login me password …`), on one line or several. */
 const NETRC: Rule = {
   name: "netrc",
-  pattern: /(machine\s{1,16}\S{1,256}(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
+  pattern: /((?:machine\s{1,16}\S{1,256}|default(?=\s{1,16}login\s))(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
@@ -337,10 +350,17 @@ const DOCKER_AUTH: Rule = {
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
 
+/** `.npmrc`: `_auth = <base64 of user:password>`, for the default registry or one (`//host/:_auth=…`). */
+const NPMRC_AUTH: Rule = {
+  name: "npmrc-auth",
+  pattern: /(_auth(?<=(?:^|[\s:"']|\\[nrt])_auth)[ \t]*=[ \t]*)([A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])/g,
+  secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
+};
+
 /** Base64 that decodes to printable `user:password`. */
 export function isBasicCredential(encoded: string): boolean {
   const decoded = Buffer.from(encoded, "base64").toString("latin1");
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
