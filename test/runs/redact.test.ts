@@ -243,6 +243,13 @@ describe("a list under a secret name, written as JSON text", () => {
     expect(redactText('{"password": ["hunter2abc"]}').text).toBe('{"password": ["[REDACTED]"]}');
   });
 
+  it("redacts a YAML flow list's credential-shaped items and keeps words and code", () => {
+    expect(redactText("password: [hunter2abc, s3cr3t!x]").text).toBe("password: [[REDACTED], [REDACTED]]");
+    for (const text of ["password: [abc, def]", "secret = [x.y, getS()]", "token = [tokenA, tokenB]", "api_key: [${KEY}, <your-key>]"]) {
+      expect(redactText(text).text).toBe(text);
+    }
+  });
+
   it("a number under a secret-named JSON key, as text, becomes the string \"[REDACTED]\" and the JSON stays valid", () => {
     const text = JSON.stringify({ arguments: JSON.stringify({ db_password: 83749212, port: 5432 }) });
     const out = redactText(text).text;

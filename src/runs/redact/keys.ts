@@ -194,6 +194,16 @@ const LIST_OBJECT_MAX_CHARS = 1024;
 const LIST_NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LIST_WORD = /(?:true|false|null)(?![\w$])/y;
 
+const BARE_ITEM = /[^\s,[\]{}"'#`]{1,512}(?=[ \t]*[,\]])/y;
+
+/** A YAML flow list's bare item at `at` (not a number or a JSON word: those are read as such), or null. */
+function readBare(input: string, at: number, limit: number): string | null {
+  BARE_ITEM.lastIndex = at;
+  const item = BARE_ITEM.exec(input)?.[0];
+  if (item === undefined || at + item.length > limit || /^(?:-?\d[\d.eE+-]*|true|false|null)$/.test(item)) return null;
+  return item;
+}
+
 /** Where the JSON object opening at `open` ends (after its `}`), or -1 when it does not before `limit`. */
 function objectEnd(input: string, open: number, limit: number): number {
   let depth = 0;
@@ -237,6 +247,7 @@ const SECRET_LIST: Rule = {
     let items = 0;
     let i = m.index + 1;
     let resume = Number.POSITIVE_INFINITY;
+    let bare: string | null;
     while (i < limit && depth > 0 && items < LIST_MAX_ITEMS) {
       const c = input[i]!;
       if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === ",") {
@@ -263,6 +274,12 @@ const SECRET_LIST: Rule = {
         if (judgeValue({ key, op: ":", spaced: true, value, endsLine: false })) found.push({ start: i + 1 - m.index, end: j - m.index });
         items++;
         i = j + 1;
+      } else if (keyQuoteAt === -1 && (bare = readBare(input, i, limit)) !== null) {
+        // A YAML flow list under an unquoted key (`password: [hunter2abc, s3cr3t!]`): a bare item
+        // is judged as the key's value written bare (`password: word` inside a line survives).
+        if (judgeValue({ key, op: ":", spaced: true, value: bare, endsLine: false })) found.push({ start: i - m.index, end: i + bare.length - m.index });
+        items++;
+        i += bare.length;
       } else {
         LIST_NUMBER.lastIndex = i;
         LIST_WORD.lastIndex = i;
