@@ -75,7 +75,7 @@ describe("the redaction corpus", () => {
     for (const required of [
       "dotenv-db-pass", "dotenv-encryption-key", "db-url-redis", "curl-user", "mysql-p", "sshpass", "gcp-oauth",
       "sendgrid", "slack-app", "slack-webhook", "stripe-webhook", "jwt-unsigned", "digitalocean", "shopify",
-      "telegram", "discord", "square", "mailgun", "azure-storage", "docker-config", "ini-password-word", "escaped-json",
+      "telegram", "discord", "square", "mailgun", "azure-storage", "docker-config", "ini-password-word", "escaped-json", "json-list",
     ]) {
       expect(providers, required).toContain(required);
     }
@@ -266,6 +266,8 @@ describe("linear time", () => {
     [fill("Authorization: "), true],
     [fill("-----BEGIN A "), true],
     [fill("Private-Lines: 1\n"), true],
+    [fill('"password":[{'), true], // lists under a secret name, each opening an object that never closes
+    [fill(`"password":["a 'password':[", `), false], // a list whose every item holds another list's key
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {

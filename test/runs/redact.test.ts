@@ -214,6 +214,61 @@ describe("redactText", () => {
   });
 });
 
+describe("a list under a secret name, written as JSON text", () => {
+  it("redacts its string and number items inside quotes, at every escaping depth, as redactValue does for the parsed list", () => {
+    const value = { api_key: ["sk-abcdefgh12345678", 123456789, 12, true, null, ["nested9secret"], { note: "kept" }, "after9item"] };
+    // Items judged as redactValue judges a parsed list's items by its key; a nested list's too.
+    const expected = { api_key: [REDACTED, REDACTED, 12, true, null, [REDACTED], { note: "kept" }, REDACTED] };
+    const text = JSON.stringify(value);
+    expect(JSON.parse(redactText(text).text)).toEqual(expected);
+    // The diagnostics line of a tool call, and the arguments escaped in a span attribute.
+    const line = JSON.stringify({ tool: "configure", arguments: text });
+    const out = redactText(line).text;
+    expect(out).not.toContain("sk-abcdefgh12345678");
+    expect(out).not.toContain("123456789");
+    expect(JSON.parse((JSON.parse(out) as { arguments: string }).arguments)).toEqual(expected);
+    const twice = JSON.stringify({ attributes: { "pi_flow.tool.arguments": line } });
+    const back = JSON.parse(JSON.parse((JSON.parse(redactText(twice).text) as { attributes: Record<string, string> }).attributes["pi_flow.tool.arguments"]!).arguments) as unknown;
+    expect(back).toEqual(expected);
+  });
+
+  it("keeps placeholders, short words and small numbers, as for a single value", () => {
+    for (const text of [
+      '{"password": ["<password>", "${DB_PASSWORD}", "********", "[REDACTED]", "sk-..."]}',
+      '{"token": ["ollama"], "secret": [12, 300]}',
+      '{"password_hash": ["x9y8z7w6v5"], "tokens": ["hello9world"]}',
+    ]) {
+      expect(redactText(text)).toEqual({ text, changed: false });
+    }
+    expect(redactText('{"password": ["hunter2abc"]}').text).toBe('{"password": ["[REDACTED]"]}');
+  });
+
+  it("redacts a YAML flow list's credential-shaped items and keeps words and code", () => {
+    expect(redactText("password: [hunter2abc, s3cr3t!x]").text).toBe("password: [[REDACTED], [REDACTED]]");
+    for (const text of ["password: [abc, def]", "secret = [x.y, getS()]", "token = [tokenA, tokenB]", "api_key: [${KEY}, <your-key>]"]) {
+      expect(redactText(text).text).toBe(text);
+    }
+  });
+
+  it("a number under a secret-named JSON key, as text, becomes the string \"[REDACTED]\" and the JSON stays valid", () => {
+    const text = JSON.stringify({ arguments: JSON.stringify({ db_password: 83749212, port: 5432 }) });
+    const out = redactText(text).text;
+    expect(out).not.toContain("83749212");
+    expect(JSON.parse((JSON.parse(out) as { arguments: string }).arguments)).toEqual({ db_password: REDACTED, port: 5432 });
+    expect(redactText('{"password": 83749212}').text).toBe('{"password": "[REDACTED]"}');
+  });
+});
+
+describe("credential files", () => {
+  it("redacts .npmrc's _auth (base64 of user:password) and .netrc's default entry", () => {
+    const auth = Buffer.from("deploy:hunter2abc").toString("base64");
+    expect(redactText(`registry=https://npm.internal/\n_auth = ${auth}\n`).text).toBe("registry=https://npm.internal/\n_auth = [REDACTED]\n");
+    expect(redactText(`//npm.internal/:_auth=${auth}`).text).toBe("//npm.internal/:_auth=[REDACTED]");
+    expect(redactText("default login anonymous password hunter2abc").text).toBe("default login anonymous password [REDACTED]");
+    for (const text of ["_auth = ${NPM_AUTH}", "the default password is required", "_auth=c29tZXRleHQ="]) expect(redactText(text).text).toBe(text);
+  });
+});
+
 describe("redactValue", () => {
   it("redacts strings at any depth and values under secret-named keys", () => {
     const input = {

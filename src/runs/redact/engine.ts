@@ -47,10 +47,25 @@ function quotingOf(origin: Origin): Quoting {
  */
 const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
 
-/** Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`. */
-function collect(text: string, origin: Origin | null, spans: number[], tokens: boolean): void {
+/**
+ * Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`,
+ * and to `wraps` [start, end, quoteStart, quoteEnd] for a span to be written quoted (see Finding).
+ */
+function collect(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
   const quoting = origin ? quotingOf(origin) : RAW;
+  const at = (index: number): number => (origin ? origin(index) : index);
   const push = (rule: Rule, match: RegExpExecArray): void => {
+    if (rule.findings) {
+      for (const { start, end, quoteAt } of rule.findings(match, quoting)) {
+        if (end <= start) continue;
+        spans.push(at(match.index + start), at(match.index + end));
+        if (quoteAt !== undefined) {
+          const quote = match.index + quoteAt;
+          wraps.push(at(match.index + start), at(match.index + end), at(quote), at(quote + 1));
+        }
+      }
+      return;
+    }
     const span = rule.secret ? rule.secret(match, quoting) : ([0, match[0].length] as const);
     if (!span || span[1] <= span[0]) return;
     const start = match.index + span[0];
@@ -89,10 +104,13 @@ function collect(text: string, origin: Origin | null, spans: number[], tokens: b
   }
 }
 
-/** Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. */
-export function findSecretSpans(text: string): number[] {
+/**
+ * Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. Spans
+ * to be written quoted go to `wraps` as well (see collect), for `applySpans`.
+ */
+export function findSecretSpans(text: string, wraps: number[] = []): number[] {
   const spans: number[] = [];
-  collect(text, null, spans, true);
+  collect(text, null, spans, wraps, true);
   const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
   let view = text;
   let origin: Origin | null = null;
@@ -100,7 +118,7 @@ export function findSecretSpans(text: string): number[] {
     const next = unescapeOnce(view);
     if (!next) break;
     origin = origin ? composeOrigins(origin, next.origin) : next.origin;
-    collect(next.text, origin, spans, tokensInViews);
+    collect(next.text, origin, spans, wraps, tokensInViews);
     view = next.text;
   }
   if (text.includes("\\")) {
@@ -114,9 +132,21 @@ export function findSecretSpans(text: string): number[] {
   return spans;
 }
 
-/** Replace each merged span (overlapping or touching spans merge) with `[REDACTED]`. */
-export function applySpans(text: string, spans: readonly number[]): string {
+/**
+ * Replace each merged span (overlapping or touching spans merge) with `[REDACTED]`, written
+ * between quotes when `wraps` holds exactly that span (a bare number in JSON: see Finding).
+ */
+export function applySpans(text: string, spans: readonly number[], wraps: readonly number[] = []): string {
   if (spans.length === 0) return text;
+  const replacement = (start: number, end: number): string => {
+    for (let i = 0; i < wraps.length; i += 4) {
+      if (wraps[i] === start && wraps[i + 1] === end) {
+        const quote = text.slice(wraps[i + 2]!, wraps[i + 3]!);
+        return quote + REDACTED + quote;
+      }
+    }
+    return REDACTED;
+  };
   const order = Array.from({ length: spans.length / 2 }, (_, i) => i).sort((a, b) => spans[2 * a]! - spans[2 * b]!);
   const parts: string[] = [];
   let cursor = 0;
@@ -131,17 +161,19 @@ export function applySpans(text: string, spans: readonly number[]): string {
       continue;
     }
     if (open !== -1) {
-      parts.push(text.slice(cursor, open), REDACTED);
+      parts.push(text.slice(cursor, open), replacement(open, close));
       cursor = close;
     }
     open = start;
     close = end;
   }
-  if (open !== -1) parts.push(text.slice(cursor, open), REDACTED);
+  if (open !== -1) parts.push(text.slice(cursor, open), replacement(open, close));
   parts.push(text.slice(close));
   return parts.join("");
 }
 
 export function redactString(text: string): string {
-  return applySpans(text, findSecretSpans(text));
+  const wraps: number[] = [];
+  const spans = findSecretSpans(text, wraps);
+  return applySpans(text, spans, wraps);
 }

@@ -107,9 +107,10 @@ function redactedByHead(text: string): string | undefined {
   for (const shared of sharedHeads) {
     if (text.length <= shared.head.length || !beginsWith(text, shared.head)) continue;
     if (shared.redacted === undefined) {
-      const spans = findSecretSpans(shared.head);
+      const wraps: number[] = [];
+      const spans = findSecretSpans(shared.head, wraps);
       const reachesEnd = spans.some((end, i) => i % 2 === 1 && end >= shared.head.length);
-      shared.redacted = reachesEnd ? null : applySpans(shared.head, spans);
+      shared.redacted = reachesEnd ? null : applySpans(shared.head, spans, wraps);
     }
     if (shared.redacted === null) return undefined;
     const rest = text.slice(shared.head.length);

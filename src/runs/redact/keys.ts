@@ -1,4 +1,4 @@
-import { group, REDACTED, type Rule } from "./rule.ts";
+import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * Secrets known by the name they are stored under: `DB_PASS=…`, `"apiKey": "…"`,
@@ -124,22 +124,35 @@ const ASSIGNMENT: Rule = {
     String.raw`[:=](?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?\]?)([ \t]*)[:=])((?<=:)=|(?<==)>)?([ \t]*)${VALUE}`,
     "gi",
   ),
-  secret: (m, quoting) => {
-    const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
-    const op = whole[0] + rest;
-    // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
-    if (op === "=" && /^[=~]/.test(value)) return null;
-    if (op === "=>" && quote === "") return null;
-    if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
-    const end = m.index + whole.length;
-    const after = m.input[end];
-    const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
-    if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
-    const start = whole.length - value.length;
-    if (!/^["'\x60]/.test(value)) return [start, whole.length];
-    return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+  findings: (m, quoting) => {
+    const span = assignmentSpan(m, quoting);
+    if (!span) return [];
+    // A number under a JSON key (`"password": 83749212`) is written as the string "[REDACTED]",
+    // quoted as the key is, so the JSON stays valid.
+    const [whole, , quote = "", pre = "", rest = "", , value = ""] = m;
+    if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
+    return [{ start: span[0], end: span[1] }];
   },
 };
+
+const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** The secret value of an assignment match, as [start, end) relative to the match; null: none. */
+function assignmentSpan(m: RegExpExecArray, quoting: Quoting): readonly [number, number] | null {
+  const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+  const op = whole[0] + rest;
+  // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
+  if (op === "=" && /^[=~]/.test(value)) return null;
+  if (op === "=>" && quote === "") return null;
+  if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
+  const end = m.index + whole.length;
+  const after = m.input[end];
+  const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
+  if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
+  const start = whole.length - value.length;
+  if (!/^["'\x60]/.test(value)) return [start, whole.length];
+  return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+}
 
 /** The fields of a name/value pair, in the case insensitivity the patterns give them. */
 const PAIR_NAME = "name|key|parameterkey";
@@ -170,6 +183,122 @@ const NAME_VALUE: Rule = {
     if (!judgeValue({ key, op: ":", spaced: true, value, endsLine })) return null;
     if (!/^["'\x60]/.test(value)) return [head.length, whole.length];
     return quoting.sameQuoting(m.index + head.length, end - 1) ? [head.length + 1, whole.length - 1] : null;
+  },
+};
+
+/** How far a list under a secret name is read: items, and characters (a string item has its own bound). */
+const LIST_MAX_ITEMS = 256;
+const LIST_MAX_CHARS = 16 * 1024;
+/** An object in such a list is stepped over (see objectEnd) up to this many characters. */
+const LIST_OBJECT_MAX_CHARS = 1024;
+const LIST_NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const LIST_WORD = /(?:true|false|null)(?![\w$])/y;
+
+const BARE_ITEM = /[^\s,[\]{}"'#`]{1,512}(?=[ \t]*[,\]])/y;
+
+/** A YAML flow list's bare item at `at` (not a number or a JSON word: those are read as such), or null. */
+function readBare(input: string, at: number, limit: number): string | null {
+  BARE_ITEM.lastIndex = at;
+  const item = BARE_ITEM.exec(input)?.[0];
+  if (item === undefined || at + item.length > limit || /^(?:-?\d[\d.eE+-]*|true|false|null)$/.test(item)) return null;
+  return item;
+}
+
+/** Where the JSON object opening at `open` ends (after its `}`), or -1 when it does not before `limit`. */
+function objectEnd(input: string, open: number, limit: number): number {
+  let depth = 0;
+  for (let i = open; i < limit; i++) {
+    const c = input[i];
+    if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return i + 1;
+    else if (c === '"') {
+      for (i++; i < limit && input[i] !== '"'; i++) if (input[i] === "\\") i++;
+    }
+  }
+  return -1;
+}
+
+/**
+ * A JSON list under a secret name, written as text: `{"password": ["…"]}`, `"api_key":["sk-…", 123]`
+ * in a tool call's arguments or a diagnostics line, escaped or not. Each string or number item is
+ * judged as the key's own value would be (`judgeValue`: placeholders and look-alikes survive) and
+ * redacted inside its quotes; a number is written as the string `"[REDACTED]"`, so the JSON stays
+ * valid. Nested lists are read through; an object is stepped over (its own keys name its values,
+ * as redactValue judges them). Anything else (a bare word) ends the reading. The pattern starts
+ * at the rare `[` and reads the key back.
+ */
+const SECRET_LIST: Rule = {
+  name: "secret-list",
+  pattern: new RegExp(
+    String.raw`\[(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)[ \t]*[:=][ \t]*\[)`,
+    "gi",
+  ),
+  findings: (m, quoting) => {
+    const [, key = "", keyQuote = ""] = m;
+    const input = m.input;
+    if (!keyAllowed(key, "")) return [];
+    // The key's closing quote (the last quote before the operator): items must be quoted as it is,
+    // and a number is written as a string between two of it.
+    const keyQuoteAt = keyQuote === "" ? -1 : input.lastIndexOf(keyQuote, m.index);
+    const quoteAt = keyQuoteAt === -1 ? undefined : keyQuoteAt - m.index;
+    const found: Finding[] = [];
+    const limit = Math.min(input.length, m.index + LIST_MAX_CHARS);
+    let depth = 1;
+    let items = 0;
+    let i = m.index + 1;
+    let resume = Number.POSITIVE_INFINITY;
+    let bare: string | null;
+    while (i < limit && depth > 0 && items < LIST_MAX_ITEMS) {
+      const c = input[i]!;
+      if (c === " " || c === "\t" || c === "\n" || c === "\r" || c === ",") {
+        i++;
+      } else if (c === "[") {
+        depth++;
+        i++;
+      } else if (c === "]") {
+        depth--;
+        i++;
+      } else if (c === "{") {
+        // An object's own keys name its values (the assignment rule judges them): step over it.
+        // Its lists are read by their own matches, so the pattern resumes at the first object.
+        const end = objectEnd(input, i, Math.min(limit, i + LIST_OBJECT_MAX_CHARS));
+        resume = Math.min(resume, end === -1 ? Math.min(limit, i + LIST_OBJECT_MAX_CHARS) : i);
+        if (end === -1) break;
+        items++;
+        i = end;
+      } else if (c === '"' || c === "'") {
+        let j = i + 1;
+        while (j < limit && j - i <= 4096 && input[j] !== c && input[j] !== "\n") j += input[j] === "\\" ? 2 : 1;
+        if (input[j] !== c || !quoting.sameQuoting(i, j) || (keyQuoteAt !== -1 && !quoting.sameQuoting(i, keyQuoteAt))) break;
+        const value = input.slice(i, j + 1);
+        if (judgeValue({ key, op: ":", spaced: true, value, endsLine: false })) found.push({ start: i + 1 - m.index, end: j - m.index });
+        items++;
+        i = j + 1;
+      } else if (keyQuoteAt === -1 && (bare = readBare(input, i, limit)) !== null) {
+        // A YAML flow list under an unquoted key (`password: [hunter2abc, s3cr3t!]`): a bare item
+        // is judged as the key's value written bare (`password: word` inside a line survives).
+        if (judgeValue({ key, op: ":", spaced: true, value: bare, endsLine: false })) found.push({ start: i - m.index, end: i + bare.length - m.index });
+        items++;
+        i += bare.length;
+      } else {
+        LIST_NUMBER.lastIndex = i;
+        LIST_WORD.lastIndex = i;
+        const number = LIST_NUMBER.exec(input)?.[0];
+        const word = number === undefined ? LIST_WORD.exec(input)?.[0] : undefined;
+        const next = input[i + (number ?? word ?? "").length];
+        if ((number ?? word) === undefined || (next !== undefined && !/[\s,\]]/.test(next))) break;
+        if (number !== undefined && judgeValue({ key, op: ":", spaced: false, value: number, endsLine: true })) {
+          found.push({ start: i - m.index, end: i + number.length - m.index, ...(quoteAt === undefined ? {} : { quoteAt }) });
+        }
+        items++;
+        i += (number ?? word)!.length;
+      }
+    }
+    // What was read is not read again by a match inside it (a key in a string item): that keeps
+    // the rule linear however many `password: [` a list holds.
+    const pattern = SECRET_LIST.pattern;
+    pattern.lastIndex = Math.max(pattern.lastIndex, Math.min(resume, i));
+    return found;
   },
 };
 
@@ -212,10 +341,10 @@ const SPACED_ENV: Rule = {
   },
 };
 
-/** `~/.netrc`: `machine host login me password …`, on one line or several. */
+/** `~/.netrc`: `machine host login me password …` (or `default login me password …`), on one line or several. */
 const NETRC: Rule = {
   name: "netrc",
-  pattern: /(machine\s{1,16}\S{1,256}(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
+  pattern: /((?:machine\s{1,16}\S{1,256}|default(?=\s{1,16}login\s))(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
@@ -238,10 +367,17 @@ const DOCKER_AUTH: Rule = {
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
 
+/** `.npmrc`: `_auth = <base64 of user:password>`, for the default registry or one (`//host/:_auth=…`). */
+const NPMRC_AUTH: Rule = {
+  name: "npmrc-auth",
+  pattern: /(_auth(?<=(?:^|[\s:"']|\\[nrt])_auth)[ \t]*=[ \t]*)([A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])/g,
+  secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
+};
+
 /** Base64 that decodes to printable `user:password`. */
 export function isBasicCredential(encoded: string): boolean {
   const decoded = Buffer.from(encoded, "base64").toString("latin1");
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];

@@ -15,6 +15,18 @@ export interface Quoting {
 /** The secret inside one match, as [start, end) offsets relative to the match; null: not a secret. */
 export type SecretOf = (match: RegExpExecArray, quoting: Quoting) => readonly [number, number] | null;
 
+/**
+ * One secret of a match that may hold several (the items of a list), offsets relative to the
+ * match. `quoteAt`, when set, is the offset of a quote in the scanned text: the secret is a bare
+ * value (a number) inside JSON, and its `[REDACTED]` is written between two of that quote, as the
+ * quote is written in the source (`"` or `\"`), so the JSON stays valid.
+ */
+export interface Finding {
+  readonly start: number;
+  readonly end: number;
+  readonly quoteAt?: number;
+}
+
 export interface Rule {
   readonly name: string;
   /** A global pattern. It must stay linear: bounded or unambiguous quantifiers only. */
@@ -28,6 +40,8 @@ export interface Rule {
   readonly gate?: RegExp;
   /** Default: the whole match is the secret. */
   readonly secret?: SecretOf;
+  /** Instead of `secret`: every secret of the match. */
+  readonly findings?: (match: RegExpExecArray, quoting: Quoting) => readonly Finding[];
   /**
    * Matches hold no quote and no escape, and nothing around them depends on one: a decoded view of
    * the text (escapes.ts) can show no match the text itself does not, so views skip the rule.
