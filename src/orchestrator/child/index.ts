@@ -7,5 +7,5 @@ export { launchChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type L
 export { resolveResume, type ResumeSource } from "./resume-source.ts";
 export { launchTurn } from "./launch-pace.ts";
 export { placeChild } from "./fleet-placement.ts";
-export { backgroundLimit, backgroundQueueLimit, queueFull, Slots } from "./slots.ts";
+export { backgroundLimit, backgroundQueueLimit, foregroundQueueFull, foregroundWorkflowSlots, queueFull, Slots } from "./slots.ts";
 export { steerRun, type SteerPayload } from "./steer-targets.ts";

@@ -1,4 +1,5 @@
 import { FlowError } from "../../contract/errors.ts";
+import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * A counting semaphore for background children: at most `limit` run at once, the rest wait in
@@ -75,10 +76,42 @@ export function backgroundQueueLimit(env: Record<string, string | undefined>): n
   return Number.isInteger(value) && value >= 0 ? value : 500;
 }
 
+/**
+ * How many foreground workflow roots may run at once in one process (PI_FLOW_MAX_WORKFLOWS,
+ * default 8). Each is a sandbox (a worker thread, up to its memory limit) and up to `concurrency`
+ * children: a parent's script that starts a hundred at once would otherwise hold a hundred of both.
+ */
+export function foregroundWorkflowLimit(env: Record<string, string | undefined>): number {
+  const value = Number(env.PI_FLOW_MAX_WORKFLOWS);
+  return Number.isInteger(value) && value >= 1 ? value : 8;
+}
+
+/**
+ * The process's slots for foreground workflow roots: one pool, since memory is the process's (one
+ * per setting, read at each launch, so a setting changed within the process takes effect).
+ */
+export function foregroundWorkflowSlots(): Slots {
+  const pools = processGlobal("pi-flow.workflow-slots", () => new Map<string, Slots>());
+  const limit = foregroundWorkflowLimit(process.env);
+  const waiting = backgroundQueueLimit(process.env);
+  const key = `${limit}/${waiting}`;
+  let slots = pools.get(key);
+  if (!slots) pools.set(key, (slots = new Slots(limit, waiting)));
+  return slots;
+}
+
 /** The refusal of a background launch when `slots` is full: it names the bound. */
 export function queueFull(slots: Slots): FlowError {
   return new FlowError(
     "request_invalid",
     `Too many background runs: at most ${slots.maxWaiting} background runs may wait for a slot (PI_FLOW_MAX_QUEUED), and ${slots.limit} run at once. Wait for some with external_runs, then delegate again.`,
+  );
+}
+
+/** The refusal of a foreground workflow when the process's workflow slots are full. */
+export function foregroundQueueFull(slots: Slots): FlowError {
+  return new FlowError(
+    "request_invalid",
+    `Too many workflows: ${slots.limit} foreground workflows may run at once in this process (PI_FLOW_MAX_WORKFLOWS) and ${slots.maxWaiting} wait for a slot (PI_FLOW_MAX_QUEUED). Start fewer at once, or wait for some to end.`,
   );
 }

@@ -8,7 +8,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import type { WorkflowInput } from "../../contract/workflow-schema.ts";
 import { formatBytes, redactText, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
-import { queueFull, type LaunchEnvironment, type Slots } from "../child/index.ts";
+import { foregroundQueueFull, foregroundWorkflowSlots, queueFull, type LaunchEnvironment, type Slots } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
 import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type ChosenSource } from "./sources.ts";
@@ -23,7 +23,7 @@ export interface WorkflowRequest {
   toolCallId: string;
   /** Foreground only: aborting it stops the root and every child. */
   signal?: AbortSignal;
-  /** A background root's slots (the session's background workflows); none inside a workflow. */
+  /** A background root's slots (the session's background workflows); a foreground root takes the process's. */
   slots?: Slots;
   onProgress?(progress: WorkflowProgress): void;
 }
@@ -72,9 +72,10 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
   const place = nextWorkflowPlace();
   const { depth, parentRunId } = place;
   const nested = input.resume !== undefined && place.resumesNested === input.resume;
-  // A workflow's nested runs are bounded by its tree, not by the session's slots.
-  const slots = background && depth === 1 ? request.slots : undefined;
-  if (slots?.full) throw queueFull(slots);
+  // A workflow's nested runs are bounded by its tree, not by slots. A root takes one: a background
+  // root one of its session's, a foreground root one of the process's.
+  const slots = depth > 1 ? undefined : background ? request.slots : foregroundWorkflowSlots();
+  if (slots?.full) throw background ? queueFull(slots) : foregroundQueueFull(slots);
   const source = chooseSource(input, env, nested);
   if ("succeeded" in source) return source;
   const { selected, workflow, args, toolNames, resume } = source;

@@ -47,7 +47,7 @@ export interface WorkflowLaunch {
   /** The same tools' schemas, for describeTool()/searchTools() in the script. */
   toolSchemas?: WorkflowHost["toolSchemas"];
   background: boolean;
-  /** A background root waits here for a slot before its sandbox starts (queued until then). */
+  /** A root waits here for a slot before its sandbox starts (queued until then). */
   slots?: SlotQueue;
   /** Foreground only: the parent tool's signal; aborting it stops the root and every child. */
   signal?: AbortSignal;
