@@ -34,6 +34,8 @@ export interface RetentionSettings {
 export const DEFAULT_RETENTION: RetentionPolicy = { maxAgeMs: 30 * 24 * 3600 * 1000, maxRuns: 500 };
 
 const DAY_MS = 24 * 3600 * 1000;
+/** How long a run with no record yet counts as one its creator is still writing. */
+const RECORDLESS_GRACE_MS = 60_000;
 
 function limit(raw: unknown, scale: number, fallback: number): number {
   const n = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : raw;
@@ -96,6 +98,10 @@ async function inspectRun(
   // A record older than its journal (a power loss, a crash before the record's rewrite) is not
   // believed over a journal that ended: that run is over, and ended when its terminal line says.
   const terminal = !live && record?.status !== "done" ? readTerminalLine(join(runsDir, runId, "journal.jsonl"), runId) : undefined;
+  // A run another process has just created has a start line and no record until that process's
+  // group commit writes one (milliseconds), nor yet, perhaps, its session's marker: young enough, it is
+  // taken for live. One whose creator died before its record stays until it is older than that.
+  if (!live && !terminal && !record && now - started < RECORDLESS_GRACE_MS) live = true;
   if (!live && !terminal && record && record.status !== "done" && record.owner.pid !== process.pid) {
     const updated = Date.parse(record.updatedAt);
     live =

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { runFiles } from "../../src/runs/home.ts";
 import { hostname } from "node:os";
@@ -91,6 +91,19 @@ describe("retention", () => {
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("exit", resolve));
     expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
+  });
+
+  it("leaves a run another process has just created alone while its record is not written yet, and removes it once its creator is long gone", async () => {
+    const run = store.create({ kind: "agent", task: { description: "just created elsewhere" }, background: true });
+    const files = runFiles(store.scope, run.runId);
+    await store.idle();
+    unlinkSync(files.record); // as it stands between the other process's create and its group commit
+    const otherProcess = new RunRegistry();
+    const policy = { maxAgeMs: 0, maxRuns: 0 };
+    expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() })).toMatchObject({ removed: 0, live: 1 });
+    expect(existsSync(files.dir)).toBe(true);
+    expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
+    run.settle({ outcome: "succeeded", value: 1 });
   });
 
   it("believes a journal that ended over a record a power loss left behind it, whatever process holds the record's owner ID now", async () => {
