@@ -268,6 +268,10 @@ describe("linear time", () => {
     [fill("Private-Lines: 1\n"), true],
     [fill('"password":[{'), true], // lists under a secret name, each opening an object that never closes
     [fill(`"password":["a 'password':[", `), false], // a list whose every item holds another list's key
+    [fill("passwords:\n- "), true], // YAML block lists whose every item is another list's key
+    [fill("secrets:\\n  - ab\\n"), true], // escaped block lists of short items
+    [`${"a ".repeat(MB / 2)}password:\n- ab`, true], // a key a megabyte into its line
+    [fill("API_KEYS=a,"), true], // a plural name's comma list whose items are keys again
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {

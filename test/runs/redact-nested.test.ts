@@ -15,12 +15,12 @@ describe("a secret nested under a secret name in a structured value", () => {
 
   it("goes from the value field of an object under the name or in its list", () => {
     const value = {
-      token: [{ value: "q9Zt4Lw8Nc2Vb6Xm7Rk1", expires: "2030-01-01" }],
+      tokens: [{ value: "q9Zt4Lw8Nc2Vb6Xm7Rk1", expires: "2030-01-01" }],
       client_secret: { value: "S3cr3tPass9-rotated", note: "rotated" },
       password: [{ value: "hunter2-secret" }, [{ value: "hunter3-secret" }]],
     };
     const expected = {
-      token: [{ value: REDACTED, expires: "2030-01-01" }],
+      tokens: [{ value: REDACTED, expires: "2030-01-01" }],
       client_secret: { value: REDACTED, note: "rotated" },
       password: [{ value: REDACTED }, [{ value: REDACTED }]],
     };
@@ -30,5 +30,56 @@ describe("a secret nested under a secret name in a structured value", () => {
   it("keeps placeholders, small numbers and plain keys' lists nested the same way", () => {
     const value = { password: [["${DB_PASSWORD}", 12]], notes: [["hunter2-secret"]], secret: [{ name: "db", value: "****" }] };
     for (const written of bothWays(value)) expect(written).toEqual(value);
+  });
+});
+
+describe("plural secret names", () => {
+  it("redact their values in structured values, as the singular name would", () => {
+    const value = { passwords: ["hunter2-secret"], api_keys: ["9f8e7d6c5b4a39281706"], secrets: "S3cr3tPass9-rotated", clientSecrets: [["q9Zt4Lw8Nc2Vb6Xm"]] };
+    for (const written of bothWays(value)) expect(written).toEqual({ passwords: [REDACTED], api_keys: [REDACTED], secrets: REDACTED, clientSecrets: [[REDACTED]] });
+  });
+
+  it("redact their values in text: an assignment, a flow list, a JSON list", () => {
+    expect(redactText("passwords: hunter2-secret").text).toBe(`passwords: ${REDACTED}`);
+    expect(redactText("API_KEYS=9f8e7d6c5b4a39281706,a1b2c3d4e5f6a7b8c9d0 next").text).toBe(`API_KEYS=${REDACTED},${REDACTED} next`);
+    expect(redactText("secrets: [hunter2abc, s3cr3t!x]").text).toBe(`secrets: [${REDACTED}, ${REDACTED}]`);
+    expect(redactText('{"passwords": ["hunter2-secret"]}').text).toBe(`{"passwords": ["${REDACTED}"]}`);
+    expect(redactText('{"tokens": ["q9Zt4Lw8Nc2Vb6Xm7Rk1"]}').text).toBe(`{"tokens": ["${REDACTED}"]}`);
+  });
+
+  it("keep token counts and a tokenizer's pieces: `tokens` holds a secret only when it looks like one", () => {
+    const counts = { max_tokens: 128000, totalTokens: 1234567890, special_tokens: ["<s>", "[INST]", "\n\nHuman:"], tokens: [{ id: 15496, value: "Hello" }] };
+    for (const written of bothWays(counts)) expect(written).toEqual(counts);
+    for (const text of ["max_tokens=100000", '{"max_tokens": 200000, "input_tokens": 123456789}', '{"stop_tokens": ["\\n\\nHuman:", "[INST]"]}', "tokens: 1234567 used"]) {
+      expect(redactText(text)).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a YAML block list under a secret name", () => {
+  it("has its credential-shaped items redacted, singular or plural name, and the lines after it kept", () => {
+    expect(redactText("db:\n  password:\n    - s3cret99\n    - 'other-pass1'\n  host: db").text).toBe(`db:\n  password:\n    - ${REDACTED}\n    - '${REDACTED}'\n  host: db`);
+    expect(redactText("passwords:\n- s3cret99\n- hunter2abc\nuser: app").text).toBe(`passwords:\n- ${REDACTED}\n- ${REDACTED}\nuser: app`);
+    expect(redactText("api_keys:  # rotated monthly\n  - 9f8e7d6c5b4a39281706\n").text).toBe(`api_keys:  # rotated monthly\n  - ${REDACTED}\n`);
+  });
+
+  it("is redacted inside a JSON string too, where its lines are escaped", () => {
+    const text = JSON.stringify({ content: "secrets:\n  - s3cret99-value\n  - hunter2abc\nport: 80" });
+    const out = redactText(text).text;
+    expect(out).not.toContain("s3cret99");
+    expect(out).not.toContain("hunter2abc");
+    expect((JSON.parse(out) as { content: string }).content).toBe(`secrets:\n  - ${REDACTED}\n  - ${REDACTED}\nport: 80`);
+  });
+
+  it("keeps references, placeholders, maps and the items of other keys", () => {
+    for (const text of [
+      "secrets:\n  - db_password\n  - source: api_token\n    target: token\n",
+      "password:\n  - ${DB_PASSWORD}\n  - <your password>\n",
+      "tokens:\n  - hello\n  - world9\n",
+      "hosts:\n  - s3cret99\n",
+      "password:\nhost: db\n  - s3cret99\n",
+    ]) {
+      expect(redactText(text)).toEqual({ text, changed: false });
+    }
   });
 });
