@@ -272,6 +272,10 @@ describe("linear time", () => {
     [fill("secrets:\\n  - ab\\n"), true], // escaped block lists of short items
     [`${"a ".repeat(MB / 2)}password:\n- ab`, true], // a key a megabyte into its line
     [fill("API_KEYS=a,"), true], // a plural name's comma list whose items are keys again
+    [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
+    [fill("sqlplus a/b/"), true],
+    [fill("\nconnect a/b c"), true],
+    [fill("ldapsearch -w -x "), true], // a bind flag whose every value is another flag
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {

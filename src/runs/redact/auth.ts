@@ -61,6 +61,16 @@ const URL_CREDENTIALS: Rule = {
   },
 };
 
+/**
+ * Oracle's `user/password@service` connect string in a JDBC URL (`jdbc:oracle:thin:scott/tiger@db:1521/ORCL`)
+ * or given to a driver (`cx_Oracle.connect("scott/tiger@db/orcl")`): the password goes, whatever its shape.
+ */
+const ORACLE_CONNECT: Rule = {
+  name: "oracle-connect-string",
+  pattern: /((?:jdbc:oracle:[A-Za-z0-9]{1,16}:|connect\([ \t]{0,16}["'])[A-Za-z0-9_$#.]{1,128}\/)([^\s/@"'\\\x60]{1,256})(?=@)/gi,
+  secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
+};
+
 /** A DSN whose user part is the key (Sentry): `https://<32 hex>@o1.ingest.sentry.io/1`. */
 const DSN_KEY: Rule = {
   name: "dsn-key",
@@ -129,6 +139,7 @@ export const AUTH_RULES: readonly Rule[] = [
   COOKIE,
   BASIC,
   URL_CREDENTIALS,
+  ORACLE_CONNECT,
   DSN_KEY,
   WEBHOOKS,
   SIGNATURE,

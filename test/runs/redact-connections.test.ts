@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { REDACTED, redactText } from "../../src/runs/index.ts";
+
+/** Each line keeps everything but its password, which becomes [REDACTED]. */
+function expectRedacted(cases: readonly [text: string, expected: string][]): void {
+  for (const [text, expected] of cases) {
+    expect(redactText(text).text, text).toBe(expected);
+    // Inside a tool call's JSON arguments too, the JSON staying valid.
+    const wrapped = redactText(JSON.stringify({ command: text })).text;
+    expect((JSON.parse(wrapped) as { command: string }).command, text).toBe(expected);
+  }
+}
+
+function expectKept(texts: readonly string[]): void {
+  for (const text of texts) expect(redactText(text), text).toEqual({ text, changed: false });
+}
+
+describe("Oracle's user/password@host connect strings", () => {
+  it("lose the password in JDBC URLs, driver calls and Oracle's command-line tools", () => {
+    expectRedacted([
+      ["jdbc:oracle:thin:scott/tiger@db:1521/ORCL", `jdbc:oracle:thin:scott/${REDACTED}@db:1521/ORCL`],
+      ["url=jdbc:oracle:thin:app_user/Tig3r-pw#9@//db.internal:1521/svc", `url=jdbc:oracle:thin:app_user/${REDACTED}@//db.internal:1521/svc`],
+      ["jdbc:oracle:oci:scott/tiger@ORCL", `jdbc:oracle:oci:scott/${REDACTED}@ORCL`],
+      ['conn = cx_Oracle.connect("scott/tiger@localhost/orclpdb1")', `conn = cx_Oracle.connect("scott/${REDACTED}@localhost/orclpdb1")`],
+      ["sqlplus -s scott/tiger@//db:1521/ORCL @scripts/setup.sql", `sqlplus -s scott/${REDACTED}@//db:1521/ORCL @scripts/setup.sql`],
+      ["sqlplus system/Manager1 as sysdba", `sqlplus system/${REDACTED} as sysdba`],
+      ["expdp system/Passw0rd@db directory=DUMP dumpfile=app.dmp", `expdp system/${REDACTED}@db directory=DUMP dumpfile=app.dmp`],
+      ["sqlldr userid=scott/tiger control=load/data.ctl", `sqlldr userid=scott/${REDACTED} control=load/data.ctl`],
+      ["rman target / catalog rco/Cat4log@catdb", `rman target / catalog rco/${REDACTED}@catdb`],
+      ["SQL> connect scott/tiger@orcl", `SQL> connect scott/${REDACTED}@orcl`],
+      ["CONN hr/hr_pass9", `CONN hr/${REDACTED}`],
+    ]);
+  });
+
+  it("keep connect strings without a password, OS authentication, variables and paths", () => {
+    expectKept([
+      "jdbc:oracle:thin:@db:1521/ORCL",
+      "jdbc:oracle:thin:@//db.internal:1521/svc",
+      "sqlplus / as sysdba",
+      "sqlplus -s /nolog @scripts/setup.sql",
+      "sqlplus scott/${ORACLE_PASSWORD}@db",
+      "sqlplus scott/$ORA_PW@db",
+      "sqlldr control=load/data.ctl log=logs/load.log",
+      "connect client/server apps over the bus",
+      'oracledb.connect(user="scott", dsn="db/orclpdb1")',
+    ]);
+  });
+});
+
+describe("database and directory tools' short password flags", () => {
+  it("lose the password after the flag that means one for that tool", () => {
+    expectRedacted([
+      ["ldapsearch -x -H ldap://dc1 -D cn=admin,dc=acme,dc=io -w S3cr3t-bind -b dc=acme,dc=io", `ldapsearch -x -H ldap://dc1 -D cn=admin,dc=acme,dc=io -w ${REDACTED} -b dc=acme,dc=io`],
+      ["ldapmodify -D cn=admin -w 'S3cr3t bind' -f change.ldif", `ldapmodify -D cn=admin -w '${REDACTED}' -f change.ldif`],
+      ["sqlcmd -S sql.internal -U sa -P Pa55w0rd! -Q \"select 1\"", `sqlcmd -S sql.internal -U sa -P ${REDACTED} -Q "select 1"`],
+      ["bcp app.dbo.users out users.dat -S sql -U sa -P Pa55w0rd -c", `bcp app.dbo.users out users.dat -S sql -U sa -P ${REDACTED} -c`],
+      ["mongosh --host db -u admin -p Mongo-Pa55 --authenticationDatabase admin", `mongosh --host db -u admin -p ${REDACTED} --authenticationDatabase admin`],
+    ]);
+  });
+
+  it("keep the same letters where the tool gives them another meaning", () => {
+    expectKept(["ldapsearch -x -W -D cn=admin", "grep -w secret file.txt", "sqlcmd -S sql -E -P", "mongosh -p", "ssh -p 2222 host", "wc -w notes.txt"]);
+  });
+});
