@@ -245,6 +245,8 @@ describe("a list under a secret name, written as JSON text", () => {
 
   it("redacts a YAML flow list's credential-shaped items and keeps words and code", () => {
     expect(redactText("password: [hunter2abc, s3cr3t!x]").text).toBe("password: [[REDACTED], [REDACTED]]");
+    // `#` inside a plain item is part of it: a comment starts only after a space.
+    expect(redactText("password: [orchid234#5NqjYA, old-one] # rotated").text).toBe("password: [[REDACTED], old-one] # rotated");
     for (const text of ["password: [abc, def]", "secret = [x.y, getS()]", "token = [tokenA, tokenB]", "api_key: [${KEY}, <your-key>]"]) {
       expect(redactText(text).text).toBe(text);
     }

@@ -230,7 +230,8 @@ const LIST_OBJECT_MAX_CHARS = 1024;
 const LIST_NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LIST_WORD = /(?:true|false|null)(?![\w$])/y;
 
-const BARE_ITEM = /[^\s,[\]{}"'#`]{1,512}(?=[ \t]*[,\]])/y;
+/** A bare item of a YAML flow list: `#` starts a comment only after a space (`pa#ss` is one item). */
+const BARE_ITEM = /[^\s,[\]{}"'#`][^\s,[\]{}"'`]{0,511}(?=[ \t]*[,\]])/y;
 
 /** A YAML flow list's bare item at `at` (not a number or a JSON word: those are read as such), or null. */
 function readBare(input: string, at: number, limit: number): string | null {
