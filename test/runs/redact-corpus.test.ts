@@ -276,6 +276,8 @@ describe("linear time", () => {
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],
     [fill("ldapsearch -w -x "), true], // a bind flag whose every value is another flag
+    [fill(` ${Buffer.from('{"auths": {"a": {}}, "n": 1}').toString("base64")}`), true], // base64 of JSON documents, each decoded and read
+    [`eyJ${"A".repeat(MB)}`, true], // a megabyte of base64 that starts like a JSON document
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {
