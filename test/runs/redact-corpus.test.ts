@@ -272,6 +272,8 @@ describe("linear time", () => {
     [fill("secrets:\\n  - ab\\n"), true], // escaped block lists of short items
     [`${"a ".repeat(MB / 2)}password:\n- ab`, true], // a key a megabyte into its line
     [fill("API_KEYS=a,"), true], // a plural name's comma list whose items are keys again
+    [fill("secret: |\n"), true], // YAML block scalars, each ended by the next one's key
+    [`password: >\n${"  ab\n".repeat(MB / 5)}`, true], // one with a megabyte of short lines
     [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

@@ -83,3 +83,18 @@ describe("a YAML block list under a secret name", () => {
     }
   });
 });
+
+describe("a YAML block scalar under a secret name", () => {
+  it("has its lines redacted, with real or escaped line breaks, and the next key kept", () => {
+    expect(redactText("db:\n  password: |\n    hunter2-secret\n  host: db").text).toBe(`db:\n  password: |\n    ${REDACTED}\n  host: db`);
+    expect(redactText("client_secret: >-\n  q9Zt4Lw8Nc2Vb6Xm\n  7Rk1Hs3Jd5\n\nnext: 1").text).toBe(`client_secret: >-\n  ${REDACTED}\n  ${REDACTED}\n\nnext: 1`);
+    const text = JSON.stringify({ content: "stringData:\n  password: |-\n    hunter2-secret\n  user: app" });
+    expect((JSON.parse(redactText(text).text) as { content: string }).content).toBe(`stringData:\n  password: |-\n    ${REDACTED}\n  user: app`);
+  });
+
+  it("keeps placeholders and other keys' block scalars", () => {
+    for (const text of ["password: |\n  ${DB_PASSWORD}\nuser: app", "description: |\n  hunter2-secret is an example\n", "password: |\nuser: hunter2-secret"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});

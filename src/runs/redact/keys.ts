@@ -354,17 +354,19 @@ const KEY_COLUMN_MAX = 512;
  * inside a JSON string. Each scalar item is judged as the key's own value ending its line would be
  * (`password: word` is one); the first line that is not a scalar item (a map item `- name: x`, a
  * line less indented, the next key) ends the list. The pattern starts at the `:` and reads the key
- * back; what was read is not read again, so the rule stays linear.
- * Groups: 1 key, 2 its closing quote, 3 space before the `:`, 4 the rest of the key's line, 5 its line break.
+ * back; what was read is not read again, so the rule stays linear. A block scalar (`password: |`)
+ * is read by blockScalar.
+ * Groups: 1 key, 2 its closing quote, 3 space before the `:`, 4 the rest of the key's line (a block
+ * scalar's indicator, a comment), 5 its line break.
  */
 const YAML_BLOCK_LIST: Rule = {
   name: "yaml-block-list",
   pattern: new RegExp(
-    String.raw`:(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
+    String.raw`:(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:[|>][-+0-9]{0,2}[ \t]*)?(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
     "gi",
   ),
   findings: (m, quoting) => {
-    const [whole, key = "", quote = "", space = "", , lineBreak = ""] = m;
+    const [whole, key = "", quote = "", space = "", indicator = "", lineBreak = ""] = m;
     const input = m.input;
     if (!keyAllowed(key, "")) return [];
     const escaped = lineBreak.startsWith("\\");
@@ -384,6 +386,11 @@ const YAML_BLOCK_LIST: Rule = {
     const found: Finding[] = [];
     const limit = Math.min(input.length, m.index + LIST_MAX_CHARS);
     let at = m.index + whole.length;
+    if (/[|>]/.test(indicator)) {
+      at = blockScalar(m, key, column, escaped, limit, found);
+      YAML_BLOCK_LIST.pattern.lastIndex = Math.max(YAML_BLOCK_LIST.pattern.lastIndex, at);
+      return found;
+    }
     for (let items = 0; at < limit && items < LIST_MAX_ITEMS; items++) {
       let i = at;
       while (input[i] === " ") i++;
@@ -425,6 +432,32 @@ const YAML_BLOCK_LIST: Rule = {
     return found;
   },
 };
+
+/**
+ * A YAML block scalar under a secret name (`password: |` or `>-`, then lines indented further than
+ * the key): each line is judged as the key's value ending a line would be, and redacted whole.
+ * Returns where the reading stopped (the first line not indented further).
+ */
+function blockScalar(m: RegExpExecArray, key: string, column: number, escaped: boolean, limit: number, found: Finding[]): number {
+  const input = m.input;
+  let at = m.index + m[0].length;
+  for (let lines = 0; at < limit && lines < LIST_MAX_ITEMS; lines++) {
+    let start = at;
+    while (input[start] === " ") start++;
+    let end = start;
+    while (end < limit && lineBreakAt(input, end, escaped) === 0 && input[end] !== "\n" && !(escaped && input[end] === "\\" && input[end + 1] === '"')) end++;
+    let valueEnd = end;
+    while (valueEnd > start && (input[valueEnd - 1] === " " || input[valueEnd - 1] === "\t")) valueEnd--;
+    if (valueEnd > start) {
+      if (start - at <= column) return at;
+      if (judgeValue({ key, op: ":", spaced: true, value: input.slice(start, valueEnd), endsLine: true })) found.push({ start: start - m.index, end: valueEnd - m.index });
+    }
+    const next = lineBreakAt(input, end, escaped);
+    if (next === 0) return end;
+    at = end + next;
+  }
+  return at;
+}
 
 /** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
 const XML_ELEMENT: Rule = {
