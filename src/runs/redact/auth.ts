@@ -24,7 +24,9 @@ const AUTHORIZATION: Rule = {
 const BEARER: Rule = {
   name: "bearer",
   escapeBlind: true,
-  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Bearer\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
+  // The literal first, its boundary looked back at (see `prefixed`): a pattern that opens with a
+  // lookbehind is tried at every position.
+  pattern: /(Bearer(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])Bearer)\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
   secret: group(2, (m) => looksRandom(m[2] ?? "")),
 };
 
@@ -32,7 +34,7 @@ const BEARER: Rule = {
 const BASIC: Rule = {
   name: "basic-auth",
   escapeBlind: true,
-  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Basic\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
+  pattern: /(Basic(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])Basic)\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
 
@@ -59,16 +61,6 @@ const URL_CREDENTIALS: Rule = {
     const start = 3 + (m[1] ?? "").length;
     return [start, start + secret.length];
   },
-};
-
-/**
- * Oracle's `user/password@service` connect string in a JDBC URL (`jdbc:oracle:thin:scott/tiger@db:1521/ORCL`)
- * or given to a driver (`cx_Oracle.connect("scott/tiger@db/orcl")`): the password goes, whatever its shape.
- */
-const ORACLE_CONNECT: Rule = {
-  name: "oracle-connect-string",
-  pattern: /((?:jdbc:oracle:[A-Za-z0-9]{1,16}:|connect\([ \t]{0,16}["'])[A-Za-z0-9_$#.]{1,128}\/)([^\s/@"'\\\x60]{1,256})(?=@)/gi,
-  secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
 /** A DSN whose user part is the key (Sentry): `https://<32 hex>@o1.ingest.sentry.io/1`. */
@@ -113,7 +105,7 @@ const WEBHOOKS: Rule = {
 const SIGNATURE: Rule = {
   name: "url-signature",
   escapeBlind: true,
-  pattern: /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))((?:sig|x-amz-signature|x-goog-signature|signature)=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
+  pattern: /((?:sig|x-amz-signature|x-goog-signature|signature)(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])(?:sig|x-amz-signature|x-goog-signature|signature))=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
   secret: group(2),
 };
 
@@ -139,7 +131,6 @@ export const AUTH_RULES: readonly Rule[] = [
   COOKIE,
   BASIC,
   URL_CREDENTIALS,
-  ORACLE_CONNECT,
   DSN_KEY,
   WEBHOOKS,
   SIGNATURE,
