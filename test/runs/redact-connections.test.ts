@@ -62,3 +62,22 @@ describe("database and directory tools' short password flags", () => {
     expectKept(["ldapsearch -x -W -D cn=admin", "grep -w secret file.txt", "sqlcmd -S sql -E -P", "mongosh -p", "ssh -p 2222 host", "wc -w notes.txt"]);
   });
 });
+
+describe("~/.pgpass lines (host:port:database:user:password)", () => {
+  it("lose the password, the line's other fields kept", () => {
+    expectRedacted([
+      ["db.internal:5432:app:app_user:S3cretPw9", `db.internal:5432:app:app_user:${REDACTED}`],
+      ["$ cat ~/.pgpass\nlocalhost:*:*:postgres:hunter2-local\n*:5432:reports:ro:R3ad-0nly!\n", `$ cat ~/.pgpass\nlocalhost:*:*:postgres:${REDACTED}\n*:5432:reports:ro:${REDACTED}\n`],
+    ]);
+  });
+
+  it("keep passwd and shadow lines, times and ports that only look alike", () => {
+    expectKept([
+      "alice:x:1000:1000:Alice:/home/alice:/bin/bash",
+      "12:30:45:123:done",
+      "listening on db.internal:5432",
+      "localhost:5432:app:app_user:${PGPASSWORD}",
+      "see host:port:database:username:password in the docs",
+    ]);
+  });
+});

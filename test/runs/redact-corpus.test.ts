@@ -274,6 +274,7 @@ describe("linear time", () => {
     [fill("API_KEYS=a,"), true], // a plural name's comma list whose items are keys again
     [fill("secret: |\n"), true], // YAML block scalars, each ended by the next one's key
     [`password: >\n${"  ab\n".repeat(MB / 5)}`, true], // one with a megabyte of short lines
+    [fill("\nab:5432:c:d:"), true], // .pgpass lines with no password
     [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

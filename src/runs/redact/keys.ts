@@ -353,8 +353,8 @@ const KEY_COLUMN_MAX = 512;
  * at least as far as the key (`passwords:\n  - s3cret`), with real line breaks or escaped ones
  * inside a JSON string. Each scalar item is judged as the key's own value ending its line would be
  * (`password: word` is one); the first line that is not a scalar item (a map item `- name: x`, a
- * line less indented, the next key) ends the list. The pattern starts at the `:` and reads the key
- * back; what was read is not read again, so the rule stays linear. A block scalar (`password: |`)
+ * line less indented, the next key) ends the list. The pattern starts at the `:`, looks ahead for
+ * the line's end (most colons go on with a value), and only then reads the key back; what was read is not read again, so the rule stays linear. A block scalar (`password: |`)
  * is read by blockScalar.
  * Groups: 1 key, 2 its closing quote, 3 space before the `:`, 4 the rest of the key's line (a block
  * scalar's indicator, a comment), 5 its line break.
@@ -362,7 +362,7 @@ const KEY_COLUMN_MAX = 512;
 const YAML_BLOCK_LIST: Rule = {
   name: "yaml-block-list",
   pattern: new RegExp(
-    String.raw`:(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:[|>][-+0-9]{0,2}[ \t]*)?(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
+    String.raw`:(?=[ \t]*(?:[|>#]|\r?\n|\\[rn]))(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:[|>][-+0-9]{0,2}[ \t]*)?(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
     "gi",
   ),
   findings: (m, quoting) => {
@@ -505,6 +505,22 @@ const NETRC: Rule = {
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
+/**
+ * `~/.pgpass`: `host:port:database:user:password`, one a line or a JSON string (`*` stands for
+ * any host, port, database or user). The pattern starts at `:port:` and reads the host back; a host has a letter,
+ * a dot or `*`, so times (`12:30:45:…`) are not read, and passwd lines have no port.
+ * Groups: 1 host, 2 database and user, 3 password.
+ */
+const PGPASS: Rule = {
+  name: "pgpass",
+  pattern: /:(?:\d{1,5}|\*):(?<=(?:^|\n|\\n|")([A-Za-z0-9.*_-]{1,253}):(?:\d{1,5}|\*):)([^\s:"'\\]{1,128}:[^\s:"'\\]{1,128}:)([^\s"'\\]{1,256})(?=\r?\n|\\[nr]|\\?"|$)/g,
+  secret: (m) => {
+    const [whole, host = "", , password = ""] = m;
+    if (!/[A-Za-z.*]/.test(host) || password === "*" || isPlaceholder(password)) return null;
+    return [whole.length - password.length, whole.length];
+  },
+};
+
 /** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
 const ENV_KEY: Rule = {
   name: "env-key",
@@ -537,4 +553,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
