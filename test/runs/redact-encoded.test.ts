@@ -26,3 +26,13 @@ describe("base64 of a JSON document holding a secret", () => {
     }
   });
 });
+
+describe("base64 of a PEM private key", () => {
+  it("goes whole: a kubeconfig's client-key-data, a Kubernetes TLS secret's tls.key", () => {
+    const key = b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx3kq9Zt4Lw8Nc2Vb6Xm7Rk1Hs3Jd5\n-----END RSA PRIVATE KEY-----\n");
+    const cert = b64("-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEq9Zt4Lw8Nc2Vb6Xm7Rk1MA0GCSqGSIb3DQEBCwUAMBExDzAN\n-----END CERTIFICATE-----\n");
+    const kubeconfig = `users:\n- name: admin\n  user:\n    client-certificate-data: ${cert}\n    client-key-data: ${key}\n`;
+    expect(redactText(kubeconfig).text).toBe(`users:\n- name: admin\n  user:\n    client-certificate-data: ${cert}\n    client-key-data: ${REDACTED}\n`);
+    expect(redactText(JSON.stringify({ data: { "tls.crt": cert, "tls.key": key } })).text).toBe(JSON.stringify({ data: { "tls.crt": cert, "tls.key": REDACTED } }));
+  });
+});
