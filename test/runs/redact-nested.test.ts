@@ -98,3 +98,25 @@ describe("a YAML block scalar under a secret name", () => {
     }
   });
 });
+
+describe("credential names", () => {
+  it("hold a secret as any secret name does: `credential`, `credentials`", () => {
+    expect(redactText("REGISTRY_CREDENTIALS=ci:Pa55w0rd-9 ./push.sh").text).toBe(`REGISTRY_CREDENTIALS=${REDACTED} ./push.sh`);
+    expect(redactText('{"credential": "q9Zt4Lw8Nc2Vb6Xm7Rk1"}').text).toBe(`{"credential": "${REDACTED}"}`);
+    expect(redactValue({ smtp: { credentials: "hunter2-secret" } }).value).toEqual({ smtp: { credentials: REDACTED } });
+  });
+
+  it("keep fetch's modes, code and file paths", () => {
+    for (const text of [
+      "fetch(url, { credentials: 'include' })",
+      '{"credentials": "same-origin", "withCredentials": true}',
+      'credentials = service_account.Credentials.from_service_account_file("sa.json")',
+      "const credentials = await fromIni({ profile: 'dev' });",
+      "AWS_SHARED_CREDENTIALS_FILE=~/.aws/credentials",
+      "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/sa.json",
+      "credential.helper=store",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});

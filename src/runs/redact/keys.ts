@@ -15,6 +15,7 @@ const KEY_WORDS = `(?:${[
   "pass(?:word|wd|phrase|code)?",
   "pwd",
   "secret",
+  "credential",
   "token",
   "apikey",
   "secret_key_base",
