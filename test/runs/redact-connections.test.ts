@@ -81,3 +81,27 @@ describe("~/.pgpass lines (host:port:database:user:password)", () => {
     ]);
   });
 });
+
+describe("a secret name and its value passed to a call", () => {
+  it("lose the value: PHP's define, environment defaults, Java properties, header maps", () => {
+    expectRedacted([
+      ["define( 'DB_PASSWORD', 'hunter2-secret' );", `define( 'DB_PASSWORD', '${REDACTED}' );`],
+      ["define('AUTH_KEY', 'q9Zt4Lw8Nc2Vb6Xm7Rk1');", `define('AUTH_KEY', '${REDACTED}');`],
+      ['os.environ.setdefault("API_TOKEN", "q9Zt4Lw8Nc2Vb6Xm7Rk1")', `os.environ.setdefault("API_TOKEN", "${REDACTED}")`],
+      ['key = os.getenv("STRIPE_SECRET", "Zt4Lw8Nc2Vb6Xm7R")', `key = os.getenv("STRIPE_SECRET", "${REDACTED}")`],
+      ['System.setProperty("db.password", "hunter2-secret");', `System.setProperty("db.password", "${REDACTED}");`],
+      ['headers.put("X-Api-Key", "9f8e7d6c5b4a39281706");', `headers.put("X-Api-Key", "${REDACTED}");`],
+    ]);
+  });
+
+  it("keep defaults that are placeholders, variables, and other names", () => {
+    expectKept([
+      "define('DB_PASSWORD', getenv('DB_PASSWORD'));",
+      'os.getenv("API_TOKEN", "")',
+      'os.environ.setdefault("API_TOKEN", "changeme")',
+      'define("DB_HOST", "db.internal:3306");',
+      'headers.set("Content-Type", "application/json")',
+      'i18n.t("password", "Password")',
+    ]);
+  });
+});

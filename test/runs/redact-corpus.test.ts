@@ -275,6 +275,7 @@ describe("linear time", () => {
     [fill("secret: |\n"), true], // YAML block scalars, each ended by the next one's key
     [`password: >\n${"  ab\n".repeat(MB / 5)}`, true], // one with a megabyte of short lines
     [fill("\nab:5432:c:d:"), true], // .pgpass lines with no password
+    [fill(`set("password", 'a`), false], // setter calls whose values run into the next call
     [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

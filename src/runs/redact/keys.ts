@@ -460,6 +460,30 @@ function blockScalar(m: RegExpExecArray, key: string, column: number, escaped: b
   return at;
 }
 
+/** Calls that take a setting's name and then its value: PHP's define, environment defaults, Java properties, header and map setters. */
+const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setHeader|header";
+
+/**
+ * A secret name and a quoted value passed to such a call: `define('DB_PASSWORD', '…')`,
+ * `os.getenv("API_TOKEN", "…")`, `System.setProperty("db.password", "…")`, `headers.put("X-Api-Key",
+ * "…")`. The value is judged as the name's quoted value would be (placeholders survive); a value
+ * that is not a string literal (`getenv('DB_PASSWORD')`) is code. The pattern starts at the call's
+ * name and checks the boundary before it with a lookbehind.
+ * Groups: 1 everything before the value, 2 the name's quote, 3 the name, 4 the value.
+ */
+const CALL_ARGUMENT: Rule = {
+  name: "call-argument",
+  pattern: new RegExp(
+    String.raw`((?:${SETTERS})(?<=(?:^|[^A-Za-z0-9_$]|\\[nrt])(?:${SETTERS}))\([ \t]{0,16}(["'])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))\2[ \t]{0,16},[ \t]{0,16})("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}')`,
+    "gi",
+  ),
+  secret: (m, quoting) => {
+    const [, head = "", , key = "", value = ""] = m;
+    if (!keyAllowed(key, "") || !judgeValue({ key, op: "=", spaced: true, value, endsLine: false })) return null;
+    return quoting.sameQuoting(m.index + head.length, m.index + head.length + value.length - 1) ? [head.length + 1, head.length + value.length - 1] : null;
+  },
+};
+
 /** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
 const XML_ELEMENT: Rule = {
   name: "xml-element",
@@ -554,4 +578,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
