@@ -268,6 +268,19 @@ describe("linear time", () => {
     [fill("Private-Lines: 1\n"), true],
     [fill('"password":[{'), true], // lists under a secret name, each opening an object that never closes
     [fill(`"password":["a 'password':[", `), false], // a list whose every item holds another list's key
+    [fill("passwords:\n- "), true], // YAML block lists whose every item is another list's key
+    [fill("secrets:\\n  - ab\\n"), true], // escaped block lists of short items
+    [`${"a ".repeat(MB / 2)}password:\n- ab`, true], // a key a megabyte into its line
+    [fill("API_KEYS=a,"), true], // a plural name's comma list whose items are keys again
+    [fill("secret: |\n"), true], // YAML block scalars, each ended by the next one's key
+    [`password: >\n${"  ab\n".repeat(MB / 5)}`, true], // one with a megabyte of short lines
+    [fill("\nab:5432:c:d:"), true], // .pgpass lines with no password
+    [fill(`set("password", 'a`), false], // setter calls whose values run into the next call
+    [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
+    [fill("sqlplus a/b/"), true],
+    [fill("\nconnect a/b c"), true],
+    [fill(` ${Buffer.from('{"auths": {"a": {}}, "n": 1}').toString("base64")}`), true], // base64 of JSON documents, each decoded and read
+    [`eyJ${"A".repeat(MB)}`, true], // a megabyte of base64 that starts like a JSON document
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {

@@ -22,6 +22,10 @@ const SECRETS: { name: string; text: string; secret: string }[] = [
   { name: "Google API key", text: `key=AIza${alnum(35)}`, secret: `AIza${alnum(35)}` },
   { name: "Slack bot token", text: `xoxb-${"1234567890"}-${alnum(24)}`, secret: `xoxb-1234567890-${alnum(24)}` },
   { name: "Stripe secret", text: `stripe sk_live_${alnum(24)}`, secret: `sk_live_${alnum(24)}` },
+  { name: "Slack client token", text: `found xoxc-1234567890-${alnum(40)} in localStorage`, secret: `xoxc-1234567890-${alnum(40)}` },
+  { name: "Slack d cookie", text: `the d cookie is xoxd-${alnum(30)}%2B${alnum(10)}%3D (url-encoded)`, secret: `${alnum(30)}%2B${alnum(10)}` },
+  { name: "Docker Hub access token", text: `docker login -u acme --password-stdin <<< dckr_pat_${alnum(27)}`, secret: `dckr_pat_${alnum(27)}` },
+  { name: "GitLab runner registration token", text: `register the runner with GR1348941${alnum(20)} from the admin page`, secret: `GR1348941${alnum(20)}` },
   { name: "npm token", text: `//registry.npmjs.org/:_authToken=npm_${alnum(36)}`, secret: `npm_${alnum(36)}` },
   { name: "Hugging Face token", text: `hf_${alnum(34)}`, secret: `hf_${alnum(34)}` },
   {
@@ -245,6 +249,8 @@ describe("a list under a secret name, written as JSON text", () => {
 
   it("redacts a YAML flow list's credential-shaped items and keeps words and code", () => {
     expect(redactText("password: [hunter2abc, s3cr3t!x]").text).toBe("password: [[REDACTED], [REDACTED]]");
+    // `#` inside a plain item is part of it: a comment starts only after a space.
+    expect(redactText("password: [orchid234#5NqjYA, old-one] # rotated").text).toBe("password: [[REDACTED], old-one] # rotated");
     for (const text of ["password: [abc, def]", "secret = [x.y, getS()]", "token = [tokenA, tokenB]", "api_key: [${KEY}, <your-key>]"]) {
       expect(redactText(text).text).toBe(text);
     }

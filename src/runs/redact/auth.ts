@@ -24,7 +24,9 @@ const AUTHORIZATION: Rule = {
 const BEARER: Rule = {
   name: "bearer",
   escapeBlind: true,
-  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Bearer\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
+  // The literal first, its boundary looked back at (see `prefixed`): a pattern that opens with a
+  // lookbehind is tried at every position.
+  pattern: /(Bearer(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])Bearer)\s+)([A-Za-z0-9._~+/-]{16,4096}=*)/gi,
   secret: group(2, (m) => looksRandom(m[2] ?? "")),
 };
 
@@ -32,7 +34,7 @@ const BEARER: Rule = {
 const BASIC: Rule = {
   name: "basic-auth",
   escapeBlind: true,
-  pattern: /(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(Basic\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
+  pattern: /(Basic(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])Basic)\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
 
@@ -103,7 +105,7 @@ const WEBHOOKS: Rule = {
 const SIGNATURE: Rule = {
   name: "url-signature",
   escapeBlind: true,
-  pattern: /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))((?:sig|x-amz-signature|x-goog-signature|signature)=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
+  pattern: /((?:sig|x-amz-signature|x-goog-signature|signature)(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])(?:sig|x-amz-signature|x-goog-signature|signature))=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
   secret: group(2),
 };
 

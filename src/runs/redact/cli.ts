@@ -77,7 +77,7 @@ const PERCENT_PASSWORD: Rule = {
 };
 
 /** One test for all the tools below: most text names none of them. */
-const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure/;
+const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle/;
 
 /** Tools whose short flag carries a password. */
 const TOOL_FLAGS: readonly Rule[] = ([
@@ -118,6 +118,24 @@ const TOOL_FLAGS: readonly Rule[] = ([
     secret: unquoted(2),
   },
   {
+    // OpenLDAP's clients bind with `-w password` (`-W` prompts for it).
+    name: "ldap-w",
+    pattern: new RegExp(String.raw`(${word("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapmodrdn|ldappasswd|ldapwhoami|ldapcompare|ldapexop")}${SAME_COMMAND}\s-w[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // SQL Server's clients: `sqlcmd -U sa -P pw`, `bcp … -P pw` (`-Ppw` too).
+    name: "sqlserver-P",
+    pattern: new RegExp(String.raw`(${word("sqlcmd|bcp|isql|osql")}${SAME_COMMAND}\s-P[ \t]*)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // MongoDB's shell and tools: `-p password` after `-u user`.
+    name: "mongo-p",
+    pattern: new RegExp(String.raw`(${word("mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop")}${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
     // `aws configure set aws_secret_access_key X`.
     name: "aws-configure-set",
     pattern: /((?:(?<![\w-])|(?<=\\[nrt]))aws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
@@ -125,4 +143,34 @@ const TOOL_FLAGS: readonly Rule[] = ([
   },
 ] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, ...TOOL_FLAGS];
+/** An Oracle user name, and the password after its `/` in `user/password@service`. */
+const ORACLE_USER = "[A-Za-z0-9_$#.]{1,128}";
+const ORACLE_PASSWORD = String.raw`([^\s/@"'\\\x60]{1,256})`;
+
+/**
+ * Oracle's `user/password@service` connect strings. Its tools take one (or `user/password`, a local connection) as an
+ * argument, sqlldr as `userid=user/password`; SQL*Plus's `CONNECT user/password` starts a line.
+ * `/ as sysdba` (OS authentication) and `/nolog` have no user, and a `$VARIABLE` no password. A line
+ * (or a JSON string) that is a CONNECT command ends at its password or service.
+ */
+const ORACLE_RULES: readonly Rule[] = ([
+  {
+    // In a JDBC URL (`jdbc:oracle:thin:scott/tiger@db:1521/ORCL`) or given to a driver
+    // (`cx_Oracle.connect("scott/tiger@db/orcl")`): the password goes, whatever its shape.
+    name: "oracle-connect-string",
+    pattern: /((?:jdbc:oracle:[A-Za-z0-9]{1,16}:|connect\([ \t]{0,16}["'])[A-Za-z0-9_$#.]{1,128}\/)([^\s/@"'\\\x60]{1,256})(?=@)/g,
+    secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
+  },
+  {
+    name: "oracle-tool",
+    pattern: new RegExp(String.raw`(${word("sqlplus|sqlldr|expdp|impdp|rman|dgmgrl")}${SAME_COMMAND}(?:[ \t]|userid=)["']?${ORACLE_USER}/)${ORACLE_PASSWORD}(?=[@\s"'\\]|$)`, "gi"),
+    secret: unquoted(2),
+  },
+  {
+    name: "oracle-connect-command",
+    pattern: new RegExp(String.raw`((?:conn|connect)(?<=(?:^|[\n>"]|\\n)[ \t]{0,16}(?:conn|connect))[ \t]+${ORACLE_USER}/)${ORACLE_PASSWORD}(?=@|[ \t]{0,16}(?:[;"]|\r?\n|\\[nr"]|$))`, "gi"),
+    secret: unquoted(2),
+  },
+] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
+
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, ...TOOL_FLAGS, ...ORACLE_RULES];

@@ -1,5 +1,6 @@
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
+import { encodedRules } from "./encoded.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
@@ -12,7 +13,7 @@ import { TOKEN_RULES } from "./tokens.ts";
  * rule) means no rule ever reads another rule's output, and the result does not depend on order.
  */
 
-const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...CLI_RULES];
+const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...CLI_RULES, ...encodedRules(redactString)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).

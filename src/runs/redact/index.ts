@@ -65,16 +65,19 @@ let rekeyed: WeakMap<object, object> | undefined;
 
 /**
  * In the current redactedJson call, the secret name each list is being written under, as `walk`
- * judges a list's items under the key that holds the list. JSON.stringify writes depth first, so
- * the name set when a list is reached holds while its items are written; a list met again under
- * another key is named anew.
+ * judges a list's items under the key that holds the list (or the list that holds it). JSON.stringify
+ * writes depth first, so the name set when a list is reached holds while its items are written; a
+ * list met again under another key is named anew.
  */
 let listNames: WeakMap<object, string> | undefined;
 
 /** In the current redactedJson call, the lists whose items written so far opened a private key block and did not end it. */
 let openKeyBlocks: WeakSet<object> | undefined;
 
-/** In the current redactedJson call, the secret name each name/value pair (see pairName) gives its value. */
+/**
+ * In the current redactedJson call, the secret name each object's value field is judged under: a
+ * name/value pair's own name (see pairName), else the secret name the object sits under.
+ */
 let pairNames: WeakMap<object, string> | undefined;
 
 /** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
@@ -110,13 +113,16 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
   if (value !== null && typeof value === "object") {
     written = writtenAsPrimitive(value);
     if (written === undefined) {
+      // A list or an object under a secret name hands the name on (see containerName).
+      const under = containerName(name);
       if (!Array.isArray(value)) {
         const record = withRedactedKeys(value, (rekeyed ??= new WeakMap()));
-        const named = pairName(record);
+        const named = pairName(record) ?? under;
         if (named !== undefined) (pairNames ??= new WeakMap()).set(record, named);
+        else pairNames?.delete(record);
         return record;
       }
-      if (!inList && keyVerdict(key) !== "plain") (listNames ??= new WeakMap()).set(value, key);
+      if (under !== undefined) (listNames ??= new WeakMap()).set(value, under);
       else listNames?.delete(value);
       return value;
     }
@@ -216,10 +222,14 @@ function itemUnderKey(key: string, item: unknown): boolean {
   return typeof item === "number" && numberUnderKey(key, item);
 }
 
-/** `items` itself when no item is a secret under `key`, else a copy with those items redacted. */
-function itemsUnderKey(key: string, items: unknown[]): unknown[] {
-  if (keyVerdict(key) === "plain" || !items.some((item) => itemUnderKey(key, item))) return items;
-  return items.map((item) => (itemUnderKey(key, item) ? REDACTED : item));
+/**
+ * The name a list or an object under `key` hands on, or undefined for a plain key. A list's items
+ * (nested lists' too: `{ "password": [["…"]] }`) and an object's value field (`{ "tokens": [{
+ * "value": "…" }] }`, `{ "client_secret": { "value": "…" } }`) are judged as stored under it; the
+ * object's other fields are named by their own keys.
+ */
+function containerName(key: string | undefined): string | undefined {
+  return key !== undefined && keyVerdict(key) !== "plain" ? key : undefined;
 }
 
 /**
@@ -275,9 +285,10 @@ function defineData(record: Record<string, unknown>, key: string, value: unknown
 /**
  * Redacts the strings of a freshly parsed JSON value in place: the parse made it, so no one else
  * holds it, and an entry with nothing to redact (the common case) costs no copy. An object with a
- * key to redact is replaced by a copy with redacted keys.
+ * key to redact is replaced by a copy with redacted keys. `under` is the secret name the value sits
+ * under (see containerName).
  */
-function walk(value: unknown, state: { changed: boolean }): unknown {
+function walk(value: unknown, state: { changed: boolean }, under?: string): unknown {
   if (typeof value === "string") {
     const out = redactedText(value);
     if (out !== value) state.changed = true;
@@ -290,29 +301,29 @@ function walk(value: unknown, state: { changed: boolean }): unknown {
       if (typeof item === "string") {
         const next: KeyBlockText | undefined = keyBlock ? continueKeyBlock(item, true) : undefined;
         keyBlock = next?.open ?? opensKeyBlock(item);
-        value[i] = next ? next.text : walk(item, state);
-        if (value[i] !== item) state.changed = true;
-      } else if (item !== null && typeof item === "object") value[i] = walk(item, state);
+        value[i] = next ? next.text : under !== undefined && itemUnderKey(under, item) ? REDACTED : walk(item, state);
+      } else if (typeof item === "number") {
+        if (under !== undefined && itemUnderKey(under, item)) value[i] = REDACTED;
+      } else if (item !== null && typeof item === "object") value[i] = walk(item, state, under);
+      if (value[i] !== item) state.changed = true;
     }
     return value;
   }
   if (value !== null && typeof value === "object") {
     const record = withRedactedKeys(value) as Record<string, unknown>;
     if (record !== value) state.changed = true;
-    const named = pairName(record);
+    const named = pairName(record) ?? under;
     for (const key of Object.keys(record)) {
       const item = record[key];
+      const name = named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key;
       if (typeof item === "string" || typeof item === "number") {
-        const under = named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key;
-        const next = itemUnderKey(under, item) ? REDACTED : walk(item, state);
+        const next = itemUnderKey(name, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
           defineData(record, key, next);
         }
       } else if (item !== null && typeof item === "object") {
-        const items = Array.isArray(item) ? itemsUnderKey(key, item) : item;
-        if (items !== item) state.changed = true;
-        const next = walk(items, state);
+        const next = walk(item, state, containerName(name));
         if (next !== item) defineData(record, key, next);
       }
     }

@@ -7,17 +7,21 @@ import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.t
  * survive. The value's shape then decides (`judgeValue`): code and placeholders survive.
  */
 
-/** Words a secret key name ends with. `pass` and `pwd` need more care: see `keyAllowed`. */
-const KEY_WORDS = [
+/**
+ * Words a secret key name ends with, singular or plural (`passwords`, `api_keys`, `secrets`).
+ * `pass` and `pwd` need more care: see `keyAllowed`; plurals too: see `judgeValue`.
+ */
+const KEY_WORDS = `(?:${[
   "pass(?:word|wd|phrase|code)?",
   "pwd",
   "secret",
+  "credential",
   "token",
   "apikey",
   "secret_key_base",
   // `<kind>_key`: kinds of key that are secret. `primary_key`, `sort_key`, `public_key` are not.
   "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
-].join("|");
+].join("|")})s?`;
 
 /** The whole key is a secret name (for object keys in `redactValue`). */
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
@@ -28,7 +32,7 @@ const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
  * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
  */
 function keyAllowed(key: string, before: string): boolean {
-  const lower = key.toLowerCase();
+  const lower = key.toLowerCase().replace(/pwds$/, "pwd");
   if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
   if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
   return true;
@@ -57,7 +61,15 @@ export function isPlaceholder(value: string): boolean {
 const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
 const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
 
-const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?|pwd)$/i;
+const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+/** A plural name: no singular secret word ends in `s` but `pass`. */
+const PLURAL_KEY = /[^s]s$/i;
+/**
+ * `tokens` is mostly a count (`max_tokens`, `totalTokens`) or a tokenizer's pieces (`special_tokens:
+ * ["[INST]"]`): a value under it is a token only when it looks like one, long and random.
+ */
+const TOKENS_KEY = /tokens$/i;
+const looksLikeToken = (value: string): boolean => value.length >= 16 && /^[\x21-\x7e]+$/.test(value) && /\d/.test(value) && /[A-Za-z]/.test(value);
 
 export interface Assignment {
   key: string;
@@ -78,6 +90,7 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   const inner = quoted ? value.slice(1, -1) : value;
   const passwordKey = PASSWORD_KEY.test(key);
   if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
+  if (PLURAL_KEY.test(key) && (/^-?\d+(?:\.\d+)?$/.test(inner) || (TOKENS_KEY.test(key) && !looksLikeToken(inner)))) return false; // a count, a tokenizer's piece
   if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
   if (quote === "`" && inner.includes("${")) return false; // a template literal
   if (/^\$\{?[A-Za-z_]\w*\}?$/.test(inner)) return false; // a variable reference, quoted or not
@@ -129,11 +142,35 @@ const ASSIGNMENT: Rule = {
     if (!span) return [];
     // A number under a JSON key (`"password": 83749212`) is written as the string "[REDACTED]",
     // quoted as the key is, so the JSON stays valid.
-    const [whole, , quote = "", pre = "", rest = "", , value = ""] = m;
+    const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
     if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
-    return [{ start: span[0], end: span[1] }];
+    const found: Finding[] = [{ start: span[0], end: span[1] }];
+    // `API_KEYS=k1,k2`: a plural name's value may be a comma-separated list; each item is judged alike.
+    if (PLURAL_KEY.test(key) && whole[0] + rest === "=" && pre + post === "" && m.input[m.index + whole.length] === ",") {
+      found.push(...commaItems(m, key));
+    }
+    return found;
   },
 };
+
+const COMMA_ITEM = new RegExp(String.raw`,(${UNQUOTED})`, "y");
+
+/** The items after the first of a plural name's comma-separated value, as findings of match `m`. */
+function commaItems(m: RegExpExecArray, key: string): Finding[] {
+  const found: Finding[] = [];
+  const limit = Math.min(m.input.length, m.index + LIST_MAX_CHARS);
+  let at = m.index + m[0].length;
+  for (let items = 0; items < LIST_MAX_ITEMS && at < limit; items++) {
+    COMMA_ITEM.lastIndex = at;
+    const item = COMMA_ITEM.exec(m.input)?.[1];
+    if (item === undefined) break;
+    if (judgeValue({ key, op: "=", spaced: false, value: item, endsLine: false })) found.push({ start: at + 1 - m.index, end: at + 1 + item.length - m.index });
+    at += 1 + item.length;
+  }
+  // What was read is not read again (a key inside an item): that keeps the rule linear.
+  ASSIGNMENT.pattern.lastIndex = Math.max(ASSIGNMENT.pattern.lastIndex, at);
+  return found;
+}
 
 const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
@@ -194,7 +231,8 @@ const LIST_OBJECT_MAX_CHARS = 1024;
 const LIST_NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LIST_WORD = /(?:true|false|null)(?![\w$])/y;
 
-const BARE_ITEM = /[^\s,[\]{}"'#`]{1,512}(?=[ \t]*[,\]])/y;
+/** A bare item of a YAML flow list: `#` starts a comment only after a space (`pa#ss` is one item). */
+const BARE_ITEM = /[^\s,[\]{}"'#`][^\s,[\]{}"'`]{0,511}(?=[ \t]*[,\]])/y;
 
 /** A YAML flow list's bare item at `at` (not a number or a JSON word: those are read as such), or null. */
 function readBare(input: string, at: number, limit: number): string | null {
@@ -302,6 +340,150 @@ const SECRET_LIST: Rule = {
   },
 };
 
+/** A line break at `at` as the text writes them (`\n`, `\r\n`, or escaped inside a JSON string): its length, or 0. */
+function lineBreakAt(input: string, at: number, escaped: boolean): number {
+  if (escaped) return input.startsWith("\\n", at) ? 2 : input.startsWith("\\r\\n", at) ? 4 : 0;
+  return input[at] === "\n" ? 1 : input[at] === "\r" && input[at + 1] === "\n" ? 2 : 0;
+}
+
+/** How far back a block list's key is looked for its line's start: its column. */
+const KEY_COLUMN_MAX = 512;
+
+/**
+ * A YAML block list under a secret name: `password:` ending its line, then `- item` lines indented
+ * at least as far as the key (`passwords:\n  - s3cret`), with real line breaks or escaped ones
+ * inside a JSON string. Each scalar item is judged as the key's own value ending its line would be
+ * (`password: word` is one); the first line that is not a scalar item (a map item `- name: x`, a
+ * line less indented, the next key) ends the list. The pattern starts at the `:`, looks ahead for
+ * the line's end (most colons go on with a value), and only then reads the key back; what was read is not read again, so the rule stays linear. A block scalar (`password: |`)
+ * is read by blockScalar.
+ * Groups: 1 key, 2 its closing quote, 3 space before the `:`, 4 the rest of the key's line (a block
+ * scalar's indicator, a comment), 5 its line break.
+ */
+const YAML_BLOCK_LIST: Rule = {
+  name: "yaml-block-list",
+  pattern: new RegExp(
+    String.raw`:(?=[ \t]*(?:[|>#]|\r?\n|\\[rn]))(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:[|>][-+0-9]{0,2}[ \t]*)?(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
+    "gi",
+  ),
+  findings: (m, quoting) => {
+    const [whole, key = "", quote = "", space = "", indicator = "", lineBreak = ""] = m;
+    const input = m.input;
+    if (!keyAllowed(key, "")) return [];
+    const escaped = lineBreak.startsWith("\\");
+    const keyStart = m.index - space.length - quote.length - key.length - (quote === "" ? 0 : 1);
+    // The key's column: from its line's start, or in a JSON string from the string's opening quote.
+    const from = Math.max(0, keyStart - KEY_COLUMN_MAX);
+    let lineStart = from === 0 ? 0 : -1;
+    for (let i = keyStart - 1; i >= from; i--) {
+      const c = input[i];
+      if (c === "\n" || (escaped && ((c === "n" && input[i - 1] === "\\") || (c === '"' && input[i - 1] !== "\\")))) {
+        lineStart = i + 1;
+        break;
+      }
+    }
+    if (lineStart === -1) return [];
+    const column = keyStart - lineStart;
+    const found: Finding[] = [];
+    const limit = Math.min(input.length, m.index + LIST_MAX_CHARS);
+    let at = m.index + whole.length;
+    if (/[|>]/.test(indicator)) {
+      at = blockScalar(m, key, column, escaped, limit, found);
+      YAML_BLOCK_LIST.pattern.lastIndex = Math.max(YAML_BLOCK_LIST.pattern.lastIndex, at);
+      return found;
+    }
+    for (let items = 0; at < limit && items < LIST_MAX_ITEMS; items++) {
+      let i = at;
+      while (input[i] === " ") i++;
+      const blank = lineBreakAt(input, i, escaped);
+      if (blank > 0 || input[i] === "#") {
+        // A blank or comment line: the list goes on after it.
+        let end = i;
+        while (end < limit && lineBreakAt(input, end, escaped) === 0) end++;
+        const next = lineBreakAt(input, end, escaped);
+        if (next === 0) break;
+        at = end + next;
+        continue;
+      }
+      if (i - at < column || input[i] !== "-" || (input[i + 1] !== " " && input[i + 1] !== "\t")) break;
+      let start = i + 2;
+      while (input[start] === " " || input[start] === "\t") start++;
+      // The item runs to its line's end, an escape sequence (the JSON string's end) or a comment.
+      let end = start;
+      while (end < limit && lineBreakAt(input, end, escaped) === 0 && input[end] !== "\n" && input[end] !== "\r" && !(input[end] === "\\" && /["'nr]/.test(input[end + 1] ?? ""))) {
+        if (input[end] === "#" && (input[end - 1] === " " || input[end - 1] === "\t")) break;
+        end++;
+      }
+      let valueEnd = end;
+      while (valueEnd > start && (input[valueEnd - 1] === " " || input[valueEnd - 1] === "\t")) valueEnd--;
+      const value = input.slice(start, valueEnd);
+      // A map item (`- name: x`) or a nested list is not a scalar: the list is read no further.
+      if (value === "" || /:(?:\s|$)|^[-?]\s|^[[{&*!|>]/.test(value)) break;
+      const quoted = value[0] === '"' || value[0] === "'";
+      if (quoted && (value.length < 2 || value.at(-1) !== value[0] || !quoting.sameQuoting(start, valueEnd - 1))) break;
+      if (judgeValue({ key, op: ":", spaced: true, value, endsLine: true })) {
+        found.push(quoted ? { start: start + 1 - m.index, end: valueEnd - 1 - m.index } : { start: start - m.index, end: valueEnd - m.index });
+      }
+      while (end < limit && lineBreakAt(input, end, escaped) === 0 && input[end] !== "\n") end++;
+      const next = lineBreakAt(input, end, escaped);
+      at = end + next;
+      if (next === 0) break;
+    }
+    YAML_BLOCK_LIST.pattern.lastIndex = Math.max(YAML_BLOCK_LIST.pattern.lastIndex, at);
+    return found;
+  },
+};
+
+/**
+ * A YAML block scalar under a secret name (`password: |` or `>-`, then lines indented further than
+ * the key): each line is judged as the key's value ending a line would be, and redacted whole.
+ * Returns where the reading stopped (the first line not indented further).
+ */
+function blockScalar(m: RegExpExecArray, key: string, column: number, escaped: boolean, limit: number, found: Finding[]): number {
+  const input = m.input;
+  let at = m.index + m[0].length;
+  for (let lines = 0; at < limit && lines < LIST_MAX_ITEMS; lines++) {
+    let start = at;
+    while (input[start] === " ") start++;
+    let end = start;
+    while (end < limit && lineBreakAt(input, end, escaped) === 0 && input[end] !== "\n" && !(escaped && input[end] === "\\" && input[end + 1] === '"')) end++;
+    let valueEnd = end;
+    while (valueEnd > start && (input[valueEnd - 1] === " " || input[valueEnd - 1] === "\t")) valueEnd--;
+    if (valueEnd > start) {
+      if (start - at <= column) return at;
+      if (judgeValue({ key, op: ":", spaced: true, value: input.slice(start, valueEnd), endsLine: true })) found.push({ start: start - m.index, end: valueEnd - m.index });
+    }
+    const next = lineBreakAt(input, end, escaped);
+    if (next === 0) return end;
+    at = end + next;
+  }
+  return at;
+}
+
+/** Calls that take a setting's name and then its value: PHP's define, environment defaults, Java properties, header and map setters. */
+const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setHeader|header";
+
+/**
+ * A secret name and a quoted value passed to such a call: `define('DB_PASSWORD', '…')`,
+ * `os.getenv("API_TOKEN", "…")`, `System.setProperty("db.password", "…")`, `headers.put("X-Api-Key",
+ * "…")`. The value is judged as the name's quoted value would be (placeholders survive); a value
+ * that is not a string literal (`getenv('DB_PASSWORD')`) is code. The pattern starts at the call's
+ * name and checks the boundary before it with a lookbehind.
+ * Groups: 1 everything before the value, 2 the name's quote, 3 the name, 4 the value.
+ */
+const CALL_ARGUMENT: Rule = {
+  name: "call-argument",
+  pattern: new RegExp(
+    String.raw`((?:${SETTERS})(?<=(?:^|[^A-Za-z0-9_$]|\\[nrt])(?:${SETTERS}))\([ \t]{0,16}(["'])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))\2[ \t]{0,16},[ \t]{0,16})("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}')`,
+    "gi",
+  ),
+  secret: (m, quoting) => {
+    const [, head = "", , key = "", value = ""] = m;
+    if (!keyAllowed(key, "") || !judgeValue({ key, op: "=", spaced: true, value, endsLine: false })) return null;
+    return quoting.sameQuoting(m.index + head.length, m.index + head.length + value.length - 1) ? [head.length + 1, head.length + value.length - 1] : null;
+  },
+};
+
 /** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
 const XML_ELEMENT: Rule = {
   name: "xml-element",
@@ -348,6 +530,22 @@ const NETRC: Rule = {
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
+/**
+ * `~/.pgpass`: `host:port:database:user:password`, one a line or a JSON string (`*` stands for
+ * any host, port, database or user). The pattern starts at `:port:` and reads the host back; a host has a letter,
+ * a dot or `*`, so times (`12:30:45:…`) are not read, and passwd lines have no port.
+ * Groups: 1 host, 2 database and user, 3 password.
+ */
+const PGPASS: Rule = {
+  name: "pgpass",
+  pattern: /:(?:\d{1,5}|\*):(?<=(?:^|\n|\\n|")([A-Za-z0-9.*_-]{1,253}):(?:\d{1,5}|\*):)([^\s:"'\\]{1,128}:[^\s:"'\\]{1,128}:)([^\s"'\\]{1,256})(?=\r?\n|\\[nr]|\\?"|$)/g,
+  secret: (m) => {
+    const [whole, host = "", , password = ""] = m;
+    if (!/[A-Za-z.*]/.test(host) || password === "*" || isPlaceholder(password)) return null;
+    return [whole.length - password.length, whole.length];
+  },
+};
+
 /** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
 const ENV_KEY: Rule = {
   name: "env-key",
@@ -380,4 +578,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, NAME_VALUE, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];

@@ -61,6 +61,9 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("github", "gh[pousr]_", "[A-Za-z0-9]{36,}"),
   p("github-fine-grained", "github_pat_", "[A-Za-z0-9_]{22,}"),
   p("gitlab", "gl(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent|ft|wt)-", String.raw`[A-Za-z0-9_-]{20,}(?:\.[a-z0-9]{9})?`),
+  // A runner registration token: GitLab's fixed prefix, then the token.
+  p("gitlab-runner-registration", "GR1348941", "[A-Za-z0-9_-]{20,}"),
+  p("docker-hub", "dckr_(?:pat|oat)_", "[A-Za-z0-9_-]{24,}"),
   p("atlassian", ["ATATT", "ATCTT", "ATBB"], "[A-Za-z0-9_=.-]{32,}"),
   p("npm", "npm_", "[A-Za-z0-9]{36}"),
   p("pypi", "pypi-", "AgE[A-Za-z0-9_-]{50,}"),
@@ -85,6 +88,8 @@ export const TOKEN_RULES: readonly Rule[] = [
   // Chat and messaging.
   p("slack", ["xox[abposre]-", String.raw`xoxe\.xox[bp]-`], "[A-Za-z0-9-]{10,}"),
   p("slack-app", "xapp-", "[A-Za-z0-9-]{20,}"),
+  // A browser session's client token, and its `d` cookie (often URL-encoded: `%2B`, `%3D`).
+  p("slack-client", "xox[cd]-", "[A-Za-z0-9%-]{20,}"),
   // Discord bot token: base64 user id . timestamp . HMAC.
   p("discord", "[MNO]", String.raw`[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, looksRandom),
   // Telegram bot token `123456789:AA…`, also inside `api.telegram.org/bot<token>/`.

@@ -1,0 +1,41 @@
+import { BEFORE, whole, type Rule } from "./rule.ts";
+
+/**
+ * Secrets inside base64 of a JSON document or a PEM block: a Kubernetes docker-registry secret's
+ * `.dockerconfigjson` (`{"auths": {…: {"auth": …, "password": …}}}`), a config file shipped as
+ * base64 (`echo eyJ… | base64 -d > settings.json`), a kubeconfig's `client-key-data` or a TLS
+ * secret's `tls.key` (a private key's PEM). No pattern sees through the encoding, so the text is
+ * decoded and redacted as text; when that finds a secret, the whole base64 goes (a certificate's
+ * PEM holds none and stays). Base64 of a JSON object starts `eyJ` (`{"`), `eyA` (`{ `), `ewo`
+ * (`{\n`), `ew0` (`{\r`) or `ewk` (`{\t`), of a PEM block `LS0tLS1CRUdJTi` (`-----BEGIN`); a
+ * JWT's segments, base64url and followed by `.`, are not read here (tokens.ts has them).
+ */
+const HEADS = "ey[JA]|ew[o0k]|LS0tLS1CRUdJTi";
+/** What the decoded text must be: a JSON object's text or a PEM block, not bytes that start like one. */
+const DOCUMENT = /^(?:\{[\s\S]*\}\s*|-----BEGIN [\s\S]*)$/;
+/** The longest base64 decoded: a docker config or a settings file is a few kilobytes. */
+const MAX_ENCODED = 64 * 1024;
+
+/** `redact` is the engine's own redaction of a text: the decoded document is read by every rule. */
+export function encodedRules(redact: (text: string) => string): readonly Rule[] {
+  const pattern = new RegExp(String.raw`(?:${HEADS})(?<=${BEFORE}(?:${HEADS}))[A-Za-z0-9+/]{36,${MAX_ENCODED}}={0,2}(?![A-Za-z0-9+/=_.-])`, "g");
+  return [
+    {
+      name: "base64-json",
+      escapeBlind: true,
+      pattern,
+      secret: whole((encoded) => {
+        const text = Buffer.from(encoded, "base64").toString("utf8");
+        if (!DOCUMENT.test(text) || /[\u0000-\u0008\u000e-\u001f\ufffd]/.test(text)) return false;
+        // The rules' patterns are shared: redacting the document runs this one from the start
+        // again, so where the outer scan stands is put back after.
+        const resume = pattern.lastIndex;
+        try {
+          return redact(text) !== text;
+        } finally {
+          pattern.lastIndex = resume;
+        }
+      }),
+    },
+  ];
+}

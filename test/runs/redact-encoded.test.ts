@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { REDACTED, redactText } from "../../src/runs/index.ts";
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+describe("base64 of a JSON document holding a secret", () => {
+  it("goes whole: a Kubernetes docker-registry secret, a base64'd config.json, escaped or not", () => {
+    const compact = b64(JSON.stringify({ auths: { "ghcr.io": { username: "bot", password: "Pa55w0rd-ghcr", auth: b64("bot:Pa55w0rd-ghcr") } } }));
+    const pretty = b64(JSON.stringify({ auths: { "registry.internal": { auth: b64("ci:hunter2-pass") } } }, null, 2));
+    const settings = b64(JSON.stringify({ service: "billing", apiKey: "9f8e7d6c5b4a39281706f5e4" }));
+    expect(redactText(`data:\n  .dockerconfigjson: ${compact}\ntype: kubernetes.io/dockerconfigjson`).text).toBe(`data:\n  .dockerconfigjson: ${REDACTED}\ntype: kubernetes.io/dockerconfigjson`);
+    expect(redactText(`{"data":{"config.json":"${pretty}"}}`).text).toBe(`{"data":{"config.json":"${REDACTED}"}}`);
+    expect(redactText(`echo ${settings} | base64 -d > settings.json`).text).toBe(`echo ${REDACTED} | base64 -d > settings.json`);
+    const escaped = JSON.stringify({ command: `kubectl apply -f - <<< '{"data":{".dockerconfigjson":"${compact}"}}'` });
+    expect(redactText(escaped).text).not.toContain(compact.slice(8, 40));
+  });
+
+  it("stays when the document holds no secret, and other base64 stays as it is", () => {
+    for (const text of [
+      `.dockerconfigjson: ${b64(JSON.stringify({ auths: { "ghcr.io": {} } }))}`,
+      `config: ${b64(JSON.stringify({ replicas: 3, image: "ghcr.io/acme/api:1.4.2", env: { LOG_LEVEL: "debug" } }))}`,
+      `token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 is only a JWT's header`,
+      `data: ${b64("plain notes, nothing secret in them at all")}`,
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("base64 of a PEM private key", () => {
+  it("goes whole: a kubeconfig's client-key-data, a Kubernetes TLS secret's tls.key", () => {
+    const key = b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx3kq9Zt4Lw8Nc2Vb6Xm7Rk1Hs3Jd5\n-----END RSA PRIVATE KEY-----\n");
+    const cert = b64("-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEq9Zt4Lw8Nc2Vb6Xm7Rk1MA0GCSqGSIb3DQEBCwUAMBExDzAN\n-----END CERTIFICATE-----\n");
+    const kubeconfig = `users:\n- name: admin\n  user:\n    client-certificate-data: ${cert}\n    client-key-data: ${key}\n`;
+    expect(redactText(kubeconfig).text).toBe(`users:\n- name: admin\n  user:\n    client-certificate-data: ${cert}\n    client-key-data: ${REDACTED}\n`);
+    expect(redactText(JSON.stringify({ data: { "tls.crt": cert, "tls.key": key } })).text).toBe(JSON.stringify({ data: { "tls.crt": cert, "tls.key": REDACTED } }));
+  });
+});
