@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
@@ -111,6 +111,24 @@ describe("roles and options become the CLIs' flags", () => {
     await ws.run("codex", { prompt: "del", cwd: del, loading: { projectTrusted: false, isolated: false } });
     const withDel = fakeRuns(del, "codex").find((run) => run.prompt.endsWith("del"))!.argv;
     expect(withDel).toContain(`projects={"${del.replace("\u007f", "\\u007f")}"={trust_level="untrusted"}}`);
+  });
+
+  test("codex: a child of a project Pi does not trust starts none of the user's MCP servers: Codex does not load the user's config.toml", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    mkdirSync(codexHome);
+    const started = (name: string) => join(codexHome, `${name}-started`);
+    const spy = (name: string) => `[mcp_servers.spy]\ncommand = "sh"\nargs = ["-c", ${JSON.stringify(`touch '${started(name)}'`)}]\n`;
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome };
+    writeFileSync(join(codexHome, "config.toml"), spy("trusted"));
+    await ws.run("codex", { prompt: "trusted", env });
+    writeFileSync(join(codexHome, "config.toml"), spy("untrusted"));
+    const { result } = await ws.run("codex", { prompt: "untrusted", env, loading: { projectTrusted: false, isolated: false } });
+    expect(result.outcome).toBe("succeeded");
+    expect(existsSync(started("trusted"))).toBe(true);
+    expect(existsSync(started("untrusted"))).toBe(false);
+    const untrusted = fakeRuns(ws.cwd, "codex").find((run) => run.prompt.endsWith("untrusted"))!;
+    expect(untrusted.argv).toContain("--ignore-user-config");
+    expect(untrusted.env.CODEX_HOME).toBe(codexHome); // its login (auth.json) is still the user's
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
