@@ -228,6 +228,13 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(outputs).toEqual([]);
     expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("The output log stops here") });
   });
+
+  test("a CLI the system refuses to start (one configured variable over 128 KiB) fails the child, never the host", async () => {
+    const env = { ...process.env, PATH: pathWithFakes() };
+    await ws.run("codex", { env, prompt: "the preflight passes and is remembered" });
+    const { result } = await ws.run("codex", { env: { ...env, PI_FLOW_CODEX_ENV: "HUGE_VALUE", HUGE_VALUE: "x".repeat(200 * 1024) }, prompt: "too big" });
+    expect(result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringMatching(/^Codex CLI could not be started: .*E2BIG/) } });
+  });
 });
 
 describe("cancellation and time limits end the whole process group", () => {
