@@ -294,6 +294,18 @@ describe("structured answers", () => {
     expect(fakeRuns(ws.cwd, "claude")[0]!.argv).toContain(`--json-schema=${JSON.stringify(schema)}`);
   });
 
+  test("claude: a schema too long for one command-line argument (over 128 KiB) still reaches Claude Code, on stdin", async () => {
+    const properties = Object.fromEntries(Array.from({ length: 3000 }, (_, index) => [`field_${index}`, { type: "string", description: "d".repeat(60) }]));
+    const big = { ...schema, properties: { ...schema.properties, ...properties } };
+    expect(JSON.stringify(big).length).toBeGreaterThan(128 * 1024);
+    const { result } = await ws.run("claude", { prompt: "[fake:structured]", outputSchema: big });
+    expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", reasons: ["tests pass"] } });
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(run!.prompt).toBe("[fake:structured]");
+    expect(run!.jsonSchema).toEqual(big);
+    expect(run!.argv.some((arg) => arg.startsWith("--json-schema"))).toBe(false);
+  });
+
   test("claude: a structured answer nested 100 000 deep fails the child instead of the host's stack", async () => {
     const { result } = await ws.run("claude", { prompt: "[fake:deep]", outputSchema: schema });
     expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("more than 512 levels deep") } });

@@ -63,11 +63,25 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     ...(request.loading.projectTrusted && !request.loading.isolated ? [] : ["--strict-mcp-config"]),
   ];
   if (model !== undefined) args.push(`--model=${model}`);
-  if (request.outputSchema) args.push(`--json-schema=${JSON.stringify(request.outputSchema)}`);
   // The session keeps its id: the prompt is the next user message of the same conversation.
   if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`);
-  return { args, stdin: request.prompt };
+  if (!request.outputSchema) return { args, stdin: request.prompt };
+  const schemaFlag = `--json-schema=${JSON.stringify(request.outputSchema)}`;
+  if (Buffer.byteLength(schemaFlag, "utf8") <= MAX_SCHEMA_FLAG_BYTES) return { args: [...args, schemaFlag], stdin: request.prompt };
+  // --json-schema takes the schema itself, never a file. A longer one goes on stdin as the Agent SDK
+  // passes it: stdin becomes SDK messages, an `initialize` request carrying the schema, then the
+  // prompt as the user message (Claude Code answers the request with a control_response line).
+  args.push("--input-format=stream-json");
+  const initialize = { type: "control_request", request_id: "pi-flow-initialize", request: { subtype: "initialize", jsonSchema: request.outputSchema } };
+  const prompt = { type: "user", session_id: "", message: { role: "user", content: request.prompt }, parent_tool_use_id: null };
+  return { args, stdin: `${JSON.stringify(initialize)}\n${JSON.stringify(prompt)}\n` };
 }
+
+/**
+ * The longest `--json-schema=…` flag passed on the command line. Linux refuses one argument over
+ * 128 KiB (MAX_ARG_STRLEN) and Windows a whole command line over 32 K characters; well below both.
+ */
+const MAX_SCHEMA_FLAG_BYTES = 16 * 1024;
 
 /** Token totals of a `result` message: modelUsage covers every model call, usage only the main loop. */
 function resultUsage(result: JsonRecord): { input: number; output: number } | undefined {
