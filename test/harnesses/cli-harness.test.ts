@@ -96,6 +96,15 @@ describe("roles and options become the CLIs' flags", () => {
     expect(argv("isolated").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
   });
 
+  test("claude: a prompt that starts with / reaches Claude Code as the parent's words, not as a slash command it runs", async () => {
+    const { result } = await ws.run("claude", { prompt: "/deploy the parser to production" });
+    expect(result).toMatchObject({ outcome: "succeeded", value: "Claude did it — ✓ /deploy the parser to production" });
+    const big = { type: "object", properties: Object.fromEntries(Array.from({ length: 500 }, (_, index) => [`field_${index}`, { type: "string", description: "d".repeat(60) }])) };
+    const streamed = await ws.run("claude", { prompt: "/structured [fake:structured]", outputSchema: big });
+    expect(streamed.result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve" } });
+    for (const run of fakeRuns(ws.cwd, "claude")) expect(run.scenario).not.toBe("slash-command");
+  });
+
   test("codex: a child of a project Pi does not trust names its folder untrusted to Codex, whatever Codex's own trust list says", async () => {
     await ws.run("codex", { prompt: "trusted" });
     await ws.run("codex", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });

@@ -38,8 +38,16 @@ export function claudeTools(tools: readonly string[] | undefined): string[] {
   return [...new Set(names.filter((name) => !/[\s,()]/.test(name) && name.toLowerCase() !== "default"))];
 }
 
+/**
+ * The task as Claude Code reads it. A prompt whose first character is `/` would be a slash command:
+ * a skill, or a command file whose !`…` lines run shell commands before the model is asked. The
+ * prompt is the parent's words, so a blank goes before it (Claude Code 2.1.197 then sends it as text).
+ */
+const claudePrompt = (prompt: string): string => (prompt.startsWith("/") ? ` ${prompt}` : prompt);
+
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
+  const task = claudePrompt(request.prompt);
   // The role's prompt goes in a private file, as the task goes on stdin: a command line is visible
   // to every user's `ps`, and one argument longer than 128 KiB would keep Claude Code from starting.
   const systemPromptFile = join(scratchDir, "system-prompt.md");
@@ -65,15 +73,15 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   if (model !== undefined) args.push(`--model=${model}`);
   // The session keeps its id: the prompt is the next user message of the same conversation.
   if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`);
-  if (!request.outputSchema) return { args, stdin: request.prompt };
+  if (!request.outputSchema) return { args, stdin: task };
   const schemaFlag = `--json-schema=${JSON.stringify(request.outputSchema)}`;
-  if (Buffer.byteLength(schemaFlag, "utf8") <= MAX_SCHEMA_FLAG_BYTES) return { args: [...args, schemaFlag], stdin: request.prompt };
+  if (Buffer.byteLength(schemaFlag, "utf8") <= MAX_SCHEMA_FLAG_BYTES) return { args: [...args, schemaFlag], stdin: task };
   // --json-schema takes the schema itself, never a file. A longer one goes on stdin as the Agent SDK
   // passes it: stdin becomes SDK messages, an `initialize` request carrying the schema, then the
   // prompt as the user message (Claude Code answers the request with a control_response line).
   args.push("--input-format=stream-json");
   const initialize = { type: "control_request", request_id: "pi-flow-initialize", request: { subtype: "initialize", jsonSchema: request.outputSchema } };
-  const prompt = { type: "user", session_id: "", message: { role: "user", content: request.prompt }, parent_tool_use_id: null };
+  const prompt = { type: "user", session_id: "", message: { role: "user", content: task }, parent_tool_use_id: null };
   return { args, stdin: `${JSON.stringify(initialize)}\n${JSON.stringify(prompt)}\n` };
 }
 
