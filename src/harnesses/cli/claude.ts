@@ -122,6 +122,7 @@ function reader(sink: StreamSink): StreamReader {
   let sessionId: string | undefined;
   // One API response arrives as several `assistant` messages (one per content block) with one id.
   const responses = new Map<string, { input: number; output: number }>();
+  const totals = { input: 0, output: 0 };
   const toolNames = new Map<string, string>();
 
   const noteSession = (event: JsonRecord) => {
@@ -137,16 +138,22 @@ function reader(sink: StreamSink): StreamReader {
     const topLevel = event.parent_tool_use_id === null || event.parent_tool_use_id === undefined;
     const id = shortText(message.id, "an assistant message's id");
     if (topLevel && id !== undefined) {
-      if (isRecord(message.usage)) {
-        const usage = message.usage;
-        responses.set(id, {
+      // Running totals: a later message of the same response replaces its usage. Summing every
+      // response again at each message would make a long stream quadratic, and hold the host.
+      const before = responses.get(id);
+      if (isRecord(message.usage) || before === undefined) {
+        const usage = isRecord(message.usage) ? message.usage : {};
+        const now = {
           input: count(usage.input_tokens) + count(usage.cache_read_input_tokens) + count(usage.cache_creation_input_tokens),
           output: count(usage.output_tokens),
-        });
-      } else if (!responses.has(id)) responses.set(id, { input: 0, output: 0 });
+        };
+        responses.set(id, now);
+        totals.input += now.input - (before?.input ?? 0);
+        totals.output += now.output - (before?.output ?? 0);
+      }
       sink.usage.turns = responses.size;
-      sink.usage.inputTokens = [...responses.values()].reduce((sum, usage) => sum + usage.input, 0);
-      sink.usage.outputTokens = [...responses.values()].reduce((sum, usage) => sum + usage.output, 0);
+      sink.usage.inputTokens = totals.input;
+      sink.usage.outputTokens = totals.output;
     }
     for (const block of requireArray(message.content, "an assistant message's content")) {
       if (!isRecord(block)) continue;
