@@ -14,7 +14,9 @@ import type { CliSpec } from "./types.ts";
  * (path, size and modification time) for the life of the process; later checks only stat the file.
  * A failed one is not, so a fixed installation is seen at the next call, except a check that ran
  * out of time: the check is synchronous, and a binary that hangs would hold Pi's event loop for the
- * whole timeout at every help call and launch, so its failure stands for a minute.
+ * whole timeout at every help call and launch, so its failure stands for a minute. Being
+ * synchronous, it cannot be aborted (Ctrl-C waits for it): harness selection (registry.ts), help and
+ * `/flow doctor` ask for the answer synchronously.
  */
 
 export type Preflight =
