@@ -1,3 +1,4 @@
+import { delimiter } from "node:path";
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
 import { claudeAdapter } from "../../src/harnesses/cli/claude.ts";
@@ -129,6 +130,13 @@ describe("childEnvironment", () => {
       OPENAI_API_KEY: "sk-oa",
       OPENAI_ORG: "org",
     });
+  });
+});
+
+describe("a CLI child's PATH", () => {
+  test("keeps only absolute entries: a relative one (., node_modules/.bin, an empty one) would find commands in the project", () => {
+    const env = childEnvironment("claude", [], { PATH: ["node_modules/.bin", ".", "", "/usr/local/bin", "bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
+    expect(env).toEqual({ PATH: ["/usr/local/bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
   });
 });
 
