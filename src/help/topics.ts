@@ -29,7 +29,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "codex: OpenAI's Codex CLI as a child: codex exec --json, the prompt (after the role's instructions) on stdin.",
     "A child that holds bash runs in --sandbox workspace-write; any other (explorer, reviewer, or a child whose parent holds no bash) in read-only, with a codex_read_only_without_bash warning when it held another writing tool.",
     "model is Codex's own name (gpt-5-codex); an openai/ prefix is dropped. outputSchema goes to --output-schema.",
-    "Preflight: PI_FLOW_CODEX_BIN or codex on PATH, and codex --version 0.122.0 or later; otherwise selecting it is harness_unavailable.",
+    "Preflight: PI_FLOW_CODEX_BIN or codex on PATH, and codex --version 0.123.0 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add OPENAI_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CODEX_ENV to pass them. Its thread id is in the run's diagnostics (cli_session).",
     "resume: runId continues that thread (codex exec resume). Quotas are counted from its stream (one turn per prompt, so maxToolCalls is the useful one) and end its process group. It cannot be steered (steer answers status unsupported): cancel and resume instead.",
     "A Flow ref means nothing to it: hand it bounded text.",

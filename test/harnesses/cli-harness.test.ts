@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
@@ -96,6 +96,15 @@ describe("roles and options become the CLIs' flags", () => {
     expect(argv("isolated").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
   });
 
+  test("claude: a prompt that starts with / reaches Claude Code as the parent's words, not as a slash command it runs", async () => {
+    const { result } = await ws.run("claude", { prompt: "/deploy the parser to production" });
+    expect(result).toMatchObject({ outcome: "succeeded", value: "Claude did it — ✓ /deploy the parser to production" });
+    const big = { type: "object", properties: Object.fromEntries(Array.from({ length: 500 }, (_, index) => [`field_${index}`, { type: "string", description: "d".repeat(60) }])) };
+    const streamed = await ws.run("claude", { prompt: "/structured [fake:structured]", outputSchema: big });
+    expect(streamed.result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve" } });
+    for (const run of fakeRuns(ws.cwd, "claude")) expect(run.scenario).not.toBe("slash-command");
+  });
+
   test("codex: a child of a project Pi does not trust names its folder untrusted to Codex, whatever Codex's own trust list says", async () => {
     await ws.run("codex", { prompt: "trusted" });
     await ws.run("codex", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });
@@ -111,6 +120,24 @@ describe("roles and options become the CLIs' flags", () => {
     await ws.run("codex", { prompt: "del", cwd: del, loading: { projectTrusted: false, isolated: false } });
     const withDel = fakeRuns(del, "codex").find((run) => run.prompt.endsWith("del"))!.argv;
     expect(withDel).toContain(`projects={"${del.replace("\u007f", "\\u007f")}"={trust_level="untrusted"}}`);
+  });
+
+  test("codex: a child of a project Pi does not trust starts none of the user's MCP servers: Codex does not load the user's config.toml", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    mkdirSync(codexHome);
+    const started = (name: string) => join(codexHome, `${name}-started`);
+    const spy = (name: string) => `[mcp_servers.spy]\ncommand = "sh"\nargs = ["-c", ${JSON.stringify(`touch '${started(name)}'`)}]\n`;
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome };
+    writeFileSync(join(codexHome, "config.toml"), spy("trusted"));
+    await ws.run("codex", { prompt: "trusted", env });
+    writeFileSync(join(codexHome, "config.toml"), spy("untrusted"));
+    const { result } = await ws.run("codex", { prompt: "untrusted", env, loading: { projectTrusted: false, isolated: false } });
+    expect(result.outcome).toBe("succeeded");
+    expect(existsSync(started("trusted"))).toBe(true);
+    expect(existsSync(started("untrusted"))).toBe(false);
+    const untrusted = fakeRuns(ws.cwd, "codex").find((run) => run.prompt.endsWith("untrusted"))!;
+    expect(untrusted.argv).toContain("--ignore-user-config");
+    expect(untrusted.env.CODEX_HOME).toBe(codexHome); // its login (auth.json) is still the user's
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
@@ -210,6 +237,13 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(outputs).toEqual([]);
     expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("The output log stops here") });
   });
+
+  test("a CLI the system refuses to start (one configured variable over 128 KiB) fails the child, never the host", async () => {
+    const env = { ...process.env, PATH: pathWithFakes() };
+    await ws.run("codex", { env, prompt: "the preflight passes and is remembered" });
+    const { result } = await ws.run("codex", { env: { ...env, PI_FLOW_CODEX_ENV: "HUGE_VALUE", HUGE_VALUE: "x".repeat(200 * 1024) }, prompt: "too big" });
+    expect(result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringMatching(/^Codex CLI could not be started: .*E2BIG/) } });
+  });
 });
 
 describe("cancellation and time limits end the whole process group", () => {
@@ -267,6 +301,18 @@ describe("structured answers", () => {
     const { result } = await ws.run("claude", { prompt: "[fake:structured]", outputSchema: schema });
     expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", reasons: ["tests pass"] } });
     expect(fakeRuns(ws.cwd, "claude")[0]!.argv).toContain(`--json-schema=${JSON.stringify(schema)}`);
+  });
+
+  test("claude: a schema too long for one command-line argument (over 128 KiB) still reaches Claude Code, on stdin", async () => {
+    const properties = Object.fromEntries(Array.from({ length: 3000 }, (_, index) => [`field_${index}`, { type: "string", description: "d".repeat(60) }]));
+    const big = { ...schema, properties: { ...schema.properties, ...properties } };
+    expect(JSON.stringify(big).length).toBeGreaterThan(128 * 1024);
+    const { result } = await ws.run("claude", { prompt: "[fake:structured]", outputSchema: big });
+    expect(result).toMatchObject({ outcome: "succeeded", value: { verdict: "approve", reasons: ["tests pass"] } });
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(run!.prompt).toBe("[fake:structured]");
+    expect(run!.jsonSchema).toEqual(big);
+    expect(run!.argv.some((arg) => arg.startsWith("--json-schema"))).toBe(false);
   });
 
   test("claude: a structured answer nested 100 000 deep fails the child instead of the host's stack", async () => {

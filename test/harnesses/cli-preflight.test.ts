@@ -81,6 +81,13 @@ describe("preflight", () => {
     expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.34 or later");
   });
 
+  test("codex 0.122, which starts the user's MCP servers despite --ignore-user-config, is not available", () => {
+    const binary = script("codex-0122", "codex-cli 0.122.0");
+    const preflight = preflightCli(codexAdapter.spec, { PATH: emptyPath(), PI_FLOW_CODEX_BIN: binary });
+    expect(preflight).toMatchObject({ ok: false, binary, reason: expect.stringContaining("is Codex CLI 0.122.0; pi-flow needs 0.123.0 or later") });
+    expect(preflightCli(codexAdapter.spec, { PATH: emptyPath(), PI_FLOW_CODEX_BIN: script("codex-0123", "codex-cli 0.123.0") })).toMatchObject({ ok: true, version: "0.123.0" });
+  });
+
   test("a --version that never answers is not available, and the child its wrapper started is killed with it", () => {
     const pidFile = join(dir, "grandchild.pid");
     const binary = join(dir, "claude-wrapper");

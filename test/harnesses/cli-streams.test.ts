@@ -1,8 +1,11 @@
+import { delimiter } from "node:path";
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
+import { claudeAdapter } from "../../src/harnesses/cli/claude.ts";
 import { childEnvironment } from "../../src/harnesses/cli/env.ts";
 import { argsLine } from "../../src/harnesses/cli/guards.ts";
 import { LineSplitter } from "../../src/harnesses/cli/lines.ts";
+import { zeroUsage } from "../../src/harnesses/usage.ts";
 
 describe("LineSplitter", () => {
   test("whole lines come out however the bytes were cut, also inside a UTF-8 character, CRLF or LF", () => {
@@ -127,5 +130,28 @@ describe("childEnvironment", () => {
       OPENAI_API_KEY: "sk-oa",
       OPENAI_ORG: "org",
     });
+  });
+});
+
+describe("a CLI child's PATH", () => {
+  test("keeps only absolute entries: a relative one (., node_modules/.bin, an empty one) would find commands in the project", () => {
+    const env = childEnvironment("claude", [], { PATH: ["node_modules/.bin", ".", "", "/usr/local/bin", "bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
+    expect(env).toEqual({ PATH: ["/usr/local/bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
+  });
+});
+
+describe("claude's stream reader", () => {
+  test("a stream of 20 000 model responses is read in one pass: the totals keep up without holding the host", () => {
+    const usage = zeroUsage();
+    const reader = claudeAdapter.reader({ usage, progress: () => undefined, output: () => undefined, diagnostic: () => undefined, session: () => undefined });
+    const assistant = (id: string, output: number) => ({ type: "assistant", parent_tool_use_id: null, message: { id, content: [], usage: { input_tokens: 2, output_tokens: output } } });
+    // Summed again at each message, this took over a minute on a 2-CPU machine; read once, well under a second.
+    const started = performance.now();
+    for (let index = 0; index < 20_000; index++) {
+      reader.onEvent(assistant(`msg_${index}`, 1));
+      reader.onEvent(assistant(`msg_${index}`, 3)); // the same response again: its usage replaced, not added
+    }
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(usage).toMatchObject({ turns: 20_000, inputTokens: 40_000, outputTokens: 60_000 });
   });
 });

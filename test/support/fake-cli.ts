@@ -22,6 +22,8 @@ export interface FakeRunRecord {
   prompt: string;
   /** claude: the role's prompt, read from the file --append-system-prompt-file named. */
   systemPrompt?: string;
+  /** claude: the outputSchema it was given, on the command line or on stdin. */
+  jsonSchema?: unknown;
   scenario: string;
   children?: number[];
 }

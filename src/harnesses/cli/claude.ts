@@ -38,8 +38,16 @@ export function claudeTools(tools: readonly string[] | undefined): string[] {
   return [...new Set(names.filter((name) => !/[\s,()]/.test(name) && name.toLowerCase() !== "default"))];
 }
 
+/**
+ * The task as Claude Code reads it. A prompt whose first character is `/` would be a slash command:
+ * a skill, or a command file whose !`…` lines run shell commands before the model is asked. The
+ * prompt is the parent's words, so a blank goes before it (Claude Code 2.1.197 then sends it as text).
+ */
+const claudePrompt = (prompt: string): string => (prompt.startsWith("/") ? ` ${prompt}` : prompt);
+
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
+  const task = claudePrompt(request.prompt);
   // The role's prompt goes in a private file, as the task goes on stdin: a command line is visible
   // to every user's `ps`, and one argument longer than 128 KiB would keep Claude Code from starting.
   const systemPromptFile = join(scratchDir, "system-prompt.md");
@@ -63,11 +71,25 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     ...(request.loading.projectTrusted && !request.loading.isolated ? [] : ["--strict-mcp-config"]),
   ];
   if (model !== undefined) args.push(`--model=${model}`);
-  if (request.outputSchema) args.push(`--json-schema=${JSON.stringify(request.outputSchema)}`);
   // The session keeps its id: the prompt is the next user message of the same conversation.
   if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`);
-  return { args, stdin: request.prompt };
+  if (!request.outputSchema) return { args, stdin: task };
+  const schemaFlag = `--json-schema=${JSON.stringify(request.outputSchema)}`;
+  if (Buffer.byteLength(schemaFlag, "utf8") <= MAX_SCHEMA_FLAG_BYTES) return { args: [...args, schemaFlag], stdin: task };
+  // --json-schema takes the schema itself, never a file. A longer one goes on stdin as the Agent SDK
+  // passes it: stdin becomes SDK messages, an `initialize` request carrying the schema, then the
+  // prompt as the user message (Claude Code answers the request with a control_response line).
+  args.push("--input-format=stream-json");
+  const initialize = { type: "control_request", request_id: "pi-flow-initialize", request: { subtype: "initialize", jsonSchema: request.outputSchema } };
+  const prompt = { type: "user", session_id: "", message: { role: "user", content: task }, parent_tool_use_id: null };
+  return { args, stdin: `${JSON.stringify(initialize)}\n${JSON.stringify(prompt)}\n` };
 }
+
+/**
+ * The longest `--json-schema=…` flag passed on the command line. Linux refuses one argument over
+ * 128 KiB (MAX_ARG_STRLEN) and Windows a whole command line over 32 K characters; well below both.
+ */
+const MAX_SCHEMA_FLAG_BYTES = 16 * 1024;
 
 /** Token totals of a `result` message: modelUsage covers every model call, usage only the main loop. */
 function resultUsage(result: JsonRecord): { input: number; output: number } | undefined {
@@ -100,6 +122,7 @@ function reader(sink: StreamSink): StreamReader {
   let sessionId: string | undefined;
   // One API response arrives as several `assistant` messages (one per content block) with one id.
   const responses = new Map<string, { input: number; output: number }>();
+  const totals = { input: 0, output: 0 };
   const toolNames = new Map<string, string>();
 
   const noteSession = (event: JsonRecord) => {
@@ -115,16 +138,22 @@ function reader(sink: StreamSink): StreamReader {
     const topLevel = event.parent_tool_use_id === null || event.parent_tool_use_id === undefined;
     const id = shortText(message.id, "an assistant message's id");
     if (topLevel && id !== undefined) {
-      if (isRecord(message.usage)) {
-        const usage = message.usage;
-        responses.set(id, {
+      // Running totals: a later message of the same response replaces its usage. Summing every
+      // response again at each message would make a long stream quadratic, and hold the host.
+      const before = responses.get(id);
+      if (isRecord(message.usage) || before === undefined) {
+        const usage = isRecord(message.usage) ? message.usage : {};
+        const now = {
           input: count(usage.input_tokens) + count(usage.cache_read_input_tokens) + count(usage.cache_creation_input_tokens),
           output: count(usage.output_tokens),
-        });
-      } else if (!responses.has(id)) responses.set(id, { input: 0, output: 0 });
+        };
+        responses.set(id, now);
+        totals.input += now.input - (before?.input ?? 0);
+        totals.output += now.output - (before?.output ?? 0);
+      }
       sink.usage.turns = responses.size;
-      sink.usage.inputTokens = [...responses.values()].reduce((sum, usage) => sum + usage.input, 0);
-      sink.usage.outputTokens = [...responses.values()].reduce((sum, usage) => sum + usage.output, 0);
+      sink.usage.inputTokens = totals.input;
+      sink.usage.outputTokens = totals.output;
     }
     for (const block of requireArray(message.content, "an assistant message's content")) {
       if (!isRecord(block)) continue;

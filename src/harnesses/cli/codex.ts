@@ -32,9 +32,12 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   ];
   // Codex keeps its own list of trusted projects: one the user trusted in Codex would load its
   // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project
-  // Pi does not trust names its folder untrusted, and no .codex folder above it counts.
+  // Pi does not trust names its folder untrusted, and no .codex folder above it counts. It also
+  // skips the user's config.toml, as a claude child there gets no MCP server: the user's MCP
+  // servers run outside Codex's sandbox with the user's tokens, for a model that reads the
+  // project's files. Its login (auth.json under CODEX_HOME) still counts.
   if (!request.loading.projectTrusted) {
-    args.push("-c", "project_root_markers=[]", "-c", `projects={${tomlString(request.cwd)}={trust_level="untrusted"}}`);
+    args.push("--ignore-user-config", "-c", "project_root_markers=[]", "-c", `projects={${tomlString(request.cwd)}={trust_level="untrusted"}}`);
   }
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {
@@ -198,8 +201,9 @@ export const codexAdapter: CliAdapter = {
     install: "npm install -g @openai/codex",
     versionPattern: /codex(?:-cli)?\s+v?(\d+\.\d+\.\d+)/i,
     // Older versions load an untrusted project's .codex config (MCP servers Codex starts outside its
-    // sandbox) or its .rules (which can allow commands past the sandbox).
-    minVersion: "0.122.0",
+    // sandbox) or its .rules (which can allow commands past the sandbox); 0.122 still starts the
+    // user's MCP servers under --ignore-user-config.
+    minVersion: "0.123.0",
     ownEnv: ["CODEX_HOME"],
   },
   launch,

@@ -1,3 +1,5 @@
+import { delimiter, isAbsolute } from "node:path";
+
 /**
  * The environment an external CLI child gets: an allowlist, never the parent's whole environment,
  * so API keys, tokens and passwords the parent holds do not reach a child unless the user says so.
@@ -75,12 +77,23 @@ export function allowedEnvNames(harness: string, ownNames: readonly string[], so
   return [...BASE_NAMES, ...ownNames, ...parseNames(source[CLI_ENV_VARIABLE]), ...parseNames(source[harnessEnvVariable(harness)])];
 }
 
-/** The child's environment: only the allowed variables of `source` that are set. */
+/**
+ * PATH with its absolute entries only. A relative one (`.`, `node_modules/.bin`, an empty entry,
+ * which means `.`) is looked up from the child's folder, the project: Claude Code runs `git` at
+ * start, so a project's own `./git` would run with the user's login, trusted project or not.
+ */
+export const absolutePath = (path: string): string =>
+  path
+    .split(delimiter)
+    .filter((entry) => isAbsolute(entry))
+    .join(delimiter);
+
+/** The child's environment: only the allowed variables of `source` that are set, PATH's absolute entries only. */
 export function childEnvironment(harness: string, ownNames: readonly string[], source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const allowed = matcher(allowedEnvNames(harness, ownNames, source));
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(source)) {
-    if (value !== undefined && allowed(name)) env[name] = value;
+    if (value !== undefined && allowed(name)) env[name] = name === "PATH" ? absolutePath(value) : value;
   }
   return env;
 }

@@ -1,9 +1,9 @@
 import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from "node:child_process";
 import { statSync } from "node:fs";
-import { delimiter, isAbsolute, resolve, sep } from "node:path";
+import { isAbsolute, resolve, sep } from "node:path";
 import which from "which";
 import { errorCode } from "../../runs/index.ts";
-import { childEnvironment } from "./env.ts";
+import { absolutePath, childEnvironment } from "./env.ts";
 import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
 import type { CliSpec } from "./types.ts";
 
@@ -14,7 +14,9 @@ import type { CliSpec } from "./types.ts";
  * (path, size and modification time) for the life of the process; later checks only stat the file.
  * A failed one is not, so a fixed installation is seen at the next call, except a check that ran
  * out of time: the check is synchronous, and a binary that hangs would hold Pi's event loop for the
- * whole timeout at every help call and launch, so its failure stands for a minute.
+ * whole timeout at every help call and launch, so its failure stands for a minute. Being
+ * synchronous, it cannot be aborted (Ctrl-C waits for it): harness selection (registry.ts), help and
+ * `/flow doctor` ask for the answer synchronously.
  */
 
 export type Preflight =
@@ -44,7 +46,7 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
   const configured = env[spec.binVariable]?.trim();
   // Only absolute PATH entries: a relative one (`.`, `node_modules/.bin`) is looked up from the host's
   // working directory, so a project would choose the binary pi-flow runs with the user's login.
-  const path = (env.PATH ?? "").split(delimiter).filter((entry) => isAbsolute(entry)).join(delimiter);
+  const path = absolutePath(env.PATH ?? "");
   if (configured) {
     const isPath = configured.includes(sep) || configured.includes("/") || isAbsolute(configured);
     const binary = which.sync(isPath ? resolve(configured) : configured, { path, nothrow: true });

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { processGlobal } from "../../../runtime/process-global.ts";
 import { BoundedText } from "./bounded-text.ts";
 import { LineSplitter } from "./lines.ts";
@@ -86,12 +86,20 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
   installExitHook();
   const stderr = new BoundedText(options.maxStderrBytes / 2, options.maxStderrBytes / 2);
   const tag = newTag();
-  const child = spawn(options.command, options.args, {
-    cwd: options.cwd,
-    env: { ...options.env, [TAG_VARIABLE]: tag },
-    detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    child = spawn(options.command, options.args, {
+      cwd: options.cwd,
+      env: { ...options.env, [TAG_VARIABLE]: tag },
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+  } catch (error) {
+    // Node reports most refusals as an 'error' event, but throws some at once (E2BIG: an argument
+    // or the environment too long for the system): either way the child never started.
+    const spawnError = error instanceof Error ? error.message : String(error);
+    return { pid: undefined, stop: () => undefined, exited: Promise.resolve({ code: null, signal: null, spawnError, stderr }) };
+  }
   const pid = child.pid;
   if (pid !== undefined) {
     liveGroups.set(pid, tag);
