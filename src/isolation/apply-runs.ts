@@ -186,6 +186,33 @@ export function unfinishedApplyFiles(runs: RunStore, runId: string): string[] | 
   return record?.state === "applying" ? (record.touching ?? []).map(shownName) : undefined;
 }
 
+/** Where a run's kept changes stand (kept, applying, applied…); undefined for a run that kept none. */
+export function changeStateOf(runs: RunStore, runId: string): ChangeRecord["state"] | undefined {
+  return readChangeRecord(runFiles(runs.scope, assertRunId(runId)))?.state;
+}
+
+/**
+ * A run's changes in a line, for `flow runs show`: counts, then where they stand and what the user
+ * can do next; an apply that did not finish names the files it may have touched.
+ */
+export function describeChanges(runs: RunStore, runId: string, counts: { files: number; insertions: number; deletions: number }): string {
+  const head = `${counts.files} file(s), +${counts.insertions} -${counts.deletions}`;
+  const unfinished = unfinishedApplyFiles(runs, runId);
+  if (unfinished) {
+    return `${head}; its previous apply did not finish: the working tree may hold some of them and not others: ${nameList(unfinished)}. flow runs apply ${runId} says how to put a file back; flow runs discard ${runId} keeps the tree as it is.`;
+  }
+  switch (changeStateOf(runs, runId)) {
+    case "applied":
+      return `${head}; applied.`;
+    case "discarded":
+      return `${head}; discarded.`;
+    case "unavailable":
+      return `${head}; they could not be kept (see its diagnostics).`;
+    default:
+      return `${head}; kept, not applied: flow runs apply ${runId} merges them into the working tree.`;
+  }
+}
+
 
 /** `changeTargets` for runs of one session, as external_runs names them. */
 export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {

@@ -14,24 +14,13 @@ import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
-import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
-
-/** A finished agent run of `store` whose worktree child wrote `files` (its changes kept, as the launcher keeps them). */
-async function keptRun(store: RunStore, root: string, files: Record<string, string>): Promise<string> {
-  const run = store.create({ kind: "agent", task: { description: "writes" }, background: false });
-  const isolation = await createIsolation(await openRepository(root), run.runId, store.scope.home);
-  writeIn(isolation.path, files);
-  const stats = await settleIsolation(isolation, store.scope.home);
-  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
-  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
-  return run.runId;
-}
 
 const storeOf = (root: string, sessionId = "s") => openRunStore({ home, cwd: root, sessionId, registry: new RunRegistry() });
 
