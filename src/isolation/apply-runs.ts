@@ -12,6 +12,7 @@ import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRe
 import { assertChangesReadable } from "./readable-changes.ts";
 import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, withoutMark } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
+import { assertFlowHomeApart } from "./snapshot.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
 export type ChangeAction = "apply" | "discard";
@@ -129,6 +130,7 @@ async function checkTargets(targets: readonly ChangeTarget[], action: ChangeActi
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
     await assertChangesReadable(runId, record);
+    if (record?.state === "kept") assertFlowHomeApart(record.root, runs.scope.home);
     if (record?.state === "applying") await assertNotInterrupted(runId, files, record.root);
   }
 }

@@ -5,16 +5,20 @@ import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { openRepository, type Repository } from "./repository.ts";
-import { snapshotCommit } from "./snapshot.ts";
+import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
- * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree.
+ * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree,
+ * or when the flow home `home` is that working tree's top folder (see assertFlowHomeApart).
  */
-export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string): Promise<Repository | undefined> {
+export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string, home: string): Promise<Repository | undefined> {
   if (asked !== undefined && asked !== "worktree") throw new FlowError("request_invalid", 'isolation must be "worktree".');
-  return (asked ?? profileAsked) === "worktree" ? await openRepository(cwd) : undefined;
+  if ((asked ?? profileAsked) !== "worktree") return undefined;
+  const repo = await openRepository(cwd);
+  assertFlowHomeApart(repo.root, home);
+  return repo;
 }
 
 /** A child's isolation between launch and settle: its base now, its worktree once it runs. */
