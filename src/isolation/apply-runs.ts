@@ -13,6 +13,7 @@ import { assertChangesReadable } from "./readable-changes.ts";
 import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, withoutMark } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
 import { assertFlowHomeApart } from "./snapshot.ts";
+import { assertNoOperationInProgress } from "./operation-in-progress.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
 export type ChangeAction = "apply" | "discard";
@@ -63,6 +64,8 @@ async function applyOne(runId: string, files: Files, home: string): Promise<Chan
     const now = settledAnswer(runId, record);
     if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
     if (record.state === "applying") throw interruptedApply(runId, record);
+    // Checked before any target was touched, and again here: a merge the user began since.
+    await assertNoOperationInProgress(repo.root, runId);
     // Marked before the first file is written and cleared once the last is: a crash in between is found.
     let marked = false;
     const beforeWriting = async (touching: string[], before: string) => {
@@ -130,7 +133,10 @@ async function checkTargets(targets: readonly ChangeTarget[], action: ChangeActi
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
     await assertChangesReadable(runId, record);
-    if (record?.state === "kept") assertFlowHomeApart(record.root, runs.scope.home);
+    if (record?.state === "kept") {
+      assertFlowHomeApart(record.root, runs.scope.home);
+      await assertNoOperationInProgress(record.root, runId);
+    }
     if (record?.state === "applying") await assertNotInterrupted(runId, files, record.root);
   }
 }
