@@ -1,6 +1,8 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
 import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
@@ -46,6 +48,8 @@ export interface CaptureOptions {
   flowHomeInTree?: string;
   /** Told the repositories the child made (or removed) inside its worktree, left out of the changes (see nestedRepositories). */
   onNestedRepositories?: (paths: string[]) => void;
+  /** Told the submodules whose folder holds files the child wrote, which cannot be kept (see writesInSubmodules). */
+  onSubmoduleWrites?: (paths: string[]) => void;
 }
 
 /**
@@ -67,6 +71,25 @@ async function nestedRepositories(place: GitOptions, base: string): Promise<stri
 }
 
 /**
+ * The submodules (gitlinks of the index) whose folder holds files the child wrote: a worktree does
+ * not check submodules out, so such a folder starts empty, and `add -A` passes over what is written
+ * in it. A folder with its own `.git` (a submodule the child checked out itself) is a repository of
+ * its own, as nestedRepositories says.
+ */
+async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
+  const raw = await runGit(["ls-files", "-s", "-z"], gitPlace(worktree));
+  if (raw.code !== 0) throw new Error(`git ls-files failed: ${raw.stderr}`);
+  const written: string[] = [];
+  for (const field of nulFields(raw.stdout)) {
+    if (!field.startsWith("160000 ")) continue;
+    const path = field.slice(field.indexOf("\t") + 1);
+    const entries = await readdir(join(worktree.path, path)).catch((): string[] => []);
+    if (entries.length > 0 && !entries.includes(".git")) written.push(path);
+  }
+  return written;
+}
+
+/**
  * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
  * points the run's ref at it in the shared repository. Null when the child changed nothing. A
  * repository the child made inside its worktree is left as the base has it, and named to
@@ -75,6 +98,8 @@ async function nestedRepositories(place: GitOptions, base: string): Promise<stri
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
   await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(worktree, options.flowHomeInTree))], place);
+  const inSubmodules = await writesInSubmodules(worktree);
+  if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);
   if (nested.length > 0) {
     // Literal pathspecs: a name the child chose is never read as a pattern.

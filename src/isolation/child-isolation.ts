@@ -83,6 +83,14 @@ const nestedRepositoriesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at ${nameList(paths)}: git keeps such a folder as a link to a commit of that repository, which this one does not have. The rest of its changes are kept`,
   });
 
+/** Files the child wrote in a submodule's folder: not among the kept changes, and the run's diagnostics say so. */
+const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "changes_unavailable",
+    message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
+  });
+
 async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
   let isolation: Isolation;
   try {
@@ -90,7 +98,7 @@ async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: st
   } catch {
     return undefined; // no worktree was made; the run's error says why
   }
-  const stats = await settleIsolation(isolation, home, nestedRepositoriesLeftOut(evidence));
+  const stats = await settleIsolation(isolation, home, { onNestedRepositories: nestedRepositoriesLeftOut(evidence), onSubmoduleWrites: submoduleWritesLeftOut(evidence) });
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);
   if (kept) {

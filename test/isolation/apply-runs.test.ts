@@ -216,6 +216,24 @@ test("a git repository the child made in its worktree is left out of its kept ch
   expect(existsSync(join(root, "vendor"))).toBe(false); // no empty folder standing for the child's files
 });
 
+test("files a child wrote inside a submodule (which its worktree does not check out) are named in its diagnostics, not silently dropped; the rest applies", async () => {
+  const library = makeRepo({ "lib.js": "the library\n" });
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", library, "vendor/lib");
+  gitIn(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a submodule");
+  const store = storeOf(root);
+  const run = store.create({ kind: "agent", task: { description: "edits the library" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  writeIn(worktree.path, { "vendor/lib/lib.js": "the child's fix\n", "a.txt": "uses the fix\n" });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  expect(readFileSync(files.diagnostics, "utf8")).toContain("the child's files inside submodules are not kept, at vendor/lib: ");
+  expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "vendor/lib/lib.js"), "utf8")).toBe("the library\n");
+});
+
 test("an apply that finds a file changed on disk after it marked the run writes nothing and leaves the run to apply again", async () => {
   const lines = "1\n2\n3\n4\n5\n6\n7\n8\n";
   const root = makeRepo({ "c.txt": lines });
