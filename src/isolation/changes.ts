@@ -121,9 +121,16 @@ export async function readChanges(root: string, runId: string): Promise<{ commit
   return commit && base ? { commit, base } : null;
 }
 
-/** The run's changes as a git patch (binary files as git binary patches). */
+/**
+ * The most of a patch the patch view keeps: a child that wrote gigabytes (a dataset, a disk image)
+ * must not have them read into the host's memory and redacted, only to be shown as a note.
+ */
+export const MAX_PATCH_VIEW_BYTES = 32 * 1024 * 1024;
+
+/** The run's changes as a git patch (binary files as git binary patches); an Error when it is over MAX_PATCH_VIEW_BYTES. */
 export async function patchText(root: string, base: string, commit: string): Promise<string> {
-  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root });
+  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root, maxStdoutBytes: MAX_PATCH_VIEW_BYTES });
+  if (out.overflowed) throw new Error(`it is over ${MAX_PATCH_VIEW_BYTES / 1024 / 1024} MiB`);
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.toString("utf8");
 }

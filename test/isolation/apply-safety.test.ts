@@ -2,7 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import type { RunFiles } from "../../src/runs/index.ts";
 import { patchText, readChanges } from "../../src/isolation/changes.ts";
 import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
@@ -77,6 +81,24 @@ describe("a child's changes as a patch, whatever the user's git config says abou
       if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
       else process.env.GIT_CONFIG_GLOBAL = before;
     }
+  });
+});
+
+describe("a child that writes a large binary file", () => {
+  it("keeps its changes, and its patch view a note, without reading a patch over 32 MiB into memory", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const runDir = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-run-")));
+    const files = { changes: join(runDir, "changes.json"), patch: join(runDir, "patch.diff") } as RunFiles;
+    const pending = startIsolation(await openRepository(root), runId(), home);
+    const worktree = await isolationWorktree(pending);
+    // Random bytes do not compress: their git binary patch is about 1.27 times their size, over 32 MiB.
+    writeFileSync(join(worktree.path, "big.bin"), randomBytes(28 * 1024 * 1024));
+    const diagnostics: string[] = [];
+    expect(await finishIsolation(pending, files, home, { appendDiagnostic: (entry) => diagnostics.push(entry.message) })).toEqual({ files: 1, insertions: 0, deletions: 0 });
+    expect(diagnostics).toEqual([]);
+    expect(readFileSync(files.patch, "utf8")).toBe("The patch is too large to show (it is over 32 MiB); the changes are kept and can be applied.\n");
+    expect(readChangeRecord(files)?.state).toBe("kept"); // applicable: huge-patch.large.ts applies a larger one
+    for (const dir of [root, runDir]) rmSync(dir, { recursive: true, force: true });
   });
 });
 
