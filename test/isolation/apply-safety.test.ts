@@ -84,6 +84,19 @@ describe("a child's changes as a patch, whatever the user's git config says abou
   });
 });
 
+describe("a conflict names the user's paths", () => {
+  it("a child that made a file where the user keeps a folder of their own conflicts naming that path, not git's renamed copy of it", async () => {
+    const root = makeRepo({ "d/x.txt": "x\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    rmSync(join(isolation.path, "d"), { recursive: true });
+    writeIn(isolation.path, { d: "a file now\n" });
+    await settleIsolation(isolation, home);
+    writeIn(root, { "d/mine.txt": "the user's new file\n" });
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "conflict", files: ["d"] });
+    expect(readFileSync(join(root, "d/mine.txt"), "utf8")).toBe("the user's new file\n");
+  });
+});
+
 describe("a child that writes a large binary file", () => {
   it("keeps its changes, and its patch view a note, without reading a patch over 32 MiB into memory", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
