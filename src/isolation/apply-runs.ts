@@ -3,6 +3,7 @@
 // before any is touched: unknown or another session's run is run_unavailable, an unfinished one
 // request_invalid.
 import { existsSync } from "node:fs";
+import { posix } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
@@ -181,8 +182,31 @@ export async function keptChangeFiles(runs: RunStore, runId: string): Promise<st
   if (!record || record.state !== "kept" || !existsSync(record.root)) return [];
   const kept = await readChanges(record.root, runId);
   if (!kept) return [];
-  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", kept.base, kept.commit], { cwd: record.root });
-  return listed.code === 0 ? nulFields(listed.stdout).map(shownName) : [];
+  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", kept.base, kept.commit], { cwd: record.root });
+  if (listed.code !== 0) return [];
+  const fields = nulFields(listed.stdout);
+  const names: string[] = [];
+  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, mode = "", , id = ""] = fields[i]!.slice(1).split(" ");
+    const path = fields[i + 1]!;
+    const target = mode === "120000" ? await linkLeavingTree(record.root, path, id) : undefined;
+    names.push(target === undefined ? shownName(path) : `${shownName(path)} (a link to ${shownName(target)}, out of the working tree)`);
+  }
+  return names;
+}
+
+/**
+ * Where the link `path` (blob `id`) points when that is out of the working tree: a child's
+ * `notes.md` linking to ~/.ssh/authorized_keys is a different change from a file called notes.md,
+ * and the person asked to apply it is told so. Undefined for a link that stays inside.
+ */
+async function linkLeavingTree(root: string, path: string, id: string): Promise<string | undefined> {
+  const blob = await runGit(["cat-file", "blob", id], { cwd: root });
+  if (blob.code !== 0) return undefined;
+  const target = blob.stdout.toString("utf8");
+  const inside = posix.normalize(posix.join(posix.dirname(path), target));
+  return posix.isAbsolute(target) || inside === ".." || inside.startsWith("../") ? target : undefined;
 }
 
 /**
