@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { projectKey } from "../runs/index.ts";
 import { captureChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
+import { ownIdentity } from "./process-identity.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
@@ -35,7 +36,7 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), root: repo.root }), { mode: 0o600 });
+  await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), root: repo.root }), { mode: 0o600 });
   await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }));
   // Read now, while only git has written in the worktree.
   const gitDir = await git(["rev-parse", "--absolute-git-dir"], { cwd: path });
