@@ -246,6 +246,11 @@ export function describeChanges(runs: RunStore, runId: string, counts: { files: 
 }
 
 
+/** The checks `changeRuns` makes before touching anything, alone: /flow apply makes them before it asks the person. */
+export function checkChangeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<void> {
+  return checkTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);
+}
+
 /** `changeTargets` for runs of one session, as external_runs names them. */
 export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
   return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);

@@ -5,6 +5,8 @@ import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { changesCommand } from "../../src/commands/changes.ts";
 import { changeRuns } from "../../src/isolation/apply-runs.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
@@ -35,6 +37,11 @@ test("apply during a merge or a rebase is refused naming it, writes nothing, and
   await expect(changeRuns(store, "apply", [runId])).rejects.toThrow(
     expect.objectContaining({ code: "request_invalid", message: expect.stringContaining("is in the middle of a merge (.git/MERGE_HEAD): what git does next rewrites the working tree. Finish it (commit it, or git merge --abort), then apply again. Nothing was applied.") }),
   );
+  // /flow apply says so before asking the person to confirm a merge that cannot happen.
+  const asked: string[] = [];
+  const ctx = { hasUI: true, ui: { confirm: async (title: string) => (asked.push(title), true) } } as unknown as ExtensionCommandContext;
+  await expect(changesCommand(ctx, store, "apply", [runId], () => undefined)).rejects.toThrow(expect.objectContaining({ code: "request_invalid", message: expect.stringContaining("in the middle of a merge") }));
+  expect(asked).toEqual([]);
   gitIn(root, "merge", "--abort");
 
   stopsOnConflict(root, "rebase", "other");
