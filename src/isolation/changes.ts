@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
+import { addAll } from "./add-all.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -97,15 +98,15 @@ async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
  */
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
-  await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(worktree, options.flowHomeInTree))], place);
+  const uncommitted = await addAll(place, await excludeFlowHome(worktree, options.flowHomeInTree));
   const inSubmodules = await writesInSubmodules(worktree);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);
   if (nested.length > 0) {
     // Literal pathspecs: a name the child chose is never read as a pattern.
     await git(["reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"], { ...place, env: { GIT_LITERAL_PATHSPECS: "1" }, input: nested.map((path) => `${path}\0`).join("") });
-    options.onNestedRepositories?.(nested);
   }
+  if (nested.length + uncommitted.length > 0) options.onNestedRepositories?.([...uncommitted, ...nested].sort());
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
   const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${options.home === undefined ? "" : `\n\n${flowHomeLine(options.home)}`}`);

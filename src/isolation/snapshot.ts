@@ -6,6 +6,7 @@ import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { FlowError } from "../contract/errors.ts";
+import { addAll } from "./add-all.ts";
 import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
@@ -106,7 +107,8 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
     await copyIndex(userIndex, index);
     const env = { GIT_INDEX_FILE: index };
     await lookAtHiddenEdits(repo.root, env);
-    await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHomeInTree(repo.root, flowHome)))], { cwd: repo.root, env });
+    // A folder of the user's that holds a repository with no commit yet is not in the tree git sees.
+    await addAll({ cwd: repo.root, env }, await excludeFlowHome(repo.root, flowHomeInTree(repo.root, flowHome)));
     return await git(["write-tree"], { cwd: repo.root, env });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -216,6 +216,25 @@ test("a git repository the child made in its worktree is left out of its kept ch
   expect(existsSync(join(root, "vendor"))).toBe(false); // no empty folder standing for the child's files
 });
 
+test("a folder git-initialised without a commit (cargo new, a scaffolder), the user's or the child's, is left out and the rest of the changes kept and applied", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  writeIn(root, { "scratch/notes.txt": "the user's own\n" });
+  gitIn(join(root, "scratch"), "init", "-q");
+  const store = storeOf(root);
+  const run = store.create({ kind: "agent", task: { description: "scaffolds" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  writeIn(worktree.path, { "a.txt": "uses the crate\n", "crate/src/main.rs": "fn main() {}\n" });
+  gitIn(join(worktree.path, "crate"), "init", "-q");
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt");
+  expect(readFileSync(files.diagnostics, "utf8")).toContain("are not kept, at crate: ");
+  expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "scratch/notes.txt"), "utf8")).toBe("the user's own\n");
+});
+
 test("files a child wrote inside a submodule (which its worktree does not check out) are named in its diagnostics, not silently dropped; the rest applies", async () => {
   const library = makeRepo({ "lib.js": "the library\n" });
   const root = makeRepo({ "a.txt": "a\n" });
