@@ -115,6 +115,19 @@ describe("a child that writes a large binary file", () => {
   });
 });
 
+describe("a worktree writer's patch for a cassette", () => {
+  it("is read though the child git-initialised a folder without a commit, which it leaves out", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { "a.txt": "the child's\n", "crate/src/main.rs": "fn main() {}\n" });
+    gitIn(join(isolation.path, "crate"), "init", "-q");
+    const patch = (await worktreePatch(isolation))!.toString("utf8");
+    expect(patch).toContain("diff --git a/a.txt b/a.txt\n");
+    expect(patch).not.toContain("crate");
+    await settleIsolation(isolation, home);
+  });
+});
+
 describe("a user's edits git is told not to look at", () => {
   for (const bit of ["--assume-unchanged", "--skip-worktree"]) {
     it(`an uncommitted edit of a ${bit} file (local config kept out of commits) is merged with, never overwritten`, async () => {
