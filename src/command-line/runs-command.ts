@@ -12,12 +12,14 @@ import { RUNS_USAGE } from "./usage.ts";
 import { listProjectRuns, readWholeView, storeOfRun, viewPages } from "./project-runs.ts";
 import { reportCommand } from "./runs-report.ts";
 import { changesCommand } from "./runs-changes.ts";
+import { changeStateOf, describeChanges } from "../isolation/apply-runs.ts";
 
 const CWD = { cwd: { type: "string" } } as const;
 
 /** What a listing says of a run's state; an unfinished run another live process owns is running. */
 function stateOf(view: RunView, store: RunStore): string {
-  if (view.state.outcome) return view.state.outcome;
+  // An apply of the run's changes that did not finish left the working tree part way: named where the user looks first.
+  if (view.state.outcome) return view.kind === "agent" && changeStateOf(store, view.runId) === "applying" ? `${view.state.outcome}, apply unfinished` : view.state.outcome;
   if (view.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(view.runId)) return "running";
   return view.state.status;
 }
@@ -63,7 +65,8 @@ async function show(argv: readonly string[]): Promise<number> {
   const store = storeOfRun(cwd, runId);
   if (view === "summary") {
     const run = store.view(runId);
-    process.stdout.write(boolFlag(parsed, "json") ? `${JSON.stringify(run, null, 2)}\n` : `${terminalText(formatRunText(run))}\n`);
+    const changes = run.changes ? `\n  changes: ${describeChanges(store, runId, run.changes)}` : "";
+    process.stdout.write(boolFlag(parsed, "json") ? `${JSON.stringify(run, null, 2)}\n` : `${terminalText(formatRunText(run) + changes)}\n`);
     return EXIT.succeeded;
   }
   // Page by page, each written before the next is read: memory stays one page, and a signal is

@@ -1,7 +1,7 @@
 // `/flow apply|discard <runId>...`: a person lands or drops worktree runs' kept changes. Apply is
 // the one step that touches their working tree, so it shows what would change and asks first.
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { changeRuns, formatChangeAnswers, keptChangeFiles, unfinishedApplyFiles, type ChangeAction } from "../isolation/apply-runs.ts";
+import { changeRuns, checkChangeRuns, formatChangeAnswers, keptChangeFiles, unfinishedApplyFiles, type ChangeAction } from "../isolation/apply-runs.ts";
 import { nameList } from "../isolation/change-record.ts";
 import type { RunStore } from "../runs/index.ts";
 
@@ -22,6 +22,8 @@ export async function changesCommand(ctx: ExtensionCommandContext, store: RunSto
   const lines = await Promise.all(runIds.map((runId) => summary(store, runId)));
   if (action === "apply") {
     if (!ctx.hasUI) return print(title, [...lines, "Applying needs a confirmation, and this session has no UI to ask: use flow runs apply in a shell."]);
+    // A run that cannot be applied (unfinished, its repository mid-merge…) is refused before the person is asked.
+    await checkChangeRuns(store, action, runIds);
     const question = `Merge these changes into your working tree (nothing is staged)?\n${lines.join("\n")}`;
     if (!(await ctx.ui.confirm("Apply changes?", question))) return print(title, [...lines, "Nothing applied."]);
   }

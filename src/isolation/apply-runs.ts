@@ -3,6 +3,7 @@
 // before any is touched: unknown or another session's run is run_unavailable, an unfinished one
 // request_invalid.
 import { existsSync } from "node:fs";
+import { posix } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
@@ -12,6 +13,8 @@ import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRe
 import { assertChangesReadable } from "./readable-changes.ts";
 import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, withoutMark } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
+import { assertFlowHomeApart } from "./snapshot.ts";
+import { assertNoOperationInProgress } from "./operation-in-progress.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 
 export type ChangeAction = "apply" | "discard";
@@ -62,6 +65,8 @@ async function applyOne(runId: string, files: Files, home: string): Promise<Chan
     const now = settledAnswer(runId, record);
     if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
     if (record.state === "applying") throw interruptedApply(runId, record);
+    // Checked before any target was touched, and again here: a merge the user began since.
+    await assertNoOperationInProgress(repo.root, runId);
     // Marked before the first file is written and cleared once the last is: a crash in between is found.
     let marked = false;
     const beforeWriting = async (touching: string[], before: string) => {
@@ -129,6 +134,10 @@ async function checkTargets(targets: readonly ChangeTarget[], action: ChangeActi
     const files = runFiles(runs.scope, runId);
     const record = readChangeRecord(files);
     await assertChangesReadable(runId, record);
+    if (record?.state === "kept") {
+      assertFlowHomeApart(record.root, runs.scope.home);
+      await assertNoOperationInProgress(record.root, runId);
+    }
     if (record?.state === "applying") await assertNotInterrupted(runId, files, record.root);
   }
 }
@@ -173,8 +182,31 @@ export async function keptChangeFiles(runs: RunStore, runId: string): Promise<st
   if (!record || record.state !== "kept" || !existsSync(record.root)) return [];
   const kept = await readChanges(record.root, runId);
   if (!kept) return [];
-  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", kept.base, kept.commit], { cwd: record.root });
-  return listed.code === 0 ? nulFields(listed.stdout).map(shownName) : [];
+  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", kept.base, kept.commit], { cwd: record.root });
+  if (listed.code !== 0) return [];
+  const fields = nulFields(listed.stdout);
+  const names: string[] = [];
+  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, mode = "", , id = ""] = fields[i]!.slice(1).split(" ");
+    const path = fields[i + 1]!;
+    const target = mode === "120000" ? await linkLeavingTree(record.root, path, id) : undefined;
+    names.push(target === undefined ? shownName(path) : `${shownName(path)} (a link to ${shownName(target)}, out of the working tree)`);
+  }
+  return names;
+}
+
+/**
+ * Where the link `path` (blob `id`) points when that is out of the working tree: a child's
+ * `notes.md` linking to ~/.ssh/authorized_keys is a different change from a file called notes.md,
+ * and the person asked to apply it is told so. Undefined for a link that stays inside.
+ */
+async function linkLeavingTree(root: string, path: string, id: string): Promise<string | undefined> {
+  const blob = await runGit(["cat-file", "blob", id], { cwd: root });
+  if (blob.code !== 0) return undefined;
+  const target = blob.stdout.toString("utf8");
+  const inside = posix.normalize(posix.join(posix.dirname(path), target));
+  return posix.isAbsolute(target) || inside === ".." || inside.startsWith("../") ? target : undefined;
 }
 
 /**
@@ -186,6 +218,38 @@ export function unfinishedApplyFiles(runs: RunStore, runId: string): string[] | 
   return record?.state === "applying" ? (record.touching ?? []).map(shownName) : undefined;
 }
 
+/** Where a run's kept changes stand (kept, applying, applied…); undefined for a run that kept none. */
+export function changeStateOf(runs: RunStore, runId: string): ChangeRecord["state"] | undefined {
+  return readChangeRecord(runFiles(runs.scope, assertRunId(runId)))?.state;
+}
+
+/**
+ * A run's changes in a line, for `flow runs show`: counts, then where they stand and what the user
+ * can do next; an apply that did not finish names the files it may have touched.
+ */
+export function describeChanges(runs: RunStore, runId: string, counts: { files: number; insertions: number; deletions: number }): string {
+  const head = `${counts.files} file(s), +${counts.insertions} -${counts.deletions}`;
+  const unfinished = unfinishedApplyFiles(runs, runId);
+  if (unfinished) {
+    return `${head}; its previous apply did not finish: the working tree may hold some of them and not others: ${nameList(unfinished)}. flow runs apply ${runId} says how to put a file back; flow runs discard ${runId} keeps the tree as it is.`;
+  }
+  switch (changeStateOf(runs, runId)) {
+    case "applied":
+      return `${head}; applied.`;
+    case "discarded":
+      return `${head}; discarded.`;
+    case "unavailable":
+      return `${head}; they could not be kept (see its diagnostics).`;
+    default:
+      return `${head}; kept, not applied: flow runs apply ${runId} merges them into the working tree.`;
+  }
+}
+
+
+/** The checks `changeRuns` makes before touching anything, alone: /flow apply makes them before it asks the person. */
+export function checkChangeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<void> {
+  return checkTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);
+}
 
 /** `changeTargets` for runs of one session, as external_runs names them. */
 export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {

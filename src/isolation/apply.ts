@@ -101,12 +101,17 @@ export interface ApplyOptions {
   beforeWriting?: (files: string[], before: string) => Promise<void>;
 }
 
-/** The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. */
-function conflictedFiles(stdout: Buffer): string[] {
+/**
+ * The conflicted paths `git merge-tree --write-tree --name-only -z` lists after the tree ID. A file
+ * where the other side has a folder is listed as git's renamed copy, `<path>~<commit>` (one of the
+ * two merged commits): named by its path, the one the user has.
+ */
+function conflictedFiles(stdout: Buffer, commits: readonly string[]): string[] {
   const text = stdout.toString("utf8");
   const end = text.indexOf("\0\0");
   const head = nulFields(Buffer.from(end >= 0 ? text.slice(0, end) : text));
-  return [...new Set(head.slice(1))].sort();
+  const path = (name: string) => commits.reduce((shown, commit) => (shown.endsWith(`~${commit}`) ? shown.slice(0, -commit.length - 1) : shown), name);
+  return [...new Set(head.slice(1).map(path))].sort();
 }
 
 /**
@@ -122,7 +127,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   const message = `pi-flow: the working tree before apply${options.flowHome === undefined ? "" : `\n\n${flowHomeLine(options.flowHome)}`}`;
   const current = await commitTree(repo.root, currentTree, changes.base, message);
   const merged = await runGit(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", current, changes.commit], { cwd: repo.root });
-  if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout) };
+  if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout, [current, changes.commit]) };
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
   const { written, deleted } = await changedPaths(repo.root, currentTree, tree);

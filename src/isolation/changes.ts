@@ -1,7 +1,10 @@
 // A child's changes as evidence: its worktree's tree, committed on top of its base, kept on
 // refs/pi-flow/<runId> in the user's repository (exact bytes, binary files included).
 import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
+import { addAll } from "./add-all.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -46,6 +49,8 @@ export interface CaptureOptions {
   flowHomeInTree?: string;
   /** Told the repositories the child made (or removed) inside its worktree, left out of the changes (see nestedRepositories). */
   onNestedRepositories?: (paths: string[]) => void;
+  /** Told the submodules whose folder holds files the child wrote, which cannot be kept (see writesInSubmodules). */
+  onSubmoduleWrites?: (paths: string[]) => void;
 }
 
 /**
@@ -67,6 +72,25 @@ async function nestedRepositories(place: GitOptions, base: string): Promise<stri
 }
 
 /**
+ * The submodules (gitlinks of the index) whose folder holds files the child wrote: a worktree does
+ * not check submodules out, so such a folder starts empty, and `add -A` passes over what is written
+ * in it. A folder with its own `.git` (a submodule the child checked out itself) is a repository of
+ * its own, as nestedRepositories says.
+ */
+async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
+  const raw = await runGit(["ls-files", "-s", "-z"], gitPlace(worktree));
+  if (raw.code !== 0) throw new Error(`git ls-files failed: ${raw.stderr}`);
+  const written: string[] = [];
+  for (const field of nulFields(raw.stdout)) {
+    if (!field.startsWith("160000 ")) continue;
+    const path = field.slice(field.indexOf("\t") + 1);
+    const entries = await readdir(join(worktree.path, path)).catch((): string[] => []);
+    if (entries.length > 0 && !entries.includes(".git")) written.push(path);
+  }
+  return written;
+}
+
+/**
  * Commits everything the child left in its worktree (ignored files aside) on top of `base`, and
  * points the run's ref at it in the shared repository. Null when the child changed nothing. A
  * repository the child made inside its worktree is left as the base has it, and named to
@@ -74,13 +98,15 @@ async function nestedRepositories(place: GitOptions, base: string): Promise<stri
  */
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
-  await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(worktree, options.flowHomeInTree))], place);
+  const uncommitted = await addAll(place, await excludeFlowHome(worktree, options.flowHomeInTree));
+  const inSubmodules = await writesInSubmodules(worktree);
+  if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);
   if (nested.length > 0) {
     // Literal pathspecs: a name the child chose is never read as a pattern.
     await git(["reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"], { ...place, env: { GIT_LITERAL_PATHSPECS: "1" }, input: nested.map((path) => `${path}\0`).join("") });
-    options.onNestedRepositories?.(nested);
   }
+  if (nested.length + uncommitted.length > 0) options.onNestedRepositories?.([...uncommitted, ...nested].sort());
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
   const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${options.home === undefined ? "" : `\n\n${flowHomeLine(options.home)}`}`);
@@ -96,9 +122,16 @@ export async function readChanges(root: string, runId: string): Promise<{ commit
   return commit && base ? { commit, base } : null;
 }
 
-/** The run's changes as a git patch (binary files as git binary patches). */
+/**
+ * The most of a patch the patch view keeps: a child that wrote gigabytes (a dataset, a disk image)
+ * must not have them read into the host's memory and redacted, only to be shown as a note.
+ */
+export const MAX_PATCH_VIEW_BYTES = 32 * 1024 * 1024;
+
+/** The run's changes as a git patch (binary files as git binary patches); an Error when it is over MAX_PATCH_VIEW_BYTES. */
 export async function patchText(root: string, base: string, commit: string): Promise<string> {
-  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root });
+  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root, maxStdoutBytes: MAX_PATCH_VIEW_BYTES });
+  if (out.overflowed) throw new Error(`it is over ${MAX_PATCH_VIEW_BYTES / 1024 / 1024} MiB`);
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.toString("utf8");
 }

@@ -5,16 +5,20 @@ import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { openRepository, type Repository } from "./repository.ts";
-import { snapshotCommit } from "./snapshot.ts";
+import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
- * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree.
+ * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree,
+ * or when the flow home `home` is that working tree's top folder (see assertFlowHomeApart).
  */
-export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string): Promise<Repository | undefined> {
+export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string, home: string): Promise<Repository | undefined> {
   if (asked !== undefined && asked !== "worktree") throw new FlowError("request_invalid", 'isolation must be "worktree".');
-  return (asked ?? profileAsked) === "worktree" ? await openRepository(cwd) : undefined;
+  if ((asked ?? profileAsked) !== "worktree") return undefined;
+  const repo = await openRepository(cwd);
+  assertFlowHomeApart(repo.root, home);
+  return repo;
 }
 
 /** A child's isolation between launch and settle: its base now, its worktree once it runs. */
@@ -79,6 +83,14 @@ const nestedRepositoriesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at ${nameList(paths)}: git keeps such a folder as a link to a commit of that repository, which this one does not have. The rest of its changes are kept`,
   });
 
+/** Files the child wrote in a submodule's folder: not among the kept changes, and the run's diagnostics say so. */
+const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "changes_unavailable",
+    message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
+  });
+
 async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
   let isolation: Isolation;
   try {
@@ -86,7 +98,7 @@ async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: st
   } catch {
     return undefined; // no worktree was made; the run's error says why
   }
-  const stats = await settleIsolation(isolation, home, nestedRepositoriesLeftOut(evidence));
+  const stats = await settleIsolation(isolation, home, { onNestedRepositories: nestedRepositoriesLeftOut(evidence), onSubmoduleWrites: submoduleWritesLeftOut(evidence) });
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);
   if (kept) {

@@ -10,6 +10,7 @@ import { flowHomeLine } from "./changes.ts";
 import { runGit } from "./git.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
+import { anotherProcess } from "./process-identity.ts";
 import { beforeApplyRef } from "./unfinished-apply.ts";
 import { ownerFile, removeWorktree, worktreesDir } from "./worktree.ts";
 
@@ -23,8 +24,9 @@ const OWNER_SUFFIX = ".owner.json";
 /** Whether the process that made the worktree of `runId` is gone (only decidable on this host). */
 function ownerGone(dir: string, runId: string): boolean {
   try {
-    const owner = JSON.parse(readEvidenceText(ownerFile(dir, runId))) as { pid?: unknown; host?: unknown };
-    return owner.host === hostname() && owner.pid !== process.pid && !ownerAlive(owner);
+    const owner = JSON.parse(readEvidenceText(ownerFile(dir, runId))) as { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown };
+    // A live process with the owner's ID is another one when it runs in another boot or started at another time.
+    return owner.host === hostname() && owner.pid !== process.pid && (!ownerAlive(owner) || anotherProcess(owner));
   } catch {
     return false; // being written: its owner is alive
   }

@@ -7,6 +7,8 @@ export interface GitResult {
   code: number;
   stdout: Buffer;
   stderr: string;
+  /** Its output went over `maxStdoutBytes`: git was stopped, and `stdout` holds what came before. */
+  overflowed?: boolean;
 }
 
 export interface GitOptions {
@@ -16,6 +18,8 @@ export interface GitOptions {
   /** Extra environment, e.g. GIT_INDEX_FILE for a private index. */
   env?: Record<string, string>;
   input?: Buffer | string;
+  /** At most this much output is kept: past it git is stopped (see GitResult.overflowed), and memory stays bounded. */
+  maxStdoutBytes?: number;
 }
 
 /** Commits pi-flow writes (snapshots and changes) carry this identity, so git needs no user config. */
@@ -70,10 +74,24 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Gi
     const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    let outBytes = 0;
+    let overflowed = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (overflowed) return;
+      outBytes += chunk.length;
+      if (options.maxStdoutBytes !== undefined && outBytes > options.maxStdoutBytes) {
+        overflowed = true;
+        child.kill("SIGKILL");
+        return;
+      }
+      out.push(chunk);
+    });
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8").trim() }));
+    child.on("close", (code) => {
+      const result: GitResult = { code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8").trim() };
+      resolve(overflowed ? { ...result, overflowed } : result);
+    });
     child.stdin.on("error", () => undefined); // git may exit before reading its input
     child.stdin.end(options.input ?? "");
   });

@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { errorCode, ownerAlive } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
+import { anotherProcess, ownIdentity } from "./process-identity.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
@@ -23,9 +24,9 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Whether the lock at `path` was left by a process that is gone (or is too old to trust). */
 async function abandoned(path: string): Promise<boolean> {
   try {
-    const owner = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown; host?: unknown };
+    const owner = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown };
     if (owner.host !== hostname()) return Date.now() - (await stat(path)).mtimeMs > FOREIGN_LOCK_MAX_AGE_MS;
-    return !ownerAlive(owner);
+    return !ownerAlive(owner) || anotherProcess(owner);
   } catch {
     return false; // being written or just removed: look again
   }
@@ -35,7 +36,7 @@ async function acquireFile(path: string): Promise<void> {
   for (;;) {
     try {
       const handle = await open(path, "wx", 0o600);
-      await handle.writeFile(JSON.stringify({ pid: process.pid, host: hostname() }));
+      await handle.writeFile(JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity() }));
       await handle.close();
       return;
     } catch (error) {

@@ -5,6 +5,8 @@ import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { FlowError } from "../contract/errors.ts";
+import { addAll } from "./add-all.ts";
 import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
@@ -30,6 +32,19 @@ export function flowHomeInTree(root: string, flowHome: string | undefined): stri
   // The root is a real path: so must the flow home be (a home reached through a link, /tmp on macOS).
   const inside = flowHome === undefined ? "" : relative(root, realPathOf(flowHome));
   return inside === "" || inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside) ? undefined : inside.split(sep).join("/");
+}
+
+/**
+ * configuration_invalid when the flow home is the working tree's top folder: every file of the tree
+ * would be pi-flow's (run evidence, children's worktrees), so none could be left out of a child's
+ * base and changes, and an apply would write over run evidence (another run's changes.json).
+ */
+export function assertFlowHomeApart(root: string, flowHome: string | undefined): void {
+  if (flowHome === undefined || realPathOf(flowHome) !== root) return;
+  throw new FlowError(
+    "configuration_invalid",
+    `isolation "worktree" cannot be used: the flow home ${JSON.stringify(flowHome)} (PI_FLOW_HOME, or the agent directory's flow folder) is the top of the git working tree ${JSON.stringify(root)}, so its run evidence and children's worktrees would be taken for the user's files. Set PI_FLOW_HOME to a folder outside the working tree, or a subfolder of it. Nothing was changed.`,
+  );
 }
 
 /**
@@ -84,6 +99,7 @@ async function lookAtHiddenEdits(root: string, env: Record<string, string>): Pro
  * other children's worktrees are not the user's files.
  */
 export async function workingTreeId(repo: Repository, flowHome?: string): Promise<string> {
+  assertFlowHomeApart(repo.root, flowHome);
   const dir = await mkdtemp(join(tmpdir(), "pi-flow-index-"));
   const index = join(dir, "index");
   try {
@@ -91,7 +107,8 @@ export async function workingTreeId(repo: Repository, flowHome?: string): Promis
     await copyIndex(userIndex, index);
     const env = { GIT_INDEX_FILE: index };
     await lookAtHiddenEdits(repo.root, env);
-    await git(["add", "-A", "--", ":/", ...(await excludeFlowHome(repo.root, flowHomeInTree(repo.root, flowHome)))], { cwd: repo.root, env });
+    // A folder of the user's that holds a repository with no commit yet is not in the tree git sees.
+    await addAll({ cwd: repo.root, env }, await excludeFlowHome(repo.root, flowHomeInTree(repo.root, flowHome)));
     return await git(["write-tree"], { cwd: repo.root, env });
   } finally {
     await rm(dir, { recursive: true, force: true });

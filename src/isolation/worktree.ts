@@ -4,8 +4,9 @@ import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { projectKey } from "../runs/index.ts";
-import { captureChanges, type ChangeStats } from "./changes.ts";
+import { captureChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
+import { ownIdentity } from "./process-identity.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
@@ -35,7 +36,7 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), root: repo.root }), { mode: 0o600 });
+  await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), root: repo.root }), { mode: 0o600 });
   await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }));
   // Read now, while only git has written in the worktree.
   const gitDir = await git(["rev-parse", "--absolute-git-dir"], { cwd: path });
@@ -58,14 +59,14 @@ export async function removeWorktree(commonDir: string, root: string, path: stri
 
 /**
  * The child settled: its changes are kept on refs/pi-flow/<runId> and the worktree is removed,
- * also when capturing failed (the error is rethrown after). `onNestedRepositories`: see captureChanges.
+ * also when capturing failed (the error is rethrown after). `told`: see captureChanges.
  */
-export async function settleIsolation(isolation: Isolation, home: string, onNestedRepositories?: (paths: string[]) => void): Promise<ChangeStats | null> {
+export async function settleIsolation(isolation: Isolation, home: string, told: Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites"> = {}): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
   try {
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), onNestedRepositories }))?.stats ?? null;
+    return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), ...told }))?.stats ?? null;
   } finally {
     await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
   }

@@ -14,24 +14,13 @@ import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
-import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
-
-/** A finished agent run of `store` whose worktree child wrote `files` (its changes kept, as the launcher keeps them). */
-async function keptRun(store: RunStore, root: string, files: Record<string, string>): Promise<string> {
-  const run = store.create({ kind: "agent", task: { description: "writes" }, background: false });
-  const isolation = await createIsolation(await openRepository(root), run.runId, store.scope.home);
-  writeIn(isolation.path, files);
-  const stats = await settleIsolation(isolation, store.scope.home);
-  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
-  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
-  return run.runId;
-}
 
 const storeOf = (root: string, sessionId = "s") => openRunStore({ home, cwd: root, sessionId, registry: new RunRegistry() });
 
@@ -225,6 +214,43 @@ test("a git repository the child made in its worktree is left out of its kept ch
   expect(readFileSync(files.diagnostics, "utf8")).toContain("the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at vendor/lib: ");
   expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
   expect(existsSync(join(root, "vendor"))).toBe(false); // no empty folder standing for the child's files
+});
+
+test("a folder git-initialised without a commit (cargo new, a scaffolder), the user's or the child's, is left out and the rest of the changes kept and applied", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  writeIn(root, { "scratch/notes.txt": "the user's own\n" });
+  gitIn(join(root, "scratch"), "init", "-q");
+  const store = storeOf(root);
+  const run = store.create({ kind: "agent", task: { description: "scaffolds" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  writeIn(worktree.path, { "a.txt": "uses the crate\n", "crate/src/main.rs": "fn main() {}\n" });
+  gitIn(join(worktree.path, "crate"), "init", "-q");
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt");
+  expect(readFileSync(files.diagnostics, "utf8")).toContain("are not kept, at crate: ");
+  expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "scratch/notes.txt"), "utf8")).toBe("the user's own\n");
+});
+
+test("files a child wrote inside a submodule (which its worktree does not check out) are named in its diagnostics, not silently dropped; the rest applies", async () => {
+  const library = makeRepo({ "lib.js": "the library\n" });
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", library, "vendor/lib");
+  gitIn(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a submodule");
+  const store = storeOf(root);
+  const run = store.create({ kind: "agent", task: { description: "edits the library" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  writeIn(worktree.path, { "vendor/lib/lib.js": "the child's fix\n", "a.txt": "uses the fix\n" });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  run.settle({ outcome: "succeeded", value: "done", changes: stats! });
+  expect(readFileSync(files.diagnostics, "utf8")).toContain("the child's files inside submodules are not kept, at vendor/lib: ");
+  expect(await changeRuns(store, "apply", [run.runId])).toEqual([{ runId: run.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "vendor/lib/lib.js"), "utf8")).toBe("the library\n");
 });
 
 test("an apply that finds a file changed on disk after it marked the run writes nothing and leaves the run to apply again", async () => {

@@ -2,7 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import type { RunFiles } from "../../src/runs/index.ts";
 import { patchText, readChanges } from "../../src/isolation/changes.ts";
 import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
@@ -77,6 +81,50 @@ describe("a child's changes as a patch, whatever the user's git config says abou
       if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
       else process.env.GIT_CONFIG_GLOBAL = before;
     }
+  });
+});
+
+describe("a conflict names the user's paths", () => {
+  it("a child that made a file where the user keeps a folder of their own conflicts naming that path, not git's renamed copy of it", async () => {
+    const root = makeRepo({ "d/x.txt": "x\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    rmSync(join(isolation.path, "d"), { recursive: true });
+    writeIn(isolation.path, { d: "a file now\n" });
+    await settleIsolation(isolation, home);
+    writeIn(root, { "d/mine.txt": "the user's new file\n" });
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "conflict", files: ["d"] });
+    expect(readFileSync(join(root, "d/mine.txt"), "utf8")).toBe("the user's new file\n");
+  });
+});
+
+describe("a child that writes a large binary file", () => {
+  it("keeps its changes, and its patch view a note, without reading a patch over 32 MiB into memory", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const runDir = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-run-")));
+    const files = { changes: join(runDir, "changes.json"), patch: join(runDir, "patch.diff") } as RunFiles;
+    const pending = startIsolation(await openRepository(root), runId(), home);
+    const worktree = await isolationWorktree(pending);
+    // Random bytes do not compress: their git binary patch is about 1.27 times their size, over 32 MiB.
+    writeFileSync(join(worktree.path, "big.bin"), randomBytes(28 * 1024 * 1024));
+    const diagnostics: string[] = [];
+    expect(await finishIsolation(pending, files, home, { appendDiagnostic: (entry) => diagnostics.push(entry.message) })).toEqual({ files: 1, insertions: 0, deletions: 0 });
+    expect(diagnostics).toEqual([]);
+    expect(readFileSync(files.patch, "utf8")).toBe("The patch is too large to show (it is over 32 MiB); the changes are kept and can be applied.\n");
+    expect(readChangeRecord(files)?.state).toBe("kept"); // applicable: huge-patch.large.ts applies a larger one
+    for (const dir of [root, runDir]) rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("a worktree writer's patch for a cassette", () => {
+  it("is read though the child git-initialised a folder without a commit, which it leaves out", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { "a.txt": "the child's\n", "crate/src/main.rs": "fn main() {}\n" });
+    gitIn(join(isolation.path, "crate"), "init", "-q");
+    const patch = (await worktreePatch(isolation))!.toString("utf8");
+    expect(patch).toContain("diff --git a/a.txt b/a.txt\n");
+    expect(patch).not.toContain("crate");
+    await settleIsolation(isolation, home);
   });
 });
 

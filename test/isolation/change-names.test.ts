@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { formatChangeAnswers, keptChangeFiles } from "../../src/isolation/apply-runs.ts";
@@ -45,4 +45,23 @@ test("a run with no kept changes says there is nothing to do in the words of the
   const none = [{ runId: "ag_0mx1xga91_abcdefghij", status: "nothing_to_apply" as const }];
   expect(formatChangeAnswers(none, "apply")).toBe("Run ag_0mx1xga91_abcdefghij: nothing to apply (no changes kept).");
   expect(formatChangeAnswers(none, "discard")).toBe("Run ag_0mx1xga91_abcdefghij: nothing to discard (no changes kept).");
+});
+
+test("a link the child made that points out of the working tree is shown as one, with where it points, before apply asks", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "docs/x.md": "x\n" });
+  const home = join(root, ".flow-home");
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "links" }, background: false });
+  const isolation = await createIsolation(await openRepository(root), run.runId, home);
+  symlinkSync("/home/user/.ssh/authorized_keys", join(isolation.path, "notes.md"));
+  symlinkSync("../../outside\u001b[2J", join(isolation.path, "docs", "up.md"));
+  symlinkSync("x.md", join(isolation.path, "docs", "same.md"));
+  const stats = await settleIsolation(isolation, home);
+  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
+  run.settle({ outcome: "succeeded", value: "done" });
+  expect((await keptChangeFiles(store, run.runId)).sort()).toEqual([
+    "docs/same.md",
+    "docs/up.md (a link to ../../outside, out of the working tree)",
+    "notes.md (a link to /home/user/.ssh/authorized_keys, out of the working tree)",
+  ]);
 });

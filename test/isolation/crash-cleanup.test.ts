@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { expect, test } from "vitest";
-import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { createIsolation, ownerFile, settleIsolation, worktreesDir } from "../../src/isolation/worktree.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { PROJECT_ROOT, startPiSession } from "../support/pi-session.ts";
@@ -44,4 +45,22 @@ test("a host SIGKILLed mid-child leaves a worktree that the next session start r
   expect(worktreeCount(root)).toBe(2);
   await settleIsolation(live, home);
   expect(worktreeCount(root)).toBe(1);
+});
+
+test("a worktree whose host died before a restart is removed, though a live process has the host's process ID since", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const left = await createIsolation(await openRepository(root), "ag_0mx1xga91_beforeboot", home);
+  const reused = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+  await once(reused, "spawn");
+  try {
+    const owner = ownerFile(worktreesDir(home, root), left.runId);
+    const written = JSON.parse(readFileSync(owner, "utf8")) as Record<string, unknown>;
+    writeFileSync(owner, JSON.stringify({ ...written, pid: reused.pid, boot: "the boot before the restart" }));
+    expect(await cleanupIsolation(home, root)).toEqual({ removedWorktrees: [left.runId], droppedRefs: [] });
+    expect(existsSync(left.path)).toBe(false);
+    expect(worktreeCount(root)).toBe(1);
+  } finally {
+    reused.kill("SIGKILL");
+  }
 });

@@ -2,7 +2,8 @@
 // at once, and a lock left by a process that died is taken over. Real processes, real files.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
@@ -59,3 +60,21 @@ test("a lock left by a process that was SIGKILLed while holding it is taken over
   expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
   expect(existsSync(lockFile)).toBe(false);
 });
+
+test("a lock left before the machine restarted, or by a process whose ID a live process now has, is taken over", async () => {
+  const repo = await openRepository(makeRepo());
+  const lockFile = join(repo.commonDir, "pi-flow-worktrees.lock");
+  // A live process of this host now has the ID the dead owner had (IDs start over after a restart, and wrap).
+  const reused = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+  await once(reused, "spawn");
+  try {
+    const own = JSON.parse(await withRepositoryLock(repo.commonDir, async () => readFileSync(lockFile, "utf8"))) as { boot: string; start: string };
+    for (const left of [{ boot: "the boot before the restart" }, { boot: own.boot, start: "1" }]) {
+      writeFileSync(lockFile, JSON.stringify({ pid: reused.pid, host: hostname(), ...left }));
+      expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
+    }
+    expect(existsSync(lockFile)).toBe(false);
+  } finally {
+    reused.kill("SIGKILL");
+  }
+}, 20_000);

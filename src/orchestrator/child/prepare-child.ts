@@ -115,7 +115,7 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
-  const worktree = await isolationRepository(call.isolation, profile.isolation, cwd);
+  const worktree = await isolationRepository(call.isolation, profile.isolation, cwd, env.runs.scope.home);
   const chosen = chooseHarness(asked, call.model ?? profile.model, { settings: env.harnesses, parentModel: env.parentModel, registry: env.modelRegistry });
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
