@@ -4,10 +4,14 @@
  * the child fails saying so, and the worker goes on and stops when told, instead of waiting forever.
  * A real worker on the tests' own Postgres; the test's own session holds the lock.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { FAUX_EXTENSION } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
@@ -39,4 +43,38 @@ test("a query the database holds past its statement_timeout fails the worker's c
   const stopped = await worker.done;
   expect(stopped.code).toBe(0);
   expect(stopped.stdout).toContain("worker w1 stopped (SIGTERM)");
+}, 180_000);
+
+test("a child whose end DBOS could not record (its status row held past the statement_timeout) is not left pending: the worker puts it back, and it answers from its saved session", async () => {
+  const databaseUrl = `${fleet.pg.urlFor("unrecorded_end")}?statement_timeout=2000`;
+  const release = join(fleet.sandbox.root, "unrecorded-release");
+  fleet.sandbox.fauxRules([{ match: "Hold on", answer: "held", waitFor: release }]);
+  const worker = fleet.start(["worker", "--name", "u1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { PI_FLOW_DATABASE_URL: databaseUrl });
+  await worker.stdoutText(/worker u1 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const held = await enqueueChild(client, childRequest("unrecorded", { prompt: "Hold on." }));
+  await worker.stdoutText(/started wf_unrecorded\/agent\/0/);
+
+  // While the child runs, the test's session locks its status row: DBOS's checkpoint of the step,
+  // then its own write of the child's failure, wait on it until the server cancels each.
+  const locker = new pg.Client({ connectionString: databaseUrl });
+  await locker.connect();
+  onTestFinished(() => locker.end());
+  await locker.query("BEGIN");
+  await locker.query("SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = 'wf_unrecorded/agent/0' FOR UPDATE");
+  writeFileSync(release, "");
+  await worker.stdoutText(/failed wf_unrecorded\/agent\/0 run ag_unrecorded: .*statement_timeout/);
+  const waiting = async () =>
+    (await locker.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%workflow_status%'")).rows[0]!.n;
+  while ((await waiting()) === 0) await sleep(20); // DBOS writes the failure...
+  while ((await waiting()) > 0) await sleep(20); // ...and the server cancels it
+  await locker.query("ROLLBACK");
+
+  // Nothing of DBOS writes it again: the worker's sweep finds it still pending under its name and puts it back.
+  const requeued = await worker.stdoutText(/requeued .*\n/);
+  expect(requeued).toContain("requeued wf_unrecorded/agent/0: the database did not record their end");
+  expect((await held.getResult()).result).toMatchObject({ outcome: "succeeded", value: "held" });
+  worker.child.kill("SIGTERM");
+  expect((await worker.done).code).toBe(0);
 }, 180_000);
