@@ -12,7 +12,7 @@ import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } fro
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
-import { sendSteer, takeSteers } from "./steers.ts";
+import { sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
 
@@ -164,6 +164,9 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     },
     async takeUndeliveredSteers(workflowId) {
       return (await takeSteers(await tables(), [workflowId])).map((steer) => steer.message);
+    },
+    async unreadSteers(workflowId) {
+      return unreadSteers(await tables(), workflowId);
     },
     async takeSession(workflowId) {
       const pool = await tables();
