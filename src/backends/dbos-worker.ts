@@ -271,11 +271,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
-    void claimSilentWorkersChildren(pool)
-      .then(async (ids) => {
-        if (ids.length === 0) return;
-        await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE });
-        options.onTakeover(ids);
+    void claimSilentWorkersChildren(pool, async (ids) => void (await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE })))
+      .then((ids) => {
+        if (ids.length > 0) options.onTakeover(ids);
       })
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, SWEEP_MS);
