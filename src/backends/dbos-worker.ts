@@ -314,15 +314,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
-      await forget(beats, me).catch(() => undefined);
-      await endPools();
-      if (unfinished.length === 0) return;
-      // Back on the queue, for whichever worker is free next; this process exits without settling them.
-      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       try {
-        await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
+        // Back on the queue, for whichever worker is free next, before this worker's row goes: if
+        // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+        if (unfinished.length > 0) {
+          const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
+          try {
+            await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
+          } finally {
+            await client.destroy();
+          }
+        }
+        await forget(beats, me).catch(() => undefined);
       } finally {
-        await client.destroy();
+        await endPools();
       }
     },
   };
