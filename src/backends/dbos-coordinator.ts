@@ -149,7 +149,9 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
         if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
       });
       try {
-        await watched.settled;
+        if ((await watched.settled) === "gone") {
+          throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
+        }
         const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
 
         if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
