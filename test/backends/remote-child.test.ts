@@ -52,6 +52,12 @@ test("a child whose folder is outside the project cannot travel to a worker; row
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: 4 } })).toBe(true);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { unsaved: "why" } })).toBe(true);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: "4" } })).toBe(false);
+  // A forged row's usage that is not counts, or an error with no message, would corrupt the run's totals and evidence.
+  expect(isRemoteChildResult({ result: { outcome: "succeeded", usage: { ...usage, inputTokens: "9" } }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "succeeded", usage: { ...usage, costUsd: -1 } }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "succeeded", usage: { turns: 1 } }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "failed", error: { code: "failed" }, usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "failed", error: { code: "failed", message: "m" }, usage: { ...usage, costUsd: 0.5 } }, output: [], diagnostics: [], worker: "w" })).toBe(true);
   expect(isRemoteChildRequest({ workflowId: "w", runId: "r" })).toBe(false);
 });
 
