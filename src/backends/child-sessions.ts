@@ -62,14 +62,19 @@ export async function appendSessionEntries(
   );
 }
 
-async function unreadSteers(db: Queryable, workflowId: string): Promise<string[]> {
-  const { rows } = await db.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+/** A `child_session_steers` row's messages; none when it holds no JSON array (anyone who can write there chose it). */
+export function savedSteers(messages: string | undefined): string[] {
   try {
-    const parsed: unknown = rows[0] ? JSON.parse(rows[0].messages) : [];
+    const parsed: unknown = messages === undefined ? [] : JSON.parse(messages);
     return Array.isArray(parsed) ? parsed.filter((message): message is string => typeof message === "string") : [];
   } catch {
     return [];
   }
+}
+
+async function unreadSteers(db: Queryable, workflowId: string): Promise<string[]> {
+  const { rows } = await db.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+  return savedSteers(rows[0]?.messages);
 }
 
 const isEntry = (value: unknown): value is SessionEntry =>

@@ -20,8 +20,12 @@ export interface ChildStatus {
 export type ReadStatuses = (workflowIds: string[]) => Promise<readonly ChildStatus[]>;
 
 export interface WatchedChild {
-  /** Resolves once the child's workflow has ended (succeeded, failed or cancelled): its result can be read at once. */
-  settled: Promise<void>;
+  /**
+   * Resolves once the child's workflow has ended (succeeded, failed or cancelled): its result can be
+   * read at once; or `gone` once a look that answered did not find it (its row was deleted while it
+   * waited or ran: nothing will ever end it, and its answer, if any, is lost).
+   */
+  settled: Promise<"ended" | "gone">;
   /** Stops watching it (the caller has its answer, or gave up). */
   stop(): void;
 }
@@ -59,7 +63,7 @@ interface Watcher {
   taken: boolean;
   onTaken(worker: string): void;
   onLook?: ((answered: boolean) => void) | undefined;
-  settle(): void;
+  settle(how: "ended" | "gone"): void;
 }
 
 export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
@@ -76,11 +80,14 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
     reading = true;
     try {
       let answered = true;
-      const statuses = await read([...waiting.keys()]).catch(() => {
+      const asked = [...waiting.entries()];
+      const statuses = await read(asked.map(([id]) => id)).catch(() => {
         answered = false;
         return [];
       });
+      const found = new Set<string>();
       for (const { workflowID, status, executorId } of statuses) {
+        found.add(workflowID);
         const watcher = waiting.get(workflowID);
         if (!watcher || QUEUED.has(status)) continue;
         if (!watcher.taken && status !== "CANCELLED") {
@@ -89,7 +96,13 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
         }
         if (!ENDED.has(status)) continue;
         waiting.delete(workflowID);
-        watcher.settle();
+        watcher.settle("ended");
+      }
+      // Each was enqueued (its row written) before it was watched: a look that answered without it means it was deleted.
+      for (const [id, watcher] of answered ? asked : []) {
+        if (found.has(id) || waiting.get(id) !== watcher) continue;
+        waiting.delete(id);
+        watcher.settle("gone");
       }
       for (const watcher of waiting.values()) watcher.onLook?.(answered);
     } finally {
@@ -100,8 +113,8 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
 
   return {
     watch(workflowId, onTaken, onLook) {
-      let settle!: () => void;
-      const settled = new Promise<void>((resolve) => (settle = resolve));
+      let settle!: (how: "ended" | "gone") => void;
+      const settled = new Promise<"ended" | "gone">((resolve) => (settle = resolve));
       const watcher: Watcher = { taken: false, onTaken, onLook, settle };
       waiting.set(workflowId, watcher);
       // unref: a watch never keeps a process alive on its own; the run waiting on it does.

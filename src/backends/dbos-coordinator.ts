@@ -12,7 +12,7 @@ import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } fro
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
-import { sendSteer, takeSteers } from "./steers.ts";
+import { sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
 
@@ -149,7 +149,9 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
         if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
       });
       try {
-        await watched.settled;
+        if ((await watched.settled) === "gone") {
+          throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
+        }
         const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
 
         if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
@@ -164,6 +166,9 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
     },
     async takeUndeliveredSteers(workflowId) {
       return (await takeSteers(await tables(), [workflowId])).map((steer) => steer.message);
+    },
+    async unreadSteers(workflowId) {
+      return unreadSteers(await tables(), workflowId);
     },
     async takeSession(workflowId) {
       const pool = await tables();

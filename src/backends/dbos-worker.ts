@@ -46,6 +46,12 @@ export interface WorkerOptions {
   onFailed(workflowId: string, runId: string, message: string): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
+  /**
+   * Children that ended here but whose end DBOS could not record (the database cancelled its write
+   * at the statement_timeout): put back on the queue, so a worker runs them again from their saved
+   * step or session instead of their coordinators waiting on them forever.
+   */
+  onRequeued(workflowIds: readonly string[]): void;
   /** A worker of this name was heard from in the last `seconds`: this one waits to see whether it is alive, that long at most. */
   onNameHeld(seconds: number): void;
 }
@@ -91,6 +97,23 @@ const HEARTBEAT_MS = 2000;
 const SWEEP_MS = 5000;
 
 /**
+ * The children that ended on this worker and are still PENDING under its name in the database, a
+ * sweep after they ended: DBOS's own write of their end failed (a statement the server cancelled at
+ * its statement_timeout is not retried), and no takeover would ever come for them, since this worker
+ * beats on. The workflow IDs are given with when each ended here.
+ */
+async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<string, number>, now: number, dbosSchema = "dbos"): Promise<{ stuck: string[]; settled: string[] }> {
+  const due = [...ended].filter(([, at]) => now - at >= SWEEP_MS).map(([id]) => id);
+  if (due.length === 0) return { stuck: [], settled: [] };
+  const { rows } = await pool.query<{ workflow_uuid: string }>(
+    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1) AND status = 'PENDING' AND executor_id = $2`,
+    [due, worker],
+  );
+  const stuck = new Set(rows.map((row) => row.workflow_uuid));
+  return { stuck: [...stuck], settled: due.filter((id) => !stuck.has(id)) };
+}
+
+/**
  * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
  * that executor ID: a second live process of the name would run the first's children again, and
  * keep its row fresh so that none of them is taken over once the first dies. A row another process
@@ -124,6 +147,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const running = new Map<string, { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints }>();
   /** The watch's latest take of steers: a child that ends waits for it, so what it took comes back. */
   let taking: Promise<void> = Promise.resolve();
+  /** Children whose workflow function ended here, and when: the sweep checks that DBOS recorded their end. */
+  const endedHere = new Map<string, number>();
   const { default: pg } = await import("pg");
   // Made before DBOS launches: a child it recovers at launch checkpoints through it at once.
   const pool = new pg.Pool({ ...connectionOptions(options.databaseUrl), max: 2 });
@@ -153,69 +178,76 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   });
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
-      if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
-      // The child's running entry, steers and saved session are keyed by this ID: one read from the
-      // input, which whoever enqueued it wrote, could name another run's child and take its session.
       const own = DBOS.workflowID ?? "";
-      if (request.workflowId !== own) {
-        const message = `The workflow ${own} names another child, ${request.workflowId}, in its input: refused, nothing run.`;
-        options.onFailed(own, request.runId, message);
-        throw new Error(message);
-      }
-      // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
-      // aborted) but DBOS refuses to record it, so the line below would never be said.
-      let ended: RemoteChildResult | undefined;
-      const step = DBOS.runStep(
-        async () => {
-          const controller = new AbortController();
-          const steering = new SteeringInbox();
-          const child: { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints } = { controller, steering };
-          running.set(request.workflowId, child);
-          options.onStarted(request);
-          const sessions: WorkerChildSession = {
-            async open(onDiagnostic) {
-              const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
-              // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
-              for (const message of saved?.steers ?? []) steering.send(message);
-              const unread = () => steering.unread;
-              return (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
-            },
-          };
-          try {
-            const answered = await options.run(request, controller.signal, steering, sessions);
-            const result = child.checkpoints ? await leaveSession(pool, request.workflowId, child.checkpoints, answered, controller.signal) : answered;
-            ended = result;
-            return result;
-          } finally {
-            steering.close();
-            running.delete(request.workflowId);
-            // A look that took steers for this child as it ended puts them back (below); so do the
-            // ones it never read: its coordinator, reading its answer, reports them not delivered.
-            await taking;
-            await returnSteers(pool, steering.undelivered.splice(0).map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
-          }
-        },
-        { name: "child", retriesAllowed: false },
-      );
-      let settled: RemoteChildResult;
       try {
-        settled = await step;
-      } catch (error) {
-        if (ended) options.onSettled(request, ended);
-        if (!statementTimedOut(error)) throw error;
-        // A statement the server held (a lock another session keeps, a stalled server) was cancelled
-        // there: the child fails with words that say so, instead of the worker waiting on it forever.
-        const message = stalledMessage(options.name, request.workflowId);
-        options.onFailed(request.workflowId, request.runId, message);
-        throw new Error(message);
+        return await runChild(request, own);
+      } finally {
+        if (own !== "") endedHere.set(own, Date.now());
       }
-      // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
-      // takeover runs again (it takes the saved result, and says so again).
-      options.onSettled(request, settled);
-      return settled;
     },
     { name: CHILD_WORKFLOW },
   );
+  async function runChild(request: unknown, own: string): Promise<RemoteChildResult> {
+    if (!isRemoteChildRequest(request)) throw new Error("The workflow's input is not a child request pi-flow can read.");
+    // The child's running entry, steers and saved session are keyed by this ID: one read from the
+    // input, which whoever enqueued it wrote, could name another run's child and take its session.
+    if (request.workflowId !== own) {
+      const message = `The workflow ${own} names another child, ${request.workflowId}, in its input: refused, nothing run.`;
+      options.onFailed(own, request.runId, message);
+      throw new Error(message);
+    }
+    // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
+    // aborted) but DBOS refuses to record it, so the line below would never be said.
+    let ended: RemoteChildResult | undefined;
+    const step = DBOS.runStep(
+      async () => {
+        const controller = new AbortController();
+        const steering = new SteeringInbox();
+        const child: { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints } = { controller, steering };
+        running.set(request.workflowId, child);
+        options.onStarted(request);
+        const sessions: WorkerChildSession = {
+          async open(onDiagnostic) {
+            const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
+            // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
+            for (const message of saved?.steers ?? []) steering.send(message);
+            const unread = () => steering.unread;
+            return (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
+          },
+        };
+        try {
+          const answered = await options.run(request, controller.signal, steering, sessions);
+          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, child.checkpoints, answered, controller.signal) : answered;
+          ended = result;
+          return result;
+        } finally {
+          steering.close();
+          running.delete(request.workflowId);
+          // A look that took steers for this child as it ended puts them back (below); so do the
+          // ones it never read: its coordinator, reading its answer, reports them not delivered.
+          await taking;
+          await returnSteers(pool, steering.undelivered.splice(0).map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
+        }
+      },
+      { name: "child", retriesAllowed: false },
+    );
+    let settled: RemoteChildResult;
+    try {
+      settled = await step;
+    } catch (error) {
+      if (ended) options.onSettled(request, ended);
+      if (!statementTimedOut(error)) throw error;
+      // A statement the server held (a lock another session keeps, a stalled server) was cancelled
+      // there: the child fails with words that say so, instead of the worker waiting on it forever.
+      const message = stalledMessage(options.name, request.workflowId);
+      options.onFailed(request.workflowId, request.runId, message);
+      throw new Error(message);
+    }
+    // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
+    // takeover runs again (it takes the saved result, and says so again).
+    options.onSettled(request, settled);
+    return settled;
+  }
   try {
     await DBOS.launch();
     await DBOS.registerQueue(CHILD_QUEUE, { workerConcurrency: options.concurrency, minPollingIntervalMs: 100, onConflict: "always_update" });
@@ -226,13 +258,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     await endPools();
     throw unusableDatabase(options.databaseUrl, error);
   }
+  const requeueUnrecorded = async () => {
+    const { stuck, settled } = await unrecordedEnds(pool, options.name, endedHere, Date.now());
+    for (const id of settled) endedHere.delete(id);
+    // One running here again (a rerun already dequeued) is that run's to record.
+    const ids = stuck.filter((id) => !running.has(id));
+    if (ids.length === 0) return;
+    await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE });
+    for (const id of ids) endedHere.delete(id);
+    options.onRequeued(ids);
+  };
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
-    void claimSilentWorkersChildren(pool)
-      .then(async (ids) => {
-        if (ids.length === 0) return;
-        await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE });
-        options.onTakeover(ids);
+    void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
+    void claimSilentWorkersChildren(pool, async (ids) => void (await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE })))
+      .then((ids) => {
+        if (ids.length > 0) options.onTakeover(ids);
       })
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, SWEEP_MS);
@@ -273,15 +314,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
-      await forget(beats, me).catch(() => undefined);
-      await endPools();
-      if (unfinished.length === 0) return;
-      // Back on the queue, for whichever worker is free next; this process exits without settling them.
-      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
       try {
-        await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
+        // Back on the queue, for whichever worker is free next, before this worker's row goes: if
+        // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+        if (unfinished.length > 0) {
+          const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
+          try {
+            await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
+          } finally {
+            await client.destroy();
+          }
+        }
+        await forget(beats, me).catch(() => undefined);
       } finally {
-        await client.destroy();
+        await endPools();
       }
     },
   };

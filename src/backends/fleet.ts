@@ -27,6 +27,11 @@ export interface FleetChildren {
    */
   takeUndeliveredSteers(workflowId: string): Promise<string[]>;
   /**
+   * The steers a running child has not read yet, as the database knows them (steers.ts
+   * `unreadSteers`): what the bound on unread steers counts on the fleet. Nothing is taken.
+   */
+  unreadSteers(workflowId: string): Promise<string[]>;
+  /**
    * Takes the Pi session a settled child's worker left in the database: reads it, then deletes it
    * there; none when nothing is left. Rejects when the database cannot be read; rows it could not
    * delete stay for the sweep.

@@ -80,11 +80,14 @@ export async function workersSeen(db: Queryable): Promise<WorkerRow[]> {
 }
 
 /**
- * Claims the silent workers (a row lock another sweeper skips, then the row deleted) and returns
- * the IDs of the children they had taken and not finished: the caller puts them back on the queue.
+ * Claims the silent workers (a row lock another sweeper skips), has `resume` put the children they
+ * had taken and not finished back on the queue, and only then deletes their rows, in the same
+ * transaction: a resume that fails (the database went away, a statement cancelled) rolls the claim
+ * back, and the next sweep claims them again, instead of the rows going and their children staying
+ * pending under a name no sweep looks for any more. Returns the children put back.
  * A worker restarted under a silent one's name writes a new row and starts afresh.
  */
-export async function claimSilentWorkersChildren(pool: Pool, dbosSchema = "dbos"): Promise<string[]> {
+export async function claimSilentWorkersChildren(pool: Pool, resume: (workflowIds: string[]) => Promise<void>, dbosSchema = "dbos"): Promise<string[]> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -101,9 +104,11 @@ export async function claimSilentWorkersChildren(pool: Pool, dbosSchema = "dbos"
       `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE status = 'PENDING' AND queue_name = $1 AND executor_id = ANY($2)`,
       [CHILD_QUEUE, names],
     );
+    const ids = children.map((row) => row.workflow_uuid);
+    if (ids.length > 0) await resume(ids);
     await client.query("DELETE FROM pi_flow.workers WHERE name = ANY($1)", [names]);
     await client.query("COMMIT");
-    return children.map((row) => row.workflow_uuid);
+    return ids;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;

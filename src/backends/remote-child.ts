@@ -79,11 +79,23 @@ export function isRemoteChildRequest(value: unknown): value is RemoteChildReques
 const isStoredSession = (value: unknown): value is StoredSession =>
   isObject(value) && (Number.isInteger(value.entries) || typeof value.unsaved === "string");
 
+const isCount = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value) && value >= 0;
+
+/** Usage the coordinator adds into its runs' and workflows' totals: numbers, or a forged row would turn a sum into a string. */
+const isUsage = (value: unknown): boolean =>
+  isObject(value) &&
+  [value.turns, value.toolCalls, value.inputTokens, value.outputTokens].every(isCount) &&
+  // null: a NaN the worker's JSON wrote as such (a price it could not work out), not worth refusing the answer over.
+  [value.cacheReadTokens, value.cacheWriteTokens, value.costUsd].every((field) => field === undefined || field === null || isCount(field));
+
+const isChildError = (value: unknown): boolean => value === undefined || (isObject(value) && typeof value.code === "string" && typeof value.message === "string");
+
 export function isRemoteChildResult(value: unknown): value is RemoteChildResult {
-  if (!isObject(value) || !isObject(value.result) || !isObject(value.result.usage)) return false;
+  if (!isObject(value) || !isObject(value.result) || !isUsage(value.result.usage)) return false;
   const { result, output, diagnostics, worker, session } = value;
   return (
     (session === undefined || isStoredSession(session)) &&
+    isChildError(result.error) &&
     typeof result.outcome === "string" &&
     OUTCOMES.has(result.outcome) &&
     Array.isArray(output) &&

@@ -8,6 +8,7 @@ import type { FleetChildren } from "./fleet.ts";
 export type { FleetChildren } from "./fleet.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 import { keepWorkerSession, notKeptMessage, SESSION_NOT_KEPT } from "./kept-session.ts";
+import { fleetUnread } from "./fleet-unread.ts";
 
 export interface FleetChildPlace {
   workflowId: string;
@@ -52,12 +53,14 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     ...(place.traceparent ? { traceparent: place.traceparent } : {}),
     ...(place.correlationId ? { correlationId: place.correlationId } : {}),
   };
-  // A steer goes through the database to the worker that runs the child (steers.ts).
+  // A steer goes through the database to the worker that runs the child (steers.ts); what the child
+  // has not read is asked of the database, so the bound on unread steers holds here too.
   const sending: SteersSent = { pending: new Set(), any: false };
+  const unread = fleetUnread(() => fleet.unreadSteers(place.workflowId));
   request.steering?.attach({
     deliver: (message) => {
       const sent = fleet.steer(place.workflowId, message).then(
-        () => undefined,
+        () => unread.written(message),
         (error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` }),
       );
       sending.any = true;
@@ -65,7 +68,7 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
       void sent.finally(() => sending.pending.delete(sent));
       return sent;
     },
-    unread: () => [],
+    unread: () => unread.unread(),
   });
   const noUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
@@ -81,12 +84,15 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   try {
     answer = await fleet.run(remote, request.signal, taken);
   } catch (error) {
+    unread.close();
+    const why = request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived";
     // No answer, so no session to take: its worker deletes that of a cancelled child, the sweep any other.
-    if (request.session) notKept(notKeptMessage(undefined, request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived"));
-    await reportUnreadSteers(fleet, place, request, sending);
+    if (request.session) notKept(notKeptMessage(undefined, why));
+    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`);
     throw error;
   }
-  await reportUnreadSteers(fleet, place, request, sending);
+  unread.close();
+  await reportUnreadSteers(fleet, place, request, sending, unreadBecause(answer.result));
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
@@ -111,7 +117,18 @@ interface SteersSent {
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
  */
-async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent): Promise<void> {
+/** The most of a child's error an undelivered steer's note quotes: it is said once per steer. */
+const WHY_CHARS = 300;
+
+/** Why a child whose answer is in did not read a steer still waiting for it, from how it ended. */
+function unreadBecause(result: ChildResult): string {
+  if (result.outcome === "succeeded") return "the child answered before it read it, or its harness on the worker takes no steers";
+  const error = result.error?.message;
+  const quoted = error === undefined ? "" : `: ${error.length > WHY_CHARS ? `${error.slice(0, WHY_CHARS)}...` : error}`;
+  return `the child ended ${result.outcome} before it read it${quoted}`;
+}
+
+async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string): Promise<void> {
   if (!request.steering) return;
   while (sending.pending.size > 0) await Promise.all([...sending.pending]);
   request.steering.close();
@@ -124,7 +141,7 @@ async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, 
     place.writer.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steers sent to this child may not have been delivered: the database could not be read (${error instanceof Error ? error.message : String(error)})` });
     return;
   }
-  for (const message of left) noteUndeliveredSteer(place.writer, "the child ended, or could take no steers, before its worker handed it over", message);
+  for (const message of left) noteUndeliveredSteer(place.writer, why, message);
 }
 
 /** The fleet as a harness: what a launch runs a workflow child on when the dbos backend is chosen. */

@@ -9,6 +9,7 @@
  * takes and writes to the run's diagnostics as not delivered: no steer vanishes unsaid.
  */
 import type { Client, Pool, PoolClient } from "pg";
+import { savedSteers } from "./child-sessions.ts";
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
 
@@ -28,6 +29,21 @@ export interface TakenSteer {
   seq: string | null;
   workflowId: string;
   message: string;
+}
+
+/**
+ * The steers a child has not read, as the database knows them, oldest first: those its worker
+ * handed to the child's session that no turn has read yet (saved with its checkpoints), then those
+ * no worker has taken. One query; nothing is taken.
+ */
+export async function unreadSteers(db: Queryable, workflowId: string): Promise<string[]> {
+  const { rows } = await db.query<{ handed: boolean; text: string }>(
+    `SELECT true AS handed, 0::bigint AS seq, messages AS text FROM pi_flow.child_session_steers WHERE workflow_id = $1
+     UNION ALL SELECT false, seq, message FROM pi_flow.steers WHERE workflow_id = $1 AND taken_at IS NULL
+     ORDER BY handed DESC, seq`,
+    [workflowId],
+  );
+  return rows.flatMap((row) => (row.handed ? savedSteers(row.text) : [row.text]));
 }
 
 /** Takes the waiting messages of these children, oldest first: each is returned to one caller only. */

@@ -113,6 +113,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
       onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
+      onRequeued: (ids) => process.stdout.write(`requeued ${ids.map(shown).join(" ")}: the database did not record their end; they run again from their saved step or session\n`),
     });
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
     const signal = await stopped;

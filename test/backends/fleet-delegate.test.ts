@@ -70,6 +70,17 @@ async function sessionRows(workflowId: string): Promise<number> {
     await client.end();
   }
 }
+/** Steers the child's worker saved with its session, handed over and not read by a turn yet. */
+async function savedSteers(workflowId: string): Promise<number> {
+  const client = new pg.Client({ connectionString: fleet.pg.urlFor(DATABASE) });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+    return rows[0] ? (JSON.parse(rows[0].messages) as string[]).length : 0;
+  } finally {
+    await client.end();
+  }
+}
 const sharedWorker = (): RunningFlow => {
   if (!shared.worker) throw new Error("the background delegation's test starts the worker; it did not get that far");
   return shared.worker;
@@ -147,6 +158,27 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   expect(run.refs.diagnostics).toEqual({ action: "inspect", runIds: [run.runId], view: "diagnostics" });
   expect(shapeOf(receipt.structuredContent, "diagnostics")).toEqual(shapeOf(here.structuredContent));
   expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
+}, 300_000);
+
+test("on the worker, at most 8 steers wait unread (a 9th is refused until the child reads them), and the 8 reach the child", async () => {
+  const pi = sharedPi();
+  const worker = sharedWorker();
+  rmSync(shared.release); // the child waits in its tool call, where steers queue unread
+  const accepted = await pi.callTool("external_delegate", delegation("Bounded part", { background: true }));
+  const { runId } = runOf(accepted);
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+  const steer = async (message: string) => (await pi.callTool("external_runs", { action: "steer", runIds: [runId], message })).structuredContent;
+  for (let n = 1; n <= 8; n++) expect(await steer(`Steer ${n}.`)).toMatchObject({ ok: true, data: { status: "queued" } });
+  // The worker has handed all 8 to the child, which has read none: the database holds them with its session.
+  await worker.stdoutText(new RegExp(`(steered ${runId}/delegate\\n[\\s\\S]*){8}`));
+  while ((await savedSteers(`${runId}/delegate`)) < 8) await sleep(50);
+  expect(await steer("Steer 9.")).toMatchObject({ ok: true, data: { status: "refused", reason: expect.stringContaining(`Run ${runId} already has 8 steers its child has not read`) } });
+
+  writeFileSync(shared.release, ""); // its tool call returns, and its next model request reads all 8
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect(await inspect(pi, runId, "final")).toContain("heard: Steer 8.");
+  expect(await inspect(pi, runId, "diagnostics")).not.toContain("steer_undelivered");
 }, 300_000);
 
 test("external_runs cancel of a background delegation, and the parent's abort of a foreground one, reach the child on the worker, which settles it cancelled (and a resume of it says why it cannot be)", async () => {

@@ -24,7 +24,7 @@ function childRequest(cwd: string, seen: { output: string[]; diagnostics: ChildD
 test("a child's answer from a worker reaches its run through the harness callbacks, and the run notes the worker", async () => {
   const sent: RemoteChildRequest[] = [];
   const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "found it", usage }, output: ["found it"], diagnostics: [{ type: "stub", message: "m" }], worker: "w9" };
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], takeSession: async () => null, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], unreadSteers: async () => [], takeSession: async () => null, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
   const journal: unknown[] = [];
   const notes: string[] = [];
   let markedRunning = 0;
@@ -41,7 +41,7 @@ test("a child's answer from a worker reaches its run through the harness callbac
 });
 
 test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], unreadSteers: async () => [], takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
   const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
@@ -52,6 +52,12 @@ test("a child whose folder is outside the project cannot travel to a worker; row
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: 4 } })).toBe(true);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { unsaved: "why" } })).toBe(true);
   expect(isRemoteChildResult({ result: { outcome: "failed", usage }, output: [], diagnostics: [], worker: "w", session: { entries: "4" } })).toBe(false);
+  // A forged row's usage that is not counts, or an error with no message, would corrupt the run's totals and evidence.
+  expect(isRemoteChildResult({ result: { outcome: "succeeded", usage: { ...usage, inputTokens: "9" } }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "succeeded", usage: { ...usage, costUsd: -1 } }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "succeeded", usage: { turns: 1 } }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "failed", error: { code: "failed" }, usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);
+  expect(isRemoteChildResult({ result: { outcome: "failed", error: { code: "failed", message: "m" }, usage: { ...usage, costUsd: 0.5 } }, output: [], diagnostics: [], worker: "w" })).toBe(true);
   expect(isRemoteChildRequest({ workflowId: "w", runId: "r" })).toBe(false);
 });
 
@@ -66,6 +72,7 @@ test("a steer still in the database when a worker's child answers is noted in th
     close: async () => undefined,
     steer: async (_id, message) => void (database.push(message), steered()),
     takeUndeliveredSteers: async () => database.splice(0),
+    unreadSteers: async () => [...database],
     takeSession: async () => null,
     // The child settles on its worker before the worker's next look takes the steer.
     run: async (_request, _signal, onTaken) => (onTaken("w9"), await sent, answer),
@@ -78,8 +85,45 @@ test("a steer still in the database when a worker's child answers is noted in th
   const running = runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, { ...childRequest("/p", seen), steering });
   expect(steering.send("Also check the README.")).toBe(true); // the receipt said queued
   await running;
-  expect(notes).toContainEqual({ level: "warn", code: "steer_undelivered", message: expect.stringContaining("steer not delivered (the child ended, or could take no steers, before its worker handed it over): Also check the README.") });
+  expect(notes).toContainEqual({ level: "warn", code: "steer_undelivered", message: expect.stringContaining("steer not delivered (the child answered before it read it, or its harness on the worker takes no steers): Also check the README.") });
   expect(journal).toContainEqual({ t: "event", name: "steer_undelivered", data: { message: "Also check the README.", why: expect.any(String) } });
   expect(database).toEqual([]);
   expect(steering.send("Too late.")).toBe(false); // steerRun answers terminal
+});
+
+test("steers a worker's child never read are noted with how it ended: its quota's words, or its stop before any answer", async () => {
+  const breach = "The child exceeded its quota maxTurns (1): it started turn 2 and was stopped.";
+  const failed: RemoteChildResult = { result: { outcome: "failed", error: { code: "failed", message: breach }, usage }, output: [], diagnostics: [], worker: "w9" };
+  const noted = async (run: FleetChildren["run"], signal?: AbortSignal) => {
+    const database: string[] = [];
+    const fleet: FleetChildren = {
+      label: "test",
+      ready: async () => undefined,
+      close: async () => undefined,
+      steer: async (_id, message) => void database.push(message),
+      takeUndeliveredSteers: async () => database.splice(0),
+      unreadSteers: async () => [...database],
+      takeSession: async () => null,
+      run,
+    };
+    const notes: { code?: string | undefined; message: string }[] = [];
+    const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+    const steering = new SteeringInbox();
+    const request = { ...childRequest("/p", { output: [], diagnostics: [] }), steering, ...(signal ? { signal } : {}) };
+    const running = runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, request);
+    steering.send("Also check the README.");
+    await running.catch(() => undefined);
+    return notes.filter((note) => note.code === "steer_undelivered").map((note) => note.message);
+  };
+  // The child ends on its worker before the worker's next look takes the steer.
+  const settles = () => new Promise((resolve) => setImmediate(resolve));
+  expect(await noted(async () => (await settles(), failed))).toEqual([`steer not delivered (the child ended failed before it read it: ${breach}): Also check the README.`]);
+
+  const stop = new AbortController();
+  const stopped = noted(async (_request, signal) => {
+    stop.abort();
+    await settles();
+    throw signal.reason;
+  }, stop.signal);
+  expect(await stopped).toEqual(["steer not delivered (the child was stopped before its worker answered, and it had not read it): Also check the README."]);
 });

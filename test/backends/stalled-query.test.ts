@@ -4,10 +4,14 @@
  * the child fails saying so, and the worker goes on and stops when told, instead of waiting forever.
  * A real worker on the tests' own Postgres; the test's own session holds the lock.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { FAUX_EXTENSION, type RunningFlow } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
@@ -39,4 +43,68 @@ test("a query the database holds past its statement_timeout fails the worker's c
   const stopped = await worker.done;
   expect(stopped.code).toBe(0);
   expect(stopped.stdout).toContain("worker w1 stopped (SIGTERM)");
+}, 180_000);
+
+/** The worker (and its database) the test below leaves running for the one after it. */
+const unrecorded: { worker?: RunningFlow; databaseUrl: string } = { databaseUrl: "" };
+
+test("a child whose end DBOS could not record (its status row held past the statement_timeout) is not left pending: the worker puts it back, and it answers from its saved session", async () => {
+  const databaseUrl = (unrecorded.databaseUrl = `${fleet.pg.urlFor("unrecorded_end")}?statement_timeout=2000`);
+  const release = join(fleet.sandbox.root, "unrecorded-release");
+  // "Hold still" waits for good: the next test's child, on this same worker.
+  fleet.sandbox.fauxRules([
+    { match: "Hold on", answer: "held", waitFor: release },
+    { match: "Hold still", answer: "still", waitFor: join(fleet.sandbox.root, "never-written") },
+  ]);
+  const worker = fleet.start(["worker", "--name", "u1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { PI_FLOW_DATABASE_URL: databaseUrl });
+  await worker.stdoutText(/worker u1 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const held = await enqueueChild(client, childRequest("unrecorded", { prompt: "Hold on." }));
+  await worker.stdoutText(/started wf_unrecorded\/agent\/0/);
+
+  // While the child runs, the test's session locks its status row: DBOS's checkpoint of the step,
+  // then its own write of the child's failure, wait on it until the server cancels each.
+  const locker = new pg.Client({ connectionString: databaseUrl });
+  await locker.connect();
+  onTestFinished(() => locker.end());
+  await locker.query("BEGIN");
+  await locker.query("SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = 'wf_unrecorded/agent/0' FOR UPDATE");
+  writeFileSync(release, "");
+  await worker.stdoutText(/failed wf_unrecorded\/agent\/0 run ag_unrecorded: .*statement_timeout/);
+  const waiting = async () =>
+    (await locker.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%workflow_status%'")).rows[0]!.n;
+  while ((await waiting()) === 0) await sleep(20); // DBOS writes the failure...
+  while ((await waiting()) > 0) await sleep(20); // ...and the server cancels it
+  await locker.query("ROLLBACK");
+
+  // Nothing of DBOS writes it again: the worker's sweep finds it still pending under its name and puts it back.
+  const requeued = await worker.stdoutText(/requeued .*\n/);
+  expect(requeued).toContain("requeued wf_unrecorded/agent/0: the database did not record their end");
+  expect((await held.getResult()).result).toMatchObject({ outcome: "succeeded", value: "held" });
+  unrecorded.worker = worker; // the next test stops it
+}, 180_000);
+
+test("a worker stopped while the database refuses to put its running child back keeps its row, for another worker's sweep to take the child over", async () => {
+  const { worker, databaseUrl } = unrecorded;
+  if (!worker) throw new Error("the test above starts the worker; it did not get that far");
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  await enqueueChild(client, childRequest("handback", { prompt: "Hold still." }));
+  await worker.stdoutText(/started wf_handback\/agent\/0/);
+
+  // The test's session holds the child's status row: the stopping worker's resume of it is cancelled.
+  const locker = new pg.Client({ connectionString: databaseUrl });
+  await locker.connect();
+  onTestFinished(() => locker.end());
+  await locker.query("BEGIN");
+  await locker.query("SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = 'wf_handback/agent/0' FOR UPDATE");
+  worker.child.kill("SIGTERM");
+  unrecorded.worker = undefined;
+  expect((await worker.done).code).not.toBe(0);
+  await locker.query("ROLLBACK");
+  // Its row stays: once silent, a sweep claims it and puts the child back (test/backends/takeover.test.ts).
+  expect((await locker.query("SELECT name FROM pi_flow.workers")).rows).toEqual([{ name: "u1" }]);
+  const { rows } = await locker.query("SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = 'wf_handback/agent/0'");
+  expect(rows).toEqual([{ status: "PENDING", executor_id: "u1" }]);
 }, 180_000);

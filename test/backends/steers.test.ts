@@ -5,7 +5,9 @@
  */
 import pg from "pg";
 import { expect, test } from "vitest";
-import { fleetFixture } from "../support/fleet.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
+import { childRequest, fleetFixture } from "../support/fleet.ts";
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { returnSteers, sendSteer, takeSteers } from "../../src/backends/steers.ts";
@@ -33,5 +35,23 @@ test("steers a worker could not hand over go back in order, for the coordinator 
     expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([{ workflow_id: "wf_busy/agent/0", message: "still wanted" }]);
   } finally {
     await pool.end();
+  }
+}, 120_000);
+
+test("a child whose workflow row is deleted while its coordinator waits fails saying so, instead of waiting forever", async () => {
+  const url = fleet.pg.urlFor("fleet_deleted");
+  const coordinator = dbosCoordinator(url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    // No worker runs: the child waits on the queue until someone deletes its row.
+    const running = coordinator.run(childRequest("deleted"), new AbortController().signal, () => undefined);
+    running.catch(() => undefined);
+    const status = async () => (await pool.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = 'wf_deleted/agent/0'").catch(() => ({ rows: [] }))).rows[0]?.status;
+    while ((await status()) !== "ENQUEUED") await sleep(50);
+    await pool.query("DELETE FROM dbos.workflow_status WHERE workflow_uuid = 'wf_deleted/agent/0'");
+    await expect(running).rejects.toThrow("The child's workflow wf_deleted/agent/0 is no longer in the database (its row was deleted before it ended)");
+  } finally {
+    await pool.end();
+    await coordinator.close();
   }
 }, 120_000);

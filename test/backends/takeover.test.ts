@@ -8,6 +8,8 @@ import { expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { fleetFixture } from "../support/fleet.ts";
 import { appendSessionEntries, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
+import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
+import { CHILD_QUEUE } from "../../src/backends/names.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
 
@@ -84,6 +86,26 @@ test("the sweep leaves a settled child's session to its coordinator for a while,
     expect(await loadSavedSession(pool, "wf_just/agent/0")).not.toBeNull();
     expect(await loadSavedSession(pool, "wf_busy/agent/0")).not.toBeNull();
     expect(await loadSavedSession(pool, "wf_long/agent/0")).toBeNull();
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a sweep whose resume of a silent worker's children fails leaves that worker claimable, and the next sweep puts its children back", async () => {
+  const url = fleet.pg.urlFor("fleet_claim");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  try {
+    // A worker silent for a minute, and the child it was running.
+    await pool.query("INSERT INTO pi_flow.workers (name, version, concurrency, instance, seen_at) VALUES ('gone', 'v', 1, 'i', now() - interval '1 minute')");
+    await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, queue_name, executor_id) VALUES ('wf_orphan/agent/0', 'PENDING', $1, 'gone')", [CHILD_QUEUE]);
+    // The database goes away as the sweeper resumes it.
+    await expect(claimSilentWorkersChildren(pool, async () => Promise.reject(new Error("the database went away")))).rejects.toThrow("the database went away");
+    expect((await pool.query("SELECT name FROM pi_flow.workers")).rows).toEqual([{ name: "gone" }]);
+    const resumed: string[][] = [];
+    expect(await claimSilentWorkersChildren(pool, async (ids) => void resumed.push(ids))).toEqual(["wf_orphan/agent/0"]);
+    expect(resumed).toEqual([["wf_orphan/agent/0"]]);
+    expect((await pool.query("SELECT name FROM pi_flow.workers")).rows).toEqual([]);
   } finally {
     await pool.end();
   }
