@@ -66,6 +66,19 @@ describe("external_help called directly by the model", () => {
     }
   });
 
+  test("external_runs examples, copied as served, reach their action: an unknown run is run_unavailable, never a malformed ID", async () => {
+    const result = await pi.callTool("external_help", { topic: "contracts", tool: "external_runs" });
+    const examples = ((result.structuredContent as Envelope).data!.contract as { examples: { title: string; input: Record<string, unknown> }[] }).examples;
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) {
+      const call = await pi.callTool("external_runs", example.input);
+      const envelope = call.structuredContent as Envelope;
+      // A list succeeds; every other example names runs this session never had.
+      const outcome = envelope.ok ? "ok" : envelope.error!.code;
+      expect([example.title, outcome]).toEqual([example.title, example.input.action === "list" ? "ok" : "run_unavailable"]);
+    }
+  });
+
   test("the external_workflow contract carries the workflow helpers' signatures", async () => {
     const result = await pi.callTool("external_help", { topic: "contracts", tool: "external_workflow" });
     const contract = (result.structuredContent as Envelope).data!.contract as { helpers: typeof WORKFLOW_HELPERS };
