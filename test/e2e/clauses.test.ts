@@ -185,6 +185,52 @@ describe("protocol", () => {
     }
   });
 
+  test("runs: refs are ready-to-call external_runs arguments: summary is a one-ID batch, final and diagnostics single pages", async () => {
+    const done = (await pi.callTool("external_delegate", worker, { children: [childAnswers("the notes")] })).structuredContent as {
+      data: { run: { runId: string; refs: Record<string, Record<string, unknown>> } };
+    };
+    const failed = (await pi.callTool("external_workflow", { script: "throw new Error('no notes');" })).structuredContent as typeof done;
+    const { runId, refs } = done.data.run;
+    const summary = (await pi.callTool("external_runs", refs.summary!)).structuredContent as { ok: boolean; data: { mode: string; entries: { runId: string }[] } };
+    expect(summary).toMatchObject({ ok: true, data: { mode: "batch", entries: [{ runId }] } });
+    expect(summary.data.entries).toHaveLength(1);
+    const final = (await pi.callTool("external_runs", refs.final!)).structuredContent;
+    expect(final).toMatchObject({ ok: true, data: { mode: "single", runId, view: "final", finalAvailable: true, page: { text: "the notes", complete: true } } });
+    const diagnostics = failed.data.run.refs.diagnostics!;
+    const page = (await pi.callTool("external_runs", diagnostics)).structuredContent;
+    expect(page).toMatchObject({ ok: true, data: { mode: "single", runId: failed.data.run.runId, view: "diagnostics", page: { text: expect.stringContaining("no notes") } } });
+  });
+
+  test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement", async () => {
+    const hooked = await startPiSession({
+      extensions: [
+        (api) =>
+          api.on("tool_result", (event) => {
+            if (event.toolName !== "external_delegate") return undefined;
+            const text = "[answer withheld by policy]";
+            // A hook that knows the envelope supplies its own replacement; one that does not, only content.
+            return (event.input as { description: string }).description === "replaced"
+              ? { content: [{ type: "text", text }], structuredContent: { withheld: true } }
+              : { content: [{ type: "text", text }] };
+          }),
+      ],
+    });
+    try {
+      const outcome = await hooked.runCodemode(
+        [
+          `const plain = await tools.external_delegate({ role: "worker", description: "plain", prompt: "p", context: { mode: "none" } });`,
+          `const replaced = await tools.external_delegate({ role: "worker", description: "replaced", prompt: "p", context: { mode: "none" } });`,
+          `return { plain, replaced };`,
+        ].join("\n"),
+        { children: [childAnswers("CUSTOMER-RECORD-1"), childAnswers("CUSTOMER-RECORD-2")] },
+      );
+      // Without a replacement the script gets the redacted text, never the envelope with the answer.
+      expect(outcome.value).toEqual({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
+    } finally {
+      hooked.dispose();
+    }
+  });
+
   test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name", async () => {
     // The first call's child answers only after the second's: completion order is the reverse of call order.
     let secondAnswered!: () => void;
