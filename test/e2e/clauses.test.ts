@@ -204,7 +204,7 @@ describe("protocol", () => {
   test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement", async () => {
     const hooked = await startPiSession({
       extensions: [
-        (api) =>
+        (api) => {
           api.on("tool_result", (event) => {
             if (event.toolName !== "external_delegate") return undefined;
             const text = "[answer withheld by policy]";
@@ -212,7 +212,8 @@ describe("protocol", () => {
             return (event.input as { description: string }).description === "replaced"
               ? { content: [{ type: "text", text }], structuredContent: { withheld: true } }
               : { content: [{ type: "text", text }] };
-          }),
+          });
+        },
       ],
     });
     try {
