@@ -123,11 +123,13 @@ export function rolesHelp(roles?: readonly RoleInfo[]): string {
   return ["Roles choose a child's system prompt, tools and default context. Available here:", ...lines, "", ROLE_FILE_FORMAT].join("\n");
 }
 
-export const ERRORS_HELP = (codes: Record<string, string>) =>
+export const ERRORS_HELP = (codes: Record<string, string>, warnings: Record<string, string>) =>
   [
     "ok:false receipts carry error { code, message }. The codes:",
     ...Object.entries(codes).map(([code, meaning]) => `- ${code}: ${meaning}`),
-    'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks.',
+    'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks, and a call whose signal was already aborted (an AbortError).',
+    "Any receipt, ok or not, may carry warnings (strings); unknown ones can be ignored. The warnings:",
+    ...Object.entries(warnings).map(([warning, meaning]) => `- ${warning}: ${meaning}`),
   ].join("\n");
 
 /** Generated from the runtime's own tables, so help can never disagree with what is enforced. */

@@ -5,6 +5,10 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES } from "../../runtime/index.ts";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
+import { ERROR_CODE_LIST } from "../../src/contract/errors.ts";
+import { STUBBED } from "../../src/harnesses/stub.ts";
+import { TOOLS_WITHHELD } from "../../src/orchestrator/child/index.ts";
+import { HANDLED_CHILD_FAILURES } from "../../src/orchestrator/workflow/index.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { CONTRACT_INDEX_MAX_BYTES } from "../../src/help/answer.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -151,6 +155,13 @@ describe("external_help called directly by the model", () => {
     expect(schemaViolation(helpOutput, envelope)).toBeNull();
     expect(envelope.data).toMatchObject({ ...args, text: expect.stringMatching(pattern) });
     expect(result.text).toBe(envelope.data!.text);
+  });
+
+  test("the errors topic names every error code and every warning a receipt may carry, each with its meaning", async () => {
+    const { text } = await pi.callTool("external_help", { topic: "errors" });
+    const warnings = ["output_redacted", "evidence_incomplete", HANDLED_CHILD_FAILURES, TOOLS_WITHHELD, STUBBED];
+    const unexplained = [...ERROR_CODE_LIST, ...warnings].filter((code) => !new RegExp(`^- ${code}: \\S`, "m").test(text));
+    expect(unexplained).toEqual([]);
   });
 
   test.each([
