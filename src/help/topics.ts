@@ -127,7 +127,7 @@ export const ERRORS_HELP = (codes: Record<string, string>, warnings: Record<stri
   [
     "ok:false receipts carry error { code, message }. The codes:",
     ...Object.entries(codes).map(([code, meaning]) => `- ${code}: ${meaning}`),
-    'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks, and a call whose signal was already aborted (an AbortError).',
+    'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks, and a call aborted before its run launched (an AbortError; no run is created).',
     "Any receipt, ok or not, may carry warnings (strings); unknown ones can be ignored. The warnings:",
     ...Object.entries(warnings).map(([warning, meaning]) => `- ${warning}: ${meaning}`),
   ].join("\n");
