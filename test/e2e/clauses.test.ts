@@ -109,6 +109,22 @@ describe("cancellation and lifecycle", () => {
     }
   });
 
+  test("error codes: session_closed: a delegation or workflow whose session closes before its run registers launches nothing", async () => {
+    const calls: [string, Record<string, unknown>][] = [
+      ["external_workflow", { script: "return 1;" }],
+      ["external_workflow", { script: "return 1;", background: true }],
+      ["external_delegate", worker],
+    ];
+    // Each call starts, then the session ends (a reload) before the call's launch goes on.
+    const pending = calls.map(([name, params]) => execute(name, params, new AbortController().signal));
+    await pi.session.extensionRunner.emit({ type: "session_shutdown", reason: "reload" });
+    const receipts = await Promise.all(pending);
+    expect(receipts.map((receipt) => [receipt.tool, receipt.ok, receipt.error?.code, receipt.data.run])).toEqual(
+      calls.map(([name]) => [name, false, "session_closed", null]),
+    );
+    expect(pi.pendingParentSteps()).toBe(0);
+  });
+
   test("invariant 8: abort listeners are removed after settlement, on every exit path", async () => {
     const settledDelegate = new AbortController();
     pi.queueChildren([childAnswers("notes")]);
