@@ -9,6 +9,10 @@ import { ERROR_CODE_LIST } from "../../src/contract/errors.ts";
 import { STUBBED } from "../../src/harnesses/stub.ts";
 import { TOOLS_WITHHELD } from "../../src/orchestrator/child/index.ts";
 import { HANDLED_CHILD_FAILURES } from "../../src/orchestrator/workflow/index.ts";
+import { MAX_CHILD_TIMEOUT_MS } from "../../src/orchestrator/child/prepare-child.ts";
+import { MAX_STEER_CHARS } from "../../src/orchestrator/child/steer-targets.ts";
+import { MAX_WAIT_TARGETS } from "../../src/orchestrator/session/wait.ts";
+import { DEFAULT_LIST_LIMIT, MAX_BATCH_TARGETS, MAX_LIST_LIMIT, MAX_PAGE_BYTES } from "../../src/runs/index.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { CONTRACT_INDEX_MAX_BYTES } from "../../src/help/answer.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -137,6 +141,22 @@ describe("external_help called directly by the model", () => {
       expect(result.text).toContain(`Default ${DEFAULT_LIMITS[name]}, ceiling ${LIMIT_CEILINGS[name]}.`);
     }
     expect(result.text).toContain("- nesting depth: a workflow may start workflows (tools.external_workflow) to depth 2");
+  });
+
+  test("the limits topic states the bounds of supervision and of one child, with their values", async () => {
+    const { text } = await pi.callTool("external_help", { topic: "limits" });
+    for (const bound of [
+      `inspect takes at most ${MAX_BATCH_TARGETS} runIds`,
+      `wait at most ${MAX_WAIT_TARGETS}`,
+      `list rows per stream: default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT}`,
+      `at most ${MAX_PAGE_BYTES} bytes`,
+      `at most ${MAX_STEER_CHARS} characters`,
+      `timeoutMs at most ${MAX_CHILD_TIMEOUT_MS}`,
+      "PI_FLOW_MAX_BACKGROUND",
+      "PI_FLOW_MAX_QUEUED",
+    ]) {
+      expect(text).toContain(bound);
+    }
   });
 
   test.each([
