@@ -2,6 +2,7 @@
 // contract's own tables and this session's catalog. The Pi tool around them is tools/help.ts.
 import { fail, succeed, TOOL_NAMES, type Envelope, type ToolName, CONTRACT_VERSION } from "../contract/envelope.ts";
 import { ERROR_CODES } from "../contract/errors.ts";
+import { RECEIPT_WARNINGS } from "../contract/warnings.ts";
 import { type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
 import type { HarnessState } from "../harnesses/types.ts";
@@ -107,7 +108,7 @@ export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process
     case "limits":
       return succeed("external_help", "help", { topic, text: LIMITS_HELP });
     case "errors":
-      return succeed("external_help", "help", { topic, text: ERRORS_HELP(ERROR_CODES) });
+      return succeed("external_help", "help", { topic, text: ERRORS_HELP(ERROR_CODES, RECEIPT_WARNINGS) });
     case "roles": {
       const roles = sources.catalog?.(cwd).roles;
       return succeed("external_help", "help", { topic, text: rolesHelp(roles), ...(roles ? { roles } : {}) });

@@ -1,6 +1,16 @@
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, NESTED_MEMORY_BYTES } from "../../runtime/index.ts";
 import type { RoleInfo, SavedWorkflowInfo } from "../orchestrator/workflow/index.ts";
 import { MAX_WORKFLOW_DEPTH } from "../orchestrator/workflow/index.ts";
+import { backgroundLimit, backgroundQueueLimit, MAX_CHILD_TIMEOUT_MS, MAX_STEER_CHARS } from "../orchestrator/child/index.ts";
+import { DEFAULT_WAIT_BYTES, MAX_WAIT_TARGETS } from "../orchestrator/session/index.ts";
+import {
+  DEFAULT_LIST_INLINE_BYTES,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_PAGE_BYTES,
+  MAX_BATCH_TARGETS,
+  MAX_LIST_LIMIT,
+  MAX_PAGE_BYTES,
+} from "../runs/index.ts";
 
 /**
  * The prose topics of external_help. Each text is what a model or user needs to act, kept short;
@@ -123,11 +133,13 @@ export function rolesHelp(roles?: readonly RoleInfo[]): string {
   return ["Roles choose a child's system prompt, tools and default context. Available here:", ...lines, "", ROLE_FILE_FORMAT].join("\n");
 }
 
-export const ERRORS_HELP = (codes: Record<string, string>) =>
+export const ERRORS_HELP = (codes: Record<string, string>, warnings: Record<string, string>) =>
   [
     "ok:false receipts carry error { code, message }. The codes:",
     ...Object.entries(codes).map(([code, meaning]) => `- ${code}: ${meaning}`),
-    'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks.',
+    'Still thrown, not returned: an interrupted wait ("Run wait aborted"), unexpected exceptions, schema or permission failures before execute, tool_call blocks, and a call aborted before its run launched (an AbortError; no run is created).',
+    "Any receipt, ok or not, may carry warnings (strings); unknown ones can be ignored. The warnings:",
+    ...Object.entries(warnings).map(([warning, meaning]) => `- ${warning}: ${meaning}`),
   ].join("\n");
 
 /** Generated from the runtime's own tables, so help can never disagree with what is enforced. */
@@ -139,6 +151,9 @@ export const LIMITS_HELP = [
   ),
   `- nesting depth: a workflow may start workflows (tools.external_workflow) to depth ${MAX_WORKFLOW_DEPTH}, the root being depth 1. Fixed, not a meta.limits entry.`,
   `- a tree of workflows: a nested workflow has limits of its own, and its agent() and tools.* calls also count against its root's agentCalls and toolCalls. Nested runs alive at once hold at most ${NESTED_MEMORY_BYTES} bytes together, each charged its memoryBytes plus 64 MiB of worker room; one that does not fit waits for a sibling to settle.`,
-  "Per child (external_delegate and agent() options): maxTurns and maxToolCalls; the first turn or tool call past one stops the child and the run fails with a message naming the quota. timeoutMs bounds its wall time.",
+  `Per child (external_delegate and agent() options): maxTurns and maxToolCalls; the first turn or tool call past one stops the child and the run fails with a message naming the quota. timeoutMs bounds its wall time: timeoutMs at most ${MAX_CHILD_TIMEOUT_MS} (six hours).`,
+  `Background runs of one session: ${backgroundLimit({})} run at once (PI_FLOW_MAX_BACKGROUND), children and workflows each; up to ${backgroundQueueLimit({})} more wait for a slot (PI_FLOW_MAX_QUEUED), past that a launch is request_invalid.`,
+  `Supervision (external_runs), each over its bound request_invalid: inspect takes at most ${MAX_BATCH_TARGETS} runIds (summary), wait at most ${MAX_WAIT_TARGETS}; list rows per stream: default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT}; a steer message at most ${MAX_STEER_CHARS} characters.`,
+  `limitBytes defaults: a page ${DEFAULT_PAGE_BYTES}, a wait ${DEFAULT_WAIT_BYTES}, each list stream's inline values ${DEFAULT_LIST_INLINE_BYTES}; whatever it asks, a page, a batch or a wait's text spends at most ${MAX_PAGE_BYTES} bytes.`,
   "A child's answer is inline up to 16 KiB of UTF-8 JSON; larger ones are delivered by reference, never truncated.",
 ].join("\n");

@@ -76,6 +76,7 @@ export function createDelegateTool(host: FlowHost) {
           // The dbos backend's database answers before a child goes to a worker, or nothing launches.
           if (placeChild(prepared, env).where === "fleet") await env.fleet?.ready(signal);
           host.assertOpen(); // the session may have closed while git checked the repository
+          abortIfSignalled(signal); // or the call was aborted meanwhile: then nothing launches (invariant 7)
           withheld = prepared.tools.withheld;
           const slots = background ? host.session(ctx).backgroundSlots : undefined;
           if (slots?.full) throw queueFull(slots);

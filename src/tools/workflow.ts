@@ -108,6 +108,9 @@ export function createWorkflowTool(host: FlowHost) {
           host.assertOpen();
           const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.settings.flowHome, toolInfos: () => host.toolInfos() };
           await env.launch.fleet?.ready(signal); // the dbos backend's database answers, or nothing launches
+          // The session may have closed, or the call been aborted, while it awaited: then nothing launches.
+          host.assertOpen();
+          abortIfSignalled(signal);
           const started = launchWorkflow(
             {
               input: params,

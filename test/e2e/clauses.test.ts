@@ -1,6 +1,8 @@
+import { execFileSync } from "node:child_process";
 import { getEventListeners } from "node:events";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
@@ -8,6 +10,7 @@ import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
 import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
+import { makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 /**
@@ -45,6 +48,83 @@ describe("tool definitions", () => {
 });
 
 describe("cancellation and lifecycle", () => {
+  test("invariant 7: an already-aborted signal fails every tool at once with an AbortError, and no run is created", async () => {
+    const calls: [string, Record<string, unknown>][] = [
+      ["external_delegate", worker],
+      ["external_delegate", { ...worker, background: true }],
+      ["external_workflow", { script: "return 1;" }],
+      ["external_workflow", { script: "return 1;", background: true }],
+      ["external_runs", { action: "list" }],
+      ["external_help", { topic: "contracts" }],
+    ];
+    for (const [name, params] of calls) {
+      await expect(execute(name, params, AbortSignal.abort()), `${name} ${JSON.stringify(params)}`).rejects.toMatchObject({ name: "AbortError" });
+    }
+    // Aborted after the call began but before its run launched (the launch awaits first): still no run.
+    for (const background of [false, true]) {
+      const controller = new AbortController();
+      const pending = execute("external_workflow", { script: "return 1;", background }, controller.signal);
+      controller.abort();
+      await expect(pending, `background: ${background}`).rejects.toMatchObject({ name: "AbortError" });
+    }
+    const listed = (await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: unknown[]; workflows: unknown[] } };
+    expect(listed.data).toMatchObject({ runs: [], workflows: [] });
+    expect(pi.pendingParentSteps()).toBe(0);
+  });
+
+  test("invariant 7: a delegation aborted while git checks its worktree's repository launches nothing", async () => {
+    // A git that holds the repository check until the test has aborted the call, then runs the real one.
+    const gate = mkdtempSync(join(tmpdir(), "pi-flow-gate-"));
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    writeFileSync(
+      join(gate, "git"),
+      `#!/bin/sh\ncase " $* " in *" --is-bare-repository "*) : > "${gate}/started"; while [ ! -e "${gate}/go" ]; do sleep 0.01; done;; esac\nexec "${realGit}" "$@"\n`,
+      { mode: 0o755 },
+    );
+    const repo = makeRepo();
+    const inRepo = await startPiSession({ cwd: repo });
+    const path = process.env.PATH;
+    process.env.PATH = `${gate}${delimiter}${path ?? ""}`;
+    try {
+      const tool = inRepo.session.getToolDefinition("external_delegate")!;
+      const controller = new AbortController();
+      const ctx = inRepo.session.extensionRunner.createToolContext("call_gate", controller.signal);
+      const pending = tool.execute("call_gate", { ...worker, isolation: "worktree" } as never, controller.signal, undefined, ctx);
+      pending.catch(() => undefined);
+      await expect.poll(() => existsSync(join(gate, "started")), { timeout: 30_000 }).toBe(true);
+      controller.abort();
+      writeFileSync(join(gate, "go"), "");
+      await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    } finally {
+      process.env.PATH = path;
+    }
+    try {
+      const listed = (await inRepo.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: unknown[] } };
+      expect(listed.data.runs).toEqual([]);
+      expect(worktreeCount(repo)).toBe(1);
+    } finally {
+      inRepo.dispose();
+      rmSync(gate, { recursive: true, force: true });
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  test("error codes: session_closed: a delegation or workflow whose session closes before its run registers launches nothing", async () => {
+    const calls: [string, Record<string, unknown>][] = [
+      ["external_workflow", { script: "return 1;" }],
+      ["external_workflow", { script: "return 1;", background: true }],
+      ["external_delegate", worker],
+    ];
+    // Each call starts, then the session ends (a reload) before the call's launch goes on.
+    const pending = calls.map(([name, params]) => execute(name, params, new AbortController().signal));
+    await pi.session.extensionRunner.emit({ type: "session_shutdown", reason: "reload" });
+    const receipts = await Promise.all(pending);
+    expect(receipts.map((receipt) => [receipt.tool, receipt.ok, receipt.error?.code, receipt.data.run])).toEqual(
+      calls.map(([name]) => [name, false, "session_closed", null]),
+    );
+    expect(pi.pendingParentSteps()).toBe(0);
+  });
+
   test("invariant 8: abort listeners are removed after settlement, on every exit path", async () => {
     const settledDelegate = new AbortController();
     pi.queueChildren([childAnswers("notes")]);
@@ -182,6 +262,53 @@ describe("protocol", () => {
     for (const [tool, args, action] of cases) {
       const envelope = (await pi.callTool(tool, args)).structuredContent as Envelope;
       expect(envelope, JSON.stringify(args)).toMatchObject({ tool, action });
+    }
+  });
+
+  test("runs: refs are ready-to-call external_runs arguments: summary is a one-ID batch, final and diagnostics single pages", async () => {
+    const done = (await pi.callTool("external_delegate", worker, { children: [childAnswers("the notes")] })).structuredContent as {
+      data: { run: { runId: string; refs: Record<string, Record<string, unknown>> } };
+    };
+    const failed = (await pi.callTool("external_workflow", { script: "throw new Error('no notes');" })).structuredContent as typeof done;
+    const { runId, refs } = done.data.run;
+    const summary = (await pi.callTool("external_runs", refs.summary!)).structuredContent as { ok: boolean; data: { mode: string; entries: { runId: string }[] } };
+    expect(summary).toMatchObject({ ok: true, data: { mode: "batch", entries: [{ runId }] } });
+    expect(summary.data.entries).toHaveLength(1);
+    const final = (await pi.callTool("external_runs", refs.final!)).structuredContent;
+    expect(final).toMatchObject({ ok: true, data: { mode: "single", runId, view: "final", finalAvailable: true, page: { text: "the notes", complete: true } } });
+    const diagnostics = failed.data.run.refs.diagnostics!;
+    const page = (await pi.callTool("external_runs", diagnostics)).structuredContent;
+    expect(page).toMatchObject({ ok: true, data: { mode: "single", runId: failed.data.run.runId, view: "diagnostics", page: { text: expect.stringContaining("no notes") } } });
+  });
+
+  test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement", async () => {
+    const hooked = await startPiSession({
+      extensions: [
+        (api) => {
+          api.on("tool_result", (event) => {
+            if (event.toolName !== "external_delegate") return undefined;
+            const text = "[answer withheld by policy]";
+            // A hook that knows the envelope supplies its own replacement; one that does not, only content.
+            return (event.input as { description: string }).description === "replaced"
+              ? { content: [{ type: "text", text }], structuredContent: { withheld: true } }
+              : { content: [{ type: "text", text }] };
+          });
+        },
+      ],
+    });
+    try {
+      const outcome = await hooked.runCodemode(
+        [
+          `const plain = await tools.external_delegate({ role: "worker", description: "plain", prompt: "p", context: { mode: "none" } });`,
+          `const replaced = await tools.external_delegate({ role: "worker", description: "replaced", prompt: "p", context: { mode: "none" } });`,
+          `return { plain, replaced };`,
+        ].join("\n"),
+        { children: [childAnswers("CUSTOMER-RECORD-1"), childAnswers("CUSTOMER-RECORD-2")] },
+      );
+      // Without a replacement the script gets the redacted text, never the envelope with the answer.
+      expect(outcome.value).toEqual({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
+    } finally {
+      hooked.dispose();
     }
   });
 

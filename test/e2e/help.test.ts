@@ -5,6 +5,14 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_NAMES } from "../../runtime/index.ts";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
+import { ERROR_CODE_LIST } from "../../src/contract/errors.ts";
+import { STUBBED } from "../../src/harnesses/stub.ts";
+import { TOOLS_WITHHELD } from "../../src/orchestrator/child/index.ts";
+import { HANDLED_CHILD_FAILURES } from "../../src/orchestrator/workflow/index.ts";
+import { MAX_CHILD_TIMEOUT_MS } from "../../src/orchestrator/child/prepare-child.ts";
+import { MAX_STEER_CHARS } from "../../src/orchestrator/child/steer-targets.ts";
+import { MAX_WAIT_TARGETS } from "../../src/orchestrator/session/wait.ts";
+import { DEFAULT_LIST_LIMIT, MAX_BATCH_TARGETS, MAX_LIST_LIMIT, MAX_PAGE_BYTES } from "../../src/runs/index.ts";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { CONTRACT_INDEX_MAX_BYTES } from "../../src/help/answer.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -66,6 +74,19 @@ describe("external_help called directly by the model", () => {
     }
   });
 
+  test("external_runs examples, copied as served, reach their action: an unknown run is run_unavailable, never a malformed ID", async () => {
+    const result = await pi.callTool("external_help", { topic: "contracts", tool: "external_runs" });
+    const examples = ((result.structuredContent as Envelope).data!.contract as { examples: { title: string; input: Record<string, unknown> }[] }).examples;
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) {
+      const call = await pi.callTool("external_runs", example.input);
+      const envelope = call.structuredContent as Envelope;
+      // A list succeeds; every other example names runs this session never had.
+      const outcome = envelope.ok ? "ok" : envelope.error!.code;
+      expect([example.title, outcome]).toEqual([example.title, example.input.action === "list" ? "ok" : "run_unavailable"]);
+    }
+  });
+
   test("the external_workflow contract carries the workflow helpers' signatures", async () => {
     const result = await pi.callTool("external_help", { topic: "contracts", tool: "external_workflow" });
     const contract = (result.structuredContent as Envelope).data!.contract as { helpers: typeof WORKFLOW_HELPERS };
@@ -122,6 +143,22 @@ describe("external_help called directly by the model", () => {
     expect(result.text).toContain("- nesting depth: a workflow may start workflows (tools.external_workflow) to depth 2");
   });
 
+  test("the limits topic states the bounds of supervision and of one child, with their values", async () => {
+    const { text } = await pi.callTool("external_help", { topic: "limits" });
+    for (const bound of [
+      `inspect takes at most ${MAX_BATCH_TARGETS} runIds`,
+      `wait at most ${MAX_WAIT_TARGETS}`,
+      `list rows per stream: default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT}`,
+      `at most ${MAX_PAGE_BYTES} bytes`,
+      `at most ${MAX_STEER_CHARS} characters`,
+      `timeoutMs at most ${MAX_CHILD_TIMEOUT_MS}`,
+      "PI_FLOW_MAX_BACKGROUND",
+      "PI_FLOW_MAX_QUEUED",
+    ]) {
+      expect(text).toContain(bound);
+    }
+  });
+
   test.each([
     [{ topic: "workflows" }, /agent\(options\)/],
     [{ topic: "harnesses" }, /claude/],
@@ -138,6 +175,13 @@ describe("external_help called directly by the model", () => {
     expect(schemaViolation(helpOutput, envelope)).toBeNull();
     expect(envelope.data).toMatchObject({ ...args, text: expect.stringMatching(pattern) });
     expect(result.text).toBe(envelope.data!.text);
+  });
+
+  test("the errors topic names every error code and every warning a receipt may carry, each with its meaning", async () => {
+    const { text } = await pi.callTool("external_help", { topic: "errors" });
+    const warnings = ["output_redacted", "evidence_incomplete", HANDLED_CHILD_FAILURES, TOOLS_WITHHELD, STUBBED];
+    const unexplained = [...ERROR_CODE_LIST, ...warnings].filter((code) => !new RegExp(`^- ${code}: \\S`, "m").test(text));
+    expect(unexplained).toEqual([]);
   });
 
   test.each([

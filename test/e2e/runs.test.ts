@@ -412,6 +412,9 @@ describe("wait, cancel and result ownership", () => {
     expect(waited.envelope.data.pending).toEqual([slow]);
     expect(waited.envelope.data.completed).toMatchObject([{ runId: workflowId, kind: "workflow", state: { outcome: "failed" } }]);
     await runs({ action: "cancel", runIds: [slow] });
+    // A model learns it before it waits: the tool's description says so.
+    const description = pi.session.getAllTools().find((tool) => tool.name === "external_runs")?.description ?? "";
+    expect(description).toMatch(/wait: [^.]*returns early when a workflow target ends unsuccessfully/);
   });
 
   test("cancelling a queued background run ends it cancelled before it ever runs, and frees nothing it never took", async () => {

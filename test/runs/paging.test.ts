@@ -6,6 +6,7 @@ import type { SinglePayload } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { fileDocument, readPage } from "../../src/runs/read/paging.ts";
 import { openRunStore, type RunStore, type RunViewName } from "../../src/runs/index.ts";
+import { RUN_VIEWS } from "../../src/contract/runs-schema.ts";
 import { codeOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -77,6 +78,13 @@ describe("paging", () => {
       if (view === "summary") expect(parsed).toEqual(store.view(run.runId));
       if (view === "launch") expect(parsed).toEqual({ args: { target: "src/ é" } });
     }
+  });
+
+  it("uses json for every view of a workflow, the additions patch and calls included", () => {
+    const run = store.create({ kind: "workflow", task: { description: "views" }, background: false });
+    run.settle({ outcome: "succeeded", value: 1 });
+    const encodings = RUN_VIEWS.filter((view) => view !== "summary").map((view) => [view, store.inspectSingle(run.runId, view).page.encoding]);
+    expect(encodings).toEqual(RUN_VIEWS.filter((view) => view !== "summary").map((view) => [view, "json"]));
   });
 
   it("uses json for agent summary and launch, text for output, diagnostics and final", () => {

@@ -4,4 +4,4 @@ export { COMPLETION_MESSAGE_TYPE, COMPLETIONS_MESSAGE_TYPE, FlowHost } from "./f
 export { harnessStateIn, settingValue, type FlowSettingsInput, type SessionSettings, type SettingRead } from "./session-settings.ts";
 export { forgetProgress, liveProgress, noteProgress, type LiveProgress } from "./live-progress.ts";
 export type { ResultOwnership } from "./ownership.ts";
-export { waitForRuns } from "./wait.ts";
+export { DEFAULT_WAIT_BYTES, MAX_WAIT_TARGETS, waitForRuns } from "./wait.ts";

@@ -194,8 +194,9 @@ function sourceFor(ctx: InspectContext, facts: RunFacts, view: RunViewName): Vie
     case "patch": {
       // Written once, before the run settles (src/isolation/): what a worktree child changed, redacted.
       // While the run is live the patch may still be written: not complete yet.
+      // A workflow keeps no patch of its own; its (empty) page is json, as every workflow view is.
       const doc = lstatOrNull(files.patch)?.isFile() ? logDocument("agent", files.patch) : null;
-      return { doc, encoding: "text", growing: facts.live };
+      return { doc, encoding: agentText, growing: facts.live };
     }
     case "calls":
       // A workflow's agent() and tools.* calls, folded from its journal (calls.ts); an agent run makes none.
