@@ -29,7 +29,8 @@ function queryRenderers<TArgs>(label: string, describe: (args: TArgs) => string)
     const [mark, color] = state.final ? statusMark(state.isError ? "failed" : "succeeded") : statusMark("running");
     const lead = `${theme.fg(color, mark)} ${theme.fg("toolTitle", theme.bold(label))}`;
     const elapsed = state.final ? state.durationMs : elapsedSince(state.startedAt);
-    return fitHeader(width, lead, theme.fg("accent", describe(args)), theme.fg("dim", formatDuration(elapsed)));
+    // The arguments are the model's: a topic or run ID may carry escape sequences or line breaks.
+    return fitHeader(width, lead, theme.fg("accent", oneLine(describe(args))), theme.fg("dim", formatDuration(elapsed)));
   };
   return {
     renderCall(args: TArgs, theme: Theme, context: RenderContext): Component {

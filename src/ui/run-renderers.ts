@@ -7,7 +7,7 @@
  */
 import type { Theme, ToolRenderResultOptions } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
-import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, type RowStatus } from "./format.ts";
+import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, terminalText, type RowStatus } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { answerText, runFacts } from "./run-body.ts";
 import { applyResult, markStarted, type RunRowState } from "./run-row.ts";
@@ -85,12 +85,14 @@ function errorLine(state: RunRowState, theme: Theme): string | undefined {
 }
 
 function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[] {
-  if (state.rejection !== undefined) return [new Text(theme.fg("error", state.rejection), 0, 0)];
+  // A rejection quotes the model's arguments (a workflow name, a role) as it wrote them.
+  if (state.rejection !== undefined) return [new Text(theme.fg("error", terminalText(state.rejection)), 0, 0)];
   const details = state.details;
   const parts: Component[] = [];
   const progress = details?.progress;
   if (details?.phase === "running" && progress) {
-    parts.push(new FitLines(() => [`${theme.fg("accent", progress.activity)} · ${formatUsageDetail(progress.usage)}`]));
+    // A CLI child's activity may span lines (a codex shell command): a row's line must not.
+    parts.push(new FitLines(() => [`${theme.fg("accent", oneLine(progress.activity))} · ${formatUsageDetail(progress.usage)}`]));
   }
   if (kind === "workflow" && state.children && state.children.length > 0) {
     const children = state.children;
@@ -137,7 +139,7 @@ export function runRenderers(kind: Kind) {
         return container;
       }
       const text = state.plainText ?? state.partialText;
-      if (text) container.addChild(new Text(theme.fg("toolOutput", text), 0, 0));
+      if (text) container.addChild(new Text(theme.fg("toolOutput", terminalText(text)), 0, 0));
       for (const part of expandedBody(kind, state, theme)) container.addChild(part);
       return container;
     },

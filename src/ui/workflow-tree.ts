@@ -31,7 +31,7 @@ export function workflowTree(children: readonly ChildEntry[], theme: Theme, now 
     const tail = [elapsed, formatSpend(child.usage)].filter(Boolean).join(" ");
     lines.push(`${theme.fg("dim", last ? "└─" : "├─")} ${theme.fg(color, mark)} ${oneLine(child.description)}${tail ? ` ${theme.fg("dim", tail)}` : ""}`);
     const indent = theme.fg("dim", last ? "   " : "│  ");
-    const now_ = child.status === "running" && child.activity ? theme.fg("accent", child.activity) : "";
+    const now_ = child.status === "running" && child.activity ? theme.fg("accent", oneLine(child.activity)) : "";
     const said = child.lastOutput ? theme.fg("muted", `“${oneLine(child.lastOutput)}”`) : "";
     const detail = [now_, said].filter(Boolean).join(" ");
     if (detail) lines.push(`${indent}  ${detail}`);
