@@ -18,6 +18,7 @@ import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/flow-output.ts";
 import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./runs.ts";
 import { reportLines } from "./report.ts";
 import { changesCommand } from "./changes.ts";
+import { atMost, commandWords } from "./words.ts";
 
 export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;
@@ -64,23 +65,32 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
       return items.length > 0 ? items : null;
     },
     handler: async (args, ctx) => {
-      const [sub = "help", ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      let sub = args.trim().split(/\s+/)[0] || "help";
       try {
+        const words = commandWords(args);
+        sub = words[0] ?? "help";
+        const rest = words.slice(1);
         switch (sub) {
           case "runs":
+            atMost(rest, 2, "/flow runs [runId [inspect|tail|cancel]]");
             return await runs(ctx, rest, sources, print);
           case "report":
+            atMost(rest, 2, '/flow report <runId> [FILE] (quote a FILE with spaces: "my report.html")');
             return print("/flow report", reportLines(sources.runStore(ctx), rest, sources.flowHome(), ctx.cwd));
           case "workflows":
+            atMost(rest, 0, "/flow workflows");
             return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "roles":
+            atMost(rest, 0, "/flow roles");
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
+            atMost(rest, 0, "/flow doctor");
             return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd), ...(sources.backend ? { backend: sources.backend() } : {}), ...(sources.workers ? { workers: await sources.workers() } : {}) }));
           case "apply":
           case "discard":
             return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);
           case "help":
+            atMost(rest, 1, "/flow help [topic]");
             return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
           default:
             return print("/flow", [`Unknown subcommand "${sub}".`, ...FLOW_USAGE]);

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { TUI } from "@earendil-works/pi-tui";
@@ -129,6 +129,21 @@ test("runs: an answer that writes escape sequences is kept in the session withou
     expect(text).toContain("First line.\nTwelve files.");
     expect(text).not.toMatch(/[\u001b\u0007\u009b\u202e]|pwned|Y3VybC/);
   }
+});
+
+test("report to a quoted path with spaces writes that file; extra or half-quoted words are refused, not dropped", async () => {
+  pi = await startPiSession();
+  const done = await pi.callTool("external_delegate", { role: "explorer", description: "Count files", prompt: "Count." }, { children: [childAnswers("Twelve.")] });
+  const runId = (done.structuredContent as { data: { run: RunView } }).data.run.runId;
+  const target = join(pi.cwd, "my reports", "run one.html");
+  expect(await flow(pi, `report ${runId} "my reports/run one.html"`)).toContain(`written to ${target}`);
+  expect(readFileSync(target, "utf8")).toContain("<html");
+  expect(await flow(pi, `report ${runId} 'my reports/run two.html'`)).toContain(`written to ${join(pi.cwd, "my reports", "run two.html")}`);
+  expect(await flow(pi, `report ${runId} my report.html`)).toMatch(/^request_invalid: Unexpected "report\.html"\. Usage: \/flow report <runId> \[FILE\]/);
+  expect(await flow(pi, `report ${runId} "my report.html`)).toMatch(/^request_invalid: The " quote opened at .* is not closed\./);
+  expect(await flow(pi, `runs ${runId} inspect now`)).toMatch(/^request_invalid: Unexpected "now"/);
+  expect(await flow(pi, "doctor please")).toMatch(/^request_invalid: Unexpected "please"\. Usage: \/flow doctor$/);
+  expect(readdirSync(pi.cwd).sort()).toEqual([".agent", ".flow-home", "my reports"].sort());
 });
 
 describe("in the interactive TUI", () => {
