@@ -22,10 +22,29 @@ export function childCounts(children: readonly ChildEntry[]): { done: number; to
   return { done, total: children.length, failed };
 }
 
-export function workflowTree(children: readonly ChildEntry[], theme: Theme, now = Date.now()): string[] {
+/** How many children the tree draws; a workflow may launch thousands, and each row redraws with every update. */
+export const TREE_CHILDREN = 20;
+
+/**
+ * The children worth a line when there are more than `max`: every running one first (what is
+ * happening), then those that did not succeed (what went wrong), then the newest; in launch order.
+ */
+function shownChildren(children: readonly ChildEntry[], max: number): ChildEntry[] {
+  if (children.length <= max) return [...children];
+  const picked = new Set<ChildEntry>();
+  const take = (child: ChildEntry) => picked.size < max && picked.add(child);
+  for (const child of children) if (child.status === "running") take(child);
+  for (const child of children) if (child.status !== "running" && child.status !== "succeeded") take(child);
+  for (let index = children.length - 1; index >= 0 && picked.size < max; index--) take(children[index]!);
+  return children.filter((child) => picked.has(child));
+}
+
+export function workflowTree(children: readonly ChildEntry[], theme: Theme, now = Date.now(), max = TREE_CHILDREN): string[] {
   const lines: string[] = [];
-  children.forEach((child, position) => {
-    const last = position === children.length - 1;
+  const shown = shownChildren(children, max);
+  const hidden = children.length - shown.length;
+  shown.forEach((child, position) => {
+    const last = position === shown.length - 1 && hidden === 0;
     const [mark, color] = statusMark(child.status);
     const elapsed = formatDuration(elapsedSince(child.startedAt, child.endedAt, now));
     const tail = [elapsed, formatSpend(child.usage)].filter(Boolean).join(" ");
@@ -36,5 +55,10 @@ export function workflowTree(children: readonly ChildEntry[], theme: Theme, now 
     const detail = [now_, said].filter(Boolean).join(" ");
     if (detail) lines.push(`${indent}  ${detail}`);
   });
+  if (hidden > 0) {
+    const counts = childCounts(children);
+    const summary = `${counts.total - counts.done} running, ${counts.done - counts.failed} succeeded, ${counts.failed} failed in all`;
+    lines.push(`${theme.fg("dim", "└─")} ${theme.fg("muted", `… ${hidden} more children not shown (${summary})`)}`);
+  }
   return lines;
 }
