@@ -28,20 +28,21 @@ export const TREE_CHILDREN = 20;
 /**
  * The children worth a line when there are more than `max`: every running one first (what is
  * happening), then those that did not succeed (what went wrong), then the newest; in launch order.
+ * Shared with `flow run`'s live view, whose entries carry the status one level down.
  */
-function shownChildren(children: readonly ChildEntry[], max: number): ChildEntry[] {
+export function childrenWorthShowing<T>(children: readonly T[], max: number, statusOf: (child: T) => ChildEntry["status"]): T[] {
   if (children.length <= max) return [...children];
-  const picked = new Set<ChildEntry>();
-  const take = (child: ChildEntry) => picked.size < max && picked.add(child);
-  for (const child of children) if (child.status === "running") take(child);
-  for (const child of children) if (child.status !== "running" && child.status !== "succeeded") take(child);
+  const picked = new Set<T>();
+  const take = (child: T) => picked.size < max && picked.add(child);
+  for (const child of children) if (statusOf(child) === "running") take(child);
+  for (const child of children) if (statusOf(child) !== "running" && statusOf(child) !== "succeeded") take(child);
   for (let index = children.length - 1; index >= 0 && picked.size < max; index--) take(children[index]!);
   return children.filter((child) => picked.has(child));
 }
 
 export function workflowTree(children: readonly ChildEntry[], theme: Theme, now = Date.now(), max = TREE_CHILDREN): string[] {
   const lines: string[] = [];
-  const shown = shownChildren(children, max);
+  const shown = childrenWorthShowing(children, max, (child) => child.status);
   const hidden = children.length - shown.length;
   shown.forEach((child, position) => {
     const last = position === shown.length - 1 && hidden === 0;
