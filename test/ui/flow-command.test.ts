@@ -131,6 +131,13 @@ test("runs: an answer that writes escape sequences is kept in the session withou
   }
 });
 
+test("runs: a workflow's tail shows the lines its script logged, not the log's JSON", async () => {
+  pi = await startPiSession();
+  const done = await pi.callTool("external_workflow", { script: 'console.log("hello one"); console.log("two\\nthree"); return 1;', description: "logs" });
+  const runId = (done.structuredContent as { data: { run: RunView } }).data.run.runId;
+  expect((await flow(pi, `runs ${runId} tail`)).split("\n")).toEqual(["hello one", "two", "three"]);
+});
+
 test("report to a quoted path with spaces writes that file; extra or half-quoted words are refused, not dropped", async () => {
   pi = await startPiSession();
   const done = await pi.callTool("external_delegate", { role: "explorer", description: "Count files", prompt: "Count." }, { children: [childAnswers("Twelve.")] });
