@@ -138,6 +138,8 @@ async function runs(ctx: ExtensionCommandContext, rest: string[], sources: FlowC
     case "tail":
       return print(`/flow runs ${runId} tail`, tailLines(store, runId));
     case "cancel": {
+      // A malformed or unknown run ID, or a run that already ended, is said before anything is asked.
+      if (store.view(runId).state.status === "done") return print(`/flow runs ${runId} cancel`, [`${runId} had already finished.`]);
       if (ctx.mode === "tui" && ctx.hasUI && !(await ctx.ui.confirm("Cancel run?", `Stop ${runId}? Its evidence is kept.`))) return;
       const { status } = store.cancel(runId, "cancelled with /flow runs");
       return print(`/flow runs ${runId} cancel`, [status === "requested" ? `Cancel requested for ${runId}; it records its end when it stops.` : `${runId} had already finished.`]);

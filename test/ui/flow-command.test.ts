@@ -211,6 +211,13 @@ describe("in the interactive TUI", () => {
     expect(lastOutput(session).lines[0]).toContain(`Cancel requested for ${runId}`);
     await expect.poll(() => completions(session).length, { timeout: 10_000 }).toBe(1);
     expect((completions(session)[0] as unknown as { details: RunView }).details.state.outcome).toBe("cancelled");
+    // A mistyped run ID, or a run that already ended, is said at once: no confirmation is asked for it.
+    ui.answers.push(true);
+    await session.session.prompt("/flow runs ag_bogus cancel");
+    expect(lastOutput(session).lines[0]).toMatch(/^request_invalid: Malformed run ID "ag_bogus"/);
+    await session.session.prompt(`/flow runs ${runId} cancel`);
+    expect(lastOutput(session).lines).toEqual([`${runId} had already finished.`]);
+    expect(ui.answers).toEqual([true]);
   });
 });
 
