@@ -13,6 +13,7 @@ import { answerText, runFacts } from "./run-body.ts";
 import { applyResult, markStarted, type RunRowState } from "./run-row.ts";
 import { childCounts, childrenSpend, workflowTree } from "./workflow-tree.ts";
 import type { RenderContext } from "./render-context.ts";
+import { pickStrings } from "./call-args.ts";
 
 export interface RunCallArgs {
   description?: string;
@@ -25,6 +26,8 @@ export interface RunCallArgs {
   resume?: string;
   background?: boolean;
 }
+
+const CALL_FIELDS = ["description", "role", "subagent_type", "harness", "workflow", "script", "resume"] as const;
 
 type Kind = "delegate" | "workflow";
 interface ResultLike {
@@ -115,10 +118,11 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
 
 export function runRenderers(kind: Kind) {
   return {
-    renderCall(args: RunCallArgs, theme: Theme, context: RenderContext): Component {
+    renderCall(args: unknown, theme: Theme, context: RenderContext): Component {
       const state = context.state as RunRowState;
       markStarted(state, context.executionStarted);
-      return new FitLines((width) => [headerLine(kind, args ?? {}, state, theme, width)]);
+      const call: RunCallArgs = pickStrings(args, CALL_FIELDS);
+      return new FitLines((width) => [headerLine(kind, call, state, theme, width)]);
     },
     renderResult(result: ResultLike, options: ToolRenderResultOptions, theme: Theme, context: RenderContext): Component {
       const state = context.state as RunRowState;

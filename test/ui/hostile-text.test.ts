@@ -87,3 +87,24 @@ describe("a /flow entry read back from a session file", () => {
     expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toMatch(/First +evil ?line\./);
   });
 });
+
+describe("a model's call whose arguments have the wrong types (Pi draws a call before validating it)", () => {
+  test("each row draws its label and the fields that are strings, and never throws at render time", () => {
+    const rejected: Update = { details: { phase: "rejected" }, text: "Validation failed for tool arguments.", isError: true };
+    const cases: [string, object, Record<string, unknown>, RegExp][] = [
+      ["external_runs", runsRenderers, { action: "inspect", runIds: "ag_x" }, /✗ Runs inspect/],
+      ["external_runs", runsRenderers, { action: 5, runIds: ["ag_y", 7, {}] }, /✗ Runs ag_y/],
+      ["external_help", helpRenderers, { topic: { a: 1 }, tool: "external_runs" }, /✗ Help external_runs/],
+      ["external_delegate", delegateRenderers, { role: { a: 1 }, description: 42 }, /✗ Delegate/],
+      ["external_delegate", delegateRenderers, { role: "worker", harness: 7, description: ["a"] }, /✗ Delegate worker/],
+      ["external_workflow", workflowRenderers, { workflow: 12, description: null, script: "return 1;" }, /✗ Workflow inline/],
+    ];
+    for (const [tool, renderers, args, header] of cases) {
+      for (const expanded of [false, true]) {
+        const row = toolRow(tool, renderers, args, [rejected], expanded);
+        const lines = drawn(row);
+        expect(lines.map((line) => line.replace(COLORS, "")).join("\n"), JSON.stringify(args)).toMatch(header);
+      }
+    }
+  });
+});
