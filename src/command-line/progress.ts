@@ -109,7 +109,8 @@ function liveView(stream: NodeJS.WriteStream): ProgressView {
   let began = Date.now();
   const draw = () => {
     const now = Date.now();
-    const width = Math.max(40, stream.columns ?? 100);
+    // The terminal's own width, however narrow: a wider row would wrap and push the title off.
+    const width = Math.max(1, stream.columns || 100);
     const counts = [...tracker.byIndex.values()].reduce<Record<string, number>>((acc, { entry }) => {
       acc[entry.status] = (acc[entry.status] ?? 0) + 1;
       return acc;

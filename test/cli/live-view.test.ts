@@ -10,14 +10,13 @@ import { afterEach, expect, test } from "vitest";
 import type { ChildEntry } from "../../src/contract/child-entry.ts";
 import { createProgressView, type ProgressView } from "../../src/command-line/progress.ts";
 
-const COLS = 80;
 const ROWS = 12;
 
 let view: ProgressView | undefined;
 afterEach(() => view?.finished("end"));
 
 /** A terminal of COLS × ROWS that `flow` writes its progress to, as it would to stderr. */
-function terminal() {
+function terminal(COLS = 80) {
   const term = new xterm.Terminal({ cols: COLS, rows: ROWS, allowProposedApi: true, convertEol: true }) // a tty turns \n into \r\n;
   let pending = Promise.resolve();
   const stream = new Writable({
@@ -71,4 +70,15 @@ test("children described in wide characters take one row each, within the width"
   // Each child is one row, right after the title: none spilled onto a second line.
   expect(shown.slice(1, 4).every((line) => line.startsWith("  … 日本語"))).toBe(true);
   expect(shown[4]).toBe("  3 running");
+});
+
+test("on a terminal narrower than 40 columns the rows are cut to its width, so the title stays on screen", async () => {
+  const { stream, screen } = terminal(30);
+  view = createProgressView(stream);
+  view.started("wf_0mx7000000_0000000003", "map (saved)");
+  const children: ChildEntry[] = Array.from({ length: 8 }, (_, index) => ({ index, runId: `ag_${index}`, description: `file ${index}`, status: "running", activity: "thinking" }));
+  view.children(children);
+  const shown = await screen();
+  expect(shown[0]).toMatch(/^map \(saved\) · wf_0mx7000000_0…$/);
+  expect(shown.slice(1, 9).every((line) => line.startsWith("  … file "))).toBe(true);
 });
