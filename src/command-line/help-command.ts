@@ -1,6 +1,7 @@
 import { TOOL_NAMES } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import { answerHelp, type HelpSources } from "../help/answer.ts";
+import { stripControls } from "../runs/index.ts";
 import { WORKFLOW_HELPERS } from "../../helpers/index.ts";
 import { EXIT } from "./exit.ts";
 import { CHECK_USAGE, RUN_USAGE, RUNS_USAGE, TYPES_USAGE, USAGE, WORKER_USAGE } from "./usage.ts";
@@ -48,6 +49,7 @@ export async function helpCommand(argv: readonly string[]): Promise<number> {
   if (!envelope.ok) throw new FlowError(envelope.error.code, envelope.error.message);
   const data = envelope.data;
   const text = "text" in data ? data.text : JSON.stringify("index" in data ? data.index : data.contract, null, 2);
-  process.stdout.write(`${text}\n`);
+  // The workflows and roles topics quote saved files' descriptions: no escape sequence of theirs reaches the terminal.
+  process.stdout.write(`${stripControls(text)}\n`);
   return EXIT.succeeded;
 }

@@ -1,5 +1,7 @@
 import { oneLine } from "../ui/format.ts";
+import { childrenWorthShowing } from "../ui/workflow-tree.ts";
 import { createLogUpdate } from "log-update";
+import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import type { ChildEntry } from "../contract/child-entry.ts";
 
 /**
@@ -64,15 +66,28 @@ class ChildTracker {
     return `child ${entry.index + 1} ${entry.status}: ${oneLine(entry.description)} (${seconds(now - tracked.since)}, ${tokens(entry.usage)})${why}`;
   }
 
-  rows(now: number, width: number): string[] {
-    return [...this.byIndex.values()].map(({ entry, since, until }) => {
+  /**
+   * At most `max` rows, each within `width` columns (wide characters count twice): a frame taller
+   * or wider than the terminal loses its top lines, the run's title and what is running first.
+   */
+  rows(now: number, width: number, max: number): string[] {
+    const all = [...this.byIndex.values()];
+    const shown = childrenWorthShowing(all, all.length > max ? Math.max(0, max - 1) : max, ({ entry }) => entry.status);
+    const rows = shown.map(({ entry, since, until }) => {
       const mark = MARK[entry.status];
       const elapsed = seconds((until ?? now) - since).padStart(6);
       const doing = oneLine(entry.status === "running" ? (entry.activity ?? "starting") : entry.error ? `${entry.status}: ${entry.error}` : entry.status);
-      const line = `  ${mark} ${oneLine(entry.description).padEnd(28).slice(0, 28)} ${elapsed} ${tokens(entry.usage).padStart(14)}  ${doing}`;
-      return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+      return `  ${mark} ${fitColumns(oneLine(entry.description), 28)} ${elapsed} ${tokens(entry.usage).padStart(14)}  ${doing}`;
     });
+    if (shown.length < all.length) rows.push(`  … ${all.length - shown.length} more children not shown`);
+    return rows.map((row) => truncateToWidth(row, width, "…"));
   }
+}
+
+/** `text` in exactly `columns` terminal columns: cut with an ellipsis, or padded. */
+function fitColumns(text: string, columns: number): string {
+  const cut = truncateToWidth(text, columns, "…");
+  return cut + " ".repeat(Math.max(0, columns - visibleWidth(cut)));
 }
 
 function plainView(stream: NodeJS.WritableStream): ProgressView {
@@ -94,13 +109,18 @@ function liveView(stream: NodeJS.WriteStream): ProgressView {
   let began = Date.now();
   const draw = () => {
     const now = Date.now();
-    const width = Math.max(40, stream.columns ?? 100);
+    // The terminal's own width, however narrow: a wider row would wrap and push the title off.
+    const width = Math.max(1, stream.columns || 100);
     const counts = [...tracker.byIndex.values()].reduce<Record<string, number>>((acc, { entry }) => {
       acc[entry.status] = (acc[entry.status] ?? 0) + 1;
       return acc;
     }, {});
     const summary = Object.entries(counts).map(([status, count]) => `${count} ${status}`).join(" · ");
-    render([`${header} · ${seconds(now - began)}`, ...tracker.rows(now, width), ...(summary ? [`  ${summary}`] : []), ...notes].join("\n"));
+    const fit = (line: string) => truncateToWidth(line, width, "…");
+    const tail = [...(summary ? [`  ${summary}`] : []), ...notes].map(fit);
+    // One row stays free: log-update leaves the cursor on the line after the frame.
+    const room = Math.max(1, (stream.rows ?? 24) - 2 - tail.length);
+    render([fit(`${header} · ${seconds(now - began)}`), ...tracker.rows(now, width, room), ...tail].join("\n"));
   };
   // The clock ticks for elapsed times only; it never keeps the process alive.
   const ticker = setInterval(draw, 250);

@@ -10,7 +10,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-c
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { FlowError } from "../contract/errors.ts";
 import type { HarnessState } from "../harnesses/types.ts";
-import { redactText, type RunStore } from "../runs/index.ts";
+import { printable, type RunStore } from "../runs/index.ts";
 import { answerHelp, HELP_TOPICS, type HelpSources } from "../help/answer.ts";
 import { roleLines, workflowLines } from "./catalog.ts";
 import { doctorLines } from "./doctor.ts";
@@ -18,6 +18,7 @@ import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/flow-output.ts";
 import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./runs.ts";
 import { reportLines } from "./report.ts";
 import { changesCommand } from "./changes.ts";
+import { atMost, commandWords } from "./words.ts";
 
 export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;
@@ -49,8 +50,9 @@ export const FLOW_USAGE = [
 ];
 
 export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSources): void {
-  // Kept in the user's session file: redacted like everything else pi-flow writes down.
-  const print = (title: string, lines: string[]) => pi.appendEntry<FlowOutput>(FLOW_OUTPUT_TYPE, { title, lines: lines.map((line) => redactText(line).text) });
+  // Kept in the user's session file: redacted like everything else pi-flow writes down, and drawn
+  // on the terminal: an answer, a log or a file name a child wrote may not carry escape sequences.
+  const print = (title: string, lines: string[]) => pi.appendEntry<FlowOutput>(FLOW_OUTPUT_TYPE, { title: printable(title), lines: lines.map(printable) });
   pi.registerCommand("flow", {
     description: "pi-flow runs, workflows, roles, doctor and help, without the model",
     getArgumentCompletions: (prefix: string): AutocompleteItem[] | null => {
@@ -63,23 +65,32 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
       return items.length > 0 ? items : null;
     },
     handler: async (args, ctx) => {
-      const [sub = "help", ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      let sub = args.trim().split(/\s+/)[0] || "help";
       try {
+        const words = commandWords(args);
+        sub = words[0] ?? "help";
+        const rest = words.slice(1);
         switch (sub) {
           case "runs":
+            atMost(rest, 2, "/flow runs [runId [inspect|tail|cancel]]");
             return await runs(ctx, rest, sources, print);
           case "report":
+            atMost(rest, 2, '/flow report <runId> [FILE] (quote a FILE with spaces: "my report.html")');
             return print("/flow report", reportLines(sources.runStore(ctx), rest, sources.flowHome(), ctx.cwd));
           case "workflows":
+            atMost(rest, 0, "/flow workflows");
             return print("/flow workflows", workflowLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "roles":
+            atMost(rest, 0, "/flow roles");
             return print("/flow roles", roleLines(ctx.cwd, sources.flowHome(), sources.projectTrusted(ctx)));
           case "doctor":
+            atMost(rest, 0, "/flow doctor");
             return print("/flow doctor", await doctorLines(ctx, { flowHome: sources.flowHome(), agentDir: sources.agentDir(), projectTrusted: sources.projectTrusted(ctx), harnessState: (name) => sources.harnessState(name, ctx.cwd), ...(sources.backend ? { backend: sources.backend() } : {}), ...(sources.workers ? { workers: await sources.workers() } : {}) }));
           case "apply":
           case "discard":
             return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);
           case "help":
+            atMost(rest, 1, "/flow help [topic]");
             return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
           default:
             return print("/flow", [`Unknown subcommand "${sub}".`, ...FLOW_USAGE]);
@@ -127,6 +138,8 @@ async function runs(ctx: ExtensionCommandContext, rest: string[], sources: FlowC
     case "tail":
       return print(`/flow runs ${runId} tail`, tailLines(store, runId));
     case "cancel": {
+      // A malformed or unknown run ID, or a run that already ended, is said before anything is asked.
+      if (store.view(runId).state.status === "done") return print(`/flow runs ${runId} cancel`, [`${runId} had already finished.`]);
       if (ctx.mode === "tui" && ctx.hasUI && !(await ctx.ui.confirm("Cancel run?", `Stop ${runId}? Its evidence is kept.`))) return;
       const { status } = store.cancel(runId, "cancelled with /flow runs");
       return print(`/flow runs ${runId} cancel`, [status === "requested" ? `Cancel requested for ${runId}; it records its end when it stops.` : `${runId} had already finished.`]);

@@ -54,9 +54,29 @@ export function inspectLines(view: RunView): string[] {
   return lines;
 }
 
-/** The last lines of a run's output log, from its last bytes only. */
+/**
+ * A workflow's output log is a JSON array with one message a line: the messages' text, in order.
+ * A message the read's start cut in half is left out.
+ */
+function messagesText(json: string): string {
+  const texts: string[] = [];
+  for (const line of json.split("\n")) {
+    let message: unknown;
+    try {
+      message = JSON.parse(line.replace(/,$/, ""));
+    } catch {
+      continue; // the array's brackets, or a cut message
+    }
+    const text = (message as { text?: unknown } | null)?.text;
+    if (typeof text === "string") texts.push(text.endsWith("\n") ? text.slice(0, -1) : text);
+  }
+  return texts.join("\n");
+}
+
+/** The last lines of a run's output log (a workflow's console lines, not its JSON), from its last bytes only. */
 export function tailLines(store: RunStore, runId: string): string[] {
-  const text = store.inspectTail(runId, "output", TAIL_READ_BYTES);
+  const log = store.inspectTail(runId, "output", TAIL_READ_BYTES);
+  const text = store.view(runId).kind === "workflow" ? messagesText(log) : log;
   const lines = text.replace(/\r/g, "").split("\n").filter((line, index, all) => line !== "" || index < all.length - 1);
   if (lines.length === 0) return ["(no output yet)"];
   return lines.slice(-TAIL_LINES);

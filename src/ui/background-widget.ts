@@ -34,7 +34,7 @@ export function backgroundLine(view: RunView, theme: Theme, width: number, now =
     doing = `${counts.done}/${counts.total} children`;
     usage ??= childrenSpend(live.children);
   } else if (live?.progress) {
-    doing = live.progress.activity;
+    doing = oneLine(live.progress.activity);
     usage ??= live.progress.usage;
   } else if (view.state.status === "queued") {
     doing = "waiting for a slot";

@@ -10,15 +10,11 @@ import type { RunView } from "../contract/run-schema.ts";
 import { formatCost, formatDuration, formatSpend, oneLine, runName, statusMark, statusOf } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { answerText, runFacts } from "./run-body.ts";
+import { isRunView } from "./shapes.ts";
 
 interface CompletionMessage {
   content: string | { type: string; text?: string }[];
   details?: unknown;
-}
-
-function isRunView(value: unknown): value is RunView {
-  const view = value as Partial<RunView> | null;
-  return typeof view === "object" && view !== null && typeof view.runId === "string" && typeof view.state === "object" && typeof view.timing === "object";
 }
 
 export function completionHeader(view: RunView, theme: Theme, width: number): string {

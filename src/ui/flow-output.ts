@@ -4,6 +4,7 @@
  */
 import type { EntryRenderOptions, Theme } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
+import { oneLine, terminalText } from "./format.ts";
 import { FitLines } from "./lines.ts";
 
 export const FLOW_OUTPUT_TYPE = "pi-flow-output";
@@ -24,7 +25,8 @@ export function renderFlowOutput(entry: { data?: unknown }, _options: EntryRende
   if (!isFlowOutput(entry.data)) return undefined;
   const { title, lines } = entry.data;
   const container = new Container();
-  container.addChild(new FitLines(() => [theme.fg("toolTitle", theme.bold(title))]));
-  container.addChild(new Text(lines.join("\n"), 1, 0));
+  // /flow strips escapes before it stores an entry; one from an older session file may still hold a child's.
+  container.addChild(new FitLines(() => [theme.fg("toolTitle", theme.bold(oneLine(title)))]));
+  container.addChild(new Text(terminalText(lines.join("\n")), 1, 0));
   return container;
 }

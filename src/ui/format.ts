@@ -85,7 +85,8 @@ const MARKS: Record<RowStatus, [string, ThemeColor]> = {
 };
 
 export function statusMark(status: RowStatus): [string, ThemeColor] {
-  return MARKS[status];
+  // A status this version does not know (a record written by a newer one) reads as uncertain.
+  return Object.hasOwn(MARKS, status) ? MARKS[status] : MARKS.uncertain;
 }
 
 /** Words for a status where a mark alone would be cryptic. */

@@ -8,6 +8,7 @@ import { Container, Text, type Component } from "@earendil-works/pi-tui";
 import { elapsedSince, formatDuration, oneLine, statusMark, terminalText } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import type { RenderContext } from "./render-context.ts";
+import { stringArg, stringsArg } from "./call-args.ts";
 
 interface QueryState {
   final?: boolean;
@@ -24,18 +25,19 @@ interface ResultLike {
 /** How many answer lines an expanded query row shows. */
 const EXPANDED_LINES = 40;
 
-function queryRenderers<TArgs>(label: string, describe: (args: TArgs) => string) {
-  const header = (args: TArgs, state: QueryState, theme: Theme, width: number): string => {
+function queryRenderers(label: string, describe: (args: unknown) => string) {
+  const header = (args: unknown, state: QueryState, theme: Theme, width: number): string => {
     const [mark, color] = state.final ? statusMark(state.isError ? "failed" : "succeeded") : statusMark("running");
     const lead = `${theme.fg(color, mark)} ${theme.fg("toolTitle", theme.bold(label))}`;
     const elapsed = state.final ? state.durationMs : elapsedSince(state.startedAt);
-    return fitHeader(width, lead, theme.fg("accent", describe(args)), theme.fg("dim", formatDuration(elapsed)));
+    // The arguments are the model's: a topic or run ID may carry escape sequences or line breaks.
+    return fitHeader(width, lead, theme.fg("accent", oneLine(describe(args))), theme.fg("dim", formatDuration(elapsed)));
   };
   return {
-    renderCall(args: TArgs, theme: Theme, context: RenderContext): Component {
+    renderCall(args: unknown, theme: Theme, context: RenderContext): Component {
       const state = context.state as QueryState;
       if (context.executionStarted) state.startedAt ??= Date.now();
-      return new FitLines((width) => [header(args ?? ({} as TArgs), state, theme, width)]);
+      return new FitLines((width) => [header(args, state, theme, width)]);
     },
     renderResult(result: ResultLike, options: ToolRenderResultOptions, theme: Theme, context: RenderContext): Component {
       const state = context.state as QueryState;
@@ -67,20 +69,10 @@ function queryRenderers<TArgs>(label: string, describe: (args: TArgs) => string)
   };
 }
 
-export interface RunsCallArgs {
-  action?: string;
-  runIds?: string[];
-  view?: string;
-}
+// Each field is read for its type: the arguments are the model's, drawn before Pi validates them.
+export const runsRenderers = queryRenderers("Runs", (args) => {
+  const view = stringArg(args, "view");
+  return [stringArg(args, "action") ?? "", view && view !== "summary" ? view : "", stringsArg(args, "runIds").join(" ")].filter(Boolean).join(" ");
+});
 
-export interface HelpCallArgs {
-  topic?: string;
-  tool?: string;
-  harness?: string;
-}
-
-export const runsRenderers = queryRenderers<RunsCallArgs>("Runs", (args) =>
-  [args.action ?? "", args.view && args.view !== "summary" ? args.view : "", (args.runIds ?? []).join(" ")].filter(Boolean).join(" "),
-);
-
-export const helpRenderers = queryRenderers<HelpCallArgs>("Help", (args) => [args.topic ?? "", args.tool ?? "", args.harness ?? ""].filter(Boolean).join(" "));
+export const helpRenderers = queryRenderers("Help", (args) => ["topic", "tool", "harness"].map((name) => stringArg(args, name) ?? "").filter(Boolean).join(" "));

@@ -7,12 +7,13 @@
  */
 import type { Theme, ToolRenderResultOptions } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
-import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, type RowStatus } from "./format.ts";
+import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, statusMark, statusOf, terminalText, type RowStatus } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { answerText, runFacts } from "./run-body.ts";
 import { applyResult, markStarted, type RunRowState } from "./run-row.ts";
 import { childCounts, childrenSpend, workflowTree } from "./workflow-tree.ts";
 import type { RenderContext } from "./render-context.ts";
+import { pickStrings } from "./call-args.ts";
 
 export interface RunCallArgs {
   description?: string;
@@ -25,6 +26,8 @@ export interface RunCallArgs {
   resume?: string;
   background?: boolean;
 }
+
+const CALL_FIELDS = ["description", "role", "subagent_type", "harness", "workflow", "script", "resume"] as const;
 
 type Kind = "delegate" | "workflow";
 interface ResultLike {
@@ -85,12 +88,14 @@ function errorLine(state: RunRowState, theme: Theme): string | undefined {
 }
 
 function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[] {
-  if (state.rejection !== undefined) return [new Text(theme.fg("error", state.rejection), 0, 0)];
+  // A rejection quotes the model's arguments (a workflow name, a role) as it wrote them.
+  if (state.rejection !== undefined) return [new Text(theme.fg("error", terminalText(state.rejection)), 0, 0)];
   const details = state.details;
   const parts: Component[] = [];
   const progress = details?.progress;
   if (details?.phase === "running" && progress) {
-    parts.push(new FitLines(() => [`${theme.fg("accent", progress.activity)} · ${formatUsageDetail(progress.usage)}`]));
+    // A CLI child's activity may span lines (a codex shell command): a row's line must not.
+    parts.push(new FitLines(() => [`${theme.fg("accent", oneLine(progress.activity))} · ${formatUsageDetail(progress.usage)}`]));
   }
   if (kind === "workflow" && state.children && state.children.length > 0) {
     const children = state.children;
@@ -113,10 +118,11 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
 
 export function runRenderers(kind: Kind) {
   return {
-    renderCall(args: RunCallArgs, theme: Theme, context: RenderContext): Component {
+    renderCall(args: unknown, theme: Theme, context: RenderContext): Component {
       const state = context.state as RunRowState;
       markStarted(state, context.executionStarted);
-      return new FitLines((width) => [headerLine(kind, args ?? {}, state, theme, width)]);
+      const call: RunCallArgs = pickStrings(args, CALL_FIELDS);
+      return new FitLines((width) => [headerLine(kind, call, state, theme, width)]);
     },
     renderResult(result: ResultLike, options: ToolRenderResultOptions, theme: Theme, context: RenderContext): Component {
       const state = context.state as RunRowState;
@@ -137,7 +143,7 @@ export function runRenderers(kind: Kind) {
         return container;
       }
       const text = state.plainText ?? state.partialText;
-      if (text) container.addChild(new Text(theme.fg("toolOutput", text), 0, 0));
+      if (text) container.addChild(new Text(theme.fg("toolOutput", terminalText(text)), 0, 0));
       for (const part of expandedBody(kind, state, theme)) container.addChild(part);
       return container;
     },

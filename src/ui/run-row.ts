@@ -7,6 +7,7 @@
 import type { RunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { ChildEntry } from "../contract/child-entry.ts";
+import { isChildEntry, isChildProgress, isRunView } from "./shapes.ts";
 
 /** What external_delegate and external_workflow put in `details` (a superset of both). */
 export interface RunDetails {
@@ -47,7 +48,14 @@ export interface ResultUpdate {
 }
 
 function isRunDetails(value: unknown): value is RunDetails {
-  return typeof value === "object" && value !== null && typeof (value as { phase?: unknown }).phase === "string";
+  if (typeof value !== "object" || value === null) return false;
+  const { phase, run, children, progress } = value as Record<string, unknown>;
+  return (
+    typeof phase === "string" &&
+    (run === undefined || isRunView(run)) &&
+    (children === undefined || (Array.isArray(children) && children.every(isChildEntry))) &&
+    (progress === undefined || isChildProgress(progress))
+  );
 }
 
 export function markStarted(state: RunRowState, executionStarted: boolean, now = Date.now()): void {

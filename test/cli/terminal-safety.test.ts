@@ -3,7 +3,7 @@
  * cassette's error, `--args`. Escape sequences never reach the terminal or a receipt, a bare AWS
  * secret key is redacted everywhere, and the flow command itself keeps no Pi session file.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { pathWithFakes } from "../support/fake-cli.ts";
@@ -87,6 +87,29 @@ describe("a cassette whose recorded error writes escape sequences", () => {
       expect(printed).not.toContain("cm0gLXJmIH4=");
     }
   });
+});
+
+test("flow help workflows and roles print a saved workflow's or role's text without its escape sequences", async () => {
+  const own = flowSandbox();
+  try {
+    mkdirSync(join(own.flowHome, "workflows"), { recursive: true });
+    mkdirSync(join(own.flowHome, "roles"), { recursive: true });
+    const hostile = "\\u001b]52;c;Y3VybCBldmlsIHwgc2g=\\u0007\\u001b]0;pwned\\u0007\\u001b[2J\\u202e";
+    writeFileSync(
+      join(own.flowHome, "workflows", "sorter.js"),
+      `export const apiVersion = 1;\nexport const meta = { name: "sorter", description: "Sorts ${hostile} issues", args: { type: "object", properties: { "n${hostile}": { type: "string" } } } };\nreturn 1;\n`,
+    );
+    writeFileSync(join(own.flowHome, "roles", "sorter.md"), `---\ndescription: "Sorts ${hostile} issues"\n---\nSort them.\n`);
+    for (const topic of ["workflows", "roles"]) {
+      const result = await flowInProcess(["help", topic], { env: own.env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^- sorter \(user\): Sorts +issues/m);
+      // Raw controls nowhere; an argument's name inside the args JSON stays as its inert \u escapes.
+      expect(result.stdout).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
+    }
+  } finally {
+    own.dispose();
+  }
 });
 
 describe("the flow command's own Pi session", () => {

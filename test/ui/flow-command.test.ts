@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { TUI } from "@earendil-works/pi-tui";
@@ -119,6 +119,40 @@ describe("/flow without a model call", () => {
   });
 });
 
+test("runs: an answer that writes escape sequences is kept in the session without them, by inspect and by tail", async () => {
+  pi = await startPiSession();
+  const answer = "First \u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007line.\u001b]0;pwned\u0007\u001b[2J\nTwelve\u202e files.";
+  const done = await pi.callTool("external_delegate", { role: "explorer", description: "Count files", prompt: "Count." }, { children: [childAnswers(answer)] });
+  const runId = (done.structuredContent as { data: { run: RunView } }).data.run.runId;
+  for (const action of ["inspect", "tail"]) {
+    const text = await flow(pi, `runs ${runId} ${action}`);
+    expect(text).toContain("First line.\nTwelve files.");
+    expect(text).not.toMatch(/[\u001b\u0007\u009b\u202e]|pwned|Y3VybC/);
+  }
+});
+
+test("runs: a workflow's tail shows the lines its script logged, not the log's JSON", async () => {
+  pi = await startPiSession();
+  const done = await pi.callTool("external_workflow", { script: 'console.log("hello one"); console.log("two\\nthree"); return 1;', description: "logs" });
+  const runId = (done.structuredContent as { data: { run: RunView } }).data.run.runId;
+  expect((await flow(pi, `runs ${runId} tail`)).split("\n")).toEqual(["hello one", "two", "three"]);
+});
+
+test("report to a quoted path with spaces writes that file; extra or half-quoted words are refused, not dropped", async () => {
+  pi = await startPiSession();
+  const done = await pi.callTool("external_delegate", { role: "explorer", description: "Count files", prompt: "Count." }, { children: [childAnswers("Twelve.")] });
+  const runId = (done.structuredContent as { data: { run: RunView } }).data.run.runId;
+  const target = join(pi.cwd, "my reports", "run one.html");
+  expect(await flow(pi, `report ${runId} "my reports/run one.html"`)).toContain(`written to ${target}`);
+  expect(readFileSync(target, "utf8")).toContain("<html");
+  expect(await flow(pi, `report ${runId} 'my reports/run two.html'`)).toContain(`written to ${join(pi.cwd, "my reports", "run two.html")}`);
+  expect(await flow(pi, `report ${runId} my report.html`)).toMatch(/^request_invalid: Unexpected "report\.html"\. Usage: \/flow report <runId> \[FILE\]/);
+  expect(await flow(pi, `report ${runId} "my report.html`)).toMatch(/^request_invalid: The " quote opened at .* is not closed\./);
+  expect(await flow(pi, `runs ${runId} inspect now`)).toMatch(/^request_invalid: Unexpected "now"/);
+  expect(await flow(pi, "doctor please")).toMatch(/^request_invalid: Unexpected "please"\. Usage: \/flow doctor$/);
+  expect(readdirSync(pi.cwd).sort()).toEqual([".agent", ".flow-home", "my reports"].sort());
+});
+
 describe("in the interactive TUI", () => {
   let ui: RecordingUi;
   const start = async () => {
@@ -177,6 +211,13 @@ describe("in the interactive TUI", () => {
     expect(lastOutput(session).lines[0]).toContain(`Cancel requested for ${runId}`);
     await expect.poll(() => completions(session).length, { timeout: 10_000 }).toBe(1);
     expect((completions(session)[0] as unknown as { details: RunView }).details.state.outcome).toBe("cancelled");
+    // A mistyped run ID, or a run that already ended, is said at once: no confirmation is asked for it.
+    ui.answers.push(true);
+    await session.session.prompt("/flow runs ag_bogus cancel");
+    expect(lastOutput(session).lines[0]).toMatch(/^request_invalid: Malformed run ID "ag_bogus"/);
+    await session.session.prompt(`/flow runs ${runId} cancel`);
+    expect(lastOutput(session).lines).toEqual([`${runId} had already finished.`]);
+    expect(ui.answers).toEqual([true]);
   });
 });
 
