@@ -117,6 +117,20 @@ export function telemetryStatus(): string {
   return `OTLP ${config.protocol} to ${shownUrl(endpoint)}${state.loaded ? "" : " (loading)"}${problems}`;
 }
 
+/** The variables that hold the collector's credentials (an API key, a bearer token): the exporter reads them once, as it is made. */
+const HEADER_VARIABLES = ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] as const;
+
+/**
+ * Takes the collector's headers out of the process's environment once the exporter holds them, for
+ * a process whose every shell is a child's (`flow run`, `flow worker`): a pi child's bash inherits
+ * the environment, and with the key could send the collector anything, or the key anywhere. A Pi
+ * session keeps them: its own bash is the user's, with the user's environment.
+ */
+export function withholdCollectorHeaders(): void {
+  if (!state.loaded) return;
+  for (const name of HEADER_VARIABLES) delete process.env[name];
+}
+
 /** `flow.telemetry.content` from Pi's settings: prompts and answers go on spans only when it is true. */
 export function setTelemetryContent(setting: unknown): void {
   if (state.loaded) state.loaded.content = contentWanted(setting, process.env);
