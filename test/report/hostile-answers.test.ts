@@ -65,3 +65,32 @@ test("a fan-out of long answers stays a page a browser opens: past the report's 
   expect(page).toContain("reached the report's limit (8 MiB): later runs show none");
   expect((page.match(/<tr class="run /g) ?? []).length).toBe(201);
 }, 60_000);
+
+test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const root = store.create({ kind: "workflow", task: { description: "Fan out and fail" }, background: false });
+  // An error keeps 8,192 characters of its message: 200 children failing so are 1.6 MiB of errors, shown twice each.
+  const failure = (index: number) => `Child ${index} failed: ${"the build broke again. ".repeat(360)}`;
+  for (let index = 0; index < 200; index++) {
+    const child = store.create({ kind: "agent", task: { description: `Child ${index}`, parentRunId: root.runId }, background: false });
+    child.settle({ outcome: "failed", error: { code: "failed", message: failure(index) } });
+  }
+  // 8 nested workflows whose calls views hold a refused agent() call of 8 KiB each, 1 MiB of calls apiece.
+  const refusal = (index: number) => `Call ${index} refused: ${"no such role in this project. ".repeat(280)}`;
+  for (let nested = 0; nested < 8; nested++) {
+    const workflow = store.create({ kind: "workflow", task: { description: `Nested ${nested}`, parentRunId: root.runId }, background: false });
+    for (let index = 0; index < 140; index++) {
+      workflow.journal({ t: "event", name: "agent_rejected", data: { index, target: "ghost", description: `Call ${index}`, code: "request_invalid", message: refusal(index) } });
+    }
+    workflow.settle({ outcome: "succeeded", value: { result: nested } });
+  }
+  root.settle({ outcome: "failed", error: { code: "failed", message: "children failed" } });
+  await store.idle();
+  const page = runReport(store, root.runId);
+  expect(page.length).toBeLessThan(9 * 1024 * 1024); // 8 MiB of texts, and the rows around them
+  expect(page).toContain("reached the report's limit (8 MiB)");
+  expect((page.match(/<tr class="run /g) ?? []).length).toBe(209);
+  // Each run's row still says how it failed, in one line's worth of its message.
+  expect((page.match(/<td class="name"[^\n]*<div class="error">failed: Child \d+ failed: the build/g) ?? []).length).toBe(200);
+}, 60_000);
