@@ -2,7 +2,7 @@ import type { Context, Span, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
 import type { RunView } from "../contract/run-schema.ts";
 import { printable, shownUrl, type TaskIdentity } from "../runs/index.ts";
-import { spanText, startAttributes } from "./attributes.ts";
+import { modelName, spanText, startAttributes } from "./attributes.ts";
 import { contentWanted, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
 import { RunTrace, type RunTraceHooks, type TraceTools } from "./run-trace.ts";
@@ -165,11 +165,12 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
     const parent = run.task.parentRunId === undefined ? undefined : state.open.get(run.task.parentRunId);
     const { correlationId } = run;
     const name = run.kind === "workflow" ? `workflow ${run.task.workflow ?? "inline"}` : `invoke_agent ${run.task.role ?? run.task.subagentType ?? "agent"}`;
-    const attributes = startAttributes(run.runId, run.kind, run.task, correlationId, run.model);
+    const model = modelName(run.model);
+    const attributes = startAttributes(run.runId, run.kind, run.task, correlationId, model);
     if (loaded.content && run.prompt !== undefined) attributes["pi_flow.prompt"] = spanText(run.prompt);
     const span = loaded.tracer.startSpan(name, { attributes }, parent ? loaded.under(parent) : undefined);
     state.open.set(run.runId, span);
-    const trace = new RunTrace(span, loaded, run.model);
+    const trace = new RunTrace(span, loaded, model);
     return {
       progress: (progress) => guarded(() => trace.progress(progress)),
       diagnostic: (entry) => guarded(() => trace.diagnostic(entry)),
