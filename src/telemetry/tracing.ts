@@ -124,11 +124,12 @@ const HEADER_VARIABLES = ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRAC
  * Takes the collector's headers out of the process's environment once the exporter holds them, for
  * a process whose every shell is a child's (`flow run`, `flow worker`): a pi child's bash inherits
  * the environment, and with the key could send the collector anything, or the key anywhere. A Pi
- * session keeps them: its own bash is the user's, with the user's environment.
+ * session keeps them: its own bash is the user's, with the user's environment. `withheld` says
+ * which to take out.
  */
-export function withholdCollectorHeaders(): void {
+export function withholdCollectorHeaders(withheld: (name: string) => boolean = () => true): void {
   if (!state.loaded) return;
-  for (const name of HEADER_VARIABLES) delete process.env[name];
+  for (const name of HEADER_VARIABLES) if (withheld(name)) delete process.env[name];
 }
 
 /** `flow.telemetry.content` from Pi's settings: prompts and answers go on spans only when it is true. */
