@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import type { RunView } from "../contract/run-schema.ts";
 import { printable, shownUrl, type TaskIdentity } from "../runs/index.ts";
 import { modelName, spanText, startAttributes } from "./attributes.ts";
-import { contentWanted, tracingConfig } from "./config.ts";
+import { contentWanted, tracesEndpoint, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
 import { RunTrace, type RunTraceHooks, type TraceTools } from "./run-trace.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
@@ -113,8 +113,7 @@ export function telemetryStatus(): string {
   const config = tracingConfig(process.env);
   const problems = state.problems.length === 0 ? "" : `; ${state.problems.join("; ")}`;
   if (!config.on) return `off (OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on, see docs/observability.md)${problems}`;
-  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318";
-  return `OTLP ${config.protocol} to ${shownUrl(endpoint)}${state.loaded ? "" : " (loading)"}${problems}`;
+  return `OTLP ${config.protocol} to ${shownUrl(tracesEndpoint(process.env))}${state.loaded ? "" : " (loading)"}${problems}`;
 }
 
 /** The variables that hold the collector's credentials (an API key, a bearer token): the exporter reads them once, as it is made. */
