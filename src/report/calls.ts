@@ -1,7 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore, WorkflowCall } from "../runs/index.ts";
-import { anchor, html } from "./escape.ts";
+import { anchor, escapedBytes, html } from "./escape.ts";
 
 /**
  * A workflow's calls in the report: every agent() and tools.* call, read from the run's `calls`
@@ -27,7 +27,7 @@ function parseCalls(text: string, cut: boolean): WorkflowCall[] {
   }
 }
 
-/** The calls of a workflow, at most `limitBytes` of its calls view, and how many bytes of it they took. */
+/** The calls of a workflow, at most `limitBytes` of its calls view, and how many bytes of the page they take, escaped (its JSON's own quotes counted too). */
 export function readCalls(store: RunStore, runId: string, limitBytes: number): ReportCalls & { bytes: number } {
   let page: { text: string; nextCursor?: string };
   try {
@@ -38,7 +38,7 @@ export function readCalls(store: RunStore, runId: string, limitBytes: number): R
     throw error;
   }
   const cut = page.nextCursor !== undefined;
-  return { list: page.text.trim() === "" ? [] : parseCalls(page.text, cut), cut, bytes: Buffer.byteLength(page.text) };
+  return { list: page.text.trim() === "" ? [] : parseCalls(page.text, cut), cut, bytes: escapedBytes(page.text) };
 }
 
 /** A link to a run in this report, or its ID as text when the report does not hold it. */

@@ -2,6 +2,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { jsonDepth } from "../../runtime/json.ts";
 import type { RunStore } from "../runs/index.ts";
 import { readCalls, REPORT_CALLS_BYTES, type ReportCalls } from "./calls.ts";
+import { escapedBytes } from "./escape.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
@@ -70,7 +71,7 @@ function firstPage(store: RunStore, runId: string, view: string, budget?: Budget
     return { text: "", cut: true, encoding: "text" };
   }
   const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
-  if (budget) budget.left -= Buffer.byteLength(payload.page.text);
+  if (budget) budget.left -= escapedBytes(payload.page.text);
   return { text: payload.page.text, cut: payload.page.nextCursor !== undefined, encoding: payload.page.encoding };
 }
 
@@ -82,7 +83,7 @@ function charged(text: string, budget: Budget): BoundedText {
     budget.spent = true;
     return { text: "", cut: true };
   }
-  budget.left -= Buffer.byteLength(text);
+  budget.left -= escapedBytes(text);
   return { text, cut: false };
 }
 

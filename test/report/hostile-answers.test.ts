@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { REPORT_TEXT_BYTES } from "../../src/report/collect.ts";
+import { html } from "../../src/report/escape.ts";
 import { runReport } from "../../src/report/index.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 
@@ -47,12 +48,13 @@ test("terminal escapes and direction overrides in a run's text are dropped whole
   expect(page).toContain("Done. Copied: fine");
 });
 
-test("a fan-out of long answers stays a page a browser opens: past the report's total, later runs' texts are left out, and the header says so", async () => {
+test("a fan-out of long answers stays a page a browser opens: past the report's total, counted as escaped, later runs' texts are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-total-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
   const workflow = store.create({ kind: "workflow", task: { description: "Fan out" }, background: false });
-  // 200 children answering 64 KiB each: 13 MB of answers (a workflow may start 4,096).
-  const answer = (index: number) => `Child ${index}: ${"x".repeat(REPORT_TEXT_BYTES - 20)}`;
+  // 200 children answering 64 KiB each: 13 MB of answers (a workflow may start 4,096), of markup
+  // that is three times its size escaped, which the total counts.
+  const answer = (index: number) => `Child ${index}: ${"<b>".repeat((REPORT_TEXT_BYTES - 20) / 3)}`;
   for (let index = 0; index < 200; index++) {
     const child = store.create({ kind: "agent", task: { description: `Child ${index}`, parentRunId: workflow.runId }, background: false });
     child.settle({ outcome: "succeeded", value: answer(index) });
@@ -61,7 +63,7 @@ test("a fan-out of long answers stays a page a browser opens: past the report's 
   await store.idle();
   const page = runReport(store, workflow.runId);
   expect(page.length).toBeLessThan(10 * 1024 * 1024); // 8 MiB of texts, and the page around them
-  expect(page).toContain(answer(0));
+  expect(page).toContain(html(answer(0)));
   expect(page).toContain("reached the report's limit (8 MiB): later runs show none");
   expect((page.match(/<tr class="run /g) ?? []).length).toBe(201);
 }, 60_000);
