@@ -12,8 +12,7 @@ import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
-import { flushTelemetryBeforeExit } from "./telemetry.ts";
-import { telemetryReady } from "../telemetry/index.ts";
+import { flushTelemetryBeforeExit, startTelemetry } from "./telemetry.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
@@ -238,7 +237,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
     await checkBeforeLaunch(plan, headless, cassette, projectTrusted);
     if (controller.signal.aborted) return EXIT.interrupted;
     view = createProgressView(process.stderr);
-    await telemetryReady(); // configured tracing is loaded before the run's first span
+    await startTelemetry(); // configured tracing is loaded before the run's first span, and its headers out of the children's reach
     const code = await launch(plan, headless, controller, interrupts.interrupted, view);
     cassette.settle(code !== EXIT.refused);
     return code;

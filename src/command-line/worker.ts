@@ -83,7 +83,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const { resolveBackendSettings } = await import("../backends/settings.ts");
   resolveBackendSettings(undefined, { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url }); // the URL's shape, before any connection, named as the user set it
   const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
-  const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit }] = await Promise.all([
+  const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit, startTelemetry }] = await Promise.all([
     import("./headless.ts"),
     import("./trust.ts"),
     import("../backends/worker-children.ts"),
@@ -91,7 +91,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     import("../telemetry/index.ts"),
     import("./telemetry.ts"),
   ]);
-  await telemetry.telemetryReady(); // configured tracing is loaded before the first child's span
+  await startTelemetry(); // configured tracing is loaded before the first child's span, and its headers out of the children's reach
   const projectTrusted = commandProjectTrust(trustOverride(parsed), cwd, "worker");
   const headless = await openHeadlessSession({ cwd, projectTrusted, extensions: listFlag(parsed, "extension") });
   try {

@@ -1,7 +1,7 @@
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import type { RunStore, WorkflowCall } from "../runs/index.ts";
-import { anchor, html } from "./escape.ts";
+import { anchor, escapedBytes, html } from "./escape.ts";
 
 /**
  * A workflow's calls in the report: every agent() and tools.* call, read from the run's `calls`
@@ -27,17 +27,18 @@ function parseCalls(text: string, cut: boolean): WorkflowCall[] {
   }
 }
 
-export function readCalls(store: RunStore, runId: string): ReportCalls {
+/** The calls of a workflow, at most `limitBytes` of its calls view, and how many bytes of the page they take, escaped (its JSON's own quotes counted too). */
+export function readCalls(store: RunStore, runId: string, limitBytes: number): ReportCalls & { bytes: number } {
   let page: { text: string; nextCursor?: string };
   try {
-    ({ page } = store.inspectSingle(runId, "calls", { limitBytes: REPORT_CALLS_BYTES }));
+    ({ page } = store.inspectSingle(runId, "calls", { limitBytes }));
   } catch (error) {
     // A journal too large to fold still gets its report: the calls table says it was cut.
-    if (error instanceof FlowError && error.code === "run_unavailable") return { list: [], cut: true };
+    if (error instanceof FlowError && error.code === "run_unavailable") return { list: [], cut: true, bytes: 0 };
     throw error;
   }
   const cut = page.nextCursor !== undefined;
-  return { list: page.text.trim() === "" ? [] : parseCalls(page.text, cut), cut };
+  return { list: page.text.trim() === "" ? [] : parseCalls(page.text, cut), cut, bytes: escapedBytes(page.text) };
 }
 
 /** A link to a run in this report, or its ID as text when the report does not hold it. */
@@ -62,7 +63,8 @@ function notes(call: WorkflowCall): string {
 }
 
 export function callsTable(calls: ReportCalls, runs: ReadonlyMap<string, RunView>): string {
-  if (calls.list.length === 0) return "";
+  const more = calls.cut ? `<p class="note">More calls than the report carries: <code>flow runs show --view calls</code> pages them all.</p>` : "";
+  if (calls.list.length === 0) return more === "" ? "" : `<h4>Calls</h4>${more}`;
   const inReport = new Set(runs.keys());
   const rows = calls.list.map((call) => {
     const state = callState(call, runs);
@@ -70,6 +72,5 @@ export function callsTable(calls: ReportCalls, runs: ReadonlyMap<string, RunView
     const error = call.error ? `<div class="error">${html(call.error.code)}: ${html(call.error.message)}</div>` : "";
     return `<tr class="call ${html(call.kind)}"><td>${call.index}</td><td>${callName(call)}</td><td>${html(description)}${notes(call)}${error}</td><td>${call.runId ? runLink(call.runId, inReport) : "–"}</td><td><span class="badge ${html(state)}">${html(state)}</span></td></tr>`;
   });
-  const more = calls.cut ? `<p class="note">More calls than the report carries: <code>flow runs show --view calls</code> pages them all.</p>` : "";
   return `<h4>Calls</h4><table class="calls"><tr><th>#</th><th>call</th><th>description</th><th>run</th><th>outcome</th></tr>${rows.join("")}</table>${more}`;
 }

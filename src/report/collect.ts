@@ -1,7 +1,8 @@
 import type { RunView } from "../contract/run-schema.ts";
 import { jsonDepth } from "../../runtime/json.ts";
 import type { RunStore } from "../runs/index.ts";
-import { readCalls, type ReportCalls } from "./calls.ts";
+import { readCalls, REPORT_CALLS_BYTES, type ReportCalls } from "./calls.ts";
+import { escapedBytes } from "./escape.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
@@ -14,6 +15,8 @@ export interface ReportRun {
   /** 0 for the run reported on, 1 for its children, and so on. */
   depth: number;
   final?: BoundedText;
+  /** The message of the run's error, when it has one (its code is in the view). */
+  error?: BoundedText;
   diagnostics: DiagnosticLine[];
   /** A workflow's log() messages. */
   log?: BoundedText;
@@ -47,9 +50,10 @@ export interface ReportData {
 export const REPORT_TEXT_BYTES = 64 * 1024;
 
 /**
- * The most of the runs' texts (answers, logs, diagnostics) one report carries. 64 KiB a text is not
- * bound enough alone: a workflow may start 4,096 children, whose answers would make a page no
- * browser opens, or none at all (escaped, past the longest string Node builds).
+ * The most of the runs' texts (answers, error messages, logs, calls, diagnostics) one report
+ * carries. 64 KiB a text is not bound enough alone: a workflow may start 4,096 children, whose
+ * answers (or 8 KiB error messages, or workflows' 1 MiB calls tables) would make a page no browser
+ * opens, or none at all (escaped, past the longest string Node builds).
  */
 export const REPORT_TOTAL_BYTES = 8 * 1024 * 1024;
 
@@ -67,11 +71,32 @@ function firstPage(store: RunStore, runId: string, view: string, budget?: Budget
     return { text: "", cut: true, encoding: "text" };
   }
   const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
-  if (budget) budget.left -= Buffer.byteLength(payload.page.text);
+  if (budget) budget.left -= escapedBytes(payload.page.text);
   return { text: payload.page.text, cut: payload.page.nextCursor !== undefined, encoding: payload.page.encoding };
 }
 
 const DIAGNOSTIC_LINE = /^(?:\S+ )?(debug|info|warn|error)(?: \[([^\]]+)\])?: (.*)$/;
+
+/** A text the run's view holds already (its error message), charged to the budget as a page is: none once it is spent. */
+function charged(text: string, budget: Budget): BoundedText {
+  if (budget.left <= 0) {
+    budget.spent = true;
+    return { text: "", cut: true };
+  }
+  budget.left -= escapedBytes(text);
+  return { text, cut: false };
+}
+
+/** A workflow's calls, as much of them as the budget has left (at most REPORT_CALLS_BYTES), charged to it. */
+function chargedCalls(store: RunStore, runId: string, budget: Budget): ReportCalls {
+  if (budget.left <= 0) {
+    budget.spent = true;
+    return { list: [], cut: true };
+  }
+  const { bytes, ...calls } = readCalls(store, runId, Math.min(REPORT_CALLS_BYTES, budget.left));
+  budget.left -= bytes;
+  return calls;
+}
 
 /** A diagnostics page as lines: workflows keep a JSON array of entries, agents a text log. */
 export function parseDiagnostics(text: string, encoding: string): DiagnosticLine[] {
@@ -126,6 +151,7 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
   const diagnostics = firstPage(store, view.runId, "diagnostics", budget);
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
+  if (view.state.error) run.error = charged(view.state.error.message, budget);
   if (view.output.finalAvailable) {
     const final = firstPage(store, view.runId, "final", budget);
     run.final = { text: final.cut ? final.text : readable(final.text, view.kind), cut: final.cut };
@@ -133,7 +159,7 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output", budget));
     if (log) run.log = log;
-    run.calls = readCalls(store, view.runId);
+    run.calls = chargedCalls(store, view.runId, budget);
   }
   return run;
 }

@@ -13,5 +13,15 @@ export function html(value: unknown): string {
   return stripControls(String(value)).replace(/[&<>"']/g, (char) => ENTITIES[char]!);
 }
 
+/**
+ * How many bytes `html(text)` takes, without building it: the report's total counts what the page
+ * holds, and escaped, a text of quotes is six times its size (`"` is `&quot;`).
+ */
+export function escapedBytes(text: string): number {
+  let grown = 0;
+  for (const [char] of text.matchAll(/[&<>"']/g)) grown += ENTITIES[char]!.length - 1;
+  return Buffer.byteLength(text) + grown;
+}
+
 /** An element ID for a run: run IDs are lowercase alphanumerics and underscores already. */
 export const anchor = (runId: string): string => `run-${runId.replace(/[^a-z0-9_]/g, "")}`;

@@ -7,6 +7,11 @@ import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
 /** An answer longer than this is folded: its first lines show, the rest behind a click. */
 const FOLD_CHARS = 600;
 
+/** The most of an error message a run's row shows: the row is one line; the run's section has the rest. */
+const ROW_ERROR_CHARS = 200;
+
+const rowError = (message: string): string => (message.length <= ROW_ERROR_CHARS ? message : `${message.slice(0, ROW_ERROR_CHARS)}…`);
+
 const who = (view: RunView): string =>
   view.kind === "workflow" ? `workflow ${view.task.workflow ?? "inline"}` : (view.task.role ?? view.task.subagentType ?? "agent");
 
@@ -23,7 +28,7 @@ export function summarySection(data: ReportData): string {
     .map(([state, count]) => `<span class="badge ${html(state)}">${html(state)}: ${count}</span>`)
     .join(" ");
   const progress = root.state.status === "done" ? "" : `<p class="note">This run is ${html(root.state.status)}: the report shows what is known at ${html(data.generatedAt)}.</p>`;
-  const cut = data.cut ? `<p class="note">The runs' answers, logs and diagnostics reached the report's limit (${REPORT_TOTAL_BYTES / 1024 / 1024} MiB): later runs show none. <code>flow runs show</code> has them.</p>` : "";
+  const cut = data.cut ? `<p class="note">The runs' answers, errors, logs, calls and diagnostics reached the report's limit (${REPORT_TOTAL_BYTES / 1024 / 1024} MiB): later runs show none. <code>flow runs show</code> has them.</p>` : "";
   return `<header>
 <h1>${html(root.task.description)}</h1>
 <p><code>${html(root.runId)}</code> · ${html(who(root))} · <span class="badge ${html(stateOf(root))}">${html(stateOf(root))}</span> · started ${html(root.timing.startedAt)} · ${html(formatDuration(root.timing.durationMs))}</p>
@@ -67,7 +72,7 @@ export function treeSection(data: ReportData): string {
     const start = starts[index];
     const bar = start === undefined ? undefined : barOf(start, ends[index] ?? start, origin, span);
     const state = stateOf(view);
-    const error = view.state.error ? `<div class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</div>` : "";
+    const error = view.state.error ? `<div class="error">${html(view.state.error.code)}: ${html(rowError(view.state.error.message))}</div>` : "";
     return `<tr class="run ${html(state)}" data-run="${html(view.runId)}">
 <td class="name" style="padding-left:${0.4 + depth * 1.2}em"><a href="#${anchor(view.runId)}">${html(view.task.description)}</a> <span class="who">${html(who(view))}</span>${error}</td>
 <td class="bar">${bar ? `<span class="span ${html(state)}" style="left:${bar.left.toFixed(3)}%;width:${bar.width.toFixed(3)}%" title="${html(formatDuration(view.timing.durationMs))}"></span>` : `<span class="note">start unknown</span>`}</td>
@@ -112,7 +117,8 @@ function runDetail(run: ReportRun, runs: ReadonlyMap<string, RunView>, inReport:
     `cost ${html(formatCost(usage.costUsd))}`,
     `integrity ${html(view.integrity)}`,
   ].filter((fact) => fact !== "");
-  const error = view.state.error ? `<p class="error">${html(view.state.error.code)}: ${html(view.state.error.message)}</p>` : "";
+  const message = run.error?.cut ? `<span class="note">(left out at the report's limit: <code>flow runs show</code> has it)</span>` : html(run.error?.text ?? view.state.error?.message);
+  const error = view.state.error ? `<p class="error">${html(view.state.error.code)}: ${message}</p>` : "";
   const diagnostics = run.diagnostics.filter((line) => line.level === "error" || line.level === "warn");
   const diagnosticList = diagnostics.length === 0 ? "" : `<h4>Diagnostics</h4><ul class="diagnostics">${diagnostics.map((line) => `<li class="${html(line.level)}">${html(line.level)}${line.code ? ` [${html(line.code)}]` : ""}: ${html(line.message)}</li>`).join("")}</ul>`;
   const redacted = view.output.redacted ? ` <span class="note">(redacted)</span>` : "";

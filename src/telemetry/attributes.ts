@@ -14,6 +14,12 @@ export function spanText(text: string, max = 4096): string {
   return redacted.length <= max ? redacted : `${redacted.slice(0, max)}…`;
 }
 
+/**
+ * A model's name as a span carries it (on the agent span, and naming each turn's): redacted. A CLI
+ * harness takes any name its CLI could, as the calling model wrote it, so it may be anything, a key included.
+ */
+export const modelName = (model: string | undefined): string | undefined => (model === undefined ? undefined : spanText(model, 200));
+
 export function startAttributes(runId: string, kind: "agent" | "workflow", task: TaskIdentity, correlationId: string, model: string | undefined): Attributes {
   const attributes: Attributes = {
     "pi_flow.run_id": runId,

@@ -29,6 +29,18 @@ export function tracingConfig(env: Env): TracingConfig {
   return { on: true, protocol };
 }
 
+/**
+ * Where the exporter sends spans, read as it reads it: the traces endpoint as written, else the
+ * general one with `/v1/traces` added, else the spec's default. A variable set to blank is unset.
+ */
+export function tracesEndpoint(env: Env): string {
+  const traces = set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  if (traces !== undefined) return traces;
+  const base = set(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  if (base !== undefined) return `${base.endsWith("/") ? base : `${base}/`}v1/traces`;
+  return "http://localhost:4318/v1/traces";
+}
+
 /** `flow.telemetry.content` (or PI_FLOW_TELEMETRY_CONTENT=1): prompts and answers go on spans, redacted. Off by default. */
 export function contentWanted(setting: unknown, env: Env): boolean {
   if (set(env.PI_FLOW_TELEMETRY_CONTENT) !== undefined) return env.PI_FLOW_TELEMETRY_CONTENT === "1" || env.PI_FLOW_TELEMETRY_CONTENT === "true";

@@ -1,5 +1,5 @@
 import type { Tracer } from "@opentelemetry/api";
-import type { SpanExporter } from "@opentelemetry/sdk-trace";
+import type { SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace";
 import { readFileSync } from "node:fs";
 import type { Agent as HttpAgent } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
@@ -44,6 +44,53 @@ export function exportTimeoutMillis(env: Readonly<Record<string, string | undefi
  * answer; past the limit an export fails at once, its batch dropped, as any failed export's is.
  */
 const CONCURRENT_EXPORTS = 5;
+
+/**
+ * The most ended spans that wait for the collector (the SDK's default, said here so the count below
+ * agrees with it). A span that ends while the queue is full is dropped: spans ended faster than the
+ * collector took them (a fan-out whose children end together, a slow collector).
+ */
+const QUEUE_SIZE = 2048;
+
+/** Said once when the batch processor drops a span: it tells no one but a diagnostic logger pi-flow does not install. */
+const DROPPED = `spans were dropped: more than ${QUEUE_SIZE} ended spans waited for the collector at once; the trace is incomplete`;
+
+/**
+ * The batch processor's queue, counted as it counts it: an ended (sampled) span joins it unless it
+ * holds QUEUE_SIZE already, and a batch leaves it as the processor hands it to the exporter, at once.
+ * A span that finds it full is dropped, and `onDrop` is told.
+ */
+function queueCount(onDrop: () => void): { left(count: number): void; around(inner: SpanProcessor): SpanProcessor } {
+  let queued = 0;
+  return {
+    left: (count) => {
+      queued = Math.max(0, queued - count);
+    },
+    around: (inner) => ({
+      onStart: (span, parent) => inner.onStart(span, parent),
+      onEnd: (span) => {
+        const sampled = (span.spanContext().traceFlags & 1) === 1;
+        if (sampled && queued >= QUEUE_SIZE) onDrop();
+        else if (sampled) queued++;
+        inner.onEnd(span);
+      },
+      forceFlush: () => inner.forceFlush(),
+      shutdown: () => inner.shutdown(),
+    }),
+  };
+}
+
+/** Tells `taken` how many spans each export is handed, as the processor hands them over. */
+function counted(inner: SpanExporter, taken: (count: number) => void): SpanExporter {
+  return {
+    export: (spans, done) => {
+      taken(spans.length);
+      inner.export(spans, done);
+    },
+    shutdown: () => inner.shutdown(),
+    ...(inner.forceFlush ? { forceFlush: () => inner.forceFlush!() } : {}),
+  };
+}
 
 /** Passes spans through, and tells the first failed export (a dead collector fails every one after it too). */
 function watched(inner: SpanExporter, onFailure: (message: string) => void): SpanExporter {
@@ -158,9 +205,11 @@ export async function loadTracing(protocol: OtlpProtocol, version: string, onPro
   const otlp = new exporterModule.OTLPTraceExporter({ concurrencyLimit: CONCURRENT_EXPORTS, httpAgentOptions: agentWithDeadline(timeoutMillis) });
   const going = new Set<Promise<void>>();
   const exporter = watched(bounded(otlp, timeoutMillis, going), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
+  const queue = queueCount(() => onProblem(DROPPED));
+  const batches = new BatchSpanProcessor({ exporter: counted(exporter, queue.left), exportTimeoutMillis: backstop, maxQueueSize: QUEUE_SIZE });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "pi-flow", "service.version": version }),
-    spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: backstop })],
+    spanProcessors: [queue.around(batches)],
   });
   const flush = async () => {
     try {

@@ -1,6 +1,6 @@
 import type { Span, SpanContext } from "@opentelemetry/api";
 import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
-import { spanText, usageAttributes, type Attributes } from "./attributes.ts";
+import { modelName, spanText, usageAttributes, type Attributes } from "./attributes.ts";
 import { RunTrace } from "./run-trace.ts";
 import { guarded, loadedTracing, openRunSpan, reportTracingProblem } from "./tracing.ts";
 
@@ -66,6 +66,7 @@ export function traceWorkerChild(child: WorkerChild): WorkerTraceHooks {
   if (!loaded) return NOOP;
   try {
     const parent = child.traceparent === undefined ? undefined : parseTraceparent(child.traceparent);
+    const model = modelName(child.model ?? undefined);
     const attributes: Attributes = {
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.agent.name": child.role,
@@ -76,10 +77,10 @@ export function traceWorkerChild(child: WorkerChild): WorkerTraceHooks {
       "pi_flow.harness": child.harness,
       "pi_flow.worker": child.worker,
       "pi_flow.fleet.workflow_id": child.workflowId,
-      ...(child.model ? { "gen_ai.request.model": child.model } : {}),
+      ...(model ? { "gen_ai.request.model": model } : {}),
     };
     const span: Span = loaded.tracer.startSpan(`worker ${child.role}`, { attributes }, parent ? loaded.remote(parent) : undefined);
-    const trace = new RunTrace(span, loaded, child.model ?? undefined);
+    const trace = new RunTrace(span, loaded, model);
     running.add(trace);
     return {
       progress: (progress) => guarded(() => trace.progress(progress)),

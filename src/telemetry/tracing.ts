@@ -2,8 +2,8 @@ import type { Context, Span, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
 import type { RunView } from "../contract/run-schema.ts";
 import { printable, shownUrl, type TaskIdentity } from "../runs/index.ts";
-import { spanText, startAttributes } from "./attributes.ts";
-import { contentWanted, tracingConfig } from "./config.ts";
+import { modelName, spanText, startAttributes } from "./attributes.ts";
+import { contentWanted, tracesEndpoint, tracingConfig } from "./config.ts";
 import { loadTracing, type LoadedTracing } from "./provider.ts";
 import { RunTrace, type RunTraceHooks, type TraceTools } from "./run-trace.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
@@ -113,8 +113,22 @@ export function telemetryStatus(): string {
   const config = tracingConfig(process.env);
   const problems = state.problems.length === 0 ? "" : `; ${state.problems.join("; ")}`;
   if (!config.on) return `off (OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on, see docs/observability.md)${problems}`;
-  const endpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318";
-  return `OTLP ${config.protocol} to ${shownUrl(endpoint)}${state.loaded ? "" : " (loading)"}${problems}`;
+  return `OTLP ${config.protocol} to ${shownUrl(tracesEndpoint(process.env))}${state.loaded ? "" : " (loading)"}${problems}`;
+}
+
+/** The variables that hold the collector's credentials (an API key, a bearer token): the exporter reads them once, as it is made. */
+const HEADER_VARIABLES = ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] as const;
+
+/**
+ * Takes the collector's headers out of the process's environment once the exporter holds them, for
+ * a process whose every shell is a child's (`flow run`, `flow worker`): a pi child's bash inherits
+ * the environment, and with the key could send the collector anything, or the key anywhere. A Pi
+ * session keeps them: its own bash is the user's, with the user's environment. `withheld` says
+ * which to take out.
+ */
+export function withholdCollectorHeaders(withheld: (name: string) => boolean = () => true): void {
+  if (!state.loaded) return;
+  for (const name of HEADER_VARIABLES) if (withheld(name)) delete process.env[name];
 }
 
 /** `flow.telemetry.content` from Pi's settings: prompts and answers go on spans only when it is true. */
@@ -151,11 +165,12 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
     const parent = run.task.parentRunId === undefined ? undefined : state.open.get(run.task.parentRunId);
     const { correlationId } = run;
     const name = run.kind === "workflow" ? `workflow ${run.task.workflow ?? "inline"}` : `invoke_agent ${run.task.role ?? run.task.subagentType ?? "agent"}`;
-    const attributes = startAttributes(run.runId, run.kind, run.task, correlationId, run.model);
+    const model = modelName(run.model);
+    const attributes = startAttributes(run.runId, run.kind, run.task, correlationId, model);
     if (loaded.content && run.prompt !== undefined) attributes["pi_flow.prompt"] = spanText(run.prompt);
     const span = loaded.tracer.startSpan(name, { attributes }, parent ? loaded.under(parent) : undefined);
     state.open.set(run.runId, span);
-    const trace = new RunTrace(span, loaded, run.model);
+    const trace = new RunTrace(span, loaded, model);
     return {
       progress: (progress) => guarded(() => trace.progress(progress)),
       diagnostic: (entry) => guarded(() => trace.diagnostic(entry)),

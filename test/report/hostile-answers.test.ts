@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { REPORT_TEXT_BYTES } from "../../src/report/collect.ts";
+import { html } from "../../src/report/escape.ts";
 import { runReport } from "../../src/report/index.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 
@@ -47,12 +48,13 @@ test("terminal escapes and direction overrides in a run's text are dropped whole
   expect(page).toContain("Done. Copied: fine");
 });
 
-test("a fan-out of long answers stays a page a browser opens: past the report's total, later runs' texts are left out, and the header says so", async () => {
+test("a fan-out of long answers stays a page a browser opens: past the report's total, counted as escaped, later runs' texts are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-total-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
   const workflow = store.create({ kind: "workflow", task: { description: "Fan out" }, background: false });
-  // 200 children answering 64 KiB each: 13 MB of answers (a workflow may start 4,096).
-  const answer = (index: number) => `Child ${index}: ${"x".repeat(REPORT_TEXT_BYTES - 20)}`;
+  // 200 children answering 64 KiB each: 13 MB of answers (a workflow may start 4,096), of markup
+  // that is three times its size escaped, which the total counts.
+  const answer = (index: number) => `Child ${index}: ${"<b>".repeat((REPORT_TEXT_BYTES - 20) / 3)}`;
   for (let index = 0; index < 200; index++) {
     const child = store.create({ kind: "agent", task: { description: `Child ${index}`, parentRunId: workflow.runId }, background: false });
     child.settle({ outcome: "succeeded", value: answer(index) });
@@ -61,7 +63,36 @@ test("a fan-out of long answers stays a page a browser opens: past the report's 
   await store.idle();
   const page = runReport(store, workflow.runId);
   expect(page.length).toBeLessThan(10 * 1024 * 1024); // 8 MiB of texts, and the page around them
-  expect(page).toContain(answer(0));
+  expect(page).toContain(html(answer(0)));
   expect(page).toContain("reached the report's limit (8 MiB): later runs show none");
   expect((page.match(/<tr class="run /g) ?? []).length).toBe(201);
+}, 60_000);
+
+test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const root = store.create({ kind: "workflow", task: { description: "Fan out and fail" }, background: false });
+  // An error keeps 8,192 characters of its message: 200 children failing so are 1.6 MiB of errors, shown twice each.
+  const failure = (index: number) => `Child ${index} failed: ${"the build broke again. ".repeat(360)}`;
+  for (let index = 0; index < 200; index++) {
+    const child = store.create({ kind: "agent", task: { description: `Child ${index}`, parentRunId: root.runId }, background: false });
+    child.settle({ outcome: "failed", error: { code: "failed", message: failure(index) } });
+  }
+  // 8 nested workflows whose calls views hold a refused agent() call of 8 KiB each, 1 MiB of calls apiece.
+  const refusal = (index: number) => `Call ${index} refused: ${"no such role in this project. ".repeat(280)}`;
+  for (let nested = 0; nested < 8; nested++) {
+    const workflow = store.create({ kind: "workflow", task: { description: `Nested ${nested}`, parentRunId: root.runId }, background: false });
+    for (let index = 0; index < 140; index++) {
+      workflow.journal({ t: "event", name: "agent_rejected", data: { index, target: "ghost", description: `Call ${index}`, code: "request_invalid", message: refusal(index) } });
+    }
+    workflow.settle({ outcome: "succeeded", value: { result: nested } });
+  }
+  root.settle({ outcome: "failed", error: { code: "failed", message: "children failed" } });
+  await store.idle();
+  const page = runReport(store, root.runId);
+  expect(page.length).toBeLessThan(9 * 1024 * 1024); // 8 MiB of texts, and the rows around them
+  expect(page).toContain("reached the report's limit (8 MiB)");
+  expect((page.match(/<tr class="run /g) ?? []).length).toBe(209);
+  // Each run's row still says how it failed, in one line's worth of its message.
+  expect((page.match(/<td class="name"[^\n]*<div class="error">failed: Child \d+ failed: the build/g) ?? []).length).toBe(200);
 }, 60_000);

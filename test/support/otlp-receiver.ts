@@ -1,13 +1,14 @@
 /**
  * A stand-in OpenTelemetry collector: an OTLP/HTTP receiver on loopback that keeps every request
- * it is sent (path, content type, body) and answers 200, as a collector does.
+ * it is sent (path, content type, headers, body) and answers 200, as a collector does.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
 
 export interface OtlpRequest {
   path: string;
   contentType: string;
+  headers: IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -23,7 +24,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      requests.push({ path: request.url ?? "", contentType: request.headers["content-type"] ?? "", body: Buffer.concat(chunks) });
+      requests.push({ path: request.url ?? "", contentType: request.headers["content-type"] ?? "", headers: request.headers, body: Buffer.concat(chunks) });
       const json = (request.headers["content-type"] ?? "").includes("json");
       response.writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" });
       response.end(json ? "{}" : "");

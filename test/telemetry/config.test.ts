@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { contentWanted, tracingConfig } from "../../src/telemetry/config.ts";
+import { contentWanted, tracesEndpoint, tracingConfig } from "../../src/telemetry/config.ts";
 import { formatTraceparent, parseTraceparent } from "../../src/telemetry/remote-trace.ts";
 import { exportTimeoutMillis } from "../../src/telemetry/provider.ts";
 import { isRemoteChildRequest } from "../../src/backends/remote-child.ts";
@@ -30,6 +30,14 @@ test("the protocol is the traces variable's, else the general one's, else http/p
   expect(tracingConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" })).toEqual({ on: true, protocol: "http/protobuf" });
   const grpc = tracingConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });
   expect(grpc).toEqual({ on: false, problem: expect.stringMatching(/"grpc" is not supported by pi-flow: use http\/protobuf or http\/json/) });
+});
+
+test("/flow doctor names the URL the spans go to, as the exporter reads the variables: a blank traces endpoint is unset, the general one gets /v1/traces", () => {
+  expect(tracesEndpoint({})).toBe("http://localhost:4318/v1/traces");
+  expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318" })).toBe("https://collector.example:4318/v1/traces");
+  expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example/otlp/" })).toBe("https://collector.example/otlp/v1/traces");
+  expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/in" })).toBe("https://traces.example/in");
+  expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: " " })).toBe("https://collector.example/v1/traces");
 });
 
 test("prompts and answers go on spans only when flow.telemetry.content or PI_FLOW_TELEMETRY_CONTENT says so", () => {

@@ -27,7 +27,7 @@ test("/flow doctor's traces line shows a collector's status text as one line of 
   await pi.session.prompt("/flow doctor");
   const printed = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output").at(-1) as { data: { lines: string[] } };
   const traces = printed.data.lines.find((line) => line.startsWith("traces"))!;
-  expect(traces).toMatch(/^traces {3}OTLP http\/json to http:\/\/127\.0\.0\.1:\d+\/?; spans could not be exported \(http\/json\): .*Bad Request$/);
+  expect(traces).toMatch(/^traces {3}OTLP http\/json to http:\/\/127\.0\.0\.1:\d+\/v1\/traces; spans could not be exported \(http\/json\): .*Bad Request$/);
   expect(traces).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
   expect(traces).not.toContain("52;c;");
 });
