@@ -57,8 +57,11 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     const resumed = runs.find((run) => run.prompt.includes("Second part."))!;
     const recorded = await sessionOf(firstRunId);
     expect(resumed.argv).toEqual(harness === "claude" ? expect.arrayContaining([`--resume=${recorded}`]) : expect.arrayContaining(["resume", recorded]));
-    // The resumed run reports the same CLI session, and its launch evidence names the run it resumed.
-    expect(await sessionOf(second.receipt.data.run!.runId)).toBe(recorded);
+    // A resumed claude run forks its session (a new id); codex continues the thread in place. Its
+    // launch evidence names the run it resumed.
+    const resumedSession = await sessionOf(second.receipt.data.run!.runId);
+    if (harness === "claude") expect(resumedSession).not.toBe(recorded);
+    else expect(resumedSession).toBe(recorded);
     const launch = await pi.callTool("external_runs", { action: "inspect", runIds: [second.receipt.data.run!.runId], view: "launch" });
     expect(JSON.parse((launch.structuredContent as { data: { page: { text: string } } }).data.page.text)).toMatchObject({ resume: firstRunId });
   });

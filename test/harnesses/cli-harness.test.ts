@@ -329,14 +329,19 @@ describe("structured answers", () => {
 });
 
 describe("continuing a CLI session", () => {
-  test("claude: --resume with the recorded session id; the run reports the same session", async () => {
+  test("claude: --resume with the recorded session id, forked: the resumed run has a session of its own and the first stays as it ended", async () => {
     const first = await ws.run("claude", { prompt: "first" });
     const sessionId = sessionOf(first.diagnostics)!.sessionId;
     const second = await ws.run("claude", { prompt: "second", options: { resumeSessionId: sessionId } });
-    expect(second.result.outcome).toBe("succeeded");
-    expect(sessionOf(second.diagnostics)?.sessionId).toBe(sessionId);
-    const resumed = fakeRuns(ws.cwd, "claude").find((run) => run.prompt === "second")!;
-    expect(resumed.argv).toContain(`--resume=${sessionId}`);
+    const third = await ws.run("claude", { prompt: "third", options: { resumeSessionId: sessionId } });
+    expect([second.result.outcome, third.result.outcome]).toEqual(["succeeded", "succeeded"]);
+    const sessions = [sessionId, sessionOf(second.diagnostics)?.sessionId, sessionOf(third.diagnostics)?.sessionId];
+    // Two resumes of one run each continue the conversation as the first run left it, in sessions apart.
+    expect(new Set(sessions).size).toBe(3);
+    for (const prompt of ["second", "third"]) {
+      const resumed = fakeRuns(ws.cwd, "claude").find((run) => run.prompt === prompt)!;
+      expect(resumed.argv).toEqual(expect.arrayContaining([`--resume=${sessionId}`, "--fork-session"]));
+    }
   });
 
   test("codex: exec … resume <thread id> -, the options before the subcommand", async () => {

@@ -71,8 +71,10 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     ...(request.loading.projectTrusted && !request.loading.isolated ? [] : ["--strict-mcp-config"]),
   ];
   if (model !== undefined) args.push(`--model=${model}`);
-  // The session keeps its id: the prompt is the next user message of the same conversation.
-  if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`);
+  // A resume forks: the prompt is the next user message of the conversation, in a session of its own
+  // (a new id), so the run resumed from stays as it ended. Without --fork-session two resumes of one
+  // run would write one session, and the second would see the first's turns (pi copies its session too).
+  if (resumeSessionId !== undefined) args.push(`--resume=${resumeSessionId}`, "--fork-session");
   if (!request.outputSchema) return { args, stdin: task };
   const schemaFlag = `--json-schema=${JSON.stringify(request.outputSchema)}`;
   if (Buffer.byteLength(schemaFlag, "utf8") <= MAX_SCHEMA_FLAG_BYTES) return { args: [...args, schemaFlag], stdin: task };
