@@ -1,4 +1,5 @@
-import { isBasicCredential, isPlaceholder } from "./keys.ts";
+import { isPlaceholder } from "./key-names.ts";
+import { isBasicCredential } from "./keys.ts";
 import { group, looksRandom, REDACTED, type Rule } from "./rule.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { isPlaceholder } from "./keys.ts";
+import { isPlaceholder } from "./key-names.ts";
 import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 
 /**

@@ -10,7 +10,8 @@
  */
 import { types } from "node:util";
 import { redactString } from "./engine.ts";
-import { isBasicCredential, isSecretKeyName, judgeValue } from "./keys.ts";
+import { isSecretKeyName, judgeValue } from "./key-names.ts";
+import { isBasicCredential } from "./keys.ts";
 import { looksRandom, REDACTED } from "./rule.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 

@@ -1,0 +1,118 @@
+import { REDACTED } from "./rule.ts";
+
+/**
+ * Secret names and the values stored under them: whether a key names a secret (it must END at a
+ * secret word, so `max_tokens`, `tokenizer`, `password_hash`, `secret_santa` and `api_key_id`
+ * survive), and whether a value assigned to one is a secret by its shape (`judgeValue`: code and
+ * placeholders survive). The rules that find such assignments in text are keys.ts and key-lists.ts.
+ */
+
+/**
+ * Words a secret key name ends with, singular or plural (`passwords`, `api_keys`, `secrets`).
+ * `pass` and `pwd` need more care: see `keyAllowed`; plurals too: see `judgeValue`.
+ */
+export const KEY_WORDS = `(?:${[
+  "pass(?:word|wd|phrase|code)?",
+  "pwd",
+  "secret",
+  "credential",
+  "token",
+  "apikey",
+  "secret_key_base",
+  // `<kind>_key`: kinds of key that are secret. `primary_key`, `sort_key`, `public_key` are not.
+  "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
+].join("|")})s?`;
+
+/** The whole key is a secret name (for object keys in `redactValue`). */
+const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
+
+/**
+ * `pass` alone is an English word inside others (`bypass`, `compass`): it counts only as a whole
+ * key or after a separator (`DB_PASS`, `db.pass`). `pwd` alone is the shell's working directory:
+ * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
+ */
+export function keyAllowed(key: string, before: string): boolean {
+  const lower = key.toLowerCase().replace(/pwds$/, "pwd");
+  if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
+  if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
+  return true;
+}
+
+export function isSecretKeyName(key: string): boolean {
+  return KEY_NAME.test(key) && keyAllowed(key, "");
+}
+
+const CODE_WORDS = new Set(
+  (
+    "string number boolean bigint any unknown never object null undefined true false none nil undef str int bool bytes " +
+    "required optional secret password passwd token key redacted hidden masked omitted sensitive env yes no void function " +
+    "empty unset default disabled enabled on off text input field hash hashed encrypted string? self this"
+  ).split(" "),
+);
+
+export const PLACEHOLDER = /^(?:\*+|x+|X+|\.+|…+|•+|#+|-+|<.*>|\$\{.*\}|\{\{.*\}\}|%\(?\w+\)?s?|!\w+|\[REDACTED\]?)$/;
+
+/** Documentation placeholders: `user:password@host`, `<password>`, `${DB_PASSWORD}`, `$PASS`, `****`. */
+export function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value) || /^\$\w+$|^(?:your[_-]?)?(?:password|passwd|pass|pwd|pw|secret|token|api[_-]?key)$/i.test(value);
+}
+
+/** A filesystem path (credentials *files*), not a credential: `~/.ssh/id_rsa`, `/etc/app/key.pem`. */
+const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
+const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
+
+const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+/** A plural name: no singular secret word ends in `s` but `pass`. */
+export const PLURAL_KEY = /[^s]s$/i;
+/**
+ * `tokens` is mostly a count (`max_tokens`, `totalTokens`) or a tokenizer's pieces (`special_tokens:
+ * ["[INST]"]`): a value under it is a token only when it looks like one, long and random.
+ */
+const TOKENS_KEY = /tokens$/i;
+const looksLikeToken = (value: string): boolean => value.length >= 16 && /^[\x21-\x7e]+$/.test(value) && /\d/.test(value) && /[A-Za-z]/.test(value);
+
+export interface Assignment {
+  key: string;
+  /** The operator as written: `=`, `:`, `:=`, `=>`. */
+  op: string;
+  /** Whitespace around the operator. */
+  spaced: boolean;
+  /** The value as written, quotes included. */
+  value: string;
+  /** The value ends its line (YAML `password: word`). */
+  endsLine: boolean;
+}
+
+/** Whether a value assigned to a secret-named key is a secret, judged by its shape (docs/runs.md). */
+export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): boolean {
+  const quote = value[0];
+  const quoted = quote === '"' || quote === "'" || quote === "`";
+  const inner = quoted ? value.slice(1, -1) : value;
+  const passwordKey = PASSWORD_KEY.test(key);
+  if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
+  if (PLURAL_KEY.test(key) && (/^-?\d+(?:\.\d+)?$/.test(inner) || (TOKENS_KEY.test(key) && !looksLikeToken(inner)))) return false; // a count, a tokenizer's piece
+  if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
+  if (quote === "`" && inner.includes("${")) return false; // a template literal
+  if (/^\$\{?[A-Za-z_]\w*\}?$/.test(inner)) return false; // a variable reference, quoted or not
+  if (/(?:\.{3}|…)$/.test(inner)) return false; // an example cut short: `sk-ant-...`
+  if (looksLikePath(inner)) return false;
+  // A token, key or secret is never a short lower-case word: `apiKey: "ollama"` is a dummy value.
+  // A password can be (`"password": "sunshine"`).
+  if (!passwordKey && /^[a-z-]{3,15}$/.test(inner)) return false;
+  if (quoted) return true;
+  if (/^[$|>]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a call or index, a small number
+  if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression, `a?.b` too
+  // `KEY=value` with no spaces is env, flag or URL-query syntax: whatever follows is the value.
+  if (op === "=" && !spaced) return true;
+  // Spaced `=` (INI, ~/.aws/credentials, code) and `:` (YAML, prose). A credential usually has a
+  // digit or punctuation; identifiers and words (`other_variable`, `enabled`, `MAX_RETRIES`) survive.
+  if (/^[A-Za-z]+$/.test(inner) && passwordKey) {
+    // `password = word` (INI, .pypirc) is a password; `password: word` only when it ends the line
+    // (YAML), not in prose ("the password: please rotate it").
+    return (op !== ":" || endsLine) && !/[a-z][A-Z]/.test(inner);
+  }
+  if (/^[A-Za-z_-]+$/.test(inner) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(inner)) return false;
+  // Tokens and keys are long; a short word with a digit after `token:` in prose (`base64`) is not one.
+  if (!passwordKey && inner.length < 8 && /^[A-Za-z0-9]+$/.test(inner)) return false;
+  return true;
+}
