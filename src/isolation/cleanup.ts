@@ -10,7 +10,6 @@ import { flowHomeLine } from "./changes.ts";
 import { runGit } from "./git.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
-import { anotherProcess } from "./process-identity.ts";
 import { beforeApplyRef } from "./unfinished-apply.ts";
 import { ownerFile, removeWorktree, worktreesDir } from "./worktree.ts";
 
@@ -25,8 +24,8 @@ const OWNER_SUFFIX = ".owner.json";
 function ownerGone(dir: string, runId: string): boolean {
   try {
     const owner = JSON.parse(readEvidenceText(ownerFile(dir, runId))) as { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown };
-    // A live process with the owner's ID is another one when it runs in another boot or started at another time.
-    return owner.host === hostname() && owner.pid !== process.pid && (!ownerAlive(owner) || anotherProcess(owner));
+    // ownerAlive takes a live process with the owner's ID for another one when it runs in another boot or started at another time.
+    return owner.host === hostname() && owner.pid !== process.pid && !ownerAlive(owner);
   } catch {
     return false; // being written: its owner is alive
   }

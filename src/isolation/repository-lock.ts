@@ -5,9 +5,8 @@
 import { open, readFile, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { errorCode, ownerAlive } from "../runs/index.ts";
+import { errorCode, ownerAlive, ownIdentity } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
-import { anotherProcess, ownIdentity } from "./process-identity.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
@@ -26,7 +25,7 @@ async function abandoned(path: string): Promise<boolean> {
   try {
     const owner = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown };
     if (owner.host !== hostname()) return Date.now() - (await stat(path)).mtimeMs > FOREIGN_LOCK_MAX_AGE_MS;
-    return !ownerAlive(owner) || anotherProcess(owner);
+    return !ownerAlive(owner);
   } catch {
     return false; // being written or just removed: look again
   }

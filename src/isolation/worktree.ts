@@ -3,10 +3,9 @@
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
-import { projectKey } from "../runs/index.ts";
+import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
-import { ownIdentity } from "./process-identity.ts";
 import { withRepositoryLock } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";

@@ -49,6 +49,7 @@ export {
   type RetentionSettings,
 } from "./retention.ts";
 export { ownerAlive, sessionClosed, sessionIsOpen, sessionOpened } from "./live-sessions.ts";
+export { ownIdentity, type ProcessIdentity } from "./process-identity.ts";
 export { classifyJournalText, type JournalReport } from "./journal/integrity.ts";
 export type { WorkflowCall } from "./read/calls.ts";
 export { readLaunch } from "./journal/journal-ends.ts";

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { sessionsDir, type RunScope } from "./home.ts";
 import { errorCode, readEvidenceTextAsync } from "./fsio.ts";
+import { anotherProcess, ownIdentity } from "./process-identity.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
@@ -29,7 +30,7 @@ export function sessionOpened(scope: RunScope): Promise<void> {
   const key = keyOf(scope.home, scope.projectKey, scope.sessionKey);
   openSet().add(key);
   const path = markerPath(scope);
-  const marker = JSON.stringify({ pid: process.pid, host: hostname(), openedAt: new Date().toISOString() });
+  const marker = JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), openedAt: new Date().toISOString() });
   const written = mkdir(join(path, ".."), { recursive: true, mode: 0o700 })
     .then(() => writeFile(path, marker, { mode: 0o600 }))
     .catch(() => undefined) // housekeeping only: in-process liveness does not depend on it
@@ -58,15 +59,18 @@ export function processExists(pid: number): boolean {
   }
 }
 
-/** Whether a run's or session's owner is a live process of this host other than this one. */
-export function ownerAlive(owner: { pid?: unknown; host?: unknown }): boolean {
-  return typeof owner.pid === "number" && owner.host === hostname() && owner.pid !== process.pid && processExists(owner.pid);
+/**
+ * Whether a run's, session's, claim's or lock's owner is a live process of this host other than this
+ * one: its ID exists, and is not another boot's or another start's (process-identity.ts).
+ */
+export function ownerAlive(owner: { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown }): boolean {
+  return typeof owner.pid === "number" && owner.host === hostname() && owner.pid !== process.pid && processExists(owner.pid) && !anotherProcess(owner);
 }
 
 /** Whether a session (by its directory under `sessions/`) is open here or in another live process. */
 export async function sessionIsOpen(home: string, project: string, session: string, now: number, maxAgeMs: number): Promise<boolean> {
   if (openSet().has(keyOf(home, project, session))) return true;
-  let marker: { pid?: unknown; host?: unknown; openedAt?: unknown };
+  let marker: { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown; openedAt?: unknown };
   try {
     marker = JSON.parse(await readEvidenceTextAsync(join(sessionsDir(home, project), session, SESSION_MARKER))) as typeof marker;
   } catch {

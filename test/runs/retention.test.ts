@@ -15,6 +15,7 @@ import {
   sessionOpened,
   type RunStore,
 } from "../../src/runs/index.ts";
+import { processStart } from "../../src/runs/process-identity.ts";
 import { codeOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -30,10 +31,15 @@ function otherLiveProcess(): ChildProcess {
   return child;
 }
 
-/** Writes `text` (a record as read at some moment) back as the record at `path`, owned by `pid`. */
-function ownRecord(path: string, text: string, pid: number): { status: string; owner: { pid: number } } {
-  const record = JSON.parse(text) as { status: string; owner: { pid: number } };
+/**
+ * Writes `text` (a record as read at some moment) back as the record at `path`, owned by `pid`: by
+ * that process as it runs now (its start time), or, with `start`, by one that started at another time.
+ */
+function ownRecord(path: string, text: string, pid: number, start = processStart(pid)): { status: string; owner: { pid: number } } {
+  const record = JSON.parse(text) as { status: string; owner: { pid: number; start?: string } };
   record.owner.pid = pid;
+  if (start === undefined) delete record.owner.start;
+  else record.owner.start = start;
   writeFileSync(path, JSON.stringify(record));
   return record;
 }
@@ -103,6 +109,19 @@ describe("retention", () => {
     expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() })).toMatchObject({ removed: 0, live: 1 });
     expect(existsSync(files.dir)).toBe(true);
     expect(await prune(box.home, policy, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
+    run.settle({ outcome: "succeeded", value: 1 });
+  });
+
+  it("takes an unfinished run for ownerless when a live process has its owner's ID but started at another time (an ID reused after a restart)", async () => {
+    const stranger = otherLiveProcess();
+    const run = store.create({ kind: "agent", task: { description: "its owner died, its ID lives on" }, background: true });
+    const files = runFiles(store.scope, run.runId);
+    await store.idle();
+    ownRecord(files.record, readFileSync(files.record, "utf8"), stranger.pid as number, "1"); // started at tick 1: not the stranger
+    const reader = box.otherProcess();
+    expect(reader.ownedElsewhere(run.runId)).toBe(false);
+    const otherProcess = new RunRegistry();
+    expect(await prune(box.home, { maxAgeMs: 0, maxRuns: 0 }, { registry: otherProcess, now: Date.now() + DAY })).toMatchObject({ removed: 1, live: 0 });
     run.settle({ outcome: "succeeded", value: 1 });
   });
 

@@ -37,7 +37,8 @@ export interface RunRecord {
    */
   journal?: CachedJournal;
   /** Which process owns the run; retention uses it to leave another process's live run alone. Private. */
-  owner: { pid: number; host: string };
+  /** The owning process: its ID and host, and on Linux its boot and start time (process-identity.ts). */
+  owner: { pid: number; host: string; boot?: string; start?: string };
   updatedAt: string;
 }
 

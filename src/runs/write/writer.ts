@@ -4,6 +4,7 @@ import { diagnosticChunk, outputChunk, type DiagnosticEntry } from "../journal/e
 import { resolveFacts, type FactsContext } from "../read/facts.ts";
 import { settleFinal } from "./final-value.ts";
 import { writeNewFile } from "../fsio.ts";
+import { ownIdentity } from "../process-identity.ts";
 import { groupCommit } from "./group-commit.ts";
 import type { RunKind } from "../ids.ts";
 import { JOURNAL_VERSION, type BodyLine, type ChildCounts, type JournalLine, type Usage } from "../journal/journal.ts";
@@ -85,7 +86,7 @@ export class RunWriter {
       startedAt,
       outputBytes: 0,
       diagnosticsBytes: 0,
-      owner: { pid: process.pid, host: hostName() },
+      owner: { pid: process.pid, host: hostName(), ...ownIdentity() },
       updatedAt: startedAt,
     };
     const entry = ctx.registry.register({ runId, kind: input.kind, scope: ctx.scopeToken, task, background: input.background, startedAt, status });

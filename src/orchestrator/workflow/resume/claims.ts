@@ -3,7 +3,7 @@ import { linkSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { FlowError } from "../../../contract/errors.ts";
-import { atomicWriteFile, errorCode, ownerAlive, readEvidenceText, runFiles, type RunStore, TMP_PREFIX } from "../../../runs/index.ts";
+import { atomicWriteFile, errorCode, ownerAlive, ownIdentity, readEvidenceText, runFiles, type RunStore, TMP_PREFIX } from "../../../runs/index.ts";
 
 /**
  * A run is resumed at most once. The first resume claims it with a file in its run directory and
@@ -24,6 +24,8 @@ const claimName = (generation: number): string => (generation === 0 ? FIRST_CLAI
 interface Claim {
   pid: number;
   host: string;
+  boot?: string;
+  start?: string;
   /** The run that continues the claimed one, once started. */
   runId?: string;
 }
@@ -94,7 +96,7 @@ export interface ClaimHooks {
 
 /** Takes the claim of one run directory, or throws why it cannot. */
 export function claimRunDirectory(dir: string, runId: string, hooks: ClaimHooks = {}): ResumeClaim {
-  const mine: Claim = { pid: process.pid, host: hostname() };
+  const mine: Claim = { pid: process.pid, host: hostname(), ...ownIdentity() };
   let generation: number;
   try {
     generation = takeGeneration(dir, runId, mine, hooks);

@@ -1,8 +1,9 @@
-// Which process a lock file names, beyond its ID: the boot it ran in and when it started. A lock
-// left by a process that died survives a restart in the repository's git folder, and its process
-// ID comes back for another process (IDs start over at boot, and wrap): an ID alone would have
-// pi-flow wait for that stranger forever. Linux only (/proc); elsewhere both are undefined and the
-// ID alone decides, as before.
+// Which process an owner names, beyond its ID: the boot it ran in and when it started. A run's
+// record, a session's marker, a resume claim or a repository lock left by a process that died
+// survives a restart, and its process ID comes back for another process (IDs start over at boot, and
+// wrap; in a container pi-flow's own ID is often the same small number each time): an ID alone would
+// take that stranger for the owner, keep its runs live and its locks held forever. Linux only
+// (/proc); elsewhere both are undefined and the ID alone decides, as before.
 import { readFileSync } from "node:fs";
 
 const readText = (path: string): string | undefined => {
@@ -25,14 +26,24 @@ export function processStart(pid: number): string | undefined {
   return fields[19];
 }
 
-/** What a lock file records of the process taking it. */
-export function ownIdentity(): { boot?: string; start?: string } {
-  const boot = bootId();
-  const start = processStart(process.pid);
-  return { ...(boot ? { boot } : {}), ...(start ? { start } : {}) };
+export interface ProcessIdentity {
+  boot?: string;
+  start?: string;
 }
 
-/** Whether the process a lock names (same host) is certainly not the one alive now under its ID: another boot, or another start. */
+let own: ProcessIdentity | undefined;
+
+/** What an owner's file records of this process: read once, as neither changes while it lives. */
+export function ownIdentity(): ProcessIdentity {
+  if (!own) {
+    const boot = bootId();
+    const start = processStart(process.pid);
+    own = { ...(boot ? { boot } : {}), ...(start ? { start } : {}) };
+  }
+  return own;
+}
+
+/** Whether the process an owner names (same host) is certainly not the one alive now under its ID: another boot, or another start. */
 export function anotherProcess(owner: { pid?: unknown; boot?: unknown; start?: unknown }): boolean {
   const boot = bootId();
   if (typeof owner.boot === "string" && boot !== undefined && owner.boot !== boot) return true;
