@@ -21,6 +21,7 @@ import { readRecord } from "./journal/record.ts";
 import { readTerminalLine } from "./journal/journal-ends.ts";
 import { DEFAULT_RETENTION, prune, type PruneReport, type RetentionPolicy } from "./retention.ts";
 import { ownerAlive } from "./live-sessions.ts";
+import { ownIdentity } from "./process-identity.ts";
 import { buildView, formatRunText } from "./read/view.ts";
 import { RunWriter, type CreateRunInput, type WriterHooks } from "./write/writer.ts";
 
@@ -206,5 +207,6 @@ export class RunStore {
 }
 
 export function openRunStore(opts: RunStoreOptions): RunStore {
+  ownIdentity(); // read once per process here, so creating a run reads nothing but its own files
   return new RunStore(opts);
 }
