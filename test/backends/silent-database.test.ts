@@ -7,6 +7,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
+import { CONNECT_TIMEOUT_MS, connectionOptions, connectTimeoutMs } from "../../src/backends/dbos-load.ts";
 import { flow, flowSandbox, startFlow } from "../cli/support.ts";
 import { startPiSession } from "../support/pi-session.ts";
 
@@ -28,7 +29,8 @@ beforeAll(async () => {
     accepted();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  silentUrl = `postgres://flow:Secret-Pw-123@127.0.0.1:${(server.address() as AddressInfo).port}/pi_flow`;
+  // connect_timeout (libpq's, in seconds) bounds the wait for the first answer: the default 10 s, shortened.
+  silentUrl = `postgres://flow:Secret-Pw-123@127.0.0.1:${(server.address() as AddressInfo).port}/pi_flow?connect_timeout=2`;
 });
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
@@ -36,7 +38,8 @@ afterAll(async () => {
   sandbox.dispose();
 });
 const nextConnection = () => new Promise<void>((resolve) => (accepted = resolve));
-const shown = () => silentUrl.replace("Secret-Pw-123", "***");
+// Query parameters are masked like the password: a URL may carry one (`?password=`).
+const shown = () => silentUrl.replace("Secret-Pw-123", "***").replace("connect_timeout=2", "connect_timeout=***");
 
 // The two processes wait out the client's connect timeout side by side; the Pi session's test comes
 // after them, alone, since it waits for its own connection to the silent database.
@@ -80,3 +83,12 @@ test("a delegation waiting on a database that never answers ends at the parent's
   const runs = (await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } };
   expect(runs.data.runs).toEqual([]);
 }, 120_000);
+
+test("a URL's connect_timeout (libpq's, in seconds) sets how long a connection waits; none, zero or nonsense keeps 10 s", () => {
+  expect(connectionOptions("postgres://flow@db:5432/pi_flow?connect_timeout=3").connectionTimeoutMillis).toBe(3000);
+  expect(connectTimeoutMs("postgres://flow@db/pi_flow?sslmode=require&connect_timeout=0.5")).toBe(500);
+  expect(CONNECT_TIMEOUT_MS).toBe(10_000);
+  for (const url of ["postgres://flow@db/pi_flow", "postgres://flow@db/pi_flow?connect_timeout=0", "postgres://flow@db/pi_flow?connect_timeout=-4", "postgres://flow@db/pi_flow?connect_timeout=soon", "not a url"]) {
+    expect(connectTimeoutMs(url)).toBe(CONNECT_TIMEOUT_MS);
+  }
+});
