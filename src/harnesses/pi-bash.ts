@@ -1,0 +1,113 @@
+import { createBashToolDefinition, defineTool, type BashSpawnContext, type SettingsManager, type ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { processGlobal } from "../../runtime/process-global.ts";
+import { redactText } from "../runs/index.ts";
+import { childEnvironment, harnessEnvVariable } from "./cli/env.ts";
+import { newTag, signalTagged, stillRunning, TAG_VARIABLE, type TaggedProcess } from "./cli/process-tag.ts";
+
+/**
+ * A pi child's bash: Pi's own bash tool, with two differences from the user's.
+ *
+ * Its environment holds no secret. The child's model calls run in this process, so its shell
+ * needs no provider key; a variable is withheld when pi-flow's redaction would hide its value in
+ * a run's evidence (ANTHROPIC_API_KEY, GH_TOKEN, a URL with a password), and pi-flow's own
+ * credentials always are. PI_FLOW_PI_ENV names variables to pass anyway, as PI_FLOW_CLAUDE_ENV does
+ * for claude.
+ *
+ * What it starts ends with the child: every command carries the child's tag (process-tag.ts), so
+ * a background job, or one that left the shell's process group (setsid), is found and killed when
+ * the child settles or this process exits. Linux only (the tag is found in /proc).
+ */
+
+/** The variable that names what a pi child's bash gets though pi-flow would withhold it. */
+export const PI_ENV_VARIABLE = harnessEnvVariable("pi");
+
+/** pi-flow's own credentials: the fleet's database and the collector's headers, never a child's. */
+const FLOW_SECRETS = new Set(["PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"]);
+
+/** Judgements already made: an environment changes rarely, and a command runs often. */
+const judged = new Map<string, boolean>();
+const JUDGED_MAX = 4096;
+
+/** Whether redaction would hide this assignment's value: a secret's name, or a value shaped like one. */
+function looksSecret(name: string, value: string): boolean {
+  const line = `${name}=${value}`;
+  let secret = judged.get(line);
+  if (secret === undefined) {
+    secret = redactText(line).changed;
+    if (judged.size >= JUDGED_MAX) judged.clear();
+    judged.set(line, secret);
+  }
+  return secret;
+}
+
+/**
+ * The environment a pi child's shell gets: `env` (what Pi would give it) without pi-flow's own
+ * credentials and without the variables that look secret, unless `PI_ENV_VARIABLE` (read from
+ * `source`) names them.
+ */
+export function childShellEnvironment(env: NodeJS.ProcessEnv, source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  const secret: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || FLOW_SECRETS.has(name)) continue;
+    (looksSecret(name, value) ? secret : kept)[name] = value;
+  }
+  // The CLI harnesses' allowlist reads the names, `NAME_*` prefixes included, as it does for PI_FLOW_CLAUDE_ENV.
+  const listed = childEnvironment("pi", [], { ...secret, [PI_ENV_VARIABLE]: source[PI_ENV_VARIABLE] });
+  for (const name of Object.keys(secret)) if (listed[name] !== undefined) kept[name] = secret[name];
+  return kept;
+}
+
+/** Tags of pi children whose commands may still run, in every copy of pi-flow this process loaded. */
+const liveTags = processGlobal("pi-flow.pi-child-tags", () => new Set<string>());
+
+/** A process that exits (a `flow worker` handing its children back) leaves none of their commands running. */
+function installExitHook(): void {
+  processGlobal("pi-flow.pi-child-exit-hook", () =>
+    process.on("exit", () => {
+      for (const tag of liveTags) signalTagged(tag, "SIGKILL");
+    }),
+  );
+}
+
+/** How long `end` waits for killed processes to be gone; SIGKILL takes effect at once unless the kernel holds one. */
+const END_WAIT_MS = 2000;
+/** A process may fork between a scan and its kill: a few scans catch its children too. */
+const END_SCANS = 3;
+
+/** One pi child's bash tool and what its commands started. */
+export interface ChildShell {
+  /** Pi's bash tool for the child, in place of the built-in one. */
+  tool: ToolDefinition;
+  /** Kills every process the child's commands started that still runs; resolves once they are gone. */
+  end(): Promise<void>;
+}
+
+export function childShell(cwd: string, settings: SettingsManager): ChildShell {
+  installExitHook();
+  const tag = newTag();
+  liveTags.add(tag);
+  const shellPath = settings.getShellPath();
+  const commandPrefix = settings.getShellCommandPrefix();
+  const definition = createBashToolDefinition(cwd, {
+    ...(shellPath !== undefined ? { shellPath } : {}),
+    ...(commandPrefix !== undefined ? { commandPrefix } : {}),
+    spawnHook: (context: BashSpawnContext) => ({ ...context, env: { ...childShellEnvironment(context.env), [TAG_VARIABLE]: tag } }),
+  });
+  // Active only where the built-in bash would be: the child's tools list (or Pi's defaults) decides.
+  const tool = defineTool({ ...definition, defaultActive: false });
+  return {
+    tool,
+    async end() {
+      const killed: TaggedProcess[] = [];
+      for (let scan = 0; scan < END_SCANS; scan++) {
+        const found = signalTagged(tag, "SIGKILL");
+        if (found.length === 0) break;
+        killed.push(...found);
+      }
+      const deadline = Date.now() + END_WAIT_MS;
+      while (stillRunning(killed).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      liveTags.delete(tag);
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ModelRuntime } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { startOf } from "../../src/harnesses/cli/process-scan.mjs";
+import { createPiHarness } from "../../src/harnesses/pi.ts";
+import type { ChildRequest } from "../../src/harnesses/types.ts";
+
+/**
+ * A pi child's bash runs real commands through a real child AgentSession on Pi's faux provider:
+ * what its environment holds, and what it leaves running once the child has settled.
+ */
+
+let dir: string;
+const saved: Record<string, string | undefined> = {};
+const SET = {
+  ANTHROPIC_API_KEY: "sk-ant-api03-childbashtestkey0123456789abcdefghij",
+  GH_TOKEN: "ghp_childbashtesttoken0123456789abcdefghij",
+  PI_FLOW_DATABASE_URL: "postgres://flow:fleetpassword@db.example:5432/flow",
+  OTEL_EXPORTER_OTLP_HEADERS: "x-honeycomb-team=collectorkey123",
+  CHILD_BASH_PLAIN: "plain-setting",
+  PI_FLOW_PI_ENV: undefined,
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-child-bash-"));
+  for (const [name, value] of Object.entries(SET)) {
+    saved[name] = process.env[name];
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+afterEach(() => {
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A pi harness whose child runs `commands` in bash, one tool call each, then answers "done". */
+async function harnessRunning(commands: string[]) {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  faux.setResponses([
+    ...commands.map((command, index) => fauxAssistantMessage([fauxToolCall("bash", { command }, { id: `call_${index}` })], { stopReason: "toolUse" })),
+    fauxAssistantMessage([fauxText("done")]),
+  ]);
+  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  return createPiHarness({ agentDir: join(dir, "agent"), model: faux.getModel(), modelRuntime: runtime });
+}
+
+function request(signal = new AbortController().signal): ChildRequest {
+  return {
+    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read", "bash"], defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:worker", description: "bash test" },
+    prompt: "Run the commands.",
+    cwd: dir,
+    loading: { projectTrusted: true, isolated: true },
+    signal,
+    onProgress: () => {},
+    onOutput: () => {},
+    onDiagnostic: () => {},
+  };
+}
+
+const environmentOf = (file: string): Map<string, string> =>
+  new Map(
+    readFileSync(file, "utf8")
+      .split("\0")
+      .filter((entry) => entry.includes("="))
+      .map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)]),
+  );
+
+describe("a pi child's bash", () => {
+  test("gets no provider key, token or pi-flow credential of this process, and keeps every other variable", async () => {
+    const harness = await harnessRunning(["env -0 > env.txt"]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    const env = environmentOf(join(dir, "env.txt"));
+    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS"]) expect(env.has(name), name).toBe(false);
+    expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");
+    expect(env.get("PATH")).toContain("/");
+    expect(env.get("HOME")).toBe(process.env.HOME);
+    // The user's own session is untouched: this process still holds its keys.
+    expect(process.env.ANTHROPIC_API_KEY).toBe(SET.ANTHROPIC_API_KEY);
+  });
+
+  test("gets the variables PI_FLOW_PI_ENV names, but never pi-flow's own credentials", async () => {
+    process.env.PI_FLOW_PI_ENV = "ANTHROPIC_API_KEY, PI_FLOW_DATABASE_URL GH_*";
+    const harness = await harnessRunning(["env -0 > env.txt"]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded" });
+    const env = environmentOf(join(dir, "env.txt"));
+    expect(env.get("ANTHROPIC_API_KEY")).toBe(SET.ANTHROPIC_API_KEY);
+    expect(env.get("GH_TOKEN")).toBe(SET.GH_TOKEN);
+    expect(env.has("PI_FLOW_DATABASE_URL")).toBe(false);
+    expect(env.has("OTEL_EXPORTER_OTLP_HEADERS")).toBe(false);
+  });
+
+  test("leaves nothing running once the child has settled: a background job, and one that left the shell's process group", async () => {
+    const harness = await harnessRunning([
+      "sleep 3000 > /dev/null 2>&1 & echo $! > background.pid",
+      "setsid sleep 3001 > /dev/null 2>&1 < /dev/null & echo $! > detached.pid",
+    ]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    for (const file of ["background.pid", "detached.pid"]) {
+      const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+      expect(pid, file).toBeGreaterThan(0);
+      expect(startOf(pid), `${file}: process ${pid} still runs`).toBeUndefined();
+    }
+  });
+
+  test("a host that exits while the child's command runs (flow worker on SIGTERM) leaves nothing of it running", async () => {
+    const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir], { stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    const running = new Promise<void>((resolve) =>
+      host.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes("running\n")) resolve();
+      }),
+    );
+    const exited = once(host, "exit");
+    await Promise.race([running, exited]);
+    expect(stdout).toBe("running\n");
+    host.kill("SIGTERM");
+    expect((await exited)[0]).toBe(143);
+    const pid = Number(readFileSync(join(dir, "sleep.pid"), "utf8").trim());
+    // SIGKILL went out as the host exited; the kernel ends the process a moment later.
+    await expect.poll(() => startOf(pid), { timeout: 5000 }).toBeUndefined();
+  });
+});
