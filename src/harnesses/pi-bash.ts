@@ -1,4 +1,7 @@
-import { createBashToolDefinition, defineTool, type BashSpawnContext, type SettingsManager, type ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname } from "node:path";
+import { createBashToolDefinition, defineTool, type BashSpawnContext, type BashToolDetails, type SettingsManager, type ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { processGlobal } from "../../runtime/process-global.ts";
 import { redactText } from "../runs/index.ts";
 import { childEnvironment, harnessEnvVariable } from "./cli/env.ts";
@@ -15,7 +18,9 @@ import { newTag, signalTagged, stillRunning, TAG_VARIABLE, type TaggedProcess } 
  *
  * What it starts ends with the child: every command carries the child's tag (process-tag.ts), so
  * a background job, or one that left the shell's process group (setsid), is found and killed when
- * the child settles or this process exits. Linux only (the tag is found in /proc).
+ * the child settles or this process exits. Linux only (the tag is found in /proc). The files Pi
+ * keeps a long command's whole output in (`pi-bash-<hex>.log` in the temp folder, unredacted)
+ * are removed then too: the run's evidence holds what the child saw, and nothing reads them later.
  */
 
 /** The variable that names what a pi child's bash gets though pi-flow would withhold it. */
@@ -75,11 +80,17 @@ const END_WAIT_MS = 2000;
 /** A process may fork between a scan and its kill: a few scans catch its children too. */
 const END_SCANS = 3;
 
+/** Pi's name for a file holding a bash command's whole output (utils/output-files.js): only such files are removed. */
+const OUTPUT_FILE = /^pi-bash-[0-9a-f]{16}\.log$/;
+const isOutputFile = (path: string): boolean => dirname(path) === tmpdir() && OUTPUT_FILE.test(basename(path));
+/** Where an aborted or timed-out command's message names its output file. */
+const OUTPUT_FILE_NOTE = /Full output: (\S+)\]/g;
+
 /** One pi child's bash tool and what its commands started. */
 export interface ChildShell {
   /** Pi's bash tool for the child, in place of the built-in one. */
   tool: ToolDefinition;
-  /** Kills every process the child's commands started that still runs; resolves once they are gone. */
+  /** Kills every process the child's commands started that still runs, removes their output files; resolves once they are gone. */
   end(): Promise<void>;
 }
 
@@ -94,8 +105,35 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
     ...(commandPrefix !== undefined ? { commandPrefix } : {}),
     spawnHook: (context: BashSpawnContext) => ({ ...context, env: { ...childShellEnvironment(context.env), [TAG_VARIABLE]: tag } }),
   });
-  // Active only where the built-in bash would be: the child's tools list (or Pi's defaults) decides.
-  const tool = defineTool({ ...definition, defaultActive: false });
+  const outputFiles = new Set<string>();
+  const note = (details: BashToolDetails | undefined) => {
+    if (details?.fullOutputPath !== undefined) outputFiles.add(details.fullOutputPath);
+  };
+  const tool = defineTool({
+    ...definition,
+    // Active only where the built-in bash would be: the child's tools list (or Pi's defaults) decides.
+    defaultActive: false,
+    // Every output file the command's updates, result or failure names, to be removed with the child.
+    async execute(toolCallId, params, signal, onUpdate, ctx) {
+      try {
+        const result = await definition.execute(
+          toolCallId,
+          params,
+          signal,
+          (update) => {
+            note(update.details);
+            onUpdate?.(update);
+          },
+          ctx,
+        );
+        note(result.details);
+        return result;
+      } catch (error) {
+        for (const [, path] of (error instanceof Error ? error.message : "").matchAll(OUTPUT_FILE_NOTE)) outputFiles.add(path!);
+        throw error;
+      }
+    },
+  });
   return {
     tool,
     async end() {
@@ -108,6 +146,13 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
       const deadline = Date.now() + END_WAIT_MS;
       while (stillRunning(killed).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       liveTags.delete(tag);
+      for (const path of outputFiles) {
+        try {
+          if (isOutputFile(path)) rmSync(path, { force: true });
+        } catch {
+          // Left in the temp folder, readable by this user only (Pi creates it 0600).
+        }
+      }
     },
   };
 }

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
-import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { startOf } from "../../src/harnesses/cli/process-scan.mjs";
 import { createPiHarness } from "../../src/harnesses/pi.ts";
@@ -43,12 +43,19 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A pi harness whose child runs `commands` in bash, one tool call each, then answers "done". */
-async function harnessRunning(commands: string[]) {
+/** A pi harness whose child runs `commands` in bash, one tool call each, then answers "done"; `onResult` reads each tool result as the child's model does. */
+async function harnessRunning(commands: (string | { command: string; timeout: number })[], onResult: (text: string) => void = () => {}) {
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const step =
+    (reply: ReturnType<typeof fauxAssistantMessage>): FauxResponseStep =>
+    (context) => {
+      const last = context.messages.at(-1);
+      if (last?.role === "toolResult") onResult(last.content.map((part) => (part.type === "text" ? part.text : "")).join(""));
+      return reply;
+    };
   faux.setResponses([
-    ...commands.map((command, index) => fauxAssistantMessage([fauxToolCall("bash", { command }, { id: `call_${index}` })], { stopReason: "toolUse" })),
-    fauxAssistantMessage([fauxText("done")]),
+    ...commands.map((command, index) => step(fauxAssistantMessage([fauxToolCall("bash", typeof command === "string" ? { command } : command, { id: `call_${index}` })], { stopReason: "toolUse" }))),
+    step(fauxAssistantMessage([fauxText("done")])),
   ]);
   const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
   runtime.registerNativeProvider(faux.provider);
@@ -132,5 +139,21 @@ describe("a pi child's bash", () => {
     const pid = Number(readFileSync(join(dir, "sleep.pid"), "utf8").trim());
     // SIGKILL went out as the host exited; the kernel ends the process a moment later.
     await expect.poll(() => startOf(pid), { timeout: 5000 }).toBeUndefined();
+  });
+
+  test("removes the files Pi kept a long command's whole output in, once the child has settled: finished or timed out", async () => {
+    const results: { text: string; files: string[]; there: boolean[] }[] = [];
+    const harness = await harnessRunning(["seq 1 5000", { command: "seq 1 5000; sleep 3006", timeout: 1 }], (text) => {
+      // While the child runs, the file its tool result names is there for it to read.
+      const files = [...text.matchAll(/Full output: (\S+)\]/g)].map(([, path]) => path!);
+      results.push({ text, files, there: files.map((file) => existsSync(file)) });
+    });
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(results[1]!.text).toContain("Command timed out");
+    for (const { files, there } of results) {
+      expect(files).toHaveLength(1);
+      expect(there).toEqual([true]);
+      expect(existsSync(files[0]!), files[0]).toBe(false);
+    }
   });
 });
