@@ -97,13 +97,15 @@ export interface ChildShell {
 export function childShell(cwd: string, settings: SettingsManager): ChildShell {
   installExitHook();
   const tag = newTag();
-  liveTags.add(tag);
   const shellPath = settings.getShellPath();
   const commandPrefix = settings.getShellCommandPrefix();
   const definition = createBashToolDefinition(cwd, {
     ...(shellPath !== undefined ? { shellPath } : {}),
     ...(commandPrefix !== undefined ? { commandPrefix } : {}),
-    spawnHook: (context: BashSpawnContext) => ({ ...context, env: { ...childShellEnvironment(context.env), [TAG_VARIABLE]: tag } }),
+    spawnHook: (context: BashSpawnContext) => {
+      liveTags.add(tag); // from the first command on: a child that runs none costs no scan of /proc
+      return { ...context, env: { ...childShellEnvironment(context.env), [TAG_VARIABLE]: tag } };
+    },
   });
   const outputFiles = new Set<string>();
   const note = (details: BashToolDetails | undefined) => {
@@ -138,7 +140,7 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
     tool,
     async end() {
       const killed: TaggedProcess[] = [];
-      for (let scan = 0; scan < END_SCANS; scan++) {
+      for (let scan = 0; scan < END_SCANS && liveTags.has(tag); scan++) {
         const found = signalTagged(tag, "SIGKILL");
         if (found.length === 0) break;
         killed.push(...found);
