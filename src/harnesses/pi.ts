@@ -56,8 +56,10 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       appendSystemPrompt: [profile.systemPrompt, ...(outputSchema ? [structuredAnswerInstruction(outputSchema)] : [])],
     };
     const { resourceLoader, settingsManager } = request.sharedResources ? await request.sharedResources.forChild(setup) : await loadChildResources(setup);
-    // The child's bash replaces Pi's built-in one: no secrets in its environment, nothing left running after the child (pi-bash.ts).
+    // The child's bash replaces Pi's built-in one: no secrets in its environment, nothing left running
+    // after the child (pi-bash.ts). An extension's own bash (a sandbox of the user's) stays the child's.
     const shell = childShell(cwd, settingsManager);
+    const extensionBash = resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has("bash"));
     let session: AgentSession | undefined;
     try {
       ({ session } = await createAgentSession({
@@ -68,7 +70,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
         resourceLoader,
         settingsManager,
         sessionManager: childSessionManager(request, continued),
-        customTools: [shell.tool],
+        customTools: extensionBash ? [] : [shell.tool],
         ...(profile.tools ? { tools: profile.tools } : {}),
       }));
       await session.bindExtensions({});

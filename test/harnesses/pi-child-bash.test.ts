@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,13 +63,13 @@ async function harnessRunning(commands: (string | { command: string; timeout: nu
   return createPiHarness({ agentDir: join(dir, "agent"), model: faux.getModel(), modelRuntime: runtime });
 }
 
-function request(signal = new AbortController().signal): ChildRequest {
+function request(signal = new AbortController().signal, isolated = true): ChildRequest {
   return {
     profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read", "bash"], defaultContext: { mode: "none" }, source: "builtin" },
     task: { agent: "role:worker", description: "bash test" },
     prompt: "Run the commands.",
     cwd: dir,
-    loading: { projectTrusted: true, isolated: true },
+    loading: { projectTrusted: true, isolated },
     signal,
     onProgress: () => {},
     onOutput: () => {},
@@ -155,5 +155,26 @@ describe("a pi child's bash", () => {
       expect(there).toEqual([true]);
       expect(existsSync(files[0]!), files[0]).toBe(false);
     }
+  });
+
+  test("is an extension's own when one the child loads registers bash (a sandbox of the user's): pi-flow does not replace it", async () => {
+    mkdirSync(join(dir, ".pi", "extensions"), { recursive: true });
+    writeFileSync(
+      join(dir, ".pi", "extensions", "own-bash.ts"),
+      [
+        "export default function (pi) {",
+        "  pi.registerTool({",
+        '    name: "bash", label: "bash", description: "A sandboxed bash.",',
+        '    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },',
+        '    async execute() { return { content: [{ type: "text", text: "the sandbox ran it" }], details: undefined }; },',
+        "  });",
+        "}",
+      ].join("\n"),
+    );
+    const results: string[] = [];
+    const harness = await harnessRunning(["env -0 > env.txt"], (text) => results.push(text));
+    expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(results).toEqual(["the sandbox ran it"]);
+    expect(existsSync(join(dir, "env.txt"))).toBe(false);
   });
 });
