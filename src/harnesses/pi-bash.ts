@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname } from "node:path";
 import { createBashToolDefinition, defineTool, type BashSpawnContext, type BashToolDetails, type SettingsManager, type ToolDefinition } from "@earendil-works/pi-coding-agent";
@@ -66,11 +66,44 @@ export function childShellEnvironment(env: NodeJS.ProcessEnv, source: NodeJS.Pro
 /** Tags of pi children whose commands may still run, in every copy of pi-flow this process loaded. */
 const liveTags = processGlobal("pi-flow.pi-child-tags", () => new Set<string>());
 
+/**
+ * The processes whose environment carries one of `tags`: one scan of /proc however many children
+ * are live (a scan per tag, some 10 ms each, would hold a worker of hundreds of children at its exit).
+ */
+function taggedWithAny(tags: ReadonlySet<string>): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const prefix = `${TAG_VARIABLE}=`;
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, "latin1");
+    } catch {
+      continue; // gone, or another user's
+    }
+    if (environ.split("\0").some((variable) => variable.startsWith(prefix) && tags.has(variable.slice(prefix.length)))) found.push(Number(entry));
+  }
+  return found;
+}
+
 /** A process that exits (a `flow worker` handing its children back) leaves none of their commands running. */
 function installExitHook(): void {
   processGlobal("pi-flow.pi-child-exit-hook", () =>
     process.on("exit", () => {
-      for (const tag of liveTags) signalTagged(tag, "SIGKILL");
+      if (liveTags.size === 0) return;
+      for (const pid of taggedWithAny(liveTags)) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // It ended in between.
+        }
+      }
     }),
   );
 }
