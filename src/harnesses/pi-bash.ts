@@ -5,7 +5,8 @@ import { createBashToolDefinition, defineTool, type BashSpawnContext, type BashT
 import { processGlobal } from "../../runtime/process-global.ts";
 import { redactText } from "../runs/index.ts";
 import { childEnvironment, harnessEnvVariable } from "./cli/env.ts";
-import { newTag, signalTagged, stillRunning, TAG_VARIABLE, type TaggedProcess } from "./cli/process-tag.ts";
+import { startOf } from "./cli/process-scan.mjs";
+import { newTag, stillRunning, type TaggedProcess } from "./cli/process-tag.ts";
 
 /**
  * A pi child's bash: Pi's own bash tool, with two differences from the user's.
@@ -16,9 +17,11 @@ import { newTag, signalTagged, stillRunning, TAG_VARIABLE, type TaggedProcess } 
  * credentials always are. PI_FLOW_PI_ENV names variables to pass anyway, as PI_FLOW_CLAUDE_ENV does
  * for claude.
  *
- * What it starts ends with the child: every command carries the child's tag (process-tag.ts), so
- * a background job, or one that left the shell's process group (setsid), is found and killed when
- * the child settles or this process exits. Linux only (the tag is found in /proc). The files Pi
+ * What it starts ends with the child: every command carries the child's tag (PI_FLOW_PI_TAG, as a
+ * CLI child's carry PI_FLOW_CLI_TAG, process-tag.ts), so a background job, or one that left the
+ * shell's process group (setsid), is found and killed when the child settles or this process exits.
+ * A variable of its own: a pi-flow running inside a CLI child passes that child's tag on untouched,
+ * so the outer pi-flow still finds these commands too. Linux only (the tag is found in /proc). The files Pi
  * keeps a long command's whole output in (`pi-bash-<hex>.log` in the temp folder, unredacted)
  * are removed then too: the run's evidence holds what the child saw, and nothing reads them later.
  */
@@ -66,6 +69,9 @@ export function childShellEnvironment(env: NodeJS.ProcessEnv, source: NodeJS.Pro
 /** Tags of pi children whose commands may still run, in every copy of pi-flow this process loaded. */
 const liveTags = processGlobal("pi-flow.pi-child-tags", () => new Set<string>());
 
+/** The variable a pi child's commands carry its tag in. */
+export const PI_TAG_VARIABLE = "PI_FLOW_PI_TAG";
+
 /**
  * The processes whose environment carries one of `tags`: one scan of /proc however many children
  * are live (a scan per tag, some 10 ms each, would hold a worker of hundreds of children at its exit).
@@ -77,7 +83,7 @@ function taggedWithAny(tags: ReadonlySet<string>): number[] {
   } catch {
     return [];
   }
-  const prefix = `${TAG_VARIABLE}=`;
+  const prefix = `${PI_TAG_VARIABLE}=`;
   const found: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
@@ -92,18 +98,27 @@ function taggedWithAny(tags: ReadonlySet<string>): number[] {
   return found;
 }
 
+/** SIGKILL to every process carrying one of `tags`; returns them, told from a later process with the same pid by their start. */
+function killTagged(tags: ReadonlySet<string>): TaggedProcess[] {
+  const killed: TaggedProcess[] = [];
+  for (const pid of taggedWithAny(tags)) {
+    const start = startOf(pid);
+    if (start === undefined) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      killed.push({ pid, start });
+    } catch {
+      // It ended in between.
+    }
+  }
+  return killed;
+}
+
 /** A process that exits (a `flow worker` handing its children back) leaves none of their commands running. */
 function installExitHook(): void {
   processGlobal("pi-flow.pi-child-exit-hook", () =>
     process.on("exit", () => {
-      if (liveTags.size === 0) return;
-      for (const pid of taggedWithAny(liveTags)) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // It ended in between.
-        }
-      }
+      if (liveTags.size > 0) killTagged(liveTags);
     }),
   );
 }
@@ -137,7 +152,7 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
     ...(commandPrefix !== undefined ? { commandPrefix } : {}),
     spawnHook: (context: BashSpawnContext) => {
       liveTags.add(tag); // from the first command on: a child that runs none costs no scan of /proc
-      return { ...context, env: { ...childShellEnvironment(context.env), [TAG_VARIABLE]: tag } };
+      return { ...context, env: { ...childShellEnvironment(context.env), [PI_TAG_VARIABLE]: tag } };
     },
   });
   const outputFiles = new Set<string>();
@@ -174,7 +189,7 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
     async end() {
       const killed: TaggedProcess[] = [];
       for (let scan = 0; scan < END_SCANS && liveTags.has(tag); scan++) {
-        const found = signalTagged(tag, "SIGKILL");
+        const found = killTagged(new Set([tag]));
         if (found.length === 0) break;
         killed.push(...found);
       }

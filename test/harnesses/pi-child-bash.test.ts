@@ -25,6 +25,8 @@ const SET = {
   OTEL_EXPORTER_OTLP_HEADERS: "x-honeycomb-team=collectorkey123",
   CHILD_BASH_PLAIN: "plain-setting",
   PI_FLOW_PI_ENV: undefined,
+  // This process as a claude or codex child of another pi-flow: that one's tag for what it starts.
+  PI_FLOW_CLI_TAG: "0123456789abcdef01234567",
 };
 
 beforeEach(() => {
@@ -94,6 +96,9 @@ describe("a pi child's bash", () => {
     expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");
     expect(env.get("PATH")).toContain("/");
     expect(env.get("HOME")).toBe(process.env.HOME);
+    // The outer pi-flow's tag passes on, so stopping its CLI child still finds this command; the child's own is beside it.
+    expect(env.get("PI_FLOW_CLI_TAG")).toBe(SET.PI_FLOW_CLI_TAG);
+    expect(env.get("PI_FLOW_PI_TAG")).toMatch(/^[0-9a-f]{24}$/);
     // The user's own session is untouched: this process still holds its keys.
     expect(process.env.ANTHROPIC_API_KEY).toBe(SET.ANTHROPIC_API_KEY);
   });
