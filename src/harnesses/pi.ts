@@ -228,6 +228,45 @@ function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage,
     : { outcome: "failed", error: { code: "failed", message: parsed.message }, usage };
 }
 
+/** How long a child's extensions get to clean up once it has settled; the run does not wait longer. */
+const SHUTDOWN_WAIT_MS = 5000;
+
+/**
+ * Tells the child's extensions its session is over, as Pi does when a session of its own quits
+ * (Pi's `dispose` does not): what they started for it (a server, a watcher) ends with the child
+ * instead of outliving it. A handler's failure is the run's diagnostic, never its outcome.
+ */
+async function shutDown(session: AgentSession, request: ChildRequest): Promise<void> {
+  const runner = session.extensionRunner;
+  if (!runner.hasHandlers("session_shutdown")) return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      runner.emit({ type: "session_shutdown", reason: "quit" }),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          report(request, `The child's extensions were still cleaning up ${SHUTDOWN_WAIT_MS / 1000} s after it settled; the run did not wait for them.`);
+          resolve();
+        }, SHUTDOWN_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+  } catch (error) {
+    report(request, `An extension of the child failed as its session ended: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A diagnostic of a child that may have settled already: its evidence may be closed, and nothing may throw into the host. */
+function report(request: ChildRequest, message: string): void {
+  try {
+    request.onDiagnostic({ type: "error", message });
+  } catch {
+    // The run's evidence is closed.
+  }
+}
+
 /** The pi harness: an in-process child AgentSession on the parent's model runtime. */
 export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
@@ -278,6 +317,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
       try {
         return settle(session, request, usage, thrown, quota);
       } finally {
+        await shutDown(session, request);
         session.dispose();
       }
     },

@@ -87,7 +87,7 @@ const environmentOf = (file: string): Map<string, string> =>
       .map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)]),
   );
 
-describe("a pi child's bash", () => {
+describe("what a pi child's bash and extensions get, and leave behind", () => {
   test("gets no provider key, token or pi-flow credential of this process, and keeps every other variable", async () => {
     const harness = await harnessRunning(["env -0 > env.txt"]);
     expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
@@ -183,5 +183,21 @@ describe("a pi child's bash", () => {
     expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
     expect(results).toEqual(["the sandbox ran it"]);
     expect(existsSync(join(dir, "env.txt"))).toBe(false);
+  });
+
+  test("tells the child's extensions its session is over once it has settled, so what they started for it ends too", async () => {
+    mkdirSync(join(dir, ".pi", "extensions"), { recursive: true });
+    writeFileSync(
+      join(dir, ".pi", "extensions", "cleanup.ts"),
+      [
+        'import { writeFileSync } from "node:fs";',
+        "export default function (pi) {",
+        '  pi.on("session_shutdown", (event, ctx) => writeFileSync(ctx.cwd + "/shutdown.txt", event.reason));',
+        "}",
+      ].join("\n"),
+    );
+    const harness = await harnessRunning([]);
+    expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(readFileSync(join(dir, "shutdown.txt"), "utf8")).toBe("quit");
   });
 });
