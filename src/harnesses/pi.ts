@@ -16,6 +16,7 @@ import { ChildSessionFile, resumedSessionManager } from "./pi-session-file.ts";
 import { continuedSession, type ContinuedSession } from "./pi-continue.ts";
 import { stoppedResult } from "./outcomes.ts";
 import { loadChildResources } from "./shared-resources.ts";
+import { childShell, type ChildShell } from "./pi-bash.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -36,8 +37,14 @@ function childSessionManager(request: ChildRequest, continued: ContinuedSession 
   return session?.resumeFrom === undefined ? SessionManager.inMemory(cwd) : resumedSessionManager(session.resumeFrom, cwd);
 }
 
+/** A child's session and its bash, whose processes end with the child. */
+interface ChildSession {
+  session: AgentSession;
+  shell: ChildShell;
+}
+
 /** Builds the child inside the child-context guard, so pi-flow does not install itself in it. */
-async function buildChildSession(request: ChildRequest, options: PiHarnessOptions, continued: ContinuedSession | null): Promise<AgentSession> {
+async function buildChildSession(request: ChildRequest, options: PiHarnessOptions, continued: ContinuedSession | null): Promise<ChildSession> {
   const { cwd, profile, outputSchema, loading } = request;
   return runInChildSessionContext(async () => {
     // The child reads the project's settings, extensions and packages only where its parent would.
@@ -49,23 +56,30 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
       appendSystemPrompt: [profile.systemPrompt, ...(outputSchema ? [structuredAnswerInstruction(outputSchema)] : [])],
     };
     const { resourceLoader, settingsManager } = request.sharedResources ? await request.sharedResources.forChild(setup) : await loadChildResources(setup);
-    const { session } = await createAgentSession({
-      cwd,
-      agentDir: options.agentDir,
-      modelRuntime: options.modelRuntime,
-      model: options.model,
-      resourceLoader,
-      settingsManager,
-      sessionManager: childSessionManager(request, continued),
-      ...(profile.tools ? { tools: profile.tools } : {}),
-    });
+    // The child's bash replaces Pi's built-in one: no secrets in its environment, nothing left running
+    // after the child (pi-bash.ts). An extension's own bash (a sandbox of the user's) stays the child's.
+    const shell = childShell(cwd, settingsManager);
+    const extensionBash = resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has("bash"));
+    let session: AgentSession | undefined;
     try {
+      ({ session } = await createAgentSession({
+        cwd,
+        agentDir: options.agentDir,
+        modelRuntime: options.modelRuntime,
+        model: options.model,
+        resourceLoader,
+        settingsManager,
+        sessionManager: childSessionManager(request, continued),
+        customTools: extensionBash ? [] : [shell.tool],
+        ...(profile.tools ? { tools: profile.tools } : {}),
+      }));
       await session.bindExtensions({});
     } catch (error) {
-      session.dispose();
+      session?.dispose();
+      await shell.end();
       throw error;
     }
-    return session;
+    return { session, shell };
   });
 }
 
@@ -214,6 +228,45 @@ function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage,
     : { outcome: "failed", error: { code: "failed", message: parsed.message }, usage };
 }
 
+/** How long a child's extensions get to clean up once it has settled; the run does not wait longer. */
+const SHUTDOWN_WAIT_MS = 5000;
+
+/**
+ * Tells the child's extensions its session is over, as Pi does when a session of its own quits
+ * (Pi's `dispose` does not): what they started for it (a server, a watcher) ends with the child
+ * instead of outliving it. A handler's failure is the run's diagnostic, never its outcome.
+ */
+async function shutDown(session: AgentSession, request: ChildRequest): Promise<void> {
+  const runner = session.extensionRunner;
+  if (!runner.hasHandlers("session_shutdown")) return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      runner.emit({ type: "session_shutdown", reason: "quit" }),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          report(request, `The child's extensions were still cleaning up ${SHUTDOWN_WAIT_MS / 1000} s after it settled; the run did not wait for them.`);
+          resolve();
+        }, SHUTDOWN_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+  } catch (error) {
+    report(request, `An extension of the child failed as its session ended: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A diagnostic of a child that may have settled already: its evidence may be closed, and nothing may throw into the host. */
+function report(request: ChildRequest, message: string): void {
+  try {
+    request.onDiagnostic({ type: "error", message });
+  } catch {
+    // The run's evidence is closed.
+  }
+}
+
 /** The pi harness: an in-process child AgentSession on the parent's model runtime. */
 export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
@@ -222,7 +275,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
       const saved = request.checkpoint?.saved;
       const continued = saved ? continuedSession(saved, options.model) : null;
       const usage = continued ? { ...continued.usage } : zeroUsage();
-      const session = await buildChildSession(request, options, continued);
+      const { session, shell } = await buildChildSession(request, options, continued);
       const file = request.session ? new ChildSessionFile(session.sessionManager, request.session.file) : undefined;
       const fileError = (message: string) => request.onDiagnostic({ type: "error", message });
       // A resumed child's file holds the conversation it continues from the start, as a fork's would.
@@ -258,10 +311,13 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
         file?.close(fileError);
         // A stopped child's session may end mid-turn: its last checkpoint stays the last whole turn.
         if (!request.signal.aborted) checkpoint();
+        // Settled or stopped, the child leaves nothing running: a background job of its bash is its own.
+        await shell.end();
       }
       try {
         return settle(session, request, usage, thrown, quota);
       } finally {
+        await shutDown(session, request);
         session.dispose();
       }
     },

@@ -25,6 +25,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "subagent_type always runs here.",
     "Quotas maxTurns/maxToolCalls are enforced in the child's loop: a call past the quota is blocked before it runs and the run fails naming it.",
     "Steerable: external_runs steer queues a message for its next model request (after its active tool calls). Resumable: its Pi session is kept with the run, so resume: runId continues it with its whole history.",
+    "Its bash gets this process's environment without secret-looking variables (ANTHROPIC_API_KEY, GH_TOKEN, a URL with a password) and never pi-flow's own credentials: add names to PI_FLOW_PI_ENV to pass them. Whatever its commands started is killed when it settles.",
   ].join("\n"),
   claude: [
     "claude: Anthropic's Claude Code CLI as a child: claude -p --output-format=stream-json --verbose, the prompt on stdin.",

@@ -13,10 +13,12 @@ const processesWith = (marker: string): string[] =>
     .split("\n")
     .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
 
-test.each(["SIGINT", "SIGTERM"] as const)("%s during a run (Ctrl-C, or a supervisor stopping flow): the child and its command are stopped, the journal says cancelled, exit 130", async (signal) => {
-  // A unique sleep length marks the child's shell command among this machine's processes.
+test.each(["SIGINT", "SIGTERM"] as const)("%s during a run (Ctrl-C, or a supervisor stopping flow): the child and its commands are stopped, the journal says cancelled, exit 130", async (signal) => {
+  // A unique sleep length marks the child's shell commands among this machine's processes: one in
+  // the foreground, one that left the shell's process group, which the group's kill does not reach.
   const marker = `${4000 + randomInt(1000)}.${randomInt(100, 1000)}`;
-  sandbox.fauxRules([{ match: "Run the slow command", tool: { name: "bash", arguments: { command: `sleep ${marker}` } }, then: "done" }]);
+  const command = `setsid sleep ${marker} > /dev/null 2>&1 < /dev/null & sleep ${marker}`;
+  sandbox.fauxRules([{ match: "Run the slow command", tool: { name: "bash", arguments: { command } }, then: "done" }]);
   const script = sandbox.file(
     "slow.js",
     [
@@ -29,7 +31,7 @@ test.each(["SIGINT", "SIGTERM"] as const)("%s during a run (Ctrl-C, or a supervi
   const running = startFlow(["run", script, "--cwd", sandbox.root, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { env: sandbox.env });
   await running.stderrLine(/^child 1 calling bash: Wait a while$/);
   // The tool call has started; wait until its command is really running, then interrupt.
-  while (processesWith(marker).length === 0) await sleep(50);
+  while (processesWith(marker).length < 2) await sleep(50);
   running.child.kill(signal);
 
   const result = await running.done;

@@ -1,0 +1,203 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ModelRuntime } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { startOf } from "../../src/harnesses/cli/process-scan.mjs";
+import { createPiHarness } from "../../src/harnesses/pi.ts";
+import type { ChildRequest } from "../../src/harnesses/types.ts";
+
+/**
+ * A pi child's bash runs real commands through a real child AgentSession on Pi's faux provider:
+ * what its environment holds, and what it leaves running once the child has settled.
+ */
+
+let dir: string;
+const saved: Record<string, string | undefined> = {};
+const SET = {
+  ANTHROPIC_API_KEY: "sk-ant-api03-childbashtestkey0123456789abcdefghij",
+  GH_TOKEN: "ghp_childbashtesttoken0123456789abcdefghij",
+  PI_FLOW_DATABASE_URL: "postgres://flow:fleetpassword@db.example:5432/flow",
+  OTEL_EXPORTER_OTLP_HEADERS: "x-honeycomb-team=collectorkey123",
+  CHILD_BASH_PLAIN: "plain-setting",
+  PI_FLOW_PI_ENV: undefined,
+  // This process as a claude or codex child of another pi-flow: that one's tag for what it starts.
+  PI_FLOW_CLI_TAG: "0123456789abcdef01234567",
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-child-bash-"));
+  for (const [name, value] of Object.entries(SET)) {
+    saved[name] = process.env[name];
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+afterEach(() => {
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A pi harness whose child runs `commands` in bash, one tool call each, then answers "done"; `onResult` reads each tool result as the child's model does. */
+async function harnessRunning(commands: (string | { command: string; timeout: number })[], onResult: (text: string) => void = () => {}) {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const step =
+    (reply: ReturnType<typeof fauxAssistantMessage>): FauxResponseStep =>
+    (context) => {
+      const last = context.messages.at(-1);
+      if (last?.role === "toolResult") onResult(last.content.map((part) => (part.type === "text" ? part.text : "")).join(""));
+      return reply;
+    };
+  faux.setResponses([
+    ...commands.map((command, index) => step(fauxAssistantMessage([fauxToolCall("bash", typeof command === "string" ? { command } : command, { id: `call_${index}` })], { stopReason: "toolUse" }))),
+    step(fauxAssistantMessage([fauxText("done")])),
+  ]);
+  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  return createPiHarness({ agentDir: join(dir, "agent"), model: faux.getModel(), modelRuntime: runtime });
+}
+
+function request(signal = new AbortController().signal, isolated = true): ChildRequest {
+  return {
+    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read", "bash"], defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:worker", description: "bash test" },
+    prompt: "Run the commands.",
+    cwd: dir,
+    loading: { projectTrusted: true, isolated },
+    signal,
+    onProgress: () => {},
+    onOutput: () => {},
+    onDiagnostic: () => {},
+  };
+}
+
+const environmentOf = (file: string): Map<string, string> =>
+  new Map(
+    readFileSync(file, "utf8")
+      .split("\0")
+      .filter((entry) => entry.includes("="))
+      .map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)]),
+  );
+
+describe("what a pi child's bash and extensions get, and leave behind", () => {
+  test("gets no provider key, token or pi-flow credential of this process, and keeps every other variable", async () => {
+    const harness = await harnessRunning(["env -0 > env.txt"]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    const env = environmentOf(join(dir, "env.txt"));
+    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS"]) expect(env.has(name), name).toBe(false);
+    expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");
+    expect(env.get("PATH")).toContain("/");
+    expect(env.get("HOME")).toBe(process.env.HOME);
+    // The outer pi-flow's tag passes on, so stopping its CLI child still finds this command; the child's own is beside it.
+    expect(env.get("PI_FLOW_CLI_TAG")).toBe(SET.PI_FLOW_CLI_TAG);
+    expect(env.get("PI_FLOW_PI_TAG")).toMatch(/^[0-9a-f]{24}$/);
+    // The user's own session is untouched: this process still holds its keys.
+    expect(process.env.ANTHROPIC_API_KEY).toBe(SET.ANTHROPIC_API_KEY);
+  });
+
+  test("gets the variables PI_FLOW_PI_ENV names, but never pi-flow's own credentials", async () => {
+    process.env.PI_FLOW_PI_ENV = "ANTHROPIC_API_KEY, PI_FLOW_DATABASE_URL GH_*";
+    const harness = await harnessRunning(["env -0 > env.txt"]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded" });
+    const env = environmentOf(join(dir, "env.txt"));
+    expect(env.get("ANTHROPIC_API_KEY")).toBe(SET.ANTHROPIC_API_KEY);
+    expect(env.get("GH_TOKEN")).toBe(SET.GH_TOKEN);
+    expect(env.has("PI_FLOW_DATABASE_URL")).toBe(false);
+    expect(env.has("OTEL_EXPORTER_OTLP_HEADERS")).toBe(false);
+  });
+
+  test("leaves nothing running once the child has settled: a background job, and one that left the shell's process group", async () => {
+    const harness = await harnessRunning([
+      "sleep 3000 > /dev/null 2>&1 & echo $! > background.pid",
+      "setsid sleep 3001 > /dev/null 2>&1 < /dev/null & echo $! > detached.pid",
+    ]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    for (const file of ["background.pid", "detached.pid"]) {
+      const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+      expect(pid, file).toBeGreaterThan(0);
+      expect(startOf(pid), `${file}: process ${pid} still runs`).toBeUndefined();
+    }
+  });
+
+  test("a host that exits while its children's commands run (flow worker on SIGTERM) leaves nothing of them running", async () => {
+    const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir], { stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    const running = new Promise<void>((resolve) =>
+      host.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes("running\n")) resolve();
+      }),
+    );
+    const exited = once(host, "exit");
+    await Promise.race([running, exited]);
+    expect(stdout).toBe("running\n");
+    host.kill("SIGTERM");
+    expect((await exited)[0]).toBe(143);
+    for (const file of ["sleep-1.pid", "sleep-2.pid"]) {
+      const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+      // SIGKILL went out as the host exited; the kernel ends the process a moment later.
+      await expect.poll(() => startOf(pid), { timeout: 5000 }).toBeUndefined();
+    }
+  });
+
+  test("removes the files Pi kept a long command's whole output in, once the child has settled: finished or timed out", async () => {
+    const results: { text: string; files: string[]; there: boolean[] }[] = [];
+    const harness = await harnessRunning(["seq 1 5000", { command: "seq 1 5000; sleep 3006", timeout: 1 }], (text) => {
+      // While the child runs, the file its tool result names is there for it to read.
+      const files = [...text.matchAll(/Full output: (\S+)\]/g)].map(([, path]) => path!);
+      results.push({ text, files, there: files.map((file) => existsSync(file)) });
+    });
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(results[1]!.text).toContain("Command timed out");
+    for (const { files, there } of results) {
+      expect(files).toHaveLength(1);
+      expect(there).toEqual([true]);
+      expect(existsSync(files[0]!), files[0]).toBe(false);
+    }
+  });
+
+  test("is an extension's own when one the child loads registers bash (a sandbox of the user's): pi-flow does not replace it", async () => {
+    mkdirSync(join(dir, ".pi", "extensions"), { recursive: true });
+    writeFileSync(
+      join(dir, ".pi", "extensions", "own-bash.ts"),
+      [
+        "export default function (pi) {",
+        "  pi.registerTool({",
+        '    name: "bash", label: "bash", description: "A sandboxed bash.",',
+        '    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },',
+        '    async execute() { return { content: [{ type: "text", text: "the sandbox ran it" }], details: undefined }; },',
+        "  });",
+        "}",
+      ].join("\n"),
+    );
+    const results: string[] = [];
+    const harness = await harnessRunning(["env -0 > env.txt"], (text) => results.push(text));
+    expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(results).toEqual(["the sandbox ran it"]);
+    expect(existsSync(join(dir, "env.txt"))).toBe(false);
+  });
+
+  test("tells the child's extensions its session is over once it has settled, so what they started for it ends too", async () => {
+    mkdirSync(join(dir, ".pi", "extensions"), { recursive: true });
+    writeFileSync(
+      join(dir, ".pi", "extensions", "cleanup.ts"),
+      [
+        'import { writeFileSync } from "node:fs";',
+        "export default function (pi) {",
+        '  pi.on("session_shutdown", (event, ctx) => writeFileSync(ctx.cwd + "/shutdown.txt", event.reason));',
+        "}",
+      ].join("\n"),
+    );
+    const harness = await harnessRunning([]);
+    expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(readFileSync(join(dir, "shutdown.txt"), "utf8")).toBe("quit");
+  });
+});
