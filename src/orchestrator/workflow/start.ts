@@ -175,17 +175,22 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       replay: { seed, startedAt },
     }),
     settle: async (writer, result) => {
-      // Children stop when the root ends; the root settles only once they are terminal too.
-      await children.drain();
-      if (progressQueued) sendProgress();
-      if (children.stubbed > 0) {
-        const count = children.stubbed === 1 ? "1 child was" : `${children.stubbed} children were`;
-        writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
+      try {
+        // Children stop when the root ends; the root settles only once they are terminal too.
+        await children.drain();
+        if (progressQueued) sendProgress();
+        if (children.stubbed > 0) {
+          const count = children.stubbed === 1 ? "1 child was" : `${children.stubbed} children were`;
+          writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
+        }
+        const settled = settleRoot(writer, result, children.counts);
+        const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
+        trace.end(settled.view, result.ok ? result.value : undefined);
+        return { ...settled, warnings };
+      } catch (error) {
+        trace.unsettled(error); // the run's span ends even so: the trace keeps the run
+        throw error;
       }
-      const settled = settleRoot(writer, result, children.counts);
-      const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
-      trace.end(settled.view, result.ok ? result.value : undefined);
-      return { ...settled, warnings };
     },
   });
 }

@@ -1,0 +1,61 @@
+import { afterAll, expect, test, vi } from "vitest";
+import { jsonSpans, startOtlpReceiver } from "../support/otlp-receiver.ts";
+import { sandbox } from "../runs/helpers.ts";
+
+// A run whose settle throws (here the store's writer seam throws once the terminal line is written,
+// as a failure inside settling would) must still end its span: a span never ended is never
+// exported, and the operator's trace would lack the run altogether.
+const receiver = await startOtlpReceiver();
+// Tracing is configured by the environment the process starts with: set it before pi-flow loads.
+vi.stubEnv("OTEL_TRACES_EXPORTER", "otlp");
+vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint);
+vi.stubEnv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json");
+const { flushTelemetry, telemetryReady } = await import("../../src/telemetry/index.ts");
+const { startWorkflow } = await import("../../src/orchestrator/workflow/start.ts");
+const { parseSelected } = await import("../../src/orchestrator/workflow/sources.ts");
+const { RunTree } = await import("../../runtime/index.ts");
+type LaunchEnvironment = import("../../src/orchestrator/child/index.ts").LaunchEnvironment;
+
+const box = sandbox();
+afterAll(async () => {
+  box.cleanup();
+  await receiver.close();
+  vi.unstubAllEnvs();
+});
+
+test("a workflow whose settle throws still exports its span, ended ERROR with why, and the tools.* span still open under it", async () => {
+  await telemetryReady();
+  const runs = box.store("s", {
+    hooks: {
+      at: (point) => {
+        if (point === "terminal-written") throw new Error("the disk went away");
+      },
+    },
+  });
+  const selected = { name: "inline", source: "inline" as const, label: "inline.js", text: 'export const apiVersion = 1;\nexport default async function () { tools.hang({}).catch(() => null); return "done"; }\n' };
+  // Only what a script without agent() calls reads of its environment: where it runs and its store.
+  const env = { cwd: box.project, runs } as Partial<LaunchEnvironment> as LaunchEnvironment;
+  const started = startWorkflow({
+    workflow: parseSelected(selected),
+    selected,
+    args: {},
+    description: "settles badly",
+    env,
+    // A tool that never answers: its tools.* span is open when the run settles.
+    tools: () => ({ hang: () => new Promise<never>(() => undefined) }),
+    background: false,
+    depth: 0,
+    tree: { budget: new RunTree(), nested: false },
+  });
+  await expect(started.settled).rejects.toThrow("the disk went away");
+  await flushTelemetry();
+
+  const spans = jsonSpans(receiver.requests);
+  const root = spans.find((span) => span.attributes["pi_flow.run_id"] === started.runId);
+  expect(root, "the run's span was exported").toBeDefined();
+  expect(root!.status?.code).toBe(2);
+  expect(root!.attributes).toMatchObject({ "pi_flow.outcome": "failed", "pi_flow.error.code": "failed" });
+  expect(root!.events.map((event) => event.name)).toContain("error");
+  expect(receiver.requests.map((request) => request.body.toString("utf8")).join("\n")).toContain("the run could not settle: the disk went away");
+  expect(spans.find((span) => span.name === "tools.hang")?.parentSpanId).toBe(root!.spanId);
+});
