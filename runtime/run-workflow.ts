@@ -121,7 +121,8 @@ class RunSession {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
       fatal: (error) => this.stop(error),
-      closed: () => this.settled,
+      // A stopping run is over for its calls: no answer reaches the VM, no queued call starts.
+      closed: () => this.settled || this.stopping !== undefined,
     }, this.ended.signal);
   }
 
@@ -302,6 +303,7 @@ class RunSession {
     Atomics.store(this.shared, SHARED_STOP, 1);
     if (!drain || !this.pooled) return this.stopped(error);
     this.stopping = error;
+    this.ended.abort(); // the host calls still running stop now, as they would at the end
     this.pooled.worker.postMessage({ type: "stop" } satisfies MainToWorker);
     this.stopDrain = setTimeout(() => this.stopped(error), STOP_DRAIN_MS);
   }
