@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
-import { redactValueUnder, type RunWriter, type SettleResult } from "../../runs/index.ts";
+import { redactValueUnder, runFiles, type RunWriter, type SettleResult } from "../../runs/index.ts";
 import {
   runWorkflow,
   type ParsedWorkflow,
@@ -158,10 +158,11 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
         if (!writer.settled) writer.journal({ t: "event", name: "nested_run", data: { index, runId } });
       };
       const rawTools = launch.tools(writer.runId, nested);
-      const tools = journaledTools(rawTools, writer);
+      const runDir = runFiles(env.runs.scope, writer.runId).dir;
+      const tools = journaledTools(rawTools, writer, runDir);
       if (tools) live.tools = tools;
       if (launch.toolSchemas) live.toolSchemas = launch.toolSchemas;
-      host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe }) : live;
+      host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe, runDir }) : live;
       if (resume) writer.setChildren(children.counts);
     },
     work: (writer, signal) => runWorkflow(workflow, { args: launch.args, host, seed, startedAt, signal, tree: launch.tree, onEvent: (event) => record(writer, event, trace) }),
