@@ -10,6 +10,7 @@ import { planResume, type ResumePlan } from "../../src/orchestrator/workflow/res
 import { parseSelected } from "../../src/orchestrator/workflow/sources.ts";
 import { startWorkflow } from "../../src/orchestrator/workflow/start.ts";
 import { runFiles, type RunStore } from "../../src/runs/index.ts";
+import { workflowCalls } from "../../src/runs/read/calls.ts";
 import { RunTree, type WorkflowHost } from "../../runtime/index.ts";
 import { sandbox } from "../runs/helpers.ts";
 
@@ -18,8 +19,8 @@ afterAll(() => box.cleanup());
 const runs = box.store("s");
 
 const SECRET = "sk-ant-api03-" + "Qw8Er4Ty6Ui2Op0As3Df5Gh7Jk9Lz1Xc".repeat(2);
-/** About 150 KB of JSON: a listing a tool might return, with a key in it. */
-const LISTING = { key: SECRET, lines: Array.from({ length: 5000 }, (_, index) => `entry ${index} of the listing`) };
+/** About 150 KB of JSON: a listing a tool might return, with a key in it, shaped as a pi-flow receipt that failed. */
+const LISTING = { contractVersion: 1, ok: false, error: { code: "failed", message: "the listing is partial" }, key: SECRET, lines: Array.from({ length: 5000 }, (_, index) => `entry ${index} of the listing`) };
 const SCRIPT = `export const apiVersion = 1;
 const listing = await tools.list({});
 const next = await tools.next({});
@@ -68,7 +69,9 @@ test("a large tools.* answer is kept beside the journal, redacted, and the journ
   const kept = result.line.data!.kept as { file: string; chars: number; bytes: number; sha256: string; head: string };
   expect(kept).toMatchObject({ file: "tool-answer-0.json", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
   expect(kept.chars).toBeGreaterThan(100_000);
-  expect(kept.head).toMatch(/^\{"key":"\S*REDACTED/);
+  expect(kept.head).toMatch(/^\{"contractVersion":1,"ok":false,.*"key":"\S*REDACTED/);
+  // The calls view still reads the receipt's facts from the line: the call failed, and why.
+  expect(workflowCalls(runFiles(runs.scope, runId).journal, runId)[0]).toMatchObject({ kind: "tool", target: "list", status: "failed", error: { code: "failed", message: "the listing is partial" } });
   const file = join(runFiles(runs.scope, runId).dir, kept.file);
   expect(statSync(file).size).toBe(kept.bytes);
   const saved = readFileSync(file, "utf8");
