@@ -119,8 +119,10 @@ export class RunTrace implements RunTraceHooks {
     const span = this.workflowTools.get(event.index);
     if (!span) return;
     this.workflowTools.delete(event.index);
-    if (event.ok === false) span.setStatus({ code: STATUS_ERROR, message: event.code ?? "failed" });
-    if (event.code) span.setAttribute("pi_flow.error.code", event.code);
+    // The tool chose the code (the sandbox only keeps it to 64 identifier characters, which a token fits): redacted like any text it wrote.
+    const code = event.code ? spanText(event.code, 100) : undefined;
+    if (event.ok === false) span.setStatus({ code: STATUS_ERROR, message: code ?? "failed" });
+    if (code) span.setAttribute("pi_flow.error.code", code);
     span.end();
   }
 

@@ -2,15 +2,13 @@ import { afterAll, expect, test, vi } from "vitest";
 import { jsonSpans, startOtlpReceiver } from "../support/otlp-receiver.ts";
 import { sandbox } from "../runs/helpers.ts";
 
-// A run whose settle throws (here the store's writer seam throws once the terminal line is written,
-// as a failure inside settling would) must still end its span: a span never ended is never
-// exported, and the operator's trace would lack the run altogether.
+// A run's spans as the collector receives them, in the cases a run does not go as planned.
 const receiver = await startOtlpReceiver();
 // Tracing is configured by the environment the process starts with: set it before pi-flow loads.
 vi.stubEnv("OTEL_TRACES_EXPORTER", "otlp");
 vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint);
 vi.stubEnv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json");
-const { flushTelemetry, telemetryReady } = await import("../../src/telemetry/index.ts");
+const { flushTelemetry, telemetryReady, traceRun, traced } = await import("../../src/telemetry/index.ts");
 const { startWorkflow } = await import("../../src/orchestrator/workflow/start.ts");
 const { parseSelected } = await import("../../src/orchestrator/workflow/sources.ts");
 const { RunTree } = await import("../../runtime/index.ts");
@@ -23,6 +21,9 @@ afterAll(async () => {
   vi.unstubAllEnvs();
 });
 
+// A run whose settle throws (here the store's writer seam throws once the terminal line is written,
+// as a failure inside settling would) must still end its span: a span never ended is never
+// exported, and the operator's trace would lack the run altogether.
 test("a workflow whose settle throws still exports its span, ended ERROR with why, and the tools.* span still open under it", async () => {
   await telemetryReady();
   const runs = box.store("s", {
@@ -58,4 +59,23 @@ test("a workflow whose settle throws still exports its span, ended ERROR with wh
   expect(root!.events.map((event) => event.name)).toContain("error");
   expect(receiver.requests.map((request) => request.body.toString("utf8")).join("\n")).toContain("the run could not settle: the disk went away");
   expect(spans.find((span) => span.name === "tools.hang")?.parentSpanId).toBe(root!.spanId);
+});
+
+test("a tools.* call's error code, which the tool chose, is redacted on its span as the journal redacts it", async () => {
+  await telemetryReady();
+  // A GitHub token is a valid error code as far as the sandbox goes: letters, digits and underscores, under 64 characters.
+  const token = "ghp_" + "R8fT2kLm9QwXz4Vb7NcJ1HpD6sYa3Ue5GiK0";
+  const runs = box.store("codes");
+  const run = runs.create({ kind: "workflow", task: { description: "A tool fails with a token for a code" }, background: false });
+  const trace = traceRun(() => ({ ...traced(run.view()), kind: "workflow" }));
+  trace.toolCall({ index: 0, tool: "fetch_page", ended: false });
+  trace.toolCall({ index: 0, tool: "fetch_page", ended: true, ok: false, code: token });
+  trace.end(run.settle({ outcome: "succeeded", value: null }).view);
+  await flushTelemetry();
+  await runs.idle();
+
+  const tool = jsonSpans(receiver.requests).find((span) => span.name === "tools.fetch_page")!;
+  expect(tool.status?.code).toBe(2);
+  expect(tool.attributes["pi_flow.error.code"]).toMatch(/REDACTED/);
+  expect(receiver.requests.map((request) => request.body.toString("utf8")).join("\n")).not.toContain(token);
 });
