@@ -28,8 +28,8 @@ return { count: listing.lines.length, last: listing.lines.at(-1), key: listing.k
 `;
 
 /** A foreground run of SCRIPT with these tools; `resume` continues an earlier run. */
-function start(tools: NonNullable<WorkflowHost["tools"]>, options: { signal?: AbortSignal; resume?: ResumePlan } = {}) {
-  const selected = { name: "inline", source: "inline" as const, label: "inline.js", text: SCRIPT };
+function start(tools: NonNullable<WorkflowHost["tools"]>, options: { signal?: AbortSignal; resume?: ResumePlan; script?: string } = {}) {
+  const selected = { name: "inline", source: "inline" as const, label: "inline.js", text: options.script ?? SCRIPT };
   // Only what a script without agent() calls reads of its environment: where it runs and its store.
   const env = { cwd: box.project, runs } as Partial<LaunchEnvironment> as LaunchEnvironment;
   return startWorkflow({
@@ -54,9 +54,9 @@ const journal = (store: RunStore, runId: string) =>
     .map((line) => ({ bytes: Buffer.byteLength(line), line: JSON.parse(line) as { name?: string; data?: Record<string, unknown> } }));
 
 /** A run cancelled while its second call waits: its first, large answer is in its evidence. */
-async function interrupted(): Promise<string> {
+async function interrupted(tools: NonNullable<WorkflowHost["tools"]> = { list: async () => LISTING }, script = SCRIPT): Promise<string> {
   const stop = new AbortController();
-  const started = start({ list: async () => LISTING, next: () => (stop.abort(), new Promise<never>(() => undefined)) }, { signal: stop.signal });
+  const started = start({ ...tools, next: () => (stop.abort(), new Promise<never>(() => undefined)) }, { signal: stop.signal, script });
   const settled = await started.settled;
   expect(settled.view.state.outcome).toBe("cancelled");
   return started.runId;
@@ -99,4 +99,30 @@ test("a resume gives the script the whole kept answer without calling the tool a
   expect(refused.view.state.outcome).toBe("failed");
   expect(refused.view.state.error?.message).toMatch(/kept beside the journal \(tool-answer-0\.json\) is gone or changed since/);
   expect(listed).toBe(0);
+});
+
+test("a tool's failure is journaled as the script saw it, its message cut as the sandbox cuts it, and a resume shows the script the very same message", async () => {
+  const script = `export const apiVersion = 1;
+let seen;
+try { await tools.fail({}); } catch (error) { seen = error.code + ": " + error.message; }
+const next = await tools.next({});
+return { seen, next };
+`;
+  // A megabyte of error text, as a tool that puts its whole output in its error might throw.
+  const fail = async () => {
+    throw Object.assign(new Error(`the build failed:\n${"warning: unused variable\n".repeat(40_000)}`), { code: "build_failed" });
+  };
+  const fresh = await start({ fail, next: async () => "fresh" }, { script }).settled;
+  const runId = await interrupted({ fail }, script);
+  const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
+  expect(result.bytes).toBeLessThan(8192);
+  expect(result.line.data).toMatchObject({ ok: false, code: "build_failed", messageChars: 1_000_018 });
+
+  let failed = 0;
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const resumed = await start({ fail: async () => (failed++, null), next: async () => "fresh" }, { resume: plan.plan, script }).settled;
+  expect(failed).toBe(0);
+  expect(resumed.value).toEqual(fresh.value);
+  expect((resumed.value as { seen: string }).seen).toMatch(/^build_failed: the build failed:\nwarning: unused variable\n[\s\S]*… \[\d+ more characters cut\]$/);
 });

@@ -10,6 +10,9 @@ import type { ToolCallContext } from "./tools.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
 
+/** The longest failure message a resume rebuilds (a journal is a file: it may claim any length). */
+const MAX_REBUILT_CHARS = 64 * 1024 * 1024;
+
 /**
  * tools.* as every workflow run journals them: the call (tool and argument hash) before it runs,
  * and its answer (the structured result, or the error) once it has one. A resumed run answers a
@@ -165,10 +168,12 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
     }
     const value = answer.ok ? keptValue(answer, name, index) : undefined;
     replayedCalls.toolCall(index, name, asked.argsHash, runsAction(name, args));
-    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value } : { ok: false, code: answer.code, message: answer.message });
+    // A message the journal cut is as long again as it was, so the sandbox cuts it to the same text the script saw.
+    const message = answer.ok ? "" : answer.message.padEnd(Math.min(answer.messageChars ?? 0, MAX_REBUILT_CHARS), " ");
+    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value } : { ok: false, code: answer.code, message });
     replayed();
     if (answer.ok) return value;
-    throw hostError(answer.code, answer.message);
+    throw hostError(answer.code, message);
   }
 
   /** A journaled answer's value; one kept in a file is read now, and must be what the journal hashed. */

@@ -20,7 +20,7 @@ export interface JournaledAgentCall {
 }
 
 /** A journaled answer: its value, or (a large one) where it is kept beside the journal (kept-answers.ts). */
-export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: false; code: string; message: string };
+export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: false; code: string; message: string; messageChars?: number };
 
 /** What the journal recorded of one tools.* call: its start, and its answer once it had one. */
 export interface JournaledToolCall {
@@ -167,7 +167,8 @@ class CallFolder {
         const call = this.tools.get(index);
         if (!call || data.stopped === true) return;
         if (data.ok !== true) {
-          call.answer = { ok: false, code: str(data.code) || "tool_failed", message: str(data.message) };
+          const messageChars = typeof data.messageChars === "number" && Number.isSafeInteger(data.messageChars) ? data.messageChars : undefined;
+          call.answer = { ok: false, code: str(data.code) || "tool_failed", message: str(data.message), ...(messageChars !== undefined ? { messageChars } : {}) };
           return;
         }
         const kept = keptAnswerOf(data);
