@@ -43,7 +43,9 @@ export function keepAnswer(runDir: string, index: number, value: unknown): { val
   let written: string | null = file;
   try {
     atomicWriteFile(join(runDir, file), json, { durable: false });
+    // Synced with the run's other files, before the journal's lines: its contents and the directory entry that names it.
     groupCommit().enqueue("final", join(runDir, file));
+    groupCommit().enqueue("final", runDir);
   } catch {
     written = null; // the run goes on; a resume treats the call as unanswered
   }
