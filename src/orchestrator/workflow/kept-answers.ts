@@ -37,8 +37,9 @@ const answerFile = (index: number): string => `tool-answer-${index}.json`;
  * first, so a line that names a file is never before the file).
  */
 export function keepAnswer(runDir: string, index: number, value: unknown): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
+  // Measured as written first: a small answer is redacted once, by the journal line that holds it.
+  if ((JSON.stringify(value ?? null) ?? "null").length <= KEPT_INLINE_CHARS) return { value: value ?? null };
   const json = redactedJson(value ?? null) ?? "null";
-  if (json.length <= KEPT_INLINE_CHARS) return { value: value ?? null };
   const file = answerFile(index);
   let written: string | null = file;
   try {
