@@ -12,7 +12,9 @@ const { flushTelemetry, telemetryReady, traceRun, traced } = await import("../..
 const { startWorkflow } = await import("../../src/orchestrator/workflow/start.ts");
 const { parseSelected } = await import("../../src/orchestrator/workflow/sources.ts");
 const { RunTree } = await import("../../runtime/index.ts");
+const { launchChild } = await import("../../src/orchestrator/child/index.ts");
 type LaunchEnvironment = import("../../src/orchestrator/child/index.ts").LaunchEnvironment;
+type PreparedChild = import("../../src/orchestrator/child/launch-types.ts").PreparedChild;
 
 const box = sandbox();
 afterAll(async () => {
@@ -21,18 +23,22 @@ afterAll(async () => {
   vi.unstubAllEnvs();
 });
 
-// A run whose settle throws (here the store's writer seam throws once the terminal line is written,
-// as a failure inside settling would) must still end its span: a span never ended is never
-// exported, and the operator's trace would lack the run altogether.
-test("a workflow whose settle throws still exports its span, ended ERROR with why, and the tools.* span still open under it", async () => {
-  await telemetryReady();
-  const runs = box.store("s", {
+/** A store whose writer throws once a run's terminal line is written, as a failure inside settling would. */
+const failingStore = (session: string) =>
+  box.store(session, {
     hooks: {
       at: (point) => {
         if (point === "terminal-written") throw new Error("the disk went away");
       },
     },
   });
+
+// A run whose settle throws (here the store's writer seam throws once the terminal line is written,
+// as a failure inside settling would) must still end its span: a span never ended is never
+// exported, and the operator's trace would lack the run altogether.
+test("a workflow whose settle throws still exports its span, ended ERROR with why, and the tools.* span still open under it", async () => {
+  await telemetryReady();
+  const runs = failingStore("s");
   const selected = { name: "inline", source: "inline" as const, label: "inline.js", text: 'export const apiVersion = 1;\nexport default async function () { tools.hang({}).catch(() => null); return "done"; }\n' };
   // Only what a script without agent() calls reads of its environment: where it runs and its store.
   const env = { cwd: box.project, runs } as Partial<LaunchEnvironment> as LaunchEnvironment;
@@ -78,4 +84,29 @@ test("a tools.* call's error code, which the tool chose, is redacted on its span
   expect(tool.status?.code).toBe(2);
   expect(tool.attributes["pi_flow.error.code"]).toMatch(/REDACTED/);
   expect(receiver.requests.map((request) => request.body.toString("utf8")).join("\n")).not.toContain(token);
+});
+
+test("an agent run whose settle throws still exports its invoke_agent span, ended ERROR with why", async () => {
+  await telemetryReady();
+  const runs = failingStore("agent");
+  // A child on the stub harness, as prepare-child.ts would hand it over: no model, no Pi session.
+  const prepared: PreparedChild = {
+    call: { role: "explorer", description: "settles badly", prompt: "Say hi." },
+    profile: { name: "explorer", description: "explores", systemPrompt: "", defaultContext: { mode: "none" }, source: "builtin" },
+    harness: "stub",
+    model: { kind: "none" },
+    modelLabel: null,
+    cwd: box.project,
+    isolated: false,
+    prompt: "Say hi.",
+    contextMode: "none",
+    tools: { effective: [], withheld: [], denied: [] },
+  };
+  const env = { cwd: box.project, runs, agentDir: box.root, harnesses: {} } as Partial<LaunchEnvironment> as LaunchEnvironment;
+  const launched = launchChild(prepared, env, { background: false });
+  await expect(launched.settled).rejects.toThrow("the disk went away");
+  await flushTelemetry();
+
+  const span = jsonSpans(receiver.requests).find((candidate) => candidate.attributes["pi_flow.run_id"] === launched.runId);
+  expect(span, "the run's span was exported").toMatchObject({ name: "invoke_agent explorer", status: { code: 2 }, attributes: { "pi_flow.outcome": "failed" } });
 });
