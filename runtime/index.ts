@@ -4,7 +4,7 @@ export { runWorkflow } from "./run-workflow.ts";
 export { NESTED_MEMORY_BYTES, RunTree } from "./run-tree.ts";
 export { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, LimitsError, resolveLimits } from "./limits.ts";
 export { WorkflowScriptError, isWorkflowScriptError } from "./errors.ts";
-export { capText } from "./text.ts";
+export { capText, MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS } from "./text.ts";
 export { generateDeclarations, type DeclarationOptions } from "./declarations.ts";
 export { configureWorkflowWorkers, prewarmWorkflowWorkers, shutdownWorkflowWorkers, type PoolOptions } from "./pool.ts";
 export type {

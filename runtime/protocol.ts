@@ -76,7 +76,15 @@ export interface RepliesMessage {
   replies: ReplyMessage[];
 }
 
-export type MainToWorker = RunMessage | ReplyMessage | RepliesMessage;
+/**
+ * The host stopped the run (its wall time, a cancel): the worker ends the run, sending the output it
+ * still holds, then answers "stopped". Everything it sent before that reply reaches the host first.
+ */
+export interface StopMessage {
+  type: "stop";
+}
+
+export type MainToWorker = RunMessage | ReplyMessage | RepliesMessage | StopMessage;
 
 /** agent(), tools.*(), and describeTool()/searchTools() ("discover", answered from the tools' declarations). */
 export type CallKind = "agent" | "tool" | "discover";
@@ -105,7 +113,9 @@ export type WorkerToMain =
   | { type: "calls"; calls: CallMessage[] }
   | { type: "output"; text: string }
   | { type: "store"; key: string; text?: string }
-  | { type: "done"; outcome: VmOutcome; reusable: boolean };
+  | { type: "done"; outcome: VmOutcome; reusable: boolean }
+  /** The answer to "stop": every message the worker sent for the run is before it. */
+  | { type: "stopped" };
 
 // Run-time guards: a message crossing the thread boundary is checked, never trusted by a cast.
 type Fields = Record<string, unknown>;
@@ -132,6 +142,7 @@ export function isWorkerToMain(value: unknown): value is WorkerToMain {
   if (!isObject(value)) return false;
   switch (value.type) {
     case "ready":
+    case "stopped":
       return true;
     case "prepared":
       return typeof value.ok === "boolean";
@@ -161,6 +172,7 @@ function isReply(value: unknown): value is ReplyMessage {
 export function isMainToWorker(value: unknown): value is MainToWorker {
   if (!isObject(value)) return false;
   if (value.type === "reply") return isReply(value);
+  if (value.type === "stop") return true;
   if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
   return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
 }

@@ -7,7 +7,7 @@ import { mapStack } from "./errors.ts";
 import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, SHARED_WORDS, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
@@ -25,6 +25,9 @@ import type {
  * returns to it.
  */
 const CPU_WATCHDOG_GRACE_MS = 1000;
+
+/** How long a stopped run's worker has to send what it still holds and answer (see stop). */
+const STOP_DRAIN_MS = 250;
 
 /**
  * How long a turn the watchdog sees for the first time has been running. It started after the
@@ -94,6 +97,9 @@ class RunSession {
   /** Gives a nested run's share of its tree's heap back: set once the share is granted. */
   private releaseHeap: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Set while a stopped run's worker sends what it still holds (see stop): why the run was stopped. */
+  private stopping: WorkflowError | undefined;
+  private stopDrain: NodeJS.Timeout | undefined;
   private readonly onAbort = () => this.stop({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
   private readonly onMessage = (message: unknown) => this.receive(message);
   private readonly onError = (error: Error) => this.crash(`the sandbox worker failed: ${error.message}`);
@@ -115,7 +121,8 @@ class RunSession {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
       fatal: (error) => this.stop(error),
-      closed: () => this.settled,
+      // A stopping run is over for its calls: no answer reaches the VM, no queued call starts.
+      closed: () => this.settled || this.stopping !== undefined,
     }, this.ended.signal);
   }
 
@@ -199,6 +206,11 @@ class RunSession {
   };
 
   private handle(message: WorkerToMain): void {
+    // A stopping run takes the output and store writes its worker sent before it stopped; no new call starts.
+    if (this.stopping && message.type !== "output" && message.type !== "store") {
+      if (message.type === "stopped") this.stopped(this.stopping);
+      return;
+    }
     switch (message.type) {
       case "call":
         return this.bridge.handle(message);
@@ -274,13 +286,32 @@ class RunSession {
     const running = this.seenTurn ? now - this.seenTurn.startedAt : 0;
     const left = this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS - spent - running;
     if (left > 0) return this.watchCpu(this.seenTurn ? Math.min(left, CPU_WATCHDOG_GRACE_MS) : left);
-    this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` });
+    // The worker is inside that one operation: it could not answer a stop, so it is not asked.
+    this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` }, false);
   }
 
-  /** Interrupt the VM, then terminate its worker: a stopped worker is never reused. */
-  private stop(error: WorkflowError): void {
-    if (this.settled) return;
+  /**
+   * Interrupt the VM, take the output its worker still holds, then terminate the worker: a stopped
+   * worker is never reused. The worker sends output at most every 10 ms, and what it sent may still
+   * be on its way: it is asked to stop and answers "stopped" after everything it sent, so the lines
+   * a script printed before its wall time ran out (or it was cancelled) are its output too. A worker
+   * stuck in one native call never answers (the CPU watchdog's stop does not ask it): it is
+   * terminated after STOP_DRAIN_MS.
+   */
+  private stop(error: WorkflowError, drain = true): void {
+    if (this.settled || this.stopping) return;
     Atomics.store(this.shared, SHARED_STOP, 1);
+    if (!drain || !this.pooled) return this.stopped(error);
+    this.stopping = error;
+    this.ended.abort(); // the host calls still running stop now, as they would at the end
+    this.pooled.worker.postMessage({ type: "stop" } satisfies MainToWorker);
+    this.stopDrain = setTimeout(() => this.stopped(error), STOP_DRAIN_MS);
+  }
+
+  private stopped(error: WorkflowError): void {
+    if (this.settled) return;
+    this.stopping = undefined;
+    clearTimeout(this.stopDrain);
     const pooled = this.detach();
     if (pooled) releaseWorker(pooled, false);
     this.finish(this.failure(error));
@@ -288,6 +319,8 @@ class RunSession {
 
   private crash(message: string): void {
     if (this.settled) return;
+    // A worker that dies while it is being stopped ends the run as stopped, not as a crash.
+    if (this.stopping) return this.stopped(this.stopping);
     const pooled = this.detach();
     if (pooled) releaseWorker(pooled, false);
     this.finish(this.failure({ kind: "sandbox", message }));
@@ -338,6 +371,7 @@ class RunSession {
     this.settled = true;
     clearTimeout(this.timer);
     clearTimeout(this.watchdog);
+    clearTimeout(this.stopDrain);
     this.options.signal?.removeEventListener("abort", this.onAbort);
     this.resolve(result);
     this.ended.abort();

@@ -77,7 +77,15 @@ export const SHARED_WORDS = 4;
                           
  
 
-                                                                      
+/**
+ * The host stopped the run (its wall time, a cancel): the worker ends the run, sending the output it
+ * still holds, then answers "stopped". Everything it sent before that reply reaches the host first.
+ */
+                              
+               
+ 
+
+                                                                                    
 
 /** agent(), tools.*(), and describeTool()/searchTools() ("discover", answered from the tools' declarations). */
                                                      
@@ -106,7 +114,9 @@ const CALL_KINDS                       = new Set(["agent", "tool", "discover"]);
                                            
                                     
                                                  
-                                                            
+                                                           
+                                                                                      
+                        
 
 // Run-time guards: a message crossing the thread boundary is checked, never trusted by a cast.
                                       
@@ -133,6 +143,7 @@ export function isWorkerToMain(value         )                        {
   if (!isObject(value)) return false;
   switch (value.type) {
     case "ready":
+    case "stopped":
       return true;
     case "prepared":
       return typeof value.ok === "boolean";
@@ -162,6 +173,7 @@ function isReply(value         )                        {
 export function isMainToWorker(value         )                        {
   if (!isObject(value)) return false;
   if (value.type === "reply") return isReply(value);
+  if (value.type === "stop") return true;
   if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
   return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
 }

@@ -135,6 +135,16 @@ export class VmSession {
     this.pump();
   }
 
+  /**
+   * The host stopped the run between turns (a run stopped mid-turn ends at its next interrupt
+   * check): it ends here, and the output it printed leaves before its "done".
+   */
+  halt()       {
+    if (this.closed) return;
+    this.outcome ??= { ok: false, error: { kind: "sandbox", message: "the host stopped the run" } };
+    this.finish(this.outcome);
+  }
+
   /** Host replies, in the order they came; the VM's jobs then run once for all of them. */
   reply(messages                         )       {
     let delivered = false;

@@ -87,6 +87,9 @@ port.on("message", (message         ) => {
   if (message.type === "run") {
     if (!module) return post({ type: "done", outcome: { ok: false, error: { kind: "sandbox", message: "QuickJS is not loaded" } }, reusable: false });
     startRun(message, module);
+  } else if (message.type === "stop") {
+    session?.halt();
+    post({ type: "stopped" });
   } else {
     session?.reply(message.type === "replies" ? message.replies : [message]);
   }

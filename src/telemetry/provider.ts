@@ -6,6 +6,7 @@ import type { Agent as HttpsAgent } from "node:https";
 import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import type { OtlpProtocol } from "./config.ts";
+import { resourceAttributes } from "./resource.ts";
 
 /**
  * The tracer provider, loaded only when tracing is configured: the SDK and one OTLP/HTTP exporter
@@ -208,7 +209,7 @@ export async function loadTracing(protocol: OtlpProtocol, version: string, onPro
   const queue = queueCount(() => onProblem(DROPPED));
   const batches = new BatchSpanProcessor({ exporter: counted(exporter, queue.left), exportTimeoutMillis: backstop, maxQueueSize: QUEUE_SIZE });
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME ?? "pi-flow", "service.version": version }),
+    resource: resourceFromAttributes(resourceAttributes(process.env, version, onProblem)),
     spanProcessors: [queue.around(batches)],
   });
   const flush = async () => {

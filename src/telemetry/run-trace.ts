@@ -15,6 +15,11 @@ export interface RunTraceHooks {
   toolCall(event: { index: number; tool: string; ended: boolean; ok?: boolean; code?: string }): void;
   /** The run settled: its span ends with outcome, usage and cost. `answer` only with content on. */
   end(view: RunView, answer?: unknown): void;
+  /**
+   * The run's settle threw before `end`: its span ends anyway, ERROR, with why, so the trace still
+   * holds the run (and its open turns and tool calls) instead of leaking a span that never ends.
+   */
+  unsettled(error: unknown): void;
 }
 
 /** OpenTelemetry's span status codes (api's SpanStatusCode, said here so the API stays a type import). */
@@ -114,14 +119,24 @@ export class RunTrace implements RunTraceHooks {
     const span = this.workflowTools.get(event.index);
     if (!span) return;
     this.workflowTools.delete(event.index);
-    if (event.ok === false) span.setStatus({ code: STATUS_ERROR, message: event.code ?? "failed" });
-    if (event.code) span.setAttribute("pi_flow.error.code", event.code);
+    // The tool chose the code (the sandbox only keeps it to 64 identifier characters, which a token fits): redacted like any text it wrote.
+    const code = event.code ? spanText(event.code, 100) : undefined;
+    if (event.ok === false) span.setStatus({ code: STATUS_ERROR, message: code ?? "failed" });
+    if (code) span.setAttribute("pi_flow.error.code", code);
     span.end();
   }
 
   end(view: RunView, answer?: unknown): void {
     const failure = view.state.outcome === "succeeded" ? undefined : (view.state.error?.code ?? view.state.outcome ?? "unfinished");
     this.close(endAttributes(view), failure, answer);
+  }
+
+  /** Settling the run threw: the span ends as failed, the error's (redacted) words as an event. */
+  unsettled(error: unknown): void {
+    if (this.ended) return;
+    const message = error instanceof Error ? error.message : String(error);
+    this.span.addEvent("error", { message: spanText(`the run could not settle: ${message}`, 1000) });
+    this.close({ "pi_flow.outcome": "failed", "pi_flow.error.code": "failed", "error.type": "failed" }, "failed");
   }
 
   /** Ends the run's span and whatever is still open under it; `failure` (an error code) marks it ERROR. */

@@ -29,7 +29,7 @@ interface TracingState {
 /** The loaded tracer, with what a span started in another process needs: its parent's context. */
 export type LoadedTools = TraceTools & { flush(): Promise<void>; remote(parent: SpanContext): Context };
 
-const NOOP: RunTraceHooks = { progress() {}, diagnostic() {}, output() {}, toolCall() {}, end() {} };
+const NOOP: RunTraceHooks = { progress() {}, diagnostic() {}, output() {}, toolCall() {}, end() {}, unsettled() {} };
 
 const version = (): string => {
   try {
@@ -180,6 +180,11 @@ export function traceRun(describe: () => TracedRun): RunTraceHooks {
         guarded(() => {
           state.open.delete(run.runId);
           trace.end(view, answer);
+        }),
+      unsettled: (error) =>
+        guarded(() => {
+          state.open.delete(run.runId);
+          trace.unsettled(error);
         }),
     };
   } catch (error) {

@@ -64,6 +64,25 @@ describe("limits enforced on a running script", () => {
     expect(["", "spin\n"]).toContain(result.output);
   });
 
+  it("keeps the output a stopped run printed before it was stopped, even what its worker had not sent yet", async () => {
+    // The run is stopped (as its wall time limit or a cancel stops it) as soon as its first line
+    // arrives: the second, printed in the same turn, then waits in the worker (output leaves at most
+    // every 10 ms) or is on its way. Both lines are the run's output, in its result and its events.
+    const stop = new AbortController();
+    const printed: string[] = [];
+    const { result } = await run("console.log('first');\nconsole.log('second');\nwhile (true) {}", {
+      signal: stop.signal,
+      onEvent: (event) => {
+        if (event.type !== "output") return;
+        printed.push(event.text);
+        stop.abort();
+      },
+    });
+    expect(failure(result)).toMatchObject({ kind: "aborted", code: "aborted" });
+    expect(result.output).toBe("first\nsecond\n");
+    expect(printed.join("")).toBe("first\nsecond\n");
+  });
+
   it("keeps the host's event loop free while a script spins", async () => {
     // Once the script is seen spinning, the host's timers must keep firing: after five ticks the
     // run is stopped. A blocked event loop would never get there.

@@ -3,7 +3,7 @@
 // (prepare-child.ts) and does no check of its own: what could be refused was refused before.
 import type { RunView } from "../../contract/run-schema.ts";
 import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
-import { printable, runFiles, type SettleResult } from "../../runs/index.ts";
+import { printable, runFiles, type RunWriter, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
 import { noteUndeliveredSteer, SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile } from "./resume-source.ts";
@@ -187,20 +187,29 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       return { outcome: "failed", error: { code: "failed", message }, usage };
     },
     settle: async (writer, result): Promise<SettledChild> => {
-      const changes = isolating ? await finishIsolation(isolating, runFiles(env.runs.scope, writer.runId), env.runs.scope.home, writer) : undefined;
-      const written = writer.settle({
-        ...(changes ? { changes } : {}),
-        outcome: result.outcome,
-        ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
-        ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
-        usage: result.usage,
-      });
-      const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
-      const settledRun = { ...written, warnings };
-      // The span and the caller get the value as settling redacted and saved it: a long answer is
-      // not scanned again (the redaction memo holds it).
-      trace.end(settledRun.view, written.value);
-      return settledRun;
+      try {
+        return await settleChild(writer, result);
+      } catch (error) {
+        trace.unsettled(error); // the run's span ends even so: the trace keeps the run
+        throw error;
+      }
     },
   });
+
+  async function settleChild(writer: RunWriter, result: ChildResult): Promise<SettledChild> {
+    const changes = isolating ? await finishIsolation(isolating, runFiles(env.runs.scope, writer.runId), env.runs.scope.home, writer) : undefined;
+    const written = writer.settle({
+      ...(changes ? { changes } : {}),
+      outcome: result.outcome,
+      ...(result.outcome === "succeeded" ? { value: result.value, structured: call.outputSchema !== undefined } : {}),
+      ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
+      usage: result.usage,
+    });
+    const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : [])];
+    const settledRun = { ...written, warnings };
+    // The span and the caller get the value as settling redacted and saved it: a long answer is
+    // not scanned again (the redaction memo holds it).
+    trace.end(settledRun.view, written.value);
+    return settledRun;
+  }
 }

@@ -1,6 +1,8 @@
 import type { RunOutcome } from "../../contract/run-schema.ts";
 import type { RunWriter } from "../../runs/index.ts";
 import type { CallIdentity } from "./call-identity.ts";
+import { keepAnswer } from "./kept-answers.ts";
+import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS } from "../../../runtime/index.ts";
 
 /**
  * The journal lines of a workflow's agent() and tools.* calls, written the same way whether the
@@ -19,7 +21,24 @@ export interface CallJournal {
 
 export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string };
 
-export function callJournal(writer: RunWriter, replayed = false): CallJournal {
+/**
+ * `runDir`, the run's folder, is where a tools.* answer too large for its journal line is kept
+ * (kept-answers.ts); journals of agent() calls only need none.
+ */
+/**
+ * A tool's failure as the journal keeps it: what the script saw of it. The sandbox shows a script
+ * the first MAX_ERROR_MESSAGE_CHARS of the message, with how many more were cut, and the first
+ * MAX_NAME_CHARS of the code; a tool that throws megabytes of text 256 times no longer writes them
+ * all into the journal. `messageChars` is the message's whole length: a resume rebuilds a message
+ * of that length, so the script sees the very same cut text (see journal-replay.ts).
+ */
+function boundedFailure(answer: { ok: false; code: string; message: string }): Record<string, unknown> {
+  const code = answer.code.slice(0, MAX_NAME_CHARS);
+  if (answer.message.length <= MAX_ERROR_MESSAGE_CHARS) return { ...answer, code };
+  return { ok: false, code, message: answer.message.slice(0, MAX_ERROR_MESSAGE_CHARS), messageChars: answer.message.length };
+}
+
+export function callJournal(writer: RunWriter, replayed = false, runDir?: string): CallJournal {
   const mark = replayed ? { replayed: true } : {};
   const event = (name: string, data: Record<string, unknown>) => {
     if (!writer.settled) writer.journal({ t: "event", name, data: { ...data, ...mark } });
@@ -34,6 +53,10 @@ export function callJournal(writer: RunWriter, replayed = false): CallJournal {
     toolCall: (index, tool, argsHash, action) => event("tool_call", { index, tool, argsHash, ...(action !== undefined ? { action } : {}) }),
     // An answer that arrives once the root has stopped never reached the script: `stopped` says so,
     // and a resume treats the call as unanswered (it may have acted before it stopped).
-    toolResult: (index, tool, answer, stopped = false) => event("tool_result", { index, tool, ...answer, ...(stopped ? { stopped: true } : {}) }),
+    toolResult: (index, tool, answer, stopped = false) => {
+      if (writer.settled) return;
+      const kept = answer.ok ? (runDir !== undefined ? { ok: true, ...keepAnswer(runDir, index, answer.value) } : answer) : boundedFailure(answer);
+      event("tool_result", { index, tool, ...kept, ...(stopped ? { stopped: true } : {}) });
+    },
   };
 }

@@ -1,32 +1,36 @@
-import type { RunWriter } from "../../runs/index.ts";
+import { runFiles, type RunWriter } from "../../runs/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal } from "./call-journal.ts";
-import { NESTED_TOOL, runsAction, safeToReplay, type ResumePlan } from "./resume/plan.ts";
+import { NESTED_TOOL, runsAction, safeToReplay, type ResumePlan, type ToolAnswer } from "./resume/plan.ts";
+import { readKeptAnswer } from "./kept-answers.ts";
 import { resolveResume, type ResumeSource } from "../child/index.ts";
 import { hostError, type WorkflowChildren } from "./children.ts";
 import type { ToolCallContext } from "./tools.ts";
 
 type ToolFn = NonNullable<WorkflowHost["tools"]>[string];
 
+/** The longest failure message a resume rebuilds (a journal is a file: it may claim any length). */
+const MAX_REBUILT_CHARS = 64 * 1024 * 1024;
+
 /**
  * tools.* as every workflow run journals them: the call (tool and argument hash) before it runs,
  * and its answer (the structured result, or the error) once it has one. A resumed run answers a
  * call from these lines; a call with a start and no answer may have acted already.
  */
-export function journaledTools(tools: WorkflowHost["tools"], writer: RunWriter): WorkflowHost["tools"] {
+export function journaledTools(tools: WorkflowHost["tools"], writer: RunWriter, runDir: string): WorkflowHost["tools"] {
   if (!tools) return undefined;
   const wrapped: NonNullable<WorkflowHost["tools"]> = {};
   for (const [name, fn] of Object.entries(tools)) {
-    const call = journaledCall(name, fn, writer);
+    const call = journaledCall(name, fn, writer, runDir);
     wrapped[name] = (args, context) => call(args, context);
   }
   return wrapped;
 }
 
 /** One tool, journaled; `asked` is the arguments the script passed, when the tool runs with others. */
-function journaledCall(name: string, fn: ToolFn, writer: RunWriter): (args: JsonValue, context: HostCallContext, asked?: JsonValue) => Promise<unknown> {
-  const journal = callJournal(writer);
+function journaledCall(name: string, fn: ToolFn, writer: RunWriter, runDir: string): (args: JsonValue, context: HostCallContext, asked?: JsonValue) => Promise<unknown> {
+  const journal = callJournal(writer, false, runDir);
   return async (args, context, asked = args) => {
     const { index, signal } = context;
     journal.toolCall(index, name, toolIdentity(name, asked).argsHash, runsAction(name, asked));
@@ -52,6 +56,8 @@ export interface ReplayOptions {
   writer: RunWriter;
   /** Tools whose unanswered calls may run again (see replaySafeTools). */
   replaySafe: ReadonlySet<string>;
+  /** The resumed run's folder, where its large tools.* answers are kept (kept-answers.ts). */
+  runDir: string;
 }
 
 /**
@@ -59,7 +65,7 @@ export interface ReplayOptions {
  * target or argument hash fails the run (fatal, so a script cannot catch it and go on mixing two
  * runs); a call that settled is answered from the journal without running; anything else runs live.
  */
-export function replayingHost({ plan, live, rawTools, children, writer, replaySafe }: ReplayOptions): WorkflowHost {
+export function replayingHost({ plan, live, rawTools, children, writer, replaySafe, runDir }: ReplayOptions): WorkflowHost {
   const diverged = (journaled: CallIdentity, asked: CallIdentity, index: number): HostError =>
     hostError(
       "failed",
@@ -67,7 +73,8 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
       { fatal: true },
     );
   const same = (journaled: CallIdentity, asked: CallIdentity) => journaled.target === asked.target && journaled.argsHash === asked.argsHash;
-  const replayedCalls = callJournal(writer, true);
+  const replayedCalls = callJournal(writer, true, runDir);
+  const fromDir = runFiles(plan.store.scope, plan.from.runId).dir;
   const ranLive = () => children.countLive();
   const replayed = () => children.countReplayed();
 
@@ -129,7 +136,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
 
   const tools: NonNullable<WorkflowHost["tools"]> = {};
   for (const [name, fn] of Object.entries(rawTools ?? {})) {
-    const call = journaledCall(name, fn, writer);
+    const call = journaledCall(name, fn, writer, runDir);
     tools[name] = async (args, context) => replayTool(name, call, args, context);
   }
 
@@ -159,11 +166,22 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
       ranLive();
       return fn(args, context);
     }
+    const value = answer.ok ? keptValue(answer, name, index) : undefined;
     replayedCalls.toolCall(index, name, asked.argsHash, runsAction(name, args));
-    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value: answer.value } : { ok: false, code: answer.code, message: answer.message });
+    // A message the journal cut is as long again as it was, so the sandbox cuts it to the same text the script saw.
+    const message = answer.ok ? "" : answer.message.padEnd(Math.min(answer.messageChars ?? 0, MAX_REBUILT_CHARS), " ");
+    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value } : { ok: false, code: answer.code, message });
     replayed();
-    if (answer.ok) return answer.value;
-    throw hostError(answer.code, answer.message);
+    if (answer.ok) return value;
+    throw hostError(answer.code, message);
+  }
+
+  /** A journaled answer's value; one kept in a file is read now, and must be what the journal hashed. */
+  function keptValue(answer: ToolAnswer & { ok: true }, name: string, index: number): unknown {
+    if ("value" in answer) return answer.value;
+    const read = readKeptAnswer(fromDir, answer.kept);
+    if (read) return read.value;
+    throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} answered, but its answer kept beside the journal (${answer.kept.file}) is gone or changed since, so the resumed run cannot be given it. Run the workflow again.`, { fatal: true });
   }
 
   const host: WorkflowHost = { agent };

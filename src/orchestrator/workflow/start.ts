@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { RunOutcome, RunView } from "../../contract/run-schema.ts";
-import { redactValueUnder, type RunWriter, type SettleResult } from "../../runs/index.ts";
+import { redactValueUnder, runFiles, type RunWriter, type SettleResult } from "../../runs/index.ts";
 import {
   runWorkflow,
   type ParsedWorkflow,
@@ -158,10 +158,11 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
         if (!writer.settled) writer.journal({ t: "event", name: "nested_run", data: { index, runId } });
       };
       const rawTools = launch.tools(writer.runId, nested);
-      const tools = journaledTools(rawTools, writer);
+      const runDir = runFiles(env.runs.scope, writer.runId).dir;
+      const tools = journaledTools(rawTools, writer, runDir);
       if (tools) live.tools = tools;
       if (launch.toolSchemas) live.toolSchemas = launch.toolSchemas;
-      host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe }) : live;
+      host = resume ? replayingHost({ plan: resume.plan, live, rawTools, children, writer, replaySafe: resume.replaySafe, runDir }) : live;
       if (resume) writer.setChildren(children.counts);
     },
     work: (writer, signal) => runWorkflow(workflow, { args: launch.args, host, seed, startedAt, signal, tree: launch.tree, onEvent: (event) => record(writer, event, trace) }),
@@ -175,17 +176,22 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
       replay: { seed, startedAt },
     }),
     settle: async (writer, result) => {
-      // Children stop when the root ends; the root settles only once they are terminal too.
-      await children.drain();
-      if (progressQueued) sendProgress();
-      if (children.stubbed > 0) {
-        const count = children.stubbed === 1 ? "1 child was" : `${children.stubbed} children were`;
-        writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
+      try {
+        // Children stop when the root ends; the root settles only once they are terminal too.
+        await children.drain();
+        if (progressQueued) sendProgress();
+        if (children.stubbed > 0) {
+          const count = children.stubbed === 1 ? "1 child was" : `${children.stubbed} children were`;
+          writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
+        }
+        const settled = settleRoot(writer, result, children.counts);
+        const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
+        trace.end(settled.view, result.ok ? result.value : undefined);
+        return { ...settled, warnings };
+      } catch (error) {
+        trace.unsettled(error); // the run's span ends even so: the trace keeps the run
+        throw error;
       }
-      const settled = settleRoot(writer, result, children.counts);
-      const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : [])];
-      trace.end(settled.view, result.ok ? result.value : undefined);
-      return { ...settled, warnings };
     },
   });
 }

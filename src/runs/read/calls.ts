@@ -111,7 +111,8 @@ class CallList {
       call.error = { code: text(data.code) || "tool_failed", message: text(data.message) };
       return;
     }
-    const { failed, ...facts } = receiptFacts(call.target, data.value);
+    // A large answer is kept beside the journal, its receipt's facts on the line (kept-answers.ts).
+    const { failed, ...facts } = receiptFacts(call.target, data.value ?? data.receipt);
     Object.assign(call, facts.runId && call.runId ? { ...facts, runId: call.runId } : facts);
     call.status = failed ? "failed" : "succeeded";
   }

@@ -3,6 +3,7 @@ import type { RunOutcome, RunView } from "../../../contract/run-schema.ts";
 import { RUN_ACTIONS } from "../../../contract/runs-schema.ts";
 import { classifyJournalText, readEvidenceText, readLaunch, runFiles, type RunStore, errorCode } from "../../../runs/index.ts";
 import { hashArgs } from "../call-identity.ts";
+import { keptAnswerOf, keptAnswerPresent, type KeptAnswer } from "../kept-answers.ts";
 
 /** What the journal recorded of one agent() call of the run being resumed. */
 export interface JournaledAgentCall {
@@ -18,7 +19,8 @@ export interface JournaledAgentCall {
   rejected?: { code: string; message: string; fatal: boolean };
 }
 
-export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+/** A journaled answer: its value, or (a large one) where it is kept beside the journal (kept-answers.ts). */
+export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: false; code: string; message: string; messageChars?: number };
 
 /** What the journal recorded of one tools.* call: its start, and its answer once it had one. */
 export interface JournaledToolCall {
@@ -110,12 +112,18 @@ export function locateIn(store: RunStore, runId: string): LocatedRun | undefined
 
 /** Folds the journal's call records into one entry per index, line by line as the integrity check hands them over. */
 class CallFolder {
+  /** The run's folder, where its large tools.* answers are kept. */
+  private readonly runDir: string;
   readonly nested = new Map<number, string>();
   readonly agents = new Map<number, JournaledAgentCall>();
   readonly tools = new Map<number, JournaledToolCall>();
   /** The `replay` event's data: seed, start time, script and args hashes. */
   replay: Record<string, unknown> | undefined;
   private readonly agentByChild = new Map<string, JournaledAgentCall>();
+
+  constructor(runDir: string) {
+    this.runDir = runDir;
+  }
 
   add(line: Line): void {
     if (line.t === "child") {
@@ -158,7 +166,15 @@ class CallFolder {
       case "tool_result": {
         const call = this.tools.get(index);
         if (!call || data.stopped === true) return;
-        call.answer = data.ok === true ? { ok: true, value: data.value ?? null } : { ok: false, code: str(data.code) || "tool_failed", message: str(data.message) };
+        if (data.ok !== true) {
+          const messageChars = typeof data.messageChars === "number" && Number.isSafeInteger(data.messageChars) ? data.messageChars : undefined;
+          call.answer = { ok: false, code: str(data.code) || "tool_failed", message: str(data.message), ...(messageChars !== undefined ? { messageChars } : {}) };
+          return;
+        }
+        const kept = keptAnswerOf(data);
+        // A kept answer whose file is gone (or was never written) is no answer: the call counts as unanswered.
+        if (kept === undefined) call.answer = { ok: true, value: data.value ?? null };
+        else if (keptAnswerPresent(this.runDir, kept)) call.answer = { ok: true, kept };
       }
     }
   }
@@ -183,7 +199,7 @@ export function planResume(store: RunStore, runId: string, nested = false): { su
   }
 
   // One pass: the integrity check hands over each whole line (a torn last line is left out).
-  const calls = new CallFolder();
+  const calls = new CallFolder(runFiles(store.scope, runId).dir);
   const report = classifyJournalText(readJournal(store, runId), runId, (line) => calls.add(line as Line));
   if (report.integrity === "damaged" || report.integrity === "unknown") {
     throw new FlowError("run_unavailable", `Run ${runId}'s journal is ${report.integrity} (${report.reason ?? "unreadable"}); it cannot be replayed.`);

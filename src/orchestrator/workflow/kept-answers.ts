@@ -1,0 +1,105 @@
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWriteFile, groupCommit, redactedJson } from "../../runs/index.ts";
+
+/**
+ * A tools.* answer is journaled with its call, so a resumed run answers the call without running
+ * it again. Answers are up to replyChars (4 MiB by default, 16 MiB at most) each, and a run makes
+ * up to toolCalls (256, at most 4,096) of them: written whole into the journal they made it
+ * gigabytes, which every reader of the run (inspect, the report, a resume's plan) reads. An answer
+ * past KEPT_INLINE_CHARS of JSON goes to a file of its own beside the journal instead, redacted as
+ * the journal line would have been, and the line keeps its size, hash and first characters. A
+ * resume reads the file when it replays that call, and checks it against the hash.
+ */
+export const KEPT_INLINE_CHARS = 16 * 1024;
+
+/** The first characters of a kept answer's JSON, on its journal line: enough to see what it was. */
+const HEAD_CHARS = 1024;
+
+/** What a journal line says of an answer kept in a file: `file` is null when the file could not be written. */
+export interface KeptAnswer {
+  file: string | null;
+  /** Characters of the answer's (redacted) JSON, and bytes of the file. */
+  chars: number;
+  bytes: number;
+  sha256: string;
+  head: string;
+}
+
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+
+/** The file name of call `index`'s answer: one per call, in the run's folder. */
+const answerFile = (index: number): string => `tool-answer-${index}.json`;
+
+/**
+ * The answer's fields for its journal line: `value` when it is small, else `kept` (its file written
+ * first, so a line that names a file is never before the file).
+ */
+export function keepAnswer(runDir: string, index: number, value: unknown): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
+  // Measured as written first: a small answer is redacted once, by the journal line that holds it.
+  if ((JSON.stringify(value ?? null) ?? "null").length <= KEPT_INLINE_CHARS) return { value: value ?? null };
+  const json = redactedJson(value ?? null) ?? "null";
+  const file = answerFile(index);
+  let written: string | null = file;
+  try {
+    atomicWriteFile(join(runDir, file), json, { durable: false });
+    // Synced with the run's other files, before the journal's lines: its contents and the directory entry that names it.
+    groupCommit().enqueue("final", join(runDir, file));
+    groupCommit().enqueue("final", runDir);
+  } catch {
+    written = null; // the run goes on; a resume treats the call as unanswered
+  }
+  const receipt = receiptSummary(value);
+  return { kept: { file: written, chars: json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head: json.slice(0, HEAD_CHARS) }, ...(receipt ? { receipt } : {}) };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * What the workflow's calls view reads of a pi-flow tool's receipt (whether it failed and why, its
+ * action, the run it started), kept on the line when the receipt itself is kept in a file.
+ */
+function receiptSummary(value: unknown): Record<string, unknown> | undefined {
+  if (!isObject(value) || value.contractVersion === undefined) return undefined;
+  const run = isObject(value.data) && isObject(value.data.run) ? value.data.run : undefined;
+  return {
+    contractVersion: value.contractVersion,
+    ok: value.ok,
+    ...(value.action !== undefined ? { action: value.action } : {}),
+    ...(value.error !== undefined ? { error: value.error } : {}),
+    ...(typeof run?.runId === "string" ? { data: { run: { runId: run.runId } } } : {}),
+  };
+}
+
+/** A kept answer as a journal line recorded it, if the line is one (checked field by field: the journal is a file). */
+export function keptAnswerOf(data: unknown): KeptAnswer | undefined {
+  if (data === null || typeof data !== "object") return undefined;
+  const kept = (data as { kept?: unknown }).kept;
+  if (kept === null || typeof kept !== "object") return undefined;
+  const { file, chars, bytes, sha256: hash, head } = kept as Record<string, unknown>;
+  if ((file !== null && typeof file !== "string") || typeof chars !== "number" || typeof bytes !== "number" || typeof hash !== "string" || typeof head !== "string") return undefined;
+  return { file, chars, bytes, sha256: hash, head };
+}
+
+/** Whether the kept answer's file is there at its recorded size (a cheap check, before a resume starts). */
+export function keptAnswerPresent(runDir: string, kept: KeptAnswer): boolean {
+  // The name comes from a file: only a name this module writes, never a path elsewhere.
+  if (kept.file === null || !/^tool-answer-\d+\.json$/.test(kept.file)) return false;
+  try {
+    return statSync(join(runDir, kept.file)).size === kept.bytes;
+  } catch {
+    return false;
+  }
+}
+
+/** The kept answer's value, read back; undefined when its file is gone or is not what the journal hashed. */
+export function readKeptAnswer(runDir: string, kept: KeptAnswer): { value: unknown } | undefined {
+  if (!keptAnswerPresent(runDir, kept)) return undefined;
+  try {
+    const json = readFileSync(join(runDir, kept.file!), "utf8");
+    return sha256(json) === kept.sha256 ? { value: JSON.parse(json) as unknown } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,128 @@
+// A tools.* answer is journaled so a resumed run answers the call without running it again. A large
+// one (up to replyChars, 4 MiB, per call, for up to 256 calls) is kept in a file beside the journal,
+// redacted, the journal line holding its size, hash and first characters: the journal stays small
+// for every reader, and a resume still gives the script the whole answer.
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import type { LaunchEnvironment } from "../../src/orchestrator/child/index.ts";
+import { planResume, type ResumePlan } from "../../src/orchestrator/workflow/resume/plan.ts";
+import { parseSelected } from "../../src/orchestrator/workflow/sources.ts";
+import { startWorkflow } from "../../src/orchestrator/workflow/start.ts";
+import { runFiles, type RunStore } from "../../src/runs/index.ts";
+import { workflowCalls } from "../../src/runs/read/calls.ts";
+import { RunTree, type WorkflowHost } from "../../runtime/index.ts";
+import { sandbox } from "../runs/helpers.ts";
+
+const box = sandbox();
+afterAll(() => box.cleanup());
+const runs = box.store("s");
+
+const SECRET = "sk-ant-api03-" + "Qw8Er4Ty6Ui2Op0As3Df5Gh7Jk9Lz1Xc".repeat(2);
+/** About 150 KB of JSON: a listing a tool might return, with a key in it, shaped as a pi-flow receipt that failed. */
+const LISTING = { contractVersion: 1, ok: false, error: { code: "failed", message: "the listing is partial" }, key: SECRET, lines: Array.from({ length: 5000 }, (_, index) => `entry ${index} of the listing`) };
+const SCRIPT = `export const apiVersion = 1;
+const listing = await tools.list({});
+const next = await tools.next({});
+return { count: listing.lines.length, last: listing.lines.at(-1), key: listing.key, next };
+`;
+
+/** A foreground run of SCRIPT with these tools; `resume` continues an earlier run. */
+function start(tools: NonNullable<WorkflowHost["tools"]>, options: { signal?: AbortSignal; resume?: ResumePlan; script?: string } = {}) {
+  const selected = { name: "inline", source: "inline" as const, label: "inline.js", text: options.script ?? SCRIPT };
+  // Only what a script without agent() calls reads of its environment: where it runs and its store.
+  const env = { cwd: box.project, runs } as Partial<LaunchEnvironment> as LaunchEnvironment;
+  return startWorkflow({
+    workflow: parseSelected(selected),
+    selected,
+    args: {},
+    description: "lists",
+    env,
+    tools: () => tools,
+    background: false,
+    depth: 0,
+    tree: { budget: new RunTree(), nested: false },
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.resume ? { resume: { plan: options.resume, replaySafe: new Set(["next"]) } } : {}),
+  });
+}
+
+const journal = (store: RunStore, runId: string) =>
+  readFileSync(runFiles(store.scope, runId).journal, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => ({ bytes: Buffer.byteLength(line), line: JSON.parse(line) as { name?: string; data?: Record<string, unknown> } }));
+
+/** A run cancelled while its second call waits: its first, large answer is in its evidence. */
+async function interrupted(tools: NonNullable<WorkflowHost["tools"]> = { list: async () => LISTING }, script = SCRIPT): Promise<string> {
+  const stop = new AbortController();
+  const started = start({ ...tools, next: () => (stop.abort(), new Promise<never>(() => undefined)) }, { signal: stop.signal, script });
+  const settled = await started.settled;
+  expect(settled.view.state.outcome).toBe("cancelled");
+  return started.runId;
+}
+
+test("a large tools.* answer is kept beside the journal, redacted, and the journal line holds its size and hash, not the answer", async () => {
+  const runId = await interrupted();
+  const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
+  expect(result.bytes).toBeLessThan(4096);
+  const kept = result.line.data!.kept as { file: string; chars: number; bytes: number; sha256: string; head: string };
+  expect(kept).toMatchObject({ file: "tool-answer-0.json", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(kept.chars).toBeGreaterThan(100_000);
+  expect(kept.head).toMatch(/^\{"contractVersion":1,"ok":false,.*"key":"\S*REDACTED/);
+  // The calls view still reads the receipt's facts from the line: the call failed, and why.
+  expect(workflowCalls(runFiles(runs.scope, runId).journal, runId)[0]).toMatchObject({ kind: "tool", target: "list", status: "failed", error: { code: "failed", message: "the listing is partial" } });
+  const file = join(runFiles(runs.scope, runId).dir, kept.file);
+  expect(statSync(file).size).toBe(kept.bytes);
+  const saved = readFileSync(file, "utf8");
+  expect(saved).not.toContain(SECRET);
+  expect((JSON.parse(saved) as typeof LISTING).lines).toEqual(LISTING.lines);
+});
+
+test("a resume gives the script the whole kept answer without calling the tool again, and a kept answer changed since fails the resume", async () => {
+  const runId = await interrupted();
+  let listed = 0;
+  const tools = { list: async () => (listed++, LISTING), next: async () => "fresh" };
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const resumed = await start(tools, { resume: plan.plan }).settled;
+  expect(resumed.view.state.outcome).toBe("succeeded");
+  expect(resumed.value).toEqual({ count: 5000, last: "entry 4999 of the listing", key: expect.stringMatching(/REDACTED/), next: "fresh" });
+  expect(listed).toBe(0);
+
+  // The same size, other contents: not what the journal hashed.
+  const file = join(runFiles(runs.scope, runId).dir, "tool-answer-0.json");
+  writeFileSync(file, readFileSync(file, "utf8").replace("entry 1 ", "entry 7 "));
+  const again = planResume(runs, runId);
+  if (!("plan" in again)) throw new Error("the interrupted run should be resumable");
+  const refused = await start(tools, { resume: again.plan }).settled;
+  expect(refused.view.state.outcome).toBe("failed");
+  expect(refused.view.state.error?.message).toMatch(/kept beside the journal \(tool-answer-0\.json\) is gone or changed since/);
+  expect(listed).toBe(0);
+});
+
+test("a tool's failure is journaled as the script saw it, its message cut as the sandbox cuts it, and a resume shows the script the very same message", async () => {
+  const script = `export const apiVersion = 1;
+let seen;
+try { await tools.fail({}); } catch (error) { seen = error.code + ": " + error.message; }
+const next = await tools.next({});
+return { seen, next };
+`;
+  // A megabyte of error text, as a tool that puts its whole output in its error might throw.
+  const fail = async () => {
+    throw Object.assign(new Error(`the build failed:\n${"warning: unused variable\n".repeat(40_000)}`), { code: "build_failed" });
+  };
+  const fresh = await start({ fail, next: async () => "fresh" }, { script }).settled;
+  const runId = await interrupted({ fail }, script);
+  const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
+  expect(result.bytes).toBeLessThan(8192);
+  expect(result.line.data).toMatchObject({ ok: false, code: "build_failed", messageChars: 1_000_018 });
+
+  let failed = 0;
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const resumed = await start({ fail: async () => (failed++, null), next: async () => "fresh" }, { resume: plan.plan, script }).settled;
+  expect(failed).toBe(0);
+  expect(resumed.value).toEqual(fresh.value);
+  expect((resumed.value as { seen: string }).seen).toMatch(/^build_failed: the build failed:\nwarning: unused variable\n[\s\S]*… \[\d+ more characters cut\]$/);
+});
