@@ -1,11 +1,11 @@
 // Applying a run's kept changes onto the user's working tree: a 3-way merge against the run's base,
 // written into the working tree only when it is clean, all or nothing. The user's index, HEAD and
 // refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
-import { lstat, mkdtemp, readdir, rm, unlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
-import { git, nulFields, runGit } from "./git.ts";
+import { checkoutWithUserAttributes } from "./checkout.ts";
+import { nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
 import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
 
@@ -13,19 +13,6 @@ export type ApplyOutcome =
   | { status: "applied"; files: string[] }
   | { status: "conflict"; files: string[] }
   | { status: "nothing_to_apply" };
-
-/** Writes `tree`'s version of `paths` into the working tree (mode and bytes exact), through a private index. */
-async function checkout(root: string, tree: string, paths: readonly string[]): Promise<void> {
-  if (paths.length === 0) return;
-  const dir = await mkdtemp(join(tmpdir(), "pi-flow-apply-"));
-  try {
-    const env = { GIT_INDEX_FILE: join(dir, "index") };
-    await git(["read-tree", tree], { cwd: root, env });
-    await git(["checkout-index", "-f", "-z", "--stdin"], { cwd: root, env, input: paths.map((path) => `${path}\0`).join("") });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** Whether a folder on the way from `root` to `path` is a symbolic link or no folder at all: nothing is deleted through one. */
 async function throughLink(root: string, path: string): Promise<boolean> {
@@ -142,7 +129,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)
-  await checkout(repo.root, tree, written);
+  await checkoutWithUserAttributes(repo.root, tree, currentTree, written);
   for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
   return { status: "applied", files };
 }

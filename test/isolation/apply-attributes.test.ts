@@ -1,0 +1,76 @@
+// A child's `.gitattributes` never steers how an apply writes the user's files: no filter program
+// the user's git config defines runs because the child named it, and no eol or ident conversion
+// the child switched on changes the bytes written. Real git, a real user-level filter.
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyChanges } from "../../src/isolation/apply.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { makeRepo, writeIn } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+let next = 0;
+const runId = () => `r-attr${String(next++).padStart(4, "0")}`;
+
+describe("a child's .gitattributes, applied", () => {
+  const proof = join(home, "smudge-ran");
+  const config = join(home, "gitconfig");
+  let before: string | undefined;
+  beforeEach(() => {
+    rmSync(proof, { force: true });
+    // A filter the user configured for files of their own: its smudge program leaves a mark when run.
+    writeFileSync(config, `[filter "mark"]\n\tsmudge = "touch ${proof}; cat"\n\tclean = cat\n`);
+    before = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = config;
+  });
+  afterEach(() => {
+    if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+    else process.env.GIT_CONFIG_GLOBAL = before;
+  });
+
+  it("runs no filter program the child's attributes name, and writes the child's files and attributes byte for byte", async () => {
+    const root = makeRepo({ "a.txt": "a\n", "src/b.txt": "b\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, {
+      ".gitattributes": "* filter=mark\n",
+      "src/.gitattributes": "*.txt filter=mark eol=crlf ident\n.gitattributes filter=mark\n",
+      "a.txt": "child a\n",
+      "src/b.txt": "child b $Id$\n",
+      "src/new.txt": "new\n",
+    });
+    await settleIsolation(isolation, home);
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(applied).toEqual({ status: "applied", files: [".gitattributes", "a.txt", "src/.gitattributes", "src/b.txt", "src/new.txt"] });
+    expect(existsSync(proof)).toBe(false);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+    expect(readFileSync(join(root, "src/b.txt"), "utf8")).toBe("child b $Id$\n"); // no CRLF, no expanded ident
+    expect(readFileSync(join(root, "src/new.txt"), "utf8")).toBe("new\n");
+    expect(readFileSync(join(root, ".gitattributes"), "utf8")).toBe("* filter=mark\n");
+    expect(readFileSync(join(root, "src/.gitattributes"), "utf8")).toBe("*.txt filter=mark eol=crlf ident\n.gitattributes filter=mark\n");
+  });
+
+  it("a child that changes the user's .gitattributes cannot switch a filter on for this apply; the user's own attributes still apply", async () => {
+    const root = makeRepo({ ".gitattributes": "*.txt ident\n", "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitattributes": "*.txt filter=mark\n", "a.txt": "child $Id$\n", "link.txt": "x\n" });
+    await settleIsolation(isolation, home);
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "applied", files: [".gitattributes", "a.txt", "link.txt"] });
+    expect(existsSync(proof)).toBe(false);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toMatch(/^child \$Id: [0-9a-f]{40} \$\n$/); // the user's ident, as git checks it out
+    expect(readFileSync(join(root, ".gitattributes"), "utf8")).toBe("*.txt filter=mark\n");
+  });
+
+  it("a child's .gitattributes that is a link is written as that link, and its target names no filter that runs", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    symlinkSync("* filter=mark", join(isolation.path, ".gitattributes"));
+    writeIn(isolation.path, { "a.txt": "child a\n" });
+    await settleIsolation(isolation, home);
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "applied", files: [".gitattributes", "a.txt"] });
+    expect(existsSync(proof)).toBe(false);
+    expect(readlinkSync(join(root, ".gitattributes"))).toBe("* filter=mark");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+  });
+});
