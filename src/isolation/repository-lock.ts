@@ -14,6 +14,11 @@ import { processGlobal } from "../../runtime/process-global.ts";
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
 const FOREIGN_LOCK_MAX_AGE_MS = 10 * 60 * 1000;
+/**
+ * A lock file that does not read as an owner is being written (its maker writes it at once after
+ * making it) or was left by a process that died in between: taken as abandoned once this old.
+ */
+const UNREADABLE_LOCK_MAX_AGE_MS = 10 * 1000;
 const RETRY_MS = 25;
 /** How long a wait for another process's lock goes unremarked before the waiter is told who holds it. */
 const NOTICE_MS = 2_000;
@@ -47,16 +52,18 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 async function readOwner(path: string): Promise<LockOwner | undefined> {
   try {
-    return JSON.parse(await readFile(path, "utf8")) as LockOwner;
+    const owner = JSON.parse(await readFile(path, "utf8")) as unknown;
+    return typeof owner === "object" && owner !== null ? (owner as LockOwner) : undefined;
   } catch {
-    return undefined; // being written or just removed: look again
+    return undefined; // being written, torn, or just removed
   }
 }
 
 /** Whether the lock at `path` was left by a process that is gone (or is too old to trust). */
 async function abandoned(path: string, owner: LockOwner | undefined): Promise<boolean> {
-  if (!owner) return false;
-  if (owner.host !== hostname()) return Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now()) > FOREIGN_LOCK_MAX_AGE_MS;
+  const age = async () => Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now());
+  if (!owner) return (await age()) > UNREADABLE_LOCK_MAX_AGE_MS;
+  if (owner.host !== hostname()) return (await age()) > FOREIGN_LOCK_MAX_AGE_MS;
   return !ownerAlive(owner);
 }
 

@@ -2,7 +2,7 @@
 // at once, and a lock left by a process that died is taken over. Real processes, real files.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
@@ -117,3 +117,15 @@ test("a live process that hangs holding the lock is named to a waiter, who gives
   // Once it lets go, the run applies.
   expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["a.txt"] }]);
 }, 30_000);
+
+test("a lock file left empty or torn (its process died between making and writing it) is taken over once it is old, not waited for forever", async () => {
+  const repo = await openRepository(makeRepo());
+  const lockFile = join(repo.commonDir, "pi-flow-worktrees.lock");
+  const aMinuteAgo = new Date(Date.now() - 60_000);
+  for (const left of ["", '{"pid": 12']) {
+    writeFileSync(lockFile, left);
+    utimesSync(lockFile, aMinuteAgo, aMinuteAgo);
+    expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
+  }
+  expect(existsSync(lockFile)).toBe(false);
+}, 20_000);
