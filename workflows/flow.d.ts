@@ -1938,9 +1938,13 @@ type ExternalRunsOutput =
                */
               status: "applied" | "conflict" | "nothing_to_apply" | "already_applied" | "discarded";
               /**
-               * applied: the files written or deleted. conflict: the conflicting files.
+               * applied: the files written or deleted. conflict: the conflicting files. The first 200.
                */
               files?: string[];
+              /**
+               * How many more files than the 200 listed (an applied run's evidence lists them all).
+               */
+              moreFiles?: number;
             }[];
             runs?: never;
             workflows?: never;

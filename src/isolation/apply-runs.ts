@@ -22,8 +22,21 @@ export type ChangeAction = "apply" | "discard";
 export interface ChangeAnswer {
   runId: string;
   status: "applied" | "conflict" | "nothing_to_apply" | "already_applied" | "discarded";
-  /** applied: the files written or deleted; conflict: the files that conflict (nothing was changed). */
+  /** applied: the files written or deleted; conflict: the files that conflict (nothing was changed). The first ANSWER_FILES_MAX. */
   files?: string[];
+  /** How many files past the first ANSWER_FILES_MAX `files` leaves out (an applied run's changes.json keeps them all, as appliedFiles). */
+  moreFiles?: number;
+}
+
+/**
+ * At most this many file names in an answer's data: a child that wrote 50,000 files (an un-ignored
+ * node_modules) must not make an answer of megabytes for a workflow or a session to hold.
+ */
+export const ANSWER_FILES_MAX = 200;
+
+/** `files` as an answer holds them: the first ANSWER_FILES_MAX, and how many more. */
+function answerFiles(files: readonly string[]): Pick<ChangeAnswer, "files" | "moreFiles"> {
+  return files.length > ANSWER_FILES_MAX ? { files: files.slice(0, ANSWER_FILES_MAX), moreFiles: files.length - ANSWER_FILES_MAX } : { files: [...files] };
 }
 
 export const MAX_CHANGE_TARGETS = 100;
@@ -96,11 +109,12 @@ async function applyOne(runId: string, files: Files, home: string, wait: ChangeW
     if (outcome.status === "conflict") {
       // A file saved while it merged: nothing was written, the run is as it was.
       if (marked) await settleMark(repo.root, files, record, runId, "kept");
-      return { runId, status: "conflict", files: outcome.files };
+      return { runId, status: "conflict", ...answerFiles(outcome.files) };
     }
-    await settleMark(repo.root, files, record, runId, "applied");
+    // Every file, in the run's evidence: the answer names only the first ANSWER_FILES_MAX.
+    await settleMark(repo.root, files, outcome.status === "applied" ? { ...record, appliedFiles: outcome.files } : record, runId, "applied");
     await dropChanges(repo.root, runId);
-    return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
+    return outcome.status === "applied" ? { runId, status: "applied", ...answerFiles(outcome.files) } : { runId, status: "nothing_to_apply" };
   }, lockWait("apply", runId, wait));
 }
 
@@ -274,9 +288,9 @@ export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown
 /** One line per run, for the tool's text, the CLI and /flow, in the words of the action asked. */
 export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction): string {
   return answers
-    .map(({ runId, status, files }) => {
+    .map(({ runId, status, files, moreFiles }) => {
       // A child named these files: shown without the escapes a name can hold.
-      const list = files && files.length > 0 ? `: ${nameList(files)}` : "";
+      const list = files && files.length > 0 ? `: ${nameList(files, moreFiles)}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
