@@ -98,19 +98,20 @@ describe("a conflict names the user's paths", () => {
 });
 
 describe("a child that writes a large binary file", () => {
-  it("keeps its changes, and its patch view a note, without reading a patch over 32 MiB into memory", async () => {
+  it("keeps its changes, and its patch view a note, without reading a patch over the patch view's cap into memory", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const runDir = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-run-")));
     const files = { changes: join(runDir, "changes.json"), patch: join(runDir, "patch.diff") } as RunFiles;
-    const pending = startIsolation(await openRepository(root), runId(), home);
+    // The cap is 32 MiB (MAX_PATCH_VIEW_BYTES); a smaller one behaves the same, without writing 28 MiB.
+    const pending = startIsolation(await openRepository(root), runId(), home, { patchViewMaxBytes: 64 * 1024 });
     const worktree = await isolationWorktree(pending);
-    // Random bytes do not compress: their git binary patch is about 1.27 times their size, over 32 MiB.
-    writeFileSync(join(worktree.path, "big.bin"), randomBytes(28 * 1024 * 1024));
+    // Random bytes do not compress: their git binary patch is about 1.27 times their size, over the cap.
+    writeFileSync(join(worktree.path, "big.bin"), randomBytes(56 * 1024));
     const diagnostics: string[] = [];
     expect(await finishIsolation(pending, files, home, { appendDiagnostic: (entry) => diagnostics.push(entry.message) })).toEqual({ files: 1, insertions: 0, deletions: 0 });
     expect(diagnostics).toEqual([]);
-    expect(readFileSync(files.patch, "utf8")).toBe("The patch is too large to show (it is over 32 MiB); the changes are kept and can be applied.\n");
-    expect(readChangeRecord(files)?.state).toBe("kept"); // applicable: huge-patch.large.ts applies a larger one
+    expect(readFileSync(files.patch, "utf8")).toBe("The patch is too large to show (it is over 64 KiB); the changes are kept and can be applied.\n");
+    expect(readChangeRecord(files)?.state).toBe("kept"); // applicable: huge-patch.large.ts applies one over 32 MiB
     for (const dir of [root, runDir]) rmSync(dir, { recursive: true, force: true });
   });
 });
