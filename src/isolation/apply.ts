@@ -5,6 +5,7 @@ import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
 import { checkoutWithUserAttributes } from "./checkout.ts";
+import { linksIntoGitFolder, type LinkEntry } from "./git-folder-links.ts";
 import { nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
 import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
@@ -25,14 +26,23 @@ async function throughLink(root: string, path: string): Promise<boolean> {
   return false;
 }
 
-/** The paths that differ between two trees: those `to` holds, and those only `from` held. */
-async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[] }> {
-  const raw = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to], { cwd: root });
+/** The paths that differ between two trees: those `to` holds (and which of them are links), and those only `from` held. */
+async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[]; links: LinkEntry[] }> {
+  const raw = await runGit(["diff-tree", "-r", "-z", "--no-renames", from, to], { cwd: root });
+  if (raw.code !== 0) throw new Error(`git diff-tree failed: ${raw.stderr}`);
   const fields = nulFields(raw.stdout);
   const written: string[] = [];
   const deleted: string[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) (fields[i] === "D" ? deleted : written).push(fields[i + 1]!);
-  return { written, deleted };
+  const links: LinkEntry[] = [];
+  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, mode = "", , id = "", status = ""] = fields[i]!.slice(1).split(" ");
+    const path = fields[i + 1]!;
+    if (status === "D") deleted.push(path);
+    else written.push(path);
+    if (status !== "D" && mode === "120000") links.push({ path, id });
+  }
+  return { written, deleted, links };
 }
 
 /**
@@ -117,8 +127,12 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout, [current, changes.commit]) };
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
-  const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
-  const blocked = [...intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), ...(await inTheWay(repo.root, currentTree, written, deleted))];
+  const { written, deleted, links } = await changedPaths(repo.root, currentTree, tree);
+  const blocked = [
+    ...intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]),
+    ...(await inTheWay(repo.root, currentTree, written, deleted)),
+    ...(await linksIntoGitFolder(repo.root, repo.commonDir, links)),
+  ];
   if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked)].sort() };
   const files = [...written, ...deleted].sort();
   await options.beforeWriting?.(files, current);

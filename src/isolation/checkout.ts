@@ -37,7 +37,7 @@ async function entriesOf(root: string, tree: string, paths: readonly string[]): 
 }
 
 /** The bytes of each blob, in one `cat-file --batch`. */
-async function blobs(root: string, ids: readonly string[]): Promise<Map<string, Buffer>> {
+export async function readBlobs(root: string, ids: readonly string[]): Promise<Map<string, Buffer>> {
   const found = new Map<string, Buffer>();
   if (ids.length === 0) return found;
   const out = await runGit(["cat-file", "--batch"], { cwd: root, input: ids.map((id) => `${id}\n`).join("") });
@@ -108,6 +108,6 @@ export async function checkoutWithUserAttributes(root: string, tree: string, use
     await rm(dir, { recursive: true, force: true });
   }
   const entries = await entriesOf(root, tree, attributes);
-  const bytes = await blobs(root, entries.filter((entry) => entry.mode !== "160000").map((entry) => entry.id));
+  const bytes = await readBlobs(root, entries.filter((entry) => entry.mode !== "160000").map((entry) => entry.id));
   for (const entry of entries) await writeEntry(root, entry, bytes.get(entry.id));
 }

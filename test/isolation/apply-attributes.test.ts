@@ -74,3 +74,18 @@ describe("a child's .gitattributes, applied", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
   });
 });
+
+describe("a link a child made into the repository's git folder", () => {
+  it("is never applied: a later write of that file would rewrite .git/config (an fsmonitor, a hook path)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    symlinkSync(".git/config", join(isolation.path, "notes.md"));
+    symlinkSync("../.GIT/hooks/pre-commit", join(isolation.path, "docs-hook"));
+    writeIn(isolation.path, { "a.txt": "child a\n", "src/.keep": "" });
+    symlinkSync("../.git", join(isolation.path, "src/git"));
+    await settleIsolation(isolation, home);
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "conflict", files: ["docs-hook", "notes.md", "src/git"] });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n"); // nothing changed
+    expect(existsSync(join(root, "notes.md"))).toBe(false);
+  });
+});
