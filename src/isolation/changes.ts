@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
-import { addAll } from "./add-all.ts";
+import { addChildTree } from "./child-attributes.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -98,7 +98,7 @@ async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
  */
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
-  const uncommitted = await addAll(place, await excludeFlowHome(worktree, options.flowHomeInTree));
+  const uncommitted = await addChildTree(place, base, await excludeFlowHome(worktree, options.flowHomeInTree), false);
   const inSubmodules = await writesInSubmodules(worktree);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);

@@ -7,7 +7,7 @@
 import { lstat, mkdir, mkdtemp, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { git, nulFields, runGit } from "./git.ts";
+import { git, nulFields, runGit, type GitOptions } from "./git.ts";
 
 /** Whether `path` names an attributes file, at the top or in a folder. */
 export const isAttributesFile = (path: string): boolean => path === ".gitattributes" || path.endsWith("/.gitattributes");
@@ -37,10 +37,10 @@ async function entriesOf(root: string, tree: string, paths: readonly string[]): 
 }
 
 /** The bytes of each blob, in one `cat-file --batch`. */
-export async function readBlobs(root: string, ids: readonly string[]): Promise<Map<string, Buffer>> {
+export async function readBlobs(place: GitOptions, ids: readonly string[]): Promise<Map<string, Buffer>> {
   const found = new Map<string, Buffer>();
   if (ids.length === 0) return found;
-  const out = await runGit(["cat-file", "--batch"], { cwd: root, input: ids.map((id) => `${id}\n`).join("") });
+  const out = await runGit(["cat-file", "--batch"], { ...place, input: ids.map((id) => `${id}\n`).join("") });
   if (out.code !== 0) throw new Error(`git cat-file failed: ${out.stderr}`);
   let at = 0;
   while (at < out.stdout.length) {
@@ -108,6 +108,6 @@ export async function checkoutWithUserAttributes(root: string, tree: string, use
     await rm(dir, { recursive: true, force: true });
   }
   const entries = await entriesOf(root, tree, attributes);
-  const bytes = await readBlobs(root, entries.filter((entry) => entry.mode !== "160000").map((entry) => entry.id));
+  const bytes = await readBlobs({ cwd: root }, entries.filter((entry) => entry.mode !== "160000").map((entry) => entry.id));
   for (const entry of entries) await writeEntry(root, entry, bytes.get(entry.id));
 }

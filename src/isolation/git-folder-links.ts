@@ -21,6 +21,6 @@ function intoGitFolder(target: string, commonDir: string): boolean {
 /** The paths of `links` whose target points into a git folder. */
 export async function linksIntoGitFolder(root: string, commonDir: string, links: readonly LinkEntry[]): Promise<string[]> {
   if (links.length === 0) return [];
-  const targets = await readBlobs(root, [...new Set(links.map((link) => link.id))]);
+  const targets = await readBlobs({ cwd: root }, [...new Set(links.map((link) => link.id))]);
   return links.filter((link) => intoGitFolder(targets.get(link.id)?.toString("utf8") ?? "", commonDir)).map((link) => link.path);
 }

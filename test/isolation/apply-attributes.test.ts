@@ -8,7 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
-import { makeRepo, writeIn } from "../support/git-repo.ts";
+import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { worktreePatch } from "../../src/isolation/worktree-patch.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 let next = 0;
@@ -28,6 +29,28 @@ describe("a child's .gitattributes, applied", () => {
   afterEach(() => {
     if (before === undefined) delete process.env.GIT_CONFIG_GLOBAL;
     else process.env.GIT_CONFIG_GLOBAL = before;
+  });
+
+  it("keeping a child's changes runs no clean program its attributes name: its files are kept byte for byte, as its patch for a cassette is", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const cleaned = join(home, "clean-ran");
+    writeFileSync(config, `[filter "mark"]\n\tclean = "touch ${cleaned}; tr a-z A-Z"\n\tsmudge = cat\n`);
+    rmSync(cleaned, { force: true });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitattributes": "* filter=mark\n", "sub/.gitattributes": "*.txt eol=crlf\n", "a.txt": "child a\n", "sub/b.txt": "b\n", "lib/c.txt": "c\n" });
+    symlinkSync("* filter=mark", join(isolation.path, "lib/.gitattributes")); // git reads a staged link's target as attributes
+    const patch = await worktreePatch({ ...isolation, base: isolation.base });
+    expect(existsSync(cleaned)).toBe(false);
+    expect(patch!.toString("utf8")).toContain("+child a\n");
+    await settleIsolation(isolation, home);
+    expect(existsSync(cleaned)).toBe(false);
+    const kept = `refs/pi-flow/${isolation.runId}`;
+    expect(gitIn(root, "cat-file", "blob", `${kept}:a.txt`)).toBe("child a");
+    expect(gitIn(root, "cat-file", "blob", `${kept}:.gitattributes`)).toBe("* filter=mark");
+    expect(gitIn(root, "cat-file", "blob", `${kept}:sub/.gitattributes`)).toBe("*.txt eol=crlf");
+    expect(gitIn(root, "cat-file", "blob", `${kept}:sub/b.txt`)).toBe("b");
+    expect(gitIn(root, "cat-file", "blob", `${kept}:lib/c.txt`)).toBe("c");
+    expect(gitIn(root, "ls-tree", kept, "lib/.gitattributes")).toMatch(/^120000 blob /);
   });
 
   it("runs no filter program the child's attributes name, and writes the child's files and attributes byte for byte", async () => {
