@@ -1945,6 +1945,10 @@ type ExternalRunsOutput =
                * How many more files than the 200 listed (an applied run's evidence lists them all).
                */
               moreFiles?: number;
+              /**
+               * conflict: why, when git found no conflict (files the working tree ignores in the way, a link into .git); nothing changed.
+               */
+              reason?: string;
             }[];
             runs?: never;
             workflows?: never;

@@ -26,6 +26,8 @@ export interface ChangeAnswer {
   files?: string[];
   /** How many files past the first ANSWER_FILES_MAX `files` leaves out (an applied run's changes.json keeps them all, as appliedFiles). */
   moreFiles?: number;
+  /** conflict: why, when it is not a conflict git found (a file the user's tree ignores in the way, a link into .git). */
+  reason?: string;
 }
 
 /**
@@ -109,7 +111,7 @@ async function applyOne(runId: string, files: Files, home: string, wait: ChangeW
     if (outcome.status === "conflict") {
       // A file saved while it merged: nothing was written, the run is as it was.
       if (marked) await settleMark(repo.root, files, record, runId, "kept");
-      return { runId, status: "conflict", ...answerFiles(outcome.files) };
+      return { runId, status: "conflict", ...answerFiles(outcome.files), ...(outcome.reason ? { reason: outcome.reason } : {}) };
     }
     // Every file, in the run's evidence: the answer names only the first ANSWER_FILES_MAX.
     await settleMark(repo.root, files, outcome.status === "applied" ? { ...record, appliedFiles: outcome.files } : record, runId, "applied");
@@ -288,14 +290,14 @@ export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown
 /** One line per run, for the tool's text, the CLI and /flow, in the words of the action asked. */
 export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction): string {
   return answers
-    .map(({ runId, status, files, moreFiles }) => {
+    .map(({ runId, status, files, moreFiles, reason }) => {
       // A child named these files: shown without the escapes a name can hold.
       const list = files && files.length > 0 ? `: ${nameList(files, moreFiles)}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
         case "conflict":
-          return `Run ${runId}: conflict, nothing changed${list}.`;
+          return `Run ${runId}: conflict, nothing changed${list}${reason ? ` (not applied: ${reason})` : ""}.`;
         case "nothing_to_apply":
           return `Run ${runId}: nothing to ${action} (no changes kept).`;
         case "already_applied":

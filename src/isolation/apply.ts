@@ -12,7 +12,7 @@ import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snaps
 
 export type ApplyOutcome =
   | { status: "applied"; files: string[] }
-  | { status: "conflict"; files: string[] }
+  | { status: "conflict"; files: string[]; reason?: string }
   | { status: "nothing_to_apply" };
 
 /** Whether a folder on the way from `root` to `path` is a symbolic link or no folder at all: nothing is deleted through one. */
@@ -128,12 +128,14 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
   const { written, deleted, links } = await changedPaths(repo.root, currentTree, tree);
-  const blocked = [
-    ...intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]),
-    ...(await inTheWay(repo.root, currentTree, written, deleted)),
-    ...(await linksIntoGitFolder(repo.root, repo.commonDir, links)),
+  // Not a conflict git found: each kind says why, so nobody tries to merge it by hand.
+  const refusals: [string[], string][] = [
+    [intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), "files in the flow home inside the working tree (pi-flow's own), which an apply never writes"],
+    [await inTheWay(repo.root, currentTree, written, deleted), "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites"],
+    [await linksIntoGitFolder(repo.root, repo.commonDir, links), "links into a git folder (.git), which an apply never writes"],
   ];
-  if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked)].sort() };
+  const blocked = refusals.filter(([paths]) => paths.length > 0);
+  if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked.flatMap(([paths]) => paths))].sort(), reason: blocked.map(([, why]) => why).join("; ") };
   const files = [...written, ...deleted].sort();
   await options.beforeWriting?.(files, current);
   // The merge took a while: a file the user saved meanwhile (an editor, a formatter) would be

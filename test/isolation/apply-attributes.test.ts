@@ -107,7 +107,7 @@ describe("a link a child made into the repository's git folder", () => {
     writeIn(isolation.path, { "a.txt": "child a\n", "src/.keep": "" });
     symlinkSync("../.git", join(isolation.path, "src/git"));
     await settleIsolation(isolation, home);
-    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "conflict", files: ["docs-hook", "notes.md", "src/git"] });
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "conflict", files: ["docs-hook", "notes.md", "src/git"], reason: "links into a git folder (.git), which an apply never writes" });
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n"); // nothing changed
     expect(existsSync(join(root, "notes.md"))).toBe(false);
   });

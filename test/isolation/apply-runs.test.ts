@@ -133,7 +133,7 @@ describe("a flow home inside the user's working tree (a dotfiles repository at ~
     const tree = execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
     rmSync(join(root, "dot-pi/flow/planted.json"));
     gitIn(root, "update-ref", `refs/pi-flow/${runId}`, gitIn(root, "commit-tree", tree, "-p", base, "-m", "kept"));
-    expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"] }]);
+    expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"], reason: "files in the flow home inside the working tree (pi-flow's own), which an apply never writes" }]);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
     expect(existsSync(join(inner, "planted.json"))).toBe(false);
   });

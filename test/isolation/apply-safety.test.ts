@@ -17,6 +17,7 @@ import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 let next = 0;
 const runId = () => `r-safe${String(next++).padStart(4, "0")}`;
+const IGNORED_IN_THE_WAY = "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites";
 
 describe("applying a child's changes never overwrites a file the user's tree holds but git ignores", () => {
   it("a child that un-ignores a file and writes it conflicts instead of overwriting the user's ignored file", async () => {
@@ -27,7 +28,7 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     await settleIsolation(isolation, home);
     const applied = await applyChanges(await openRepository(root), isolation.runId);
     expect(readFileSync(join(root, ".env"), "utf8")).toBe("USER_SECRET=keep me\n");
-    expect(applied).toEqual({ status: "conflict", files: [".env"] });
+    expect(applied).toEqual({ status: "conflict", files: [".env"], reason: IGNORED_IN_THE_WAY });
     expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n"); // nothing changed
   });
 
@@ -39,7 +40,7 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     await settleIsolation(isolation, home);
     const applied = await applyChanges(await openRepository(root), isolation.runId);
     expect(readFileSync(join(root, "build/out.bin"), "utf8")).toBe("the user's build\n");
-    expect(applied).toEqual({ status: "conflict", files: ["build"] });
+    expect(applied).toEqual({ status: "conflict", files: ["build"], reason: IGNORED_IN_THE_WAY });
   });
 
   it("a child's file under a name the user has as an ignored file conflicts instead of deleting that file", async () => {
@@ -51,7 +52,7 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     const applied = await applyChanges(await openRepository(root), isolation.runId);
     expect(statSync(join(root, "cache")).isFile()).toBe(true);
     expect(readFileSync(join(root, "cache"), "utf8")).toBe("the user's cache\n");
-    expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"] });
+    expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"], reason: IGNORED_IN_THE_WAY });
   });
 });
 
