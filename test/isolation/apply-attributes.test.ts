@@ -37,7 +37,7 @@ describe("a child's .gitattributes, applied", () => {
     writeFileSync(config, `[filter "mark"]\n\tclean = "touch ${cleaned}; tr a-z A-Z"\n\tsmudge = cat\n`);
     rmSync(cleaned, { force: true });
     const isolation = await createIsolation(await openRepository(root), runId(), home);
-    writeIn(isolation.path, { ".gitattributes": "* filter=mark\n", "sub/.gitattributes": "*.txt eol=crlf\n", "a.txt": "child a\n", "sub/b.txt": "b\n", "lib/c.txt": "c\n" });
+    writeIn(isolation.path, { ".gitattributes": "* filter=mark\n", "sub/.gitattributes": "*.txt eol=crlf\n", "a.txt": "child a\n", "sub/b.txt": "b\n", "lib/c.txt": "c\n", "odd\nname/.gitattributes": "* filter=mark\n", "odd\nname/d.txt": "d\n" });
     symlinkSync("* filter=mark", join(isolation.path, "lib/.gitattributes")); // git reads a staged link's target as attributes
     const patch = await worktreePatch({ ...isolation, base: isolation.base });
     expect(existsSync(cleaned)).toBe(false);
@@ -51,9 +51,10 @@ describe("a child's .gitattributes, applied", () => {
     expect(gitIn(root, "cat-file", "blob", `${kept}:sub/b.txt`)).toBe("b");
     expect(gitIn(root, "cat-file", "blob", `${kept}:lib/c.txt`)).toBe("c");
     expect(gitIn(root, "ls-tree", kept, "lib/.gitattributes")).toMatch(/^120000 blob /);
+    expect(gitIn(root, "cat-file", "blob", `${kept}:odd\nname/.gitattributes`)).toBe("* filter=mark");
   });
 
-  it("runs no filter program the child's attributes name, and writes the child's files and attributes byte for byte", async () => {
+  it("runs no filter program the child's attributes name (files, a link), and writes the child's files and attributes byte for byte", async () => {
     const root = makeRepo({ "a.txt": "a\n", "src/b.txt": "b\n" });
     const isolation = await createIsolation(await openRepository(root), runId(), home);
     writeIn(isolation.path, {
@@ -62,15 +63,21 @@ describe("a child's .gitattributes, applied", () => {
       "a.txt": "child a\n",
       "src/b.txt": "child b $Id$\n",
       "src/new.txt": "new\n",
+      "odd\nname/.gitattributes": "* filter=mark\n",
+      "lib/c.txt": "c\n",
     });
+    symlinkSync("* filter=mark", join(isolation.path, "lib/.gitattributes")); // git reads a staged link's target as attributes
     await settleIsolation(isolation, home);
     const applied = await applyChanges(await openRepository(root), isolation.runId);
-    expect(applied).toEqual({ status: "applied", files: [".gitattributes", "a.txt", "src/.gitattributes", "src/b.txt", "src/new.txt"] });
+    expect(applied).toEqual({ status: "applied", files: [".gitattributes", "a.txt", "lib/.gitattributes", "lib/c.txt", "odd\nname/.gitattributes", "src/.gitattributes", "src/b.txt", "src/new.txt"] });
     expect(existsSync(proof)).toBe(false);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
     expect(readFileSync(join(root, "src/b.txt"), "utf8")).toBe("child b $Id$\n"); // no CRLF, no expanded ident
     expect(readFileSync(join(root, "src/new.txt"), "utf8")).toBe("new\n");
     expect(readFileSync(join(root, ".gitattributes"), "utf8")).toBe("* filter=mark\n");
+    expect(readFileSync(join(root, "odd\nname/.gitattributes"), "utf8")).toBe("* filter=mark\n");
+    expect(readlinkSync(join(root, "lib/.gitattributes"))).toBe("* filter=mark");
+    expect(readFileSync(join(root, "lib/c.txt"), "utf8")).toBe("c\n");
     expect(readFileSync(join(root, "src/.gitattributes"), "utf8")).toBe("*.txt filter=mark eol=crlf ident\n.gitattributes filter=mark\n");
   });
 
@@ -83,18 +90,6 @@ describe("a child's .gitattributes, applied", () => {
     expect(existsSync(proof)).toBe(false);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toMatch(/^child \$Id: [0-9a-f]{40} \$\n$/); // the user's ident, as git checks it out
     expect(readFileSync(join(root, ".gitattributes"), "utf8")).toBe("*.txt filter=mark\n");
-  });
-
-  it("a child's .gitattributes that is a link is written as that link, and its target names no filter that runs", async () => {
-    const root = makeRepo({ "a.txt": "a\n" });
-    const isolation = await createIsolation(await openRepository(root), runId(), home);
-    symlinkSync("* filter=mark", join(isolation.path, ".gitattributes"));
-    writeIn(isolation.path, { "a.txt": "child a\n" });
-    await settleIsolation(isolation, home);
-    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "applied", files: [".gitattributes", "a.txt"] });
-    expect(existsSync(proof)).toBe(false);
-    expect(readlinkSync(join(root, ".gitattributes"))).toBe("* filter=mark");
-    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
   });
 });
 
