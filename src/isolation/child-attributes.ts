@@ -13,6 +13,9 @@ import { git, nulFields, runGit, type GitOptions } from "./git.ts";
 /** Every attributes file, at the top or in a folder, as a pathspec. */
 const ATTRIBUTES_FILES = ":(top,glob)**/.gitattributes";
 
+/** git reads no attributes file this large (ATTR_MAX_FILE_SIZE, git 2.39.1 on): nor is one read into memory here. */
+const MAX_ATTRIBUTES_BYTES = 100 * 1024 * 1024;
+
 interface ChildAttributes {
   path: string;
   /** Its git mode: a file (100644, 100755) or a link (120000), whose target `bytes` holds. */
@@ -53,7 +56,7 @@ async function changedAttributes(place: GitOptions, base: string): Promise<Child
   for (const path of paths) {
     const at = join(place.cwd, path);
     const stats = await lstat(at).catch(() => null);
-    if (!stats?.isFile() && !stats?.isSymbolicLink()) continue;
+    if ((!stats?.isFile() && !stats?.isSymbolicLink()) || stats.size >= MAX_ATTRIBUTES_BYTES) continue;
     const mode = stats.isSymbolicLink() ? "120000" : (stats.mode & 0o111) !== 0 ? "100755" : "100644";
     const bytes = stats.isSymbolicLink() ? Buffer.from(await readlink(at)) : await readFile(at);
     const entry = inBase.get(path);

@@ -1,7 +1,7 @@
 // A child's `.gitattributes` never steers how an apply writes the user's files: no filter program
 // the user's git config defines runs because the child named it, and no eol or ident conversion
 // the child switched on changes the bytes written. Real git, a real user-level filter.
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -52,6 +52,15 @@ describe("a child's .gitattributes, applied", () => {
     expect(gitIn(root, "cat-file", "blob", `${kept}:lib/c.txt`)).toBe("c");
     expect(gitIn(root, "ls-tree", kept, "lib/.gitattributes")).toMatch(/^120000 blob /);
     expect(gitIn(root, "cat-file", "blob", `${kept}:odd\nname/.gitattributes`)).toBe("* filter=mark");
+  });
+
+  it("an attributes file over git's 100 MiB limit, which git does not read, is never read into memory either: the changes are kept", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { ".gitignore": "big/\n", "a.txt": "child a\n", "big/.gitattributes": "" });
+    truncateSync(join(isolation.path, "big/.gitattributes"), 3 * 1024 ** 3); // sparse: no disk used, more than a Buffer holds
+    expect(await settleIsolation(isolation, home)).toEqual({ files: 2, insertions: 2, deletions: 1 });
+    expect(gitIn(root, "cat-file", "blob", `refs/pi-flow/${isolation.runId}:a.txt`)).toBe("child a");
   });
 
   it("runs no filter program the child's attributes name (files, a link), and writes the child's files and attributes byte for byte", async () => {
