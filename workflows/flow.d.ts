@@ -1938,9 +1938,17 @@ type ExternalRunsOutput =
                */
               status: "applied" | "conflict" | "nothing_to_apply" | "already_applied" | "discarded";
               /**
-               * applied: the files written or deleted. conflict: the conflicting files.
+               * applied: the files written or deleted. conflict: the conflicting files. The first 200.
                */
               files?: string[];
+              /**
+               * How many more files than the 200 listed (an applied run's evidence lists them all).
+               */
+              moreFiles?: number;
+              /**
+               * conflict: why, when git found no conflict (files the working tree ignores in the way, a link into .git); nothing changed.
+               */
+              reason?: string;
             }[];
             runs?: never;
             workflows?: never;

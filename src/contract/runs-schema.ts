@@ -102,7 +102,9 @@ export const ChangesPayloadSchema = Type.Object({
             "applied: the run's changes were merged onto the working tree (nothing staged). conflict: they conflict with it; nothing changed. nothing_to_apply: the run kept no changes (or they were discarded). already_applied: applied before. discarded: dropped (discard).",
         },
       ),
-      files: Type.Optional(Type.Array(Type.String(), { description: "applied: the files written or deleted. conflict: the conflicting files." })),
+      files: Type.Optional(Type.Array(Type.String(), { description: "applied: the files written or deleted. conflict: the conflicting files. The first 200." })),
+      moreFiles: Type.Optional(Type.Integer({ minimum: 1, description: "How many more files than the 200 listed (an applied run's evidence lists them all)." })),
+      reason: Type.Optional(Type.String({ description: "conflict: why, when git found no conflict (files the working tree ignores in the way, a link into .git); nothing changed." })),
     }),
   ),
 });

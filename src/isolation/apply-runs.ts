@@ -15,18 +15,48 @@ import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, wit
 import { openRepository } from "./repository.ts";
 import { assertFlowHomeApart } from "./snapshot.ts";
 import { assertNoOperationInProgress } from "./operation-in-progress.ts";
-import { withRepositoryLock } from "./repository-lock.ts";
+import { withRepositoryLock, type LockWait } from "./repository-lock.ts";
 
 export type ChangeAction = "apply" | "discard";
 
 export interface ChangeAnswer {
   runId: string;
   status: "applied" | "conflict" | "nothing_to_apply" | "already_applied" | "discarded";
-  /** applied: the files written or deleted; conflict: the files that conflict (nothing was changed). */
+  /** applied: the files written or deleted; conflict: the files that conflict (nothing was changed). The first ANSWER_FILES_MAX. */
   files?: string[];
+  /** How many files past the first ANSWER_FILES_MAX `files` leaves out (an applied run's changes.json keeps them all, as appliedFiles). */
+  moreFiles?: number;
+  /** conflict: why, when it is not a conflict git found (a file the user's tree ignores in the way, a link into .git). */
+  reason?: string;
+}
+
+/**
+ * At most this many file names in an answer's data: a child that wrote 50,000 files (an un-ignored
+ * node_modules) must not make an answer of megabytes for a workflow or a session to hold.
+ */
+export const ANSWER_FILES_MAX = 200;
+
+/** `files` as an answer holds them: the first ANSWER_FILES_MAX, and how many more. */
+function answerFiles(files: readonly string[]): Pick<ChangeAnswer, "files" | "moreFiles"> {
+  return files.length > ANSWER_FILES_MAX ? { files: files.slice(0, ANSWER_FILES_MAX), moreFiles: files.length - ANSWER_FILES_MAX } : { files: [...files] };
 }
 
 export const MAX_CHANGE_TARGETS = 100;
+
+/**
+ * How long an apply or discard waits for the repository lock another live process holds before it
+ * gives up (run_unavailable naming that process): a holder that hangs never hangs the caller too.
+ */
+export const CHANGE_LOCK_PATIENCE_MS = 30_000;
+
+/** How an apply or discard waits for the repository lock (see LockWait): the CLI says who holds it. */
+export type ChangeWait = Pick<LockWait, "patienceMs" | "onWaiting" | "noticeMs">;
+
+const lockWait = (action: ChangeAction, runId: string, wait: ChangeWait): LockWait => ({
+  patienceMs: CHANGE_LOCK_PATIENCE_MS,
+  ...wait,
+  purpose: `${action === "apply" ? "applying" : "discarding"} run ${runId}'s changes`,
+});
 
 /** The run IDs of a call: 1 to 100, well formed, none twice. */
 export function targetIds(runIds: unknown): string[] {
@@ -50,12 +80,12 @@ function settledAnswer(runId: string, record: ChangeRecord | null): ChangeAnswer
 }
 
 /** Runs `work` under the lock of the repository at `root`; without it when there is no repository left to lock. */
-async function lockedIn<T>(root: string, work: () => Promise<T>): Promise<T> {
+async function lockedIn<T>(root: string, work: () => Promise<T>, wait: LockWait): Promise<T> {
   const repo = await openRepository(root).catch(() => undefined);
-  return repo ? withRepositoryLock(repo.commonDir, work) : work();
+  return repo ? withRepositoryLock(repo.commonDir, work, wait) : work();
 }
 
-async function applyOne(runId: string, files: Files, home: string): Promise<ChangeAnswer> {
+async function applyOne(runId: string, files: Files, home: string, wait: ChangeWait): Promise<ChangeAnswer> {
   const seen = readChangeRecord(files);
   const settled = settledAnswer(runId, seen);
   if (settled || !seen) return settled ?? { runId, status: "nothing_to_apply" };
@@ -81,15 +111,16 @@ async function applyOne(runId: string, files: Files, home: string): Promise<Chan
     if (outcome.status === "conflict") {
       // A file saved while it merged: nothing was written, the run is as it was.
       if (marked) await settleMark(repo.root, files, record, runId, "kept");
-      return { runId, status: "conflict", files: outcome.files };
+      return { runId, status: "conflict", ...answerFiles(outcome.files), ...(outcome.reason ? { reason: outcome.reason } : {}) };
     }
-    await settleMark(repo.root, files, record, runId, "applied");
+    // Every file, in the run's evidence: the answer names only the first ANSWER_FILES_MAX.
+    await settleMark(repo.root, files, outcome.status === "applied" ? { ...record, appliedFiles: outcome.files } : record, runId, "applied");
     await dropChanges(repo.root, runId);
-    return outcome.status === "applied" ? { runId, status: "applied", files: outcome.files } : { runId, status: "nothing_to_apply" };
-  });
+    return outcome.status === "applied" ? { runId, status: "applied", ...answerFiles(outcome.files) } : { runId, status: "nothing_to_apply" };
+  }, lockWait("apply", runId, wait));
 }
 
-async function discardOne(runId: string, files: Files): Promise<ChangeAnswer> {
+async function discardOne(runId: string, files: Files, wait: ChangeWait): Promise<ChangeAnswer> {
   const seen = readChangeRecord(files);
   const settled = settledAnswer(runId, seen);
   if (settled || !seen) return settled ?? { runId, status: "nothing_to_apply" };
@@ -110,7 +141,7 @@ async function discardOne(runId: string, files: Files): Promise<ChangeAnswer> {
     else await writeChangeRecord(files, { ...withoutMark(record), state: "discarded" });
     return { runId, status: "discarded" };
   };
-  return existsSync(seen.root) ? lockedIn(seen.root, discard) : discard();
+  return existsSync(seen.root) ? lockedIn(seen.root, discard, lockWait("discard", runId, wait)) : discard();
 }
 
 /** One run to apply or discard, and the run store (session) that holds it. */
@@ -123,7 +154,7 @@ export interface ChangeTarget {
  * Every target checked, none touched: unknown or another session's run, a workflow, an unfinished or
  * unreadable run, or one whose previous apply was interrupted.
  */
-async function checkTargets(targets: readonly ChangeTarget[], action: ChangeAction): Promise<void> {
+async function checkTargets(targets: readonly ChangeTarget[], action: ChangeAction, wait: ChangeWait = {}): Promise<void> {
   for (const { runs, runId } of targets) {
     const view = runs.view(runId); // run_unavailable for an unknown run or another session's
     if (view.kind !== "agent") throw new FlowError("request_invalid", `Run ${runId} is a workflow; ${action} its agent runs (children) instead. Nothing was ${action === "apply" ? "applied" : "discarded"}.`);
@@ -138,13 +169,13 @@ async function checkTargets(targets: readonly ChangeTarget[], action: ChangeActi
       assertFlowHomeApart(record.root, runs.scope.home);
       await assertNoOperationInProgress(record.root, runId);
     }
-    if (record?.state === "applying") await assertNotInterrupted(runId, files, record.root);
+    if (record?.state === "applying") await assertNotInterrupted(runId, files, record.root, wait);
   }
 }
 
 /** An "applying" mark seen under the lock is an interrupted apply (one still writing holds the lock). */
-async function assertNotInterrupted(runId: string, files: Files, root: string): Promise<void> {
-  const record = await lockedIn(root, async () => readChangeRecord(files));
+async function assertNotInterrupted(runId: string, files: Files, root: string, wait: ChangeWait): Promise<void> {
+  const record = await lockedIn(root, async () => readChangeRecord(files), lockWait("apply", runId, wait));
   if (record?.state === "applying") throw interruptedApply(runId, record);
 }
 
@@ -152,18 +183,18 @@ async function assertNotInterrupted(runId: string, files: Files, root: string): 
  * Applies (or discards) each target's kept changes in order, once every target has been checked;
  * one run's conflict does not stop the next. Targets may come from several sessions (the shell).
  */
-export async function changeTargets(targets: readonly ChangeTarget[], action: ChangeAction): Promise<ChangeAnswer[]> {
-  await checkTargets(targets, action);
+export async function changeTargets(targets: readonly ChangeTarget[], action: ChangeAction, wait: ChangeWait = {}): Promise<ChangeAnswer[]> {
+  await checkTargets(targets, action, wait);
   const answers: ChangeAnswer[] = [];
-  for (const { runs, runId } of targets) answers.push(await changeOne(action, runId, runs, answers));
+  for (const { runs, runId } of targets) answers.push(await changeOne(action, runId, runs, answers, wait));
   return answers;
 }
 
 /** One run's change; a failure after others already changed the working tree names them, so nobody believes nothing was. */
-async function changeOne(action: ChangeAction, runId: string, runs: RunStore, before: readonly ChangeAnswer[]): Promise<ChangeAnswer> {
+async function changeOne(action: ChangeAction, runId: string, runs: RunStore, before: readonly ChangeAnswer[], wait: ChangeWait): Promise<ChangeAnswer> {
   try {
     const files = runFiles(runs.scope, runId);
-    return await (action === "apply" ? applyOne(runId, files, runs.scope.home) : discardOne(runId, files));
+    return await (action === "apply" ? applyOne(runId, files, runs.scope.home, wait) : discardOne(runId, files, wait));
   } catch (error) {
     const done = before.filter((answer) => answer.status === "applied" || answer.status === "discarded");
     if (done.length === 0 || !(error instanceof Error)) throw error;
@@ -252,21 +283,21 @@ export function checkChangeRuns(runs: RunStore, action: ChangeAction, runIds: un
 }
 
 /** `changeTargets` for runs of one session, as external_runs names them. */
-export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown): Promise<ChangeAnswer[]> {
-  return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action);
+export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown, wait: ChangeWait = {}): Promise<ChangeAnswer[]> {
+  return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action, wait);
 }
 
 /** One line per run, for the tool's text, the CLI and /flow, in the words of the action asked. */
 export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction): string {
   return answers
-    .map(({ runId, status, files }) => {
+    .map(({ runId, status, files, moreFiles, reason }) => {
       // A child named these files: shown without the escapes a name can hold.
-      const list = files && files.length > 0 ? `: ${nameList(files)}` : "";
+      const list = files && files.length > 0 ? `: ${nameList(files, moreFiles)}` : "";
       switch (status) {
         case "applied":
           return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
         case "conflict":
-          return `Run ${runId}: conflict, nothing changed${list}.`;
+          return `Run ${runId}: conflict, nothing changed${list}${reason ? ` (not applied: ${reason})` : ""}.`;
         case "nothing_to_apply":
           return `Run ${runId}: nothing to ${action} (no changes kept).`;
         case "already_applied":

@@ -1,31 +1,19 @@
 // Applying a run's kept changes onto the user's working tree: a 3-way merge against the run's base,
 // written into the working tree only when it is clean, all or nothing. The user's index, HEAD and
 // refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
-import { lstat, mkdtemp, readdir, rm, unlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
-import { git, nulFields, runGit } from "./git.ts";
+import { checkoutWithUserAttributes } from "./checkout.ts";
+import { linksIntoGitFolder, type LinkEntry } from "./git-folder-links.ts";
+import { nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
 import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
 
 export type ApplyOutcome =
   | { status: "applied"; files: string[] }
-  | { status: "conflict"; files: string[] }
+  | { status: "conflict"; files: string[]; reason?: string }
   | { status: "nothing_to_apply" };
-
-/** Writes `tree`'s version of `paths` into the working tree (mode and bytes exact), through a private index. */
-async function checkout(root: string, tree: string, paths: readonly string[]): Promise<void> {
-  if (paths.length === 0) return;
-  const dir = await mkdtemp(join(tmpdir(), "pi-flow-apply-"));
-  try {
-    const env = { GIT_INDEX_FILE: join(dir, "index") };
-    await git(["read-tree", tree], { cwd: root, env });
-    await git(["checkout-index", "-f", "-z", "--stdin"], { cwd: root, env, input: paths.map((path) => `${path}\0`).join("") });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** Whether a folder on the way from `root` to `path` is a symbolic link or no folder at all: nothing is deleted through one. */
 async function throughLink(root: string, path: string): Promise<boolean> {
@@ -38,14 +26,23 @@ async function throughLink(root: string, path: string): Promise<boolean> {
   return false;
 }
 
-/** The paths that differ between two trees: those `to` holds, and those only `from` held. */
-async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[] }> {
-  const raw = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to], { cwd: root });
+/** The paths that differ between two trees: those `to` holds (and which of them are links), and those only `from` held. */
+async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[]; links: LinkEntry[] }> {
+  const raw = await runGit(["diff-tree", "-r", "-z", "--no-renames", from, to], { cwd: root });
+  if (raw.code !== 0) throw new Error(`git diff-tree failed: ${raw.stderr}`);
   const fields = nulFields(raw.stdout);
   const written: string[] = [];
   const deleted: string[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) (fields[i] === "D" ? deleted : written).push(fields[i + 1]!);
-  return { written, deleted };
+  const links: LinkEntry[] = [];
+  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, mode = "", , id = "", status = ""] = fields[i]!.slice(1).split(" ");
+    const path = fields[i + 1]!;
+    if (status === "D") deleted.push(path);
+    else written.push(path);
+    if (status !== "D" && mode === "120000") links.push({ path, id });
+  }
+  return { written, deleted, links };
 }
 
 /**
@@ -130,9 +127,15 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout, [current, changes.commit]) };
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
-  const { written, deleted } = await changedPaths(repo.root, currentTree, tree);
-  const blocked = [...intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), ...(await inTheWay(repo.root, currentTree, written, deleted))];
-  if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked)].sort() };
+  const { written, deleted, links } = await changedPaths(repo.root, currentTree, tree);
+  // Not a conflict git found: each kind says why, so nobody tries to merge it by hand.
+  const refusals: [string[], string][] = [
+    [intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), "files in the flow home inside the working tree (pi-flow's own), which an apply never writes"],
+    [await inTheWay(repo.root, currentTree, written, deleted), "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites"],
+    [await linksIntoGitFolder(repo.root, repo.commonDir, links), "links into a git folder (.git), which an apply never writes"],
+  ];
+  const blocked = refusals.filter(([paths]) => paths.length > 0);
+  if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked.flatMap(([paths]) => paths))].sort(), reason: blocked.map(([, why]) => why).join("; ") };
   const files = [...written, ...deleted].sort();
   await options.beforeWriting?.(files, current);
   // The merge took a while: a file the user saved meanwhile (an editor, a formatter) would be
@@ -142,7 +145,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   // Writes first, so a write git refuses leaves the tree as it was; then the deletions, none through
   // a link: a change that turns a folder into a link (dir/ → /elsewhere) has just written that link,
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)
-  await checkout(repo.root, tree, written);
+  await checkoutWithUserAttributes(repo.root, tree, currentTree, written);
   for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
   return { status: "applied", files };
 }

@@ -21,6 +21,8 @@ export interface ChangeRecord extends ChangeStats {
   touching?: string[];
   /** applying: the commit of the user's tree as it was before that apply (see unfinished-apply.ts). */
   before?: string;
+  /** applied: every file the apply wrote or deleted (its answer names only the first ones). */
+  appliedFiles?: string[];
 }
 
 export function readChangeRecord(files: Pick<RunFiles, "changes">): ChangeRecord | null {
@@ -58,8 +60,9 @@ export const shownName = (name: string): string => printable(name).replace(/[\t\
 /** At most this many file names in one line of text: a child that wrote 50,000 files (an un-ignored node_modules) must not make an answer of megabytes. */
 export const SHOWN_NAMES_MAX = 50;
 
-/** Names for a line of text, made printable: the first SHOWN_NAMES_MAX, then how many more. */
-export function nameList(names: readonly string[]): string {
+/** Names for a line of text, made printable: the first SHOWN_NAMES_MAX, then how many more (`unlisted`: more still, not in `names`). */
+export function nameList(names: readonly string[], unlisted = 0): string {
   const shown = names.slice(0, SHOWN_NAMES_MAX).map(shownName).join(", ");
-  return names.length > SHOWN_NAMES_MAX ? `${shown} and ${names.length - SHOWN_NAMES_MAX} more` : shown;
+  const more = Math.max(names.length - SHOWN_NAMES_MAX, 0) + unlisted;
+  return more > 0 ? `${shown} and ${more} more` : shown;
 }

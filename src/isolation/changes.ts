@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
-import { addAll } from "./add-all.ts";
+import { addChildTree } from "./child-attributes.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -98,7 +98,7 @@ async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
  */
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
   const place = gitPlace(worktree);
-  const uncommitted = await addAll(place, await excludeFlowHome(worktree, options.flowHomeInTree));
+  const uncommitted = await addChildTree(place, base, await excludeFlowHome(worktree, options.flowHomeInTree), false);
   const inSubmodules = await writesInSubmodules(worktree);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);
@@ -128,10 +128,13 @@ export async function readChanges(root: string, runId: string): Promise<{ commit
  */
 export const MAX_PATCH_VIEW_BYTES = 32 * 1024 * 1024;
 
-/** The run's changes as a git patch (binary files as git binary patches); an Error when it is over MAX_PATCH_VIEW_BYTES. */
-export async function patchText(root: string, base: string, commit: string): Promise<string> {
-  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root, maxStdoutBytes: MAX_PATCH_VIEW_BYTES });
-  if (out.overflowed) throw new Error(`it is over ${MAX_PATCH_VIEW_BYTES / 1024 / 1024} MiB`);
+/** A size as a person reads it: whole MiB, or KiB below that. */
+const shownSize = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${Math.round(bytes / 1024)} KiB`);
+
+/** The run's changes as a git patch (binary files as git binary patches); an Error when it is over `maxBytes`. */
+export async function patchText(root: string, base: string, commit: string, maxBytes = MAX_PATCH_VIEW_BYTES): Promise<string> {
+  const out = await runGit(["diff", "--binary", ...PATCH_OPTIONS, "--find-renames", base, commit], { cwd: root, maxStdoutBytes: maxBytes });
+  if (out.overflowed) throw new Error(`it is over ${shownSize(maxBytes)}`);
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.toString("utf8");
 }

@@ -29,13 +29,15 @@ export interface PendingIsolation {
   /** The tree the user sees at launch, as a commit: what the child starts from, even if it waits for a slot. */
   base: Promise<string>;
   made?: Promise<Isolation>;
+  /** The largest patch the patch view keeps (MAX_PATCH_VIEW_BYTES; a test sets less). */
+  patchViewMaxBytes?: number;
 }
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
-export function startIsolation(repo: Repository, runId: string, home: string): PendingIsolation {
+export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes"> = {}): PendingIsolation {
   const base = snapshotCommit(repo, home);
   base.catch(() => undefined); // the child's run awaits it and fails with its error
-  return { repo, runId, home, base };
+  return { repo, runId, home, base, ...options };
 }
 
 /** Makes the child's worktree (once) and returns where it works: the parent's subdirectory in it. */
@@ -62,7 +64,7 @@ export async function finishIsolation(
 ): Promise<ChangeStats | undefined> {
   try {
     // A child that never ran (cancelled while queued) never got a worktree: nothing to keep.
-    return pending.made ? await keepChanges(pending.made, files, home, evidence) : undefined;
+    return pending.made ? await keepChanges(pending.made, files, home, evidence, pending.patchViewMaxBytes) : undefined;
   } catch (error) {
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
     const reason = (error as Error).message;
@@ -91,7 +93,7 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
   });
 
-async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
+async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence, patchViewMaxBytes?: number): Promise<ChangeStats | undefined> {
   let isolation: Isolation;
   try {
     isolation = await making;
@@ -105,7 +107,7 @@ async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: st
     // The ref holds the changes; a patch that cannot be read back (a huge binary file's is longer
     // than a string may be) only goes unshown: the changes stay kept and applicable. The note is
     // written as a patch is, redacted: git's message may quote the repository's text.
-    const patch = await patchText(isolation.repo.root, kept.base, kept.commit).catch(
+    const patch = await patchText(isolation.repo.root, kept.base, kept.commit, patchViewMaxBytes).catch(
       (error: unknown) => `The patch is too large to show (${error instanceof Error ? error.message : String(error)}); the changes are kept and can be applied.\n`,
     );
     await writePatch(files, patch);

@@ -2,16 +2,46 @@
 // git versions .git/config): two at once can fail on git's own lock. An apply or discard of a run's
 // changes takes the same lock, so two of one run never both act on it (apply-runs.ts). All are
 // serialized per repository: in this process by a promise queue, across processes by a lock file.
+// A live holder that hangs (a process stopped with Ctrl-Z, a git waiting on a prompt) is named to
+// whoever waits: its process ID, host, what it holds the lock for and since when.
 import { open, readFile, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { FlowError } from "../contract/errors.ts";
 import { errorCode, ownerAlive, ownIdentity } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
 const FOREIGN_LOCK_MAX_AGE_MS = 10 * 60 * 1000;
+/**
+ * A lock file that does not read as an owner is being written (its maker writes it at once after
+ * making it) or was left by a process that died in between: taken as abandoned once this old.
+ */
+const UNREADABLE_LOCK_MAX_AGE_MS = 10 * 1000;
 const RETRY_MS = 25;
+/** How long a wait for another process's lock goes unremarked before the waiter is told who holds it. */
+const NOTICE_MS = 2_000;
+
+/** How a caller waits for the lock held by another process. */
+export interface LockWait {
+  /** What the lock is taken for ("applying run r-…"), named to anyone who waits for it. */
+  purpose?: string;
+  /** Given up after this long with run_unavailable naming the holder; without it, the wait lasts as long as the holder does. */
+  patienceMs?: number;
+  /** Told once, after `noticeMs` (default 2 s) of waiting, who holds the lock. */
+  onWaiting?: (holder: string) => void;
+  noticeMs?: number;
+}
+
+interface LockOwner {
+  pid?: unknown;
+  host?: unknown;
+  boot?: unknown;
+  start?: unknown;
+  since?: unknown;
+  purpose?: unknown;
+}
 
 /** One queue per repository, shared by every copy of pi-flow in the process (runtime/process-global.ts). */
 function queues(): Map<string, Promise<unknown>> {
@@ -20,39 +50,72 @@ function queues(): Map<string, Promise<unknown>> {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Whether the lock at `path` was left by a process that is gone (or is too old to trust). */
-async function abandoned(path: string): Promise<boolean> {
+async function readOwner(path: string): Promise<LockOwner | undefined> {
   try {
-    const owner = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown; host?: unknown; boot?: unknown; start?: unknown };
-    if (owner.host !== hostname()) return Date.now() - (await stat(path)).mtimeMs > FOREIGN_LOCK_MAX_AGE_MS;
-    return !ownerAlive(owner);
+    const owner = JSON.parse(await readFile(path, "utf8")) as unknown;
+    return typeof owner === "object" && owner !== null ? (owner as LockOwner) : undefined;
   } catch {
-    return false; // being written or just removed: look again
+    return undefined; // being written, torn, or just removed
   }
 }
 
-async function acquireFile(path: string): Promise<void> {
+/** Whether the lock at `path` was left by a process that is gone (or is too old to trust). */
+async function abandoned(path: string, owner: LockOwner | undefined): Promise<boolean> {
+  const age = async () => Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now());
+  if (!owner) return (await age()) > UNREADABLE_LOCK_MAX_AGE_MS;
+  if (owner.host !== hostname()) return (await age()) > FOREIGN_LOCK_MAX_AGE_MS;
+  return !ownerAlive(owner);
+}
+
+/** The holder of the lock at `path` in words: "pi-flow process 4242 on host h (applying run r-…), since 2026-…Z". */
+async function describeHolder(path: string, owner: LockOwner | undefined): Promise<string> {
+  // A lock written by an older pi-flow has no `since`: its file's time says the same.
+  const since = typeof owner?.since === "string" ? owner.since : (await stat(path).catch(() => undefined))?.mtime.toISOString();
+  const who = `pi-flow process ${typeof owner?.pid === "number" ? owner.pid : "(unknown)"} on host ${typeof owner?.host === "string" ? JSON.stringify(owner.host) : "(unknown)"}`;
+  const what = typeof owner?.purpose === "string" ? ` (${owner.purpose})` : "";
+  return `${who}${what}${since ? `, since ${since}` : ""}`;
+}
+
+async function acquireFile(path: string, wait: LockWait): Promise<void> {
+  const started = Date.now();
+  let told = false;
   for (;;) {
     try {
       const handle = await open(path, "wx", 0o600);
-      await handle.writeFile(JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity() }));
+      const owner = { pid: process.pid, host: hostname(), ...ownIdentity(), since: new Date().toISOString(), ...(wait.purpose ? { purpose: wait.purpose } : {}) };
+      await handle.writeFile(JSON.stringify(owner));
       await handle.close();
       return;
     } catch (error) {
       if (errorCode(error) !== "EEXIST") throw error;
     }
-    if (await abandoned(path)) await rm(path, { force: true });
-    else await pause(RETRY_MS);
+    const owner = await readOwner(path);
+    if (await abandoned(path, owner)) {
+      await rm(path, { force: true });
+      continue;
+    }
+    const waited = Date.now() - started;
+    if (!told && wait.onWaiting && owner && waited >= (wait.noticeMs ?? NOTICE_MS)) {
+      told = true;
+      wait.onWaiting(`Waiting for the repository's pi-flow lock, held by ${await describeHolder(path, owner)}.`);
+    }
+    if (wait.patienceMs !== undefined && waited >= wait.patienceMs) {
+      throw new FlowError(
+        "run_unavailable",
+        `The repository's pi-flow lock (${path}) is held by ${await describeHolder(path, owner)}, still running; gave up after ${Math.round(waited / 1000)} s. Nothing was changed: try again once it lets go, or end that process if it hangs (its lock is then taken over).`,
+      );
+    }
+    await pause(RETRY_MS);
   }
 }
 
 /** Runs `work` alone among pi-flow's worktree changes to the repository at `commonDir`. */
-export function withRepositoryLock<T>(commonDir: string, work: () => Promise<T>): Promise<T> {
+export function withRepositoryLock<T>(commonDir: string, work: () => Promise<T>, wait: LockWait = {}): Promise<T> {
   const all = queues();
   const previous = all.get(commonDir) ?? Promise.resolve();
   const path = join(commonDir, LOCK_NAME);
   const next = previous.then(async () => {
-    await acquireFile(path);
+    await acquireFile(path, wait);
     try {
       return await work();
     } finally {

@@ -133,7 +133,7 @@ describe("a flow home inside the user's working tree (a dotfiles repository at ~
     const tree = execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
     rmSync(join(root, "dot-pi/flow/planted.json"));
     gitIn(root, "update-ref", `refs/pi-flow/${runId}`, gitIn(root, "commit-tree", tree, "-p", base, "-m", "kept"));
-    expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"] }]);
+    expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["dot-pi/flow/planted.json"], reason: "files in the flow home inside the working tree (pi-flow's own), which an apply never writes" }]);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
     expect(existsSync(join(inner, "planted.json"))).toBe(false);
   });
@@ -181,13 +181,15 @@ describe("a call that fails after earlier runs changed the working tree names th
   });
 });
 
-test("a run that wrote a thousand files (an un-ignored node_modules) applies them all, and its answer's line names fifty and counts the rest", async () => {
+test("a run that wrote a thousand files (an un-ignored node_modules) applies them all; its answer lists two hundred and its line fifty, each counting the rest, and its evidence all", async () => {
   const root = makeRepo({ "a.txt": "a\n" });
   const store = storeOf(root);
-  const written = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`node_modules/pkg${String(i).padStart(4, "0")}/index.js`, `module.exports = ${i};\n`]));
-  const runId = await keptRun(store, root, written);
+  const names = Array.from({ length: 1000 }, (_, i) => `node_modules/pkg${String(i).padStart(4, "0")}/index.js`);
+  const runId = await keptRun(store, root, Object.fromEntries(names.map((name, i) => [name, `module.exports = ${i};\n`])));
   const [answer] = await changeRuns(store, "apply", [runId]);
-  expect(answer!.files).toHaveLength(1000);
+  expect(answer!.files).toEqual(names.slice(0, 200));
+  expect(answer!.moreFiles).toBe(800);
+  expect(readChangeRecord(runFiles(store.scope, runId))?.appliedFiles).toEqual(names);
   expect(readFileSync(join(root, "node_modules/pkg0999/index.js"), "utf8")).toBe("module.exports = 999;\n");
   const line = formatChangeAnswers([answer!], "apply");
   expect(line).toContain("node_modules/pkg0049/index.js and 950 more.");

@@ -17,6 +17,7 @@ import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 let next = 0;
 const runId = () => `r-safe${String(next++).padStart(4, "0")}`;
+const IGNORED_IN_THE_WAY = "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites";
 
 describe("applying a child's changes never overwrites a file the user's tree holds but git ignores", () => {
   it("a child that un-ignores a file and writes it conflicts instead of overwriting the user's ignored file", async () => {
@@ -27,7 +28,7 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     await settleIsolation(isolation, home);
     const applied = await applyChanges(await openRepository(root), isolation.runId);
     expect(readFileSync(join(root, ".env"), "utf8")).toBe("USER_SECRET=keep me\n");
-    expect(applied).toEqual({ status: "conflict", files: [".env"] });
+    expect(applied).toEqual({ status: "conflict", files: [".env"], reason: IGNORED_IN_THE_WAY });
     expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n"); // nothing changed
   });
 
@@ -39,7 +40,7 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     await settleIsolation(isolation, home);
     const applied = await applyChanges(await openRepository(root), isolation.runId);
     expect(readFileSync(join(root, "build/out.bin"), "utf8")).toBe("the user's build\n");
-    expect(applied).toEqual({ status: "conflict", files: ["build"] });
+    expect(applied).toEqual({ status: "conflict", files: ["build"], reason: IGNORED_IN_THE_WAY });
   });
 
   it("a child's file under a name the user has as an ignored file conflicts instead of deleting that file", async () => {
@@ -51,7 +52,7 @@ describe("applying a child's changes never overwrites a file the user's tree hol
     const applied = await applyChanges(await openRepository(root), isolation.runId);
     expect(statSync(join(root, "cache")).isFile()).toBe(true);
     expect(readFileSync(join(root, "cache"), "utf8")).toBe("the user's cache\n");
-    expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"] });
+    expect(applied).toEqual({ status: "conflict", files: ["cache/x.txt"], reason: IGNORED_IN_THE_WAY });
   });
 });
 
@@ -98,19 +99,20 @@ describe("a conflict names the user's paths", () => {
 });
 
 describe("a child that writes a large binary file", () => {
-  it("keeps its changes, and its patch view a note, without reading a patch over 32 MiB into memory", async () => {
+  it("keeps its changes, and its patch view a note, without reading a patch over the patch view's cap into memory", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const runDir = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-run-")));
     const files = { changes: join(runDir, "changes.json"), patch: join(runDir, "patch.diff") } as RunFiles;
-    const pending = startIsolation(await openRepository(root), runId(), home);
+    // The cap is 32 MiB (MAX_PATCH_VIEW_BYTES); a smaller one behaves the same, without writing 28 MiB.
+    const pending = startIsolation(await openRepository(root), runId(), home, { patchViewMaxBytes: 64 * 1024 });
     const worktree = await isolationWorktree(pending);
-    // Random bytes do not compress: their git binary patch is about 1.27 times their size, over 32 MiB.
-    writeFileSync(join(worktree.path, "big.bin"), randomBytes(28 * 1024 * 1024));
+    // Random bytes do not compress: their git binary patch is about 1.27 times their size, over the cap.
+    writeFileSync(join(worktree.path, "big.bin"), randomBytes(56 * 1024));
     const diagnostics: string[] = [];
     expect(await finishIsolation(pending, files, home, { appendDiagnostic: (entry) => diagnostics.push(entry.message) })).toEqual({ files: 1, insertions: 0, deletions: 0 });
     expect(diagnostics).toEqual([]);
-    expect(readFileSync(files.patch, "utf8")).toBe("The patch is too large to show (it is over 32 MiB); the changes are kept and can be applied.\n");
-    expect(readChangeRecord(files)?.state).toBe("kept"); // applicable: huge-patch.large.ts applies a larger one
+    expect(readFileSync(files.patch, "utf8")).toBe("The patch is too large to show (it is over 64 KiB); the changes are kept and can be applied.\n");
+    expect(readChangeRecord(files)?.state).toBe("kept"); // applicable: huge-patch.large.ts applies one over 32 MiB
     for (const dir of [root, runDir]) rmSync(dir, { recursive: true, force: true });
   });
 });

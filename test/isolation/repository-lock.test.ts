@@ -2,13 +2,18 @@
 // at once, and a lock left by a process that died is taken over. Real processes, real files.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
+import { FlowError } from "../../src/contract/errors.ts";
+import { changeRuns } from "../../src/isolation/apply-runs.ts";
+import { readChangeRecord } from "../../src/isolation/change-record.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { makeRepo } from "../support/git-repo.ts";
+import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
 /**
@@ -77,4 +82,50 @@ test("a lock left before the machine restarted, or by a process whose ID a live 
   } finally {
     reused.kill("SIGKILL");
   }
+}, 20_000);
+
+test("a live process that hangs holding the lock is named to a waiter, who gives up after its patience; an apply says so and changes nothing", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const store = openRunStore({ home: join(root, ".git", "flow-home"), cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const runId = await keptRun(store, root, { "a.txt": "child a\n" });
+  const hung = await holder(repo.commonDir, join(repo.root, "holder-done"));
+  try {
+    const told: string[] = [];
+    let ran = false;
+    const waited = withRepositoryLock(repo.commonDir, async () => (ran = true), { patienceMs: 400, noticeMs: 50, onWaiting: (text) => told.push(text) });
+    const error = (await waited.catch((caught: unknown) => caught)) as FlowError;
+    expect(error).toBeInstanceOf(FlowError);
+    expect(error.code).toBe("run_unavailable");
+    const named = new RegExp(`held by pi-flow process ${hung.pid} on host ${JSON.stringify(hostname())}, since \\d{4}-\\d\\d-\\d\\dT`);
+    expect(error.message).toMatch(named);
+    expect(error.message).toContain("still running; gave up after 0 s. Nothing was changed");
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(named);
+    expect(ran).toBe(false);
+
+    const applying = (await changeRuns(store, "apply", [runId], { patienceMs: 400 }).catch((caught: unknown) => caught)) as FlowError;
+    expect(applying.code).toBe("run_unavailable");
+    expect(applying.message).toMatch(named);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+    expect(readChangeRecord(runFiles(store.scope, runId))?.state).toBe("kept");
+  } finally {
+    const exited = once(hung, "exit");
+    hung.stdin!.write("go\n");
+    await exited;
+  }
+  // Once it lets go, the run applies.
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["a.txt"] }]);
+}, 30_000);
+
+test("a lock file left empty or torn (its process died between making and writing it) is taken over once it is old, not waited for forever", async () => {
+  const repo = await openRepository(makeRepo());
+  const lockFile = join(repo.commonDir, "pi-flow-worktrees.lock");
+  const aMinuteAgo = new Date(Date.now() - 60_000);
+  for (const left of ["", '{"pid": 12']) {
+    writeFileSync(lockFile, left);
+    utimesSync(lockFile, aMinuteAgo, aMinuteAgo);
+    expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
+  }
+  expect(existsSync(lockFile)).toBe(false);
 }, 20_000);
