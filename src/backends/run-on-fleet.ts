@@ -2,6 +2,7 @@ import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
 import { noteUndeliveredSteer, STEER_UNDELIVERED } from "../harnesses/steering.ts";
+import { unreadBecause } from "../harnesses/outcomes.ts";
 import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { FleetChildren } from "./fleet.ts";
 
@@ -92,7 +93,7 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     throw error;
   }
   unread.close();
-  await reportUnreadSteers(fleet, place, request, sending, unreadBecause(answer.result));
+  await reportUnreadSteers(fleet, place, request, sending, unreadBecause(answer.result, "the child answered before it read it, or its harness on the worker takes no steers"));
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
@@ -117,17 +118,6 @@ interface SteersSent {
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
  */
-/** The most of a child's error an undelivered steer's note quotes: it is said once per steer. */
-const WHY_CHARS = 300;
-
-/** Why a child whose answer is in did not read a steer still waiting for it, from how it ended. */
-function unreadBecause(result: ChildResult): string {
-  if (result.outcome === "succeeded") return "the child answered before it read it, or its harness on the worker takes no steers";
-  const error = result.error?.message;
-  const quoted = error === undefined ? "" : `: ${error.length > WHY_CHARS ? `${error.slice(0, WHY_CHARS)}...` : error}`;
-  return `the child ended ${result.outcome} before it read it${quoted}`;
-}
-
 async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string): Promise<void> {
   if (!request.steering) return;
   while (sending.pending.size > 0) await Promise.all([...sending.pending]);
