@@ -85,11 +85,16 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   try {
     answer = await fleet.run(remote, request.signal, taken);
   } catch (error) {
-    unread.close();
     const why = request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived";
     // No answer, so no session to take: its worker deletes that of a cancelled child, the sweep any other.
     if (request.session) notKept(notKeptMessage(undefined, why));
-    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`);
+    // The worker may hold steers still: handed to the child (saved with its session) or on their
+    // way to it. It puts them back only once it has stopped the child, after this run settled and
+    // no coordinator looks: so what the child had not read is said now, as the database shows it.
+    while (sending.pending.size > 0) await Promise.all([...sending.pending]);
+    const held = sending.any ? await unread.closeStopped() : [];
+    unread.close();
+    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`, held);
     throw error;
   }
   unread.close();
@@ -118,20 +123,35 @@ interface SteersSent {
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
  */
-async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string): Promise<void> {
+/**
+ * `held`: the steers a stopped child had not read as the database showed them (those still in the
+ * table among them); those taken from the table now that it does not hold are added after them.
+ */
+async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string, held: readonly string[] = []): Promise<void> {
   if (!request.steering) return;
   while (sending.pending.size > 0) await Promise.all([...sending.pending]);
   request.steering.close();
+  // What the inbox kept as unread at its close (a stopped child's, from the last look) is said here,
+  // from the database's latest word, once: not again by the run's own note of its inbox.
+  request.steering.undelivered.splice(0);
   // A child never steered has nothing waiting: its run does not wait on the database for it (an outage).
   if (!sending.any) return;
   let left: string[];
   try {
     left = await fleet.takeUndeliveredSteers(place.workflowId);
   } catch (error) {
+    for (const message of held) noteUndeliveredSteer(place.writer, why, message);
     place.writer.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steers sent to this child may not have been delivered: the database could not be read (${error instanceof Error ? error.message : String(error)})` });
     return;
   }
-  for (const message of left) noteUndeliveredSteer(place.writer, why, message);
+  const shown = [...held];
+  const taken = left.filter((message) => {
+    const index = shown.indexOf(message);
+    if (index < 0) return true;
+    shown.splice(index, 1);
+    return false;
+  });
+  for (const message of [...held, ...taken]) noteUndeliveredSteer(place.writer, why, message);
 }
 
 /** The fleet as a harness: what a launch runs a workflow child on when the dbos backend is chosen. */

@@ -188,11 +188,18 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   const accepted = await pi.callTool("external_delegate", delegation("Cancelled part", { background: true }));
   const { runId } = runOf(accepted);
   await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+  // A steer its worker handed to the child, which waits in its tool call and never reads it.
+  expect((await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Stop after this." })).structuredContent).toMatchObject({ ok: true, data: { status: "queued" } });
+  while ((await savedSteers(`${runId}/delegate`)) < 1) await sleep(50);
 
   const cancelled = await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
   expect(cancelled.isError).toBe(false);
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   expect((await listed(pi, runId))?.state).toMatchObject({ status: "done", outcome: "cancelled" });
+  // Said once the cancel lands, not left in the database for the sweep: the worker gives it back only after.
+  const notes = (await inspect(pi, runId, "diagnostics")).split("\n").filter((line) => line.includes("steer_undelivered"));
+  expect(notes).toEqual([expect.stringContaining("steer not delivered (the child was stopped before its worker answered, and it had not read it): Stop after this.")]);
   await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
   // No answer came back, so no session was kept: a resume says so, with nothing launched.
   const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
