@@ -256,6 +256,21 @@ test("a worktree delegation on the dbos backend runs on the coordinator, where i
   expect(seen[0]!.all).toContain("Go on.");
 }, 120_000);
 
+test("a session that shuts down closes its fleet connections: the database has none of its left, idle or not", async () => {
+  const database = "shutdown_fleet"; // its own: the shared session's coordinator is on another
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(database) } });
+  onTestFinished(() => pi.dispose());
+  // No worker runs: the child waits on the queue, and the shutdown cancels it.
+  expect((await pi.callTool("external_delegate", delegation("Unheld part", { background: true }))).isError).toBe(false);
+  const db = new pg.Client({ connectionString: fleet.pg.urlFor(database) });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const others = async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [database])).rows[0]!.n;
+  expect(await others()).toBeGreaterThan(0); // the coordinator's pools
+  await pi.shutdown();
+  expect(await others()).toBe(0);
+}, 120_000);
+
 test("a delegation on the dbos backend whose database cannot be reached is configuration_invalid before launch, and records no run", async () => {
   const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/nowhere" } });
   onTestFinished(() => pi.dispose());
