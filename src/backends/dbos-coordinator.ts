@@ -210,8 +210,11 @@ export function dbosCoordinator(databaseUrl: string, { maxAnswerBytes = MAX_ANSW
       const open = opening;
       opening = undefined;
       children = undefined;
-      const opened = await open?.catch(() => undefined);
-      if (opened) await shut(opened);
+      if (!open) return;
+      // An open still under way (a database that does not answer) is not waited for: a session's
+      // shutdown would wait on it for its timeouts. Once it opens, client() closes it, as dropped.
+      const opened = await Promise.race([open.catch(() => undefined), new Promise<"pending">((resolve) => setImmediate(() => resolve("pending")))]);
+      if (opened !== undefined && opened !== "pending") await shut(opened);
     },
   };
 }

@@ -7,6 +7,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
+import { CONNECT_TIMEOUT_MS } from "../../src/backends/dbos-load.ts";
 import { flow, flowSandbox, startFlow } from "../cli/support.ts";
 import { startPiSession } from "../support/pi-session.ts";
 
@@ -79,4 +80,19 @@ test("a delegation waiting on a database that never answers ends at the parent's
   expect(refused.text).not.toContain("Secret-Pw-123");
   const runs = (await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } };
   expect(runs.data.runs).toEqual([]);
+}, 120_000);
+
+test("a session that shuts down while its coordinator still waits on a database that never answers does not wait for it", async () => {
+  const url = silentUrl.replace(/\/pi_flow$/, "/pi_flow_shutdown"); // a coordinator of its own: the test above's session holds the other
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url } });
+  onTestFinished(() => pi.dispose());
+  const connecting = nextConnection();
+  const call = pi.callTool("external_delegate", { role: "explorer", description: "Aborted part", prompt: "Look.", context: { mode: "none" } });
+  await connecting;
+  await pi.session.abort();
+  await call;
+  // Its connection still waits on the database, until the connect timeout (10 s): the shutdown does not wait it out.
+  const shuttingDown = Date.now();
+  await pi.shutdown();
+  expect(Date.now() - shuttingDown).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
 }, 120_000);
