@@ -122,8 +122,6 @@ interface SteersSent {
  * Once the child's answer is in, no worker hands it a steer: later steers answer `terminal`, and
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
- */
-/**
  * `held`: the steers a stopped child had not read as the database showed them (those still in the
  * table among them); those taken from the table now that it does not hold are added after them.
  */
