@@ -31,9 +31,25 @@ export async function loadDbos(): Promise<DbosSdk> {
 export const CONNECT_TIMEOUT_MS = 10_000;
 export const QUERY_TIMEOUT_MS = 30_000;
 
-/** What every pg Client and Pool of the dbos backend is made with: its URL, and the bounds above (a `statement_timeout` the URL names wins). */
+/**
+ * How long a connection to `url` may wait for the server: the URL's `connect_timeout` (seconds, as
+ * libpq and psql read it; node-postgres ignores it) when it names a positive number, else
+ * CONNECT_TIMEOUT_MS. A URL that cannot be parsed keeps the default; opening it says why.
+ */
+export function connectTimeoutMs(url: string): number {
+  let named: string | null = null;
+  try {
+    named = new URL(url).searchParams.get("connect_timeout");
+  } catch {
+    return CONNECT_TIMEOUT_MS;
+  }
+  const seconds = named === null ? Number.NaN : Number(named);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : CONNECT_TIMEOUT_MS;
+}
+
+/** What every pg Client and Pool of the dbos backend is made with: its URL, and the bounds above (a `statement_timeout` or `connect_timeout` the URL names wins). */
 export function connectionOptions(connectionString: string): { connectionString: string; connectionTimeoutMillis: number; query_timeout: number; statement_timeout: number } {
-  return { connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS, statement_timeout: QUERY_TIMEOUT_MS };
+  return { connectionString, connectionTimeoutMillis: connectTimeoutMs(connectionString), query_timeout: QUERY_TIMEOUT_MS, statement_timeout: QUERY_TIMEOUT_MS };
 }
 
 /**

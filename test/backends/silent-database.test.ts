@@ -7,7 +7,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
-import { CONNECT_TIMEOUT_MS } from "../../src/backends/dbos-load.ts";
+import { CONNECT_TIMEOUT_MS, connectionOptions, connectTimeoutMs } from "../../src/backends/dbos-load.ts";
 import { flow, flowSandbox, startFlow } from "../cli/support.ts";
 import { startPiSession } from "../support/pi-session.ts";
 
@@ -29,7 +29,8 @@ beforeAll(async () => {
     accepted();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  silentUrl = `postgres://flow:Secret-Pw-123@127.0.0.1:${(server.address() as AddressInfo).port}/pi_flow`;
+  // connect_timeout (libpq's, in seconds) bounds the wait for the first answer: the default 10 s, shortened.
+  silentUrl = `postgres://flow:Secret-Pw-123@127.0.0.1:${(server.address() as AddressInfo).port}/pi_flow?connect_timeout=2`;
 });
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
@@ -37,7 +38,8 @@ afterAll(async () => {
   sandbox.dispose();
 });
 const nextConnection = () => new Promise<void>((resolve) => (accepted = resolve));
-const shown = () => silentUrl.replace("Secret-Pw-123", "***");
+// Query parameters are masked like the password: a URL may carry one (`?password=`).
+const shown = () => silentUrl.replace("Secret-Pw-123", "***").replace("connect_timeout=2", "connect_timeout=***");
 
 // The two processes wait out the client's connect timeout side by side; the Pi session's test comes
 // after them, alone, since it waits for its own connection to the silent database.
@@ -83,7 +85,9 @@ test("a delegation waiting on a database that never answers ends at the parent's
 }, 120_000);
 
 test("a session that shuts down while its coordinator still waits on a database that never answers does not wait for it", async () => {
-  const url = silentUrl.replace(/\/pi_flow$/, "/pi_flow_shutdown"); // a coordinator of its own: the test above's session holds the other
+  // A coordinator of its own (the test above's session holds the other), with the default 10 s connect timeout.
+  const url = silentUrl.replace(/\/pi_flow\?connect_timeout=2$/, "/pi_flow_shutdown");
+  expect(url).toMatch(/\/pi_flow_shutdown$/);
   const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url } });
   onTestFinished(() => pi.dispose());
   const connecting = nextConnection();
@@ -96,3 +100,12 @@ test("a session that shuts down while its coordinator still waits on a database 
   await pi.shutdown();
   expect(Date.now() - shuttingDown).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
 }, 120_000);
+
+test("a URL's connect_timeout (libpq's, in seconds) sets how long a connection waits; none, zero or nonsense keeps 10 s", () => {
+  expect(connectionOptions("postgres://flow@db:5432/pi_flow?connect_timeout=3").connectionTimeoutMillis).toBe(3000);
+  expect(connectTimeoutMs("postgres://flow@db/pi_flow?sslmode=require&connect_timeout=0.5")).toBe(500);
+  expect(CONNECT_TIMEOUT_MS).toBe(10_000);
+  for (const url of ["postgres://flow@db/pi_flow", "postgres://flow@db/pi_flow?connect_timeout=0", "postgres://flow@db/pi_flow?connect_timeout=-4", "postgres://flow@db/pi_flow?connect_timeout=soon", "not a url"]) {
+    expect(connectTimeoutMs(url)).toBe(CONNECT_TIMEOUT_MS);
+  }
+});

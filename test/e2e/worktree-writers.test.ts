@@ -272,33 +272,33 @@ describe('isolation "worktree" on external_delegate', () => {
     }
   });
 
-  test("sixteen worktree children started at once, in one assistant message, all hold a worktree together and all succeed; git's worktree list is back to one entry", async () => {
+  test("eight worktree children started at once, in one assistant message, all hold a worktree together and all succeed; git's worktree list is back to one entry", async () => {
     let arrived = 0;
     let allThere!: () => void;
     const together = new Promise<void>((resolve) => (allThere = resolve));
     let peak = 0;
-    /** A child writes its file only once all sixteen are running, each in its worktree. */
-    const sixteenth: FauxResponseStep = async (context) => {
-      const path = /SIXTEEN (\S+)/.exec(context.messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).join("\n"))![1]!;
+    /** A child writes its file only once all eight are running, each in its worktree (test/isolation/git-core.test.ts makes sixteen at once). */
+    const eighth: FauxResponseStep = async (context) => {
+      const path = /TOGETHER (\S+)/.exec(context.messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).join("\n"))![1]!;
       if (context.messages.some((m) => m.role === "toolResult")) return fauxAssistantMessage([fauxText(`wrote ${path}`)]);
-      if (++arrived === 16) {
+      if (++arrived === 8) {
         peak = worktreeCount(root);
         allThere();
       }
       await together;
       return fauxAssistantMessage([fauxToolCall("write", { path, content: `${path}\n` })], { stopReason: "toolUse" });
     };
-    const calls = Array.from({ length: 16 }, (_, at) => ({
+    const calls = Array.from({ length: 8 }, (_, at) => ({
       name: "external_delegate",
-      args: { role: "worker", description: `sixteen ${at}`, prompt: `SIXTEEN s${at}.txt`, context: { mode: "none" }, isolation: "worktree" },
+      args: { role: "worker", description: `together ${at}`, prompt: `TOGETHER s${at}.txt`, context: { mode: "none" }, isolation: "worktree" },
     }));
-    const outcomes = await pi.callToolsAtOnce(calls, { children: Array.from({ length: 32 }, () => sixteenth) });
+    const outcomes = await pi.callToolsAtOnce(calls, { children: Array.from({ length: 16 }, () => eighth) });
     const receipts = outcomes.map((outcome) => outcome.structuredContent as { ok: boolean; data: { run: { runId: string; changes?: unknown } } });
-    expect(receipts.map((receipt) => receipt.ok)).toEqual(Array.from({ length: 16 }, () => true));
-    expect(peak).toBe(17); // the user's tree and sixteen children's
-    expect(receipts.map((receipt) => receipt.data.run.changes)).toEqual(Array.from({ length: 16 }, () => ({ files: 1, insertions: 1, deletions: 0 })));
+    expect(receipts.map((receipt) => receipt.ok)).toEqual(Array.from({ length: 8 }, () => true));
+    expect(peak).toBe(9); // the user's tree and eight children's
+    expect(receipts.map((receipt) => receipt.data.run.changes)).toEqual(Array.from({ length: 8 }, () => ({ files: 1, insertions: 1, deletions: 0 })));
     const kept = receipts.map(({ data }) => gitIn(root, "diff", "--name-only", `refs/pi-flow/${data.run.runId}^`, `refs/pi-flow/${data.run.runId}`));
-    expect(kept).toEqual(Array.from({ length: 16 }, (_, at) => `s${at}.txt`));
+    expect(kept).toEqual(Array.from({ length: 8 }, (_, at) => `s${at}.txt`));
     expect(worktreeCount(root)).toBe(1);
   });
 });
