@@ -27,6 +27,24 @@ const RESULT_POLL_MS = 200;
  */
 export const READY_WITHIN_MS = 30_000;
 
+/**
+ * The most of a child's answer (its result, or its error) a coordinator reads from the database:
+ * anyone who can write there can forge a settled child's row, and DBOS reads a row whole, into
+ * memory. A Pi child's answer, its output and its diagnostics come to far less.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** The size of a settled child's answer row, measured by the server: nothing of it is read. */
+async function answerBytes(pool: Pool, workflowId: string, dbosSchema = "dbos"): Promise<number> {
+  const { rows } = await pool.query<{ bytes: string }>(
+    `SELECT (COALESCE(octet_length(COALESCE(wo.output, ws.output)), 0) + COALESCE(octet_length(COALESCE(wo.error, ws.error)), 0))::bigint AS bytes
+     FROM "${dbosSchema}".workflow_status ws LEFT JOIN "${dbosSchema}".workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid
+     WHERE ws.workflow_uuid = $1`,
+    [workflowId],
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}
+
 /** The DBOS client and the pool it queries through (made here, so its connections have pi-flow's bounds). */
 interface Opened {
   dbos: DBOSClient;
@@ -57,7 +75,8 @@ function within<T>(work: Promise<T>, signal: AbortSignal | undefined, ms: number
   });
 }
 
-export function dbosCoordinator(databaseUrl: string): FleetChildren {
+/** `maxAnswerBytes`: MAX_ANSWER_BYTES unless given (tests forge a smaller row). */
+export function dbosCoordinator(databaseUrl: string, { maxAnswerBytes = MAX_ANSWER_BYTES }: { maxAnswerBytes?: number } = {}): FleetChildren {
   let opening: Promise<Opened> | undefined;
   let children: ChildWatch | undefined;
   /** pi-flow's own tables (steers, child sessions), reached without DBOS. */
@@ -152,6 +171,13 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
         if ((await watched.settled) === "gone") {
           throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
         }
+        const bytes = await answerBytes(pool, request.workflowId);
+        if (bytes > maxAnswerBytes) {
+          throw new FlowError(
+            "failed",
+            `The worker's answer for ${request.workflowId} is ${bytes} bytes, over the ${maxAnswerBytes} bytes a coordinator reads: not read. Its row stays in the database's dbos.workflow_status, as it was written, for whoever looks into it.`,
+          );
+        }
         const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
 
         if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
@@ -184,8 +210,11 @@ export function dbosCoordinator(databaseUrl: string): FleetChildren {
       const open = opening;
       opening = undefined;
       children = undefined;
-      const opened = await open?.catch(() => undefined);
-      if (opened) await shut(opened);
+      if (!open) return;
+      // An open still under way (a database that does not answer) is not waited for: a session's
+      // shutdown would wait on it for its timeouts. Once it opens, client() closes it, as dropped.
+      const opened = await Promise.race([open.catch(() => undefined), new Promise<"pending">((resolve) => setImmediate(() => resolve("pending")))]);
+      if (opened !== undefined && opened !== "pending") await shut(opened);
     },
   };
 }

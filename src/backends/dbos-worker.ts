@@ -54,6 +54,8 @@ export interface WorkerOptions {
   onRequeued(workflowIds: readonly string[]): void;
   /** A worker of this name was heard from in the last `seconds`: this one waits to see whether it is alive, that long at most. */
   onNameHeld(seconds: number): void;
+  /** How often the sweep runs (SWEEP_MS unless given: `PI_FLOW_WORKER_SWEEP_MS`, worker.ts). */
+  sweepMs?: number;
 }
 
 /** A child's Pi session in the database (child-sessions.ts), for a harness that keeps one. */
@@ -94,7 +96,7 @@ function stalledMessage(worker: string, workflowId: string): string {
 
 /** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
 const HEARTBEAT_MS = 2000;
-const SWEEP_MS = 5000;
+export const SWEEP_MS = 5000;
 
 /**
  * The children that ended on this worker and are still PENDING under its name in the database, a
@@ -102,8 +104,8 @@ const SWEEP_MS = 5000;
  * its statement_timeout is not retried), and no takeover would ever come for them, since this worker
  * beats on. The workflow IDs are given with when each ended here.
  */
-async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<string, number>, now: number, dbosSchema = "dbos"): Promise<{ stuck: string[]; settled: string[] }> {
-  const due = [...ended].filter(([, at]) => now - at >= SWEEP_MS).map(([id]) => id);
+async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<string, number>, now: number, sweepMs: number, dbosSchema = "dbos"): Promise<{ stuck: string[]; settled: string[] }> {
+  const due = [...ended].filter(([, at]) => now - at >= sweepMs).map(([id]) => id);
   if (due.length === 0) return { stuck: [], settled: [] };
   const { rows } = await pool.query<{ workflow_uuid: string }>(
     `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1) AND status = 'PENDING' AND executor_id = $2`,
@@ -141,6 +143,7 @@ async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number
 const CANCEL_WATCH_MS = 500;
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const sweepMs = options.sweepMs ?? SWEEP_MS;
   const sdk = await loadDbos();
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
@@ -259,7 +262,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     throw unusableDatabase(options.databaseUrl, error);
   }
   const requeueUnrecorded = async () => {
-    const { stuck, settled } = await unrecordedEnds(pool, options.name, endedHere, Date.now());
+    const { stuck, settled } = await unrecordedEnds(pool, options.name, endedHere, Date.now(), sweepMs);
     for (const id of settled) endedHere.delete(id);
     // One running here again (a rerun already dequeued) is that run's to record.
     const ids = stuck.filter((id) => !running.has(id));
@@ -276,7 +279,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         if (ids.length > 0) options.onTakeover(ids);
       })
       .catch(() => undefined); // the database is away: the next sweep tries again
-  }, SWEEP_MS);
+  }, sweepMs);
   let watching = false;
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;

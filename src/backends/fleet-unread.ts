@@ -25,6 +25,12 @@ export interface FleetUnread {
    * the database are the undelivered ones, which the coordinator takes from there).
    */
   close(): void;
+  /**
+   * The child was stopped without an answer: one last look, then closed. What it had not read as
+   * the database shows it (handed over, or waiting), and the steers written lately it does not show
+   * (on their way to the child); what the last look saw when the database cannot be read.
+   */
+  closeStopped(): Promise<string[]>;
 }
 
 export function fleetUnread(look: () => Promise<string[]>, now: () => number = Date.now): FleetUnread {
@@ -84,6 +90,19 @@ export function fleetUnread(look: () => Promise<string[]>, now: () => number = D
     close() {
       closed = true;
       clearTimeout(timer);
+    },
+    async closeStopped() {
+      clearTimeout(timer);
+      timer = undefined;
+      try {
+        seen = await look();
+      } catch {
+        // The database is away: what the last look saw stands.
+      }
+      const left = unread();
+      closed = true;
+      clearTimeout(timer);
+      return left;
     },
   };
 }

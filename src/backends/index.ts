@@ -14,23 +14,42 @@ export type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 export { childWorkflowId, delegateWorkflowId } from "./names.ts";
 export { resolveBackendSettings, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
 
-/** One coordinator per database URL in this process: its connection pool is shared by every run. */
-const fleets = new Map<string, FleetChildren>();
+/**
+ * One coordinator per database URL in this process: its connection pools are shared by every run,
+ * and it stays open while a session that launched on it is open (`holders`, by session ID).
+ */
+const fleets = new Map<string, { fleet: FleetChildren; holders: Set<string> }>();
 
-/** The fleet children of the dbos backend; undefined for local. The connection opens on first use. */
-export function fleetFor(settings: BackendSettings): FleetChildren | undefined {
+/** The fleet children of the dbos backend; undefined for local. The connection opens on first use; `holder` (a session ID) keeps it open. */
+export function fleetFor(settings: BackendSettings, holder: string): FleetChildren | undefined {
   if (settings.kind === "local") return undefined;
-  let fleet = fleets.get(settings.databaseUrl);
-  if (!fleet) {
-    fleet = dbosCoordinator(settings.databaseUrl);
-    fleets.set(settings.databaseUrl, fleet);
+  let entry = fleets.get(settings.databaseUrl);
+  if (!entry) {
+    entry = { fleet: dbosCoordinator(settings.databaseUrl), holders: new Set() };
+    fleets.set(settings.databaseUrl, entry);
   }
-  return fleet;
+  entry.holders.add(holder);
+  return entry.fleet;
 }
 
-/** The fleet as Pi's `flow` settings and the environment choose it; configuration_invalid when they cannot be read. */
-export const configuredFleet = (flow: FlowBackendSettingsInput | undefined, env: Record<string, string | undefined> = process.env) =>
-  fleetFor(resolveBackendSettings(flow, env));
+/** The fleet as Pi's `flow` settings and the environment choose it, held by session `holder`; configuration_invalid when they cannot be read. */
+export const configuredFleet = (flow: FlowBackendSettingsInput | undefined, env: Record<string, string | undefined>, holder: string) =>
+  fleetFor(resolveBackendSettings(flow, env), holder);
+
+/**
+ * Session `holder` closed: each coordinator no other open session launched on is closed, its
+ * connections with it (idle ones would otherwise stay until their idle timeout, and the pools for
+ * good); a later launch opens a new one.
+ */
+export async function releaseFleets(holder: string): Promise<void> {
+  const unheld: FleetChildren[] = [];
+  for (const [url, entry] of fleets) {
+    if (!entry.holders.delete(holder) || entry.holders.size > 0) continue;
+    fleets.delete(url);
+    unheld.push(entry.fleet);
+  }
+  await Promise.all(unheld.map((fleet) => fleet.close()));
+}
 
 /** One line for `/flow doctor` and `flow help`: which backend, and where. */
 export function backendLine(flow: FlowBackendSettingsInput | undefined, env: Record<string, string | undefined> = process.env): string {
@@ -58,5 +77,5 @@ export async function configuredWorkersLine(flow: FlowBackendSettingsInput | und
 export async function closeFleets(): Promise<void> {
   const open = [...fleets.values()];
   fleets.clear();
-  await Promise.all(open.map((fleet) => fleet.close()));
+  await Promise.all(open.map(({ fleet }) => fleet.close()));
 }

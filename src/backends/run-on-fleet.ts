@@ -2,6 +2,7 @@ import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
 import { noteUndeliveredSteer, STEER_UNDELIVERED } from "../harnesses/steering.ts";
+import { unreadBecause } from "../harnesses/outcomes.ts";
 import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { FleetChildren } from "./fleet.ts";
 
@@ -84,15 +85,20 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   try {
     answer = await fleet.run(remote, request.signal, taken);
   } catch (error) {
-    unread.close();
     const why = request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived";
     // No answer, so no session to take: its worker deletes that of a cancelled child, the sweep any other.
     if (request.session) notKept(notKeptMessage(undefined, why));
-    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`);
+    // The worker may hold steers still: handed to the child (saved with its session) or on their
+    // way to it. It puts them back only once it has stopped the child, after this run settled and
+    // no coordinator looks: so what the child had not read is said now, as the database shows it.
+    while (sending.pending.size > 0) await Promise.all([...sending.pending]);
+    const held = sending.any ? await unread.closeStopped() : [];
+    unread.close();
+    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`, held);
     throw error;
   }
   unread.close();
-  await reportUnreadSteers(fleet, place, request, sending, unreadBecause(answer.result));
+  await reportUnreadSteers(fleet, place, request, sending, unreadBecause(answer.result, "the child answered before it read it, or its harness on the worker takes no steers"));
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
@@ -116,32 +122,34 @@ interface SteersSent {
  * Once the child's answer is in, no worker hands it a steer: later steers answer `terminal`, and
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
+ * `held`: the steers a stopped child had not read as the database showed them (those still in the
+ * table among them); those taken from the table now that it does not hold are added after them.
  */
-/** The most of a child's error an undelivered steer's note quotes: it is said once per steer. */
-const WHY_CHARS = 300;
-
-/** Why a child whose answer is in did not read a steer still waiting for it, from how it ended. */
-function unreadBecause(result: ChildResult): string {
-  if (result.outcome === "succeeded") return "the child answered before it read it, or its harness on the worker takes no steers";
-  const error = result.error?.message;
-  const quoted = error === undefined ? "" : `: ${error.length > WHY_CHARS ? `${error.slice(0, WHY_CHARS)}...` : error}`;
-  return `the child ended ${result.outcome} before it read it${quoted}`;
-}
-
-async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string): Promise<void> {
+async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string, held: readonly string[] = []): Promise<void> {
   if (!request.steering) return;
   while (sending.pending.size > 0) await Promise.all([...sending.pending]);
   request.steering.close();
+  // What the inbox kept as unread at its close (a stopped child's, from the last look) is said here,
+  // from the database's latest word, once: not again by the run's own note of its inbox.
+  request.steering.undelivered.splice(0);
   // A child never steered has nothing waiting: its run does not wait on the database for it (an outage).
   if (!sending.any) return;
   let left: string[];
   try {
     left = await fleet.takeUndeliveredSteers(place.workflowId);
   } catch (error) {
+    for (const message of held) noteUndeliveredSteer(place.writer, why, message);
     place.writer.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steers sent to this child may not have been delivered: the database could not be read (${error instanceof Error ? error.message : String(error)})` });
     return;
   }
-  for (const message of left) noteUndeliveredSteer(place.writer, why, message);
+  const shown = [...held];
+  const taken = left.filter((message) => {
+    const index = shown.indexOf(message);
+    if (index < 0) return true;
+    shown.splice(index, 1);
+    return false;
+  });
+  for (const message of [...held, ...taken]) noteUndeliveredSteer(place.writer, why, message);
 }
 
 /** The fleet as a harness: what a launch runs a workflow child on when the dbos backend is chosen. */

@@ -54,6 +54,23 @@ function databaseUrl(): string {
   return url;
 }
 
+/** The sweep's interval bounds: a shorter one would query the database many times a second. */
+const SWEEP_BOUNDS_MS = { min: 100, max: 60_000 } as const;
+
+/**
+ * `PI_FLOW_WORKER_SWEEP_MS`: how often the worker sweeps (takeovers of silent workers, children whose
+ * end the database did not record, settled sessions); dbos-worker.ts's default when unset.
+ */
+function sweepInterval(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.PI_FLOW_WORKER_SWEEP_MS;
+  if (raw === undefined || raw === "") return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < SWEEP_BOUNDS_MS.min || value > SWEEP_BOUNDS_MS.max) {
+    throw new FlowError("configuration_invalid", `PI_FLOW_WORKER_SWEEP_MS must be a whole number of milliseconds from ${SWEEP_BOUNDS_MS.min} to ${SWEEP_BOUNDS_MS.max}; it is ${shown(raw)}.`);
+  }
+  return value;
+}
+
 /** Stops on the first SIGINT or SIGTERM; resolves with the signal's name. */
 function stopSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolveSignal) => {
@@ -77,6 +94,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const concurrency = intFlag(parsed, "concurrency", 4, MAX_CONCURRENCY);
   const settings = harnessSettings(parsed);
   const url = databaseUrl();
+  const sweepMs = sweepInterval(process.env);
   // The fleet's credential stays with the worker: a child's bash (or an extension it loads) inherits
   // this process's environment, and with the URL could read every run and enqueue work for every worker.
   delete process.env.PI_FLOW_DATABASE_URL;
@@ -106,6 +124,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       databaseUrl: url,
       name,
       concurrency,
+      ...(sweepMs !== undefined ? { sweepMs } : {}),
       run: (request, signal, steering, sessions) => runRemoteChild(request, env, signal, steering, sessions),
       onStarted: (request) => process.stdout.write(`started ${shown(request.workflowId)} run ${shown(request.runId)}\n`),
       onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),

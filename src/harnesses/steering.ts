@@ -9,6 +9,11 @@ export interface SteerChannel {
   deliver(message: string): Promise<unknown>;
   /** Messages the session holds that the child's model has not read yet. */
   unread(): readonly string[];
+  /**
+   * Messages the session took from its queue into a model request that never answered (the child
+   * was stopped as the request began, e.g. at its maxTurns quota): in its context, never read.
+   */
+  unanswered?(): readonly string[];
 }
 
 /** The diagnostic code of a steer answered `queued` that its child never read (docs/runs.md). */
@@ -63,11 +68,12 @@ export class SteeringInbox {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    // Still in the session's queue (the child was stopped before its next model request), or not
-    // in it yet: the session that ended never reads them.
+    // Taken into a model request that never answered, still in the session's queue (the child was
+    // stopped before its next model request), or not in it yet: the session that ended never reads them.
+    const unanswered = this.channel?.unanswered?.() ?? [];
     const queued = this.channel?.unread() ?? [];
     this.channel = undefined;
-    this.undelivered.push(...this.held.splice(0), ...this.entering.splice(0), ...queued);
+    this.undelivered.push(...this.held.splice(0), ...unanswered, ...queued, ...this.entering.splice(0));
   }
 
   private deliver(channel: SteerChannel, message: string): void {

@@ -60,3 +60,10 @@ test("flow worker with a PI_FLOW_DATABASE_URL that is not Postgres's names that 
   expect(stderr).toContain("PI_FLOW_DATABASE_URL must be a postgres:// URL");
   expect(stderr).not.toContain("flow.databaseUrl");
 }, 120_000);
+
+test("flow worker with a PI_FLOW_WORKER_SWEEP_MS outside 100..60000 ms is configuration_invalid naming that variable, and exits 2", async () => {
+  const worker = fleet.start(["worker", "--name", "w3", "--cwd", fleet.project], { PI_FLOW_DATABASE_URL: fleet.pg.urlFor(DATABASE), PI_FLOW_WORKER_SWEEP_MS: "5" });
+  const { code, stderr } = await worker.done;
+  expect(code).toBe(2);
+  expect(stderr).toContain("PI_FLOW_WORKER_SWEEP_MS must be a whole number of milliseconds from 100 to 60000; it is 5.");
+}, 120_000);

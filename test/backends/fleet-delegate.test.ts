@@ -188,11 +188,18 @@ test("external_runs cancel of a background delegation, and the parent's abort of
   const accepted = await pi.callTool("external_delegate", delegation("Cancelled part", { background: true }));
   const { runId } = runOf(accepted);
   await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+  // A steer its worker handed to the child, which waits in its tool call and never reads it.
+  expect((await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Stop after this." })).structuredContent).toMatchObject({ ok: true, data: { status: "queued" } });
+  while ((await savedSteers(`${runId}/delegate`)) < 1) await sleep(50);
 
   const cancelled = await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
   expect(cancelled.isError).toBe(false);
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   expect((await listed(pi, runId))?.state).toMatchObject({ status: "done", outcome: "cancelled" });
+  // Said once the cancel lands, not left in the database for the sweep: the worker gives it back only after.
+  const notes = (await inspect(pi, runId, "diagnostics")).split("\n").filter((line) => line.includes("steer_undelivered"));
+  expect(notes).toEqual([expect.stringContaining("steer not delivered (the child was stopped before its worker answered, and it had not read it): Stop after this.")]);
   await worker.stdoutText(new RegExp(`settled ${runId}/delegate run ${runId} cancelled`));
   // No answer came back, so no session was kept: a resume says so, with nothing launched.
   const resumed = await pi.callTool("external_delegate", delegation("Resumed part", { resume: runId }));
@@ -247,6 +254,21 @@ test("a worktree delegation on the dbos backend runs on the coordinator, where i
   expect(continued.text).toContain("went on here");
   expect(seen[0]!.all).toContain("done here");
   expect(seen[0]!.all).toContain("Go on.");
+}, 120_000);
+
+test("a session that shuts down closes its fleet connections: the database has none of its left, idle or not", async () => {
+  const database = "shutdown_fleet"; // its own: the shared session's coordinator is on another
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: fleet.pg.urlFor(database) } });
+  onTestFinished(() => pi.dispose());
+  // No worker runs: the child waits on the queue, and the shutdown cancels it.
+  expect((await pi.callTool("external_delegate", delegation("Unheld part", { background: true }))).isError).toBe(false);
+  const db = new pg.Client({ connectionString: fleet.pg.urlFor(database) });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const others = async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [database])).rows[0]!.n;
+  expect(await others()).toBeGreaterThan(0); // the coordinator's pools
+  await pi.shutdown();
+  expect(await others()).toBe(0);
 }, 120_000);
 
 test("a delegation on the dbos backend whose database cannot be reached is configuration_invalid before launch, and records no run", async () => {

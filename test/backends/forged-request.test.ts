@@ -7,10 +7,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { PROJECT_ROOT } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
@@ -52,3 +54,26 @@ test("a request whose input names another child's workflow is refused before it 
   const stdout = (await (worker.child.kill("SIGTERM"), worker.done)).stdout;
   expect(stdout).not.toMatch(/started wf_forged|started wf_victim/);
 }, 180_000);
+
+test("a settled child's answer row forged over the coordinator's limit (64 MiB) is not read: the child fails naming the limit, and the row stays as written", async () => {
+  const databaseUrl = fleet.pg.urlFor("forged_request");
+  const limit = 1024 * 1024; // a smaller limit than 64 MiB: the server need not write as much
+  const coordinator = dbosCoordinator(databaseUrl, { maxAnswerBytes: limit });
+  onTestFinished(() => coordinator.close());
+  await coordinator.ready(); // the database is made and migrated
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const id = "wf_huge/agent/0";
+  const running = coordinator.run(childRequest("huge"), new AbortController().signal, () => undefined);
+  running.catch(() => undefined); // awaited below, once the row is forged
+  // No worker runs: whoever can write to the database settles the child with an answer of its own, made by the server.
+  while ((await db.query("SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = $1", [id])).rowCount === 0) await sleep(20);
+  await db.query("UPDATE dbos.workflow_status SET status = 'SUCCESS', output = repeat('x', $2) WHERE workflow_uuid = $1", [id, limit + 1]);
+  await expect(running).rejects.toMatchObject({
+    code: "failed",
+    message: `The worker's answer for ${id} is ${limit + 1} bytes, over the ${limit} bytes a coordinator reads: not read. Its row stays in the database's dbos.workflow_status, as it was written, for whoever looks into it.`,
+  });
+  const { rows } = await db.query("SELECT status, octet_length(output)::int AS bytes FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]);
+  expect(rows).toEqual([{ status: "SUCCESS", bytes: limit + 1 }]);
+}, 120_000);

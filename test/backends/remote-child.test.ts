@@ -127,3 +127,36 @@ test("steers a worker's child never read are noted with how it ended: its quota'
   }, stop.signal);
   expect(await stopped).toEqual(["steer not delivered (the child was stopped before its worker answered, and it had not read it): Also check the README."]);
 });
+
+test("a fleet child cancelled with steers it had not read notes each once, when the cancel lands: those its worker had handed over and those still waiting", async () => {
+  const handed = ["Handed over."]; // saved with the child's session on its worker
+  const waiting: string[] = []; // in the steers table, not taken yet
+  let steered!: () => void;
+  const sent = new Promise<void>((resolve) => (steered = resolve));
+  const fleet: FleetChildren = {
+    label: "test",
+    ready: async () => undefined,
+    close: async () => undefined,
+    steer: async (_id, message) => void (waiting.push(message), steered()),
+    takeUndeliveredSteers: async () => waiting.splice(0),
+    unreadSteers: async () => [...handed, ...waiting],
+    takeSession: async () => null,
+    // Runs until cancelled; the worker gives the handed steer back only later, after this run settled.
+    run: (_request, signal) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+  };
+  const notes: { code?: string | undefined; message: string }[] = [];
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+  const steering = new SteeringInbox();
+  const stop = new AbortController();
+  // As launch-child does: a stopped child's inbox closes at once, taking what it had not read.
+  stop.signal.addEventListener("abort", () => steering.close(), { once: true });
+  const request = { ...childRequest("/p", { output: [], diagnostics: [] }), steering, signal: stop.signal };
+  const running = runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, request);
+  steering.send("Still waiting.");
+  await sent;
+  stop.abort();
+  await expect(running).rejects.toBeDefined();
+  const why = "the child was stopped before its worker answered, and it had not read it";
+  expect(notes.filter((note) => note.code === "steer_undelivered").map((note) => note.message)).toEqual([`steer not delivered (${why}): Handed over.`, `steer not delivered (${why}): Still waiting.`]);
+  expect(steering.undelivered).toEqual([]); // the run's own note of its inbox says none of them again
+});

@@ -84,6 +84,23 @@ test("a delegation waiting on a database that never answers ends at the parent's
   expect(runs.data.runs).toEqual([]);
 }, 120_000);
 
+test("a session that shuts down while its coordinator still waits on a database that never answers does not wait for it", async () => {
+  // A coordinator of its own (the test above's session holds the other), with the default 10 s connect timeout.
+  const url = silentUrl.replace(/\/pi_flow\?connect_timeout=2$/, "/pi_flow_shutdown");
+  expect(url).toMatch(/\/pi_flow_shutdown$/);
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url } });
+  onTestFinished(() => pi.dispose());
+  const connecting = nextConnection();
+  const call = pi.callTool("external_delegate", { role: "explorer", description: "Aborted part", prompt: "Look.", context: { mode: "none" } });
+  await connecting;
+  await pi.session.abort();
+  await call;
+  // Its connection still waits on the database, until the connect timeout (10 s): the shutdown does not wait it out.
+  const shuttingDown = Date.now();
+  await pi.shutdown();
+  expect(Date.now() - shuttingDown).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
+}, 120_000);
+
 test("a URL's connect_timeout (libpq's, in seconds) sets how long a connection waits; none, zero or nonsense keeps 10 s", () => {
   expect(connectionOptions("postgres://flow@db:5432/pi_flow?connect_timeout=3").connectionTimeoutMillis).toBe(3000);
   expect(connectTimeoutMs("postgres://flow@db/pi_flow?sslmode=require&connect_timeout=0.5")).toBe(500);

@@ -56,7 +56,11 @@ test("a child whose end DBOS could not record (its status row held past the stat
     { match: "Hold on", answer: "held", waitFor: release },
     { match: "Hold still", answer: "still", waitFor: join(fleet.sandbox.root, "never-written") },
   ]);
-  const worker = fleet.start(["worker", "--name", "u1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { PI_FLOW_DATABASE_URL: databaseUrl });
+  // A sweep every 500 ms (5 s by default): the requeue below comes that much sooner.
+  const worker = fleet.start(["worker", "--name", "u1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], {
+    PI_FLOW_DATABASE_URL: databaseUrl,
+    PI_FLOW_WORKER_SWEEP_MS: "500",
+  });
   await worker.stdoutText(/worker u1 ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());

@@ -109,8 +109,23 @@ describe("external_runs steer", () => {
     await runs({ action: "wait", runIds: [runId] });
     const diagnostics = await runs({ action: "inspect", runIds: [runId], view: "diagnostics" });
     const text = JSON.stringify(diagnostics.data);
-    expect(text).toContain("steer not delivered (the child ended or was stopped before it read it): Also check the docs folder.");
+    expect(text).toContain("steer not delivered (the child was cancelled before it read it): Also check the docs folder.");
     expect(text).not.toContain("And the tests.");
+  });
+
+  test("a steer Pi took into the request its maxTurns quota stopped is noted as not delivered, naming the quota", async () => {
+    const first = gatedToolCall();
+    const seen: Seen[] = [];
+    const { receipt } = await delegate({ ...worker, background: true, maxTurns: 1 }, { children: [first.step, childAnswers("never asked", seen)] });
+    const runId = receipt.data.run!.runId;
+    await first.started;
+    expect(await runs({ action: "steer", runIds: [runId], message: "Also check the docs folder." })).toMatchObject({ ok: true, data: { status: "queued" } });
+    first.release(); // its tool call runs, then Pi takes the steer into turn 2, which the quota stops
+    await runs({ action: "wait", runIds: [runId] });
+    expect(seen).toEqual([]); // no model request read it
+    const diagnostics = await runs({ action: "inspect", runIds: [runId], view: "diagnostics" });
+    const text = (diagnostics.data.page as { text: string }).text;
+    expect(text).toContain("steer not delivered (the child ended failed before it read it: The child exceeded its quota maxTurns (1): it started turn 2 and was stopped.): Also check the docs folder.");
   });
 
   test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live)", async () => {

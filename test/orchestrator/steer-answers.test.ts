@@ -4,9 +4,9 @@ import { registerSteerTarget, steerRun } from "../../src/orchestrator/child/stee
 import { sandbox, type Sandbox } from "../runs/helpers.ts";
 
 let box: Sandbox | undefined;
-const unregister: (() => void)[] = [];
+const unregister: ((why: string) => void)[] = [];
 afterEach(() => {
-  for (const remove of unregister.splice(0)) remove();
+  for (const remove of unregister.splice(0)) remove("the test ended");
   box?.cleanup();
 });
 
@@ -44,13 +44,13 @@ test("a steer answered queued (held) for a child that ended before its session s
     inbox,
     record: () => undefined,
     refused: () => undefined,
-    undelivered: (messages) => {
-      for (const message of messages) noteUndeliveredSteer(writer, "the child ended or was stopped before it read it", message);
+    undelivered: (messages, why) => {
+      for (const message of messages) noteUndeliveredSteer(writer, why, message);
     },
   });
   expect(steerRun(box.store(), writer.runId, "Also check the README.")).toEqual({ runId: writer.runId, status: "queued", held: true });
-  remove(); // the child settled (its model failed) before any session took the message
+  remove("the child ended failed before it read it: no model"); // the child settled (its model failed) before any session took the message
   writer.settle({ outcome: "failed", error: { code: "failed", message: "no model" } });
   const diagnostics = box.store().inspectSingle(writer.runId, "diagnostics", { limitBytes: 65536 }).page.text;
-  expect(diagnostics).toContain(`warn [${STEER_UNDELIVERED}]: steer not delivered (the child ended or was stopped before it read it): Also check the README.`);
+  expect(diagnostics).toContain(`warn [${STEER_UNDELIVERED}]: steer not delivered (the child ended failed before it read it: no model): Also check the README.`);
 });

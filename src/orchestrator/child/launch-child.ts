@@ -13,7 +13,7 @@ import type { Slots } from "./slots.ts";
 import { zeroUsage } from "../../harnesses/usage.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { childProjectTrusted } from "../../trust/project-trust.ts";
-import { stoppedByTimeout } from "../../harnesses/outcomes.ts";
+import { stoppedByTimeout, unreadBecause } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { placeChild, RUNS_ON_COORDINATOR } from "./fleet-placement.ts";
@@ -114,7 +114,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       if (withheld.length > 0) {
         writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
       }
-      return registerSteerTarget(writer.runId, {
+      const unregister = registerSteerTarget(writer.runId, {
         harness,
         inbox,
         record: (message, held) => {
@@ -123,10 +123,11 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
           writer.appendDiagnostic({ level: "info", code: "steer", message: `steer ${when}: ${message}` });
         },
         refused: (reason) => writer.appendDiagnostic({ level: "warn", code: "steer_refused", message: `steer refused (and any more until one is accepted): ${reason}` }),
-        undelivered: (messages) => {
-          for (const message of messages) noteUndeliveredSteer(writer, "the child ended or was stopped before it read it", message);
+        undelivered: (messages, why) => {
+          for (const message of messages) noteUndeliveredSteer(writer, why, message);
         },
       });
+      return (result: ChildResult) => unregister(unreadBecause(result));
     },
     work: async (writer, signal) => {
       // A stopped child (cancel, timeout, its parent's abort) reads no more steers: later ones answer

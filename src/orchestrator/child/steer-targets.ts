@@ -17,8 +17,8 @@ export interface SteerTarget {
   record(message: string, held: boolean): void;
   /** Notes in the run's diagnostics that steers were refused, and why (once per run of refusals). */
   refused(reason: string): void;
-  /** Notes in the run's diagnostics the steers its child ended (or failed to start) without reading. */
-  undelivered(messages: readonly string[]): void;
+  /** Notes in the run's diagnostics the steers its child ended (or failed to start) without reading, and why. */
+  undelivered(messages: readonly string[], why: string): void;
 }
 
 interface Steerable {
@@ -54,14 +54,17 @@ function targets(): Map<string, Steerable> {
   return processGlobal("pi-flow.steer.targets", () => new Map<string, Steerable>());
 }
 
-/** Registers a launched child; the returned function removes it when the child settles. */
-export function registerSteerTarget(runId: string, target: SteerTarget, budget = new SteerBudget()): () => void {
+/**
+ * Registers a launched child; the returned function removes it when the child settles, told why a
+ * steer it had not read stays unread (outcomes.ts `unreadBecause`: how the child ended).
+ */
+export function registerSteerTarget(runId: string, target: SteerTarget, budget = new SteerBudget()): (why: string) => void {
   targets().set(runId, { target, budget, refusing: false });
-  return () => {
+  return (why) => {
     target.inbox?.close();
     targets().delete(runId);
     // Answered queued, but the child's session ended (or never started) first: said, not dropped.
-    if (target.inbox && target.inbox.undelivered.length > 0) target.undelivered(target.inbox.undelivered.splice(0));
+    if (target.inbox && target.inbox.undelivered.length > 0) target.undelivered(target.inbox.undelivered.splice(0), why);
   };
 }
 

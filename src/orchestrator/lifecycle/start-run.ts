@@ -32,8 +32,8 @@ export interface RunLifecycle<Result, Settled> {
   workMarksRunning?: boolean;
   /** Aborts the work this long after it starts running (with a TimeoutError reason). */
   timeoutMs?: number;
-  /** Kind-specific set-up once the run exists; what it returns runs before the run settles. */
-  prepare?(writer: RunWriter): (() => void) | void;
+  /** Kind-specific set-up once the run exists; what it returns runs before the run settles, given its result. */
+  prepare?(writer: RunWriter): ((result: Result) => void) | void;
   /** The work itself; `signal` aborts on cancel, the parent's abort or the time limit. */
   work(writer: RunWriter, signal: AbortSignal): Promise<Result>;
   /** What the work's throw means as a result, knowing whether (and why) it was stopped. */
@@ -74,7 +74,7 @@ export function startRun<Result, Settled>(lifecycle: RunLifecycle<Result, Settle
   const settled = run()
     .catch((error: unknown) => lifecycle.recover(error, controller.signal))
     .then((result) => {
-      cleanup?.();
+      cleanup?.(result);
       return lifecycle.settle(writer, result);
     })
     .finally(() => {

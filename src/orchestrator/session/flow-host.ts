@@ -7,7 +7,7 @@ import { setTelemetryContent } from "../../telemetry/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSharedResources, inheritedSnapshot } from "../workflow/index.ts";
-import { configuredFleet } from "../../backends/index.ts";
+import { configuredFleet, releaseFleets } from "../../backends/index.ts";
 import { SharedResources } from "../../harnesses/shared-resources.ts";
 import { readSessionSettings, settingValue, type SessionSettings } from "./session-settings.ts";
 
@@ -87,8 +87,9 @@ export class FlowHost {
     await Promise.race([Promise.allSettled(ended), grace]);
     clearTimeout(timer);
     forgetSessionFlowState(sessionId);
-    // The records the group commit still holds, and the owner marker's removal, are done before Pi may exit.
-    await Promise.all([groupCommit().idle(), unmarked]);
+    // The records the group commit still holds, and the owner marker's removal, are done before Pi
+    // may exit; so is the close of the fleet's database connections no other open session uses.
+    await Promise.all([groupCommit().idle(), unmarked, releaseFleets(sessionId)]);
   }
 
   /** Calls `listener` whenever a background run is accepted or settles; returns the unsubscribe. */
@@ -160,7 +161,7 @@ export class FlowHost {
     const harnesses = settingValue(settings.harnesses);
     setTelemetryContent(settings.flow.telemetry?.content);
     const projectTrusted = settingValue(settings.projectTrusted);
-    const fleet = configuredFleet(settings.flow, settings.env);
+    const fleet = configuredFleet(settings.flow, settings.env, ctx.sessionManager.getSessionId());
     return {
       cwd: ctx.cwd,
       projectTrusted,
