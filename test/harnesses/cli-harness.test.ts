@@ -218,6 +218,14 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(sessionOf(diagnostics)).toBeDefined();
   });
 
+  test.each(["claude", "codex"])("%s: a stray line after the final event (not JSON, malformed, cut) keeps the answer and is noted once, redacted", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: "Say it. [fake:trailing-garbage]" });
+    expect(result).toMatchObject({ outcome: "succeeded", value: expect.stringContaining("Say it.") });
+    const notes = diagnostics.filter((entry) => entry.type === "error" && entry.message.includes("after its final event"));
+    expect(notes).toEqual([{ type: "error", message: expect.stringMatching(new RegExp(`^${harness} wrote a line after its final event, ignored \\(and any more\\): `)) }]);
+    expect(JSON.stringify(diagnostics)).not.toContain("strayline0123456789");
+  });
+
   test("codex: a stream that starts thread after thread records one session", async () => {
     const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:threads]" });
     expect(result.outcome).toBe("succeeded");

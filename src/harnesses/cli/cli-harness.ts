@@ -77,6 +77,9 @@ function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildReq
   return checked.ok ? { outcome: "succeeded", value: checked.value, usage } : failed(checked.message, usage);
 }
 
+/** A line of the stream as a message quotes it: redacted, then cut to 200 characters. */
+const quoted = (line: string): string => JSON.stringify(redactText(line).text.slice(0, 200));
+
 /** What the process's end says beyond the stream: a non-zero exit code and the end of stderr. */
 function exitNote(exit: CliExit): string {
   if (exit.code === 0) return "";
@@ -144,19 +147,34 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       failure ??= message;
       child?.stop(message);
     };
+    let strayNoted = false;
+    /**
+     * A line that cannot be read after the final event (a late warning on stdout, a cut line) takes
+     * nothing from the run: the final event is authoritative. It is noted once, not failed on.
+     */
+    const stray = (line: string): "read" => {
+      if (!strayNoted) {
+        strayNoted = true;
+        sink.diagnostic({ type: "error", message: `${spec.name} wrote a line after its final event, ignored (and any more): ${quoted(line)}` });
+      }
+      return "read";
+    };
     /** Reads one line: "cut" when it is not JSON (a line the stream ended inside is not), "failed" when it failed the child. */
     const read = (line: string): "read" | "cut" | "failed" => {
+      const afterEnd = reader.ended();
       let event: unknown;
       try {
         event = JSON.parse(line);
       } catch {
-        fail(`${spec.name} wrote a line that is not JSON: ${JSON.stringify(redactText(line).text.slice(0, 200))}`);
+        if (afterEnd) return stray(line);
+        fail(`${spec.name} wrote a line that is not JSON: ${quoted(line)}`);
         return "cut";
       }
       try {
         if (!isRecord(event)) throw new StreamFormatError("a line is JSON but not an object");
         reader.onEvent(event);
       } catch (error) {
+        if (afterEnd) return stray(line);
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
         fail(`${spec.name}'s output stream is malformed: ${why}`);
         return "failed";
