@@ -239,6 +239,15 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(Number.isSafeInteger(result.usage.turns)).toBe(true);
   });
 
+  test.each(["claude", "codex"])("%s: usage stays whole: a sum past the largest safe integer stops there, a count that is not whole counts 0 and is noted", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: "[fake:huge-usage]" });
+    expect(result.outcome).toBe("succeeded");
+    expect(result.usage).toMatchObject({ inputTokens: Number.MAX_SAFE_INTEGER, outputTokens: 0 });
+    for (const value of Object.values(result.usage)) expect(Number.isSafeInteger(value) || value === result.usage.costUsd).toBe(true);
+    const notes = diagnostics.filter((entry) => entry.type === "error" && entry.message.includes("not a whole number"));
+    expect(notes).toEqual([{ type: "error", message: expect.stringMatching(new RegExp(`^${harness} reported a token or turn count that is not a whole number from 0 up \\(`)) }]);
+  });
+
   test("the output log is bounded; the answer is not", async () => {
     const { result, outputs, diagnostics } = await ws.run("claude", { prompt: "[fake:huge]", options: { maxOutputBytes: 1024 } });
     expect(result.outcome).toBe("succeeded");

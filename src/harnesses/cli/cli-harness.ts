@@ -7,7 +7,7 @@ import { PI_DEFAULT_TOOLS, writes } from "../child-tools.ts";
 import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
 import { childEnvironment } from "./env.ts";
-import { isRecord } from "./guards.ts";
+import { isRecord, keepCountsWhole } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
@@ -173,6 +173,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       try {
         if (!isRecord(event)) throw new StreamFormatError("a line is JSON but not an object");
         reader.onEvent(event);
+        keepCountsWhole(usage);
       } catch (error) {
         if (afterEnd) return stray(line);
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;

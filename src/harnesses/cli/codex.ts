@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, count, isRecord, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, isRecord, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -116,6 +116,7 @@ function reader(sink: StreamSink): StreamReader {
   let lastError: string | undefined;
   let answer: string | undefined;
   const isNewCall = newCalls();
+  const count = counter("codex", (message) => sink.diagnostic({ type: "error", message }));
 
   const onItem = (phase: string, item: JsonRecord) => {
     const tool = toolOf(item);

@@ -1,4 +1,5 @@
 import { redactText } from "../../runs/index.ts";
+import type { ChildUsage } from "../types.ts";
 import { StreamFormatError } from "./types.ts";
 
 /** Run-time checks on events read from a CLI's stream: a cast is never trusted across a process. */
@@ -26,6 +27,30 @@ export function shortText(value: unknown, what: string): string | undefined {
 
 /** A token or turn count: a whole number from 0 up; anything else (a string, 1.5, 1e308) counts 0, so no sum becomes Infinity. */
 export const count = (value: unknown): number => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0);
+
+/**
+ * `count` for one run's stream, saying once (through `note`) that a count was there but was not a
+ * whole number from 0 up: the run's usage then undercounts, and its evidence says why.
+ */
+export function counter(harness: string, note: (message: string) => void): (value: unknown) => number {
+  let noted = false;
+  return (value) => {
+    const counted = count(value);
+    if (counted === 0 && value !== undefined && value !== null && value !== 0 && !noted) {
+      noted = true;
+      const shown = typeof value === "number" || typeof value === "string" ? JSON.stringify(value).slice(0, 40) : typeof value;
+      note(`${harness} reported a token or turn count that is not a whole number from 0 up (${shown}); it counts 0`);
+    }
+    return counted;
+  };
+}
+
+/** The usage's counts as the contract has them, whole numbers: a sum past the largest safe integer stops there. */
+export function keepCountsWhole(usage: ChildUsage): void {
+  for (const key of ["turns", "toolCalls", "inputTokens", "outputTokens"] as const) {
+    if (!Number.isSafeInteger(usage[key])) usage[key] = usage[key] > 0 ? Number.MAX_SAFE_INTEGER : 0;
+  }
+}
 
 /** A field that the format requires to be an object. */
 export function requireRecord(value: unknown, what: string): JsonRecord {
