@@ -2,7 +2,7 @@ import { delimiter } from "node:path";
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
 import { claudeAdapter } from "../../src/harnesses/cli/claude.ts";
-import { childEnvironment } from "../../src/harnesses/cli/env.ts";
+import { childEnvironment, pathOf } from "../../src/harnesses/cli/env.ts";
 import { argsLine } from "../../src/harnesses/cli/guards.ts";
 import { LineSplitter } from "../../src/harnesses/cli/lines.ts";
 import { zeroUsage } from "../../src/harnesses/usage.ts";
@@ -137,6 +137,16 @@ describe("a CLI child's PATH", () => {
   test("keeps only absolute entries: a relative one (., node_modules/.bin, an empty one) would find commands in the project", () => {
     const env = childEnvironment("claude", [], { PATH: ["node_modules/.bin", ".", "", "/usr/local/bin", "bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
     expect(env).toEqual({ PATH: ["/usr/local/bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
+  });
+});
+
+describe("a CLI child's PATH on Windows", () => {
+  test("is found under any case (Windows names it Path) and keeps its absolute entries; elsewhere only PATH is PATH", () => {
+    const source = { Path: ["C:\\Windows\\system32", ".", "node_modules\\.bin", "D:\\tools"].join(";"), SystemRoot: "C:\\Windows", PaTh_SECRET: "x" };
+    expect(childEnvironment("codex", [], source, "win32")).toEqual({ Path: "C:\\Windows\\system32;D:\\tools", SystemRoot: "C:\\Windows" });
+    expect(pathOf(source, "win32")).toBe(source.Path);
+    expect(childEnvironment("codex", [], { Path: "/usr/bin", HOME: "/home/u" }, "linux")).toEqual({ HOME: "/home/u" });
+    expect(pathOf({ Path: "/usr/bin" }, "linux")).toBeUndefined();
   });
 });
 

@@ -3,7 +3,7 @@ import { statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import which from "which";
 import { errorCode } from "../../runs/index.ts";
-import { absolutePath, childEnvironment } from "./env.ts";
+import { absolutePath, childEnvironment, pathOf } from "./env.ts";
 import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
 import type { CliSpec } from "./types.ts";
 
@@ -46,7 +46,7 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
   const configured = env[spec.binVariable]?.trim();
   // Only absolute PATH entries: a relative one (`.`, `node_modules/.bin`) is looked up from the host's
   // working directory, so a project would choose the binary pi-flow runs with the user's login.
-  const path = absolutePath(env.PATH ?? "");
+  const path = absolutePath(pathOf(env) ?? "");
   if (configured) {
     const isPath = configured.includes(sep) || configured.includes("/") || isAbsolute(configured);
     const binary = which.sync(isPath ? resolve(configured) : configured, { path, nothrow: true });
