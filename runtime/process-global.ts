@@ -20,6 +20,7 @@ export const PROCESS_GLOBALS = {
   "pi-flow.cli-process-groups": "live claude and codex children's process groups: the one exit hook kills them all, whichever copy started them",
   "pi-flow.cli-exit-hook": "the one process exit hook for CLI children: each copy installing its own added a listener per reload",
   "pi-flow.cli-reaper": "the host's one reaper process, which ends CLI children if the host is killed: a copy of its own per reload was one more process",
+  "pi-flow.cli-resumed-sessions": "codex threads being continued in place: a reloaded copy must still refuse a second resume of one thread while the first runs",
   "pi-flow.workflow-slots": "the slots foreground workflow roots take: every copy's sandboxes share the process's memory",
   "pi-flow.workflow-workers": "the pool of workflow worker threads, by the bytes of their code: a reloaded copy reuses the idle workers instead of leaving them alive and unreachable",
 } as const;

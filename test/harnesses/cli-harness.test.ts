@@ -372,6 +372,30 @@ describe("continuing a CLI session", () => {
     expect(resumed.argv.indexOf("--sandbox=workspace-write")).toBeLessThan(resumed.argv.indexOf("resume"));
   });
 
+  test("codex: a second resume of one run while the first still runs is refused before it starts (codex cannot fork a thread); once the first ended, a resume runs", async () => {
+    const first = await ws.run("codex", { prompt: "first" });
+    const threadId = sessionOf(first.diagnostics)!.sessionId;
+    let cancelFirst = () => undefined as void;
+    let started = () => undefined as void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const resumed = ws.run("codex", {
+      prompt: "[fake:hang]",
+      options: { resumeSessionId: threadId, killGraceMs: 300 },
+      onStarted: ({ cancel }) => {
+        cancelFirst = cancel;
+        started();
+      },
+    });
+    await running;
+    const second = await ws.run("codex", { prompt: "second", options: { resumeSessionId: threadId } });
+    expect(second.result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringContaining(`codex thread ${threadId} is being continued by another run`) } });
+    expect(fakeRuns(ws.cwd, "codex").filter((run) => run.prompt.endsWith("second"))).toEqual([]);
+    cancelFirst();
+    expect((await resumed).result.outcome).toBe("cancelled");
+    const third = await ws.run("codex", { prompt: "third", options: { resumeSessionId: threadId } });
+    expect(third.result.outcome).toBe("succeeded");
+  });
+
   test("a session id that could be read as a flag is refused", async () => {
     await expect(ws.run("codex", { options: { resumeSessionId: "--dangerously-bypass-approvals-and-sandbox" } })).rejects.toMatchObject({
       code: "request_invalid",

@@ -252,6 +252,7 @@ export const claudeAdapter: CliAdapter = {
     // 2.0.34 added --append-system-prompt-file.
     minVersion: "2.0.34",
     ownEnv: ["CLAUDE_CONFIG_DIR"],
+    forksOnResume: true,
   },
   launch,
   reader,

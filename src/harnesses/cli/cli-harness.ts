@@ -9,6 +9,7 @@ import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts
 import { childEnvironment } from "./env.ts";
 import { isRecord, keepCountsWhole } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
+import { claimSession } from "./resume-claims.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
@@ -97,6 +98,14 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
   const preflight = preflightCli(spec, env);
   if (!preflight.ok) return failed(`The ${spec.name} harness is ${describePreflight(spec, preflight)}`, usage);
 
+  const { resumeSessionId } = options;
+  const release = resumeSessionId !== undefined && !spec.forksOnResume ? claimSession(spec.name, resumeSessionId) : () => undefined;
+  if (release === undefined) {
+    return failed(
+      `${spec.name} thread ${resumeSessionId} is being continued by another run: ${spec.product} cannot fork it, so two resumes at once would write one thread. Wait for that run to end, then resume.`,
+      usage,
+    );
+  }
   const scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
   try {
     const launch = adapter.launch({
@@ -244,6 +253,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     };
     return settle();
   } finally {
+    release();
     rmSync(scratchDir, { recursive: true, force: true });
   }
 }

@@ -206,6 +206,8 @@ export const codexAdapter: CliAdapter = {
     // user's MCP servers under --ignore-user-config.
     minVersion: "0.123.0",
     ownEnv: ["CODEX_HOME"],
+    // `exec resume` has no --fork (codex-rs/exec/src/cli.rs): a resume continues the thread itself.
+    forksOnResume: false,
   },
   launch,
   reader,
