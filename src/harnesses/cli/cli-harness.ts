@@ -95,7 +95,8 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
   const usage: ChildUsage = zeroUsage();
   if (request.signal.aborted) return stoppedResult(request, usage);
   // The preflight passed before launch; this catches a binary removed in between.
-  const preflight = preflightCli(spec, env);
+  const preflight = await preflightCli(spec, env, { signal: request.signal });
+  if (request.signal.aborted) return stoppedResult(request, usage);
   if (!preflight.ok) return failed(`The ${spec.name} harness is ${describePreflight(spec, preflight)}`, usage);
 
   const { resumeSessionId } = options;
