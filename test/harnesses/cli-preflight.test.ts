@@ -157,6 +157,33 @@ describe("preflight", () => {
     }
   });
 
+  test("launches that check one binary at once share one --version: a fan-out starts one process, not one per child", async () => {
+    const started = join(dir, "started");
+    const binary = join(dir, "claude-counted");
+    writeFileSync(binary, `#!/bin/sh\necho run >> '${started}'\necho '2.3.6 (Claude Code)'\n`);
+    chmodSync(binary, 0o755);
+    const env = { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary };
+    const checks = await Promise.all(Array.from({ length: 8 }, () => preflightCli(claudeAdapter.spec, env)));
+    for (const check of checks) expect(check).toMatchObject({ ok: true, version: "2.3.6" });
+    expect(readFileSync(started, "utf8")).toBe("run\n");
+  });
+
+  test("one launch's abort leaves a --version another launch still waits for running", async () => {
+    const binary = join(dir, "claude-slow");
+    const gate = join(dir, "gate");
+    // Answers once the test opens the gate (a file appears), so both calls wait on one run.
+    writeFileSync(binary, `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\necho '2.3.7 (Claude Code)'\n`);
+    chmodSync(binary, 0o755);
+    const env = { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary };
+    const controller = new AbortController();
+    const aborted = preflightCli(claudeAdapter.spec, env, { signal: controller.signal });
+    const waiting = preflightCli(claudeAdapter.spec, env);
+    controller.abort();
+    expect(await aborted).toMatchObject({ ok: false, reason: expect.stringContaining("was cancelled") });
+    writeFileSync(gate, "");
+    expect(await waiting).toMatchObject({ ok: true, version: "2.3.7" });
+  });
+
   test("help's check (synchronous) gives the same answers: available, unfit, and a hang that kills what it started", () => {
     expect(preflightCliSync(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: script("claude-sync", "2.3.5 (Claude Code)") })).toMatchObject({ ok: true, version: "2.3.5" });
     expect(preflightCliSync(codexAdapter.spec, { PATH: emptyPath(), PI_FLOW_CODEX_BIN: script("codex-sync", "codex-cli 0.122.0") })).toMatchObject({ ok: false, reason: expect.stringContaining("pi-flow needs 0.123.0") });

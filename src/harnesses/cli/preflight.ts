@@ -217,15 +217,59 @@ function conclude(spec: CliSpec, found: { binary: string; source: string; key: s
   return { ok: true, binary: found.binary, version: result.version, source: found.source };
 }
 
-/** The check before a launch: `--version` runs without holding Pi, and `options.signal` ends it. */
+/** A `--version` under way, shared by every launch that asks about the same binary meanwhile. */
+interface SharedRun {
+  run: Promise<VersionRun>;
+  waiting: number;
+  stop: AbortController;
+}
+const running = new Map<string, SharedRun>();
+
+/**
+ * Waits for the binary's `--version`, started by this call or one before it that is still running:
+ * a fan-out of fifty claude children starts one process, not fifty. An abort ends this call's
+ * wait; the process is ended once no call waits for it any more.
+ */
+function sharedVersion(key: string, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal | undefined): Promise<VersionRun | "aborted"> {
+  if (signal?.aborted) return Promise.resolve("aborted");
+  let shared = running.get(key);
+  if (shared === undefined) {
+    const stop = new AbortController();
+    const started: SharedRun = { run: runVersion(binary, env, timeoutMs, stop.signal), waiting: 0, stop };
+    void started.run.finally(() => {
+      if (running.get(key) === started) running.delete(key);
+    });
+    running.set(key, started);
+    shared = started;
+  }
+  const one = shared;
+  one.waiting++;
+  return new Promise((resolve) => {
+    const abort = () => {
+      if (--one.waiting > 0) return resolve("aborted");
+      // Nobody waits for it: it is ended (the answer comes once nothing of it is left), and a later call starts afresh.
+      if (running.get(key) === one) running.delete(key);
+      one.stop.abort();
+      void one.run.then(() => resolve("aborted"));
+    };
+    signal?.addEventListener("abort", abort, { once: true });
+    void one.run.then((run) => {
+      signal?.removeEventListener("abort", abort);
+      if (!signal?.aborted) resolve(run);
+    });
+  });
+}
+
+/** The check before a launch: `--version` runs without holding Pi, and `options.signal` ends the wait for it. */
 export async function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: PreflightOptions = {}): Promise<Preflight> {
   const found = prepare(spec, env);
   if ("ok" in found) return found;
   if (found.remembered) return conclude(spec, found, found.remembered);
   const timeoutMs = options.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
-  const run = await runVersion(found.binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs, options.signal);
+  const childEnv = childEnvironment(spec.name, spec.ownEnv, env);
+  const run = await sharedVersion(`${found.key}\0${timeoutMs}\0${JSON.stringify(childEnv)}`, found.binary, childEnv, timeoutMs, options.signal);
   // An aborted check says nothing of the binary: it is neither remembered nor reported as its fault.
-  if (options.signal?.aborted) return { ok: false, binary: found.binary, reason: `\`${found.binary} --version\` was cancelled`, fix: "Ask again." };
+  if (run === "aborted") return { ok: false, binary: found.binary, reason: `\`${found.binary} --version\` was cancelled`, fix: "Ask again." };
   return conclude(spec, found, judgeVersion(spec, found.binary, run, timeoutMs));
 }
 
