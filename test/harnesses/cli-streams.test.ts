@@ -92,6 +92,19 @@ describe("BoundedText", () => {
 });
 
 describe("argsLine", () => {
+  test("a tool call's huge input (a 16 MiB file written) is shown from a bounded window: the host is not held redacting all of it, and a secret at its start or a key running past the window is still redacted", () => {
+    const body = "const value = computeSomething(alpha, beta);\n".repeat((16 * 1024 * 1024) / 45);
+    const token = `ghp_${"R8xK2mQ7vN4pL9tZ3wYb".repeat(2).slice(0, 36)}`;
+    const started = performance.now();
+    const line = argsLine({ file_path: "/w/a.ts", content: `// ${token}\n${body}` });
+    expect(performance.now() - started).toBeLessThan(1000); // redacting all 16 MiB took about 4 s on a 2-CPU machine
+    expect(line).not.toContain(token.slice(4, 14));
+    expect(line).toMatch(/… \(more than 2000 chars\)$/);
+    const key = `-----BEGIN PRIVATE KEY-----\n${"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n".repeat(4000)}-----END PRIVATE KEY-----\n`;
+    expect(argsLine({ content: `x\n${key}` })).not.toContain("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC");
+  });
+
+
   test("redacts a command before it cuts it, so a token across the cut leaves no piece", () => {
     const token = `ghp_${"R8xK2mQ7vN4pL9tZ3wYb".repeat(2).slice(0, 36)}`;
     for (let before = 1980; before < 2000; before += 3) {

@@ -67,7 +67,7 @@ export class BoundedText {
 }
 
 /** `text` without the piece of a word it ends in, where a cut went through: back to its last blank, else MAX_PIECE characters. */
-function withoutLastPiece(text: string): string {
+export function withoutLastPiece(text: string): string {
   const end = text.slice(-(MAX_PIECE + 1));
   const blank = end.search(/\s\S*$/);
   return text.slice(0, blank === -1 ? Math.max(0, text.length - MAX_PIECE) : text.length - end.length + blank + 1);

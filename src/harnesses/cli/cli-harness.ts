@@ -7,14 +7,14 @@ import { PI_DEFAULT_TOOLS, writes } from "../child-tools.ts";
 import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
 import { childEnvironment } from "./env.ts";
-import { isRecord, keepCountsWhole } from "./guards.ts";
+import { isRecord, keepCountsWhole, redactedStart } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
 import { claimSession } from "./resume-claims.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
-import { redactText, stripControls } from "../../runs/index.ts";
+import { stripControls } from "../../runs/index.ts";
 
 /**
  * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the
@@ -78,8 +78,8 @@ function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildReq
   return checked.ok ? { outcome: "succeeded", value: checked.value, usage } : failed(checked.message, usage);
 }
 
-/** A line of the stream as a message quotes it: redacted, then cut to 200 characters. */
-const quoted = (line: string): string => JSON.stringify(redactText(line).text.slice(0, 200));
+/** A line of the stream as a message quotes it: redacted, then cut to 200 characters (a 32 MiB line is not redacted whole). */
+const quoted = (line: string): string => JSON.stringify(redactedStart(line, 200));
 
 /** What the process's end says beyond the stream: a non-zero exit code and the end of stderr. */
 function exitNote(exit: CliExit): string {

@@ -1,5 +1,6 @@
 import { redactText } from "../../runs/index.ts";
 import type { ChildUsage } from "../types.ts";
+import { withoutLastPiece } from "./bounded-text.ts";
 import { StreamFormatError } from "./types.ts";
 
 /** Run-time checks on events read from a CLI's stream: a cast is never trusted across a process. */
@@ -64,8 +65,33 @@ export function requireArray(value: unknown, what: string): unknown[] {
   return value;
 }
 
-/** Tool arguments as one bounded line for the diagnostics log, redacted before it is cut. */
+/**
+ * How far past what is shown redaction looks. Redacting a whole 16 MiB tool input (a file a child
+ * writes) holds the host for seconds; the rules need only the text around what is shown.
+ */
+const REDACTION_WINDOW = 64 * 1024;
+
+/**
+ * The first `max` characters of `text`, redacted before they are cut: redaction sees the window
+ * after them too, less the word the window's end goes through, so no secret is cut into a piece
+ * no rule knows (a private key that runs past the window is redacted to the window's end).
+ */
+export function redactedStart(text: string, max: number): string {
+  const window = text.length <= max + REDACTION_WINDOW ? text : withoutLastPiece(text.slice(0, max + REDACTION_WINDOW));
+  return redactText(window).text.slice(0, max);
+}
+
+/**
+ * Tool arguments as one bounded line for the diagnostics log, redacted before it is cut. Each
+ * string is serialized up to what could be shown or redacted with it: escaping a 16 MiB file's
+ * text as JSON alone held the host for half a second, to keep 2000 characters of it.
+ */
 export function argsLine(value: unknown, max = 2000): string {
-  const line = redactText(typeof value === "string" ? value : (JSON.stringify(value ?? {}) ?? "")).text;
-  return line.length <= max ? line : `${line.slice(0, max)}… (${line.length} chars)`;
+  const limit = max + REDACTION_WINDOW;
+  const line =
+    typeof value === "string"
+      ? value
+      : (JSON.stringify(value ?? {}, (_key, field: unknown) => (typeof field === "string" && field.length > limit ? field.slice(0, limit) : field)) ?? "");
+  const shown = redactedStart(line, max + 1);
+  return shown.length <= max ? shown : `${shown.slice(0, max)}… (more than ${max} chars)`;
 }
