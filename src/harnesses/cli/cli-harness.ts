@@ -183,12 +183,14 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       try {
         if (!isRecord(event)) throw new StreamFormatError("a line is JSON but not an object");
         reader.onEvent(event);
-        keepCountsWhole(usage);
       } catch (error) {
         if (afterEnd) return stray(line);
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
         fail(`${spec.name}'s output stream is malformed: ${why}`);
         return "failed";
+      } finally {
+        // Also when the event failed half read: the failed run's usage is whole numbers too.
+        keepCountsWhole(usage);
       }
       // Quotas fail closed: the first event past one ends the CLI's process group.
       const breach = quotaBreach(request.quotas, usage);
