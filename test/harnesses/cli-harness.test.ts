@@ -248,6 +248,12 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(notes).toEqual([{ type: "error", message: expect.stringMatching(new RegExp(`^${harness} reported a token or turn count that is not a whole number from 0 up \\(`)) }]);
   });
 
+  test("claude: a run that fails on an event read half way still reports whole counts", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:huge-usage-malformed]" });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("content is not an array") } });
+    expect(result.usage.inputTokens).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   test("the output log is bounded; the answer is not", async () => {
     const { result, outputs, diagnostics } = await ws.run("claude", { prompt: "[fake:huge]", options: { maxOutputBytes: 1024 } });
     expect(result.outcome).toBe("succeeded");
