@@ -226,6 +226,15 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(JSON.stringify(diagnostics)).not.toContain("strayline0123456789");
   });
 
+  test.each(["claude", "codex"])("%s: a 1 MiB error text reaches the run's error and diagnostics as its first 8 KiB, not whole", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: "[fake:huge-error]" });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("detail detail") } });
+    expect(result.error!.message.length).toBeLessThan(10_000);
+    const errors = diagnostics.filter((entry) => entry.type === "error");
+    expect(errors.length).toBeGreaterThan(0);
+    for (const entry of errors) expect(JSON.stringify(entry).length).toBeLessThan(10_000);
+  });
+
   test("codex: a stream that starts thread after thread records one session", async () => {
     const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:threads]" });
     expect(result.outcome).toBe("succeeded");

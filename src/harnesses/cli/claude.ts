@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { usageAmount } from "../../contract/run-schema.ts";
-import { argsLine, counter, isRecord, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, isRecord, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -172,7 +172,7 @@ function reader(sink: StreamSink): StreamReader {
         sink.progress(`calling ${name}`);
       }
     }
-    const error = text(event.error);
+    const error = messageText(event.error);
     if (error) sink.diagnostic({ type: "error", message: `claude: ${error}` });
   };
 
@@ -231,7 +231,7 @@ function reader(sink: StreamSink): StreamReader {
       const subtype = text(result.subtype) ?? "unknown";
       if (subtype !== "success" || result.is_error === true) {
         const errors = Array.isArray(result.errors) ? result.errors.filter((error) => typeof error === "string") : [];
-        const detail = text(result.result) ?? (errors.length > 0 ? errors.join("; ") : "no detail");
+        const detail = messageText(result.result) ?? (errors.length > 0 ? messageText(errors.join("; ")) : "no detail");
         return { ok: false, message: `claude reported an error (${subtype}): ${detail}` };
       }
       const answer = text(result.result);

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, counter, isRecord, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, isRecord, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -136,7 +136,7 @@ function reader(sink: StreamSink): StreamReader {
       answer = said;
       if (said.trim().length > 0) sink.output(said);
     } else if (item.type === "error") {
-      sink.diagnostic({ type: "error", message: `codex: ${text(item.message) ?? "error"}` });
+      sink.diagnostic({ type: "error", message: `codex: ${messageText(item.message) ?? "error"}` });
     }
   };
 
@@ -161,11 +161,11 @@ function reader(sink: StreamSink): StreamReader {
           return;
         }
         case "turn.failed":
-          failure = (isRecord(event.error) ? text(event.error.message) : undefined) ?? "no detail";
+          failure = (isRecord(event.error) ? messageText(event.error.message) : undefined) ?? "no detail";
           return;
         case "error":
           // Also used for notices the CLI recovers from ("Reconnecting..."): kept, fatal only if the turn never completes.
-          lastError = text(event.message) ?? "error";
+          lastError = messageText(event.message) ?? "error";
           sink.diagnostic({ type: "error", message: `codex: ${lastError}` });
           return;
         case "item.started":

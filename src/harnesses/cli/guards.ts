@@ -81,6 +81,19 @@ export function redactedStart(text: string, max: number): string {
   return redactText(window).text.slice(0, max);
 }
 
+/** The longest error text a stream's event gives the run (its error, a diagnostic); the run writer keeps 8 KiB of an error. */
+const MAX_MESSAGE_CHARS = 8 * 1024;
+
+/**
+ * An error text from the stream, or undefined when the field is not a string: its first 8 KiB,
+ * redacted before the cut, so the run does not carry (or redact, at every write) megabytes of it.
+ */
+export function messageText(value: unknown): string | undefined {
+  const said = text(value);
+  if (said === undefined || said.length <= MAX_MESSAGE_CHARS) return said;
+  return `${redactedStart(said, MAX_MESSAGE_CHARS)}… (more than ${MAX_MESSAGE_CHARS} chars)`;
+}
+
 /**
  * Tool arguments as one bounded line for the diagnostics log, redacted before it is cut. Each
  * string is serialized up to what could be shown or redacted with it: escaping a 16 MiB file's
