@@ -235,6 +235,13 @@ describe("a CLI that fails, misbehaves or floods", () => {
     for (const entry of errors) expect(JSON.stringify(entry).length).toBeLessThan(10_000);
   });
 
+  test("claude: events after the final result change nothing: no quota is passed, no later result overrides the answer", async () => {
+    const { result, diagnostics } = await ws.run("claude", { prompt: "Say it. [fake:after-result]", quotas: { maxToolCalls: 1 } });
+    expect(result).toMatchObject({ outcome: "succeeded", value: expect.stringContaining("Say it."), usage: { toolCalls: 0 } });
+    expect(diagnostics).not.toContainEqual(expect.objectContaining({ type: "tool_call" }));
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringMatching(/^claude wrote a line after its final event, ignored \(and any more\): /) });
+  });
+
   test("codex: a stream that starts thread after thread records one session", async () => {
     const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:threads]" });
     expect(result.outcome).toBe("succeeded");

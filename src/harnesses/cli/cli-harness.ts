@@ -159,8 +159,9 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     };
     let strayNoted = false;
     /**
-     * A line that cannot be read after the final event (a late warning on stdout, a cut line) takes
-     * nothing from the run: the final event is authoritative. It is noted once, not failed on.
+     * A line after the final event (a late warning on stdout, a cut line, a later event) takes
+     * nothing from the run: the final event is authoritative, so nothing after it is read, counted
+     * against a quota or failed on. The first is noted.
      */
     const stray = (line: string): "read" => {
       if (!strayNoted) {
@@ -171,12 +172,11 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     };
     /** Reads one line: "cut" when it is not JSON (a line the stream ended inside is not), "failed" when it failed the child. */
     const read = (line: string): "read" | "cut" | "failed" => {
-      const afterEnd = reader.ended();
+      if (reader.ended()) return stray(line);
       let event: unknown;
       try {
         event = JSON.parse(line);
       } catch {
-        if (afterEnd) return stray(line);
         fail(`${spec.name} wrote a line that is not JSON: ${quoted(line)}`);
         return "cut";
       }
@@ -184,7 +184,6 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         if (!isRecord(event)) throw new StreamFormatError("a line is JSON but not an object");
         reader.onEvent(event);
       } catch (error) {
-        if (afterEnd) return stray(line);
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
         fail(`${spec.name}'s output stream is malformed: ${why}`);
         return "failed";
