@@ -19,8 +19,9 @@ const MODELLESS: ReadonlySet<string> = new Set(["replay", "stub"]);
 /**
  * Checks a harness before launch: an unknown name is selection_invalid; replay without a usable
  * cassette, or an external CLI that is missing or unfit (its preflight), is harness_unavailable.
+ * A CLI's preflight runs without holding Pi, and `signal` aborting ends it (rejecting with its reason).
  */
-export function checkHarnessName(name: string, settings: HarnessSettings = {}): string {
+export async function checkHarnessName(name: string, settings: HarnessSettings = {}, signal?: AbortSignal): Promise<string> {
   if (!(HARNESS_NAMES as readonly string[]).includes(name)) {
     throw new FlowError("selection_invalid", `Unknown harness "${name}". Known: ${HARNESS_NAMES.join(", ")}.`);
   }
@@ -28,7 +29,7 @@ export function checkHarnessName(name: string, settings: HarnessSettings = {}): 
     if (!settings.replay) throw new FlowError("harness_unavailable", `The replay harness has no cassette. ${REPLAY_SETUP}`);
     loadCassette(settings.replay.cassette, settings.replay.mode); // a missing or malformed cassette is found before launch
   }
-  if (isCliHarness(name)) assertCliAvailable(name);
+  if (isCliHarness(name)) await assertCliAvailable(name, signal);
   return name;
 }
 
@@ -36,10 +37,10 @@ export function checkHarnessName(name: string, settings: HarnessSettings = {}): 
  * The harness a child runs on: the one it asked for, or stub (stub.every) or replay (replay.every)
  * for every child when set; stub wins, it is the one that needs nothing.
  */
-function selectHarness(requested: string, settings: HarnessSettings): string {
+async function selectHarness(requested: string, settings: HarnessSettings, signal: AbortSignal | undefined): Promise<string> {
   if (settings.stub?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return "stub";
   if (settings.replay?.every && (HARNESS_NAMES as readonly string[]).includes(requested)) return checkHarnessName("replay", settings);
-  return checkHarnessName(requested, settings);
+  return checkHarnessName(requested, settings, signal);
 }
 
 /** Each harness's state as help reports it: available or not, and why. */
@@ -106,14 +107,16 @@ export interface HarnessChoiceEnvironment {
   settings: HarnessSettings;
   parentModel: Model<Api> | undefined;
   registry: ModelRegistry;
+  /** The call's abort: it ends a CLI's preflight. */
+  signal?: AbortSignal;
 }
 
 /**
  * The harness and the model a child runs on, in the contract's order: the harness is checked
  * (selection_invalid, harness_unavailable) before the model (model_unavailable).
  */
-export function chooseHarness(asked: string, requestedModel: string | undefined, env: HarnessChoiceEnvironment): ChosenHarness {
-  const harness = selectHarness(asked, env.settings);
+export async function chooseHarness(asked: string, requestedModel: string | undefined, env: HarnessChoiceEnvironment): Promise<ChosenHarness> {
+  const harness = await selectHarness(asked, env.settings, env.signal);
   const model = resolveModelFor(harness, requestedModel, env.parentModel, env.registry);
   return { harness, model, modelLabel: modelLabel(model) };
 }

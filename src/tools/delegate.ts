@@ -72,7 +72,7 @@ export function createDelegateTool(host: FlowHost) {
         launch: async () => {
           host.assertOpen();
           const env = host.launchEnvironment(ctx, branch);
-          const prepared = await prepareChild(params as ChildCall, env);
+          const prepared = await prepareChild(params as ChildCall, env, signal);
           // The dbos backend's database answers before a child goes to a worker, or nothing launches.
           if (placeChild(prepared, env).where === "fleet") await env.fleet?.ready(signal);
           host.assertOpen(); // the session may have closed while git checked the repository

@@ -218,6 +218,30 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(sessionOf(diagnostics)).toBeDefined();
   });
 
+  test.each(["claude", "codex"])("%s: a stray line after the final event (not JSON, malformed, cut) keeps the answer and is noted once, redacted", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: "Say it. [fake:trailing-garbage]" });
+    expect(result).toMatchObject({ outcome: "succeeded", value: expect.stringContaining("Say it.") });
+    const notes = diagnostics.filter((entry) => entry.type === "error" && entry.message.includes("after its final event"));
+    expect(notes).toEqual([{ type: "error", message: expect.stringMatching(new RegExp(`^${harness} wrote a line after its final event, ignored \\(and any more\\): `)) }]);
+    expect(JSON.stringify(diagnostics)).not.toContain("strayline0123456789");
+  });
+
+  test.each(["claude", "codex"])("%s: a 1 MiB error text reaches the run's error and diagnostics as its first 8 KiB, not whole", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: "[fake:huge-error]" });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("detail detail") } });
+    expect(result.error!.message.length).toBeLessThan(10_000);
+    const errors = diagnostics.filter((entry) => entry.type === "error");
+    expect(errors.length).toBeGreaterThan(0);
+    for (const entry of errors) expect(JSON.stringify(entry).length).toBeLessThan(10_000);
+  });
+
+  test("claude: events after the final result change nothing: no quota is passed, no later result overrides the answer", async () => {
+    const { result, diagnostics } = await ws.run("claude", { prompt: "Say it. [fake:after-result]", quotas: { maxToolCalls: 1 } });
+    expect(result).toMatchObject({ outcome: "succeeded", value: expect.stringContaining("Say it."), usage: { toolCalls: 0 } });
+    expect(diagnostics).not.toContainEqual(expect.objectContaining({ type: "tool_call" }));
+    expect(diagnostics).toContainEqual({ type: "error", message: expect.stringMatching(/^claude wrote a line after its final event, ignored \(and any more\): /) });
+  });
+
   test("codex: a stream that starts thread after thread records one session", async () => {
     const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:threads]" });
     expect(result.outcome).toBe("succeeded");
@@ -229,6 +253,21 @@ describe("a CLI that fails, misbehaves or floods", () => {
     expect(result.outcome).toBe("succeeded");
     expect(result.usage).toMatchObject({ inputTokens: 10, outputTokens: 3, costUsd: 0.25 });
     expect(Number.isSafeInteger(result.usage.turns)).toBe(true);
+  });
+
+  test.each(["claude", "codex"])("%s: usage stays whole: a sum past the largest safe integer stops there, a count that is not whole counts 0 and is noted", async (harness) => {
+    const { result, diagnostics } = await ws.run(harness, { prompt: "[fake:huge-usage]" });
+    expect(result.outcome).toBe("succeeded");
+    expect(result.usage).toMatchObject({ inputTokens: Number.MAX_SAFE_INTEGER, outputTokens: 0 });
+    for (const value of Object.values(result.usage)) expect(Number.isSafeInteger(value) || value === result.usage.costUsd).toBe(true);
+    const notes = diagnostics.filter((entry) => entry.type === "error" && entry.message.includes("not a whole number"));
+    expect(notes).toEqual([{ type: "error", message: expect.stringMatching(new RegExp(`^${harness} reported a token or turn count that is not a whole number from 0 up \\(`)) }]);
+  });
+
+  test("claude: a run that fails on an event read half way still reports whole counts", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:huge-usage-malformed]" });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("content is not an array") } });
+    expect(result.usage.inputTokens).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   test("the output log is bounded; the answer is not", async () => {
@@ -353,6 +392,30 @@ describe("continuing a CLI session", () => {
     const resumed = fakeRuns(ws.cwd, "codex").find((run) => run.prompt.endsWith("second"))!;
     expect(resumed.argv.slice(-3)).toEqual(["resume", threadId, "-"]);
     expect(resumed.argv.indexOf("--sandbox=workspace-write")).toBeLessThan(resumed.argv.indexOf("resume"));
+  });
+
+  test("codex: a second resume of one run while the first still runs is refused before it starts (codex cannot fork a thread); once the first ended, a resume runs", async () => {
+    const first = await ws.run("codex", { prompt: "first" });
+    const threadId = sessionOf(first.diagnostics)!.sessionId;
+    let cancelFirst = () => undefined as void;
+    let started = () => undefined as void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const resumed = ws.run("codex", {
+      prompt: "[fake:hang]",
+      options: { resumeSessionId: threadId, killGraceMs: 300 },
+      onStarted: ({ cancel }) => {
+        cancelFirst = cancel;
+        started();
+      },
+    });
+    await running;
+    const second = await ws.run("codex", { prompt: "second", options: { resumeSessionId: threadId } });
+    expect(second.result).toMatchObject({ outcome: "failed", error: { code: "failed", message: expect.stringContaining(`codex thread ${threadId} is being continued by another run`) } });
+    expect(fakeRuns(ws.cwd, "codex").filter((run) => run.prompt.endsWith("second"))).toEqual([]);
+    cancelFirst();
+    expect((await resumed).result.outcome).toBe("cancelled");
+    const third = await ws.run("codex", { prompt: "third", options: { resumeSessionId: threadId } });
+    expect(third.result.outcome).toBe("succeeded");
   });
 
   test("a session id that could be read as a flag is refused", async () => {

@@ -2,7 +2,7 @@ import { delimiter } from "node:path";
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
 import { claudeAdapter } from "../../src/harnesses/cli/claude.ts";
-import { childEnvironment } from "../../src/harnesses/cli/env.ts";
+import { childEnvironment, pathOf } from "../../src/harnesses/cli/env.ts";
 import { argsLine } from "../../src/harnesses/cli/guards.ts";
 import { LineSplitter } from "../../src/harnesses/cli/lines.ts";
 import { zeroUsage } from "../../src/harnesses/usage.ts";
@@ -84,6 +84,18 @@ describe("BoundedText", () => {
     for (const maxChars of [560, 600, 640, 700]) expect(holdsPieceOfKey(text.lastLines(maxChars))).toBe(false);
   });
 
+  test("a stream written a byte at a time is kept without copying the tail at every byte: the host is not held", () => {
+    const text = new BoundedText(32 * 1024, 32 * 1024);
+    const started = performance.now();
+    for (let index = 0; index < 400_000; index++) text.push(Buffer.from(index % 80 === 79 ? "\n" : "x"));
+    text.push(Buffer.from("the end\n"));
+    expect(performance.now() - started).toBeLessThan(3000); // copying the tail at each byte took 6 to 8 s
+    const kept = text.text();
+    expect(kept).toMatch(/\[… \d+ bytes left out …\]/);
+    expect(kept.endsWith("the end\n")).toBe(true);
+    expect(Buffer.byteLength(kept)).toBeLessThan(64 * 1024 + 100);
+  });
+
   test("a short stream is kept whole, a character across the head and tail intact", () => {
     const text = new BoundedText(3, 100);
     text.push(Buffer.from("ab✓cd", "utf8"));
@@ -92,6 +104,19 @@ describe("BoundedText", () => {
 });
 
 describe("argsLine", () => {
+  test("a tool call's huge input (a 16 MiB file written) is shown from a bounded window: the host is not held redacting all of it, and a secret at its start or a key running past the window is still redacted", () => {
+    const body = "const value = computeSomething(alpha, beta);\n".repeat((16 * 1024 * 1024) / 45);
+    const token = `ghp_${"R8xK2mQ7vN4pL9tZ3wYb".repeat(2).slice(0, 36)}`;
+    const started = performance.now();
+    const line = argsLine({ file_path: "/w/a.ts", content: `// ${token}\n${body}` });
+    expect(performance.now() - started).toBeLessThan(1000); // redacting all 16 MiB took about 4 s on a 2-CPU machine
+    expect(line).not.toContain(token.slice(4, 14));
+    expect(line).toMatch(/… \(more than 2000 chars\)$/);
+    const key = `-----BEGIN PRIVATE KEY-----\n${"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n".repeat(4000)}-----END PRIVATE KEY-----\n`;
+    expect(argsLine({ content: `x\n${key}` })).not.toContain("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC");
+  });
+
+
   test("redacts a command before it cuts it, so a token across the cut leaves no piece", () => {
     const token = `ghp_${"R8xK2mQ7vN4pL9tZ3wYb".repeat(2).slice(0, 36)}`;
     for (let before = 1980; before < 2000; before += 3) {
@@ -137,6 +162,16 @@ describe("a CLI child's PATH", () => {
   test("keeps only absolute entries: a relative one (., node_modules/.bin, an empty one) would find commands in the project", () => {
     const env = childEnvironment("claude", [], { PATH: ["node_modules/.bin", ".", "", "/usr/local/bin", "bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
     expect(env).toEqual({ PATH: ["/usr/local/bin", "/usr/bin"].join(delimiter), HOME: "/home/u" });
+  });
+});
+
+describe("a CLI child's PATH on Windows", () => {
+  test("is found under any case (Windows names it Path) and keeps its absolute entries; elsewhere only PATH is PATH", () => {
+    const source = { Path: ["C:\\Windows\\system32", ".", "node_modules\\.bin", "D:\\tools"].join(";"), SystemRoot: "C:\\Windows", PaTh_SECRET: "x" };
+    expect(childEnvironment("codex", [], source, "win32")).toEqual({ Path: "C:\\Windows\\system32;D:\\tools", SystemRoot: "C:\\Windows" });
+    expect(pathOf(source, "win32")).toBe(source.Path);
+    expect(childEnvironment("codex", [], { Path: "/usr/bin", HOME: "/home/u" }, "linux")).toEqual({ HOME: "/home/u" });
+    expect(pathOf({ Path: "/usr/bin" }, "linux")).toBeUndefined();
   });
 });
 

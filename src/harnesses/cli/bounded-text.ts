@@ -15,8 +15,16 @@ const MAX_PIECE = 256;
 export class BoundedText {
   private readonly headLimit: number;
   private readonly tailLimit: number;
-  private head = Buffer.alloc(0);
-  private tail = Buffer.alloc(0);
+  /**
+   * The head and the tail as the chunks that came (copied, so a kept piece does not hold a large
+   * chunk): joining them at every chunk cost a copy of the whole tail per chunk, so a CLI writing
+   * stderr a byte at a time kept the host busy copying. The tail is cut back to its limit once it
+   * holds twice that: each byte is copied a bounded number of times.
+   */
+  private headParts: Buffer[] = [];
+  private headBytes = 0;
+  private tailParts: Buffer[] = [];
+  private tailBytes = 0;
   private dropped = 0;
   /** Whether the byte after the head, and the one before the tail, is blank: a cut there splits no word. */
   private headEndsWord = true;
@@ -29,9 +37,12 @@ export class BoundedText {
   }
 
   push(chunk: Buffer): void {
-    const room = this.headLimit - this.head.length;
+    const room = this.headLimit - this.headBytes;
     if (room > 0) {
-      this.head = Buffer.concat([this.head, chunk.subarray(0, room)]);
+      const part = chunk.subarray(0, room);
+      this.headParts.push(Buffer.from(part));
+      this.headBytes += part.length;
+      if (this.headBytes === this.headLimit) this.headParts = [Buffer.concat(this.headParts)]; // full: one buffer from now on
       chunk = chunk.subarray(room);
     }
     if (chunk.length === 0) return;
@@ -40,22 +51,34 @@ export class BoundedText {
       this.headFull = true;
       this.headEndsWord = isBlank(chunk[0]!);
     }
-    const joined = Buffer.concat([this.tail, chunk]);
+    this.tailParts.push(Buffer.from(chunk));
+    this.tailBytes += chunk.length;
+    if (this.tailBytes >= 2 * this.tailLimit) this.trimTail();
+  }
+
+  /** The tail as one buffer of at most tailLimit bytes; what is cut from its start is counted as dropped. */
+  private trimTail(): Buffer {
+    const joined = Buffer.concat(this.tailParts);
     const excess = Math.max(0, joined.length - this.tailLimit);
     if (excess > 0) this.tailStartsWord = isBlank(joined[excess - 1]!);
     this.dropped += excess;
-    this.tail = Buffer.from(joined.subarray(excess));
+    const tail = Buffer.from(joined.subarray(excess));
+    this.tailParts = [tail];
+    this.tailBytes = tail.length;
+    return tail;
   }
 
   get empty(): boolean {
-    return this.head.length === 0;
+    return this.headBytes === 0;
   }
 
   /** The kept text, redacted; a cut is marked with how many bytes were left out. */
   text(): string {
-    if (this.dropped === 0) return redactText(Buffer.concat([this.head, this.tail]).toString("utf8")).text;
-    const head = this.headEndsWord ? this.head.toString("utf8") : withoutLastPiece(this.head.toString("utf8"));
-    const tail = this.tailStartsWord ? this.tail.toString("utf8") : withoutFirstPiece(this.tail.toString("utf8"));
+    const headBuffer = Buffer.concat(this.headParts);
+    const tailBuffer = this.trimTail();
+    if (this.dropped === 0) return redactText(Buffer.concat([headBuffer, tailBuffer]).toString("utf8")).text;
+    const head = this.headEndsWord ? headBuffer.toString("utf8") : withoutLastPiece(headBuffer.toString("utf8"));
+    const tail = this.tailStartsWord ? tailBuffer.toString("utf8") : withoutFirstPiece(tailBuffer.toString("utf8"));
     return redactText(`${head}\n[… ${this.dropped} bytes left out …]\n${tail}`).text;
   }
 
@@ -67,7 +90,7 @@ export class BoundedText {
 }
 
 /** `text` without the piece of a word it ends in, where a cut went through: back to its last blank, else MAX_PIECE characters. */
-function withoutLastPiece(text: string): string {
+export function withoutLastPiece(text: string): string {
   const end = text.slice(-(MAX_PIECE + 1));
   const blank = end.search(/\s\S*$/);
   return text.slice(0, blank === -1 ? Math.max(0, text.length - MAX_PIECE) : text.length - end.length + blank + 1);

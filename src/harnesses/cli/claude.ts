@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { usageAmount } from "../../contract/run-schema.ts";
-import { argsLine, count, isRecord, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, isRecord, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -94,7 +94,7 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
 const MAX_SCHEMA_FLAG_BYTES = 16 * 1024;
 
 /** Token totals of a `result` message: modelUsage covers every model call, usage only the main loop. */
-function resultUsage(result: JsonRecord): { input: number; output: number } | undefined {
+function resultUsage(result: JsonRecord, count: (value: unknown) => number): { input: number; output: number } | undefined {
   if (isRecord(result.modelUsage) && Object.keys(result.modelUsage).length > 0) {
     let input = 0;
     let output = 0;
@@ -126,6 +126,7 @@ function reader(sink: StreamSink): StreamReader {
   const responses = new Map<string, { input: number; output: number }>();
   const totals = { input: 0, output: 0 };
   const toolNames = new Map<string, string>();
+  const count = counter("claude", (message) => sink.diagnostic({ type: "error", message }));
 
   const noteSession = (event: JsonRecord) => {
     const id = shortText(event.session_id, "a session_id");
@@ -171,7 +172,7 @@ function reader(sink: StreamSink): StreamReader {
         sink.progress(`calling ${name}`);
       }
     }
-    const error = text(event.error);
+    const error = messageText(event.error);
     if (error) sink.diagnostic({ type: "error", message: `claude: ${error}` });
   };
 
@@ -190,7 +191,7 @@ function reader(sink: StreamSink): StreamReader {
 
   const onResult = (event: JsonRecord) => {
     result = event;
-    const usage = resultUsage(event);
+    const usage = resultUsage(event, count);
     if (usage) {
       sink.usage.inputTokens = usage.input;
       sink.usage.outputTokens = usage.output;
@@ -230,7 +231,7 @@ function reader(sink: StreamSink): StreamReader {
       const subtype = text(result.subtype) ?? "unknown";
       if (subtype !== "success" || result.is_error === true) {
         const errors = Array.isArray(result.errors) ? result.errors.filter((error) => typeof error === "string") : [];
-        const detail = text(result.result) ?? (errors.length > 0 ? errors.join("; ") : "no detail");
+        const detail = messageText(result.result) ?? (errors.length > 0 ? messageText(errors.join("; ")) : "no detail");
         return { ok: false, message: `claude reported an error (${subtype}): ${detail}` };
       }
       const answer = text(result.result);
@@ -251,6 +252,7 @@ export const claudeAdapter: CliAdapter = {
     // 2.0.34 added --append-system-prompt-file.
     minVersion: "2.0.34",
     ownEnv: ["CLAUDE_CONFIG_DIR"],
+    forksOnResume: true,
   },
   launch,
   reader,

@@ -7,13 +7,14 @@ import { PI_DEFAULT_TOOLS, writes } from "../child-tools.ts";
 import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
 import { childEnvironment } from "./env.ts";
-import { isRecord } from "./guards.ts";
+import { isRecord, keepCountsWhole, redactedStart } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
+import { claimSession } from "./resume-claims.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
 import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
-import { redactText, stripControls } from "../../runs/index.ts";
+import { stripControls } from "../../runs/index.ts";
 
 /**
  * Runs one child on an external CLI (the adapter says which and how) and turns its stream into the
@@ -77,6 +78,9 @@ function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildReq
   return checked.ok ? { outcome: "succeeded", value: checked.value, usage } : failed(checked.message, usage);
 }
 
+/** A line of the stream as a message quotes it: redacted, then cut to 200 characters (a 32 MiB line is not redacted whole). */
+const quoted = (line: string): string => JSON.stringify(redactedStart(line, 200));
+
 /** What the process's end says beyond the stream: a non-zero exit code and the end of stderr. */
 function exitNote(exit: CliExit): string {
   if (exit.code === 0) return "";
@@ -91,9 +95,18 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
   const usage: ChildUsage = zeroUsage();
   if (request.signal.aborted) return stoppedResult(request, usage);
   // The preflight passed before launch; this catches a binary removed in between.
-  const preflight = preflightCli(spec, env);
+  const preflight = await preflightCli(spec, env, { signal: request.signal });
+  if (request.signal.aborted) return stoppedResult(request, usage);
   if (!preflight.ok) return failed(`The ${spec.name} harness is ${describePreflight(spec, preflight)}`, usage);
 
+  const { resumeSessionId } = options;
+  const release = resumeSessionId !== undefined && !spec.forksOnResume ? claimSession(spec.name, resumeSessionId) : () => undefined;
+  if (release === undefined) {
+    return failed(
+      `${spec.name} thread ${resumeSessionId} is being continued by another run: ${spec.product} cannot fork it, so two resumes at once would write one thread. Wait for that run to end, then resume.`,
+      usage,
+    );
+  }
   const scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
   try {
     const launch = adapter.launch({
@@ -144,13 +157,27 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       failure ??= message;
       child?.stop(message);
     };
+    let strayNoted = false;
+    /**
+     * A line after the final event (a late warning on stdout, a cut line, a later event) takes
+     * nothing from the run: the final event is authoritative, so nothing after it is read, counted
+     * against a quota or failed on. The first is noted.
+     */
+    const stray = (line: string): "read" => {
+      if (!strayNoted) {
+        strayNoted = true;
+        sink.diagnostic({ type: "error", message: `${spec.name} wrote a line after its final event, ignored (and any more): ${quoted(line)}` });
+      }
+      return "read";
+    };
     /** Reads one line: "cut" when it is not JSON (a line the stream ended inside is not), "failed" when it failed the child. */
     const read = (line: string): "read" | "cut" | "failed" => {
+      if (reader.ended()) return stray(line);
       let event: unknown;
       try {
         event = JSON.parse(line);
       } catch {
-        fail(`${spec.name} wrote a line that is not JSON: ${JSON.stringify(redactText(line).text.slice(0, 200))}`);
+        fail(`${spec.name} wrote a line that is not JSON: ${quoted(line)}`);
         return "cut";
       }
       try {
@@ -160,6 +187,9 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         const why = error instanceof StreamFormatError ? error.message : `its event could not be read (${String(error)})`;
         fail(`${spec.name}'s output stream is malformed: ${why}`);
         return "failed";
+      } finally {
+        // Also when the event failed half read: the failed run's usage is whole numbers too.
+        keepCountsWhole(usage);
       }
       // Quotas fail closed: the first event past one ends the CLI's process group.
       const breach = quotaBreach(request.quotas, usage);
@@ -225,6 +255,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     };
     return settle();
   } finally {
+    release();
     rmSync(scratchDir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, count, isRecord, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, isRecord, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -116,6 +116,7 @@ function reader(sink: StreamSink): StreamReader {
   let lastError: string | undefined;
   let answer: string | undefined;
   const isNewCall = newCalls();
+  const count = counter("codex", (message) => sink.diagnostic({ type: "error", message }));
 
   const onItem = (phase: string, item: JsonRecord) => {
     const tool = toolOf(item);
@@ -135,7 +136,7 @@ function reader(sink: StreamSink): StreamReader {
       answer = said;
       if (said.trim().length > 0) sink.output(said);
     } else if (item.type === "error") {
-      sink.diagnostic({ type: "error", message: `codex: ${text(item.message) ?? "error"}` });
+      sink.diagnostic({ type: "error", message: `codex: ${messageText(item.message) ?? "error"}` });
     }
   };
 
@@ -160,11 +161,11 @@ function reader(sink: StreamSink): StreamReader {
           return;
         }
         case "turn.failed":
-          failure = (isRecord(event.error) ? text(event.error.message) : undefined) ?? "no detail";
+          failure = (isRecord(event.error) ? messageText(event.error.message) : undefined) ?? "no detail";
           return;
         case "error":
           // Also used for notices the CLI recovers from ("Reconnecting..."): kept, fatal only if the turn never completes.
-          lastError = text(event.message) ?? "error";
+          lastError = messageText(event.message) ?? "error";
           sink.diagnostic({ type: "error", message: `codex: ${lastError}` });
           return;
         case "item.started":
@@ -205,6 +206,8 @@ export const codexAdapter: CliAdapter = {
     // user's MCP servers under --ignore-user-config.
     minVersion: "0.123.0",
     ownEnv: ["CODEX_HOME"],
+    // `exec resume` has no --fork (codex-rs/exec/src/cli.rs): a resume continues the thread itself.
+    forksOnResume: false,
   },
   launch,
   reader,

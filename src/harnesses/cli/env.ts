@@ -1,4 +1,4 @@
-import { delimiter, isAbsolute } from "node:path";
+import { posix, win32 } from "node:path";
 
 /**
  * The environment an external CLI child gets: an allowlist, never the parent's whole environment,
@@ -77,23 +77,41 @@ export function allowedEnvNames(harness: string, ownNames: readonly string[], so
   return [...BASE_NAMES, ...ownNames, ...parseNames(source[CLI_ENV_VARIABLE]), ...parseNames(source[harnessEnvVariable(harness)])];
 }
 
+/** Windows names its variables in any case (`Path` is usual there): only PATH is matched so, and only on Windows. */
+const isPathName = (name: string, platform: NodeJS.Platform): boolean => (platform === "win32" ? name.toUpperCase() === "PATH" : name === "PATH");
+
+/** The PATH of `source`, under whichever case Windows gave it. */
+export function pathOf(source: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string | undefined {
+  if (source.PATH !== undefined || platform !== "win32") return source.PATH;
+  return Object.entries(source).find(([name]) => isPathName(name, platform))?.[1];
+}
+
 /**
  * PATH with its absolute entries only. A relative one (`.`, `node_modules/.bin`, an empty entry,
  * which means `.`) is looked up from the child's folder, the project: Claude Code runs `git` at
  * start, so a project's own `./git` would run with the user's login, trusted project or not.
  */
-export const absolutePath = (path: string): string =>
-  path
-    .split(delimiter)
-    .filter((entry) => isAbsolute(entry))
-    .join(delimiter);
+export function absolutePath(path: string, platform: NodeJS.Platform = process.platform): string {
+  const paths = platform === "win32" ? win32 : posix;
+  return path
+    .split(paths.delimiter)
+    .filter((entry) => paths.isAbsolute(entry))
+    .join(paths.delimiter);
+}
 
 /** The child's environment: only the allowed variables of `source` that are set, PATH's absolute entries only. */
-export function childEnvironment(harness: string, ownNames: readonly string[], source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function childEnvironment(
+  harness: string,
+  ownNames: readonly string[],
+  source: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): NodeJS.ProcessEnv {
   const allowed = matcher(allowedEnvNames(harness, ownNames, source));
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(source)) {
-    if (value !== undefined && allowed(name)) env[name] = name === "PATH" ? absolutePath(value) : value;
+    if (value === undefined) continue;
+    if (isPathName(name, platform)) env[name] = absolutePath(value, platform);
+    else if (allowed(name)) env[name] = value;
   }
   return env;
 }

@@ -2,7 +2,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { Harness, HarnessState } from "../types.ts";
 import { claudeAdapter } from "./claude.ts";
 import { codexAdapter } from "./codex.ts";
-import { describePreflight, preflightCli } from "./preflight.ts";
+import { describePreflight, preflightCli, preflightCliSync } from "./preflight.ts";
 import { createCliHarness, type CliHarnessOptions } from "./cli-harness.ts";
 import type { CliAdapter } from "./types.ts";
 
@@ -20,19 +20,23 @@ function adapterOf(name: string): CliAdapter {
   return adapter;
 }
 
-/** The preflight before launch: a missing or unfit CLI is harness_unavailable, with the fix. */
-export function assertCliAvailable(name: string): void {
+/**
+ * The preflight before launch: a missing or unfit CLI is harness_unavailable, with the fix. It
+ * does not hold Pi while `--version` runs; `signal` aborting ends that and rejects with its reason.
+ */
+export async function assertCliAvailable(name: string, signal?: AbortSignal): Promise<void> {
   const adapter = adapterOf(name);
-  const preflight = preflightCli(adapter.spec);
+  const preflight = await preflightCli(adapter.spec, process.env, signal ? { signal } : {});
+  signal?.throwIfAborted();
   if (!preflight.ok) {
     throw new FlowError("harness_unavailable", `The ${name} harness is ${describePreflight(adapter.spec, preflight)}`);
   }
 }
 
-/** The harness's state now, for external_help: available with binary and version, or why not. */
+/** The harness's state now, for external_help and `/flow doctor` (synchronous): available with binary and version, or why not. */
 export function cliHarnessState(name: string): HarnessState {
   const adapter = adapterOf(name);
-  const preflight = preflightCli(adapter.spec);
+  const preflight = preflightCliSync(adapter.spec);
   const detail = describePreflight(adapter.spec, preflight);
   if (preflight.ok) return { name, available: true, detail, binary: preflight.binary, version: preflight.version };
   return { name, available: false, detail, ...(preflight.binary !== undefined ? { binary: preflight.binary } : {}) };

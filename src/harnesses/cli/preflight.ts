@@ -3,8 +3,9 @@ import { statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import which from "which";
 import { errorCode } from "../../runs/index.ts";
-import { absolutePath, childEnvironment } from "./env.ts";
+import { absolutePath, childEnvironment, pathOf } from "./env.ts";
 import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
+import { startCliProcess } from "./process.ts";
 import type { CliSpec } from "./types.ts";
 
 /**
@@ -13,10 +14,11 @@ import type { CliSpec } from "./types.ts";
  * version no older than the one pi-flow relies on. A passed version check is remembered per binary
  * (path, size and modification time) for the life of the process; later checks only stat the file.
  * A failed one is not, so a fixed installation is seen at the next call, except a check that ran
- * out of time: the check is synchronous, and a binary that hangs would hold Pi's event loop for the
- * whole timeout at every help call and launch, so its failure stands for a minute. Being
- * synchronous, it cannot be aborted (Ctrl-C waits for it): harness selection (registry.ts), help and
- * `/flow doctor` ask for the answer synchronously.
+ * out of time: its failure stands for a minute, so a binary that hangs is not asked at every call.
+ *
+ * Before a launch the check is asynchronous (`preflightCli`): Pi goes on while `--version` runs,
+ * and the call's abort (Ctrl-C) ends it at once. Help and `/flow doctor` answer synchronously, so
+ * they ask `preflightCliSync`, which holds the event loop for as long as `--version` takes.
  */
 
 export type Preflight =
@@ -46,7 +48,7 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
   const configured = env[spec.binVariable]?.trim();
   // Only absolute PATH entries: a relative one (`.`, `node_modules/.bin`) is looked up from the host's
   // working directory, so a project would choose the binary pi-flow runs with the user's login.
-  const path = absolutePath(env.PATH ?? "");
+  const path = absolutePath(pathOf(env) ?? "");
   if (configured) {
     const isPath = configured.includes(sep) || configured.includes("/") || isAbsolute(configured);
     const binary = which.sync(isPath ? resolve(configured) : configured, { path, nothrow: true });
@@ -59,12 +61,22 @@ function locate(spec: CliSpec, env: NodeJS.ProcessEnv): { binary: string; source
   return binary ? { binary, source: "PATH" } : { missing: `\`${spec.command}\` was not found on PATH` };
 }
 
+/** What `--version` did: its exit, output, or why it gave none. */
+interface VersionRun {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  error?: string;
+  timedOut?: true;
+}
+
 /**
- * `<binary> --version`, in a process group of its own and with a tag, as a CLI child runs
- * (process.ts): whatever it started (a wrapper script's own child, a daemon) is killed once it
- * answered or its time ran out, not left running.
+ * `<binary> --version`, synchronously, in a process group of its own and with a tag, as a CLI
+ * child runs (process.ts): whatever it started (a wrapper script's own child, a daemon) is killed
+ * once it answered or its time ran out, not left running.
  */
-function runVersion(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
+function runVersionSync(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): VersionRun {
   const tag = newTag();
   // spawnSync honours `detached` as spawn does (Node passes it to libuv for both), though its
   // types leave it out; the preflight tests fail if a grandchild outlives the check.
@@ -73,7 +85,7 @@ function runVersion(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
     encoding: "utf8",
     timeout: timeoutMs,
     killSignal: "SIGKILL",
-    maxBuffer: 64 * 1024,
+    maxBuffer: VERSION_OUTPUT_BYTES,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   };
@@ -90,19 +102,76 @@ function runVersion(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
   // check returns with nothing of its own still running.
   const deadline = Date.now() + 1000;
   while (stillRunning(tagged).length > 0 && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
-  return result;
+  const timedOut = errorCode(result.error) === "ETIMEDOUT";
+  return {
+    status: result.status,
+    signal: result.signal,
+    stdout: result.stdout ?? "",
+    stderr: result.stderr ?? "",
+    ...(result.error && !timedOut ? { error: result.error.message } : {}),
+    ...(timedOut ? { timedOut: true as const } : {}),
+  };
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
+/** The most of `--version`'s stdout and stderr read. */
+const VERSION_OUTPUT_BYTES = 64 * 1024;
+/** Between SIGTERM and SIGKILL for what `--version` left running, and the wait for it to be gone. */
+const VERSION_KILL_GRACE_MS = 200;
+
+/**
+ * `<binary> --version` without holding the event loop, as a CLI child runs (process.ts: its own
+ * group, a tag, the reaper), so whatever it started is ended once it answered. Its time running out
+ * or `signal` aborting ends it and all it started at once.
+ */
+async function runVersion(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal | undefined): Promise<VersionRun> {
+  const stdout: string[] = [];
+  let stdoutBytes = 0;
+  const child = startCliProcess({
+    command: binary,
+    args: ["--version"],
+    cwd: process.cwd(),
+    env,
+    stdin: "",
+    killGraceMs: VERSION_KILL_GRACE_MS,
+    maxLineBytes: VERSION_OUTPUT_BYTES,
+    maxStderrBytes: VERSION_OUTPUT_BYTES,
+    onLine: (line) => {
+      stdoutBytes += Buffer.byteLength(line, "utf8");
+      if (stdoutBytes > VERSION_OUTPUT_BYTES) child.stop("it wrote more than 64 KiB");
+      else stdout.push(line);
+    },
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.stop("its time ran out");
+  }, timeoutMs);
+  const abort = () => child.stop("the call was aborted");
+  signal?.addEventListener("abort", abort, { once: true });
+  if (signal?.aborted) abort();
+  const exit = await child.exited;
+  clearTimeout(timer);
+  signal?.removeEventListener("abort", abort);
+  if (exit.unterminated !== undefined) stdout.push(exit.unterminated);
+  const stopped = exit.stopped === undefined || timedOut ? undefined : exit.stopped;
+  const error = exit.spawnError !== undefined && exit.code === null && exit.signal === null ? exit.spawnError : stopped;
+  return {
+    status: exit.code,
+    signal: exit.signal,
+    stdout: stdout.join("\n"),
+    stderr: exit.stderr.text(),
+    ...(error !== undefined ? { error } : {}),
+    ...(timedOut ? { timedOut: true as const } : {}),
+  };
+}
+
 type VersionCheck = { ok: true; version: string } | { ok: false; reason: string; timedOut?: true };
 
-function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): VersionCheck {
-  const result = runVersion(binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs);
-  if (errorCode(result.error) === "ETIMEDOUT") {
-    return { ok: false, timedOut: true, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
-  }
-  if (result.error) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error.message}` };
+function judgeVersion(spec: CliSpec, binary: string, result: VersionRun, timeoutMs: number): VersionCheck {
+  if (result.timedOut) return { ok: false, timedOut: true, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
+  if (result.error !== undefined) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error}` };
   const firstLine = (text: string) => text.trim().split("\n")[0]?.slice(0, 200) ?? "";
   if (result.status !== 0) {
     return { ok: false, reason: `\`${binary} --version\` exited with ${result.status ?? result.signal}: ${firstLine(result.stderr)}` };
@@ -119,18 +188,24 @@ function checkVersion(spec: CliSpec, binary: string, env: NodeJS.ProcessEnv, tim
 export interface PreflightOptions {
   /** How long `--version` may take; default 10 s. */
   versionTimeoutMs?: number;
+  /** Ends `--version` at once (the asynchronous check only); the check then fails and is not remembered. */
+  signal?: AbortSignal;
 }
 
-export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: PreflightOptions = {}): Preflight {
+/** Where the binary is and what is remembered of it; or the answer, when nothing is left to run. */
+function prepare(spec: CliSpec, env: NodeJS.ProcessEnv): Preflight | { binary: string; source: string; key: string; remembered: VersionCheck | undefined } {
   const found = locate(spec, env);
   if ("missing" in found) {
     return { ok: false, reason: found.missing, fix: `Install ${spec.product} (${spec.install}) or set ${spec.binVariable} to its path.` };
   }
   const stat = statSync(found.binary, { throwIfNoEntry: false });
   const key = `${found.binary}\0${stat?.size}\0${stat?.mtimeMs}`;
-  const result = rememberedCheck(key) ?? checkVersion(spec, found.binary, env, options.versionTimeoutMs ?? VERSION_TIMEOUT_MS);
+  return { ...found, key, remembered: rememberedCheck(key) };
+}
+
+function conclude(spec: CliSpec, found: { binary: string; source: string; key: string }, result: VersionCheck): Preflight {
   if (!result.ok) {
-    if (result.timedOut) timedOut.set(key, { reason: result.reason, until: Date.now() + TIMED_OUT_REMEMBERED_MS });
+    if (result.timedOut) timedOut.set(found.key, { reason: result.reason, until: Date.now() + TIMED_OUT_REMEMBERED_MS });
     return {
       ok: false,
       binary: found.binary,
@@ -138,8 +213,73 @@ export function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env
       fix: `Install ${spec.product} ${spec.minVersion} or later (${spec.install}) or set ${spec.binVariable} to one.`,
     };
   }
-  passed.set(key, result.version);
+  passed.set(found.key, result.version);
   return { ok: true, binary: found.binary, version: result.version, source: found.source };
+}
+
+/** A `--version` under way, shared by every launch that asks about the same binary meanwhile. */
+interface SharedRun {
+  run: Promise<VersionRun>;
+  waiting: number;
+  stop: AbortController;
+}
+const running = new Map<string, SharedRun>();
+
+/**
+ * Waits for the binary's `--version`, started by this call or one before it that is still running:
+ * a fan-out of fifty claude children starts one process, not fifty. An abort ends this call's
+ * wait; the process is ended once no call waits for it any more.
+ */
+function sharedVersion(key: string, binary: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal | undefined): Promise<VersionRun | "aborted"> {
+  if (signal?.aborted) return Promise.resolve("aborted");
+  let shared = running.get(key);
+  if (shared === undefined) {
+    const stop = new AbortController();
+    const started: SharedRun = { run: runVersion(binary, env, timeoutMs, stop.signal), waiting: 0, stop };
+    void started.run.finally(() => {
+      if (running.get(key) === started) running.delete(key);
+    });
+    running.set(key, started);
+    shared = started;
+  }
+  const one = shared;
+  one.waiting++;
+  return new Promise((resolve) => {
+    const abort = () => {
+      if (--one.waiting > 0) return resolve("aborted");
+      // Nobody waits for it: it is ended (the answer comes once nothing of it is left), and a later call starts afresh.
+      if (running.get(key) === one) running.delete(key);
+      one.stop.abort();
+      void one.run.then(() => resolve("aborted"));
+    };
+    signal?.addEventListener("abort", abort, { once: true });
+    void one.run.then((run) => {
+      signal?.removeEventListener("abort", abort);
+      if (!signal?.aborted) resolve(run);
+    });
+  });
+}
+
+/** The check before a launch: `--version` runs without holding Pi, and `options.signal` ends the wait for it. */
+export async function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: PreflightOptions = {}): Promise<Preflight> {
+  const found = prepare(spec, env);
+  if ("ok" in found) return found;
+  if (found.remembered) return conclude(spec, found, found.remembered);
+  const timeoutMs = options.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
+  const childEnv = childEnvironment(spec.name, spec.ownEnv, env);
+  const run = await sharedVersion(`${found.key}\0${timeoutMs}\0${JSON.stringify(childEnv)}`, found.binary, childEnv, timeoutMs, options.signal);
+  // An aborted check says nothing of the binary: it is neither remembered nor reported as its fault.
+  if (run === "aborted") return { ok: false, binary: found.binary, reason: `\`${found.binary} --version\` was cancelled`, fix: "Ask again." };
+  return conclude(spec, found, judgeVersion(spec, found.binary, run, timeoutMs));
+}
+
+/** The same check, synchronous, for help and `/flow doctor`: it holds the event loop while `--version` runs. */
+export function preflightCliSync(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: Omit<PreflightOptions, "signal"> = {}): Preflight {
+  const found = prepare(spec, env);
+  if ("ok" in found) return found;
+  const timeoutMs = options.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
+  const result = found.remembered ?? judgeVersion(spec, found.binary, runVersionSync(found.binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs), timeoutMs);
+  return conclude(spec, found, result);
 }
 
 /** What an earlier check of this binary (path, size, modification time) still says, if anything. */

@@ -18,6 +18,8 @@ export interface CliSpec {
   minVersion: string;
   /** The CLI's own non-secret configuration variables, passed to it without being configured. */
   ownEnv: readonly string[];
+  /** A resume continues a copy of the session (claude's --fork-session), not the session itself. */
+  forksOnResume: boolean;
 }
 
 export interface CliLaunchInput {

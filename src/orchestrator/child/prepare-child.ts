@@ -104,10 +104,11 @@ function redactedContext(rendered: string): string {
 
 /**
  * Every check that can fail before launch, in the contract's order, with no side effect:
- * contradictions, then selection, then harness, then model, then context. Asynchronous only for
- * worktree isolation, whose repository check runs git without blocking the host.
+ * contradictions, then selection, then harness, then model, then context. Asynchronous for worktree
+ * isolation, whose repository check runs git, and a CLI harness's preflight, which runs its
+ * `--version`: neither blocks the host, and `signal` (the call's abort) ends the preflight.
  */
-export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Promise<PreparedChild> {
+export async function prepareChild(call: ChildCall, env: LaunchEnvironment, signal?: AbortSignal): Promise<PreparedChild> {
   const cwd = checkRequest(call, env);
   const profile = selectProfile(call, env);
   const tools = boundChildTools(profile, env.parentTools);
@@ -116,7 +117,7 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment): Pro
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
   const worktree = await isolationRepository(call.isolation, profile.isolation, cwd, env.runs.scope.home);
-  const chosen = chooseHarness(asked, call.model ?? profile.model, { settings: env.harnesses, parentModel: env.parentModel, registry: env.modelRegistry });
+  const chosen = await chooseHarness(asked, call.model ?? profile.model, { settings: env.harnesses, parentModel: env.parentModel, registry: env.modelRegistry, ...(signal ? { signal } : {}) });
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
   const snapshot = context.mode === "none" ? undefined : env.snapshot();

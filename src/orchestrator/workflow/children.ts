@@ -163,7 +163,7 @@ export class WorkflowChildren {
       if (live?.status === "running") this.options.onChange();
     };
     try {
-      const prepared = await prepareChild(toChildCall(options, identity), env);
+      const prepared = await prepareChild(toChildCall(options, identity), env, signal);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
       if (prepared.harness === "stub") this.stubbed++;
       // Only on the harness it ran on: a call that now selects another harness starts afresh.
