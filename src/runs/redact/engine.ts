@@ -30,8 +30,14 @@ const HEAD_SCAN = new RegExp(
   "g",
 );
 
-/** Views beyond the text itself: a secret escaped up to four times over (JSON in JSON in JSON in JSON). */
-const MAX_VIEW_DEPTH = 4;
+/**
+ * Views beyond the text itself: a secret escaped up to eight times over (JSON in JSON in JSON…: a
+ * tool call's arguments in a child's prompt, in a journal line, in a diagnostics line). The work
+ * stays bounded: a view is made only while the text holds a structural escape, each view is
+ * shorter than the one before, and a quote escaped eight times is 255 backslashes and a quote, so
+ * a text escaped that deep is rare and at most nine passes are made over it.
+ */
+const MAX_VIEW_DEPTH = 8;
 
 const RAW: Quoting = { sameQuoting: () => true };
 
