@@ -31,39 +31,43 @@ const REMOVED = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}|${CONTROL}`, "g");
 
 /**
  * `text` with its escape sequences and control characters taken out (line breaks and tabs stay),
- * and where each unit came from; null when it holds none. Linear: one pass, and the origin map is
- * a list of segments, one per removal.
+ * and where each unit came from; null when it holds none. Linear: the text is rebuilt natively,
+ * and the origin map is two typed lists, one entry per removal (where it leaves the view, and how
+ * much was removed up to there).
  */
 export function controlsView(text: string): EscapeView | null {
   if (!ANY_CONTROL.test(text)) return null;
-  const parts: string[] = [];
-  const viewStarts: number[] = [0];
-  const sourceStarts: number[] = [0];
-  let length = 0;
-  let from = 0;
-  REMOVED.lastIndex = 0;
-  for (let match = REMOVED.exec(text); match !== null; match = REMOVED.exec(text)) {
-    if (match[0].length === 0) {
-      REMOVED.lastIndex++;
-      continue;
+  let viewAt = new Int32Array(64);
+  let removedUpTo = new Int32Array(64);
+  let count = 0;
+  let removed = 0;
+  const view = text.replace(REMOVED, (sequence: string, offset: number) => {
+    if (count === viewAt.length) {
+      viewAt = grown(viewAt);
+      removedUpTo = grown(removedUpTo);
     }
-    parts.push(text.slice(from, match.index));
-    length += match.index - from;
-    from = match.index + match[0].length;
-    viewStarts.push(length);
-    sourceStarts.push(from);
-  }
-  if (from === 0) return null;
-  parts.push(text.slice(from));
+    removed += sequence.length;
+    viewAt[count] = offset + sequence.length - removed;
+    removedUpTo[count++] = removed;
+    return "";
+  });
+  if (count === 0) return null;
+  // A view unit at `index` came from index plus what was removed before it: the last removal at or before it.
   const origin = (index: number): number => {
     let low = 0;
-    let high = viewStarts.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if (viewStarts[mid]! <= index) low = mid;
+    let high = count - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      if (viewAt[mid]! <= index) low = mid + 1;
       else high = mid - 1;
     }
-    return sourceStarts[low]! + (index - viewStarts[low]!);
+    return index + (high >= 0 ? removedUpTo[high]! : 0);
   };
-  return { text: parts.join(""), origin };
+  return { text: view, origin };
+}
+
+function grown(list: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(list.length * 2);
+  bigger.set(list);
+  return bigger;
 }
