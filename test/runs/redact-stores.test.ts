@@ -78,3 +78,31 @@ describe("a YAML block map under a secret store's name, in text", () => {
     }
   });
 });
+
+describe("a JSON object under a secret store's name, in text (kubectl get secret -o json, a config read as text)", () => {
+  const R = REDACTED;
+  it("has every string value redacted as one stored under the name, and the JSON stays valid", () => {
+    const kubectl = JSON.stringify(
+      { apiVersion: "v1", data: { "db-url": "cG9zdGdyZXM6Ly9hcHA6aHVudGVyMkBkYi9hcHA=", user: "YWRtaW4=" }, kind: "Secret", metadata: { name: "app-env", namespace: "prod" }, type: "Opaque" },
+      null,
+      4,
+    );
+    const out = redactText(kubectl).text;
+    expect(JSON.parse(out)).toEqual({ apiVersion: "v1", data: { "db-url": R, user: R }, kind: "Secret", metadata: { name: "app-env", namespace: "prod" }, type: "Opaque" });
+    const config = '{"image": {"tag": "1.4.2"}, "secrets": {"db": "p4ssw0rd-Very!", "mode": "strict", "hosts": ["a", {"b": 1}], "aws": {"id": "AKIA-not-quite-7"}}, "replicas": 2}';
+    expect(JSON.parse(redactText(config).text)).toEqual({ image: { tag: "1.4.2" }, secrets: { db: R, mode: "strict", hosts: ["a", { b: 1 }], aws: { id: R } }, replicas: 2 });
+    // Escaped inside a tool result.
+    const result = JSON.stringify({ stdout: kubectl, exitCode: 0 });
+    expect(JSON.parse((JSON.parse(redactText(result).text) as { stdout: string }).stdout)).toMatchObject({ data: { "db-url": R, user: R } });
+  });
+
+  it("keeps a ConfigMap's data, Compose's secret files and GitHub Actions' declarations", () => {
+    for (const text of [
+      JSON.stringify({ apiVersion: "v1", data: { "db-host": "db-7.internal", LOG_LEVEL: "info-2" }, kind: "ConfigMap" }, null, 2),
+      JSON.stringify({ secrets: { db_password: { file: "./secrets/db_password.txt" }, api_token: { environment: "API_TOKEN" } } }),
+      JSON.stringify({ secrets: { deploy_token: { required: true, description: "The token that deploys to prod 2024" } } }),
+    ]) {
+      expect(redactText(text).text).toBe(text);
+    }
+  });
+});
