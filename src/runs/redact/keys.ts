@@ -1,6 +1,7 @@
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
 import { isPlaceholder, judgeValue, KEY_WORDS, keyAllowed, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
-import { JSON_STORE_OBJECT, YAML_STORE_MAP } from "./key-stores.ts";
+import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
+import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
 
 /**
