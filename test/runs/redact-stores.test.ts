@@ -106,3 +106,18 @@ describe("a JSON object under a secret store's name, in text (kubectl get secret
     }
   });
 });
+
+describe("kubectl create secret's literals", () => {
+  it("are redacted whatever their key is called; a ConfigMap's literals and placeholders stay", () => {
+    const R = REDACTED;
+    expect(redactText("kubectl create secret generic api-env --from-literal=db-url=postgres-7Hk2x9 --from-literal config='mode=live;k=9f8e7d' -n prod").text).toBe(
+      `kubectl create secret generic api-env --from-literal=db-url=${R} --from-literal config='${R}' -n prod`,
+    );
+    for (const text of [
+      "kubectl create configmap app --from-literal=db-host=db-7.internal --from-literal=LOG_LEVEL=info",
+      'kubectl create secret generic api --from-literal=db-url="$DATABASE_URL" --from-literal=region=${REGION}',
+    ]) {
+      expect(redactText(text).text).toBe(text);
+    }
+  });
+});
