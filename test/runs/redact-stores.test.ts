@@ -71,7 +71,7 @@ describe("a YAML block map under a secret store's name, in text", () => {
   it("keeps a ConfigMap's data, Compose's secrets (files, environment names) and GitHub Actions' declarations and references", () => {
     for (const text of [
       "apiVersion: v1\nkind: ConfigMap\ndata:\n  db-host: db.internal\n  LOG_LEVEL: info-2\n---\nkind: Secret\ntype: Opaque\n",
-      "services:\n  api:\n    secrets:\n      - db_password\nsecrets:\n  db_password:\n    file: ./secrets/db_password.txt\n  api_token:\n    environment: API_TOKEN\n  legacy:\n    external: true\n    name: prod_legacy_pw\n",
+      "services:\n  api:\n    secrets:\n      - db_password\n      - source: db_password_v2\n        target: db_password\n        mode: 0440\nsecrets:\n  db_password:\n    file: ./secrets/db_password.txt\n  api_token:\n    environment: API_TOKEN\n  legacy:\n    external: true\n    name: prod_legacy_pw\n",
       "on:\n  workflow_call:\n    secrets:\n      deploy_token:\n        required: true\n        description: The token that deploys to prod 2024\njobs:\n  deploy:\n    secrets:\n      deploy_token: ${{ secrets.DEPLOY_TOKEN }}\n",
     ]) {
       expect(redactText(text).text).toBe(text);

@@ -80,7 +80,8 @@ const FIELD = /^(["']?)([^\s"':#][^"':#]{0,127}?)\1[ \t]*:(?:[ \t]+(.*?))?[ \t]*
  * value` lines indented further, with real line breaks or escaped ones inside a JSON string. Each
  * value is judged as one stored under the store's name would be (`judgeValue`: placeholders,
  * paths, booleans and `${{ secrets.X }}` survive), in nested maps too, except in a map with a
- * declaration's field. A block scalar's lines are passed over. Bounded as lists are, and what was
+ * declaration's field. A block scalar's lines and a list's items (Compose's `- source: x`) are
+ * passed over. Bounded as lists are, and what was
  * read is not read again. Groups: 1 key, 2 its closing quote, 3 space before the `:`, 4 the rest
  * of the key's line (a comment), 5 its line break.
  */
@@ -103,6 +104,7 @@ export const YAML_STORE_MAP: Rule = {
     const entries: Entry[] = [];
     const open: number[] = []; // the nested maps the next line may be in, innermost last
     let scalarIndent = -1; // inside a block scalar opened at this indent
+    let itemIndent = -1; // inside a list item (`- source: x`) at this indent: a list's, not the store's
     let at = m.index + whole.length;
     for (let lines = 0; at < limit && lines < LIST_MAX_ITEMS; lines++) {
       let start = at;
@@ -113,7 +115,10 @@ export const YAML_STORE_MAP: Rule = {
       const content = input.slice(start, end);
       if (content !== "" && !content.startsWith("#")) {
         if (indent <= column) break;
-        if (scalarIndent === -1 || indent <= scalarIndent) {
+        if (itemIndent !== -1 && indent <= itemIndent) itemIndent = -1;
+        if (content.startsWith("- ") || content === "-") {
+          if (itemIndent === -1) itemIndent = indent;
+        } else if (itemIndent === -1 && (scalarIndent === -1 || indent <= scalarIndent)) {
           scalarIndent = -1;
           const field = FIELD.exec(content);
           if (field !== null) {
