@@ -2,7 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseFrontmatter } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
-import { readUserFile } from "../runs/index.ts";
+import { printable, readUserFile } from "../runs/index.ts";
 import { checkContextRequest, type ContextRequest } from "../parent-context/modes.ts";
 
 /**
@@ -86,14 +86,46 @@ function readProfile(path: string): string {
   return readUserFile(path, { what: "The profile", maxBytes: PROFILE_MAX_BYTES, code: "configuration_invalid" });
 }
 
+/** Where the YAML parser says its error is: lines counted from the frontmatter's first line. */
+type YamlPosition = { linePos?: readonly { line: number; col: number }[] };
+
+/** The most of a parser's message a profile's error quotes. */
+const PROBLEM_MAX_CHARS = 300;
+
+/**
+ * A frontmatter that is not YAML, as configuration_invalid. The parser's message ends with the
+ * failing lines and a caret, and a profile may hold a key on the very line that fails (`api_key:
+ * "sk-…`): that excerpt is left out, and so is the text some messages quote after a colon; what
+ * remains is redacted and made printable (a tag's name may be quoted), because the
+ * message reaches the model, run records and the terminal. The parser counts lines from the one
+ * after the opening `---`; the message counts them in the file.
+ */
+function frontmatterProblem(file: string, text: string | undefined, error: unknown): FlowError {
+  const message = error instanceof Error ? error.message : String(error);
+  // Not the parser's: the file could not be read (readUserFile says why, without its content).
+  if (text === undefined) return new FlowError("configuration_invalid", `${file}: ${message}`);
+  const position = (error as YamlPosition | null)?.linePos?.[0];
+  let said = message.split("\n", 1)[0]!;
+  if (position !== undefined) {
+    // What follows a colon is the file's own text (`Block scalar header includes extra characters: |x…`).
+    said = said.replace(/ at line \d+, column \d+:?$/, "").replace(/: [\s\S]*$/, "");
+    const line = position.line + (/^(?:\uFEFF)?---\r?\n/.test(text) ? 1 : 0);
+    said = `${said} (line ${line}, column ${position.col})`;
+  }
+  const shown = printable(said);
+  return new FlowError("configuration_invalid", `${file}: the frontmatter is not valid YAML: ${shown.length > PROBLEM_MAX_CHARS ? `${shown.slice(0, PROBLEM_MAX_CHARS)}…` : shown}`);
+}
+
 /** Parses one profile file. A malformed file is configuration_invalid, naming the file. */
 export function parseProfileFile(path: string, source: "user" | "project", fallback?: ChildProfile): ChildProfile {
   const file = basename(path);
   let parsed: { frontmatter: Frontmatter; body: string };
+  let text: string | undefined;
   try {
-    parsed = parseFrontmatter<Frontmatter>(readProfile(path));
+    text = readProfile(path);
+    parsed = parseFrontmatter<Frontmatter>(text);
   } catch (error) {
-    throw new FlowError("configuration_invalid", `${file}: ${(error as Error).message}`);
+    throw frontmatterProblem(file, text, error);
   }
   const { frontmatter, body } = parsed;
   const name = optionalString(frontmatter.name, "name", file) ?? file.replace(/\.md$/, "");

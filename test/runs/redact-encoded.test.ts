@@ -36,3 +36,22 @@ describe("base64 of a PEM private key", () => {
     expect(redactText(JSON.stringify({ data: { "tls.crt": cert, "tls.key": key } })).text).toBe(JSON.stringify({ data: { "tls.crt": cert, "tls.key": REDACTED } }));
   });
 });
+
+describe("base64 wrapped at 76 or 64 columns (`base64`, `openssl base64`)", () => {
+  const wrap = (text: string, width: number) => text.match(new RegExp(`.{1,${width}}`, "g"))!.join("\n");
+  it("goes whole, every line of it, when the document holds a secret; the lines after it stay", () => {
+    const config = b64(JSON.stringify({ auths: { "registry.internal:5000": { username: "ci-bot", password: "Pa55w0rd-registry-2024", auth: b64("ci-bot:Pa55w0rd-registry-2024") } } }));
+    const key = b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx3kq9Zt4Lw8Nc2Vb6Xm7Rk1Hs3Jd5\n-----END RSA PRIVATE KEY-----\n");
+    for (const width of [76, 64]) {
+      for (const encoded of [config, key]) {
+        const wrapped = wrap(encoded, width);
+        expect(wrapped.split("\n").length).toBeGreaterThan(1);
+        expect(redactText(`$ base64 config.json\n${wrapped}\n$ echo done`).text).toBe(`$ base64 config.json\n${REDACTED}\n$ echo done`);
+        expect(redactText(JSON.stringify({ stdout: `${wrapped}\n` })).text).toBe(JSON.stringify({ stdout: `${REDACTED}\n` }));
+      }
+    }
+    // A wrapped document with no secret stays.
+    const plain = wrap(b64(JSON.stringify({ replicas: 3, image: "ghcr.io/acme/api:1.4.2", env: { LOG_LEVEL: "debug", REGION: "eu-west-1" } })), 76);
+    expect(redactText(plain).text).toBe(plain);
+  });
+});

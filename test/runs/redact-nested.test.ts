@@ -120,3 +120,28 @@ describe("credential names", () => {
     }
   });
 });
+
+describe("a secret escaped deeper than four levels (JSON in JSON in JSON…)", () => {
+  const password = "pa$ss\\wo/rd\u00e9" + "1";
+  const nest = (value: object, depth: number): string => {
+    let text = JSON.stringify(value);
+    for (let i = 1; i < depth; i++) text = JSON.stringify({ inner: text });
+    return text;
+  };
+  const unnest = (text: string, depth: number): unknown => {
+    let value = JSON.parse(text) as { inner?: string };
+    for (let i = 1; i < depth; i++) value = JSON.parse(value.inner!) as { inner?: string };
+    return value;
+  };
+
+  it("goes whole at five to eight levels, and every document stays valid JSON", () => {
+    for (let depth = 5; depth <= 8; depth++) {
+      for (const value of [{ password }, { command: `mysql -uroot -p${password} app` }, { url: `postgres://app:${password}@db/app` }, { env: `DB_PASS=${password}\nNEXT=1` }]) {
+        const out = redactText(nest(value, depth)).text;
+        const back = JSON.stringify(unnest(out, depth));
+        expect(back, `depth ${depth}: ${out.slice(0, 200)}`).not.toContain("wo/rd");
+        expect(back).toContain(REDACTED);
+      }
+    }
+  });
+});

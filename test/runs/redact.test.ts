@@ -198,6 +198,8 @@ describe("redactText", () => {
     fill('token: "'), // quoted values that never close
     fill("Bearer "),
     `eyJ${fill("a.eyJ")}`,
+    fill("secrets:\n  a:\n"), // store maps that open and never hold a value
+    fill("kind: Secret\n---\ndata:\n  a: b\n"), // many documents, each a Secret with data
   ];
 
   it("processes 1 MB adversarial lines and leaves innocent ones unchanged", () => {

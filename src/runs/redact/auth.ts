@@ -1,6 +1,6 @@
 import { isPlaceholder } from "./key-names.ts";
 import { isBasicCredential } from "./keys.ts";
-import { group, looksRandom, REDACTED, type Rule } from "./rule.ts";
+import { classChanges, group, looksRandom, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * Credentials known by where they sit: HTTP authorization headers, passwords in URLs, webhook
@@ -110,6 +110,30 @@ const SIGNATURE: Rule = {
   secret: group(2),
 };
 
+/**
+ * Query parameters whose name says nothing about a secret but whose value is one: `?key=` (Google
+ * Maps and YouTube API keys, many other APIs), `&auth=` (Firebase's database secret or ID token),
+ * `?code=` (an OAuth authorization code, redeemable until used), and AWS's `X-Amz-Credential=` and
+ * `X-Amz-Security-Token=` (a session token) and Google's `X-Goog-Credential=` in presigned URLs.
+ * Those names also carry ordinary values (`?key=name`, `?code=200`, `?key=reports/2024/a.pdf`), so
+ * the value must be long (16 or more) and random: a digit and a letter, and changing character
+ * class at least once every three characters, as keys do and words and slugs do not, and not a
+ * path or file name with words in it. Names
+ * with a secret word in them (`access_token=`, `api_key=`) are the assignment rule's (keys.ts), and
+ * signatures (`sig=`, `X-Amz-Signature=`) SIGNATURE's.
+ */
+const QUERY_CREDENTIAL: Rule = {
+  name: "url-query-credential",
+  escapeBlind: true,
+  pattern: /([?&](?:amp;)?(?:key|auth|code|x-amz-credential|x-amz-security-token|x-goog-credential)=)([A-Za-z0-9%+/=_.~-]{16,4096})/gi,
+  secret: group(2, (m) => {
+    const value = m[2] ?? "";
+    if (!/\d/.test(value) || !/[A-Za-z]/.test(value) || classChanges(value) * 3 < value.length) return false;
+    // A path or a file name with words in it (`reports/2024/summary-q3.pdf`) is an object's key.
+    return !(/\/|\.[a-z]{2,4}$/.test(value) && /[a-z]{4}/.test(value));
+  }),
+};
+
 /** A whole PEM private key block; an unterminated one is redacted to the end of the text. */
 const PRIVATE_KEY: Rule = {
   name: "private-key",
@@ -135,4 +159,5 @@ export const AUTH_RULES: readonly Rule[] = [
   DSN_KEY,
   WEBHOOKS,
   SIGNATURE,
+  QUERY_CREDENTIAL,
 ];

@@ -173,4 +173,16 @@ const ORACLE_RULES: readonly Rule[] = ([
   },
 ] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, ...TOOL_FLAGS, ...ORACLE_RULES];
+/**
+ * `kubectl create secret generic NAME --from-literal=key=value`: every literal is one of the
+ * Secret's values, whatever its key is called (as a Secret's `data` is: key-stores.ts), so each
+ * goes; placeholders (`"$DATABASE_URL"`, `${TOKEN}`) survive. Only after `create secret` in the
+ * same command: a ConfigMap's literals are configuration. Group 2 is the value.
+ */
+const SECRET_LITERAL: Rule = {
+  name: "kubectl-secret-literal",
+  pattern: new RegExp(String.raw`(--from-literal(?<=create[ \t]{1,16}secret\b[^\n|;&]{0,1024}--from-literal)[= ][A-Za-z0-9._-]{1,253}=)${ATTACHED}`, "g"),
+  secret: unquoted(2),
+};
+
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, ...TOOL_FLAGS, ...ORACLE_RULES];

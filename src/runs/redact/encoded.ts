@@ -1,4 +1,4 @@
-import { BEFORE, whole, type Rule } from "./rule.ts";
+import { BEFORE, type Rule } from "./rule.ts";
 
 /**
  * Secrets inside base64 of a JSON document or a PEM block: a Kubernetes docker-registry secret's
@@ -15,27 +15,55 @@ const HEADS = "ey[JA]|ew[o0k]|LS0tLS1CRUdJTi";
 const DOCUMENT = /^(?:\{[\s\S]*\}\s*|-----BEGIN [\s\S]*)$/;
 /** The longest base64 decoded: a docker config or a settings file is a few kilobytes. */
 const MAX_ENCODED = 64 * 1024;
+/**
+ * `base64` wraps its output at 76 columns and `openssl base64` at 64: the lines after a first line
+ * of that width are read as one base64 with it, as long as each is that wide but the last.
+ */
+const WRAP_WIDTHS = new Set([64, 76]);
+const WRAPPED_LINES = MAX_ENCODED / 64;
+const LINE_BREAK = /\r?\n|(?:\\r)?\\n/y;
+
+/** The length of the base64 that `match` starts with, its wrapped lines included. */
+function wrappedLength(match: string): number {
+  let end = /^[A-Za-z0-9+/]*={0,2}/.exec(match)![0].length;
+  if (!WRAP_WIDTHS.has(end)) return end;
+  const width = end;
+  for (let lines = 0; lines < WRAPPED_LINES; lines++) {
+    LINE_BREAK.lastIndex = end;
+    if (!LINE_BREAK.test(match)) break;
+    const line = /^[A-Za-z0-9+/]*={0,2}/.exec(match.slice(LINE_BREAK.lastIndex, LINE_BREAK.lastIndex + width + 3))![0];
+    if (line.length === 0 || line.length > width) break;
+    end = LINE_BREAK.lastIndex + line.length;
+    if (line.length < width) break;
+  }
+  return end;
+}
 
 /** `redact` is the engine's own redaction of a text: the decoded document is read by every rule. */
 export function encodedRules(redact: (text: string) => string): readonly Rule[] {
-  const pattern = new RegExp(String.raw`(?:${HEADS})(?<=${BEFORE}(?:${HEADS}))[A-Za-z0-9+/]{36,${MAX_ENCODED}}={0,2}(?![A-Za-z0-9+/=_.-])`, "g");
+  const pattern = new RegExp(
+    String.raw`(?:${HEADS})(?<=${BEFORE}(?:${HEADS}))[A-Za-z0-9+/]{36,${MAX_ENCODED}}={0,2}(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/]{1,76}={0,2}){0,${WRAPPED_LINES}}(?![A-Za-z0-9+/=_.-])`,
+    "g",
+  );
   return [
     {
       name: "base64-json",
       escapeBlind: true,
       pattern,
-      secret: whole((encoded) => {
+      secret: (match) => {
+        const length = wrappedLength(match[0]);
+        const encoded = match[0].slice(0, length).replace(/\r?\n|(?:\\r)?\\n/g, "");
         const text = Buffer.from(encoded, "base64").toString("utf8");
-        if (!DOCUMENT.test(text) || /[\u0000-\u0008\u000e-\u001f\ufffd]/.test(text)) return false;
+        if (!DOCUMENT.test(text) || /[\u0000-\u0008\u000e-\u001f\ufffd]/.test(text)) return null;
         // The rules' patterns are shared: redacting the document runs this one from the start
         // again, so where the outer scan stands is put back after.
         const resume = pattern.lastIndex;
         try {
-          return redact(text) !== text;
+          return redact(text) !== text ? [0, length] : null;
         } finally {
           pattern.lastIndex = resume;
         }
-      }),
+      },
     },
   ];
 }

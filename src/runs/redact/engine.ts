@@ -1,6 +1,7 @@
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
+import { controlsView } from "./controls-view.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
@@ -30,8 +31,14 @@ const HEAD_SCAN = new RegExp(
   "g",
 );
 
-/** Views beyond the text itself: a secret escaped up to four times over (JSON in JSON in JSON in JSON). */
-const MAX_VIEW_DEPTH = 4;
+/**
+ * Views beyond the text itself: a secret escaped up to eight times over (JSON in JSON in JSON…: a
+ * tool call's arguments in a child's prompt, in a journal line, in a diagnostics line). The work
+ * stays bounded: a view is made only while the text holds a structural escape, each view is
+ * shorter than the one before, and a quote escaped eight times is 255 backslashes and a quote, so
+ * a text escaped that deep is rare and at most nine passes are made over it.
+ */
+const MAX_VIEW_DEPTH = 8;
 
 const RAW: Quoting = { sameQuoting: () => true };
 
@@ -105,23 +112,32 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
   }
 }
 
+/** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */
+function collectWithViews(text: string, origin: Origin | null, spans: number[], wraps: number[]): void {
+  collect(text, origin, spans, wraps, true);
+  const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
+  let view = text;
+  let at = origin;
+  for (let depth = 0; depth < MAX_VIEW_DEPTH; depth++) {
+    const next = unescapeOnce(view);
+    if (!next) break;
+    at = at ? composeOrigins(at, next.origin) : next.origin;
+    collect(next.text, at, spans, wraps, tokensInViews);
+    view = next.text;
+  }
+}
+
 /**
  * Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. Spans
  * to be written quoted go to `wraps` as well (see collect), for `applySpans`.
  */
 export function findSecretSpans(text: string, wraps: number[] = []): number[] {
   const spans: number[] = [];
-  collect(text, null, spans, wraps, true);
-  const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
-  let view = text;
-  let origin: Origin | null = null;
-  for (let depth = 0; depth < MAX_VIEW_DEPTH; depth++) {
-    const next = unescapeOnce(view);
-    if (!next) break;
-    origin = origin ? composeOrigins(origin, next.origin) : next.origin;
-    collect(next.text, origin, spans, wraps, tokensInViews);
-    view = next.text;
-  }
+  collectWithViews(text, null, spans, wraps);
+  // Control characters or escape sequences inside a secret hide it, and stripping them for a
+  // terminal would show it whole: the text without them is read too (controls-view.ts).
+  const bare = controlsView(text);
+  if (bare) collectWithViews(bare.text, bare.origin, spans, wraps);
   if (text.includes("\\")) {
     // Spans from views already end on escape boundaries; spans found in the raw text may not.
     for (let i = 0; i < spans.length; i += 2) {

@@ -10,7 +10,8 @@
  */
 import { types } from "node:util";
 import { redactString } from "./engine.ts";
-import { isSecretKeyName, judgeValue } from "./key-names.ts";
+import { isSecretKeyName, judgeValue, PLURAL_KEY } from "./key-names.ts";
+import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { isBasicCredential } from "./keys.ts";
 import { looksRandom, REDACTED } from "./rule.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
@@ -45,16 +46,17 @@ export function redactValueUnder(key: string, value: unknown): unknown {
  * time, so the memo finds it without hashing a fresh copy.
  */
 export function redactedJson(value: unknown): string | undefined {
-  const outer = { rekeyed, listNames, openKeyBlocks, pairNames };
+  const outer = { rekeyed, listNames, openKeyBlocks, pairNames, storeNames };
   // This call's own: JSON.stringify may run a toJSON that serialises another value.
   rekeyed = undefined;
   listNames = undefined;
   openKeyBlocks = undefined;
   pairNames = undefined;
+  storeNames = undefined;
   try {
     return JSON.stringify(value, redactingReplacer);
   } finally {
-    ({ rekeyed, listNames, openKeyBlocks, pairNames } = outer);
+    ({ rekeyed, listNames, openKeyBlocks, pairNames, storeNames } = outer);
   }
 }
 
@@ -80,6 +82,29 @@ let openKeyBlocks: WeakSet<object> | undefined;
  * name/value pair's own name (see pairName), else the secret name the object sits under.
  */
 let pairNames: WeakMap<object, string> | undefined;
+
+/** In the current redactedJson call, the store name each store's fields are judged under (see storeFor). */
+let storeNames: WeakMap<object, string> | undefined;
+
+/**
+ * The name every field of `record` (the value of `key` in `holder`, judged under `name`) is judged
+ * under when it is a store of secrets, or undefined. A store is a map under a plural secret name
+ * (`secrets: { db: "…" }`, `credentials: { aws: { … } }`, `api_keys: { … }`), and the maps inside
+ * it; or a Kubernetes Secret's `data` and `stringData`, whatever their keys are called. A map that
+ * declares or refers to secrets (see DECLARATION_FIELD) is not one; a list's objects are not either
+ * (their own keys name them, as `credentials: [{ user, password }]` does).
+ */
+function storeFor(name: string | undefined, record: object, holder: unknown, key: string): string | undefined {
+  if (Array.isArray(record)) return undefined;
+  if ((key === "data" || key === "stringData") && holder !== null && typeof holder === "object" && (holder as Record<string, unknown>).kind === "Secret") return SECRET_DATA_NAME;
+  if (name === undefined || keyVerdict(name) !== "secret" || !PLURAL_KEY.test(name)) return undefined;
+  return Object.keys(record).some((field) => DECLARATION_FIELD.test(field)) ? undefined : name;
+}
+
+/** The name a field is judged under in a store: its own when that is a secret name, else the store's. */
+function fieldName(store: string | undefined, key: string): string | undefined {
+  return store !== undefined && keyVerdict(key) === "plain" ? store : undefined;
+}
 
 /** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
 const PAIR_NAME_FIELD = /^(?:name|key|parameterkey)$/i;
@@ -108,8 +133,10 @@ function pairName(record: object): string | undefined {
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
   const inList = Array.isArray(this);
   // An array's items are keyed by index: they are judged by the name of the key holding the array.
-  // A pair's value is judged by the pair's name.
-  const name = inList ? listNames?.get(this as object) : ((PAIR_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
+  // A store's fields by the store's name, a pair's value by the pair's name.
+  const name = inList
+    ? listNames?.get(this as object)
+    : (fieldName(storeNames?.get(this as object), key) ?? (PAIR_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
   let written: unknown = value;
   if (value !== null && typeof value === "object") {
     written = writtenAsPrimitive(value);
@@ -121,6 +148,9 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
         const named = pairName(record) ?? under;
         if (named !== undefined) (pairNames ??= new WeakMap()).set(record, named);
         else pairNames?.delete(record);
+        const store = inList ? undefined : storeFor(name, record, this, key);
+        if (store !== undefined) (storeNames ??= new WeakMap()).set(record, store);
+        else storeNames?.delete(record);
         return record;
       }
       if (under !== undefined) (listNames ??= new WeakMap()).set(value, under);
@@ -287,9 +317,9 @@ function defineData(record: Record<string, unknown>, key: string, value: unknown
  * Redacts the strings of a freshly parsed JSON value in place: the parse made it, so no one else
  * holds it, and an entry with nothing to redact (the common case) costs no copy. An object with a
  * key to redact is replaced by a copy with redacted keys. `under` is the secret name the value sits
- * under (see containerName).
+ * under (see containerName); `store`, the name each of its fields is judged under (see storeFor).
  */
-function walk(value: unknown, state: { changed: boolean }, under?: string): unknown {
+function walk(value: unknown, state: { changed: boolean }, under?: string, store?: string): unknown {
   if (typeof value === "string") {
     const out = redactedText(value);
     if (out !== value) state.changed = true;
@@ -316,7 +346,7 @@ function walk(value: unknown, state: { changed: boolean }, under?: string): unkn
     const named = pairName(record) ?? under;
     for (const key of Object.keys(record)) {
       const item = record[key];
-      const name = named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key;
+      const name = fieldName(store, key) ?? (named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key);
       if (typeof item === "string" || typeof item === "number") {
         const next = itemUnderKey(name, item) ? REDACTED : walk(item, state);
         if (next !== item) {
@@ -324,7 +354,7 @@ function walk(value: unknown, state: { changed: boolean }, under?: string): unkn
           defineData(record, key, next);
         }
       } else if (item !== null && typeof item === "object") {
-        const next = walk(item, state, containerName(name));
+        const next = walk(item, state, containerName(name), storeFor(name, item, record, key));
         if (next !== item) defineData(record, key, next);
       }
     }

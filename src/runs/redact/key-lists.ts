@@ -125,13 +125,26 @@ export const SECRET_LIST: Rule = {
 };
 
 /** A line break at `at` as the text writes them (`\n`, `\r\n`, or escaped inside a JSON string): its length, or 0. */
-function lineBreakAt(input: string, at: number, escaped: boolean): number {
+export function lineBreakAt(input: string, at: number, escaped: boolean): number {
   if (escaped) return input.startsWith("\\n", at) ? 2 : input.startsWith("\\r\\n", at) ? 4 : 0;
   return input[at] === "\n" ? 1 : input[at] === "\r" && input[at + 1] === "\n" ? 2 : 0;
 }
 
 /** How far back a block list's key is looked for its line's start: its column. */
 const KEY_COLUMN_MAX = 512;
+
+/**
+ * The column of a key starting at `keyStart`: from its line's start, or in a JSON string (`escaped`)
+ * from the string's opening quote; -1 when its line starts too far back.
+ */
+export function keyColumn(input: string, keyStart: number, escaped: boolean): number {
+  const from = Math.max(0, keyStart - KEY_COLUMN_MAX);
+  for (let i = keyStart - 1; i >= from; i--) {
+    const c = input[i];
+    if (c === "\n" || (escaped && ((c === "n" && input[i - 1] === "\\") || (c === '"' && input[i - 1] !== "\\")))) return keyStart - i - 1;
+  }
+  return from === 0 ? keyStart : -1;
+}
 
 /**
  * A YAML block list under a secret name: `password:` ending its line, then `- item` lines indented
@@ -156,18 +169,8 @@ export const YAML_BLOCK_LIST: Rule = {
     if (!keyAllowed(key, "")) return [];
     const escaped = lineBreak.startsWith("\\");
     const keyStart = m.index - space.length - quote.length - key.length - (quote === "" ? 0 : 1);
-    // The key's column: from its line's start, or in a JSON string from the string's opening quote.
-    const from = Math.max(0, keyStart - KEY_COLUMN_MAX);
-    let lineStart = from === 0 ? 0 : -1;
-    for (let i = keyStart - 1; i >= from; i--) {
-      const c = input[i];
-      if (c === "\n" || (escaped && ((c === "n" && input[i - 1] === "\\") || (c === '"' && input[i - 1] !== "\\")))) {
-        lineStart = i + 1;
-        break;
-      }
-    }
-    if (lineStart === -1) return [];
-    const column = keyStart - lineStart;
+    const column = keyColumn(input, keyStart, escaped);
+    if (column === -1) return [];
     const found: Finding[] = [];
     const limit = Math.min(input.length, m.index + LIST_MAX_CHARS);
     let at = m.index + whole.length;

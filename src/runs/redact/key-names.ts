@@ -96,9 +96,10 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   if (/^\$\{?[A-Za-z_]\w*\}?$/.test(inner)) return false; // a variable reference, quoted or not
   if (/(?:\.{3}|…)$/.test(inner)) return false; // an example cut short: `sk-ant-...`
   if (looksLikePath(inner)) return false;
-  // A token, key or secret is never a short lower-case word: `apiKey: "ollama"` is a dummy value.
-  // A password can be (`"password": "sunshine"`).
-  if (!passwordKey && /^[a-z-]{3,15}$/.test(inner)) return false;
+  // A token, key or secret is never a short lower-case word: `apiKey: "ollama"` is a dummy value,
+  // and a snake_case name is a secret's name (Compose's `secrets: [db_password]`). A password can
+  // be a word (`"password": "sunshine"`).
+  if (!passwordKey && (/^[a-z-]{3,15}$/.test(inner) || /^[a-z]+(?:_[a-z]+)+$/.test(inner))) return false;
   if (quoted) return true;
   if (/^[$|>]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a call or index, a small number
   if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression, `a?.b` too

@@ -1,5 +1,7 @@
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
 import { isPlaceholder, judgeValue, KEY_WORDS, keyAllowed, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
+import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
+import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
 
 /**
@@ -234,4 +236,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];

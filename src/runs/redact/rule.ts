@@ -80,6 +80,14 @@ export const looksRandom = (text: string): boolean => /\d/.test(text) || (/[A-Z]
 
 export const hasDigit = (text: string): boolean => /\d/.test(text);
 
+/** How often neighbours change class (upper, lower, digit, other): random text changes at most steps, words and paths rarely. */
+export function classChanges(text: string): number {
+  const classOf = (c: string) => (c >= "a" && c <= "z" ? 0 : c >= "A" && c <= "Z" ? 1 : c >= "0" && c <= "9" ? 2 : 3);
+  let changes = 0;
+  for (let i = 1; i < text.length; i++) if (classOf(text[i]!) !== classOf(text[i - 1]!)) changes++;
+  return changes;
+}
+
 /**
  * A token that starts with a literal `head` (regex source) followed by `body`. The head comes first
  * in the pattern so the regex engine can skip ahead to it; a pattern that opened with a lookbehind

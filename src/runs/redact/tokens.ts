@@ -1,12 +1,4 @@
-import { anchored, BEFORE, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
-
-/** How often neighbours change class (upper, lower, digit, other): random text changes at most steps, words and paths rarely. */
-function classChanges(text: string): number {
-  const classOf = (c: string) => (c >= "a" && c <= "z" ? 0 : c >= "A" && c <= "Z" ? 1 : c >= "0" && c <= "9" ? 2 : 3);
-  let changes = 0;
-  for (let i = 1; i < text.length; i++) if (classOf(text[i]!) !== classOf(text[i - 1]!)) changes++;
-  return changes;
-}
+import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
 
 /**
  * An AWS secret access key with no label beside it: exactly 40 characters of base64's alphabet,

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { redactText } from "../../src/runs/index.ts";
+
+// Built from pieces so the source file itself does not look like it leaks credentials.
+const random = (n: number) => "Xq7vR2mK9pL4wN8tZ3bF6hJ1cD5gS0aY".repeat(4).slice(0, n);
+
+describe("a URL's query parameters that carry a credential", () => {
+  it("go when long and random: ?key= (Google Maps, YouTube), &auth= (Firebase), ?code= (an OAuth code), X-Amz-Credential, X-Amz-Security-Token, ?access_token=", () => {
+    const key = random(39);
+    const cases = [
+      [`https://maps.googleapis.com/maps/api/geocode/json?address=paris&key=${key}`, key],
+      [`GET https://www.googleapis.com/youtube/v3/videos?key=${random(32)}&part=snippet`, random(32)],
+      [`https://acme-default-rtdb.firebaseio.com/users.json?auth=${random(40)}`, random(40)],
+      [`https://app.example.com/callback?code=${random(20)}&state=xyz`, random(20)],
+      [`https://graph.example.com/me?fields=id&access_token=${random(32)}`, random(32)],
+      [`https://b.s3.amazonaws.com/k?X-Amz-Credential=ASIAQ${random(15).toUpperCase()}%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Security-Token=IQoJb3JpZ2luX2Vj${random(60)}%2F&X-Amz-Expires=900`, `IQoJb3JpZ2luX2Vj${random(60)}`],
+      [`<a href="https://api.example.com/v1/feed?page=2&amp;key=${random(24)}">feed</a>`, random(24)],
+    ] as const;
+    for (const [text, secret] of cases) {
+      const out = redactText(text).text;
+      expect(out, text).not.toContain(secret.slice(0, 12));
+      expect(out, text).toContain("[REDACTED]");
+      expect(out).toContain("https://");
+    }
+    expect(redactText(cases[0][0]).text).toBe("https://maps.googleapis.com/maps/api/geocode/json?address=paris&key=[REDACTED]");
+    expect(redactText(cases[3][0]).text).toBe("https://app.example.com/callback?code=[REDACTED]&state=xyz");
+  });
+
+  it("stay when short or plain: ?key=name, ?page=2, a key that is a word or a path, a numeric code", () => {
+    for (const text of [
+      "https://example.com/search?key=name&page=2",
+      "https://example.com/settings?key=user-settings-page&auth=required",
+      "https://api.example.com/v1/objects?key=reports/2024/summary.pdf",
+      "https://example.com/verify?code=123456&lang=en",
+      "https://example.com/errors?code=ERR_CONNECTION_REFUSED",
+      "https://example.com/a?sig=abc&key=ab12",
+    ]) {
+      expect(redactText(text).text).toBe(text);
+    }
+  });
+});
