@@ -22,6 +22,8 @@ export const {
   WorkflowScriptError,
   isWorkflowScriptError,
   capText,
+  MAX_ERROR_MESSAGE_CHARS,
+  MAX_NAME_CHARS,
   generateDeclarations,
   configureWorkflowWorkers,
   prewarmWorkflowWorkers,

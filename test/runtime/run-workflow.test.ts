@@ -39,7 +39,8 @@ describe("runWorkflow: the script body", () => {
 
   it("sends a flood of output in a few messages, whole and in order with the store writes between", async () => {
     const { result, events } = await run(`for (let i = 0; i < 100000; i++) text(i % 10);\nstore("k", 1);\ntext("end");\nreturn null;`, {
-      limits: { outputChars: 200000 },
+      // One long turn: the CPU watchdog times a turn on the host's clock, which a busy machine stretches past the default 10 s.
+      limits: { outputChars: 200000, cpuMs: 120_000 },
     });
     const expected = Array.from({ length: 100000 }, (_, i) => i % 10).join("") + "end";
     expect(result.output).toBe(expected);
