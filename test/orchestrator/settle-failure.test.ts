@@ -45,3 +45,25 @@ test("a run whose settle throws settles failed with why: a wait on it returns an
   expect(listed?.state).toMatchObject({ status: "done", outcome: "failed" });
   expect(runs.registry.isLive(started.runId)).toBe(false);
 });
+
+test("a run whose set-up throws once it is registered ends failed at once, with why, instead of staying live", async () => {
+  box = sandbox();
+  const runs = box.store("s");
+  let worked = false;
+  const started = startRun<string>({
+    runs,
+    create: { kind: "agent", background: true, task: { description: "cannot start" } },
+    prepare: () => {
+      throw new Error("the steering inbox could not open");
+    },
+    work: async () => ((worked = true), "done"),
+    recover: () => "recovered",
+    settle: (writer, value) => writer.settle({ outcome: "succeeded", value }),
+  });
+  const settled = await started.settled;
+  expect(settled.view.state).toMatchObject({ status: "done", outcome: "failed", error: { message: "the run could not start: the steering inbox could not open" } });
+  expect(worked).toBe(false);
+  const { payload } = await waitForRuns(runs, new ResultOwnership(() => undefined), { runIds: [started.runId] }, undefined);
+  expect(payload.completed.map((run) => run.state.outcome)).toEqual(["failed"]);
+  expect(runs.registry.isLive(started.runId)).toBe(false);
+});

@@ -4,7 +4,8 @@
 //
 // Lifecycle of one run:
 //  1. the run is created in the store (registered, its launch evidence written);
-//  2. `prepare` sets up what belongs to the run's kind and returns its cleanup;
+//  2. `prepare` sets up what belongs to the run's kind and returns its cleanup (a prepare that
+//     throws ends the run failed at once: it is registered, so it must settle);
 //  3. one AbortController stops the work: an operator cancel (writer.onCancel), the parent's signal
 //     (foreground) or the time limit aborts it;
 //  4. the work waits for a slot if it takes one (the run is `queued` meanwhile), then runs; the
@@ -54,7 +55,14 @@ export interface StartedRun {
 export function startRun<Result>(lifecycle: RunLifecycle<Result>): StartedRun {
   const { signal, slots, timeoutMs } = lifecycle;
   const writer = lifecycle.runs.create(lifecycle.create);
-  const cleanup = lifecycle.prepare?.(writer);
+  let cleanup: ((result: Result) => void) | void;
+  try {
+    cleanup = lifecycle.prepare?.(writer);
+  } catch (error) {
+    // The run is registered: it ends failed, never left live with nothing to settle it.
+    const settled = writer.settleUnwritten(`the run could not start: ${messageOf(error)}`);
+    return { runId: writer.runId, accepted: settled.view, settled: Promise.resolve(settled) };
+  }
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const cancel = () => controller.abort();
@@ -80,10 +88,12 @@ export function startRun<Result>(lifecycle: RunLifecycle<Result>): StartedRun {
     })
     // A settle that throws (a write, a hook, building the view) still ends the run, failed: else it
     // stays live in this process, and a wait on it or a foreground receipt never returns.
-    .catch((error: unknown) => writer.settleUnwritten(error instanceof Error ? error.message : String(error)))
+    .catch((error: unknown) => writer.settleUnwritten(`the run could not settle: ${messageOf(error)}`))
     .finally(() => {
       if (timer) clearTimeout(timer);
       signal?.removeEventListener("abort", cancel);
     });
   return { runId: writer.runId, accepted: writer.view(), settled };
 }
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -240,11 +240,11 @@ export class RunWriter {
 
   /**
    * `settle` (or the lifecycle around it) threw partway: a write, a hook, building the view. End the
-   * run in this process anyway, failed with why, so no wait hangs on it and nothing lists it live.
-   * What was written stays; memory's outcome is what this process answers. Never throws.
+   * run in this process anyway, failed with `message`, so no wait hangs on it and nothing lists it
+   * live. What was written stays; memory's outcome is what this process answers. Never throws.
    */
-  settleUnwritten(why: string): SettleResult {
-    const error = { code: "failed", message: capText(stripControls(redactText(`the run could not settle: ${why}`).text), MAX_ERROR_CHARS) };
+  settleUnwritten(message: string): SettleResult {
+    const error = { code: "failed", message: capText(stripControls(redactText(message).text), MAX_ERROR_CHARS) };
     if (this.settled) return { view: this.entry.view ?? this.view(), warnings: ["evidence_incomplete"], evidenceErrors: [error.message] };
     try {
       this.out.close(); // the journal and logs are handed to the group commit, as settle would
