@@ -1,6 +1,6 @@
 // external_help as a Pi tool: the answers come from src/help/, the row a person sees from ui/.
 import { defineTool } from "@earendil-works/pi-coding-agent";
-import { toToolResult } from "../contract/envelope.ts";
+import { flowToolResult } from "./tool-result.ts";
 import { HelpInputSchema, HelpOutputSchema } from "../contract/help-schema.ts";
 import { answerHelp, type HelpEnvelope, type HelpSources } from "../help/answer.ts";
 import { helpRenderers } from "../ui/query-renderers.ts";
@@ -29,7 +29,7 @@ export function createHelpTool(sources: HelpSources) {
       abortIfSignalled(signal);
       const envelope = answerHelp(params, sources, ctx.cwd);
       const details = { topic: params.topic, tool: params.tool, harness: params.harness };
-      return toToolResult(envelope, contentFor(envelope), details);
+      return flowToolResult(envelope, contentFor(envelope), details);
     },
   });
 }

@@ -1,4 +1,5 @@
-import { fail, succeed, toToolResult, type FlowToolResult } from "../contract/envelope.ts";
+import { fail, succeed, type FlowToolResult } from "../contract/envelope.ts";
+import { flowToolResult } from "./tool-result.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { toPiUsage } from "../harnesses/usage.ts";
@@ -10,7 +11,7 @@ type RunTool = { tool: "external_delegate"; action: "delegate" } | { tool: "exte
 /** A typed failure before registration: ok:false with `data.run` null, nothing launched. */
 export function rejectedReceipt<TDetails>({ tool, action }: RunTool, error: FlowError, details: TDetails): FlowToolResult<TDetails> {
   const envelope = fail(tool, action, error.code, error.message, { run: null });
-  return toToolResult(envelope, `${tool} rejected (${error.code}): ${error.message}`, details);
+  return flowToolResult(envelope, `${tool} rejected (${error.code}): ${error.message}`, details);
 }
 
 /** A background launch: ok once accepted and registered, not finished. */
@@ -22,7 +23,7 @@ export function acceptedReceipt<TDetails>(
   warnings: string[] = [],
   note = "",
 ): FlowToolResult<TDetails> {
-  return toToolResult(succeed(tool, action, { run: view }, warnings), `${receiptText(view, "accepted", supervised)}${note}`, details);
+  return flowToolResult(succeed(tool, action, { run: view }, warnings), `${receiptText(view, "accepted", supervised)}${note}`, details);
 }
 
 /**
@@ -40,10 +41,10 @@ export function settledReceipt<TDetails>(
 }
 
 function settledEnvelope<TDetails>(tool: RunTool["tool"], action: RunTool["action"], view: RunView, warnings: string[], text: string, details: TDetails) {
-  if (view.state.outcome === "succeeded") return toToolResult(succeed(tool, action, { run: view }, warnings), text, details);
+  if (view.state.outcome === "succeeded") return flowToolResult(succeed(tool, action, { run: view }, warnings), text, details);
   const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
   const message = view.state.error?.message ?? `The run ended ${view.state.outcome ?? view.state.status}.`;
-  return toToolResult(fail(tool, action, code, message, { run: view }, warnings), text, details);
+  return flowToolResult(fail(tool, action, code, message, { run: view }, warnings), text, details);
 }
 
 /** A settled foreground run carries what it spent, so Pi's session totals include its children. */

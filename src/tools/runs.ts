@@ -1,5 +1,6 @@
 import { defineTool, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { fail, succeed, toToolResult, type Envelope } from "../contract/envelope.ts";
+import { fail, succeed, type Envelope } from "../contract/envelope.ts";
+import { flowToolResult } from "./tool-result.ts";
 import { FlowError } from "../contract/errors.ts";
 import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/runs-schema.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
@@ -173,10 +174,10 @@ export function createRunsTool(host: FlowHost) {
       } catch (error) {
         if (!(error instanceof FlowError)) throw error;
         const envelope: Envelope<unknown, null> = fail("external_runs", params.action, error.code, error.message, null);
-        return toToolResult(envelope, `external_runs ${params.action} failed (${error.code}): ${error.message}`, { action: params.action });
+        return flowToolResult(envelope, `external_runs ${params.action} failed (${error.code}): ${error.message}`, { action: params.action });
       }
       const envelope = succeed("external_runs", params.action, answer.data, answer.warnings ?? []);
-      return toToolResult(envelope, answer.text, { action: params.action });
+      return flowToolResult(envelope, answer.text, { action: params.action });
     },
   });
 }

@@ -90,6 +90,15 @@ describe("external_delegate in the foreground", () => {
     else expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code } });
   });
 
+  test("a rejection quoting a secret in its input reaches the model and the envelope redacted", async () => {
+    const secret = "sk-ant-api03-" + "K".repeat(40);
+    const result = await pi.callTool("external_delegate", { ...worker, cwd: `keys/${secret}` });
+    expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid", message: expect.stringContaining("[REDACTED]") } });
+    expect(result.text).toContain("is not a directory");
+    expect(JSON.stringify(result.structuredContent)).not.toContain(secret);
+    expect(result.text).not.toContain(secret);
+  });
+
   test("an outputSchema whose const or enum values hold a type key is still a usable schema", async () => {
     const outputSchema = { type: "object", properties: { kind: { const: { type: "bogus" } }, tags: { enum: [{ type: "x" }] } }, required: ["kind"] };
     const { receipt } = await delegate({ ...worker, outputSchema }, { children: [childAnswers('{"kind":{"type":"bogus"}}')] });

@@ -201,6 +201,14 @@ describe("external_help called directly by the model", () => {
     expect(result.text).toContain("selection_invalid");
   });
 
+  test("an unknown name that is a secret (a key pasted in the wrong field) is quoted back redacted", async () => {
+    const secret = "ghp_" + "Zq7Lm2Xw9Rt4Vb8Nc1Jk5Hp3Ds6Fa0Gy2Ue4";
+    const result = await pi.callTool("external_help", { topic: "harnesses", harness: secret });
+    expect(result.structuredContent).toMatchObject({ ok: false, error: { code: "selection_invalid", message: expect.stringContaining('Unknown harness "[REDACTED]"') } });
+    expect(JSON.stringify(result.structuredContent)).not.toContain(secret);
+    expect(result.text).not.toContain(secret);
+  });
+
   test.each([
     [{ topic: "roles", tool: "external_runs" }],
     [{ topic: "contracts", harness: "pi" }],

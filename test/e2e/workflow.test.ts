@@ -294,6 +294,14 @@ describe("receipts", () => {
     }
   });
 
+  test("a script_invalid rejection quoting a secret from the script reaches the model redacted", async () => {
+    const secret = "sk-ant-api03-" + "M".repeat(40);
+    const result = await pi.callTool("external_workflow", { script: `export const meta = { tools: [${JSON.stringify(secret)}] };\nreturn 1;` });
+    expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid", message: expect.stringContaining("meta.tools names [REDACTED]") } });
+    expect(JSON.stringify(result.structuredContent)).not.toContain(secret);
+    expect(result.text).not.toContain(secret);
+  });
+
   test("a secret in a child's answer reaches the script redacted, short or longer than the redaction memo keeps (512 Ki characters)", async () => {
     const secret = "sk-ant-api03-" + "B".repeat(40);
     const long = `${"z".repeat(600 * 1024)} ${secret}`;

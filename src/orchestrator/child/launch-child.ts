@@ -71,7 +71,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
   // On the dbos backend a child is queued until a worker takes it (run-on-fleet.ts).
   const placement = placeChild(prepared, env, options.fleetWorkflowId);
   const onFleet = placement.where === "fleet";
-  return startRun<ChildResult, SettledChild>({
+  return startRun<ChildResult>({
     runs: env.runs,
     create: {
       kind: "agent",

@@ -1,7 +1,7 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
-import { readEvidenceText, runFiles, type RunStore } from "../../runs/index.ts";
+import { readEvidenceText, readLaunch, runFiles, type RunStore } from "../../runs/index.ts";
 import { SESSION_NOT_KEPT } from "../../backends/kept-session.ts";
 
 /**
@@ -98,7 +98,32 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   }
   const sessionId = cliSessionId(runs, view.runId, harness);
   if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);
+  if (CONTINUES_IN_PLACE.has(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId);
   return { runId: view.runId, correlationId, harness, cliSessionId: sessionId };
+}
+
+/**
+ * CLIs whose resume continues the earlier thread itself rather than a fork of it (codex's
+ * `exec resume`; the harness spec's forksOnResume is false): two resumes at once would write one
+ * thread, each seeing the other's turns.
+ */
+const CONTINUES_IN_PLACE = new Set(["codex"]);
+
+/**
+ * Refuses a resume while another run, in this process or another one on this host, is still
+ * resuming the same run: the harness's own guard (cli/resume-claims.ts) sees this process only.
+ * A resume shares its run's line of work, so only live runs of that line are read.
+ */
+function assertNotBeingContinued(runs: RunStore, runId: string, harness: string, correlationId: string): void {
+  for (const other of runs.listEvery()) {
+    if (other.kind !== "agent" || other.runId === runId || other.task.harness !== harness || (other.correlationId ?? other.runId) !== correlationId) continue;
+    if (!other.live && !runs.ownedElsewhere(other.runId)) continue;
+    if (readLaunch(runFiles(runs.scope, other.runId), other.runId)?.resume !== runId) continue;
+    throw new FlowError(
+      "request_invalid",
+      `Run ${runId} is being resumed right now by run ${other.runId}, which continues the same ${harness} thread in place: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [other.runId] })}, then resume ${other.runId}.`,
+    );
+  }
 }
 
 const nothingToResume = (runId: string, what: string) =>

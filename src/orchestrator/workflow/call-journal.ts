@@ -19,7 +19,8 @@ export interface CallJournal {
   toolResult(index: number, tool: string, answer: ToolAnswer, stopped?: boolean): void;
 }
 
-export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+/** `fatal`: the failure ended the run even if the script caught it; a resume must replay it so. */
+export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: string; message: string; fatal?: boolean };
 
 /**
  * `runDir`, the run's folder, is where a tools.* answer too large for its journal line is kept
@@ -32,10 +33,11 @@ export type ToolAnswer = { ok: true; value: unknown } | { ok: false; code: strin
  * all into the journal. `messageChars` is the message's whole length: a resume rebuilds a message
  * of that length, so the script sees the very same cut text (see journal-replay.ts).
  */
-function boundedFailure(answer: { ok: false; code: string; message: string }): Record<string, unknown> {
+function boundedFailure(answer: { ok: false; code: string; message: string; fatal?: boolean }): Record<string, unknown> {
   const code = answer.code.slice(0, MAX_NAME_CHARS);
-  if (answer.message.length <= MAX_ERROR_MESSAGE_CHARS) return { ...answer, code };
-  return { ok: false, code, message: answer.message.slice(0, MAX_ERROR_MESSAGE_CHARS), messageChars: answer.message.length };
+  const fatal = answer.fatal === true ? { fatal: true } : {};
+  if (answer.message.length <= MAX_ERROR_MESSAGE_CHARS) return { ok: false, code, message: answer.message, ...fatal };
+  return { ok: false, code, message: answer.message.slice(0, MAX_ERROR_MESSAGE_CHARS), messageChars: answer.message.length, ...fatal };
 }
 
 export function callJournal(writer: RunWriter, replayed = false, runDir?: string): CallJournal {

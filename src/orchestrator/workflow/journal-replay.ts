@@ -39,8 +39,8 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter, runDir: stri
       journal.toolResult(index, name, { ok: true, value: value ?? null }, signal.aborted);
       return value;
     } catch (error) {
-      const { code, message } = error as HostError;
-      journal.toolResult(index, name, { ok: false, code: code ?? "tool_failed", message: message ?? String(error) }, signal.aborted);
+      const { code, message, fatal } = error as HostError;
+      journal.toolResult(index, name, { ok: false, code: code ?? "tool_failed", message: message ?? String(error), ...(fatal === true ? { fatal } : {}) }, signal.aborted);
       throw error;
     }
   };
@@ -170,10 +170,12 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
     replayedCalls.toolCall(index, name, asked.argsHash, runsAction(name, args));
     // A message the journal cut is as long again as it was, so the sandbox cuts it to the same text the script saw.
     const message = answer.ok ? "" : answer.message.padEnd(Math.min(answer.messageChars ?? 0, MAX_REBUILT_CHARS), " ");
-    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value } : { ok: false, code: answer.code, message });
+    const fatal = !answer.ok && answer.fatal === true;
+    replayedCalls.toolResult(index, name, answer.ok ? { ok: true, value } : { ok: false, code: answer.code, message, ...(fatal ? { fatal } : {}) });
     replayed();
     if (answer.ok) return value;
-    throw hostError(answer.code, message);
+    // A failure that ended the first run even when caught ends the resumed one the same way.
+    throw hostError(answer.code, message, { fatal });
   }
 
   /** A journaled answer's value; one kept in a file is read now, and must be what the journal hashed. */

@@ -111,7 +111,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
     progressQueued = true;
     setImmediate(() => progressQueued && sendProgress());
   };
-  return startRun<WorkflowResult, SettleResult>({
+  return startRun<WorkflowResult>({
     runs: env.runs,
     create: {
       kind: "workflow",

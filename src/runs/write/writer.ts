@@ -238,6 +238,31 @@ export class RunWriter {
     return { view, warnings, evidenceErrors: [...this.out.errors], ...(final ? { value: final.value } : {}) };
   }
 
+  /**
+   * `settle` (or the lifecycle around it) threw partway: a write, a hook, building the view. End the
+   * run in this process anyway, failed with `message`, so no wait hangs on it and nothing lists it
+   * live. What was written stays; memory's outcome is what this process answers. Never throws.
+   */
+  settleUnwritten(message: string): SettleResult {
+    const error = { code: "failed", message: capText(stripControls(redactText(message).text), MAX_ERROR_CHARS) };
+    if (this.settled) return { view: this.entry.view ?? this.view(), warnings: ["evidence_incomplete"], evidenceErrors: [error.message] };
+    try {
+      this.out.close(); // the journal and logs are handed to the group commit, as settle would
+    } catch (closeError) {
+      this.out.errors.push(`close: ${closeError instanceof Error ? closeError.message : String(closeError)}`);
+    }
+    const present = (): RunView => {
+      try {
+        return buildView(resolveFacts(this.ctx, this.runId));
+      } catch {
+        // The folder cannot be read either: the view comes from memory alone.
+        return buildView(resolveFacts(this.ctx, this.runId, { integrity: "complete", diagnosticsBytes: this.out.diagnosticsBytes }));
+      }
+    };
+    const view = this.ctx.registry.settle(this.runId, { outcome: "failed", error, endedAt: new Date().toISOString() }, undefined, present);
+    return { view, warnings: ["evidence_incomplete"], evidenceErrors: [...this.out.errors, error.message] };
+  }
+
   /** The run as supervision sees it now. */
   view(): RunView {
     return buildView(resolveFacts(this.ctx, this.runId));

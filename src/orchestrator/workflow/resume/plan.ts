@@ -20,7 +20,7 @@ export interface JournaledAgentCall {
 }
 
 /** A journaled answer: its value, or (a large one) where it is kept beside the journal (kept-answers.ts). */
-export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: false; code: string; message: string; messageChars?: number };
+export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: false; code: string; message: string; messageChars?: number; fatal?: boolean };
 
 /** What the journal recorded of one tools.* call: its start, and its answer once it had one. */
 export interface JournaledToolCall {
@@ -168,7 +168,7 @@ class CallFolder {
         if (!call || data.stopped === true) return;
         if (data.ok !== true) {
           const messageChars = typeof data.messageChars === "number" && Number.isSafeInteger(data.messageChars) ? data.messageChars : undefined;
-          call.answer = { ok: false, code: str(data.code) || "tool_failed", message: str(data.message), ...(messageChars !== undefined ? { messageChars } : {}) };
+          call.answer = { ok: false, code: str(data.code) || "tool_failed", message: str(data.message), ...(messageChars !== undefined ? { messageChars } : {}), ...(data.fatal === true ? { fatal: true } : {}) };
           return;
         }
         const kept = keptAnswerOf(data);
