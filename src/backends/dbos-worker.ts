@@ -285,7 +285,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if (watching || running.size === 0) return;
     watching = true;
     const steers = (taking = takeSteers(pool, [...running.keys()])
-      .then(async (taken) => {
+      // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
+      .then(async ({ taken }) => {
         const unsent: TakenSteer[] = [];
         for (const steer of taken) {
           const child = running.get(steer.workflowId);
