@@ -228,7 +228,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         options.onStarted(request);
         const sessions: WorkerChildSession = {
           async open(onDiagnostic) {
-            const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
+            const saved = await loadSavedSession(pool, request.workflowId).catch((error: unknown) => {
+              // Too large to read (forged): the child starts afresh, and its diagnostics say why.
+              if (error instanceof FlowError) onDiagnostic(error.message);
+              return null;
+            });
             // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
             for (const message of saved?.steers ?? []) steering.send(message);
             const unread = () => steering.unread;
