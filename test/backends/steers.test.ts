@@ -7,6 +7,7 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
+import { MAX_WORKER_NAME_CHARS, readChildStatuses } from "../../src/backends/child-watch.ts";
 import { childRequest, fleetFixture } from "../support/fleet.ts";
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
@@ -67,6 +68,18 @@ test("steer rows forged larger than a read takes are measured by the server and 
   } finally {
     await pool.end();
     await coordinator.close();
+  }
+}, 120_000);
+
+test("a worker name forged into a child's status row reaches its coordinator cut to 128 characters by the server", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_size");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, executor_id) VALUES ('wf_named/agent/0', 'PENDING', repeat('w', 100000))");
+    expect(await readChildStatuses(pool)(["wf_named/agent/0"])).toEqual([{ workflowID: "wf_named/agent/0", status: "PENDING", executorId: "w".repeat(MAX_WORKER_NAME_CHARS) }]);
+  } finally {
+    await pool.end();
   }
 }, 120_000);
 
