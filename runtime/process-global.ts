@@ -24,6 +24,7 @@ export const PROCESS_GLOBALS = {
   "pi-flow.pi-child-exit-hook": "the one process exit hook for pi children's commands: each copy installing its own added a listener per reload",
   "pi-flow.cli-resumed-sessions": "codex threads being continued in place: a reloaded copy must still refuse a second resume of one thread while the first runs",
   "pi-flow.workflow-slots": "the slots foreground workflow roots take: every copy's sandboxes share the process's memory",
+  "pi-flow.fleets": "the dbos backend's coordinator per database and the sessions holding it: a reloaded copy would open a second one and never close the first",
   "pi-flow.workflow-workers": "the pool of workflow worker threads, by the bytes of their code: a reloaded copy reuses the idle workers instead of leaving them alive and unreachable",
 } as const;
 

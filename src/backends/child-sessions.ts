@@ -16,6 +16,8 @@
  */
 import type { Client, Pool, PoolClient } from "pg";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { FlowError } from "../contract/errors.ts";
+import { TRANSCRIPT_MAX_BYTES } from "../harnesses/pi-session-file.ts";
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
 
@@ -81,11 +83,32 @@ const isEntry = (value: unknown): value is SessionEntry =>
   value !== null && typeof value === "object" && typeof (value as { type?: unknown }).type === "string" && typeof (value as { id?: unknown }).id === "string";
 
 /**
+ * The most of a saved session (its entries and unread steers) a read takes from the database: a
+ * worker checkpoints at most TRANSCRIPT_MAX_BYTES of entries, and their unread steers come to far
+ * less than the margin; anyone who can write there can forge rows of any size, which a read would
+ * hold in memory whole.
+ */
+export const MAX_SESSION_READ_BYTES = TRANSCRIPT_MAX_BYTES + 8 * 1024 * 1024;
+
+/**
  * The child's saved session, its entries in order up to the first gap or unreadable row (a
  * checkpoint always ends on a whole turn, so what precedes a gap is a session Pi can continue); none
- * when nothing was saved.
+ * when nothing was saved. Rows the server measures over `maxBytes` together are not read: a
+ * failure names the bound, and they stay as written.
  */
-export async function loadSavedSession(db: Queryable, workflowId: string): Promise<SavedSession | null> {
+export async function loadSavedSession(db: Queryable, workflowId: string, maxBytes = MAX_SESSION_READ_BYTES): Promise<SavedSession | null> {
+  const { rows: [size] } = await db.query<{ bytes: string }>(
+    `SELECT (COALESCE((SELECT sum(octet_length(entry)) FROM pi_flow.child_sessions WHERE workflow_id = $1), 0)
+      + COALESCE((SELECT octet_length(messages) FROM pi_flow.child_session_steers WHERE workflow_id = $1), 0))::bigint AS bytes`,
+    [workflowId],
+  );
+  const bytes = Number(size?.bytes ?? 0);
+  if (bytes > maxBytes) {
+    throw new FlowError(
+      "failed",
+      `The saved Pi session of ${workflowId} is ${bytes} bytes in the database, over the ${maxBytes} bytes pi-flow reads: not read. Its rows stay in pi_flow.child_sessions and pi_flow.child_session_steers, as they were written, for whoever looks into them.`,
+    );
+  }
   const { rows } = await db.query<{ seq: number; worker: string; entry: string }>(
     "SELECT seq, worker, entry FROM pi_flow.child_sessions WHERE workflow_id = $1 ORDER BY seq",
     [workflowId],

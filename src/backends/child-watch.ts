@@ -39,6 +39,9 @@ export interface ChildWatch {
   watch(workflowId: string, onTaken: (worker: string) => void, onLook?: (answered: boolean) => void): WatchedChild;
 }
 
+/** The most of a worker's name a coordinator reads: a default name (hostname-pid) is far shorter. */
+export const MAX_WORKER_NAME_CHARS = 128;
+
 /**
  * Reads the statuses from DBOS's table in one query of pi-flow's own, which fails at once when the
  * database is away (DBOS's own reads retry with a backoff of up to a minute, so a look would then
@@ -46,9 +49,11 @@ export interface ChildWatch {
  */
 export function readChildStatuses(pool: Pick<Pool, "query">, dbosSchema = "dbos"): ReadStatuses {
   return async (workflowIds) => {
+    // The worker's name (DBOS's executor ID) goes into the child's progress and evidence: cut by the
+    // server, since anyone who can write the table chooses it, and it is read five times a second.
     const { rows } = await pool.query<{ workflow_uuid: string; status: string; executor_id: string | null }>(
-      `SELECT workflow_uuid, status, executor_id FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1)`,
-      [workflowIds],
+      `SELECT workflow_uuid, left(status, 64) AS status, left(executor_id, $2) AS executor_id FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1)`,
+      [workflowIds, MAX_WORKER_NAME_CHARS],
     );
     return rows.map((row) => ({ workflowID: row.workflow_uuid, status: row.status, ...(row.executor_id ? { executorId: row.executor_id } : {}) }));
   };

@@ -12,7 +12,7 @@ import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } fro
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
-import { sendSteer, takeSteers, unreadSteers } from "./steers.ts";
+import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
 
@@ -75,8 +75,11 @@ function within<T>(work: Promise<T>, signal: AbortSignal | undefined, ms: number
   });
 }
 
-/** `maxAnswerBytes`: MAX_ANSWER_BYTES unless given (tests forge a smaller row). */
-export function dbosCoordinator(databaseUrl: string, { maxAnswerBytes = MAX_ANSWER_BYTES }: { maxAnswerBytes?: number } = {}): FleetChildren {
+/** `maxAnswerBytes`, `maxSteerBytes`: MAX_ANSWER_BYTES and MAX_STEER_READ_BYTES unless given (tests forge a smaller row). */
+export function dbosCoordinator(
+  databaseUrl: string,
+  { maxAnswerBytes = MAX_ANSWER_BYTES, maxSteerBytes = MAX_STEER_READ_BYTES }: { maxAnswerBytes?: number; maxSteerBytes?: number } = {},
+): FleetChildren {
   let opening: Promise<Opened> | undefined;
   let children: ChildWatch | undefined;
   /** pi-flow's own tables (steers, child sessions), reached without DBOS. */
@@ -191,10 +194,12 @@ export function dbosCoordinator(databaseUrl: string, { maxAnswerBytes = MAX_ANSW
       await sendSteer(await tables(), workflowId, message);
     },
     async takeUndeliveredSteers(workflowId) {
-      return (await takeSteers(await tables(), [workflowId])).map((steer) => steer.message);
+      const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes);
+      if (tooLarge[0]) throw tooLarge[0]; // nothing of this child's was taken: its rows stay as written
+      return taken.map((steer) => steer.message);
     },
     async unreadSteers(workflowId) {
-      return unreadSteers(await tables(), workflowId);
+      return unreadSteers(await tables(), workflowId, maxSteerBytes);
     },
     async takeSession(workflowId) {
       const pool = await tables();

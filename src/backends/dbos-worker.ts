@@ -1,8 +1,9 @@
 /**
  * The worker side of the dbos backend. Contract with the caller: `startWorker` resolves once this
  * process takes children from the shared queue; each child runs `run` once, as one DBOS step (its
- * answer is checkpointed, so a recovered workflow never runs a settled child again); `stop` hands
- * every child still running back to the queue, for another worker, and disconnects.
+ * answer is checkpointed, so a recovered workflow never runs a settled child again); `stop` stops
+ * every child still running, keeping what it saved, hands it back to the queue, for another
+ * worker, and disconnects.
  *
  * Lifecycle of one child:
  * 1. a coordinator enqueues workflow `<rootRunId>/agent/<index>` (dbos-coordinator.ts);
@@ -142,12 +143,26 @@ async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
 
+/**
+ * How long a stopping worker waits for the children it stopped to settle: a pi child's extensions
+ * get 5 s to clean up (pi.ts), a claude or codex CLI 3 s between SIGTERM and SIGKILL unless
+ * configured longer. A child still running after this is cut by the process's exit.
+ */
+export const STOP_SETTLE_MS = 10_000;
+
+type RunningChild = { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints; settled?: Promise<void> };
+
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const sweepMs = options.sweepMs ?? SWEEP_MS;
   const sdk = await loadDbos();
   const { DBOS } = sdk;
   await migrate(sdk, options.databaseUrl);
-  const running = new Map<string, { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints }>();
+  const running = new Map<string, RunningChild>();
+  /**
+   * The worker is stopping: its children were stopped to go back on the queue, not cancelled. What
+   * they saved (their session, the steers handed to them) stays for the worker that takes them next.
+   */
+  let handingBack = false;
   /** The watch's latest take of steers: a child that ends waits for it, so what it took comes back. */
   let taking: Promise<void> = Promise.resolve();
   /** Children whose workflow function ended here, and when: the sweep checks that DBOS recorded their end. */
@@ -206,20 +221,33 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       async () => {
         const controller = new AbortController();
         const steering = new SteeringInbox();
-        const child: { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints } = { controller, steering };
+        const child: RunningChild = { controller, steering };
+        let settle = () => {};
+        child.settled = new Promise<void>((resolve) => (settle = resolve));
         running.set(request.workflowId, child);
         options.onStarted(request);
         const sessions: WorkerChildSession = {
           async open(onDiagnostic) {
-            const saved = await loadSavedSession(pool, request.workflowId).catch(() => null);
+            const saved = await loadSavedSession(pool, request.workflowId).catch((error: unknown) => {
+              // Too large to read (forged): the child starts afresh, and its diagnostics say why.
+              if (error instanceof FlowError) onDiagnostic(error.message);
+              return null;
+            });
             // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
             for (const message of saved?.steers ?? []) steering.send(message);
             const unread = () => steering.unread;
-            return (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
+            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
+            if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
+            return checkpoints;
           },
         };
         try {
           const answered = await options.run(request, controller.signal, steering, sessions);
+          if (handingBack) {
+            // Stopped to go back on the queue: its session stays as last saved, for the next worker.
+            await child.checkpoints?.drain();
+            return answered; // DBOS, shut down, records nothing of it
+          }
           const result = child.checkpoints ? await leaveSession(pool, request.workflowId, child.checkpoints, answered, controller.signal) : answered;
           ended = result;
           return result;
@@ -227,9 +255,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           steering.close();
           running.delete(request.workflowId);
           // A look that took steers for this child as it ended puts them back (below); so do the
-          // ones it never read: its coordinator, reading its answer, reports them not delivered.
+          // ones it never read: its coordinator, reading its answer, reports them not delivered. A
+          // child handed back keeps those its saved session holds: the next worker hands them over again.
           await taking;
-          await returnSteers(pool, steering.undelivered.splice(0).map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
+          const unread = steering.undelivered.splice(0);
+          if (!(handingBack && child.checkpoints)) {
+            await returnSteers(pool, unread.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
+          }
+          settle();
         }
       },
       { name: "child", retriesAllowed: false },
@@ -238,6 +271,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     try {
       settled = await step;
     } catch (error) {
+      if (handingBack) throw error; // handed back, not settled: the stop says so
       if (ended) options.onSettled(request, ended);
       if (!statementTimedOut(error)) throw error;
       // A statement the server held (a lock another session keeps, a stalled server) was cancelled
@@ -247,8 +281,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new Error(message);
     }
     // Said once DBOS has checkpointed the step: a worker killed after this line leaves a child no
-    // takeover runs again (it takes the saved result, and says so again).
-    options.onSettled(request, settled);
+    // takeover runs again (it takes the saved result, and says so again). One handed back did not settle.
+    if (!handingBack) options.onSettled(request, settled);
     return settled;
   }
   try {
@@ -285,7 +319,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if (watching || running.size === 0) return;
     watching = true;
     const steers = (taking = takeSteers(pool, [...running.keys()])
-      .then(async (taken) => {
+      // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
+      .then(async ({ taken }) => {
         const unsent: TakenSteer[] = [];
         for (const steer of taken) {
           const child = running.get(steer.workflowId);
@@ -317,6 +352,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(sweep);
       const unfinished = [...running.keys()];
       await DBOS.shutdown();
+      // DBOS records nothing from here on: the children are stopped (their extensions told, their
+      // processes ended, their steers kept) and go back on the queue below, not cancelled.
+      handingBack = true;
+      const children = [...running.values()];
+      for (const { controller, checkpoints } of children) {
+        checkpoints?.freeze(); // the session stays as its last whole turn saved it
+        controller.abort();
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(children.map((child) => child.settled)), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_SETTLE_MS)))]);
+      clearTimeout(timer);
       try {
         // Back on the queue, for whichever worker is free next, before this worker's row goes: if
         // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.

@@ -71,12 +71,23 @@ export async function forget(db: Queryable, worker: Pick<WorkerIdentity, "name" 
   await db.query("DELETE FROM pi_flow.workers WHERE name = $1 AND instance IS NOT DISTINCT FROM $2", [worker.name, worker.instance]);
 }
 
-/** The workers seen, newest first: what `flow help` and `/flow doctor` could list. */
-export async function workersSeen(db: Queryable): Promise<WorkerRow[]> {
-  const { rows } = await db.query<{ name: string; version: string; concurrency: number; seconds: number }>(
-    "SELECT name, version, concurrency, EXTRACT(EPOCH FROM now() - seen_at)::float8 AS seconds FROM pi_flow.workers ORDER BY seen_at DESC",
+/** How many workers `flow help` and `/flow doctor` name, and how much of each name and version: anyone who can write the table chooses its rows. */
+export const WORKERS_SHOWN = { count: 20, chars: 64 } as const;
+
+/**
+ * The workers seen, newest first, at most `WORKERS_SHOWN.count` of them, each name and version cut
+ * by the server to `WORKERS_SHOWN.chars` characters; `total` counts them all.
+ */
+export async function workersSeen(db: Queryable): Promise<{ rows: WorkerRow[]; total: number }> {
+  const { rows } = await db.query<{ name: string; version: string; concurrency: number; seconds: number; total: string }>(
+    `SELECT left(name, $2) AS name, left(version, $2) AS version, concurrency, EXTRACT(EPOCH FROM now() - seen_at)::float8 AS seconds, count(*) OVER () AS total
+     FROM pi_flow.workers ORDER BY seen_at DESC LIMIT $1`,
+    [WORKERS_SHOWN.count, WORKERS_SHOWN.chars],
   );
-  return rows.map((row) => ({ name: row.name, version: row.version, concurrency: row.concurrency, secondsSinceSeen: row.seconds }));
+  return {
+    rows: rows.map((row) => ({ name: row.name, version: row.version, concurrency: row.concurrency, secondsSinceSeen: row.seconds })),
+    total: Number(rows[0]?.total ?? 0),
+  };
 }
 
 /**

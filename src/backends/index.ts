@@ -8,21 +8,27 @@ import { dbosCoordinator } from "./dbos-coordinator.ts";
 import type { FleetChildren } from "./fleet.ts";
 import { resolveBackendSettings, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
 import { shownUrl } from "../runs/index.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 export type { FleetChildren } from "./fleet.ts";
 export type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 export { childWorkflowId, delegateWorkflowId } from "./names.ts";
 export { resolveBackendSettings, type BackendSettings, type FlowBackendSettingsInput } from "./settings.ts";
 
+type FleetTable = Map<string, { fleet: FleetChildren; holders: Set<string> }>;
+
 /**
  * One coordinator per database URL in this process: its connection pools are shared by every run,
- * and it stays open while a session that launched on it is open (`holders`, by session ID).
+ * and it stays open while a session that launched on it is open (`holders`, by session ID). One
+ * table for every copy of pi-flow a reload loads: a copy of its own would open a second coordinator
+ * and never close the first.
  */
-const fleets = new Map<string, { fleet: FleetChildren; holders: Set<string> }>();
+const fleetTable = (): FleetTable => processGlobal("pi-flow.fleets", (): FleetTable => new Map());
 
 /** The fleet children of the dbos backend; undefined for local. The connection opens on first use; `holder` (a session ID) keeps it open. */
 export function fleetFor(settings: BackendSettings, holder: string): FleetChildren | undefined {
   if (settings.kind === "local") return undefined;
+  const fleets = fleetTable();
   let entry = fleets.get(settings.databaseUrl);
   if (!entry) {
     entry = { fleet: dbosCoordinator(settings.databaseUrl), holders: new Set() };
@@ -43,6 +49,7 @@ export const configuredFleet = (flow: FlowBackendSettingsInput | undefined, env:
  */
 export async function releaseFleets(holder: string): Promise<void> {
   const unheld: FleetChildren[] = [];
+  const fleets = fleetTable();
   for (const [url, entry] of fleets) {
     if (!entry.holders.delete(holder) || entry.holders.size > 0) continue;
     fleets.delete(url);
@@ -75,6 +82,7 @@ export async function configuredWorkersLine(flow: FlowBackendSettingsInput | und
 
 /** Closes every database connection this process opened (tests, and a process about to exit). */
 export async function closeFleets(): Promise<void> {
+  const fleets = fleetTable();
   const open = [...fleets.values()];
   fleets.clear();
   await Promise.all(open.map(({ fleet }) => fleet.close()));

@@ -13,6 +13,7 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { ChildSessionFile } from "../harnesses/pi-session-file.ts";
 import { errorCode } from "../runs/index.ts";
+import { FlowError } from "../contract/errors.ts";
 import type { SavedSession } from "./child-sessions.ts";
 import type { FleetChildren } from "./fleet.ts";
 import type { StoredSession } from "./remote-child.ts";
@@ -43,6 +44,7 @@ async function takeWithin(fleet: FleetChildren, workflowId: string, ms: number):
   try {
     return await Promise.race([fleet.takeSession(workflowId), late]);
   } catch (error) {
+    if (error instanceof FlowError) return error.message; // a bound pi-flow keeps, which says itself
     return `the database could not be read: ${errorCode(error) ?? (error instanceof Error ? error.message : String(error))}`;
   } finally {
     clearTimeout(timer);

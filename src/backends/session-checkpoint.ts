@@ -29,6 +29,11 @@ export interface SessionCheckpoints {
   drain(): Promise<void>;
   /** After `drain`: whether the database holds the whole session as last saved (how many entries), or why not. */
   stored(): StoredSession;
+  /**
+   * Saves nothing more: the child is about to be stopped to go back on the queue, and what its
+   * stop adds (a tool call cut off as "aborted", an answer cut short) is not a turn to continue from.
+   */
+  freeze(): void;
 }
 
 export interface CheckpointPlace {
@@ -51,6 +56,7 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   let writing: Promise<void> = Promise.resolve();
   let latest: readonly SessionEntry[] = place.saved?.entries ?? [];
   let unreadSaved = JSON.stringify(place.saved?.steers ?? []);
+  let frozen = false;
   const write = (entries: readonly SessionEntry[], unread: readonly string[]) => async () => {
     let lines = full ? [] : entries.slice(stored).map((entry) => redactedJson(entry) ?? "null");
     const size = lines.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8"), 0);
@@ -75,6 +81,7 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   return {
     saved: place.saved,
     save(entries) {
+      if (frozen) return;
       if (entries) latest = [...entries];
       writing = writing.then(write(latest, [...place.unread()]));
     },
@@ -84,6 +91,9 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
       if (failing !== undefined) return { unsaved: `its last checkpoint could not be written (${failing})` };
       if (stored < latest.length) return { unsaved: "its last checkpoint was not written" };
       return { entries: stored };
+    },
+    freeze() {
+      frozen = true;
     },
   };
 }

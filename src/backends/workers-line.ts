@@ -25,9 +25,10 @@ export async function workersLine(settings: BackendSettings): Promise<string | u
   client.on("error", () => undefined);
   try {
     await client.connect();
-    const rows = await workersSeen(client);
+    const { rows, total } = await workersSeen(client);
     if (rows.length === 0) return "none seen yet: start one with flow worker (docs/scale.md)";
-    return rows.map((row) => `${shown(row.name)} (seen ${Math.round(row.secondsSinceSeen)}s ago, up to ${row.concurrency} children, ${shown(row.version)})`).join(", ");
+    const more = total > rows.length ? `, and ${total - rows.length} more` : "";
+    return rows.map((row) => `${shown(row.name)} (seen ${Math.round(row.secondsSinceSeen)}s ago, up to ${row.concurrency} children, ${shown(row.version)})`).join(", ") + more;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // No table yet: no pi-flow process has used this database.

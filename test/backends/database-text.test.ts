@@ -9,6 +9,7 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { flow } from "../cli/support.ts";
+import { workersLine } from "../../src/backends/workers-line.ts";
 import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
@@ -51,6 +52,25 @@ test("flow help's workers line shows a worker row's name and version with no esc
   expect(help.stdout).toMatch(/^Workers: evil.*forged line \(seen \d+s ago, up to 3 children, pi-flow@9.*forged line\)$/m);
   expect(help.stdout).not.toMatch(ESCAPE);
   expect(help.stdout).not.toMatch(/^forged line/m);
+}, 120_000);
+
+test("the workers line names the 20 workers seen last, each name and version cut to 64 characters, and counts the rest", async () => {
+  const databaseUrl = fleet.pg.urlFor(DATABASE);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query("DELETE FROM pi_flow.workers");
+    // Rows anyone who can write the table may add: many, with long names.
+    await db.query("INSERT INTO pi_flow.workers (name, version, concurrency) SELECT 'many' || i || repeat('x', 10000), 'pi-flow@9', 3 FROM generate_series(1, 25) AS i");
+  } finally {
+    await db.end();
+  }
+  const line = (await workersLine({ kind: "dbos", databaseUrl }))!;
+  const named = line.split("), ");
+  expect(line.match(/ \(seen /g)).toHaveLength(20);
+  expect(named[0]).toMatch(/^many\d+x+ \(seen/);
+  expect(named[0]!.indexOf(" (seen")).toBe(64);
+  expect(line).toMatch(/\), and 5 more$/);
 }, 120_000);
 
 test("flow worker with a PI_FLOW_DATABASE_URL that is not Postgres's names that variable, and exits 2", async () => {

@@ -3,9 +3,10 @@
  * fleet's database may enqueue: the worker refuses it before anything runs, so it can neither take
  * the other child's saved session and unread steers nor write into them. A real `flow worker` on a
  * faux model (test/fixtures/fleet/steer-model.ts) and the tests' own Postgres; the victim's rows
- * are written straight into the database, as its worker would have left them.
+ * are written straight into the database, as its worker would have left them. Also here, with the
+ * same worker fixture: a worker stopped mid-child stops it and hands it back with what it saved.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
@@ -16,6 +17,7 @@ import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { PROJECT_ROOT } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
+import { sendSteer } from "../../src/backends/steers.ts";
 
 const fleet = fleetFixture();
 const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
@@ -53,6 +55,59 @@ test("a request whose input names another child's workflow is refused before it 
   expect((await honest.getResult()).result).toMatchObject({ outcome: "succeeded", value: "heard nothing" });
   const stdout = (await (worker.child.kill("SIGTERM"), worker.done)).stdout;
   expect(stdout).not.toMatch(/started wf_forged|started wf_victim/);
+}, 180_000);
+
+test("a worker stopped with SIGTERM mid-child stops the child (its extensions hear session_shutdown) and hands it back unsettled, its saved session and the steer it was handed kept for the next worker", async () => {
+  const databaseUrl = fleet.pg.urlFor("forged_request");
+  const release = join(fleet.sandbox.root, "stop-release"); // not written until the end: the child waits in bash
+  const marker = join(fleet.sandbox.root, "shutdown-marker");
+  // A global extension of the worker's Pi: it notes the end of a session that holds a prompt (a child's).
+  mkdirSync(join(fleet.sandbox.agentDir, "extensions"), { recursive: true });
+  writeFileSync(
+    join(fleet.sandbox.agentDir, "extensions", "shutdown-marker.ts"),
+    [
+      'import { appendFileSync } from "node:fs";',
+      "export default function (pi) {",
+      "  const marker = process.env.FLOW_SHUTDOWN_MARKER;",
+      "  if (!marker) return;",
+      '  pi.on("session_shutdown", (_event, ctx) => {',
+      '    if (ctx.sessionManager.getEntries().some((entry) => entry.type === "message")) appendFileSync(marker, "child session shut down\\n");',
+      "  });",
+      "}",
+    ].join("\n"),
+  );
+  const args = ["worker", "--name", "w2", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
+  const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release, FLOW_SHUTDOWN_MARKER: marker });
+  onTestFinished(() => writeFileSync(release, "")); // nothing of the child waits on after the test
+  await worker.stdoutText(/worker w2 ready/);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const id = "wf_stopped/agent/0";
+  await enqueueChild(client, request(id));
+  await worker.stdoutText(/started wf_stopped\/agent\/0/);
+  // Handed to the child in its tool call: saved beside its session, unread.
+  await sendSteer(db, id, "Also check the README.");
+  await worker.stdoutText(/steered wf_stopped\/agent\/0/);
+  const savedSteers = async () => (await db.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [id])).rows;
+  while ((await savedSteers()).length === 0) await sleep(50);
+
+  worker.child.kill("SIGTERM");
+  const stopped = await worker.done;
+  expect(stopped.code).toBe(0);
+  expect(stopped.stdout).toContain("worker w2 stopped (SIGTERM): 1 unfinished children handed back to the queue");
+  expect(stopped.stdout).not.toContain("settled wf_stopped");
+  expect(readFileSync(marker, "utf8")).toBe("child session shut down\n");
+  // Back on the queue, not cancelled; what the next worker continues from is all there, once.
+  expect((await db.query("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id])).rows).toEqual([{ status: "ENQUEUED" }]);
+  // The turn the stop cut off is not saved (a tool result "Command aborted" would keep the next worker from running the tool again).
+  const saved = (await db.query<{ entry: string }>("SELECT entry FROM pi_flow.child_sessions WHERE workflow_id = $1 ORDER BY seq", [id])).rows.map((row) => row.entry).join("\n");
+  expect(saved).toContain("Do the part.");
+  expect(saved).not.toMatch(/Command aborted|"stopReason":"aborted"|Also check the README/);
+  expect(await savedSteers()).toEqual([{ messages: JSON.stringify(["Also check the README."]) }]);
+  expect((await db.query("SELECT count(*)::int AS n FROM pi_flow.steers WHERE workflow_id = $1", [id])).rows).toEqual([{ n: 0 }]);
 }, 180_000);
 
 test("a settled child's answer row forged over the coordinator's limit (64 MiB) is not read: the child fails naming the limit, and the row stays as written", async () => {

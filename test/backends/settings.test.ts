@@ -1,5 +1,6 @@
 import { expect, test } from "vitest";
 import { resolveBackendSettings } from "../../src/backends/settings.ts";
+import * as first from "../../src/backends/index.ts";
 import { FlowError } from "../../src/contract/errors.ts";
 
 const refusal = (run: () => unknown): FlowError => {
@@ -27,4 +28,21 @@ test("an unknown backend, dbos without a database, or a URL that is not Postgres
   expect(refusal(() => resolveBackendSettings({ backend: "dbos", databaseUrl: "mysql://host/db" }, {})).message).toMatch(/flow.databaseUrl must be a postgres:\/\/ URL, not mysql:/);
   expect(refusal(() => resolveBackendSettings({ backend: "dbos" }, { PI_FLOW_DATABASE_URL: "postgres://host:5432" })).message).toMatch(/must name a database/);
   expect(refusal(() => resolveBackendSettings({ backend: "dbos", databaseUrl: 5432 }, {})).code).toBe("configuration_invalid");
+});
+
+test("a reloaded copy of pi-flow uses the coordinator an earlier copy opened for the database, and closing its sessions closes it", async () => {
+  const second = (await import(new URL("../../src/backends/index.ts?reloaded", import.meta.url).href)) as typeof first;
+  expect(second).not.toBe(first);
+  const settings = { kind: "dbos", databaseUrl: "postgres://127.0.0.1:1/flow_reload" } as const; // never connected: nothing here runs
+  const opened = first.fleetFor(settings, "session-before-reload");
+  expect(second.fleetFor(settings, "session-after-reload")).toBe(opened);
+  await second.releaseFleets("session-before-reload");
+  expect(first.fleetFor(settings, "another")).toBe(opened); // still held by the session after the reload
+  await second.releaseFleets("session-after-reload");
+  await first.releaseFleets("another");
+  const reopened = second.fleetFor(settings, "later");
+  expect(reopened).not.toBe(opened); // the first was closed and dropped, by whichever copy
+  await first.closeFleets();
+  expect(second.fleetFor(settings, "later")).not.toBe(reopened);
+  await second.closeFleets();
 });

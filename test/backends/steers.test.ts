@@ -7,10 +7,11 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
+import { MAX_WORKER_NAME_CHARS, readChildStatuses } from "../../src/backends/child-watch.ts";
 import { childRequest, fleetFixture } from "../support/fleet.ts";
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
-import { returnSteers, sendSteer, takeSteers } from "../../src/backends/steers.ts";
+import { returnSteers, sendSteer, takeSteers, unreadSteers } from "../../src/backends/steers.ts";
 
 const fleet = fleetFixture();
 
@@ -20,12 +21,12 @@ test("steers a worker could not hand over go back in order, for the coordinator 
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
     for (const message of ["first", "second"]) await sendSteer(pool, "wf_1/agent/0", message);
-    const taken = await takeSteers(pool, ["wf_1/agent/0"]);
+    const { taken } = await takeSteers(pool, ["wf_1/agent/0"]);
     expect(taken.map((steer) => steer.message)).toEqual(["first", "second"]);
     await sendSteer(pool, "wf_1/agent/0", "third"); // sent while the worker held the first two
     // The child had ended: the worker puts back what it took, and one it held, unnumbered, last.
     await returnSteers(pool, [...taken, { seq: null, workflowId: "wf_1/agent/0", message: "held" }]);
-    expect((await takeSteers(pool, ["wf_1/agent/0"])).map((steer) => steer.message)).toEqual(["first", "second", "third", "held"]);
+    expect((await takeSteers(pool, ["wf_1/agent/0"])).taken.map((steer) => steer.message)).toEqual(["first", "second", "third", "held"]);
 
     const now = "(EXTRACT(EPOCH FROM now()) * 1000)::bigint";
     await pool.query(`INSERT INTO dbos.workflow_status (workflow_uuid, status, updated_at) VALUES ('wf_long/agent/0', 'SUCCESS', ${now} - 1200000), ('wf_busy/agent/0', 'PENDING', ${now})`);
@@ -38,20 +39,69 @@ test("steers a worker could not hand over go back in order, for the coordinator 
   }
 }, 120_000);
 
+test("steer rows forged larger than a read takes are measured by the server and left as written: the coordinator's reads fail naming the bound, a worker takes the other children's", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_size");
+  const limit = 1000;
+  const coordinator = dbosCoordinator(url, { maxSteerBytes: limit });
+  await coordinator.ready();
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const forged = "x".repeat(limit + 1);
+    await sendSteer(pool, "wf_big/agent/0", "small first");
+    await sendSteer(pool, "wf_big/agent/0", forged);
+    await sendSteer(pool, "wf_ok/agent/0", "fine");
+    const tooLarge = `The steers waiting in the database for wf_big/agent/0 come to ${limit + 12} bytes, over the ${limit} bytes pi-flow reads at once: not read.`;
+    // The coordinator's look at what the child has not read, and its take once the answer is in.
+    await expect(coordinator.unreadSteers("wf_big/agent/0")).rejects.toThrow(tooLarge);
+    await expect(coordinator.takeUndeliveredSteers("wf_big/agent/0")).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(tooLarge) });
+    // A saved copy of handed-over steers counts too.
+    await pool.query("INSERT INTO pi_flow.child_session_steers (workflow_id, messages) VALUES ('wf_saved/agent/0', $1)", [JSON.stringify([forged])]);
+    await expect(unreadSteers(pool, "wf_saved/agent/0", limit)).rejects.toThrow("over the 1000 bytes pi-flow reads at once");
+    // The worker's take: the other child's steer arrives, the large one is named and stays.
+    const take = await takeSteers(pool, ["wf_big/agent/0", "wf_ok/agent/0"], limit);
+    expect(take.taken.map((steer) => steer.message)).toEqual(["fine"]);
+    expect(take.tooLarge.map((error) => error.message)).toEqual([expect.stringContaining(tooLarge)]);
+    const left = await pool.query<{ message: string }>("SELECT message FROM pi_flow.steers WHERE workflow_id = 'wf_big/agent/0' ORDER BY seq");
+    expect(left.rows.map((row) => row.message)).toEqual(["small first", forged]);
+    // Under the bound, the same reads work as before.
+    expect(await unreadSteers(pool, "wf_big/agent/0", 2 * limit)).toEqual(["small first", forged]);
+  } finally {
+    await pool.end();
+    await coordinator.close();
+  }
+}, 120_000);
+
+test("a worker name forged into a child's status row reaches its coordinator cut to 128 characters by the server", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_size");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, executor_id) VALUES ('wf_named/agent/0', 'PENDING', repeat('w', 100000))");
+    expect(await readChildStatuses(pool)(["wf_named/agent/0"])).toEqual([{ workflowID: "wf_named/agent/0", status: "PENDING", executorId: "w".repeat(MAX_WORKER_NAME_CHARS) }]);
+  } finally {
+    await pool.end();
+  }
+}, 120_000);
+
 test("a child whose workflow row is deleted while its coordinator waits fails saying so, instead of waiting forever", async () => {
   const url = fleet.pg.urlFor("fleet_deleted");
   const coordinator = dbosCoordinator(url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // A client, not a pool: its end waits for the connection to close, so the cluster's stop after the
+  // file cannot reach it half-closed (an unhandled "terminating connection" error).
+  const db = new pg.Client({ connectionString: url });
+  db.on("error", () => undefined);
+  await coordinator.ready(); // the database is made
+  await db.connect();
   try {
     // No worker runs: the child waits on the queue until someone deletes its row.
     const running = coordinator.run(childRequest("deleted"), new AbortController().signal, () => undefined);
     running.catch(() => undefined);
-    const status = async () => (await pool.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = 'wf_deleted/agent/0'").catch(() => ({ rows: [] }))).rows[0]?.status;
+    const status = async () => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = 'wf_deleted/agent/0'").catch(() => ({ rows: [] }))).rows[0]?.status;
     while ((await status()) !== "ENQUEUED") await sleep(50);
-    await pool.query("DELETE FROM dbos.workflow_status WHERE workflow_uuid = 'wf_deleted/agent/0'");
+    await db.query("DELETE FROM dbos.workflow_status WHERE workflow_uuid = 'wf_deleted/agent/0'");
     await expect(running).rejects.toThrow("The child's workflow wf_deleted/agent/0 is no longer in the database (its row was deleted before it ended)");
   } finally {
-    await pool.end();
+    await db.end();
     await coordinator.close();
   }
 }, 120_000);

@@ -12,6 +12,8 @@ import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
 import { CHILD_QUEUE } from "../../src/backends/names.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
+import { keepWorkerSession } from "../../src/backends/kept-session.ts";
+import type { FleetChildren } from "../../src/backends/fleet.ts";
 
 const fleet = fleetFixture();
 
@@ -86,6 +88,30 @@ test("the sweep leaves a settled child's session to its coordinator for a while,
     expect(await loadSavedSession(pool, "wf_just/agent/0")).not.toBeNull();
     expect(await loadSavedSession(pool, "wf_busy/agent/0")).not.toBeNull();
     expect(await loadSavedSession(pool, "wf_long/agent/0")).toBeNull();
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a saved session forged larger than a read takes is measured by the server and not read: the coordinator says why it kept none, and the rows stay as written", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const id = "wf_forged_session/agent/0";
+    const entry = JSON.stringify(entries("x".repeat(600))[1]);
+    await appendSessionEntries(pool, id, "w9", 0, [JSON.stringify(entries("one")[0]), entry], ["a steer"]);
+    const limit = 600; // lowered: the server need not hold much
+    const bound = `The saved Pi session of ${id} is`;
+    await expect(loadSavedSession(pool, id, limit)).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(`bytes in the database, over the ${limit} bytes pi-flow reads: not read.`) });
+    // The coordinator's copy of it into the child's run: not kept, saying why.
+    const notKept: string[] = [];
+    const takeSession = () => loadSavedSession(pool, id, limit);
+    const fleetOf = { takeSession } as Pick<FleetChildren, "takeSession"> as FleetChildren;
+    await keepWorkerSession(fleetOf, { workflowId: id, worker: "w9", file: "/nonexistent/session.jsonl", cwd: "/", notKept: (message) => notKept.push(message) }, { entries: 2 });
+    expect(notKept).toEqual([expect.stringMatching(new RegExp(`^its Pi session was not kept from worker w9 \\(${bound.replace(/[/]/g, "\\/")} \\d+ bytes`))]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM pi_flow.child_sessions WHERE workflow_id = $1", [id])).rows).toEqual([{ n: 2 }]);
+    expect((await loadSavedSession(pool, id))?.entries).toHaveLength(2); // under the real bound it reads as before
   } finally {
     await pool.end();
   }
