@@ -38,7 +38,10 @@ function confinement(roots: WorktreeRoots): (path: string) => Promise<void> {
     const target = await realTarget(path);
     worktree ??= realTarget(roots.worktree);
     const ownTree = await worktree;
-    if (!within(target, roots.repository) || within(target, ownTree)) return;
+    if (within(target, ownTree)) return;
+    // The user's hooks and git config run programs for the user: a child writes none of them.
+    if (within(target, roots.gitDir)) throw new Error(`${path} is in the user's git folder (${roots.gitDir}): a worktree child changes only its worktree.`);
+    if (!within(target, roots.repository)) return;
     const inWorktree = join(ownTree, relative(roots.repository, target));
     throw new Error(
       `${path} is in the user's working tree (${roots.repository}), outside your worktree: a worktree child changes only its worktree, whose changes the user reviews before applying them. Use ${inWorktree} instead.`,

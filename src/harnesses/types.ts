@@ -61,6 +61,8 @@ export interface WorktreeRoots {
   worktree: string;
   /** The user's working tree (a real path): the child's file tools write none of it outside `worktree`. */
   repository: string;
+  /** The repository's common git folder (a real path; outside `repository` when the user works in a linked worktree): its hooks and config are never the child's. */
+  gitDir: string;
 }
 
 /** Who a child is, as its caller named it: what a cassette keys a recorded answer by. */
