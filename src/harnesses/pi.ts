@@ -60,9 +60,10 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
     // The child's bash replaces Pi's built-in one: no secrets in its environment, nothing left running
     // after the child (pi-bash.ts). An extension's own bash (a sandbox of the user's) stays the child's.
     const shell = childShell(cwd, settingsManager);
-    const extensionBash = resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has("bash"));
-    // A worktree child's write and edit do not reach the user's own tree (pi-files.ts).
-    const fileTools = request.worktreeRoots ? confinedFileTools(cwd, request.worktreeRoots) : [];
+    const extensionTool = (name: string) => resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has(name));
+    const extensionBash = extensionTool("bash");
+    // A worktree child's write and edit do not reach the user's own tree (pi-files.ts); an extension's own (a remote write) stays the child's.
+    const fileTools = request.worktreeRoots ? confinedFileTools(cwd, request.worktreeRoots).filter((tool) => !extensionTool(tool.name)) : [];
     let session: AgentSession | undefined;
     try {
       ({ session } = await createAgentSession({

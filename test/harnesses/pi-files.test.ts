@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterEach, expect, test } from "vitest";
 import { createPiHarness } from "../../src/harnesses/pi.ts";
+import type { ChildRequest, WorktreeRoots } from "../../src/harnesses/types.ts";
 import { gitIn, makeRepo } from "../support/git-repo.ts";
 
 /**
@@ -14,6 +15,30 @@ import { gitIn, makeRepo } from "../support/git-repo.ts";
  */
 
 const made: string[] = [];
+
+/** A pi harness on Pi's faux provider answering with `steps`. */
+async function fauxHarness(scratch: string, steps: FauxResponseStep[]) {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  faux.setResponses(steps);
+  const runtime = await ModelRuntime.create({ authPath: join(scratch, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  return createPiHarness({ agentDir: join(scratch, "agent"), model: faux.getModel(), modelRuntime: runtime });
+}
+
+/** A worktree child working in `cwd` with Pi's file tools. */
+const childRequest = (cwd: string, worktreeRoots: WorktreeRoots, isolated = true): ChildRequest => ({
+  profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read", "write", "edit"], defaultContext: { mode: "none" }, source: "builtin" },
+  task: { agent: "role:worker", description: "files" },
+  prompt: "Write.",
+  cwd,
+  worktreeRoots,
+  loading: { projectTrusted: true, isolated },
+  signal: new AbortController().signal,
+  onProgress: () => {},
+  onOutput: () => {},
+  onDiagnostic: () => {},
+});
 afterEach(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -45,24 +70,8 @@ test("a worktree child writes neither the user's git folder (their hooks) nor th
       { stopReason: "toolUse" },
     );
   };
-  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
-  faux.setResponses([step, step]);
-  const runtime = await ModelRuntime.create({ authPath: join(scratch, "auth.json"), modelsPath: null, refreshOnCreate: false });
-  runtime.registerNativeProvider(faux.provider);
-  await runtime.setRuntimeApiKey("faux", "test");
-  const harness = createPiHarness({ agentDir: join(scratch, "agent"), model: faux.getModel(), modelRuntime: runtime });
-  const result = await harness.run({
-    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read", "write", "edit"], defaultContext: { mode: "none" }, source: "builtin" },
-    task: { agent: "role:worker", description: "files" },
-    prompt: "Write.",
-    cwd: child,
-    worktreeRoots: { worktree: child, repository: user, gitDir },
-    loading: { projectTrusted: true, isolated: true },
-    signal: new AbortController().signal,
-    onProgress: () => {},
-    onOutput: () => {},
-    onDiagnostic: () => {},
-  });
+  const harness = await fauxHarness(scratch, [step, step]);
+  const result = await harness.run(childRequest(child, { worktree: child, repository: user, gitDir }));
 
   expect(result).toMatchObject({ outcome: "succeeded", value: "done" });
   expect(existsSync(hook)).toBe(false);
@@ -71,4 +80,38 @@ test("a worktree child writes neither the user's git folder (their hooks) nor th
   expect(results.map((entry) => entry.isError)).toEqual([true, true, false]);
   expect(results[0]!.text).toContain(`is in the user's git folder (${gitDir})`);
   expect(results[1]!.text).toContain(`Use ${join(child, "a.txt")} instead.`);
+});
+
+test("an extension's own write (a remote or sandboxed one of the user's) stays the worktree child's: pi-flow does not replace it", async () => {
+  const main = makeRepo({ "a.txt": "a\n" });
+  const scratch = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-files-")));
+  made.push(main, scratch);
+  const child = join(scratch, "child");
+  gitIn(main, "worktree", "add", "-q", "--detach", child);
+  mkdirSync(join(child, ".pi", "extensions"), { recursive: true });
+  writeFileSync(
+    join(child, ".pi", "extensions", "own-write.ts"),
+    [
+      "export default function (pi) {",
+      "  pi.registerTool({",
+      '    name: "write", label: "write", description: "A remote write.",',
+      '    parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] },',
+      '    async execute() { return { content: [{ type: "text", text: "the remote wrote it" }], details: undefined }; },',
+      "  });",
+      "}",
+    ].join("\n"),
+  );
+  const results: string[] = [];
+  const step: FauxResponseStep = (context) => {
+    const answers = context.messages.filter((m) => m.role === "toolResult");
+    if (answers.length > 0) {
+      results.push(...answers.map((m) => m.content.map((part) => (part.type === "text" ? part.text : "")).join("")));
+      return fauxAssistantMessage([fauxText("done")]);
+    }
+    return fauxAssistantMessage([fauxToolCall("write", { path: join(main, "a.txt"), content: "x\n" })], { stopReason: "toolUse" });
+  };
+  const harness = await fauxHarness(scratch, [step, step]);
+  const result = await harness.run(childRequest(child, { worktree: child, repository: main, gitDir: join(main, ".git") }, false));
+  expect(result).toMatchObject({ outcome: "succeeded", value: "done" });
+  expect(results).toEqual(["the remote wrote it"]);
 });
