@@ -5,8 +5,9 @@ import { createBashToolDefinition, defineTool, type BashSpawnContext, type BashT
 import { processGlobal } from "../../runtime/process-global.ts";
 import { redactText } from "../runs/index.ts";
 import { childEnvironment, harnessEnvVariable } from "./cli/env.ts";
-import { startOf } from "./cli/process-scan.mjs";
+import { PI_TAG_VARIABLE, startOf } from "./cli/process-scan.mjs";
 import { newTag, stillRunning, type TaggedProcess } from "./cli/process-tag.ts";
+import { reaperForgetPi, reaperWatchPi } from "./cli/reaper.ts";
 
 /**
  * A pi child's bash: Pi's own bash tool, with two differences from the user's.
@@ -21,7 +22,8 @@ import { newTag, stillRunning, type TaggedProcess } from "./cli/process-tag.ts";
  * CLI child's carry PI_FLOW_CLI_TAG, process-tag.ts), so a background job, or one that left the
  * shell's process group (setsid), is found and killed when the child settles or this process exits.
  * A variable of its own: a pi-flow running inside a CLI child passes that child's tag on untouched,
- * so the outer pi-flow still finds these commands too. Linux only (the tag is found in /proc). The files Pi
+ * so the outer pi-flow still finds these commands too. A host killed with SIGKILL runs no exit hook:
+ * the CLI children's reaper (cli/reaper.ts), started with the first command, ends them then. Linux only (the tag is found in /proc). The files Pi
  * keeps a long command's whole output in (`pi-bash-<hex>.log` in the temp folder, unredacted)
  * are removed then too: the run's evidence holds what the child saw, and nothing reads them later.
  */
@@ -68,9 +70,6 @@ export function childShellEnvironment(env: NodeJS.ProcessEnv, source: NodeJS.Pro
 
 /** Tags of pi children whose commands may still run, in every copy of pi-flow this process loaded. */
 const liveTags = processGlobal("pi-flow.pi-child-tags", () => new Set<string>());
-
-/** The variable a pi child's commands carry its tag in. */
-export const PI_TAG_VARIABLE = "PI_FLOW_PI_TAG";
 
 /**
  * The processes whose environment carries one of `tags`: one scan of /proc however many children
@@ -151,7 +150,11 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
     ...(shellPath !== undefined ? { shellPath } : {}),
     ...(commandPrefix !== undefined ? { commandPrefix } : {}),
     spawnHook: (context: BashSpawnContext) => {
-      liveTags.add(tag); // from the first command on: a child that runs none costs no scan of /proc
+      // From the first command on: a child that runs none costs no scan of /proc, and starts no reaper.
+      if (!liveTags.has(tag)) {
+        liveTags.add(tag);
+        reaperWatchPi(tag);
+      }
       return { ...context, env: { ...childShellEnvironment(context.env), [PI_TAG_VARIABLE]: tag } };
     },
   });
@@ -195,7 +198,7 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
       }
       const deadline = Date.now() + END_WAIT_MS;
       while (stillRunning(killed).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-      liveTags.delete(tag);
+      if (liveTags.delete(tag)) reaperForgetPi(tag);
       for (const path of outputFiles) {
         try {
           if (isOutputFile(path)) rmSync(path, { force: true });

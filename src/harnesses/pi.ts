@@ -17,6 +17,7 @@ import { continuedSession, type ContinuedSession } from "./pi-continue.ts";
 import { stoppedResult } from "./outcomes.ts";
 import { loadChildResources } from "./shared-resources.ts";
 import { childShell, type ChildShell } from "./pi-bash.ts";
+import { confinedFileTools } from "./pi-files.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -59,7 +60,10 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
     // The child's bash replaces Pi's built-in one: no secrets in its environment, nothing left running
     // after the child (pi-bash.ts). An extension's own bash (a sandbox of the user's) stays the child's.
     const shell = childShell(cwd, settingsManager);
-    const extensionBash = resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has("bash"));
+    const extensionTool = (name: string) => resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has(name));
+    const extensionBash = extensionTool("bash");
+    // A worktree child's write and edit do not reach the user's own tree (pi-files.ts); an extension's own (a remote write) stays the child's.
+    const fileTools = request.worktreeRoots ? confinedFileTools(cwd, request.worktreeRoots).filter((tool) => !extensionTool(tool.name)) : [];
     let session: AgentSession | undefined;
     try {
       ({ session } = await createAgentSession({
@@ -70,7 +74,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
         resourceLoader,
         settingsManager,
         sessionManager: childSessionManager(request, continued),
-        customTools: extensionBash ? [] : [shell.tool],
+        customTools: [...(extensionBash ? [] : [shell.tool]), ...fileTools],
         ...(profile.tools ? { tools: profile.tools } : {}),
       }));
       await session.bindExtensions({});

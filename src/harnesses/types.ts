@@ -55,6 +55,16 @@ export interface ChildWorktree {
   apply(patch: Buffer): Promise<{ ok: true } | { ok: false; message: string }>;
 }
 
+/** A worktree child's own worktree and the user's working tree it was made from, as top folders. */
+export interface WorktreeRoots {
+  /** The child's worktree. */
+  worktree: string;
+  /** The user's working tree (a real path): the child's file tools write none of it outside `worktree`. */
+  repository: string;
+  /** The repository's common git folder (a real path; outside `repository` when the user works in a linked worktree): its hooks and config are never the child's. */
+  gitDir: string;
+}
+
 /** Who a child is, as its caller named it: what a cassette keys a recorded answer by. */
 export interface ChildTask {
   /** `role:<name>` or `agent:<Pi agent definition>`. */
@@ -72,6 +82,8 @@ export interface ChildRequest {
   cwd: string;
   /** isolation "worktree": the child's own worktree, where replay plays recorded changes and recording reads them. */
   worktree?: ChildWorktree;
+  /** isolation "worktree": where the pi harness's write and edit may not go (pi-files.ts). */
+  worktreeRoots?: WorktreeRoots;
   /**
    * What the child may load of its own (project-trust.ts): `projectTrusted` false, none of the
    * project's extensions, packages and settings, as the parent session does not load them;

@@ -272,6 +272,43 @@ describe('isolation "worktree" on external_delegate', () => {
     }
   });
 
+  test("a worktree child's write and edit of the user's own files by absolute path are refused, naming the file in its worktree; the user's tree is unchanged", async () => {
+    const before = { shared: readFileSync(join(root, "shared.txt"), "utf8"), notes: readFileSync(join(root, "notes.txt"), "utf8") };
+    const results: { text: string; isError: boolean }[] = [];
+    const escaper: FauxResponseStep = (context) => {
+      const answers = context.messages.filter((m) => m.role === "toolResult");
+      if (answers.length > 0) {
+        results.push(...answers.map((m) => ({ text: textOf(m.content), isError: m.isError })));
+        return fauxAssistantMessage([fauxText("tried")]);
+      }
+      return fauxAssistantMessage(
+        [
+          fauxToolCall("write", { path: join(root, "shared.txt"), content: "escaped\n" }),
+          fauxToolCall("edit", { path: join(root, "notes.txt"), edits: [{ oldText: "untracked", newText: "escaped" }] }),
+          fauxToolCall("write", { path: join(root, "escaped/deep.txt"), content: "escaped\n" }),
+        ],
+        { stopReason: "toolUse" },
+      );
+    };
+    const { receipt } = await callForReceipt(
+      pi,
+      "external_delegate",
+      { role: "worker", description: "escape", prompt: "Write the user's files.", context: { mode: "none" }, isolation: "worktree" },
+      { children: [escaper, escaper] },
+    );
+    expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+    expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe(before.shared);
+    expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe(before.notes);
+    expect(existsSync(join(root, "escaped"))).toBe(false);
+    expect(results).toHaveLength(3);
+    for (const [at, file] of ["shared.txt", "notes.txt", "escaped/deep.txt"].entries()) {
+      expect(results[at]!.isError, results[at]!.text).toBe(true);
+      expect(results[at]!.text).toContain("outside your worktree");
+      // The same file in the child's own worktree (<flow home>/worktrees/<project>/<runId>/).
+      expect(results[at]!.text).toContain(`/${receipt.data.run!.runId}/${file} instead.`);
+    }
+  });
+
   test("eight worktree children started at once, in one assistant message, all hold a worktree together and all succeed; git's worktree list is back to one entry", async () => {
     let arrived = 0;
     let allThere!: () => void;

@@ -127,25 +127,42 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     }
   });
 
-  test("a host that exits while its children's commands run (flow worker on SIGTERM) leaves nothing of them running", async () => {
+  /** Starts exiting-host.ts, ends it with `signal` once both children's commands run (or it exited), and returns how it ended. */
+  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals) {
     const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir], { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     const running = new Promise<void>((resolve) =>
       host.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk.toString();
-        if (stdout.includes("running\n")) resolve();
+        if (stdout.includes("running")) resolve();
       }),
     );
     const exited = once(host, "exit");
     await Promise.race([running, exited]);
-    expect(stdout).toBe("running\n");
-    host.kill("SIGTERM");
-    expect((await exited)[0]).toBe(143);
+    host.kill(signal);
+    const [code, ended] = (await exited) as [number | null, NodeJS.Signals | null];
+    // A reaper process only once a pi child's bash has run a command, then one for the host.
+    expect(stdout).toBe("idle, reapers: 0\nrunning, reapers: 1\n");
+    return { code, signal: ended };
+  }
+
+  /** Waits until neither child's sleep runs any more. */
+  async function sleepsEnd() {
     for (const file of ["sleep-1.pid", "sleep-2.pid"]) {
       const pid = Number(readFileSync(join(dir, file), "utf8").trim());
-      // SIGKILL went out as the host exited; the kernel ends the process a moment later.
+      // SIGKILL (or the reaper's SIGTERM) went out as the host died; the kernel ends the process a moment later.
       await expect.poll(() => startOf(pid), { timeout: 5000 }).toBeUndefined();
     }
+  }
+
+  test("a host that exits while its children's commands run (flow worker on SIGTERM) leaves nothing of them running", async () => {
+    expect((await hostEndedWhileCommandsRun("SIGTERM")).code).toBe(143);
+    await sleepsEnd();
+  });
+
+  test("a host killed with SIGKILL while its children's commands run leaves nothing of them running: the reaper ends them", async () => {
+    expect((await hostEndedWhileCommandsRun("SIGKILL")).signal).toBe("SIGKILL");
+    await sleepsEnd();
   });
 
   test("removes the files Pi kept a long command's whole output in, once the child has settled: finished or timed out", async () => {

@@ -4,8 +4,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 export const TAG_VARIABLE = "PI_FLOW_CLI_TAG";
+/** The variable a pi child's bash commands carry their child's tag in (pi-bash.ts). */
+export const PI_TAG_VARIABLE = "PI_FLOW_PI_TAG";
 
-/** True when process `pid`'s environment carries `TAG_VARIABLE=tag`; false once it is gone or reaped. */
+/** True when process `pid`'s environment holds `needle` (`\0<variable>=<tag>\0`); false once it is gone or reaped. */
 function carriesTag(pid, needle) {
   try {
     // Leading NUL: the variable may be the first; environ ends each entry with NUL. A zombie's is empty.
@@ -16,17 +18,17 @@ function carriesTag(pid, needle) {
   }
 }
 
-const needleOf = (tag) => Buffer.from(`\0${TAG_VARIABLE}=${tag}\0`);
+const needleOf = (tag, variable) => Buffer.from(`\0${variable}=${tag}\0`);
 
-/** The processes (other than this one) whose environment carries the tag: one scan of /proc. */
-export function taggedProcesses(tag) {
+/** The processes (other than this one) whose environment carries the tag in `variable`: one scan of /proc. */
+export function taggedProcesses(tag, variable = TAG_VARIABLE) {
   let entries;
   try {
     entries = readdirSync("/proc");
   } catch {
     return [];
   }
-  const needle = needleOf(tag);
+  const needle = needleOf(tag, variable);
   return entries.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid).map(Number).filter((pid) => carriesTag(pid, needle));
 }
 

@@ -5,7 +5,7 @@ import { processGlobal } from "../../../runtime/process-global.ts";
 
 /**
  * The host's side of the reaper (reaper-process.mjs): one small process per host, started with
- * the first CLI child, told of each child as it starts and ends. If the host is killed outright
+ * the first CLI child or the first command of a pi child's bash, told of each child as it starts and ends. If the host is killed outright
  * (SIGKILL runs no exit hook), the pipe to the reaper closes and the reaper ends what was left.
  * It runs detached, in a group of its own, so a signal to the host's group does not end it first;
  * neither it nor its pipe keeps the host alive.
@@ -42,3 +42,9 @@ export const reaperWatch = (group: number, tag: string): void => tell(`+${group}
 
 /** The child and everything it started have ended. */
 export const reaperForget = (group: number, tag: string): void => tell(`-${group} ${tag}`);
+
+/** A pi child's bash ran its first command: the reaper ends what carries its tag if this host dies. */
+export const reaperWatchPi = (tag: string): void => tell(`+pi ${tag}`);
+
+/** The pi child has settled and its commands have ended. */
+export const reaperForgetPi = (tag: string): void => tell(`-pi ${tag}`);

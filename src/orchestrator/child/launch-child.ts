@@ -157,7 +157,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         },
         prompt: prepared.prompt,
         cwd,
-        ...(worktree ? { worktree: worktreeChanges(worktree) } : {}),
+        ...(worktree && isolating ? { worktree: worktreeChanges(worktree), worktreeRoots: { worktree: worktree.path, repository: isolating.repo.root, gitDir: isolating.repo.commonDir } } : {}),
         loading: { projectTrusted: childProjectTrusted({ cwd: env.cwd, trusted: env.projectTrusted }, prepared.cwd, env.agentDir), isolated: prepared.isolated },
         ...(call.outputSchema ? { outputSchema: call.outputSchema } : {}),
         signal,
