@@ -14,6 +14,9 @@ const MODEL_PREFIX: Record<string, string> = { claude: "anthropic/", codex: "ope
 
 export const isCliHarness = (name: string): boolean => Object.hasOwn(CLI_ADAPTERS, name);
 
+/** Whether a resume of this CLI continues the earlier session itself (no fork): two at once would write one thread. */
+export const resumesInPlace = (name: string): boolean => isCliHarness(name) && !CLI_ADAPTERS[name]!.spec.forksOnResume;
+
 function adapterOf(name: string): CliAdapter {
   const adapter = CLI_ADAPTERS[name];
   if (!adapter) throw new Error(`no CLI harness named ${name}`);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
 import { readEvidenceText, readLaunch, runFiles, type RunStore } from "../../runs/index.ts";
 import { SESSION_NOT_KEPT } from "../../backends/kept-session.ts";
+import { resumesInPlace } from "../../harnesses/cli/index.ts";
 
 /**
  * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.
@@ -98,20 +99,14 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   }
   const sessionId = cliSessionId(runs, view.runId, harness);
   if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);
-  if (CONTINUES_IN_PLACE.has(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId);
+  if (resumesInPlace(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId);
   return { runId: view.runId, correlationId, harness, cliSessionId: sessionId };
 }
 
 /**
- * CLIs whose resume continues the earlier thread itself rather than a fork of it (codex's
- * `exec resume`; the harness spec's forksOnResume is false): two resumes at once would write one
- * thread, each seeing the other's turns.
- */
-const CONTINUES_IN_PLACE = new Set(["codex"]);
-
-/**
- * Refuses a resume while another run, in this process or another one on this host, is still
- * resuming the same run: the harness's own guard (cli/resume-claims.ts) sees this process only.
+ * Refuses a resume of a CLI that continues its session in place (codex's `exec resume` has no fork)
+ * while another run, in this process or another one on this host, is still resuming the same run:
+ * the harness's own guard (cli/resume-claims.ts) sees this process only.
  * A resume shares its run's line of work, so only live runs of that line are read.
  */
 function assertNotBeingContinued(runs: RunStore, runId: string, harness: string, correlationId: string): void {
