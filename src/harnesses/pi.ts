@@ -307,7 +307,9 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
       const checkpoint = () => request.checkpoint?.save(session.sessionManager.getEntries());
       const unsubscribe = observe(session, request, usage, () => {
         file?.flush(fileError);
-        checkpoint();
+        // A turn that ends after the stop holds what the stop cut (a tool's "Command aborted"): handed
+        // over, it would read as the tool's answer and never run again. The last whole turn stays saved.
+        if (!request.signal.aborted) checkpoint();
       });
       const quota: QuotaState = {};
       const releaseQuotas = enforceQuotas(session, request, quota, usage);

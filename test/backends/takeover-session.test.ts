@@ -4,7 +4,7 @@
  * first attempt's checkpoints are the entries the harness hands over; the second attempt is given
  * them as its saved session (as src/backends/dbos-worker.ts does from pi_flow.child_sessions).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModelRuntime, type SessionEntry } from "@earendil-works/pi-coding-agent";
@@ -118,4 +118,24 @@ test("the saved turns count against the child's quotas: maxTurns 1 with one turn
   const result = await (await piHarness(requests)).run(request({ saved: afterTurnOne, save: () => {} }, [], { maxTurns: 1 }));
   expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxTurns (1)") } });
   expect(requests).toEqual([]);
+});
+
+test("a child stopped while its tool runs saves no checkpoint after the stop: the aborted tool's result is not handed over as if the tool had answered", async () => {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  const started = join(dir, "started");
+  faux.setResponses([fauxAssistantMessage([fauxToolCall("bash", { command: `touch '${started}'; sleep 30` }, { id: "call_1" })], { stopReason: "toolUse" }), fauxAssistantMessage([fauxText("never")])]);
+  const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  const harness = createPiHarness({ agentDir: join(dir, "agent"), model: faux.getModel(), modelRuntime: runtime });
+  const stop = new AbortController();
+  const saves: SessionEntry[][] = [];
+  const base = request({ save: (entries) => saves.push([...entries]) });
+  const running = harness.run({ ...base, profile: { ...base.profile, tools: ["bash"] }, signal: stop.signal });
+  while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 20));
+  const savedBeforeStop = saves.length;
+  stop.abort();
+  expect((await running).outcome).toBe("cancelled");
+  expect(saves.length).toBe(savedBeforeStop);
+  expect(saves.every((entries) => !roles(entries).includes("toolResult"))).toBe(true);
 });
