@@ -1,5 +1,5 @@
 import type { Tracer } from "@opentelemetry/api";
-import type { SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace";
+import type { Sampler, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace";
 import { readFileSync } from "node:fs";
 import type { Agent as HttpAgent } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import type { OtlpProtocol } from "./config.ts";
 import { resourceAttributes } from "./resource.ts";
+import { samplingFromEnv, spanLimitsFromEnv, type Sampling } from "./sampling.ts";
 
 /**
  * The tracer provider, loaded only when tracing is configured: the SDK and one OTLP/HTTP exporter
@@ -193,12 +194,22 @@ function agentWithDeadline(timeoutMillis: number): (protocol: string) => Promise
   };
 }
 
+type SdkTrace = typeof import("@opentelemetry/sdk-trace");
+
+/** The SDK's sampler for what OTEL_TRACES_SAMPLER and its argument say. */
+function sampler(sdk: SdkTrace, sampling: Sampling): Sampler {
+  const root =
+    sampling.root.kind === "always_on" ? new sdk.AlwaysOnSampler() : sampling.root.kind === "always_off" ? new sdk.AlwaysOffSampler() : new sdk.TraceIdRatioBasedSampler(sampling.root.ratio);
+  return sampling.parentBased ? new sdk.ParentBasedSampler({ root }) : root;
+}
+
 export async function loadTracing(protocol: OtlpProtocol, version: string, onProblem: (message: string) => void): Promise<LoadedTracing> {
-  const [{ BatchSpanProcessor, TracerProvider }, { resourceFromAttributes }, exporterModule] = await Promise.all([
+  const [sdk, { resourceFromAttributes }, exporterModule] = await Promise.all([
     import("@opentelemetry/sdk-trace"),
     import("@opentelemetry/resources"),
     protocol === "http/json" ? import("@opentelemetry/exporter-trace-otlp-http") : import("@opentelemetry/exporter-trace-otlp-proto"),
   ]);
+  const { BatchSpanProcessor, TracerProvider } = sdk;
   const timeoutMillis = exportTimeoutMillis(process.env);
   // The processor's and the provider's waits (the SDK's 30 s each) end a moment after the export's
   // deadline: they only back it up, and the export's own failure says what went wrong.
@@ -210,6 +221,8 @@ export async function loadTracing(protocol: OtlpProtocol, version: string, onPro
   const batches = new BatchSpanProcessor({ exporter: counted(exporter, queue.left), exportTimeoutMillis: backstop, maxQueueSize: QUEUE_SIZE });
   const provider = new TracerProvider({
     resource: resourceFromAttributes(resourceAttributes(process.env, version, onProblem)),
+    sampler: sampler(sdk, samplingFromEnv(process.env, onProblem)),
+    spanLimits: spanLimitsFromEnv(process.env, onProblem),
     spanProcessors: [queue.around(batches)],
   });
   const flush = async () => {
