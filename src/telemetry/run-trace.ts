@@ -60,6 +60,8 @@ export class RunTrace implements RunTraceHooks {
 
   progress(progress: ChildProgress): void {
     if (this.ended) return;
+    // The child's final event (a CLI's result or completed turn): a tool call still open then never gets its result.
+    if (progress.activity === "finished") this.endUnanswered("no result came before the child's final event");
     if (progress.activity === "compacting") {
       this.compactions++;
       this.span.addEvent("compaction", { "pi_flow.compactions": this.compactions });
@@ -100,6 +102,21 @@ export class RunTrace implements RunTraceHooks {
     } else if (entry.type === "error") {
       this.span.addEvent("error", { message: spanText(entry.message, 1000) });
     }
+  }
+
+  /**
+   * Ends every tool call still waiting for its result, ERROR with why: a CLI reports calls whose
+   * result its stream never shows (a server tool, a call cut off), and such a span would otherwise
+   * stay open, timing nothing, until the child's process is gone.
+   */
+  private endUnanswered(why: string): void {
+    for (const spans of this.tools.values()) {
+      for (const span of spans) {
+        span.setStatus({ code: STATUS_ERROR, message: why });
+        span.end();
+      }
+    }
+    this.tools.clear();
   }
 
   output(text: string): void {
@@ -144,7 +161,7 @@ export class RunTrace implements RunTraceHooks {
     if (this.ended) return;
     if (this.turn && this.lastUsage) this.endTurn(this.lastUsage);
     this.turn?.span.end();
-    for (const spans of this.tools.values()) for (const span of spans) span.end();
+    this.endUnanswered("no result came before the run ended");
     for (const span of this.workflowTools.values()) span.end();
     this.ended = true;
     this.span.setAttributes({ ...attributes, "pi_flow.compactions": this.compactions });
