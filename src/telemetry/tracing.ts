@@ -22,9 +22,15 @@ interface TracingState {
   ready: Promise<void>;
   /** Open runs' spans, so a child can start under its parent. */
   open: Map<string, Span>;
+  /** The first MAX_PROBLEMS distinct problems, each said once. */
   problems: string[];
+  /** Problems reported past those: counted, not kept, so a stream of ever-new messages holds nothing. */
+  unlisted: number;
   onProblem?: (message: string) => void;
 }
+
+/** How many distinct problems are kept and said; the rest are a count. */
+const MAX_PROBLEMS = 20;
 
 /** The loaded tracer, with what a span started in another process needs: its parent's context. */
 export type LoadedTools = TraceTools & { flush(): Promise<void>; remote(parent: SpanContext): Context };
@@ -52,7 +58,16 @@ function problemText(message: string): string {
 function report(state: TracingState, raw: string): void {
   const message = problemText(raw);
   if (state.problems.includes(message)) return; // said once per kind of failure
+  if (state.problems.length >= MAX_PROBLEMS) {
+    state.unlisted++;
+    if (state.unlisted === 1) tell(state, `more telemetry problems followed; only the first ${MAX_PROBLEMS} are listed`);
+    return;
+  }
   state.problems.push(message);
+  tell(state, message);
+}
+
+function tell(state: TracingState, message: string): void {
   try {
     state.onProblem?.(message);
   } catch {
@@ -60,8 +75,13 @@ function report(state: TracingState, raw: string): void {
   }
 }
 
+/** The problems as said: the first ones, then how many more there were. */
+function listedProblems(): string[] {
+  return state.unlisted === 0 ? [...state.problems] : [...state.problems, `${state.unlisted} more telemetry problem${state.unlisted === 1 ? " was" : "s were"} reported and not listed`];
+}
+
 function start(): TracingState {
-  const state: TracingState = { ready: Promise.resolve(), open: new Map(), problems: [] };
+  const state: TracingState = { ready: Promise.resolve(), open: new Map(), problems: [], unlisted: 0 };
   const config = tracingConfig(process.env);
   if ("problem" in config) report(state, config.problem);
   if (!config.on) return state;
@@ -102,16 +122,20 @@ export async function flushTelemetry(): Promise<void> {
   });
 }
 
-/** Export problems so far (a dead collector, an unsupported protocol), each said once; and a listener for the next ones. */
+/**
+ * Export problems so far (a dead collector, an unsupported protocol), each said once, the first
+ * MAX_PROBLEMS of them and then how many more; and a listener for the next ones.
+ */
 export function telemetryProblems(listener?: (message: string) => void): readonly string[] {
   if (listener) state.onProblem = listener;
-  return state.problems;
+  return listedProblems();
 }
 
 /** One line for `/flow doctor`: whether spans are exported, where to, and what went wrong so far. */
 export function telemetryStatus(): string {
   const config = tracingConfig(process.env);
-  const problems = state.problems.length === 0 ? "" : `; ${state.problems.join("; ")}`;
+  const listed = listedProblems();
+  const problems = listed.length === 0 ? "" : `; ${listed.join("; ")}`;
   if (!config.on) return `off (OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_ENDPOINT turn it on, see docs/observability.md)${problems}`;
   return `OTLP ${config.protocol} to ${shownUrl(tracesEndpoint(process.env))}${state.loaded ? "" : " (loading)"}${problems}`;
 }
