@@ -19,6 +19,7 @@ const LISTED = [
   "test/runs/serialise-once.test.ts",
   "test/runtime/boundary.test.ts",
   "test/runtime/message-batching.test.ts",
+  "test/telemetry/bounded-problems.test.ts",
   "test/telemetry/session-spans.test.ts",
   "test/ui/renderers.test.ts",
 ];
