@@ -126,3 +126,37 @@ return { seen, next };
   expect(resumed.value).toEqual(fresh.value);
   expect((resumed.value as { seen: string }).seen).toMatch(/^build_failed: the build failed:\nwarning: unused variable\n[\s\S]*… \[\d+ more characters cut\]$/);
 });
+
+test("an answer past the most replyChars allows is refused to the script and its file keeps a marker and its head, not the answer; a resume shows the script the same refusal", async () => {
+  const script = `export const apiVersion = 1;
+let seen;
+try { await tools.huge({}); } catch (error) { seen = error.code + ": " + error.message; }
+const next = await tools.next({});
+return { seen, next };
+`;
+  // 17 MiB of JSON, past the 16 MiB a run's replyChars may be set to: no script could ever be handed it.
+  const answer = { key: SECRET, text: "a".repeat(17 * 1024 * 1024) };
+  const answerChars = JSON.stringify(answer).length;
+  const refusal = new RegExp(`^replyChars: .*the answer has ${answerChars} characters of JSON$`);
+  // The script's view, as the run that kept the answer had it (the marker it kept never changes it).
+  let seen = "";
+  const runId = await interrupted({ huge: async () => answer, log: async (text) => void (seen = String(text)) }, script.replace("const next", "await tools.log(seen);\nconst next"));
+  const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
+  const kept = result.line.data!.kept as { file: string; bytes: number; cut: number; head: string };
+  expect(kept).toMatchObject({ file: "tool-answer-0.json", cut: answerChars });
+  expect(kept.head).toMatch(/^\{"key":"\S*REDACTED/);
+  const file = join(runFiles(runs.scope, runId).dir, kept.file);
+  expect(statSync(file).size).toBeLessThan(4096);
+  const saved = JSON.parse(readFileSync(file, "utf8")) as { piFlowCutAnswer: { note: string; chars: number; head: string } };
+  expect(saved.piFlowCutAnswer).toMatchObject({ chars: answerChars, head: kept.head });
+  expect(saved.piFlowCutAnswer.note).toMatch(/more than a workflow's replyChars ever lets a script be handed/);
+  expect(readFileSync(file, "utf8")).not.toContain(SECRET);
+
+  let called = 0;
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const resumed = await start({ huge: async () => (called++, null), log: async () => null, next: async () => "fresh" }, { resume: plan.plan, script: script.replace("const next", "await tools.log(seen);\nconst next") }).settled;
+  expect(called).toBe(0);
+  expect(seen).toMatch(refusal);
+  expect(resumed.value).toEqual({ seen, next: "fresh" });
+});

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile, groupCommit, redactedJson } from "../../runs/index.ts";
+import { LIMIT_CEILINGS } from "../../../runtime/index.ts";
 
 /**
  * A tools.* answer is journaled with its call, so a resumed run answers the call without running
@@ -17,6 +18,18 @@ export const KEPT_INLINE_CHARS = 16 * 1024;
 /** The first characters of a kept answer's JSON, on its journal line: enough to see what it was. */
 const HEAD_CHARS = 1024;
 
+/**
+ * The most characters of JSON a kept answer's file holds: the highest replyChars any run may set.
+ * An answer past it never reached a script (the sandbox refused it with a replyChars error), and a
+ * tool may answer any size: its file keeps a marker, its size and its first characters instead, so
+ * one answer cannot fill the disk. A resume rebuilds an answer of that size, and the script sees
+ * the same replyChars error it saw.
+ */
+export const MAX_KEPT_ANSWER_CHARS = LIMIT_CEILINGS.replyChars;
+
+/** The longest answer a resume rebuilds for a cut one (a journal is a file: it may claim any size). */
+const MAX_REBUILT_CHARS = 64 * 1024 * 1024;
+
 /** What a journal line says of an answer kept in a file: `file` is null when the file could not be written. */
 export interface KeptAnswer {
   file: string | null;
@@ -25,6 +38,8 @@ export interface KeptAnswer {
   bytes: number;
   sha256: string;
   head: string;
+  /** Set when the answer was past MAX_KEPT_ANSWER_CHARS: its JSON's length as the sandbox measured it; the file holds a marker. */
+  cut?: number;
 }
 
 const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
@@ -38,8 +53,11 @@ const answerFile = (index: number): string => `tool-answer-${index}.json`;
  */
 export function keepAnswer(runDir: string, index: number, value: unknown): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
   // Measured as written first: a small answer is redacted once, by the journal line that holds it.
-  if ((JSON.stringify(value ?? null) ?? "null").length <= KEPT_INLINE_CHARS) return { value: value ?? null };
-  const json = redactedJson(value ?? null) ?? "null";
+  const answerChars = (JSON.stringify(value ?? null) ?? "null").length;
+  if (answerChars <= KEPT_INLINE_CHARS) return { value: value ?? null };
+  const whole = redactedJson(value ?? null) ?? "null";
+  const cut = answerChars > MAX_KEPT_ANSWER_CHARS;
+  const json = cut ? cutMarker(answerChars, whole.slice(0, HEAD_CHARS)) : whole;
   const file = answerFile(index);
   let written: string | null = file;
   try {
@@ -51,7 +69,14 @@ export function keepAnswer(runDir: string, index: number, value: unknown): { val
     written = null; // the run goes on; a resume treats the call as unanswered
   }
   const receipt = receiptSummary(value);
-  return { kept: { file: written, chars: json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head: json.slice(0, HEAD_CHARS) }, ...(receipt ? { receipt } : {}) };
+  const kept: KeptAnswer = { file: written, chars: cut ? whole.length : json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head: whole.slice(0, HEAD_CHARS), ...(cut ? { cut: answerChars } : {}) };
+  return { kept, ...(receipt ? { receipt } : {}) };
+}
+
+/** What a cut answer's file holds: a marker saying so, the answer's size, and its first (redacted) characters. */
+function cutMarker(answerChars: number, head: string): string {
+  const note = `this tools.* answer had ${answerChars} characters of JSON, more than a workflow's replyChars ever lets a script be handed (${MAX_KEPT_ANSWER_CHARS} at most): the script was refused it, and only its first ${HEAD_CHARS} characters are kept`;
+  return JSON.stringify({ piFlowCutAnswer: { note, chars: answerChars, head } });
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
@@ -77,9 +102,10 @@ export function keptAnswerOf(data: unknown): KeptAnswer | undefined {
   if (data === null || typeof data !== "object") return undefined;
   const kept = (data as { kept?: unknown }).kept;
   if (kept === null || typeof kept !== "object") return undefined;
-  const { file, chars, bytes, sha256: hash, head } = kept as Record<string, unknown>;
+  const { file, chars, bytes, sha256: hash, head, cut } = kept as Record<string, unknown>;
   if ((file !== null && typeof file !== "string") || typeof chars !== "number" || typeof bytes !== "number" || typeof hash !== "string" || typeof head !== "string") return undefined;
-  return { file, chars, bytes, sha256: hash, head };
+  if (cut !== undefined && (typeof cut !== "number" || !Number.isSafeInteger(cut) || cut < 2)) return undefined;
+  return { file, chars, bytes, sha256: hash, head, ...(cut !== undefined ? { cut } : {}) };
 }
 
 /** Whether the kept answer's file is there at its recorded size (a cheap check, before a resume starts). */
@@ -98,7 +124,10 @@ export function readKeptAnswer(runDir: string, kept: KeptAnswer): { value: unkno
   if (!keptAnswerPresent(runDir, kept)) return undefined;
   try {
     const json = readFileSync(join(runDir, kept.file!), "utf8");
-    return sha256(json) === kept.sha256 ? { value: JSON.parse(json) as unknown } : undefined;
+    if (sha256(json) !== kept.sha256) return undefined;
+    // A cut answer is rebuilt as long as it was (a string whose JSON has its length), so the sandbox refuses it as it did.
+    if (kept.cut !== undefined) return { value: "x".repeat(Math.min(kept.cut, MAX_REBUILT_CHARS) - 2) };
+    return { value: JSON.parse(json) as unknown };
   } catch {
     return undefined;
   }
