@@ -160,3 +160,29 @@ return { seen, next };
   expect(seen).toMatch(refusal);
   expect(resumed.value).toEqual({ seen, next: "fresh" });
 });
+
+test("an answer that is not JSON (a BigInt, a cycle) is journaled as the failure the script saw, and a resume shows the script the very same failure", async () => {
+  const script = `export const apiVersion = 1;
+let seen;
+try { await tools.odd({}); } catch (error) { seen = error.code + ": " + error.message; }
+await tools.log(seen);
+const next = await tools.next({});
+return { seen, next };
+`;
+  const cyclic: Record<string, unknown> = { name: "node" };
+  cyclic.self = cyclic;
+  for (const odd of [{ size: 10n }, cyclic]) {
+    let seen = "";
+    const runId = await interrupted({ odd: async () => odd, log: async (text) => void (seen = String(text)) }, script);
+    expect(seen).toMatch(/^host_error: the host's answer must be JSON-serializable: /);
+    const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
+    expect(result.line.data).toMatchObject({ ok: false, code: "host_error", message: seen.slice("host_error: ".length) });
+
+    let called = 0;
+    const plan = planResume(runs, runId);
+    if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+    const resumed = await start({ odd: async () => (called++, null), log: async () => null, next: async () => "fresh" }, { resume: plan.plan, script }).settled;
+    expect(called).toBe(0);
+    expect(resumed.value).toEqual({ seen, next: "fresh" });
+  }
+});

@@ -3,6 +3,7 @@ import type { RunWriter } from "../../runs/index.ts";
 import type { CallIdentity } from "./call-identity.ts";
 import { keepAnswer } from "./kept-answers.ts";
 import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS } from "../../../runtime/index.ts";
+import { toJsonText } from "../../../runtime/json.ts";
 
 /**
  * The journal lines of a workflow's agent() and tools.* calls, written the same way whether the
@@ -40,6 +41,23 @@ function boundedFailure(answer: { ok: false; code: string; message: string; fata
   return { ok: false, code, message: answer.message.slice(0, MAX_ERROR_MESSAGE_CHARS), messageChars: answer.message.length, ...fatal };
 }
 
+/**
+ * A tool's answer as its journal line holds it; one that is not JSON (a BigInt, a cycle, a toJSON
+ * that throws) as the failure the sandbox makes of it, so the script is told the same on a resume.
+ */
+function keptOrRefused(runDir: string, index: number, value: unknown): Record<string, unknown> {
+  try {
+    return { ok: true, ...keepAnswer(runDir, index, value) };
+  } catch {
+    try {
+      toJsonText(value ?? null, "the host's answer");
+    } catch (refused) {
+      return boundedFailure({ ok: false, code: "host_error", message: (refused as Error).message });
+    }
+    return boundedFailure({ ok: false, code: "host_error", message: "the host's answer could not be journaled" });
+  }
+}
+
 export function callJournal(writer: RunWriter, replayed = false, runDir?: string): CallJournal {
   const mark = replayed ? { replayed: true } : {};
   const event = (name: string, data: Record<string, unknown>) => {
@@ -57,7 +75,7 @@ export function callJournal(writer: RunWriter, replayed = false, runDir?: string
     // and a resume treats the call as unanswered (it may have acted before it stopped).
     toolResult: (index, tool, answer, stopped = false) => {
       if (writer.settled) return;
-      const kept = answer.ok ? (runDir !== undefined ? { ok: true, ...keepAnswer(runDir, index, answer.value) } : answer) : boundedFailure(answer);
+      const kept = answer.ok ? (runDir !== undefined ? keptOrRefused(runDir, index, answer.value) : answer) : boundedFailure(answer);
       event("tool_result", { index, tool, ...kept, ...(stopped ? { stopped: true } : {}) });
     },
   };
