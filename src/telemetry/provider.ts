@@ -30,12 +30,21 @@ export interface LoadedTracing {
   flush(): Promise<void>;
 }
 
-/** What the exporter's timeout is, read as the exporter reads it: the traces variable, else the general one, else 10 s. */
+/**
+ * The longest export timeout kept: Node's timers take at most 2^31 - 1 ms (about 24.8 days) and
+ * fire after 1 ms past it, which would fail every export at once; the processor's backstop adds 1 s.
+ */
+const LONGEST_TIMEOUT_MILLIS = 2_147_483_647 - 1000;
+
+/**
+ * What the exporter's timeout is, read as the exporter reads it: the traces variable, else the
+ * general one, else 10 s; at most LONGEST_TIMEOUT_MILLIS (the exporter is given this one).
+ */
 export function exportTimeoutMillis(env: Readonly<Record<string, string | undefined>>): number {
   for (const name of ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
     const text = env[name]?.trim();
     const value = text ? Number(text) : Number.NaN;
-    if (Number.isFinite(value) && value > 0) return value;
+    if (Number.isFinite(value) && value > 0) return Math.min(value, LONGEST_TIMEOUT_MILLIS);
   }
   return 10_000;
 }
@@ -214,7 +223,7 @@ export async function loadTracing(protocol: OtlpProtocol, version: string, onPro
   // The processor's and the provider's waits (the SDK's 30 s each) end a moment after the export's
   // deadline: they only back it up, and the export's own failure says what went wrong.
   const backstop = timeoutMillis + 1000;
-  const otlp = new exporterModule.OTLPTraceExporter({ concurrencyLimit: CONCURRENT_EXPORTS, httpAgentOptions: agentWithDeadline(timeoutMillis) });
+  const otlp = new exporterModule.OTLPTraceExporter({ concurrencyLimit: CONCURRENT_EXPORTS, timeoutMillis, httpAgentOptions: agentWithDeadline(timeoutMillis) });
   const going = new Set<Promise<void>>();
   const exporter = watched(bounded(otlp, timeoutMillis, going), (message) => onProblem(`spans could not be exported (${protocol}): ${message}`));
   const queue = queueCount(() => onProblem(DROPPED));
