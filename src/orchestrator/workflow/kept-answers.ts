@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWriteFile, groupCommit, redactedJson } from "../../runs/index.ts";
+import { atomicWriteFile, groupCommit, redactedJson, redactText } from "../../runs/index.ts";
 import { LIMIT_CEILINGS } from "../../../runtime/index.ts";
 
 /**
@@ -26,6 +26,9 @@ const HEAD_CHARS = 1024;
  * the same replyChars error it saw.
  */
 export const MAX_KEPT_ANSWER_CHARS = LIMIT_CEILINGS.replyChars;
+
+/** How much of a cut answer's JSON is redacted to give its head: far past the head, so a secret crossing its end is caught whole. */
+const CUT_WINDOW_CHARS = 64 * 1024;
 
 /** The longest answer a resume rebuilds for a cut one (a journal is a file: it may claim any size). */
 const MAX_REBUILT_CHARS = 64 * 1024 * 1024;
@@ -53,10 +56,13 @@ const answerFile = (index: number): string => `tool-answer-${index}.json`;
  */
 export function keepAnswer(runDir: string, index: number, value: unknown): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
   // Measured as written first: a small answer is redacted once, by the journal line that holds it.
-  const answerChars = (JSON.stringify(value ?? null) ?? "null").length;
+  const plain = JSON.stringify(value ?? null) ?? "null";
+  const answerChars = plain.length;
   if (answerChars <= KEPT_INLINE_CHARS) return { value: value ?? null };
-  const whole = redactedJson(value ?? null) ?? "null";
   const cut = answerChars > MAX_KEPT_ANSWER_CHARS;
+  // A cut answer keeps only its head, so only a window around it is redacted (a secret that crosses
+  // the head's end is inside the window): redacting all of a 17 MiB answer took seconds of the host.
+  const whole = cut ? redactText(plain.slice(0, CUT_WINDOW_CHARS)).text : (redactedJson(value ?? null) ?? "null");
   const json = cut ? cutMarker(answerChars, whole.slice(0, HEAD_CHARS)) : whole;
   const file = answerFile(index);
   let written: string | null = file;
@@ -69,7 +75,7 @@ export function keepAnswer(runDir: string, index: number, value: unknown): { val
     written = null; // the run goes on; a resume treats the call as unanswered
   }
   const receipt = receiptSummary(value);
-  const kept: KeptAnswer = { file: written, chars: cut ? whole.length : json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head: whole.slice(0, HEAD_CHARS), ...(cut ? { cut: answerChars } : {}) };
+  const kept: KeptAnswer = { file: written, chars: cut ? answerChars : json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head: whole.slice(0, HEAD_CHARS), ...(cut ? { cut: answerChars } : {}) };
   return { kept, ...(receipt ? { receipt } : {}) };
 }
 
