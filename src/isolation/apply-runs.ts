@@ -15,7 +15,7 @@ import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, wit
 import { openRepository } from "./repository.ts";
 import { assertFlowHomeApart } from "./snapshot.ts";
 import { assertNoOperationInProgress } from "./operation-in-progress.ts";
-import { withRepositoryLock, type LockWait } from "./repository-lock.ts";
+import { patientWait, withRepositoryLock, type LockWait, type WaitOptions } from "./repository-lock.ts";
 
 export type ChangeAction = "apply" | "discard";
 
@@ -43,20 +43,11 @@ function answerFiles(files: readonly string[]): Pick<ChangeAnswer, "files" | "mo
 
 export const MAX_CHANGE_TARGETS = 100;
 
-/**
- * How long an apply or discard waits for the repository lock another live process holds before it
- * gives up (run_unavailable naming that process): a holder that hangs never hangs the caller too.
- */
-export const CHANGE_LOCK_PATIENCE_MS = 30_000;
+/** How an apply or discard waits for the repository lock (see LockWait and LOCK_PATIENCE_MS): the CLI says who holds it. */
+export type ChangeWait = WaitOptions;
 
-/** How an apply or discard waits for the repository lock (see LockWait): the CLI says who holds it. */
-export type ChangeWait = Pick<LockWait, "patienceMs" | "onWaiting" | "noticeMs">;
-
-const lockWait = (action: ChangeAction, runId: string, wait: ChangeWait): LockWait => ({
-  patienceMs: CHANGE_LOCK_PATIENCE_MS,
-  ...wait,
-  purpose: `${action === "apply" ? "applying" : "discarding"} run ${runId}'s changes`,
-});
+const lockWait = (action: ChangeAction, runId: string, wait: ChangeWait): LockWait =>
+  patientWait(`${action === "apply" ? "applying" : "discarding"} run ${runId}'s changes`, wait);
 
 /** The run IDs of a call: 1 to 100, well formed, none twice. */
 export function targetIds(runIds: unknown): string[] {

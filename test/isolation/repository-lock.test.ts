@@ -2,17 +2,20 @@
 // at once, and a lock left by a process that died is taken over. Real processes, real files.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { changeRuns } from "../../src/isolation/apply-runs.ts";
 import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { ownerFile, worktreesDir } from "../../src/isolation/worktree.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
-import { makeRepo } from "../support/git-repo.ts";
+import { makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
@@ -129,3 +132,48 @@ test("a lock file left empty or torn (its process died between making and writin
   }
   expect(existsSync(lockFile)).toBe(false);
 }, 20_000);
+
+test("a live process that hangs holding the lock is named to a worktree child's run, which gives up making its worktree; one settling keeps its changes and leaves its worktree; crash cleanup gives up too", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const told: { level: string; code: string; message: string }[] = [];
+  const evidence = { appendDiagnostic: (entry: { level: string; code: string; message: string }) => void told.push(entry) };
+  const lockWait = { patienceMs: 400, noticeMs: 50 };
+  const settling = store.create({ kind: "agent", task: { description: "writes" }, background: false });
+  const writing = startIsolation(repo, settling.runId, home, { evidence, lockWait });
+  const worktree = await isolationWorktree(writing); // made before the other process takes the lock
+  writeFileSync(join(worktree.path, "a.txt"), "child a\n");
+
+  const hung = await holder(repo.commonDir, join(root, "holder-done"));
+  const named = new RegExp(`held by pi-flow process ${hung.pid} on host ${JSON.stringify(hostname())}`);
+  try {
+    const queued = store.create({ kind: "agent", task: { description: "waits" }, background: false });
+    const making = (await isolationWorktree(startIsolation(repo, queued.runId, home, { evidence, lockWait })).catch((caught: unknown) => caught)) as FlowError;
+    expect(making).toBeInstanceOf(FlowError);
+    expect(making.code).toBe("run_unavailable");
+    expect(making.message).toMatch(named);
+    expect(making.message).toContain(`making run ${queued.runId}'s worktree`);
+    expect(told).toEqual([expect.objectContaining({ level: "info", code: "repository_lock", message: expect.stringMatching(named) })]);
+    expect(worktreeCount(root)).toBe(2); // the first child's only
+
+    const stats = await finishIsolation(writing, runFiles(store.scope, settling.runId), home, evidence);
+    expect(stats).toMatchObject({ files: 1 }); // kept, and applicable once the lock is free
+    expect(readChangeRecord(runFiles(store.scope, settling.runId))?.state).toBe("kept");
+    expect(told.at(-1)).toMatchObject({ level: "warn", code: "worktree_left", message: expect.stringMatching(named) });
+    expect(existsSync(worktree.path)).toBe(true);
+    expect(existsSync(ownerFile(worktreesDir(home, root), settling.runId))).toBe(true); // for crash cleanup to find
+
+    const cleaning = (await cleanupIsolation(home, root, lockWait).catch((caught: unknown) => caught)) as FlowError;
+    expect(cleaning.code).toBe("run_unavailable");
+    expect(cleaning.message).toMatch(named);
+  } finally {
+    const exited = once(hung, "exit");
+    hung.stdin!.write("go\n");
+    await exited;
+  }
+  settling.settle({ outcome: "succeeded", value: "done" });
+  expect(await changeRuns(store, "apply", [settling.runId])).toEqual([{ runId: settling.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+}, 30_000);
