@@ -27,6 +27,7 @@ export async function changesCommand(ctx: ExtensionCommandContext, store: RunSto
     const question = `Merge these changes into your working tree (nothing is staged)?\n${lines.join("\n")}`;
     if (!(await ctx.ui.confirm("Apply changes?", question))) return print(title, [...lines, "Nothing applied."]);
   }
-  const answers = await changeRuns(store, action, runIds);
+  // Another process holding the repository lock for long is named while this waits, as `flow runs apply` names it on stderr.
+  const answers = await changeRuns(store, action, runIds, { onWaiting: (text) => print(title, [text]) });
   return print(title, [...lines, ...formatChangeAnswers(answers, action).split("\n")]);
 }

@@ -6,6 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, utimesSync, writeF
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { changesCommand } from "../../src/commands/changes.ts";
 import { FlowError } from "../../src/contract/errors.ts";
 import { changeRuns } from "../../src/isolation/apply-runs.ts";
 import { readChangeRecord } from "../../src/isolation/change-record.ts";
@@ -175,5 +177,29 @@ test("a live process that hangs holding the lock is named to a worktree child's 
   }
   settling.settle({ outcome: "succeeded", value: "done" });
   expect(await changeRuns(store, "apply", [settling.runId])).toEqual([{ runId: settling.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+}, 30_000);
+
+test("/flow apply names the process that holds the repository lock while it waits, then applies once it lets go", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const store = openRunStore({ home: join(root, ".git", "flow-home"), cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const runId = await keptRun(store, root, { "a.txt": "child a\n" });
+  const hung = await holder(repo.commonDir, join(root, "holder-done"));
+  const shown: string[] = [];
+  let named: () => void = () => undefined;
+  const waiting = new Promise<void>((resolve) => (named = resolve));
+  const ctx = { hasUI: true, ui: { confirm: async () => true } } as unknown as ExtensionCommandContext;
+  const applying = changesCommand(ctx, store, "apply", [runId], (_title, lines) => {
+    shown.push(...lines);
+    if (lines.some((line) => line.includes(`held by pi-flow process ${hung.pid}`))) named();
+  });
+  await waiting; // shown while the other process still holds the lock
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+  const exited = once(hung, "exit");
+  hung.stdin!.write("go\n");
+  await exited;
+  await applying;
+  expect(shown.at(-1)).toContain(`Run ${runId}: applied to the working tree`);
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
 }, 30_000);
