@@ -56,6 +56,22 @@ export function linkOutOfTree(path: string, target: string): boolean {
   return posix.isAbsolute(target) || inside === ".." || inside.startsWith("../");
 }
 
+/** The largest attributes file, package.json or link target read to decide whether it needs review. */
+const REVIEW_READ_MAX_BYTES = 1024 * 1024;
+
+/** Each blob's size, from one `cat-file --batch-check`. */
+async function blobSizes(root: string, ids: readonly string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  if (ids.length === 0) return sizes;
+  const out = await runGit(["cat-file", "--batch-check"], { cwd: root, input: ids.map((id) => `${id}\n`).join("") });
+  if (out.code !== 0) throw new Error(`git cat-file failed: ${out.stderr}`);
+  for (const line of out.stdout.toString("utf8").split("\n")) {
+    const [id = "", type = "", size = ""] = line.split(" ");
+    if (type === "blob") sizes.set(id, Number(size));
+  }
+  return sizes;
+}
+
 async function changedEntries(root: string, from: string, to: string): Promise<ChangedEntry[]> {
   const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", from, to], { cwd: root });
   if (listed.code !== 0) throw new Error(`git diff-tree failed: ${listed.stderr}`);
@@ -83,7 +99,10 @@ export async function filesToReview(root: string, base: string, commit: string):
     if (isPackage(entry.path)) return [entry.newId, ...(EMPTY_ID.test(entry.oldId) || entry.oldMode !== "100644" ? [] : [entry.oldId])];
     return [];
   });
-  const blobs = await readBlobs({ cwd: root }, [...new Set(wanted)]);
+  // A child's 3 GB package.json is not read into memory to find its scripts: it is listed unread.
+  const sizes = await blobSizes(root, [...new Set(wanted)]);
+  const tooLarge = new Set([...sizes].filter(([, size]) => size > REVIEW_READ_MAX_BYTES).map(([id]) => id));
+  const blobs = await readBlobs({ cwd: root }, [...sizes.keys()].filter((id) => !tooLarge.has(id)));
   const notes: ReviewNote[] = [];
   for (const entry of entries) {
     const { path, newMode, oldMode } = entry;
@@ -94,6 +113,9 @@ export async function filesToReview(root: string, base: string, commit: string):
     }
     const fixed = runsCodeWhy(path);
     if (fixed) notes.push({ path, why: fixed });
+    else if ((isAttributes(path) || isPackage(path)) && (tooLarge.has(entry.newId) || tooLarge.has(entry.oldId))) {
+      notes.push({ path, why: `over ${REVIEW_READ_MAX_BYTES / 1024 / 1024} MiB, not read: it may name programs your tools run` });
+    }
     else if (isAttributes(path) && driverLines(blobs.get(entry.newId)?.toString("utf8") ?? "").length > 0) {
       notes.push({ path, why: "names filter, diff or merge drivers: your git runs the programs your config gives them on the files it picks" });
     } else if (isPackage(path) && scriptsOf(blobs.get(entry.newId)) !== scriptsOf(EMPTY_ID.test(entry.oldId) ? undefined : blobs.get(entry.oldId))) {

