@@ -30,6 +30,11 @@ function runsCodeWhy(path: string): string | undefined {
   if (/^(?:\.husky|\.githooks)\//.test(path)) return "a git hook: your git runs it when its hooks path points there";
   if (/^\.github\/workflows\//.test(path)) return "CI runs it on the next push";
   if (path === ".vscode/tasks.json" || path === ".vscode/settings.json" || path === ".vscode/launch.json") return "VS Code runs the commands it names";
+  if (/^\.devcontainer\//.test(path) || name === ".devcontainer.json") return "a dev container runs the commands it names";
+  if (name === ".pre-commit-config.yaml" || name === "lefthook.yml" || name === ".lefthook.yml") return "a hook manager runs the hooks it names on commit";
+  if (name === ".npmrc" || name === ".yarnrc.yml" || name === ".yarnrc") return "npm or yarn read it: it can name programs and Node options they run";
+  if (/(?:^|\/)\.cargo\/config(?:\.toml)?$/.test(path)) return "cargo reads it: it can name programs cargo runs";
+  if (name === "mise.toml" || name === ".mise.toml") return "mise runs the hooks and tasks it names";
   return undefined;
 }
 

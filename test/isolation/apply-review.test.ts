@@ -39,6 +39,9 @@ function hostileChanges(tree: string): void {
     ".husky/pre-commit": "sh -c 'steal'\n",
     ".github/workflows/ci.yml": "on: push\n",
     ".vscode/tasks.json": "{}\n",
+    ".npmrc": "node-options=--require ./evil.js\n",
+    ".pre-commit-config.yaml": "repos: []\n",
+    ".devcontainer/devcontainer.json": '{ "postCreateCommand": "sh evil.sh" }\n',
     ".gitmodules": '[submodule "x"]\n\tpath = x\n\turl = https://evil.example/x.git\n',
     ".gitattributes": "*.txt filter=anything\n",
     "docs/.gitattributes": "*.md text eol=lf\n", // no driver: nothing runs
@@ -53,11 +56,14 @@ function hostileChanges(tree: string): void {
 }
 
 const REVIEW = [
+  { path: ".devcontainer/devcontainer.json", why: "a dev container runs the commands it names" },
   { path: ".envrc", why: "direnv runs it when you enter its folder" },
   { path: ".gitattributes", why: "names filter, diff or merge drivers: your git runs the programs your config gives them on the files it picks" },
   { path: ".github/workflows/ci.yml", why: "CI runs it on the next push" },
   { path: ".gitmodules", why: "git fetches submodules from the URLs it names" },
   { path: ".husky/pre-commit", why: "a git hook: your git runs it when its hooks path points there" },
+  { path: ".npmrc", why: "npm or yarn read it: it can name programs and Node options they run" },
+  { path: ".pre-commit-config.yaml", why: "a hook manager runs the hooks it names on commit" },
   { path: ".vscode/tasks.json", why: "VS Code runs the commands it names" },
   { path: "big/package.json", why: "over 1 MiB, not read: it may name programs your tools run" },
   { path: "notes.md", why: "a link to /home/user/.ssh/authorized_keys, out of the working tree" },
@@ -79,7 +85,7 @@ test("/flow apply names files that make tools run code, a file made executable a
   expect(answer).toMatchObject({ runId, status: "applied", review: REVIEW });
   const text = formatChangeAnswers([answer!], "apply");
   expect(text.split("\n")).toHaveLength(2);
-  expect(text.split("\n")[1]).toMatch(new RegExp(`^REVIEW run ${runId}'s files before running anything in the project: \\.envrc \\(direnv`));
+  expect(text.split("\n")[1]).toMatch(new RegExp(`^REVIEW run ${runId}'s files before running anything in the project: \\.devcontainer/devcontainer\\.json \\(a dev container`));
   expect(text).toContain("notes.md (a link to /home/user/.ssh/authorized_keys, out of the working tree)");
   expect(text).not.toContain("web/package.json (");
   expect(text).not.toContain("docs/.gitattributes (");
