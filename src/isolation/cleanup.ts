@@ -78,7 +78,8 @@ export async function cleanupIsolation(home: string, cwd: string, wait: WaitOpti
   const owners = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(OWNER_SUFFIX)) : [];
   const removedWorktrees: string[] = [];
   for (const runId of owners.map((name) => name.slice(0, -OWNER_SUFFIX.length))) {
-    if (!ownerGone(dir, runId)) continue;
+    // ".owner.json" or "..owner.json" would name the folder of every worktree, or the flow home's: never removed.
+    if (runId === "" || runId === "." || runId === ".." || !ownerGone(dir, runId)) continue;
     await removeWorktree(repo.commonDir, repo.root, join(dir, runId), ownerFile(dir, runId), wait);
     removedWorktrees.push(runId);
   }
