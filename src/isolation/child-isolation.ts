@@ -46,13 +46,16 @@ export function startIsolation(repo: Repository, runId: string, home: string, op
 }
 
 /** Makes the child's worktree (once) and returns where it works: the parent's subdirectory in it. */
-export async function isolationCwd(pending: PendingIsolation): Promise<string> {
-  return (await isolationWorktree(pending)).cwd;
+export async function isolationCwd(pending: PendingIsolation, signal?: AbortSignal): Promise<string> {
+  return (await isolationWorktree(pending, signal)).cwd;
 }
 
-/** Makes the child's worktree (once): where it works, its top directory and its base. */
-export async function isolationWorktree(pending: PendingIsolation): Promise<Pick<Isolation, "cwd" | "path" | "base" | "gitDir">> {
-  pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base, lockWaitOf(pending)));
+/**
+ * Makes the child's worktree (once): where it works, its top directory and its base. `signal`
+ * (the child's) stops a wait for the repository lock: a cancelled child does not wait for it.
+ */
+export async function isolationWorktree(pending: PendingIsolation, signal?: AbortSignal): Promise<Pick<Isolation, "cwd" | "path" | "base" | "gitDir">> {
+  pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base, { ...lockWaitOf(pending), ...(signal ? { signal } : {}) }));
   pending.made.catch(() => undefined);
   return await pending.made;
 }

@@ -41,10 +41,12 @@ export interface LockWait {
   /** Told once, after `noticeMs` (default 2 s) of waiting, who holds the lock. */
   onWaiting?: (holder: string) => void;
   noticeMs?: number;
+  /** Stops the wait (a child cancelled while its worktree waits for the lock): rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** How a caller of pi-flow's worktree operations may wait (what the lock is for is the operation's to say). */
-export type WaitOptions = Pick<LockWait, "patienceMs" | "onWaiting" | "noticeMs">;
+export type WaitOptions = Pick<LockWait, "patienceMs" | "onWaiting" | "noticeMs" | "signal">;
 
 /** A wait of LOCK_PATIENCE_MS (unless `wait` says otherwise) for the lock, taken for `purpose`. */
 export const patientWait = (purpose: string, wait: WaitOptions = {}): LockWait => ({ patienceMs: LOCK_PATIENCE_MS, ...wait, purpose });
@@ -94,6 +96,7 @@ async function describeHolder(path: string, owner: LockOwner | undefined): Promi
 async function acquireFile(path: string, wait: LockWait, started: number): Promise<void> {
   let told = false;
   for (;;) {
+    if (wait.signal?.aborted) throw wait.signal.reason instanceof Error ? wait.signal.reason : new Error("stopped while waiting for the repository's pi-flow lock");
     try {
       const handle = await open(path, "wx", 0o600);
       const owner = { pid: process.pid, host: hostname(), ...ownIdentity(), since: new Date().toISOString(), ...(wait.purpose ? { purpose: wait.purpose } : {}) };

@@ -41,7 +41,13 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), root: repo.root }), { mode: 0o600 });
-  await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }), patientWait(`making run ${runId}'s worktree`, wait));
+  try {
+    await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }), patientWait(`making run ${runId}'s worktree`, wait));
+  } catch (error) {
+    // No worktree was made (the lock was not had, or git failed): no owner file is left for crash cleanup to chase.
+    await rm(ownerFile(dir, runId), { force: true });
+    throw error;
+  }
   // Read now, while only git has written in the worktree.
   const gitDir = await git(["rev-parse", "--absolute-git-dir"], { cwd: path });
   const cwd = resolve(path, repo.prefix);

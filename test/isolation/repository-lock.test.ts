@@ -203,3 +203,27 @@ test("/flow apply names the process that holds the repository lock while it wait
   expect(shown.at(-1)).toContain(`Run ${runId}: applied to the working tree`);
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
 }, 30_000);
+
+test("a worktree child cancelled while its worktree waits for a lock another process holds stops waiting at once, leaving nothing behind", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const hung = await holder(repo.commonDir, join(root, "holder-done"));
+  try {
+    const controller = new AbortController();
+    let waiting: () => void = () => undefined;
+    const told = new Promise<void>((resolve) => (waiting = resolve));
+    const evidence = { appendDiagnostic: () => waiting() };
+    const runId = "ag_0mx1xga91_cancelled0";
+    const making = isolationWorktree(startIsolation(repo, runId, home, { evidence, lockWait: { noticeMs: 50 } }), controller.signal).catch((caught: unknown) => caught);
+    await told; // it waits for the lock (the default patience is 30 s)
+    controller.abort(new Error("cancelled by the parent"));
+    expect(((await making) as Error).message).toBe("cancelled by the parent");
+    expect(existsSync(ownerFile(worktreesDir(home, root), runId))).toBe(false);
+    expect(worktreeCount(root)).toBe(1);
+  } finally {
+    const exited = once(hung, "exit");
+    hung.stdin!.write("go\n");
+    await exited;
+  }
+}, 15_000);

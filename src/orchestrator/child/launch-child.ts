@@ -136,7 +136,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       else signal.addEventListener("abort", () => inbox?.close(), { once: true });
       const { resume } = prepared;
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-      const worktree = isolating ? await isolationWorktree(isolating) : undefined;
+      const worktree = isolating ? await isolationWorktree(isolating, signal) : undefined;
       const cwd = worktree?.cwd ?? prepared.cwd;
       const fleet = env.fleet && placement.where === "fleet" ? { workflowId: placement.workflowId(writer.runId), harness, model: modelLabel, projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
