@@ -1949,6 +1949,13 @@ type ExternalRunsOutput =
                * conflict: why, when git found no conflict (files the working tree ignores in the way, a link into .git); nothing changed.
                */
               reason?: string;
+              /**
+               * applied: the files it wrote that make tools run code or reach out of the tree (git hooks and drivers, .envrc, CI workflows, editor tasks, changed npm scripts, links out of the working tree, files made executable), and why: read them before running anything. The envelope warns changes_need_review.
+               */
+              review?: {
+                path: string;
+                why: string;
+              }[];
             }[];
             runs?: never;
             workflows?: never;

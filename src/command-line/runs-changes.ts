@@ -13,7 +13,7 @@ export async function changesCommand(action: ChangeAction, argv: readonly string
   const cwd = resolve(stringFlag(parsed, "cwd") ?? ".");
   // Every target is found and checked before any is touched: one unfinished or unknown run refuses the whole call.
   const targets = targetIds(parsed.positionals).map((runId) => ({ runs: storeOfRun(cwd, runId), runId }));
-  // A lock another process holds for long is named on stderr while this waits (see CHANGE_LOCK_PATIENCE_MS).
+  // A lock another process holds for long is named on stderr while this waits (see LOCK_PATIENCE_MS).
   const answers = await changeTargets(targets, action, { onWaiting: (text) => process.stderr.write(`${text}\n`) });
   process.stdout.write(`${formatChangeAnswers(answers, action)}\n`);
   return answers.some((answer) => answer.status === "conflict") ? EXIT.failed : EXIT.succeeded;

@@ -105,6 +105,12 @@ export const ChangesPayloadSchema = Type.Object({
       files: Type.Optional(Type.Array(Type.String(), { description: "applied: the files written or deleted. conflict: the conflicting files. The first 200." })),
       moreFiles: Type.Optional(Type.Integer({ minimum: 1, description: "How many more files than the 200 listed (an applied run's evidence lists them all)." })),
       reason: Type.Optional(Type.String({ description: "conflict: why, when git found no conflict (files the working tree ignores in the way, a link into .git); nothing changed." })),
+      review: Type.Optional(
+        Type.Array(Type.Object({ path: Type.String(), why: Type.String() }), {
+          description:
+            "applied: the files it wrote that make tools run code or reach out of the tree (git hooks and drivers, .envrc, CI workflows, editor tasks, changed npm scripts, links out of the working tree, files made executable), and why: read them before running anything. The envelope warns changes_need_review.",
+        }),
+      ),
     }),
   ),
 });

@@ -11,4 +11,6 @@ export const RECEIPT_WARNINGS = {
     "The run's result stands, but part of its evidence could not be saved; it is served from memory while this process holds it.",
   tools_withheld: "A child ran without tools its role asks for, because this session does not hold them; its launch view lists them.",
   stubbed: "Children were answered by the stub harness: no model said those answers.",
+  changes_need_review:
+    "An apply wrote files that make tools run code or reach out of the working tree (hooks, .envrc, CI workflows, changed npm scripts, links out of the tree…): data.results[].review names them; read them before running anything.",
 } as const;

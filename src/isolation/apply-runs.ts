@@ -3,7 +3,6 @@
 // before any is touched: unknown or another session's run is run_unavailable, an unfinished one
 // request_invalid.
 import { existsSync } from "node:fs";
-import { posix } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { assertRunId, runFiles, type RunStore } from "../runs/index.ts";
 import { applyChanges } from "./apply.ts";
@@ -11,11 +10,12 @@ import { dropChanges, readChanges } from "./changes.ts";
 import { nulFields, runGit } from "./git.ts";
 import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRecord } from "./change-record.ts";
 import { assertChangesReadable } from "./readable-changes.ts";
+import { filesToReview, type ReviewNote } from "./review-files.ts";
 import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, withoutMark } from "./unfinished-apply.ts";
 import { openRepository } from "./repository.ts";
 import { assertFlowHomeApart } from "./snapshot.ts";
 import { assertNoOperationInProgress } from "./operation-in-progress.ts";
-import { withRepositoryLock, type LockWait } from "./repository-lock.ts";
+import { patientWait, withRepositoryLock, type LockWait, type WaitOptions } from "./repository-lock.ts";
 
 export type ChangeAction = "apply" | "discard";
 
@@ -28,6 +28,11 @@ export interface ChangeAnswer {
   moreFiles?: number;
   /** conflict: why, when it is not a conflict git found (a file the user's tree ignores in the way, a link into .git). */
   reason?: string;
+  /**
+   * applied: the files it wrote that a person should read before running anything in the project
+   * (a hook, an .envrc, a CI workflow, changed npm scripts, a link out of the tree…), and why. The first ANSWER_FILES_MAX.
+   */
+  review?: ReviewNote[];
 }
 
 /**
@@ -43,20 +48,14 @@ function answerFiles(files: readonly string[]): Pick<ChangeAnswer, "files" | "mo
 
 export const MAX_CHANGE_TARGETS = 100;
 
-/**
- * How long an apply or discard waits for the repository lock another live process holds before it
- * gives up (run_unavailable naming that process): a holder that hangs never hangs the caller too.
- */
-export const CHANGE_LOCK_PATIENCE_MS = 30_000;
+/** The warning an apply's envelope carries when a run it applied wrote files to review (ChangeAnswer.review). */
+export const CHANGES_NEED_REVIEW = "changes_need_review";
 
-/** How an apply or discard waits for the repository lock (see LockWait): the CLI says who holds it. */
-export type ChangeWait = Pick<LockWait, "patienceMs" | "onWaiting" | "noticeMs">;
+/** How an apply or discard waits for the repository lock (see LockWait and LOCK_PATIENCE_MS): the CLI says who holds it. */
+export type ChangeWait = WaitOptions;
 
-const lockWait = (action: ChangeAction, runId: string, wait: ChangeWait): LockWait => ({
-  patienceMs: CHANGE_LOCK_PATIENCE_MS,
-  ...wait,
-  purpose: `${action === "apply" ? "applying" : "discarding"} run ${runId}'s changes`,
-});
+const lockWait = (action: ChangeAction, runId: string, wait: ChangeWait): LockWait =>
+  patientWait(`${action === "apply" ? "applying" : "discarding"} run ${runId}'s changes`, wait);
 
 /** The run IDs of a call: 1 to 100, well formed, none twice. */
 export function targetIds(runIds: unknown): string[] {
@@ -103,6 +102,9 @@ async function applyOne(runId: string, files: Files, home: string, wait: ChangeW
       await markApplying(repo.root, files, record, runId, touching, before);
       marked = true;
     };
+    // Read before the apply drops the run's ref: what of it needs a person's review.
+    const kept = await readChanges(repo.root, runId);
+    const review = kept ? (await filesToReview(repo.root, kept.base, kept.commit)).slice(0, ANSWER_FILES_MAX) : [];
     const outcome = await applyChanges(repo, runId, { flowHome: home, beforeWriting }).catch((error: unknown) => {
       const mark = marked ? readChangeRecord(files) : null;
       if (mark?.state === "applying" && error instanceof Error) error.message = unfinishedApplyMessage(runId, mark, `apply failed (${error.message})`);
@@ -116,7 +118,8 @@ async function applyOne(runId: string, files: Files, home: string, wait: ChangeW
     // Every file, in the run's evidence: the answer names only the first ANSWER_FILES_MAX.
     await settleMark(repo.root, files, outcome.status === "applied" ? { ...record, appliedFiles: outcome.files } : record, runId, "applied");
     await dropChanges(repo.root, runId);
-    return outcome.status === "applied" ? { runId, status: "applied", ...answerFiles(outcome.files) } : { runId, status: "nothing_to_apply" };
+    if (outcome.status !== "applied") return { runId, status: "nothing_to_apply" };
+    return { runId, status: "applied", ...answerFiles(outcome.files), ...(review.length > 0 ? { review } : {}) };
   }, lockWait("apply", runId, wait));
 }
 
@@ -206,39 +209,38 @@ async function changeOne(action: ChangeAction, runId: string, runs: RunStore, be
 
 /**
  * The files a run's kept changes touch, from its ref in the repository (as git lists them, whatever
- * their names hold), made printable; none when the run kept no changes or its ref is gone.
+ * their names hold), made printable; none when the run kept no changes or its ref is gone. A file to
+ * review says why: `notes.md (a link to /home/u/.ssh/authorized_keys, out of the working tree)` is a
+ * different change from a file called notes.md, and the person asked to apply it is told so.
  */
 export async function keptChangeFiles(runs: RunStore, runId: string): Promise<string[]> {
-  const record = readChangeRecord(runFiles(runs.scope, assertRunId(runId)));
-  if (!record || record.state !== "kept" || !existsSync(record.root)) return [];
-  const kept = await readChanges(record.root, runId);
+  const kept = await keptChangesOf(runs, runId);
   if (!kept) return [];
-  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", kept.base, kept.commit], { cwd: record.root });
+  const listed = await runGit(["diff-tree", "-r", "-z", "--no-renames", "--name-only", kept.base, kept.commit], { cwd: kept.root });
   if (listed.code !== 0) return [];
-  const fields = nulFields(listed.stdout);
-  const names: string[] = [];
-  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const [, mode = "", , id = ""] = fields[i]!.slice(1).split(" ");
-    const path = fields[i + 1]!;
-    const target = mode === "120000" ? await linkLeavingTree(record.root, path, id) : undefined;
-    names.push(target === undefined ? shownName(path) : `${shownName(path)} (a link to ${shownName(target)}, out of the working tree)`);
-  }
-  return names;
+  const notes = new Map((await filesToReview(kept.root, kept.base, kept.commit).catch(() => [])).map((note) => [note.path, note]));
+  return nulFields(listed.stdout).map((path) => {
+    const note = notes.get(path);
+    return note ? reviewLine(note) : shownName(path);
+  });
 }
 
-/**
- * Where the link `path` (blob `id`) points when that is out of the working tree: a child's
- * `notes.md` linking to ~/.ssh/authorized_keys is a different change from a file called notes.md,
- * and the person asked to apply it is told so. Undefined for a link that stays inside.
- */
-async function linkLeavingTree(root: string, path: string, id: string): Promise<string | undefined> {
-  const blob = await runGit(["cat-file", "blob", id], { cwd: root });
-  if (blob.code !== 0) return undefined;
-  const target = blob.stdout.toString("utf8");
-  const inside = posix.normalize(posix.join(posix.dirname(path), target));
-  return posix.isAbsolute(target) || inside === ".." || inside.startsWith("../") ? target : undefined;
+/** The files of a run's kept changes a person should review before running anything (see review-files.ts), made printable. */
+export async function keptReviewLines(runs: RunStore, runId: string): Promise<string[]> {
+  const kept = await keptChangesOf(runs, runId);
+  return kept ? (await filesToReview(kept.root, kept.base, kept.commit).catch(() => [])).map(reviewLine) : [];
 }
+
+/** A run's kept changes (its repository, base and commit) while they are kept and readable. */
+async function keptChangesOf(runs: RunStore, runId: string): Promise<{ root: string; base: string; commit: string } | undefined> {
+  const record = readChangeRecord(runFiles(runs.scope, assertRunId(runId)));
+  if (!record || record.state !== "kept" || !existsSync(record.root)) return undefined;
+  const kept = await readChanges(record.root, runId);
+  return kept ? { root: record.root, ...kept } : undefined;
+}
+
+/** A file to review as a line shows it: "path (why)", printable (a link's target is the child's text too). */
+const reviewLine = (note: ReviewNote): string => shownName(`${note.path} (${note.why})`);
 
 /**
  * The files an unfinished apply of the run was writing or deleting (its "applying" mark), made
@@ -287,15 +289,19 @@ export function changeRuns(runs: RunStore, action: ChangeAction, runIds: unknown
   return changeTargets(targetIds(runIds).map((runId) => ({ runs, runId })), action, wait);
 }
 
-/** One line per run, for the tool's text, the CLI and /flow, in the words of the action asked. */
+/** The line naming a run's files to review, for apply's answers and /flow apply's question. */
+export const reviewWarning = (runId: string, lines: readonly string[]): string =>
+  `REVIEW run ${runId}'s ${lines.length === 1 ? "file" : "files"} before running anything in the project: ${nameList(lines)}.`;
+
+/** One line per run (and one more naming its files to review), for the tool's text, the CLI and /flow, in the words of the action asked. */
 export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction): string {
   return answers
-    .map(({ runId, status, files, moreFiles, reason }) => {
+    .map(({ runId, status, files, moreFiles, reason, review }) => {
       // A child named these files: shown without the escapes a name can hold.
       const list = files && files.length > 0 ? `: ${nameList(files, moreFiles)}` : "";
       switch (status) {
         case "applied":
-          return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
+          return `Run ${runId}: applied to the working tree (nothing staged)${list}.${review ? `\n${reviewWarning(runId, review.map(reviewLine))}` : ""}`;
         case "conflict":
           return `Run ${runId}: conflict, nothing changed${list}${reason ? ` (not applied: ${reason})` : ""}.`;
         case "nothing_to_apply":

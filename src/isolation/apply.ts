@@ -81,6 +81,22 @@ async function inTheWay(root: string, currentTree: string, written: readonly str
   return blocked;
 }
 
+/**
+ * On a file system that takes `A.txt` and `a.txt` for one file (git's core.ignorecase: macOS,
+ * Windows), the written paths of the merged `tree` whose name differs only in case from another of
+ * its paths: writing one would overwrite the other, the user's file, with no merge. A child that ran
+ * elsewhere (a fleet worker on Linux, a cassette's changes) can keep both names.
+ */
+async function caseClashes(root: string, tree: string, written: readonly string[]): Promise<string[]> {
+  const setting = await runGit(["config", "--bool", "core.ignorecase"], { cwd: root });
+  if (setting.stdout.toString("utf8").trim() !== "true") return [];
+  const listed = await runGit(["ls-tree", "-r", "-z", "--name-only", tree], { cwd: root });
+  if (listed.code !== 0) throw new Error(`git ls-tree failed: ${listed.stderr}`);
+  const byFold = new Map<string, number>();
+  for (const path of nulFields(listed.stdout)) byFold.set(path.toLowerCase(), (byFold.get(path.toLowerCase()) ?? 0) + 1);
+  return written.filter((path) => (byFold.get(path.toLowerCase()) ?? 0) > 1);
+}
+
 /** The paths of the merge at or under the flow home: an apply never writes or deletes pi-flow's own files. */
 function intoFlowHome(root: string, flowHome: string | undefined, paths: readonly string[]): string[] {
   const inside = flowHomeInTree(root, flowHome);
@@ -133,6 +149,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
     [intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), "files in the flow home inside the working tree (pi-flow's own), which an apply never writes"],
     [await inTheWay(repo.root, currentTree, written, deleted), "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites"],
     [await linksIntoGitFolder(repo.root, repo.commonDir, links), "links into a git folder (.git), which an apply never writes"],
+    [await caseClashes(repo.root, tree, written), "names that differ only in case from other files, which this repository's file system takes for the same file (core.ignorecase): one would overwrite the other"],
   ];
   const blocked = refusals.filter(([paths]) => paths.length > 0);
   if (blocked.length > 0) return { status: "conflict", files: [...new Set(blocked.flatMap(([paths]) => paths))].sort(), reason: blocked.map(([, why]) => why).join("; ") };

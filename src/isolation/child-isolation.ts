@@ -6,6 +6,7 @@ import { patchText, readChanges, type ChangeStats } from "./changes.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
+import type { WaitOptions } from "./repository-lock.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
@@ -31,23 +32,30 @@ export interface PendingIsolation {
   made?: Promise<Isolation>;
   /** The largest patch the patch view keeps (MAX_PATCH_VIEW_BYTES; a test sets less). */
   patchViewMaxBytes?: number;
+  /** The child's run, told who holds the repository lock when making its worktree waits for it. */
+  evidence?: Evidence;
+  /** How making and removing the worktree wait for the repository lock (a test waits less than LOCK_PATIENCE_MS). */
+  lockWait?: WaitOptions;
 }
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
-export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes"> = {}): PendingIsolation {
+export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes" | "evidence" | "lockWait"> = {}): PendingIsolation {
   const base = snapshotCommit(repo, home);
   base.catch(() => undefined); // the child's run awaits it and fails with its error
   return { repo, runId, home, base, ...options };
 }
 
 /** Makes the child's worktree (once) and returns where it works: the parent's subdirectory in it. */
-export async function isolationCwd(pending: PendingIsolation): Promise<string> {
-  return (await isolationWorktree(pending)).cwd;
+export async function isolationCwd(pending: PendingIsolation, signal?: AbortSignal): Promise<string> {
+  return (await isolationWorktree(pending, signal)).cwd;
 }
 
-/** Makes the child's worktree (once): where it works, its top directory and its base. */
-export async function isolationWorktree(pending: PendingIsolation): Promise<Pick<Isolation, "cwd" | "path" | "base" | "gitDir">> {
-  pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base));
+/**
+ * Makes the child's worktree (once): where it works, its top directory and its base. `signal`
+ * (the child's) stops a wait for the repository lock: a cancelled child does not wait for it.
+ */
+export async function isolationWorktree(pending: PendingIsolation, signal?: AbortSignal): Promise<Pick<Isolation, "cwd" | "path" | "base" | "gitDir">> {
+  pending.made ??= pending.base.then((base) => createIsolation(pending.repo, pending.runId, pending.home, base, { ...lockWaitOf(pending), ...(signal ? { signal } : {}) }));
   pending.made.catch(() => undefined);
   return await pending.made;
 }
@@ -64,7 +72,7 @@ export async function finishIsolation(
 ): Promise<ChangeStats | undefined> {
   try {
     // A child that never ran (cancelled while queued) never got a worktree: nothing to keep.
-    return pending.made ? await keepChanges(pending.made, files, home, evidence, pending.patchViewMaxBytes) : undefined;
+    return pending.made ? await keepChanges(pending, pending.made, files, home, evidence) : undefined;
   } catch (error) {
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
     const reason = (error as Error).message;
@@ -75,7 +83,21 @@ export async function finishIsolation(
   }
 }
 
-type Evidence = { appendDiagnostic(entry: { level: "warn"; code: string; message: string }): void };
+type Evidence = { appendDiagnostic(entry: { level: "info" | "warn"; code: string; message: string }): void };
+
+/** The wait for the repository lock, telling the child's run (info `repository_lock`) who holds it. */
+const lockWaitOf = ({ evidence, lockWait }: PendingIsolation): WaitOptions => ({
+  ...(evidence ? { onWaiting: (text: string) => evidence.appendDiagnostic({ level: "info", code: "repository_lock", message: text }) } : {}),
+  ...lockWait,
+});
+
+/** A worktree left behind because another process hangs holding the repository lock: the changes are kept even so. */
+const worktreeLeft = (evidence: Evidence) => (why: string) =>
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "worktree_left",
+    message: `the child's worktree could not be removed: ${why} Its changes are kept; the worktree is removed at a session start once this process has ended`,
+  });
 
 /** A repository the child made (or removed) in its worktree: not among the kept changes, and the run's diagnostics say so. */
 const nestedRepositoriesLeftOut = (evidence: Evidence) => (paths: string[]) =>
@@ -93,14 +115,20 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
   });
 
-async function keepChanges(making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence, patchViewMaxBytes?: number): Promise<ChangeStats | undefined> {
+async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
+  const { patchViewMaxBytes } = pending;
   let isolation: Isolation;
   try {
     isolation = await making;
   } catch {
     return undefined; // no worktree was made; the run's error says why
   }
-  const stats = await settleIsolation(isolation, home, { onNestedRepositories: nestedRepositoriesLeftOut(evidence), onSubmoduleWrites: submoduleWritesLeftOut(evidence) });
+  const stats = await settleIsolation(isolation, home, {
+    onNestedRepositories: nestedRepositoriesLeftOut(evidence),
+    onSubmoduleWrites: submoduleWritesLeftOut(evidence),
+    onWorktreeLeft: worktreeLeft(evidence),
+    ...(pending.lockWait ? { wait: pending.lockWait } : {}),
+  });
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);
   if (kept) {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ownerAlive, readEvidenceText } from "../runs/index.ts";
 import { flowHomeLine } from "./changes.ts";
 import { runGit } from "./git.ts";
-import { withRepositoryLock } from "./repository-lock.ts";
+import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { beforeApplyRef } from "./unfinished-apply.ts";
 import { ownerFile, removeWorktree, worktreesDir } from "./worktree.ts";
@@ -60,8 +60,12 @@ async function dropOrphanRefs(repo: Repository, home: string): Promise<string[]>
   return dropped;
 }
 
-/** Cleans up after crashed hosts in the repository of `cwd`; nothing to do outside a repository. */
-export async function cleanupIsolation(home: string, cwd: string): Promise<CleanupReport> {
+/**
+ * Cleans up after crashed hosts in the repository of `cwd`; nothing to do outside a repository.
+ * Another process that hangs holding the repository lock makes it give up (run_unavailable naming
+ * that process) once LOCK_PATIENCE_MS have passed: the next session start tries again.
+ */
+export async function cleanupIsolation(home: string, cwd: string, wait: WaitOptions = {}): Promise<CleanupReport> {
   // Nothing was ever isolated from this flow home: no git to run at a session's start.
   if (!existsSync(join(home, "worktrees"))) return { removedWorktrees: [], droppedRefs: [] };
   let repo: Repository;
@@ -74,10 +78,11 @@ export async function cleanupIsolation(home: string, cwd: string): Promise<Clean
   const owners = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(OWNER_SUFFIX)) : [];
   const removedWorktrees: string[] = [];
   for (const runId of owners.map((name) => name.slice(0, -OWNER_SUFFIX.length))) {
-    if (!ownerGone(dir, runId)) continue;
-    await removeWorktree(repo.commonDir, repo.root, join(dir, runId), ownerFile(dir, runId));
+    // ".owner.json" or "..owner.json" would name the folder of every worktree, or the flow home's: never removed.
+    if (runId === "" || runId === "." || runId === ".." || !ownerGone(dir, runId)) continue;
+    await removeWorktree(repo.commonDir, repo.root, join(dir, runId), ownerFile(dir, runId), wait);
     removedWorktrees.push(runId);
   }
-  await withRepositoryLock(repo.commonDir, () => runGit(["worktree", "prune"], { cwd: repo.root }));
+  await withRepositoryLock(repo.commonDir, () => runGit(["worktree", "prune"], { cwd: repo.root }), patientWait("forgetting worktrees whose folder is gone", wait));
   return { removedWorktrees, droppedRefs: await dropOrphanRefs(repo, home) };
 }

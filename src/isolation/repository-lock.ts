@@ -22,17 +22,34 @@ const UNREADABLE_LOCK_MAX_AGE_MS = 10 * 1000;
 const RETRY_MS = 25;
 /** How long a wait for another process's lock goes unremarked before the waiter is told who holds it. */
 const NOTICE_MS = 2_000;
+/**
+ * How long pi-flow's own uses of the lock (making and removing a child's worktree, crash cleanup,
+ * an apply or discard) wait for another live process that holds it before giving up with
+ * run_unavailable naming it: a holder that hangs never hangs them too.
+ */
+export const LOCK_PATIENCE_MS = 30_000;
 
 /** How a caller waits for the lock held by another process. */
 export interface LockWait {
   /** What the lock is taken for ("applying run r-…"), named to anyone who waits for it. */
   purpose?: string;
-  /** Given up after this long with run_unavailable naming the holder; without it, the wait lasts as long as the holder does. */
+  /**
+   * Given up after this long (counted from the call, so waiters queued in this process all give up
+   * together) with run_unavailable naming the holder; without it, the wait lasts as long as the holder does.
+   */
   patienceMs?: number;
   /** Told once, after `noticeMs` (default 2 s) of waiting, who holds the lock. */
   onWaiting?: (holder: string) => void;
   noticeMs?: number;
+  /** Stops the wait (a child cancelled while its worktree waits for the lock): rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
+
+/** How a caller of pi-flow's worktree operations may wait (what the lock is for is the operation's to say). */
+export type WaitOptions = Pick<LockWait, "patienceMs" | "onWaiting" | "noticeMs" | "signal">;
+
+/** A wait of LOCK_PATIENCE_MS (unless `wait` says otherwise) for the lock, taken for `purpose`. */
+export const patientWait = (purpose: string, wait: WaitOptions = {}): LockWait => ({ patienceMs: LOCK_PATIENCE_MS, ...wait, purpose });
 
 interface LockOwner {
   pid?: unknown;
@@ -76,10 +93,10 @@ async function describeHolder(path: string, owner: LockOwner | undefined): Promi
   return `${who}${what}${since ? `, since ${since}` : ""}`;
 }
 
-async function acquireFile(path: string, wait: LockWait): Promise<void> {
-  const started = Date.now();
+async function acquireFile(path: string, wait: LockWait, started: number): Promise<void> {
   let told = false;
   for (;;) {
+    if (wait.signal?.aborted) throw wait.signal.reason instanceof Error ? wait.signal.reason : new Error("stopped while waiting for the repository's pi-flow lock");
     try {
       const handle = await open(path, "wx", 0o600);
       const owner = { pid: process.pid, host: hostname(), ...ownIdentity(), since: new Date().toISOString(), ...(wait.purpose ? { purpose: wait.purpose } : {}) };
@@ -102,7 +119,7 @@ async function acquireFile(path: string, wait: LockWait): Promise<void> {
     if (wait.patienceMs !== undefined && waited >= wait.patienceMs) {
       throw new FlowError(
         "run_unavailable",
-        `The repository's pi-flow lock (${path}) is held by ${await describeHolder(path, owner)}, still running; gave up after ${Math.round(waited / 1000)} s. Nothing was changed: try again once it lets go, or end that process if it hangs (its lock is then taken over).`,
+        `${wait.purpose ? `Not ${wait.purpose}: the` : "The"} repository's pi-flow lock (${path}) is held by ${await describeHolder(path, owner)}, still running; gave up after ${Math.round(waited / 1000)} s. Nothing was changed: try again once it lets go, or end that process if it hangs (its lock is then taken over).`,
       );
     }
     await pause(RETRY_MS);
@@ -114,8 +131,9 @@ export function withRepositoryLock<T>(commonDir: string, work: () => Promise<T>,
   const all = queues();
   const previous = all.get(commonDir) ?? Promise.resolve();
   const path = join(commonDir, LOCK_NAME);
+  const asked = Date.now();
   const next = previous.then(async () => {
-    await acquireFile(path, wait);
+    await acquireFile(path, wait, asked);
     try {
       return await work();
     } finally {

@@ -2,11 +2,12 @@
 // flow home by project (never inside the user's working tree), removed when the child settles.
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { FlowError } from "../contract/errors.ts";
 import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
-import { withRepositoryLock } from "./repository-lock.ts";
+import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
@@ -29,14 +30,24 @@ export const worktreesDir = (home: string, root: string): string => join(home, "
 /** Beside each worktree, the process that owns it: crash cleanup removes those of dead processes. */
 export const ownerFile = (dir: string, runId: string): string => join(dir, `${runId}.owner.json`);
 
-/** Makes the worktree of `runId` from `base` (default: the tree the user sees now). */
-export async function createIsolation(repo: Repository, runId: string, home: string, base?: string): Promise<Isolation> {
+/**
+ * Makes the worktree of `runId` from `base` (default: the tree the user sees now). Another process
+ * that hangs holding the repository lock is named through `wait.onWaiting`, and the child fails with
+ * run_unavailable naming it once LOCK_PATIENCE_MS have passed.
+ */
+export async function createIsolation(repo: Repository, runId: string, home: string, base?: string, wait: WaitOptions = {}): Promise<Isolation> {
   base ??= await snapshotCommit(repo, home);
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), root: repo.root }), { mode: 0o600 });
-  await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }));
+  try {
+    await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }), patientWait(`making run ${runId}'s worktree`, wait));
+  } catch (error) {
+    // No worktree was made (the lock was not had, or git failed): no owner file is left for crash cleanup to chase.
+    await rm(ownerFile(dir, runId), { force: true });
+    throw error;
+  }
   // Read now, while only git has written in the worktree.
   const gitDir = await git(["rev-parse", "--absolute-git-dir"], { cwd: path });
   const cwd = resolve(path, repo.prefix);
@@ -44,29 +55,49 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   return { repo, runId, path, cwd, base, gitDir };
 }
 
-/** Removes the worktree (whatever it holds) and its registration, then its owner file. */
-export async function removeWorktree(commonDir: string, root: string, path: string, owner: string): Promise<void> {
+/**
+ * Removes the worktree (whatever it holds) and its registration, then its owner file. Given up
+ * (run_unavailable) when another process hangs holding the repository lock: the owner file stays,
+ * so crash cleanup removes the worktree once its owner has ended.
+ */
+export async function removeWorktree(commonDir: string, root: string, path: string, owner: string, wait: WaitOptions = {}): Promise<void> {
   await withRepositoryLock(commonDir, async () => {
     const removed = await runGit(["worktree", "remove", "--force", "--force", path], { cwd: root });
     if (removed.code !== 0) {
       await rm(path, { recursive: true, force: true });
       await runGit(["worktree", "prune"], { cwd: root });
     }
-  });
+  }, patientWait(`removing the worktree ${basename(path)}`, wait));
   await rm(owner, { recursive: true, force: true });
+}
+
+/** What settling tells its caller besides the changes' counts (see captureChanges for the first two). */
+export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites"> {
+  /**
+   * The worktree could not be removed (another process hangs holding the repository lock): the
+   * changes are kept even so, and crash cleanup removes the worktree once this process has ended.
+   */
+  onWorktreeLeft?: (why: string) => void;
+  /** How removing the worktree waits for the repository lock. */
+  wait?: WaitOptions;
 }
 
 /**
  * The child settled: its changes are kept on refs/pi-flow/<runId> and the worktree is removed,
- * also when capturing failed (the error is rethrown after). `told`: see captureChanges.
+ * also when capturing failed (the error is rethrown after). A worktree the repository lock kept
+ * from being removed is told to `onWorktreeLeft` when given, and never loses the kept changes.
  */
-export async function settleIsolation(isolation: Isolation, home: string, told: Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites"> = {}): Promise<ChangeStats | null> {
+export async function settleIsolation(isolation: Isolation, home: string, told: SettleNotices = {}): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
+  const { onWorktreeLeft, wait, ...capture } = told;
   try {
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), ...told }))?.stats ?? null;
+    return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), ...capture }))?.stats ?? null;
   } finally {
-    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId));
+    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
+      if (!onWorktreeLeft || !(error instanceof FlowError) || error.code !== "run_unavailable") throw error;
+      onWorktreeLeft(error.message);
+    });
   }
 }

@@ -11,7 +11,7 @@ import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunTe
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/query-renderers.ts";
-import { changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
+import { CHANGES_NEED_REVIEW, changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
 
 type Answer = { data: unknown; text: string; warnings?: string[] };
 
@@ -133,7 +133,12 @@ function answerAction(
     case "discard": {
       rejectExtras(input, ["runIds"]);
       const action = input.action;
-      return changeRuns(runs, action, input.runIds).then((results) => ({ data: { results }, text: formatChangeAnswers(results, action) }));
+      // A run whose applied files need a person's review (results[].review) is named in the envelope's warnings too.
+      return changeRuns(runs, action, input.runIds, { onWaiting }).then((results) => ({
+        data: { results },
+        text: formatChangeAnswers(results, action),
+        warnings: results.some((result) => result.review) ? [CHANGES_NEED_REVIEW] : [],
+      }));
     }
   }
 }
@@ -158,7 +163,7 @@ export function createRunsTool(host: FlowHost) {
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes, and returns early when a workflow target ends unsuccessfully; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",
       "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means accepted for the child (not yet acted on; one the child ends before reading is noted in its diagnostics as steer_undelivered); terminal (the run had ended: continue it with external_delegate resume), unsupported (a claude or codex child) and refused (the run's steering budget is spent for now: data.reason says which bound) mean it was not. Unread steers reach the child together in one request.",
-      'apply: with one or more finished isolation "worktree" runs, in order, merge each run\'s kept changes onto the working tree (3-way against its base), all or nothing per run: data.results[].status applied (files), conflict (the conflicting files; nothing changed), nothing_to_apply or already_applied. Nothing is staged; uncommitted edits are kept. discard: drop runs\' kept changes. Read them first with inspect view patch.',
+      'apply: with one or more finished isolation "worktree" runs, in order, merge each run\'s kept changes onto the working tree (3-way against its base), all or nothing per run: data.results[].status applied (files; review: files to read before running anything, such as hooks, .envrc, CI workflows, changed npm scripts or links out of the tree, also warned as changes_need_review), conflict (the conflicting files; nothing changed), nothing_to_apply or already_applied. Nothing is staged; uncommitted edits are kept. discard: drop runs\' kept changes. Read them first with inspect view patch.',
       "ok means the query worked even when the run failed: check run.state.outcome.",
     ].join(" "),
     promptSnippet: "List, inspect, wait for, cancel or steer pi-flow runs",

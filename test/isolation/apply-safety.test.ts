@@ -56,6 +56,26 @@ describe("applying a child's changes never overwrites a file the user's tree hol
   });
 });
 
+describe("a repository on a file system that ignores case (core.ignorecase)", () => {
+  it("a child's file whose name differs only in case from the user's (kept where case counts: a Linux worker) conflicts instead of overwriting it", async () => {
+    const root = makeRepo({ "README.md": "the user's readme\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    writeIn(isolation.path, { "readme.md": "the child's readme\n", "new.txt": "n\n" });
+    await settleIsolation(isolation, home);
+    gitIn(root, "config", "core.ignorecase", "true"); // as git sets it on macOS and Windows
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(applied).toEqual({
+      status: "conflict",
+      files: ["readme.md"],
+      reason: "names that differ only in case from other files, which this repository's file system takes for the same file (core.ignorecase): one would overwrite the other",
+    });
+    expect(existsSync(join(root, "new.txt"))).toBe(false); // nothing written
+    gitIn(root, "config", "core.ignorecase", "false"); // where case counts, both names land
+    expect(await applyChanges(await openRepository(root), isolation.runId)).toEqual({ status: "applied", files: ["new.txt", "readme.md"] });
+    expect(readFileSync(join(root, "README.md"), "utf8")).toBe("the user's readme\n");
+  });
+});
+
 describe("a child's changes as a patch, whatever the user's git config says about diffs", () => {
   it("a global diff.external (difftastic, say) and diff.noprefix change neither the patch view nor the patch a cassette keeps and replays", async () => {
     const root = makeRepo({ "src/a.txt": "one\n" });

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { expect, test } from "vitest";
@@ -63,4 +63,17 @@ test("a worktree whose host died before a restart is removed, though a live proc
   } finally {
     reused.kill("SIGKILL");
   }
+});
+
+test("an owner file whose name names no worktree (.owner.json, ..owner.json) never makes cleanup remove the folder of every worktree", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const live = await createIsolation(await openRepository(root), "ag_live000000000000", home);
+  const dir = worktreesDir(home, root);
+  const gone = JSON.stringify({ pid: process.pid + 1, host: hostname(), boot: "the boot before the restart" });
+  for (const name of [".owner.json", "..owner.json"]) writeFileSync(join(dir, name), gone);
+  expect(await cleanupIsolation(home, root)).toEqual({ removedWorktrees: [], droppedRefs: [] });
+  expect(existsSync(live.path)).toBe(true);
+  expect(worktreeCount(root)).toBe(2);
+  await settleIsolation(live, home);
 });

@@ -2,17 +2,22 @@
 // at once, and a lock left by a process that died is taken over. Real processes, real files.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
+import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { changesCommand } from "../../src/commands/changes.ts";
 import { FlowError } from "../../src/contract/errors.ts";
 import { changeRuns } from "../../src/isolation/apply-runs.ts";
 import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { ownerFile, worktreesDir } from "../../src/isolation/worktree.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
-import { makeRepo } from "../support/git-repo.ts";
+import { makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
 
@@ -129,3 +134,96 @@ test("a lock file left empty or torn (its process died between making and writin
   }
   expect(existsSync(lockFile)).toBe(false);
 }, 20_000);
+
+test("a live process that hangs holding the lock is named to a worktree child's run, which gives up making its worktree; one settling keeps its changes and leaves its worktree; crash cleanup gives up too", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const told: { level: string; code: string; message: string }[] = [];
+  const evidence = { appendDiagnostic: (entry: { level: string; code: string; message: string }) => void told.push(entry) };
+  const lockWait = { patienceMs: 400, noticeMs: 50 };
+  const settling = store.create({ kind: "agent", task: { description: "writes" }, background: false });
+  const writing = startIsolation(repo, settling.runId, home, { evidence, lockWait });
+  const worktree = await isolationWorktree(writing); // made before the other process takes the lock
+  writeFileSync(join(worktree.path, "a.txt"), "child a\n");
+
+  const hung = await holder(repo.commonDir, join(root, "holder-done"));
+  const named = new RegExp(`held by pi-flow process ${hung.pid} on host ${JSON.stringify(hostname())}`);
+  try {
+    const queued = store.create({ kind: "agent", task: { description: "waits" }, background: false });
+    const making = (await isolationWorktree(startIsolation(repo, queued.runId, home, { evidence, lockWait })).catch((caught: unknown) => caught)) as FlowError;
+    expect(making).toBeInstanceOf(FlowError);
+    expect(making.code).toBe("run_unavailable");
+    expect(making.message).toMatch(named);
+    expect(making.message).toContain(`making run ${queued.runId}'s worktree`);
+    expect(told).toEqual([expect.objectContaining({ level: "info", code: "repository_lock", message: expect.stringMatching(named) })]);
+    expect(worktreeCount(root)).toBe(2); // the first child's only
+
+    const stats = await finishIsolation(writing, runFiles(store.scope, settling.runId), home, evidence);
+    expect(stats).toMatchObject({ files: 1 }); // kept, and applicable once the lock is free
+    expect(readChangeRecord(runFiles(store.scope, settling.runId))?.state).toBe("kept");
+    expect(told.at(-1)).toMatchObject({ level: "warn", code: "worktree_left", message: expect.stringMatching(named) });
+    expect(existsSync(worktree.path)).toBe(true);
+    expect(existsSync(ownerFile(worktreesDir(home, root), settling.runId))).toBe(true); // for crash cleanup to find
+
+    const cleaning = (await cleanupIsolation(home, root, lockWait).catch((caught: unknown) => caught)) as FlowError;
+    expect(cleaning.code).toBe("run_unavailable");
+    expect(cleaning.message).toMatch(named);
+  } finally {
+    const exited = once(hung, "exit");
+    hung.stdin!.write("go\n");
+    await exited;
+  }
+  settling.settle({ outcome: "succeeded", value: "done" });
+  expect(await changeRuns(store, "apply", [settling.runId])).toEqual([{ runId: settling.runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+}, 30_000);
+
+test("/flow apply names the process that holds the repository lock while it waits, then applies once it lets go", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const store = openRunStore({ home: join(root, ".git", "flow-home"), cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const runId = await keptRun(store, root, { "a.txt": "child a\n" });
+  const hung = await holder(repo.commonDir, join(root, "holder-done"));
+  const shown: string[] = [];
+  let named: () => void = () => undefined;
+  const waiting = new Promise<void>((resolve) => (named = resolve));
+  const ctx = { hasUI: true, ui: { confirm: async () => true } } as unknown as ExtensionCommandContext;
+  const applying = changesCommand(ctx, store, "apply", [runId], (_title, lines) => {
+    shown.push(...lines);
+    if (lines.some((line) => line.includes(`held by pi-flow process ${hung.pid}`))) named();
+  });
+  await waiting; // shown while the other process still holds the lock
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+  const exited = once(hung, "exit");
+  hung.stdin!.write("go\n");
+  await exited;
+  await applying;
+  expect(shown.at(-1)).toContain(`Run ${runId}: applied to the working tree`);
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child a\n");
+}, 30_000);
+
+test("a worktree child cancelled while its worktree waits for a lock another process holds stops waiting at once, leaving nothing behind", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const repo = await openRepository(root);
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const hung = await holder(repo.commonDir, join(root, "holder-done"));
+  try {
+    const controller = new AbortController();
+    let waiting: () => void = () => undefined;
+    const told = new Promise<void>((resolve) => (waiting = resolve));
+    const evidence = { appendDiagnostic: () => waiting() };
+    const runId = "ag_0mx1xga91_cancelled0";
+    const making = isolationWorktree(startIsolation(repo, runId, home, { evidence, lockWait: { noticeMs: 50 } }), controller.signal).catch((caught: unknown) => caught);
+    await told; // it waits for the lock (the default patience is 30 s)
+    controller.abort(new Error("cancelled by the parent"));
+    expect(((await making) as Error).message).toBe("cancelled by the parent");
+    expect(existsSync(ownerFile(worktreesDir(home, root), runId))).toBe(false);
+    expect(worktreeCount(root)).toBe(1);
+  } finally {
+    const exited = once(hung, "exit");
+    hung.stdin!.write("go\n");
+    await exited;
+  }
+}, 15_000);

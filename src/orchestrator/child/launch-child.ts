@@ -109,7 +109,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     prepare: (writer) => {
       trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
-      isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home) : undefined;
+      isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home, { evidence: writer }) : undefined;
       if (placement.where === "here" && placement.reason) writer.appendDiagnostic({ level: "info", code: RUNS_ON_COORDINATOR, message: placement.reason });
       if (withheld.length > 0) {
         writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });
@@ -136,7 +136,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       else signal.addEventListener("abort", () => inbox?.close(), { once: true });
       const { resume } = prepared;
       // A worktree child works in its worktree, in the same subdirectory as the parent's cwd.
-      const worktree = isolating ? await isolationWorktree(isolating) : undefined;
+      const worktree = isolating ? await isolationWorktree(isolating, signal) : undefined;
       const cwd = worktree?.cwd ?? prepared.cwd;
       const fleet = env.fleet && placement.where === "fleet" ? { workflowId: placement.workflowId(writer.runId), harness, model: modelLabel, projectCwd: env.cwd, writer, traceparent: runTraceparent(writer.runId), correlationId: writer.view().correlationId } : undefined;
       const child = env.fleet && fleet ? fleetHarness(env.fleet, fleet) : await createHarness(harness, {
