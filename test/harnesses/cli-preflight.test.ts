@@ -4,7 +4,7 @@ import { delimiter, join, relative as relativePath } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FlowError } from "../../src/contract/errors.ts";
 import { assertCliAvailable, claudeAdapter, codexAdapter, resolveCliModel } from "../../src/harnesses/cli/index.ts";
-import { describePreflight, preflightCli, preflightCliSync } from "../../src/harnesses/cli/preflight.ts";
+import { describePreflight, preflightCli } from "../../src/harnesses/cli/preflight.ts";
 import { FAKE_CLI_BIN, isAlive, pathWithFakes } from "../support/fake-cli.ts";
 
 let dir: string;
@@ -182,17 +182,6 @@ describe("preflight", () => {
     expect(await aborted).toMatchObject({ ok: false, reason: expect.stringContaining("was cancelled") });
     writeFileSync(gate, "");
     expect(await waiting).toMatchObject({ ok: true, version: "2.3.7" });
-  });
-
-  test("help's check (synchronous) gives the same answers: available, unfit, and a hang that kills what it started", () => {
-    expect(preflightCliSync(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: script("claude-sync", "2.3.5 (Claude Code)") })).toMatchObject({ ok: true, version: "2.3.5" });
-    expect(preflightCliSync(codexAdapter.spec, { PATH: emptyPath(), PI_FLOW_CODEX_BIN: script("codex-sync", "codex-cli 0.122.0") })).toMatchObject({ ok: false, reason: expect.stringContaining("pi-flow needs 0.123.0") });
-    const pidFile = join(dir, "sync-grandchild.pid");
-    const binary = join(dir, "claude-sync-wrapper");
-    writeFileSync(binary, `#!/bin/sh\nsleep 300 &\necho $! > '${pidFile}'\nwait\n`);
-    chmodSync(binary, 0o755);
-    expect(preflightCliSync(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary }, { versionTimeoutMs: 1000 })).toMatchObject({ ok: false, reason: expect.stringContaining("did not answer within 1000 ms") });
-    expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
   });
 
   test("before launch, a missing CLI is harness_unavailable with the fix in its message", async () => {
