@@ -81,6 +81,21 @@ describe("preflight", () => {
     expect(describePreflight(claudeAdapter.spec, preflight)).toContain("Install Claude Code 2.0.34 or later");
   });
 
+  test("what a failing --version printed is quoted redacted: a wrapper that prints a key shows none of it", async () => {
+    const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    const stdout = script("claude-prints-key", `OPENAI_API_KEY=${key} \u001b[31mnot claude`);
+    const stderr = join(dir, "claude-errs-key");
+    writeFileSync(stderr, `#!/bin/sh\necho 'auth failed: OPENAI_API_KEY=${key}' >&2\nexit 3\n`);
+    chmodSync(stderr, 0o755);
+    for (const binary of [stdout, stderr]) {
+      const preflight = await preflightCli(claudeAdapter.spec, { PATH: emptyPath(), PI_FLOW_CLAUDE_BIN: binary });
+      const text = describePreflight(claudeAdapter.spec, preflight);
+      expect(text).toMatch(/printed "OPENAI_API_KEY=|exited with 3: auth failed/);
+      expect(text).not.toContain(key.slice(8));
+      expect(text).not.toContain("\u001b");
+    }
+  });
+
   test("codex 0.122, which starts the user's MCP servers despite --ignore-user-config, is not available", async () => {
     const binary = script("codex-0122", "codex-cli 0.122.0");
     const preflight = await preflightCli(codexAdapter.spec, { PATH: emptyPath(), PI_FLOW_CODEX_BIN: binary });

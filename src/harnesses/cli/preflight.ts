@@ -1,7 +1,9 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import which from "which";
+import { stripControls } from "../../runs/index.ts";
 import { absolutePath, childEnvironment, pathOf } from "./env.ts";
+import { redactedStart } from "./guards.ts";
 import { startCliProcess } from "./process.ts";
 import type { CliSpec } from "./types.ts";
 
@@ -124,7 +126,8 @@ type VersionCheck = { ok: true; version: string } | { ok: false; reason: string;
 function judgeVersion(spec: CliSpec, binary: string, result: VersionRun, timeoutMs: number): VersionCheck {
   if (result.timedOut) return { ok: false, timedOut: true, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
   if (result.error !== undefined) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error}` };
-  const firstLine = (text: string) => text.trim().split("\n")[0]?.slice(0, 200) ?? "";
+  // Quoted in help, `/flow doctor` and errors: a wrapper that prints its environment or a key shows none of it.
+  const firstLine = (text: string) => stripControls(redactedStart(text.trim().split("\n")[0] ?? "", 200));
   if (result.status !== 0) {
     return { ok: false, reason: `\`${binary} --version\` exited with ${result.status ?? result.signal}: ${firstLine(result.stderr)}` };
   }
