@@ -96,6 +96,16 @@ describe("preflight", () => {
     }
   });
 
+  test("a --version that prints one 60 KiB line of digits and dots is judged at once, not after seconds of matching that hold Pi", async () => {
+    const binary = join(dir, "claude-digits");
+    writeFileSync(binary, `#!/bin/sh\nprintf '1.1.1%.0s' $(seq 12000)\n`);
+    chmodSync(binary, 0o755);
+    const started = performance.now();
+    const preflight = await preflightCli(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary });
+    expect(preflight).toMatchObject({ ok: false, reason: expect.stringContaining("which is not Claude Code's") });
+    expect(performance.now() - started).toBeLessThan(1000); // the match alone took 2.5 s here
+  });
+
   test("codex 0.122, which starts the user's MCP servers despite --ignore-user-config, is not available", async () => {
     const binary = script("codex-0122", "codex-cli 0.122.0");
     const preflight = await preflightCli(codexAdapter.spec, { PATH: emptyPath(), PI_FLOW_CODEX_BIN: binary });

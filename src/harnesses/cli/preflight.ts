@@ -69,6 +69,9 @@ interface VersionRun {
   timedOut?: true;
 }
 
+/** How much of `--version`'s stdout its version is looked for in. */
+const VERSION_MATCHED_CHARS = 1024;
+
 /** The most of `--version`'s stdout and stderr read. */
 const VERSION_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM and SIGKILL for what `--version` left running, and the wait for it to be gone. */
@@ -131,7 +134,9 @@ function judgeVersion(spec: CliSpec, binary: string, result: VersionRun, timeout
   if (result.status !== 0) {
     return { ok: false, reason: `\`${binary} --version\` exited with ${result.status ?? result.signal}: ${firstLine(result.stderr)}` };
   }
-  const match = spec.versionPattern.exec(result.stdout);
+  // The version is on the first line ("2.1.197 (Claude Code)", "codex-cli 0.171.0"): the patterns
+  // backtrack over a long line of digits and dots, and 64 KiB of one held Pi for seconds.
+  const match = spec.versionPattern.exec(result.stdout.slice(0, VERSION_MATCHED_CHARS));
   if (!match?.[1]) return { ok: false, reason: `\`${binary} --version\` printed "${firstLine(result.stdout)}", which is not ${spec.product}'s` };
   const version = match[1];
   if (newer(version, spec.minVersion) < 0) {
