@@ -29,6 +29,7 @@ interface ReaperState {
   reaper: ChildProcess | null | undefined;
   protocol?: number;
   newer?: ChildProcess | null;
+  newerProtocol?: number;
 }
 const host = processGlobal("pi-flow.cli-reaper", (): ReaperState => ({ reaper: undefined, protocol: REAPER_PROTOCOL }));
 
@@ -55,7 +56,13 @@ function reaperProcess(needs: number): ChildProcess | null {
     return host.reaper;
   }
   if ((host.protocol ?? 1) >= needs) return host.reaper;
-  if (host.newer === undefined) host.newer = startReaper(() => (host.newer = null));
+  if (host.newer === undefined || (host.newerProtocol ?? 0) < needs) {
+    host.newerProtocol = REAPER_PROTOCOL;
+    const newer = startReaper(() => {
+      if (host.newer === newer) host.newer = null;
+    });
+    host.newer = newer;
+  }
   return host.newer;
 }
 
