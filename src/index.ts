@@ -25,7 +25,7 @@ export default function piFlow(pi: ExtensionAPI): void {
   const helpSources: HelpSources = {
     registeredTools: () => pi.getAllTools().map((tool) => tool.name),
     workflowHelpers: WORKFLOW_HELPERS,
-    harnessState: (name) => harnessStateIn(host.settings, name),
+    harnessState: (name, _cwd, signal) => harnessStateIn(host.settings, name, signal),
     catalog: (cwd) => readCatalog(cwd, host.settings.flowHome, settingValue(host.settings.projectTrusted)),
   };
   const widget = installUi(pi, host);

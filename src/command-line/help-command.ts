@@ -45,7 +45,7 @@ export async function helpCommand(argv: readonly string[]): Promise<number> {
   const registered = process.env.PI_FLOW_WORKFLOWS === "off" ? TOOL_NAMES.filter((name) => name !== "external_workflow") : [...TOOL_NAMES];
   const catalog = topic === "workflows" || topic === "roles" ? await catalogSource() : undefined;
   const sources: HelpSources = { registeredTools: () => registered, workflowHelpers: WORKFLOW_HELPERS, ...(catalog ? { catalog } : {}) };
-  const envelope = answerHelp(input, sources, process.cwd());
+  const envelope = await answerHelp(input, sources, process.cwd());
   if (!envelope.ok) throw new FlowError(envelope.error.code, envelope.error.message);
   const data = envelope.data;
   const text = "text" in data ? data.text : JSON.stringify("index" in data ? data.index : data.contract, null, 2);

@@ -17,7 +17,8 @@ export interface DoctorSources {
   flowHome: string;
   agentDir: string;
   projectTrusted: boolean;
-  harnessState(name: string): HarnessState;
+  /** A CLI's `--version` runs without holding Pi (at most 10 s; a hang is remembered for a minute). */
+  harnessState(name: string): Promise<HarnessState>;
   /** Which backend runs workflow children: local, or dbos and its database. */
   backend?: string;
   /** The dbos backend's workers seen; undefined on local. */
@@ -92,8 +93,11 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
   lines.push(`runs     ${sources.flowHome}: ${size.partial ? "over " : ""}${bytesText(size.bytes)} in ${formatCount(size.files)} files, ${writable(sources.flowHome)}`);
   if (sources.backend !== undefined) lines.push(`backend  ${sources.backend}`);
   if (sources.workers !== undefined) lines.push(`workers  ${sources.workers}`);
-  for (const name of ["claude", "codex"]) {
-    const state = sources.harnessState(name);
+  const names = ["claude", "codex"];
+  // Asked together: two CLIs slow to answer `--version` cost one wait, not two.
+  const states = await Promise.all(names.map((name) => sources.harnessState(name)));
+  for (const [at, name] of names.entries()) {
+    const state = states[at]!;
     lines.push(`${name.padEnd(8)} ${state.available ? "ready" : "unavailable"}: ${state.detail}`);
   }
   lines.push(`traces   ${telemetryStatus()}`);

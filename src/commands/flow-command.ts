@@ -24,7 +24,7 @@ export interface FlowCommandSources {
   runStore(ctx: ExtensionCommandContext): RunStore;
   flowHome(): string;
   agentDir(): string;
-  harnessState(name: string, cwd: string): HarnessState;
+  harnessState(name: string, cwd: string): Promise<HarnessState>;
   /** Which backend runs workflow children (backends/). */
   backend?(): string;
   /** The dbos backend's workers seen; undefined on local. */
@@ -91,7 +91,7 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
             return await changesCommand(ctx, sources.runStore(ctx), sub, rest, print);
           case "help":
             atMost(rest, 1, "/flow help [topic]");
-            return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, helpLines(rest[0], sources.help));
+            return print(`/flow help${rest[0] ? ` ${rest[0]}` : ""}`, await helpLines(rest[0], sources.help));
           default:
             return print("/flow", [`Unknown subcommand "${sub}".`, ...FLOW_USAGE]);
         }
@@ -103,9 +103,9 @@ export function registerFlowCommand(pi: ExtensionAPI, sources: FlowCommandSource
   });
 }
 
-function helpLines(topic: string | undefined, help: HelpSources): string[] {
+async function helpLines(topic: string | undefined, help: HelpSources): Promise<string[]> {
   if (!topic) return [...FLOW_USAGE, "", "The model's side of pi-flow is the external_* tools; /flow help <topic> shows their guides."];
-  const envelope = answerHelp({ topic }, help);
+  const envelope = await answerHelp({ topic }, help);
   if (!envelope.ok) return [`${envelope.error.code}: ${envelope.error.message}`];
   const data = envelope.data;
   if ("text" in data) return data.text.split("\n");

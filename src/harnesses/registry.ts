@@ -43,14 +43,14 @@ async function selectHarness(requested: string, settings: HarnessSettings, signa
   return checkHarnessName(requested, settings, signal);
 }
 
-/** Each harness's state as help reports it: available or not, and why. */
-export function harnessState(name: string, settings: HarnessSettings = {}): HarnessState {
+/** Each harness's state as help reports it: available or not, and why. A CLI's `--version` runs without holding Pi; `signal` ends it. */
+export async function harnessState(name: string, settings: HarnessSettings = {}, signal?: AbortSignal): Promise<HarnessState> {
   if (name === "replay") {
     return settings.replay
       ? { name, available: true, detail: `available: answers children from ${settings.replay.cassette}` }
       : { name, available: false, detail: `no cassette configured. ${REPLAY_SETUP}` };
   }
-  if (isCliHarness(name)) return cliHarnessState(name);
+  if (isCliHarness(name)) return cliHarnessState(name, signal);
   if (name === "stub") return { name, available: true, detail: "available: answers children with values generated from their outputSchema, no model" };
   return { name, available: true, detail: "available: in-process, on the parent's model runtime" };
 }

@@ -25,8 +25,11 @@ export interface HelpSources {
   registeredTools(): readonly string[];
   /** WORKFLOW_HELPERS, served with external_workflow's contract. */
   workflowHelpers?: unknown;
-  /** A harness's state now (available with binary and version, or why not), asked at call time. */
-  harnessState?(name: string, cwd: string): HarnessState;
+  /**
+   * A harness's state now (available with binary and version, or why not), asked at call time. A
+   * CLI's `--version` runs without holding Pi; `signal` (the call's abort) ends it.
+   */
+  harnessState?(name: string, cwd: string, signal?: AbortSignal): Promise<HarnessState>;
   /** The saved workflows and roles the session's project can select, read at call time. */
   catalog?(cwd: string): Catalog;
 }
@@ -52,8 +55,8 @@ if (indexBytes > CONTRACT_INDEX_MAX_BYTES) {
   throw new Error(`external_help's contract index is ${indexBytes} bytes, over its ${CONTRACT_INDEX_MAX_BYTES}-byte cap`);
 }
 
-/** Answers one help request. Everything it reports comes from its arguments and the contract. */
-export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process.cwd()): HelpEnvelope {
+/** Answers one help request. Everything it reports comes from its arguments and the contract; `signal` ends a harness's check. */
+export async function answerHelp(input: HelpInput, sources: HelpSources, cwd = process.cwd(), signal?: AbortSignal): Promise<HelpEnvelope> {
   const unknown = (what: string, value: string, known: readonly string[]) =>
     fail("external_help", "help", "selection_invalid", `Unknown ${what} "${value}". Known: ${known.join(", ")}.`, null);
   const registered = new Set(sources.registeredTools());
@@ -90,14 +93,15 @@ export function answerHelp(input: HelpInput, sources: HelpSources, cwd = process
       const stateOf = sources.harnessState;
       if (harness === undefined) {
         if (!stateOf) return succeed("external_help", "help", { topic, text: harnessesOverview() });
-        const harnesses = Object.keys(HARNESS_HELP).map((name) => stateOf(name, cwd));
+        // Asked together: two CLIs that are slow to answer `--version` cost one wait, not two.
+        const harnesses = await Promise.all(Object.keys(HARNESS_HELP).map((name) => stateOf(name, cwd, signal)));
         const details = new Map(harnesses.map((state) => [state.name, state.detail]));
         return succeed("external_help", "help", { topic, text: harnessesOverview((name) => details.get(name) ?? ""), harnesses });
       }
       // Own keys only: "constructor" or "toString" is no harness, whatever a plain object answers.
       const text = Object.hasOwn(HARNESS_HELP, harness) ? HARNESS_HELP[harness] : undefined;
       if (text === undefined) return unknown("harness", harness, Object.keys(HARNESS_HELP));
-      const state = stateOf?.(harness, cwd);
+      const state = await stateOf?.(harness, cwd, signal);
       if (!state) return succeed("external_help", "help", { topic, harness, text });
       return succeed("external_help", "help", { topic, harness, text: `${text}\nState now: ${state.detail}`, state });
     }

@@ -27,7 +27,9 @@ export function createHelpTool(sources: HelpSources) {
     outputSchema: HelpOutputSchema,
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       abortIfSignalled(signal);
-      const envelope = answerHelp(params, sources, ctx.cwd);
+      const envelope = await answerHelp(params, sources, ctx.cwd, signal);
+      // Aborted while a CLI's --version ran: the call ends aborted, not with a "cancelled" state.
+      abortIfSignalled(signal);
       const details = { topic: params.topic, tool: params.tool, harness: params.harness };
       return flowToolResult(envelope, contentFor(envelope), details);
     },

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
@@ -162,5 +163,38 @@ describe("external_help reports each harness's real state", () => {
     const states = (overview.structuredContent as { data: { harnesses: { name: string; available: boolean }[] } }).data.harnesses;
     expect(states.map(({ name, available }) => [name, available])).toEqual([["pi", true], ["claude", true], ["codex", false], ["replay", false], ["stub", true]]);
     for (const result of [claude, codex, overview]) expect(schemaViolation(TOOL_SCHEMAS.external_help.output, result.structuredContent)).toBeNull();
+  });
+
+  test("a CLI whose --version hangs holds nothing: Pi's loop runs while help waits, and Ctrl-C ends the check and what it started", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-flow-hang-"));
+    const pidFile = join(dir, "grandchild.pid");
+    const binary = join(dir, "claude-hangs");
+    // A wrapper whose own child holds stdout: it answers nothing until it is killed.
+    writeFileSync(binary, `#!/bin/sh\nsleep 300 &\necho $! > '${pidFile}.tmp'\nmv '${pidFile}.tmp' '${pidFile}'\nwait\n`);
+    chmodSync(binary, 0o755);
+    await start({ PI_FLOW_CLAUDE_BIN: binary });
+    try {
+      const appeared = new Promise<void>((resolve) => {
+        const watcher = watch(dir, () => {
+          if (!existsSync(pidFile)) return;
+          watcher.close();
+          resolve();
+        });
+      });
+      const started = performance.now();
+      let settled = false;
+      const call = pi.callTool("external_help", { topic: "harnesses", harness: "claude" }).finally(() => (settled = true));
+      await appeared;
+      // The loop turns while --version runs: a timer fires, and the call is still waiting.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(settled).toBe(false);
+      await pi.session.abort();
+      const result = await call;
+      expect(result.isError).toBe(true);
+      expect(performance.now() - started).toBeLessThan(8000); // not --version's 10 s timeout
+      expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,6 @@
 import { delimiter } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
 import { claudeAdapter } from "../../src/harnesses/cli/claude.ts";
@@ -16,6 +18,30 @@ describe("LineSplitter", () => {
     expect(lines).toEqual(['{"a":"é✓"}', '{"b":2}']);
     expect(splitter.end()).toBe('{"c":');
     expect(splitter.end()).toBeUndefined();
+  });
+
+  test("a line written a byte at a time holds about its own size, not a buffer object per byte", () => {
+    setFlagsFromString("--expose-gc");
+    const collectGarbage = runInNewContext("gc") as () => void;
+    const held = () => {
+      collectGarbage();
+      const { heapUsed, arrayBuffers } = process.memoryUsage();
+      return heapUsed + arrayBuffers;
+    };
+    const lines: string[] = [];
+    const splitter = new LineSplitter(32 * 1024 * 1024, (line) => lines.push(line));
+    const before = held();
+    const byte = Buffer.from("é").subarray(0, 1);
+    const rest = Buffer.from("é").subarray(1);
+    // 500 000 characters of two bytes each, each byte its own write: about 1 MB of line.
+    for (let index = 0; index < 500_000; index++) {
+      splitter.push(byte);
+      splitter.push(rest);
+    }
+    // Before, each byte was a Buffer of its own: some 100 MB for this one line, gigabytes for one of 32 MiB.
+    expect(held() - before).toBeLessThan(8 * 1024 * 1024);
+    splitter.push(Buffer.from("\nnext\n"));
+    expect(lines).toEqual(["é".repeat(500_000), "next"]);
   });
 
   test("a line longer than the limit is refused as soon as it is too long, and nothing after it is read", () => {

@@ -128,8 +128,8 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
   });
 
   /** Starts exiting-host.ts, ends it with `signal` once both children's commands run (or it exited), and returns how it ended. */
-  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals) {
-    const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir], { stdio: ["ignore", "pipe", "inherit"] });
+  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals, ...options: "old-reaper"[]) {
+    const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir, ...options], { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     const running = new Promise<void>((resolve) =>
       host.stdout.on("data", (chunk: Buffer) => {
@@ -162,6 +162,11 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
 
   test("a host killed with SIGKILL while its children's commands run leaves nothing of them running: the reaper ends them", async () => {
     expect((await hostEndedWhileCommandsRun("SIGKILL")).signal).toBe("SIGKILL");
+    await sleepsEnd();
+  });
+
+  test("a host killed with SIGKILL ends its children's commands also when an older copy of pi-flow started its reaper, which reads no pi child's line: one that does is started beside it", async () => {
+    expect((await hostEndedWhileCommandsRun("SIGKILL", "old-reaper")).signal).toBe("SIGKILL");
     await sleepsEnd();
   });
 

@@ -31,13 +31,13 @@ afterAll(() => {
 
 const read = (flow: FlowSettingsInput) => readSessionSettings({ getSettings: () => ({ flow }) as never }, { cwd: project, isProjectTrusted: () => true });
 
-test("a malformed replay setting and an unreadable trust store are kept as their errors: the session starts, each use is configuration_invalid", () => {
+test("a malformed replay setting and an unreadable trust store are kept as their errors: the session starts, each use is configuration_invalid", async () => {
   writeFileSync(join(root, "agent", "trust.json"), "{ not json");
   const settings = read({ replay: { cassette: "c.jsonl", mode: "fuzzy" } });
   expect(settings.flowHome).toBe(join(root, "home"));
   expect(() => settingValue(settings.harnesses)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("flow.replay.mode must be strict or loose") }));
   expect(() => settingValue(settings.projectTrusted)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("trust store") }));
-  expect(harnessStateIn(settings, "replay")).toMatchObject({ available: false, detail: expect.stringContaining("flow.replay.mode") });
+  expect(await harnessStateIn(settings, "replay")).toMatchObject({ available: false, detail: expect.stringContaining("flow.replay.mode") });
 });
 
 test("the value is frozen and is Pi's settings as they were: a change to either afterwards is not seen", () => {

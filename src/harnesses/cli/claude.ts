@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { usageAmount } from "../../contract/run-schema.ts";
-import { argsLine, counter, isRecord, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, forgetOldest, isRecord, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -122,9 +122,12 @@ const isToolUse = (type: unknown): boolean => typeof type === "string" && (type 
 function reader(sink: StreamSink): StreamReader {
   let result: JsonRecord | undefined;
   let sessionId: string | undefined;
-  // One API response arrives as several `assistant` messages (one per content block) with one id.
+  // One API response arrives as several `assistant` messages (one per content block) with one id,
+  // one after another: only the latest responses are held (forgetOldest), their number is counted.
   const responses = new Map<string, { input: number; output: number }>();
+  let turns = 0;
   const totals = { input: 0, output: 0 };
+  // Tool calls still running, by id: a call is forgotten at its result (or, never answered, once MAX_HELD_IDS newer ones run).
   const toolNames = new Map<string, string>();
   const count = counter("claude", (message) => sink.diagnostic({ type: "error", message }));
 
@@ -150,11 +153,13 @@ function reader(sink: StreamSink): StreamReader {
           input: count(usage.input_tokens) + count(usage.cache_read_input_tokens) + count(usage.cache_creation_input_tokens),
           output: count(usage.output_tokens),
         };
+        if (before === undefined) turns++;
         responses.set(id, now);
+        forgetOldest(responses);
         totals.input += now.input - (before?.input ?? 0);
         totals.output += now.output - (before?.output ?? 0);
       }
-      sink.usage.turns = responses.size;
+      sink.usage.turns = turns;
       sink.usage.inputTokens = totals.input;
       sink.usage.outputTokens = totals.output;
     }
@@ -166,7 +171,10 @@ function reader(sink: StreamSink): StreamReader {
       } else if (isToolUse(block.type)) {
         const name = shortText(block.name, "a tool call's name") ?? "tool";
         const callId = shortText(block.id, "a tool call's id");
-        if (callId) toolNames.set(callId, name);
+        if (callId) {
+          toolNames.set(callId, name);
+          forgetOldest(toolNames);
+        }
         sink.usage.toolCalls++;
         sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input) });
         sink.progress(`calling ${name}`);

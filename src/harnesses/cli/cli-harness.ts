@@ -100,13 +100,11 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
   if (!preflight.ok) return failed(`The ${spec.name} harness is ${describePreflight(spec, preflight)}`, usage);
 
   const { resumeSessionId } = options;
-  const release = resumeSessionId !== undefined && !spec.forksOnResume ? claimSession(spec.name, resumeSessionId) : () => undefined;
-  if (release === undefined) {
-    return failed(
-      `${spec.name} thread ${resumeSessionId} is being continued by another run: ${spec.product} cannot fork it, so two resumes at once would write one thread. Wait for that run to end, then resume.`,
-      usage,
-    );
+  const claim = resumeSessionId !== undefined && !spec.forksOnResume ? claimSession(spec.name, resumeSessionId) : { release: () => undefined };
+  if ("refused" in claim) {
+    return failed(`${claim.refused}: ${spec.product} cannot fork it, so two resumes at once would write one thread. Wait for that run to end, then resume.`, usage);
   }
+  const { release } = claim;
   const scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
   try {
     const launch = adapter.launch({

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, counter, isRecord, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, forgetOldest, isRecord, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -89,23 +89,35 @@ function failedItem(item: JsonRecord): boolean {
  * Tells a tool item's first event from the later events of the same call, so each call counts
  * once. An item with an id is that id; one without (the format requires it, a stream may leave it
  * out) is matched to a call of its kind that started and has not completed, else it is a new call.
+ * Only items not completed yet are held (a completed item has no later event), and at most
+ * MAX_HELD_IDS of them.
  */
 function newCalls(): (phase: string, item: JsonRecord, tool: string) => boolean {
-  const seen = new Set<string>();
+  const running = new Set<string>();
   const open = new Map<string, number>();
   return (phase, item, tool) => {
     const id = shortText(item.id, "an item's id");
     if (id !== undefined && id !== "") {
-      if (seen.has(id)) return false;
-      seen.add(id);
+      const known = running.has(id);
+      if (phase === "item.completed") running.delete(id);
+      else if (!known) {
+        running.add(id);
+        forgetOldest(running);
+      }
+      return !known;
+    }
+    const count = open.get(tool) ?? 0;
+    if (phase === "item.started" || count === 0) {
+      if (phase !== "item.completed") {
+        open.set(tool, count + 1);
+        forgetOldest(open);
+      }
       return true;
     }
-    const running = open.get(tool) ?? 0;
-    if (phase === "item.started" || running === 0) {
-      if (phase !== "item.completed") open.set(tool, running + 1);
-      return true;
+    if (phase === "item.completed") {
+      if (count > 1) open.set(tool, count - 1);
+      else open.delete(tool);
     }
-    if (phase === "item.completed") open.set(tool, running - 1);
     return false;
   };
 }

@@ -26,6 +26,22 @@ export function shortText(value: unknown, what: string): string | undefined {
   return found;
 }
 
+/**
+ * The most ids (tool calls still running, items not completed, recent responses) a reader holds.
+ * A reader forgets an id once its call or item has ended; a stream that names ids and never ends
+ * them would otherwise grow the host's memory with every one. Past this the oldest are forgotten:
+ * a late event of a forgotten call counts as another call, which errs toward a quota's side.
+ */
+export const MAX_HELD_IDS = 4096;
+
+/** Forgets the oldest entries (by insertion) of `held` past `max`. */
+export function forgetOldest(held: Map<string, unknown> | Set<string>, max = MAX_HELD_IDS): void {
+  for (const key of held.keys()) {
+    if (held.size <= max) return;
+    held.delete(key);
+  }
+}
+
 /** A token or turn count: a whole number from 0 up; anything else (a string, 1.5, 1e308) counts 0, so no sum becomes Infinity. */
 export const count = (value: unknown): number => (typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0);
 

@@ -2,7 +2,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { Harness, HarnessState } from "../types.ts";
 import { claudeAdapter } from "./claude.ts";
 import { codexAdapter } from "./codex.ts";
-import { describePreflight, preflightCli, preflightCliSync } from "./preflight.ts";
+import { describePreflight, preflightCli } from "./preflight.ts";
 import { createCliHarness, type CliHarnessOptions } from "./cli-harness.ts";
 import type { CliAdapter } from "./types.ts";
 
@@ -36,10 +36,13 @@ export async function assertCliAvailable(name: string, signal?: AbortSignal): Pr
   }
 }
 
-/** The harness's state now, for external_help and `/flow doctor` (synchronous): available with binary and version, or why not. */
-export function cliHarnessState(name: string): HarnessState {
+/**
+ * The harness's state now, for external_help and `/flow doctor`: available with binary and version,
+ * or why not. Pi goes on while `--version` runs; `signal` aborting ends it (the state then says it was cancelled).
+ */
+export async function cliHarnessState(name: string, signal?: AbortSignal): Promise<HarnessState> {
   const adapter = adapterOf(name);
-  const preflight = preflightCliSync(adapter.spec);
+  const preflight = await preflightCli(adapter.spec, process.env, signal ? { signal } : {});
   const detail = describePreflight(adapter.spec, preflight);
   if (preflight.ok) return { name, available: true, detail, binary: preflight.binary, version: preflight.version };
   return { name, available: false, detail, ...(preflight.binary !== undefined ? { binary: preflight.binary } : {}) };

@@ -1,10 +1,9 @@
-import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from "node:child_process";
 import { statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import which from "which";
-import { errorCode } from "../../runs/index.ts";
+import { stripControls } from "../../runs/index.ts";
 import { absolutePath, childEnvironment, pathOf } from "./env.ts";
-import { newTag, signalTagged, stillRunning, TAG_VARIABLE } from "./process-tag.ts";
+import { redactedStart } from "./guards.ts";
 import { startCliProcess } from "./process.ts";
 import type { CliSpec } from "./types.ts";
 
@@ -16,9 +15,8 @@ import type { CliSpec } from "./types.ts";
  * A failed one is not, so a fixed installation is seen at the next call, except a check that ran
  * out of time: its failure stands for a minute, so a binary that hangs is not asked at every call.
  *
- * Before a launch the check is asynchronous (`preflightCli`): Pi goes on while `--version` runs,
- * and the call's abort (Ctrl-C) ends it at once. Help and `/flow doctor` answer synchronously, so
- * they ask `preflightCliSync`, which holds the event loop for as long as `--version` takes.
+ * The check is asynchronous, for a launch as for help and `/flow doctor`: Pi goes on while
+ * `--version` runs, and the call's abort (Ctrl-C) ends it at once.
  */
 
 export type Preflight =
@@ -71,49 +69,8 @@ interface VersionRun {
   timedOut?: true;
 }
 
-/**
- * `<binary> --version`, synchronously, in a process group of its own and with a tag, as a CLI
- * child runs (process.ts): whatever it started (a wrapper script's own child, a daemon) is killed
- * once it answered or its time ran out, not left running.
- */
-function runVersionSync(binary: string, env: NodeJS.ProcessEnv, timeoutMs: number): VersionRun {
-  const tag = newTag();
-  // spawnSync honours `detached` as spawn does (Node passes it to libuv for both), though its
-  // types leave it out; the preflight tests fail if a grandchild outlives the check.
-  const options: SpawnSyncOptionsWithStringEncoding & { detached: boolean } = {
-    env: { ...env, [TAG_VARIABLE]: tag },
-    encoding: "utf8",
-    timeout: timeoutMs,
-    killSignal: "SIGKILL",
-    maxBuffer: VERSION_OUTPUT_BYTES,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  };
-  const result = spawnSync(binary, ["--version"], options);
-  const tagged = signalTagged(tag, "SIGKILL");
-  if (result.pid) {
-    try {
-      process.kill(-result.pid, "SIGKILL");
-    } catch {
-      // Nothing of its group is left.
-    }
-  }
-  // They die at once, but are only gone once they are zombies: wait for that, briefly, so the
-  // check returns with nothing of its own still running.
-  const deadline = Date.now() + 1000;
-  while (stillRunning(tagged).length > 0 && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
-  const timedOut = errorCode(result.error) === "ETIMEDOUT";
-  return {
-    status: result.status,
-    signal: result.signal,
-    stdout: result.stdout ?? "",
-    stderr: result.stderr ?? "",
-    ...(result.error && !timedOut ? { error: result.error.message } : {}),
-    ...(timedOut ? { timedOut: true as const } : {}),
-  };
-}
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
+/** How much of `--version`'s stdout its version is looked for in. */
+const VERSION_MATCHED_CHARS = 1024;
 
 /** The most of `--version`'s stdout and stderr read. */
 const VERSION_OUTPUT_BYTES = 64 * 1024;
@@ -172,11 +129,14 @@ type VersionCheck = { ok: true; version: string } | { ok: false; reason: string;
 function judgeVersion(spec: CliSpec, binary: string, result: VersionRun, timeoutMs: number): VersionCheck {
   if (result.timedOut) return { ok: false, timedOut: true, reason: `\`${binary} --version\` did not answer within ${timeoutMs} ms` };
   if (result.error !== undefined) return { ok: false, reason: `\`${binary} --version\` failed: ${result.error}` };
-  const firstLine = (text: string) => text.trim().split("\n")[0]?.slice(0, 200) ?? "";
+  // Quoted in help, `/flow doctor` and errors: a wrapper that prints its environment or a key shows none of it.
+  const firstLine = (text: string) => stripControls(redactedStart(text.trim().split("\n")[0] ?? "", 200));
   if (result.status !== 0) {
     return { ok: false, reason: `\`${binary} --version\` exited with ${result.status ?? result.signal}: ${firstLine(result.stderr)}` };
   }
-  const match = spec.versionPattern.exec(result.stdout);
+  // The version is on the first line ("2.1.197 (Claude Code)", "codex-cli 0.171.0"): the patterns
+  // backtrack over a long line of digits and dots, and 64 KiB of one held Pi for seconds.
+  const match = spec.versionPattern.exec(result.stdout.slice(0, VERSION_MATCHED_CHARS));
   if (!match?.[1]) return { ok: false, reason: `\`${binary} --version\` printed "${firstLine(result.stdout)}", which is not ${spec.product}'s` };
   const version = match[1];
   if (newer(version, spec.minVersion) < 0) {
@@ -188,7 +148,7 @@ function judgeVersion(spec: CliSpec, binary: string, result: VersionRun, timeout
 export interface PreflightOptions {
   /** How long `--version` may take; default 10 s. */
   versionTimeoutMs?: number;
-  /** Ends `--version` at once (the asynchronous check only); the check then fails and is not remembered. */
+  /** Ends `--version` at once; the check then fails and is not remembered. */
   signal?: AbortSignal;
 }
 
@@ -260,7 +220,7 @@ function sharedVersion(key: string, binary: string, env: NodeJS.ProcessEnv, time
   });
 }
 
-/** The check before a launch: `--version` runs without holding Pi, and `options.signal` ends the wait for it. */
+/** The check before a launch and for help and `/flow doctor`: `--version` runs without holding Pi, and `options.signal` ends the wait for it. */
 export async function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: PreflightOptions = {}): Promise<Preflight> {
   const found = prepare(spec, env);
   if ("ok" in found) return found;
@@ -271,15 +231,6 @@ export async function preflightCli(spec: CliSpec, env: NodeJS.ProcessEnv = proce
   // An aborted check says nothing of the binary: it is neither remembered nor reported as its fault.
   if (run === "aborted") return { ok: false, binary: found.binary, reason: `\`${found.binary} --version\` was cancelled`, fix: "Ask again." };
   return conclude(spec, found, judgeVersion(spec, found.binary, run, timeoutMs));
-}
-
-/** The same check, synchronous, for help and `/flow doctor`: it holds the event loop while `--version` runs. */
-export function preflightCliSync(spec: CliSpec, env: NodeJS.ProcessEnv = process.env, options: Omit<PreflightOptions, "signal"> = {}): Preflight {
-  const found = prepare(spec, env);
-  if ("ok" in found) return found;
-  const timeoutMs = options.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
-  const result = found.remembered ?? judgeVersion(spec, found.binary, runVersionSync(found.binary, childEnvironment(spec.name, spec.ownEnv, env), timeoutMs), timeoutMs);
-  return conclude(spec, found, result);
 }
 
 /** What an earlier check of this binary (path, size, modification time) still says, if anything. */

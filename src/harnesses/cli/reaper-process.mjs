@@ -1,7 +1,8 @@
 // The reaper: a small process that outlives a flow (or Pi) process killed with SIGKILL, which
 // runs no exit hook, and ends the children's processes that process left running. Its parent writes
 // "+<group> <tag>" when a CLI child starts and "-<group> <tag>" when it has ended, and
-// "+pi <tag>" once a pi child's bash runs a command and "-pi <tag>" when the child has ended;
+// "+pi <tag>" once a pi child's bash runs a command and "-pi <tag>" when the child has ended (protocol 2,
+// reaper.ts REAPER_PROTOCOL: raise it with every kind of line added, or an older copy's reaper ignores it);
 // stdin closing means the parent is gone. Each process group still listed, every process carrying
 // a CLI child's tag (PI_FLOW_CLI_TAG, process-tag.ts) and every one carrying a pi child's
 // (PI_FLOW_PI_TAG, pi-bash.ts) gets SIGTERM, then SIGKILL two seconds later; then the reaper exits.

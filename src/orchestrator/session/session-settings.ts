@@ -79,10 +79,10 @@ export function readSessionSettings(pi: Pick<ExtensionAPI, "getSettings">, ctx: 
 }
 
 /** A harness's state for help and `/flow doctor`; settings that cannot be read make replay unavailable, saying why. */
-export function harnessStateIn(settings: SessionSettings, name: string): HarnessState {
+export async function harnessStateIn(settings: SessionSettings, name: string, signal?: AbortSignal): Promise<HarnessState> {
   if (!settings.harnesses.ok) {
     const { error } = settings.harnesses;
     return { name, available: false, detail: error instanceof Error ? error.message : String(error) };
   }
-  return harnessState(name, settings.harnesses.value);
+  return harnessState(name, settings.harnesses.value, signal);
 }
