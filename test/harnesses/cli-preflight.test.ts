@@ -96,14 +96,13 @@ describe("preflight", () => {
     }
   });
 
-  test("a --version that prints one 60 KiB line of digits and dots is judged at once, not after seconds of matching that hold Pi", async () => {
+  test("a --version that prints one 60 KiB line of digits and dots is judged on its first KiB only, not matched whole (seconds of backtracking that held Pi)", async () => {
     const binary = join(dir, "claude-digits");
-    writeFileSync(binary, `#!/bin/sh\nprintf '1.1.1%.0s' $(seq 12000)\n`);
+    // Claude Code's name only past the first KiB: read whole, the line would pass as version 1.1.1.
+    writeFileSync(binary, `#!/bin/sh\nprintf '1.1.1%.0s' $(seq 12000)\necho ' (Claude Code)'\n`);
     chmodSync(binary, 0o755);
-    const started = performance.now();
     const preflight = await preflightCli(claudeAdapter.spec, { PATH: process.env.PATH, PI_FLOW_CLAUDE_BIN: binary });
     expect(preflight).toMatchObject({ ok: false, reason: expect.stringContaining("which is not Claude Code's") });
-    expect(performance.now() - started).toBeLessThan(1000); // the match alone took 2.5 s here
   });
 
   test("codex 0.122, which starts the user's MCP servers despite --ignore-user-config, is not available", async () => {
@@ -164,13 +163,12 @@ describe("preflight", () => {
           resolve();
         });
       });
-      const started = performance.now();
       const check = assertCliAvailable("claude", controller.signal);
       // The event loop runs while --version does: the watcher sees the wrapper's child start.
       await appeared;
       controller.abort(new Error("Ctrl-C"));
+      // Ended by the abort, not by the 10 s timeout (which fails harness_unavailable, without "Ctrl-C").
       await expect(check).rejects.toThrow("Ctrl-C");
-      expect(performance.now() - started).toBeLessThan(8000); // not the 10 s timeout
       expect(isAlive(Number(readFileSync(pidFile, "utf8")))).toBe(false);
       // Not held against the binary for a minute, as a timeout is: a fixed one is asked at once.
       writeFileSync(binary, "#!/bin/sh\necho '2.3.4 (Claude Code)'\n");
