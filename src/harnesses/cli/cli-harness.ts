@@ -105,8 +105,10 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     return failed(`${claim.refused}: ${spec.product} cannot fork it, so two resumes at once would write one thread. Wait for that run to end, then resume.`, usage);
   }
   const { release } = claim;
-  const scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
+  let scratchDir: string | undefined;
   try {
+    // Inside the try: a scratch folder that cannot be made (a full disk) still releases the claim.
+    scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
     const launch = adapter.launch({
       request,
       model: options.model,
@@ -254,7 +256,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     return settle();
   } finally {
     release();
-    rmSync(scratchDir, { recursive: true, force: true });
+    if (scratchDir !== undefined) rmSync(scratchDir, { recursive: true, force: true });
   }
 }
 
