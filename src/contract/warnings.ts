@@ -11,6 +11,15 @@ export const RECEIPT_WARNINGS = {
     "The run's result stands, but part of its evidence could not be saved; it is served from memory while this process holds it.",
   tools_withheld: "A child ran without tools its role asks for, because this session does not hold them; its launch view lists them.",
   stubbed: "Children were answered by the stub harness: no model said those answers.",
+  git_controls_changed:
+    "While a worktree child ran, the repository's git config, hooks or attributes changed (every worktree shares them, so a child's bash can change them): git runs the programs they name, for your checkout too. The run's diagnostics name the files; read them before your next git command there.",
   changes_need_review:
     "An apply wrote files that make tools run code or reach out of the working tree (hooks, .envrc, CI workflows, changed npm scripts, links out of the tree…): data.results[].review names them; read them before running anything.",
 } as const;
+
+/** The receipt warning of a worktree child during whose run the repository's git config, hooks or attributes changed. */
+export const GIT_CONTROLS_CHANGED = "git_controls_changed";
+
+/** What a receipt's text says when it carries git_controls_changed (delegate and workflow alike). */
+export const GIT_CONTROLS_CHANGED_NOTE =
+  "Warning (git_controls_changed): while a worktree child ran, the repository's git config, hooks or attributes changed; git runs the programs they name, for your checkout too. The child's diagnostics name them: read them before your next git command there.";

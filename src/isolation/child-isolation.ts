@@ -1,9 +1,11 @@
 // What the child launcher asks of worktree isolation: a check before launch, a worktree while the
 // child runs, and its changes kept as evidence (ref, counts, redacted patch) when it settles.
 import { FlowError } from "../contract/errors.ts";
+import { GIT_CONTROLS_CHANGED } from "../contract/warnings.ts";
 import type { RunFiles } from "../runs/index.ts";
 import { patchText, readChanges, type ChangeStats } from "./changes.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
+import { changedControls, gitControls } from "./git-controls.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
@@ -36,6 +38,8 @@ export interface PendingIsolation {
   evidence?: Evidence;
   /** How making and removing the worktree wait for the repository lock (a test waits less than LOCK_PATIENCE_MS). */
   lockWait?: WaitOptions;
+  /** Set at settle: the git folder's files that changed while the child ran (its receipt warns git_controls_changed). */
+  controlsChanged?: string[];
 }
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
@@ -115,6 +119,22 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
   });
 
+/**
+ * The repository's git config, hooks or attributes changed while the child ran: every worktree
+ * shares them, so a child's bash can change them for the user's checkout, where git runs the
+ * programs they name (core.fsmonitor, core.hooksPath, a hook). No apply shows them: the run says so.
+ */
+async function noteChangedControls(pending: PendingIsolation, isolation: Isolation, evidence: Evidence): Promise<void> {
+  const changed = changedControls(isolation.controls, await gitControls(isolation.repo.commonDir));
+  if (changed.length === 0) return;
+  pending.controlsChanged = changed;
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: GIT_CONTROLS_CHANGED,
+    message: `the repository's ${nameList(changed)} in its git folder changed while this child ran, by it or another process: every worktree shares them and git runs the programs they name (core.fsmonitor, core.hooksPath, hooks), for your checkout too. Read them before your next git command there`,
+  });
+}
+
 async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
   const { patchViewMaxBytes } = pending;
   let isolation: Isolation;
@@ -123,6 +143,7 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
   } catch {
     return undefined; // no worktree was made; the run's error says why
   }
+  await noteChangedControls(pending, isolation, evidence);
   const stats = await settleIsolation(isolation, home, {
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),
     onSubmoduleWrites: submoduleWritesLeftOut(evidence),

@@ -7,6 +7,7 @@ import { FlowError } from "../contract/errors.ts";
 import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
+import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
@@ -22,6 +23,8 @@ export interface Isolation {
   base: string;
   /** Its administrative folder in the repository, read before the child runs (see PinnedWorktree in git.ts). */
   gitDir: string;
+  /** The repository's git config, hooks and attributes as the child's run began (git-controls.ts). */
+  controls: GitControls;
 }
 
 /** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
@@ -52,7 +55,8 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const gitDir = await git(["rev-parse", "--absolute-git-dir"], { cwd: path });
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
-  return { repo, runId, path, cwd, base, gitDir };
+  const controls = await gitControls(repo.commonDir);
+  return { repo, runId, path, cwd, base, gitDir, controls };
 }
 
 /**

@@ -1,8 +1,8 @@
 // Writers side by side: children in their own git worktrees, their changes kept and applied only
 // on request. Real git, a real Pi session, the faux model.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -297,6 +297,7 @@ describe('isolation "worktree" on external_delegate', () => {
       { children: [escaper, escaper] },
     );
     expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+    expect(receipt.warnings).not.toContain("git_controls_changed"); // its refused writes changed nothing of git's
     expect(readFileSync(join(root, "shared.txt"), "utf8")).toBe(before.shared);
     expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe(before.notes);
     expect(existsSync(join(root, "escaped"))).toBe(false);
@@ -306,6 +307,32 @@ describe('isolation "worktree" on external_delegate', () => {
       expect(results[at]!.text).toContain("outside your worktree");
       // The same file in the child's own worktree (<flow home>/worktrees/<project>/<runId>/).
       expect(results[at]!.text).toContain(`/${receipt.data.run!.runId}/${file} instead.`);
+    }
+  });
+
+  test("a worktree child whose bash changes the repository's git config and hooks (shared by every worktree) is settled with the warning git_controls_changed, its diagnostics naming them", async () => {
+    const child: FauxResponseStep = (context) =>
+      context.messages.some((m) => m.role === "toolResult")
+        ? fauxAssistantMessage([fauxText("configured")])
+        : fauxAssistantMessage(
+            [fauxToolCall("bash", { command: 'git config core.hooksPath .child-hooks && printf "#!/bin/sh\\n" > "$(git rev-parse --git-common-dir)/hooks/post-checkout"' })],
+            { stopReason: "toolUse" },
+          );
+    try {
+      const { result, receipt } = await callForReceipt(
+        pi,
+        "external_delegate",
+        { role: "worker", description: "configure", prompt: "Set up git.", context: { mode: "none" }, isolation: "worktree" },
+        { children: [child] },
+      );
+      expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+      expect(receipt.warnings).toContain("git_controls_changed");
+      expect(result.text).toContain("Warning (git_controls_changed)");
+      const diagnostics = await runs({ action: "inspect", runIds: [receipt.data.run!.runId], view: "diagnostics" });
+      expect(diagnostics.data.page!.text).toMatch(/git_controls_changed.*config, hooks\/post-checkout in its git folder changed while this child ran/);
+    } finally {
+      gitIn(root, "config", "--unset", "core.hooksPath");
+      rmSync(resolve(root, gitIn(root, "rev-parse", "--git-common-dir"), "hooks/post-checkout"), { force: true });
     }
   });
 

@@ -1,0 +1,36 @@
+// The files of a repository's git folder that make git run programs: its config (core.fsmonitor,
+// core.hooksPath, aliases, filter and diff drivers), its hooks and its info/attributes. Every
+// worktree shares them, so a worktree child's bash (`git config core.fsmonitor …`, a file written
+// into hooks/) changes them for the user's own checkout: apply's review never sees it, as it is no
+// file of the tree. Taken when the child's worktree is made and again when it settles; what differs
+// is named in the child's run (docs/isolation.md).
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Each watched file's fingerprint, by its path in the git folder; an absent file has none. */
+export type GitControls = ReadonlyMap<string, string>;
+
+const READ_FILES = ["config", "info/attributes"];
+const HOOKS = "hooks";
+
+/** The files' contents' hashes, and each hook's size, time and mode (a hook is any program). */
+export async function gitControls(commonDir: string): Promise<GitControls> {
+  const controls = new Map<string, string>();
+  for (const name of READ_FILES) {
+    const text = await readFile(join(commonDir, name)).catch(() => null);
+    if (text) controls.set(name, createHash("sha256").update(text).digest("hex"));
+  }
+  const hooks = await readdir(join(commonDir, HOOKS)).catch(() => [] as string[]);
+  for (const hook of hooks) {
+    const info = await stat(join(commonDir, HOOKS, hook), { bigint: true }).catch(() => null);
+    if (info) controls.set(`${HOOKS}/${hook}`, `${info.size}:${info.mtimeNs}:${info.mode}`);
+  }
+  return controls;
+}
+
+/** The watched files that were added, changed or removed between `before` and `after`, sorted. */
+export function changedControls(before: GitControls, after: GitControls): string[] {
+  const names = new Set([...before.keys(), ...after.keys()]);
+  return [...names].filter((name) => before.get(name) !== after.get(name)).sort();
+}
