@@ -47,6 +47,9 @@ export interface CheckpointPlace {
   onDiagnostic(message: string): void;
 }
 
+/** Why a checkpoint was not written when the database says another worker runs the child now. */
+const TAKEN = "another worker runs the child now";
+
 export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT_MAX_BYTES): SessionCheckpoints {
   // Entries already in the database: a continued session's saved ones are there from the start.
   let stored = place.saved?.entries.length ?? 0;
@@ -66,16 +69,18 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
       place.onDiagnostic(`The child's Pi session passed ${maxBytes} bytes and is no longer checkpointed: a worker that takes it over continues from its last turn saved.`);
     }
     if (lines.length === 0 && JSON.stringify(unread) === unreadSaved) return;
+    const refused = (why: string) => {
+      if (failing === undefined) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${why}); it is tried again after the next turn.`);
+      failing = why;
+    };
     try {
-      await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread);
+      if (!(await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread))) return refused(TAKEN);
       stored += lines.length;
       bytes += lines.length > 0 ? size : 0;
       unreadSaved = JSON.stringify(unread);
       failing = undefined;
     } catch (error) {
-      const code = errorCode(error) ?? "error";
-      if (failing === undefined) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${code}); it is tried again after the next turn.`);
-      failing = code;
+      refused(errorCode(error) ?? "error");
     }
   };
   return {
