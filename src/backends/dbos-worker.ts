@@ -150,7 +150,14 @@ const CANCEL_WATCH_MS = 500;
  */
 export const STOP_SETTLE_MS = 10_000;
 
-type RunningChild = { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints; settled?: Promise<void> };
+type RunningChild = {
+  controller: AbortController;
+  steering: SteeringInbox;
+  checkpoints?: SessionCheckpoints;
+  /** Steers handed to the child before its checkpoints began: they begin with these. */
+  early: string[];
+  settled?: Promise<void>;
+};
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const sweepMs = options.sweepMs ?? SWEEP_MS;
@@ -221,7 +228,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       async () => {
         const controller = new AbortController();
         const steering = new SteeringInbox();
-        const child: RunningChild = { controller, steering };
+        const child: RunningChild = { controller, steering, early: [] };
         let settle = () => {};
         child.settled = new Promise<void>((resolve) => (settle = resolve));
         running.set(request.workflowId, child);
@@ -236,7 +243,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
             for (const message of saved?.steers ?? []) steering.send(message);
             const unread = () => steering.unread;
-            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
+            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
             if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
             return checkpoints;
           },
@@ -256,12 +263,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           running.delete(request.workflowId);
           // A look that took steers for this child as it ended puts them back (below); so do the
           // ones it never read: its coordinator, reading its answer, reports them not delivered. A
-          // child handed back keeps those its saved session holds: the next worker hands them over again.
+          // child handed back keeps those its saved session holds, which the next worker hands over
+          // again; those whose save failed go back on the table, for that worker to take.
           await taking;
-          const unread = steering.undelivered.splice(0);
-          if (!(handingBack && child.checkpoints)) {
-            await returnSteers(pool, unread.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
-          }
+          const undelivered = steering.undelivered.splice(0);
+          const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
+          await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
           settle();
         }
       },
@@ -329,8 +336,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             unsent.push(steer);
             continue;
           }
-          // Saved with the child's session until a turn reads it: a takeover hands it over again.
-          child.checkpoints?.save();
+          // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
+          if (child.checkpoints) child.checkpoints.handed(steer.message);
+          else child.early.push(steer.message);
           options.onSteered(steer.workflowId);
         }
         await returnSteers(pool, unsent);

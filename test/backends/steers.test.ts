@@ -3,12 +3,16 @@
  * goes back in its old place, for the child's coordinator to report as not delivered; one no
  * coordinator came for goes with the settled child's other rows at the sweep.
  */
+import { join } from "node:path";
 import pg from "pg";
-import { expect, test } from "vitest";
+import { expect, onTestFinished, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { PROJECT_ROOT } from "../cli/support.ts";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import { MAX_WORKER_NAME_CHARS, readChildStatuses } from "../../src/backends/child-watch.ts";
-import { childRequest, fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { returnSteers, sendSteer, takeSteers, unreadSteers } from "../../src/backends/steers.ts";
@@ -105,3 +109,28 @@ test("a child whose workflow row is deleted while its coordinator waits fails sa
     await coordinator.close();
   }
 }, 120_000);
+
+test("a steer handed to a child whose save failed is not lost when its worker stops: it goes back on the table, where the worker that takes the child over finds it", async () => {
+  const url = fleet.pg.urlFor("fleet_handback");
+  const release = join(fleet.sandbox.root, "handback-release");
+  const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
+  const worker = (name: string) => fleet.start(["worker", "--name", name, "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
+  const first = worker("h1");
+  await first.stdoutText(/worker h1 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: url, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  onTestFinished(() => pool.end());
+  // The database refuses to save a child's unread steers (a trigger of the test's own): the checkpoint that saves the steer fails.
+  await pool.query("CREATE FUNCTION pi_flow.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
+  await pool.query("CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON pi_flow.child_session_steers FOR EACH ROW EXECUTE FUNCTION pi_flow.refuse()");
+  const id = "wf_handback/agent/0";
+  await enqueueChild(client, childRequest("handback", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Handback part" }, prompt: "Do the part." }));
+  await first.stdoutText(/started wf_handback\/agent\/0/);
+  await sendSteer(pool, id, "Also check the README.");
+  await first.stdoutText(/steered wf_handback\/agent\/0/);
+  first.child.kill("SIGTERM");
+  expect((await first.done).stdout).toContain("1 unfinished children handed back to the queue");
+  // Neither saved beside the session nor delivered: back on the table.
+  expect((await pool.query("SELECT message FROM pi_flow.steers WHERE workflow_id = $1", [id])).rows).toEqual([{ message: "Also check the README." }]);
+}, 180_000);

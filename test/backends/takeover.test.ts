@@ -170,3 +170,30 @@ test("a worker that starts a child afresh over rows it did not write (forged, or
     await pool.end();
   }
 });
+
+test("a steer a turn read before that turn was saved stays among the saved unread steers when another is handed over: a worker killed then loses neither", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const id = "wf_read_unsaved/agent/0";
+    let unread: string[] = [];
+    const checkpoints = sessionCheckpoints({ pool, workflowId: id, worker: "w1", saved: null, unread: () => unread, onDiagnostic: () => undefined });
+    checkpoints.save(entries("turn one").slice(0, 1));
+    unread = ["first"];
+    checkpoints.handed("first");
+    unread = []; // the next turn's model request took it; that turn has not ended
+    unread = ["second"];
+    checkpoints.handed("second");
+    await checkpoints.drain();
+    // A takeover continues from the saved turn, which never read "first": both are handed over again.
+    expect((await loadSavedSession(pool, id))?.steers).toEqual(["first", "second"]);
+    // The turn that read "first" is saved: only "second" still waits.
+    checkpoints.save(entries("turn one"));
+    await checkpoints.drain();
+    expect(await loadSavedSession(pool, id)).toMatchObject({ entries: entries("turn one"), steers: ["second"] });
+    expect(checkpoints.unwritten()).toEqual([]);
+  } finally {
+    await pool.end();
+  }
+});
