@@ -116,6 +116,15 @@ async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<str
   return { stuck: [...stuck], settled: due.filter((id) => !stuck.has(id)) };
 }
 
+/** The children DBOS has marked as running on this worker (PENDING under its executor ID), whatever ran of them here. */
+async function heldChildren(pool: Pool, worker: string, dbosSchema = "dbos"): Promise<string[]> {
+  const { rows } = await pool.query<{ workflow_uuid: string }>(
+    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE status = 'PENDING' AND queue_name = $1 AND executor_id = $2`,
+    [CHILD_QUEUE, worker],
+  );
+  return rows.map((row) => row.workflow_uuid);
+}
+
 /**
  * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
  * that executor ID: a second live process of the name would run the first's children again, and
@@ -358,7 +367,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(watch);
       clearInterval(heartbeat);
       clearInterval(sweep);
-      const unfinished = [...running.keys()];
       await DBOS.shutdown();
       // DBOS records nothing from here on: the children are stopped (their extensions told, their
       // processes ended, their steers kept) and go back on the queue below, not cancelled.
@@ -374,6 +382,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       try {
         // Back on the queue, for whichever worker is free next, before this worker's row goes: if
         // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+        // What the database says this worker holds (PENDING under its name): also a child DBOS took
+        // off the queue as the stop began whose run never started here (once this worker's row goes,
+        // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
+        const unfinished = await heldChildren(pool, options.name);
         if (unfinished.length > 0) {
           const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
           try {
