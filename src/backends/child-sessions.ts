@@ -146,9 +146,16 @@ export async function loadSavedSession(db: Queryable, workflowId: string, maxByt
   return entries.length === 0 && steers.length === 0 ? null : { entries, worker, steers };
 }
 
-export async function deleteSavedSession(db: Queryable, workflowId: string): Promise<void> {
-  await db.query("DELETE FROM pi_flow.child_sessions WHERE workflow_id = $1", [workflowId]);
-  await db.query("DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+/**
+ * Deletes the child's saved session and unread steers. Given `worker`, only while no other worker
+ * runs the child (as `appendSessionEntries`): a worker taken for dead must not delete the session
+ * of the worker that took its child over.
+ */
+export async function deleteSavedSession(db: Queryable, workflowId: string, worker?: string, dbosSchema = "dbos"): Promise<void> {
+  const mine = `NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = $1 AND executor_id <> $2)`;
+  for (const table of ["child_sessions", "child_session_steers"]) {
+    await db.query(`DELETE FROM pi_flow.${table} WHERE workflow_id = $1 AND ($2::text IS NULL OR ${mine})`, [workflowId, worker ?? null]);
+  }
 }
 
 /**

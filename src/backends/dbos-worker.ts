@@ -80,10 +80,10 @@ export interface RunningWorker {
  * how many entries to expect. A session not whole there, or of a cancelled child (whose answer DBOS
  * does not record), goes now (a sweep deletes it if this fails).
  */
-async function leaveSession(pool: Pool, workflowId: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
+async function leaveSession(pool: Pool, workflowId: string, worker: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
   await checkpoints.drain();
   const session = signal.aborted ? { unsaved: "the child was cancelled" } : checkpoints.stored();
-  if ("unsaved" in session) await deleteSavedSession(pool, workflowId).catch(() => undefined);
+  if ("unsaved" in session) await deleteSavedSession(pool, workflowId, worker).catch(() => undefined);
   return { ...result, session };
 }
 
@@ -264,7 +264,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             await child.checkpoints?.drain();
             return answered; // DBOS, shut down, records nothing of it
           }
-          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, child.checkpoints, answered, controller.signal) : answered;
+          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, options.name, child.checkpoints, answered, controller.signal) : answered;
           ended = result;
           return result;
         } finally {

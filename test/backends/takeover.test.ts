@@ -7,7 +7,7 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { fleetFixture } from "../support/fleet.ts";
-import { appendSessionEntries, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
+import { appendSessionEntries, deleteSavedSession, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
 import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
 import { CHILD_QUEUE } from "../../src/backends/names.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
@@ -137,7 +137,7 @@ test("a sweep whose resume of a silent worker's children fails leaves that worke
   }
 });
 
-test("a worker that starts a child afresh over rows it did not write (forged, or an earlier session's) checkpoints its own session over them; a worker whose child another runs now writes nothing", async () => {
+test("a worker that starts a child afresh over rows it did not write (forged, or an earlier session's) checkpoints its own session over them; a worker whose child another runs now writes and deletes nothing", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
   const pool = new pg.Pool({ connectionString: url, max: 1 });
@@ -166,6 +166,9 @@ test("a worker that starts a child afresh over rows it did not write (forged, or
     expect(late).toEqual(["A checkpoint of the child's Pi session could not be written (another worker runs the child now); it is tried again after the next turn."]);
     expect(stale.stored()).toEqual({ unsaved: "its last checkpoint could not be written (another worker runs the child now)" });
     expect(await loadSavedSession(pool, id)).toEqual({ entries: entries("new"), worker: "w2", steers: [] });
+    // Its child then ends there with nothing whole saved: what it deletes is its own, and w2's session stays.
+    await deleteSavedSession(pool, id, "w1");
+    expect((await loadSavedSession(pool, id))?.entries).toEqual(entries("new"));
   } finally {
     await pool.end();
   }
