@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
+import { errorCode } from "../runs/index.ts";
 import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
 import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
@@ -38,6 +39,11 @@ export interface WorkerOptions {
   onStarted(request: RemoteChildRequest): void;
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
+  /**
+   * Steers the child had not read that could be neither saved nor put back (the database refused
+   * them): no worker or coordinator will see them again, so this is the last word on them.
+   */
+  onSteersLost(workflowId: string, messages: readonly string[], why: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
   /**
    * The child failed here without an answer of its harness: its workflow's input names another
@@ -277,7 +283,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           await taking;
           const undelivered = steering.undelivered.splice(0);
           const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
-          await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
+          await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
+            options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
+          );
           settle();
         }
       },

@@ -145,6 +145,8 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),
       onFailed: (workflowId, runId, message) => process.stdout.write(`failed ${shown(workflowId)} run ${shown(runId)}: ${shown(message)}\n`),
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
+      onSteersLost: (workflowId, messages, why) =>
+        process.stdout.write(`steers not delivered to ${shown(workflowId)} (the database refused to keep them: ${shown(why)}): ${messages.map(shown).join(" | ")}\n`),
       onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
       onRequeued: (ids) => process.stdout.write(`requeued ${ids.map(shown).join(" ")}: the database did not record their end; they run again from their saved step or session\n`),

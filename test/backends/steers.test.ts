@@ -110,27 +110,32 @@ test("a child whose workflow row is deleted while its coordinator waits fails sa
   }
 }, 120_000);
 
-test("a steer handed to a child whose save failed is not lost when its worker stops: it goes back on the table, where the worker that takes the child over finds it", async () => {
+test("a steer handed to a child whose save failed is not lost when its worker stops: it goes back on the table, where the worker that takes the child over finds it, or, refused there too, the worker says so", async () => {
   const url = fleet.pg.urlFor("fleet_handback");
   const release = join(fleet.sandbox.root, "handback-release");
   const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
-  const worker = (name: string) => fleet.start(["worker", "--name", name, "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
-  const first = worker("h1");
-  await first.stdoutText(/worker h1 ready/);
+  const worker = fleet.start(["worker", "--name", "h1", "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
+  await worker.stdoutText(/worker h1 ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: url, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   onTestFinished(() => pool.end());
-  // The database refuses to save a child's unread steers (a trigger of the test's own): the checkpoint that saves the steer fails.
+  // The database refuses to save a child's unread steers (a trigger of the test's own): the checkpoint that saves a steer fails.
   await pool.query("CREATE FUNCTION pi_flow.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
   await pool.query("CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON pi_flow.child_session_steers FOR EACH ROW EXECUTE FUNCTION pi_flow.refuse()");
-  const id = "wf_handback/agent/0";
-  await enqueueChild(client, childRequest("handback", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Handback part" }, prompt: "Do the part." }));
-  await first.stdoutText(/started wf_handback\/agent\/0/);
-  await sendSteer(pool, id, "Also check the README.");
-  await first.stdoutText(/steered wf_handback\/agent\/0/);
-  first.child.kill("SIGTERM");
-  expect((await first.done).stdout).toContain("1 unfinished children handed back to the queue");
+  const child = (id: string) => childRequest(id, { profile: WORKER_PROFILE, task: { agent: "role:worker", description: `Part ${id}` }, prompt: "Do the part." });
+  for (const id of ["handback", "refused"]) {
+    await enqueueChild(client, child(id));
+    await worker.stdoutText(new RegExp(`started wf_${id}/agent/0`));
+    await sendSteer(pool, `wf_${id}/agent/0`, `Also check the README (${id}).`);
+    await worker.stdoutText(new RegExp(`steered wf_${id}/agent/0`));
+  }
+  // The table refuses the second child's steer too.
+  await pool.query("CREATE TRIGGER refuse_back BEFORE INSERT ON pi_flow.steers FOR EACH ROW WHEN (NEW.workflow_id = 'wf_refused/agent/0') EXECUTE FUNCTION pi_flow.refuse()");
+  worker.child.kill("SIGTERM");
+  const { stdout } = await worker.done;
+  expect(stdout).toContain("2 unfinished children handed back to the queue");
   // Neither saved beside the session nor delivered: back on the table.
-  expect((await pool.query("SELECT message FROM pi_flow.steers WHERE workflow_id = $1", [id])).rows).toEqual([{ message: "Also check the README." }]);
+  expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([{ workflow_id: "wf_handback/agent/0", message: "Also check the README (handback)." }]);
+  expect(stdout).toContain("steers not delivered to wf_refused/agent/0 (the database refused to keep them: P0001): Also check the README (refused).");
 }, 180_000);
