@@ -38,9 +38,16 @@ export interface SavedSession {
 }
 
 /**
- * Appends `entries` as the session's entries from place `from` on (entries already there stay as
- * they are) and replaces the steers not read yet with `unread`, in one statement: a takeover never
- * sees a steer both in the entries and among the unread.
+ * Writes `entries` as the session's entries from place `from` on, and replaces the steers not read
+ * yet with `unread`, in one statement: a takeover never sees a steer both in the entries and among
+ * the unread. Rows at those places are overwritten and rows after them deleted: a worker that
+ * started afresh (nothing readable was saved) or continued from a gap owns the session from there
+ * on, and rows it did not write (an earlier worker's, forged ones) must not stand in for its own; a
+ * retried write writes the same rows again.
+ *
+ * Nothing is written while the child's workflow is another worker's (`executor_id`): a worker
+ * taken for dead that is alive still (a network split) must not overwrite the session of the
+ * worker that took its child over. False then.
  */
 export async function appendSessionEntries(
   db: Queryable,
@@ -49,19 +56,27 @@ export async function appendSessionEntries(
   from: number,
   entries: readonly string[],
   unread: readonly string[],
-): Promise<void> {
-  await db.query(
-    `WITH appended AS (
+  dbosSchema = "dbos",
+): Promise<boolean> {
+  const { rows } = await db.query<{ mine: boolean }>(
+    `WITH owner AS (
+       SELECT NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = $1 AND executor_id <> $2) AS mine
+     ), stale AS (
+       DELETE FROM pi_flow.child_sessions WHERE workflow_id = $1 AND seq >= $3::integer + cardinality($4::text[]) AND (SELECT mine FROM owner) RETURNING 1
+     ), appended AS (
        INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry)
-       SELECT $1, $3::integer + ord - 1, $2, entry FROM unnest($4::text[]) WITH ORDINALITY AS t(entry, ord)
-       ON CONFLICT (workflow_id, seq) DO NOTHING RETURNING 1
+       SELECT $1, $3::integer + ord - 1, $2, entry FROM unnest($4::text[]) WITH ORDINALITY AS t(entry, ord) WHERE (SELECT mine FROM owner)
+       ON CONFLICT (workflow_id, seq) DO UPDATE SET worker = EXCLUDED.worker, entry = EXCLUDED.entry, saved_at = now() RETURNING 1
      ), cleared AS (
-       DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1 AND $5::text IS NULL RETURNING 1
+       DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1 AND $5::text IS NULL AND (SELECT mine FROM owner) RETURNING 1
+     ), kept AS (
+       INSERT INTO pi_flow.child_session_steers (workflow_id, messages) SELECT $1, $5 WHERE $5::text IS NOT NULL AND (SELECT mine FROM owner)
+       ON CONFLICT (workflow_id) DO UPDATE SET messages = EXCLUDED.messages RETURNING 1
      )
-     INSERT INTO pi_flow.child_session_steers (workflow_id, messages) SELECT $1, $5 WHERE $5::text IS NOT NULL
-     ON CONFLICT (workflow_id) DO UPDATE SET messages = EXCLUDED.messages`,
+     SELECT mine FROM owner`,
     [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread) : null],
   );
+  return rows[0]?.mine === true;
 }
 
 /** A `child_session_steers` row's messages; none when it holds no JSON array (anyone who can write there chose it). */
@@ -131,9 +146,16 @@ export async function loadSavedSession(db: Queryable, workflowId: string, maxByt
   return entries.length === 0 && steers.length === 0 ? null : { entries, worker, steers };
 }
 
-export async function deleteSavedSession(db: Queryable, workflowId: string): Promise<void> {
-  await db.query("DELETE FROM pi_flow.child_sessions WHERE workflow_id = $1", [workflowId]);
-  await db.query("DELETE FROM pi_flow.child_session_steers WHERE workflow_id = $1", [workflowId]);
+/**
+ * Deletes the child's saved session and unread steers. Given `worker`, only while no other worker
+ * runs the child (as `appendSessionEntries`): a worker taken for dead must not delete the session
+ * of the worker that took its child over.
+ */
+export async function deleteSavedSession(db: Queryable, workflowId: string, worker?: string, dbosSchema = "dbos"): Promise<void> {
+  const mine = `NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = $1 AND executor_id <> $2)`;
+  for (const table of ["child_sessions", "child_session_steers"]) {
+    await db.query(`DELETE FROM pi_flow.${table} WHERE workflow_id = $1 AND ($2::text IS NULL OR ${mine})`, [workflowId, worker ?? null]);
+  }
 }
 
 /**

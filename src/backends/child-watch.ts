@@ -8,6 +8,7 @@
  * cancel the database has not taken yet is sent again then, until the database says the child ended.
  */
 import type { Pool } from "pg";
+import { MAX_WORKER_NAME_CHARS } from "./names.ts";
 
 /** A child's DBOS workflow status, as far as the watch reads it. */
 export interface ChildStatus {
@@ -39,8 +40,8 @@ export interface ChildWatch {
   watch(workflowId: string, onTaken: (worker: string) => void, onLook?: (answered: boolean) => void): WatchedChild;
 }
 
-/** The most of a worker's name a coordinator reads: a default name (hostname-pid) is far shorter. */
-export const MAX_WORKER_NAME_CHARS = 128;
+/** The most of a worker's name a coordinator reads (a default name, hostname-pid, is far shorter): the longest `flow worker --name`. */
+export { MAX_WORKER_NAME_CHARS };
 
 /**
  * Reads the statuses from DBOS's table in one query of pi-flow's own, which fails at once when the

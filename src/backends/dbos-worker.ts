@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
+import { errorCode } from "../runs/index.ts";
 import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
 import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
@@ -38,6 +39,11 @@ export interface WorkerOptions {
   onStarted(request: RemoteChildRequest): void;
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
+  /**
+   * Steers the child had not read that could be neither saved nor put back (the database refused
+   * them): no worker or coordinator will see them again, so this is the last word on them.
+   */
+  onSteersLost(workflowId: string, messages: readonly string[], why: string): void;
   onSettled(request: RemoteChildRequest, result: RemoteChildResult): void;
   /**
    * The child failed here without an answer of its harness: its workflow's input names another
@@ -80,10 +86,10 @@ export interface RunningWorker {
  * how many entries to expect. A session not whole there, or of a cancelled child (whose answer DBOS
  * does not record), goes now (a sweep deletes it if this fails).
  */
-async function leaveSession(pool: Pool, workflowId: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
+async function leaveSession(pool: Pool, workflowId: string, worker: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
   await checkpoints.drain();
   const session = signal.aborted ? { unsaved: "the child was cancelled" } : checkpoints.stored();
-  if ("unsaved" in session) await deleteSavedSession(pool, workflowId).catch(() => undefined);
+  if ("unsaved" in session) await deleteSavedSession(pool, workflowId, worker).catch(() => undefined);
   return { ...result, session };
 }
 
@@ -114,6 +120,15 @@ async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<str
   );
   const stuck = new Set(rows.map((row) => row.workflow_uuid));
   return { stuck: [...stuck], settled: due.filter((id) => !stuck.has(id)) };
+}
+
+/** The children DBOS has marked as running on this worker (PENDING under its executor ID), whatever ran of them here. */
+async function heldChildren(pool: Pool, worker: string, dbosSchema = "dbos"): Promise<string[]> {
+  const { rows } = await pool.query<{ workflow_uuid: string }>(
+    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE status = 'PENDING' AND queue_name = $1 AND executor_id = $2`,
+    [CHILD_QUEUE, worker],
+  );
+  return rows.map((row) => row.workflow_uuid);
 }
 
 /**
@@ -150,7 +165,14 @@ const CANCEL_WATCH_MS = 500;
  */
 export const STOP_SETTLE_MS = 10_000;
 
-type RunningChild = { controller: AbortController; steering: SteeringInbox; checkpoints?: SessionCheckpoints; settled?: Promise<void> };
+type RunningChild = {
+  controller: AbortController;
+  steering: SteeringInbox;
+  checkpoints?: SessionCheckpoints;
+  /** Steers handed to the child before its checkpoints began: they begin with these. */
+  early: string[];
+  settled?: Promise<void>;
+};
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const sweepMs = options.sweepMs ?? SWEEP_MS;
@@ -221,7 +243,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       async () => {
         const controller = new AbortController();
         const steering = new SteeringInbox();
-        const child: RunningChild = { controller, steering };
+        const child: RunningChild = { controller, steering, early: [] };
         let settle = () => {};
         child.settled = new Promise<void>((resolve) => (settle = resolve));
         running.set(request.workflowId, child);
@@ -236,7 +258,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
             for (const message of saved?.steers ?? []) steering.send(message);
             const unread = () => steering.unread;
-            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
+            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
             if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
             return checkpoints;
           },
@@ -248,7 +270,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             await child.checkpoints?.drain();
             return answered; // DBOS, shut down, records nothing of it
           }
-          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, child.checkpoints, answered, controller.signal) : answered;
+          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, options.name, child.checkpoints, answered, controller.signal) : answered;
           ended = result;
           return result;
         } finally {
@@ -256,12 +278,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           running.delete(request.workflowId);
           // A look that took steers for this child as it ended puts them back (below); so do the
           // ones it never read: its coordinator, reading its answer, reports them not delivered. A
-          // child handed back keeps those its saved session holds: the next worker hands them over again.
+          // child handed back keeps those its saved session holds, which the next worker hands over
+          // again; those whose save failed go back on the table, for that worker to take.
           await taking;
-          const unread = steering.undelivered.splice(0);
-          if (!(handingBack && child.checkpoints)) {
-            await returnSteers(pool, unread.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch(() => undefined);
-          }
+          const undelivered = steering.undelivered.splice(0);
+          const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
+          await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
+            options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
+          );
           settle();
         }
       },
@@ -329,8 +353,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             unsent.push(steer);
             continue;
           }
-          // Saved with the child's session until a turn reads it: a takeover hands it over again.
-          child.checkpoints?.save();
+          // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
+          if (child.checkpoints) child.checkpoints.handed(steer.message);
+          else child.early.push(steer.message);
           options.onSteered(steer.workflowId);
         }
         await returnSteers(pool, unsent);
@@ -350,7 +375,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       clearInterval(watch);
       clearInterval(heartbeat);
       clearInterval(sweep);
-      const unfinished = [...running.keys()];
       await DBOS.shutdown();
       // DBOS records nothing from here on: the children are stopped (their extensions told, their
       // processes ended, their steers kept) and go back on the queue below, not cancelled.
@@ -366,6 +390,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       try {
         // Back on the queue, for whichever worker is free next, before this worker's row goes: if
         // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+        // What the database says this worker holds (PENDING under its name): also a child DBOS took
+        // off the queue as the stop began whose run never started here (once this worker's row goes,
+        // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
+        const unfinished = await heldChildren(pool, options.name);
         if (unfinished.length > 0) {
           const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
           try {

@@ -6,6 +6,11 @@ export const DBOS_APPLICATION = "pi-flow";
 export const CHILD_QUEUE = "pi-flow-children";
 /** The DBOS workflow that runs one child on a worker. */
 export const CHILD_WORKFLOW = "pi-flow-child";
+/**
+ * The longest worker name (`flow worker --name`, its DBOS executor ID): a coordinator reads no more
+ * of it from the database (child-watch.ts), so two longer names alike that far would read as one.
+ */
+export const MAX_WORKER_NAME_CHARS = 128;
 
 /**
  * The DBOS application version: pi-flow's own. A worker recovers, and dequeues, only the work of

@@ -94,11 +94,14 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
     while (sending.pending.size > 0) await Promise.all([...sending.pending]);
     const held = sending.any ? await unread.closeStopped() : [];
     unread.close();
-    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`, held);
+    await reportUnreadSteers(fleet, place, request, sending, `${why}, and it had not read it`, { held, ask: sending.any, noteUnreadable: true });
     throw error;
   }
   unread.close();
-  await reportUnreadSteers(fleet, place, request, sending, unreadBecause(answer.result, "the child answered before it read it, or its harness on the worker takes no steers"));
+  // The database just answered: what waits there is taken even when this process sent no steer (a
+  // coordinator that restarted and resumed the run while the child ran, whose steers the user sent to the earlier one).
+  const why = unreadBecause(answer.result, "the child answered before it read it, or its harness on the worker takes no steers");
+  await reportUnreadSteers(fleet, place, request, sending, why, { ask: true, noteUnreadable: sending.any });
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
@@ -118,27 +121,41 @@ interface SteersSent {
   any: boolean;
 }
 
+/** How a settled child's steers are reported. */
+interface UnreadReport {
+  /** The steers a stopped child had not read as the database showed them. */
+  held?: readonly string[];
+  /**
+   * Whether the database is asked for steers still waiting: a child stopped that this process never
+   * steered does not wait on it (a cancel during an outage).
+   */
+  ask: boolean;
+  /** Whether a database that cannot be read is noted: not for a child this process never steered. */
+  noteUnreadable: boolean;
+}
+
 /**
  * Once the child's answer is in, no worker hands it a steer: later steers answer `terminal`, and
  * those still in the database (sent as it ended, or put back by a worker that could not hand them
  * over) are noted in the run's evidence as not delivered, instead of waiting there for no one.
- * `held`: the steers a stopped child had not read as the database showed them (those still in the
- * table among them); those taken from the table now that it does not hold are added after them.
+ * `held` (those still in the table among them) are noted first; those taken from the table now that
+ * it does not hold are added after them.
  */
-async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string, held: readonly string[] = []): Promise<void> {
+async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, request: ChildRequest, sending: SteersSent, why: string, report: UnreadReport): Promise<void> {
+  const held = report.held ?? [];
   if (!request.steering) return;
   while (sending.pending.size > 0) await Promise.all([...sending.pending]);
   request.steering.close();
   // What the inbox kept as unread at its close (a stopped child's, from the last look) is said here,
   // from the database's latest word, once: not again by the run's own note of its inbox.
   request.steering.undelivered.splice(0);
-  // A child never steered has nothing waiting: its run does not wait on the database for it (an outage).
-  if (!sending.any) return;
+  if (!report.ask) return;
   let left: string[];
   try {
     left = await fleet.takeUndeliveredSteers(place.workflowId);
   } catch (error) {
     for (const message of held) noteUndeliveredSteer(place.writer, why, message);
+    if (!report.noteUnreadable) return;
     place.writer.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steers sent to this child may not have been delivered: the database could not be read (${error instanceof Error ? error.message : String(error)})` });
     return;
   }

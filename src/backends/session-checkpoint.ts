@@ -21,17 +21,29 @@ export interface SessionCheckpoints {
   /** What an earlier worker saved of this child, to continue; none when it starts afresh. */
   saved: SavedSession | null;
   /**
-   * Saves the session's entries (none: those of the last save) with the steers it has not read yet;
+   * Saves the session's entries (a whole turn, or the prompt) with the steers it has not read yet;
    * never throws, and returns at once (the write goes on behind).
    */
-  save(entries?: readonly SessionEntry[]): void;
+  save(entries: readonly SessionEntry[]): void;
+  /**
+   * The worker handed this steer to the child: saved beside the session (until a saved turn holds
+   * it), so that a takeover hands it over again; like `save`, never throws nor waits.
+   */
+  handed(message: string): void;
   /** Resolves once every checkpoint asked for so far is written or has failed. */
   drain(): Promise<void>;
   /** After `drain`: whether the database holds the whole session as last saved (how many entries), or why not. */
   stored(): StoredSession;
   /**
-   * Saves nothing more: the child is about to be stopped to go back on the queue, and what its
+   * After `drain`: the steers handed to the child that neither the saved session nor the unread
+   * steers saved beside it hold (their write failed), oldest first: a worker handing the child back
+   * puts them back on the table, or a takeover would never hand them over.
+   */
+  unwritten(): string[];
+  /**
+   * Saves no later turn: the child is about to be stopped to go back on the queue, and what its
    * stop adds (a tool call cut off as "aborted", an answer cut short) is not a turn to continue from.
+   * Steers handed to it are still saved beside the turns saved.
    */
   freeze(): void;
 }
@@ -43,8 +55,35 @@ export interface CheckpointPlace {
   saved: SavedSession | null;
   /** The steers handed to the child that it has not read yet (its SteeringInbox's unread). */
   unread(): readonly string[];
+  /** Steers handed to the child before its checkpoints began, after those `saved` holds. */
+  handedBefore?: readonly string[];
   /** Where a failed or bounded checkpoint is told, once each; must not throw. */
   onDiagnostic(message: string): void;
+}
+
+/** Why a checkpoint was not written when the database says another worker runs the child now. */
+const TAKEN = "another worker runs the child now";
+
+/**
+ * The session's entries as of one save, with the steers unread then and how many steers had been
+ * handed over by then: the unread steers that go with these entries are `unread` and every steer
+ * handed over since (read by a later turn or not, no saved turn holds them).
+ */
+interface Snapshot {
+  entries: readonly SessionEntry[];
+  unread: readonly string[];
+  handedAt: number;
+}
+
+/** `all` less one of each of `less`, in order. */
+function without(all: readonly string[], less: readonly string[]): string[] {
+  const left = [...less];
+  return all.filter((message) => {
+    const index = left.indexOf(message);
+    if (index < 0) return true;
+    left.splice(index, 1);
+    return false;
+  });
 }
 
 export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT_MAX_BYTES): SessionCheckpoints {
@@ -54,44 +93,64 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   let full = false;
   let failing: string | undefined;
   let writing: Promise<void> = Promise.resolve();
-  let latest: readonly SessionEntry[] = place.saved?.entries ?? [];
-  let unreadSaved = JSON.stringify(place.saved?.steers ?? []);
+  /** Every steer handed to the child since this worker took it, in order. */
+  const handed: string[] = [...(place.handedBefore ?? [])];
+  let latest: Snapshot = { entries: place.saved?.entries ?? [], unread: place.saved?.steers ?? [], handedAt: 0 };
+  /** The snapshot whose entries the database holds, and the unread steers written beside them. */
+  let storedSnapshot = latest;
+  let unreadSaved: readonly string[] = place.saved?.steers ?? [];
   let frozen = false;
-  const write = (entries: readonly SessionEntry[], unread: readonly string[]) => async () => {
-    let lines = full ? [] : entries.slice(stored).map((entry) => redactedJson(entry) ?? "null");
+  const unreadOf = (snapshot: Snapshot) => [...snapshot.unread, ...handed.slice(snapshot.handedAt)];
+  const refused = (why: string) => {
+    if (failing === undefined) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${why}); it is tried again after the next turn.`);
+    failing = why;
+  };
+  const write = (snapshot: Snapshot) => async () => {
+    let lines = full ? [] : snapshot.entries.slice(stored).map((entry) => redactedJson(entry) ?? "null");
     const size = lines.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8"), 0);
     if (bytes + size > maxBytes) {
       full = true;
       lines = [];
       place.onDiagnostic(`The child's Pi session passed ${maxBytes} bytes and is no longer checkpointed: a worker that takes it over continues from its last turn saved.`);
     }
-    if (lines.length === 0 && JSON.stringify(unread) === unreadSaved) return;
+    // The entries the database holds after this write, and so the steers unread as of them. Past
+    // the bound no turn is saved, and a takeover loses the later turns: the steers they read go with them.
+    const target = lines.length > 0 || full || stored >= snapshot.entries.length ? snapshot : storedSnapshot;
+    const unread = unreadOf(target);
+    if (lines.length === 0 && JSON.stringify(unread) === JSON.stringify(unreadSaved)) {
+      storedSnapshot = target;
+      return;
+    }
     try {
-      await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread);
+      if (!(await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread))) return refused(TAKEN);
       stored += lines.length;
       bytes += lines.length > 0 ? size : 0;
-      unreadSaved = JSON.stringify(unread);
+      storedSnapshot = target;
+      unreadSaved = unread;
       failing = undefined;
     } catch (error) {
-      const code = errorCode(error) ?? "error";
-      if (failing === undefined) place.onDiagnostic(`A checkpoint of the child's Pi session could not be written (${code}); it is tried again after the next turn.`);
-      failing = code;
+      refused(errorCode(error) ?? "error");
     }
   };
   return {
     saved: place.saved,
     save(entries) {
       if (frozen) return;
-      if (entries) latest = [...entries];
-      writing = writing.then(write(latest, [...place.unread()]));
+      latest = { entries: [...entries], unread: [...place.unread()], handedAt: handed.length };
+      writing = writing.then(write(latest));
+    },
+    handed(message) {
+      handed.push(message);
+      writing = writing.then(write(latest));
     },
     drain: () => writing,
     stored() {
       if (full) return { unsaved: `it passed ${maxBytes} bytes, past which it is no longer checkpointed` };
       if (failing !== undefined) return { unsaved: `its last checkpoint could not be written (${failing})` };
-      if (stored < latest.length) return { unsaved: "its last checkpoint was not written" };
+      if (stored < latest.entries.length) return { unsaved: "its last checkpoint was not written" };
       return { entries: stored };
     },
+    unwritten: () => without(unreadOf(storedSnapshot), unreadSaved),
     freeze() {
       frozen = true;
     },

@@ -7,6 +7,7 @@ import { boolFlag, intFlag, listFlag, parseCommand, projectDir, stringFlag, TRUS
 import { EXIT } from "./exit.ts";
 import { WORKER_USAGE } from "./usage.ts";
 import type { RemoteChildRequest } from "../backends/remote-child.ts";
+import { MAX_WORKER_NAME_CHARS } from "../backends/names.ts";
 import { printable } from "../runs/index.ts";
 import { oneLine } from "../ui/format.ts";
 
@@ -54,6 +55,20 @@ function databaseUrl(): string {
   return url;
 }
 
+/**
+ * `--name`, or hostname-pid: one line of at most MAX_WORKER_NAME_CHARS characters, since it is the
+ * worker's DBOS executor ID, which coordinators read back only that far, and it goes into every
+ * child's evidence and every worker line.
+ */
+function workerName(parsed: ReturnType<typeof parseCommand>): string {
+  const name = stringFlag(parsed, "name");
+  if (name === undefined) return `${hostname()}-${process.pid}`;
+  if (name.trim() === "" || [...name].length > MAX_WORKER_NAME_CHARS || shown(name) !== name) {
+    throw new FlowError("request_invalid", `--name must be 1 to ${MAX_WORKER_NAME_CHARS} characters shown as they are on one line (no control characters, line breaks or runs of spaces); it is ${[...name].length} characters: ${shown(name).slice(0, 64)}`);
+  }
+  return name;
+}
+
 /** The sweep's interval bounds: a shorter one would query the database many times a second. */
 const SWEEP_BOUNDS_MS = { min: 100, max: 60_000 } as const;
 
@@ -93,6 +108,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   const cwd = projectDir(parsed);
   const concurrency = intFlag(parsed, "concurrency", 4, MAX_CONCURRENCY);
   const settings = harnessSettings(parsed);
+  const name = workerName(parsed);
   const url = databaseUrl();
   const sweepMs = sweepInterval(process.env);
   // The fleet's credential stays with the worker: a child's bash (or an extension it loads) inherits
@@ -100,7 +116,6 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   delete process.env.PI_FLOW_DATABASE_URL;
   const { resolveBackendSettings } = await import("../backends/settings.ts");
   resolveBackendSettings(undefined, { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url }); // the URL's shape, before any connection, named as the user set it
-  const name = stringFlag(parsed, "name") ?? `${hostname()}-${process.pid}`;
   const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit, startTelemetry }] = await Promise.all([
     import("./headless.ts"),
     import("./trust.ts"),
@@ -130,6 +145,8 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),
       onFailed: (workflowId, runId, message) => process.stdout.write(`failed ${shown(workflowId)} run ${shown(runId)}: ${shown(message)}\n`),
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
+      onSteersLost: (workflowId, messages, why) =>
+        process.stdout.write(`steers not delivered to ${shown(workflowId)} (the database refused to keep them: ${shown(why)}): ${messages.map(shown).join(" | ")}\n`),
       onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
       onRequeued: (ids) => process.stdout.write(`requeued ${ids.map(shown).join(" ")}: the database did not record their end; they run again from their saved step or session\n`),

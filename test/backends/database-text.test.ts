@@ -87,3 +87,13 @@ test("flow worker with a PI_FLOW_WORKER_SWEEP_MS outside 100..60000 ms is config
   expect(code).toBe(2);
   expect(stderr).toContain("PI_FLOW_WORKER_SWEEP_MS must be a whole number of milliseconds from 100 to 60000; it is 5.");
 }, 120_000);
+
+test("flow worker --name longer than a coordinator reads back, or with a line break, is request_invalid before it connects, and exits 2", async () => {
+  const names = ["w".repeat(129), "w1\nstarted wf_forged/agent/0", ""];
+  const ended = await Promise.all(names.map((name) => fleet.start(["worker", "--name", name, "--cwd", fleet.project], { PI_FLOW_DATABASE_URL: "postgres://flow@127.0.0.1:1/none" }).done));
+  for (const { code, stderr } of ended) {
+    expect(code).toBe(2);
+    expect(stderr).toContain("--name must be 1 to 128 characters shown as they are on one line");
+    expect(stderr).toContain("(request_invalid)");
+  }
+}, 120_000);

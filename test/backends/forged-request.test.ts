@@ -4,7 +4,8 @@
  * the other child's saved session and unread steers nor write into them. A real `flow worker` on a
  * faux model (test/fixtures/fleet/steer-model.ts) and the tests' own Postgres; the victim's rows
  * are written straight into the database, as its worker would have left them. Also here, with the
- * same worker fixture: a worker stopped mid-child stops it and hands it back with what it saved.
+ * same worker fixture: a worker stopped mid-child stops it and hands it back with what it saved,
+ * with every child the database says it holds.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { PROJECT_ROOT } from "../cli/support.ts";
@@ -94,10 +95,15 @@ test("a worker stopped with SIGTERM mid-child stops the child (its extensions he
   const savedSteers = async () => (await db.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [id])).rows;
   while ((await savedSteers()).length === 0) await sleep(50);
 
+  // A child DBOS took off the queue for this worker as it was told to stop, whose run never started here.
+  const dequeued = "wf_dequeued/agent/0";
+  await db.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, executor_id) VALUES ($1, 'PENDING', $2, $3, 'w2')", [dequeued, CHILD_WORKFLOW, CHILD_QUEUE]);
+
   worker.child.kill("SIGTERM");
   const stopped = await worker.done;
   expect(stopped.code).toBe(0);
   expect(stopped.stdout).toContain("worker w2 stopped (SIGTERM): 1 unfinished children handed back to the queue");
+  expect((await db.query("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [dequeued])).rows).toEqual([{ status: "ENQUEUED" }]);
   expect(stopped.stdout).not.toContain("settled wf_stopped");
   expect(readFileSync(marker, "utf8")).toBe("child session shut down\n");
   // Back on the queue, not cancelled; what the next worker continues from is all there, once.

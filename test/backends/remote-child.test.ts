@@ -160,3 +160,32 @@ test("a fleet child cancelled with steers it had not read notes each once, when 
   expect(notes.filter((note) => note.code === "steer_undelivered").map((note) => note.message)).toEqual([`steer not delivered (${why}): Handed over.`, `steer not delivered (${why}): Still waiting.`]);
   expect(steering.undelivered).toEqual([]); // the run's own note of its inbox says none of them again
 });
+
+test("a steer the user sent before the coordinator restarted, left in the database when the child answers, is noted as not delivered by the coordinator that resumed the run", async () => {
+  // Sent through the earlier coordinator; its worker put it back at the child's end, unread.
+  const database = ["Sent before the restart."];
+  const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "done", usage }, output: [], diagnostics: [], worker: "w9" };
+  const fleet: FleetChildren = {
+    label: "test",
+    ready: async () => undefined,
+    close: async () => undefined,
+    steer: async () => undefined,
+    takeUndeliveredSteers: async () => database.splice(0),
+    unreadSteers: async () => [...database],
+    takeSession: async () => null,
+    run: async (_request, _signal, onTaken) => (onTaken("w9"), answer),
+  };
+  const notes: { code?: string | undefined; message: string }[] = [];
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+  const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
+  await runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, { ...childRequest("/p", seen), steering: new SteeringInbox() });
+  expect(notes).toContainEqual({ level: "warn", code: "steer_undelivered", message: expect.stringContaining("steer not delivered (the child answered before it read it, or its harness on the worker takes no steers): Sent before the restart.") });
+  expect(database).toEqual([]);
+
+  // A database that cannot be read then says nothing for a child this coordinator never steered.
+  const away: FleetChildren = { ...fleet, takeUndeliveredSteers: async () => Promise.reject(new Error("ECONNREFUSED")) };
+  const quiet: { message: string }[] = [];
+  const quietWriter = { ...writer, appendDiagnostic: (entry: { message: string }) => void quiet.push(entry) };
+  await runOnFleet(away, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer: quietWriter }, { ...childRequest("/p", seen), steering: new SteeringInbox() });
+  expect(quiet.map((entry) => entry.message)).toEqual(["ran on worker w9"]);
+});

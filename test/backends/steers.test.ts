@@ -3,12 +3,16 @@
  * goes back in its old place, for the child's coordinator to report as not delivered; one no
  * coordinator came for goes with the settled child's other rows at the sweep.
  */
+import { join } from "node:path";
 import pg from "pg";
-import { expect, test } from "vitest";
+import { expect, onTestFinished, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { PROJECT_ROOT } from "../cli/support.ts";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import { MAX_WORKER_NAME_CHARS, readChildStatuses } from "../../src/backends/child-watch.ts";
-import { childRequest, fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { returnSteers, sendSteer, takeSteers, unreadSteers } from "../../src/backends/steers.ts";
@@ -105,3 +109,33 @@ test("a child whose workflow row is deleted while its coordinator waits fails sa
     await coordinator.close();
   }
 }, 120_000);
+
+test("a steer handed to a child whose save failed is not lost when its worker stops: it goes back on the table, where the worker that takes the child over finds it, or, refused there too, the worker says so", async () => {
+  const url = fleet.pg.urlFor("fleet_handback");
+  const release = join(fleet.sandbox.root, "handback-release");
+  const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
+  const worker = fleet.start(["worker", "--name", "h1", "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
+  await worker.stdoutText(/worker h1 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: url, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  onTestFinished(() => pool.end());
+  // The database refuses to save a child's unread steers (a trigger of the test's own): the checkpoint that saves a steer fails.
+  await pool.query("CREATE FUNCTION pi_flow.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
+  await pool.query("CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON pi_flow.child_session_steers FOR EACH ROW EXECUTE FUNCTION pi_flow.refuse()");
+  const child = (id: string) => childRequest(id, { profile: WORKER_PROFILE, task: { agent: "role:worker", description: `Part ${id}` }, prompt: "Do the part." });
+  for (const id of ["handback", "refused"]) {
+    await enqueueChild(client, child(id));
+    await worker.stdoutText(new RegExp(`started wf_${id}/agent/0`));
+    await sendSteer(pool, `wf_${id}/agent/0`, `Also check the README (${id}).`);
+    await worker.stdoutText(new RegExp(`steered wf_${id}/agent/0`));
+  }
+  // The table refuses the second child's steer too.
+  await pool.query("CREATE TRIGGER refuse_back BEFORE INSERT ON pi_flow.steers FOR EACH ROW WHEN (NEW.workflow_id = 'wf_refused/agent/0') EXECUTE FUNCTION pi_flow.refuse()");
+  worker.child.kill("SIGTERM");
+  const { stdout } = await worker.done;
+  expect(stdout).toContain("2 unfinished children handed back to the queue");
+  // Neither saved beside the session nor delivered: back on the table.
+  expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([{ workflow_id: "wf_handback/agent/0", message: "Also check the README (handback)." }]);
+  expect(stdout).toContain("steers not delivered to wf_refused/agent/0 (the database refused to keep them: P0001): Also check the README (refused).");
+}, 180_000);

@@ -7,7 +7,7 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { fleetFixture } from "../support/fleet.ts";
-import { appendSessionEntries, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
+import { appendSessionEntries, deleteSavedSession, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
 import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
 import { CHILD_QUEUE } from "../../src/backends/names.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
@@ -132,6 +132,70 @@ test("a sweep whose resume of a silent worker's children fails leaves that worke
     expect(await claimSilentWorkersChildren(pool, async (ids) => void resumed.push(ids))).toEqual(["wf_orphan/agent/0"]);
     expect(resumed).toEqual([["wf_orphan/agent/0"]]);
     expect((await pool.query("SELECT name FROM pi_flow.workers")).rows).toEqual([]);
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a worker that starts a child afresh over rows it did not write (forged, or an earlier session's) checkpoints its own session over them; a worker whose child another runs now writes and deletes nothing", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const id = "wf_stale_rows/agent/0";
+    await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, executor_id) VALUES ($1, 'PENDING', 'w2')", [id]);
+    // Rows nobody can continue from (the first is not JSON), and one further on: the read finds nothing whole.
+    await pool.query("INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry) VALUES ($1, 0, 'w1', '{'), ($1, 1, 'w1', $2), ($1, 2, 'w1', $2)", [id, JSON.stringify(entries("old")[1])]);
+    expect(await loadSavedSession(pool, id)).toBeNull();
+    const told: string[] = [];
+    const checkpoints = sessionCheckpoints({ pool, workflowId: id, worker: "w2", saved: null, unread: () => [], onDiagnostic: (message) => told.push(message) });
+    checkpoints.save(entries("new"));
+    await checkpoints.drain();
+    expect(checkpoints.stored()).toEqual({ entries: 2 });
+    // What a takeover (or the coordinator's copy) reads is this worker's session, whole, and nothing after it.
+    const saved = await loadSavedSession(pool, id);
+    expect(saved?.entries).toEqual(entries("new"));
+    expect(saved?.worker).toBe("w2");
+    expect((await pool.query("SELECT count(*)::int AS n FROM pi_flow.child_sessions WHERE workflow_id = $1", [id])).rows).toEqual([{ n: 2 }]);
+
+    // w1, taken for dead but alive, checkpoints again: refused, said once, and w2's session stands.
+    const late: string[] = [];
+    const stale = sessionCheckpoints({ pool, workflowId: id, worker: "w1", saved: null, unread: () => ["late steer"], onDiagnostic: (message) => late.push(message) });
+    stale.save(entries("old"));
+    await stale.drain();
+    expect(late).toEqual(["A checkpoint of the child's Pi session could not be written (another worker runs the child now); it is tried again after the next turn."]);
+    expect(stale.stored()).toEqual({ unsaved: "its last checkpoint could not be written (another worker runs the child now)" });
+    expect(await loadSavedSession(pool, id)).toEqual({ entries: entries("new"), worker: "w2", steers: [] });
+    // Its child then ends there with nothing whole saved: what it deletes is its own, and w2's session stays.
+    await deleteSavedSession(pool, id, "w1");
+    expect((await loadSavedSession(pool, id))?.entries).toEqual(entries("new"));
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a steer a turn read before that turn was saved stays among the saved unread steers when another is handed over: a worker killed then loses neither", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const id = "wf_read_unsaved/agent/0";
+    let unread: string[] = [];
+    const checkpoints = sessionCheckpoints({ pool, workflowId: id, worker: "w1", saved: null, unread: () => unread, onDiagnostic: () => undefined });
+    checkpoints.save(entries("turn one").slice(0, 1));
+    unread = ["first"];
+    checkpoints.handed("first");
+    unread = []; // the next turn's model request took it; that turn has not ended
+    unread = ["second"];
+    checkpoints.handed("second");
+    await checkpoints.drain();
+    // A takeover continues from the saved turn, which never read "first": both are handed over again.
+    expect((await loadSavedSession(pool, id))?.steers).toEqual(["first", "second"]);
+    // The turn that read "first" is saved: only "second" still waits.
+    checkpoints.save(entries("turn one"));
+    await checkpoints.drain();
+    expect(await loadSavedSession(pool, id)).toMatchObject({ entries: entries("turn one"), steers: ["second"] });
+    expect(checkpoints.unwritten()).toEqual([]);
   } finally {
     await pool.end();
   }
