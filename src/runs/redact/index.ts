@@ -9,6 +9,7 @@
  * redacts values: keys, strings judged by the key they sit under, lists and name/value pairs.
  */
 import { types } from "node:util";
+import { foldedName } from "./confusables.ts";
 import { redactString } from "./engine.ts";
 import { isSecretKeyName, judgeValue, PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
@@ -97,7 +98,7 @@ let storeNames: WeakMap<object, string> | undefined;
 function storeFor(name: string | undefined, record: object, holder: unknown, key: string): string | undefined {
   if (Array.isArray(record)) return undefined;
   if ((key === "data" || key === "stringData") && holder !== null && typeof holder === "object" && (holder as Record<string, unknown>).kind === "Secret") return SECRET_DATA_NAME;
-  if (name === undefined || keyVerdict(name) !== "secret" || !PLURAL_KEY.test(name)) return undefined;
+  if (name === undefined || keyVerdict(name) !== "secret" || !PLURAL_KEY.test(foldedName(name))) return undefined;
   return Object.keys(record).some((field) => DECLARATION_FIELD.test(field)) ? undefined : name;
 }
 
@@ -213,8 +214,10 @@ const keyVerdicts = new Map<string, KeyVerdict>();
 function keyVerdict(key: string): KeyVerdict {
   let verdict = keyVerdicts.get(key);
   if (verdict === undefined) {
-    const lower = key.toLowerCase();
-    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(key) ? "secret" : "plain";
+    // Judged as it reads: `pаssword` with a Cyrillic `а` is a password's name (confusables.ts).
+    const name = foldedName(key);
+    const lower = name.toLowerCase();
+    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(name) ? "secret" : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
@@ -236,7 +239,7 @@ function secretUnderKey(key: string, item: string): boolean {
   if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
   // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
   if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
-  return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
+  return verdict === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
 /**
@@ -244,7 +247,7 @@ function secretUnderKey(key: string, item: string): boolean {
  * PIN read from YAML arrives as a number. Small numbers (a port, `pin: 1234`) survive, as in text.
  */
 function numberUnderKey(key: string, item: number): boolean {
-  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key, op: ":", spaced: false, value: String(item), endsLine: true });
+  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: String(item), endsLine: true });
 }
 
 /** A list under a secret name holds secrets as the name would hold one: `{ "password": ["…"] }`. */
