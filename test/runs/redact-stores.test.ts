@@ -107,6 +107,35 @@ describe("a JSON object under a secret store's name, in text (kubectl get secret
   });
 });
 
+describe("a YAML flow map under a secret store's name, in text (`secrets: {db: …}`)", () => {
+  const R = REDACTED;
+  it("has every value redacted as one stored under the name, bare or quoted, nested maps too; the map's shape stays", () => {
+    expect(redactText("secrets: {db: hunter2, api: 'Xq7vR2mK9pL4wN8t', mode: strict, replicas: 3}\nimage: {tag: 1.4.2}").text).toBe(
+      `secrets: {db: ${R}, api: '${R}', mode: strict, replicas: 3}\nimage: {tag: 1.4.2}`,
+    );
+    // A field with a secret name of its own goes too; a short user name stays.
+    expect(redactText("credentials: {user: app, password: b7dk3k-Q, aws: {id: AKIA-not-quite-7, region: eu}}").text).toBe(
+      `credentials: {user: app, password: ${R}, aws: {id: ${R}, region: eu}}`,
+    );
+    // The block map's bare short value with a digit, as the flow map's.
+    expect(redactText("secrets:\n  db: hunter2\n  mode: strict\n").text).toBe(`secrets:\n  db: ${R}\n  mode: strict\n`);
+    // Inside a JSON string (a tool call writing the file).
+    const written = JSON.stringify({ path: "values.yaml", content: "secrets: {db: hunter2, api: \"Xq7vR2mK9pL4wN8t\"}\n" });
+    expect((JSON.parse(redactText(written).text) as { content: string }).content).toBe(`secrets: {db: ${R}, api: "${R}"}\n`);
+  });
+
+  it("keeps code that builds such a map, and maps that only declare secrets", () => {
+    for (const text of [
+      "const config = { secrets: { db: process.env.DB_URL, api: getApiKey(), other: apiKey, n: 3 } };",
+      "secrets: {db_password: {file: ./secrets/db_password.txt}, api_token: {environment: API_TOKEN}}",
+      "tokens: {max: 4096, used: 1234}",
+      "secrets: {}",
+    ]) {
+      expect(redactText(text).text, text).toBe(text);
+    }
+  });
+});
+
 describe("kubectl create secret's literals", () => {
   it("are redacted whatever their key is called; a ConfigMap's literals and placeholders stay", () => {
     const R = REDACTED;
