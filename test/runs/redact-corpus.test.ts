@@ -277,6 +277,7 @@ describe("linear time", () => {
     [fill("\nab:5432:c:d:"), true], // .pgpass lines with no password
     [fill(`set("password", 'a`), false], // setter calls whose values run into the next call
     [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
+    [fill("--set secrets.x=,"), true], // Helm --set lists of empty values under a store's path
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],
     [fill(` ${Buffer.from('{"auths": {"a": {}}, "n": 1}').toString("base64")}`), true], // base64 of JSON documents, each decoded and read

@@ -136,6 +136,31 @@ describe("a YAML flow map under a secret store's name, in text (`secrets: {db: â
   });
 });
 
+describe("Helm's --set under a secret store's path, and Docker's env and build args", () => {
+  const R = REDACTED;
+  it("are redacted, each pair of a comma-separated list judged alone", () => {
+    expect(redactText("helm install api ./chart --set secrets.db=hunter2").text).toBe(`helm install api ./chart --set secrets.db=${R}`);
+    expect(redactText("helm upgrade api ./chart --set image.tag=1.4.2,secrets.db=hunter2,secrets.mode=strict --set-string credentials.aws.id=AKIA-not-7").text).toBe(
+      `helm upgrade api ./chart --set image.tag=1.4.2,secrets.db=${R},secrets.mode=strict --set-string credentials.aws.id=${R}`,
+    );
+    expect(redactText('helm install x --set "secret.value=Xq7vR2mK9pL4" --set=secrets[0].value=x9Kd83kdZ').text).toBe(`helm install x --set "secret.value=${R}" --set=secrets[0].value=${R}`);
+    // A path ending at a secret name, and Docker's env and build args, as KEY=value.
+    expect(redactText("helm install x --set-string auth.password=hunter2 --set global.apiKey=abcdEF12345678").text).toBe(`helm install x --set-string auth.password=${R} --set global.apiKey=${R}`);
+    expect(redactText("docker run -e DB_PASSWORD=hunter2 --env API_TOKEN=tok-9f8e7d6c img && docker build --build-arg NPM_TOKEN=npm_abc123def456 .").text).toBe(
+      `docker run -e DB_PASSWORD=${R} --env API_TOKEN=${R} img && docker build --build-arg NPM_TOKEN=${R} .`,
+    );
+  });
+
+  it("keep what only configures a store: its switches, counts and names", () => {
+    for (const text of [
+      "helm install x --set image.tag=1.4.2,replicaCount=3 --set secrets.create=true --set secrets.name=db-creds --set-string tokens.max=4096",
+      "helm install x --set secrets.db=${DB_PASSWORD} --set secret.annotations.team=core",
+    ]) {
+      expect(redactText(text).text, text).toBe(text);
+    }
+  });
+});
+
 describe("kubectl create secret's literals", () => {
   it("are redacted whatever their key is called; a ConfigMap's literals and placeholders stay", () => {
     const R = REDACTED;

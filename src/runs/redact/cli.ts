@@ -1,5 +1,5 @@
-import { isPlaceholder } from "./key-names.ts";
-import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
+import { isPlaceholder, isSecretKeyName, judgeValue } from "./key-names.ts";
+import { BEFORE, type Finding, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 
 /**
  * Passwords and tokens on command lines: `--password x`, `--token=x`, `curl -u user:pw`,
@@ -185,4 +185,44 @@ const SECRET_LITERAL: Rule = {
   secret: unquoted(2),
 };
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, ...TOOL_FLAGS, ...ORACLE_RULES];
+/** One `path=value` of a Helm `--set` list; the value runs to a comma, whitespace, a quote or an escape. */
+const SET_PAIR = /([A-Za-z0-9_.[\]-]{1,256})=([^\s,"'\\\x60]{0,512})/y;
+/** The last field of a store's path that names a secret rather than holding one (`secrets.existingSecret=db-creds`). */
+const SET_NAMING_FIELD = /(?:name|ref|existingsecret|enabled|create|annotations|labels|mountpath|path|file)$/i;
+
+/**
+ * Helm's `--set secrets.db=hunter2` (and `--set-string`, `--set-literal`, a comma-separated list of
+ * them): a value under a store of secrets (a path with a secret name before its last field:
+ * `secrets.db`, `credentials.aws.id`, `secret.value`) is judged as one stored under that name, as a
+ * `KEY=value` is. A path that ends at a secret name (`auth.password=…`) is the assignment rule's.
+ * Group 1 is everything before the first pair.
+ */
+const HELM_SET: Rule = {
+  name: "helm-set",
+  needles: ["--set"],
+  pattern: new RegExp(String.raw`(--set(?:-string|-literal)?(?<=${BEFORE}--set(?:-string|-literal)?)(?:[ \t]+|=)["']?)(?=[A-Za-z0-9_.[\]-]{1,256}=)`, "g"),
+  findings: (m) => {
+    const found: Finding[] = [];
+    const input = m.input;
+    let at = m.index + m[0].length;
+    for (let items = 0; items < 64; items++) {
+      SET_PAIR.lastIndex = at;
+      const pair = SET_PAIR.exec(input);
+      if (pair === null) break;
+      const [whole, path = "", value = ""] = pair;
+      const fields = path.split(".");
+      const store = fields.slice(0, -1).findLast((field) => isSecretKeyName(field.replace(/\[\d+\]$/, "")));
+      if (store !== undefined && !SET_NAMING_FIELD.test(fields.at(-1)!) && judgeValue({ key: store, op: "=", spaced: false, value, endsLine: false })) {
+        const start = at + path.length + 1 - m.index;
+        found.push({ start, end: start + value.length });
+      }
+      at += whole.length;
+      if (input[at] !== ",") break;
+      at++;
+    }
+    HELM_SET.pattern.lastIndex = Math.max(HELM_SET.pattern.lastIndex, at);
+    return found;
+  },
+};
+
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES];
