@@ -15,6 +15,7 @@ import { isSecretKeyName, judgeValue, PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { isBasicCredential } from "./keys.ts";
 import { looksRandom, REDACTED } from "./rule.ts";
+import { isSeedPhrase, SEED_PHRASE_NAME } from "./seed-phrases.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 
 export { REDACTED };
@@ -207,7 +208,7 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "plain";
+type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "phrase" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
@@ -217,7 +218,7 @@ function keyVerdict(key: string): KeyVerdict {
     // Judged as it reads: `pаssword` with a Cyrillic `а` is a password's name (confusables.ts).
     const name = foldedName(key);
     const lower = name.toLowerCase();
-    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(name) ? "secret" : "plain";
+    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(name) ? "secret" : SEED_PHRASE_NAME.test(name) ? "phrase" : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
@@ -239,6 +240,8 @@ function secretUnderKey(key: string, item: string): boolean {
   if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
   // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
   if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
+  // A wallet's seed phrase (seed-phrases.ts): the words, whole.
+  if (verdict === "phrase") return isSeedPhrase(item);
   return verdict === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
