@@ -280,6 +280,9 @@ describe("linear time", () => {
     [fill("--set secrets.x=,"), true], // Helm --set lists of empty values under a store's path
     [fill("seed phrase: legal "), true], // seed-phrase names whose words run into the next name
     [`mnemonic: ${"abc ".repeat(MB / 4)}`, true], // a megabyte of words after one
+    [`password: '${"''".repeat(MB / 2)}`, false], // a single-quoted value of doubled quotes
+    [fill("ssh-keygen -N "), false], // passphrase flags, each looking back for its command
+    [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],
     [fill(` ${Buffer.from('{"auths": {"a": {}}, "n": 1}').toString("base64")}`), true], // base64 of JSON documents, each decoded and read

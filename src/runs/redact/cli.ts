@@ -8,10 +8,10 @@ import { BEFORE, type Finding, group, looksRandom, type Quoting, type Rule } fro
  * only read after the tool that gives them that meaning.
  */
 
-/** A flag's value: quoted, or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
-const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
+/** A flag's value: quoted (a single-quoted one may hold the shell's `'\''`), or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
+const ARG = String.raw`("[^"\n]{1,512}"|'(?:[^'\n]|'\\''){1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
 /** The value of an attached short flag (`-pPW`): anything up to whitespace or an escape sequence (`\"`, `\n`); another `\x` is an escaped character. */
-const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
+const ATTACHED = String.raw`("[^"\n]{1,512}"|'(?:[^'\n]|'\\''){1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
 /** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
 const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
 
@@ -77,7 +77,7 @@ const PERCENT_PASSWORD: Rule = {
 };
 
 /** One test for all the tools below: most text names none of them. */
-const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle/;
+const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle|ssh-keygen|zip|7z|secret[ \t]+set/;
 
 /** Tools whose short flag carries a password. */
 const TOOL_FLAGS: readonly Rule[] = ([
@@ -133,6 +133,25 @@ const TOOL_FLAGS: readonly Rule[] = ([
     // MongoDB's shell and tools: `-p password` after `-u user`.
     name: "mongo-p",
     pattern: new RegExp(String.raw`(${word("mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop")}${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // A key's passphrases, old and new: `ssh-keygen -p -P old -N new` (`-N ''` is none). The
+    // pattern starts at the flag and looks back for the command, so both flags are read.
+    name: "ssh-keygen-passphrase",
+    pattern: new RegExp(String.raw`(-[NP](?<=(?:^|[^\w-]|\\[nrt])ssh-keygen\b[^\n|;&]{0,256}\s-[NP])[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // An archive's password: `zip -P pw`, `unzip -P pw`, `7z a -ppw`.
+    name: "archive-password",
+    pattern: new RegExp(String.raw`(${word("zip|unzip|zipcloak")}${SAME_COMMAND}\s-P[ \t]+|${word("7z|7za|7zr")}${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // `gh secret set NAME --body value` (`-b value`): the value is the secret, whatever NAME is.
+    name: "gh-secret-body",
+    pattern: new RegExp(String.raw`(${word("gh")}[ \t]+secret[ \t]+set\b${SAME_COMMAND}\s(?:--body(?:[ \t]+|=)|-b[ \t]*))${ARG}`, "g"),
     secret: unquoted(2),
   },
   {

@@ -18,8 +18,11 @@ import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.t
  * lone `&` (`Tr0ub4dor&3`).
  */
 const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"'/nrtbfu]))+`;
-/** A backtick-quoted value must not open with a space or punctuation: that is markdown closing code. */
-const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
+/**
+ * A backtick-quoted value must not open with a space or punctuation: that is markdown closing code.
+ * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`).
+ */
+const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
 
 /**
  * The pattern starts at the operator, the rarest character of an assignment, and reads the key
