@@ -127,6 +127,9 @@ describe("a YAML flow map under a secret store's name, in text (`secrets: {db: â
   it("keeps code that builds such a map, and maps that only declare secrets", () => {
     for (const text of [
       "const config = { secrets: { db: process.env.DB_URL, api: getApiKey(), other: apiKey, n: 3 } };",
+      // TypeScript: a type literal's members, a generic type annotation.
+      "interface Config { credentials: { user: string; password: string }; secrets: { db: string } }",
+      "const secrets: Record<string, string> = {}; let tokens: Map<string, Token>; const apiKey: Promise<string> = load();",
       "secrets: {db_password: {file: ./secrets/db_password.txt}, api_token: {environment: API_TOKEN}}",
       "tokens: {max: 4096, used: 1234}",
       "secrets: {}",

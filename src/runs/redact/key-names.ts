@@ -103,6 +103,7 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   if (quoted) return true;
   if (/^[$|>{]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a flow map opening (`secrets: {db: …}`), a call or index, a small number
   if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression, `a?.b` too
+  if (op === ":" && /^[A-Za-z_$][\w$.]*<[\w$.[\]|<> ]*$/.test(inner)) return false; // a generic type annotation: `secrets: Record<string, string>`
   // `KEY=value` with no spaces is env, flag or URL-query syntax: whatever follows is the value.
   if (op === "=" && !spaced) return true;
   // Spaced `=` (INI, ~/.aws/credentials, code) and `:` (YAML, prose). A credential usually has a

@@ -70,9 +70,12 @@ const JSON_SPACE = /[ \t\r\n,]*/y;
 const NESTED_MAX_CHARS = 1024;
 const JSON_SCALAR = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 
-/** A YAML flow map's bare key (`{db: …}`), and a bare value running to the next `,` or `}`. */
+/**
+ * A YAML flow map's bare key (`{db: …}`), and a bare value running to the next `,` or `}`. A `;`
+ * ends the reading: that is a type literal's member list (`{ user: string; password: string }`).
+ */
 const FLOW_KEY = /[^\s,:{}[\]"'#][^\s,:{}[\]"']{0,127}/y;
-const FLOW_PLAIN = /[^\s,{}[\]"'#][^,{}[\]\n"'\\]{0,4095}?(?=[ \t]*[,}])/y;
+const FLOW_PLAIN = /[^\s,{}[\]"'#;][^,{}[\]\n"'\\;]{0,4095}?(?=[ \t]*[,}])/y;
 /** After a JSON scalar, what may follow it: else it was the start of a bare value (`123abc`). */
 const SCALAR_ENDS = /[\s,}]/;
 
