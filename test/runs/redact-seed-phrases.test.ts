@@ -17,6 +17,9 @@ describe("a wallet's seed phrase under a name that says so", () => {
       [`Secret Recovery Phrase: ${TWELVE}. Keep it offline.`, `Secret Recovery Phrase: ${R}. Keep it offline.`],
       [`seed words:\n${TWENTY_FOUR}\n`, `seed words:\n${R}\n`],
       [`passphrase: ${TWELVE}`, `passphrase: ${R}`],
+      // ethers' wallet: its mnemonic's phrase, as JSON and as console.log prints it.
+      [JSON.stringify({ mnemonic: { phrase: TWELVE, path: "m/44'/60'/0'/0/0" } }), JSON.stringify({ mnemonic: { phrase: R, path: "m/44'/60'/0'/0/0" } })],
+      [`HDNodeWallet {\n  mnemonic: Mnemonic {\n    phrase: '${TWELVE}',\n    password: '',`, `HDNodeWallet {\n  mnemonic: Mnemonic {\n    phrase: '${R}',\n    password: '',`],
     ] as const) {
       expect(redactText(text).text, text).toBe(expected);
       // As a tool call's arguments, twice escaped.
@@ -27,8 +30,8 @@ describe("a wallet's seed phrase under a name that says so", () => {
   });
 
   it("is redacted in a structured value under such a name (a workflow's stored value, an evidence line)", () => {
-    const value = { mnemonic: TWELVE, wallet: { recovery_phrase: TWENTY_FOUR, index: 0 }, note: TWELVE, opcode: { mnemonic: "mov" } };
-    const expected = { mnemonic: REDACTED, wallet: { recovery_phrase: REDACTED, index: 0 }, note: TWELVE, opcode: { mnemonic: "mov" } };
+    const value = { mnemonic: TWELVE, wallet: { recovery_phrase: TWENTY_FOUR, index: 0, mnemonic: { phrase: TWELVE, path: "m/44'/60'/0'/0/0" } }, note: TWELVE, phrase: TWELVE, opcode: { mnemonic: "mov" } };
+    const expected = { mnemonic: REDACTED, wallet: { recovery_phrase: REDACTED, index: 0, mnemonic: { phrase: REDACTED, path: "m/44'/60'/0'/0/0" } }, note: TWELVE, phrase: TWELVE, opcode: { mnemonic: "mov" } };
     expect(redactValue(value).value).toEqual(expected);
     expect(JSON.parse(redactedJson(value)!)).toEqual(expected);
   });

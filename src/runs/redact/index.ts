@@ -111,6 +111,8 @@ function fieldName(store: string | undefined, key: string): string | undefined {
 /** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
 const PAIR_NAME_FIELD = /^(?:name|key|parameterkey)$/i;
 const PAIR_VALUE_FIELD = /^(?:value|parametervalue)$/i;
+/** The field of an object under a secret name that holds its secret: a pair's value, a mnemonic's phrase (ethers' `mnemonic: { phrase }`). */
+const HELD_VALUE_FIELD = /^(?:value|parametervalue|phrase)$/i;
 
 /**
  * The secret name a name/value pair gives its value (`{ "name": "DB_PASSWORD", "value": "…" }`:
@@ -138,7 +140,7 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
   // A store's fields by the store's name, a pair's value by the pair's name.
   const name = inList
     ? listNames?.get(this as object)
-    : (fieldName(storeNames?.get(this as object), key) ?? (PAIR_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
+    : (fieldName(storeNames?.get(this as object), key) ?? (HELD_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
   let written: unknown = value;
   if (value !== null && typeof value === "object") {
     written = writtenAsPrimitive(value);
@@ -352,7 +354,7 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
     const named = pairName(record) ?? under;
     for (const key of Object.keys(record)) {
       const item = record[key];
-      const name = fieldName(store, key) ?? (named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key);
+      const name = fieldName(store, key) ?? (named !== undefined && HELD_VALUE_FIELD.test(key) ? named : key);
       if (typeof item === "string" || typeof item === "number") {
         const next = itemUnderKey(name, item) ? REDACTED : walk(item, state);
         if (next !== item) {

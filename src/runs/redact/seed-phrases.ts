@@ -9,7 +9,11 @@ import type { Rule } from "./rule.ts";
  */
 
 /** The names: mnemonic (phrase, words), seed/recovery/backup/secret/pass phrase or words, wallet seed; with a prefix too (`DEPLOYER_MNEMONIC`). */
-const LABEL = String.raw`[A-Za-z0-9_]{0,64}?(?:mnemonic(?:[ _-]?(?:phrase|words))?|(?:seed|recovery|backup|secret|pass)[ _-]?(?:phrase|words)|wallet[ _-]?seed)`;
+const NAME = String.raw`[A-Za-z0-9_]{0,64}?(?:mnemonic(?:[ _-]?(?:phrase|words))?|(?:seed|recovery|backup|secret|pass)[ _-]?(?:phrase|words)|wallet[ _-]?seed)`;
+/** A mnemonic object's phrase field, as ethers keeps it: `"mnemonic": {"phrase": …}`, console.log's `mnemonic: Mnemonic { phrase: '…'`. */
+const SPACE = String.raw`(?:\s|\\[nrt])`; // a line break escaped inside a JSON string too
+const MNEMONIC_FIELD = String.raw`mnemonic["']?${SPACE}{0,16}(?:[:=]${SPACE}{0,16})?(?:Mnemonic${SPACE}{0,16})?\{${SPACE}{0,64}["']?phrase`;
+const LABEL = String.raw`(?:${NAME}|${MNEMONIC_FIELD})`;
 const WORD_COUNTS = new Set([12, 15, 18, 21, 24]);
 /**
  * Common English words of three letters or more that the BIP-39 English list does not hold
@@ -49,7 +53,7 @@ const SEED_PHRASE: Rule = {
 export const PHRASE_RULES: readonly Rule[] = [SEED_PHRASE];
 
 /** A whole key name that labels a seed phrase (`mnemonic`, `seedPhrase`, `RECOVERY_PHRASE`), for structured values. */
-export const SEED_PHRASE_NAME = new RegExp(`^${LABEL}$`, "i");
+export const SEED_PHRASE_NAME = new RegExp(`^${NAME}$`, "i");
 
 /** Whether `words` is a seed phrase's shape: 12 to 24 (by threes) lower-case words of 3 to 8 letters, none a prose word. */
 export function isSeedPhrase(words: string): boolean {
