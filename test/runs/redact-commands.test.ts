@@ -39,6 +39,17 @@ describe("a quoted secret holding its own quote character", () => {
   });
 });
 
+describe("a passphrase of several words on an INI line", () => {
+  it("goes to the line's end (.pypirc, my.cnf); an assignment in code or mid-line stays as it was", () => {
+    expect(redactText("[client]\nuser = app\npassword = correct horse battery staple\nhost = db").text).toBe(`[client]\nuser = app\npassword = ${R}\nhost = db`);
+    const escaped = JSON.stringify({ content: "[pypi]\npassword = correct horse battery staple\n" });
+    expect((JSON.parse(redactText(escaped).text) as { content: string }).content).toBe(`[pypi]\npassword = ${R}\n`);
+    for (const text of ["password = get_password(user) or default_pw", "password = a - b", "if ok: password = None"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
 describe("a BIP-32 extended private key", () => {
   it("is redacted wherever it stands; an extended public key stays", () => {
     const xprv = "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi";

@@ -61,7 +61,7 @@ export function isPlaceholder(value: string): boolean {
 const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
 const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
 
-const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+export const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
 /** A plural name: no singular secret word ends in `s` but `pass`. */
 export const PLURAL_KEY = /[^s]s$/i;
 /**
