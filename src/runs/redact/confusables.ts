@@ -27,11 +27,14 @@ const INVISIBLE = String.raw`[\u00ad\u034f\u180e\u200b-\u200d\u2060-\u2064\ufeff
 const WIDE = String.raw`[\uff01-\uff5e]|\ud835[\udc00-\udfff]`;
 
 /**
- * When a text is read folded: it has an invisible character, a fullwidth or mathematical one, or a
- * look-alike letter next to a Latin letter or before an operator (a name that mixes scripts). Prose in
- * Cyrillic or Greek alone opens it rarely, so such text is not read twice.
+ * When a text is read folded: it has an invisible character next to a Latin letter, a fullwidth or
+ * mathematical letter, or a look-alike letter next to a Latin letter or before an operator (a name
+ * that mixes scripts). Prose in Cyrillic or Greek alone, CJK text with its fullwidth punctuation and
+ * emoji joined by ZWJ open it rarely, so such text is not read twice.
  */
-const FOLD_GATE = new RegExp(`${INVISIBLE}|${WIDE}|[A-Za-z]${LOOK_ALIKE}|${LOOK_ALIKE}[A-Za-z:=]`);
+const FOLD_GATE = new RegExp(
+  `[A-Za-z]${INVISIBLE}|${INVISIBLE}[A-Za-z]|[\uff21-\uff3a\uff41-\uff5a]|\ud835[\udc00-\udfff]|[A-Za-z]${LOOK_ALIKE}|${LOOK_ALIKE}[A-Za-z:=]`,
+);
 const FOLDED_UNIT = new RegExp(`${INVISIBLE}|${WIDE}|${LOOK_ALIKE}`, "g");
 const ASCII = /^[\x00-\x7f]*$/;
 
