@@ -34,6 +34,11 @@ describe("a wallet's seed phrase under a name that says so", () => {
     const expected = { mnemonic: REDACTED, wallet: { recovery_phrase: REDACTED, index: 0, mnemonic: { phrase: REDACTED, path: "m/44'/60'/0'/0/0" } }, note: TWELVE, phrase: TWELVE, opcode: { mnemonic: "mov" } };
     expect(redactValue(value).value).toEqual(expected);
     expect(JSON.parse(redactedJson(value)!)).toEqual(expected);
+    // Kept as a list of its words: every word goes; a list of an assembler's mnemonics stays.
+    const listed = { wallet: { mnemonic: TWELVE.split(" "), index: 0 }, opcodes: { mnemonic: ["mov", "add"] }, words: TWELVE.split(" ") };
+    const listedExpected = { wallet: { mnemonic: TWELVE.split(" ").map(() => REDACTED), index: 0 }, opcodes: { mnemonic: ["mov", "add"] }, words: TWELVE.split(" ") };
+    expect(redactValue(listed).value).toEqual(listedExpected);
+    expect(JSON.parse(redactedJson(listed)!)).toEqual(listedExpected);
   });
 
   it("leaves word lists with no such name, and labelled values that are not a phrase, as they are", () => {

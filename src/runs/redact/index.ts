@@ -157,6 +157,7 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
         else storeNames?.delete(record);
         return record;
       }
+      if (name !== undefined && isSeedWordList(name, value)) return value.map(() => REDACTED);
       if (under !== undefined) (listNames ??= new WeakMap()).set(value, under);
       else listNames?.delete(value);
       return value;
@@ -253,6 +254,11 @@ function secretUnderKey(key: string, item: string): boolean {
  */
 function numberUnderKey(key: string, item: number): boolean {
   return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: String(item), endsLine: true });
+}
+
+/** A seed phrase kept as a list of its words under a seed-phrase name (`{ "mnemonic": ["legal", "winner", …] }`): every word goes. */
+function isSeedWordList(key: string, value: unknown): value is unknown[] {
+  return Array.isArray(value) && keyVerdict(key) === "phrase" && value.every((word) => typeof word === "string") && isSeedPhrase(value.join(" "));
 }
 
 /** A list under a secret name holds secrets as the name would hold one: `{ "password": ["…"] }`. */
@@ -361,6 +367,9 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
           state.changed = true;
           defineData(record, key, next);
         }
+      } else if (isSeedWordList(name, item)) {
+        state.changed = true;
+        defineData(record, key, item.map(() => REDACTED));
       } else if (item !== null && typeof item === "object") {
         const next = walk(item, state, containerName(name), storeFor(name, item, record, key));
         if (next !== item) defineData(record, key, next);
