@@ -277,6 +277,12 @@ describe("linear time", () => {
     [fill("\nab:5432:c:d:"), true], // .pgpass lines with no password
     [fill(`set("password", 'a`), false], // setter calls whose values run into the next call
     [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
+    [fill("--set secrets.x=,"), true], // Helm --set lists of empty values under a store's path
+    [fill("seed phrase: legal "), true], // seed-phrase names whose words run into the next name
+    [`mnemonic: ${"abc ".repeat(MB / 4)}`, true], // a megabyte of words after one
+    [`password: '${"''".repeat(MB / 2)}`, false], // a single-quoted value of doubled quotes
+    [fill("ssh-keygen -N "), false], // passphrase flags, each looking back for its command
+    [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],
     [fill(` ${Buffer.from('{"auths": {"a": {}}, "n": 1}').toString("base64")}`), true], // base64 of JSON documents, each decoded and read

@@ -107,6 +107,63 @@ describe("a JSON object under a secret store's name, in text (kubectl get secret
   });
 });
 
+describe("a YAML flow map under a secret store's name, in text (`secrets: {db: …}`)", () => {
+  const R = REDACTED;
+  it("has every value redacted as one stored under the name, bare or quoted, nested maps too; the map's shape stays", () => {
+    expect(redactText("secrets: {db: hunter2, api: 'Xq7vR2mK9pL4wN8t', mode: strict, replicas: 3}\nimage: {tag: 1.4.2}").text).toBe(
+      `secrets: {db: ${R}, api: '${R}', mode: strict, replicas: 3}\nimage: {tag: 1.4.2}`,
+    );
+    // A field with a secret name of its own goes too; a short user name stays.
+    expect(redactText("credentials: {user: app, password: b7dk3k-Q, aws: {id: AKIA-not-quite-7, region: eu}}").text).toBe(
+      `credentials: {user: app, password: ${R}, aws: {id: ${R}, region: eu}}`,
+    );
+    // The block map's bare short value with a digit, as the flow map's.
+    expect(redactText("secrets:\n  db: hunter2\n  mode: strict\n").text).toBe(`secrets:\n  db: ${R}\n  mode: strict\n`);
+    // Inside a JSON string (a tool call writing the file).
+    const written = JSON.stringify({ path: "values.yaml", content: "secrets: {db: hunter2, api: \"Xq7vR2mK9pL4wN8t\"}\n" });
+    expect((JSON.parse(redactText(written).text) as { content: string }).content).toBe(`secrets: {db: ${R}, api: "${R}"}\n`);
+  });
+
+  it("keeps code that builds such a map, and maps that only declare secrets", () => {
+    for (const text of [
+      "const config = { secrets: { db: process.env.DB_URL, api: getApiKey(), other: apiKey, n: 3 } };",
+      // TypeScript: a type literal's members, a generic type annotation.
+      "interface Config { credentials: { user: string; password: string }; secrets: { db: string } }",
+      "const secrets: Record<string, string> = {}; let tokens: Map<string, Token>; const apiKey: Promise<string> = load();",
+      "secrets: {db_password: {file: ./secrets/db_password.txt}, api_token: {environment: API_TOKEN}}",
+      "tokens: {max: 4096, used: 1234}",
+      "secrets: {}",
+    ]) {
+      expect(redactText(text).text, text).toBe(text);
+    }
+  });
+});
+
+describe("Helm's --set under a secret store's path, and Docker's env and build args", () => {
+  const R = REDACTED;
+  it("are redacted, each pair of a comma-separated list judged alone", () => {
+    expect(redactText("helm install api ./chart --set secrets.db=hunter2").text).toBe(`helm install api ./chart --set secrets.db=${R}`);
+    expect(redactText("helm upgrade api ./chart --set image.tag=1.4.2,secrets.db=hunter2,secrets.mode=strict --set-string credentials.aws.id=AKIA-not-7").text).toBe(
+      `helm upgrade api ./chart --set image.tag=1.4.2,secrets.db=${R},secrets.mode=strict --set-string credentials.aws.id=${R}`,
+    );
+    expect(redactText('helm install x --set "secret.value=Xq7vR2mK9pL4" --set=secrets[0].value=x9Kd83kdZ').text).toBe(`helm install x --set "secret.value=${R}" --set=secrets[0].value=${R}`);
+    // A path ending at a secret name, and Docker's env and build args, as KEY=value.
+    expect(redactText("helm install x --set-string auth.password=hunter2 --set global.apiKey=abcdEF12345678").text).toBe(`helm install x --set-string auth.password=${R} --set global.apiKey=${R}`);
+    expect(redactText("docker run -e DB_PASSWORD=hunter2 --env API_TOKEN=tok-9f8e7d6c img && docker build --build-arg NPM_TOKEN=npm_abc123def456 .").text).toBe(
+      `docker run -e DB_PASSWORD=${R} --env API_TOKEN=${R} img && docker build --build-arg NPM_TOKEN=${R} .`,
+    );
+  });
+
+  it("keep what only configures a store: its switches, counts and names", () => {
+    for (const text of [
+      "helm install x --set image.tag=1.4.2,replicaCount=3 --set secrets.create=true --set secrets.name=db-creds --set-string tokens.max=4096",
+      "helm install x --set secrets.db=${DB_PASSWORD} --set secret.annotations.team=core",
+    ]) {
+      expect(redactText(text).text, text).toBe(text);
+    }
+  });
+});
+
 describe("kubectl create secret's literals", () => {
   it("are redacted whatever their key is called; a ConfigMap's literals and placeholders stay", () => {
     const R = REDACTED;

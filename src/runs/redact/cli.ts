@@ -1,5 +1,5 @@
-import { isPlaceholder } from "./key-names.ts";
-import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
+import { isPlaceholder, isSecretKeyName, judgeValue } from "./key-names.ts";
+import { BEFORE, type Finding, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 
 /**
  * Passwords and tokens on command lines: `--password x`, `--token=x`, `curl -u user:pw`,
@@ -8,10 +8,10 @@ import { BEFORE, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
  * only read after the tool that gives them that meaning.
  */
 
-/** A flag's value: quoted, or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
-const ARG = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
+/** A flag's value: quoted (a single-quoted one may hold the shell's `'\''`), or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
+const ARG = String.raw`("[^"\n]{1,512}"|'(?:[^'\n]|'\\''){1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
 /** The value of an attached short flag (`-pPW`): anything up to whitespace or an escape sequence (`\"`, `\n`); another `\x` is an escaped character. */
-const ATTACHED = String.raw`("[^"\n]{1,512}"|'[^'\n]{1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
+const ATTACHED = String.raw`("[^"\n]{1,512}"|'(?:[^'\n]|'\\''){1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
 /** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
 const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
 
@@ -77,7 +77,7 @@ const PERCENT_PASSWORD: Rule = {
 };
 
 /** One test for all the tools below: most text names none of them. */
-const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle/;
+const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle|ssh-keygen|zip|7z|secret[ \t]+set/;
 
 /** Tools whose short flag carries a password. */
 const TOOL_FLAGS: readonly Rule[] = ([
@@ -136,6 +136,25 @@ const TOOL_FLAGS: readonly Rule[] = ([
     secret: unquoted(2),
   },
   {
+    // A key's passphrases, old and new: `ssh-keygen -p -P old -N new` (`-N ''` is none). The
+    // pattern starts at the flag and looks back for the command, so both flags are read.
+    name: "ssh-keygen-passphrase",
+    pattern: new RegExp(String.raw`(-[NP](?<=(?:^|[^\w-]|\\[nrt])ssh-keygen\b[^\n|;&]{0,256}\s-[NP])[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // An archive's password: `zip -P pw`, `unzip -P pw`, `7z a -ppw`.
+    name: "archive-password",
+    pattern: new RegExp(String.raw`(${word("zip|unzip|zipcloak")}${SAME_COMMAND}\s-P[ \t]+|${word("7z|7za|7zr")}${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // `gh secret set NAME --body value` (`-b value`): the value is the secret, whatever NAME is.
+    name: "gh-secret-body",
+    pattern: new RegExp(String.raw`(${word("gh")}[ \t]+secret[ \t]+set\b${SAME_COMMAND}\s(?:--body(?:[ \t]+|=)|-b[ \t]*))${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
     // `aws configure set aws_secret_access_key X`.
     name: "aws-configure-set",
     pattern: /((?:(?<![\w-])|(?<=\\[nrt]))aws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
@@ -185,4 +204,44 @@ const SECRET_LITERAL: Rule = {
   secret: unquoted(2),
 };
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, ...TOOL_FLAGS, ...ORACLE_RULES];
+/** One `path=value` of a Helm `--set` list; the value runs to a comma, whitespace, a quote or an escape. */
+const SET_PAIR = /([A-Za-z0-9_.[\]-]{1,256})=([^\s,"'\\\x60]{0,512})/y;
+/** The last field of a store's path that names a secret rather than holding one (`secrets.existingSecret=db-creds`). */
+const SET_NAMING_FIELD = /(?:name|ref|existingsecret|enabled|create|annotations|labels|mountpath|path|file)$/i;
+
+/**
+ * Helm's `--set secrets.db=hunter2` (and `--set-string`, `--set-literal`, a comma-separated list of
+ * them): a value under a store of secrets (a path with a secret name before its last field:
+ * `secrets.db`, `credentials.aws.id`, `secret.value`) is judged as one stored under that name, as a
+ * `KEY=value` is. A path that ends at a secret name (`auth.password=…`) is the assignment rule's.
+ * Group 1 is everything before the first pair.
+ */
+const HELM_SET: Rule = {
+  name: "helm-set",
+  needles: ["--set"],
+  pattern: new RegExp(String.raw`(--set(?:-string|-literal)?(?<=${BEFORE}--set(?:-string|-literal)?)(?:[ \t]+|=)["']?)(?=[A-Za-z0-9_.[\]-]{1,256}=)`, "g"),
+  findings: (m) => {
+    const found: Finding[] = [];
+    const input = m.input;
+    let at = m.index + m[0].length;
+    for (let items = 0; items < 64; items++) {
+      SET_PAIR.lastIndex = at;
+      const pair = SET_PAIR.exec(input);
+      if (pair === null) break;
+      const [whole, path = "", value = ""] = pair;
+      const fields = path.split(".");
+      const store = fields.slice(0, -1).findLast((field) => isSecretKeyName(field.replace(/\[\d+\]$/, "")));
+      if (store !== undefined && !SET_NAMING_FIELD.test(fields.at(-1)!) && judgeValue({ key: store, op: "=", spaced: false, value, endsLine: false })) {
+        const start = at + path.length + 1 - m.index;
+        found.push({ start, end: start + value.length });
+      }
+      at += whole.length;
+      if (input[at] !== ",") break;
+      at++;
+    }
+    HELM_SET.pattern.lastIndex = Math.max(HELM_SET.pattern.lastIndex, at);
+    return found;
+  },
+};
+
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES];

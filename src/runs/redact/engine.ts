@@ -1,9 +1,11 @@
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
+import { foldedView } from "./confusables.ts";
 import { controlsView } from "./controls-view.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
+import { PHRASE_RULES } from "./seed-phrases.ts";
 import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
 import { TOKEN_RULES } from "./tokens.ts";
 
@@ -14,7 +16,7 @@ import { TOKEN_RULES } from "./tokens.ts";
  * rule) means no rule ever reads another rule's output, and the result does not depend on order.
  */
 
-const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...CLI_RULES, ...encodedRules(redactString)];
+const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...encodedRules(redactString)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
@@ -112,9 +114,19 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
   }
 }
 
+/**
+ * Collect on `text`, and on it folded when it spells a name with look-alike letters (`pаssword`
+ * with a Cyrillic `а`, fullwidth letters, a zero-width joiner inside: confusables.ts).
+ */
+function collectFolded(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
+  collect(text, origin, spans, wraps, tokens);
+  const folded = foldedView(text);
+  if (folded) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
+}
+
 /** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */
 function collectWithViews(text: string, origin: Origin | null, spans: number[], wraps: number[]): void {
-  collect(text, origin, spans, wraps, true);
+  collectFolded(text, origin, spans, wraps, true);
   const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
   let view = text;
   let at = origin;
@@ -122,7 +134,7 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
     const next = unescapeOnce(view);
     if (!next) break;
     at = at ? composeOrigins(at, next.origin) : next.origin;
-    collect(next.text, at, spans, wraps, tokensInViews);
+    collectFolded(next.text, at, spans, wraps, tokensInViews);
     view = next.text;
   }
 }

@@ -9,11 +9,13 @@
  * redacts values: keys, strings judged by the key they sit under, lists and name/value pairs.
  */
 import { types } from "node:util";
+import { foldedName } from "./confusables.ts";
 import { redactString } from "./engine.ts";
 import { isSecretKeyName, judgeValue, PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { isBasicCredential } from "./keys.ts";
 import { looksRandom, REDACTED } from "./rule.ts";
+import { isSeedPhrase, SEED_PHRASE_NAME } from "./seed-phrases.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 
 export { REDACTED };
@@ -97,7 +99,7 @@ let storeNames: WeakMap<object, string> | undefined;
 function storeFor(name: string | undefined, record: object, holder: unknown, key: string): string | undefined {
   if (Array.isArray(record)) return undefined;
   if ((key === "data" || key === "stringData") && holder !== null && typeof holder === "object" && (holder as Record<string, unknown>).kind === "Secret") return SECRET_DATA_NAME;
-  if (name === undefined || keyVerdict(name) !== "secret" || !PLURAL_KEY.test(name)) return undefined;
+  if (name === undefined || keyVerdict(name) !== "secret" || !PLURAL_KEY.test(foldedName(name))) return undefined;
   return Object.keys(record).some((field) => DECLARATION_FIELD.test(field)) ? undefined : name;
 }
 
@@ -109,6 +111,8 @@ function fieldName(store: string | undefined, key: string): string | undefined {
 /** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
 const PAIR_NAME_FIELD = /^(?:name|key|parameterkey)$/i;
 const PAIR_VALUE_FIELD = /^(?:value|parametervalue)$/i;
+/** The field of an object under a secret name that holds its secret: a pair's value, a mnemonic's phrase (ethers' `mnemonic: { phrase }`). */
+const HELD_VALUE_FIELD = /^(?:value|parametervalue|phrase)$/i;
 
 /**
  * The secret name a name/value pair gives its value (`{ "name": "DB_PASSWORD", "value": "…" }`:
@@ -136,7 +140,7 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
   // A store's fields by the store's name, a pair's value by the pair's name.
   const name = inList
     ? listNames?.get(this as object)
-    : (fieldName(storeNames?.get(this as object), key) ?? (PAIR_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
+    : (fieldName(storeNames?.get(this as object), key) ?? (HELD_VALUE_FIELD.test(key) ? pairNames?.get(this as object) : undefined) ?? key);
   let written: unknown = value;
   if (value !== null && typeof value === "object") {
     written = writtenAsPrimitive(value);
@@ -153,6 +157,7 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
         else storeNames?.delete(record);
         return record;
       }
+      if (name !== undefined && isSeedWordList(name, value)) return value.map(() => REDACTED);
       if (under !== undefined) (listNames ??= new WeakMap()).set(value, under);
       else listNames?.delete(value);
       return value;
@@ -206,15 +211,17 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "plain";
+type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "phrase" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
 function keyVerdict(key: string): KeyVerdict {
   let verdict = keyVerdicts.get(key);
   if (verdict === undefined) {
-    const lower = key.toLowerCase();
-    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(key) ? "secret" : "plain";
+    // Judged as it reads: `pаssword` with a Cyrillic `а` is a password's name (confusables.ts).
+    const name = foldedName(key);
+    const lower = name.toLowerCase();
+    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(name) ? "secret" : SEED_PHRASE_NAME.test(name) ? "phrase" : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
@@ -236,7 +243,9 @@ function secretUnderKey(key: string, item: string): boolean {
   if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
   // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
   if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
-  return verdict === "secret" && judgeValue({ key, op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
+  // A wallet's seed phrase (seed-phrases.ts): the words, whole.
+  if (verdict === "phrase") return isSeedPhrase(item);
+  return verdict === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
 /**
@@ -244,7 +253,12 @@ function secretUnderKey(key: string, item: string): boolean {
  * PIN read from YAML arrives as a number. Small numbers (a port, `pin: 1234`) survive, as in text.
  */
 function numberUnderKey(key: string, item: number): boolean {
-  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key, op: ":", spaced: false, value: String(item), endsLine: true });
+  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: String(item), endsLine: true });
+}
+
+/** A seed phrase kept as a list of its words under a seed-phrase name (`{ "mnemonic": ["legal", "winner", …] }`): every word goes. */
+function isSeedWordList(key: string, value: unknown): value is unknown[] {
+  return Array.isArray(value) && keyVerdict(key) === "phrase" && value.every((word) => typeof word === "string") && isSeedPhrase(value.join(" "));
 }
 
 /** A list under a secret name holds secrets as the name would hold one: `{ "password": ["…"] }`. */
@@ -346,13 +360,16 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
     const named = pairName(record) ?? under;
     for (const key of Object.keys(record)) {
       const item = record[key];
-      const name = fieldName(store, key) ?? (named !== undefined && PAIR_VALUE_FIELD.test(key) ? named : key);
+      const name = fieldName(store, key) ?? (named !== undefined && HELD_VALUE_FIELD.test(key) ? named : key);
       if (typeof item === "string" || typeof item === "number") {
         const next = itemUnderKey(name, item) ? REDACTED : walk(item, state);
         if (next !== item) {
           state.changed = true;
           defineData(record, key, next);
         }
+      } else if (isSeedWordList(name, item)) {
+        state.changed = true;
+        defineData(record, key, item.map(() => REDACTED));
       } else if (item !== null && typeof item === "object") {
         const next = walk(item, state, containerName(name), storeFor(name, item, record, key));
         if (next !== item) defineData(record, key, next);

@@ -61,7 +61,7 @@ export function isPlaceholder(value: string): boolean {
 const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
 const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
 
-const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+export const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
 /** A plural name: no singular secret word ends in `s` but `pass`. */
 export const PLURAL_KEY = /[^s]s$/i;
 /**
@@ -101,8 +101,9 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   // be a word (`"password": "sunshine"`).
   if (!passwordKey && (/^[a-z-]{3,15}$/.test(inner) || /^[a-z]+(?:_[a-z]+)+$/.test(inner))) return false;
   if (quoted) return true;
-  if (/^[$|>]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a call or index, a small number
+  if (/^[$|>{]|[([]|^\d{1,5}$/.test(inner)) return false; // shell expansion or a pipe, a flow map opening (`secrets: {db: …}`), a call or index, a small number
   if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(inner)) return false; // member expression, `a?.b` too
+  if (op === ":" && /^[A-Za-z_$][\w$.]*<[\w$.[\]|<> ]*$/.test(inner)) return false; // a generic type annotation: `secrets: Record<string, string>`
   // `KEY=value` with no spaces is env, flag or URL-query syntax: whatever follows is the value.
   if (op === "=" && !spaced) return true;
   // Spaced `=` (INI, ~/.aws/credentials, code) and `:` (YAML, prose). A credential usually has a
@@ -116,4 +117,13 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   // Tokens and keys are long; a short word with a digit after `token:` in prose (`base64`) is not one.
   if (!passwordKey && inner.length < 8 && /^[A-Za-z0-9]+$/.test(inner)) return false;
   return true;
+}
+
+/**
+ * A bare value in a store of secrets (`secrets: {db: hunter2}`, or the block map's `db: hunter2`),
+ * judged as one stored under the store's name. It is the whole value, not prose after a colon, so
+ * a short word with a digit (`hunter2`) counts, which the prose rule in judgeValue lets through.
+ */
+export function judgeStoreValue(store: string, value: string): boolean {
+  return judgeValue({ key: store, op: ":", spaced: true, value, endsLine: true }) || (/^[A-Za-z0-9]{3,7}$/.test(value) && /\d/.test(value) && /[A-Za-z]/.test(value));
 }

@@ -1,5 +1,5 @@
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS } from "./key-lists.ts";
-import { isSecretKeyName, judgeValue, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
+import { isSecretKeyName, judgeStoreValue, judgeValue, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import type { Finding, Rule } from "./rule.ts";
 
@@ -71,19 +71,45 @@ const NESTED_MAX_CHARS = 1024;
 const JSON_SCALAR = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 
 /**
- * A JSON object under a store's name, written as text: `"secrets": {"db": "…"}`, the `"data"` of a
- * `kubectl get secret -o json` (its `"kind"` is Secret). Each string value is judged as one stored
- * under the store's name and redacted inside its quotes, in nested objects too (up to four deep),
- * except in an object with a declaration's field; a field with a secret name of its own is the
- * assignment rule's. Lists are stepped over (a list under a secret name is key-lists.ts's). Bounded
- * as lists are; what was read is not read again.
+ * A YAML flow map's bare key (`{db: …}`), and a bare value running to the next `,` or `}`. A `;`
+ * ends the reading: that is a type literal's member list (`{ user: string; password: string }`).
+ */
+const FLOW_KEY = /[^\s,:{}[\]"'#][^\s,:{}[\]"']{0,127}/y;
+const FLOW_PLAIN = /[^\s,{}[\]"'#;][^,{}[\]\n"'\\;]{0,4095}?(?=[ \t]*[,}])/y;
+/** After a JSON scalar, what may follow it: else it was the start of a bare value (`123abc`). */
+const SCALAR_ENDS = /[\s,}]/;
+
+/** A quoted string at `at` (its opening quote, `"` or YAML's `'`): the index after its closing quote, or -1. */
+function quotedEnd(input: string, at: number, limit: number): number {
+  if (input[at] === '"') return stringEnd(input, at, limit);
+  for (let i = at + 1; i < limit && i - at <= 4096; i++) {
+    const c = input[i];
+    if (c === "'") {
+      if (input[i + 1] !== "'") return i + 1;
+      i++; // YAML writes a quote inside single quotes as two
+    } else if (c === "\n") return -1;
+  }
+  return -1;
+}
+
+/**
+ * An object under a store's name, written as text: JSON's `"secrets": {"db": "…"}`, a YAML flow
+ * map's `secrets: {db: hunter2, api: 'x'}` (bare keys and values too), the `"data"` of a `kubectl
+ * get secret -o json` (its `"kind"` is Secret). Each string value is judged as one stored under the
+ * store's name and redacted inside its quotes (a bare value whole, judged as the whole value it is),
+ * in nested objects too (up to four deep), except in an object with a declaration's field; a field
+ * with a secret name of its own is the assignment rule's. Lists are stepped over (a list under a
+ * secret name is key-lists.ts's). Bounded as lists are; what was read is not read again.
+ * Groups: 1 the quote before the key, 2 the key, 3 the quote after it.
  */
 export const JSON_STORE_OBJECT: Rule = {
   name: "json-store-object",
-  needles: ['"'],
-  pattern: new RegExp(String.raw`\{(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])"([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}|data|stringData))"[ \t]*:[ \t]*\{)`, "gi"),
+  pattern: new RegExp(String.raw`\{(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])(["']?)([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}|data|stringData))(["']?)[ \t]*:[ \t]*\{)`, "gi"),
   findings: (m, quoting) => {
-    const key = m[1] ?? "";
+    const key = m[2] ?? "";
+    // A quoted key's quotes must pair (a backreference in a lookbehind is read before its group);
+    // a quote before a bare key opens the string it sits in (`"content":"secrets: {…`).
+    if (m[3] !== "" && m[1] !== m[3]) return [];
     const input = m.input;
     const kubernetes = key === "data" || key === "stringData";
     if (kubernetes ? !nearestKindIsSecret(input, m.index) : !(isSecretKeyName(key) && PLURAL_KEY.test(key))) return [];
@@ -107,10 +133,19 @@ export const JSON_STORE_OBJECT: Rule = {
           if (!declaration) found.push(...mine);
           return i + 1;
         }
-        if (input[i] !== '"') return -1;
-        const keyEnd = stringEnd(input, i, limit);
-        if (keyEnd === -1) return -1;
-        const field = input.slice(i + 1, keyEnd - 1);
+        let field: string;
+        let keyEnd: number;
+        if (input[i] === '"' || input[i] === "'") {
+          keyEnd = quotedEnd(input, i, limit);
+          if (keyEnd === -1) return -1;
+          field = input.slice(i + 1, keyEnd - 1);
+        } else {
+          FLOW_KEY.lastIndex = i;
+          const bare = FLOW_KEY.exec(input)?.[0];
+          if (bare === undefined) return -1;
+          field = bare;
+          keyEnd = i + bare.length;
+        }
         if (DECLARATION_FIELD.test(field)) declaration = true;
         JSON_SPACE.lastIndex = keyEnd;
         JSON_SPACE.exec(input);
@@ -120,8 +155,8 @@ export const JSON_STORE_OBJECT: Rule = {
         JSON_SPACE.exec(input);
         i = JSON_SPACE.lastIndex;
         const c = input[i];
-        if (c === '"') {
-          const end = stringEnd(input, i, limit);
+        if (c === '"' || c === "'") {
+          const end = quotedEnd(input, i, limit);
           if (end === -1) return -1;
           const value = input.slice(i, end);
           if (!isSecretKeyName(field) && quoting.sameQuoting(i, end - 1) && judgeValue({ key: store, op: ":", spaced: true, value, endsLine: false })) {
@@ -140,8 +175,17 @@ export const JSON_STORE_OBJECT: Rule = {
           }
         } else {
           JSON_SCALAR.lastIndex = i;
-          if (JSON_SCALAR.exec(input) === null) return -1; // not JSON: the reading ends
-          i = JSON_SCALAR.lastIndex;
+          if (JSON_SCALAR.exec(input) !== null && SCALAR_ENDS.test(input[JSON_SCALAR.lastIndex] ?? "")) {
+            i = JSON_SCALAR.lastIndex;
+            continue;
+          }
+          FLOW_PLAIN.lastIndex = i;
+          const plain = FLOW_PLAIN.exec(input)?.[0];
+          if (plain === undefined) return -1; // neither JSON nor a flow map: the reading ends
+          if (!isSecretKeyName(field) && judgeStoreValue(store, plain)) {
+            mine.push({ start: i - m.index, end: i + plain.length - m.index });
+          }
+          i += plain.length;
         }
       }
     };

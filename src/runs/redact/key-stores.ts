@@ -1,5 +1,5 @@
 import { keyColumn, LIST_MAX_CHARS, LIST_MAX_ITEMS, lineBreakAt } from "./key-lists.ts";
-import { isSecretKeyName, judgeValue, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
+import { isSecretKeyName, judgeStoreValue, judgeValue, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
 import type { Finding, Rule } from "./rule.ts";
 
 /**
@@ -154,7 +154,7 @@ export const YAML_STORE_MAP: Rule = {
       if (escaped && value.startsWith("\\")) continue; // an escaped quote: the decoded view reads it
       const quoted = value[0] === '"' || value[0] === "'";
       if (quoted && (value.length < 2 || value.at(-1) !== value[0] || !quoting.sameQuoting(start, end - 1))) continue;
-      if (!judgeValue({ key: store, op: ":", spaced: true, value, endsLine: true })) continue;
+      if (!(quoted ? judgeValue({ key: store, op: ":", spaced: true, value, endsLine: true }) : judgeStoreValue(store, value))) continue;
       found.push(quoted ? { start: start + 1 - m.index, end: end - 1 - m.index } : { start: start - m.index, end: end - m.index });
     }
     return found;

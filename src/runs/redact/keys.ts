@@ -1,5 +1,5 @@
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
-import { isPlaceholder, judgeValue, KEY_WORDS, keyAllowed, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
+import { isPlaceholder, judgeValue, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
 import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
@@ -18,8 +18,11 @@ import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.t
  * lone `&` (`Tr0ub4dor&3`).
  */
 const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"'/nrtbfu]))+`;
-/** A backtick-quoted value must not open with a space or punctuation: that is markdown closing code. */
-const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
+/**
+ * A backtick-quoted value must not open with a space or punctuation: that is markdown closing code.
+ * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`).
+ */
+const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
 
 /**
  * The pattern starts at the operator, the rarest character of an assignment, and reads the key
@@ -39,7 +42,7 @@ const ASSIGNMENT: Rule = {
     // quoted as the key is, so the JSON stays valid.
     const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
     if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
-    const found: Finding[] = [{ start: span[0], end: span[1] }];
+    const found: Finding[] = [{ start: span[0], end: span[1] + iniPhraseRest(m, key) }];
     // `API_KEYS=k1,k2`: a plural name's value may be a comma-separated list; each item is judged alike.
     if (PLURAL_KEY.test(key) && whole[0] + rest === "=" && pre + post === "" && m.input[m.index + whole.length] === ",") {
       found.push(...commaItems(m, key));
@@ -68,6 +71,26 @@ function commaItems(m: RegExpExecArray, key: string): Finding[] {
 }
 
 const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** The words after an INI password's first, to its line's end: ` horse battery staple`. */
+const INI_PHRASE_REST = /(?:[ \t][A-Za-z0-9!@#$%^&._~]{3,64}){1,16}(?=[ \t]*(?:\r?\n|\\[nr]|$))/y;
+/** An INI line's start: the key follows a line break (real or escaped) and indentation, or the text's start. */
+const LINE_START = /(?:^|\n|\\n)[ \t]*$/;
+
+/**
+ * How far an INI password runs past its first word (0: not at all). In `password = correct horse
+ * battery staple` (`.pypirc`, `my.cnf`, `.netrc`-like files) the value is the rest of the line; an
+ * assignment in code is not a line of words (`password = a + b`, `= f(x) or y`).
+ */
+function iniPhraseRest(m: RegExpExecArray, key: string): number {
+  const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
+  if (whole[0] + rest !== "=" || pre === "" || post === "" || /^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return 0;
+  const keyStart = m.index - key.length - quote.length - pre.length;
+  if (!LINE_START.test(m.input.slice(Math.max(0, keyStart - 64), keyStart))) return 0;
+  INI_PHRASE_REST.lastIndex = m.index + whole.length;
+  const more = INI_PHRASE_REST.exec(m.input)?.[0];
+  return more === undefined ? 0 : more.length;
+}
 
 /** The secret value of an assignment match, as [start, end) relative to the match; null: none. */
 function assignmentSpan(m: RegExpExecArray, quoting: Quoting): readonly [number, number] | null {

@@ -48,6 +48,8 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("databricks", "dapi", String.raw`[a-f0-9]{32}(?:-\d)?`),
   p("cloudflare-origin-ca", String.raw`v1\.0-`, "[a-f0-9]{24}-[a-f0-9]{100,}"),
   p("age-secret-key", "AGE-SECRET-KEY-", "1[0-9A-Z]{58}"),
+  // A BIP-32 extended private key (a wallet's root or account key): base58 after its version prefix.
+  p("bip32-extended-private-key", ["xprv", "tprv", "yprv", "zprv"], "[1-9A-HJ-NP-Za-km-z]{100,108}"),
 
   // Version control and packages.
   p("github", "gh[pousr]_", "[A-Za-z0-9]{36,}"),

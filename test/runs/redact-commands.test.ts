@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { REDACTED, redactText } from "../../src/runs/index.ts";
+
+const R = REDACTED;
+
+describe("passwords on the command lines of key, archive and secret-store tools", () => {
+  it("are redacted: ssh-keygen's old and new passphrases, zip's and 7z's passwords, gh secret set's body", () => {
+    for (const [text, expected] of [
+      ["ssh-keygen -t ed25519 -N 'hunter2-Tr0ub4dor' -f ~/.ssh/deploy", `ssh-keygen -t ed25519 -N '${R}' -f ~/.ssh/deploy`],
+      ["ssh-keygen -p -P old-pass9 -N new-pass9 -f key", `ssh-keygen -p -P ${R} -N ${R} -f key`],
+      ["zip -r -P hunter2-Tr0ub4dor backup.zip db/", `zip -r -P ${R} backup.zip db/`],
+      ["unzip -P hunter2-Tr0ub4dor backup.zip", `unzip -P ${R} backup.zip`],
+      ["7z a -phunter2-Tr0ub4dor -mhe=on backup.7z db/", `7z a -p${R} -mhe=on backup.7z db/`],
+      ['gh secret set DEPLOY_KEY --body "q9Zt4Lw8Nc2Vb6Xm" --repo acme/api', `gh secret set DEPLOY_KEY --body "${R}" --repo acme/api`],
+      ["gh secret set DEPLOY_KEY -b q9Zt4Lw8Nc2Vb6Xm", `gh secret set DEPLOY_KEY -b ${R}`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      const escaped = JSON.stringify({ command: text });
+      expect((JSON.parse(redactText(escaped).text) as { command: string }).command).toBe(expected);
+    }
+  });
+
+  it("keeps what takes no password there: an empty passphrase, a prompt, gzip's -P, a body from a file", () => {
+    for (const text of ["ssh-keygen -t ed25519 -N '' -f key", "7z x -p backup.7z", "gzip -P 4 file", "gh secret set API_KEY < key.txt", "ls -N foo -P bar"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a quoted secret holding its own quote character", () => {
+  it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
+    expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);
+    expect(redactText("db:\n  password: 'it''s-a-s3cret'  # prod\n").text).toBe(`db:\n  password: '${R}'  # prod\n`);
+    expect(redactText("mysql --password 'it'\\''s-s3cret' app").text).toBe(`mysql --password '${R}' app`);
+    expect(redactText("sshpass -p 'it'\\''s-s3cret' ssh deploy@web").text).toBe(`sshpass -p '${R}' ssh deploy@web`);
+    // Empty strings next to each other stay empty strings.
+    const code = "x = {'password': '', 'user': 'bob'}";
+    expect(redactText(code).text).toBe(code);
+  });
+});
+
+describe("a passphrase of several words on an INI line", () => {
+  it("goes to the line's end (.pypirc, my.cnf); an assignment in code or mid-line stays as it was", () => {
+    expect(redactText("[client]\nuser = app\npassword = correct horse battery staple\nhost = db").text).toBe(`[client]\nuser = app\npassword = ${R}\nhost = db`);
+    const escaped = JSON.stringify({ content: "[pypi]\npassword = correct horse battery staple\n" });
+    expect((JSON.parse(redactText(escaped).text) as { content: string }).content).toBe(`[pypi]\npassword = ${R}\n`);
+    for (const text of ["password = get_password(user) or default_pw", "password = a - b", "if ok: password = None"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a BIP-32 extended private key", () => {
+  it("is redacted wherever it stands; an extended public key stays", () => {
+    const xprv = "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi";
+    expect(redactText(`wallet root: ${xprv} (m/0H)`).text).toBe(`wallet root: ${R} (m/0H)`);
+    const xpub = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8";
+    expect(redactText(`watch-only: ${xpub}`).changed).toBe(false);
+  });
+});

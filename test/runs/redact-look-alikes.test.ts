@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { REDACTED, redactedJson, redactText, redactValue } from "../../src/runs/index.ts";
+
+// Built from code points so the source itself shows what each name hides.
+const CYRILLIC_A = "\u0430";
+const CYRILLIC_DZE = "\u0455"; // looks like `s`
+const GREEK_OMICRON = "\u03bf";
+const ZWJ = "\u200d";
+const ZWNJ = "\u200c";
+const fullwidth = (ascii: string) => Array.from(ascii, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)).join("");
+const bold = (ascii: string) => Array.from(ascii, (c) => String.fromCodePoint(0x1d41a + c.charCodeAt(0) - 97)).join("");
+
+const NAMES = [
+  `p${CYRILLIC_A}ssword`,
+  fullwidth("password"),
+  `pass${ZWJ}word`,
+  `DB_P${ZWNJ}ASSWORD`,
+  `api_t${GREEK_OMICRON}ken`,
+  `client_${CYRILLIC_DZE}ecret`,
+  bold("password"),
+];
+
+describe("a secret under a key name spelt with look-alike letters", () => {
+  it("is redacted in text, as YAML, env and JSON, escaped or not", () => {
+    for (const name of NAMES) {
+      for (const text of [
+        `${name}: hunter2-Tr0ub4dor`,
+        `${name}=hunter2-Tr0ub4dor\nNEXT=1`,
+        JSON.stringify({ [name]: "hunter2-Tr0ub4dor" }),
+        JSON.stringify({ args: JSON.stringify({ [name]: "hunter2-Tr0ub4dor" }) }),
+        // JSON writers that escape every non-ASCII unit: the name arrives as `p\u0430ssword`.
+        JSON.stringify({ [name]: "hunter2-Tr0ub4dor" }).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+      ]) {
+        const out = redactText(text).text;
+        expect(out, JSON.stringify(text)).not.toContain("Tr0ub4dor");
+        expect(out).toContain(REDACTED);
+      }
+    }
+    // The name is written back as it was: only the value goes.
+    expect(redactText(`p${CYRILLIC_A}ssword: hunter2-Tr0ub4dor\nport: 5432`).text).toBe(`p${CYRILLIC_A}ssword: ${REDACTED}\nport: 5432`);
+  });
+
+  it("is redacted in a value, a word password included, as it would be under the ASCII name", () => {
+    for (const name of NAMES) {
+      const value = { [name]: "q9Zt4Lw8Nc2Vb6Xm7Rk1", port: 5432 };
+      for (const written of [redactValue(value).value, JSON.parse(redactedJson(value)!)]) {
+        expect(written, name).toEqual({ [name]: REDACTED, port: 5432 });
+      }
+    }
+    // A word is a password under a look-alike of `password`, as under `password` itself; a number too.
+    expect(redactValue({ [fullwidth("password")]: "sunshine" }).value).toEqual({ [fullwidth("password")]: REDACTED });
+    expect(redactValue({ [`p${CYRILLIC_A}ssword`]: 83749212 }).value).toEqual({ [`p${CYRILLIC_A}ssword`]: REDACTED });
+    // A store's name in look-alikes is a store: `sеcrets` with a Cyrillic `е`.
+    expect(redactValue({ ["s\u0435crets"]: { db: "p4ssw0rd-Very!" } }).value).toEqual({ ["s\u0435crets"]: { db: REDACTED } });
+  });
+
+  it("leaves prose in Cyrillic, Greek and fullwidth, and emoji joined by ZWJ, as they are", () => {
+    for (const text of [
+      "Пароль: секрет, и токен: нет. Ответ: да",
+      "Κωδικός: απαιτείται, τοκεν: όχι",
+      `${fullwidth("password")} ${fullwidth("field")} ${fullwidth("is")} ${fullwidth("required")}`,
+      `family: 👨${ZWJ}👩${ZWJ}👧, token_count: 12`,
+      `Mixed-script product name: Vk${CYRILLIC_A}ntakte: 2024 release`,
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
