@@ -46,6 +46,32 @@ test("a codex run being resumed is refused a second resume until the first ends,
   for (const runs of [store, elsewhere]) expect(resolveResume(earlier, runs)).toMatchObject({ harness: "codex", cliSessionId: "0199aaaa-thread" });
 });
 
+test("a resume of a resume is refused while another resume of the same codex thread is live: both would write that one thread", async () => {
+  const earlier = codexRun();
+  // A first resume of it that settled: it continued, and recorded, the same thread.
+  const first = store.create({
+    kind: "agent",
+    task: { description: "look again", role: "explorer", harness: "codex", correlationId: earlier },
+    launch: { harness: "codex", resume: earlier, prompt: "Go on." },
+    background: false,
+  });
+  first.appendDiagnostic({ level: "info", code: "cli_session", message: "codex session 0199aaaa-thread" });
+  first.settle({ outcome: "succeeded", value: "more" });
+  // A second resume of the earlier run, still live.
+  const live = store.create({
+    kind: "agent",
+    task: { description: "and again", role: "explorer", harness: "codex", correlationId: earlier },
+    launch: { harness: "codex", resume: earlier, prompt: "Go on still." },
+    background: true,
+  });
+  await store.idle();
+  expect(codeOf(() => resolveResume(first.runId, store))).toBe("request_invalid");
+  expect(messageOf(() => resolveResume(first.runId, store))).toContain(`Run ${first.runId} is being resumed right now by run ${live.runId} (a resume of run ${earlier}), which continues the same codex thread in place`);
+  live.settle({ outcome: "succeeded", value: "done" });
+  await store.idle();
+  expect(resolveResume(first.runId, store)).toMatchObject({ harness: "codex", cliSessionId: "0199aaaa-thread" });
+});
+
 test("a claude run, whose CLI forks the thread on resume, may be resumed while another resume of it runs", () => {
   const earlier = codexRun("claude");
   store.create({

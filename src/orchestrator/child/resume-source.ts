@@ -99,24 +99,28 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   }
   const sessionId = cliSessionId(runs, view.runId, harness);
   if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);
-  if (resumesInPlace(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId);
+  if (resumesInPlace(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId, sessionId);
   return { runId: view.runId, correlationId, harness, cliSessionId: sessionId };
 }
 
 /**
  * Refuses a resume of a CLI that continues its session in place (codex's `exec resume` has no fork)
- * while another run, in this process or another one on this host, is still resuming the same run:
- * the harness's own guard (cli/resume-claims.ts) sees this process only.
+ * while another live run, in this process or another one on this host, continues the same thread:
+ * a resume of this run, or of another run of its line that continues that thread too (a resume of a
+ * resume records the thread it continued). Refused here, before launch, as request_invalid; the
+ * harness's claim (cli/resume-claims.ts) catches only what races past this check, as a failed run.
  * A resume shares its run's line of work, so only live runs of that line are read.
  */
-function assertNotBeingContinued(runs: RunStore, runId: string, harness: string, correlationId: string): void {
+function assertNotBeingContinued(runs: RunStore, runId: string, harness: string, correlationId: string, thread: string): void {
   for (const other of runs.listEvery()) {
     if (other.kind !== "agent" || other.runId === runId || other.task.harness !== harness || (other.correlationId ?? other.runId) !== correlationId) continue;
     if (!other.live && !runs.ownedElsewhere(other.runId)) continue;
-    if (readLaunch(runFiles(runs.scope, other.runId), other.runId)?.resume !== runId) continue;
+    const resumed = readLaunch(runFiles(runs.scope, other.runId), other.runId)?.resume;
+    if (typeof resumed !== "string" || (resumed !== runId && cliSessionId(runs, resumed, harness) !== thread)) continue;
+    const what = resumed === runId ? "" : ` (a resume of run ${resumed})`;
     throw new FlowError(
       "request_invalid",
-      `Run ${runId} is being resumed right now by run ${other.runId}, which continues the same ${harness} thread in place: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [other.runId] })}, then resume ${other.runId}.`,
+      `Run ${runId} is being resumed right now by run ${other.runId}${what}, which continues the same ${harness} thread in place: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [other.runId] })}, then resume ${other.runId}.`,
     );
   }
 }
