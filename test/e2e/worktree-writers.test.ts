@@ -336,6 +336,27 @@ describe('isolation "worktree" on external_delegate', () => {
     }
   });
 
+  test("apply through external_runs lands a child's .envrc and names it for review: the warning changes_need_review, data.results[].review and a REVIEW line", async () => {
+    const { receipt } = await callForReceipt(
+      pi,
+      "external_delegate",
+      { role: "worker", description: "envrc", prompt: "WRITE envrc .envrc export-FOO=1 -", context: { mode: "none" }, isolation: "worktree" },
+      { children: [writer, writer] },
+    );
+    expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+    const runId = receipt.data.run!.runId;
+    try {
+      const call = await pi.callTool("external_runs", { action: "apply", runIds: [runId] });
+      const applied = call.structuredContent as RunsAnswer & { warnings: string[]; data: { results: { review?: { path: string; why: string }[] }[] } };
+      expect(applied.data.results[0]).toMatchObject({ runId, status: "applied", files: [".envrc"], review: [{ path: ".envrc", why: expect.stringContaining("direnv") }] });
+      expect(applied.warnings).toContain("changes_need_review");
+      expect(call.text).toMatch(/REVIEW.*\.envrc \(direnv runs it/);
+      expect(readFileSync(join(root, ".envrc"), "utf8")).toBe("export-FOO=1\n");
+    } finally {
+      rmSync(join(root, ".envrc"), { force: true });
+    }
+  });
+
   test("eight worktree children started at once, in one assistant message, all hold a worktree together and all succeed; git's worktree list is back to one entry", async () => {
     let arrived = 0;
     let allThere!: () => void;
