@@ -12,7 +12,7 @@ import { RUNS_USAGE } from "./usage.ts";
 import { listProjectRuns, readWholeView, storeOfRun, viewPages } from "./project-runs.ts";
 import { reportCommand } from "./runs-report.ts";
 import { changesCommand } from "./runs-changes.ts";
-import { changeStateOf, describeChanges } from "../isolation/apply-runs.ts";
+import { changeStateOf, describeChanges, keptReviewLines, reviewWarning } from "../isolation/apply-runs.ts";
 
 const CWD = { cwd: { type: "string" } } as const;
 
@@ -65,7 +65,9 @@ async function show(argv: readonly string[]): Promise<number> {
   const store = storeOfRun(cwd, runId);
   if (view === "summary") {
     const run = store.view(runId);
-    const changes = run.changes ? `\n  changes: ${describeChanges(store, runId, run.changes)}` : "";
+    // Kept changes that make the user's tools run code later are named as apply names them, before the user applies.
+    const review = run.changes ? await keptReviewLines(store, runId) : [];
+    const changes = run.changes ? `\n  changes: ${describeChanges(store, runId, run.changes)}${review.length > 0 ? `\n  ${reviewWarning(runId, review)}` : ""}` : "";
     process.stdout.write(boolFlag(parsed, "json") ? `${JSON.stringify(run, null, 2)}\n` : `${terminalText(formatRunText(run) + changes)}\n`);
     return EXIT.succeeded;
   }

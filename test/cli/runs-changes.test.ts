@@ -37,3 +37,12 @@ test("an apply that did not finish shows in flow runs and flow runs show, with w
   const appliedShown = await flowInProcess(["runs", "show", kept, "--cwd", root], { env: sandbox.env });
   expect(appliedShown.stdout).toContain("\n  changes: 1 file(s), +1 -1; applied.\n");
 });
+
+test("flow runs show names a run's kept files to review (an .envrc direnv would run) before it is applied", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = openRunStore({ home: sandbox.flowHome, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const kept = await keptRun(store, root, { ".envrc": "export PATH=$PWD/bin:$PATH\n" });
+  const shown = await flowInProcess(["runs", "show", kept, "--cwd", root], { env: sandbox.env });
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toContain(`\n  REVIEW run ${kept}'s file before running anything in the project: .envrc (direnv runs it when you enter its folder).\n`);
+});
