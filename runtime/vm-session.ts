@@ -5,7 +5,8 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
 import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
-import { SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { CpuMeter } from "./cpu-meter.ts";
+import { SHARED_STOP, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import type { LimitName } from "./types.ts";
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
@@ -26,55 +27,6 @@ const OUTPUT_FLUSH_MS = 10;
 /** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
 export function wrapScript(body: string): string {
   return `__flow_start(async function () { "use strict";\n${body}\n});`;
-}
-
-/**
- * Time the VM spends running: entered around every evaluation, job queue drain and reply, so time
- * spent awaiting the host (children, tools) never counts. QuickJS's interrupt handler asks over().
- */
-class CpuMeter {
-  private readonly budgetMs: number;
-  private spentMs = 0;
-  private since: number | undefined;
-  /** Where the main thread's watchdog reads the time spent and which turn is running. */
-  private readonly shared: Int32Array;
-  private readonly clockOrigin: number;
-  private turns = 0;
-  /** Sticky: once over budget, every later check interrupts too. */
-  exceeded = false;
-
-  constructor(budgetMs: number, shared: Int32Array, clockOrigin: number) {
-    this.budgetMs = budgetMs;
-    this.shared = shared;
-    this.clockOrigin = clockOrigin;
-  }
-
-  run<T>(work: () => T): T {
-    const outer = this.since === undefined;
-    if (outer) {
-      this.since = performance.now();
-      this.turns = this.turns >= 0x7fffffff ? 1 : this.turns + 1;
-      // When first, then which: a watchdog that reads which first never pairs a turn with an older start.
-      Atomics.store(this.shared, SHARED_TURN_AT, Math.max(0, Math.min(0x7fffffff, Date.now() - this.clockOrigin)));
-      Atomics.store(this.shared, SHARED_TURN, this.turns);
-    }
-    try {
-      return work();
-    } finally {
-      if (outer && this.since !== undefined) {
-        this.spentMs += performance.now() - this.since;
-        this.since = undefined;
-        // Spent first, then idle: a watchdog that reads them in the other order can only under-count.
-        Atomics.store(this.shared, SHARED_SPENT, Math.ceil(this.spentMs));
-        Atomics.store(this.shared, SHARED_TURN, 0);
-      }
-    }
-  }
-
-  over(): boolean {
-    if (!this.exceeded && this.since !== undefined && this.spentMs + (performance.now() - this.since) > this.budgetMs) this.exceeded = true;
-    return this.exceeded;
-  }
 }
 
 export class VmSession {

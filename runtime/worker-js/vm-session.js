@@ -6,7 +6,8 @@
                                                                                         
 import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
-import { SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT,                                                                                                      } from "./protocol.js";
+import { CpuMeter } from "./cpu-meter.js";
+import { SHARED_STOP,                                                                                                      } from "./protocol.js";
                                             
 import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
                                                               
@@ -27,55 +28,6 @@ const OUTPUT_FLUSH_MS = 10;
 /** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
 export function wrapScript(body        )         {
   return `__flow_start(async function () { "use strict";\n${body}\n});`;
-}
-
-/**
- * Time the VM spends running: entered around every evaluation, job queue drain and reply, so time
- * spent awaiting the host (children, tools) never counts. QuickJS's interrupt handler asks over().
- */
-class CpuMeter {
-                   budgetMs        ;
-          spentMs = 0;
-          since                    ;
-  /** Where the main thread's watchdog reads the time spent and which turn is running. */
-                   shared            ;
-                   clockOrigin        ;
-          turns = 0;
-  /** Sticky: once over budget, every later check interrupts too. */
-  exceeded = false;
-
-  constructor(budgetMs        , shared            , clockOrigin        ) {
-    this.budgetMs = budgetMs;
-    this.shared = shared;
-    this.clockOrigin = clockOrigin;
-  }
-
-  run   (work         )    {
-    const outer = this.since === undefined;
-    if (outer) {
-      this.since = performance.now();
-      this.turns = this.turns >= 0x7fffffff ? 1 : this.turns + 1;
-      // When first, then which: a watchdog that reads which first never pairs a turn with an older start.
-      Atomics.store(this.shared, SHARED_TURN_AT, Math.max(0, Math.min(0x7fffffff, Date.now() - this.clockOrigin)));
-      Atomics.store(this.shared, SHARED_TURN, this.turns);
-    }
-    try {
-      return work();
-    } finally {
-      if (outer && this.since !== undefined) {
-        this.spentMs += performance.now() - this.since;
-        this.since = undefined;
-        // Spent first, then idle: a watchdog that reads them in the other order can only under-count.
-        Atomics.store(this.shared, SHARED_SPENT, Math.ceil(this.spentMs));
-        Atomics.store(this.shared, SHARED_TURN, 0);
-      }
-    }
-  }
-
-  over()          {
-    if (!this.exceeded && this.since !== undefined && this.spentMs + (performance.now() - this.since) > this.budgetMs) this.exceeded = true;
-    return this.exceeded;
-  }
 }
 
 export class VmSession {
