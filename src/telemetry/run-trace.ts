@@ -34,10 +34,14 @@ export interface TraceTools {
 /** A tool's name as a span carries it: redacted like every span text, and short, since it names the span. */
 const toolName = (name: string): string => spanText(name, 100);
 
+/** Where a tool call waits for its result: under its id when it has one, so overlapping calls of one tool keep their own results. */
+const waitingKey = (entry: { tool: string; id?: string }): string => (entry.id ? `id:${entry.id}` : `tool:${entry.tool}`);
+
 /** The spans of one run: the run's own, and under it its turns and tool calls (or a workflow's tools.* calls). */
 export class RunTrace implements RunTraceHooks {
   private turn: { span: Span; usage: ChildUsage } | undefined;
   private lastUsage: ChildUsage | undefined;
+  /** Tool calls waiting for their result, by call id where the harness gave one, else by tool name (first in, first out). */
   private readonly tools = new Map<string, Span[]>();
   private readonly workflowTools = new Map<number, Span>();
   private firstOutputSeen = false;
@@ -89,13 +93,22 @@ export class RunTrace implements RunTraceHooks {
     if (entry.type === "tool_call") {
       // The model chose the name: it is text like any other the run did not write, redacted before it names a span.
       const tool = toolName(entry.tool);
-      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}) };
+      const attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        ...(entry.id ? { "gen_ai.tool.call.id": spanText(entry.id, 256) } : {}),
+        ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}),
+      };
       const parent = this.turn?.span ?? this.span;
       const span = this.using.tracer.startSpan(`execute_tool ${tool}`, { attributes }, this.using.under(parent));
-      this.tools.set(entry.tool, [...(this.tools.get(entry.tool) ?? []), span]);
+      const key = waitingKey(entry);
+      this.tools.set(key, [...(this.tools.get(key) ?? []), span]);
     } else if (entry.type === "tool_result") {
-      const open = this.tools.get(entry.tool);
+      // A result whose id names no waiting call (its call was never reported) ends no other call's span.
+      const key = waitingKey(entry);
+      const open = this.tools.get(key);
       const span = open?.shift();
+      if (open?.length === 0) this.tools.delete(key);
       if (!span) return;
       if (entry.isError) span.setStatus({ code: STATUS_ERROR, message: "the tool reported an error" });
       span.end();
