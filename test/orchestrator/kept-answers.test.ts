@@ -208,3 +208,18 @@ return seen;
   ]);
   expect(calls[1]!.error!.message).toMatch(/^reply size limit \(2000\) reached: the answer has 5002 characters of JSON$/);
 });
+
+test("the calls view shows an answer the script was handed as succeeded, even when redaction made its journaled copy longer than replyChars", async () => {
+  const script = `export const apiVersion = 1;
+export const meta = { limits: { replyChars: 2000 } };
+const answer = await tools.config({});
+return answer.length;
+`;
+  // 2000 characters of JSON, as the script is handed it; redacted for the journal, "password=[REDACTED]" is 3 longer.
+  const answer = "password=hunter2 ".padEnd(1998, ".");
+  const settled = await start({ config: async () => answer }, { script }).settled;
+  expect(settled.value).toBe(1998);
+  const calls = workflowCalls(runFiles(runs.scope, settled.view.runId).journal, settled.view.runId);
+  expect(calls).toMatchObject([{ target: "config", status: "succeeded" }]);
+  expect(calls[0]!.error).toBeUndefined();
+});

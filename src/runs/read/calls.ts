@@ -64,6 +64,8 @@ class CallList {
   private readonly nested = new Map<number, string>();
   /** The run's replyChars, from its start line's launch: an answer past it was refused to the script. */
   private replyChars: number = DEFAULT_LIMITS.replyChars;
+  /** tools.* calls judged refused by their answer's journaled size alone, until their tool_end line says. */
+  private readonly oversized = new Set<number>();
 
   private start(call: WorkflowCall, data: Data): WorkflowCall {
     if (data.replayed === true) call.replayed = true;
@@ -111,10 +113,20 @@ class CallList {
     }
   }
 
-  /** The sandbox's own word on how the call ended: an answer it refused (replyChars) was ok for the tool, a failure for the script. */
+  /**
+   * The sandbox's own word on how the call ended: an answer it refused (replyChars) was ok for the
+   * tool, a failure for the script; and an answer it handed over succeeded, even if its redacted
+   * copy measures over replyChars (a `password=…` redacted is longer than it was).
+   */
   private ended(index: number, data: Data): void {
     const call = this.tools.get(index);
-    if (!call || call.status !== "succeeded" || data.ok !== false) return;
+    if (!call) return;
+    if (data.ok === true && this.oversized.delete(index)) {
+      call.status = "succeeded";
+      delete call.error;
+      return;
+    }
+    if (call.status !== "succeeded" || data.ok !== false) return;
     const code = text(data.code) || "tool_failed";
     call.status = "failed";
     call.error = { code, message: code === "replyChars" ? `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached` : "" };
@@ -136,6 +148,7 @@ class CallList {
     // The tool answered, but the script was refused an answer past the run's replyChars (the bridge's words).
     const chars = answerChars(data);
     if (chars > this.replyChars) {
+      this.oversized.add(index);
       call.status = "failed";
       call.error = { code: "replyChars", message: `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached: the answer has ${chars} characters of JSON` };
     }
