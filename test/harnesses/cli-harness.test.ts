@@ -185,6 +185,7 @@ describe("a CLI that fails, misbehaves or floods", () => {
     ["codex", "crash", /codex exited with code 101 before the turn completed \(stderr: thread 'main' panicked/],
     ["claude", "long-id", /claude's output stream is malformed: a tool call's id is longer than 256 characters/],
     ["codex", "long-id", /codex's output stream is malformed: an item's id is longer than 256 characters/],
+    ["claude", "long-result-id", /claude's output stream is malformed: a tool result's call id is longer than 256 characters/],
     ["claude", "killed", /^claude was ended by SIGKILL before its result message$/],
     ["codex", "killed", /^codex was ended by SIGKILL before the turn completed$/],
   ])("%s %s: the child fails with a clear message and leaves no process", async (harness, scenario, message) => {
