@@ -16,6 +16,7 @@ import { ChildSessionFile, resumedSessionManager } from "./pi-session-file.ts";
 import { continuedSession, type ContinuedSession } from "./pi-continue.ts";
 import { stoppedResult } from "./outcomes.ts";
 import { loadChildResources } from "./shared-resources.ts";
+import { argsLine } from "./cli/guards.ts";
 import { childShell, type ChildShell } from "./pi-bash.ts";
 import { confinedFileTools } from "./pi-files.ts";
 
@@ -210,11 +211,11 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
       }
       case "tool_execution_start":
         usage.toolCalls++;
-        request.onDiagnostic({ type: "tool_call", tool: event.toolName, args: JSON.stringify(event.args ?? {}) });
+        request.onDiagnostic({ type: "tool_call", tool: event.toolName, args: argsLine(event.args), id: event.toolCallId });
         progress(`calling ${event.toolName}`);
         break;
       case "tool_execution_end":
-        request.onDiagnostic({ type: "tool_result", tool: event.toolName, isError: event.isError });
+        request.onDiagnostic({ type: "tool_result", tool: event.toolName, isError: event.isError, id: event.toolCallId });
         break;
       case "compaction_start":
         progress("compacting"); // counted on the run's span (src/telemetry)

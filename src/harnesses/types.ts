@@ -33,8 +33,12 @@ export interface ChildProgress {
 }
 
 export type ChildDiagnostic =
-  | { type: "tool_call"; tool: string; args: string }
-  | { type: "tool_result"; tool: string; isError: boolean }
+  /**
+   * `id`: the call's id as its harness names it (claude's tool_use id, codex's item id, Pi's
+   * toolCallId), when it has one: what ties a result to its call when calls of one tool overlap.
+   */
+  | { type: "tool_call"; tool: string; args: string; id?: string }
+  | { type: "tool_result"; tool: string; isError: boolean; id?: string }
   | { type: "error"; message: string }
   /** The session an external CLI opened for this child: what a later resume continues. */
   | { type: "session"; harness: string; sessionId: string }

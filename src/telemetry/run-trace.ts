@@ -34,11 +34,26 @@ export interface TraceTools {
 /** A tool's name as a span carries it: redacted like every span text, and short, since it names the span. */
 const toolName = (name: string): string => spanText(name, 100);
 
+/**
+ * The most tool calls whose spans wait for a result at once. A CLI child may name calls without
+ * end and answer none (its reader forgets ids past as many): past this the oldest span ends,
+ * ERROR, so the host does not hold a span for every call a long run ever made.
+ */
+export const MAX_WAITING_TOOL_SPANS = 4096;
+
+/** Where a tool call waits for its result: under its id when it has one, so overlapping calls of one tool keep their own results. */
+const waitingKey = (entry: { tool: string; id?: string }): string => (entry.id ? `id:${entry.id}` : `tool:${entry.tool}`);
+
 /** The spans of one run: the run's own, and under it its turns and tool calls (or a workflow's tools.* calls). */
 export class RunTrace implements RunTraceHooks {
   private turn: { span: Span; usage: ChildUsage } | undefined;
   private lastUsage: ChildUsage | undefined;
+  /** Tool calls waiting for their result, by call id where the harness gave one, else by tool name (first in, first out). */
   private readonly tools = new Map<string, Span[]>();
+  private waitingTools = 0;
+  /** Each waiting span's place in the order calls came in, to find the oldest. */
+  private readonly started = new WeakMap<Span, number>();
+  private callsSeen = 0;
   private readonly workflowTools = new Map<number, Span>();
   private firstOutputSeen = false;
   private compactions = 0;
@@ -89,14 +104,29 @@ export class RunTrace implements RunTraceHooks {
     if (entry.type === "tool_call") {
       // The model chose the name: it is text like any other the run did not write, redacted before it names a span.
       const tool = toolName(entry.tool);
-      const attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}) };
+      const attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        ...(entry.id ? { "gen_ai.tool.call.id": spanText(entry.id, 256) } : {}),
+        ...(this.using.content ? { "pi_flow.tool.arguments": spanText(entry.args) } : {}),
+      };
       const parent = this.turn?.span ?? this.span;
       const span = this.using.tracer.startSpan(`execute_tool ${tool}`, { attributes }, this.using.under(parent));
-      this.tools.set(entry.tool, [...(this.tools.get(entry.tool) ?? []), span]);
+      const key = waitingKey(entry);
+      // Appended in place: spans of one key (a tool without ids) may be thousands.
+      this.started.set(span, this.callsSeen++);
+      const waiting = this.tools.get(key);
+      if (waiting) waiting.push(span);
+      else this.tools.set(key, [span]);
+      if (++this.waitingTools > MAX_WAITING_TOOL_SPANS) this.endOldestWaiting();
     } else if (entry.type === "tool_result") {
-      const open = this.tools.get(entry.tool);
+      // A result whose id names no waiting call (its call was never reported) ends no other call's span.
+      const key = waitingKey(entry);
+      const open = this.tools.get(key);
       const span = open?.shift();
+      if (open?.length === 0) this.tools.delete(key);
       if (!span) return;
+      this.waitingTools--;
       if (entry.isError) span.setStatus({ code: STATUS_ERROR, message: "the tool reported an error" });
       span.end();
     } else if (entry.type === "error") {
@@ -109,6 +139,22 @@ export class RunTrace implements RunTraceHooks {
    * result its stream never shows (a server tool, a call cut off), and such a span would otherwise
    * stay open, timing nothing, until the child's process is gone.
    */
+  /** Ends the span that has waited longest (spans start in order: the earliest first span of any key). */
+  private endOldestWaiting(): void {
+    let oldest: { key: string; at: number } | undefined;
+    for (const [key, spans] of this.tools) {
+      const at = this.started.get(spans[0]!) ?? 0;
+      if (!oldest || at < oldest.at) oldest = { key, at };
+    }
+    if (!oldest) return;
+    const spans = this.tools.get(oldest.key)!;
+    const span = spans.shift()!;
+    if (spans.length === 0) this.tools.delete(oldest.key);
+    this.waitingTools--;
+    span.setStatus({ code: STATUS_ERROR, message: `more than ${MAX_WAITING_TOOL_SPANS} tool calls were waiting for their results` });
+    span.end();
+  }
+
   private endUnanswered(why: string): void {
     for (const spans of this.tools.values()) {
       for (const span of spans) {
@@ -117,6 +163,7 @@ export class RunTrace implements RunTraceHooks {
       }
     }
     this.tools.clear();
+    this.waitingTools = 0;
   }
 
   output(text: string): void {

@@ -19,8 +19,8 @@ describe("a child that answers", () => {
     expect(result).toMatchObject({ outcome: "succeeded", value: "Claude did it — ✓ Check the parser." });
     expect(result.usage).toEqual({ turns: 2, toolCalls: 1, inputTokens: 280, outputTokens: 42, costUsd: 0.00123 });
     expect(outputs).toEqual(["Let me read the file first.", "Claude did it — ✓ Check the parser."]);
-    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "Read", args: expect.stringContaining("hello.txt") });
-    expect(diagnostics).toContainEqual({ type: "tool_result", tool: "Read", isError: false });
+    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "Read", args: expect.stringContaining("hello.txt"), id: "toolu_01" });
+    expect(diagnostics).toContainEqual({ type: "tool_result", tool: "Read", isError: false, id: "toolu_01" });
     const [run] = fakeRuns(ws.cwd, "claude");
     expect(sessionOf(diagnostics)).toEqual({ type: "session", harness: "claude", sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(progress.map((entry) => entry.activity)).toEqual(expect.arrayContaining(["started on claude-sonnet-4-5", "calling Read", "thinking"]));
@@ -34,8 +34,8 @@ describe("a child that answers", () => {
     expect(result).toMatchObject({ outcome: "succeeded", value: "Codex did it — ✓ Check the parser." });
     expect(result.usage).toEqual({ turns: 1, toolCalls: 2, inputTokens: 1200, outputTokens: 300 });
     expect(outputs).toEqual(["Codex did it — ✓ Check the parser."]);
-    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "shell", args: "/bin/bash -lc ls" });
-    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "apply_patch", args: expect.stringContaining("add ") });
+    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "shell", args: "/bin/bash -lc ls", id: "item_1" });
+    expect(diagnostics).toContainEqual({ type: "tool_call", tool: "apply_patch", args: expect.stringContaining("add "), id: "item_2" });
     // A "Reconnecting..." error event is kept as a diagnostic and does not fail the run.
     expect(diagnostics).toContainEqual({ type: "error", message: expect.stringContaining("Reconnecting... 1/5") });
     expect(sessionOf(diagnostics)?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
@@ -185,6 +185,7 @@ describe("a CLI that fails, misbehaves or floods", () => {
     ["codex", "crash", /codex exited with code 101 before the turn completed \(stderr: thread 'main' panicked/],
     ["claude", "long-id", /claude's output stream is malformed: a tool call's id is longer than 256 characters/],
     ["codex", "long-id", /codex's output stream is malformed: an item's id is longer than 256 characters/],
+    ["claude", "long-result-id", /claude's output stream is malformed: a tool result's call id is longer than 256 characters/],
     ["claude", "killed", /^claude was ended by SIGKILL before its result message$/],
     ["codex", "killed", /^codex was ended by SIGKILL before the turn completed$/],
   ])("%s %s: the child fails with a clear message and leaves no process", async (harness, scenario, message) => {
@@ -436,7 +437,7 @@ describe("quotas counted from the stream", () => {
   test("claude: a server tool's call and an MCP connector's call each count as a call", async () => {
     const within = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 2 } });
     expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
-    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "web_search", args: expect.stringContaining("pi-flow") });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "web_search", args: expect.stringContaining("pi-flow"), id: "srvtoolu_01" });
     const past = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 1 } });
     expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") } });
   });
@@ -450,8 +451,8 @@ describe("quotas counted from the stream", () => {
   test("codex: a sub-agent spawned through the collab tool, and a tool item of a kind added later, each count as a call", async () => {
     const within = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 2 } });
     expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
-    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "collab.spawn_agent", args: expect.stringContaining("Run every test.") });
-    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "image_generation_call", args: "" });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "collab.spawn_agent", args: expect.stringContaining("Run every test."), id: "item_1" });
+    expect(within.diagnostics).toContainEqual({ type: "tool_call", tool: "image_generation_call", args: "", id: "item_2" });
     const past = await ws.run("codex", { prompt: "[fake:collab]", quotas: { maxToolCalls: 1 } });
     expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") } });
   });

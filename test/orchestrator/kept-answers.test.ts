@@ -151,6 +151,8 @@ return { seen, next };
   expect(saved.piFlowCutAnswer).toMatchObject({ chars: answerChars, head: kept.head });
   expect(saved.piFlowCutAnswer.note).toMatch(/more than a workflow's replyChars ever lets a script be handed/);
   expect(readFileSync(file, "utf8")).not.toContain(SECRET);
+  // The calls view says what the script saw, not what the tool answered.
+  expect(workflowCalls(runFiles(runs.scope, runId).journal, runId)[0]).toMatchObject({ target: "huge", status: "failed", error: { code: "replyChars", message: expect.stringContaining(`the answer has ${answerChars} characters of JSON`) } });
 
   let called = 0;
   const plan = planResume(runs, runId);
@@ -185,4 +187,39 @@ return { seen, next };
     expect(called).toBe(0);
     expect(resumed.value).toEqual({ seen, next: "fresh" });
   }
+});
+
+test("the calls view shows a tools.* answer over the run's replyChars as the failure the script saw, whether the journal line holds the answer or keeps it in a file", async () => {
+  const script = `export const apiVersion = 1;
+export const meta = { limits: { replyChars: 2000 } };
+const seen = [];
+for (const name of ["small", "inline", "kept"]) {
+  try { await tools[name]({}); seen.push("ok"); } catch (error) { seen.push(error.code); }
+}
+return seen;
+`;
+  const settled = await start({ small: async () => "fits", inline: async () => "a".repeat(5000), kept: async () => "b".repeat(40_000) }, { script }).settled;
+  expect(settled.value).toEqual(["ok", "replyChars", "replyChars"]);
+  const calls = workflowCalls(runFiles(runs.scope, settled.view.runId).journal, settled.view.runId);
+  expect(calls.map(({ target, status, error }) => ({ target, status, code: error?.code }))).toEqual([
+    { target: "small", status: "succeeded", code: undefined },
+    { target: "inline", status: "failed", code: "replyChars" },
+    { target: "kept", status: "failed", code: "replyChars" },
+  ]);
+  expect(calls[1]!.error!.message).toMatch(/^reply size limit \(2000\) reached: the answer has 5002 characters of JSON$/);
+});
+
+test("the calls view shows an answer the script was handed as succeeded, even when redaction made its journaled copy longer than replyChars", async () => {
+  const script = `export const apiVersion = 1;
+export const meta = { limits: { replyChars: 2000 } };
+const answer = await tools.config({});
+return answer.length;
+`;
+  // 2000 characters of JSON, as the script is handed it; redacted for the journal, "password=[REDACTED]" is 3 longer.
+  const answer = "password=hunter2 ".padEnd(1998, ".");
+  const settled = await start({ config: async () => answer }, { script }).settled;
+  expect(settled.value).toBe(1998);
+  const calls = workflowCalls(runFiles(runs.scope, settled.view.runId).journal, settled.view.runId);
+  expect(calls).toMatchObject([{ target: "config", status: "succeeded" }]);
+  expect(calls[0]!.error).toBeUndefined();
 });

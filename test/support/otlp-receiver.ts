@@ -72,7 +72,7 @@ export interface JsonSpan {
   name: string;
   attributes: Record<string, string | number | boolean>;
   events: { name: string }[];
-  status?: { code?: number };
+  status?: { code?: number; message?: string };
 }
 
 interface AnyValue {

@@ -15,6 +15,7 @@ vi.stubEnv("OTEL_TRACES_EXPORTER", "otlp");
 vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint);
 vi.stubEnv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json");
 const { flushTelemetry, telemetryReady, traceRun, traced } = await import("../../src/telemetry/index.ts");
+const { MAX_WAITING_TOOL_SPANS } = await import("../../src/telemetry/run-trace.ts");
 const { createCliHarnessByName } = await import("../../src/harnesses/cli/index.ts");
 const { BUILTIN_ROLES } = await import("../../src/harnesses/roles.ts");
 
@@ -72,4 +73,51 @@ test("a tool call still waiting when its run ends (cancelled, or its CLI never s
   await runs.idle();
   const span = jsonSpans(receiver.requests).find((candidate) => candidate.name === "execute_tool Bash")!;
   expect(span.status).toMatchObject({ code: 2, message: "no result came before the run ended" });
+});
+
+test.each(["claude", "codex"])("%s: two calls of one tool at once keep their own results: the one answered failed, the one never answered ends ERROR unanswered", async (name) => {
+  await telemetryReady();
+  const { runs, run, trace } = tracedRun(`Overlapping via ${name}`);
+  const harness = createCliHarnessByName(name, { env: { ...process.env, PATH: pathWithFakes() } });
+  const result = await harness.run({
+    profile: BUILTIN_ROLES.worker!,
+    task: { agent: "role:worker", description: `Overlapping via ${name}` },
+    prompt: "Run two commands. [fake:overlapping-calls]",
+    cwd,
+    loading: { projectTrusted: true, isolated: false },
+    signal: new AbortController().signal,
+    onProgress: (progress) => trace.progress(progress),
+    onOutput: (text) => trace.output(text),
+    onDiagnostic: (entry) => trace.diagnostic(entry),
+  });
+  expect(result.outcome).toBe("succeeded");
+  trace.end(run.settle({ outcome: "succeeded", value: "done" }).view);
+  await flushTelemetry();
+  await runs.idle();
+  const runSpan = jsonSpans(receiver.requests).find((span) => span.attributes["pi_flow.run_id"] === run.runId)!;
+  const tools = jsonSpans(receiver.requests)
+    .filter((span) => span.traceId === runSpan.traceId && span.attributes["gen_ai.operation.name"] === "execute_tool")
+    .map((span) => [span.attributes["gen_ai.tool.call.id"], span.status?.message])
+    .sort(([a], [b]) => String(a).localeCompare(String(b)));
+  // Each span carries its call's id (sorted by it: the two start within one millisecond).
+  const [fast, slow] = name === "claude" ? ["toolu_fast", "toolu_slow"] : ["item_fast", "item_slow"];
+  expect(tools).toEqual([
+    [fast, "the tool reported an error"],
+    [slow, "no result came before the child's final event"],
+  ]);
+});
+
+test("a child that calls tools without end and never answers them holds a bounded number of open spans: past it, the oldest ends ERROR, saying why", async () => {
+  await telemetryReady();
+  const { runs, run, trace } = tracedRun("Never answers");
+  for (let n = 0; n < MAX_WAITING_TOOL_SPANS + 3; n++) trace.diagnostic({ type: "tool_call", tool: "Bash", args: "{}", id: `toolu_${n}` });
+  // The run has not ended: only the spans let go of are exported, the three oldest.
+  await flushTelemetry();
+  const early = jsonSpans(receiver.requests).filter((span) => span.name === "execute_tool Bash" && /^toolu_\d+$/.test(String(span.attributes["gen_ai.tool.call.id"])));
+  expect(early.map((span) => [span.attributes["gen_ai.tool.call.id"], span.status?.message])).toEqual(
+    ["toolu_0", "toolu_1", "toolu_2"].map((id) => [id, `more than ${MAX_WAITING_TOOL_SPANS} tool calls were waiting for their results`]),
+  );
+  trace.end(run.settle({ outcome: "cancelled", error: { code: "cancelled", message: "stopped" } }).view);
+  await flushTelemetry();
+  await runs.idle();
 });

@@ -176,7 +176,7 @@ function reader(sink: StreamSink): StreamReader {
           forgetOldest(toolNames);
         }
         sink.usage.toolCalls++;
-        sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input) });
+        sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input), ...(callId ? { id: callId } : {}) });
         sink.progress(`calling ${name}`);
       }
     }
@@ -189,10 +189,10 @@ function reader(sink: StreamSink): StreamReader {
     if (!Array.isArray(message.content)) return;
     for (const block of message.content) {
       if (!isRecord(block) || block.type !== "tool_result") continue;
-      const callId = text(block.tool_use_id) ?? "";
+      const callId = shortText(block.tool_use_id, "a tool result's call id") ?? "";
       const tool = toolNames.get(callId) ?? "tool";
       toolNames.delete(callId); // a call has one result: only calls still running are kept
-      sink.diagnostic({ type: "tool_result", tool, isError: block.is_error === true });
+      sink.diagnostic({ type: "tool_result", tool, isError: block.is_error === true, ...(callId ? { id: callId } : {}) });
       sink.progress("thinking");
     }
   };

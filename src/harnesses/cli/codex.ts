@@ -132,16 +132,18 @@ function reader(sink: StreamSink): StreamReader {
 
   const onItem = (phase: string, item: JsonRecord) => {
     const tool = toolOf(item);
+    // The item's id ties its completion to its start (isNewCall has checked its length).
+    const id = tool ? text(item.id) || undefined : undefined;
     if (tool && isNewCall(phase, item, tool.tool)) {
       sink.usage.toolCalls++;
-      sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args });
+      sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args, ...(id ? { id } : {}) });
       sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`); // args: redacted by argsLine
     }
     if (phase !== "item.completed") {
       if (item.type === "reasoning") sink.progress("thinking");
       return;
     }
-    if (tool) sink.diagnostic({ type: "tool_result", tool: tool.tool, isError: failedItem(item) });
+    if (tool) sink.diagnostic({ type: "tool_result", tool: tool.tool, isError: failedItem(item), ...(id ? { id } : {}) });
     if (item.type === "agent_message") {
       const said = text(item.text);
       if (said === undefined) throw new StreamFormatError("an agent_message item has no text");

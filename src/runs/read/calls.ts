@@ -5,6 +5,7 @@ import type { RunOutcome } from "../../contract/run-schema.ts";
 import { classifyJournalText } from "../journal/integrity.ts";
 import type { JournalLine } from "../journal/journal.ts";
 import { memoryDocument, type ViewDocument } from "./paging.ts";
+import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS } from "../../../runtime/index.ts";
 
 /**
  * The `calls` view of a workflow run: every agent() and tools.* call its journal recorded, in the
@@ -61,6 +62,10 @@ class CallList {
   private readonly agentByRun = new Map<string, WorkflowCall>();
   private readonly tools = new Map<number, WorkflowCall>();
   private readonly nested = new Map<number, string>();
+  /** The run's replyChars, from its start line's launch: an answer past it was refused to the script. */
+  private replyChars: number = DEFAULT_LIMITS.replyChars;
+  /** tools.* calls judged refused by their answer's journaled size alone, until their tool_end line says. */
+  private readonly oversized = new Set<number>();
 
   private start(call: WorkflowCall, data: Data): WorkflowCall {
     if (data.replayed === true) call.replayed = true;
@@ -71,6 +76,10 @@ class CallList {
 
   add(line: JournalLine): void {
     const { t, data } = line as { t: string; data?: unknown };
+    if (t === "start") {
+      this.replyChars = startReplyChars((line as { launch?: unknown }).launch);
+      return;
+    }
     if (t === "child") {
       const { childRunId, outcome } = line as { childRunId?: string; outcome?: string };
       const call = childRunId === undefined ? undefined : this.agentByRun.get(childRunId);
@@ -99,7 +108,28 @@ class CallList {
       if (call) call.runId = text(data.runId);
     } else if (name === "tool_result") {
       this.answer(index, data);
+    } else if (name === "tool_end") {
+      this.ended(index, data);
     }
+  }
+
+  /**
+   * The sandbox's own word on how the call ended: an answer it refused (replyChars) was ok for the
+   * tool, a failure for the script; and an answer it handed over succeeded, even if its redacted
+   * copy measures over replyChars (a `password=…` redacted is longer than it was).
+   */
+  private ended(index: number, data: Data): void {
+    const call = this.tools.get(index);
+    if (!call) return;
+    if (data.ok === true && this.oversized.delete(index)) {
+      call.status = "succeeded";
+      delete call.error;
+      return;
+    }
+    if (call.status !== "succeeded" || data.ok !== false) return;
+    const code = text(data.code) || "tool_failed";
+    call.status = "failed";
+    call.error = { code, message: code === "replyChars" ? `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached` : "" };
   }
 
   private answer(index: number, data: Data): void {
@@ -115,7 +145,35 @@ class CallList {
     const { failed, ...facts } = receiptFacts(call.target, data.value ?? data.receipt);
     Object.assign(call, facts.runId && call.runId ? { ...facts, runId: call.runId } : facts);
     call.status = failed ? "failed" : "succeeded";
+    // The tool answered, but the script was refused an answer past the run's replyChars (the bridge's words).
+    const chars = answerChars(data);
+    if (chars > this.replyChars) {
+      this.oversized.add(index);
+      call.status = "failed";
+      call.error = { code: "replyChars", message: `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached: the answer has ${chars} characters of JSON` };
+    }
   }
+}
+
+/** The replyChars a run's launch asked for (its workflow's meta.limits), else the default; a start line is a file, so checked. */
+function startReplyChars(launch: unknown): number {
+  const meta = isObject(launch) && isObject(launch.meta) ? launch.meta : undefined;
+  const asked = meta && isObject(meta.limits) ? meta.limits.replyChars : undefined;
+  return typeof asked === "number" && Number.isSafeInteger(asked) && asked > 0 && asked <= LIMIT_CEILINGS.replyChars ? asked : DEFAULT_LIMITS.replyChars;
+}
+
+/**
+ * The answer's JSON length as the journal line records it: a cut answer's measured size, a kept
+ * answer's recorded size, or the inline value's (at most a few KiB) JSON. Redaction may have moved
+ * a kept or inline answer's length by a few characters from what the sandbox measured.
+ */
+function answerChars(data: Data): number {
+  const kept = isObject(data.kept) ? data.kept : undefined;
+  if (kept) {
+    const size = typeof kept.cut === "number" ? kept.cut : kept.chars;
+    return typeof size === "number" && Number.isFinite(size) ? size : 0;
+  }
+  return (JSON.stringify(data.value ?? null) ?? "null").length;
 }
 
 /**
