@@ -23,6 +23,7 @@ import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult }
 import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
 import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
+import { readChildStatuses } from "./child-watch.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import type { Pool } from "pg";
 
@@ -339,6 +340,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, sweepMs);
   let watching = false;
+  const statuses = readChildStatuses(pool);
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
@@ -361,13 +363,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await returnSteers(pool, unsent);
       })
       .catch(() => undefined)); // the database is away: the next look takes them
-    void Promise.all([
-      steers,
-      ...[...running].map(async ([id, { controller }]) => {
-        const status = await DBOS.getWorkflowStatus(id).catch(() => null);
-        if (status?.status === "CANCELLED") controller.abort();
-      }),
-    ]).finally(() => (watching = false));
+    // One query of pi-flow's own for every running child, reading only their statuses: DBOS's
+    // getWorkflowStatus reads each child's whole input and output rows (anyone who can write the
+    // table sizes them) and waits out DBOS's retry backoff while the database is away.
+    const cancels = statuses([...running.keys()])
+      .then((found) => {
+        for (const { workflowID, status } of found) if (status === "CANCELLED") running.get(workflowID)?.controller.abort();
+      })
+      .catch(() => undefined); // the database is away: the next look asks again
+    void Promise.all([steers, cancels]).finally(() => (watching = false));
   }, CANCEL_WATCH_MS);
   return {
     running: () => running.size,
