@@ -17,7 +17,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
-import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
+import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
@@ -165,6 +165,27 @@ const CANCEL_WATCH_MS = 500;
  * configured longer. A child still running after this is cut by the process's exit.
  */
 export const STOP_SETTLE_MS = 10_000;
+
+/** Whether `work` ends within `ms` (its failure counts as an answer, and is thrown). */
+async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A stop the database did not answer: the worker's row stays, so a sweep takes its children over once it is silent. */
+function notHandedBack(worker: string, ids: readonly string[], ms: number): FlowError {
+  const which = ids.length > 0 ? ` (${ids.join(", ")})` : "";
+  return new FlowError(
+    "failed",
+    `flow worker ${worker} stopped without handing back its children${which}: the database did not answer within ${ms / 1000} s. ` +
+      `Its row stays in pi_flow.workers: once it is silent for ${SILENT_AFTER_SECONDS} s, another worker's sweep puts them back on the queue.`,
+  );
+}
 
 type RunningChild = {
   controller: AbortController;
@@ -373,13 +394,33 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       .catch(() => undefined); // the database is away: the next look asks again
     void Promise.all([steers, cancels]).finally(() => (watching = false));
   }, CANCEL_WATCH_MS);
+  /** How long a stopping worker waits for the database at each step: as long as a connection may take to open. */
+  const stopWithinMs = connectTimeoutMs(options.databaseUrl);
+  const handBack = async () => {
+    // What the database says this worker holds (PENDING under its name): also a child DBOS took
+    // off the queue as the stop began whose run never started here (once this worker's row goes,
+    // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
+    const unfinished = await heldChildren(pool, options.name);
+    if (unfinished.length > 0) {
+      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
+      try {
+        await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
+      } finally {
+        await client.destroy();
+      }
+    }
+    await forget(beats, me).catch(() => undefined);
+  };
   return {
     running: () => running.size,
     async stop() {
       clearInterval(watch);
       clearInterval(heartbeat);
       clearInterval(sweep);
-      await DBOS.shutdown();
+      const ids = [...running.keys()];
+      // DBOS's shutdown and the hand-back's client have no bound of their own on the client side: a
+      // database that stops answering (a network split) would hold the stop forever.
+      const shutDown = await answersWithin(DBOS.shutdown(), stopWithinMs).catch(() => false);
       // DBOS records nothing from here on: the children are stopped (their extensions told, their
       // processes ended, their steers kept) and go back on the queue below, not cancelled.
       handingBack = true;
@@ -391,25 +432,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.all(children.map((child) => child.settled)), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_SETTLE_MS)))]);
       clearTimeout(timer);
+      // Back on the queue, for whichever worker is free next, before this worker's row goes: if
+      // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+      let handed = false;
       try {
-        // Back on the queue, for whichever worker is free next, before this worker's row goes: if
-        // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
-        // What the database says this worker holds (PENDING under its name): also a child DBOS took
-        // off the queue as the stop began whose run never started here (once this worker's row goes,
-        // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
-        const unfinished = await heldChildren(pool, options.name);
-        if (unfinished.length > 0) {
-          const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
-          try {
-            await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
-          } finally {
-            await client.destroy();
-          }
-        }
-        await forget(beats, me).catch(() => undefined);
+        handed = shutDown && (await answersWithin(handBack(), stopWithinMs));
       } finally {
-        await endPools();
+        // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
+        if (handed) await endPools();
+        else void endPools();
       }
+      if (!handed) throw notHandedBack(options.name, ids, stopWithinMs);
     },
   };
 }
