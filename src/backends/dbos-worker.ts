@@ -13,10 +13,10 @@
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
-import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
+import { beat, claimSilentWorkersChildren, forget, HEARTBEAT_MS, takeName, type WorkerIdentity } from "./heartbeats.ts";
+import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-children.ts";
 import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
@@ -102,59 +102,8 @@ function stalledMessage(worker: string, workflowId: string): string {
   );
 }
 
-/** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
-const HEARTBEAT_MS = 2000;
+/** How often a worker looks for silent ones (heartbeats.ts). */
 export const SWEEP_MS = 5000;
-
-/**
- * The children that ended on this worker and are still PENDING under its name in the database, a
- * sweep after they ended: DBOS's own write of their end failed (a statement the server cancelled at
- * its statement_timeout is not retried), and no takeover would ever come for them, since this worker
- * beats on. The workflow IDs are given with when each ended here.
- */
-async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<string, number>, now: number, sweepMs: number, dbosSchema = "dbos"): Promise<{ stuck: string[]; settled: string[] }> {
-  const due = [...ended].filter(([, at]) => now - at >= sweepMs).map(([id]) => id);
-  if (due.length === 0) return { stuck: [], settled: [] };
-  const { rows } = await pool.query<{ workflow_uuid: string }>(
-    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1) AND status = 'PENDING' AND executor_id = $2`,
-    [due, worker],
-  );
-  const stuck = new Set(rows.map((row) => row.workflow_uuid));
-  return { stuck: [...stuck], settled: due.filter((id) => !stuck.has(id)) };
-}
-
-/** The children DBOS has marked as running on this worker (PENDING under its executor ID), whatever ran of them here. */
-async function heldChildren(pool: Pool, worker: string, dbosSchema = "dbos"): Promise<string[]> {
-  const { rows } = await pool.query<{ workflow_uuid: string }>(
-    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE status = 'PENDING' AND queue_name = $1 AND executor_id = $2`,
-    [CHILD_QUEUE, worker],
-  );
-  return rows.map((row) => row.workflow_uuid);
-}
-
-/**
- * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
- * that executor ID: a second live process of the name would run the first's children again, and
- * keep its row fresh so that none of them is taken over once the first dies. A row another process
- * still refreshes refuses this one; one that goes silent was a process killed before this restart,
- * whose children this worker then recovers.
- */
-async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number) => void): Promise<void> {
-  let first: number | undefined;
-  for (;;) {
-    const held = await claimName(pool, me);
-    if (held === null) return;
-    if (first === undefined) onHeld(SILENT_AFTER_SECONDS);
-    else if (held > first) {
-      throw new FlowError(
-        "configuration_invalid",
-        `Another flow worker named ${me.name} is running on this database (its heartbeat goes on): two workers of one name would run each other's children again and hide each other's death. Give each worker its own --name (the default, hostname-pid, is unique).`,
-      );
-    }
-    first ??= held;
-    await sleep(HEARTBEAT_MS / 2);
-  }
-}
 
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
@@ -165,27 +114,6 @@ const CANCEL_WATCH_MS = 500;
  * configured longer. A child still running after this is cut by the process's exit.
  */
 export const STOP_SETTLE_MS = 10_000;
-
-/** Whether `work` ends within `ms` (its failure counts as an answer, and is thrown). */
-async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A stop the database did not answer: the worker's row stays, so a sweep takes its children over once it is silent. */
-function notHandedBack(worker: string, ids: readonly string[], ms: number): FlowError {
-  const which = ids.length > 0 ? ` (${ids.join(", ")})` : "";
-  return new FlowError(
-    "failed",
-    `flow worker ${worker} stopped without handing back its children${which}: the database did not answer within ${ms / 1000} s. ` +
-      `Its row stays in pi_flow.workers: once it is silent for ${SILENT_AFTER_SECONDS} s, another worker's sweep puts them back on the queue.`,
-  );
-}
 
 type RunningChild = {
   controller: AbortController;
@@ -396,21 +324,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }, CANCEL_WATCH_MS);
   /** How long a stopping worker waits for the database at each step: as long as a connection may take to open. */
   const stopWithinMs = connectTimeoutMs(options.databaseUrl);
-  const handBack = async () => {
-    // What the database says this worker holds (PENDING under its name): also a child DBOS took
-    // off the queue as the stop began whose run never started here (once this worker's row goes,
-    // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
-    const unfinished = await heldChildren(pool, options.name);
-    if (unfinished.length > 0) {
-      const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
-      try {
-        await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
-      } finally {
-        await client.destroy();
-      }
-    }
-    await forget(beats, me).catch(() => undefined);
-  };
   return {
     running: () => running.size,
     async stop() {
@@ -436,7 +349,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
       let handed = false;
       try {
-        handed = shutDown && (await answersWithin(handBack(), stopWithinMs));
+        handed = shutDown && (await answersWithin(handBack(sdk, pool, beats, me, options.databaseUrl), stopWithinMs));
       } finally {
         // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
         if (handed) await endPools();
