@@ -334,6 +334,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // DBOS's shutdown and the hand-back's client have no bound of their own on the client side: a
       // database that stops answering (a network split) would hold the stop forever.
       const shutDown = await answersWithin(DBOS.shutdown(), stopWithinMs).catch(() => false);
+      if (!shutDown) {
+        // DBOS may still record what a child returns: one stopped now would be recorded as its
+        // answer. The children are left as they are, for the process's exit to end unrecorded.
+        void endPools();
+        throw notHandedBack(options.name, ids, stopWithinMs);
+      }
       // DBOS records nothing from here on: the children are stopped (their extensions told, their
       // processes ended, their steers kept) and go back on the queue below, not cancelled.
       handingBack = true;
@@ -349,7 +355,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
       let handed = false;
       try {
-        handed = shutDown && (await answersWithin(handBack(sdk, pool, beats, me, options.databaseUrl), stopWithinMs));
+        handed = await answersWithin(handBack(sdk, pool, beats, me, options.databaseUrl), stopWithinMs);
       } finally {
         // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
         if (handed) await endPools();
