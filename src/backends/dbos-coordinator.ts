@@ -12,6 +12,7 @@ import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } fro
 import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
+import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import type { Pool } from "pg";
@@ -143,6 +144,9 @@ export function dbosCoordinator(
     },
     async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
       const { dbos, pool } = await answering(signal);
+      // Checked at each child, not only at open: a coordinator open for hours (a Pi session) would
+      // otherwise queue children where only another version's workers run, and none takes them.
+      refuseMixedVersions(databaseUrl, applicationVersion(), await otherVersionsInUse(pool, applicationVersion()));
       children ??= childWatch(readChildStatuses(pool), RESULT_POLL_MS);
       const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
         { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },

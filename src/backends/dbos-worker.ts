@@ -13,16 +13,17 @@
  * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
  */
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
-import { beat, claimName, claimSilentWorkersChildren, forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
-import { connectionOptions, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
+import { beat, claimSilentWorkersChildren, forget, HEARTBEAT_MS, takeName, type WorkerIdentity } from "./heartbeats.ts";
+import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-children.ts";
+import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
 import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
+import { readChildStatuses } from "./child-watch.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import type { Pool } from "pg";
 
@@ -101,59 +102,8 @@ function stalledMessage(worker: string, workflowId: string): string {
   );
 }
 
-/** How often a worker says it is alive, and looks for silent ones (heartbeats.ts). */
-const HEARTBEAT_MS = 2000;
+/** How often a worker looks for silent ones (heartbeats.ts). */
 export const SWEEP_MS = 5000;
-
-/**
- * The children that ended on this worker and are still PENDING under its name in the database, a
- * sweep after they ended: DBOS's own write of their end failed (a statement the server cancelled at
- * its statement_timeout is not retried), and no takeover would ever come for them, since this worker
- * beats on. The workflow IDs are given with when each ended here.
- */
-async function unrecordedEnds(pool: Pool, worker: string, ended: ReadonlyMap<string, number>, now: number, sweepMs: number, dbosSchema = "dbos"): Promise<{ stuck: string[]; settled: string[] }> {
-  const due = [...ended].filter(([, at]) => now - at >= sweepMs).map(([id]) => id);
-  if (due.length === 0) return { stuck: [], settled: [] };
-  const { rows } = await pool.query<{ workflow_uuid: string }>(
-    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = ANY($1) AND status = 'PENDING' AND executor_id = $2`,
-    [due, worker],
-  );
-  const stuck = new Set(rows.map((row) => row.workflow_uuid));
-  return { stuck: [...stuck], settled: due.filter((id) => !stuck.has(id)) };
-}
-
-/** The children DBOS has marked as running on this worker (PENDING under its executor ID), whatever ran of them here. */
-async function heldChildren(pool: Pool, worker: string, dbosSchema = "dbos"): Promise<string[]> {
-  const { rows } = await pool.query<{ workflow_uuid: string }>(
-    `SELECT workflow_uuid FROM "${dbosSchema}".workflow_status WHERE status = 'PENDING' AND queue_name = $1 AND executor_id = $2`,
-    [CHILD_QUEUE, worker],
-  );
-  return rows.map((row) => row.workflow_uuid);
-}
-
-/**
- * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
- * that executor ID: a second live process of the name would run the first's children again, and
- * keep its row fresh so that none of them is taken over once the first dies. A row another process
- * still refreshes refuses this one; one that goes silent was a process killed before this restart,
- * whose children this worker then recovers.
- */
-async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number) => void): Promise<void> {
-  let first: number | undefined;
-  for (;;) {
-    const held = await claimName(pool, me);
-    if (held === null) return;
-    if (first === undefined) onHeld(SILENT_AFTER_SECONDS);
-    else if (held > first) {
-      throw new FlowError(
-        "configuration_invalid",
-        `Another flow worker named ${me.name} is running on this database (its heartbeat goes on): two workers of one name would run each other's children again and hide each other's death. Give each worker its own --name (the default, hostname-pid, is unique).`,
-      );
-    }
-    first ??= held;
-    await sleep(HEARTBEAT_MS / 2);
-  }
-}
 
 /** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
 const CANCEL_WATCH_MS = 500;
@@ -339,6 +289,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, sweepMs);
   let watching = false;
+  const statuses = readChildStatuses(pool);
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
@@ -361,21 +312,34 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await returnSteers(pool, unsent);
       })
       .catch(() => undefined)); // the database is away: the next look takes them
-    void Promise.all([
-      steers,
-      ...[...running].map(async ([id, { controller }]) => {
-        const status = await DBOS.getWorkflowStatus(id).catch(() => null);
-        if (status?.status === "CANCELLED") controller.abort();
-      }),
-    ]).finally(() => (watching = false));
+    // One query of pi-flow's own for every running child, reading only their statuses: DBOS's
+    // getWorkflowStatus reads each child's whole input and output rows (anyone who can write the
+    // table sizes them) and waits out DBOS's retry backoff while the database is away.
+    const cancels = statuses([...running.keys()])
+      .then((found) => {
+        for (const { workflowID, status } of found) if (status === "CANCELLED") running.get(workflowID)?.controller.abort();
+      })
+      .catch(() => undefined); // the database is away: the next look asks again
+    void Promise.all([steers, cancels]).finally(() => (watching = false));
   }, CANCEL_WATCH_MS);
+  /** How long a stopping worker waits for the database at each step: as long as a connection may take to open. */
+  const stopWithinMs = connectTimeoutMs(options.databaseUrl);
   return {
     running: () => running.size,
     async stop() {
       clearInterval(watch);
       clearInterval(heartbeat);
       clearInterval(sweep);
-      await DBOS.shutdown();
+      const ids = [...running.keys()];
+      // DBOS's shutdown and the hand-back's client have no bound of their own on the client side: a
+      // database that stops answering (a network split) would hold the stop forever.
+      const shutDown = await answersWithin(DBOS.shutdown(), stopWithinMs).catch(() => false);
+      if (!shutDown) {
+        // DBOS may still record what a child returns: one stopped now would be recorded as its
+        // answer. The children are left as they are, for the process's exit to end unrecorded.
+        void endPools();
+        throw notHandedBack(options.name, ids, stopWithinMs);
+      }
       // DBOS records nothing from here on: the children are stopped (their extensions told, their
       // processes ended, their steers kept) and go back on the queue below, not cancelled.
       handingBack = true;
@@ -387,25 +351,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.all(children.map((child) => child.settled)), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_SETTLE_MS)))]);
       clearTimeout(timer);
+      // Back on the queue, for whichever worker is free next, before this worker's row goes: if
+      // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+      let handed = false;
       try {
-        // Back on the queue, for whichever worker is free next, before this worker's row goes: if
-        // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
-        // What the database says this worker holds (PENDING under its name): also a child DBOS took
-        // off the queue as the stop began whose run never started here (once this worker's row goes,
-        // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
-        const unfinished = await heldChildren(pool, options.name);
-        if (unfinished.length > 0) {
-          const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(options.databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
-          try {
-            await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
-          } finally {
-            await client.destroy();
-          }
-        }
-        await forget(beats, me).catch(() => undefined);
+        handed = await answersWithin(handBack(sdk, pool, beats, me, options.databaseUrl), stopWithinMs);
       } finally {
-        await endPools();
+        // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
+        if (handed) await endPools();
+        else void endPools();
       }
+      if (!handed) throw notHandedBack(options.name, ids, stopWithinMs);
     },
   };
 }

@@ -7,11 +7,16 @@
  * Contract with the caller: `ensureWorkersTable` runs under the migration lock (dbos-load.ts);
  * `beat` and `sweep` are idempotent and may run on any number of workers at once.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, Pool, PoolClient } from "pg";
+import { FlowError } from "../contract/errors.ts";
 import { CHILD_QUEUE } from "./names.ts";
 
 /** A worker not heard from for this long is taken for dead, and its children are run elsewhere. */
 export const SILENT_AFTER_SECONDS = 20;
+
+/** How often a worker says it is alive. */
+export const HEARTBEAT_MS = 2000;
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
 
@@ -125,5 +130,29 @@ export async function claimSilentWorkersChildren(pool: Pool, resume: (workflowId
     throw error;
   } finally {
     client.release();
+  }
+}
+
+/**
+ * Takes the worker's name before DBOS launches, since DBOS then recovers every unfinished child of
+ * that executor ID: a second live process of the name would run the first's children again, and
+ * keep its row fresh so that none of them is taken over once the first dies. A row another process
+ * still refreshes refuses this one; one that goes silent was a process killed before this restart,
+ * whose children this worker then recovers.
+ */
+export async function takeName(pool: Pool, me: WorkerIdentity, onHeld: (seconds: number) => void): Promise<void> {
+  let first: number | undefined;
+  for (;;) {
+    const held = await claimName(pool, me);
+    if (held === null) return;
+    if (first === undefined) onHeld(SILENT_AFTER_SECONDS);
+    else if (held > first) {
+      throw new FlowError(
+        "configuration_invalid",
+        `Another flow worker named ${me.name} is running on this database (its heartbeat goes on): two workers of one name would run each other's children again and hide each other's death. Give each worker its own --name (the default, hostname-pid, is unique).`,
+      );
+    }
+    first ??= held;
+    await sleep(HEARTBEAT_MS / 2);
   }
 }

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import { ensureWorkersTable } from "../../src/backends/heartbeats.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { flow, journalOf, PROJECT_ROOT, runFileText, type RunningFlow } from "../cli/support.ts";
-import { fleetFixture } from "../support/fleet.ts";
+import { childRequest, fleetFixture } from "../support/fleet.ts";
+import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import { jsonSpans, startOtlpReceiver, type OtlpReceiver } from "../support/otlp-receiver.ts";
 import { startPiSession } from "../support/pi-session.ts";
 
@@ -199,6 +200,24 @@ test("a database another pi-flow version is using is configuration_invalid for a
   expect(worker.stderr).toMatch(refused);
   expect(worker.stdout).not.toContain("ready");
 }, 300_000);
+
+test("a coordinator that opened its database before a worker of another pi-flow version came refuses its next child configuration_invalid, instead of queueing it where no worker takes it", async () => {
+  const databaseUrl = fleet.pg.urlFor("fleet_versions_late");
+  const coordinator = dbosCoordinator(databaseUrl);
+  onTestFinished(() => coordinator.close());
+  await coordinator.ready(); // opened (migrated, versions checked) while no one else used the database
+  const { default: pg } = await import("pg");
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  // The fleet was upgraded meanwhile: a worker of a newer pi-flow is alive, none of this one's.
+  await db.query("INSERT INTO pi_flow.workers (name, version, concurrency) VALUES ('new9', 'pi-flow@99.0.0', 4)");
+  await expect(coordinator.run(childRequest("late"), new AbortController().signal, () => undefined)).rejects.toMatchObject({
+    code: "configuration_invalid",
+    message: expect.stringMatching(/is in use by pi-flow@99\.0\.0 \(worker new9\); this is pi-flow@[\d.]+, and a fleet runs one pi-flow version/),
+  });
+  expect((await db.query("SELECT count(*)::int AS n FROM dbos.workflow_status")).rows).toEqual([{ n: 0 }]);
+}, 30_000);
 
 test("external_runs steer reaches a pi child running on a worker, through the database, with the usual receipt", async () => {
   const databaseUrl = fleet.pg.urlFor("fleet_steer");

@@ -138,3 +138,36 @@ test("a settled child's answer row forged over the coordinator's limit (64 MiB) 
   const { rows } = await db.query("SELECT status, octet_length(output)::int AS bytes FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]);
   expect(rows).toEqual([{ status: "SUCCESS", bytes: limit + 1 }]);
 }, 120_000);
+
+/** The most memory the process has held at once (its peak resident set), in bytes. */
+const peakMemory = (pid: number): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? Number.NaN) * 1024;
+
+test("a running child whose input row is forged huge is cancelled without its worker reading that row again", async () => {
+  const databaseUrl = fleet.pg.urlFor("forged_request");
+  const release = join(fleet.sandbox.root, "huge-input-release"); // never written before the cancel: the child waits in bash
+  const args = ["worker", "--name", "w3", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
+  const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
+  onTestFinished(() => writeFileSync(release, ""));
+  await worker.stdoutText(/worker w3 ready/);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const id = "wf_hugeinput/agent/0";
+  await enqueueChild(client, request(id));
+  await worker.stdoutText(/started wf_hugeinput\/agent\/0/);
+  // Whoever can write to the database swells the running child's input row (made by the server,
+  // stored compressed): the worker read it once, as it took the child; its watch for cancels
+  // needs only the status, and one that read the row every half second would hold it whole.
+  const before = peakMemory(worker.child.pid!);
+  const huge = 64 * 1024 * 1024;
+  await db.query("UPDATE dbos.workflow_input SET inputs = repeat('x', $2) WHERE workflow_uuid = $1", [id, huge]);
+  await client.cancelWorkflow(id);
+  await worker.stdoutText(/settled wf_hugeinput\/agent\/0 run ag_forged cancelled/);
+  expect(peakMemory(worker.child.pid!) - before).toBeLessThan(huge / 2);
+  worker.child.kill("SIGTERM");
+  const stopped = await worker.done;
+  expect(stopped.code).toBe(0);
+  expect(stopped.stdout).toContain("worker w3 stopped (SIGTERM)");
+}, 120_000);

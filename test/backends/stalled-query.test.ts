@@ -4,7 +4,7 @@
  * the child fails saying so, and the worker goes on and stops when told, instead of waiting forever.
  * A real worker on the tests' own Postgres; the test's own session holds the lock.
  */
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
@@ -112,3 +112,67 @@ test("a worker stopped while the database refuses to put its running child back 
   const { rows } = await locker.query("SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = 'wf_handback/agent/0'");
   expect(rows).toEqual([{ status: "PENDING", executor_id: "u1" }]);
 }, 180_000);
+
+/**
+ * Stops every process of the test's Postgres server (SIGSTOP), as a network split with no reset
+ * looks from a client: connections stay open and nothing answers. Returns what starts it again.
+ */
+async function freezeDatabase(db: pg.Client): Promise<() => void> {
+  const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1]);
+  const { rows } = await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const postmaster = parentOf(rows[0]!.pid);
+  const children = readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return parentOf(pid) === postmaster;
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+  const all = [postmaster, ...children];
+  for (const pid of all) process.kill(pid, "SIGSTOP");
+  return () => {
+    for (const pid of all) {
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {
+        // ended
+      }
+    }
+  };
+}
+
+test("a worker stopped while its database stops answering (a network split) exits non-zero within its bound, naming the child it did not hand back, and its row stays for a sweep", async () => {
+  // connect_timeout bounds each step of the stop that waits on the database: 2 s, not the default 10 s.
+  const databaseUrl = `${fleet.pg.urlFor("split_stop")}?connect_timeout=2`;
+  fleet.sandbox.fauxRules([{ match: "Hold fast", answer: "fast", waitFor: join(fleet.sandbox.root, "split-never-written") }]);
+  const worker = fleet.start(["worker", "--name", "s1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION], { PI_FLOW_DATABASE_URL: databaseUrl });
+  await worker.stdoutText(/worker s1 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  try {
+    await enqueueChild(client, childRequest("split", { prompt: "Hold fast." }));
+  } finally {
+    await client.destroy();
+  }
+  await worker.stdoutText(/started wf_split\/agent\/0/);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const thaw = await freezeDatabase(db);
+  let stopped;
+  try {
+    worker.child.kill("SIGTERM");
+    stopped = await worker.done;
+  } finally {
+    thaw();
+  }
+  expect(stopped.code).toBe(1);
+  expect(stopped.stderr).toContain(
+    "flow worker s1 stopped without handing back its children (wf_split/agent/0): the database did not answer within 2 s. Its row stays in pi_flow.workers: once it is silent for 20 s, another worker's sweep puts them back on the queue. (failed)",
+  );
+  expect(stopped.stdout).not.toContain("worker s1 stopped");
+  expect((await db.query("SELECT name FROM pi_flow.workers")).rows).toEqual([{ name: "s1" }]);
+  expect((await db.query("SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = 'wf_split/agent/0'")).rows).toEqual([{ status: "PENDING", executor_id: "s1" }]);
+}, 90_000);
