@@ -50,6 +50,18 @@ describe("a passphrase of several words on an INI line", () => {
   });
 });
 
+describe("a passphrase of several words on a YAML or .env line", () => {
+  it("goes to the line's end (password: correct horse battery staple, PASSWORD=two words); prose with short words and a capitalised label stay", () => {
+    expect(redactText("db:\n  password: correct horse battery staple\n  host: db").text).toBe(`db:\n  password: ${R}\n  host: db`);
+    expect(redactText("DB_PASSWORD=velvet morning\nNEXT=1").text).toBe(`DB_PASSWORD=${R}\nNEXT=1`);
+    const escaped = JSON.stringify({ content: "auth:\n  admin_password: velvet morning thunder\n" });
+    expect((JSON.parse(redactText(escaped).text) as { content: string }).content).toBe(`auth:\n  admin_password: ${R}\n`);
+    for (const text of ["password: must be at least 12 characters long", "Password: please rotate this every month", "the password: rotate it soon"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
 describe("a BIP-32 extended private key", () => {
   it("is redacted wherever it stands; an extended public key stays", () => {
     const xprv = "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi";
