@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactText } from "../../src/runs/index.ts";
+import { REDACTED, redactedJson, redactText, redactValue } from "../../src/runs/index.ts";
 
 const R = REDACTED;
 
@@ -59,6 +59,28 @@ describe("a passphrase of several words on a YAML or .env line", () => {
     for (const text of ["password: must be at least 12 characters long", "Password: please rotate this every month", "the password: rotate it soon"]) {
       expect(redactText(text), text).toEqual({ text, changed: false });
     }
+  });
+});
+
+describe("a password piped to sudo -S", () => {
+  it("goes (echo pw | sudo -S, printf '%s\\n' pw | sudo -kS); a variable, a short answer and a pipe to sudo without -S stay", () => {
+    expect(redactText("echo 'Hunter2xyz!' | sudo -S apt install nginx").text).toBe(`echo '${R}' | sudo -S apt install nginx`);
+    expect(redactText("printf '%s\\n' Hunter2xyz | sudo -kS -v").text).toBe(`printf '%s\\n' ${R} | sudo -kS -v`);
+    for (const text of ['echo "$SUDO_PASSWORD" | sudo -S apt update', "echo y | sudo -S true", "echo hello | sudo tee /etc/motd"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a storage account's keys as az storage account keys list prints them", () => {
+  const key = `${"aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9f".repeat(2)}w==`;
+  const listed = [{ creationTime: "2024-05-01T12:00:00Z", keyName: "key1", permissions: "FULL", value: key }, { keyName: "primary", value: "enabled" }];
+  it("have each value redacted, in text (escaped too) and as structured values; a keyName's plain value stays", () => {
+    const redacted = [{ ...listed[0], value: REDACTED }, listed[1]];
+    expect(JSON.parse(redactText(JSON.stringify(listed, null, 2)).text)).toEqual(redacted);
+    expect(JSON.parse((JSON.parse(redactText(JSON.stringify({ stdout: JSON.stringify(listed) })).text) as { stdout: string }).stdout)).toEqual(redacted);
+    expect(redactValue(listed).value).toEqual(redacted);
+    expect(JSON.parse(redactedJson(listed)!)).toEqual(redacted);
   });
 });
 

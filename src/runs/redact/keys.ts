@@ -253,6 +253,17 @@ const ENV_KEY: Rule = {
   },
 };
 
+/**
+ * A storage account's keys as `az storage account keys list` prints them: `{"keyName": "key1",
+ * "permissions": "FULL", "value": "<base64>"}`. The name (`key1`, `kerb2`) says nothing; the
+ * object's `keyName` says its `value` is a key.
+ */
+const AZURE_KEY_LIST: Rule = {
+  name: "azure-key-list",
+  pattern: /("keyName"\s{0,16}:\s{0,16}"[^"\n]{1,64}"(?:\s{0,16},\s{0,16}"[A-Za-z]{1,32}"\s{0,16}:\s{0,16}(?:"[^"\n]{0,64}"|null|true|false)){0,4}\s{0,16},\s{0,16}"value"\s{0,16}:\s{0,16}")([A-Za-z0-9+/]{40,128}={0,2})(?=")/g,
+  secret: group(2),
+};
+
 /** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
 const DOCKER_AUTH: Rule = {
   name: "docker-auth",
@@ -273,4 +284,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST];
