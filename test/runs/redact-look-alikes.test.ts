@@ -68,6 +68,18 @@ describe("a secret under a key name spelt with look-alike letters", () => {
   });
 });
 
+describe("a token whose value holds a look-alike", () => {
+  it("is redacted when fullwidth punctuation stands in its head (ghp＿…), as a Cyrillic letter or a zero-width space inside it is", () => {
+    const body = "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    for (const token of [`ghp\uff3f${body}`, `ghp_${body.slice(0, 6)}\u200b${body.slice(6)}`, `ghp_\u0430${body.slice(1)}`]) {
+      expect(redactText(`pushed with ${token} today`).text, token).toBe(`pushed with ${REDACTED} today`);
+    }
+    // CJK text with fullwidth punctuation beside Latin words stays.
+    const cjk = "使用Python（版本3）：完成。Token数：12";
+    expect(redactText(cjk)).toEqual({ text: cjk, changed: false });
+  });
+});
+
 describe("a long text with one look-alike letter", () => {
   it("is read folded only around it: 1 MiB with one Cyrillic letter folds about a kilobyte, and the secret beside it still goes", () => {
     const filler = "INFO worker 7 finished batch 1234 in 18 ms; queue depth 3, next poll in 250 ms.\n";

@@ -28,12 +28,13 @@ const WIDE = String.raw`[\uff01-\uff5e]|\ud835[\udc00-\udfff]`;
 
 /**
  * When a text is read folded: it has an invisible character next to a Latin letter, a fullwidth or
- * mathematical letter, or a look-alike letter next to a Latin letter or before an operator (a name
+ * mathematical letter, fullwidth punctuation between two Latin letters or digits (`ghp＿…`, a
+ * token's head), or a look-alike letter next to a Latin letter or before an operator (a name
  * that mixes scripts). Prose in Cyrillic or Greek alone, CJK text with its fullwidth punctuation and
  * emoji joined by ZWJ open it rarely, so such text is not read twice.
  */
 const FOLD_GATE = new RegExp(
-  `[A-Za-z]${INVISIBLE}|${INVISIBLE}[A-Za-z]|[\uff21-\uff3a\uff41-\uff5a]|\ud835[\udc00-\udfff]|[A-Za-z]${LOOK_ALIKE}|${LOOK_ALIKE}[A-Za-z:=]`,
+  `[A-Za-z]${INVISIBLE}|${INVISIBLE}[A-Za-z]|[\uff21-\uff3a\uff41-\uff5a]|[A-Za-z0-9][\uff01-\uff20\uff3b-\uff40\uff5b-\uff5e][A-Za-z0-9]|\ud835[\udc00-\udfff]|[A-Za-z]${LOOK_ALIKE}|${LOOK_ALIKE}[A-Za-z:=]`,
   "g",
 );
 const FOLDED_UNIT = new RegExp(`${INVISIBLE}|${WIDE}|${LOOK_ALIKE}`, "g");
