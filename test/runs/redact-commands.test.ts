@@ -84,6 +84,14 @@ describe("a storage account's keys as az storage account keys list prints them",
   });
 });
 
+describe("an upper-case env name ending in _AUTH (TWILIO_AUTH)", () => {
+  it("has a random value redacted, as _KEY names do; a word or a switch stays", () => {
+    expect(redactText("TWILIO_ACCOUNT_SID=AC-test\nTWILIO_AUTH=9f8e7d6c5b4a39281706f5e4d3c2b1a0\n").text).toBe(`TWILIO_ACCOUNT_SID=AC-test\nTWILIO_AUTH=${R}\n`);
+    const text = "SMTP_AUTH=login\nBASIC_AUTH=enabled_for_all_users\nOAUTH=1";
+    expect(redactText(text)).toEqual({ text, changed: false });
+  });
+});
+
 describe("a BIP-32 extended private key", () => {
   it("is redacted wherever it stands; an extended public key stays", () => {
     const xprv = "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi";

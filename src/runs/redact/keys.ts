@@ -241,16 +241,16 @@ const PGPASS: Rule = {
   },
 };
 
-/** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
+/**
+ * An upper-case env name ending in `_KEY` or `_AUTH` (`STRIPE_KEY`, `OPENAI_KEY`, `TWILIO_AUTH`):
+ * redacted when the value is random (`SMTP_AUTH=login` survives).
+ */
 const ENV_KEY: Rule = {
   name: "env-key",
   escapeBlind: true,
-  // Starts at the literal `_KEY=` and reads the name back with a lookbehind.
-  pattern: /_KEY=(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_KEY=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
-  secret: (m) => {
-    const value = m[1] ?? "";
-    return /\d/.test(value) && /[A-Za-z]/.test(value) ? [5, 5 + value.length] : null;
-  },
+  // Starts at the literal `_KEY=` or `_AUTH=` and reads the name back with a lookbehind.
+  pattern: /(_(?:KEY|AUTH)=)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_(?:KEY|AUTH)=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
+  secret: group(2, (m) => /\d/.test(m[2] ?? "") && /[A-Za-z]/.test(m[2] ?? "")),
 };
 
 /**
