@@ -33,8 +33,10 @@ const WIDE = String.raw`[\uff01-\uff5e]|\ud835[\udc00-\udfff]`;
  * that mixes scripts). Prose in Cyrillic or Greek alone, CJK text with its fullwidth punctuation and
  * emoji joined by ZWJ open it rarely, so such text is not read twice.
  */
+// Every branch starts at the non-ASCII unit and looks around it: a scan that stops only at such
+// units is several times faster than one that tries every Latin letter.
 const FOLD_GATE = new RegExp(
-  `[A-Za-z]${INVISIBLE}|${INVISIBLE}[A-Za-z]|[\uff21-\uff3a\uff41-\uff5a]|[A-Za-z0-9][\uff01-\uff20\uff3b-\uff40\uff5b-\uff5e][A-Za-z0-9]|\ud835[\udc00-\udfff]|[A-Za-z]${LOOK_ALIKE}|${LOOK_ALIKE}[A-Za-z:=]`,
+  `${INVISIBLE}(?:(?<=[A-Za-z].)|(?=[A-Za-z]))|[\uff21-\uff3a\uff41-\uff5a]|[\uff01-\uff20\uff3b-\uff40\uff5b-\uff5e](?<=[A-Za-z0-9].)(?=[A-Za-z0-9])|\ud835[\udc00-\udfff]|${LOOK_ALIKE}(?:(?<=[A-Za-z].)|(?=[A-Za-z:=]))`,
   "g",
 );
 const FOLDED_UNIT = new RegExp(`${INVISIBLE}|${WIDE}|${LOOK_ALIKE}`, "g");
