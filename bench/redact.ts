@@ -132,6 +132,30 @@ for (const [name, text] of Object.entries(INPUTS)) {
 }
 
 {
+  // One 1 MiB text (the prose above) with one Cyrillic letter in a key name, against the same text
+  // without it: only the lines around a look-alike are read folded, so the ratio stays near 1.
+  const plain = INPUTS.prose!.slice(0, 1 << 20);
+  const middle = plain.indexOf("\n", plain.length >> 1) + 1;
+  const withLetter = `${plain.slice(0, middle)}p\u0430ssword: hunter2-Tr0ub4dor\n${plain.slice(middle)}`;
+  const withoutLetter = `${plain.slice(0, middle)}pxssword: hunter2-Tr0ub4dor\n${plain.slice(middle)}`;
+  const secondsOf = (text: string): number => {
+    const samples: number[] = [];
+    for (let run = 0; run < 5; run++) {
+      const fresh = `run ${run}\n${text}`; // a fresh text each run: redactText remembers texts it has read
+      const start = performance.now();
+      redactText(fresh);
+      samples.push((performance.now() - start) / 1000);
+    }
+    return median(samples);
+  };
+  const folded = secondsOf(withLetter);
+  const unfolded = secondsOf(withoutLetter);
+  row("look_alike.one_letter_1MiB_ms", folded * 1000, "ms (one Cyrillic letter)");
+  row("look_alike.none_1MiB_ms", unfolded * 1000, "ms (the same text, none)");
+  row("ratio.look_alike_vs_none", folded / unfolded, "x");
+}
+
+{
   // One real child's session entries: a worker-role Pi session answered by the faux model.
   const dir = mkdtempSync(join(tmpdir(), "bench-redact-"));
   const { runtime, model } = await fauxModelRuntime(dir, ["answer 1"]);

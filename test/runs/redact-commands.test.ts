@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactText } from "../../src/runs/index.ts";
+import { REDACTED, redactedJson, redactText, redactValue } from "../../src/runs/index.ts";
 
 const R = REDACTED;
 
@@ -47,6 +47,48 @@ describe("a passphrase of several words on an INI line", () => {
     for (const text of ["password = get_password(user) or default_pw", "password = a - b", "if ok: password = None"]) {
       expect(redactText(text), text).toEqual({ text, changed: false });
     }
+  });
+});
+
+describe("a passphrase of several words on a YAML or .env line", () => {
+  it("goes to the line's end (password: correct horse battery staple, PASSWORD=two words); prose with short words and a capitalised label stay", () => {
+    expect(redactText("db:\n  password: correct horse battery staple\n  host: db").text).toBe(`db:\n  password: ${R}\n  host: db`);
+    expect(redactText("DB_PASSWORD=velvet morning\nNEXT=1").text).toBe(`DB_PASSWORD=${R}\nNEXT=1`);
+    const escaped = JSON.stringify({ content: "auth:\n  admin_password: velvet morning thunder\n" });
+    expect((JSON.parse(redactText(escaped).text) as { content: string }).content).toBe(`auth:\n  admin_password: ${R}\n`);
+    for (const text of ["password: must be at least 12 characters long", "Password: please rotate this every month", "the password: rotate it soon"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a password piped to sudo -S", () => {
+  it("goes (echo pw | sudo -S, printf '%s\\n' pw | sudo -kS); a variable, a short answer and a pipe to sudo without -S stay", () => {
+    expect(redactText("echo 'Hunter2xyz!' | sudo -S apt install nginx").text).toBe(`echo '${R}' | sudo -S apt install nginx`);
+    expect(redactText("printf '%s\\n' Hunter2xyz | sudo -kS -v").text).toBe(`printf '%s\\n' ${R} | sudo -kS -v`);
+    for (const text of ['echo "$SUDO_PASSWORD" | sudo -S apt update', "echo y | sudo -S true", "echo hello | sudo tee /etc/motd"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a storage account's keys as az storage account keys list prints them", () => {
+  const key = `${"aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9f".repeat(2)}w==`;
+  const listed = [{ creationTime: "2024-05-01T12:00:00Z", keyName: "key1", permissions: "FULL", value: key }, { keyName: "primary", value: "enabled" }];
+  it("have each value redacted, in text (escaped too) and as structured values; a keyName's plain value stays", () => {
+    const redacted = [{ ...listed[0], value: REDACTED }, listed[1]];
+    expect(JSON.parse(redactText(JSON.stringify(listed, null, 2)).text)).toEqual(redacted);
+    expect(JSON.parse((JSON.parse(redactText(JSON.stringify({ stdout: JSON.stringify(listed) })).text) as { stdout: string }).stdout)).toEqual(redacted);
+    expect(redactValue(listed).value).toEqual(redacted);
+    expect(JSON.parse(redactedJson(listed)!)).toEqual(redacted);
+  });
+});
+
+describe("an upper-case env name ending in _AUTH (TWILIO_AUTH)", () => {
+  it("has a random value redacted, as _KEY names do; a word or a switch stays", () => {
+    expect(redactText("TWILIO_ACCOUNT_SID=AC-test\nTWILIO_AUTH=9f8e7d6c5b4a39281706f5e4d3c2b1a0\n").text).toBe(`TWILIO_ACCOUNT_SID=AC-test\nTWILIO_AUTH=${R}\n`);
+    const text = "SMTP_AUTH=login\nBASIC_AUTH=enabled_for_all_users\nOAUTH=1";
+    expect(redactText(text)).toEqual({ text, changed: false });
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, redactedJson, redactText, redactValue } from "../../src/runs/index.ts";
+import { foldedViews } from "../../src/runs/redact/confusables.ts";
 
 // Built from code points so the source itself shows what each name hides.
 const CYRILLIC_A = "\u0430";
@@ -64,5 +65,36 @@ describe("a secret under a key name spelt with look-alike letters", () => {
     ]) {
       expect(redactText(text), text).toEqual({ text, changed: false });
     }
+  });
+});
+
+describe("a token whose value holds a look-alike", () => {
+  it("is redacted when fullwidth punctuation stands in its head (ghp＿…), as a Cyrillic letter or a zero-width space inside it is", () => {
+    const body = "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    for (const token of [`ghp\uff3f${body}`, `ghp_${body.slice(0, 6)}\u200b${body.slice(6)}`, `ghp_\u0430${body.slice(1)}`]) {
+      expect(redactText(`pushed with ${token} today`).text, token).toBe(`pushed with ${REDACTED} today`);
+    }
+    // CJK text with fullwidth punctuation beside Latin words stays.
+    const cjk = "使用Python（版本3）：完成。Token数：12";
+    expect(redactText(cjk)).toEqual({ text: cjk, changed: false });
+  });
+});
+
+describe("a long text with one look-alike letter", () => {
+  it("is read folded only around it: 1 MiB with one Cyrillic letter folds about a kilobyte, and the secret beside it still goes", () => {
+    const filler = "INFO worker 7 finished batch 1234 in 18 ms; queue depth 3, next poll in 250 ms.\n";
+    const half = filler.repeat(Math.ceil((512 * 1024) / filler.length));
+    const text = `${half}database:\n  p${CYRILLIC_A}ssword: hunter2-Tr0ub4dor\n  host: db\n${half}`;
+    const views = foldedViews(text);
+    expect(views.reduce((sum, view) => sum + view.text.length, 0)).toBeLessThan(2048);
+    expect(redactText(text).text).toBe(`${half}database:\n  p${CYRILLIC_A}ssword: ${REDACTED}\n  host: db\n${half}`);
+  });
+
+  it("still reads a YAML block under a look-alike store name, and look-alikes at the text's two ends", () => {
+    const filler = "x".repeat(300) + "\n";
+    const block = `s\u0435crets:\n  db: hunter2-Tr0ub4dor\n  api: Zq8v-Lm3k-Pp0w\n`;
+    expect(redactText(`${filler}${block}${filler}`).text).toBe(`${filler}s\u0435crets:\n  db: ${REDACTED}\n  api: ${REDACTED}\n${filler}`);
+    expect(redactText(`p${CYRILLIC_A}ssword=hunter2-Tr0ub4dor ${filler.repeat(20)}`).text).toBe(`p${CYRILLIC_A}ssword=${REDACTED} ${filler.repeat(20)}`);
+    expect(redactText(`${filler.repeat(20)}api_t${GREEK_OMICRON}ken: hunter2-Tr0ub4dor`).text).toBe(`${filler.repeat(20)}api_t${GREEK_OMICRON}ken: ${REDACTED}`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactText } from "../../src/runs/index.ts";
+import { redactText, shownUrl } from "../../src/runs/index.ts";
 
 // Built from pieces so the source file itself does not look like it leaks credentials.
 const random = (n: number) => "Xq7vR2mK9pL4wN8tZ3bF6hJ1cD5gS0aY".repeat(4).slice(0, n);
@@ -37,5 +37,19 @@ describe("a URL's query parameters that carry a credential", () => {
     ]) {
       expect(redactText(text).text).toBe(text);
     }
+  });
+});
+
+describe("a URL as pi-flow quotes it (shownUrl: /flow doctor, backend labels, errors)", () => {
+  it("hides a user name that may be a token (https://<token>@host, <token>:x-oauth-basic), as it hides the password", () => {
+    const token = random(32).toLowerCase();
+    expect(shownUrl(`https://${token}@otel.example.com/v1/traces`)).toBe("https://***@otel.example.com/v1/traces");
+    expect(shownUrl(`https://${random(14)}:x-oauth-basic@github.com/acme/api.git`)).toBe("https://***:***@github.com/acme/api.git");
+  });
+
+  it("keeps a user name that reads as one (postgres://app_user:…, oauth2, deploy)", () => {
+    expect(shownUrl("postgres://app_user:pw@db.internal:5432/app")).toBe("postgres://app_user:***@db.internal:5432/app");
+    expect(shownUrl("https://oauth2:abc@gitlab.com/acme/api.git")).toBe("https://oauth2:***@gitlab.com/acme/api.git");
+    expect(shownUrl("postgres://deploy@db/app?sslmode=require")).toBe("postgres://deploy@db/app?sslmode=***");
   });
 });

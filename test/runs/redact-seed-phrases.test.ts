@@ -41,6 +41,27 @@ describe("a wallet's seed phrase under a name that says so", () => {
     expect(JSON.parse(redactedJson(listed)!)).toEqual(listedExpected);
   });
 
+  it("is redacted as a numbered list under its name (1. legal 2. winner …, a line each or one line), escaped too", () => {
+    const words = TWELVE.split(" ");
+    const R = REDACTED;
+    for (const [text, expected] of [
+      [`seed phrase:\n${words.map((w, i) => `${i + 1}. ${w}`).join("\n")}\nkeep it offline`, `seed phrase:\n${R}\nkeep it offline`],
+      [`Recovery phrase: ${words.map((w, i) => `${i + 1}.${w}`).join(" ")}`, `Recovery phrase: ${R}`],
+      [`mnemonic:\n  ${words.map((w, i) => `${i + 1}) ${w}`).join("\n  ")}\n`, `mnemonic:\n  ${R}\n`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      const escaped = JSON.stringify({ content: text });
+      expect((JSON.parse(redactText(escaped).text) as { content: string }).content).toBe(expected);
+    }
+    // Numbers out of order, or steps that are not a phrase's words, stay.
+    for (const text of [
+      `seed phrase:\n${words.map((w, i) => `${i === 1 ? 3 : i + 1}. ${w}`).join("\n")}`,
+      "recovery phrase:\n1. open the app\n2. tap settings\n3. choose backup\n4. write the words down",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+
   it("leaves word lists with no such name, and labelled values that are not a phrase, as they are", () => {
     for (const text of [
       TWELVE, // unlabelled: prose, a word game, a test fixture's list

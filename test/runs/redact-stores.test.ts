@@ -53,6 +53,11 @@ describe("a map under a secret store's name: every value in it is a secret, judg
     };
     for (const written of bothWays(workflow)) expect(written).toEqual(workflow);
   });
+
+  it("keeps a Kubernetes Secret's name under existingSecret (Helm charts), and still redacts the password beside it", () => {
+    const values = { auth: { existingSecret: "db-creds-2", existingPasswordSecret: "pg-creds-7", password: "Hunter2-xyz" }, envFromSecret: "app-env-5" };
+    for (const written of bothWays(values)) expect(written).toEqual({ ...values, auth: { ...values.auth, password: REDACTED } });
+  });
 });
 
 describe("a YAML block map under a secret store's name, in text", () => {

@@ -77,7 +77,7 @@ const PERCENT_PASSWORD: Rule = {
 };
 
 /** One test for all the tools below: most text names none of them. */
-const TOOL_GATE = /mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle|ssh-keygen|zip|7z|secret[ \t]+set/;
+const TOOL_GATE = /sudo|mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle|ssh-keygen|zip|7z|secret[ \t]+set/;
 
 /** Tools whose short flag carries a password. */
 const TOOL_FLAGS: readonly Rule[] = ([
@@ -152,6 +152,16 @@ const TOOL_FLAGS: readonly Rule[] = ([
     // `gh secret set NAME --body value` (`-b value`): the value is the secret, whatever NAME is.
     name: "gh-secret-body",
     pattern: new RegExp(String.raw`(${word("gh")}[ \t]+secret[ \t]+set\b${SAME_COMMAND}\s(?:--body(?:[ \t]+|=)|-b[ \t]*))${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
+    // A password piped to `sudo -S` (it reads the password from stdin): `echo pw | sudo -S cmd`,
+    // `printf '%s\n' pw | sudo -kS cmd`. A variable (`echo "$PW"`) is no secret.
+    name: "sudo-stdin",
+    pattern: new RegExp(
+      String.raw`(${word("echo|printf")}[ \t]+(?:-[neE]{1,3}[ \t]+)?(?:'%[^'\n]{0,30}'[ \t]+|"%[^"\n]{0,30}"[ \t]+)?)${ARG}(?=[ \t]*\|[ \t]*sudo\b[^\n|;&]{0,64}?[ \t]-[A-Za-z]*S)`,
+      "g",
+    ),
     secret: unquoted(2),
   },
   {

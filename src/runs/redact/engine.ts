@@ -1,7 +1,7 @@
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
-import { foldedView } from "./confusables.ts";
+import { foldedViews } from "./confusables.ts";
 import { controlsView } from "./controls-view.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
@@ -115,13 +115,12 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
 }
 
 /**
- * Collect on `text`, and on it folded when it spells a name with look-alike letters (`pаssword`
- * with a Cyrillic `а`, fullwidth letters, a zero-width joiner inside: confusables.ts).
+ * Collect on `text`, and on the parts of it folded that spell a name with look-alike letters
+ * (`pаssword` with a Cyrillic `а`, fullwidth letters, a zero-width joiner inside: confusables.ts).
  */
 function collectFolded(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
   collect(text, origin, spans, wraps, tokens);
-  const folded = foldedView(text);
-  if (folded) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
+  for (const folded of foldedViews(text)) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
 }
 
 /** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */

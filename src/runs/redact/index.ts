@@ -114,6 +114,10 @@ const PAIR_VALUE_FIELD = /^(?:value|parametervalue)$/i;
 /** The field of an object under a secret name that holds its secret: a pair's value, a mnemonic's phrase (ethers' `mnemonic: { phrase }`). */
 const HELD_VALUE_FIELD = /^(?:value|parametervalue|phrase)$/i;
 
+/** `az storage account keys list`'s objects: `{ keyName: "key1", permissions, value }`; the value is a storage key (keys.ts's AZURE_KEY_LIST reads them in text). */
+const AZURE_KEY_NAME_FIELD = /^keyname$/i;
+const AZURE_KEY_NAME = "storage_key";
+
 /**
  * The secret name a name/value pair gives its value (`{ "name": "DB_PASSWORD", "value": "…" }`:
  * a Kubernetes or ECS env entry, an AWS parameter), or undefined when it is no such pair. The value
@@ -125,6 +129,7 @@ function pairName(record: object): string | undefined {
   let valued = false;
   for (const field of Object.keys(record)) {
     if (PAIR_VALUE_FIELD.test(field)) valued = true;
+    else if (AZURE_KEY_NAME_FIELD.test(field)) name = AZURE_KEY_NAME;
     else if (name === undefined && PAIR_NAME_FIELD.test(field)) {
       const given = fields[field];
       const text = typeof given === "string" ? given : given !== null && typeof given === "object" ? writtenAsPrimitive(given) : undefined;

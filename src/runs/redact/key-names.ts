@@ -27,11 +27,18 @@ export const KEY_WORDS = `(?:${[
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
 
 /**
+ * A name whose value names a Kubernetes Secret rather than holding one: Helm charts' `existingSecret`
+ * (`auth.existingSecret: db-creds`, `existingPasswordSecret`), `envFromSecret`, `externalSecret`.
+ */
+const SECRET_REFERENCE_NAME = /(?:existing[A-Za-z0-9_-]{0,64}|(?:^|[._-]|[a-z])(?:from|external|sealed)[_-]?)secrets?$/i;
+
+/**
  * `pass` alone is an English word inside others (`bypass`, `compass`): it counts only as a whole
  * key or after a separator (`DB_PASS`, `db.pass`). `pwd` alone is the shell's working directory:
  * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
  */
 export function keyAllowed(key: string, before: string): boolean {
+  if (SECRET_REFERENCE_NAME.test(key)) return false;
   const lower = key.toLowerCase().replace(/pwds$/, "pwd");
   if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
   if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);

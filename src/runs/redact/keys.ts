@@ -36,13 +36,15 @@ const ASSIGNMENT: Rule = {
     "gi",
   ),
   findings: (m, quoting) => {
-    const span = assignmentSpan(m, quoting);
+    const [, key = ""] = m;
+    const phraseRest = linePhraseRest(m, key);
+    const span = assignmentSpan(m, quoting, phraseRest > 0);
     if (!span) return [];
     // A number under a JSON key (`"password": 83749212`) is written as the string "[REDACTED]",
     // quoted as the key is, so the JSON stays valid.
-    const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+    const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
     if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
-    const found: Finding[] = [{ start: span[0], end: span[1] + iniPhraseRest(m, key) }];
+    const found: Finding[] = [{ start: span[0], end: span[1] + phraseRest }];
     // `API_KEYS=k1,k2`: a plural name's value may be a comma-separated list; each item is judged alike.
     if (PLURAL_KEY.test(key) && whole[0] + rest === "=" && pre + post === "" && m.input[m.index + whole.length] === ",") {
       found.push(...commaItems(m, key));
@@ -72,28 +74,40 @@ function commaItems(m: RegExpExecArray, key: string): Finding[] {
 
 const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-/** The words after an INI password's first, to its line's end: ` horse battery staple`. */
-const INI_PHRASE_REST = /(?:[ \t][A-Za-z0-9!@#$%^&._~]{3,64}){1,16}(?=[ \t]*(?:\r?\n|\\[nr]|$))/y;
-/** An INI line's start: the key follows a line break (real or escaped) and indentation, or the text's start. */
+/** The words after a password's first, to its line's end: ` horse battery staple`. */
+const LINE_PHRASE_REST = /(?:[ \t][A-Za-z0-9!@#$%^&._~]{3,64}){1,16}(?=[ \t]*(?:\r?\n|\\[nr]|$))/y;
+/** A line's start: the key follows a line break (real or escaped) and indentation, or the text's start. */
 const LINE_START = /(?:^|\n|\\n)[ \t]*$/;
+/** A capitalised word, as prose writes a label (`Password: must be …`): YAML keys and env names are not written so. */
+const PROSE_LABEL = /^[A-Z][a-z]+$/;
 
 /**
- * How far an INI password runs past its first word (0: not at all). In `password = correct horse
- * battery staple` (`.pypirc`, `my.cnf`, `.netrc`-like files) the value is the rest of the line; an
- * assignment in code is not a line of words (`password = a + b`, `= f(x) or y`).
+ * How far a password that opens its line runs past its first word (0: not at all). In INI's
+ * `password = correct horse battery staple` (`.pypirc`, `my.cnf`), YAML's `password: correct horse
+ * battery staple` and a `.env` file's `PASSWORD=two words` the value is the rest of the line; an
+ * assignment in code is not a line of words (`password = a + b`, `= f(x) or y`), nor is prose with
+ * short words (`password: must be at least 12 characters`).
  */
-function iniPhraseRest(m: RegExpExecArray, key: string): number {
+function linePhraseRest(m: RegExpExecArray, key: string): number {
   const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
-  if (whole[0] + rest !== "=" || pre === "" || post === "" || /^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return 0;
+  const op = whole[0] + rest;
+  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return 0;
+  const ini = op === "=" && pre !== "" && post !== "";
+  const env = op === "=" && pre === "" && post === "";
+  const yaml = op === ":" && pre === "" && post !== "" && !PROSE_LABEL.test(key);
+  if (!ini && !env && !yaml) return 0;
   const keyStart = m.index - key.length - quote.length - pre.length;
   if (!LINE_START.test(m.input.slice(Math.max(0, keyStart - 64), keyStart))) return 0;
-  INI_PHRASE_REST.lastIndex = m.index + whole.length;
-  const more = INI_PHRASE_REST.exec(m.input)?.[0];
+  LINE_PHRASE_REST.lastIndex = m.index + whole.length;
+  const more = LINE_PHRASE_REST.exec(m.input)?.[0];
   return more === undefined ? 0 : more.length;
 }
 
-/** The secret value of an assignment match, as [start, end) relative to the match; null: none. */
-function assignmentSpan(m: RegExpExecArray, quoting: Quoting): readonly [number, number] | null {
+/**
+ * The secret value of an assignment match, as [start, end) relative to the match; null: none.
+ * `phrase`: the value's first word opens a line of words (linePhraseRest), so it is judged as a value ending its line.
+ */
+function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): readonly [number, number] | null {
   const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
   const op = whole[0] + rest;
   // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
@@ -102,7 +116,7 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting): readonly [number,
   if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
   const end = m.index + whole.length;
   const after = m.input[end];
-  const endsLine = after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
+  const endsLine = phrase || after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
   if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
   const start = whole.length - value.length;
   if (!/^["'\x60]/.test(value)) return [start, whole.length];
@@ -227,16 +241,27 @@ const PGPASS: Rule = {
   },
 };
 
-/** An upper-case env name ending in `_KEY` (`STRIPE_KEY`, `OPENAI_KEY`): redacted when the value is random. */
+/**
+ * An upper-case env name ending in `_KEY` or `_AUTH` (`STRIPE_KEY`, `OPENAI_KEY`, `TWILIO_AUTH`):
+ * redacted when the value is random (`SMTP_AUTH=login` survives).
+ */
 const ENV_KEY: Rule = {
   name: "env-key",
   escapeBlind: true,
-  // Starts at the literal `_KEY=` and reads the name back with a lookbehind.
-  pattern: /_KEY=(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_KEY=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
-  secret: (m) => {
-    const value = m[1] ?? "";
-    return /\d/.test(value) && /[A-Za-z]/.test(value) ? [5, 5 + value.length] : null;
-  },
+  // Starts at the literal `_KEY=` or `_AUTH=` and reads the name back with a lookbehind.
+  pattern: /(_(?:KEY|AUTH)=)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_(?:KEY|AUTH)=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
+  secret: group(2, (m) => /\d/.test(m[2] ?? "") && /[A-Za-z]/.test(m[2] ?? "")),
+};
+
+/**
+ * A storage account's keys as `az storage account keys list` prints them: `{"keyName": "key1",
+ * "permissions": "FULL", "value": "<base64>"}`. The name (`key1`, `kerb2`) says nothing; the
+ * object's `keyName` says its `value` is a key.
+ */
+const AZURE_KEY_LIST: Rule = {
+  name: "azure-key-list",
+  pattern: /("keyName"\s{0,16}:\s{0,16}"[^"\n]{1,64}"(?:\s{0,16},\s{0,16}"[A-Za-z]{1,32}"\s{0,16}:\s{0,16}(?:"[^"\n]{0,64}"|null|true|false)){0,4}\s{0,16},\s{0,16}"value"\s{0,16}:\s{0,16}")([A-Za-z0-9+/]{40,128}={0,2})(?=")/g,
+  secret: group(2),
 };
 
 /** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
@@ -259,4 +284,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST];

@@ -50,7 +50,37 @@ const SEED_PHRASE: Rule = {
   },
 };
 
-export const PHRASE_RULES: readonly Rule[] = [SEED_PHRASE];
+/** One item of a numbered list of words: `1. legal`, `2) winner`, `3: thank`, `4 year`. */
+const NUMBERED_ITEM = /(\d{1,2})[.):]?[ \t]{0,4}([a-z]{3,8})/g;
+
+/**
+ * A seed phrase written as a numbered list under its name, as wallets show it and people copy it:
+ * `seed phrase:\n1. legal\n2. winner…`, or on one line (`1.legal 2.winner …`). The numbers must run
+ * 1, 2, 3… to 12, 15, 18, 21 or 24 and the words be a seed phrase's; the numbers stay readable
+ * only as part of the one `[REDACTED]`. Groups: 1 the name's last word, 2 its closing quote, 3 the
+ * operator, 4 the list.
+ */
+const NUMBERED_SEED_PHRASE: Rule = {
+  name: "numbered-seed-phrase",
+  gate: /mnemonic|phrase|words|seed/i,
+  pattern: new RegExp(
+    String.raw`(mnemonic|phrase|words|seed)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])${LABEL})(["']?)([ \t]*(?::=|=>|[:=])?)((?:(?:\s|\\[nrt]|,){1,8}\d{1,2}[.):]?[ \t]{0,4}[a-z]{3,8}){12,24})(?![A-Za-z])`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, last = "", quote = "", head = "", list = ""] = m;
+    const words: string[] = [];
+    for (const [, number = "", word = ""] of list.matchAll(NUMBERED_ITEM)) {
+      if (Number(number) !== words.length + 1) return null;
+      words.push(word);
+    }
+    if (!isSeedPhrase(words.join(" "))) return null;
+    const start = last.length + quote.length + head.length + list.search(/\d/);
+    return [start, last.length + quote.length + head.length + list.length];
+  },
+};
+
+export const PHRASE_RULES: readonly Rule[] = [SEED_PHRASE, NUMBERED_SEED_PHRASE];
 
 /** A whole key name that labels a seed phrase (`mnemonic`, `seedPhrase`, `RECOVERY_PHRASE`), for structured values. */
 export const SEED_PHRASE_NAME = new RegExp(`^${NAME}$`, "i");
