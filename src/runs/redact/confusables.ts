@@ -1,4 +1,4 @@
-import type { EscapeView } from "./escapes.ts";
+import { removalOrigin, type EscapeView } from "./escapes.ts";
 
 /**
  * Look-alike letters in a key name: `pаssword` with a Cyrillic `а`, `ｐａｓｓｗｏｒｄ` in fullwidth,
@@ -134,15 +134,5 @@ function foldedView(text: string): EscapeView | null {
     return folded;
   });
   if (!changed) return null;
-  const origin = (index: number): number => {
-    let low = 0;
-    let high = viewAt.length - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      if (viewAt[mid]! <= index) low = mid + 1;
-      else high = mid - 1;
-    }
-    return index + (high >= 0 ? removedUpTo[high]! : 0);
-  };
-  return { text: view, origin };
+  return { text: view, origin: removalOrigin(viewAt, removedUpTo, viewAt.length) };
 }

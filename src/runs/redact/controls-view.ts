@@ -1,4 +1,4 @@
-import type { EscapeView } from "./escapes.ts";
+import { removalOrigin, type EscapeView } from "./escapes.ts";
 
 /**
  * Control characters and terminal escape sequences: what ../controls.ts strips from text that may
@@ -52,18 +52,7 @@ export function controlsView(text: string): EscapeView | null {
     return "";
   });
   if (count === 0) return null;
-  // A view unit at `index` came from index plus what was removed before it: the last removal at or before it.
-  const origin = (index: number): number => {
-    let low = 0;
-    let high = count - 1;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      if (viewAt[mid]! <= index) low = mid + 1;
-      else high = mid - 1;
-    }
-    return index + (high >= 0 ? removedUpTo[high]! : 0);
-  };
-  return { text: view, origin };
+  return { text: view, origin: removalOrigin(viewAt, removedUpTo, count) };
 }
 
 function grown(list: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {

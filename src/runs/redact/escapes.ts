@@ -10,6 +10,25 @@
 /** Maps an index into a view (0..text.length) to where that unit's escape sequence starts in the source. */
 export type Origin = (index: number) => number;
 
+/**
+ * The origin map of a view made by removing units from its source (controls taken out, look-alikes
+ * folded shorter): `viewAt[i]` is where the i-th removal leaves the view, `removedUpTo[i]` how much
+ * was removed up to there. A view unit came from its index plus what was removed before it: the
+ * last removal at or before it, found by bisection.
+ */
+export function removalOrigin(viewAt: ArrayLike<number>, removedUpTo: ArrayLike<number>, count: number): Origin {
+  return (index: number): number => {
+    let low = 0;
+    let high = count - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      if (viewAt[mid]! <= index) low = mid + 1;
+      else high = mid - 1;
+    }
+    return index + (high >= 0 ? removedUpTo[high]! : 0);
+  };
+}
+
 /** The decoded text, and where each of its units came from. */
 export interface EscapeView {
   readonly text: string;
