@@ -6,16 +6,16 @@
  * test/runs/fixtures/secret-corpus.ts pins both directions (secrets that must go, look-alikes that
  * must survive) and docs/runs.md states its recall and false-positive figures. One text is
  * redacted in ./texts.ts (its memo, shared heads, key blocks over several texts); this module
- * redacts values: keys, strings judged by the key they sit under, lists and name/value pairs.
+ * redacts values: keys, strings judged by the key they sit under (./under-key.ts), lists and
+ * name/value pairs.
  */
 import { types } from "node:util";
 import { foldedName } from "./confusables.ts";
 import { redactString } from "./engine.ts";
-import { isSecretKeyName, judgeValue, PLURAL_KEY } from "./key-names.ts";
+import { PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
-import { isBasicCredential } from "./keys.ts";
-import { looksRandom, REDACTED } from "./rule.ts";
-import { isSeedPhrase, SEED_PHRASE_NAME } from "./seed-phrases.ts";
+import { REDACTED } from "./rule.ts";
+import { containerName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, secretUnderKey } from "./under-key.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 
 export { REDACTED };
@@ -209,77 +209,6 @@ function redactParsed(json: string): { value: unknown; changed: boolean } {
   const state = { changed: false };
   const walked = walk(JSON.parse(json) as unknown, state);
   return { value: walked, changed: state.changed };
-}
-
-/**
- * What a key name says about the string under it. Names come from a small vocabulary (`type`,
- * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
- * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
- */
-type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "phrase" | "plain";
-const KEY_VERDICTS_MAX = 4096;
-const keyVerdicts = new Map<string, KeyVerdict>();
-
-function keyVerdict(key: string): KeyVerdict {
-  let verdict = keyVerdicts.get(key);
-  if (verdict === undefined) {
-    // Judged as it reads: `pаssword` with a Cyrillic `а` is a password's name (confusables.ts).
-    const name = foldedName(key);
-    const lower = name.toLowerCase();
-    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(name) ? "secret" : SEED_PHRASE_NAME.test(name) ? "phrase" : "plain";
-    if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
-    keyVerdicts.set(key, verdict);
-  }
-  return verdict;
-}
-
-/** An HTTP authorization header's name, as a request's headers object keys it. */
-const AUTHORIZATION_KEY = /^(?:proxy-)?authorization$/;
-/** A cookie header's name, as a request's or response's headers object keys it. */
-const COOKIE_KEY = /^(?:set-)?cookie$/;
-/** A header value that names its scheme: whatever follows is the credential. */
-const SCHEMED_CREDENTIAL = /^(?:bearer|token|bot|ssws|api-?key|key|oauth|splunk|geniekey|basic|digest|negotiate)\s+\S{8,}/i;
-
-/** A string under this key is a secret as a whole (judged like a quoted value: placeholders survive). */
-function secretUnderKey(key: string, item: string): boolean {
-  const verdict = keyVerdict(key);
-  if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
-  // As the `Authorization:` header line is judged (auth.ts): a scheme and a value, or a long random value.
-  if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
-  // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
-  if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
-  // A wallet's seed phrase (seed-phrases.ts): the words, whole.
-  if (verdict === "phrase") return isSeedPhrase(item);
-  return verdict === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
-}
-
-/**
- * A number under this key is a secret as `password: 83749212` is in text: a numeric password or
- * PIN read from YAML arrives as a number. Small numbers (a port, `pin: 1234`) survive, as in text.
- */
-function numberUnderKey(key: string, item: number): boolean {
-  return Number.isFinite(item) && keyVerdict(key) === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: String(item), endsLine: true });
-}
-
-/** A seed phrase kept as a list of its words under a seed-phrase name (`{ "mnemonic": ["legal", "winner", …] }`): every word goes. */
-function isSeedWordList(key: string, value: unknown): value is unknown[] {
-  return Array.isArray(value) && keyVerdict(key) === "phrase" && value.every((word) => typeof word === "string") && isSeedPhrase(value.join(" "));
-}
-
-/** A list under a secret name holds secrets as the name would hold one: `{ "password": ["…"] }`. */
-function itemUnderKey(key: string, item: unknown): boolean {
-  if (typeof item === "string") return item !== REDACTED && secretUnderKey(key, item);
-  return typeof item === "number" && numberUnderKey(key, item);
-}
-
-/**
- * The name a list or an object under `key` hands on, or undefined for a plain key. A list's items
- * (nested lists' too: `{ "password": [["…"]] }`) and an object's value field (`{ "tokens": [{
- * "value": "…" }] }`, `{ "client_secret": { "value": "…" } }`) are judged as stored under it; the
- * object's other fields are named by their own keys.
- */
-function containerName(key: string | undefined): string | undefined {
-  return key !== undefined && keyVerdict(key) !== "plain" ? key : undefined;
 }
 
 /**
