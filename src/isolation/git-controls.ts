@@ -14,12 +14,18 @@ export type GitControls = ReadonlyMap<string, string>;
 const READ_FILES = ["config", "info/attributes"];
 const HOOKS = "hooks";
 
+/** Files up to this size are fingerprinted by their contents; a larger one (a child can grow the config) by size and time, unread. */
+const HASHED_MAX_BYTES = 1024 * 1024;
+
 /** The files' contents' hashes, and each hook's size, time and mode (a hook is any program). */
 export async function gitControls(commonDir: string): Promise<GitControls> {
   const controls = new Map<string, string>();
   for (const name of READ_FILES) {
-    const text = await readFile(join(commonDir, name)).catch(() => null);
-    if (text) controls.set(name, createHash("sha256").update(text).digest("hex"));
+    const path = join(commonDir, name);
+    const info = await stat(path, { bigint: true }).catch(() => null);
+    if (!info) continue;
+    const text = info.size <= HASHED_MAX_BYTES ? await readFile(path).catch(() => null) : null;
+    controls.set(name, text ? createHash("sha256").update(text).digest("hex") : `${info.size}:${info.mtimeNs}`);
   }
   const hooks = await readdir(join(commonDir, HOOKS)).catch(() => [] as string[]);
   for (const hook of hooks) {
