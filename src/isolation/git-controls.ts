@@ -13,6 +13,8 @@ export type GitControls = ReadonlyMap<string, string>;
 
 const READ_FILES = ["config", "info/attributes"];
 const HOOKS = "hooks";
+/** Git ships 14 sample hooks: past this many, the folder is fingerprinted by its count alone. */
+const HOOKS_STATED_MAX = 256;
 
 /** Files up to this size are fingerprinted by their contents; a larger one (a child can grow the config) by size and time, unread. */
 const HASHED_MAX_BYTES = 1024 * 1024;
@@ -28,6 +30,11 @@ export async function gitControls(commonDir: string): Promise<GitControls> {
     controls.set(name, text ? createHash("sha256").update(text).digest("hex") : `${info.size}:${info.mtimeNs}`);
   }
   const hooks = await readdir(join(commonDir, HOOKS)).catch(() => [] as string[]);
+  if (hooks.length > HOOKS_STATED_MAX) {
+    // A folder a child filled with files: named as one entry, by its count, not stated file by file.
+    controls.set(`${HOOKS}/`, `${hooks.length} files`);
+    return controls;
+  }
   for (const hook of hooks) {
     const info = await stat(join(commonDir, HOOKS, hook), { bigint: true }).catch(() => null);
     if (info) controls.set(`${HOOKS}/${hook}`, `${info.size}:${info.mtimeNs}:${info.mode}`);

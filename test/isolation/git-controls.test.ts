@@ -30,3 +30,11 @@ test("a config a child grew past 1 MiB is noticed without being read, and so is 
   appendFileSync(join(dir, "config"), "[core]\n\thooksPath = /tmp/elsewhere\n");
   expect(changedControls(grown, await gitControls(dir))).toEqual(["config"]);
 });
+
+test("a hooks folder a child filled with thousands of files is named as one entry, without a stat of each", async () => {
+  const before = await gitControls(dir);
+  for (let i = 0; i < 300; i++) writeFileSync(join(dir, "hooks", `flood-${i}`), "");
+  const after = await gitControls(dir);
+  expect([...after.keys()].filter((name) => name.startsWith("hooks/"))).toEqual(["hooks/"]);
+  expect(changedControls(before, after)).toContain("hooks/");
+});
