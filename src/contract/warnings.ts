@@ -21,5 +21,4 @@ export const RECEIPT_WARNINGS = {
 export const GIT_CONTROLS_CHANGED = "git_controls_changed";
 
 /** What a receipt's text says when it carries git_controls_changed (delegate and workflow alike). */
-export const GIT_CONTROLS_CHANGED_NOTE =
-  "Warning (git_controls_changed): while a worktree child ran, the repository's git config, hooks or attributes changed; git runs the programs they name, for your checkout too. The child's diagnostics name them: read them before your next git command there.";
+export const GIT_CONTROLS_CHANGED_NOTE = `Warning (${GIT_CONTROLS_CHANGED}): ${RECEIPT_WARNINGS.git_controls_changed}`;
