@@ -110,6 +110,9 @@ test("a child whose workflow row is deleted while its coordinator waits fails sa
   }
 }, 120_000);
 
+/** A token a user pasted into a steer (the shape GitHub gives them). */
+const PASTED_TOKEN = "ghp_" + "Zq8Lw3Nv5Tb1Xc7Rm2Hk9Pd4Fs6Gj0Ya1Ue5";
+
 test("a steer handed to a child whose save failed is not lost when its worker stops: it goes back on the table, where the worker that takes the child over finds it, or, refused there too, the worker says so", async () => {
   const url = fleet.pg.urlFor("fleet_handback");
   const release = join(fleet.sandbox.root, "handback-release");
@@ -127,7 +130,8 @@ test("a steer handed to a child whose save failed is not lost when its worker st
   for (const id of ["handback", "refused"]) {
     await enqueueChild(client, child(id));
     await worker.stdoutText(new RegExp(`started wf_${id}/agent/0`));
-    await sendSteer(pool, `wf_${id}/agent/0`, `Also check the README (${id}).`);
+    // The refused one carries a token the user pasted: the worker's line that gives it back is a log, redacted.
+    await sendSteer(pool, `wf_${id}/agent/0`, `Also check the README (${id}).${id === "refused" ? ` Use ${PASTED_TOKEN}` : ""}`);
     await worker.stdoutText(new RegExp(`steered wf_${id}/agent/0`));
   }
   // The table refuses the second child's steer too.
@@ -138,4 +142,6 @@ test("a steer handed to a child whose save failed is not lost when its worker st
   // Neither saved beside the session nor delivered: back on the table.
   expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([{ workflow_id: "wf_handback/agent/0", message: "Also check the README (handback)." }]);
   expect(stdout).toContain("steers not delivered to wf_refused/agent/0 (the database refused to keep them: P0001): Also check the README (refused).");
+  expect(stdout).toContain("Also check the README (refused). Use [REDACTED");
+  expect(stdout).not.toContain(PASTED_TOKEN);
 }, 180_000);
