@@ -1,7 +1,8 @@
 // Main-thread side of agent() and tools.*(): call limits, the concurrency queues, events, and
 // turning host rejections into either a catchable script error or the end of the run.
 // Argument size (callArgsChars) is checked in the VM session, before anything crosses over.
-import { decodeJson, toJsonText } from "./json.ts";
+import { decodeJson } from "./json.ts";
+import { JsonAnswer } from "./json-answer.ts";
 import { limitMessage } from "./limits.ts";
 import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
@@ -234,19 +235,23 @@ export class HostBridge {
 
   /** The host's answer as JSON text for the VM, or why the script cannot have it. */
   private answer(value: unknown, runId: string | undefined): { ok: true; text: string } | { ok: false; error: HostFailure } {
-    let text: string;
+    let text: string | undefined;
+    let chars: number;
     try {
-      text = value === undefined ? "null" : toJsonText(value, "the host's answer");
+      // An answer the host serialised already (a journaled tools.* answer) is not serialised again.
+      const answer = value instanceof JsonAnswer ? value : JsonAnswer.of(value);
+      ({ text, chars } = answer);
     } catch (error) {
       return { ok: false, error: { name: "TypeError", message: (error as Error).message, code: "host_error" } };
     }
     // A reply is parsed inside the VM: past this size it would only exhaust the VM's memory.
-    if (text.length > this.limits.replyChars) {
-      const message = `${limitMessage("replyChars", this.limits)}: the answer has ${text.length} characters of JSON`;
+    if (chars > this.limits.replyChars) {
+      const message = `${limitMessage("replyChars", this.limits)}: the answer has ${chars} characters of JSON`;
       const error: HostFailure = { name: "RangeError", message, code: "replyChars", limit: "replyChars" };
       if (runId !== undefined) error.runId = runId;
       return { ok: false, error };
     }
+    if (text === undefined) return { ok: false, error: { name: "TypeError", message: "the host's answer has no JSON to hand over", code: "host_error" } };
     return { ok: true, text };
   }
 }

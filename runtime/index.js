@@ -11,6 +11,7 @@ export const {
   parseWorkflow,
   SUPPORTED_API_VERSIONS,
   runWorkflow,
+  JsonAnswer,
   NESTED_MEMORY_BYTES,
   RunTree,
   DEFAULT_LIMITS,

@@ -1,6 +1,7 @@
 // The workflow runtime's public surface. It knows nothing of Pi: the host passes its functions in.
 export { parseWorkflow, SUPPORTED_API_VERSIONS, type ParseWorkflowOptions } from "./parse.ts";
 export { runWorkflow } from "./run-workflow.ts";
+export { JsonAnswer } from "./json-answer.ts";
 export { NESTED_MEMORY_BYTES, RunTree } from "./run-tree.ts";
 export { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, LimitsError, resolveLimits } from "./limits.ts";
 export { WorkflowScriptError, isWorkflowScriptError } from "./errors.ts";

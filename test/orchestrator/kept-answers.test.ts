@@ -163,6 +163,29 @@ return { seen, next };
   expect(resumed.value).toEqual({ seen, next: "fresh" });
 });
 
+test("an answer past 64 MiB is refused on a resume with the very words of the first run: the sandbox is told its length, not handed a string rebuilt to it", async () => {
+  const script = `export const apiVersion = 1;
+let seen;
+try { await tools.huge({}); } catch (error) { seen = error.code + ": " + error.message; }
+await tools.log(seen);
+const next = await tools.next({});
+return { seen, next };
+`;
+  // 65 MiB of JSON: a resume rebuilt at most 64 MiB, and told the script a size the tool never answered.
+  const answer = "a".repeat(65 * 1024 * 1024);
+  let seen = "";
+  const runId = await interrupted({ huge: async () => answer, log: async (text) => void (seen = String(text)) }, script);
+  const first = seen;
+  expect(first).toMatch(new RegExp(`^replyChars: .*the answer has ${answer.length + 2} characters of JSON$`));
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const resumed = await start({ huge: async () => null, log: async (text) => void (seen = String(text)), next: async () => "fresh" }, { resume: plan.plan, script }).settled;
+  expect(resumed.value).toEqual({ seen: first, next: "fresh" });
+  // The resumed run keeps the answer as cut again, with its length: a resume of the resume says the same.
+  const kept = journal(runs, resumed.view.runId).find(({ line }) => line.name === "tool_result")!.line.data!.kept;
+  expect(kept).toMatchObject({ cut: answer.length + 2 });
+});
+
 test("an answer that is not JSON (a BigInt, a cycle) is journaled as the failure the script saw, and a resume shows the script the very same failure", async () => {
   const script = `export const apiVersion = 1;
 let seen;

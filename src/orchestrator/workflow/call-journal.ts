@@ -2,8 +2,7 @@ import type { RunOutcome } from "../../contract/run-schema.ts";
 import type { RunWriter } from "../../runs/index.ts";
 import type { CallIdentity } from "./call-identity.ts";
 import { keepAnswer } from "./kept-answers.ts";
-import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS } from "../../../runtime/index.ts";
-import { toJsonText } from "../../../runtime/json.ts";
+import { JsonAnswer, MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS } from "../../../runtime/index.ts";
 
 /**
  * The journal lines of a workflow's agent() and tools.* calls, written the same way whether the
@@ -44,16 +43,18 @@ function boundedFailure(answer: { ok: false; code: string; message: string; fata
 /**
  * A tool's answer as its journal line holds it; one that is not JSON (a BigInt, a cycle, a toJSON
  * that throws) as the failure the sandbox makes of it, so the script is told the same on a resume.
+ * An answer journaledCall measured arrives as its JsonAnswer, serialised already.
  */
 function keptOrRefused(runDir: string, index: number, value: unknown): Record<string, unknown> {
+  let answer: JsonAnswer;
   try {
-    return { ok: true, ...keepAnswer(runDir, index, value) };
+    answer = value instanceof JsonAnswer ? value : JsonAnswer.of(value);
+  } catch (refused) {
+    return boundedFailure({ ok: false, code: "host_error", message: (refused as Error).message });
+  }
+  try {
+    return { ok: true, ...keepAnswer(runDir, index, answer) };
   } catch {
-    try {
-      toJsonText(value ?? null, "the host's answer");
-    } catch (refused) {
-      return boundedFailure({ ok: false, code: "host_error", message: (refused as Error).message });
-    }
     return boundedFailure({ ok: false, code: "host_error", message: "the host's answer could not be journaled" });
   }
 }
@@ -75,7 +76,7 @@ export function callJournal(writer: RunWriter, replayed = false, runDir?: string
     // and a resume treats the call as unanswered (it may have acted before it stopped).
     toolResult: (index, tool, answer, stopped = false) => {
       if (writer.settled) return;
-      const kept = answer.ok ? (runDir !== undefined ? keptOrRefused(runDir, index, answer.value) : answer) : boundedFailure(answer);
+      const kept = !answer.ok ? boundedFailure(answer) : runDir !== undefined ? keptOrRefused(runDir, index, answer.value) : { ok: true, value: answer.value instanceof JsonAnswer ? answer.value.value : answer.value };
       event("tool_result", { index, tool, ...kept, ...(stopped ? { stopped: true } : {}) });
     },
   };

@@ -1,5 +1,5 @@
 import { runFiles, type RunWriter } from "../../runs/index.ts";
-import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue, WorkflowHost } from "../../../runtime/index.ts";
+import { JsonAnswer, type AgentOptions, type AgentResult, type HostCallContext, type HostError, type JsonValue, type WorkflowHost } from "../../../runtime/index.ts";
 import { agentIdentity, describeCall, toolIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal } from "./call-journal.ts";
 import { NESTED_TOOL, runsAction, safeToReplay, type ResumePlan, type ToolAnswer } from "./resume/plan.ts";
@@ -36,14 +36,26 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter, runDir: stri
     journal.toolCall(index, name, toolIdentity(name, asked).argsHash, runsAction(name, asked));
     try {
       const value = await fn(args, context);
-      journal.toolResult(index, name, { ok: true, value: value ?? null }, signal.aborted);
-      return value;
+      // Serialised once: the journal measures (and keeps) the very JSON the sandbox is handed.
+      const answer = measured(value);
+      journal.toolResult(index, name, { ok: true, value: answer }, signal.aborted);
+      return answer;
     } catch (error) {
       const { code, message, fatal } = error as HostError;
       journal.toolResult(index, name, { ok: false, code: code ?? "tool_failed", message: message ?? String(error), ...(fatal === true ? { fatal } : {}) }, signal.aborted);
       throw error;
     }
   };
+}
+
+/** A tool's answer as JSON, or the value itself when it is not JSON (the journal and the sandbox each refuse it so). */
+function measured(value: unknown): unknown {
+  if (value instanceof JsonAnswer) return value;
+  try {
+    return JsonAnswer.of(value);
+  } catch {
+    return value;
+  }
 }
 
 export interface ReplayOptions {
@@ -166,7 +178,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
       ranLive();
       return fn(args, context);
     }
-    const value = answer.ok ? keptValue(answer, name, index) : undefined;
+    const value = answer.ok ? measured(keptValue(answer, name, index)) : undefined;
     replayedCalls.toolCall(index, name, asked.argsHash, runsAction(name, args));
     // A message the journal cut is as long again as it was, so the sandbox cuts it to the same text the script saw.
     const message = answer.ok ? "" : answer.message.padEnd(Math.min(answer.messageChars ?? 0, MAX_REBUILT_CHARS), " ");

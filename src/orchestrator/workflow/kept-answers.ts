@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile, groupCommit, redactedJson, redactText } from "../../runs/index.ts";
-import { LIMIT_CEILINGS } from "../../../runtime/index.ts";
+import { JsonAnswer, LIMIT_CEILINGS } from "../../../runtime/index.ts";
 
 /**
  * A tools.* answer is journaled with its call, so a resumed run answers the call without running
@@ -22,16 +22,13 @@ const HEAD_CHARS = 1024;
  * The most characters of JSON a kept answer's file holds: the highest replyChars any run may set.
  * An answer past it never reached a script (the sandbox refused it with a replyChars error), and a
  * tool may answer any size: its file keeps a marker, its size and its first characters instead, so
- * one answer cannot fill the disk. A resume rebuilds an answer of that size, and the script sees
- * the same replyChars error it saw.
+ * one answer cannot fill the disk. A resume hands the sandbox its size alone (CutAnswer), and the
+ * script sees the same replyChars error it saw.
  */
 export const MAX_KEPT_ANSWER_CHARS = LIMIT_CEILINGS.replyChars;
 
 /** How much of a cut answer's JSON is redacted to give its head: far past the head, so a secret crossing its end is caught whole. */
 const CUT_WINDOW_CHARS = 64 * 1024;
-
-/** The longest answer a resume rebuilds for a cut one (a journal is a file: it may claim any size). */
-const MAX_REBUILT_CHARS = 64 * 1024 * 1024;
 
 /** What a journal line says of an answer kept in a file: `file` is null when the file could not be written. */
 export interface KeptAnswer {
@@ -51,19 +48,32 @@ const sha256 = (text: string): string => createHash("sha256").update(text, "utf8
 const answerFile = (index: number): string => `tool-answer-${index}.json`;
 
 /**
- * The answer's fields for its journal line: `value` when it is small, else `kept` (its file written
- * first, so a line that names a file is never before the file).
+ * A cut answer read back on a resume: only its length and its (redacted) head are known. The
+ * sandbox refuses it by that length, with the words the script saw, and it is kept again as cut.
  */
-export function keepAnswer(runDir: string, index: number, value: unknown): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
-  // Measured as written first: a small answer is redacted once, by the journal line that holds it.
-  const plain = JSON.stringify(value ?? null) ?? "null";
-  const answerChars = plain.length;
-  if (answerChars <= KEPT_INLINE_CHARS) return { value: value ?? null };
-  const cut = answerChars > MAX_KEPT_ANSWER_CHARS;
+export class CutAnswer extends JsonAnswer {
+  readonly head: string;
+  constructor(chars: number, head: string) {
+    super(null, undefined, chars);
+    this.head = head;
+  }
+}
+
+/**
+ * The answer's fields for its journal line: `value` when it is small, else `kept` (its file written
+ * first, so a line that names a file is never before the file). `answer.text` is what measured it:
+ * the JSON the sandbox is handed, so only the file's redacted copy is serialised here.
+ */
+export function keepAnswer(runDir: string, index: number, answer: JsonAnswer): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
+  const { value, text, chars: answerChars } = answer;
+  // A small answer is redacted once, by the journal line that holds it.
+  if (answerChars <= KEPT_INLINE_CHARS && !(answer instanceof CutAnswer)) return { value };
+  const cut = answerChars > MAX_KEPT_ANSWER_CHARS || text === undefined;
   // A cut answer keeps only its head, so only a window around it is redacted (a secret that crosses
   // the head's end is inside the window): redacting all of a 17 MiB answer took seconds of the host.
-  const whole = cut ? redactText(plain.slice(0, CUT_WINDOW_CHARS)).text : (redactedJson(value ?? null) ?? "null");
-  const json = cut ? cutMarker(answerChars, whole.slice(0, HEAD_CHARS)) : whole;
+  const whole = answer instanceof CutAnswer ? answer.head : cut ? redactText(text!.slice(0, CUT_WINDOW_CHARS)).text : (redactedJson(value) ?? "null");
+  const head = whole.slice(0, HEAD_CHARS);
+  const json = cut ? cutMarker(answerChars, head) : whole;
   const file = answerFile(index);
   let written: string | null = file;
   try {
@@ -75,7 +85,7 @@ export function keepAnswer(runDir: string, index: number, value: unknown): { val
     written = null; // the run goes on; a resume treats the call as unanswered
   }
   const receipt = receiptSummary(value);
-  const kept: KeptAnswer = { file: written, chars: cut ? answerChars : json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head: whole.slice(0, HEAD_CHARS), ...(cut ? { cut: answerChars } : {}) };
+  const kept: KeptAnswer = { file: written, chars: cut ? answerChars : json.length, bytes: Buffer.byteLength(json, "utf8"), sha256: sha256(json), head, ...(cut ? { cut: answerChars } : {}) };
   return { kept, ...(receipt ? { receipt } : {}) };
 }
 
@@ -126,14 +136,14 @@ export function keptAnswerPresent(runDir: string, kept: KeptAnswer): boolean {
 }
 
 /** The kept answer's value, read back; undefined when its file is gone or is not what the journal hashed. */
-export function readKeptAnswer(runDir: string, kept: KeptAnswer): { value: unknown } | undefined {
+export function readKeptAnswer(runDir: string, kept: KeptAnswer): { value: JsonAnswer } | undefined {
   if (!keptAnswerPresent(runDir, kept)) return undefined;
   try {
     const json = readFileSync(join(runDir, kept.file!), "utf8");
     if (sha256(json) !== kept.sha256) return undefined;
-    // A cut answer is rebuilt as long as it was (a string whose JSON has its length), so the sandbox refuses it as it did.
-    if (kept.cut !== undefined) return { value: "x".repeat(Math.min(kept.cut, MAX_REBUILT_CHARS) - 2) };
-    return { value: JSON.parse(json) as unknown };
+    // A cut answer is known by its length alone: the sandbox refuses it by that, as it did.
+    if (kept.cut !== undefined) return kept.cut > MAX_KEPT_ANSWER_CHARS ? { value: new CutAnswer(kept.cut, kept.head) } : undefined;
+    return { value: new JsonAnswer(JSON.parse(json) as unknown, json) };
   } catch {
     return undefined;
   }
