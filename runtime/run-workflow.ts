@@ -2,12 +2,13 @@
 // or the host does; every ending is a WorkflowResult.
 import { basename } from "node:path";
 import { HostBridge } from "./bridge.ts";
+import { CpuWatchdog } from "./cpu-watchdog.ts";
 import { freshSeed, seedState } from "./determinism.ts";
 import { mapStack } from "./errors.ts";
 import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import { isWorkerToMain, SHARED_SPENT, SHARED_STOP, SHARED_TURN, SHARED_TURN_AT, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, SHARED_STOP, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
@@ -19,25 +20,8 @@ import type {
   WorkflowResult,
 } from "./types.ts";
 
-/**
- * How far past cpuMs the main thread's watchdog lets a run go before it stops it: QuickJS's own
- * check ends an ordinary spin at cpuMs, so the watchdog only meets a single call that never
- * returns to it.
- */
-const CPU_WATCHDOG_GRACE_MS = 1000;
-
 /** How long a stopped run's worker has to send what it still holds and answer (see stop). */
 const STOP_DRAIN_MS = 250;
-
-/**
- * How long a turn the watchdog sees for the first time has been running. It started after the
- * watchdog's last look, so no longer than that, and the wall clock the worker stated its start by
- * can step either way: a step forward is cut to the last look, a step back reads as just started
- * (the turn is then timed from here on this thread's monotonic clock).
- */
-export function believedRunning(times: { sinceLastLook: number; byWallClock: number }): number {
-  return Math.max(0, Math.min(times.sinceLastLook, times.byWallClock));
-}
 
 export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflowOptions): Promise<WorkflowResult> {
   const replay = { seed: options.seed === undefined ? freshSeed() : String(options.seed), startedAt: options.startedAt ?? Date.now() };
@@ -80,14 +64,8 @@ class RunSession {
   private readonly filename: string;
   /** The words the run shares with its worker (protocol.ts): the stop flag, the CPU the VM spent. */
   private readonly shared = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * Int32Array.BYTES_PER_ELEMENT));
-  /** Epoch ms the worker states its turns' starts from. */
-  private clockOrigin = 0;
-  /** The running turn the watchdog last saw and when it started, on this thread's performance.now(). */
-  private seenTurn: { turn: number; startedAt: number } | undefined;
-  /** When the watchdog last looked (performance.now()): a turn it had not seen started after. */
-  private lastLook = 0;
-  /** Stops a run whose one native call runs past cpuMs: see checkCpu. */
-  private watchdog: NodeJS.Timeout | undefined;
+  /** Stops a run whose one native call runs past cpuMs (cpu-watchdog.ts). */
+  private readonly watchdog: CpuWatchdog;
   // Keys come from the script: a null-prototype record keeps "__proto__" an ordinary key.
   private readonly storeWrites: StoreWrites = { set: Object.create(null) as StoreWrites["set"], delete: [] };
   private output = "";
@@ -117,6 +95,10 @@ class RunSession {
     this.replay = replay;
     // Stack frames are matched by this name, so keep it free of spaces and parentheses.
     this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
+    // The worker is inside that one operation: it could not answer a stop, so it is not asked.
+    this.watchdog = new CpuWatchdog(this.shared, limits.cpuMs, () =>
+      this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` }, false),
+    );
     this.bridge = new HostBridge(options.host, limits, options.tree?.budget, {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
@@ -157,8 +139,7 @@ class RunSession {
         if (this.settled) return releaseWorker(pooled, true);
         this.pooled = pooled;
         pooled.worker.on("message", this.onMessage).on("error", this.onError).on("exit", this.onExit);
-        this.clockOrigin = Date.now();
-        this.lastLook = performance.now();
+        const clockOrigin = Date.now();
         pooled.worker.postMessage({
           type: "run",
           filename: this.filename,
@@ -166,9 +147,9 @@ class RunSession {
           limits: this.limits,
           config: this.config,
           shared: this.shared.buffer as SharedArrayBuffer,
-          clockOrigin: this.clockOrigin,
+          clockOrigin,
         });
-        this.watchCpu(this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS);
+        this.watchdog.start(clockOrigin);
       },
       (error: Error) => this.finish(this.failure({ kind: "sandbox", message: `the sandbox could not start: ${error.message}` })),
     ).catch((error: unknown) => this.crash(`the sandbox could not start: ${error instanceof Error ? error.message : String(error)}`));
@@ -256,40 +237,6 @@ class RunSession {
     this.finish(this.failure(this.mapFailure(outcome.error)));
   }
 
-  // The delay is at most cpuMs (ceiling 1 h) and the grace: well inside what Node's timers take.
-  private watchCpu(delayMs: number): void {
-    this.watchdog = setTimeout(() => this.checkCpu(), delayMs);
-  }
-
-  /**
-   * QuickJS asks for cpuMs between its operations, so one native call that runs long (an indexOf
-   * of megabytes in megabytes) is past its reach: this watchdog, on the main thread, reads what
-   * the worker publishes and stops such a run once its CPU is past cpuMs by the grace. A running
-   * turn is timed on this thread's monotonic clock from the start the worker states, believed only
-   * between the last look and now (a wall clock that steps moves it no further), and looked at
-   * again within the grace; otherwise the watchdog looks again when the rest of the budget could be
-   * spent: rarely, since awaiting children spends none.
-   */
-  private checkCpu(): void {
-    if (this.settled) return;
-    // Spent before turn (the worker writes them in the other order): a turn ending between the two
-    // reads is then counted in neither, never in both.
-    const spent = Atomics.load(this.shared, SHARED_SPENT);
-    const turn = Atomics.load(this.shared, SHARED_TURN);
-    const stated = Atomics.load(this.shared, SHARED_TURN_AT);
-    const now = performance.now();
-    if (turn === 0) this.seenTurn = undefined;
-    else if (this.seenTurn?.turn !== turn) {
-      this.seenTurn = { turn, startedAt: now - believedRunning({ sinceLastLook: now - this.lastLook, byWallClock: Date.now() - this.clockOrigin - stated }) };
-    }
-    this.lastLook = now;
-    const running = this.seenTurn ? now - this.seenTurn.startedAt : 0;
-    const left = this.limits.cpuMs + CPU_WATCHDOG_GRACE_MS - spent - running;
-    if (left > 0) return this.watchCpu(this.seenTurn ? Math.min(left, CPU_WATCHDOG_GRACE_MS) : left);
-    // The worker is inside that one operation: it could not answer a stop, so it is not asked.
-    this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` }, false);
-  }
-
   /**
    * Interrupt the VM, take the output its worker still holds, then terminate the worker: a stopped
    * worker is never reused. The worker sends output at most every 10 ms, and what it sent may still
@@ -370,7 +317,7 @@ class RunSession {
     this.bridge.close();
     this.settled = true;
     clearTimeout(this.timer);
-    clearTimeout(this.watchdog);
+    this.watchdog.stop();
     clearTimeout(this.stopDrain);
     this.options.signal?.removeEventListener("abort", this.onAbort);
     this.resolve(result);

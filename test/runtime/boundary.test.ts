@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeJson, jsonDepth, JsonBoundaryError } from "../../runtime/json.ts";
 import { isMainToWorker, isWorkerToMain } from "../../runtime/protocol.ts";
-import { believedRunning } from "../../runtime/run-workflow.ts";
+import { believedRunning } from "../../runtime/cpu-watchdog.ts";
 import { MAX_ERROR_MESSAGE_CHARS, MAX_NAME_CHARS, MAX_STACK_CHARS } from "../../runtime/text.ts";
 import type { AgentResult } from "../../runtime/index.ts";
 import { deferred, failure, run, slowChild, value } from "./support.ts";
