@@ -1,47 +1,39 @@
 // VM source of the prelude's JSON boundary (prelude.ts interpolates it into its core): how a
 // value the script hands the host is measured, serialised and shown. It runs with the prelude's
-// private bindings (stringify, keysOf, apply, weakSet, limitErrors, config).
+// private bindings (stringify, apply, weakGet, weakSet, limitErrors, config).
 
-/** checkDepth(), toJson() and inspect(), as the prelude's core defines them. */
+/** toJson() and inspect(), as the prelude's core defines them. */
 export const JSON_BOUNDARY = String.raw`// QuickJS's JSON.stringify checks for cycles once per level against every level above it, so a
-// value nested 20,000 deep costs seconds before it overflows. Measured first, depth-first with an
-// explicit stack, a value past valueDepth fails at once with the limit's error, and a cycle with
-// the TypeError stringify would give.
-const EXIT = {};
-function checkDepth(value, what) {
-  if (value === null || typeof value !== "object") return;
-  const path = new Set();
-  const stack = [value, 1];
-  while (stack.length > 0) {
-    const depth = stack.pop();
-    const item = stack.pop();
-    if (item === EXIT) {
-      path.delete(depth);
-      continue;
+// value nested 20,000 deep costs seconds before it overflows. Its depth is measured as stringify
+// reaches each value: after toJSON, and reading each getter once, so the value measured is the
+// value sent (a walk of its own before stringify saw another: a toJSON or getter could hand
+// stringify 200,000 levels and spend the run's CPU). A value past valueDepth fails at once with
+// the limit's error; a cycle with the TypeError stringify gives.
+const depths = new WeakMap();
+function depthError(what) {
+  const error = new RangeError("value depth limit (" + config.valueDepth + ") reached: " + what + " nests deeper than " + config.valueDepth + " levels");
+  error.code = "valueDepth";
+  apply(weakSet, limitErrors, [error, "valueDepth"]);
+  return error;
+}
+// The holder stringify passes as this: the root's is a fresh wrapper (depth 0), every other was met first.
+function measuring(what) {
+  return function (key, value) {
+    if (value !== null && typeof value === "object") {
+      const depth = (apply(weakGet, depths, [this]) ?? 0) + 1;
+      if (depth > config.valueDepth) throw depthError(what);
+      apply(weakSet, depths, [value, depth]);
     }
-    if (path.has(item)) throw new TypeError(what + " must be JSON-serializable: circular reference");
-    if (depth > config.valueDepth) {
-      const error = new RangeError("value depth limit (" + config.valueDepth + ") reached: " + what + " nests deeper than " + config.valueDepth + " levels");
-      error.code = "valueDepth";
-      apply(weakSet, limitErrors, [error, "valueDepth"]);
-      throw error;
-    }
-    path.add(item);
-    stack.push(EXIT, item);
-    for (const key of keysOf(item)) {
-      const child = item[key];
-      if (child !== null && typeof child === "object") stack.push(child, depth + 1);
-    }
-  }
+    return value;
+  };
 }
 
 function toJson(value, what) {
-  checkDepth(value, what);
   let text;
   try {
-    text = stringify(value);
+    text = stringify(value, measuring(what));
   } catch (error) {
-    // Cycles and BigInts are the script's mistake; anything else (out of memory) passes through.
+    // Cycles and BigInts are the script's mistake; anything else (out of memory, the depth limit) passes through.
     if (!(error instanceof TypeError)) throw error;
     throw new TypeError(what + " must be JSON-serializable: " + error.message);
   }
@@ -57,9 +49,11 @@ function inspect(value) {
   if (typeof value === "symbol") return value.toString();
   if (value instanceof Error) return value.name + ": " + value.message;
   try {
-    const text = stringify(value);
+    const text = stringify(value, measuring("the printed value"));
     return text === undefined ? String(value) : text;
-  } catch {
+  } catch (error) {
+    // Printed whole it would spend seconds of the run's CPU, and String() of it overflows the stack.
+    if (apply(weakGet, limitErrors, [error]) === "valueDepth") return "[a value nested deeper than " + config.valueDepth + " levels]";
     return String(value);
   }
 }`;

@@ -11,7 +11,6 @@ const CORE = String.raw`
 const host = g.__flow_host;
 delete g.__flow_host;
 const stringify = JSON.stringify;
-const keysOf = Object.keys;
 const parse = JSON.parse;
 const defineProperty = Object.defineProperty;
 const define = (name, value) => defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });

@@ -52,6 +52,31 @@ describe("values nested past valueDepth", () => {
     expect(value(result)).toBe("valueDepth");
   });
 
+  it("measures the value stringify sends: a toJSON or getter cannot hand the host a deeper one, and a getter is read once", async () => {
+    const calls: unknown[] = [];
+    const { result } = await run(
+      `${nest(5_000, "[v]")}
+       WeakMap.prototype.get = () => 0; WeakMap.prototype.set = function () { return this; };
+       const caught = [];
+       for (const sent of [() => tools.echo({ toJSON: () => v }), () => store("k", { toJSON: () => v })]) {
+         try { await sent(); caught.push("accepted"); } catch (e) { caught.push([e.name, e.code]); }
+       }
+       let reads = 0;
+       const got = await tools.echo({ get x() { return reads++ === 0 ? "first" : v; } });
+       return { caught, got, reads };`,
+      { host: { tools: { echo: async (input) => (calls.push(input), input) } } },
+    );
+    expect(value(result)).toEqual({ caught: [["RangeError", "valueDepth"], ["RangeError", "valueDepth"]], got: { x: "first" }, reads: 1 });
+    expect(calls).toEqual([{ x: "first" }]);
+  });
+
+  it("prints a value nested past valueDepth as a note, at once, not as the whole value", async () => {
+    const { result } = await run(`${nest(5_000, "[v]")}
+console.log(v); text({ toJSON: () => v }); return "printed";`);
+    expect(value(result)).toBe("printed");
+    expect(result.output).toBe("[a value nested deeper than 100 levels]\n[a value nested deeper than 100 levels]");
+  });
+
   it("reports a cycle in a value as not JSON-serializable", async () => {
     const { result } = await run(`const a = { b: {} }; a.b.a = a;\ntry { store("k", a); } catch (e) { return [e.name, e.message]; }`);
     expect(value(result)).toEqual(["TypeError", "store() value must be JSON-serializable: circular reference"]);
