@@ -246,3 +246,20 @@ return answer.length;
   expect(calls).toMatchObject([{ target: "config", status: "succeeded" }]);
   expect(calls[0]!.error).toBeUndefined();
 });
+
+test("the calls view of a run recorded before the launch details moved into the start line reads its replyChars from its launch.json", async () => {
+  const script = `export const apiVersion = 1;
+export const meta = { limits: { replyChars: 2000 } };
+try { await tools.inline({}); return "handed"; } catch (error) { return error.code; }
+`;
+  const settled = await start({ inline: async () => "a".repeat(5000) }, { script }).settled;
+  expect(settled.value).toBe("replyChars");
+  const files = runFiles(runs.scope, settled.view.runId);
+  // As an earlier pi-flow wrote it: no launch in the start line, a launch.json beside the journal.
+  const [first, ...rest] = readFileSync(files.journal, "utf8").split("\n");
+  const { launch, ...startLine } = JSON.parse(first!) as Record<string, unknown>;
+  writeFileSync(files.journal, [JSON.stringify(startLine), ...rest].join("\n"));
+  writeFileSync(join(files.dir, "launch.json"), `${JSON.stringify(launch, null, 2)}\n`);
+  const [call] = workflowCalls(files.journal, settled.view.runId);
+  expect(call).toMatchObject({ target: "inline", status: "failed", error: { code: "replyChars", message: "reply size limit (2000) reached: the answer has 5002 characters of JSON" } });
+});

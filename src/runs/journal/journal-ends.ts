@@ -62,9 +62,13 @@ const EARLIER_LAUNCH_FILE = "launch.json";
  * the launch.json beside its journal. Undefined when neither can be read.
  */
 export function readLaunch(files: RunFiles, runId: string, start = readStartLine(files.journal, runId)): Record<string, unknown> | undefined {
-  if (start?.launch) return start.launch;
+  return start?.launch ?? readEarlierLaunch(files.dir);
+}
+
+/** The launch.json an earlier pi-flow kept beside the journal in run folder `dir`, if it can be read. */
+export function readEarlierLaunch(dir: string): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(readEvidenceText(join(files.dir, EARLIER_LAUNCH_FILE)));
+    const value: unknown = JSON.parse(readEvidenceText(join(dir, EARLIER_LAUNCH_FILE)));
     return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -1,9 +1,11 @@
 import { lstatSync } from "node:fs";
+import { dirname } from "node:path";
 import { readEvidenceText } from "../fsio.ts";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunOutcome } from "../../contract/run-schema.ts";
 import { classifyJournalText } from "../journal/integrity.ts";
 import type { JournalLine } from "../journal/journal.ts";
+import { readEarlierLaunch } from "../journal/journal-ends.ts";
 import { memoryDocument, type ViewDocument } from "./paging.ts";
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS } from "../../../runtime/index.ts";
 
@@ -67,6 +69,13 @@ class CallList {
   /** tools.* calls judged refused by their answer's journaled size alone, until their tool_end line says. */
   private readonly oversized = new Set<number>();
 
+  /** The launch details a run recorded by an earlier pi-flow kept beside its journal. */
+  private readonly earlierLaunch: () => unknown;
+
+  constructor(earlierLaunch: () => unknown) {
+    this.earlierLaunch = earlierLaunch;
+  }
+
   private start(call: WorkflowCall, data: Data): WorkflowCall {
     if (data.replayed === true) call.replayed = true;
     this.calls.push(call);
@@ -77,7 +86,8 @@ class CallList {
   add(line: JournalLine): void {
     const { t, data } = line as { t: string; data?: unknown };
     if (t === "start") {
-      this.replyChars = startReplyChars((line as { launch?: unknown }).launch);
+      // A run recorded before the launch details moved into the start line kept them in launch.json.
+      this.replyChars = startReplyChars((line as { launch?: unknown }).launch ?? this.earlierLaunch());
       return;
     }
     if (t === "child") {
@@ -155,7 +165,10 @@ class CallList {
   }
 }
 
-/** The replyChars a run's launch asked for (its workflow's meta.limits), else the default; a start line is a file, so checked. */
+/**
+ * The replyChars a run's launch asked for (its workflow's meta.limits: the only way a pi-flow run is
+ * given limits), else the default; a start line is a file, so checked.
+ */
 function startReplyChars(launch: unknown): number {
   const meta = isObject(launch) && isObject(launch.meta) ? launch.meta : undefined;
   const asked = meta && isObject(meta.limits) ? meta.limits.replyChars : undefined;
@@ -213,7 +226,7 @@ export function callsDocument(path: string, runId: string): ViewDocument {
   } catch {
     return memoryDocument("[]");
   }
-  const list = new CallList();
+  const list = new CallList(() => readEarlierLaunch(dirname(path)));
   classifyJournalText(journal, runId, (line) => list.add(line));
   const doc = memoryDocument(JSON.stringify(list.calls));
   folded.delete(path);
