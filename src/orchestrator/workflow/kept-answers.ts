@@ -60,6 +60,12 @@ export class CutAnswer extends JsonAnswer {
 }
 
 /**
+ * An answer read back from its kept file on a resume: its text was redacted when the file was
+ * written, so the resumed run keeps that text as it is, without redacting megabytes again.
+ */
+class RedactedAnswer extends JsonAnswer {}
+
+/**
  * The answer's fields for its journal line: `value` when it is small, else `kept` (its file written
  * first, so a line that names a file is never before the file). `answer.text` is what measured it:
  * the JSON the sandbox is handed, so only the file's redacted copy is serialised here.
@@ -71,7 +77,11 @@ export function keepAnswer(runDir: string, index: number, answer: JsonAnswer): {
   const cut = answerChars > MAX_KEPT_ANSWER_CHARS || text === undefined;
   // A cut answer keeps only its head, so only a window around it is redacted (a secret that crosses
   // the head's end is inside the window): redacting all of a 17 MiB answer took seconds of the host.
-  const whole = answer instanceof CutAnswer ? answer.head : cut ? redactText(text!.slice(0, CUT_WINDOW_CHARS)).text : (redactedJson(value) ?? "null");
+  const whole =
+    answer instanceof CutAnswer ? answer.head
+    : cut ? redactText(text!.slice(0, CUT_WINDOW_CHARS)).text
+    : answer instanceof RedactedAnswer ? text!
+    : (redactedJson(value) ?? "null");
   const head = whole.slice(0, HEAD_CHARS);
   const json = cut ? cutMarker(answerChars, head) : whole;
   const file = answerFile(index);
@@ -143,7 +153,7 @@ export function readKeptAnswer(runDir: string, kept: KeptAnswer): { value: JsonA
     if (sha256(json) !== kept.sha256) return undefined;
     // A cut answer is known by its length alone: the sandbox refuses it by that, as it did.
     if (kept.cut !== undefined) return kept.cut > MAX_KEPT_ANSWER_CHARS ? { value: new CutAnswer(kept.cut, kept.head) } : undefined;
-    return { value: new JsonAnswer(JSON.parse(json) as unknown, json) };
+    return { value: new RedactedAnswer(JSON.parse(json) as unknown, json) };
   } catch {
     return undefined;
   }
