@@ -21,6 +21,7 @@ export const PROCESS_GLOBALS = {
   "pi-flow.cli-exit-hook": "the one process exit hook for CLI children: each copy installing its own added a listener per reload",
   "pi-flow.cli-reaper": "the host's one reaper process, which ends CLI children if the host is killed: a copy of its own per reload was one more process",
   "pi-flow.pi-child-tags": "pi children whose bash commands may still run: the one exit hook kills them all, whichever copy started them",
+  "pi-flow.pi-child-sessions": "the sessions live pi children's commands started, and the one spawn watch that records them: a command that drops its child's tag is still found, whichever copy started it",
   "pi-flow.pi-child-exit-hook": "the one process exit hook for pi children's commands: each copy installing its own added a listener per reload",
   "pi-flow.cli-resumed-sessions": "codex threads being continued in place: a reloaded copy must still refuse a second resume of one thread while the first runs",
   "pi-flow.workflow-slots": "the slots foreground workflow roots take: every copy's sandboxes share the process's memory",
