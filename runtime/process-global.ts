@@ -18,6 +18,7 @@ export const PROCESS_GLOBALS = {
   "pi-flow.worktree-queues": "one queue of worktree creations per repository: two copies making worktrees at once would race on git's locks",
   "pi-flow.telemetry": "the one tracer provider and its exporter: spans of every copy go out through one batch, flushed once",
   "pi-flow.cli-process-groups": "live claude and codex children's process groups: the one exit hook kills them all, whichever copy started them",
+  "pi-flow.cli-session-starts": "when each live claude and codex child started: the session it leads is ended with it, and a later process reusing its pid is not it, whichever copy started it",
   "pi-flow.cli-exit-hook": "the one process exit hook for CLI children: each copy installing its own added a listener per reload",
   "pi-flow.cli-reaper": "the host's one reaper process, which ends CLI children if the host is killed: a copy of its own per reload was one more process",
   "pi-flow.pi-child-tags": "pi children whose bash commands may still run: the one exit hook kills them all, whichever copy started them",
