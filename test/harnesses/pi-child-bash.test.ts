@@ -141,7 +141,7 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
   });
 
   /** Starts exiting-host.ts, ends it with `signal` once both children's commands run (or it exited), and returns how it ended. */
-  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals, ...options: ("old-reaper" | "untagged")[]) {
+  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals, ...options: ("old-reaper" | "untagged" | "escaped")[]) {
     const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir, ...options], { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     const running = new Promise<void>((resolve) =>
@@ -180,6 +180,11 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
 
   test("a host killed with SIGKILL ends its children's commands also when they dropped the child's tag from their environment (env -u, env -i): the reaper knows the sessions their shells started", async () => {
     expect((await hostEndedWhileCommandsRun("SIGKILL", "untagged")).signal).toBe("SIGKILL");
+    await sleepsEnd();
+  });
+
+  test("a host killed with SIGKILL ends its children's commands also when they left the session (setsid) and dropped the tag, while the shell that started them still runs: they descend from a tagged process", async () => {
+    expect((await hostEndedWhileCommandsRun("SIGKILL", "escaped")).signal).toBe("SIGKILL");
     await sleepsEnd();
   });
 
