@@ -444,6 +444,16 @@ describe("quotas counted from the stream", () => {
     ]);
   });
 
+  test("claude: a result without a call id is the result of the open call without one, named by its tool, so that call's span ends", async () => {
+    const { result, diagnostics } = await ws.run("claude", { prompt: "[fake:anonymous]" });
+    expect(result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 1 } });
+    const tools = diagnostics.filter((entry) => entry.type === "tool_call" || entry.type === "tool_result");
+    expect(tools).toEqual([
+      { type: "tool_call", tool: "Read", args: expect.stringContaining("hello.txt") },
+      { type: "tool_result", tool: "Read", isError: false },
+    ]);
+  });
+
   test("claude: a server tool's call and an MCP connector's call each count as a call", async () => {
     const within = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 2 } });
     expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });
