@@ -55,7 +55,11 @@ const held = processGlobal("pi-flow.pi-child-sessions", () => {
     const spawn = child.spawn;
     child.spawn = function (this: Spawning, options: SpawnOptions) {
       const result = spawn.call(this, options);
-      noteSpawn(sessions, options, this.pid);
+      try {
+        noteSpawn(sessions, options, this.pid);
+      } catch {
+        // The process is started: its tag still finds it, and a failure here must not read as the spawn's.
+      }
       return result;
     };
   });
