@@ -1,13 +1,14 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname } from "node:path";
 import { createBashToolDefinition, defineTool, type BashSpawnContext, type BashToolDetails, type SettingsManager, type ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { processGlobal } from "../../runtime/process-global.ts";
 import { redactText } from "../runs/index.ts";
 import { childEnvironment, harnessEnvVariable } from "./cli/env.ts";
-import { PI_TAG_VARIABLE, startOf } from "./cli/process-scan.mjs";
+import { ownedProcesses, PI_TAG_VARIABLE, startOf } from "./cli/process-scan.mjs";
 import { newTag, stillRunning, type TaggedProcess } from "./cli/process-tag.ts";
 import { reaperForgetPi, reaperWatchPi } from "./cli/reaper.ts";
+import { forgetSessions, sessionsOf, watchSessions } from "./pi-bash-sessions.ts";
 
 /**
  * A pi child's bash: Pi's own bash tool, with two differences from the user's.
@@ -19,8 +20,11 @@ import { reaperForgetPi, reaperWatchPi } from "./cli/reaper.ts";
  * for claude.
  *
  * What it starts ends with the child: every command carries the child's tag (PI_FLOW_PI_TAG, as a
- * CLI child's carry PI_FLOW_CLI_TAG, process-tag.ts), so a background job, or one that left the
- * shell's process group (setsid), is found and killed when the child settles or this process exits.
+ * CLI child's carry PI_FLOW_CLI_TAG, process-tag.ts), and runs in a session of its own that this
+ * process records (pi-bash-sessions.ts), so a background job, one that left the shell's process
+ * group or session (setsid), or one that dropped the tag from its environment (env -u, env -i), is
+ * found and killed when the child settles or this process exits. Only one that does both, once its
+ * parent has exited, escapes: it is not a sandbox.
  * A variable of its own: a pi-flow running inside a CLI child passes that child's tag on untouched,
  * so the outer pi-flow still finds these commands too. A host killed with SIGKILL runs no exit hook:
  * the CLI children's reaper (cli/reaper.ts), started with the first command, ends them then. Linux only (the tag is found in /proc). The files Pi
@@ -72,35 +76,14 @@ export function childShellEnvironment(env: NodeJS.ProcessEnv, source: NodeJS.Pro
 const liveTags = processGlobal("pi-flow.pi-child-tags", () => new Set<string>());
 
 /**
- * The processes whose environment carries one of `tags`: one scan of /proc however many children
- * are live (a scan per tag, some 10 ms each, would hold a worker of hundreds of children at its exit).
+ * SIGKILL to every process of the pi children of `tags`: carrying one of them, in a session their
+ * commands started, or descending from such a process (one scan of /proc however many children are
+ * live: a scan per tag would hold a worker of hundreds of children at its exit). Returns them, told
+ * from a later process with the same pid by their start.
  */
-function taggedWithAny(tags: ReadonlySet<string>): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  const prefix = `${PI_TAG_VARIABLE}=`;
-  const found: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${entry}/environ`, "latin1");
-    } catch {
-      continue; // gone, or another user's
-    }
-    if (environ.split("\0").some((variable) => variable.startsWith(prefix) && tags.has(variable.slice(prefix.length)))) found.push(Number(entry));
-  }
-  return found;
-}
-
-/** SIGKILL to every process carrying one of `tags`; returns them, told from a later process with the same pid by their start. */
 function killTagged(tags: ReadonlySet<string>): TaggedProcess[] {
   const killed: TaggedProcess[] = [];
-  for (const pid of taggedWithAny(tags)) {
+  for (const pid of ownedProcesses(tags, PI_TAG_VARIABLE, sessionsOf(tags))) {
     const start = startOf(pid);
     if (start === undefined) continue;
     try {
@@ -153,6 +136,7 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
       // From the first command on: a child that runs none costs no scan of /proc, and starts no reaper.
       if (!liveTags.has(tag)) {
         liveTags.add(tag);
+        watchSessions(tag);
         reaperWatchPi(tag);
       }
       return { ...context, env: { ...childShellEnvironment(context.env), [PI_TAG_VARIABLE]: tag } };
@@ -198,6 +182,7 @@ export function childShell(cwd: string, settings: SettingsManager): ChildShell {
       }
       const deadline = Date.now() + END_WAIT_MS;
       while (stillRunning(killed).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      forgetSessions(tag);
       if (liveTags.delete(tag)) reaperForgetPi(tag);
       for (const path of outputFiles) {
         try {

@@ -434,6 +434,26 @@ describe("quotas counted from the stream", () => {
     expect(past.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("maxToolCalls (1)") }, usage: { toolCalls: 2 } });
   });
 
+  test("codex: a completion without an id ends the open call of its kind that has one, counted once and reported under that id", async () => {
+    const { result, diagnostics } = await ws.run("codex", { prompt: "[fake:mixed-ids]", quotas: { maxToolCalls: 1 } });
+    expect(result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 1 } });
+    const tools = diagnostics.filter((entry) => entry.type === "tool_call" || entry.type === "tool_result");
+    expect(tools).toEqual([
+      { type: "tool_call", tool: "shell", args: expect.stringContaining("sleep 1"), id: "item_1" },
+      { type: "tool_result", tool: "shell", isError: true, id: "item_1" },
+    ]);
+  });
+
+  test("claude: a result without a call id is the result of the open call without one, named by its tool, so that call's span ends", async () => {
+    const { result, diagnostics } = await ws.run("claude", { prompt: "[fake:anonymous]" });
+    expect(result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 1 } });
+    const tools = diagnostics.filter((entry) => entry.type === "tool_call" || entry.type === "tool_result");
+    expect(tools).toEqual([
+      { type: "tool_call", tool: "Read", args: expect.stringContaining("hello.txt") },
+      { type: "tool_result", tool: "Read", isError: false },
+    ]);
+  });
+
   test("claude: a server tool's call and an MCP connector's call each count as a call", async () => {
     const within = await ws.run("claude", { prompt: "[fake:server-tools]", quotas: { maxToolCalls: 2 } });
     expect(within.result).toMatchObject({ outcome: "succeeded", usage: { toolCalls: 2 } });

@@ -25,6 +25,15 @@ describe("a stopped CLI child ends with everything it started", () => {
     // By the time the child's run has settled, nothing it started is left.
     for (const pid of pidsOf(run!)) expect(isAlive(pid)).toBe(false);
   });
+
+  test("a grandchild in a process group of its own that cleared its environment (no tag) is ended too: it is still in the child's session", async () => {
+    const { result } = await ws.run("claude", { prompt: "[fake:untagged-group]", options: { killGraceMs: 300 }, onStarted: ({ cancel }) => cancel() });
+    expect(result).toMatchObject({ outcome: "cancelled" });
+    const [run] = fakeRuns(ws.cwd, "claude");
+    expect(run!.children).toHaveLength(1);
+    expect(run!.children![0]).toBeGreaterThan(0);
+    for (const pid of pidsOf(run!)) expect(isAlive(pid), `process ${pid} still runs`).toBe(false);
+  });
 });
 
 describe("children of a killed flow do not outlive it", () => {

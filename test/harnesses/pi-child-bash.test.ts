@@ -127,8 +127,21 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     }
   });
 
+  test("leaves nothing running once the child has settled also when a command dropped the child's tag from its environment (env -u, env -i): it is still in the session its command's shell started", async () => {
+    const harness = await harnessRunning([
+      "env -u PI_FLOW_PI_TAG sleep 3002 > /dev/null 2>&1 & echo $! > untagged.pid",
+      "env -i /bin/sleep 3003 > /dev/null 2>&1 & echo $! > bare.pid",
+    ]);
+    expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
+    for (const file of ["untagged.pid", "bare.pid"]) {
+      const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+      expect(pid, file).toBeGreaterThan(0);
+      expect(startOf(pid), `${file}: process ${pid} still runs`).toBeUndefined();
+    }
+  });
+
   /** Starts exiting-host.ts, ends it with `signal` once both children's commands run (or it exited), and returns how it ended. */
-  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals, ...options: "old-reaper"[]) {
+  async function hostEndedWhileCommandsRun(signal: NodeJS.Signals, ...options: ("old-reaper" | "untagged" | "escaped")[]) {
     const host = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/exiting-host.ts", import.meta.url)), dir, ...options], { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     const running = new Promise<void>((resolve) =>
@@ -162,6 +175,16 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
 
   test("a host killed with SIGKILL while its children's commands run leaves nothing of them running: the reaper ends them", async () => {
     expect((await hostEndedWhileCommandsRun("SIGKILL")).signal).toBe("SIGKILL");
+    await sleepsEnd();
+  });
+
+  test("a host killed with SIGKILL ends its children's commands also when they dropped the child's tag from their environment (env -u, env -i): the reaper knows the sessions their shells started", async () => {
+    expect((await hostEndedWhileCommandsRun("SIGKILL", "untagged")).signal).toBe("SIGKILL");
+    await sleepsEnd();
+  });
+
+  test("a host killed with SIGKILL ends its children's commands also when they left the session (setsid) and dropped the tag, while the shell that started them still runs: they descend from a tagged process", async () => {
+    expect((await hostEndedWhileCommandsRun("SIGKILL", "escaped")).signal).toBe("SIGKILL");
     await sleepsEnd();
   });
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { usageAmount } from "../../contract/run-schema.ts";
-import { argsLine, counter, forgetOldest, isRecord, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, forgetOldest, isRecord, MAX_HELD_IDS, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -129,6 +129,8 @@ function reader(sink: StreamSink): StreamReader {
   const totals = { input: 0, output: 0 };
   // Tool calls still running, by id: a call is forgotten at its result (or, never answered, once MAX_HELD_IDS newer ones run).
   const toolNames = new Map<string, string>();
+  // Calls without an id (the format requires one; a stream may leave it out), oldest first: a result without one answers the oldest.
+  const unnamedCalls: string[] = [];
   const count = counter("claude", (message) => sink.diagnostic({ type: "error", message }));
 
   const noteSession = (event: JsonRecord) => {
@@ -174,7 +176,7 @@ function reader(sink: StreamSink): StreamReader {
         if (callId) {
           toolNames.set(callId, name);
           forgetOldest(toolNames);
-        }
+        } else if (unnamedCalls.push(name) > MAX_HELD_IDS) unnamedCalls.shift();
         sink.usage.toolCalls++;
         sink.diagnostic({ type: "tool_call", tool: name, args: argsLine(block.input), ...(callId ? { id: callId } : {}) });
         sink.progress(`calling ${name}`);
@@ -190,7 +192,7 @@ function reader(sink: StreamSink): StreamReader {
     for (const block of message.content) {
       if (!isRecord(block) || block.type !== "tool_result") continue;
       const callId = shortText(block.tool_use_id, "a tool result's call id") ?? "";
-      const tool = toolNames.get(callId) ?? "tool";
+      const tool = (callId ? toolNames.get(callId) : unnamedCalls.shift()) ?? "tool";
       toolNames.delete(callId); // a call has one result: only calls still running are kept
       sink.diagnostic({ type: "tool_result", tool, isError: block.is_error === true, ...(callId ? { id: callId } : {}) });
       sink.progress("thinking");

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
-import { argsLine, counter, forgetOldest, isRecord, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { argsLine, counter, forgetOldest, isRecord, MAX_HELD_IDS, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -87,38 +87,61 @@ function failedItem(item: JsonRecord): boolean {
 
 /**
  * Tells a tool item's first event from the later events of the same call, so each call counts
- * once. An item with an id is that id; one without (the format requires it, a stream may leave it
- * out) is matched to a call of its kind that started and has not completed, else it is a new call.
- * Only items not completed yet are held (a completed item has no later event), and at most
- * MAX_HELD_IDS of them.
+ * once, and names the call an event belongs to. An item with an id is that id; one without (the
+ * format requires it, a stream may leave it out) is a later event of a call of its kind that
+ * started and has not completed, one without an id first, else the oldest with one (whose id it
+ * then reports, so its result ends that call's span), else a new call. Only items not completed
+ * yet are held (a completed item has no later event), and at most MAX_HELD_IDS of them.
  */
-function newCalls(): (phase: string, item: JsonRecord, tool: string) => boolean {
-  const running = new Set<string>();
+function newCalls(): (phase: string, item: JsonRecord, tool: string) => { isNew: boolean; id?: string } {
+  /** Open calls with an id, oldest first: id → tool; and by tool, so an event without an id finds its call at once. */
+  const running = new Map<string, string>();
+  const runningOf = new Map<string, Set<string>>();
+  const close = (id: string) => {
+    const ids = runningOf.get(running.get(id)!);
+    ids?.delete(id);
+    if (ids?.size === 0) runningOf.delete(running.get(id)!);
+    running.delete(id);
+  };
   const open = new Map<string, number>();
   return (phase, item, tool) => {
     const id = shortText(item.id, "an item's id");
     if (id !== undefined && id !== "") {
       const known = running.has(id);
-      if (phase === "item.completed") running.delete(id);
-      else if (!known) {
-        running.add(id);
-        forgetOldest(running);
+      if (known && phase === "item.completed") close(id);
+      else if (!known && phase !== "item.completed") {
+        running.set(id, tool);
+        runningOf.set(tool, (runningOf.get(tool) ?? new Set()).add(id));
+        for (const oldest of running.keys()) {
+          if (running.size <= MAX_HELD_IDS) break;
+          close(oldest);
+        }
       }
-      return !known;
+      return { isNew: !known, id };
     }
     const count = open.get(tool) ?? 0;
-    if (phase === "item.started" || count === 0) {
-      if (phase !== "item.completed") {
-        open.set(tool, count + 1);
-        forgetOldest(open);
+    if (phase === "item.started") {
+      open.set(tool, count + 1);
+      forgetOldest(open);
+      return { isNew: true };
+    }
+    if (count > 0) {
+      if (phase === "item.completed") {
+        if (count > 1) open.set(tool, count - 1);
+        else open.delete(tool);
       }
-      return true;
+      return { isNew: false };
     }
-    if (phase === "item.completed") {
-      if (count > 1) open.set(tool, count - 1);
-      else open.delete(tool);
+    const named = runningOf.get(tool)?.values().next().value;
+    if (named !== undefined) {
+      if (phase === "item.completed") close(named);
+      return { isNew: false, id: named };
     }
-    return false;
+    if (phase !== "item.completed") {
+      open.set(tool, 1);
+      forgetOldest(open);
+    }
+    return { isNew: true };
   };
 }
 
@@ -132,9 +155,10 @@ function reader(sink: StreamSink): StreamReader {
 
   const onItem = (phase: string, item: JsonRecord) => {
     const tool = toolOf(item);
-    // The item's id ties its completion to its start (isNewCall has checked its length).
-    const id = tool ? text(item.id) || undefined : undefined;
-    if (tool && isNewCall(phase, item, tool.tool)) {
+    // The call's id ties its completion to its start (isNewCall has checked its length).
+    const call = tool ? isNewCall(phase, item, tool.tool) : undefined;
+    const id = call?.id;
+    if (tool && call?.isNew) {
       sink.usage.toolCalls++;
       sink.diagnostic({ type: "tool_call", tool: tool.tool, args: tool.args, ...(id ? { id } : {}) });
       sink.progress(tool.tool === "shell" ? `running ${tool.args.slice(0, 80)}` : `calling ${tool.tool}`); // args: redacted by argsLine

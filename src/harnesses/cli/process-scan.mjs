@@ -47,3 +47,67 @@ export function startOf(pid) {
     return undefined;
   }
 }
+
+/** The fields of /proc/<pid>/stat after the command's name (state, ppid, pgrp, session, …), or undefined once it is gone. */
+function statFields(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** When process `pid` started, zombie or not: a session's leader, told from a later process that reuses its pid. */
+export function leaderStart(pid) {
+  return statFields(pid)?.[19];
+}
+
+/**
+ * The processes (other than this one) that belong to what a host started, in one scan of /proc:
+ * those whose environment carries one of `tags` in `variable`, those in one of `sessions`
+ * (session id → its leader's start, or undefined when the leader is known to run: a session that a
+ * new process reusing the leader's pid started is not it), and every descendant of those that still
+ * has its parent. A command can drop a variable from its environment, but not leave its session
+ * without setsid: together they catch what either alone misses.
+ */
+export function ownedProcesses(tags, variable, sessions) {
+  if (tags.size === 0 && sessions.size === 0) return [];
+  let entries;
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const reused = new Set();
+  for (const [session, start] of sessions) if (start !== undefined && leaderStart(session) !== undefined && leaderStart(session) !== start) reused.add(session);
+  const prefix = `${variable}=`;
+  const owned = new Set();
+  const children = new Map();
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const fields = pid === process.pid ? undefined : statFields(pid);
+    if (!fields) continue;
+    const parent = Number(fields[1]);
+    const siblings = children.get(parent);
+    if (siblings) siblings.push(pid);
+    else children.set(parent, [pid]);
+    const session = Number(fields[3]);
+    if (sessions.has(session) && !reused.has(session)) {
+      owned.add(pid);
+      continue;
+    }
+    if (tags.size === 0) continue;
+    let environ;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+    } catch {
+      continue; // gone, or another user's
+    }
+    if (environ.split("\0").some((entry) => entry.startsWith(prefix) && tags.has(entry.slice(prefix.length)))) owned.add(pid);
+  }
+  // A Set visits what is added while it is walked: descendants of descendants too.
+  for (const pid of owned) for (const child of children.get(pid) ?? []) owned.add(child);
+  return [...owned];
+}

@@ -1,12 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { startOf, taggedProcesses } from "./process-scan.mjs";
+import { ownedProcesses, startOf, TAG_VARIABLE } from "./process-scan.mjs";
 
 /**
  * A CLI child's process group does not hold everything it starts: a descendant that calls setsid
  * leaves the group, and one whose parent died is adopted by init. Each CLI child therefore gets
  * an environment variable with a tag of its own, which every descendant inherits; stopping the
  * child also signals every process of this user that carries the tag. Linux only (it reads
- * /proc); elsewhere the group is all there is. A descendant that clears its environment escapes.
+ * /proc); elsewhere the group is all there is. A CLI child is spawned detached, so it also leads a
+ * session: a descendant that clears its environment but stays in the session (its own process
+ * group, as a shell's job control gives a background job) is found by its session, and a
+ * descendant of anything found by its parent. Only one that both calls setsid and clears its
+ * environment, once its parent has exited, escapes.
  */
 export { TAG_VARIABLE, taggedProcesses } from "./process-scan.mjs";
 
@@ -18,21 +22,28 @@ export interface TaggedProcess {
   start: string;
 }
 
+/** The session a CLI child leads: its pid, and its start (a later process reusing the pid leads another). */
+export interface ChildSession {
+  id: number;
+  start: string | undefined;
+}
+
 /**
- * The tagged processes now. The tag is only found while a process has its memory: once it is
- * exiting it no longer shows, though it is not gone yet, so whoever waits for it to be gone keeps
- * what this returns and asks `stillRunning`.
+ * The child's processes now: tagged, in its session, or descended from those. The tag is only
+ * found while a process has its memory: once it is exiting it no longer shows, though it is not
+ * gone yet, so whoever waits for it to be gone keeps what this returns and asks `stillRunning`.
  */
-export function findTagged(tag: string): TaggedProcess[] {
-  return taggedProcesses(tag).flatMap((pid) => {
+export function findTagged(tag: string, session?: ChildSession): TaggedProcess[] {
+  const sessions = new Map(session ? [[session.id, session.start]] : []);
+  return ownedProcesses(new Set([tag]), TAG_VARIABLE, sessions).flatMap((pid) => {
     const start = startOf(pid);
     return start === undefined ? [] : [{ pid, start }];
   });
 }
 
-/** Sends `signal` to every tagged process; returns them (none: nothing carried the tag). */
-export function signalTagged(tag: string, signal: NodeJS.Signals): TaggedProcess[] {
-  const found = findTagged(tag);
+/** Sends `signal` to every process of the child (`findTagged`); returns them (none: nothing of it was found). */
+export function signalTagged(tag: string, signal: NodeJS.Signals, session?: ChildSession): TaggedProcess[] {
+  const found = findTagged(tag, session);
   for (const { pid } of found) {
     try {
       process.kill(pid, signal);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { processGlobal } from "../../../runtime/process-global.ts";
 import { BoundedText } from "./bounded-text.ts";
 import { LineSplitter } from "./lines.ts";
+import { leaderStart } from "./process-scan.mjs";
 import { findTagged, newTag, signalTagged, stillRunning, TAG_VARIABLE, type TaggedProcess } from "./process-tag.ts";
 import { reaperForget, reaperWatch } from "./reaper.ts";
 
@@ -60,6 +61,8 @@ export interface CliProcess {
 /** Group id → tag of every CLI child not yet ended. */
 /** Live CLI children's process groups (pid → tag), in every copy of pi-flow this process loaded. */
 const liveGroups = processGlobal("pi-flow.cli-process-groups", () => new Map<number, string>());
+/** When each live CLI child (its session's leader) started, in every copy; absent for one an older copy started. */
+const leaderStarts = processGlobal("pi-flow.cli-session-starts", () => new Map<number, string | undefined>());
 
 function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
@@ -76,7 +79,7 @@ function installExitHook(): void {
     process.on("exit", () => {
       for (const [pid, tag] of liveGroups) {
         signalGroup(pid, "SIGKILL");
-        signalTagged(tag, "SIGKILL");
+        signalTagged(tag, "SIGKILL", leaderStarts.has(pid) ? { id: pid, start: leaderStarts.get(pid) } : undefined);
       }
     }),
   );
@@ -101,8 +104,11 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     return { pid: undefined, stop: () => undefined, exited: Promise.resolve({ code: null, signal: null, spawnError, stderr }) };
   }
   const pid = child.pid;
+  // Spawned detached, the child leads a session of its own, which what it starts stays in unless it calls setsid.
+  const session = pid === undefined ? undefined : { id: pid, start: leaderStart(pid) };
   if (pid !== undefined) {
     liveGroups.set(pid, tag);
+    leaderStarts.set(pid, session?.start);
     reaperWatch(pid, tag);
   }
   /**
@@ -116,7 +122,7 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
   };
   /** Anything of the child left: its group, a tagged process that left the group, or one found before that is still exiting. */
   const anyLeft = (): boolean =>
-    pid !== undefined && (signalGroup(pid, 0) || remember(findTagged(tag)).length > 0 || stillRunning(seen.values()).length > 0);
+    pid !== undefined && (signalGroup(pid, 0) || remember(findTagged(tag, session)).length > 0 || stillRunning(seen.values()).length > 0);
 
   let stopped: string | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -143,13 +149,13 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
     if (pid === undefined || ending) return;
     ending = true;
     const signalled = signalGroup(pid, "SIGTERM");
-    if (remember(signalTagged(tag, "SIGTERM")).length === 0 && !signalled && stillRunning(seen.values()).length === 0) {
+    if (remember(signalTagged(tag, "SIGTERM", session)).length === 0 && !signalled && stillRunning(seen.values()).length === 0) {
       groupDone = true;
       return;
     }
     killTimer = setTimeout(() => {
       signalGroup(pid, "SIGKILL");
-      remember(signalTagged(tag, "SIGKILL"));
+      remember(signalTagged(tag, "SIGKILL", session));
       whenGroupGone(pid, markGroupDone);
     }, options.killGraceMs);
   };
@@ -188,6 +194,7 @@ export function startCliProcess(options: CliProcessOptions): CliProcess {
       if (pipeTimer) clearTimeout(pipeTimer);
       if (pid !== undefined) {
         liveGroups.delete(pid);
+        leaderStarts.delete(pid);
         reaperForget(pid, tag);
       }
       const unterminated = stopped === undefined ? lines.end() : undefined;

@@ -14,9 +14,11 @@ const SCRIPT = fileURLToPath(new URL("./reaper-process.mjs", import.meta.url));
 
 /**
  * The lines a reaper understands, by version: 1, `±<group> <tag>` (CLI children); 2 adds `±pi <tag>`
- * (pi children's commands). reaper-process.mjs speaks this one; raise it with every kind of line added.
+ * (pi children's commands); 3 adds `+pisession <tag> <session> <leader start>` (the sessions those
+ * commands run in) and ends the processes in a CLI child's session too. reaper-process.mjs speaks
+ * this one; raise it with every kind of line added.
  */
-export const REAPER_PROTOCOL = 2;
+export const REAPER_PROTOCOL = 3;
 
 /**
  * The host's reaper, shared by every copy of pi-flow this process loaded (not one per reload), and
@@ -77,8 +79,15 @@ export const reaperWatch = (group: number, tag: string): void => tell(`+${group}
 /** The child and everything it started have ended. */
 export const reaperForget = (group: number, tag: string): void => tell(`-${group} ${tag}`, 1);
 
-/** A pi child's bash ran its first command: the reaper ends what carries its tag if this host dies. */
-export const reaperWatchPi = (tag: string): void => tell(`+pi ${tag}`, 2);
+/**
+ * A pi child's bash ran its first command: the reaper ends what carries its tag if this host dies.
+ * Protocol 3 for every pi child's line, so its sessions go to the reaper that knows its tag.
+ */
+export const reaperWatchPi = (tag: string): void => tell(`+pi ${tag}`, 3);
+
+/** A pi child's command started a session (its shell's pid, and when that started): the reaper ends what is in it too. */
+export const reaperWatchPiSession = (tag: string, session: number, leaderStart: string | undefined): void =>
+  tell(`+pisession ${tag} ${session} ${leaderStart ?? "-"}`, 3);
 
 /** The pi child has settled and its commands have ended. */
-export const reaperForgetPi = (tag: string): void => tell(`-pi ${tag}`, 2);
+export const reaperForgetPi = (tag: string): void => tell(`-pi ${tag}`, 3);

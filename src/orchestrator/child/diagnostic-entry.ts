@@ -3,15 +3,18 @@
 import type { ChildDiagnostic } from "../../harnesses/types.ts";
 import type { DiagnosticEntry } from "../../runs/index.ts";
 
+/** How a call's id shows in its lines, `[id]`: what tells overlapping calls of one tool apart. As long as a span's id attribute, at most. */
+const callId = (id: string | undefined): string => (id ? ` [${id.length > 256 ? `${id.slice(0, 256)}…` : id}]` : "");
+
 /** A harness's diagnostic as one line of the run's diagnostics log. */
 export function diagnosticEntry(entry: ChildDiagnostic): DiagnosticEntry {
   switch (entry.type) {
     case "error":
       return { level: "error", message: entry.message };
     case "tool_call":
-      return { level: "info", message: `tool ${entry.tool} ${entry.args}` };
+      return { level: "info", message: `tool ${entry.tool}${callId(entry.id)} ${entry.args}` };
     case "tool_result":
-      return { level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool} ${entry.isError ? "failed" : "done"}` };
+      return { level: entry.isError ? "warn" : "debug", message: `tool ${entry.tool}${callId(entry.id)} ${entry.isError ? "failed" : "done"}` };
     case "session":
       return { level: "info", code: "cli_session", message: `${entry.harness} session ${entry.sessionId}` };
     case "stderr":
