@@ -245,6 +245,16 @@ describe("supervision errors", () => {
     other.dispose();
   });
 
+  test("a token pasted as a run ID is quoted back redacted whole, never its first 64 characters", async () => {
+    pi = await startPiSession();
+    // The first 64 characters of a JWT are no JWT to the redaction patterns: cut first, they would be quoted.
+    const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    const { result, envelope } = await runs({ action: "inspect", runIds: [jwt] });
+    expect(envelope).toMatchObject({ ok: false, error: { code: "request_invalid", message: expect.stringContaining('Malformed run ID "[REDACTED]"') } });
+    expect(JSON.stringify(envelope)).not.toContain("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
+    expect(result.text).not.toContain("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
+  });
+
   test("a cursor from another run is cursor_invalid; evidence that changed under a cursor is cursor_stale", async () => {
     pi = await startPiSession();
     const a = await finishedRun("x".repeat(300));
