@@ -143,6 +143,20 @@ describe("list and inspect", () => {
     expect(stale.envelope).toMatchObject({ ok: false, data: null, error: { code: "cursor_stale" } });
   });
 
+  test("a limitBytes past 2^53 is a whole number the schema accepts: every action serves it as its largest page, as wait does", async () => {
+    pi = await startPiSession();
+    const runId = await finishedRun("whole answer");
+    const huge = 2 ** 60;
+    const page = await runs({ action: "inspect", runIds: [runId], view: "final", limitBytes: huge });
+    expect(page.envelope).toMatchObject({ ok: true, data: { page: { text: "whole answer", complete: true } } });
+    const batch = await runs({ action: "inspect", runIds: [runId], limitBytes: huge });
+    expect(batch.envelope).toMatchObject({ ok: true, data: { mode: "batch", entries: [{ runId }] } });
+    const list = await runs({ action: "list", limitBytes: huge });
+    expect(list.envelope).toMatchObject({ ok: true, data: { runs: [{ runId, output: { delivery: "inline", value: "whole answer" } }] } });
+    const waited = await runs({ action: "wait", runIds: [runId], limitBytes: huge });
+    expect(waited.envelope).toMatchObject({ ok: true, data: { completed: [{ runId }] } });
+  });
+
   test("batch summary inspection pages by limitBytes in both channels and never drops a target", async () => {
     pi = await startPiSession();
     const ids = [await finishedRun("one"), await finishedRun("two"), await finishedRun("three")];
