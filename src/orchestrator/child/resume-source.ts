@@ -73,7 +73,14 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   if (view.kind !== "agent") {
     throw new FlowError("request_invalid", `resume continues an agent run; ${view.runId} is a workflow.`);
   }
-  if (view.live || view.state.status === "queued" || view.state.status === "running") {
+  if (view.state.status === "queued") {
+    // A steer would answer not_started: the one thing that helps is to let it run.
+    throw new FlowError(
+      "request_invalid",
+      `Run ${view.runId} is still queued for a background slot and has not started: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [view.runId] })}, then resume it.`,
+    );
+  }
+  if (view.live || view.state.status === "running") {
     throw new FlowError(
       "request_invalid",
       `Run ${view.runId} is still live: steer it with external_runs ${JSON.stringify({ action: "steer", runIds: [view.runId], message: "…" })} instead of resuming it.`,
