@@ -135,7 +135,8 @@ function answerAction(
       rejectExtras(input, ["runIds"]);
       const action = input.action;
       // A run whose applied files need a person's review (results[].review) is named in the envelope's warnings too.
-      return changeRuns(runs, action, input.runIds, { onWaiting }).then((results) => ({
+      // Esc stops a wait for the repository lock (tool-calling contract, invariant 6): an AbortError, nothing more applied.
+      return changeRuns(runs, action, input.runIds, { onWaiting, ...(signal ? { signal } : {}) }).then((results) => ({
         data: { results },
         text: formatChangeAnswers(results, action),
         warnings: results.some((result) => result.review) ? [CHANGES_NEED_REVIEW] : [],
