@@ -200,7 +200,8 @@ async function changeOne(action: ChangeAction, runId: string, runs: RunStore, be
     return await (action === "apply" ? applyOne(runId, files, runs.scope.home, wait) : discardOne(runId, files, wait));
   } catch (error) {
     const done = before.filter((answer) => answer.status === "applied" || answer.status === "discarded");
-    if (done.length === 0 || !(error instanceof Error)) throw error;
+    // An AbortError stays one (its message cannot be set, and Esc is not a failure to explain).
+    if (done.length === 0 || !(error instanceof Error) || error.name === "AbortError") throw error;
     const what = action === "apply" ? "applied" : "discarded";
     error.message = `${error.message} (before it, ${done.map((answer) => answer.runId).join(", ")} ${done.length === 1 ? "was" : "were"} ${what}: ${formatChangeAnswers(done, action).replace(/\n/g, " ")})`;
     throw error;

@@ -18,3 +18,17 @@ export function stripControls(text: string): string {
 export function printable(text: string): string {
   return stripControls(redactText(text).text);
 }
+
+/** The most of a caller's value an error message quotes back. */
+export const QUOTE_MAX_CHARS = 64;
+
+/**
+ * A value the caller gave (a name, an ID), quoted back in an error message: redacted whole first,
+ * since a cut could leave part of a secret no pattern knows, then cut to QUOTE_MAX_CHARS characters,
+ * so a 200,000-character name costs the model one line of its context, not all of it.
+ */
+export function quoteGiven(value: string): string {
+  const characters = Array.from(printable(value));
+  if (characters.length <= QUOTE_MAX_CHARS) return JSON.stringify(characters.join(""));
+  return `${JSON.stringify(`${characters.slice(0, QUOTE_MAX_CHARS).join("")}…`)} (${value.length} characters)`;
+}

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { FlowError } from "../contract/errors.ts";
+import { quoteGiven } from "./controls.ts";
 
 export type RunKind = "agent" | "workflow";
 
@@ -76,7 +77,8 @@ export function runIdTime(runId: string): number {
 /** Every input ID passes here before it can reach a path: a malformed one is `request_invalid`. */
 export function assertRunId(value: unknown): string {
   if (!isRunId(value)) {
-    const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 64)) : typeof value;
+    // Redacted whole, then cut: a token pasted as an ID is never quoted back in part.
+    const shown = typeof value === "string" ? quoteGiven(value) : typeof value;
     throw new FlowError("request_invalid", `Malformed run ID ${shown}: expected ag_… or wf_… as returned by a Flow tool.`);
   }
   return value;

@@ -23,13 +23,13 @@ export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind
 export { redactedJson, redactText, redactValue, redactValueUnder, rememberSharedHead, REDACTED } from "./redact/index.ts";
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
 export { shownUrl } from "./redact/shown-url.ts";
-export { printable, stripControls } from "./controls.ts";
+export { printable, quoteGiven, QUOTE_MAX_CHARS, stripControls } from "./controls.ts";
 export { atomicWriteFile, errorCode, readEvidenceText, TMP_PREFIX } from "./fsio.ts";
 export { groupCommit } from "./write/group-commit.ts";
 export { assertReplaceableTarget, createStagedFile, stagingPathFor } from "./write/staged-file.ts";
 export { ARGS_MAX_BYTES, CASSETTE_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "./user-file.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
-export { buildView, formatRunText, outputWarnings } from "./read/view.ts";
+export { buildView, formatRunText, formatRunTextFor, NOT_SUPERVISED, outputWarnings } from "./read/view.ts";
 export {
   formatBatchText,
   DEFAULT_PAGE_BYTES,

@@ -1,4 +1,5 @@
 import type { RunView } from "../contract/run-schema.ts";
+import { NOT_SUPERVISED } from "../runs/index.ts";
 
 const call = (value: unknown) => JSON.stringify(value);
 
@@ -8,7 +9,7 @@ export function supervised(ctx: { sessionManager: { getSessionFile(): string | u
 }
 
 /** external_runs serves persisted sessions only; in any other, no receipt may send the model there. */
-const UNSUPERVISED = "This session is not persisted, so external_runs cannot supervise it";
+const UNSUPERVISED = NOT_SUPERVISED;
 
 /**
  * The model-facing content of a run receipt: the outcome first, then the run ID, then the one

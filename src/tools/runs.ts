@@ -79,6 +79,7 @@ function cancel(runs: RunStore, input: RunsInput): Answer {
 function steerText({ runId, status, held, reason }: SteerPayload): string {
   if (status === "refused") return `Steer refused, not delivered: ${reason ?? `run ${runId}'s steering budget is spent for now.`}`;
   if (status === "terminal") return `Run ${runId} had already ended; the message was not delivered. Continue it with external_delegate resume: "${runId}" instead.`;
+  if (status === "not_started") return `Run ${runId} has not started: it waits for a background slot, so the message was not delivered. Steer it once it runs.`;
   if (status === "unsupported") {
     return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel the run and resume it with a new prompt instead.`;
   }
@@ -134,7 +135,8 @@ function answerAction(
       rejectExtras(input, ["runIds"]);
       const action = input.action;
       // A run whose applied files need a person's review (results[].review) is named in the envelope's warnings too.
-      return changeRuns(runs, action, input.runIds, { onWaiting }).then((results) => ({
+      // Esc stops a wait for the repository lock (tool-calling contract, invariant 6): an AbortError, nothing more applied.
+      return changeRuns(runs, action, input.runIds, { onWaiting, ...(signal ? { signal } : {}) }).then((results) => ({
         data: { results },
         text: formatChangeAnswers(results, action),
         warnings: results.some((result) => result.review) ? [CHANGES_NEED_REVIEW] : [],
@@ -162,7 +164,7 @@ export function createRunsTool(host: FlowHost) {
       "inspect: with view summary (default) and one or more runIds, batch entries; with one run and view launch, output, diagnostics or final, one page bounded by limitBytes (follow nextCursor, concatenate JSON pages before parsing).",
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes, and returns early when a workflow target ends unsuccessfully; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",
-      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means accepted for the child (not yet acted on; one the child ends before reading is noted in its diagnostics as steer_undelivered); terminal (the run had ended: continue it with external_delegate resume), unsupported (a claude or codex child) and refused (the run's steering budget is spent for now: data.reason says which bound) mean it was not. Unread steers reach the child together in one request.",
+      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means accepted for the child (not yet acted on; one the child ends before reading is noted in its diagnostics as steer_undelivered); terminal (the run had ended: continue it with external_delegate resume), unsupported (a claude or codex child), refused (the run's steering budget is spent for now: data.reason says which bound) and not_started (a background run still waiting for a slot: steer it once it runs) mean it was not. Unread steers reach the child together in one request.",
       'apply: with one or more finished isolation "worktree" runs, in order, merge each run\'s kept changes onto the working tree (3-way against its base), all or nothing per run: data.results[].status applied (files; review: files to read before running anything, such as hooks, .envrc, CI workflows, changed npm scripts or links out of the tree, also warned as changes_need_review), conflict (the conflicting files; nothing changed), nothing_to_apply or already_applied. Nothing is staged; uncommitted edits are kept. discard: drop runs\' kept changes. Read them first with inspect view patch.',
       "ok means the query worked even when the run failed: check run.state.outcome.",
     ].join(" "),

@@ -66,7 +66,7 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     expect(JSON.parse((launch.structuredContent as { data: { page: { text: string } } }).data.page.text)).toMatchObject({ resume: firstRunId });
   });
 
-  test("error codes keep their v1 meaning: steering a running CLI child answers status unsupported (not harness_unavailable), and the child runs on", async () => {
+  test("error codes keep their v1 meaning: steering a running CLI child answers status unsupported (not harness_unavailable), and the child runs on; resuming it is refused without advice to steer it", async () => {
     await start();
     const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "[fake:hang]"), background: true });
     const runId = receipt.data.run!.runId;
@@ -76,6 +76,13 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     expect(steer.text).toMatch(/cannot be steered.*not delivered/);
     const view = await pi.callTool("external_runs", { action: "inspect", runIds: [runId] });
     expect(view.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: true }] } });
+    // Resuming it is refused with advice that works for this harness: not "steer it instead".
+    const { role, description, context } = cliTask(harness);
+    const resumed = await callForReceipt(pi, "external_delegate", { role, description, context, prompt: "More.", resume: runId });
+    expect(resumed.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    expect(resumed.receipt.error!.message).toBe(
+      `Run ${runId} is still running, and a ${harness} child cannot be steered: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [runId] })} (or cancel it), then resume it.`,
+    );
     await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
     await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   });

@@ -6,6 +6,7 @@ import { childAnswers, childAnswersWhenReleased, childHangs, childModelFails, ty
 import { startPiSession, type PiTestSession, type TurnScript } from "../support/pi-session.ts";
 import { callForReceipt, type Receipt } from "../support/receipts.ts";
 import { schemaViolation } from "../support/schema.ts";
+import type { RunView } from "../../src/contract/run-schema.ts";
 
 type Run = {
   runId: string;
@@ -387,5 +388,18 @@ describe("in a session that is not persisted", () => {
     expect(big.receipt.data.run!.output.delivery).toBe("reference");
     expect(big.result.text).toContain("not persisted");
     expect(big.result.text).not.toContain("external_runs {");
+  });
+
+  test("a completion message never points to external_runs inspect either: a background answer over 16 KiB says it cannot be paged here", async () => {
+    pi.dispose();
+    pi = await startPiSession({ persisted: false });
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    const background = await delegate({ ...worker, background: true }, { children: [childAnswers("z".repeat(17_000))] });
+    const runId = background.receipt.data.run!.runId;
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    const message = completions()[0] as unknown as { content: string; details: RunView };
+    expect(message.details).toMatchObject({ runId, output: { delivery: "reference" } });
+    expect(message.content).not.toContain("external_runs inspect");
+    expect(message.content).toContain("This session is not persisted, so external_runs cannot supervise it: run the session persisted to page it");
   });
 });

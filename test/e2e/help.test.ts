@@ -210,6 +210,29 @@ describe("external_help called directly by the model", () => {
   });
 
   test.each([
+    ["topic", { topic: "Z".repeat(200_000) }],
+    ["tool", { topic: "contracts", tool: "Z".repeat(200_000) }],
+    ["harness", { topic: "harnesses", harness: "Z".repeat(200_000) }],
+  ])("an unknown %s of 200,000 characters is quoted back cut short, not whole into the model's context", async (what, args) => {
+    const result = await pi.callTool("external_help", args as Record<string, unknown>);
+    const envelope = result.structuredContent as Envelope;
+    expect(schemaViolation(helpOutput, envelope)).toBeNull();
+    expect(envelope).toMatchObject({ ok: false, data: null, error: { code: "selection_invalid", message: expect.stringContaining(`Unknown ${what} "ZZZZ`) } });
+    expect(envelope.error!.message).toMatch(/…" \(200000 characters\)\. Known: /);
+    expect(envelope.error!.message.length).toBeLessThan(400);
+    expect(result.text.length).toBeLessThan(400);
+  });
+
+  test("a secret longer than the quote is redacted before it is cut, so no part of it is quoted back", async () => {
+    // A JWT's first 64 characters are no JWT to the redaction patterns: cut first, they would be quoted.
+    const secret = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    const result = await pi.callTool("external_help", { topic: "harnesses", harness: secret });
+    expect(result.structuredContent).toMatchObject({ error: { message: expect.stringContaining('Unknown harness "[REDACTED]"') } });
+    expect(JSON.stringify(result.structuredContent)).not.toContain("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
+    expect(result.text).not.toContain("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
+  });
+
+  test.each([
     [{ topic: "roles", tool: "external_runs" }],
     [{ topic: "contracts", harness: "pi" }],
   ])("%j (a tool or harness with the wrong topic) is request_invalid", async (args) => {

@@ -275,3 +275,24 @@ test("an external_runs steer that never answered is not sent again: the resume i
   expect(receipt.error!.message).toContain(`tools.external_runs steer call 0 of run ${runId} started and never answered`);
   expect(seen).toHaveLength(0);
 });
+
+test("resuming a child still queued for a background slot is refused with advice that works: wait for it, never steer it (a steer would not reach it)", async () => {
+  const pi = await session({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
+  let started!: () => void;
+  const hanging = new Promise<void>((resolve) => (started = resolve));
+  const worker = { role: "worker", description: "d", prompt: "p", context: { mode: "none" } };
+  const first = await callForReceipt(pi, "external_delegate", { ...worker, background: true }, { children: [childHangs(started)] });
+  await hanging;
+  const queued = await callForReceipt(pi, "external_delegate", { ...worker, background: true });
+  const runId = queued.run!.runId;
+  expect(queued.run!.state.status).toBe("queued");
+  const seen: Seen[] = [];
+  const refused = await callForReceipt(pi, "external_delegate", { ...worker, resume: runId }, { children: [childAnswers("never", seen)] });
+  expect(refused.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+  expect(refused.receipt.error!.message).toBe(
+    `Run ${runId} is still queued for a background slot and has not started: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [runId] })}, then resume it.`,
+  );
+  expect(seen).toHaveLength(0);
+  await cancelled(pi, runId);
+  await cancelled(pi, first.run!.runId);
+});

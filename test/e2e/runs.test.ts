@@ -143,6 +143,20 @@ describe("list and inspect", () => {
     expect(stale.envelope).toMatchObject({ ok: false, data: null, error: { code: "cursor_stale" } });
   });
 
+  test("a limitBytes past 2^53 is a whole number the schema accepts: every action serves it as its largest page, as wait does", async () => {
+    pi = await startPiSession();
+    const runId = await finishedRun("whole answer");
+    const huge = 2 ** 60;
+    const page = await runs({ action: "inspect", runIds: [runId], view: "final", limitBytes: huge });
+    expect(page.envelope).toMatchObject({ ok: true, data: { page: { text: "whole answer", complete: true } } });
+    const batch = await runs({ action: "inspect", runIds: [runId], limitBytes: huge });
+    expect(batch.envelope).toMatchObject({ ok: true, data: { mode: "batch", entries: [{ runId }] } });
+    const list = await runs({ action: "list", limitBytes: huge });
+    expect(list.envelope).toMatchObject({ ok: true, data: { runs: [{ runId, output: { delivery: "inline", value: "whole answer" } }] } });
+    const waited = await runs({ action: "wait", runIds: [runId], limitBytes: huge });
+    expect(waited.envelope).toMatchObject({ ok: true, data: { completed: [{ runId }] } });
+  });
+
   test("batch summary inspection pages by limitBytes in both channels and never drops a target", async () => {
     pi = await startPiSession();
     const ids = [await finishedRun("one"), await finishedRun("two"), await finishedRun("three")];
@@ -243,6 +257,16 @@ describe("supervision errors", () => {
     const foreign = await other.callTool("external_runs", { action: "inspect", runIds: [runId], view: "summary" });
     expect(foreign.structuredContent).toMatchObject({ ok: false, error: { code: "run_unavailable" } });
     other.dispose();
+  });
+
+  test("a token pasted as a run ID is quoted back redacted whole, never its first 64 characters", async () => {
+    pi = await startPiSession();
+    // The first 64 characters of a JWT are no JWT to the redaction patterns: cut first, they would be quoted.
+    const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    const { result, envelope } = await runs({ action: "inspect", runIds: [jwt] });
+    expect(envelope).toMatchObject({ ok: false, error: { code: "request_invalid", message: expect.stringContaining('Malformed run ID "[REDACTED]"') } });
+    expect(JSON.stringify(envelope)).not.toContain("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
+    expect(result.text).not.toContain("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
   });
 
   test("a cursor from another run is cursor_invalid; evidence that changed under a cursor is cursor_stale", async () => {

@@ -128,7 +128,7 @@ describe("external_runs steer", () => {
     expect(text).toContain("steer not delivered (the child ended failed before it read it: The child exceeded its quota maxTurns (1): it started turn 2 and was stopped.): Also check the docs folder.");
   });
 
-  test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live)", async () => {
+  test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live), and the text says so", async () => {
     pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
@@ -136,9 +136,15 @@ describe("external_runs steer", () => {
     await first.started;
     const queued = await delegate({ ...worker, background: true }, { children: [childAnswers("second")] });
     const runId = queued.receipt.data.run!.runId;
-    const answer = await runs({ action: "steer", runIds: [runId], message: "hurry" });
+    const result = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "hurry" });
+    const answer = result.structuredContent as RunsEnvelope;
+    expect(schemaViolation(TOOL_SCHEMAS.external_runs.output, answer)).toBeNull();
     expect(answer).toMatchObject({ ok: true, action: "steer" });
     expect(answer.data).toEqual({ runId, status: "not_started", held: false });
+    // The model reads the text: it must not be told the message was queued for the child.
+    expect(result.text).toBe(`Run ${runId} has not started: it waits for a background slot, so the message was not delivered. Steer it once it runs.`);
+    // And the description the model chose the call from names the answer.
+    expect(pi.session.getToolDefinition("external_runs")!.description).toContain("not_started (a background run still waiting for a slot");
     first.release();
     await runs({ action: "wait", runIds: [runId] });
   });

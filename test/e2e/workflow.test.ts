@@ -50,6 +50,13 @@ describe("selecting the script", () => {
     expect(result.text).toContain("selection_invalid");
   });
 
+  test("a workflow name of 200,000 characters is request_invalid, quoted back cut short, not whole into the model's context", async () => {
+    const { receipt, result } = await workflow({ workflow: "Z".repeat(200_000) });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    expect(receipt.error!.message).toMatch(/^"Z{64}…" \(200000 characters\) is not a workflow name/);
+    expect(result.text.length).toBeLessThan(400);
+  });
+
   test("a project file overrides a user file, which overrides a shipped one; the receipt says which ran", async () => {
     const saved = (where: string) => `export const apiVersion = 1;\nexport const meta = { name: "review" };\nreturn "${where}";\n`;
     const projectDir = join(pi.cwd, ".pi", "flow", "workflows");

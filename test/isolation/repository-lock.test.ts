@@ -19,7 +19,7 @@ import { openRepository } from "../../src/isolation/repository.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
-import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { PROJECT_ROOT, startPiSession } from "../support/pi-session.ts";
 
 /**
  * Another process takes the lock of the repository at argv[1], says "held", and holds it until a
@@ -227,3 +227,38 @@ test("a worktree child cancelled while its worktree waits for a lock another pro
     await exited;
   }
 }, 15_000);
+
+test("Esc on an external_runs apply that waits for a lock another process holds stops the wait at once (AbortError), applying nothing", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const pi = await startPiSession({ cwd: root });
+  try {
+    const repo = await openRepository(root);
+    const store = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionId, registry: new RunRegistry() });
+    const runId = await keptRun(store, root, { "a.txt": "child a\n" });
+    const hung = await holder(repo.commonDir, join(repo.root, "holder-done"));
+    try {
+      const tool = pi.session.getToolDefinition("external_runs")!;
+      const esc = new AbortController();
+      const ctx = pi.session.extensionRunner.createToolContext("call_apply", esc.signal);
+      let told!: () => void;
+      const waiting = new Promise<void>((resolve) => (told = resolve));
+      const applying = tool.execute("call_apply", { action: "apply", runIds: [runId] } as never, esc.signal, (() => told()) as never, ctx);
+      const outcome = applying.then(
+        (result) => ({ returned: (result as { structuredContent?: unknown }).structuredContent }),
+        (error: unknown) => ({ threw: error }),
+      );
+      await waiting; // the apply said who holds the lock: it is waiting for it now
+      esc.abort();
+      const settled = await outcome;
+      expect(settled).toEqual({ threw: expect.objectContaining({ name: "AbortError" }) });
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+      expect(readChangeRecord(runFiles(store.scope, runId))?.state).toBe("kept");
+    } finally {
+      const exited = once(hung, "exit");
+      hung.stdin!.write("go\n");
+      await exited;
+    }
+  } finally {
+    pi.dispose();
+  }
+}, 60_000);

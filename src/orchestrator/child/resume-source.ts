@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
 import { readEvidenceText, readLaunch, runFiles, type RunStore } from "../../runs/index.ts";
 import { SESSION_NOT_KEPT } from "../../backends/kept-session.ts";
-import { resumesInPlace } from "../../harnesses/cli/index.ts";
+import { isCliHarness, resumesInPlace } from "../../harnesses/cli/index.ts";
 
 /**
  * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.
@@ -73,13 +73,27 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   if (view.kind !== "agent") {
     throw new FlowError("request_invalid", `resume continues an agent run; ${view.runId} is a workflow.`);
   }
-  if (view.live || view.state.status === "queued" || view.state.status === "running") {
+  if (view.state.status === "queued") {
+    // A steer would answer not_started: the one thing that helps is to let it run.
+    throw new FlowError(
+      "request_invalid",
+      `Run ${view.runId} is still queued for a background slot and has not started: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [view.runId] })}, then resume it.`,
+    );
+  }
+  const harness = view.task.harness ?? "pi";
+  if ((view.live || view.state.status === "running") && isCliHarness(harness)) {
+    // A CLI child runs one prompt non-interactively: a steer would answer unsupported.
+    throw new FlowError(
+      "request_invalid",
+      `Run ${view.runId} is still running, and a ${harness} child cannot be steered: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [view.runId] })} (or cancel it), then resume it.`,
+    );
+  }
+  if (view.live || view.state.status === "running") {
     throw new FlowError(
       "request_invalid",
       `Run ${view.runId} is still live: steer it with external_runs ${JSON.stringify({ action: "steer", runIds: [view.runId], message: "…" })} instead of resuming it.`,
     );
   }
-  const harness = view.task.harness ?? "pi";
   const correlationId = view.correlationId ?? view.runId;
   if (!RESUMABLE.has(harness)) throw new FlowError("harness_unavailable", `The ${harness} harness cannot resume a run.`);
   const diagnostics = diagnosticsText(runs, view.runId) ?? "";

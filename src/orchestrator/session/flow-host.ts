@@ -1,7 +1,7 @@
 import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
-import { formatRunText, groupCommit, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
+import { formatRunTextFor, groupCommit, NOT_SUPERVISED, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
@@ -58,7 +58,9 @@ export class FlowHost {
     this.bound = readSessionSettings(this.pi, ctx);
     // Retention (here or in another process) leaves every run of an open session alone.
     void sessionOpened(this.runStore(ctx).scope);
-    bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views), idle: () => ctx.isIdle() });
+    // external_runs serves persisted sessions only: in any other, no completion may send the model there.
+    const supervised = ctx.sessionManager.getSessionFile() !== undefined;
+    bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views, supervised), idle: () => ctx.isIdle() });
   }
 
   /**
@@ -212,12 +214,12 @@ export class FlowHost {
     this.session(ctx).completions.parentSettled();
   }
 
-  private publishCompletions(views: RunView[]): void {
+  private publishCompletions(views: RunView[], supervised: boolean): void {
     // The session may have gone away without a shutdown event (disposed, replaced): then there is
     // no one to tell, and the runs' evidence and external_runs still hold the results.
     try {
       // Typed as void, but some hosts answer with a promise: a late rejection is the same case.
-      const message: CompletionMessage = views.length === 1 ? singleCompletion(views[0]!) : batchCompletion(views);
+      const message: CompletionMessage = views.length === 1 ? singleCompletion(views[0]!, supervised) : batchCompletion(views, supervised);
       const sent: unknown = this.pi.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
       if (sent instanceof Promise) sent.catch(() => undefined);
     } catch {
@@ -235,26 +237,30 @@ interface CompletionMessage {
 
 const headline = (view: RunView) => `Background run ${view.runId} finished: ${view.state.outcome ?? view.state.status}.`;
 
-function singleCompletion(view: RunView): CompletionMessage {
-  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunText(view)}`, display: true, details: view };
+function singleCompletion(view: RunView, supervised: boolean): CompletionMessage {
+  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunTextFor(view, supervised)}`, display: true, details: view };
 }
 
 /**
  * One message for many runs: each run's full text while it fits BATCH_TEXT_BYTES, then a line per
  * run naming its outcome and where its result is (every run is in `details` whole).
  */
-function batchCompletion(views: RunView[]): CompletionMessage {
+function batchCompletion(views: RunView[], supervised: boolean): CompletionMessage {
   const parts = [`${views.length} background runs finished.`];
   let left = BATCH_TEXT_BYTES;
   for (const view of views) {
-    const full = `${headline(view)}\n${formatRunText(view)}`;
+    const full = `${headline(view)}\n${formatRunTextFor(view, supervised)}`;
     const bytes = Buffer.byteLength(full, "utf8");
     if (bytes <= left) {
       parts.push(full);
       left -= bytes;
     } else {
       left = 0; // keep the order: once one run is short, every later one is too
-      parts.push(`${headline(view)} Its result: external_runs inspect runIds ["${view.runId}"].`);
+      parts.push(
+        supervised
+          ? `${headline(view)} Its result: external_runs inspect runIds ["${view.runId}"].`
+          : `${headline(view)} Its text did not fit this message. ${NOT_SUPERVISED}.`,
+      );
     }
   }
   return { customType: COMPLETIONS_MESSAGE_TYPE, content: parts.join("\n\n"), display: true, details: { runs: views } };

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
+import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
@@ -88,7 +88,7 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
   if (input.script !== undefined) return { name: "inline", source: "inline", text: input.script, label: "inline.js" };
   const name = input.workflow!;
   if (!NAME.test(name)) {
-    throw new FlowError("request_invalid", `"${name}" is not a workflow name: use letters, digits, ".", "_" and "-", no path.`);
+    throw new FlowError("request_invalid", `${quoteGiven(name)} is not a workflow name: use letters, digits, ".", "_" and "-", no path.`);
   }
   for (const where of ORDER) {
     const dir = dirs[where];
@@ -97,7 +97,7 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
   }
   const known = listSavedWorkflows(dirs);
   const withheld = dirs.projectWithheld ? ` This project is not trusted, so its .pi/flow/workflows are not read; ${TRUST_HINT}.` : "";
-  throw new FlowError("selection_invalid", `Unknown workflow "${name}". Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
+  throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}. Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
 }
 
 /** Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its position. */

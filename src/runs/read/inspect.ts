@@ -31,7 +31,8 @@ export type InspectContext = FactsContext;
 
 export function assertLimitBytes(value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+  // Any whole number the schema lets through is served, cut to the largest page (wait does the same).
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new FlowError("request_invalid", "limitBytes must be a positive integer.");
   }
   return Math.min(value, MAX_PAGE_BYTES);

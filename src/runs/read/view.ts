@@ -107,7 +107,16 @@ function describeTask(view: RunView): string {
  * The plain-text form of a run for the model-facing `content` channel. It carries the same facts as
  * the view, including an inline value in full (the value was already bounded by the 16 KiB rule).
  */
+/** What a text says where it would send the model to external_runs, in a session that tool cannot serve. */
+export const NOT_SUPERVISED = "This session is not persisted, so external_runs cannot supervise it";
+
+/** A run as text, for a session external_runs can serve. */
 export function formatRunText(view: RunView): string {
+  return formatRunTextFor(view, true);
+}
+
+/** A run as text; `supervised` false (a session that is not persisted) never points to external_runs. */
+export function formatRunTextFor(view: RunView, supervised: boolean): string {
   const lines: string[] = [];
   lines.push(
     `${view.runId} (${view.kind}${view.background ? ", background" : ""}) ${JSON.stringify(view.task.description)}${describeTask(view)}`,
@@ -128,7 +137,11 @@ export function formatRunText(view: RunView): string {
     const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value);
     lines.push(`  result${view.output.redacted ? " (redacted)" : ""}: ${value}`);
   } else if (view.output.delivery === "reference") {
-    lines.push(`  result: by reference; page it with external_runs inspect runIds ["${view.runId}"] view "final"`);
+    lines.push(
+      supervised
+        ? `  result: by reference; page it with external_runs inspect runIds ["${view.runId}"] view "final"`
+        : `  result: too large to inline (over 16 KiB). ${NOT_SUPERVISED}: run the session persisted to page it, or ask for a shorter answer`,
+    );
   } else {
     lines.push("  result: none");
   }
