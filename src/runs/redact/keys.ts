@@ -38,13 +38,13 @@ const ASSIGNMENT: Rule = {
   findings: (m, quoting) => {
     const [, key = ""] = m;
     const phraseRest = linePhraseRest(m, key);
-    const span = assignmentSpan(m, quoting, phraseRest > 0);
+    const span = assignmentSpan(m, quoting, phraseRest >= 0);
     if (!span) return [];
     // A number under a JSON key (`"password": 83749212`) is written as the string "[REDACTED]",
     // quoted as the key is, so the JSON stays valid.
     const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
     if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
-    const found: Finding[] = [{ start: span[0], end: span[1] + phraseRest }];
+    const found: Finding[] = [{ start: span[0], end: span[1] + Math.max(0, phraseRest) }];
     // `API_KEYS=k1,k2`: a plural name's value may be a comma-separated list; each item is judged alike.
     if (PLURAL_KEY.test(key) && whole[0] + rest === "=" && pre + post === "" && m.input[m.index + whole.length] === ",") {
       found.push(...commaItems(m, key));
@@ -74,15 +74,20 @@ function commaItems(m: RegExpExecArray, key: string): Finding[] {
 
 const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-/** The words after a password's first, to its line's end: ` horse battery staple`. */
-const LINE_PHRASE_REST = /(?:[ \t][A-Za-z0-9!@#$%^&._~]{3,64}){1,16}(?=[ \t]*(?:\r?\n|\\[nr]|$))/y;
-/** A line's start: the key follows a line break (real or escaped) and indentation, or the text's start. */
-const LINE_START = /(?:^|\n|\\n)[ \t]*$/;
+/**
+ * The words after a password's first, to its line's end (or its JSON string's) or to a comment
+ * there (`# …`, INI's `; …`): ` horse battery staple`, or nothing when the first word ends the
+ * line. A comment opens after whitespace, so no word of the phrase starts with `#`.
+ */
+const LINE_PHRASE_REST = /(?:[ \t](?!#)[A-Za-z0-9!@#$%^&._~]{3,64}){0,16}(?=(?:[ \t]+[#;][^\n\\"]*)?[ \t]*(?:\r?\n|\\[nr]|"|$))/y;
+/** A line's start: the key follows a line break (real or escaped) and indentation, the text's start, or a JSON string's. */
+const LINE_START = /(?:^|\n|\\n|")[ \t]*$/;
 /** A capitalised word, as prose writes a label (`Password: must be …`): YAML keys and env names are not written so. */
 const PROSE_LABEL = /^[A-Z][a-z]+$/;
 
 /**
- * How far a password that opens its line runs past its first word (0: not at all). In INI's
+ * How far a password that opens its line runs past its first word to the line's end or comment
+ * (0: it is one word; -1: it does not open a line of words). In INI's
  * `password = correct horse battery staple` (`.pypirc`, `my.cnf`), YAML's `password: correct horse
  * battery staple` and a `.env` file's `PASSWORD=two words` the value is the rest of the line; an
  * assignment in code is not a line of words (`password = a + b`, `= f(x) or y`), nor is prose with
@@ -91,21 +96,22 @@ const PROSE_LABEL = /^[A-Z][a-z]+$/;
 function linePhraseRest(m: RegExpExecArray, key: string): number {
   const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
   const op = whole[0] + rest;
-  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return 0;
+  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return -1;
   const ini = op === "=" && pre !== "" && post !== "";
   const env = op === "=" && pre === "" && post === "";
   const yaml = op === ":" && pre === "" && post !== "" && !PROSE_LABEL.test(key);
-  if (!ini && !env && !yaml) return 0;
+  if (!ini && !env && !yaml) return -1;
   const keyStart = m.index - key.length - quote.length - pre.length;
-  if (!LINE_START.test(m.input.slice(Math.max(0, keyStart - 64), keyStart))) return 0;
+  if (!LINE_START.test(m.input.slice(Math.max(0, keyStart - 64), keyStart))) return -1;
   LINE_PHRASE_REST.lastIndex = m.index + whole.length;
   const more = LINE_PHRASE_REST.exec(m.input)?.[0];
-  return more === undefined ? 0 : more.length;
+  return more === undefined ? -1 : more.length;
 }
 
 /**
  * The secret value of an assignment match, as [start, end) relative to the match; null: none.
- * `phrase`: the value's first word opens a line of words (linePhraseRest), so it is judged as a value ending its line.
+ * `phrase`: the value's first word opens a line of words, or is alone on it before a comment
+ * (linePhraseRest), so it is judged as a value ending its line.
  */
 function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): readonly [number, number] | null {
   const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;

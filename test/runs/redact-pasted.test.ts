@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { redactText } from "../../src/runs/index.ts";
+
+/**
+ * Secrets in the forms people paste them: config lines with comments, tool outputs, client
+ * constructors, URLs. Each must go whole (no 8-character piece of it survives), as written and
+ * inside a JSON string, and the text named in `keep` must stay readable.
+ */
+
+// Built from pieces so the source file itself does not look like it leaks credentials.
+const alnum = (n: number) => "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z".repeat(8).slice(0, n);
+const hex = (n: number) => "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".repeat(2).slice(0, n);
+
+function leaks(redacted: string, secret: string): boolean {
+  const width = Math.min(8, secret.length);
+  for (let at = 0; at + width <= secret.length; at++) if (redacted.includes(secret.slice(at, at + width))) return true;
+  return false;
+}
+
+function expectGone(text: string, secret: string, keep: readonly string[] = []): void {
+  const plain = redactText(text).text;
+  expect(leaks(plain, secret), `${JSON.stringify(text)} -> ${JSON.stringify(plain)}`).toBe(false);
+  for (const part of keep) expect(plain, JSON.stringify(text)).toContain(part);
+  const inJson = redactText(JSON.stringify({ content: text })).text;
+  const back = (JSON.parse(inJson) as { content: string }).content;
+  expect(leaks(back, secret), `in JSON: ${inJson}`).toBe(false);
+  for (const part of keep) expect(back).toContain(part);
+}
+
+function expectKept(text: string): void {
+  expect(redactText(text).text).toBe(text);
+}
+
+describe("a password followed by a comment on its line", () => {
+  it("goes whole in YAML, .env and INI files, and the comment stays", () => {
+    const cases: [string, string, string][] = [
+      ["password: correct horse battery staple  # rotated in May", "horse battery staple", "# rotated in May"],
+      ["db:\n  password: correcthorse # rotated in May\n  host: db", "correcthorse", "# rotated in May"],
+      ["db:\n  password: sunshine  # rotated in May\n  host: db", "sunshine", "host: db"],
+      ["NODE_ENV=production\nSMTP_PASSWORD=correct horse battery # rotated\nSMTP_HOST=mail", "horse battery", "# rotated"],
+      ["[client]\nuser = app\npassword = correct horse battery ; rotated in May\nhost = db", "horse battery", "; rotated in May"],
+      ["[client]\npassword = correct horse battery # rotated in May\n", "horse battery", "# rotated in May"],
+    ];
+    for (const [text, secret, comment] of cases) expectGone(text, secret, [comment]);
+  });
+
+  it("leaves prose and a key's description alone", () => {
+    expectKept("The password: please # rotate it");
+    expectKept("password: required  # the field is mandatory");
+  });
+});
