@@ -49,3 +49,19 @@ describe("a password followed by a comment on its line", () => {
     expectKept("password: required  # the field is mandatory");
   });
 });
+
+describe("a Unicode line or paragraph separator inside a secret", () => {
+  it("does not split it: the part after the separator goes too", () => {
+    for (const separator of ["\u2028", "\u2029", "\u0085"]) {
+      const token = `ghp_${alnum(18)}${separator}${alnum(36).slice(18)}`;
+      expectGone(`pushed with ${token} from CI`, token.slice(-12));
+      expectGone(`pushed with ${token} from CI`, token.slice(0, 14));
+      const password = `Tr0ub4dor${separator}&3-horse-staple`;
+      expectGone(`DB_PASSWORD=${password}\nNEXT=1`, "horse-staple", ["NEXT=1"]);
+    }
+  });
+
+  it("leaves text that only uses them as line breaks alone", () => {
+    expectKept("first paragraph\u2029second paragraph\u2028third line: token count 12");
+  });
+});
