@@ -282,6 +282,8 @@ describe("linear time", () => {
     [`mnemonic: ${"abc ".repeat(MB / 4)}`, true], // a megabyte of words after one
     [`password: '${"''".repeat(MB / 2)}`, false], // a single-quoted value of doubled quotes
     [fill("ssh-keygen -N "), false], // passphrase flags, each looking back for its command
+    [`sudo -S ${fill("<<<a ")}`, true], // here-strings in one megabyte-long sudo command, each judged by it
+    [`sudo -S x ${fill("<<EOF\n")}`, false], // here-documents whose every line opens another
     [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

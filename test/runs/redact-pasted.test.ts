@@ -65,3 +65,25 @@ describe("a Unicode line or paragraph separator inside a secret", () => {
     expectKept("first paragraph\u2029second paragraph\u2028third line: token count 12");
   });
 });
+
+describe("a password handed to sudo -S on its standard input", () => {
+  it("goes in a here-string, a here-document, and a pipe to sudo --stdin", () => {
+    const cases: [string, readonly string[]][] = [
+      ["sudo -S <<< 'Tr0ub4dor&3xy' apt update", ["sudo -S <<< '", "' apt update"]],
+      ["sudo -S apt update <<< Tr0ub4dor-3xy && echo done", ["sudo -S apt update <<< ", " && echo done"]],
+      ['sudo -u root -kS systemctl restart api <<<"Tr0ub4dor-3xy"', ["systemctl restart api"]],
+      ["sudo --stdin -v <<< 'Tr0ub4dor-3xy'", ["sudo --stdin -v <<< '"]],
+      ["sudo -S apt update <<EOF\nTr0ub4dor-3xy\nEOF\necho next", ["sudo -S apt update <<EOF\n", "\nEOF\necho next"]],
+      ["sudo -S tee /etc/motd <<'END'\nTr0ub4dor-3xy\nhello\nEND", ["\nhello\nEND"]],
+      ["echo Tr0ub4dor-3xy | sudo --stdin apt update", ["| sudo --stdin apt update"]],
+    ];
+    for (const [text, keep] of cases) expectGone(text, "Tr0ub4dor-3xy".slice(0, 9), keep);
+  });
+
+  it("leaves a variable, another program's -S and sudo without -S alone", () => {
+    expectKept('sudo -S apt update <<< "$SUDO_PASSWORD"');
+    expectKept("sudo pacman -S vim <<< 'yes-please'");
+    expectKept("sudo tee /etc/motd <<< 'welcome-to-prod'");
+    expectKept("sudo tee /etc/motd <<EOF\nwelcome-to-prod\nEOF");
+  });
+});
