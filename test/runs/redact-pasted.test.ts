@@ -87,3 +87,26 @@ describe("a password handed to sudo -S on its standard input", () => {
     expectKept("sudo tee /etc/motd <<EOF\nwelcome-to-prod\nEOF");
   });
 });
+
+describe("a storage account's keys as az prints them in tsv and table output", () => {
+  const key1 = `${alnum(60)}+/${alnum(24)}==`;
+  const key2 = `${alnum(40).split("").reverse().join("")}${alnum(46)}==`;
+  it("go, and the key names and permissions stay", () => {
+    const tsv = `$ az storage account keys list -g rg -n acct -o tsv\n2024-05-01T12:00:00.000000+00:00\tkey1\tFULL\t${key1}\n2024-05-01T12:00:00.000000+00:00\tkey2\tFULL\t${key2}\n`;
+    const table = [
+      "$ az storage account keys list -g rg -n acct -o table",
+      "CreationTime                      KeyName    Permissions    Value",
+      `--------------------------------  ---------  -------------  ${"-".repeat(88)}`,
+      `2024-05-01T12:00:00.000000+00:00  key1       FULL           ${key1}`,
+      `2024-05-01T12:00:00.000000+00:00  kerb2      READ           ${key2}`,
+    ].join("\n");
+    for (const text of [tsv, table]) {
+      expectGone(text, key1, ["key1"]);
+      expectGone(text, key2, ["FULL"]);
+    }
+  });
+
+  it("leave a table of other things alone", () => {
+    expectKept(`key1  FULL  ${"ab".repeat(30)}`);
+  });
+});

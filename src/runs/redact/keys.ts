@@ -270,6 +270,17 @@ const AZURE_KEY_LIST: Rule = {
   secret: group(2),
 };
 
+/**
+ * The same keys in `-o tsv` and `-o table` output: a row `[creation time] key1 FULL <base64>`, its
+ * fields apart by tabs or spaces (an escaped `\t` in a JSON string). The key is 64 random bytes, so
+ * its base64 has both letter cases and a digit.
+ */
+const AZURE_KEY_ROW: Rule = {
+  name: "azure-key-row",
+  pattern: /((?:key|kerb)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])(?:key|kerb))[12](?:[ \t]|\\t){1,32}(?:FULL|READ|Full|Read)(?:[ \t]|\\t){1,32})([A-Za-z0-9+/]{40,128}={0,2})(?![A-Za-z0-9+/=])/g,
+  secret: group(2, (m) => /[A-Z]/.test(m[2] ?? "") && /[a-z]/.test(m[2] ?? "") && /\d/.test(m[2] ?? "")),
+};
+
 /** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
 const DOCKER_AUTH: Rule = {
   name: "docker-auth",
@@ -290,4 +301,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW];
