@@ -110,3 +110,24 @@ describe("a storage account's keys as az prints them in tsv and table output", (
     expectKept(`key1  FULL  ${"ab".repeat(30)}`);
   });
 });
+
+describe("a Twilio auth token passed after the account SID", () => {
+  it("goes in every client's constructor, and the SID stays", () => {
+    const sid = `AC${hex(32)}`;
+    const token = hex(64).slice(32);
+    for (const text of [
+      `from twilio.rest import Client\nclient = Client('${sid}', '${token}')`,
+      `const client = require("twilio")("${sid}", "${token}");`,
+      `@client = Twilio::REST::Client.new '${sid}', '${token}'`,
+      `Twilio.init("${sid}", "${token}");`,
+      `TwilioClient.Init("${sid}","${token}");`,
+    ]) {
+      expectGone(text, token, [sid]);
+    }
+  });
+
+  it("leaves two SIDs, or a SID and a name, alone", () => {
+    expectKept(`client.calls('CA${hex(32)}', 'AC${hex(32)}')`);
+    expectKept(`lookup('AC${hex(32)}', 'friendly-name')`);
+  });
+});

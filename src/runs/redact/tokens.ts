@@ -14,6 +14,17 @@ const AWS_SECRET_KEY: Rule = {
 };
 
 /**
+ * A Twilio auth token passed by position after its account SID, as every Twilio client takes them:
+ * `Client('AC…', '<32 hex>')`, `twilio("AC…", "…")`, `Twilio.init(…)`. The SID names the account;
+ * the hex string after it is the token. The pattern starts at the SID's literal `AC`.
+ */
+const TWILIO_AUTH_ARGUMENT: Rule = {
+  name: "twilio-auth-argument",
+  pattern: /(AC[0-9a-f]{32}(?<=["']AC[0-9a-f]{32})(["'])[ \t]{0,16},[ \t]{0,16}\2)([0-9a-f]{32})(?=\2)/g,
+  secret: (m) => [(m[1] ?? "").length, (m[1] ?? "").length + (m[3] ?? "").length],
+};
+
+/**
  * Credentials with a recognisable shape: a provider prefix and a random body. The whole token is
  * the secret. Lengths are the providers' documented (or observed) minimums, kept loose so a format
  * change does not let a key through; the prefix and the word boundaries keep look-alikes out.
@@ -89,6 +100,7 @@ export const TOKEN_RULES: readonly Rule[] = [
   // Telegram bot token `123456789:AA…`, also inside `api.telegram.org/bot<token>/`.
   anchored("telegram", String.raw`:AA(?<=(?:/bot|(?:^|[^A-Za-z0-9_:-]))(\d{6,12}):AA)[A-Za-z0-9_-]{30,}${E}`),
   p("twilio-api-key", "SK", "[0-9a-f]{32}"),
+  TWILIO_AUTH_ARGUMENT,
   p("sendgrid", String.raw`SG\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`),
   p("mailgun", "key-", "[0-9a-zA-Z]{32}", hasDigit),
   anchored("mailgun-hex", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`),
