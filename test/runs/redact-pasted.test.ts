@@ -131,3 +131,19 @@ describe("a Twilio auth token passed after the account SID", () => {
     expectKept(`lookup('AC${hex(32)}', 'friendly-name')`);
   });
 });
+
+describe("a token as a URL's password", () => {
+  it("goes alone: the user, host and path stay", () => {
+    const token = `ghs_${alnum(36)}`;
+    const cases: [string, string][] = [
+      [`git remote set-url origin https://x-access-token:${token}@github.com/owner/repo.git`, "https://x-access-token:[REDACTED]@github.com/owner/repo.git"],
+      [`git clone https://gitlab-ci-token:${alnum(20)}@gitlab.example.com/group/app.git src`, "https://gitlab-ci-token:[REDACTED]@gitlab.example.com/group/app.git src"],
+      [`pip install git+https://api-token:Zx9-kP2q7mR7vL4s@git.example.com/lib.git`, "https://api-token:[REDACTED]@git.example.com/lib.git"],
+    ];
+    for (const [text, expected] of cases) {
+      expect(redactText(text).text).toContain(expected);
+      const back = (JSON.parse(redactText(JSON.stringify({ content: text })).text) as { content: string }).content;
+      expect(back).toContain(expected);
+    }
+  });
+});

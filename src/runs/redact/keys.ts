@@ -119,7 +119,11 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
   if (op === "=" && /^[=~]/.test(value)) return null;
   if (op === "=>" && quote === "") return null;
-  if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
+  const keyStart = m.index - key.length - quote.length - pre.length;
+  if (!keyAllowed(key, m.input[keyStart - 1] ?? "")) return null;
+  // `https://x-access-token:<token>@github.com/…`: the key is a URL's user and the value runs into
+  // its host and path. The URL rule (auth.ts) takes the password alone.
+  if (op === ":" && quote === "" && m.input.endsWith("//", keyStart)) return null;
   const end = m.index + whole.length;
   const after = m.input[end];
   const endsLine = phrase || after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
