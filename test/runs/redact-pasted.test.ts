@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactText } from "../../src/runs/index.ts";
+import { redactText, redactValue } from "../../src/runs/index.ts";
 
 /**
  * Secrets in the forms people paste them: config lines with comments, tool outputs, client
@@ -145,5 +145,24 @@ describe("a token as a URL's password", () => {
       const back = (JSON.parse(redactText(JSON.stringify({ content: text })).text) as { content: string }).content;
       expect(back).toContain(expected);
     }
+  });
+});
+
+describe("a secret under a name that could name a Kubernetes Secret", () => {
+  it("goes when it is no Secret's name: mixed case, punctuation, or one long random run", () => {
+    const cases: [string, string][] = [
+      ["externalSecret: Zx9-kP2q!mR7vL4sT8wY\nreplicas: 2", "Zx9-kP2q!mR7vL4sT8wY"],
+      [`existingSecret: ${hex(32)}`, hex(32)],
+      ["EXTERNAL_SECRET=Zx9kP2qmR7vL4sT8wY", "Zx9kP2qmR7vL4sT8wY"],
+      [JSON.stringify({ auth: { externalSecret: "kx8mq2vz7rw4pn3ty6bh" } }), "kx8mq2vz7rw4pn3ty6bh"],
+    ];
+    for (const [text, secret] of cases) expectGone(text, secret, [text.slice(0, 8)]);
+    const { value } = redactValue({ externalSecret: "Zx9-kP2q!mR7vL4sT8wY", existingSecret: "db-creds-2" });
+    expect(value).toEqual({ externalSecret: "[REDACTED]", existingSecret: "db-creds-2" });
+  });
+
+  it("stays when it names one", () => {
+    expectKept("externalSecret: vault-db-creds\nsealedSecret: app-sealed-3\nexistingSecret: postgresql-6f7g8h9k2m");
+    expectKept(JSON.stringify({ auth: { existingSecret: "db-creds-2", envFromSecret: "app.env.5" } }));
   });
 });
