@@ -166,3 +166,14 @@ describe("a secret under a name that could name a Kubernetes Secret", () => {
     expectKept(JSON.stringify({ auth: { existingSecret: "db-creds-2", envFromSecret: "app.env.5" } }));
   });
 });
+
+describe("an AWS session token with no name beside it", () => {
+  it("goes in the text output of aws sts and in prose, by the head every STS token has", () => {
+    const body = `${alnum(60)}//////////${alnum(120)}+${alnum(80)}=`;
+    for (const head of ["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "AQoDYXdzE"]) {
+      const token = `${head}${body}`;
+      expectGone(`$ aws sts assume-role --role-arn arn:aws:iam::1:role/ci --role-session-name ci --output text\nCREDENTIALS\tASIA${"Q".repeat(16)}\t2024-05-01T12:00:00Z\t${alnum(40)}\t${token}\n`, token.slice(8), ["2024-05-01T12:00:00Z"]);
+      expectGone(`export the token ${token} before the deploy`, token.slice(4), ["before the deploy"]);
+    }
+  });
+});

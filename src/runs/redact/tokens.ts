@@ -43,6 +43,10 @@ export const TOKEN_RULES: readonly Rule[] = [
   // Cloud.
   { name: "aws-key-id", escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
   AWS_SECRET_KEY,
+  // An STS session token (`aws sts … --output text`, `aws configure export-credentials`): every one
+  // opens with the same base64 of its header, whatever the region (`IQoJb3JpZ2luX2Vj`; older
+  // `FwoGZXIvYXdzE`, `FQoGZXIvYXdzE`, `AQoDYXdzE`), and runs hundreds of base64 characters.
+  { name: "aws-session-token", escapeBlind: true, pattern: /(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)(?<=(?:^|[^A-Za-z0-9+/=_-]|\\[nrt])(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE))[A-Za-z0-9+/]{80,}={0,2}(?![A-Za-z0-9+/=_-])/g },
   p("google-api-key", "AIza", "[0-9A-Za-z_-]{35}"),
   p("google-oauth-access", String.raw`ya29\.`, "[0-9A-Za-z_-]{20,}"),
   { name: "google-oauth-refresh", escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
