@@ -284,6 +284,9 @@ describe("linear time", () => {
     [fill("ssh-keygen -N "), false], // passphrase flags, each looking back for its command
     [`sudo -S ${fill("<<<a ")}`, true], // here-strings in one megabyte-long sudo command, each judged by it
     [`sudo -S x ${fill("<<EOF\n")}`, false], // here-documents whose every line opens another
+    [fill("eyJabcdefghijkl\n"), true], // lines as wide as a wrapped JWT's first, none of them one
+    [fill("eyJabcdefgh.\n"), true], // JWT headers broken after their dot, each opening another
+    [fill(" IQoJb3JpZ2luX2Vj" + "a".repeat(90) + "_"), true], // AWS session token heads whose run ends badly
     [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

@@ -177,3 +177,30 @@ describe("an AWS session token with no name beside it", () => {
     }
   });
 });
+
+describe("a JWT split across lines", () => {
+  const header = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9";
+  const payload = "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4iLCJpYXQiOjE1MTYyMzkwMjJ9";
+  const signature = `${alnum(40)}_${alnum(45)}`;
+  const jwt = `${header}.${payload}.${signature}`;
+  it("goes whole when broken after its dots or wrapped at a fixed width, and the next line stays", () => {
+    const wrapped = jwt.match(/.{1,64}/g)!;
+    const cases = [
+      `token:\n${header}.\n${payload}.\n${signature}\nNEXT=1`,
+      `Authorization token (wrapped by the terminal):\n${wrapped.join("\n")}\nNEXT=1`,
+      `id_token: |\n  ${wrapped.join("\n  ")}\nNEXT=1`,
+      `token:\r\n${header}.\r\n${payload}.\r\n${signature}\r\nNEXT=1`,
+    ];
+    for (const text of cases) {
+      expectGone(text, signature, ["NEXT=1"]);
+      expectGone(text, payload.slice(16));
+    }
+  });
+
+  it("leaves a base64 line of JSON that is no token alone", () => {
+    expectKept(`payload:\n${payload}\nnext line`);
+    expectKept(`${header}.\nnot a token at all`);
+    const text = `token:\n${header}.\n${payload}.\n${signature}\nNEXT\n`;
+    expect(redactText(text).text).toBe("token:\n[REDACTED]\nNEXT\n");
+  });
+});

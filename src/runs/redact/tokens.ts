@@ -1,4 +1,5 @@
 import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
+import { WRAPPED_JWT } from "./wrapped-jwt.ts";
 
 /**
  * An AWS secret access key with no label beside it: exactly 40 characters of base64's alphabet,
@@ -113,4 +114,5 @@ export const TOKEN_RULES: readonly Rule[] = [
 
   // JWTs, signed or not (`alg: none` ends with an empty signature after the last dot).
   p("jwt", "ey", String.raw`[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+  WRAPPED_JWT,
 ];
