@@ -204,3 +204,17 @@ describe("a JWT split across lines", () => {
     expect(redactText(text).text).toBe("token:\n[REDACTED]\nNEXT\n");
   });
 });
+
+describe("a Vault token of the older shape (s.…, b.…)", () => {
+  it("goes under its name, in a header and bare", () => {
+    const token = `s.${alnum(24)}`;
+    for (const text of [`export VAULT_TOKEN=${token}`, `curl -H "X-Vault-Token: ${token}" https://vault:8200/v1/kv`, `vault login ${token}`, `VAULT_TOKEN=b.${alnum(24)} vault kv get kv/app`]) {
+      expectGone(text, text.includes("b.") ? `b.${alnum(24)}` : token);
+    }
+  });
+
+  it("leaves member expressions alone", () => {
+    expectKept("const token = s.accessTokenFromStorage22;");
+    expectKept("return s.aVeryLongPropertyNameHere;");
+  });
+});

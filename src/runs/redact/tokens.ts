@@ -56,6 +56,9 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("alibaba-key-id", "LTAI", "[A-Za-z0-9]{12,20}", hasDigit),
   p("digitalocean", "do[opr]_v1_", "[a-f0-9]{64}"),
   p("vault", String.raw`hv[sb]\.`, "[A-Za-z0-9_-]{24,}"),
+  // Vault's older service and batch tokens: `s.` or `b.` and 24 random characters. A member
+  // expression of that length (`s.accessTokenFromStorage2`) changes character class far less often.
+  p("vault-legacy", String.raw`[sb]\.`, "[A-Za-z0-9]{24}", (token) => /\d/.test(token) && /[A-Z]/.test(token) && /[a-z]/.test(token) && classChanges(token.slice(2)) >= 10),
   anchored("terraform-cloud", String.raw`\.atlasv1\.(?<=${BEFORE}([A-Za-z0-9]{14})\.atlasv1\.)[A-Za-z0-9_-]{60,}${E}`),
   p("doppler", String.raw`dp\.(?:pt|st|sa|ct|scim|audit)\.`, String.raw`(?:[a-z0-9_-]{1,32}\.)?[A-Za-z0-9]{40,}`),
   p("pulumi", "pul-", "[a-f0-9]{40}"),
