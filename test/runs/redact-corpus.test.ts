@@ -287,6 +287,8 @@ describe("linear time", () => {
     [fill("eyJabcdefghijkl\n"), true], // lines as wide as a wrapped JWT's first, none of them one
     [fill("eyJabcdefgh.\n"), true], // JWT headers broken after their dot, each opening another
     [fill(" IQoJb3JpZ2luX2Vj" + "a".repeat(90) + "_"), true], // AWS session token heads whose run ends badly
+    [fill("SET PASSWORD "), true], // SQL's SET PASSWORD with no value, each reading on to the next
+    [fill("USER a PASSWORD "), true], // and user names before PASSWORD, each read back
     [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

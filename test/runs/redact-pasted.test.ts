@@ -218,3 +218,27 @@ describe("a Vault token of the older shape (s.…, b.…)", () => {
     expectKept("return s.aVeryLongPropertyNameHere;");
   });
 });
+
+describe("a password in SQL", () => {
+  it("goes in CREATE/ALTER USER and ROLE, CREATE LOGIN, IDENTIFIED BY and SET PASSWORD", () => {
+    const cases: [string, string][] = [
+      ["ALTER USER app WITH PASSWORD 'Tr0ub4dor-3xy';", "ALTER USER app WITH PASSWORD '"],
+      ["CREATE ROLE app LOGIN ENCRYPTED PASSWORD 'Tr0ub4dor-3xy' VALID UNTIL 'infinity';", "VALID UNTIL 'infinity'"],
+      ["create user app with password 'Tr0ub4dor-3xy';", "create user app with password '"],
+      ["CREATE USER 'app'@'%' IDENTIFIED BY 'Tr0ub4dor-3xy';", "CREATE USER 'app'@'%' IDENTIFIED BY '"],
+      ["ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'Tr0ub4dor-3xy';", "mysql_native_password BY '"],
+      ["CREATE USER scott IDENTIFIED BY Tr0ub4dor3xy DEFAULT TABLESPACE users;", "DEFAULT TABLESPACE users"],
+      ["SET PASSWORD FOR 'app'@'%' = PASSWORD('Tr0ub4dor-3xy');", "SET PASSWORD FOR 'app'@'%'"],
+      ["SET PASSWORD FOR app = 'Tr0ub4dor-3xy';", "SET PASSWORD FOR app = '"],
+      ["CREATE LOGIN app WITH PASSWORD = N'Tr0ub4dor-3xy', CHECK_POLICY = OFF;", "CHECK_POLICY = OFF"],
+      [`psql -c "ALTER USER postgres PASSWORD 'Tr0ub4dor-3xy';"`, "ALTER USER postgres PASSWORD '"],
+    ];
+    for (const [text, keep] of cases) expectGone(text, "Tr0ub4dor-3xy".replace("-", text.includes("Tr0ub4dor3xy") ? "" : "-"), [keep]);
+  });
+
+  it("leaves a statement without one, and prose, alone", () => {
+    expectKept("ALTER USER app WITH PASSWORD NULL;");
+    expectKept("CREATE USER app IDENTIFIED BY '${DB_PASSWORD}';");
+    expectKept("The column is named password and holds a hash.");
+  });
+});

@@ -6,6 +6,7 @@ import { controlsView } from "./controls-view.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { PHRASE_RULES } from "./seed-phrases.ts";
+import { SQL_RULES } from "./sql.ts";
 import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
 import { TOKEN_RULES } from "./tokens.ts";
 
@@ -16,7 +17,7 @@ import { TOKEN_RULES } from "./tokens.ts";
  * rule) means no rule ever reads another rule's output, and the result does not depend on order.
  */
 
-const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...encodedRules(redactString)];
+const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...encodedRules(redactString)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
