@@ -242,3 +242,24 @@ describe("a password in SQL", () => {
     expectKept("The column is named password and holds a hash.");
   });
 });
+
+describe("a password passed by position to a credential's constructor", () => {
+  it("goes, and the user name stays", () => {
+    const cases: [string, string][] = [
+      [`requests.get(url, auth=("admin", "Tr0ub4dor-3xy"))`, `auth=("admin", "`],
+      [`session.auth = HTTPBasicAuth('admin', 'Tr0ub4dor-3xy')`, "HTTPBasicAuth('admin', '"],
+      [`aiohttp.BasicAuth(login="admin", password="Tr0ub4dor-3xy")`, `login="admin"`],
+      [`var credential = new NetworkCredential("admin", "Tr0ub4dor-3xy", "CORP");`, `"CORP"`],
+      [`new UsernamePasswordCredentials("admin", "Tr0ub4dor-3xy")`, `("admin", "`],
+      [`$secure = ConvertTo-SecureString "Tr0ub4dor-3xy" -AsPlainText -Force`, "-AsPlainText -Force"],
+      [`ConvertTo-SecureString -String 'Tr0ub4dor-3xy' -AsPlainText -Force`, "-String '"],
+    ];
+    for (const [text, keep] of cases) expectGone(text, "Tr0ub4dor-3xy", [keep]);
+  });
+
+  it("leaves variables alone", () => {
+    expectKept(`requests.get(url, auth=(user, password))`);
+    expectKept(`HTTPBasicAuth(os.environ["USER"], os.environ["PASS"])`);
+    expectKept(`ConvertTo-SecureString $plain -AsPlainText -Force`);
+  });
+});

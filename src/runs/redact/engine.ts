@@ -3,6 +3,7 @@ import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
 import { controlsView } from "./controls-view.ts";
+import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { PHRASE_RULES } from "./seed-phrases.ts";
@@ -17,7 +18,7 @@ import { TOKEN_RULES } from "./tokens.ts";
  * rule) means no rule ever reads another rule's output, and the result does not depend on order.
  */
 
-const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...encodedRules(redactString)];
+const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...encodedRules(redactString)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
