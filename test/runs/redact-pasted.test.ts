@@ -263,3 +263,32 @@ describe("a password passed by position to a credential's constructor", () => {
     expectKept(`ConvertTo-SecureString $plain -AsPlainText -Force`);
   });
 });
+
+describe("secrets in vault's table output", () => {
+  it("go: every value of a kv secret's data, and a secret-named row of vault read", () => {
+    const kv = [
+      "$ vault kv get secret/app",
+      "====== Secret Path ======",
+      "secret/data/app",
+      "",
+      "======= Metadata =======",
+      "Key                Value",
+      "---                -----",
+      "created_time       2024-05-01T12:00:00.000000Z",
+      "version            3",
+      "",
+      "====== Data ======",
+      "Key         Value",
+      "---         -----",
+      "db_url      postgres://app:Tr0ub4dor-3xy@db/app",
+      "password    Tr0ub4dor-3xy",
+      "stripe      Zx9kP2qmR7vL4sT8wYab12",
+      "",
+      "$ echo done",
+    ].join("\n");
+    expectGone(kv, "Tr0ub4dor-3xy", ["version            3", "created_time       2024-05-01T12:00:00.000000Z", "$ echo done"]);
+    expectGone(kv, "Zx9kP2qmR7vL4sT8wYab12", ["stripe      "]);
+    const read = "$ vault read database/creds/readonly\nKey                Value\n---                -----\nlease_id           database/creds/readonly/2f6a614c\nlease_duration     768h\npassword           A1a-Tr0ub4dor3xyz\nusername           v-token-readonly-ab12";
+    expectGone(read, "A1a-Tr0ub4dor3xyz", ["lease_duration     768h", "username           v-token-readonly-ab12"]);
+  });
+});
