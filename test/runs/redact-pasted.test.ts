@@ -292,3 +292,22 @@ describe("secrets in vault's table output", () => {
     expectGone(read, "A1a-Tr0ub4dor3xyz", ["lease_duration     768h", "username           v-token-readonly-ab12"]);
   });
 });
+
+describe("a Redis password", () => {
+  it("goes after --requirepass, in redis.conf, in CONFIG SET and in AUTH at the prompt", () => {
+    const cases: [string, string][] = [
+      ["command: redis-server --requirepass Tr0ub4dor-3xy --port 6380", "--port 6380"],
+      ["# redis.conf\nrequirepass Tr0ub4dor-3xy\nmasterauth 'Tr0ub4dor-3xy'\nport 6379", "port 6379"],
+      ["redis-cli -h cache CONFIG SET requirepass Tr0ub4dor-3xy", "CONFIG SET requirepass "],
+      ["127.0.0.1:6379> AUTH Tr0ub4dor-3xy\nOK", "127.0.0.1:6379> AUTH "],
+      ["cache:6379> AUTH default Tr0ub4dor-3xy\nOK", "AUTH default "],
+    ];
+    for (const [text, keep] of cases) expectGone(text, "Tr0ub4dor-3xy", [keep]);
+  });
+
+  it("leaves a variable and prose alone", () => {
+    expectKept('command: redis-server --requirepass "${REDIS_PASSWORD}"');
+    expectKept("command: redis-server --requirepass $REDIS_PASSWORD");
+    expectKept("Set requirepass in redis.conf, then AUTH with it.");
+  });
+});
