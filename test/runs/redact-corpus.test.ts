@@ -291,6 +291,7 @@ describe("linear time", () => {
     [fill("USER a PASSWORD "), true], // and user names before PASSWORD, each read back
     [fill("Key  Value\n---  -----\n"), true], // vault table headers, each row another header
     [fill("a:1> AUTH "), false], // redis-cli prompts, each AUTH reading the next prompt as its password
+    [fill("auth(a pwd: "), true], // MongoDB user calls whose pwd is no literal, each reading on
     [`====== Data ======\nKey  Value\n---  -----\na  ${"b ".repeat(MB / 2)}`, false], // a data row a megabyte long
     [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],

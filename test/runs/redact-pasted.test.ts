@@ -311,3 +311,20 @@ describe("a Redis password", () => {
     expectKept("Set requirepass in redis.conf, then AUTH with it.");
   });
 });
+
+describe("a MongoDB user's pwd", () => {
+  it("goes in createUser, updateUser and auth", () => {
+    for (const text of [
+      `db.createUser({ user: "app", pwd: "Tr0ub4dor-3xy", roles: [{ role: "readWrite", db: "app" }] })`,
+      `db.getSiblingDB("admin").updateUser("app", { pwd: 'Tr0ub4dor-3xy' })`,
+      `db.auth({ user: "app", pwd: "Tr0ub4dor-3xy" })`,
+    ]) {
+      expectGone(text, "Tr0ub4dor-3xy", ["pwd: "]);
+    }
+  });
+
+  it("leaves a prompt for it and the shell's pwd alone", () => {
+    expectKept(`db.createUser({ user: "app", pwd: passwordPrompt(), roles: [] })`);
+    expectKept("cd /srv && pwd: /srv");
+  });
+});

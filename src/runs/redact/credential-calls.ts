@@ -5,7 +5,8 @@ import type { Rule } from "./rule.ts";
  * Passwords passed by position, with no name beside them: the second argument of a constructor
  * that takes a user and a password (`HTTPBasicAuth('admin', '…')`, requests' `auth=('admin', '…')`,
  * .NET's `NetworkCredential("admin", "…")`, Apache's `UsernamePasswordCredentials`), and the string
- * PowerShell's `ConvertTo-SecureString '…' -AsPlainText` turns into a credential. Only string
+ * PowerShell's `ConvertTo-SecureString '…' -AsPlainText` turns into a credential, and MongoDB's
+ * `pwd` in its user calls. Only string
  * literals: a variable (`auth=(user, password)`) is no secret.
  */
 
@@ -22,7 +23,18 @@ function quotedPassword(m: RegExpExecArray): readonly [number, number] | null {
   return [start, start + inner.length];
 }
 
+/** MongoDB's user calls: `pwd` is the password's field there, where alone it is the shell's working directory. */
+const MONGO_USER_CALLS = "createUser|updateUser|auth";
+
 export const CREDENTIAL_CALL_RULES: readonly Rule[] = [
+  {
+    // `db.createUser({ user: "app", pwd: "…" })`, `db.updateUser("app", { pwd: "…" })`: a quoted
+    // `pwd` within the call's first 256 characters (`passwordPrompt()` is no literal).
+    name: "mongo-user-pwd",
+    needles: ["pwd"],
+    pattern: new RegExp(String.raw`((?:${MONGO_USER_CALLS})\([^)]{0,256}?\bpwd["']?[ \t]*:[ \t]*)${LITERAL}`, "g"),
+    secret: quotedPassword,
+  },
   {
     name: "user-password-call",
     needles: ["Auth", "auth", "Credential", "PasswordAuthentication"],
