@@ -282,6 +282,17 @@ describe("linear time", () => {
     [`mnemonic: ${"abc ".repeat(MB / 4)}`, true], // a megabyte of words after one
     [`password: '${"''".repeat(MB / 2)}`, false], // a single-quoted value of doubled quotes
     [fill("ssh-keygen -N "), false], // passphrase flags, each looking back for its command
+    [`sudo -S ${fill("<<<a ")}`, true], // here-strings in one megabyte-long sudo command, each judged by it
+    [`sudo -S x ${fill("<<EOF\n")}`, false], // here-documents whose every line opens another
+    [fill("eyJabcdefghijkl\n"), true], // lines as wide as a wrapped JWT's first, none of them one
+    [fill("eyJabcdefgh.\n"), true], // JWT headers broken after their dot, each opening another
+    [fill(" IQoJb3JpZ2luX2Vj" + "a".repeat(90) + "_"), true], // AWS session token heads whose run ends badly
+    [fill("SET PASSWORD "), true], // SQL's SET PASSWORD with no value, each reading on to the next
+    [fill("USER a PASSWORD "), true], // and user names before PASSWORD, each read back
+    [fill("Key  Value\n---  -----\n"), true], // vault table headers, each row another header
+    [fill("a:1> AUTH "), false], // redis-cli prompts, each AUTH reading the next prompt as its password
+    [fill("auth(a pwd: "), true], // MongoDB user calls whose pwd is no literal, each reading on
+    [`====== Data ======\nKey  Value\n---  -----\na  ${"b ".repeat(MB / 2)}`, false], // a data row a megabyte long
     [fill("pa\u200d"), true], // a zero-width joiner every third character: a folded reading of a megabyte
     [fill("sqlplus a/b/"), true],
     [fill("\nconnect a/b c"), true],

@@ -26,17 +26,24 @@ export const SEQUENCES = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}`, "g");
 export const CONTROL = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]`;
 /** Cheap test: most text holds no control character at all. */
 export const ANY_CONTROL = new RegExp(CONTROL);
-/** A whole sequence, or one control character, as one removal. */
-const REMOVED = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}|${CONTROL}`, "g");
+/**
+ * Unicode's line and paragraph separators (U+2028, U+2029): every pattern stops at them as at a
+ * line break, so one inside a token or a password leaves the rest of it, while a reader (or a
+ * model) joins the two halves. Redaction reads through them; stripControls keeps them.
+ */
+const SEPARATOR = String.raw`[\u2028\u2029]`;
+const ANY_HIDING = new RegExp(`${CONTROL}|${SEPARATOR}`);
+/** A whole sequence, or one control character or separator, as one removal. */
+const REMOVED = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}|${CONTROL}|${SEPARATOR}`, "g");
 
 /**
- * `text` with its escape sequences and control characters taken out (line breaks and tabs stay),
+ * `text` with its escape sequences, control characters and Unicode separators taken out (line breaks and tabs stay),
  * and where each unit came from; null when it holds none. Linear: the text is rebuilt natively,
  * and the origin map is two typed lists, one entry per removal (where it leaves the view, and how
  * much was removed up to there).
  */
 export function controlsView(text: string): EscapeView | null {
-  if (!ANY_CONTROL.test(text)) return null;
+  if (!ANY_HIDING.test(text)) return null;
   let viewAt = new Int32Array(64);
   let removedUpTo = new Int32Array(64);
   let count = 0;

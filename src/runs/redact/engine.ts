@@ -3,11 +3,15 @@ import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
 import { controlsView } from "./controls-view.ts";
+import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
+import { REDIS_RULES } from "./redis.ts";
 import { PHRASE_RULES } from "./seed-phrases.ts";
+import { SQL_RULES } from "./sql.ts";
 import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
 import { TOKEN_RULES } from "./tokens.ts";
+import { VAULT_TABLE_RULES } from "./vault-table.ts";
 
 /**
  * How redaction runs: every rule reports the spans of secrets it sees, on the text and on its
@@ -16,7 +20,7 @@ import { TOKEN_RULES } from "./tokens.ts";
  * rule) means no rule ever reads another rule's output, and the result does not depend on order.
  */
 
-const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...encodedRules(redactString)];
+const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, ...encodedRules(redactString)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).

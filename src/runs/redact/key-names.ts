@@ -27,10 +27,20 @@ export const KEY_WORDS = `(?:${[
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
 
 /**
- * A name whose value names a Kubernetes Secret rather than holding one: Helm charts' `existingSecret`
+ * A name whose value may name a Kubernetes Secret rather than hold one: Helm charts' `existingSecret`
  * (`auth.existingSecret: db-creds`, `existingPasswordSecret`), `envFromSecret`, `externalSecret`.
+ * Its value is judged as any secret's, unless it is shaped like a Secret's name (`namesASecret`).
  */
 const SECRET_REFERENCE_NAME = /(?:existing[A-Za-z0-9_-]{0,64}|(?:^|[._-]|[a-z])(?:from|external|sealed)[_-]?)secrets?$/i;
+
+/**
+ * A Kubernetes object's name: lower-case letters, digits, `-` and `.` (a DNS subdomain), in
+ * short parts (`db-creds-2`, `postgresql-6f7g8h9k2m`, a release's name and a hash suffix). A value
+ * with upper case or other punctuation, or a long run with no separator (32 hex digits, a random
+ * lower-case password), names nothing: it is a secret under a name that sounded like a reference.
+ */
+const KUBERNETES_NAME = /^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/;
+const namesASecret = (value: string): boolean => KUBERNETES_NAME.test(value) && value.split(/[.-]/).every((part) => part.length <= 15);
 
 /**
  * `pass` alone is an English word inside others (`bypass`, `compass`): it counts only as a whole
@@ -38,7 +48,6 @@ const SECRET_REFERENCE_NAME = /(?:existing[A-Za-z0-9_-]{0,64}|(?:^|[._-]|[a-z])(
  * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
  */
 export function keyAllowed(key: string, before: string): boolean {
-  if (SECRET_REFERENCE_NAME.test(key)) return false;
   const lower = key.toLowerCase().replace(/pwds$/, "pwd");
   if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
   if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
@@ -97,6 +106,7 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   const inner = quoted ? value.slice(1, -1) : value;
   const passwordKey = PASSWORD_KEY.test(key);
   if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
+  if (SECRET_REFERENCE_NAME.test(key) && namesASecret(inner)) return false; // `existingSecret: db-creds`
   if (PLURAL_KEY.test(key) && (/^-?\d+(?:\.\d+)?$/.test(inner) || (TOKENS_KEY.test(key) && !looksLikeToken(inner)))) return false; // a count, a tokenizer's piece
   if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
   if (quote === "`" && inner.includes("${")) return false; // a template literal

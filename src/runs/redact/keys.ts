@@ -38,13 +38,13 @@ const ASSIGNMENT: Rule = {
   findings: (m, quoting) => {
     const [, key = ""] = m;
     const phraseRest = linePhraseRest(m, key);
-    const span = assignmentSpan(m, quoting, phraseRest > 0);
+    const span = assignmentSpan(m, quoting, phraseRest >= 0);
     if (!span) return [];
     // A number under a JSON key (`"password": 83749212`) is written as the string "[REDACTED]",
     // quoted as the key is, so the JSON stays valid.
     const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
     if (quote === '"' && whole[0] + rest === ":" && JSON_NUMBER.test(value)) return [{ start: span[0], end: span[1], quoteAt: -pre.length - 1 }];
-    const found: Finding[] = [{ start: span[0], end: span[1] + phraseRest }];
+    const found: Finding[] = [{ start: span[0], end: span[1] + Math.max(0, phraseRest) }];
     // `API_KEYS=k1,k2`: a plural name's value may be a comma-separated list; each item is judged alike.
     if (PLURAL_KEY.test(key) && whole[0] + rest === "=" && pre + post === "" && m.input[m.index + whole.length] === ",") {
       found.push(...commaItems(m, key));
@@ -74,15 +74,20 @@ function commaItems(m: RegExpExecArray, key: string): Finding[] {
 
 const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-/** The words after a password's first, to its line's end: ` horse battery staple`. */
-const LINE_PHRASE_REST = /(?:[ \t][A-Za-z0-9!@#$%^&._~]{3,64}){1,16}(?=[ \t]*(?:\r?\n|\\[nr]|$))/y;
-/** A line's start: the key follows a line break (real or escaped) and indentation, or the text's start. */
-const LINE_START = /(?:^|\n|\\n)[ \t]*$/;
+/**
+ * The words after a password's first, to its line's end (or its JSON string's) or to a comment
+ * there (`# …`, INI's `; …`): ` horse battery staple`, or nothing when the first word ends the
+ * line. A comment opens after whitespace, so no word of the phrase starts with `#`.
+ */
+const LINE_PHRASE_REST = /(?:[ \t](?!#)[A-Za-z0-9!@#$%^&._~]{3,64}){0,16}(?=(?:[ \t]+[#;][^\n\\"]*)?[ \t]*(?:\r?\n|\\[nr]|"|$))/y;
+/** A line's start: the key follows a line break (real or escaped) and indentation, the text's start, or a JSON string's. */
+const LINE_START = /(?:^|\n|\\n|")[ \t]*$/;
 /** A capitalised word, as prose writes a label (`Password: must be …`): YAML keys and env names are not written so. */
 const PROSE_LABEL = /^[A-Z][a-z]+$/;
 
 /**
- * How far a password that opens its line runs past its first word (0: not at all). In INI's
+ * How far a password that opens its line runs past its first word to the line's end or comment
+ * (0: it is one word; -1: it does not open a line of words). In INI's
  * `password = correct horse battery staple` (`.pypirc`, `my.cnf`), YAML's `password: correct horse
  * battery staple` and a `.env` file's `PASSWORD=two words` the value is the rest of the line; an
  * assignment in code is not a line of words (`password = a + b`, `= f(x) or y`), nor is prose with
@@ -91,21 +96,22 @@ const PROSE_LABEL = /^[A-Z][a-z]+$/;
 function linePhraseRest(m: RegExpExecArray, key: string): number {
   const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
   const op = whole[0] + rest;
-  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return 0;
+  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return -1;
   const ini = op === "=" && pre !== "" && post !== "";
   const env = op === "=" && pre === "" && post === "";
   const yaml = op === ":" && pre === "" && post !== "" && !PROSE_LABEL.test(key);
-  if (!ini && !env && !yaml) return 0;
+  if (!ini && !env && !yaml) return -1;
   const keyStart = m.index - key.length - quote.length - pre.length;
-  if (!LINE_START.test(m.input.slice(Math.max(0, keyStart - 64), keyStart))) return 0;
+  if (!LINE_START.test(m.input.slice(Math.max(0, keyStart - 64), keyStart))) return -1;
   LINE_PHRASE_REST.lastIndex = m.index + whole.length;
   const more = LINE_PHRASE_REST.exec(m.input)?.[0];
-  return more === undefined ? 0 : more.length;
+  return more === undefined ? -1 : more.length;
 }
 
 /**
  * The secret value of an assignment match, as [start, end) relative to the match; null: none.
- * `phrase`: the value's first word opens a line of words (linePhraseRest), so it is judged as a value ending its line.
+ * `phrase`: the value's first word opens a line of words, or is alone on it before a comment
+ * (linePhraseRest), so it is judged as a value ending its line.
  */
 function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): readonly [number, number] | null {
   const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
@@ -113,7 +119,11 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
   if (op === "=" && /^[=~]/.test(value)) return null;
   if (op === "=>" && quote === "") return null;
-  if (!keyAllowed(key, m.input[m.index - key.length - quote.length - pre.length - 1] ?? "")) return null;
+  const keyStart = m.index - key.length - quote.length - pre.length;
+  if (!keyAllowed(key, m.input[keyStart - 1] ?? "")) return null;
+  // `https://x-access-token:<token>@github.com/…`: the key is a URL's user and the value runs into
+  // its host and path. The URL rule (auth.ts) takes the password alone.
+  if (op === ":" && quote === "" && m.input.endsWith("//", keyStart)) return null;
   const end = m.index + whole.length;
   const after = m.input[end];
   const endsLine = phrase || after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
@@ -264,6 +274,17 @@ const AZURE_KEY_LIST: Rule = {
   secret: group(2),
 };
 
+/**
+ * The same keys in `-o tsv` and `-o table` output: a row `[creation time] key1 FULL <base64>`, its
+ * fields apart by tabs or spaces (an escaped `\t` in a JSON string). The key is 64 random bytes, so
+ * its base64 has both letter cases and a digit.
+ */
+const AZURE_KEY_ROW: Rule = {
+  name: "azure-key-row",
+  pattern: /((?:key|kerb)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])(?:key|kerb))[12](?:[ \t]|\\t){1,32}(?:FULL|READ|Full|Read)(?:[ \t]|\\t){1,32})([A-Za-z0-9+/]{40,128}={0,2})(?![A-Za-z0-9+/=])/g,
+  secret: group(2, (m) => /[A-Z]/.test(m[2] ?? "") && /[a-z]/.test(m[2] ?? "") && /\d/.test(m[2] ?? "")),
+};
+
 /** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
 const DOCKER_AUTH: Rule = {
   name: "docker-auth",
@@ -284,4 +305,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW];

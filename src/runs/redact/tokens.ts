@@ -1,4 +1,5 @@
 import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
+import { WRAPPED_JWT } from "./wrapped-jwt.ts";
 
 /**
  * An AWS secret access key with no label beside it: exactly 40 characters of base64's alphabet,
@@ -11,6 +12,17 @@ const AWS_SECRET_KEY: Rule = {
   escapeBlind: true,
   pattern: /(?:(?<![A-Za-z0-9/+=_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])/g,
   secret: whole((key) => /[A-Z]/.test(key) && /[a-z]/.test(key) && /\d/.test(key) && classChanges(key) >= 20),
+};
+
+/**
+ * A Twilio auth token passed by position after its account SID, as every Twilio client takes them:
+ * `Client('AC…', '<32 hex>')`, `twilio("AC…", "…")`, `Twilio.init(…)`. The SID names the account;
+ * the hex string after it is the token. The pattern starts at the SID's literal `AC`.
+ */
+const TWILIO_AUTH_ARGUMENT: Rule = {
+  name: "twilio-auth-argument",
+  pattern: /(AC[0-9a-f]{32}(?<=["']AC[0-9a-f]{32})(["'])[ \t]{0,16},[ \t]{0,16}\2)([0-9a-f]{32})(?=\2)/g,
+  secret: (m) => [(m[1] ?? "").length, (m[1] ?? "").length + (m[3] ?? "").length],
 };
 
 /**
@@ -32,6 +44,10 @@ export const TOKEN_RULES: readonly Rule[] = [
   // Cloud.
   { name: "aws-key-id", escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
   AWS_SECRET_KEY,
+  // An STS session token (`aws sts … --output text`, `aws configure export-credentials`): every one
+  // opens with the same base64 of its header, whatever the region (`IQoJb3JpZ2luX2Vj`; older
+  // `FwoGZXIvYXdzE`, `FQoGZXIvYXdzE`, `AQoDYXdzE`), and runs hundreds of base64 characters.
+  { name: "aws-session-token", escapeBlind: true, pattern: /(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)(?<=(?:^|[^A-Za-z0-9+/=_-]|\\[nrt])(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE))[A-Za-z0-9+/]{80,}={0,2}(?![A-Za-z0-9+/=_-])/g },
   p("google-api-key", "AIza", "[0-9A-Za-z_-]{35}"),
   p("google-oauth-access", String.raw`ya29\.`, "[0-9A-Za-z_-]{20,}"),
   { name: "google-oauth-refresh", escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
@@ -40,6 +56,9 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("alibaba-key-id", "LTAI", "[A-Za-z0-9]{12,20}", hasDigit),
   p("digitalocean", "do[opr]_v1_", "[a-f0-9]{64}"),
   p("vault", String.raw`hv[sb]\.`, "[A-Za-z0-9_-]{24,}"),
+  // Vault's older service and batch tokens: `s.` or `b.` and 24 random characters. A member
+  // expression of that length (`s.accessTokenFromStorage2`) changes character class far less often.
+  p("vault-legacy", String.raw`[sb]\.`, "[A-Za-z0-9]{24}", (token) => /\d/.test(token) && /[A-Z]/.test(token) && /[a-z]/.test(token) && classChanges(token.slice(2)) >= 10),
   anchored("terraform-cloud", String.raw`\.atlasv1\.(?<=${BEFORE}([A-Za-z0-9]{14})\.atlasv1\.)[A-Za-z0-9_-]{60,}${E}`),
   p("doppler", String.raw`dp\.(?:pt|st|sa|ct|scim|audit)\.`, String.raw`(?:[a-z0-9_-]{1,32}\.)?[A-Za-z0-9]{40,}`),
   p("pulumi", "pul-", "[a-f0-9]{40}"),
@@ -89,6 +108,7 @@ export const TOKEN_RULES: readonly Rule[] = [
   // Telegram bot token `123456789:AA…`, also inside `api.telegram.org/bot<token>/`.
   anchored("telegram", String.raw`:AA(?<=(?:/bot|(?:^|[^A-Za-z0-9_:-]))(\d{6,12}):AA)[A-Za-z0-9_-]{30,}${E}`),
   p("twilio-api-key", "SK", "[0-9a-f]{32}"),
+  TWILIO_AUTH_ARGUMENT,
   p("sendgrid", String.raw`SG\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`),
   p("mailgun", "key-", "[0-9a-zA-Z]{32}", hasDigit),
   anchored("mailgun-hex", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`),
@@ -97,4 +117,5 @@ export const TOKEN_RULES: readonly Rule[] = [
 
   // JWTs, signed or not (`alg: none` ends with an empty signature after the last dot).
   p("jwt", "ey", String.raw`[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+  WRAPPED_JWT,
 ];
