@@ -15,7 +15,7 @@ function hostWithRun() {
   const sent: unknown[] = [];
   const host = new FlowHost({ sendMessage: (message: unknown) => void sent.push(message), getSettings: () => ({}) } as unknown as ExtensionAPI);
   const sessionId = `s${++sessions}`;
-  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
+  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId, getSessionFile: () => undefined } } as unknown as ExtensionContext;
   const runs = openRunStore({ home: mkdtempSync(join(tmpdir(), "pi-flow-host-")), cwd: tmpdir(), sessionId, registry: new RunRegistry() });
   const writer = runs.create({ kind: "agent", task: { description: "background" }, background: true });
   let settle!: (value: { view: ReturnType<typeof writer.view> }) => void;
@@ -58,7 +58,7 @@ test("a host reads its session's settings as it binds, and again only when it bi
   let flow = { retention: { maxRuns: 7 } };
   const host = new FlowHost({ getSettings: () => ({ flow }), sendMessage: () => undefined } as unknown as ExtensionAPI);
   const sessionId = `s${++sessions}`;
-  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId } } as unknown as ExtensionContext;
+  const ctx = { cwd: tmpdir(), isIdle: () => true, isProjectTrusted: () => true, sessionManager: { getSessionId: () => sessionId, getSessionFile: () => undefined } } as unknown as ExtensionContext;
   host.bind(ctx);
   flow = { retention: { maxRuns: 9 } };
   expect(host.settings.retention.maxRuns).toBe(7);
