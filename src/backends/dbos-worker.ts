@@ -10,7 +10,7 @@
  * 2. a worker with a free slot (--concurrency) dequeues it and runs the step;
  * 3. the step's answer is the workflow's result, which the coordinator is polling for; a pi child's
  *    checkpointed session stays in the database for the coordinator to copy into the child's run;
- * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
+ * 4. a cancel (the coordinator's run was cancelled) is seen by the watch (running-watch.ts) and aborts the harness.
  */
 import { randomUUID } from "node:crypto";
 import { FlowError } from "../contract/errors.ts";
@@ -20,10 +20,10 @@ import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-c
 import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
-import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
+import { returnSteers } from "./steers.ts";
 import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
-import { readChildStatuses } from "./child-watch.ts";
+import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import type { Pool } from "pg";
 
@@ -105,24 +105,12 @@ function stalledMessage(worker: string, workflowId: string): string {
 /** How often a worker looks for silent ones (heartbeats.ts). */
 export const SWEEP_MS = 5000;
 
-/** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
-const CANCEL_WATCH_MS = 500;
-
 /**
  * How long a stopping worker waits for the children it stopped to settle: a pi child's extensions
  * get 5 s to clean up (pi.ts), a claude or codex CLI 3 s between SIGTERM and SIGKILL unless
  * configured longer. A child still running after this is cut by the process's exit.
  */
 export const STOP_SETTLE_MS = 10_000;
-
-type RunningChild = {
-  controller: AbortController;
-  steering: SteeringInbox;
-  checkpoints?: SessionCheckpoints;
-  /** Steers handed to the child before its checkpoints began: they begin with these. */
-  early: string[];
-  settled?: Promise<void>;
-};
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const sweepMs = options.sweepMs ?? SWEEP_MS;
@@ -135,8 +123,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    * they saved (their session, the steers handed to them) stays for the worker that takes them next.
    */
   let handingBack = false;
-  /** The watch's latest take of steers: a child that ends waits for it, so what it took comes back. */
-  let taking: Promise<void> = Promise.resolve();
+  /** Started once DBOS launches; a child DBOS recovers at launch waits on no take of steers before it. */
+  let watch: { taking(): Promise<void> } = { taking: () => Promise.resolve() };
   /** Children whose workflow function ended here, and when: the sweep checks that DBOS recorded their end. */
   const endedHere = new Map<string, number>();
   const { default: pg } = await import("pg");
@@ -230,7 +218,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           // ones it never read: its coordinator, reading its answer, reports them not delivered. A
           // child handed back keeps those its saved session holds, which the next worker hands over
           // again; those whose save failed go back on the table, for that worker to take.
-          await taking;
+          await watch.taking();
           const undelivered = steering.undelivered.splice(0);
           const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
           await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
@@ -288,46 +276,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       })
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, sweepMs);
-  let watching = false;
-  const statuses = readChildStatuses(pool);
-  const watch = setInterval(() => {
-    if (watching || running.size === 0) return;
-    watching = true;
-    const steers = (taking = takeSteers(pool, [...running.keys()])
-      // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
-      .then(async ({ taken }) => {
-        const unsent: TakenSteer[] = [];
-        for (const steer of taken) {
-          const child = running.get(steer.workflowId);
-          // Ended meanwhile, or its harness takes no steers: back into the table, not dropped.
-          if (!child?.steering.send(steer.message)) {
-            unsent.push(steer);
-            continue;
-          }
-          // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
-          if (child.checkpoints) child.checkpoints.handed(steer.message);
-          else child.early.push(steer.message);
-          options.onSteered(steer.workflowId);
-        }
-        await returnSteers(pool, unsent);
-      })
-      .catch(() => undefined)); // the database is away: the next look takes them
-    // One query of pi-flow's own for every running child, reading only their statuses: DBOS's
-    // getWorkflowStatus reads each child's whole input and output rows (anyone who can write the
-    // table sizes them) and waits out DBOS's retry backoff while the database is away.
-    const cancels = statuses([...running.keys()])
-      .then((found) => {
-        for (const { workflowID, status } of found) if (status === "CANCELLED") running.get(workflowID)?.controller.abort();
-      })
-      .catch(() => undefined); // the database is away: the next look asks again
-    void Promise.all([steers, cancels]).finally(() => (watching = false));
-  }, CANCEL_WATCH_MS);
+  const watching = (watch = watchRunningChildren(pool, running, options.onSteered));
   /** How long a stopping worker waits for the database at each step: as long as a connection may take to open. */
   const stopWithinMs = connectTimeoutMs(options.databaseUrl);
   return {
     running: () => running.size,
     async stop() {
-      clearInterval(watch);
+      watching.stop();
       clearInterval(heartbeat);
       clearInterval(sweep);
       const ids = [...running.keys()];
