@@ -123,6 +123,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    * they saved (their session, the steers handed to them) stays for the worker that takes them next.
    */
   let handingBack = false;
+  /**
+   * The worker is stopping and DBOS did not shut down: it could still record what a stopped child's
+   * step returns as the child's answer, so those steps return nothing, and the process's exit ends them.
+   */
+  let withheld = false;
   /** Started once DBOS launches; a child DBOS recovers at launch waits on no take of steers before it. */
   let watch: { taking(): Promise<void> } = { taking: () => Promise.resolve() };
   /** Children whose workflow function ended here, and when: the sweep checks that DBOS recorded their end. */
@@ -177,55 +182,66 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
     // aborted) but DBOS refuses to record it, so the line below would never be said.
     let ended: RemoteChildResult | undefined;
+    const body = async (): Promise<RemoteChildResult> => {
+      const controller = new AbortController();
+      const steering = new SteeringInbox();
+      const child: RunningChild = { controller, steering, early: [] };
+      let settle = () => {};
+      child.settled = new Promise<void>((resolve) => (settle = resolve));
+      let stopped = () => {};
+      child.stopped = new Promise<void>((resolve) => (stopped = resolve));
+      running.set(request.workflowId, child);
+      options.onStarted(request);
+      const sessions: WorkerChildSession = {
+        async open(onDiagnostic) {
+          const saved = await loadSavedSession(pool, request.workflowId).catch((error: unknown) => {
+            // Too large to read (forged): the child starts afresh, and its diagnostics say why.
+            if (error instanceof FlowError) onDiagnostic(error.message);
+            return null;
+          });
+          // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
+          for (const message of saved?.steers ?? []) steering.send(message);
+          const unread = () => steering.unread;
+          const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
+          if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
+          return checkpoints;
+        },
+      };
+      try {
+        const answered = await options.run(request, controller.signal, steering, sessions).finally(stopped);
+        if (handingBack) {
+          // Stopped to go back on the queue: its session stays as last saved, for the next worker.
+          await child.checkpoints?.drain();
+          return answered; // DBOS, shut down, records nothing of it
+        }
+        const result = child.checkpoints ? await leaveSession(pool, request.workflowId, options.name, child.checkpoints, answered, controller.signal) : answered;
+        ended = result;
+        return result;
+      } finally {
+        steering.close();
+        running.delete(request.workflowId);
+        // A look that took steers for this child as it ended puts them back (below); so do the
+        // ones it never read: its coordinator, reading its answer, reports them not delivered. A
+        // child handed back keeps those its saved session holds, which the next worker hands over
+        // again; those whose save failed go back on the table, for that worker to take.
+        await watch.taking();
+        const undelivered = steering.undelivered.splice(0);
+        const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
+        await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
+          options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
+        );
+        settle();
+      }
+    };
     const step = DBOS.runStep(
       async () => {
-        const controller = new AbortController();
-        const steering = new SteeringInbox();
-        const child: RunningChild = { controller, steering, early: [] };
-        let settle = () => {};
-        child.settled = new Promise<void>((resolve) => (settle = resolve));
-        running.set(request.workflowId, child);
-        options.onStarted(request);
-        const sessions: WorkerChildSession = {
-          async open(onDiagnostic) {
-            const saved = await loadSavedSession(pool, request.workflowId).catch((error: unknown) => {
-              // Too large to read (forged): the child starts afresh, and its diagnostics say why.
-              if (error instanceof FlowError) onDiagnostic(error.message);
-              return null;
-            });
-            // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
-            for (const message of saved?.steers ?? []) steering.send(message);
-            const unread = () => steering.unread;
-            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
-            if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
-            return checkpoints;
-          },
-        };
         try {
-          const answered = await options.run(request, controller.signal, steering, sessions);
-          if (handingBack) {
-            // Stopped to go back on the queue: its session stays as last saved, for the next worker.
-            await child.checkpoints?.drain();
-            return answered; // DBOS, shut down, records nothing of it
-          }
-          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, options.name, child.checkpoints, answered, controller.signal) : answered;
-          ended = result;
-          return result;
-        } finally {
-          steering.close();
-          running.delete(request.workflowId);
-          // A look that took steers for this child as it ended puts them back (below); so do the
-          // ones it never read: its coordinator, reading its answer, reports them not delivered. A
-          // child handed back keeps those its saved session holds, which the next worker hands over
-          // again; those whose save failed go back on the table, for that worker to take.
-          await watch.taking();
-          const undelivered = steering.undelivered.splice(0);
-          const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
-          await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
-            options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
-          );
-          settle();
+          const answer = await body();
+          if (!withheld) return answer;
+        } catch (error) {
+          if (!withheld) throw error;
         }
+        return await new Promise<never>(() => undefined); // nothing of a withheld child reaches DBOS
       },
       { name: "child", retriesAllowed: false },
     );
@@ -289,23 +305,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // DBOS's shutdown and the hand-back's client have no bound of their own on the client side: a
       // database that stops answering (a network split) would hold the stop forever.
       const shutDown = await answersWithin(DBOS.shutdown(), stopWithinMs).catch(() => false);
-      if (!shutDown) {
-        // DBOS may still record what a child returns: one stopped now would be recorded as its
-        // answer. The children are left as they are, for the process's exit to end unrecorded.
-        void endPools();
-        throw notHandedBack(options.name, ids, stopWithinMs);
-      }
-      // DBOS records nothing from here on: the children are stopped (their extensions told, their
-      // processes ended, their steers kept) and go back on the queue below, not cancelled.
+      // The children are stopped (their extensions told, their processes ended, their steers kept)
+      // and go back on the queue below, not cancelled. DBOS, shut down, records nothing of them; one
+      // that did not shut down could record a stopped child's answer: those answers are withheld.
       handingBack = true;
+      withheld = !shutDown;
       const children = [...running.values()];
       for (const { controller, checkpoints } of children) {
         checkpoints?.freeze(); // the session stays as its last whole turn saved it
         controller.abort();
       }
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(children.map((child) => child.settled)), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_SETTLE_MS)))]);
-      clearTimeout(timer);
+      // Withheld children save nothing more to a database that does not answer: their harness's end is waited for.
+      await answersWithin(Promise.all(children.map((child) => (shutDown ? child.settled : child.stopped))), STOP_SETTLE_MS);
+      if (!shutDown) {
+        void endPools();
+        throw notHandedBack(options.name, ids, stopWithinMs);
+      }
       // Back on the queue, for whichever worker is free next, before this worker's row goes: if
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
       let handed = false;

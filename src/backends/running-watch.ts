@@ -21,6 +21,9 @@ export type RunningChild = {
   checkpoints?: SessionCheckpoints;
   /** Steers handed to the child before its checkpoints began: they begin with these. */
   early: string[];
+  /** Its harness returned: its extensions were told, its processes ended. */
+  stopped?: Promise<void>;
+  /** Also what it left (session, steers) is written. */
   settled?: Promise<void>;
 };
 
