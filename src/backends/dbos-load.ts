@@ -2,6 +2,7 @@ import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
+import { ensureRefusalsTable } from "./folder-refusals.ts";
 import { ensureSteersTable } from "./steers.ts";
 import { ensureChildSessionsTable } from "./child-sessions.ts";
 import { applicationVersion } from "./names.ts";
@@ -140,6 +141,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
       await ensureWorkersTable(system);
       await ensureSteersTable(system);
       await ensureChildSessionsTable(system);
+      await ensureRefusalsTable(system);
       uses = await otherVersionsInUse(system, applicationVersion());
     } catch (error) {
       throw unusableDatabase(url, error);

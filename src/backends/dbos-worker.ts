@@ -23,6 +23,8 @@ import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult }
 import { returnSteers } from "./steers.ts";
 import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
+import { deleteSettledRefusals, refuse } from "./folder-refusals.ts";
+import { zeroUsage } from "../harnesses/usage.ts";
 import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
 import type { Pool } from "pg";
@@ -38,6 +40,10 @@ export interface WorkerOptions {
    */
   run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox, sessions: WorkerChildSession): Promise<RemoteChildResult>;
   onStarted(request: RemoteChildRequest): void;
+  /** Whether the child's folder does not exist in this worker's checkout: it is then refused here (folder-refusals.ts). */
+  folderMissing(request: RemoteChildRequest): boolean;
+  /** A child refused here (its folder is missing) went back on the queue, for another worker. */
+  onRefused(request: RemoteChildRequest): void;
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   /**
@@ -102,6 +108,9 @@ function stalledMessage(worker: string, workflowId: string): string {
   );
 }
 
+/** A child refused here went back on the queue: its workflow function ends without an answer. */
+class RefusedHere extends Error {}
+
 /** How often a worker looks for silent ones (heartbeats.ts). */
 export const SWEEP_MS = 5000;
 
@@ -162,10 +171,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
       const own = DBOS.workflowID ?? "";
+      let requeued = false;
       try {
         return await runChild(request, own);
+      } catch (error) {
+        requeued = error instanceof RefusedHere;
+        throw error;
       } finally {
-        if (own !== "") endedHere.set(own, Date.now());
+        // One requeued is not this worker's to record: DBOS no longer holds it as running here.
+        if (own !== "" && !requeued) endedHere.set(own, Date.now());
       }
     },
     { name: CHILD_WORKFLOW },
@@ -178,6 +192,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       const message = `The workflow ${own} names another child, ${request.workflowId}, in its input: refused, nothing run.`;
       options.onFailed(own, request.runId, message);
       throw new Error(message);
+    }
+    if (options.folderMissing(request)) {
+      const refusal = await refuse(pool, own, request.cwd, options.name, me.version);
+      if (refusal.requeued) {
+        options.onRefused(request);
+        throw new RefusedHere(); // DBOS, which no longer owns the child, records nothing of it
+      }
+      options.onFailed(own, request.runId, refusal.message);
+      return { result: { outcome: "failed", error: { code: "configuration_invalid", message: refusal.message }, usage: zeroUsage() }, output: [], diagnostics: [], worker: options.name };
     }
     // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
     // aborted) but DBOS refuses to record it, so the line below would never be said.
@@ -285,6 +308,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
+    void deleteSettledRefusals(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
     void claimSilentWorkersChildren(pool, async (ids) => void (await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE })))
       .then((ids) => {
