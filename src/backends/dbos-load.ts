@@ -167,3 +167,11 @@ async function migrateRetryingRaces(sdk: DbosSdk, url: string): Promise<void> {
     }
   }
 }
+
+/** Why a child failed when the database held one of its worker's queries past the statement_timeout. */
+export function stalledMessage(worker: string, workflowId: string): string {
+  return (
+    `The database did not answer worker ${worker} for child ${workflowId} within its statement_timeout ` +
+    `(${QUERY_TIMEOUT_MS / 1000} s unless the database URL sets one): a lock another session holds, or a stalled server; the child failed and its answer, if any, was not recorded.`
+  );
+}

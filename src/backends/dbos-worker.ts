@@ -17,17 +17,16 @@ import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { beat, claimSilentWorkersChildren, forget, HEARTBEAT_MS, takeName, type WorkerIdentity } from "./heartbeats.ts";
 import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-children.ts";
-import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
+import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUIET_LOGGER, stalledMessage, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { returnSteers } from "./steers.ts";
-import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
-import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
+import { deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
+import { leaveSession, sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { deleteSettledRefusals, refuse } from "./folder-refusals.ts";
 import { zeroUsage } from "../harnesses/usage.ts";
 import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
-import type { Pool } from "pg";
 
 export interface WorkerOptions {
   databaseUrl: string;
@@ -85,27 +84,6 @@ export interface RunningWorker {
   /** Children this worker is running now. */
   running(): number;
   stop(): Promise<void>;
-}
-
-/**
- * A settled pi child's checkpointed session stays in the database for the coordinator, which copies
- * it into the child's run and deletes it (kept-session.ts) when the answer arrives; the answer says
- * how many entries to expect. A session not whole there, or of a cancelled child (whose answer DBOS
- * does not record), goes now (a sweep deletes it if this fails).
- */
-async function leaveSession(pool: Pool, workflowId: string, worker: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
-  await checkpoints.drain();
-  const session = signal.aborted ? { unsaved: "the child was cancelled" } : checkpoints.stored();
-  if ("unsaved" in session) await deleteSavedSession(pool, workflowId, worker).catch(() => undefined);
-  return { ...result, session };
-}
-
-/** Why a child failed when the database held one of its worker's queries past the statement_timeout. */
-function stalledMessage(worker: string, workflowId: string): string {
-  return (
-    `The database did not answer worker ${worker} for child ${workflowId} within its statement_timeout ` +
-    `(${QUERY_TIMEOUT_MS / 1000} s unless the database URL sets one): a lock another session holds, or a stalled server; the child failed and its answer, if any, was not recorded.`
-  );
 }
 
 /** A child refused here went back on the queue: its workflow function ends without an answer. */
