@@ -17,6 +17,7 @@ import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { beat, claimSilentWorkersChildren, forget, HEARTBEAT_MS, takeName, type WorkerIdentity } from "./heartbeats.ts";
 import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-children.ts";
+import { requeueHeld } from "./requeue.ts";
 import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUIET_LOGGER, stalledMessage, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
@@ -280,15 +281,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // One running here again (a rerun already dequeued) is that run's to record.
     const ids = stuck.filter((id) => !running.has(id));
     if (ids.length === 0) return;
-    await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE });
+    const requeued = await requeueHeld(pool, ids, [options.name]);
     for (const id of ids) endedHere.delete(id);
-    options.onRequeued(ids);
+    if (requeued.length > 0) options.onRequeued(requeued);
   };
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
     void deleteSettledRefusals(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
-    void claimSilentWorkersChildren(pool, async (ids) => void (await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE })))
+    void claimSilentWorkersChildren(pool)
       .then((ids) => {
         if (ids.length > 0) options.onTakeover(ids);
       })
@@ -327,7 +328,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
       let handed = false;
       try {
-        handed = await answersWithin(handBack(sdk, pool, beats, me, options.databaseUrl), stopWithinMs);
+        handed = await answersWithin(handBack(pool, beats, me), stopWithinMs);
       } finally {
         // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
         if (handed) await endPools();
