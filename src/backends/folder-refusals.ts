@@ -43,13 +43,14 @@ export async function refuse(pool: Pool, workflowId: string, folder: string, wor
     [workflowId, version, SILENT_AFTER_SECONDS],
   );
   if ((rows[0]?.willing ?? 0) > 0) {
-    // As DBOS's resumeWorkflows puts a child back, but delayed: DBOS moves it to ENQUEUED when due.
+    // As DBOS's resumeWorkflows puts a child back, but delayed: DBOS moves it to ENQUEUED when due
+    // by the clock of the worker that looks, so the delay is set by a worker's clock, not the server's.
     await pool.query(
       `UPDATE "${dbosSchema}".workflow_status SET status = 'DELAYED', owner_xid = NULL, queue_name = $2, recovery_attempts = 0,
          workflow_deadline_epoch_ms = NULL, deduplication_id = NULL, started_at_epoch_ms = NULL, completed_at = NULL,
-         delay_until_epoch_ms = (EXTRACT(EPOCH FROM now()) * 1000)::bigint + $3::bigint, updated_at = (EXTRACT(EPOCH FROM now()) * 1000)::bigint
+         delay_until_epoch_ms = $3::bigint, updated_at = (EXTRACT(EPOCH FROM now()) * 1000)::bigint
        WHERE workflow_uuid = $1 AND status = 'PENDING'`,
-      [workflowId, CHILD_QUEUE, REFUSED_REQUEUE_MS],
+      [workflowId, CHILD_QUEUE, Date.now() + REFUSED_REQUEUE_MS],
     );
     return { requeued: true };
   }
