@@ -2,8 +2,11 @@
  * A child whose folder does not exist in the checkout of the worker that took it (the workers'
  * checkouts differ: one not yet pulled, another branch). That worker refuses it, notes the refusal in
  * `pi_flow.child_refusals`, and puts it back on the queue, delayed by REFUSED_REQUEUE_MS so the
- * other workers get to take it; once every live worker of this version has refused it, the child
- * fails, naming its folder and those workers. A child's refusals go with it (the sweep).
+ * other workers get to take it, twice as long each time the same worker refuses it again, up to
+ * MAX_REQUEUE_DELAY_MS: each refusal leaves DBOS on that worker polling for the child's end, so a
+ * worker that keeps taking it (the others are busy) must not do so every second. Once every live
+ * worker of this version has refused it, the child fails, naming its folder and those workers. A
+ * child's refusals go with it (the sweep).
  *
  * Contract with the caller: `ensureRefusalsTable` runs under the migration lock (dbos-load.ts);
  * `refuse` runs in the child's workflow, outside any DBOS step, so nothing of it is recorded as the
@@ -18,13 +21,17 @@ type Queryable = Pick<Client | Pool | PoolClient, "query">;
 /** How long a refused child waits before a worker may take it again: the others poll the queue far more often. */
 export const REFUSED_REQUEUE_MS = 1000;
 
+/** The longest a refused child waits before a worker may take it again. */
+export const MAX_REQUEUE_DELAY_MS = 30_000;
+
 /** How many worker names the failure names; the rest are counted. */
 const NAMED_WORKERS = 8;
 
 export async function ensureRefusalsTable(db: Queryable): Promise<void> {
   await db.query(
-    "CREATE TABLE IF NOT EXISTS pi_flow.child_refusals (workflow_id text NOT NULL, worker text NOT NULL, refused_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (workflow_id, worker))",
+    "CREATE TABLE IF NOT EXISTS pi_flow.child_refusals (workflow_id text NOT NULL, worker text NOT NULL, refused_at timestamptz NOT NULL DEFAULT now(), times integer NOT NULL DEFAULT 1, PRIMARY KEY (workflow_id, worker))",
   );
+  await db.query("ALTER TABLE pi_flow.child_refusals ADD COLUMN IF NOT EXISTS times integer NOT NULL DEFAULT 1"); // a table made before the count
 }
 
 /** The child went back on the queue, or no live worker can run it (and the message says why). */
@@ -36,7 +43,13 @@ export type Refusal = { requeued: true } | { requeued: false; message: string };
  * request names it.
  */
 export async function refuse(pool: Pool, workflowId: string, folder: string, worker: string, version: string, dbosSchema = "dbos"): Promise<Refusal> {
-  await pool.query("INSERT INTO pi_flow.child_refusals (workflow_id, worker) VALUES ($1, $2) ON CONFLICT DO NOTHING", [workflowId, worker]);
+  const noted = await pool.query<{ times: number }>(
+    `INSERT INTO pi_flow.child_refusals (workflow_id, worker) VALUES ($1, $2)
+     ON CONFLICT (workflow_id, worker) DO UPDATE SET times = pi_flow.child_refusals.times + 1 RETURNING times`,
+    [workflowId, worker],
+  );
+  const times = Math.min(noted.rows[0]?.times ?? 1, 16);
+  const delayMs = Math.min(REFUSED_REQUEUE_MS * 2 ** (times - 1), MAX_REQUEUE_DELAY_MS);
   const { rows } = await pool.query<{ willing: number }>(
     `SELECT count(*)::int AS willing FROM pi_flow.workers w WHERE w.version = $2 AND w.seen_at >= now() - make_interval(secs => $3)
      AND NOT EXISTS (SELECT 1 FROM pi_flow.child_refusals r WHERE r.workflow_id = $1 AND r.worker = w.name)`,
@@ -50,7 +63,7 @@ export async function refuse(pool: Pool, workflowId: string, folder: string, wor
          workflow_deadline_epoch_ms = NULL, deduplication_id = NULL, started_at_epoch_ms = NULL, completed_at = NULL,
          delay_until_epoch_ms = $3::bigint, updated_at = (EXTRACT(EPOCH FROM now()) * 1000)::bigint
        WHERE workflow_uuid = $1 AND status = 'PENDING'`,
-      [workflowId, CHILD_QUEUE, Date.now() + REFUSED_REQUEUE_MS],
+      [workflowId, CHILD_QUEUE, Date.now() + delayMs],
     );
     return { requeued: true };
   }

@@ -7,7 +7,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { expect, onTestFinished, test } from "vitest";
-import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import pg from "pg";
+import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
+import { refuse } from "../../src/backends/folder-refusals.ts";
+import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
@@ -46,3 +49,24 @@ test("a child whose folder no live worker's checkout has fails as configuration_
   expect((await handle.getResult()).result).toMatchObject({ outcome: "failed", error: { code: "configuration_invalid", message } });
   expect(await worker.stdoutText(/failed wf_nowhere\/agent\/0 .*\n/)).toContain(message);
 }, 120_000);
+
+test("a worker that takes a child it refused again puts it back for twice as long each time, up to 30 s: its refusals do not come every second while the other workers are busy", async () => {
+  const url = fleet.pg.urlFor("refusal_delays");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  onTestFinished(() => pool.end());
+  const id = "wf_busy_fleet/agent/0";
+  // Two live workers; the other, busy, never takes the child.
+  await pool.query("INSERT INTO pi_flow.workers (name, version, concurrency, instance) VALUES ('w1', $1, 1, 'a'), ('w2', $1, 1, 'b')", [applicationVersion()]);
+  await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, queue_name, executor_id) VALUES ($1, 'PENDING', $2, 'w1')", [id, CHILD_QUEUE]);
+  const delays: number[] = [];
+  for (let time = 0; time < 7; time++) {
+    const before = Date.now();
+    expect(await refuse(pool, id, "packages/new", "w1", applicationVersion())).toEqual({ requeued: true });
+    const { rows } = await pool.query<{ status: string; due: string }>("SELECT status, delay_until_epoch_ms AS due FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]);
+    expect(rows[0]!.status).toBe("DELAYED");
+    delays.push(Math.round((Number(rows[0]!.due) - before) / 1000));
+    await pool.query("UPDATE dbos.workflow_status SET status = 'PENDING', executor_id = 'w1' WHERE workflow_uuid = $1", [id]); // w1 takes it again
+  }
+  expect(delays).toEqual([1, 2, 4, 8, 16, 30, 30]);
+}, 60_000);
