@@ -174,7 +174,7 @@ export async function deleteSettledSessions(db: Queryable, graceMs = SETTLED_SES
     await db.query(
       `DELETE FROM pi_flow.${table} s WHERE NOT EXISTS (
          SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id
-         AND (w.status IN ('PENDING', 'ENQUEUED') OR w.updated_at > (EXTRACT(EPOCH FROM now()) * 1000)::bigint - $1::bigint))`,
+         AND (w.status IN ('PENDING', 'ENQUEUED', 'DELAYED') OR w.updated_at > (EXTRACT(EPOCH FROM now()) * 1000)::bigint - $1::bigint))`,
       [graceMs],
     );
   }

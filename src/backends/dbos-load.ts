@@ -2,6 +2,7 @@ import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
+import { ensureRefusalsTable } from "./folder-refusals.ts";
 import { ensureSteersTable } from "./steers.ts";
 import { ensureChildSessionsTable } from "./child-sessions.ts";
 import { applicationVersion } from "./names.ts";
@@ -140,6 +141,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
       await ensureWorkersTable(system);
       await ensureSteersTable(system);
       await ensureChildSessionsTable(system);
+      await ensureRefusalsTable(system);
       uses = await otherVersionsInUse(system, applicationVersion());
     } catch (error) {
       throw unusableDatabase(url, error);
@@ -164,4 +166,12 @@ async function migrateRetryingRaces(sdk: DbosSdk, url: string): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.floor(Math.random() * 200)));
     }
   }
+}
+
+/** Why a child failed when the database held one of its worker's queries past the statement_timeout. */
+export function stalledMessage(worker: string, workflowId: string): string {
+  return (
+    `The database did not answer worker ${worker} for child ${workflowId} within its statement_timeout ` +
+    `(${QUERY_TIMEOUT_MS / 1000} s unless the database URL sets one): a lock another session holds, or a stalled server; the child failed and its answer, if any, was not recorded.`
+  );
 }

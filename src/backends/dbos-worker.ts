@@ -10,22 +10,24 @@
  * 2. a worker with a free slot (--concurrency) dequeues it and runs the step;
  * 3. the step's answer is the workflow's result, which the coordinator is polling for; a pi child's
  *    checkpointed session stays in the database for the coordinator to copy into the child's run;
- * 4. a cancel (the coordinator's run was cancelled) is seen by the watch below and aborts the harness.
+ * 4. a cancel (the coordinator's run was cancelled) is seen by the watch (running-watch.ts) and aborts the harness.
  */
 import { randomUUID } from "node:crypto";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { beat, claimSilentWorkersChildren, forget, HEARTBEAT_MS, takeName, type WorkerIdentity } from "./heartbeats.ts";
 import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-children.ts";
-import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUERY_TIMEOUT_MS, QUIET_LOGGER, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
+import { requeueHeld } from "./requeue.ts";
+import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUIET_LOGGER, stalledMessage, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
-import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
-import { deleteSavedSession, deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
-import { sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
-import { readChildStatuses } from "./child-watch.ts";
+import { returnSteers } from "./steers.ts";
+import { deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
+import { leaveSession, sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
+import { deleteSettledRefusals, refuse } from "./folder-refusals.ts";
+import { zeroUsage } from "../harnesses/usage.ts";
+import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
 import { SteeringInbox } from "../harnesses/steering.ts";
-import type { Pool } from "pg";
 
 export interface WorkerOptions {
   databaseUrl: string;
@@ -38,6 +40,10 @@ export interface WorkerOptions {
    */
   run(request: RemoteChildRequest, signal: AbortSignal, steering: SteeringInbox, sessions: WorkerChildSession): Promise<RemoteChildResult>;
   onStarted(request: RemoteChildRequest): void;
+  /** Whether the child's folder does not exist in this worker's checkout: it is then refused here (folder-refusals.ts). */
+  folderMissing(request: RemoteChildRequest): boolean;
+  /** A child refused here (its folder is missing) went back on the queue, for another worker. */
+  onRefused(request: RemoteChildRequest): void;
   /** A steer for a child this worker runs was handed to it. */
   onSteered(workflowId: string): void;
   /**
@@ -81,32 +87,11 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/**
- * A settled pi child's checkpointed session stays in the database for the coordinator, which copies
- * it into the child's run and deletes it (kept-session.ts) when the answer arrives; the answer says
- * how many entries to expect. A session not whole there, or of a cancelled child (whose answer DBOS
- * does not record), goes now (a sweep deletes it if this fails).
- */
-async function leaveSession(pool: Pool, workflowId: string, worker: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
-  await checkpoints.drain();
-  const session = signal.aborted ? { unsaved: "the child was cancelled" } : checkpoints.stored();
-  if ("unsaved" in session) await deleteSavedSession(pool, workflowId, worker).catch(() => undefined);
-  return { ...result, session };
-}
-
-/** Why a child failed when the database held one of its worker's queries past the statement_timeout. */
-function stalledMessage(worker: string, workflowId: string): string {
-  return (
-    `The database did not answer worker ${worker} for child ${workflowId} within its statement_timeout ` +
-    `(${QUERY_TIMEOUT_MS / 1000} s unless the database URL sets one): a lock another session holds, or a stalled server; the child failed and its answer, if any, was not recorded.`
-  );
-}
+/** A child refused here went back on the queue: its workflow function ends without an answer. */
+class RefusedHere extends Error {}
 
 /** How often a worker looks for silent ones (heartbeats.ts). */
 export const SWEEP_MS = 5000;
-
-/** How often the worker looks for cancels of, and steers for, the children it runs (a cancel reaches a DBOS step only at its next DBOS call). */
-const CANCEL_WATCH_MS = 500;
 
 /**
  * How long a stopping worker waits for the children it stopped to settle: a pi child's extensions
@@ -114,15 +99,6 @@ const CANCEL_WATCH_MS = 500;
  * configured longer. A child still running after this is cut by the process's exit.
  */
 export const STOP_SETTLE_MS = 10_000;
-
-type RunningChild = {
-  controller: AbortController;
-  steering: SteeringInbox;
-  checkpoints?: SessionCheckpoints;
-  /** Steers handed to the child before its checkpoints began: they begin with these. */
-  early: string[];
-  settled?: Promise<void>;
-};
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const sweepMs = options.sweepMs ?? SWEEP_MS;
@@ -135,8 +111,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    * they saved (their session, the steers handed to them) stays for the worker that takes them next.
    */
   let handingBack = false;
-  /** The watch's latest take of steers: a child that ends waits for it, so what it took comes back. */
-  let taking: Promise<void> = Promise.resolve();
+  /**
+   * The worker is stopping and DBOS did not shut down: it could still record what a stopped child's
+   * step returns as the child's answer, so those steps return nothing, and the process's exit ends them.
+   */
+  let withheld = false;
+  /** Started once DBOS launches; a child DBOS recovers at launch waits on no take of steers before it. */
+  let watch: { taking(): Promise<void> } = { taking: () => Promise.resolve() };
   /** Children whose workflow function ended here, and when: the sweep checks that DBOS recorded their end. */
   const endedHere = new Map<string, number>();
   const { default: pg } = await import("pg");
@@ -169,10 +150,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   DBOS.registerWorkflow(
     async (request: unknown): Promise<RemoteChildResult> => {
       const own = DBOS.workflowID ?? "";
+      let requeued = false;
       try {
         return await runChild(request, own);
+      } catch (error) {
+        requeued = error instanceof RefusedHere;
+        throw error;
       } finally {
-        if (own !== "") endedHere.set(own, Date.now());
+        // One requeued is not this worker's to record: DBOS no longer holds it as running here.
+        if (own !== "" && !requeued) endedHere.set(own, Date.now());
       }
     },
     { name: CHILD_WORKFLOW },
@@ -186,58 +172,78 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       options.onFailed(own, request.runId, message);
       throw new Error(message);
     }
+    if (options.folderMissing(request)) {
+      const refusal = await refuse(pool, own, request.cwd, options.name, me.version);
+      if (refusal.requeued) {
+        options.onRefused(request);
+        throw new RefusedHere(); // DBOS, which no longer owns the child, records nothing of it
+      }
+      options.onFailed(own, request.runId, refusal.message);
+      return { result: { outcome: "failed", error: { code: "configuration_invalid", message: refusal.message }, usage: zeroUsage() }, output: [], diagnostics: [], worker: options.name };
+    }
     // The child's end as the step saw it: a cancelled workflow's step runs to its end (the harness
     // aborted) but DBOS refuses to record it, so the line below would never be said.
     let ended: RemoteChildResult | undefined;
+    const body = async (): Promise<RemoteChildResult> => {
+      const controller = new AbortController();
+      const steering = new SteeringInbox();
+      const child: RunningChild = { controller, steering, early: [] };
+      let settle = () => {};
+      child.settled = new Promise<void>((resolve) => (settle = resolve));
+      let stopped = () => {};
+      child.stopped = new Promise<void>((resolve) => (stopped = resolve));
+      running.set(request.workflowId, child);
+      options.onStarted(request);
+      const sessions: WorkerChildSession = {
+        async open(onDiagnostic) {
+          const saved = await loadSavedSession(pool, request.workflowId).catch((error: unknown) => {
+            // Too large to read (forged): the child starts afresh, and its diagnostics say why.
+            if (error instanceof FlowError) onDiagnostic(error.message);
+            return null;
+          });
+          // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
+          for (const message of saved?.steers ?? []) steering.send(message);
+          const unread = () => steering.unread;
+          const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
+          if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
+          return checkpoints;
+        },
+      };
+      try {
+        const answered = await options.run(request, controller.signal, steering, sessions).finally(stopped);
+        if (handingBack) {
+          // Stopped to go back on the queue: its session stays as last saved, for the next worker.
+          await child.checkpoints?.drain();
+          return answered; // DBOS, shut down, records nothing of it
+        }
+        const result = child.checkpoints ? await leaveSession(pool, request.workflowId, options.name, child.checkpoints, answered, controller.signal) : answered;
+        ended = result;
+        return result;
+      } finally {
+        steering.close();
+        running.delete(request.workflowId);
+        // A look that took steers for this child as it ended puts them back (below); so do the
+        // ones it never read: its coordinator, reading its answer, reports them not delivered. A
+        // child handed back keeps those its saved session holds, which the next worker hands over
+        // again; those whose save failed go back on the table, for that worker to take.
+        await watch.taking();
+        const undelivered = steering.undelivered.splice(0);
+        const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
+        await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
+          options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
+        );
+        settle();
+      }
+    };
     const step = DBOS.runStep(
       async () => {
-        const controller = new AbortController();
-        const steering = new SteeringInbox();
-        const child: RunningChild = { controller, steering, early: [] };
-        let settle = () => {};
-        child.settled = new Promise<void>((resolve) => (settle = resolve));
-        running.set(request.workflowId, child);
-        options.onStarted(request);
-        const sessions: WorkerChildSession = {
-          async open(onDiagnostic) {
-            const saved = await loadSavedSession(pool, request.workflowId).catch((error: unknown) => {
-              // Too large to read (forged): the child starts afresh, and its diagnostics say why.
-              if (error instanceof FlowError) onDiagnostic(error.message);
-              return null;
-            });
-            // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
-            for (const message of saved?.steers ?? []) steering.send(message);
-            const unread = () => steering.unread;
-            const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
-            if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
-            return checkpoints;
-          },
-        };
         try {
-          const answered = await options.run(request, controller.signal, steering, sessions);
-          if (handingBack) {
-            // Stopped to go back on the queue: its session stays as last saved, for the next worker.
-            await child.checkpoints?.drain();
-            return answered; // DBOS, shut down, records nothing of it
-          }
-          const result = child.checkpoints ? await leaveSession(pool, request.workflowId, options.name, child.checkpoints, answered, controller.signal) : answered;
-          ended = result;
-          return result;
-        } finally {
-          steering.close();
-          running.delete(request.workflowId);
-          // A look that took steers for this child as it ended puts them back (below); so do the
-          // ones it never read: its coordinator, reading its answer, reports them not delivered. A
-          // child handed back keeps those its saved session holds, which the next worker hands over
-          // again; those whose save failed go back on the table, for that worker to take.
-          await taking;
-          const undelivered = steering.undelivered.splice(0);
-          const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
-          await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
-            options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
-          );
-          settle();
+          const answer = await body();
+          if (!withheld) return answer;
+        } catch (error) {
+          if (!withheld) throw error;
         }
+        return await new Promise<never>(() => undefined); // nothing of a withheld child reaches DBOS
       },
       { name: "child", retriesAllowed: false },
     );
@@ -275,87 +281,54 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // One running here again (a rerun already dequeued) is that run's to record.
     const ids = stuck.filter((id) => !running.has(id));
     if (ids.length === 0) return;
-    await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE });
+    const requeued = await requeueHeld(pool, ids, [options.name]);
     for (const id of ids) endedHere.delete(id);
-    options.onRequeued(ids);
+    if (requeued.length > 0) options.onRequeued(requeued);
   };
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
+    void deleteSettledRefusals(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
-    void claimSilentWorkersChildren(pool, async (ids) => void (await DBOS.resumeWorkflows(ids, { queueName: CHILD_QUEUE })))
+    void claimSilentWorkersChildren(pool)
       .then((ids) => {
         if (ids.length > 0) options.onTakeover(ids);
       })
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, sweepMs);
-  let watching = false;
-  const statuses = readChildStatuses(pool);
-  const watch = setInterval(() => {
-    if (watching || running.size === 0) return;
-    watching = true;
-    const steers = (taking = takeSteers(pool, [...running.keys()])
-      // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
-      .then(async ({ taken }) => {
-        const unsent: TakenSteer[] = [];
-        for (const steer of taken) {
-          const child = running.get(steer.workflowId);
-          // Ended meanwhile, or its harness takes no steers: back into the table, not dropped.
-          if (!child?.steering.send(steer.message)) {
-            unsent.push(steer);
-            continue;
-          }
-          // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
-          if (child.checkpoints) child.checkpoints.handed(steer.message);
-          else child.early.push(steer.message);
-          options.onSteered(steer.workflowId);
-        }
-        await returnSteers(pool, unsent);
-      })
-      .catch(() => undefined)); // the database is away: the next look takes them
-    // One query of pi-flow's own for every running child, reading only their statuses: DBOS's
-    // getWorkflowStatus reads each child's whole input and output rows (anyone who can write the
-    // table sizes them) and waits out DBOS's retry backoff while the database is away.
-    const cancels = statuses([...running.keys()])
-      .then((found) => {
-        for (const { workflowID, status } of found) if (status === "CANCELLED") running.get(workflowID)?.controller.abort();
-      })
-      .catch(() => undefined); // the database is away: the next look asks again
-    void Promise.all([steers, cancels]).finally(() => (watching = false));
-  }, CANCEL_WATCH_MS);
+  const watching = (watch = watchRunningChildren(pool, running, options.onSteered));
   /** How long a stopping worker waits for the database at each step: as long as a connection may take to open. */
   const stopWithinMs = connectTimeoutMs(options.databaseUrl);
   return {
     running: () => running.size,
     async stop() {
-      clearInterval(watch);
+      watching.stop();
       clearInterval(heartbeat);
       clearInterval(sweep);
       const ids = [...running.keys()];
       // DBOS's shutdown and the hand-back's client have no bound of their own on the client side: a
       // database that stops answering (a network split) would hold the stop forever.
       const shutDown = await answersWithin(DBOS.shutdown(), stopWithinMs).catch(() => false);
-      if (!shutDown) {
-        // DBOS may still record what a child returns: one stopped now would be recorded as its
-        // answer. The children are left as they are, for the process's exit to end unrecorded.
-        void endPools();
-        throw notHandedBack(options.name, ids, stopWithinMs);
-      }
-      // DBOS records nothing from here on: the children are stopped (their extensions told, their
-      // processes ended, their steers kept) and go back on the queue below, not cancelled.
+      // The children are stopped (their extensions told, their processes ended, their steers kept)
+      // and go back on the queue below, not cancelled. DBOS, shut down, records nothing of them; one
+      // that did not shut down could record a stopped child's answer: those answers are withheld.
       handingBack = true;
+      withheld = !shutDown;
       const children = [...running.values()];
       for (const { controller, checkpoints } of children) {
         checkpoints?.freeze(); // the session stays as its last whole turn saved it
         controller.abort();
       }
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(children.map((child) => child.settled)), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_SETTLE_MS)))]);
-      clearTimeout(timer);
+      // Withheld children save nothing more to a database that does not answer: their harness's end is waited for.
+      await answersWithin(Promise.all(children.map((child) => (shutDown ? child.settled : child.stopped))), STOP_SETTLE_MS);
+      if (!shutDown) {
+        void endPools();
+        throw notHandedBack(options.name, ids, stopWithinMs);
+      }
       // Back on the queue, for whichever worker is free next, before this worker's row goes: if
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
       let handed = false;
       try {
-        handed = await answersWithin(handBack(sdk, pool, beats, me, options.databaseUrl), stopWithinMs);
+        handed = await answersWithin(handBack(pool, beats, me), stopWithinMs);
       } finally {
         // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
         if (handed) await endPools();

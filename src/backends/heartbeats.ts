@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, Pool, PoolClient } from "pg";
 import { FlowError } from "../contract/errors.ts";
 import { CHILD_QUEUE } from "./names.ts";
+import { requeueHeld } from "./requeue.ts";
 
 /** A worker not heard from for this long is taken for dead, and its children are run elsewhere. */
 export const SILENT_AFTER_SECONDS = 20;
@@ -96,14 +97,18 @@ export async function workersSeen(db: Queryable): Promise<{ rows: WorkerRow[]; t
 }
 
 /**
- * Claims the silent workers (a row lock another sweeper skips), has `resume` put the children they
- * had taken and not finished back on the queue, and only then deletes their rows, in the same
- * transaction: a resume that fails (the database went away, a statement cancelled) rolls the claim
+ * Claims the silent workers (a row lock another sweeper skips), has `requeue` put the children they
+ * had taken and not finished back on the queue (requeue.ts; a test may fail it), and only then
+ * deletes their rows, in the same transaction: a requeue that fails (the database went away, a statement cancelled) rolls the claim
  * back, and the next sweep claims them again, instead of the rows going and their children staying
  * pending under a name no sweep looks for any more. Returns the children put back.
  * A worker restarted under a silent one's name writes a new row and starts afresh.
  */
-export async function claimSilentWorkersChildren(pool: Pool, resume: (workflowIds: string[]) => Promise<void>, dbosSchema = "dbos"): Promise<string[]> {
+export async function claimSilentWorkersChildren(
+  pool: Pool,
+  requeue: (workflowIds: string[], db: PoolClient, workers: string[]) => Promise<string[]> = (ids, db, workers) => requeueHeld(db, ids, workers),
+  dbosSchema = "dbos",
+): Promise<string[]> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -121,10 +126,11 @@ export async function claimSilentWorkersChildren(pool: Pool, resume: (workflowId
       [CHILD_QUEUE, names],
     );
     const ids = children.map((row) => row.workflow_uuid);
-    if (ids.length > 0) await resume(ids);
+    // Those cancelled since the read above stay cancelled.
+    const requeued = ids.length > 0 ? await requeue(ids, client, names) : [];
     await client.query("DELETE FROM pi_flow.workers WHERE name = ANY($1)", [names]);
     await client.query("COMMIT");
-    return ids;
+    return requeued;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;

@@ -4,9 +4,9 @@
  */
 import type { Pool } from "pg";
 import { FlowError } from "../contract/errors.ts";
-import { dbosUrl, QUIET_LOGGER, type DbosSdk } from "./dbos-load.ts";
 import { forget, SILENT_AFTER_SECONDS, type WorkerIdentity } from "./heartbeats.ts";
-import { CHILD_QUEUE, DBOS_APPLICATION } from "./names.ts";
+import { requeueHeld } from "./requeue.ts";
+import { CHILD_QUEUE } from "./names.ts";
 
 /**
  * The children that ended on this worker and are still PENDING under its name in the database, a
@@ -39,19 +39,11 @@ export async function heldChildren(pool: Pool, worker: string, dbosSchema = "dbo
  * worker's row: if that fails (or the process dies first), the row stays, goes silent, and a sweep
  * takes them over.
  */
-export async function handBack(sdk: DbosSdk, pool: Pool, beats: Pool, me: WorkerIdentity, databaseUrl: string): Promise<void> {
+export async function handBack(pool: Pool, beats: Pool, me: WorkerIdentity): Promise<void> {
   // What the database says this worker holds (PENDING under its name): also a child DBOS took
   // off the queue as the stop began whose run never started here (once this worker's row goes,
   // no sweep would take it over), and not one cancelled meanwhile (a resume would run it again).
-  const unfinished = await heldChildren(pool, me.name);
-  if (unfinished.length > 0) {
-    const client = await sdk.DBOSClient.create({ systemDatabaseUrl: dbosUrl(databaseUrl), applicationName: DBOS_APPLICATION, logger: QUIET_LOGGER });
-    try {
-      await client.resumeWorkflows(unfinished, { queueName: CHILD_QUEUE });
-    } finally {
-      await client.destroy();
-    }
-  }
+  await requeueHeld(pool, await heldChildren(pool, me.name), [me.name]);
   await forget(beats, me).catch(() => undefined);
 }
 

@@ -13,8 +13,8 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { continuedSession } from "../harnesses/pi-continue.ts";
 import { TRANSCRIPT_MAX_BYTES } from "../harnesses/pi-session-file.ts";
 import { errorCode, redactedJson } from "../runs/index.ts";
-import { appendSessionEntries, type SavedSession } from "./child-sessions.ts";
-import type { StoredSession } from "./remote-child.ts";
+import { appendSessionEntries, deleteSavedSession, type SavedSession } from "./child-sessions.ts";
+import type { RemoteChildResult, StoredSession } from "./remote-child.ts";
 import type { Pool } from "pg";
 
 export interface SessionCheckpoints {
@@ -168,4 +168,17 @@ export function takeoverNote(saved: SavedSession, worker: string): string | null
   return continued.answered
     ? `answered on worker ${worker} with the final answer its Pi session had saved ${from}`
     : `continued on worker ${worker} from turn ${continued.usage.turns + 1} ${from}`;
+}
+
+/**
+ * A settled pi child's checkpointed session stays in the database for the coordinator, which copies
+ * it into the child's run and deletes it (kept-session.ts) when the answer arrives; the answer says
+ * how many entries to expect. A session not whole there, or of a cancelled child (whose answer DBOS
+ * does not record), goes now (a sweep deletes it if this fails).
+ */
+export async function leaveSession(pool: Pool, workflowId: string, worker: string, checkpoints: SessionCheckpoints, result: RemoteChildResult, signal: AbortSignal): Promise<RemoteChildResult> {
+  await checkpoints.drain();
+  const session = signal.aborted ? { unsaved: "the child was cancelled" } : checkpoints.stored();
+  if ("unsaved" in session) await deleteSavedSession(pool, workflowId, worker).catch(() => undefined);
+  return { ...result, session };
 }

@@ -64,6 +64,22 @@ function childCwd(request: RemoteChildRequest, env: WorkerEnvironment): string {
   return cwd;
 }
 
+/**
+ * Whether the child's folder, inside this worker's checkout as spelled, does not exist here: the
+ * worker puts the child back for one whose checkout has it (folder-refusals.ts) instead of failing it.
+ */
+export function childFolderMissing(request: RemoteChildRequest, env: Pick<WorkerEnvironment, "cwd">): boolean {
+  const cwd = resolve(env.cwd, request.cwd);
+  const inside = relative(env.cwd, cwd);
+  if (inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside)) return false; // refused as outside when it runs
+  try {
+    realpathSync(cwd);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** What goes back into the database is redacted like every record (the coordinator redacts again). */
 function redactedAnswer(result: ChildResult, output: string[], diagnostics: ChildDiagnostic[], worker: string): RemoteChildResult {
   const value = result.value === undefined ? {} : { value: redactValue(result.value).value };

@@ -116,7 +116,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
   delete process.env.PI_FLOW_DATABASE_URL;
   const { resolveBackendSettings } = await import("../backends/settings.ts");
   resolveBackendSettings(undefined, { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url }); // the URL's shape, before any connection, named as the user set it
-  const [{ openHeadlessSession }, { commandProjectTrust }, { runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit, startTelemetry }] = await Promise.all([
+  const [{ openHeadlessSession }, { commandProjectTrust }, { childFolderMissing, runRemoteChild }, { startWorker }, telemetry, { flushTelemetryBeforeExit, startTelemetry }] = await Promise.all([
     import("./headless.ts"),
     import("./trust.ts"),
     import("../backends/worker-children.ts"),
@@ -142,6 +142,9 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       ...(sweepMs !== undefined ? { sweepMs } : {}),
       run: (request, signal, steering, sessions) => runRemoteChild(request, env, signal, steering, sessions),
       onStarted: (request) => process.stdout.write(`started ${shown(request.workflowId)} run ${shown(request.runId)}\n`),
+      folderMissing: (request) => childFolderMissing(request, env),
+      onRefused: (request) =>
+        process.stdout.write(`requeued ${shown(request.workflowId)} run ${shown(request.runId)}: its folder ${shown(request.cwd)} does not exist in this worker's project; another worker may have it\n`),
       onSettled: (request, answer) => process.stdout.write(`settled ${shown(request.workflowId)} run ${shown(request.runId)} ${shown(answer.result.outcome)}\n`),
       onFailed: (workflowId, runId, message) => process.stdout.write(`failed ${shown(workflowId)} run ${shown(runId)}: ${shown(message)}\n`),
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),

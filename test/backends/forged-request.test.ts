@@ -7,7 +7,7 @@
  * same worker fixture: a worker stopped mid-child stops it and hands it back with what it saved,
  * with every child the database says it holds.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
@@ -89,7 +89,8 @@ test("a worker stopped with SIGTERM mid-child stops the child (its extensions he
   const id = "wf_stopped/agent/0";
   await enqueueChild(client, request(id));
   await worker.stdoutText(/started wf_stopped\/agent\/0/);
-  // Handed to the child in its tool call: saved beside its session, unread.
+  // Handed to the child in its tool call (a steer sent before its first model request would be read by it): saved beside its session, unread.
+  while (!commandRunning(release)) await sleep(50);
   await sendSteer(db, id, "Also check the README.");
   await worker.stdoutText(/steered wf_stopped\/agent\/0/);
   const savedSteers = async () => (await db.query<{ messages: string }>("SELECT messages FROM pi_flow.child_session_steers WHERE workflow_id = $1", [id])).rows;
@@ -138,6 +139,17 @@ test("a settled child's answer row forged over the coordinator's limit (64 MiB) 
   const { rows } = await db.query("SELECT status, octet_length(output)::int AS bytes FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]);
   expect(rows).toEqual([{ status: "SUCCESS", bytes: limit + 1 }]);
 }, 120_000);
+
+/** Whether a process whose command line holds `text` runs (a child's bash, found by the file it waits on). */
+function commandRunning(text: string): boolean {
+  return readdirSync("/proc").some((pid) => {
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
 
 /** The most memory the process has held at once (its peak resident set), in bytes. */
 const peakMemory = (pid: number): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? Number.NaN) * 1024;

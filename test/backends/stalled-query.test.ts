@@ -4,17 +4,18 @@
  * the child fails saying so, and the worker goes on and stops when told, instead of waiting forever.
  * A real worker on the tests' own Postgres; the test's own session holds the lock.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
-import { FAUX_EXTENSION, type RunningFlow } from "../cli/support.ts";
-import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
+import { FAUX_EXTENSION, PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
+import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
+const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
 
 test("a query the database holds past its statement_timeout fails the worker's child naming it, and the worker goes on and stops when told", async () => {
   // The URL's own statement_timeout wins over the 30 s default: the test need not wait half a minute.
@@ -175,4 +176,69 @@ test("a worker stopped while its database stops answering (a network split) exit
   expect(stopped.stdout).not.toContain("worker s1 stopped");
   expect((await db.query("SELECT name FROM pi_flow.workers")).rows).toEqual([{ name: "s1" }]);
   expect((await db.query("SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = 'wf_split/agent/0'")).rows).toEqual([{ status: "PENDING", executor_id: "s1" }]);
+}, 90_000);
+
+/** The processes whose command line holds `text` (a child's bash, found by the file it waits on), not ended. */
+function processesWith(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+        return state !== "Z" && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+}
+
+test("a worker whose DBOS shutdown does not finish still stops its children as a stop does (their extensions told, their commands ended) before it exits, and answers nothing for them", async () => {
+  const databaseUrl = `${fleet.pg.urlFor("held_shutdown")}?connect_timeout=2`;
+  const release = join(fleet.sandbox.root, "held-shutdown-release"); // never written: the child's bash waits on it
+  const marker = join(fleet.sandbox.root, "held-shutdown-marker");
+  // A global extension of the worker's Pi: it notes the end of a session that holds a prompt (a child's).
+  mkdirSync(join(fleet.sandbox.agentDir, "extensions"), { recursive: true });
+  writeFileSync(
+    join(fleet.sandbox.agentDir, "extensions", "shutdown-marker.ts"),
+    [
+      'import { appendFileSync } from "node:fs";',
+      "export default function (pi) {",
+      "  const marker = process.env.FLOW_SHUTDOWN_MARKER;",
+      "  if (!marker) return;",
+      '  pi.on("session_shutdown", (_event, ctx) => {',
+      '    if (ctx.sessionManager.getEntries().some((entry) => entry.type === "message")) appendFileSync(marker, "child session shut down\\n");',
+      "  });",
+      "}",
+    ].join("\n"),
+  );
+  const args = ["worker", "--name", "s2", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
+  const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release, FLOW_SHUTDOWN_MARKER: marker });
+  await worker.stdoutText(/worker s2 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  try {
+    await enqueueChild(client, childRequest("held", { profile: WORKER_PROFILE, prompt: "Wait for it." }));
+  } finally {
+    await client.destroy();
+  }
+  await worker.stdoutText(/started wf_held\/agent\/0/);
+  while (processesWith(release).length === 0) await sleep(50); // the child's bash is running
+  // The test's session holds DBOS's table: the worker's queue poll waits on it, and so DBOS's shutdown.
+  const locker = new pg.Client({ connectionString: databaseUrl });
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await Promise.all([locker.connect(), db.connect()]);
+  onTestFinished(async () => void (await Promise.all([locker.end(), db.end()])));
+  await locker.query("BEGIN");
+  await locker.query("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE");
+  const waiting = async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = 'held_shutdown'")).rows[0]!.n;
+  while ((await waiting()) === 0) await sleep(20); // the queue's poll waits on the lock
+  worker.child.kill("SIGTERM");
+  const stopped = await worker.done;
+  await locker.query("ROLLBACK");
+  expect(stopped.code).toBe(1);
+  expect(stopped.stderr).toContain("flow worker s2 stopped without handing back its children (wf_held/agent/0)");
+  expect(readFileSync(marker, "utf8")).toBe("child session shut down\n");
+  expect(processesWith(release)).toEqual([]);
+  // Nothing of the stopped child was recorded as its answer: a sweep takes it over once the row is silent.
+  expect((await locker.query("SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = 'wf_held/agent/0'")).rows).toEqual([{ status: "PENDING", executor_id: "s2" }]);
 }, 90_000);

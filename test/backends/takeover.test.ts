@@ -3,6 +3,7 @@
  * real processes killed, is in `npm run test:fleet`: test/fleet/takeover.fleet.ts): checkpoints in
  * the tests' own Postgres, redacted, bounded, cleared, and never a failure of the child.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
@@ -129,10 +130,38 @@ test("a sweep whose resume of a silent worker's children fails leaves that worke
     await expect(claimSilentWorkersChildren(pool, async () => Promise.reject(new Error("the database went away")))).rejects.toThrow("the database went away");
     expect((await pool.query("SELECT name FROM pi_flow.workers")).rows).toEqual([{ name: "gone" }]);
     const resumed: string[][] = [];
-    expect(await claimSilentWorkersChildren(pool, async (ids) => void resumed.push(ids))).toEqual(["wf_orphan/agent/0"]);
+    expect(await claimSilentWorkersChildren(pool, async (ids) => (resumed.push(ids), ids))).toEqual(["wf_orphan/agent/0"]);
     expect(resumed).toEqual([["wf_orphan/agent/0"]]);
     expect((await pool.query("SELECT name FROM pi_flow.workers")).rows).toEqual([]);
   } finally {
+    await pool.end();
+  }
+});
+
+test("a child its coordinator cancels as a sweep puts a silent worker's children back stays cancelled: no worker runs it again", async () => {
+  const url = fleet.pg.urlFor("fleet_cancel_race");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const coordinator = new pg.Client({ connectionString: url });
+  await coordinator.connect();
+  try {
+    await pool.query("INSERT INTO pi_flow.workers (name, version, concurrency, instance, seen_at) VALUES ('dead', 'v', 1, 'i', now() - interval '1 minute')");
+    await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, queue_name, executor_id) VALUES ('wf_kept/agent/0', 'PENDING', $1, 'dead'), ('wf_dropped/agent/0', 'PENDING', $1, 'dead')", [CHILD_QUEUE]);
+    // DBOS's cancel of a child is one update of its row: the coordinator's is under way as the sweep reads the rows.
+    await coordinator.query("BEGIN");
+    await coordinator.query("UPDATE dbos.workflow_status SET status = 'CANCELLED' WHERE workflow_uuid = 'wf_dropped/agent/0'");
+    const sweep = claimSilentWorkersChildren(pool);
+    const waiting = async () => (await coordinator.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = 'fleet_cancel_race'")).rows[0]!.n;
+    while ((await waiting()) === 0) await sleep(20); // the sweep's requeue waits on the cancelled row
+    await coordinator.query("COMMIT");
+    expect(await sweep).toEqual(["wf_kept/agent/0"]);
+    const { rows } = await pool.query("SELECT workflow_uuid, status FROM dbos.workflow_status ORDER BY workflow_uuid");
+    expect(rows).toEqual([
+      { workflow_uuid: "wf_dropped/agent/0", status: "CANCELLED" },
+      { workflow_uuid: "wf_kept/agent/0", status: "ENQUEUED" },
+    ]);
+  } finally {
+    await coordinator.end();
     await pool.end();
   }
 });

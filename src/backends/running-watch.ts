@@ -1,0 +1,73 @@
+/**
+ * The worker's watch over the children it runs now: every CANCEL_WATCH_MS it hands each one the
+ * steers its coordinator sent through the database, and aborts those whose workflow was cancelled
+ * (a cancel reaches a DBOS step only at its next DBOS call, and a child's step makes none while it
+ * runs). Contract with dbos-worker.ts: `running` is the worker's own map, read at each look; a child
+ * that ends awaits `taking()` before it puts its unread steers back, so none the look took is lost.
+ */
+import type { Pool } from "pg";
+import type { SteeringInbox } from "../harnesses/steering.ts";
+import { readChildStatuses } from "./child-watch.ts";
+import type { SessionCheckpoints } from "./session-checkpoint.ts";
+import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
+
+/** How often the worker looks for cancels of, and steers for, the children it runs. */
+export const CANCEL_WATCH_MS = 500;
+
+/** One child this worker runs now, keyed in the worker's map by its DBOS workflow ID. */
+export type RunningChild = {
+  controller: AbortController;
+  steering: SteeringInbox;
+  checkpoints?: SessionCheckpoints;
+  /** Steers handed to the child before its checkpoints began: they begin with these. */
+  early: string[];
+  /** Its harness returned: its extensions were told, its processes ended. */
+  stopped?: Promise<void>;
+  /** Also what it left (session, steers) is written. */
+  settled?: Promise<void>;
+};
+
+export interface RunningWatch {
+  /** The latest look's take of steers: a child that ends waits for it, so what it took comes back. */
+  taking(): Promise<void>;
+  stop(): void;
+}
+
+export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, RunningChild>, onSteered: (workflowId: string) => void): RunningWatch {
+  let watching = false;
+  let taking: Promise<void> = Promise.resolve();
+  const statuses = readChildStatuses(pool);
+  const watch = setInterval(() => {
+    if (watching || running.size === 0) return;
+    watching = true;
+    const steers = (taking = takeSteers(pool, [...running.keys()])
+      // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
+      .then(async ({ taken }) => {
+        const unsent: TakenSteer[] = [];
+        for (const steer of taken) {
+          const child = running.get(steer.workflowId);
+          // Ended meanwhile, or its harness takes no steers: back into the table, not dropped.
+          if (!child?.steering.send(steer.message)) {
+            unsent.push(steer);
+            continue;
+          }
+          // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
+          if (child.checkpoints) child.checkpoints.handed(steer.message);
+          else child.early.push(steer.message);
+          onSteered(steer.workflowId);
+        }
+        await returnSteers(pool, unsent);
+      })
+      .catch(() => undefined)); // the database is away: the next look takes them
+    // One query of pi-flow's own for every running child, reading only their statuses: DBOS's
+    // getWorkflowStatus reads each child's whole input and output rows (anyone who can write the
+    // table sizes them) and waits out DBOS's retry backoff while the database is away.
+    const cancels = statuses([...running.keys()])
+      .then((found) => {
+        for (const { workflowID, status } of found) if (status === "CANCELLED") running.get(workflowID)?.controller.abort();
+      })
+      .catch(() => undefined); // the database is away: the next look asks again
+    void Promise.all([steers, cancels]).finally(() => (watching = false));
+  }, CANCEL_WATCH_MS);
+  return { taking: () => taking, stop: () => clearInterval(watch) };
+}

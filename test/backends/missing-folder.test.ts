@@ -1,0 +1,72 @@
+/**
+ * A child whose folder one worker's checkout lacks: that worker puts it back on the queue for one
+ * whose checkout has it, and when no live worker has it, the child fails naming the folder and the
+ * workers. Real `flow worker`s (--stub) on the tests' own Postgres, each with a checkout of its own.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import { expect, onTestFinished, test } from "vitest";
+import pg from "pg";
+import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
+import { refuse } from "../../src/backends/folder-refusals.ts";
+import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
+
+const fleet = fleetFixture();
+
+test("a child whose folder the worker that took it lacks goes back on the queue and runs on a worker whose checkout has it", async () => {
+  const databaseUrl = fleet.pg.urlFor("missing_folder");
+  const pulled = join(fleet.sandbox.root, "pulled");
+  mkdirSync(join(pulled, "packages", "new"), { recursive: true });
+  const having = fleet.startWorker("w2", databaseUrl, ["--stub"], pulled);
+  const lacking = fleet.startWorker("w1", databaseUrl, ["--stub"]);
+  await Promise.all([having.stdoutText(/worker w2 ready/), lacking.stdoutText(/worker w1 ready/)]);
+  // w2 is alive (its heartbeat is fresh) but takes nothing until w1 has refused the child.
+  having.child.kill("SIGSTOP");
+  onTestFinished(() => void having.child.kill("SIGCONT"));
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const handle = await enqueueChild(client, childRequest("newpkg", { cwd: "packages/new" }));
+  const refused = await lacking.stdoutText(/(requeued|settled|failed) wf_newpkg\/agent\/0 .*\n/);
+  expect(refused).toContain("requeued wf_newpkg/agent/0 run ag_newpkg: its folder packages/new does not exist in this worker's project; another worker may have it");
+  having.child.kill("SIGCONT");
+  const answer = await handle.getResult();
+  expect(answer.worker).toBe("w2");
+  expect(answer.result.outcome).toBe("succeeded");
+  expect(await lacking.stdoutText(/[^]*/)).not.toMatch(/settled wf_newpkg|failed wf_newpkg/);
+}, 120_000);
+
+test("a child whose folder no live worker's checkout has fails as configuration_invalid, naming the folder and the workers that lack it", async () => {
+  const databaseUrl = fleet.pg.urlFor("missing_everywhere");
+  const worker = fleet.startWorker("w3", databaseUrl, ["--stub"]);
+  await worker.stdoutText(/worker w3 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const handle = await enqueueChild(client, childRequest("nowhere", { cwd: "packages/absent" }));
+  const message =
+    "The child's folder packages/absent does not exist in the project of any live flow worker (w3 lack it): check out the project where it has that folder on a worker, or give the worker a --cwd that has it.";
+  expect((await handle.getResult()).result).toMatchObject({ outcome: "failed", error: { code: "configuration_invalid", message } });
+  expect(await worker.stdoutText(/failed wf_nowhere\/agent\/0 .*\n/)).toContain(message);
+}, 120_000);
+
+test("a worker that takes a child it refused again puts it back for twice as long each time, up to 30 s: its refusals do not come every second while the other workers are busy", async () => {
+  const url = fleet.pg.urlFor("refusal_delays");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  onTestFinished(() => pool.end());
+  const id = "wf_busy_fleet/agent/0";
+  // Two live workers; the other, busy, never takes the child.
+  await pool.query("INSERT INTO pi_flow.workers (name, version, concurrency, instance) VALUES ('w1', $1, 1, 'a'), ('w2', $1, 1, 'b')", [applicationVersion()]);
+  await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, queue_name, executor_id) VALUES ($1, 'PENDING', $2, 'w1')", [id, CHILD_QUEUE]);
+  const delays: number[] = [];
+  for (let time = 0; time < 7; time++) {
+    const before = Date.now();
+    expect(await refuse(pool, id, "packages/new", "w1", applicationVersion())).toEqual({ requeued: true });
+    const { rows } = await pool.query<{ status: string; due: string }>("SELECT status, delay_until_epoch_ms AS due FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]);
+    expect(rows[0]!.status).toBe("DELAYED");
+    delays.push(Math.round((Number(rows[0]!.due) - before) / 1000));
+    await pool.query("UPDATE dbos.workflow_status SET status = 'PENDING', executor_id = 'w1' WHERE workflow_uuid = $1", [id]); // w1 takes it again
+  }
+  expect(delays).toEqual([1, 2, 4, 8, 16, 30, 30]);
+}, 60_000);
