@@ -9,6 +9,7 @@ import { changedControls, gitControls } from "./git-controls.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
+import type { StashEntry, StashRepair } from "./shared-stash.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
@@ -119,6 +120,20 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
   });
 
+const stashNames = (entries: readonly StashEntry[]): string => entries.map((entry) => `${entry.commit.slice(0, 12)} (${JSON.stringify(entry.message)})`).join(", ");
+
+/** The shared stash list repaired at settle (shared-stash.ts): the run's diagnostics say what was put back and what taken off. */
+const stashRepaired = (evidence: Evidence) => ({ restored, removed }: StashRepair) => {
+  const said: string[] = [];
+  if (restored.length > 0) {
+    said.push(`${restored.length} of the repository's stash entries left the stash list while this child ran, by it or another process (every worktree shares one stash: a git stash pop or drop in the child's worktree takes your entry), and are put back on top of it: ${stashNames(restored)}. One the child popped is among its changes too`);
+  }
+  if (removed.length > 0) {
+    said.push(`the child's own git stash entries, made in its worktree, are taken off the shared stash list, where your next git stash pop would apply them to your checkout: ${stashNames(removed)} (git stash apply <commit> brings one back)`);
+  }
+  evidence.appendDiagnostic({ level: "warn", code: "stash_repaired", message: said.join("; ") });
+};
+
 /**
  * The repository's git config, hooks or attributes changed while the child ran: every worktree
  * shares them, so a child's bash can change them for the user's checkout, where git runs the
@@ -148,6 +163,7 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),
     onSubmoduleWrites: submoduleWritesLeftOut(evidence),
     onWorktreeLeft: worktreeLeft(evidence),
+    onStashRepaired: stashRepaired(evidence),
     ...(pending.lockWait ? { wait: pending.lockWait } : {}),
   });
   if (!stats) return undefined;
