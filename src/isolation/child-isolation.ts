@@ -123,8 +123,8 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
 const stashNames = (entries: readonly StashEntry[]): string => entries.map((entry) => `${entry.commit.slice(0, 12)} (${JSON.stringify(entry.message)})`).join(", ");
 
 /** The shared stash list repaired at settle (shared-stash.ts): the run's diagnostics say what was put back and what taken off. */
-const stashRepaired = (evidence: Evidence) => ({ restored, removed }: StashRepair) => {
-  const said: string[] = [];
+const stashRepaired = (evidence: Evidence) => ({ restored, removed, failed }: StashRepair) => {
+  const said: string[] = failed === undefined ? [] : [`the repository's stash list (which every worktree shares) could not be checked after this child ran: ${failed}. Look at git stash list`];
   if (restored.length > 0) {
     said.push(`${restored.length} of the repository's stash entries left the stash list while this child ran, by it or another process (every worktree shares one stash: a git stash pop or drop in the child's worktree takes your entry), and are put back on top of it: ${stashNames(restored)}. One the child popped is among its changes too`);
   }

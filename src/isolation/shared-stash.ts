@@ -28,6 +28,8 @@ export interface StashRepair {
   restored: StashEntry[];
   /** The entries the child stashed in its worktree (their first parent is its base or a commit of its own), taken off the list. */
   removed: StashEntry[];
+  /** Why the list could not be repaired (git failed): the child's changes are kept even so. */
+  failed?: string;
 }
 
 /** Whether a stash commit was made in the child's worktree: made on top of its base. */
