@@ -9,6 +9,7 @@ import { changedControls, gitControls } from "./git-controls.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
+import { refsOnBase } from "./child-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
@@ -135,6 +136,20 @@ const stashRepaired = (evidence: Evidence) => ({ restored, removed, failed }: St
 };
 
 /**
+ * Branches and tags the child made on its own commits (see child-refs.ts): they stay in the user's
+ * repository after its worktree is gone, and the run names them. Nothing is deleted: they may be what it was asked for.
+ */
+async function noteChildRefs(isolation: Isolation, evidence: Evidence): Promise<void> {
+  const refs = await refsOnBase(isolation.repo.root, isolation.base);
+  if (refs.length === 0) return;
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "child_refs_left",
+    message: `branches or tags were made on this child's commits in its worktree, and stay in the repository (every worktree shares its branches and tags; an apply lands files, never refs): ${nameList(refs)}. Its kept changes hold its files as it left them; delete those refs (git branch -D, git tag -d) if you do not want them`,
+  });
+}
+
+/**
  * The repository's git config, hooks or attributes changed while the child ran: every worktree
  * shares them, so a child's bash can change them for the user's checkout, where git runs the
  * programs they name (core.fsmonitor, core.hooksPath, a hook). No apply shows them: the run says so.
@@ -159,6 +174,7 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
     return undefined; // no worktree was made; the run's error says why
   }
   await noteChangedControls(pending, isolation, evidence);
+  await noteChildRefs(isolation, evidence).catch(() => undefined); // a note only: the changes are kept whatever it finds
   const stats = await settleIsolation(isolation, home, {
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),
     onSubmoduleWrites: submoduleWritesLeftOut(evidence),
