@@ -3,7 +3,8 @@
 import { FlowError } from "../contract/errors.ts";
 import { GIT_CONTROLS_CHANGED } from "../contract/warnings.ts";
 import type { RunFiles } from "../runs/index.ts";
-import { patchText, readChanges, type ChangeStats } from "./changes.ts";
+import { flowHomeLine, patchText, readChanges, type ChangeStats } from "./changes.ts";
+import { holdBase, releaseBase } from "./held-base.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { changedControls, gitControls } from "./git-controls.ts";
 import { openRepository, type Repository } from "./repository.ts";
@@ -46,7 +47,11 @@ export interface PendingIsolation {
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
 export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes" | "evidence" | "lockWait"> = {}): PendingIsolation {
-  const base = snapshotCommit(repo, home);
+  // Named by its flow home: crash cleanup in another flow home sharing the repository leaves its held ref alone.
+  const base = snapshotCommit(repo, home, flowHomeLine(home)).then(async (commit) => {
+    await holdBase(repo.root, runId, commit); // until it settles: a git gc --prune=now must not delete it while the child waits
+    return commit;
+  });
   base.catch(() => undefined); // the child's run awaits it and fails with its error
   return { repo, runId, home, base, ...options };
 }
@@ -86,6 +91,9 @@ export async function finishIsolation(
     // Remembered beside the run, so apply says why instead of "nothing to apply".
     await writeChangeRecord(files, { files: 0, insertions: 0, deletions: 0, state: "unavailable", root: pending.repo.root, reason }).catch(() => undefined);
     return undefined;
+  } finally {
+    // Its kept changes (if any) name the base as their parent now.
+    await releaseBase(pending.repo.root, pending.runId).catch(() => undefined);
   }
 }
 
