@@ -5,6 +5,7 @@
 // list, where their next `git stash pop` applies the child's changes to their checkout. The list is
 // read when the child's worktree is made and again when it settles: the user's entries that went
 // are put back, and the child's own are taken off (docs/isolation.md).
+import { realpathSync } from "node:fs";
 import { git, nulFields, runGit } from "./git.ts";
 
 export interface StashEntry {
@@ -38,9 +39,36 @@ async function stashedByChild(root: string, commit: string, base: string): Promi
   return made.code === 0;
 }
 
-/** Puts back the user's stash entries missing since `before` and takes off those the child made; what it did. */
-export async function repairStash(root: string, before: readonly StashEntry[], base: string): Promise<StashRepair> {
+const realPath = (path: string): string => {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path; // its folder is gone (a worktree git will prune)
+  }
+};
+
+/**
+ * The commits the repository's other worktrees stand on: a sibling child started from the same tree
+ * has the same base, and an entry stashed on its HEAD may be its own, still to be popped.
+ */
+async function otherWorktreeHeads(root: string, ownPath: string): Promise<Set<string>> {
+  const listed = await runGit(["worktree", "list", "--porcelain", "-z"], { cwd: root });
+  const heads = new Set<string>();
+  let path = "";
+  for (const field of nulFields(listed.stdout)) {
+    if (field.startsWith("worktree ")) path = field.slice("worktree ".length);
+    else if (field.startsWith("HEAD ") && realPath(path) !== realPath(ownPath)) heads.add(field.slice("HEAD ".length));
+  }
+  return heads;
+}
+
+/**
+ * Puts back the user's stash entries missing since `before` and takes off those the child (whose
+ * worktree is at `ownPath`) made; what it did.
+ */
+export async function repairStash(root: string, before: readonly StashEntry[], base: string, ownPath: string): Promise<StashRepair> {
   const now = await stashEntries(root);
+  const siblings = await otherWorktreeHeads(root, ownPath);
   const nowCommits = new Set(now.map((entry) => entry.commit));
   const beforeCommits = new Set(before.map((entry) => entry.commit));
   const removed: StashEntry[] = [];
@@ -48,6 +76,7 @@ export async function repairStash(root: string, before: readonly StashEntry[], b
   for (let index = now.length - 1; index >= 0; index--) {
     const entry = now[index]!;
     if (beforeCommits.has(entry.commit) || !(await stashedByChild(root, entry.commit, base))) continue;
+    if (siblings.has(await git(["rev-parse", `${entry.commit}^1`], { cwd: root }))) continue; // maybe a sibling's, still to pop
     await git(["stash", "drop", "-q", `stash@{${index}}`], { cwd: root });
     removed.push(entry);
   }

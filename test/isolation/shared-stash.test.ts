@@ -66,3 +66,19 @@ test("a child that leaves the stash alone leaves it as it was, and its run says 
   expect(gitIn(root, "stash", "list", "--format=%H %gs")).toBe(before);
   expect(diagnostics).not.toContain("stash_repaired");
 });
+
+test("a sibling started from the same tree keeps its own stash entry while it runs: the first child's settle does not take it off the list", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const [first, second] = [0, 1].map(() => store.create({ kind: "agent", task: { description: "stashes" }, background: false }));
+  const repo = await openRepository(root);
+  const pendings = [startIsolation(repo, first!.runId, home), startIsolation(repo, second!.runId, home)];
+  const [, sibling] = await Promise.all(pendings.map((pending) => isolationWorktree(pending)));
+  expect(await pendings[0]!.base).toBe(await pendings[1]!.base); // one tree, one base commit
+  bash(sibling!.path, "echo 'the sibling, stashed for a moment' > a.txt && git stash push -q -m sibling");
+  await finishIsolation(pendings[0]!, runFiles(store.scope, first!.runId), home, first!);
+  bash(sibling!.path, "git stash pop -q");
+  expect(readFileSync(join(sibling!.path, "a.txt"), "utf8")).toBe("the sibling, stashed for a moment\n");
+  await finishIsolation(pendings[1]!, runFiles(store.scope, second!.runId), home, second!);
+  expect(gitIn(root, "stash", "list")).toBe("");
+});
