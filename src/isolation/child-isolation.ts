@@ -11,6 +11,7 @@ import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
 import { refsOnBase } from "./child-refs.ts";
+import { restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
@@ -157,6 +158,23 @@ async function noteChildRefs(isolation: Isolation, evidence: Evidence): Promise<
   });
 }
 
+const movedLine = ({ ref, from, keptOn, restored }: MovedRef): string =>
+  restored ? `${ref} (put back on ${from.slice(0, 12)}; the child's tip is kept on ${keptOn})` : `${ref} (moved again since, so left as it is; the child's tip is also on ${keptOn})`;
+
+/**
+ * Branches and tags of the user's that the child moved onto its own commits (see moved-refs.ts):
+ * put back where they were, the child's tips kept on refs, and the run names them.
+ */
+async function putBackMovedRefs(isolation: Isolation, evidence: Evidence): Promise<void> {
+  const moved = await restoreMovedRefs(isolation.repo.root, isolation.runId, isolation.refs, isolation.base, { path: isolation.path, gitDir: isolation.gitDir });
+  if (moved.length === 0) return;
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "child_moved_refs",
+    message: `this child moved branches or tags of yours onto commits it made in its worktree (every worktree shares them: a git checkout of your branch and a commit, git branch -f, git update-ref): ${moved.map(movedLine).join(", ")}. Its kept changes hold its files as it left them; git branch -f <branch> <kept ref> moves a branch to the child's tip, git update-ref -d <kept ref> lets it go`,
+  });
+}
+
 /**
  * The repository's git config, hooks or attributes changed while the child ran: every worktree
  * shares them, so a child's bash can change them for the user's checkout, where git runs the
@@ -182,6 +200,9 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
     return undefined; // no worktree was made; the run's error says why
   }
   await noteChangedControls(pending, isolation, evidence);
+  await putBackMovedRefs(isolation, evidence).catch((error: unknown) =>
+    evidence.appendDiagnostic({ level: "warn", code: "child_moved_refs", message: `the repository's branches and tags could not be checked for moves by this child: ${error instanceof Error ? error.message : String(error)}. Look at git branch -v` }),
+  );
   await noteChildRefs(isolation, evidence).catch(() => undefined); // a note only: the changes are kept whatever it finds
   const stats = await settleIsolation(isolation, home, {
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),

@@ -10,6 +10,7 @@ import { git, runGit } from "./git.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
+import { refTips, type RefTips } from "./moved-refs.ts";
 import { repairStash, stashEntries, type StashEntry, type StashRepair } from "./shared-stash.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
@@ -28,6 +29,8 @@ export interface Isolation {
   controls: GitControls;
   /** The repository's stash list as the child's run began (shared-stash.ts). */
   stash: StashEntry[];
+  /** The repository's branches and tags as the child's run began (moved-refs.ts). */
+  refs: RefTips;
 }
 
 /** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
@@ -59,7 +62,7 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
   const controls = await gitControls(repo.commonDir);
-  return { repo, runId, path, cwd, base, gitDir, controls, stash: await stashEntries(repo.root) };
+  return { repo, runId, path, cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
 }
 
 /**

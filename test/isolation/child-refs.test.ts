@@ -40,3 +40,27 @@ test("a child that commits on its detached HEAD and makes no ref is not named", 
   const diagnostics = await childRuns(root, "echo fixed > a.txt && git commit -qam fix");
   expect(diagnostics).not.toContain("child_refs_left");
 });
+
+test("a child that commits on one of the user's branches, or moves their checked-out one with git update-ref, has them put back, its tips kept on refs it names", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "branch", "feature");
+  const [main, feature] = [gitIn(root, "rev-parse", "main"), gitIn(root, "rev-parse", "feature")];
+  const diagnostics = await childRuns(
+    root,
+    "git checkout -q feature && echo child > a.txt && git commit -qam 'on feature' && git checkout -q --detach && echo more > a.txt && git commit -qam 'on main' && git update-ref refs/heads/main HEAD",
+  );
+  expect(gitIn(root, "rev-parse", "main", "feature")).toBe(`${main}\n${feature}`);
+  expect(gitIn(root, "status", "--porcelain")).toBe(""); // the user's checkout matches its branch again
+  const kept = gitIn(root, "for-each-ref", "--format=%(refname) %(subject)", "refs/pi-flow-moved");
+  expect(kept).toMatch(/^refs\/pi-flow-moved\/ag_\w+\/heads\/feature on feature\nrefs\/pi-flow-moved\/ag_\w+\/heads\/main on main$/);
+  expect(diagnostics).toContain("[child_moved_refs]: this child moved branches or tags of yours onto commits it made in its worktree");
+  expect(diagnostics).toContain(`refs/heads/feature (put back on ${feature.slice(0, 12)}; the child's tip is kept on refs/pi-flow-moved/`);
+});
+
+test("the user's own commit on their branch while a child runs is neither named nor put back", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const diagnostics = await childRuns(root, `echo child > a.txt && git commit -qam child && git -C ${JSON.stringify(root)} commit -q --allow-empty -m 'the user commits'`);
+  expect(gitIn(root, "log", "-1", "--format=%s", "main")).toBe("the user commits");
+  expect(diagnostics).not.toContain("child_moved_refs");
+  expect(gitIn(root, "for-each-ref", "refs/pi-flow-moved")).toBe("");
+});
