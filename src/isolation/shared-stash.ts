@@ -6,6 +6,9 @@
 // read when the child's worktree is made and again when it settles: the user's entries that went
 // are put back, and the child's own are taken off (docs/isolation.md).
 import { realpathSync } from "node:fs";
+import { lstat, readFile, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { readBlobs } from "./checkout.ts";
 import { git, nulFields, runGit } from "./git.ts";
 
 export interface StashEntry {
@@ -37,6 +40,58 @@ export interface StashRepair {
 async function stashedByChild(root: string, commit: string, base: string): Promise<boolean> {
   const made = await runGit(["merge-base", "--is-ancestor", base, `${commit}^1`], { cwd: root });
   return made.code === 0;
+}
+
+/** A file a stash entry holds (its id, or null where it deletes the file) and its mode. */
+interface Held {
+  path: string;
+  mode: string;
+  id: string | null;
+}
+
+/** The files a stash entry changes (its commit against its first parent) and the untracked ones it holds (its third parent). */
+async function heldFiles(root: string, commit: string): Promise<Held[]> {
+  const changed = await runGit(["diff-tree", "-r", "-z", "--no-renames", `${commit}^1`, commit], { cwd: root });
+  if (changed.code !== 0) return [];
+  const held: Held[] = [];
+  const fields = nulFields(changed.stdout);
+  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, mode = "", , id = "", status = ""] = fields[i]!.slice(1).split(" ");
+    held.push({ path: fields[i + 1]!, mode, id: status === "D" ? null : id });
+  }
+  const untracked = await runGit(["ls-tree", "-r", "-z", `${commit}^3`], { cwd: root });
+  for (const line of untracked.code === 0 ? nulFields(untracked.stdout) : []) {
+    const tab = line.indexOf("\t");
+    const [mode = "", , id = ""] = line.slice(0, tab).split(" ");
+    held.push({ path: line.slice(tab + 1), mode, id });
+  }
+  return held;
+}
+
+/**
+ * Whether a stash entry's files stand in the user's checkout at `root` as it holds them: the user
+ * popped it there themselves (a child's pop lands in its own worktree), so it is not put back.
+ * Anything else (a file edited since, a filter that changes its bytes) reads as not landed: put
+ * back, a duplicate at worst, never a loss.
+ */
+async function landedInCheckout(root: string, commit: string): Promise<boolean> {
+  const held = await heldFiles(root, commit);
+  if (held.length === 0) return false;
+  const blobs = await readBlobs({ cwd: root }, held.flatMap((file) => (file.id === null || file.mode === "160000" ? [] : [file.id])));
+  for (const file of held) {
+    const at = join(root, file.path);
+    const stats = await lstat(at).catch(() => null);
+    if (file.id === null) {
+      if (stats) return false;
+      continue;
+    }
+    const wanted = blobs.get(file.id);
+    if (!stats || wanted === undefined) return false;
+    const bytes = file.mode === "120000" ? (stats.isSymbolicLink() ? Buffer.from(await readlink(at)) : null) : stats.isFile() ? await readFile(at) : null;
+    if (!bytes?.equals(wanted)) return false;
+  }
+  return true;
 }
 
 const realPath = (path: string): string => {
@@ -80,7 +135,8 @@ export async function repairStash(root: string, before: readonly StashEntry[], b
     await git(["stash", "drop", "-q", `stash@{${index}}`], { cwd: root });
     removed.push(entry);
   }
-  const restored = before.filter((entry) => !nowCommits.has(entry.commit));
+  const restored: StashEntry[] = [];
+  for (const entry of before) if (!nowCommits.has(entry.commit) && !(await landedInCheckout(root, entry.commit))) restored.push(entry);
   // Oldest first, so entries popped from the top come back in their order.
   // Dated now: the stash list stops at a reflog entry dated 1970 (pi-flow's fixed commit date), hiding those below it.
   const env = { GIT_COMMITTER_DATE: new Date().toISOString() };

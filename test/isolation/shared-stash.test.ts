@@ -82,3 +82,15 @@ test("a sibling started from the same tree keeps its own stash entry while it ru
   await finishIsolation(pendings[1]!, runFiles(store.scope, second!.runId), home, second!);
   expect(gitIn(root, "stash", "list")).toBe("");
 });
+
+test("an entry the user pops in their own checkout while a child runs stays popped: the child's settle does not put it back on their list", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+  writeIn(root, { "a.txt": "the user's stashed work\n", "new.txt": "an untracked file of theirs\n" });
+  gitIn(root, "stash", "push", "-u", "-m", "mine");
+  writeIn(root, { "b.txt": "older work\n" });
+  gitIn(root, "stash", "push", "-m", "older");
+  const diagnostics = await childRuns(root, `echo child > b.txt; git -C ${JSON.stringify(root)} stash pop -q stash@{1}`);
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the user's stashed work\n");
+  expect(gitIn(root, "stash", "list", "--format=%gs")).toBe("On main: older");
+  expect(diagnostics).not.toContain("stash_repaired");
+});
