@@ -16,7 +16,7 @@ export type ApplyOutcome =
   | { status: "nothing_to_apply" };
 
 /** Whether a folder on the way from `root` to `path` is a symbolic link or no folder at all: nothing is deleted through one. */
-async function throughLink(root: string, path: string): Promise<boolean> {
+export async function throughLink(root: string, path: string): Promise<boolean> {
   let at = root;
   for (const part of path.split("/").slice(0, -1)) {
     at = join(at, part);
@@ -107,7 +107,7 @@ function intoFlowHome(root: string, flowHome: string | undefined, paths: readonl
  * The folders the deletions left empty, as git's own checkout removes them: a child that deleted a
  * folder's files leaves no empty folder standing for it. Only empty ones (rmdir), never through a link.
  */
-async function removeEmptiedFolders(root: string, deleted: readonly string[]): Promise<void> {
+export async function removeEmptiedFolders(root: string, deleted: readonly string[]): Promise<void> {
   const folders = new Set<string>();
   for (const path of deleted) for (let dir = dirname(path); dir !== "."; dir = dirname(dir)) folders.add(dir);
   // Deepest first, so a parent is tried once its emptied children are gone.
