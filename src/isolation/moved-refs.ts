@@ -59,7 +59,8 @@ async function childCommits(root: string, worktree: PinnedWorktree, base: string
   if (held.length === 0) return new Set();
   const excluded = new Set([base, ...[...before.values()].map((tip) => tip.commit)]);
   const input = [...held, ...[...excluded].map((commit) => `^${commit}`)].join("\n") + "\n";
-  const listed = await git(["rev-list", "--stdin"], { cwd: root, input });
+  // --ignore-missing: a line the child wrote into its reflog that names no commit is no commit it made.
+  const listed = await git(["rev-list", "--ignore-missing", "--stdin"], { cwd: root, input });
   return new Set(listed.split("\n").filter((sha) => sha !== ""));
 }
 

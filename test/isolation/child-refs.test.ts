@@ -64,3 +64,12 @@ test("the user's own commit on their branch while a child runs is neither named 
   expect(diagnostics).not.toContain("child_moved_refs");
   expect(gitIn(root, "for-each-ref", "refs/pi-flow-moved")).toBe("");
 });
+
+test("a line the child wrote into its worktree's HEAD reflog naming no commit does not stop its move of the user's branch from being put back", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "branch", "feature");
+  const feature = gitIn(root, "rev-parse", "feature");
+  const diagnostics = await childRuns(root, `git checkout -q feature && echo child > a.txt && git commit -qam child && echo "${"1".repeat(40)} ${"2".repeat(40)} x <x> 0 +0000	made up" >> "$(git rev-parse --absolute-git-dir)/logs/HEAD"`);
+  expect(gitIn(root, "rev-parse", "feature")).toBe(feature);
+  expect(diagnostics).toContain(`refs/heads/feature (put back on ${feature.slice(0, 12)}`);
+});
