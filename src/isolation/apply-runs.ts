@@ -12,6 +12,7 @@ import { nameList, readChangeRecord, shownName, writeChangeRecord, type ChangeRe
 import { assertChangesReadable } from "./readable-changes.ts";
 import { filesToReview, type ReviewNote } from "./review-files.ts";
 import { interruptedApply, markApplying, settleMark, unfinishedApplyMessage, withoutMark } from "./unfinished-apply.ts";
+import { assertResumable, rollBackUnfinished } from "./resume-apply.ts";
 import { openRepository } from "./repository.ts";
 import { assertFlowHomeApart } from "./snapshot.ts";
 import { assertNoOperationInProgress } from "./operation-in-progress.ts";
@@ -90,12 +91,13 @@ async function applyOne(runId: string, files: Files, home: string, wait: ChangeW
   if (settled || !seen) return settled ?? { runId, status: "nothing_to_apply" };
   const repo = await openRepository(seen.root);
   return withRepositoryLock(repo.commonDir, async () => {
-    const record = readChangeRecord(files);
-    const now = settledAnswer(runId, record);
-    if (now || !record) return now ?? { runId, status: "nothing_to_apply" };
-    if (record.state === "applying") throw interruptedApply(runId, record);
+    const read = readChangeRecord(files);
+    const now = settledAnswer(runId, read);
+    if (now || !read) return now ?? { runId, status: "nothing_to_apply" };
     // Checked before any target was touched, and again here: a merge the user began since.
     await assertNoOperationInProgress(repo.root, runId);
+    // An apply that did not finish: its files put back as they were, when none changed since, then applied afresh.
+    const record = read.state === "applying" ? await rollBackUnfinished(repo, files, runId, read) : read;
     // Marked before the first file is written and cleared once the last is: a crash in between is found.
     let marked = false;
     const beforeWriting = async (touching: string[], before: string) => {
@@ -176,10 +178,18 @@ async function checkTargets(targets: readonly ChangeTarget[], action: ChangeActi
   }
 }
 
-/** An "applying" mark seen under the lock is an interrupted apply (one still writing holds the lock). */
+/**
+ * An "applying" mark seen under the lock is an interrupted apply (one still writing holds the lock):
+ * refused when a file it was touching changed since (see resume-apply.ts), else finished by the apply.
+ */
 async function assertNotInterrupted(runId: string, files: Files, root: string, wait: ChangeWait): Promise<void> {
-  const record = await lockedIn(root, async () => readChangeRecord(files), lockWait("apply", runId, wait));
-  if (record?.state === "applying") throw interruptedApply(runId, record);
+  await lockedIn(root, async () => {
+    const record = readChangeRecord(files);
+    if (record?.state !== "applying") return;
+    const repo = await openRepository(root).catch(() => undefined);
+    if (!repo) throw interruptedApply(runId, record);
+    await assertResumable(repo, runId, record);
+  }, lockWait("apply", runId, wait));
 }
 
 /**
@@ -265,7 +275,7 @@ export function describeChanges(runs: RunStore, runId: string, counts: { files: 
   const head = `${counts.files} file(s), +${counts.insertions} -${counts.deletions}`;
   const unfinished = unfinishedApplyFiles(runs, runId);
   if (unfinished) {
-    return `${head}; its previous apply did not finish: the working tree may hold some of them and not others: ${nameList(unfinished)}. flow runs apply ${runId} says how to put a file back; flow runs discard ${runId} keeps the tree as it is.`;
+    return `${head}; its previous apply did not finish: the working tree may hold some of them and not others: ${nameList(unfinished)}. flow runs apply ${runId} finishes it when none of them changed since (or names those that did, and how to put a file back); flow runs discard ${runId} keeps the tree as it is.`;
   }
   switch (changeStateOf(runs, runId)) {
     case "applied":

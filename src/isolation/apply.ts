@@ -1,8 +1,8 @@
 // Applying a run's kept changes onto the user's working tree: a 3-way merge against the run's base,
 // written into the working tree only when it is clean, all or nothing. The user's index, HEAD and
 // refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
-import { lstat, readdir, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, readdir, rmdir, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
 import { checkoutWithUserAttributes } from "./checkout.ts";
 import { linksIntoGitFolder, type LinkEntry } from "./git-folder-links.ts";
@@ -16,7 +16,7 @@ export type ApplyOutcome =
   | { status: "nothing_to_apply" };
 
 /** Whether a folder on the way from `root` to `path` is a symbolic link or no folder at all: nothing is deleted through one. */
-async function throughLink(root: string, path: string): Promise<boolean> {
+export async function throughLink(root: string, path: string): Promise<boolean> {
   let at = root;
   for (const part of path.split("/").slice(0, -1)) {
     at = join(at, part);
@@ -103,6 +103,20 @@ function intoFlowHome(root: string, flowHome: string | undefined, paths: readonl
   return inside === undefined ? [] : paths.filter((path) => path === inside || path.startsWith(`${inside}/`));
 }
 
+/**
+ * The folders the deletions left empty, as git's own checkout removes them: a child that deleted a
+ * folder's files leaves no empty folder standing for it. Only empty ones (rmdir), never through a link.
+ */
+export async function removeEmptiedFolders(root: string, deleted: readonly string[]): Promise<void> {
+  const folders = new Set<string>();
+  for (const path of deleted) for (let dir = dirname(path); dir !== "."; dir = dirname(dir)) folders.add(dir);
+  // Deepest first, so a parent is tried once its emptied children are gone.
+  for (const dir of [...folders].sort((a, b) => b.split("/").length - a.split("/").length)) {
+    if (await throughLink(root, `${dir}/.`)) continue;
+    await rmdir(join(root, dir)).catch(() => undefined); // not empty: the user's or the merge's files stay
+  }
+}
+
 export interface ApplyOptions {
   /** The flow home of the run: left out of the user's tree as captured, and never written into. */
   flowHome?: string;
@@ -164,6 +178,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   // and dir/x must not be deleted through it. (Its old files there are gone with the folder.)
   await checkoutWithUserAttributes(repo.root, tree, currentTree, written);
   for (const path of deleted) if (!(await throughLink(repo.root, path))) await unlink(join(repo.root, path)).catch(() => undefined);
+  await removeEmptiedFolders(repo.root, deleted);
   return { status: "applied", files };
 }
 

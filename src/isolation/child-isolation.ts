@@ -3,12 +3,16 @@
 import { FlowError } from "../contract/errors.ts";
 import { GIT_CONTROLS_CHANGED } from "../contract/warnings.ts";
 import type { RunFiles } from "../runs/index.ts";
-import { patchText, readChanges, type ChangeStats } from "./changes.ts";
+import { flowHomeLine, patchText, readChanges, type ChangeStats } from "./changes.ts";
+import { holdBase, releaseBase } from "./held-base.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { changedControls, gitControls } from "./git-controls.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
+import { refsOnBase } from "./child-refs.ts";
+import { restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
+import type { StashEntry, StashRepair } from "./shared-stash.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
@@ -44,7 +48,11 @@ export interface PendingIsolation {
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
 export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes" | "evidence" | "lockWait"> = {}): PendingIsolation {
-  const base = snapshotCommit(repo, home);
+  // Named by its flow home: crash cleanup in another flow home sharing the repository leaves its held ref alone.
+  const base = snapshotCommit(repo, home, flowHomeLine(home)).then(async (commit) => {
+    await holdBase(repo.root, runId, commit); // until it settles: a git gc --prune=now must not delete it while the child waits
+    return commit;
+  });
   base.catch(() => undefined); // the child's run awaits it and fails with its error
   return { repo, runId, home, base, ...options };
 }
@@ -84,6 +92,9 @@ export async function finishIsolation(
     // Remembered beside the run, so apply says why instead of "nothing to apply".
     await writeChangeRecord(files, { files: 0, insertions: 0, deletions: 0, state: "unavailable", root: pending.repo.root, reason }).catch(() => undefined);
     return undefined;
+  } finally {
+    // Its kept changes (if any) name the base as their parent now.
+    await releaseBase(pending.repo.root, pending.runId).catch(() => undefined);
   }
 }
 
@@ -119,6 +130,51 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's files inside submodules are not kept, at ${nameList(paths)}: a worktree does not check submodules out, and git keeps a submodule as a commit of its own repository, not as files. The rest of its changes are kept`,
   });
 
+const stashNames = (entries: readonly StashEntry[]): string => entries.map((entry) => `${entry.commit.slice(0, 12)} (${JSON.stringify(entry.message)})`).join(", ");
+
+/** The shared stash list repaired at settle (shared-stash.ts): the run's diagnostics say what was put back and what taken off. */
+const stashRepaired = (evidence: Evidence) => ({ restored, removed, failed }: StashRepair) => {
+  const said: string[] = failed === undefined ? [] : [`the repository's stash list (which every worktree shares) could not be checked after this child ran: ${failed}. Look at git stash list`];
+  if (restored.length > 0) {
+    said.push(`${restored.length} of the repository's stash entries left the stash list while this child ran, by it or another process (every worktree shares one stash: a git stash pop or drop in the child's worktree takes your entry), and are put back on top of it: ${stashNames(restored)}. One the child popped is among its changes too`);
+  }
+  if (removed.length > 0) {
+    said.push(`the child's own git stash entries, made in its worktree, are taken off the shared stash list, where your next git stash pop would apply them to your checkout: ${stashNames(removed)} (git stash apply <commit> brings one back)`);
+  }
+  evidence.appendDiagnostic({ level: "warn", code: "stash_repaired", message: said.join("; ") });
+};
+
+/**
+ * Branches and tags the child made on its own commits (see child-refs.ts): they stay in the user's
+ * repository after its worktree is gone, and the run names them. Nothing is deleted: they may be what it was asked for.
+ */
+async function noteChildRefs(isolation: Isolation, evidence: Evidence): Promise<void> {
+  const refs = await refsOnBase(isolation.repo.root, isolation.base);
+  if (refs.length === 0) return;
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "child_refs_left",
+    message: `branches or tags were made on this child's commits in its worktree, and stay in the repository (every worktree shares its branches and tags; an apply lands files, never refs): ${nameList(refs)}. Its kept changes hold its files as it left them; delete those refs (git branch -D, git tag -d) if you do not want them`,
+  });
+}
+
+const movedLine = ({ ref, from, keptOn, restored }: MovedRef): string =>
+  restored ? `${ref} (put back on ${from.slice(0, 12)}; the child's tip is kept on ${keptOn})` : `${ref} (moved again since, so left as it is; the child's tip is also on ${keptOn})`;
+
+/**
+ * Branches and tags of the user's that the child moved onto its own commits (see moved-refs.ts):
+ * put back where they were, the child's tips kept on refs, and the run names them.
+ */
+async function putBackMovedRefs(isolation: Isolation, evidence: Evidence): Promise<void> {
+  const moved = await restoreMovedRefs(isolation.repo.root, isolation.runId, isolation.refs, isolation.base, { path: isolation.path, gitDir: isolation.gitDir });
+  if (moved.length === 0) return;
+  evidence.appendDiagnostic({
+    level: "warn",
+    code: "child_moved_refs",
+    message: `this child moved branches or tags of yours onto commits it made in its worktree (every worktree shares them: a git checkout of your branch and a commit, git branch -f, git update-ref): ${moved.map(movedLine).join(", ")}. Its kept changes hold its files as it left them; git branch -f <branch> <kept ref> moves a branch to the child's tip, git update-ref -d <kept ref> lets it go`,
+  });
+}
+
 /**
  * The repository's git config, hooks or attributes changed while the child ran: every worktree
  * shares them, so a child's bash can change them for the user's checkout, where git runs the
@@ -144,10 +200,15 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
     return undefined; // no worktree was made; the run's error says why
   }
   await noteChangedControls(pending, isolation, evidence);
+  await putBackMovedRefs(isolation, evidence).catch((error: unknown) =>
+    evidence.appendDiagnostic({ level: "warn", code: "child_moved_refs", message: `the repository's branches and tags could not be checked for moves by this child: ${error instanceof Error ? error.message : String(error)}. Look at git branch -v` }),
+  );
+  await noteChildRefs(isolation, evidence).catch(() => undefined); // a note only: the changes are kept whatever it finds
   const stats = await settleIsolation(isolation, home, {
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),
     onSubmoduleWrites: submoduleWritesLeftOut(evidence),
     onWorktreeLeft: worktreeLeft(evidence),
+    onStashRepaired: stashRepaired(evidence),
     ...(pending.lockWait ? { wait: pending.lockWait } : {}),
   });
   if (!stats) return undefined;

@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { ownerAlive, readEvidenceText } from "../runs/index.ts";
 import { flowHomeLine } from "./changes.ts";
+import { baseRef } from "./held-base.ts";
 import { runGit } from "./git.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
@@ -38,8 +39,8 @@ function runExists(home: string, runId: string): boolean {
   return list(projects).some((project) => list(join(projects, project, "sessions")).some((session) => existsSync(join(projects, project, "sessions", session, "runs", runId))));
 }
 
-/** The refs pi-flow keeps per run: its changes, and the user's tree before an apply that did not finish. */
-const RUN_REF_PREFIXES = ["refs/pi-flow/", `${beforeApplyRef("")}`];
+/** The refs pi-flow keeps per run: its changes, the user's tree before an apply that did not finish, and the base of a child not settled (held-base.ts). */
+const RUN_REF_PREFIXES = ["refs/pi-flow/", `${beforeApplyRef("")}`, `${baseRef("")}`];
 
 async function dropOrphanRefs(repo: Repository, home: string): Promise<string[]> {
   const refs = await runGit(["for-each-ref", "--format=%(refname)%00%(contents)%00", ...RUN_REF_PREFIXES.map((prefix) => prefix.slice(0, -1))], { cwd: repo.root });

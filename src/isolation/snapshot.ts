@@ -149,8 +149,11 @@ export function commitTree(root: string | PinnedWorktree, tree: string, parent: 
   return git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", message], gitPlace(root));
 }
 
-/** The user's current tree as a commit on top of HEAD: the base a worktree child starts from. */
-export async function snapshotCommit(repo: Repository, flowHome?: string): Promise<string> {
+/**
+ * The user's current tree as a commit on top of HEAD: the base a worktree child starts from.
+ * `trailer`: lines after the message (the flow home's, see flowHomeLine in changes.ts).
+ */
+export async function snapshotCommit(repo: Repository, flowHome?: string, trailer = ""): Promise<string> {
   const tree = await workingTreeId(repo, flowHome);
-  return commitTree(repo.root, tree, await headCommit(repo.root), "pi-flow: the working tree as the user saw it");
+  return commitTree(repo.root, tree, await headCommit(repo.root), `pi-flow: the working tree as the user saw it${trailer === "" ? "" : `\n\n${trailer}`}`);
 }

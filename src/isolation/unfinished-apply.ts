@@ -42,10 +42,14 @@ export function unfinishedApplyMessage(runId: string, record: ChangeRecord, how:
   const back = record.before
     ? ` The files as they were before it are kept in commit ${record.before} (${beforeApplyRef(runId)}): \`git restore --source=${record.before} --worktree -- <file>\` puts one back (a file that commit lacks was new).`
     : "";
-  return `Run ${runId}'s ${how} while writing the working tree, which may hold some of its changes and not others${touched}. It will not be applied over that tree.${back} Then discard the run: that keeps the working tree as it is. Its changes stay in its patch view.`;
+  return `Run ${runId}'s ${how} while writing the working tree, which may hold some of its changes and not others${touched}. It will not be applied over that tree.${back} Once each of those files is as it was before it, or as the apply writes it, or gone, apply the run again: it puts them back as they were and applies afresh. Or discard the run: that keeps the working tree as it is. Its changes stay in its patch view.`;
 }
 
-/** The typed refusal of an apply of a run whose previous apply did not finish. */
-export function interruptedApply(runId: string, record: ChangeRecord): FlowError {
-  return new FlowError("run_unavailable", `${unfinishedApplyMessage(runId, record, "previous apply was interrupted")} Nothing was applied now.`);
+/**
+ * The typed refusal of an apply of a run whose previous apply did not finish, naming the files of it
+ * changed since (neither as they were before it nor as it writes them: see resume-apply.ts).
+ */
+export function interruptedApply(runId: string, record: ChangeRecord, changed: readonly string[] = []): FlowError {
+  const since = changed.length > 0 ? ` ${nameList(changed)} changed since (${changed.length === 1 ? "it is" : "they are"} neither as before it nor as it writes ${changed.length === 1 ? "it" : "them"}), so it is not finished over ${changed.length === 1 ? "it" : "them"}.` : "";
+  return new FlowError("run_unavailable", `${unfinishedApplyMessage(runId, record, "previous apply was interrupted")}${since} Nothing was applied now.`);
 }

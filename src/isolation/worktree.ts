@@ -10,6 +10,8 @@ import { git, runGit } from "./git.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
+import { refTips, type RefTips } from "./moved-refs.ts";
+import { repairStash, stashEntries, type StashEntry, type StashRepair } from "./shared-stash.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
 export interface Isolation {
@@ -25,6 +27,10 @@ export interface Isolation {
   gitDir: string;
   /** The repository's git config, hooks and attributes as the child's run began (git-controls.ts). */
   controls: GitControls;
+  /** The repository's stash list as the child's run began (shared-stash.ts). */
+  stash: StashEntry[];
+  /** The repository's branches and tags as the child's run began (moved-refs.ts). */
+  refs: RefTips;
 }
 
 /** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
@@ -56,7 +62,7 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
   const controls = await gitControls(repo.commonDir);
-  return { repo, runId, path, cwd, base, gitDir, controls };
+  return { repo, runId, path, cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
 }
 
 /**
@@ -84,6 +90,8 @@ export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositorie
   onWorktreeLeft?: (why: string) => void;
   /** How removing the worktree waits for the repository lock. */
   wait?: WaitOptions;
+  /** The shared stash list was repaired: the user's entries the child took put back, its own taken off (shared-stash.ts). */
+  onStashRepaired?: (repair: StashRepair) => void;
 }
 
 /**
@@ -93,8 +101,11 @@ export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositorie
  */
 export async function settleIsolation(isolation: Isolation, home: string, told: SettleNotices = {}): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
-  const { onWorktreeLeft, wait, ...capture } = told;
+  const { onWorktreeLeft, onStashRepaired, wait, ...capture } = told;
   try {
+    // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
+    const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, isolation.path).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
+    if (repair.restored.length + repair.removed.length > 0 || repair.failed !== undefined) onStashRepaired?.(repair);
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
     return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), ...capture }))?.stats ?? null;

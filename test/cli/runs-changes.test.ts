@@ -29,7 +29,7 @@ test("an apply that did not finish shows in flow runs and flow runs show, with w
   const shown = await flowInProcess(["runs", "show", broken, "--cwd", root], { env: sandbox.env });
   expect(shown.code).toBe(0);
   expect(shown.stdout).toContain(
-    `\n  changes: 2 file(s), +2 -2; its previous apply did not finish: the working tree may hold some of them and not others: a.txt, b.txt. flow runs apply ${broken} says how to put a file back; flow runs discard ${broken} keeps the tree as it is.\n`,
+    `\n  changes: 2 file(s), +2 -2; its previous apply did not finish: the working tree may hold some of them and not others: a.txt, b.txt. flow runs apply ${broken} finishes it when none of them changed since (or names those that did, and how to put a file back); flow runs discard ${broken} keeps the tree as it is.\n`,
   );
   const keptShown = await flowInProcess(["runs", "show", kept, "--cwd", root], { env: sandbox.env });
   expect(keptShown.stdout).toContain(`\n  changes: 1 file(s), +1 -1; kept, not applied: flow runs apply ${kept} merges them into the working tree.\n`);

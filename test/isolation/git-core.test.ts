@@ -193,3 +193,19 @@ describe("worktree isolation on a real git repository", () => {
     expect(readFileSync(join(outside, "sub", "y"), "utf8")).toBe("not the project's either\n");
   });
 });
+
+describe("an apply that deletes a folder's files", () => {
+  it("leaves no empty folder where the child removed one, and keeps a folder that still holds the user's files", async () => {
+    const root = makeRepo({ "old/deep/x.txt": "x\n", "old/y.txt": "y\n", "kept/z.txt": "z\n", "a.txt": "a\n" });
+    const isolation = await createIsolation(await openRepository(root), runId(), home);
+    rmSync(join(isolation.path, "old"), { recursive: true });
+    rmSync(join(isolation.path, "kept/z.txt"));
+    await settleIsolation(isolation, home);
+    writeIn(root, { "kept/mine.txt": "the user's, untracked\n" });
+    const applied = await applyChanges(await openRepository(root), isolation.runId);
+    expect(applied).toEqual({ status: "applied", files: ["kept/z.txt", "old/deep/x.txt", "old/y.txt"] });
+    expect(existsSync(join(root, "old"))).toBe(false);
+    expect(readFileSync(join(root, "kept/mine.txt"), "utf8")).toBe("the user's, untracked\n");
+    expect(gitIn(root, "status", "--porcelain")).toBe("D kept/z.txt\n D old/deep/x.txt\n D old/y.txt\n?? kept/mine.txt"); // trimmed: the first line lost its space
+  });
+});

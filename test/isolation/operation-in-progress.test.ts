@@ -53,6 +53,27 @@ test("apply during a merge or a rebase is refused naming it, writes nothing, and
   expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("child\n");
 });
 
+test("apply while a git stash pop left conflicts in the index (no merge under way) is refused naming the files, writes nothing, and applies once they are resolved", async () => {
+  const root = makeRepo({ "a.txt": "1\n2\n3\n4\n5\n6\n7\n" });
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const runId = await keptRun(store, root, { "a.txt": "1\n2\n3\n4\n5\n6\nSEVEN\n" });
+  writeIn(root, { "a.txt": "ONE, stashed\n2\n3\n4\n5\n6\n7\n" });
+  gitIn(root, "stash");
+  writeIn(root, { "a.txt": "ONE, committed\n2\n3\n4\n5\n6\n7\n" });
+  gitIn(root, "commit", "-qam", "one");
+  stopsOnConflict(root, "stash", "pop");
+  const marked = readFileSync(join(root, "a.txt"), "utf8");
+  await expect(changeRuns(store, "apply", [runId])).rejects.toThrow(
+    expect.objectContaining({ code: "request_invalid", message: expect.stringContaining("holds unresolved conflicts, in a.txt (left by a git stash pop") }),
+  );
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe(marked); // nothing written
+  // The user takes their stash's side: git rewrites the file from the index. Then the apply lands.
+  gitIn(root, "checkout", "--theirs", "a.txt");
+  gitIn(root, "add", "a.txt");
+  expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["a.txt"] }]);
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("ONE, stashed\n2\n3\n4\n5\n6\nSEVEN\n");
+});
+
 test("a worktree child started during a merge starts from the tree the user sees, conflict markers included", async () => {
   const root = divergedRepo();
   stopsOnConflict(root, "merge", "other");
