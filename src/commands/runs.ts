@@ -3,7 +3,7 @@
  * one run's facts and answer (inspect), the end of its output (tail), or a cancel request. The
  * same RunStore the external_runs tool reads, so both always agree.
  */
-import type { RunView } from "../contract/run-schema.ts";
+import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
 import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "../ui/format.ts";
 
@@ -28,7 +28,8 @@ export function listedRuns(store: RunStore, limit = 50): RunView[] {
 
 export function listLines(views: readonly RunView[]): string[] {
   if (views.length === 0) return ["No runs in this session yet."];
-  const total = views.reduce((sum, view) => sum + (view.usage?.costUsd ?? 0), 0);
+  // A cost forged negative or as text counts as none: it must not take spending off the total.
+  const total = views.reduce((sum, view) => sum + usageAmount(view.usage?.costUsd), 0);
   const lines = views.map((view) => runLine(view));
   if (total > 0) lines.push(`Total cost of these runs: ${formatCost(total)}`);
   return lines;
