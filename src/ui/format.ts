@@ -98,7 +98,8 @@ export function statusMark(status: RowStatus): [string, ThemeColor] {
 
 /** Words for a status where a mark alone would be cryptic. */
 export function statusWord(status: RowStatus): string {
-  return status === "timed_out" ? "timed out" : status === "accepted" ? "in background" : status;
+  // A status this version does not know (a newer record's, or a forged one) is shown as text.
+  return status === "timed_out" ? "timed out" : status === "accepted" ? "in background" : oneLine(String(status));
 }
 
 /** Milliseconds between two ISO times, or from one to now. */

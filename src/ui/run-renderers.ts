@@ -84,7 +84,7 @@ function headerLine(kind: Kind, args: RunCallArgs, state: RunRowState, theme: Th
 function errorLine(state: RunRowState, theme: Theme): string | undefined {
   if (state.rejection !== undefined) return theme.fg("error", oneLine(state.rejection));
   const error = state.details?.run?.state.error;
-  return error ? theme.fg("error", `${error.code}: ${oneLine(error.message)}`) : undefined;
+  return error ? theme.fg("error", oneLine(`${error.code}: ${error.message}`)) : undefined;
 }
 
 function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[] {

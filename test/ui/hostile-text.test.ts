@@ -9,7 +9,7 @@ import type { ChildEntry } from "../../src/contract/child-entry.ts";
 import { renderFlowOutput } from "../../src/ui/flow-output.ts";
 import { helpRenderers, runsRenderers } from "../../src/ui/query-renderers.ts";
 import { delegateRenderers, workflowRenderers } from "../../src/ui/run-renderers.ts";
-import { theme, toolRow, WIDTHS, type Update } from "./views.ts";
+import { completionRow, runView, theme, toolRow, WIDTHS, type Update } from "./views.ts";
 
 const CLIPBOARD = "\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007";
 const HOSTILE = `${CLIPBOARD}\u001b]0;pwned\u0007\u001b[2J\u001bc\u009b2K\u202eevil`;
@@ -85,6 +85,24 @@ describe("a /flow entry read back from a session file", () => {
     const lines = drawn(component);
     expectInert(lines);
     expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toMatch(/First +evil ?line\./);
+  });
+});
+
+describe("a background run's completion read back from a session file (an imported one, or one edited)", () => {
+  test("its run ID, kind, outcome, harness, integrity and error code are drawn without their escapes, collapsed and expanded", () => {
+    const view = runView({
+      runId: `ag_1${HOSTILE}`,
+      kind: `agent${HOSTILE}` as "agent",
+      task: { description: "Review", role: "explorer", harness: `codex${HOSTILE}` },
+      state: { status: "done", outcome: `failed${HOSTILE}` as "failed", error: { code: `failed${HOSTILE}` as "failed", message: "boom" } },
+      integrity: `complete${HOSTILE}` as "complete",
+      output: { finalAvailable: false, delivery: `inline${HOSTILE}` as "inline", value: "Done." },
+    });
+    for (const expanded of [false, true]) {
+      const lines = drawn(completionRow(view, expanded));
+      expectInert(lines);
+      expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toContain("boom");
+    }
   });
 });
 
