@@ -17,7 +17,8 @@ export function runLine(view: RunView, now = Date.now()): string {
   const took = formatDuration(view.timing.durationMs ?? elapsedSince(view.timing.startedAt, undefined, now));
   const spend = formatSpend(view.usage);
   const counts = view.children ? ` · ${view.children.count} children${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";
-  return `${statusMark(status)[0]} ${view.runId} ${name}: ${oneLine(view.task.description)} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`;
+  // The whole line is made text: the picker hands it to Pi's selector as it is, and a record's name or counts may be forged.
+  return oneLine(`${statusMark(status)[0]} ${view.runId} ${name}: ${view.task.description} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`);
 }
 
 /** Newest first, workflows and children together. */
@@ -43,7 +44,7 @@ export function inspectLines(view: RunView): string[] {
     `started ${view.timing.startedAt}${view.timing.endedAt ? `, ended ${view.timing.endedAt}` : ""}`,
   ];
   if (view.task.parentRunId) lines.push(`child of ${view.task.parentRunId}`);
-  if (view.state.error) lines.push(`error: ${view.state.error.code}: ${oneLine(view.state.error.message)}`);
+  if (view.state.error) lines.push(oneLine(`error: ${view.state.error.code}: ${view.state.error.message}`));
   const usage = formatUsageDetail(view.usage);
   if (usage) lines.push(`usage: ${usage}`);
   if (view.output.delivery === "inline") {
