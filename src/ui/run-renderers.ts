@@ -102,7 +102,8 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
     parts.push(new FitLines(() => workflowTree(children, theme)));
   }
   if (details?.phase === "accepted" && details.run) {
-    const runId = details.run.runId;
+    // Details read back from a session file may hold anything: the run ID is drawn as text.
+    const runId = oneLine(String(details.run.runId));
     parts.push(new Text(theme.fg("muted", `${runId} runs in the background; a message follows when it ends. /flow runs shows it live.`), 0, 0));
   } else if (details?.phase === "settled" && details.run) {
     const run = details.run;
@@ -110,7 +111,7 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
     const answer = answerText(run, theme);
     if (answer) parts.push(new Text(answer, 0, 0));
   } else if (details?.runId && details.phase === "running") {
-    const runId = details.runId;
+    const runId = oneLine(String(details.runId));
     parts.push(new FitLines(() => [theme.fg("dim", `run ${runId}`)]));
   }
   return parts;

@@ -106,6 +106,20 @@ describe("a background run's completion read back from a session file (an import
   });
 });
 
+describe("a delegate row read back from a session file (an imported one, or one edited)", () => {
+  test("its run ID, in the background or running, is drawn without its escapes", () => {
+    const runId = `ag_1${HOSTILE}`;
+    const updates: Update[][] = [
+      [{ details: { phase: "accepted", run: runView({ runId, kind: "agent" }) }, text: "accepted" }],
+      [{ partial: true, details: { runId, phase: "running" } }],
+    ];
+    for (const update of updates) {
+      const lines = drawn(toolRow("external_delegate", delegateRenderers, { role: "explorer", description: "d" }, update, true));
+      expectInert(lines);
+    }
+  });
+});
+
 describe("a model's call whose arguments have the wrong types (Pi draws a call before validating it)", () => {
   test("each row draws its label and the fields that are strings, and never throws at render time", () => {
     const rejected: Update = { details: { phase: "rejected" }, text: "Validation failed for tool arguments.", isError: true };
