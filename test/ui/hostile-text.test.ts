@@ -120,6 +120,21 @@ describe("a delegate row read back from a session file (an imported one, or one 
   });
 });
 
+describe("a workflow row read back from a session file whose children's activity and last output are no text", () => {
+  test("draws each child's line and never throws at render time", () => {
+    const children = [
+      { index: 0, runId: "ag_2", description: "Write notes", status: "running", startedAt: 0, activity: 7, lastOutput: { text: "x" } },
+      { index: 1, runId: "ag_3", description: "Read notes", status: "succeeded", startedAt: 0, lastOutput: ["a"] },
+    ];
+    const update: Update = { partial: true, details: { runId: "wf_1", phase: "running", children } };
+    const lines = drawn(toolRow("external_workflow", workflowRenderers, { workflow: "notes", description: "Notes" }, [update], true));
+    expectInert(lines);
+    const text = lines.map((line) => line.replace(COLORS, "")).join("\n");
+    expect(text).toContain("Write notes");
+    expect(text).toContain("Read notes");
+  });
+});
+
 describe("a model's call whose arguments have the wrong types (Pi draws a call before validating it)", () => {
   test("each row draws its label and the fields that are strings, and never throws at render time", () => {
     const rejected: Update = { details: { phase: "rejected" }, text: "Validation failed for tool arguments.", isError: true };
