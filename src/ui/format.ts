@@ -110,8 +110,13 @@ export function elapsedSince(startedAt: string | number | undefined, endedAt?: s
   return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, end - start) : undefined;
 }
 
-/** One line of text, separators folded to spaces and other control characters removed: what a row may show of free text. */
-export function oneLine(text: string): string {
+/**
+ * One line of text, separators folded to spaces and other control characters removed: what a row may
+ * show of free text. A value read back from a session file may be no text at all: a number shows as
+ * one, anything else as nothing, and a row never throws at render time.
+ */
+export function oneLine(value: unknown): string {
+  const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : "";
   // Separators become spaces; escape sequences and other controls go whole (stripControls).
   return stripControls(text.replace(/[\t\n\v\f\r\u001c-\u001f\u0085]+/g, " ")).replace(/\s+/g, " ").trim();
 }

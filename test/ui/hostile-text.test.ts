@@ -106,6 +106,23 @@ describe("a background run's completion read back from a session file (an import
   });
 });
 
+describe("a completion read back from a session file whose fields are not the types a view has", () => {
+  test("draws what is text and never throws at render time, collapsed and expanded", () => {
+    const view = runView({
+      runId: "ag_1",
+      kind: "agent",
+      task: { description: 42, role: ["x"] } as never,
+      state: { status: "done", outcome: "failed", error: { code: 7, message: { a: 1 } } } as never,
+      output: { finalAvailable: true, delivery: "inline", value: "Done." },
+    });
+    for (const expanded of [false, true]) {
+      const lines = drawn(completionRow(view, expanded));
+      expectInert(lines);
+      expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toContain("Background delegate");
+    }
+  });
+});
+
 describe("a delegate row read back from a session file (an imported one, or one edited)", () => {
   test("its run ID, in the background or running, is drawn without its escapes", () => {
     const runId = `ag_1${HOSTILE}`;
