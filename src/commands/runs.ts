@@ -11,6 +11,9 @@ import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetai
 const TAIL_READ_BYTES = 64 * 1024;
 export const TAIL_LINES = 20;
 
+/** The most of a run's description a listed line shows, as much as external_delegate takes: a workflow's agent() may give a megabyte. */
+const DESCRIPTION_MAX = 200;
+
 export function runLine(view: RunView, now = Date.now()): string {
   const status = statusOf(view);
   const name = view.kind === "workflow" ? `workflow ${runName(view)}` : runName(view, "agent");
@@ -18,7 +21,7 @@ export function runLine(view: RunView, now = Date.now()): string {
   const spend = formatSpend(view.usage);
   const counts = view.children ? ` · ${view.children.count} children${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";
   // The whole line is made text: the picker hands it to Pi's selector as it is, and a record's name or counts may be forged.
-  return oneLine(`${statusMark(status)[0]} ${view.runId} ${name}: ${view.task.description} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`);
+  return oneLine(`${statusMark(status)[0]} ${view.runId} ${name}: ${oneLine(view.task.description, DESCRIPTION_MAX)} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`);
 }
 
 /** Newest first, workflows and children together. */

@@ -110,15 +110,22 @@ export function elapsedSince(startedAt: string | number | undefined, endedAt?: s
   return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, end - start) : undefined;
 }
 
+/** The most characters of free text one line shows: a row is a terminal's width, and a description may be a megabyte. */
+export const ONE_LINE_MAX = 4096;
+
 /**
  * One line of text, separators folded to spaces and other control characters removed: what a row may
- * show of free text. A value read back from a session file may be no text at all: a number shows as
- * one, anything else as nothing, and a row never throws at render time.
+ * show of free text, at most `max` characters (then `…`). A value read back from a session file may
+ * be no text at all: a number shows as one, anything else as nothing, and a row never throws at render time.
  */
-export function oneLine(value: unknown): string {
-  const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : "";
+export function oneLine(value: unknown, max = ONE_LINE_MAX): string {
+  const whole = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : "";
+  // Cut before the work below, with room for what it removes; an escape cut in half is still removed whole (it runs to the end).
+  const text = whole.length > max * 4 ? whole.slice(0, max * 4).replace(/[\uD800-\uDBFF]$/, "") : whole;
   // Separators become spaces; escape sequences and other controls go whole (stripControls).
-  return stripControls(text.replace(/[\t\n\v\f\r\u001c-\u001f\u0085]+/g, " ")).replace(/\s+/g, " ").trim();
+  const line = stripControls(text.replace(/[\t\n\v\f\r\u001c-\u001f\u0085]+/g, " ")).replace(/\s+/g, " ").trim();
+  if (line.length <= max && text === whole) return line;
+  return line.length <= max ? `${line}…` : `${[...line.slice(0, max)].slice(0, -1).join("").trimEnd()}…`;
 }
 
 /**
