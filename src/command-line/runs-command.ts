@@ -48,9 +48,10 @@ function list(argv: readonly string[]): number {
     return EXIT.succeeded;
   }
   for (const { view, store } of shown) {
-    const started = view.timing.startedAt.replace("T", " ").slice(0, 19);
-    const state = stateOf(view, store);
-    process.stdout.write(`${view.runId}  ${view.kind.padEnd(8)}  ${state.padEnd(24)}  ${started}  ${taskOf(view)}\n`);
+    // A record is a file a child's bash may have rewritten: every field it gives is printed as text, escapes dropped.
+    const started = oneLine(String(view.timing.startedAt)).replace("T", " ").slice(0, 19);
+    const state = oneLine(stateOf(view, store));
+    process.stdout.write(`${view.runId}  ${oneLine(view.kind).padEnd(8)}  ${state.padEnd(24)}  ${started}  ${taskOf(view)}\n`);
   }
   if (all.length > shown.length) process.stderr.write(`${all.length - shown.length} older runs not shown: --limit ${all.length}\n`);
   return EXIT.succeeded;
@@ -124,7 +125,7 @@ async function tail(argv: readonly string[]): Promise<number> {
       printed = next.printed;
     }
     if (run.state.status === "done") {
-      process.stderr.write(`run ${runId} ${run.state.outcome}\n`);
+      process.stderr.write(`run ${runId} ${oneLine(String(run.state.outcome))}\n`);
       return run.state.outcome === "succeeded" ? EXIT.succeeded : EXIT.failed;
     }
     if (!run.live && !store.ownedElsewhere(runId)) {

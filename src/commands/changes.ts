@@ -7,22 +7,25 @@ import type { RunStore } from "../runs/index.ts";
 
 type Print = (title: string, lines: string[]) => void;
 
-/** One line per run: its counts and the files it changes, as git lists them (every name, made printable), and its files to review. */
-async function summary(store: RunStore, runId: string): Promise<string> {
+/** A run's line (its counts and the files it changes, as git lists them, every name made printable), and its line of files to review, if any. */
+async function summary(store: RunStore, runId: string): Promise<{ line: string; review?: string }> {
   const { changes } = store.view(runId);
-  if (!changes) return `${runId}: no changes kept.`;
+  if (!changes) return { line: `${runId}: no changes kept.` };
   const unfinished = unfinishedApplyFiles(store, runId);
-  if (unfinished) return `${runId}: its previous apply did not finish; the working tree may hold some of its changes and not others: ${nameList(unfinished)}`;
+  if (unfinished) return { line: `${runId}: its previous apply did not finish; the working tree may hold some of its changes and not others: ${nameList(unfinished)}` };
   const line = `${runId}: ${changes.files} file(s), +${changes.insertions} -${changes.deletions}: ${nameList(await keptChangeFiles(store, runId))}`;
   // Files that make the user's tools run code later are named again, on a line of their own, before the person is asked.
   const review = await keptReviewLines(store, runId);
-  return review.length > 0 ? `${line}\n${reviewWarning(runId, review)}` : line;
+  return review.length > 0 ? { line, review: reviewWarning(runId, review) } : { line };
 }
 
 export async function changesCommand(ctx: ExtensionCommandContext, store: RunStore, action: ChangeAction, runIds: string[], print: Print): Promise<void> {
   const title = `/flow ${action}`;
   if (runIds.length === 0) return print(title, [`Give the run IDs: /flow ${action} <runId>...`]);
-  const lines = (await Promise.all(runIds.map((runId) => summary(store, runId)))).flatMap((line) => line.split("\n"));
+  const summaries = await Promise.all(runIds.map((runId) => summary(store, runId)));
+  // Every run's files to review come last, just above Yes/No: a question taller than the terminal
+  // scrolls its top away, and another run's long list of files must not carry a warning with it.
+  const lines = [...summaries.map(({ line }) => line), ...summaries.flatMap(({ review }) => (review ? [review] : []))];
   if (action === "apply") {
     if (!ctx.hasUI) return print(title, [...lines, "Applying needs a confirmation, and this session has no UI to ask: use flow runs apply in a shell."]);
     // A run that cannot be applied (unfinished, its repository mid-merge…) is refused before the person is asked.

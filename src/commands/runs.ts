@@ -3,7 +3,7 @@
  * one run's facts and answer (inspect), the end of its output (tail), or a cancel request. The
  * same RunStore the external_runs tool reads, so both always agree.
  */
-import type { RunView } from "../contract/run-schema.ts";
+import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
 import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "../ui/format.ts";
 
@@ -11,13 +11,17 @@ import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetai
 const TAIL_READ_BYTES = 64 * 1024;
 export const TAIL_LINES = 20;
 
+/** The most of a run's description a listed line shows, as much as external_delegate takes: a workflow's agent() may give a megabyte. */
+const DESCRIPTION_MAX = 200;
+
 export function runLine(view: RunView, now = Date.now()): string {
   const status = statusOf(view);
   const name = view.kind === "workflow" ? `workflow ${runName(view)}` : runName(view, "agent");
   const took = formatDuration(view.timing.durationMs ?? elapsedSince(view.timing.startedAt, undefined, now));
   const spend = formatSpend(view.usage);
   const counts = view.children ? ` · ${view.children.count} children${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";
-  return `${statusMark(status)[0]} ${view.runId} ${name}: ${oneLine(view.task.description)} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`;
+  // The whole line is made text: the picker hands it to Pi's selector as it is, and a record's name or counts may be forged.
+  return oneLine(`${statusMark(status)[0]} ${view.runId} ${name}: ${oneLine(view.task.description, DESCRIPTION_MAX)} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`);
 }
 
 /** Newest first, workflows and children together. */
@@ -28,7 +32,8 @@ export function listedRuns(store: RunStore, limit = 50): RunView[] {
 
 export function listLines(views: readonly RunView[]): string[] {
   if (views.length === 0) return ["No runs in this session yet."];
-  const total = views.reduce((sum, view) => sum + (view.usage?.costUsd ?? 0), 0);
+  // A cost forged negative or as text counts as none: it must not take spending off the total.
+  const total = views.reduce((sum, view) => sum + usageAmount(view.usage?.costUsd), 0);
   const lines = views.map((view) => runLine(view));
   if (total > 0) lines.push(`Total cost of these runs: ${formatCost(total)}`);
   return lines;
@@ -42,7 +47,7 @@ export function inspectLines(view: RunView): string[] {
     `started ${view.timing.startedAt}${view.timing.endedAt ? `, ended ${view.timing.endedAt}` : ""}`,
   ];
   if (view.task.parentRunId) lines.push(`child of ${view.task.parentRunId}`);
-  if (view.state.error) lines.push(`error: ${view.state.error.code}: ${oneLine(view.state.error.message)}`);
+  if (view.state.error) lines.push(oneLine(`error: ${view.state.error.code}: ${view.state.error.message}`));
   const usage = formatUsageDetail(view.usage);
   if (usage) lines.push(`usage: ${usage}`);
   if (view.output.delivery === "inline") {

@@ -36,7 +36,7 @@ export function renderCompletionMessage(message: CompletionMessage, options: Mes
   container.addChild(new FitLines((width) => [completionHeader(view, theme, width)]));
   if (!options.expanded) {
     const error = view.state.error;
-    if (error) container.addChild(new FitLines(() => [theme.fg("error", `${error.code}: ${oneLine(error.message)}`)]));
+    if (error) container.addChild(new FitLines(() => [theme.fg("error", oneLine(`${error.code}: ${error.message}`))]));
     return padded(container, pad);
   }
   container.addChild(new FitLines(() => runFacts(view, theme)));

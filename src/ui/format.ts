@@ -4,7 +4,7 @@
  */
 import type { ThemeColor } from "@earendil-works/pi-coding-agent";
 import { stripControls } from "../runs/index.ts";
-import type { RunView } from "../contract/run-schema.ts";
+import { usageAmount, type RunView } from "../contract/run-schema.ts";
 
 export type Usage = NonNullable<RunView["usage"]>;
 
@@ -24,23 +24,28 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
 
-/** 950, 12.3k, 4.5M. */
-export function formatCount(count: number): string {
+/** 950, 12.3k, 4.5M. A count that is no count (a forged record's text, NaN, below zero) shows as 0. */
+export function formatCount(value: number): string {
+  const count = usageAmount(value);
   if (count < 1000) return String(count);
   if (count < 1_000_000) return `${(count / 1000).toFixed(count < 10_000 ? 1 : 0)}k`;
   return `${(count / 1_000_000).toFixed(1)}M`;
 }
 
-/** Cents for larger amounts, two significant digits below a cent (as Pi's own rows show cost). */
-export function formatCost(usd: number | undefined): string {
-  if (usd === undefined || usd <= 0) return "";
+/**
+ * Cents for larger amounts, two significant digits below a cent (as Pi's own rows show cost). A cost
+ * that is no amount (a forged record's text, NaN, infinite, below zero) shows as none.
+ */
+export function formatCost(value: number | undefined): string {
+  const usd = usageAmount(value);
+  if (usd <= 0) return "";
   return `$${usd >= 0.01 ? usd.toFixed(2) : usd.toPrecision(2)}`;
 }
 
 /** All tokens a run moved: fresh input, output, and cache reads and writes. */
 export function totalTokens(usage: Usage | undefined): number {
   if (!usage) return 0;
-  return (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  return usageAmount(usage.inputTokens) + usageAmount(usage.outputTokens) + usageAmount(usage.cacheReadTokens) + usageAmount(usage.cacheWriteTokens);
 }
 
 /** "1.2k tok $0.0042", or less when some part is unknown. */
@@ -52,11 +57,13 @@ export function formatSpend(usage: Usage | undefined): string {
 /** The full usage line of an expanded view. */
 export function formatUsageDetail(usage: Usage | undefined): string {
   if (!usage) return "";
+  const turns = usageAmount(usage.turns);
+  const toolCalls = usageAmount(usage.toolCalls);
   const parts = [
-    usage.turns !== undefined ? `${usage.turns} turn${usage.turns === 1 ? "" : "s"}` : "",
-    usage.toolCalls ? `${usage.toolCalls} tool call${usage.toolCalls === 1 ? "" : "s"}` : "",
+    usage.turns !== undefined ? `${turns} turn${turns === 1 ? "" : "s"}` : "",
+    toolCalls ? `${toolCalls} tool call${toolCalls === 1 ? "" : "s"}` : "",
     `${formatCount(usage.inputTokens ?? 0)} in / ${formatCount(usage.outputTokens ?? 0)} out`,
-    usage.cacheReadTokens || usage.cacheWriteTokens ? `cache ${formatCount(usage.cacheReadTokens ?? 0)} read / ${formatCount(usage.cacheWriteTokens ?? 0)} write` : "",
+    usageAmount(usage.cacheReadTokens) || usageAmount(usage.cacheWriteTokens) ? `cache ${formatCount(usage.cacheReadTokens ?? 0)} read / ${formatCount(usage.cacheWriteTokens ?? 0)} write` : "",
     formatCost(usage.costUsd),
   ];
   return parts.filter(Boolean).join(" · ");
@@ -91,7 +98,8 @@ export function statusMark(status: RowStatus): [string, ThemeColor] {
 
 /** Words for a status where a mark alone would be cryptic. */
 export function statusWord(status: RowStatus): string {
-  return status === "timed_out" ? "timed out" : status === "accepted" ? "in background" : status;
+  // A status this version does not know (a newer record's, or a forged one) is shown as text.
+  return status === "timed_out" ? "timed out" : status === "accepted" ? "in background" : oneLine(String(status));
 }
 
 /** Milliseconds between two ISO times, or from one to now. */
@@ -102,10 +110,22 @@ export function elapsedSince(startedAt: string | number | undefined, endedAt?: s
   return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, end - start) : undefined;
 }
 
-/** One line of text, separators folded to spaces and other control characters removed: what a row may show of free text. */
-export function oneLine(text: string): string {
+/** The most characters of free text one line shows: a row is a terminal's width, and a description may be a megabyte. */
+export const ONE_LINE_MAX = 4096;
+
+/**
+ * One line of text, separators folded to spaces and other control characters removed: what a row may
+ * show of free text, at most `max` characters (then `…`). A value read back from a session file may
+ * be no text at all: a number shows as one, anything else as nothing, and a row never throws at render time.
+ */
+export function oneLine(value: unknown, max = ONE_LINE_MAX): string {
+  const whole = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : "";
+  // Cut before the work below, with room for what it removes; an escape cut in half is still removed whole (it runs to the end).
+  const text = whole.length > max * 4 ? whole.slice(0, max * 4).replace(/[\uD800-\uDBFF]$/, "") : whole;
   // Separators become spaces; escape sequences and other controls go whole (stripControls).
-  return stripControls(text.replace(/[\t\n\v\f\r\u001c-\u001f\u0085]+/g, " ")).replace(/\s+/g, " ").trim();
+  const line = stripControls(text.replace(/[\t\n\v\f\r\u001c-\u001f\u0085]+/g, " ")).replace(/\s+/g, " ").trim();
+  if (line.length <= max && text === whole) return line;
+  return line.length <= max ? `${line}…` : `${[...line.slice(0, max)].slice(0, -1).join("").trimEnd()}…`;
 }
 
 /**

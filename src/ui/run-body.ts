@@ -17,10 +17,12 @@ function field(theme: Theme, name: string, value: string): string {
 export function runFacts(view: RunView, theme: Theme): string[] {
   const status = statusOf(view);
   const [mark, color] = statusMark(status);
-  const lines = [field(theme, "run", `${view.runId} · ${view.kind}${view.background ? " · background" : ""}${view.task.harness && view.task.harness !== "pi" ? ` · ${view.task.harness}` : ""}`)];
+  // A view read back from a session file (imported, or edited) may hold anything in any field: each is drawn as one line of text.
+  const harness = view.task.harness && view.task.harness !== "pi" ? ` · ${oneLine(String(view.task.harness))}` : "";
+  const lines = [field(theme, "run", oneLine(`${view.runId} · ${view.kind}${view.background ? " · background" : ""}${harness}`))];
   const took = formatDuration(view.timing.durationMs);
-  lines.push(field(theme, "outcome", `${theme.fg(color, `${mark} ${statusWord(status)}`)}${took ? ` in ${took}` : ""} · integrity ${view.integrity} · delivery ${view.output.delivery}`));
-  if (view.state.error) lines.push(field(theme, "error", theme.fg("error", `${view.state.error.code}: ${oneLine(view.state.error.message)}`)));
+  lines.push(field(theme, "outcome", `${theme.fg(color, `${mark} ${statusWord(status)}`)}${took ? ` in ${took}` : ""} · ${oneLine(`integrity ${view.integrity} · delivery ${view.output.delivery}`)}`));
+  if (view.state.error) lines.push(field(theme, "error", theme.fg("error", oneLine(`${view.state.error.code}: ${view.state.error.message}`))));
   if (view.children) {
     const failed = view.children.failed ? `, ${view.children.failed} failed` : "";
     lines.push(field(theme, "children", `${view.children.count}${failed}`));
@@ -35,14 +37,14 @@ export function answerText(view: RunView, theme: Theme, maxLines = ANSWER_PREVIE
   const { output } = view;
   if (output.delivery === "reference") {
     const call = JSON.stringify(view.refs.final ?? view.refs.summary);
-    return theme.fg("muted", `answer   over 16 KiB, by reference: external_runs ${call}`);
+    return theme.fg("muted", oneLine(`answer   over 16 KiB, by reference: external_runs ${call}`));
   }
   if (output.delivery !== "inline") return "";
   const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value, null, 2);
   // The answer is a model's text: a child may have written escape sequences into it.
   const lines = terminalText(text.replace(/\t/g, "  ")).split("\n");
   const shown = lines.slice(0, maxLines).map((line) => theme.fg("toolOutput", line));
-  if (lines.length > maxLines) shown.push(theme.fg("muted", `… ${lines.length - maxLines} more lines (external_runs inspect ${view.runId} view final)`));
+  if (lines.length > maxLines) shown.push(theme.fg("muted", `… ${lines.length - maxLines} more lines (external_runs inspect ${oneLine(view.runId)} view final)`));
   const head = theme.fg("muted", output.redacted ? "answer (secrets redacted)" : "answer");
   return [head, ...shown].join("\n");
 }

@@ -84,7 +84,7 @@ function headerLine(kind: Kind, args: RunCallArgs, state: RunRowState, theme: Th
 function errorLine(state: RunRowState, theme: Theme): string | undefined {
   if (state.rejection !== undefined) return theme.fg("error", oneLine(state.rejection));
   const error = state.details?.run?.state.error;
-  return error ? theme.fg("error", `${error.code}: ${oneLine(error.message)}`) : undefined;
+  return error ? theme.fg("error", oneLine(`${error.code}: ${error.message}`)) : undefined;
 }
 
 function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[] {
@@ -102,7 +102,8 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
     parts.push(new FitLines(() => workflowTree(children, theme)));
   }
   if (details?.phase === "accepted" && details.run) {
-    const runId = details.run.runId;
+    // Details read back from a session file may hold anything: the run ID is drawn as text.
+    const runId = oneLine(String(details.run.runId));
     parts.push(new Text(theme.fg("muted", `${runId} runs in the background; a message follows when it ends. /flow runs shows it live.`), 0, 0));
   } else if (details?.phase === "settled" && details.run) {
     const run = details.run;
@@ -110,7 +111,7 @@ function expandedBody(kind: Kind, state: RunRowState, theme: Theme): Component[]
     const answer = answerText(run, theme);
     if (answer) parts.push(new Text(answer, 0, 0));
   } else if (details?.runId && details.phase === "running") {
-    const runId = details.runId;
+    const runId = oneLine(String(details.runId));
     parts.push(new FitLines(() => [theme.fg("dim", `run ${runId}`)]));
   }
   return parts;

@@ -22,6 +22,8 @@ export function childCounts(children: readonly ChildEntry[]): { done: number; to
   return { done, total: children.length, failed };
 }
 
+const textOf = (value: unknown): string => (typeof value === "string" ? value : "");
+
 /** How many children the tree draws; a workflow may launch thousands, and each row redraws with every update. */
 export const TREE_CHILDREN = 20;
 
@@ -51,8 +53,11 @@ export function workflowTree(children: readonly ChildEntry[], theme: Theme, now 
     const tail = [elapsed, formatSpend(child.usage)].filter(Boolean).join(" ");
     lines.push(`${theme.fg("dim", last ? "└─" : "├─")} ${theme.fg(color, mark)} ${oneLine(child.description)}${tail ? ` ${theme.fg("dim", tail)}` : ""}`);
     const indent = theme.fg("dim", last ? "   " : "│  ");
-    const now_ = child.status === "running" && child.activity ? theme.fg("accent", oneLine(child.activity)) : "";
-    const said = child.lastOutput ? theme.fg("muted", `“${oneLine(child.lastOutput)}”`) : "";
+    // Children read back from a session file may carry anything here: only text is drawn.
+    const activity = textOf(child.activity);
+    const lastOutput = textOf(child.lastOutput);
+    const now_ = child.status === "running" && activity ? theme.fg("accent", oneLine(activity)) : "";
+    const said = lastOutput ? theme.fg("muted", `“${oneLine(lastOutput)}”`) : "";
     const detail = [now_, said].filter(Boolean).join(" ");
     if (detail) lines.push(`${indent}  ${detail}`);
   });

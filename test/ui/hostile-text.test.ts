@@ -9,7 +9,7 @@ import type { ChildEntry } from "../../src/contract/child-entry.ts";
 import { renderFlowOutput } from "../../src/ui/flow-output.ts";
 import { helpRenderers, runsRenderers } from "../../src/ui/query-renderers.ts";
 import { delegateRenderers, workflowRenderers } from "../../src/ui/run-renderers.ts";
-import { theme, toolRow, WIDTHS, type Update } from "./views.ts";
+import { completionRow, runView, theme, toolRow, WIDTHS, type Update } from "./views.ts";
 
 const CLIPBOARD = "\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007";
 const HOSTILE = `${CLIPBOARD}\u001b]0;pwned\u0007\u001b[2J\u001bc\u009b2K\u202eevil`;
@@ -85,6 +85,70 @@ describe("a /flow entry read back from a session file", () => {
     const lines = drawn(component);
     expectInert(lines);
     expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toMatch(/First +evil ?line\./);
+  });
+});
+
+describe("a background run's completion read back from a session file (an imported one, or one edited)", () => {
+  test("its run ID, kind, outcome, harness, integrity and error code are drawn without their escapes, collapsed and expanded", () => {
+    const view = runView({
+      runId: `ag_1${HOSTILE}`,
+      kind: `agent${HOSTILE}` as "agent",
+      task: { description: "Review", role: "explorer", harness: `codex${HOSTILE}` },
+      state: { status: "done", outcome: `failed${HOSTILE}` as "failed", error: { code: `failed${HOSTILE}` as "failed", message: "boom" } },
+      integrity: `complete${HOSTILE}` as "complete",
+      output: { finalAvailable: false, delivery: `inline${HOSTILE}` as "inline", value: "Done." },
+    });
+    for (const expanded of [false, true]) {
+      const lines = drawn(completionRow(view, expanded));
+      expectInert(lines);
+      expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toContain("boom");
+    }
+  });
+});
+
+describe("a completion read back from a session file whose fields are not the types a view has", () => {
+  test("draws what is text and never throws at render time, collapsed and expanded", () => {
+    const view = runView({
+      runId: "ag_1",
+      kind: "agent",
+      task: { description: 42, role: ["x"] } as never,
+      state: { status: "done", outcome: "failed", error: { code: 7, message: { a: 1 } } } as never,
+      output: { finalAvailable: true, delivery: "inline", value: "Done." },
+    });
+    for (const expanded of [false, true]) {
+      const lines = drawn(completionRow(view, expanded));
+      expectInert(lines);
+      expect(lines.map((line) => line.replace(COLORS, "")).join("\n")).toContain("Background delegate");
+    }
+  });
+});
+
+describe("a delegate row read back from a session file (an imported one, or one edited)", () => {
+  test("its run ID, in the background or running, is drawn without its escapes", () => {
+    const runId = `ag_1${HOSTILE}`;
+    const updates: Update[][] = [
+      [{ details: { phase: "accepted", run: runView({ runId, kind: "agent" }) }, text: "accepted" }],
+      [{ partial: true, details: { runId, phase: "running" } }],
+    ];
+    for (const update of updates) {
+      const lines = drawn(toolRow("external_delegate", delegateRenderers, { role: "explorer", description: "d" }, update, true));
+      expectInert(lines);
+    }
+  });
+});
+
+describe("a workflow row read back from a session file whose children's activity and last output are no text", () => {
+  test("draws each child's line and never throws at render time", () => {
+    const children = [
+      { index: 0, runId: "ag_2", description: "Write notes", status: "running", startedAt: 0, activity: 7, lastOutput: { text: "x" } },
+      { index: 1, runId: "ag_3", description: "Read notes", status: "succeeded", startedAt: 0, lastOutput: ["a"] },
+    ];
+    const update: Update = { partial: true, details: { runId: "wf_1", phase: "running", children } };
+    const lines = drawn(toolRow("external_workflow", workflowRenderers, { workflow: "notes", description: "Notes" }, [update], true));
+    expectInert(lines);
+    const text = lines.map((line) => line.replace(COLORS, "")).join("\n");
+    expect(text).toContain("Write notes");
+    expect(text).toContain("Read notes");
   });
 });
 

@@ -3,8 +3,13 @@
  * progress update, so it must stay a screenful however many children there are, and still show
  * what is running and what failed.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { stripTerminalSequences } from "@earendil-works/pi-tui";
-import { expect, test } from "vitest";
+import { expect, onTestFinished, test } from "vitest";
+import { listedRuns, listLines } from "../../src/commands/runs.ts";
+import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
 import type { ChildEntry } from "../../src/contract/child-entry.ts";
 import { workflowRenderers } from "../../src/ui/run-renderers.ts";
 import { seen, toolRow, WIDTHS, type Update } from "./views.ts";
@@ -33,4 +38,17 @@ test("a workflow with 10,000 children draws a bounded tree: the running and fail
   expect(text).toContain("└─ … 9980 more children not shown (2 running, 9997 succeeded, 1 failed in all)");
   // The collapsed row counts them all.
   expect(seen(toolRow("external_workflow", workflowRenderers, { workflow: "map", description: "Map every file" }, [update]), 120)).toContain("9998/10000 (1 failed)");
+});
+
+test("/flow runs lists a child whose workflow gave it a description of a megabyte in a line of at most a few hundred characters, its status and spend kept", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pi-flow-ui-sizes-"));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  // agent() takes a description up to its options' limit (callArgsChars, 1 MiB): Pi's selector wraps each option whole.
+  const run = store.create({ kind: "agent", task: { description: `Summarize ${"chapter ".repeat(130_000)}` }, background: false });
+  run.settle({ outcome: "succeeded", value: "Done." });
+  await store.idle();
+  const [line] = listLines(listedRuns(store));
+  expect(line!.length).toBeLessThan(400);
+  expect(line).toMatch(new RegExp(`^✓ ${run.runId} agent: Summarize chapter chapter .*… · succeeded`));
 });
