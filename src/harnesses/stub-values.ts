@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { generateSync, type JsonSchema } from "json-schema-faker";
-import { checkStructuredValue } from "./structured-answer.ts";
+import { checkGeneratedValue } from "./structured-answer.ts";
 
 /** Who asked, as the stub answer names it and derives its seed from. */
 export interface StubCall {
@@ -42,7 +42,7 @@ export function valueForSchema(schema: Record<string, unknown>, seed: number): S
       last = error instanceof Error ? error.message : String(error);
       continue;
     }
-    const checked = checkStructuredValue(value, schema);
+    const checked = checkGeneratedValue(value, schema);
     if (checked.ok) return { ok: true, value };
     last = checked.message.replace(/^The child's answer/, "the generated value").replace(/\.$/, "");
   }
