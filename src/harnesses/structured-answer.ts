@@ -16,7 +16,8 @@ function unfence(text: string): string {
   return fenced ? fenced[1]! : text.trim();
 }
 
-export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string };
+/** `stopped`: the check ran past its time limit and was stopped (a backtracking pattern). */
+export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string; stopped?: true };
 
 /** Parses and checks a structured answer; a child that missed the schema has failed its task. */
 export async function parseStructuredAnswer(text: string, schema: Record<string, unknown>): Promise<StructuredAnswer> {
@@ -44,15 +45,11 @@ export async function checkStructuredValue(value: unknown, schema: Record<string
   const pattern = checked.pattern === undefined ? "a pattern" : `the pattern ${JSON.stringify(checked.pattern.slice(0, 200))}`;
   return {
     ok: false,
+    stopped: true,
     message:
       `Checking the child's answer against outputSchema took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s at ${pattern}, so the check was stopped: ` +
       "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way.",
   };
-}
-
-/** Checks a value the host made itself (a stub's generated answer) on this thread. */
-export function checkGeneratedValue(value: unknown, schema: Record<string, unknown>): StructuredAnswer {
-  return depthRefusal(value) ?? answerFor(value, firstViolation(compile(schema as JsonSchema), value));
 }
 
 // Redacting, saving and delivering a value all walk it recursively: one nested deeper than this
