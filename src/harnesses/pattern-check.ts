@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { SchemaViolation } from "../contract/schema-violation.ts";
+import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
  * An outputSchema's `pattern` is written by a model that reads untrusted content, and a pattern
@@ -29,33 +30,102 @@ export type PatternCheck =
   | { kind: "error"; message: string };
 
 type WorkerMessage =
-  | { type: "started" }
-  | { type: "pattern"; source: string }
-  | { type: "checked"; violation: SchemaViolation | undefined }
-  | { type: "error"; message: string };
+  | { id: number; type: "started" }
+  | { id: number; type: "pattern"; source: string }
+  | { id: number; type: "checked"; violation: SchemaViolation | undefined }
+  | { id: number; type: "error"; message: string };
 
-/** Checks `value` against `schema` in a worker; the host's event loop keeps turning meanwhile. */
-export function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<PatternCheck> {
-  return new Promise((resolve) => {
-    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url), { workerData: { value, schema } });
-    let pattern: string | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let settled = false;
-    const finish = (result: PatternCheck) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      resolve(result);
-    };
-    worker.on("message", (message: WorkerMessage) => {
-      // The limit counts from when the check starts, not while a busy host loads the worker.
-      if (message.type === "started") timer = setTimeout(() => finish({ kind: "too_slow", pattern }), limitMs);
-      else if (message.type === "pattern") pattern = message.source;
-      else if (message.type === "checked") finish({ kind: "checked", violation: message.violation });
-      else finish({ kind: "error", message: message.message });
+interface Job {
+  id: number;
+  value: unknown;
+  schema: Record<string, unknown>;
+  limitMs: number;
+  resolve(result: PatternCheck): void;
+}
+
+/**
+ * One worker for every check, started with the first and kept while the process lives (a worker
+ * each would cost a thread start per child of a large fan-out): checks run one at a time, each
+ * with its own limit counted from when it starts. A check past its limit terminates the worker;
+ * the checks queued behind it go to a new one.
+ */
+class PatternChecker {
+  private worker: Worker | null = null;
+  private readonly queue: Job[] = [];
+  private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
+  private nextId = 0;
+
+  check(value: unknown, schema: Record<string, unknown>, limitMs: number): Promise<PatternCheck> {
+    return new Promise((resolve) => {
+      this.queue.push({ id: this.nextId++, value, schema, limitMs, resolve });
+      this.pump();
     });
-    worker.on("error", (error) => finish({ kind: "error", message: error.message }));
-    worker.on("exit", (code) => finish({ kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));
-  });
+  }
+
+  private pump(): void {
+    if (this.current !== null) return;
+    const job = this.queue.shift();
+    if (job === undefined) {
+      this.worker?.unref(); // idle: it does not keep the process alive
+      return;
+    }
+    const worker = this.started();
+    worker.ref();
+    this.current = { job, pattern: undefined, timer: undefined };
+    worker.postMessage({ id: job.id, value: job.value, schema: job.schema });
+  }
+
+  private started(): Worker {
+    if (this.worker !== null) return this.worker;
+    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url));
+    worker.on("message", (message: WorkerMessage) => this.onMessage(message));
+    worker.on("error", (error) => this.lost(worker, error.message));
+    worker.on("exit", (code) => this.lost(worker, `the checking worker exited (code ${code}) before it answered`));
+    this.worker = worker;
+    return worker;
+  }
+
+  private onMessage(message: WorkerMessage): void {
+    const current = this.current;
+    if (current === null || message.id !== current.job.id) return;
+    if (message.type === "started") {
+      // The limit counts from when the check starts, not while a busy host loads the worker.
+      current.timer = setTimeout(() => this.stop(current.job), current.job.limitMs);
+    } else if (message.type === "pattern") current.pattern = message.source;
+    else if (message.type === "checked") this.finish({ kind: "checked", violation: message.violation });
+    else this.finish({ kind: "error", message: message.message });
+  }
+
+  /** The running check is past its limit: its worker is stuck in a pattern, and ends. */
+  private stop(job: Job): void {
+    const current = this.current;
+    if (current === null || current.job !== job) return;
+    const worker = this.worker;
+    this.worker = null;
+    this.finish({ kind: "too_slow", pattern: current.pattern });
+    void worker?.terminate();
+  }
+
+  /** The worker failed or exited on its own: the running check fails with why; queued ones go to a new worker. */
+  private lost(worker: Worker, message: string): void {
+    if (this.worker !== worker) return; // one this checker terminated
+    this.worker = null;
+    if (this.current !== null) this.finish({ kind: "error", message });
+  }
+
+  private finish(result: PatternCheck): void {
+    const current = this.current;
+    if (current === null) return;
+    clearTimeout(current.timer);
+    this.current = null;
+    current.job.resolve(result);
+    this.pump();
+  }
+}
+
+const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker());
+
+/** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
+export function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<PatternCheck> {
+  return checker.check(value, schema, limitMs);
 }

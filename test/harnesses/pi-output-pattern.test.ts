@@ -78,3 +78,20 @@ test("a common slug pattern with a nested quantifier keeps accepting good slugs 
   expect(bad.outcome).toBe("failed");
   expect(bad.error?.message).toMatch(/^The child's answer does not satisfy outputSchema at \/slug: /);
 });
+
+test("checks queued behind a stuck pattern still get their answers, from the worker that replaces the stopped one", async () => {
+  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const stuck = { type: "string", pattern: "^(a+)+$" };
+  const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
+  const [first, second, third, fourth] = await Promise.all([
+    checkInWorker("pi-flow", slug),
+    checkInWorker(`${"a".repeat(40)}!`, stuck, 500),
+    checkInWorker("pi-flow-2", slug),
+    checkInWorker("Not A Slug", slug),
+  ]);
+  expect(first).toEqual({ kind: "checked", violation: undefined });
+  expect(second).toEqual({ kind: "too_slow", pattern: "^(a+)+$" });
+  expect(third).toEqual({ kind: "checked", violation: undefined });
+  expect(fourth.kind).toBe("checked");
+  expect(fourth.kind === "checked" && fourth.violation?.pointer).toBe("");
+});
