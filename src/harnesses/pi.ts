@@ -187,7 +187,7 @@ function lastAssistant(session: AgentSession): AssistantMessage | undefined {
 }
 
 /** Turns a settled child session into the run's outcome and canonical answer. */
-function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown, quota: QuotaState): ChildResult {
+async function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown, quota: QuotaState): Promise<ChildResult> {
   // A quota stops the child with an abort of its own: the run fails closed, naming the quota.
   if (quota.breach !== undefined) return { outcome: "failed", error: { code: "failed", message: quota.breach }, usage };
   if (request.signal.aborted) return stoppedResult(request, usage);
@@ -201,7 +201,7 @@ function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage,
     return { outcome: "failed", error: { code: "failed", message: "The child finished without an answer." }, usage };
   }
   if (!request.outputSchema) return { outcome: "succeeded", value: text, usage };
-  const parsed = parseStructuredAnswer(text, request.outputSchema);
+  const parsed = await parseStructuredAnswer(text, request.outputSchema);
   return parsed.ok
     ? { outcome: "succeeded", value: parsed.value, usage }
     : { outcome: "failed", error: { code: "failed", message: parsed.message }, usage };
@@ -297,7 +297,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
         await shell.end();
       }
       try {
-        return settle(session, request, usage, thrown, quota);
+        return await settle(session, request, usage, thrown, quota);
       } finally {
         await shutDown(session, request);
         session.dispose();

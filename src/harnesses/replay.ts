@@ -76,11 +76,11 @@ function missing(cassette: Cassette, key: CassetteKey, settings: ReplaySettings)
 }
 
 /** A recorded answer as this request wants it: parsed JSON under an outputSchema, else text. */
-function answerFor(entry: CassetteEntry, request: ChildRequest): { ok: true; value: unknown; text: string } | { ok: false; message: string } {
+async function answerFor(entry: CassetteEntry, request: ChildRequest): Promise<{ ok: true; value: unknown; text: string } | { ok: false; message: string }> {
   const answer = entry.answer;
   const text = typeof answer === "string" ? answer : JSON.stringify(answer);
   if (!request.outputSchema) return { ok: true, value: text, text };
-  const parsed = parseStructuredAnswer(text, request.outputSchema);
+  const parsed = await parseStructuredAnswer(text, request.outputSchema);
   return parsed.ok ? { ok: true, value: parsed.value, text } : parsed;
 }
 
@@ -121,7 +121,7 @@ async function replay(request: ChildRequest, settings: ReplaySettings): Promise<
     const message = entry.error?.message ?? `The recorded child ended ${entry.outcome}.`;
     return { outcome: entry.outcome, error: { code: entry.outcome, message }, usage };
   }
-  const answer = answerFor(entry, request);
+  const answer = await answerFor(entry, request);
   if (!answer.ok) return { outcome: "failed", error: { code: "failed", message: answer.message }, usage };
   request.onOutput(answer.text);
   return { outcome: "succeeded", value: answer.value, usage };

@@ -1,5 +1,6 @@
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation } from "../contract/schema-violation.ts";
+import { firstViolation, type SchemaViolation } from "../contract/schema-violation.ts";
+import { checkInWorker, PATTERN_CHECK_LIMIT_MS, schemaHoldsPattern } from "./pattern-check.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
@@ -15,10 +16,11 @@ function unfence(text: string): string {
   return fenced ? fenced[1]! : text.trim();
 }
 
-export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string };
+/** `stopped`: the check ran past its time limit and was stopped (a backtracking pattern). */
+export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string; stopped?: true };
 
 /** Parses and checks a structured answer; a child that missed the schema has failed its task. */
-export function parseStructuredAnswer(text: string, schema: Record<string, unknown>): StructuredAnswer {
+export async function parseStructuredAnswer(text: string, schema: Record<string, unknown>): Promise<StructuredAnswer> {
   let value: unknown;
   try {
     value = JSON.parse(unfence(text));
@@ -28,15 +30,36 @@ export function parseStructuredAnswer(text: string, schema: Record<string, unkno
   return checkStructuredValue(value, schema);
 }
 
-/** Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). */
-export function checkStructuredValue(value: unknown, schema: Record<string, unknown>): StructuredAnswer {
-  // Redacting, saving and delivering a value all walk it recursively: one nested deeper than this
-  // would overflow the host's stack there, after the child was counted a success.
-  if (deeperThan(value, MAX_DEPTH)) {
-    return { ok: false, message: `The child's answer nests arrays and objects more than ${MAX_DEPTH} levels deep.` };
-  }
-  const validator = compile(schema as JsonSchema);
-  const violation = firstViolation(validator, value);
+/**
+ * Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). A
+ * schema with a pattern is checked in a worker, so a pattern that backtracks catastrophically
+ * cannot freeze the host; one without is checked here, as cheaply as before.
+ */
+export async function checkStructuredValue(value: unknown, schema: Record<string, unknown>): Promise<StructuredAnswer> {
+  const tooDeep = depthRefusal(value);
+  if (tooDeep) return tooDeep;
+  if (!schemaHoldsPattern(schema)) return answerFor(value, firstViolation(compile(schema as JsonSchema), value));
+  const checked = await checkInWorker(value, schema);
+  if (checked.kind === "checked") return answerFor(value, checked.violation);
+  if (checked.kind === "error") return { ok: false, message: `The child's answer could not be checked against outputSchema: ${checked.message}.` };
+  const pattern = checked.pattern === undefined ? "a pattern" : `the pattern ${JSON.stringify(checked.pattern.slice(0, 200))}`;
+  return {
+    ok: false,
+    stopped: true,
+    message:
+      `Checking the child's answer against outputSchema took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s at ${pattern}, so the check was stopped: ` +
+      "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way.",
+  };
+}
+
+// Redacting, saving and delivering a value all walk it recursively: one nested deeper than this
+// would overflow the host's stack there, after the child was counted a success.
+function depthRefusal(value: unknown): StructuredAnswer | undefined {
+  if (!deeperThan(value, MAX_DEPTH)) return undefined;
+  return { ok: false, message: `The child's answer nests arrays and objects more than ${MAX_DEPTH} levels deep.` };
+}
+
+function answerFor(value: unknown, violation: SchemaViolation | undefined): StructuredAnswer {
   if (!violation) return { ok: true, value };
   return { ok: false, message: `The child's answer does not satisfy outputSchema at ${violation.pointer || "(the value)"}: ${violation.message}.` };
 }

@@ -30,9 +30,11 @@ function sample(schema: Record<string, unknown>, seed: number, fillOptionals: bo
 
 /**
  * A value that satisfies `schema`, the same for the same seed. Each candidate is checked with the
- * validator the runtime checks answers with; a schema none of them satisfies is said so, not faked.
+ * validator the runtime checks answers with, and as it checks answers: a schema with a pattern in
+ * a worker, so a backtracking pattern cannot freeze the host. A schema none of them satisfies is
+ * said so, not faked.
  */
-export function valueForSchema(schema: Record<string, unknown>, seed: number): StubValue {
+export async function valueForSchema(schema: Record<string, unknown>, seed: number): Promise<StubValue> {
   let last = "no value was generated";
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     let value: unknown;
@@ -42,9 +44,11 @@ export function valueForSchema(schema: Record<string, unknown>, seed: number): S
       last = error instanceof Error ? error.message : String(error);
       continue;
     }
-    const checked = checkStructuredValue(value, schema);
+    const checked = await checkStructuredValue(value, schema);
     if (checked.ok) return { ok: true, value };
     last = checked.message.replace(/^The child's answer/, "the generated value").replace(/\.$/, "");
+    // A check stopped for time would be stopped again: one is enough.
+    if (checked.stopped) break;
   }
   return { ok: false, message: `The stub harness found no value that satisfies this outputSchema (${last}). Answer this child from a cassette instead (--replay).` };
 }

@@ -15,7 +15,7 @@ export const STUBBED_NOTE = `Warning (${STUBBED}): answered by the stub harness,
 // same agent and description in a workflow run gets the same value every time.
 const counter = new OccurrenceCounter();
 
-function answer(request: ChildRequest, settings: StubSettings): ChildResult {
+async function answer(request: ChildRequest, settings: StubSettings): Promise<ChildResult> {
   const usage = zeroUsage();
   if (request.signal.aborted) return stoppedResult(request, usage);
   const call: StubCall = { agent: request.task.agent, description: request.task.description, occurrence: counter.next(request.task) };
@@ -27,7 +27,7 @@ function answer(request: ChildRequest, settings: StubSettings): ChildResult {
     request.onOutput(text);
     return { outcome: "succeeded", value: text, usage };
   }
-  const generated = valueForSchema(request.outputSchema, seed);
+  const generated = await valueForSchema(request.outputSchema, seed);
   if (!generated.ok) return { outcome: "failed", error: { code: "failed", message: generated.message }, usage };
   request.onOutput(JSON.stringify(generated.value));
   return { outcome: "succeeded", value: generated.value, usage };

@@ -51,7 +51,7 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   expect(first.stderr).toMatch(/^run wf_\S+ succeeded in .*: 3 children, 0 failed agent\(\) calls\. Stubbed: every answer was generated, no model was called\./m);
   expect(first.code).toBe(0);
   const value = JSON.parse(first.stdout) as Triage;
-  expect(checkStructuredValue(value.worst, verdictSchema)).toMatchObject({ ok: true });
+  expect(await checkStructuredValue(value.worst, verdictSchema)).toMatchObject({ ok: true });
   expect(value.summary).toBe('[stub] role:explorer "Summarize" #1: no model was called.');
 
   // The same seed again, with the whole receipt: the same value, and a warning no one can miss.

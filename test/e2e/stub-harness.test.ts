@@ -23,7 +23,7 @@ test('harness "stub" inside Pi answers a child with no model: a conforming value
   expect(receipt.warnings).toContain("stubbed");
   expect(run).toMatchObject({ task: { harness: "stub" }, usage: { inputTokens: 0, outputTokens: 0 } });
   const value = run!.output.delivery === "inline" ? run!.output.value : undefined;
-  expect(checkStructuredValue(value, verdict)).toMatchObject({ ok: true });
+  expect(await checkStructuredValue(value, verdict)).toMatchObject({ ok: true });
 
   // A workflow whose agent() asks for the stub: the root's receipt warns too.
   const script = `const run = await agent({ role: "explorer", description: "Map", prompt: "Map it.", harness: "stub" }); return run.output;`;

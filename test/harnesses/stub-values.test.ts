@@ -61,17 +61,17 @@ describe("stub values", () => {
     expect(CORPUS.length).toBeGreaterThanOrEqual(30);
   });
 
-  test.each(CORPUS)("%s: the value satisfies the schema, by the validator the runtime checks answers with", (_name, schema) => {
+  test.each(CORPUS)("%s: the value satisfies the schema, by the validator the runtime checks answers with", async (_name, schema) => {
     for (const seed of [0, 1, 42]) {
-      const stubbed = valueForSchema(schema, seed);
+      const stubbed = await valueForSchema(schema, seed);
       if (!stubbed.ok) throw new Error(stubbed.message);
-      expect(checkStructuredValue(stubbed.value, schema)).toEqual({ ok: true, value: stubbed.value });
+      expect(await checkStructuredValue(stubbed.value, schema)).toEqual({ ok: true, value: stubbed.value });
     }
   });
 
-  test("the same seed gives the same value; another seed may give another", () => {
-    expect(valueForSchema(verdict, 7)).toEqual(valueForSchema(verdict, 7));
-    const values = new Set([1, 2, 3, 4, 5].map((seed) => JSON.stringify(valueForSchema(verdict, seed))));
+  test("the same seed gives the same value; another seed may give another", async () => {
+    expect(await valueForSchema(verdict, 7)).toEqual(await valueForSchema(verdict, 7));
+    const values = new Set(await Promise.all([1, 2, 3, 4, 5].map(async (seed) => JSON.stringify(await valueForSchema(verdict, seed)))));
     expect(values.size).toBeGreaterThan(1);
   });
 
@@ -82,9 +82,23 @@ describe("stub values", () => {
     expect(childSeed(3, call)).not.toBe(childSeed(4, call));
   });
 
-  test("a schema no value satisfies is said so, not faked", () => {
-    const impossible = valueForSchema({ type: "string", minLength: 5, maxLength: 2 }, 0);
+  test("a schema no value satisfies is said so, not faked", async () => {
+    const impossible = await valueForSchema({ type: "string", minLength: 5, maxLength: 2 }, 0);
     expect(impossible).toMatchObject({ ok: false, message: expect.stringMatching(/^The stub harness found no value that satisfies this outputSchema .*--replay/) });
+  });
+
+  test("a generated value a backtracking pattern never finishes checking is refused, naming the pattern, while the host keeps running", async () => {
+    // The faker writes a string for the second pattern; the first backtracks for ever on it.
+    const schema = { type: "object", properties: { s: { type: "string", allOf: [{ pattern: "^(a+)+$" }, { pattern: "^a{40}!$" }] } }, required: ["s"] };
+    let beats = 0;
+    const heartbeat = setInterval(() => beats++, 5);
+    try {
+      const stubbed = await valueForSchema(schema, 0);
+      expect(beats).toBeGreaterThan(0);
+      expect(stubbed).toMatchObject({ ok: false, message: expect.stringMatching(/^The stub harness found no value .*took longer than \d+ s at the pattern "\^\(a\+\)\+\$"/) });
+    } finally {
+      clearInterval(heartbeat);
+    }
   });
 
   test("a child with no schema gets a text that names the call and says no model spoke", () => {

@@ -67,14 +67,14 @@ export function isReadOnlyProfile(profile: ChildProfile): boolean {
 const failed = (message: string, usage: ChildUsage): ChildResult => ({ outcome: "failed", error: { code: "failed", message }, usage });
 
 /** The outcome of an answered stream, with the outputSchema applied when there is one. */
-function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildRequest, usage: ChildUsage): ChildResult {
+async function answered(answer: Extract<StreamAnswer, { ok: true }>, request: ChildRequest, usage: ChildUsage): Promise<ChildResult> {
   if (!request.outputSchema) {
     const value = answer.text.trim();
     return value.length > 0 ? { outcome: "succeeded", value, usage } : failed("The child finished without an answer.", usage);
   }
   const checked = answer.structured
-    ? checkStructuredValue(answer.structured.value, request.outputSchema)
-    : parseStructuredAnswer(answer.text, request.outputSchema);
+    ? await checkStructuredValue(answer.structured.value, request.outputSchema)
+    : await parseStructuredAnswer(answer.text, request.outputSchema);
   return checked.ok ? { outcome: "succeeded", value: checked.value, usage } : failed(checked.message, usage);
 }
 
@@ -234,7 +234,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     // stderr is the CLI's terminal text: its escape sequences go before it reaches a receipt or a screen.
     if (!exit.stderr.empty) request.onDiagnostic({ type: "stderr", text: stripControls(exit.stderr.text()) });
     if (request.signal.aborted) return stoppedResult(request, usage);
-    const settle = (): ChildResult => {
+    const settle = (): ChildResult | Promise<ChildResult> => {
       if (exit.spawnError !== undefined && exit.code === null && exit.signal === null) {
         return failed(`${spec.product} could not be started: ${exit.spawnError}`, usage);
       }
@@ -253,7 +253,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       }
       return answer.ok ? answered(answer, request, usage) : failed(`${answer.message}${exitNote(exit)}`, usage);
     };
-    return settle();
+    return await settle();
   } finally {
     release();
     if (scratchDir !== undefined) rmSync(scratchDir, { recursive: true, force: true });

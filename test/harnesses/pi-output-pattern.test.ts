@@ -1,0 +1,97 @@
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ModelRuntime } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxText } from "@earendil-works/pi-ai";
+import { afterEach, expect, test } from "vitest";
+import { createPiHarness } from "../../src/harnesses/pi.ts";
+import type { ChildRequest } from "../../src/harnesses/types.ts";
+
+/**
+ * An outputSchema's pattern is written by a model that reads untrusted content: a real child
+ * AgentSession on Pi's faux provider answers a string that makes a catastrophically backtracking
+ * pattern run for ever, and the host's event loop keeps turning while the answer is checked.
+ */
+
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A pi child answering `answer`, under `outputSchema`; `onAnswered` runs as the model answers. */
+async function runChild(answer: string, outputSchema: Record<string, unknown>, onAnswered: () => void = () => {}) {
+  const scratch = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-pattern-")));
+  made.push(scratch);
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  faux.setResponses([
+    () => {
+      onAnswered();
+      return fauxAssistantMessage([fauxText(answer)]);
+    },
+  ]);
+  const runtime = await ModelRuntime.create({ authPath: join(scratch, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  const harness = createPiHarness({ agentDir: join(scratch, "agent"), model: faux.getModel(), modelRuntime: runtime });
+  const request: ChildRequest = {
+    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: [], defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:worker", description: "slug" },
+    prompt: "Answer.",
+    cwd: scratch,
+    loading: { projectTrusted: true, isolated: true },
+    signal: new AbortController().signal,
+    outputSchema,
+    onProgress: () => {},
+    onOutput: () => {},
+    onDiagnostic: () => {},
+  };
+  return harness.run(request);
+}
+
+const withPattern = (pattern: string) => ({ type: "object", properties: { slug: { type: "string", pattern } }, required: ["slug"] });
+
+test("a child answering a string a backtracking pattern never finishes on fails the run, naming the pattern, and the host keeps running meanwhile", async () => {
+  let beats = 0;
+  const heartbeat = setInterval(() => beats++, 5);
+  let beatsWhenAnswered = 0;
+  try {
+    const result = await runChild(JSON.stringify({ slug: `${"a".repeat(40)}!` }), withPattern("^(a+)+$"), () => (beatsWhenAnswered = beats));
+    // The heartbeat fired after the child answered: the host was not frozen by the check.
+    expect(beats).toBeGreaterThan(beatsWhenAnswered);
+    expect(result.outcome).toBe("failed");
+    expect(result.error?.message).toMatch(/^Checking the child's answer against outputSchema took longer than \d+ s at the pattern "\^\(a\+\)\+\$", so the check was stopped/);
+  } finally {
+    clearInterval(heartbeat);
+  }
+});
+
+test("patternProperties are checked off the main thread too", async () => {
+  const schema = { type: "object", patternProperties: { "^(\\w+\\s?)*$": { type: "number" } } };
+  const result = await runChild(JSON.stringify({ [`${"word ".repeat(12)}word!`]: "x" }), schema);
+  expect(result.error?.message).toMatch(/took longer than \d+ s at the pattern "\^\(\\\\w\+\\\\s\?\)\*\$"/);
+});
+
+test("a common slug pattern with a nested quantifier keeps accepting good slugs and refusing bad ones", async () => {
+  const slug = withPattern("^[a-z0-9]+(-[a-z0-9]+)*$");
+  expect(await runChild(JSON.stringify({ slug: "pi-flow-2" }), slug)).toMatchObject({ outcome: "succeeded", value: { slug: "pi-flow-2" } });
+  const bad = await runChild(JSON.stringify({ slug: `${"a-".repeat(30)}-` }), slug);
+  expect(bad.outcome).toBe("failed");
+  expect(bad.error?.message).toMatch(/^The child's answer does not satisfy outputSchema at \/slug: /);
+});
+
+test("checks queued behind a stuck pattern still get their answers, from the worker that replaces the stopped one", async () => {
+  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const stuck = { type: "string", pattern: "^(a+)+$" };
+  const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
+  const [first, second, third, fourth] = await Promise.all([
+    checkInWorker("pi-flow", slug),
+    checkInWorker(`${"a".repeat(40)}!`, stuck, 500),
+    checkInWorker("pi-flow-2", slug),
+    checkInWorker("Not A Slug", slug),
+  ]);
+  expect(first).toEqual({ kind: "checked", violation: undefined });
+  expect(second).toEqual({ kind: "too_slow", pattern: "^(a+)+$" });
+  expect(third).toEqual({ kind: "checked", violation: undefined });
+  expect(fourth.kind).toBe("checked");
+  expect(fourth.kind === "checked" && fourth.violation?.pointer).toBe("");
+});
