@@ -54,8 +54,24 @@ export function writePatch(files: Pick<RunFiles, "patch">, patch: string): Promi
   return writeFile(files.patch, redactGitPatch(patch, "note").text, { mode: 0o600 });
 }
 
-/** A file name a child chose, as a line may show it: no escapes, and no tab or line break to fake another line. */
-export const shownName = (name: string): string => printable(name).replace(/[\t\n]/g, " ");
+/**
+ * What does not show as itself in a file name: controls (escapes, tabs, line breaks), format
+ * characters (bidirectional overrides and isolates, zero-width ones, the soft hyphen, tag
+ * characters), spaces other than the plain one, and the blank letters and selectors that look like
+ * nothing. `evil\u202Etxt.sh` reads as `evilhs.txt` on a terminal, and with the override removed as
+ * `eviltxt.sh`, a file that does not exist: either way the person asked to apply it is misled.
+ */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]|(?! )\p{Zs}/gu;
+
+/** A character that does not show as itself, shown by its code point. */
+const codePoint = (character: string): string => `<U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`;
+
+/**
+ * A file name a child chose, as a line may show it: secrets redacted, and every character that
+ * would not show as itself (an escape, a tab or line break faking another line, a bidirectional
+ * override, a zero-width joiner) written as its code point, so the name reads as the file it is.
+ */
+export const shownName = (name: string): string => redactText(name).text.replace(UNSEEN, codePoint);
 
 /** At most this many file names in one line of text: a child that wrote 50,000 files (an un-ignored node_modules) must not make an answer of megabytes. */
 export const SHOWN_NAMES_MAX = 50;

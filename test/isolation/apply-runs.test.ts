@@ -152,7 +152,7 @@ describe("a call that fails after earlier runs changed the working tree names th
     // git removed the user's b.bin before failing to write it: the failed run is not applied over
     // that tree, and the message says how to put the file back as it was.
     await expect(failed).rejects.toThrow(`Run ${second}'s apply failed (git checkout-index failed:`);
-    await expect(failed).rejects.toThrow("while writing the working tree, which may hold some of its changes and not others; it was writing or deleting: .txt, b.bin.");
+    await expect(failed).rejects.toThrow("while writing the working tree, which may hold some of its changes and not others; it was writing or deleting: <U+001B>]0;owned<U+0007>.txt, b.bin.");
     await expect(failed).rejects.toThrow(expect.objectContaining({ message: expect.not.stringMatching(/[\u0000-\u0008\u000b-\u001f\u007f]/) })); // git's message named a file the child chose
     const restore = /`git restore --source=([0-9a-f]{40}) --worktree -- <file>`/.exec(await failed.then(() => "", (error: Error) => error.message))!;
     expect(existsSync(join(root, "b.bin"))).toBe(false);

@@ -31,7 +31,8 @@ test("the files a run changes are listed as git names them, every one and withou
 
   const listed = await keptChangeFiles(store, run.runId);
   expect(listed).toHaveLength(6);
-  expect(listed).toEqual(expect.arrayContaining(["plain.txt", 'ren"amed.txt', "tab here.txt", "untabbed.txt", "x b/README.md"]));
+  expect(listed).toEqual(expect.arrayContaining(["plain.txt", 'ren"amed.txt', "tab<U+0009>here.txt", "untabbed.txt", "x b/README.md"]));
+  expect(listed).toContain("<U+001B>]52;c;cm0gLXJmIH4K<U+0007><U+009B>2K<U+000D>README<U+202E>.md");
   for (const name of listed) expect(name).not.toMatch(CONTROL);
 
   const applied = await applyChanges(await openRepository(root), run.runId);
@@ -61,7 +62,25 @@ test("a link the child made that points out of the working tree is shown as one,
   run.settle({ outcome: "succeeded", value: "done" });
   expect((await keptChangeFiles(store, run.runId)).sort()).toEqual([
     "docs/same.md",
-    "docs/up.md (a link to ../../outside, out of the working tree)",
+    "docs/up.md (a link to ../../outside<U+001B>[2J, out of the working tree)",
     "notes.md (a link to /home/user/.ssh/authorized_keys, out of the working tree)",
   ]);
+});
+
+test("a name that would read as another file's (a bidirectional override, a zero-width or blank character) is shown with those characters as code points, in the list and in apply's answer", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const home = join(root, ".flow-home");
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "look-alike names" }, background: false });
+  const isolation = await createIsolation(await openRepository(root), run.runId, home);
+  // On a terminal the first reads as evilhs.txt, the others as a.txt, install.sh and b.txt.
+  for (const name of ["evil\u202etxt.sh", "a\u2060.txt", "install\u00ad.sh", "b\u3164.txt", "c\u00a0d.txt"]) writeFileSync(join(isolation.path, name), "x\n");
+  const stats = await settleIsolation(isolation, home);
+  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
+  run.settle({ outcome: "succeeded", value: "done" });
+  const shown = ["evil<U+202E>txt.sh", "a<U+2060>.txt", "install<U+00AD>.sh", "b<U+3164>.txt", "c<U+00A0>d.txt"];
+  expect((await keptChangeFiles(store, run.runId)).sort()).toEqual([...shown].sort());
+  const applied = await applyChanges(await openRepository(root), run.runId);
+  const line = formatChangeAnswers([{ runId: run.runId, status: "applied", files: applied.status === "applied" ? applied.files : [] }], "apply");
+  for (const name of shown) expect(line).toContain(name);
 });
