@@ -306,22 +306,24 @@ export const reviewWarning = (runId: string, lines: readonly string[]): string =
 
 /** One line per run (and one more naming its files to review), for the tool's text, the CLI and /flow, in the words of the action asked. */
 export function formatChangeAnswers(answers: readonly ChangeAnswer[], action: ChangeAction): string {
-  return answers
-    .map(({ runId, status, files, moreFiles, reason, review }) => {
-      // A child named these files: shown without the escapes a name can hold.
-      const list = files && files.length > 0 ? `: ${nameList(files, moreFiles)}` : "";
-      switch (status) {
-        case "applied":
-          return `Run ${runId}: applied to the working tree (nothing staged)${list}.${review ? `\n${reviewWarning(runId, review.map(reviewLine))}` : ""}`;
-        case "conflict":
-          return `Run ${runId}: conflict, nothing changed${list}${reason ? ` (not applied: ${reason})` : ""}.`;
-        case "nothing_to_apply":
-          return `Run ${runId}: nothing to ${action} (no changes kept).`;
-        case "already_applied":
-          return `Run ${runId}: already applied.`;
-        case "discarded":
-          return `Run ${runId}: changes discarded.`;
-      }
-    })
-    .join("\n");
+  const lines = answers.map(({ runId, status, files, moreFiles, reason }) => {
+    // A child named these files: shown without the escapes a name can hold.
+    const list = files && files.length > 0 ? `: ${nameList(files, moreFiles)}` : "";
+    switch (status) {
+      case "applied":
+        return `Run ${runId}: applied to the working tree (nothing staged)${list}.`;
+      case "conflict":
+        return `Run ${runId}: conflict, nothing changed${list}${reason ? ` (not applied: ${reason})` : ""}.`;
+      case "nothing_to_apply":
+        return `Run ${runId}: nothing to ${action} (no changes kept).`;
+      case "already_applied":
+        return `Run ${runId}: already applied.`;
+      case "discarded":
+        return `Run ${runId}: changes discarded.`;
+    }
+  });
+  // Every run's files to review come last, together: after its own list, another run's long one
+  // scrolled a warning off the terminal before the person read it.
+  const reviews = answers.flatMap(({ runId, review }) => (review ? [reviewWarning(runId, review.map(reviewLine))] : []));
+  return [...lines, ...reviews].join("\n");
 }

@@ -98,3 +98,21 @@ test("a run with nothing to review answers as before, with no review and no seco
   expect(answer).toEqual({ runId, status: "applied", files: ["a.txt", "web/package.json"] });
   expect(formatChangeAnswers([answer!], "apply").split("\n")).toHaveLength(1);
 });
+
+test("the answer to an apply of several runs names every run's files to review last, together, after every run's list of files", () => {
+  const many = Array.from({ length: 40 }, (_, i) => `src/file-${i}.ts`);
+  const text = formatChangeAnswers(
+    [
+      { runId: "ag_0mx1xga91_aaaaaaaaaa", status: "applied", files: [".envrc", "a.txt"], review: [{ path: ".envrc", why: "direnv runs it when you enter its folder" }] },
+      { runId: "ag_0mx1xga91_bbbbbbbbbb", status: "applied", files: many },
+      { runId: "ag_0mx1xga91_cccccccccc", status: "conflict", files: ["b.txt"] },
+    ],
+    "apply",
+  );
+  const lines = text.split("\n");
+  expect(lines).toHaveLength(4);
+  expect(lines[0]).toBe("Run ag_0mx1xga91_aaaaaaaaaa: applied to the working tree (nothing staged): .envrc, a.txt.");
+  expect(lines[1]).toMatch(/^Run ag_0mx1xga91_bbbbbbbbbb: applied/);
+  expect(lines[2]).toMatch(/^Run ag_0mx1xga91_cccccccccc: conflict/);
+  expect(lines[3]).toBe("REVIEW run ag_0mx1xga91_aaaaaaaaaa's file before running anything in the project: .envrc (direnv runs it when you enter its folder).");
+});
