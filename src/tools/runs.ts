@@ -1,3 +1,4 @@
+import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { defineTool, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { fail, succeed, type Envelope } from "../contract/envelope.ts";
 import { flowToolResult } from "./tool-result.ts";
@@ -170,6 +171,7 @@ export function createRunsTool(host: FlowHost) {
     ].join(" "),
     promptSnippet: "List, inspect, wait for, cancel or steer pi-flow runs",
     parameters: RunsInputSchema,
+    prepareArguments: nullFieldsAsAbsent,
     outputSchema: RunsOutputSchema,
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
       abortIfSignalled(signal);
