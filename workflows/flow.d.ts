@@ -1905,7 +1905,7 @@ type ExternalRunsOutput =
         | {
             runId: string;
             /**
-             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run has ended or is ending; nothing was delivered: wait for it, then resume it. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
              */
             status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
             /**
