@@ -204,6 +204,7 @@ export const RUN_VIEW_SCHEMA: SchemaObject = {
       }
     },
     "refs": {
+      "description": "Ready-to-call external_runs arguments for this run.",
       "type": "object",
       "properties": {
         "final": {

@@ -177,6 +177,9 @@ interface RunView {
     finalAvailable: boolean;
     [k: string]: unknown;
   };
+  /**
+   * Ready-to-call external_runs arguments for this run.
+   */
   refs: {
     /**
      * Arguments for external_runs that inspect this run's final view.
@@ -678,7 +681,10 @@ type ExternalDelegateOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */
@@ -841,7 +847,10 @@ type ExternalDelegateOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */
@@ -1265,6 +1274,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1417,6 +1429,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1587,6 +1602,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1781,6 +1799,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -2131,7 +2152,10 @@ type ExternalWorkflowOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */
@@ -2294,7 +2318,10 @@ type ExternalWorkflowOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */

@@ -74,7 +74,7 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
 function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<WorkflowDetails> {
   const text = `${receiptText(view, "settled", isSupervised)}\nRun ${view.runId} had already succeeded: this is its result; nothing ran again.`;
   // Its usage was counted when it ran; this call spent nothing.
-  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, [], text, { runId: view.runId, phase: "settled" as const, run: view });
+  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, isSupervised, [], text, { runId: view.runId, phase: "settled" as const, run: view });
   return receipt;
 }
 
