@@ -36,7 +36,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "The answer is inline within 16 KiB of UTF-8 JSON after redaction, otherwise page run.refs.final.",
       "Cancelling the parent tool call stops a foreground child; background runs outlive the call.",
       "maxTurns and maxToolCalls fail closed: the first turn or tool call past one stops the child, and the run fails with a message naming the quota.",
-      "resume: runId continues a settled agent run of this session with its whole conversation, on that run's harness; a live run is request_invalid (steer it with external_runs), an unknown or foreign one run_unavailable.",
+      "resume: runId continues a settled agent run of this session with its whole conversation, on that run's harness; a live or queued run is request_invalid, saying what works then (steer a running pi child; wait for a queued run or a running claude or codex child first), an unknown or foreign one run_unavailable.",
       'isolation "worktree" (additive): the child works in its own git worktree made from the tree as you see it (HEAD, uncommitted and untracked files), in the same subdirectory; nothing reaches your tree. Its changes are kept on refs/pi-flow/<runId>, run.changes counts them, external_runs inspect view patch shows them, external_runs apply lands them. Not in a git working tree (or a bare repository): configuration_invalid before launch.',
     ],
     examples: [

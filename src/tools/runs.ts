@@ -86,7 +86,10 @@ function steerText({ runId, status, held, reason }: SteerPayload): string {
   }
   if (status === "not_started") return `Run ${runId} has not started: it waits for a background slot, so the message was not delivered. Steer it once it runs.`;
   if (status === "unsupported") {
-    return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel the run and resume it with a new prompt instead.`;
+    // A resume right after the cancel is refused while the run still stops: the wait comes between.
+    const cancel = JSON.stringify({ action: "cancel", runIds: [runId] });
+    const wait = JSON.stringify({ action: "wait", runIds: [runId] });
+    return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel it with external_runs ${cancel}, wait for it with external_runs ${wait}, then resume it with a new prompt (external_delegate resume: "${runId}").`;
   }
   return held
     ? `Steer held for run ${runId}: its child is starting, and gets the message when its session opens.`
