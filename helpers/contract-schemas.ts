@@ -116,7 +116,7 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "type": "integer"
     },
     "resume": {
-      "description": "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).",
+      "description": "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.",
       "type": "string"
     },
     "subagent_type": {
@@ -204,6 +204,7 @@ export const RUN_VIEW_SCHEMA: SchemaObject = {
       }
     },
     "refs": {
+      "description": "Ready-to-call external_runs arguments for this run.",
       "type": "object",
       "properties": {
         "final": {

@@ -103,7 +103,7 @@ type AgentOptions = {
    */
   maxToolCalls?: number;
   /**
-   * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).
+   * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.
    */
   resume?: string;
   /**
@@ -177,6 +177,9 @@ interface RunView {
     finalAvailable: boolean;
     [k: string]: unknown;
   };
+  /**
+   * Ready-to-call external_runs arguments for this run.
+   */
   refs: {
     /**
      * Arguments for external_runs that inspect this run's final view.
@@ -507,7 +510,7 @@ type ExternalDelegateInput =
        */
       maxToolCalls?: number;
       /**
-       * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).
+       * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.
        */
       resume?: string;
       subagent_type?: never;
@@ -587,7 +590,7 @@ type ExternalDelegateInput =
        */
       maxToolCalls?: number;
       /**
-       * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).
+       * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.
        */
       resume?: string;
       role?: never;
@@ -678,7 +681,10 @@ type ExternalDelegateOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */
@@ -841,7 +847,10 @@ type ExternalDelegateOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */
@@ -1265,6 +1274,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1417,6 +1429,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1587,6 +1602,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1781,6 +1799,9 @@ type ExternalRunsOutput =
                 value?: unknown;
                 redacted?: boolean;
               };
+              /**
+               * Ready-to-call external_runs arguments for this run.
+               */
               refs: {
                 /**
                  * Arguments for external_runs that inspect this run's summary view.
@@ -1905,7 +1926,7 @@ type ExternalRunsOutput =
         | {
             runId: string;
             /**
-             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run had ended; nothing was delivered. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run has ended or is ending; nothing was delivered: wait for it, then resume it. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
              */
             status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
             /**
@@ -2131,7 +2152,10 @@ type ExternalWorkflowOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */
@@ -2294,7 +2318,10 @@ type ExternalWorkflowOutput =
             value?: unknown;
             redacted?: boolean;
           };
-          refs: {
+          /**
+           * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
+           */
+          refs?: {
             /**
              * Arguments for external_runs that inspect this run's summary view.
              */

@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { envelopeSchema } from "./envelope.ts";
-import { RunViewSchema } from "./run-schema.ts";
+import { ReceiptRunViewSchema } from "./run-schema.ts";
 
 export const ContextSchema = Type.Union(
   [
@@ -52,7 +52,7 @@ function sharedProperties() {
     resume: Type.Optional(
       Type.String({
         description:
-          "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A live run is steered instead (external_runs steer).",
+          "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.",
       }),
     ),
   };
@@ -88,7 +88,7 @@ export const DelegateInputSchema = Type.Union([RoleBranch, SubagentBranch], {
 
 export type DelegateInput = Static<typeof RoleBranch> | Static<typeof SubagentBranch>;
 
-const RunData = Type.Object({ run: RunViewSchema });
-const MaybeRunData = Type.Object({ run: Type.Union([RunViewSchema, Type.Null()]) });
+const RunData = Type.Object({ run: ReceiptRunViewSchema });
+const MaybeRunData = Type.Object({ run: Type.Union([ReceiptRunViewSchema, Type.Null()]) });
 
 export const DelegateOutputSchema = envelopeSchema("external_delegate", Type.Literal("delegate"), RunData, MaybeRunData);

@@ -21,7 +21,8 @@ export const ERROR_CODES = {
     "The run is in this session but has no live owner and its evidence is not terminal: a wait cannot complete and a cancel cannot be confirmed.",
   cursor_invalid: "A malformed cursor, or one from a different run, view, scope or target set.",
   cursor_stale: "The evidence changed while paging, or the cursor predates the page format. Restart without a cursor.",
-  page_too_small: "One whole batch entry does not fit limitBytes.",
+  page_too_small:
+    "limitBytes cannot hold one whole batch entry, or, for a single page, the next character (a UTF-8 character takes up to 4 bytes). Ask again with a larger limitBytes.",
   session_unavailable: "Supervision needs a persisted originating session.",
   script_invalid: "Workflow parse, meta or apiVersion failure. Nothing was launched.",
   storage_unavailable: "Workflow script or journal persistence failed before registration.",

@@ -36,7 +36,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "The answer is inline within 16 KiB of UTF-8 JSON after redaction, otherwise page run.refs.final.",
       "Cancelling the parent tool call stops a foreground child; background runs outlive the call.",
       "maxTurns and maxToolCalls fail closed: the first turn or tool call past one stops the child, and the run fails with a message naming the quota.",
-      "resume: runId continues a settled agent run of this session with its whole conversation, on that run's harness; a live run is request_invalid (steer it with external_runs), an unknown or foreign one run_unavailable.",
+      "resume: runId continues a settled agent run of this session with its whole conversation, on that run's harness; a live or queued run is request_invalid, saying what works then (steer a running pi child; wait for a queued run or a running claude or codex child first), an unknown or foreign one run_unavailable.",
       'isolation "worktree" (additive): the child works in its own git worktree made from the tree as you see it (HEAD, uncommitted and untracked files), in the same subdirectory; nothing reaches your tree. Its changes are kept on refs/pi-flow/<runId>, run.changes counts them, external_runs inspect view patch shows them, external_runs apply lands them. Not in a git working tree (or a bare repository): configuration_invalid before launch.',
     ],
     examples: [
@@ -100,7 +100,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "Pages are bounded by limitBytes in UTF-8; follow nextCursor and concatenate before parsing JSON pages.",
       "An unknown run, a run of another session and a pruned run are all run_unavailable.",
       "Cancelling a wait never cancels the run; cancel returns requested, which does not mean stopped.",
-      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; data.status says whether it was delivered: queued, terminal (the run had ended), unsupported (claude and codex children cannot be steered), refused (the run's steering budget is spent for now; data.reason says which bound and when to retry), or not_started (a background run still queued for a slot; steer it once it runs).",
+      "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; data.status says whether it was delivered: queued, terminal (the run has ended or is ending: wait for it, then resume it), unsupported (claude and codex children cannot be steered), refused (the run's steering budget is spent for now; data.reason says which bound and when to retry), or not_started (a background run still queued for a slot; steer it once it runs).",
       'apply (additive): each finished isolation "worktree" run of runIds, in order, is merged onto the working tree 3-way against its base, all or nothing: data.results[].status applied (files), conflict (files; nothing changed), nothing_to_apply or already_applied. Nothing is staged and uncommitted edits are kept. discard drops a run\'s kept changes. A run not finished is request_invalid.',
     ],
     examples: [

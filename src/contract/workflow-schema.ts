@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { envelopeSchema } from "./envelope.ts";
-import { RunViewSchema } from "./run-schema.ts";
+import { ReceiptRunViewSchema } from "./run-schema.ts";
 
 /**
  * Exactly one of `workflow`, `script` and `resume` is required. The rule is checked in execute, so that
@@ -34,7 +34,7 @@ export const WorkflowInputSchema = Type.Object(
 
 export type WorkflowInput = Static<typeof WorkflowInputSchema>;
 
-const RunData = Type.Object({ run: RunViewSchema });
-const MaybeRunData = Type.Object({ run: Type.Union([RunViewSchema, Type.Null()]) });
+const RunData = Type.Object({ run: ReceiptRunViewSchema });
+const MaybeRunData = Type.Object({ run: Type.Union([ReceiptRunViewSchema, Type.Null()]) });
 
 export const WorkflowOutputSchema = envelopeSchema("external_workflow", Type.Literal("run"), RunData, MaybeRunData);

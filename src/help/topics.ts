@@ -33,7 +33,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "model is Claude Code's own name (sonnet, opus, claude-sonnet-4-5); an anthropic/ prefix is dropped. outputSchema goes to --json-schema.",
     "Preflight: PI_FLOW_CLAUDE_BIN or claude on PATH, and claude --version 2.0.34 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add ANTHROPIC_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CLAUDE_ENV to pass them. Its session id is in the run's diagnostics (cli_session).",
-    "resume: runId continues that session (--resume). Quotas are counted from its stream and end its process group. It cannot be steered (steer answers status unsupported): cancel and resume instead.",
+    "resume: runId continues that session (--resume). Quotas are counted from its stream and end its process group. It cannot be steered (steer answers status unsupported): cancel it, wait for it, then resume it.",
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   codex: [
@@ -42,7 +42,7 @@ export const HARNESS_HELP: Record<string, string> = {
     "model is Codex's own name (gpt-5-codex); an openai/ prefix is dropped. outputSchema goes to --output-schema.",
     "Preflight: PI_FLOW_CODEX_BIN or codex on PATH, and codex --version 0.123.0 or later; otherwise selecting it is harness_unavailable.",
     "Its environment is an allowlist: add OPENAI_API_KEY or other names to PI_FLOW_CLI_ENV or PI_FLOW_CODEX_ENV to pass them. Its thread id is in the run's diagnostics (cli_session).",
-    "resume: runId continues that thread (codex exec resume). Quotas are counted from its stream (one turn per prompt, so maxToolCalls is the useful one) and end its process group. It cannot be steered (steer answers status unsupported): cancel and resume instead.",
+    "resume: runId continues that thread (codex exec resume). Quotas are counted from its stream (one turn per prompt, so maxToolCalls is the useful one) and end its process group. It cannot be steered (steer answers status unsupported): cancel it, wait for it, then resume it.",
     "A Flow ref means nothing to it: hand it bounded text.",
   ].join("\n"),
   replay: [

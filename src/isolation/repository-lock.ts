@@ -93,10 +93,13 @@ async function describeHolder(path: string, owner: LockOwner | undefined): Promi
   return `${who}${what}${since ? `, since ${since}` : ""}`;
 }
 
+const stopped = (signal: AbortSignal) =>
+  signal.reason instanceof Error ? signal.reason : new Error("stopped while waiting for the repository's pi-flow lock");
+
 async function acquireFile(path: string, wait: LockWait, started: number): Promise<void> {
   let told = false;
   for (;;) {
-    if (wait.signal?.aborted) throw wait.signal.reason instanceof Error ? wait.signal.reason : new Error("stopped while waiting for the repository's pi-flow lock");
+    if (wait.signal?.aborted) throw stopped(wait.signal);
     try {
       const handle = await open(path, "wx", 0o600);
       const owner = { pid: process.pid, host: hostname(), ...ownIdentity(), since: new Date().toISOString(), ...(wait.purpose ? { purpose: wait.purpose } : {}) };
@@ -126,13 +129,27 @@ async function acquireFile(path: string, wait: LockWait, started: number): Promi
   }
 }
 
+/** Resolves when `previous` (the earlier holders in this process) settles, or rejects at once when `signal` aborts. */
+function untilTurnOrAbort(previous: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return previous.then(() => undefined);
+  if (signal.aborted) return Promise.reject(stopped(signal));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(stopped(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    void previous.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
+}
+
 /** Runs `work` alone among pi-flow's worktree changes to the repository at `commonDir`. */
 export function withRepositoryLock<T>(commonDir: string, work: () => Promise<T>, wait: LockWait = {}): Promise<T> {
   const all = queues();
   const previous = all.get(commonDir) ?? Promise.resolve();
   const path = join(commonDir, LOCK_NAME);
   const asked = Date.now();
-  const next = previous.then(async () => {
+  const next = untilTurnOrAbort(previous, wait.signal).then(async () => {
     await acquireFile(path, wait, asked);
     try {
       return await work();
@@ -140,7 +157,11 @@ export function withRepositoryLock<T>(commonDir: string, work: () => Promise<T>,
       await rm(path, { force: true });
     }
   });
-  const tail = next.catch(() => undefined);
+  // A waiter that gave up before its turn never held the lock: the next one waits for the earlier holders.
+  const tail = next.then(
+    () => undefined,
+    () => previous,
+  );
   all.set(commonDir, tail);
   void tail.then(() => {
     if (all.get(commonDir) === tail) all.delete(commonDir);

@@ -1,5 +1,6 @@
 import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
+import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import type { RunView } from "../contract/run-schema.ts";
@@ -46,6 +47,7 @@ export function createDelegateTool(host: FlowHost) {
     ].join(" "),
     promptSnippet: "Delegate one task to a child agent (foreground or background) and get its answer as a run",
     parameters: DelegateInputSchema,
+    prepareArguments: nullFieldsAsAbsent,
     outputSchema: DelegateOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.

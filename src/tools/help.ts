@@ -1,5 +1,6 @@
 // external_help as a Pi tool: the answers come from src/help/, the row a person sees from ui/.
 import { defineTool } from "@earendil-works/pi-coding-agent";
+import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { flowToolResult } from "./tool-result.ts";
 import { HelpInputSchema, HelpOutputSchema } from "../contract/help-schema.ts";
 import { answerHelp, type HelpEnvelope, type HelpSources } from "../help/answer.ts";
@@ -24,6 +25,7 @@ export function createHelpTool(sources: HelpSources) {
       "Discover pi-flow's contract. topic \"contracts\" returns an index of the Flow tools; add tool for one tool's input and output schemas, semantics and validated examples. Topics workflows, harnesses (optionally with harness), limits, errors and roles return guides. Read-only.",
     promptSnippet: "Look up pi-flow's tool contracts and guides for delegation and workflows",
     parameters: HelpInputSchema,
+    prepareArguments: nullFieldsAsAbsent,
     outputSchema: HelpOutputSchema,
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       abortIfSignalled(signal);

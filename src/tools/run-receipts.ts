@@ -1,7 +1,7 @@
 import { fail, succeed, type FlowToolResult } from "../contract/envelope.ts";
 import { flowToolResult } from "./tool-result.ts";
 import { FlowError } from "../contract/errors.ts";
-import type { RunView } from "../contract/run-schema.ts";
+import { servedView, type RunView } from "../contract/run-schema.ts";
 import { toPiUsage } from "../harnesses/usage.ts";
 import { receiptText } from "./receipt-text.ts";
 
@@ -23,7 +23,7 @@ export function acceptedReceipt<TDetails>(
   warnings: string[] = [],
   note = "",
 ): FlowToolResult<TDetails> {
-  return flowToolResult(succeed(tool, action, { run: view }, warnings), `${receiptText(view, "accepted", supervised)}${note}`, details);
+  return flowToolResult(succeed(tool, action, { run: servedView(view, supervised) }, warnings), `${receiptText(view, "accepted", supervised)}${note}`, details);
 }
 
 /**
@@ -33,18 +33,20 @@ export function acceptedReceipt<TDetails>(
 export function settledReceipt<TDetails>(
   { tool, action }: RunTool,
   view: RunView,
+  supervised: boolean,
   warnings: string[],
   text: string,
   details: TDetails,
 ): FlowToolResult<TDetails> {
-  return withUsage(settledEnvelope(tool, action, view, warnings, text, details), view);
+  return withUsage(settledEnvelope(tool, action, view, supervised, warnings, text, details), view);
 }
 
-function settledEnvelope<TDetails>(tool: RunTool["tool"], action: RunTool["action"], view: RunView, warnings: string[], text: string, details: TDetails) {
-  if (view.state.outcome === "succeeded") return flowToolResult(succeed(tool, action, { run: view }, warnings), text, details);
+function settledEnvelope<TDetails>(tool: RunTool["tool"], action: RunTool["action"], view: RunView, supervised: boolean, warnings: string[], text: string, details: TDetails) {
+  const run = servedView(view, supervised);
+  if (view.state.outcome === "succeeded") return flowToolResult(succeed(tool, action, { run }, warnings), text, details);
   const code = view.state.outcome === "cancelled" || view.state.outcome === "timed_out" ? view.state.outcome : "failed";
   const message = view.state.error?.message ?? `The run ended ${view.state.outcome ?? view.state.status}.`;
-  return flowToolResult(fail(tool, action, code, message, { run: view }, warnings), text, details);
+  return flowToolResult(fail(tool, action, code, message, { run }, warnings), text, details);
 }
 
 /** A settled foreground run carries what it spent, so Pi's session totals include its children. */
@@ -107,5 +109,5 @@ export async function runReceipt<TDetails extends RunDetails, Settled extends { 
   const settled = await launched.settled;
   const { view, warnings } = settled;
   const details = { runId: view.runId, phase: "settled", run: view, ...frame.settledDetails?.(settled) } as TDetails;
-  return settledReceipt(frame.tool, view, warnings, frame.settledText(settled), details);
+  return settledReceipt(frame.tool, view, frame.supervised, warnings, frame.settledText(settled), details);
 }

@@ -1,3 +1,4 @@
+import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { defineTool, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { fail, succeed, type Envelope } from "../contract/envelope.ts";
 import { flowToolResult } from "./tool-result.ts";
@@ -78,10 +79,17 @@ function cancel(runs: RunStore, input: RunsInput): Answer {
 
 function steerText({ runId, status, held, reason }: SteerPayload): string {
   if (status === "refused") return `Steer refused, not delivered: ${reason ?? `run ${runId}'s steering budget is spent for now.`}`;
-  if (status === "terminal") return `Run ${runId} had already ended; the message was not delivered. Continue it with external_delegate resume: "${runId}" instead.`;
+  // Also answered while the run is still ending, when a resume would be refused as live: wait first.
+  if (status === "terminal") {
+    const wait = JSON.stringify({ action: "wait", runIds: [runId] });
+    return `Run ${runId} has ended or is ending; the message was not delivered. Wait for it with external_runs ${wait}, then continue it with external_delegate resume: "${runId}".`;
+  }
   if (status === "not_started") return `Run ${runId} has not started: it waits for a background slot, so the message was not delivered. Steer it once it runs.`;
   if (status === "unsupported") {
-    return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel the run and resume it with a new prompt instead.`;
+    // A resume right after the cancel is refused while the run still stops: the wait comes between.
+    const cancel = JSON.stringify({ action: "cancel", runIds: [runId] });
+    const wait = JSON.stringify({ action: "wait", runIds: [runId] });
+    return `Run ${runId} cannot be steered: its harness's CLI runs one prompt non-interactively, so the message was not delivered. Cancel it with external_runs ${cancel}, wait for it with external_runs ${wait}, then resume it with a new prompt (external_delegate resume: "${runId}").`;
   }
   return held
     ? `Steer held for run ${runId}: its child is starting, and gets the message when its session opens.`
@@ -164,12 +172,13 @@ export function createRunsTool(host: FlowHost) {
       "inspect: with view summary (default) and one or more runIds, batch entries; with one run and view launch, output, diagnostics or final, one page bounded by limitBytes (follow nextCursor, concatenate JSON pages before parsing).",
       "wait: until all (or any, with mode any) targets settle or timeoutMs passes, and returns early when a workflow target ends unsuccessfully; pending runs are never cancelled, and cancelling the wait never cancels a run.",
       "cancel: ask one run to stop; requested does not mean stopped.",
-      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means accepted for the child (not yet acted on; one the child ends before reading is noted in its diagnostics as steer_undelivered); terminal (the run had ended: continue it with external_delegate resume), unsupported (a claude or codex child), refused (the run's steering budget is spent for now: data.reason says which bound) and not_started (a background run still waiting for a slot: steer it once it runs) mean it was not. Unread steers reach the child together in one request.",
+      "steer: with one running agent run and a message, queue the message for that child: it arrives after the child's active tool calls and before its next model request, never as an interrupt. data.status queued means accepted for the child (not yet acted on; one the child ends before reading is noted in its diagnostics as steer_undelivered); terminal (the run has ended or is ending: wait for it, then continue it with external_delegate resume), unsupported (a claude or codex child), refused (the run's steering budget is spent for now: data.reason says which bound) and not_started (a background run still waiting for a slot: steer it once it runs) mean it was not. Unread steers reach the child together in one request.",
       'apply: with one or more finished isolation "worktree" runs, in order, merge each run\'s kept changes onto the working tree (3-way against its base), all or nothing per run: data.results[].status applied (files; review: files to read before running anything, such as hooks, .envrc, CI workflows, changed npm scripts or links out of the tree, also warned as changes_need_review), conflict (the conflicting files; nothing changed), nothing_to_apply or already_applied. Nothing is staged; uncommitted edits are kept. discard: drop runs\' kept changes. Read them first with inspect view patch.',
       "ok means the query worked even when the run failed: check run.state.outcome.",
     ].join(" "),
     promptSnippet: "List, inspect, wait for, cancel or steer pi-flow runs",
     parameters: RunsInputSchema,
+    prepareArguments: nullFieldsAsAbsent,
     outputSchema: RunsOutputSchema,
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
       abortIfSignalled(signal);

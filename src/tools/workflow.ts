@@ -1,5 +1,6 @@
 import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
+import { nullFieldsAsAbsent } from "./null-fields.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import type { RunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
@@ -73,7 +74,7 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
 function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<WorkflowDetails> {
   const text = `${receiptText(view, "settled", isSupervised)}\nRun ${view.runId} had already succeeded: this is its result; nothing ran again.`;
   // Its usage was counted when it ran; this call spent nothing.
-  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, [], text, { runId: view.runId, phase: "settled" as const, run: view });
+  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, isSupervised, [], text, { runId: view.runId, phase: "settled" as const, run: view });
   return receipt;
 }
 
@@ -92,6 +93,7 @@ export function createWorkflowTool(host: FlowHost) {
     ].join(" "),
     promptSnippet: "Run a saved or inline workflow script that fans out child agents and returns the script's result as a run",
     parameters: WorkflowInputSchema,
+    prepareArguments: nullFieldsAsAbsent,
     outputSchema: WorkflowOutputSchema,
     // Parallel on purpose: a sequential tool holds Pi's session-wide queue of nested calls, so a
     // background workflow's tools.* call would block the parent's own codemode until it finished.

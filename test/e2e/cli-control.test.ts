@@ -74,6 +74,8 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     const steer = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." });
     expect(steer.structuredContent).toMatchObject({ ok: true, data: { runId, status: "unsupported", held: false } });
     expect(steer.text).toMatch(/cannot be steered.*not delivered/);
+    // Its advice works in the order given: a resume right after the cancel would be refused as still running.
+    expect(steer.text).toContain(`external_runs ${JSON.stringify({ action: "cancel", runIds: [runId] })}, wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [runId] })}, then resume it`);
     const view = await pi.callTool("external_runs", { action: "inspect", runIds: [runId] });
     expect(view.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: true }] } });
     // Resuming it is refused with advice that works for this harness: not "steer it instead".

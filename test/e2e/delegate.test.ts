@@ -390,6 +390,20 @@ describe("in a session that is not persisted", () => {
     expect(big.result.text).not.toContain("external_runs {");
   });
 
+  test("receipts carry no refs there, since no external_runs call can resolve them, and the declared output schema allows that", async () => {
+    pi.dispose();
+    pi = await startPiSession({ persisted: false });
+    for (const args of [worker, { ...worker, background: true }]) {
+      const { receipt } = await delegate(args, { children: [childAnswers("y".repeat(17_000))] });
+      expect(receipt.data.run).not.toHaveProperty("refs");
+    }
+    const workflow = await callForReceipt(pi, "external_workflow", { script: "return 1;" });
+    expect(workflow.receipt.data.run).not.toHaveProperty("refs");
+    // Discovery serves the schema Pi registered: it describes the absence.
+    const help = await pi.callTool("external_help", { topic: "contracts", tool: "external_delegate" });
+    expect(JSON.stringify(help.structuredContent)).toMatch(/not saved to a file/);
+  });
+
   test("a completion message never points to external_runs inspect either: a background answer over 16 KiB says it cannot be paged here", async () => {
     pi.dispose();
     pi = await startPiSession({ persisted: false });

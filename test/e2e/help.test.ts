@@ -184,6 +184,14 @@ describe("external_help called directly by the model", () => {
     expect(unexplained).toEqual([]);
   });
 
+  test("the errors topic's page_too_small covers the single page a view answers too, and says what to do", async () => {
+    const { text } = await pi.callTool("external_help", { topic: "errors" });
+    const line = text.split("\n").find((entry) => entry.startsWith("- page_too_small: "));
+    expect(line).toMatch(/single page/);
+    expect(line).toMatch(/next character/);
+    expect(line).toMatch(/larger limitBytes/);
+  });
+
   test.each([
     [{ topic: "recipes" }, /Unknown topic "recipes"/],
     [{ topic: "contracts", tool: "external_teleport" }, /Unknown tool "external_teleport"/],

@@ -113,6 +113,23 @@ describe("external_runs steer", () => {
     expect(text).not.toContain("And the tests.");
   });
 
+  test("a steer answered terminal while the run is still ending gives advice that works then: wait for it, then resume it", async () => {
+    let hanging!: () => void;
+    const first = new Promise<void>((resolve) => (hanging = resolve));
+    const started = await delegate({ ...worker, background: true }, { children: [childHangs(hanging)] });
+    const runId = started.receipt.data.run!.runId;
+    await first;
+    await runs({ action: "cancel", runIds: [runId] });
+    // Cancel requested: the child's session has ended, and until the run has settled a resume is refused as live.
+    const steered = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "And the tests." });
+    expect(steered.structuredContent).toMatchObject({ ok: true, data: { status: "terminal" } });
+    expect(steered.text).toContain(JSON.stringify({ action: "wait", runIds: [runId] }));
+    // Followed as written, in order.
+    await runs({ action: "wait", runIds: [runId] });
+    const resumed = await delegate({ ...worker, prompt: "Go on.", resume: runId }, { children: [childAnswers("Resumed.")] });
+    expect(resumed.receipt).toMatchObject({ ok: true, data: { run: { output: { value: "Resumed." } } } });
+  });
+
   test("a steer Pi took into the request its maxTurns quota stopped is noted as not delivered, naming the quota", async () => {
     const first = gatedToolCall();
     const seen: Seen[] = [];

@@ -262,3 +262,28 @@ test("Esc on an external_runs apply that waits for a lock another process holds 
     pi.dispose();
   }
 }, 60_000);
+
+test("a wait behind an earlier holder in this process stops at once on its signal (AbortError), and the next waiter still waits its turn", async () => {
+  const repo = await openRepository(makeRepo());
+  const events: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  const first = withRepositoryLock(repo.commonDir, async () => {
+    holding();
+    await gate;
+    events.push("first done");
+  });
+  await held;
+  const esc = new AbortController();
+  const second = withRepositoryLock(repo.commonDir, async () => void events.push("second ran"), { signal: esc.signal }).catch((error: unknown) => {
+    events.push(`second ${(error as Error).name}`);
+  });
+  const third = withRepositoryLock(repo.commonDir, async () => void events.push("third ran"));
+  esc.abort();
+  // The holder lets go only after everything the abort set off has run.
+  setImmediate(release);
+  await Promise.all([first, second, third]);
+  expect(events).toEqual(["second AbortError", "first done", "third ran"]);
+});

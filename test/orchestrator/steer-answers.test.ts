@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from "vitest";
 import { noteUndeliveredSteer, STEER_UNDELIVERED, SteeringInbox } from "../../src/harnesses/steering.ts";
 import { registerSteerTarget, steerRun } from "../../src/orchestrator/child/steer-targets.ts";
+import { resolveResume } from "../../src/orchestrator/child/resume-source.ts";
 import { sandbox, type Sandbox } from "../runs/helpers.ts";
 
 let box: Sandbox | undefined;
@@ -19,6 +20,8 @@ test("error codes keep their v1 meaning: a steer for a child whose session alrea
   unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox, record: (message) => void recorded.push(message), refused: () => undefined, undelivered: () => undefined }));
   expect(steerRun(box.store(), writer.runId, "too late")).toEqual({ runId: writer.runId, status: "terminal", held: false });
   expect(recorded).toEqual([]);
+  // Until it settles, a resume is refused as live: so terminal's advice is to wait first, then resume.
+  expect(() => resolveResume(writer.runId, box!.store())).toThrow(expect.objectContaining({ code: "request_invalid", message: expect.stringContaining("still live") }));
   writer.settle({ outcome: "succeeded", value: "done" });
 });
 

@@ -54,6 +54,8 @@ describe("paging", () => {
     const run = store.create({ kind: "agent", task: { description: "emoji" }, background: false });
     run.appendOutput("🚀");
     expect(codeOf(() => store.inspectSingle(run.runId, "output", { limitBytes: 3 }))).toBe("page_too_small");
+    // The refusal says how large a limit is enough.
+    expect(() => store.inspectSingle(run.runId, "output", { limitBytes: 3 })).toThrow(/ask again with limitBytes 4 or more/);
     expect(store.inspectSingle(run.runId, "output", { limitBytes: 4 }).page.text).toBe("🚀");
   });
 

@@ -95,6 +95,9 @@ export interface Page {
 
 const isContinuation = (byte: number | undefined): boolean => byte !== undefined && (byte & 0xc0) === 0x80;
 
+/** How many bytes the UTF-8 character that starts with `lead` takes. */
+const characterBytes = (lead: number | undefined): number => (lead === undefined || lead < 0xc0 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4);
+
 /** One page of at most `limitBytes` UTF-8 bytes starting at `offset`, never splitting a character. */
 export function readPage(doc: ViewDocument, offset: number, limitBytes: number): Page {
   if (offset > doc.size) throw stale();
@@ -107,7 +110,11 @@ export function readPage(doc: ViewDocument, offset: number, limitBytes: number):
   let cut = want;
   if (want < remaining) while (cut > 0 && isContinuation(buf[cut])) cut--;
   if (cut === 0) {
-    throw new FlowError("page_too_small", `limitBytes ${limitBytes} cannot hold the next character of this view.`);
+    const needs = characterBytes(buf[0]);
+    throw new FlowError(
+      "page_too_small",
+      `limitBytes ${limitBytes} cannot hold the next character of this view (${needs} bytes): ask again with limitBytes ${needs} or more, and the same cursor.`,
+    );
   }
   const nextOffset = offset + cut;
   return { text: buf.subarray(0, cut).toString("utf8"), nextOffset, atEnd: nextOffset >= doc.size };
