@@ -15,6 +15,7 @@ import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
+import { requeuedBecause } from "./folder-refusals.ts";
 import type { Pool } from "pg";
 
 /** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
@@ -142,7 +143,7 @@ export function dbosCoordinator(
     async ready(signal) {
       await answering(signal);
     },
-    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
+    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult> {
       const { dbos, pool } = await answering(signal);
       // Checked at each child, not only at open: a coordinator open for hours (a Pi session) would
       // otherwise queue children where only another version's workers run, and none takes them.
@@ -171,11 +172,26 @@ export function dbosCoordinator(
       };
       signal.addEventListener("abort", cancel, { once: true });
       if (signal.aborted) cancel();
-      const watched = children.watch(request.workflowId, onTaken, (answered) => {
-        if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
-      });
+      // Told in the order the looks saw them: a take after a requeue waits for the requeue's reason.
+      let told: Promise<void> = Promise.resolve();
+      const taken = (worker: string) => void (told = told.then(() => onTaken(worker)));
+      const requeued = (worker: string) => {
+        const folder = request.cwd === "." ? "(the project itself)" : request.cwd;
+        const why = requeuedBecause(pool, request.workflowId, worker, folder).catch(() => `worker ${worker} gave it back (the database did not say why)`);
+        told = told.then(async () => onRequeued?.(await why));
+      };
+      const watched = children.watch(
+        request.workflowId,
+        taken,
+        (answered) => {
+          if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
+        },
+        requeued,
+      );
       try {
-        if ((await watched.settled) === "gone") {
+        const how = await watched.settled;
+        await told; // what the looks saw before the end is said before the answer
+        if (how === "gone") {
           throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
         }
         const bytes = await answerBytes(pool, request.workflowId);
