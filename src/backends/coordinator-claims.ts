@@ -100,3 +100,8 @@ export async function beatRoots(db: Queryable, roots: readonly string[], instanc
 export async function releaseRoot(db: Queryable, root: string, instance: string): Promise<void> {
   await db.query("DELETE FROM pi_flow.coordinators WHERE root = $1 AND instance = $2", [root, instance]);
 }
+
+/** The coordinator closes: every run it claimed may be taken on by another. */
+export async function releaseInstance(db: Queryable, instance: string): Promise<void> {
+  await db.query("DELETE FROM pi_flow.coordinators WHERE instance = $1", [instance]);
+}

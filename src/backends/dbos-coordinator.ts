@@ -16,7 +16,7 @@ import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import { requeuedBecause } from "./folder-refusals.ts";
-import { beatRoots, claimRoot, releaseRoot, rootOf } from "./coordinator-claims.ts";
+import { beatRoots, claimRoot, releaseInstance, releaseRoot, rootOf } from "./coordinator-claims.ts";
 import { HEARTBEAT_MS } from "./heartbeats.ts";
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
@@ -49,6 +49,9 @@ async function answerBytes(pool: Pool, workflowId: string, dbosSchema = "dbos"):
   );
   return Number(rows[0]?.bytes ?? 0);
 }
+
+/** The longest a closing coordinator waits to give up its claims on runs (coordinator-claims.ts). */
+const RELEASE_WITHIN_MS = 2000;
 
 /** The DBOS client and the pool it queries through (made here, so its connections have pi-flow's bounds). */
 interface Opened {
@@ -265,7 +268,8 @@ export function dbosCoordinator(
     async close() {
       clearInterval(beating);
       beating = undefined;
-      waitingByRoot.clear(); // claims left behind are taken over once this process is gone
+      const held = waitingByRoot.size > 0;
+      waitingByRoot.clear();
       const pool = direct;
       direct = undefined;
       if (pool) await (await pool).end().catch(() => undefined);
@@ -276,7 +280,11 @@ export function dbosCoordinator(
       // An open still under way (a database that does not answer) is not waited for: a session's
       // shutdown would wait on it for its timeouts. Once it opens, client() closes it, as dropped.
       const opened = await Promise.race([open.catch(() => undefined), new Promise<"pending">((resolve) => setImmediate(() => resolve("pending")))]);
-      if (opened !== undefined && opened !== "pending") await shut(opened);
+      if (opened === undefined || opened === "pending") return;
+      // Its runs may be resumed by another coordinator of this process at once; a claim a database
+      // that does not answer keeps goes silent, and is taken over then.
+      if (held) await within(releaseInstance(opened.pool, instance), undefined, RELEASE_WITHIN_MS, () => new Error("late")).catch(() => undefined);
+      await shut(opened);
     },
   };
 }

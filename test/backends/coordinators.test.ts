@@ -69,3 +69,25 @@ test("a coordinator whose process is gone (same host) is taken over at once by t
   stop.abort();
   await expect(running).rejects.toThrow();
 }, 60_000);
+
+test("a coordinator that closes while a child of its run waits gives the run up: another coordinator of the same process takes it on at once", async () => {
+  const url = fleet.pg.urlFor("closed_coordinator");
+  const closing = dbosCoordinator(url);
+  const next = dbosCoordinator(url);
+  onTestFinished(() => next.close());
+  await closing.ready();
+  const db = new pg.Client({ connectionString: url });
+  db.on("error", () => undefined);
+  await db.connect();
+  onTestFinished(() => db.end());
+  const status = async (id: string) => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id])).rows[0]?.status;
+  closing.run(childRequest("closed"), new AbortController().signal, () => undefined).catch(() => undefined); // its wait ends with its connections
+  while ((await status("wf_closed/agent/0")) !== "ENQUEUED") await sleep(50);
+  await closing.close();
+  const stop = new AbortController();
+  const running = next.run(childRequest("closed", { workflowId: "wf_closed/agent/1" }), stop.signal, () => undefined);
+  running.catch(() => undefined);
+  while ((await status("wf_closed/agent/1")) !== "ENQUEUED") await sleep(50);
+  stop.abort();
+  await expect(running).rejects.toThrow();
+}, 60_000);
