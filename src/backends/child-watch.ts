@@ -108,6 +108,12 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
           continue;
         }
         const worker = executorId ?? "an unnamed worker";
+        if (watcher.takenBy !== undefined && executorId !== undefined && executorId !== watcher.takenBy && !ENDED.has(status)) {
+          // Another worker runs it now: put back and taken again between two looks (a takeover).
+          const was = watcher.takenBy;
+          watcher.takenBy = undefined;
+          watcher.onRequeued?.(was);
+        }
         if (watcher.takenBy === undefined && status !== "CANCELLED") {
           watcher.takenBy = worker;
           watcher.onTaken(worker);
