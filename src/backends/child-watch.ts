@@ -33,11 +33,13 @@ export interface WatchedChild {
 
 export interface ChildWatch {
   /**
-   * `onTaken` gets the worker's name once the child leaves the queue for a worker; `onLook` is
-   * called after each look that did not find the child ended, `answered` false when the database
-   * could not be read.
+   * `onTaken` gets the worker's name once the child leaves the queue for a worker; `onRequeued`
+   * the name of the worker it was last seen under once a look finds it back on the queue (that
+   * worker refused it, stopped, or went silent), after which `onTaken` is called again for the next
+   * worker. `onLook` is called after each look that did not find the child ended, `answered` false
+   * when the database could not be read.
    */
-  watch(workflowId: string, onTaken: (worker: string) => void, onLook?: (answered: boolean) => void): WatchedChild;
+  watch(workflowId: string, onTaken: (worker: string) => void, onLook?: (answered: boolean) => void, onRequeued?: (worker: string) => void): WatchedChild;
 }
 
 /** The most of a worker's name a coordinator reads (a default name, hostname-pid, is far shorter): the longest `flow worker --name`. */
@@ -66,8 +68,10 @@ const QUEUED = new Set(["ENQUEUED", "DELAYED"]);
 const ENDED = new Set(["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]);
 
 interface Watcher {
-  taken: boolean;
+  /** The worker it was last seen running under; none while it waits on the queue. */
+  takenBy: string | undefined;
   onTaken(worker: string): void;
+  onRequeued?: ((worker: string) => void) | undefined;
   onLook?: ((answered: boolean) => void) | undefined;
   settle(how: "ended" | "gone"): void;
 }
@@ -95,10 +99,24 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
       for (const { workflowID, status, executorId } of statuses) {
         found.add(workflowID);
         const watcher = waiting.get(workflowID);
-        if (!watcher || QUEUED.has(status)) continue;
-        if (!watcher.taken && status !== "CANCELLED") {
-          watcher.taken = true;
-          watcher.onTaken(executorId ?? "an unnamed worker");
+        if (!watcher) continue;
+        if (QUEUED.has(status)) {
+          // Back on the queue after a worker took it: the next worker to take it is told again.
+          const was = watcher.takenBy;
+          watcher.takenBy = undefined;
+          if (was !== undefined) watcher.onRequeued?.(was);
+          continue;
+        }
+        const worker = executorId ?? "an unnamed worker";
+        if (watcher.takenBy !== undefined && executorId !== undefined && executorId !== watcher.takenBy && !ENDED.has(status)) {
+          // Another worker runs it now: put back and taken again between two looks (a takeover).
+          const was = watcher.takenBy;
+          watcher.takenBy = undefined;
+          watcher.onRequeued?.(was);
+        }
+        if (watcher.takenBy === undefined && status !== "CANCELLED") {
+          watcher.takenBy = worker;
+          watcher.onTaken(worker);
         }
         if (!ENDED.has(status)) continue;
         waiting.delete(workflowID);
@@ -118,10 +136,10 @@ export function childWatch(read: ReadStatuses, intervalMs: number): ChildWatch {
   };
 
   return {
-    watch(workflowId, onTaken, onLook) {
+    watch(workflowId, onTaken, onLook, onRequeued) {
       let settle!: (how: "ended" | "gone") => void;
       const settled = new Promise<"ended" | "gone">((resolve) => (settle = resolve));
-      const watcher: Watcher = { taken: false, onTaken, onLook, settle };
+      const watcher: Watcher = { takenBy: undefined, onTaken, onLook, onRequeued, settle };
       waiting.set(workflowId, watcher);
       // unref: a watch never keeps a process alive on its own; the run waiting on it does.
       timer ??= setInterval(() => void tick(), intervalMs).unref();

@@ -15,6 +15,10 @@ import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
+import { requeuedBecause } from "./folder-refusals.ts";
+import { beatRoots, claimRoot, releaseInstance, releaseRoot, rootOf } from "./coordinator-claims.ts";
+import { HEARTBEAT_MS } from "./heartbeats.ts";
+import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 
 /** How often a waiting coordinator reads its children's statuses (all in one query); the database, not a timer, decides when each ends. */
@@ -45,6 +49,9 @@ async function answerBytes(pool: Pool, workflowId: string, dbosSchema = "dbos"):
   );
   return Number(rows[0]?.bytes ?? 0);
 }
+
+/** The longest a closing coordinator waits to give up its claims on runs (coordinator-claims.ts). */
+const RELEASE_WITHIN_MS = 2000;
 
 /** The DBOS client and the pool it queries through (made here, so its connections have pi-flow's bounds). */
 interface Opened {
@@ -128,6 +135,27 @@ export function dbosCoordinator(
   };
   /** The open client, unless the signal aborts or the database does not answer within READY_WITHIN_MS. */
   const answering = (signal?: AbortSignal): Promise<Opened> => within(client(), signal, READY_WITHIN_MS, silent);
+  /** This coordinator's claims on the runs whose children it waits on, and how many of each wait (coordinator-claims.ts). */
+  const instance = randomUUID();
+  const waitingByRoot = new Map<string, number>();
+  let beating: NodeJS.Timeout | undefined;
+  const hold = async (pool: Pool, root: string): Promise<void> => {
+    const waiting = waitingByRoot.get(root) ?? 0;
+    if (waiting === 0) await claimRoot(pool, root, instance);
+    waitingByRoot.set(root, (waitingByRoot.get(root) ?? 0) + 1);
+    // unref: a beat never keeps a process alive on its own; the run waiting on the child does.
+    beating ??= setInterval(() => void beatRoots(pool, [...waitingByRoot.keys()], instance).catch(() => undefined), HEARTBEAT_MS).unref();
+  };
+  const letGo = (pool: Pool, root: string): void => {
+    const waiting = (waitingByRoot.get(root) ?? 1) - 1;
+    if (waiting > 0) return void waitingByRoot.set(root, waiting);
+    waitingByRoot.delete(root);
+    if (waitingByRoot.size === 0) {
+      clearInterval(beating);
+      beating = undefined;
+    }
+    void releaseRoot(pool, root, instance).catch(() => undefined); // a claim left behind goes silent, and is taken over
+  };
   const tables = async (): Promise<Pool> => {
     await answering(); // the database is migrated: pi-flow's tables exist
     direct ??= import("pg").then(({ default: pg }) => {
@@ -137,61 +165,86 @@ export function dbosCoordinator(
     });
     return direct;
   };
+  /** Enqueues the child (its ID makes a retried enqueue return the same child) and waits for its answer. */
+  const waitFor = async (dbos: DBOSClient, pool: Pool, request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult> => {
+    children ??= childWatch(readChildStatuses(pool), RESULT_POLL_MS);
+    const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
+      { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
+      request,
+    );
+    // A cancel (the run's, or its time limit's) is sent until the database takes it. DBOS retries a
+    // cancel sent while the database is away, but with a backoff of up to a minute, long enough for
+    // a worker to run the child meanwhile: so a look that finds the database answering and the
+    // child not ended sends it again at once (at most one such beside DBOS's own retry).
+    let cancelWanted = false;
+    let sending = 0;
+    const send = () => {
+      sending++;
+      dbos.cancelWorkflow(request.workflowId).then(
+        () => (cancelWanted = false), // taken: the next look finds the child cancelled, or ended before it
+        () => undefined,
+      ).finally(() => sending--);
+    };
+    const cancel = () => {
+      cancelWanted = true;
+      if (sending === 0) send();
+    };
+    signal.addEventListener("abort", cancel, { once: true });
+    if (signal.aborted) cancel();
+    // Told in the order the looks saw them: a take after a requeue waits for the requeue's reason.
+    let told: Promise<void> = Promise.resolve();
+    const taken = (worker: string) => void (told = told.then(() => onTaken(worker)));
+    const requeued = (worker: string) => {
+      const folder = request.cwd === "." ? "(the project itself)" : request.cwd;
+      const why = requeuedBecause(pool, request.workflowId, worker, folder).catch(() => `worker ${worker} gave it back (the database did not say why)`);
+      told = told.then(async () => onRequeued?.(await why));
+    };
+    const watched = children.watch(
+      request.workflowId,
+      taken,
+      (answered) => {
+        if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
+      },
+      requeued,
+    );
+    try {
+      const how = await watched.settled;
+      await told; // what the looks saw before the end is said before the answer
+      if (how === "gone") {
+        throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
+      }
+      const bytes = await answerBytes(pool, request.workflowId);
+      if (bytes > maxAnswerBytes) {
+        throw new FlowError(
+          "failed",
+          `The worker's answer for ${request.workflowId} is ${bytes} bytes, over the ${maxAnswerBytes} bytes a coordinator reads: not read. Its row stays in the database's dbos.workflow_status, as it was written, for whoever looks into it.`,
+        );
+      }
+      const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
+
+      if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
+      return answer;
+    } finally {
+      watched.stop();
+      signal.removeEventListener("abort", cancel);
+    }
+  };
   return {
     label: `dbos (${shownUrl(databaseUrl)})`,
     async ready(signal) {
       await answering(signal);
     },
-    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult> {
+    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult> {
       const { dbos, pool } = await answering(signal);
       // Checked at each child, not only at open: a coordinator open for hours (a Pi session) would
       // otherwise queue children where only another version's workers run, and none takes them.
       refuseMixedVersions(databaseUrl, applicationVersion(), await otherVersionsInUse(pool, applicationVersion()));
-      children ??= childWatch(readChildStatuses(pool), RESULT_POLL_MS);
-      const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
-        { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
-        request,
-      );
-      // A cancel (the run's, or its time limit's) is sent until the database takes it. DBOS retries a
-      // cancel sent while the database is away, but with a backoff of up to a minute, long enough for
-      // a worker to run the child meanwhile: so a look that finds the database answering and the
-      // child not ended sends it again at once (at most one such beside DBOS's own retry).
-      let cancelWanted = false;
-      let sending = 0;
-      const send = () => {
-        sending++;
-        dbos.cancelWorkflow(request.workflowId).then(
-          () => (cancelWanted = false), // taken: the next look finds the child cancelled, or ended before it
-          () => undefined,
-        ).finally(() => sending--);
-      };
-      const cancel = () => {
-        cancelWanted = true;
-        if (sending === 0) send();
-      };
-      signal.addEventListener("abort", cancel, { once: true });
-      if (signal.aborted) cancel();
-      const watched = children.watch(request.workflowId, onTaken, (answered) => {
-        if (cancelWanted && (sending === 0 || (answered && sending < 2))) send();
-      });
+      const root = rootOf(request.workflowId);
+      await hold(pool, root); // another live coordinator of this run: refused before anything is enqueued
       try {
-        if ((await watched.settled) === "gone") {
-          throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
-        }
-        const bytes = await answerBytes(pool, request.workflowId);
-        if (bytes > maxAnswerBytes) {
-          throw new FlowError(
-            "failed",
-            `The worker's answer for ${request.workflowId} is ${bytes} bytes, over the ${maxAnswerBytes} bytes a coordinator reads: not read. Its row stays in the database's dbos.workflow_status, as it was written, for whoever looks into it.`,
-          );
-        }
-        const answer: unknown = await handle.getResult({ pollingIntervalMs: RESULT_POLL_MS }); // ended: read at once
-
-        if (!isRemoteChildResult(answer)) throw new FlowError("failed", `The worker's answer for ${request.workflowId} is not a child result pi-flow can read.`);
-        return answer;
+        return await waitFor(dbos, pool, request, signal, onTaken, onRequeued);
       } finally {
-        watched.stop();
-        signal.removeEventListener("abort", cancel);
+        letGo(pool, root);
       }
     },
     async steer(workflowId, message) {
@@ -213,6 +266,10 @@ export function dbosCoordinator(
       return saved;
     },
     async close() {
+      clearInterval(beating);
+      beating = undefined;
+      const held = waitingByRoot.size > 0;
+      waitingByRoot.clear();
       const pool = direct;
       direct = undefined;
       if (pool) await (await pool).end().catch(() => undefined);
@@ -223,7 +280,11 @@ export function dbosCoordinator(
       // An open still under way (a database that does not answer) is not waited for: a session's
       // shutdown would wait on it for its timeouts. Once it opens, client() closes it, as dropped.
       const opened = await Promise.race([open.catch(() => undefined), new Promise<"pending">((resolve) => setImmediate(() => resolve("pending")))]);
-      if (opened !== undefined && opened !== "pending") await shut(opened);
+      if (opened === undefined || opened === "pending") return;
+      // Its runs may be resumed by another coordinator of this process at once; a claim a database
+      // that does not answer keeps goes silent, and is taken over then.
+      if (held) await within(releaseInstance(opened.pool, instance), undefined, RELEASE_WITHIN_MS, () => new Error("late")).catch(() => undefined);
+      await shut(opened);
     },
   };
 }

@@ -3,6 +3,7 @@ import { errorCode } from "../runs/index.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { ensureWorkersTable } from "./heartbeats.ts";
 import { ensureRefusalsTable } from "./folder-refusals.ts";
+import { ensureCoordinatorsTable } from "./coordinator-claims.ts";
 import { ensureSteersTable } from "./steers.ts";
 import { ensureChildSessionsTable } from "./child-sessions.ts";
 import { applicationVersion } from "./names.ts";
@@ -142,6 +143,7 @@ export async function migrate(sdk: DbosSdk, url: string): Promise<void> {
       await ensureSteersTable(system);
       await ensureChildSessionsTable(system);
       await ensureRefusalsTable(system);
+      await ensureCoordinatorsTable(system);
       uses = await otherVersionsInUse(system, applicationVersion());
     } catch (error) {
       throw unusableDatabase(url, error);

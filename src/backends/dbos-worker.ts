@@ -227,8 +227,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         // child handed back keeps those its saved session holds, which the next worker hands over
         // again; those whose save failed go back on the table, for that worker to take.
         await watch.taking();
+        // A cancelled child's are not: its coordinator, seeing it cancelled, already said from the
+        // database what it had not read, and one put back now would wait there for no one.
+        const cancelled = controller.signal.aborted && !handingBack;
         const undelivered = steering.undelivered.splice(0);
-        const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : undelivered;
+        const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : cancelled ? [] : undelivered;
         await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
           options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
         );

@@ -15,10 +15,11 @@ export interface FleetChildren {
   ready(signal?: AbortSignal): Promise<void>;
   /**
    * Hands the child to whichever worker takes it and resolves with what it answered. `onTaken`
-   * names the worker once one takes the child off the queue. Aborting the signal cancels the child
-   * wherever it runs; the promise then rejects.
+   * names the worker once one takes the child off the queue; `onRequeued` says why once the child is
+   * back on the queue after a worker took it (`onTaken` then names the next). Aborting the signal
+   * cancels the child wherever it runs; the promise then rejects.
    */
-  run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void): Promise<RemoteChildResult>;
+  run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult>;
   /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
   steer(workflowId: string, message: string): Promise<void>;
   /**

@@ -90,3 +90,15 @@ export async function deleteSettledRefusals(db: Queryable, dbosSchema = "dbos"):
        SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = r.workflow_id AND w.status IN ('PENDING', 'ENQUEUED', 'DELAYED'))`,
   );
 }
+
+/**
+ * Why a child a worker had taken is back on the queue, as its coordinator says it: that worker
+ * refused it for its folder (a refusal noted), or else handed it back (it stopped, went silent, or
+ * the database did not record the child's end there). `folder` is the child's folder as its request names it.
+ */
+export async function requeuedBecause(db: Queryable, workflowId: string, worker: string, folder: string): Promise<string> {
+  const { rows } = await db.query("SELECT 1 FROM pi_flow.child_refusals WHERE workflow_id = $1 AND worker = $2", [workflowId, worker]);
+  return rows.length > 0
+    ? `its folder ${folder} does not exist in worker ${worker}'s project; another worker may take it`
+    : `worker ${worker} handed it back (it stopped, went silent, or did not record the child's end); another worker takes it`;
+}

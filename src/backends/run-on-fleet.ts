@@ -22,7 +22,7 @@ export interface FleetChildPlace {
   /** The line of work the child's run belongs to: the worker's spans carry it, as the coordinator's do. */
   correlationId?: string | undefined;
   /** The child's run: `queued` until a worker takes it, then told which worker ran it, in its journal and diagnostics. */
-  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic" | "markRunning">;
+  writer: Pick<RunWriter, "runId" | "journal" | "appendDiagnostic" | "markRunning" | "markQueued">;
 }
 
 /** The child's folder as a path inside the project, `.` for the project itself; a folder outside it cannot travel. */
@@ -74,17 +74,29 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   const noUsage = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
   let running = false;
+  let answered = false;
   const taken = (worker: string) => {
-    if (running || request.signal.aborted) return;
+    if (running || answered || request.signal.aborted) return;
     running = true;
     place.writer.markRunning();
     request.onProgress({ usage: noUsage, activity: `running on ${worker}` });
   };
+  // A worker that took it gave it back (its folder is missing there, it stopped or went silent):
+  // the run is queued again, and says why, until the next worker takes it.
+  const requeued = (why: string) => {
+    if (!running || answered || request.signal.aborted) return;
+    running = false;
+    place.writer.markQueued();
+    place.writer.journal({ t: "event", name: "requeued", data: { why } });
+    place.writer.appendDiagnostic({ level: "warn", code: "requeued", message: `queued again: ${why}` });
+    request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
+  };
   const notKept = (message: string) => place.writer.appendDiagnostic({ level: "warn", code: SESSION_NOT_KEPT, message });
   let answer: RemoteChildResult;
   try {
-    answer = await fleet.run(remote, request.signal, taken);
+    answer = await fleet.run(remote, request.signal, taken, requeued);
   } catch (error) {
+    answered = true;
     const why = request.signal.aborted ? "the child was stopped before its worker answered" : "its worker's answer never arrived";
     // No answer, so no session to take: its worker deletes that of a cancelled child, the sweep any other.
     if (request.session) notKept(notKeptMessage(undefined, why));
@@ -103,6 +115,7 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   const why = unreadBecause(answer.result, "the child answered before it read it, or its harness on the worker takes no steers");
   await reportUnreadSteers(fleet, place, request, sending, why, { ask: true, noteUnreadable: sending.any });
   taken(answer.worker); // a child that settled between two looks at the queue ran all the same
+  answered = true;
   place.writer.journal({ t: "event", name: "worker", data: { worker: answer.worker } });
   place.writer.appendDiagnostic({ level: "info", code: "worker", message: `ran on worker ${answer.worker}` });
   for (const text of answer.output) request.onOutput(text);

@@ -12,6 +12,9 @@ import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { refuse } from "../../src/backends/folder-refusals.ts";
 import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { RunView } from "../../src/contract/run-schema.ts";
+import { startPiSession } from "../support/pi-session.ts";
 
 const fleet = fleetFixture();
 
@@ -70,3 +73,47 @@ test("a worker that takes a child it refused again puts it back for twice as lon
   }
   expect(delays).toEqual([1, 2, 4, 8, 16, 30, 30]);
 }, 60_000);
+
+test("a child a worker took and then gave back for its missing folder is queued again in its coordinator's view, which says why; the worker that has the folder then runs it", async () => {
+  const databaseUrl = fleet.pg.urlFor("requeued_view");
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
+  onTestFinished(() => pi.dispose());
+  mkdirSync(join(pi.cwd, "packages", "new"), { recursive: true });
+  const having = fleet.startWorker("v2", databaseUrl, ["--stub"], pi.cwd);
+  const lacking = fleet.startWorker("v1", databaseUrl, ["--stub"]);
+  await Promise.all([having.stdoutText(/worker v2 ready/), lacking.stdoutText(/worker v1 ready/)]);
+  // A first child opens the coordinator's database (its migration would wait on the lock below).
+  const first = await pi.callTool("external_workflow", { script: 'return (await agent({ role: "explorer", description: "First part", prompt: "Look.", context: { mode: "none" } })).value;' });
+  expect(first.isError).toBe(false);
+  having.child.kill("SIGSTOP"); // alive, but takes nothing until v1 has given the child back
+  onTestFinished(() => void having.child.kill("SIGCONT"));
+  // v1's note of its refusal waits on this lock: the child stays taken by v1 until the test lets go.
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE pi_flow.child_refusals IN EXCLUSIVE MODE");
+
+  const script = 'return (await agent({ role: "explorer", description: "New part", prompt: "Look.", cwd: "packages/new", context: { mode: "none" } })).value;';
+  const accepted = await pi.callTool("external_workflow", { script, background: true });
+  expect(accepted.isError, accepted.text).toBe(false);
+  const rootId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
+  const child = async () => ((await pi.callTool("external_runs", { action: "list" })).structuredContent as { data: { runs: RunView[] } }).data.runs.find((run) => run.task.parentRunId === rootId);
+  while ((await child())?.state.status !== "running") await sleep(50);
+
+  await db.query("COMMIT"); // v1 refuses it and puts it back on the queue
+  await lacking.stdoutText(new RegExp(`requeued ${rootId}/agent/0`));
+  lacking.child.kill("SIGSTOP"); // and takes it no more: the child waits on the queue
+  onTestFinished(() => void lacking.child.kill("SIGCONT"));
+  let view = await child();
+  while (view?.state.status !== "queued") view = await sleep(50).then(child);
+  const diagnostics = await pi.callTool("external_runs", { action: "inspect", runIds: [view.runId], view: "diagnostics" });
+  expect(diagnostics.text).toContain("queued again: its folder packages/new does not exist in worker v1's project; another worker may take it");
+
+  lacking.child.kill("SIGCONT");
+  having.child.kill("SIGCONT");
+  await pi.callTool("external_runs", { action: "wait", runIds: [rootId] });
+  expect((await child())?.state).toMatchObject({ status: "done", outcome: "succeeded" });
+  const journal = await pi.callTool("external_runs", { action: "inspect", runIds: [view.runId], view: "diagnostics" });
+  expect(journal.text).toContain("ran on worker v2");
+}, 120_000);

@@ -28,7 +28,7 @@ test("a child's answer from a worker reaches its run through the harness callbac
   const journal: unknown[] = [];
   const notes: string[] = [];
   let markedRunning = 0;
-  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { message: string }) => void notes.push(entry.message), markRunning: () => void markedRunning++ };
+  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { message: string }) => void notes.push(entry.message), markRunning: () => void markedRunning++, markQueued: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   const result = await runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, childRequest("/p/sub", seen));
   expect(result).toEqual(answer.result);
@@ -42,7 +42,7 @@ test("a child's answer from a worker reaches its run through the harness callbac
 
 test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
   const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => undefined, takeUndeliveredSteers: async () => [], unreadSteers: async () => [], takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
-  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined };
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined, markQueued: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
   expect(isRemoteChildResult({ result: { outcome: "won", usage }, output: [], diagnostics: [], worker: "w" })).toBe(false);
@@ -79,7 +79,7 @@ test("a steer still in the database when a worker's child answers is noted in th
   };
   const journal: unknown[] = [];
   const notes: { code?: string | undefined; message: string }[] = [];
-  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+  const writer = { runId: "ag_1", journal: (line: unknown) => void journal.push(line), appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined, markQueued: () => undefined };
   const steering = new SteeringInbox();
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   const running = runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, { ...childRequest("/p", seen), steering });
@@ -107,7 +107,7 @@ test("steers a worker's child never read are noted with how it ended: its quota'
       run,
     };
     const notes: { code?: string | undefined; message: string }[] = [];
-    const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+    const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined, markQueued: () => undefined };
     const steering = new SteeringInbox();
     const request = { ...childRequest("/p", { output: [], diagnostics: [] }), steering, ...(signal ? { signal } : {}) };
     const running = runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, request);
@@ -145,7 +145,7 @@ test("a fleet child cancelled with steers it had not read notes each once, when 
     run: (_request, signal) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
   };
   const notes: { code?: string | undefined; message: string }[] = [];
-  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined, markQueued: () => undefined };
   const steering = new SteeringInbox();
   const stop = new AbortController();
   // As launch-child does: a stopped child's inbox closes at once, taking what it had not read.
@@ -176,7 +176,7 @@ test("a steer the user sent before the coordinator restarted, left in the databa
     run: async (_request, _signal, onTaken) => (onTaken("w9"), answer),
   };
   const notes: { code?: string | undefined; message: string }[] = [];
-  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined };
+  const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: (entry: { code?: string | undefined; message: string }) => void notes.push(entry), markRunning: () => undefined, markQueued: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await runOnFleet(fleet, { workflowId: "wf_1/agent/0", harness: "pi", model: "faux/faux-1", projectCwd: "/p", writer }, { ...childRequest("/p", seen), steering: new SteeringInbox() });
   expect(notes).toContainEqual({ level: "warn", code: "steer_undelivered", message: expect.stringContaining("steer not delivered (the child answered before it read it, or its harness on the worker takes no steers): Sent before the restart.") });

@@ -145,3 +145,24 @@ test("a steer handed to a child whose save failed is not lost when its worker st
   expect(stdout).toContain("Also check the README (refused). Use [REDACTED");
   expect(stdout).not.toContain(PASTED_TOKEN);
 }, 180_000);
+
+test("a steer handed to a child its coordinator cancels, unread, does not stay in the table once its worker stops the child: its coordinator already said it was not delivered", async () => {
+  const url = fleet.pg.urlFor("fleet_cancel_steer");
+  const release = join(fleet.sandbox.root, "cancel-release"); // never written: the child waits until cancelled
+  const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
+  const worker = fleet.start(["worker", "--name", "k1", "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
+  await worker.stdoutText(/worker k1 ready/);
+  const client = await DBOSClient.create({ systemDatabaseUrl: url, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  onTestFinished(() => pool.end());
+  await enqueueChild(client, childRequest("cancelsteer", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Part" }, prompt: "Do the part." }));
+  await worker.stdoutText(/started wf_cancelsteer\/agent\/0/);
+  await sendSteer(pool, "wf_cancelsteer/agent/0", "Also check the README.");
+  await worker.stdoutText(/steered wf_cancelsteer\/agent\/0/);
+  // The coordinator cancels (and, from the database, says the steer was not delivered: run-on-fleet.ts).
+  while ((await unreadSteers(pool, "wf_cancelsteer/agent/0")).length === 0) await sleep(50); // saved beside its session
+  await client.cancelWorkflow("wf_cancelsteer/agent/0");
+  await worker.stdoutText(/settled wf_cancelsteer\/agent\/0 run ag_cancelsteer cancelled/);
+  expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([]);
+}, 120_000);

@@ -118,6 +118,15 @@ export class RunWriter {
     this.saveRecord();
   }
 
+  /** Back to `queued`: a fleet worker that took the child gave it back to the queue (docs/scale.md). */
+  markQueued(): void {
+    this.assertOpen();
+    if (this.entry.status !== "running") return;
+    this.entry.status = "queued";
+    this.record.status = "queued";
+    this.saveRecord();
+  }
+
   /**
    * One whole message (redaction sees the message whole, so pass messages, not stream fragments);
    * returns it as written. A private key printed line by line is still redacted whole: the lines

@@ -1,0 +1,93 @@
+/**
+ * Two coordinators on one workflow run (a resume from another host while the first still runs it):
+ * the second is refused before it enqueues anything, while the first is alive and waits on the
+ * run's children; once the first lets go, or its process is gone, the second goes on. Two real
+ * coordinators on the tests' own Postgres; no worker runs, so the children wait on the queue.
+ */
+import { spawnSync } from "node:child_process";
+import { hostname } from "node:os";
+import pg from "pg";
+import { expect, onTestFinished, test } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
+import { childRequest, fleetFixture } from "../support/fleet.ts";
+
+const fleet = fleetFixture();
+
+test("a second coordinator of a run whose first coordinator lives and waits on its children is refused request_invalid, naming it, and enqueues nothing; once the first lets go it goes on", async () => {
+  const url = fleet.pg.urlFor("two_coordinators");
+  const first = dbosCoordinator(url);
+  const second = dbosCoordinator(url);
+  onTestFinished(() => first.close());
+  onTestFinished(() => second.close());
+  const db = new pg.Client({ connectionString: url });
+  db.on("error", () => undefined);
+  await first.ready();
+  await db.connect();
+  onTestFinished(() => db.end());
+  const status = async (id: string) => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id])).rows[0]?.status;
+
+  const stopFirst = new AbortController();
+  const waiting = first.run(childRequest("twice"), stopFirst.signal, () => undefined);
+  waiting.catch(() => undefined);
+  while ((await status("wf_twice/agent/0")) !== "ENQUEUED") await sleep(50);
+
+  const later = childRequest("twice", { workflowId: "wf_twice/agent/1" });
+  await expect(second.run(later, new AbortController().signal, () => undefined)).rejects.toMatchObject({
+    code: "request_invalid",
+    message: expect.stringContaining(`Run wf_twice's children are being waited on by another live coordinator (process ${process.pid} on ${hostname()}, heard from `),
+  });
+  expect(await status("wf_twice/agent/1")).toBeUndefined(); // nothing of the second was enqueued
+
+  stopFirst.abort();
+  await expect(waiting).rejects.toThrow();
+  const stopSecond = new AbortController();
+  const goingOn = second.run(later, stopSecond.signal, () => undefined);
+  goingOn.catch(() => undefined);
+  while ((await status("wf_twice/agent/1")) !== "ENQUEUED") await sleep(50);
+  stopSecond.abort();
+  await expect(goingOn).rejects.toThrow();
+}, 60_000);
+
+test("a coordinator whose process is gone (same host) is taken over at once by the next coordinator of its run", async () => {
+  const url = fleet.pg.urlFor("gone_coordinator");
+  const next = dbosCoordinator(url);
+  onTestFinished(() => next.close());
+  await next.ready();
+  const db = new pg.Client({ connectionString: url });
+  db.on("error", () => undefined);
+  await db.connect();
+  onTestFinished(() => db.end());
+  const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout; // exited: its PID names no process
+  await db.query("INSERT INTO pi_flow.coordinators (root, instance, host, pid) VALUES ('wf_killed', 'dead', $1, $2)", [hostname(), Number(gone)]);
+  const stop = new AbortController();
+  const running = next.run(childRequest("killed"), stop.signal, () => undefined);
+  running.catch(() => undefined);
+  const holder = async () => (await db.query<{ instance: string }>("SELECT instance FROM pi_flow.coordinators WHERE root = 'wf_killed'")).rows[0]?.instance;
+  while ((await holder()) === "dead") await sleep(50);
+  expect(await holder()).not.toBeUndefined();
+  stop.abort();
+  await expect(running).rejects.toThrow();
+}, 60_000);
+
+test("a coordinator that closes while a child of its run waits gives the run up: another coordinator of the same process takes it on at once", async () => {
+  const url = fleet.pg.urlFor("closed_coordinator");
+  const closing = dbosCoordinator(url);
+  const next = dbosCoordinator(url);
+  onTestFinished(() => next.close());
+  await closing.ready();
+  const db = new pg.Client({ connectionString: url });
+  db.on("error", () => undefined);
+  await db.connect();
+  onTestFinished(() => db.end());
+  const status = async (id: string) => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id])).rows[0]?.status;
+  closing.run(childRequest("closed"), new AbortController().signal, () => undefined).catch(() => undefined); // its wait ends with its connections
+  while ((await status("wf_closed/agent/0")) !== "ENQUEUED") await sleep(50);
+  await closing.close();
+  const stop = new AbortController();
+  const running = next.run(childRequest("closed", { workflowId: "wf_closed/agent/1" }), stop.signal, () => undefined);
+  running.catch(() => undefined);
+  while ((await status("wf_closed/agent/1")) !== "ENQUEUED") await sleep(50);
+  stop.abort();
+  await expect(running).rejects.toThrow();
+}, 60_000);
