@@ -74,3 +74,54 @@ function grown(list: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
   bigger.set(list);
   return bigger;
 }
+
+/**
+ * Characters that read as a break between lines or words (NEL, U+2028, U+2029, Hangul fillers,
+ * which show as blank space). Reading through one joins a token split by it, but a text that uses
+ * it as the break it is would have its next line or word taken with a secret ending before it.
+ */
+const GAP = /[\u0085\u2028\u2029\u115f\u1160\u3164\uffa0]/g;
+const WHITESPACE = /\s/;
+/** A word of letters, perhaps ending in punctuation (`Next:`): no piece of a random token. */
+const WORD = new RegExp(String.raw`^(?:\p{L}|${HIDING})+\p{P}*$`, "v");
+
+/**
+ * The spans found in the controls view (`viewSpans`, in the text's indices), each cut at the first
+ * gap (see GAP) after which it runs on into what reads as a new line or word: past whitespace
+ * (`password=hunter2\u2028next line`), or a lone word right after a secret the text's own reading
+ * (`textSpans`) already ended at the gap (`ghp_…\u2028Next:`). A part with no such reading is
+ * a piece of a split secret and goes with it.
+ */
+export function cutAtGaps(text: string, viewSpans: number[], textSpans: readonly number[]): void {
+  const gaps: number[] = [];
+  GAP.lastIndex = 0;
+  for (let gap = GAP.exec(text); gap !== null; gap = GAP.exec(text)) gaps.push(gap.index);
+  if (gaps.length === 0) return;
+  const textEnds = new Set<number>();
+  for (let i = 1; i < textSpans.length; i += 2) textEnds.add(textSpans[i]!);
+  for (let i = 0; i < viewSpans.length; i += 2) {
+    const start = viewSpans[i]!;
+    const end = viewSpans[i + 1]!;
+    for (let g = firstAfter(gaps, start); g < gaps.length && gaps[g]! < end; g++) {
+      const gap = gaps[g]!;
+      const next = Math.min(end, gaps[g + 1] ?? end);
+      const part = text.slice(gap + 1, next);
+      if (WHITESPACE.test(part) || (textEnds.has(gap) && WORD.test(part))) {
+        viewSpans[i + 1] = gap;
+        break;
+      }
+    }
+  }
+}
+
+/** The index of the first entry of the sorted `list` above `value`. */
+function firstAfter(list: readonly number[], value: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (list[mid]! <= value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
