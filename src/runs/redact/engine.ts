@@ -104,6 +104,7 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
       if (match[0].length === 0) pattern.lastIndex++;
       else push(rule, match);
     }
+    rule.scanned?.();
   }
   if (!tokens) return;
   HEAD_SCAN.lastIndex = 0;
