@@ -39,7 +39,14 @@ export const ANY_CONTROL = new RegExp(CONTROL, "v");
  * a separator or a Hangul filler joins is cut again where it reads as a new line or word (see GAP).
  */
 const HIDING = String.raw`[[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]--[\t\n]]`;
-const ANY_HIDING = new RegExp(HIDING, "v");
+/** What display keeps (for emoji and scripts) that can still sit inside a token. */
+const KEPT = String.raw`[[\p{Cf}\p{Default_Ignorable_Code_Point}]--${CONTROL}]`;
+/**
+ * When a text is read a second time with them out: it holds a character display strips or a
+ * separator, or one display keeps next to an ASCII character (inside a token or a name). Emoji
+ * sequences (👨‍👩‍👧, ❤️, a flag's tags) in prose touch no ASCII, so they cost no second reading.
+ */
+const ANY_HIDING = new RegExp(String.raw`${CONTROL}|[\u2028\u2029]|${KEPT}(?<=[!-~]${KEPT})|${KEPT}(?=[!-~])`, "v");
 /** A whole sequence, or one hiding character, as one removal. */
 const REMOVED = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}|${HIDING}`, "gv");
 
