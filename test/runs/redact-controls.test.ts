@@ -59,3 +59,15 @@ describe("an invisible format character inside a secret", () => {
     expect(stripControls(text)).toBe(text);
   });
 });
+
+describe("a secret split by a control character written escaped", () => {
+  it("is redacted: a colour code in a JSON string (\\u001b[31m) decodes to one a display strips", () => {
+    const token = `ghp_${alnum(36)}`;
+    for (const escaped of ["\\u001b[31m", "\\u001b[0m\\u001b[K", "\\u0007", "\\u2060"]) {
+      const line = `{"output": "pushed with ${token.slice(0, 14)}${escaped}${token.slice(14)} to origin"}`;
+      const redacted = redactText(line).text;
+      const shown = stripControls((JSON.parse(redacted) as { output: string }).output);
+      expect(shown, escaped).toBe(`pushed with ${REDACTED} to origin`);
+    }
+  });
+});

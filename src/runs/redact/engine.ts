@@ -139,6 +139,10 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
     if (!next) break;
     at = at ? composeOrigins(at, next.origin) : next.origin;
     collectFolded(next.text, at, spans, wraps, tokensInViews);
+    // A colour code or control written escaped (`\u001b[31m` in a JSON string) splits a secret
+    // only once decoded: the decoded view is read without them too.
+    const bare = origin ? null : controlsView(next.text);
+    if (bare) collectFolded(bare.text, composeOrigins(at, bare.origin), spans, wraps, true);
     view = next.text;
   }
 }
