@@ -2,16 +2,28 @@
  * Text that may reach a terminal, made inert. A child's stderr, a cassette's error or a model's
  * tool name can carry escape sequences: OSC 52 writes the clipboard, OSC 0 sets the title, CSI
  * clears the screen or moves the cursor. Whole sequences go (their payload too, so no `]52;c;…`
- * is left to read), then every other control character; line breaks and tabs stay.
+ * is left to read), then every other control character and invisible format character (see
+ * CONTROL); line breaks, tabs and what emoji and scripts need (joiners, variation selectors) stay.
  */
 import { ANY_CONTROL, CONTROL, SEQUENCES } from "./redact/controls-view.ts";
 import { redactText } from "./redact/index.ts";
 
-const CONTROLS = new RegExp(CONTROL, "g");
+/**
+ * Tag characters (U+E0020-E007F) spell hidden ASCII (text a model reads and a person cannot see);
+ * the only ones kept are a flag's (🏴 then tags then the cancel tag U+E007F: 🏴󠁧󠁢󠁳󠁣󠁴󠁿).
+ * Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) show as blank space: shown as a space, so
+ * stripping one never joins two words into another.
+ */
+const FLAG_TAGS = String.raw`\u{1f3f4}[\u{e0020}-\u{e007e}]+\u{e007f}`;
+const TAG = String.raw`[\u{e0020}-\u{e007f}]`;
+const FILLER = String.raw`[\u115f\u1160\u3164\uffa0]`;
+const HIDDEN = new RegExp(`(${FLAG_TAGS})|${CONTROL}|${TAG}|(${FILLER})`, "gv");
+const ANY_HIDDEN = new RegExp(`${CONTROL}|${TAG}|${FILLER}`, "v");
 
 export function stripControls(text: string): string {
-  if (!ANY_CONTROL.test(text)) return text;
-  return text.replace(SEQUENCES, "").replace(CONTROLS, "");
+  if (!ANY_HIDDEN.test(text)) return text;
+  const bare = ANY_CONTROL.test(text) ? text.replace(SEQUENCES, "") : text;
+  return bare.replace(HIDDEN, (_unit: string, flag?: string, filler?: string) => flag ?? (filler ? " " : ""));
 }
 
 /** What pi-flow prints of text it did not write: secrets redacted, controls stripped. */

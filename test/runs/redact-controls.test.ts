@@ -32,3 +32,42 @@ describe("a secret that control characters or escape sequences split", () => {
     expect(redactText(text)).toEqual({ text, changed: false });
   });
 });
+
+describe("an invisible format character inside a secret", () => {
+  // Word joiner, invisible operators, BOM, soft hyphen, Mongolian vowel separator, deprecated format
+  // characters, a tag character, an annotation mark, the grapheme joiner, Hangul fillers, variation selectors.
+  const invisible = ["\u2060", "\u2062", "\u2064", "\ufeff", "\u00ad", "\u180e", "\u206a", "\u206f", "\u{e0041}", "\u{e007f}", "\ufff9", "\ufffb", "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\ufe00", "\ufe0f", "\u{e0100}", "\u{e01ef}"];
+
+  it("does not hide it: the secret goes whole, and nothing invisible is left on screen", () => {
+    for (const unit of invisible) {
+      const token = `ghp_${alnum(10)}${unit}${alnum(36).slice(10)}`;
+      const text = `the token is ${token} now`;
+      expect(printable(text), JSON.stringify(unit)).toBe(`the token is ${REDACTED} now`);
+      const password = `Tr0ub4dor${unit}&3-horse`;
+      expect(printable(`DB_PASSWORD=${password}\nport=5432`), JSON.stringify(unit)).toBe(`DB_PASSWORD=${REDACTED}\nport=5432`);
+    }
+  });
+
+  it("is taken out of what is shown, and a Hangul filler shows as the space it looks like", () => {
+    expect(stripControls("pay\u2060ment \u00adinvoice\ufeff \u206anote\u{e0041}\u{e0042}\ufff9x\ufffb")).toBe("payment invoice notex");
+    expect(stripControls("first\u3164second\u115fthird")).toBe("first second third");
+  });
+
+  it("leaves emoji and scripts as written: joiners, variation selectors and a flag's tags stay", () => {
+    const text = "👍🏽 ❤️ 👨‍👩‍👧 🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f} 1️⃣ 葛\u{e0100} می‌خواهم ᠠ\u180bᠡ; max_tokens: 4096";
+    expect(redactText(text)).toEqual({ text, changed: false });
+    expect(stripControls(text)).toBe(text);
+  });
+});
+
+describe("a secret split by a control character written escaped", () => {
+  it("is redacted: a colour code in a JSON string (\\u001b[31m) decodes to one a display strips", () => {
+    const token = `ghp_${alnum(36)}`;
+    for (const escaped of ["\\u001b[31m", "\\u001b[0m\\u001b[K", "\\u0007", "\\u2060"]) {
+      const line = `{"output": "pushed with ${token.slice(0, 14)}${escaped}${token.slice(14)} to origin"}`;
+      const redacted = redactText(line).text;
+      const shown = stripControls((JSON.parse(redacted) as { output: string }).output);
+      expect(shown, escaped).toBe(`pushed with ${REDACTED} to origin`);
+    }
+  });
+});

@@ -64,6 +64,16 @@ describe("a Unicode line or paragraph separator inside a secret", () => {
   it("leaves text that only uses them as line breaks alone", () => {
     expectKept("first paragraph\u2029second paragraph\u2028third line: token count 12");
   });
+
+  it("keeps the next line when a secret ends right before one used as a line break", () => {
+    for (const separator of ["\u2028", "\u2029"]) {
+      expectGone(`password=hunter2-Secret!${separator}next line here`, "hunter2-Secret!", ["next line here"]);
+      expectGone(`token ghp_${alnum(36)}${separator}Next line`, alnum(36), ["Next line"]);
+      expectGone(`api_key=sk-${alnum(40)}${separator}Next: the deploy`, alnum(40), ["Next: the deploy"]);
+    }
+    // A Hangul filler shows as a space: the word after a token stays.
+    expectGone(`token ghp_${alnum(36)}\u3164Next line`, alnum(36), ["Next line"]);
+  });
 });
 
 describe("a password handed to sudo -S on its standard input", () => {

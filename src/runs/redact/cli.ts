@@ -182,9 +182,14 @@ const COMMAND_MAX = 512;
 
 /**
  * The last command judged: a line of many here-strings (or a text of many lines) is read forward
- * once, not 512 characters back from each, so the rule stays linear.
+ * once, not 512 characters back from each, so the rule stays linear. Forgotten once the text is
+ * scanned (forgetJudged), so no text (megabytes, with its secrets in plain) stays in memory.
  */
-let judged = { input: "", at: 0, start: -1, sudo: false };
+const NOTHING_JUDGED = { input: "", at: 0, start: -1, sudo: false };
+let judged = NOTHING_JUDGED;
+const forgetJudged = (): void => {
+  judged = NOTHING_JUDGED;
+};
 
 /**
  * Whether the command that ends at `at` (back to its line's start, real or escaped, a pipe, `;` or
@@ -220,6 +225,7 @@ const SUDO_HERE_STRING: Rule = {
   needles: ["<<<"],
   pattern: new RegExp(String.raw`(<<<[ \t]*)${ARG}`, "g"),
   secret: (m, quoting) => (sudoReadsStdin(m.input, m.index) ? sudoHereValue(m, quoting) : null),
+  scanned: forgetJudged,
 };
 const sudoHereValue = unquoted(2);
 
@@ -236,6 +242,7 @@ const SUDO_HERE_DOCUMENT: Rule = {
     if (!sudoReadsStdin(m.input, m.index) || isPlaceholder(line.trim()) || /^\$\{?\w+\}?$/.test(line.trim())) return null;
     return [head.length, head.length + line.length];
   },
+  scanned: forgetJudged,
 };
 
 /** An Oracle user name, and the password after its `/` in `user/password@service`. */

@@ -11,33 +11,47 @@ import { removalOrigin, type EscapeView } from "./escapes.ts";
 /** OSC (ESC ] or C1 0x9d) up to BEL or ST; an unterminated one runs to the end of the text. */
 const OSC = String.raw`(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?`;
 /** CSI (ESC [ or C1 0x9b): parameters, intermediates, one final byte. */
-const CSI = String.raw`(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?`;
+const CSI = String.raw`(?:\x1b\[|\x9b)[0-?]*[ -\/]*[@-~]?`;
 /** DCS, SOS, PM, APC strings up to ST. */
 const STRING = String.raw`(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?`;
 /** Any other two-byte escape (ESC c resets the terminal, ESC 7 saves the cursor). */
 const SHORT = String.raw`\x1b[ -~]?`;
 export const SEQUENCES = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}`, "g");
 /**
- * Every other control character; and the invisible ones that change how text reads without being
- * seen: bidirectional overrides, embeddings and isolates (U+202A–U+202E, U+2066–U+2069, which can
- * show a name or a command reversed), direction marks and the zero-width space (U+061C, U+200B,
- * U+200E, U+200F). Joiners stay: emoji and some scripts need them.
+ * What a terminal, the TUI or the HTML report shows nothing of (../controls.ts strips it): every
+ * other control character, and every invisible format character, by Unicode property rather than
+ * by list: `\p{Cf}` (bidirectional overrides and isolates, direction marks, the zero-width space,
+ * the word joiner and invisible operators U+2060-2064, the BOM, the soft hyphen, U+180E,
+ * U+206A-206F, interlinear annotations U+FFF9-FFFB) and `\p{Default_Ignorable_Code_Point}` (the
+ * combining grapheme joiner U+034F, unassigned tags). Kept, because emoji and scripts need them:
+ * the joiners U+200C/U+200D, variation selectors (❤️, CJK variants), Mongolian's free variation
+ * selectors, and the prepended marks that show as an Arabic or Kaithi number sign. Tag characters
+ * (U+E0020-E007F) and Hangul fillers are handled by ../controls.ts (see FLAG_TAGS, FILLER).
  */
-export const CONTROL = String.raw`[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]`;
+export const CONTROL = String.raw`[[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]--[\t\n\u200c\u200d\p{Variation_Selector}\u180b-\u180d\u180f\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u{110bd}\u{110cd}\u{e0020}-\u{e007f}\u115f\u1160\u3164\uffa0]]`;
 /** Cheap test: most text holds no control character at all. */
-export const ANY_CONTROL = new RegExp(CONTROL);
+export const ANY_CONTROL = new RegExp(CONTROL, "v");
 /**
- * Unicode's line and paragraph separators (U+2028, U+2029): every pattern stops at them as at a
- * line break, so one inside a token or a password leaves the rest of it, while a reader (or a
- * model) joins the two halves. Redaction reads through them; stripControls keeps them.
+ * What redaction reads through: every control, format and default-ignorable character (the ones
+ * display keeps for emoji and scripts too), and Unicode's line and paragraph separators (U+2028,
+ * U+2029). A token split by any of them (`ghp_abc\u2060def…`, a variation selector or a tag
+ * character inside it) looks whole on screen or to a model, while every pattern stops at it. What
+ * a separator or a Hangul filler joins is cut again where it reads as a new line or word (see GAP).
  */
-const SEPARATOR = String.raw`[\u2028\u2029]`;
-const ANY_HIDING = new RegExp(`${CONTROL}|${SEPARATOR}`);
-/** A whole sequence, or one control character or separator, as one removal. */
-const REMOVED = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}|${CONTROL}|${SEPARATOR}`, "g");
+const HIDING = String.raw`[[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]--[\t\n]]`;
+/** What display keeps (for emoji and scripts) that can still sit inside a token. */
+const KEPT = String.raw`[[\p{Cf}\p{Default_Ignorable_Code_Point}]--${CONTROL}]`;
+/**
+ * When a text is read a second time with them out: it holds a character display strips or a
+ * separator, or one display keeps next to an ASCII character (inside a token or a name). Emoji
+ * sequences (👨‍👩‍👧, ❤️, a flag's tags) in prose touch no ASCII, so they cost no second reading.
+ */
+const ANY_HIDING = new RegExp(String.raw`${CONTROL}|[\u2028\u2029]|${KEPT}(?<=[!-~]${KEPT})|${KEPT}(?=[!-~])`, "v");
+/** A whole sequence, or one hiding character, as one removal. */
+const REMOVED = new RegExp(`${OSC}|${STRING}|${CSI}|${SHORT}|${HIDING}`, "gv");
 
 /**
- * `text` with its escape sequences, control characters and Unicode separators taken out (line breaks and tabs stay),
+ * `text` with its escape sequences and hiding characters (HIDING) taken out (line breaks and tabs stay),
  * and where each unit came from; null when it holds none. Linear: the text is rebuilt natively,
  * and the origin map is two typed lists, one entry per removal (where it leaves the view, and how
  * much was removed up to there).
@@ -66,4 +80,55 @@ function grown(list: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
   const bigger = new Int32Array(list.length * 2);
   bigger.set(list);
   return bigger;
+}
+
+/**
+ * Characters that read as a break between lines or words (NEL, U+2028, U+2029, Hangul fillers,
+ * which show as blank space). Reading through one joins a token split by it, but a text that uses
+ * it as the break it is would have its next line or word taken with a secret ending before it.
+ */
+const GAP = /[\u0085\u2028\u2029\u115f\u1160\u3164\uffa0]/g;
+const WHITESPACE = /\s/;
+/** A word of letters, perhaps ending in punctuation (`Next:`): no piece of a random token. */
+const WORD = new RegExp(String.raw`^(?:\p{L}|${HIDING})+\p{P}*$`, "v");
+
+/**
+ * The spans found in the controls view (`viewSpans`, in the text's indices), each cut at the first
+ * gap (see GAP) after which it runs on into what reads as a new line or word: past whitespace
+ * (`password=hunter2\u2028next line`), or a lone word right after a secret the text's own reading
+ * (`textSpans`) already ended at the gap (`ghp_…\u2028Next:`). A part with no such reading is
+ * a piece of a split secret and goes with it.
+ */
+export function cutAtGaps(text: string, viewSpans: number[], textSpans: readonly number[]): void {
+  const gaps: number[] = [];
+  GAP.lastIndex = 0;
+  for (let gap = GAP.exec(text); gap !== null; gap = GAP.exec(text)) gaps.push(gap.index);
+  if (gaps.length === 0) return;
+  const textEnds = new Set<number>();
+  for (let i = 1; i < textSpans.length; i += 2) textEnds.add(textSpans[i]!);
+  for (let i = 0; i < viewSpans.length; i += 2) {
+    const start = viewSpans[i]!;
+    const end = viewSpans[i + 1]!;
+    for (let g = firstAfter(gaps, start); g < gaps.length && gaps[g]! < end; g++) {
+      const gap = gaps[g]!;
+      const next = Math.min(end, gaps[g + 1] ?? end);
+      const part = text.slice(gap + 1, next);
+      if (WHITESPACE.test(part) || (textEnds.has(gap) && WORD.test(part))) {
+        viewSpans[i + 1] = gap;
+        break;
+      }
+    }
+  }
+}
+
+/** The index of the first entry of the sorted `list` above `value`. */
+function firstAfter(list: readonly number[], value: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (list[mid]! <= value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

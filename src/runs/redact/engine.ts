@@ -2,7 +2,7 @@ import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
-import { controlsView } from "./controls-view.ts";
+import { controlsView, cutAtGaps } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
@@ -104,6 +104,7 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
       if (match[0].length === 0) pattern.lastIndex++;
       else push(rule, match);
     }
+    rule.scanned?.();
   }
   if (!tokens) return;
   HEAD_SCAN.lastIndex = 0;
@@ -138,6 +139,10 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
     if (!next) break;
     at = at ? composeOrigins(at, next.origin) : next.origin;
     collectFolded(next.text, at, spans, wraps, tokensInViews);
+    // A colour code or control written escaped (`\u001b[31m` in a JSON string) splits a secret
+    // only once decoded: the decoded view is read without them too.
+    const bare = origin ? null : controlsView(next.text);
+    if (bare) collectFolded(bare.text, composeOrigins(at, bare.origin), spans, wraps, true);
     view = next.text;
   }
 }
@@ -152,7 +157,13 @@ export function findSecretSpans(text: string, wraps: number[] = []): number[] {
   // Control characters or escape sequences inside a secret hide it, and stripping them for a
   // terminal would show it whole: the text without them is read too (controls-view.ts).
   const bare = controlsView(text);
-  if (bare) collectWithViews(bare.text, bare.origin, spans, wraps);
+  if (bare) {
+    const bareSpans: number[] = [];
+    collectWithViews(bare.text, bare.origin, bareSpans, wraps);
+    // What a line or paragraph separator joins may be the next line, not the secret's rest.
+    cutAtGaps(text, bareSpans, spans);
+    for (const index of bareSpans) spans.push(index);
+  }
   if (text.includes("\\")) {
     // Spans from views already end on escape boundaries; spans found in the raw text may not.
     for (let i = 0; i < spans.length; i += 2) {

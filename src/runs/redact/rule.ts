@@ -47,6 +47,8 @@ export interface Rule {
    * the text (escapes.ts) can show no match the text itself does not, so views skip the rule.
    */
   readonly escapeBlind?: boolean;
+  /** Called once the pattern has run over a text: a rule that remembers the text across its matches lets go of it here. */
+  readonly scanned?: () => void;
   /** For `prefixed` rules: the literal heads (regex source) the match starts with. */
   readonly heads?: readonly string[];
 }
