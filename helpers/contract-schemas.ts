@@ -116,7 +116,7 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "type": "integer"
     },
     "resume": {
-      "description": "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.",
+      "description": "A settled agent run of this session to continue, with its whole conversation and on its harness: the prompt is its next message. Wait for a live run to settle (a running pi child takes steers).",
       "type": "string"
     },
     "subagent_type": {

@@ -103,7 +103,7 @@ type AgentOptions = {
    */
   maxToolCalls?: number;
   /**
-   * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.
+   * A settled agent run of this session to continue, with its whole conversation and on its harness: the prompt is its next message. Wait for a live run to settle (a running pi child takes steers).
    */
   resume?: string;
   /**
@@ -510,7 +510,7 @@ type ExternalDelegateInput =
        */
       maxToolCalls?: number;
       /**
-       * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.
+       * A settled agent run of this session to continue, with its whole conversation and on its harness: the prompt is its next message. Wait for a live run to settle (a running pi child takes steers).
        */
       resume?: string;
       subagent_type?: never;
@@ -590,7 +590,7 @@ type ExternalDelegateInput =
        */
       maxToolCalls?: number;
       /**
-       * A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.
+       * A settled agent run of this session to continue, with its whole conversation and on its harness: the prompt is its next message. Wait for a live run to settle (a running pi child takes steers).
        */
       resume?: string;
       role?: never;

@@ -52,7 +52,7 @@ function sharedProperties() {
     resume: Type.Optional(
       Type.String({
         description:
-          "A settled agent run of this session to continue with its whole conversation: the prompt is its next message. Runs on that run's harness. A running pi child is steered instead (external_runs steer); a queued run, or a running claude or codex child, is waited for first.",
+          "A settled agent run of this session to continue, with its whole conversation and on its harness: the prompt is its next message. Wait for a live run to settle (a running pi child takes steers).",
       }),
     ),
   };
