@@ -111,19 +111,20 @@ export class RunWriter {
   }
 
   markRunning(): void {
-    this.assertOpen();
-    if (this.entry.status !== "queued") return;
-    this.entry.status = "running";
-    this.record.status = "running";
-    this.saveRecord();
+    this.moveStatus("queued", "running");
   }
 
   /** Back to `queued`: a fleet worker that took the child gave it back to the queue (docs/scale.md). */
   markQueued(): void {
+    this.moveStatus("running", "queued");
+  }
+
+  /** A live run's one move between queued and running, recorded; from any other status, none. */
+  private moveStatus(from: "queued" | "running", to: "queued" | "running"): void {
     this.assertOpen();
-    if (this.entry.status !== "running") return;
-    this.entry.status = "queued";
-    this.record.status = "queued";
+    if (this.entry.status !== from) return;
+    this.entry.status = to;
+    this.record.status = to;
     this.saveRecord();
   }
 
