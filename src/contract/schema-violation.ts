@@ -9,7 +9,11 @@ export interface SchemaViolation {
 /** The first way `value` breaks a compiled schema, for a message that names where; undefined when it fits. */
 export function firstViolation(validator: ReturnType<typeof compile>, value: unknown): SchemaViolation | undefined {
   if (validator.check(value)) return undefined;
-  const first = validator.errors(value)[0];
+  return violationOf(validator.errors(value)[0]);
+}
+
+/** A validator's first error as a violation (also what a checking worker reports: src/harnesses/pattern-check.ts). */
+export function violationOf(first: { path?: string; message?: string } | undefined): SchemaViolation {
   const path = first?.path ?? "";
   return { pointer: path === "" || path.startsWith("/") ? path : `/${path}`, message: first?.message ?? "does not match the schema" };
 }

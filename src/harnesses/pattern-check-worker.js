@@ -19,12 +19,12 @@ RegExp.prototype.test = function testNamingItsPattern(input) {
   return test.call(this, input);
 };
 
-function firstViolation(schema, value) {
+/** The first error, as the validator gives it (the host makes it a violation), or null when the value fits. */
+function firstError(schema, value) {
   const validator = compile(schema);
-  if (validator.check(value)) return undefined;
+  if (validator.check(value)) return null;
   const first = validator.errors(value)[0];
-  const path = first?.path ?? "";
-  return { pointer: path === "" || path.startsWith("/") ? path : `/${path}`, message: first?.message ?? "does not match the schema" };
+  return { path: first?.path, message: first?.message };
 }
 
 port.on("message", ({ id, schema, value }) => {
@@ -32,7 +32,7 @@ port.on("message", ({ id, schema, value }) => {
   running = undefined;
   port.postMessage({ id, type: "started" });
   try {
-    port.postMessage({ id, type: "checked", violation: firstViolation(schema, value) });
+    port.postMessage({ id, type: "checked", error: firstError(schema, value) });
   } catch (error) {
     port.postMessage({ id, type: "error", message: error instanceof Error ? error.message : String(error) });
   }

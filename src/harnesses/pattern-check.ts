@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { SchemaViolation } from "../contract/schema-violation.ts";
+import { violationOf, type SchemaViolation } from "../contract/schema-violation.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
@@ -32,7 +32,7 @@ export type PatternCheck =
 type WorkerMessage =
   | { id: number; type: "started" }
   | { id: number; type: "pattern"; source: string }
-  | { id: number; type: "checked"; violation: SchemaViolation | undefined }
+  | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
   | { id: number; type: "error"; message: string };
 
 interface Job {
@@ -92,7 +92,7 @@ class PatternChecker {
       // The limit counts from when the check starts, not while a busy host loads the worker.
       current.timer = setTimeout(() => this.stop(current.job), current.job.limitMs);
     } else if (message.type === "pattern") current.pattern = message.source;
-    else if (message.type === "checked") this.finish({ kind: "checked", violation: message.violation });
+    else if (message.type === "checked") this.finish({ kind: "checked", violation: message.error === null ? undefined : violationOf(message.error) });
     else this.finish({ kind: "error", message: message.message });
   }
 
