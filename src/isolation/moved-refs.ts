@@ -5,7 +5,7 @@
 // whose new tip is a commit the child made (one its worktree's HEAD held, per its reflog, that no
 // ref held when it began) is taken for the child's: it is put back where it was, and the child's tip
 // is kept on refs/pi-flow-moved/<runId>/… (docs/isolation.md).
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { git, runGit, type PinnedWorktree } from "./git.ts";
 
@@ -44,9 +44,32 @@ export interface MovedRef {
 
 export const movedRefKeep = (runId: string, ref: string): string => `refs/pi-flow-moved/${runId}/${ref.slice("refs/".length)}`;
 
-/** The commits the child's worktree HEAD held (its reflog, and HEAD now). */
+/**
+ * The most of the child's HEAD reflog read: its bash can grow the file without bound (a pi-flow
+ * host reading gigabytes at settle), and its latest lines, the last that is read, are those that
+ * name the commits it made last.
+ */
+const REFLOG_TAIL_BYTES = 8 * 1024 * 1024;
+
+/** The reflog's last REFLOG_TAIL_BYTES, from its first whole line; empty when there is none. */
+async function reflogTail(path: string): Promise<string> {
+  const file = await open(path, "r").catch(() => null);
+  if (file === null) return "";
+  try {
+    const { size } = await file.stat();
+    const from = Math.max(0, size - REFLOG_TAIL_BYTES);
+    const buffer = Buffer.alloc(size - from);
+    await file.read(buffer, 0, buffer.length, from);
+    const text = buffer.toString("utf8");
+    return from === 0 ? text : text.slice(text.indexOf("\n") + 1);
+  } finally {
+    await file.close();
+  }
+}
+
+/** The commits the child's worktree HEAD held (its reflog's latest lines, and HEAD now). */
 async function headsHeld(worktree: PinnedWorktree): Promise<string[]> {
-  const log = await readFile(join(worktree.gitDir, "logs", "HEAD"), "utf8").catch(() => "");
+  const log = await reflogTail(join(worktree.gitDir, "logs", "HEAD"));
   const held = log.split("\n").map((line) => line.split(" ")[1] ?? "").filter((sha) => /^[0-9a-f]{40,64}$/.test(sha));
   const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: worktree.path, worktree });
   if (head.code === 0) held.push(head.stdout.toString("utf8").trim());

@@ -73,3 +73,14 @@ test("a line the child wrote into its worktree's HEAD reflog naming no commit do
   expect(gitIn(root, "rev-parse", "feature")).toBe(feature);
   expect(diagnostics).toContain(`refs/heads/feature (put back on ${feature.slice(0, 12)}`);
 });
+
+test("a child that grows its worktree's HEAD reflog past what is read (junk before its real lines) still has its move of the user's branch put back", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "branch", "feature");
+  const feature = gitIn(root, "rev-parse", "feature");
+  // 12 MiB of lines naming no commit, written before the checkout and commit append their own.
+  const junk = `head -c 12582912 /dev/zero | tr '\\0' 'x' | fold -w 200 > "$(git rev-parse --absolute-git-dir)/logs/HEAD"`;
+  const diagnostics = await childRuns(root, `${junk} && git checkout -q feature && echo child > a.txt && git commit -qam child`);
+  expect(gitIn(root, "rev-parse", "feature")).toBe(feature);
+  expect(diagnostics).toContain(`refs/heads/feature (put back on ${feature.slice(0, 12)}`);
+});
