@@ -237,20 +237,24 @@ export class HostBridge {
   private answer(value: unknown, runId: string | undefined): { ok: true; text: string } | { ok: false; error: HostFailure } {
     let text: string | undefined;
     let chars: number;
+    let depth: number;
     try {
       // An answer the host serialised already (a journaled tools.* answer) is not serialised again.
       const answer = value instanceof JsonAnswer ? value : JsonAnswer.of(value);
-      ({ text, chars } = answer);
+      ({ text, chars, depth } = answer);
     } catch (error) {
       return { ok: false, error: { name: "TypeError", message: (error as Error).message, code: "host_error" } };
     }
-    // A reply is parsed inside the VM: past this size it would only exhaust the VM's memory.
-    if (chars > this.limits.replyChars) {
-      const message = `${limitMessage("replyChars", this.limits)}: the answer has ${chars} characters of JSON`;
-      const error: HostFailure = { name: "RangeError", message, code: "replyChars", limit: "replyChars" };
+    const refuse = (limit: "replyChars" | "valueDepth", detail: string): { ok: false; error: HostFailure } => {
+      const error: HostFailure = { name: "RangeError", message: `${limitMessage(limit, this.limits)}: ${detail}`, code: limit, limit };
       if (runId !== undefined) error.runId = runId;
       return { ok: false, error };
-    }
+    };
+    // A reply is parsed inside the VM: past this size it would only exhaust the VM's memory.
+    // Length is checked first: a resume knows only the length of an answer too large to keep.
+    if (chars > this.limits.replyChars) return refuse("replyChars", `the answer has ${chars} characters of JSON`);
+    // The script's own values are held to valueDepth on their way out; answers on their way in.
+    if (depth > this.limits.valueDepth) return refuse("valueDepth", `the answer nests deeper than ${this.limits.valueDepth} levels`);
     if (text === undefined) return { ok: false, error: { name: "TypeError", message: "the host's answer has no JSON to hand over", code: "host_error" } };
     return { ok: true, text };
   }

@@ -212,6 +212,33 @@ return { seen, next };
   }
 });
 
+test("an answer nested past every valueDepth (100,000 levels) is refused to the script, journaled as only that, and a resume shows the script the same refusal", async () => {
+  const script = `export const apiVersion = 1;
+let seen;
+try { await tools.deep({}); } catch (error) { seen = error.code + ": " + error.message; }
+await tools.log(seen);
+const next = await tools.next({});
+return { seen, next };
+`;
+  let deep: unknown = "leaf";
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  let seen = "";
+  const runId = await interrupted({ deep: async () => deep, log: async (text) => void (seen = String(text)) }, script);
+  const first = seen;
+  expect(first).toBe("valueDepth: value depth limit (100) reached: the answer nests deeper than 100 levels");
+  const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
+  expect(result.line.data).toMatchObject({ ok: true, deeperThan: 1000 });
+  expect(result.bytes).toBeLessThan(1024);
+  expect(workflowCalls(runFiles(runs.scope, runId).journal, runId)[0]).toMatchObject({ target: "deep", status: "failed", error: { code: "valueDepth" } });
+
+  let called = 0;
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const resumed = await start({ deep: async () => (called++, null), log: async (text) => void (seen = String(text)), next: async () => "fresh" }, { resume: plan.plan, script }).settled;
+  expect(called).toBe(0);
+  expect(resumed.value).toEqual({ seen: first, next: "fresh" });
+});
+
 test("the calls view shows a tools.* answer over the run's replyChars as the failure the script saw, whether the journal line holds the answer or keeps it in a file", async () => {
   const script = `export const apiVersion = 1;
 export const meta = { limits: { replyChars: 2000 } };

@@ -70,6 +70,41 @@ describe("values nested past valueDepth", () => {
     expect(calls).toEqual([{ x: "first" }]);
   });
 
+  it.each([150, 5_000, 100_000])("refuses a tools.* or agent() answer nested %i levels with a catchable valueDepth error, and the host goes on", async (levels) => {
+    // Nested by the host, as a hostile tool or child would answer: past V8's own stack at 100,000.
+    let deep: unknown = 1;
+    for (let i = 0; i < levels; i++) deep = { a: deep };
+    const { result, events } = await run(
+      `const caught = [];
+       for (const call of [() => tools.deep({}), () => agent({ prompt: "p" })]) {
+         try { await call(); caught.push("handed"); } catch (e) { caught.push([e.name, e.code, e.message, e.runId ?? "no run"]); }
+       }
+       return caught;`,
+      { host: { tools: { deep: async () => deep }, agent: async () => ({ runId: "child-1", output: "deep", value: deep as never }) } },
+    );
+    const refusal = "value depth limit (100) reached: the answer nests deeper than 100 levels";
+    expect(value(result)).toEqual([
+      ["RangeError", "valueDepth", refusal, "no run"],
+      ["RangeError", "valueDepth", refusal, "child-1"],
+    ]);
+    expect(events.filter((event) => event.type === "tool_end" || event.type === "agent_end")).toEqual([
+      { type: "tool_end", index: 0, name: "deep", ok: false, code: "valueDepth" },
+      { type: "agent_end", index: 0, ok: false, code: "valueDepth", runId: "child-1" },
+    ]);
+    expect(value((await run("return 'still here';")).result)).toBe("still here");
+  });
+
+  it("ends the run at valueDepth when a too-deep answer is not caught, and hands over one that fits a raised limit", async () => {
+    const nested = (levels: number) => JSON.parse("[".repeat(levels) + "]".repeat(levels)) as unknown;
+    const uncaught = await run("await tools.deep({});\nreturn 'unreachable';", { host: { tools: { deep: async () => nested(101) } } });
+    expect(failure(uncaught.result)).toMatchObject({ kind: "limit", code: "valueDepth" });
+    const raised = await run("let d = 0; for (let v = await tools.deep({}); Array.isArray(v); v = v[0]) d++;\nreturn d;", {
+      limits: { valueDepth: 1000 },
+      host: { tools: { deep: async () => nested(1000) } },
+    });
+    expect(value(raised.result)).toBe(1000);
+  });
+
   it("prints a value nested past valueDepth as a note, at once, not as the whole value", async () => {
     const { result } = await run(`${nest(5_000, "[v]")}
 console.log(v); text({ toJSON: () => v }); return "printed";`);

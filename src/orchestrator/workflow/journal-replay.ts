@@ -193,6 +193,7 @@ export function replayingHost({ plan, live, rawTools, children, writer, replaySa
   /** A journaled answer's value; one kept in a file is read now, and must be what the journal hashed. */
   function keptValue(answer: ToolAnswer & { ok: true }, name: string, index: number): unknown {
     if ("value" in answer) return answer.value;
+    if ("deeperThan" in answer) return JsonAnswer.tooDeep();
     const read = readKeptAnswer(fromDir, answer.kept);
     if (read) return read.value;
     throw hostError("failed", `tools.${name} call ${index} of run ${plan.from.runId} answered, but its answer kept beside the journal (${answer.kept.file}) is gone or changed since, so the resumed run cannot be given it. Run the workflow again.`, { fatal: true });

@@ -54,7 +54,7 @@ const answerFile = (index: number): string => `tool-answer-${index}.json`;
 export class CutAnswer extends JsonAnswer {
   readonly head: string;
   constructor(chars: number, head: string) {
-    super(null, undefined, chars);
+    super(undefined, chars);
     this.head = head;
   }
 }
@@ -70,7 +70,9 @@ class RedactedAnswer extends JsonAnswer {}
  * first, so a line that names a file is never before the file). `answer.text` is what measured it:
  * the JSON the sandbox is handed, so only the file's redacted copy is serialised here.
  */
-export function keepAnswer(runDir: string, index: number, answer: JsonAnswer): { value: unknown } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
+export function keepAnswer(runDir: string, index: number, answer: JsonAnswer): { value: unknown } | { deeperThan: number } | { kept: KeptAnswer; receipt?: Record<string, unknown> } {
+  // Nested past any run's valueDepth: every run refuses it, and it is kept as only that.
+  if (answer.tooDeep) return { deeperThan: LIMIT_CEILINGS.valueDepth };
   const { value, text, chars: answerChars } = answer;
   // A small answer is redacted once, by the journal line that holds it.
   if (answerChars <= KEPT_INLINE_CHARS && !(answer instanceof CutAnswer)) return { value };
@@ -153,7 +155,8 @@ export function readKeptAnswer(runDir: string, kept: KeptAnswer): { value: JsonA
     if (sha256(json) !== kept.sha256) return undefined;
     // A cut answer is known by its length alone: the sandbox refuses it by that, as it did.
     if (kept.cut !== undefined) return kept.cut > MAX_KEPT_ANSWER_CHARS ? { value: new CutAnswer(kept.cut, kept.head) } : undefined;
-    return { value: new RedactedAnswer(JSON.parse(json) as unknown, json) };
+    // The hash matched: the file is the JSON this module wrote.
+    return { value: new RedactedAnswer(json) };
   } catch {
     return undefined;
   }

@@ -20,7 +20,7 @@ export interface JournaledAgentCall {
 }
 
 /** A journaled answer: its value, or (a large one) where it is kept beside the journal (kept-answers.ts). */
-export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: false; code: string; message: string; messageChars?: number; fatal?: boolean };
+export type ToolAnswer = { ok: true; value: unknown } | { ok: true; kept: KeptAnswer } | { ok: true; deeperThan: number } | { ok: false; code: string; message: string; messageChars?: number; fatal?: boolean };
 
 /** What the journal recorded of one tools.* call: its start, and its answer once it had one. */
 export interface JournaledToolCall {
@@ -169,6 +169,11 @@ class CallFolder {
         if (data.ok !== true) {
           const messageChars = typeof data.messageChars === "number" && Number.isSafeInteger(data.messageChars) ? data.messageChars : undefined;
           call.answer = { ok: false, code: str(data.code) || "tool_failed", message: str(data.message), ...(messageChars !== undefined ? { messageChars } : {}), ...(data.fatal === true ? { fatal: true } : {}) };
+          return;
+        }
+        // An answer nested past every valueDepth is journaled as only that (kept-answers.ts).
+        if (typeof data.deeperThan === "number") {
+          call.answer = { ok: true, deeperThan: data.deeperThan };
           return;
         }
         const kept = keptAnswerOf(data);
