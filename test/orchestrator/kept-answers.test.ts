@@ -239,6 +239,44 @@ return { seen, next };
   expect(resumed.value).toEqual({ seen: first, next: "fresh" });
 });
 
+test("an answer whose toJSON answers differently each time it is read is journaled as the script saw it, small or kept in a file", async () => {
+  const script = `export const apiVersion = 1;
+const seen = [];
+for (const name of ["small", "large", "late"]) {
+  try { const answer = await tools[name]({}); seen.push(typeof answer === "string" ? answer : answer.reads); } catch (error) { seen.push(error.code + ": " + error.message); }
+}
+await tools.log(seen);
+const next = await tools.next({});
+return { seen, next };
+`;
+  /** An answer whose JSON changes with every read; the `late` one throws at its first read. */
+  const fickle = (pad: number, throwsFirst = false) => {
+    let reads = 0;
+    return {
+      toJSON() {
+        reads++;
+        if (throwsFirst && reads === 1) throw new Error("not ready yet");
+        return pad === 0 ? `read ${reads}` : { reads, pad: "p".repeat(pad) };
+      },
+    };
+  };
+  let seen: unknown;
+  const tools = { small: async () => fickle(0), large: async () => fickle(40_000), late: async () => fickle(0, true), log: async (value: unknown) => void (seen = value) };
+  const runId = await interrupted(tools, script);
+  expect(seen).toEqual(["read 1", 1, "host_error: the host's answer must be JSON-serializable: not ready yet"]);
+  const results = journal(runs, runId).filter(({ line }) => line.name === "tool_result").map(({ line }) => line.data!);
+  expect(results[0]).toMatchObject({ ok: true, value: "read 1" });
+  const kept = results[1]!.kept as { file: string };
+  expect((JSON.parse(readFileSync(join(runFiles(runs.scope, runId).dir, kept.file), "utf8")) as { reads: number }).reads).toBe(1);
+  expect(results[2]).toMatchObject({ ok: false, code: "host_error", message: "the host's answer must be JSON-serializable: not ready yet" });
+
+  const plan = planResume(runs, runId);
+  if (!("plan" in plan)) throw new Error("the interrupted run should be resumable");
+  const first = seen;
+  const resumed = await start({ ...tools, next: async () => "fresh" }, { resume: plan.plan, script }).settled;
+  expect(resumed.value).toEqual({ seen: first, next: "fresh" });
+});
+
 test("the calls view shows a tools.* answer over the run's replyChars as the failure the script saw, whether the journal line holds the answer or keeps it in a file", async () => {
   const script = `export const apiVersion = 1;
 export const meta = { limits: { replyChars: 2000 } };

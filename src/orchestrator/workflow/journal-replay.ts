@@ -36,7 +36,8 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter, runDir: stri
     journal.toolCall(index, name, toolIdentity(name, asked).argsHash, runsAction(name, asked));
     try {
       const value = await fn(args, context);
-      // Serialised once: the journal measures (and keeps) the very JSON the sandbox is handed.
+      // Serialised once: the journal keeps, and the sandbox is handed, the very same JSON. A value
+      // that is not JSON fails here, once: read again, a toJSON that threw might answer.
       const answer = measured(value);
       journal.toolResult(index, name, { ok: true, value: answer }, signal.aborted);
       return answer;
@@ -48,13 +49,13 @@ function journaledCall(name: string, fn: ToolFn, writer: RunWriter, runDir: stri
   };
 }
 
-/** A tool's answer as JSON, or the value itself when it is not JSON (the journal and the sandbox each refuse it so). */
-function measured(value: unknown): unknown {
+/** A tool's answer as JSON; one that is not JSON is the host_error the sandbox would make of it. */
+function measured(value: unknown): JsonAnswer {
   if (value instanceof JsonAnswer) return value;
   try {
     return JsonAnswer.of(value);
-  } catch {
-    return value;
+  } catch (refused) {
+    throw hostError("host_error", (refused as Error).message);
   }
 }
 
