@@ -61,13 +61,17 @@ const apply = Reflect.apply;
 const weakGet = WeakMap.prototype.get;
 const weakSet = WeakMap.prototype.set;
 
-function hostError(e) {
-  const error = e.name === "TypeError" ? new TypeError(e.message)
-    : e.name === "RangeError" ? new RangeError(e.message)
-    : new FlowError(e.message);
-  if (e.code !== undefined) error.code = e.code;
-  if (e.runId !== undefined) error.runId = e.runId;
-  if (typeof e.limit === "string") apply(weakSet, limitErrors, [error, e.limit]);
+// The host's own fields only: a script that puts "limit" on Object.prototype must not make every
+// host refusal a limit error.
+const hasOwn = Object.hasOwn;
+function hostError(reply) {
+  const e = (key) => (hasOwn(reply, key) ? reply[key] : undefined);
+  const error = e("name") === "TypeError" ? new TypeError(e("message"))
+    : e("name") === "RangeError" ? new RangeError(e("message"))
+    : new FlowError(e("message"));
+  if (e("code") !== undefined) error.code = e("code");
+  if (e("runId") !== undefined) error.runId = e("runId");
+  if (typeof e("limit") === "string") apply(weakSet, limitErrors, [error, e("limit")]);
   return error;
 }
 

@@ -113,6 +113,11 @@ describe("sandbox escapes", () => {
     // A host rejection whose code happens to be a limit's name is the host's error, not a limit.
     const host = await run(`await tools.t({});`, { host: { tools: { t: async () => Promise.reject(Object.assign(new Error("busy"), { code: "toolCalls" })) } } });
     expect(failure(host.result)).toMatchObject({ kind: "script", name: "FlowError", code: "toolCalls", message: "busy" });
+    // Nor does a `limit` (or `code`, `name`) the script puts on Object.prototype, under every host refusal.
+    const inherited = await run(`Object.assign(Object.prototype, { limit: "agentCalls", code: "agentCalls", name: "RangeError" });\nawait tools.t({});`, {
+      host: { tools: { t: async () => Promise.reject(new Error("busy")) } },
+    });
+    expect(failure(inherited.result)).toMatchObject({ kind: "script", name: "FlowError", code: "host_error", message: "busy" });
     // The genuine error, rethrown, is still the limit (with its real name even if the script edits `code`).
     const rethrown = await run(`try { store("k", "x".repeat(100)); } catch (e) { e.code = "agentCalls"; throw e; }`, { limits: { storeValueChars: 50 } });
     expect(failure(rethrown.result)).toMatchObject({ kind: "limit", code: "storeValueChars" });
