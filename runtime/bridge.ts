@@ -55,6 +55,12 @@ export class HostBridge {
   // answer) never waits behind children that may run for minutes.
   private readonly agents: CallQueue;
   private readonly tools: CallQueue;
+  /**
+   * describeTool()/searchTools() wait their turn too: no call limit counts them, and answered all
+   * at once, thousands of searches (each answer the declarations of every tool) held the host's
+   * thread for seconds and its heap for a gigabyte.
+   */
+  private readonly discoveries: CallQueue;
   /** Started calls without an end event yet, in start order: close() ends them. */
   private readonly started = new Map<string, (ending: Ending) => void>();
   private closing = false;
@@ -71,6 +77,7 @@ export class HostBridge {
     const open = (): boolean => !this.closing && !hooks.closed();
     this.agents = new CallQueue(limits.concurrency, open);
     this.tools = new CallQueue(limits.concurrency, open);
+    this.discoveries = new CallQueue(limits.concurrency, open);
     this.discovery = new ToolDiscovery(host);
   }
 
@@ -177,10 +184,14 @@ export class HostBridge {
     }
   }
 
-  /** describeTool()/searchTools(): read-only and answered from declarations, so no limit, queue or event applies. */
+  /** describeTool()/searchTools(): read-only and answered from declarations, so no limit or event applies; they queue as calls do. */
   private discover(call: Call): void {
-    const input = decodeJson(call.text, this.limits.valueDepth);
-    this.invoke(call.id, "discover", () => this.discovery.answer(call.name, input), () => {});
+    if (this.refuseQueued(call, `${call.name}() arguments`)) return;
+    this.enqueue(this.discoveries, call, (release) => {
+      const input = this.decode(call, release);
+      if (input === undefined) return;
+      this.invoke(call.id, "discover", () => this.discovery.answer(call.name, input), release);
+    });
   }
 
   /** Registers a started call; the returned function emits its end event once and frees its slot. */

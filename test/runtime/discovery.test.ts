@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { STARTS_PER_TURN } from "../../runtime/queue.ts";
 import { run, value } from "./support.ts";
 
 const host = {
@@ -31,6 +32,30 @@ describe("describeTool() and searchTools() in the runtime", () => {
     expect(answer.byArgument).toEqual(["search_issues"]);
     expect(answer).not.toHaveProperty("missing");
     expect(events).toEqual([]);
+  });
+
+  it("answer a flood of calls a few at a time, as tools.* calls start: the host's thread and heap never hold them all at once", async () => {
+    // Each answer reads the host's schemas: count the reads in each turn of the host's event loop.
+    let inTurn = 0;
+    let most = 0;
+    const toolSchemas = new Proxy(host.toolSchemas, {
+      get(target, key) {
+        if (inTurn++ === 0) setImmediate(() => (inTurn = 0));
+        most = Math.max(most, inTurn);
+        return Reflect.get(target, key);
+      },
+    });
+    const { result } = await run(
+      `const all = [];
+       for (let i = 0; i < 200; i++) all.push(i % 2 === 0 ? describeTool("close_issue") : searchTools("close issue", { limit: 1 }));
+       return (await Promise.all(all)).length;`,
+      { host: { ...host, toolSchemas } },
+    );
+    expect(value(result)).toBe(200);
+    // Calls start STARTS_PER_TURN at a time, each reading a schema; the queue's next turn and this
+    // count's reset can share a turn, and the first search indexes both tools. Answered all at once,
+    // the 200 calls read the schemas 200 times in one turn.
+    expect(most).toBeLessThanOrEqual(2 * STARTS_PER_TURN + 2);
   });
 
   it("refuse a searchTools() query over 4096 characters before it reaches the host, and rank one at the bound", async () => {
