@@ -178,9 +178,9 @@ interface RunView {
     [k: string]: unknown;
   };
   /**
-   * Ready-to-call external_runs arguments for this run.
+   * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
    */
-  refs: {
+  refs?: {
     /**
      * Arguments for external_runs that inspect this run's final view.
      */
