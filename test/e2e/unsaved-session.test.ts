@@ -3,8 +3,11 @@
  * refuses it (session_unavailable), so nothing may send the model, a script or a person there.
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
 import { childAnswers } from "../support/children.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
+import { completionRow, seen, toolRow } from "../ui/views.ts";
+import type { RunView } from "../../src/contract/run-schema.ts";
 
 let pi: PiTestSession;
 beforeEach(async () => {
@@ -32,5 +35,52 @@ describe("a workflow script", () => {
     expect(value.refused.message).toMatch(/not saved to a file/);
     expect(value.refused.message).toMatch(/agent\(\)/);
     expect(value.whole).toBe(big.length);
+  });
+});
+
+/** What the last `/flow` printed: the session entry the transcript draws. */
+async function flow(args: string): Promise<string> {
+  await pi.session.prompt(`/flow ${args}`);
+  const last = pi.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output").at(-1) as { data: { lines: string[] } };
+  return last.data.lines.join("\n");
+}
+
+const worker = { role: "worker", description: "Write a lot", prompt: "p", context: { mode: "none" } };
+
+describe("what a person sees of an answer over 16 KiB", () => {
+  test("the tool row, the completion message and /flow runs inspect point to /flow report, which shows it, never to external_runs", async () => {
+    const foreground = await pi.callTool("external_delegate", worker, { children: [childAnswers(big)] });
+    const runId = (foreground.structuredContent as { data: { run: RunView } }).data.run.runId;
+    const definition = pi.session.getToolDefinition("external_delegate")!;
+    const row = seen(toolRow("external_delegate", definition, worker, [{ details: foreground.details, text: foreground.text }], true), 120);
+    expect(row).toContain("over 16 KiB");
+    expect(row).not.toMatch(/external_runs/);
+    expect(row).toContain(`/flow report ${runId}`);
+
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await pi.callTool("external_delegate", { ...worker, background: true }, { children: [childAnswers(big)] });
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    const completion = seen(completionRow((completions()[0] as unknown as { details: RunView }).details, true), 120);
+    expect(completion).toContain("over 16 KiB");
+    expect(completion).not.toMatch(/external_runs/);
+    expect(completion).toContain("/flow report ");
+
+    const inspected = await flow(`runs ${runId} inspect`);
+    expect(inspected).toContain("over 16 KiB");
+    expect(inspected).not.toMatch(/external_runs/);
+    expect(inspected).toContain(`/flow report ${runId}`);
+    // A long answer inline is cut in the row: the rest is one /flow command away, not an external_runs call.
+    const long = await pi.callTool("external_delegate", worker, { children: [childAnswers(Array.from({ length: 30 }, (_, line) => `line ${line}`).join("\n"))] });
+    const longRow = seen(toolRow("external_delegate", definition, worker, [{ details: long.details, text: long.text }], true), 120);
+    const longId = (long.structuredContent as { data: { run: RunView } }).data.run.runId;
+    expect(longRow).not.toMatch(/external_runs/);
+    expect(longRow).toContain(`10 more lines (/flow runs ${longId} inspect shows them all)`);
+    expect(await flow(`runs ${longId} inspect`)).toContain("line 29");
+
+    // Followed, the advice works: the report holds the whole answer.
+    const report = await flow(`report ${runId}`);
+    const file = /written to (\S+)/.exec(report)![1]!;
+    expect(existsSync(file)).toBe(true);
+    expect(readFileSync(file, "utf8")).toContain(big);
   });
 });

@@ -1,6 +1,6 @@
 import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
-import type { RunView } from "../../contract/run-schema.ts";
+import { servedView, type RunView, type ServedRunView } from "../../contract/run-schema.ts";
 import { formatRunTextFor, groupCommit, NOT_SUPERVISED, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
@@ -232,13 +232,14 @@ interface CompletionMessage {
   customType: string;
   content: string;
   display: boolean;
-  details: RunView | { runs: RunView[] };
+  /** Without refs in a session external_runs cannot supervise: the drawn message never points there. */
+  details: ServedRunView | { runs: ServedRunView[] };
 }
 
 const headline = (view: RunView) => `Background run ${view.runId} finished: ${view.state.outcome ?? view.state.status}.`;
 
 function singleCompletion(view: RunView, supervised: boolean): CompletionMessage {
-  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunTextFor(view, supervised)}`, display: true, details: view };
+  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunTextFor(view, supervised)}`, display: true, details: servedView(view, supervised) };
 }
 
 /**
@@ -263,5 +264,5 @@ function batchCompletion(views: RunView[], supervised: boolean): CompletionMessa
       );
     }
   }
-  return { customType: COMPLETIONS_MESSAGE_TYPE, content: parts.join("\n\n"), display: true, details: { runs: views } };
+  return { customType: COMPLETIONS_MESSAGE_TYPE, content: parts.join("\n\n"), display: true, details: { runs: views.map((view) => servedView(view, supervised)) } };
 }
