@@ -4,9 +4,13 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
-import { childAnswers } from "../support/children.ts";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { childAnswers, seenBy } from "../support/children.ts";
+import { gitIn, writeIn } from "../support/git-repo.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
-import { completionRow, seen, toolRow } from "../ui/views.ts";
+import { recordingUi } from "../support/recording-ui.ts";
+import { completionRow, seen, theme, toolRow } from "../ui/views.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
 
 let pi: PiTestSession;
@@ -82,5 +86,37 @@ describe("what a person sees of an answer over 16 KiB", () => {
     const file = /written to (\S+)/.exec(report)![1]!;
     expect(existsSync(file)).toBe(true);
     expect(readFileSync(file, "utf8")).toContain(big);
+  });
+});
+
+/** A writer of parallel-edit: writes its task, as the file's whole content, into its path; then says so. */
+const writer: FauxResponseStep = (context) => {
+  const [, path, task] = /Edit (\S+), and no other file: ([^\n]*)/.exec(seenBy(context.messages).user) ?? [];
+  if (!context.messages.some((message) => message.role === "toolResult")) {
+    return fauxAssistantMessage([fauxToolCall("write", { path: path!, content: `${task}\n` })], { stopReason: "toolUse" });
+  }
+  return fauxAssistantMessage([fauxText(`Wrote ${path}.`)]);
+};
+
+describe("the shipped parallel-edit", () => {
+  test("does not claim its writers left nothing to apply when external_runs apply is refused: it says their changes are kept and /flow apply lands them", async () => {
+    pi.dispose();
+    const ui = recordingUi(theme);
+    pi = await startPiSession({ persisted: false, ui: ui.context, mode: "tui" });
+    gitIn(pi.cwd, "init", "-q", "-b", "main");
+    writeIn(pi.cwd, { ".gitignore": ".agent/\n.flow-home/\n", "a.txt": "old\n" });
+    gitIn(pi.cwd, "add", "-A");
+    gitIn(pi.cwd, "commit", "-q", "-m", "initial");
+    const result = await pi.callTool("external_workflow", { workflow: "parallel-edit", args: { edits: [{ path: "a.txt", task: "new" }] } }, { children: [writer, writer] });
+    const value = (result.structuredContent as { data: { run: { output: { value: Record<string, unknown[]> } } } }).data.run.output.value;
+    expect(value.unchanged).toEqual([]);
+    expect(value.notApplied).toEqual([{ path: "a.txt", runId: expect.any(String) }]);
+    expect(value.applyRefused).toMatch(/^session_unavailable: .*\/flow apply ag_\w+ lands them\.$/);
+    expect(readFileSync(join(pi.cwd, "a.txt"), "utf8")).toBe("old\n");
+    const runId = (value.notApplied as { runId: string }[])[0]!.runId;
+    // Followed, the advice works: /flow apply lands the kept change once the person says yes.
+    ui.answers.push(true);
+    expect(await flow(`apply ${runId}`)).toMatch(/applied/);
+    expect(readFileSync(join(pi.cwd, "a.txt"), "utf8")).toBe("new\n");
   });
 });
