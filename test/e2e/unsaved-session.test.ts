@@ -12,6 +12,7 @@ import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { recordingUi } from "../support/recording-ui.ts";
 import { completionRow, seen, theme, toolRow } from "../ui/views.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
+import { openRunStore } from "../../src/runs/index.ts";
 
 let pi: PiTestSession;
 beforeEach(async () => {
@@ -118,5 +119,35 @@ describe("the shipped parallel-edit", () => {
     ui.answers.push(true);
     expect(await flow(`apply ${runId}`)).toMatch(/applied/);
     expect(readFileSync(join(pi.cwd, "a.txt"), "utf8")).toBe("new\n");
+  });
+});
+
+describe("background runs that settle together", () => {
+  test("each one's answer reaches the model: answers past one message's 32 KiB go in the next message, since external_runs cannot page them here", async () => {
+    const answers = ["a", "b", "c"].map((letter) => letter.repeat(15_000));
+    const store = openRunStore({ home: pi.flowHome, cwd: pi.cwd, sessionId: pi.session.sessionManager.getSessionId() });
+    const settled = () => store.list({ limit: 10 }).runs.filter((run) => run.state.status === "done" && run.background).length;
+    // The foreground child answers once the three background runs settled, so all three settle while the parent is busy.
+    const lastChild: FauxResponseStep = async () => {
+      await expect.poll(settled, { timeout: 10_000 }).toBe(3);
+      return fauxAssistantMessage([fauxText("foreground done")]);
+    };
+    const messages: { customType: string; content: string }[] = [];
+    pi.session.subscribe((event) => {
+      const message = event.type === "message_end" ? (event.message as { role: string; customType?: string; content?: unknown }) : undefined;
+      if (message?.role === "custom" && message.customType?.startsWith("pi-flow-run")) messages.push({ customType: message.customType, content: String(message.content) });
+    });
+    await pi.runCodemode(
+      `const worker = { role: "worker", prompt: "p", context: { mode: "none" } };
+       for (let i = 0; i < 3; i++) await tools.external_delegate({ ...worker, description: "b" + i, background: true });
+       return (await tools.external_delegate({ ...worker, description: "fg" })).ok;`,
+      { children: [...answers.map((answer) => childAnswers(answer)), lastChild] },
+    );
+    const text = () => messages.map((message) => message.content).join("\n");
+    await expect.poll(() => text().match(/Background run \S+ finished/g)?.length ?? 0, { timeout: 10_000 }).toBe(3);
+    expect(messages.some((message) => message.customType === "pi-flow-runs-completed")).toBe(true);
+    expect(text()).not.toMatch(/did not fit/);
+    for (const answer of answers) expect(text()).toContain(answer);
+    for (const message of messages) expect(Buffer.byteLength(message.content)).toBeLessThanOrEqual(32 * 1024 + 1024);
   });
 });
