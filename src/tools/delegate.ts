@@ -82,7 +82,7 @@ export function createDelegateTool(host: FlowHost) {
           abortIfSignalled(signal); // or the call was aborted meanwhile: then nothing launches (invariant 7)
           withheld = prepared.tools.withheld;
           const slots = background ? host.session(ctx).backgroundSlots : undefined;
-          if (slots?.full) throw queueFull(slots);
+          if (slots?.full) throw queueFull(slots, isSupervised);
           launched = launchChild(prepared, env, {
             background,
             toolCallId,

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
-import { childAnswers, seenBy } from "../support/children.ts";
+import { childAnswers, childAnswersWhenReleased, seenBy } from "../support/children.ts";
 import { gitIn, writeIn } from "../support/git-repo.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { recordingUi } from "../support/recording-ui.ts";
@@ -149,5 +149,28 @@ describe("background runs that settle together", () => {
     expect(text()).not.toMatch(/did not fit/);
     for (const answer of answers) expect(text()).toContain(answer);
     for (const message of messages) expect(Buffer.byteLength(message.content)).toBeLessThanOrEqual(32 * 1024 + 1024);
+  });
+});
+
+describe("refusals while a run goes", () => {
+  test("a resume of a live run and a background launch past the queue say what works here, not external_runs: resume once it ended, delegate again once some ended", async () => {
+    pi.dispose();
+    pi = await startPiSession({ persisted: false, env: { PI_FLOW_MAX_BACKGROUND: "1", PI_FLOW_MAX_QUEUED: "0" } });
+    const gated = childAnswersWhenReleased("first done");
+    const first = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [gated.step] });
+    const runId = (first.structuredContent as { data: { run: RunView } }).data.run.runId;
+    await gated.started;
+    const resumed = await pi.callTool("external_delegate", { ...worker, resume: runId });
+    expect(resumed.text).toContain("request_invalid");
+    expect(resumed.text).toContain("still live");
+    expect(resumed.text).not.toMatch(/external_runs \{/);
+    expect(resumed.text).toMatch(/completion message/);
+    const second = await pi.callTool("external_delegate", { ...worker, background: true });
+    expect(second.text).toContain("Too many background runs");
+    expect(second.text).not.toMatch(/with external_runs/);
+    expect(second.text).toMatch(/completion message/);
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    gated.release();
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
   });
 });

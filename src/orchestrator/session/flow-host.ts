@@ -173,6 +173,7 @@ export class FlowHost {
       modelRegistry: ctx.modelRegistry,
       snapshot: () => (captured ??= captureParentSnapshot(branch ?? ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
+      supervised: ctx.sessionManager.getSessionFile() !== undefined,
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...(fleet ? { fleet } : {}),
