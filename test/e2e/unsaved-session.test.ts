@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
-import { childAnswers, childAnswersWhenReleased, seenBy } from "../support/children.ts";
+import { childAnswers, childAnswersWhenReleased, childHangs, seenBy } from "../support/children.ts";
 import { gitIn, writeIn } from "../support/git-repo.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 import { recordingUi } from "../support/recording-ui.ts";
@@ -172,5 +172,24 @@ describe("refusals while a run goes", () => {
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     gated.release();
     await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+  });
+});
+
+describe("external_runs, refused here", () => {
+  test("says what works instead for each action, and the advice works when followed: /flow runs <runId> cancel stops a background run", async () => {
+    const first = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [childHangs()] });
+    const runId = (first.structuredContent as { data: { run: RunView } }).data.run.runId;
+    const advice = async (args: Record<string, unknown>) => {
+      const result = await pi.callTool("external_runs", args);
+      expect((result.structuredContent as { error: { code: string } }).error.code).toBe("session_unavailable");
+      return result.text;
+    };
+    expect(await advice({ action: "wait", runIds: [runId] })).toMatch(/completion message/);
+    expect(await advice({ action: "apply", runIds: [runId] })).toContain(`/flow apply ${runId}`);
+    expect(await advice({ action: "cancel", runIds: [runId] })).toContain(`/flow runs ${runId} cancel`);
+    expect(await flow(`runs ${runId} cancel`)).toContain(`Cancel requested for ${runId}`);
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed") as unknown as { details: RunView }[];
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    expect(completions()[0]!.details.state.outcome).toBe("cancelled");
   });
 });
