@@ -8,6 +8,7 @@ import type { FlowHost } from "../orchestrator/session/index.ts";
 import type { ResultOwnership } from "../orchestrator/session/index.ts";
 import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
 import { waitForRuns } from "../orchestrator/session/index.ts";
+import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
 import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
@@ -167,7 +168,10 @@ function unsupervisedInstead(input: RunsInput): string {
     case "discard":
       return `A person lands or drops a run's kept changes with /flow ${input.action} ${runId}.`;
     default:
-      return "A background run's result comes in its completion message; a person reads runs with /flow runs.";
+      // A script never sees completion messages: its way to children's results is agent().
+      return callingWorkflowRun() !== undefined
+        ? "In a workflow, run children with agent() (parallel() for many): it returns each child's whole value."
+        : "A background run's result comes in its completion message; a person reads runs with /flow runs.";
   }
 }
 

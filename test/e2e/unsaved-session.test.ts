@@ -41,6 +41,21 @@ describe("a workflow script", () => {
     expect(value.refused.message).toMatch(/agent\(\)/);
     expect(value.whole).toBe(big.length);
   });
+
+  test("a wait on a background delegation is refused with the advice that works in a script: agent(), not a completion message it never sees", async () => {
+    const script = [
+      "export const apiVersion = 1;",
+      'export const meta = { name: "waits", description: "d", tools: ["external_delegate"] };',
+      'const started = await tools.external_delegate({ role: "worker", description: "d", prompt: "p", context: { mode: "none" }, background: true });',
+      "const waited = await tools.external_runs({ action: \"wait\", runIds: [started.data.run.runId] });",
+      "return waited.error;",
+    ].join("\n");
+    const result = await pi.callTool("external_workflow", { script }, { children: [childAnswers("done")] });
+    const error = (result.structuredContent as { data: { run: { output: { value: { code: string; message: string } } } } }).data.run.output.value;
+    expect(error.code).toBe("session_unavailable");
+    expect(error.message).toMatch(/agent\(\)/);
+    expect(error.message).not.toMatch(/completion message/);
+  });
 });
 
 /** What the last `/flow` printed: the session entry the transcript draws. */
