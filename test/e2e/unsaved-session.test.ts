@@ -97,6 +97,10 @@ describe("what a person sees of an answer over 16 KiB", () => {
     expect(longRow).toContain(`10 more lines (/flow runs ${longId} inspect shows them all)`);
     expect(await flow(`runs ${longId} inspect`)).toContain("line 29");
 
+    // The model is told the same: a person reads it with /flow report (a session saved later could not page this run).
+    expect(foreground.text).toContain(`a person reads it with /flow report ${runId}`);
+    expect(foreground.text).not.toMatch(/persisted to page it/);
+    expect((completions()[0] as unknown as { content: string }).content).toMatch(/a person reads it with \/flow report ag_\w+/);
     // Followed, the advice works: the report holds the whole answer.
     const report = await flow(`report ${runId}`);
     const file = /written to (\S+)/.exec(report)![1]!;
