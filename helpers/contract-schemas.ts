@@ -163,8 +163,7 @@ export const RUN_VIEW_SCHEMA: SchemaObject = {
   "type": "object",
   "required": [
     "runId",
-    "output",
-    "refs"
+    "output"
   ],
   "properties": {
     "runId": {
@@ -204,7 +203,7 @@ export const RUN_VIEW_SCHEMA: SchemaObject = {
       }
     },
     "refs": {
-      "description": "Ready-to-call external_runs arguments for this run.",
+      "description": "Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.",
       "type": "object",
       "properties": {
         "final": {

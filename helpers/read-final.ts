@@ -5,16 +5,20 @@ export const readFinal: HelperDefinition = {
   name: "readFinal",
   signature: "readFinal<T = unknown>(run: RunView, options?: ReadFinalOptions): Promise<T>",
   description:
-    "Returns a run's complete final value. Inline delivery returns `run.output.value`; reference delivery pages " +
-    "`tools.external_runs({ ...run.refs.final, limitBytes, cursor })` until no `nextCursor` is left, concatenates the " +
-    "pages, and for `encoding: \"json\"` parses them and returns `.result`. Throws a FlowError with the envelope's " +
-    "error code when a page fails, or code `final_unavailable` when the run has no final value.",
+    "Returns a run's whole final value: `run.output.value` when inline; by reference, pages " +
+    "`tools.external_runs({ ...run.refs.final, limitBytes, cursor })` to the last `nextCursor`, concatenates, and for " +
+    "`encoding: \"json\"` returns the parsed `.result`. Throws a FlowError: a failed page's code; `final_unavailable`: " +
+    "no final value; `session_unavailable`: no refs (a session not saved to a file; agent() returns whole values).",
   source: String.raw`async function readFinal(run, options) {
   if (run === null || typeof run !== "object") throw new TypeError("readFinal(run): run must be a run view (receipt.data.run)");
   const output = run.output ?? {};
   if (output.delivery === "inline") return output.value;
   if (output.finalAvailable === false) throw new FlowError("run " + run.runId + " has no final value", "final_unavailable", run.runId);
   const ref = run.refs?.final;
+  // A receipt of a session not saved to a file carries no refs: external_runs refuses that session.
+  if (run.refs === undefined && output.delivery === "reference") {
+    throw new FlowError("run " + run.runId + "'s final value is over 16 KiB and this session is not saved to a file, so external_runs cannot page it: agent() returns a child's whole value, or run the session saved to a file", "session_unavailable", run.runId);
+  }
   if (ref === null || typeof ref !== "object") throw new FlowError("run " + run.runId + " has no refs.final", "final_unavailable", run.runId);
   if (!("external_runs" in tools)) throw new TypeError("readFinal needs tools.external_runs; add it to meta.tools");
   const limitBytes = options?.limitBytes ?? 65536;

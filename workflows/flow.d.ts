@@ -178,9 +178,9 @@ interface RunView {
     [k: string]: unknown;
   };
   /**
-   * Ready-to-call external_runs arguments for this run.
+   * Ready-to-call external_runs arguments for this run. Absent in a session not saved to a file, where external_runs cannot answer.
    */
-  refs: {
+  refs?: {
     /**
      * Arguments for external_runs that inspect this run's final view.
      */
@@ -2471,7 +2471,7 @@ declare function parallel<T>(thunks: ReadonlyArray<() => T | Promise<T>>, option
 /** Calls fn(attempt) (attempt is 1-based) until it resolves, at most `attempts` times (default 3, at most 100), and rejects with the last error. `retryIf(error, attempt)` returning false stops early. Fatal errors (call limit, unknown role) end the run and are never retried. */
 declare function retry<T>(fn: (attempt: number) => T | Promise<T>, options?: RetryOptions): Promise<T>;
 
-/** Returns a run's complete final value. Inline delivery returns `run.output.value`; reference delivery pages `tools.external_runs({ ...run.refs.final, limitBytes, cursor })` until no `nextCursor` is left, concatenates the pages, and for `encoding: "json"` parses them and returns `.result`. Throws a FlowError with the envelope's error code when a page fails, or code `final_unavailable` when the run has no final value. */
+/** Returns a run's whole final value: `run.output.value` when inline; by reference, pages `tools.external_runs({ ...run.refs.final, limitBytes, cursor })` to the last `nextCursor`, concatenates, and for `encoding: "json"` returns the parsed `.result`. Throws a FlowError: a failed page's code; `final_unavailable`: no final value; `session_unavailable`: no refs (a session not saved to a file; agent() returns whole values). */
 declare function readFinal<T = unknown>(run: RunView, options?: ReadFinalOptions): Promise<T>;
 
 /** Formats evidence for the next child's prompt: a header line marking it as untrusted data, then one JSON packet { sourceRunId, capturedAt, revision?, freshnessNote, omissions, evidence }. Non-string evidence is JSON-encoded; the evidence is cut to `maxChars` (default 12000) and `omissions` says how much was dropped. `source` gives provenance: { runId, observedAt, capturedAt, revision, omittedPages }; pass the agent() result itself to stamp its runId and observedAt. capturedAt is source.capturedAt, else source.observedAt (when the child settled), else the run's fixed clock. */

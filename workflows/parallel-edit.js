@@ -64,16 +64,23 @@ export default async function runParallelEdit({ args }) {
   // stays kept on its run (external_runs inspect view patch), never applied here.
   const done = writers.flatMap((writer) => (writer.ok && writer.runId ? [{ path: writer.path, runId: writer.runId }] : []));
   const answer = done.length > 0 ? await tools.external_runs({ action: "apply", runIds: done.map((writer) => writer.runId) }) : undefined;
-  const results = answer?.data?.results ?? [];
+  // A refused apply (session_unavailable in a session not saved to a file) landed nothing: every
+  // writer's changes stay kept on its run, and a person lands them with /flow apply.
+  const refused = answer !== undefined && !answer.ok ? answer.error : undefined;
+  const results = (answer?.ok ? answer.data.results : undefined) ?? [];
   const landed = done.map((writer) => {
     const result = results.find((candidate) => candidate.runId === writer.runId);
-    return { ...writer, status: result?.status ?? "nothing_to_apply", files: result?.files ?? [] };
+    return { ...writer, status: refused ? "not_applied" : (result?.status ?? "nothing_to_apply"), files: result?.files ?? [] };
   });
 
   return {
     applied: landed.filter((writer) => writer.status === "applied").map(({ path, runId, files }) => ({ path, runId, files })),
     conflicts: landed.filter((writer) => writer.status === "conflict").map(({ path, runId, files }) => ({ path, runId, files })),
-    unchanged: landed.filter((writer) => writer.status !== "applied" && writer.status !== "conflict").map(({ path, runId, status }) => ({ path, runId, status })),
+    unchanged: landed.filter((writer) => !["applied", "conflict", "not_applied"].includes(writer.status)).map(({ path, runId, status }) => ({ path, runId, status })),
+    notApplied: landed.filter((writer) => writer.status === "not_applied").map(({ path, runId }) => ({ path, runId })),
+    ...(refused
+      ? { applyRefused: `${refused.code}: ${refused.message} Each writer's changes stay kept on its run: /flow apply ${done.map((writer) => writer.runId).join(" ")} lands them.` }
+      : {}),
     failed: writers.flatMap((writer) => (writer.ok ? [] : [{ path: writer.path, runId: writer.runId, code: writer.code, message: writer.message }])),
     summaries: writers.flatMap((writer) => (writer.ok ? [{ path: writer.path, summary: writer.summary }] : [])),
   };

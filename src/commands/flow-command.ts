@@ -134,7 +134,7 @@ async function runs(ctx: ExtensionCommandContext, rest: string[], sources: FlowC
   }
   switch (action ?? "inspect") {
     case "inspect":
-      return print(`/flow runs ${runId} inspect`, inspectLines(store.view(runId)));
+      return print(`/flow runs ${runId} inspect`, inspectLines(store.view(runId), ctx.sessionManager.getSessionFile() !== undefined));
     case "tail":
       return print(`/flow runs ${runId} tail`, tailLines(store, runId));
     case "cancel": {

@@ -39,7 +39,8 @@ export function listLines(views: readonly RunView[]): string[] {
   return lines;
 }
 
-export function inspectLines(view: RunView): string[] {
+/** `supervised` false: a session not saved to a file, whose runs external_runs refuses to page. */
+export function inspectLines(view: RunView, supervised = true): string[] {
   const status = statusOf(view);
   const lines = [
     runLine(view),
@@ -54,7 +55,11 @@ export function inspectLines(view: RunView): string[] {
     const value = typeof view.output.value === "string" ? view.output.value : JSON.stringify(view.output.value, null, 2);
     lines.push(view.output.redacted ? "answer (secrets redacted):" : "answer:", ...value.split("\n"));
   } else if (view.output.delivery === "reference") {
-    lines.push(`answer: over 16 KiB; page it with external_runs ${JSON.stringify(view.refs.final ?? view.refs.summary)}`);
+    lines.push(
+      supervised
+        ? `answer: over 16 KiB; page it with external_runs ${JSON.stringify(view.refs.final ?? view.refs.summary)}`
+        : `answer: over 16 KiB; /flow report ${view.runId} shows it (this session is not saved to a file)`,
+    );
   } else lines.push("answer: none");
   return lines;
 }

@@ -4,7 +4,7 @@
 // readFinal() takes the part of a run view it reads. `npm run build:types` writes these into
 // helpers/contract-schemas.ts for the runtime, which cannot import src/; a test keeps them equal.
 import { DelegateInputSchema } from "./delegate-schema.ts";
-import { RunViewSchema } from "./run-schema.ts";
+import { ReceiptRunViewSchema } from "./run-schema.ts";
 
 type Schema = { [key: string]: unknown };
 
@@ -49,7 +49,8 @@ export function agentOptionsSchema(): Schema {
 const READ_FINAL_FIELDS: { [key: string]: readonly string[] } = { runId: [], output: ["delivery", "value", "finalAvailable"], refs: ["final"] };
 
 export function readFinalRunSchema(): Schema {
-  const view = plain(RunViewSchema);
+  // A receipt's run: refs are absent in a session not saved to a file, and readFinal() takes it all the same.
+  const view = plain(ReceiptRunViewSchema);
   const viewProperties = view.properties as Schema;
   const pick = (schema: Schema, keys: readonly string[]): Schema => {
     if (keys.length === 0) return schema;

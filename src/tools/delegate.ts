@@ -3,7 +3,7 @@ import { defineTool } from "@earendil-works/pi-coding-agent";
 import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
-import type { RunView } from "../contract/run-schema.ts";
+import type { RunView, ServedRunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { GIT_CONTROLS_CHANGED, GIT_CONTROLS_CHANGED_NOTE } from "../contract/warnings.ts";
@@ -24,7 +24,7 @@ export interface DelegateDetails {
   runId?: string;
   phase: "rejected" | "running" | "accepted" | "settled";
   progress?: ChildProgress;
-  run?: RunView;
+  run?: ServedRunView;
 }
 
 /** What the model reads when its child runs without tools its role asks for (warning tools_withheld). */
@@ -82,7 +82,7 @@ export function createDelegateTool(host: FlowHost) {
           abortIfSignalled(signal); // or the call was aborted meanwhile: then nothing launches (invariant 7)
           withheld = prepared.tools.withheld;
           const slots = background ? host.session(ctx).backgroundSlots : undefined;
-          if (slots?.full) throw queueFull(slots);
+          if (slots?.full) throw queueFull(slots, isSupervised);
           launched = launchChild(prepared, env, {
             background,
             toolCallId,

@@ -39,7 +39,7 @@ export function receiptText(view: RunView, phase: "accepted" | "settled", canSup
     lines.push(
       canSupervise
         ? `The answer is too large to inline. Page it: external_runs ${call(view.refs.final)} with limitBytes and cursor.`
-        : `The answer is too large to inline (over 16 KiB). ${UNSUPERVISED}: run the session persisted to page it, or ask for a shorter answer.`,
+        : `The answer is too large to inline (over 16 KiB). ${UNSUPERVISED}: a person reads it with /flow report ${view.runId}; ask for a shorter answer if you need it here.`,
     );
   } else if (canSupervise && outcome !== "succeeded" && view.refs.diagnostics) {
     lines.push(`Evidence: external_runs ${call(view.refs.diagnostics)}.`);

@@ -1,7 +1,7 @@
 import { fail, succeed, type FlowToolResult } from "../contract/envelope.ts";
 import { flowToolResult } from "./tool-result.ts";
 import { FlowError } from "../contract/errors.ts";
-import { servedView, type RunView } from "../contract/run-schema.ts";
+import { servedView, type RunView, type ServedRunView } from "../contract/run-schema.ts";
 import { toPiUsage } from "../harnesses/usage.ts";
 import { receiptText } from "./receipt-text.ts";
 
@@ -59,7 +59,8 @@ function withUsage<TDetails>(result: FlowToolResult<TDetails>, view: RunView): F
 export interface RunDetails {
   runId?: string;
   phase: "rejected" | "running" | "accepted" | "settled";
-  run?: RunView;
+  /** As the receipt serves it: without refs in a session external_runs cannot supervise, so the row never points there. */
+  run?: ServedRunView;
 }
 
 /** A run a tool launched: accepted now, settled later (never rejects). */
@@ -103,11 +104,11 @@ export async function runReceipt<TDetails extends RunDetails, Settled extends { 
   const { runId, accepted } = launched;
   if (frame.background) {
     const { warnings, note } = frame.accepted?.() ?? { warnings: [], note: "" };
-    return acceptedReceipt(frame.tool, accepted, frame.supervised, { runId, phase: "accepted", run: accepted } as TDetails, warnings, note);
+    return acceptedReceipt(frame.tool, accepted, frame.supervised, { runId, phase: "accepted", run: servedView(accepted, frame.supervised) } as TDetails, warnings, note);
   }
   frame.onUpdate?.({ content: [{ type: "text", text: `${frame.label} ${runId} started.` }], details: { runId, phase: "running" } as TDetails });
   const settled = await launched.settled;
   const { view, warnings } = settled;
-  const details = { runId: view.runId, phase: "settled", run: view, ...frame.settledDetails?.(settled) } as TDetails;
+  const details = { runId: view.runId, phase: "settled", run: servedView(view, frame.supervised), ...frame.settledDetails?.(settled) } as TDetails;
   return settledReceipt(frame.tool, view, frame.supervised, warnings, frame.settledText(settled), details);
 }

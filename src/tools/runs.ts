@@ -8,7 +8,8 @@ import type { FlowHost } from "../orchestrator/session/index.ts";
 import type { ResultOwnership } from "../orchestrator/session/index.ts";
 import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
 import { waitForRuns } from "../orchestrator/session/index.ts";
-import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, type RunStore } from "../runs/index.ts";
+import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
+import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/query-renderers.ts";
@@ -153,10 +154,31 @@ function answerAction(
   }
 }
 
+/** What works in a session external_runs refuses, by the action asked for. */
+function unsupervisedInstead(input: RunsInput): string {
+  // Only a well-formed ID is echoed back in the advice.
+  const named = "runIds" in input && input.runIds?.length === 1 ? input.runIds[0] : undefined;
+  const runId = isRunId(named) ? named : "<runId>";
+  switch (input.action) {
+    case "cancel":
+      return `A person stops a run with /flow runs ${runId} cancel; background runs also stop when the session ends.`;
+    case "steer":
+      return "A run cannot be steered here: once it ends, continue it with external_delegate resume.";
+    case "apply":
+    case "discard":
+      return `A person lands or drops a run's kept changes with /flow ${input.action} ${runId}.`;
+    default:
+      // A script never sees completion messages: its way to children's results is agent().
+      return callingWorkflowRun() !== undefined
+        ? "In a workflow, run children with agent() (parallel() for many): it returns each child's whole value."
+        : "A background run's result comes in its completion message; a person reads runs with /flow runs.";
+  }
+}
+
 /** Supervision needs a persisted originating session: runs are partitioned by it. */
-function assertPersisted(ctx: ExtensionContext): void {
+function assertPersisted(ctx: ExtensionContext, input: RunsInput): void {
   if (!supervised(ctx)) {
-    throw new FlowError("session_unavailable", "external_runs needs a persisted session; this one is in memory only.");
+    throw new FlowError("session_unavailable", `external_runs needs a session saved to a file; this one is in memory only. ${unsupervisedInstead(input)}`);
   }
 }
 
@@ -184,7 +206,7 @@ export function createRunsTool(host: FlowHost) {
       abortIfSignalled(signal);
       let answer: Answer;
       try {
-        assertPersisted(ctx);
+        assertPersisted(ctx, params);
         const onWaiting = (text: string) => onUpdate?.({ content: [{ type: "text", text }], details: { action: params.action } });
         answer = await answerAction(host.session(ctx).ownership, host.runStore(ctx), params, signal, onWaiting);
       } catch (error) {

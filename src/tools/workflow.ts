@@ -2,7 +2,7 @@ import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { nullFieldsAsAbsent } from "./null-fields.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
-import type { RunView } from "../contract/run-schema.ts";
+import { servedView, type RunView, type ServedRunView } from "../contract/run-schema.ts";
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { TOOLS_WITHHELD } from "../orchestrator/child/index.ts";
@@ -22,7 +22,7 @@ export interface WorkflowDetails {
   runId?: string;
   phase: "rejected" | "running" | "accepted" | "settled";
   children?: readonly ChildEntry[];
-  run?: RunView;
+  run?: ServedRunView;
   /** The root's evidence writes that failed (`journal: EFBIG`…), with the warning evidence_incomplete. */
   evidenceErrors?: string[];
 }
@@ -74,7 +74,7 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
 function resumedReceipt(view: RunView, isSupervised: boolean): FlowToolResult<WorkflowDetails> {
   const text = `${receiptText(view, "settled", isSupervised)}\nRun ${view.runId} had already succeeded: this is its result; nothing ran again.`;
   // Its usage was counted when it ran; this call spent nothing.
-  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, isSupervised, [], text, { runId: view.runId, phase: "settled" as const, run: view });
+  const { usage: _spentBefore, ...receipt } = settledReceipt(WORKFLOW, view, isSupervised, [], text, { runId: view.runId, phase: "settled" as const, run: servedView(view, isSupervised) });
   return receipt;
 }
 

@@ -6,7 +6,7 @@
  */
 import type { MessageRenderOptions, Theme } from "@earendil-works/pi-coding-agent";
 import { Container, Text, type Component } from "@earendil-works/pi-tui";
-import type { RunView } from "../contract/run-schema.ts";
+import type { ServedRunView } from "../contract/run-schema.ts";
 import { formatCost, formatDuration, formatSpend, oneLine, runName, statusMark, statusOf } from "./format.ts";
 import { FitLines, fitHeader } from "./lines.ts";
 import { answerText, runFacts } from "./run-body.ts";
@@ -17,7 +17,7 @@ interface CompletionMessage {
   details?: unknown;
 }
 
-export function completionHeader(view: RunView, theme: Theme, width: number): string {
+export function completionHeader(view: ServedRunView, theme: Theme, width: number): string {
   const [mark, color] = statusMark(statusOf(view));
   const name = runName(view);
   const label = theme.fg("toolTitle", theme.bold(view.kind === "workflow" ? "Background workflow" : "Background delegate"));

@@ -3,7 +3,7 @@
  * or where to page it. Shared by tool rows, completion messages and `/flow runs`.
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
-import type { RunView } from "../contract/run-schema.ts";
+import type { ServedRunView } from "../contract/run-schema.ts";
 import { formatDuration, formatUsageDetail, oneLine, statusMark, statusOf, statusWord, terminalText } from "./format.ts";
 
 /** How many lines of an inline answer an expanded row shows before pointing to the rest. */
@@ -14,7 +14,7 @@ function field(theme: Theme, name: string, value: string): string {
 }
 
 /** Fact lines (cut to the width by FitLines): run, outcome, error, children, usage. */
-export function runFacts(view: RunView, theme: Theme): string[] {
+export function runFacts(view: ServedRunView, theme: Theme): string[] {
   const status = statusOf(view);
   const [mark, color] = statusMark(status);
   // A view read back from a session file (imported, or edited) may hold anything in any field: each is drawn as one line of text.
@@ -33,9 +33,11 @@ export function runFacts(view: RunView, theme: Theme): string[] {
 }
 
 /** The answer as wrapped text, or one line saying where it is; empty when there is none. */
-export function answerText(view: RunView, theme: Theme, maxLines = ANSWER_PREVIEW_LINES): string {
+export function answerText(view: ServedRunView, theme: Theme, maxLines = ANSWER_PREVIEW_LINES): string {
   const { output } = view;
   if (output.delivery === "reference") {
+    // No refs: a session not saved to a file, where external_runs refuses; /flow report reads the run store.
+    if (!view.refs) return theme.fg("muted", oneLine(`answer   over 16 KiB: /flow report ${view.runId} shows it (this session is not saved to a file)`));
     const call = JSON.stringify(view.refs.final ?? view.refs.summary);
     return theme.fg("muted", oneLine(`answer   over 16 KiB, by reference: external_runs ${call}`));
   }
@@ -44,7 +46,10 @@ export function answerText(view: RunView, theme: Theme, maxLines = ANSWER_PREVIE
   // The answer is a model's text: a child may have written escape sequences into it.
   const lines = terminalText(text.replace(/\t/g, "  ")).split("\n");
   const shown = lines.slice(0, maxLines).map((line) => theme.fg("toolOutput", line));
-  if (lines.length > maxLines) shown.push(theme.fg("muted", `… ${lines.length - maxLines} more lines (external_runs inspect ${oneLine(view.runId)} view final)`));
+  if (lines.length > maxLines) {
+    const rest = view.refs ? `external_runs inspect ${oneLine(view.runId)} view final` : `/flow runs ${oneLine(view.runId)} inspect shows them all`;
+    shown.push(theme.fg("muted", `… ${lines.length - maxLines} more lines (${rest})`));
+  }
   const head = theme.fg("muted", output.redacted ? "answer (secrets redacted)" : "answer");
   return [head, ...shown].join("\n");
 }

@@ -4,7 +4,7 @@
  * replaced by an update that comes later. While the run goes, a one-second tick redraws the row so
  * its elapsed time moves.
  */
-import type { RunView } from "../contract/run-schema.ts";
+import type { ServedRunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { ChildEntry } from "../contract/child-entry.ts";
 import { isChildEntry, isChildProgress, isRunView } from "./shapes.ts";
@@ -15,7 +15,7 @@ export interface RunDetails {
   phase: "rejected" | "running" | "accepted" | "settled";
   progress?: ChildProgress;
   children?: readonly ChildEntry[];
-  run?: RunView;
+  run?: ServedRunView;
 }
 
 export interface RunRowState {

@@ -4,15 +4,15 @@
  * written by another version, or edited, are treated as absent (the content text is drawn).
  */
 import type { ChildEntry } from "../contract/child-entry.ts";
-import type { RunView } from "../contract/run-schema.ts";
+import type { ServedRunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-export function isRunView(value: unknown): value is RunView {
+export function isRunView(value: unknown): value is ServedRunView {
   if (!isObject(value)) return false;
   const { runId, kind, task, state, timing, output, refs } = value;
-  return typeof runId === "string" && typeof kind === "string" && isObject(task) && isObject(state) && isObject(timing) && isObject(output) && isObject(refs);
+  return typeof runId === "string" && typeof kind === "string" && isObject(task) && isObject(state) && isObject(timing) && isObject(output) && (refs === undefined || isObject(refs));
 }
 
 export function isChildEntry(value: unknown): value is ChildEntry {

@@ -414,6 +414,6 @@ describe("in a session that is not persisted", () => {
     const message = completions()[0] as unknown as { content: string; details: RunView };
     expect(message.details).toMatchObject({ runId, output: { delivery: "reference" } });
     expect(message.content).not.toContain("external_runs inspect");
-    expect(message.content).toContain("This session is not persisted, so external_runs cannot supervise it: run the session persisted to page it");
+    expect(message.content).toContain(`This session is not persisted, so external_runs cannot supervise it: a person reads it with /flow report ${runId}`);
   });
 });

@@ -40,6 +40,19 @@ export default async function ({ args }) {
 }
 `,
     );
+    // readFinal() takes a receipt's run as the docs show, with or without refs (absent in a session not saved to a file).
+    writeFileSync(
+      join(folder, "reads-final.js"),
+      `export const apiVersion = 1;
+/** @satisfies {WorkflowMeta} */
+export const meta = { name: "reads-final", description: "d", tools: ["external_delegate", "external_workflow"] };
+export default async function () {
+  const child = await tools.external_delegate({ role: "worker", description: "d", prompt: "p" });
+  const nested = await tools.external_workflow({ script: "return 1;" });
+  return child.ok && nested.ok ? [await readFinal(child.data.run), await readFinal(nested.data.run)] : null;
+}
+`,
+    );
     const errors = tsc(folder);
     expect(errors).toMatch(/mistakes\.js\(3,.*descripton/);
     expect(errors).toMatch(/mistakes\.js\(6,.*"lsit"/);

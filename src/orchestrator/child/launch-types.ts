@@ -53,6 +53,11 @@ export interface LaunchEnvironment {
    */
   snapshot(): ParentSnapshot;
   runs: RunStore;
+  /**
+   * Whether external_runs serves the session: false in one not saved to a file, where a refusal
+   * must not advise a wait or a steer through it. Absent: it does.
+   */
+  supervised?: boolean;
   /** Replay and recording, as Pi's settings and the environment configure them. */
   harnesses: HarnessSettings;
   /**

@@ -113,7 +113,7 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment, sign
   const profile = selectProfile(call, env);
   const tools = boundChildTools(profile, env.parentTools);
   if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });
-  const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs);
+  const resume = call.resume === undefined ? undefined : resolveResume(call.resume, env.runs, env.supervised !== false);
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
   const worktree = await isolationRepository(call.isolation, profile.isolation, cwd, env.runs.scope.home);

@@ -68,7 +68,10 @@ function cliSessionId(runs: RunStore, runId: string, harness: string): string | 
  * run_unavailable (the store says so); a live run is request_invalid (steer it instead); a run that
  * kept nothing to continue is request_invalid; a harness that cannot resume is harness_unavailable.
  */
-export function resolveResume(runId: string, runs: RunStore): ResumeSource {
+export function resolveResume(runId: string, runs: RunStore, supervised = true): ResumeSource {
+  // Where external_runs cannot serve the session (not saved to a file), the way to wait is a run's end.
+  const waitFor = (id: string) =>
+    supervised ? `wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [id] })}` : `wait until it ends (a background run's completion message says when)`;
   const view = runs.view(runId);
   if (view.kind !== "agent") {
     throw new FlowError("request_invalid", `resume continues an agent run; ${view.runId} is a workflow.`);
@@ -77,7 +80,7 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
     // A steer would answer not_started: the one thing that helps is to let it run.
     throw new FlowError(
       "request_invalid",
-      `Run ${view.runId} is still queued for a background slot and has not started: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [view.runId] })}, then resume it.`,
+      `Run ${view.runId} is still queued for a background slot and has not started: ${waitFor(view.runId)}, then resume it.`,
     );
   }
   const harness = view.task.harness ?? "pi";
@@ -85,13 +88,15 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
     // A CLI child runs one prompt non-interactively: a steer would answer unsupported.
     throw new FlowError(
       "request_invalid",
-      `Run ${view.runId} is still running, and a ${harness} child cannot be steered: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [view.runId] })} (or cancel it), then resume it.`,
+      `Run ${view.runId} is still running, and a ${harness} child cannot be steered: ${waitFor(view.runId)} (or cancel it), then resume it.`,
     );
   }
   if (view.live || view.state.status === "running") {
     throw new FlowError(
       "request_invalid",
-      `Run ${view.runId} is still live: steer it with external_runs ${JSON.stringify({ action: "steer", runIds: [view.runId], message: "…" })} instead of resuming it.`,
+      supervised
+        ? `Run ${view.runId} is still live: steer it with external_runs ${JSON.stringify({ action: "steer", runIds: [view.runId], message: "…" })} instead of resuming it.`
+        : `Run ${view.runId} is still live, and this session is not saved to a file, so external_runs cannot steer it: ${waitFor(view.runId)}, then resume it.`,
     );
   }
   const correlationId = view.correlationId ?? view.runId;
@@ -113,7 +118,7 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
   }
   const sessionId = cliSessionId(runs, view.runId, harness);
   if (sessionId === undefined) throw nothingToResume(view.runId, `${harness} session`);
-  if (resumesInPlace(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId, sessionId);
+  if (resumesInPlace(harness)) assertNotBeingContinued(runs, view.runId, harness, correlationId, sessionId, waitFor);
   return { runId: view.runId, correlationId, harness, cliSessionId: sessionId };
 }
 
@@ -125,7 +130,7 @@ export function resolveResume(runId: string, runs: RunStore): ResumeSource {
  * harness's claim (cli/resume-claims.ts) catches only what races past this check, as a failed run.
  * A resume shares its run's line of work, so only live runs of that line are read.
  */
-function assertNotBeingContinued(runs: RunStore, runId: string, harness: string, correlationId: string, thread: string): void {
+function assertNotBeingContinued(runs: RunStore, runId: string, harness: string, correlationId: string, thread: string, waitFor: (runId: string) => string): void {
   for (const other of runs.listEvery()) {
     if (other.kind !== "agent" || other.runId === runId || other.task.harness !== harness || (other.correlationId ?? other.runId) !== correlationId) continue;
     if (!other.live && !runs.ownedElsewhere(other.runId)) continue;
@@ -134,7 +139,7 @@ function assertNotBeingContinued(runs: RunStore, runId: string, harness: string,
     const what = resumed === runId ? "" : ` (a resume of run ${resumed})`;
     throw new FlowError(
       "request_invalid",
-      `Run ${runId} is being resumed right now by run ${other.runId}${what}, which continues the same ${harness} thread in place: wait for it with external_runs ${JSON.stringify({ action: "wait", runIds: [other.runId] })}, then resume ${other.runId}.`,
+      `Run ${runId} is being resumed right now by run ${other.runId}${what}, which continues the same ${harness} thread in place: ${waitFor(other.runId)}, then resume ${other.runId}.`,
     );
   }
 }

@@ -101,10 +101,12 @@ export function foregroundWorkflowSlots(): Slots {
 }
 
 /** The refusal of a background launch when `slots` is full: it names the bound. */
-export function queueFull(slots: Slots): FlowError {
+export function queueFull(slots: Slots, supervised = true): FlowError {
+  // external_runs cannot wait in a session not saved to a file: there a run's completion message is the signal.
+  const next = supervised ? "Wait for some with external_runs, then delegate again." : "Delegate again once some have ended: their completion messages say when.";
   return new FlowError(
     "request_invalid",
-    `Too many background runs: at most ${slots.maxWaiting} background runs may wait for a slot (PI_FLOW_MAX_QUEUED), and ${slots.limit} run at once. Wait for some with external_runs, then delegate again.`,
+    `Too many background runs: at most ${slots.maxWaiting} background runs may wait for a slot (PI_FLOW_MAX_QUEUED), and ${slots.limit} run at once. ${next}`,
   );
 }
 

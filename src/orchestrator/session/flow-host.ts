@@ -1,7 +1,7 @@
 import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
-import type { RunView } from "../../contract/run-schema.ts";
-import { formatRunTextFor, groupCommit, NOT_SUPERVISED, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
+import { servedView, type RunView, type ServedRunView } from "../../contract/run-schema.ts";
+import { formatRunTextFor, groupCommit, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
@@ -173,6 +173,7 @@ export class FlowHost {
       modelRegistry: ctx.modelRegistry,
       snapshot: () => (captured ??= captureParentSnapshot(branch ?? ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
+      supervised: ctx.sessionManager.getSessionFile() !== undefined,
       harnesses,
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...(fleet ? { fleet } : {}),
@@ -219,9 +220,13 @@ export class FlowHost {
     // no one to tell, and the runs' evidence and external_runs still hold the results.
     try {
       // Typed as void, but some hosts answer with a promise: a late rejection is the same case.
-      const message: CompletionMessage = views.length === 1 ? singleCompletion(views[0]!, supervised) : batchCompletion(views, supervised);
-      const sent: unknown = this.pi.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
-      if (sent instanceof Promise) sent.catch(() => undefined);
+      // Where external_runs cannot page a result, a run whose text does not fit goes in the next message.
+      const groups = supervised ? [views] : fittingGroups(views);
+      for (const group of groups) {
+        const message: CompletionMessage = group.length === 1 ? singleCompletion(group[0]!, supervised) : batchCompletion(group, supervised);
+        const sent: unknown = this.pi.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
+        if (sent instanceof Promise) sent.catch(() => undefined);
+      }
     } catch {
       // Nothing to do: see above.
     }
@@ -232,13 +237,32 @@ interface CompletionMessage {
   customType: string;
   content: string;
   display: boolean;
-  details: RunView | { runs: RunView[] };
+  /** Without refs in a session external_runs cannot supervise: the drawn message never points there. */
+  details: ServedRunView | { runs: ServedRunView[] };
+}
+
+/** Views in settle order, cut into groups whose full texts fit one batch message (a run too large alone is a group of its own). */
+function fittingGroups(views: RunView[]): RunView[][] {
+  const groups: RunView[][] = [];
+  let group: RunView[] = [];
+  let left = BATCH_TEXT_BYTES;
+  for (const view of views) {
+    const bytes = Buffer.byteLength(`${headline(view)}\n${formatRunTextFor(view, false)}`, "utf8");
+    if (group.length > 0 && bytes > left) {
+      groups.push(group);
+      group = [];
+      left = BATCH_TEXT_BYTES;
+    }
+    group.push(view);
+    left -= bytes;
+  }
+  return [...groups, group];
 }
 
 const headline = (view: RunView) => `Background run ${view.runId} finished: ${view.state.outcome ?? view.state.status}.`;
 
 function singleCompletion(view: RunView, supervised: boolean): CompletionMessage {
-  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunTextFor(view, supervised)}`, display: true, details: view };
+  return { customType: COMPLETION_MESSAGE_TYPE, content: `${headline(view)}\n${formatRunTextFor(view, supervised)}`, display: true, details: servedView(view, supervised) };
 }
 
 /**
@@ -256,12 +280,9 @@ function batchCompletion(views: RunView[], supervised: boolean): CompletionMessa
       left -= bytes;
     } else {
       left = 0; // keep the order: once one run is short, every later one is too
-      parts.push(
-        supervised
-          ? `${headline(view)} Its result: external_runs inspect runIds ["${view.runId}"].`
-          : `${headline(view)} Its text did not fit this message. ${NOT_SUPERVISED}.`,
-      );
+      // Only where external_runs pages results: elsewhere fittingGroups made every text fit.
+      parts.push(`${headline(view)} Its result: external_runs inspect runIds ["${view.runId}"].`);
     }
   }
-  return { customType: COMPLETIONS_MESSAGE_TYPE, content: parts.join("\n\n"), display: true, details: { runs: views } };
+  return { customType: COMPLETIONS_MESSAGE_TYPE, content: parts.join("\n\n"), display: true, details: { runs: views.map((view) => servedView(view, supervised)) } };
 }

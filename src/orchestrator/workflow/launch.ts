@@ -75,7 +75,7 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
   // A workflow's nested runs are bounded by its tree, not by slots. A root takes one: a background
   // root one of its session's, a foreground root one of the process's.
   const slots = depth > 1 ? undefined : background ? request.slots : foregroundWorkflowSlots();
-  if (slots?.full) throw background ? queueFull(slots) : foregroundQueueFull(slots);
+  if (slots?.full) throw background ? queueFull(slots, launch.supervised !== false) : foregroundQueueFull(slots);
   const source = chooseSource(input, env, nested);
   if ("succeeded" in source) return source;
   const { selected, workflow, args, toolNames, resume } = source;

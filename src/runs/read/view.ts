@@ -140,7 +140,7 @@ export function formatRunTextFor(view: RunView, supervised: boolean): string {
     lines.push(
       supervised
         ? `  result: by reference; page it with external_runs inspect runIds ["${view.runId}"] view "final"`
-        : `  result: too large to inline (over 16 KiB). ${NOT_SUPERVISED}: run the session persisted to page it, or ask for a shorter answer`,
+        : `  result: too large to inline (over 16 KiB). ${NOT_SUPERVISED}: a person reads it with /flow report ${view.runId}; ask for a shorter answer if you need it here`,
     );
   } else {
     lines.push("  result: none");
