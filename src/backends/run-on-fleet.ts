@@ -3,7 +3,8 @@ import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
 import { noteUndeliveredSteer, STEER_UNDELIVERED } from "../harnesses/steering.ts";
 import { unreadBecause } from "../harnesses/outcomes.ts";
-import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
+import { requeuedActivity, WAITING_FOR_WORKER } from "../contract/child-entry.ts";
+import type { Requeue } from "./folder-refusals.ts";
 import type { FleetChildren } from "./fleet.ts";
 
 export type { FleetChildren } from "./fleet.ts";
@@ -83,13 +84,13 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   };
   // A worker that took it gave it back (its folder is missing there, it stopped or went silent):
   // the run is queued again, and says why, until the next worker takes it.
-  const requeued = (why: string) => {
+  const requeued = ({ why, brief }: Requeue) => {
     if (!running || answered || request.signal.aborted) return;
     running = false;
     place.writer.markQueued();
     place.writer.journal({ t: "event", name: "requeued", data: { why } });
     place.writer.appendDiagnostic({ level: "warn", code: "requeued", message: `queued again: ${why}` });
-    request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
+    request.onProgress({ usage: noUsage, activity: requeuedActivity(brief) });
   };
   const notKept = (message: string) => place.writer.appendDiagnostic({ level: "warn", code: SESSION_NOT_KEPT, message });
   let answer: RemoteChildResult;
