@@ -13,7 +13,7 @@ import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } 
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
-import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
+import { MAX_STEER_READ_BYTES, sendSteerWhileRunning, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import { requeuedBecause, requeuedUnsaid, type Requeue } from "./folder-refusals.ts";
 import { beatRoots, claimRoot, releaseInstance, releaseRoot, rootOf } from "./coordinator-claims.ts";
@@ -248,7 +248,7 @@ export function dbosCoordinator(
       }
     },
     async steer(workflowId, message) {
-      await sendSteer(await tables(), workflowId, message);
+      return sendSteerWhileRunning(await tables(), workflowId, message);
     },
     async takeUndeliveredSteers(workflowId) {
       const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes);

@@ -21,8 +21,11 @@ export interface FleetChildren {
    * cancels the child wherever it runs; the promise then rejects.
    */
   run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (requeue: Requeue) => void): Promise<RemoteChildResult>;
-  /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
-  steer(workflowId: string, message: string): Promise<void>;
+  /**
+   * Queues a message for the child wherever it runs: the worker running it hands it to the child's
+   * session. False, with nothing written, when the database says the child has ended (its answer is in).
+   */
+  steer(workflowId: string, message: string): Promise<boolean>;
   /**
    * Takes the steers still waiting for a child whose answer is in: no worker handed them to it (it had
    * ended, or its harness takes none), oldest first.

@@ -1,7 +1,7 @@
 import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
-import { noteUndeliveredSteer, STEER_UNDELIVERED } from "../harnesses/steering.ts";
+import { noteUndeliveredSteer, STEER_UNDELIVERED, type SteerVerdict } from "../harnesses/steering.ts";
 import { unreadBecause } from "../harnesses/outcomes.ts";
 import { requeuedActivity, WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { Requeue } from "./folder-refusals.ts";
@@ -60,10 +60,17 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   const sending: SteersSent = { pending: new Set(), any: false };
   const unread = fleetUnread(() => fleet.unreadSteers(place.workflowId));
   request.steering?.attach({
+    confirms: true,
     deliver: (message) => {
       const sent = fleet.steer(place.workflowId, message).then(
-        () => unread.written(message),
-        (error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` }),
+        (written): SteerVerdict | undefined => {
+          if (!written) return { ended: true };
+          unread.written(message);
+          return undefined;
+        },
+        (error: unknown): SteerVerdict => ({
+          refused: `The database did not take the steer (${error instanceof Error ? error.message : String(error)}): nothing was delivered. Steer again once it answers.`,
+        }),
       );
       sending.any = true;
       sending.pending.add(sent);

@@ -25,6 +25,20 @@ export async function sendSteer(db: Queryable, workflowId: string, message: stri
   await db.query("INSERT INTO pi_flow.steers (workflow_id, message) VALUES ($1, $2)", [workflowId, message]);
 }
 
+/**
+ * Writes a steer for a child whose DBOS workflow has not ended, in one statement: false, with
+ * nothing written, when it has (its answer is in, or its row is gone), so no steer is answered as
+ * on its way to a child that can no longer read it.
+ */
+export async function sendSteerWhileRunning(db: Queryable, workflowId: string, message: string, dbosSchema = "dbos"): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO pi_flow.steers (workflow_id, message) SELECT $1, $2 WHERE EXISTS (
+       SELECT 1 FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = $1 AND status NOT IN ('SUCCESS', 'ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED'))`,
+    [workflowId, message],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 export interface TakenSteer {
   /** Its place in the order steers were sent; null for one put back without it (it goes last). */
   seq: string | null;

@@ -96,9 +96,9 @@ function steerText({ runId, status, held, reason }: SteerPayload): string {
     : `Steer queued for run ${runId}: the child reads it after its current tool calls, before its next model request.`;
 }
 
-function steer(runs: RunStore, input: RunsInput): Answer {
+async function steer(runs: RunStore, input: RunsInput): Promise<Answer> {
   rejectExtras(input, ["runIds", "message"]);
-  const payload = steerRun(runs, onlyOneTarget(input), input.message);
+  const payload = await steerRun(runs, onlyOneTarget(input), input.message);
   return { data: payload, text: steerText(payload) };
 }
 

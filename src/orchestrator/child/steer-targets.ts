@@ -80,8 +80,10 @@ function checkMessage(message: unknown): string {
  * run_unavailable; a workflow is request_invalid; a run queued for a background slot answers `not_started`, a
  * finished or ending run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's
  * budget (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
+ * A fleet child's steer is answered once the database has it (or has said the child ended, `terminal`,
+ * or refused the write, `refused`).
  */
-export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
+export async function steerRun(runs: RunStore, runId: unknown, message: unknown): Promise<SteerPayload> {
   const text = checkMessage(message);
   const view = runs.view(runId);
   const id = view.runId;
@@ -99,8 +101,15 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
     return { runId: id, status: "refused", held: false, reason: refusal };
   }
   const held = !target.inbox.attached;
-  // The child's session already ended (the run settles a moment later): nothing can read it.
-  if (!target.inbox.send(text)) return { runId: id, status: "terminal", held: false };
+  // The child's session already ended (the run settles a moment later), or, on the dbos backend,
+  // the database holds its answer: nothing can read it. Said before any answer of queued.
+  const offered = await target.inbox.offer(text);
+  if (offered === "ended") return { runId: id, status: "terminal", held: false };
+  if (offered !== "queued") {
+    if (!steerable.refusing) target.refused(offered.refused);
+    steerable.refusing = true;
+    return { runId: id, status: "refused", held: false, reason: offered.refused };
+  }
   steerable.refusing = false;
   target.record(text, held);
   return { runId: id, status: "queued", held };
