@@ -251,7 +251,7 @@ export function dbosCoordinator(
       return sendSteerWhileRunning(await tables(), workflowId, message);
     },
     async takeUndeliveredSteers(workflowId) {
-      const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes);
+      const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes, { refusedToo: true });
       if (tooLarge[0]) throw tooLarge[0]; // nothing of this child's was taken: its rows stay as written
       return taken.map((steer) => steer.message);
     },

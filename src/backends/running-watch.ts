@@ -44,11 +44,13 @@ export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, Ru
       // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
       .then(async ({ taken }) => {
         const unsent: TakenSteer[] = [];
+        const refused: TakenSteer[] = [];
         for (const steer of taken) {
           const child = running.get(steer.workflowId);
-          // Ended meanwhile, or its harness takes no steers: back into the table, not dropped.
+          // Ended meanwhile: back into the table, not dropped. Its harness takes no steers: back
+          // once, marked refused, so no look takes it again while the child runs.
           if (!child?.steering.send(steer.message)) {
-            unsent.push(steer);
+            (child?.steering.takesNone ? refused : unsent).push(steer);
             continue;
           }
           // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
@@ -57,6 +59,7 @@ export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, Ru
           onSteered(steer.workflowId);
         }
         await returnSteers(pool, unsent);
+        await returnSteers(pool, refused, { refused: true });
       })
       .catch(() => undefined)); // the database is away: the next look takes them
     // One query of pi-flow's own for every running child, reading only their statuses: DBOS's

@@ -51,6 +51,8 @@ export class SteeringInbox {
   private readonly entering: string[] = [];
   private channel: SteerChannel | undefined;
   private closed = false;
+  /** Closed because the child's harness takes no steers, not because the child ended. */
+  takesNone = false;
   /** Messages sent that never reached a session: the child ended (or could take none) first. */
   readonly undelivered: string[] = [];
 
@@ -89,6 +91,15 @@ export class SteeringInbox {
   attach(channel: SteerChannel): void {
     this.channel = channel;
     for (const message of this.held.splice(0)) this.deliver(channel, message);
+  }
+
+  /**
+   * The child's harness takes no steers (a worker runs it on stub or replay): closed, and says so,
+   * so a steer taken for it is put back once as refused instead of at every look (running-watch.ts).
+   */
+  refuseAll(): void {
+    this.takesNone = true;
+    this.close();
   }
 
   /** The child settled, or cannot take steers: later sends are refused, and held ones are undelivered. */
