@@ -105,13 +105,15 @@ export async function steerRun(runs: RunStore, runId: unknown, message: unknown)
   // the database holds its answer: nothing can read it. Said before any answer of queued.
   const offered = await target.inbox.offer(text);
   if (offered === "ended") return { runId: id, status: "terminal", held: false };
+  // A run that settled while the database answered takes no more evidence (it noted what it had not read).
+  const open = targets().get(id) === steerable;
   if (offered !== "queued") {
-    if (!steerable.refusing) target.refused(offered.refused);
+    if (!steerable.refusing && open) target.refused(offered.refused);
     steerable.refusing = true;
     return { runId: id, status: "refused", held: false, reason: offered.refused };
   }
   steerable.refusing = false;
-  target.record(text, held);
+  if (open) target.record(text, held);
   return { runId: id, status: "queued", held };
 }
 
