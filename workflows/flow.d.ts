@@ -1934,7 +1934,7 @@ type ExternalRunsOutput =
              */
             held: boolean;
             /**
-             * refused: the bound the steer met (or the database's refusal) and when steering works again.
+             * refused: the bound the steer met (or the database's refusal) and when steering works again. not_started on the dbos backend: what the run waits for.
              */
             reason?: string;
             runs?: never;

@@ -93,6 +93,10 @@ test("a background delegation is queued until a worker takes it, runs there, hea
   const { runId } = runOf(accepted);
   expect(runOf(accepted).state.status).toBe("queued");
   expect(await inspect(pi, runId)).toMatch(/^\s*status: queued; live: yes/m);
+  // A steer finds it waiting, and says for what: on the dbos backend, a worker.
+  const early = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Too early." });
+  expect(early.structuredContent).toMatchObject({ ok: true, data: { runId, status: "not_started", reason: expect.stringContaining("a flow worker to take it") } });
+  expect(early.text).toContain("it waits for a background slot or a flow worker to take it");
 
   const worker = (shared.worker = startWorker("d1", fleet.pg.urlFor(DATABASE), pi.cwd, shared.release));
   await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));

@@ -17,6 +17,8 @@ export interface SteerTarget {
   record(message: string, held: boolean): void;
   /** Notes in the run's diagnostics that steers were refused, and why (once per run of refusals). */
   refused(reason: string): void;
+  /** What the run waits for while it is queued, when not only a background slot: a dbos-backend child waits for a flow worker. */
+  waitsFor?: string;
   /** Notes in the run's diagnostics the steers its child ended (or failed to start) without reading, and why. */
   undelivered(messages: readonly string[], why: string): void;
 }
@@ -42,7 +44,7 @@ export interface SteerPayload {
   status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
-  /** refused: the bound the steer met and when steering works again. */
+  /** refused: the bound the steer met and when steering works again; not_started: what the run waits for, when not only a background slot. */
   reason?: string;
 }
 
@@ -89,7 +91,10 @@ export async function steerRun(runs: RunStore, runId: unknown, message: unknown)
   const id = view.runId;
   if (view.kind !== "agent") throw new FlowError("request_invalid", `steer targets an agent run; ${id} is a workflow.`);
   if (view.state.status === "done") return { runId: id, status: "terminal", held: false };
-  if (view.state.status === "queued") return { runId: id, status: "not_started", held: false };
+  if (view.state.status === "queued") {
+    const waitsFor = targets().get(id)?.target.waitsFor;
+    return { runId: id, status: "not_started", held: false, ...(waitsFor ? { reason: waitsFor } : {}) };
+  }
   const steerable = targets().get(id);
   if (!view.live || !steerable) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
   const { target } = steerable;
