@@ -19,8 +19,6 @@ export type RunningChild = {
   controller: AbortController;
   steering: SteeringInbox;
   checkpoints?: SessionCheckpoints;
-  /** Steers handed to the child before its checkpoints began: they begin with these. */
-  early: string[];
   /** Its harness returned: its extensions were told, its processes ended. */
   stopped?: Promise<void>;
   /** Also what it left (session, steers) is written. */
@@ -40,7 +38,11 @@ export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, Ru
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
-    const steers = (taking = takeSteers(pool, [...running.keys()])
+    // Taken only for a child that saves what it is handed beside its session (a steer is deleted from
+    // the table as it is taken: one held in memory alone dies with a killed worker), or that takes
+    // none, whose steers go back once, refused. The others' wait in the table until their session opens.
+    const takers = [...running].filter(([, child]) => child.checkpoints !== undefined || child.steering.takesNone).map(([id]) => id);
+    const steers = (taking = takeSteers(pool, takers)
       // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
       .then(async ({ taken }) => {
         const unsent: TakenSteer[] = [];
@@ -54,8 +56,7 @@ export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, Ru
             continue;
           }
           // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
-          if (child.checkpoints) child.checkpoints.handed(steer.message);
-          else child.early.push(steer.message);
+          child.checkpoints?.handed(steer.message);
           onSteered(steer.workflowId);
         }
         await returnSteers(pool, unsent);

@@ -17,6 +17,7 @@ import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { returnSteers, sendSteer, takeSteers, unreadSteers } from "../../src/backends/steers.ts";
 import { watchRunningChildren, type RunningChild } from "../../src/backends/running-watch.ts";
+import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
 import { SteeringInbox } from "../../src/harnesses/steering.ts";
 
 const fleet = fleetFixture();
@@ -183,9 +184,10 @@ test("a steer for a child whose harness on the worker takes none (stub, replay) 
   const running = new Map<string, RunningChild>();
   const stubbed = new SteeringInbox();
   stubbed.refuseAll(); // as a worker running it on --stub does
-  running.set("wf_stub/agent/0", { controller: new AbortController(), steering: stubbed, early: [] });
+  running.set("wf_stub/agent/0", { controller: new AbortController(), steering: stubbed });
   const listening = new SteeringInbox(); // a pi child beside it: each look hands it its steers
-  running.set("wf_pi/agent/0", { controller: new AbortController(), steering: listening, early: [] });
+  const checkpoints = sessionCheckpoints({ pool, workflowId: "wf_pi/agent/0", worker: "w1", saved: null, unread: () => listening.unread, onDiagnostic: () => undefined });
+  running.set("wf_pi/agent/0", { controller: new AbortController(), steering: listening, checkpoints });
   let handed = () => {};
   const watch = watchRunningChildren(pool, running, () => handed());
   onTestFinished(() => watch.stop());
@@ -202,4 +204,38 @@ test("a steer for a child whose harness on the worker takes none (stub, replay) 
   // Not unread (it will never be read), and not lost: its coordinator takes it when the child's answer is in.
   expect(await coordinator.unreadSteers("wf_stub/agent/0")).toEqual([]);
   expect(await coordinator.takeUndeliveredSteers("wf_stub/agent/0")).toEqual(["Also check the README."]);
+}, 60_000);
+
+test("a steer for a pi child whose session is still opening stays in the table until its worker can save it beside the session, where a worker killed in between would not lose it", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_opening");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  onTestFinished(() => pool.end());
+  const running = new Map<string, RunningChild>();
+  const checkpointsOf = (workflowId: string, steering: SteeringInbox) =>
+    sessionCheckpoints({ pool, workflowId, worker: "w1", saved: null, unread: () => steering.unread, onDiagnostic: () => undefined });
+  const opening = new SteeringInbox(); // its worker still reads what an earlier worker saved: no checkpoints yet
+  running.set("wf_opening/agent/0", { controller: new AbortController(), steering: opening });
+  const open = new SteeringInbox();
+  running.set("wf_open/agent/0", { controller: new AbortController(), steering: open, checkpoints: checkpointsOf("wf_open/agent/0", open) });
+  const waiting: Record<string, () => void> = {};
+  const handedTo = (workflowId: string) => new Promise<void>((resolve) => (waiting[workflowId] = resolve));
+  const watch = watchRunningChildren(pool, running, (workflowId) => waiting[workflowId]?.());
+  onTestFinished(() => watch.stop());
+  await sendSteer(pool, "wf_opening/agent/0", "Also check the README.");
+  const looked = handedTo("wf_open/agent/0");
+  await sendSteer(pool, "wf_open/agent/0", "Steer 1.");
+  await looked; // a look took the open child's steer, and would have taken the opening one's with it
+  await watch.taking();
+  const left = await pool.query<{ message: string }>("SELECT message FROM pi_flow.steers WHERE workflow_id = 'wf_opening/agent/0'");
+  expect(left.rows.map((row) => row.message)).toEqual(["Also check the README."]);
+  // Its checkpoints begin: the next look hands it over, and it is saved beside the session.
+  const checkpoints = checkpointsOf("wf_opening/agent/0", opening);
+  const handed = handedTo("wf_opening/agent/0");
+  running.get("wf_opening/agent/0")!.checkpoints = checkpoints;
+  await handed;
+  await watch.taking();
+  await checkpoints.drain();
+  expect(await unreadSteers(pool, "wf_opening/agent/0")).toEqual(["Also check the README."]);
+  expect((await pool.query("SELECT 1 FROM pi_flow.steers WHERE workflow_id = 'wf_opening/agent/0'")).rowCount).toBe(0);
 }, 60_000);
