@@ -1926,7 +1926,7 @@ type ExternalRunsOutput =
         | {
             runId: string;
             /**
-             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run has ended or is ending; nothing was delivered: wait for it, then resume it. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
+             * queued: the message is queued; the child has not necessarily read it yet. terminal: the run has ended or is ending; nothing was delivered: wait for it, then resume it. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent, or a fleet child's database did not take the message (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.
              */
             status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
             /**
@@ -1934,7 +1934,7 @@ type ExternalRunsOutput =
              */
             held: boolean;
             /**
-             * refused: the bound the steer met and when steering works again.
+             * refused: the bound the steer met (or the database's refusal) and when steering works again. not_started on the dbos backend: what the run waits for.
              */
             reason?: string;
             runs?: never;

@@ -13,9 +13,9 @@ import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } 
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
-import { MAX_STEER_READ_BYTES, sendSteer, takeSteers, unreadSteers } from "./steers.ts";
+import { MAX_STEER_READ_BYTES, sendSteerWhileRunning, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
-import { requeuedBecause } from "./folder-refusals.ts";
+import { requeuedBecause, requeuedUnsaid, type Requeue } from "./folder-refusals.ts";
 import { beatRoots, claimRoot, releaseInstance, releaseRoot, rootOf } from "./coordinator-claims.ts";
 import { HEARTBEAT_MS } from "./heartbeats.ts";
 import { randomUUID } from "node:crypto";
@@ -166,7 +166,7 @@ export function dbosCoordinator(
     return direct;
   };
   /** Enqueues the child (its ID makes a retried enqueue return the same child) and waits for its answer. */
-  const waitFor = async (dbos: DBOSClient, pool: Pool, request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult> => {
+  const waitFor = async (dbos: DBOSClient, pool: Pool, request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (requeue: Requeue) => void): Promise<RemoteChildResult> => {
     children ??= childWatch(readChildStatuses(pool), RESULT_POLL_MS);
     const handle = await dbos.enqueue<(request: RemoteChildRequest) => Promise<RemoteChildResult>>(
       { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID: request.workflowId, appVersion: applicationVersion() },
@@ -196,7 +196,7 @@ export function dbosCoordinator(
     const taken = (worker: string) => void (told = told.then(() => onTaken(worker)));
     const requeued = (worker: string) => {
       const folder = request.cwd === "." ? "(the project itself)" : request.cwd;
-      const why = requeuedBecause(pool, request.workflowId, worker, folder).catch(() => `worker ${worker} gave it back (the database did not say why)`);
+      const why = requeuedBecause(pool, request.workflowId, worker, folder).catch(() => requeuedUnsaid(worker));
       told = told.then(async () => onRequeued?.(await why));
     };
     const watched = children.watch(
@@ -234,7 +234,7 @@ export function dbosCoordinator(
     async ready(signal) {
       await answering(signal);
     },
-    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult> {
+    async run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (requeue: Requeue) => void): Promise<RemoteChildResult> {
       const { dbos, pool } = await answering(signal);
       // Checked at each child, not only at open: a coordinator open for hours (a Pi session) would
       // otherwise queue children where only another version's workers run, and none takes them.
@@ -248,10 +248,10 @@ export function dbosCoordinator(
       }
     },
     async steer(workflowId, message) {
-      await sendSteer(await tables(), workflowId, message);
+      return sendSteerWhileRunning(await tables(), workflowId, message);
     },
     async takeUndeliveredSteers(workflowId) {
-      const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes);
+      const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes, { refusedToo: true });
       if (tooLarge[0]) throw tooLarge[0]; // nothing of this child's was taken: its rows stay as written
       return taken.map((steer) => steer.message);
     },

@@ -187,7 +187,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const body = async (): Promise<RemoteChildResult> => {
       const controller = new AbortController();
       const steering = new SteeringInbox();
-      const child: RunningChild = { controller, steering, early: [] };
+      const child: RunningChild = { controller, steering };
       let settle = () => {};
       child.settled = new Promise<void>((resolve) => (settle = resolve));
       let stopped = () => {};
@@ -204,7 +204,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           // Steers the earlier worker had handed over and no turn had read yet: handed over again, first.
           for (const message of saved?.steers ?? []) steering.send(message);
           const unread = () => steering.unread;
-          const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, handedBefore: child.early.splice(0), onDiagnostic }));
+          const checkpoints = (child.checkpoints = sessionCheckpoints({ pool, workflowId: request.workflowId, worker: options.name, saved, unread, onDiagnostic }));
           if (handingBack) checkpoints.freeze(); // opened as the worker stops: nothing of this run is saved
           return checkpoints;
         },

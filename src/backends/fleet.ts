@@ -1,4 +1,5 @@
 import type { SavedSession } from "./child-sessions.ts";
+import type { Requeue } from "./folder-refusals.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
 
 /**
@@ -19,9 +20,12 @@ export interface FleetChildren {
    * back on the queue after a worker took it (`onTaken` then names the next). Aborting the signal
    * cancels the child wherever it runs; the promise then rejects.
    */
-  run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (why: string) => void): Promise<RemoteChildResult>;
-  /** Queues a message for the child wherever it runs: the worker running it hands it to the child's session. */
-  steer(workflowId: string, message: string): Promise<void>;
+  run(request: RemoteChildRequest, signal: AbortSignal, onTaken: (worker: string) => void, onRequeued?: (requeue: Requeue) => void): Promise<RemoteChildResult>;
+  /**
+   * Queues a message for the child wherever it runs: the worker running it hands it to the child's
+   * session. False, with nothing written, when the database says the child has ended (its answer is in).
+   */
+  steer(workflowId: string, message: string): Promise<boolean>;
   /**
    * Takes the steers still waiting for a child whose answer is in: no worker handed them to it (it had
    * ended, or its harness takes none), oldest first.

@@ -91,14 +91,32 @@ export async function deleteSettledRefusals(db: Queryable, dbosSchema = "dbos"):
   );
 }
 
+/** Why a child is back on the queue: in full for its run's diagnostics, and in a few words for a progress line. */
+export interface Requeue {
+  why: string;
+  brief: string;
+}
+
+/** A name or folder as a progress line shows it: at most `max` characters. */
+const clipped = (text: string, max = 40): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** Why a worker gave the child back when the database cannot say. */
+export const requeuedUnsaid = (worker: string): Requeue => ({
+  why: `worker ${worker} gave it back (the database did not say why)`,
+  brief: `${clipped(worker)} gave it back`,
+});
+
 /**
  * Why a child a worker had taken is back on the queue, as its coordinator says it: that worker
  * refused it for its folder (a refusal noted), or else handed it back (it stopped, went silent, or
  * the database did not record the child's end there). `folder` is the child's folder as its request names it.
  */
-export async function requeuedBecause(db: Queryable, workflowId: string, worker: string, folder: string): Promise<string> {
+export async function requeuedBecause(db: Queryable, workflowId: string, worker: string, folder: string): Promise<Requeue> {
   const { rows } = await db.query("SELECT 1 FROM pi_flow.child_refusals WHERE workflow_id = $1 AND worker = $2", [workflowId, worker]);
   return rows.length > 0
-    ? `its folder ${folder} does not exist in worker ${worker}'s project; another worker may take it`
-    : `worker ${worker} handed it back (it stopped, went silent, or did not record the child's end); another worker takes it`;
+    ? { why: `its folder ${folder} does not exist in worker ${worker}'s project; another worker may take it`, brief: `${clipped(worker)} lacks its folder ${clipped(folder)}` }
+    : {
+        why: `worker ${worker} handed it back (it stopped, went silent, or did not record the child's end); another worker takes it`,
+        brief: `${clipped(worker)} handed it back`,
+      };
 }

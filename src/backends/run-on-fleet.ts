@@ -1,9 +1,10 @@
 import { relative, sep } from "node:path";
 import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
 import type { RunWriter } from "../runs/index.ts";
-import { noteUndeliveredSteer, STEER_UNDELIVERED } from "../harnesses/steering.ts";
+import { noteUndeliveredSteer, STEER_UNDELIVERED, type SteerVerdict } from "../harnesses/steering.ts";
 import { unreadBecause } from "../harnesses/outcomes.ts";
-import { WAITING_FOR_WORKER } from "../contract/child-entry.ts";
+import { requeuedActivity, WAITING_FOR_WORKER } from "../contract/child-entry.ts";
+import type { Requeue } from "./folder-refusals.ts";
 import type { FleetChildren } from "./fleet.ts";
 
 export type { FleetChildren } from "./fleet.ts";
@@ -59,10 +60,17 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   const sending: SteersSent = { pending: new Set(), any: false };
   const unread = fleetUnread(() => fleet.unreadSteers(place.workflowId));
   request.steering?.attach({
+    confirms: true,
     deliver: (message) => {
       const sent = fleet.steer(place.workflowId, message).then(
-        () => unread.written(message),
-        (error: unknown) => request.onDiagnostic({ type: "error", message: `A steer could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}` }),
+        (written): SteerVerdict | undefined => {
+          if (!written) return { ended: true };
+          unread.written(message);
+          return undefined;
+        },
+        (error: unknown): SteerVerdict => ({
+          refused: `The database did not take the steer (${error instanceof Error ? error.message : String(error)}): nothing was delivered. Steer again once it answers.`,
+        }),
       );
       sending.any = true;
       sending.pending.add(sent);
@@ -83,13 +91,13 @@ export async function runOnFleet(fleet: FleetChildren, place: FleetChildPlace, r
   };
   // A worker that took it gave it back (its folder is missing there, it stopped or went silent):
   // the run is queued again, and says why, until the next worker takes it.
-  const requeued = (why: string) => {
+  const requeued = ({ why, brief }: Requeue) => {
     if (!running || answered || request.signal.aborted) return;
     running = false;
     place.writer.markQueued();
     place.writer.journal({ t: "event", name: "requeued", data: { why } });
     place.writer.appendDiagnostic({ level: "warn", code: "requeued", message: `queued again: ${why}` });
-    request.onProgress({ usage: noUsage, activity: WAITING_FOR_WORKER });
+    request.onProgress({ usage: noUsage, activity: requeuedActivity(brief) });
   };
   const notKept = (message: string) => place.writer.appendDiagnostic({ level: "warn", code: SESSION_NOT_KEPT, message });
   let answer: RemoteChildResult;

@@ -19,8 +19,6 @@ export type RunningChild = {
   controller: AbortController;
   steering: SteeringInbox;
   checkpoints?: SessionCheckpoints;
-  /** Steers handed to the child before its checkpoints began: they begin with these. */
-  early: string[];
   /** Its harness returned: its extensions were told, its processes ended. */
   stopped?: Promise<void>;
   /** Also what it left (session, steers) is written. */
@@ -40,23 +38,29 @@ export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, Ru
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
-    const steers = (taking = takeSteers(pool, [...running.keys()])
+    // Taken only for a child that saves what it is handed beside its session (a steer is deleted from
+    // the table as it is taken: one held in memory alone dies with a killed worker), or that takes
+    // none, whose steers go back once, refused. The others' wait in the table until their session opens.
+    const takers = [...running].filter(([, child]) => child.checkpoints !== undefined || child.steering.takesNone).map(([id]) => id);
+    const steers = (taking = takeSteers(pool, takers)
       // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
       .then(async ({ taken }) => {
         const unsent: TakenSteer[] = [];
+        const refused: TakenSteer[] = [];
         for (const steer of taken) {
           const child = running.get(steer.workflowId);
-          // Ended meanwhile, or its harness takes no steers: back into the table, not dropped.
+          // Ended meanwhile: back into the table, not dropped. Its harness takes no steers: back
+          // once, marked refused, so no look takes it again while the child runs.
           if (!child?.steering.send(steer.message)) {
-            unsent.push(steer);
+            (child?.steering.takesNone ? refused : unsent).push(steer);
             continue;
           }
           // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
-          if (child.checkpoints) child.checkpoints.handed(steer.message);
-          else child.early.push(steer.message);
+          child.checkpoints?.handed(steer.message);
           onSteered(steer.workflowId);
         }
         await returnSteers(pool, unsent);
+        await returnSteers(pool, refused, { refused: true });
       })
       .catch(() => undefined)); // the database is away: the next look takes them
     // One query of pi-flow's own for every running child, reading only their statuses: DBOS's

@@ -55,8 +55,6 @@ export interface CheckpointPlace {
   saved: SavedSession | null;
   /** The steers handed to the child that it has not read yet (its SteeringInbox's unread). */
   unread(): readonly string[];
-  /** Steers handed to the child before its checkpoints began, after those `saved` holds. */
-  handedBefore?: readonly string[];
   /** Where a failed or bounded checkpoint is told, once each; must not throw. */
   onDiagnostic(message: string): void;
 }
@@ -94,7 +92,7 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   let failing: string | undefined;
   let writing: Promise<void> = Promise.resolve();
   /** Every steer handed to the child since this worker took it, in order. */
-  const handed: string[] = [...(place.handedBefore ?? [])];
+  const handed: string[] = [];
   let latest: Snapshot = { entries: place.saved?.entries ?? [], unread: place.saved?.steers ?? [], handedAt: 0 };
   /** The snapshot whose entries the database holds, and the unread steers written beside them. */
   let storedSnapshot = latest;

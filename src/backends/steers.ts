@@ -25,6 +25,20 @@ export async function sendSteer(db: Queryable, workflowId: string, message: stri
   await db.query("INSERT INTO pi_flow.steers (workflow_id, message) VALUES ($1, $2)", [workflowId, message]);
 }
 
+/**
+ * Writes a steer for a child whose DBOS workflow has not ended, in one statement: false, with
+ * nothing written, when it has (its answer is in, or its row is gone), so no steer is answered as
+ * on its way to a child that can no longer read it.
+ */
+export async function sendSteerWhileRunning(db: Queryable, workflowId: string, message: string, dbosSchema = "dbos"): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO pi_flow.steers (workflow_id, message) SELECT $1, $2 WHERE EXISTS (
+       SELECT 1 FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = $1 AND status NOT IN ('SUCCESS', 'ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED'))`,
+    [workflowId, message],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 export interface TakenSteer {
   /** Its place in the order steers were sent; null for one put back without it (it goes last). */
   seq: string | null;
@@ -77,24 +91,26 @@ export interface SteersTake {
 
 /**
  * Takes the waiting messages of these children, oldest first: each is returned to one caller only.
+ * `refusedToo`: also those a worker put back as refused (its child's harness takes none), which
+ * only the coordinator takes, as undelivered.
  * A child's steers are taken whole or not at all, and one take reads at most `maxBytes`, as the
  * server measures them first: the steers of a child over it are left as written (and named in
  * `tooLarge`), those of children past the bound together wait for the next take.
  */
-export async function takeSteers(db: Queryable, workflowIds: readonly string[], maxBytes = MAX_STEER_READ_BYTES): Promise<SteersTake> {
+export async function takeSteers(db: Queryable, workflowIds: readonly string[], maxBytes = MAX_STEER_READ_BYTES, { refusedToo = false }: { refusedToo?: boolean } = {}): Promise<SteersTake> {
   if (workflowIds.length === 0) return { taken: [], tooLarge: [] };
   const { rows } = await db.query<{ seq: string | null; workflow_id: string; message: string | null; bytes: string | null }>(
     `WITH waiting AS (
        SELECT workflow_id, sum(octet_length(message))::bigint AS bytes, min(seq) AS first FROM pi_flow.steers
-       WHERE taken_at IS NULL AND workflow_id = ANY($1) GROUP BY workflow_id
+       WHERE (taken_at IS NULL OR $3) AND workflow_id = ANY($1) GROUP BY workflow_id
      ), fitting AS (
        SELECT workflow_id FROM (SELECT workflow_id, sum(bytes) OVER (ORDER BY first) AS upto FROM waiting WHERE bytes <= $2) f WHERE upto <= $2
      ), taken AS (
-       DELETE FROM pi_flow.steers s USING fitting f WHERE s.workflow_id = f.workflow_id AND s.taken_at IS NULL RETURNING s.seq, s.workflow_id, s.message
+       DELETE FROM pi_flow.steers s USING fitting f WHERE s.workflow_id = f.workflow_id AND (s.taken_at IS NULL OR $3) RETURNING s.seq, s.workflow_id, s.message
      )
      SELECT seq, workflow_id, message, NULL::bigint AS bytes FROM taken
      UNION ALL SELECT NULL, workflow_id, NULL, bytes FROM waiting WHERE bytes > $2`,
-    [workflowIds, maxBytes],
+    [workflowIds, maxBytes, refusedToo],
   );
   const taken = rows
     .filter((row): row is typeof row & { seq: string; message: string } => row.seq !== null && row.message !== null)
@@ -104,13 +120,17 @@ export async function takeSteers(db: Queryable, workflowIds: readonly string[], 
   return { taken, tooLarge };
 }
 
-/** Puts back steers taken but not handed to their child, in their old order, for the coordinator to report. */
-export async function returnSteers(db: Queryable, steers: readonly TakenSteer[]): Promise<void> {
+/**
+ * Puts back steers taken but not handed to their child, in their old order, for the coordinator to
+ * report. `refused`: the child's harness takes no steers, so they are marked taken (`taken_at`) and
+ * no worker takes them again; only the coordinator's take of undelivered steers does.
+ */
+export async function returnSteers(db: Queryable, steers: readonly TakenSteer[], { refused = false }: { refused?: boolean } = {}): Promise<void> {
   if (steers.length === 0) return;
   await db.query(
-    `INSERT INTO pi_flow.steers (seq, workflow_id, message)
-     SELECT COALESCE(s, nextval(pg_get_serial_sequence('pi_flow.steers', 'seq'))), w, m FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(s, w, m)
+    `INSERT INTO pi_flow.steers (seq, workflow_id, message, taken_at)
+     SELECT COALESCE(s, nextval(pg_get_serial_sequence('pi_flow.steers', 'seq'))), w, m, CASE WHEN $4 THEN now() END FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(s, w, m)
      ON CONFLICT (seq) DO NOTHING`,
-    [steers.map((steer) => steer.seq), steers.map((steer) => steer.workflowId), steers.map((steer) => steer.message)],
+    [steers.map((steer) => steer.seq), steers.map((steer) => steer.workflowId), steers.map((steer) => steer.message), refused],
   );
 }

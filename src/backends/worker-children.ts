@@ -148,7 +148,7 @@ export async function runRemoteChild(
   };
   // Only a pi child reads steers while it runs (a worker may run every child on its stub or replay
   // harness): the others' steers are refused at once and go back to the coordinator as undelivered.
-  if (harness !== "pi") steering?.close();
+  if (harness !== "pi") steering?.refuseAll();
   try {
     const child = await createHarness(harness, { agentDir: env.agentDir, model: modelFor(harness, request, env), registry: env.registry, settings: env.settings });
     // Only a pi child keeps a session to checkpoint and continue; the others run from the start.

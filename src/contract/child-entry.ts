@@ -28,5 +28,13 @@ export interface ChildEntry {
  */
 export const WAITING_FOR_WORKER = "queued: waiting for a worker";
 
+/** The activity of a child a worker took and gave back, until the next worker takes it: `queued again: <brief why>`. */
+export const requeuedActivity = (brief: string): string => `${REQUEUED} ${brief}`;
+const REQUEUED = "queued again:";
+
 /** A child that waits for a worker, as a progress report shows it. */
-export const waitsForWorker = (child: ChildEntry): boolean => child.status === "running" && child.activity === WAITING_FOR_WORKER;
+export const waitsForWorker = (child: ChildEntry): boolean =>
+  child.status === "running" && (child.activity === WAITING_FOR_WORKER || (child.activity?.startsWith(REQUEUED) ?? false));
+
+/** How a progress line names a child waiting for a worker: `queued`, or `queued again: <brief why>`. */
+export const queuedLabel = (child: ChildEntry): string => (child.activity?.startsWith(REQUEUED) ? child.activity : "queued");

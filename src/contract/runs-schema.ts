@@ -85,10 +85,10 @@ export const SteerPayloadSchema = Type.Object({
   runId: Type.String(),
   status: Type.Union([Type.Literal("queued"), Type.Literal("terminal"), Type.Literal("unsupported"), Type.Literal("refused"), Type.Literal("not_started")], {
     description:
-      "queued: the message is queued; the child has not necessarily read it yet. terminal: the run has ended or is ending; nothing was delivered: wait for it, then resume it. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.",
+      "queued: the message is queued; the child has not necessarily read it yet. terminal: the run has ended or is ending; nothing was delivered: wait for it, then resume it. unsupported: the child's harness (claude, codex) cannot be steered; nothing was delivered. refused: the run's steering budget is spent, or a fleet child's database did not take the message (see reason); nothing was delivered. not_started: a background run still waits for a slot; nothing was delivered, steer it once it runs.",
   }),
   held: Type.Boolean({ description: "True when the child's session did not exist yet: the message is delivered when it starts." }),
-  reason: Type.Optional(Type.String({ description: "refused: the bound the steer met and when steering works again." })),
+  reason: Type.Optional(Type.String({ description: "refused: the bound the steer met (or the database's refusal) and when steering works again. not_started on the dbos backend: what the run waits for." })),
 });
 
 export const ChangesPayloadSchema = Type.Object({

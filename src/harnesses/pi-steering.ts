@@ -38,7 +38,7 @@ export function attachSteering(session: AgentSession, request: ChildRequest): ()
   request.steering.attach({
     deliver: (message) => {
       queued.push(message);
-      return session.steer(asWords(message), undefined, { source: "extension" }).catch((error: unknown) => {
+      return session.steer(asWords(message), undefined, { source: "extension" }).then(() => undefined, (error: unknown) => {
         try {
           request.onDiagnostic({ type: "error", message: `A steer could not be queued: ${error instanceof Error ? error.message : String(error)}` });
         } catch {

@@ -5,8 +5,16 @@
  * before its next model request, all in that one request: a steer never interrupts a tool.
  */
 export interface SteerChannel {
-  /** Queues one message in the child's session; settles once the session holds it (never rejects). */
-  deliver(message: string): Promise<unknown>;
+  /**
+   * Queues one message in the child's session; settles once the session holds it (never rejects).
+   * A channel that `confirms` says there whether the message is on its way: undefined when it is.
+   */
+  deliver(message: string): Promise<SteerVerdict | void>;
+  /**
+   * The channel knows only once `deliver` settles whether the message is on its way (a fleet
+   * child's goes through the database, which may say the child has ended): a steer's answer waits for it.
+   */
+  confirms?: boolean;
   /** Messages the session holds that the child's model has not read yet. */
   unread(): readonly string[];
   /**
@@ -15,6 +23,12 @@ export interface SteerChannel {
    */
   unanswered?(): readonly string[];
 }
+
+/** Why a confirming channel did not take a message: the child has ended, or the channel refused it now (`refused` says why). */
+export type SteerVerdict = { ended: true } | { refused: string };
+
+/** What became of a message offered to a child: queued (on its way), or not, and why. */
+export type SteerOffer = "queued" | "ended" | { refused: string };
 
 /** The diagnostic code of a steer answered `queued` that its child never read (docs/runs.md). */
 export const STEER_UNDELIVERED = "steer_undelivered";
@@ -37,6 +51,8 @@ export class SteeringInbox {
   private readonly entering: string[] = [];
   private channel: SteerChannel | undefined;
   private closed = false;
+  /** Closed because the child's harness takes no steers, not because the child ended. */
+  takesNone = false;
   /** Messages sent that never reached a session: the child ended (or could take none) first. */
   readonly undelivered: string[] = [];
 
@@ -58,10 +74,32 @@ export class SteeringInbox {
     return true;
   }
 
+  /**
+   * Queues a message, as `send` does, and says what became of it: on a channel that confirms, once
+   * the channel has said whether it is on its way (it is not when the child has ended meanwhile).
+   */
+  async offer(message: string): Promise<SteerOffer> {
+    const channel = this.channel;
+    if (this.closed) return "ended";
+    if (!channel?.confirms) return this.send(message) ? "queued" : "ended";
+    const verdict = await this.deliver(channel, message);
+    if (!verdict) return "queued";
+    return "ended" in verdict ? "ended" : verdict;
+  }
+
   /** The harness's session is ready: held messages go first, then every later one. */
   attach(channel: SteerChannel): void {
     this.channel = channel;
     for (const message of this.held.splice(0)) this.deliver(channel, message);
+  }
+
+  /**
+   * The child's harness takes no steers (a worker runs it on stub or replay): closed, and says so,
+   * so a steer taken for it is put back once as refused instead of at every look (running-watch.ts).
+   */
+  refuseAll(): void {
+    this.takesNone = true;
+    this.close();
   }
 
   /** The child settled, or cannot take steers: later sends are refused, and held ones are undelivered. */
@@ -76,9 +114,9 @@ export class SteeringInbox {
     this.undelivered.push(...this.held.splice(0), ...unanswered, ...queued, ...this.entering.splice(0));
   }
 
-  private deliver(channel: SteerChannel, message: string): void {
+  private deliver(channel: SteerChannel, message: string): Promise<SteerVerdict | void> {
     this.entering.push(message);
-    void channel.deliver(message).finally(() => {
+    return channel.deliver(message).finally(() => {
       const index = this.entering.indexOf(message);
       if (index >= 0) this.entering.splice(index, 1);
     });

@@ -85,7 +85,7 @@ function steerText({ runId, status, held, reason }: SteerPayload): string {
     const wait = JSON.stringify({ action: "wait", runIds: [runId] });
     return `Run ${runId} has ended or is ending; the message was not delivered. Wait for it with external_runs ${wait}, then continue it with external_delegate resume: "${runId}".`;
   }
-  if (status === "not_started") return `Run ${runId} has not started: it waits for a background slot, so the message was not delivered. Steer it once it runs.`;
+  if (status === "not_started") return `Run ${runId} has not started: it waits for ${reason ?? "a background slot"}, so the message was not delivered. Steer it once it runs.`;
   if (status === "unsupported") {
     // A resume right after the cancel is refused while the run still stops: the wait comes between.
     const cancel = JSON.stringify({ action: "cancel", runIds: [runId] });
@@ -97,9 +97,9 @@ function steerText({ runId, status, held, reason }: SteerPayload): string {
     : `Steer queued for run ${runId}: the child reads it after its current tool calls, before its next model request.`;
 }
 
-function steer(runs: RunStore, input: RunsInput): Answer {
+async function steer(runs: RunStore, input: RunsInput): Promise<Answer> {
   rejectExtras(input, ["runIds", "message"]);
-  const payload = steerRun(runs, onlyOneTarget(input), input.message);
+  const payload = await steerRun(runs, onlyOneTarget(input), input.message);
   return { data: payload, text: steerText(payload) };
 }
 

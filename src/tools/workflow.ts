@@ -7,7 +7,7 @@ import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from ".
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { TOOLS_WITHHELD } from "../orchestrator/child/index.ts";
 import { GIT_CONTROLS_CHANGED, GIT_CONTROLS_CHANGED_NOTE } from "../contract/warnings.ts";
-import { waitsForWorker, type ChildEntry } from "../contract/child-entry.ts";
+import { queuedLabel, waitsForWorker, type ChildEntry } from "../contract/child-entry.ts";
 import { HANDLED_CHILD_FAILURES, launchWorkflow, type WorkflowProgress } from "../orchestrator/workflow/index.ts";
 import type { SettleResult } from "../runs/index.ts";
 import { abortIfSignalled } from "./abort.ts";
@@ -45,13 +45,14 @@ function snapshotOf(child: ChildEntry): ChildEntry {
 
 /**
  * "2 running, 3 finished: review correctness (running), …", running children first. On the dbos
- * backend, children no worker has taken yet come first, as "1 queued, …: part 3 (queued)".
+ * backend, children no worker has taken yet come first, as "1 queued, …: part 3 (queued)", or, given
+ * back by a worker, "part 3 (queued again: w1 handed it back)".
  */
 export function progressText(progress: WorkflowProgress): string {
   const queued = progress.children.filter(waitsForWorker);
   const running = progress.children.filter((child) => child.status === "running" && !waitsForWorker(child));
   const finished = progress.children.filter((child) => child.status !== "running");
-  const listed = [...queued, ...running, ...finished].slice(0, MAX_LISTED).map((child) => `${child.description} (${waitsForWorker(child) ? "queued" : child.status})`);
+  const listed = [...queued, ...running, ...finished].slice(0, MAX_LISTED).map((child) => `${child.description} (${waitsForWorker(child) ? queuedLabel(child) : child.status})`);
   const more = progress.children.length > MAX_LISTED ? `, and ${progress.children.length - MAX_LISTED} more` : "";
   const waiting = queued.length > 0 ? `${queued.length} queued, ` : "";
   const head = `Workflow ${progress.runId}: ${waiting}${running.length} running, ${finished.length} finished`;

@@ -93,6 +93,10 @@ test("a background delegation is queued until a worker takes it, runs there, hea
   const { runId } = runOf(accepted);
   expect(runOf(accepted).state.status).toBe("queued");
   expect(await inspect(pi, runId)).toMatch(/^\s*status: queued; live: yes/m);
+  // A steer finds it waiting, and says for what: on the dbos backend, a worker.
+  const early = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Too early." });
+  expect(early.structuredContent).toMatchObject({ ok: true, data: { runId, status: "not_started", reason: expect.stringContaining("a flow worker to take it") } });
+  expect(early.text).toContain("it waits for a background slot or a flow worker to take it");
 
   const worker = (shared.worker = startWorker("d1", fleet.pg.urlFor(DATABASE), pi.cwd, shared.release));
   await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
@@ -158,6 +162,37 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   expect(run.refs.diagnostics).toEqual({ action: "inspect", runIds: [run.runId], view: "diagnostics" });
   expect(shapeOf(receipt.structuredContent, "diagnostics")).toEqual(shapeOf(here.structuredContent));
   expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
+}, 300_000);
+
+test("a steer to a fleet child whose answer the database already holds answers terminal, not queued, and nothing is noted undelivered", async () => {
+  const pi = sharedPi();
+  const worker = sharedWorker();
+  rmSync(shared.release); // the child waits in its tool call until its coordinator has seen it running
+  const db = new pg.Client({ connectionString: fleet.pg.urlFor(DATABASE) });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const accepted = await pi.callTool("external_delegate", delegation("Ended part", { background: true }));
+  const { runId } = runOf(accepted);
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+  writeFileSync(shared.release, "");
+  // The child's answer is in the database...
+  const status = async () => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [`${runId}/delegate`])).rows[0]?.status;
+  while ((await status()) !== "SUCCESS") await sleep(10);
+  // ...and its coordinator's next look at it waits on this lock: the steer comes before it has seen the answer.
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE");
+  let answered = false;
+  const steered = pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Too late." }).finally(() => (answered = true));
+  // Answered, or waiting on the lock to learn from the database whether the child has ended.
+  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pi_flow.steers%'")).rowCount ?? 0;
+  while (!answered && (await waitsOnLock()) === 0) await sleep(20);
+  await db.query("COMMIT");
+  expect((await steered).structuredContent).toMatchObject({ ok: true, data: { runId, status: "terminal" } });
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  const diagnostics = await inspect(pi, runId, "diagnostics");
+  expect(diagnostics).not.toContain("steer_undelivered");
+  expect(diagnostics).not.toContain("Too late.");
 }, 300_000);
 
 test("on the worker, at most 8 steers wait unread (a 9th is refused until the child reads them), and the 8 reach the child", async () => {

@@ -117,3 +117,41 @@ test("a child a worker took and then gave back for its missing folder is queued 
   const journal = await pi.callTool("external_runs", { action: "inspect", runIds: [view.runId], view: "diagnostics" });
   expect(journal.text).toContain("ran on worker v2");
 }, 120_000);
+
+test("a foreground workflow's progress line says briefly why a child a worker gave back is queued again, not just (queued)", async () => {
+  const databaseUrl = fleet.pg.urlFor("requeued_line");
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
+  onTestFinished(() => pi.dispose());
+  mkdirSync(join(pi.cwd, "packages", "new"), { recursive: true });
+  const having = fleet.startWorker("l2", databaseUrl, ["--stub"], pi.cwd);
+  const lacking = fleet.startWorker("l1", databaseUrl, ["--stub"]);
+  await Promise.all([having.stdoutText(/worker l2 ready/), lacking.stdoutText(/worker l1 ready/)]);
+  const first = await pi.callTool("external_workflow", { script: 'return (await agent({ role: "explorer", description: "First part", prompt: "Look.", context: { mode: "none" } })).value;' });
+  expect(first.isError).toBe(false);
+  having.child.kill("SIGSTOP"); // alive, but takes nothing until the line has said why
+  onTestFinished(() => void having.child.kill("SIGCONT"));
+  // l1's note of its refusal waits on this lock: its coordinator sees the child taken by l1 first.
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE pi_flow.child_refusals IN EXCLUSIVE MODE");
+
+  const waiters: { pattern: string; heard: (line: string) => void }[] = [];
+  pi.session.subscribe((event) => {
+    if (event.type !== "tool_execution_update" || event.toolName !== "external_workflow") return;
+    const text = ((event.partialResult as { content?: { text?: string }[] }).content ?? []).map((part) => part.text ?? "").join("");
+    for (const waiter of waiters.splice(0)) if (text.includes(waiter.pattern)) waiter.heard(text);
+    else waiters.push(waiter);
+  });
+  const heard = (pattern: string) => new Promise<string>((heard) => waiters.push({ pattern, heard }));
+  const running = heard("New part (running)");
+  const script = 'return (await agent({ role: "explorer", description: "New part", prompt: "Look.", cwd: "packages/new", context: { mode: "none" } })).value;';
+  const receipt = pi.callTool("external_workflow", { script });
+  await running;
+  const requeued = heard("New part (queued"); // once taken: queued again
+  await db.query("COMMIT"); // l1 refuses it and puts it back on the queue
+  expect(await requeued).toContain("1 queued, 0 running, 0 finished: New part (queued again: l1 lacks its folder packages/new).");
+  having.child.kill("SIGCONT");
+  expect((await receipt).isError).toBe(false);
+}, 120_000);

@@ -4,10 +4,13 @@
  * coordinates, the tests' own Postgres is killed and started again, and a real `flow worker`
  * starts after.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import type { RunView } from "../../src/contract/run-schema.ts";
+import { PROJECT_ROOT } from "../cli/support.ts";
 import { fleetFixture } from "../support/fleet.ts";
 import { startPiSession, type PiTestSession, type ToolOutcome } from "../support/pi-session.ts";
 
@@ -68,4 +71,34 @@ test("queued children cancelled, or out of time, while Postgres is down are canc
   expect((await listed(pi, timed))?.state).toMatchObject({ status: "done", outcome: "timed_out" });
   expect(await workflowStatus(`${cancelled}/delegate`)).toBe("CANCELLED");
   expect(await workflowStatus(`${timed}/delegate`)).toBe("CANCELLED");
+}, 180_000);
+
+test("a steer to a fleet child while Postgres is down answers refused, quoting the database, instead of queued: nothing was delivered", async () => {
+  const url = fleet.pg.urlFor("outage_steer");
+  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: url } });
+  onTestFinished(() => pi.dispose());
+  const release = join(fleet.sandbox.root, "outage-steer-release");
+  const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
+  const worker = fleet.start(["worker", "--name", "o1", "--cwd", pi.cwd, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
+  await worker.stdoutText(/worker o1 ready/);
+  const { runId } = runOf(await pi.callTool("external_delegate", { role: "worker", description: "Waiting part", prompt: "Do the part.", context: { mode: "none" }, background: true }));
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+
+  let steered: ToolOutcome | undefined;
+  await fleet.pg.restart(async () => {
+    steered = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the README." });
+  });
+  expect(steered?.structuredContent).toMatchObject({ ok: true, data: { runId, status: "refused", reason: expect.stringContaining("The database did not take the steer") } });
+  expect(steered?.text).toContain("Steer refused, not delivered");
+
+  writeFileSync(release, "");
+  await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  const final = await pi.callTool("external_runs", { action: "inspect", runIds: [runId], view: "final" });
+  expect(final.text).toContain("heard nothing");
+  const diagnostics = (await pi.callTool("external_runs", { action: "inspect", runIds: [runId], view: "diagnostics" })).text;
+  expect(diagnostics).toContain("steer_refused");
+  expect(diagnostics).not.toContain("steer_undelivered");
+  worker.child.kill("SIGTERM");
+  await worker.done;
 }, 180_000);

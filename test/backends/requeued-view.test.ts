@@ -30,14 +30,14 @@ test("a child taken over by another worker between two looks of its coordinator 
     while (told.length < count) await new Promise<void>((resolve) => (heard = resolve));
   };
   const stop = new AbortController();
-  const running = coordinator.run(childRequest("moved"), stop.signal, (worker) => hear(`taken by ${worker}`), (why) => hear(`requeued: ${why}`));
+  const running = coordinator.run(childRequest("moved"), stop.signal, (worker) => hear(`taken by ${worker}`), ({ why, brief }) => hear(`requeued: ${why} [${brief}]`));
   running.catch(() => undefined);
   const move = (status: string, worker: string) => db.query("UPDATE dbos.workflow_status SET status = $1, executor_id = $2 WHERE workflow_uuid = 'wf_moved/agent/0'", [status, worker]);
   while ((await move("PENDING", "w1")).rowCount === 0) await sleep(50); // enqueued, then w1 takes it
   await until(1);
   await move("PENDING", "w2"); // w1 went silent: a sweep put it back and w2 took it at once
   await until(3);
-  expect(told).toEqual(["taken by w1", "requeued: worker w1 handed it back (it stopped, went silent, or did not record the child's end); another worker takes it", "taken by w2"]);
+  expect(told).toEqual(["taken by w1", "requeued: worker w1 handed it back (it stopped, went silent, or did not record the child's end); another worker takes it [w1 handed it back]", "taken by w2"]);
   stop.abort();
   await expect(running).rejects.toThrow();
 }, 60_000);

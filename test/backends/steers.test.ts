@@ -16,6 +16,9 @@ import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../sup
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { returnSteers, sendSteer, takeSteers, unreadSteers } from "../../src/backends/steers.ts";
+import { watchRunningChildren, type RunningChild } from "../../src/backends/running-watch.ts";
+import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
+import { SteeringInbox } from "../../src/harnesses/steering.ts";
 
 const fleet = fleetFixture();
 
@@ -166,3 +169,73 @@ test("a steer handed to a child its coordinator cancels, unread, does not stay i
   await worker.stdoutText(/settled wf_cancelsteer\/agent\/0 run ag_cancelsteer cancelled/);
   expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([]);
 }, 120_000);
+
+test("a steer for a child whose harness on the worker takes none (stub, replay) is taken once and put back marked refused, not taken and put back at every look; its coordinator still takes it as undelivered", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_refused");
+  const coordinator = dbosCoordinator(url);
+  onTestFinished(() => coordinator.close());
+  await coordinator.ready();
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  onTestFinished(() => pool.end());
+  // Every take of a steer, as the test's own trigger counts it.
+  await pool.query("CREATE TABLE pi_flow.test_takes (workflow_id text NOT NULL)");
+  await pool.query("CREATE FUNCTION pi_flow.count_take() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO pi_flow.test_takes VALUES (OLD.workflow_id); RETURN OLD; END $$");
+  await pool.query("CREATE TRIGGER count_take AFTER DELETE ON pi_flow.steers FOR EACH ROW EXECUTE FUNCTION pi_flow.count_take()");
+  const running = new Map<string, RunningChild>();
+  const stubbed = new SteeringInbox();
+  stubbed.refuseAll(); // as a worker running it on --stub does
+  running.set("wf_stub/agent/0", { controller: new AbortController(), steering: stubbed });
+  const listening = new SteeringInbox(); // a pi child beside it: each look hands it its steers
+  const checkpoints = sessionCheckpoints({ pool, workflowId: "wf_pi/agent/0", worker: "w1", saved: null, unread: () => listening.unread, onDiagnostic: () => undefined });
+  running.set("wf_pi/agent/0", { controller: new AbortController(), steering: listening, checkpoints });
+  let handed = () => {};
+  const watch = watchRunningChildren(pool, running, () => handed());
+  onTestFinished(() => watch.stop());
+  const look = () => new Promise<void>((resolve) => (handed = resolve));
+  await sendSteer(pool, "wf_stub/agent/0", "Also check the README.");
+  for (const n of [1, 2, 3]) {
+    const looked = look();
+    await sendSteer(pool, "wf_pi/agent/0", `Steer ${n}.`);
+    await looked; // a look took the pi child's steer, and the stub child's with it if it was there to take
+    await watch.taking();
+  }
+  const takes = await pool.query<{ workflow_id: string; n: number }>("SELECT workflow_id, count(*)::int AS n FROM pi_flow.test_takes GROUP BY workflow_id ORDER BY workflow_id");
+  expect(takes.rows).toEqual([{ workflow_id: "wf_pi/agent/0", n: 3 }, { workflow_id: "wf_stub/agent/0", n: 1 }]);
+  // Not unread (it will never be read), and not lost: its coordinator takes it when the child's answer is in.
+  expect(await coordinator.unreadSteers("wf_stub/agent/0")).toEqual([]);
+  expect(await coordinator.takeUndeliveredSteers("wf_stub/agent/0")).toEqual(["Also check the README."]);
+}, 60_000);
+
+test("a steer for a pi child whose session is still opening stays in the table until its worker can save it beside the session, where a worker killed in between would not lose it", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_opening");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  onTestFinished(() => pool.end());
+  const running = new Map<string, RunningChild>();
+  const checkpointsOf = (workflowId: string, steering: SteeringInbox) =>
+    sessionCheckpoints({ pool, workflowId, worker: "w1", saved: null, unread: () => steering.unread, onDiagnostic: () => undefined });
+  const opening = new SteeringInbox(); // its worker still reads what an earlier worker saved: no checkpoints yet
+  running.set("wf_opening/agent/0", { controller: new AbortController(), steering: opening });
+  const open = new SteeringInbox();
+  running.set("wf_open/agent/0", { controller: new AbortController(), steering: open, checkpoints: checkpointsOf("wf_open/agent/0", open) });
+  const waiting: Record<string, () => void> = {};
+  const handedTo = (workflowId: string) => new Promise<void>((resolve) => (waiting[workflowId] = resolve));
+  const watch = watchRunningChildren(pool, running, (workflowId) => waiting[workflowId]?.());
+  onTestFinished(() => watch.stop());
+  await sendSteer(pool, "wf_opening/agent/0", "Also check the README.");
+  const looked = handedTo("wf_open/agent/0");
+  await sendSteer(pool, "wf_open/agent/0", "Steer 1.");
+  await looked; // a look took the open child's steer, and would have taken the opening one's with it
+  await watch.taking();
+  const left = await pool.query<{ message: string }>("SELECT message FROM pi_flow.steers WHERE workflow_id = 'wf_opening/agent/0'");
+  expect(left.rows.map((row) => row.message)).toEqual(["Also check the README."]);
+  // Its checkpoints begin: the next look hands it over, and it is saved beside the session.
+  const checkpoints = checkpointsOf("wf_opening/agent/0", opening);
+  const handed = handedTo("wf_opening/agent/0");
+  running.get("wf_opening/agent/0")!.checkpoints = checkpoints;
+  await handed;
+  await watch.taking();
+  await checkpoints.drain();
+  expect(await unreadSteers(pool, "wf_opening/agent/0")).toEqual(["Also check the README."]);
+  expect((await pool.query("SELECT 1 FROM pi_flow.steers WHERE workflow_id = 'wf_opening/agent/0'")).rowCount).toBe(0);
+}, 60_000);

@@ -11,34 +11,34 @@ afterEach(() => {
   box?.cleanup();
 });
 
-test("error codes keep their v1 meaning: a steer for a child whose session already ended answers status terminal, not run_not_live", () => {
+test("error codes keep their v1 meaning: a steer for a child whose session already ended answers status terminal, not run_not_live", async () => {
   box = sandbox();
   const writer = box.store().create({ kind: "agent", background: true, task: { description: "ending" } });
   const inbox = new SteeringInbox();
   inbox.close(); // the child's session ended; the run settles a moment later
   const recorded: string[] = [];
   unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox, record: (message) => void recorded.push(message), refused: () => undefined, undelivered: () => undefined }));
-  expect(steerRun(box.store(), writer.runId, "too late")).toEqual({ runId: writer.runId, status: "terminal", held: false });
+  expect(await steerRun(box.store(), writer.runId, "too late")).toEqual({ runId: writer.runId, status: "terminal", held: false });
   expect(recorded).toEqual([]);
   // Until it settles, a resume is refused as live: so terminal's advice is to wait first, then resume.
   expect(() => resolveResume(writer.runId, box!.store())).toThrow(expect.objectContaining({ code: "request_invalid", message: expect.stringContaining("still live") }));
   writer.settle({ outcome: "succeeded", value: "done" });
 });
 
-test("a steer message may hold 32,768 characters; one more is request_invalid and delivers nothing", () => {
+test("a steer message may hold 32,768 characters; one more is request_invalid and delivers nothing", async () => {
   box = sandbox();
   const writer = box.store().create({ kind: "agent", background: true, task: { description: "listening" } });
   const recorded: string[] = [];
   unregister.push(registerSteerTarget(writer.runId, { harness: "pi", inbox: new SteeringInbox(), record: (message) => void recorded.push(message), refused: () => undefined, undelivered: () => undefined }));
-  expect(() => steerRun(box!.store(), writer.runId, "y".repeat(32_769))).toThrow(expect.objectContaining({ code: "request_invalid", message: "message is longer than 32768 characters." }));
+  await expect(steerRun(box!.store(), writer.runId, "y".repeat(32_769))).rejects.toThrow(expect.objectContaining({ code: "request_invalid", message: "message is longer than 32768 characters." }));
   expect(recorded).toEqual([]);
   // Held: the inbox has no session yet, so the message waits for the child to start.
-  expect(steerRun(box.store(), writer.runId, "x".repeat(32_768))).toEqual({ runId: writer.runId, status: "queued", held: true });
+  expect(await steerRun(box.store(), writer.runId, "x".repeat(32_768))).toEqual({ runId: writer.runId, status: "queued", held: true });
   expect(recorded).toEqual(["x".repeat(32_768)]);
   writer.settle({ outcome: "succeeded", value: "done" });
 });
 
-test("a steer answered queued (held) for a child that ended before its session started is noted in the run's diagnostics as not delivered", () => {
+test("a steer answered queued (held) for a child that ended before its session started is noted in the run's diagnostics as not delivered", async () => {
   box = sandbox();
   const writer = box.store().create({ kind: "agent", background: true, task: { description: "never started" } });
   const inbox = new SteeringInbox();
@@ -51,7 +51,7 @@ test("a steer answered queued (held) for a child that ended before its session s
       for (const message of messages) noteUndeliveredSteer(writer, why, message);
     },
   });
-  expect(steerRun(box.store(), writer.runId, "Also check the README.")).toEqual({ runId: writer.runId, status: "queued", held: true });
+  expect(await steerRun(box.store(), writer.runId, "Also check the README.")).toEqual({ runId: writer.runId, status: "queued", held: true });
   remove("the child ended failed before it read it: no model"); // the child settled (its model failed) before any session took the message
   writer.settle({ outcome: "failed", error: { code: "failed", message: "no model" } });
   const diagnostics = box.store().inspectSingle(writer.runId, "diagnostics", { limitBytes: 65536 }).page.text;

@@ -118,6 +118,8 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       const unregister = registerSteerTarget(writer.runId, {
         harness,
         inbox,
+        // Queued again when a worker gives it back: a steer then waits for the next one to take it.
+        ...(onFleet ? { waitsFor: "a background slot or a flow worker to take it (again, if a worker gave it back)" } : {}),
         record: (message, held) => {
           writer.journal({ t: "event", name: "steer", data: { message, held } });
           const when = held ? "held until the child's session starts" : "queued for the child's next model request";

@@ -17,6 +17,8 @@ export interface SteerTarget {
   record(message: string, held: boolean): void;
   /** Notes in the run's diagnostics that steers were refused, and why (once per run of refusals). */
   refused(reason: string): void;
+  /** What the run waits for while it is queued, when not only a background slot: a dbos-backend child waits for a flow worker. */
+  waitsFor?: string;
   /** Notes in the run's diagnostics the steers its child ended (or failed to start) without reading, and why. */
   undelivered(messages: readonly string[], why: string): void;
 }
@@ -42,7 +44,7 @@ export interface SteerPayload {
   status: "queued" | "terminal" | "unsupported" | "refused" | "not_started";
   /** True when the child's session did not exist yet: the message is delivered when it starts. */
   held: boolean;
-  /** refused: the bound the steer met and when steering works again. */
+  /** refused: the bound the steer met and when steering works again; not_started: what the run waits for, when not only a background slot. */
   reason?: string;
 }
 
@@ -80,14 +82,19 @@ function checkMessage(message: unknown): string {
  * run_unavailable; a workflow is request_invalid; a run queued for a background slot answers `not_started`, a
  * finished or ending run answers `terminal`, a CLI child `unsupported` and a steer beyond the run's
  * budget (steer-budget.ts) `refused` with the bound it met, delivering nothing. queued means queued, not acted on.
+ * A fleet child's steer is answered once the database has it (or has said the child ended, `terminal`,
+ * or refused the write, `refused`).
  */
-export function steerRun(runs: RunStore, runId: unknown, message: unknown): SteerPayload {
+export async function steerRun(runs: RunStore, runId: unknown, message: unknown): Promise<SteerPayload> {
   const text = checkMessage(message);
   const view = runs.view(runId);
   const id = view.runId;
   if (view.kind !== "agent") throw new FlowError("request_invalid", `steer targets an agent run; ${id} is a workflow.`);
   if (view.state.status === "done") return { runId: id, status: "terminal", held: false };
-  if (view.state.status === "queued") return { runId: id, status: "not_started", held: false };
+  if (view.state.status === "queued") {
+    const waitsFor = targets().get(id)?.target.waitsFor;
+    return { runId: id, status: "not_started", held: false, ...(waitsFor ? { reason: waitsFor } : {}) };
+  }
   const steerable = targets().get(id);
   if (!view.live || !steerable) throw new FlowError("run_not_live", `Run ${id} has no live owner; it cannot be steered.`);
   const { target } = steerable;
@@ -99,10 +106,19 @@ export function steerRun(runs: RunStore, runId: unknown, message: unknown): Stee
     return { runId: id, status: "refused", held: false, reason: refusal };
   }
   const held = !target.inbox.attached;
-  // The child's session already ended (the run settles a moment later): nothing can read it.
-  if (!target.inbox.send(text)) return { runId: id, status: "terminal", held: false };
+  // The child's session already ended (the run settles a moment later), or, on the dbos backend,
+  // the database holds its answer: nothing can read it. Said before any answer of queued.
+  const offered = await target.inbox.offer(text);
+  if (offered === "ended") return { runId: id, status: "terminal", held: false };
+  // A run that settled while the database answered takes no more evidence (it noted what it had not read).
+  const open = targets().get(id) === steerable;
+  if (offered !== "queued") {
+    if (!steerable.refusing && open) target.refused(offered.refused);
+    steerable.refusing = true;
+    return { runId: id, status: "refused", held: false, reason: offered.refused };
+  }
   steerable.refusing = false;
-  target.record(text, held);
+  if (open) target.record(text, held);
   return { runId: id, status: "queued", held };
 }
 
