@@ -10,7 +10,7 @@ import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
 import { waitForRuns } from "../orchestrator/session/index.ts";
 import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
 import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, isRunId, type RunStore } from "../runs/index.ts";
-import { abortIfSignalled } from "./abort.ts";
+import { abortIfSignalled, untilSettledOrAborted } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/query-renderers.ts";
 import { CHANGES_NEED_REVIEW, changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
@@ -97,9 +97,11 @@ function steerText({ runId, status, held, reason }: SteerPayload): string {
     : `Steer queued for run ${runId}: the child reads it after its current tool calls, before its next model request.`;
 }
 
-async function steer(runs: RunStore, input: RunsInput): Promise<Answer> {
+async function steer(runs: RunStore, input: RunsInput, signal: AbortSignal | undefined): Promise<Answer> {
   rejectExtras(input, ["runIds", "message"]);
-  const payload = await steerRun(runs, onlyOneTarget(input), input.message);
+  // A fleet child's steer waits for its database's answer, which a silent database can hold for a
+  // minute: Esc frees the call (the message may still reach the child, as one sent just before Esc).
+  const payload = await untilSettledOrAborted(steerRun(runs, onlyOneTarget(input), input.message), signal);
   return { data: payload, text: steerText(payload) };
 }
 
@@ -138,7 +140,7 @@ function answerAction(
     case "wait":
       return wait(ownership, runs, input, signal, onWaiting);
     case "steer":
-      return steer(runs, input);
+      return steer(runs, input, signal);
     case "apply":
     case "discard": {
       rejectExtras(input, ["runIds"]);

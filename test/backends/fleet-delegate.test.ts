@@ -185,7 +185,8 @@ test("a steer to a fleet child whose answer the database already holds answers t
   let answered = false;
   const steered = pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Too late." }).finally(() => (answered = true));
   // Answered, or waiting on the lock to learn from the database whether the child has ended.
-  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pi_flow.steers%'")).rowCount ?? 0;
+  // The steer's statement, or the coordinator's look at its children ahead of it on the same connection.
+  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")).rowCount ?? 0;
   while (!answered && (await waitsOnLock()) === 0) await sleep(20);
   await db.query("COMMIT");
   expect((await steered).structuredContent).toMatchObject({ ok: true, data: { runId, status: "terminal" } });
@@ -193,6 +194,36 @@ test("a steer to a fleet child whose answer the database already holds answers t
   const diagnostics = await inspect(pi, runId, "diagnostics");
   expect(diagnostics).not.toContain("steer_undelivered");
   expect(diagnostics).not.toContain("Too late.");
+}, 300_000);
+
+test("Esc frees a steer that waits for a fleet child's database, and the child runs on", async () => {
+  const pi = sharedPi();
+  const worker = sharedWorker();
+  rmSync(shared.release); // the child waits in its tool call until the test lets it go
+  const db = new pg.Client({ connectionString: fleet.pg.urlFor(DATABASE) });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const accepted = await pi.callTool("external_delegate", delegation("Waited part", { background: true }));
+  const { runId } = runOf(accepted);
+  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
+  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+  // The database holds the steer's statement on a lock: the steer waits for its answer...
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE");
+  let answered = false;
+  const steered = pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." }).finally(() => (answered = true));
+  // The steer's statement, or the coordinator's look at its children ahead of it on the same connection.
+  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")).rowCount ?? 0;
+  while (!answered && (await waitsOnLock()) === 0) await sleep(20);
+  // ...until Esc, which ends the call while the lock is still held.
+  await pi.session.abort();
+  const aborted = await steered;
+  await db.query("COMMIT");
+  expect(aborted.isError).toBe(true);
+  expect(aborted.text).toMatch(/aborted/i);
+  writeFileSync(shared.release, "");
+  const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "succeeded" } }] } });
 }, 300_000);
 
 test("on the worker, at most 8 steers wait unread (a 9th is refused until the child reads them), and the 8 reach the child", async () => {
