@@ -229,7 +229,7 @@ return { seen, next };
   const result = journal(runs, runId).find(({ line }) => line.name === "tool_result")!;
   expect(result.line.data).toMatchObject({ ok: true, deeperThan: 1000 });
   expect(result.bytes).toBeLessThan(1024);
-  expect(workflowCalls(runFiles(runs.scope, runId).journal, runId)[0]).toMatchObject({ target: "deep", status: "failed", error: { code: "valueDepth" } });
+  expect(workflowCalls(runFiles(runs.scope, runId).journal, runId)[0]).toMatchObject({ target: "deep", status: "failed", error: { code: "valueDepth", message: "value depth limit reached: the script was refused the answer" } });
 
   let called = 0;
   const plan = planResume(runs, runId);

@@ -139,7 +139,7 @@ class CallList {
     if (call.status !== "succeeded" || data.ok !== false) return;
     const code = text(data.code) || "tool_failed";
     call.status = "failed";
-    call.error = { code, message: code === "replyChars" ? `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached` : "" };
+    call.error = { code, message: code === "replyChars" ? `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached` : refusedBecause(code) };
   }
 
   private answer(index: number, data: Data): void {
@@ -163,6 +163,11 @@ class CallList {
       call.error = { code: "replyChars", message: `${LIMIT_LABELS.replyChars} (${this.replyChars}) reached: the answer has ${chars} characters of JSON` };
     }
   }
+}
+
+/** Why the sandbox refused an answer the tool gave: a limit it met (valueDepth), else its code alone. */
+function refusedBecause(code: string): string {
+  return Object.hasOwn(LIMIT_LABELS, code) ? `${LIMIT_LABELS[code as keyof typeof LIMIT_LABELS]} reached: the script was refused the answer` : `the script was refused the answer (${code})`;
 }
 
 /**
