@@ -1,4 +1,4 @@
-import { judgeValue, KEY_WORDS, keyAllowed } from "./key-names.ts";
+import { judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed } from "./key-names.ts";
 import { type Finding, REDACTED, type Rule } from "./rule.ts";
 
 /**
@@ -51,6 +51,7 @@ function objectEnd(input: string, open: number, limit: number): number {
  */
 export const SECRET_LIST: Rule = {
   name: "secret-list",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`\[(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)[ \t]*[:=][ \t]*\[)`,
     "gi",
@@ -159,6 +160,7 @@ export function keyColumn(input: string, keyStart: number, escaped: boolean): nu
  */
 export const YAML_BLOCK_LIST: Rule = {
   name: "yaml-block-list",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`:(?=[ \t]*(?:[|>#]|\r?\n|\\[rn]))(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:[|>][-+0-9]{0,2}[ \t]*)?(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
     "gi",
