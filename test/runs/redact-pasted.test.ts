@@ -76,6 +76,15 @@ describe("a Unicode line or paragraph separator inside a secret", () => {
   });
 });
 
+describe("a Hangul filler or NEL between a name and its secret", () => {
+  it("reads as the space or line break it shows as: the secret after it goes", () => {
+    for (const blank of ["\u3164", "\u115f", "\u1160", "\uffa0", "\u0085"]) {
+      expectGone(`deploy --password${blank}hunter2-Secret! --region eu`, "hunter2-Secret!", ["--region eu"]);
+      expectGone(`mongosh -u admin -p${blank}hunter2-Secret! db`, "hunter2-Secret!");
+    }
+  });
+});
+
 describe("a password handed to sudo -S on its standard input", () => {
   it("goes in a here-string, a here-document, and a pipe to sudo --stdin", () => {
     const cases: [string, readonly string[]][] = [

@@ -2,7 +2,7 @@ import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
-import { controlsView, cutAtGaps } from "./controls-view.ts";
+import { controlsView, cutAtGaps, spacedView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
@@ -171,9 +171,16 @@ function collectFolded(text: string, origin: Origin | null, spans: number[], wra
   for (const folded of foldedViews(text)) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
 }
 
+/** Collect on `text`, and on it with its gaps written as the breaks they show as (see spacedView). */
+function collectSpaced(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
+  collectFolded(text, origin, spans, wraps, tokens);
+  const spaced = spacedView(text);
+  if (spaced !== null) collectFolded(spaced, origin, spans, wraps, tokens);
+}
+
 /** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */
 function collectWithViews(text: string, origin: Origin | null, spans: number[], wraps: number[]): void {
-  collectFolded(text, origin, spans, wraps, true);
+  collectSpaced(text, origin, spans, wraps, true);
   const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
   let view = text;
   let at = origin;
@@ -181,7 +188,7 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
     const next = unescapeOnce(view);
     if (!next) break;
     at = at ? composeOrigins(at, next.origin) : next.origin;
-    collectFolded(next.text, at, spans, wraps, tokensInViews);
+    collectSpaced(next.text, at, spans, wraps, tokensInViews);
     // A colour code or control written escaped (`\u001b[31m` in a JSON string) splits a secret
     // only once decoded: the decoded view is read without them too.
     const bare = origin ? null : controlsView(next.text);
