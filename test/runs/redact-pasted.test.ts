@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactText, redactValue } from "../../src/runs/index.ts";
+import { REDACTED, redactText, redactValue } from "../../src/runs/index.ts";
 
 /**
  * Secrets in the forms people paste them: config lines with comments, tool outputs, client
@@ -82,6 +82,30 @@ describe("a Hangul filler or NEL between a name and its secret", () => {
       expectGone(`deploy --password${blank}hunter2-Secret! --region eu`, "hunter2-Secret!", ["--region eu"]);
       expectGone(`mongosh -u admin -p${blank}hunter2-Secret! db`, "hunter2-Secret!");
     }
+  });
+});
+
+describe("a line or paragraph separator written escaped in JSON (six characters, as json.dumps writes it)", () => {
+  const shown = (line: string): string => (JSON.parse(redactText(line).text) as { out: string }).out;
+
+  it("is cut at as the character itself is: the next line stays", () => {
+    // An escaped NEL is not: the rules take it for part of a word, as they do NEL itself (docs/runs.md).
+    for (const escaped of ["\\u2028", "\\u2029"]) {
+      const password = shown(`{"out": "password=hunter2-Secret!${escaped}next line here"}`);
+      expect(password, escaped).not.toContain("hunter2");
+      expect(password, escaped).toContain("next line here");
+      const token = shown(`{"out": "token ghp_${alnum(36)}${escaped}Next: the deploy"}`);
+      expect(token, escaped).not.toContain(alnum(36).slice(0, 8));
+      expect(token, escaped).toContain("Next: the deploy");
+    }
+  });
+
+  it("still joins a secret it splits", () => {
+    for (const escaped of ["\\u2028", "\\u0085", "\\u3164"]) {
+      const token = shown(`{"out": "pushed ghp_${alnum(18)}${escaped}${alnum(36).slice(18)} from CI"}`);
+      expect(token, escaped).toBe(`pushed ${REDACTED} from CI`);
+    }
+    expect(shown(`{"out": "deploy --password\\u3164hunter2-Secret! now"}`)).not.toContain("hunter2");
   });
 });
 

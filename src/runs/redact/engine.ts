@@ -2,7 +2,7 @@ import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
-import { controlsView, cutAtGaps, spacedView } from "./controls-view.ts";
+import { controlsView, cutAtGaps, gapsOf, spacedView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
@@ -190,9 +190,15 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
     at = at ? composeOrigins(at, next.origin) : next.origin;
     collectSpaced(next.text, at, spans, wraps, tokensInViews);
     // A colour code or control written escaped (`\u001b[31m` in a JSON string) splits a secret
-    // only once decoded: the decoded view is read without them too.
+    // only once decoded: the decoded view is read without them too, cut again at a separator
+    // written escaped (`\u2028`) as the text's own reading is at one written as itself.
     const bare = origin ? null : controlsView(next.text);
-    if (bare) collectFolded(bare.text, composeOrigins(at, bare.origin), spans, wraps, true);
+    if (bare) {
+      const bareSpans: number[] = [];
+      collectFolded(bare.text, composeOrigins(at, bare.origin), bareSpans, wraps, true);
+      cutAtGaps(text, gapsOf(next.text, at), bareSpans, spans);
+      for (const index of bareSpans) spans.push(index);
+    }
     view = next.text;
   }
 }
@@ -211,7 +217,7 @@ export function findSecretSpans(text: string, wraps: number[] = []): number[] {
     const bareSpans: number[] = [];
     collectWithViews(bare.text, bare.origin, bareSpans, wraps);
     // What a line or paragraph separator joins may be the next line, not the secret's rest.
-    cutAtGaps(text, bareSpans, spans);
+    cutAtGaps(text, gapsOf(text, null), bareSpans, spans);
     for (const index of bareSpans) spans.push(index);
   }
   if (text.includes("\\")) {
