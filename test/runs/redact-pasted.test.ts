@@ -109,6 +109,23 @@ describe("a line or paragraph separator written escaped in JSON (six characters,
   });
 });
 
+describe("AWS's documentation key pair (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)", () => {
+  const id = "AKIAIOSFODNN7EXAMPLE";
+  const key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+
+  it("goes whole in text output, where the key has no label: beside its ID the secret goes too", () => {
+    expectGone(`ACCESSKEY\t${id}\t2015-03-09T18:39:23.411Z\t${key}\tActive\tBob`, key, ["\tActive\tBob"]);
+    expectGone(`ACCESSKEY\t${id}\t2015-03-09T18:39:23.411Z\t${key}\tActive\tBob`, id);
+    expectGone(`created ${key} for ${id} just now`, key, ["just now"]);
+    expectGone(`id: ${id} (rotated)\nother line\n${id} ${key}`, key);
+  });
+
+  it("leaves a 40-character run with no key ID on its line to the randomness test", () => {
+    const path = "src/runs/redact/Controls2ViewSpacedGapsAb".slice(0, 40);
+    expect(redactText(`${id}\n${path}`).text).toBe(`[REDACTED]\n${path}`);
+  });
+});
+
 describe("a password handed to sudo -S on its standard input", () => {
   it("goes in a here-string, a here-document, and a pipe to sudo --stdin", () => {
     const cases: [string, readonly string[]][] = [

@@ -1,4 +1,4 @@
-import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
+import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, type Rule } from "./rule.ts";
 import { WRAPPED_JWT } from "./wrapped-jwt.ts";
 
 /**
@@ -11,8 +11,36 @@ const AWS_SECRET_KEY: Rule = {
   name: "aws-secret-key",
   escapeBlind: true, // no needles: a random key has no fixed part
   pattern: /(?:(?<![A-Za-z0-9/+=_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])/g,
-  secret: whole((key) => /[A-Z]/.test(key) && /[a-z]/.test(key) && /\d/.test(key) && classChanges(key) >= 20),
+  secret: (m) => {
+    const key = m[0];
+    if (!/[A-Z]/.test(key) || !/[a-z]/.test(key) || !/\d/.test(key)) return null;
+    return classChanges(key) >= 20 || keyIdOnLine(m.input, m.index, key.length) ? [0, key.length] : null;
+  },
 };
+
+/** An AWS access key ID, as a whole word. */
+const AWS_KEY_ID = /(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/;
+/** How far along its line a secret key's ID is looked for, each way. */
+const KEY_ID_REACH = 256;
+
+/**
+ * Whether an access key ID sits on the line of the key at `index` (`aws iam create-access-key
+ * --output text`: `ACCESSKEY  AKIA…  <date>  <secret>  Active`): beside its ID a key is taken
+ * whatever its randomness, so AWS's documentation key (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`,
+ * which changes class 16 times) goes with its `AKIAIOSFODNN7EXAMPLE`.
+ */
+function keyIdOnLine(input: string, index: number, length: number): boolean {
+  const from = Math.max(0, index - KEY_ID_REACH);
+  const to = Math.min(input.length, index + length + KEY_ID_REACH);
+  const before = input.slice(from, index);
+  const after = input.slice(index + length, to);
+  const realBreak = before.lastIndexOf("\n");
+  const escapedBreak = before.lastIndexOf("\\n");
+  const lineBefore = before.slice(Math.max(realBreak === -1 ? 0 : realBreak + 1, escapedBreak === -1 ? 0 : escapedBreak + 2));
+  const breakAfter = [after.indexOf("\n"), after.indexOf("\\n")].filter((at) => at !== -1);
+  const lineAfter = breakAfter.length === 0 ? after : after.slice(0, Math.min(...breakAfter));
+  return AWS_KEY_ID.test(lineBefore) || AWS_KEY_ID.test(lineAfter);
+}
 
 /**
  * A Twilio auth token passed by position after its account SID, as every Twilio client takes them:
