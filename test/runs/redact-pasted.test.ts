@@ -126,6 +126,19 @@ describe("AWS's documentation key pair (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MD
   });
 });
 
+describe("a secret-named key with its value alone on the next line", () => {
+  it("goes: a YAML plain scalar written there, or a JSON value a formatter wrapped", () => {
+    expectGone("db:\n  password:\n    hunter2-Secret!\n  host: db", "hunter2-Secret!", ["host: db"]);
+    expectGone('{\n  "password":\n    "hunter2-Secret!",\n  "user": "app"\n}', "hunter2-Secret!", ['"user": "app"']);
+  });
+
+  it("leaves a label with a description under it, a map and a list alone", () => {
+    expectKept("Password:\n  Must be at least 12 characters long.");
+    expectKept("password:\n  required");
+    expectKept("credentials:\n  user: app\n  file: /etc/app/creds");
+  });
+});
+
 describe("a password handed to sudo -S on its standard input", () => {
   it("goes in a here-string, a here-document, and a pipe to sudo --stdin", () => {
     const cases: [string, readonly string[]][] = [
