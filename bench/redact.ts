@@ -14,6 +14,8 @@
  *     faster than that, even though it also reads escaped views. The adversarial figure is the slowest of the 1 MB near-match lines
  * from the tests: linear patterns keep it in the same order as ordinary text.
  *
+ * `short.text_us`: one short text (~45 characters, each fresh), what most of a child's strings are.
+ *
  * `lines.child_session_us`: a pi child's session, as pi-flow writes it to the run's session.jsonl
  * (one redacted JSON line per entry: about a hundred strings, 9 KB, most of them the system prompt's
  * sections and the tools), against `JSON.stringify` of the same entries (the peer: the line
@@ -163,6 +165,28 @@ for (const [name, text] of Object.entries(INPUTS)) {
   row("look_alike.one_letter_1MiB_ms", folded * 1000, "ms (one Cyrillic letter)");
   row("look_alike.none_1MiB_ms", unfolded * 1000, "ms (the same text, none)");
   row("ratio.look_alike_vs_none", folded / unfolded, "x");
+}
+
+{
+  // Short texts, as most of a child's strings are (a tool's one-line answer, a path, a status):
+  // what a call costs before any scanning, each text fresh so the memo is not what is measured.
+  const SHORT = [
+    "I read src/runs/writer.ts and the tests.",
+    "Running npm test in /work/project now...",
+    '{"path":"src/a.ts","line":12,"ok":true}',
+    "The build passed; 3 files changed, 2 new",
+    "git commit -m 'fix: handle empty input'",
+    "Node v22.23.3 passes, données ✓ 数据 ok.",
+  ];
+  const CALLS = 20_000;
+  const samples: number[] = [];
+  for (let round = 0; round < 9; round++) {
+    const texts = Array.from({ length: CALLS }, (_, i) => `${SHORT[i % SHORT.length]} ${round}.${i}`);
+    const start = performance.now();
+    for (const text of texts) redactText(text);
+    samples.push(((performance.now() - start) / CALLS) * 1000);
+  }
+  row("short.text_us", median(samples.slice(2)), "µs per ~45-character text");
 }
 
 {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactText, redactValue } from "../../src/runs/index.ts";
+import { REDACTED, redactText, redactValue } from "../../src/runs/index.ts";
 
 /**
  * Secrets in the forms people paste them: config lines with comments, tool outputs, client
@@ -73,6 +73,69 @@ describe("a Unicode line or paragraph separator inside a secret", () => {
     }
     // A Hangul filler shows as a space: the word after a token stays.
     expectGone(`token ghp_${alnum(36)}\u3164Next line`, alnum(36), ["Next line"]);
+  });
+});
+
+describe("a Hangul filler or NEL between a name and its secret", () => {
+  it("reads as the space or line break it shows as: the secret after it goes", () => {
+    for (const blank of ["\u3164", "\u115f", "\u1160", "\uffa0", "\u0085"]) {
+      expectGone(`deploy --password${blank}hunter2-Secret! --region eu`, "hunter2-Secret!", ["--region eu"]);
+      expectGone(`mongosh -u admin -p${blank}hunter2-Secret! db`, "hunter2-Secret!");
+    }
+  });
+});
+
+describe("a line or paragraph separator written escaped in JSON (six characters, as json.dumps writes it)", () => {
+  const shown = (line: string): string => (JSON.parse(redactText(line).text) as { out: string }).out;
+
+  it("is cut at as the character itself is: the next line stays", () => {
+    // An escaped NEL is not: the rules take it for part of a word, as they do NEL itself (docs/runs.md).
+    for (const escaped of ["\\u2028", "\\u2029"]) {
+      const password = shown(`{"out": "password=hunter2-Secret!${escaped}next line here"}`);
+      expect(password, escaped).not.toContain("hunter2");
+      expect(password, escaped).toContain("next line here");
+      const token = shown(`{"out": "token ghp_${alnum(36)}${escaped}Next: the deploy"}`);
+      expect(token, escaped).not.toContain(alnum(36).slice(0, 8));
+      expect(token, escaped).toContain("Next: the deploy");
+    }
+  });
+
+  it("still joins a secret it splits", () => {
+    for (const escaped of ["\\u2028", "\\u0085", "\\u3164"]) {
+      const token = shown(`{"out": "pushed ghp_${alnum(18)}${escaped}${alnum(36).slice(18)} from CI"}`);
+      expect(token, escaped).toBe(`pushed ${REDACTED} from CI`);
+    }
+    expect(shown(`{"out": "deploy --password\\u3164hunter2-Secret! now"}`)).not.toContain("hunter2");
+  });
+});
+
+describe("AWS's documentation key pair (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)", () => {
+  const id = "AKIAIOSFODNN7EXAMPLE";
+  const key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+
+  it("goes whole in text output, where the key has no label: beside its ID the secret goes too", () => {
+    expectGone(`ACCESSKEY\t${id}\t2015-03-09T18:39:23.411Z\t${key}\tActive\tBob`, key, ["\tActive\tBob"]);
+    expectGone(`ACCESSKEY\t${id}\t2015-03-09T18:39:23.411Z\t${key}\tActive\tBob`, id);
+    expectGone(`created ${key} for ${id} just now`, key, ["just now"]);
+    expectGone(`id: ${id} (rotated)\nother line\n${id} ${key}`, key);
+  });
+
+  it("leaves a 40-character run with no key ID on its line to the randomness test", () => {
+    const path = "src/runs/redact/Controls2ViewSpacedGapsAb".slice(0, 40);
+    expect(redactText(`${id}\n${path}`).text).toBe(`[REDACTED]\n${path}`);
+  });
+});
+
+describe("a secret-named key with its value alone on the next line", () => {
+  it("goes: a YAML plain scalar written there, or a JSON value a formatter wrapped", () => {
+    expectGone("db:\n  password:\n    hunter2-Secret!\n  host: db", "hunter2-Secret!", ["host: db"]);
+    expectGone('{\n  "password":\n    "hunter2-Secret!",\n  "user": "app"\n}', "hunter2-Secret!", ['"user": "app"']);
+  });
+
+  it("leaves a label with a description under it, a map and a list alone", () => {
+    expectKept("Password:\n  Must be at least 12 characters long.");
+    expectKept("password:\n  required");
+    expectKept("credentials:\n  user: app\n  file: /etc/app/creds");
   });
 });
 

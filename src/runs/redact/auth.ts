@@ -11,6 +11,7 @@ import { classChanges, group, looksRandom, REDACTED, type Rule } from "./rule.ts
 /** `Authorization: Bearer …`, `Token …`, `Bot …`, `SSWS …`: with the header named, any long value is a credential. */
 const AUTHORIZATION: Rule = {
   name: "authorization-header",
+  needles: ["authorization"],
   pattern:
     /((?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|token|bot|ssws|api-?key|key|oauth|splunk|geniekey)\s+)?)([A-Za-z0-9._~+/=:-]{8,4096})/gi,
   secret: group(2, (m) => {
@@ -24,6 +25,7 @@ const AUTHORIZATION: Rule = {
 /** A bearer credential is long and random: "Bearer of bad news" and "Bearer token" survive. */
 const BEARER: Rule = {
   name: "bearer",
+  needles: ["bearer"],
   escapeBlind: true,
   // The literal first, its boundary looked back at (see `prefixed`): a pattern that opens with a
   // lookbehind is tried at every position.
@@ -34,6 +36,7 @@ const BEARER: Rule = {
 /** `Basic <base64>` in a header or a git `extraheader`: redacted when it decodes to `user:password`. */
 const BASIC: Rule = {
   name: "basic-auth",
+  needles: ["basic"],
   escapeBlind: true,
   pattern: /(Basic(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])Basic)\s+)([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
@@ -51,6 +54,7 @@ const URL_PASSWORD = String.raw`(?:[^\s"'\\]|\\[^\s"'\\])`;
  */
 const URL_CREDENTIALS: Rule = {
   name: "url-credentials",
+  needles: ["://"],
   // Starts at `://` (fast to find) and reads the scheme back with a lookbehind.
   pattern: new RegExp(
     String.raw`:\/\/(?<=(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/)([^\s/:@"'\\]{0,128}:)(${URL_PASSWORD}{1,256}?)@(?=[A-Za-z0-9._~%[\]-]+(?![A-Za-z0-9._~%[\]@-]))`,
@@ -67,6 +71,7 @@ const URL_CREDENTIALS: Rule = {
 /** A DSN whose user part is the key (Sentry): `https://<32 hex>@o1.ingest.sentry.io/1`. */
 const DSN_KEY: Rule = {
   name: "dsn-key",
+  needles: ["://"],
   escapeBlind: true,
   pattern: /(https?:\/\/)([0-9a-f]{32})(?=(?::[0-9a-f]{32})?@)/g,
   secret: group(2),
@@ -82,6 +87,8 @@ const SESSION_COOKIE = /sess|sid|token|auth|jwt|remember|login|csrf|xsrf|key|sec
  */
 const COOKIE: Rule = {
   name: "cookie",
+  // Every finding has the header on its line (see secret).
+  needles: ["cookie"],
   // The header as a line (`Cookie: …`) or as a JSON or YAML field (`"Cookie": "…"`).
   pattern: /=(?<=(?:cookie["']?:[ \t]*["']?|;)[ \t]*([A-Za-z0-9_.!#$%&'*+^|~-]{1,128})=)([^;\s"',]{16,4096})/gi,
   secret: (m) => {
@@ -96,6 +103,7 @@ const COOKIE: Rule = {
 /** Webhook URLs are bearer credentials: whoever has the path can post. */
 const WEBHOOKS: Rule = {
   name: "webhook-url",
+  needles: ["://"],
   escapeBlind: true,
   pattern:
     /(https?:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)\/|(?:[\w-]+\.)?discord(?:app)?\.com\/api\/webhooks\/\d{5,30}\/|[\w-]+\.webhook\.office\.com\/webhookb2\/|chat\.googleapis\.com\/v1\/spaces\/[\w-]{1,64}\/messages\?))([A-Za-z0-9/_@%=&.-]{20,1024})/g,
@@ -105,6 +113,7 @@ const WEBHOOKS: Rule = {
 /** Signed URLs and SAS tokens: `sig=…` (Azure), `X-Amz-Signature=…`, `Signature=…` (AWS SigV4). */
 const SIGNATURE: Rule = {
   name: "url-signature",
+  needles: ["sig"],
   escapeBlind: true,
   pattern: /((?:sig|x-amz-signature|x-goog-signature|signature)(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])(?:sig|x-amz-signature|x-goog-signature|signature))=)([A-Za-z0-9%+/=_.-]{16,1024})/gi,
   secret: group(2),
@@ -124,6 +133,7 @@ const SIGNATURE: Rule = {
  */
 const QUERY_CREDENTIAL: Rule = {
   name: "url-query-credential",
+  needles: ["key=", "auth=", "code=", "credential=", "token="],
   escapeBlind: true,
   pattern: /([?&](?:amp;)?(?:key|auth|code|x-amz-credential|x-amz-security-token|x-goog-credential)=)([A-Za-z0-9%+/=_.~-]{16,4096})/gi,
   secret: group(2, (m) => {
@@ -137,6 +147,7 @@ const QUERY_CREDENTIAL: Rule = {
 /** A whole PEM private key block; an unterminated one is redacted to the end of the text. */
 const PRIVATE_KEY: Rule = {
   name: "private-key",
+  needles: ["private key"],
   escapeBlind: true,
   pattern: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END \1PRIVATE KEY\2-----|$(?![\s\S]))/g,
 };
@@ -144,6 +155,7 @@ const PRIVATE_KEY: Rule = {
 /** PuTTY `.ppk` files: the private lines after `Private-Lines: N` (real or escaped newlines). */
 const PUTTY_KEY: Rule = {
   name: "putty-private-key",
+  needles: ["private-lines"],
   pattern: /(Private-Lines:\s*\d{1,3}(?:\r?\n|(?:\\r)?\\n))((?:[A-Za-z0-9+/=]{1,128}(?:\r?\n|(?:\\r)?\\n|$)){1,256})/g,
   secret: group(2),
 };

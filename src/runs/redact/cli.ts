@@ -1,4 +1,4 @@
-import { isPlaceholder, isSecretKeyName, judgeValue } from "./key-names.ts";
+import { isPlaceholder, isSecretKeyName, judgeValue, KEY_WORD_NEEDLES } from "./key-names.ts";
 import { BEFORE, type Finding, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
 
 /**
@@ -42,6 +42,7 @@ function unquoted(n: number, accept?: (value: string, quoted: boolean) => boolea
  */
 const LONG_FLAG: Rule = {
   name: "secret-flag",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`(-{1,2}(?<=${BEFORE}-{1,2})(?:[A-Za-z0-9][A-Za-z0-9-]{0,64}?)?(?:password|passwd|passphrase|storepass|keypass|pass|pwd|token|secret|api-?key|access-key|secret-key|private-key|client-secret)(?:[ \t]+|=))${ARG}`,
     "gi",
@@ -65,6 +66,7 @@ function flagAllowed(flag: string): boolean {
 /** `curl -u user:pw`, `--user user:pw`, `--proxy-user`. Numeric pairs are `uid:gid` (`docker run -u 1000:1000`). */
 const USER_PASSWORD: Rule = {
   name: "cli-user-password",
+  needles: ["-u"],
   pattern: /((?:-u|--user|--proxy-user)(?<=(?:^|[^\w-]|\\[nrt])(?:-u|--user|--proxy-user))(?:[ \t]*=[ \t]*|[ \t]*)["']?[\w.%+@!~-]{1,128}:)([^\s"'\x60]{1,256})/g,
   secret: group(2, (m) => !/^\d+$/.test(m[2] ?? "") && !isPlaceholder(m[2] ?? "")),
 };
@@ -72,66 +74,74 @@ const USER_PASSWORD: Rule = {
 /** `smbclient -U user%password`. */
 const PERCENT_PASSWORD: Rule = {
   name: "cli-user-percent-password",
+  needles: ["-U"],
   pattern: /(-U(?<=(?:^|[^\w-]|\\[nrt])-U)[ \t]+["']?[^\s%"']{1,128}%)([^\s"'\x60]{1,256})/g,
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
 
-/** One test for all the tools below: most text names none of them. */
-const TOOL_GATE = /sudo|mysql|mariadb|sshpass|redis-cli|login|pass:|openssl|htpasswd|configure|ldap|sqlcmd|bcp|isql|osql|mongo|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn|CONN|Conn|jdbc:oracle|ssh-keygen|zip|7z|secret[ \t]+set/;
-
-/** Tools whose short flag carries a password. */
-const TOOL_FLAGS: readonly Rule[] = ([
+/** Tools whose short flag carries a password. Each rule's needles name its tools: most text names none. */
+const TOOL_FLAGS: readonly Rule[] = [
   {
     name: "mysql-p",
+    needles: ["mysql", "mariadb"],
     pattern: new RegExp(String.raw`(${word("mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump")}${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
     secret: unquoted(2),
   },
   {
     name: "sshpass-p",
+    needles: ["sshpass"],
     pattern: new RegExp(String.raw`(${word("sshpass")}${SAME_COMMAND}\s-p[ \t]*)${ATTACHED}`, "g"),
     secret: unquoted(2, (value) => !/^\d{1,5}$/.test(value)),
   },
   {
     name: "redis-cli-a",
+    needles: ["redis-cli"],
     pattern: new RegExp(String.raw`(${word("redis-cli")}${SAME_COMMAND}\s-a[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     name: "login-p",
+    needles: ["login"],
     pattern: new RegExp(String.raw`(${word("docker|podman|nerdctl|buildah|skopeo|helm registry|oras|az")}\s+login\b${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     name: "openssl-pass",
+    needles: ["pass:"],
     pattern: new RegExp(String.raw`(-(?:passin|passout|pass|password|passphrase)(?<=${BEFORE}-(?:passin|passout|pass|password|passphrase))[ \t]+pass:)([^\s"'\\\x60]{1,512})`, "g"),
     secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
   },
   {
     name: "openssl-k",
+    needles: ["openssl"],
     pattern: new RegExp(String.raw`(${word("openssl")}\s+enc\b${SAME_COMMAND}\s-k[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     // `htpasswd -b file user pw`, `htpasswd -nb user pw`.
     name: "htpasswd-b",
+    needles: ["htpasswd"],
     pattern: /((?:(?<![\w-])|(?<=\\[nrt]))htpasswd[ \t]+(?=-[^\s\x60]*b)(?:-[^\s\x60]*n[^\s\x60]*[ \t]+[^\s\x60]+|-[^\s\x60]+[ \t]+[^\s\x60]+[ \t]+[^\s\x60]+)[ \t]+)("[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s"'\\\x60]{1,512})/g,
     secret: unquoted(2),
   },
   {
     // OpenLDAP's clients bind with `-w password` (`-W` prompts for it).
     name: "ldap-w",
+    needles: ["ldap"],
     pattern: new RegExp(String.raw`(${word("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapmodrdn|ldappasswd|ldapwhoami|ldapcompare|ldapexop")}${SAME_COMMAND}\s-w[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     // SQL Server's clients: `sqlcmd -U sa -P pw`, `bcp … -P pw` (`-Ppw` too).
     name: "sqlserver-P",
+    needles: ["sqlcmd", "bcp", "isql", "osql"],
     pattern: new RegExp(String.raw`(${word("sqlcmd|bcp|isql|osql")}${SAME_COMMAND}\s-P[ \t]*)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     // MongoDB's shell and tools: `-p password` after `-u user`.
     name: "mongo-p",
+    needles: ["mongo"],
     pattern: new RegExp(String.raw`(${word("mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop")}${SAME_COMMAND}\s-p[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
@@ -139,18 +149,21 @@ const TOOL_FLAGS: readonly Rule[] = ([
     // A key's passphrases, old and new: `ssh-keygen -p -P old -N new` (`-N ''` is none). The
     // pattern starts at the flag and looks back for the command, so both flags are read.
     name: "ssh-keygen-passphrase",
+    needles: ["ssh-keygen"],
     pattern: new RegExp(String.raw`(-[NP](?<=(?:^|[^\w-]|\\[nrt])ssh-keygen\b[^\n|;&]{0,256}\s-[NP])[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {
     // An archive's password: `zip -P pw`, `unzip -P pw`, `7z a -ppw`.
     name: "archive-password",
+    needles: ["zip", "7z"],
     pattern: new RegExp(String.raw`(${word("zip|unzip|zipcloak")}${SAME_COMMAND}\s-P[ \t]+|${word("7z|7za|7zr")}${SAME_COMMAND}\s-p)${ATTACHED}`, "g"),
     secret: unquoted(2),
   },
   {
     // `gh secret set NAME --body value` (`-b value`): the value is the secret, whatever NAME is.
     name: "gh-secret-body",
+    needles: ["secret"],
     pattern: new RegExp(String.raw`(${word("gh")}[ \t]+secret[ \t]+set\b${SAME_COMMAND}\s(?:--body(?:[ \t]+|=)|-b[ \t]*))${ARG}`, "g"),
     secret: unquoted(2),
   },
@@ -158,6 +171,7 @@ const TOOL_FLAGS: readonly Rule[] = ([
     // A password piped to `sudo -S` (`--stdin`: it reads the password from stdin): `echo pw | sudo -S cmd`,
     // `printf '%s\n' pw | sudo -kS cmd`. A variable (`echo "$PW"`) is no secret.
     name: "sudo-stdin",
+    needles: ["sudo"],
     pattern: new RegExp(
       String.raw`(${word("echo|printf")}[ \t]+(?:-[neE]{1,3}[ \t]+)?(?:'%[^'\n]{0,30}'[ \t]+|"%[^"\n]{0,30}"[ \t]+)?)${ARG}(?=[ \t]*\|[ \t]*sudo\b[^\n|;&]{0,64}?[ \t](?:-[A-Za-z]*S|--stdin\b))`,
       "g",
@@ -167,10 +181,11 @@ const TOOL_FLAGS: readonly Rule[] = ([
   {
     // `aws configure set aws_secret_access_key X`.
     name: "aws-configure-set",
+    needles: ["configure"],
     pattern: /((?:(?<![\w-])|(?<=\\[nrt]))aws\s+configure\s+set\s+\S{0,64}(?:secret_access_key|session_token)[ \t]+)([^\s"']{8,512})/g,
     secret: group(2),
   },
-] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
+];
 
 /** `sudo`'s own options, each with its argument when it takes one (`-u root`, `-p prompt`): group 1. The command follows them. */
 const SUDO_OPTIONS = /(?:^|[\s("'\x60])sudo((?:[ \t]+(?:-[A-Za-z]*[ugpCDhRTUrt][ \t]+[^\s-]\S*|-[A-Za-z]+|--[a-z-]+(?:=\S*)?))*)/;
@@ -222,7 +237,7 @@ function sudoReadsStdin(input: string, at: number): boolean {
  */
 const SUDO_HERE_STRING: Rule = {
   name: "sudo-here-string",
-  needles: ["<<<"],
+  needles: ["sudo"],
   pattern: new RegExp(String.raw`(<<<[ \t]*)${ARG}`, "g"),
   secret: (m, quoting) => (sudoReadsStdin(m.input, m.index) ? sudoHereValue(m, quoting) : null),
   scanned: forgetJudged,
@@ -235,7 +250,7 @@ const sudoHereValue = unquoted(2);
  */
 const SUDO_HERE_DOCUMENT: Rule = {
   name: "sudo-here-document",
-  needles: ["<<"],
+  needles: ["sudo"],
   pattern: /(<<(?<!<<<)(?!<)-?[ \t]*(["']?)[A-Za-z_][A-Za-z0-9_]{0,32}\2(?:[^\n\\<]|\\(?!n)){0,512}(?:\n|\\n))((?:[^\n\r\\]|\\(?![nr])){3,512})/g,
   secret: (m) => {
     const [, head = "", , line = ""] = m;
@@ -255,25 +270,28 @@ const ORACLE_PASSWORD = String.raw`([^\s/@"'\\\x60]{1,256})`;
  * `/ as sysdba` (OS authentication) and `/nolog` have no user, and a `$VARIABLE` no password. A line
  * (or a JSON string) that is a CONNECT command ends at its password or service.
  */
-const ORACLE_RULES: readonly Rule[] = ([
+const ORACLE_RULES: readonly Rule[] = [
   {
     // In a JDBC URL (`jdbc:oracle:thin:scott/tiger@db:1521/ORCL`) or given to a driver
     // (`cx_Oracle.connect("scott/tiger@db/orcl")`): the password goes, whatever its shape.
     name: "oracle-connect-string",
+    needles: ["jdbc:oracle", "connect("],
     pattern: /((?:jdbc:oracle:[A-Za-z0-9]{1,16}:|connect\([ \t]{0,16}["'])[A-Za-z0-9_$#.]{1,128}\/)([^\s/@"'\\\x60]{1,256})(?=@)/g,
     secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
   },
   {
     name: "oracle-tool",
+    needles: ["sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl"],
     pattern: new RegExp(String.raw`(${word("sqlplus|sqlldr|expdp|impdp|rman|dgmgrl")}${SAME_COMMAND}(?:[ \t]|userid=)["']?${ORACLE_USER}/)${ORACLE_PASSWORD}(?=[@\s"'\\]|$)`, "gi"),
     secret: unquoted(2),
   },
   {
     name: "oracle-connect-command",
+    needles: ["conn"],
     pattern: new RegExp(String.raw`((?:conn|connect)(?<=(?:^|[\n>"]|\\n)[ \t]{0,16}(?:conn|connect))[ \t]+${ORACLE_USER}/)${ORACLE_PASSWORD}(?=@|[ \t]{0,16}(?:[;"]|\r?\n|\\[nr"]|$))`, "gi"),
     secret: unquoted(2),
   },
-] as const).map((rule) => ({ ...rule, gate: TOOL_GATE }));
+];
 
 /**
  * `kubectl create secret generic NAME --from-literal=key=value`: every literal is one of the
@@ -283,6 +301,7 @@ const ORACLE_RULES: readonly Rule[] = ([
  */
 const SECRET_LITERAL: Rule = {
   name: "kubectl-secret-literal",
+  needles: ["--from-literal"],
   pattern: new RegExp(String.raw`(--from-literal(?<=create[ \t]{1,16}secret\b[^\n|;&]{0,1024}--from-literal)[= ][A-Za-z0-9._-]{1,253}=)${ATTACHED}`, "g"),
   secret: unquoted(2),
 };
@@ -327,6 +346,4 @@ const HELM_SET: Rule = {
   },
 };
 
-const SUDO_RULES: readonly Rule[] = [SUDO_HERE_STRING, SUDO_HERE_DOCUMENT].map((rule) => ({ ...rule, gate: TOOL_GATE }));
-
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES];
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, SUDO_HERE_STRING, SUDO_HERE_DOCUMENT];

@@ -88,31 +88,53 @@ function grown(list: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
  * it as the break it is would have its next line or word taken with a secret ending before it.
  */
 const GAP = /[\u0085\u2028\u2029\u115f\u1160\u3164\uffa0]/g;
+const ANY_GAP = /[\u0085\u2028\u2029\u115f\u1160\u3164\uffa0]/;
 const WHITESPACE = /\s/;
 /** A word of letters, perhaps ending in punctuation (`Next:`): no piece of a random token. */
 const WORD = new RegExp(String.raw`^(?:\p{L}|${HIDING})+\p{P}*$`, "v");
 
 /**
- * The spans found in the controls view (`viewSpans`, in the text's indices), each cut at the first
- * gap (see GAP) after which it runs on into what reads as a new line or word: past whitespace
- * (`password=hunter2\u2028next line`), or a lone word right after a secret the text's own reading
- * (`textSpans`) already ended at the gap (`ghp_…\u2028Next:`). A part with no such reading is
- * a piece of a split secret and goes with it.
+ * `text` with each gap written as a break the rules know: the separators as a line break, a Hangul
+ * filler (blank on screen) and NEL (an ellipsis decoded as Latin-1, or nothing on screen) as a
+ * space; null when it has none. The rules take neither for a break, so a secret after one
+ * (`--password<filler>hunter2`) is read here. One unit for one: indexes are the text's.
  */
-export function cutAtGaps(text: string, viewSpans: number[], textSpans: readonly number[]): void {
+export function spacedView(text: string): string | null {
+  if (!ANY_GAP.test(text)) return null;
+  return text.replace(GAP, (gap) => (gap === "\u2028" || gap === "\u2029" ? "\n" : " "));
+}
+
+/**
+ * Where the gaps of `text` are, as [start, end) pairs in the source's indexes through `origin` (a
+ * view's map; the text's own indexes when null): a gap written escaped in JSON (`\u2028`, six
+ * characters) is one gap of six units.
+ */
+export function gapsOf(text: string, origin: ((index: number) => number) | null): number[] {
   const gaps: number[] = [];
   GAP.lastIndex = 0;
-  for (let gap = GAP.exec(text); gap !== null; gap = GAP.exec(text)) gaps.push(gap.index);
+  for (let gap = GAP.exec(text); gap !== null; gap = GAP.exec(text)) {
+    gaps.push(origin ? origin(gap.index) : gap.index, origin ? origin(gap.index + 1) : gap.index + 1);
+  }
+  return gaps;
+}
+
+/**
+ * The spans found in a reading with the gaps taken out (`viewSpans`, in the source's indices),
+ * each cut at the first gap (`gaps`, from gapsOf) after which it runs on into what reads as a new
+ * line or word: past whitespace (`password=hunter2\u2028next line`), or a lone word right after a
+ * secret a reading with the gaps kept (`textSpans`) already ended at the gap (`ghp_…\u2028Next:`).
+ * A part with no such reading is a piece of a split secret and goes with it.
+ */
+export function cutAtGaps(source: string, gaps: readonly number[], viewSpans: number[], textSpans: readonly number[]): void {
   if (gaps.length === 0) return;
   const textEnds = new Set<number>();
   for (let i = 1; i < textSpans.length; i += 2) textEnds.add(textSpans[i]!);
   for (let i = 0; i < viewSpans.length; i += 2) {
     const start = viewSpans[i]!;
     const end = viewSpans[i + 1]!;
-    for (let g = firstAfter(gaps, start); g < gaps.length && gaps[g]! < end; g++) {
+    for (let g = firstAfter(gaps, start); g < gaps.length && gaps[g]! < end; g += 2) {
       const gap = gaps[g]!;
-      const next = Math.min(end, gaps[g + 1] ?? end);
-      const part = text.slice(gap + 1, next);
+      const part = source.slice(gaps[g + 1]!, Math.min(end, gaps[g + 2] ?? end));
       if (WHITESPACE.test(part) || (textEnds.has(gap) && WORD.test(part))) {
         viewSpans[i + 1] = gap;
         break;
@@ -121,14 +143,14 @@ export function cutAtGaps(text: string, viewSpans: number[], textSpans: readonly
   }
 }
 
-/** The index of the first entry of the sorted `list` above `value`. */
-function firstAfter(list: readonly number[], value: number): number {
+/** The index in `gaps` ([start, end) pairs sorted by start) of the first pair starting after `value`. */
+function firstAfter(gaps: readonly number[], value: number): number {
   let low = 0;
-  let high = list.length;
+  let high = gaps.length / 2;
   while (low < high) {
     const mid = (low + high) >> 1;
-    if (list[mid]! <= value) low = mid + 1;
+    if (gaps[2 * mid]! <= value) low = mid + 1;
     else high = mid;
   }
-  return low;
+  return 2 * low;
 }

@@ -37,13 +37,13 @@ export const CREDENTIAL_CALL_RULES: readonly Rule[] = [
   },
   {
     name: "user-password-call",
-    needles: ["Auth", "auth", "Credential", "PasswordAuthentication"],
+    needles: ["auth", "credential"],
     pattern: new RegExp(String.raw`((?:${USER_PASSWORD_CALLS})\([ \t]*${LITERAL.replace("(", "(?:")}[ \t]*,[ \t]*)${LITERAL}`, "g"),
     secret: quotedPassword,
   },
   {
     name: "powershell-secure-string",
-    needles: ["ConvertTo-SecureString", "convertto-securestring"],
+    needles: ["ConvertTo-SecureString"],
     pattern: new RegExp(String.raw`(ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?)${LITERAL}(?=[^\n|;]{0,64}-AsPlainText)`, "gi"),
     secret: quotedPassword,
   },

@@ -48,6 +48,7 @@ export function encodedRules(redact: (text: string) => string): readonly Rule[] 
   return [
     {
       name: "base64-json",
+      needles: ["eyJ", "eyA", "ewo", "ew0", "ewk", "LS0tLS1CRUdJTi"],
       escapeBlind: true,
       pattern,
       secret: (match) => {

@@ -2,14 +2,15 @@ import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
-import { controlsView, cutAtGaps } from "./controls-view.ts";
+import { controlsView, cutAtGaps, gapsOf, spacedView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { REDIS_RULES } from "./redis.ts";
+import { PRINTED_SECRET } from "./printed.ts";
 import { PHRASE_RULES } from "./seed-phrases.ts";
 import { SQL_RULES } from "./sql.ts";
-import { BEFORE, REDACTED, type Quoting, type Rule } from "./rule.ts";
+import { BEFORE, RAW_QUOTING, REDACTED, type Quoting, type Rule } from "./rule.ts";
 import { TOKEN_RULES } from "./tokens.ts";
 import { VAULT_TABLE_RULES } from "./vault-table.ts";
 
@@ -20,7 +21,8 @@ import { VAULT_TABLE_RULES } from "./vault-table.ts";
  * rule) means no rule ever reads another rule's output, and the result does not depend on order.
  */
 
-const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, ...encodedRules(redactString)];
+/** Every rule, in no particular order (the result does not depend on it). */
+export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
@@ -46,8 +48,6 @@ const HEAD_SCAN = new RegExp(
  */
 const MAX_VIEW_DEPTH = 8;
 
-const RAW: Quoting = { sameQuoting: () => true };
-
 /** In a view, two units were quoted alike when they came from source sequences of one length. */
 function quotingOf(origin: Origin): Quoting {
   return { sameQuoting: (a, b) => origin(a + 1) - origin(a) === origin(b + 1) - origin(b) };
@@ -62,50 +62,94 @@ function quotingOf(origin: Origin): Quoting {
 const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
 
 /**
+ * Most rules name a literal their matches hold (Rule.needles): `://`, `bearer`, a secret word of a
+ * key name, a tool's name. Running ninety patterns over a short text costs more in calls than in
+ * scanning, so every needle is looked for at once, in one pass, and only the rules whose needles
+ * were seen run. The pass stops at each needle found and starts again one character later, so two
+ * needles that overlap are both seen: at one position the longest needle matches (they are tried
+ * longest first), and it opens the rules of every needle it holds.
+ */
+const NEEDLES = [...new Set(RULES.flatMap((rule) => rule.needles ?? []).map((needle) => needle.toLowerCase()))].sort((a, b) => b.length - a.length);
+const NEEDLE_SCAN = new RegExp(NEEDLES.map((needle) => needle.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&")).join("|"), "gi");
+/** For each needle, the indexes in RULES of the rules it opens. */
+const OPENED_BY = new Map(NEEDLES.map((found) => [found, RULES.flatMap((rule, i) => (rule.needles?.some((needle) => found.includes(needle.toLowerCase())) ? [i] : []))]));
+const NEEDLED_RULES = RULES.filter((rule) => rule.needles !== undefined).length;
+/** The indexes in RULES of the rules that run on every text. */
+const UNNEEDLED = RULES.flatMap((rule, i) => (rule.needles === undefined ? [i] : []));
+/** The scan each rule was last opened by: a rule is listed once per scan without a set made for each. */
+const openedIn = new Float64Array(RULES.length);
+let scans = 0;
+
+/** The indexes in RULES of the rules with a needle in `text`. */
+function openRules(text: string): number[] {
+  const scan = ++scans;
+  const opened: number[] = [];
+  NEEDLE_SCAN.lastIndex = 0;
+  for (let found = NEEDLE_SCAN.exec(text); found !== null && opened.length < NEEDLED_RULES; found = NEEDLE_SCAN.exec(text)) {
+    for (const i of OPENED_BY.get(found[0].toLowerCase())!) {
+      if (openedIn[i] === scan) continue;
+      openedIn[i] = scan;
+      opened.push(i);
+    }
+    NEEDLE_SCAN.lastIndex = found.index + 1;
+  }
+  return opened;
+}
+
+/** Where a collect pass puts what it finds, and how the scanned text maps back to the source. */
+interface Sink {
+  readonly origin: Origin | null;
+  readonly quoting: Quoting;
+  readonly spans: number[];
+  readonly wraps: number[];
+}
+
+/** Push the spans of the secrets `rule` sees in `match` (see collect). */
+function push(sink: Sink, rule: Rule, match: RegExpExecArray): void {
+  const { origin, spans } = sink;
+  if (rule.findings) {
+    for (const { start, end, quoteAt } of rule.findings(match, sink.quoting)) {
+      if (end <= start) continue;
+      const from = match.index + start;
+      const to = match.index + end;
+      spans.push(origin ? origin(from) : from, origin ? origin(to) : to);
+      if (quoteAt !== undefined) {
+        const quote = match.index + quoteAt;
+        sink.wraps.push(origin ? origin(from) : from, origin ? origin(to) : to, origin ? origin(quote) : quote, origin ? origin(quote + 1) : quote + 1);
+      }
+    }
+    return;
+  }
+  const span = rule.secret ? rule.secret(match, sink.quoting) : ([0, match[0].length] as const);
+  if (!span || span[1] <= span[0]) return;
+  const start = match.index + span[0];
+  const end = match.index + span[1];
+  if (origin) spans.push(origin(start), origin(end));
+  else spans.push(start, end);
+}
+
+/** Run `rule` over `text` (see collect). */
+function run(rule: Rule, text: string, sink: Sink, tokens: boolean): void {
+  if (!tokens && rule.escapeBlind) return;
+  const pattern = rule.pattern;
+  pattern.lastIndex = 0;
+  let match: RegExpExecArray | null;
+  while ((match = pattern.exec(text)) !== null) {
+    if (match[0].length === 0) pattern.lastIndex++;
+    else push(sink, rule, match);
+  }
+  rule.scanned?.();
+}
+
+/**
  * Push the [start, end) spans of every secret the rules find in `text`, mapped through `origin`,
  * and to `wraps` [start, end, quoteStart, quoteEnd] for a span to be written quoted (see Finding).
  */
 function collect(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
-  const quoting = origin ? quotingOf(origin) : RAW;
-  const at = (index: number): number => (origin ? origin(index) : index);
-  const push = (rule: Rule, match: RegExpExecArray): void => {
-    if (rule.findings) {
-      for (const { start, end, quoteAt } of rule.findings(match, quoting)) {
-        if (end <= start) continue;
-        spans.push(at(match.index + start), at(match.index + end));
-        if (quoteAt !== undefined) {
-          const quote = match.index + quoteAt;
-          wraps.push(at(match.index + start), at(match.index + end), at(quote), at(quote + 1));
-        }
-      }
-      return;
-    }
-    const span = rule.secret ? rule.secret(match, quoting) : ([0, match[0].length] as const);
-    if (!span || span[1] <= span[0]) return;
-    const start = match.index + span[0];
-    const end = match.index + span[1];
-    if (origin) spans.push(origin(start), origin(end));
-    else spans.push(start, end);
-  };
-  const gates = new Map<RegExp, boolean>();
-  const gateOpen = (gate: RegExp): boolean => {
-    let open = gates.get(gate);
-    if (open === undefined) gates.set(gate, (open = gate.test(text)));
-    return open;
-  };
-  for (const rule of RULES) {
-    if (!tokens && rule.escapeBlind) continue;
-    if (rule.gate && !gateOpen(rule.gate)) continue;
-    if (rule.needles && !rule.needles.some((needle) => text.includes(needle))) continue;
-    const pattern = rule.pattern;
-    pattern.lastIndex = 0;
-    let match: RegExpExecArray | null;
-    while ((match = pattern.exec(text)) !== null) {
-      if (match[0].length === 0) pattern.lastIndex++;
-      else push(rule, match);
-    }
-    rule.scanned?.();
-  }
+  const sink: Sink = { origin, quoting: origin ? quotingOf(origin) : RAW_QUOTING, spans, wraps };
+  // Rules run in any order: what they find is merged, never read by another rule.
+  for (const i of UNNEEDLED) run(RULES[i]!, text, sink, tokens);
+  for (const i of openRules(text)) run(RULES[i]!, text, sink, tokens);
   if (!tokens) return;
   HEAD_SCAN.lastIndex = 0;
   let head: RegExpExecArray | null;
@@ -114,7 +158,7 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
     for (const { rule, sticky } of DISPATCHED) {
       sticky.lastIndex = at;
       const match = sticky.exec(text);
-      if (match) push(rule, match);
+      if (match) push(sink, rule, match);
     }
   }
 }
@@ -128,9 +172,16 @@ function collectFolded(text: string, origin: Origin | null, spans: number[], wra
   for (const folded of foldedViews(text)) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
 }
 
+/** Collect on `text`, and on it with its gaps written as the breaks they show as (see spacedView). */
+function collectSpaced(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
+  collectFolded(text, origin, spans, wraps, tokens);
+  const spaced = spacedView(text);
+  if (spaced !== null) collectFolded(spaced, origin, spans, wraps, tokens);
+}
+
 /** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */
 function collectWithViews(text: string, origin: Origin | null, spans: number[], wraps: number[]): void {
-  collectFolded(text, origin, spans, wraps, true);
+  collectSpaced(text, origin, spans, wraps, true);
   const tokensInViews = ESCAPE_INSIDE_TOKEN.test(text);
   let view = text;
   let at = origin;
@@ -138,11 +189,17 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
     const next = unescapeOnce(view);
     if (!next) break;
     at = at ? composeOrigins(at, next.origin) : next.origin;
-    collectFolded(next.text, at, spans, wraps, tokensInViews);
+    collectSpaced(next.text, at, spans, wraps, tokensInViews);
     // A colour code or control written escaped (`\u001b[31m` in a JSON string) splits a secret
-    // only once decoded: the decoded view is read without them too.
+    // only once decoded: the decoded view is read without them too, cut again at a separator
+    // written escaped (`\u2028`) as the text's own reading is at one written as itself.
     const bare = origin ? null : controlsView(next.text);
-    if (bare) collectFolded(bare.text, composeOrigins(at, bare.origin), spans, wraps, true);
+    if (bare) {
+      const bareSpans: number[] = [];
+      collectFolded(bare.text, composeOrigins(at, bare.origin), bareSpans, wraps, true);
+      cutAtGaps(text, gapsOf(next.text, at), bareSpans, spans);
+      for (const index of bareSpans) spans.push(index);
+    }
     view = next.text;
   }
 }
@@ -161,7 +218,7 @@ export function findSecretSpans(text: string, wraps: number[] = []): number[] {
     const bareSpans: number[] = [];
     collectWithViews(bare.text, bare.origin, bareSpans, wraps);
     // What a line or paragraph separator joins may be the next line, not the secret's rest.
-    cutAtGaps(text, bareSpans, spans);
+    cutAtGaps(text, gapsOf(text, null), bareSpans, spans);
     for (const index of bareSpans) spans.push(index);
   }
   if (text.includes("\\")) {

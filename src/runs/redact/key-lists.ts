@@ -1,5 +1,5 @@
-import { judgeValue, KEY_WORDS, keyAllowed } from "./key-names.ts";
-import { type Finding, REDACTED, type Rule } from "./rule.ts";
+import { judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed } from "./key-names.ts";
+import { type Finding, type Quoting, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * Lists under a secret name, in text: a JSON or YAML flow list (`"password": ["…"]`), a YAML block
@@ -51,6 +51,7 @@ function objectEnd(input: string, open: number, limit: number): number {
  */
 export const SECRET_LIST: Rule = {
   name: "secret-list",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`\[(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)[ \t]*[:=][ \t]*\[)`,
     "gi",
@@ -159,6 +160,7 @@ export function keyColumn(input: string, keyStart: number, escaped: boolean): nu
  */
 export const YAML_BLOCK_LIST: Rule = {
   name: "yaml-block-list",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`:(?=[ \t]*(?:[|>#]|\r?\n|\\[rn]))(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?)([ \t]*):)([ \t]*(?:[|>][-+0-9]{0,2}[ \t]*)?(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
     "gi",
@@ -192,7 +194,10 @@ export const YAML_BLOCK_LIST: Rule = {
         at = end + next;
         continue;
       }
-      if (i - at < column || input[i] !== "-" || (input[i + 1] !== " " && input[i + 1] !== "\t")) break;
+      if (i - at < column || input[i] !== "-" || (input[i + 1] !== " " && input[i + 1] !== "\t")) {
+        if (items === 0 && i - at > column) valueOnNextLine(m, key, i, limit, escaped, quoting, found);
+        break;
+      }
       let start = i + 2;
       while (input[start] === " " || input[start] === "\t") start++;
       // The item runs to its line's end, an escape sequence (the JSON string's end) or a comment.
@@ -220,6 +225,24 @@ export const YAML_BLOCK_LIST: Rule = {
     return found;
   },
 };
+
+/**
+ * `password:` with its value alone on the next line, indented further: a YAML plain scalar written
+ * there, or a JSON value a formatter wrapped (`"password":` then `"…"`). One word or a quoted
+ * string is the value; a line of words is prose under a label (`Password:` then a description).
+ */
+function valueOnNextLine(m: RegExpExecArray, key: string, start: number, limit: number, escaped: boolean, quoting: Quoting, found: Finding[]): void {
+  const input = m.input;
+  let end = start;
+  while (end < limit && lineBreakAt(input, end, escaped) === 0 && input[end] !== "\n" && input[end] !== "\r" && !(input[end] === "\\" && /["'nr]/.test(input[end + 1] ?? ""))) end++;
+  while (end > start && (input[end - 1] === " " || input[end - 1] === "\t" || input[end - 1] === ",")) end--;
+  const value = input.slice(start, end);
+  const quoted = /^(["']).*\1$/.test(value) && value.length >= 2 && quoting.sameQuoting(start, end - 1);
+  if (!quoted && !/^[^\s"'#\-[{&*!|>?][^\s]*$/.test(value)) return;
+  if (!quoted && /:$|:\s/.test(value)) return;
+  if (!judgeValue({ key, op: ":", spaced: true, value, endsLine: true })) return;
+  found.push(quoted ? { start: start + 1 - m.index, end: end - 1 - m.index } : { start: start - m.index, end: end - m.index });
+}
 
 /**
  * A YAML block scalar under a secret name (`password: |` or `>-`, then lines indented further than

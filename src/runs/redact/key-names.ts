@@ -23,6 +23,9 @@ export const KEY_WORDS = `(?:${[
   "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
 ].join("|")})s?`;
 
+/** Needles (Rule.needles) of a rule that reads a name ending in KEY_WORDS: every such name holds one. */
+export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key"];
+
 /** The whole key is a secret name (for object keys in `redactValue`). */
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
 

@@ -1,5 +1,5 @@
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS } from "./key-lists.ts";
-import { isSecretKeyName, judgeStoreValue, judgeValue, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
+import { isSecretKeyName, judgeStoreValue, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import type { Finding, Rule } from "./rule.ts";
 
@@ -104,6 +104,7 @@ function quotedEnd(input: string, at: number, limit: number): number {
  */
 export const JSON_STORE_OBJECT: Rule = {
   name: "json-store-object",
+  needles: [...KEY_WORD_NEEDLES, "data"],
   pattern: new RegExp(String.raw`\{(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])(["']?)([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}|data|stringData))(["']?)[ \t]*:[ \t]*\{)`, "gi"),
   findings: (m, quoting) => {
     const key = m[2] ?? "";

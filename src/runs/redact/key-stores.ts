@@ -1,5 +1,5 @@
 import { keyColumn, LIST_MAX_CHARS, LIST_MAX_ITEMS, lineBreakAt } from "./key-lists.ts";
-import { isSecretKeyName, judgeStoreValue, judgeValue, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
+import { isSecretKeyName, judgeStoreValue, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, PLURAL_KEY } from "./key-names.ts";
 import type { Finding, Rule } from "./rule.ts";
 
 /**
@@ -87,6 +87,7 @@ const FIELD = /^(["']?)([^\s"':#][^"':#]{0,127}?)\1[ \t]*:(?:[ \t]+(.*?))?[ \t]*
  */
 export const YAML_STORE_MAP: Rule = {
   name: "yaml-store-map",
+  needles: [...KEY_WORD_NEEDLES, "data"],
   pattern: new RegExp(
     String.raw`:(?=[ \t]*(?:#|\r?\n|\\[rn]))(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}|data|stringData))(["']?)([ \t]*):)([ \t]*(?:#[^\n\\]{0,256})?)(\r?\n|\\r\\n|\\n)`,
     "gi",

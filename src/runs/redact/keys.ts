@@ -1,5 +1,5 @@
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
-import { isPlaceholder, judgeValue, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
+import { isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
 import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
@@ -31,6 +31,7 @@ const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.|''){0,4096
  */
 const ASSIGNMENT: Rule = {
   name: "assignment",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`[:=](?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))(["']?\]?)([ \t]*)[:=])((?<=:)=|(?<==)>)?([ \t]*)${VALUE}`,
     "gi",
@@ -148,7 +149,7 @@ const PAIR_VALUE = "value|parametervalue";
  */
 const NAME_VALUE: Rule = {
   name: "name-value-pair",
-  needles: ["alue", "ALUE"],
+  needles: ["value"],
   pattern: new RegExp(
     String.raw`((?:${PAIR_NAME})(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])(?:${PAIR_NAME}))["']?[ \t]*[:=][ \t]*(["']?)([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))\2[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?["']?(?:${PAIR_VALUE})["']?[ \t]*[:=][ \t]*)${VALUE}`,
     "gi",
@@ -178,6 +179,7 @@ const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setH
  */
 const CALL_ARGUMENT: Rule = {
   name: "call-argument",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`((?:${SETTERS})(?<=(?:^|[^A-Za-z0-9_$]|\\[nrt])(?:${SETTERS}))\([ \t]{0,16}(["'])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))\2[ \t]{0,16},[ \t]{0,16})("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.){0,4096}')`,
     "gi",
@@ -192,6 +194,7 @@ const CALL_ARGUMENT: Rule = {
 /** `<password>…</password>`, `<apiKey>…</apiKey>` in XML configs (Maven settings, .NET). */
 const XML_ELEMENT: Rule = {
   name: "xml-element",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(String.raw`(<([A-Za-z0-9_.:-]{0,64}?(?:${KEY_WORDS}))>)([^<\n]{3,1024})(?=</\2>)`, "gi"),
   secret: (m) => {
     const value = m[3] ?? "";
@@ -204,6 +207,7 @@ const XML_ELEMENT: Rule = {
 /** `<add key="ApiKey" value="…"/>` (.NET appSettings), `<property name="db.password" value="…"/>` (Spring). */
 const XML_KEY_VALUE: Rule = {
   name: "xml-key-value",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`((?:key|name)=(["'])([A-Za-z0-9_.:-]{0,64}?(?:${KEY_WORDS}))\2\s{1,16}value=(["']))([^"'\n]{3,1024})(?=\4)`,
     "gi",
@@ -217,6 +221,7 @@ const XML_KEY_VALUE: Rule = {
 /** Space-separated env settings: fish `set -x NAME value`, Dockerfile `ENV NAME value`, csh `setenv NAME value`. */
 const SPACED_ENV: Rule = {
   name: "spaced-env",
+  needles: KEY_WORD_NEEDLES,
   pattern: new RegExp(
     String.raw`((?:set[ \t]{1,16}-[gxUlu]{1,4}|ENV|setenv)[ \t]{1,16}([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))[ \t]{1,16})${VALUE}`,
     "gi",
@@ -231,6 +236,7 @@ const SPACED_ENV: Rule = {
 /** `~/.netrc`: `machine host login me password …` (or `default login me password …`), on one line or several. */
 const NETRC: Rule = {
   name: "netrc",
+  needles: ["password"],
   pattern: /((?:machine\s{1,16}\S{1,256}|default(?=\s{1,16}login\s))(?:\s{1,16}login\s{1,16}\S{1,256})?(?:\s{1,16}account\s{1,16}\S{1,256})?\s{1,16}password\s{1,16})([^\s"'\\\x60]{1,512})/g,
   secret: group(2, (m) => !isPlaceholder(m[2] ?? "")),
 };
@@ -257,6 +263,7 @@ const PGPASS: Rule = {
  */
 const ENV_KEY: Rule = {
   name: "env-key",
+  needles: ["_KEY=", "_AUTH="],
   escapeBlind: true,
   // Starts at the literal `_KEY=` or `_AUTH=` and reads the name back with a lookbehind.
   pattern: /(_(?:KEY|AUTH)=)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])[A-Z][A-Z0-9_]{0,64}_(?:KEY|AUTH)=)([^\s"'\x60\\,;]{16,512})(?![^\s"'\x60\\,;])/g,
@@ -270,6 +277,7 @@ const ENV_KEY: Rule = {
  */
 const AZURE_KEY_LIST: Rule = {
   name: "azure-key-list",
+  needles: ['"keyName"'],
   pattern: /("keyName"\s{0,16}:\s{0,16}"[^"\n]{1,64}"(?:\s{0,16},\s{0,16}"[A-Za-z]{1,32}"\s{0,16}:\s{0,16}(?:"[^"\n]{0,64}"|null|true|false)){0,4}\s{0,16},\s{0,16}"value"\s{0,16}:\s{0,16}")([A-Za-z0-9+/]{40,128}={0,2})(?=")/g,
   secret: group(2),
 };
@@ -281,6 +289,7 @@ const AZURE_KEY_LIST: Rule = {
  */
 const AZURE_KEY_ROW: Rule = {
   name: "azure-key-row",
+  needles: ["key", "kerb"],
   pattern: /((?:key|kerb)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])(?:key|kerb))[12](?:[ \t]|\\t){1,32}(?:FULL|READ|Full|Read)(?:[ \t]|\\t){1,32})([A-Za-z0-9+/]{40,128}={0,2})(?![A-Za-z0-9+/=])/g,
   secret: group(2, (m) => /[A-Z]/.test(m[2] ?? "") && /[a-z]/.test(m[2] ?? "") && /\d/.test(m[2] ?? "")),
 };
@@ -288,6 +297,7 @@ const AZURE_KEY_ROW: Rule = {
 /** Docker's `config.json`: `"auth": "<base64 of user:password>"`. */
 const DOCKER_AUTH: Rule = {
   name: "docker-auth",
+  needles: ['"auth"'],
   pattern: /("auth"\s*:\s*")([A-Za-z0-9+/]{6,1024}={0,2})(?=")/g,
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };
@@ -295,6 +305,7 @@ const DOCKER_AUTH: Rule = {
 /** `.npmrc`: `_auth = <base64 of user:password>`, for the default registry or one (`//host/:_auth=…`). */
 const NPMRC_AUTH: Rule = {
   name: "npmrc-auth",
+  needles: ["_auth"],
   pattern: /(_auth(?<=(?:^|[\s:"']|\\[nrt])_auth)[ \t]*=[ \t]*)([A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])/g,
   secret: group(2, (m) => isBasicCredential(m[2] ?? "")),
 };

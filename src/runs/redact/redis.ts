@@ -19,20 +19,18 @@ function password(m: RegExpExecArray): readonly [number, number] | null {
   return [start, start + value.length];
 }
 
-const REDIS_RULES_UNGATED: readonly Rule[] = [
+export const REDIS_RULES: readonly Rule[] = [
   {
     name: "redis-requirepass",
+    needles: ["requirepass", "masterauth"],
     pattern: new RegExp(String.raw`((?:requirepass|masterauth)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])(?:requirepass|masterauth))[ \t]+)${VALUE}`, "g"),
     secret: password,
   },
   {
     // At redis-cli's prompt (`host:port>`): `AUTH password`, or `AUTH user password`.
     name: "redis-auth",
+    needles: ["> AUTH", ">AUTH"],
     pattern: new RegExp(String.raw`(AUTH(?<=[\w.\]]:\d{1,5}> ?AUTH)[ \t]+(?:[A-Za-z0-9_.-]{1,64}[ \t]+(?=\S))?)${VALUE}`, "g"),
     secret: password,
   },
 ];
-
-const REDIS_GATE = /requirepass|masterauth|> ?AUTH/;
-
-export const REDIS_RULES: readonly Rule[] = REDIS_RULES_UNGATED.map((rule) => ({ ...rule, gate: REDIS_GATE }));

@@ -12,6 +12,9 @@ export interface Quoting {
   sameQuoting(a: number, b: number): boolean;
 }
 
+/** The text itself, unescaped: every unit is quoted alike. */
+export const RAW_QUOTING: Quoting = { sameQuoting: () => true };
+
 /** The secret inside one match, as [start, end) offsets relative to the match; null: not a secret. */
 export type SecretOf = (match: RegExpExecArray, quoting: Quoting) => readonly [number, number] | null;
 
@@ -32,12 +35,12 @@ export interface Rule {
   /** A global pattern. It must stay linear: bounded or unambiguous quantifiers only. */
   readonly pattern: RegExp;
   /**
-   * Literal text every match contains, for patterns that cannot start with a literal: a text
-   * holding none of them is skipped without running the pattern.
+   * Literal text, compared ignoring case, at least one of which every match holds, or what its
+   * lookbehinds read before it: a text holding none is skipped without running the pattern. The
+   * engine looks for every rule's needles at once, in one pass over the text (engine.ts). A rule
+   * without needles runs on every text.
    */
   readonly needles?: readonly string[];
-  /** Like `needles`, as one regex shared by several rules: tested once per text for all of them. */
-  readonly gate?: RegExp;
   /** Default: the whole match is the secret. */
   readonly secret?: SecretOf;
   /** Instead of `secret`: every secret of the match. */
@@ -102,6 +105,8 @@ export function prefixed(name: string, heads: string | readonly string[], body: 
   return {
     name,
     heads: list,
+    // A head written as plain text is the rule's needle; the engine finds heads that end in a separator by its own scan.
+    ...(list.every((each) => /^[A-Za-z0-9]+$/.test(each)) ? { needles: list } : {}),
     escapeBlind: true,
     pattern: new RegExp(`(?:${head})(?<=${BEFORE}(?:${head}))${body}${E}`, "g"),
     ...(accept ? { secret: whole(accept) } : {}),
@@ -110,11 +115,13 @@ export function prefixed(name: string, heads: string | readonly string[], body: 
 
 /**
  * A token found by a literal in its middle (`Q~`, `.atlasv1.`, `:AA`): the pattern starts at the
- * literal, and capture group 1, inside the lookbehind, is the part of the token before it.
+ * literal, and capture group 1, inside the lookbehind, is the part of the token before it. The
+ * literal is the rule's needle, unless it is a single character (most texts hold one).
  */
-export function anchored(name: string, source: string, accept?: (text: string) => boolean): Rule {
+export function anchored(name: string, literal: string, source: string, accept?: (text: string) => boolean): Rule {
   return {
     name,
+    ...(literal.length > 1 ? { needles: [literal] } : {}),
     pattern: new RegExp(source, "g"),
     escapeBlind: true,
     secret: (match) => {

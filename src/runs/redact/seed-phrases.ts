@@ -31,7 +31,7 @@ const PROSE_WORDS = new Set(
  */
 const SEED_PHRASE: Rule = {
   name: "seed-phrase",
-  gate: /mnemonic|phrase|words|seed/i,
+  needles: ["mnemonic", "phrase", "words", "seed"],
   pattern: new RegExp(
     String.raw`(mnemonic|phrase|words|seed)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])${LABEL})(["']?)([ \t]*(?::=|=>|[:=])[ \t]*(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*)?(["'\x60]?))([a-z]{3,8}(?:[ \t]{1,4}[a-z]{3,8}){11,23})(?![A-Za-z])`,
     "gi",
@@ -62,7 +62,7 @@ const NUMBERED_ITEM = /(\d{1,2})[.):]?[ \t]{0,4}([a-z]{3,8})/g;
  */
 const NUMBERED_SEED_PHRASE: Rule = {
   name: "numbered-seed-phrase",
-  gate: /mnemonic|phrase|words|seed/i,
+  needles: ["mnemonic", "phrase", "words", "seed"],
   pattern: new RegExp(
     String.raw`(mnemonic|phrase|words|seed)(?<=(?:^|[^A-Za-z0-9_]|\\[nrt])${LABEL})(["']?)([ \t]*(?::=|=>|[:=])?)((?:(?:\s|\\[nrt]|,){1,8}\d{1,2}[.):]?[ \t]{0,4}[a-z]{3,8}){12,24})(?![A-Za-z])`,
     "gi",

@@ -21,9 +21,10 @@ function password(m: RegExpExecArray): readonly [number, number] | null {
   return [start, start + value.length];
 }
 
-const SQL_RULES_UNGATED: readonly Rule[] = [
+export const SQL_RULES: readonly Rule[] = [
   {
     name: "sql-with-password",
+    needles: ["password"],
     pattern: new RegExp(
       String.raw`(PASSWORD(?<=(?:\b(?:WITH|LOGIN|ENCRYPTED|UNENCRYPTED)[ \t]+|\bUSER[ \t]+[^\s;]{1,128}[ \t]+)PASSWORD)[ \t]*(?:=[ \t]*)?)${QUOTED}`,
       "gi",
@@ -32,6 +33,7 @@ const SQL_RULES_UNGATED: readonly Rule[] = [
   },
   {
     name: "sql-set-password",
+    needles: ["password"],
     pattern: new RegExp(String.raw`(PASSWORD(?<=\bSET[ \t]+PASSWORD)\b[^;\n=]{0,160}=[ \t]*(?:PASSWORD[ \t]*\([ \t]*)?)${QUOTED}`, "gi"),
     secret: password,
   },
@@ -39,12 +41,8 @@ const SQL_RULES_UNGATED: readonly Rule[] = [
     // Oracle's password may be unquoted (`IDENTIFIED BY tiger9`): a bare one needs a digit, so
     // prose ("identified by the team") and `IDENTIFIED BY VALUES '…'` (a hash) stay.
     name: "sql-identified-by",
+    needles: ["identified"],
     pattern: new RegExp(String.raw`(BY(?<=\bIDENTIFIED(?:[ \t]+WITH[ \t]+\w{1,64})?[ \t]+BY)[ \t]+)(?:${QUOTED}|([^\s;'",()]{3,128}))`, "gi"),
     secret: (m) => (m[3] !== undefined && !/\d/.test(m[3]) ? null : password(m)),
   },
 ];
-
-/** One test for all three: most text holds neither word. */
-const SQL_GATE = /password|identified/i;
-
-export const SQL_RULES: readonly Rule[] = SQL_RULES_UNGATED.map((rule) => ({ ...rule, gate: SQL_GATE }));

@@ -1,4 +1,4 @@
-import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, whole, type Rule } from "./rule.ts";
+import { anchored, BEFORE, classChanges, E, hasDigit, looksRandom, prefixed as p, type Rule } from "./rule.ts";
 import { WRAPPED_JWT } from "./wrapped-jwt.ts";
 
 /**
@@ -9,10 +9,38 @@ import { WRAPPED_JWT } from "./wrapped-jwt.ts";
  */
 const AWS_SECRET_KEY: Rule = {
   name: "aws-secret-key",
-  escapeBlind: true,
+  escapeBlind: true, // no needles: a random key has no fixed part
   pattern: /(?:(?<![A-Za-z0-9/+=_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])/g,
-  secret: whole((key) => /[A-Z]/.test(key) && /[a-z]/.test(key) && /\d/.test(key) && classChanges(key) >= 20),
+  secret: (m) => {
+    const key = m[0];
+    if (!/[A-Z]/.test(key) || !/[a-z]/.test(key) || !/\d/.test(key)) return null;
+    return classChanges(key) >= 20 || keyIdOnLine(m.input, m.index, key.length) ? [0, key.length] : null;
+  },
 };
+
+/** An AWS access key ID, as a whole word. */
+const AWS_KEY_ID = /(?:^|[^A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/;
+/** How far along its line a secret key's ID is looked for, each way. */
+const KEY_ID_REACH = 256;
+
+/**
+ * Whether an access key ID sits on the line of the key at `index` (`aws iam create-access-key
+ * --output text`: `ACCESSKEY  AKIA…  <date>  <secret>  Active`): beside its ID a key is taken
+ * whatever its randomness, so AWS's documentation key (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`,
+ * which changes class 16 times) goes with its `AKIAIOSFODNN7EXAMPLE`.
+ */
+function keyIdOnLine(input: string, index: number, length: number): boolean {
+  const from = Math.max(0, index - KEY_ID_REACH);
+  const to = Math.min(input.length, index + length + KEY_ID_REACH);
+  const before = input.slice(from, index);
+  const after = input.slice(index + length, to);
+  const realBreak = before.lastIndexOf("\n");
+  const escapedBreak = before.lastIndexOf("\\n");
+  const lineBefore = before.slice(Math.max(realBreak === -1 ? 0 : realBreak + 1, escapedBreak === -1 ? 0 : escapedBreak + 2));
+  const breakAfter = [after.indexOf("\n"), after.indexOf("\\n")].filter((at) => at !== -1);
+  const lineAfter = breakAfter.length === 0 ? after : after.slice(0, Math.min(...breakAfter));
+  return AWS_KEY_ID.test(lineBefore) || AWS_KEY_ID.test(lineAfter);
+}
 
 /**
  * A Twilio auth token passed by position after its account SID, as every Twilio client takes them:
@@ -21,6 +49,7 @@ const AWS_SECRET_KEY: Rule = {
  */
 const TWILIO_AUTH_ARGUMENT: Rule = {
   name: "twilio-auth-argument",
+  needles: ["AC"],
   pattern: /(AC[0-9a-f]{32}(?<=["']AC[0-9a-f]{32})(["'])[ \t]{0,16},[ \t]{0,16}\2)([0-9a-f]{32})(?=\2)/g,
   secret: (m) => [(m[1] ?? "").length, (m[1] ?? "").length + (m[3] ?? "").length],
 };
@@ -42,24 +71,24 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("fireworks", "fw_", "[A-Za-z0-9]{20,}", hasDigit),
 
   // Cloud.
-  { name: "aws-key-id", escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
+  { name: "aws-key-id", needles: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"], escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
   AWS_SECRET_KEY,
   // An STS session token (`aws sts … --output text`, `aws configure export-credentials`): every one
   // opens with the same base64 of its header, whatever the region (`IQoJb3JpZ2luX2Vj`; older
   // `FwoGZXIvYXdzE`, `FQoGZXIvYXdzE`, `AQoDYXdzE`), and runs hundreds of base64 characters.
-  { name: "aws-session-token", escapeBlind: true, pattern: /(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)(?<=(?:^|[^A-Za-z0-9+/=_-]|\\[nrt])(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE))[A-Za-z0-9+/]{80,}={0,2}(?![A-Za-z0-9+/=_-])/g },
+  { name: "aws-session-token", needles: ["IQoJb3JpZ2luX2Vj", "oGZXIvYXdzE", "AQoDYXdzE"], escapeBlind: true, pattern: /(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)(?<=(?:^|[^A-Za-z0-9+/=_-]|\\[nrt])(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE))[A-Za-z0-9+/]{80,}={0,2}(?![A-Za-z0-9+/=_-])/g },
   p("google-api-key", "AIza", "[0-9A-Za-z_-]{35}"),
   p("google-oauth-access", String.raw`ya29\.`, "[0-9A-Za-z_-]{20,}"),
-  { name: "google-oauth-refresh", escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
+  { name: "google-oauth-refresh", needles: ["1//0"], escapeBlind: true, pattern: new RegExp(String.raw`1//0(?<=(?:^|[^A-Za-z0-9_/:-])1//0)[0-9A-Za-z_-]{30,}${E}`, "g") },
   p("google-oauth-client-secret", "GOCSPX-", "[A-Za-z0-9_-]{20,}"),
-  anchored("azure-ad-client-secret", String.raw`Q~(?<=(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\d)Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`),
+  anchored("azure-ad-client-secret", "Q~", String.raw`Q~(?<=(?<![A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\d)Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`),
   p("alibaba-key-id", "LTAI", "[A-Za-z0-9]{12,20}", hasDigit),
   p("digitalocean", "do[opr]_v1_", "[a-f0-9]{64}"),
   p("vault", String.raw`hv[sb]\.`, "[A-Za-z0-9_-]{24,}"),
   // Vault's older service and batch tokens: `s.` or `b.` and 24 random characters. A member
   // expression of that length (`s.accessTokenFromStorage2`) changes character class far less often.
   p("vault-legacy", String.raw`[sb]\.`, "[A-Za-z0-9]{24}", (token) => /\d/.test(token) && /[A-Z]/.test(token) && /[a-z]/.test(token) && classChanges(token.slice(2)) >= 10),
-  anchored("terraform-cloud", String.raw`\.atlasv1\.(?<=${BEFORE}([A-Za-z0-9]{14})\.atlasv1\.)[A-Za-z0-9_-]{60,}${E}`),
+  anchored("terraform-cloud", ".atlasv1.", String.raw`\.atlasv1\.(?<=${BEFORE}([A-Za-z0-9]{14})\.atlasv1\.)[A-Za-z0-9_-]{60,}${E}`),
   p("doppler", String.raw`dp\.(?:pt|st|sa|ct|scim|audit)\.`, String.raw`(?:[a-z0-9_-]{1,32}\.)?[A-Za-z0-9]{40,}`),
   p("pulumi", "pul-", "[a-f0-9]{40}"),
   p("heroku", "HRKU-", "[A-Za-z0-9_-]{40,}"),
@@ -106,16 +135,17 @@ export const TOKEN_RULES: readonly Rule[] = [
   // Discord bot token: base64 user id . timestamp . HMAC.
   p("discord", "[MNO]", String.raw`[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, looksRandom),
   // Telegram bot token `123456789:AA…`, also inside `api.telegram.org/bot<token>/`.
-  anchored("telegram", String.raw`:AA(?<=(?:/bot|(?:^|[^A-Za-z0-9_:-]))(\d{6,12}):AA)[A-Za-z0-9_-]{30,}${E}`),
+  anchored("telegram", ":AA", String.raw`:AA(?<=(?:/bot|(?:^|[^A-Za-z0-9_:-]))(\d{6,12}):AA)[A-Za-z0-9_-]{30,}${E}`),
   p("twilio-api-key", "SK", "[0-9a-f]{32}"),
   TWILIO_AUTH_ARGUMENT,
   p("sendgrid", String.raw`SG\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`),
   p("mailgun", "key-", "[0-9a-zA-Z]{32}", hasDigit),
-  anchored("mailgun-hex", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`),
-  anchored("mailchimp", String.raw`-us(?<=${BEFORE}([0-9a-f]{32})-us)\d{1,2}${E}`),
+  anchored("mailgun-hex", "-", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`),
+  anchored("mailchimp", "-us", String.raw`-us(?<=${BEFORE}([0-9a-f]{32})-us)\d{1,2}${E}`),
   p("mapbox-secret", String.raw`sk\.`, String.raw`eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
 
   // JWTs, signed or not (`alg: none` ends with an empty signature after the last dot).
-  p("jwt", "ey", String.raw`[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+  // Its needle is the second segment's head: `ey` alone is in every `key` and `they`.
+  { ...p("jwt", "ey", String.raw`[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`), needles: [".ey"] },
   WRAPPED_JWT,
 ];

@@ -49,6 +49,7 @@ function wrappedToken(input: string, start: number, first: string): { walked: nu
 
 export const WRAPPED_JWT: Rule = {
   name: "wrapped-jwt",
+  needles: ["eyJ"],
   escapeBlind: true,
   // The token's first line: its header, and perhaps more of it, up to a line break.
   pattern: new RegExp(String.raw`eyJ(?<=${BEFORE}eyJ)[A-Za-z0-9_-]{5,}(?:\.[A-Za-z0-9_-]*){0,2}(?=\r?\n|\\r\\n|\\n)`, "g"),

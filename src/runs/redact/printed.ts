@@ -1,0 +1,64 @@
+import { isPlaceholder, isSecretKeyName } from "./key-names.ts";
+import { BEFORE, type Rule } from "./rule.ts";
+
+/**
+ * A secret a command prints with nothing naming it on its line: `terraform output -raw db_password`
+ * then the password on the next line, `vault kv get -field=password …`, `gcloud secrets versions
+ * access …`, a Kubernetes Secret's field piped to `base64 -d`. Where the command and its output
+ * are one text (a terminal transcript, an answer quoting a session, `set -x` traces), the command
+ * says what the next line is: that line goes. A command's output in a tool result of its own
+ * holds no command, and is not caught (docs/runs.md).
+ */
+
+/** Commands that print one secret, alone on the line after them; group 1, when set, is the name printed, which must be a secret's. */
+const PRINTS_SECRET: readonly RegExp[] = [
+  /^(?:terraform|tofu|terragrunt)\s+output\s+(?:-(?:raw|json)\s+)*["']?([\w.-]+)["']?\s*$/,
+  /^vault\s+(?:kv\s+get|read)\b.*\s-field[= ]["']?([\w.-]+)/,
+  /^aws\s+configure\s+get\s+(?:aws_secret_access_key|aws_session_token)\b/,
+  /^aws\s+secretsmanager\s+get-secret-value\b.*--output[= ]text\b/,
+  /^aws\s+ssm\s+get-parameters?\b.*--with-decryption\b.*--output[= ]text\b/,
+  /^gcloud\s+secrets\s+versions\s+access\b/,
+  /^az\s+keyvault\s+secret\s+show\b.*--query[= ]["']?value\b/,
+  /^op\s+read\b/,
+  /^security\s+find-(?:generic|internet)-password\b.*\s-w\b/,
+  /^(?:pass|gopass)\s+show\s+\S+\s*$/,
+  /^doppler\s+secrets\s+get\b.*--plain\b/,
+  /^heroku\s+config:get\s+([\w-]+)/,
+  /^printenv\s+(\w+)\s*$/,
+  /^echo\s+["']?\$\{?(\w+)\}?["']?\s*$/,
+  // A file named as a secret, with no extension (Docker's /run/secrets/db_password).
+  /^cat\s+(?:\S*\/)?([\w-]+)\s*$/,
+];
+/** A pipeline that decodes base64 and names a secret (`kubectl get secret … {.data.password} | base64 -d`). */
+const DECODES = /\|\s*base64\s+(?:-d|--decode|-D)\b/;
+const NAMES_A_SECRET = /secret|pass|pwd|token|credential|key/i;
+
+const TOOLS = "terraform|tofu|terragrunt|vault|aws|gcloud|az|op|security|pass|gopass|doppler|heroku|printenv|echo|kubectl|cat|jq|yq";
+/** What may stand before a command on its line (or its JSON string): indentation and a shell's prompt. */
+const LINE_HEAD = /(?:^|\n|\\n|")[ \t]*(?:[$#%>+❯][ \t]*)?$/;
+
+function printsSecret(command: string): boolean {
+  const line = command.replace(/\s+$/, "");
+  for (const form of PRINTS_SECRET) {
+    const found = form.exec(line);
+    if (found) return found[1] === undefined || isSecretKeyName(found[1]);
+  }
+  return DECODES.test(line) && NAMES_A_SECRET.test(line);
+}
+
+/** Groups: 1 the command, 2 its line break, 3 the line it printed. */
+export const PRINTED_SECRET: Rule = {
+  name: "printed-secret",
+  needles: ["cat ", "output", "-field", "configure get", "secretsmanager", "get-parameter", "secrets versions", "keyvault", "op read", "-password", "show", "secrets get", "config:get", "printenv", "echo", "base64"],
+  pattern: new RegExp(String.raw`((?:${TOOLS})(?<=${BEFORE}(?:${TOOLS}))\b[^\n\r]{0,512}?)(\r?\n|\\r\\n|\\n)("[^"\n\r]{1,512}"|[^\n\r]{1,512}?)(?=\r?\n|\\r\\n|\\n|\\?"|$)`, "g"),
+  secret: (m) => {
+    const [, command = "", lineBreak = "", printed = ""] = m;
+    const head = m.input.slice(Math.max(0, m.index - 64), m.index);
+    if (!LINE_HEAD.test(head) || !printsSecret(command.replace(/\\"/g, '"'))) return null;
+    const quoted = /^"(.*)"$/.exec(printed);
+    const value = quoted ? quoted[1]! : printed.trim();
+    if (value.length < 3 || isPlaceholder(value) || /^(?:[$#%>❯] |error|warning|usage|[│╷╵])/i.test(value)) return null;
+    const start = command.length + lineBreak.length + printed.indexOf(value);
+    return [start, start + value.length];
+  },
+};
