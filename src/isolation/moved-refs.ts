@@ -68,7 +68,7 @@ async function reflogTail(path: string): Promise<string> {
 }
 
 /** The commits the child's worktree HEAD held (its reflog's latest lines, and HEAD now). */
-async function headsHeld(worktree: PinnedWorktree): Promise<string[]> {
+export async function headsHeld(worktree: PinnedWorktree): Promise<string[]> {
   const log = await reflogTail(join(worktree.gitDir, "logs", "HEAD"));
   const held = log.split("\n").map((line) => line.split(" ")[1] ?? "").filter((sha) => /^[0-9a-f]{40,64}$/.test(sha));
   const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: worktree.path, worktree });
