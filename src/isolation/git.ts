@@ -2,6 +2,7 @@
 // bytes (paths and file contents may be any bytes), and the environment pi-flow needs to write
 // objects without the user's identity or hooks.
 import { spawn } from "node:child_process";
+import { PROGRAM_KEYS, programOverrides, RUNS_NO_DRIVER, withConfigEntries } from "./config-programs.ts";
 
 export interface GitResult {
   code: number;
@@ -61,15 +62,30 @@ export function gitPlace(place: string | PinnedWorktree): GitOptions {
  */
 export const PATCH_OPTIONS = ["--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-color"];
 
-/** Runs git; resolves with its exit code whatever it is (callers decide what a code means). */
-export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+/**
+ * Runs git; resolves with its exit code whatever it is (callers decide what a code means). A command
+ * that can run a filter or merge driver runs none the repository's own config defines (config-programs.ts).
+ */
+export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  const env = gitEnv(options);
+  if (RUNS_NO_DRIVER.has(args[0] ?? "")) return await spawnGit(args, options, env);
+  const listed = await spawnGit(["config", "-z", "--includes", "--show-scope", "--get-regexp", PROGRAM_KEYS], { ...options, input: "" }, env);
+  // 1: none set. Another failure (no repository here) is the command's own to report.
+  return await spawnGit(args, options, listed.code === 0 ? withConfigEntries(env, programOverrides(listed.stdout)) : env);
+}
+
+function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
+  // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
+  for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
+    if (!options.env || !(name in options.env)) delete env[name];
+  }
+  if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
+  return env;
+}
+
+function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
-    // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
-    for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
-      if (!options.env || !(name in options.env)) delete env[name];
-    }
-    if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
     const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : [];
     const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];

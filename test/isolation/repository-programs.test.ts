@@ -1,0 +1,72 @@
+// Every worktree shares the repository's config and .git/info/attributes: a worktree child's bash
+// can define filter and merge drivers there (any program) and name them for every file. pi-flow's
+// own git (keeping the child's changes, making a sibling's worktree, an apply) runs none of them,
+// while the user's own drivers (their global config's) still run. Real git, real programs.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, test } from "vitest";
+import { applyChanges } from "../../src/isolation/apply.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+let marks: string;
+let globalBefore: string | undefined;
+beforeEach(() => {
+  marks = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-marks-")));
+  globalBefore = process.env.GIT_CONFIG_GLOBAL;
+  process.env.GIT_CONFIG_GLOBAL = join(marks, "user-gitconfig"); // the user's own config: nothing, unless a test says
+  writeFileSync(process.env.GIT_CONFIG_GLOBAL, "");
+});
+afterEach(() => {
+  if (globalBefore === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+  else process.env.GIT_CONFIG_GLOBAL = globalBefore;
+  rmSync(marks, { recursive: true, force: true });
+});
+
+/** A program that leaves a mark named `name` when run, then passes its input through. */
+const marking = (name: string): string => `sh -c 'touch ${marks}/${name}; cat'`;
+const marksLeft = (): string[] => readdirSync(marks).filter((name) => name !== "user-gitconfig");
+
+test("drivers a worktree child defines in the shared config and names in .git/info/attributes run neither when its changes are kept, nor when a sibling's worktree is made, nor at apply", async () => {
+  const root = makeRepo({ "a.txt": "one\ntwo\nthree\n", "b.txt": "b\n" });
+  const repo = await openRepository(root);
+  const child = await createIsolation(repo, "r-progs0001", home);
+  // The child's bash: git config writes the config every worktree shares.
+  const drivers: [string, string][] = [
+    ["filter.evil.clean", marking("clean")],
+    ["filter.evil.smudge", marking("smudge")],
+    ["filter.evil.required", "true"],
+    ["filter.pipe.process", `touch ${marks}/process`],
+    ["merge.evil.driver", `touch ${marks}/merge; exit 1`],
+  ];
+  for (const [key, value] of drivers) execFileSync("git", ["config", key, value], { cwd: child.path });
+  writeIn(join(root, ".git"), { "info/attributes": "*.txt filter=evil merge=evil\n*.bin filter=pipe\n" });
+  writeIn(child.path, { "a.txt": "one\ntwo\nthree, the child's\n", "c.bin": "child bytes\n" });
+  expect(await settleIsolation(child, home)).toMatchObject({ files: 2 });
+  // A sibling made now, from the user's tree with an edit of theirs in the same file.
+  writeIn(root, { "a.txt": "one, the user's\ntwo\nthree\n" });
+  const sibling = await createIsolation(repo, "r-progs0002", home);
+  expect(readFileSync(join(sibling.path, "a.txt"), "utf8")).toBe("one, the user's\ntwo\nthree\n");
+  await settleIsolation(sibling, home);
+  const applied = await applyChanges(await openRepository(root), child.runId);
+  expect(applied).toMatchObject({ status: "applied" });
+  // git's own text merge, in place of the child's driver: both edits.
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("one, the user's\ntwo\nthree, the child's\n");
+  expect(readFileSync(join(root, "c.bin"), "utf8")).toBe("child bytes\n");
+  expect(marksLeft()).toEqual([]);
+});
+
+test("the user's own filter (their global config) still runs, and a redefinition of it in the repository's config does not", async () => {
+  execFileSync("git", ["config", "--file", process.env.GIT_CONFIG_GLOBAL!, "filter.mark.smudge", marking("users-smudge")]);
+  const root = makeRepo({ ".gitattributes": "*.txt filter=mark\n", "a.txt": "a\n" });
+  gitIn(root, "config", "filter.mark.smudge", marking("repository-smudge"));
+  const isolation = await createIsolation(await openRepository(root), "r-progs0003", home);
+  expect(readFileSync(join(isolation.path, "a.txt"), "utf8")).toBe("a\n");
+  expect(marksLeft()).toEqual(["users-smudge"]);
+  await settleIsolation(isolation, home);
+  expect(existsSync(join(marks, "repository-smudge"))).toBe(false);
+});
