@@ -15,6 +15,8 @@ export const RECEIPT_WARNINGS = {
     "While a worktree child ran, the repository's git config, hooks or attributes changed (every worktree shares them, so a child's bash can change them): git runs the programs they name, for your checkout too. The run's diagnostics name the files; read them before your next git command there.",
   child_moved_refs:
     "A worktree child moved branches or tags of yours onto commits it made (every worktree shares them): they were put back where they were, and the child's tips kept on refs/pi-flow-moved/<runId>/…; the run's diagnostics name each.",
+  refs_deleted:
+    "Branches or tags of the repository were deleted while a worktree child ran, by it or another process: nothing is put back; the run's diagnostics name each with the commit it held.",
   stash_repaired:
     "The repository's stash list (every worktree shares one) changed while a worktree child ran: your entries it took were put back, its own taken off; the run's diagnostics name each entry by commit.",
   changes_need_review:
@@ -28,7 +30,7 @@ export const GIT_CONTROLS_CHANGED = "git_controls_changed";
  * The warnings a worktree child's settle raises about what every worktree shares (git's config and
  * hooks, branches and tags, the stash): a workflow's receipt carries those of its children.
  */
-export const REPOSITORY_WARNINGS = [GIT_CONTROLS_CHANGED, "child_moved_refs", "stash_repaired"] as const;
+export const REPOSITORY_WARNINGS = [GIT_CONTROLS_CHANGED, "child_moved_refs", "refs_deleted", "stash_repaired"] as const;
 export type RepositoryWarning = (typeof REPOSITORY_WARNINGS)[number];
 
 /** The receipt's text lines for the repository warnings among `warnings` (delegate and workflow alike). */

@@ -11,7 +11,7 @@ import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
 import { refsOnBase } from "./child-refs.ts";
-import { restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
+import { deletedRefs, restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
@@ -172,6 +172,11 @@ const movedLine = ({ ref, from, keptOn, restored }: MovedRef): string =>
  * put back where they were, the child's tips kept on refs, and the run names them.
  */
 async function putBackMovedRefs(pending: PendingIsolation, isolation: Isolation, evidence: Evidence): Promise<void> {
+  const deleted = await deletedRefs(isolation.repo.root, isolation.refs);
+  if (deleted.length > 0) {
+    const named = deleted.map(({ ref, held }) => `${ref} (held ${held})`).join(", ");
+    warnOfRepository(pending, evidence, "refs_deleted", `branches or tags were deleted while this child ran, by it or another process (every worktree shares them; which one did is not recorded, so nothing is put back): ${named}. A deleted branch's reflog goes with it: git branch <name> <commit> brings one back`);
+  }
   const moved = await restoreMovedRefs(isolation.repo.root, isolation.runId, isolation.refs, isolation.base, { path: isolation.path, gitDir: isolation.gitDir });
   if (moved.length === 0) return;
   warnOfRepository(
