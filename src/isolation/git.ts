@@ -36,9 +36,10 @@ const IDENTITY = {
 
 /**
  * Settings every git pi-flow runs gets: paths as bytes, and no program run because a config says
- * so (an fsmonitor, a hook). pi-flow needs neither, and a child's worktree is not to be trusted.
+ * so (an fsmonitor, a hook, gpg.program verifying a signed commit `git log` shows, as it reads the
+ * stash list). pi-flow needs none, and a child's bash can set them in the config every worktree shares.
  */
-const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"];
+const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false"];
 
 /**
  * A child's worktree as git must see it: by the administrative folder `git worktree add` made

@@ -70,3 +70,19 @@ test("the user's own filter (their global config) still runs, and a redefinition
   await settleIsolation(isolation, home);
   expect(existsSync(join(marks, "repository-smudge"))).toBe(false);
 });
+
+test("a child that sets log.showSignature and gpg.program in the shared config, with a signed-looking commit on the stash, runs no program when pi-flow reads the stash list", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-progs0004", home);
+  const gpg = join(marks, "gpg.sh");
+  writeFileSync(gpg, `#!/bin/sh\ntouch ${marks}/gpg\nexit 1\n`, { mode: 0o755 });
+  // The child's bash: git log verifies a commit's gpgsig header with gpg.program, and pi-flow reads the stash with git log -g.
+  const bash = (command: string): string => execFileSync("bash", ["-c", command], { cwd: child.path, encoding: "utf8" }).trim();
+  bash(`git config log.showSignature true && git config gpg.program ${gpg}`);
+  const signed = bash(
+    `printf 'tree %s\\nparent %s\\nauthor c <c@c> 0 +0000\\ncommitter c <c@c> 0 +0000\\ngpgsig -----BEGIN PGP SIGNATURE-----\\n \\n -----END PGP SIGNATURE-----\\n\\nsigned\\n' "$(git rev-parse HEAD^{tree})" "$(git rev-parse HEAD)" | git hash-object -t commit -w --stdin`,
+  );
+  bash(`git update-ref --create-reflog refs/stash ${signed}`);
+  await settleIsolation(child, home);
+  expect(marksLeft()).toEqual(["gpg.sh"]); // the program, never run
+});
