@@ -63,6 +63,9 @@ export function gitPlace(place: string | PinnedWorktree): GitOptions {
  */
 export const PATCH_OPTIONS = ["--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-color"];
 
+/** The most of the repository's driver settings read (a child's bash can grow the config without bound). */
+const PROGRAM_LISTING_MAX_BYTES = 16 * 1024 * 1024;
+
 /**
  * Runs git; resolves with its exit code whatever it is (callers decide what a code means). A command
  * that can run a filter or merge driver runs none the repository's own config defines (config-programs.ts).
@@ -70,7 +73,9 @@ export const PATCH_OPTIONS = ["--no-ext-diff", "--no-textconv", "--src-prefix=a/
 export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const env = gitEnv(options);
   if (RUNS_NO_DRIVER.has(args[0] ?? "")) return await spawnGit(args, options, env);
-  const listed = await spawnGit(["config", "-z", "--includes", "--show-scope", "--get-regexp", PROGRAM_KEYS], { ...options, input: "" }, env);
+  const listed = await spawnGit(["config", "-z", "--includes", "--show-scope", "--get-regexp", PROGRAM_KEYS], { cwd: options.cwd, ...(options.worktree ? { worktree: options.worktree } : {}), maxStdoutBytes: PROGRAM_LISTING_MAX_BYTES }, env);
+  // Not all of them read: none of the command runs, rather than one with a driver left in force.
+  if (listed.overflowed) return { code: 1, stdout: Buffer.alloc(0), stderr: `the repository's config sets over ${PROGRAM_LISTING_MAX_BYTES} bytes of filter and merge drivers, more than pi-flow reads to keep them from running` };
   // 1: none set. Another failure (no repository here) is the command's own to report.
   return await spawnGit(args, options, listed.code === 0 ? withConfigEntries(env, programOverrides(listed.stdout)) : env);
 }

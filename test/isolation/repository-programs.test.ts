@@ -86,3 +86,16 @@ test("a child that sets log.showSignature and gpg.program in the shared config, 
   await settleIsolation(child, home);
   expect(marksLeft()).toEqual(["gpg.sh"]); // the program, never run
 });
+
+test("a child that grows the shared config past what pi-flow reads of its drivers has none of them run: its changes are not kept, and the error says why", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-progs0005", home);
+  const config = join(root, ".git/config");
+  // 17 MiB of drivers listed before the one that leaves a mark.
+  const long = `[filter "f"]\n\tclean = cat ${"x".repeat(1024 * 1024)}\n`;
+  writeFileSync(config, `${readFileSync(config, "utf8")}${long.repeat(17)}[filter "evil"]\n\tclean = ${marking("clean")}\n`);
+  writeIn(join(root, ".git"), { "info/attributes": "* filter=evil\n" });
+  writeIn(child.path, { "a.txt": "child a\n" });
+  await expect(settleIsolation(child, home)).rejects.toThrow("the repository's config sets over 16777216 bytes of filter and merge drivers");
+  expect(marksLeft()).toEqual([]);
+});
