@@ -3,10 +3,11 @@
 // (a link to /dev/zero). Its changes are kept through a private index instead: a copy of its own
 // (git's stat cache, and the files it added despite .gitignore), or the base's when it left none git
 // can read.
-import { copyFile, lstat, mkdtemp, rm } from "node:fs/promises";
+import { lstat, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, gitPlace, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
+import { copyIndex } from "./snapshot.ts";
 
 /** An index larger than this (a child's bash can make one of any size) is not copied: the base's is read instead. */
 const COPIED_MAX_BYTES = 1024 ** 3;
@@ -31,7 +32,8 @@ export async function withPrivateIndex<T>(worktree: PinnedWorktree, base: string
 async function copiedReadable(from: string, to: string, place: GitOptions, base: string): Promise<boolean> {
   const info = await lstat(from).catch(() => null);
   if (!info?.isFile() || info.size > COPIED_MAX_BYTES) return false;
-  if (!(await copyFile(from, to).then(() => true, () => false))) return false;
+  // With its own time: a copy stamped now would hide the child's same-size edit made in the second its index was written.
+  if (!(await copyIndex(from, to).then(() => true, () => false))) return false;
   // 0: the same as the base, 1: differs; anything else is git failing to read it.
   const read = await runGit(["diff-index", "--cached", "--quiet", base], place);
   return read.code === 0 || read.code === 1;
