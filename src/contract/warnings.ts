@@ -13,6 +13,12 @@ export const RECEIPT_WARNINGS = {
   stubbed: "Children were answered by the stub harness: no model said those answers.",
   git_controls_changed:
     "While a worktree child ran, the repository's git config, hooks or attributes changed (every worktree shares them, so a child's bash can change them): git runs the programs they name, for your checkout too. The run's diagnostics name the files; read them before your next git command there.",
+  child_moved_refs:
+    "A worktree child moved branches or tags of yours onto commits it made (every worktree shares them): they were put back where they were, and the child's tips kept on refs/pi-flow-moved/<runId>/…; the run's diagnostics name each.",
+  refs_deleted:
+    "Branches or tags of the repository were deleted while a worktree child ran, by it or another process: nothing is put back; the run's diagnostics name each with the commit it held.",
+  stash_repaired:
+    "The repository's stash list (every worktree shares one) changed while a worktree child ran: your entries it took were put back, its own taken off; the run's diagnostics name each entry by commit.",
   changes_need_review:
     "An apply wrote files that make tools run code or reach out of the working tree (hooks, .envrc, CI workflows, changed npm scripts, links out of the tree…): data.results[].review names them; read them before running anything.",
 } as const;
@@ -20,5 +26,15 @@ export const RECEIPT_WARNINGS = {
 /** The receipt warning of a worktree child during whose run the repository's git config, hooks or attributes changed. */
 export const GIT_CONTROLS_CHANGED = "git_controls_changed";
 
-/** What a receipt's text says when it carries git_controls_changed (delegate and workflow alike). */
-export const GIT_CONTROLS_CHANGED_NOTE = `Warning (${GIT_CONTROLS_CHANGED}): ${RECEIPT_WARNINGS.git_controls_changed}`;
+/**
+ * The warnings a worktree child's settle raises about what every worktree shares (git's config and
+ * hooks, branches and tags, the stash): a workflow's receipt carries those of its children.
+ */
+export const REPOSITORY_WARNINGS = [GIT_CONTROLS_CHANGED, "child_moved_refs", "refs_deleted", "stash_repaired"] as const;
+export type RepositoryWarning = (typeof REPOSITORY_WARNINGS)[number];
+
+/** The receipt's text lines for the repository warnings among `warnings` (delegate and workflow alike). */
+export const repositoryWarningNotes = (warnings: readonly string[]): string =>
+  REPOSITORY_WARNINGS.filter((warning) => warnings.includes(warning))
+    .map((warning) => `\nWarning (${warning}): ${RECEIPT_WARNINGS[warning]}`)
+    .join("");

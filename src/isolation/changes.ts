@@ -5,6 +5,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
 import { addChildTree } from "./child-attributes.ts";
+import { withPrivateIndex } from "./child-index.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export interface ChangeStats {
@@ -77,8 +78,8 @@ async function nestedRepositories(place: GitOptions, base: string): Promise<stri
  * in it. A folder with its own `.git` (a submodule the child checked out itself) is a repository of
  * its own, as nestedRepositories says.
  */
-async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
-  const raw = await runGit(["ls-files", "-s", "-z"], gitPlace(worktree));
+async function writesInSubmodules(worktree: PinnedWorktree, place: GitOptions): Promise<string[]> {
+  const raw = await runGit(["ls-files", "-s", "-z"], place);
   if (raw.code !== 0) throw new Error(`git ls-files failed: ${raw.stderr}`);
   const written: string[] = [];
   for (const field of nulFields(raw.stdout)) {
@@ -97,14 +98,17 @@ async function writesInSubmodules(worktree: PinnedWorktree): Promise<string[]> {
  * `onNestedRepositories`: its files cannot be kept, and the rest of the changes still are.
  */
 export async function captureChanges(worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions = {}): Promise<{ commit: string; stats: ChangeStats } | null> {
-  const place = gitPlace(worktree);
+  return await withPrivateIndex(worktree, base, (place) => captureThrough(place, worktree, base, runId, options));
+}
+
+async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions): Promise<{ commit: string; stats: ChangeStats } | null> {
   const uncommitted = await addChildTree(place, base, await excludeFlowHome(worktree, options.flowHomeInTree), false);
-  const inSubmodules = await writesInSubmodules(worktree);
+  const inSubmodules = await writesInSubmodules(worktree, place);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);
   if (nested.length > 0) {
     // Literal pathspecs: a name the child chose is never read as a pattern.
-    await git(["reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"], { ...place, env: { GIT_LITERAL_PATHSPECS: "1" }, input: nested.map((path) => `${path}\0`).join("") });
+    await git(["reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"], { ...place, env: { ...place.env, GIT_LITERAL_PATHSPECS: "1" }, input: nested.map((path) => `${path}\0`).join("") });
   }
   if (nested.length + uncommitted.length > 0) options.onNestedRepositories?.([...uncommitted, ...nested].sort());
   const tree = await git(["write-tree"], place);

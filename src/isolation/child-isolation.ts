@@ -1,7 +1,7 @@
 // What the child launcher asks of worktree isolation: a check before launch, a worktree while the
 // child runs, and its changes kept as evidence (ref, counts, redacted patch) when it settles.
 import { FlowError } from "../contract/errors.ts";
-import { GIT_CONTROLS_CHANGED } from "../contract/warnings.ts";
+import { GIT_CONTROLS_CHANGED, type RepositoryWarning } from "../contract/warnings.ts";
 import type { RunFiles } from "../runs/index.ts";
 import { flowHomeLine, patchText, readChanges, type ChangeStats } from "./changes.ts";
 import { holdBase, releaseBase } from "./held-base.ts";
@@ -11,7 +11,7 @@ import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
 import { refsOnBase } from "./child-refs.ts";
-import { restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
+import { deletedRefs, restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
 import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
@@ -42,8 +42,8 @@ export interface PendingIsolation {
   evidence?: Evidence;
   /** How making and removing the worktree wait for the repository lock (a test waits less than LOCK_PATIENCE_MS). */
   lockWait?: WaitOptions;
-  /** Set at settle: the git folder's files that changed while the child ran (its receipt warns git_controls_changed). */
-  controlsChanged?: string[];
+  /** Set at settle: what its receipt warns of the repository every worktree shares (git config and hooks, branches and tags, stash). */
+  warnings?: RepositoryWarning[];
 }
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
@@ -100,6 +100,12 @@ export async function finishIsolation(
 
 type Evidence = { appendDiagnostic(entry: { level: "info" | "warn"; code: string; message: string }): void };
 
+/** A `warn` diagnostic that the child's receipt (and its workflow's) carries as a warning too. */
+const warnOfRepository = (pending: PendingIsolation, evidence: Evidence, code: RepositoryWarning, message: string): void => {
+  evidence.appendDiagnostic({ level: "warn", code, message });
+  pending.warnings = [...new Set([...(pending.warnings ?? []), code])];
+};
+
 /** The wait for the repository lock, telling the child's run (info `repository_lock`) who holds it. */
 const lockWaitOf = ({ evidence, lockWait }: PendingIsolation): WaitOptions => ({
   ...(evidence ? { onWaiting: (text: string) => evidence.appendDiagnostic({ level: "info", code: "repository_lock", message: text }) } : {}),
@@ -133,7 +139,7 @@ const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
 const stashNames = (entries: readonly StashEntry[]): string => entries.map((entry) => `${entry.commit.slice(0, 12)} (${JSON.stringify(entry.message)})`).join(", ");
 
 /** The shared stash list repaired at settle (shared-stash.ts): the run's diagnostics say what was put back and what taken off. */
-const stashRepaired = (evidence: Evidence) => ({ restored, removed, failed }: StashRepair) => {
+const stashRepaired = (pending: PendingIsolation, evidence: Evidence) => ({ restored, removed, failed }: StashRepair) => {
   const said: string[] = failed === undefined ? [] : [`the repository's stash list (which every worktree shares) could not be checked after this child ran: ${failed}. Look at git stash list`];
   if (restored.length > 0) {
     said.push(`${restored.length} of the repository's stash entries left the stash list while this child ran, by it or another process (every worktree shares one stash: a git stash pop or drop in the child's worktree takes your entry), and are put back on top of it: ${stashNames(restored)}. One the child popped is among its changes too`);
@@ -141,7 +147,7 @@ const stashRepaired = (evidence: Evidence) => ({ restored, removed, failed }: St
   if (removed.length > 0) {
     said.push(`the child's own git stash entries, made in its worktree, are taken off the shared stash list, where your next git stash pop would apply them to your checkout: ${stashNames(removed)} (git stash apply <commit> brings one back)`);
   }
-  evidence.appendDiagnostic({ level: "warn", code: "stash_repaired", message: said.join("; ") });
+  warnOfRepository(pending, evidence, "stash_repaired", said.join("; "));
 };
 
 /**
@@ -165,14 +171,20 @@ const movedLine = ({ ref, from, keptOn, restored }: MovedRef): string =>
  * Branches and tags of the user's that the child moved onto its own commits (see moved-refs.ts):
  * put back where they were, the child's tips kept on refs, and the run names them.
  */
-async function putBackMovedRefs(isolation: Isolation, evidence: Evidence): Promise<void> {
+async function putBackMovedRefs(pending: PendingIsolation, isolation: Isolation, evidence: Evidence): Promise<void> {
+  const deleted = await deletedRefs(isolation.repo.root, isolation.refs);
+  if (deleted.length > 0) {
+    const named = deleted.map(({ ref, held }) => `${ref} (held ${held})`).join(", ");
+    warnOfRepository(pending, evidence, "refs_deleted", `branches or tags were deleted while this child ran, by it or another process (every worktree shares them; which one did is not recorded, so nothing is put back): ${named}. A deleted branch's reflog goes with it: git branch <name> <commit> brings one back`);
+  }
   const moved = await restoreMovedRefs(isolation.repo.root, isolation.runId, isolation.refs, isolation.base, { path: isolation.path, gitDir: isolation.gitDir });
   if (moved.length === 0) return;
-  evidence.appendDiagnostic({
-    level: "warn",
-    code: "child_moved_refs",
-    message: `this child moved branches or tags of yours onto commits it made in its worktree (every worktree shares them: a git checkout of your branch and a commit, git branch -f, git update-ref): ${moved.map(movedLine).join(", ")}. Its kept changes hold its files as it left them; git branch -f <branch> <kept ref> moves a branch to the child's tip, git update-ref -d <kept ref> lets it go`,
-  });
+  warnOfRepository(
+    pending,
+    evidence,
+    "child_moved_refs",
+    `this child moved branches or tags of yours onto commits it made in its worktree (every worktree shares them: a git checkout of your branch and a commit, git branch -f, git update-ref): ${moved.map(movedLine).join(", ")}. Its kept changes hold its files as it left them; git branch -f <branch> <kept ref> moves a branch to the child's tip, git update-ref -d <kept ref> lets it go`,
+  );
 }
 
 /**
@@ -183,12 +195,12 @@ async function putBackMovedRefs(isolation: Isolation, evidence: Evidence): Promi
 async function noteChangedControls(pending: PendingIsolation, isolation: Isolation, evidence: Evidence): Promise<void> {
   const changed = changedControls(isolation.controls, await gitControls(isolation.repo.commonDir));
   if (changed.length === 0) return;
-  pending.controlsChanged = changed;
-  evidence.appendDiagnostic({
-    level: "warn",
-    code: GIT_CONTROLS_CHANGED,
-    message: `the repository's ${nameList(changed)} in its git folder changed while this child ran, by it or another process: every worktree shares them and git runs the programs they name (core.fsmonitor, core.hooksPath, hooks), for your checkout too. Read them before your next git command there`,
-  });
+  warnOfRepository(
+    pending,
+    evidence,
+    GIT_CONTROLS_CHANGED,
+    `the repository's ${nameList(changed)} in its git folder changed while this child ran, by it or another process: every worktree shares them and git runs the programs they name (core.fsmonitor, core.hooksPath, hooks), for your checkout too. Read them before your next git command there`,
+  );
 }
 
 async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>, files: RunFiles, home: string, evidence: Evidence): Promise<ChangeStats | undefined> {
@@ -200,15 +212,15 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
     return undefined; // no worktree was made; the run's error says why
   }
   await noteChangedControls(pending, isolation, evidence);
-  await putBackMovedRefs(isolation, evidence).catch((error: unknown) =>
-    evidence.appendDiagnostic({ level: "warn", code: "child_moved_refs", message: `the repository's branches and tags could not be checked for moves by this child: ${error instanceof Error ? error.message : String(error)}. Look at git branch -v` }),
+  await putBackMovedRefs(pending, isolation, evidence).catch((error: unknown) =>
+    warnOfRepository(pending, evidence, "child_moved_refs", `the repository's branches and tags could not be checked for moves by this child: ${error instanceof Error ? error.message : String(error)}. Look at git branch -v`),
   );
   await noteChildRefs(isolation, evidence).catch(() => undefined); // a note only: the changes are kept whatever it finds
   const stats = await settleIsolation(isolation, home, {
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),
     onSubmoduleWrites: submoduleWritesLeftOut(evidence),
     onWorktreeLeft: worktreeLeft(evidence),
-    onStashRepaired: stashRepaired(evidence),
+    onStashRepaired: stashRepaired(pending, evidence),
     ...(pending.lockWait ? { wait: pending.lockWait } : {}),
   });
   if (!stats) return undefined;

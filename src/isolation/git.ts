@@ -2,6 +2,7 @@
 // bytes (paths and file contents may be any bytes), and the environment pi-flow needs to write
 // objects without the user's identity or hooks.
 import { spawn } from "node:child_process";
+import { PROGRAM_KEYS, programOverrides, RUNS_NO_DRIVER, withConfigEntries } from "./config-programs.ts";
 
 export interface GitResult {
   code: number;
@@ -35,9 +36,10 @@ const IDENTITY = {
 
 /**
  * Settings every git pi-flow runs gets: paths as bytes, and no program run because a config says
- * so (an fsmonitor, a hook). pi-flow needs neither, and a child's worktree is not to be trusted.
+ * so (an fsmonitor, a hook, gpg.program verifying a signed commit `git log` shows, as it reads the
+ * stash list). pi-flow needs none, and a child's bash can set them in the config every worktree shares.
  */
-const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"];
+const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false"];
 
 /**
  * A child's worktree as git must see it: by the administrative folder `git worktree add` made
@@ -61,15 +63,35 @@ export function gitPlace(place: string | PinnedWorktree): GitOptions {
  */
 export const PATCH_OPTIONS = ["--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-color"];
 
-/** Runs git; resolves with its exit code whatever it is (callers decide what a code means). */
-export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+/** The most of the repository's driver settings read (a child's bash can grow the config without bound). */
+const PROGRAM_LISTING_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Runs git; resolves with its exit code whatever it is (callers decide what a code means). A command
+ * that can run a filter or merge driver runs none the repository's own config defines (config-programs.ts).
+ */
+export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  const env = gitEnv(options);
+  if (RUNS_NO_DRIVER.has(args[0] ?? "")) return await spawnGit(args, options, env);
+  const listed = await spawnGit(["config", "-z", "--includes", "--show-scope", "--get-regexp", PROGRAM_KEYS], { cwd: options.cwd, ...(options.worktree ? { worktree: options.worktree } : {}), maxStdoutBytes: PROGRAM_LISTING_MAX_BYTES }, env);
+  // Not all of them read: none of the command runs, rather than one with a driver left in force.
+  if (listed.overflowed) return { code: 1, stdout: Buffer.alloc(0), stderr: `the repository's config sets over ${PROGRAM_LISTING_MAX_BYTES} bytes of filter and merge drivers, more than pi-flow reads to keep them from running` };
+  // 1: none set. Another failure (no repository here) is the command's own to report.
+  return await spawnGit(args, options, listed.code === 0 ? withConfigEntries(env, programOverrides(listed.stdout)) : env);
+}
+
+function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
+  // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
+  for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
+    if (!options.env || !(name in options.env)) delete env[name];
+  }
+  if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
+  return env;
+}
+
+function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
-    // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
-    for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
-      if (!options.env || !(name in options.env)) delete env[name];
-    }
-    if (!options.env?.GIT_INDEX_FILE) delete env.GIT_INDEX_FILE;
     const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : [];
     const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];

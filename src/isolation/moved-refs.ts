@@ -42,6 +42,16 @@ export interface MovedRef {
   restored: boolean;
 }
 
+/**
+ * The branches and tags of `before` that are gone now, with the commit each held: a branch's reflog
+ * goes with it, so this is what tells a deleted branch's commits (nothing says whether the child or
+ * the user deleted it, so nothing is put back).
+ */
+export async function deletedRefs(root: string, before: RefTips): Promise<{ ref: string; held: string }[]> {
+  const now = await refTips(root);
+  return [...before].filter(([ref]) => !now.has(ref)).map(([ref, tip]) => ({ ref, held: tip.object }));
+}
+
 export const movedRefKeep = (runId: string, ref: string): string => `refs/pi-flow-moved/${runId}/${ref.slice("refs/".length)}`;
 
 /**
@@ -68,7 +78,7 @@ async function reflogTail(path: string): Promise<string> {
 }
 
 /** The commits the child's worktree HEAD held (its reflog's latest lines, and HEAD now). */
-async function headsHeld(worktree: PinnedWorktree): Promise<string[]> {
+export async function headsHeld(worktree: PinnedWorktree): Promise<string[]> {
   const log = await reflogTail(join(worktree.gitDir, "logs", "HEAD"));
   const held = log.split("\n").map((line) => line.split(" ")[1] ?? "").filter((sha) => /^[0-9a-f]{40,64}$/.test(sha));
   const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: worktree.path, worktree });

@@ -9,7 +9,8 @@ import { realpathSync } from "node:fs";
 import { lstat, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { readBlobs } from "./checkout.ts";
-import { git, nulFields, runGit } from "./git.ts";
+import { git, nulFields, runGit, type PinnedWorktree } from "./git.ts";
+import { headsHeld } from "./moved-refs.ts";
 
 export interface StashEntry {
   commit: string;
@@ -30,16 +31,20 @@ export async function stashEntries(root: string): Promise<StashEntry[]> {
 export interface StashRepair {
   /** The user's entries that left the list while the child ran, put back on top of it. */
   restored: StashEntry[];
-  /** The entries the child stashed in its worktree (their first parent is its base or a commit of its own), taken off the list. */
+  /** The entries the child stashed in its worktree (their first parent is its base or a commit its HEAD held), taken off the list. */
   removed: StashEntry[];
   /** Why the list could not be repaired (git failed): the child's changes are kept even so. */
   failed?: string;
 }
 
-/** Whether a stash commit was made in the child's worktree: made on top of its base. */
-async function stashedByChild(root: string, commit: string, base: string): Promise<boolean> {
+/**
+ * Whether a stash commit was made in the child's worktree: on top of its base, or on a commit its
+ * HEAD held (`held`: one of the user's branches it checked out, or a commit it made there).
+ */
+async function stashedByChild(root: string, commit: string, base: string, held: () => Promise<ReadonlySet<string>>): Promise<boolean> {
   const made = await runGit(["merge-base", "--is-ancestor", base, `${commit}^1`], { cwd: root });
-  return made.code === 0;
+  if (made.code === 0) return true;
+  return (await held()).has(await git(["rev-parse", `${commit}^1`], { cwd: root }));
 }
 
 /** A file a stash entry holds (its id, or null where it deletes the file) and its mode. */
@@ -119,19 +124,22 @@ async function otherWorktreeHeads(root: string, ownPath: string): Promise<Set<st
 
 /**
  * Puts back the user's stash entries missing since `before` and takes off those the child (whose
- * worktree is at `ownPath`) made; what it did.
+ * worktree is `own`) made; what it did.
  */
-export async function repairStash(root: string, before: readonly StashEntry[], base: string, ownPath: string): Promise<StashRepair> {
+export async function repairStash(root: string, before: readonly StashEntry[], base: string, own: PinnedWorktree): Promise<StashRepair> {
   const now = await stashEntries(root);
-  const siblings = await otherWorktreeHeads(root, ownPath);
+  const siblings = await otherWorktreeHeads(root, own.path);
+  let heads: Promise<ReadonlySet<string>> | undefined;
+  const held = (): Promise<ReadonlySet<string>> => (heads ??= headsHeld(own).then((commits) => new Set(commits)));
   const nowCommits = new Set(now.map((entry) => entry.commit));
   const beforeCommits = new Set(before.map((entry) => entry.commit));
   const removed: StashEntry[] = [];
   // From the oldest: dropping stash@{n} renumbers only the newer ones above it.
   for (let index = now.length - 1; index >= 0; index--) {
     const entry = now[index]!;
-    if (beforeCommits.has(entry.commit) || !(await stashedByChild(root, entry.commit, base))) continue;
-    if (siblings.has(await git(["rev-parse", `${entry.commit}^1`], { cwd: root }))) continue; // maybe a sibling's, still to pop
+    if (beforeCommits.has(entry.commit) || !(await stashedByChild(root, entry.commit, base, held))) continue;
+    // Maybe a sibling's, still to pop, or the user's own on the commit their checkout stands on.
+    if (siblings.has(await git(["rev-parse", `${entry.commit}^1`], { cwd: root }))) continue;
     await git(["stash", "drop", "-q", `stash@{${index}}`], { cwd: root });
     removed.push(entry);
   }

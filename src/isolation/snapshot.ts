@@ -64,7 +64,7 @@ export async function excludeFlowHome(place: string | PinnedWorktree, inside: st
  * newer than it: a copy stamped now would hide an edit of the same size made in that second, and
  * the user's edit would be missing from the tree an apply merges with.
  */
-async function copyIndex(userIndex: string, index: string): Promise<void> {
+export async function copyIndex(userIndex: string, index: string): Promise<void> {
   const times = await stat(userIndex).catch(() => undefined);
   if (!times) return; // no index yet: add -A starts from empty
   await copyFile(userIndex, index);

@@ -104,7 +104,7 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
   const { onWorktreeLeft, onStashRepaired, wait, ...capture } = told;
   try {
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
-    const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, isolation.path).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
+    const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
     if (repair.restored.length + repair.removed.length > 0 || repair.failed !== undefined) onStashRepaired?.(repair);
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
     if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");

@@ -6,7 +6,7 @@ import type { FlowToolResult } from "../contract/envelope.ts";
 import type { RunView, ServedRunView } from "../contract/run-schema.ts";
 import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
-import { GIT_CONTROLS_CHANGED, GIT_CONTROLS_CHANGED_NOTE } from "../contract/warnings.ts";
+import { repositoryWarningNotes } from "../contract/warnings.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type SettledChild } from "../orchestrator/child/index.ts";
 import { launchTurn } from "../orchestrator/child/index.ts";
 import { placeChild } from "../orchestrator/child/index.ts";
@@ -98,7 +98,7 @@ export function createDelegateTool(host: FlowHost) {
           return launched;
         },
         accepted: () => ({ warnings: withheld.length > 0 ? [TOOLS_WITHHELD] : [], note: note() }),
-        settledText: ({ view, warnings }) => `${receiptText(view, "settled", isSupervised)}${note()}${warnings.includes(STUBBED) ? `\n${STUBBED_NOTE}` : ""}${warnings.includes(GIT_CONTROLS_CHANGED) ? `\n${GIT_CONTROLS_CHANGED_NOTE}` : ""}`,
+        settledText: ({ view, warnings }) => `${receiptText(view, "settled", isSupervised)}${note()}${warnings.includes(STUBBED) ? `\n${STUBBED_NOTE}` : ""}${repositoryWarningNotes(warnings)}`,
       });
     },
   });

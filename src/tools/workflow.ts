@@ -6,7 +6,7 @@ import { servedView, type RunView, type ServedRunView } from "../contract/run-sc
 import { WorkflowInputSchema, WorkflowOutputSchema, type WorkflowInput } from "../contract/workflow-schema.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { TOOLS_WITHHELD } from "../orchestrator/child/index.ts";
-import { GIT_CONTROLS_CHANGED, GIT_CONTROLS_CHANGED_NOTE } from "../contract/warnings.ts";
+import { repositoryWarningNotes } from "../contract/warnings.ts";
 import { queuedLabel, waitsForWorker, type ChildEntry } from "../contract/child-entry.ts";
 import { HANDLED_CHILD_FAILURES, launchWorkflow, type WorkflowProgress } from "../orchestrator/workflow/index.ts";
 import type { SettleResult } from "../runs/index.ts";
@@ -65,7 +65,7 @@ function settledText(view: RunView, warnings: readonly string[], isSupervised: b
   if (warnings.includes(TOOLS_WITHHELD)) {
     text += `\nWarning (${TOOLS_WITHHELD}): some agent() children ran without tools their roles ask for, which this session does not hold; each child's launch view lists its tools.`;
   }
-  if (warnings.includes(GIT_CONTROLS_CHANGED)) text += `\n${GIT_CONTROLS_CHANGED_NOTE}`;
+  text += repositoryWarningNotes(warnings);
   if (!warnings.includes(HANDLED_CHILD_FAILURES)) return text;
   const failed = view.children?.failed ?? 0;
   return `${text}\nThe workflow succeeded after handling ${failed} failed agent() call${failed === 1 ? "" : "s"} (warning ${HANDLED_CHILD_FAILURES}): check that its result accounts for them.`;

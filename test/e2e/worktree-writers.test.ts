@@ -336,6 +336,40 @@ describe('isolation "worktree" on external_delegate', () => {
     }
   });
 
+  test("a worktree child that commits on the user's branch and leaves a stash entry is settled with the warnings child_moved_refs and stash_repaired, and so is its workflow", async () => {
+    gitIn(root, "branch", "feature");
+    const feature = gitIn(root, "rev-parse", "feature");
+    // Its bash stashes an edit it never pops, and moves the user's branch onto its commit.
+    const bash = (name: string): FauxResponseStep => (context) =>
+      context.messages.some((m) => m.role === "toolResult")
+        ? fauxAssistantMessage([fauxText("committed")])
+        : fauxAssistantMessage(
+            [fauxToolCall("bash", { command: `echo wip >> shared.txt && git stash -q && git checkout -q feature && echo ${name} > ${name}.txt && git add ${name}.txt && git -c user.name=c -c user.email=c@c commit -qm ${name}` })],
+            { stopReason: "toolUse" },
+          );
+    try {
+      const { result, receipt } = await callForReceipt(
+        pi,
+        "external_delegate",
+        { role: "worker", description: "commit", prompt: "Commit on feature.", context: { mode: "none" }, isolation: "worktree" },
+        { children: [bash("moved")] },
+      );
+      expect(receipt.ok, JSON.stringify(receipt.error)).toBe(true);
+      expect(gitIn(root, "rev-parse", "feature")).toBe(feature);
+      expect(receipt.warnings).toEqual(expect.arrayContaining(["child_moved_refs", "stash_repaired"]));
+      expect(result.text).toContain("Warning (child_moved_refs)");
+      expect(result.text).toContain("Warning (stash_repaired)");
+      const script = `agent({ role: "worker", prompt: "Commit on feature.", context: { mode: "none" }, isolation: "worktree" }); return "done";`;
+      const workflow = await callForReceipt(pi, "external_workflow", { script: `await ${script}` }, { children: [bash("again")] });
+      expect(workflow.receipt.ok, JSON.stringify(workflow.receipt.error)).toBe(true);
+      expect(workflow.receipt.warnings).toEqual(expect.arrayContaining(["child_moved_refs", "stash_repaired"]));
+      expect(workflow.result.text).toContain("Warning (child_moved_refs)");
+      expect(gitIn(root, "stash", "list")).toBe("");
+    } finally {
+      gitIn(root, "branch", "-D", "feature");
+    }
+  });
+
   test("apply through external_runs lands a child's .envrc and names it for review: the warning changes_need_review, data.results[].review and a REVIEW line", async () => {
     const { receipt } = await callForReceipt(
       pi,

@@ -19,6 +19,10 @@ import { processGlobal } from "../../runtime/process-global.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { useOwnUserGitConfig } from "../support/user-git-config.ts";
+
+/** The user's own git config, where the filters these tests stand a slow disk or an offline LFS with are defined. */
+const userConfig = useOwnUserGitConfig();
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
@@ -76,7 +80,7 @@ test("an apply killed while writing the working tree: /flow apply names the file
   // The user's own smudge filter (theirs to configure) stands for a slow disk: it says it has begun, then never finishes.
   const fifo = join(mkdtempSync(join(tmpdir(), "pi-flow-fifo-")), "writing");
   execFileSync("mkfifo", [fifo]);
-  gitIn(root, "config", "filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
+  userConfig("filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
   writeIn(root, { ".git/info/attributes": "*.txt filter=slow\n" });
   const applier = spawn(process.execPath, ["--input-type=module", "-e", APPLIER, home, root, runId], { stdio: ["ignore", "inherit", "inherit"], detached: true });
   const writing = createReadStream(fifo);
@@ -85,7 +89,7 @@ test("an apply killed while writing the working tree: /flow apply names the file
   process.kill(-applier.pid!, "SIGKILL"); // the applier, its git and the filter: a machine that went down
   await exited;
   writing.destroy();
-  gitIn(root, "config", "--unset", "filter.slow.smudge");
+  userConfig("--unset", "filter.slow.smudge");
   writeIn(root, { ".git/info/attributes": "" });
   const before = gitIn(root, "status", "--porcelain=v1");
 
@@ -142,9 +146,9 @@ describe("a call that fails after earlier runs changed the working tree names th
     const store = storeOf(root);
     const first = await keptRun(store, root, { "a.txt": "child a\n" });
     const second = await keptRun(store, root, { "b.bin": "child b\n", "\u001b]0;owned\u0007.txt": "x\n" });
-    gitIn(root, "config", "filter.offline.clean", "cat");
-    gitIn(root, "config", "filter.offline.smudge", "false");
-    gitIn(root, "config", "filter.offline.required", "true");
+    userConfig("filter.offline.clean", "cat");
+    userConfig("filter.offline.smudge", "false");
+    userConfig("filter.offline.required", "true");
     writeIn(root, { ".git/info/attributes": "*.bin filter=offline\n" });
     const failed = changeRuns(store, "apply", [first, second]);
     await expect(failed).rejects.toThrow(`(before it, ${first} was applied: Run ${first}: applied to the working tree (nothing staged): a.txt.)`);
@@ -156,8 +160,8 @@ describe("a call that fails after earlier runs changed the working tree names th
     await expect(failed).rejects.toThrow(expect.objectContaining({ message: expect.not.stringMatching(/[\u0000-\u0008\u000b-\u001f\u007f]/) })); // git's message named a file the child chose
     const restore = /`git restore --source=([0-9a-f]{40}) --worktree -- <file>`/.exec(await failed.then(() => "", (error: Error) => error.message))!;
     expect(existsSync(join(root, "b.bin"))).toBe(false);
-    gitIn(root, "config", "--unset", "filter.offline.required");
-    gitIn(root, "config", "filter.offline.smudge", "cat");
+    userConfig("--unset", "filter.offline.required");
+    userConfig("filter.offline.smudge", "cat");
     gitIn(root, "restore", `--source=${restore[1]!}`, "--worktree", "--", "b.bin");
     expect(readFileSync(join(root, "b.bin"), "utf8")).toBe("b\n");
     // Every file it was writing is as before it or as it writes it: applied again, it finishes.
@@ -262,7 +266,7 @@ test("an apply that finds a file changed on disk after it marked the run writes 
   // changed between the tree it merged and the check just before writing, as an editor's save would.
   const counter = join(mkdtempSync(join(tmpdir(), "pi-flow-counter-")), "n");
   writeFileSync(counter, "0\n");
-  gitIn(root, "config", "filter.counting.clean", `cat; n=$(cat ${counter}); echo $n; echo $((n+1)) > ${counter}`);
+  userConfig("filter.counting.clean", `cat; n=$(cat ${counter}); echo $n; echo $((n+1)) > ${counter}`);
   writeIn(root, { ".git/info/attributes": "c.txt filter=counting\n" });
   expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "conflict", files: ["c.txt"] }]);
   expect(readFileSync(join(root, "c.txt"), "utf8")).toBe(lines);
@@ -276,9 +280,9 @@ test("a run pruned by retention after its apply failed half way has both its ref
   const root = makeRepo({ "b.bin": "b\n" });
   const store = storeOf(root);
   const runId = await keptRun(store, root, { "b.bin": "child b\n" });
-  gitIn(root, "config", "filter.offline.clean", "cat");
-  gitIn(root, "config", "filter.offline.smudge", "false");
-  gitIn(root, "config", "filter.offline.required", "true");
+  userConfig("filter.offline.clean", "cat");
+  userConfig("filter.offline.smudge", "false");
+  userConfig("filter.offline.required", "true");
   writeIn(root, { ".git/info/attributes": "*.bin filter=offline\n" });
   await expect(changeRuns(store, "apply", [runId])).rejects.toThrow("apply failed");
   const runRefs = () => gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow", "refs/pi-flow-before");

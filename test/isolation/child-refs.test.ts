@@ -84,3 +84,15 @@ test("a child that grows its worktree's HEAD reflog past what is read (junk befo
   expect(gitIn(root, "rev-parse", "feature")).toBe(feature);
   expect(diagnostics).toContain(`refs/heads/feature (put back on ${feature.slice(0, 12)}`);
 });
+
+test("a branch deleted while a child ran (its reflog goes with it) is named with the commit it held, so it can be brought back; nothing is put back", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "checkout", "-q", "-b", "feature");
+  gitIn(root, "commit", "-q", "--allow-empty", "-m", "only on feature");
+  gitIn(root, "checkout", "-q", "main");
+  const feature = gitIn(root, "rev-parse", "feature");
+  const diagnostics = await childRuns(root, "git branch -D feature");
+  expect(gitIn(root, "branch", "--list", "feature")).toBe("");
+  expect(diagnostics).toContain(`[refs_deleted]: branches or tags were deleted while this child ran, by it or another process`);
+  expect(diagnostics).toContain(`refs/heads/feature (held ${feature})`);
+});

@@ -13,6 +13,10 @@ import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/ru
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
 import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { useOwnUserGitConfig } from "../support/user-git-config.ts";
+
+/** The user's own git config, where the filters these tests stand a slow disk or an offline LFS with are defined. */
+const userConfig = useOwnUserGitConfig();
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
@@ -29,7 +33,7 @@ async function applyKilledBetweenFiles(root: string, runId: string): Promise<voi
   // The user's own smudge filter on b.txt stands for a slow disk: it says it has begun, then never finishes.
   const fifo = join(mkdtempSync(join(tmpdir(), "pi-flow-fifo-")), "writing");
   execFileSync("mkfifo", [fifo]);
-  gitIn(root, "config", "filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
+  userConfig("filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
   writeIn(root, { ".git/info/attributes": "b.txt filter=slow\n" });
   const applier = spawn(process.execPath, ["--input-type=module", "-e", APPLIER, home, root, runId], { stdio: ["ignore", "inherit", "inherit"], detached: true });
   const writing = createReadStream(fifo);
@@ -38,7 +42,7 @@ async function applyKilledBetweenFiles(root: string, runId: string): Promise<voi
   process.kill(-applier.pid!, "SIGKILL"); // the applier, its git and the filter: a machine that went down
   await exited;
   writing.destroy();
-  gitIn(root, "config", "--unset", "filter.slow.smudge");
+  userConfig("--unset", "filter.slow.smudge");
   writeIn(root, { ".git/info/attributes": "" });
 }
 

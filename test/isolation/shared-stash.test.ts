@@ -94,3 +94,20 @@ test("an entry the user pops in their own checkout while a child runs stays popp
   expect(gitIn(root, "stash", "list", "--format=%gs")).toBe("On main: older");
   expect(diagnostics).not.toContain("stash_repaired");
 });
+
+test("a stash entry the child made after checking out the user's branch (on their commit, or on one of its own there) is taken off their list too", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "branch", "feature");
+  gitIn(root, "commit", "-q", "--allow-empty", "-m", "main moves on"); // the user's checkout is not on feature's tip
+  writeIn(root, { "a.txt": "the user's stashed work\n" });
+  gitIn(root, "stash", "push", "-m", "mine");
+  const before = gitIn(root, "stash", "list", "--format=%H %gs");
+  const diagnostics = await childRuns(
+    root,
+    "git checkout -q feature && echo on-their-tip > a.txt && git stash push -m first && echo committed > a.txt && git commit -qam child && echo wip > a.txt && git stash push -m second",
+  );
+  expect(gitIn(root, "stash", "list", "--format=%H %gs")).toBe(before);
+  expect(diagnostics).toMatch(/taken off the shared stash list.*"On feature: second".*"On feature: first"/);
+  gitIn(root, "stash", "pop");
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the user's stashed work\n");
+});

@@ -17,7 +17,6 @@ import { stoppedByTimeout, unreadBecause } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { placeChild, RUNS_ON_COORDINATOR } from "./fleet-placement.ts";
-import { GIT_CONTROLS_CHANGED } from "../../contract/warnings.ts";
 import { finishIsolation, isolationWorktree, startIsolation, worktreeChanges, type PendingIsolation } from "../../isolation/index.ts";
 import { runTraceparent, traceRun, traced } from "../../telemetry/index.ts";
 import type { LaunchEnvironment, PreparedChild } from "./launch-types.ts";
@@ -209,8 +208,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
       ...(result.error ? { error: { code: result.outcome === "succeeded" ? "failed" : result.outcome, message: result.error.message } } : {}),
       usage: result.usage,
     });
-    const controlsChanged = (isolating?.controlsChanged?.length ?? 0) > 0 ? [GIT_CONTROLS_CHANGED] : [];
-    const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : []), ...controlsChanged];
+    const warnings = [...written.warnings, ...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(harness === "stub" ? [STUBBED] : []), ...(isolating?.warnings ?? [])];
     const settledRun = { ...written, warnings };
     // The span and the caller get the value as settling redacted and saved it: a long answer is
     // not scanned again (the redaction memo holds it).

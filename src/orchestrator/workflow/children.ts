@@ -7,7 +7,7 @@ import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue }
 import { agentIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
-import { GIT_CONTROLS_CHANGED } from "../../contract/warnings.ts";
+import { REPOSITORY_WARNINGS, type RepositoryWarning } from "../../contract/warnings.ts";
 import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
 import type { ResumeSource } from "../child/index.ts";
 import { childWorkflowId } from "../../backends/index.ts";
@@ -80,8 +80,8 @@ export class WorkflowChildren {
   readonly withheldTools = new Set<string>();
   /** Children the stub harness answered: the root's receipt warns `stubbed`. */
   stubbed = 0;
-  /** Whether the repository's git config, hooks or attributes changed while some worktree child ran: the root warns too. */
-  gitControlsChanged = false;
+  /** What worktree children's settles warned of the repository every worktree shares (git_controls_changed, …): the root warns too. */
+  readonly repositoryWarnings = new Set<RepositoryWarning>();
   /** A resumed run's agent() and tools.* calls answered from the journal, and those that ran. */
   private replayedCalls = 0;
   private liveCalls = 0;
@@ -205,7 +205,7 @@ export class WorkflowChildren {
     this.calls.agentStart(index, entry.runId, { ...identity, description: entry.description });
     this.publishCounts();
     const settled: SettledChild = await launched.settled;
-    if (settled.warnings.includes(GIT_CONTROLS_CHANGED)) this.gitControlsChanged = true;
+    for (const warning of REPOSITORY_WARNINGS) if (settled.warnings.includes(warning)) this.repositoryWarnings.add(warning);
     const view: RunView = settled.view;
     const outcome = view.state.outcome ?? "failed";
     entry.status = outcome;

@@ -12,7 +12,6 @@ import {
 } from "../../../runtime/index.ts";
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
-import { GIT_CONTROLS_CHANGED } from "../../contract/warnings.ts";
 import { startRun, type SlotQueue } from "../lifecycle/index.ts";
 import { STUBBED } from "../../harnesses/stub.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
@@ -186,7 +185,7 @@ export function startWorkflow(launch: WorkflowLaunch): StartedWorkflow {
           writer.appendDiagnostic({ level: "warn", code: STUBBED, message: `${count} answered by the stub harness: no model said those answers` });
         }
         const settled = settleRoot(writer, result, children.counts);
-        const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : []), ...(children.gitControlsChanged ? [GIT_CONTROLS_CHANGED] : [])];
+        const warnings = [...settled.warnings, ...(children.withheldTools.size > 0 ? [TOOLS_WITHHELD] : []), ...(children.stubbed > 0 ? [STUBBED] : []), ...children.repositoryWarnings];
         trace.end(settled.view, result.ok ? result.value : undefined);
         return { ...settled, warnings };
       } catch (error) {
