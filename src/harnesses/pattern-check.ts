@@ -6,10 +6,12 @@ import { processGlobal } from "../../runtime/process-global.ts";
  * An outputSchema's `pattern` is written by a model that reads untrusted content, and a pattern
  * such as ^(a+)+$ backtracks for minutes or forever on a 40-character string. Checked on the
  * host's main thread, that would freeze the user's Pi; so an answer whose schema holds a pattern
- * is checked in a worker that is terminated past PATTERN_CHECK_LIMIT_MS (docs/contract.md).
+ * is checked in a worker that is terminated past PATTERN_CHECK_LIMIT_MS (docs/delegation.md). The
+ * stub harness generates its values there too: a pattern such as ^((a{1000}){1000}){100}$ asks
+ * for a string of 10^8 characters.
  */
 
-/** How long checking one answer may run in its worker before the check, and the child, fail. */
+/** How long checking one answer, or generating one stub value, may run in its worker before it, and the child, fail. */
 export const PATTERN_CHECK_LIMIT_MS = 3000;
 
 /** Whether `schema` holds a `pattern` or `patternProperties` anywhere; checked without recursion. */
@@ -24,23 +26,49 @@ export function schemaHoldsPattern(schema: unknown): boolean {
   return false;
 }
 
-export type PatternCheck =
-  | { kind: "checked"; violation: SchemaViolation | undefined }
-  | { kind: "too_slow"; pattern: string | undefined }
-  | { kind: "error"; message: string };
+/** The `pattern` strings `schema` holds, in the order a reader meets them; found without recursion. */
+export function patternsIn(schema: unknown): string[] {
+  const found: string[] = [];
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (next === null || typeof next !== "object") continue;
+    if (!Array.isArray(next) && "pattern" in next && typeof next.pattern === "string") found.push(next.pattern);
+    const children = Object.values(next);
+    for (let index = children.length - 1; index >= 0; index--) if (children[index] !== null && typeof children[index] === "object") stack.push(children[index]);
+  }
+  return found;
+}
+
+/** Why a job in the worker ended without its answer. */
+type Unanswered = { kind: "too_slow"; pattern: string | undefined } | { kind: "error"; message: string };
+
+export type PatternCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
+
+export type GeneratedInWorker = { kind: "generated"; value: unknown } | Unanswered;
+
+/** What the worker is asked to do: check a value, or generate one with json-schema-faker's options. */
+type Work =
+  | { kind: "check"; value: unknown; schema: Record<string, unknown> }
+  | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown> };
+
+type Answer =
+  | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
+  | { id: number; type: "generated"; value: unknown };
 
 type WorkerMessage =
+  | Answer
   | { id: number; type: "started" }
   | { id: number; type: "pattern"; source: string }
-  | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
   | { id: number; type: "error"; message: string };
+
+type Ended = { kind: "answered"; answer: Answer } | Unanswered;
 
 interface Job {
   id: number;
-  value: unknown;
-  schema: Record<string, unknown>;
+  work: Work;
   limitMs: number;
-  resolve(result: PatternCheck): void;
+  resolve(result: Ended): void;
 }
 
 /**
@@ -55,9 +83,9 @@ class PatternChecker {
   private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
 
-  check(value: unknown, schema: Record<string, unknown>, limitMs: number): Promise<PatternCheck> {
+  run(work: Work, limitMs: number): Promise<Ended> {
     return new Promise((resolve) => {
-      this.queue.push({ id: this.nextId++, value, schema, limitMs, resolve });
+      this.queue.push({ id: this.nextId++, work, limitMs, resolve });
       this.pump();
     });
   }
@@ -72,7 +100,7 @@ class PatternChecker {
     const worker = this.started();
     worker.ref();
     this.current = { job, pattern: undefined, timer: undefined };
-    worker.postMessage({ id: job.id, value: job.value, schema: job.schema });
+    worker.postMessage({ id: job.id, work: job.work });
   }
 
   private started(): Worker {
@@ -92,8 +120,8 @@ class PatternChecker {
       // The limit counts from when the check starts, not while a busy host loads the worker.
       current.timer = setTimeout(() => this.stop(current.job), current.job.limitMs);
     } else if (message.type === "pattern") current.pattern = message.source;
-    else if (message.type === "checked") this.finish({ kind: "checked", violation: message.error === null ? undefined : violationOf(message.error) });
-    else this.finish({ kind: "error", message: message.message });
+    else if (message.type === "error") this.finish({ kind: "error", message: message.message });
+    else this.finish({ kind: "answered", answer: message });
   }
 
   /** The running check is past its limit: its worker is stuck in a pattern, and ends. */
@@ -113,7 +141,7 @@ class PatternChecker {
     if (this.current !== null) this.finish({ kind: "error", message });
   }
 
-  private finish(result: PatternCheck): void {
+  private finish(result: Ended): void {
     const current = this.current;
     if (current === null) return;
     clearTimeout(current.timer);
@@ -126,6 +154,17 @@ class PatternChecker {
 const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker());
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
-export function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<PatternCheck> {
-  return checker.check(value, schema, limitMs);
+export async function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<PatternCheck> {
+  const ended = await checker.run({ kind: "check", value, schema }, limitMs);
+  if (ended.kind !== "answered") return ended;
+  if (ended.answer.type !== "checked") return { kind: "error", message: "the checking worker answered a check with a generated value" };
+  return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
+}
+
+/** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
+export async function generateInWorker(schema: Record<string, unknown>, options: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<GeneratedInWorker> {
+  const ended = await checker.run({ kind: "generate", schema, options }, limitMs);
+  if (ended.kind !== "answered") return ended;
+  if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
+  return { kind: "generated", value: ended.answer.value };
 }

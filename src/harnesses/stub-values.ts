@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { generateSync, type JsonSchema } from "json-schema-faker";
+import { generateInWorker, PATTERN_CHECK_LIMIT_MS, patternsIn } from "./pattern-check.ts";
 import { checkStructuredValue } from "./structured-answer.ts";
 
 /** Who asked, as the stub answer names it and derives its seed from. */
@@ -23,27 +23,38 @@ export function childSeed(seed: number, call: StubCall): number {
 
 export type StubValue = { ok: true; value: unknown } | { ok: false; message: string };
 
-function sample(schema: Record<string, unknown>, seed: number, fillOptionals: boolean): unknown {
-  // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
-  return generateSync(schema as JsonSchema, { seed, alwaysFakeOptionals: fillOptionals, maxDefaultItems: 3, refDepthMax: 3 });
+/** Why generating stopped, naming the schema's patterns: one with large repetition counts asks for a huge string. */
+function tooLarge(schema: Record<string, unknown>): string {
+  const patterns = patternsIn(schema).slice(0, 3).map((pattern) => JSON.stringify(pattern.slice(0, 200)));
+  const named = patterns.length === 0 ? "" : ` (its patterns: ${patterns.join(", ")})`;
+  return (
+    `generating a value took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s and was stopped: the schema asks for a value too large to generate${named}; ` +
+    "a pattern with large repetition counts such as ^((a{1000}){1000}){100}$, or a large minLength, minItems or minProperties, does"
+  );
 }
 
 /**
- * A value that satisfies `schema`, the same for the same seed. Each candidate is checked with the
- * validator the runtime checks answers with, and as it checks answers: a schema with a pattern in
- * a worker, so a backtracking pattern cannot freeze the host. A schema none of them satisfies is
- * said so, not faked.
+ * A value that satisfies `schema`, the same for the same seed. Each candidate is generated in the
+ * checking worker (a schema can ask for a string of 10^8 characters), then checked with the
+ * validator the runtime checks answers with, and as it checks answers. A schema none of them
+ * satisfies is said so, not faked.
  */
 export async function valueForSchema(schema: Record<string, unknown>, seed: number): Promise<StubValue> {
   let last = "no value was generated";
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    let value: unknown;
-    try {
-      value = sample(schema, (seed + attempt) >>> 0, attempt < ATTEMPTS / 2);
-    } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
+    // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
+    const options = { seed: (seed + attempt) >>> 0, alwaysFakeOptionals: attempt < ATTEMPTS / 2, maxDefaultItems: 3, refDepthMax: 3 };
+    const generated = await generateInWorker(schema, options);
+    if (generated.kind === "too_slow") {
+      // Another seed asks for the same size: one stop is enough.
+      last = tooLarge(schema);
+      break;
+    }
+    if (generated.kind === "error") {
+      last = generated.message;
       continue;
     }
+    const value = generated.value;
     const checked = await checkStructuredValue(value, schema);
     if (checked.ok) return { ok: true, value };
     last = checked.message.replace(/^The child's answer/, "the generated value").replace(/\.$/, "");
