@@ -40,8 +40,17 @@ export function patternsIn(schema: unknown): string[] {
   return found;
 }
 
-/** Why a job in the worker ended without its answer. */
-type Unanswered = { kind: "too_slow"; pattern: string | undefined } | { kind: "error"; message: string };
+/**
+ * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
+ * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
+ */
+export const PATTERN_CHECK_MEMORY_MB = 256;
+
+/** Why a job in the worker ended without its answer; `pattern` is the one it was running, when known. */
+type Unanswered =
+  | { kind: "too_slow"; pattern: string | undefined }
+  | { kind: "out_of_memory"; pattern: string | undefined }
+  | { kind: "error"; message: string };
 
 export type PatternCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
 
@@ -77,11 +86,17 @@ interface Job {
  * with its own limit counted from when it starts. A check past its limit terminates the worker;
  * the checks queued behind it go to a new one.
  */
-class PatternChecker {
+export class PatternChecker {
   private worker: Worker | null = null;
   private readonly queue: Job[] = [];
   private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
+
+  private readonly memoryMb: number;
+
+  constructor(memoryMb = PATTERN_CHECK_MEMORY_MB) {
+    this.memoryMb = memoryMb;
+  }
 
   run(work: Work, limitMs: number): Promise<Ended> {
     return new Promise((resolve) => {
@@ -105,10 +120,13 @@ class PatternChecker {
 
   private started(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url));
+    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
-    worker.on("error", (error) => this.lost(worker, error.message));
-    worker.on("exit", (code) => this.lost(worker, `the checking worker exited (code ${code}) before it answered`));
+    worker.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
+      else this.lost(worker, { kind: "error", message: error.message });
+    });
+    worker.on("exit", (code) => this.lost(worker, { kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));
     this.worker = worker;
     return worker;
   }
@@ -134,11 +152,11 @@ class PatternChecker {
     void worker?.terminate();
   }
 
-  /** The worker failed or exited on its own: the running check fails with why; queued ones go to a new worker. */
-  private lost(worker: Worker, message: string): void {
+  /** The worker failed, ran out of memory or exited on its own: the running job fails with why; queued ones go to a new worker. */
+  private lost(worker: Worker, why: Unanswered): void {
     if (this.worker !== worker) return; // one this checker terminated
     this.worker = null;
-    if (this.current !== null) this.finish({ kind: "error", message });
+    if (this.current !== null) this.finish(why);
   }
 
   private finish(result: Ended): void {
@@ -154,16 +172,16 @@ class PatternChecker {
 const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker());
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
-export async function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<PatternCheck> {
-  const ended = await checker.run({ kind: "check", value, schema }, limitMs);
+export async function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS, on = checker): Promise<PatternCheck> {
+  const ended = await on.run({ kind: "check", value, schema }, limitMs);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "checked") return { kind: "error", message: "the checking worker answered a check with a generated value" };
   return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
 }
 
 /** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
-export async function generateInWorker(schema: Record<string, unknown>, options: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<GeneratedInWorker> {
-  const ended = await checker.run({ kind: "generate", schema, options }, limitMs);
+export async function generateInWorker(schema: Record<string, unknown>, options: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS, on = checker): Promise<GeneratedInWorker> {
+  const ended = await on.run({ kind: "generate", schema, options }, limitMs);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
   return { kind: "generated", value: ended.answer.value };

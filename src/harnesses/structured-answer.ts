@@ -1,6 +1,6 @@
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { firstViolation, type SchemaViolation } from "../contract/schema-violation.ts";
-import { checkInWorker, PATTERN_CHECK_LIMIT_MS, schemaHoldsPattern } from "./pattern-check.ts";
+import { checkInWorker, PATTERN_CHECK_LIMIT_MS, PATTERN_CHECK_MEMORY_MB, schemaHoldsPattern } from "./pattern-check.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
@@ -43,6 +43,10 @@ export async function checkStructuredValue(value: unknown, schema: Record<string
   if (checked.kind === "checked") return answerFor(value, checked.violation);
   if (checked.kind === "error") return { ok: false, message: `The child's answer could not be checked against outputSchema: ${checked.message}.` };
   const pattern = checked.pattern === undefined ? "a pattern" : `the pattern ${JSON.stringify(checked.pattern.slice(0, 200))}`;
+  if (checked.kind === "out_of_memory") {
+    const where = checked.pattern === undefined ? "" : ` at ${pattern}`;
+    return { ok: false, stopped: true, message: `Checking the child's answer against outputSchema ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory${where}, so the check was stopped.` };
+  }
   return {
     ok: false,
     stopped: true,

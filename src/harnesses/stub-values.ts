@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { generateInWorker, PATTERN_CHECK_LIMIT_MS, patternsIn } from "./pattern-check.ts";
+import { generateInWorker, PATTERN_CHECK_LIMIT_MS, PATTERN_CHECK_MEMORY_MB, patternsIn } from "./pattern-check.ts";
 import { checkStructuredValue } from "./structured-answer.ts";
 
 /** Who asked, as the stub answer names it and derives its seed from. */
@@ -24,11 +24,12 @@ export function childSeed(seed: number, call: StubCall): number {
 export type StubValue = { ok: true; value: unknown } | { ok: false; message: string };
 
 /** Why generating stopped, naming the schema's patterns: one with large repetition counts asks for a huge string. */
-function tooLarge(schema: Record<string, unknown>): string {
+function tooLarge(schema: Record<string, unknown>, stopped: "too_slow" | "out_of_memory"): string {
   const patterns = patternsIn(schema).slice(0, 3).map((pattern) => JSON.stringify(pattern.slice(0, 200)));
   const named = patterns.length === 0 ? "" : ` (its patterns: ${patterns.join(", ")})`;
+  const why = stopped === "too_slow" ? `took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s` : `ran out of the worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory`;
   return (
-    `generating a value took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s and was stopped: the schema asks for a value too large to generate${named}; ` +
+    `generating a value ${why} and was stopped: the schema asks for a value too large to generate${named}; ` +
     "a pattern with large repetition counts such as ^((a{1000}){1000}){100}$, or a large minLength, minItems or minProperties, does"
   );
 }
@@ -45,9 +46,9 @@ export async function valueForSchema(schema: Record<string, unknown>, seed: numb
     // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
     const options = { seed: (seed + attempt) >>> 0, alwaysFakeOptionals: attempt < ATTEMPTS / 2, maxDefaultItems: 3, refDepthMax: 3 };
     const generated = await generateInWorker(schema, options);
-    if (generated.kind === "too_slow") {
+    if (generated.kind === "too_slow" || generated.kind === "out_of_memory") {
       // Another seed asks for the same size: one stop is enough.
-      last = tooLarge(schema);
+      last = tooLarge(schema, generated.kind);
       break;
     }
     if (generated.kind === "error") {

@@ -95,3 +95,16 @@ test("checks queued behind a stuck pattern still get their answers, from the wor
   expect(fourth.kind).toBe("checked");
   expect(fourth.kind === "checked" && fourth.violation?.pointer).toBe("");
 });
+
+test("a job that outgrows the worker's memory limit ends that worker, not the host: it answers out_of_memory, and the next job gets a new worker", async () => {
+  const { checkInWorker, generateInWorker, PatternChecker } = await import("../../src/harnesses/pattern-check.ts");
+  // A checker with a small limit, so the jobs outgrow it in a second; the process's own has PATTERN_CHECK_MEMORY_MB.
+  const small = new PatternChecker(16);
+  const noTimeLimit = 600_000;
+  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, noTimeLimit, small);
+  expect(huge).toEqual({ kind: "out_of_memory", pattern: undefined });
+  const items = Array.from({ length: 300_000 }, (_, index) => ({ id: `item-${index}` }));
+  const schema = { type: "array", items: { type: "object", properties: { id: { type: "string", pattern: "^item-\\d+$" } } } };
+  expect(await checkInWorker(items, schema, noTimeLimit, small)).toEqual({ kind: "out_of_memory", pattern: undefined });
+  expect(await checkInWorker(items.slice(0, 10), schema, noTimeLimit, small)).toEqual({ kind: "checked", violation: undefined });
+});
