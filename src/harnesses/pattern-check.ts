@@ -50,6 +50,7 @@ export const PATTERN_CHECK_MEMORY_MB = 256;
 type Unanswered =
   | { kind: "too_slow"; pattern: string | undefined }
   | { kind: "out_of_memory"; pattern: string | undefined }
+  | { kind: "cancelled" }
   | { kind: "error"; message: string };
 
 export type PatternCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
@@ -80,6 +81,15 @@ interface Job {
   resolve(result: Ended): void;
 }
 
+export interface WorkerJobOptions {
+  /** How long the job may run once started; PATTERN_CHECK_LIMIT_MS unless a test says otherwise. */
+  limitMs?: number;
+  /** The run's signal: a cancelled run's job leaves the queue, or ends the worker that runs it, at once. */
+  signal?: AbortSignal;
+  /** The checker to run on; the process's one unless a test gives its own. */
+  checker?: PatternChecker;
+}
+
 /**
  * One worker for every check, started with the first and kept while the process lives (a worker
  * each would cost a thread start per child of a large fan-out): checks run one at a time, each
@@ -98,11 +108,28 @@ export class PatternChecker {
     this.memoryMb = memoryMb;
   }
 
-  run(work: Work, limitMs: number): Promise<Ended> {
+  run(work: Work, limitMs: number, signal?: AbortSignal): Promise<Ended> {
+    if (signal?.aborted) return Promise.resolve({ kind: "cancelled" });
     return new Promise((resolve) => {
-      this.queue.push({ id: this.nextId++, work, limitMs, resolve });
+      const job: Job = { id: this.nextId++, work, limitMs, resolve };
+      const cancel = () => this.cancel(job);
+      signal?.addEventListener("abort", cancel, { once: true });
+      job.resolve = (result) => {
+        signal?.removeEventListener("abort", cancel);
+        resolve(result);
+      };
+      this.queue.push(job);
       this.pump();
     });
+  }
+
+  /** A cancelled job leaves the queue; a running one ends its worker, as one past its limit does. */
+  private cancel(job: Job): void {
+    const queued = this.queue.indexOf(job);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      job.resolve({ kind: "cancelled" });
+    } else this.stop(job, { kind: "cancelled" });
   }
 
   private pump(): void {
@@ -136,19 +163,19 @@ export class PatternChecker {
     if (current === null || message.id !== current.job.id) return;
     if (message.type === "started") {
       // The limit counts from when the check starts, not while a busy host loads the worker.
-      current.timer = setTimeout(() => this.stop(current.job), current.job.limitMs);
+      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: current.pattern }), current.job.limitMs);
     } else if (message.type === "pattern") current.pattern = message.source;
     else if (message.type === "error") this.finish({ kind: "error", message: message.message });
     else this.finish({ kind: "answered", answer: message });
   }
 
-  /** The running check is past its limit: its worker is stuck in a pattern, and ends. */
-  private stop(job: Job): void {
+  /** The running job is past its limit (its worker is stuck in a pattern) or cancelled: its worker ends. */
+  private stop(job: Job, why: Unanswered): void {
     const current = this.current;
     if (current === null || current.job !== job) return;
     const worker = this.worker;
     this.worker = null;
-    this.finish({ kind: "too_slow", pattern: current.pattern });
+    this.finish(why);
     void worker?.terminate();
   }
 
@@ -172,16 +199,16 @@ export class PatternChecker {
 const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker());
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
-export async function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS, on = checker): Promise<PatternCheck> {
-  const ended = await on.run({ kind: "check", value, schema }, limitMs);
+export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<PatternCheck> {
+  const ended = await (options.checker ?? checker).run({ kind: "check", value, schema }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "checked") return { kind: "error", message: "the checking worker answered a check with a generated value" };
   return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
 }
 
 /** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
-export async function generateInWorker(schema: Record<string, unknown>, options: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS, on = checker): Promise<GeneratedInWorker> {
-  const ended = await on.run({ kind: "generate", schema, options }, limitMs);
+export async function generateInWorker(schema: Record<string, unknown>, fakerOptions: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<GeneratedInWorker> {
+  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
   return { kind: "generated", value: ended.answer.value };

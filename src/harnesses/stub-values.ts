@@ -21,7 +21,7 @@ export function childSeed(seed: number, call: StubCall): number {
   return digest.readUInt32BE(0);
 }
 
-export type StubValue = { ok: true; value: unknown } | { ok: false; message: string };
+export type StubValue = { ok: true; value: unknown } | { ok: false; message: string; cancelled?: true };
 
 /** Why generating stopped, naming the schema's patterns: one with large repetition counts asks for a huge string. */
 function tooLarge(schema: Record<string, unknown>, stopped: "too_slow" | "out_of_memory"): string {
@@ -37,15 +37,17 @@ function tooLarge(schema: Record<string, unknown>, stopped: "too_slow" | "out_of
 /**
  * A value that satisfies `schema`, the same for the same seed. Each candidate is generated in the
  * checking worker (a schema can ask for a string of 10^8 characters), then checked with the
- * validator the runtime checks answers with, and as it checks answers. A schema none of them
+ * validator the runtime checks answers with, and as it checks answers; a cancel (`signal`) stops
+ * either at once. A schema none of them
  * satisfies is said so, not faked.
  */
-export async function valueForSchema(schema: Record<string, unknown>, seed: number): Promise<StubValue> {
+export async function valueForSchema(schema: Record<string, unknown>, seed: number, signal?: AbortSignal): Promise<StubValue> {
   let last = "no value was generated";
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
     const options = { seed: (seed + attempt) >>> 0, alwaysFakeOptionals: attempt < ATTEMPTS / 2, maxDefaultItems: 3, refDepthMax: 3 };
-    const generated = await generateInWorker(schema, options);
+    const generated = await generateInWorker(schema, options, { signal });
+    if (generated.kind === "cancelled") return { ok: false, cancelled: true, message: "Generating a stub value was cancelled." };
     if (generated.kind === "too_slow" || generated.kind === "out_of_memory") {
       // Another seed asks for the same size: one stop is enough.
       last = tooLarge(schema, generated.kind);
@@ -56,7 +58,8 @@ export async function valueForSchema(schema: Record<string, unknown>, seed: numb
       continue;
     }
     const value = generated.value;
-    const checked = await checkStructuredValue(value, schema);
+    const checked = await checkStructuredValue(value, schema, signal);
+    if (!checked.ok && checked.cancelled) return { ok: false, cancelled: true, message: "Generating a stub value was cancelled." };
     if (checked.ok) return { ok: true, value };
     last = checked.message.replace(/^The child's answer/, "the generated value").replace(/\.$/, "");
     // A check stopped for time would be stopped again: one is enough.

@@ -85,7 +85,7 @@ test("checks queued behind a stuck pattern still get their answers, from the wor
   const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
   const [first, second, third, fourth] = await Promise.all([
     checkInWorker("pi-flow", slug),
-    checkInWorker(`${"a".repeat(40)}!`, stuck, 500),
+    checkInWorker(`${"a".repeat(40)}!`, stuck, { limitMs: 500 }),
     checkInWorker("pi-flow-2", slug),
     checkInWorker("Not A Slug", slug),
   ]);
@@ -101,10 +101,33 @@ test("a job that outgrows the worker's memory limit ends that worker, not the ho
   // A checker with a small limit, so the jobs outgrow it in a second; the process's own has PATTERN_CHECK_MEMORY_MB.
   const small = new PatternChecker(16);
   const noTimeLimit = 600_000;
-  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, noTimeLimit, small);
+  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, { limitMs: noTimeLimit, checker: small });
   expect(huge).toEqual({ kind: "out_of_memory", pattern: undefined });
   const items = Array.from({ length: 300_000 }, (_, index) => ({ id: `item-${index}` }));
   const schema = { type: "array", items: { type: "object", properties: { id: { type: "string", pattern: "^item-\\d+$" } } } };
-  expect(await checkInWorker(items, schema, noTimeLimit, small)).toEqual({ kind: "out_of_memory", pattern: undefined });
-  expect(await checkInWorker(items.slice(0, 10), schema, noTimeLimit, small)).toEqual({ kind: "checked", violation: undefined });
+  expect(await checkInWorker(items, schema, { limitMs: noTimeLimit, checker: small })).toEqual({ kind: "out_of_memory", pattern: undefined });
+  expect(await checkInWorker(items.slice(0, 10), schema, { limitMs: noTimeLimit, checker: small })).toEqual({ kind: "checked", violation: undefined });
+});
+
+test("a cancel stops a check running in the worker at once, and the next check gets its answer from a new worker", async () => {
+  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
+  const controller = new AbortController();
+  const ahead = checkInWorker("pi-flow", slug);
+  // No time limit to speak of: only the cancel can end this check.
+  const stuck = checkInWorker(`${"a".repeat(40)}!`, { type: "string", pattern: "^(a+)+$" }, { limitMs: 600_000, signal: controller.signal });
+  expect(await ahead).toEqual({ kind: "checked", violation: undefined });
+  // The check ahead has answered, so the stuck one is running in the worker now.
+  controller.abort();
+  expect(await stuck).toEqual({ kind: "cancelled" });
+  expect(await checkInWorker("pi-flow-2", slug)).toEqual({ kind: "checked", violation: undefined });
+});
+
+test("a child's answer whose check is cancelled says so, and a value check cancelled before it starts never runs", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  const controller = new AbortController();
+  const stuck = checkStructuredValue(`${"a".repeat(40)}!`, { type: "string", pattern: "^(a+)+$" }, controller.signal);
+  controller.abort();
+  expect(await stuck).toEqual({ ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." });
+  expect(await checkStructuredValue("x", { type: "string", pattern: "^x$" }, controller.signal)).toMatchObject({ ok: false, cancelled: true });
 });
