@@ -1,10 +1,10 @@
 // Runs, off the host's main thread (src/harnesses/pattern-check.ts), one at a time for as long as
-// the host keeps it: checks of values against schemas that hold a `pattern` or `patternProperties`,
-// and the stub harness's generation of values from outputSchemas. Plain JavaScript, so an installed
-// pi-flow (under node_modules, where Node refuses to strip types) starts it with no loader. A
-// pattern that backtracks catastrophically, or a schema that asks for a value too large to
-// generate, blocks only this thread, which the host terminates; before each pattern runs, its
-// source is posted so the host can name it.
+// the host keeps it: checks of answers against outputSchemas and of args against meta.args, and the
+// stub harness's generation of values from outputSchemas. Plain JavaScript, so an installed pi-flow
+// (under node_modules, where Node refuses to strip types) starts it with no loader. A pattern that
+// backtracks catastrophically, a check that grows exponentially, or a schema that asks for a value
+// too large to generate, blocks only this thread, which the host terminates; before each pattern
+// runs, its source is posted so the host can name it.
 import { parentPort } from "node:worker_threads";
 import { compile } from "@earendil-works/pi-schema";
 import { generateSync } from "json-schema-faker";

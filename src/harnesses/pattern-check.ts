@@ -1,29 +1,44 @@
 import { Worker } from "node:worker_threads";
 import { violationOf, type SchemaViolation } from "../contract/schema-violation.ts";
+import { errorCode } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
- * An outputSchema's `pattern` is written by a model that reads untrusted content, and a pattern
- * such as ^(a+)+$ backtracks for minutes or forever on a 40-character string. Checked on the
- * host's main thread, that would freeze the user's Pi; so an answer whose schema holds a pattern
- * is checked in a worker that is terminated past PATTERN_CHECK_LIMIT_MS (docs/delegation.md). The
- * stub harness generates its values there too: a pattern such as ^((a{1000}){1000}){100}$ asks
- * for a string of 10^8 characters.
+ * An outputSchema is written by a model that reads untrusted content (and meta.args by a saved
+ * workflow's author): a pattern such as ^(a+)+$ backtracks for minutes or forever on a
+ * 40-character string, uniqueItems is quadratic in an array's length, and $refs that branch into
+ * each other are exponential. Checked on the host's main thread, that would freeze the user's Pi;
+ * so every check runs in a worker that is terminated past PATTERN_CHECK_LIMIT_MS or
+ * PATTERN_CHECK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
+ * a pattern such as ^((a{1000}){1000}){100}$ asks for a string of 10^8 characters.
  */
 
 /** How long checking one answer, or generating one stub value, may run in its worker before it, and the child, fail. */
 export const PATTERN_CHECK_LIMIT_MS = 3000;
 
-/** Whether `schema` holds a `pattern` or `patternProperties` anywhere; checked without recursion. */
-export function schemaHoldsPattern(schema: unknown): boolean {
-  const stack: unknown[] = [schema];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (next === null || typeof next !== "object") continue;
-    if (!Array.isArray(next) && ("pattern" in next || "patternProperties" in next)) return true;
-    for (const child of Object.values(next)) if (child !== null && typeof child === "object") stack.push(child);
+/**
+ * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
+ * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
+ */
+export const PATTERN_CHECK_MEMORY_MB = 256;
+
+/**
+ * Why a check of `subject` ("the child's answer against outputSchema") was stopped past a limit,
+ * with no final period: the pattern it was running, or, with none, what else grows that fast.
+ */
+export function stoppedCheck(subject: string, stopped: { kind: "too_slow" | "out_of_memory"; pattern: string | undefined }): string {
+  const pattern = stopped.pattern === undefined ? undefined : `the pattern ${JSON.stringify(stopped.pattern.slice(0, 200))}`;
+  if (stopped.kind === "out_of_memory") {
+    return `Checking ${subject} ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory${pattern ? ` at ${pattern}` : ""}, so the check was stopped`;
   }
-  return false;
+  const took = `Checking ${subject} took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s`;
+  if (pattern === undefined) {
+    return `${took}, so the check was stopped: uniqueItems over a long array, or $refs that branch into each other, take time that grows much faster than the value`;
+  }
+  return (
+    `${took} at ${pattern}, so the check was stopped: ` +
+    "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way"
+  );
 }
 
 /** The `pattern` strings `schema` holds, in the order a reader meets them; found without recursion. */
@@ -39,12 +54,6 @@ export function patternsIn(schema: unknown): string[] {
   }
   return found;
 }
-
-/**
- * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
- * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
- */
-export const PATTERN_CHECK_MEMORY_MB = 256;
 
 /** Why a job in the worker ended without its answer; `pattern` is the one it was running, when known. */
 type Unanswered =
@@ -149,8 +158,8 @@ export class PatternChecker {
     if (this.worker !== null) return this.worker;
     const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
-    worker.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
+    worker.on("error", (error) => {
+      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
       else this.lost(worker, { kind: "error", message: error.message });
     });
     worker.on("exit", (code) => this.lost(worker, { kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));

@@ -1,6 +1,5 @@
-import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation, type SchemaViolation } from "../contract/schema-violation.ts";
-import { checkInWorker, PATTERN_CHECK_LIMIT_MS, PATTERN_CHECK_MEMORY_MB, schemaHoldsPattern } from "./pattern-check.ts";
+import type { SchemaViolation } from "../contract/schema-violation.ts";
+import { checkInWorker, stoppedCheck } from "./pattern-check.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
@@ -31,31 +30,19 @@ export async function parseStructuredAnswer(text: string, schema: Record<string,
 }
 
 /**
- * Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). A
- * schema with a pattern is checked in a worker, so a pattern that backtracks catastrophically
- * cannot freeze the host; one without is checked here, as cheaply as before. A cancel (`signal`)
- * stops a check in the worker at once.
+ * Checks an already parsed answer (a CLI that enforces the schema itself hands over a value), in
+ * the checking worker: a pattern that backtracks catastrophically, uniqueItems over a long array
+ * (quadratic) or $refs that branch into each other (exponential) cannot freeze the host. A cancel
+ * (`signal`) stops the check at once.
  */
 export async function checkStructuredValue(value: unknown, schema: Record<string, unknown>, signal?: AbortSignal): Promise<StructuredAnswer> {
   const tooDeep = depthRefusal(value);
   if (tooDeep) return tooDeep;
-  if (!schemaHoldsPattern(schema)) return answerFor(value, firstViolation(compile(schema as JsonSchema), value));
   const checked = await checkInWorker(value, schema, { signal });
   if (checked.kind === "checked") return answerFor(value, checked.violation);
   if (checked.kind === "cancelled") return { ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." };
   if (checked.kind === "error") return { ok: false, message: `The child's answer could not be checked against outputSchema: ${checked.message}.` };
-  const pattern = checked.pattern === undefined ? "a pattern" : `the pattern ${JSON.stringify(checked.pattern.slice(0, 200))}`;
-  if (checked.kind === "out_of_memory") {
-    const where = checked.pattern === undefined ? "" : ` at ${pattern}`;
-    return { ok: false, stopped: true, message: `Checking the child's answer against outputSchema ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory${where}, so the check was stopped.` };
-  }
-  return {
-    ok: false,
-    stopped: true,
-    message:
-      `Checking the child's answer against outputSchema took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s at ${pattern}, so the check was stopped: ` +
-      "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way.",
-  };
+  return { ok: false, stopped: true, message: `${stoppedCheck("the child's answer against outputSchema", checked)}.` };
 }
 
 // Redacting, saving and delivering a value all walk it recursively: one nested deeper than this

@@ -131,3 +131,24 @@ test("a child's answer whose check is cancelled says so, and a value check cance
   expect(await stuck).toEqual({ ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." });
   expect(await checkStructuredValue("x", { type: "string", pattern: "^x$" }, controller.signal)).toMatchObject({ ok: false, cancelled: true });
 });
+
+test("a schema with no pattern whose check grows faster than the answer (uniqueItems over a long array, $refs that branch into each other) is checked off the main thread too, and stopped", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  const branching: Record<string, unknown> = { b40: { type: "string" } };
+  for (let level = 0; level < 40; level++) branching[`b${level}`] = { anyOf: [{ $ref: `#/$defs/b${level + 1}` }, { $ref: `#/$defs/b${level + 1}` }] };
+  const schemas = [
+    { value: Array.from({ length: 1_000_000 }, (_, index) => index), schema: { type: "array", uniqueItems: true } },
+    { value: 1, schema: { $defs: branching, $ref: "#/$defs/b0" } },
+  ];
+  for (const { value, schema } of schemas) {
+    let settled = false;
+    const pending = checkStructuredValue(value, schema).finally(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    expect(await pending).toEqual({
+      ok: false,
+      stopped: true,
+      message: expect.stringMatching(/^Checking the child's answer against outputSchema took longer than \d+ s, so the check was stopped: uniqueItems over a long array, or \$refs that branch/),
+    });
+  }
+});

@@ -2,13 +2,12 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
-import { checkInWorker, PATTERN_CHECK_LIMIT_MS, PATTERN_CHECK_MEMORY_MB, schemaHoldsPattern, type PatternCheck } from "../../harnesses/pattern-check.ts";
+import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/pattern-check.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 
@@ -125,9 +124,9 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
 
 /**
  * `args` against `meta.args`; the first violation is named. No schema: any object is accepted. A
- * saved workflow's schema may hold a pattern that backtracks for ever: such a schema is checked in
- * the checking worker (src/harnesses/pattern-check.ts), with its time and memory limits, never on
- * the host's main thread.
+ * saved workflow's schema may hold a pattern that backtracks for ever, or $refs that branch
+ * exponentially: it is checked in the checking worker (src/harnesses/pattern-check.ts), with its
+ * time and memory limits, never on the host's main thread.
  */
 export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js", signal?: AbortSignal): Promise<Record<string, unknown>> {
   const value = args ?? {};
@@ -150,13 +149,12 @@ export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, u
   }
   const schema = workflow.meta.args;
   if (schema === undefined) return value;
-  let validator: ReturnType<typeof compile>;
   try {
-    validator = compile(schema as JsonSchema);
+    compile(schema as JsonSchema); // a schema that does not compile is the script's error, said before any check
   } catch (error) {
     throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
   }
-  const violation = schemaHoldsPattern(schema) ? checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label) : firstViolation(validator, value);
+  const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
   if (!violation) return value;
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}`);
 }
@@ -167,10 +165,5 @@ function checkedInWorker(checked: PatternCheck, workflow: ParsedWorkflow, label:
   if (checked.kind === "cancelled") throw new DOMException("The launch was cancelled while its args were checked.", "AbortError");
   const where = metaPosition(workflow, label);
   if (checked.kind === "error") throw new FlowError("script_invalid", `args could not be checked against meta.args: ${checked.message}${where}`);
-  const pattern = checked.pattern === undefined ? "a pattern" : `the pattern ${JSON.stringify(checked.pattern.slice(0, 200))}`;
-  const stopped = checked.kind === "too_slow" ? `took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s` : `ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory`;
-  throw new FlowError(
-    "script_invalid",
-    `Checking args against meta.args ${stopped} at ${pattern}, so the check was stopped: a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way${where}`,
-  );
+  throw new FlowError("script_invalid", `${stoppedCheck("args against meta.args", checked)}${where}`);
 }
