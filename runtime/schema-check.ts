@@ -19,11 +19,33 @@ function validator(): AjvInstance {
   return ajv;
 }
 
+/** An enum longer than this is checked for duplicates here, in linear time, before Ajv sees it. */
+const AJV_ENUM_ITEMS = 16;
+
+/**
+ * `schema` with every long `enum` cut to what Ajv needs to say the same: the meta-schema asks for
+ * `uniqueItems`, which Ajv checks by comparing every pair, so an enum of 40,000 strings (a model's
+ * list of a repository's files) held Pi's main thread for 20 seconds. Duplicates are found here
+ * by their JSON text instead; an enum with one becomes that pair, which Ajv reports at its path.
+ */
+function withShortEnums(schema: unknown): unknown {
+  return JSON.parse(JSON.stringify(schema), (key, value: unknown) => {
+    if (key !== "enum" || !Array.isArray(value) || value.length <= AJV_ENUM_ITEMS) return value;
+    const seen = new Set<string>();
+    for (const item of value) {
+      const text = JSON.stringify(item);
+      if (seen.has(text)) return [item, item];
+      seen.add(text);
+    }
+    return value.slice(0, AJV_ENUM_ITEMS);
+  });
+}
+
 /** Why `schema` is not a usable JSON Schema, or undefined when it is. */
 export function jsonSchemaProblem(schema: unknown): string | undefined {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return "the schema must be an object";
   // Checked against draft-07 whatever `$schema` names: the keywords workflows use are the same.
-  const { $schema: _dialect, ...body } = schema as Record<string, unknown>;
+  const { $schema: _dialect, ...body } = withShortEnums(schema) as Record<string, unknown>;
   const check = validator();
   try {
     if (check.validateSchema(body) === true) return undefined;

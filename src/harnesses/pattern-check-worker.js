@@ -1,11 +1,13 @@
-// Checks structured answers against outputSchemas that hold a `pattern` or `patternProperties`,
-// off the host's main thread (src/harnesses/pattern-check.ts), one at a time, for as long as the
-// host keeps it. Plain JavaScript, so an installed pi-flow (under node_modules, where Node refuses
-// to strip types) starts it with no loader. A pattern that backtracks catastrophically blocks only
-// this thread, which the host terminates; before each pattern runs, its source is posted so the
-// host can name it.
+// Runs, off the host's main thread (src/harnesses/pattern-check.ts), one at a time for as long as
+// the host keeps it: checks of answers against outputSchemas and of args against meta.args, and the
+// stub harness's generation of values from outputSchemas. Plain JavaScript, so an installed pi-flow
+// (under node_modules, where Node refuses to strip types) starts it with no loader. A pattern that
+// backtracks catastrophically, a check that grows exponentially, or a schema that asks for a value
+// too large to generate, blocks only this thread, which the host terminates; before each pattern
+// runs, its source is posted so the host can name it.
 import { parentPort } from "node:worker_threads";
 import { compile } from "@earendil-works/pi-schema";
+import { generateSync } from "json-schema-faker";
 
 const port = parentPort;
 const test = RegExp.prototype.test;
@@ -27,12 +29,17 @@ function firstError(schema, value) {
   return { path: first?.path, message: first?.message };
 }
 
-port.on("message", ({ id, schema, value }) => {
+function answer(id, work) {
+  if (work.kind === "generate") return { id, type: "generated", value: generateSync(work.schema, work.options) };
+  return { id, type: "checked", error: firstError(work.schema, work.value) };
+}
+
+port.on("message", ({ id, work }) => {
   job = id;
   running = undefined;
   port.postMessage({ id, type: "started" });
   try {
-    port.postMessage({ id, type: "checked", error: firstError(schema, value) });
+    port.postMessage(answer(id, work));
   } catch (error) {
     port.postMessage({ id, type: "error", message: error instanceof Error ? error.message : String(error) });
   }

@@ -1,46 +1,102 @@
 import { Worker } from "node:worker_threads";
 import { violationOf, type SchemaViolation } from "../contract/schema-violation.ts";
+import { errorCode } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 
 /**
- * An outputSchema's `pattern` is written by a model that reads untrusted content, and a pattern
- * such as ^(a+)+$ backtracks for minutes or forever on a 40-character string. Checked on the
- * host's main thread, that would freeze the user's Pi; so an answer whose schema holds a pattern
- * is checked in a worker that is terminated past PATTERN_CHECK_LIMIT_MS (docs/contract.md).
+ * An outputSchema is written by a model that reads untrusted content (and meta.args by a saved
+ * workflow's author): a pattern such as ^(a+)+$ backtracks for minutes or forever on a
+ * 40-character string, uniqueItems is quadratic in an array's length, and $refs that branch into
+ * each other are exponential. Checked on the host's main thread, that would freeze the user's Pi;
+ * so every check runs in a worker that is terminated past PATTERN_CHECK_LIMIT_MS or
+ * PATTERN_CHECK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
+ * a pattern such as ^((a{1000}){1000}){100}$ asks for a string of 10^8 characters.
  */
 
-/** How long checking one answer may run in its worker before the check, and the child, fail. */
+/** How long checking one answer, or generating one stub value, may run in its worker before it, and the child, fail. */
 export const PATTERN_CHECK_LIMIT_MS = 3000;
 
-/** Whether `schema` holds a `pattern` or `patternProperties` anywhere; checked without recursion. */
-export function schemaHoldsPattern(schema: unknown): boolean {
+/**
+ * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
+ * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
+ */
+export const PATTERN_CHECK_MEMORY_MB = 256;
+
+/**
+ * Why a check of `subject` ("the child's answer against outputSchema") was stopped past a limit,
+ * with no final period: the pattern it was running, or, with none, what else grows that fast.
+ */
+export function stoppedCheck(subject: string, stopped: { kind: "too_slow" | "out_of_memory"; pattern: string | undefined }): string {
+  const pattern = stopped.pattern === undefined ? undefined : `the pattern ${JSON.stringify(stopped.pattern.slice(0, 200))}`;
+  if (stopped.kind === "out_of_memory") {
+    return `Checking ${subject} ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory${pattern ? ` at ${pattern}` : ""}, so the check was stopped`;
+  }
+  const took = `Checking ${subject} took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s`;
+  if (pattern === undefined) {
+    return `${took}, so the check was stopped: uniqueItems over a long array, or $refs that branch into each other, take time that grows much faster than the value`;
+  }
+  return (
+    `${took} at ${pattern}, so the check was stopped: ` +
+    "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way"
+  );
+}
+
+/** The `pattern` strings `schema` holds, in the order a reader meets them; found without recursion. */
+export function patternsIn(schema: unknown): string[] {
+  const found: string[] = [];
   const stack: unknown[] = [schema];
   while (stack.length > 0) {
     const next = stack.pop();
     if (next === null || typeof next !== "object") continue;
-    if (!Array.isArray(next) && ("pattern" in next || "patternProperties" in next)) return true;
-    for (const child of Object.values(next)) if (child !== null && typeof child === "object") stack.push(child);
+    if (!Array.isArray(next) && "pattern" in next && typeof next.pattern === "string") found.push(next.pattern);
+    const children = Object.values(next);
+    for (let index = children.length - 1; index >= 0; index--) if (children[index] !== null && typeof children[index] === "object") stack.push(children[index]);
   }
-  return false;
+  return found;
 }
 
-export type PatternCheck =
-  | { kind: "checked"; violation: SchemaViolation | undefined }
+/** Why a job in the worker ended without its answer; `pattern` is the one it was running, when known. */
+type Unanswered =
   | { kind: "too_slow"; pattern: string | undefined }
+  | { kind: "out_of_memory"; pattern: string | undefined }
+  | { kind: "cancelled" }
   | { kind: "error"; message: string };
 
+export type PatternCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
+
+export type GeneratedInWorker = { kind: "generated"; value: unknown } | Unanswered;
+
+/** What the worker is asked to do: check a value, or generate one with json-schema-faker's options. */
+type Work =
+  | { kind: "check"; value: unknown; schema: Record<string, unknown> }
+  | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown> };
+
+type Answer =
+  | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
+  | { id: number; type: "generated"; value: unknown };
+
 type WorkerMessage =
+  | Answer
   | { id: number; type: "started" }
   | { id: number; type: "pattern"; source: string }
-  | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
   | { id: number; type: "error"; message: string };
+
+type Ended = { kind: "answered"; answer: Answer } | Unanswered;
 
 interface Job {
   id: number;
-  value: unknown;
-  schema: Record<string, unknown>;
+  work: Work;
   limitMs: number;
-  resolve(result: PatternCheck): void;
+  resolve(result: Ended): void;
+}
+
+export interface WorkerJobOptions {
+  /** How long the job may run once started; PATTERN_CHECK_LIMIT_MS unless a test says otherwise. */
+  limitMs?: number;
+  /** The run's signal: a cancelled run's job leaves the queue, or ends the worker that runs it, at once. */
+  signal?: AbortSignal;
+  /** The checker to run on; the process's one unless a test gives its own. */
+  checker?: PatternChecker;
 }
 
 /**
@@ -49,17 +105,40 @@ interface Job {
  * with its own limit counted from when it starts. A check past its limit terminates the worker;
  * the checks queued behind it go to a new one.
  */
-class PatternChecker {
+export class PatternChecker {
   private worker: Worker | null = null;
   private readonly queue: Job[] = [];
   private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
 
-  check(value: unknown, schema: Record<string, unknown>, limitMs: number): Promise<PatternCheck> {
+  private readonly memoryMb: number;
+
+  constructor(memoryMb = PATTERN_CHECK_MEMORY_MB) {
+    this.memoryMb = memoryMb;
+  }
+
+  run(work: Work, limitMs: number, signal?: AbortSignal): Promise<Ended> {
+    if (signal?.aborted) return Promise.resolve({ kind: "cancelled" });
     return new Promise((resolve) => {
-      this.queue.push({ id: this.nextId++, value, schema, limitMs, resolve });
+      const job: Job = { id: this.nextId++, work, limitMs, resolve };
+      const cancel = () => this.cancel(job);
+      signal?.addEventListener("abort", cancel, { once: true });
+      job.resolve = (result) => {
+        signal?.removeEventListener("abort", cancel);
+        resolve(result);
+      };
+      this.queue.push(job);
       this.pump();
     });
+  }
+
+  /** A cancelled job leaves the queue; a running one ends its worker, as one past its limit does. */
+  private cancel(job: Job): void {
+    const queued = this.queue.indexOf(job);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      job.resolve({ kind: "cancelled" });
+    } else this.stop(job, { kind: "cancelled" });
   }
 
   private pump(): void {
@@ -72,15 +151,18 @@ class PatternChecker {
     const worker = this.started();
     worker.ref();
     this.current = { job, pattern: undefined, timer: undefined };
-    worker.postMessage({ id: job.id, value: job.value, schema: job.schema });
+    worker.postMessage({ id: job.id, work: job.work });
   }
 
   private started(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url));
+    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
-    worker.on("error", (error) => this.lost(worker, error.message));
-    worker.on("exit", (code) => this.lost(worker, `the checking worker exited (code ${code}) before it answered`));
+    worker.on("error", (error) => {
+      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
+      else this.lost(worker, { kind: "error", message: error.message });
+    });
+    worker.on("exit", (code) => this.lost(worker, { kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));
     this.worker = worker;
     return worker;
   }
@@ -90,30 +172,30 @@ class PatternChecker {
     if (current === null || message.id !== current.job.id) return;
     if (message.type === "started") {
       // The limit counts from when the check starts, not while a busy host loads the worker.
-      current.timer = setTimeout(() => this.stop(current.job), current.job.limitMs);
+      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: current.pattern }), current.job.limitMs);
     } else if (message.type === "pattern") current.pattern = message.source;
-    else if (message.type === "checked") this.finish({ kind: "checked", violation: message.error === null ? undefined : violationOf(message.error) });
-    else this.finish({ kind: "error", message: message.message });
+    else if (message.type === "error") this.finish({ kind: "error", message: message.message });
+    else this.finish({ kind: "answered", answer: message });
   }
 
-  /** The running check is past its limit: its worker is stuck in a pattern, and ends. */
-  private stop(job: Job): void {
+  /** The running job is past its limit (its worker is stuck in a pattern) or cancelled: its worker ends. */
+  private stop(job: Job, why: Unanswered): void {
     const current = this.current;
     if (current === null || current.job !== job) return;
     const worker = this.worker;
     this.worker = null;
-    this.finish({ kind: "too_slow", pattern: current.pattern });
+    this.finish(why);
     void worker?.terminate();
   }
 
-  /** The worker failed or exited on its own: the running check fails with why; queued ones go to a new worker. */
-  private lost(worker: Worker, message: string): void {
+  /** The worker failed, ran out of memory or exited on its own: the running job fails with why; queued ones go to a new worker. */
+  private lost(worker: Worker, why: Unanswered): void {
     if (this.worker !== worker) return; // one this checker terminated
     this.worker = null;
-    if (this.current !== null) this.finish({ kind: "error", message });
+    if (this.current !== null) this.finish(why);
   }
 
-  private finish(result: PatternCheck): void {
+  private finish(result: Ended): void {
     const current = this.current;
     if (current === null) return;
     clearTimeout(current.timer);
@@ -126,6 +208,17 @@ class PatternChecker {
 const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker());
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
-export function checkInWorker(value: unknown, schema: Record<string, unknown>, limitMs = PATTERN_CHECK_LIMIT_MS): Promise<PatternCheck> {
-  return checker.check(value, schema, limitMs);
+export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<PatternCheck> {
+  const ended = await (options.checker ?? checker).run({ kind: "check", value, schema }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
+  if (ended.kind !== "answered") return ended;
+  if (ended.answer.type !== "checked") return { kind: "error", message: "the checking worker answered a check with a generated value" };
+  return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
+}
+
+/** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
+export async function generateInWorker(schema: Record<string, unknown>, fakerOptions: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<GeneratedInWorker> {
+  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
+  if (ended.kind !== "answered") return ended;
+  if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
+  return { kind: "generated", value: ended.answer.value };
 }

@@ -201,7 +201,8 @@ async function settle(session: AgentSession, request: ChildRequest, usage: Child
     return { outcome: "failed", error: { code: "failed", message: "The child finished without an answer." }, usage };
   }
   if (!request.outputSchema) return { outcome: "succeeded", value: text, usage };
-  const parsed = await parseStructuredAnswer(text, request.outputSchema);
+  const parsed = await parseStructuredAnswer(text, request.outputSchema, request.signal);
+  if (!parsed.ok && request.signal.aborted) return stoppedResult(request, usage);
   return parsed.ok
     ? { outcome: "succeeded", value: parsed.value, usage }
     : { outcome: "failed", error: { code: "failed", message: parsed.message }, usage };

@@ -80,7 +80,7 @@ async function answerFor(entry: CassetteEntry, request: ChildRequest): Promise<{
   const answer = entry.answer;
   const text = typeof answer === "string" ? answer : JSON.stringify(answer);
   if (!request.outputSchema) return { ok: true, value: text, text };
-  const parsed = await parseStructuredAnswer(text, request.outputSchema);
+  const parsed = await parseStructuredAnswer(text, request.outputSchema, request.signal);
   return parsed.ok ? { ok: true, value: parsed.value, text } : parsed;
 }
 
@@ -122,6 +122,7 @@ async function replay(request: ChildRequest, settings: ReplaySettings): Promise<
     return { outcome: entry.outcome, error: { code: entry.outcome, message }, usage };
   }
   const answer = await answerFor(entry, request);
+  if (!answer.ok && request.signal.aborted) return stoppedResult(request, usage);
   if (!answer.ok) return { outcome: "failed", error: { code: "failed", message: answer.message }, usage };
   request.onOutput(answer.text);
   return { outcome: "succeeded", value: answer.value, usage };

@@ -1,6 +1,5 @@
-import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation, type SchemaViolation } from "../contract/schema-violation.ts";
-import { checkInWorker, PATTERN_CHECK_LIMIT_MS, schemaHoldsPattern } from "./pattern-check.ts";
+import type { SchemaViolation } from "../contract/schema-violation.ts";
+import { checkInWorker, stoppedCheck } from "./pattern-check.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
@@ -16,40 +15,34 @@ function unfence(text: string): string {
   return fenced ? fenced[1]! : text.trim();
 }
 
-/** `stopped`: the check ran past its time limit and was stopped (a backtracking pattern). */
-export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string; stopped?: true };
+/** `stopped`: the check ran past its time or memory limit and was stopped (a backtracking pattern); `cancelled`: the run's signal stopped it. */
+export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; message: string; stopped?: true; cancelled?: true };
 
 /** Parses and checks a structured answer; a child that missed the schema has failed its task. */
-export async function parseStructuredAnswer(text: string, schema: Record<string, unknown>): Promise<StructuredAnswer> {
+export async function parseStructuredAnswer(text: string, schema: Record<string, unknown>, signal?: AbortSignal): Promise<StructuredAnswer> {
   let value: unknown;
   try {
     value = JSON.parse(unfence(text));
   } catch {
     return { ok: false, message: "The child's answer is not JSON, but an outputSchema was given." };
   }
-  return checkStructuredValue(value, schema);
+  return checkStructuredValue(value, schema, signal);
 }
 
 /**
- * Checks an already parsed answer (a CLI that enforces the schema itself hands over a value). A
- * schema with a pattern is checked in a worker, so a pattern that backtracks catastrophically
- * cannot freeze the host; one without is checked here, as cheaply as before.
+ * Checks an already parsed answer (a CLI that enforces the schema itself hands over a value), in
+ * the checking worker: a pattern that backtracks catastrophically, uniqueItems over a long array
+ * (quadratic) or $refs that branch into each other (exponential) cannot freeze the host. A cancel
+ * (`signal`) stops the check at once.
  */
-export async function checkStructuredValue(value: unknown, schema: Record<string, unknown>): Promise<StructuredAnswer> {
+export async function checkStructuredValue(value: unknown, schema: Record<string, unknown>, signal?: AbortSignal): Promise<StructuredAnswer> {
   const tooDeep = depthRefusal(value);
   if (tooDeep) return tooDeep;
-  if (!schemaHoldsPattern(schema)) return answerFor(value, firstViolation(compile(schema as JsonSchema), value));
-  const checked = await checkInWorker(value, schema);
+  const checked = await checkInWorker(value, schema, { signal });
   if (checked.kind === "checked") return answerFor(value, checked.violation);
+  if (checked.kind === "cancelled") return { ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." };
   if (checked.kind === "error") return { ok: false, message: `The child's answer could not be checked against outputSchema: ${checked.message}.` };
-  const pattern = checked.pattern === undefined ? "a pattern" : `the pattern ${JSON.stringify(checked.pattern.slice(0, 200))}`;
-  return {
-    ok: false,
-    stopped: true,
-    message:
-      `Checking the child's answer against outputSchema took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s at ${pattern}, so the check was stopped: ` +
-      "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way.",
-  };
+  return { ok: false, stopped: true, message: `${stoppedCheck("the child's answer against outputSchema", checked)}.` };
 }
 
 // Redacting, saving and delivering a value all walk it recursively: one nested deeper than this

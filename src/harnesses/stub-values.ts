@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { generateSync, type JsonSchema } from "json-schema-faker";
+import { generateInWorker, PATTERN_CHECK_LIMIT_MS, PATTERN_CHECK_MEMORY_MB, patternsIn } from "./pattern-check.ts";
 import { checkStructuredValue } from "./structured-answer.ts";
 
 /** Who asked, as the stub answer names it and derives its seed from. */
@@ -21,30 +21,45 @@ export function childSeed(seed: number, call: StubCall): number {
   return digest.readUInt32BE(0);
 }
 
-export type StubValue = { ok: true; value: unknown } | { ok: false; message: string };
+export type StubValue = { ok: true; value: unknown } | { ok: false; message: string; cancelled?: true };
 
-function sample(schema: Record<string, unknown>, seed: number, fillOptionals: boolean): unknown {
-  // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
-  return generateSync(schema as JsonSchema, { seed, alwaysFakeOptionals: fillOptionals, maxDefaultItems: 3, refDepthMax: 3 });
+/** Why generating stopped, naming the schema's patterns: one with large repetition counts asks for a huge string. */
+function tooLarge(schema: Record<string, unknown>, stopped: "too_slow" | "out_of_memory"): string {
+  const patterns = patternsIn(schema).slice(0, 3).map((pattern) => JSON.stringify(pattern.slice(0, 200)));
+  const named = patterns.length === 0 ? "" : ` (its patterns: ${patterns.join(", ")})`;
+  const why = stopped === "too_slow" ? `took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s` : `ran out of the worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory`;
+  return (
+    `generating a value ${why} and was stopped: the schema asks for a value too large to generate${named}; ` +
+    "a pattern with large repetition counts such as ^((a{1000}){1000}){100}$, or a large minLength, minItems or minProperties, does"
+  );
 }
 
 /**
- * A value that satisfies `schema`, the same for the same seed. Each candidate is checked with the
- * validator the runtime checks answers with, and as it checks answers: a schema with a pattern in
- * a worker, so a backtracking pattern cannot freeze the host. A schema none of them satisfies is
- * said so, not faked.
+ * A value that satisfies `schema`, the same for the same seed. Each candidate is generated in the
+ * checking worker (a schema can ask for a string of 10^8 characters), then checked with the
+ * validator the runtime checks answers with, and as it checks answers; a cancel (`signal`) stops
+ * either at once. A schema none of them
+ * satisfies is said so, not faked.
  */
-export async function valueForSchema(schema: Record<string, unknown>, seed: number): Promise<StubValue> {
+export async function valueForSchema(schema: Record<string, unknown>, seed: number, signal?: AbortSignal): Promise<StubValue> {
   let last = "no value was generated";
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    let value: unknown;
-    try {
-      value = sample(schema, (seed + attempt) >>> 0, attempt < ATTEMPTS / 2);
-    } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
+    // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
+    const options = { seed: (seed + attempt) >>> 0, alwaysFakeOptionals: attempt < ATTEMPTS / 2, maxDefaultItems: 3, refDepthMax: 3 };
+    const generated = await generateInWorker(schema, options, { signal });
+    if (generated.kind === "cancelled") return { ok: false, cancelled: true, message: "Generating a stub value was cancelled." };
+    if (generated.kind === "too_slow" || generated.kind === "out_of_memory") {
+      // Another seed asks for the same size: one stop is enough.
+      last = tooLarge(schema, generated.kind);
+      break;
+    }
+    if (generated.kind === "error") {
+      last = generated.message;
       continue;
     }
-    const checked = await checkStructuredValue(value, schema);
+    const value = generated.value;
+    const checked = await checkStructuredValue(value, schema, signal);
+    if (!checked.ok && checked.cancelled) return { ok: false, cancelled: true, message: "Generating a stub value was cancelled." };
     if (checked.ok) return { ok: true, value };
     last = checked.message.replace(/^The child's answer/, "the generated value").replace(/\.$/, "");
     // A check stopped for time would be stopped again: one is enough.

@@ -27,7 +27,8 @@ async function answer(request: ChildRequest, settings: StubSettings): Promise<Ch
     request.onOutput(text);
     return { outcome: "succeeded", value: text, usage };
   }
-  const generated = await valueForSchema(request.outputSchema, seed);
+  const generated = await valueForSchema(request.outputSchema, seed, request.signal);
+  if (!generated.ok && request.signal.aborted) return stoppedResult(request, usage);
   if (!generated.ok) return { outcome: "failed", error: { code: "failed", message: generated.message }, usage };
   request.onOutput(JSON.stringify(generated.value));
   return { outcome: "succeeded", value: generated.value, usage };

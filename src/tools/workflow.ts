@@ -116,12 +116,16 @@ export function createWorkflowTool(host: FlowHost) {
           // The session may have closed, or the call been aborted, while it awaited: then nothing launches.
           host.assertOpen();
           abortIfSignalled(signal);
-          const started = launchWorkflow(
+          const started = await launchWorkflow(
             {
               input: params,
               toolCallId,
               signal,
               slots: host.session(ctx).backgroundWorkflowSlots,
+              beforeStart: () => {
+                host.assertOpen();
+                abortIfSignalled(signal);
+              },
               onProgress: (progress) => {
                 const children = progress.children.map(snapshotOf);
                 if (background) return noteProgress(progress.runId, { children });

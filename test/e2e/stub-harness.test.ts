@@ -32,3 +32,17 @@ test('harness "stub" inside Pi answers a child with no model: a conforming value
   expect(workflow.receipt.warnings).toContain("stubbed");
   expect(workflow.run).toMatchObject({ output: { value: '[stub] role:explorer "Map" #1: no model was called.' } });
 });
+
+test("a stubbed child whose outputSchema asks for a value too large to generate ends cancelled when the user cancels it, and the next stubbed child is answered", async () => {
+  pi = await startPiSession();
+  const outputSchema = { type: "string", pattern: "^((a{1000}){1000}){100}$" };
+  const call = { role: "reviewer", description: "Huge value", prompt: "Answer.", context: { mode: "none" }, outputSchema, harness: "stub", background: true };
+  const { receipt } = await callForReceipt(pi, "external_delegate", call);
+  const runId = receipt.data.run!.runId;
+  await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
+  const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
+  expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "cancelled" } }] } });
+  // The worker it ran in was replaced: the next stubbed child is answered.
+  const next = await callForReceipt(pi, "external_delegate", { ...call, description: "Small value", outputSchema: { type: "string", pattern: "^a{3}$" }, background: false });
+  expect(next.run).toMatchObject({ output: { value: "aaa" } });
+});

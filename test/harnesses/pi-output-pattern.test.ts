@@ -85,7 +85,7 @@ test("checks queued behind a stuck pattern still get their answers, from the wor
   const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
   const [first, second, third, fourth] = await Promise.all([
     checkInWorker("pi-flow", slug),
-    checkInWorker(`${"a".repeat(40)}!`, stuck, 500),
+    checkInWorker(`${"a".repeat(40)}!`, stuck, { limitMs: 500 }),
     checkInWorker("pi-flow-2", slug),
     checkInWorker("Not A Slug", slug),
   ]);
@@ -94,4 +94,61 @@ test("checks queued behind a stuck pattern still get their answers, from the wor
   expect(third).toEqual({ kind: "checked", violation: undefined });
   expect(fourth.kind).toBe("checked");
   expect(fourth.kind === "checked" && fourth.violation?.pointer).toBe("");
+});
+
+test("a job that outgrows the worker's memory limit ends that worker, not the host: it answers out_of_memory, and the next job gets a new worker", async () => {
+  const { checkInWorker, generateInWorker, PatternChecker } = await import("../../src/harnesses/pattern-check.ts");
+  // A checker with a small limit, so the jobs outgrow it in a second; the process's own has PATTERN_CHECK_MEMORY_MB.
+  const small = new PatternChecker(16);
+  const noTimeLimit = 600_000;
+  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, { limitMs: noTimeLimit, checker: small });
+  expect(huge).toEqual({ kind: "out_of_memory", pattern: undefined });
+  const items = Array.from({ length: 300_000 }, (_, index) => ({ id: `item-${index}` }));
+  const schema = { type: "array", items: { type: "object", properties: { id: { type: "string", pattern: "^item-\\d+$" } } } };
+  expect(await checkInWorker(items, schema, { limitMs: noTimeLimit, checker: small })).toEqual({ kind: "out_of_memory", pattern: undefined });
+  expect(await checkInWorker(items.slice(0, 10), schema, { limitMs: noTimeLimit, checker: small })).toEqual({ kind: "checked", violation: undefined });
+});
+
+test("a cancel stops a check running in the worker at once, and the next check gets its answer from a new worker", async () => {
+  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
+  const controller = new AbortController();
+  const ahead = checkInWorker("pi-flow", slug);
+  // No time limit to speak of: only the cancel can end this check.
+  const stuck = checkInWorker(`${"a".repeat(40)}!`, { type: "string", pattern: "^(a+)+$" }, { limitMs: 600_000, signal: controller.signal });
+  expect(await ahead).toEqual({ kind: "checked", violation: undefined });
+  // The check ahead has answered, so the stuck one is running in the worker now.
+  controller.abort();
+  expect(await stuck).toEqual({ kind: "cancelled" });
+  expect(await checkInWorker("pi-flow-2", slug)).toEqual({ kind: "checked", violation: undefined });
+});
+
+test("a child's answer whose check is cancelled says so, and a value check cancelled before it starts never runs", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  const controller = new AbortController();
+  const stuck = checkStructuredValue(`${"a".repeat(40)}!`, { type: "string", pattern: "^(a+)+$" }, controller.signal);
+  controller.abort();
+  expect(await stuck).toEqual({ ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." });
+  expect(await checkStructuredValue("x", { type: "string", pattern: "^x$" }, controller.signal)).toMatchObject({ ok: false, cancelled: true });
+});
+
+test("a schema with no pattern whose check grows faster than the answer (uniqueItems over a long array, $refs that branch into each other) is checked off the main thread too, and stopped", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  const branching: Record<string, unknown> = { b40: { type: "string" } };
+  for (let level = 0; level < 40; level++) branching[`b${level}`] = { anyOf: [{ $ref: `#/$defs/b${level + 1}` }, { $ref: `#/$defs/b${level + 1}` }] };
+  const schemas = [
+    { value: Array.from({ length: 1_000_000 }, (_, index) => index), schema: { type: "array", uniqueItems: true } },
+    { value: 1, schema: { $defs: branching, $ref: "#/$defs/b0" } },
+  ];
+  for (const { value, schema } of schemas) {
+    let settled = false;
+    const pending = checkStructuredValue(value, schema).finally(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    expect(await pending).toEqual({
+      ok: false,
+      stopped: true,
+      message: expect.stringMatching(/^Checking the child's answer against outputSchema took longer than \d+ s, so the check was stopped: uniqueItems over a long array, or \$refs that branch/),
+    });
+  }
 });

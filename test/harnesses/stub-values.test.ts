@@ -101,6 +101,19 @@ describe("stub values", () => {
     }
   });
 
+  test("a schema that asks for a value too large to generate (a string of 10^8 characters) is refused, naming its pattern, while the host's event loop keeps turning", async () => {
+    const schema = { type: "string", pattern: "^((a{1000}){1000}){100}$" };
+    let settled = false;
+    const pending = valueForSchema(schema, 0).finally(() => (settled = true));
+    // The call returned at once and the loop turns: generating happens off the main thread.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    expect(await pending).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^The stub harness found no value .*\(generating a value took longer than \d+ s and was stopped: the schema asks for a value too large to generate \(its patterns: "\^\(\(a\{1000\}\)\{1000\}\)\{100\}\$"\)/),
+    });
+  });
+
   test("a child with no schema gets a text that names the call and says no model spoke", () => {
     expect(stubText({ agent: "role:explorer", description: "Summarize", occurrence: 2 })).toBe('[stub] role:explorer "Summarize" #2: no model was called.');
   });

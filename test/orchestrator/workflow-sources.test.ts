@@ -82,12 +82,28 @@ describe("parsing and arguments", () => {
     }
   });
 
-  test("an args schema that does not compile is script_invalid; no schema accepts any object", () => {
+  test("an args schema that does not compile is script_invalid; no schema accepts any object", async () => {
     const bad = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: 'export const meta = { args: { $ref: "#/definitions/missing" } };' });
-    expect(codeOf(() => checkArgs(bad, {}))).toBe("script_invalid");
+    await expect(checkArgs(bad, {})).rejects.toMatchObject({ code: "script_invalid" });
     const free = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: "return 1;" });
-    expect(checkArgs(free, { anything: 1 })).toEqual({ anything: 1 });
-    expect(checkArgs(free, undefined)).toEqual({});
+    expect(await checkArgs(free, { anything: 1 })).toEqual({ anything: 1 });
+    expect(await checkArgs(free, undefined)).toEqual({});
+  });
+
+  test("a saved workflow's args pattern that backtracks for ever is checked off the main thread: script_invalid naming the pattern, and good args still pass", async () => {
+    const text = 'export const meta = { args: { type: "object", properties: { slug: { type: "string", pattern: "^(a+)+$" } } } };\nexport const apiVersion = 1;\nexport default async function hostile() { return 1; }';
+    const hostile = parseSelected({ name: "hostile", source: "project", label: "hostile.js", text });
+    let settled = false;
+    const pending = checkArgs(hostile, { slug: `${"a".repeat(40)}!` }, "hostile.js").finally(() => (settled = true));
+    // The call returned and the loop turns while the pattern runs in the worker.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    await expect(pending).rejects.toMatchObject({
+      code: "script_invalid",
+      message: expect.stringMatching(/^Checking args against meta\.args took longer than \d+ s at the pattern "\^\(a\+\)\+\$", so the check was stopped: .* \(hostile\.js, line 1, column 1\)$/),
+    });
+    expect(await checkArgs(hostile, { slug: "aaa" }, "hostile.js")).toEqual({ slug: "aaa" });
+    await expect(checkArgs(hostile, { slug: "b" }, "hostile.js")).rejects.toMatchObject({ code: "request_invalid", message: expect.stringMatching(/^args\/slug: /) });
   });
 });
 

@@ -159,3 +159,15 @@ describe("strict meta", () => {
     expect(parseWorkflow(source, { origin: "inline" }).meta.name).toBe("reveiw");
   });
 });
+
+describe("meta.args with a long enum", () => {
+  const problemOf = async (schema: unknown) => (await import("../../runtime/schema-check.ts")).jsonSchemaProblem(schema);
+
+  it("an enum of a million values is checked without comparing every pair (which would take hours); a duplicate among them is still named at its path", async () => {
+    const values = Array.from({ length: 1_000_000 }, (_, index) => `src/file-${index}.ts`);
+    expect(await problemOf({ type: "object", properties: { file: { enum: values } } })).toBeUndefined();
+    expect(await problemOf({ type: "object", properties: { file: { enum: [...values, "src/file-5.ts"] } } })).toMatch(/^properties\.file\.enum must NOT have duplicate items/);
+    expect(await problemOf({ enum: [...Array.from({ length: 100 }, (_, index) => ({ k: index })), { k: 7 }] })).toMatch(/^enum must NOT have duplicate items/);
+    expect(await problemOf({ enum: [] })).toMatch(/^enum must NOT have fewer than 1 items/);
+  });
+});

@@ -73,8 +73,9 @@ async function answered(answer: Extract<StreamAnswer, { ok: true }>, request: Ch
     return value.length > 0 ? { outcome: "succeeded", value, usage } : failed("The child finished without an answer.", usage);
   }
   const checked = answer.structured
-    ? await checkStructuredValue(answer.structured.value, request.outputSchema)
-    : await parseStructuredAnswer(answer.text, request.outputSchema);
+    ? await checkStructuredValue(answer.structured.value, request.outputSchema, request.signal)
+    : await parseStructuredAnswer(answer.text, request.outputSchema, request.signal);
+  if (!checked.ok && request.signal.aborted) return stoppedResult(request, usage);
   return checked.ok ? { outcome: "succeeded", value: checked.value, usage } : failed(checked.message, usage);
 }
 

@@ -26,6 +26,11 @@ export interface WorkflowRequest {
   /** A background root's slots (the session's background workflows); a foreground root takes the process's. */
   slots?: Slots;
   onProgress?(progress: WorkflowProgress): void;
+  /**
+   * Called once the source is chosen, just before the run starts: checking args may wait on the
+   * checking worker, and the session may have closed or the call been aborted meanwhile.
+   */
+  beforeStart?(): void;
 }
 
 /** What the calling session lends the launch. */
@@ -46,7 +51,7 @@ export interface AlreadySucceeded {
  * The script to run and its inputs, checked before launch: a saved or inline workflow, or the run
  * a resume continues (its own source and args). Every refusal is a typed FlowError.
  */
-function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnvironment, nested: boolean): ChosenSource | AlreadySucceeded {
+async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnvironment, nested: boolean, signal: AbortSignal | undefined): Promise<ChosenSource | AlreadySucceeded> {
   const { ctx, launch } = env;
   if (input.resume === undefined) {
     if (input.script !== undefined && Buffer.byteLength(input.script, "utf8") > SCRIPT_MAX_BYTES) {
@@ -54,18 +59,18 @@ function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnvironment,
     }
     const selected = selectWorkflow(input, workflowDirs(ctx.cwd, env.flowHome, launch.projectTrusted));
     const workflow = parseSelected(selected);
-    const args = checkArgs(workflow, input.args, selected.label);
+    const args = await checkArgs(workflow, input.args, selected.label, signal);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
   }
   if (input.workflow !== undefined || input.script !== undefined || input.args !== undefined) {
     throw new FlowError("request_invalid", "resume continues a run with its own source and args: give no workflow, script or args with it.");
   }
   // A nested run resumes only from a workflow: its parent's resume starts it again.
-  return prepareResume({ runId: input.resume, runs: launch.runs, flowHome: env.flowHome, projectTrusted: launch.projectTrusted, ctx, toolInfos: env.toolInfos(), nested });
+  return prepareResume({ runId: input.resume, runs: launch.runs, flowHome: env.flowHome, projectTrusted: launch.projectTrusted, ctx, toolInfos: env.toolInfos(), nested, ...(signal ? { signal } : {}) });
 }
 
 /** Launches one workflow run, or answers a resume of a run that already succeeded. Refusals throw a FlowError. */
-export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironment): StartedWorkflow | AlreadySucceeded {
+export async function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironment): Promise<StartedWorkflow | AlreadySucceeded> {
   const { input } = request;
   const { launch, ctx } = env;
   const background = input.background ?? false;
@@ -76,8 +81,11 @@ export function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvironmen
   // root one of its session's, a foreground root one of the process's.
   const slots = depth > 1 ? undefined : background ? request.slots : foregroundWorkflowSlots();
   if (slots?.full) throw background ? queueFull(slots, launch.supervised !== false) : foregroundQueueFull(slots);
-  const source = chooseSource(input, env, nested);
+  const source = await chooseSource(input, env, nested, request.signal);
   if ("succeeded" in source) return source;
+  // Other launches ran while the args were checked: the slot may be gone, the session closed.
+  if (slots?.full) throw background ? queueFull(slots, launch.supervised !== false) : foregroundQueueFull(slots);
+  request.beforeStart?.();
   const { selected, workflow, args, toolNames, resume } = source;
   // One resume per run: a second one, at once or later, is refused (resume/claims.ts).
   let claim: ResumeClaim | undefined = resume ? claimResume(resume.plan.store, resume.plan.from.runId) : undefined;

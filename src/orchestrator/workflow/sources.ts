@@ -2,12 +2,13 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
+import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/pattern-check.ts";
+import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
@@ -121,8 +122,13 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
   return ` (${label}, line ${before.length}, column ${before[before.length - 1]!.length + 1})`;
 }
 
-/** `args` against `meta.args`; the first violation is named. No schema: any object is accepted. */
-export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js"): Record<string, unknown> {
+/**
+ * `args` against `meta.args`; the first violation is named. No schema: any object is accepted. A
+ * saved workflow's schema may hold a pattern that backtracks for ever, or $refs that branch
+ * exponentially: it is checked in the checking worker (src/harnesses/pattern-check.ts), with its
+ * time and memory limits, never on the host's main thread.
+ */
+export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js", signal?: AbortSignal): Promise<Record<string, unknown>> {
   const value = args ?? {};
   // Args are journaled whole in the launch record and handed to the sandbox: bounded before either.
   let text: string;
@@ -143,13 +149,21 @@ export function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown
   }
   const schema = workflow.meta.args;
   if (schema === undefined) return value;
-  let validator: ReturnType<typeof compile>;
   try {
-    validator = compile(schema as JsonSchema);
+    compile(schema as JsonSchema); // a schema that does not compile is the script's error, said before any check
   } catch (error) {
     throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
   }
-  const violation = firstViolation(validator, value);
+  const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
   if (!violation) return value;
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}`);
+}
+
+/** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */
+function checkedInWorker(checked: PatternCheck, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
+  if (checked.kind === "checked") return checked.violation;
+  if (checked.kind === "cancelled") throw new DOMException("The launch was cancelled while its args were checked.", "AbortError");
+  const where = metaPosition(workflow, label);
+  if (checked.kind === "error") throw new FlowError("script_invalid", `args could not be checked against meta.args: ${checked.message}${where}`);
+  throw new FlowError("script_invalid", `${stoppedCheck("args against meta.args", checked)}${where}`);
 }

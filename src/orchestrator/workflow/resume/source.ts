@@ -21,6 +21,8 @@ export interface ResumeInputs {
   toolInfos: readonly Pick<ToolInfo, "name" | "annotations">[];
   /** The resume comes from a workflow (its parent's resume): a nested run may be resumed. */
   nested?: boolean;
+  /** The call's signal: a cancel stops a check of args running in the checking worker. */
+  signal?: AbortSignal;
 }
 
 /** The source of a resume: the run's own script and args, with what it replays from. */
@@ -82,7 +84,7 @@ export function replaySafeTools(ctx: Pick<ExtensionToolContext, "tools">, toolIn
  * Everything a resume checks before anything runs: the run (resumable, this project's), the code it
  * ran (a saved workflow must still hold the same source), and its calls that may have acted.
  */
-export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | ResumedSource {
+export async function prepareResume(inputs: ResumeInputs): Promise<{ succeeded: RunView } | ResumedSource> {
   const runId = assertRunId(inputs.runId);
   const locate = projectRuns(inputs.runs, inputs.flowHome, inputs.ctx.cwd);
   const found = locate(runId);
@@ -106,7 +108,7 @@ export function prepareResume(inputs: ResumeInputs): { succeeded: RunView } | Re
     throw new FlowError("request_invalid", `Run ${runId}'s recorded script is over ${formatBytes(SCRIPT_MAX_BYTES)}, the most a workflow script may hold: its journal is not one pi-flow wrote.`);
   }
   const workflow = parseSelected(selected);
-  const args = checkArgs(workflow, plan.args, selected.label);
+  const args = await checkArgs(workflow, plan.args, selected.label, inputs.signal);
   const toolNames = workflowToolNames(workflow.meta.tools, inputs.ctx);
   const replaySafe = replaySafeTools(inputs.ctx, inputs.toolInfos);
   const unsafe = unsafePending(plan, replaySafe);
