@@ -1,7 +1,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { WORKFLOW_HELPERS } from "../helpers/index.ts";
 import { prewarmWorkflowWorkers } from "../runtime/index.ts";
-import { inChildSessionContext } from "./harnesses/child-context.ts";
+import { inChildSessionContext } from "./harnesses/index.ts";
 import { readCatalog } from "./orchestrator/workflow/index.ts";
 import { FlowHost, harnessStateIn, settingValue } from "./orchestrator/session/index.ts";
 import { createDelegateTool } from "./tools/delegate.ts";

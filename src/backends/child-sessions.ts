@@ -17,7 +17,7 @@
 import type { Client, Pool, PoolClient } from "pg";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
-import { TRANSCRIPT_MAX_BYTES } from "../harnesses/pi-session-file.ts";
+import { TRANSCRIPT_MAX_BYTES } from "../harnesses/index.ts";
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
 

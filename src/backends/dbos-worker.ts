@@ -25,9 +25,8 @@ import { returnSteers } from "./steers.ts";
 import { deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { leaveSession, sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { deleteSettledRefusals, refuse } from "./folder-refusals.ts";
-import { zeroUsage } from "../harnesses/usage.ts";
+import { zeroUsage, SteeringInbox } from "../harnesses/index.ts";
 import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
-import { SteeringInbox } from "../harnesses/steering.ts";
 
 export interface WorkerOptions {
   databaseUrl: string;

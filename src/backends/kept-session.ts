@@ -11,7 +11,7 @@
  * refused resume quotes. It never fails the child: its answer stands.
  */
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { ChildSessionFile } from "../harnesses/pi-session-file.ts";
+import { ChildSessionFile } from "../harnesses/index.ts";
 import { errorCode } from "../runs/index.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { SavedSession } from "./child-sessions.ts";

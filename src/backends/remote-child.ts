@@ -7,9 +7,7 @@
  * the parent's bound), which is why the database must be the fleet's alone (docs/scale.md). The
  * worker does check that `workflowId` is the DBOS workflow's own ID (dbos-worker.ts).
  */
-import type { ChildProfile } from "../harnesses/profiles.ts";
-import type { ChildQuotas } from "../harnesses/quotas.ts";
-import type { ChildDiagnostic, ChildResult, ChildTask } from "../harnesses/types.ts";
+import type { ChildProfile, ChildQuotas, ChildDiagnostic, ChildResult, ChildTask } from "../harnesses/index.ts";
 
 export interface RemoteChildRequest {
   /** The DBOS workflow ID: `<rootRunId>/agent/<index>`. */

@@ -1,8 +1,6 @@
 import { relative, sep } from "node:path";
-import type { ChildRequest, ChildResult, Harness } from "../harnesses/types.ts";
+import { noteUndeliveredSteer, STEER_UNDELIVERED, unreadBecause, type ChildRequest, type ChildResult, type Harness, type SteerVerdict } from "../harnesses/index.ts";
 import type { RunWriter } from "../runs/index.ts";
-import { noteUndeliveredSteer, STEER_UNDELIVERED, type SteerVerdict } from "../harnesses/steering.ts";
-import { unreadBecause } from "../harnesses/outcomes.ts";
 import { requeuedActivity, WAITING_FOR_WORKER } from "../contract/child-entry.ts";
 import type { Requeue } from "./folder-refusals.ts";
 import type { FleetChildren } from "./fleet.ts";

@@ -6,7 +6,7 @@
  * that ends awaits `taking()` before it puts its unread steers back, so none the look took is lost.
  */
 import type { Pool } from "pg";
-import type { SteeringInbox } from "../harnesses/steering.ts";
+import type { SteeringInbox } from "../harnesses/index.ts";
 import { readChildStatuses } from "./child-watch.ts";
 import type { SessionCheckpoints } from "./session-checkpoint.ts";
 import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";

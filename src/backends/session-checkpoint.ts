@@ -10,8 +10,7 @@
  * from the last turn that fit.
  */
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { continuedSession } from "../harnesses/pi-continue.ts";
-import { TRANSCRIPT_MAX_BYTES } from "../harnesses/pi-session-file.ts";
+import { continuedSession, TRANSCRIPT_MAX_BYTES } from "../harnesses/index.ts";
 import { errorCode, redactedJson } from "../runs/index.ts";
 import { appendSessionEntries, deleteSavedSession, type SavedSession } from "./child-sessions.ts";
 import type { RemoteChildResult, StoredSession } from "./remote-child.ts";

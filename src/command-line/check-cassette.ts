@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { inspectCassette, readCassetteText, strictProblems, type ReplayMode } from "../harnesses/cassette.ts";
+import { inspectCassette, readCassetteText, strictProblems, type ReplayMode } from "../harnesses/index.ts";
 
 export interface CassetteReport {
   /** `FILE:LINE: problem` lines, one per bad line, every problem of the line in it. */

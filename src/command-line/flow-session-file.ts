@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { ChildSessionFile } from "../harnesses/pi-session-file.ts";
+import { ChildSessionFile } from "../harnesses/index.ts";
 import { FLOW_SESSION_FILE, projectKey, resolveFlowHome, sessionKey, sessionsDir } from "../runs/index.ts";
 
 /** `flow run`'s own Pi session and the redacted file that keeps it. */

@@ -1,5 +1,4 @@
-import { oneLine } from "../ui/format.ts";
-import { childrenWorthShowing } from "../ui/workflow-tree.ts";
+import { oneLine, childrenWorthShowing } from "../ui/index.ts";
 import { createLogUpdate } from "log-update";
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import type { ChildEntry } from "../contract/child-entry.ts";

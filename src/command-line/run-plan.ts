@@ -1,6 +1,6 @@
 import { basename, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { REPLAY_MODES, type ReplayMode } from "../harnesses/cassette.ts";
+import { REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
 import { ARGS_MAX_BYTES, assertReplaceableTarget, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
 import { RUN_USAGE } from "./usage.ts";
 import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";

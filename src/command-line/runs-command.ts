@@ -1,4 +1,4 @@
-import { oneLine, terminalText } from "../ui/format.ts";
+import { oneLine, terminalText } from "../ui/index.ts";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";

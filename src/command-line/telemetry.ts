@@ -1,4 +1,4 @@
-import { childEnvironment } from "../harnesses/cli/env.ts";
+import { childEnvironment } from "../harnesses/index.ts";
 import { flushTelemetry, telemetryProblems, telemetryReady, withholdCollectorHeaders } from "../telemetry/index.ts";
 
 /** The CLI harnesses, whose children get the variables PI_FLOW_CLI_ENV and PI_FLOW_<HARNESS>_ENV name. */

@@ -1,15 +1,14 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import type { HarnessSettings } from "../harnesses/harness-settings.ts";
-import { loadCassette } from "../harnesses/replay.ts";
+import { loadCassette, type HarnessSettings } from "../harnesses/index.ts";
 import { boolFlag, intFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { WORKER_USAGE } from "./usage.ts";
 import type { RemoteChildRequest } from "../backends/remote-child.ts";
 import { MAX_WORKER_NAME_CHARS } from "../backends/names.ts";
 import { printable } from "../runs/index.ts";
-import { oneLine } from "../ui/format.ts";
+import { oneLine } from "../ui/index.ts";
 
 /** Text a child's request or answer brought from the database, as one safe line: anyone who can write there chose it. */
 const shown = (text: string) => oneLine(printable(text));

@@ -2,12 +2,9 @@
  * `/flow workflows` and `/flow roles`: what this project can run, read from the same folders the
  * tools use, each with where it came from. A file that fails to parse is listed with its error.
  */
-import { agentDefinitionDirs } from "../harnesses/agent-definitions.ts";
-import { parseProfileFile, profileFiles } from "../harnesses/profiles.ts";
-import { BUILTIN_ROLES, listRoles, resolveRole, roleDirs, type ProfileDirs } from "../harnesses/roles.ts";
+import { agentDefinitionDirs, parseProfileFile, profileFiles, BUILTIN_ROLES, listRoles, resolveRole, roleDirs, type ProfileDirs } from "../harnesses/index.ts";
 import { readCatalog } from "../orchestrator/workflow/index.ts";
-import { argumentLines } from "../ui/argument-lines.ts";
-import { oneLine } from "../ui/format.ts";
+import { argumentLines, oneLine } from "../ui/index.ts";
 
 function errorText(error: unknown): string {
   return oneLine(error instanceof Error ? error.message : String(error));

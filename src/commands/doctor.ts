@@ -6,11 +6,11 @@
 import { accessSync, constants, existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { VERSION, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { HarnessState } from "../harnesses/types.ts";
+import type { HarnessState } from "../harnesses/index.ts";
 import { telemetryStatus } from "../telemetry/index.ts";
 import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
 import { brokenProfiles } from "./catalog.ts";
-import { formatCount, oneLine } from "../ui/format.ts";
+import { formatCount, oneLine } from "../ui/index.ts";
 import { errorCode } from "../runs/index.ts";
 
 export interface DoctorSources {

@@ -9,12 +9,12 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { FlowError } from "../contract/errors.ts";
-import type { HarnessState } from "../harnesses/types.ts";
+import type { HarnessState } from "../harnesses/index.ts";
 import { printable, type RunStore } from "../runs/index.ts";
 import { answerHelp, HELP_TOPICS, type HelpSources } from "../help/answer.ts";
 import { roleLines, workflowLines } from "./catalog.ts";
 import { doctorLines } from "./doctor.ts";
-import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/flow-output.ts";
+import { FLOW_OUTPUT_TYPE, type FlowOutput } from "../ui/index.ts";
 import { inspectLines, listedRuns, listLines, runLine, tailLines } from "./runs.ts";
 import { reportLines } from "./report.ts";
 import { changesCommand } from "./changes.ts";

@@ -5,7 +5,7 @@
  */
 import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
-import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "../ui/format.ts";
+import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "../ui/index.ts";
 
 /** How much of the end of a run's output `tail` reads, and how many of its last lines it shows. */
 const TAIL_READ_BYTES = 64 * 1024;

@@ -6,7 +6,7 @@ import { RECEIPT_WARNINGS } from "../contract/warnings.ts";
 import { quoteGiven } from "../runs/index.ts";
 import { type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
-import type { HarnessState } from "../harnesses/types.ts";
+import type { HarnessState } from "../harnesses/index.ts";
 import type { Catalog } from "../orchestrator/workflow/index.ts";
 import {
   ERRORS_HELP,

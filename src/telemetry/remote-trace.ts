@@ -1,5 +1,5 @@
 import type { Span, SpanContext } from "@opentelemetry/api";
-import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/types.ts";
+import type { ChildDiagnostic, ChildProgress, ChildResult } from "../harnesses/index.ts";
 import { modelName, spanText, usageAttributes, type Attributes } from "./attributes.ts";
 import { RunTrace } from "./run-trace.ts";
 import { guarded, loadedTracing, openRunSpan, reportTracingProblem } from "./tracing.ts";

@@ -1,6 +1,6 @@
 import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { RunView } from "../contract/run-schema.ts";
-import type { ChildDiagnostic, ChildProgress, ChildUsage } from "../harnesses/types.ts";
+import type { ChildDiagnostic, ChildProgress, ChildUsage } from "../harnesses/index.ts";
 import { endAttributes, spanText, type Attributes } from "./attributes.ts";
 
 /** What the trace of one run hears while it runs; every method is safe to call in any state. */

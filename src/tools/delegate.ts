@@ -1,10 +1,9 @@
-import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
+import { STUBBED, STUBBED_NOTE, type ChildProgress } from "../harnesses/index.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
 import type { RunView, ServedRunView } from "../contract/run-schema.ts";
-import type { ChildProgress } from "../harnesses/types.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import { repositoryWarningNotes } from "../contract/warnings.ts";
 import { launchChild, prepareChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type SettledChild } from "../orchestrator/child/index.ts";
@@ -16,7 +15,7 @@ import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { runReceipt } from "./run-receipts.ts";
 import { noteProgress } from "../orchestrator/session/index.ts";
-import { delegateRenderers } from "../ui/run-renderers.ts";
+import { delegateRenderers } from "../ui/index.ts";
 
 const DELEGATE = { tool: "external_delegate", action: "delegate" } as const;
 

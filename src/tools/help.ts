@@ -4,7 +4,7 @@ import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { flowToolResult } from "./tool-result.ts";
 import { HelpInputSchema, HelpOutputSchema } from "../contract/help-schema.ts";
 import { answerHelp, type HelpEnvelope, type HelpSources } from "../help/answer.ts";
-import { helpRenderers } from "../ui/query-renderers.ts";
+import { helpRenderers } from "../ui/index.ts";
 import { abortIfSignalled } from "./abort.ts";
 
 function contentFor(envelope: HelpEnvelope): string {

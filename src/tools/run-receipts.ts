@@ -2,7 +2,7 @@ import { fail, succeed, type FlowToolResult } from "../contract/envelope.ts";
 import { flowToolResult } from "./tool-result.ts";
 import { FlowError } from "../contract/errors.ts";
 import { servedView, type RunView, type ServedRunView } from "../contract/run-schema.ts";
-import { toPiUsage } from "../harnesses/usage.ts";
+import { toPiUsage } from "../harnesses/index.ts";
 import { receiptText } from "./receipt-text.ts";
 
 /** The tools whose receipts carry a run, and their one action each. */

@@ -12,7 +12,7 @@ import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
 import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled, untilSettledOrAborted } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
-import { runsRenderers } from "../ui/query-renderers.ts";
+import { runsRenderers } from "../ui/index.ts";
 import { CHANGES_NEED_REVIEW, changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
 
 type Answer = { data: unknown; text: string; warnings?: string[] };

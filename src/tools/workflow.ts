@@ -1,4 +1,4 @@
-import { STUBBED, STUBBED_NOTE } from "../harnesses/stub.ts";
+import { STUBBED, STUBBED_NOTE } from "../harnesses/index.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { nullFieldsAsAbsent } from "./null-fields.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
@@ -14,7 +14,7 @@ import { abortIfSignalled } from "./abort.ts";
 import { receiptText, supervised } from "./receipt-text.ts";
 import { runReceipt, settledReceipt } from "./run-receipts.ts";
 import { noteProgress } from "../orchestrator/session/index.ts";
-import { workflowRenderers } from "../ui/run-renderers.ts";
+import { workflowRenderers } from "../ui/index.ts";
 
 const WORKFLOW = { tool: "external_workflow", action: "run" } as const;
 

@@ -16,3 +16,12 @@ export function installUi(pi: ExtensionAPI, host: FlowHost): BackgroundRunsWidge
   pi.registerEntryRenderer(FLOW_OUTPUT_TYPE, renderFlowOutput);
   return new BackgroundRunsWidget({ background: (ctx) => host.session(ctx).background, onBackgroundChange: (listener) => host.onBackgroundChange(listener) });
 }
+
+// What the tools and commands draw with.
+export { argumentLines } from "./argument-lines.ts";
+export { FLOW_OUTPUT_TYPE } from "./flow-output.ts";
+export type { FlowOutput } from "./flow-output.ts";
+export { elapsedSince, formatCost, formatCount, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord, terminalText } from "./format.ts";
+export { helpRenderers, runsRenderers } from "./query-renderers.ts";
+export { delegateRenderers, workflowRenderers } from "./run-renderers.ts";
+export { childrenWorthShowing } from "./workflow-tree.ts";

@@ -5,7 +5,7 @@
  * its elapsed time moves.
  */
 import type { ServedRunView } from "../contract/run-schema.ts";
-import type { ChildProgress } from "../harnesses/types.ts";
+import type { ChildProgress } from "../harnesses/index.ts";
 import type { ChildEntry } from "../contract/child-entry.ts";
 import { isChildEntry, isChildProgress, isRunView } from "./shapes.ts";
 

@@ -5,7 +5,7 @@
  */
 import type { ChildEntry } from "../contract/child-entry.ts";
 import type { ServedRunView } from "../contract/run-schema.ts";
-import type { ChildProgress } from "../harnesses/types.ts";
+import type { ChildProgress } from "../harnesses/index.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

@@ -4,7 +4,7 @@
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import type { ChildEntry } from "../contract/child-entry.ts";
-import { addUsage, type UsageTotals } from "../harnesses/usage.ts";
+import { addUsage, type UsageTotals } from "../harnesses/index.ts";
 import { elapsedSince, formatDuration, formatSpend, oneLine, statusMark } from "./format.ts";
 
 /** Summed usage of the children so far, while the workflow itself has not reported any. */

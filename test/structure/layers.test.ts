@@ -1,6 +1,7 @@
 // The layout a newcomer relies on: arrows run one way (contract → runs → harnesses → orchestrator
-// → ui and help → tools and commands → the flow command → the entry), each orchestrator wing and
-// runs/ are entered through their index.ts, and no file reaches itself again through its imports.
+// → ui and help → tools and commands → the flow command → the entry), each orchestrator wing,
+// runs/, harnesses/ and ui/ are entered through their index.ts, and no file reaches itself again
+// through its imports.
 import { describe, expect, it } from "vitest";
 import { importCircles, importEdges, importGraph } from "../support/import-graph.ts";
 
@@ -60,8 +61,9 @@ describe("the import graph", () => {
     expect([...new Set([...graph.keys()].map(wingOf).filter((wing) => wing !== undefined))].sort()).toEqual([...WINGS].sort());
   });
 
-  it("runs/ is entered from outside only through its facade, runs/index.ts", () => {
-    const sideDoors = edges.filter(({ from, to }) => to.startsWith("src/runs/") && !from.startsWith("src/runs/") && to !== "src/runs/index.ts");
+  it.each(["runs", "harnesses", "ui"])("%s/ is entered from outside only through its front door, its index.ts", (folder) => {
+    const inside = `src/${folder}/`;
+    const sideDoors = edges.filter(({ from, to }) => to.startsWith(inside) && !from.startsWith(inside) && to !== `${inside}index.ts`);
     expect(sideDoors).toEqual([]);
   });
 });

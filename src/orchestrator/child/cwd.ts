@@ -4,7 +4,7 @@
 import { realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
-import { writes } from "../../harnesses/child-tools.ts";
+import { writes } from "../../harnesses/index.ts";
 
 /** The path with its links resolved, so a link inside the project cannot lead a child out of it. */
 function real(path: string): string {

@@ -1,6 +1,6 @@
 // A harness reports what its child did as typed diagnostics; the run's diagnostics log keeps each
 // as one leveled line. Kept apart from launch-child.ts, which only wires the child to its run.
-import type { ChildDiagnostic } from "../../harnesses/types.ts";
+import type { ChildDiagnostic } from "../../harnesses/index.ts";
 import type { DiagnosticEntry } from "../../runs/index.ts";
 
 /** How a call's id shows in its lines, `[id]`: what tells overlapping calls of one tool apart. As long as a span's id attribute, at most. */

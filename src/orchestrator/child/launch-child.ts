@@ -2,18 +2,13 @@
 // steering inbox, its worktree, its trace, and what its settle writes. It takes a PreparedChild
 // (prepare-child.ts) and does no check of its own: what could be refused was refused before.
 import type { RunView } from "../../contract/run-schema.ts";
-import type { ChildProgress, ChildResult } from "../../harnesses/types.ts";
+import { noteUndeliveredSteer, SteeringInbox, createHarness, zeroUsage, STUBBED, stoppedByTimeout, unreadBecause, type ChildProgress, type ChildResult } from "../../harnesses/index.ts";
 import { printable, runFiles, type RunWriter, type SettleResult } from "../../runs/index.ts";
 import { diagnosticEntry } from "./diagnostic-entry.ts";
-import { noteUndeliveredSteer, SteeringInbox } from "../../harnesses/steering.ts";
 import { childSessionFile } from "./resume-source.ts";
 import { registerSteerTarget } from "./steer-targets.ts";
-import { createHarness } from "../../harnesses/create-harness.ts";
 import type { Slots } from "./slots.ts";
-import { zeroUsage } from "../../harnesses/usage.ts";
-import { STUBBED } from "../../harnesses/stub.ts";
 import { childProjectTrusted } from "../../trust/project-trust.ts";
-import { stoppedByTimeout, unreadBecause } from "../../harnesses/outcomes.ts";
 import { startRun } from "../lifecycle/index.ts";
 import { fleetHarness } from "../../backends/run-on-fleet.ts";
 import { placeChild, RUNS_ON_COORDINATOR } from "./fleet-placement.ts";

@@ -4,13 +4,9 @@
 import type { ModelRegistry } from "@earendil-works/pi-coding-agent";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
-import type { HarnessSettings } from "../../harnesses/harness-settings.ts";
+import type { HarnessSettings, ChildProfile, ChildTools, ChildModel, SharedResources } from "../../harnesses/index.ts";
 import type { RunStore } from "../../runs/index.ts";
 import type { FleetChildren } from "../../backends/run-on-fleet.ts";
-import type { ChildProfile } from "../../harnesses/profiles.ts";
-import type { ChildTools } from "../../harnesses/child-tools.ts";
-import type { ChildModel } from "../../harnesses/types.ts";
-import type { SharedResources } from "../../harnesses/shared-resources.ts";
 import type { Repository } from "../../isolation/index.ts";
 import type { ResumeSource } from "./resume-source.ts";
 

@@ -1,9 +1,5 @@
 import { FlowError } from "../../contract/errors.ts";
-import { agentDefinitionDirs, resolveAgentDefinition } from "../../harnesses/agent-definitions.ts";
-import { isCliHarness } from "../../harnesses/cli/index.ts";
-import type { ChildProfile } from "../../harnesses/profiles.ts";
-import { resolveRole, roleDirs } from "../../harnesses/roles.ts";
-import type { SharedResources } from "../../harnesses/shared-resources.ts";
+import { agentDefinitionDirs, resolveAgentDefinition, isCliHarness, resolveRole, roleDirs, type ChildProfile, type SharedResources } from "../../harnesses/index.ts";
 import { needsTrustDecision, TRUST_HINT } from "../../trust/project-trust.ts";
 import type { ResumeSource } from "./resume-source.ts";
 

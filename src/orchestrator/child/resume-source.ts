@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { FlowError } from "../../contract/errors.ts";
 import { readEvidenceText, readLaunch, runFiles, type RunStore } from "../../runs/index.ts";
 import { SESSION_NOT_KEPT } from "../../backends/kept-session.ts";
-import { isCliHarness, resumesInPlace } from "../../harnesses/cli/index.ts";
+import { isCliHarness, resumesInPlace } from "../../harnesses/index.ts";
 
 /**
  * Resuming a run: a new run that continues the conversation an earlier, settled agent run had.

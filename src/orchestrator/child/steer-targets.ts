@@ -1,5 +1,5 @@
 import { FlowError } from "../../contract/errors.ts";
-import type { SteeringInbox } from "../../harnesses/steering.ts";
+import type { SteeringInbox } from "../../harnesses/index.ts";
 import type { RunStore } from "../../runs/index.ts";
 import { SteerBudget } from "./steer-budget.ts";
 import { processGlobal } from "../../../runtime/process-global.ts";

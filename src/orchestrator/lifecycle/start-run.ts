@@ -15,7 +15,7 @@
 //  6. the cleanup, the timer and the parent-signal listener are removed, whatever happened.
 import type { RunView } from "../../contract/run-schema.ts";
 import type { CreateRunInput, RunStore, RunWriter, SettleResult } from "../../runs/index.ts";
-import { childTimeout } from "../../harnesses/outcomes.ts";
+import { childTimeout } from "../../harnesses/index.ts";
 
 /** A bounded set of places a run waits for (child/slots.ts); the release frees the place. */
 export interface SlotQueue {

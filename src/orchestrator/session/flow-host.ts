@@ -8,7 +8,7 @@ import type { LaunchEnvironment } from "../child/index.ts";
 import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowState, type SessionFlowState } from "./session-state.ts";
 import { inheritedParentTools, inheritedSharedResources, inheritedSnapshot } from "../workflow/index.ts";
 import { configuredFleet, releaseFleets } from "../../backends/index.ts";
-import { SharedResources } from "../../harnesses/shared-resources.ts";
+import { SharedResources } from "../../harnesses/index.ts";
 import { readSessionSettings, settingValue, type SessionSettings } from "./session-settings.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */

@@ -4,7 +4,7 @@
  * Kept per process (runs are), dropped when a run leaves the session's background set, and
  * bounded to the most recent runs.
  */
-import type { ChildProgress } from "../../harnesses/types.ts";
+import type { ChildProgress } from "../../harnesses/index.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";
 import { processGlobal } from "../../../runtime/process-global.ts";
 

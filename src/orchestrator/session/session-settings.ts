@@ -4,9 +4,7 @@
 // a reload or restart, so a value read at bind is what every launch of the session would read.
 import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlowBackendSettingsInput } from "../../backends/index.ts";
-import { resolveHarnessSettings, type FlowHarnessSettingsInput, type HarnessSettings } from "../../harnesses/harness-settings.ts";
-import { harnessState } from "../../harnesses/registry.ts";
-import type { HarnessState } from "../../harnesses/types.ts";
+import { resolveHarnessSettings, harnessState, type FlowHarnessSettingsInput, type HarnessSettings, type HarnessState } from "../../harnesses/index.ts";
 import { resolveFlowHome, resolveRetention, type RetentionPolicy, type RetentionSettings } from "../../runs/index.ts";
 import { sessionProjectTrusted } from "../../trust/project-trust.ts";
 

@@ -2,7 +2,7 @@
 // argument schema) and the roles, built in and from role files. A file that fails to parse is
 // listed with its problem, so a model learns why it cannot be used.
 import type { JsonValue } from "../../../runtime/index.ts";
-import { listRoles, resolveRole, roleDirs } from "../../harnesses/roles.ts";
+import { listRoles, resolveRole, roleDirs } from "../../harnesses/index.ts";
 import { listSavedWorkflows, parseSelected, selectWorkflow, workflowDirs, type WorkflowDirs } from "./sources.ts";
 
 export interface SavedWorkflowInfo {

@@ -2,7 +2,7 @@ import { FlowError } from "../../contract/errors.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import { WAITING_FOR_WORKER, type ChildEntry } from "../../contract/child-entry.ts";
 import { stripControls, type RunWriter } from "../../runs/index.ts";
-import { addUsage, type UsageTotals } from "../../harnesses/usage.ts";
+import { addUsage, type UsageTotals } from "../../harnesses/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../../runtime/index.ts";
 import { agentIdentity, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";

@@ -7,7 +7,7 @@ import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
-import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/pattern-check.ts";
+import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 

@@ -13,7 +13,7 @@ import {
 import { hashArgs } from "./call-identity.ts";
 import { TOOLS_WITHHELD, type LaunchEnvironment } from "../child/index.ts";
 import { startRun, type SlotQueue } from "../lifecycle/index.ts";
-import { STUBBED } from "../../harnesses/stub.ts";
+import { STUBBED } from "../../harnesses/index.ts";
 import { journaledTools, replayingHost } from "./journal-replay.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 import type { ChildEntry } from "../../contract/child-entry.ts";

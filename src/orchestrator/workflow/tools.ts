@@ -6,7 +6,7 @@ import { contentText } from "../../parent-context/content-text.ts";
 import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, RunTree, WorkflowHost } from "../../../runtime/index.ts";
 import { toolSchemaOf } from "./authoring-types.ts";
-import type { SharedResources } from "../../harnesses/shared-resources.ts";
+import type { SharedResources } from "../../harnesses/index.ts";
 
 /** Root = 1; a workflow started by a workflow is 2; one more is refused. A fixed host ceiling. */
 export const MAX_WORKFLOW_DEPTH = 2;
