@@ -55,6 +55,9 @@ export function intFlag(parsed: Parsed, name: string, fallback: number, max: num
   return value;
 }
 
+/** Quotes one argument the way a POSIX shell would need it, for the session's record of the command. */
+export const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
+
 /** Pi's own flags for a one-command trust decision (`pi --approve`, `pi --no-approve`). */
 export const TRUST_OPTIONS = {
   approve: { type: "boolean", short: "a" },

@@ -11,7 +11,7 @@ import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
-import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
+import { planRun, runAsChildrenSeeIt, targetTitle, type RunPlan } from "./run-plan.ts";
 import { flushTelemetryBeforeExit, startTelemetry } from "./telemetry.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
@@ -233,7 +233,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
     // Pi loads only now: input refused above costs no Pi start-up.
     const [{ openHeadlessSession }, { commandProjectTrust }] = await Promise.all([import("./headless.ts"), import("./trust.ts")]);
     const projectTrusted = commandProjectTrust(plan.trust, plan.cwd, "run");
-    headless = await openHeadlessSession({ cwd: plan.cwd, projectTrusted, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
+    headless = await openHeadlessSession({ cwd: plan.cwd, projectTrusted, extensions: plan.extensions, kept: { commandLine, ran: runAsChildrenSeeIt(plan) }, ...(flowSettings ? { flowSettings } : {}) });
     await checkBeforeLaunch(plan, headless, cassette, projectTrusted);
     if (controller.signal.aborted) return EXIT.interrupted;
     view = createProgressView(process.stderr);
