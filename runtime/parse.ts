@@ -185,7 +185,10 @@ function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | 
     if (meta[key] !== undefined && typeof meta[key] !== "string") fail(`\`meta.${key}\` must be a string`, at(key));
   }
   if (fileName !== undefined && meta.name !== undefined && meta.name !== fileName) {
-    fail(`\`meta.name\` is "${String(meta.name)}" but the file is ${fileName}.js: a saved workflow is called by its file name`, at("name"));
+    // Say both ways out: a newcomer often copies a workflow to a new file and keeps its name.
+    const named = String(meta.name);
+    const rename = /^[\w.-]+$/.test(named) ? `, or rename the file ${named}.js` : "";
+    fail(`\`meta.name\` is "${named}" but the file is ${fileName}.js: a saved workflow is called by its file name; write \`name: "${fileName}"\` or leave \`name\` out${rename}`, at("name"));
   }
   if (meta.args !== undefined) {
     if (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args)) fail("`meta.args` must be a JSON Schema object", at("args"));
