@@ -1,5 +1,5 @@
-import { renameSync, rmSync } from "node:fs";
-import { relative } from "node:path";
+import { renameSync, rmSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { fail, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
@@ -87,7 +87,11 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   if ("workflow" in plan.target) {
     // A misspelled name is the first thing to say, before any question of models.
     const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow/sources.ts"), import("./project-runs.ts")]);
-    selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
+    try {
+      selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
+    } catch (error) {
+      throw withScriptFileHint(error, plan.target.workflow, plan.cwd);
+    }
   }
   if ("file" in plan.target) {
     const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
@@ -109,6 +113,19 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   else if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
   cassette.create(plan.stub ? stubHeader(plan.stub.seed) : recordedHeader());
+}
+
+/**
+ * `flow run my-flow` beside my-flow.js: a name is looked up among saved workflows only, so the
+ * refusal says the file is there and how to run it.
+ */
+function withScriptFileHint(error: unknown, name: string, cwd: string): unknown {
+  if (!(error instanceof FlowError) || error.code !== "selection_invalid") return error;
+  const file = [resolve(`${name}.js`), join(cwd, `${name}.js`)].find((path) => statSync(path, { throwIfNoEntry: false })?.isFile());
+  if (file === undefined) return error;
+  const fromHere = relative(process.cwd(), file);
+  const shown = fromHere.startsWith("..") || isAbsolute(fromHere) ? file : fromHere.includes("/") ? fromHere : `./${fromHere}`;
+  return new FlowError("selection_invalid", `${error.message} ${shown} is a script file: run it by its path (flow run ${shown}), or save it in .pi/flow/workflows/ to run it by name.`);
 }
 
 function toolParams(plan: RunPlan): Record<string, unknown> {

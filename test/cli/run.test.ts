@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
 import { flowInProcess } from "./in-process.ts";
-import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -154,6 +154,18 @@ describe("exit code 2: the input is refused before anything launches", () => {
       expect(result.stderr).toMatch(/--args is not JSON: (Unexpected token|Expected)/);
       for (const text of [result.stderr, result.stdout]) expect(text).not.toMatch(/Xy7Q|AbCdEfAA|Qp2Lm9/);
     }
+  });
+
+  test("a saved name that is a script file beside it says to run the file by its path", async () => {
+    sandbox.file("my-flow.js", 'export const apiVersion = 1;\nexport const meta = { description: "Mine" };\nreturn 1;\n');
+    const here = await flowInProcess(["run", "my-flow", "--stub"], { cwd: sandbox.root, env });
+    expect(here.code).toBe(2);
+    expect(here.stderr).toMatch(/^flow: Unknown workflow "my-flow"\. Saved workflows: [^\n]*\. \.\/my-flow\.js is a script file: run it by its path \(flow run \.\/my-flow\.js\), or save it in \.pi\/flow\/workflows\/ to run it by name\. \(selection_invalid\)$/m);
+    // In the project --cwd names, outside the shell's folder: the path is said whole.
+    const there = await flowInProcess(["run", "my-flow", "--stub", "--cwd", sandbox.root], { cwd: PROJECT_ROOT, env });
+    expect(there.code).toBe(2);
+    const path = join(sandbox.root, "my-flow.js");
+    expect(there.stderr).toContain(`${path} is a script file: run it by its path (flow run ${path})`);
   });
 
   test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {
