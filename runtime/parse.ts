@@ -1,5 +1,6 @@
 // parseWorkflow: syntax check, static `apiVersion`/`meta`, and the runnable body. Nothing runs here.
 import { parse as acornParse, type ExportDefaultDeclaration, type ExportNamedDeclaration, type Node, type Program } from "acorn";
+import { closestName } from "./closest-name.ts";
 import { WorkflowScriptError } from "./errors.ts";
 import { LimitsError, resolveLimits } from "./limits.ts";
 import { NotLiteralError, readLiteral } from "./literal.ts";
@@ -178,7 +179,7 @@ function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | 
   const at = (key: string) => propertyNode(node, key);
   for (const key of Object.keys(meta)) {
     if ((META_KEYS as readonly string[]).includes(key)) continue;
-    const near = closest(key, META_KEYS);
+    const near = closestName(key, META_KEYS);
     fail(`unknown meta key \`${key}\`${near ? `; did you mean \`${near}\`?` : ""} (meta takes ${META_KEYS.join(", ")})`, at(key));
   }
   for (const key of ["name", "description"] as const) {
@@ -208,32 +209,6 @@ function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | 
     }
   }
   return meta as WorkflowMeta;
-}
-
-/** The candidate nearest to `word` by edit distance, if it is near enough to be a typo. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(word.toLowerCase(), candidate);
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }
 
 /**

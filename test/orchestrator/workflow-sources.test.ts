@@ -105,6 +105,9 @@ describe("agent() options", () => {
   test.each([
     [{ role: "explorer", prompt: "p", background: true }, /agent\(\) does not take background\./],
     [{ role: "explorer", prompt: "p", bogus: 1 }, /agent\(\) does not take bogus\./],
+    // A misspelt option names the one it is near, as meta's keys do.
+    [{ role: "explorer", prompt: "p", outputschema: {} }, /^agent\(\) does not take outputschema \(did you mean outputSchema\?\)\.$/],
+    [{ role: "explorer", prompt: "p", contxt: { mode: "none" }, bogus: 1 }, /^agent\(\) does not take contxt \(did you mean context\?\), bogus\.$/],
     [{ role: "explorer", prompt: "" }, /agent\(\) option prompt: expected at least 1 characters\./],
     [{ role: 7, prompt: "p" }, /agent\(\) option role: expected string, got integer\./],
     [{ role: "explorer", prompt: "p", timeoutMs: 1.5 }, /agent\(\) option timeoutMs: expected integer/],
