@@ -15,7 +15,7 @@ export interface KnownNames {
   workflows: readonly string[];
 }
 
-type AnyNode = Node & Record<string, unknown>;
+export type AnyNode = Node & Record<string, unknown>;
 
 const isNode = (value: unknown): value is AnyNode => typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
 
@@ -41,7 +41,7 @@ function targetOptions(callee: AnyNode): readonly ("role" | "subagent_type" | "w
   return [];
 }
 
-function walk(node: AnyNode, visit: (node: AnyNode) => void): void {
+export function walk(node: AnyNode, visit: (node: AnyNode) => void): void {
   visit(node);
   for (const value of Object.values(node)) {
     if (Array.isArray(value)) for (const item of value) if (isNode(item)) walk(item, visit);
