@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { closestName } from "../../runtime/closest-name.ts";
 import { FlowError } from "../contract/errors.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -23,7 +24,8 @@ export function parseCommand(argv: readonly string[], options: Options, position
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as Parsed;
   } catch (error) {
-    throw new FlowError("request_invalid", `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}\nUsage: ${usage}`);
+    const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
+    throw new FlowError("request_invalid", `${message}${nearestOption(message, options)}\nUsage: ${usage}`);
   }
   const count = parsed.positionals.length;
   const arity = typeof positionals === "function" ? positionals(parsed.values) : positionals;
@@ -32,6 +34,13 @@ export function parseCommand(argv: readonly string[], options: Options, position
     throw new FlowError("request_invalid", `${what}.\nUsage: ${usage}`);
   }
   return parsed;
+}
+
+/** `; did you mean --args?` for Node's `Unknown option '--arg'`, when a flag of the command is that near. */
+function nearestOption(message: string, options: Options): string {
+  const given = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+  const near = given === undefined ? undefined : closestName(given, Object.keys(options));
+  return near === undefined ? "" : `; did you mean --${near}?`;
 }
 
 export const stringFlag = (parsed: Parsed, name: string): string | undefined => {

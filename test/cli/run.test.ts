@@ -116,6 +116,8 @@ describe("exit code 2: the input is refused before anything launches", () => {
   const cases: [string, () => string[], string, RegExp][] = [
     ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
     ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
+    ["a misspelt flag", () => ["run", "review", "--arg", "{}"], "request_invalid", /^flow: Unknown option '--arg'; did you mean --args\?\nUsage: flow run/m],
+    ["a misspelt flag with its value joined", () => ["run", "review", "--replay-mod=loose"], "request_invalid", /^flow: Unknown option '--replay-mod'; did you mean --replay-mode\?\nUsage: flow run/m],
     ["no workflow", () => ["run"], "request_invalid", /Missing argument: the workflow to run \(a saved workflow's <name> or a <path\.js>\), or --resume <runId>\.\nUsage: flow run/],
     ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
     ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
