@@ -89,6 +89,15 @@ describe("parsing and arguments", () => {
     expect(checkArgs(free, { anything: 1 })).toEqual({ anything: 1 });
     expect(checkArgs(free, undefined)).toEqual({});
   });
+
+  test("a misspelt argument names the one it is near, or the ones the schema knows, nested too", () => {
+    const review = parseSelected(selectWorkflow({ workflow: "review" }, dirs));
+    expect(() => checkArgs(review, { target: "x", lense: ["tests"] })).toThrow(/^args\/lense: unknown field \(did you mean lenses\?\)$/);
+    expect(() => checkArgs(review, { target: "x", verbose: true })).toThrow(/^args\/verbose: unknown field \(known: target, lenses\)$/);
+    const edit = parseSelected(selectWorkflow({ workflow: "parallel-edit" }, dirs));
+    expect(() => checkArgs(edit, { edits: [{ path: "a", task: "b" }, { path: "a", task: "b", rol: "worker" }] })).toThrow(/^args\/edits\/1\/rol: unknown field \(known: path, task\)$/);
+    expect(() => checkArgs(edit, { edits: [{ path: "a", task: "b" }], rol: "worker" })).toThrow(/^args\/rol: unknown field \(did you mean role\?\)$/);
+  });
 });
 
 describe("agent() options", () => {
