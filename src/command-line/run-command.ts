@@ -94,8 +94,16 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
     }
   }
   if ("file" in plan.target) {
-    const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
-    const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
+    const [{ checkWorkflowSource, formatProblem }, { literalTargetProblems }, { knownNames }] = await Promise.all([
+      import("./script-check.ts"),
+      import("./named-targets.ts"),
+      import("./check.ts"),
+    ]);
+    const { source, label } = plan.target;
+    const checked = checkWorkflowSource(source, label, () => headless.callableToolNames());
+    // The roles, agent definitions and workflows it names literally too, as flow check does: a typo
+    // found mid-run comes after the children before it have run.
+    const problems = checked.workflow ? literalTargetProblems(source, label, knownNames(plan.cwd, projectTrusted)) : checked.problems;
     if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
   }
   if ("resume" in plan.target) {

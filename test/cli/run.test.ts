@@ -158,6 +158,14 @@ describe("exit code 2: the input is refused before anything launches", () => {
     }
   });
 
+  test("a script file naming an unknown role literally is refused before any child runs, as flow check reports it", async () => {
+    const file = sandbox.file("typo-role.js", 'export const apiVersion = 1;\nexport const meta = {};\nawait agent({ role: "explorer", prompt: "a" });\nawait agent({ role: "reveiwer", prompt: "b" });\n');
+    const result = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root], { env });
+    expect(result.stderr).toContain(`flow: ${file}:4:21: role: "reveiwer" is not a known role here (known: explorer, reviewer, worker) (script_invalid)`);
+    expect(result.stderr).not.toMatch(/run wf_\S+ started/);
+    expect(result.code).toBe(2);
+  });
+
   test("a saved name that is a script file beside it says to run the file by its path", async () => {
     sandbox.file("my-flow.js", 'export const apiVersion = 1;\nexport const meta = { description: "Mine" };\nreturn 1;\n');
     const here = await flowInProcess(["run", "my-flow", "--stub"], { cwd: sandbox.root, env });
