@@ -11,7 +11,7 @@ import { TOOL_NAMES } from "../contract/envelope.ts";
 import { agentOptionsSchema } from "../contract/script-schemas.ts";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { walk, type AnyNode } from "./named-targets.ts";
-import type { Problem } from "./script-check.ts";
+import type { Problem } from "./problem.ts";
 import { syntaxTree } from "./syntax-tree.ts";
 
 /** Every name a declaration, parameter or catch clause binds, however deep in its pattern. */

@@ -6,7 +6,7 @@
  * runs, at its line and column. Names computed at run time are left to the run.
  */
 import type { Node } from "acorn";
-import type { Problem } from "./script-check.ts";
+import type { Problem } from "./problem.ts";
 import { syntaxTree } from "./syntax-tree.ts";
 
 export interface KnownNames {

@@ -3,17 +3,10 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
 import { literalCallProblems } from "./literal-calls.ts";
+import type { Problem } from "./problem.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
 
-/** One problem in a workflow file, with a 1-based position, as `flow check` prints it. */
-export interface Problem {
-  file: string;
-  line: number;
-  column: number;
-  message: string;
-}
-
-export const formatProblem = (problem: Problem): string => `${problem.file}:${problem.line}:${problem.column}: ${problem.message}`;
+export { formatProblem, type Problem } from "./problem.ts";
 
 interface Position {
   line: number;
