@@ -1,5 +1,6 @@
 // parseWorkflow: syntax check, static `apiVersion`/`meta`, and the runnable body. Nothing runs here.
 import { parse as acornParse, type ExportDefaultDeclaration, type ExportNamedDeclaration, type Node, type Program } from "acorn";
+import { closestName } from "./closest-name.ts";
 import { WorkflowScriptError } from "./errors.ts";
 import { LimitsError, resolveLimits } from "./limits.ts";
 import { NotLiteralError, readLiteral } from "./literal.ts";
@@ -178,14 +179,17 @@ function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | 
   const at = (key: string) => propertyNode(node, key);
   for (const key of Object.keys(meta)) {
     if ((META_KEYS as readonly string[]).includes(key)) continue;
-    const near = closest(key, META_KEYS);
+    const near = closestName(key, META_KEYS);
     fail(`unknown meta key \`${key}\`${near ? `; did you mean \`${near}\`?` : ""} (meta takes ${META_KEYS.join(", ")})`, at(key));
   }
   for (const key of ["name", "description"] as const) {
     if (meta[key] !== undefined && typeof meta[key] !== "string") fail(`\`meta.${key}\` must be a string`, at(key));
   }
   if (fileName !== undefined && meta.name !== undefined && meta.name !== fileName) {
-    fail(`\`meta.name\` is "${String(meta.name)}" but the file is ${fileName}.js: a saved workflow is called by its file name`, at("name"));
+    // Say both ways out: a newcomer often copies a workflow to a new file and keeps its name.
+    const named = String(meta.name);
+    const rename = /^[\w.-]+$/.test(named) ? `, or rename the file ${named}.js` : "";
+    fail(`\`meta.name\` is "${named}" but the file is ${fileName}.js: a saved workflow is called by its file name; write \`name: "${fileName}"\` or leave \`name\` out${rename}`, at("name"));
   }
   if (meta.args !== undefined) {
     if (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args)) fail("`meta.args` must be a JSON Schema object", at("args"));
@@ -205,32 +209,6 @@ function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | 
     }
   }
   return meta as WorkflowMeta;
-}
-
-/** The candidate nearest to `word` by edit distance, if it is near enough to be a typo. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(word.toLowerCase(), candidate);
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }
 
 /**

@@ -248,7 +248,7 @@ host("prepared", function configure() {
   define("tools", new Proxy(Object.freeze(toolTable), {
     get(target, key) {
       if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
-      throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + ")");
+      throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + "); name the tools it calls in meta.tools");
     },
   }));
 });

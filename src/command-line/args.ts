@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { closestName } from "../../runtime/closest-name.ts";
 import { FlowError } from "../contract/errors.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -23,7 +24,8 @@ export function parseCommand(argv: readonly string[], options: Options, position
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as Parsed;
   } catch (error) {
-    throw new FlowError("request_invalid", `${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}\nUsage: ${usage}`);
+    const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
+    throw new FlowError("request_invalid", `${message}${nearestOption(message, options)}\nUsage: ${usage}`);
   }
   const count = parsed.positionals.length;
   const arity = typeof positionals === "function" ? positionals(parsed.values) : positionals;
@@ -32,6 +34,13 @@ export function parseCommand(argv: readonly string[], options: Options, position
     throw new FlowError("request_invalid", `${what}.\nUsage: ${usage}`);
   }
   return parsed;
+}
+
+/** `; did you mean --args?` for Node's `Unknown option '--arg'`, when a flag of the command is that near. */
+function nearestOption(message: string, options: Options): string {
+  const given = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+  const near = given === undefined ? undefined : closestName(given, Object.keys(options));
+  return near === undefined ? "" : `; did you mean --${near}?`;
 }
 
 export const stringFlag = (parsed: Parsed, name: string): string | undefined => {
@@ -54,6 +63,9 @@ export function intFlag(parsed: Parsed, name: string, fallback: number, max: num
   if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new FlowError("request_invalid", `--${name} must be an integer from 1 to ${max}.`);
   return value;
 }
+
+/** Quotes one argument the way a POSIX shell would need it, for the session's record of the command. */
+export const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
 
 /** Pi's own flags for a one-command trust decision (`pi --approve`, `pi --no-approve`). */
 export const TRUST_OPTIONS = {

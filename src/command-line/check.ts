@@ -85,7 +85,7 @@ function replayModeFlag(mode: string | undefined): ReplayMode | undefined {
 }
 
 /** The roles, agent definitions and saved workflows a run in this project could name. */
-function knownNames(cwd: string, projectTrusted: boolean): KnownNames {
+export function knownNames(cwd: string, projectTrusted: boolean): KnownNames {
   const home = flowHome();
   const agents = agentDefinitionDirs(cwd, getAgentDir(), projectTrusted);
   return {

@@ -30,8 +30,11 @@ export interface HeadlessOptions {
   extensions: readonly string[];
   /** Merged over Pi's `flow` settings for this process only; never written to a settings file. */
   flowSettings?: Record<string, unknown>;
-  /** The command line, the session's first message; given, the session is kept (flow-session-file.ts). */
-  commandLine?: string;
+  /**
+   * Given, the session is kept (flow-session-file.ts): `commandLine` (as typed, `--args` left out)
+   * names it, and `ran` (run-plan.ts's runAsChildrenSeeIt) is its first message.
+   */
+  kept?: { commandLine: string; ran: string };
   /**
    * Also load the Pi extensions of the project and the user (`flow types` declares their tools).
    * One that fails to load is left out and listed in `extensionProblems` instead of refusing.
@@ -113,14 +116,14 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
   }
   if (options.flowSettings) settingsManager.applyOverrides({ flow: options.flowSettings } as Parameters<SettingsManager["applyOverrides"]>[0]);
   // flow run's session is kept, redacted, beside its runs; flow check's and flow types' are not kept.
-  const flowSession = options.commandLine !== undefined ? openFlowSession(cwd, agentDir) : undefined;
+  const flowSession = options.kept !== undefined ? openFlowSession(cwd, agentDir) : undefined;
   const sessionManager = flowSession?.sessionManager ?? SessionManager.inMemory(cwd);
   const { session } = await createAgentSession({ cwd, agentDir, resourceLoader: loader, settingsManager, sessionManager });
   await session.bindExtensions({});
   const registry = new ModelRegistry(session.modelRuntime);
-  if (options.commandLine !== undefined) {
-    sessionManager.appendSessionInfo(redactText(options.commandLine).text.slice(0, 120)); // redacted before it is cut
-    sessionManager.appendMessage({ role: "user", content: [{ type: "text", text: `Ran from the shell: ${options.commandLine}` }], timestamp: Date.now() });
+  if (options.kept !== undefined) {
+    sessionManager.appendSessionInfo(redactText(options.kept.commandLine).text.slice(0, 120)); // redacted before it is cut
+    sessionManager.appendMessage({ role: "user", content: [{ type: "text", text: `Ran from the shell: ${options.kept.ran}` }], timestamp: Date.now() });
     flowSession?.save();
   }
   let calls = 0;

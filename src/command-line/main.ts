@@ -1,12 +1,10 @@
 import { FlowError } from "../contract/errors.ts";
 import { errorCode, groupCommit } from "../runs/index.ts";
+import { shellQuote } from "./args.ts";
 import { EXIT, flushed, reportError } from "./exit.ts";
 import { USAGE, version } from "./usage.ts";
 
 const wantsHelp = (argv: readonly string[]): boolean => argv.includes("--help") || argv.includes("-h");
-
-/** Quotes one argument the way a POSIX shell would need it, for the session's record of the command. */
-const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
 
 /**
  * The command line as the session records it, `--args` left out: its JSON is in the tool call the

@@ -6,7 +6,7 @@
  * runs, at its line and column. Names computed at run time are left to the run.
  */
 import type { Node } from "acorn";
-import type { Problem } from "./script-check.ts";
+import type { Problem } from "./problem.ts";
 import { syntaxTree } from "./syntax-tree.ts";
 
 export interface KnownNames {
@@ -15,7 +15,7 @@ export interface KnownNames {
   workflows: readonly string[];
 }
 
-type AnyNode = Node & Record<string, unknown>;
+export type AnyNode = Node & Record<string, unknown>;
 
 const isNode = (value: unknown): value is AnyNode => typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
 
@@ -41,7 +41,7 @@ function targetOptions(callee: AnyNode): readonly ("role" | "subagent_type" | "w
   return [];
 }
 
-function walk(node: AnyNode, visit: (node: AnyNode) => void): void {
+export function walk(node: AnyNode, visit: (node: AnyNode) => void): void {
   visit(node);
   for (const value of Object.values(node)) {
     if (Array.isArray(value)) for (const item of value) if (isNode(item)) walk(item, visit);

@@ -1,5 +1,5 @@
-import { renameSync, rmSync } from "node:fs";
-import { relative } from "node:path";
+import { renameSync, rmSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { fail, type Envelope } from "../contract/envelope.ts";
 import { FlowError } from "../contract/errors.ts";
 import type { RunView } from "../contract/run-schema.ts";
@@ -9,7 +9,7 @@ import type { WorkflowDetails } from "../tools/workflow.ts";
 import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
-import { planRun, targetTitle, type RunPlan } from "./run-plan.ts";
+import { planRun, runAsChildrenSeeIt, targetTitle, type RunPlan } from "./run-plan.ts";
 import { flushTelemetryBeforeExit, startTelemetry } from "./telemetry.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
@@ -85,11 +85,23 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   if ("workflow" in plan.target) {
     // A misspelled name is the first thing to say, before any question of models.
     const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow/sources.ts"), import("./project-runs.ts")]);
-    selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
+    try {
+      selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
+    } catch (error) {
+      throw withScriptFileHint(error, plan.target.workflow, plan.cwd);
+    }
   }
   if ("file" in plan.target) {
-    const { checkWorkflowSource, formatProblem } = await import("./script-check.ts");
-    const { problems } = checkWorkflowSource(plan.target.source, plan.target.label, () => headless.callableToolNames());
+    const [{ checkWorkflowSource, formatProblem }, { literalTargetProblems }, { knownNames }] = await Promise.all([
+      import("./script-check.ts"),
+      import("./named-targets.ts"),
+      import("./check.ts"),
+    ]);
+    const { source, label } = plan.target;
+    const checked = checkWorkflowSource(source, label, () => headless.callableToolNames());
+    // The roles, agent definitions and workflows it names literally too, as flow check does: a typo
+    // found mid-run comes after the children before it have run.
+    const problems = checked.workflow ? literalTargetProblems(source, label, knownNames(plan.cwd, projectTrusted)) : checked.problems;
     if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
   }
   if ("resume" in plan.target) {
@@ -107,6 +119,19 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   else if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
   cassette.create(plan.stub ? stubHeader(plan.stub.seed) : recordedHeader());
+}
+
+/**
+ * `flow run my-flow` beside my-flow.js: a name is looked up among saved workflows only, so the
+ * refusal says the file is there and how to run it.
+ */
+function withScriptFileHint(error: unknown, name: string, cwd: string): unknown {
+  if (!(error instanceof FlowError) || error.code !== "selection_invalid") return error;
+  const file = [resolve(`${name}.js`), join(cwd, `${name}.js`)].find((path) => statSync(path, { throwIfNoEntry: false })?.isFile());
+  if (file === undefined) return error;
+  const fromHere = relative(process.cwd(), file);
+  const shown = fromHere.startsWith("..") || isAbsolute(fromHere) ? file : fromHere.includes("/") ? fromHere : `./${fromHere}`;
+  return new FlowError("selection_invalid", `${error.message} ${shown} is a script file: run it by its path (flow run ${shown}), or save it in .pi/flow/workflows/ to run it by name.`);
 }
 
 function toolParams(plan: RunPlan): Record<string, unknown> {
@@ -231,7 +256,7 @@ export async function runCommand(argv: readonly string[], commandLine: string): 
     // Pi loads only now: input refused above costs no Pi start-up.
     const [{ openHeadlessSession }, { commandProjectTrust }] = await Promise.all([import("./headless.ts"), import("./trust.ts")]);
     const projectTrusted = commandProjectTrust(plan.trust, plan.cwd, "run");
-    headless = await openHeadlessSession({ cwd: plan.cwd, projectTrusted, extensions: plan.extensions, commandLine, ...(flowSettings ? { flowSettings } : {}) });
+    headless = await openHeadlessSession({ cwd: plan.cwd, projectTrusted, extensions: plan.extensions, kept: { commandLine, ran: runAsChildrenSeeIt(plan) }, ...(flowSettings ? { flowSettings } : {}) });
     await checkBeforeLaunch(plan, headless, cassette, projectTrusted);
     if (controller.signal.aborted) return EXIT.interrupted;
     view = createProgressView(process.stderr);

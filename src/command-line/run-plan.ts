@@ -3,7 +3,7 @@ import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
 import { ARGS_MAX_BYTES, assertReplaceableTarget, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
 import { RUN_USAGE } from "./usage.ts";
-import { boolFlag, listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";
+import { boolFlag, listFlag, parseCommand, projectDir, shellQuote, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";
 
 /** What one `flow run` was asked to do, checked as far as it can be without a Pi session. */
 export interface RunPlan {
@@ -128,3 +128,17 @@ export function planRun(argv: readonly string[]): RunPlan {
 /** A short title for progress: `review (shipped)` is the tool's to say; a file is its name. */
 export const targetTitle = (plan: RunPlan): string =>
   "workflow" in plan.target ? plan.target.workflow : "resume" in plan.target ? `resume of ${plan.target.resume}` : basename(plan.target.label);
+
+/**
+ * The run as the flow session's first message states it: the workflow (a script by its file name),
+ * and `--args <args>` when args were given (their JSON is in the tool call). Children with `recent`
+ * or `full` context see this message in their prompt, so it leaves out how they are answered
+ * (--model, --extension, --stub, --replay, --record…), where the shell stood (--cwd, a relative
+ * path) and how the result prints: with those in it, what --record wrote would not match a strict
+ * --replay.
+ */
+export function runAsChildrenSeeIt(plan: RunPlan): string {
+  if ("resume" in plan.target) return `flow run --resume ${shellQuote(plan.target.resume)}`;
+  const target = "workflow" in plan.target ? plan.target.workflow : basename(plan.target.label);
+  return `flow run ${shellQuote(target)}${plan.args ? " --args <args>" : ""}`;
+}

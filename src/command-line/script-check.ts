@@ -2,17 +2,11 @@ import type { Node } from "acorn";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
+import { literalCallProblems } from "./literal-calls.ts";
+import type { Problem } from "./problem.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
 
-/** One problem in a workflow file, with a 1-based position, as `flow check` prints it. */
-export interface Problem {
-  file: string;
-  line: number;
-  column: number;
-  message: string;
-}
-
-export const formatProblem = (problem: Problem): string => `${problem.file}:${problem.line}:${problem.column}: ${problem.message}`;
+export { formatProblem, type Problem } from "./problem.ts";
 
 interface Position {
   line: number;
@@ -55,7 +49,8 @@ export function requestedTools(source: string): readonly string[] {
 /**
  * Checks one workflow file without running it: syntax, `apiVersion` and `meta` (as a saved
  * workflow), `meta.args` as a JSON Schema, and `meta.tools` against the tools a `flow` session
- * can call. The same checks `external_workflow` makes before launch, with positions in the file.
+ * can call. The same checks `external_workflow` makes before launch, with positions in the file;
+ * and the `tools.*` and `agent()` options it names literally (literal-calls.ts), which would fail mid-run.
  */
 export function checkWorkflowSource(
   source: string,
@@ -88,5 +83,6 @@ export function checkWorkflowSource(
       if (!callable.has(name)) at("tools", `meta.tools names "${name}", which is not a tool (callable: ${[...callable].sort().join(", ")})`, name);
     }
   }
+  problems.push(...literalCallProblems(source, file, workflow));
   return problems.length === 0 ? { workflow, problems } : { problems };
 }

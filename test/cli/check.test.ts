@@ -31,8 +31,12 @@ test.each([
   ["an args schema that is not JSON Schema", `${HEAD}export const meta = {\n  args: { type: "objekt" },\n};\nreturn 1;\n`, 3, 3, "`meta.args` is not a valid JSON Schema: type must be equal to one of the allowed values"],
   ["an args schema that cannot be compiled", `${HEAD}export const meta = {\n  args: { $ref: "#/definitions/missing" },\n};\nreturn 1;\n`, 3, 3, "meta.args is not a usable JSON Schema"],
   ["an unknown role named literally", `${HEAD}export const meta = {};\nawait agent({ role: "reveiwer", prompt: "x" });\n`, 3, 21, 'role: "reveiwer" is not a known role here (known: explorer, reviewer, worker)'],
-  ["an unknown agent definition named literally", `${HEAD}export const meta = {};\nawait tools.external_delegate({ subagent_type: \`scout\`, prompt: "x" });\n`, 3, 48, 'subagent_type: "scout" is not a known agent definition (subagent_type) here (none found)'],
+  ["an unknown agent definition named literally", `${HEAD}export const meta = { tools: ["external_delegate"] };\nawait tools.external_delegate({ subagent_type: \`scout\`, prompt: "x" });\n`, 3, 48, 'subagent_type: "scout" is not a known agent definition (subagent_type) here (none found)'],
   ["an unknown saved workflow named literally", `${HEAD}export const meta = { tools: ["external_workflow"] };\nawait tools.external_workflow({ workflow: "reveiw" });\n`, 3, 43, 'workflow: "reveiw" is not a known saved workflow here (known: handoff, map, parallel-edit, review)'],
+  ["a tool call meta.tools does not name", `${HEAD}export const meta = {};\nawait tools.external_delegate({ role: "explorer", prompt: "x" });\n`, 3, 13, 'tools.external_delegate is not available to this workflow: name "external_delegate" in meta.tools (available now: external_help, external_runs)'],
+  ["a misspelt tool call", `${HEAD}export const meta = { tools: ["external_delegate"] };\nawait tools.external_delegat({ role: "explorer", prompt: "x" });\n`, 3, 13, "tools.external_delegat is not available to this workflow; did you mean tools.external_delegate?"],
+  ["a misspelt tool call meta.tools does not name", `${HEAD}export const meta = {};\nawait tools.external_delegat({ role: "explorer", prompt: "x" });\n`, 3, 13, 'tools.external_delegat is not available to this workflow; did you mean tools.external_delegate? Name "external_delegate" in meta.tools'],
+  ["a misspelt agent() option", `${HEAD}export const meta = {};\nawait agent({ role: "explorer", prompt: "x", outputschema: {} });\n`, 3, 46, "agent() does not take outputschema (did you mean outputSchema?)"],
 ])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
   const file = sandbox.file(`problem-${line}-${column}.js`, source);
   const result = await flowInProcess(["check", file], { env: sandbox.env });
@@ -42,6 +46,12 @@ test.each([
   expect(first).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:${line}:${column}: `));
   expect(first).toContain(message);
   expect(result.stderr).toBe("flow check: 1 problem\n");
+});
+
+test("a script's own `tools` or `agent` binding is its own: its calls are not checked as the globals'", async () => {
+  const file = sandbox.file("shadow.js", `${HEAD}export const meta = {};\nconst tools = { mine: () => 1 };\nfunction run(agent) { return agent({ anything: 1 }); }\nreturn [tools.mine(), run((options) => options)];\n`);
+  const result = await flowInProcess(["check", file], { env: sandbox.env });
+  expect([result.code, result.stdout]).toEqual([0, ""]);
 });
 
 test("the shipped workflows pass; several files report every problem, each with its own position", async () => {

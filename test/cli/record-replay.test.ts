@@ -80,6 +80,28 @@ test("a replayed prompt that quotes run IDs and capture times still matches: han
   expect(withoutRunIds(JSON.parse(replayed.stdout))).toEqual(withoutRunIds(JSON.parse(recorded.stdout)));
 });
 
+test("a worker child sees the parent conversation, yet replays strictly what a run with a model, an extension and --cwd recorded", async () => {
+  // The worker role's default context is recent:2, so the child's prompt holds the flow session's
+  // first message: the shell's command line. How the children were answered (--model, --extension,
+  // --record, --replay) and where the shell stood (--cwd) must not change that prompt.
+  sandbox.fauxRules([{ match: "Fix the trailing dash", answer: "Changed slugify to trim both ends." }]);
+  const script = sandbox.file(
+    "fix.js",
+    'export const apiVersion = 1;\nexport const meta = { description: "One worker" };\n' +
+      'const fix = await agent({ role: "worker", description: "Fix", prompt: "Fix the trailing dash in " + args.file });\nreturn fix.output;\n',
+  );
+  const cassette = join(sandbox.root, "worker.jsonl");
+  const args = ["--args", JSON.stringify({ file: "src/slugify.js" })];
+  const recorded = await flowInProcess(["run", script, "--cwd", QUICKSTART, ...args, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--record", cassette], { env: sandbox.env });
+  expect(recorded.code, recorded.stderr).toBe(0);
+  expect(JSON.parse(recorded.stdout)).toBe("Changed slugify to trim both ends.");
+
+  const replayed = await flowInProcess(["run", script, ...args, "--replay", cassette, "--json"], { cwd: QUICKSTART, env: sandbox.env });
+  expect(replayed.stderr).not.toMatch(/has no answer/);
+  expect(replayed.code).toBe(0);
+  expect(JSON.parse(replayed.stdout)).toMatchObject({ ok: true, data: { run: { output: { value: "Changed slugify to trim both ends." } } } });
+});
+
 test("--record replaces its file only with a run that launched: a run refused before launch leaves the cassette as it was", async () => {
   const cassette = join(sandbox.root, "kept.jsonl");
   const before = readFileSync(join(QUICKSTART, "..", "cassettes", "review.jsonl"), "utf8");

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
 import { flowInProcess } from "./in-process.ts";
-import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -116,6 +116,8 @@ describe("exit code 2: the input is refused before anything launches", () => {
   const cases: [string, () => string[], string, RegExp][] = [
     ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
     ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
+    ["a misspelt flag", () => ["run", "review", "--arg", "{}"], "request_invalid", /^flow: Unknown option '--arg'; did you mean --args\?\nUsage: flow run/m],
+    ["a misspelt flag with its value joined", () => ["run", "review", "--replay-mod=loose"], "request_invalid", /^flow: Unknown option '--replay-mod'; did you mean --replay-mode\?\nUsage: flow run/m],
     ["no workflow", () => ["run"], "request_invalid", /Missing argument: the workflow to run \(a saved workflow's <name> or a <path\.js>\), or --resume <runId>\.\nUsage: flow run/],
     ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
     ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
@@ -154,6 +156,26 @@ describe("exit code 2: the input is refused before anything launches", () => {
       expect(result.stderr).toMatch(/--args is not JSON: (Unexpected token|Expected)/);
       for (const text of [result.stderr, result.stdout]) expect(text).not.toMatch(/Xy7Q|AbCdEfAA|Qp2Lm9/);
     }
+  });
+
+  test("a script file naming an unknown role literally is refused before any child runs, as flow check reports it", async () => {
+    const file = sandbox.file("typo-role.js", 'export const apiVersion = 1;\nexport const meta = {};\nawait agent({ role: "explorer", prompt: "a" });\nawait agent({ role: "reveiwer", prompt: "b" });\n');
+    const result = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root], { env });
+    expect(result.stderr).toContain(`flow: ${file}:4:21: role: "reveiwer" is not a known role here (known: explorer, reviewer, worker) (script_invalid)`);
+    expect(result.stderr).not.toMatch(/run wf_\S+ started/);
+    expect(result.code).toBe(2);
+  });
+
+  test("a saved name that is a script file beside it says to run the file by its path", async () => {
+    sandbox.file("my-flow.js", 'export const apiVersion = 1;\nexport const meta = { description: "Mine" };\nreturn 1;\n');
+    const here = await flowInProcess(["run", "my-flow", "--stub"], { cwd: sandbox.root, env });
+    expect(here.code).toBe(2);
+    expect(here.stderr).toMatch(/^flow: Unknown workflow "my-flow"\. Saved workflows: [^\n]*\. \.\/my-flow\.js is a script file: run it by its path \(flow run \.\/my-flow\.js\), or save it in \.pi\/flow\/workflows\/ to run it by name\. \(selection_invalid\)$/m);
+    // In the project --cwd names, outside the shell's folder: the path is said whole.
+    const there = await flowInProcess(["run", "my-flow", "--stub", "--cwd", sandbox.root], { cwd: PROJECT_ROOT, env });
+    expect(there.code).toBe(2);
+    const path = join(sandbox.root, "my-flow.js");
+    expect(there.stderr).toContain(`${path} is a script file: run it by its path (flow run ${path})`);
   });
 
   test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {

@@ -105,6 +105,15 @@ describe("parsing and arguments", () => {
     expect(await checkArgs(hostile, { slug: "aaa" }, "hostile.js")).toEqual({ slug: "aaa" });
     await expect(checkArgs(hostile, { slug: "b" }, "hostile.js")).rejects.toMatchObject({ code: "request_invalid", message: expect.stringMatching(/^args\/slug: /) });
   });
+
+  test("a misspelt argument names the one it is near, or the ones the schema knows, nested too", () => {
+    const review = parseSelected(selectWorkflow({ workflow: "review" }, dirs));
+    expect(() => checkArgs(review, { target: "x", lense: ["tests"] })).toThrow(/^args\/lense: unknown field \(did you mean lenses\?\)$/);
+    expect(() => checkArgs(review, { target: "x", verbose: true })).toThrow(/^args\/verbose: unknown field \(known: target, lenses\)$/);
+    const edit = parseSelected(selectWorkflow({ workflow: "parallel-edit" }, dirs));
+    expect(() => checkArgs(edit, { edits: [{ path: "a", task: "b" }, { path: "a", task: "b", rol: "worker" }] })).toThrow(/^args\/edits\/1\/rol: unknown field \(known: path, task\)$/);
+    expect(() => checkArgs(edit, { edits: [{ path: "a", task: "b" }], rol: "worker" })).toThrow(/^args\/rol: unknown field \(did you mean role\?\)$/);
+  });
 });
 
 describe("agent() options", () => {
@@ -121,6 +130,9 @@ describe("agent() options", () => {
   test.each([
     [{ role: "explorer", prompt: "p", background: true }, /agent\(\) does not take background\./],
     [{ role: "explorer", prompt: "p", bogus: 1 }, /agent\(\) does not take bogus\./],
+    // A misspelt option names the one it is near, as meta's keys do.
+    [{ role: "explorer", prompt: "p", outputschema: {} }, /^agent\(\) does not take outputschema \(did you mean outputSchema\?\)\.$/],
+    [{ role: "explorer", prompt: "p", contxt: { mode: "none" }, bogus: 1 }, /^agent\(\) does not take contxt \(did you mean context\?\), bogus\.$/],
     [{ role: "explorer", prompt: "" }, /agent\(\) option prompt: expected at least 1 characters\./],
     [{ role: 7, prompt: "p" }, /agent\(\) option role: expected string, got integer\./],
     [{ role: "explorer", prompt: "p", timeoutMs: 1.5 }, /agent\(\) option timeoutMs: expected integer/],

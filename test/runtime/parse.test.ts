@@ -152,11 +152,14 @@ describe("strict meta", () => {
   it("a saved workflow's meta.name must be its file name; an inline script may name itself", () => {
     const source = `export const apiVersion = 1;\nexport const meta = { name: "reveiw" };\nreturn 1;`;
     expect(problem(source, { origin: "saved", path: "/w/review.js" })).toEqual({
-      message: '`meta.name` is "reveiw" but the file is review.js: a saved workflow is called by its file name',
+      message: '`meta.name` is "reveiw" but the file is review.js: a saved workflow is called by its file name; write `name: \"review\"` or leave `name` out, or rename the file reveiw.js',
       line: 2,
       column: 23,
     });
     expect(parseWorkflow(source, { origin: "inline" }).meta.name).toBe("reveiw");
+    // A name no file could have is not offered as one.
+    const spaced = `export const apiVersion = 1;\nexport const meta = { name: "my review" };\nreturn 1;`;
+    expect(problem(spaced, { origin: "saved", path: "/w/review.js" })?.message).toMatch(/; write `name: "review"` or leave `name` out$/);
   });
 });
 

@@ -288,7 +288,7 @@ describe("runWorkflow: tools", () => {
     const { result } = await run(`try { await tools.external_delegate({}); } catch (e) { return e.name + ": " + e.message; }`, {
       host: { tools: { external_runs: async () => ({}) } },
     });
-    expect(value(result)).toBe("TypeError: tools.external_delegate is not available in this workflow (available: external_runs)");
+    expect(value(result)).toBe("TypeError: tools.external_delegate is not available in this workflow (available: external_runs); name the tools it calls in meta.tools");
   });
 
   it("rejects with the host's code when a tool fails", async () => {

@@ -6,6 +6,7 @@ import { firstViolation } from "../../contract/schema-violation.ts";
 import { FlowError } from "../../contract/errors.ts";
 import { agentOptionsSchema } from "../../contract/script-schemas.ts";
 import { checkTarget } from "../../contract/child-target.ts";
+import { closestName } from "../../../runtime/closest-name.ts";
 import type { ChildCall } from "../child/index.ts";
 
 /** The schema's names and its compiled check, built on the first agent() call, not at extension load. */
@@ -24,7 +25,13 @@ export function checkAgentOptions(options: unknown): asserts options is Omit<Chi
   }
   const { names, validator } = agentChecker();
   const unknown = Object.keys(options).filter((key) => !names.has(key));
-  if (unknown.length > 0) throw new FlowError("request_invalid", `agent() does not take ${unknown.join(", ")}.`);
+  if (unknown.length > 0) {
+    const named = unknown.map((key) => {
+      const near = closestName(key, names);
+      return near ? `${key} (did you mean ${near}?)` : key;
+    });
+    throw new FlowError("request_invalid", `agent() does not take ${named.join(", ")}.`);
+  }
   checkTarget(options); // the branch rules first, in words
   const violation = firstViolation(validator, options);
   if (!violation) return;

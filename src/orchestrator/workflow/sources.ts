@@ -5,7 +5,8 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FlowError } from "../../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
-import { isWorkflowScriptError, parseWorkflow, resolveLimits, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { closestName } from "../../../runtime/closest-name.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
 import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
@@ -156,7 +157,25 @@ export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, u
   }
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
   if (!violation) return value;
-  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}`);
+  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${unknownFieldHint(schema, violation.pointer, violation.message)}`);
+}
+
+const asObject = (value: JsonValue | undefined): Record<string, JsonValue> | undefined =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? value : undefined;
+
+/** ` (did you mean lenses?)`, or the fields the schema knows there, for an unknown field of args. */
+function unknownFieldHint(schema: JsonValue, pointer: string, message: string): string {
+  if (message !== "unknown field") return "";
+  const segments = pointer.split("/").slice(1);
+  const field = segments.pop() ?? "";
+  let node = asObject(schema);
+  for (const segment of segments) {
+    const property: JsonValue | undefined = asObject(node?.properties)?.[segment];
+    node = asObject(property ?? (/^\d+$/.test(segment) ? node?.items : undefined));
+  }
+  const known = Object.keys(asObject(node?.properties) ?? {});
+  const near = closestName(field, known);
+  return near !== undefined ? ` (did you mean ${near}?)` : known.length > 0 ? ` (known: ${known.join(", ")})` : "";
 }
 
 /** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */

@@ -1,0 +1,82 @@
+/**
+ * `flow check`'s look at the globals a script calls by a plain name: `tools.<name>` for a tool the
+ * workflow may not call (it is not in `meta.tools`, nor always there), and an `agent({ … })`
+ * option written as a plain key that agent() does not take. Both would fail mid-run, after the
+ * children before them had run (and cost tokens); here they are problems at their position. A
+ * script that binds `tools` or `agent` itself is left alone for that name.
+ */
+import { closestName } from "../../runtime/closest-name.ts";
+import type { ParsedWorkflow } from "../../runtime/index.ts";
+import { TOOL_NAMES } from "../contract/envelope.ts";
+import { agentOptionsSchema } from "../contract/script-schemas.ts";
+import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
+import { walk, type AnyNode } from "./named-targets.ts";
+import type { Problem } from "./problem.ts";
+import { syntaxTree } from "./syntax-tree.ts";
+
+/** Every name a declaration, parameter or catch clause binds, however deep in its pattern. */
+function boundNames(program: AnyNode): Set<string> {
+  const names = new Set<string>();
+  const bind = (pattern: unknown): void => {
+    const node = pattern as AnyNode | null | undefined;
+    if (!node) return;
+    if (node.type === "Identifier") names.add(node.name as string);
+    else if (node.type === "ObjectPattern") for (const property of node.properties as AnyNode[]) bind(property.type === "RestElement" ? property.argument : property.value);
+    else if (node.type === "ArrayPattern") for (const element of node.elements as unknown[]) bind(element);
+    else if (node.type === "AssignmentPattern") bind(node.left);
+    else if (node.type === "RestElement") bind(node.argument);
+  };
+  walk(program, (node) => {
+    if (node.type === "VariableDeclarator") bind(node.id);
+    else if (node.type === "CatchClause") bind(node.param);
+    else if (/^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression|ClassDeclaration)$/.test(node.type)) {
+      bind(node.id);
+      for (const param of (node.params as unknown[] | undefined) ?? []) bind(param);
+    }
+  });
+  return names;
+}
+
+const keyName = (key: AnyNode): string | undefined => (key.type === "Identifier" ? (key.name as string) : key.type === "Literal" && typeof key.value === "string" ? key.value : undefined);
+
+export function literalCallProblems(source: string, file: string, workflow: ParsedWorkflow): Problem[] {
+  const program = syntaxTree(source) as unknown as AnyNode;
+  const bound = boundNames(program);
+  const available = [...new Set([...(workflow.meta.tools ?? []), ...FLOW_ALWAYS_TOOLS])].sort();
+  const agentOptions = Object.keys(agentOptionsSchema().properties as Record<string, unknown>);
+  const problems: Problem[] = [];
+  const report = (node: AnyNode, message: string) => problems.push({ file, line: node.loc!.start.line, column: node.loc!.start.column + 1, message });
+  walk(program, (node) => {
+    if (node.type === "MemberExpression" && node.computed !== true && !bound.has("tools")) {
+      const object = node.object as AnyNode;
+      const property = node.property as AnyNode;
+      if (object.type !== "Identifier" || object.name !== "tools" || property.type !== "Identifier") return;
+      const name = property.name as string;
+      if (available.includes(name)) return;
+      // Near pi-flow's own tools too, so a typo of one meta.tools does not name yet is not taken for another.
+      const near = closestName(name, [...new Set([...available, ...TOOL_NAMES])]);
+      const missing = `tools.${name} is not available to this workflow`;
+      report(
+        property,
+        near === undefined || near === name
+          ? `${missing}: name "${name}" in meta.tools (available now: ${available.join(", ")})`
+          : available.includes(near)
+            ? `${missing}; did you mean tools.${near}?`
+            : `${missing}; did you mean tools.${near}? Name "${near}" in meta.tools`,
+      );
+    }
+    if (node.type === "CallExpression" && !bound.has("agent")) {
+      const callee = node.callee as AnyNode;
+      const [options] = node.arguments as AnyNode[];
+      if (callee.type !== "Identifier" || callee.name !== "agent" || options?.type !== "ObjectExpression") return;
+      for (const property of options.properties as AnyNode[]) {
+        if (property.type !== "Property" || property.computed === true) continue;
+        const key = keyName(property.key as AnyNode);
+        if (key === undefined || agentOptions.includes(key)) continue;
+        const near = closestName(key, agentOptions);
+        report(property.key as AnyNode, `agent() does not take ${key}${near ? ` (did you mean ${near}?)` : ` (it takes ${agentOptions.join(", ")})`}`);
+      }
+    }
+  });
+  return problems;
+}

@@ -1,0 +1,9 @@
+/** One problem in a workflow file, with a 1-based position, as `flow check` prints it. */
+export interface Problem {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export const formatProblem = (problem: Problem): string => `${problem.file}:${problem.line}:${problem.column}: ${problem.message}`;
