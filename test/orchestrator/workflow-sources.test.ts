@@ -106,13 +106,13 @@ describe("parsing and arguments", () => {
     await expect(checkArgs(hostile, { slug: "b" }, "hostile.js")).rejects.toMatchObject({ code: "request_invalid", message: expect.stringMatching(/^args\/slug: /) });
   });
 
-  test("a misspelt argument names the one it is near, or the ones the schema knows, nested too", () => {
+  test("a misspelt argument names the one it is near, or the ones the schema knows, nested too", async () => {
     const review = parseSelected(selectWorkflow({ workflow: "review" }, dirs));
-    expect(() => checkArgs(review, { target: "x", lense: ["tests"] })).toThrow(/^args\/lense: unknown field \(did you mean lenses\?\)$/);
-    expect(() => checkArgs(review, { target: "x", verbose: true })).toThrow(/^args\/verbose: unknown field \(known: target, lenses\)$/);
+    await expect(checkArgs(review, { target: "x", lense: ["tests"] })).rejects.toThrow(/^args\/lense: unknown field \(did you mean lenses\?\)$/);
+    await expect(checkArgs(review, { target: "x", verbose: true })).rejects.toThrow(/^args\/verbose: unknown field \(known: target, lenses\)$/);
     const edit = parseSelected(selectWorkflow({ workflow: "parallel-edit" }, dirs));
-    expect(() => checkArgs(edit, { edits: [{ path: "a", task: "b" }, { path: "a", task: "b", rol: "worker" }] })).toThrow(/^args\/edits\/1\/rol: unknown field \(known: path, task\)$/);
-    expect(() => checkArgs(edit, { edits: [{ path: "a", task: "b" }], rol: "worker" })).toThrow(/^args\/rol: unknown field \(did you mean role\?\)$/);
+    await expect(checkArgs(edit, { edits: [{ path: "a", task: "b" }, { path: "a", task: "b", rol: "worker" }] })).rejects.toThrow(/^args\/edits\/1\/rol: unknown field \(known: path, task\)$/);
+    await expect(checkArgs(edit, { edits: [{ path: "a", task: "b" }], rol: "worker" })).rejects.toThrow(/^args\/rol: unknown field \(did you mean role\?\)$/);
   });
 });
 
