@@ -164,30 +164,45 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   expect(shapeOf(receipt.details, "diagnostics")).toEqual(shapeOf(here.details));
 }, 300_000);
 
-test("a steer to a fleet child whose answer the database already holds answers terminal, not queued, and nothing is noted undelivered", async () => {
+/** A background child running on the worker, waiting in its tool call until the test writes shared.release; and a client of the test's own. */
+async function heldChild(description: string): Promise<{ runId: string; db: pg.Client }> {
   const pi = sharedPi();
   const worker = sharedWorker();
-  rmSync(shared.release); // the child waits in its tool call until its coordinator has seen it running
+  rmSync(shared.release);
   const db = new pg.Client({ connectionString: fleet.pg.urlFor(DATABASE) });
   await db.connect();
   onTestFinished(() => db.end());
-  const accepted = await pi.callTool("external_delegate", delegation("Ended part", { background: true }));
+  const accepted = await pi.callTool("external_delegate", delegation(description, { background: true }));
   const { runId } = runOf(accepted);
   await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
   while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
+  return { runId, db };
+}
+
+/**
+ * A steer sent while `db` holds DBOS's status table locked (the caller COMMITs): resolves once the
+ * steer is answered or something waits on the lock (the steer's statement, or the coordinator's look
+ * at its children ahead of it on the same connection).
+ */
+async function steerBehindLock(db: pg.Client, runId: string, message: string): Promise<{ steered: Promise<ToolOutcome> }> {
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE");
+  let answered = false;
+  const steered = sharedPi().callTool("external_runs", { action: "steer", runIds: [runId], message }).finally(() => (answered = true));
+  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")).rowCount ?? 0;
+  while (!answered && (await waitsOnLock()) === 0) await sleep(20);
+  return { steered }; // wrapped: an async function handing back the promise itself would wait for it
+}
+
+test("a steer to a fleet child whose answer the database already holds answers terminal, not queued, and nothing is noted undelivered", async () => {
+  const pi = sharedPi();
+  const { runId, db } = await heldChild("Ended part");
   writeFileSync(shared.release, "");
   // The child's answer is in the database...
   const status = async () => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [`${runId}/delegate`])).rows[0]?.status;
   while ((await status()) !== "SUCCESS") await sleep(10);
-  // ...and its coordinator's next look at it waits on this lock: the steer comes before it has seen the answer.
-  await db.query("BEGIN");
-  await db.query("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE");
-  let answered = false;
-  const steered = pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Too late." }).finally(() => (answered = true));
-  // Answered, or waiting on the lock to learn from the database whether the child has ended.
-  // The steer's statement, or the coordinator's look at its children ahead of it on the same connection.
-  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")).rowCount ?? 0;
-  while (!answered && (await waitsOnLock()) === 0) await sleep(20);
+  // ...and its coordinator's next look at it waits on the lock: the steer comes before it has seen the answer.
+  const { steered } = await steerBehindLock(db, runId, "Too late.");
   await db.query("COMMIT");
   expect((await steered).structuredContent).toMatchObject({ ok: true, data: { runId, status: "terminal" } });
   await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
@@ -198,24 +213,9 @@ test("a steer to a fleet child whose answer the database already holds answers t
 
 test("Esc frees a steer that waits for a fleet child's database, and the child runs on", async () => {
   const pi = sharedPi();
-  const worker = sharedWorker();
-  rmSync(shared.release); // the child waits in its tool call until the test lets it go
-  const db = new pg.Client({ connectionString: fleet.pg.urlFor(DATABASE) });
-  await db.connect();
-  onTestFinished(() => db.end());
-  const accepted = await pi.callTool("external_delegate", delegation("Waited part", { background: true }));
-  const { runId } = runOf(accepted);
-  await worker.stdoutText(new RegExp(`started ${runId}/delegate run ${runId}`));
-  while ((await listed(pi, runId))?.state.status !== "running") await sleep(50);
-  // The database holds the steer's statement on a lock: the steer waits for its answer...
-  await db.query("BEGIN");
-  await db.query("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE");
-  let answered = false;
-  const steered = pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." }).finally(() => (answered = true));
-  // The steer's statement, or the coordinator's look at its children ahead of it on the same connection.
-  const waitsOnLock = async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()")).rowCount ?? 0;
-  while (!answered && (await waitsOnLock()) === 0) await sleep(20);
-  // ...until Esc, which ends the call while the lock is still held.
+  const { runId, db } = await heldChild("Waited part");
+  // The database holds the steer on a lock: the steer waits for its answer, until Esc ends the call.
+  const { steered } = await steerBehindLock(db, runId, "Also check the docs.");
   await pi.session.abort();
   const aborted = await steered;
   await db.query("COMMIT");

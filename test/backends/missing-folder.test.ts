@@ -74,25 +74,35 @@ test("a worker that takes a child it refused again puts it back for twice as lon
   expect(delays).toEqual([1, 2, 4, 8, 16, 30, 30]);
 }, 60_000);
 
-test("a child a worker took and then gave back for its missing folder is queued again in its coordinator's view, which says why; the worker that has the folder then runs it", async () => {
-  const databaseUrl = fleet.pg.urlFor("requeued_view");
+/**
+ * A Pi session on the dbos backend whose first child has run, and two stub workers: `having` (the
+ * session's project, with packages/new) stopped, `lacking` (a project without it) running; the
+ * refusal `lacking` notes waits on the lock `db` holds until the test COMMITs.
+ */
+async function oneWorkerLacksTheFolder(database: string, names: [string, string]) {
+  const databaseUrl = fleet.pg.urlFor(database);
   const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
   onTestFinished(() => pi.dispose());
   mkdirSync(join(pi.cwd, "packages", "new"), { recursive: true });
-  const having = fleet.startWorker("v2", databaseUrl, ["--stub"], pi.cwd);
-  const lacking = fleet.startWorker("v1", databaseUrl, ["--stub"]);
-  await Promise.all([having.stdoutText(/worker v2 ready/), lacking.stdoutText(/worker v1 ready/)]);
+  const having = fleet.startWorker(names[0], databaseUrl, ["--stub"], pi.cwd);
+  const lacking = fleet.startWorker(names[1], databaseUrl, ["--stub"]);
+  await Promise.all([having.stdoutText(new RegExp(`worker ${names[0]} ready`)), lacking.stdoutText(new RegExp(`worker ${names[1]} ready`))]);
   // A first child opens the coordinator's database (its migration would wait on the lock below).
   const first = await pi.callTool("external_workflow", { script: 'return (await agent({ role: "explorer", description: "First part", prompt: "Look.", context: { mode: "none" } })).value;' });
   expect(first.isError).toBe(false);
-  having.child.kill("SIGSTOP"); // alive, but takes nothing until v1 has given the child back
+  having.child.kill("SIGSTOP"); // alive, but takes nothing until the test lets it
   onTestFinished(() => void having.child.kill("SIGCONT"));
-  // v1's note of its refusal waits on this lock: the child stays taken by v1 until the test lets go.
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   onTestFinished(() => db.end());
   await db.query("BEGIN");
   await db.query("LOCK TABLE pi_flow.child_refusals IN EXCLUSIVE MODE");
+  return { pi, having, lacking, db };
+}
+
+test("a child a worker took and then gave back for its missing folder is queued again in its coordinator's view, which says why; the worker that has the folder then runs it", async () => {
+  // v1's note of its refusal waits on the lock: the child stays taken by v1 until the test lets go.
+  const { pi, having, lacking, db } = await oneWorkerLacksTheFolder("requeued_view", ["v2", "v1"]);
 
   const script = 'return (await agent({ role: "explorer", description: "New part", prompt: "Look.", cwd: "packages/new", context: { mode: "none" } })).value;';
   const accepted = await pi.callTool("external_workflow", { script, background: true });
@@ -119,23 +129,8 @@ test("a child a worker took and then gave back for its missing folder is queued 
 }, 120_000);
 
 test("a foreground workflow's progress line says briefly why a child a worker gave back is queued again, not just (queued)", async () => {
-  const databaseUrl = fleet.pg.urlFor("requeued_line");
-  const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
-  onTestFinished(() => pi.dispose());
-  mkdirSync(join(pi.cwd, "packages", "new"), { recursive: true });
-  const having = fleet.startWorker("l2", databaseUrl, ["--stub"], pi.cwd);
-  const lacking = fleet.startWorker("l1", databaseUrl, ["--stub"]);
-  await Promise.all([having.stdoutText(/worker l2 ready/), lacking.stdoutText(/worker l1 ready/)]);
-  const first = await pi.callTool("external_workflow", { script: 'return (await agent({ role: "explorer", description: "First part", prompt: "Look.", context: { mode: "none" } })).value;' });
-  expect(first.isError).toBe(false);
-  having.child.kill("SIGSTOP"); // alive, but takes nothing until the line has said why
-  onTestFinished(() => void having.child.kill("SIGCONT"));
-  // l1's note of its refusal waits on this lock: its coordinator sees the child taken by l1 first.
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  onTestFinished(() => db.end());
-  await db.query("BEGIN");
-  await db.query("LOCK TABLE pi_flow.child_refusals IN EXCLUSIVE MODE");
+  // l1's note of its refusal waits on the lock: its coordinator sees the child taken by l1 first.
+  const { pi, having, db } = await oneWorkerLacksTheFolder("requeued_line", ["l2", "l1"]);
 
   const waiters: { pattern: string; heard: (line: string) => void }[] = [];
   pi.session.subscribe((event) => {
