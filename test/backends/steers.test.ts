@@ -41,13 +41,22 @@ test("steers a worker could not hand over wait again in order, for the coordinat
     await sendSteer(pool, "wf_1/agent/0", "fourth");
     await settleSteers(pool, "wf_1/agent/0", taker.instance, ["third"]);
     expect((await takeSteers(pool, ["wf_1/agent/0"], undefined, { refusedToo: true })).taken.map((steer) => steer.message)).toEqual(["fourth", "third"]);
+    // A worker taken for dead that is alive still (a network split) takes none of a child DBOS has another run: no steer goes to both.
+    await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, executor_id) VALUES ('wf_split/agent/0', 'PENDING', 'w2')");
+    await sendSteer(pool, "wf_split/agent/0", "for the live one");
+    expect((await takeSteers(pool, ["wf_split/agent/0"], undefined, { taker })).taken).toEqual([]);
+    const live = await takeSteers(pool, ["wf_split/agent/0"], undefined, { taker: { worker: "w2", instance: "i2" } });
+    expect(live.taken.map((steer) => steer.message)).toEqual(["for the live one"]);
 
     const now = "(EXTRACT(EPOCH FROM now()) * 1000)::bigint";
     await pool.query(`INSERT INTO dbos.workflow_status (workflow_uuid, status, updated_at) VALUES ('wf_long/agent/0', 'SUCCESS', ${now} - 1200000), ('wf_busy/agent/0', 'PENDING', ${now})`);
     await sendSteer(pool, "wf_long/agent/0", "nobody came");
     await sendSteer(pool, "wf_busy/agent/0", "still wanted");
     await deleteSettledSessions(pool);
-    expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([{ workflow_id: "wf_busy/agent/0", message: "still wanted" }]);
+    expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers ORDER BY seq")).rows).toEqual([
+      { workflow_id: "wf_split/agent/0", message: "for the live one" }, // its child runs: taken, not saved yet
+      { workflow_id: "wf_busy/agent/0", message: "still wanted" },
+    ]);
   } finally {
     await pool.end();
   }
