@@ -38,9 +38,11 @@ export interface SavedSession {
 }
 
 /**
- * Writes `entries` as the session's entries from place `from` on, and replaces the steers not read
- * yet with `unread`, in one statement: a takeover never sees a steer both in the entries and among
- * the unread. Rows at those places are overwritten and rows after them deleted: a worker that
+ * Writes `entries` as the session's entries from place `from` on, replaces the steers not read
+ * yet with `unread`, and deletes from `pi_flow.steers` the rows (numbers `handed`) of the steers the
+ * worker took that these account for, in one statement: a takeover never sees a steer both in the
+ * entries and among the unread, nor both saved and still waiting, nor in neither place (the worker
+ * killed between a take and its save). Rows at those places are overwritten and rows after them deleted: a worker that
  * started afresh (nothing readable was saved) or continued from a gap owns the session from there
  * on, and rows it did not write (an earlier worker's, forged ones) must not stand in for its own; a
  * retried write writes the same rows again.
@@ -56,6 +58,7 @@ export async function appendSessionEntries(
   from: number,
   entries: readonly string[],
   unread: readonly string[],
+  handed: readonly string[] = [],
   dbosSchema = "dbos",
 ): Promise<boolean> {
   const { rows } = await db.query<{ mine: boolean }>(
@@ -72,9 +75,11 @@ export async function appendSessionEntries(
      ), kept AS (
        INSERT INTO pi_flow.child_session_steers (workflow_id, messages) SELECT $1, $5 WHERE $5::text IS NOT NULL AND (SELECT mine FROM owner)
        ON CONFLICT (workflow_id) DO UPDATE SET messages = EXCLUDED.messages RETURNING 1
+     ), saved AS (
+       DELETE FROM pi_flow.steers WHERE workflow_id = $1 AND seq = ANY($6::bigint[]) AND (SELECT mine FROM owner) RETURNING 1
      )
      SELECT mine FROM owner`,
-    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread) : null],
+    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread) : null, handed],
   );
   return rows[0]?.mine === true;
 }

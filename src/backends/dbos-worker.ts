@@ -21,7 +21,7 @@ import { requeueHeld } from "./requeue.ts";
 import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUIET_LOGGER, stalledMessage, statementTimedOut, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "./names.ts";
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
-import { returnSteers } from "./steers.ts";
+import { settleSteers } from "./steers.ts";
 import { deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
 import { leaveSession, sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { deleteSettledRefusals, refuse } from "./folder-refusals.ts";
@@ -221,19 +221,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       } finally {
         steering.close();
         running.delete(request.workflowId);
-        // A look that took steers for this child as it ended puts them back (below); so do the
-        // ones it never read: its coordinator, reading its answer, reports them not delivered. A
+        // A look that took steers for this child as it ended let them go (running-watch.ts). Those
+        // this instance took and did not save go now, in one statement with the ones the child never
+        // read, written back: its coordinator, reading its answer, reports those not delivered. A
         // child handed back keeps those its saved session holds, which the next worker hands over
-        // again; those whose save failed go back on the table, for that worker to take.
+        // again, and its taken rows wait again, for that worker to take.
         await watch.taking();
-        // A cancelled child's are not: its coordinator, seeing it cancelled, already said from the
-        // database what it had not read, and one put back now would wait there for no one.
+        // A cancelled child's unread are not written back: its coordinator, seeing it cancelled,
+        // already said from the database what it had not read, and one written now would wait there for no one.
         const cancelled = controller.signal.aborted && !handingBack;
         const undelivered = steering.undelivered.splice(0);
-        const back = handingBack && child.checkpoints ? await child.checkpoints.drain().then(() => child.checkpoints?.unwritten() ?? []) : cancelled ? [] : undelivered;
-        await returnSteers(pool, back.map((message) => ({ seq: null, workflowId: request.workflowId, message }))).catch((error: unknown) =>
-          options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error"),
-        );
+        await child.checkpoints?.drain();
+        const back = handingBack || cancelled ? [] : undelivered;
+        // Refused, the rows this instance took stay, taken: the next worker or the coordinator takes them.
+        await settleSteers(pool, request.workflowId, me.instance, back, { handedBack: handingBack }).catch((error: unknown) => {
+          if (back.length > 0) options.onSteersLost(request.workflowId, back, errorCode(error) ?? "error");
+        });
         settle();
       }
     };
@@ -297,7 +300,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       })
       .catch(() => undefined); // the database is away: the next sweep tries again
   }, sweepMs);
-  const watching = (watch = watchRunningChildren(pool, running, options.onSteered));
+  const watching = (watch = watchRunningChildren(pool, { worker: options.name, instance: me.instance }, running, options.onSteered));
   /** How long a stopping worker waits for the database at each step: as long as a connection may take to open. */
   const stopWithinMs = connectTimeoutMs(options.databaseUrl);
   return {

@@ -3,13 +3,14 @@
  * steers its coordinator sent through the database, and aborts those whose workflow was cancelled
  * (a cancel reaches a DBOS step only at its next DBOS call, and a child's step makes none while it
  * runs). Contract with dbos-worker.ts: `running` is the worker's own map, read at each look; a child
- * that ends awaits `taking()` before it puts its unread steers back, so none the look took is lost.
+ * that ends awaits `taking()` before it settles its steers (`settleSteers`), so none the look took is
+ * left behind. A steer taken stays in the table, marked taken by this instance, until it is saved.
  */
 import type { Pool } from "pg";
 import type { SteeringInbox } from "../harnesses/index.ts";
 import { readChildStatuses } from "./child-watch.ts";
 import type { SessionCheckpoints } from "./session-checkpoint.ts";
-import { returnSteers, takeSteers, type TakenSteer } from "./steers.ts";
+import { letGoSteers, takeSteers, type SteerTaker, type TakenSteer } from "./steers.ts";
 
 /** How often the worker looks for cancels of, and steers for, the children it runs. */
 export const CANCEL_WATCH_MS = 500;
@@ -31,36 +32,36 @@ export interface RunningWatch {
   stop(): void;
 }
 
-export function watchRunningChildren(pool: Pool, running: ReadonlyMap<string, RunningChild>, onSteered: (workflowId: string) => void): RunningWatch {
+export function watchRunningChildren(pool: Pool, taker: SteerTaker, running: ReadonlyMap<string, RunningChild>, onSteered: (workflowId: string) => void): RunningWatch {
   let watching = false;
   let taking: Promise<void> = Promise.resolve();
   const statuses = readChildStatuses(pool);
   const watch = setInterval(() => {
     if (watching || running.size === 0) return;
     watching = true;
-    // Taken only for a child that saves what it is handed beside its session (a steer is deleted from
-    // the table as it is taken: one held in memory alone dies with a killed worker), or that takes
-    // none, whose steers go back once, refused. The others' wait in the table until their session opens.
+    // Taken only for a child that saves what it is handed beside its session (the save deletes the
+    // row), or that takes none, whose steers are let go once, refused. The others' wait in the
+    // table until their session opens.
     const takers = [...running].filter(([, child]) => child.checkpoints !== undefined || child.steering.takesNone).map(([id]) => id);
-    const steers = (taking = takeSteers(pool, takers)
+    const steers = (taking = takeSteers(pool, takers, undefined, { taker })
       // Steers too large to read stay in the table as written: the child's coordinator says so when its answer is in.
       .then(async ({ taken }) => {
         const unsent: TakenSteer[] = [];
         const refused: TakenSteer[] = [];
         for (const steer of taken) {
           const child = running.get(steer.workflowId);
-          // Ended meanwhile: back into the table, not dropped. Its harness takes no steers: back
-          // once, marked refused, so no look takes it again while the child runs.
+          // Ended meanwhile: let go, to wait again. Its harness takes no steers: let go once,
+          // marked refused, so no look takes it again while the child runs.
           if (!child?.steering.send(steer.message)) {
             (child?.steering.takesNone ? refused : unsent).push(steer);
             continue;
           }
           // Saved with the child's session until a saved turn holds it: a takeover hands it over again.
-          child.checkpoints?.handed(steer.message);
+          child.checkpoints?.handed(steer.message, steer.seq);
           onSteered(steer.workflowId);
         }
-        await returnSteers(pool, unsent);
-        await returnSteers(pool, refused, { refused: true });
+        await letGoSteers(pool, taker.instance, unsent);
+        await letGoSteers(pool, taker.instance, refused, { refused: true });
       })
       .catch(() => undefined)); // the database is away: the next look takes them
     // One query of pi-flow's own for every running child, reading only their statuses: DBOS's

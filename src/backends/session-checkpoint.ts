@@ -26,19 +26,14 @@ export interface SessionCheckpoints {
   save(entries: readonly SessionEntry[]): void;
   /**
    * The worker handed this steer to the child: saved beside the session (until a saved turn holds
-   * it), so that a takeover hands it over again; like `save`, never throws nor waits.
+   * it), so that a takeover hands it over again; like `save`, never throws nor waits. `seq`: its row
+   * in `pi_flow.steers`, kept there (taken) until the write that saves it deletes it.
    */
-  handed(message: string): void;
+  handed(message: string, seq: string): void;
   /** Resolves once every checkpoint asked for so far is written or has failed. */
   drain(): Promise<void>;
   /** After `drain`: whether the database holds the whole session as last saved (how many entries), or why not. */
   stored(): StoredSession;
-  /**
-   * After `drain`: the steers handed to the child that neither the saved session nor the unread
-   * steers saved beside it hold (their write failed), oldest first: a worker handing the child back
-   * puts them back on the table, or a takeover would never hand them over.
-   */
-  unwritten(): string[];
   /**
    * Saves no later turn: the child is about to be stopped to go back on the queue, and what its
    * stop adds (a tool call cut off as "aborted", an answer cut short) is not a turn to continue from.
@@ -72,17 +67,6 @@ interface Snapshot {
   handedAt: number;
 }
 
-/** `all` less one of each of `less`, in order. */
-function without(all: readonly string[], less: readonly string[]): string[] {
-  const left = [...less];
-  return all.filter((message) => {
-    const index = left.indexOf(message);
-    if (index < 0) return true;
-    left.splice(index, 1);
-    return false;
-  });
-}
-
 export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT_MAX_BYTES): SessionCheckpoints {
   // Entries already in the database: a continued session's saved ones are there from the start.
   let stored = place.saved?.entries.length ?? 0;
@@ -92,6 +76,8 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   let writing: Promise<void> = Promise.resolve();
   /** Every steer handed to the child since this worker took it, in order. */
   const handed: string[] = [];
+  /** The rows in `pi_flow.steers` of steers handed over that no write has saved yet: the next write deletes them. */
+  let unsavedSeqs: string[] = [];
   let latest: Snapshot = { entries: place.saved?.entries ?? [], unread: place.saved?.steers ?? [], handedAt: 0 };
   /** The snapshot whose entries the database holds, and the unread steers written beside them. */
   let storedSnapshot = latest;
@@ -114,12 +100,14 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
     // the bound no turn is saved, and a takeover loses the later turns: the steers they read go with them.
     const target = lines.length > 0 || full || stored >= snapshot.entries.length ? snapshot : storedSnapshot;
     const unread = unreadOf(target);
-    if (lines.length === 0 && JSON.stringify(unread) === JSON.stringify(unreadSaved)) {
+    const seqs = unsavedSeqs;
+    if (lines.length === 0 && seqs.length === 0 && JSON.stringify(unread) === JSON.stringify(unreadSaved)) {
       storedSnapshot = target;
       return;
     }
     try {
-      if (!(await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread))) return refused(TAKEN);
+      if (!(await appendSessionEntries(place.pool, place.workflowId, place.worker, stored, lines, unread, seqs))) return refused(TAKEN);
+      unsavedSeqs = unsavedSeqs.filter((seq) => !seqs.includes(seq));
       stored += lines.length;
       bytes += lines.length > 0 ? size : 0;
       storedSnapshot = target;
@@ -136,8 +124,9 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
       latest = { entries: [...entries], unread: [...place.unread()], handedAt: handed.length };
       writing = writing.then(write(latest));
     },
-    handed(message) {
+    handed(message, seq) {
       handed.push(message);
+      unsavedSeqs = [...unsavedSeqs, seq];
       writing = writing.then(write(latest));
     },
     drain: () => writing,
@@ -147,7 +136,6 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
       if (stored < latest.entries.length) return { unsaved: "its last checkpoint was not written" };
       return { entries: stored };
     },
-    unwritten: () => without(unreadOf(storedSnapshot), unreadSaved),
     freeze() {
       frozen = true;
     },

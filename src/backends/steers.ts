@@ -1,12 +1,14 @@
 /**
  * Steers that cross machines: `external_runs steer` on the coordinator writes the message into
- * `pi_flow.steers`; the worker running the child takes it (once: the row is deleted in the same
- * statement, so no message outlives its delivery in the database) and queues it in the child's Pi
- * session, as a local steer is. A message not yet
- * taken waits for whichever worker runs the child, also after a takeover. A message the worker took
- * but could not hand to the child (it had just ended, or its harness takes no steers) goes back into
- * the table under its own number; whatever is left once the child's answer is in, the coordinator
- * takes and writes to the run's diagnostics as not delivered: no steer vanishes unsaid.
+ * `pi_flow.steers`; the worker running the child takes it (marks it `taken_by` its instance, so it
+ * takes it once) and queues it in the child's Pi session, as a local steer is. The row goes only in
+ * the statement that saves the steer beside the child's session (child-sessions.ts), or as the child
+ * ends: a worker killed between take and save leaves it in the table, where the worker that takes
+ * the child over takes it again, or its coordinator reports it. A message not yet taken waits for
+ * whichever worker runs the child, also after a takeover. A message the worker took but could not
+ * hand to the child (it had just ended, or its harness takes no steers) is let go in place;
+ * whatever is left once the child's answer is in, the coordinator takes and writes to the run's
+ * diagnostics as not delivered: no steer vanishes unsaid.
  */
 import type { Client, Pool, PoolClient } from "pg";
 import { FlowError } from "../contract/errors.ts";
@@ -18,6 +20,8 @@ export async function ensureSteersTable(db: Queryable): Promise<void> {
   await db.query(
     "CREATE TABLE IF NOT EXISTS pi_flow.steers (seq bigserial PRIMARY KEY, workflow_id text NOT NULL, message text NOT NULL, sent_at timestamptz NOT NULL DEFAULT now(), taken_at timestamptz)",
   );
+  // The worker instance that handed the steer to its child and has not saved it beside the session yet.
+  await db.query("ALTER TABLE pi_flow.steers ADD COLUMN IF NOT EXISTS taken_by text");
   await db.query("CREATE INDEX IF NOT EXISTS steers_waiting ON pi_flow.steers (workflow_id) WHERE taken_at IS NULL");
 }
 
@@ -40,8 +44,8 @@ export async function sendSteerWhileRunning(db: Queryable, workflowId: string, m
 }
 
 export interface TakenSteer {
-  /** Its place in the order steers were sent; null for one put back without it (it goes last). */
-  seq: string | null;
+  /** Its row's number: its place in the order steers were sent. */
+  seq: string;
   workflowId: string;
   message: string;
 }
@@ -89,28 +93,46 @@ export interface SteersTake {
   tooLarge: FlowError[];
 }
 
+/** A worker taking the steers of the children it runs: its name (their DBOS executor) and its process's instance. */
+export interface SteerTaker {
+  worker: string;
+  instance: string;
+}
+
 /**
  * Takes the waiting messages of these children, oldest first: each is returned to one caller only.
- * `refusedToo`: also those a worker put back as refused (its child's harness takes none), which
- * only the coordinator takes, as undelivered.
+ * The coordinator's take (no `taker`) deletes them; `refusedToo` also takes those a worker let go
+ * as refused (its child's harness takes none), and those a worker took and did not save (it died).
+ * A worker's take keeps them, marked `taken_by` its instance, until the save beside the child's
+ * session deletes them (child-sessions.ts) or the child ends (`settleSteers`): it takes only the
+ * steers of children DBOS has it run, so a worker taken for dead that is alive still takes none,
+ * and those another instance took and did not save (it died, or stopped) it takes again.
  * A child's steers are taken whole or not at all, and one take reads at most `maxBytes`, as the
  * server measures them first: the steers of a child over it are left as written (and named in
  * `tooLarge`), those of children past the bound together wait for the next take.
  */
-export async function takeSteers(db: Queryable, workflowIds: readonly string[], maxBytes = MAX_STEER_READ_BYTES, { refusedToo = false }: { refusedToo?: boolean } = {}): Promise<SteersTake> {
+export async function takeSteers(
+  db: Queryable,
+  workflowIds: readonly string[],
+  maxBytes = MAX_STEER_READ_BYTES,
+  { refusedToo = false, taker, dbosSchema = "dbos" }: { refusedToo?: boolean; taker?: SteerTaker; dbosSchema?: string } = {},
+): Promise<SteersTake> {
   if (workflowIds.length === 0) return { taken: [], tooLarge: [] };
+  const takeable = `(s.taken_at IS NULL OR $3) AND ($4::text IS NULL OR (s.taken_by IS DISTINCT FROM $4
+    AND NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id AND w.executor_id <> $5)))`;
+  const take = taker
+    ? `UPDATE pi_flow.steers s SET taken_by = $4 FROM fitting f WHERE s.workflow_id = f.workflow_id AND ${takeable} RETURNING s.seq, s.workflow_id, s.message`
+    : `DELETE FROM pi_flow.steers s USING fitting f WHERE s.workflow_id = f.workflow_id AND ${takeable} RETURNING s.seq, s.workflow_id, s.message`;
   const { rows } = await db.query<{ seq: string | null; workflow_id: string; message: string | null; bytes: string | null }>(
     `WITH waiting AS (
-       SELECT workflow_id, sum(octet_length(message))::bigint AS bytes, min(seq) AS first FROM pi_flow.steers
-       WHERE (taken_at IS NULL OR $3) AND workflow_id = ANY($1) GROUP BY workflow_id
+       SELECT workflow_id, sum(octet_length(message))::bigint AS bytes, min(seq) AS first FROM pi_flow.steers s
+       WHERE ${takeable} AND workflow_id = ANY($1) GROUP BY workflow_id
      ), fitting AS (
        SELECT workflow_id FROM (SELECT workflow_id, sum(bytes) OVER (ORDER BY first) AS upto FROM waiting WHERE bytes <= $2) f WHERE upto <= $2
-     ), taken AS (
-       DELETE FROM pi_flow.steers s USING fitting f WHERE s.workflow_id = f.workflow_id AND (s.taken_at IS NULL OR $3) RETURNING s.seq, s.workflow_id, s.message
-     )
+     ), taken AS (${take})
      SELECT seq, workflow_id, message, NULL::bigint AS bytes FROM taken
      UNION ALL SELECT NULL, workflow_id, NULL, bytes FROM waiting WHERE bytes > $2`,
-    [workflowIds, maxBytes, refusedToo],
+    [workflowIds, maxBytes, refusedToo, taker?.instance ?? null, taker?.worker ?? null],
   );
   const taken = rows
     .filter((row): row is typeof row & { seq: string; message: string } => row.seq !== null && row.message !== null)
@@ -121,16 +143,34 @@ export async function takeSteers(db: Queryable, workflowIds: readonly string[], 
 }
 
 /**
- * Puts back steers taken but not handed to their child, in their old order, for the coordinator to
- * report. `refused`: the child's harness takes no steers, so they are marked taken (`taken_at`) and
- * no worker takes them again; only the coordinator's take of undelivered steers does.
+ * Lets go, in place, steers a worker took but could not hand to their child (it had just ended):
+ * they wait again, in their old order. `refused`: the child's harness takes no steers, so they are
+ * marked `taken_at` and no worker takes them again; only the coordinator's take of undelivered
+ * steers does. One statement: the rows never leave the table.
  */
-export async function returnSteers(db: Queryable, steers: readonly TakenSteer[], { refused = false }: { refused?: boolean } = {}): Promise<void> {
+export async function letGoSteers(db: Queryable, instance: string, steers: readonly TakenSteer[], { refused = false }: { refused?: boolean } = {}): Promise<void> {
   if (steers.length === 0) return;
   await db.query(
-    `INSERT INTO pi_flow.steers (seq, workflow_id, message, taken_at)
-     SELECT COALESCE(s, nextval(pg_get_serial_sequence('pi_flow.steers', 'seq'))), w, m, CASE WHEN $4 THEN now() END FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(s, w, m)
-     ON CONFLICT (seq) DO NOTHING`,
-    [steers.map((steer) => steer.seq), steers.map((steer) => steer.workflowId), steers.map((steer) => steer.message), refused],
+    "UPDATE pi_flow.steers SET taken_by = NULL, taken_at = CASE WHEN $3 THEN now() ELSE taken_at END WHERE seq = ANY($1::bigint[]) AND taken_by = $2",
+    [steers.map((steer) => steer.seq), instance, refused],
+  );
+}
+
+/**
+ * A child's end on this worker, for the steers of it this instance took and did not save: in one
+ * statement, those rows go (the child was handed them: `unread` says which it never read) or, when
+ * the child goes back on the queue (`handedBack`), wait again for the next worker; and `unread`, the
+ * messages it held and never read, are written back for its coordinator to report (they follow the
+ * steers still waiting).
+ */
+export async function settleSteers(db: Queryable, workflowId: string, instance: string, unread: readonly string[], { handedBack = false }: { handedBack?: boolean } = {}): Promise<void> {
+  await db.query(
+    `WITH delivered AS (
+       DELETE FROM pi_flow.steers WHERE workflow_id = $1 AND taken_by = $2 AND NOT $4 RETURNING 1
+     ), released AS (
+       UPDATE pi_flow.steers SET taken_by = NULL WHERE workflow_id = $1 AND taken_by = $2 AND $4 RETURNING 1
+     )
+     INSERT INTO pi_flow.steers (workflow_id, message) SELECT $1, message FROM unnest($3::text[]) AS t(message)`,
+    [workflowId, instance, unread, handedBack],
   );
 }

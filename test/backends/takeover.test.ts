@@ -213,10 +213,10 @@ test("a steer a turn read before that turn was saved stays among the saved unrea
     const checkpoints = sessionCheckpoints({ pool, workflowId: id, worker: "w1", saved: null, unread: () => unread, onDiagnostic: () => undefined });
     checkpoints.save(entries("turn one").slice(0, 1));
     unread = ["first"];
-    checkpoints.handed("first");
+    checkpoints.handed("first", "1");
     unread = []; // the next turn's model request took it; that turn has not ended
     unread = ["second"];
-    checkpoints.handed("second");
+    checkpoints.handed("second", "2");
     await checkpoints.drain();
     // A takeover continues from the saved turn, which never read "first": both are handed over again.
     expect((await loadSavedSession(pool, id))?.steers).toEqual(["first", "second"]);
@@ -224,7 +224,6 @@ test("a steer a turn read before that turn was saved stays among the saved unrea
     checkpoints.save(entries("turn one"));
     await checkpoints.drain();
     expect(await loadSavedSession(pool, id)).toMatchObject({ entries: entries("turn one"), steers: ["second"] });
-    expect(checkpoints.unwritten()).toEqual([]);
   } finally {
     await pool.end();
   }
