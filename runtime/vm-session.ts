@@ -24,6 +24,9 @@ const BYTES_PER_CHAR = 2;
  */
 const OUTPUT_FLUSH_MS = 10;
 
+/** The limit that counts each kind of call. */
+const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" } as const;
+
 /** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
 export function wrapScript(body: string): string {
   return `__flow_start(async function () { "use strict";\n${body}\n});`;
@@ -41,6 +44,8 @@ export class VmSession {
   /** Calls the host has not answered yet, with the characters of JSON each sent over. */
   private readonly inflight = new Map<number, number>();
   private inflightChars = 0;
+  /** agent() and tools.* calls sent so far: the host counts them too, but only once they arrive. */
+  private readonly sentCalls = { agent: 0, tool: 0 };
   private outcome: VmOutcome | undefined;
   private outputChars = 0;
   /** Output not yet sent to the host, and when it was last sent. */
@@ -283,6 +288,13 @@ export class VmSession {
     }
     const refused = this.tooDeep(text, what) ?? this.overHostBytes(this.inflightChars + text.length + this.store.chars, what);
     if (refused) return refused;
+    // Past its limit a call ends the run here, as the host would: the script runs no further, so
+    // nothing it does after the call (output, store writes, more calls) reaches the host.
+    if (kind !== "discover" && ++this.sentCalls[kind] > this.message.limits[CALL_LIMITS[kind]]) {
+      const message = limitMessage(CALL_LIMITS[kind], this.message.limits);
+      this.outcome = { ok: false, error: { kind: "limit", code: CALL_LIMITS[kind], message } };
+      return refuse("RangeError", message, CALL_LIMITS[kind]);
+    }
     const id = this.nextId++;
     this.inflight.set(id, text.length);
     this.inflightChars += text.length;
