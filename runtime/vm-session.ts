@@ -27,9 +27,12 @@ const OUTPUT_FLUSH_MS = 10;
 /** The limit that counts each kind of call. */
 const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" } as const;
 
-/** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
+/**
+ * One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and
+ * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone.
+ */
 export function wrapScript(body: string): string {
-  return `__flow_start(async function () { "use strict";\n${body}\n});`;
+  return `__flow_start(function (__flow_uncaught) { return async function () { "use strict"; try {\n${body}\n} catch (__flow_error) { throw __flow_uncaught(__flow_error); } }; });`;
 }
 
 export class VmSession {
@@ -253,6 +256,10 @@ export class VmSession {
       }
       case "finish":
         return this.settle(str(1), str(2));
+      case "out_of_memory":
+        // The prelude's uncaught(): QuickJS threw null for want of memory (prelude.ts).
+        this.outcome = { ok: false, error: limitFailure("memoryBytes", this.message.limits) };
+        return { ok: true, value: null };
       default:
         return refuse("TypeError", `unknown host operation ${String(op)}`);
     }
