@@ -7,8 +7,7 @@ import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import { CpuMeter } from "./cpu-meter.ts";
 import { SHARED_STOP, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
-import type { LimitName } from "./types.ts";
-import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
+import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
 import { VmStore } from "./vm-store.ts";
 
@@ -350,13 +349,4 @@ export class VmSession {
     }
     return { ok: true, value: null };
   }
-}
-
-function refuse(name: string, message: string, code?: string): HostReply {
-  return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
-}
-
-/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
-function refuseLimit(limit: LimitName, message: string): HostReply {
-  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }

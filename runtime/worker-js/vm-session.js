@@ -8,8 +8,7 @@ import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
 import { CpuMeter } from "./cpu-meter.js";
 import { SHARED_STOP,                                                                                                      } from "./protocol.js";
-                                            
-import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
+import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo,                 } from "./vm-failure.js";
                                                               
 import { VmStore } from "./vm-store.js";
 
@@ -351,13 +350,4 @@ export class VmSession {
     }
     return { ok: true, value: null };
   }
-}
-
-function refuse(name        , message        , code         )            {
-  return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
-}
-
-/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
-function refuseLimit(limit           , message        )            {
-  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }
