@@ -153,6 +153,9 @@ describe("limits enforced on a running script", () => {
       const { result } = await run(script, { limits: { memoryBytes } });
       expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: "uncaught null" });
     }
+    // The wrapper's hand-off is in the script's scope; called with room to spare, it reports nothing.
+    const called = await run("__flow_uncaught(null);\nreturn 1;", { limits: { memoryBytes } });
+    expect(value(called.result)).toBe(1);
   });
 
   it("ends runaway recursion at the stack limit", async () => {
