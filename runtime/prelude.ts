@@ -204,12 +204,27 @@ function errorInfo(error) {
   }
 }
 
-// The wrapper line calls this once with the script's async function.
-define("__flow_start", function (main) {
+// QuickJS throws null when it cannot even allocate its out-of-memory error. The script's
+// outermost frame hands each uncaught value here while what it holds is still alive: a null that
+// arrives when not even a few KiB more fit is the memory limit, not the script's own throw null.
+const MemoryProbe = ArrayBuffer;
+function uncaught(error) {
+  if (error === null) {
+    try {
+      new MemoryProbe(4096);
+    } catch {
+      host("out_of_memory");
+    }
+  }
+  return error;
+}
+
+// The wrapper line calls this once with a function that takes uncaught() and returns the script's async function.
+define("__flow_start", function (wrapped) {
   delete g.__flow_start;
   let promise;
   try {
-    promise = main();
+    promise = wrapped(uncaught)();
   } catch (error) {
     promise = Promise.reject(error);
   }

@@ -33,11 +33,25 @@ export const PROCESS_GLOBALS = {
 
 export type ProcessGlobalKey = keyof typeof PROCESS_GLOBALS;
 
-/** The process's one value under `key`, made by `make` the first time any copy of pi-flow asks. */
-export function processGlobal<T>(key: ProcessGlobalKey, make: () => T): T {
+/**
+ * The process's one value under `key`, made by `make` the first time any copy of pi-flow asks.
+ *
+ * A store outlives the copy that made it, so a newer copy after an upgrade would be handed the
+ * older copy's store: a store whose shape changes (a method added, renamed or answering
+ * differently) must say so with a higher `shape`. Each shape is a store of its own (shape 1 sits
+ * under the bare key, where copies before shapes put it): the newer copy makes one, and the older
+ * copies still alive keep using theirs, which they alone understand.
+ */
+export function processGlobal<T>(key: ProcessGlobalKey, make: () => T, shape = 1): T {
   const holder = globalThis as { [symbol: symbol]: unknown };
-  const symbol = Symbol.for(key);
+  const symbol = Symbol.for(storeName(key, shape));
   holder[symbol] ??= make();
-  // The key names one store, and every copy of this module makes it with the same maker.
+  // The key and shape name one store, and every copy of this module makes it with the same maker.
   return holder[symbol] as T;
+}
+
+/** The global name of one shape of the store under `key`. */
+function storeName(key: ProcessGlobalKey, shape: number): string {
+  if (!Number.isSafeInteger(shape) || shape < 1) throw new RangeError(`the shape of a process-wide store is a whole number from 1 (${key}: ${shape})`);
+  return shape === 1 ? key : `${key}#shape${shape}`;
 }

@@ -4,6 +4,7 @@ import { isLimitName, limitMessage } from "./limits.ts";
 import type { VmFailure } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS, MAX_STACK_CHARS, sanitizeIdentifier } from "./text.ts";
 import type { LimitName, WorkflowLimits } from "./types.ts";
+import type { HostReply } from "./vm-prepared.ts";
 
 /** The readable fields of a thrown value. */
 export interface ThrownInfo {
@@ -69,4 +70,14 @@ export function classifyThrown(info: ThrownInfo, limits: WorkflowLimits): VmFail
   const runId = info.runId === undefined ? undefined : sanitizeIdentifier(info.runId);
   if (runId !== undefined) failure.runId = runId;
   return failure;
+}
+
+/** A host operation's refusal: the prelude throws it in the script as an error of that name. */
+export function refuse(name: string, message: string, code?: string): HostReply {
+  return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
+}
+
+/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
+export function refuseLimit(limit: LimitName, message: string): HostReply {
+  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }

@@ -5,6 +5,7 @@ import { isLimitName, limitMessage } from "./limits.js";
                                                
 import { capText, MAX_ERROR_MESSAGE_CHARS, MAX_STACK_CHARS, sanitizeIdentifier } from "./text.js";
                                                             
+                                                  
 
 /** The readable fields of a thrown value. */
                              
@@ -70,4 +71,14 @@ export function classifyThrown(info            , limits                )        
   const runId = info.runId === undefined ? undefined : sanitizeIdentifier(info.runId);
   if (runId !== undefined) failure.runId = runId;
   return failure;
+}
+
+/** A host operation's refusal: the prelude throws it in the script as an error of that name. */
+export function refuse(name        , message        , code         )            {
+  return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
+}
+
+/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
+export function refuseLimit(limit           , message        )            {
+  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }

@@ -8,8 +8,7 @@ import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
 import { CpuMeter } from "./cpu-meter.js";
 import { SHARED_STOP,                                                                                                      } from "./protocol.js";
-                                            
-import { classifyThrown, limitFailure, parseThrownInfo, thrownInfo,                 } from "./vm-failure.js";
+import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo,                 } from "./vm-failure.js";
                                                               
 import { VmStore } from "./vm-store.js";
 
@@ -25,9 +24,15 @@ const BYTES_PER_CHAR = 2;
  */
 const OUTPUT_FLUSH_MS = 10;
 
-/** One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and columns. */
+/** The limit that counts each kind of call. */
+const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" }         ;
+
+/**
+ * One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and
+ * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone.
+ */
 export function wrapScript(body        )         {
-  return `__flow_start(async function () { "use strict";\n${body}\n});`;
+  return `__flow_start(function (__flow_uncaught) { return async function () { "use strict"; try {\n${body}\n} catch (__flow_error) { throw __flow_uncaught(__flow_error); } }; });`;
 }
 
 export class VmSession {
@@ -42,6 +47,8 @@ export class VmSession {
   /** Calls the host has not answered yet, with the characters of JSON each sent over. */
                    inflight = new Map                ();
           inflightChars = 0;
+  /** agent() and tools.* calls sent so far: the host counts them too, but only once they arrive. */
+                   sentCalls = { agent: 0, tool: 0 };
           outcome                       ;
           outputChars = 0;
   /** Output not yet sent to the host, and when it was last sent. */
@@ -249,6 +256,10 @@ export class VmSession {
       }
       case "finish":
         return this.settle(str(1), str(2));
+      case "out_of_memory":
+        // The prelude's uncaught(): QuickJS threw null for want of memory (prelude.ts).
+        this.outcome = { ok: false, error: limitFailure("memoryBytes", this.message.limits) };
+        return { ok: true, value: null };
       default:
         return refuse("TypeError", `unknown host operation ${String(op)}`);
     }
@@ -284,6 +295,13 @@ export class VmSession {
     }
     const refused = this.tooDeep(text, what) ?? this.overHostBytes(this.inflightChars + text.length + this.store.chars, what);
     if (refused) return refused;
+    // Past its limit a call ends the run here, as the host would: the script runs no further, so
+    // nothing it does after the call (output, store writes, more calls) reaches the host.
+    if (kind !== "discover" && ++this.sentCalls[kind] > this.message.limits[CALL_LIMITS[kind]]) {
+      const message = limitMessage(CALL_LIMITS[kind], this.message.limits);
+      this.outcome = { ok: false, error: { kind: "limit", code: CALL_LIMITS[kind], message } };
+      return refuse("RangeError", message, CALL_LIMITS[kind]);
+    }
     const id = this.nextId++;
     this.inflight.set(id, text.length);
     this.inflightChars += text.length;
@@ -332,13 +350,4 @@ export class VmSession {
     }
     return { ok: true, value: null };
   }
-}
-
-function refuse(name        , message        , code         )            {
-  return { ok: false, error: code === undefined ? { name, message } : { name, message, code } };
-}
-
-/** A catchable RangeError for a limit the runtime enforces; uncaught, it ends the run as kind "limit". */
-function refuseLimit(limit           , message        )            {
-  return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }

@@ -205,7 +205,12 @@ export class PatternChecker {
   }
 }
 
-const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker());
+/**
+ * The shape of the process's checker (runtime/process-global.ts): 1 had check(value, schema,
+ * limitMs) only; 2 has run(work, limitMs, signal). A copy of another shape keeps its own.
+ */
+const CHECKER_SHAPE = 2;
+const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker(), CHECKER_SHAPE);
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
 export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<PatternCheck> {

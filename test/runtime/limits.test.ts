@@ -142,6 +142,22 @@ describe("limits enforced on a running script", () => {
     expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (8388608) reached" });
   });
 
+  it("ends a script that fills its memory with small objects at the memory limit, while its own throw null stays its error", async () => {
+    // The last small allocation leaves no room for QuickJS's out-of-memory error: it throws null instead.
+    const memoryBytes = 8 * 1024 * 1024;
+    for (const script of ["let l = null;\nwhile (true) l = { l };", "let l = null;\nawait null;\nwhile (true) l = [l];"]) {
+      const { result } = await run(script, { limits: { memoryBytes } });
+      expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (8388608) reached" });
+    }
+    for (const script of ["throw null;", "const kept = [];\nfor (let i = 0; i < 10000; i++) kept.push({ i });\nawait null;\nthrow null;"]) {
+      const { result } = await run(script, { limits: { memoryBytes } });
+      expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: "uncaught null" });
+    }
+    // The wrapper's hand-off is in the script's scope; called with room to spare, it reports nothing.
+    const called = await run("__flow_uncaught(null);\nreturn 1;", { limits: { memoryBytes } });
+    expect(value(called.result)).toBe(1);
+  });
+
   it("ends runaway recursion at the stack limit", async () => {
     const { result } = await run("function down(n) { return down(n + 1) + 1; }\nreturn down(0);", { limits: { stackBytes: 128 * 1024 } });
     expect(failure(result)).toEqual({ kind: "limit", code: "stackBytes", message: "stack limit (131072) reached" });

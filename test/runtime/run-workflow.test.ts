@@ -305,6 +305,22 @@ describe("runWorkflow: tools", () => {
     });
     expect(failure(result)).toEqual({ kind: "limit", code: "toolCalls", message: "tool call limit (2) reached" });
   });
+
+  it("ends the run at the call past the limit: what the script does after it is never journaled", async () => {
+    for (const [call, limits, code, message] of [
+      ["tools.t({})", { toolCalls: 2 }, "toolCalls", "tool call limit (2) reached"],
+      ["agent({ prompt: 'p' })", { agentCalls: 2 }, "agentCalls", "agent call limit (2) reached"],
+    ] as const) {
+      const { result, events } = await run(`${call}; ${call}; ${call}.catch(() => {});\nstore("after", 1);\ntext("after the refused call");`, {
+        limits,
+        host: { tools: { t: async () => 1 } },
+      });
+      expect(failure(result)).toEqual({ kind: "limit", code, message });
+      expect(result.output).toBe("");
+      expect(events.filter((event) => event.type === "store")).toEqual([]);
+      expect(events.filter((event) => event.type === "tool_start" || event.type === "agent_start")).toHaveLength(2);
+    }
+  });
 });
 
 describe("runWorkflow: store and load", () => {
