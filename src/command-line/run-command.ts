@@ -6,7 +6,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette, formatLine, recordedHeader, stubHeader, STUBBED, type CassetteHeader } from "../harnesses/index.ts";
 import { createStagedFile, errorCode, redactText, stagingPathFor } from "../runs/index.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
-import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
+import { EXIT, exitCodeFor, reportError, withCode, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, runAsChildrenSeeIt, targetTitle, type RunPlan } from "./run-plan.ts";
@@ -231,7 +231,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
     return succeeded;
   }
   const { code, message } = envelope.error;
-  writeErrorLine(`${message} (${code})`);
+  writeErrorLine(withCode(message, code));
   if (plan.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
   if (run === null) return exitCodeFor(code);
   return code === "cancelled" && interrupted() ? EXIT.interrupted : EXIT.failed;

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
@@ -164,6 +164,19 @@ describe("exit code 2: the input is refused before anything launches", () => {
     expect(result.stderr).toContain(`flow: ${file}:4:21: role: "reveiwer" is not a known role here (known: explorer, reviewer, worker) (script_invalid)`);
     expect(result.stderr).not.toMatch(/run wf_\S+ started/);
     expect(result.code).toBe(2);
+  });
+
+  test("a syntax error shows its line and a caret under the message, the code on the message's line; by path or by saved name", async () => {
+    const text = 'export const apiVersion = 1;\nexport const meta = { name: "typo" };\nconst x = { a: 1 b: 2 };\nreturn x;\n';
+    const file = sandbox.file("typo.js", text);
+    const byPath = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root], { env });
+    expect(byPath.stderr).toBe(`flow: ${file}:3:18: syntax error: Unexpected token (script_invalid)\n    const x = { a: 1 b: 2 };\n                     ^\n`);
+    expect(byPath.code).toBe(2);
+    mkdirSync(join(sandbox.flowHome, "workflows"), { recursive: true });
+    writeFileSync(join(sandbox.flowHome, "workflows", "typo.js"), text);
+    const byName = await flowInProcess(["run", "typo", "--stub", "--cwd", sandbox.root], { env });
+    expect(byName.stderr).toContain("flow: syntax error: Unexpected token (typo.js, line 3, column 18) (script_invalid)\n    const x = { a: 1 b: 2 };\n                     ^\n");
+    expect(byName.code).toBe(2);
   });
 
   test("a saved name that is a script file beside it says to run the file by its path", async () => {

@@ -85,6 +85,16 @@ describe("selecting the script", () => {
     expect(existsSync(pi.flowHome)).toBe(false);
   });
 
+  test("a syntax error's message quotes its line with a caret under the column, a secret on it redacted", async () => {
+    const { receipt } = await workflow({ script: "const x = 1;\nconst y = { a: 1 b: 2 };\nreturn x;" });
+    expect(receipt.error!.message).toBe("syntax error: Unexpected token (inline.js, line 2, column 18)\n    const y = { a: 1 b: 2 };\n                     ^");
+    const secret = "sk-ant-api03-" + "W".repeat(40);
+    const result = await pi.callTool("external_workflow", { script: `const key = "${secret}" +;\nreturn 1;` });
+    expect(result.structuredContent).toMatchObject({ ok: false, error: { code: "script_invalid", message: expect.stringMatching(/\n {4}const key = "?\[REDACTED\]"? \+;\n +\^$/) } });
+    expect(JSON.stringify(result.structuredContent)).not.toContain("WWWW");
+    expect(result.text).not.toContain("WWWW");
+  });
+
   test("a saved workflow without apiVersion and meta is script_invalid", async () => {
     mkdirSync(join(pi.cwd, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(pi.cwd, ".pi", "flow", "workflows", "bare.js"), "return 1;\n");

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FlowError } from "../../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
+import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES, sourceExcerpt } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
@@ -102,13 +102,17 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
   throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}. Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
 }
 
-/** Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its position. */
+/**
+ * Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its
+ * position; a syntax error quotes its line under the message, with a caret under the column.
+ */
 export function parseSelected(selected: SelectedWorkflow): ParsedWorkflow {
   try {
     return parseWorkflow(selected.text, { origin: selected.source === "inline" ? "inline" : "saved", path: selected.label });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
-    throw new FlowError("script_invalid", `${error.message} (${selected.label}, line ${error.line}, column ${error.column})`);
+    const excerpt = error.lineText === undefined ? "" : `\n${sourceExcerpt(error.lineText, error.column)}`;
+    throw new FlowError("script_invalid", `${error.message} (${selected.label}, line ${error.line}, column ${error.column})${excerpt}`);
   }
 }
 
