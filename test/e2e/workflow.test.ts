@@ -109,6 +109,14 @@ describe("selecting the script", () => {
     expect(receipt.error!.message).toMatch(/^args\/items\/1: expected string/);
   });
 
+  test("a required argument left out says how to pass it: in args, with every required one missing", async () => {
+    const { receipt } = await workflow({ workflow: "review" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    expect(receipt.error!.message).toBe('args/target: missing; give it in args: {"target": "…"}');
+    const map = await workflow({ workflow: "map", args: { prompt: "p" } });
+    expect(map.receipt.error!.message).toBe('args/items: missing; give it in args: {"items": …}');
+  });
+
   test("a journal that cannot be written is storage_unavailable, before registration", async () => {
     // Where runs live is read as the session starts (FlowHost.settings): this session's is under a file.
     pi.dispose();

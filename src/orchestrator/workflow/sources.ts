@@ -131,9 +131,16 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
  * `args` against `meta.args`; the first violation is named. No schema: any object is accepted. A
  * saved workflow's schema may hold a pattern that backtracks for ever, or $refs that branch
  * exponentially: it is checked in the checking worker (src/harnesses/pattern-check.ts), with its
- * time and memory limits, never on the host's main thread.
+ * time and memory limits, never on the host's main thread. `passing`: how this caller passes args,
+ * said when a required one is missing (none for a resume, whose args are the run's own).
  */
-export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js", signal?: AbortSignal): Promise<Record<string, unknown>> {
+export async function checkArgs(
+  workflow: ParsedWorkflow,
+  args: Record<string, unknown> | undefined,
+  label = "inline.js",
+  signal?: AbortSignal,
+  passing?: ArgsPassing,
+): Promise<Record<string, unknown>> {
   const value = args ?? {};
   // Args are journaled whole in the launch record and handed to the sandbox: bounded before either.
   let text: string;
@@ -161,7 +168,29 @@ export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, u
   }
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
   if (!violation) return value;
-  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${unknownFieldHint(schema, violation.pointer, violation.message)}`);
+  const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
+  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
+}
+
+/**
+ * How the caller passes args, said when a required one is missing: `example` is a JSON object of
+ * the missing ones, with placeholders; `count` how many it holds.
+ */
+export type ArgsPassing = (example: string, count: number) => string;
+
+/** external_workflow's callers pass them in its `args` parameter. */
+export const TOOL_ARGS_PASSING: ArgsPassing = (example, count) => `give ${count === 1 ? "it" : "them"} in args: ${example}`;
+
+/** `; give it in args: {"target": "…"}` for required top-level args left out (all of them, not only the first). */
+function missingArgsHint(schema: JsonValue, value: Record<string, unknown>, violation: SchemaViolation, passing: ArgsPassing | undefined): string {
+  if (passing === undefined || violation.message !== "missing" || violation.pointer.split("/").length !== 2) return "";
+  const root = asObject(schema);
+  const required = Array.isArray(root?.required) ? root.required.filter((key): key is string => typeof key === "string") : [];
+  const missing = required.filter((key) => !Object.hasOwn(value, key));
+  if (missing.length === 0) return "";
+  const properties = asObject(root?.properties);
+  const placeholder = (key: string) => (asObject(properties?.[key])?.type === "string" ? '"…"' : "…");
+  return `; ${passing(`{${missing.map((key) => `${JSON.stringify(key)}: ${placeholder(key)}`).join(", ")}}`, missing.length)}`;
 }
 
 const asObject = (value: JsonValue | undefined): Record<string, JsonValue> | undefined =>
