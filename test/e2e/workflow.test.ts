@@ -176,6 +176,14 @@ describe("receipts", () => {
     expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: "request_invalid" } });
   });
 
+  test("an outputSchema built at run time that is no usable JSON Schema names the agent() call it was given to", async () => {
+    const script = `const type = ["strin"][0];\nreturn await agent({ role: "explorer", description: "Second look", prompt: "p", outputSchema: { type } });`;
+    const { receipt, run } = await workflow({ script });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });
+    expect(run!.children).toMatchObject({ count: 0, failed: 1 });
+    expect(receipt.error!.message).toMatch(/^FlowError: agent\(\) call 1 \("Second look"\): outputSchema is not a usable JSON Schema: type must be equal to one of the allowed values \[request_invalid\]/);
+  });
+
   test("an unknown role fails the root even when caught, and is not counted as a failed child", async () => {
     const script = `try { await agent({ role: "nonexistent_role", description: "d", prompt: "p" }); } catch (e) { return "caught"; }`;
     const { receipt, run } = await workflow({ script });
