@@ -8,12 +8,15 @@ export class WorkflowScriptError extends Error {
   /** 1-based column in the workflow source. */
   readonly column: number;
   readonly path: string | undefined;
-  constructor(message: string, line: number, column: number, path?: string) {
+  /** A syntax error's: the whole text of the line it is on, for a caller to quote (redacted, cut). */
+  readonly lineText: string | undefined;
+  constructor(message: string, line: number, column: number, path?: string, lineText?: string) {
     super(message);
     this.name = "WorkflowScriptError";
     this.line = line;
     this.column = column;
     this.path = path;
+    this.lineText = lineText;
   }
 }
 

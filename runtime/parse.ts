@@ -62,7 +62,10 @@ export function parseProgram(source: string, path: string | undefined): Program 
   } catch (error) {
     const loc = (error as { loc?: { line: number; column: number } }).loc;
     const message = error instanceof Error ? error.message.replace(/ \(\d+:\d+\)$/, "") : String(error);
-    throw new WorkflowScriptError(`syntax error: ${message}`, loc?.line ?? 1, (loc?.column ?? 0) + 1, path);
+    const line = loc?.line ?? 1;
+    // "Unexpected token" alone does not show which: the line's text goes with the error.
+    const lineText = source.split(/\r\n?|\n|\u2028|\u2029/)[line - 1];
+    throw new WorkflowScriptError(`syntax error: ${message}`, line, (loc?.column ?? 0) + 1, path, lineText);
   }
 }
 

@@ -37,10 +37,19 @@ export function writeErrorLine(text: string): void {
   process.stderr.write(`flow: ${printable(text)}\n`);
 }
 
+/**
+ * `message (code)`. A script_invalid message's later lines are a syntax error's quoted line and
+ * caret, or further problems: the code ends its first line, so the caret is not followed by it.
+ */
+export function withCode(message: string, code: string): string {
+  const end = code === "script_invalid" ? message.indexOf("\n") : -1;
+  return end === -1 ? `${message} (${code})` : `${message.slice(0, end)} (${code})${message.slice(end)}`;
+}
+
 /** Prints an error the way every subcommand does, and says which exit code it means. */
 export function reportError(error: unknown): number {
   if (error instanceof FlowError) {
-    writeErrorLine(`${error.message} (${error.code})`);
+    writeErrorLine(withCode(error.message, error.code));
     return exitCodeFor(error.code);
   }
   const message = error instanceof Error ? (error.stack ?? error.message) : String(error);

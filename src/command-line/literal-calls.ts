@@ -1,13 +1,16 @@
 /**
  * `flow check`'s look at the globals a script calls by a plain name: `tools.<name>` for a tool the
- * workflow may not call (it is not in `meta.tools`, nor always there), and an `agent({ … })`
- * option written as a plain key that agent() does not take. Both would fail mid-run, after the
- * children before them had run (and cost tokens); here they are problems at their position. A
- * script that binds `tools` or `agent` itself is left alone for that name.
+ * workflow may not call (it is not in `meta.tools`, nor always there), an `agent({ … })` option
+ * written as a plain key that agent() does not take, and a literal outputSchema that is no usable
+ * JSON Schema. Each would fail mid-run, after the children before it had run (and cost tokens);
+ * here they are problems at their position. A script that binds `tools` or `agent` itself is left
+ * alone for that name.
  */
 import { closestName } from "../../runtime/closest-name.ts";
-import type { ParsedWorkflow } from "../../runtime/index.ts";
+import type { JsonValue, ParsedWorkflow } from "../../runtime/index.ts";
+import { NotLiteralError, readLiteral } from "../../runtime/literal.ts";
 import { TOOL_NAMES } from "../contract/envelope.ts";
+import { outputSchemaProblem } from "../contract/output-schema-problem.ts";
 import { agentOptionsSchema } from "../contract/script-schemas.ts";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { walk, type AnyNode } from "./named-targets.ts";
@@ -38,6 +41,18 @@ function boundNames(program: AnyNode): Set<string> {
 }
 
 const keyName = (key: AnyNode): string | undefined => (key.type === "Identifier" ? (key.name as string) : key.type === "Literal" && typeof key.value === "string" ? key.value : undefined);
+
+/** The problem of an outputSchema written as a literal; one built at run time is checked when the call runs. */
+function literalSchemaProblem(node: AnyNode): string | undefined {
+  let schema: JsonValue;
+  try {
+    schema = readLiteral(node as unknown as Parameters<typeof readLiteral>[0]);
+  } catch (error) {
+    if (error instanceof NotLiteralError) return undefined;
+    throw error;
+  }
+  return outputSchemaProblem(schema);
+}
 
 export function literalCallProblems(source: string, file: string, workflow: ParsedWorkflow): Problem[] {
   const program = syntaxTree(source) as unknown as AnyNode;
@@ -72,6 +87,10 @@ export function literalCallProblems(source: string, file: string, workflow: Pars
       for (const property of options.properties as AnyNode[]) {
         if (property.type !== "Property" || property.computed === true) continue;
         const key = keyName(property.key as AnyNode);
+        if (key === "outputSchema") {
+          const problem = literalSchemaProblem(property.value as AnyNode);
+          if (problem !== undefined) report(property.value as AnyNode, `agent() ${problem}`);
+        }
         if (key === undefined || agentOptions.includes(key)) continue;
         const near = closestName(key, agentOptions);
         report(property.key as AnyNode, `agent() does not take ${key}${near ? ` (did you mean ${near}?)` : ` (it takes ${agentOptions.join(", ")})`}`);

@@ -4,6 +4,9 @@ export interface Problem {
   line: number;
   column: number;
   message: string;
+  /** Printed under the message: a syntax error's line, with a caret (src/runs/source-excerpt.ts). */
+  excerpt?: string;
 }
 
-export const formatProblem = (problem: Problem): string => `${problem.file}:${problem.line}:${problem.column}: ${problem.message}`;
+export const formatProblem = (problem: Problem): string =>
+  `${problem.file}:${problem.line}:${problem.column}: ${problem.message}${problem.excerpt === undefined ? "" : `\n${problem.excerpt}`}`;

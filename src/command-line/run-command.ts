@@ -6,7 +6,10 @@ import type { RunView } from "../contract/run-schema.ts";
 import { loadCassette, formatLine, recordedHeader, stubHeader, STUBBED, type CassetteHeader } from "../harnesses/index.ts";
 import { createStagedFile, errorCode, redactText, stagingPathFor } from "../runs/index.ts";
 import type { WorkflowDetails } from "../tools/workflow.ts";
-import { EXIT, exitCodeFor, reportError, writeErrorLine } from "./exit.ts";
+import type { SelectedWorkflow } from "../orchestrator/workflow/index.ts";
+import type { ParsedWorkflow } from "../../runtime/index.ts";
+import { shellQuote } from "./args.ts";
+import { EXIT, exitCodeFor, reportError, withCode, writeErrorLine } from "./exit.ts";
 import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, runAsChildrenSeeIt, targetTitle, type RunPlan } from "./run-plan.ts";
@@ -84,12 +87,14 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   }
   if ("workflow" in plan.target) {
     // A misspelled name is the first thing to say, before any question of models.
-    const [{ selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow/sources.ts"), import("./project-runs.ts")]);
+    const [{ parseSelected, selectWorkflow, workflowDirs }, { flowHome }] = await Promise.all([import("../orchestrator/workflow/sources.ts"), import("./project-runs.ts")]);
+    let selected: SelectedWorkflow;
     try {
-      selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
+      selected = selectWorkflow({ workflow: plan.target.workflow }, workflowDirs(plan.cwd, flowHome(), projectTrusted));
     } catch (error) {
       throw withScriptFileHint(error, plan.target.workflow, plan.cwd);
     }
+    await checkArgsFlag(parseSelected(selected), plan.args, selected.label);
   }
   if ("file" in plan.target) {
     const [{ checkWorkflowSource, formatProblem }, { literalTargetProblems }, { knownNames }] = await Promise.all([
@@ -103,6 +108,7 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
     // found mid-run comes after the children before it have run.
     const problems = checked.workflow ? literalTargetProblems(source, label, knownNames(plan.cwd, projectTrusted)) : checked.problems;
     if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
+    if (checked.workflow) await checkArgsFlag(checked.workflow, plan.args, label);
   }
   if ("resume" in plan.target) {
     // The named run decides first: a succeeded run runs nothing, and a refused one is refused
@@ -119,6 +125,16 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   else if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
   cassette.create(plan.stub ? stubHeader(plan.stub.seed) : recordedHeader());
+}
+
+/**
+ * --args against the workflow's meta.args, as external_workflow checks them, but a required
+ * argument left out is said the way this caller passes it: `--args '{"target": "…"}'`. Also
+ * before any question of models: the input is refused first.
+ */
+async function checkArgsFlag(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label: string): Promise<void> {
+  const { checkArgs } = await import("../orchestrator/workflow/sources.ts");
+  await checkArgs(workflow, args, label, undefined, (example, count) => `give ${count === 1 ? "it" : "them"} as --args ${shellQuote(example)}`);
 }
 
 /**
@@ -231,7 +247,7 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
     return succeeded;
   }
   const { code, message } = envelope.error;
-  writeErrorLine(`${message} (${code})`);
+  writeErrorLine(withCode(message, code));
   if (plan.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`);
   if (run === null) return exitCodeFor(code);
   return code === "cancelled" && interrupted() ? EXIT.interrupted : EXIT.failed;

@@ -1,6 +1,7 @@
 import type { Node } from "acorn";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
+import { sourceExcerpt } from "../runs/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
 import { literalCallProblems } from "./literal-calls.ts";
 import type { Problem } from "./problem.ts";
@@ -62,7 +63,8 @@ export function checkWorkflowSource(
     workflow = parseOnTree(source, { origin: "saved", path: file });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
-    return { problems: [{ file, line: error.line, column: error.column, message: error.message }] };
+    const excerpt = error.lineText === undefined ? {} : { excerpt: sourceExcerpt(error.lineText, error.column) };
+    return { problems: [{ file, line: error.line, column: error.column, message: error.message, ...excerpt }] };
   }
   const problems: Problem[] = [];
   const at = (property: string, message: string, element?: string) => {

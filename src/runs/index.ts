@@ -24,6 +24,7 @@ export { redactedJson, redactText, redactValue, redactValueUnder, rememberShared
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
 export { shownUrl } from "./redact/shown-url.ts";
 export { printable, quoteGiven, QUOTE_MAX_CHARS, stripControls } from "./controls.ts";
+export { EXCERPT_MAX_CHARS, sourceExcerpt } from "./source-excerpt.ts";
 export { atomicWriteFile, errorCode, readEvidenceText, TMP_PREFIX } from "./fsio.ts";
 export { groupCommit } from "./write/group-commit.ts";
 export { assertReplaceableTarget, createStagedFile, stagingPathFor } from "./write/staged-file.ts";

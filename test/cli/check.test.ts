@@ -36,16 +36,39 @@ test.each([
   ["a tool call meta.tools does not name", `${HEAD}export const meta = {};\nawait tools.external_delegate({ role: "explorer", prompt: "x" });\n`, 3, 13, 'tools.external_delegate is not available to this workflow: name "external_delegate" in meta.tools (available now: external_help, external_runs)'],
   ["a misspelt tool call", `${HEAD}export const meta = { tools: ["external_delegate"] };\nawait tools.external_delegat({ role: "explorer", prompt: "x" });\n`, 3, 13, "tools.external_delegat is not available to this workflow; did you mean tools.external_delegate?"],
   ["a misspelt tool call meta.tools does not name", `${HEAD}export const meta = {};\nawait tools.external_delegat({ role: "explorer", prompt: "x" });\n`, 3, 13, 'tools.external_delegat is not available to this workflow; did you mean tools.external_delegate? Name "external_delegate" in meta.tools'],
+  ["an agent() outputSchema that is not JSON Schema", `${HEAD}export const meta = {};\nawait agent({ role: "explorer", prompt: "x", outputSchema: { type: "strin" } });\n`, 3, 60, "agent() outputSchema is not a usable JSON Schema: type must be equal to one of the allowed values"],
+  ["an agent() outputSchema that cannot be compiled", `${HEAD}export const meta = {};\nawait agent({ prompt: "x",\n  outputSchema: { $ref: "#/definitions/nope" } });\n`, 4, 17, "agent() outputSchema is not a usable JSON Schema"],
   ["a misspelt agent() option", `${HEAD}export const meta = {};\nawait agent({ role: "explorer", prompt: "x", outputschema: {} });\n`, 3, 46, "agent() does not take outputschema (did you mean outputSchema?)"],
 ])("%s is reported as file:line:column: message, exit 2", async (_name, source, line, column, message) => {
   const file = sandbox.file(`problem-${line}-${column}.js`, source);
   const result = await flowInProcess(["check", file], { env: sandbox.env });
   expect(result.code).toBe(2);
   const [first, ...rest] = result.stdout.trimEnd().split("\n");
-  expect(rest).toEqual([]);
+  // A syntax error quotes its line, with a caret under the column (the quote's own test is below).
+  expect(rest).toEqual(message.startsWith("syntax error") ? [expect.stringMatching(/^ {4}\S/), expect.stringMatching(/^ +\^$/)] : []);
   expect(first).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:${line}:${column}: `));
   expect(first).toContain(message);
   expect(result.stderr).toBe("flow check: 1 problem\n");
+});
+
+test("a syntax error quotes its line under the message, cut around the column, a caret under it, a secret on it redacted", async () => {
+  const short = sandbox.file("short.js", `${HEAD}export const meta = {};\nconst x = { a: 1 b: 2 };\n`);
+  const shown = await flowInProcess(["check", short], { env: sandbox.env });
+  expect(shown.stdout.trimEnd().split("\n")).toEqual([`${short}:3:18: syntax error: Unexpected token`, "    const x = { a: 1 b: 2 };", "                     ^"]);
+
+  const long = sandbox.file("long.js", `${HEAD}export const meta = {};\nconst x = [${"1, ".repeat(100)}2 3];\n`);
+  const [, line, caret] = (await flowInProcess(["check", long], { env: sandbox.env })).stdout.trimEnd().split("\n");
+  expect(line).toMatch(/^ {4}…[1, ]+2 3\];$/);
+  expect(line!.length).toBeLessThanOrEqual(4 + 1 + 100);
+  expect(line![caret!.length - 1]).toBe("3"); // the caret is under the token the parser stopped at
+
+  const key = `sk-ant-api03-${"Q".repeat(40)}`;
+  const secret = sandbox.file("secret.js", `${HEAD}export const meta = {};\nconst key = "${key}" +;\n`);
+  const redacted = await flowInProcess(["check", secret], { env: sandbox.env });
+  expect(redacted.stdout).not.toContain("QQQQ");
+  expect(redacted.stdout.trimEnd().split("\n").slice(1)).toEqual([expect.stringMatching(/^ {4}const key = "?\[REDACTED\]"? \+;$/), expect.stringMatching(/^ +\^$/)]);
+  const [, quoted, under] = redacted.stdout.trimEnd().split("\n");
+  expect(quoted![under!.length - 1]).toBe(";");
 });
 
 test("a script's own `tools` or `agent` binding is its own: its calls are not checked as the globals'", async () => {
@@ -65,6 +88,8 @@ test("the shipped workflows pass; several files report every problem, each with 
   expect(both.code).toBe(2);
   expect(both.stdout.trimEnd().split("\n")).toEqual([
     `${bad1}:3:13: syntax error: Unexpected token`,
+    "    await agent(;",
+    "                ^",
     `${bad2}:1:1: a saved workflow must declare \`export const apiVersion = 1\``,
   ]);
 });

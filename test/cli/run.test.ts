@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
@@ -135,7 +135,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
     ["--seed without --stub", () => ["run", "review", "--seed", "3"], "request_invalid", /--seed goes with --stub/],
     ["a --seed that is not a non-negative integer", () => ["run", "review", "--stub", "--seed", "1.5"], "request_invalid", /--seed must be a non-negative integer/],
     ["no model configured and no --replay", () => ["run", "review", "--args", JSON.stringify({ target: "x" })], "model_unavailable", /No model to run the children on/],
-    ["a --model Pi does not know", () => ["run", "review", "--model", "nowhere/nothing"], "model_unavailable", /Model "nowhere\/nothing" is not known/],
+    ["a --model Pi does not know", () => ["run", "review", "--args", JSON.stringify({ target: "x" }), "--model", "nowhere/nothing"], "model_unavailable", /Model "nowhere\/nothing" is not known/],
     ["workflows turned off with PI_FLOW_WORKFLOWS=off", () => ["run", "review", "--replay", REVIEW_CASSETTE], "configuration_invalid", /PI_FLOW_WORKFLOWS=off/],
     ["an extension that does not load", () => ["run", "review", "--replay", REVIEW_CASSETTE, "--extension", join(sandbox.root, "absent-extension.ts")], "configuration_invalid", /extension failed to load/],
   ];
@@ -164,6 +164,30 @@ describe("exit code 2: the input is refused before anything launches", () => {
     expect(result.stderr).toContain(`flow: ${file}:4:21: role: "reveiwer" is not a known role here (known: explorer, reviewer, worker) (script_invalid)`);
     expect(result.stderr).not.toMatch(/run wf_\S+ started/);
     expect(result.code).toBe(2);
+  });
+
+  test("a required argument left out says to pass it with --args, before any question of a model", async () => {
+    const saved = await flowInProcess(["run", "review", "--cwd", QUICKSTART], { env });
+    expect(saved.stderr).toBe(`flow: args/target: missing; give it as --args '{"target": "…"}' (request_invalid)\n`);
+    expect(saved.code).toBe(2);
+    const file = sandbox.file("needs.js", 'export const apiVersion = 1;\nexport const meta = { args: { type: "object", required: ["a", "b"], properties: { a: { type: "string" }, b: { type: "integer" } } } };\nreturn args;\n');
+    const byPath = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root, "--args", '{"b": 1}'], { env });
+    expect(byPath.stderr).toBe(`flow: args/a: missing; give it as --args '{"a": "…"}' (request_invalid)\n`);
+    const neither = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root], { env });
+    expect(neither.stderr).toBe(`flow: args/a: missing; give them as --args '{"a": "…", "b": …}' (request_invalid)\n`);
+  });
+
+  test("a syntax error shows its line and a caret under the message, the code on the message's line; by path or by saved name", async () => {
+    const text = 'export const apiVersion = 1;\nexport const meta = { name: "typo" };\nconst x = { a: 1 b: 2 };\nreturn x;\n';
+    const file = sandbox.file("typo.js", text);
+    const byPath = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root], { env });
+    expect(byPath.stderr).toBe(`flow: ${file}:3:18: syntax error: Unexpected token (script_invalid)\n    const x = { a: 1 b: 2 };\n                     ^\n`);
+    expect(byPath.code).toBe(2);
+    mkdirSync(join(sandbox.flowHome, "workflows"), { recursive: true });
+    writeFileSync(join(sandbox.flowHome, "workflows", "typo.js"), text);
+    const byName = await flowInProcess(["run", "typo", "--stub", "--cwd", sandbox.root], { env });
+    expect(byName.stderr).toContain("flow: syntax error: Unexpected token (typo.js, line 3, column 18) (script_invalid)\n    const x = { a: 1 b: 2 };\n                     ^\n");
+    expect(byName.code).toBe(2);
   });
 
   test("a saved name that is a script file beside it says to run the file by its path", async () => {

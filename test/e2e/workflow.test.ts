@@ -85,6 +85,16 @@ describe("selecting the script", () => {
     expect(existsSync(pi.flowHome)).toBe(false);
   });
 
+  test("a syntax error's message quotes its line with a caret under the column, a secret on it redacted", async () => {
+    const { receipt } = await workflow({ script: "const x = 1;\nconst y = { a: 1 b: 2 };\nreturn x;" });
+    expect(receipt.error!.message).toBe("syntax error: Unexpected token (inline.js, line 2, column 18)\n    const y = { a: 1 b: 2 };\n                     ^");
+    const secret = "sk-ant-api03-" + "W".repeat(40);
+    const result = await pi.callTool("external_workflow", { script: `const key = "${secret}" +;\nreturn 1;` });
+    expect(result.structuredContent).toMatchObject({ ok: false, error: { code: "script_invalid", message: expect.stringMatching(/\n {4}const key = "?\[REDACTED\]"? \+;\n +\^$/) } });
+    expect(JSON.stringify(result.structuredContent)).not.toContain("WWWW");
+    expect(result.text).not.toContain("WWWW");
+  });
+
   test("a saved workflow without apiVersion and meta is script_invalid", async () => {
     mkdirSync(join(pi.cwd, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(pi.cwd, ".pi", "flow", "workflows", "bare.js"), "return 1;\n");
@@ -97,6 +107,14 @@ describe("selecting the script", () => {
     const { receipt } = await workflow({ workflow: "map", args: { items: ["a", 7], prompt: "p" } });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
     expect(receipt.error!.message).toMatch(/^args\/items\/1: expected string/);
+  });
+
+  test("a required argument left out says how to pass it: in args, with every required one missing", async () => {
+    const { receipt } = await workflow({ workflow: "review" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+    expect(receipt.error!.message).toBe('args/target: missing; give it in args: {"target": "…"}');
+    const map = await workflow({ workflow: "map", args: { prompt: "p" } });
+    expect(map.receipt.error!.message).toBe('args/items: missing; give it in args: {"items": …}');
   });
 
   test("a journal that cannot be written is storage_unavailable, before registration", async () => {
@@ -156,6 +174,14 @@ describe("receipts", () => {
     const { receipt, run } = await workflow({ script });
     expect(receipt).toMatchObject({ ok: true, warnings: ["handled_child_failures"] });
     expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: "request_invalid" } });
+  });
+
+  test("an outputSchema built at run time that is no usable JSON Schema names the agent() call it was given to", async () => {
+    const script = `const type = ["strin"][0];\nreturn await agent({ role: "explorer", description: "Second look", prompt: "p", outputSchema: { type } });`;
+    const { receipt, run } = await workflow({ script });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });
+    expect(run!.children).toMatchObject({ count: 0, failed: 1 });
+    expect(receipt.error!.message).toMatch(/^FlowError: agent\(\) call 1 \("Second look"\): outputSchema is not a usable JSON Schema: type must be equal to one of the allowed values \[request_invalid\]/);
   });
 
   test("an unknown role fails the root even when caught, and is not counted as a failed child", async () => {

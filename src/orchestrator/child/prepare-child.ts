@@ -4,10 +4,9 @@
 // effect: a refused call leaves no run behind.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { jsonSchemaProblem } from "../../../runtime/schema-check.ts";
+import { outputSchemaProblem } from "../../contract/output-schema-problem.ts";
 import { checkContextRequest, renderedContext } from "../../parent-context/modes.ts";
 import { redactText, rememberSharedHead } from "../../runs/index.ts";
 import { boundChildTools, chooseHarness } from "../../harnesses/index.ts";
@@ -63,17 +62,8 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
   if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
     throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);
   }
-  if (call.outputSchema !== undefined) {
-    try {
-      compile(call.outputSchema as JsonSchema);
-    } catch (error) {
-      throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${(error as Error).message}`);
-    }
-    // The compiler accepts a schema no answer satisfies (`type: "strng"`) silently: checked against
-    // the meta-schema as a workflow's meta.args is, before a child is paid for.
-    const problem = jsonSchemaProblem(call.outputSchema);
-    if (problem) throw new FlowError("request_invalid", `outputSchema is not a usable JSON Schema: ${problem}`);
-  }
+  const schemaProblem = call.outputSchema === undefined ? undefined : outputSchemaProblem(call.outputSchema);
+  if (schemaProblem) throw new FlowError("request_invalid", schemaProblem);
   return call.cwd === undefined ? env.cwd : resolveCwd(call.cwd, env.cwd);
 }
 

@@ -1,4 +1,5 @@
 import { FlowError } from "../../contract/errors.ts";
+import { outputSchemaProblem } from "../../contract/output-schema-problem.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import { WAITING_FOR_WORKER, type ChildEntry } from "../../contract/child-entry.ts";
 import { stripControls, type RunWriter } from "../../runs/index.ts";
@@ -166,7 +167,12 @@ export class WorkflowChildren {
       if (live?.status === "running") this.options.onChange();
     };
     try {
-      const prepared = await prepareChild(toChildCall(options, identity), env, signal);
+      const call = toChildCall(options, identity);
+      // An outputSchema built at run time is checked only here: the failure names the call, which
+      // a run's error (thrown after an await, with no line of the script) would not.
+      const schemaProblem = call.outputSchema === undefined ? undefined : outputSchemaProblem(call.outputSchema);
+      if (schemaProblem) throw new FlowError("request_invalid", `agent() call ${index + 1} (${JSON.stringify(identity.description)}): ${schemaProblem}`);
+      const prepared = await prepareChild(call, env, signal);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
       if (prepared.harness === "stub") this.stubbed++;
       // Only on the harness it ran on: a call that now selects another harness starts afresh.

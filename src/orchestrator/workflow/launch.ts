@@ -11,7 +11,7 @@ import { formatBytes, redactText, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { foregroundQueueFull, foregroundWorkflowSlots, queueFull, type LaunchEnvironment, type Slots } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
-import { checkArgs, metaPosition, parseSelected, selectWorkflow, workflowDirs, type ChosenSource } from "./sources.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, TOOL_ARGS_PASSING, workflowDirs, type ChosenSource } from "./sources.ts";
 import { startWorkflow, type StartedWorkflow, type WorkflowProgress } from "./start.ts";
 import { bindWorkflowTools, callableWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
 import { RunTree } from "../../../runtime/index.ts";
@@ -59,7 +59,7 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
     }
     const selected = selectWorkflow(input, workflowDirs(ctx.cwd, env.flowHome, launch.projectTrusted));
     const workflow = parseSelected(selected);
-    const args = await checkArgs(workflow, input.args, selected.label, signal);
+    const args = await checkArgs(workflow, input.args, selected.label, signal, TOOL_ARGS_PASSING);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
   }
   if (input.workflow !== undefined || input.script !== undefined || input.args !== undefined) {

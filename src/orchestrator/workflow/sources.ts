@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FlowError } from "../../contract/errors.ts";
-import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
+import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES, sourceExcerpt } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
@@ -102,13 +102,17 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
   throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}. Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
 }
 
-/** Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its position. */
+/**
+ * Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its
+ * position; a syntax error quotes its line under the message, with a caret under the column.
+ */
 export function parseSelected(selected: SelectedWorkflow): ParsedWorkflow {
   try {
     return parseWorkflow(selected.text, { origin: selected.source === "inline" ? "inline" : "saved", path: selected.label });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
-    throw new FlowError("script_invalid", `${error.message} (${selected.label}, line ${error.line}, column ${error.column})`);
+    const excerpt = error.lineText === undefined ? "" : `\n${sourceExcerpt(error.lineText, error.column)}`;
+    throw new FlowError("script_invalid", `${error.message} (${selected.label}, line ${error.line}, column ${error.column})${excerpt}`);
   }
 }
 
@@ -127,9 +131,16 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
  * `args` against `meta.args`; the first violation is named. No schema: any object is accepted. A
  * saved workflow's schema may hold a pattern that backtracks for ever, or $refs that branch
  * exponentially: it is checked in the checking worker (src/harnesses/pattern-check.ts), with its
- * time and memory limits, never on the host's main thread.
+ * time and memory limits, never on the host's main thread. `passing`: how this caller passes args,
+ * said when a required one is missing (none for a resume, whose args are the run's own).
  */
-export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, unknown> | undefined, label = "inline.js", signal?: AbortSignal): Promise<Record<string, unknown>> {
+export async function checkArgs(
+  workflow: ParsedWorkflow,
+  args: Record<string, unknown> | undefined,
+  label = "inline.js",
+  signal?: AbortSignal,
+  passing?: ArgsPassing,
+): Promise<Record<string, unknown>> {
   const value = args ?? {};
   // Args are journaled whole in the launch record and handed to the sandbox: bounded before either.
   let text: string;
@@ -157,7 +168,29 @@ export async function checkArgs(workflow: ParsedWorkflow, args: Record<string, u
   }
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
   if (!violation) return value;
-  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${unknownFieldHint(schema, violation.pointer, violation.message)}`);
+  const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
+  throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
+}
+
+/**
+ * How the caller passes args, said when a required one is missing: `example` is a JSON object of
+ * the missing ones, with placeholders; `count` how many it holds.
+ */
+export type ArgsPassing = (example: string, count: number) => string;
+
+/** external_workflow's callers pass them in its `args` parameter. */
+export const TOOL_ARGS_PASSING: ArgsPassing = (example, count) => `give ${count === 1 ? "it" : "them"} in args: ${example}`;
+
+/** `; give it in args: {"target": "…"}` for required top-level args left out (all of them, not only the first). */
+function missingArgsHint(schema: JsonValue, value: Record<string, unknown>, violation: SchemaViolation, passing: ArgsPassing | undefined): string {
+  if (passing === undefined || violation.message !== "missing" || violation.pointer.split("/").length !== 2) return "";
+  const root = asObject(schema);
+  const required = Array.isArray(root?.required) ? root.required.filter((key): key is string => typeof key === "string") : [];
+  const missing = required.filter((key) => !Object.hasOwn(value, key));
+  if (missing.length === 0) return "";
+  const properties = asObject(root?.properties);
+  const placeholder = (key: string) => (asObject(properties?.[key])?.type === "string" ? '"…"' : "…");
+  return `; ${passing(`{${missing.map((key) => `${JSON.stringify(key)}: ${placeholder(key)}`).join(", ")}}`, missing.length)}`;
 }
 
 const asObject = (value: JsonValue | undefined): Record<string, JsonValue> | undefined =>

@@ -1,0 +1,18 @@
+import { compile, type JsonSchema } from "@earendil-works/pi-schema";
+import { jsonSchemaProblem } from "../../runtime/schema-check.ts";
+
+/**
+ * Why an outputSchema cannot be used, or undefined when it can: one that does not compile, or one
+ * the compiler accepts silently though no answer could satisfy it (`type: "strng"`), checked
+ * against the meta-schema as a workflow's meta.args is. The same check before a child is paid for
+ * (prepare-child.ts) and in `flow check` for a literal outputSchema (literal-calls.ts).
+ */
+export function outputSchemaProblem(schema: unknown): string | undefined {
+  try {
+    compile(schema as JsonSchema);
+  } catch (error) {
+    return `outputSchema is not a usable JSON Schema: ${(error as Error).message}`;
+  }
+  const problem = jsonSchemaProblem(schema);
+  return problem ? `outputSchema is not a usable JSON Schema: ${problem}` : undefined;
+}
