@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { redactedJson, redactValueUnder } from "../../src/runs/index.ts";
+import { rulePatternRuns } from "../../src/runs/redact/engine.ts";
+
+/**
+ * The work redaction does on a value of many short strings (`store("k", [...])`, a tools.* answer
+ * that lists 200,000 items): it runs on Pi's main thread, so each string's cost freezes Pi's UI.
+ * Counted in rule runs, not time: a rule that cannot match a text (a 40-character key in
+ * a 10-character item) is not run on it.
+ */
+const items = (tag: string): string[] => JSON.parse(JSON.stringify(Array.from({ length: 1000 }, (_, i) => `item ${tag}${i}`))) as string[];
+
+describe("redacting many short strings", () => {
+  it("runs no rule on an item that cannot hold its match", () => {
+    const before = rulePatternRuns();
+    redactedJson(items("kept-"));
+    redactValueUnder("k", items("store-"));
+    // Each item is read once, and holds no needle, no token head, and no text long enough for the
+    // rules that run on every text: only pgpass (`host:port:db:user:password`, 9 characters) may run.
+    expect(rulePatternRuns() - before).toBeLessThanOrEqual(2000);
+  });
+
+  it("still redacts a secret among them", () => {
+    const list = items("secret-");
+    list[500] = "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    expect(redactedJson(list)).not.toContain("wJalrXUtnFEMI");
+  });
+});
