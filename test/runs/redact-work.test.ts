@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactedJson, redactValueUnder } from "../../src/runs/index.ts";
+import { redactedJson, redactText, redactValueUnder } from "../../src/runs/index.ts";
 import { rulePatternRuns } from "../../src/runs/redact/engine.ts";
 
 /**
@@ -24,5 +24,17 @@ describe("redacting many short strings", () => {
     const list = items("secret-");
     list[500] = "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
     expect(redactedJson(list)).not.toContain("wJalrXUtnFEMI");
+  });
+
+  it("does not push the texts that repeat out of memory", () => {
+    // A long text every child's session holds (a system prompt section): redacted once, then remembered.
+    const section = (): string => `${"Use the bash tool with care; never print a password or a token.\n".repeat(64)}`.trim();
+    redactText(section());
+    const before = rulePatternRuns();
+    redactedJson(items("flood-").concat(items("flood2-"), items("flood3-"), items("flood4-"), items("flood5-")));
+    const between = rulePatternRuns();
+    redactText(section());
+    expect(rulePatternRuns() - between).toBe(0);
+    expect(between - before).toBeGreaterThan(0);
   });
 });

@@ -131,6 +131,13 @@ function push(sink: Sink, rule: Rule, match: RegExpExecArray): void {
 /** How many times a rule's pattern has been run over a text: the work redaction does, as tests count it. */
 let patternRuns = 0;
 export const rulePatternRuns = (): number => patternRuns;
+/**
+ * Readings beyond the gates every text passes (the needle and head scans, the rules that run on
+ * every text): a rule a needle or a token head opened, or a view. A text that needed none costs
+ * less to read again than to remember (texts.ts).
+ */
+let deeperReadings = 0;
+export const deeperRedactionReadings = (): number => deeperReadings;
 
 /** Run `rule` over `text` (see collect). */
 function run(rule: Rule, text: string, sink: Sink, tokens: boolean): void {
@@ -154,12 +161,16 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
   const sink: Sink = { origin, quoting: origin ? quotingOf(origin) : RAW_QUOTING, spans, wraps };
   // Rules run in any order: what they find is merged, never read by another rule.
   for (const i of UNNEEDLED) run(RULES[i]!, text, sink, tokens);
-  for (const i of openRules(text)) run(RULES[i]!, text, sink, tokens);
+  for (const i of openRules(text)) {
+    deeperReadings++;
+    run(RULES[i]!, text, sink, tokens);
+  }
   if (!tokens) return;
   HEAD_SCAN.lastIndex = 0;
   let head: RegExpExecArray | null;
   while ((head = HEAD_SCAN.exec(text)) !== null) {
     const at = head.index + 1 - head[1]!.length;
+    deeperReadings++;
     for (const { rule, sticky } of DISPATCHED) {
       sticky.lastIndex = at;
       const match = sticky.exec(text);
@@ -228,6 +239,7 @@ export function findSecretSpans(text: string, wraps: number[] = []): number[] {
     collect(text, null, spans, wraps, true);
     return spans;
   }
+  deeperReadings++;
   collectWithViews(text, null, spans, wraps);
   // Control characters or escape sequences inside a secret hide it, and stripping them for a
   // terminal would show it whole: the text without them is read too (controls-view.ts).
