@@ -37,4 +37,22 @@ describe("redacting many short strings", () => {
     expect(rulePatternRuns() - between).toBe(0);
     expect(between - before).toBeGreaterThan(0);
   });
+
+  it("reads a store line's items once", () => {
+    // More items than redaction remembers, so the journal line cannot find them remembered.
+    const list = Array.from({ length: 5 }, (_, i) => items(`line${i}-`)).flat();
+    const before = rulePatternRuns();
+    const line = redactedJson({ t: "store", key: "k", value: redactValueUnder("k", list) });
+    expect(rulePatternRuns() - before).toBeLessThanOrEqual(list.length + 20); // and the line's own few fields
+    expect(line).toContain('"item line4-999"');
+  });
+
+  it("keeps a store line's secrets out", () => {
+    const list = items("stored-");
+    list[7] = "ghp_0123456789abcdefABCDEF0123456789abcd";
+    const value = redactValueUnder("k", list) as string[];
+    expect(value[7]).toBe("[REDACTED]");
+    expect(Object.isFrozen(value)).toBe(true);
+    expect(redactedJson({ t: "store", key: "k", value })).not.toContain("ghp_");
+  });
 });
