@@ -16,6 +16,10 @@
  *
  * `short.text_us`: one short text (~45 characters, each fresh), what most of a child's strings are.
  *
+ * `array.*_ms`: a list of 200,000 short strings (`"item 0"` … , 2.5 MB of JSON), as `store("k", list)` or
+ * a tools.* answer of that shape hands it over: the kept answer's `redactedJson`, and the store
+ * line (`redactValueUnder`, then the journal line's `redactedJson`). Both run on Pi's main thread.
+ *
  * `lines.child_session_us`: a pi child's session, as pi-flow writes it to the run's session.jsonl
  * (one redacted JSON line per entry: about a hundred strings, 9 KB, most of them the system prompt's
  * sections and the tools), against `JSON.stringify` of the same entries (the peer: the line
@@ -26,7 +30,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { redactedJson, redactText } from "../src/runs/index.ts";
+import { redactedJson, redactText, redactValueUnder } from "../src/runs/index.ts";
 import { AUTH_RULES } from "../src/runs/redact/auth.ts";
 import { CLI_RULES } from "../src/runs/redact/cli.ts";
 import { KEY_RULES } from "../src/runs/redact/keys.ts";
@@ -187,6 +191,24 @@ for (const [name, text] of Object.entries(INPUTS)) {
     samples.push(((performance.now() - start) / CALLS) * 1000);
   }
   row("short.text_us", median(samples.slice(2)), "µs per ~45-character text");
+}
+
+{
+  // A list of short strings, parsed as it arrives from the sandbox (flat strings, each fresh).
+  const ITEMS = Math.round(200_000 * SCALE);
+  const listOf = (round: number): string[] => JSON.parse(JSON.stringify(Array.from({ length: ITEMS }, (_, i) => `item ${round}.${i}`))) as string[];
+  const msOf = (redact: (list: string[]) => unknown): number => {
+    const samples: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const list = listOf(nextPass++);
+      const start = performance.now();
+      redact(list);
+      samples.push(performance.now() - start);
+    }
+    return median(samples);
+  };
+  row("array.short_strings_kept_ms", msOf((list) => redactedJson(list)), `ms (${ITEMS} items, a kept answer)`);
+  row("array.short_strings_store_ms", msOf((list) => redactedJson({ t: "store", key: "k", value: redactValueUnder("k", list) })), `ms (${ITEMS} items, a store line)`);
 }
 
 {

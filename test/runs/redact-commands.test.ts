@@ -27,6 +27,31 @@ describe("passwords on the command lines of key, archive and secret-store tools"
   });
 });
 
+describe("a secret's name after --secret", () => {
+  it("stays (gcloud's --secret=db-password, docker's --secret id=…): it names a secret, it is none", () => {
+    for (const text of [
+      "gcloud secrets versions access latest --secret=db-password",
+      "gcloud run deploy api --secret db_password --region eu-west1",
+      "docker build --secret id=npmrc,src=$HOME/.npmrc .",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+      expect(redactText(JSON.stringify({ command: text })).changed, text).toBe(false);
+    }
+  });
+
+  it("still goes when it is a value, and a name under a password flag is a password", () => {
+    for (const [text, expected] of [
+      ["tool login --secret=hunter2Xy9", `tool login --secret=${R}`],
+      ["tool login --secret 'q9Zt-4Lw8-Nc2V'", `tool login --secret '${R}'`],
+      ["tool login --secret=Xk9-token-Zq7", `tool login --secret=${R}`],
+      ["az login --service-principal --client-secret=db-password", `az login --service-principal --client-secret=${R}`],
+      ["mysql --password=db-password", `mysql --password=${R}`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+    }
+  });
+});
+
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);

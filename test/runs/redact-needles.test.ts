@@ -38,3 +38,33 @@ describe("the rules' needles", () => {
     expect(missing).toEqual([]);
   });
 });
+
+/**
+ * A rule with `minChars` is not run on a shorter text (engine.ts): every secret a rule finds in the
+ * corpora, cut out with what its match and lookbehind read, is at least that long.
+ */
+describe("the rules' shortest texts", () => {
+  it("hold every secret a rule finds", () => {
+    const texts = buildSecretCases().map(({ text }) => text);
+    const tooShort: string[] = [];
+    const found = new Map<string, number>();
+    for (const rule of ALL_RULES) {
+      if (rule.minChars === undefined) continue;
+      for (const text of texts) {
+        rule.pattern.lastIndex = 0;
+        for (let match = rule.pattern.exec(text); match !== null; match = rule.pattern.exec(text)) {
+          if (match[0].length === 0) rule.pattern.lastIndex++;
+          const span = rule.secret ? rule.secret(match, RAW_QUOTING) : [0, match[0].length];
+          if (span === null || span[1] <= span[0]) continue;
+          const region = text.slice(match.index + Math.min(0, span[0]), match.index + Math.max(match[0].length, span[1]));
+          found.set(rule.name, (found.get(rule.name) ?? 0) + 1);
+          if (region.length < rule.minChars) tooShort.push(`${rule.name}: ${region}`);
+        }
+      }
+      rule.scanned?.();
+    }
+    expect(tooShort).toEqual([]);
+    // Each such rule is pinned by the corpus, or the check above would hold of nothing.
+    expect([...found.keys()].sort()).toEqual(ALL_RULES.filter((rule) => rule.minChars !== undefined).map((rule) => rule.name).sort());
+  });
+});

@@ -47,8 +47,29 @@ const LONG_FLAG: Rule = {
     String.raw`(-{1,2}(?<=${BEFORE}-{1,2})(?:[A-Za-z0-9][A-Za-z0-9-]{0,64}?)?(?:password|passwd|passphrase|storepass|keypass|pass|pwd|token|secret|api-?key|access-key|secret-key|private-key|client-secret)(?:[ \t]+|=))${ARG}`,
     "gi",
   ),
-  secret: (m, quoting) => (flagAllowed(m[1] ?? "") ? (/=$/.test(m[1] ?? "") ? flagValue : spacedFlagValue)(m, quoting) : null),
+  secret: (m, quoting) => {
+    const flag = m[1] ?? "";
+    if (!flagAllowed(flag) || namesASecret(flag, m[2] ?? "")) return null;
+    return (/=$/.test(flag) ? flagValue : spacedFlagValue)(m, quoting);
+  },
 };
+
+/** A secret's name: words of letters or of digits, joined by `-`, `_`, `.` or `/`, one of them a secret word. */
+const SECRET_NAME = /^[A-Za-z]+(?:[-_./](?:[A-Za-z]+|\d+))*$/;
+const SECRET_NAME_WORD = /(?:^|[-_./])(?:password|passwd|passphrase|secret|token|key|apikey|credentials?|pass|pwd)(?:$|[-_./])/i;
+/** docker's and buildkit's secret mount: `id=npmrc,src=…`, `id=aws,env=AWS_SECRET_ACCESS_KEY`. */
+const SECRET_MOUNT = /^["']?id=[\w.-]+(?:,(?:src|source|env|type|target|required)=[^\s,]*)*["']?$/;
+
+/**
+ * `--secret` names the secret it reads (gcloud's `--secret=db-password`, docker's `--secret
+ * id=npmrc,src=…`): such a value is a name, not the secret. Any other flag's value, or one that
+ * looks random (`--secret=Xk9-token-Zq7`), is still the secret.
+ */
+function namesASecret(flag: string, value: string): boolean {
+  if (flag.replace(/^-+/, "").replace(/[ \t=]+$/, "").toLowerCase() !== "secret") return false;
+  const bare = value.replace(/^["']|["']$/g, "");
+  return SECRET_MOUNT.test(value) || (SECRET_NAME.test(bare) && SECRET_NAME_WORD.test(bare));
+}
 const flagValue = unquoted(2);
 /**
  * Help text says "use --token to pass it": a value after a space counts when it is quoted or

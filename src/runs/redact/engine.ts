@@ -128,9 +128,21 @@ function push(sink: Sink, rule: Rule, match: RegExpExecArray): void {
   else spans.push(start, end);
 }
 
+/** How many times a rule's pattern has been run over a text: the work redaction does, as tests count it. */
+let patternRuns = 0;
+export const rulePatternRuns = (): number => patternRuns;
+/**
+ * Readings beyond the gates every text passes (the needle and head scans, the rules that run on
+ * every text): a rule a needle or a token head opened, or a view. A text that needed none costs
+ * less to read again than to remember (texts.ts).
+ */
+let deeperReadings = 0;
+export const deeperRedactionReadings = (): number => deeperReadings;
+
 /** Run `rule` over `text` (see collect). */
 function run(rule: Rule, text: string, sink: Sink, tokens: boolean): void {
-  if (!tokens && rule.escapeBlind) return;
+  if ((!tokens && rule.escapeBlind) || text.length < (rule.minChars ?? 0)) return;
+  patternRuns++;
   const pattern = rule.pattern;
   pattern.lastIndex = 0;
   let match: RegExpExecArray | null;
@@ -149,12 +161,16 @@ function collect(text: string, origin: Origin | null, spans: number[], wraps: nu
   const sink: Sink = { origin, quoting: origin ? quotingOf(origin) : RAW_QUOTING, spans, wraps };
   // Rules run in any order: what they find is merged, never read by another rule.
   for (const i of UNNEEDLED) run(RULES[i]!, text, sink, tokens);
-  for (const i of openRules(text)) run(RULES[i]!, text, sink, tokens);
+  for (const i of openRules(text)) {
+    deeperReadings++;
+    run(RULES[i]!, text, sink, tokens);
+  }
   if (!tokens) return;
   HEAD_SCAN.lastIndex = 0;
   let head: RegExpExecArray | null;
   while ((head = HEAD_SCAN.exec(text)) !== null) {
     const at = head.index + 1 - head[1]!.length;
+    deeperReadings++;
     for (const { rule, sticky } of DISPATCHED) {
       sticky.lastIndex = at;
       const match = sticky.exec(text);
@@ -205,11 +221,25 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
 }
 
 /**
+ * Tabs, line breaks and printable ASCII but the backslash: a text with no escape (escapes.ts), no
+ * look-alike or invisible letter (confusables.ts), no gap and no control character
+ * (controls-view.ts), so it has no view beyond itself.
+ */
+const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
+
+/**
  * Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. Spans
  * to be written quoted go to `wraps` as well (see collect), for `applySpans`.
  */
 export function findSecretSpans(text: string, wraps: number[] = []): number[] {
   const spans: number[] = [];
+  // Most texts are printable ASCII without a backslash: no escaped, folded, spaced or bare view
+  // can show anything the text does not, and one test says so instead of one per view.
+  if (PLAIN_PRINTABLE.test(text)) {
+    collect(text, null, spans, wraps, true);
+    return spans;
+  }
+  deeperReadings++;
   collectWithViews(text, null, spans, wraps);
   // Control characters or escape sequences inside a secret hide it, and stripping them for a
   // terminal would show it whole: the text without them is read too (controls-view.ts).

@@ -38,7 +38,23 @@ export function redactValue(value: unknown): { value: unknown; changed: boolean 
  */
 export function redactValueUnder(key: string, value: unknown): unknown {
   const { value: redacted } = redactValue({ [key]: value });
-  return redacted === undefined ? undefined : Object.values(redacted as object)[0];
+  const under = redacted === undefined ? undefined : Object.values(redacted as object)[0];
+  markRedacted(under);
+  return under;
+}
+
+/**
+ * Lists and objects redactValueUnder returned, frozen: a line that holds one (a store line) does not
+ * redact their strings and numbers again, which doubled the work of storing a list of 200,000 items.
+ * Redaction is idempotent (test/runs/redact-corpus.test.ts), and frozen, they cannot have been given
+ * a new string since.
+ */
+const redactedContainers = new WeakSet<object>();
+
+function markRedacted(value: unknown): void {
+  if (value === null || typeof value !== "object" || redactedContainers.has(value)) return;
+  redactedContainers.add(Object.freeze(value));
+  for (const item of Object.values(value)) markRedacted(item);
 }
 
 /**
@@ -140,6 +156,7 @@ function pairName(record: object): string | undefined {
 }
 
 function redactingReplacer(this: unknown, key: string, value: unknown): unknown {
+  if ((typeof value === "string" || typeof value === "number") && redactedContainers.has(this as object)) return value;
   const inList = Array.isArray(this);
   // An array's items are keyed by index: they are judged by the name of the key holding the array.
   // A store's fields by the store's name, a pair's value by the pair's name.

@@ -249,6 +249,7 @@ const NETRC: Rule = {
  */
 const PGPASS: Rule = {
   name: "pgpass",
+  minChars: "h:5:d:u:p".length, // host, port, database, user, password: one character each at least
   pattern: /:(?:\d{1,5}|\*):(?<=(?:^|\n|\\n|")([A-Za-z0-9.*_-]{1,253}):(?:\d{1,5}|\*):)([^\s:"'\\]{1,128}:[^\s:"'\\]{1,128}:)([^\s"'\\]{1,256})(?=\r?\n|\\[nr]|\\?"|$)/g,
   secret: (m) => {
     const [whole, host = "", , password = ""] = m;

@@ -52,6 +52,11 @@ export interface Rule {
   readonly escapeBlind?: boolean;
   /** Called once the pattern has run over a text: a rule that remembers the text across its matches lets go of it here. */
   readonly scanned?: () => void;
+  /**
+   * The shortest text a match can be found in (what its lookbehinds read included): a shorter text
+   * is not scanned. Set on the rules without needles, which would otherwise run on every text.
+   */
+  readonly minChars?: number;
   /** For `prefixed` rules: the literal heads (regex source) the match starts with. */
   readonly heads?: readonly string[];
 }

@@ -2,7 +2,7 @@
  * Redacting one text: the memo of texts seen before, shared heads (a long text many later texts
  * begin with), and a private key handed on over several texts. index.ts redacts values with it.
  */
-import { applySpans, findSecretSpans, redactString } from "./engine.ts";
+import { applySpans, deeperRedactionReadings, findSecretSpans, redactString } from "./engine.ts";
 import { REDACTED } from "./rule.ts";
 
 /**
@@ -53,6 +53,9 @@ export class TwoGenerations {
 }
 
 const texts = new TwoGenerations(2048, 2 * 1024 * 1024);
+/** Short texts that only the gates read (see redactedText), remembered apart. */
+const CHEAP_MAX_CHARS = 256;
+const cheapTexts = new TwoGenerations(2048, 2048 * CHEAP_MAX_CHARS);
 
 /**
  * Shapes no rule finds a secret in, and that come unique with every entry of a transcript or child
@@ -130,10 +133,15 @@ export function redactedText(text: string): string {
     if (byHead !== undefined) return byHead;
   }
   const remembered = text.length <= MEMO_MAX_CHARS;
-  let out = remembered ? texts.recall(text) : undefined;
+  const short = text.length <= CHEAP_MAX_CHARS;
+  let out = remembered ? ((short ? cheapTexts.recall(text) : undefined) ?? texts.recall(text)) : undefined;
   if (out === undefined) {
+    const deeper = deeperRedactionReadings();
     out = redactString(text);
-    if (remembered) texts.remember(text, out);
+    // A short text only the gates read (an item of a list of 200,000 such) is remembered apart:
+    // a flood of them turns over only their own memo, not the one of the texts that cost a reading.
+    if (short && out === text && deeperRedactionReadings() === deeper) cheapTexts.remember(text, out);
+    else if (remembered) texts.remember(text, out);
   }
   return out;
 }

@@ -10,6 +10,7 @@ import { WRAPPED_JWT } from "./wrapped-jwt.ts";
 const AWS_SECRET_KEY: Rule = {
   name: "aws-secret-key",
   escapeBlind: true, // no needles: a random key has no fixed part
+  minChars: 40,
   pattern: /(?:(?<![A-Za-z0-9/+=_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])/g,
   secret: (m) => {
     const key = m[0];
@@ -133,14 +134,14 @@ export const TOKEN_RULES: readonly Rule[] = [
   // A browser session's client token, and its `d` cookie (often URL-encoded: `%2B`, `%3D`).
   p("slack-client", "xox[cd]-", "[A-Za-z0-9%-]{20,}"),
   // Discord bot token: base64 user id . timestamp . HMAC.
-  p("discord", "[MNO]", String.raw`[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, looksRandom),
+  { ...p("discord", "[MNO]", String.raw`[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, looksRandom), minChars: 1 + 23 + 1 + 6 + 1 + 27 },
   // Telegram bot token `123456789:AA…`, also inside `api.telegram.org/bot<token>/`.
   anchored("telegram", ":AA", String.raw`:AA(?<=(?:/bot|(?:^|[^A-Za-z0-9_:-]))(\d{6,12}):AA)[A-Za-z0-9_-]{30,}${E}`),
   p("twilio-api-key", "SK", "[0-9a-f]{32}"),
   TWILIO_AUTH_ARGUMENT,
   p("sendgrid", String.raw`SG\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`),
   p("mailgun", "key-", "[0-9a-zA-Z]{32}", hasDigit),
-  anchored("mailgun-hex", "-", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`),
+  { ...anchored("mailgun-hex", "-", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`), minChars: 32 + 1 + 8 + 1 + 8 },
   anchored("mailchimp", "-us", String.raw`-us(?<=${BEFORE}([0-9a-f]{32})-us)\d{1,2}${E}`),
   p("mapbox-secret", String.raw`sk\.`, String.raw`eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
 
