@@ -1,5 +1,7 @@
 import { isPlaceholder, isSecretKeyName, judgeValue, KEY_WORD_NEEDLES } from "./key-names.ts";
-import { BEFORE, type Finding, group, looksRandom, type Quoting, type Rule } from "./rule.ts";
+import { BEFORE, type Finding, group, looksRandom, type Rule } from "./rule.ts";
+import { ARG, ATTACHED, SAME_COMMAND, unquoted, word } from "./cli-args.ts";
+import { SUDO_RULES } from "./cli-sudo.ts";
 
 /**
  * Passwords and tokens on command lines: `--password x`, `--token=x`, `curl -u user:pw`,
@@ -7,33 +9,6 @@ import { BEFORE, type Finding, group, looksRandom, type Quoting, type Rule } fro
  * different things to different tools (`-p` is a port to ssh and docker run), so short flags are
  * only read after the tool that gives them that meaning.
  */
-
-/** A flag's value: quoted (a single-quoted one may hold the shell's `'\''`), or a bare word that is not another flag, a redirect or a `$VARIABLE`. */
-const ARG = String.raw`("[^"\n]{1,512}"|'(?:[^'\n]|'\\''){1,512}'|[^\s"'\\;|&<>\x60$-](?:[^\s"'\\;|&<>\x60]|\\[^\s"'\\/nrtbfu]){0,511})`;
-/** The value of an attached short flag (`-pPW`): anything up to whitespace or an escape sequence (`\"`, `\n`); another `\x` is an escaped character. */
-const ATTACHED = String.raw`("[^"\n]{1,512}"|'(?:[^'\n]|'\\''){1,512}'|(?:[^\s"'\\\x60]|\\[^\s"'\\/nrtbfu]){1,512})`;
-/** A word that starts a command: the literal first (fast to find), then its boundary, looked back at. */
-const word = (alternatives: string): string => String.raw`(?:${alternatives})(?<=${BEFORE}(?:${alternatives}))\b`;
-
-/** Where a tool's own arguments end: a pipe, a `;`, an `&&` or the end of the line. */
-const SAME_COMMAND = String.raw`[^\n|;&]{0,256}?`;
-
-const NOT_A_SECRET = new Set(["true", "false", "yes", "no", "none", "null", "stdin", "prompt", "-"]);
-
-/** The inner value of a quoted argument; the secret span skips the quotes. */
-function unquoted(n: number, accept?: (value: string, quoted: boolean) => boolean) {
-  const inner = group(n, (m) => {
-    const raw = m[n] ?? "";
-    const quoted = /^["']/.test(raw);
-    const value = quoted ? raw.slice(1, -1) : raw;
-    return value.length >= 3 && !NOT_A_SECRET.has(value.toLowerCase()) && !isPlaceholder(value) && (accept ? accept(value, quoted) : true);
-  });
-  return (m: RegExpExecArray, quoting: Quoting) => {
-    const span = inner(m, quoting);
-    if (!span) return null;
-    return /^["']/.test(m[n] ?? "") ? ([span[0] + 1, span[1] - 1] as const) : span;
-  };
-}
 
 /**
  * `--password x`, `--db-password=x`, `--api-key x`, keytool's `-storepass x`. The flag name must
@@ -208,79 +183,6 @@ const TOOL_FLAGS: readonly Rule[] = [
   },
 ];
 
-/** `sudo`'s own options, each with its argument when it takes one (`-u root`, `-p prompt`): group 1. The command follows them. */
-const SUDO_OPTIONS = /(?:^|[\s("'\x60])sudo((?:[ \t]+(?:-[A-Za-z]*[ugpCDhRTUrt][ \t]+[^\s-]\S*|-[A-Za-z]+|--[a-z-]+(?:=\S*)?))*)/;
-/** The option that makes sudo read the password from its standard input. */
-const STDIN_OPTION = /(?:^|[ \t])(?:-[A-Za-z]*S[A-Za-z]*|--stdin)(?=[ \t]|$)/;
-
-/** How far back a here-string's command is read for its `sudo -S`. */
-const COMMAND_MAX = 512;
-
-/**
- * The last command judged: a line of many here-strings (or a text of many lines) is read forward
- * once, not 512 characters back from each, so the rule stays linear. Forgotten once the text is
- * scanned (forgetJudged), so no text (megabytes, with its secrets in plain) stays in memory.
- */
-const NOTHING_JUDGED = { input: "", at: 0, start: -1, sudo: false };
-let judged = NOTHING_JUDGED;
-const forgetJudged = (): void => {
-  judged = NOTHING_JUDGED;
-};
-
-/**
- * Whether the command that ends at `at` (back to its line's start, real or escaped, a pipe, `;` or
- * `&`, within 512 characters) is `sudo -S …`: its standard input is then the password. Another
- * program's `-S` (`sudo pacman -S vim`) is not sudo's.
- */
-function sudoReadsStdin(input: string, at: number): boolean {
-  const known = judged.input === input && judged.at <= at && at - judged.at <= COMMAND_MAX;
-  // start: where the command begins; -1 while no separator was seen and the text starts out of reach.
-  let start = known ? judged.start : at <= COMMAND_MAX ? 0 : -1;
-  for (let i = known ? judged.at : Math.max(0, at - COMMAND_MAX); i < at; i++) {
-    const c = input.charCodeAt(i);
-    // \n, |, ;, & and an escaped `\n`.
-    if (c === 10 || c === 124 || c === 59 || c === 38 || (c === 110 && input.charCodeAt(i - 1) === 92)) start = i + 1;
-  }
-  let sudo: boolean;
-  if (start === -1 || at - start > COMMAND_MAX) sudo = false;
-  else if (known && start === judged.start) sudo = judged.sudo;
-  else {
-    const options = SUDO_OPTIONS.exec(input.slice(start, at))?.[1];
-    sudo = options !== undefined && STDIN_OPTION.test(options);
-  }
-  judged = { input, at, start, sudo };
-  return sudo;
-}
-
-/**
- * A password given to `sudo -S` as a here-string (`sudo -S cmd <<< 'pw'`, `sudo -S <<< pw cmd`) or
- * as a here-document's first line (`sudo -S cmd <<EOF` then `pw`). A `$VARIABLE` is no secret.
- */
-const SUDO_HERE_STRING: Rule = {
-  name: "sudo-here-string",
-  needles: ["sudo"],
-  pattern: new RegExp(String.raw`(<<<[ \t]*)${ARG}`, "g"),
-  secret: (m, quoting) => (sudoReadsStdin(m.input, m.index) ? sudoHereValue(m, quoting) : null),
-  scanned: forgetJudged,
-};
-const sudoHereValue = unquoted(2);
-
-/**
- * Groups: 1 the operator and its delimiter line, 2 the delimiter's quote, 3 the password line (lines
- * may end in an escaped `\n`). The delimiter line holds no `<`, so no two readings overlap: linear.
- */
-const SUDO_HERE_DOCUMENT: Rule = {
-  name: "sudo-here-document",
-  needles: ["sudo"],
-  pattern: /(<<(?<!<<<)(?!<)-?[ \t]*(["']?)[A-Za-z_][A-Za-z0-9_]{0,32}\2(?:[^\n\\<]|\\(?!n)){0,512}(?:\n|\\n))((?:[^\n\r\\]|\\(?![nr])){3,512})/g,
-  secret: (m) => {
-    const [, head = "", , line = ""] = m;
-    if (!sudoReadsStdin(m.input, m.index) || isPlaceholder(line.trim()) || /^\$\{?\w+\}?$/.test(line.trim())) return null;
-    return [head.length, head.length + line.length];
-  },
-  scanned: forgetJudged,
-};
-
 /** An Oracle user name, and the password after its `/` in `user/password@service`. */
 const ORACLE_USER = "[A-Za-z0-9_$#.]{1,128}";
 const ORACLE_PASSWORD = String.raw`([^\s/@"'\\\x60]{1,256})`;
@@ -367,4 +269,4 @@ const HELM_SET: Rule = {
   },
 };
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, SUDO_HERE_STRING, SUDO_HERE_DOCUMENT];
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES];
