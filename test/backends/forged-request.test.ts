@@ -7,7 +7,7 @@
  * same worker fixture: a worker stopped mid-child stops it and hands it back with what it saved,
  * with every child the database says it holds.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
@@ -17,7 +17,7 @@ import { CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backend
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
 import { PROJECT_ROOT } from "../cli/support.ts";
-import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, installShutdownMarker, WORKER_PROFILE } from "../support/fleet.ts";
 import { sendSteer } from "../../src/backends/steers.ts";
 
 const fleet = fleetFixture();
@@ -62,21 +62,7 @@ test("a worker stopped with SIGTERM mid-child stops the child (its extensions he
   const databaseUrl = fleet.pg.urlFor("forged_request");
   const release = join(fleet.sandbox.root, "stop-release"); // not written until the end: the child waits in bash
   const marker = join(fleet.sandbox.root, "shutdown-marker");
-  // A global extension of the worker's Pi: it notes the end of a session that holds a prompt (a child's).
-  mkdirSync(join(fleet.sandbox.agentDir, "extensions"), { recursive: true });
-  writeFileSync(
-    join(fleet.sandbox.agentDir, "extensions", "shutdown-marker.ts"),
-    [
-      'import { appendFileSync } from "node:fs";',
-      "export default function (pi) {",
-      "  const marker = process.env.FLOW_SHUTDOWN_MARKER;",
-      "  if (!marker) return;",
-      '  pi.on("session_shutdown", (_event, ctx) => {',
-      '    if (ctx.sessionManager.getEntries().some((entry) => entry.type === "message")) appendFileSync(marker, "child session shut down\\n");',
-      "  });",
-      "}",
-    ].join("\n"),
-  );
+  installShutdownMarker(fleet.sandbox); // notes the end of a session that holds a prompt (a child's)
   const args = ["worker", "--name", "w2", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
   const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release, FLOW_SHUTDOWN_MARKER: marker });
   onTestFinished(() => writeFileSync(release, "")); // nothing of the child waits on after the test

@@ -4,7 +4,7 @@
  * the child fails saying so, and the worker goes on and stops when told, instead of waiting forever.
  * A real worker on the tests' own Postgres; the test's own session holds the lock.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
@@ -12,7 +12,7 @@ import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { FAUX_EXTENSION, PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
-import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, installShutdownMarker, WORKER_PROFILE } from "../support/fleet.ts";
 
 const fleet = fleetFixture();
 const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts");
@@ -197,21 +197,7 @@ test("a worker whose DBOS shutdown does not finish still stops its children as a
   const databaseUrl = `${fleet.pg.urlFor("held_shutdown")}?connect_timeout=2`;
   const release = join(fleet.sandbox.root, "held-shutdown-release"); // never written: the child's bash waits on it
   const marker = join(fleet.sandbox.root, "held-shutdown-marker");
-  // A global extension of the worker's Pi: it notes the end of a session that holds a prompt (a child's).
-  mkdirSync(join(fleet.sandbox.agentDir, "extensions"), { recursive: true });
-  writeFileSync(
-    join(fleet.sandbox.agentDir, "extensions", "shutdown-marker.ts"),
-    [
-      'import { appendFileSync } from "node:fs";',
-      "export default function (pi) {",
-      "  const marker = process.env.FLOW_SHUTDOWN_MARKER;",
-      "  if (!marker) return;",
-      '  pi.on("session_shutdown", (_event, ctx) => {',
-      '    if (ctx.sessionManager.getEntries().some((entry) => entry.type === "message")) appendFileSync(marker, "child session shut down\\n");',
-      "  });",
-      "}",
-    ].join("\n"),
-  );
+  installShutdownMarker(fleet.sandbox); // notes the end of a session that holds a prompt (a child's)
   const args = ["worker", "--name", "s2", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
   const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release, FLOW_SHUTDOWN_MARKER: marker });
   await worker.stdoutText(/worker s2 ready/);

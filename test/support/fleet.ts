@@ -4,14 +4,14 @@
  * starts, killed if still running before the cluster and the files go (a test that failed half-way
  * leaves its workers).
  */
-import { mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { afterAll, beforeAll } from "vitest";
 import { closeFleets } from "../../src/backends/index.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW } from "../../src/backends/names.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "../../src/backends/remote-child.ts";
-import { flowSandbox, startFlow, type FlowSandbox, type RunningFlow } from "../cli/support.ts";
+import { flowSandbox, PROJECT_ROOT, startFlow, type FlowSandbox, type RunningFlow } from "../cli/support.ts";
 import { startPostgres, type PostgresCluster } from "./postgres.ts";
 
 export interface FleetFixture {
@@ -108,4 +108,13 @@ export function enqueueChild(client: DBOSClient, child: RemoteChildRequest, work
     { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID, appVersion: applicationVersion() },
     child,
   );
+}
+
+/**
+ * Installs test/fixtures/fleet/shutdown-marker.ts as a global extension of the sandbox's Pi: a
+ * worker's child session that ends appends a line to the file FLOW_SHUTDOWN_MARKER names.
+ */
+export function installShutdownMarker(sandbox: FlowSandbox): void {
+  mkdirSync(join(sandbox.agentDir, "extensions"), { recursive: true });
+  copyFileSync(join(PROJECT_ROOT, "test", "fixtures", "fleet", "shutdown-marker.ts"), join(sandbox.agentDir, "extensions", "shutdown-marker.ts"));
 }
