@@ -1,8 +1,8 @@
 // external_runs apply and discard over real runs: a run store with finished agent runs whose
 // changes a real worktree kept, applied onto a real repository.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { once } from "node:events";
-import { createReadStream, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, test } from "vitest";
@@ -14,11 +14,11 @@ import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { withRepositoryLock } from "../../src/isolation/repository-lock.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
-import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
-import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { applyKilledWhileWriting } from "../support/killed-apply.ts";
 import { useOwnUserGitConfig } from "../support/user-git-config.ts";
 
 /** The user's own git config, where the filters these tests stand a slow disk or an offline LFS with are defined. */
@@ -66,31 +66,12 @@ test("two applies of one run at once: one applies, the other says already applie
  * Another process applies argv[3] from the run store (home argv[1], project argv[2], session "s"),
  * as `flow runs apply` would; the test kills it while git writes the working tree.
  */
-const APPLIER = `
-  const { changeRuns } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/apply-runs.ts"))});
-  const { openRunStore } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/runs/index.ts"))});
-  const store = openRunStore({ home: process.argv[1], cwd: process.argv[2], sessionId: "s" });
-  await changeRuns(store, "apply", [process.argv[3]]);
-`;
 
 test("an apply killed while writing the working tree: /flow apply names the files it may have touched; discard keeps the tree as it is", async () => {
   const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
   const store = storeOf(root);
   const runId = await keptRun(store, root, { "a.txt": "child a\n", "b.txt": "child b\n" });
-  // The user's own smudge filter (theirs to configure) stands for a slow disk: it says it has begun, then never finishes.
-  const fifo = join(mkdtempSync(join(tmpdir(), "pi-flow-fifo-")), "writing");
-  execFileSync("mkfifo", [fifo]);
-  userConfig("filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
-  writeIn(root, { ".git/info/attributes": "*.txt filter=slow\n" });
-  const applier = spawn(process.execPath, ["--input-type=module", "-e", APPLIER, home, root, runId], { stdio: ["ignore", "inherit", "inherit"], detached: true });
-  const writing = createReadStream(fifo);
-  await once(writing, "data");
-  const exited = once(applier, "exit");
-  process.kill(-applier.pid!, "SIGKILL"); // the applier, its git and the filter: a machine that went down
-  await exited;
-  writing.destroy();
-  userConfig("--unset", "filter.slow.smudge");
-  writeIn(root, { ".git/info/attributes": "" });
+  await applyKilledWhileWriting({ home, root, runId, attributes: "*.txt filter=slow\n", userConfig });
   const before = gitIn(root, "status", "--porcelain=v1");
 
   // /flow apply's summary says so before asking anything (a session with no UI only shows it).

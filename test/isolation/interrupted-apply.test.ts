@@ -1,9 +1,8 @@
 // An apply killed between two files (a real `flow runs apply` process, SIGKILLed while git writes
 // the second), then applied again: nothing of the user's is lost, and the second apply finishes or
 // says what to do. Real git, real run store, real child process.
-import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createReadStream, mkdtempSync, readFileSync, realpathSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
@@ -12,7 +11,7 @@ import { readChangeRecord } from "../../src/isolation/change-record.ts";
 import { openRunStore, RunRegistry, runFiles, type RunStore } from "../../src/runs/index.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
-import { PROJECT_ROOT } from "../support/pi-session.ts";
+import { applyKilledWhileWriting } from "../support/killed-apply.ts";
 import { useOwnUserGitConfig } from "../support/user-git-config.ts";
 
 /** The user's own git config, where the filters these tests stand a slow disk or an offline LFS with are defined. */
@@ -21,30 +20,9 @@ const userConfig = useOwnUserGitConfig();
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
 /** Another process applies argv[3] from the run store (home argv[1], project argv[2], session "s"), as `flow runs apply` would. */
-const APPLIER = `
-  const { changeRuns } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/isolation/apply-runs.ts"))});
-  const { openRunStore } = await import(${JSON.stringify(join(PROJECT_ROOT, "src/runs/index.ts"))});
-  const store = openRunStore({ home: process.argv[1], cwd: process.argv[2], sessionId: "s" });
-  await changeRuns(store, "apply", [process.argv[3]]);
-`;
 
 /** Applies `runId` in another process and SIGKILLs it once git begins writing b.txt (a.txt, before it, is written). */
-async function applyKilledBetweenFiles(root: string, runId: string): Promise<void> {
-  // The user's own smudge filter on b.txt stands for a slow disk: it says it has begun, then never finishes.
-  const fifo = join(mkdtempSync(join(tmpdir(), "pi-flow-fifo-")), "writing");
-  execFileSync("mkfifo", [fifo]);
-  userConfig("filter.slow.smudge", `echo writing > ${fifo}; exec tail -f /dev/null`);
-  writeIn(root, { ".git/info/attributes": "b.txt filter=slow\n" });
-  const applier = spawn(process.execPath, ["--input-type=module", "-e", APPLIER, home, root, runId], { stdio: ["ignore", "inherit", "inherit"], detached: true });
-  const writing = createReadStream(fifo);
-  await once(writing, "data");
-  const exited = once(applier, "exit");
-  process.kill(-applier.pid!, "SIGKILL"); // the applier, its git and the filter: a machine that went down
-  await exited;
-  writing.destroy();
-  userConfig("--unset", "filter.slow.smudge");
-  writeIn(root, { ".git/info/attributes": "" });
-}
+const applyKilledBetweenFiles = (root: string, runId: string) => applyKilledWhileWriting({ home, root, runId, attributes: "b.txt filter=slow\n", userConfig });
 
 /** A repository where the user edited the first line of a.txt and b.txt, and a run whose child edited their last lines. */
 async function userAndChildEdits(): Promise<{ root: string; store: RunStore; runId: string }> {
