@@ -51,6 +51,8 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 180_000,
     pool: "forks",
+    // One temporary folder for the whole run, removed at its end (test/support/temp-root.ts).
+    globalSetup: ["test/support/temp-root.ts"],
     // Vitest's default is one worker fewer than the CPUs: one, on the 2-CPU machines CI runs on. The
     // tests spend much of their time waiting on child processes (flow, Pi sessions, fake CLIs), so
     // two files at once finish the suite far sooner without starving either.
