@@ -76,7 +76,9 @@ test("steer rows forged larger than a read takes are measured by the server and 
     const tooLarge = `The steers waiting in the database for wf_big/agent/0 come to ${limit + 12} bytes, over the ${limit} bytes pi-flow reads at once: not read.`;
     // The coordinator's look at what the child has not read, and its take once the answer is in.
     await expect(coordinator.unreadSteers("wf_big/agent/0")).rejects.toThrow(tooLarge);
-    await expect(coordinator.takeUndeliveredSteers("wf_big/agent/0")).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(tooLarge) });
+    const noted: string[] = [];
+    await expect(coordinator.takeUndeliveredSteers("wf_big/agent/0", (messages) => noted.push(...messages))).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(tooLarge) });
+    expect(noted).toEqual([]);
     // A saved copy of handed-over steers counts too.
     await pool.query("INSERT INTO pi_flow.child_session_steers (workflow_id, messages) VALUES ('wf_saved/agent/0', $1)", [JSON.stringify([forged])]);
     await expect(unreadSteers(pool, "wf_saved/agent/0", limit)).rejects.toThrow("over the 1000 bytes pi-flow reads at once");
@@ -223,7 +225,13 @@ test("a steer for a child whose harness on the worker takes none (stub, replay) 
   expect(takes.rows).toEqual([{ workflow_id: "wf_pi/agent/0", n: 3 }, { workflow_id: "wf_stub/agent/0", n: 1 }]);
   // Not unread (it will never be read), and not lost: its coordinator takes it when the child's answer is in.
   expect(await coordinator.unreadSteers("wf_stub/agent/0")).toEqual([]);
-  expect(await coordinator.takeUndeliveredSteers("wf_stub/agent/0")).toEqual(["Also check the README."]);
+  // A coordinator killed as it notes it in the run: the row stays, for its run's resume to note.
+  const killed = new Error("killed while writing the note");
+  await expect(coordinator.takeUndeliveredSteers("wf_stub/agent/0", () => { throw killed; })).rejects.toBe(killed);
+  const noted: string[] = [];
+  await coordinator.takeUndeliveredSteers("wf_stub/agent/0", (messages) => noted.push(...messages));
+  expect(noted).toEqual(["Also check the README."]);
+  expect((await pool.query("SELECT message FROM pi_flow.steers WHERE workflow_id = 'wf_stub/agent/0'")).rows).toEqual([]);
 }, 60_000);
 
 test("a steer for a pi child whose session is still opening stays in the table until its worker can save it beside the session, where a worker killed in between would not lose it", async () => {
