@@ -261,12 +261,11 @@ export function dbosCoordinator(
     async unreadSteers(workflowId) {
       return unreadSteers(await tables(), workflowId, maxSteerBytes);
     },
-    async takeSession(workflowId) {
+    async takeSession(workflowId, keep) {
       const pool = await tables();
       const saved = await loadSavedSession(pool, workflowId);
-      // Read is what counts: rows a failed delete leaves are the sweep's.
-      await deleteSavedSession(pool, workflowId).catch(() => undefined);
-      return saved;
+      // Only once kept: a coordinator killed while writing it leaves it for its run's resume. Rows a failed delete leaves are the sweep's.
+      if (keep(saved)) await deleteSavedSession(pool, workflowId).catch(() => undefined);
     },
     async close() {
       clearInterval(beating);

@@ -40,10 +40,12 @@ export interface FleetChildren {
    */
   unreadSteers(workflowId: string): Promise<string[]>;
   /**
-   * Takes the Pi session a settled child's worker left in the database: reads it, then deletes it
-   * there; none when nothing is left. Rejects when the database cannot be read; rows it could not
-   * delete stay for the sweep.
+   * Takes the Pi session a settled child's worker left in the database: reads it (none when nothing
+   * is left) and hands it to `keep`, then deletes it there once `keep` has returned true (done with
+   * it): a coordinator killed while writing it, or whose write failed, leaves it for the resume of
+   * its run (or the sweep). Rejects when the database cannot be read; rows it could not delete stay
+   * for the sweep.
    */
-  takeSession(workflowId: string): Promise<SavedSession | null>;
+  takeSession(workflowId: string, keep: (saved: SavedSession | null) => boolean): Promise<void>;
   close(): Promise<void>;
 }
