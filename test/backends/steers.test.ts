@@ -3,6 +3,7 @@
  * goes back in its old place, for the child's coordinator to report as not delivered; one no
  * coordinator came for goes with the settled child's other rows at the sweep.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
@@ -171,9 +172,12 @@ test("a steer handed to a child whose save failed is not lost when its worker st
   expect(taken.map((steer) => steer.message)).toEqual(["Also check the README (handback).", "Also check the README (refused)."]);
 }, 180_000);
 
-test("a steer handed to a child its coordinator cancels, unread, does not stay in the table once its worker stops the child: its coordinator already said it was not delivered", async () => {
+/** A token a user pasted into a steer (the shape GitHub gives them). */
+const PASTED_TOKEN = "ghp_" + "Zq8Lw3Nv5Tb1Xc7Rm2Hk9Pd4Fs6Gj0Ya1Ue5";
+
+test("a steer handed to a child its coordinator cancels, unread, does not stay in the table once its worker stops the child: its coordinator already said it was not delivered; one a child ends without reading that the database refuses to keep is printed by its worker, redacted", async () => {
   const url = fleet.pg.urlFor("fleet_cancel_steer");
-  const release = join(fleet.sandbox.root, "cancel-release"); // never written: the child waits until cancelled
+  const release = join(fleet.sandbox.root, "cancel-release"); // written only for the second child: the first waits until cancelled
   const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
   const worker = fleet.start(["worker", "--name", "k1", "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
   await worker.stdoutText(/worker k1 ready/);
@@ -190,6 +194,21 @@ test("a steer handed to a child its coordinator cancels, unread, does not stay i
   await client.cancelWorkflow("wf_cancelsteer/agent/0");
   await worker.stdoutText(/settled wf_cancelsteer\/agent\/0 run ag_cancelsteer cancelled/);
   expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([]);
+
+  // A child stopped by its quota of one turn before it read a steer carrying a token the user pasted;
+  // the database refuses to keep the steer for its coordinator: the worker's line is its last word, a log, redacted.
+  await enqueueChild(client, childRequest("lost", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Part" }, prompt: "Do the part.", quotas: { maxTurns: 1 } }));
+  await worker.stdoutText(/started wf_lost\/agent\/0/);
+  await sendSteer(pool, "wf_lost/agent/0", `Also check the README. Use ${PASTED_TOKEN}`);
+  await worker.stdoutText(/steered wf_lost\/agent\/0/);
+  while ((await unreadSteers(pool, "wf_lost/agent/0")).length === 0) await sleep(50); // saved beside its session
+  await pool.query("CREATE FUNCTION pi_flow.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
+  await pool.query("CREATE TRIGGER refuse BEFORE INSERT ON pi_flow.steers FOR EACH ROW EXECUTE FUNCTION pi_flow.refuse()");
+  writeFileSync(release, "");
+  const stdout = await worker.stdoutText(/steers not delivered to wf_lost\/agent\/0 .*\n/);
+  const lost = stdout.split("\n").filter((line) => line.startsWith("steers not delivered"));
+  expect(lost).toEqual([expect.stringMatching(/^steers not delivered to wf_lost\/agent\/0 \(the database refused to keep them: P0001\): Also check the README\. Use \[REDACTED[^\]]*\]$/)]);
+  expect(stdout).not.toContain(PASTED_TOKEN);
 }, 120_000);
 
 test("a steer for a child whose harness on the worker takes none (stub, replay) is taken once and let go marked refused, not taken and let go at every look; its coordinator still takes it as undelivered", async () => {
