@@ -168,6 +168,9 @@ test("a worker stopped while its database stops answering (a network split) exit
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   onTestFinished(() => db.end());
+  // The child's prompt is checkpointed: it waits on its model, not on the database (a child still
+  // reading its saved session when the database stops would hold the stop for its 10 s settle).
+  while ((await db.query("SELECT 1 FROM pi_flow.child_sessions WHERE workflow_id = 'wf_split/agent/0'")).rowCount === 0) await sleep(20);
   const thaw = await freezeDatabase(db);
   let stopped;
   try {
