@@ -106,12 +106,17 @@ export function childRequest(id: string, overrides: Partial<RemoteChildRequest> 
 /** The built-in worker role, for a request whose child runs commands. */
 export const WORKER_PROFILE: RemoteChildRequest["profile"] = { name: "worker", description: "d", systemPrompt: "s", defaultContext: { mode: "none" }, source: "builtin" };
 
-/** Enqueues `child` for the workers as the coordinator does, under `workflowID` (its own by default); the handle gives its result. */
-export function enqueueChild(client: DBOSClient, child: RemoteChildRequest, workflowID = child.workflowId) {
-  return client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
+/**
+ * Enqueues `child` for the workers as the coordinator does, under `workflowID` (its own by default);
+ * `getResult` gives its answer, looked for every 100 ms (DBOS's default, once a second, costs each
+ * test up to a second per answer).
+ */
+export async function enqueueChild(client: DBOSClient, child: RemoteChildRequest, workflowID = child.workflowId): Promise<{ getResult(): Promise<RemoteChildResult> }> {
+  const handle = await client.enqueue<(child: RemoteChildRequest) => Promise<RemoteChildResult>>(
     { workflowName: CHILD_WORKFLOW, queueName: CHILD_QUEUE, workflowID, appVersion: applicationVersion() },
     child,
   );
+  return { getResult: () => handle.getResult({ pollingIntervalMs: 100 }) };
 }
 
 /**
