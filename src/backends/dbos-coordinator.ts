@@ -13,7 +13,7 @@ import { isRemoteChildResult, type RemoteChildRequest, type RemoteChildResult } 
 import { shownUrl } from "../runs/index.ts";
 import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts";
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
-import { MAX_STEER_READ_BYTES, sendSteerWhileRunning, takeSteers, unreadSteers } from "./steers.ts";
+import { deleteSteers, MAX_STEER_READ_BYTES, sendSteerWhileRunning, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
 import { requeuedBecause, requeuedUnsaid, type Requeue } from "./folder-refusals.ts";
 import { beatRoots, claimRoot, releaseInstance, releaseRoot, rootOf } from "./coordinator-claims.ts";
@@ -250,20 +250,22 @@ export function dbosCoordinator(
     async steer(workflowId, message) {
       return sendSteerWhileRunning(await tables(), workflowId, message);
     },
-    async takeUndeliveredSteers(workflowId) {
-      const { taken, tooLarge } = await takeSteers(await tables(), [workflowId], maxSteerBytes, { refusedToo: true });
+    async takeUndeliveredSteers(workflowId, note) {
+      const pool = await tables();
+      const { taken, tooLarge } = await takeSteers(pool, [workflowId], maxSteerBytes, { refusedToo: true, readOnly: true });
       if (tooLarge[0]) throw tooLarge[0]; // nothing of this child's was taken: its rows stay as written
-      return taken.map((steer) => steer.message);
+      note(taken.map((steer) => steer.message));
+      // Only once noted: a coordinator killed before leaves them for its run's resume to note.
+      await deleteSteers(pool, taken).catch(() => undefined);
     },
     async unreadSteers(workflowId) {
       return unreadSteers(await tables(), workflowId, maxSteerBytes);
     },
-    async takeSession(workflowId) {
+    async takeSession(workflowId, keep) {
       const pool = await tables();
       const saved = await loadSavedSession(pool, workflowId);
-      // Read is what counts: rows a failed delete leaves are the sweep's.
-      await deleteSavedSession(pool, workflowId).catch(() => undefined);
-      return saved;
+      // Only once kept: a coordinator killed while writing it leaves it for its run's resume. Rows a failed delete leaves are the sweep's.
+      if (keep(saved)) await deleteSavedSession(pool, workflowId).catch(() => undefined);
     },
     async close() {
       clearInterval(beating);

@@ -54,15 +54,25 @@ export function connectionOptions(connectionString: string): { connectionString:
   return { connectionString, connectionTimeoutMillis: connectTimeoutMs(connectionString), query_timeout: QUERY_TIMEOUT_MS, statement_timeout: QUERY_TIMEOUT_MS };
 }
 
+/** How long a session of DBOS's may sit idle inside a transaction: DBOS's own default, set at connect instead of by DBOS. */
+const IDLE_TRANSACTION_MS = 60_000;
+
 /**
  * The URL DBOS opens its own connections with (its pool, its migration, a client's): DBOS takes no
  * pg options but reads the URL's parameters, so the server's statement_timeout goes there, unless
- * the URL names one. The database's URL stays a prefix of it, so unusableDatabase masks it alike.
+ * the URL names one; and, unless the URL has `options` of its own, its idle-in-transaction bound,
+ * which DBOS would otherwise SET on each new connection of its pool, a query pg queues behind the
+ * connection's first (deprecated: "Calling client.query() when the client is already executing a
+ * query", an error in pg 9). The database's URL stays a prefix of it, so unusableDatabase masks it alike.
  */
 export function dbosUrl(url: string): string {
   const parsed = new URL(url);
-  if (parsed.searchParams.has("statement_timeout") || parsed.hash !== "") return url; // a fragment: no place to add it after
-  return `${url}${parsed.search === "" ? "?" : "&"}statement_timeout=${QUERY_TIMEOUT_MS}`;
+  if (parsed.hash !== "") return url; // a fragment: no place to add it after
+  const added: string[] = [];
+  if (!parsed.searchParams.has("statement_timeout")) added.push(`statement_timeout=${QUERY_TIMEOUT_MS}`);
+  if (!parsed.searchParams.has("options")) added.push(`options=${encodeURIComponent(`-c idle_in_transaction_session_timeout=${IDLE_TRANSACTION_MS}`)}`);
+  if (added.length === 0) return url;
+  return `${url}${parsed.search === "" ? "?" : "&"}${added.join("&")}`;
 }
 
 /** The server cancelled a statement past its statement_timeout (SQLSTATE 57014), anywhere in `error`'s causes. */

@@ -323,8 +323,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         checkpoints?.freeze(); // the session stays as its last whole turn saved it
         controller.abort();
       }
-      // Withheld children save nothing more to a database that does not answer: their harness's end is waited for.
-      await answersWithin(Promise.all(children.map((child) => (shutDown ? child.settled : child.stopped))), STOP_SETTLE_MS);
+      // Their harness's end is waited for; then, unless withheld (they save nothing more to a database
+      // that does not answer), what they save (the last checkpoint, the steers), as long as the
+      // database may take to answer: a split must not hold the stop STOP_SETTLE_MS more.
+      await answersWithin(Promise.all(children.map((child) => child.stopped)), STOP_SETTLE_MS);
+      if (shutDown) await answersWithin(Promise.all(children.map((child) => child.settled)), stopWithinMs);
       if (!shutDown) {
         void endPools();
         throw notHandedBack(options.name, ids, stopWithinMs);

@@ -28,19 +28,24 @@ export interface FleetChildren {
   steer(workflowId: string, message: string): Promise<boolean>;
   /**
    * Takes the steers still waiting for a child whose answer is in: no worker handed them to it (it had
-   * ended, or its harness takes none), oldest first.
+   * ended, or its harness takes none). `note` is given them, oldest first, and their rows go only
+   * once it has returned: a coordinator killed while noting them leaves them for the resume of its
+   * run to note. Rejects, with nothing noted, when the database cannot be read; rows a failed delete
+   * leaves are noted again by a later take.
    */
-  takeUndeliveredSteers(workflowId: string): Promise<string[]>;
+  takeUndeliveredSteers(workflowId: string, note: (messages: string[]) => void): Promise<void>;
   /**
    * The steers a running child has not read yet, as the database knows them (steers.ts
    * `unreadSteers`): what the bound on unread steers counts on the fleet. Nothing is taken.
    */
   unreadSteers(workflowId: string): Promise<string[]>;
   /**
-   * Takes the Pi session a settled child's worker left in the database: reads it, then deletes it
-   * there; none when nothing is left. Rejects when the database cannot be read; rows it could not
-   * delete stay for the sweep.
+   * Takes the Pi session a settled child's worker left in the database: reads it (none when nothing
+   * is left) and hands it to `keep`, then deletes it there once `keep` has returned true (done with
+   * it): a coordinator killed while writing it, or whose write failed, leaves it for the resume of
+   * its run (or the sweep). Rejects when the database cannot be read; rows it could not delete stay
+   * for the sweep.
    */
-  takeSession(workflowId: string): Promise<SavedSession | null>;
+  takeSession(workflowId: string, keep: (saved: SavedSession | null) => boolean): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,9 +1,10 @@
 /**
  * The coordinator's copy of the Pi session of a pi child a worker ran. The worker leaves the
  * child's checkpointed session in pi_flow.child_sessions when it answers, and says how many entries
- * it left (remote-child.ts `session`); the coordinator takes them (reads, then deletes the rows) and
- * writes them into the child's run as `session.jsonl`, the file a local pi child's harness writes,
- * in the same form (Pi's header, then one redacted entry per line). A later `resume` of the run
+ * it left (remote-child.ts `session`); the coordinator takes them and writes them into the child's
+ * run as `session.jsonl`, the file a local pi child's harness writes, in the same form (Pi's header,
+ * then one redacted entry per line), and only then deletes the rows: a coordinator killed before, or
+ * whose write failed, leaves them for the run's resume (or the sweep). A later `resume` of the run
  * then continues it on the coordinator as it would a local child's.
  *
  * A session that cannot be kept (the worker saved none, or not all of it, or the database or the
@@ -37,12 +38,19 @@ export interface KeptSessionPlace {
 /** A database that does not answer (a network split, no reset) must not hold the child's settle for TCP's quarter hour. */
 const TAKE_MS = 30_000;
 
-/** The session's rows, or why not, within `ms`. */
-async function takeWithin(fleet: FleetChildren, workflowId: string, ms: number): Promise<SavedSession | null | string> {
+/**
+ * Takes the session's rows and hands them to `keep` within `ms`; why not, when the database does not
+ * answer in time or cannot be read. Past `ms`, `keep` is told the rows came late (it writes nothing, and they stay).
+ */
+async function takeWithin(fleet: FleetChildren, workflowId: string, ms: number, keep: (saved: SavedSession | null, late: boolean) => boolean): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`the database did not answer within ${ms / 1000} s`), ms)));
+  let late = false;
+  const lateWhy = new Promise<string>((resolve) => (timer = setTimeout(() => {
+    late = true;
+    resolve(`the database did not answer within ${ms / 1000} s`);
+  }, ms)));
   try {
-    return await Promise.race([fleet.takeSession(workflowId), late]);
+    return await Promise.race([fleet.takeSession(workflowId, (saved) => keep(saved, late)).then(() => undefined), lateWhy]);
   } catch (error) {
     if (error instanceof FlowError) return error.message; // a bound pi-flow keeps, which says itself
     return `the database could not be read: ${errorCode(error) ?? (error instanceof Error ? error.message : String(error))}`;
@@ -59,13 +67,20 @@ export async function keepWorkerSession(fleet: FleetChildren, place: KeptSession
   const notKept = (why: string) => place.notKept(notKeptMessage(place.worker, why));
   if (stored === undefined) return notKept("its worker checkpointed none: it answered on the stub or replay harness, or could not start the child");
   if ("unsaved" in stored) return notKept(stored.unsaved);
-  const saved = await takeWithin(fleet, place.workflowId, place.takeMs ?? TAKE_MS);
-  if (typeof saved === "string") return notKept(saved);
-  const entries = saved?.entries ?? [];
-  if (entries.length !== stored.entries) return notKept(`the database held ${entries.length} of its ${stored.entries} entries`);
-  if (!entries.some((entry) => entry.type === "message")) return notKept("it holds no message");
-  const file = new ChildSessionFile(SessionManager.inMemory(place.cwd, undefined, entries), place.file);
-  let failed: string | undefined;
-  file.close(() => (failed = "it could not be written into the run"));
-  if (failed !== undefined) notKept(failed);
+  let why: string | undefined;
+  // True once the rows are no longer needed: written into the run, or never to be whole.
+  let handed = false;
+  const keep = (saved: SavedSession | null, late: boolean): boolean => {
+    handed = true;
+    if (late) return false;
+    const entries = saved?.entries ?? [];
+    if (entries.length !== stored.entries) return (why = `the database held ${entries.length} of its ${stored.entries} entries`), true;
+    if (!entries.some((entry) => entry.type === "message")) return (why = "it holds no message"), true;
+    const file = new ChildSessionFile(SessionManager.inMemory(place.cwd, undefined, entries), place.file);
+    file.close(() => (why = "it could not be written into the run"));
+    return why === undefined; // a write that failed leaves the rows for a resume to try again
+  };
+  why = (await takeWithin(fleet, place.workflowId, place.takeMs ?? TAKE_MS, keep)) ?? why;
+  if (!handed && why === undefined) keep(null, false); // a take that found no rows to hand over
+  if (why !== undefined) notKept(why);
 }

@@ -169,23 +169,27 @@ async function reportUnreadSteers(fleet: FleetChildren, place: FleetChildPlace, 
   // from the database's latest word, once: not again by the run's own note of its inbox.
   request.steering.undelivered.splice(0);
   if (!report.ask) return;
-  let left: string[];
+  // Noted inside the take: the rows go only once their notes are written.
+  let noting = false;
+  const note = (left: readonly string[]) => {
+    noting = true;
+    const shown = [...held];
+    const taken = left.filter((message) => {
+      const index = shown.indexOf(message);
+      if (index < 0) return true;
+      shown.splice(index, 1);
+      return false;
+    });
+    for (const message of [...held, ...taken]) noteUndeliveredSteer(place.writer, why, message);
+  };
   try {
-    left = await fleet.takeUndeliveredSteers(place.workflowId);
+    await fleet.takeUndeliveredSteers(place.workflowId, note);
   } catch (error) {
+    if (noting) throw error; // the run's own writer failed: not the database
     for (const message of held) noteUndeliveredSteer(place.writer, why, message);
     if (!report.noteUnreadable) return;
     place.writer.appendDiagnostic({ level: "warn", code: STEER_UNDELIVERED, message: `steers sent to this child may not have been delivered: the database could not be read (${error instanceof Error ? error.message : String(error)})` });
-    return;
   }
-  const shown = [...held];
-  const taken = left.filter((message) => {
-    const index = shown.indexOf(message);
-    if (index < 0) return true;
-    shown.splice(index, 1);
-    return false;
-  });
-  for (const message of [...held, ...taken]) noteUndeliveredSteer(place.writer, why, message);
 }
 
 /** The fleet as a harness: what a launch runs a workflow child on when the dbos backend is chosen. */

@@ -101,7 +101,8 @@ export interface SteerTaker {
 
 /**
  * Takes the waiting messages of these children, oldest first: each is returned to one caller only.
- * The coordinator's take (no `taker`) deletes them; `refusedToo` also takes those a worker let go
+ * The coordinator's take (no `taker`) deletes them, or with `readOnly` only reads them (its take of
+ * undelivered steers deletes them once it has noted them: `deleteSteers`); `refusedToo` also takes those a worker let go
  * as refused (its child's harness takes none), and those a worker took and did not save (it died).
  * A worker's take keeps them, marked `taken_by` its instance, until the save beside the child's
  * session deletes them (child-sessions.ts) or the child ends (`settleSteers`): it takes only the
@@ -115,14 +116,16 @@ export async function takeSteers(
   db: Queryable,
   workflowIds: readonly string[],
   maxBytes = MAX_STEER_READ_BYTES,
-  { refusedToo = false, taker, dbosSchema = "dbos" }: { refusedToo?: boolean; taker?: SteerTaker; dbosSchema?: string } = {},
+  { refusedToo = false, taker, readOnly = false, dbosSchema = "dbos" }: { refusedToo?: boolean; taker?: SteerTaker; readOnly?: boolean; dbosSchema?: string } = {},
 ): Promise<SteersTake> {
   if (workflowIds.length === 0) return { taken: [], tooLarge: [] };
   const takeable = `(s.taken_at IS NULL OR $3) AND ($4::text IS NULL OR (s.taken_by IS DISTINCT FROM $4
     AND NOT EXISTS (SELECT 1 FROM "${dbosSchema}".workflow_status w WHERE w.workflow_uuid = s.workflow_id AND w.executor_id <> $5)))`;
   const take = taker
     ? `UPDATE pi_flow.steers s SET taken_by = $4 FROM fitting f WHERE s.workflow_id = f.workflow_id AND ${takeable} RETURNING s.seq, s.workflow_id, s.message`
-    : `DELETE FROM pi_flow.steers s USING fitting f WHERE s.workflow_id = f.workflow_id AND ${takeable} RETURNING s.seq, s.workflow_id, s.message`;
+    : readOnly
+      ? `SELECT s.seq, s.workflow_id, s.message FROM pi_flow.steers s JOIN fitting f ON s.workflow_id = f.workflow_id WHERE ${takeable}`
+      : `DELETE FROM pi_flow.steers s USING fitting f WHERE s.workflow_id = f.workflow_id AND ${takeable} RETURNING s.seq, s.workflow_id, s.message`;
   const { rows } = await db.query<{ seq: string | null; workflow_id: string; message: string | null; bytes: string | null }>(
     `WITH waiting AS (
        SELECT workflow_id, sum(octet_length(message))::bigint AS bytes, min(seq) AS first FROM pi_flow.steers s
@@ -140,6 +143,12 @@ export async function takeSteers(
     .map((row) => ({ seq: row.seq, workflowId: row.workflow_id, message: row.message }));
   const tooLarge = rows.filter((row) => row.bytes !== null).map((row) => steersTooLarge(row.workflow_id, Number(row.bytes), maxBytes));
   return { taken, tooLarge };
+}
+
+/** Deletes the rows of these steers (their `seq`): a coordinator's, once it has noted them as not delivered. */
+export async function deleteSteers(db: Queryable, steers: readonly TakenSteer[]): Promise<void> {
+  if (steers.length === 0) return;
+  await db.query("DELETE FROM pi_flow.steers WHERE seq = ANY($1::bigint[])", [steers.map((steer) => steer.seq)]);
 }
 
 /**

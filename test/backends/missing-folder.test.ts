@@ -6,12 +6,13 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
-import { expect, onTestFinished, test } from "vitest";
+import { afterAll, expect, onTestFinished, test } from "vitest";
 import pg from "pg";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { refuse } from "../../src/backends/folder-refusals.ts";
 import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
+import type { RunningFlow } from "../cli/support.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RunView } from "../../src/contract/run-schema.ts";
 import { startPiSession } from "../support/pi-session.ts";
@@ -77,12 +78,18 @@ test("a worker that takes a child it refused again puts it back for twice as lon
 /**
  * A Pi session on the dbos backend whose first child has run, and two stub workers: `having` (the
  * session's project, with packages/new) stopped, `lacking` (a project without it) running; the
- * refusal `lacking` notes waits on the lock `db` holds until the test COMMITs.
+ * refusal `lacking` notes waits on the lock `db` holds until the test COMMITs. They last for the
+ * file: the last test to use them ends them (`ending`).
  */
+const ending: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const end of ending.reverse()) await end();
+});
+
 async function oneWorkerLacksTheFolder(database: string, names: [string, string]) {
   const databaseUrl = fleet.pg.urlFor(database);
   const pi = await startPiSession({ env: { PI_FLOW_BACKEND: "dbos", PI_FLOW_DATABASE_URL: databaseUrl } });
-  onTestFinished(() => pi.dispose());
+  ending.push(() => pi.dispose());
   mkdirSync(join(pi.cwd, "packages", "new"), { recursive: true });
   const having = fleet.startWorker(names[0], databaseUrl, ["--stub"], pi.cwd);
   const lacking = fleet.startWorker(names[1], databaseUrl, ["--stub"]);
@@ -91,14 +98,17 @@ async function oneWorkerLacksTheFolder(database: string, names: [string, string]
   const first = await pi.callTool("external_workflow", { script: 'return (await agent({ role: "explorer", description: "First part", prompt: "Look.", context: { mode: "none" } })).value;' });
   expect(first.isError).toBe(false);
   having.child.kill("SIGSTOP"); // alive, but takes nothing until the test lets it
-  onTestFinished(() => void having.child.kill("SIGCONT"));
+  ending.push(() => void having.child.kill("SIGCONT"));
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
-  onTestFinished(() => db.end());
+  ending.push(() => db.end());
   await db.query("BEGIN");
   await db.query("LOCK TABLE pi_flow.child_refusals IN EXCLUSIVE MODE");
   return { pi, having, lacking, db };
 }
+
+/** The session and workers the test below leaves for the one after it (their start costs seconds). */
+let left: { pi: Awaited<ReturnType<typeof startPiSession>>; having: RunningFlow; db: pg.Client } | undefined;
 
 test("a child a worker took and then gave back for its missing folder is queued again in its coordinator's view, which says why; the worker that has the folder then runs it", async () => {
   // v1's note of its refusal waits on the lock: the child stays taken by v1 until the test lets go.
@@ -126,11 +136,17 @@ test("a child a worker took and then gave back for its missing folder is queued 
   expect((await child())?.state).toMatchObject({ status: "done", outcome: "succeeded" });
   const journal = await pi.callTool("external_runs", { action: "inspect", runIds: [view.runId], view: "diagnostics" });
   expect(journal.text).toContain("ran on worker v2");
+  // The next test's set-up: v2 stopped again, v1's next refusal waiting on the lock.
+  having.child.kill("SIGSTOP");
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE pi_flow.child_refusals IN EXCLUSIVE MODE");
+  left = { pi, having, db };
 }, 120_000);
 
 test("a foreground workflow's progress line says briefly why a child a worker gave back is queued again, not just (queued)", async () => {
-  // l1's note of its refusal waits on the lock: its coordinator sees the child taken by l1 first.
-  const { pi, having, db } = await oneWorkerLacksTheFolder("requeued_line", ["l2", "l1"]);
+  // v1's note of its refusal waits on the lock: its coordinator sees the child taken by v1 first.
+  if (!left) throw new Error("the test above starts the session and the workers; it did not get that far");
+  const { pi, having, db } = left;
 
   const waiters: { pattern: string; heard: (line: string) => void }[] = [];
   pi.session.subscribe((event) => {
@@ -145,8 +161,8 @@ test("a foreground workflow's progress line says briefly why a child a worker ga
   const receipt = pi.callTool("external_workflow", { script });
   await running;
   const requeued = heard("New part (queued"); // once taken: queued again
-  await db.query("COMMIT"); // l1 refuses it and puts it back on the queue
-  expect(await requeued).toContain("1 queued, 0 running, 0 finished: New part (queued again: l1 lacks its folder packages/new).");
+  await db.query("COMMIT"); // v1 refuses it and puts it back on the queue
+  expect(await requeued).toContain("1 queued, 0 running, 0 finished: New part (queued again: v1 lacks its folder packages/new).");
   having.child.kill("SIGCONT");
   expect((await receipt).isError).toBe(false);
 }, 120_000);

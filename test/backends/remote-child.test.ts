@@ -24,7 +24,7 @@ function childRequest(cwd: string, seen: { output: string[]; diagnostics: ChildD
 test("a child's answer from a worker reaches its run through the harness callbacks, and the run notes the worker", async () => {
   const sent: RemoteChildRequest[] = [];
   const answer: RemoteChildResult = { result: { outcome: "succeeded", value: "found it", usage }, output: ["found it"], diagnostics: [{ type: "stub", message: "m" }], worker: "w9" };
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => true, takeUndeliveredSteers: async () => [], unreadSteers: async () => [], takeSession: async () => null, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => true, takeUndeliveredSteers: async (_id, note) => note([]), unreadSteers: async () => [], takeSession: async () => undefined, run: async (request, _signal, onTaken) => (sent.push(request), onTaken("w9"), answer) };
   const journal: unknown[] = [];
   const notes: string[] = [];
   let markedRunning = 0;
@@ -41,7 +41,7 @@ test("a child's answer from a worker reaches its run through the harness callbac
 });
 
 test("a child whose folder is outside the project cannot travel to a worker; rows that are not a child request or result are refused", async () => {
-  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => true, takeUndeliveredSteers: async () => [], unreadSteers: async () => [], takeSession: async () => null, run: async () => Promise.reject(new Error("never sent")) };
+  const fleet: FleetChildren = { label: "test", ready: async () => undefined, close: async () => undefined, steer: async () => true, takeUndeliveredSteers: async (_id, note) => note([]), unreadSteers: async () => [], takeSession: async () => undefined, run: async () => Promise.reject(new Error("never sent")) };
   const writer = { runId: "ag_1", journal: () => undefined, appendDiagnostic: () => undefined, markRunning: () => undefined, markQueued: () => undefined };
   const seen = { output: [] as string[], diagnostics: [] as ChildDiagnostic[] };
   await expect(runOnFleet(fleet, { workflowId: "w/agent/0", harness: "pi", model: null, projectCwd: "/p", writer }, childRequest("/elsewhere", seen))).rejects.toThrow(/outside the project/);
@@ -71,9 +71,9 @@ test("a steer still in the database when a worker's child answers is noted in th
     ready: async () => undefined,
     close: async () => undefined,
     steer: async (_id, message) => (database.push(message), steered(), true),
-    takeUndeliveredSteers: async () => database.splice(0),
+    takeUndeliveredSteers: async (_id, note) => note(database.splice(0)),
     unreadSteers: async () => [...database],
-    takeSession: async () => null,
+    takeSession: async () => undefined,
     // The child settles on its worker before the worker's next look takes the steer.
     run: async (_request, _signal, onTaken) => (onTaken("w9"), await sent, answer),
   };
@@ -101,9 +101,9 @@ test("steers a worker's child never read are noted with how it ended: its quota'
       ready: async () => undefined,
       close: async () => undefined,
       steer: async (_id, message) => (database.push(message), true),
-      takeUndeliveredSteers: async () => database.splice(0),
+      takeUndeliveredSteers: async (_id, note) => note(database.splice(0)),
       unreadSteers: async () => [...database],
-      takeSession: async () => null,
+      takeSession: async () => undefined,
       run,
     };
     const notes: { code?: string | undefined; message: string }[] = [];
@@ -138,9 +138,9 @@ test("a fleet child cancelled with steers it had not read notes each once, when 
     ready: async () => undefined,
     close: async () => undefined,
     steer: async (_id, message) => (waiting.push(message), steered(), true),
-    takeUndeliveredSteers: async () => waiting.splice(0),
+    takeUndeliveredSteers: async (_id, note) => note(waiting.splice(0)),
     unreadSteers: async () => [...handed, ...waiting],
-    takeSession: async () => null,
+    takeSession: async () => undefined,
     // Runs until cancelled; the worker gives the handed steer back only later, after this run settled.
     run: (_request, signal) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
   };
@@ -170,9 +170,9 @@ test("a steer the user sent before the coordinator restarted, left in the databa
     ready: async () => undefined,
     close: async () => undefined,
     steer: async () => true,
-    takeUndeliveredSteers: async () => database.splice(0),
+    takeUndeliveredSteers: async (_id, note) => note(database.splice(0)),
     unreadSteers: async () => [...database],
-    takeSession: async () => null,
+    takeSession: async () => undefined,
     run: async (_request, _signal, onTaken) => (onTaken("w9"), answer),
   };
   const notes: { code?: string | undefined; message: string }[] = [];

@@ -11,6 +11,7 @@ import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { dbosUrl } from "../../src/backends/dbos-load.ts";
 import { FAUX_EXTENSION, PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture, installShutdownMarker, WORKER_PROFILE } from "../support/fleet.ts";
 
@@ -29,6 +30,12 @@ test("a query the database holds past its statement_timeout fails the worker's c
   const locker = new pg.Client({ connectionString: databaseUrl });
   await locker.connect();
   onTestFinished(() => locker.end());
+  // DBOS's connections open with the URL's statement_timeout and DBOS's idle-in-transaction bound (set at connect, not by a query of DBOS's).
+  const asDbos = new pg.Client({ connectionString: dbosUrl(databaseUrl) });
+  await asDbos.connect();
+  const bounds = await asDbos.query("SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle");
+  await asDbos.end();
+  expect(bounds.rows).toEqual([{ statement: "3s", idle: "1min" }]);
   await locker.query("BEGIN");
   await locker.query("LOCK TABLE dbos.operation_outputs IN ACCESS EXCLUSIVE MODE");
   const held = await enqueueChild(client, childRequest("held"));
@@ -161,6 +168,9 @@ test("a worker stopped while its database stops answering (a network split) exit
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   onTestFinished(() => db.end());
+  // The child's prompt is checkpointed: it waits on its model, not on the database (a child still
+  // reading its saved session when the database stops would hold the stop for its 10 s settle).
+  while ((await db.query("SELECT 1 FROM pi_flow.child_sessions WHERE workflow_id = 'wf_split/agent/0'")).rowCount === 0) await sleep(20);
   const thaw = await freezeDatabase(db);
   let stopped;
   try {

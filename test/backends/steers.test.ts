@@ -3,6 +3,7 @@
  * goes back in its old place, for the child's coordinator to report as not delivered; one no
  * coordinator came for goes with the settled child's other rows at the sweep.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
@@ -76,7 +77,9 @@ test("steer rows forged larger than a read takes are measured by the server and 
     const tooLarge = `The steers waiting in the database for wf_big/agent/0 come to ${limit + 12} bytes, over the ${limit} bytes pi-flow reads at once: not read.`;
     // The coordinator's look at what the child has not read, and its take once the answer is in.
     await expect(coordinator.unreadSteers("wf_big/agent/0")).rejects.toThrow(tooLarge);
-    await expect(coordinator.takeUndeliveredSteers("wf_big/agent/0")).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(tooLarge) });
+    const noted: string[] = [];
+    await expect(coordinator.takeUndeliveredSteers("wf_big/agent/0", (messages) => noted.push(...messages))).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(tooLarge) });
+    expect(noted).toEqual([]);
     // A saved copy of handed-over steers counts too.
     await pool.query("INSERT INTO pi_flow.child_session_steers (workflow_id, messages) VALUES ('wf_saved/agent/0', $1)", [JSON.stringify([forged])]);
     await expect(unreadSteers(pool, "wf_saved/agent/0", limit)).rejects.toThrow("over the 1000 bytes pi-flow reads at once");
@@ -169,9 +172,12 @@ test("a steer handed to a child whose save failed is not lost when its worker st
   expect(taken.map((steer) => steer.message)).toEqual(["Also check the README (handback).", "Also check the README (refused)."]);
 }, 180_000);
 
-test("a steer handed to a child its coordinator cancels, unread, does not stay in the table once its worker stops the child: its coordinator already said it was not delivered", async () => {
+/** A token a user pasted into a steer (the shape GitHub gives them). */
+const PASTED_TOKEN = "ghp_" + "Zq8Lw3Nv5Tb1Xc7Rm2Hk9Pd4Fs6Gj0Ya1Ue5";
+
+test("a steer handed to a child its coordinator cancels, unread, does not stay in the table once its worker stops the child: its coordinator already said it was not delivered; one a child ends without reading that the database refuses to keep is printed by its worker, redacted", async () => {
   const url = fleet.pg.urlFor("fleet_cancel_steer");
-  const release = join(fleet.sandbox.root, "cancel-release"); // never written: the child waits until cancelled
+  const release = join(fleet.sandbox.root, "cancel-release"); // written only for the second child: the first waits until cancelled
   const model = ["--model", "faux/faux-1", "--extension", join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model.ts")];
   const worker = fleet.start(["worker", "--name", "k1", "--cwd", fleet.project, ...model], { PI_FLOW_DATABASE_URL: url, FLOW_STEER_RELEASE: release });
   await worker.stdoutText(/worker k1 ready/);
@@ -188,6 +194,21 @@ test("a steer handed to a child its coordinator cancels, unread, does not stay i
   await client.cancelWorkflow("wf_cancelsteer/agent/0");
   await worker.stdoutText(/settled wf_cancelsteer\/agent\/0 run ag_cancelsteer cancelled/);
   expect((await pool.query("SELECT workflow_id, message FROM pi_flow.steers")).rows).toEqual([]);
+
+  // A child stopped by its quota of one turn before it read a steer carrying a token the user pasted;
+  // the database refuses to keep the steer for its coordinator: the worker's line is its last word, a log, redacted.
+  await enqueueChild(client, childRequest("lost", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Part" }, prompt: "Do the part.", quotas: { maxTurns: 1 } }));
+  await worker.stdoutText(/started wf_lost\/agent\/0/);
+  await sendSteer(pool, "wf_lost/agent/0", `Also check the README. Use ${PASTED_TOKEN}`);
+  await worker.stdoutText(/steered wf_lost\/agent\/0/);
+  while ((await unreadSteers(pool, "wf_lost/agent/0")).length === 0) await sleep(50); // saved beside its session
+  await pool.query("CREATE FUNCTION pi_flow.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
+  await pool.query("CREATE TRIGGER refuse BEFORE INSERT ON pi_flow.steers FOR EACH ROW EXECUTE FUNCTION pi_flow.refuse()");
+  writeFileSync(release, "");
+  const stdout = await worker.stdoutText(/steers not delivered to wf_lost\/agent\/0 .*\n/);
+  const lost = stdout.split("\n").filter((line) => line.startsWith("steers not delivered"));
+  expect(lost).toEqual([expect.stringMatching(/^steers not delivered to wf_lost\/agent\/0 \(the database refused to keep them: P0001\): Also check the README\. Use \[REDACTED[^\]]*\]$/)]);
+  expect(stdout).not.toContain(PASTED_TOKEN);
 }, 120_000);
 
 test("a steer for a child whose harness on the worker takes none (stub, replay) is taken once and let go marked refused, not taken and let go at every look; its coordinator still takes it as undelivered", async () => {
@@ -223,7 +244,13 @@ test("a steer for a child whose harness on the worker takes none (stub, replay) 
   expect(takes.rows).toEqual([{ workflow_id: "wf_pi/agent/0", n: 3 }, { workflow_id: "wf_stub/agent/0", n: 1 }]);
   // Not unread (it will never be read), and not lost: its coordinator takes it when the child's answer is in.
   expect(await coordinator.unreadSteers("wf_stub/agent/0")).toEqual([]);
-  expect(await coordinator.takeUndeliveredSteers("wf_stub/agent/0")).toEqual(["Also check the README."]);
+  // A coordinator killed as it notes it in the run: the row stays, for its run's resume to note.
+  const killed = new Error("killed while writing the note");
+  await expect(coordinator.takeUndeliveredSteers("wf_stub/agent/0", () => { throw killed; })).rejects.toBe(killed);
+  const noted: string[] = [];
+  await coordinator.takeUndeliveredSteers("wf_stub/agent/0", (messages) => noted.push(...messages));
+  expect(noted).toEqual(["Also check the README."]);
+  expect((await pool.query("SELECT message FROM pi_flow.steers WHERE workflow_id = 'wf_stub/agent/0'")).rows).toEqual([]);
 }, 60_000);
 
 test("a steer for a pi child whose session is still opening stays in the table until its worker can save it beside the session, where a worker killed in between would not lose it", async () => {

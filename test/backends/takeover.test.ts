@@ -15,6 +15,10 @@ import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
 import { keepWorkerSession } from "../../src/backends/kept-session.ts";
 import type { FleetChildren } from "../../src/backends/fleet.ts";
+import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const fleet = fleetFixture();
 
@@ -107,7 +111,7 @@ test("a saved session forged larger than a read takes is measured by the server 
     await expect(loadSavedSession(pool, id, limit)).rejects.toMatchObject({ code: "failed", message: expect.stringContaining(`bytes in the database, over the ${limit} bytes pi-flow reads: not read.`) });
     // The coordinator's copy of it into the child's run: not kept, saying why.
     const notKept: string[] = [];
-    const takeSession = () => loadSavedSession(pool, id, limit);
+    const takeSession: FleetChildren["takeSession"] = async (_id, keep) => void keep(await loadSavedSession(pool, id, limit));
     const fleetOf = { takeSession } as Pick<FleetChildren, "takeSession"> as FleetChildren;
     await keepWorkerSession(fleetOf, { workflowId: id, worker: "w9", file: "/nonexistent/session.jsonl", cwd: "/", notKept: (message) => notKept.push(message) }, { entries: 2 });
     expect(notKept).toEqual([expect.stringMatching(new RegExp(`^its Pi session was not kept from worker w9 \\(${bound.replace(/[/]/g, "\\/")} \\d+ bytes`))]);
@@ -226,5 +230,34 @@ test("a steer a turn read before that turn was saved stays among the saved unrea
     expect(await loadSavedSession(pool, id)).toMatchObject({ entries: entries("turn one"), steers: ["second"] });
   } finally {
     await pool.end();
+  }
+});
+
+test("a session the coordinator could not write into the child's run (killed, or its disk refused) stays in the database until a later copy of it (the run's resume) writes it", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  const coordinator = dbosCoordinator(url);
+  await coordinator.ready(); // the database and its tables, as a launch makes them
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const runs = mkdtempSync(join(tmpdir(), "pi-flow-kept-"));
+  try {
+    const id = "wf_unwritten/agent/0";
+    await appendSessionEntries(pool, id, "w9", 0, entries("done").map((entry) => JSON.stringify(entry)), []);
+    const notKept: string[] = [];
+    const place = { workflowId: id, worker: "w9", cwd: runs, notKept: (message: string) => notKept.push(message) };
+    // The run's folder is a file: the write fails where a kill would stop it.
+    writeFileSync(join(runs, "blocked"), "");
+    await keepWorkerSession(coordinator, { ...place, file: join(runs, "blocked", "session.jsonl") }, { entries: 2 });
+    expect(notKept).toEqual(["its Pi session was not kept from worker w9 (it could not be written into the run)"]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM pi_flow.child_sessions WHERE workflow_id = $1", [id])).rows).toEqual([{ n: 2 }]);
+    // The resume's copy writes it, and then its rows go.
+    const file = join(runs, "session.jsonl");
+    await keepWorkerSession(coordinator, { ...place, file }, { entries: 2 });
+    expect(notKept).toHaveLength(1);
+    expect(readFileSync(file, "utf8")).toContain('"text":"done"');
+    expect(await loadSavedSession(pool, id)).toBeNull();
+  } finally {
+    await pool.end();
+    await coordinator.close();
+    rmSync(runs, { recursive: true, force: true });
   }
 });
