@@ -7,6 +7,7 @@ import { flowHomeLine, patchText, readChanges, type ChangeStats } from "./change
 import { holdBase, releaseBase } from "./held-base.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { changedControls, gitControls } from "./git-controls.ts";
+import { ChangesNotKept } from "./replaced-worktree.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
@@ -89,6 +90,8 @@ export async function finishIsolation(
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
     const reason = (error as Error).message;
     evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${reason}` });
+    // Not kept on purpose (its worktree replaced with a link): its receipt says so too.
+    if (error instanceof ChangesNotKept) pending.warnings = [...new Set([...(pending.warnings ?? []), error.warning])];
     // Remembered beside the run, so apply says why instead of "nothing to apply".
     await writeChangeRecord(files, { files: 0, insertions: 0, deletions: 0, state: "unavailable", root: pending.repo.root, reason }).catch(() => undefined);
     return undefined;

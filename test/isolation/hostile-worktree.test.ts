@@ -1,0 +1,71 @@
+// What a hostile worktree child can do to its own worktree folder, from its bash: replace it (or a
+// folder on the way to it) with a link to a folder of the user's. Real git, a real worktree
+// child's settle.
+import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { expect, test } from "vitest";
+import { finishIsolation, isolationWorktree, startIsolation, type PendingIsolation } from "../../src/isolation/child-isolation.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
+import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+
+/** A folder of the user's the child should never have kept: a private key, and a `.git` file the child planted to pass for its worktree. */
+function usersFolder(): string {
+  const folder = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-ssh-")));
+  writeFileSync(join(folder, "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  return folder;
+}
+
+/** A worktree child whose bash runs `command` (W: its worktree, G: its git folder), settled. */
+async function childRuns(root: string, command: string, env: Record<string, string> = {}, options: Pick<PendingIsolation, "patchViewMaxBytes"> = {}) {
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "hostile" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home, options);
+  const worktree = await isolationWorktree(pending);
+  execFileSync("bash", ["-c", command], { cwd: worktree.path, env: { ...process.env, ...env, W: worktree.path, G: worktree.gitDir } });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  const diagnostics = existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "";
+  const kept = execFileSync("git", ["for-each-ref", `refs/pi-flow/${run.runId}`], { cwd: root, encoding: "utf8" });
+  return { runId: run.runId, stats, diagnostics, kept, warnings: pending.warnings ?? [], record: readChangeRecord(files), worktree };
+}
+
+test("a child that replaced its worktree folder with a link to a folder of the user's has nothing of it kept, and nothing is removed through the link", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const ssh = usersFolder();
+  // The planted .git passes git's check that the folder is the worktree: `git worktree remove` would delete the folder's files.
+  const child = await childRuns(root, 'rm -rf "$W" && ln -s "$S" "$W" && echo "gitdir: $G" > "$S/.git"', { S: ssh });
+  expect(child.stats).toBeUndefined();
+  expect(child.kept).toBe("");
+  expect(child.diagnostics).toContain(`its worktree folder ${child.worktree.path} was replaced with a link to ${JSON.stringify(ssh)}`);
+  expect(child.warnings).toContain("worktree_replaced");
+  expect(child.record).toMatchObject({ state: "unavailable" });
+  expect(readFileSync(join(ssh, "id_ed25519"), "utf8")).toBe("-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  expect(existsSync(child.worktree.path)).toBe(false); // the link itself is gone
+  expect(worktreeCount(root)).toBe(1);
+});
+
+test("a child that replaced a folder on the way to its worktree with a link has nothing kept, and the folder it leads to stays", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const elsewhere = usersFolder();
+  // The project's worktrees folder moved away, and a link in its place to a folder holding one named as the child's worktree.
+  const child = await childRuns(root, 'P="$(dirname "$W")" && mkdir "$S/$(basename "$W")" && cp "$S/id_ed25519" "$S/$(basename "$W")/" && echo "gitdir: $G" > "$S/$(basename "$W")/.git" && mv "$P" "$P.moved" && ln -s "$S" "$P"', { S: elsewhere });
+  expect(child.kept).toBe("");
+  expect(child.diagnostics).toContain(`a folder on the way to its worktree ${child.worktree.path} was replaced with a link`);
+  expect(child.warnings).toContain("worktree_replaced");
+  expect(readFileSync(join(elsewhere, child.runId.toString(), "id_ed25519"), "utf8")).toContain("PRIVATE KEY");
+  expect(lstatSync(dirname(child.worktree.path)).isSymbolicLink()).toBe(true);
+});
+
+test("a folder inside the worktree replaced with a link is kept as that link, never as the files it leads to", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "sub/b.txt": "b\n" });
+  const ssh = usersFolder();
+  const child = await childRuns(root, 'rm -rf sub && ln -s "$S" sub', { S: ssh });
+  expect(gitIn(root, "ls-tree", "-r", `refs/pi-flow/${child.runId}`)).toMatch(/^100644 blob \S+\ta\.txt\n120000 blob \S+\tsub$/);
+  expect(child.warnings).not.toContain("worktree_replaced");
+});
