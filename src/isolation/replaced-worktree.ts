@@ -8,8 +8,8 @@ import { lstat, readlink, realpath, rm, unlink } from "node:fs/promises";
 
 /** Changes deliberately not kept, with the receipt warning that says so (the run's diagnostics say why). */
 export class ChangesNotKept extends Error {
-  readonly warning: "worktree_replaced";
-  constructor(warning: "worktree_replaced", message: string) {
+  readonly warning: "worktree_replaced" | "changes_too_large";
+  constructor(warning: "worktree_replaced" | "changes_too_large", message: string) {
     super(message);
     this.warning = warning;
   }

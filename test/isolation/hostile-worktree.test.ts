@@ -22,7 +22,7 @@ function usersFolder(): string {
 }
 
 /** A worktree child whose bash runs `command` (W: its worktree, G: its git folder), settled. */
-async function childRuns(root: string, command: string, env: Record<string, string> = {}, options: Pick<PendingIsolation, "patchViewMaxBytes"> = {}) {
+async function childRuns(root: string, command: string, env: Record<string, string> = {}, options: Pick<PendingIsolation, "keptChangesMax"> = {}) {
   const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
   const run = store.create({ kind: "agent", task: { description: "hostile" }, background: false });
   const pending = startIsolation(await openRepository(root), run.runId, home, options);
@@ -68,4 +68,22 @@ test("a folder inside the worktree replaced with a link is kept as that link, ne
   const child = await childRuns(root, 'rm -rf sub && ln -s "$S" sub', { S: ssh });
   expect(gitIn(root, "ls-tree", "-r", `refs/pi-flow/${child.runId}`)).toMatch(/^100644 blob \S+\ta\.txt\n120000 blob \S+\tsub$/);
   expect(child.warnings).not.toContain("worktree_replaced");
+});
+
+test("a child that leaves more than the cap in its worktree (bytes, or files) has none of it kept, and its run names what it left", async () => {
+  const max = { bytes: 1024 * 1024, files: 20 };
+  // The base's own large file is no reason to refuse: only what the child added or changed counts.
+  const root = makeRepo({ "a.txt": "a\n", "data/base.bin": Buffer.alloc(2 * 1024 * 1024) });
+  const large = await childRuns(root, "echo edit > a.txt && head -c 3145728 /dev/zero > big.bin", {}, { keptChangesMax: max });
+  expect(large.kept).toBe("");
+  expect(large.warnings).toContain("changes_too_large");
+  expect(large.record).toMatchObject({ state: "unavailable" });
+  expect(large.diagnostics).toContain("over the most pi-flow keeps of one child (1.0 MiB or 20 files): none of its changes are kept");
+  expect(large.diagnostics).toContain("The largest: big.bin (3.0 MiB)");
+  const many = await childRuns(root, "mkdir gen && for i in $(seq 1 40); do echo $i > gen/$i.txt; done", {}, { keptChangesMax: max });
+  expect(many.kept).toBe("");
+  expect(many.diagnostics).toMatch(/The largest: gen\/ \(\d+ KiB in \d+ files\)/);
+  const within = await childRuns(root, "echo edit > a.txt && head -c 4096 /dev/zero > data/base.bin && echo new > n.txt", {}, { keptChangesMax: max });
+  expect(within.stats).toEqual({ files: 3, insertions: 2, deletions: 1 });
+  expect(within.warnings).toEqual([]);
 });
