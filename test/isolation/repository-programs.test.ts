@@ -71,6 +71,24 @@ test("the user's own filter (their global config) still runs, and a redefinition
   expect(existsSync(join(marks, "repository-smudge"))).toBe(false);
 });
 
+test("a child that points the shared config's core.attributesFile at its own attributes does not pick the files the user's own filter runs on; the user's own attributes file still counts", async () => {
+  execFileSync("git", ["config", "--file", process.env.GIT_CONFIG_GLOBAL!, "filter.mark.clean", marking("users-clean")]);
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-progs0005", home);
+  writeFileSync(join(marks, "childs-attributes"), "* filter=mark\n");
+  execFileSync("git", ["config", "core.attributesFile", join(marks, "childs-attributes")], { cwd: child.path });
+  writeIn(child.path, { "a.txt": "the child's\n" });
+  expect(await settleIsolation(child, home)).toMatchObject({ files: 1 });
+  expect(marksLeft()).toEqual(["childs-attributes"]);
+  // The user's own core.attributesFile (their global config) is still read.
+  writeFileSync(join(marks, "users-attributes"), "*.txt filter=mark\n");
+  execFileSync("git", ["config", "--file", process.env.GIT_CONFIG_GLOBAL!, "core.attributesFile", join(marks, "users-attributes")]);
+  const second = await createIsolation(await openRepository(root), "r-progs0006", home);
+  writeIn(second.path, { "a.txt": "the child's\n" });
+  await settleIsolation(second, home);
+  expect(marksLeft()).toContain("users-clean");
+});
+
 test("a child that sets log.showSignature and gpg.program in the shared config, with a signed-looking commit on the stash, runs no program when pi-flow reads the stash list", async () => {
   const root = makeRepo({ "a.txt": "a\n" });
   const child = await createIsolation(await openRepository(root), "r-progs0004", home);
