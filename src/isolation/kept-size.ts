@@ -89,6 +89,33 @@ export async function assertKeepable(place: GitOptions, base: string, pathspecs:
   }
 }
 
+/**
+ * The same cap, on the tree about to be kept (before its ref is written): an entry the child's own
+ * git staged and hid from the disk (skip-worktree, then deleted) is kept with no file to measure.
+ * Reads only the sizes of the blobs `tree` adds or changes over `base`.
+ */
+export async function assertTreeKeepable(place: GitOptions, base: string, tree: string, max: KeptChangesMax = KEPT_CHANGES_MAX): Promise<void> {
+  const diff = await runGit(["diff-tree", "-r", "-z", "--no-renames", base, tree], place);
+  if (diff.code !== 0) throw new Error(`git diff-tree failed: ${diff.stderr}`);
+  const fields = nulFields(diff.stdout);
+  const added: { path: string; id: string }[] = [];
+  // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path; a gitlink has no blob.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, mode = "", , id = "", status = ""] = fields[i]!.slice(1).split(" ");
+    if (status !== "D" && mode !== "160000") added.push({ path: fields[i + 1]!, id });
+  }
+  const tally: Tally = { bytes: 0, files: 0, byTop: new Map() };
+  if (added.length > max.files) {
+    for (const { path } of added) count(tally, path, 0);
+    throw tooLarge(max, tally);
+  }
+  const sizes = await runGit(["cat-file", "--batch-check=%(objectsize)"], { ...place, input: added.map(({ id }) => `${id}\n`).join("") });
+  if (sizes.code !== 0) throw new Error(`git cat-file failed: ${sizes.stderr}`);
+  const each = sizes.stdout.toString("utf8").split("\n");
+  added.forEach(({ path }, i) => count(tally, path, Number(each[i]) || 0));
+  if (tally.bytes > max.bytes) throw tooLarge(max, tally);
+}
+
 function tooLarge(max: KeptChangesMax, tally: Tally, listing?: string): ChangesNotKept {
   const largest = [...tally.byTop.entries()].sort((a, b) => b[1].bytes - a[1].bytes || b[1].files - a[1].files).slice(0, 5);
   const named = largest.map(([top, { bytes, files }]) => `${shownName(top)} (${shownBytes(bytes)}${files > 1 ? ` in ${files} files` : ""})`).join(", ");

@@ -83,6 +83,10 @@ test("a child that leaves more than the cap in its worktree (bytes, or files) ha
   const many = await childRuns(root, "mkdir gen && for i in $(seq 1 40); do echo $i > gen/$i.txt; done", {}, { keptChangesMax: max });
   expect(many.kept).toBe("");
   expect(many.diagnostics).toMatch(/The largest: gen\/ \(\d+ KiB in \d+ files\)/);
+  // Staged by the child's own git and marked skip-worktree, then deleted: git keeps the index's entry, with no file on disk to measure.
+  const hidden = await childRuns(root, "head -c 3145728 /dev/zero > big.bin && git add big.bin && git update-index --skip-worktree big.bin && rm big.bin", {}, { keptChangesMax: max });
+  expect(hidden.kept).toBe("");
+  expect(hidden.diagnostics).toContain("The largest: big.bin (3.0 MiB)");
   const within = await childRuns(root, "echo edit > a.txt && head -c 4096 /dev/zero > data/base.bin && echo new > n.txt", {}, { keptChangesMax: max });
   expect(within.stats).toEqual({ files: 3, insertions: 2, deletions: 1 });
   expect(within.warnings).toEqual([]);
