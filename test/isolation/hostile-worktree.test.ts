@@ -2,6 +2,7 @@
 // folder on the way to it) with a link to a folder of the user's. Real git, a real worktree
 // child's settle.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -9,6 +10,7 @@ import { expect, test } from "vitest";
 import { finishIsolation, isolationWorktree, startIsolation, type PendingIsolation } from "../../src/isolation/child-isolation.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { applyChanges } from "../../src/isolation/apply.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
 
@@ -90,4 +92,42 @@ test("a child that leaves more than the cap in its worktree (bytes, or files) ha
   const within = await childRuns(root, "echo edit > a.txt && head -c 4096 /dev/zero > data/base.bin && echo new > n.txt", {}, { keptChangesMax: max });
   expect(within.stats).toEqual({ files: 3, insertions: 2, deletions: 1 });
   expect(within.warnings).toEqual([]);
+});
+
+/** An index file (version 2) holding `entries` as a child's script can write it, with paths git's own commands refuse to stage. */
+function craftedIndex(entries: { path: string; id: string; mode: number }[]): Buffer {
+  const records = entries.map(({ path, id, mode }) => {
+    const fixed = Buffer.alloc(62);
+    fixed.writeUInt32BE(mode, 24);
+    Buffer.from(id, "hex").copy(fixed, 40);
+    fixed.writeUInt16BE(Buffer.byteLength(path), 60);
+    const record = Buffer.concat([fixed, Buffer.from(path)]);
+    return Buffer.concat([record, Buffer.alloc(8 - (record.length % 8))]);
+  });
+  const header = Buffer.alloc(12);
+  header.write("DIRC");
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(entries.length, 8);
+  const body = Buffer.concat([header, ...records]);
+  return Buffer.concat([body, createHash("sha1").update(body).digest()]);
+}
+
+test("a child whose crafted index keeps a file inside .git (a hook) has its apply refused as a conflict naming it, nothing written", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const hook = "#!/bin/sh\ntouch owned\n";
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "crafts" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  const git = (args: string[], input = "") => execFileSync("git", [`--git-dir=${worktree.gitDir}`, `--work-tree=${worktree.path}`, ...args], { encoding: "utf8", input }).trim();
+  writeFileSync(join(worktree.gitDir, "index"), craftedIndex([
+    { path: ".git/hooks/post-checkout", id: git(["hash-object", "-w", "--stdin"], hook), mode: 0o100755 },
+    { path: "a.txt", id: git(["rev-parse", "HEAD:a.txt"]), mode: 0o100644 },
+  ]));
+  // The same file on disk, in a .git folder in place of the worktree's .git file, so git keeps the entry.
+  execFileSync("bash", ["-c", 'rm .git && mkdir -p .git/hooks && printf "$H" > .git/hooks/post-checkout && echo n > n.txt'], { cwd: worktree.path, env: { ...process.env, H: hook } });
+  await finishIsolation(pending, runFiles(store.scope, run.runId), home, run);
+  expect(await applyChanges(await openRepository(root), run.runId)).toEqual({ status: "conflict", files: [".git/hooks/post-checkout"], reason: "paths inside a .git folder (put in the child's index by hand), which git never checks out and an apply never writes" });
+  expect(existsSync(join(root, ".git/hooks/post-checkout"))).toBe(false);
+  expect(existsSync(join(root, "n.txt"))).toBe(false);
 });
