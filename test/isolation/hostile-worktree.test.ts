@@ -112,7 +112,7 @@ function craftedIndex(entries: { path: string; id: string; mode: number }[]): Bu
   return Buffer.concat([body, createHash("sha1").update(body).digest()]);
 }
 
-test("a child whose crafted index keeps a file inside .git (a hook) has its apply refused as a conflict naming it, nothing written", async () => {
+test("a child whose crafted index keeps a file inside .git (a hook) or through .. has its apply refused as a conflict naming it, nothing written", async () => {
   const root = makeRepo({ "a.txt": "a\n" });
   const hook = "#!/bin/sh\ntouch owned\n";
   const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
@@ -121,13 +121,15 @@ test("a child whose crafted index keeps a file inside .git (a hook) has its appl
   const worktree = await isolationWorktree(pending);
   const git = (args: string[], input = "") => execFileSync("git", [`--git-dir=${worktree.gitDir}`, `--work-tree=${worktree.path}`, ...args], { encoding: "utf8", input }).trim();
   writeFileSync(join(worktree.gitDir, "index"), craftedIndex([
+    { path: "../evil", id: git(["hash-object", "-w", "--stdin"], hook), mode: 0o100644 },
     { path: ".git/hooks/post-checkout", id: git(["hash-object", "-w", "--stdin"], hook), mode: 0o100755 },
     { path: "a.txt", id: git(["rev-parse", "HEAD:a.txt"]), mode: 0o100644 },
   ]));
   // The same file on disk, in a .git folder in place of the worktree's .git file, so git keeps the entry.
-  execFileSync("bash", ["-c", 'rm .git && mkdir -p .git/hooks && printf "$H" > .git/hooks/post-checkout && echo n > n.txt'], { cwd: worktree.path, env: { ...process.env, H: hook } });
+  execFileSync("bash", ["-c", 'rm .git && mkdir -p .git/hooks && printf "$H" > .git/hooks/post-checkout && printf "$H" > ../evil && echo n > n.txt'], { cwd: worktree.path, env: { ...process.env, H: hook } });
   await finishIsolation(pending, runFiles(store.scope, run.runId), home, run);
-  expect(await applyChanges(await openRepository(root), run.runId)).toEqual({ status: "conflict", files: [".git/hooks/post-checkout"], reason: "paths inside a .git folder (put in the child's index by hand), which git never checks out and an apply never writes" });
+  expect(await applyChanges(await openRepository(root), run.runId)).toEqual({ status: "conflict", files: ["../evil", ".git/hooks/post-checkout"], reason: "paths inside a .git folder or through .. (put in the child's index by hand), which git never checks out and an apply never writes" });
+  expect(existsSync(join(root, "../evil"))).toBe(false);
   expect(existsSync(join(root, ".git/hooks/post-checkout"))).toBe(false);
   expect(existsSync(join(root, "n.txt"))).toBe(false);
 });
