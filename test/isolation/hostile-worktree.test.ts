@@ -112,23 +112,42 @@ function craftedIndex(entries: { path: string; id: string; mode: number }[]): Bu
   return Buffer.concat([body, createHash("sha1").update(body).digest()]);
 }
 
-test("a child whose crafted index keeps a file inside .git (a hook) or through .. has its apply refused as a conflict naming it, nothing written", async () => {
+test("a child whose hand-written index holds a hook inside .git and a file through .. has neither kept: a file out of its worktree is never read", async () => {
   const root = makeRepo({ "a.txt": "a\n" });
-  const hook = "#!/bin/sh\ntouch owned\n";
   const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
   const run = store.create({ kind: "agent", task: { description: "crafts" }, background: false });
   const pending = startIsolation(await openRepository(root), run.runId, home);
   const worktree = await isolationWorktree(pending);
   const git = (args: string[], input = "") => execFileSync("git", [`--git-dir=${worktree.gitDir}`, `--work-tree=${worktree.path}`, ...args], { encoding: "utf8", input }).trim();
+  const placeholder = git(["hash-object", "-w", "--stdin"], "placeholder\n");
   writeFileSync(join(worktree.gitDir, "index"), craftedIndex([
-    { path: "../evil", id: git(["hash-object", "-w", "--stdin"], hook), mode: 0o100644 },
-    { path: ".git/hooks/post-checkout", id: git(["hash-object", "-w", "--stdin"], hook), mode: 0o100755 },
+    { path: "../outside.txt", id: placeholder, mode: 0o100644 },
+    { path: ".git/hooks/post-checkout", id: placeholder, mode: 0o100755 },
     { path: "a.txt", id: git(["rev-parse", "HEAD:a.txt"]), mode: 0o100644 },
   ]));
-  // The same file on disk, in a .git folder in place of the worktree's .git file, so git keeps the entry.
-  execFileSync("bash", ["-c", 'rm .git && mkdir -p .git/hooks && printf "$H" > .git/hooks/post-checkout && printf "$H" > ../evil && echo n > n.txt'], { cwd: worktree.path, env: { ...process.env, H: hook } });
+  // A file of the user's beside the worktree, and a .git folder in place of the worktree's .git file.
+  writeFileSync(join(dirname(worktree.path), "outside.txt"), "a secret of the user's\n");
+  execFileSync("bash", ["-c", "rm .git && mkdir -p .git/hooks && echo hook > .git/hooks/post-checkout && echo n > n.txt"], { cwd: worktree.path });
   await finishIsolation(pending, runFiles(store.scope, run.runId), home, run);
-  expect(await applyChanges(await openRepository(root), run.runId)).toEqual({ status: "conflict", files: ["../evil", ".git/hooks/post-checkout"], reason: "paths inside a .git folder or through .. (put in the child's index by hand), which git never checks out and an apply never writes" });
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt\nn.txt");
+});
+
+test("kept changes holding a hook inside .git and a file through .. (made elsewhere: a cassette, an older pi-flow) are a conflict at apply naming them, nothing written", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const runId = (await childRuns(root, "echo n > n.txt")).runId;
+  const hook = gitIn(root, "hash-object", "-w", "--stdin"); // empty input: an empty blob
+  const index = join(mkdtempSync(join(tmpdir(), "pi-flow-index-")), "index");
+  writeFileSync(index, craftedIndex([
+    { path: "../evil", id: hook, mode: 0o100644 },
+    { path: ".git/hooks/post-checkout", id: hook, mode: 0o100755 },
+    { path: "a.txt", id: gitIn(root, "rev-parse", "HEAD:a.txt"), mode: 0o100644 },
+    { path: "n.txt", id: gitIn(root, "rev-parse", `refs/pi-flow/${runId}:n.txt`), mode: 0o100644 },
+  ]));
+  const tree = execFileSync("git", ["write-tree"], { cwd: root, env: { ...process.env, GIT_INDEX_FILE: index }, encoding: "utf8" }).trim();
+  gitIn(root, "update-ref", `refs/pi-flow/${runId}`, gitIn(root, "commit-tree", tree, "-p", `refs/pi-flow/${runId}^`, "-m", "kept"));
+  void store;
+  expect(await applyChanges(await openRepository(root), runId)).toEqual({ status: "conflict", files: ["../evil", ".git/hooks/post-checkout"], reason: "paths inside a .git folder or through .. (put in the child's index by hand), which git never checks out and an apply never writes" });
   expect(existsSync(join(root, "../evil"))).toBe(false);
   expect(existsSync(join(root, ".git/hooks/post-checkout"))).toBe(false);
   expect(existsSync(join(root, "n.txt"))).toBe(false);
