@@ -7,7 +7,7 @@ import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type 
 import { addChildTree } from "./child-attributes.ts";
 import type { ChangeStats } from "./change-record.ts";
 import { withPrivateIndex } from "./child-index.ts";
-import { assertKeepable, assertTreeKeepable, type KeptChangesMax } from "./kept-size.ts";
+import { assertKeepable, assertTreeKeepable, treeBlobs, type KeptChangesMax } from "./kept-size.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
 export type { ChangeStats } from "./change-record.ts";
@@ -103,7 +103,8 @@ export async function captureChanges(worktree: PinnedWorktree, base: string, run
 
 async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions): Promise<{ commit: string; stats: ChangeStats } | null> {
   const pathspecs = await excludeFlowHome(worktree, options.flowHomeInTree);
-  await assertKeepable(place, base, pathspecs, options.keptChangesMax);
+  const baseBlobs = await treeBlobs(place, base);
+  await assertKeepable(place, baseBlobs, pathspecs, options.keptChangesMax);
   const uncommitted = await addChildTree(place, base, pathspecs, false);
   const inSubmodules = await writesInSubmodules(worktree, place);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
@@ -115,7 +116,7 @@ async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base:
   if (nested.length + uncommitted.length > 0) options.onNestedRepositories?.([...uncommitted, ...nested].sort());
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
-  await assertTreeKeepable(place, base, tree, options.keptChangesMax);
+  await assertTreeKeepable(place, baseBlobs, tree, options.keptChangesMax);
   const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${options.home === undefined ? "" : `\n\n${flowHomeLine(options.home)}`}`);
   await git(["update-ref", changesRef(runId), commit], place);
   return { commit, stats: await diffStats(worktree, base, commit) };
