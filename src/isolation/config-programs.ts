@@ -77,6 +77,22 @@ export function withConfigEntries(env: NodeJS.ProcessEnv, overrides: readonly [s
 }
 
 /**
+ * Whether `git ls-files args` reads a file's contents: only to tell a modified, deleted or killed
+ * file (`-m`, `-d`, `-k`, alone or in a cluster such as `-md`, a racily clean one is hashed, through
+ * its clean filter) or its line endings (`--eol`). Listing the index or untracked files reads none.
+ */
+function listingReadsFiles(args: readonly string[]): boolean {
+  return args.some((arg) => /^-[a-zA-Z]*[mdk]/.test(arg) || /^--(modified|deleted|killed|eol)$/.test(arg));
+}
+
+/** Whether git command `args` can run a filter or merge driver (see RUNS_NO_DRIVER). */
+export function mayRunDriver(args: readonly string[]): boolean {
+  const command = args[0] ?? "";
+  if (command === "ls-files") return listingReadsFiles(args.slice(1));
+  return !RUNS_NO_DRIVER.has(command);
+}
+
+/**
  * git commands that read no file of a working tree, so run no filter or merge driver: no need to
  * look. (`write-tree` is not one: it reads a racily clean file to tell whether it changed.)
  */

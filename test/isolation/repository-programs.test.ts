@@ -3,11 +3,12 @@
 // own git (keeping the child's changes, making a sibling's worktree, an apply) runs none of them,
 // while the user's own drivers (their global config's) still run. Real git, real programs.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
@@ -87,6 +88,19 @@ test("a child that points the shared config's core.attributesFile at its own att
   writeIn(second.path, { "a.txt": "the child's\n" });
   await settleIsolation(second, home);
   expect(marksLeft()).toContain("users-clean");
+});
+
+test("pi-flow's git ls-files runs no driver the repository defines, also where git hashes a racily clean file to tell it modified", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "config", "filter.evil.clean", marking("clean"));
+  writeIn(join(root, ".git"), { "info/attributes": "* filter=evil\n" });
+  // The index no newer than the file: git cannot trust its stat data, and reads (cleans) the file.
+  const { mtime } = statSync(join(root, "a.txt"));
+  utimesSync(join(root, ".git", "index"), mtime, mtime);
+  for (const args of [["ls-files", "-z", "-m"], ["ls-files", "-z", "-c", "-o"], ["ls-files", "-zmd"]]) await runGit(args, { cwd: root });
+  expect(marksLeft()).toEqual([]);
+  execFileSync("git", ["ls-files", "-m"], { cwd: root }); // git itself, unguarded, does run it here
+  expect(marksLeft()).toEqual(["clean"]);
 });
 
 test("a child that sets log.showSignature and gpg.program in the shared config, with a signed-looking commit on the stash, runs no program when pi-flow reads the stash list", async () => {
