@@ -45,9 +45,10 @@ function count(tally: Tally, path: string, bytes: number): void {
   tally.byTop.set(top, entry);
 }
 
-/** A tree's files (blobs and links) by path, with their IDs and sizes: `ls-tree -l` reads no file of a worktree, only object headers. */
+/** A tree's files (blobs and links) by path, with their IDs and sizes. */
 export type TreeBlobs = ReadonlyMap<string, { id: string; size: number }>;
 
+/** The files of `treeish`: `ls-tree -l` reads no file of a worktree, only the objects' headers. */
 export async function treeBlobs(place: GitOptions, treeish: string): Promise<TreeBlobs> {
   const listed = await runGit(["ls-tree", "-r", "-l", "-z", treeish], place);
   if (listed.code !== 0) throw new Error(`git ls-tree failed: ${listed.stderr}`);
