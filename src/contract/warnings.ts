@@ -19,6 +19,10 @@ export const RECEIPT_WARNINGS = {
     "Branches or tags of the repository were deleted while a worktree child ran, by it or another process: nothing is put back; the run's diagnostics name each with the commit it held.",
   stash_repaired:
     "The repository's stash list (every worktree shares one) changed while a worktree child ran: your entries it took were put back, its own taken off; the run's diagnostics name each entry by commit.",
+  worktree_replaced:
+    "A worktree child replaced its worktree folder (or a folder on the way to it) with a link out of it: its changes were not kept (git would have taken that folder's files for its own), and nothing was removed through the link; the run's diagnostics say where it led, which the child could write through.",
+  changes_too_large:
+    "A worktree child left more in its worktree than pi-flow keeps of one child (by default 1 GiB, or 100,000 new or changed files): none of its changes were kept; the run's diagnostics name the largest folders and files it left.",
   changes_need_review:
     "An apply wrote files that make tools run code or reach out of the working tree (hooks, .envrc, CI workflows, changed npm scripts, links out of the tree…): data.results[].review names them; read them before running anything.",
 } as const;
@@ -28,9 +32,9 @@ export const GIT_CONTROLS_CHANGED = "git_controls_changed";
 
 /**
  * The warnings a worktree child's settle raises about what every worktree shares (git's config and
- * hooks, branches and tags, the stash): a workflow's receipt carries those of its children.
+ * hooks, branches and tags, the stash) and about its worktree: a workflow's receipt carries those of its children.
  */
-export const REPOSITORY_WARNINGS = [GIT_CONTROLS_CHANGED, "child_moved_refs", "refs_deleted", "stash_repaired"] as const;
+export const REPOSITORY_WARNINGS = [GIT_CONTROLS_CHANGED, "child_moved_refs", "refs_deleted", "stash_repaired", "worktree_replaced", "changes_too_large"] as const;
 export type RepositoryWarning = (typeof REPOSITORY_WARNINGS)[number];
 
 /** The receipt's text lines for the repository warnings among `warnings` (delegate and workflow alike). */

@@ -5,7 +5,7 @@ import { lstat, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
 import { checkoutWithUserAttributes } from "./checkout.ts";
-import { linksIntoGitFolder, type LinkEntry } from "./git-folder-links.ts";
+import { linksIntoGitFolder, uncheckable, type LinkEntry } from "./git-folder-links.ts";
 import { nulFields, runGit } from "./git.ts";
 import type { Repository } from "./repository.ts";
 import { changedSince, commitTree, flowHomeInTree, workingTreeId } from "./snapshot.ts";
@@ -163,6 +163,7 @@ export async function applyChanges(repo: Repository, runId: string, options: App
     [intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), "files in the flow home inside the working tree (pi-flow's own), which an apply never writes"],
     [await inTheWay(repo.root, currentTree, written, deleted), "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites"],
     [await linksIntoGitFolder(repo.root, repo.commonDir, links), "links into a git folder (.git), which an apply never writes"],
+    [[...written, ...deleted].filter(uncheckable), "paths inside a .git folder or through .. (put in the child's index by hand), which git never checks out and an apply never writes"],
     [await caseClashes(repo.root, tree, written), "names that differ only in case from other files, which this repository's file system takes for the same file (core.ignorecase): one would overwrite the other"],
   ];
   const blocked = refusals.filter(([paths]) => paths.length > 0);

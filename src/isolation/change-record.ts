@@ -2,7 +2,13 @@
 // shows, whether they were applied or discarded, and the redacted patch the `patch` view pages.
 import { writeFile } from "node:fs/promises";
 import { atomicWriteFile, printable, readEvidenceText, redactGitPatch, redactText, type RunFiles } from "../runs/index.ts";
-import type { ChangeStats } from "./changes.ts";
+
+/** A run's kept changes in numbers: files changed, lines added and deleted (binary files count no lines). */
+export interface ChangeStats {
+  files: number;
+  insertions: number;
+  deletions: number;
+}
 
 /**
  * unavailable: the child's changes could not be kept (its `changes_unavailable` diagnostic says why).

@@ -5,14 +5,12 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
 import { addChildTree } from "./child-attributes.ts";
+import type { ChangeStats } from "./change-record.ts";
 import { withPrivateIndex } from "./child-index.ts";
+import { assertKeepable, assertTreeKeepable, treeBlobs, type KeptChangesMax } from "./kept-size.ts";
 import { commitTree, excludeFlowHome } from "./snapshot.ts";
 
-export interface ChangeStats {
-  files: number;
-  insertions: number;
-  deletions: number;
-}
+export type { ChangeStats } from "./change-record.ts";
 
 export const changesRef = (runId: string): string => `refs/pi-flow/${runId}`;
 
@@ -50,6 +48,8 @@ export interface CaptureOptions {
   flowHomeInTree?: string;
   /** Told the repositories the child made (or removed) inside its worktree, left out of the changes (see nestedRepositories). */
   onNestedRepositories?: (paths: string[]) => void;
+  /** The most the kept changes may hold (KEPT_CHANGES_MAX; a test sets less): past it none are kept (kept-size.ts). */
+  keptChangesMax?: KeptChangesMax;
   /** Told the submodules whose folder holds files the child wrote, which cannot be kept (see writesInSubmodules). */
   onSubmoduleWrites?: (paths: string[]) => void;
 }
@@ -102,7 +102,10 @@ export async function captureChanges(worktree: PinnedWorktree, base: string, run
 }
 
 async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions): Promise<{ commit: string; stats: ChangeStats } | null> {
-  const uncommitted = await addChildTree(place, base, await excludeFlowHome(worktree, options.flowHomeInTree), false);
+  const pathspecs = await excludeFlowHome(worktree, options.flowHomeInTree);
+  const baseBlobs = await treeBlobs(place, base);
+  await assertKeepable(place, baseBlobs, pathspecs, options.keptChangesMax);
+  const uncommitted = await addChildTree(place, base, pathspecs, false);
   const inSubmodules = await writesInSubmodules(worktree, place);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);
   const nested = await nestedRepositories(place, base);
@@ -113,6 +116,7 @@ async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base:
   if (nested.length + uncommitted.length > 0) options.onNestedRepositories?.([...uncommitted, ...nested].sort());
   const tree = await git(["write-tree"], place);
   if (tree === (await git(["rev-parse", `${base}^{tree}`], place))) return null;
+  await assertTreeKeepable(place, baseBlobs, tree, options.keptChangesMax);
   const commit = await commitTree(worktree, tree, base, `pi-flow: changes of run ${runId}${options.home === undefined ? "" : `\n\n${flowHomeLine(options.home)}`}`);
   await git(["update-ref", changesRef(runId), commit], place);
   return { commit, stats: await diffStats(worktree, base, commit) };

@@ -2,11 +2,13 @@
 // timeout or a cancel, leaves index.lock behind, and its bash can overwrite the index with anything
 // (a link to /dev/zero). Its changes are kept through a private index instead: a copy of its own
 // (git's stat cache, and the files it added despite .gitignore), or the base's when it left none git
-// can read.
+// can read, or one holding an entry git never stages: a path through `..` (`git add -A` would read
+// that file, out of the worktree) or inside `.git`, which only a hand-written index holds.
 import { lstat, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { git, gitPlace, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
+import { uncheckable } from "./git-folder-links.ts";
+import { git, gitPlace, nulFields, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
 import { copyIndex } from "./snapshot.ts";
 
 /** An index larger than this (a child's bash can make one of any size) is not copied: the base's is read instead. */
@@ -18,7 +20,7 @@ export async function withPrivateIndex<T>(worktree: PinnedWorktree, base: string
   try {
     const index = join(dir, "index");
     const place: GitOptions = { ...gitPlace(worktree), env: { GIT_INDEX_FILE: index } };
-    if (!(await copiedReadable(join(worktree.gitDir, "index"), index, place, base))) {
+    if (!(await copiedReadable(join(worktree.gitDir, "index"), index, place))) {
       await rm(index, { force: true });
       await git(["read-tree", base], place);
     }
@@ -28,13 +30,15 @@ export async function withPrivateIndex<T>(worktree: PinnedWorktree, base: string
   }
 }
 
-/** Whether the child's index (a plain file, never through a link) was copied to `to` and git can read the copy. */
-async function copiedReadable(from: string, to: string, place: GitOptions, base: string): Promise<boolean> {
+/** The most of the copied index's listing read: 4 million paths of 64 bytes (past it, the base's index is used). */
+const LISTING_MAX_BYTES = 256 * 1024 * 1024;
+
+/** Whether the child's index (a plain file, never through a link) was copied to `to`, git can read the copy, and it holds no path git never stages. */
+async function copiedReadable(from: string, to: string, place: GitOptions): Promise<boolean> {
   const info = await lstat(from).catch(() => null);
   if (!info?.isFile() || info.size > COPIED_MAX_BYTES) return false;
   // With its own time: a copy stamped now would hide the child's same-size edit made in the second its index was written.
   if (!(await copyIndex(from, to).then(() => true, () => false))) return false;
-  // 0: the same as the base, 1: differs; anything else is git failing to read it.
-  const read = await runGit(["diff-index", "--cached", "--quiet", base], place);
-  return read.code === 0 || read.code === 1;
+  const listed = await runGit(["ls-files", "-z"], { ...place, maxStdoutBytes: LISTING_MAX_BYTES });
+  return listed.code === 0 && !listed.overflowed && !nulFields(listed.stdout).some(uncheckable);
 }

@@ -7,6 +7,8 @@ import { flowHomeLine, patchText, readChanges, type ChangeStats } from "./change
 import { holdBase, releaseBase } from "./held-base.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { changedControls, gitControls } from "./git-controls.ts";
+import type { KeptChangesMax } from "./kept-size.ts";
+import { ChangesNotKept } from "./replaced-worktree.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { assertFlowHomeApart, snapshotCommit } from "./snapshot.ts";
 import type { WaitOptions } from "./repository-lock.ts";
@@ -38,6 +40,8 @@ export interface PendingIsolation {
   made?: Promise<Isolation>;
   /** The largest patch the patch view keeps (MAX_PATCH_VIEW_BYTES; a test sets less). */
   patchViewMaxBytes?: number;
+  /** The most its kept changes may hold (KEPT_CHANGES_MAX in kept-size.ts; a test sets less). */
+  keptChangesMax?: KeptChangesMax;
   /** The child's run, told who holds the repository lock when making its worktree waits for it. */
   evidence?: Evidence;
   /** How making and removing the worktree wait for the repository lock (a test waits less than LOCK_PATIENCE_MS). */
@@ -47,7 +51,7 @@ export interface PendingIsolation {
 }
 
 /** Captures the child's base now (at launch); the worktree itself is made only when the child runs. */
-export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes" | "evidence" | "lockWait"> = {}): PendingIsolation {
+export function startIsolation(repo: Repository, runId: string, home: string, options: Pick<PendingIsolation, "patchViewMaxBytes" | "keptChangesMax" | "evidence" | "lockWait"> = {}): PendingIsolation {
   // Named by its flow home: crash cleanup in another flow home sharing the repository leaves its held ref alone.
   const base = snapshotCommit(repo, home, flowHomeLine(home)).then(async (commit) => {
     await holdBase(repo.root, runId, commit); // until it settles: a git gc --prune=now must not delete it while the child waits
@@ -89,6 +93,8 @@ export async function finishIsolation(
     // The run's result stands; only the changes could not be kept, and its diagnostics say why.
     const reason = (error as Error).message;
     evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `the child's changes could not be kept: ${reason}` });
+    // Not kept on purpose (its worktree replaced with a link, or too large): its receipt says so too.
+    if (error instanceof ChangesNotKept) pending.warnings = [...new Set([...(pending.warnings ?? []), error.warning])];
     // Remembered beside the run, so apply says why instead of "nothing to apply".
     await writeChangeRecord(files, { files: 0, insertions: 0, deletions: 0, state: "unavailable", root: pending.repo.root, reason }).catch(() => undefined);
     return undefined;
@@ -222,6 +228,7 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
     onWorktreeLeft: worktreeLeft(evidence),
     onStashRepaired: stashRepaired(pending, evidence),
     ...(pending.lockWait ? { wait: pending.lockWait } : {}),
+    ...(pending.keptChangesMax ? { keptChangesMax: pending.keptChangesMax } : {}),
   });
   if (!stats) return undefined;
   const kept = await readChanges(isolation.repo.root, isolation.runId);

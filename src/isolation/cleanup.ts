@@ -2,10 +2,10 @@
 // removed, git forgets worktrees whose directory vanished, and a kept ref whose run no longer exists
 // anywhere in the flow home (pruned by retention) is dropped, with the tree kept before an apply of it that did not finish. Worktrees of live processes, of this
 // process and of other hosts are left alone, as retention leaves their runs alone.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { ownerAlive, readEvidenceText } from "../runs/index.ts";
+import { ownerAlive, projectKey, readEvidenceText } from "../runs/index.ts";
 import { flowHomeLine } from "./changes.ts";
 import { baseRef } from "./held-base.ts";
 import { runGit } from "./git.ts";
@@ -81,7 +81,9 @@ export async function cleanupIsolation(home: string, cwd: string, wait: WaitOpti
   for (const runId of owners.map((name) => name.slice(0, -OWNER_SUFFIX.length))) {
     // ".owner.json" or "..owner.json" would name the folder of every worktree, or the flow home's: never removed.
     if (runId === "" || runId === "." || runId === ".." || !ownerGone(dir, runId)) continue;
-    await removeWorktree(repo.commonDir, repo.root, join(dir, runId), ownerFile(dir, runId), wait);
+    // Where it was made, reached through no link a child put on the way (replaced-worktree.ts).
+    const madeAt = join(realpathSync(home), "worktrees", projectKey(repo.root), runId);
+    await removeWorktree(repo.commonDir, repo.root, { path: join(dir, runId), madeAt }, ownerFile(dir, runId), wait);
     removedWorktrees.push(runId);
   }
   await withRepositoryLock(repo.commonDir, () => runGit(["worktree", "prune"], { cwd: repo.root }), patientWait("forgetting worktrees whose folder is gone", wait));

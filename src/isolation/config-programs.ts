@@ -7,9 +7,23 @@
 // (local or worktree scope, and what it includes) defines are overridden for pi-flow's git with the
 // user's own (global or system) definition, or made inert; the user's own drivers (git-lfs, as
 // `git lfs install` sets it up) run as git would run them (docs/isolation.md).
+import { join } from "node:path";
 
-/** The config keys that name a program (or make a missing one fatal), for `git config --get-regexp`. */
-export const PROGRAM_KEYS = "^(filter\\..+\\.(clean|smudge|process|required)|merge\\..+\\.driver)$";
+/**
+ * The config keys that name a program (or make a missing one fatal), for `git config --get-regexp`;
+ * and `core.attributesFile`, which names an attributes file anywhere, and so which of the user's own
+ * drivers run for which files.
+ */
+export const PROGRAM_KEYS = "^(filter\\..+\\.(clean|smudge|process|required)|merge\\..+\\.driver|core\\.attributesfile)$";
+
+const ATTRIBUTES_FILE = "core.attributesfile";
+
+/** The attributes file git reads when no config names one: `$XDG_CONFIG_HOME/git/attributes`, or `~/.config/git/attributes`. */
+function defaultAttributesFile(): string {
+  const xdg = process.env.XDG_CONFIG_HOME;
+  if (xdg) return join(xdg, "git", "attributes");
+  return process.env.HOME ? join(process.env.HOME, ".config", "git", "attributes") : "/dev/null";
+}
 
 /** A merge driver git itself provides: a repository's own driver is replaced by git's text merge. */
 const TEXT_MERGE = "git merge-file --marker-size=%L %A %O %B";
@@ -19,6 +33,7 @@ const REPOSITORY_SCOPES = new Set(["local", "worktree"]);
 
 /** What a driver key becomes when only the repository's config defines it. */
 function inert(key: string): string {
+  if (key === ATTRIBUTES_FILE) return defaultAttributesFile(); // as if the repository's config named none
   if (key.endsWith(".required")) return "false"; // an emptied filter must not fail the command
   if (key.endsWith(".driver")) return TEXT_MERGE;
   return ""; // an empty clean, smudge or process: git runs no filter
@@ -59,6 +74,22 @@ export function withConfigEntries(env: NodeJS.ProcessEnv, overrides: readonly [s
     added[`GIT_CONFIG_VALUE_${count + index}`] = value;
   });
   return { ...env, ...added };
+}
+
+/**
+ * Whether `git ls-files args` reads a file's contents: only to tell a modified, deleted or killed
+ * file (`-m`, `-d`, `-k`, alone or in a cluster such as `-md`, a racily clean one is hashed, through
+ * its clean filter) or its line endings (`--eol`). Listing the index or untracked files reads none.
+ */
+function listingReadsFiles(args: readonly string[]): boolean {
+  return args.some((arg) => /^-[a-zA-Z]*[mdk]/.test(arg) || /^--(modified|deleted|killed|eol)$/.test(arg));
+}
+
+/** Whether git command `args` can run a filter or merge driver (see RUNS_NO_DRIVER). */
+export function mayRunDriver(args: readonly string[]): boolean {
+  const command = args[0] ?? "";
+  if (command === "ls-files") return listingReadsFiles(args.slice(1));
+  return !RUNS_NO_DRIVER.has(command);
 }
 
 /**

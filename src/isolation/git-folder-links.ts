@@ -18,6 +18,15 @@ function intoGitFolder(target: string, commonDir: string): boolean {
   return posix.isAbsolute(normal) && (normal === commonDir || normal.startsWith(`${commonDir}/`));
 }
 
+/**
+ * Whether a path of a kept tree is one git never checks out: in a `.git` folder (any case; `.git.`
+ * and `git~1`, which NTFS takes for it), or through `..`, `.` or an empty name (`../x`, `/x`). git
+ * never stages one, but a child's script can write such an entry into its index by hand and git
+ * keeps it; git's checkout then refuses the whole tree, half way into an apply.
+ */
+export const uncheckable = (path: string): boolean =>
+  path.split("/").some((part) => part === "" || part === "." || part === ".." || /^\.git[. ]*$/i.test(part) || /^git~\d+$/i.test(part));
+
 /** The paths of `links` whose target points into a git folder. */
 export async function linksIntoGitFolder(root: string, commonDir: string, links: readonly LinkEntry[]): Promise<string[]> {
   if (links.length === 0) return [];

@@ -2,7 +2,7 @@
 // bytes (paths and file contents may be any bytes), and the environment pi-flow needs to write
 // objects without the user's identity or hooks.
 import { spawn } from "node:child_process";
-import { PROGRAM_KEYS, programOverrides, RUNS_NO_DRIVER, withConfigEntries } from "./config-programs.ts";
+import { mayRunDriver, PROGRAM_KEYS, programOverrides, withConfigEntries } from "./config-programs.ts";
 
 export interface GitResult {
   code: number;
@@ -72,7 +72,7 @@ const PROGRAM_LISTING_MAX_BYTES = 16 * 1024 * 1024;
  */
 export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const env = gitEnv(options);
-  if (RUNS_NO_DRIVER.has(args[0] ?? "")) return await spawnGit(args, options, env);
+  if (!mayRunDriver(args)) return await spawnGit(args, options, env);
   const listed = await spawnGit(["config", "-z", "--includes", "--show-scope", "--get-regexp", PROGRAM_KEYS], { cwd: options.cwd, ...(options.worktree ? { worktree: options.worktree } : {}), maxStdoutBytes: PROGRAM_LISTING_MAX_BYTES }, env);
   // Not all of them read: none of the command runs, rather than one with a driver left in force.
   if (listed.overflowed) return { code: 1, stdout: Buffer.alloc(0), stderr: `the repository's config sets over ${PROGRAM_LISTING_MAX_BYTES} bytes of filter and merge drivers, more than pi-flow reads to keep them from running` };

@@ -1,16 +1,17 @@
 // One child's isolation: a detached worktree made from the user's tree as they see it, under the
 // flow home by project (never inside the user's working tree), removed when the child settles.
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { ownIdentity, projectKey } from "../runs/index.ts";
-import { captureChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
+import { captureChanges, dropChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, runGit } from "./git.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { refTips, type RefTips } from "./moved-refs.ts";
+import { ChangesNotKept, forgetReplacedWorktree, replacedMessage, worktreeReplaced } from "./replaced-worktree.ts";
 import { repairStash, stashEntries, type StashEntry, type StashRepair } from "./shared-stash.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
@@ -19,6 +20,8 @@ export interface Isolation {
   runId: string;
   /** The worktree's top directory. */
   path: string;
+  /** Its real path when it was made: at settle, a path that leads elsewhere was replaced (replaced-worktree.ts). */
+  madeAt: string;
   /** Where the child works: the parent's subdirectory, mapped into the worktree. */
   cwd: string;
   /** The commit the worktree was made from. */
@@ -62,16 +65,25 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
   const controls = await gitControls(repo.commonDir);
-  return { repo, runId, path, cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
+  return { repo, runId, path, madeAt: await realpath(path), cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
 }
+
+/** A worktree's path, its real path when made, and its registration in the git folder when known. */
+export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & { gitDir?: string };
 
 /**
  * Removes the worktree (whatever it holds) and its registration, then its owner file. Given up
  * (run_unavailable) when another process hangs holding the repository lock: the owner file stays,
- * so crash cleanup removes the worktree once its owner has ended.
+ * so crash cleanup removes the worktree once its owner has ended. A worktree whose path no longer
+ * leads to `madeAt` (its real path when made) was replaced with a link: nothing is removed through it.
  */
-export async function removeWorktree(commonDir: string, root: string, path: string, owner: string, wait: WaitOptions = {}): Promise<void> {
+export async function removeWorktree(commonDir: string, root: string, worktree: MadeWorktree, owner: string, wait: WaitOptions = {}): Promise<void> {
+  const { path, madeAt, gitDir } = worktree;
   await withRepositoryLock(commonDir, async () => {
+    if (await worktreeReplaced(path, madeAt)) {
+      await forgetReplacedWorktree(path, gitDir, () => runGit(["worktree", "prune"], { cwd: root }));
+      return;
+    }
     const removed = await runGit(["worktree", "remove", "--force", "--force", path], { cwd: root });
     if (removed.code !== 0) {
       await rm(path, { recursive: true, force: true });
@@ -82,7 +94,7 @@ export async function removeWorktree(commonDir: string, root: string, path: stri
 }
 
 /** What settling tells its caller besides the changes' counts (see captureChanges for the first two). */
-export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites"> {
+export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites" | "keptChangesMax"> {
   /**
    * The worktree could not be removed (another process hangs holding the repository lock): the
    * changes are kept even so, and crash cleanup removes the worktree once this process has ended.
@@ -106,13 +118,26 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
     const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
     if (repair.restored.length + repair.removed.length > 0 || repair.failed !== undefined) onStashRepaired?.(repair);
+    await assertNotReplaced(isolation);
     // Removed by hand while the child ran: say so, rather than git's "spawn ENOENT" for its missing cwd.
-    if (!(await stat(isolation.path).catch(() => null))?.isDirectory()) throw new Error("its worktree was removed before the child settled");
-    return (await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), ...capture }))?.stats ?? null;
+    if (!(await lstat(isolation.path).catch(() => null))) throw new Error("its worktree was removed before the child settled");
+    const captured = await captureChanges(isolation, isolation.base, isolation.runId, { home, flowHomeInTree: flowHomeInTree(isolation.repo.root, home), ...capture });
+    // Again: a process the child left running may have replaced it while git read it.
+    await assertNotReplaced(isolation).catch(async (error: unknown) => {
+      if (captured) await dropChanges(isolation.repo.root, isolation.runId);
+      throw error;
+    });
+    return captured?.stats ?? null;
   } finally {
-    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation.path, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
+    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
       if (!onWorktreeLeft || !(error instanceof FlowError) || error.code !== "run_unavailable") throw error;
       onWorktreeLeft(error.message);
     });
   }
+}
+
+/** ChangesNotKept (worktree_replaced) when the child replaced its worktree folder, or one on the way, with a link. */
+async function assertNotReplaced(isolation: Isolation): Promise<void> {
+  const why = await worktreeReplaced(isolation.path, isolation.madeAt);
+  if (why !== undefined) throw new ChangesNotKept("worktree_replaced", replacedMessage(why));
 }

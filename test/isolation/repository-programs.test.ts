@@ -3,11 +3,12 @@
 // own git (keeping the child's changes, making a sibling's worktree, an apply) runs none of them,
 // while the user's own drivers (their global config's) still run. Real git, real programs.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
@@ -69,6 +70,37 @@ test("the user's own filter (their global config) still runs, and a redefinition
   expect(marksLeft()).toEqual(["users-smudge"]);
   await settleIsolation(isolation, home);
   expect(existsSync(join(marks, "repository-smudge"))).toBe(false);
+});
+
+test("a child that points the shared config's core.attributesFile at its own attributes does not pick the files the user's own filter runs on; the user's own attributes file still counts", async () => {
+  execFileSync("git", ["config", "--file", process.env.GIT_CONFIG_GLOBAL!, "filter.mark.clean", marking("users-clean")]);
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-progs0005", home);
+  writeFileSync(join(marks, "childs-attributes"), "* filter=mark\n");
+  execFileSync("git", ["config", "core.attributesFile", join(marks, "childs-attributes")], { cwd: child.path });
+  writeIn(child.path, { "a.txt": "the child's\n" });
+  expect(await settleIsolation(child, home)).toMatchObject({ files: 1 });
+  expect(marksLeft()).toEqual(["childs-attributes"]);
+  // The user's own core.attributesFile (their global config) is still read.
+  writeFileSync(join(marks, "users-attributes"), "*.txt filter=mark\n");
+  execFileSync("git", ["config", "--file", process.env.GIT_CONFIG_GLOBAL!, "core.attributesFile", join(marks, "users-attributes")]);
+  const second = await createIsolation(await openRepository(root), "r-progs0006", home);
+  writeIn(second.path, { "a.txt": "the child's\n" });
+  await settleIsolation(second, home);
+  expect(marksLeft()).toContain("users-clean");
+});
+
+test("pi-flow's git ls-files runs no driver the repository defines, also where git hashes a racily clean file to tell it modified", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "config", "filter.evil.clean", marking("clean"));
+  writeIn(join(root, ".git"), { "info/attributes": "* filter=evil\n" });
+  // The index no newer than the file: git cannot trust its stat data, and reads (cleans) the file.
+  const { mtime } = statSync(join(root, "a.txt"));
+  utimesSync(join(root, ".git", "index"), mtime, mtime);
+  for (const args of [["ls-files", "-z", "-m"], ["ls-files", "-z", "-c", "-o"], ["ls-files", "-zmd"]]) await runGit(args, { cwd: root });
+  expect(marksLeft()).toEqual([]);
+  execFileSync("git", ["ls-files", "-m"], { cwd: root }); // git itself, unguarded, does run it here
+  expect(marksLeft()).toEqual(["clean"]);
 });
 
 test("a child that sets log.showSignature and gpg.program in the shared config, with a signed-looking commit on the stash, runs no program when pi-flow reads the stash list", async () => {

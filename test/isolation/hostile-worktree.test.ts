@@ -1,0 +1,154 @@
+// What a hostile worktree child can do to its own worktree folder, from its bash: replace it (or a
+// folder on the way to it) with a link to a folder of the user's. Real git, a real worktree
+// child's settle.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { expect, test } from "vitest";
+import { finishIsolation, isolationWorktree, startIsolation, type PendingIsolation } from "../../src/isolation/child-isolation.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { readChangeRecord } from "../../src/isolation/change-record.ts";
+import { applyChanges } from "../../src/isolation/apply.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
+import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
+
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+
+/** A folder of the user's the child should never have kept: a private key, and a `.git` file the child planted to pass for its worktree. */
+function usersFolder(): string {
+  const folder = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-ssh-")));
+  writeFileSync(join(folder, "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  return folder;
+}
+
+/** A worktree child whose bash runs `command` (W: its worktree, G: its git folder), settled. */
+async function childRuns(root: string, command: string, env: Record<string, string> = {}, options: Pick<PendingIsolation, "keptChangesMax"> = {}) {
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "hostile" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home, options);
+  const worktree = await isolationWorktree(pending);
+  execFileSync("bash", ["-c", command], { cwd: worktree.path, env: { ...process.env, ...env, W: worktree.path, G: worktree.gitDir } });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  const diagnostics = existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "";
+  const kept = execFileSync("git", ["for-each-ref", `refs/pi-flow/${run.runId}`], { cwd: root, encoding: "utf8" });
+  return { runId: run.runId, stats, diagnostics, kept, warnings: pending.warnings ?? [], record: readChangeRecord(files), worktree };
+}
+
+test("a child that replaced its worktree folder with a link to a folder of the user's has nothing of it kept, and nothing is removed through the link", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const ssh = usersFolder();
+  // The planted .git passes git's check that the folder is the worktree: `git worktree remove` would delete the folder's files.
+  const child = await childRuns(root, 'rm -rf "$W" && ln -s "$S" "$W" && echo "gitdir: $G" > "$S/.git"', { S: ssh });
+  expect(child.stats).toBeUndefined();
+  expect(child.kept).toBe("");
+  expect(child.diagnostics).toContain(`its worktree folder ${child.worktree.path} was replaced with a link to ${JSON.stringify(ssh)}`);
+  expect(child.warnings).toContain("worktree_replaced");
+  expect(child.record).toMatchObject({ state: "unavailable" });
+  expect(readFileSync(join(ssh, "id_ed25519"), "utf8")).toBe("-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  expect(existsSync(child.worktree.path)).toBe(false); // the link itself is gone
+  expect(worktreeCount(root)).toBe(1);
+});
+
+test("a child that replaced a folder on the way to its worktree with a link has nothing kept, and the folder it leads to stays", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const elsewhere = usersFolder();
+  // The project's worktrees folder moved away, and a link in its place to a folder holding one named as the child's worktree.
+  const child = await childRuns(root, 'P="$(dirname "$W")" && mkdir "$S/$(basename "$W")" && cp "$S/id_ed25519" "$S/$(basename "$W")/" && echo "gitdir: $G" > "$S/$(basename "$W")/.git" && mv "$P" "$P.moved" && ln -s "$S" "$P"', { S: elsewhere });
+  expect(child.kept).toBe("");
+  expect(child.diagnostics).toContain(`a folder on the way to its worktree ${child.worktree.path} was replaced with a link`);
+  expect(child.warnings).toContain("worktree_replaced");
+  expect(readFileSync(join(elsewhere, child.runId.toString(), "id_ed25519"), "utf8")).toContain("PRIVATE KEY");
+  expect(lstatSync(dirname(child.worktree.path)).isSymbolicLink()).toBe(true);
+});
+
+test("a folder inside the worktree replaced with a link is kept as that link, never as the files it leads to", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "sub/b.txt": "b\n" });
+  const ssh = usersFolder();
+  const child = await childRuns(root, 'rm -rf sub && ln -s "$S" sub', { S: ssh });
+  expect(gitIn(root, "ls-tree", "-r", `refs/pi-flow/${child.runId}`)).toMatch(/^100644 blob \S+\ta\.txt\n120000 blob \S+\tsub$/);
+  expect(child.warnings).not.toContain("worktree_replaced");
+});
+
+test("a child that leaves more than the cap in its worktree (bytes, or files) has none of it kept, and its run names what it left", async () => {
+  const max = { bytes: 1024 * 1024, files: 20 };
+  // The base's own large file is no reason to refuse: only what the child added or changed counts.
+  const root = makeRepo({ "a.txt": "a\n", "data/base.bin": Buffer.alloc(2 * 1024 * 1024) });
+  const large = await childRuns(root, "echo edit > a.txt && head -c 3145728 /dev/zero > big.bin", {}, { keptChangesMax: max });
+  expect(large.kept).toBe("");
+  expect(large.warnings).toContain("changes_too_large");
+  expect(large.record).toMatchObject({ state: "unavailable" });
+  expect(large.diagnostics).toContain("over the most pi-flow keeps of one child (1.0 MiB or 20 files): none of its changes are kept");
+  expect(large.diagnostics).toContain("The largest: big.bin (3.0 MiB)");
+  const many = await childRuns(root, "mkdir gen && for i in $(seq 1 40); do echo $i > gen/$i.txt; done", {}, { keptChangesMax: max });
+  expect(many.kept).toBe("");
+  expect(many.diagnostics).toMatch(/The largest: gen\/ \(\d+ KiB in \d+ files\)/);
+  // Staged by the child's own git and marked skip-worktree, then deleted: git keeps the index's entry, with no file on disk to measure.
+  const hidden = await childRuns(root, "head -c 3145728 /dev/zero > big.bin && git add big.bin && git update-index --skip-worktree big.bin && rm big.bin", {}, { keptChangesMax: max });
+  expect(hidden.kept).toBe("");
+  expect(hidden.diagnostics).toContain("The largest: big.bin (3.0 MiB)");
+  const within = await childRuns(root, "echo edit > a.txt && head -c 4096 /dev/zero > data/base.bin && echo new > n.txt", {}, { keptChangesMax: max });
+  expect(within.stats).toEqual({ files: 3, insertions: 2, deletions: 1 });
+  expect(within.warnings).toEqual([]);
+});
+
+/** An index file (version 2) holding `entries` as a child's script can write it, with paths git's own commands refuse to stage. */
+function craftedIndex(entries: { path: string; id: string; mode: number }[]): Buffer {
+  const records = entries.map(({ path, id, mode }) => {
+    const fixed = Buffer.alloc(62);
+    fixed.writeUInt32BE(mode, 24);
+    Buffer.from(id, "hex").copy(fixed, 40);
+    fixed.writeUInt16BE(Buffer.byteLength(path), 60);
+    const record = Buffer.concat([fixed, Buffer.from(path)]);
+    return Buffer.concat([record, Buffer.alloc(8 - (record.length % 8))]);
+  });
+  const header = Buffer.alloc(12);
+  header.write("DIRC");
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(entries.length, 8);
+  const body = Buffer.concat([header, ...records]);
+  return Buffer.concat([body, createHash("sha1").update(body).digest()]);
+}
+
+test("a child whose hand-written index holds a hook inside .git and a file through .. has neither kept: a file out of its worktree is never read", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "crafts" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  const git = (args: string[], input = "") => execFileSync("git", [`--git-dir=${worktree.gitDir}`, `--work-tree=${worktree.path}`, ...args], { encoding: "utf8", input }).trim();
+  const placeholder = git(["hash-object", "-w", "--stdin"], "placeholder\n");
+  writeFileSync(join(worktree.gitDir, "index"), craftedIndex([
+    { path: "../outside.txt", id: placeholder, mode: 0o100644 },
+    { path: ".git/hooks/post-checkout", id: placeholder, mode: 0o100755 },
+    { path: "a.txt", id: git(["rev-parse", "HEAD:a.txt"]), mode: 0o100644 },
+  ]));
+  // A file of the user's beside the worktree, and a .git folder in place of the worktree's .git file.
+  writeFileSync(join(dirname(worktree.path), "outside.txt"), "a secret of the user's\n");
+  execFileSync("bash", ["-c", "rm .git && mkdir -p .git/hooks && echo hook > .git/hooks/post-checkout && echo n > n.txt"], { cwd: worktree.path });
+  await finishIsolation(pending, runFiles(store.scope, run.runId), home, run);
+  expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt\nn.txt");
+});
+
+test("kept changes holding a hook inside .git and a file through .. (made elsewhere: a cassette, an older pi-flow) are a conflict at apply naming them, nothing written", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const runId = (await childRuns(root, "echo n > n.txt")).runId;
+  const hook = gitIn(root, "hash-object", "-w", "--stdin"); // empty input: an empty blob
+  const index = join(mkdtempSync(join(tmpdir(), "pi-flow-index-")), "index");
+  writeFileSync(index, craftedIndex([
+    { path: "../evil", id: hook, mode: 0o100644 },
+    { path: ".git/hooks/post-checkout", id: hook, mode: 0o100755 },
+    { path: "a.txt", id: gitIn(root, "rev-parse", "HEAD:a.txt"), mode: 0o100644 },
+    { path: "n.txt", id: gitIn(root, "rev-parse", `refs/pi-flow/${runId}:n.txt`), mode: 0o100644 },
+  ]));
+  const tree = execFileSync("git", ["write-tree"], { cwd: root, env: { ...process.env, GIT_INDEX_FILE: index }, encoding: "utf8" }).trim();
+  gitIn(root, "update-ref", `refs/pi-flow/${runId}`, gitIn(root, "commit-tree", tree, "-p", `refs/pi-flow/${runId}^`, "-m", "kept"));
+  void store;
+  expect(await applyChanges(await openRepository(root), runId)).toEqual({ status: "conflict", files: ["../evil", ".git/hooks/post-checkout"], reason: "paths inside a .git folder or through .. (put in the child's index by hand), which git never checks out and an apply never writes" });
+  expect(existsSync(join(root, "../evil"))).toBe(false);
+  expect(existsSync(join(root, ".git/hooks/post-checkout"))).toBe(false);
+  expect(existsSync(join(root, "n.txt"))).toBe(false);
+});
