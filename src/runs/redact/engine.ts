@@ -2,7 +2,7 @@ import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
-import { controlsView, cutAtGaps, gapsOf, spacedView } from "./controls-view.ts";
+import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
@@ -188,11 +188,25 @@ function collectFolded(text: string, origin: Origin | null, spans: number[], wra
   for (const folded of foldedViews(text)) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
 }
 
-/** Collect on `text`, and on it with its gaps written as the breaks they show as (see spacedView). */
+/**
+ * Collect on `text`, and on it with its gaps written as the breaks they are (see linesView): NEL
+ * as a line break, where the text itself is not read (a value would run on past it). The text's
+ * own reading (not a view's: gaps are cut in the text's indexes) is also read with its gaps as
+ * blanks (see blankView), cut again where that runs on into the next line.
+ */
 function collectSpaced(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
-  collectFolded(text, origin, spans, wraps, tokens);
-  const spaced = spacedView(text);
-  if (spaced !== null) collectFolded(spaced, origin, spans, wraps, tokens);
+  const lines = linesView(text);
+  if (lines === null) return collectFolded(text, origin, spans, wraps, tokens);
+  if (!lines.nel) collectFolded(text, origin, spans, wraps, tokens);
+  const lineSpans: number[] = [];
+  collectFolded(lines.text, origin, lineSpans, wraps, tokens);
+  if (origin === null) {
+    const blankSpans: number[] = [];
+    collectFolded(blankView(text), null, blankSpans, wraps, tokens);
+    cutAtGaps(text, gapsOf(text, null), blankSpans, [...spans, ...lineSpans]);
+    for (const index of blankSpans) spans.push(index);
+  }
+  for (const index of lineSpans) spans.push(index);
 }
 
 /** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */
