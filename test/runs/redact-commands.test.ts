@@ -31,6 +31,9 @@ describe("a secret's name after --secret", () => {
   it("stays (gcloud's --secret=db-password, docker's --secret id=…): it names a secret, it is none", () => {
     for (const text of [
       "gcloud secrets versions access latest --secret=db-password",
+      "gcloud secrets versions access latest --secret=prod/db-password",
+      "vault kv get -secret=prod/db-password",
+      "gcloud secrets versions access 3 --secret=projects/123/secrets/db-password",
       "gcloud run deploy api --secret db_password --region eu-west1",
       "docker build --secret id=npmrc,src=$HOME/.npmrc .",
     ]) {

@@ -1,3 +1,4 @@
+import { namesASecret } from "./cli-args.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
 import { isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
@@ -125,6 +126,8 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   // `https://x-access-token:<token>@github.com/…`: the key is a URL's user and the value runs into
   // its host and path. The URL rule (auth.ts) takes the password alone.
   if (op === ":" && quote === "" && m.input.endsWith("//", keyStart)) return null;
+  // `--secret=prod/db-password` names the secret a tool reads (see namesASecret).
+  if (op === "=" && key.startsWith("-") && namesASecret(key, value)) return null;
   const end = m.index + whole.length;
   const after = m.input[end];
   const endsLine = phrase || after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
