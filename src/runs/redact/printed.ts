@@ -1,5 +1,5 @@
 import { isPlaceholder, isSecretKeyName } from "./key-names.ts";
-import { BEFORE, type Rule } from "./rule.ts";
+import { BEFORE, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * A secret a command prints with nothing naming it on its line: `terraform output -raw db_password`
@@ -7,7 +7,7 @@ import { BEFORE, type Rule } from "./rule.ts";
  * access …`, a Kubernetes Secret's field piped to `base64 -d`. Where the command and its output
  * are one text (a terminal transcript, an answer quoting a session, `set -x` traces), the command
  * says what the next line is: that line goes. A command's output in a tool result of its own
- * holds no command, and is not caught (docs/runs.md).
+ * holds no command: printed-results.ts hands the call's command to its result (redactPrintedOutput).
  */
 
 /** Commands that print one secret, alone on the line after them; group 1, when set, is the name printed, which must be a secret's. */
@@ -55,10 +55,39 @@ export const PRINTED_SECRET: Rule = {
     const [, command = "", lineBreak = "", printed = ""] = m;
     const head = m.input.slice(Math.max(0, m.index - 64), m.index);
     if (!LINE_HEAD.test(head) || !printsSecret(command.replace(/\\"/g, '"'))) return null;
-    const quoted = /^"(.*)"$/.exec(printed);
-    const value = quoted ? quoted[1]! : printed.trim();
-    if (value.length < 3 || isPlaceholder(value) || /^(?:[$#%>❯] |error|warning|usage|[│╷╵])/i.test(value)) return null;
-    const start = command.length + lineBreak.length + printed.indexOf(value);
-    return [start, start + value.length];
+    const span = printedValue(printed);
+    if (span === null) return null;
+    const start = command.length + lineBreak.length;
+    return [start + span[0], start + span[1]];
   },
 };
+
+/** The secret a command printed as `printed`, its line (quoted or not), as [start, end); null when it is no value (a prompt, an error). */
+function printedValue(printed: string): readonly [number, number] | null {
+  const quoted = /^"(.*)"$/.exec(printed);
+  const value = quoted ? quoted[1]! : printed.trim();
+  if (value.length < 3 || isPlaceholder(value) || /^(?:[$#%>❯] |error|warning|usage|[│╷╵])/i.test(value)) return null;
+  const start = printed.indexOf(value);
+  return [start, start + value.length];
+}
+
+/** Whether `command` (a tool call's) is one line that prints one secret, which its output then holds (see redactPrintedOutput). */
+export function printsOneSecret(command: string): boolean {
+  const line = command.trim();
+  return line.length > 0 && line.length <= 512 && !/[\r\n]/.test(line) && printsSecret(line);
+}
+
+/**
+ * `output`, what `command` printed, with the secret it printed redacted: the first line that is not
+ * blank, when the command is one line that prints one secret. A tool result holds a command's
+ * output apart from the call that ran it; this is the same judgement PRINTED_SECRET makes when the
+ * two are one text. A script of several lines is not judged (which line printed what is unknown).
+ */
+export function redactPrintedOutput(command: string, output: string): string {
+  if (!printsOneSecret(command)) return output;
+  const first = /^[ \t]*\r?\n/.test(output) ? /^(?:[ \t]*\r?\n)+/.exec(output)![0].length : 0;
+  const lineEnd = output.indexOf("\n", first);
+  const printed = output.slice(first, lineEnd === -1 ? output.length : lineEnd).replace(/\r$/, "");
+  const span = printedValue(printed);
+  return span === null ? output : output.slice(0, first + span[0]) + REDACTED + output.slice(first + span[1]);
+}
