@@ -298,6 +298,8 @@ describe("linear time", () => {
     [fill("\nconnect a/b c"), true],
     [fill(` ${Buffer.from('{"auths": {"a": {}}, "n": 1}').toString("base64")}`), true], // base64 of JSON documents, each decoded and read
     [`eyJ${"A".repeat(MB)}`, true], // a megabyte of base64 that starts like a JSON document
+    [fill("'a'+"), true], // chains of string literals, each joined and read
+    [fill("echo QUJDREVGR0hJSktM | base64 -d\n"), true], // base64 decoded by a command, each decoded and read
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {
