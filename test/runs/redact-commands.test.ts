@@ -128,3 +128,32 @@ describe("a BIP-32 extended private key", () => {
     expect(redactText(`watch-only: ${xpub}`).changed).toBe(false);
   });
 });
+
+describe("a password or token given to a login as it reads it", () => {
+  it("goes piped to --password-stdin, --with-token or vault login -, as vault login's argument, to npm config set, and in ANSI-C quotes", () => {
+    for (const [text, expected] of [
+      ["echo Zk4-orchid-Pq | docker login --password-stdin -u bot ghcr.io", `echo ${R} | docker login --password-stdin -u bot ghcr.io`],
+      ["printf '%s' 'Zk4-orchid-Pq' | helm registry login r.io -u bot --password-stdin", `printf '%s' '${R}' | helm registry login r.io -u bot --password-stdin`],
+      ["echo hvs.Zk4orchidPq7788aaBBccDDeeff | vault login -", `echo ${R} | vault login -`],
+      ["vault login -no-print Zk4orchidPq7788", `vault login -no-print ${R}`],
+      ["npm config set //registry.npmjs.org/:_authToken Zk4orchidPq7788aa", `npm config set //registry.npmjs.org/:_authToken ${R}`],
+      ["yarn config set npmAuthToken Zk4orchidPq7788aa", `yarn config set npmAuthToken ${R}`],
+      ["export DB_PASSWORD=$'Zk4-orchid-Pq'\nnext", `export DB_PASSWORD=$'${R}'\nnext`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect(redactText(JSON.stringify({ command: text })).text, text).not.toContain("Zk4");
+    }
+  });
+
+  it("leaves a variable, a login method and a setting's name alone", () => {
+    for (const text of [
+      'echo "$CR_PAT" | docker login ghcr.io -u bot --password-stdin',
+      "vault login -method=github token=x",
+      "vault login token",
+      "npm config set //npm.pkg.github.com/:_authToken ${GITHUB_TOKEN}",
+      "export DB_PASSWORD=$DB_PASSWORD_FROM_VAULT",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});

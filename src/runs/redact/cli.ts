@@ -159,6 +159,32 @@ const TOOL_FLAGS: readonly Rule[] = [
     secret: unquoted(2),
   },
   {
+    // A password or token piped to a login that reads it from stdin: `echo pw | docker login
+    // --password-stdin`, `… | helm registry login --password-stdin`, `echo ghp_… | gh auth login
+    // --with-token`, `echo tok | vault login -`. A variable (`echo "$CR_PAT"`) is no secret.
+    name: "login-stdin",
+    needles: ["-stdin", "--with-token", "vault login"],
+    pattern: new RegExp(
+      String.raw`(${word("echo|printf")}[ \t]+(?:-[neE]{1,3}[ \t]+)?(?:'%[^'\n]{0,30}'[ \t]+|"%[^"\n]{0,30}"[ \t]+)?)${ARG}(?=[ \t]*\|[ \t]*(?:[^\n|;&]{0,128}?[ \t](?:--password-stdin|--with-token)\b|vault[ \t]+login[^\n|;&]{0,64}?[ \t]-(?:[ \t]|$)))`,
+      "g",
+    ),
+    secret: unquoted(2),
+  },
+  {
+    // `vault login <token>`: the token is its positional argument (`-method=…` logs in otherwise; `-` reads stdin).
+    name: "vault-login",
+    needles: ["vault login"],
+    pattern: new RegExp(String.raw`(${word("vault")}[ \t]+login(?:[ \t]+-(?:no-print|no-store|address=\S+|namespace=\S+|format=\S+))*[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2, (value) => !value.includes("=") && looksRandom(value)),
+  },
+  {
+    // `npm config set //registry.npmjs.org/:_authToken <token>` (pnpm, yarn alike): the setting's name, then its value.
+    name: "package-manager-config-set",
+    needles: ["config set"],
+    pattern: new RegExp(String.raw`(${word("npm|pnpm|yarn")}[ \t]+config[ \t]+set[ \t]+(?:--[a-z-]+[ \t]+)?\S{0,256}(?:_authToken|_password|_auth|npmAuthToken)[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2),
+  },
+  {
     // `aws configure set aws_secret_access_key X`.
     name: "aws-configure-set",
     needles: ["configure"],

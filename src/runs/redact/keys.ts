@@ -21,9 +21,10 @@ import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.t
 const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"'/nrtbfu]))+`;
 /**
  * A backtick-quoted value must not open with a space or punctuation: that is markdown closing code.
- * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`).
+ * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`), and may
+ * be the shell's ANSI-C quoting (`export DB_PASSWORD=$'pa\'ss'`): the `$` is no part of the value.
  */
-const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
+const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|\$?'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
 
 /**
  * The pattern starts at the operator, the rarest character of an assignment, and reads the key
@@ -116,7 +117,8 @@ function linePhraseRest(m: RegExpExecArray, key: string): number {
  * (linePhraseRest), so it is judged as a value ending its line.
  */
 function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): readonly [number, number] | null {
-  const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+  const [whole, key = "", quote = "", pre = "", rest = "", post = "", written = ""] = m;
+  const value = written.startsWith("$'") ? written.slice(1) : written;
   const op = whole[0] + rest;
   // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
   if (op === "=" && /^[=~]/.test(value)) return null;
