@@ -99,3 +99,23 @@ describe("a token split across string literals joined by +", () => {
     }
   });
 });
+
+describe("a secret behind HTML or XML character references", () => {
+  it("goes: JSON in an HTML attribute, an escaped XML element, a numeric reference for = or :, in a JSON string too", () => {
+    for (const [text, expected] of [
+      ['<div data-config="{&quot;apiKey&quot;:&quot;9f8e7d6c5b4a39281706f5e4&quot;,&quot;region&quot;:&quot;eu&quot;}">', `<div data-config="{&quot;apiKey&quot;:&quot;${REDACTED}&quot;,&quot;region&quot;:&quot;eu&quot;}">`],
+      ["&lt;password&gt;Zk4-orchid-Pq&lt;/password&gt;", `&lt;password&gt;${REDACTED}&lt;/password&gt;`],
+      ["DB_PASSWORD&#61;Zk4-orchid-Pq\nNEXT=1", `DB_PASSWORD&#61;${REDACTED}\nNEXT=1`],
+      ["db_password&#x3a; Zk4-orchid-Pq\nhost: db", `db_password&#x3a; ${REDACTED}\nhost: db`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect(redactText(JSON.stringify({ page: text })).text, text).not.toContain("Zk4-orchid");
+    }
+  });
+
+  it("leaves escaped prose and markup alone", () => {
+    for (const text of ["a &amp; b &lt;c&gt; &quot;quoted&quot; &#169; 2024", "<a href=\"/search?q=password&amp;page=2\">next</a>", "&lt;password&gt;&lt;/password&gt; is required"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});

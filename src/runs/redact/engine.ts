@@ -5,6 +5,7 @@ import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
 import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
+import { entityView } from "./entities.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { REDIS_RULES } from "./redis.ts";
@@ -242,6 +243,14 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
  */
 const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
 
+/** Collect on `text` with its HTML character references decoded (see entityView), when it holds any. */
+function collectEntities(text: string, spans: number[], wraps: number[]): void {
+  const decoded = entityView(text);
+  if (decoded === null) return;
+  deeperReadings++;
+  collectWithViews(decoded.text, decoded.origin, spans, wraps);
+}
+
 /**
  * Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. Spans
  * to be written quoted go to `wraps` as well (see collect), for `applySpans`.
@@ -252,10 +261,12 @@ export function findSecretSpans(text: string, wraps: number[] = []): number[] {
   // can show anything the text does not, and one test says so instead of one per view.
   if (PLAIN_PRINTABLE.test(text)) {
     collect(text, null, spans, wraps, true);
+    collectEntities(text, spans, wraps);
     return spans;
   }
   deeperReadings++;
   collectWithViews(text, null, spans, wraps);
+  collectEntities(text, spans, wraps);
   // Control characters or escape sequences inside a secret hide it, and stripping them for a
   // terminal would show it whole: the text without them is read too (controls-view.ts).
   const bare = controlsView(text);
