@@ -58,6 +58,9 @@ describe("a secret's name after --secret", () => {
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);
+    // TOML's and Python's triple-quoted string on one line, a quote inside.
+    expect(redactText('[db]\npassword = """it"s-a-s3cret"""\nhost = "db"').text).toBe(`[db]\npassword = """${R}"""\nhost = "db"`);
+    expect(redactText('msg = """the password is required"""').text).toBe('msg = """the password is required"""');
     expect(redactText("db:\n  password: 'it''s-a-s3cret'  # prod\n").text).toBe(`db:\n  password: '${R}'  # prod\n`);
     expect(redactText("mysql --password 'it'\\''s-s3cret' app").text).toBe(`mysql --password '${R}' app`);
     expect(redactText("sshpass -p 'it'\\''s-s3cret' ssh deploy@web").text).toBe(`sshpass -p '${R}' ssh deploy@web`);

@@ -23,8 +23,9 @@ const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"
  * A backtick-quoted value must not open with a space or punctuation: that is markdown closing code.
  * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`), and may
  * be the shell's ANSI-C quoting (`export DB_PASSWORD=$'pa\'ss'`): the `$` is no part of the value.
+ * A double-quoted one may be TOML's or Python's triple-quoted string on one line.
  */
-const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|\$?'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
+const VALUE = String.raw`("""(?:[^"\\\n]|\\.|"(?!"")){1,4096}"""|"(?:[^"\\\n]|\\.){0,4096}"|\$?'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
 
 /**
  * The pattern starts at the operator, the rarest character of an assignment, and reads the key
@@ -118,7 +119,9 @@ function linePhraseRest(m: RegExpExecArray, key: string): number {
  */
 function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): readonly [number, number] | null {
   const [whole, key = "", quote = "", pre = "", rest = "", post = "", written = ""] = m;
-  const value = written.startsWith("$'") ? written.slice(1) : written;
+  // The shell's `$'…'` is judged as `'…'`; TOML's and Python's `"""…"""` as `"…"`, its outer two quotes each side kept.
+  const triple = written.startsWith('"""') ? 2 : 0;
+  const value = written.startsWith("$'") ? written.slice(1) : triple ? written.slice(triple, -triple) : written;
   const op = whole[0] + rest;
   // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
   if (op === "=" && /^[=~]/.test(value)) return null;
@@ -134,9 +137,10 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   const after = m.input[end];
   const endsLine = phrase || after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
   if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
-  const start = whole.length - value.length;
-  if (!/^["'\x60]/.test(value)) return [start, whole.length];
-  return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+  const close = whole.length - triple;
+  const start = close - value.length;
+  if (!/^["'\x60]/.test(value)) return [start, close];
+  return quoting.sameQuoting(m.index + start, m.index + close - 1) ? [start + 1, close - 1] : null;
 }
 
 /** The fields of a name/value pair, in the case insensitivity the patterns give them. */
