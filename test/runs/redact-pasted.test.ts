@@ -408,3 +408,21 @@ describe("a MongoDB user's pwd", () => {
     expectKept("cd /srv && pwd: /srv");
   });
 });
+
+describe("a password told in a sentence", () => {
+  it("goes when the word looks made up: both letter cases and a digit", () => {
+    const cases: [string, string, string][] = [
+      ["The password is Zk4-orchid-Pq. Rotate it tomorrow.", "Zk4-orchid-Pq", "Rotate it tomorrow."],
+      ["my password was Summer2024! and it still works", "Summer2024!", "and it still works"],
+      ["Password for user admin: Zk4-orchid-Pq\n$ whoami", "Zk4-orchid-Pq", "$ whoami"],
+      ["The passphrase is now Xq7Lp2Vn9Rt, keep it safe", "Xq7Lp2Vn9Rt", "keep it safe"],
+    ];
+    for (const [text, secret, kept] of cases) expectGone(text, secret, [kept]);
+  });
+
+  it("leaves what prose says about a password alone", () => {
+    for (const text of ["The password is required", "password is too short: 12 chars", "the password is sha256-hashed", "password is stored in /etc/Secrets2024/x", "the password is rotated every 90 days"]) {
+      expectKept(text);
+    }
+  });
+});
