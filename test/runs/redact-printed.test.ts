@@ -98,6 +98,16 @@ describe("a secret a command printed, in the tool result that holds its output",
     }
   });
 
+  it("goes from a command the user ran with `!`, which the parent's conversation holds with its output", () => {
+    const entries = branchRunning("terraform output -raw vpc_id", "vpc-0abc123def4567890");
+    const bang = { role: "bashExecution", command: "vault kv get -field=password secret/db", output: `${password}\n`, exitCode: 0, cancelled: false, truncated: false, timestamp: 0 };
+    entries.splice(1, 0, { type: "message", id: "bang", parentId: entries[0]!.id, timestamp: new Date(0).toISOString(), message: bang } as unknown as SessionEntry);
+    entries[2] = { ...entries[2]!, parentId: "bang" } as SessionEntry;
+    const prompt = childPrompt(entries);
+    expect(prompt).toContain("The user ran `vault kv get -field=password secret/db`");
+    expect(prompt).not.toContain(password.slice(0, 8));
+  });
+
   it("stays when the command prints no secret, or the result is an error", () => {
     for (const [command, output] of [
       ["terraform output -raw vpc_id", "vpc-0abc123def4567890"],
