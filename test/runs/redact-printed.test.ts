@@ -96,6 +96,10 @@ describe("a secret a command printed, in the tool result that holds its output",
       expect(prompt, command).not.toContain(password.slice(0, 8));
       expect(prompt, command).toContain(`[result of bash]\n${REDACTED}`);
     }
+    // A warning the tool wrote to stderr first, merged into the output, is passed over.
+    const warned = childPrompt(branchRunning(commands[0]!, `WARNING! The VAULT_ADDR environment variable is not set.\n\n${password}\n`));
+    expect(warned).not.toContain(password.slice(0, 8));
+    expect(warned).toContain("WARNING! The VAULT_ADDR");
   });
 
   it("goes from a command the user ran with `!`, which the parent's conversation holds with its output", () => {

@@ -79,15 +79,25 @@ export function printsOneSecret(command: string): boolean {
 
 /**
  * `output`, what `command` printed, with the secret it printed redacted: the first line that is not
- * blank, when the command is one line that prints one secret. A tool result holds a command's
+ * blank or a warning, when the command is one line that prints one secret. A tool result holds a command's
  * output apart from the call that ran it; this is the same judgement PRINTED_SECRET makes when the
  * two are one text. A script of several lines is not judged (which line printed what is unknown).
  */
 export function redactPrintedOutput(command: string, output: string): string {
   if (!printsOneSecret(command)) return output;
-  const first = /^[ \t]*\r?\n/.test(output) ? /^(?:[ \t]*\r?\n)+/.exec(output)![0].length : 0;
+  // Blank lines and warnings the tool wrote to stderr before it (merged into one output) are passed.
+  let first = 0;
+  for (let lines = 0; lines < 16; lines++) {
+    const lineEnd = output.indexOf("\n", first);
+    const line = output.slice(first, lineEnd === -1 ? output.length : lineEnd);
+    if (lineEnd === -1 || !(line.trim() === "" || WARNING_LINE.test(line))) break;
+    first = lineEnd + 1;
+  }
   const lineEnd = output.indexOf("\n", first);
   const printed = output.slice(first, lineEnd === -1 ? output.length : lineEnd).replace(/\r$/, "");
   const span = printedValue(printed);
   return span === null ? output : output.slice(0, first + span[0]) + REDACTED + output.slice(first + span[1]);
 }
+
+/** A warning a tool prints before its value (vault's `WARNING! The VAULT_ADDR …`, kubectl's `Warning: …`). */
+const WARNING_LINE = /^[ \t]*(?:warning|warn)\b/i;
