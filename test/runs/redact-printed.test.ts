@@ -36,6 +36,12 @@ describe("a secret a command prints on the line after it", () => {
       "printenv DB_PASSWORD",
       'echo "$API_TOKEN"',
       "cat /run/secrets/db_password",
+      "op item get db --fields password --reveal",
+      "bw get password prod-db",
+      "lpass show prod/db --password",
+      "secret-tool lookup service db user app",
+      "keepassxc-cli show -s vault.kdbx prod/db -a password",
+      "az account get-access-token --query accessToken -o tsv",
     ];
     for (const command of commands) {
       for (const prompt of ["$ ", "+ ", ""]) {
@@ -56,6 +62,8 @@ describe("a secret a command prints on the line after it", () => {
       "$ echo $HOME\n/home/dev",
       "$ printenv PATH\n/usr/local/bin:/usr/bin",
       "$ cat README\n# pi-flow",
+      "$ op item get db --fields username\nadmin-user",
+      "$ bw get item prod-db\n{}",
       "$ terraform output -raw db_password\n╷\n│ Error: Output \"db_password\" not found",
       "$ echo c3VwZXJzZWNyZXQxMjM= | base64 -d\nsupersecret123",
       "We echo the token count\nback to the user",
