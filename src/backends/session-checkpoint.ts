@@ -11,7 +11,7 @@
  */
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { continuedSession, TRANSCRIPT_MAX_BYTES } from "../harnesses/index.ts";
-import { errorCode, redactedJson } from "../runs/index.ts";
+import { errorCode, PrintedSecretResults, redactedJson } from "../runs/index.ts";
 import { appendSessionEntries, deleteSavedSession, type SavedSession } from "./child-sessions.ts";
 import type { RemoteChildResult, StoredSession } from "./remote-child.ts";
 import type { Pool } from "pg";
@@ -79,6 +79,10 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
   /** The rows in `pi_flow.steers` of steers handed over that no write has saved yet: the next write deletes them. */
   let unsavedSeqs: string[] = [];
   let latest: Snapshot = { entries: place.saved?.entries ?? [], unread: place.saved?.steers ?? [], handedAt: 0 };
+  // A result is saved a turn after its call, or by a worker that took the child over: the calls
+  // whose command prints a secret are remembered from the saved session on (PrintedSecretResults).
+  const printed = new PrintedSecretResults();
+  for (const entry of place.saved?.entries ?? []) printed.entry(entry);
   /** The snapshot whose entries the database holds, and the unread steers written beside them. */
   let storedSnapshot = latest;
   let unreadSaved: readonly string[] = place.saved?.steers ?? [];
@@ -89,7 +93,7 @@ export function sessionCheckpoints(place: CheckpointPlace, maxBytes = TRANSCRIPT
     failing = why;
   };
   const write = (snapshot: Snapshot) => async () => {
-    let lines = full ? [] : snapshot.entries.slice(stored).map((entry) => redactedJson(entry) ?? "null");
+    let lines = full ? [] : snapshot.entries.slice(stored).map((entry) => redactedJson(printed.entry(entry)) ?? "null");
     const size = lines.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8"), 0);
     if (bytes + size > maxBytes) {
       full = true;

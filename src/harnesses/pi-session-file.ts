@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { parseSessionEntries, SessionManager, type FileEntry } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
-import { errorCode, readUserFile, redactedJson, redactValue } from "../runs/index.ts";
+import { errorCode, PrintedSecretResults, readUserFile, redactedJson, redactValue } from "../runs/index.ts";
 
 /** The most an earlier child's transcript may hold to be resumed: read whole, so bounded first. */
 export const TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
@@ -18,13 +18,15 @@ export function resumedSessionManager(source: string, cwd: string): SessionManag
   const text = readUserFile(source, { what: "The earlier child's Pi session", maxBytes: TRANSCRIPT_MAX_BYTES, code: "run_unavailable" });
   const entries = parseSessionEntries(text).filter((entry) => entry.type !== "session");
   if (entries.length === 0) throw new FlowError("run_unavailable", `The earlier child's Pi session ${source} has no entries: there is nothing to resume.`);
-  const redacted = entries.map((entry) => redactValue(entry).value as FileEntry);
+  const printed = new PrintedSecretResults();
+  const redacted = entries.map((entry) => redactValue(printed.entry(entry)).value as FileEntry);
   return SessionManager.inMemory(cwd, { parentSession: source }, redacted);
 }
 
 /**
  * A pi child's session file, written by pi-flow from the child's in-memory Pi session, every
- * entry redacted: the file is evidence kept on disk beside the redacted journal. Pi would
+ * entry redacted (a command's result too, when the call's command printed a secret into it): the
+ * file is evidence kept on disk beside the redacted journal. Pi would
  * open the file again for every message it appends, and on a busy disk file opens are most of
  * what a short child costs. This writes once the prompt is in the session (as Pi does, so a child
  * killed in its first turn keeps its prompt), at the end of each turn and when the child stops,
@@ -39,6 +41,8 @@ export class ChildSessionFile {
   /** Entries written so far, the header not counted. */
   private written = 0;
   private failed = false;
+  /** The calls written so far whose command prints a secret: their results, written later, lose it. */
+  private readonly printed = new PrintedSecretResults();
 
   constructor(manager: SessionManager, path: string) {
     this.manager = manager;
@@ -59,7 +63,7 @@ export class ChildSessionFile {
         this.fd = openSync(this.path, "wx", 0o600);
         lines.push(redactedLine(this.manager.getHeader()));
       }
-      for (const entry of entries.slice(this.written)) lines.push(redactedLine(entry));
+      for (const entry of entries.slice(this.written)) lines.push(redactedLine(this.printed.entry(entry)));
       const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
       for (let done = 0; done < buffer.length; ) done += writeSync(this.fd, buffer, done);
       this.written = entries.length;

@@ -52,6 +52,14 @@ function toSnapshotMessage(entry: ContextMessage): SnapshotMessage | undefined {
   }
 }
 
+/**
+ * What a message keeps, read in order: the orchestrator passes runs' PrintedSecretResults, which
+ * takes the secret a command printed out of the tool result apart from its call.
+ */
+export interface KeptMessages {
+  message<T>(message: T): T;
+}
+
 const hasToolCall = (message: SnapshotMessage) => message.role === "assistant" && (message.toolCalls?.length ?? 0) > 0;
 
 /**
@@ -65,10 +73,12 @@ const hasToolCall = (message: SnapshotMessage) => message.role === "assistant" &
  * removed (a pasted key taken back, say) or replaced, as the edit left it; custom messages too.
  * The raw entries would hand a child what the parent itself no longer has.
  */
-export function captureParentSnapshot(branch: readonly SessionEntry[], now: Date = new Date()): ParentSnapshot {
+export function captureParentSnapshot(branch: readonly SessionEntry[], now: Date = new Date(), kept: KeptMessages = { message: (message) => message }): ParentSnapshot {
   const leaf = branch.at(-1);
   const projected = leaf ? buildSessionProjection([...branch], leaf.id).messages : [];
-  const messages = projected.map(toSnapshotMessage).filter((message): message is SnapshotMessage => message !== undefined);
+  const messages = projected
+    .map((message) => toSnapshotMessage(kept.message(message)))
+    .filter((message): message is SnapshotMessage => message !== undefined);
   let end = messages.length;
   for (let index = messages.length - 1; index >= 0; index--) {
     if (hasToolCall(messages[index]!)) {

@@ -23,6 +23,7 @@ export { assertRunId, isRunId, newRunId, runKindOf, RUN_ID_PATTERN, type RunKind
 export { redactedJson, redactText, redactValue, redactValueUnder, rememberSharedHead, REDACTED } from "./redact/index.ts";
 export { redactGitPatch, type RedactedPatch } from "./redact/git-patch.ts";
 export { shownUrl } from "./redact/shown-url.ts";
+export { PrintedSecretResults } from "./redact/printed-results.ts";
 export { printable, quoteGiven, QUOTE_MAX_CHARS, stripControls } from "./controls.ts";
 export { EXCERPT_MAX_CHARS, sourceExcerpt } from "./source-excerpt.ts";
 export { atomicWriteFile, errorCode, readEvidenceText, TMP_PREFIX } from "./fsio.ts";

@@ -60,6 +60,25 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
     // Rows of a workflow that is not queued or running (here: none at all) go at the next sweep.
     await deleteSettledSessions(pool);
     expect(await loadSavedSession(pool, "wf_bounded/agent/0")).toBeNull();
+
+    // A secret a command printed goes from the result that holds it, saved a turn after its call,
+    // and after a takeover, whose worker saves the result of a call an earlier worker saved.
+    const password = "Tr0ub4dor&3-horse";
+    const [asked] = entries("fetch it");
+    const call = (id: string): SessionEntry => ({ type: "message", id: `c-${id}`, parentId: "u0000001", timestamp: "2026-01-01T00:00:02.000Z", message: { role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command: "vault kv get -field=password secret/db" } }], timestamp: 2 } } as unknown as SessionEntry);
+    const result = (id: string): SessionEntry => ({ type: "message", id: `r-${id}`, parentId: `c-${id}`, timestamp: "2026-01-01T00:00:03.000Z", message: { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text: `${password}\n` }], isError: false, timestamp: 3 } } as unknown as SessionEntry);
+    const printedPlace = { pool, workflowId: "wf_printed/agent/0", unread: () => [], onDiagnostic: (message: string) => told.push(message) };
+    const first = sessionCheckpoints({ ...printedPlace, worker: "w1", saved: null });
+    first.save([asked!, call("t1")]);
+    await first.drain();
+    first.save([asked!, call("t1"), result("t1"), call("t2")]);
+    await first.drain();
+    const taken = sessionCheckpoints({ ...printedPlace, worker: "w2", saved: await loadSavedSession(pool, "wf_printed/agent/0") });
+    taken.save([asked!, call("t1"), result("t1"), call("t2"), result("t2")]);
+    await taken.drain();
+    const printed = JSON.stringify((await loadSavedSession(pool, "wf_printed/agent/0"))?.entries);
+    expect(printed).toContain('"toolCallId":"t2"');
+    expect(printed).not.toContain(password.slice(0, 8));
   } finally {
     await pool.end();
   }

@@ -75,3 +75,28 @@ test("an earlier transcript that is empty, or larger than a transcript may be, i
   truncateSync(huge, TRANSCRIPT_MAX_BYTES + 1);
   expect(() => resumedSessionManager(huge, dir)).toThrow(expect.objectContaining({ code: "run_unavailable", message: expect.stringContaining("is over 64 MiB") }));
 });
+
+test("a secret a command printed goes from the result that holds its output, written in a later flush, and from a resumed copy", () => {
+  const password = "Tr0ub4dor&3-horse";
+  const call = (id: string, command: string) => ({ ...fauxAssistantMessage([fauxText("running it")]), content: [{ type: "toolCall" as const, id, name: "bash", arguments: { command } }] });
+  const result = (id: string, text: string) => ({ role: "toolResult" as const, toolCallId: id, toolName: "bash", content: [{ type: "text" as const, text }], isError: false, timestamp: Date.now() });
+  const manager = SessionManager.inMemory(dir);
+  const path = join(dir, "session.jsonl");
+  const file = new ChildSessionFile(manager, path);
+  manager.appendMessage(userMessage("fetch the password"));
+  manager.appendMessage(call("call_1", "vault kv get -field=password secret/db"));
+  file.flush(() => undefined); // the call is written before its result exists
+  manager.appendMessage(result("call_1", `${password}\n`));
+  manager.appendMessage(call("call_2", "terraform output -raw vpc_id"));
+  manager.appendMessage(result("call_2", "vpc-0abc123def4567890\n"));
+  file.close(() => undefined);
+  const written = readFileSync(path, "utf8");
+  expect(written).not.toContain(password.slice(0, 8));
+  expect(written).toContain("vpc-0abc123def4567890");
+
+  const raw = join(dir, "raw.jsonl");
+  writeFileSync(raw, [manager.getHeader(), ...manager.getEntries()].map((entry) => JSON.stringify(entry)).join("\n") + "\n");
+  const resumed = JSON.stringify(resumedSessionManager(raw, dir).getEntries());
+  expect(resumed).not.toContain(password.slice(0, 8));
+  expect(resumed).toContain("vpc-0abc123def4567890");
+});

@@ -31,6 +31,9 @@ describe("a secret's name after --secret", () => {
   it("stays (gcloud's --secret=db-password, docker's --secret id=…): it names a secret, it is none", () => {
     for (const text of [
       "gcloud secrets versions access latest --secret=db-password",
+      "gcloud secrets versions access latest --secret=prod/db-password",
+      "vault kv get -secret=prod/db-password",
+      "gcloud secrets versions access 3 --secret=projects/123/secrets/db-password",
       "gcloud run deploy api --secret db_password --region eu-west1",
       "docker build --secret id=npmrc,src=$HOME/.npmrc .",
     ]) {
@@ -55,6 +58,9 @@ describe("a secret's name after --secret", () => {
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);
+    // TOML's and Python's triple-quoted string on one line, a quote inside.
+    expect(redactText('[db]\npassword = """it"s-a-s3cret"""\nhost = "db"').text).toBe(`[db]\npassword = """${R}"""\nhost = "db"`);
+    expect(redactText('msg = """the password is required"""').text).toBe('msg = """the password is required"""');
     expect(redactText("db:\n  password: 'it''s-a-s3cret'  # prod\n").text).toBe(`db:\n  password: '${R}'  # prod\n`);
     expect(redactText("mysql --password 'it'\\''s-s3cret' app").text).toBe(`mysql --password '${R}' app`);
     expect(redactText("sshpass -p 'it'\\''s-s3cret' ssh deploy@web").text).toBe(`sshpass -p '${R}' ssh deploy@web`);
@@ -123,5 +129,34 @@ describe("a BIP-32 extended private key", () => {
     expect(redactText(`wallet root: ${xprv} (m/0H)`).text).toBe(`wallet root: ${R} (m/0H)`);
     const xpub = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8";
     expect(redactText(`watch-only: ${xpub}`).changed).toBe(false);
+  });
+});
+
+describe("a password or token given to a login as it reads it", () => {
+  it("goes piped to --password-stdin, --with-token or vault login -, as vault login's argument, to npm config set, and in ANSI-C quotes", () => {
+    for (const [text, expected] of [
+      ["echo Zk4-orchid-Pq | docker login --password-stdin -u bot ghcr.io", `echo ${R} | docker login --password-stdin -u bot ghcr.io`],
+      ["printf '%s' 'Zk4-orchid-Pq' | helm registry login r.io -u bot --password-stdin", `printf '%s' '${R}' | helm registry login r.io -u bot --password-stdin`],
+      ["echo hvs.Zk4orchidPq7788aaBBccDDeeff | vault login -", `echo ${R} | vault login -`],
+      ["vault login -no-print Zk4orchidPq7788", `vault login -no-print ${R}`],
+      ["npm config set //registry.npmjs.org/:_authToken Zk4orchidPq7788aa", `npm config set //registry.npmjs.org/:_authToken ${R}`],
+      ["yarn config set npmAuthToken Zk4orchidPq7788aa", `yarn config set npmAuthToken ${R}`],
+      ["export DB_PASSWORD=$'Zk4-orchid-Pq'\nnext", `export DB_PASSWORD=$'${R}'\nnext`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect(redactText(JSON.stringify({ command: text })).text, text).not.toContain("Zk4");
+    }
+  });
+
+  it("leaves a variable, a login method and a setting's name alone", () => {
+    for (const text of [
+      'echo "$CR_PAT" | docker login ghcr.io -u bot --password-stdin',
+      "vault login -method=github token=x",
+      "vault login token",
+      "npm config set //npm.pkg.github.com/:_authToken ${GITHUB_TOKEN}",
+      "export DB_PASSWORD=$DB_PASSWORD_FROM_VAULT",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
   });
 });

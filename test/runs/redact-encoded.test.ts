@@ -55,3 +55,67 @@ describe("base64 wrapped at 76 or 64 columns (`base64`, `openssl base64`)", () =
     expect(redactText(plain).text).toBe(plain);
   });
 });
+
+describe("base64 a command decodes (echo … | base64 -d, base64 -d <<< …)", () => {
+  const token = "ghp_" + "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zaB3dE";
+  it("goes when what it decodes to holds a secret a rule knows, quoted, escaped in JSON or not", () => {
+    for (const decoded of [token, "postgres://app:Zk4-orchid-Pq@db:5432/app", "DB_PASSWORD=Zk4-orchid-Pq"]) {
+      const encoded = b64(decoded);
+      for (const command of [`echo ${encoded} | base64 -d`, `echo -n '${encoded}' | base64 --decode > .env`, `printf '%s' ${encoded} | base64 -D`, `base64 -d <<< "${encoded}"`]) {
+        const out = redactText(command).text;
+        expect(out, command).not.toContain(encoded.slice(4, 24));
+        expect(out, command).toContain(REDACTED);
+        expect(redactText(JSON.stringify({ command })).text, command).not.toContain(encoded.slice(4, 24));
+      }
+    }
+  });
+
+  it("stays when it decodes to text no rule finds a secret in (an unnamed value cannot be judged: docs/runs.md)", () => {
+    for (const text of [`echo ${b64("hello from the build server")} | base64 -d`, "$ echo c3VwZXJzZWNyZXQxMjM= | base64 -d", `base64 -d <<< ${b64("release-2024")}`]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a token split across string literals joined by +", () => {
+  const body = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zaB3dE";
+  it("goes from every literal that holds a piece of it, the code around it kept", () => {
+    for (const code of [
+      `const t = "ghp_" + "${body}";`,
+      `const t = "ghp_${body.slice(0, 12)}" + "${body.slice(12)}";`,
+      `token = 'ghp_' + '${body.slice(0, 20)}' +\n    '${body.slice(20)}'`,
+    ]) {
+      for (const text of [code, JSON.stringify({ content: code })]) {
+        const out = redactText(text).text;
+        for (let at = 0; at + 8 <= body.length; at += 4) expect(out, text).not.toContain(body.slice(at, at + 8));
+      }
+    }
+    expect(redactText(`const url = "postgres://app:" + "Zk4-orchid-Pq@db/app";`).text).toBe(`const url = "postgres://app:" + "${REDACTED}@db/app";`);
+  });
+
+  it("leaves joined literals that hold no secret, and a chain a variable breaks, alone", () => {
+    for (const text of [`x = "a" + "b" + name`, `msg = "hello " + "world"`, `const t = "ghp_" + suffix + "${body}";`.replace(body, "and more")]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a secret behind HTML or XML character references", () => {
+  it("goes: JSON in an HTML attribute, an escaped XML element, a numeric reference for = or :, in a JSON string too", () => {
+    for (const [text, expected] of [
+      ['<div data-config="{&quot;apiKey&quot;:&quot;9f8e7d6c5b4a39281706f5e4&quot;,&quot;region&quot;:&quot;eu&quot;}">', `<div data-config="{&quot;apiKey&quot;:&quot;${REDACTED}&quot;,&quot;region&quot;:&quot;eu&quot;}">`],
+      ["&lt;password&gt;Zk4-orchid-Pq&lt;/password&gt;", `&lt;password&gt;${REDACTED}&lt;/password&gt;`],
+      ["DB_PASSWORD&#61;Zk4-orchid-Pq\nNEXT=1", `DB_PASSWORD&#61;${REDACTED}\nNEXT=1`],
+      ["db_password&#x3a; Zk4-orchid-Pq\nhost: db", `db_password&#x3a; ${REDACTED}\nhost: db`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect(redactText(JSON.stringify({ page: text })).text, text).not.toContain("Zk4-orchid");
+    }
+  });
+
+  it("leaves escaped prose and markup alone", () => {
+    for (const text of ["a &amp; b &lt;c&gt; &quot;quoted&quot; &#169; 2024", "<a href=\"/search?q=password&amp;page=2\">next</a>", "&lt;password&gt;&lt;/password&gt; is required"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});

@@ -66,7 +66,8 @@ describe("a Unicode line or paragraph separator inside a secret", () => {
   });
 
   it("keeps the next line when a secret ends right before one used as a line break", () => {
-    for (const separator of ["\u2028", "\u2029"]) {
+    // NEL (U+0085, "next line") is a line break as the separators are, not part of the value before it.
+    for (const separator of ["\u2028", "\u2029", "\u0085"]) {
       expectGone(`password=hunter2-Secret!${separator}next line here`, "hunter2-Secret!", ["next line here"]);
       expectGone(`token ghp_${alnum(36)}${separator}Next line`, alnum(36), ["Next line"]);
       expectGone(`api_key=sk-${alnum(40)}${separator}Next: the deploy`, alnum(40), ["Next: the deploy"]);
@@ -74,11 +75,18 @@ describe("a Unicode line or paragraph separator inside a secret", () => {
     // A Hangul filler shows as a space: the word after a token stays.
     expectGone(`token ghp_${alnum(36)}\u3164Next line`, alnum(36), ["Next line"]);
   });
+
+  it("ends a password phrase at one: the whole phrase before it goes, and the next line stays", () => {
+    for (const separator of ["\u2028", "\u2029", "\u0085"]) {
+      expectGone(`[client]\npassword = correct horse battery${separator}[section]`, "horse battery", ["[section]"]);
+      expectGone(`db:\n  password: correct horse battery${separator}  host: db`, "horse battery", ["host: db"]);
+    }
+  });
 });
 
-describe("a Hangul filler or NEL between a name and its secret", () => {
-  it("reads as the space or line break it shows as: the secret after it goes", () => {
-    for (const blank of ["\u3164", "\u115f", "\u1160", "\uffa0", "\u0085"]) {
+describe("a Hangul filler, NEL or separator between a name and its secret", () => {
+  it("reads as the space it may show as (a terminal shows a separator as nothing or a blank): the secret after it goes", () => {
+    for (const blank of ["\u3164", "\u115f", "\u1160", "\uffa0", "\u0085", "\u2028", "\u2029"]) {
       expectGone(`deploy --password${blank}hunter2-Secret! --region eu`, "hunter2-Secret!", ["--region eu"]);
       expectGone(`mongosh -u admin -p${blank}hunter2-Secret! db`, "hunter2-Secret!");
     }
@@ -89,8 +97,7 @@ describe("a line or paragraph separator written escaped in JSON (six characters,
   const shown = (line: string): string => (JSON.parse(redactText(line).text) as { out: string }).out;
 
   it("is cut at as the character itself is: the next line stays", () => {
-    // An escaped NEL is not: the rules take it for part of a word, as they do NEL itself (docs/runs.md).
-    for (const escaped of ["\\u2028", "\\u2029"]) {
+    for (const escaped of ["\\u2028", "\\u2029", "\\u0085"]) {
       const password = shown(`{"out": "password=hunter2-Secret!${escaped}next line here"}`);
       expect(password, escaped).not.toContain("hunter2");
       expect(password, escaped).toContain("next line here");
@@ -399,5 +406,23 @@ describe("a MongoDB user's pwd", () => {
   it("leaves a prompt for it and the shell's pwd alone", () => {
     expectKept(`db.createUser({ user: "app", pwd: passwordPrompt(), roles: [] })`);
     expectKept("cd /srv && pwd: /srv");
+  });
+});
+
+describe("a password told in a sentence", () => {
+  it("goes when the word looks made up: both letter cases and a digit", () => {
+    const cases: [string, string, string][] = [
+      ["The password is Zk4-orchid-Pq. Rotate it tomorrow.", "Zk4-orchid-Pq", "Rotate it tomorrow."],
+      ["my password was Summer2024! and it still works", "Summer2024!", "and it still works"],
+      ["Password for user admin: Zk4-orchid-Pq\n$ whoami", "Zk4-orchid-Pq", "$ whoami"],
+      ["The passphrase is now Xq7Lp2Vn9Rt, keep it safe", "Xq7Lp2Vn9Rt", "keep it safe"],
+    ];
+    for (const [text, secret, kept] of cases) expectGone(text, secret, [kept]);
+  });
+
+  it("leaves what prose says about a password alone", () => {
+    for (const text of ["The password is required", "password is too short: 12 chars", "the password is sha256-hashed", "password is stored in /etc/Secrets2024/x", "the password is rotated every 90 days"]) {
+      expectKept(text);
+    }
   });
 });

@@ -1,4 +1,7 @@
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
+import { parentSnapshot } from "../../src/orchestrator/session/flow-host.ts";
+import { renderContext, selectContext } from "../../src/parent-context/modes.ts";
 import { REDACTED, redactText } from "../../src/runs/index.ts";
 
 /**
@@ -33,6 +36,12 @@ describe("a secret a command prints on the line after it", () => {
       "printenv DB_PASSWORD",
       'echo "$API_TOKEN"',
       "cat /run/secrets/db_password",
+      "op item get db --fields password --reveal",
+      "bw get password prod-db",
+      "lpass show prod/db --password",
+      "secret-tool lookup service db user app",
+      "keepassxc-cli show -s vault.kdbx prod/db -a password",
+      "az account get-access-token --query accessToken -o tsv",
     ];
     for (const command of commands) {
       for (const prompt of ["$ ", "+ ", ""]) {
@@ -53,10 +62,71 @@ describe("a secret a command prints on the line after it", () => {
       "$ echo $HOME\n/home/dev",
       "$ printenv PATH\n/usr/local/bin:/usr/bin",
       "$ cat README\n# pi-flow",
+      "$ op item get db --fields username\nadmin-user",
+      "$ bw get item prod-db\n{}",
       "$ terraform output -raw db_password\n╷\n│ Error: Output \"db_password\" not found",
       "$ echo c3VwZXJzZWNyZXQxMjM= | base64 -d\nsupersecret123",
       "We echo the token count\nback to the user",
     ];
     for (const text of kept) expect(redactText(text).text, text).toBe(text);
+  });
+});
+
+/** A parent's branch where the model ran `command` with bash and Pi kept its output in a result of its own. */
+function branchRunning(command: string, output: string): SessionEntry[] {
+  const entries: SessionEntry[] = [];
+  const add = (message: object) => entries.push({ type: "message", id: `e${entries.length}`, parentId: entries.at(-1)?.id ?? null, timestamp: new Date(0).toISOString(), message } as unknown as SessionEntry);
+  add({ role: "user", content: [{ type: "text", text: "fetch the db password" }] });
+  add({ role: "assistant", content: [{ type: "toolCall", id: "call_1", name: "bash", arguments: { command } }] });
+  add({ role: "toolResult", toolCallId: "call_1", toolName: "bash", content: [{ type: "text", text: output }], isError: false });
+  add({ role: "assistant", content: [{ type: "text", text: "Fetched it." }] });
+  add({ role: "user", content: [{ type: "text", text: "now delegate" }] });
+  return entries;
+}
+
+/** What a child launched with the parent's conversation is given, as the launch evidence keeps it. */
+function childPrompt(entries: readonly SessionEntry[]): string {
+  const snapshot = parentSnapshot(entries);
+  return redactText(renderContext(selectContext(snapshot, { mode: "full" }), snapshot.capturedAt)).text;
+}
+
+describe("a secret a command printed, in the tool result that holds its output", () => {
+  const commands = [
+    "vault kv get -field=password secret/db",
+    "terraform output -raw db_password",
+    "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
+    "aws secretsmanager get-secret-value --secret-id prod/db --query SecretString --output text",
+  ];
+
+  it("goes from a child's view of the parent's conversation, where the call and its result are two messages", () => {
+    for (const command of commands) {
+      const prompt = childPrompt(branchRunning(command, `${password}\n`));
+      expect(prompt, command).not.toContain(password.slice(0, 8));
+      expect(prompt, command).toContain(`[result of bash]\n${REDACTED}`);
+    }
+    // A warning the tool wrote to stderr first, merged into the output, is passed over.
+    const warned = childPrompt(branchRunning(commands[0]!, `WARNING! The VAULT_ADDR environment variable is not set.\n\n${password}\n`));
+    expect(warned).not.toContain(password.slice(0, 8));
+    expect(warned).toContain("WARNING! The VAULT_ADDR");
+  });
+
+  it("goes from a command the user ran with `!`, which the parent's conversation holds with its output", () => {
+    const entries = branchRunning("terraform output -raw vpc_id", "vpc-0abc123def4567890");
+    const bang = { role: "bashExecution", command: "vault kv get -field=password secret/db", output: `${password}\n`, exitCode: 0, cancelled: false, truncated: false, timestamp: 0 };
+    entries.splice(1, 0, { type: "message", id: "bang", parentId: entries[0]!.id, timestamp: new Date(0).toISOString(), message: bang } as unknown as SessionEntry);
+    entries[2] = { ...entries[2]!, parentId: "bang" } as SessionEntry;
+    const prompt = childPrompt(entries);
+    expect(prompt).toContain("The user ran `vault kv get -field=password secret/db`");
+    expect(prompt).not.toContain(password.slice(0, 8));
+  });
+
+  it("stays when the command prints no secret, or the result is an error", () => {
+    for (const [command, output] of [
+      ["terraform output -raw vpc_id", "vpc-0abc123def4567890"],
+      ["cat README", "# pi-flow docs and more"],
+      ["vault kv get -field=password secret/db", "Error reading secret/db: permission denied"],
+    ] as const) {
+      expect(childPrompt(branchRunning(command, output)), command).toContain(`[result of bash]\n${output}`);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { ExtensionAPI, ExtensionContext, SessionEntry, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
 import { servedView, type RunView, type ServedRunView } from "../../contract/run-schema.ts";
-import { formatRunTextFor, groupCommit, openRunStore, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
+import { formatRunTextFor, groupCommit, openRunStore, PrintedSecretResults, type RunStore, sessionClosed, sessionOpened } from "../../runs/index.ts";
 import { captureParentSnapshot, type ParentSnapshot } from "../../parent-context/snapshot.ts";
 import { setTelemetryContent } from "../../telemetry/index.ts";
 import type { LaunchEnvironment } from "../child/index.ts";
@@ -171,7 +171,7 @@ export class FlowHost {
       flowUserDir: settings.flowHome,
       parentModel: ctx.model,
       modelRegistry: ctx.modelRegistry,
-      snapshot: () => (captured ??= captureParentSnapshot(branch ?? ctx.sessionManager.getBranch())),
+      snapshot: () => (captured ??= parentSnapshot(branch ?? ctx.sessionManager.getBranch())),
       runs: this.runStore(ctx),
       supervised: ctx.sessionManager.getSessionFile() !== undefined,
       harnesses,
@@ -239,6 +239,14 @@ interface CompletionMessage {
   display: boolean;
   /** Without refs in a session external_runs cannot supervise: the drawn message never points there. */
   details: ServedRunView | { runs: ServedRunView[] };
+}
+
+/**
+ * The parent's conversation as its children are given it (captureParentSnapshot), with the secret
+ * a command printed taken out of the tool result that holds its output (PrintedSecretResults).
+ */
+export function parentSnapshot(branch: readonly SessionEntry[]): ParentSnapshot {
+  return captureParentSnapshot(branch, new Date(), new PrintedSecretResults());
 }
 
 /** Views in settle order, cut into groups whose full texts fit one batch message (a run too large alone is a group of its own). */

@@ -28,3 +28,21 @@ export function unquoted(n: number, accept?: (value: string, quoted: boolean) =>
     return /^["']/.test(m[n] ?? "") ? ([span[0] + 1, span[1] - 1] as const) : span;
   };
 }
+
+/** A secret's name: words of letters or of digits, joined by `-`, `_`, `.` or `/`, one of them a secret word. */
+const SECRET_NAME = /^[A-Za-z]+(?:[-_./](?:[A-Za-z]+|\d+))*$/;
+const SECRET_NAME_WORD = /(?:^|[-_./])(?:password|passwd|passphrase|secret|token|key|apikey|credentials?|pass|pwd)(?:$|[-_./])/i;
+/** docker's and buildkit's secret mount: `id=npmrc,src=…`, `id=aws,env=AWS_SECRET_ACCESS_KEY`. */
+const SECRET_MOUNT = /^["']?id=[\w.-]+(?:,(?:src|source|env|type|target|required)=[^\s,]*)*["']?$/;
+
+/**
+ * `--secret` names the secret it reads (gcloud's `--secret=db-password`, docker's `--secret
+ * id=npmrc,src=…`): such a value is a name, not the secret. Any other flag's value, or one that
+ * looks random (`--secret=Xk9-token-Zq7`), is still the secret. The assignment rule (keys.ts) asks
+ * too, for `--secret=prod/db-password`.
+ */
+export function namesASecret(flag: string, value: string): boolean {
+  if (flag.replace(/^-+/, "").replace(/[ \t=]+$/, "").toLowerCase() !== "secret") return false;
+  const bare = value.replace(/^["']|["']$/g, "");
+  return SECRET_MOUNT.test(value) || (SECRET_NAME.test(bare) && SECRET_NAME_WORD.test(bare));
+}

@@ -1,6 +1,6 @@
 import { isPlaceholder, isSecretKeyName, judgeValue, KEY_WORD_NEEDLES } from "./key-names.ts";
 import { BEFORE, type Finding, group, looksRandom, type Rule } from "./rule.ts";
-import { ARG, ATTACHED, SAME_COMMAND, unquoted, word } from "./cli-args.ts";
+import { ARG, ATTACHED, namesASecret, SAME_COMMAND, unquoted, word } from "./cli-args.ts";
 import { SUDO_RULES } from "./cli-sudo.ts";
 
 /**
@@ -29,22 +29,6 @@ const LONG_FLAG: Rule = {
   },
 };
 
-/** A secret's name: words of letters or of digits, joined by `-`, `_`, `.` or `/`, one of them a secret word. */
-const SECRET_NAME = /^[A-Za-z]+(?:[-_./](?:[A-Za-z]+|\d+))*$/;
-const SECRET_NAME_WORD = /(?:^|[-_./])(?:password|passwd|passphrase|secret|token|key|apikey|credentials?|pass|pwd)(?:$|[-_./])/i;
-/** docker's and buildkit's secret mount: `id=npmrc,src=…`, `id=aws,env=AWS_SECRET_ACCESS_KEY`. */
-const SECRET_MOUNT = /^["']?id=[\w.-]+(?:,(?:src|source|env|type|target|required)=[^\s,]*)*["']?$/;
-
-/**
- * `--secret` names the secret it reads (gcloud's `--secret=db-password`, docker's `--secret
- * id=npmrc,src=…`): such a value is a name, not the secret. Any other flag's value, or one that
- * looks random (`--secret=Xk9-token-Zq7`), is still the secret.
- */
-function namesASecret(flag: string, value: string): boolean {
-  if (flag.replace(/^-+/, "").replace(/[ \t=]+$/, "").toLowerCase() !== "secret") return false;
-  const bare = value.replace(/^["']|["']$/g, "");
-  return SECRET_MOUNT.test(value) || (SECRET_NAME.test(bare) && SECRET_NAME_WORD.test(bare));
-}
 const flagValue = unquoted(2);
 /**
  * Help text says "use --token to pass it": a value after a space counts when it is quoted or
@@ -172,6 +156,32 @@ const TOOL_FLAGS: readonly Rule[] = [
       String.raw`(${word("echo|printf")}[ \t]+(?:-[neE]{1,3}[ \t]+)?(?:'%[^'\n]{0,30}'[ \t]+|"%[^"\n]{0,30}"[ \t]+)?)${ARG}(?=[ \t]*\|[ \t]*sudo\b[^\n|;&]{0,64}?[ \t](?:-[A-Za-z]*S|--stdin\b))`,
       "g",
     ),
+    secret: unquoted(2),
+  },
+  {
+    // A password or token piped to a login that reads it from stdin: `echo pw | docker login
+    // --password-stdin`, `… | helm registry login --password-stdin`, `echo ghp_… | gh auth login
+    // --with-token`, `echo tok | vault login -`. A variable (`echo "$CR_PAT"`) is no secret.
+    name: "login-stdin",
+    needles: ["-stdin", "--with-token", "vault login"],
+    pattern: new RegExp(
+      String.raw`(${word("echo|printf")}[ \t]+(?:-[neE]{1,3}[ \t]+)?(?:'%[^'\n]{0,30}'[ \t]+|"%[^"\n]{0,30}"[ \t]+)?)${ARG}(?=[ \t]*\|[ \t]*(?:[^\n|;&]{0,128}?[ \t](?:--password-stdin|--with-token)\b|vault[ \t]+login[^\n|;&]{0,64}?[ \t]-(?:[ \t]|$)))`,
+      "g",
+    ),
+    secret: unquoted(2),
+  },
+  {
+    // `vault login <token>`: the token is its positional argument (`-method=…` logs in otherwise; `-` reads stdin).
+    name: "vault-login",
+    needles: ["vault login"],
+    pattern: new RegExp(String.raw`(${word("vault")}[ \t]+login(?:[ \t]+-(?:no-print|no-store|address=\S+|namespace=\S+|format=\S+))*[ \t]+)${ARG}`, "g"),
+    secret: unquoted(2, (value) => !value.includes("=") && looksRandom(value)),
+  },
+  {
+    // `npm config set //registry.npmjs.org/:_authToken <token>` (pnpm, yarn alike): the setting's name, then its value.
+    name: "package-manager-config-set",
+    needles: ["config set"],
+    pattern: new RegExp(String.raw`(${word("npm|pnpm|yarn")}[ \t]+config[ \t]+set[ \t]+(?:--[a-z-]+[ \t]+)?\S{0,256}(?:_authToken|_password|_auth|npmAuthToken)[ \t]+)${ARG}`, "g"),
     secret: unquoted(2),
   },
   {

@@ -93,15 +93,29 @@ const WHITESPACE = /\s/;
 /** A word of letters, perhaps ending in punctuation (`Next:`): no piece of a random token. */
 const WORD = new RegExp(String.raw`^(?:\p{L}|${HIDING})+\p{P}*$`, "v");
 
+/** NEL (U+0085, "next line"): a line break that no pattern stops at, as they do at U+2028 (`\s`). */
+const NEL = /\u0085/g;
+
 /**
- * `text` with each gap written as a break the rules know: the separators as a line break, a Hangul
- * filler (blank on screen) and NEL (an ellipsis decoded as Latin-1, or nothing on screen) as a
- * space; null when it has none. The rules take neither for a break, so a secret after one
- * (`--password<filler>hunter2`) is read here. One unit for one: indexes are the text's.
+ * `text` with each gap written as the break it is: the separators and NEL as a line break, a
+ * Hangul filler (blank on screen) as a space; null when it has none. The rules take neither a
+ * filler nor NEL for a break, so a value before a NEL would run on into the next line, and a
+ * password phrase before one, not ending its line, would be read as its first word alone. One
+ * unit for one: indexes are the text's.
  */
-export function spacedView(text: string): string | null {
+export function linesView(text: string): { text: string; nel: boolean } | null {
   if (!ANY_GAP.test(text)) return null;
-  return text.replace(GAP, (gap) => (gap === "\u2028" || gap === "\u2029" ? "\n" : " "));
+  NEL.lastIndex = 0;
+  return { text: text.replace(GAP, (gap) => (gap === "\u2028" || gap === "\u2029" || gap === "\u0085" ? "\n" : " ")), nel: NEL.test(text) };
+}
+
+/**
+ * `text` with every gap written as a space, as a terminal may show a separator or NEL (blank, or
+ * nothing): `--password<U+2028>hunter2` reads as a flag and its value. What a reading of it runs
+ * on past a gap into whitespace is the next line, and is cut again (cutAtGaps). One unit for one.
+ */
+export function blankView(text: string): string {
+  return text.replace(GAP, " ");
 }
 
 /**

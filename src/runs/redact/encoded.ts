@@ -39,6 +39,19 @@ function wrappedLength(match: string): number {
   return end;
 }
 
+/**
+ * Base64 a command decodes: `echo <base64> | base64 -d` (`--decode`, macOS's `-D`, after `echo -n`
+ * or `printf '%s'`) and `base64 -d <<< <base64>`. The decoded text is what the command prints; when
+ * the rules find a secret in it (`ghp_…`, a URL with a password, `DB_PASSWORD=…`) the base64 goes.
+ * Bytes that hold no secret a rule knows (a random key's raw bytes) stay: nothing names them.
+ * Groups: 1 what precedes the base64, 2 its quote, 3 the base64.
+ */
+const DECODE = String.raw`base64[ \t]+(?:-d|--decode|-D)\b`;
+const DECODED_COMMAND = new RegExp(
+  String.raw`((?:(?:echo(?:[ \t]+-[ne]{1,2})*|printf[ \t]+(?:'%s'|"%s"))[ \t]+)(?=["']?[A-Za-z0-9+/]{8,${MAX_ENCODED}}={0,2}["']?[ \t]*\|[ \t]*${DECODE})|${DECODE}[ \t]*<<<[ \t]*)(["']?)([A-Za-z0-9+/]{8,${MAX_ENCODED}}={0,2})\2(?![A-Za-z0-9+/=])`,
+  "g",
+);
+
 /** `redact` is the engine's own redaction of a text: the decoded document is read by every rule. */
 export function encodedRules(redact: (text: string) => string): readonly Rule[] {
   const pattern = new RegExp(
@@ -63,6 +76,23 @@ export function encodedRules(redact: (text: string) => string): readonly Rule[] 
           return redact(text) !== text ? [0, length] : null;
         } finally {
           pattern.lastIndex = resume;
+        }
+      },
+    },
+    {
+      name: "base64-decoded-by-command",
+      needles: ["base64"],
+      pattern: DECODED_COMMAND,
+      secret: (match) => {
+        const [, head = "", quote = "", encoded = ""] = match;
+        const text = Buffer.from(encoded, "base64").toString("utf8");
+        if (/[\u0000-\u0008\u000e-\u001f\ufffd]/.test(text)) return null;
+        const resume = DECODED_COMMAND.lastIndex;
+        try {
+          const start = head.length + quote.length;
+          return redact(text) !== text ? [start, start + encoded.length] : null;
+        } finally {
+          DECODED_COMMAND.lastIndex = resume;
         }
       },
     },

@@ -1,13 +1,16 @@
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
+import { concatenatedRules } from "./concatenated.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
-import { controlsView, cutAtGaps, gapsOf, spacedView } from "./controls-view.ts";
+import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
+import { entityView } from "./entities.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { REDIS_RULES } from "./redis.ts";
 import { PRINTED_SECRET } from "./printed.ts";
+import { PROSE_RULES } from "./prose.ts";
 import { PHRASE_RULES } from "./seed-phrases.ts";
 import { SQL_RULES } from "./sql.ts";
 import { BEFORE, RAW_QUOTING, REDACTED, type Quoting, type Rule } from "./rule.ts";
@@ -22,7 +25,7 @@ import { VAULT_TABLE_RULES } from "./vault-table.ts";
  */
 
 /** Every rule, in no particular order (the result does not depend on it). */
-export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString)];
+export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...PROSE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString), ...concatenatedRules(findSecretSpans)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
@@ -188,11 +191,25 @@ function collectFolded(text: string, origin: Origin | null, spans: number[], wra
   for (const folded of foldedViews(text)) collect(folded.text, origin ? composeOrigins(origin, folded.origin) : folded.origin, spans, wraps, tokens);
 }
 
-/** Collect on `text`, and on it with its gaps written as the breaks they show as (see spacedView). */
+/**
+ * Collect on `text`, and on it with its gaps written as the breaks they are (see linesView): NEL
+ * as a line break, where the text itself is not read (a value would run on past it). The text's
+ * own reading (not a view's: gaps are cut in the text's indexes) is also read with its gaps as
+ * blanks (see blankView), cut again where that runs on into the next line.
+ */
 function collectSpaced(text: string, origin: Origin | null, spans: number[], wraps: number[], tokens: boolean): void {
-  collectFolded(text, origin, spans, wraps, tokens);
-  const spaced = spacedView(text);
-  if (spaced !== null) collectFolded(spaced, origin, spans, wraps, tokens);
+  const lines = linesView(text);
+  if (lines === null) return collectFolded(text, origin, spans, wraps, tokens);
+  if (!lines.nel) collectFolded(text, origin, spans, wraps, tokens);
+  const lineSpans: number[] = [];
+  collectFolded(lines.text, origin, lineSpans, wraps, tokens);
+  if (origin === null) {
+    const blankSpans: number[] = [];
+    collectFolded(blankView(text), null, blankSpans, wraps, tokens);
+    cutAtGaps(text, gapsOf(text, null), blankSpans, [...spans, ...lineSpans]);
+    for (const index of blankSpans) spans.push(index);
+  }
+  for (const index of lineSpans) spans.push(index);
 }
 
 /** Collect on `text` (itself a view of the source when `origin` is set) and on its escaped views. */
@@ -227,6 +244,14 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
  */
 const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
 
+/** Collect on `text` with its HTML character references decoded (see entityView), when it holds any. */
+function collectEntities(text: string, spans: number[], wraps: number[]): void {
+  const decoded = entityView(text);
+  if (decoded === null) return;
+  deeperReadings++;
+  collectWithViews(decoded.text, decoded.origin, spans, wraps);
+}
+
 /**
  * Secret spans of `text`, flat [start, end, start, end, …], unsorted, possibly overlapping. Spans
  * to be written quoted go to `wraps` as well (see collect), for `applySpans`.
@@ -237,10 +262,12 @@ export function findSecretSpans(text: string, wraps: number[] = []): number[] {
   // can show anything the text does not, and one test says so instead of one per view.
   if (PLAIN_PRINTABLE.test(text)) {
     collect(text, null, spans, wraps, true);
+    collectEntities(text, spans, wraps);
     return spans;
   }
   deeperReadings++;
   collectWithViews(text, null, spans, wraps);
+  collectEntities(text, spans, wraps);
   // Control characters or escape sequences inside a secret hide it, and stripping them for a
   // terminal would show it whole: the text without them is read too (controls-view.ts).
   const bare = controlsView(text);

@@ -1,3 +1,4 @@
+import { namesASecret } from "./cli-args.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
 import { isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
@@ -20,9 +21,11 @@ import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.t
 const UNQUOTED = String.raw`(?:[^\s"'\x60\\,;)}\]&]|&(?![\w.-]{1,64}=)|\\(?![\\"'/nrtbfu]))+`;
 /**
  * A backtick-quoted value must not open with a space or punctuation: that is markdown closing code.
- * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`).
+ * A single-quoted one may hold a quote written twice (YAML's and SQL's `'it''s-s3cret'`), and may
+ * be the shell's ANSI-C quoting (`export DB_PASSWORD=$'pa\'ss'`): the `$` is no part of the value.
+ * A double-quoted one may be TOML's or Python's triple-quoted string on one line.
  */
-const VALUE = String.raw`("(?:[^"\\\n]|\\.){0,4096}"|'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
+const VALUE = String.raw`("""(?:[^"\\\n]|\\.|"(?!"")){1,4096}"""|"(?:[^"\\\n]|\\.){0,4096}"|\$?'(?:[^'\\\n]|\\.|''){0,4096}'|\x60[^\x60\s,;.)][^\x60\n]{0,4095}\x60|${UNQUOTED})`;
 
 /**
  * The pattern starts at the operator, the rarest character of an assignment, and reads the key
@@ -115,7 +118,10 @@ function linePhraseRest(m: RegExpExecArray, key: string): number {
  * (linePhraseRest), so it is judged as a value ending its line.
  */
 function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): readonly [number, number] | null {
-  const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+  const [whole, key = "", quote = "", pre = "", rest = "", post = "", written = ""] = m;
+  // The shell's `$'…'` is judged as `'…'`; TOML's and Python's `"""…"""` as `"…"`, its outer two quotes each side kept.
+  const triple = written.startsWith('"""') ? 2 : 0;
+  const value = written.startsWith("$'") ? written.slice(1) : triple ? written.slice(triple, -triple) : written;
   const op = whole[0] + rest;
   // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
   if (op === "=" && /^[=~]/.test(value)) return null;
@@ -125,13 +131,16 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   // `https://x-access-token:<token>@github.com/…`: the key is a URL's user and the value runs into
   // its host and path. The URL rule (auth.ts) takes the password alone.
   if (op === ":" && quote === "" && m.input.endsWith("//", keyStart)) return null;
+  // `--secret=prod/db-password` names the secret a tool reads (see namesASecret).
+  if (op === "=" && key.startsWith("-") && namesASecret(key, value)) return null;
   const end = m.index + whole.length;
   const after = m.input[end];
   const endsLine = phrase || after === undefined || after === "\n" || after === "\r" || /^\\[nr]/.test(m.input.slice(end, end + 2));
   if (!judgeValue({ key, op, spaced: pre !== "" || post !== "", value, endsLine })) return null;
-  const start = whole.length - value.length;
-  if (!/^["'\x60]/.test(value)) return [start, whole.length];
-  return quoting.sameQuoting(m.index + start, m.index + whole.length - 1) ? [start + 1, whole.length - 1] : null;
+  const close = whole.length - triple;
+  const start = close - value.length;
+  if (!/^["'\x60]/.test(value)) return [start, close];
+  return quoting.sameQuoting(m.index + start, m.index + close - 1) ? [start + 1, close - 1] : null;
 }
 
 /** The fields of a name/value pair, in the case insensitivity the patterns give them. */

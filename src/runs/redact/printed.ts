@@ -1,5 +1,5 @@
 import { isPlaceholder, isSecretKeyName } from "./key-names.ts";
-import { BEFORE, type Rule } from "./rule.ts";
+import { BEFORE, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * A secret a command prints with nothing naming it on its line: `terraform output -raw db_password`
@@ -7,7 +7,7 @@ import { BEFORE, type Rule } from "./rule.ts";
  * access …`, a Kubernetes Secret's field piped to `base64 -d`. Where the command and its output
  * are one text (a terminal transcript, an answer quoting a session, `set -x` traces), the command
  * says what the next line is: that line goes. A command's output in a tool result of its own
- * holds no command, and is not caught (docs/runs.md).
+ * holds no command: printed-results.ts hands the call's command to its result (redactPrintedOutput).
  */
 
 /** Commands that print one secret, alone on the line after them; group 1, when set, is the name printed, which must be a secret's. */
@@ -20,6 +20,12 @@ const PRINTS_SECRET: readonly RegExp[] = [
   /^gcloud\s+secrets\s+versions\s+access\b/,
   /^az\s+keyvault\s+secret\s+show\b.*--query[= ]["']?value\b/,
   /^op\s+read\b/,
+  /^op\s+item\s+get\b.*\s--fields?[= ]["']?(?:label=)?([\w.-]+)/,
+  /^bw\s+get\s+(?:password|totp)\s+\S+\s*$/,
+  /^lpass\s+show\b.*\s--password\b/,
+  /^secret-tool\s+lookup\b/,
+  /^keepassxc-cli\s+show\b.*\s-a\s+["']?([\w.-]+)/,
+  /^az\s+account\s+get-access-token\b.*--query[= ]["']?accessToken\b/,
   /^security\s+find-(?:generic|internet)-password\b.*\s-w\b/,
   /^(?:pass|gopass)\s+show\s+\S+\s*$/,
   /^doppler\s+secrets\s+get\b.*--plain\b/,
@@ -33,7 +39,7 @@ const PRINTS_SECRET: readonly RegExp[] = [
 const DECODES = /\|\s*base64\s+(?:-d|--decode|-D)\b/;
 const NAMES_A_SECRET = /secret|pass|pwd|token|credential|key/i;
 
-const TOOLS = "terraform|tofu|terragrunt|vault|aws|gcloud|az|op|security|pass|gopass|doppler|heroku|printenv|echo|kubectl|cat|jq|yq";
+const TOOLS = "terraform|tofu|terragrunt|vault|aws|gcloud|az|op|security|pass|gopass|doppler|heroku|printenv|echo|kubectl|cat|jq|yq|bw|lpass|secret-tool|keepassxc-cli";
 /** What may stand before a command on its line (or its JSON string): indentation and a shell's prompt. */
 const LINE_HEAD = /(?:^|\n|\\n|")[ \t]*(?:[$#%>+❯][ \t]*)?$/;
 
@@ -49,16 +55,55 @@ function printsSecret(command: string): boolean {
 /** Groups: 1 the command, 2 its line break, 3 the line it printed. */
 export const PRINTED_SECRET: Rule = {
   name: "printed-secret",
-  needles: ["cat ", "output", "-field", "configure get", "secretsmanager", "get-parameter", "secrets versions", "keyvault", "op read", "-password", "show", "secrets get", "config:get", "printenv", "echo", "base64"],
+  needles: ["cat ", "output", "-field", "configure get", "secretsmanager", "get-parameter", "secrets versions", "keyvault", "op read", "-password", "show", "secrets get", "config:get", "printenv", "echo", "base64", "item get", "bw get", "secret-tool", "get-access-token"],
   pattern: new RegExp(String.raw`((?:${TOOLS})(?<=${BEFORE}(?:${TOOLS}))\b[^\n\r]{0,512}?)(\r?\n|\\r\\n|\\n)("[^"\n\r]{1,512}"|[^\n\r]{1,512}?)(?=\r?\n|\\r\\n|\\n|\\?"|$)`, "g"),
   secret: (m) => {
     const [, command = "", lineBreak = "", printed = ""] = m;
     const head = m.input.slice(Math.max(0, m.index - 64), m.index);
     if (!LINE_HEAD.test(head) || !printsSecret(command.replace(/\\"/g, '"'))) return null;
-    const quoted = /^"(.*)"$/.exec(printed);
-    const value = quoted ? quoted[1]! : printed.trim();
-    if (value.length < 3 || isPlaceholder(value) || /^(?:[$#%>❯] |error|warning|usage|[│╷╵])/i.test(value)) return null;
-    const start = command.length + lineBreak.length + printed.indexOf(value);
-    return [start, start + value.length];
+    const span = printedValue(printed);
+    if (span === null) return null;
+    const start = command.length + lineBreak.length;
+    return [start + span[0], start + span[1]];
   },
 };
+
+/** The secret a command printed as `printed`, its line (quoted or not), as [start, end); null when it is no value (a prompt, an error). */
+function printedValue(printed: string): readonly [number, number] | null {
+  const quoted = /^"(.*)"$/.exec(printed);
+  const value = quoted ? quoted[1]! : printed.trim();
+  if (value.length < 3 || isPlaceholder(value) || /^(?:[$#%>❯] |error|warning|usage|[│╷╵])/i.test(value)) return null;
+  const start = printed.indexOf(value);
+  return [start, start + value.length];
+}
+
+/** Whether `command` (a tool call's) is one line that prints one secret, which its output then holds (see redactPrintedOutput). */
+export function printsOneSecret(command: string): boolean {
+  const line = command.trim();
+  return line.length > 0 && line.length <= 512 && !/[\r\n]/.test(line) && printsSecret(line);
+}
+
+/**
+ * `output`, what `command` printed, with the secret it printed redacted: the first line that is not
+ * blank or a warning, when the command is one line that prints one secret. A tool result holds a command's
+ * output apart from the call that ran it; this is the same judgement PRINTED_SECRET makes when the
+ * two are one text. A script of several lines is not judged (which line printed what is unknown).
+ */
+export function redactPrintedOutput(command: string, output: string): string {
+  if (!printsOneSecret(command)) return output;
+  // Blank lines and warnings the tool wrote to stderr before it (merged into one output) are passed.
+  let first = 0;
+  for (let lines = 0; lines < 16; lines++) {
+    const lineEnd = output.indexOf("\n", first);
+    const line = output.slice(first, lineEnd === -1 ? output.length : lineEnd);
+    if (lineEnd === -1 || !(line.trim() === "" || WARNING_LINE.test(line))) break;
+    first = lineEnd + 1;
+  }
+  const lineEnd = output.indexOf("\n", first);
+  const printed = output.slice(first, lineEnd === -1 ? output.length : lineEnd).replace(/\r$/, "");
+  const span = printedValue(printed);
+  return span === null ? output : output.slice(0, first + span[0]) + REDACTED + output.slice(first + span[1]);
+}
+
+/** A warning a tool prints before its value (vault's `WARNING! The VAULT_ADDR …`, kubectl's `Warning: …`). */
+const WARNING_LINE = /^[ \t]*(?:warning|warn)\b/i;

@@ -70,6 +70,10 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("perplexity", "pplx-", "[A-Za-z0-9]{40,}"),
   p("langsmith", "lsv2_", "(?:pt|sk)_[A-Za-z0-9_]{30,}"),
   p("fireworks", "fw_", "[A-Za-z0-9]{20,}", hasDigit),
+  p("cerebras", "csk-", "[a-z0-9]{40,}", hasDigit),
+  p("elevenlabs", "sk_", "[a-f0-9]{48}"),
+  p("tavily", ["tvly-dev-", "tvly-prod-", "tvly-"], "[A-Za-z0-9]{30,}", hasDigit),
+  p("pinecone", "pcsk_", "[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}"),
 
   // Cloud.
   { name: "aws-key-id", needles: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"], escapeBlind: true, pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?<=(?:^|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]))[A-Z0-9]{16}(?![A-Z0-9])/g },
@@ -94,6 +98,13 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("pulumi", "pul-", "[a-f0-9]{40}"),
   p("heroku", "HRKU-", "[A-Za-z0-9_-]{40,}"),
   p("supabase", "sbp_", "[a-f0-9]{40}"),
+  p("supabase-secret", "sb_secret_", "[A-Za-z0-9_-]{20,}", hasDigit),
+  p("databricks-oauth", "dose", "[a-f0-9]{32}"),
+  p("fly", ["fo1_", "fm1[ar]_", "fm2_"], "[A-Za-z0-9_+/=-]{40,}", hasDigit),
+  p("render", "rnd_", "[A-Za-z0-9]{32,}", hasDigit),
+  p("netlify", "nfp_", "[A-Za-z0-9]{36,}", hasDigit),
+  // Dropbox's short-lived access tokens: `sl.` and well over a hundred random characters.
+  p("dropbox", String.raw`sl\.`, "[A-Za-z0-9_=.-]{130,}", looksRandom),
   p("databricks", "dapi", String.raw`[a-f0-9]{32}(?:-\d)?`),
   p("cloudflare-origin-ca", String.raw`v1\.0-`, "[a-f0-9]{24}-[a-f0-9]{100,}"),
   p("age-secret-key", "AGE-SECRET-KEY-", "1[0-9A-Z]{58}"),
@@ -110,6 +121,9 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("atlassian", ["ATATT", "ATCTT", "ATBB"], "[A-Za-z0-9_=.-]{32,}"),
   p("npm", "npm_", "[A-Za-z0-9]{36}"),
   p("pypi", "pypi-", "AgE[A-Za-z0-9_-]{50,}"),
+  p("rubygems", "rubygems_", "[a-f0-9]{48}"),
+  p("nuget", "oy2", "[a-z0-9]{43}", hasDigit),
+  p("clojars", "CLOJARS_", "[a-z0-9]{60}"),
   p("linear", "lin_(?:api|oauth)_", "[A-Za-z0-9]{32,}"),
   p("postman", "PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}"),
   p("figma", "figd_", "[A-Za-z0-9_-]{30,}"),
@@ -127,6 +141,7 @@ export const TOKEN_RULES: readonly Rule[] = [
   p("square-meta", "EAA", "[A-Za-z0-9_-]{60,}", hasDigit),
   p("braintree", String.raw`access_token\$(?:production|sandbox)\$`, String.raw`[0-9a-z]{16}\$[0-9a-f]{32}`),
   p("shopify", "shp(?:at|ss|ca|pa)_", "[a-fA-F0-9]{32}"),
+  p("flutterwave", ["FLWSECK-", "FLWSECK_TEST-"], "[a-f0-9]{32}-X"),
 
   // Chat and messaging.
   p("slack", ["xox[abposre]-", String.raw`xoxe\.xox[bp]-`], "[A-Za-z0-9-]{10,}"),
@@ -141,6 +156,11 @@ export const TOKEN_RULES: readonly Rule[] = [
   TWILIO_AUTH_ARGUMENT,
   p("sendgrid", String.raw`SG\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`),
   p("mailgun", "key-", "[0-9a-zA-Z]{32}", hasDigit),
+  p("resend", "re_", "[A-Za-z0-9]{8}_[A-Za-z0-9]{24}", hasDigit),
+  p("brevo", ["xkeysib-", "xsmtpsib-"], "[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+  p("hubspot", String.raw`pat-(?:na|eu|ap)\d-`, "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
+  // A Firebase Cloud Messaging server key: an id, `:APA91b`, then the key.
+  p("firebase-messaging", "AAAA", "[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),
   { ...anchored("mailgun-hex", "-", String.raw`-(?<=${BEFORE}([0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}${E}`), minChars: 32 + 1 + 8 + 1 + 8 },
   anchored("mailchimp", "-us", String.raw`-us(?<=${BEFORE}([0-9a-f]{32})-us)\d{1,2}${E}`),
   p("mapbox-secret", String.raw`sk\.`, String.raw`eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
