@@ -12,7 +12,7 @@ export function firstViolation(validator: ReturnType<typeof compile>, value: unk
   return violationOf(validator.errors(value)[0]);
 }
 
-/** A validator's first error as a violation (also what a checking worker reports: src/harnesses/pattern-check.ts). */
+/** A validator's first error as a violation (also what a checking worker reports: src/harnesses/schema-worker.ts). */
 export function violationOf(first: { path?: string; message?: string } | undefined): SchemaViolation {
   const path = first?.path ?? "";
   return { pointer: path === "" || path.startsWith("/") ? path : `/${path}`, message: first?.message ?? "does not match the schema" };

@@ -1,5 +1,5 @@
 import type { SchemaViolation } from "../contract/schema-violation.ts";
-import { checkInWorker, stoppedCheck } from "./pattern-check.ts";
+import { checkInWorker, stoppedCheck } from "./schema-worker.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { generateInWorker, PATTERN_CHECK_LIMIT_MS, PATTERN_CHECK_MEMORY_MB, patternsIn } from "./pattern-check.ts";
+import { generateInWorker, SCHEMA_WORK_LIMIT_MS, SCHEMA_WORK_MEMORY_MB, patternsIn } from "./schema-worker.ts";
 import { checkStructuredValue } from "./structured-answer.ts";
 
 /** Who asked, as the stub answer names it and derives its seed from. */
@@ -27,7 +27,7 @@ export type StubValue = { ok: true; value: unknown } | { ok: false; message: str
 function tooLarge(schema: Record<string, unknown>, stopped: "too_slow" | "out_of_memory"): string {
   const patterns = patternsIn(schema).slice(0, 3).map((pattern) => JSON.stringify(pattern.slice(0, 200)));
   const named = patterns.length === 0 ? "" : ` (its patterns: ${patterns.join(", ")})`;
-  const why = stopped === "too_slow" ? `took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s` : `ran out of the worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory`;
+  const why = stopped === "too_slow" ? `took longer than ${SCHEMA_WORK_LIMIT_MS / 1000} s` : `ran out of the worker's ${SCHEMA_WORK_MEMORY_MB} MB of memory`;
   return (
     `generating a value ${why} and was stopped: the schema asks for a value too large to generate${named}; ` +
     "a pattern with large repetition counts such as ^((a{1000}){1000}){100}$, or a large minLength, minItems or minProperties, does"

@@ -80,7 +80,7 @@ test("a common slug pattern with a nested quantifier keeps accepting good slugs 
 });
 
 test("checks queued behind a stuck pattern still get their answers, from the worker that replaces the stopped one", async () => {
-  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
   const stuck = { type: "string", pattern: "^(a+)+$" };
   const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
   const [first, second, third, fourth] = await Promise.all([
@@ -97,9 +97,9 @@ test("checks queued behind a stuck pattern still get their answers, from the wor
 });
 
 test("a job that outgrows the worker's memory limit ends that worker, not the host: it answers out_of_memory, and the next job gets a new worker", async () => {
-  const { checkInWorker, generateInWorker, PatternChecker } = await import("../../src/harnesses/pattern-check.ts");
-  // A checker with a small limit, so the jobs outgrow it in a second; the process's own has PATTERN_CHECK_MEMORY_MB.
-  const small = new PatternChecker(16);
+  const { checkInWorker, generateInWorker, SchemaWorker } = await import("../../src/harnesses/schema-worker.ts");
+  // A checker with a small limit, so the jobs outgrow it in a second; the process's own has SCHEMA_WORK_MEMORY_MB.
+  const small = new SchemaWorker(16);
   const noTimeLimit = 600_000;
   const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, { limitMs: noTimeLimit, checker: small });
   expect(huge).toEqual({ kind: "out_of_memory", pattern: undefined });
@@ -110,7 +110,7 @@ test("a job that outgrows the worker's memory limit ends that worker, not the ho
 });
 
 test("a cancel stops a check running in the worker at once, and the next check gets its answer from a new worker", async () => {
-  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
   const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
   const controller = new AbortController();
   const ahead = checkInWorker("pi-flow", slug);

@@ -8,7 +8,7 @@ import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
-import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/index.ts";
+import { checkInWorker, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 
@@ -130,7 +130,7 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
 /**
  * `args` against `meta.args`; the first violation is named. No schema: any object is accepted. A
  * saved workflow's schema may hold a pattern that backtracks for ever, or $refs that branch
- * exponentially: it is checked in the checking worker (src/harnesses/pattern-check.ts), with its
+ * exponentially: it is checked in the checking worker (src/harnesses/schema-worker.ts), with its
  * time and memory limits, never on the host's main thread. `passing`: how this caller passes args,
  * said when a required one is missing (none for a resume, whose args are the run's own).
  */
@@ -212,7 +212,7 @@ function unknownFieldHint(schema: JsonValue, pointer: string, message: string): 
 }
 
 /** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */
-function checkedInWorker(checked: PatternCheck, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
+function checkedInWorker(checked: SchemaCheck, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
   if (checked.kind === "checked") return checked.violation;
   if (checked.kind === "cancelled") throw new DOMException("The launch was cancelled while its args were checked.", "AbortError");
   const where = metaPosition(workflow, label);

@@ -8,19 +8,19 @@ import { processGlobal } from "../../runtime/process-global.ts";
  * workflow's author): a pattern such as ^(a+)+$ backtracks for minutes or forever on a
  * 40-character string, uniqueItems is quadratic in an array's length, and $refs that branch into
  * each other are exponential. Checked on the host's main thread, that would freeze the user's Pi;
- * so every check runs in a worker that is terminated past PATTERN_CHECK_LIMIT_MS or
- * PATTERN_CHECK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
+ * so every check runs in a worker that is terminated past SCHEMA_WORK_LIMIT_MS or
+ * SCHEMA_WORK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
  * a pattern such as ^((a{1000}){1000}){100}$ asks for a string of 10^8 characters.
  */
 
 /** How long checking one answer, or generating one stub value, may run in its worker before it, and the child, fail. */
-export const PATTERN_CHECK_LIMIT_MS = 3000;
+export const SCHEMA_WORK_LIMIT_MS = 3000;
 
 /**
  * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
  * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
  */
-export const PATTERN_CHECK_MEMORY_MB = 256;
+export const SCHEMA_WORK_MEMORY_MB = 256;
 
 /**
  * Why a check of `subject` ("the child's answer against outputSchema") was stopped past a limit,
@@ -29,9 +29,9 @@ export const PATTERN_CHECK_MEMORY_MB = 256;
 export function stoppedCheck(subject: string, stopped: { kind: "too_slow" | "out_of_memory"; pattern: string | undefined }): string {
   const pattern = stopped.pattern === undefined ? undefined : `the pattern ${JSON.stringify(stopped.pattern.slice(0, 200))}`;
   if (stopped.kind === "out_of_memory") {
-    return `Checking ${subject} ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory${pattern ? ` at ${pattern}` : ""}, so the check was stopped`;
+    return `Checking ${subject} ran out of the checking worker's ${SCHEMA_WORK_MEMORY_MB} MB of memory${pattern ? ` at ${pattern}` : ""}, so the check was stopped`;
   }
-  const took = `Checking ${subject} took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s`;
+  const took = `Checking ${subject} took longer than ${SCHEMA_WORK_LIMIT_MS / 1000} s`;
   if (pattern === undefined) {
     return `${took}, so the check was stopped: uniqueItems over a long array, or $refs that branch into each other, take time that grows much faster than the value`;
   }
@@ -62,7 +62,7 @@ type Unanswered =
   | { kind: "cancelled" }
   | { kind: "error"; message: string };
 
-export type PatternCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
+export type SchemaCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
 
 export type GeneratedInWorker = { kind: "generated"; value: unknown } | Unanswered;
 
@@ -91,12 +91,12 @@ interface Job {
 }
 
 export interface WorkerJobOptions {
-  /** How long the job may run once started; PATTERN_CHECK_LIMIT_MS unless a test says otherwise. */
+  /** How long the job may run once started; SCHEMA_WORK_LIMIT_MS unless a test says otherwise. */
   limitMs?: number;
   /** The run's signal: a cancelled run's job leaves the queue, or ends the worker that runs it, at once. */
   signal?: AbortSignal;
   /** The checker to run on; the process's one unless a test gives its own. */
-  checker?: PatternChecker;
+  checker?: SchemaWorker;
 }
 
 /**
@@ -105,7 +105,7 @@ export interface WorkerJobOptions {
  * with its own limit counted from when it starts. A check past its limit terminates the worker;
  * the checks queued behind it go to a new one.
  */
-export class PatternChecker {
+export class SchemaWorker {
   private worker: Worker | null = null;
   private readonly queue: Job[] = [];
   private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
@@ -113,7 +113,7 @@ export class PatternChecker {
 
   private readonly memoryMb: number;
 
-  constructor(memoryMb = PATTERN_CHECK_MEMORY_MB) {
+  constructor(memoryMb = SCHEMA_WORK_MEMORY_MB) {
     this.memoryMb = memoryMb;
   }
 
@@ -156,7 +156,7 @@ export class PatternChecker {
 
   private started(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
+    const worker = new Worker(new URL("./schema-worker-thread.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
     worker.on("error", (error) => {
       if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
@@ -210,11 +210,11 @@ export class PatternChecker {
  * limitMs) only; 2 has run(work, limitMs, signal). A copy of another shape keeps its own.
  */
 const CHECKER_SHAPE = 2;
-const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker(), CHECKER_SHAPE);
+const checker = processGlobal("pi-flow.pattern-checker", () => new SchemaWorker(), CHECKER_SHAPE);
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
-export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<PatternCheck> {
-  const ended = await (options.checker ?? checker).run({ kind: "check", value, schema }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
+export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<SchemaCheck> {
+  const ended = await (options.checker ?? checker).run({ kind: "check", value, schema }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "checked") return { kind: "error", message: "the checking worker answered a check with a generated value" };
   return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
@@ -222,7 +222,7 @@ export async function checkInWorker(value: unknown, schema: Record<string, unkno
 
 /** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
 export async function generateInWorker(schema: Record<string, unknown>, fakerOptions: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<GeneratedInWorker> {
-  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
+  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
   return { kind: "generated", value: ended.answer.value };

@@ -1,4 +1,4 @@
-// Runs, off the host's main thread (src/harnesses/pattern-check.ts), one at a time for as long as
+// Runs, off the host's main thread (src/harnesses/schema-worker.ts), one at a time for as long as
 // the host keeps it: checks of answers against outputSchemas and of args against meta.args, and the
 // stub harness's generation of values from outputSchemas. Plain JavaScript, so an installed pi-flow
 // (under node_modules, where Node refuses to strip types) starts it with no loader. A pattern that

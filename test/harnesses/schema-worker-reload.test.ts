@@ -14,7 +14,7 @@ test("a reloaded, newer copy checks answers even though an older copy's checker 
   const older = { check: async () => ({ kind: "checked", violation: undefined }) };
   holder[OLD_KEY] = older;
   vi.resetModules();
-  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
   const checked = await checkInWorker({ slug: "Not A Slug" }, { type: "object", properties: { slug: { type: "string", pattern: "^[a-z-]+$" } } });
   expect(checked).toMatchObject({ kind: "checked", violation: { pointer: "/slug", message: "expected to match ^[a-z-]+$" } });
   // The older copy still finds its own checker where it left it.
