@@ -4,13 +4,16 @@
 // (under node_modules, where Node refuses to strip types) starts it with no loader. A pattern that
 // backtracks catastrophically, a check that grows exponentially, or a schema that asks for a value
 // too large to generate, blocks only this thread, which the host terminates; before each pattern
-// runs, its source is posted so the host can name it.
-import { parentPort } from "node:worker_threads";
+// runs, its source is posted so the host can name it, and whether one is running is kept in shared memory.
+import { parentPort, workerData } from "node:worker_threads";
 import { compile } from "@earendil-works/pi-schema";
 import { generateSync } from "json-schema-faker";
 
 const port = parentPort;
 const test = RegExp.prototype.test;
+// 1 while a pattern runs, 0 between: a job stopped in uniqueItems after a pattern has finished
+// must not blame that pattern. Shared memory, not a message: it flips twice per string checked.
+const inPattern = new Int32Array(workerData.inPattern);
 let job;
 let running;
 RegExp.prototype.test = function testNamingItsPattern(input) {
@@ -18,7 +21,12 @@ RegExp.prototype.test = function testNamingItsPattern(input) {
     running = this.source;
     port.postMessage({ id: job, type: "pattern", source: running });
   }
-  return test.call(this, input);
+  Atomics.store(inPattern, 0, 1);
+  try {
+    return test.call(this, input);
+  } finally {
+    Atomics.store(inPattern, 0, 0);
+  }
 };
 
 /** The first error, as the validator gives it (the host makes it a violation), or null when the value fits. */

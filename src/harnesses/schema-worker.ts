@@ -2,6 +2,7 @@ import { Worker } from "node:worker_threads";
 import { violationOf, type SchemaViolation } from "../contract/schema-violation.ts";
 import { errorCode } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
+import { SCHEMA_WORK_LIMIT_MS, SCHEMA_WORK_MEMORY_MB } from "./schema-limits.ts";
 
 /**
  * An outputSchema is written by a model that reads untrusted content (and meta.args by a saved
@@ -12,48 +13,6 @@ import { processGlobal } from "../../runtime/process-global.ts";
  * SCHEMA_WORK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
  * a pattern such as ^((a{1000}){1000}){100}$ asks for a string of 10^8 characters.
  */
-
-/** How long checking one answer, or generating one stub value, may run in its worker before it, and the child, fail. */
-export const SCHEMA_WORK_LIMIT_MS = 3000;
-
-/**
- * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
- * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
- */
-export const SCHEMA_WORK_MEMORY_MB = 256;
-
-/**
- * Why a check of `subject` ("the child's answer against outputSchema") was stopped past a limit,
- * with no final period: the pattern it was running, or, with none, what else grows that fast.
- */
-export function stoppedCheck(subject: string, stopped: { kind: "too_slow" | "out_of_memory"; pattern: string | undefined }): string {
-  const pattern = stopped.pattern === undefined ? undefined : `the pattern ${JSON.stringify(stopped.pattern.slice(0, 200))}`;
-  if (stopped.kind === "out_of_memory") {
-    return `Checking ${subject} ran out of the checking worker's ${SCHEMA_WORK_MEMORY_MB} MB of memory${pattern ? ` at ${pattern}` : ""}, so the check was stopped`;
-  }
-  const took = `Checking ${subject} took longer than ${SCHEMA_WORK_LIMIT_MS / 1000} s`;
-  if (pattern === undefined) {
-    return `${took}, so the check was stopped: uniqueItems over a long array, or $refs that branch into each other, take time that grows much faster than the value`;
-  }
-  return (
-    `${took} at ${pattern}, so the check was stopped: ` +
-    "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way"
-  );
-}
-
-/** The `pattern` strings `schema` holds, in the order a reader meets them; found without recursion. */
-export function patternsIn(schema: unknown): string[] {
-  const found: string[] = [];
-  const stack: unknown[] = [schema];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (next === null || typeof next !== "object") continue;
-    if (!Array.isArray(next) && "pattern" in next && typeof next.pattern === "string") found.push(next.pattern);
-    const children = Object.values(next);
-    for (let index = children.length - 1; index >= 0; index--) if (children[index] !== null && typeof children[index] === "object") stack.push(children[index]);
-  }
-  return found;
-}
 
 /** Why a job in the worker ended without its answer; `pattern` is the one it was running, when known. */
 type Unanswered =
@@ -107,6 +66,8 @@ export interface WorkerJobOptions {
  */
 export class SchemaWorker {
   private worker: Worker | null = null;
+  /** The worker's flag: 1 while it runs a pattern (the last it posted), 0 between patterns. */
+  private inPattern = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   private readonly queue: Job[] = [];
   private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
@@ -156,14 +117,19 @@ export class SchemaWorker {
 
   private started(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(new URL("./schema-worker-thread.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
+    const inPattern = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const worker = new Worker(new URL("./schema-worker-thread.js", import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: this.memoryMb },
+      workerData: { inPattern: inPattern.buffer },
+    });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
     worker.on("error", (error) => {
-      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
+      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.runningPattern(inPattern) });
       else this.lost(worker, { kind: "error", message: error.message });
     });
     worker.on("exit", (code) => this.lost(worker, { kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));
     this.worker = worker;
+    this.inPattern = inPattern;
     return worker;
   }
 
@@ -172,10 +138,15 @@ export class SchemaWorker {
     if (current === null || message.id !== current.job.id) return;
     if (message.type === "started") {
       // The limit counts from when the check starts, not while a busy host loads the worker.
-      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: current.pattern }), current.job.limitMs);
+      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: this.runningPattern(this.inPattern) }), current.job.limitMs);
     } else if (message.type === "pattern") current.pattern = message.source;
     else if (message.type === "error") this.finish({ kind: "error", message: message.message });
     else this.finish({ kind: "answered", answer: message });
+  }
+
+  /** The pattern the running job is in, or undefined when it is between patterns (in uniqueItems, say). */
+  private runningPattern(inPattern: Int32Array): string | undefined {
+    return Atomics.load(inPattern, 0) === 1 ? this.current?.pattern : undefined;
   }
 
   /** The running job is past its limit (its worker is stuck in a pattern) or cancelled: its worker ends. */

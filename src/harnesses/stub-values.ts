@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
-import { generateInWorker, SCHEMA_WORK_LIMIT_MS, SCHEMA_WORK_MEMORY_MB, patternsIn } from "./schema-worker.ts";
+import { SCHEMA_WORK_LIMIT_MS, SCHEMA_WORK_MEMORY_MB } from "./schema-limits.ts";
+import { patternsIn } from "./schema-stops.ts";
+import { generateInWorker } from "./schema-worker.ts";
 import { checkStructuredValue } from "./structured-answer.ts";
 
 /** Who asked, as the stub answer names it and derives its seed from. */

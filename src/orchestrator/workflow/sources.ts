@@ -166,7 +166,7 @@ export async function checkArgs(
   } catch (error) {
     throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
   }
-  const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
+  const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), schema, workflow, label);
   if (!violation) return value;
   const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
@@ -212,10 +212,10 @@ function unknownFieldHint(schema: JsonValue, pointer: string, message: string): 
 }
 
 /** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */
-function checkedInWorker(checked: SchemaCheck, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
+function checkedInWorker(checked: SchemaCheck, schema: unknown, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
   if (checked.kind === "checked") return checked.violation;
   if (checked.kind === "cancelled") throw new DOMException("The launch was cancelled while its args were checked.", "AbortError");
   const where = metaPosition(workflow, label);
   if (checked.kind === "error") throw new FlowError("script_invalid", `args could not be checked against meta.args: ${checked.message}${where}`);
-  throw new FlowError("script_invalid", `${stoppedCheck("args against meta.args", checked)}${where}`);
+  throw new FlowError("script_invalid", `${stoppedCheck("args against meta.args", checked, schema)}${where}`);
 }
