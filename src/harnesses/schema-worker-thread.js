@@ -38,7 +38,12 @@ function firstError(schema, value) {
 }
 
 function answer(id, work) {
-  if (work.kind === "generate") return { id, type: "generated", value: generateSync(work.schema, work.options) };
+  if (work.kind === "generate") {
+    const value = generateSync(work.schema, work.options);
+    // Measured here, so a value past the cap is never copied to the host.
+    const bytes = Buffer.byteLength(JSON.stringify(value) ?? "");
+    return bytes > work.maxBytes ? { id, type: "too_large", bytes } : { id, type: "generated", value };
+  }
   return { id, type: "checked", error: firstError(work.schema, work.value) };
 }
 

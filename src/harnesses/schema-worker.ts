@@ -23,16 +23,18 @@ type Unanswered =
 
 export type SchemaCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
 
-export type GeneratedInWorker = { kind: "generated"; value: unknown } | Unanswered;
+/** `too_large`: the value was generated in time, but its JSON text is `bytes` long, past the job's `maxBytes`. */
+export type GeneratedInWorker = { kind: "generated"; value: unknown } | { kind: "too_large"; bytes: number } | Unanswered;
 
 /** What the worker is asked to do: check a value, or generate one with json-schema-faker's options. */
 type Work =
   | { kind: "check"; value: unknown; schema: Record<string, unknown> }
-  | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown> };
+  | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown>; maxBytes: number };
 
 type Answer =
   | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
-  | { id: number; type: "generated"; value: unknown };
+  | { id: number; type: "generated"; value: unknown }
+  | { id: number; type: "too_large"; bytes: number };
 
 type WorkerMessage =
   | Answer
@@ -191,10 +193,20 @@ export async function checkInWorker(value: unknown, schema: Record<string, unkno
   return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
 }
 
-/** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
-export async function generateInWorker(schema: Record<string, unknown>, fakerOptions: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<GeneratedInWorker> {
-  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
+/**
+ * A value json-schema-faker generates from `schema` with `options`, generated in the worker; the
+ * host's event loop keeps turning meanwhile. One whose JSON text is longer than `maxBytes` stays
+ * in the worker: only its size comes back.
+ */
+export async function generateInWorker(
+  schema: Record<string, unknown>,
+  fakerOptions: Record<string, unknown>,
+  maxBytes: number,
+  options: WorkerJobOptions = {},
+): Promise<GeneratedInWorker> {
+  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions, maxBytes }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
+  if (ended.answer.type === "too_large") return { kind: "too_large", bytes: ended.answer.bytes };
   if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
   return { kind: "generated", value: ended.answer.value };
 }

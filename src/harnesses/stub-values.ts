@@ -11,6 +11,12 @@ export interface StubCall {
   occurrence: number;
 }
 
+/**
+ * The longest JSON text a stub value may have: it is saved in the run's journal, shown and, with
+ * --record, written to a cassette a person edits. minItems: 1000000 generates in time, as 4 MB.
+ */
+export const STUB_VALUE_MAX_BYTES = 1_000_000;
+
 /** Different seeds a value is tried with before the stub gives up on a schema. */
 const ATTEMPTS = 16;
 
@@ -36,6 +42,15 @@ function tooLarge(schema: Record<string, unknown>, stopped: "too_slow" | "out_of
   );
 }
 
+/** Why a value generated in time was refused: its size, the cap, and what asks for that much. */
+function overCap(bytes: number): string {
+  const megabytes = (size: number) => (size / 1_000_000).toFixed(1).replace(/\.0$/, "");
+  return (
+    `the generated value is ${(bytes / 1_000_000).toFixed(1)} MB of JSON, more than the stub harness's ${megabytes(STUB_VALUE_MAX_BYTES)} MB: ` +
+    "a large minLength, minItems or minProperties, or a pattern with large repetition counts, asks for that much; lower it, or answer this child from a cassette"
+  );
+}
+
 /**
  * A value that satisfies `schema`, the same for the same seed. Each candidate is generated in the
  * checking worker (a schema can ask for a string of 10^8 characters), then checked with the
@@ -48,11 +63,16 @@ export async function valueForSchema(schema: Record<string, unknown>, seed: numb
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     // Every optional property is filled on the first tries: a skeleton a person edits shows them all.
     const options = { seed: (seed + attempt) >>> 0, alwaysFakeOptionals: attempt < ATTEMPTS / 2, maxDefaultItems: 3, refDepthMax: 3 };
-    const generated = await generateInWorker(schema, options, { signal });
+    const generated = await generateInWorker(schema, options, STUB_VALUE_MAX_BYTES, { signal });
     if (generated.kind === "cancelled") return { ok: false, cancelled: true, message: "Generating a stub value was cancelled." };
     if (generated.kind === "too_slow" || generated.kind === "out_of_memory") {
       // Another seed asks for the same size: one stop is enough.
       last = tooLarge(schema, generated.kind);
+      break;
+    }
+    if (generated.kind === "too_large") {
+      // Another seed asks for the same size: one refusal is enough.
+      last = overCap(generated.bytes);
       break;
     }
     if (generated.kind === "error") {

@@ -115,7 +115,7 @@ test("a job that outgrows the worker's memory limit ends that worker, not the ho
   // A checker with a small limit, so the jobs outgrow it in a second; the process's own has SCHEMA_WORK_MEMORY_MB.
   const small = new SchemaWorker(16);
   const noTimeLimit = 600_000;
-  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, { limitMs: noTimeLimit, checker: small });
+  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, 1_000_000, { limitMs: noTimeLimit, checker: small });
   expect(huge).toEqual({ kind: "out_of_memory", pattern: undefined });
   const items = Array.from({ length: 300_000 }, (_, index) => ({ id: `item-${index}` }));
   const schema = { type: "array", items: { type: "object", properties: { id: { type: "string", pattern: "^item-\\d+$" } } } };
