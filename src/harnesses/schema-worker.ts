@@ -67,6 +67,7 @@ export interface WorkerJobOptions {
  * the checks queued behind it go to a new one.
  */
 export class SchemaWorker {
+  // worker, current, queue and pump are how a newer copy retires this one (retireOlderChecker): keep their names.
   private worker: Worker | null = null;
   /** The worker's flag: 1 while it runs a pattern (the last it posted), 0 between patterns. */
   private inPattern = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
@@ -178,12 +179,47 @@ export class SchemaWorker {
   }
 }
 
+/** The fields a checker of every shape so far keeps (SchemaWorker's and PatternChecker's): keep their names. */
+interface OlderChecker {
+  worker: Worker | null;
+  current: unknown;
+  queue: unknown[];
+  pump(): void;
+}
+
+function isOlderChecker(store: unknown): store is OlderChecker {
+  if (store === null || typeof store !== "object") return false;
+  const fields = store as Partial<Record<keyof OlderChecker, unknown>>;
+  return typeof fields.pump === "function" && Array.isArray(fields.queue) && "current" in fields && (fields.worker === null || fields.worker instanceof Worker);
+}
+
+/**
+ * An older copy's checker after an upgrade and a reload: its thread would stay alive, idle and
+ * unreachable for as long as the process lives. It is ended now if idle, else once its jobs are
+ * answered; a run of the older copy still alive that checks again gets a thread ended the same way.
+ */
+function retireOlderChecker(store: unknown): void {
+  if (!isOlderChecker(store)) return; // shape 1's first form started a thread per check, and kept none
+  const endIfIdle = () => {
+    if (store.current !== null || store.queue.length > 0 || store.worker === null) return;
+    const thread = store.worker;
+    store.worker = null; // its exit, then, is not taken for a lost job
+    void thread.terminate();
+  };
+  const pump = store.pump;
+  store.pump = () => {
+    pump.call(store);
+    endIfIdle();
+  };
+  endIfIdle();
+}
+
 /**
  * The shape of the process's checker (runtime/process-global.ts): 1 had check(value, schema,
  * limitMs) only; 2 has run(work, limitMs, signal). A copy of another shape keeps its own.
  */
 const CHECKER_SHAPE = 2;
-const checker = processGlobal("pi-flow.pattern-checker", () => new SchemaWorker(), CHECKER_SHAPE);
+const checker = processGlobal("pi-flow.pattern-checker", () => new SchemaWorker(), CHECKER_SHAPE, retireOlderChecker);
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
 export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<SchemaCheck> {
