@@ -4,28 +4,34 @@
 // (under node_modules, where Node refuses to strip types) starts it with no loader. A pattern that
 // backtracks catastrophically, a check that grows exponentially, or a schema that asks for a value
 // too large to generate, blocks only this thread, which the host terminates; before each pattern
-// runs, its source is posted so the host can name it, and whether one is running is kept in shared memory.
+// runs for the first time in a job, its source is posted so the host can name it, and which one is running is kept in shared memory.
 import { parentPort, workerData } from "node:worker_threads";
 import { compile } from "@earendil-works/pi-schema";
 import { generateSync } from "json-schema-faker";
 
 const port = parentPort;
 const test = RegExp.prototype.test;
-// 1 while a pattern runs, 0 between: a job stopped in uniqueItems after a pattern has finished
-// must not blame that pattern. Shared memory, not a message: it flips twice per string checked.
-const inPattern = new Int32Array(workerData.inPattern);
+// The running pattern's number plus one, 0 between patterns: a job stopped in uniqueItems after a
+// pattern has finished must not blame that pattern. Shared memory, not a message: it changes twice
+// per string checked, and a message per change copied a long pattern to the host each time.
+const running = new Int32Array(workerData.running);
 let job;
-let running;
+/** The current job's patterns by source, numbered in the order they first ran; each is posted once. */
+const numbered = new Map();
 RegExp.prototype.test = function testNamingItsPattern(input) {
-  if (job !== undefined && this.source !== running) {
-    running = this.source;
-    port.postMessage({ id: job, type: "pattern", source: running });
+  if (job === undefined) return test.call(this, input);
+  const source = this.source;
+  let number = numbered.get(source);
+  if (number === undefined) {
+    number = numbered.size;
+    numbered.set(source, number);
+    port.postMessage({ id: job, type: "pattern", number, source });
   }
-  Atomics.store(inPattern, 0, 1);
+  Atomics.store(running, 0, number + 1);
   try {
     return test.call(this, input);
   } finally {
-    Atomics.store(inPattern, 0, 0);
+    Atomics.store(running, 0, 0);
   }
 };
 
@@ -49,7 +55,7 @@ function answer(id, work) {
 
 port.on("message", ({ id, work }) => {
   job = id;
-  running = undefined;
+  numbered.clear();
   port.postMessage({ id, type: "started" });
   try {
     port.postMessage(answer(id, work));

@@ -39,7 +39,7 @@ type Answer =
 type WorkerMessage =
   | Answer
   | { id: number; type: "started" }
-  | { id: number; type: "pattern"; source: string }
+  | { id: number; type: "pattern"; number: number; source: string }
   | { id: number; type: "error"; message: string };
 
 type Ended = { kind: "answered"; answer: Answer } | Unanswered;
@@ -69,10 +69,11 @@ export interface WorkerJobOptions {
 export class SchemaWorker {
   // worker, current, queue and pump are how a newer copy retires this one (retireOlderChecker): keep their names.
   private worker: Worker | null = null;
-  /** The worker's flag: 1 while it runs a pattern (the last it posted), 0 between patterns. */
-  private inPattern = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+  /** Shared with the worker: the number (plus one) of the pattern it runs, 0 between patterns. */
+  private running = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   private readonly queue: Job[] = [];
-  private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
+  /** The running job, with the patterns its worker has posted, by number. */
+  private current: { job: Job; patterns: string[]; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
 
   private readonly memoryMb: number;
@@ -114,25 +115,25 @@ export class SchemaWorker {
     }
     const worker = this.started();
     worker.ref();
-    this.current = { job, pattern: undefined, timer: undefined };
+    this.current = { job, patterns: [], timer: undefined };
     worker.postMessage({ id: job.id, work: job.work });
   }
 
   private started(): Worker {
     if (this.worker !== null) return this.worker;
-    const inPattern = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const running = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     const worker = new Worker(new URL("./schema-worker-thread.js", import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: this.memoryMb },
-      workerData: { inPattern: inPattern.buffer },
+      workerData: { running: running.buffer },
     });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
     worker.on("error", (error) => {
-      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.runningPattern(inPattern) });
+      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.runningPattern(running) });
       else this.lost(worker, { kind: "error", message: error.message });
     });
     worker.on("exit", (code) => this.lost(worker, { kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));
     this.worker = worker;
-    this.inPattern = inPattern;
+    this.running = running;
     return worker;
   }
 
@@ -141,15 +142,16 @@ export class SchemaWorker {
     if (current === null || message.id !== current.job.id) return;
     if (message.type === "started") {
       // The limit counts from when the check starts, not while a busy host loads the worker.
-      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: this.runningPattern(this.inPattern) }), current.job.limitMs);
-    } else if (message.type === "pattern") current.pattern = message.source;
+      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: this.runningPattern(this.running) }), current.job.limitMs);
+    } else if (message.type === "pattern") current.patterns[message.number] = message.source;
     else if (message.type === "error") this.finish({ kind: "error", message: message.message });
     else this.finish({ kind: "answered", answer: message });
   }
 
   /** The pattern the running job is in, or undefined when it is between patterns (in uniqueItems, say). */
-  private runningPattern(inPattern: Int32Array): string | undefined {
-    return Atomics.load(inPattern, 0) === 1 ? this.current?.pattern : undefined;
+  private runningPattern(running: Int32Array): string | undefined {
+    const number = Atomics.load(running, 0);
+    return number === 0 ? undefined : this.current?.patterns[number - 1];
   }
 
   /** The running job is past its limit (its worker is stuck in a pattern) or cancelled: its worker ends. */
