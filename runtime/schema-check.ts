@@ -2,6 +2,7 @@
 // Schema meta-schema (draft-07, which Pi's own tool schemas follow), so `type: "objekt"` or
 // `required: "a"` is the script's error at parse time, not the caller's at launch.
 import { createRequire } from "node:module";
+import { capText } from "./text.ts";
 
 interface AjvInstance {
   validateSchema(schema: unknown): boolean | Promise<unknown>;
@@ -66,5 +67,6 @@ export function jsonSchemaProblem(schema: unknown): string | undefined {
   const first = check.errors?.[0];
   if (!first) return "not a JSON Schema";
   const where = first.instancePath === "" ? "the schema" : first.instancePath.slice(1).replaceAll("/", ".");
-  return `${where} ${first.message ?? "is invalid"}`;
+  // A path through a 1 MB property name is quoted cut short.
+  return `${capText(where, 200)} ${first.message ?? "is invalid"}`;
 }

@@ -3,6 +3,8 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { sourceExcerpt } from "../runs/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
+import { capText } from "../../runtime/text.ts";
+import { MAX_SCHEMA_PROBLEM_CHARS } from "../contract/output-schema-problem.ts";
 import { literalCallProblems } from "./literal-calls.ts";
 import type { Problem } from "./problem.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
@@ -75,7 +77,7 @@ export function checkWorkflowSource(
     try {
       compile(workflow.meta.args as JsonSchema);
     } catch (error) {
-      at("args", `meta.args is not a usable JSON Schema: ${(error as Error).message}`);
+      at("args", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}`);
     }
   }
   const requested = workflow.meta.tools ?? [];

@@ -2,7 +2,11 @@ import { Worker } from "node:worker_threads";
 import { violationOf, type SchemaViolation } from "../contract/schema-violation.ts";
 import { errorCode } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
+import { capText } from "../../runtime/text.ts";
 import { SCHEMA_WORK_LIMIT_MS, SCHEMA_WORK_MEMORY_MB } from "./schema-limits.ts";
+
+/** The longest error message a job in the worker answers with. */
+const MAX_WORKER_ERROR_CHARS = 400;
 
 /**
  * An outputSchema is written by a model that reads untrusted content (and meta.args by a saved
@@ -144,7 +148,8 @@ export class SchemaWorker {
       // The limit counts from when the check starts, not while a busy host loads the worker.
       current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: this.runningPattern(this.running) }), current.job.limitMs);
     } else if (message.type === "pattern") current.patterns[message.number] = message.source;
-    else if (message.type === "error") this.finish({ kind: "error", message: message.message });
+    // The error may quote the schema whole (a regexp too large for the engine, at 300 KB).
+    else if (message.type === "error") this.finish({ kind: "error", message: capText(message.message, MAX_WORKER_ERROR_CHARS) });
     else this.finish({ kind: "answered", answer: message });
   }
 

@@ -119,6 +119,24 @@ test("an answer checked against two long patterns in turn is not slowed by namin
   expect(await checkInWorker(Array.from({ length: 40_000 }, () => "a"), schema)).toEqual({ kind: "checked", violation: undefined });
 });
 
+test("a schema's long pattern, key or $ref is quoted cut short in the messages that name it, not whole", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  const { outputSchemaProblem } = await import("../../src/contract/output-schema-problem.ts");
+  const long = `^a${"(?:b)?".repeat(5_000)}$`;
+  const refused = await checkStructuredValue({ ["k".repeat(100_000)]: "c" }, { type: "object", additionalProperties: { type: "string", pattern: long } });
+  expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/^The child's answer does not satisfy outputSchema at \/kkkk.*… \[\d+ more characters cut\]: expected to match \^a\(\?:b\)\?.*… \[\d+ more characters cut\]\.$/) });
+  expect(!refused.ok && refused.message.length).toBeLessThan(1_000);
+  for (const schema of [{ type: "string", pattern: `(${"a".repeat(1_000_000)}` }, { properties: { ["k".repeat(1_000_000)]: { type: "objekt" } } }, { $ref: `#/$defs/${"z".repeat(1_000_000)}` }]) {
+    const problem = outputSchemaProblem(schema);
+    expect(problem).toMatch(/^outputSchema is not a usable JSON Schema: .*… \[\d+ more characters cut\]/);
+    expect(problem!.length).toBeLessThan(1_000);
+  }
+  // A pattern too large for the regexp engine is refused by the worker, quoting it cut short too.
+  const tooLarge = await checkStructuredValue("c", { type: "string", pattern: `^a${"(?:b)?".repeat(50_000)}$` });
+  expect(tooLarge).toMatchObject({ ok: false, message: expect.stringMatching(/^The child's answer could not be checked against outputSchema: .*… \[\d+ more characters cut\]\.$/) });
+  expect(!tooLarge.ok && tooLarge.message.length).toBeLessThan(1_000);
+});
+
 test("a job that outgrows the worker's memory limit ends that worker, not the host: it answers out_of_memory, and the next job gets a new worker", async () => {
   const { checkInWorker, generateInWorker, SchemaWorker } = await import("../../src/harnesses/schema-worker.ts");
   // A checker with a small limit, so the jobs outgrow it in a second; the process's own has SCHEMA_WORK_MEMORY_MB.

@@ -8,6 +8,8 @@ import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
+import { capText } from "../../../runtime/text.ts";
+import { MAX_SCHEMA_PROBLEM_CHARS } from "../../contract/output-schema-problem.ts";
 import { checkInWorker, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
@@ -164,7 +166,7 @@ export async function checkArgs(
   try {
     compile(schema as JsonSchema); // a schema that does not compile is the script's error, said before any check
   } catch (error) {
-    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
+    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}${metaPosition(workflow, label)}`);
   }
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), schema, workflow, label);
   if (!violation) return value;
