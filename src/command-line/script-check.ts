@@ -5,6 +5,7 @@ import { sourceExcerpt } from "../runs/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
 import { capText } from "../../runtime/text.ts";
 import { MAX_SCHEMA_PROBLEM_CHARS } from "../contract/output-schema-problem.ts";
+import { selfReferenceProblem } from "../contract/schema-cycles.ts";
 import { literalCallProblems } from "./literal-calls.ts";
 import type { Problem } from "./problem.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
@@ -79,6 +80,8 @@ export function checkWorkflowSource(
     } catch (error) {
       at("args", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}`);
     }
+    const loops = selfReferenceProblem(workflow.meta.args);
+    if (loops) at("args", `meta.args is not a usable JSON Schema: ${loops}`);
   }
   const requested = workflow.meta.tools ?? [];
   if (requested.length > 0) {

@@ -10,6 +10,7 @@ import { closestName } from "../../../runtime/closest-name.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
 import { capText } from "../../../runtime/text.ts";
 import { MAX_SCHEMA_PROBLEM_CHARS } from "../../contract/output-schema-problem.ts";
+import { selfReferenceProblem } from "../../contract/schema-cycles.ts";
 import { checkInWorker, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
@@ -168,6 +169,8 @@ export async function checkArgs(
   } catch (error) {
     throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}${metaPosition(workflow, label)}`);
   }
+  const loops = selfReferenceProblem(schema);
+  if (loops) throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${loops}${metaPosition(workflow, label)}`);
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), schema, workflow, label);
   if (!violation) return value;
   const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
