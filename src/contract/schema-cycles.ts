@@ -52,19 +52,55 @@ export function selfReferenceProblem(schema: unknown): string | undefined {
   );
 }
 
+/** Keywords whose value is data, not a schema: an enum of a million file names is not walked. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
+
+/** The schema objects of `schema` that walk on, skipping data keywords; `visit` may stop the walk with true. */
+function walkSchema(schema: unknown, visit: (node: Node, at: () => string) => boolean): void {
+  // Each entry's path is a link to its parent's, so a deep schema is not copied at every level.
+  type Path = { key: string; up: Path } | undefined;
+  const pointer = (path: Path) => {
+    const keys: string[] = [];
+    for (let step = path; step !== undefined; step = step.up) keys.push(`/${step.key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
+    return keys.reverse().join("");
+  };
+  const walk: Array<{ value: object; path: Path }> = [];
+  if (schema !== null && typeof schema === "object") walk.push({ value: schema, path: undefined });
+  while (walk.length > 0) {
+    const { value, path } = walk.pop()!;
+    if (isNode(value) && visit(value, () => pointer(path))) return;
+    for (const key of Object.keys(value)) {
+      const child = (value as Node)[key];
+      if (child === null || typeof child !== "object" || (isNode(value) && DATA_KEYWORDS.has(key))) continue;
+      walk.push({ value: child, path: { key, up: path } });
+    }
+  }
+}
+
 /** Where in `schema` (a JSON pointer) a reference leads back to itself through the same value, or undefined. */
 export function selfReferenceIn(schema: unknown): string | undefined {
-  const pointers = new Map<Node, string>();
-  const walk: Array<{ value: unknown; at: string }> = [{ value: schema, at: "" }];
-  while (walk.length > 0) {
-    const { value, at } = walk.pop()!;
-    if (value === null || typeof value !== "object") continue;
-    if (isNode(value) && !pointers.has(value)) pointers.set(value, at);
-    for (const [key, child] of Object.entries(value)) walk.push({ value: child, at: `${at}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}` });
-  }
+  // Every such loop passes through a $ref (a parsed schema is a tree): start only from those.
+  const starts: Node[] = [];
+  walkSchema(schema, (node) => {
+    if (typeof node.$ref === "string") starts.push(node);
+    return false;
+  });
+  const looped = loopIn(schema, starts);
+  if (looped === undefined) return undefined;
+  let where = "";
+  walkSchema(schema, (node, at) => {
+    if (node !== looped) return false;
+    where = at();
+    return true;
+  });
+  return where;
+}
+
+/** A node that same-value edges from `starts` lead back to while it is still open, or undefined. */
+function loopIn(schema: unknown, starts: Node[]): Node | undefined {
   // Depth-first over same-value edges: a node met again while still open closes a cycle.
   const state = new Map<Node, "open" | "done">();
-  for (const start of pointers.keys()) {
+  for (const start of starts) {
     if (state.has(start)) continue;
     const stack: Array<{ node: Node; next: Node[]; index: number }> = [{ node: start, next: sameValueSchemas(schema, start), index: 0 }];
     state.set(start, "open");
@@ -77,7 +113,7 @@ export function selfReferenceIn(schema: unknown): string | undefined {
       }
       const target = top.next[top.index++]!;
       const seen = state.get(target);
-      if (seen === "open") return pointers.get(target) ?? "";
+      if (seen === "open") return target;
       if (seen === undefined) {
         state.set(target, "open");
         stack.push({ node: target, next: sameValueSchemas(schema, target), index: 0 });

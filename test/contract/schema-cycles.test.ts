@@ -6,7 +6,7 @@ import { checkStructuredValue } from "../../src/harnesses/structured-answer.ts";
 const loops: Array<[string, Record<string, unknown>, string]> = [
   ["a $ref to the root", { $ref: "#" }, "its root"],
   ["two $defs that point at each other", { $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a"],
-  ["an allOf that holds the root", { type: "object", allOf: [{ $ref: "#" }] }, "its root"],
+  ["an allOf that holds the root", { type: "object", allOf: [{ $ref: "#" }] }, "/allOf/0"],
   ["an anyOf whose first branch points back at it", { $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }, { type: "string" }] } }, $ref: "#/$defs/a" }, "/$defs/a"],
 ];
 
