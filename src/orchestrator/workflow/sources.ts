@@ -195,8 +195,13 @@ function missingArgsHint(schema: JsonValue, value: Record<string, unknown>, viol
   if (missing.length === 0) return "";
   const properties = asObject(root?.properties);
   const placeholder = (key: string) => (asObject(properties?.[key])?.type === "string" ? '"…"' : "…");
-  return `; ${passing(`{${missing.map((key) => `${JSON.stringify(key)}: ${placeholder(key)}`).join(", ")}}`, missing.length)}`;
+  const shown = missing.slice(0, HINT_NAMES).map((key) => `${JSON.stringify(key)}: ${placeholder(key)}`);
+  if (missing.length > HINT_NAMES) shown.push(`… and ${missing.length - HINT_NAMES} more`);
+  return `; ${passing(`{${shown.join(", ")}}`, missing.length)}`;
 }
+
+/** The most names a hint lists: a schema of 5,000 properties named them all in one message. */
+const HINT_NAMES = 20;
 
 const asObject = (value: JsonValue | undefined): Record<string, JsonValue> | undefined =>
   value !== null && typeof value === "object" && !Array.isArray(value) ? value : undefined;
@@ -213,7 +218,10 @@ function unknownFieldHint(schema: JsonValue, pointer: string, message: string): 
   }
   const known = Object.keys(asObject(node?.properties) ?? {});
   const near = closestName(field, known);
-  return near !== undefined ? ` (did you mean ${near}?)` : known.length > 0 ? ` (known: ${known.join(", ")})` : "";
+  if (near !== undefined) return ` (did you mean ${near}?)`;
+  if (known.length === 0) return "";
+  const more = known.length > HINT_NAMES ? ` and ${known.length - HINT_NAMES} more` : "";
+  return ` (known: ${known.slice(0, HINT_NAMES).join(", ")}${more})`;
 }
 
 /** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */
