@@ -101,7 +101,7 @@ export const AGENT_OPTIONS_SCHEMA: SchemaObject = {
       "type": "boolean"
     },
     "isolation": {
-      "description": "worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.",
+      "description": "worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply (for /flow apply <runId> in a session not saved to a file).",
       "const": "worktree",
       "type": "string"
     },

@@ -40,12 +40,20 @@ export type ProcessGlobalKey = keyof typeof PROCESS_GLOBALS;
  * older copy's store: a store whose shape changes (a method added, renamed or answering
  * differently) must say so with a higher `shape`. Each shape is a store of its own (shape 1 sits
  * under the bare key, where copies before shapes put it): the newer copy makes one, and the older
- * copies still alive keep using theirs, which they alone understand.
+ * copies still alive keep using theirs, which they alone understand. A store that holds a thread
+ * or a process passes `retireOlder`: when this shape's store is made, each older shape's store
+ * still there is handed to it, so the newer copy can end what the older one would leave idle.
  */
-export function processGlobal<T>(key: ProcessGlobalKey, make: () => T, shape = 1): T {
+export function processGlobal<T>(key: ProcessGlobalKey, make: () => T, shape = 1, retireOlder?: (older: unknown) => void): T {
   const holder = globalThis as { [symbol: symbol]: unknown };
   const symbol = Symbol.for(storeName(key, shape));
-  holder[symbol] ??= make();
+  if (!(symbol in holder)) {
+    holder[symbol] = make();
+    for (let older = 1; older < shape; older++) {
+      const store = holder[Symbol.for(storeName(key, older))];
+      if (store !== undefined) retireOlder?.(store);
+    }
+  }
   // The key and shape name one store, and every copy of this module makes it with the same maker.
   return holder[symbol] as T;
 }

@@ -2,6 +2,7 @@
 // Schema meta-schema (draft-07, which Pi's own tool schemas follow), so `type: "objekt"` or
 // `required: "a"` is the script's error at parse time, not the caller's at launch.
 import { createRequire } from "node:module";
+import { capText } from "./text.ts";
 
 interface AjvInstance {
   validateSchema(schema: unknown): boolean | Promise<unknown>;
@@ -26,18 +27,29 @@ const AJV_ENUM_ITEMS = 16;
  * `schema` with every long `enum` cut to what Ajv needs to say the same: the meta-schema asks for
  * `uniqueItems`, which Ajv checks by comparing every pair, so an enum of 40,000 strings (a model's
  * list of a repository's files) held Pi's main thread for 20 seconds. Duplicates are found here
- * by their JSON text instead; an enum with one becomes that pair, which Ajv reports at its path.
+ * by their canonical JSON text instead (keys sorted, as JSON Schema's equality ignores their
+ * order); an enum with one becomes that pair, which Ajv reports at its path.
  */
 function withShortEnums(schema: unknown): unknown {
   return JSON.parse(JSON.stringify(schema), (key, value: unknown) => {
     if (key !== "enum" || !Array.isArray(value) || value.length <= AJV_ENUM_ITEMS) return value;
     const seen = new Set<string>();
     for (const item of value) {
-      const text = JSON.stringify(item);
+      const text = canonicalText(item);
       if (seen.has(text)) return [item, item];
       seen.add(text);
     }
     return value.slice(0, AJV_ENUM_ITEMS);
+  });
+}
+
+/** `value`'s JSON text with every object's keys sorted: two values JSON Schema calls equal have the same. */
+function canonicalText(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return inner;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(inner).sort()) Object.defineProperty(sorted, key, { value: (inner as Record<string, unknown>)[key], enumerable: true });
+    return sorted;
   });
 }
 
@@ -55,5 +67,6 @@ export function jsonSchemaProblem(schema: unknown): string | undefined {
   const first = check.errors?.[0];
   if (!first) return "not a JSON Schema";
   const where = first.instancePath === "" ? "the schema" : first.instancePath.slice(1).replaceAll("/", ".");
-  return `${where} ${first.message ?? "is invalid"}`;
+  // A path through a 1 MB property name is quoted cut short.
+  return `${capText(where, 200)} ${first.message ?? "is invalid"}`;
 }

@@ -91,7 +91,7 @@ type AgentOptions = {
    */
   isolated?: boolean;
   /**
-   * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.
+   * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply (for /flow apply <runId> in a session not saved to a file).
    */
   isolation?: "worktree";
   /**
@@ -498,7 +498,7 @@ type ExternalDelegateInput =
        */
       isolated?: boolean;
       /**
-       * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.
+       * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply (for /flow apply <runId> in a session not saved to a file).
        */
       isolation?: "worktree";
       /**
@@ -578,7 +578,7 @@ type ExternalDelegateInput =
        */
       isolated?: boolean;
       /**
-       * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.
+       * worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply (for /flow apply <runId> in a session not saved to a file).
        */
       isolation?: "worktree";
       /**
@@ -2063,7 +2063,7 @@ interface ExternalWorkflowInput {
    */
   resume?: string;
   /**
-   * true: return once the run is accepted; wait with external_runs. Default false.
+   * true: return once the run is accepted; wait with external_runs (in a session not saved to a file, for the completion message that follows when it settles). Default false.
    */
   background?: boolean;
 }

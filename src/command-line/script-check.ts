@@ -3,6 +3,9 @@ import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
 import { sourceExcerpt } from "../runs/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
+import { capText } from "../../runtime/text.ts";
+import { MAX_SCHEMA_PROBLEM_CHARS } from "../contract/output-schema-problem.ts";
+import { selfReferenceProblem } from "../contract/schema-cycles.ts";
 import { literalCallProblems } from "./literal-calls.ts";
 import type { Problem } from "./problem.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
@@ -75,8 +78,10 @@ export function checkWorkflowSource(
     try {
       compile(workflow.meta.args as JsonSchema);
     } catch (error) {
-      at("args", `meta.args is not a usable JSON Schema: ${(error as Error).message}`);
+      at("args", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}`);
     }
+    const loops = selfReferenceProblem(workflow.meta.args);
+    if (loops) at("args", `meta.args is not a usable JSON Schema: ${loops}`);
   }
   const requested = workflow.meta.tools ?? [];
   if (requested.length > 0) {

@@ -40,7 +40,7 @@ function sharedProperties() {
     isolation: Type.Optional(
       Type.Literal("worktree", {
         description:
-          "worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply.",
+          "worktree: the child works in its own git worktree of your tree (uncommitted files included); its changes wait for external_runs apply (for /flow apply <runId> in a session not saved to a file).",
       }),
     ),
     maxTurns: Type.Optional(

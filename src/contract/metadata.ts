@@ -30,7 +30,7 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
     semantics: [
       "Select with role or subagent_type, never both; subagent_type never takes harness. Harnesses: pi (default); claude and codex (external CLIs, harness_unavailable when their preflight fails); replay (answers from a cassette, harness_unavailable when none is configured); stub (answers with a value generated from outputSchema, no model; receipt warning stubbed).",
       "Foreground: ok is true only when the child settled done with a non-empty canonical answer.",
-      "Background: ok is true once the run is accepted and registered; wait with external_runs.",
+      "Background: ok is true once the run is accepted and registered; wait with external_runs (in a session not saved to a file, for the completion message that follows when it settles).",
       "Unknown role, subagent type or harness: selection_invalid; bad context: context_invalid; data.run is null.",
       "context none | recent N | full selects from the parent's branch frozen when the call starts.",
       "The answer is inline within 16 KiB of UTF-8 JSON after redaction, otherwise page run.refs.final.",

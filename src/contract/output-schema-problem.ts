@@ -1,5 +1,10 @@
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { jsonSchemaProblem } from "../../runtime/schema-check.ts";
+import { capText } from "../../runtime/text.ts";
+import { selfReferenceProblem } from "./schema-cycles.ts";
+
+/** The longest quote of why a schema is refused: the compiler's message quotes a broken pattern or $ref whole. */
+export const MAX_SCHEMA_PROBLEM_CHARS = 400;
 
 /**
  * Why an outputSchema cannot be used, or undefined when it can: one that does not compile, or one
@@ -11,8 +16,8 @@ export function outputSchemaProblem(schema: unknown): string | undefined {
   try {
     compile(schema as JsonSchema);
   } catch (error) {
-    return `outputSchema is not a usable JSON Schema: ${(error as Error).message}`;
+    return `outputSchema is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}`;
   }
-  const problem = jsonSchemaProblem(schema);
-  return problem ? `outputSchema is not a usable JSON Schema: ${problem}` : undefined;
+  const problem = jsonSchemaProblem(schema) ?? selfReferenceProblem(schema);
+  return problem ? `outputSchema is not a usable JSON Schema: ${capText(problem, MAX_SCHEMA_PROBLEM_CHARS)}` : undefined;
 }

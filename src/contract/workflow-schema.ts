@@ -26,7 +26,7 @@ export const WorkflowInputSchema = Type.Object(
       }),
     ),
     background: Type.Optional(
-      Type.Boolean({ description: "true: return once the run is accepted; wait with external_runs. Default false." }),
+      Type.Boolean({ description: "true: return once the run is accepted; wait with external_runs (in a session not saved to a file, for the completion message that follows when it settles). Default false." }),
     ),
   },
   { additionalProperties: false, description: "Give exactly one source: workflow, script, or resume (an interrupted run)." },

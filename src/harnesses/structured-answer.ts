@@ -1,5 +1,6 @@
 import type { SchemaViolation } from "../contract/schema-violation.ts";
-import { checkInWorker, stoppedCheck } from "./pattern-check.ts";
+import { stoppedCheck } from "./schema-stops.ts";
+import { checkInWorker } from "./schema-worker.ts";
 
 /** The instruction a child gets when its caller asked for a structured answer. */
 export function structuredAnswerInstruction(schema: Record<string, unknown>): string {
@@ -42,7 +43,7 @@ export async function checkStructuredValue(value: unknown, schema: Record<string
   if (checked.kind === "checked") return answerFor(value, checked.violation);
   if (checked.kind === "cancelled") return { ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." };
   if (checked.kind === "error") return { ok: false, message: `The child's answer could not be checked against outputSchema: ${checked.message}.` };
-  return { ok: false, stopped: true, message: `${stoppedCheck("the child's answer against outputSchema", checked)}.` };
+  return { ok: false, stopped: true, message: `${stoppedCheck("the child's answer against outputSchema", checked, schema)}.` };
 }
 
 // Redacting, saving and delivering a value all walk it recursively: one nested deeper than this

@@ -40,9 +40,9 @@ export function createDelegateTool(host: FlowHost) {
     description: [
       "Run one child agent. Select it with role (worker, explorer, reviewer, or a role file) or subagent_type (a Pi agent definition), never both. Children run on the pi harness (in-process Pi) unless harness is claude or codex (the Claude Code or Codex CLI).",
       "The child sees only its prompt unless context asks for the parent's recent turns or full history, frozen when this call starts.",
-      "Foreground (default) blocks until the child settles; ok is true only for a non-empty successful answer. background: true returns once the run is accepted; wait with external_runs.",
-      "Answers over 16 KiB come by reference: page run.refs.final with external_runs. Check ok, then run.state.outcome.",
-      "Cancelling this call stops a foreground child; a background child outlives the call and stops only through external_runs cancel or when the session ends.",
+      "Foreground (default) blocks until the child settles; ok is true only for a non-empty successful answer. background: true returns once the run is accepted; wait with external_runs (in a session not saved to a file, which external_runs cannot serve, a completion message follows when it settles).",
+      "Answers over 16 KiB come by reference: page run.refs.final with external_runs (in a session not saved to a file, refs are absent and a person reads the answer with /flow report). Check ok, then run.state.outcome.",
+      "Cancelling this call stops a foreground child; a background child outlives the call and stops only through external_runs cancel (/flow runs <runId> cancel in a session not saved to a file) or when the session ends.",
     ].join(" "),
     promptSnippet: "Delegate one task to a child agent (foreground or background) and get its answer as a run",
     parameters: DelegateInputSchema,

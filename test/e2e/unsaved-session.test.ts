@@ -212,3 +212,25 @@ describe("external_runs, refused here", () => {
     expect(completions()[0]!.details.state.outcome).toBe("cancelled");
   });
 });
+
+describe("what the tools tell the model", () => {
+  test("no sentence of pi-flow's tool descriptions or parameter descriptions says to wait or page with external_runs without saying what works in a session not saved to a file", async () => {
+    const flowTools = pi.session.getAllTools().filter((tool) => tool.name.startsWith("external_"));
+    expect(flowTools.map((tool) => tool.name).sort()).toEqual(["external_delegate", "external_help", "external_runs", "external_workflow"]);
+    const descriptions: string[] = [];
+    const collect = (node: unknown): void => {
+      if (node === null || typeof node !== "object") return;
+      const description = (node as { description?: unknown }).description;
+      if (typeof description === "string") descriptions.push(description);
+      for (const child of Object.values(node)) collect(child);
+    };
+    for (const tool of flowTools) {
+      descriptions.push(tool.description);
+      collect(tool.parameters);
+    }
+    const sentences = descriptions.flatMap((text) => text.split(/(?<=\.)\s+/));
+    const sendsToExternalRuns = sentences.filter((sentence) => /\b(wait|page|cancel)\b[^.]*external_runs|page run\.refs/i.test(sentence));
+    expect(sendsToExternalRuns.length).toBeGreaterThan(0);
+    expect(sendsToExternalRuns.filter((sentence) => !/not saved to a file/.test(sentence))).toEqual([]);
+  });
+});

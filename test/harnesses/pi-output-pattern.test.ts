@@ -80,7 +80,7 @@ test("a common slug pattern with a nested quantifier keeps accepting good slugs 
 });
 
 test("checks queued behind a stuck pattern still get their answers, from the worker that replaces the stopped one", async () => {
-  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
   const stuck = { type: "string", pattern: "^(a+)+$" };
   const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
   const [first, second, third, fourth] = await Promise.all([
@@ -96,12 +96,53 @@ test("checks queued behind a stuck pattern still get their answers, from the wor
   expect(fourth.kind === "checked" && fourth.violation?.pointer).toBe("");
 });
 
+test("a check stopped in uniqueItems after a pattern ran blames uniqueItems and where it is, not the pattern that finished", async () => {
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
+  const { stoppedCheck } = await import("../../src/harnesses/schema-stops.ts");
+  // Every tag passes its pattern at once; comparing every pair of 100,000 tags is what takes the time.
+  const schema = { type: "object", properties: { tags: { type: "array", uniqueItems: true, items: { type: "string", pattern: "^tag-\\d+$" } } } };
+  const tags = Array.from({ length: 100_000 }, (_, index) => `tag-${index}`);
+  const stopped = await checkInWorker({ tags }, schema, { limitMs: 500 });
+  expect(stopped).toEqual({ kind: "too_slow", pattern: undefined });
+  if (stopped.kind !== "too_slow") return;
+  expect(stoppedCheck("the child's answer against outputSchema", stopped, schema)).toMatch(
+    /^Checking the child's answer against outputSchema took longer than \d+ s at uniqueItems \(at \/properties\/tags\), so the check was stopped: uniqueItems compares every pair of an array's items/,
+  );
+});
+
+test("an answer checked against two long patterns in turn is not slowed by naming them: each pattern's text goes to the host once per check, not once per string", async () => {
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
+  // Two patterns of 130,000 characters each, tested in turn on each of 40,000 strings: posted at
+  // every change, that was 80,000 copies of 130 KB to the host, past the check's 3 s.
+  const long = `^(?:${Array.from({ length: 20_000 }, (_, index) => `a${index}`).join("|")}|a)$`;
+  const schema = { type: "array", items: { type: "string", allOf: [{ pattern: long }, { pattern: `(?:)${long}` }] } };
+  expect(await checkInWorker(Array.from({ length: 40_000 }, () => "a"), schema)).toEqual({ kind: "checked", violation: undefined });
+});
+
+test("a schema's long pattern, key or $ref is quoted cut short in the messages that name it, not whole", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  const { outputSchemaProblem } = await import("../../src/contract/output-schema-problem.ts");
+  const long = `^a${"(?:b)?".repeat(5_000)}$`;
+  const refused = await checkStructuredValue({ ["k".repeat(100_000)]: "c" }, { type: "object", additionalProperties: { type: "string", pattern: long } });
+  expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/^The child's answer does not satisfy outputSchema at \/kkkk.*… \[\d+ more characters cut\]: expected to match \^a\(\?:b\)\?.*… \[\d+ more characters cut\]\.$/) });
+  expect(!refused.ok && refused.message.length).toBeLessThan(1_000);
+  for (const schema of [{ type: "string", pattern: `(${"a".repeat(1_000_000)}` }, { properties: { ["k".repeat(1_000_000)]: { type: "objekt" } } }, { $ref: `#/$defs/${"z".repeat(1_000_000)}` }]) {
+    const problem = outputSchemaProblem(schema);
+    expect(problem).toMatch(/^outputSchema is not a usable JSON Schema: .*… \[\d+ more characters cut\]/);
+    expect(problem!.length).toBeLessThan(1_000);
+  }
+  // A pattern too large for the regexp engine is refused by the worker, quoting it cut short too.
+  const tooLarge = await checkStructuredValue("c", { type: "string", pattern: `^a${"(?:b)?".repeat(50_000)}$` });
+  expect(tooLarge).toMatchObject({ ok: false, message: expect.stringMatching(/^The child's answer could not be checked against outputSchema: .*… \[\d+ more characters cut\]\.$/) });
+  expect(!tooLarge.ok && tooLarge.message.length).toBeLessThan(1_000);
+});
+
 test("a job that outgrows the worker's memory limit ends that worker, not the host: it answers out_of_memory, and the next job gets a new worker", async () => {
-  const { checkInWorker, generateInWorker, PatternChecker } = await import("../../src/harnesses/pattern-check.ts");
-  // A checker with a small limit, so the jobs outgrow it in a second; the process's own has PATTERN_CHECK_MEMORY_MB.
-  const small = new PatternChecker(16);
+  const { checkInWorker, generateInWorker, SchemaWorker } = await import("../../src/harnesses/schema-worker.ts");
+  // A checker with a small limit, so the jobs outgrow it in a second; the process's own has SCHEMA_WORK_MEMORY_MB.
+  const small = new SchemaWorker(16);
   const noTimeLimit = 600_000;
-  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, { limitMs: noTimeLimit, checker: small });
+  const huge = await generateInWorker({ type: "string", minLength: 100_000_000 }, { seed: 1 }, 1_000_000, { limitMs: noTimeLimit, checker: small });
   expect(huge).toEqual({ kind: "out_of_memory", pattern: undefined });
   const items = Array.from({ length: 300_000 }, (_, index) => ({ id: `item-${index}` }));
   const schema = { type: "array", items: { type: "object", properties: { id: { type: "string", pattern: "^item-\\d+$" } } } };
@@ -110,7 +151,7 @@ test("a job that outgrows the worker's memory limit ends that worker, not the ho
 });
 
 test("a cancel stops a check running in the worker at once, and the next check gets its answer from a new worker", async () => {
-  const { checkInWorker } = await import("../../src/harnesses/pattern-check.ts");
+  const { checkInWorker } = await import("../../src/harnesses/schema-worker.ts");
   const slug = { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$" };
   const controller = new AbortController();
   const ahead = checkInWorker("pi-flow", slug);
@@ -137,10 +178,18 @@ test("a schema with no pattern whose check grows faster than the answer (uniqueI
   const branching: Record<string, unknown> = { b40: { type: "string" } };
   for (let level = 0; level < 40; level++) branching[`b${level}`] = { anyOf: [{ $ref: `#/$defs/b${level + 1}` }, { $ref: `#/$defs/b${level + 1}` }] };
   const schemas = [
-    { value: Array.from({ length: 1_000_000 }, (_, index) => index), schema: { type: "array", uniqueItems: true } },
-    { value: 1, schema: { $defs: branching, $ref: "#/$defs/b0" } },
+    {
+      value: Array.from({ length: 1_000_000 }, (_, index) => index),
+      schema: { type: "array", uniqueItems: true },
+      named: /took longer than \d+ s at uniqueItems \(at \/\), so the check was stopped: uniqueItems compares every pair of an array's items/,
+    },
+    {
+      value: 1,
+      schema: { $defs: branching, $ref: "#/$defs/b0" },
+      named: /took longer than \d+ s in the \$refs \(at \/, \/\$defs\/b0\/anyOf\/0, \/\$defs\/b0\/anyOf\/1 and \d+ more\), so the check was stopped: \$refs that branch into each other/,
+    },
   ];
-  for (const { value, schema } of schemas) {
+  for (const { value, schema, named } of schemas) {
     let settled = false;
     const pending = checkStructuredValue(value, schema).finally(() => (settled = true));
     await new Promise((resolve) => setImmediate(resolve));
@@ -148,7 +197,7 @@ test("a schema with no pattern whose check grows faster than the answer (uniqueI
     expect(await pending).toEqual({
       ok: false,
       stopped: true,
-      message: expect.stringMatching(/^Checking the child's answer against outputSchema took longer than \d+ s, so the check was stopped: uniqueItems over a long array, or \$refs that branch/),
+      message: expect.stringMatching(named),
     });
   }
 });

@@ -114,6 +114,17 @@ describe("stub values", () => {
     });
   });
 
+  test("a value that generates in time but is larger than the stub's cap is refused, saying its size and the cap", async () => {
+    // A const is generated at once whatever its size, so the cap, not the time limit, is what refuses it (minItems: 1000000 is 4 MB in time, too).
+    expect(await valueForSchema({ const: "x".repeat(2_000_000) }, 0)).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^The stub harness found no value .*\(the generated value is 2\.0 MB of JSON, more than the stub harness's 1 MB: .*minLength, minItems/),
+    });
+    // Just under the cap is still a value.
+    const under = await valueForSchema({ const: "x".repeat(999_000) }, 0);
+    expect(under.ok && typeof under.value === "string" && under.value.length).toBe(999_000);
+  });
+
   test("a child with no schema gets a text that names the call and says no model spoke", () => {
     expect(stubText({ agent: "role:explorer", description: "Summarize", occurrence: 2 })).toBe('[stub] role:explorer "Summarize" #2: no model was called.');
   });

@@ -14,6 +14,7 @@ import {
   selectWorkflow,
   SHIPPED_WORKFLOWS_DIR,
   workflowDirs,
+  type ArgsPassing,
   type WorkflowDirs,
 } from "../../src/orchestrator/workflow/sources.ts";
 
@@ -113,6 +114,22 @@ describe("parsing and arguments", () => {
     const edit = parseSelected(selectWorkflow({ workflow: "parallel-edit" }, dirs));
     await expect(checkArgs(edit, { edits: [{ path: "a", task: "b" }, { path: "a", task: "b", rol: "worker" }] })).rejects.toThrow(/^args\/edits\/1\/rol: unknown field \(known: path, task\)$/);
     await expect(checkArgs(edit, { edits: [{ path: "a", task: "b" }], rol: "worker" })).rejects.toThrow(/^args\/rol: unknown field \(did you mean role\?\)$/);
+  });
+
+  test("a schema with thousands of properties names the first twenty it knows, and the first twenty required ones missing, then how many more", async () => {
+    const names = Array.from({ length: 5_000 }, (_, index) => `option_${index}`);
+    const properties = Object.fromEntries(names.map((name) => [name, { type: "string" }]));
+    const wide = (schema: Record<string, unknown>) =>
+      parseSelected({ name: "inline", source: "inline", label: "inline.js", text: `export const meta = { args: ${JSON.stringify(schema)} };\nreturn 1;` });
+    const closed = wide({ type: "object", properties, additionalProperties: false });
+    await expect(checkArgs(closed, { zzzzzzzzzzzzzzzzzzzz: "x" })).rejects.toThrow(
+      new RegExp(`^args/zzzzzzzzzzzzzzzzzzzz: unknown field \\(known: ${names.slice(0, 20).join(", ")} and 4980 more\\)$`),
+    );
+    const demanding = wide({ type: "object", properties, required: names });
+    const pass: ArgsPassing = (example, count) => `give ${count} in args: ${example}`;
+    await expect(checkArgs(demanding, {}, "inline.js", undefined, pass)).rejects.toThrow(
+      new RegExp(`; give 5000 in args: \\{${names.slice(0, 20).map((name) => `"${name}": "…"`).join(", ")}, … and 4980 more\\}$`),
+    );
   });
 });
 

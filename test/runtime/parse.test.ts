@@ -173,4 +173,13 @@ describe("meta.args with a long enum", () => {
     expect(await problemOf({ enum: [...Array.from({ length: 100 }, (_, index) => ({ k: index })), { k: 7 }] })).toMatch(/^enum must NOT have duplicate items/);
     expect(await problemOf({ enum: [] })).toMatch(/^enum must NOT have fewer than 1 items/);
   });
+
+  it("a long enum's objects are the same value whatever the order of their keys, as JSON Schema compares them (and as a short enum's are)", async () => {
+    const pairs = (length: number) => Array.from({ length }, (_, index) => ({ a: index, b: { c: index, d: [index, { e: 1, f: 2 }] } }));
+    const swapped = { b: { d: [7, { f: 2, e: 1 }], c: 7 }, a: 7 };
+    expect(await problemOf({ enum: [...pairs(10), swapped] })).toMatch(/^enum must NOT have duplicate items/);
+    expect(await problemOf({ enum: [...pairs(100), swapped] })).toMatch(/^enum must NOT have duplicate items/);
+    // Arrays keep their order: [1, 2] and [2, 1] are two values.
+    expect(await problemOf({ enum: [...Array.from({ length: 100 }, (_, index) => [index, index + 1]), [2, 1]] })).toBeUndefined();
+  });
 });

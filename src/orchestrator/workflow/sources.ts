@@ -8,7 +8,10 @@ import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
 import { jsonDepth } from "../../../runtime/json.ts";
-import { checkInWorker, stoppedCheck, type PatternCheck } from "../../harnesses/index.ts";
+import { capText } from "../../../runtime/text.ts";
+import { MAX_SCHEMA_PROBLEM_CHARS } from "../../contract/output-schema-problem.ts";
+import { selfReferenceProblem } from "../../contract/schema-cycles.ts";
+import { checkInWorker, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 
@@ -130,7 +133,7 @@ export function metaPosition(workflow: ParsedWorkflow, label: string): string {
 /**
  * `args` against `meta.args`; the first violation is named. No schema: any object is accepted. A
  * saved workflow's schema may hold a pattern that backtracks for ever, or $refs that branch
- * exponentially: it is checked in the checking worker (src/harnesses/pattern-check.ts), with its
+ * exponentially: it is checked in the checking worker (src/harnesses/schema-worker.ts), with its
  * time and memory limits, never on the host's main thread. `passing`: how this caller passes args,
  * said when a required one is missing (none for a resume, whose args are the run's own).
  */
@@ -164,9 +167,11 @@ export async function checkArgs(
   try {
     compile(schema as JsonSchema); // a schema that does not compile is the script's error, said before any check
   } catch (error) {
-    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${(error as Error).message}${metaPosition(workflow, label)}`);
+    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}${metaPosition(workflow, label)}`);
   }
-  const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), workflow, label);
+  const loops = selfReferenceProblem(schema);
+  if (loops) throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${loops}${metaPosition(workflow, label)}`);
+  const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), schema, workflow, label);
   if (!violation) return value;
   const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
@@ -190,8 +195,13 @@ function missingArgsHint(schema: JsonValue, value: Record<string, unknown>, viol
   if (missing.length === 0) return "";
   const properties = asObject(root?.properties);
   const placeholder = (key: string) => (asObject(properties?.[key])?.type === "string" ? '"…"' : "…");
-  return `; ${passing(`{${missing.map((key) => `${JSON.stringify(key)}: ${placeholder(key)}`).join(", ")}}`, missing.length)}`;
+  const shown = missing.slice(0, HINT_NAMES).map((key) => `${JSON.stringify(key)}: ${placeholder(key)}`);
+  if (missing.length > HINT_NAMES) shown.push(`… and ${missing.length - HINT_NAMES} more`);
+  return `; ${passing(`{${shown.join(", ")}}`, missing.length)}`;
 }
+
+/** The most names a hint lists: a schema of 5,000 properties named them all in one message. */
+const HINT_NAMES = 20;
 
 const asObject = (value: JsonValue | undefined): Record<string, JsonValue> | undefined =>
   value !== null && typeof value === "object" && !Array.isArray(value) ? value : undefined;
@@ -208,14 +218,17 @@ function unknownFieldHint(schema: JsonValue, pointer: string, message: string): 
   }
   const known = Object.keys(asObject(node?.properties) ?? {});
   const near = closestName(field, known);
-  return near !== undefined ? ` (did you mean ${near}?)` : known.length > 0 ? ` (known: ${known.join(", ")})` : "";
+  if (near !== undefined) return ` (did you mean ${near}?)`;
+  if (known.length === 0) return "";
+  const more = known.length > HINT_NAMES ? ` and ${known.length - HINT_NAMES} more` : "";
+  return ` (known: ${known.slice(0, HINT_NAMES).join(", ")}${more})`;
 }
 
 /** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */
-function checkedInWorker(checked: PatternCheck, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
+function checkedInWorker(checked: SchemaCheck, schema: unknown, workflow: ParsedWorkflow, label: string): SchemaViolation | undefined {
   if (checked.kind === "checked") return checked.violation;
   if (checked.kind === "cancelled") throw new DOMException("The launch was cancelled while its args were checked.", "AbortError");
   const where = metaPosition(workflow, label);
   if (checked.kind === "error") throw new FlowError("script_invalid", `args could not be checked against meta.args: ${checked.message}${where}`);
-  throw new FlowError("script_invalid", `${stoppedCheck("args against meta.args", checked)}${where}`);
+  throw new FlowError("script_invalid", `${stoppedCheck("args against meta.args", checked, schema)}${where}`);
 }

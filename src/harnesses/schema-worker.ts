@@ -2,58 +2,21 @@ import { Worker } from "node:worker_threads";
 import { violationOf, type SchemaViolation } from "../contract/schema-violation.ts";
 import { errorCode } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
+import { capText } from "../../runtime/text.ts";
+import { SCHEMA_WORK_LIMIT_MS, SCHEMA_WORK_MEMORY_MB } from "./schema-limits.ts";
+
+/** The longest error message a job in the worker answers with. */
+const MAX_WORKER_ERROR_CHARS = 400;
 
 /**
  * An outputSchema is written by a model that reads untrusted content (and meta.args by a saved
  * workflow's author): a pattern such as ^(a+)+$ backtracks for minutes or forever on a
  * 40-character string, uniqueItems is quadratic in an array's length, and $refs that branch into
  * each other are exponential. Checked on the host's main thread, that would freeze the user's Pi;
- * so every check runs in a worker that is terminated past PATTERN_CHECK_LIMIT_MS or
- * PATTERN_CHECK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
+ * so every check runs in a worker that is terminated past SCHEMA_WORK_LIMIT_MS or
+ * SCHEMA_WORK_MEMORY_MB (docs/delegation.md). The stub harness generates its values there too:
  * a pattern such as ^((a{1000}){1000}){100}$ asks for a string of 10^8 characters.
  */
-
-/** How long checking one answer, or generating one stub value, may run in its worker before it, and the child, fail. */
-export const PATTERN_CHECK_LIMIT_MS = 3000;
-
-/**
- * The most memory (V8's old generation) the worker may use: a job past it ends the worker, not Pi.
- * A 32 MiB answer (the most a CLI child's line may hold) copied into it fits with room to spare.
- */
-export const PATTERN_CHECK_MEMORY_MB = 256;
-
-/**
- * Why a check of `subject` ("the child's answer against outputSchema") was stopped past a limit,
- * with no final period: the pattern it was running, or, with none, what else grows that fast.
- */
-export function stoppedCheck(subject: string, stopped: { kind: "too_slow" | "out_of_memory"; pattern: string | undefined }): string {
-  const pattern = stopped.pattern === undefined ? undefined : `the pattern ${JSON.stringify(stopped.pattern.slice(0, 200))}`;
-  if (stopped.kind === "out_of_memory") {
-    return `Checking ${subject} ran out of the checking worker's ${PATTERN_CHECK_MEMORY_MB} MB of memory${pattern ? ` at ${pattern}` : ""}, so the check was stopped`;
-  }
-  const took = `Checking ${subject} took longer than ${PATTERN_CHECK_LIMIT_MS / 1000} s`;
-  if (pattern === undefined) {
-    return `${took}, so the check was stopped: uniqueItems over a long array, or $refs that branch into each other, take time that grows much faster than the value`;
-  }
-  return (
-    `${took} at ${pattern}, so the check was stopped: ` +
-    "a pattern whose repetitions can match the same text in many ways (such as ^(a+)+$) takes exponential time on some strings. Write the pattern so each character can match only one way"
-  );
-}
-
-/** The `pattern` strings `schema` holds, in the order a reader meets them; found without recursion. */
-export function patternsIn(schema: unknown): string[] {
-  const found: string[] = [];
-  const stack: unknown[] = [schema];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (next === null || typeof next !== "object") continue;
-    if (!Array.isArray(next) && "pattern" in next && typeof next.pattern === "string") found.push(next.pattern);
-    const children = Object.values(next);
-    for (let index = children.length - 1; index >= 0; index--) if (children[index] !== null && typeof children[index] === "object") stack.push(children[index]);
-  }
-  return found;
-}
 
 /** Why a job in the worker ended without its answer; `pattern` is the one it was running, when known. */
 type Unanswered =
@@ -62,23 +25,25 @@ type Unanswered =
   | { kind: "cancelled" }
   | { kind: "error"; message: string };
 
-export type PatternCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
+export type SchemaCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
 
-export type GeneratedInWorker = { kind: "generated"; value: unknown } | Unanswered;
+/** `too_large`: the value was generated in time, but its JSON text is `bytes` long, past the job's `maxBytes`. */
+export type GeneratedInWorker = { kind: "generated"; value: unknown } | { kind: "too_large"; bytes: number } | Unanswered;
 
 /** What the worker is asked to do: check a value, or generate one with json-schema-faker's options. */
 type Work =
   | { kind: "check"; value: unknown; schema: Record<string, unknown> }
-  | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown> };
+  | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown>; maxBytes: number };
 
 type Answer =
   | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
-  | { id: number; type: "generated"; value: unknown };
+  | { id: number; type: "generated"; value: unknown }
+  | { id: number; type: "too_large"; bytes: number };
 
 type WorkerMessage =
   | Answer
   | { id: number; type: "started" }
-  | { id: number; type: "pattern"; source: string }
+  | { id: number; type: "pattern"; number: number; source: string }
   | { id: number; type: "error"; message: string };
 
 type Ended = { kind: "answered"; answer: Answer } | Unanswered;
@@ -91,12 +56,12 @@ interface Job {
 }
 
 export interface WorkerJobOptions {
-  /** How long the job may run once started; PATTERN_CHECK_LIMIT_MS unless a test says otherwise. */
+  /** How long the job may run once started; SCHEMA_WORK_LIMIT_MS unless a test says otherwise. */
   limitMs?: number;
   /** The run's signal: a cancelled run's job leaves the queue, or ends the worker that runs it, at once. */
   signal?: AbortSignal;
   /** The checker to run on; the process's one unless a test gives its own. */
-  checker?: PatternChecker;
+  checker?: SchemaWorker;
 }
 
 /**
@@ -105,15 +70,19 @@ export interface WorkerJobOptions {
  * with its own limit counted from when it starts. A check past its limit terminates the worker;
  * the checks queued behind it go to a new one.
  */
-export class PatternChecker {
+export class SchemaWorker {
+  // worker, current, queue and pump are how a newer copy retires this one (retireOlderChecker): keep their names.
   private worker: Worker | null = null;
+  /** Shared with the worker: the number (plus one) of the pattern it runs, 0 between patterns. */
+  private running = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   private readonly queue: Job[] = [];
-  private current: { job: Job; pattern: string | undefined; timer: NodeJS.Timeout | undefined } | null = null;
+  /** The running job, with the patterns its worker has posted, by number. */
+  private current: { job: Job; patterns: string[]; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
 
   private readonly memoryMb: number;
 
-  constructor(memoryMb = PATTERN_CHECK_MEMORY_MB) {
+  constructor(memoryMb = SCHEMA_WORK_MEMORY_MB) {
     this.memoryMb = memoryMb;
   }
 
@@ -150,20 +119,25 @@ export class PatternChecker {
     }
     const worker = this.started();
     worker.ref();
-    this.current = { job, pattern: undefined, timer: undefined };
+    this.current = { job, patterns: [], timer: undefined };
     worker.postMessage({ id: job.id, work: job.work });
   }
 
   private started(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(new URL("./pattern-check-worker.js", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
+    const running = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const worker = new Worker(new URL("./schema-worker-thread.js", import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: this.memoryMb },
+      workerData: { running: running.buffer },
+    });
     worker.on("message", (message: WorkerMessage) => this.onMessage(message));
     worker.on("error", (error) => {
-      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.current?.pattern });
+      if (errorCode(error) === "ERR_WORKER_OUT_OF_MEMORY") this.lost(worker, { kind: "out_of_memory", pattern: this.runningPattern(running) });
       else this.lost(worker, { kind: "error", message: error.message });
     });
     worker.on("exit", (code) => this.lost(worker, { kind: "error", message: `the checking worker exited (code ${code}) before it answered` }));
     this.worker = worker;
+    this.running = running;
     return worker;
   }
 
@@ -172,10 +146,17 @@ export class PatternChecker {
     if (current === null || message.id !== current.job.id) return;
     if (message.type === "started") {
       // The limit counts from when the check starts, not while a busy host loads the worker.
-      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: current.pattern }), current.job.limitMs);
-    } else if (message.type === "pattern") current.pattern = message.source;
-    else if (message.type === "error") this.finish({ kind: "error", message: message.message });
+      current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: this.runningPattern(this.running) }), current.job.limitMs);
+    } else if (message.type === "pattern") current.patterns[message.number] = message.source;
+    // The error may quote the schema whole (a regexp too large for the engine, at 300 KB).
+    else if (message.type === "error") this.finish({ kind: "error", message: capText(message.message, MAX_WORKER_ERROR_CHARS) });
     else this.finish({ kind: "answered", answer: message });
+  }
+
+  /** The pattern the running job is in, or undefined when it is between patterns (in uniqueItems, say). */
+  private runningPattern(running: Int32Array): string | undefined {
+    const number = Atomics.load(running, 0);
+    return number === 0 ? undefined : this.current?.patterns[number - 1];
   }
 
   /** The running job is past its limit (its worker is stuck in a pattern) or cancelled: its worker ends. */
@@ -205,25 +186,70 @@ export class PatternChecker {
   }
 }
 
+/** The fields a checker of every shape so far keeps (SchemaWorker's and PatternChecker's): keep their names. */
+interface OlderChecker {
+  worker: Worker | null;
+  current: unknown;
+  queue: unknown[];
+  pump(): void;
+}
+
+function isOlderChecker(store: unknown): store is OlderChecker {
+  if (store === null || typeof store !== "object") return false;
+  const fields = store as Partial<Record<keyof OlderChecker, unknown>>;
+  return typeof fields.pump === "function" && Array.isArray(fields.queue) && "current" in fields && (fields.worker === null || fields.worker instanceof Worker);
+}
+
+/**
+ * An older copy's checker after an upgrade and a reload: its thread would stay alive, idle and
+ * unreachable for as long as the process lives. It is ended now if idle, else once its jobs are
+ * answered; a run of the older copy still alive that checks again gets a thread ended the same way.
+ */
+function retireOlderChecker(store: unknown): void {
+  if (!isOlderChecker(store)) return; // shape 1's first form started a thread per check, and kept none
+  const endIfIdle = () => {
+    if (store.current !== null || store.queue.length > 0 || store.worker === null) return;
+    const thread = store.worker;
+    store.worker = null; // its exit, then, is not taken for a lost job
+    void thread.terminate();
+  };
+  const pump = store.pump;
+  store.pump = () => {
+    pump.call(store);
+    endIfIdle();
+  };
+  endIfIdle();
+}
+
 /**
  * The shape of the process's checker (runtime/process-global.ts): 1 had check(value, schema,
  * limitMs) only; 2 has run(work, limitMs, signal). A copy of another shape keeps its own.
  */
 const CHECKER_SHAPE = 2;
-const checker = processGlobal("pi-flow.pattern-checker", () => new PatternChecker(), CHECKER_SHAPE);
+const checker = processGlobal("pi-flow.pattern-checker", () => new SchemaWorker(), CHECKER_SHAPE, retireOlderChecker);
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
-export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<PatternCheck> {
-  const ended = await (options.checker ?? checker).run({ kind: "check", value, schema }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
+export async function checkInWorker(value: unknown, schema: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<SchemaCheck> {
+  const ended = await (options.checker ?? checker).run({ kind: "check", value, schema }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
   if (ended.answer.type !== "checked") return { kind: "error", message: "the checking worker answered a check with a generated value" };
   return { kind: "checked", violation: ended.answer.error === null ? undefined : violationOf(ended.answer.error) };
 }
 
-/** A value json-schema-faker generates from `schema` with `options`, generated in the worker; the host's event loop keeps turning meanwhile. */
-export async function generateInWorker(schema: Record<string, unknown>, fakerOptions: Record<string, unknown>, options: WorkerJobOptions = {}): Promise<GeneratedInWorker> {
-  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions }, options.limitMs ?? PATTERN_CHECK_LIMIT_MS, options.signal);
+/**
+ * A value json-schema-faker generates from `schema` with `options`, generated in the worker; the
+ * host's event loop keeps turning meanwhile. One whose JSON text is longer than `maxBytes` stays
+ * in the worker: only its size comes back.
+ */
+export async function generateInWorker(
+  schema: Record<string, unknown>,
+  fakerOptions: Record<string, unknown>,
+  maxBytes: number,
+  options: WorkerJobOptions = {},
+): Promise<GeneratedInWorker> {
+  const ended = await (options.checker ?? checker).run({ kind: "generate", schema, options: fakerOptions, maxBytes }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
   if (ended.kind !== "answered") return ended;
+  if (ended.answer.type === "too_large") return { kind: "too_large", bytes: ended.answer.bytes };
   if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
   return { kind: "generated", value: ended.answer.value };
 }
