@@ -219,12 +219,16 @@ function uncaught(error) {
   return error;
 }
 
-// The wrapper line calls this once with a function that takes uncaught() and returns the script's async function.
-define("__flow_start", function (wrapped) {
+// The wrapper line calls this once with an object whose run() method is the script; run() reaches
+// uncaught() through its prototype (super), so no name of it is in the script's scope.
+const setPrototypeOf = Object.setPrototypeOf;
+const wrapperBase = Object.freeze({ __proto__: null, uncaught });
+define("__flow_start", function (wrapper) {
   delete g.__flow_start;
   let promise;
   try {
-    promise = wrapped(uncaught)();
+    setPrototypeOf(wrapper, wrapperBase);
+    promise = apply(wrapper.run, undefined, []);
   } catch (error) {
     promise = Promise.reject(error);
   }

@@ -30,9 +30,11 @@ const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" }         ;
 /**
  * One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and
  * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone.
+ * The wrapper reaches uncaught() through `super` (the prelude sets the method's prototype), not a
+ * name: a script's `var` could shadow a name, and `super` is a syntax error in a script body.
  */
 export function wrapScript(body        )         {
-  return `__flow_start(function (__flow_uncaught) { return async function () { "use strict"; try {\n${body}\n} catch (__flow_error) { throw __flow_uncaught(__flow_error); } }; });`;
+  return `__flow_start({ async run() { "use strict"; try {\n${body}\n} catch (__flow_error) { throw super.uncaught(__flow_error); } } });`;
 }
 
 export class VmSession {

@@ -154,7 +154,7 @@ describe("limits enforced on a running script", () => {
       expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: "uncaught null" });
     }
     // The wrapper's hand-off is in the script's scope; called with room to spare, it reports nothing.
-    const called = await run("__flow_uncaught(null);\nreturn 1;", { limits: { memoryBytes } });
+    const called = await run("eval(\"super.uncaught(null)\");\nreturn 1;", { limits: { memoryBytes } });
     expect(value(called.result)).toBe(1);
   });
 
