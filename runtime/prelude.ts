@@ -64,11 +64,14 @@ const weakSet = WeakMap.prototype.set;
 // The host's own fields only: a script that puts "limit" on Object.prototype must not make every
 // host refusal a limit error.
 const hasOwn = Object.hasOwn;
-function hostError(reply) {
+// site: the frames of the script's call, for an answer that arrives later, when no frame of the
+// script is on the stack (without it, the run's error would name no line).
+function hostError(reply, site) {
   const e = (key) => (hasOwn(reply, key) ? reply[key] : undefined);
   const error = e("name") === "TypeError" ? new TypeError(e("message"))
     : e("name") === "RangeError" ? new RangeError(e("message"))
     : new FlowError(e("message"));
+  if (site !== undefined) defineProperty(error, "stack", { value: site, writable: true, configurable: true, enumerable: false });
   if (e("code") !== undefined) error.code = e("code");
   if (e("runId") !== undefined) error.runId = e("runId");
   if (typeof e("limit") === "string") apply(weakSet, limitErrors, [error, e("limit")]);
@@ -122,10 +125,12 @@ Math.random = random;
 
 // Host requests: the host answers later through deliver(), which settles the matching promise.
 const pending = new Map();
+const CallSite = Error;
 function request(kind, name, payload, what) {
   try {
     const id = call("send", kind, name, toJson(payload, what));
-    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+    const site = new CallSite().stack;
+    return new Promise((resolve, reject) => pending.set(id, { resolve, reject, site }));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -136,7 +141,7 @@ host("register", function deliver(id, ok, text) {
   pending.delete(id);
   try {
     if (ok) entry.resolve(parse(text));
-    else entry.reject(hostError(parse(text)));
+    else entry.reject(hostError(parse(text), entry.site));
   } catch (error) {
     entry.reject(error);
   }

@@ -285,11 +285,11 @@ class RunSession {
     const error: WorkflowError = { kind: failure.kind, message: capText(failure.message, MAX_ERROR_MESSAGE_CHARS) };
     if (failure.code !== undefined) error.code = failure.code;
     if (failure.runId !== undefined) error.runId = failure.runId;
-    if (failure.kind !== "script") return error;
-    error.name = failure.name ?? "Error";
+    if (failure.kind === "sandbox") return error;
+    if (failure.kind === "script") error.name = failure.name ?? "Error";
     if (failure.stack !== undefined) {
       const mapped = mapStack(failure.stack, this.filename, this.workflow.body.split("\n").length);
-      error.stack = mapped.stack ? `${error.name}: ${failure.message}\n${mapped.stack}` : `${error.name}: ${failure.message}`;
+      if (failure.kind === "script") error.stack = mapped.stack ? `${error.name}: ${failure.message}\n${mapped.stack}` : `${error.name}: ${failure.message}`;
       if (mapped.position) {
         error.line = mapped.position.line;
         error.column = mapped.position.column;

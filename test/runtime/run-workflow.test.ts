@@ -95,6 +95,19 @@ outer();`;
     expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 2 });
   });
 
+  it("reports a host call's failure at the script's line that made the call", async () => {
+    const refuse = async () => {
+      throw hostError("refused", { code: "request_invalid" });
+    };
+    const agentCall = await run("const a = 1;\n\nawait agent({ prompt: 'p' });", { host: { agent: refuse } });
+    expect(failure(agentCall.result)).toMatchObject({ kind: "script", name: "FlowError", message: "refused", line: 3 });
+    expect(failure(agentCall.result).stack).toMatch(/^FlowError: refused\n {4}at .*\(inline\.js:3:\d+\)/);
+    const toolCall = await run("const found = [];\n\nfound.push(await tools.grep({}));", { host: { tools: { grep: refuse } } });
+    expect(failure(toolCall.result)).toMatchObject({ kind: "script", name: "FlowError", message: "refused", line: 3 });
+    const stored = await run("const a = 1;\nstore('k', 'x'.repeat(200));", { limits: { storeValueChars: 100 } });
+    expect(failure(stored.result)).toMatchObject({ kind: "limit", code: "storeValueChars", line: 2 });
+  });
+
   it("fails with a clear error when the return value is not JSON", async () => {
     const { result } = await run("return { n: 10n };");
     expect(failure(result).message).toMatch(/return value must be JSON-serializable/);
