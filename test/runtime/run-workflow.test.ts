@@ -379,6 +379,17 @@ describe("runWorkflow: store and load", () => {
     expect(answer.refused).toHaveLength(6);
     expect(answer.refused[0]).toBe("TypeError: store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
     expect(events.filter((event) => event.type === "store").map((event) => (event as { key: string }).key)).toEqual(["😀"]);
+    // The prelude's check runs on the script's RegExp methods: a script that replaces them is refused all the same.
+    const patched = await run(
+      `RegExp.prototype.test = () => false; RegExp.prototype.exec = () => null;
+       const refused = [];
+       for (const key of ["\uD800", "\uD801"]) {
+         try { store(key, 1); } catch (e) { refused.push(e.message); }
+       }
+       return refused;`,
+    );
+    expect(value(patched.result)).toEqual(["store(key, value): key holds a lone UTF-16 surrogate; use well-formed text", "store(key, value): key holds a lone UTF-16 surrogate; use well-formed text"]);
+    expect(patched.events.filter((event) => event.type === "store")).toEqual([]);
   });
 });
 
