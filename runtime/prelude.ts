@@ -227,8 +227,9 @@ function uncaught(error) {
   return error;
 }
 
-// The wrapper line calls this once with an object whose run() method is the script; run() reaches
-// uncaught() through its prototype (super), so no name of it is in the script's scope.
+// The wrapper line calls this once with an object whose one method is the script, named
+// "<anonymous>" as the script's frame always read in stacks; the method reaches uncaught()
+// through its prototype (super), so no name of it is in the script's scope.
 const setPrototypeOf = Object.setPrototypeOf;
 const wrapperBase = Object.freeze({ __proto__: null, uncaught });
 define("__flow_start", function (wrapper) {
@@ -236,7 +237,7 @@ define("__flow_start", function (wrapper) {
   let promise;
   try {
     setPrototypeOf(wrapper, wrapperBase);
-    promise = apply(wrapper.run, undefined, []);
+    promise = apply(wrapper["<anonymous>"], undefined, []);
   } catch (error) {
     promise = Promise.reject(error);
   }

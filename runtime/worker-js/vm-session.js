@@ -26,7 +26,7 @@ const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" }         ;
  * name: a script's `var` could shadow a name, and `super` is a syntax error in a script body.
  */
 export function wrapScript(body        )         {
-  return `__flow_start({ async run() { "use strict"; try {\n${body}\n} catch (__flow_error) { throw super.uncaught(__flow_error); } } });`;
+  return `__flow_start({ async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (__flow_error) { throw super.uncaught(__flow_error); } } });`;
 }
 
 export class VmSession {

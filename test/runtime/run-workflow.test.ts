@@ -72,6 +72,8 @@ describe("runWorkflow: the script body", () => {
   it("keeps output produced before a failure", async () => {
     const { result } = await run(`console.log("before");\nthrow new Error("boom");`);
     expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: "boom", line: 2, column: expect.any(Number) });
+    // The script's own frame has no name: no name of the runtime's wrapper shows in its stack.
+    expect(failure(result).stack).toMatch(/^Error: boom\n {4}at <anonymous> \(inline\.js:2:\d+\)$/);
     expect(result.output).toBe("before\n");
   });
 
