@@ -20,12 +20,14 @@ const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" } as const;
 
 /**
  * One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and
- * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone.
- * The wrapper reaches uncaught() through `super` (the prelude sets the method's prototype), not a
- * name: a script's `var` could shadow a name, and `super` is a syntax error in a script body.
+ * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone,
+ * and so does what each of its functions throws (frame-guard.ts adds their catches). They reach
+ * uncaught() through the private method of a class named `hook` (a name the script does not use),
+ * which reaches it through `super` (the prelude sets the class's prototype): a private name is a
+ * syntax error in a script body, so no name of it is in the script's scope to read or replace.
  */
-export function wrapScript(body: string): string {
-  return `__flow_start({ async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (__flow_error) { throw super.uncaught(__flow_error); } } });`;
+export function wrapScript(body: string, hook: string): string {
+  return `__flow_start(class ${hook} { static async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (${hook}_error) { throw ${hook}.#${hook}(${hook}_error); } } static #${hook}(error) { return super.uncaught(error); } });`;
 }
 
 export class VmSession {
@@ -81,7 +83,7 @@ export class VmSession {
     // The run-specific part of the prelude (args, tools, clock, seed), before the script's first line.
     const failed = this.cpu.run(() => this.prepared.configure());
     if (failed) this.failSandbox(failed);
-    else this.evaluate(wrapScript(this.message.body), this.message.filename);
+    else this.evaluate(wrapScript(this.message.body, this.message.hook), this.message.filename);
     this.pump();
   }
 

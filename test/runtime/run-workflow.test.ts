@@ -92,6 +92,18 @@ outer();`;
     expect(error.stack).not.toMatch(/prelude/);
   });
 
+  it("keeps the author's columns on a line where a function opens and closes, and the functions' own scoping", async () => {
+    // The runtime adds a catch inside each function's braces (frame-guard.ts): what it adds moves no position.
+    const { result } = await run("function f() { return null.x; } const g = () => { return f(); }; g();");
+    expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 1, column: 27 });
+    expect(failure(result).stack).toMatch(/^TypeError: .*\n {4}at f \(inline\.js:1:27\)\n {4}at g \(inline\.js:1:59\)\n {4}at <anonymous> \(inline\.js:1:67\)$/);
+    // A var beside a function of the same name, a name of the runtime's own choosing: all as written.
+    const scoped = await run(
+      "function h() { var a = 1; function a() {} return typeof a; }\nconst __flow_frames = 'mine';\nclass C { #__flow_frames = 2; get v() { return this.#__flow_frames; } }\nfunction boom() { throw new Error('x'); }\ntry { boom(); } catch (e) { return [h(), __flow_frames, new C().v, e.message]; }",
+    );
+    expect(value(scoped.result)).toEqual(["number", "mine", 2, "x"]);
+  });
+
   it("reports an error thrown inside a helper at the script's call site", async () => {
     const { result } = await run("const x = 1;\nawait parallel('not an array');");
     expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 2 });
