@@ -227,16 +227,20 @@ function uncaught(error) {
   return error;
 }
 
-// The wrapper line calls this once with an object whose one method is the script, named
-// "<anonymous>" as the script's frame always read in stacks; the method reaches uncaught()
-// through its prototype (super), so no name of it is in the script's scope.
+// The wrapper line calls this once with a class whose static method "<anonymous>" is the script
+// (the name its frame always had in stacks); its private method, which the catches of the script
+// and of its functions call, reaches uncaught() through the class's prototype (super), so no
+// name of it is in the script's scope (vm-session.ts wrapScript, frame-guard.ts).
 const setPrototypeOf = Object.setPrototypeOf;
-const wrapperBase = Object.freeze({ __proto__: null, uncaught });
+const freeze = Object.freeze;
+const wrapperBase = freeze({ __proto__: null, uncaught });
 define("__flow_start", function (wrapper) {
   delete g.__flow_start;
   let promise;
   try {
     setPrototypeOf(wrapper, wrapperBase);
+    // eval of a built string can still name the class: frozen, nobody rewires what it calls.
+    freeze(wrapper);
     promise = apply(wrapper["<anonymous>"], undefined, []);
   } catch (error) {
     promise = Promise.reject(error);

@@ -23,6 +23,11 @@ describe("sandbox escapes", () => {
     // A var of the wrapper's names, or its own uncaught() hand-off, changes nothing the runtime does with a thrown error.
     const replaced = await run("var __flow_uncaught = () => ({ message: 'replaced' });\nvar __flow_error;\nthrow new Error('own');");
     expect(failure(replaced.result)).toMatchObject({ kind: "script", message: "own" });
+    // Reached through eval of a built name, the wrapper's class cannot be changed either.
+    const rewired = await run(
+      "const wrapper = eval('__flow_' + 'frames');\nconst tries = [() => Object.setPrototypeOf(wrapper, { uncaught: () => new Error('forged') }), () => { wrapper.extra = 1; }];\nconst refused = tries.map((attempt) => { try { attempt(); return 'changed'; } catch (e) { return e.name; } });\nfunction own() { throw new Error(refused.join()); }\nown();",
+    );
+    expect(failure(rewired.result)).toMatchObject({ kind: "script", message: "TypeError,TypeError" });
   });
 
   it("cannot import modules at run time", async () => {
