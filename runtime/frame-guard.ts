@@ -38,8 +38,21 @@ function clashes(fn: FunctionNode): boolean {
   return [...functions].some((name) => vars.has(name));
 }
 
+/** The last bodies guarded: a saved workflow, or a nested one, runs the same body again and again. */
+const recent = new Map<string, GuardedBody>();
+const RECENT_BODIES = 16;
+
 /** Adds a guarding catch to every function of the script with a block body; the body is unchanged on failure to parse. */
 export function guardFrames(body: string): GuardedBody {
+  const known = recent.get(body);
+  if (known) return known;
+  const guarded = guard(body);
+  if (recent.size >= RECENT_BODIES) recent.delete(recent.keys().next().value!);
+  recent.set(body, guarded);
+  return guarded;
+}
+
+function guard(body: string): GuardedBody {
   let program: Node;
   try {
     program = parseProgram(body, undefined);
