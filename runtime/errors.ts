@@ -24,6 +24,30 @@ export function isWorkflowScriptError(error: unknown): error is WorkflowScriptEr
   return error instanceof WorkflowScriptError;
 }
 
+/** Text the runner inserted before 0-based `column` of a line of the body (frame-guard.ts). */
+export interface Insertion {
+  column: number;
+  length: number;
+}
+
+/** Insertions by 1-based line of the body, in column order. */
+export type ColumnShifts = ReadonlyMap<number, readonly Insertion[]>;
+
+/**
+ * A 1-based column of a line the runner added text to (frame-guard.ts) back in the author's line:
+ * each insertion before it moves it right; one inside inserted text is where that text went.
+ */
+function sourceColumn(column: number, insertions: readonly Insertion[]): number {
+  let shift = 0;
+  for (const { column: at, length } of insertions) {
+    const start = at + shift + 1; // 1-based column where the inserted text begins
+    if (column < start) break;
+    if (column < start + length) return at + 1;
+    shift += length;
+  }
+  return column - shift;
+}
+
 /** Lines the runner puts before the script body (see vm-session.ts wrapScript). */
 export const WRAPPER_LINES = 1;
 
@@ -39,7 +63,7 @@ const FRAME = /\(([^()\s]+?):(\d+)(?::(\d+))?\)\s*$|at ([^()\s]+?):(\d+)(?::(\d+
  * and returns the first one: where the error was thrown, or where the script called the helper
  * that threw. Prelude and wrapper frames are runtime internals and are dropped.
  */
-export function mapStack(stack: string, filename: string, bodyLines: number): { stack: string; position?: SourcePosition } {
+export function mapStack(stack: string, filename: string, bodyLines: number, shifts: ColumnShifts = new Map()): { stack: string; position?: SourcePosition } {
   let position: SourcePosition | undefined;
   const frames: string[] = [];
   for (const line of stack.split("\n")) {
@@ -49,9 +73,12 @@ export function mapStack(stack: string, filename: string, bodyLines: number): { 
     const rawLine = Number(match[2] ?? match[5]);
     const sourceLine = rawLine - WRAPPER_LINES;
     if (file !== filename || sourceLine < 1 || sourceLine > bodyLines) continue;
-    const column = Number(match[3] ?? match[6] ?? 1);
+    const rawColumn = match[3] ?? match[6];
+    const column = rawColumn === undefined ? 1 : sourceColumn(Number(rawColumn), shifts.get(sourceLine) ?? []);
     position ??= { line: sourceLine, column };
-    frames.push(line.slice(0, match.index) + line.slice(match.index).replace(`${file}:${rawLine}`, `${file}:${sourceLine}`));
+    const where = rawColumn === undefined ? `${file}:${rawLine}` : `${file}:${rawLine}:${rawColumn}`;
+    const mapped = rawColumn === undefined ? `${file}:${sourceLine}` : `${file}:${sourceLine}:${column}`;
+    frames.push(line.slice(0, match.index) + line.slice(match.index).replace(where, mapped));
   }
   return position ? { stack: frames.join("\n"), position } : { stack: frames.join("\n") };
 }

@@ -122,7 +122,7 @@ function readExports(program: Program, fail: Fail): Exports {
  * Every syntax node below `roots`, depth first, iteratively (a deeply nested script cannot
  * overflow the host's stack). Nodes for which `descend` says false are yielded but not entered.
  */
-function* syntaxNodes(roots: readonly unknown[], descend: (node: Node) => boolean = () => true): Generator<Node> {
+export function* syntaxNodes(roots: readonly unknown[], descend: (node: Node) => boolean = () => true): Generator<Node> {
   const stack: unknown[] = [...roots];
   while (stack.length > 0) {
     const value = stack.pop();

@@ -64,11 +64,14 @@ const weakSet = WeakMap.prototype.set;
 // The host's own fields only: a script that puts "limit" on Object.prototype must not make every
 // host refusal a limit error.
 const hasOwn = Object.hasOwn;
-function hostError(reply) {
+// site: the frames of the script's call, for an answer that arrives later, when no frame of the
+// script is on the stack (without it, the run's error would name no line).
+function hostError(reply, site) {
   const e = (key) => (hasOwn(reply, key) ? reply[key] : undefined);
   const error = e("name") === "TypeError" ? new TypeError(e("message"))
     : e("name") === "RangeError" ? new RangeError(e("message"))
     : new FlowError(e("message"));
+  if (site !== undefined) defineProperty(error, "stack", { value: site, writable: true, configurable: true, enumerable: false });
   if (e("code") !== undefined) error.code = e("code");
   if (e("runId") !== undefined) error.runId = e("runId");
   if (typeof e("limit") === "string") apply(weakSet, limitErrors, [error, e("limit")]);
@@ -122,10 +125,12 @@ Math.random = random;
 
 // Host requests: the host answers later through deliver(), which settles the matching promise.
 const pending = new Map();
+const CallSite = Error;
 function request(kind, name, payload, what) {
   try {
     const id = call("send", kind, name, toJson(payload, what));
-    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+    const site = new CallSite().stack;
+    return new Promise((resolve, reject) => pending.set(id, { resolve, reject, site }));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -136,7 +141,7 @@ host("register", function deliver(id, ok, text) {
   pending.delete(id);
   try {
     if (ok) entry.resolve(parse(text));
-    else entry.reject(hostError(parse(text)));
+    else entry.reject(hostError(parse(text), entry.site));
   } catch (error) {
     entry.reject(error);
   }
@@ -164,16 +169,19 @@ define("agent", function agent(options) {
 define("tools", undefined);
 
 // A lone UTF-16 surrogate does not survive the way to the host's journal (it becomes U+FFFD), so
-// two such keys would be one there and on resume: keys must be well-formed text.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// two such keys would be one there and on resume: keys must be well-formed text. The method is
+// taken now: a script that replaces it (or RegExp's) must not get such a key through. Nothing
+// after this check can tell: QuickJS hands the worker the key with U+FFFD in place already.
+const isWellFormed = String.prototype.isWellFormed;
+const hasLoneSurrogate = (key) => !apply(isWellFormed, key, []);
 define("store", function store(key, value) {
   if (typeof key !== "string" || key.length === 0) throw new TypeError("store(key, value): key must be a non-empty string");
-  if (LONE_SURROGATE.test(key)) throw new TypeError("store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
+  if (hasLoneSurrogate(key)) throw new TypeError("store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
   call("store", key, value === undefined ? undefined : toJson(value, "store() value"));
 });
 define("load", function load(key) {
   if (typeof key !== "string") throw new TypeError("load(key): key must be a string");
-  if (LONE_SURROGATE.test(key)) throw new TypeError("load(key): key holds a lone UTF-16 surrogate; use well-formed text");
+  if (hasLoneSurrogate(key)) throw new TypeError("load(key): key holds a lone UTF-16 surrogate; use well-formed text");
   const text = call("load", key);
   return text === null ? undefined : parse(text);
 });
@@ -219,12 +227,21 @@ function uncaught(error) {
   return error;
 }
 
-// The wrapper line calls this once with a function that takes uncaught() and returns the script's async function.
-define("__flow_start", function (wrapped) {
+// The wrapper line calls this once with a class whose static method "<anonymous>" is the script
+// (the name its frame always had in stacks); its private method, which the catches of the script
+// and of its functions call, reaches uncaught() through the class's prototype (super), so no
+// name of it is in the script's scope (vm-session.ts wrapScript, frame-guard.ts).
+const setPrototypeOf = Object.setPrototypeOf;
+const freeze = Object.freeze;
+const wrapperBase = freeze({ __proto__: null, uncaught });
+define("__flow_start", function (wrapper) {
   delete g.__flow_start;
   let promise;
   try {
-    promise = wrapped(uncaught)();
+    setPrototypeOf(wrapper, wrapperBase);
+    // eval of a built string can still name the class: frozen, nobody rewires what it calls.
+    freeze(wrapper);
+    promise = apply(wrapper["<anonymous>"], undefined, []);
   } catch (error) {
     promise = Promise.reject(error);
   }

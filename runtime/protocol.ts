@@ -29,7 +29,10 @@ export interface RunConfig {
 export interface RunMessage {
   type: "run";
   filename: string;
+  /** The script body with its functions' catches added (frame-guard.ts). */
   body: string;
+  /** The wrapper class's name, which the script does not use (frame-guard.ts). */
+  hook: string;
   limits: WorkflowLimits;
   config: RunConfig;
   /** The run's shared words, an Int32Array of SHARED_WORDS (below). */
@@ -174,5 +177,5 @@ export function isMainToWorker(value: unknown): value is MainToWorker {
   if (value.type === "reply") return isReply(value);
   if (value.type === "stop") return true;
   if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
-  return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
+  return value.type === "run" && isString(value.filename) && isString(value.body) && isString(value.hook) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
 }

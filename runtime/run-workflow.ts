@@ -5,6 +5,7 @@ import { HostBridge } from "./bridge.ts";
 import { CpuWatchdog } from "./cpu-watchdog.ts";
 import { freshSeed, seedState } from "./determinism.ts";
 import { mapStack } from "./errors.ts";
+import { guardFrames, type GuardedBody } from "./frame-guard.ts";
 import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
@@ -62,6 +63,8 @@ class RunSession {
   private readonly config: RunConfig;
   private readonly replay: WorkflowResult["replay"];
   private readonly filename: string;
+  /** The body the VM runs: each function hands what it throws to the prelude (frame-guard.ts). */
+  private readonly guarded: GuardedBody;
   /** The words the run shares with its worker (protocol.ts): the stop flag, the CPU the VM spent. */
   private readonly shared = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * Int32Array.BYTES_PER_ELEMENT));
   /** Stops a run whose one native call runs past cpuMs (cpu-watchdog.ts). */
@@ -94,6 +97,7 @@ class RunSession {
     this.config = config;
     this.replay = replay;
     // Stack frames are matched by this name, so keep it free of spaces and parentheses.
+    this.guarded = guardFrames(workflow.body);
     this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
     // The worker is inside that one operation: it could not answer a stop, so it is not asked.
     this.watchdog = new CpuWatchdog(this.shared, limits.cpuMs, () =>
@@ -143,7 +147,8 @@ class RunSession {
         pooled.worker.postMessage({
           type: "run",
           filename: this.filename,
-          body: this.workflow.body,
+          body: this.guarded.code,
+          hook: this.guarded.hook,
           limits: this.limits,
           config: this.config,
           shared: this.shared.buffer as SharedArrayBuffer,
@@ -285,11 +290,11 @@ class RunSession {
     const error: WorkflowError = { kind: failure.kind, message: capText(failure.message, MAX_ERROR_MESSAGE_CHARS) };
     if (failure.code !== undefined) error.code = failure.code;
     if (failure.runId !== undefined) error.runId = failure.runId;
-    if (failure.kind !== "script") return error;
-    error.name = failure.name ?? "Error";
+    if (failure.kind === "sandbox") return error;
+    if (failure.kind === "script") error.name = failure.name ?? "Error";
     if (failure.stack !== undefined) {
-      const mapped = mapStack(failure.stack, this.filename, this.workflow.body.split("\n").length);
-      error.stack = mapped.stack ? `${error.name}: ${failure.message}\n${mapped.stack}` : `${error.name}: ${failure.message}`;
+      const mapped = mapStack(failure.stack, this.filename, this.workflow.body.split("\n").length, this.guarded.shifts);
+      if (failure.kind === "script") error.stack = mapped.stack ? `${error.name}: ${failure.message}\n${mapped.stack}` : `${error.name}: ${failure.message}`;
       if (mapped.position) {
         error.line = mapped.position.line;
         error.column = mapped.position.column;

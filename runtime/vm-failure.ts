@@ -57,7 +57,10 @@ export function classifyThrown(info: ThrownInfo, limits: WorkflowLimits): VmFail
   if (info.name === "SyntaxError" && message === "stack overflow") return limitFailure("stackBytes", limits);
   // Only an error the runtime raised for a limit counts; a script's own `code: "agentCalls"` does not.
   if (info.limit !== undefined && isLimitName(info.limit)) {
-    return { kind: "limit", code: info.limit, message: capText(info.message ?? limitMessage(info.limit, limits), MAX_ERROR_MESSAGE_CHARS) };
+    const failure: VmFailure = { kind: "limit", code: info.limit, message: capText(info.message ?? limitMessage(info.limit, limits), MAX_ERROR_MESSAGE_CHARS) };
+    // The script's call the limit refused (store(), an oversized agent() or tools.* call): its line.
+    if (info.stack) failure.stack = capText(info.stack, MAX_STACK_CHARS);
+    return failure;
   }
   const failure: VmFailure = {
     kind: "script",

@@ -9,29 +9,25 @@ import { CpuMeter } from "./cpu-meter.ts";
 import { SHARED_STOP, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
+import { VmOutput } from "./vm-output.ts";
 import { VmStore } from "./vm-store.ts";
 
 /** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
 const BYTES_PER_CHAR = 2;
-
-/**
- * Output is sent to the host at most this often while the VM runs, and whatever is left when the
- * turn ends: a loop of a million text() calls is a few messages, not a million (each one cost the
- * host's thread a message, a redaction and a log entry, and held Pi's event loop for seconds). The
- * first output after a quiet spell leaves at once, and the interrupt handler sends what waits while
- * a script spins, so output written before a hang still reaches the run's evidence.
- */
-const OUTPUT_FLUSH_MS = 10;
 
 /** The limit that counts each kind of call. */
 const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" } as const;
 
 /**
  * One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and
- * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone.
+ * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone,
+ * and so does what each of its functions throws (frame-guard.ts adds their catches). They reach
+ * uncaught() through the private method of a class named `hook` (a name the script does not use),
+ * which reaches it through `super` (the prelude sets the class's prototype): a private name is a
+ * syntax error in a script body, so no name of it is in the script's scope to read or replace.
  */
-export function wrapScript(body: string): string {
-  return `__flow_start(function (__flow_uncaught) { return async function () { "use strict"; try {\n${body}\n} catch (__flow_error) { throw __flow_uncaught(__flow_error); } }; });`;
+export function wrapScript(body: string, hook: string): string {
+  return `__flow_start(class ${hook} { static async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (${hook}_error) { throw ${hook}.#${hook}(${hook}_error); } } static #${hook}(error) { return super.uncaught(error); } });`;
 }
 
 export class VmSession {
@@ -49,10 +45,7 @@ export class VmSession {
   /** agent() and tools.* calls sent so far: the host counts them too, but only once they arrive. */
   private readonly sentCalls = { agent: 0, tool: 0 };
   private outcome: VmOutcome | undefined;
-  private outputChars = 0;
-  /** Output not yet sent to the host, and when it was last sent. */
-  private pendingOutput = "";
-  private outputSentAt = Number.NEGATIVE_INFINITY;
+  private readonly out: VmOutput;
   private readonly store: VmStore;
   private closed = false;
   /** Sources of the prelude's lazily compiled globals, handed to the VM on first use. */
@@ -64,6 +57,7 @@ export class VmSession {
     this.post = post;
     this.stop = new Int32Array(message.shared);
     this.store = new VmStore(message.limits, message.config.store);
+    this.out = new VmOutput(message.limits.outputChars, post);
     this.cpu = new CpuMeter(message.limits.cpuMs, this.stop, message.clockOrigin);
     this.rt = prepared.rt;
     this.vm = prepared.vm;
@@ -73,7 +67,7 @@ export class VmSession {
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
     this.rt.setInterruptHandler(() => {
-      if (this.pendingOutput !== "" && performance.now() - this.outputSentAt >= OUTPUT_FLUSH_MS) this.flushOutput();
+      this.out.flushIfDue();
       return this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over();
     });
     prepared.attach((args) => this.onHost(args));
@@ -89,7 +83,7 @@ export class VmSession {
     // The run-specific part of the prelude (args, tools, clock, seed), before the script's first line.
     const failed = this.cpu.run(() => this.prepared.configure());
     if (failed) this.failSandbox(failed);
-    else this.evaluate(wrapScript(this.message.body), this.message.filename);
+    else this.evaluate(wrapScript(this.message.body, this.message.hook), this.message.filename);
     this.pump();
   }
 
@@ -161,29 +155,7 @@ export class VmSession {
       };
     }
     if (this.outcome !== undefined) this.finish(this.outcome);
-    else this.flushOutput();
-  }
-
-  /** Sends the output waiting in this turn. */
-  private flushOutput(): void {
-    if (this.pendingOutput === "") return;
-    const text = this.pendingOutput;
-    this.pendingOutput = "";
-    this.outputSentAt = performance.now();
-    this.post({ type: "output", text });
-  }
-
-  /** Every other message leaves after the output written before it, so the host reads them in order. */
-  private postAfterOutput(message: WorkerToMain): void {
-    this.flushOutput();
-    this.post(message);
-  }
-
-  /** Output waits for the end of the turn, unless none was sent for a while (OUTPUT_FLUSH_MS). */
-  private queueOutput(text: string): void {
-    if (text.length === 0) return;
-    this.pendingOutput += text;
-    if (performance.now() - this.outputSentAt >= OUTPUT_FLUSH_MS) this.flushOutput();
+    else this.out.flush();
   }
 
   private finish(outcome: VmOutcome): void {
@@ -195,7 +167,7 @@ export class VmSession {
       // A leaked handle aborts the WASM instance: this worker must not run another script.
       reusable = false;
     }
-    this.postAfterOutput({ type: "done", outcome, reusable });
+    this.out.postAfter({ type: "done", outcome, reusable });
   }
 
   private fail(handle: QuickJSHandle): void {
@@ -304,21 +276,12 @@ export class VmSession {
     const id = this.nextId++;
     this.inflight.set(id, text.length);
     this.inflightChars += text.length;
-    this.postAfterOutput({ type: "call", id, kind, name, text });
+    this.out.postAfter({ type: "call", id, kind, name, text });
     return { ok: true, value: id };
   }
 
   private output(text: string): HostReply {
-    const limit = this.message.limits.outputChars;
-    const room = limit - this.outputChars;
-    if (text.length <= room) {
-      this.outputChars += text.length;
-      this.queueOutput(text);
-      return { ok: true, value: null };
-    }
-    // Keep what fits, then fail the run: output past the limit is never silently dropped.
-    if (room > 0) this.queueOutput(text.slice(0, room));
-    this.outputChars = limit;
+    if (this.out.write(text)) return { ok: true, value: null };
     const message = limitMessage("outputChars", this.message.limits);
     this.outcome = { ok: false, error: { kind: "limit", code: "outputChars", message } };
     return refuse("RangeError", message, "outputChars");
@@ -332,7 +295,7 @@ export class VmSession {
       if (refused) return refused;
     }
     this.store.commit(key, text);
-    this.postAfterOutput(text === undefined ? { type: "store", key } : { type: "store", key, text });
+    this.out.postAfter(text === undefined ? { type: "store", key } : { type: "store", key, text });
     return { ok: true, value: null };
   }
 

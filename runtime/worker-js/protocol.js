@@ -30,6 +30,9 @@ export const PRELUDE_FILENAME = "flow:prelude";
                              
               
                    
+                                                                            
+               
+                                                                                  
                
                          
                     
@@ -175,5 +178,5 @@ export function isMainToWorker(value         )                        {
   if (value.type === "reply") return isReply(value);
   if (value.type === "stop") return true;
   if (value.type === "replies") return Array.isArray(value.replies) && value.replies.length > 0 && value.replies.every(isReply);
-  return value.type === "run" && isString(value.filename) && isString(value.body) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
+  return value.type === "run" && isString(value.filename) && isString(value.body) && isString(value.hook) && isObject(value.limits) && isObject(value.config) && value.shared instanceof SharedArrayBuffer && typeof value.clockOrigin === "number";
 }

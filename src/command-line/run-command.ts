@@ -94,21 +94,15 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
     } catch (error) {
       throw withScriptFileHint(error, plan.target.workflow, plan.cwd);
     }
-    await checkArgsFlag(parseSelected(selected), plan.args, selected.label);
+    const workflow = parseSelected(selected);
+    // A saved workflow gets the checks its file would get run by path.
+    await checkScriptSource(selected.text, selected.label, plan, headless, projectTrusted);
+    await checkArgsFlag(workflow, plan.args, selected.label);
   }
   if ("file" in plan.target) {
-    const [{ checkWorkflowSource, formatProblem }, { literalTargetProblems }, { knownNames }] = await Promise.all([
-      import("./script-check.ts"),
-      import("./named-targets.ts"),
-      import("./check.ts"),
-    ]);
     const { source, label } = plan.target;
-    const checked = checkWorkflowSource(source, label, () => headless.callableToolNames());
-    // The roles, agent definitions and workflows it names literally too, as flow check does: a typo
-    // found mid-run comes after the children before it have run.
-    const problems = checked.workflow ? literalTargetProblems(source, label, knownNames(plan.cwd, projectTrusted)) : checked.problems;
-    if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
-    if (checked.workflow) await checkArgsFlag(checked.workflow, plan.args, label);
+    const workflow = await checkScriptSource(source, label, plan, headless, projectTrusted);
+    await checkArgsFlag(workflow, plan.args, label);
   }
   if ("resume" in plan.target) {
     // The named run decides first: a succeeded run runs nothing, and a refused one is refused
@@ -125,6 +119,24 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
   else if (plan.model) await headless.useModel(plan.model);
   else if (!(await headless.hasUsableModel())) throw new FlowError("model_unavailable", NO_MODEL);
   cassette.create(plan.stub ? stubHeader(plan.stub.seed) : recordedHeader());
+}
+
+/**
+ * What flow check finds in a script, before anything launches: meta, the tools.* and agent()
+ * options it writes literally (a literal outputSchema that is no JSON Schema), and the roles,
+ * agent definitions and workflows it names literally. Each would fail mid-run, after the children
+ * before it have run. Throws script_invalid listing every problem, with file positions.
+ */
+async function checkScriptSource(source: string, label: string, plan: RunPlan, headless: HeadlessSession, projectTrusted: boolean): Promise<ParsedWorkflow> {
+  const [{ checkWorkflowSource, formatProblem }, { literalTargetProblems }, { knownNames }] = await Promise.all([
+    import("./script-check.ts"),
+    import("./named-targets.ts"),
+    import("./check.ts"),
+  ]);
+  const checked = checkWorkflowSource(source, label, () => headless.callableToolNames());
+  const problems = checked.workflow ? literalTargetProblems(source, label, knownNames(plan.cwd, projectTrusted)) : checked.problems;
+  if (problems.length > 0 || !checked.workflow) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
+  return checked.workflow;
 }
 
 /**

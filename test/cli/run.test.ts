@@ -166,6 +166,20 @@ describe("exit code 2: the input is refused before anything launches", () => {
     expect(result.code).toBe(2);
   });
 
+  test("a saved workflow run by name gets the same checks as its file run by path: a literal outputSchema that is no JSON Schema is refused before any child runs", async () => {
+    const text = 'export const apiVersion = 1;\nexport const meta = {};\nawait agent({ role: "explorer", prompt: "a" });\nawait agent({ role: "explorer", prompt: "b", outputSchema: { type: "strin" } });\n';
+    mkdirSync(join(sandbox.flowHome, "workflows"), { recursive: true });
+    writeFileSync(join(sandbox.flowHome, "workflows", "bad-schema.js"), text);
+    const file = sandbox.file("bad-schema.js", text);
+    const byPath = await flowInProcess(["run", file, "--stub", "--cwd", sandbox.root], { env });
+    const byName = await flowInProcess(["run", "bad-schema", "--stub", "--cwd", sandbox.root], { env });
+    for (const [result, label] of [[byPath, file], [byName, "bad-schema.js"]] as const) {
+      expect(result.stderr).toBe(`flow: ${label}:4:60: agent() outputSchema is not a usable JSON Schema: type must be equal to one of the allowed values (script_invalid)\n`);
+      expect(result.stderr).not.toMatch(/run wf_\S+ started/);
+      expect(result.code).toBe(2);
+    }
+  });
+
   test("a required argument left out says to pass it with --args, before any question of a model", async () => {
     const saved = await flowInProcess(["run", "review", "--cwd", QUICKSTART], { env });
     expect(saved.stderr).toBe(`flow: args/target: missing; give it as --args '{"target": "…"}' (request_invalid)\n`);

@@ -91,6 +91,6 @@ describe("bad input gets a typed error", () => {
     const { receipt } = await workflow({
       script: `try { await agent({ role: "explorer", prompt: "p", description: "d".repeat(1000) }); } catch (e) { return [e.code, e.message]; }`,
     });
-    expect(receipt.data.run!.output).toMatchObject({ value: ["request_invalid", "agent() option description: expected at most 200 characters."] });
+    expect(receipt.data.run!.output).toMatchObject({ value: ["request_invalid", `agent() call 1 ("${"d".repeat(60)}…") option description: expected at most 200 characters.`] });
   });
 });

@@ -73,6 +73,6 @@ describe("quotas on the pi harness", () => {
   test("agent() refuses a quota that is not a positive integer", async () => {
     const script = 'try { await agent({ role: "worker", prompt: "p", maxTurns: 1.5 }); } catch (e) { return e.message; }';
     const { receipt } = await callForReceipt(pi, "external_workflow", { script });
-    expect(receipt.data.run!.output.value).toMatch(/agent\(\) option maxTurns: expected integer, got number/);
+    expect(receipt.data.run!.output.value).toMatch(/^agent\(\) call 1 \("agent 1: p"\) option maxTurns: expected integer, got number/);
   });
 });

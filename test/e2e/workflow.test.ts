@@ -184,6 +184,20 @@ describe("receipts", () => {
     expect(receipt.error!.message).toMatch(/^FlowError: agent\(\) call 1 \("Second look"\): outputSchema is not a usable JSON Schema: type must be equal to one of the allowed values \[request_invalid\]/);
   });
 
+  test("every refused agent() call is named by its number and description", async () => {
+    const caught = [
+      `{ role: "explorer", description: "First look", prompt: "p", timeoutMs: 5 }`,
+      `{ role: "explorer", description: "Second look", prompt: "p", outputschema: {} }`,
+    ];
+    const script = `const messages = [];\nfor (const options of [${caught.join(", ")}]) {\n  try { await agent(options); } catch (e) { messages.push(e.message); }\n}\nreturn messages;`;
+    expect((await workflow({ script })).run!.output).toMatchObject({
+      value: ['agent() call 1 ("First look") option timeoutMs: expected >= 1000.', 'agent() call 2 ("Second look") does not take outputschema (did you mean outputSchema?).'],
+    });
+    // A fatal refusal ends the run from the host: its error names the call, cutting a long description.
+    const fatal = await workflow({ script: `await agent({ role: "nonexistent_role", description: "${"x".repeat(100)}", prompt: "p" });` });
+    expect(fatal.receipt.error!.message).toMatch(new RegExp(`^agent\\(\\) call 1 \\("${"x".repeat(60)}…"\\): Unknown role "nonexistent_role"`));
+  });
+
   test("an unknown role fails the root even when caught, and is not counted as a failed child", async () => {
     const script = `try { await agent({ role: "nonexistent_role", description: "d", prompt: "p" }); } catch (e) { return "caught"; }`;
     const { receipt, run } = await workflow({ script });

@@ -172,6 +172,9 @@ describe("describeFailure", () => {
     expect(describeFailure({ kind: "limit", code: "agentCalls", message: "agent call limit (2) reached" })).toBe(
       "agent call limit (2) reached (limit agentCalls)",
     );
+    expect(describeFailure({ kind: "limit", code: "storeValueChars", message: "store value limit (100) reached", line: 2, column: 1 })).toBe(
+      "store value limit (100) reached (limit storeValueChars) at line 2, column 1",
+    );
     expect(describeFailure({ kind: "script", name: "TypeError", message: "x is null", line: 3, column: 7 })).toBe(
       "TypeError: x is null at line 3, column 7",
     );

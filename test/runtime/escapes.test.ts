@@ -14,6 +14,22 @@ describe("sandbox escapes", () => {
     expect(value(result)).toEqual([]);
   });
 
+  it("sees no pi-flow internal in its own scope, and cannot replace the one its wrapper calls", async () => {
+    const { result } = await run(
+      `const seen = [typeof __flow_uncaught, typeof __flow_start, typeof __flow_error, eval("typeof __flow_uncaught"), typeof arguments[0]];
+       return seen;`,
+    );
+    expect(value(result)).toEqual(["undefined", "undefined", "undefined", "undefined", "undefined"]);
+    // A var of the wrapper's names, or its own uncaught() hand-off, changes nothing the runtime does with a thrown error.
+    const replaced = await run("var __flow_uncaught = () => ({ message: 'replaced' });\nvar __flow_error;\nthrow new Error('own');");
+    expect(failure(replaced.result)).toMatchObject({ kind: "script", message: "own" });
+    // Reached through eval of a built name, the wrapper's class cannot be changed either.
+    const rewired = await run(
+      "const wrapper = eval('__flow_' + 'frames');\nconst tries = [() => Object.setPrototypeOf(wrapper, { uncaught: () => new Error('forged') }), () => { wrapper.extra = 1; }];\nconst refused = tries.map((attempt) => { try { attempt(); return 'changed'; } catch (e) { return e.name; } });\nfunction own() { throw new Error(refused.join()); }\nown();",
+    );
+    expect(failure(rewired.result)).toMatchObject({ kind: "script", message: "TypeError,TypeError" });
+  });
+
   it("cannot import modules at run time", async () => {
     const { result } = await run(
       `const attempts = [];

@@ -149,12 +149,17 @@ describe("limits enforced on a running script", () => {
       const { result } = await run(script, { limits: { memoryBytes } });
       expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (8388608) reached" });
     }
-    for (const script of ["throw null;", "const kept = [];\nfor (let i = 0; i < 10000; i++) kept.push({ i });\nawait null;\nthrow null;"]) {
+    // Held only by a nested function's locals: its frame would free them before the outermost one saw the null.
+    for (const script of ["function fill() { let l = null; while (true) l = { l }; }\nfill();", "const fill = async () => { let l = null; await null; while (true) l = [l]; };\nawait fill();"]) {
+      const { result } = await run(script, { limits: { memoryBytes: 4 * 1024 * 1024 } });
+      expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (4194304) reached" });
+    }
+    for (const script of ["throw null;", "function own() { throw null; }\nown();", "const kept = [];\nfor (let i = 0; i < 10000; i++) kept.push({ i });\nawait null;\nthrow null;"]) {
       const { result } = await run(script, { limits: { memoryBytes } });
       expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: "uncaught null" });
     }
     // The wrapper's hand-off is in the script's scope; called with room to spare, it reports nothing.
-    const called = await run("__flow_uncaught(null);\nreturn 1;", { limits: { memoryBytes } });
+    const called = await run("eval(\"super.uncaught(null)\");\nreturn 1;", { limits: { memoryBytes } });
     expect(value(called.result)).toBe(1);
   });
 

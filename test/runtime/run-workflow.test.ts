@@ -72,6 +72,8 @@ describe("runWorkflow: the script body", () => {
   it("keeps output produced before a failure", async () => {
     const { result } = await run(`console.log("before");\nthrow new Error("boom");`);
     expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: "boom", line: 2, column: expect.any(Number) });
+    // The script's own frame has no name: no name of the runtime's wrapper shows in its stack.
+    expect(failure(result).stack).toMatch(/^Error: boom\n {4}at <anonymous> \(inline\.js:2:\d+\)$/);
     expect(result.output).toBe("before\n");
   });
 
@@ -90,9 +92,34 @@ outer();`;
     expect(error.stack).not.toMatch(/prelude/);
   });
 
+  it("keeps the author's columns on a line where a function opens and closes, and the functions' own scoping", async () => {
+    // The runtime adds a catch inside each function's braces (frame-guard.ts): what it adds moves no position.
+    const { result } = await run("function f() { return null.x; } const g = () => { return f(); }; g();");
+    expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 1, column: 27 });
+    expect(failure(result).stack).toMatch(/^TypeError: .*\n {4}at f \(inline\.js:1:27\)\n {4}at g \(inline\.js:1:59\)\n {4}at <anonymous> \(inline\.js:1:67\)$/);
+    // A var beside a function of the same name, a name of the runtime's own choosing: all as written.
+    const scoped = await run(
+      "function h() { var a = 1; function a() {} return typeof a; }\nconst __flow_frames = 'mine';\nclass C { #__flow_frames = 2; get v() { return this.#__flow_frames; } }\nfunction boom() { throw new Error('x'); }\ntry { boom(); } catch (e) { return [h(), __flow_frames, new C().v, e.message]; }",
+    );
+    expect(value(scoped.result)).toEqual(["number", "mine", 2, "x"]);
+  });
+
   it("reports an error thrown inside a helper at the script's call site", async () => {
     const { result } = await run("const x = 1;\nawait parallel('not an array');");
     expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 2 });
+  });
+
+  it("reports a host call's failure at the script's line that made the call", async () => {
+    const refuse = async () => {
+      throw hostError("refused", { code: "request_invalid" });
+    };
+    const agentCall = await run("const a = 1;\n\nawait agent({ prompt: 'p' });", { host: { agent: refuse } });
+    expect(failure(agentCall.result)).toMatchObject({ kind: "script", name: "FlowError", message: "refused", line: 3 });
+    expect(failure(agentCall.result).stack).toMatch(/^FlowError: refused\n {4}at .*\(inline\.js:3:\d+\)/);
+    const toolCall = await run("const found = [];\n\nfound.push(await tools.grep({}));", { host: { tools: { grep: refuse } } });
+    expect(failure(toolCall.result)).toMatchObject({ kind: "script", name: "FlowError", message: "refused", line: 3 });
+    const stored = await run("const a = 1;\nstore('k', 'x'.repeat(200));", { limits: { storeValueChars: 100 } });
+    expect(failure(stored.result)).toMatchObject({ kind: "limit", code: "storeValueChars", line: 2 });
   });
 
   it("fails with a clear error when the return value is not JSON", async () => {
@@ -366,6 +393,17 @@ describe("runWorkflow: store and load", () => {
     expect(answer.refused).toHaveLength(6);
     expect(answer.refused[0]).toBe("TypeError: store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
     expect(events.filter((event) => event.type === "store").map((event) => (event as { key: string }).key)).toEqual(["😀"]);
+    // The prelude's check runs on the script's RegExp methods: a script that replaces them is refused all the same.
+    const patched = await run(
+      `RegExp.prototype.test = () => false; RegExp.prototype.exec = () => null;
+       const refused = [];
+       for (const key of ["\uD800", "\uD801"]) {
+         try { store(key, 1); } catch (e) { refused.push(e.message); }
+       }
+       return refused;`,
+    );
+    expect(value(patched.result)).toEqual(["store(key, value): key holds a lone UTF-16 surrogate; use well-formed text", "store(key, value): key holds a lone UTF-16 surrogate; use well-formed text"]);
+    expect(patched.events.filter((event) => event.type === "store")).toEqual([]);
   });
 });
 

@@ -51,3 +51,17 @@ export function describeCall(identity: Pick<CallIdentity, "kind" | "target" | "d
   const target = identity.target === "" ? "" : `${identity.target}, `;
   return `agent() call ${index} (${target}${JSON.stringify(identity.description)}, args ${identity.argsHash})`;
 }
+
+/** Characters of a description a refusal quotes: enough to tell calls apart, not a whole paragraph. */
+const REFUSAL_DESCRIPTION_CHARS = 60;
+
+/**
+ * A refused agent() call's message, naming the call by its number (counting the run's agent() and
+ * tools.* calls from 1) and description: "agent() does not take x." becomes
+ * 'agent() call 2 ("Second look") does not take x.', any other message follows the name.
+ */
+export function nameAgentRefusal(message: string, index: number, description: string): string {
+  const shown = description.length > REFUSAL_DESCRIPTION_CHARS ? `${description.slice(0, REFUSAL_DESCRIPTION_CHARS)}…` : description;
+  const name = `agent() call ${index + 1} (${JSON.stringify(shown)})`;
+  return message.startsWith("agent() ") ? `${name} ${message.slice("agent() ".length)}` : `${name}: ${message}`;
+}

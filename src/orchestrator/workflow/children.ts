@@ -5,7 +5,7 @@ import { WAITING_FOR_WORKER, type ChildEntry } from "../../contract/child-entry.
 import { stripControls, type RunWriter } from "../../runs/index.ts";
 import { addUsage, type UsageTotals } from "../../harnesses/index.ts";
 import type { AgentOptions, AgentResult, HostCallContext, HostError, JsonValue } from "../../../runtime/index.ts";
-import { agentIdentity, type CallIdentity } from "./call-identity.ts";
+import { agentIdentity, nameAgentRefusal, type CallIdentity } from "./call-identity.ts";
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
 import { REPOSITORY_WARNINGS, type RepositoryWarning } from "../../contract/warnings.ts";
@@ -168,10 +168,9 @@ export class WorkflowChildren {
     };
     try {
       const call = toChildCall(options, identity);
-      // An outputSchema built at run time is checked only here: the failure names the call, which
-      // a run's error (thrown after an await, with no line of the script) would not.
+      // An outputSchema built at run time is checked only here (flow check finds a literal one).
       const schemaProblem = call.outputSchema === undefined ? undefined : outputSchemaProblem(call.outputSchema);
-      if (schemaProblem) throw new FlowError("request_invalid", `agent() call ${index + 1} (${JSON.stringify(identity.description)}): ${schemaProblem}`);
+      if (schemaProblem) throw new FlowError("request_invalid", schemaProblem);
       const prepared = await prepareChild(call, env, signal);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
       if (prepared.harness === "stub") this.stubbed++;
@@ -199,9 +198,11 @@ export class WorkflowChildren {
       // Anything else that stops a launch is a failed agent() call the script sees, like a FlowError.
       const error = caught instanceof FlowError ? caught : new FlowError("failed", `agent() could not start a child: ${caught instanceof Error ? caught.message : String(caught)}`);
       const fatal = FATAL_CODES.has(error.code);
-      this.calls.agentRejected(index, identity, { code: error.code, message: error.message, fatal });
+      // A script may make many calls: the refusal says which one (the run's error adds the line).
+      const message = nameAgentRefusal(error.message, index, identity.description);
+      this.calls.agentRejected(index, identity, { code: error.code, message, fatal });
       if (!fatal) this.countFailure(signal);
-      throw hostError(error.code, error.message, { fatal });
+      throw hostError(error.code, message, { fatal });
     }
     const entry: ChildEntry = { index, runId: launched.runId, description: launched.accepted.task.description, status: "running", startedAt: Date.now() };
     // On the dbos backend the child is queued from its first report until a worker takes it.

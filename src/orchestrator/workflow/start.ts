@@ -74,9 +74,10 @@ const OUTCOME_OF: Partial<Record<WorkflowError["kind"], RunOutcome>> = { timeout
 
 /** The cause of a root failure, as the receipt's error.message says it. */
 export function describeFailure(error: WorkflowError): string {
-  if (error.kind === "limit") return `${error.message} (limit ${error.code ?? "unknown"})`;
-  if (error.kind !== "script") return error.message;
   const where = error.line === undefined ? "" : ` at line ${error.line}, column ${error.column ?? 1}`;
+  // A limit a call of the script hit (store(), an oversized agent() call) carries that call's line.
+  if (error.kind === "limit") return `${error.message} (limit ${error.code ?? "unknown"})${where}`;
+  if (error.kind !== "script") return error.message;
   const name = error.name && error.name !== "Error" ? `${error.name}: ` : "";
   // "failed" adds nothing to a failure's message (a resumed run's divergence carries it).
   const code = error.code && error.code !== "host_error" && error.code !== "failed" && !error.message.startsWith(error.code) ? ` [${error.code}]` : "";

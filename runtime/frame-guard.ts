@@ -1,0 +1,95 @@
+// QuickJS throws null when the memory limit leaves no room even for its out-of-memory error. A
+// frame that unwinds frees its locals, so by the time such a null reaches the script's outermost
+// frame the memory may be free again, and the prelude's uncaught() could not tell it from the
+// script's own `throw null`. Each function of the script gets a catch that hands what it throws to
+// uncaught() while its own frame still holds what it allocated. The text goes after a function's
+// `{` and before its `}`, so no line moves; the columns it moves are kept for stacks (errors.ts).
+import type { Node } from "acorn";
+import type { ColumnShifts, Insertion } from "./errors.ts";
+import { parseProgram, syntaxNodes } from "./parse.ts";
+
+export interface GuardedBody {
+  code: string;
+  shifts: ColumnShifts;
+  /** The wrapper class's name and its private method's, both unused by the script. */
+  hook: string;
+}
+
+type FunctionNode = Node & { body: Node & { body?: Node[] } };
+
+/** Names a function declares at its top level with var (any depth but nested functions) and function. */
+function clashes(fn: FunctionNode): boolean {
+  const functions = new Set<string>();
+  const vars = new Set<string>();
+  for (const node of fn.body.body ?? []) {
+    if (node.type === "FunctionDeclaration") {
+      const name = (node as Node & { id?: { name: string } | null }).id?.name;
+      if (name !== undefined) functions.add(name);
+    }
+  }
+  if (functions.size === 0) return false;
+  for (const node of syntaxNodes(fn.body.body ?? [], (inner) => !/Function/.test(inner.type))) {
+    if (node.type !== "VariableDeclaration" || (node as Node & { kind: string }).kind !== "var") continue;
+    for (const id of syntaxNodes((node as Node & { declarations: Node[] }).declarations.map((d) => (d as Node & { id: Node }).id))) {
+      if (id.type === "Identifier") vars.add((id as Node & { name: string }).name);
+    }
+  }
+  // `var f` beside `function f` is allowed in a function body but not in the try block it moves to.
+  return [...functions].some((name) => vars.has(name));
+}
+
+/** The last bodies guarded: a saved workflow, or a nested one, runs the same body again and again. */
+const recent = new Map<string, GuardedBody>();
+const RECENT_BODIES = 16;
+
+/** Adds a guarding catch to every function of the script with a block body; the body is unchanged on failure to parse. */
+export function guardFrames(body: string): GuardedBody {
+  const known = recent.get(body);
+  if (known) return known;
+  const guarded = guard(body);
+  if (recent.size >= RECENT_BODIES) recent.delete(recent.keys().next().value!);
+  recent.set(body, guarded);
+  return guarded;
+}
+
+function guard(body: string): GuardedBody {
+  let program: Node;
+  try {
+    program = parseProgram(body, undefined);
+  } catch {
+    return { code: body, shifts: new Map(), hook: "__flow_frames" };
+  }
+  const used = new Set<string>();
+  const functions: FunctionNode[] = [];
+  for (const node of syntaxNodes([program])) {
+    if (node.type === "Identifier" || node.type === "PrivateIdentifier") used.add((node as Node & { name: string }).name);
+    if (/^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression)$/.test(node.type) && (node as FunctionNode).body.type === "BlockStatement") {
+      functions.push(node as FunctionNode);
+    }
+  }
+  let hook = "__flow_frames";
+  for (let n = 1; used.has(hook) || used.has(`${hook}_error`); n++) hook = `__flow_frames${n}`;
+  const open = "try{";
+  const close = `}catch(${hook}_error){throw ${hook}.#${hook}(${hook}_error)}`;
+  const inserts: Array<{ at: number; text: string }> = [];
+  for (const fn of functions) {
+    if (clashes(fn)) continue;
+    inserts.push({ at: fn.body.start + 1, text: open }, { at: fn.body.end - 1, text: close });
+  }
+  inserts.sort((a, b) => a.at - b.at);
+  const lineStarts = [0];
+  for (let i = 0; i < body.length; i++) if (body[i] === "\n") lineStarts.push(i + 1);
+  const shifts = new Map<number, Insertion[]>();
+  let code = "";
+  let from = 0;
+  let line = 0;
+  for (const { at, text } of inserts) {
+    code += body.slice(from, at) + text;
+    from = at;
+    while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= at) line++;
+    const list = shifts.get(line + 1) ?? [];
+    list.push({ column: at - lineStarts[line]!, length: text.length });
+    shifts.set(line + 1, list);
+  }
+  return { code: code + body.slice(from), shifts, hook };
+}
