@@ -18,10 +18,10 @@ export const SCRIPT_GLOBALS: readonly GlobalDoc[] = [
     kind: "const",
     signature: "tools: FlowTools",
     description:
-      "The host tools this workflow may call, e.g. `await tools.external_runs({...})`. A tool with an output schema " +
+      "The host tools this workflow may call: `await tools.external_runs({...})`. A tool with an output schema " +
       "resolves to its structured result; a host failure rejects with a FlowError carrying `code`. Naming a tool " +
-      "that is not available throws a TypeError. Calls beyond the concurrency limit queue; callArgsChars and replyChars " +
-      "apply as for agent().",
+      "that is not available throws a TypeError. Calls past the concurrency limit queue; callArgsChars and replyChars " +
+      "apply as to agent().",
   },
   {
     name: "describeTool",

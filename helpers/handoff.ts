@@ -9,12 +9,12 @@ export const handoff: HelperDefinition = {
   name: "handoff",
   signature: "handoff(evidence: unknown, options?: HandoffOptions): string",
   description:
-    "Formats evidence for the next child's prompt: a header line marking it as untrusted data, then one JSON packet " +
+    "Formats evidence for the next child's prompt: a header line marking it as untrusted data, then a JSON packet " +
     "{ sourceRunId, capturedAt, revision?, freshnessNote, omissions, evidence }. Non-string evidence is JSON-encoded; " +
-    "the evidence is cut to `maxChars` (default 12000) and `omissions` says how much was dropped. " +
-    "`source` gives provenance: { runId, observedAt, capturedAt, revision, omittedPages }; pass the agent() result " +
-    "itself to stamp its runId and observedAt. capturedAt is source.capturedAt, else source.observedAt (when the child " +
-    "settled), else the run's fixed clock.",
+    "evidence past `maxChars` (default 12000) is cut, and `omissions` says how much. " +
+    "`source` gives provenance: { runId, observedAt, capturedAt, revision, omittedPages }; an agent() result " +
+    "stamps its runId and observedAt. capturedAt is source.capturedAt, else source.observedAt (when the child " +
+    "settled), else the run's clock.",
   source: String.raw`function handoff(evidence, options) {
   const maxChars = options?.maxChars ?? 12000;
   if (!Number.isInteger(maxChars) || maxChars < 1 || maxChars > 1000000) {

@@ -5,10 +5,10 @@ export const readFinal: HelperDefinition = {
   name: "readFinal",
   signature: "readFinal<T = unknown>(run: RunView, options?: ReadFinalOptions): Promise<T>",
   description:
-    "Returns a run's whole final value: `run.output.value` when inline; by reference, pages " +
-    "`tools.external_runs({ ...run.refs.final, limitBytes, cursor })` to the last `nextCursor`, concatenates, and for " +
-    "`encoding: \"json\"` returns the parsed `.result`. Throws a FlowError: a failed page's code; `final_unavailable`: " +
-    "no final value; `session_unavailable`: no refs (a session not saved to a file; agent() returns whole values).",
+    "Returns a run's whole final value: inline, `run.output.value`; by reference, the pages of " +
+    "`tools.external_runs({ ...run.refs.final, limitBytes, cursor })` to the last `nextCursor`, joined (the parsed " +
+    "`.result` for `encoding: \"json\"`). Throws a FlowError: a failed page's code; `final_unavailable`: " +
+    "no final value; `session_unavailable`: no refs (session not saved to a file; agent() returns whole values).",
   source: String.raw`async function readFinal(run, options) {
   if (run === null || typeof run !== "object") throw new TypeError("readFinal(run): run must be a run view (receipt.data.run)");
   const output = run.output ?? {};
