@@ -12,7 +12,8 @@ import { flowSandbox } from "./support.ts";
  */
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
-const script = sandbox.file("echo-args.js", 'export const apiVersion = 1;\nexport const meta = { description: "Echo its args" };\nreturn args;\n');
+// Run by relative paths: a session's name is cut at a length, and where temporary folders live is not this test's to say.
+sandbox.file("echo-args.js", 'export const apiVersion = 1;\nexport const meta = { description: "Echo its args" };\nreturn args;\n');
 
 /** The session names and the texts of the "Ran from the shell" messages in every flow-session.jsonl under the Flow home. */
 function recordedCommandLines(): { names: string[]; messages: string[] } {
@@ -30,10 +31,10 @@ function recordedCommandLines(): { names: string[]; messages: string[] } {
 }
 
 test("the flow session records `--args <args>` (and `--args=<args>`), never the args' text", async () => {
-  const spaced = await flowInProcess(["run", script, "--stub", "--cwd", sandbox.root, "--args", '{"marker":"ARGS-MARKER-7"}'], { env: sandbox.env });
+  const spaced = await flowInProcess(["run", "echo-args.js", "--stub", "--cwd", ".", "--args", '{"marker":"ARGS-MARKER-7"}'], { cwd: sandbox.root, env: sandbox.env });
   expect(spaced.stderr).toMatch(/succeeded/);
   expect(JSON.parse(spaced.stdout)).toEqual({ marker: "ARGS-MARKER-7" });
-  const joined = await flowInProcess(["run", script, "--stub", "--cwd", sandbox.root, '--args={"marker":"ARGS-MARKER-8"}'], { env: sandbox.env });
+  const joined = await flowInProcess(["run", "echo-args.js", "--stub", "--cwd", ".", '--args={"marker":"ARGS-MARKER-8"}'], { cwd: sandbox.root, env: sandbox.env });
   expect(joined.code, joined.stderr).toBe(0);
   const { names, messages } = recordedCommandLines();
   expect(names).toHaveLength(2);
