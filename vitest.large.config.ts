@@ -8,6 +8,7 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 120_000,
     pool: "forks",
+    globalSetup: ["test/support/temp-root.ts"],
     maxWorkers: 1,
   },
 });
