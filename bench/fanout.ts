@@ -46,18 +46,20 @@ interface Measured {
   cpu: number;
   /** The host thread's own CPU, where Pi's interface runs (Linux: /proc; NaN elsewhere). */
   hostCpu: number;
+  /** The part of hostCpu spent in the kernel: on this disk mostly creating files and folders. */
+  hostSystem: number;
   lagP99: number;
   heapGrowth: number;
 }
 
-/** CPU ms this thread has used (user and system), from /proc/thread-self/stat; NaN where there is none. */
-function hostThreadCpu(): number {
+/** CPU ms this thread has used, in user space and in the kernel, from /proc/thread-self/stat; NaN where there is none. */
+function hostThreadCpu(): { user: number; system: number } {
   try {
     const stat = readFileSync("/proc/thread-self/stat", "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ 100)
+    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 }; // clock ticks of 10 ms (USER_HZ 100)
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 
@@ -72,7 +74,9 @@ async function measure(work: () => Promise<void>): Promise<Measured> {
   // The window on the monotonic clock a --cpu-prof profile uses, for bench/profile-summary.ts.
   if (process.env.BENCH_MARKS === "1") console.error(`window ${startTicks / 1000n} ${process.hrtime.bigint() / 1000n}`);
   const used = process.cpuUsage(cpu);
-  return { wall, cpu: (used.user + used.system) / 1000, hostCpu: hostThreadCpu() - hostStart, lagP99, heapGrowth };
+  const host = hostThreadCpu();
+  const hostCpu = host.user + host.system - hostStart.user - hostStart.system;
+  return { wall, cpu: (used.user + used.system) / 1000, hostCpu, hostSystem: host.system - hostStart.system, lagP99, heapGrowth };
 }
 
 /** A child's answer: short, or (streaming) about 40 tokens, several chunks at the faux model's rate. */
@@ -236,6 +240,10 @@ async function main(): Promise<void> {
       if (host.every((round) => Number.isFinite(round.flow))) {
         note(`${n200} children: host-thread CPU per child, pi-flow, ms`, Number((median(host.map((r) => r.flow)) / n200).toFixed(2)));
         note(`${n200} children: host-thread CPU per child, bare, ms`, Number((median(host.map((r) => r.bare)) / n200).toFixed(2)));
+        // Bare sessions create no files; pi-flow's kernel time is its children's evidence on this disk.
+        const system = figure(workflow, (m) => m.hostSystem);
+        note(`${n200} children: of that, in the kernel, pi-flow, ms`, Number((median(system.map((r) => r.flow)) / n200).toFixed(2)));
+        note(`${n200} children: of that, in the kernel, bare, ms`, Number((median(system.map((r) => r.bare)) / n200).toFixed(2)));
       }
       const floor = median(floors);
       note(`disk floor: a folder and 3 files for each of ${n200} children, ms`, Math.round(floor));
