@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseWorkflow } from "../../runtime/index.ts";
 import { failure, hostError, run, value } from "./support.ts";
 
 describe("runWorkflow: the script body", () => {
@@ -101,6 +102,26 @@ outer();`;
       "function h() { var a = 1; function a() {} return typeof a; }\nconst __flow_frames = 'mine';\nclass C { #__flow_frames = 2; get v() { return this.#__flow_frames; } }\nfunction boom() { throw new Error('x'); }\ntry { boom(); } catch (e) { return [h(), __flow_frames, new C().v, e.message]; }",
     );
     expect(value(scoped.result)).toEqual(["number", "mine", 2, "x"]);
+  });
+
+  it("runs strict at the top level and in every function, so a function's own \"use strict\" that the runtime moves inside its catch changes nothing", async () => {
+    // Sloppy-only code: an undeclared assignment, `this` of a plain call, arguments aliasing a parameter, a write to a frozen object.
+    const top = await run("leaked = 1;");
+    expect(failure(top.result)).toMatchObject({ kind: "script", name: "ReferenceError", line: 1 });
+    const inFunctions = await run(
+      `function plain() { return this === undefined; }
+       function aliased(a) { arguments[0] = 2; return a; }
+       const arrow = () => { try { Object.freeze({ a: 1 }).a = 2; return "wrote"; } catch (e) { return e.name; } };
+       function directive() { "use strict"; return this === undefined; }
+       function leaks() { leaked = 1; }
+       let threw;
+       try { leaks(); } catch (e) { threw = e.name; }
+       return [plain(), aliased(1), arrow(), directive(), threw];`,
+    );
+    expect(value(inFunctions.result)).toEqual([true, 1, "TypeError", true, "ReferenceError"]);
+    // Sloppy-only syntax never reaches the sandbox: the script is parsed as strict code.
+    expect(() => parseWorkflow("function f(o) { with (o) { return x; } }", { origin: "inline" })).toThrow(/syntax error/);
+    expect(() => parseWorkflow('function f(a = 1) { "use strict"; }', { origin: "inline" })).toThrow(/syntax error/);
   });
 
   it("reports an error thrown inside a helper at the script's call site", async () => {
