@@ -97,6 +97,8 @@ outer();`;
     const { result } = await run("function f() { return null.x; } const g = () => { return f(); }; g();");
     expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 1, column: 27 });
     expect(failure(result).stack).toMatch(/^TypeError: .*\n {4}at f \(inline\.js:1:27\)\n {4}at g \(inline\.js:1:59\)\n {4}at <anonymous> \(inline\.js:1:67\)$/);
+    const staticBlock = await run("class C { static /* } */ { null.x; } }");
+    expect(failure(staticBlock.result)).toMatchObject({ name: "TypeError", line: 1, column: 32 });
     // A var beside a function of the same name, a name of the runtime's own choosing: all as written.
     const scoped = await run(
       "function h() { var a = 1; function a() {} return typeof a; }\nconst __flow_frames = 'mine';\nclass C { #__flow_frames = 2; get v() { return this.#__flow_frames; } }\nfunction boom() { throw new Error('x'); }\ntry { boom(); } catch (e) { return [h(), __flow_frames, new C().v, e.message]; }",
