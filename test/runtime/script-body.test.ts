@@ -126,6 +126,28 @@ outer();`;
     expect(() => parseWorkflow('function f(a = 1) { "use strict"; }', { origin: "inline" })).toThrow(/syntax error/);
   });
 
+  it("keeps this, arguments, new.target, super, hoisting and generators as written inside the functions the runtime adds its catch to", async () => {
+    const { result } = await run(
+      `function hoisted() { return early(); function early() { return "early"; } }
+       function counted() { return arguments.length; }
+       function Made() { this.targeted = new.target === Made; }
+       class Base { greet() { return "base"; } }
+       class Derived extends Base { constructor() { super(); this.made = true; } greet() { return "derived " + super.greet(); } get self() { return this; } }
+       function* steps() { try { yield 1; yield 2; } finally { log.push("closed"); } }
+       const log = [];
+       const d = new Derived();
+       const gen = steps();
+       const first = gen.next().value;
+       gen.return();
+       const thrower = steps();
+       thrower.next();
+       let thrown;
+       try { thrower.throw(new Error("in")); } catch (e) { thrown = e.message; }
+       return [hoisted(), counted(1, 2, 3), new Made(), d.greet(), d.self === d, d.made, first, log, thrown];`,
+    );
+    expect(value(result)).toEqual(["early", 3, { targeted: true }, "derived base", true, true, 1, ["closed", "closed"], "in"]);
+  });
+
   it("reports an error thrown inside a helper at the script's call site", async () => {
     const { result } = await run("const x = 1;\nawait parallel('not an array');");
     expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", line: 2 });
