@@ -45,24 +45,48 @@ function clashes(statements: Node[]): boolean {
   return [...functions].some((name) => vars.has(name));
 }
 
-/** The last bodies guarded: a saved workflow, or a nested one, runs the same body again and again. */
+/**
+ * The last bodies guarded, least recently used first: a saved workflow, or a nested one, runs the
+ * same body again and again. Bounded by characters too: a script may be 1 MiB, and sixteen such
+ * bodies with their guarded copies would keep tens of megabytes on the host for good.
+ */
 const recent = new Map<string, GuardedBody>();
 const RECENT_BODIES = 16;
+const RECENT_CHARS = 4 * 1024 * 1024;
+let recentChars = 0;
 
-/** Adds a guarding catch to every function of the script with a block body; the body is unchanged on failure to parse. */
-export function guardFrames(body: string): GuardedBody {
+/** Characters the cache of guarded bodies holds (bodies and guarded copies). */
+export function guardedCacheChars(): number {
+  return recentChars;
+}
+
+/**
+ * Adds a guarding catch to every function of the script with a block body; the body is unchanged
+ * on failure to parse. `tree`, when given, is the body's syntax tree (parse.ts's, whose positions
+ * are the body's), so the body is not parsed again.
+ */
+export function guardFrames(body: string, tree?: Node): GuardedBody {
   const known = recent.get(body);
-  if (known) return known;
-  const guarded = guard(body);
-  if (recent.size >= RECENT_BODIES) recent.delete(recent.keys().next().value!);
+  if (known) {
+    recent.delete(body);
+    recent.set(body, known);
+    return known;
+  }
+  const guarded = guard(body, tree);
   recent.set(body, guarded);
+  recentChars += body.length + guarded.code.length;
+  for (const [oldest, kept] of recent) {
+    if (recent.size <= RECENT_BODIES && recentChars <= RECENT_CHARS) break;
+    recent.delete(oldest);
+    recentChars -= oldest.length + kept.code.length;
+  }
   return guarded;
 }
 
-function guard(body: string): GuardedBody {
+function guard(body: string, tree: Node | undefined): GuardedBody {
   let program: Node;
   try {
-    program = parseProgram(body, undefined);
+    program = tree ?? parseProgram(body, undefined);
   } catch {
     return { code: body, shifts: new Map(), hook: "__flow_frames" };
   }

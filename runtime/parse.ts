@@ -47,7 +47,19 @@ export function parseWorkflowTree(source: string, options: ParseWorkflowOptions,
   const body = exported.main ? callMain(source, exported, program, fail) : blankExports(source, exported.ranges);
   const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body };
   if (options.path !== undefined) parsed.path = options.path;
+  // The body keeps every position of the source (blanked exports, text added after its end only).
+  trees.set(parsed, { body, tree: program });
   return parsed;
+}
+
+/** Each parsed workflow's tree, until its first run guards its body (frame-guard.ts). */
+const trees = new WeakMap<ParsedWorkflow, { body: string; tree: Program }>();
+
+/** The tree `workflow` was parsed from, once, and only while its body is the one parsed: a run need not parse it again. */
+export function takeSyntaxTree(workflow: ParsedWorkflow): Program | undefined {
+  const kept = trees.get(workflow);
+  trees.delete(workflow);
+  return kept !== undefined && kept.body === workflow.body ? kept.tree : undefined;
 }
 
 export function parseProgram(source: string, path: string | undefined): Program {

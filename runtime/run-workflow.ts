@@ -8,6 +8,7 @@ import { mapStack } from "./errors.ts";
 import { guardFrames, type GuardedBody } from "./frame-guard.ts";
 import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
+import { takeSyntaxTree } from "./parse.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
 import { isWorkerToMain, SHARED_STOP, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
@@ -97,7 +98,7 @@ class RunSession {
     this.config = config;
     this.replay = replay;
     // Stack frames are matched by this name, so keep it free of spaces and parentheses.
-    this.guarded = guardFrames(workflow.body);
+    this.guarded = guardFrames(workflow.body, takeSyntaxTree(workflow));
     this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
     // The worker is inside that one operation: it could not answer a stop, so it is not asked.
     this.watchdog = new CpuWatchdog(this.shared, limits.cpuMs, () =>
