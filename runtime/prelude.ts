@@ -84,7 +84,10 @@ function call(op, a, b, c) {
   const chars = (typeof a === "string" ? a.length : 0) + (typeof b === "string" ? b.length : 0) + (typeof c === "string" ? c.length : 0);
   const reply = parse(host(op, a, b, c, chars));
   if (reply.ok) return reply.value;
-  throw hostError(reply.error);
+  const error = hostError(reply.error);
+  // A refusal that ended the run (a call or output limit): the host learns which line made the call.
+  if (reply.error.ends === true) host("ended_at", error.stack);
+  throw error;
 }
 
 ${JSON_BOUNDARY}

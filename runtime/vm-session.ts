@@ -7,7 +7,8 @@ import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import { CpuMeter } from "./cpu-meter.ts";
 import { SHARED_STOP, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
-import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
+import { capText, MAX_STACK_CHARS } from "./text.ts";
+import { classifyThrown, ends, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
 import { VmOutput } from "./vm-output.ts";
 import { VmStore } from "./vm-store.ts";
@@ -198,11 +199,12 @@ export class VmSession {
       return handle !== undefined && vm.typeof(handle) === "string" ? vm.getString(handle) : undefined;
     };
     const op = str(0);
+    if (op === "ended_at") return this.endedAt(str(1));
     if (this.outcome !== undefined) return refuse("Error", "the workflow run has ended");
     if (this.lostString(args, str)) {
       const message = limitMessage("memoryBytes", this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: "memoryBytes", message } };
-      return refuse("InternalError", message, "memoryBytes");
+      return ends(refuse("InternalError", message, "memoryBytes"));
     }
     switch (op) {
       case "config": {
@@ -271,7 +273,7 @@ export class VmSession {
     if (kind !== "discover" && ++this.sentCalls[kind] > this.message.limits[CALL_LIMITS[kind]]) {
       const message = limitMessage(CALL_LIMITS[kind], this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: CALL_LIMITS[kind], message } };
-      return refuse("RangeError", message, CALL_LIMITS[kind]);
+      return ends(refuse("RangeError", message, CALL_LIMITS[kind]));
     }
     const id = this.nextId++;
     this.inflight.set(id, text.length);
@@ -284,7 +286,14 @@ export class VmSession {
     if (this.out.write(text)) return { ok: true, value: null };
     const message = limitMessage("outputChars", this.message.limits);
     this.outcome = { ok: false, error: { kind: "limit", code: "outputChars", message } };
-    return refuse("RangeError", message, "outputChars");
+    return ends(refuse("RangeError", message, "outputChars"));
+  }
+
+  /** The stack of the script's call a run-ending refusal answered: the failure's line and column. */
+  private endedAt(stack: string | undefined): HostReply {
+    const outcome = this.outcome;
+    if (outcome !== undefined && !outcome.ok && outcome.error.stack === undefined && stack !== undefined) outcome.error.stack = capText(stack, MAX_STACK_CHARS);
+    return { ok: true, value: null };
   }
 
   private storeValue(key: string, text: string | undefined): HostReply {

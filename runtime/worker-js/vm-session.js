@@ -8,7 +8,8 @@ import { jsonDepth } from "./json.js";
 import { limitMessage } from "./limits.js";
 import { CpuMeter } from "./cpu-meter.js";
 import { SHARED_STOP,                                                                                                      } from "./protocol.js";
-import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo,                 } from "./vm-failure.js";
+import { capText, MAX_STACK_CHARS } from "./text.js";
+import { classifyThrown, ends, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo,                 } from "./vm-failure.js";
                                                               
 import { VmOutput } from "./vm-output.js";
 import { VmStore } from "./vm-store.js";
@@ -199,11 +200,12 @@ export class VmSession {
       return handle !== undefined && vm.typeof(handle) === "string" ? vm.getString(handle) : undefined;
     };
     const op = str(0);
+    if (op === "ended_at") return this.endedAt(str(1));
     if (this.outcome !== undefined) return refuse("Error", "the workflow run has ended");
     if (this.lostString(args, str)) {
       const message = limitMessage("memoryBytes", this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: "memoryBytes", message } };
-      return refuse("InternalError", message, "memoryBytes");
+      return ends(refuse("InternalError", message, "memoryBytes"));
     }
     switch (op) {
       case "config": {
@@ -272,7 +274,7 @@ export class VmSession {
     if (kind !== "discover" && ++this.sentCalls[kind] > this.message.limits[CALL_LIMITS[kind]]) {
       const message = limitMessage(CALL_LIMITS[kind], this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: CALL_LIMITS[kind], message } };
-      return refuse("RangeError", message, CALL_LIMITS[kind]);
+      return ends(refuse("RangeError", message, CALL_LIMITS[kind]));
     }
     const id = this.nextId++;
     this.inflight.set(id, text.length);
@@ -285,7 +287,14 @@ export class VmSession {
     if (this.out.write(text)) return { ok: true, value: null };
     const message = limitMessage("outputChars", this.message.limits);
     this.outcome = { ok: false, error: { kind: "limit", code: "outputChars", message } };
-    return refuse("RangeError", message, "outputChars");
+    return ends(refuse("RangeError", message, "outputChars"));
+  }
+
+  /** The stack of the script's call a run-ending refusal answered: the failure's line and column. */
+          endedAt(stack                    )            {
+    const outcome = this.outcome;
+    if (outcome !== undefined && !outcome.ok && outcome.error.stack === undefined && stack !== undefined) outcome.error.stack = capText(stack, MAX_STACK_CHARS);
+    return { ok: true, value: null };
   }
 
           storeValue(key        , text                    )            {

@@ -181,8 +181,9 @@ describe("limits enforced on a running script", () => {
   });
 
   it("keeps output up to outputChars, then fails the run even if the script catches it", async () => {
-    const { result } = await run("try { text('abcdef'); text('ghij'); } catch { }\nreturn 'unreachable';", { limits: { outputChars: 8 } });
-    expect(failure(result)).toEqual({ kind: "limit", code: "outputChars", message: "output limit (8) reached" });
+    const { result } = await run("const n = 1;\ntry { text('abcdef'); text('ghij'); } catch { }\nreturn 'unreachable';", { limits: { outputChars: 8 } });
+    // The line and column of the text() call that did not fit.
+    expect(failure(result)).toEqual({ kind: "limit", code: "outputChars", message: "output limit (8) reached", line: 2, column: 27 });
     expect(result.output).toBe("abcdefgh");
   });
 

@@ -152,7 +152,8 @@ describe("runWorkflow: agent()", () => {
        return "unreachable";`,
       { limits: { agentCalls: 3 } },
     );
-    expect(failure(result)).toEqual({ kind: "limit", code: "agentCalls", message: "agent call limit (3) reached" });
+    // The line and column of the refused call, as for any other host call's error.
+    expect(failure(result)).toEqual({ kind: "limit", code: "agentCalls", message: "agent call limit (3) reached", line: 2, column: 27 });
     expect(events.filter((e) => e.type === "agent_start")).toHaveLength(3);
     expect(result.output).toBe("");
   });
@@ -195,11 +196,11 @@ describe("runWorkflow: tools", () => {
   });
 
   it("fails the run past the tool call limit", async () => {
-    const { result } = await run(`for (let i = 0; i < 4; i++) await tools.t({});`, {
+    const { result } = await run(`const found = [];\nfor (let i = 0; i < 4; i++) found.push(await tools.t({}));`, {
       limits: { toolCalls: 2 },
       host: { tools: { t: async () => 1 } },
     });
-    expect(failure(result)).toEqual({ kind: "limit", code: "toolCalls", message: "tool call limit (2) reached" });
+    expect(failure(result)).toEqual({ kind: "limit", code: "toolCalls", message: "tool call limit (2) reached", line: 2, column: 53 });
   });
 
   it("ends the run at the call past the limit: what the script does after it is never journaled", async () => {
@@ -211,7 +212,8 @@ describe("runWorkflow: tools", () => {
         limits,
         host: { tools: { t: async () => 1 } },
       });
-      expect(failure(result)).toEqual({ kind: "limit", code, message });
+      // Where the third call opens its parenthesis.
+      expect(failure(result)).toEqual({ kind: "limit", code, message, line: 1, column: 2 * `${call}; `.length + call.indexOf("(") + 1 });
       expect(result.output).toBe("");
       expect(events.filter((event) => event.type === "store")).toEqual([]);
       expect(events.filter((event) => event.type === "tool_start" || event.type === "agent_start")).toHaveLength(2);
