@@ -103,6 +103,25 @@ describe("selecting the script", () => {
     expect(receipt.error!.message).toMatch(/apiVersion/);
   });
 
+  test("a saved workflow run by name gets flow run's literal checks: an unknown role, a misspelt agent() option, a tool it may not call, before any child runs", async () => {
+    mkdirSync(join(pi.cwd, ".pi", "flow", "workflows"), { recursive: true });
+    const source = [
+      "export const apiVersion = 1;",
+      'export const meta = { name: "typo" };',
+      `await ${explorer("first")};`,
+      'await agent({ role: "reviewr", description: "d", prompt: "p", outputschema: {} });',
+      'await tools.bash({ command: "ls" });',
+    ].join("\n");
+    writeFileSync(join(pi.cwd, ".pi", "flow", "workflows", "typo.js"), source);
+    const { receipt } = await workflow({ workflow: "typo" });
+    expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    const message = receipt.error!.message;
+    expect(message).toMatch(/typo\.js:4:\d+: role: "reviewr" is not a known role here/);
+    expect(message).toMatch(/typo\.js:4:\d+: .*outputschema.*outputSchema/);
+    expect(message).toMatch(/typo\.js:5:\d+: .*tools\.bash/);
+    expect(existsSync(pi.flowHome)).toBe(false);
+  });
+
   test("args are checked against meta.args: request_invalid names the first violation", async () => {
     const { receipt } = await workflow({ workflow: "map", args: { items: ["a", 7], prompt: "p" } });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
