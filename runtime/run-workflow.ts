@@ -107,7 +107,7 @@ class RunSession {
     this.bridge = new HostBridge(options.host, limits, options.tree?.budget, {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
-      fatal: (error) => this.stop(error),
+      fatal: (error, at) => this.stop(this.locate(error, at)),
       // A stopping run is over for its calls: no answer reaches the VM, no queued call starts.
       closed: () => this.settled || this.stopping !== undefined,
     }, this.ended.signal);
@@ -284,6 +284,13 @@ class RunSession {
     pooled?.worker.off("message", this.onMessage).off("error", this.onError).off("exit", this.onExit);
     this.pooled = undefined;
     return pooled;
+  }
+
+  /** A refusal the host raised for one call: the line and column of the script's call, as its other errors have. */
+  private locate(error: WorkflowError, at: string | undefined): WorkflowError {
+    if (at === undefined) return error;
+    const { position } = mapStack(at, this.filename, this.workflow.body.split("\n").length, this.guarded.shifts);
+    return position ? { ...error, line: position.line, column: position.column } : error;
   }
 
   private mapFailure(failure: VmFailure): WorkflowError {

@@ -31,6 +31,14 @@ export function wrapScript(body: string, hook: string): string {
   return `__flow_start(class ${hook} { static async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (${hook}_error) { throw ${hook}.#${hook}(${hook}_error); } } static #${hook}(error) { return super.uncaught(error); } });`;
 }
 
+/** The innermost frame of the script in a call's stack: all the host needs to name the call's line. */
+function scriptFrame(stack: string | undefined, filename: string): string | undefined {
+  const frame = stack?.split("\n").find((line) => line.includes(`${filename}:`));
+  return frame === undefined ? undefined : capText(frame, MAX_FRAME_CHARS);
+}
+
+const MAX_FRAME_CHARS = 512;
+
 export class VmSession {
   private readonly message: RunMessage;
   private readonly post: (message: WorkerToMain) => void;
@@ -215,7 +223,7 @@ export class VmSession {
       case "send": {
         const kind = str(1);
         if (kind !== "agent" && kind !== "tool" && kind !== "discover") return refuse("TypeError", `unknown call kind ${String(kind)}`);
-        return this.send(kind, str(2) ?? "", str(3) ?? "null");
+        return this.send(kind, str(2) ?? "", str(3) ?? "null", str(5));
       }
       case "out":
         return this.output(str(1) ?? "");
@@ -260,7 +268,7 @@ export class VmSession {
     return refuseLimit("hostBytes", `${limitMessage("hostBytes", this.message.limits)}: ${what} would make the host hold ${bytes} bytes of this run's data (calls in flight and the store)`);
   }
 
-  private send(kind: CallKind, name: string, text: string): HostReply {
+  private send(kind: CallKind, name: string, text: string, site: string | undefined): HostReply {
     const what = kind === "agent" ? "agent() options" : kind === "tool" ? `tools.${name}() arguments` : `${name}() arguments`;
     // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
     if (text.length > this.message.limits.callArgsChars) {
@@ -278,7 +286,8 @@ export class VmSession {
     const id = this.nextId++;
     this.inflight.set(id, text.length);
     this.inflightChars += text.length;
-    this.out.postAfter({ type: "call", id, kind, name, text });
+    const at = scriptFrame(site, this.message.filename);
+    this.out.postAfter(at === undefined ? { type: "call", id, kind, name, text } : { type: "call", id, kind, name, text, at });
     return { ok: true, value: id };
   }
 

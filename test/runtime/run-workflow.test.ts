@@ -40,11 +40,13 @@ describe("runWorkflow: agent()", () => {
 
   it("ends the run on a fatal host error even when the script catches it", async () => {
     const { result } = await run(
-      `try { await agent({ role: "ghost", prompt: "x" }); } catch (e) { console.log("caught"); }
+      `const ask = async () => { return await agent({ role: "ghost", prompt: "x" }); };
+       try { await ask(); } catch (e) { console.log("caught"); }
        return "kept going";`,
       { host: { agent: async () => Promise.reject(hostError("unknown role ghost", { code: "selection_invalid", fatal: true })) } },
     );
-    expect(failure(result)).toEqual({ kind: "script", code: "selection_invalid", message: "unknown role ghost" });
+    // The host raised it, yet it names the script's call, in the author's columns (the function's catch moves none).
+    expect(failure(result)).toEqual({ kind: "script", code: "selection_invalid", message: "unknown role ghost", line: 1, column: 45 });
     expect(result.output).toBe("");
   });
 
