@@ -13,8 +13,8 @@ import type { AgentOptions, HostError, JsonValue, SharedCount, TreeBudget, Workf
 export interface BridgeHooks {
   emit(event: WorkflowEvent): void;
   reply(message: ReplyMessage): void;
-  /** Ends the run; later host answers are ignored. */
-  fatal(error: WorkflowError): void;
+  /** Ends the run; later host answers are ignored. `at`: the frame of the script's call it refused. */
+  fatal(error: WorkflowError, at?: string): void;
   closed(): boolean;
 }
 
@@ -23,6 +23,7 @@ interface Call {
   kind: CallKind;
   name: string;
   text: string;
+  at?: string;
 }
 
 /** How a started call ended, as its agent_end/tool_end event reports it. */
@@ -101,9 +102,9 @@ export class HostBridge {
     const index = this.agentCount++;
     // The refused call never starts, so it gets no agent_start (and no agent_end).
     if (index >= this.limits.agentCalls) {
-      return this.hooks.fatal({ kind: "limit", code: "agentCalls", message: limitMessage("agentCalls", this.limits) });
+      return this.hooks.fatal({ kind: "limit", code: "agentCalls", message: limitMessage("agentCalls", this.limits) }, call.at);
     }
-    if (this.refusedByTree("agentCalls")) return;
+    if (this.refusedByTree("agentCalls", call)) return;
     if (this.refuseQueued(call, "agent() options")) return;
     this.enqueue(this.agents, call, (release) => {
       const options = this.decode(call, release) as AgentOptions | undefined;
@@ -115,16 +116,16 @@ export class HostBridge {
         if (ending.code !== undefined) event.code = ending.code;
         this.hooks.emit(event);
       });
-      this.invoke(call.id, "agent", () => this.host.agent(options, { signal: this.signal, index }), end);
+      this.invoke(call, "agent", () => this.host.agent(options, { signal: this.signal, index }), end);
     });
   }
 
   private tool(call: Call): void {
     const index = this.toolCount++;
     if (index >= this.limits.toolCalls) {
-      return this.hooks.fatal({ kind: "limit", code: "toolCalls", message: limitMessage("toolCalls", this.limits) });
+      return this.hooks.fatal({ kind: "limit", code: "toolCalls", message: limitMessage("toolCalls", this.limits) }, call.at);
     }
-    if (this.refusedByTree("toolCalls")) return;
+    if (this.refusedByTree("toolCalls", call)) return;
     const fn = this.host.tools?.[call.name];
     if (typeof fn !== "function") {
       return this.hooks.reply({ type: "reply", id: call.id, ok: false, error: { name: "TypeError", message: `tools.${call.name} is not available` } });
@@ -139,14 +140,14 @@ export class HostBridge {
         if (ending.code !== undefined) event.code = ending.code;
         this.hooks.emit(event);
       });
-      this.invoke(call.id, "tool", () => fn(input, { signal: this.signal, index }), end);
+      this.invoke(call, "tool", () => fn(input, { signal: this.signal, index }), end);
     });
   }
 
   /** Ends the run when its tree has made its root's limit of such calls, as this run's own limit would. */
-  private refusedByTree(name: SharedCount): boolean {
+  private refusedByTree(name: SharedCount, call: Call): boolean {
     if (!this.tree || this.tree.take(name)) return false;
-    this.hooks.fatal({ kind: "limit", code: name, message: this.tree.refusal(name) });
+    this.hooks.fatal({ kind: "limit", code: name, message: this.tree.refusal(name) }, call.at);
     return true;
   }
 
@@ -190,7 +191,7 @@ export class HostBridge {
     this.enqueue(this.discoveries, call, (release) => {
       const input = this.decode(call, release);
       if (input === undefined) return;
-      this.invoke(call.id, "discover", () => this.discovery.answer(call.name, input), release);
+      this.invoke(call, "discover", () => this.discovery.answer(call.name, input), release);
     });
   }
 
@@ -207,7 +208,7 @@ export class HostBridge {
   }
 
   /** Runs one host call and answers the VM, unless the run ended meanwhile. */
-  private invoke(id: number, kind: CallKind, run: () => Promise<unknown>, end: (ending: Ending) => void): void {
+  private invoke({ id, at }: Call, kind: CallKind, run: () => Promise<unknown>, end: (ending: Ending) => void): void {
     let promise: Promise<unknown>;
     try {
       promise = Promise.resolve(run());
@@ -233,7 +234,7 @@ export class HostBridge {
         if ((reason as HostError | null)?.fatal === true) {
           const error: WorkflowError = { kind: "script", code: failure.code ?? "host_error", message: failure.message };
           if (failure.runId !== undefined) error.runId = failure.runId;
-          return this.hooks.fatal(error);
+          return this.hooks.fatal(error, at);
         }
         this.hooks.reply({ type: "reply", id, ok: false, error: failure });
       },

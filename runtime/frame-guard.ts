@@ -17,18 +17,25 @@ export interface GuardedBody {
 
 type FunctionNode = Node & { body: Node & { body?: Node[] } };
 
-/** Names a function declares at its top level with var (any depth but nested functions) and function. */
-function clashes(fn: FunctionNode): boolean {
+/** A body the guard wraps: `open` is just after its `{`, `close` at its `}`. */
+interface GuardedBlock {
+  open: number;
+  close: number;
+  statements: Node[];
+}
+
+/** Names a body declares at its top level with var (any depth but nested functions) and function. */
+function clashes(statements: Node[]): boolean {
   const functions = new Set<string>();
   const vars = new Set<string>();
-  for (const node of fn.body.body ?? []) {
+  for (const node of statements) {
     if (node.type === "FunctionDeclaration") {
       const name = (node as Node & { id?: { name: string } | null }).id?.name;
       if (name !== undefined) functions.add(name);
     }
   }
   if (functions.size === 0) return false;
-  for (const node of syntaxNodes(fn.body.body ?? [], (inner) => !/Function/.test(inner.type))) {
+  for (const node of syntaxNodes(statements, (inner) => !/Function/.test(inner.type))) {
     if (node.type !== "VariableDeclaration" || (node as Node & { kind: string }).kind !== "var") continue;
     for (const id of syntaxNodes((node as Node & { declarations: Node[] }).declarations.map((d) => (d as Node & { id: Node }).id))) {
       if (id.type === "Identifier") vars.add((id as Node & { name: string }).name);
@@ -38,43 +45,71 @@ function clashes(fn: FunctionNode): boolean {
   return [...functions].some((name) => vars.has(name));
 }
 
-/** The last bodies guarded: a saved workflow, or a nested one, runs the same body again and again. */
+/**
+ * The last bodies guarded, least recently used first: a saved workflow, or a nested one, runs the
+ * same body again and again. Bounded by characters too: a script may be 1 MiB, and sixteen such
+ * bodies with their guarded copies would keep tens of megabytes on the host for good.
+ */
 const recent = new Map<string, GuardedBody>();
 const RECENT_BODIES = 16;
+const RECENT_CHARS = 4 * 1024 * 1024;
+let recentChars = 0;
 
-/** Adds a guarding catch to every function of the script with a block body; the body is unchanged on failure to parse. */
-export function guardFrames(body: string): GuardedBody {
+/** Characters the cache of guarded bodies holds (bodies and guarded copies). */
+export function guardedCacheChars(): number {
+  return recentChars;
+}
+
+/**
+ * Adds a guarding catch to every function of the script with a block body; the body is unchanged
+ * on failure to parse. `tree`, when given, is the body's syntax tree (parse.ts's, whose positions
+ * are the body's), so the body is not parsed again.
+ */
+export function guardFrames(body: string, tree?: Node): GuardedBody {
   const known = recent.get(body);
-  if (known) return known;
-  const guarded = guard(body);
-  if (recent.size >= RECENT_BODIES) recent.delete(recent.keys().next().value!);
+  if (known) {
+    recent.delete(body);
+    recent.set(body, known);
+    return known;
+  }
+  const guarded = guard(body, tree);
   recent.set(body, guarded);
+  recentChars += body.length + guarded.code.length;
+  for (const [oldest, kept] of recent) {
+    if (recent.size <= RECENT_BODIES && recentChars <= RECENT_CHARS) break;
+    recent.delete(oldest);
+    recentChars -= oldest.length + kept.code.length;
+  }
   return guarded;
 }
 
-function guard(body: string): GuardedBody {
+function guard(body: string, tree: Node | undefined): GuardedBody {
   let program: Node;
   try {
-    program = parseProgram(body, undefined);
+    program = tree ?? parseProgram(body, undefined);
   } catch {
     return { code: body, shifts: new Map(), hook: "__flow_frames" };
   }
   const used = new Set<string>();
-  const functions: FunctionNode[] = [];
+  const blocks: GuardedBlock[] = [];
   for (const node of syntaxNodes([program])) {
     if (node.type === "Identifier" || node.type === "PrivateIdentifier") used.add((node as Node & { name: string }).name);
     if (/^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression)$/.test(node.type) && (node as FunctionNode).body.type === "BlockStatement") {
-      functions.push(node as FunctionNode);
+      const block = (node as FunctionNode).body;
+      blocks.push({ open: block.start + 1, close: block.end - 1, statements: block.body ?? [] });
     }
+    // `static { ... }` of a class runs as a function of its own: its locals go when it ends.
+    const staticOpen = node.type === "StaticBlock" ? afterStaticBrace(body, node.start) : undefined;
+    if (staticOpen !== undefined) blocks.push({ open: staticOpen, close: node.end - 1, statements: (node as Node & { body: Node[] }).body });
   }
   let hook = "__flow_frames";
   for (let n = 1; used.has(hook) || used.has(`${hook}_error`); n++) hook = `__flow_frames${n}`;
   const open = "try{";
   const close = `}catch(${hook}_error){throw ${hook}.#${hook}(${hook}_error)}`;
   const inserts: Array<{ at: number; text: string }> = [];
-  for (const fn of functions) {
-    if (clashes(fn)) continue;
-    inserts.push({ at: fn.body.start + 1, text: open }, { at: fn.body.end - 1, text: close });
+  for (const block of blocks) {
+    if (clashes(block.statements)) continue;
+    inserts.push({ at: block.open, text: open }, { at: block.close, text: close });
   }
   inserts.sort((a, b) => a.at - b.at);
   const lineStarts = [0];
@@ -92,4 +127,14 @@ function guard(body: string): GuardedBody {
     shifts.set(line + 1, list);
   }
   return { code: code + body.slice(from), shifts, hook };
+}
+
+/** `static`, then white space and comments, then the block's `{`. */
+const STATIC_HEAD = /static(?:\s|\/\/[^\n\r\u2028\u2029]*|\/\*[\s\S]*?\*\/)*\{/y;
+
+/** Just after the `{` of a static block that starts at `start`. */
+function afterStaticBrace(source: string, start: number): number | undefined {
+  STATIC_HEAD.lastIndex = start;
+  const head = STATIC_HEAD.exec(source);
+  return head ? start + head[0].length : undefined;
 }

@@ -47,7 +47,19 @@ export function parseWorkflowTree(source: string, options: ParseWorkflowOptions,
   const body = exported.main ? callMain(source, exported, program, fail) : blankExports(source, exported.ranges);
   const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body };
   if (options.path !== undefined) parsed.path = options.path;
+  // The body keeps every position of the source (blanked exports, text added after its end only).
+  trees.set(parsed, { body, tree: program });
   return parsed;
+}
+
+/** Each parsed workflow's tree, until its first run guards its body (frame-guard.ts). */
+const trees = new WeakMap<ParsedWorkflow, { body: string; tree: Program }>();
+
+/** The tree `workflow` was parsed from, once, and only while its body is the one parsed: a run need not parse it again. */
+export function takeSyntaxTree(workflow: ParsedWorkflow): Program | undefined {
+  const kept = trees.get(workflow);
+  trees.delete(workflow);
+  return kept !== undefined && kept.body === workflow.body ? kept.tree : undefined;
 }
 
 export function parseProgram(source: string, path: string | undefined): Program {
@@ -230,12 +242,28 @@ function callMain(source: string, exported: Exports, program: Program, fail: Fai
   if (/[\n\r]/.test(head.slice(0, prefix.length)) || head.length < prefix.length) {
     fail("write `export default` and the function's start on one line", main);
   }
-  const body = blankExports(source, [...exported.ranges, [main.start, main.declaration.start]]);
-  const replaced = body.slice(0, main.start) + prefix + body.slice(main.start + prefix.length);
+  // `export default (async () => ...)`: the parentheses the function is wrapped in stay.
+  const kept = keepParentheses(head);
+  if (kept.slice(0, prefix.length).includes("(")) fail("write a space between `export default` and its `(`", main);
+  const body = blankExports(source, exported.ranges);
+  const replaced = body.slice(0, main.start) + prefix + kept.slice(prefix.length) + body.slice(main.declaration.start);
   return `${replaced}\n;return await ${MAIN}(Object.freeze({ args }));`;
 }
 
 const MAIN = "__main__";
+
+/** What stands between `export default` and its function: white space, comments and parentheses. */
+const HEAD_TOKEN = /\s+|\/\/[^\n\r\u2028\u2029]*|\/\*[\s\S]*?\*\/|export|default|\(/y;
+
+/** `head` blanked as blankExports does, but for its opening parentheses. */
+function keepParentheses(head: string): string {
+  let kept = "";
+  HEAD_TOKEN.lastIndex = 0;
+  for (let token = HEAD_TOKEN.exec(head); token; token = HEAD_TOKEN.exec(head)) {
+    kept += token[0] === "(" ? "(" : token[0].replace(/[^\n\r]/g, " ");
+  }
+  return kept + head.slice(kept.length).replace(/[^\n\r]/g, " ");
+}
 
 function declaredNames(node: Node): string[] {
   if (node.type === "FunctionDeclaration" || node.type === "ClassDeclaration") {

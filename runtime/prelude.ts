@@ -80,11 +80,14 @@ function hostError(reply, site) {
 
 // Host calls answer {ok, value} or {ok: false, error}; a refused call throws here, in the script.
 // The total length lets the host notice a string QuickJS could not hand over (out of memory).
-function call(op, a, b, c) {
+function call(op, a, b, c, site) {
   const chars = (typeof a === "string" ? a.length : 0) + (typeof b === "string" ? b.length : 0) + (typeof c === "string" ? c.length : 0);
-  const reply = parse(host(op, a, b, c, chars));
+  const reply = parse(host(op, a, b, c, chars, site));
   if (reply.ok) return reply.value;
-  throw hostError(reply.error);
+  const error = hostError(reply.error);
+  // A refusal that ended the run (a call or output limit): the host learns which line made the call.
+  if (reply.error.ends === true) host("ended_at", error.stack);
+  throw error;
 }
 
 ${JSON_BOUNDARY}
@@ -128,8 +131,9 @@ const pending = new Map();
 const CallSite = Error;
 function request(kind, name, payload, what) {
   try {
-    const id = call("send", kind, name, toJson(payload, what));
+    // The call's place in the script goes with it: a refusal the host raises names its line.
     const site = new CallSite().stack;
+    const id = call("send", kind, name, toJson(payload, what), site);
     return new Promise((resolve, reject) => pending.set(id, { resolve, reject, site }));
   } catch (error) {
     return Promise.reject(error);

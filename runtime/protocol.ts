@@ -104,7 +104,8 @@ export interface VmFailure {
 
 export type VmOutcome = { ok: true; text?: string } | { ok: false; error: VmFailure };
 
-export type CallMessage = { type: "call"; id: number; kind: CallKind; name: string; text: string };
+/** `at`: the script's frame that made the call, for a refusal the host raises (bridge.ts). */
+export type CallMessage = { type: "call"; id: number; kind: CallKind; name: string; text: string; at?: string };
 
 export type WorkerToMain =
   | { type: "ready" }
@@ -139,7 +140,7 @@ function isVmOutcome(value: unknown): value is VmOutcome {
 }
 
 const isCall = (value: unknown): value is CallMessage =>
-  isObject(value) && value.type === "call" && isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
+  isObject(value) && value.type === "call" && isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text) && (value.at === undefined || isString(value.at));
 
 export function isWorkerToMain(value: unknown): value is WorkerToMain {
   if (!isObject(value)) return false;

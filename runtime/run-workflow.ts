@@ -8,6 +8,7 @@ import { mapStack } from "./errors.ts";
 import { guardFrames, type GuardedBody } from "./frame-guard.ts";
 import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
 import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
+import { takeSyntaxTree } from "./parse.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
 import { isWorkerToMain, SHARED_STOP, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
@@ -97,7 +98,7 @@ class RunSession {
     this.config = config;
     this.replay = replay;
     // Stack frames are matched by this name, so keep it free of spaces and parentheses.
-    this.guarded = guardFrames(workflow.body);
+    this.guarded = guardFrames(workflow.body, takeSyntaxTree(workflow));
     this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
     // The worker is inside that one operation: it could not answer a stop, so it is not asked.
     this.watchdog = new CpuWatchdog(this.shared, limits.cpuMs, () =>
@@ -106,7 +107,7 @@ class RunSession {
     this.bridge = new HostBridge(options.host, limits, options.tree?.budget, {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
-      fatal: (error) => this.stop(error),
+      fatal: (error, at) => this.stop(this.locate(error, at)),
       // A stopping run is over for its calls: no answer reaches the VM, no queued call starts.
       closed: () => this.settled || this.stopping !== undefined,
     }, this.ended.signal);
@@ -283,6 +284,13 @@ class RunSession {
     pooled?.worker.off("message", this.onMessage).off("error", this.onError).off("exit", this.onExit);
     this.pooled = undefined;
     return pooled;
+  }
+
+  /** A refusal the host raised for one call: the line and column of the script's call, as its other errors have. */
+  private locate(error: WorkflowError, at: string | undefined): WorkflowError {
+    if (at === undefined) return error;
+    const { position } = mapStack(at, this.filename, this.workflow.body.split("\n").length, this.guarded.shifts);
+    return position ? { ...error, line: position.line, column: position.column } : error;
   }
 
   private mapFailure(failure: VmFailure): WorkflowError {

@@ -84,3 +84,9 @@ export function refuse(name: string, message: string, code?: string): HostReply 
 export function refuseLimit(limit: LimitName, message: string): HostReply {
   return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }
+
+/** A refusal after which the run is over: the prelude reports the script's call site for it. */
+export function ends(reply: HostReply): HostReply {
+  if (!reply.ok) reply.error.ends = true;
+  return reply;
+}

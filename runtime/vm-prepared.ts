@@ -5,7 +5,8 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule }
 import { PRELUDE_FILENAME } from "./protocol.ts";
 import type { LimitName } from "./types.ts";
 
-export type HostReply = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string; limit?: LimitName } };
+/** `ends`: the refusal ended the run, and the prelude reports the stack of the script's call (VmSession.onHost). */
+export type HostReply = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string; code?: string; limit?: LimitName; ends?: true } };
 
 /** The run's side of the VM's single host function (VmSession.onHost). */
 export type HostHandler = (args: QuickJSHandle[]) => HostReply;

@@ -7,7 +7,8 @@ import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import { CpuMeter } from "./cpu-meter.ts";
 import { SHARED_STOP, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
-import { classifyThrown, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
+import { capText, MAX_STACK_CHARS } from "./text.ts";
+import { classifyThrown, ends, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
 import { VmOutput } from "./vm-output.ts";
 import { VmStore } from "./vm-store.ts";
@@ -29,6 +30,14 @@ const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" } as const;
 export function wrapScript(body: string, hook: string): string {
   return `__flow_start(class ${hook} { static async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (${hook}_error) { throw ${hook}.#${hook}(${hook}_error); } } static #${hook}(error) { return super.uncaught(error); } });`;
 }
+
+/** The innermost frame of the script in a call's stack: all the host needs to name the call's line. */
+function scriptFrame(stack: string | undefined, filename: string): string | undefined {
+  const frame = stack?.split("\n").find((line) => line.includes(`${filename}:`));
+  return frame === undefined ? undefined : capText(frame, MAX_FRAME_CHARS);
+}
+
+const MAX_FRAME_CHARS = 512;
 
 export class VmSession {
   private readonly message: RunMessage;
@@ -198,11 +207,12 @@ export class VmSession {
       return handle !== undefined && vm.typeof(handle) === "string" ? vm.getString(handle) : undefined;
     };
     const op = str(0);
+    if (op === "ended_at") return this.endedAt(str(1));
     if (this.outcome !== undefined) return refuse("Error", "the workflow run has ended");
     if (this.lostString(args, str)) {
       const message = limitMessage("memoryBytes", this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: "memoryBytes", message } };
-      return refuse("InternalError", message, "memoryBytes");
+      return ends(refuse("InternalError", message, "memoryBytes"));
     }
     switch (op) {
       case "config": {
@@ -213,7 +223,7 @@ export class VmSession {
       case "send": {
         const kind = str(1);
         if (kind !== "agent" && kind !== "tool" && kind !== "discover") return refuse("TypeError", `unknown call kind ${String(kind)}`);
-        return this.send(kind, str(2) ?? "", str(3) ?? "null");
+        return this.send(kind, str(2) ?? "", str(3) ?? "null", str(5));
       }
       case "out":
         return this.output(str(1) ?? "");
@@ -258,7 +268,7 @@ export class VmSession {
     return refuseLimit("hostBytes", `${limitMessage("hostBytes", this.message.limits)}: ${what} would make the host hold ${bytes} bytes of this run's data (calls in flight and the store)`);
   }
 
-  private send(kind: CallKind, name: string, text: string): HostReply {
+  private send(kind: CallKind, name: string, text: string, site: string | undefined): HostReply {
     const what = kind === "agent" ? "agent() options" : kind === "tool" ? `tools.${name}() arguments` : `${name}() arguments`;
     // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
     if (text.length > this.message.limits.callArgsChars) {
@@ -271,12 +281,13 @@ export class VmSession {
     if (kind !== "discover" && ++this.sentCalls[kind] > this.message.limits[CALL_LIMITS[kind]]) {
       const message = limitMessage(CALL_LIMITS[kind], this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: CALL_LIMITS[kind], message } };
-      return refuse("RangeError", message, CALL_LIMITS[kind]);
+      return ends(refuse("RangeError", message, CALL_LIMITS[kind]));
     }
     const id = this.nextId++;
     this.inflight.set(id, text.length);
     this.inflightChars += text.length;
-    this.out.postAfter({ type: "call", id, kind, name, text });
+    const at = scriptFrame(site, this.message.filename);
+    this.out.postAfter(at === undefined ? { type: "call", id, kind, name, text } : { type: "call", id, kind, name, text, at });
     return { ok: true, value: id };
   }
 
@@ -284,7 +295,14 @@ export class VmSession {
     if (this.out.write(text)) return { ok: true, value: null };
     const message = limitMessage("outputChars", this.message.limits);
     this.outcome = { ok: false, error: { kind: "limit", code: "outputChars", message } };
-    return refuse("RangeError", message, "outputChars");
+    return ends(refuse("RangeError", message, "outputChars"));
+  }
+
+  /** The stack of the script's call a run-ending refusal answered: the failure's line and column. */
+  private endedAt(stack: string | undefined): HostReply {
+    const outcome = this.outcome;
+    if (outcome !== undefined && !outcome.ok && outcome.error.stack === undefined && stack !== undefined) outcome.error.stack = capText(stack, MAX_STACK_CHARS);
+    return { ok: true, value: null };
   }
 
   private storeValue(key: string, text: string | undefined): HostReply {

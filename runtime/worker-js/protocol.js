@@ -105,7 +105,8 @@ const CALL_KINDS                       = new Set(["agent", "tool", "discover"]);
 
                                                                                       
 
-                                                                                                   
+/** `at`: the script's frame that made the call, for a refusal the host raises (bridge.ts). */
+                                                                                                                
 
                           
                      
@@ -140,7 +141,7 @@ function isVmOutcome(value         )                     {
 }
 
 const isCall = (value         )                       =>
-  isObject(value) && value.type === "call" && isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text);
+  isObject(value) && value.type === "call" && isId(value.id) && CALL_KINDS.has(value.kind) && isString(value.name) && isString(value.text) && (value.at === undefined || isString(value.at));
 
 export function isWorkerToMain(value         )                        {
   if (!isObject(value)) return false;

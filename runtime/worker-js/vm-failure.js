@@ -85,3 +85,9 @@ export function refuse(name        , message        , code         )            
 export function refuseLimit(limit           , message        )            {
   return { ok: false, error: { name: "RangeError", message, code: limit, limit } };
 }
+
+/** A refusal after which the run is over: the prelude reports the script's call site for it. */
+export function ends(reply           )            {
+  if (!reply.ok) reply.error.ends = true;
+  return reply;
+}

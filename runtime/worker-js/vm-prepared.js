@@ -6,7 +6,8 @@
 import { PRELUDE_FILENAME } from "./protocol.js";
                                             
 
-                                                                                                                                                 
+/** `ends`: the refusal ended the run, and the prelude reports the stack of the script's call (VmSession.onHost). */
+                                                                                                                                                              
 
 /** The run's side of the VM's single host function (VmSession.onHost). */
                                                                

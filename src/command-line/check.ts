@@ -1,9 +1,8 @@
 import { resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
-import { getAgentDir } from "@earendil-works/pi-coding-agent";
-import { agentDefinitionDirs, profileFiles, listRoles, roleDirs, REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
-import { listSavedWorkflows, workflowDirs } from "../orchestrator/workflow/index.ts";
+import { REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
+import { checkWorkflowSource, formatProblem, knownNames as workflowKnownNames, literalTargetProblems, requestedTools, type KnownNames, type Problem } from "../orchestrator/workflow/index.ts";
 import { CHECK_USAGE } from "./usage.ts";
 import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride, type Parsed } from "./args.ts";
 import { checkCassettes } from "./check-cassette.ts";
@@ -11,8 +10,6 @@ import { commandProjectTrust } from "./trust.ts";
 import { EXIT } from "./exit.ts";
 import { flowHome } from "./project-runs.ts";
 import type { HeadlessSession } from "./headless.ts";
-import { literalTargetProblems, type KnownNames } from "./named-targets.ts";
-import { checkWorkflowSource, formatProblem, requestedTools, type Problem } from "./script-check.ts";
 
 const OPTIONS = {
   cwd: { type: "string" },
@@ -86,11 +83,5 @@ function replayModeFlag(mode: string | undefined): ReplayMode | undefined {
 
 /** The roles, agent definitions and saved workflows a run in this project could name. */
 export function knownNames(cwd: string, projectTrusted: boolean): KnownNames {
-  const home = flowHome();
-  const agents = agentDefinitionDirs(cwd, getAgentDir(), projectTrusted);
-  return {
-    roles: listRoles(roleDirs(cwd, home, projectTrusted)),
-    agents: [...new Set([...profileFiles(agents.user).keys(), ...profileFiles(agents.project).keys()])],
-    workflows: listSavedWorkflows(workflowDirs(cwd, home, projectTrusted)),
-  };
+  return workflowKnownNames(cwd, flowHome(), projectTrusted);
 }

@@ -240,7 +240,8 @@ describe("a tree of workflows within its root's bounds", () => {
     expect(run!.output.value).toEqual({
       ok: false,
       code: "failed",
-      message: "agent call limit of the root workflow (2) reached by the workflows of its tree together (limit agentCalls)",
+      // The nested script's second agent() call, which the tree refused.
+      message: "agent call limit of the root workflow (2) reached by the workflows of its tree together (limit agentCalls) at line 2, column 12",
       children: 1,
     });
   });

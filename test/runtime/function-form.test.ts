@@ -33,6 +33,10 @@ describe("the function form: export default", () => {
   it("accepts an anonymous function and an arrow function", async () => {
     expect(value((await run("export default async function ({ args }) { return args.x + 1; }", { args: { x: 1 } })).result)).toBe(2);
     expect(value((await run("export default ({ args }) => args.x * 3;", { args: { x: 2 } })).result)).toBe(6);
+    // Wrapped in parentheses, as a formatter or a habit may write it; a comment between may hold one too.
+    expect(value((await run("export default (async ({ args }) => args.x + 4);", { args: { x: 1 } })).result)).toBe(5);
+    expect(value((await run("export default /* ( */ ((function () { return 8; }));")).result)).toBe(8);
+    expect(problem("export default(() => 9);").message).toMatch(/a space between `export default` and its `\(`/);
   });
 
   it("keeps lines and columns: a throw in the function points at the author's line", async () => {

@@ -150,7 +150,14 @@ describe("limits enforced on a running script", () => {
       expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (8388608) reached" });
     }
     // Held only by a nested function's locals: its frame would free them before the outermost one saw the null.
-    for (const script of ["function fill() { let l = null; while (true) l = { l }; }\nfill();", "const fill = async () => { let l = null; await null; while (true) l = [l]; };\nawait fill();"]) {
+    const nested = [
+      "function fill() { let l = null; while (true) l = { l }; }\nfill();",
+      "const fill = async () => { let l = null; await null; while (true) l = [l]; };\nawait fill();",
+      "class Filled { static /* a class's own start-up */ { let l = null; while (true) l = { l }; } }",
+      "const o = { get filled() { let l = null; while (true) l = { l }; } };\no.filled;",
+      "function* fill() { let l = null; while (true) l = { l }; }\nfill().next();",
+    ];
+    for (const script of nested) {
       const { result } = await run(script, { limits: { memoryBytes: 4 * 1024 * 1024 } });
       expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (4194304) reached" });
     }
@@ -174,8 +181,9 @@ describe("limits enforced on a running script", () => {
   });
 
   it("keeps output up to outputChars, then fails the run even if the script catches it", async () => {
-    const { result } = await run("try { text('abcdef'); text('ghij'); } catch { }\nreturn 'unreachable';", { limits: { outputChars: 8 } });
-    expect(failure(result)).toEqual({ kind: "limit", code: "outputChars", message: "output limit (8) reached" });
+    const { result } = await run("const n = 1;\ntry { text('abcdef'); text('ghij'); } catch { }\nreturn 'unreachable';", { limits: { outputChars: 8 } });
+    // The line and column of the text() call that did not fit.
+    expect(failure(result)).toEqual({ kind: "limit", code: "outputChars", message: "output limit (8) reached", line: 2, column: 27 });
     expect(result.output).toBe("abcdefgh");
   });
 

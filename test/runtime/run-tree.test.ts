@@ -20,7 +20,7 @@ function nested(tree: RunTree, source: string, options: { host?: Partial<Workflo
 }
 
 /** What a nested run's result tells its parent script. */
-const outcome = (result: WorkflowResult): JsonValue => (result.ok ? { ok: true } : { ok: false, code: result.error.code ?? null, message: result.error.message });
+const outcome = (result: WorkflowResult): JsonValue => (result.ok ? { ok: true } : { ok: false, code: result.error.code ?? null, message: result.error.message, line: result.error.line ?? null });
 
 describe("calls count against the root's limits across the tree", () => {
   it("a nested run's agent() calls use up the root's agentCalls, and the call past them ends the nested run", async () => {
@@ -34,7 +34,8 @@ describe("calls count against the root's limits across the tree", () => {
     );
     // The root made one call and the nested run one more: the tree's two. The nested run's own
     // limit (the default, 32) would have allowed all three.
-    expect(value(result)).toEqual({ ok: false, code: "agentCalls", message: "agent call limit of the root workflow (2) reached by the workflows of its tree together" });
+    // The nested run's refused call is on its first line.
+    expect(value(result)).toEqual({ ok: false, code: "agentCalls", message: "agent call limit of the root workflow (2) reached by the workflows of its tree together", line: 1 });
   });
 
   it("the root's own calls are counted once: a root alone gets exactly its limit", async () => {
@@ -58,7 +59,7 @@ describe("calls count against the root's limits across the tree", () => {
        return await tools.nest({});`,
       { tree: { budget: tree, nested: false }, host: { tools: { noop, nest: async () => outcome(await nested(tree, child, { host: { tools: { noop } } })) } } },
     );
-    expect(value(result)).toEqual({ ok: false, code: "toolCalls", message: "tool call limit of the root workflow (2) reached by the workflows of its tree together" });
+    expect(value(result)).toEqual({ ok: false, code: "toolCalls", message: "tool call limit of the root workflow (2) reached by the workflows of its tree together", line: 1 });
   });
 });
 

@@ -8,3 +8,6 @@ export { bindWorkflowTools, callingWorkflowRun, FLOW_ALWAYS_TOOLS, inheritedPare
 export { claimResume, type ResumeClaim } from "./resume/claims.ts";
 export { prepareResume } from "./resume/source.ts";
 export { launchWorkflow, type AlreadySucceeded, type WorkflowEnvironment, type WorkflowRequest } from "./launch.ts";
+export { checkWorkflowSource, literalProblems, requestedTools } from "./script-check.ts";
+export { knownNames, literalTargetProblems, type KnownNames } from "./named-targets.ts";
+export { formatProblem, type Problem } from "./problem.ts";

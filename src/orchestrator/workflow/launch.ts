@@ -11,10 +11,13 @@ import { formatBytes, redactText, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
 import { foregroundQueueFull, foregroundWorkflowSlots, queueFull, type LaunchEnvironment, type Slots } from "../child/index.ts";
 import { claimResume, type ResumeClaim } from "./resume/claims.ts";
 import { prepareResume } from "./resume/source.ts";
-import { checkArgs, metaPosition, parseSelected, selectWorkflow, TOOL_ARGS_PASSING, workflowDirs, type ChosenSource } from "./sources.ts";
+import { checkArgs, metaPosition, parseSelected, selectWorkflow, TOOL_ARGS_PASSING, workflowDirs, type ChosenSource, type SelectedWorkflow } from "./sources.ts";
+import { knownNames } from "./named-targets.ts";
+import { formatProblem } from "./problem.ts";
+import { literalProblems } from "./script-check.ts";
 import { startWorkflow, type StartedWorkflow, type WorkflowProgress } from "./start.ts";
 import { bindWorkflowTools, callableWorkflowTools, nextWorkflowPlace, workflowToolNames, workflowToolSchemas } from "./tools.ts";
-import { RunTree } from "../../../runtime/index.ts";
+import { RunTree, type ParsedWorkflow } from "../../../runtime/index.ts";
 
 
 /** One external_workflow call, as the tool received it. */
@@ -59,6 +62,7 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
     }
     const selected = selectWorkflow(input, workflowDirs(ctx.cwd, env.flowHome, launch.projectTrusted));
     const workflow = parseSelected(selected);
+    if (selected.source !== "inline") refuseLiteralProblems(selected, workflow, env);
     const args = await checkArgs(workflow, input.args, selected.label, signal, TOOL_ARGS_PASSING);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
   }
@@ -67,6 +71,16 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
   }
   // A nested run resumes only from a workflow: its parent's resume starts it again.
   return prepareResume({ runId: input.resume, runs: launch.runs, flowHome: env.flowHome, projectTrusted: launch.projectTrusted, ctx, toolInfos: env.toolInfos(), nested, ...(signal ? { signal } : {}) });
+}
+
+/**
+ * A saved workflow that writes a call which would fail mid-run (a role or workflow this project
+ * does not know, an agent() option or literal outputSchema agent() refuses, a tools.* call it may
+ * not make) is refused before its first child runs, as `flow run` and `flow check` refuse it.
+ */
+function refuseLiteralProblems(selected: SelectedWorkflow, workflow: ParsedWorkflow, env: WorkflowEnvironment): void {
+  const problems = literalProblems(selected.text, selected.label, workflow, knownNames(env.ctx.cwd, env.flowHome, env.launch.projectTrusted));
+  if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
 }
 
 /** Launches one workflow run, or answers a resume of a run that already succeeded. Refusals throw a FlowError. */

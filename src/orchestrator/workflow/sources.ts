@@ -14,6 +14,7 @@ import { selfReferenceProblem } from "../../contract/schema-cycles.ts";
 import { checkInWorker, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
+import { parseOnTree } from "./syntax-tree.ts";
 
 /** Where a workflow's script came from, as the run view's `task.source` says. */
 export type WorkflowSource = "shipped" | "project" | "user" | "inline";
@@ -111,7 +112,9 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
  */
 export function parseSelected(selected: SelectedWorkflow): ParsedWorkflow {
   try {
-    return parseWorkflow(selected.text, { origin: selected.source === "inline" ? "inline" : "saved", path: selected.label });
+    if (selected.source === "inline") return parseWorkflow(selected.text, { origin: "inline", path: selected.label });
+    // On the tree the literal checks of a saved workflow read too (launch.ts): one parse for both.
+    return parseOnTree(selected.text, { origin: "saved", path: selected.label });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
     const excerpt = error.lineText === undefined ? "" : `\n${sourceExcerpt(error.lineText, error.column)}`;

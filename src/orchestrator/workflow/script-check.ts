@@ -1,12 +1,13 @@
 import type { Node } from "acorn";
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
-import { sourceExcerpt } from "../runs/index.ts";
-import { isWorkflowScriptError, type ParsedWorkflow } from "../../runtime/index.ts";
-import { capText } from "../../runtime/text.ts";
-import { MAX_SCHEMA_PROBLEM_CHARS } from "../contract/output-schema-problem.ts";
-import { selfReferenceProblem } from "../contract/schema-cycles.ts";
+import { FLOW_ALWAYS_TOOLS } from "./tools.ts";
+import { sourceExcerpt } from "../../runs/index.ts";
+import { isWorkflowScriptError, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { capText } from "../../../runtime/text.ts";
+import { MAX_SCHEMA_PROBLEM_CHARS } from "../../contract/output-schema-problem.ts";
+import { selfReferenceProblem } from "../../contract/schema-cycles.ts";
 import { literalCallProblems } from "./literal-calls.ts";
+import { literalTargetProblems, type KnownNames } from "./named-targets.ts";
 import type { Problem } from "./problem.ts";
 import { parseOnTree, syntaxTree } from "./syntax-tree.ts";
 
@@ -92,4 +93,14 @@ export function checkWorkflowSource(
   }
   problems.push(...literalCallProblems(source, file, workflow));
   return problems.length === 0 ? { workflow, problems } : { problems };
+}
+
+/**
+ * What a saved workflow writes literally that would fail mid-run, after the children before it had
+ * run: a tools.* call it may not make, an agent() option or literal outputSchema agent() refuses,
+ * a role, agent definition or workflow this project does not know. `flow check`, `flow run` and
+ * external_workflow's launch of a saved workflow refuse the same.
+ */
+export function literalProblems(source: string, file: string, workflow: ParsedWorkflow, known: KnownNames): Problem[] {
+  return [...literalCallProblems(source, file, workflow), ...literalTargetProblems(source, file, known)];
 }

@@ -1,18 +1,31 @@
 /**
- * `flow check`'s look at what a script names literally: `agent({ role: "…" })`,
+ * `flow check`'s (and a saved workflow's launch's) look at what a script names literally: `agent({ role: "…" })`,
  * `agent({ subagent_type: "…" })`, the same in `tools.external_delegate(…)`, and
  * `tools.external_workflow({ workflow: "…" })`. A name written as a plain string that this project
  * does not know would fail at run time with selection_invalid; here it is caught before anything
  * runs, at its line and column. Names computed at run time are left to the run.
  */
 import type { Node } from "acorn";
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { agentDefinitionDirs, listRoles, profileFiles, roleDirs } from "../../harnesses/index.ts";
 import type { Problem } from "./problem.ts";
+import { listSavedWorkflows, workflowDirs } from "./sources.ts";
 import { syntaxTree } from "./syntax-tree.ts";
 
 export interface KnownNames {
   roles: readonly string[];
   agents: readonly string[];
   workflows: readonly string[];
+}
+
+/** The roles, agent definitions and saved workflows a run in `cwd` can name. */
+export function knownNames(cwd: string, flowHome: string, projectTrusted: boolean): KnownNames {
+  const agents = agentDefinitionDirs(cwd, getAgentDir(), projectTrusted);
+  return {
+    roles: listRoles(roleDirs(cwd, flowHome, projectTrusted)),
+    agents: [...new Set([...profileFiles(agents.user).keys(), ...profileFiles(agents.project).keys()])],
+    workflows: listSavedWorkflows(workflowDirs(cwd, flowHome, projectTrusted)),
+  };
 }
 
 export type AnyNode = Node & Record<string, unknown>;

@@ -6,13 +6,13 @@
  * here they are problems at their position. A script that binds `tools` or `agent` itself is left
  * alone for that name.
  */
-import { closestName } from "../../runtime/closest-name.ts";
-import type { JsonValue, ParsedWorkflow } from "../../runtime/index.ts";
-import { NotLiteralError, readLiteral } from "../../runtime/literal.ts";
-import { TOOL_NAMES } from "../contract/envelope.ts";
-import { outputSchemaProblem } from "../contract/output-schema-problem.ts";
-import { agentOptionsSchema } from "../contract/script-schemas.ts";
-import { FLOW_ALWAYS_TOOLS } from "../orchestrator/workflow/index.ts";
+import { closestName } from "../../../runtime/closest-name.ts";
+import type { JsonValue, ParsedWorkflow } from "../../../runtime/index.ts";
+import { NotLiteralError, readLiteral } from "../../../runtime/literal.ts";
+import { TOOL_NAMES } from "../../contract/envelope.ts";
+import { outputSchemaProblem } from "../../contract/output-schema-problem.ts";
+import { agentOptionsSchema } from "../../contract/script-schemas.ts";
+import { FLOW_ALWAYS_TOOLS } from "./tools.ts";
 import { walk, type AnyNode } from "./named-targets.ts";
 import type { Problem } from "./problem.ts";
 import { syntaxTree } from "./syntax-tree.ts";

@@ -4,8 +4,8 @@
  * literally. The file is parsed once; the tree is held weakly, so a run never keeps it.
  */
 import type { Program } from "acorn";
-import { parseProgram, parseWorkflowTree, type ParseWorkflowOptions } from "../../runtime/parse.ts";
-import type { ParsedWorkflow } from "../../runtime/index.ts";
+import { parseProgram, parseWorkflowTree, type ParseWorkflowOptions } from "../../../runtime/parse.ts";
+import type { ParsedWorkflow } from "../../../runtime/index.ts";
 
 let last: { source: string; tree: WeakRef<Program> } | undefined;
 
