@@ -15,18 +15,20 @@ import type { WaitOptions } from "./repository-lock.ts";
 import { refsOnBase } from "./child-refs.ts";
 import { deletedRefs, restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
-import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
+import { assertWorktreesDirReal, createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
  * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree,
- * or when the flow home `home` is that working tree's top folder (see assertFlowHomeApart).
+ * when the flow home `home` is that working tree's top folder (see assertFlowHomeApart), or when its
+ * worktrees folder is a link (assertWorktreesDirReal).
  */
 export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string, home: string): Promise<Repository | undefined> {
   if (asked !== undefined && asked !== "worktree") throw new FlowError("request_invalid", 'isolation must be "worktree".');
   if ((asked ?? profileAsked) !== "worktree") return undefined;
   const repo = await openRepository(cwd);
   assertFlowHomeApart(repo.root, home);
+  await assertWorktreesDirReal(home, repo.root);
   return repo;
 }
 

@@ -39,6 +39,21 @@ export interface Isolation {
 /** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
 export const worktreesDir = (home: string, root: string): string => join(home, "worktrees", projectKey(root));
 
+/**
+ * configuration_invalid when `<home>/worktrees`, or this project's folder in it, is a link: crash
+ * cleanup reaches a worktree by the flow home's real path and removes nothing through a link on the
+ * way (a child's bash may have put it there), so a worktree made through one would be left forever.
+ */
+export async function assertWorktreesDirReal(home: string, root: string): Promise<void> {
+  for (const folder of [join(home, "worktrees"), worktreesDir(home, root)]) {
+    if (!(await lstat(folder).catch(() => null))?.isSymbolicLink()) continue;
+    throw new FlowError(
+      "configuration_invalid",
+      `isolation "worktree" cannot be used: ${folder} is a link, and pi-flow makes children's worktrees only in a folder of the flow home itself (crash cleanup never removes anything through a link). To keep worktrees on another disk, set PI_FLOW_HOME to a folder there; else remove the link. Nothing was changed.`,
+    );
+  }
+}
+
 /** Beside each worktree, the process that owns it: crash cleanup removes those of dead processes. */
 export const ownerFile = (dir: string, runId: string): string => join(dir, `${runId}.owner.json`);
 
@@ -49,6 +64,7 @@ export const ownerFile = (dir: string, runId: string): string => join(dir, `${ru
  */
 export async function createIsolation(repo: Repository, runId: string, home: string, base?: string, wait: WaitOptions = {}): Promise<Isolation> {
   base ??= await snapshotCommit(repo, home);
+  await assertWorktreesDirReal(home, repo.root);
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });
