@@ -103,6 +103,6 @@ function tooLarge(max: KeptChangesMax, tally: Tally, listing?: string): ChangesN
   const found = listing ?? `at least ${shownBytes(tally.bytes)} in ${tally.files} new or changed files`;
   return new ChangesNotKept(
     "changes_too_large",
-    `the child left ${found} in its worktree, over the most pi-flow keeps of one child (${shownBytes(max.bytes)} or ${max.files} files): none of its changes are kept, and its worktree is removed with them${named === "" ? "" : `. The largest: ${named}`}. A child that has to produce that much should write it outside the repository, or to a path .gitignore ignores; flow.isolation.maxKeptBytes and maxKeptFiles in Pi's settings raise the cap`,
+    `the child left ${found} in its worktree, over the most pi-flow keeps of one child (${shownBytes(max.bytes)} or ${max.files} files): none of its changes are kept${named === "" ? "" : `. The largest: ${named}`}. A child that has to produce that much should write it outside the repository, or to a path .gitignore ignores; flow.isolation.maxKeptBytes and maxKeptFiles in Pi's settings raise the cap`,
   );
 }

@@ -124,12 +124,16 @@ export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositorie
 
 /**
  * The child settled: its changes are kept on refs/pi-flow/<runId> and the worktree is removed,
- * also when capturing failed (the error is rethrown after). A worktree the repository lock kept
- * from being removed is told to `onWorktreeLeft` when given, and never loses the kept changes.
+ * also when capturing failed (the error is rethrown after), except when its changes were over the
+ * cap (changes_too_large): then nothing else holds what the child wrote, so its worktree is left
+ * for the user to copy from, and crash cleanup removes it once this process has ended. A worktree
+ * the repository lock kept from being removed is told to `onWorktreeLeft` when given, and never
+ * loses the kept changes.
  */
 export async function settleIsolation(isolation: Isolation, home: string, told: SettleNotices = {}): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
   const { onWorktreeLeft, onStashRepaired, wait, ...capture } = told;
+  let leftToCopy = false;
   try {
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
     const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
@@ -144,8 +148,12 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
       throw error;
     });
     return captured?.stats ?? null;
+  } catch (error) {
+    if (!(error instanceof ChangesNotKept) || error.warning !== "changes_too_large") throw error;
+    leftToCopy = true;
+    throw new ChangesNotKept(error.warning, `${error.message}. Its worktree is left as the child left it, at ${isolation.path}: copy what you need from there before a session start after this process has ended, which removes it`);
   } finally {
-    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
+    if (!leftToCopy) await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
       if (!onWorktreeLeft || !(error instanceof FlowError) || error.code !== "run_unavailable") throw error;
       onWorktreeLeft(error.message);
     });

@@ -121,7 +121,7 @@ test("discard of a run whose repository was deleted outright says discarded: the
   userFilesIntact();
 });
 
-test("flow.isolation.maxKeptFiles in Pi's settings caps what a worktree child keeps: four files over a cap of three keep none, and the receipt says so", async () => {
+test("flow.isolation.maxKeptFiles in Pi's settings caps what a worktree child keeps: four files over a cap of three keep none, the receipt says so, and the worktree is left to copy them from", async () => {
   const { result, receipt, run } = await callForReceipt(
     pi,
     "external_delegate",
@@ -134,5 +134,8 @@ test("flow.isolation.maxKeptFiles in Pi's settings caps what a worktree child ke
   expect(diagnostics.data!.page!.text).toContain("over the most pi-flow keeps of one child (1.0 GiB or 3 files)");
   expect(gitIn(root, "for-each-ref", `refs/pi-flow/${run!.runId}`)).toBe("");
   expect(result.text).toContain("Warning (changes_too_large)");
+  expect(result.text).toContain("Its worktree is left as it was until a session start after this process has ended, to copy what you need from");
+  const left = /Its worktree is left as the child left it, at (\S+): copy what you need/.exec(diagnostics.data!.page!.text)?.[1];
+  expect(readFileSync(join(left!, "gen", "4.txt"), "utf8")).toBe("gen/4.txt by the child\n");
   userFilesIntact();
 });

@@ -1,7 +1,7 @@
 // What a hostile worktree child can do to its own worktree folder, from its bash: replace it (or a
 // folder on the way to it) with a link to a folder of the user's. Real git, a real worktree
 // child's settle.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +11,8 @@ import { finishIsolation, isolationWorktree, startIsolation, type PendingIsolati
 import { openRepository } from "../../src/isolation/repository.ts";
 import { readChangeRecord } from "../../src/isolation/change-record.ts";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { ownerFile, worktreesDir } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
 
@@ -72,7 +74,7 @@ test("a folder inside the worktree replaced with a link is kept as that link, ne
   expect(child.warnings).not.toContain("worktree_replaced");
 });
 
-test("a child that leaves more than the cap in its worktree (bytes, or files) has none of it kept, and its run names what it left", async () => {
+test("a child that leaves more than the cap in its worktree (bytes, or files) has none of it kept, its run names what it left, and its worktree is left to copy from", async () => {
   const max = { bytes: 1024 * 1024, files: 20 };
   // The base's own large file is no reason to refuse: only what the child added or changed counts.
   const root = makeRepo({ "a.txt": "a\n", "data/base.bin": Buffer.alloc(2 * 1024 * 1024) });
@@ -82,6 +84,10 @@ test("a child that leaves more than the cap in its worktree (bytes, or files) ha
   expect(large.record).toMatchObject({ state: "unavailable" });
   expect(large.diagnostics).toContain("over the most pi-flow keeps of one child (1.0 MiB or 20 files): none of its changes are kept");
   expect(large.diagnostics).toContain("The largest: big.bin (3.0 MiB)");
+  // Not removed: what the child wrote (its edit of a.txt among it) is there to copy, until a session start after this process has ended.
+  expect(large.diagnostics).toContain(`Its worktree is left as the child left it, at ${large.worktree.path}: copy what you need from there`);
+  expect(readFileSync(join(large.worktree.path, "a.txt"), "utf8")).toBe("edit\n");
+  expect(large.record).toMatchObject({ reason: expect.stringContaining(large.worktree.path) });
   const many = await childRuns(root, "mkdir gen && for i in $(seq 1 40); do echo $i > gen/$i.txt; done", {}, { keptChangesMax: max });
   expect(many.kept).toBe("");
   expect(many.diagnostics).toMatch(/The largest: gen\/ \(\d+ KiB in \d+ files\)/);
@@ -92,6 +98,15 @@ test("a child that leaves more than the cap in its worktree (bytes, or files) ha
   const within = await childRuns(root, "echo edit > a.txt && head -c 4096 /dev/zero > data/base.bin && echo new > n.txt", {}, { keptChangesMax: max });
   expect(within.stats).toEqual({ files: 3, insertions: 2, deletions: 1 });
   expect(within.warnings).toEqual([]);
+  expect(existsSync(within.worktree.path)).toBe(false);
+  // The three left over the cap go at a session start once their process has ended (this one's, here: their owner files name one that has).
+  const ended = spawnSync("true").pid;
+  for (const child of [large, many, hidden]) {
+    const owner = ownerFile(worktreesDir(home, root), child.runId);
+    writeFileSync(owner, JSON.stringify({ ...JSON.parse(readFileSync(owner, "utf8")), pid: ended }));
+  }
+  expect((await cleanupIsolation(home, root)).removedWorktrees.sort()).toEqual([large.runId, many.runId, hidden.runId].sort());
+  expect(worktreeCount(root)).toBe(1);
 });
 
 /** An index file (version 2) holding `entries` as a child's script can write it, with paths git's own commands refuse to stage. */
