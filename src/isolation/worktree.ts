@@ -11,7 +11,7 @@ import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { refTips, type RefTips } from "./moved-refs.ts";
-import { ChangesNotKept, forgetReplacedWorktree, replacedMessage, worktreeReplaced } from "./replaced-worktree.ts";
+import { ChangesNotKept, folderIdentity, forgetReplacedWorktree, replacedMessage, worktreeReplaced, type FolderIdentity } from "./replaced-worktree.ts";
 import { repairStash, stashEntries, type StashEntry, type StashRepair } from "./shared-stash.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
@@ -22,6 +22,8 @@ export interface Isolation {
   path: string;
   /** Its real path when it was made: at settle, a path that leads elsewhere was replaced (replaced-worktree.ts). */
   madeAt: string;
+  /** Its device and inode when it was made: at settle, another folder in its place was put there (replaced-worktree.ts). */
+  madeAs: FolderIdentity;
   /** Where the child works: the parent's subdirectory, mapped into the worktree. */
   cwd: string;
   /** The commit the worktree was made from. */
@@ -81,11 +83,11 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
   const controls = await gitControls(repo.commonDir);
-  return { repo, runId, path, madeAt: await realpath(path), cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
+  return { repo, runId, path, madeAt: await realpath(path), madeAs: await folderIdentity(path), cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
 }
 
-/** A worktree's path, its real path when made, and its registration in the git folder when known. */
-export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & { gitDir?: string };
+/** A worktree's path, its real path when made, and (when known) its identity then and its registration in the git folder. */
+export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & Partial<Pick<Isolation, "madeAs" | "gitDir">>;
 
 /**
  * Removes the worktree (whatever it holds) and its registration, then its owner file. Given up
@@ -94,9 +96,9 @@ export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & { gitDir?: strin
  * leads to `madeAt` (its real path when made) was replaced with a link: nothing is removed through it.
  */
 export async function removeWorktree(commonDir: string, root: string, worktree: MadeWorktree, owner: string, wait: WaitOptions = {}): Promise<void> {
-  const { path, madeAt, gitDir } = worktree;
+  const { path, madeAt, madeAs, gitDir } = worktree;
   await withRepositoryLock(commonDir, async () => {
-    if (await worktreeReplaced(path, madeAt)) {
+    if (await worktreeReplaced(path, madeAt, madeAs)) {
       await forgetReplacedWorktree(path, gitDir, () => runGit(["worktree", "prune"], { cwd: root }));
       return;
     }
@@ -162,6 +164,6 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
 
 /** ChangesNotKept (worktree_replaced) when the child replaced its worktree folder, or one on the way, with a link. */
 async function assertNotReplaced(isolation: Isolation): Promise<void> {
-  const why = await worktreeReplaced(isolation.path, isolation.madeAt);
+  const why = await worktreeReplaced(isolation.path, isolation.madeAt, isolation.madeAs);
   if (why !== undefined) throw new ChangesNotKept("worktree_replaced", replacedMessage(why));
 }

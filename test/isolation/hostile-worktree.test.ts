@@ -66,6 +66,17 @@ test("a child that replaced a folder on the way to its worktree with a link has 
   expect(lstatSync(dirname(child.worktree.path)).isSymbolicLink()).toBe(true);
 });
 
+test("a child that moved a folder of the user's into its worktree's place (another folder, no link) has nothing of it kept, and it is not deleted", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const ssh = usersFolder();
+  const child = await childRuns(root, 'mv "$W" "$W.moved" && mv "$S" "$W" && echo "gitdir: $G" > "$W/.git"', { S: ssh });
+  expect(child.kept).toBe("");
+  expect(child.diagnostics).toContain(`its worktree folder ${child.worktree.path} was replaced with another folder`);
+  expect(child.warnings).toContain("worktree_replaced");
+  expect(readFileSync(join(child.worktree.path, "id_ed25519"), "utf8")).toContain("PRIVATE KEY"); // still there, to move back
+  expect(worktreeCount(root)).toBe(1);
+});
+
 test("a folder inside the worktree replaced with a link is kept as that link, never as the files it leads to", async () => {
   const root = makeRepo({ "a.txt": "a\n", "sub/b.txt": "b\n" });
   const ssh = usersFolder();
