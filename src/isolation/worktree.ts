@@ -112,7 +112,7 @@ export async function removeWorktree(commonDir: string, root: string, worktree: 
 }
 
 /** What settling tells its caller besides the changes' counts (see captureChanges for the first two). */
-export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites" | "keptChangesMax"> {
+export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites" | "onUnkeptFiles" | "keptChangesMax"> {
   /**
    * The worktree could not be removed (another process hangs holding the repository lock): the
    * changes are kept even so, and crash cleanup removes the worktree once this process has ended.

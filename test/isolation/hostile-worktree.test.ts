@@ -178,3 +178,18 @@ test("kept changes holding a hook inside .git and a file through .. (made elsewh
   expect(existsSync(join(root, ".git/hooks/post-checkout"))).toBe(false);
   expect(existsSync(join(root, "n.txt"))).toBe(false);
 });
+
+test("FIFOs and sockets the child left (a .gitignore or .gitattributes git would wait on forever, one in place of a tracked file) are not kept, and the rest is", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+  const child = await childRuns(root, 'mkfifo .gitignore && mkdir sub && mkfifo sub/.gitattributes && rm b.txt && mkfifo b.txt && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\'sub/dev.sock\')" && echo edit >> a.txt');
+  expect(child.stats).toEqual({ files: 2, insertions: 1, deletions: 1 });
+  expect(gitIn(root, "diff", "--name-status", `refs/pi-flow/${child.runId}^`, `refs/pi-flow/${child.runId}`)).toBe("M\ta.txt\nD\tb.txt");
+  expect(child.diagnostics).toContain("FIFOs or sockets the child left in its worktree are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): .gitignore, b.txt, sub/.gitattributes, sub/dev.sock");
+});
+
+test("a file in a folder git takes for a git folder (.GIT, .git., git~1) is not kept, and the rest is: git refuses to add it, which lost every change", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await childRuns(root, "mkdir -p x/.GIT y/git~1 && echo hook > x/.GIT/config && echo n > y/git~1/n && echo edit >> a.txt");
+  expect(child.stats).toEqual({ files: 1, insertions: 1, deletions: 0 });
+  expect(child.diagnostics).toContain("files in folders git takes for a git folder (.git in any case, .git. or git~1) are not kept: git never adds them. At x/.GIT/config, y/git~1/n");
+});
