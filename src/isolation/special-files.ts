@@ -40,5 +40,6 @@ export const leftOut = (paths: readonly string[]): string[] => paths.map((path) 
 export async function uncheckablePaths(place: GitOptions, pathspecs: readonly string[]): Promise<string[]> {
   const listed = await runGit(["ls-files", "-z", "-o", "--exclude-standard", "--", ":/", ...pathspecs], place);
   if (listed.code !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
-  return nulFields(listed.stdout).filter(uncheckable);
+  // A folder listed ("lib/") is a repository of its own, which capture leaves out by itself.
+  return nulFields(listed.stdout).filter((path) => !path.endsWith("/") && uncheckable(path));
 }
