@@ -6,8 +6,8 @@
 // in a folder git takes for a git folder (`.GIT`, `.git.`, `git~1`) makes `git add` refuse the whole
 // tree too ("invalid path"): it is left out by pathspec (docs/isolation.md, "Ref").
 import { execFile } from "node:child_process";
-import { unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { readdir, unlink } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
 import { uncheckable } from "./git-folder-links.ts";
 import { nulFields, runGit, type GitOptions } from "./git.ts";
 
@@ -21,16 +21,32 @@ const LISTING_MAX_BYTES = 16 * 1024 * 1024;
  */
 export async function removeSpecialFiles(path: string): Promise<string[]> {
   if (process.platform === "win32") return [];
-  const listed = await new Promise<Buffer>((resolve, reject) => {
-    execFile("find", [".", "-name", ".git", "-prune", "-o", "(", "-type", "p", "-o", "-type", "s", ")", "-print0"], { cwd: path, encoding: "buffer", maxBuffer: LISTING_MAX_BYTES }, (error, stdout) => {
-      if (error) reject(new Error(`listing the worktree's FIFOs and sockets failed: ${error.message}`));
-      else resolve(stdout);
-    });
-  });
-  const found = nulFields(listed).map((name) => name.replace(/^\.\//, "")).sort();
+  const found = (await foundByFind(path)) ?? (await foundByWalk(path));
   // A FIFO is removed, never opened: unlink takes whatever is at the name, reading nothing.
   for (const name of found) await unlink(join(path, name)).catch(() => undefined);
   return found;
+}
+
+/** The FIFOs and sockets `find` lists (paths in the worktree, sorted); undefined when there is no find to run. */
+function foundByFind(path: string): Promise<string[] | undefined> {
+  return new Promise((resolve, reject) => {
+    const args = [".", "-name", ".git", "-prune", "-o", "(", "-type", "p", "-o", "-type", "s", ")", "-print0"];
+    execFile("find", args, { cwd: path, encoding: "buffer", maxBuffer: LISTING_MAX_BYTES }, (error, stdout) => {
+      if ((error as NodeJS.ErrnoException | null)?.code === "ENOENT") resolve(undefined);
+      else if (error) reject(new Error(`listing the worktree's FIFOs and sockets failed: ${error.message}`));
+      else resolve(nulFields(stdout).map((name) => name.replace(/^\.\//, "")).sort());
+    });
+  });
+}
+
+/** The same, read here, where no find is installed: slower in a large tree, never wrong. */
+async function foundByWalk(path: string): Promise<string[]> {
+  const entries = await readdir(path, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFIFO() || entry.isSocket())
+    .map((entry) => relative(path, join(entry.parentPath, entry.name)))
+    .filter((name) => !name.split(sep).includes(".git"))
+    .sort();
 }
 
 /** Pathspecs leaving `paths` out, read literally: a name the child chose is never read as a pattern. */

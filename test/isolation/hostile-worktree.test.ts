@@ -3,7 +3,7 @@
 // child's settle.
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect, test } from "vitest";
@@ -185,6 +185,18 @@ test("FIFOs and sockets the child left (a .gitignore or .gitattributes git would
   expect(child.stats).toEqual({ files: 2, insertions: 1, deletions: 1 });
   expect(gitIn(root, "diff", "--name-status", `refs/pi-flow/${child.runId}^`, `refs/pi-flow/${child.runId}`)).toBe("M\ta.txt\nD\tb.txt");
   expect(child.diagnostics).toContain("FIFOs or sockets the child left in its worktree are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): .gitignore, b.txt, sub/.gitattributes, sub/dev.sock");
+  // Where no find is installed (a minimal container), they are found all the same.
+  const gitOnly = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-path-")));
+  symlinkSync(execFileSync("bash", ["-c", "command -v git"], { encoding: "utf8" }).trim(), join(gitOnly, "git"));
+  const path = process.env.PATH;
+  process.env.PATH = gitOnly;
+  try {
+    const without = await childRuns(root, "mkfifo .gitignore && echo edit >> a.txt", { PATH: path ?? "" });
+    expect(without.stats).toEqual({ files: 1, insertions: 1, deletions: 0 });
+    expect(without.diagnostics).toContain("are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): .gitignore.");
+  } finally {
+    process.env.PATH = path;
+  }
 });
 
 test("a file in a folder git takes for a git folder (.GIT, .git., git~1) is not kept, and the rest is: git refuses to add it, which lost every change", async () => {
