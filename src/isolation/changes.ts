@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
-import { leftOut, removeSpecialFiles, uncheckablePaths } from "./special-files.ts";
+import { inGitFolder, leftOut, removeSpecialFiles } from "./special-files.ts";
 import { addChildTree } from "./child-attributes.ts";
 import type { ChangeStats } from "./change-record.ts";
 import { withPrivateIndex } from "./child-index.ts";
@@ -108,11 +108,11 @@ async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base:
   // First: git reading the tree's ignore rules would wait forever on a FIFO named .gitignore.
   const special = await removeSpecialFiles(worktree.path);
   const flowHome = await excludeFlowHome(worktree, options.flowHomeInTree);
-  const inGitFolders = await uncheckablePaths(place, flowHome);
+  const baseBlobs = await treeBlobs(place, base);
+  // The listing that measures the changes names those git would refuse to add, too.
+  const inGitFolders = (await assertKeepable(place, baseBlobs, flowHome, options.keptChangesMax)).filter(inGitFolder);
   const pathspecs = [...flowHome, ...leftOut(inGitFolders)];
   if (special.length + inGitFolders.length > 0) options.onUnkeptFiles?.({ special, inGitFolders });
-  const baseBlobs = await treeBlobs(place, base);
-  await assertKeepable(place, baseBlobs, pathspecs, options.keptChangesMax);
   const uncommitted = await addChildTree(place, base, pathspecs, false);
   const inSubmodules = await writesInSubmodules(worktree, place);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);

@@ -52,10 +52,12 @@ async function foundByWalk(path: string): Promise<string[]> {
 /** Pathspecs leaving `paths` out, read literally: a name the child chose is never read as a pattern. */
 export const leftOut = (paths: readonly string[]): string[] => paths.map((path) => `:(top,exclude,literal)${path}`);
 
-/** The paths `git add -A -- :/ ...pathspecs` would meet in a folder git takes for a git folder (see uncheckable), which git refuses to add. */
+/** Whether git refuses to add `path` of an ls-files listing: in a folder it takes for a git folder (see uncheckable). */
+export const inGitFolder = (path: string): boolean => !path.endsWith("/") && uncheckable(path); // a folder listed ("lib/") is a repository of its own, left out by itself
+
+/** The paths `git add -A -- :/ ...pathspecs` would meet in a folder git takes for a git folder, which git refuses to add. */
 export async function uncheckablePaths(place: GitOptions, pathspecs: readonly string[]): Promise<string[]> {
   const listed = await runGit(["ls-files", "-z", "-o", "--exclude-standard", "--", ":/", ...pathspecs], place);
   if (listed.code !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
-  // A folder listed ("lib/") is a repository of its own, which capture leaves out by itself.
-  return nulFields(listed.stdout).filter((path) => !path.endsWith("/") && uncheckable(path));
+  return nulFields(listed.stdout).filter(inGitFolder);
 }
