@@ -8,6 +8,7 @@
 import { execFile } from "node:child_process";
 import { readdir, unlink } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { errorCode } from "../runs/index.ts";
 import { uncheckable } from "./git-folder-links.ts";
 import { nulFields, runGit, type GitOptions } from "./git.ts";
 
@@ -32,7 +33,7 @@ function foundByFind(path: string): Promise<string[] | undefined> {
   return new Promise((resolve, reject) => {
     const args = [".", "-name", ".git", "-prune", "-o", "(", "-type", "p", "-o", "-type", "s", ")", "-print0"];
     execFile("find", args, { cwd: path, encoding: "buffer", maxBuffer: LISTING_MAX_BYTES }, (error, stdout) => {
-      if ((error as NodeJS.ErrnoException | null)?.code === "ENOENT") resolve(undefined);
+      if (error && errorCode(error) === "ENOENT") resolve(undefined);
       else if (error) reject(new Error(`listing the worktree's FIFOs and sockets failed: ${error.message}`));
       else resolve(nulFields(stdout).map((name) => name.replace(/^\.\//, "")).sort());
     });
