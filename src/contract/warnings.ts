@@ -20,9 +20,9 @@ export const RECEIPT_WARNINGS = {
   stash_repaired:
     "The repository's stash list (every worktree shares one) changed while a worktree child ran: your entries it took were put back, its own taken off; the run's diagnostics name each entry by commit.",
   worktree_replaced:
-    "A worktree child replaced its worktree folder (or a folder on the way to it) with a link out of it: its changes were not kept (git would have taken that folder's files for its own), and nothing was removed through the link; the run's diagnostics say where it led, which the child could write through.",
+    "A worktree child replaced its worktree folder (or a folder on the way to it) with a link out of it, or with another folder: its changes were not kept (git would have taken that folder's files for its own), and nothing was removed there or through the link; the run's diagnostics say where it led, which the child could write through.",
   changes_too_large:
-    "A worktree child left more in its worktree than pi-flow keeps of one child (by default 1 GiB, or 100,000 new or changed files): none of its changes were kept; the run's diagnostics name the largest folders and files it left.",
+    "A worktree child left more in its worktree than pi-flow keeps of one child (by default 1 GiB, or 100,000 new or changed files; flow.isolation.maxKeptBytes and maxKeptFiles raise it): none of its changes were kept. Its worktree is left as it was until a session start after this process has ended, to copy what you need from: the run's diagnostics give its path and name the largest folders and files it left.",
   changes_need_review:
     "An apply wrote files that make tools run code or reach out of the working tree (hooks, .envrc, CI workflows, changed npm scripts, links out of the tree…): data.results[].review names them; read them before running anything.",
 } as const;

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitPlace, nulFields, PATCH_OPTIONS, runGit, type GitOptions, type PinnedWorktree } from "./git.ts";
+import { inGitFolder, leftOut, removeSpecialFiles } from "./special-files.ts";
 import { addChildTree } from "./child-attributes.ts";
 import type { ChangeStats } from "./change-record.ts";
 import { withPrivateIndex } from "./child-index.ts";
@@ -52,6 +53,8 @@ export interface CaptureOptions {
   keptChangesMax?: KeptChangesMax;
   /** Told the submodules whose folder holds files the child wrote, which cannot be kept (see writesInSubmodules). */
   onSubmoduleWrites?: (paths: string[]) => void;
+  /** Told the FIFOs and sockets removed from the worktree, and the files left out in folders git takes for git folders (special-files.ts). */
+  onUnkeptFiles?: (unkept: { special: string[]; inGitFolders: string[] }) => void;
 }
 
 /**
@@ -102,9 +105,14 @@ export async function captureChanges(worktree: PinnedWorktree, base: string, run
 }
 
 async function captureThrough(place: GitOptions, worktree: PinnedWorktree, base: string, runId: string, options: CaptureOptions): Promise<{ commit: string; stats: ChangeStats } | null> {
-  const pathspecs = await excludeFlowHome(worktree, options.flowHomeInTree);
+  // First: git reading the tree's ignore rules would wait forever on a FIFO named .gitignore.
+  const special = await removeSpecialFiles(worktree.path);
+  const flowHome = await excludeFlowHome(worktree, options.flowHomeInTree);
   const baseBlobs = await treeBlobs(place, base);
-  await assertKeepable(place, baseBlobs, pathspecs, options.keptChangesMax);
+  // The listing that measures the changes names those git would refuse to add, too.
+  const inGitFolders = (await assertKeepable(place, baseBlobs, flowHome, options.keptChangesMax)).filter(inGitFolder);
+  const pathspecs = [...flowHome, ...leftOut(inGitFolders)];
+  if (special.length + inGitFolders.length > 0) options.onUnkeptFiles?.({ special, inGitFolders });
   const uncommitted = await addChildTree(place, base, pathspecs, false);
   const inSubmodules = await writesInSubmodules(worktree, place);
   if (inSubmodules.length > 0) options.onSubmoduleWrites?.(inSubmodules);

@@ -15,18 +15,20 @@ import type { WaitOptions } from "./repository-lock.ts";
 import { refsOnBase } from "./child-refs.ts";
 import { deletedRefs, restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
-import { createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
+import { assertWorktreesDirReal, createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
  * on, or undefined when it does not ask; configuration_invalid when `cwd` is not in a working tree,
- * or when the flow home `home` is that working tree's top folder (see assertFlowHomeApart).
+ * when the flow home `home` is that working tree's top folder (see assertFlowHomeApart), or when its
+ * worktrees folder is a link (assertWorktreesDirReal).
  */
 export async function isolationRepository(asked: unknown, profileAsked: "worktree" | undefined, cwd: string, home: string): Promise<Repository | undefined> {
   if (asked !== undefined && asked !== "worktree") throw new FlowError("request_invalid", 'isolation must be "worktree".');
   if ((asked ?? profileAsked) !== "worktree") return undefined;
   const repo = await openRepository(cwd);
   assertFlowHomeApart(repo.root, home);
+  await assertWorktreesDirReal(home, repo.root);
   return repo;
 }
 
@@ -134,6 +136,16 @@ const nestedRepositoriesLeftOut = (evidence: Evidence) => (paths: string[]) =>
     message: `the child's changes to git repositories inside its tree (folders with their own .git, made by git init or a clone, or removed) are not kept, at ${nameList(paths)}: git keeps such a folder as a link to a commit of that repository, which this one does not have. The rest of its changes are kept`,
   });
 
+/** FIFOs and sockets removed from the worktree, and files in folders git takes for git folders: not among the kept changes (special-files.ts). */
+const unkeptFilesLeftOut = (evidence: Evidence) => ({ special, inGitFolders }: { special: string[]; inGitFolders: string[] }) => {
+  if (special.length > 0) {
+    evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `FIFOs or sockets the child left in its worktree are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): ${nameList(special)}. The rest of its changes are kept` });
+  }
+  if (inGitFolders.length > 0) {
+    evidence.appendDiagnostic({ level: "warn", code: "changes_unavailable", message: `files in folders git takes for a git folder (.git in any case, .git. or git~1) are not kept: git never adds them. At ${nameList(inGitFolders)}. The rest of its changes are kept` });
+  }
+};
+
 /** Files the child wrote in a submodule's folder: not among the kept changes, and the run's diagnostics say so. */
 const submoduleWritesLeftOut = (evidence: Evidence) => (paths: string[]) =>
   evidence.appendDiagnostic({
@@ -225,6 +237,7 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
   const stats = await settleIsolation(isolation, home, {
     onNestedRepositories: nestedRepositoriesLeftOut(evidence),
     onSubmoduleWrites: submoduleWritesLeftOut(evidence),
+    onUnkeptFiles: unkeptFilesLeftOut(evidence),
     onWorktreeLeft: worktreeLeft(evidence),
     onStashRepaired: stashRepaired(pending, evidence),
     ...(pending.lockWait ? { wait: pending.lockWait } : {}),

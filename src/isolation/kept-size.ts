@@ -65,8 +65,9 @@ export async function treeBlobs(place: GitOptions, treeish: string): Promise<Tre
  * ChangesNotKept (changes_too_large) when the files `git add -A -- :/ ...pathspecs` would add or
  * change in the child's worktree (its index in `place`; `base`: its base's files) are over `max`:
  * new ones (untracked and not ignored, or added despite .gitignore) and those whose size differs from the base's.
+ * Returns every path it listed (the index's and the untracked), for the caller's other checks.
  */
-export async function assertKeepable(place: GitOptions, base: TreeBlobs, pathspecs: readonly string[], max: KeptChangesMax = KEPT_CHANGES_MAX): Promise<void> {
+export async function assertKeepable(place: GitOptions, base: TreeBlobs, pathspecs: readonly string[], max: KeptChangesMax = KEPT_CHANGES_MAX): Promise<string[]> {
   const tally: Tally = { bytes: 0, files: 0, byTop: new Map() };
   // The index lists the base's files too: a repository's own size is no reason to refuse.
   const out = await runGit(["ls-files", "-z", "-c", "-o", "--exclude-standard", "--", ":/", ...pathspecs], { ...place, maxStdoutBytes: LISTING_MAX_BYTES });
@@ -84,6 +85,7 @@ export async function assertKeepable(place: GitOptions, base: TreeBlobs, pathspe
     });
     if (tally.files > max.files || tally.bytes > max.bytes) throw tooLarge(max, tally);
   }
+  return candidates;
 }
 
 /**
@@ -103,6 +105,6 @@ function tooLarge(max: KeptChangesMax, tally: Tally, listing?: string): ChangesN
   const found = listing ?? `at least ${shownBytes(tally.bytes)} in ${tally.files} new or changed files`;
   return new ChangesNotKept(
     "changes_too_large",
-    `the child left ${found} in its worktree, over the most pi-flow keeps of one child (${shownBytes(max.bytes)} or ${max.files} files): none of its changes are kept, and its worktree is removed with them${named === "" ? "" : `. The largest: ${named}`}. A child that has to produce that much should write it outside the repository, or to a path .gitignore ignores`,
+    `the child left ${found} in its worktree, over the most pi-flow keeps of one child (${shownBytes(max.bytes)} or ${max.files} files): none of its changes are kept${named === "" ? "" : `. The largest: ${named}`}. A child that has to produce that much should write it outside the repository, or to a path .gitignore ignores; flow.isolation.maxKeptBytes and maxKeptFiles in Pi's settings raise the cap`,
   );
 }

@@ -4,7 +4,7 @@
 // delete through the link once the child plants a `.git` file there. So the worktree's real path is
 // read when it is made, and at settle one that no longer leads there is neither read nor removed
 // through its path (docs/isolation.md, "Ref").
-import { lstat, readlink, realpath, rm, unlink } from "node:fs/promises";
+import { lstat, readlink, realpath, rm, stat, unlink } from "node:fs/promises";
 
 /** Changes deliberately not kept, with the receipt warning that says so (the run's diagnostics say why). */
 export class ChangesNotKept extends Error {
@@ -15,15 +15,29 @@ export class ChangesNotKept extends Error {
   }
 }
 
+/** A folder's device and inode: another folder moved or made in the worktree's place has others. */
+export interface FolderIdentity {
+  dev: bigint;
+  ino: bigint;
+}
+
+/** The identity of the folder `path` leads to. */
+export async function folderIdentity(path: string): Promise<FolderIdentity> {
+  const { dev, ino } = await stat(path, { bigint: true });
+  return { dev, ino };
+}
+
 /** The folder `path` leads to (links followed), or undefined when nothing is there. */
 const realPathOf = (path: string): Promise<string | undefined> => realpath(path).catch(() => undefined);
 
 /**
- * Why `path` is no longer the worktree folder made at `madeAt` (its real path then): a link, a
- * file, or a folder on the way replaced with a link. Undefined when it still is, or is gone.
+ * Why `path` is no longer the worktree folder made at `madeAt` (its real path then) as `madeAs`
+ * (its identity then, when known): a link, a file, another folder (one of the user's moved there,
+ * which removing would delete), or a folder on the way replaced with a link. Undefined when it
+ * still is, or is gone.
  */
-export async function worktreeReplaced(path: string, madeAt: string): Promise<string | undefined> {
-  const info = await lstat(path).catch(() => null);
+export async function worktreeReplaced(path: string, madeAt: string, madeAs?: FolderIdentity): Promise<string | undefined> {
+  const info = await lstat(path, { bigint: true }).catch(() => null);
   if (!info) return undefined; // removed: the caller says so
   if (info.isSymbolicLink()) {
     const target = await readlink(path).catch(() => "?");
@@ -32,12 +46,13 @@ export async function worktreeReplaced(path: string, madeAt: string): Promise<st
   if (!info.isDirectory()) return `its worktree folder ${path} was replaced with a file`;
   const now = await realPathOf(path);
   if (now !== madeAt) return `a folder on the way to its worktree ${path} was replaced with a link: the path leads to ${now ?? "nothing"} instead of ${madeAt}`;
+  if (madeAs && (info.dev !== madeAs.dev || info.ino !== madeAs.ino)) return `its worktree folder ${path} was replaced with another folder (moved or made there: not the one pi-flow made, so it is left where it is)`;
   return undefined;
 }
 
 /** The message a replaced worktree's run carries (diagnostic and the `changes.json` reason). */
 export const replacedMessage = (why: string): string =>
-  `${why}. Its changes are not kept: git would take that folder's files for the child's. Nothing was removed through the link (only the link itself, and the worktree's registration); the child could write through it while it ran, so look at where it led`;
+  `${why}. Its changes are not kept: git would take that folder's files for the child's. Nothing was removed there or through a link (only a link put in its place, and the worktree's registration); the child could write there while it ran, so look at it`;
 
 /**
  * Forgets a replaced worktree without going through its path: a link put in its place is removed

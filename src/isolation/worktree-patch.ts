@@ -1,6 +1,7 @@
 // A worktree child's changes as one git patch, and that patch played back into a worktree: what a
 // cassette keeps of a writer, so a replayed writer changes its worktree as the recorded one did.
 import { addChildTree } from "./child-attributes.ts";
+import { leftOut, removeSpecialFiles, uncheckablePaths } from "./special-files.ts";
 import { gitPlace, PATCH_OPTIONS, runGit, type PinnedWorktree } from "./git.ts";
 
 /** Where a worktree child works: its worktree (pinned, see PinnedWorktree) and the commit it was made from. */
@@ -14,7 +15,9 @@ interface ChildWorktree extends PinnedWorktree {
  * Staging in the worktree's own index is harmless: keeping the changes stages them all anyway.
  */
 export async function worktreePatch(worktree: ChildWorktree): Promise<Buffer | null> {
-  await addChildTree(gitPlace(worktree), worktree.base, [], true); // a folder git-initialised without a commit is left out, as keeping the changes leaves it
+  // What keeping the changes leaves out is left out here too: FIFOs and sockets, files in folders git takes for git folders, a folder git-initialised without a commit.
+  await removeSpecialFiles(worktree.path);
+  await addChildTree(gitPlace(worktree), worktree.base, leftOut(await uncheckablePaths(gitPlace(worktree), [])), true);
   const out = await runGit(["diff", "--cached", "--binary", ...PATCH_OPTIONS, "--find-renames", worktree.base], gitPlace(worktree));
   if (out.code !== 0) throw new Error(`git diff failed: ${out.stderr}`);
   return out.stdout.length > 0 ? out.stdout : null;

@@ -11,7 +11,7 @@ import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { refTips, type RefTips } from "./moved-refs.ts";
-import { ChangesNotKept, forgetReplacedWorktree, replacedMessage, worktreeReplaced } from "./replaced-worktree.ts";
+import { ChangesNotKept, folderIdentity, forgetReplacedWorktree, replacedMessage, worktreeReplaced, type FolderIdentity } from "./replaced-worktree.ts";
 import { repairStash, stashEntries, type StashEntry, type StashRepair } from "./shared-stash.ts";
 import { flowHomeInTree, snapshotCommit } from "./snapshot.ts";
 
@@ -22,6 +22,8 @@ export interface Isolation {
   path: string;
   /** Its real path when it was made: at settle, a path that leads elsewhere was replaced (replaced-worktree.ts). */
   madeAt: string;
+  /** Its device and inode when it was made: at settle, another folder in its place was put there (replaced-worktree.ts). */
+  madeAs: FolderIdentity;
   /** Where the child works: the parent's subdirectory, mapped into the worktree. */
   cwd: string;
   /** The commit the worktree was made from. */
@@ -39,6 +41,21 @@ export interface Isolation {
 /** Where this project's worktrees live: `<home>/worktrees/<projectKey>/`. */
 export const worktreesDir = (home: string, root: string): string => join(home, "worktrees", projectKey(root));
 
+/**
+ * configuration_invalid when `<home>/worktrees`, or this project's folder in it, is a link: crash
+ * cleanup reaches a worktree by the flow home's real path and removes nothing through a link on the
+ * way (a child's bash may have put it there), so a worktree made through one would be left forever.
+ */
+export async function assertWorktreesDirReal(home: string, root: string): Promise<void> {
+  for (const folder of [join(home, "worktrees"), worktreesDir(home, root)]) {
+    if (!(await lstat(folder).catch(() => null))?.isSymbolicLink()) continue;
+    throw new FlowError(
+      "configuration_invalid",
+      `isolation "worktree" cannot be used: ${folder} is a link, and pi-flow makes children's worktrees only in a folder of the flow home itself (crash cleanup never removes anything through a link). To keep worktrees on another disk, set PI_FLOW_HOME to a folder there; else remove the link. Nothing was changed.`,
+    );
+  }
+}
+
 /** Beside each worktree, the process that owns it: crash cleanup removes those of dead processes. */
 export const ownerFile = (dir: string, runId: string): string => join(dir, `${runId}.owner.json`);
 
@@ -49,6 +66,7 @@ export const ownerFile = (dir: string, runId: string): string => join(dir, `${ru
  */
 export async function createIsolation(repo: Repository, runId: string, home: string, base?: string, wait: WaitOptions = {}): Promise<Isolation> {
   base ??= await snapshotCommit(repo, home);
+  await assertWorktreesDirReal(home, repo.root);
   const dir = worktreesDir(home, repo.root);
   const path = join(dir, runId);
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -65,11 +83,11 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   const cwd = resolve(path, repo.prefix);
   await mkdir(cwd, { recursive: true }); // an empty or ignored subdirectory has no files to check out
   const controls = await gitControls(repo.commonDir);
-  return { repo, runId, path, madeAt: await realpath(path), cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
+  return { repo, runId, path, madeAt: await realpath(path), madeAs: await folderIdentity(path), cwd, base, gitDir, controls, stash: await stashEntries(repo.root), refs: await refTips(repo.root) };
 }
 
-/** A worktree's path, its real path when made, and its registration in the git folder when known. */
-export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & { gitDir?: string };
+/** A worktree's path, its real path when made, and (when known) its identity then and its registration in the git folder. */
+export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & Partial<Pick<Isolation, "madeAs" | "gitDir">>;
 
 /**
  * Removes the worktree (whatever it holds) and its registration, then its owner file. Given up
@@ -78,9 +96,9 @@ export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & { gitDir?: strin
  * leads to `madeAt` (its real path when made) was replaced with a link: nothing is removed through it.
  */
 export async function removeWorktree(commonDir: string, root: string, worktree: MadeWorktree, owner: string, wait: WaitOptions = {}): Promise<void> {
-  const { path, madeAt, gitDir } = worktree;
+  const { path, madeAt, madeAs, gitDir } = worktree;
   await withRepositoryLock(commonDir, async () => {
-    if (await worktreeReplaced(path, madeAt)) {
+    if (await worktreeReplaced(path, madeAt, madeAs)) {
       await forgetReplacedWorktree(path, gitDir, () => runGit(["worktree", "prune"], { cwd: root }));
       return;
     }
@@ -94,7 +112,7 @@ export async function removeWorktree(commonDir: string, root: string, worktree: 
 }
 
 /** What settling tells its caller besides the changes' counts (see captureChanges for the first two). */
-export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites" | "keptChangesMax"> {
+export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositories" | "onSubmoduleWrites" | "onUnkeptFiles" | "keptChangesMax"> {
   /**
    * The worktree could not be removed (another process hangs holding the repository lock): the
    * changes are kept even so, and crash cleanup removes the worktree once this process has ended.
@@ -108,12 +126,16 @@ export interface SettleNotices extends Pick<CaptureOptions, "onNestedRepositorie
 
 /**
  * The child settled: its changes are kept on refs/pi-flow/<runId> and the worktree is removed,
- * also when capturing failed (the error is rethrown after). A worktree the repository lock kept
- * from being removed is told to `onWorktreeLeft` when given, and never loses the kept changes.
+ * also when capturing failed (the error is rethrown after), except when its changes were over the
+ * cap (changes_too_large): then nothing else holds what the child wrote, so its worktree is left
+ * for the user to copy from, and crash cleanup removes it once this process has ended. A worktree
+ * the repository lock kept from being removed is told to `onWorktreeLeft` when given, and never
+ * loses the kept changes.
  */
 export async function settleIsolation(isolation: Isolation, home: string, told: SettleNotices = {}): Promise<ChangeStats | null> {
   const dir = worktreesDir(home, isolation.repo.root);
   const { onWorktreeLeft, onStashRepaired, wait, ...capture } = told;
+  let leftToCopy = false;
   try {
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
     const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
@@ -128,8 +150,12 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
       throw error;
     });
     return captured?.stats ?? null;
+  } catch (error) {
+    if (!(error instanceof ChangesNotKept) || error.warning !== "changes_too_large") throw error;
+    leftToCopy = true;
+    throw new ChangesNotKept(error.warning, `${error.message}. Its worktree is left as the child left it, at ${isolation.path}: copy what you need from there before a session start after this process has ended, which removes it`);
   } finally {
-    await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
+    if (!leftToCopy) await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
       if (!onWorktreeLeft || !(error instanceof FlowError) || error.code !== "run_unavailable") throw error;
       onWorktreeLeft(error.message);
     });
@@ -138,6 +164,6 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
 
 /** ChangesNotKept (worktree_replaced) when the child replaced its worktree folder, or one on the way, with a link. */
 async function assertNotReplaced(isolation: Isolation): Promise<void> {
-  const why = await worktreeReplaced(isolation.path, isolation.madeAt);
+  const why = await worktreeReplaced(isolation.path, isolation.madeAt, isolation.madeAs);
   if (why !== undefined) throw new ChangesNotKept("worktree_replaced", replacedMessage(why));
 }

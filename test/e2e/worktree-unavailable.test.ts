@@ -16,7 +16,8 @@ let root: string;
 beforeAll(async () => {
   root = makeRepo({ ".gitignore": ".agent/\n.flow-home/\n", "shared.txt": "committed\n" });
   writeIn(root, { "shared.txt": "the user's uncommitted edit\n", "notes.txt": "untracked notes\n" });
-  pi = await startPiSession({ cwd: root });
+  // A cap of 3 files on what a child keeps (the user's setting; every other child here writes one file).
+  pi = await startPiSession({ cwd: root, settings: { flow: { isolation: { maxKeptFiles: 3 } } } });
 });
 afterAll(() => pi.dispose());
 
@@ -117,5 +118,24 @@ test("discard of a run whose repository was deleted outright says discarded: the
   const discarded = await runs({ action: "discard", runIds: [run!.runId] });
   expect(discarded).toMatchObject({ ok: true, data: { results: [{ runId: run!.runId, status: "discarded" }] } });
   expect((await runs({ action: "discard", runIds: [run!.runId] })).data!.results).toEqual([{ runId: run!.runId, status: "nothing_to_apply" }]);
+  userFilesIntact();
+});
+
+test("flow.isolation.maxKeptFiles in Pi's settings caps what a worktree child keeps: four files over a cap of three keep none, the receipt says so, and the worktree is left to copy them from", async () => {
+  const { result, receipt, run } = await callForReceipt(
+    pi,
+    "external_delegate",
+    { role: "worker", description: "write four files", prompt: "write", context: { mode: "none" }, isolation: "worktree" },
+    { children: [writes("gen/1.txt"), writes("gen/2.txt"), writes("gen/3.txt"), writes("gen/4.txt"), done] },
+  );
+  expect(receipt).toMatchObject({ ok: true, warnings: expect.arrayContaining(["changes_too_large"]) });
+  expect(run!.changes).toBeUndefined();
+  const diagnostics = await runs({ action: "inspect", runIds: [run!.runId], view: "diagnostics" });
+  expect(diagnostics.data!.page!.text).toContain("over the most pi-flow keeps of one child (1.0 GiB or 3 files)");
+  expect(gitIn(root, "for-each-ref", `refs/pi-flow/${run!.runId}`)).toBe("");
+  expect(result.text).toContain("Warning (changes_too_large)");
+  expect(result.text).toContain("Its worktree is left as it was until a session start after this process has ended, to copy what you need from");
+  const left = /Its worktree is left as the child left it, at (\S+): copy what you need/.exec(diagnostics.data!.page!.text)?.[1];
+  expect(readFileSync(join(left!, "gen", "4.txt"), "utf8")).toBe("gen/4.txt by the child\n");
   userFilesIntact();
 });

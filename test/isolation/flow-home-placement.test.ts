@@ -3,15 +3,17 @@
 // child's changes, and written by an apply (a child rewriting another run's changes.json). That is
 // refused before anything is made or written; a flow home around the repository works as usual.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { changeRuns } from "../../src/isolation/apply-runs.ts";
 import { writeChangeRecord } from "../../src/isolation/change-record.ts";
 import { isolationRepository, startIsolation } from "../../src/isolation/child-isolation.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, worktreesDir } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
-import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { gitIn, makeRepo, worktreeCount, writeIn } from "../support/git-repo.ts";
 import { keptRun } from "../support/kept-run.ts";
 
 const refusal = expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining("is the top of the git working tree") });
@@ -61,4 +63,24 @@ test("a flow home around the repository (the repository inside it) keeps and app
   expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${runId}`)).toBe("a.txt");
   expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["a.txt"] }]);
   expect(gitIn(root, "status", "--porcelain")).toBe("M a.txt");
+});
+
+test("a flow home whose worktrees folder (or the project's in it) is a link refuses a worktree child before launch and before its worktree is made", async () => {
+  // Crash cleanup reaches a worktree by the flow home's real path, and removes nothing through a
+  // link on the way (a child may have put it there): one made through a link would be left forever.
+  const root = makeRepo({ "a.txt": "a\n" });
+  const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+  const elsewhere = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-bigdisk-")));
+  symlinkSync(elsewhere, join(home, "worktrees"));
+  const linked = expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining(`${join(home, "worktrees")} is a link`) });
+  await expect(isolationRepository("worktree", undefined, root, home)).rejects.toThrow(linked);
+  await expect(createIsolation(await openRepository(root), "ag_0mx1xga91_linkedhome", home)).rejects.toThrow(linked);
+  expect(readdirSync(elsewhere)).toEqual([]);
+  expect(worktreeCount(root)).toBe(1);
+
+  rmSync(join(home, "worktrees"));
+  mkdirSync(join(home, "worktrees"));
+  symlinkSync(elsewhere, worktreesDir(home, root));
+  await expect(isolationRepository("worktree", undefined, root, home)).rejects.toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining(`${worktreesDir(home, root)} is a link`) }));
+  expect(readdirSync(elsewhere)).toEqual([]);
 });

@@ -1,9 +1,9 @@
 // What a hostile worktree child can do to its own worktree folder, from its bash: replace it (or a
 // folder on the way to it) with a link to a folder of the user's. Real git, a real worktree
 // child's settle.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect, test } from "vitest";
@@ -11,6 +11,8 @@ import { finishIsolation, isolationWorktree, startIsolation, type PendingIsolati
 import { openRepository } from "../../src/isolation/repository.ts";
 import { readChangeRecord } from "../../src/isolation/change-record.ts";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
+import { ownerFile, worktreesDir } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
 
@@ -64,6 +66,17 @@ test("a child that replaced a folder on the way to its worktree with a link has 
   expect(lstatSync(dirname(child.worktree.path)).isSymbolicLink()).toBe(true);
 });
 
+test("a child that moved a folder of the user's into its worktree's place (another folder, no link) has nothing of it kept, and it is not deleted", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const ssh = usersFolder();
+  const child = await childRuns(root, 'mv "$W" "$W.moved" && mv "$S" "$W" && echo "gitdir: $G" > "$W/.git"', { S: ssh });
+  expect(child.kept).toBe("");
+  expect(child.diagnostics).toContain(`its worktree folder ${child.worktree.path} was replaced with another folder`);
+  expect(child.warnings).toContain("worktree_replaced");
+  expect(readFileSync(join(child.worktree.path, "id_ed25519"), "utf8")).toContain("PRIVATE KEY"); // still there, to move back
+  expect(worktreeCount(root)).toBe(1);
+});
+
 test("a folder inside the worktree replaced with a link is kept as that link, never as the files it leads to", async () => {
   const root = makeRepo({ "a.txt": "a\n", "sub/b.txt": "b\n" });
   const ssh = usersFolder();
@@ -72,7 +85,7 @@ test("a folder inside the worktree replaced with a link is kept as that link, ne
   expect(child.warnings).not.toContain("worktree_replaced");
 });
 
-test("a child that leaves more than the cap in its worktree (bytes, or files) has none of it kept, and its run names what it left", async () => {
+test("a child that leaves more than the cap in its worktree (bytes, or files) has none of it kept, its run names what it left, and its worktree is left to copy from", async () => {
   const max = { bytes: 1024 * 1024, files: 20 };
   // The base's own large file is no reason to refuse: only what the child added or changed counts.
   const root = makeRepo({ "a.txt": "a\n", "data/base.bin": Buffer.alloc(2 * 1024 * 1024) });
@@ -82,6 +95,10 @@ test("a child that leaves more than the cap in its worktree (bytes, or files) ha
   expect(large.record).toMatchObject({ state: "unavailable" });
   expect(large.diagnostics).toContain("over the most pi-flow keeps of one child (1.0 MiB or 20 files): none of its changes are kept");
   expect(large.diagnostics).toContain("The largest: big.bin (3.0 MiB)");
+  // Not removed: what the child wrote (its edit of a.txt among it) is there to copy, until a session start after this process has ended.
+  expect(large.diagnostics).toContain(`Its worktree is left as the child left it, at ${large.worktree.path}: copy what you need from there`);
+  expect(readFileSync(join(large.worktree.path, "a.txt"), "utf8")).toBe("edit\n");
+  expect(large.record).toMatchObject({ reason: expect.stringContaining(large.worktree.path) });
   const many = await childRuns(root, "mkdir gen && for i in $(seq 1 40); do echo $i > gen/$i.txt; done", {}, { keptChangesMax: max });
   expect(many.kept).toBe("");
   expect(many.diagnostics).toMatch(/The largest: gen\/ \(\d+ KiB in \d+ files\)/);
@@ -92,6 +109,15 @@ test("a child that leaves more than the cap in its worktree (bytes, or files) ha
   const within = await childRuns(root, "echo edit > a.txt && head -c 4096 /dev/zero > data/base.bin && echo new > n.txt", {}, { keptChangesMax: max });
   expect(within.stats).toEqual({ files: 3, insertions: 2, deletions: 1 });
   expect(within.warnings).toEqual([]);
+  expect(existsSync(within.worktree.path)).toBe(false);
+  // The three left over the cap go at a session start once their process has ended (this one's, here: their owner files name one that has).
+  const ended = spawnSync("true").pid;
+  for (const child of [large, many, hidden]) {
+    const owner = ownerFile(worktreesDir(home, root), child.runId);
+    writeFileSync(owner, JSON.stringify({ ...JSON.parse(readFileSync(owner, "utf8")), pid: ended }));
+  }
+  expect((await cleanupIsolation(home, root)).removedWorktrees.sort()).toEqual([large.runId, many.runId, hidden.runId].sort());
+  expect(worktreeCount(root)).toBe(1);
 });
 
 /** An index file (version 2) holding `entries` as a child's script can write it, with paths git's own commands refuse to stage. */
@@ -151,4 +177,31 @@ test("kept changes holding a hook inside .git and a file through .. (made elsewh
   expect(existsSync(join(root, "../evil"))).toBe(false);
   expect(existsSync(join(root, ".git/hooks/post-checkout"))).toBe(false);
   expect(existsSync(join(root, "n.txt"))).toBe(false);
+});
+
+test("FIFOs and sockets the child left (a .gitignore or .gitattributes git would wait on forever, one in place of a tracked file) are not kept, and the rest is", async () => {
+  const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+  const child = await childRuns(root, 'mkfifo .gitignore && mkdir sub && mkfifo sub/.gitattributes && rm b.txt && mkfifo b.txt && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\'sub/dev.sock\')" && echo edit >> a.txt');
+  expect(child.stats).toEqual({ files: 2, insertions: 1, deletions: 1 });
+  expect(gitIn(root, "diff", "--name-status", `refs/pi-flow/${child.runId}^`, `refs/pi-flow/${child.runId}`)).toBe("M\ta.txt\nD\tb.txt");
+  expect(child.diagnostics).toContain("FIFOs or sockets the child left in its worktree are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): .gitignore, b.txt, sub/.gitattributes, sub/dev.sock");
+  // Where no find is installed (a minimal container), they are found all the same.
+  const gitOnly = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-path-")));
+  symlinkSync(execFileSync("bash", ["-c", "command -v git"], { encoding: "utf8" }).trim(), join(gitOnly, "git"));
+  const path = process.env.PATH;
+  process.env.PATH = gitOnly;
+  try {
+    const without = await childRuns(root, "mkfifo .gitignore && echo edit >> a.txt", { PATH: path ?? "" });
+    expect(without.stats).toEqual({ files: 1, insertions: 1, deletions: 0 });
+    expect(without.diagnostics).toContain("are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): .gitignore.");
+  } finally {
+    process.env.PATH = path;
+  }
+});
+
+test("a file in a folder git takes for a git folder (.GIT, .git., git~1) is not kept, and the rest is: git refuses to add it, which lost every change", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await childRuns(root, "mkdir -p x/.GIT y/git~1 && echo hook > x/.GIT/config && echo n > y/git~1/n && echo edit >> a.txt");
+  expect(child.stats).toEqual({ files: 1, insertions: 1, deletions: 0 });
+  expect(child.diagnostics).toContain("files in folders git takes for a git folder (.git in any case, .git. or git~1) are not kept: git never adds them. At x/.GIT/config, y/git~1/n");
 });

@@ -51,3 +51,27 @@ test("the value is frozen and is Pi's settings as they were: a change to either 
   expect(() => ((settings.flow.replay as { cassette?: unknown }).cassette = "x")).toThrow(TypeError);
   expect(read(flow).projectTrusted).toEqual({ ok: true, value: false });
 });
+
+test("flow.isolation's caps on a worktree child's kept changes: a setting wins over the environment, either falls back to the default, and a malformed one is configuration_invalid", () => {
+  const readWith = (flow: FlowSettingsInput, env: Record<string, string>) => {
+    const before = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      return read(flow).keptChangesMax;
+    } finally {
+      for (const key of Object.keys(env)) if (before[key] === undefined) delete process.env[key];
+    }
+  };
+  expect(settingValue(readWith({}, {}))).toEqual({ bytes: 1024 ** 3, files: 100_000 });
+  expect(settingValue(readWith({ isolation: { maxKeptFiles: 30 } }, { PI_FLOW_MAX_KEPT_FILES: "20", PI_FLOW_MAX_KEPT_BYTES: "4096" }))).toEqual({ bytes: 4096, files: 30 });
+  for (const [flow, env, named] of [
+    [{ isolation: { maxKeptBytes: 0 } }, {}, "flow.isolation.maxKeptBytes must be a whole number of bytes, 1 or more, not 0"],
+    [{ isolation: { maxKeptFiles: "lots" } }, {}, 'flow.isolation.maxKeptFiles must be a whole number of files, 1 or more, not "lots"'],
+    [{ isolation: { maxKeptBytes: 1.5 } }, {}, "flow.isolation.maxKeptBytes must be a whole number"],
+    [{ isolation: "small" }, {}, "flow.isolation must be an object"],
+    [{}, { PI_FLOW_MAX_KEPT_BYTES: "2GiB" }, 'PI_FLOW_MAX_KEPT_BYTES must be a whole number of bytes, 1 or more, not "2GiB"'],
+  ] as [FlowSettingsInput, Record<string, string>, string][]) {
+    const setting = readWith(flow, env);
+    expect(() => settingValue(setting)).toThrow(expect.objectContaining({ code: "configuration_invalid", message: expect.stringContaining(named) }));
+  }
+});

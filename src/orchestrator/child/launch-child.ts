@@ -104,7 +104,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
     prepare: (writer) => {
       trace = traceRun(() => ({ ...traced(writer.view()), kind: "agent", model: modelLabel ?? undefined, prompt: prepared.prompt }));
       // The worktree is made while the run waits for its slot.
-      isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home, { evidence: writer }) : undefined;
+      isolating = prepared.worktree ? startIsolation(prepared.worktree, writer.runId, env.runs.scope.home, { evidence: writer, ...(prepared.keptChangesMax ? { keptChangesMax: prepared.keptChangesMax } : {}) }) : undefined;
       if (placement.where === "here" && placement.reason) writer.appendDiagnostic({ level: "info", code: RUNS_ON_COORDINATOR, message: placement.reason });
       if (withheld.length > 0) {
         writer.appendDiagnostic({ level: "warn", code: TOOLS_WITHHELD, message: `runs without ${withheld.join(", ")}: the parent session does not hold them` });

@@ -7,7 +7,7 @@ import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HarnessSettings, ChildProfile, ChildTools, ChildModel, SharedResources } from "../../harnesses/index.ts";
 import type { RunStore } from "../../runs/index.ts";
 import type { FleetChildren } from "../../backends/run-on-fleet.ts";
-import type { Repository } from "../../isolation/index.ts";
+import type { KeptChangesMax, Repository } from "../../isolation/index.ts";
 import type { ResumeSource } from "./resume-source.ts";
 
 /** The options of one child: external_delegate's input, and a workflow's agent() options. */
@@ -57,6 +57,11 @@ export interface LaunchEnvironment {
   /** Replay and recording, as Pi's settings and the environment configure them. */
   harnesses: HarnessSettings;
   /**
+   * The most a worktree child's kept changes may hold, as Pi's settings and the environment set it
+   * (throws configuration_invalid when malformed: only a worktree child asks). Absent: the default.
+   */
+  keptChangesMax?: () => KeptChangesMax;
+  /**
    * The tools active in the parent session when the call was made (a workflow's: when the
    * workflow call was made): no child of this call gets a tool outside them (child-tools.ts).
    */
@@ -81,6 +86,8 @@ export interface PreparedChild {
   isolated: boolean;
   /** isolation "worktree": the repository its worktree is made from. */
   worktree?: Repository;
+  /** With a worktree: the most its kept changes may hold, when the settings set it. */
+  keptChangesMax?: KeptChangesMax;
   prompt: string;
   contextMode: string;
   /** The child's tools within the parent's (what it runs with), and what was withheld or denied. */

@@ -106,6 +106,7 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment, sign
   const asked = askedHarness(call, profile, resume);
   const isolated = childIsolation(call, profile, asked);
   const worktree = await isolationRepository(call.isolation, profile.isolation, cwd, env.runs.scope.home);
+  const keptChangesMax = worktree ? env.keptChangesMax?.() : undefined;
   const chosen = await chooseHarness(asked, call.model ?? profile.model, { settings: env.harnesses, parentModel: env.parentModel, registry: env.modelRegistry, ...(signal ? { signal } : {}) });
   const context = call.context === undefined ? profile.defaultContext : checkContextRequest(call.context);
   // Reading the parent's whole branch costs O(branch); a child that sees none of it skips it.
@@ -116,5 +117,5 @@ export async function prepareChild(call: ChildCall, env: LaunchEnvironment, sign
   rememberSharedHead(parentContext);
   const prompt = parentContext === "" ? call.prompt : `${parentContext}\n\n<task>\n${call.prompt}\n</task>`;
   const contextMode = context.mode === "recent" ? `recent:${context.turns}` : context.mode;
-  return { call, profile, ...chosen, cwd, isolated, ...(worktree ? { worktree } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
+  return { call, profile, ...chosen, cwd, isolated, ...(worktree ? { worktree } : {}), ...(keptChangesMax ? { keptChangesMax } : {}), prompt, contextMode, tools, ...(resume ? { resume } : {}) };
 }

@@ -175,6 +175,7 @@ export class FlowHost {
       runs: this.runStore(ctx),
       supervised: ctx.sessionManager.getSessionFile() !== undefined,
       harnesses,
+      keptChangesMax: () => settingValue(settings.keptChangesMax),
       parentTools: inheritedParentTools() ?? this.pi.getActiveTools(),
       ...(fleet ? { fleet } : {}),
       sharedResources: inheritedSharedResources() ?? this.turnResources,

@@ -5,11 +5,12 @@
 import { getAgentDir, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlowBackendSettingsInput } from "../../backends/index.ts";
 import { resolveHarnessSettings, harnessState, type FlowHarnessSettingsInput, type HarnessSettings, type HarnessState } from "../../harnesses/index.ts";
+import { resolveKeptChangesMax, type FlowIsolationSettingsInput, type KeptChangesMax } from "../../isolation/index.ts";
 import { resolveFlowHome, resolveRetention, type RetentionPolicy, type RetentionSettings } from "../../runs/index.ts";
 import { sessionProjectTrusted } from "../../trust/project-trust.ts";
 
-/** The `flow` object of Pi's settings: retention, replay, record, stub, backend and telemetry. */
-export type FlowSettingsInput = RetentionSettings & FlowHarnessSettingsInput & FlowBackendSettingsInput & { telemetry?: { content?: unknown } };
+/** The `flow` object of Pi's settings: retention, replay, record, stub, backend, isolation and telemetry. */
+export type FlowSettingsInput = RetentionSettings & FlowHarnessSettingsInput & FlowBackendSettingsInput & FlowIsolationSettingsInput & { telemetry?: { content?: unknown } };
 
 /** A setting as read: its value, or the error (configuration_invalid) every use of it throws. */
 export type SettingRead<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -32,6 +33,8 @@ export interface SessionSettings {
   readonly projectTrusted: SettingRead<boolean>;
   /** Replay, stub and record (harness-settings.ts); malformed is configuration_invalid at launch. */
   readonly harnesses: SettingRead<HarnessSettings>;
+  /** The most a worktree child's kept changes may hold (kept-settings.ts); malformed is configuration_invalid at a worktree child's launch. */
+  readonly keptChangesMax: SettingRead<KeptChangesMax>;
 }
 
 function read<T>(make: () => T): SettingRead<T> {
@@ -73,6 +76,7 @@ export function readSessionSettings(pi: Pick<ExtensionAPI, "getSettings">, ctx: 
     retention: Object.freeze(resolveRetention(flow, env)),
     projectTrusted: read(() => sessionProjectTrusted(ctx.cwd, agentDir, piTrusted)),
     harnesses: read(() => resolveHarnessSettings(flow, env, ctx.cwd)),
+    keptChangesMax: read(() => resolveKeptChangesMax(flow, env)),
   });
 }
 
