@@ -32,6 +32,13 @@ const PI_NAME_OF: Record<string, string> = Object.fromEntries(Object.entries(CLA
 // Own keys only: a tool named `constructor` or `toString` is a name, not Object.prototype's method.
 const piName = (tool: string): string => (Object.hasOwn(PI_NAME_OF, tool) ? PI_NAME_OF[tool]! : tool);
 
+/**
+ * The tool a deny entry names. A Claude Code permission rule (`Bash(rm:*)`, `Write(./secrets/**)`)
+ * denies its whole tool: no harness can hold a child to part of a tool, and keeping the tool would
+ * grant what the rule's author meant to take away.
+ */
+const deniedTool = (entry: string): string => /^([^(]+)\(.*\)$/s.exec(entry)?.[1]!.trim() ?? entry;
+
 /** `*` matches any characters, as Pi's own tool allowlists take it; anything else is literal. */
 function matcher(pattern: string): (name: string) => boolean {
   if (!pattern.includes("*")) return (name) => name === pattern;
@@ -64,7 +71,7 @@ export function boundChildTools(profile: Pick<ChildProfile, "tools" | "disallowe
       withheld.push(entry);
     }
   }
-  const deny = (profile.disallowedTools ?? []).map(piName).map(matcher);
+  const deny = (profile.disallowedTools ?? []).map(deniedTool).map(piName).map(matcher);
   const effective: string[] = [];
   const denied: string[] = [];
   for (const tool of new Set(wanted)) (deny.some((denies) => denies(tool)) ? denied : effective).push(tool);
