@@ -23,6 +23,9 @@ const SET = {
   GH_TOKEN: "ghp_childbashtesttoken0123456789abcdefghij",
   PI_FLOW_DATABASE_URL: "postgres://flow:fleetpassword@db.example:5432/flow",
   OTEL_EXPORTER_OTLP_HEADERS: "x-honeycomb-team=collectorkey123",
+  // The same collector's key for the metrics and logs another tool of the user's exports.
+  OTEL_EXPORTER_OTLP_METRICS_HEADERS: "x-honeycomb-team=collectorkey123",
+  OTEL_EXPORTER_OTLP_LOGS_HEADERS: "x-honeycomb-team=collectorkey123",
   CHILD_BASH_PLAIN: "plain-setting",
   PI_FLOW_PI_ENV: undefined,
   // This process as a claude or codex child of another pi-flow: that one's tag for what it starts.
@@ -92,7 +95,9 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     const harness = await harnessRunning(["env -0 > env.txt"]);
     expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
     const env = environmentOf(join(dir, "env.txt"));
-    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS"]) expect(env.has(name), name).toBe(false);
+    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"]) {
+      expect(env.has(name), name).toBe(false);
+    }
     expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");
     expect(env.get("PATH")).toContain("/");
     expect(env.get("HOME")).toBe(process.env.HOME);
@@ -104,12 +109,13 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
   });
 
   test("gets the variables PI_FLOW_PI_ENV names, but never pi-flow's own credentials", async () => {
-    process.env.PI_FLOW_PI_ENV = "ANTHROPIC_API_KEY, PI_FLOW_DATABASE_URL GH_*";
+    process.env.PI_FLOW_PI_ENV = "ANTHROPIC_API_KEY, PI_FLOW_DATABASE_URL GH_* OTEL_EXPORTER_OTLP_METRICS_HEADERS";
     const harness = await harnessRunning(["env -0 > env.txt"]);
     expect(await harness.run(request())).toMatchObject({ outcome: "succeeded" });
     const env = environmentOf(join(dir, "env.txt"));
     expect(env.get("ANTHROPIC_API_KEY")).toBe(SET.ANTHROPIC_API_KEY);
     expect(env.get("GH_TOKEN")).toBe(SET.GH_TOKEN);
+    expect(env.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS")).toBe(SET.OTEL_EXPORTER_OTLP_METRICS_HEADERS);
     expect(env.has("PI_FLOW_DATABASE_URL")).toBe(false);
     expect(env.has("OTEL_EXPORTER_OTLP_HEADERS")).toBe(false);
   });
