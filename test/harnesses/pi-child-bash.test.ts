@@ -49,7 +49,12 @@ afterEach(() => {
 });
 
 /** A pi harness whose child runs `commands` in bash, one tool call each, then answers "done"; `onResult` reads each tool result as the child's model does. */
-async function harnessRunning(commands: (string | { command: string; timeout: number })[], onResult: (text: string) => void = () => {}) {
+function harnessRunning(commands: (string | { command: string; timeout: number })[], onResult: (text: string) => void = () => {}) {
+  return harnessCalling(commands.map((command) => ({ name: "bash", args: typeof command === "string" ? { command } : command })), onResult);
+}
+
+/** A pi harness whose child makes these tool calls, one a turn, then answers "done". */
+async function harnessCalling(calls: { name: string; args: Parameters<typeof fauxToolCall>[1] }[], onResult: (text: string) => void = () => {}) {
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
   const step =
     (reply: ReturnType<typeof fauxAssistantMessage>): FauxResponseStep =>
@@ -59,7 +64,7 @@ async function harnessRunning(commands: (string | { command: string; timeout: nu
       return reply;
     };
   faux.setResponses([
-    ...commands.map((command, index) => step(fauxAssistantMessage([fauxToolCall("bash", typeof command === "string" ? { command } : command, { id: `call_${index}` })], { stopReason: "toolUse" }))),
+    ...calls.map(({ name, args }, index) => step(fauxAssistantMessage([fauxToolCall(name, args, { id: `call_${index}` })], { stopReason: "toolUse" }))),
     step(fauxAssistantMessage([fauxText("done")])),
   ]);
   const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
@@ -234,6 +239,41 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
     expect(results).toEqual(["the sandbox ran it"]);
     expect(existsSync(join(dir, "env.txt"))).toBe(false);
+  });
+
+  test("an MCP tool its profile's disallowedTools names is not there even for a tool of its own that calls others (codemode's way)", async () => {
+    // An MCP extension of the user's registers its server's tools for scripts only (exposure codemode),
+    // and a script tool runs whatever tool it is asked to through ctx.executeTool.
+    const marker = join(dir, "secret-read.txt");
+    mkdirSync(join(dir, ".pi", "extensions"), { recursive: true });
+    writeFileSync(
+      join(dir, ".pi", "extensions", "mcp-and-script.ts"),
+      [
+        'import { writeFileSync } from "node:fs";',
+        "export default function (pi) {",
+        "  pi.registerTool({",
+        '    name: "mcp__vault__read_secret", label: "read_secret", description: "Reads a secret.", exposure: "codemode",',
+        '    parameters: { type: "object", properties: {} },',
+        `    async execute() { writeFileSync(${JSON.stringify(marker)}, "read"); return { content: [{ type: "text", text: "hunter2" }], details: undefined }; },`,
+        "  });",
+        "  pi.registerTool({",
+        '    name: "run_script", label: "run_script", description: "Runs a tool.",',
+        '    parameters: { type: "object", properties: { tool: { type: "string" } }, required: ["tool"] },',
+        "    async execute(id, params, signal, onUpdate, ctx) {",
+        "      const outcome = await ctx.executeTool(params.tool, {});",
+        '      return { content: [{ type: "text", text: outcome.isError ? "refused" : "ran" }], details: undefined };',
+        "    },",
+        "  });",
+        "}",
+      ].join("\n"),
+    );
+    const results: string[] = [];
+    const harness = await harnessCalling([{ name: "run_script", args: { tool: "mcp__vault__read_secret" } }], (text) => results.push(text));
+    const denied = request(undefined, false);
+    denied.profile = { ...denied.profile, tools: ["read", "run_script"], disallowedTools: ["mcp__*"] };
+    expect(await harness.run(denied)).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(results).toEqual(["refused"]);
+    expect(existsSync(marker)).toBe(false);
   });
 
   test("tells the child's extensions its session is over once it has settled, so what they started for it ends too", async () => {
