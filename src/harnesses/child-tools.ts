@@ -1,7 +1,7 @@
 // A child never outranks the session that starts it: its tools are its profile's tools within the
 // parent session's active tools at the call, minus its profile's disallowedTools. Every harness
 // receives the result (pi as the child's tool list, claude and codex as permission flags).
-import { CLAUDE_TOOLS } from "./cli/claude.ts";
+import { CLAUDE_TOOLS, deniedTool } from "./cli/claude.ts";
 import type { ChildProfile } from "./profiles.ts";
 
 /** What a profile without a tools list asks for: Pi's default tools, as Pi's own agent definitions do. */
@@ -31,13 +31,6 @@ const PI_NAME_OF: Record<string, string> = Object.fromEntries(Object.entries(CLA
 
 // Own keys only: a tool named `constructor` or `toString` is a name, not Object.prototype's method.
 const piName = (tool: string): string => (Object.hasOwn(PI_NAME_OF, tool) ? PI_NAME_OF[tool]! : tool);
-
-/**
- * The tool a deny entry names. A Claude Code permission rule (`Bash(rm:*)`, `Write(./secrets/**)`)
- * denies its whole tool: no harness can hold a child to part of a tool, and keeping the tool would
- * grant what the rule's author meant to take away.
- */
-const deniedTool = (entry: string): string => /^([^(]+)\(.*\)$/s.exec(entry)?.[1]!.trim() ?? entry;
 
 /** `*` matches any characters, as Pi's own tool allowlists take it; anything else is literal. */
 function matcher(pattern: string): (name: string) => boolean {

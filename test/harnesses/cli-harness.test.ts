@@ -74,6 +74,15 @@ describe("roles and options become the CLIs' flags", () => {
     expect(run!.argv).toContain("--allowedTools=Read,Write");
   });
 
+  test("claude: the role's disallowedTools reach Claude Code as --disallowedTools, so an MCP tool the user's Claude settings allow is denied to this child", async () => {
+    await ws.run("claude", { role: "worker", tools: ["read", "bash"], disallowedTools: ["mcp__*", "mcp__github", "write", "Bash(rm:*)", "x,Bash"] });
+    await ws.run("claude", { role: "reviewer", prompt: "review", tools: ["read"], disallowedTools: ["mcp__*"] });
+    const runs = fakeRuns(ws.cwd, "claude");
+    const worker = runs.find((run) => run.prompt !== "review")!;
+    expect(worker.argv).toContain("--disallowedTools=mcp__*,mcp__github,Write,Bash");
+    expect(runs.find((run) => run.prompt === "review")!.argv).toContain("--disallowedTools=Bash,Edit,Write,NotebookEdit,mcp__*");
+  });
+
   test("codex: a reviewer runs in the read-only sandbox, a worker in workspace-write, in the child's directory", async () => {
     await ws.run("codex", { role: "reviewer", prompt: "review" });
     await ws.run("codex", { role: "worker", prompt: "work", options: { model: "gpt-5-codex" } });
