@@ -52,7 +52,10 @@ export function canonicalDir(dir: string): string {
   }
 }
 
-/** Whether the project holds pi-flow files that widen a child's authority (agent definitions: in any ancestor). */
+/**
+ * Whether the project holds files that widen a child's authority: pi-flow's (agent definitions in
+ * any ancestor too), or those of the CLIs its claude and codex children run.
+ */
 export function hasFlowProjectFiles(cwd: string): boolean {
   const dir = canonicalDir(cwd);
   if (FLOW_PROJECT_PATHS.some((parts) => existsSync(join(dir, ...parts)))) return true;
