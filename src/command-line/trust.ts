@@ -1,5 +1,5 @@
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
-import { needsTrustDecision, resolveProjectTrust, TRUST_HINT } from "../trust/project-trust.ts";
+import { needsTrustDecision, resolveProjectTrust, TRUST_HINT, UNTRUSTED_LEFT_OUT } from "../trust/project-trust.ts";
 /**
  * The project's trust for this `flow` command, as `pi -p` decides it (project-trust.ts). When the
  * project is untrusted and holds files that wait on it, one line on stderr says what is left out
@@ -9,7 +9,7 @@ export function commandProjectTrust(override: boolean | undefined, cwd: string, 
   const needed = needsTrustDecision(cwd);
   const trusted = resolveProjectTrust(cwd, getAgentDir(), override, needed);
   if (!trusted && needed) {
-    process.stderr.write(`flow ${command}: this project is not trusted, so its .pi extensions, settings, roles, agent definitions and saved workflows are left out; ${TRUST_HINT}.\n`);
+    process.stderr.write(`flow ${command}: this project is not trusted, so ${UNTRUSTED_LEFT_OUT}; ${TRUST_HINT}.\n`);
   }
   return trusted;
 }

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { VERSION, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { HarnessState } from "../harnesses/index.ts";
 import { telemetryStatus } from "../telemetry/index.ts";
-import { needsTrustDecision, TRUST_HINT } from "../trust/project-trust.ts";
+import { needsTrustDecision, TRUST_HINT, UNTRUSTED_LEFT_OUT } from "../trust/project-trust.ts";
 import { brokenProfiles } from "./catalog.ts";
 import { formatCount, oneLine } from "../ui/index.ts";
 import { errorCode } from "../runs/index.ts";
@@ -84,7 +84,7 @@ export async function doctorLines(ctx: Pick<ExtensionContext, "cwd" | "model" | 
   if (!model) lines.push("model    none selected: children on the pi harness need one (/model)");
   else lines.push(`model    ${model.provider}/${model.id}: ${credentials(ctx, model)}`);
   if (!sources.projectTrusted && needsTrustDecision(ctx.cwd)) {
-    lines.push(`project  not trusted: its .pi extensions, settings, roles, agent definitions and saved workflows are left out; ${TRUST_HINT}`);
+    lines.push(`project  not trusted: ${UNTRUSTED_LEFT_OUT}; ${TRUST_HINT}`);
   }
   const broken = brokenProfiles(ctx.cwd, sources.flowHome, sources.agentDir, sources.projectTrusted);
   lines.push(broken.length === 0 ? "profiles every role and agent file parses" : `profiles ${broken.length} ${broken.length === 1 ? "file fails" : "files fail"} to parse:`);

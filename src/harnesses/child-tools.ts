@@ -1,7 +1,7 @@
 // A child never outranks the session that starts it: its tools are its profile's tools within the
 // parent session's active tools at the call, minus its profile's disallowedTools. Every harness
 // receives the result (pi as the child's tool list, claude and codex as permission flags).
-import { CLAUDE_TOOLS } from "./cli/claude.ts";
+import { CLAUDE_TOOLS, deniedTool } from "./cli/claude.ts";
 import type { ChildProfile } from "./profiles.ts";
 
 /** What a profile without a tools list asks for: Pi's default tools, as Pi's own agent definitions do. */
@@ -64,11 +64,20 @@ export function boundChildTools(profile: Pick<ChildProfile, "tools" | "disallowe
       withheld.push(entry);
     }
   }
-  const deny = (profile.disallowedTools ?? []).map(piName).map(matcher);
+  const deny = deniedPatterns(profile).map(matcher);
   const effective: string[] = [];
   const denied: string[] = [];
   for (const tool of new Set(wanted)) (deny.some((denies) => denies(tool)) ? denied : effective).push(tool);
   return { effective, withheld: [...new Set(withheld)].filter((tool) => !deny.some((denies) => denies(tool))), denied };
+}
+
+/**
+ * The profile's disallowedTools as Pi's names and patterns. A pi child's session gets them as its
+ * excludeTools too: Pi keeps MCP tools (`mcp__…`) a tools list does not name registered for tools
+ * that call others (codemode's way), and only a deny list takes them away there.
+ */
+export function deniedPatterns(profile: Pick<ChildProfile, "disallowedTools">): string[] {
+  return (profile.disallowedTools ?? []).map(deniedTool).map(piName);
 }
 
 /** Whether a child with these tools changes anything: CLI children without them run read-only. */

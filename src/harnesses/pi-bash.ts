@@ -15,7 +15,8 @@ import { forgetSessions, sessionsOf, watchSessions } from "./pi-bash-sessions.ts
  *
  * Its environment holds no secret. The child's model calls run in this process, so its shell
  * needs no provider key; a variable is withheld when pi-flow's redaction would hide its value in
- * a run's evidence (ANTHROPIC_API_KEY, GH_TOKEN, a URL with a password), and pi-flow's own
+ * a run's evidence (ANTHROPIC_API_KEY, GH_TOKEN, a URL with a password) or it holds an OTLP
+ * exporter's headers (a collector's key), and pi-flow's own
  * credentials always are. PI_FLOW_PI_ENV names variables to pass anyway, as PI_FLOW_CLAUDE_ENV does
  * for claude.
  *
@@ -38,12 +39,19 @@ export const PI_ENV_VARIABLE = harnessEnvVariable("pi");
 /** pi-flow's own credentials: the fleet's database and the collector's headers, never a child's. */
 const FLOW_SECRETS = new Set(["PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"]);
 
+/**
+ * An OTLP exporter's headers, for any signal (OTEL_EXPORTER_OTLP_METRICS_HEADERS, _LOGS_HEADERS):
+ * a collector's key, which redaction cannot tell from its value (x-honeycomb-team=…).
+ */
+const COLLECTOR_HEADERS = /^OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS$/;
+
 /** Judgements already made: an environment changes rarely, and a command runs often. */
 const judged = new Map<string, boolean>();
 const JUDGED_MAX = 4096;
 
 /** Whether redaction would hide this assignment's value: a secret's name, or a value shaped like one. */
 function looksSecret(name: string, value: string): boolean {
+  if (COLLECTOR_HEADERS.test(name)) return true;
   const line = `${name}=${value}`;
   let secret = judged.get(line);
   if (secret === undefined) {

@@ -20,6 +20,7 @@ import { argsLine } from "./cli/guards.ts";
 import { childShell, type ChildShell } from "./pi-bash.ts";
 import { confinedFileTools } from "./pi-files.ts";
 import { attachSteering } from "./pi-steering.ts";
+import { deniedPatterns } from "./child-tools.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -62,6 +63,7 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
     // The child's bash replaces Pi's built-in one: no secrets in its environment, nothing left running
     // after the child (pi-bash.ts). An extension's own bash (a sandbox of the user's) stays the child's.
     const shell = childShell(cwd, settingsManager);
+    const denied = deniedPatterns(profile);
     const extensionTool = (name: string) => resourceLoader.getExtensions().extensions.some((extension) => extension.tools.has(name));
     const extensionBash = extensionTool("bash");
     // A worktree child's write and edit do not reach the user's own tree (pi-files.ts); an extension's own (a remote write) stays the child's.
@@ -78,6 +80,8 @@ async function buildChildSession(request: ChildRequest, options: PiHarnessOption
         sessionManager: childSessionManager(request, continued),
         customTools: [...(extensionBash ? [] : [shell.tool]), ...fileTools],
         ...(profile.tools ? { tools: profile.tools } : {}),
+        // The tools list bounds what the child declares; MCP tools stay callable from its other tools unless denied here too.
+        ...(denied.length > 0 ? { excludeTools: denied } : {}),
       }));
       await session.bindExtensions({});
     } catch (error) {

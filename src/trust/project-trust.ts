@@ -1,4 +1,5 @@
 import { existsSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { hasTrustRequiringProjectResources, ProjectTrustStore, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
@@ -12,8 +13,14 @@ import { processGlobal } from "../../runtime/process-global.ts";
  * trusted unless a saved decision says otherwise.
  *
  * pi-flow's own project files that widen a child's authority need a decision too: role files and
- * saved workflows under `.pi/flow/`, and Pi agent definitions in `.pi/agents/`.
+ * saved workflows under `.pi/flow/`, and Pi agent definitions in `.pi/agents/`. So do the files a
+ * claude or codex child would act on: Claude Code under `-p` asks no one before it runs the
+ * project's hooks (`.claude/settings.json`) or reads its MCP servers, and Codex before it reads
+ * `.codex/` of a folder the user trusted in Codex.
  */
+
+/** What an untrusted project loses, said to the user wherever its files are left out. */
+export const UNTRUSTED_LEFT_OUT = "its .pi extensions, settings, roles, agent definitions and saved workflows, and the Claude Code and Codex settings a child would load there, are left out";
 
 /** Said to the user wherever an untrusted project's files are left out. */
 export const TRUST_HINT = "trust it with /trust in pi (saved for later runs), or pass --approve to flow for one command";
@@ -25,6 +32,17 @@ const FLOW_PROJECT_PATHS = [
   [".pi", "agents"],
 ] as const;
 
+/**
+ * The project files of the CLIs pi-flow runs as children, in the folder or any folder above it
+ * (Claude Code and Codex look there too), except the home folder, where they are the user's own.
+ */
+const CLI_PROJECT_PATHS = [
+  [".claude", "settings.json"],
+  [".claude", "settings.local.json"],
+  [".mcp.json"],
+  [".codex"],
+] as const;
+
 /** The folder as Pi keys it in trust.json: absolute, links resolved. */
 export function canonicalDir(dir: string): string {
   try {
@@ -34,14 +52,26 @@ export function canonicalDir(dir: string): string {
   }
 }
 
-/** Whether the project holds pi-flow files that widen a child's authority (agent definitions: in any ancestor). */
+/**
+ * Whether the project holds files that widen a child's authority: pi-flow's (agent definitions in
+ * any ancestor too), or those of the CLIs its claude and codex children run.
+ */
 export function hasFlowProjectFiles(cwd: string): boolean {
   const dir = canonicalDir(cwd);
   if (FLOW_PROJECT_PATHS.some((parts) => existsSync(join(dir, ...parts)))) return true;
   for (let current = dirname(dir); current !== dirname(current); current = dirname(current)) {
     if (existsSync(join(current, ".pi", "agents"))) return true;
   }
-  return false;
+  return hasCliProjectFiles(dir);
+}
+
+/** Whether a claude or codex child working in `dir` would load project files of its CLI's. */
+function hasCliProjectFiles(dir: string): boolean {
+  const home = canonicalDir(process.env.HOME || homedir());
+  for (let current = dir; ; current = dirname(current)) {
+    if (current !== home && CLI_PROJECT_PATHS.some((parts) => existsSync(join(current, ...parts)))) return true;
+    if (current === dirname(current)) return false;
+  }
 }
 
 /** Whether anything in the project waits on a trust decision: Pi's protected resources or pi-flow's own. */

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
 import { flowInProcess } from "./in-process.ts";
 import { FAUX_EXTENSION, flowSandbox, type FlowSandbox } from "./support.ts";
+import { pathWithFakes } from "../support/fake-cli.ts";
 
 /**
  * Issue 21, project trust: cloning a hostile repository and running one `flow` command runs none
@@ -44,7 +45,7 @@ afterEach(() => sandbox.dispose());
 
 const loads = (): number => (existsSync(marker) ? readFileSync(marker, "utf8").split("\n").filter(Boolean).length : 0);
 const trustProject = () => new ProjectTrustStore(sandbox.agentDir).set(project, true);
-const NOTICE = /^flow (run|types|check): this project is not trusted, so its \.pi extensions, settings, roles, agent definitions and saved workflows are left out; trust it with \/trust in pi .*--approve/m;
+const NOTICE = /^flow (run|types|check): this project is not trusted, so its \.pi extensions, settings, roles, agent definitions and saved workflows, and the Claude Code and Codex settings a child would load there, are left out; trust it with \/trust in pi .*--approve/m;
 
 /** A workflow whose only child asks for the explorer role. */
 const explorerScript = () => sandbox.file("explore.js", 'export const apiVersion = 1;\nexport const meta = {};\nreturn (await agent({ role: "explorer", prompt: "Look around." })).value;\n');
@@ -124,6 +125,40 @@ describe("a trusted project", () => {
     const both = await flowInProcess(["types", "--cwd", project, "--approve", "--no-approve"], { env: sandbox.env });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("Give --approve or --no-approve, not both.");
+  });
+});
+
+describe("a repository whose only agent configuration is Claude Code's", () => {
+  // No .pi folder, so nothing Pi itself would protect: but a claude child under -p runs the
+  // project's hooks with no trust dialog of its own.
+  let repository: string;
+  let hooked: string;
+  beforeEach(() => {
+    repository = join(sandbox.root, "cloned");
+    hooked = join(sandbox.root, "hook-ran.txt");
+    mkdirSync(join(repository, ".claude"), { recursive: true });
+    const hook = { type: "command", command: `echo ran >> ${JSON.stringify(hooked)}` };
+    writeFileSync(join(repository, ".claude", "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ hooks: [hook] }] } }));
+  });
+  const runClaudeChild = (...extra: string[]) => {
+    const script = sandbox.file("claude-child.js", 'export const apiVersion = 1;\nexport const meta = {};\nreturn (await agent({ role: "worker", harness: "claude", prompt: "Look around.", context: { mode: "none" } })).value;\n');
+    return flowInProcess(["run", script, "--cwd", repository, "--model", "faux/faux-1", "--extension", FAUX_EXTENSION, "--json", ...extra], { env: { ...sandbox.env, PATH: pathWithFakes(sandbox.env.PATH) } });
+  };
+
+  test("is not trusted until the user says so: flow run's claude child runs none of its hooks, and stderr says how to trust it", async () => {
+    const result = await runClaudeChild();
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(hooked)).toBe(false);
+    expect(result.stderr).toMatch(NOTICE);
+  });
+
+  test("trusted with Pi's /trust or --approve, its hooks run as they would in a terminal", async () => {
+    expect((await runClaudeChild("--approve")).code).toBe(0);
+    expect(readFileSync(hooked, "utf8")).toBe("ran\n");
+    new ProjectTrustStore(sandbox.agentDir).set(repository, true);
+    const trusted = await runClaudeChild();
+    expect(readFileSync(hooked, "utf8")).toBe("ran\nran\n");
+    expect(trusted.stderr).not.toMatch(NOTICE);
   });
 });
 

@@ -85,7 +85,7 @@ describe("a session of an untrusted project", () => {
       const last = pi!.session.sessionManager.getEntries().filter((entry) => entry.type === "custom" && entry.customType === "pi-flow-output").at(-1);
       return (last as { data: { lines: string[] } }).data.lines.join("\n");
     };
-    expect(await printed("doctor")).toMatch(/^project {2}not trusted: its \.pi extensions, settings, roles, agent definitions and saved workflows are left out; trust it with \/trust in pi/m);
+    expect(await printed("doctor")).toMatch(/^project {2}not trusted: its \.pi extensions, settings, roles, agent definitions and saved workflows, and the Claude Code and Codex settings a child would load there, are left out; trust it with \/trust in pi/m);
     expect(await printed("roles")).not.toContain("(project)");
   });
 });

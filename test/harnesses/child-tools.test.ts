@@ -55,6 +55,13 @@ describe("a child's tools within the parent's", () => {
     expect(tools).toEqual({ effective: ["read", "write", "mcp__db__query"], withheld: ["deploy"], denied: ["bash", "mcp__db__drop"] });
   });
 
+  test("a Claude Code permission rule in disallowedTools (Bash(rm:*)) takes the whole tool away: pi-flow cannot hold a child to part of one", () => {
+    const parent = [...PI_DEFAULT_PARENT, "mcp__db__query"];
+    const tools = boundChildTools({ tools: ["read", "bash", "edit", "write", "mcp__db__query"], disallowedTools: ["Bash(rm:*)", "Write(./secrets/**)", "mcp__db__query(*)"] }, parent);
+    expect(tools).toEqual({ effective: ["read", "edit"], withheld: [], denied: ["bash", "write", "mcp__db__query"] });
+    expect(boundChildTools({ tools: ["read", "bash"], disallowedTools: ["bash(git push:*)"] }, PI_DEFAULT_PARENT).effective).toEqual(["read"]);
+  });
+
   test("Claude Code's names for Pi's tools in a profile mean Pi's tools", () => {
     expect(boundChildTools({ tools: ["Read", "Glob", "Bash"] }, READ_ONLY_PARENT)).toEqual({ effective: ["read", "find"], withheld: ["bash"], denied: [] });
   });

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
@@ -74,6 +75,15 @@ describe("roles and options become the CLIs' flags", () => {
     expect(run!.argv).toContain("--allowedTools=Read,Write");
   });
 
+  test("claude: the role's disallowedTools reach Claude Code as --disallowedTools, so an MCP tool the user's Claude settings allow is denied to this child", async () => {
+    await ws.run("claude", { role: "worker", tools: ["read", "bash"], disallowedTools: ["mcp__*", "mcp__github", "write", "Bash(rm:*)", "x,Bash"] });
+    await ws.run("claude", { role: "reviewer", prompt: "review", tools: ["read"], disallowedTools: ["mcp__*"] });
+    const runs = fakeRuns(ws.cwd, "claude");
+    const worker = runs.find((run) => run.prompt !== "review")!;
+    expect(worker.argv).toContain("--disallowedTools=mcp__*,mcp__github,Write,Bash");
+    expect(runs.find((run) => run.prompt === "review")!.argv).toContain("--disallowedTools=Bash,Edit,Write,NotebookEdit,mcp__*");
+  });
+
   test("codex: a reviewer runs in the read-only sandbox, a worker in workspace-write, in the child's directory", async () => {
     await ws.run("codex", { role: "reviewer", prompt: "review" });
     await ws.run("codex", { role: "worker", prompt: "work", options: { model: "gpt-5-codex" } });
@@ -94,6 +104,25 @@ describe("roles and options become the CLIs' flags", () => {
     expect(argv("untrusted")).toEqual(expect.arrayContaining(["--setting-sources=user", "--strict-mcp-config"]));
     expect(argv("isolated")).toContain("--strict-mcp-config");
     expect(argv("isolated").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
+  });
+
+  test("claude: the git it runs in a repository of a project Pi does not trust runs no fsmonitor or hook that repository's .git/config names", async () => {
+    const repository = join(ws.cwd, "unpacked");
+    const marker = join(ws.cwd, "fsmonitor-ran.txt");
+    const hook = join(ws.cwd, "fsmonitor.sh");
+    writeFileSync(hook, `#!/bin/sh\necho ran >> ${JSON.stringify(marker)}\nexit 1\n`);
+    chmodSync(hook, 0o755);
+    mkdirSync(repository);
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repository, stdio: "ignore" });
+    git("init", "-q");
+    git("config", "core.fsmonitor", hook);
+    await ws.run("claude", { prompt: "untrusted", cwd: repository, loading: { projectTrusted: false, isolated: false } });
+    expect(existsSync(marker)).toBe(false);
+    const [run] = fakeRuns(repository, "claude");
+    expect(run!.env).toMatchObject({ GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "core.fsmonitor", GIT_CONFIG_VALUE_0: "false", GIT_CONFIG_KEY_1: "core.hooksPath" });
+    // A trusted project's repository is the user's own: its git settings apply.
+    await ws.run("claude", { prompt: "trusted", cwd: repository });
+    expect(readFileSync(marker, "utf8")).toContain("ran");
   });
 
   test("claude: a prompt that starts with / reaches Claude Code as the parent's words, not as a slash command it runs", async () => {

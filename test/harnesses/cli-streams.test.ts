@@ -4,7 +4,7 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, test } from "vitest";
 import { BoundedText } from "../../src/harnesses/cli/bounded-text.ts";
 import { claudeAdapter } from "../../src/harnesses/cli/claude.ts";
-import { childEnvironment, pathOf } from "../../src/harnesses/cli/env.ts";
+import { childEnvironment, pathOf, withUntrustedGitConfig } from "../../src/harnesses/cli/env.ts";
 import { argsLine } from "../../src/harnesses/cli/guards.ts";
 import { LineSplitter } from "../../src/harnesses/cli/lines.ts";
 import { zeroUsage } from "../../src/harnesses/usage.ts";
@@ -181,6 +181,23 @@ describe("childEnvironment", () => {
       OPENAI_API_KEY: "sk-oa",
       OPENAI_ORG: "org",
     });
+  });
+});
+
+describe("an untrusted project's CLI child's git configuration", () => {
+  test("comes after the entries the user passes (PI_FLOW_CLI_ENV=GIT_CONFIG_*), which it keeps", () => {
+    const given = childEnvironment("claude", [], { PI_FLOW_CLI_ENV: "GIT_CONFIG_*", GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.proxy", GIT_CONFIG_VALUE_0: "http://proxy:3128", PATH: "/usr/bin" });
+    expect(withUntrustedGitConfig(given)).toEqual({
+      PATH: "/usr/bin",
+      GIT_CONFIG_COUNT: "3",
+      GIT_CONFIG_KEY_0: "http.proxy",
+      GIT_CONFIG_VALUE_0: "http://proxy:3128",
+      GIT_CONFIG_KEY_1: "core.fsmonitor",
+      GIT_CONFIG_VALUE_1: "false",
+      GIT_CONFIG_KEY_2: "core.hooksPath",
+      GIT_CONFIG_VALUE_2: "/dev/null",
+    });
+    expect(withUntrustedGitConfig({ GIT_CONFIG_COUNT: "lots" })).toMatchObject({ GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "core.fsmonitor" });
   });
 });
 

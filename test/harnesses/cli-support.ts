@@ -26,6 +26,8 @@ export interface CliRunInput {
   systemPrompt?: string;
   /** The child's tools after its parent's bound, instead of its role's. */
   tools?: string[];
+  /** The profile's deny list, which the harness receives beside the bounded tools. */
+  disallowedTools?: string[];
   /** Where the child works; the workspace's folder by default. */
   cwd?: string;
   /** What the child may load of its own; a trusted project and no isolation by default. */
@@ -54,6 +56,7 @@ export class CliWorkspace {
       profile: {
         ...BUILTIN_ROLES[input.role ?? "worker"]!,
         ...(input.tools ? { tools: input.tools } : {}),
+        ...(input.disallowedTools ? { disallowedTools: input.disallowedTools } : {}),
         ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
       },
       task: { agent: `role:${input.role ?? "worker"}`, description: "cli harness test" },

@@ -23,6 +23,9 @@ const SET = {
   GH_TOKEN: "ghp_childbashtesttoken0123456789abcdefghij",
   PI_FLOW_DATABASE_URL: "postgres://flow:fleetpassword@db.example:5432/flow",
   OTEL_EXPORTER_OTLP_HEADERS: "x-honeycomb-team=collectorkey123",
+  // The same collector's key for the metrics and logs another tool of the user's exports.
+  OTEL_EXPORTER_OTLP_METRICS_HEADERS: "x-honeycomb-team=collectorkey123",
+  OTEL_EXPORTER_OTLP_LOGS_HEADERS: "x-honeycomb-team=collectorkey123",
   CHILD_BASH_PLAIN: "plain-setting",
   PI_FLOW_PI_ENV: undefined,
   // This process as a claude or codex child of another pi-flow: that one's tag for what it starts.
@@ -46,7 +49,12 @@ afterEach(() => {
 });
 
 /** A pi harness whose child runs `commands` in bash, one tool call each, then answers "done"; `onResult` reads each tool result as the child's model does. */
-async function harnessRunning(commands: (string | { command: string; timeout: number })[], onResult: (text: string) => void = () => {}) {
+function harnessRunning(commands: (string | { command: string; timeout: number })[], onResult: (text: string) => void = () => {}) {
+  return harnessCalling(commands.map((command) => ({ name: "bash", args: typeof command === "string" ? { command } : command })), onResult);
+}
+
+/** A pi harness whose child makes these tool calls, one a turn, then answers "done". */
+async function harnessCalling(calls: { name: string; args: Parameters<typeof fauxToolCall>[1] }[], onResult: (text: string) => void = () => {}) {
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
   const step =
     (reply: ReturnType<typeof fauxAssistantMessage>): FauxResponseStep =>
@@ -56,7 +64,7 @@ async function harnessRunning(commands: (string | { command: string; timeout: nu
       return reply;
     };
   faux.setResponses([
-    ...commands.map((command, index) => step(fauxAssistantMessage([fauxToolCall("bash", typeof command === "string" ? { command } : command, { id: `call_${index}` })], { stopReason: "toolUse" }))),
+    ...calls.map(({ name, args }, index) => step(fauxAssistantMessage([fauxToolCall(name, args, { id: `call_${index}` })], { stopReason: "toolUse" }))),
     step(fauxAssistantMessage([fauxText("done")])),
   ]);
   const runtime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
@@ -92,7 +100,9 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     const harness = await harnessRunning(["env -0 > env.txt"]);
     expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
     const env = environmentOf(join(dir, "env.txt"));
-    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS"]) expect(env.has(name), name).toBe(false);
+    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"]) {
+      expect(env.has(name), name).toBe(false);
+    }
     expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");
     expect(env.get("PATH")).toContain("/");
     expect(env.get("HOME")).toBe(process.env.HOME);
@@ -104,12 +114,13 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
   });
 
   test("gets the variables PI_FLOW_PI_ENV names, but never pi-flow's own credentials", async () => {
-    process.env.PI_FLOW_PI_ENV = "ANTHROPIC_API_KEY, PI_FLOW_DATABASE_URL GH_*";
+    process.env.PI_FLOW_PI_ENV = "ANTHROPIC_API_KEY, PI_FLOW_DATABASE_URL GH_* OTEL_EXPORTER_OTLP_METRICS_HEADERS";
     const harness = await harnessRunning(["env -0 > env.txt"]);
     expect(await harness.run(request())).toMatchObject({ outcome: "succeeded" });
     const env = environmentOf(join(dir, "env.txt"));
     expect(env.get("ANTHROPIC_API_KEY")).toBe(SET.ANTHROPIC_API_KEY);
     expect(env.get("GH_TOKEN")).toBe(SET.GH_TOKEN);
+    expect(env.get("OTEL_EXPORTER_OTLP_METRICS_HEADERS")).toBe(SET.OTEL_EXPORTER_OTLP_METRICS_HEADERS);
     expect(env.has("PI_FLOW_DATABASE_URL")).toBe(false);
     expect(env.has("OTEL_EXPORTER_OTLP_HEADERS")).toBe(false);
   });
@@ -228,6 +239,41 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     expect(await harness.run(request(undefined, false))).toMatchObject({ outcome: "succeeded", value: "done" });
     expect(results).toEqual(["the sandbox ran it"]);
     expect(existsSync(join(dir, "env.txt"))).toBe(false);
+  });
+
+  test("an MCP tool its profile's disallowedTools names is not there even for a tool of its own that calls others (codemode's way)", async () => {
+    // An MCP extension of the user's registers its server's tools for scripts only (exposure codemode),
+    // and a script tool runs whatever tool it is asked to through ctx.executeTool.
+    const marker = join(dir, "secret-read.txt");
+    mkdirSync(join(dir, ".pi", "extensions"), { recursive: true });
+    writeFileSync(
+      join(dir, ".pi", "extensions", "mcp-and-script.ts"),
+      [
+        'import { writeFileSync } from "node:fs";',
+        "export default function (pi) {",
+        "  pi.registerTool({",
+        '    name: "mcp__vault__read_secret", label: "read_secret", description: "Reads a secret.", exposure: "codemode",',
+        '    parameters: { type: "object", properties: {} },',
+        `    async execute() { writeFileSync(${JSON.stringify(marker)}, "read"); return { content: [{ type: "text", text: "hunter2" }], details: undefined }; },`,
+        "  });",
+        "  pi.registerTool({",
+        '    name: "run_script", label: "run_script", description: "Runs a tool.",',
+        '    parameters: { type: "object", properties: { tool: { type: "string" } }, required: ["tool"] },',
+        "    async execute(id, params, signal, onUpdate, ctx) {",
+        "      const outcome = await ctx.executeTool(params.tool, {});",
+        '      return { content: [{ type: "text", text: outcome.isError ? "refused" : "ran" }], details: undefined };',
+        "    },",
+        "  });",
+        "}",
+      ].join("\n"),
+    );
+    const results: string[] = [];
+    const harness = await harnessCalling([{ name: "run_script", args: { tool: "mcp__vault__read_secret" } }], (text) => results.push(text));
+    const denied = request(undefined, false);
+    denied.profile = { ...denied.profile, tools: ["read", "run_script"], disallowedTools: ["mcp__*"] };
+    expect(await harness.run(denied)).toMatchObject({ outcome: "succeeded", value: "done" });
+    expect(results).toEqual(["refused"]);
+    expect(existsSync(marker)).toBe(false);
   });
 
   test("tells the child's extensions its session is over once it has settled, so what they started for it ends too", async () => {

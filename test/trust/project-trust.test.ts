@@ -33,6 +33,23 @@ describe("resolveProjectTrust", () => {
     expect(resolveProjectTrust(project("agents", ".pi/agents/helper.md"), agentDir)).toBe(false);
   });
 
+  test("Claude Code's and Codex's project files need a decision too, in the folder or above it, but not the home folder's own", () => {
+    for (const file of [".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/config.toml"]) {
+      expect(resolveProjectTrust(project(`cli-${file.replace(/\W/g, "-")}`, file), agentDir), file).toBe(false);
+    }
+    expect(resolveProjectTrust(project("below/sub", "README.md"), agentDir)).toBe(true);
+    project("below", ".claude/settings.json");
+    expect(resolveProjectTrust(join(root, "below", "sub"), agentDir)).toBe(false);
+    const home = project("home", ".claude/settings.json", ".codex/config.toml");
+    const previous = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      expect(resolveProjectTrust(project("home/code", "README.md"), agentDir)).toBe(true);
+    } finally {
+      process.env.HOME = previous;
+    }
+  });
+
   test("a saved decision for the folder or a parent decides, and an override beats it", () => {
     const dir = project("saved", ".pi/flow/workflows/w.js");
     new ProjectTrustStore(agentDir).set(root, true);
@@ -78,5 +95,7 @@ describe("in a Pi session", () => {
     new ProjectTrustStore(agentDir).set(other, true);
     expect(childProjectTrusted({ cwd: parent, trusted: true }, other, agentDir)).toBe(true);
     expect(childProjectTrusted({ cwd: parent, trusted: false }, other, agentDir)).toBe(false);
+    // A cloned repository whose hooks a claude child would run: nothing Pi protects, still its own decision.
+    expect(childProjectTrusted({ cwd: parent, trusted: true }, project("cloned", ".claude/settings.json"), agentDir)).toBe(false);
   });
 });

@@ -29,13 +29,34 @@ const CLAUDE_WRITING_TOOLS = ["Bash", "Edit", "Write", "NotebookEdit"];
 /** What a role without a tools list gets: Pi's default tools. */
 const PI_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
 
+// Own keys only: a tool named `constructor` is that name, not Object.prototype's method.
+const claudeName = (tool: string): string => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool);
+
+/** A name or pattern Claude Code reads as one: no list (comma, blank), no permission rule (parenthesis). */
+const oneName = (name: string): boolean => !/[\s,()]/.test(name);
+
 export function claudeTools(tools: readonly string[] | undefined): string[] {
-  // Own keys only: a tool named `constructor` is that name, not Object.prototype's method.
-  const names = (tools ?? PI_DEFAULT_TOOLS).map((tool) => (Object.hasOwn(CLAUDE_TOOLS, tool) ? CLAUDE_TOOLS[tool]! : tool));
+  const names = (tools ?? PI_DEFAULT_TOOLS).map(claudeName);
   // Claude Code splits a tool list at commas and blanks and reads parentheses as a permission rule:
   // a parent's tool named `x,Bash` would hand the child Bash. `--tools=default` means every
   // built-in tool. Such a name is no tool Claude Code has anyway.
-  return [...new Set(names.filter((name) => !/[\s,()]/.test(name) && name.toLowerCase() !== "default"))];
+  return [...new Set(names.filter((name) => oneName(name) && name.toLowerCase() !== "default"))];
+}
+
+/**
+ * The tool a deny entry names. A Claude Code permission rule (`Bash(rm:*)`, `Write(./secrets/**)`)
+ * denies its whole tool: no harness can hold a child to part of a tool, and keeping the tool would
+ * grant what the rule's author meant to take away.
+ */
+export const deniedTool = (entry: string): string => /^([^(]+)\(.*\)$/s.exec(entry)?.[1]!.trim() ?? entry;
+
+/**
+ * The profile's disallowedTools in Claude Code's names, each a whole tool (a permission rule's
+ * tool, as child-tools.ts reads it). `--tools` leaves out Claude Code's MCP tools, which the user's
+ * own settings may pre-approve: only `--disallowedTools` holds such a child to its role's deny list.
+ */
+export function claudeDenied(disallowed: readonly string[] | undefined): string[] {
+  return (disallowed ?? []).map(deniedTool).map(claudeName).filter(oneName);
 }
 
 /**
@@ -47,6 +68,8 @@ const claudePrompt = (prompt: string): string => (prompt.startsWith("/") ? ` ${p
 
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
+  // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
+  const denied = [...new Set([...(readOnly ? CLAUDE_WRITING_TOOLS : []), ...claudeDenied(request.profile.disallowedTools)])];
   const task = claudePrompt(request.prompt);
   // The role's prompt goes in a private file, as the task goes on stdin: a command line is visible
   // to every user's `ps`, and one argument longer than 128 KiB would keep Claude Code from starting.
@@ -61,8 +84,7 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     `--permission-mode=${readOnly ? "plan" : "dontAsk"}`,
     `--tools=${tools}`,
     `--allowedTools=${tools}`,
-    // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
-    ...(readOnly ? [`--disallowedTools=${CLAUDE_WRITING_TOOLS.join(",")}`] : []),
+    ...(denied.length > 0 ? [`--disallowedTools=${denied.join(",")}`] : []),
     `--append-system-prompt-file=${systemPromptFile}`,
     // Under -p Claude Code skips its trust dialog and loads the project's settings (whose hooks run
     // commands) and MCP servers: a child of a project Pi does not trust gets the user's settings

@@ -6,7 +6,7 @@ import { quotaBreach } from "../quotas.ts";
 import { PI_DEFAULT_TOOLS, writes } from "../child-tools.ts";
 import { checkStructuredValue, parseStructuredAnswer } from "../structured-answer.ts";
 import type { ChildRequest, ChildResult, ChildUsage, Harness } from "../types.ts";
-import { childEnvironment } from "./env.ts";
+import { childEnvironment, withUntrustedGitConfig } from "./env.ts";
 import { isRecord, keepCountsWhole, redactedStart } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
 import { claimSession } from "./resume-claims.ts";
@@ -215,7 +215,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       command: preflight.binary,
       args: launch.args,
       cwd: request.cwd,
-      env: childEnvironment(spec.name, spec.ownEnv, env),
+      env: request.loading.projectTrusted ? childEnvironment(spec.name, spec.ownEnv, env) : withUntrustedGitConfig(childEnvironment(spec.name, spec.ownEnv, env)),
       stdin: launch.stdin,
       killGraceMs: limits.killGraceMs,
       maxLineBytes: limits.maxLineBytes,

@@ -115,3 +115,27 @@ export function childEnvironment(
   }
   return env;
 }
+
+/**
+ * git settings for a CLI child of a project Pi does not trust. Claude Code runs `git status` as it
+ * starts (its model's context holds the repository's status), and a repository's own .git/config
+ * may name a program for git to run then (core.fsmonitor) or hooks for later commands: a folder
+ * that came as an archive, or that another user prepared, runs nothing of its own that way. Passed
+ * as git's environment configuration, which outranks the repository's, after any the user passes.
+ */
+const UNTRUSTED_GIT_CONFIG: readonly (readonly [string, string])[] = [
+  ["core.fsmonitor", "false"],
+  ["core.hooksPath", "/dev/null"],
+];
+
+/** `env` with UNTRUSTED_GIT_CONFIG added to the GIT_CONFIG_COUNT entries it may already hold. */
+export function withUntrustedGitConfig(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const given = Number(env.GIT_CONFIG_COUNT ?? 0);
+  const start = Number.isSafeInteger(given) && given > 0 ? given : 0;
+  const added: NodeJS.ProcessEnv = { GIT_CONFIG_COUNT: String(start + UNTRUSTED_GIT_CONFIG.length) };
+  UNTRUSTED_GIT_CONFIG.forEach(([key, value], index) => {
+    added[`GIT_CONFIG_KEY_${start + index}`] = key;
+    added[`GIT_CONFIG_VALUE_${start + index}`] = value;
+  });
+  return { ...env, ...added };
+}
