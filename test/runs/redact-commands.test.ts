@@ -55,6 +55,19 @@ describe("a secret's name after --secret", () => {
   });
 });
 
+describe("a password manager's --password switch", () => {
+  it("keeps the entry's name after it (lpass show, gopass show): the password is what the command prints, and goes", () => {
+    for (const command of ["lpass show --password github.com/work", 'lpass show --password "Shared-DB/prod"', "lpass show -c --password team/db-2", "gopass show --password prod/db.internal"]) {
+      expect(redactText(command), command).toEqual({ text: command, changed: false });
+      expect(redactText(JSON.stringify({ command })).changed, command).toBe(false);
+      expect(redactText(`$ ${command}\nq9Zt4Lw8Nc2Vb6Xm\n$ ls`).text, command).toBe(`$ ${command}\n${R}\n$ ls`);
+    }
+    // Another command's --password on the same line still takes a value.
+    expect(redactText("lpass show --password db && mysql --password q9Zt4Lw8 app").text).toBe(`lpass show --password db && mysql --password ${R} app`);
+    expect(redactText("lpassx show --password q9Zt4Lw8.x").text).toBe(`lpassx show --password ${R}`);
+  });
+});
+
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);

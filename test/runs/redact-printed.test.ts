@@ -96,6 +96,7 @@ describe("a secret a command printed, in the tool result that holds its output",
     "terraform output -raw db_password",
     "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
     "aws secretsmanager get-secret-value --secret-id prod/db --query SecretString --output text",
+    "lpass show --password github.com/work",
   ];
 
   it("goes from a child's view of the parent's conversation, where the call and its result are two messages", () => {
@@ -103,6 +104,8 @@ describe("a secret a command printed, in the tool result that holds its output",
       const prompt = childPrompt(branchRunning(command, `${password}\n`));
       expect(prompt, command).not.toContain(password.slice(0, 8));
       expect(prompt, command).toContain(`[result of bash]\n${REDACTED}`);
+      // The call's command stays whole: the entry's name is no secret.
+      expect(prompt, command).toContain(JSON.stringify(command).slice(1, -1));
     }
     // A warning the tool wrote to stderr first, merged into the output, is passed over.
     const warned = childPrompt(branchRunning(commands[0]!, `WARNING! The VAULT_ADDR environment variable is not set.\n\n${password}\n`));

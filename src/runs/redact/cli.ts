@@ -24,7 +24,7 @@ const LONG_FLAG: Rule = {
   ),
   secret: (m, quoting) => {
     const flag = m[1] ?? "";
-    if (!flagAllowed(flag) || namesASecret(flag, m[2] ?? "")) return null;
+    if (!flagAllowed(flag) || namesASecret(flag, m[2] ?? "") || passwordSwitch(m)) return null;
     return (/=$/.test(flag) ? flagValue : spacedFlagValue)(m, quoting);
   },
 };
@@ -35,6 +35,18 @@ const flagValue = unquoted(2);
  * looks like a credential (a digit, punctuation or mixed case). An all-lower-case word survives.
  */
 const spacedFlagValue = unquoted(2, (value, quoted) => quoted || looksRandom(value) || /[^A-Za-z]/.test(value));
+
+/**
+ * A password manager's `show --password` is a switch (print only the password), not a value: what
+ * follows is the entry's name (`lpass show --password github.com/work`), which stays. The password
+ * is what the command prints (printed.ts).
+ */
+const PASSWORD_SWITCH_COMMAND = /(?:^|[^\w-])(?:lpass|gopass)[ \t]+show\b[^\n|;&]{0,256}$/;
+
+function passwordSwitch(m: RegExpExecArray): boolean {
+  if (!/^--password[ \t]/.test(m[1] ?? "")) return false;
+  return PASSWORD_SWITCH_COMMAND.test(m.input.slice(Math.max(0, m.index - 256), m.index));
+}
 
 function flagAllowed(flag: string): boolean {
   const name = flag.replace(/^-+/, "").replace(/[ \t=]+$/, "").toLowerCase();

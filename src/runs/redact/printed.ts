@@ -22,7 +22,7 @@ const PRINTS_SECRET: readonly RegExp[] = [
   /^op\s+read\b/,
   /^op\s+item\s+get\b.*\s--fields?[= ]["']?(?:label=)?([\w.-]+)/,
   /^bw\s+get\s+(?:password|totp)\s+\S+\s*$/,
-  /^lpass\s+show\b.*\s--password\b/,
+  /^(?:lpass|gopass)\s+show\b.*\s--password\b/,
   /^secret-tool\s+lookup\b/,
   /^keepassxc-cli\s+show\b.*\s-a\s+["']?([\w.-]+)/,
   /^az\s+account\s+get-access-token\b.*--query[= ]["']?accessToken\b/,
