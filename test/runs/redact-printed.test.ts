@@ -2,7 +2,7 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { parentSnapshot } from "../../src/orchestrator/session/flow-host.ts";
 import { renderContext, selectContext } from "../../src/parent-context/modes.ts";
-import { REDACTED, redactText } from "../../src/runs/index.ts";
+import { PrintedSecretResults, REDACTED, redactText } from "../../src/runs/index.ts";
 
 /**
  * A secret a command prints alone on the next line, in a text that holds both (a transcript, an
@@ -130,6 +130,44 @@ describe("a secret a command printed, in the tool result that holds its output",
       ["vault kv get -field=password secret/db", "Error reading secret/db: permission denied"],
     ] as const) {
       expect(childPrompt(branchRunning(command, output)), command).toContain(`[result of bash]\n${output}`);
+    }
+  });
+});
+
+/** One conversation's messages, read in order as a session file's writer reads them. */
+function conversation() {
+  const printed = new PrintedSecretResults();
+  return {
+    printed,
+    call(id: string, command: string) {
+      printed.message({ role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command } }] });
+    },
+    result(id: string, text: string, message: object = { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }], isError: false }) {
+      return (printed.message(message) as { content: { text: string }[] }).content[0]!.text;
+    },
+  };
+}
+
+describe("a script of several commands, one of which prints a secret", () => {
+  it("loses every one-word line of its output: which line the secret is, is unknown", () => {
+    for (const command of [
+      "set -e\ncd /srv/app\nvault kv get -field=password secret/db",
+      "bash -c 'cd /srv\nvault kv get -field=password secret/db'",
+      "cd /srv && terraform output -raw db_password",
+      "cat <<'EOF' > notes.txt\nfetching\nEOF\nkubectl get secret db -o jsonpath='{.data.password}' | base64 -d\necho",
+    ]) {
+      const { call, result } = conversation();
+      call("c1", command);
+      const out = result("c1", `Switched to /srv\n${password}\n\n`);
+      expect(out, command).toBe(`Switched to /srv\n${REDACTED}\n\n`);
+    }
+  });
+
+  it("keeps its output when no command of it prints a secret, or prints it into a variable", () => {
+    for (const command of ["set -e\ncd /srv\nls", "export PGPASSWORD=$(vault kv get -field=password secret/db)\npsql -c 'select 1'", "# vault kv get -field=password secret/db\nls"]) {
+      const { call, result } = conversation();
+      call("c1", command);
+      expect(result("c1", "app.ts\nREADME.md\n"), command).toBe("app.ts\nREADME.md\n");
     }
   });
 });

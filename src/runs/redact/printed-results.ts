@@ -1,4 +1,4 @@
-import { printsOneSecret, redactPrintedOutput } from "./printed.ts";
+import { printsASecret, redactPrintedOutput } from "./printed.ts";
 
 /**
  * A secret a command printed, in the tool result that holds its output: Pi (and the models' APIs)
@@ -51,7 +51,7 @@ export class PrintedSecretResults {
     if (call.type !== "toolCall" || typeof call.id !== "string" || call.arguments === null || typeof call.arguments !== "object") return;
     const command = (call.arguments as Record<string, unknown>).command;
     // Only a call whose output is judged is remembered: a conversation of a thousand calls keeps few.
-    if (typeof command === "string" && printsOneSecret(command)) this.commands.set(call.id, command);
+    if (typeof command === "string" && printsASecret(command)) this.commands.set(call.id, command);
   }
 }
 
