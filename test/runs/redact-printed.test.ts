@@ -171,3 +171,34 @@ describe("a script of several commands, one of which prints a secret", () => {
     }
   });
 });
+
+describe("the calls a conversation remembers", () => {
+  it("are let go once their result is read: a long session keeps none", () => {
+    const { printed, call, result } = conversation();
+    for (let i = 0; i < 500; i++) {
+      call(`c${i}`, "vault kv get -field=password secret/db");
+      expect(result(`c${i}`, `${password}\n`)).toBe(`${REDACTED}\n`);
+    }
+    expect(printed.pendingCalls()).toBe(0);
+  });
+
+  it("do not confuse a later call given the same id: its result is judged by its own command", () => {
+    const { call, result } = conversation();
+    call("call_0", "vault kv get -field=password secret/db");
+    expect(result("call_0", `${password}\n`)).toBe(`${REDACTED}\n`);
+    call("call_0", "cat VERSION");
+    expect(result("call_0", "v2.4.1-rc3\n")).toBe("v2.4.1-rc3\n");
+    // A call whose result never came (an aborted turn) does not judge the next call of its id either.
+    call("call_1", "terraform output -raw db_password");
+    call("call_1", "git rev-parse HEAD");
+    expect(result("call_1", "4f2a9c1e\n")).toBe("4f2a9c1e\n");
+  });
+
+  it("still redact a result read again (a checkpoint write retried after it failed)", () => {
+    const { call, result } = conversation();
+    call("c1", "vault kv get -field=password secret/db");
+    const message = { role: "toolResult", toolCallId: "c1", toolName: "bash", content: [{ type: "text", text: `${password}\n` }], isError: false };
+    expect(result("c1", "", message)).toBe(`${REDACTED}\n`);
+    expect(result("c1", "", message)).toBe(`${REDACTED}\n`);
+  });
+});
