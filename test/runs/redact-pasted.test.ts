@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactText } from "../../src/runs/index.ts";
+import { REDACTED, redactText, redactValue } from "../../src/runs/index.ts";
 import { alnum, expectGone, expectKept } from "./pasted.ts";
 
 /**
@@ -131,5 +131,38 @@ describe("a JWT split across lines", () => {
     expectKept(`${header}.\nnot a token at all`);
     const text = `token:\n${header}.\n${payload}.\n${signature}\nNEXT\n`;
     expect(redactText(text).text).toBe("token:\n[REDACTED]\nNEXT\n");
+  });
+});
+
+describe("a password or key under a bare name, in the configs users paste", () => {
+  const pw = `Tr0ub4dor-${alnum(6)}`;
+  const key = alnum(28);
+  it("goes: pwd and key in YAML, INI and JSON, docker-compose env, a Kubernetes Secret's stringData, .netrc, .pgpass", () => {
+    expectGone(`db:\n  user: report\n  pwd: ${pw}\n  host: db.internal`, pw, ["user: report", "host: db.internal"]);
+    expectGone(`{"uid": "report", "pwd": "${pw}"}`, pw, ['"uid": "report"']);
+    expectGone(`stripe:\n  key: ${key}\n  currency: eur`, key, ["currency: eur"]);
+    expectGone(`[maps]\nkey = ${key}\nregion = eu`, key, ["region = eu"]);
+    expectGone(`{"key": "${key}", "region": "eu"}`, key, ['"region": "eu"']);
+    expectGone(`services:\n  db:\n    environment:\n      - POSTGRES_PASSWORD=${pw}\n      MYSQL_ROOT_PASSWORD: ${pw}`, pw);
+    expectGone(`apiVersion: v1\nkind: Secret\nstringData:\n  username: admin\n  passwd: ${pw}`, pw);
+    expectGone(`machine db.internal\n  login report\n  password ${pw}`, pw, ["login report"]);
+    expectGone(`db.internal:5432:app:report:${pw}\n`, pw, ["db.internal:5432:app:report:"]);
+    expect(redactValue({ uid: "report", pwd: pw }).value).toEqual({ uid: "report", pwd: REDACTED });
+  });
+
+  it("stays when pwd is the working directory or a word, and key names a thing", () => {
+    for (const text of [
+      "PWD=/home/dev/app\nOLDPWD=/home/dev",
+      "pwd: /srv/app",
+      '{"pwd": "C:\\\\Users\\\\dev", "exitCode": 0}',
+      "pwd: prints the working directory",
+      "pwd=$(pwd)",
+      "tolerations:\n  - key: node-role.kubernetes.io/control-plane\n    operator: Exists",
+      "    key: npm-${{ hashFiles('package-lock.json') }}",
+      "key: uploads/2024/report-Q3.pdf\nkey: user_id\nkey: MyVeryLongServiceName2FactoryBuilder",
+    ]) {
+      expectKept(text);
+    }
+    expect(redactValue({ pwd: "/home/dev", key: "user_id" }).changed).toBe(false);
   });
 });

@@ -47,12 +47,14 @@ const namesASecret = (value: string): boolean => KUBERNETES_NAME.test(value) && 
 
 /**
  * `pass` alone is an English word inside others (`bypass`, `compass`): it counts only as a whole
- * key or after a separator (`DB_PASS`, `db.pass`). `pwd` alone is the shell's working directory:
- * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
+ * key or after a separator (`DB_PASS`, `db.pass`). `pwd` inside a name is the shell's working
+ * directory (`OLDPWD`): it counts after a separator (`MYSQL_PWD`), as an ODBC field (`;Pwd=…`), or
+ * as the whole name (`pwd: …` in YAML, `{"pwd": …}`), whose value judgeValue then tells from a
+ * directory (BARE_PWD).
  */
 export function keyAllowed(key: string, before: string): boolean {
   const lower = key.toLowerCase().replace(/pwds$/, "pwd");
-  if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
+  if (lower.endsWith("pwd")) return lower === "pwd" || /[_.-]pwd$/.test(lower) || before === ";";
   if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
   return true;
 }
@@ -81,6 +83,13 @@ const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
 const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
 
 export const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+/**
+ * `pwd` as the whole name is a password's (`pwd: Tr0ub4dor3`) or the working directory's (`PWD=/home/dev`,
+ * `pwd: /srv/app`, `{"pwd": "C:\\Users\\dev"}`): a value that reads as a directory, or a plain word,
+ * stays, and no line of words after it is a passphrase.
+ */
+export const BARE_PWD = /^pwds?$/i;
+const DIRECTORY = /^(?:[/~.\\]|[A-Za-z]:[\\/]|\$)/;
 /** A plural name: no singular secret word ends in `s` but `pass`. */
 export const PLURAL_KEY = /[^s]s$/i;
 /**
@@ -110,6 +119,7 @@ export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): bo
   const passwordKey = PASSWORD_KEY.test(key);
   if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
   if (SECRET_REFERENCE_NAME.test(key) && namesASecret(inner)) return false; // `existingSecret: db-creds`
+  if (BARE_PWD.test(key) && (DIRECTORY.test(inner) || /^[A-Za-z]+$/.test(inner))) return false; // the working directory
   if (PLURAL_KEY.test(key) && (/^-?\d+(?:\.\d+)?$/.test(inner) || (TOKENS_KEY.test(key) && !looksLikeToken(inner)))) return false; // a count, a tokenizer's piece
   if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
   if (quote === "`" && inner.includes("${")) return false; // a template literal

@@ -1,6 +1,7 @@
+import { BARE_KEY } from "./bare-key.ts";
 import { namesASecret } from "./cli-args.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
-import { isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
+import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
 import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
@@ -100,7 +101,7 @@ const PROSE_LABEL = /^[A-Z][a-z]+$/;
 function linePhraseRest(m: RegExpExecArray, key: string): number {
   const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
   const op = whole[0] + rest;
-  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return -1;
+  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key) || BARE_PWD.test(key)) return -1;
   const ini = op === "=" && pre !== "" && post !== "";
   const env = op === "=" && pre === "" && post === "";
   const yaml = op === ":" && pre === "" && post !== "" && !PROSE_LABEL.test(key);
@@ -326,4 +327,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, BARE_KEY, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW];
