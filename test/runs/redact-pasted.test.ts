@@ -166,3 +166,37 @@ describe("a password or key under a bare name, in the configs users paste", () =
     expect(redactValue({ pwd: "/home/dev", key: "user_id" }).changed).toBe(false);
   });
 });
+
+describe("a secret written as the default of a variable that should hold it", () => {
+  const pw = `Hunter2-${alnum(8)}`;
+  it("goes: Spring's ${NAME:default}, the shell's and Compose's ${NAME:-default}, code's env fallbacks, an env setter", () => {
+    for (const text of [
+      `spring.datasource.password=\${DB_PASSWORD:${pw}}`,
+      `services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: \${POSTGRES_PASSWORD:-${pw}}\n      POSTGRES_USER: app`,
+      `DB_PASSWORD=\${DB_PASSWORD-${pw}}`,
+      `password: \${DB_PW:${pw}}`,
+      `const password = process.env.DB_PASSWORD ?? "${pw}";`,
+      `const token = process.env.API_TOKEN || '${pw}'`,
+      `password = os.environ.get("DB_PASSWORD", "${pw}")`,
+      `db_password = ENV.fetch("DB_PASSWORD", "${pw}")`,
+      `[Environment]::SetEnvironmentVariable('DB_PASSWORD', '${pw}', 'User')`,
+    ]) {
+      expectGone(text, pw);
+    }
+    expect(redactText(`POSTGRES_PASSWORD: \${POSTGRES_PASSWORD:-${pw}}`).text).toBe(`POSTGRES_PASSWORD: \${POSTGRES_PASSWORD:-${REDACTED}}`);
+  });
+
+  it("stays when there is no default, it is another variable, an error message, or the variable names no secret", () => {
+    for (const text of [
+      "password: ${DB_PASSWORD}",
+      "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-}",
+      "password: ${DB_PASSWORD:${VAULT_DB_PASSWORD}}",
+      "API_TOKEN=${API_TOKEN:?API_TOKEN must be set}",
+      "LOG_LEVEL=${LOG_LEVEL:-debug2}\nport: ${PORT:8080}",
+      "const password = process.env.DB_PASSWORD ?? readSecret();",
+      "const host = process.env.DB_HOST || 'localhost-2'",
+    ]) {
+      expectKept(text);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { BARE_KEY } from "./bare-key.ts";
 import { namesASecret } from "./cli-args.ts";
+import { DEFAULT_RULES } from "./defaults.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
 import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
@@ -176,8 +177,8 @@ const NAME_VALUE: Rule = {
   },
 };
 
-/** Calls that take a setting's name and then its value: PHP's define, environment defaults, Java properties, header and map setters. */
-const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setHeader|header";
+/** Calls that take a setting's name and then its value: PHP's define, environment defaults (`os.environ.get`, Ruby's `ENV.fetch`), .NET's and Java's setters, header and map setters. */
+const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setHeader|header|get|fetch|SetEnvironmentVariable";
 
 /**
  * A secret name and a quoted value passed to such a call: `define('DB_PASSWORD', '…')`,
@@ -327,4 +328,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, BARE_KEY, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, BARE_KEY, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW, ...DEFAULT_RULES];
