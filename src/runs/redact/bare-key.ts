@@ -12,7 +12,8 @@ import { classChanges, looksRandom, type Rule } from "./rule.ts";
  */
 export const BARE_KEY: Rule = {
   name: "bare-key",
-  needles: ["key"],
+  // Every match holds `key` then its operator, after a quote or spaces at most (`"key": …` in JSON).
+  needles: ["key:", "key=", "key :", "key =", 'key":', 'key" :', "key':", "key\t"],
   pattern: /(key(?<=(?:^|[\n{,]|\\n)[ \t]*(?:-[ \t]+)?["']?key)["']?[ \t]*[:=][ \t]*)(["']?)([A-Za-z0-9+/_-]{16,512}={0,2})\2(?=[ \t]*(?:$|[\r\n,}#]|\\[nr"]))/gi,
   secret: (m) => {
     const [, head = "", quote = "", value = ""] = m;

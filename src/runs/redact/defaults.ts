@@ -40,7 +40,7 @@ function keyBefore(input: string, at: number): string | undefined {
  */
 const ENV_FALLBACK: Rule = {
   name: "env-fallback",
-  needles: ["env"],
+  needles: ["env.", "env[", "env(", "environ"],
   pattern: /((?:env|ENV|environ)(?:\.get)?(?:\.|\[|\()[ \t]*["']?([A-Za-z_][A-Za-z0-9_]{0,128})["']?[ \t]*[\])]?[ \t]*(?:\|\||\?\?|\bor\b)[ \t]*)("(?:[^"\\\n]|\\.){1,512}"|'(?:[^'\\\n]|\\.){1,512}')/g,
   secret: (m) => {
     const [, head = "", name = "", literal = ""] = m;
