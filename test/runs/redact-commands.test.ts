@@ -68,6 +68,44 @@ describe("a password manager's --password switch", () => {
   });
 });
 
+describe("a password set for an account on the command line", () => {
+  it("goes: chpasswd's user:password, passwd --stdin, openssl passwd, net user, rabbitmqctl, mc alias set's secret key, a client's login(user, password)", () => {
+    for (const [text, expected] of [
+      ["RUN echo 'root:q9Zt4Lw8Nc' | chpasswd", `RUN echo 'root:${R}' | chpasswd`],
+      ['echo "app:q9Zt4Lw8Nc" | sudo chpasswd', `echo "app:${R}" | sudo chpasswd`],
+      ["chpasswd <<< 'app:q9Zt4Lw8Nc'", `chpasswd <<< 'app:${R}'`],
+      ["echo 'q9Zt4Lw8Nc' | passwd --stdin app", `echo '${R}' | passwd --stdin app`],
+      ["echo -e 'q9Zt4Lw8Nc\\nq9Zt4Lw8Nc' | passwd app", `echo -e '${R}' | passwd app`],
+      ["usermod -p $(openssl passwd -6 q9Zt4Lw8Nc) app", `usermod -p $(openssl passwd -6 ${R}) app`],
+      ["openssl passwd -1 -salt xyz q9Zt4Lw8Nc", `openssl passwd -1 -salt xyz ${R}`],
+      ["net user admin q9Zt4Lw8Nc /add", `net user admin ${R} /add`],
+      ["rabbitmqctl add_user admin q9Zt4Lw8Nc", `rabbitmqctl add_user admin ${R}`],
+      ["rabbitmqctl change_password admin q9Zt4Lw8Nc", `rabbitmqctl change_password admin ${R}`],
+      ["mc alias set local http://minio:9000 minioadmin q9Zt4Lw8NcQ2x", `mc alias set local http://minio:9000 minioadmin ${R}`],
+      ["server.login('bot@example.com', 'q9Zt4Lw8Nc')", `server.login('bot@example.com', '${R}')`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ command: text })).text) as { command: string }).command, text).toBe(expected);
+    }
+  });
+
+  it("keeps what sets none: a prompt, a variable, a deletion, other subcommands", () => {
+    for (const text of [
+      "passwd app",
+      'echo "$NEW_PASSWORD" | passwd --stdin app',
+      'echo "app:$PW" | chpasswd',
+      "net user admin /delete",
+      "net user admin * /add",
+      "rabbitmqctl list_users",
+      "mc alias list local",
+      "openssl passwd -stdin < pw.txt",
+      "client.login(user, password)",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);

@@ -1,6 +1,7 @@
 import { isPlaceholder, isSecretKeyName, judgeValue, KEY_WORD_NEEDLES } from "./key-names.ts";
 import { BEFORE, type Finding, group, looksRandom, type Rule } from "./rule.ts";
 import { ARG, ATTACHED, namesASecret, SAME_COMMAND, unquoted, word } from "./cli-args.ts";
+import { ACCOUNT_RULES } from "./cli-accounts.ts";
 import { SUDO_RULES } from "./cli-sudo.ts";
 
 /**
@@ -291,4 +292,4 @@ const HELM_SET: Rule = {
   },
 };
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES];
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES, ...ACCOUNT_RULES];

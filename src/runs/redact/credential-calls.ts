@@ -4,13 +4,14 @@ import type { Rule } from "./rule.ts";
 /**
  * Passwords passed by position, with no name beside them: the second argument of a constructor
  * that takes a user and a password (`HTTPBasicAuth('admin', '…')`, requests' `auth=('admin', '…')`,
- * .NET's `NetworkCredential("admin", "…")`, Apache's `UsernamePasswordCredentials`), and the string
+ * .NET's `NetworkCredential("admin", "…")`, Apache's `UsernamePasswordCredentials`, a client's
+ * `.login('user', '…')`: smtplib, ftplib, imaplib), and the string
  * PowerShell's `ConvertTo-SecureString '…' -AsPlainText` turns into a credential, and MongoDB's
  * `pwd` in its user calls. Only string
  * literals: a variable (`auth=(user, password)`) is no secret.
  */
 
-const USER_PASSWORD_CALLS = "HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication|auth[ \\t]*=[ \\t]*";
+const USER_PASSWORD_CALLS = "HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication|auth[ \\t]*=[ \\t]*|\\.login";
 /** A string literal argument. */
 const LITERAL = String.raw`("(?:[^"\\\n]|\\.){1,256}"|'(?:[^'\\\n]|\\.){1,256}')`;
 
@@ -37,7 +38,7 @@ export const CREDENTIAL_CALL_RULES: readonly Rule[] = [
   },
   {
     name: "user-password-call",
-    needles: ["auth", "credential"],
+    needles: ["auth", "credential", ".login"],
     pattern: new RegExp(String.raw`((?:${USER_PASSWORD_CALLS})\([ \t]*${LITERAL.replace("(", "(?:")}[ \t]*,[ \t]*)${LITERAL}`, "g"),
     secret: quotedPassword,
   },
