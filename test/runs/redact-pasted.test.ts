@@ -200,3 +200,19 @@ describe("a secret written as the default of a variable that should hold it", ()
     }
   });
 });
+
+describe("a secret's name with a suffix after its secret word", () => {
+  const pw = `q9Zt4Lw8-${alnum(6)}`;
+  it("goes when the suffix names an environment or a version (_PROD, _STAGING, _2, _OLD), and under a camelCase pass (adminPass)", () => {
+    for (const text of [`DB_PASSWORD_PROD=${pw}`, `API_KEY_STAGING=${pw}`, `PASSWORD_2=${pw}`, `stripe_secret_live: ${pw}`, `GITHUB_TOKEN_OLD=${pw}`, `adminPass: ${pw}`, `{"rootPass": "${pw}"}`]) {
+      expectGone(text, pw);
+    }
+    expect(redactValue({ DB_PASSWORD_PROD: pw, dbPass: pw }).value).toEqual({ DB_PASSWORD_PROD: REDACTED, dbPass: REDACTED });
+  });
+
+  it("stays when the suffix makes it another thing: a hash, an ID, a count, a policy; a compiler's pass", () => {
+    for (const text of ["password_hash: $2b$12$abc", "api_key_id=42", "TOKEN_COUNT=1234", "PASSWORD_MIN_LENGTH=12", "token_type: Bearer", "bypass_test: enabled", "firstPass: true\nrenderPass: shadowMap"]) {
+      expectKept(text);
+    }
+  });
+});

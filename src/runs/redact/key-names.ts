@@ -8,6 +8,16 @@ import { REDACTED } from "./rule.ts";
  */
 
 /**
+ * A suffix after a secret word that names an environment or a version (`DB_PASSWORD_PROD`,
+ * `API_KEY_STAGING`, `PASSWORD_2`, `GITHUB_TOKEN_OLD`): the name is still the secret's. Other
+ * suffixes make it another thing (`password_hash`, `api_key_id`, `token_count`).
+ */
+const QUALIFIER_SOURCE = String.raw`[_.-](?:prod|production|dev|development|staging|stage|stg|test|testing|live|sandbox|local|qa|uat|old|new|current|prev|previous|next|primary|secondary|backup|\d{1,2})`;
+const QUALIFIER = new RegExp(`${QUALIFIER_SOURCE}$`, "i");
+/** The name without such a suffix: what its secret word is judged by. */
+export const unqualified = (key: string): string => key.replace(QUALIFIER, "");
+
+/**
  * Words a secret key name ends with, singular or plural (`passwords`, `api_keys`, `secrets`).
  * `pass` and `pwd` need more care: see `keyAllowed`; plurals too: see `judgeValue`.
  */
@@ -21,7 +31,7 @@ export const KEY_WORDS = `(?:${[
   "secret_key_base",
   // `<kind>_key`: kinds of key that are secret. `primary_key`, `sort_key`, `public_key` are not.
   "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
-].join("|")})s?`;
+].join("|")})s?(?:${QUALIFIER_SOURCE})?`;
 
 /** Needles (Rule.needles) of a rule that reads a name ending in KEY_WORDS: every such name holds one. */
 export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key"];
@@ -53,9 +63,11 @@ const namesASecret = (value: string): boolean => KUBERNETES_NAME.test(value) && 
  * directory (BARE_PWD).
  */
 export function keyAllowed(key: string, before: string): boolean {
-  const lower = key.toLowerCase().replace(/pwds$/, "pwd");
+  const base = unqualified(key);
+  const lower = base.toLowerCase().replace(/pwds$/, "pwd");
   if (lower.endsWith("pwd")) return lower === "pwd" || /[_.-]pwd$/.test(lower) || before === ";";
-  if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
+  // camelCase counts too (`adminPass`, `dbPass`): `bypass` and `compass` are written in one case.
+  if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower) || /[a-z0-9]Pass$/.test(base);
   return true;
 }
 
@@ -112,7 +124,8 @@ export interface Assignment {
 }
 
 /** Whether a value assigned to a secret-named key is a secret, judged by its shape (docs/runs.md). */
-export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): boolean {
+export function judgeValue({ key: written, op, spaced, value, endsLine }: Assignment): boolean {
+  const key = unqualified(written);
   const quote = value[0];
   const quoted = quote === '"' || quote === "'" || quote === "`";
   const inner = quoted ? value.slice(1, -1) : value;

@@ -2,7 +2,7 @@ import { BARE_KEY } from "./bare-key.ts";
 import { namesASecret } from "./cli-args.ts";
 import { DEFAULT_RULES } from "./defaults.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
-import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
+import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY, unqualified } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
 import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
@@ -102,7 +102,7 @@ const PROSE_LABEL = /^[A-Z][a-z]+$/;
 function linePhraseRest(m: RegExpExecArray, key: string): number {
   const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
   const op = whole[0] + rest;
-  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key) || BARE_PWD.test(key)) return -1;
+  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(unqualified(key)) || BARE_PWD.test(key)) return -1;
   const ini = op === "=" && pre !== "" && post !== "";
   const env = op === "=" && pre === "" && post === "";
   const yaml = op === ":" && pre === "" && post !== "" && !PROSE_LABEL.test(key);
