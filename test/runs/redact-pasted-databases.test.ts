@@ -105,3 +105,24 @@ describe("a password told in a sentence", () => {
     }
   });
 });
+
+describe("a wallet's private key given to a client", () => {
+  const key = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+  it("goes: ethers' Wallet, viem's privateKeyToAccount, web3.py's from_key, Hardhat's accounts list", () => {
+    for (const text of [
+      `const wallet = new ethers.Wallet("0x${key}", provider)`,
+      `const account = privateKeyToAccount('0x${key}')`,
+      `acct = w3.eth.account.from_key("${key}")`,
+      `networks: { sepolia: { url: RPC, accounts: ["0x${key}", "0x${key.split("").reverse().join("")}"] } }`,
+    ]) {
+      expectGone(text, key);
+      expectGone(text, key.split("").reverse().join(""));
+    }
+  });
+
+  it("leaves a transaction's hash, an address and a variable alone", () => {
+    for (const text of [`tx 0x${key} confirmed`, "new ethers.Wallet(process.env.PRIVATE_KEY)", 'accounts: ["0x71C7656EC7ab88b098defB751B7401B5f6d8976F"]', `getTransaction("0x${key}")`]) {
+      expectKept(text);
+    }
+  });
+});

@@ -27,7 +27,23 @@ function quotedPassword(m: RegExpExecArray): readonly [number, number] | null {
 /** MongoDB's user calls: `pwd` is the password's field there, where alone it is the shell's working directory. */
 const MONGO_USER_CALLS = "createUser|updateUser|auth";
 
+/** A client built from a wallet's private key: ethers' `Wallet`, viem's `privateKeyToAccount`, web3.py's `from_key`. */
+const WALLET_CALLS = "Wallet|privateKeyToAccount|from_key|fromPrivateKey|SigningKey";
+
 export const CREDENTIAL_CALL_RULES: readonly Rule[] = [
+  {
+    // `new ethers.Wallet("0x<64 hex>")`: 32 bytes given to a wallet are its private key (a hash is given to no wallet).
+    name: "wallet-private-key",
+    needles: ["wallet", "privateKeyToAccount", "from_key", "fromPrivateKey", "SigningKey"],
+    pattern: new RegExp(String.raw`((?:${WALLET_CALLS})\([ \t]*(["']))((?:0x)?[0-9a-fA-F]{64})(?=\2)`, "g"),
+    secret: (m) => [(m[1] ?? "").length, (m[1] ?? "").length + (m[3] ?? "").length],
+  },
+  {
+    // Hardhat's and Foundry's network `accounts: ["0x<64 hex>", …]`: each is a private key (an address is 40 hex digits).
+    name: "accounts-private-keys",
+    needles: ["accounts"],
+    pattern: /0x(?<=accounts["']?[ \t]*[:=][ \t]*\[[^\]\n]{0,1024}["']0x)[0-9a-fA-F]{64}(?=["'])/g,
+  },
   {
     // `db.createUser({ user: "app", pwd: "…" })`, `db.updateUser("app", { pwd: "…" })`: a quoted
     // `pwd` within the call's first 256 characters (`passwordPrompt()` is no literal).
