@@ -106,6 +106,34 @@ describe("a password set for an account on the command line", () => {
   });
 });
 
+describe("a command line written as a list of its arguments (exec form)", () => {
+  it("loses the secret a flag in one item gives the next: Docker's CMD, a container's args, spawn and subprocess argv", () => {
+    for (const [text, expected] of [
+      ['CMD ["app", "--api-key", "q9Zt4Lw8NcX2vB7m"]', `CMD ["app", "--api-key", "${R}"]`],
+      ['command: ["redis-server", "--requirepass", "q9Zt4Lw8NcX2"]', `command: ["redis-server", "--requirepass", "${R}"]`],
+      ["        args:\n          - --password\n          - q9Zt4Lw8NcX2\n          - --port\n          - \"5432\"", `        args:\n          - --password\n          - ${R}\n          - --port\n          - "5432"`],
+      ['spawn("mysql", ["-u", "root", "-pq9Zt4Lw8NcX2"])', `spawn("mysql", ["-u", "root", "-p${R}"])`],
+      ['subprocess.run(["mysql", "-uroot", f"-pq9Zt4Lw8NcX2"])', `subprocess.run(["mysql", "-uroot", f"-p${R}"])`],
+      ['execFile("curl", ["-u", "admin:q9Zt4Lw8NcX2", url])', `execFile("curl", ["-u", "admin:${R}", url])`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ file: text })).text) as { file: string }).file, text).toBe(expected);
+    }
+  });
+
+  it("keeps lists of arguments that hold no secret", () => {
+    for (const text of [
+      'CMD ["node", "server.js", "--port", "8080", "--verbose"]',
+      'args: ["--token-file", "/run/secrets/token", "--log-level", "debug"]',
+      "args:\n  - --enable-feature\n  - --log-level=debug\n  - --password-file=/etc/pw",
+      'docker run -u 1000:1000 app && spawn("id", ["-u", "1000:1000"])',
+      '{"tags": ["-", "a-b", "c"], "range": ["-1", "2"]}',
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);
