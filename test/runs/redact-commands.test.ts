@@ -121,6 +121,16 @@ describe("a command line written as a list of its arguments (exec form)", () => 
     }
   });
 
+  it("loses it in a structured value too, written as a journal line or redacted as a value", () => {
+    const value = { tool: "exec", args: ["mysql", "-u", "root", "-pq9Zt4Lw8NcX2"], env: [["--token", "q9Zt4Lw8NcX2vB7m"]] };
+    const expected = { tool: "exec", args: ["mysql", "-u", "root", `-p${R}`], env: [["--token", R]] };
+    expect(redactValue(value)).toEqual({ value: expected, changed: true });
+    expect(JSON.parse(redactedJson(value)!)).toEqual(expected);
+    const kept = { args: ["node", "server.js", "--port", "8080"], flags: ["-v", "-x"] };
+    expect(redactValue(kept)).toEqual({ value: kept, changed: false });
+    expect(redactedJson(kept)).toBe(JSON.stringify(kept));
+  });
+
   it("keeps lists of arguments that hold no secret", () => {
     for (const text of [
       'CMD ["node", "server.js", "--port", "8080", "--verbose"]',

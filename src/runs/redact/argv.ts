@@ -23,6 +23,9 @@ const NEXT_ITEM = new RegExp(String.raw`(?:${BETWEEN})?f?(["'])([^"'\\\n]{0,${MA
 const BLOCK = String.raw`(?<=^|\n)([ \t]*)- [^\n]{1,${MAX_ITEM_CHARS}}(?:\r?\n\1- [^\n]{1,${MAX_ITEM_CHARS}}){1,${MAX_ITEMS - 1}}`;
 const BLOCK_ITEM = /- (["']?)([^\n]*?)\1[ \t]*\r?$/;
 
+/** A flag: one or two dashes and a letter or digit (a PEM block's `-----BEGIN` is none). */
+const FLAG = /^--?[A-Za-z0-9]/;
+
 interface Part {
   /** Where the item's text starts, relative to the match. */
   at: number;
@@ -50,7 +53,7 @@ export function argvRules(spans: (text: string) => readonly number[]): readonly 
   const blockList = new RegExp(BLOCK, "g");
   /** Reads the joined parts, putting back where `pattern`'s own scan stands (the joined text may run it again). */
   const read = (pattern: RegExp, parts: readonly Part[]): Finding[] => {
-    if (!parts.some((part) => part.text.startsWith("-"))) return []; // no flag, no command line
+    if (!parts.some((part) => FLAG.test(part.text))) return []; // no flag, no command line
     const resume = pattern.lastIndex;
     try {
       return mapped(parts, spans(parts.map((part) => part.text).join(" ")));
@@ -91,4 +94,33 @@ export function argvRules(spans: (text: string) => readonly number[]): readonly 
       },
     },
   ];
+}
+
+/**
+ * A list of arguments in a structured value (`{ "args": ["--password", "…"] }`, a spawn's argv in
+ * a tool call): its items with what the rules find in them joined taken out, or undefined when it
+ * is no such list or they find nothing. `spans` and `apply` are the engine's.
+ */
+export function argvItems(items: readonly unknown[], spans: (text: string) => readonly number[], apply: (text: string, spans: readonly number[]) => string): string[] | undefined {
+  if (items.length < 2 || items.length > MAX_ITEMS) return undefined;
+  let flag = false;
+  for (const item of items) {
+    if (typeof item !== "string" || item.length > MAX_ITEM_CHARS || item.includes("\n")) return undefined;
+    if (FLAG.test(item)) flag = true;
+  }
+  if (!flag) return undefined;
+  const texts = items as readonly string[];
+  const found = spans(texts.join(" "));
+  if (found.length === 0) return undefined;
+  const parts = texts.map((text, i) => ({ at: texts.slice(0, i).reduce((sum, before) => sum + before.length + 1, 0), text }));
+  const byItem: number[][] = texts.map(() => []);
+  // Each span, clipped to each item it covers.
+  for (let i = 0; i < found.length; i += 2) {
+    texts.forEach((text, n) => {
+      const start = Math.max(found[i]!, parts[n]!.at) - parts[n]!.at;
+      const end = Math.min(found[i + 1]!, parts[n]!.at + text.length) - parts[n]!.at;
+      if (end > start) byItem[n]!.push(start, end);
+    });
+  }
+  return texts.map((text, n) => (byItem[n]!.length === 0 ? text : apply(text, byItem[n]!)));
 }

@@ -11,7 +11,8 @@
  */
 import { types } from "node:util";
 import { foldedName } from "./confusables.ts";
-import { redactString } from "./engine.ts";
+import { argvItems } from "./argv.ts";
+import { applySpans, findSecretSpans, redactString } from "./engine.ts";
 import { PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { REDACTED } from "./rule.ts";
@@ -179,10 +180,12 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
         else storeNames?.delete(record);
         return record;
       }
-      if (name !== undefined && isSeedWordList(name, value)) return value.map(() => REDACTED);
-      if (under !== undefined) (listNames ??= new WeakMap()).set(value, under);
-      else listNames?.delete(value);
-      return value;
+      // A list of a command's arguments is read as the command line it is (argv.ts).
+      const list = argvItems(value, findSecretSpans, applySpans) ?? value;
+      if (name !== undefined && isSeedWordList(name, list)) return list.map(() => REDACTED);
+      if (under !== undefined) (listNames ??= new WeakMap()).set(list, under);
+      else listNames?.delete(list);
+      return list;
     }
   }
   if (typeof written === "number") return name !== undefined && numberUnderKey(name, written) ? REDACTED : value;
@@ -291,6 +294,11 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
     return out;
   }
   if (Array.isArray(value)) {
+    const argv = argvItems(value, findSecretSpans, applySpans); // a command's arguments, read as its command line
+    if (argv) {
+      argv.forEach((item, i) => (value[i] = item));
+      state.changed = true;
+    }
     let keyBlock = false; // as the one-pass line reads a list of a key's lines: see continueKeyBlock
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
