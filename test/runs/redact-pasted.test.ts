@@ -216,3 +216,24 @@ describe("a secret's name with a suffix after its secret word", () => {
     }
   });
 });
+
+describe("a secret-named key in a dump, a hash or a table", () => {
+  const pw = `Hunter2-${alnum(6)}`;
+  it("goes: PHP's var_dump, Ruby's and Perl's =>, a Markdown table's row", () => {
+    expectGone(`array(2) {\n  ["user"]=>\n  string(3) "app"\n  ["password"]=>\n  string(15) "${pw}"\n}`, pw, ['["user"]=>\n  string(3) "app"']);
+    expectGone(`{ :user => "app", :password => "${pw}" }`, pw, [':user => "app"']);
+    expectGone(`my %db = (user => 'app', password => '${pw}');`, pw, ["user => 'app'"]);
+    expectGone(`| Name | Value |\n|---|---|\n| DB_USER | app |\n| DB_PASSWORD | ${pw} |`, pw, ["| DB_USER | app |"]);
+    expectGone(`| api_key | \`${pw}\` |`, pw);
+  });
+
+  it("stays when the row describes a secret, an arrow is code, or the dump holds no secret", () => {
+    for (const text of [
+      "| password | string | required |\n| token | The API token, from the settings page | optional |\n| api_key | `${API_KEY}` | |",
+      "tokens.map(token => token.trim())\nconst f = password => password.length > 8;",
+      `["password"]=>\n  NULL`,
+    ]) {
+      expectKept(text);
+    }
+  });
+});

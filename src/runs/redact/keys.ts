@@ -1,6 +1,7 @@
 import { BARE_KEY } from "./bare-key.ts";
 import { namesASecret } from "./cli-args.ts";
 import { DEFAULT_RULES } from "./defaults.ts";
+import { DUMP_RULES } from "./dumps.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
 import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY, unqualified } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
@@ -125,9 +126,10 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   const triple = written.startsWith('"""') ? 2 : 0;
   const value = written.startsWith("$'") ? written.slice(1) : triple ? written.slice(triple, -triple) : written;
   const op = whole[0] + rest;
-  // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
+  // `=` but not `==`, `===` or `=~`; `=>` after a quoted key (Ruby, PHP hashes), a Ruby symbol
+  // (`:password => …`) or before a quoted value (Perl's `password => '…'`), not an arrow function.
   if (op === "=" && /^[=~]/.test(value)) return null;
-  if (op === "=>" && quote === "") return null;
+  if (op === "=>" && quote === "" && m.input[m.index - key.length - pre.length - 1] !== ":" && !/^["']/.test(value)) return null;
   const keyStart = m.index - key.length - quote.length - pre.length;
   if (!keyAllowed(key, m.input[keyStart - 1] ?? "")) return null;
   // `https://x-access-token:<token>@github.com/…`: the key is a URL's user and the value runs into
@@ -328,4 +330,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, BARE_KEY, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW, ...DEFAULT_RULES];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, BARE_KEY, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW, ...DEFAULT_RULES, ...DUMP_RULES];
