@@ -42,6 +42,10 @@ describe("a secret a command prints on the line after it", () => {
       "secret-tool lookup service db user app",
       "keepassxc-cli show -s vault.kdbx prod/db -a password",
       "az account get-access-token --query accessToken -o tsv",
+      "aws ecr get-login-password --region eu-west-1",
+      "heroku auth:token",
+      "gh auth token",
+      "gcloud auth print-access-token",
     ];
     for (const command of commands) {
       for (const prompt of ["$ ", "+ ", ""]) {

@@ -26,6 +26,11 @@ const PRINTS_SECRET: readonly RegExp[] = [
   /^secret-tool\s+lookup\b/,
   /^keepassxc-cli\s+show\b.*\s-a\s+["']?([\w.-]+)/,
   /^az\s+account\s+get-access-token\b.*--query[= ]["']?accessToken\b/,
+  // Logins' tokens: ECR's is base64 of a JSON document no rule reads a secret in, Heroku's a UUID.
+  /^aws\s+ecr\s+get-login-password\b/,
+  /^heroku\s+auth:token\s*$/,
+  /^gh\s+auth\s+token\b/,
+  /^gcloud\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token\b/,
   /^security\s+find-(?:generic|internet)-password\b.*\s-w\b/,
   /^(?:pass|gopass)\s+show\s+\S+\s*$/,
   /^doppler\s+secrets\s+get\b.*--plain\b/,
@@ -39,7 +44,7 @@ const PRINTS_SECRET: readonly RegExp[] = [
 const DECODES = /\|\s*base64\s+(?:-d|--decode|-D)\b/;
 const NAMES_A_SECRET = /secret|pass|pwd|token|credential|key/i;
 
-const TOOLS = "terraform|tofu|terragrunt|vault|aws|gcloud|az|op|security|pass|gopass|doppler|heroku|printenv|echo|kubectl|cat|jq|yq|bw|lpass|secret-tool|keepassxc-cli";
+const TOOLS = "terraform|tofu|terragrunt|vault|aws|gcloud|az|op|security|pass|gopass|doppler|heroku|printenv|echo|kubectl|cat|jq|yq|bw|lpass|secret-tool|keepassxc-cli|gh";
 /** What may stand before a command on its line (or its JSON string): indentation and a shell's prompt. */
 const LINE_HEAD = /(?:^|\n|\\n|")[ \t]*(?:[$#%>+❯][ \t]*)?$/;
 
@@ -55,7 +60,7 @@ function printsSecret(command: string): boolean {
 /** Groups: 1 the command, 2 its line break, 3 the line it printed. */
 export const PRINTED_SECRET: Rule = {
   name: "printed-secret",
-  needles: ["cat ", "output", "-field", "configure get", "secretsmanager", "get-parameter", "secrets versions", "keyvault", "op read", "-password", "show", "secrets get", "config:get", "printenv", "echo", "base64", "item get", "bw get", "secret-tool", "get-access-token"],
+  needles: ["cat ", "output", "-field", "configure get", "secretsmanager", "get-parameter", "secrets versions", "keyvault", "op read", "-password", "show", "secrets get", "config:get", "printenv", "echo", "base64", "item get", "bw get", "secret-tool", "get-access-token", "get-login-password", "auth:token", "auth token", "print-access-token", "print-identity-token"],
   pattern: new RegExp(String.raw`((?:${TOOLS})(?<=${BEFORE}(?:${TOOLS}))\b[^\n\r]{0,512}?)(\r?\n|\\r\\n|\\n)("[^"\n\r]{1,512}"|[^\n\r]{1,512}?)(?=\r?\n|\\r\\n|\\n|\\?"|$)`, "g"),
   secret: (m) => {
     const [, command = "", lineBreak = "", printed = ""] = m;
