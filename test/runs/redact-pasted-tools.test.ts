@@ -179,3 +179,19 @@ describe("secrets in vault's table output", () => {
     expectGone(read, "A1a-Tr0ub4dor3xyz", ["lease_duration     768h", "username           v-token-readonly-ab12"]);
   });
 });
+
+describe("a header or setting written as a [name, value] pair", () => {
+  const token = "q9Zt4Lw8NcX2vB7mK3pL";
+  it("goes when the name is a secret's and the value a token: fetch's header entries, Python's tuples, a structured value's pairs", () => {
+    expectGone(`fetch(url, { headers: [["X-Api-Key", "${token}"], ["Accept", "application/json"]] })`, token, ['["Accept", "application/json"]']);
+    expectGone(`headers = [("X-Auth-Token", '${token}')]`, token);
+    expect(redactValue({ headers: [["x-api-key", token], ["accept", "text/html"]] }).value).toEqual({ headers: [["x-api-key", REDACTED], ["accept", "text/html"]] });
+  });
+
+  it("stays when the pair lists field names or the value is a word", () => {
+    for (const text of ['fields = ("password", "username")', 'columns: ["api_key", "created_at"]', '[["token", "refresh"]]']) {
+      expectKept(text);
+    }
+    expect(redactValue({ fields: ["password", "username"] }).changed).toBe(false);
+  });
+});

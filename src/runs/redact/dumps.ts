@@ -1,5 +1,5 @@
-import { judgeValue, KEY_WORDS, keyAllowed } from "./key-names.ts";
-import type { Rule } from "./rule.ts";
+import { isPlaceholder, judgeValue, KEY_WORDS, keyAllowed } from "./key-names.ts";
+import { looksRandom, type Rule } from "./rule.ts";
 
 /**
  * Secret-named keys in shapes no assignment has: PHP's `var_dump` (`["password"]=>` then
@@ -36,4 +36,20 @@ const TABLE_ROW: Rule = {
   },
 };
 
-export const DUMP_RULES: readonly Rule[] = [VAR_DUMP, TABLE_ROW];
+/**
+ * A `[name, value]` pair of string literals: fetch's header entries (`[["X-Api-Key", "…"]]`),
+ * Python's tuples (`("X-Auth-Token", "…")`). A list of field names (`("password", "username")`) is
+ * one too, so the value must look like a token: 12 or more characters, a digit or both cases.
+ * Groups: 1 everything before the value, 2 the name's quote, 3 the name, 4 the value's quote, 5 the value.
+ */
+const NAME_VALUE_PAIR: Rule = {
+  name: "name-value-pair",
+  needles: ['["', "['", '("', "('"],
+  pattern: new RegExp(String.raw`([\[(](["'])([A-Za-z0-9_.-]{0,128}?(?:${KEY_WORDS}))\2[ \t]*,[ \t]*(["']))([^"'\\\s]{12,512})(?=\4[ \t]*[\])])`, "gi"),
+  secret: (m) => {
+    const [, head = "", , key = "", , value = ""] = m;
+    return keyAllowed(key, "") && looksRandom(value) && !isPlaceholder(value) ? [head.length, head.length + value.length] : null;
+  },
+};
+
+export const DUMP_RULES: readonly Rule[] = [VAR_DUMP, TABLE_ROW, NAME_VALUE_PAIR];

@@ -16,7 +16,7 @@ import { applySpans, findSecretSpans, redactString } from "./engine.ts";
 import { PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { REDACTED } from "./rule.ts";
-import { containerName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, secretUnderKey } from "./under-key.ts";
+import { containerName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, pairSecret, secretUnderKey } from "./under-key.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 
 export { REDACTED };
@@ -180,8 +180,8 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
         else storeNames?.delete(record);
         return record;
       }
-      // A list of a command's arguments is read as the command line it is (argv.ts).
-      const list = argvItems(value, findSecretSpans, applySpans) ?? value;
+      // A list of a command's arguments is read as the command line it is (argv.ts); a [name, value] pair as a setting.
+      const list = argvItems(value, findSecretSpans, applySpans) ?? (pairSecret(value) !== undefined ? [value[0], REDACTED] : value);
       if (name !== undefined && isSeedWordList(name, list)) return list.map(() => REDACTED);
       if (under !== undefined) (listNames ??= new WeakMap()).set(list, under);
       else listNames?.delete(list);
@@ -294,7 +294,8 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
     return out;
   }
   if (Array.isArray(value)) {
-    const argv = argvItems(value, findSecretSpans, applySpans); // a command's arguments, read as its command line
+    // A command's arguments, read as its command line; a [name, value] pair, as a setting.
+    const argv = argvItems(value, findSecretSpans, applySpans) ?? (pairSecret(value) !== undefined ? [value[0] as string, REDACTED] : undefined);
     if (argv) {
       argv.forEach((item, i) => (value[i] = item));
       state.changed = true;
