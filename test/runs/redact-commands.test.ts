@@ -144,6 +144,36 @@ describe("a command line written as a list of its arguments (exec form)", () => 
   });
 });
 
+describe("a secret put into a secret store", () => {
+  it("goes: piped or given as a here-string to gh, wrangler, gcloud, docker, vercel; --secret-string, a SecureString's --value, az keyvault's --value", () => {
+    for (const [text, expected] of [
+      ['echo "q9Zt4Lw8NcX2" | gh secret set API_TOKEN', `echo "${R}" | gh secret set API_TOKEN`],
+      ['echo -n "q9Zt4Lw8NcX2" | npx wrangler secret put API_TOKEN', `echo -n "${R}" | npx wrangler secret put API_TOKEN`],
+      ["printf '%s' 'q9Zt4Lw8NcX2' | gcloud secrets create api-token --data-file=-", `printf '%s' '${R}' | gcloud secrets create api-token --data-file=-`],
+      ["echo q9Zt4Lw8NcX2 | docker secret create db_password -", `echo ${R} | docker secret create db_password -`],
+      ['vercel env add API_TOKEN production <<< "q9Zt4Lw8NcX2"', `vercel env add API_TOKEN production <<< "${R}"`],
+      ["aws secretsmanager create-secret --name db --secret-string q9Zt4Lw8NcX2", `aws secretsmanager create-secret --name db --secret-string ${R}`],
+      ["aws ssm put-parameter --name /db/pw --value q9Zt4Lw8NcX2 --type SecureString", `aws ssm put-parameter --name /db/pw --value ${R} --type SecureString`],
+      ["az keyvault secret set --vault-name kv --name db --value q9Zt4Lw8NcX2", `az keyvault secret set --vault-name kv --name db --value ${R}`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ command: text })).text) as { command: string }).command, text).toBe(expected);
+    }
+  });
+
+  it("keeps a variable, a file, a plain parameter's value and other commands' --value", () => {
+    for (const text of [
+      'echo "$API_TOKEN" | gh secret set API_TOKEN',
+      "gh secret set API_TOKEN < token.txt",
+      "aws ssm put-parameter --name /app/region --value eu-west-1 --type String",
+      "aws secretsmanager create-secret --name db --secret-string file://db.json",
+      "kubectl label pod x --value foo-bar",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);

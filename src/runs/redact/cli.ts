@@ -2,6 +2,7 @@ import { isPlaceholder, isSecretKeyName, judgeValue, KEY_WORD_NEEDLES } from "./
 import { BEFORE, type Finding, group, looksRandom, type Rule } from "./rule.ts";
 import { ARG, ATTACHED, namesASecret, SAME_COMMAND, unquoted, word } from "./cli-args.ts";
 import { ACCOUNT_RULES } from "./cli-accounts.ts";
+import { STORE_RULES } from "./cli-stores.ts";
 import { SUDO_RULES } from "./cli-sudo.ts";
 
 /**
@@ -292,4 +293,4 @@ const HELM_SET: Rule = {
   },
 };
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES, ...ACCOUNT_RULES];
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES, ...ACCOUNT_RULES, ...STORE_RULES];
