@@ -237,3 +237,17 @@ describe("a secret-named key in a dump, a hash or a table", () => {
     }
   });
 });
+
+describe("a password's name in another language", () => {
+  const pw = `Sonne-${alnum(6)}`;
+  it("names a secret: German, Dutch, Portuguese, Spanish, French, Swedish, Finnish, Polish", () => {
+    for (const name of ["Passwort", "DB_KENNWORT", "wachtwoord", "senha", "contraseña", "contrasena", "mot_de_passe", "lösenord", "salasana", "hasło"]) {
+      expectGone(`${name}: ${pw}\nhost: db`, pw, ["host: db"]);
+      expect(redactValue({ [name]: pw }).value, name).toEqual({ [name]: REDACTED });
+    }
+  });
+
+  it("leaves words that only hold one alone", () => {
+    for (const text of ["Wortschatz: groß", "senhas_count: 3", "hashlookup: enabled"]) expectKept(text);
+  });
+});

@@ -17,6 +17,8 @@ const QUALIFIER = new RegExp(`${QUALIFIER_SOURCE}$`, "i");
 /** The name without such a suffix: what its secret word is judged by. */
 export const unqualified = (key: string): string => key.replace(QUALIFIER, "");
 
+const FOREIGN_PASSWORD = "passwort|kennwort|wachtwoord|senha|contrase(?:ñ|n)a|mot_?de_?passe|l(?:ö|o)senord|salasana|has(?:ł|l)o";
+
 /**
  * Words a secret key name ends with, singular or plural (`passwords`, `api_keys`, `secrets`).
  * `pass` and `pwd` need more care: see `keyAllowed`; plurals too: see `judgeValue`.
@@ -24,6 +26,8 @@ export const unqualified = (key: string): string => key.replace(QUALIFIER, "");
 export const KEY_WORDS = `(?:${[
   "pass(?:word|wd|phrase|code)?",
   "pwd",
+  // A password's name in other languages (German, Dutch, Portuguese, Spanish, French, Swedish, Finnish, Polish).
+  FOREIGN_PASSWORD,
   "secret",
   "credential",
   "token",
@@ -34,7 +38,7 @@ export const KEY_WORDS = `(?:${[
 ].join("|")})s?(?:${QUALIFIER_SOURCE})?`;
 
 /** Needles (Rule.needles) of a rule that reads a name ending in KEY_WORDS: every such name holds one. */
-export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key"];
+export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key", "wort", "woord", "senha", "contrase", "senord", "salasana", "hasło", "haslo"];
 
 /** The whole key is a secret name (for object keys in `redactValue`). */
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
@@ -94,7 +98,7 @@ export function isPlaceholder(value: string): boolean {
 const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
 const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
 
-export const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+export const PASSWORD_KEY = new RegExp(`(?:pass(?:word|wd|phrase|code)?s?|pwds?|${FOREIGN_PASSWORD})$`, "i");
 /**
  * `pwd` as the whole name is a password's (`pwd: Tr0ub4dor3`) or the working directory's (`PWD=/home/dev`,
  * `pwd: /srv/app`, `{"pwd": "C:\\Users\\dev"}`): a value that reads as a directory, or a plain word,
