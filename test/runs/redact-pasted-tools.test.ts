@@ -195,3 +195,15 @@ describe("a header or setting written as a [name, value] pair", () => {
     expect(redactValue({ fields: ["password", "username"] }).changed).toBe(false);
   });
 });
+
+describe("an automation service's webhook URL", () => {
+  it("loses its secret path: Zapier's catch hook, Make's hook, IFTTT's key", () => {
+    expectGone("curl -X POST https://hooks.zapier.com/hooks/catch/1234567/b3x9k2q/ -d '{}'", "b3x9k2q", ["https://hooks.zapier.com/hooks/catch/"]);
+    expectGone("WEBHOOK=https://hook.eu1.make.com/q9zt4lw8nc2vb6xmq9zt4lw8nc2vb6xm", "q9zt4lw8nc2vb6xmq9zt4lw8nc2vb6xm", ["https://hook.eu1.make.com/"]);
+    expectGone("https://maker.ifttt.com/trigger/door_open/with/key/dQ9zT4lW8nC2vB6xM1", "dQ9zT4lW8nC2vB6xM1", ["/trigger/door_open/with/key/"]);
+  });
+
+  it("leaves their documentation pages alone", () => {
+    for (const text of ["https://hooks.zapier.com/ is where Zapier's hooks live", "https://www.make.com/en/help/tools/webhooks", "https://ifttt.com/maker_webhooks"]) expectKept(text);
+  });
+});
