@@ -207,3 +207,14 @@ describe("an automation service's webhook URL", () => {
     for (const text of ["https://hooks.zapier.com/ is where Zapier's hooks live", "https://www.make.com/en/help/tools/webhooks", "https://ifttt.com/maker_webhooks"]) expectKept(text);
   });
 });
+
+describe("a value GitHub Actions is told to mask", () => {
+  it("goes from the ::add-mask:: command that names it, echoed or as the log shows it", () => {
+    expectGone('echo "::add-mask::q9Zt4Lw8NcX2vB7m"', "q9Zt4Lw8NcX2vB7m", ["::add-mask::"]);
+    expectGone("::add-mask::q9Zt4Lw8NcX2vB7m\nRun ./deploy.sh", "q9Zt4Lw8NcX2vB7m", ["Run ./deploy.sh"]);
+  });
+
+  it("leaves a variable it masks alone", () => {
+    for (const text of ['echo "::add-mask::$TOKEN"', "echo '::add-mask::${{ steps.auth.outputs.token }}'"]) expectKept(text);
+  });
+});

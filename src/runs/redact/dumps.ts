@@ -52,4 +52,12 @@ const NAME_VALUE_PAIR: Rule = {
   },
 };
 
-export const DUMP_RULES: readonly Rule[] = [VAR_DUMP, TABLE_ROW, NAME_VALUE_PAIR];
+/** GitHub Actions' `::add-mask::VALUE`: the workflow says the value is a secret (a `$VARIABLE` or `${{ … }}` is none). */
+const ADD_MASK: Rule = {
+  name: "github-add-mask",
+  needles: ["::add-mask::"],
+  pattern: /(::add-mask::)([^\s"'\\$]{3,1024})/g,
+  secret: (m) => (isPlaceholder(m[2] ?? "") ? null : [(m[1] ?? "").length, (m[1] ?? "").length + (m[2] ?? "").length]),
+};
+
+export const DUMP_RULES: readonly Rule[] = [VAR_DUMP, TABLE_ROW, NAME_VALUE_PAIR, ADD_MASK];
