@@ -56,6 +56,10 @@ describe("a secret a command prints on the line after it", () => {
         }
       }
     }
+    // After another command chained on its line (`cd … &&`, `;`), in a transcript too.
+    for (const shown of shownBoth(`$ cd /srv/app && vault kv get -field=password secret/db\n${password}\n$ next`)) {
+      expect(shown).toBe(`$ cd /srv/app && vault kv get -field=password secret/db\n${REDACTED}\n$ next`);
+    }
     // terraform output without -raw prints the value quoted: the quotes stay.
     expect(redactText(`$ terraform output db_password\n"${password}"`).text).toBe(`$ terraform output db_password\n"${REDACTED}"`);
   });

@@ -45,8 +45,11 @@ const DECODES = /\|\s*base64\s+(?:-d|--decode|-D)\b/;
 const NAMES_A_SECRET = /secret|pass|pwd|token|credential|key/i;
 
 const TOOLS = "terraform|tofu|terragrunt|vault|aws|gcloud|az|op|security|pass|gopass|doppler|heroku|printenv|echo|kubectl|cat|jq|yq|bw|lpass|secret-tool|keepassxc-cli|gh";
-/** What may stand before a command on its line (or its JSON string): indentation and a shell's prompt. */
-const LINE_HEAD = /(?:^|\n|\\n|")[ \t]*(?:[$#%>+❯][ \t]*)?$/;
+/**
+ * What may stand before a command on its line (or its JSON string): indentation, a shell's prompt,
+ * and commands chained before it (`cd /srv && `, `set -e; `), which print nothing as a rule.
+ */
+const LINE_HEAD = /(?:^|\n|\\n|")[ \t]*(?:[$#%>+❯][ \t]*)?(?:[^\n"\\|]{0,192}(?:&&|;)[ \t]*)?$/;
 
 function printsSecret(command: string): boolean {
   const line = command.replace(/\s+$/, "");
@@ -64,7 +67,7 @@ export const PRINTED_SECRET: Rule = {
   pattern: new RegExp(String.raw`((?:${TOOLS})(?<=${BEFORE}(?:${TOOLS}))\b[^\n\r]{0,512}?)(\r?\n|\\r\\n|\\n)("[^"\n\r]{1,512}"|[^\n\r]{1,512}?)(?=\r?\n|\\r\\n|\\n|\\?"|$)`, "g"),
   secret: (m) => {
     const [, command = "", lineBreak = "", printed = ""] = m;
-    const head = m.input.slice(Math.max(0, m.index - 64), m.index);
+    const head = m.input.slice(Math.max(0, m.index - 256), m.index);
     if (!LINE_HEAD.test(head) || !printsSecret(command.replace(/\\"/g, '"'))) return null;
     const span = printedValue(printed);
     if (span === null) return null;
