@@ -7,7 +7,7 @@ import { foldedViews } from "./confusables.ts";
 import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { entityView } from "./entities.ts";
-import { percentView } from "./percent.ts";
+import { percentViews } from "./percent.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { REDIS_RULES } from "./redis.ts";
@@ -246,27 +246,17 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
  */
 const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
 
-/** Collect on `text` with its HTML character references decoded (see entityView), when it holds any. */
+/** Collect on `text` with its HTML character references decoded (see entityView), and on it URL-decoded (see percentViews), when it holds any. */
 function collectEntities(text: string, spans: number[], wraps: number[]): void {
   const decoded = entityView(text);
   if (decoded !== null) {
     deeperReadings++;
     collectWithViews(decoded.text, decoded.origin, spans, wraps);
   }
-  collectPercent(text, null, spans, wraps);
-}
-
-/** How many times a URL-encoded text is decoded and read again: a form body encoded into a URL, encoded again. */
-const MAX_PERCENT_DEPTH = 3;
-
-/** Collect on `text` with its percent escapes decoded (see percentView), when it holds one of `=`, `:`, `&`, `@`, and on that decoded again. */
-function collectPercent(text: string, origin: Origin | null, spans: number[], wraps: number[], depth = 1): void {
-  const decoded = percentView(text);
-  if (decoded === null) return;
-  deeperReadings++;
-  const at = origin ? composeOrigins(origin, decoded.origin) : decoded.origin;
-  collectWithViews(decoded.text, at, spans, wraps);
-  if (depth < MAX_PERCENT_DEPTH) collectPercent(decoded.text, at, spans, wraps, depth + 1);
+  for (const view of percentViews(text)) {
+    deeperReadings++;
+    collectWithViews(view.text, view.origin, spans, wraps);
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { removalOrigin, type EscapeView } from "./escapes.ts";
+import { composeOrigins, removalOrigin, type EscapeView } from "./escapes.ts";
 
 /**
  * URL-encoded text: a config string in one env value (`DATABASE_CONFIG=host%3Ddb%26password%3D…`),
@@ -14,7 +14,7 @@ const ESCAPE = /%([2-7][0-9A-Fa-f])|\+/g;
 const STRUCTURAL = /%(?:25)?(?:3[DdAa]|2[26]|40)/;
 
 /** `text` with its percent escapes of printable ASCII decoded, and where each unit came from; null when it holds no structural one. */
-export function percentView(text: string): EscapeView | null {
+function percentView(text: string): EscapeView | null {
   if (!STRUCTURAL.test(text)) return null;
   const viewAt: number[] = [];
   const removedUpTo: number[] = [];
@@ -30,4 +30,19 @@ export function percentView(text: string): EscapeView | null {
     return String.fromCharCode(code);
   });
   return { text: view, origin: removalOrigin(viewAt, removedUpTo, viewAt.length) };
+}
+
+/** How many times a URL-encoded text is decoded: a form body encoded into a URL, encoded again. */
+const MAX_PERCENT_DEPTH = 3;
+
+/** `text` URL-decoded once, and each of those decoded again while it holds a structural escape, each mapped back to `text`. */
+export function percentViews(text: string): EscapeView[] {
+  const views: EscapeView[] = [];
+  for (let view = percentView(text); view !== null && views.length < MAX_PERCENT_DEPTH; ) {
+    const previous = views.at(-1);
+    const origin = previous ? composeOrigins(previous.origin, view.origin) : view.origin;
+    views.push({ text: view.text, origin });
+    view = percentView(view.text);
+  }
+  return views;
 }
