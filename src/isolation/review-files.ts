@@ -3,6 +3,7 @@
 // editor tasks, npm scripts), point out of the working tree, or turn a file into a program. An apply
 // lands them, as the child wrote them, and every answer names them (docs/isolation.md, "Files to review").
 import { posix } from "node:path";
+import { redactText } from "../runs/index.ts";
 import { readBlobs } from "./checkout.ts";
 import { nulFields, runGit } from "./git.ts";
 
@@ -113,7 +114,8 @@ export async function filesToReview(root: string, base: string, commit: string):
     const { path, newMode, oldMode } = entry;
     if (newMode === "120000") {
       const target = blobs.get(entry.newId)?.toString("utf8");
-      if (target !== undefined && linkOutOfTree(path, target)) notes.push({ path, why: `a link to ${target}, out of the working tree` });
+      // The target is the child's text, in every answer's data as well as its lines: redacted like any.
+      if (target !== undefined && linkOutOfTree(path, target)) notes.push({ path, why: `a link to ${redactText(target).text}, out of the working tree` });
       continue;
     }
     const fixed = runsCodeWhy(path);

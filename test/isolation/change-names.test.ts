@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, test } from "vitest";
-import { formatChangeAnswers, keptChangeFiles } from "../../src/isolation/apply-runs.ts";
+import { changeRuns, formatChangeAnswers, keptChangeFiles } from "../../src/isolation/apply-runs.ts";
 import { applyChanges } from "../../src/isolation/apply.ts";
 import { writeChangeRecord } from "../../src/isolation/change-record.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
@@ -83,4 +83,21 @@ test("a name that would read as another file's (a bidirectional override, a zero
   const applied = await applyChanges(await openRepository(root), run.runId);
   const line = formatChangeAnswers([{ runId: run.runId, status: "applied", files: applied.status === "applied" ? applied.files : [] }], "apply");
   for (const name of shown) expect(line).toContain(name);
+});
+
+test("a link whose target holds a secret is named without it, in the list and in apply's answer and its data", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const home = join(root, ".flow-home");
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "a link holding a token" }, background: false });
+  const isolation = await createIsolation(await openRepository(root), run.runId, home);
+  const token = `ghp_${"q9Zt4Lw8NcX2vB7mK3pL".repeat(2).slice(0, 36)}`;
+  symlinkSync(`/tmp/${token}/cache`, join(isolation.path, "cache"));
+  const stats = await settleIsolation(isolation, home);
+  await writeChangeRecord(runFiles(store.scope, run.runId), { state: "kept", root, ...stats! });
+  run.settle({ outcome: "succeeded", value: "done" });
+  expect(await keptChangeFiles(store, run.runId)).toEqual(["cache (a link to /tmp/[REDACTED]/cache, out of the working tree)"]);
+  const answers = await changeRuns(store, "apply", [run.runId]);
+  expect(JSON.stringify(answers)).not.toContain(token.slice(4, 20));
+  expect(answers[0]!.review).toEqual([{ path: "cache", why: "a link to /tmp/[REDACTED]/cache, out of the working tree" }]);
 });

@@ -55,6 +55,125 @@ describe("a secret's name after --secret", () => {
   });
 });
 
+describe("a password manager's --password switch", () => {
+  it("keeps the entry's name after it (lpass show, gopass show): the password is what the command prints, and goes", () => {
+    for (const command of ["lpass show --password github.com/work", 'lpass show --password "Shared-DB/prod"', "lpass show -c --password team/db-2", "gopass show --password prod/db.internal"]) {
+      expect(redactText(command), command).toEqual({ text: command, changed: false });
+      expect(redactText(JSON.stringify({ command })).changed, command).toBe(false);
+      expect(redactText(`$ ${command}\nq9Zt4Lw8Nc2Vb6Xm\n$ ls`).text, command).toBe(`$ ${command}\n${R}\n$ ls`);
+    }
+    // Another command's --password on the same line still takes a value.
+    expect(redactText("lpass show --password db && mysql --password q9Zt4Lw8 app").text).toBe(`lpass show --password db && mysql --password ${R} app`);
+    expect(redactText("lpassx show --password q9Zt4Lw8.x").text).toBe(`lpassx show --password ${R}`);
+  });
+});
+
+describe("a password set for an account on the command line", () => {
+  it("goes: chpasswd's user:password, passwd --stdin, openssl passwd, net user, rabbitmqctl, mc alias set's secret key, a client's login(user, password)", () => {
+    for (const [text, expected] of [
+      ["RUN echo 'root:q9Zt4Lw8Nc' | chpasswd", `RUN echo 'root:${R}' | chpasswd`],
+      ['echo "app:q9Zt4Lw8Nc" | sudo chpasswd', `echo "app:${R}" | sudo chpasswd`],
+      ["chpasswd <<< 'app:q9Zt4Lw8Nc'", `chpasswd <<< 'app:${R}'`],
+      ["echo 'q9Zt4Lw8Nc' | passwd --stdin app", `echo '${R}' | passwd --stdin app`],
+      ["echo -e 'q9Zt4Lw8Nc\\nq9Zt4Lw8Nc' | passwd app", `echo -e '${R}' | passwd app`],
+      ["usermod -p $(openssl passwd -6 q9Zt4Lw8Nc) app", `usermod -p $(openssl passwd -6 ${R}) app`],
+      ["openssl passwd -1 -salt xyz q9Zt4Lw8Nc", `openssl passwd -1 -salt xyz ${R}`],
+      ["net user admin q9Zt4Lw8Nc /add", `net user admin ${R} /add`],
+      ["rabbitmqctl add_user admin q9Zt4Lw8Nc", `rabbitmqctl add_user admin ${R}`],
+      ["rabbitmqctl change_password admin q9Zt4Lw8Nc", `rabbitmqctl change_password admin ${R}`],
+      ["mc alias set local http://minio:9000 minioadmin q9Zt4Lw8NcQ2x", `mc alias set local http://minio:9000 minioadmin ${R}`],
+      ["server.login('bot@example.com', 'q9Zt4Lw8Nc')", `server.login('bot@example.com', '${R}')`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ command: text })).text) as { command: string }).command, text).toBe(expected);
+    }
+  });
+
+  it("keeps what sets none: a prompt, a variable, a deletion, other subcommands", () => {
+    for (const text of [
+      "passwd app",
+      'echo "$NEW_PASSWORD" | passwd --stdin app',
+      'echo "app:$PW" | chpasswd',
+      "net user admin /delete",
+      "net user admin * /add",
+      "rabbitmqctl list_users",
+      "mc alias list local",
+      "openssl passwd -stdin < pw.txt",
+      "client.login(user, password)",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a command line written as a list of its arguments (exec form)", () => {
+  it("loses the secret a flag in one item gives the next: Docker's CMD, a container's args, spawn and subprocess argv", () => {
+    for (const [text, expected] of [
+      ['CMD ["app", "--api-key", "q9Zt4Lw8NcX2vB7m"]', `CMD ["app", "--api-key", "${R}"]`],
+      ['command: ["redis-server", "--requirepass", "q9Zt4Lw8NcX2"]', `command: ["redis-server", "--requirepass", "${R}"]`],
+      ["        args:\n          - --password\n          - q9Zt4Lw8NcX2\n          - --port\n          - \"5432\"", `        args:\n          - --password\n          - ${R}\n          - --port\n          - "5432"`],
+      ['spawn("mysql", ["-u", "root", "-pq9Zt4Lw8NcX2"])', `spawn("mysql", ["-u", "root", "-p${R}"])`],
+      ['subprocess.run(["mysql", "-uroot", f"-pq9Zt4Lw8NcX2"])', `subprocess.run(["mysql", "-uroot", f"-p${R}"])`],
+      ['execFile("curl", ["-u", "admin:q9Zt4Lw8NcX2", url])', `execFile("curl", ["-u", "admin:${R}", url])`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ file: text })).text) as { file: string }).file, text).toBe(expected);
+    }
+  });
+
+  it("loses it in a structured value too, written as a journal line or redacted as a value", () => {
+    const value = { tool: "exec", args: ["mysql", "-u", "root", "-pq9Zt4Lw8NcX2"], env: [["--token", "q9Zt4Lw8NcX2vB7m"]] };
+    const expected = { tool: "exec", args: ["mysql", "-u", "root", `-p${R}`], env: [["--token", R]] };
+    expect(redactValue(value)).toEqual({ value: expected, changed: true });
+    expect(JSON.parse(redactedJson(value)!)).toEqual(expected);
+    const kept = { args: ["node", "server.js", "--port", "8080"], flags: ["-v", "-x"] };
+    expect(redactValue(kept)).toEqual({ value: kept, changed: false });
+    expect(redactedJson(kept)).toBe(JSON.stringify(kept));
+  });
+
+  it("keeps lists of arguments that hold no secret", () => {
+    for (const text of [
+      'CMD ["node", "server.js", "--port", "8080", "--verbose"]',
+      'args: ["--token-file", "/run/secrets/token", "--log-level", "debug"]',
+      "args:\n  - --enable-feature\n  - --log-level=debug\n  - --password-file=/etc/pw",
+      'docker run -u 1000:1000 app && spawn("id", ["-u", "1000:1000"])',
+      '{"tags": ["-", "a-b", "c"], "range": ["-1", "2"]}',
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
+describe("a secret put into a secret store", () => {
+  it("goes: piped or given as a here-string to gh, wrangler, gcloud, docker, vercel; --secret-string, a SecureString's --value, az keyvault's --value", () => {
+    for (const [text, expected] of [
+      ['echo "q9Zt4Lw8NcX2" | gh secret set API_TOKEN', `echo "${R}" | gh secret set API_TOKEN`],
+      ['echo -n "q9Zt4Lw8NcX2" | npx wrangler secret put API_TOKEN', `echo -n "${R}" | npx wrangler secret put API_TOKEN`],
+      ["printf '%s' 'q9Zt4Lw8NcX2' | gcloud secrets create api-token --data-file=-", `printf '%s' '${R}' | gcloud secrets create api-token --data-file=-`],
+      ["echo q9Zt4Lw8NcX2 | docker secret create db_password -", `echo ${R} | docker secret create db_password -`],
+      ['vercel env add API_TOKEN production <<< "q9Zt4Lw8NcX2"', `vercel env add API_TOKEN production <<< "${R}"`],
+      ["aws secretsmanager create-secret --name db --secret-string q9Zt4Lw8NcX2", `aws secretsmanager create-secret --name db --secret-string ${R}`],
+      ["aws ssm put-parameter --name /db/pw --value q9Zt4Lw8NcX2 --type SecureString", `aws ssm put-parameter --name /db/pw --value ${R} --type SecureString`],
+      ["az keyvault secret set --vault-name kv --name db --value q9Zt4Lw8NcX2", `az keyvault secret set --vault-name kv --name db --value ${R}`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ command: text })).text) as { command: string }).command, text).toBe(expected);
+    }
+  });
+
+  it("keeps a variable, a file, a plain parameter's value and other commands' --value", () => {
+    for (const text of [
+      'echo "$API_TOKEN" | gh secret set API_TOKEN',
+      "gh secret set API_TOKEN < token.txt",
+      "aws ssm put-parameter --name /app/region --value eu-west-1 --type String",
+      "aws secretsmanager create-secret --name db --secret-string file://db.json",
+      "kubectl label pod x --value foo-bar",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});
+
 describe("a quoted secret holding its own quote character", () => {
   it("goes whole: YAML's and SQL's doubled single quote, the shell's '\\'' inside single quotes", () => {
     expect(redactText("DB_PASSWORD='it''s-a-s3cret'\nNEXT=1").text).toBe(`DB_PASSWORD='${R}'\nNEXT=1`);

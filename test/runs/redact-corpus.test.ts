@@ -317,6 +317,8 @@ describe("linear time", () => {
     [`eyJ${"A".repeat(MB)}`, true], // a megabyte of base64 that starts like a JSON document
     [fill("'a'+"), true], // chains of string literals, each joined and read
     [fill("echo QUJDREVGR0hJSktM | base64 -d\n"), true], // base64 decoded by a command, each decoded and read
+    [fill('"-a", '), true], // argument lists of flags, each run of items joined and read
+    [fill("- -a\n"), true], // and block lists of them, a line each
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {

@@ -119,3 +119,31 @@ describe("a secret behind HTML or XML character references", () => {
     }
   });
 });
+
+describe("URL-encoded settings", () => {
+  const R = "[REDACTED]";
+  it("lose their secrets as written, encoded, and the rest stays: a config string, a URL in a query, a form body, encoded twice", () => {
+    for (const [text, expected] of [
+      ["DATABASE_CONFIG=host%3Ddb%26user%3Dapp%26password%3Dhunter2%2Bx%26port%3D5432", `DATABASE_CONFIG=host%3Ddb%26user%3Dapp%26password%3D${R}%26port%3D5432`],
+      ["password%3DTr0ub4dor%263", `password%3D${R}`],
+      ["GET /login?next=https%3A%2F%2Fdeploy%3Aq9Zt4Lw8%40ci.internal%2Fjob HTTP/1.1", `GET /login?next=https%3A%2F%2Fdeploy%3A${R}%40ci.internal%2Fjob HTTP/1.1`],
+      ["curl -d 'payload=grant_type%3Dclient_credentials%26client_secret%3DZx9kQ2mP7vR4tY8w'", `curl -d 'payload=grant_type%3Dclient_credentials%26client_secret%3D${R}'`],
+      ["a=1&client_secret=Zx9kQ2mP7vR4tY8w&token=abc%2Bdef%2F123", `a=1&client_secret=${R}&token=${R}`],
+      ["state=token%253DZx9kQ2mP7vR4tY8w%2526scope%253Dread", `state=token%253D${R}%2526scope%253Dread`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ url: text })).text) as { url: string }).url, text).toBe(expected);
+    }
+  });
+
+  it("stay when they hold no secret: a redirect, an encoded filter, a search for a password's name", () => {
+    for (const text of [
+      "GET /login?next=https%3A%2F%2Fapp.example.com%2Fdashboard%3Ftab%3D2 HTTP/1.1",
+      "filter=status%3Dactive%26owner%3Dme%26page%3D2",
+      "https://www.google.com/search?q=%22password%3D%22+site%3Agithub.com&hl=en",
+      "https://example.com/?q=password%3D%24%7BDB_PASSWORD%7D",
+    ]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+    }
+  });
+});

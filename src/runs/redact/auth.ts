@@ -110,6 +110,15 @@ const WEBHOOKS: Rule = {
   secret: group(2),
 };
 
+/** Automation services' hooks, whose secret part is short: Zapier's `catch/<account>/<hook>`, Make's `hook.<zone>.make.com/<id>`, IFTTT's `with/key/<key>`. */
+const AUTOMATION_WEBHOOKS: Rule = {
+  name: "automation-webhook-url",
+  needles: ["zapier.com", "make.com", "ifttt.com"],
+  escapeBlind: true,
+  pattern: /(https?:\/\/(?:hooks\.zapier\.com\/hooks\/catch\/\d{1,20}\/|hook\.[a-z0-9]{2,8}\.make\.com\/|maker\.ifttt\.com\/trigger\/[\w-]{1,128}\/with\/key\/))([A-Za-z0-9_-]{6,256})/g,
+  secret: group(2),
+};
+
 /** Signed URLs and SAS tokens: `sig=…` (Azure), `X-Amz-Signature=…`, `Signature=…` (AWS SigV4). */
 const SIGNATURE: Rule = {
   name: "url-signature",
@@ -161,6 +170,7 @@ const PUTTY_KEY: Rule = {
 };
 
 export const AUTH_RULES: readonly Rule[] = [
+  AUTOMATION_WEBHOOKS,
   PRIVATE_KEY,
   PUTTY_KEY,
   AUTHORIZATION,

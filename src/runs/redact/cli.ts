@@ -1,6 +1,8 @@
 import { isPlaceholder, isSecretKeyName, judgeValue, KEY_WORD_NEEDLES } from "./key-names.ts";
 import { BEFORE, type Finding, group, looksRandom, type Rule } from "./rule.ts";
 import { ARG, ATTACHED, namesASecret, SAME_COMMAND, unquoted, word } from "./cli-args.ts";
+import { ACCOUNT_RULES } from "./cli-accounts.ts";
+import { STORE_RULES } from "./cli-stores.ts";
 import { SUDO_RULES } from "./cli-sudo.ts";
 
 /**
@@ -24,7 +26,7 @@ const LONG_FLAG: Rule = {
   ),
   secret: (m, quoting) => {
     const flag = m[1] ?? "";
-    if (!flagAllowed(flag) || namesASecret(flag, m[2] ?? "")) return null;
+    if (!flagAllowed(flag) || namesASecret(flag, m[2] ?? "") || passwordSwitch(m)) return null;
     return (/=$/.test(flag) ? flagValue : spacedFlagValue)(m, quoting);
   },
 };
@@ -35,6 +37,18 @@ const flagValue = unquoted(2);
  * looks like a credential (a digit, punctuation or mixed case). An all-lower-case word survives.
  */
 const spacedFlagValue = unquoted(2, (value, quoted) => quoted || looksRandom(value) || /[^A-Za-z]/.test(value));
+
+/**
+ * A password manager's `show --password` is a switch (print only the password), not a value: what
+ * follows is the entry's name (`lpass show --password github.com/work`), which stays. The password
+ * is what the command prints (printed.ts).
+ */
+const PASSWORD_SWITCH_COMMAND = /(?:^|[^\w-])(?:lpass|gopass)[ \t]+show\b[^\n|;&]{0,256}$/;
+
+function passwordSwitch(m: RegExpExecArray): boolean {
+  if (!/^--password[ \t]/.test(m[1] ?? "")) return false;
+  return PASSWORD_SWITCH_COMMAND.test(m.input.slice(Math.max(0, m.index - 256), m.index));
+}
 
 function flagAllowed(flag: string): boolean {
   const name = flag.replace(/^-+/, "").replace(/[ \t=]+$/, "").toLowerCase();
@@ -279,4 +293,4 @@ const HELM_SET: Rule = {
   },
 };
 
-export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES];
+export const CLI_RULES: readonly Rule[] = [LONG_FLAG, USER_PASSWORD, PERCENT_PASSWORD, SECRET_LITERAL, HELM_SET, ...TOOL_FLAGS, ...ORACLE_RULES, ...SUDO_RULES, ...ACCOUNT_RULES, ...STORE_RULES];

@@ -1,3 +1,4 @@
+import { argvRules } from "./argv.ts";
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { concatenatedRules } from "./concatenated.ts";
@@ -6,6 +7,7 @@ import { foldedViews } from "./confusables.ts";
 import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
 import { entityView } from "./entities.ts";
+import { percentViews } from "./percent.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
 import { KEY_RULES } from "./keys.ts";
 import { REDIS_RULES } from "./redis.ts";
@@ -25,7 +27,7 @@ import { VAULT_TABLE_RULES } from "./vault-table.ts";
  */
 
 /** Every rule, in no particular order (the result does not depend on it). */
-export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...PROSE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString), ...concatenatedRules(findSecretSpans)];
+export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...PROSE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString), ...concatenatedRules(findSecretSpans), ...argvRules(findSecretSpans)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).
@@ -244,12 +246,17 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
  */
 const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
 
-/** Collect on `text` with its HTML character references decoded (see entityView), when it holds any. */
+/** Collect on `text` with its HTML character references decoded (see entityView), and on it URL-decoded (see percentViews), when it holds any. */
 function collectEntities(text: string, spans: number[], wraps: number[]): void {
   const decoded = entityView(text);
-  if (decoded === null) return;
-  deeperReadings++;
-  collectWithViews(decoded.text, decoded.origin, spans, wraps);
+  if (decoded !== null) {
+    deeperReadings++;
+    collectWithViews(decoded.text, decoded.origin, spans, wraps);
+  }
+  for (const view of percentViews(text)) {
+    deeperReadings++;
+    collectWithViews(view.text, view.origin, spans, wraps);
+  }
 }
 
 /**

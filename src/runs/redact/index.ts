@@ -11,11 +11,12 @@
  */
 import { types } from "node:util";
 import { foldedName } from "./confusables.ts";
-import { redactString } from "./engine.ts";
+import { argvItems } from "./argv.ts";
+import { applySpans, findSecretSpans, redactString } from "./engine.ts";
 import { PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { REDACTED } from "./rule.ts";
-import { containerName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, secretUnderKey } from "./under-key.ts";
+import { containerName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, pairSecret, secretUnderKey } from "./under-key.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 
 export { REDACTED };
@@ -179,10 +180,12 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
         else storeNames?.delete(record);
         return record;
       }
-      if (name !== undefined && isSeedWordList(name, value)) return value.map(() => REDACTED);
-      if (under !== undefined) (listNames ??= new WeakMap()).set(value, under);
-      else listNames?.delete(value);
-      return value;
+      // A list of a command's arguments is read as the command line it is (argv.ts); a [name, value] pair as a setting.
+      const list = argvItems(value, findSecretSpans, applySpans) ?? (pairSecret(value) !== undefined ? [value[0], REDACTED] : value);
+      if (name !== undefined && isSeedWordList(name, list)) return list.map(() => REDACTED);
+      if (under !== undefined) (listNames ??= new WeakMap()).set(list, under);
+      else listNames?.delete(list);
+      return list;
     }
   }
   if (typeof written === "number") return name !== undefined && numberUnderKey(name, written) ? REDACTED : value;
@@ -291,6 +294,12 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
     return out;
   }
   if (Array.isArray(value)) {
+    // A command's arguments, read as its command line; a [name, value] pair, as a setting.
+    const argv = argvItems(value, findSecretSpans, applySpans) ?? (pairSecret(value) !== undefined ? [value[0] as string, REDACTED] : undefined);
+    if (argv) {
+      argv.forEach((item, i) => (value[i] = item));
+      state.changed = true;
+    }
     let keyBlock = false; // as the one-pass line reads a list of a key's lines: see continueKeyBlock
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];

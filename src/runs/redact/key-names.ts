@@ -8,12 +8,26 @@ import { REDACTED } from "./rule.ts";
  */
 
 /**
+ * A suffix after a secret word that names an environment or a version (`DB_PASSWORD_PROD`,
+ * `API_KEY_STAGING`, `PASSWORD_2`, `GITHUB_TOKEN_OLD`): the name is still the secret's. Other
+ * suffixes make it another thing (`password_hash`, `api_key_id`, `token_count`).
+ */
+const QUALIFIER_SOURCE = String.raw`[_.-](?:prod|production|dev|development|staging|stage|stg|test|testing|live|sandbox|local|qa|uat|old|new|current|prev|previous|next|primary|secondary|backup|\d{1,2})`;
+const QUALIFIER = new RegExp(`${QUALIFIER_SOURCE}$`, "i");
+/** The name without such a suffix: what its secret word is judged by. */
+export const unqualified = (key: string): string => key.replace(QUALIFIER, "");
+
+const FOREIGN_PASSWORD = "passwort|kennwort|wachtwoord|senha|contrase(?:ñ|n)a|mot_?de_?passe|l(?:ö|o)senord|salasana|has(?:ł|l)o";
+
+/**
  * Words a secret key name ends with, singular or plural (`passwords`, `api_keys`, `secrets`).
  * `pass` and `pwd` need more care: see `keyAllowed`; plurals too: see `judgeValue`.
  */
 export const KEY_WORDS = `(?:${[
   "pass(?:word|wd|phrase|code)?",
   "pwd",
+  // A password's name in other languages (German, Dutch, Portuguese, Spanish, French, Swedish, Finnish, Polish).
+  FOREIGN_PASSWORD,
   "secret",
   "credential",
   "token",
@@ -21,10 +35,10 @@ export const KEY_WORDS = `(?:${[
   "secret_key_base",
   // `<kind>_key`: kinds of key that are secret. `primary_key`, `sort_key`, `public_key` are not.
   "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
-].join("|")})s?`;
+].join("|")})s?(?:${QUALIFIER_SOURCE})?`;
 
 /** Needles (Rule.needles) of a rule that reads a name ending in KEY_WORDS: every such name holds one. */
-export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key"];
+export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key", "wort", "woord", "senha", "contrase", "senord", "salasana", "hasło", "haslo"];
 
 /** The whole key is a secret name (for object keys in `redactValue`). */
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
@@ -47,13 +61,17 @@ const namesASecret = (value: string): boolean => KUBERNETES_NAME.test(value) && 
 
 /**
  * `pass` alone is an English word inside others (`bypass`, `compass`): it counts only as a whole
- * key or after a separator (`DB_PASS`, `db.pass`). `pwd` alone is the shell's working directory:
- * it counts after a separator (`MYSQL_PWD`) or as an ODBC field (`;Pwd=…`).
+ * key or after a separator (`DB_PASS`, `db.pass`). `pwd` inside a name is the shell's working
+ * directory (`OLDPWD`): it counts after a separator (`MYSQL_PWD`), as an ODBC field (`;Pwd=…`), or
+ * as the whole name (`pwd: …` in YAML, `{"pwd": …}`), whose value judgeValue then tells from a
+ * directory (BARE_PWD).
  */
 export function keyAllowed(key: string, before: string): boolean {
-  const lower = key.toLowerCase().replace(/pwds$/, "pwd");
-  if (lower.endsWith("pwd")) return /[_.-]pwd$/.test(lower) || before === ";";
-  if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower);
+  const base = unqualified(key);
+  const lower = base.toLowerCase().replace(/pwds$/, "pwd");
+  if (lower.endsWith("pwd")) return lower === "pwd" || /[_.-]pwd$/.test(lower) || before === ";";
+  // camelCase counts too (`adminPass`, `dbPass`): `bypass` and `compass` are written in one case.
+  if (lower.endsWith("pass")) return lower === "pass" || /[_.-]pass$/.test(lower) || /[a-z0-9]Pass$/.test(base);
   return true;
 }
 
@@ -80,7 +98,14 @@ export function isPlaceholder(value: string): boolean {
 const PATH = /^(?:~|\.{1,2})?\/[\w.@-]+(?:\/[\w.@-]+)*$/;
 const looksLikePath = (value: string): boolean => PATH.test(value) && /\/\.|\.\w{1,5}$/.test(value);
 
-export const PASSWORD_KEY = /(?:pass(?:word|wd|phrase|code)?s?|pwds?)$/i;
+export const PASSWORD_KEY = new RegExp(`(?:pass(?:word|wd|phrase|code)?s?|pwds?|${FOREIGN_PASSWORD})$`, "i");
+/**
+ * `pwd` as the whole name is a password's (`pwd: Tr0ub4dor3`) or the working directory's (`PWD=/home/dev`,
+ * `pwd: /srv/app`, `{"pwd": "C:\\Users\\dev"}`): a value that reads as a directory, or a plain word,
+ * stays, and no line of words after it is a passphrase.
+ */
+export const BARE_PWD = /^pwds?$/i;
+const DIRECTORY = /^(?:[/~.\\]|[A-Za-z]:[\\/]|\$)/;
 /** A plural name: no singular secret word ends in `s` but `pass`. */
 export const PLURAL_KEY = /[^s]s$/i;
 /**
@@ -103,13 +128,15 @@ export interface Assignment {
 }
 
 /** Whether a value assigned to a secret-named key is a secret, judged by its shape (docs/runs.md). */
-export function judgeValue({ key, op, spaced, value, endsLine }: Assignment): boolean {
+export function judgeValue({ key: written, op, spaced, value, endsLine }: Assignment): boolean {
+  const key = unqualified(written);
   const quote = value[0];
   const quoted = quote === '"' || quote === "'" || quote === "`";
   const inner = quoted ? value.slice(1, -1) : value;
   const passwordKey = PASSWORD_KEY.test(key);
   if (inner.length < 3 || inner.startsWith(REDACTED.slice(0, -1))) return false; // too short, or already redacted
   if (SECRET_REFERENCE_NAME.test(key) && namesASecret(inner)) return false; // `existingSecret: db-creds`
+  if (BARE_PWD.test(key) && (DIRECTORY.test(inner) || /^[A-Za-z]+$/.test(inner))) return false; // the working directory
   if (PLURAL_KEY.test(key) && (/^-?\d+(?:\.\d+)?$/.test(inner) || (TOKENS_KEY.test(key) && !looksLikeToken(inner)))) return false; // a count, a tokenizer's piece
   if (PLACEHOLDER.test(inner) || inner.startsWith("<") || CODE_WORDS.has(inner.toLowerCase())) return false;
   if (quote === "`" && inner.includes("${")) return false; // a template literal

@@ -1,6 +1,9 @@
+import { BARE_KEY } from "./bare-key.ts";
 import { namesASecret } from "./cli-args.ts";
+import { DEFAULT_RULES } from "./defaults.ts";
+import { DUMP_RULES } from "./dumps.ts";
 import { LIST_MAX_CHARS, LIST_MAX_ITEMS, SECRET_LIST, YAML_BLOCK_LIST } from "./key-lists.ts";
-import { isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY } from "./key-names.ts";
+import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAllowed, PASSWORD_KEY, PLACEHOLDER, PLURAL_KEY, unqualified } from "./key-names.ts";
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
 import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
@@ -100,7 +103,7 @@ const PROSE_LABEL = /^[A-Z][a-z]+$/;
 function linePhraseRest(m: RegExpExecArray, key: string): number {
   const [whole, , quote = "", pre = "", rest = "", post = "", value = ""] = m;
   const op = whole[0] + rest;
-  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(key)) return -1;
+  if (/^["'\x60]/.test(value) || !PASSWORD_KEY.test(unqualified(key)) || BARE_PWD.test(key)) return -1;
   const ini = op === "=" && pre !== "" && post !== "";
   const env = op === "=" && pre === "" && post === "";
   const yaml = op === ":" && pre === "" && post !== "" && !PROSE_LABEL.test(key);
@@ -123,9 +126,10 @@ function assignmentSpan(m: RegExpExecArray, quoting: Quoting, phrase: boolean): 
   const triple = written.startsWith('"""') ? 2 : 0;
   const value = written.startsWith("$'") ? written.slice(1) : triple ? written.slice(triple, -triple) : written;
   const op = whole[0] + rest;
-  // `=` but not `==`, `===` or `=~`; `=>` only after a quoted key (Ruby, PHP hashes), not an arrow.
+  // `=` but not `==`, `===` or `=~`; `=>` after a quoted key (Ruby, PHP hashes), a Ruby symbol
+  // (`:password => …`) or before a quoted value (Perl's `password => '…'`), not an arrow function.
   if (op === "=" && /^[=~]/.test(value)) return null;
-  if (op === "=>" && quote === "") return null;
+  if (op === "=>" && quote === "" && m.input[m.index - key.length - pre.length - 1] !== ":" && !/^["']/.test(value)) return null;
   const keyStart = m.index - key.length - quote.length - pre.length;
   if (!keyAllowed(key, m.input[keyStart - 1] ?? "")) return null;
   // `https://x-access-token:<token>@github.com/…`: the key is a URL's user and the value runs into
@@ -175,8 +179,8 @@ const NAME_VALUE: Rule = {
   },
 };
 
-/** Calls that take a setting's name and then its value: PHP's define, environment defaults, Java properties, header and map setters. */
-const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setHeader|header";
+/** Calls that take a setting's name and then its value: PHP's define, environment defaults (`os.environ.get`, Ruby's `ENV.fetch`), .NET's and Java's setters, header and map setters. */
+const SETTERS = "define|setdefault|getenv|setProperty|setenv|putenv|put|set|setHeader|header|get|fetch|SetEnvironmentVariable";
 
 /**
  * A secret name and a quoted value passed to such a call: `define('DB_PASSWORD', '…')`,
@@ -326,4 +330,4 @@ export function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]+$/.test(decoded);
 }
 
-export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW];
+export const KEY_RULES: readonly Rule[] = [ASSIGNMENT, BARE_KEY, SECRET_LIST, YAML_BLOCK_LIST, YAML_STORE_MAP, JSON_STORE_OBJECT, NAME_VALUE, CALL_ARGUMENT, SPACED_ENV, XML_ELEMENT, XML_KEY_VALUE, NETRC, PGPASS, ENV_KEY, DOCKER_AUTH, NPMRC_AUTH, AZURE_KEY_LIST, AZURE_KEY_ROW, ...DEFAULT_RULES, ...DUMP_RULES];

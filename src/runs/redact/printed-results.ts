@@ -1,4 +1,4 @@
-import { printsOneSecret, redactPrintedOutput } from "./printed.ts";
+import { printsASecret, redactPrintedOutput } from "./printed.ts";
 
 /**
  * A secret a command printed, in the tool result that holds its output: Pi (and the models' APIs)
@@ -9,8 +9,22 @@ import { printsOneSecret, redactPrintedOutput } from "./printed.ts";
  * conversation: a result may be written long after its call (a session file flushed turn by turn).
  */
 export class PrintedSecretResults {
-  /** The commands of calls whose command prints a secret, by call id. */
+  /**
+   * The commands of calls whose command prints a secret and whose result is not read yet, by call
+   * id: each goes once its result is read, so a long session keeps only the calls in flight.
+   */
   private readonly commands = new Map<string, string>();
+  /**
+   * Results read, by message, as they were kept: a result read again (a checkpoint write retried
+   * after it failed reads the same entries) is kept alike though its call was let go. Weak: it
+   * goes with the message.
+   */
+  private readonly answered = new WeakMap<object, object>();
+
+  /** How many calls wait for their result (a test's measure of what a conversation holds). */
+  pendingCalls(): number {
+    return this.commands.size;
+  }
 
   /**
    * `message` (a Pi message: an assistant's, a tool result, a user's `!` command) as it should be
@@ -24,10 +38,19 @@ export class PrintedSecretResults {
       return message;
     }
     if (fields.role === "toolResult" && typeof fields.toolCallId === "string") {
+      const kept = this.answered.get(fields);
+      if (kept !== undefined) {
+        this.commands.delete(fields.toolCallId); // its call, noted again as the same entries were read again
+        return kept as T;
+      }
       const command = this.commands.get(fields.toolCallId);
       if (command === undefined || !Array.isArray(fields.content)) return message;
+      // A later call may be given the same id (some providers number calls per turn): it is judged by its own command.
+      this.commands.delete(fields.toolCallId);
       const content = (fields.content as unknown[]).map((part) => withText(part, (text) => redactPrintedOutput(command, text)));
-      return content.every((part, i) => part === (fields.content as unknown[])[i]) ? message : ({ ...fields, content } as T);
+      const result = content.every((part, i) => part === (fields.content as unknown[])[i]) ? message : ({ ...fields, content } as T);
+      this.answered.set(fields, result as object);
+      return result;
     }
     if (fields.role === "bashExecution" && typeof fields.command === "string" && typeof fields.output === "string") {
       const output = redactPrintedOutput(fields.command, fields.output);
@@ -51,7 +74,9 @@ export class PrintedSecretResults {
     if (call.type !== "toolCall" || typeof call.id !== "string" || call.arguments === null || typeof call.arguments !== "object") return;
     const command = (call.arguments as Record<string, unknown>).command;
     // Only a call whose output is judged is remembered: a conversation of a thousand calls keeps few.
-    if (typeof command === "string" && printsOneSecret(command)) this.commands.set(call.id, command);
+    // A call that prints none forgets an earlier call of its id whose result never came.
+    if (typeof command === "string" && printsASecret(command)) this.commands.set(call.id, command);
+    else this.commands.delete(call.id);
   }
 }
 

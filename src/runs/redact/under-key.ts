@@ -78,3 +78,15 @@ export function itemUnderKey(key: string, item: unknown): boolean {
 export function containerName(key: string | undefined): string | undefined {
   return key !== undefined && keyVerdict(key) !== "plain" ? key : undefined;
 }
+
+/**
+ * A `[name, value]` pair of strings (fetch's header entries, `[["x-api-key", "…"]]`): its value when
+ * the name is a secret's and the value looks like a token (dumps.ts reads the same pairs in text),
+ * else undefined. A list of field names (`["password", "username"]`) is no such pair.
+ */
+export function pairSecret(items: readonly unknown[]): string | undefined {
+  if (items.length !== 2) return undefined;
+  const [name, value] = items;
+  if (typeof name !== "string" || typeof value !== "string" || value.length < 12 || /\s/.test(value) || !looksRandom(value)) return undefined;
+  return keyVerdict(name) === "secret" && secretUnderKey(name, value) ? value : undefined;
+}
