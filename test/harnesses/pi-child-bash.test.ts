@@ -26,6 +26,9 @@ const SET = {
   // The same collector's key for the metrics and logs another tool of the user's exports.
   OTEL_EXPORTER_OTLP_METRICS_HEADERS: "x-honeycomb-team=collectorkey123",
   OTEL_EXPORTER_OTLP_LOGS_HEADERS: "x-honeycomb-team=collectorkey123",
+  // Secrets under names of no provider: an ingest key, a bearer token kept under its scheme's name.
+  HONEYCOMB_WRITEKEY: "hcaik_01hx7k2m3n4p5q6r7s8t9v0w1x2y3z4a5b6c7d8e9f0g",
+  KUBE_BEARER: "Zx8kQ2mN7pL4vR9tY3wB6cH1jF5gD0sAeUiOq",
   CHILD_BASH_PLAIN: "plain-setting",
   PI_FLOW_PI_ENV: undefined,
   // This process as a claude or codex child of another pi-flow: that one's tag for what it starts.
@@ -100,7 +103,7 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
     const harness = await harnessRunning(["env -0 > env.txt"]);
     expect(await harness.run(request())).toMatchObject({ outcome: "succeeded", value: "done" });
     const env = environmentOf(join(dir, "env.txt"));
-    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"]) {
+    for (const name of ["ANTHROPIC_API_KEY", "GH_TOKEN", "PI_FLOW_DATABASE_URL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "HONEYCOMB_WRITEKEY", "KUBE_BEARER"]) {
       expect(env.has(name), name).toBe(false);
     }
     expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");

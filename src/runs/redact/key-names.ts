@@ -31,14 +31,16 @@ export const KEY_WORDS = `(?:${[
   "secret",
   "credential",
   "token",
+  // A bearer token kept under its scheme's name (`KUBE_BEARER`, `bearer:`).
+  "bearer",
   "apikey",
   "secret_key_base",
   // `<kind>_key`: kinds of key that are secret. `primary_key`, `sort_key`, `public_key` are not.
-  "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc)[_.-]?key",
+  "(?:api|access|secret|private|encryption|decryption|signing|master|auth|app|hmac|session|client|shared|account|storage|license|webhook|service|admin|deploy|jwt|aes|cipher|subscription|consumer|crypto|enc|write|ingest)[_.-]?key",
 ].join("|")})s?(?:${QUALIFIER_SOURCE})?`;
 
 /** Needles (Rule.needles) of a rule that reads a name ending in KEY_WORDS: every such name holds one. */
-export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "key", "wort", "woord", "senha", "contrase", "senord", "salasana", "hasło", "haslo"];
+export const KEY_WORD_NEEDLES: readonly string[] = ["pass", "pwd", "secret", "credential", "token", "bearer", "key", "wort", "woord", "senha", "contrase", "senord", "salasana", "hasło", "haslo"];
 
 /** The whole key is a secret name (for object keys in `redactValue`). */
 const KEY_NAME = new RegExp(`^[A-Za-z0-9_.$-]{0,128}?(?:${KEY_WORDS})$`, "i");
