@@ -53,9 +53,47 @@ function canonicalText(value: unknown): string {
   });
 }
 
+/** The deepest a schema may nest objects and arrays: compiling and checking one walk it recursively. */
+export const MAX_SCHEMA_DEPTH = 256;
+
+/**
+ * The most objects and arrays a schema may hold outside enum, const, default and examples: it is
+ * compiled and checked against the meta-schema on Pi's main thread, which took a second for
+ * 100,000 properties and takes about a tenth of one for this many.
+ */
+export const MAX_SCHEMA_OBJECTS = 5_000;
+
+/** Keywords whose value is data, not schemas: a long enum of objects is not many schemas. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
+
+/**
+ * Why `schema` is too deep or too large to compile, found without recursion and before anything
+ * recursive reads it: 10,000 levels overflowed the stack ("Maximum call stack size exceeded"),
+ * and 100,000 properties held Pi's main thread for a second.
+ */
+export function schemaSizeProblem(schema: unknown): string | undefined {
+  const stack: Array<{ value: unknown; depth: number; data: boolean }> = [{ value: schema, depth: 1, data: false }];
+  let objects = 0;
+  while (stack.length > 0) {
+    const { value, depth, data } = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth > MAX_SCHEMA_DEPTH) return `it nests objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep, the most a schema may (MAX_SCHEMA_DEPTH)`;
+    if (!data && ++objects > MAX_SCHEMA_OBJECTS) {
+      return `it holds more than ${MAX_SCHEMA_OBJECTS} objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)`;
+    }
+    const isSchema = !data && !Array.isArray(value);
+    for (const [key, child] of Object.entries(value)) {
+      if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data: data || (isSchema && DATA_KEYWORDS.has(key)) });
+    }
+  }
+  return undefined;
+}
+
 /** Why `schema` is not a usable JSON Schema, or undefined when it is. */
 export function jsonSchemaProblem(schema: unknown): string | undefined {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return "the schema must be an object";
+  const tooLarge = schemaSizeProblem(schema);
+  if (tooLarge !== undefined) return tooLarge;
   // Checked against draft-07 whatever `$schema` names: the keywords workflows use are the same.
   const { $schema: _dialect, ...body } = withShortEnums(schema) as Record<string, unknown>;
   const check = validator();

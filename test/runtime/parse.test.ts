@@ -149,6 +149,20 @@ describe("strict meta", () => {
     });
   });
 
+  it("meta.args nested past MAX_SCHEMA_DEPTH, or holding more than MAX_SCHEMA_OBJECTS objects, is script_invalid naming the limit, and one just under each is accepted", () => {
+    const nested = (levels: number) => `${"{ not: ".repeat(levels - 1)}{}${" }".repeat(levels - 1)}`;
+    const properties = (count: number) => `{ properties: { ${Array.from({ length: count }, (_, index) => `p${index}: {}`).join(", ")} } }`;
+    expect(problem(`export const meta = {\n  args: ${nested(257)},\n};`)).toEqual({
+      message: "`meta.args` is not a valid JSON Schema: it nests objects and arrays more than 256 levels deep, the most a schema may (MAX_SCHEMA_DEPTH)",
+      line: 2,
+      column: 3,
+    });
+    expect(problem(`export const meta = { args: ${properties(5_000)} };`).message).toBe(
+      "`meta.args` is not a valid JSON Schema: it holds more than 5000 objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)",
+    );
+    for (const fits of [nested(256), properties(4_998)]) expect(parseWorkflow(`export const meta = { args: ${fits} };\nreturn 1;`, { origin: "inline" }).meta.args).toBeDefined();
+  });
+
   it("a saved workflow's meta.name must be its file name; an inline script may name itself", () => {
     const source = `export const apiVersion = 1;\nexport const meta = { name: "reveiw" };\nreturn 1;`;
     expect(problem(source, { origin: "saved", path: "/w/review.js" })).toEqual({
