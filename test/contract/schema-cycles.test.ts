@@ -8,12 +8,18 @@ const loops: Array<[string, Record<string, unknown>, string]> = [
   ["two $defs that point at each other", { $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a"],
   ["an allOf that holds the root", { type: "object", allOf: [{ $ref: "#" }] }, "/allOf/0"],
   ["an anyOf whose first branch points back at it", { $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }, { type: "string" }] } }, $ref: "#/$defs/a" }, "/$defs/a"],
+  // The same loops, reached by the schema's $id or an $anchor instead of a JSON pointer, or through dependentSchemas.
+  ["a $ref to the root's $id", { $id: "https://example.com/s", $defs: { a: { $ref: "https://example.com/s" } }, $ref: "#/$defs/a" }, "its root"],
+  ["a $ref to a $defs entry by the root's $id and a pointer", { $id: "https://example.com/s", $defs: { a: { $ref: "https://example.com/s#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a"],
+  ["a $ref to an $anchor that holds it", { $defs: { a: { $anchor: "A", allOf: [{ $ref: "#A" }] } }, $ref: "#A" }, "/$defs/a"],
+  ["a dependentSchemas entry that holds the root", { type: "object", dependentSchemas: { a: { $ref: "#" } } }, "/dependentSchemas/a"],
+  ["a draft-07 dependencies entry that holds the root", { type: "object", dependencies: { a: { $ref: "#" } } }, "/dependencies/a"],
 ];
 
 test.each(loops)("an outputSchema with %s, which the checker would follow until its stack overflows, is refused before any child runs, naming where", async (_name, schema, where) => {
-  expect(await checkStructuredValue({}, schema)).toMatchObject({ ok: false, message: expect.stringMatching(/Maximum call stack size exceeded/) });
+  expect(await checkStructuredValue({ a: 1 }, schema)).toMatchObject({ ok: false, message: expect.stringMatching(/Maximum call stack size exceeded/) });
   expect(outputSchemaProblem(schema)).toBe(
-    `outputSchema is not a usable JSON Schema: at ${where} it refers back to itself through $ref, allOf, anyOf, oneOf, not or if/then/else without reaching a property or an item, so checking a value there would never end`,
+    `outputSchema is not a usable JSON Schema: at ${where} it refers back to itself through $ref, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, so checking a value there would never end`,
   );
 });
 
