@@ -23,24 +23,43 @@ function validator(): AjvInstance {
 /** An enum longer than this is checked for duplicates here, in linear time, before Ajv sees it. */
 const AJV_ENUM_ITEMS = 16;
 
+/** Keywords whose value maps names to schemas: a property named `const` or `enum` is a schema, not data. */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+
 /**
- * `schema` with every long `enum` cut to what Ajv needs to say the same: the meta-schema asks for
- * `uniqueItems`, which Ajv checks by comparing every pair, so an enum of 40,000 strings (a model's
- * list of a repository's files) held Pi's main thread for 20 seconds. Duplicates are found here
- * by their canonical JSON text instead (keys sorted, as JSON Schema's equality ignores their
- * order); an enum with one becomes that pair, which Ajv reports at its path.
+ * `schema` as Ajv needs it to say the same, without its data: the meta-schema takes any `const`
+ * and `default` and any array of `examples`, so they become null and []; 200,000 keys in a const,
+ * copied and walked value by value, held Pi's main thread for 3 seconds. A long `enum` is cut to
+ * AJV_ENUM_ITEMS: the meta-schema asks for `uniqueItems`, which Ajv checks by comparing every
+ * pair, so an enum of 40,000 strings (a model's list of a repository's files) held Pi for 20
+ * seconds. Duplicates are found here by their canonical JSON text instead (keys sorted, as JSON
+ * Schema's equality ignores their order); an enum with one becomes that pair, which Ajv reports
+ * at its path. Recursive: schemaSizeProblem has bounded the depth.
  */
-function withShortEnums(schema: unknown): unknown {
-  return JSON.parse(JSON.stringify(schema), (key, value: unknown) => {
-    if (key !== "enum" || !Array.isArray(value) || value.length <= AJV_ENUM_ITEMS) return value;
-    const seen = new Set<string>();
-    for (const item of value) {
-      const text = canonicalText(item);
-      if (seen.has(text)) return [item, item];
-      seen.add(text);
-    }
-    return value.slice(0, AJV_ENUM_ITEMS);
-  });
+function withoutData(node: unknown, namesSchemas = false): unknown {
+  if (node === null || typeof node !== "object") return node;
+  if (Array.isArray(node)) return node.map((item) => withoutData(item));
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    const kept = namesSchemas || !DATA_KEYWORDS.has(key) ? withoutData(value, !namesSchemas && NAME_MAPS.has(key)) : dataForAjv(key, value);
+    // Defined, not assigned: a key "__proto__" (JSON.parse makes it an own key) stays a key.
+    Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
+}
+
+/** What Ajv is given for a data keyword's value: what makes it say the same of it. */
+function dataForAjv(key: string, value: unknown): unknown {
+  if (!Array.isArray(value)) return key === "const" || key === "default" ? null : value;
+  if (key === "examples") return [];
+  if (key !== "enum" || value.length <= AJV_ENUM_ITEMS) return value;
+  const seen = new Set<string>();
+  for (const item of value) {
+    const text = canonicalText(item);
+    if (seen.has(text)) return [item, item];
+    seen.add(text);
+  }
+  return value.slice(0, AJV_ENUM_ITEMS);
 }
 
 /** `value`'s JSON text with every object's keys sorted: two values JSON Schema calls equal have the same. */
@@ -81,9 +100,13 @@ export function schemaSizeProblem(schema: unknown): string | undefined {
     if (!data && ++objects > MAX_SCHEMA_OBJECTS) {
       return `it holds more than ${MAX_SCHEMA_OBJECTS} objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)`;
     }
-    const isSchema = !data && !Array.isArray(value);
+    if (data || Array.isArray(value)) {
+      // Values only: data is walked for its depth alone, and a const may hold 200,000 keys.
+      for (const child of Object.values(value)) if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data });
+      continue;
+    }
     for (const [key, child] of Object.entries(value)) {
-      if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data: data || (isSchema && DATA_KEYWORDS.has(key)) });
+      if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data: DATA_KEYWORDS.has(key) });
     }
   }
   return undefined;
@@ -95,7 +118,7 @@ export function jsonSchemaProblem(schema: unknown): string | undefined {
   const tooLarge = schemaSizeProblem(schema);
   if (tooLarge !== undefined) return tooLarge;
   // Checked against draft-07 whatever `$schema` names: the keywords workflows use are the same.
-  const { $schema: _dialect, ...body } = withShortEnums(schema) as Record<string, unknown>;
+  const { $schema: _dialect, ...body } = withoutData(schema) as Record<string, unknown>;
   const check = validator();
   try {
     if (check.validateSchema(body) === true) return undefined;

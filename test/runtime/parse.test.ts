@@ -141,6 +141,10 @@ describe("strict meta", () => {
     [`{ type: "objekt" }`, "type must be equal to one of the allowed values"],
     [`{ type: "object", required: "target" }`, "required must be array"],
     [`{ type: "object", properties: { n: { type: "integer", minimum: "1" } } }`, "properties.n.minimum must be number"],
+    // Properties named as data keywords are schemas, checked as such; a data keyword's value is not.
+    [`{ properties: { const: { type: "objekt" } }, const: { type: "objekt" } }`, "properties.const.type must be equal to one of the allowed values"],
+    [`{ definitions: { enum: { enum: "a" } }, default: { enum: "a" } }`, "definitions.enum.enum must be array"],
+    [`{ examples: { type: "x" } }`, "examples must be array"],
   ])("meta.args %s is script_invalid at meta.args, before any caller is blamed", (schema, reason) => {
     expect(problem(`export const meta = {\n  args: ${schema},\n};`)).toEqual({
       message: `\`meta.args\` is not a valid JSON Schema: ${reason}`,
