@@ -213,3 +213,11 @@ test("a job too deeply nested to be sent to the worker answers an error, and the
   expect(refused).toEqual({ kind: "error", message: expect.stringMatching(/^the schema or value could not be sent to the checking worker: Maximum call stack size exceeded/) });
   expect(next).toEqual({ kind: "checked", violation: undefined });
 });
+
+test("as delegation.md says: format is not checked, a pattern has the u flag when it is valid with it, and falls back without it otherwise", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  expect(await checkStructuredValue("not an email", { type: "string", format: "email" })).toMatchObject({ ok: true });
+  expect(await checkStructuredValue("héllo", { type: "string", pattern: "^\\p{L}+$" })).toMatchObject({ ok: true });
+  expect(await checkStructuredValue("a-b_c", { type: "string", pattern: "^a\\-b\\_c$" })).toMatchObject({ ok: true });
+  expect(await checkStructuredValue("p{Nope}", { type: "string", pattern: "^\\p{Nope}$" })).toMatchObject({ ok: true });
+});
