@@ -40,9 +40,11 @@ function absolute(id: string, base: string | undefined): string {
  * `$anchor`s ("#A"), and the `$id`s it declares ("https://example.com/s", with a pointer or an
  * anchor after "#"), as the validator does; undefined for any other reference.
  */
-function localResolver(root: unknown): (ref: string) => Node | undefined {
+function localResolver(root: unknown): (ref: string) => Node[] {
   const ids = new Map<string, Node>();
   const anchors = new Map<string, Node>();
+  // A $dynamicRef may land on any $dynamicAnchor of its name, whichever the validator's scope picks.
+  const dynamicAnchors = new Map<string, Node[]>();
   const rootId = isNode(root) && typeof root.$id === "string" ? absolute(root.$id, undefined) : undefined;
   walkSchema(root, (node) => {
     if (typeof node.$id === "string") {
@@ -50,10 +52,14 @@ function localResolver(root: unknown): (ref: string) => Node | undefined {
       ids.set(absolute(node.$id, rootId), node);
     }
     if (typeof node.$anchor === "string") anchors.set(node.$anchor, node);
+    if (typeof node.$dynamicAnchor === "string") {
+      anchors.set(node.$dynamicAnchor, node);
+      dynamicAnchors.set(node.$dynamicAnchor, [...(dynamicAnchors.get(node.$dynamicAnchor) ?? []), node]);
+    }
     return false;
   });
   const inside = (from: unknown, fragment: string) => (fragment === "" || fragment.startsWith("/") ? atPointer(from, fragment) : anchors.get(fragment));
-  return (ref) => {
+  const resolve = (ref: string) => {
     const hash = ref.indexOf("#");
     const base = hash < 0 ? ref : ref.slice(0, hash);
     const fragment = hash < 0 ? "" : ref.slice(hash + 1);
@@ -61,18 +67,22 @@ function localResolver(root: unknown): (ref: string) => Node | undefined {
     const document = ids.get(base) ?? ids.get(absolute(base, rootId));
     return document === undefined ? undefined : inside(document, fragment);
   };
+  return (ref) => {
+    const found = resolve(ref);
+    const fragment = ref.slice(ref.indexOf("#") + 1);
+    const dynamic = ref.includes("#") ? (dynamicAnchors.get(fragment) ?? []) : [];
+    return [...(found ? [found] : []), ...dynamic.filter((node) => node !== found)];
+  };
 }
 
 /** Keywords whose value maps names to schemas that apply to the same object (draft-07's dependencies also holds arrays of names). */
 const SAME_VALUE_MAPS = ["dependentSchemas", "dependencies"] as const;
 
 /** The schemas `node` may apply to the very value it checks (anyOf's first branch is tried first, whatever the value). */
-function sameValueSchemas(resolve: (ref: string) => Node | undefined, node: Node): Node[] {
+function sameValueSchemas(resolve: (ref: string) => Node[], node: Node): Node[] {
   const next: Node[] = [];
-  if (typeof node.$ref === "string") {
-    const target = resolve(node.$ref);
-    if (target) next.push(target);
-  }
+  if (typeof node.$ref === "string") next.push(...resolve(node.$ref));
+  if (typeof node.$dynamicRef === "string") next.push(...resolve(node.$dynamicRef));
   for (const key of ["allOf", "anyOf", "oneOf"] as const) {
     const branches = node[key];
     if (Array.isArray(branches)) for (const branch of branches) if (isNode(branch)) next.push(branch);
@@ -90,7 +100,7 @@ export function selfReferenceProblem(schema: unknown): string | undefined {
   const at = selfReferenceIn(schema);
   if (at === undefined) return undefined;
   return (
-    `at ${at === "" ? "its root" : at.slice(0, 200)} it refers back to itself through $ref, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, ` +
+    `at ${at === "" ? "its root" : at.slice(0, 200)} it refers back to itself through $ref, $dynamicRef, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, ` +
     "so checking a value there would never end"
   );
 }
@@ -122,10 +132,10 @@ function walkSchema(schema: unknown, visit: (node: Node, at: () => string) => bo
 
 /** Where in `schema` (a JSON pointer) a reference leads back to itself through the same value, or undefined. */
 export function selfReferenceIn(schema: unknown): string | undefined {
-  // Every such loop passes through a $ref (a parsed schema is a tree): start only from those.
+  // Every such loop passes through a $ref or $dynamicRef (a parsed schema is a tree): start only from those.
   const starts: Node[] = [];
   walkSchema(schema, (node) => {
-    if (typeof node.$ref === "string") starts.push(node);
+    if (typeof node.$ref === "string" || typeof node.$dynamicRef === "string") starts.push(node);
     return false;
   });
   const looped = loopIn(schema, starts);

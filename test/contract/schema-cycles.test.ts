@@ -13,13 +13,14 @@ const loops: Array<[string, Record<string, unknown>, string]> = [
   ["a $ref to a $defs entry by the root's $id and a pointer", { $id: "https://example.com/s", $defs: { a: { $ref: "https://example.com/s#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a"],
   ["a $ref to an $anchor that holds it", { $defs: { a: { $anchor: "A", allOf: [{ $ref: "#A" }] } }, $ref: "#A" }, "/$defs/a"],
   ["a dependentSchemas entry that holds the root", { type: "object", dependentSchemas: { a: { $ref: "#" } } }, "/dependentSchemas/a"],
+  ["a $dynamicRef to the $dynamicAnchor that holds it", { $dynamicAnchor: "node", allOf: [{ $dynamicRef: "#node" }] }, "/allOf/0"],
   ["a draft-07 dependencies entry that holds the root", { type: "object", dependencies: { a: { $ref: "#" } } }, "/dependencies/a"],
 ];
 
 test.each(loops)("an outputSchema with %s, which the checker would follow until its stack overflows, is refused before any child runs, naming where", async (_name, schema, where) => {
   expect(await checkStructuredValue({ a: 1 }, schema)).toMatchObject({ ok: false, message: expect.stringMatching(/Maximum call stack size exceeded/) });
   expect(outputSchemaProblem(schema)).toBe(
-    `outputSchema is not a usable JSON Schema: at ${where} it refers back to itself through $ref, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, so checking a value there would never end`,
+    `outputSchema is not a usable JSON Schema: at ${where} it refers back to itself through $ref, $dynamicRef, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, so checking a value there would never end`,
   );
 });
 
