@@ -23,24 +23,43 @@ function validator(): AjvInstance {
 /** An enum longer than this is checked for duplicates here, in linear time, before Ajv sees it. */
 const AJV_ENUM_ITEMS = 16;
 
+/** Keywords whose value maps names to schemas: a property named `const` or `enum` is a schema, not data. */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+
 /**
- * `schema` with every long `enum` cut to what Ajv needs to say the same: the meta-schema asks for
- * `uniqueItems`, which Ajv checks by comparing every pair, so an enum of 40,000 strings (a model's
- * list of a repository's files) held Pi's main thread for 20 seconds. Duplicates are found here
- * by their canonical JSON text instead (keys sorted, as JSON Schema's equality ignores their
- * order); an enum with one becomes that pair, which Ajv reports at its path.
+ * `schema` as Ajv needs it to say the same, without its data: the meta-schema takes any `const`
+ * and `default` and any array of `examples`, so they become null and []; 200,000 keys in a const,
+ * copied and walked value by value, held Pi's main thread for 3 seconds. A long `enum` is cut to
+ * AJV_ENUM_ITEMS: the meta-schema asks for `uniqueItems`, which Ajv checks by comparing every
+ * pair, so an enum of 40,000 strings (a model's list of a repository's files) held Pi for 20
+ * seconds. Duplicates are found here by their canonical JSON text instead (keys sorted, as JSON
+ * Schema's equality ignores their order); an enum with one becomes that pair, which Ajv reports
+ * at its path. Recursive: schemaSizeProblem has bounded the depth.
  */
-function withShortEnums(schema: unknown): unknown {
-  return JSON.parse(JSON.stringify(schema), (key, value: unknown) => {
-    if (key !== "enum" || !Array.isArray(value) || value.length <= AJV_ENUM_ITEMS) return value;
-    const seen = new Set<string>();
-    for (const item of value) {
-      const text = canonicalText(item);
-      if (seen.has(text)) return [item, item];
-      seen.add(text);
-    }
-    return value.slice(0, AJV_ENUM_ITEMS);
-  });
+function withoutData(node: unknown, namesSchemas = false): unknown {
+  if (node === null || typeof node !== "object") return node;
+  if (Array.isArray(node)) return node.map((item) => withoutData(item));
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    const kept = namesSchemas || !DATA_KEYWORDS.has(key) ? withoutData(value, !namesSchemas && NAME_MAPS.has(key)) : dataForAjv(key, value);
+    // Defined, not assigned: a key "__proto__" (JSON.parse makes it an own key) stays a key.
+    Object.defineProperty(copy, key, { value: kept, enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
+}
+
+/** What Ajv is given for a data keyword's value: what makes it say the same of it. */
+function dataForAjv(key: string, value: unknown): unknown {
+  if (!Array.isArray(value)) return key === "const" || key === "default" ? null : value;
+  if (key === "examples") return [];
+  if (key !== "enum" || value.length <= AJV_ENUM_ITEMS) return value;
+  const seen = new Set<string>();
+  for (const item of value) {
+    const text = canonicalText(item);
+    if (seen.has(text)) return [item, item];
+    seen.add(text);
+  }
+  return value.slice(0, AJV_ENUM_ITEMS);
 }
 
 /** `value`'s JSON text with every object's keys sorted: two values JSON Schema calls equal have the same. */
@@ -53,11 +72,53 @@ function canonicalText(value: unknown): string {
   });
 }
 
+/** The deepest a schema may nest objects and arrays: compiling and checking one walk it recursively. */
+export const MAX_SCHEMA_DEPTH = 256;
+
+/**
+ * The most objects and arrays a schema may hold outside enum, const, default and examples: it is
+ * compiled and checked against the meta-schema on Pi's main thread, which took a second for
+ * 100,000 properties and takes about a tenth of one for this many.
+ */
+export const MAX_SCHEMA_OBJECTS = 5_000;
+
+/** Keywords whose value is data, not schemas: a long enum of objects is not many schemas. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
+
+/**
+ * Why `schema` is too deep or too large to compile, found without recursion and before anything
+ * recursive reads it: 10,000 levels overflowed the stack ("Maximum call stack size exceeded"),
+ * and 100,000 properties held Pi's main thread for a second.
+ */
+export function schemaSizeProblem(schema: unknown): string | undefined {
+  const stack: Array<{ value: unknown; depth: number; data: boolean }> = [{ value: schema, depth: 1, data: false }];
+  let objects = 0;
+  while (stack.length > 0) {
+    const { value, depth, data } = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth > MAX_SCHEMA_DEPTH) return `it nests objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep, the most a schema may (MAX_SCHEMA_DEPTH)`;
+    if (!data && ++objects > MAX_SCHEMA_OBJECTS) {
+      return `it holds more than ${MAX_SCHEMA_OBJECTS} objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)`;
+    }
+    if (data || Array.isArray(value)) {
+      // Values only: data is walked for its depth alone, and a const may hold 200,000 keys.
+      for (const child of Object.values(value)) if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data });
+      continue;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data: DATA_KEYWORDS.has(key) });
+    }
+  }
+  return undefined;
+}
+
 /** Why `schema` is not a usable JSON Schema, or undefined when it is. */
 export function jsonSchemaProblem(schema: unknown): string | undefined {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return "the schema must be an object";
+  const tooLarge = schemaSizeProblem(schema);
+  if (tooLarge !== undefined) return tooLarge;
   // Checked against draft-07 whatever `$schema` names: the keywords workflows use are the same.
-  const { $schema: _dialect, ...body } = withShortEnums(schema) as Record<string, unknown>;
+  const { $schema: _dialect, ...body } = withoutData(schema) as Record<string, unknown>;
   const check = validator();
   try {
     if (check.validateSchema(body) === true) return undefined;

@@ -134,7 +134,8 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
 export const CORE_RULES = [
   "Check ok, then run.state.outcome: ok is operation success, outcome is the run's.",
   "error {code,message} exists only when ok is false; isError === !ok.",
-  "Background ok means accepted, not finished; wait with external_runs.",
-  "Values over 16 KiB are by reference: page run.refs.final.",
+  // external_runs serves only sessions saved to a file: the index is read in every session.
+  "Background ok means accepted, not finished; wait with external_runs (in a session not saved to a file, for the completion message).",
+  "Values over 16 KiB are by reference: page run.refs.final (absent in a session not saved to a file).",
   "Ignore unknown fields; contractVersion is 1.",
 ];

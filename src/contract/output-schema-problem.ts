@@ -1,5 +1,5 @@
 import { compile, type JsonSchema } from "@earendil-works/pi-schema";
-import { jsonSchemaProblem } from "../../runtime/schema-check.ts";
+import { jsonSchemaProblem, schemaSizeProblem } from "../../runtime/schema-check.ts";
 import { capText } from "../../runtime/text.ts";
 import { selfReferenceProblem } from "./schema-cycles.ts";
 
@@ -13,6 +13,9 @@ export const MAX_SCHEMA_PROBLEM_CHARS = 400;
  * (prepare-child.ts) and in `flow check` for a literal outputSchema (literal-calls.ts).
  */
 export function outputSchemaProblem(schema: unknown): string | undefined {
+  // Before the compiler, which recurses and takes time in proportion to the schema's size.
+  const tooLarge = schemaSizeProblem(schema);
+  if (tooLarge !== undefined) return `outputSchema is not a usable JSON Schema: ${tooLarge}`;
   try {
     compile(schema as JsonSchema);
   } catch (error) {

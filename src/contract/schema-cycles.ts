@@ -10,11 +10,10 @@ type Node = Record<string, unknown>;
 
 const isNode = (value: unknown): value is Node => value !== null && typeof value === "object" && !Array.isArray(value);
 
-/** The node a local `$ref` ("#", "#/$defs/a") names in `root`; undefined for any other reference. */
-function resolveLocal(root: unknown, ref: string): Node | undefined {
-  if (ref !== "#" && !ref.startsWith("#/")) return undefined;
-  let node: unknown = root;
-  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
+/** The node a JSON pointer ("", "/$defs/a") names under `from`; undefined when it names none. */
+function atPointer(from: unknown, pointer: string): Node | undefined {
+  let node: unknown = from;
+  for (const raw of pointer === "" ? [] : pointer.slice(1).split("/")) {
     let key: string;
     try {
       key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
@@ -27,18 +26,72 @@ function resolveLocal(root: unknown, ref: string): Node | undefined {
   return isNode(node) ? node : undefined;
 }
 
-/** The schemas `node` may apply to the very value it checks (anyOf's first branch is tried first, whatever the value). */
-function sameValueSchemas(root: unknown, node: Node): Node[] {
-  const next: Node[] = [];
-  if (typeof node.$ref === "string") {
-    const target = resolveLocal(root, node.$ref);
-    if (target) next.push(target);
+/** `id` made absolute against `base`, or `id` itself when either is not a URL. */
+function absolute(id: string, base: string | undefined): string {
+  try {
+    return new URL(id, base).href;
+  } catch {
+    return id;
   }
+}
+
+/**
+ * Resolves the `$ref`s of one schema that stay inside it: JSON pointers ("#", "#/$defs/a"),
+ * `$anchor`s ("#A"), and the `$id`s it declares ("https://example.com/s", with a pointer or an
+ * anchor after "#"), as the validator does; undefined for any other reference.
+ */
+function localResolver(root: unknown): (ref: string) => Node[] {
+  const ids = new Map<string, Node>();
+  const anchors = new Map<string, Node>();
+  // A $dynamicRef may land on any $dynamicAnchor of its name, whichever the validator's scope picks.
+  const dynamicAnchors = new Map<string, Node[]>();
+  const rootId = isNode(root) && typeof root.$id === "string" ? absolute(root.$id, undefined) : undefined;
+  walkSchema(root, (node) => {
+    if (typeof node.$id === "string") {
+      ids.set(node.$id, node);
+      ids.set(absolute(node.$id, rootId), node);
+    }
+    if (typeof node.$anchor === "string") anchors.set(node.$anchor, node);
+    if (typeof node.$dynamicAnchor === "string") {
+      anchors.set(node.$dynamicAnchor, node);
+      dynamicAnchors.set(node.$dynamicAnchor, [...(dynamicAnchors.get(node.$dynamicAnchor) ?? []), node]);
+    }
+    return false;
+  });
+  const inside = (from: unknown, fragment: string) => (fragment === "" || fragment.startsWith("/") ? atPointer(from, fragment) : anchors.get(fragment));
+  const resolve = (ref: string) => {
+    const hash = ref.indexOf("#");
+    const base = hash < 0 ? ref : ref.slice(0, hash);
+    const fragment = hash < 0 ? "" : ref.slice(hash + 1);
+    if (base === "") return inside(root, fragment);
+    const document = ids.get(base) ?? ids.get(absolute(base, rootId));
+    return document === undefined ? undefined : inside(document, fragment);
+  };
+  return (ref) => {
+    const found = resolve(ref);
+    const fragment = ref.slice(ref.indexOf("#") + 1);
+    const dynamic = ref.includes("#") ? (dynamicAnchors.get(fragment) ?? []) : [];
+    return [...(found ? [found] : []), ...dynamic.filter((node) => node !== found)];
+  };
+}
+
+/** Keywords whose value maps names to schemas that apply to the same object (draft-07's dependencies also holds arrays of names). */
+const SAME_VALUE_MAPS = ["dependentSchemas", "dependencies"] as const;
+
+/** The schemas `node` may apply to the very value it checks (anyOf's first branch is tried first, whatever the value). */
+function sameValueSchemas(resolve: (ref: string) => Node[], node: Node): Node[] {
+  const next: Node[] = [];
+  if (typeof node.$ref === "string") next.push(...resolve(node.$ref));
+  if (typeof node.$dynamicRef === "string") next.push(...resolve(node.$dynamicRef));
   for (const key of ["allOf", "anyOf", "oneOf"] as const) {
     const branches = node[key];
     if (Array.isArray(branches)) for (const branch of branches) if (isNode(branch)) next.push(branch);
   }
   for (const key of ["not", "if", "then", "else"] as const) if (isNode(node[key])) next.push(node[key]);
+  for (const key of SAME_VALUE_MAPS) {
+    const map = node[key];
+    if (isNode(map)) for (const entry of Object.values(map)) if (isNode(entry)) next.push(entry);
+  }
   return next;
 }
 
@@ -47,7 +100,7 @@ export function selfReferenceProblem(schema: unknown): string | undefined {
   const at = selfReferenceIn(schema);
   if (at === undefined) return undefined;
   return (
-    `at ${at === "" ? "its root" : at.slice(0, 200)} it refers back to itself through $ref, allOf, anyOf, oneOf, not or if/then/else without reaching a property or an item, ` +
+    `at ${at === "" ? "its root" : at.slice(0, 200)} it refers back to itself through $ref, $dynamicRef, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, ` +
     "so checking a value there would never end"
   );
 }
@@ -79,10 +132,10 @@ function walkSchema(schema: unknown, visit: (node: Node, at: () => string) => bo
 
 /** Where in `schema` (a JSON pointer) a reference leads back to itself through the same value, or undefined. */
 export function selfReferenceIn(schema: unknown): string | undefined {
-  // Every such loop passes through a $ref (a parsed schema is a tree): start only from those.
+  // Every such loop passes through a $ref or $dynamicRef (a parsed schema is a tree): start only from those.
   const starts: Node[] = [];
   walkSchema(schema, (node) => {
-    if (typeof node.$ref === "string") starts.push(node);
+    if (typeof node.$ref === "string" || typeof node.$dynamicRef === "string") starts.push(node);
     return false;
   });
   const looped = loopIn(schema, starts);
@@ -98,11 +151,12 @@ export function selfReferenceIn(schema: unknown): string | undefined {
 
 /** A node that same-value edges from `starts` lead back to while it is still open, or undefined. */
 function loopIn(schema: unknown, starts: Node[]): Node | undefined {
+  const resolve = localResolver(schema);
   // Depth-first over same-value edges: a node met again while still open closes a cycle.
   const state = new Map<Node, "open" | "done">();
   for (const start of starts) {
     if (state.has(start)) continue;
-    const stack: Array<{ node: Node; next: Node[]; index: number }> = [{ node: start, next: sameValueSchemas(schema, start), index: 0 }];
+    const stack: Array<{ node: Node; next: Node[]; index: number }> = [{ node: start, next: sameValueSchemas(resolve, start), index: 0 }];
     state.set(start, "open");
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
@@ -116,7 +170,7 @@ function loopIn(schema: unknown, starts: Node[]): Node | undefined {
       if (seen === "open") return target;
       if (seen === undefined) {
         state.set(target, "open");
-        stack.push({ node: target, next: sameValueSchemas(schema, target), index: 0 });
+        stack.push({ node: target, next: sameValueSchemas(resolve, target), index: 0 });
       }
     }
   }

@@ -120,7 +120,14 @@ export class SchemaWorker {
     const worker = this.started();
     worker.ref();
     this.current = { job, patterns: [], timer: undefined };
-    worker.postMessage({ id: job.id, work: job.work });
+    try {
+      worker.postMessage({ id: job.id, work: job.work });
+    } catch (error) {
+      // Copying a value thousands of levels deep overflows the host's stack: left running, the job
+      // would never answer, and every job queued behind it on this one checker would wait for ever.
+      const message = error instanceof Error ? error.message : String(error);
+      this.finish({ kind: "error", message: capText(`the schema or value could not be sent to the checking worker: ${message}`, MAX_WORKER_ERROR_CHARS) });
+    }
   }
 
   private started(): Worker {

@@ -8,12 +8,19 @@ const loops: Array<[string, Record<string, unknown>, string]> = [
   ["two $defs that point at each other", { $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a"],
   ["an allOf that holds the root", { type: "object", allOf: [{ $ref: "#" }] }, "/allOf/0"],
   ["an anyOf whose first branch points back at it", { $defs: { a: { anyOf: [{ $ref: "#/$defs/a" }, { type: "string" }] } }, $ref: "#/$defs/a" }, "/$defs/a"],
+  // The same loops, reached by the schema's $id or an $anchor instead of a JSON pointer, or through dependentSchemas.
+  ["a $ref to the root's $id", { $id: "https://example.com/s", $defs: { a: { $ref: "https://example.com/s" } }, $ref: "#/$defs/a" }, "its root"],
+  ["a $ref to a $defs entry by the root's $id and a pointer", { $id: "https://example.com/s", $defs: { a: { $ref: "https://example.com/s#/$defs/a" } }, $ref: "#/$defs/a" }, "/$defs/a"],
+  ["a $ref to an $anchor that holds it", { $defs: { a: { $anchor: "A", allOf: [{ $ref: "#A" }] } }, $ref: "#A" }, "/$defs/a"],
+  ["a dependentSchemas entry that holds the root", { type: "object", dependentSchemas: { a: { $ref: "#" } } }, "/dependentSchemas/a"],
+  ["a $dynamicRef to the $dynamicAnchor that holds it", { $dynamicAnchor: "node", allOf: [{ $dynamicRef: "#node" }] }, "/allOf/0"],
+  ["a draft-07 dependencies entry that holds the root", { type: "object", dependencies: { a: { $ref: "#" } } }, "/dependencies/a"],
 ];
 
 test.each(loops)("an outputSchema with %s, which the checker would follow until its stack overflows, is refused before any child runs, naming where", async (_name, schema, where) => {
-  expect(await checkStructuredValue({}, schema)).toMatchObject({ ok: false, message: expect.stringMatching(/Maximum call stack size exceeded/) });
+  expect(await checkStructuredValue({ a: 1 }, schema)).toMatchObject({ ok: false, message: expect.stringMatching(/Maximum call stack size exceeded/) });
   expect(outputSchemaProblem(schema)).toBe(
-    `outputSchema is not a usable JSON Schema: at ${where} it refers back to itself through $ref, allOf, anyOf, oneOf, not or if/then/else without reaching a property or an item, so checking a value there would never end`,
+    `outputSchema is not a usable JSON Schema: at ${where} it refers back to itself through $ref, $dynamicRef, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas without reaching a property or an item, so checking a value there would never end`,
   );
 });
 
@@ -23,4 +30,18 @@ test("recursive schemas that reach a property or item before themselves, and $re
   for (const schema of [tree, shared]) expect(outputSchemaProblem(schema)).toBeUndefined();
   expect(await checkStructuredValue({ name: "a", children: [{ name: "b", children: [] }] }, tree)).toMatchObject({ ok: true });
   expect(await checkStructuredValue(["s"], shared)).toMatchObject({ ok: true });
+});
+
+test("an outputSchema nested 10,000 levels deep, or with 10,000 properties, is refused naming the limit it is past, before the compiler reads it", () => {
+  // Built as text: JSON.stringify itself overflows the stack on a value this deep.
+  const deep = JSON.parse(`${'{"type":"object","properties":{"a":'.repeat(10_000)}{}${"}}".repeat(10_000)}`) as unknown;
+  expect(outputSchemaProblem(deep)).toBe(
+    "outputSchema is not a usable JSON Schema: it nests objects and arrays more than 256 levels deep, the most a schema may (MAX_SCHEMA_DEPTH)",
+  );
+  const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`p${index}`, { type: "string" }])) };
+  expect(outputSchemaProblem(wide)).toBe(
+    "outputSchema is not a usable JSON Schema: it holds more than 5000 objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)",
+  );
+  // Data is not schemas: an enum of 10,000 objects is not counted.
+  expect(outputSchemaProblem({ enum: Array.from({ length: 10_000 }, (_, index) => ({ id: index })) })).toBeUndefined();
 });

@@ -84,6 +84,8 @@ describe("external_delegate in the foreground", () => {
     [{ outputSchema: { type: "bogus" } }, "request_invalid"],
     [{ outputSchema: { type: "object", properties: { verdict: { type: "strng" } } } }, "request_invalid"],
     [{ outputSchema: { anyOf: [{ type: "string" }, { type: ["number", "float"] }] } }, "request_invalid"],
+    // Past MAX_SCHEMA_DEPTH (256 levels): deep enough to overflow the checker's stack further on.
+    [{ outputSchema: JSON.parse(`${'{"type":"array","items":'.repeat(300)}{}${"}".repeat(300)}`) }, "request_invalid"],
   ])("%j is rejected before launch with %s", async (extra, code) => {
     const result = await pi.callTool("external_delegate", { ...worker, ...extra });
     expect(result.isError).toBe(true);

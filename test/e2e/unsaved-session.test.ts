@@ -233,4 +233,12 @@ describe("what the tools tell the model", () => {
     expect(sendsToExternalRuns.length).toBeGreaterThan(0);
     expect(sendsToExternalRuns.filter((sentence) => !/not saved to a file/.test(sentence))).toEqual([]);
   });
+
+  test("no core rule of external_help's contract index says to wait with external_runs or page run.refs without saying what holds in a session not saved to a file", async () => {
+    const result = await pi.callTool("external_help", { topic: "contracts" });
+    const rules = (result.structuredContent as { data: { index: { rules: string[] } } }).data.index.rules;
+    const sendsToExternalRuns = rules.filter((rule) => /\b(wait|page)\b[^.]*(external_runs|run\.refs)/i.test(rule));
+    expect(sendsToExternalRuns.length).toBeGreaterThan(0);
+    expect(sendsToExternalRuns.filter((rule) => !/not saved to a file/.test(rule))).toEqual([]);
+  });
 });

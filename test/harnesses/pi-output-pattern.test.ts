@@ -201,3 +201,23 @@ test("a schema with no pattern whose check grows faster than the answer (uniqueI
     });
   }
 });
+
+test("a job too deeply nested to be sent to the worker answers an error, and the checks after it still get their answers", async () => {
+  const { checkInWorker, SchemaWorker } = await import("../../src/harnesses/schema-worker.ts");
+  // Its own checker: were it wedged, the process's one would hang every later check in this file.
+  const checker = new SchemaWorker();
+  // Copying a schema 5,000 levels deep to the worker overflows the host's stack: the job was left
+  // running for ever, and every check queued behind it on the process's one checker never answered.
+  const deep = JSON.parse(`${'{"not":'.repeat(5_000)}{}${"}".repeat(5_000)}`) as Record<string, unknown>;
+  const [refused, next] = await Promise.all([checkInWorker("x", deep, { checker }), checkInWorker("x", { type: "string" }, { checker })]);
+  expect(refused).toEqual({ kind: "error", message: expect.stringMatching(/^the schema or value could not be sent to the checking worker: Maximum call stack size exceeded/) });
+  expect(next).toEqual({ kind: "checked", violation: undefined });
+});
+
+test("as delegation.md says: format is not checked, a pattern has the u flag when it is valid with it, and falls back without it otherwise", async () => {
+  const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
+  expect(await checkStructuredValue("not an email", { type: "string", format: "email" })).toMatchObject({ ok: true });
+  expect(await checkStructuredValue("héllo", { type: "string", pattern: "^\\p{L}+$" })).toMatchObject({ ok: true });
+  expect(await checkStructuredValue("a-b_c", { type: "string", pattern: "^a\\-b\\_c$" })).toMatchObject({ ok: true });
+  expect(await checkStructuredValue("p{Nope}", { type: "string", pattern: "^\\p{Nope}$" })).toMatchObject({ ok: true });
+});

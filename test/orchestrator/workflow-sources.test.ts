@@ -91,6 +91,12 @@ describe("parsing and arguments", () => {
     expect(await checkArgs(free, undefined)).toEqual({});
   });
 
+  test("args nested 10,000 levels deep (flow run --args reads them with JSON.parse, which does not overflow) are refused at valueDepth, not as a stack overflow", async () => {
+    const free = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: "return 1;" });
+    const deep = JSON.parse(`{"deep":${"[".repeat(10_000)}${"]".repeat(10_000)}}`) as Record<string, unknown>;
+    await expect(checkArgs(free, deep)).rejects.toMatchObject({ code: "request_invalid", message: "args nest deeper than 100 levels (the workflow's valueDepth limit); pass flatter args." });
+  });
+
   test("a saved workflow's args pattern that backtracks for ever is checked off the main thread: script_invalid naming the pattern, and good args still pass", async () => {
     const text = 'export const meta = { args: { type: "object", properties: { slug: { type: "string", pattern: "^(a+)+$" } } } };\nexport const apiVersion = 1;\nexport default async function hostile() { return 1; }';
     const hostile = parseSelected({ name: "hostile", source: "project", label: "hostile.js", text });
@@ -116,19 +122,19 @@ describe("parsing and arguments", () => {
     await expect(checkArgs(edit, { edits: [{ path: "a", task: "b" }], rol: "worker" })).rejects.toThrow(/^args\/rol: unknown field \(did you mean role\?\)$/);
   });
 
-  test("a schema with thousands of properties names the first twenty it knows, and the first twenty required ones missing, then how many more", async () => {
-    const names = Array.from({ length: 5_000 }, (_, index) => `option_${index}`);
+  test("a schema with thousands of properties (4,000: MAX_SCHEMA_OBJECTS allows 5,000 objects) names the first twenty it knows, and the first twenty required ones missing, then how many more", async () => {
+    const names = Array.from({ length: 4_000 }, (_, index) => `option_${index}`);
     const properties = Object.fromEntries(names.map((name) => [name, { type: "string" }]));
     const wide = (schema: Record<string, unknown>) =>
       parseSelected({ name: "inline", source: "inline", label: "inline.js", text: `export const meta = { args: ${JSON.stringify(schema)} };\nreturn 1;` });
     const closed = wide({ type: "object", properties, additionalProperties: false });
     await expect(checkArgs(closed, { zzzzzzzzzzzzzzzzzzzz: "x" })).rejects.toThrow(
-      new RegExp(`^args/zzzzzzzzzzzzzzzzzzzz: unknown field \\(known: ${names.slice(0, 20).join(", ")} and 4980 more\\)$`),
+      new RegExp(`^args/zzzzzzzzzzzzzzzzzzzz: unknown field \\(known: ${names.slice(0, 20).join(", ")} and 3980 more\\)$`),
     );
     const demanding = wide({ type: "object", properties, required: names });
     const pass: ArgsPassing = (example, count) => `give ${count} in args: ${example}`;
     await expect(checkArgs(demanding, {}, "inline.js", undefined, pass)).rejects.toThrow(
-      new RegExp(`; give 5000 in args: \\{${names.slice(0, 20).map((name) => `"${name}": "…"`).join(", ")}, … and 4980 more\\}$`),
+      new RegExp(`; give 4000 in args: \\{${names.slice(0, 20).map((name) => `"${name}": "…"`).join(", ")}, … and 3980 more\\}$`),
     );
   });
 });

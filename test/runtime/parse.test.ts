@@ -141,12 +141,30 @@ describe("strict meta", () => {
     [`{ type: "objekt" }`, "type must be equal to one of the allowed values"],
     [`{ type: "object", required: "target" }`, "required must be array"],
     [`{ type: "object", properties: { n: { type: "integer", minimum: "1" } } }`, "properties.n.minimum must be number"],
+    // Properties named as data keywords are schemas, checked as such; a data keyword's value is not.
+    [`{ properties: { const: { type: "objekt" } }, const: { type: "objekt" } }`, "properties.const.type must be equal to one of the allowed values"],
+    [`{ definitions: { enum: { enum: "a" } }, default: { enum: "a" } }`, "definitions.enum.enum must be array"],
+    [`{ examples: { type: "x" } }`, "examples must be array"],
   ])("meta.args %s is script_invalid at meta.args, before any caller is blamed", (schema, reason) => {
     expect(problem(`export const meta = {\n  args: ${schema},\n};`)).toEqual({
       message: `\`meta.args\` is not a valid JSON Schema: ${reason}`,
       line: 2,
       column: 3,
     });
+  });
+
+  it("meta.args nested past MAX_SCHEMA_DEPTH, or holding more than MAX_SCHEMA_OBJECTS objects, is script_invalid naming the limit, and one just under each is accepted", () => {
+    const nested = (levels: number) => `${"{ not: ".repeat(levels - 1)}{}${" }".repeat(levels - 1)}`;
+    const properties = (count: number) => `{ properties: { ${Array.from({ length: count }, (_, index) => `p${index}: {}`).join(", ")} } }`;
+    expect(problem(`export const meta = {\n  args: ${nested(257)},\n};`)).toEqual({
+      message: "`meta.args` is not a valid JSON Schema: it nests objects and arrays more than 256 levels deep, the most a schema may (MAX_SCHEMA_DEPTH)",
+      line: 2,
+      column: 3,
+    });
+    expect(problem(`export const meta = { args: ${properties(5_000)} };`).message).toBe(
+      "`meta.args` is not a valid JSON Schema: it holds more than 5000 objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)",
+    );
+    for (const fits of [nested(256), properties(4_998)]) expect(parseWorkflow(`export const meta = { args: ${fits} };\nreturn 1;`, { origin: "inline" }).meta.args).toBeDefined();
   });
 
   it("a saved workflow's meta.name must be its file name; an inline script may name itself", () => {

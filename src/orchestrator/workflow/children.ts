@@ -1,5 +1,4 @@
 import { FlowError } from "../../contract/errors.ts";
-import { outputSchemaProblem } from "../../contract/output-schema-problem.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import { WAITING_FOR_WORKER, type ChildEntry } from "../../contract/child-entry.ts";
 import { stripControls, type RunWriter } from "../../runs/index.ts";
@@ -168,9 +167,7 @@ export class WorkflowChildren {
     };
     try {
       const call = toChildCall(options, identity);
-      // An outputSchema built at run time is checked only here (flow check finds a literal one).
-      const schemaProblem = call.outputSchema === undefined ? undefined : outputSchemaProblem(call.outputSchema);
-      if (schemaProblem) throw new FlowError("request_invalid", schemaProblem);
+      // An outputSchema built at run time is checked in prepareChild, once (flow check finds a literal one).
       const prepared = await prepareChild(call, env, signal);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);
       if (prepared.harness === "stub") this.stubbed++;

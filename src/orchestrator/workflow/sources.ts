@@ -7,7 +7,6 @@ import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES
 import { TRUST_HINT } from "../../trust/project-trust.ts";
 import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
-import { jsonDepth } from "../../../runtime/json.ts";
 import { capText } from "../../../runtime/text.ts";
 import { MAX_SCHEMA_PROBLEM_CHARS } from "../../contract/output-schema-problem.ts";
 import { selfReferenceProblem } from "../../contract/schema-cycles.ts";
@@ -148,6 +147,13 @@ export async function checkArgs(
   passing?: ArgsPassing,
 ): Promise<Record<string, unknown>> {
   const value = args ?? {};
+  // The script can send back nothing nested deeper than valueDepth, and the sandbox would overflow
+  // its stack reading args a few thousand levels deep: refused here, as the caller's mistake, and
+  // before JSON.stringify, which overflows the host's stack at 10,000 levels.
+  const { valueDepth } = resolveLimits(workflow.meta.limits);
+  if (nestsDeeperThan(value, valueDepth)) {
+    throw new FlowError("request_invalid", `args nest deeper than ${valueDepth} levels (the workflow's valueDepth limit); pass flatter args.`);
+  }
   // Args are journaled whole in the launch record and handed to the sandbox: bounded before either.
   let text: string;
   try {
@@ -158,12 +164,6 @@ export async function checkArgs(
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > ARGS_MAX_BYTES) {
     throw new FlowError("request_invalid", `args is ${bytes} bytes of JSON, over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
-  }
-  // The script can send back nothing nested deeper than valueDepth, and the sandbox would overflow
-  // its stack reading args a few thousand levels deep: refused here, as the caller's mistake.
-  const { valueDepth } = resolveLimits(workflow.meta.limits);
-  if (jsonDepth(text, valueDepth) > valueDepth) {
-    throw new FlowError("request_invalid", `args nest deeper than ${valueDepth} levels (the workflow's valueDepth limit); pass flatter args.`);
   }
   const schema = workflow.meta.args;
   if (schema === undefined) return value;
@@ -178,6 +178,18 @@ export async function checkArgs(
   if (!violation) return value;
   const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
+}
+
+/** Whether `value` nests arrays and objects more than `limit` levels deep (`{}` is one); found without recursion. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (next.value === null || typeof next.value !== "object") continue;
+    if (next.depth > limit) return true;
+    for (const child of Object.values(next.value)) if (child !== null && typeof child === "object") stack.push({ value: child, depth: next.depth + 1 });
+  }
+  return false;
 }
 
 /**
