@@ -79,6 +79,8 @@ export class SchemaWorker {
   /** The running job, with the patterns its worker has posted, by number. */
   private current: { job: Job; patterns: string[]; timer: NodeJS.Timeout | undefined } | null = null;
   private nextId = 0;
+  /** Pattern texts the worker has sent the host, over every job (each is sent once per job that runs it). */
+  readonly stats = { patternsPosted: 0 };
 
   private readonly memoryMb: number;
 
@@ -154,7 +156,10 @@ export class SchemaWorker {
     if (message.type === "started") {
       // The limit counts from when the check starts, not while a busy host loads the worker.
       current.timer = setTimeout(() => this.stop(current.job, { kind: "too_slow", pattern: this.runningPattern(this.running) }), current.job.limitMs);
-    } else if (message.type === "pattern") current.patterns[message.number] = message.source;
+    } else if (message.type === "pattern") {
+      current.patterns[message.number] = message.source;
+      this.stats.patternsPosted++;
+    }
     // The error may quote the schema whole (a regexp too large for the engine, at 300 KB).
     else if (message.type === "error") this.finish({ kind: "error", message: capText(message.message, MAX_WORKER_ERROR_CHARS) });
     else this.finish({ kind: "answered", answer: message });
