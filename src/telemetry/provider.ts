@@ -54,7 +54,7 @@ export function exportTimeoutMillis(env: Readonly<Record<string, string | undefi
  * 2,048 spans in batches of 512). The SDK allows 30, each holding its request and up to 4 MiB of
  * answer; past the limit an export fails at once, its batch dropped, as any failed export's is.
  */
-const CONCURRENT_EXPORTS = 5;
+export const CONCURRENT_EXPORTS = 5;
 
 /**
  * The most ended spans that wait for the collector (the SDK's default, said here so the count below

@@ -7,7 +7,7 @@
  * same worker fixture: a worker stopped mid-child stops it and hands it back with what it saved,
  * with every child the database says it holds.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
@@ -16,7 +16,7 @@ import { expect, onTestFinished, test } from "vitest";
 import { CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import type { RemoteChildRequest } from "../../src/backends/remote-child.ts";
-import { PROJECT_ROOT } from "../cli/support.ts";
+import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture, installShutdownMarker, WORKER_PROFILE } from "../support/fleet.ts";
 import { sendSteer } from "../../src/backends/steers.ts";
 
@@ -27,9 +27,12 @@ const VICTIM = "wf_victim/agent/0";
 const request = (workflowId: string): RemoteChildRequest =>
   childRequest("forged", { workflowId, profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Forged part" }, prompt: "Do the part." });
 
+/** The worker the first test starts and the second stops (a start costs seconds), and the file its children's bash waits on. */
+const shared: { worker?: RunningFlow; release: string } = { release: "" };
+
 test("a request whose input names another child's workflow is refused before it runs, and that child's steers and session stay its own", async () => {
   const databaseUrl = fleet.pg.urlFor("forged_request");
-  const release = join(fleet.sandbox.root, "release");
+  const release = (shared.release = join(fleet.sandbox.root, "release"));
   writeFileSync(release, ""); // the faux child's bash call returns at once
   const args = ["worker", "--name", "w1", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
   const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
@@ -54,9 +57,53 @@ test("a request whose input names another child's workflow is refused before it 
   // A request whose input names its own workflow runs as always, and hears no other child's steer.
   const honest = await enqueue("wf_honest/agent/0", request("wf_honest/agent/0"));
   expect((await honest.getResult()).result).toMatchObject({ outcome: "succeeded", value: "heard nothing" });
-  const stdout = (await (worker.child.kill("SIGTERM"), worker.done)).stdout;
-  expect(stdout).not.toMatch(/started wf_forged|started wf_victim/);
+  expect(await worker.stdoutText(/[^]*/)).not.toMatch(/started wf_forged|started wf_victim/);
+  shared.worker = worker; // the next test stops it
 }, 180_000);
+
+/** Whether a process whose command line holds `text` runs (a child's bash, found by the file it waits on). */
+function commandRunning(text: string): boolean {
+  return readdirSync("/proc").some((pid) => {
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
+
+/** The most memory the process has held at once (its peak resident set), in bytes. */
+const peakMemory = (pid: number): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? Number.NaN) * 1024;
+
+test("a running child whose input row is forged huge is cancelled without its worker reading that row again", async () => {
+  const databaseUrl = fleet.pg.urlFor("forged_request");
+  const { worker, release } = shared;
+  if (!worker) throw new Error("the test above starts the worker; it did not get that far");
+  shared.worker = undefined;
+  rmSync(release); // not there again before the cancel: the child waits in bash
+  onTestFinished(() => writeFileSync(release, ""));
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const id = "wf_hugeinput/agent/0";
+  await enqueueChild(client, request(id));
+  await worker.stdoutText(/started wf_hugeinput\/agent\/0/);
+  // Whoever can write to the database swells the running child's input row (made by the server,
+  // stored compressed): the worker read it once, as it took the child; its watch for cancels
+  // needs only the status, and one that read the row every half second would hold it whole.
+  const before = peakMemory(worker.child.pid!);
+  const huge = 64 * 1024 * 1024;
+  await db.query("UPDATE dbos.workflow_input SET inputs = repeat('x', $2) WHERE workflow_uuid = $1", [id, huge]);
+  await client.cancelWorkflow(id);
+  await worker.stdoutText(/settled wf_hugeinput\/agent\/0 run ag_forged cancelled/);
+  expect(peakMemory(worker.child.pid!) - before).toBeLessThan(huge / 2);
+  worker.child.kill("SIGTERM");
+  const stopped = await worker.done;
+  expect(stopped.code).toBe(0);
+  expect(stopped.stdout).toContain("worker w1 stopped (SIGTERM)");
+}, 120_000);
 
 test("a worker stopped with SIGTERM mid-child stops the child (its extensions hear session_shutdown) and hands it back unsettled, its saved session and the steer it was handed kept for the next worker", async () => {
   const databaseUrl = fleet.pg.urlFor("forged_request");
@@ -124,48 +171,4 @@ test("a settled child's answer row forged over the coordinator's limit (64 MiB) 
   });
   const { rows } = await db.query("SELECT status, octet_length(output)::int AS bytes FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]);
   expect(rows).toEqual([{ status: "SUCCESS", bytes: limit + 1 }]);
-}, 120_000);
-
-/** Whether a process whose command line holds `text` runs (a child's bash, found by the file it waits on). */
-function commandRunning(text: string): boolean {
-  return readdirSync("/proc").some((pid) => {
-    try {
-      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
-    } catch {
-      return false; // ended meanwhile
-    }
-  });
-}
-
-/** The most memory the process has held at once (its peak resident set), in bytes. */
-const peakMemory = (pid: number): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? Number.NaN) * 1024;
-
-test("a running child whose input row is forged huge is cancelled without its worker reading that row again", async () => {
-  const databaseUrl = fleet.pg.urlFor("forged_request");
-  const release = join(fleet.sandbox.root, "huge-input-release"); // never written before the cancel: the child waits in bash
-  const args = ["worker", "--name", "w3", "--cwd", fleet.project, "--model", "faux/faux-1", "--extension", STEER_MODEL];
-  const worker = fleet.start(args, { PI_FLOW_DATABASE_URL: databaseUrl, FLOW_STEER_RELEASE: release });
-  onTestFinished(() => writeFileSync(release, ""));
-  await worker.stdoutText(/worker w3 ready/);
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  onTestFinished(() => db.end());
-  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
-  onTestFinished(() => client.destroy());
-  const id = "wf_hugeinput/agent/0";
-  await enqueueChild(client, request(id));
-  await worker.stdoutText(/started wf_hugeinput\/agent\/0/);
-  // Whoever can write to the database swells the running child's input row (made by the server,
-  // stored compressed): the worker read it once, as it took the child; its watch for cancels
-  // needs only the status, and one that read the row every half second would hold it whole.
-  const before = peakMemory(worker.child.pid!);
-  const huge = 64 * 1024 * 1024;
-  await db.query("UPDATE dbos.workflow_input SET inputs = repeat('x', $2) WHERE workflow_uuid = $1", [id, huge]);
-  await client.cancelWorkflow(id);
-  await worker.stdoutText(/settled wf_hugeinput\/agent\/0 run ag_forged cancelled/);
-  expect(peakMemory(worker.child.pid!) - before).toBeLessThan(huge / 2);
-  worker.child.kill("SIGTERM");
-  const stopped = await worker.done;
-  expect(stopped.code).toBe(0);
-  expect(stopped.stdout).toContain("worker w3 stopped (SIGTERM)");
 }, 120_000);

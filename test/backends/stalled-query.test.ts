@@ -20,7 +20,7 @@ const STEER_MODEL = join(PROJECT_ROOT, "test", "fixtures", "fleet", "steer-model
 
 test("a query the database holds past its statement_timeout fails the worker's child naming it, and the worker goes on and stops when told", async () => {
   // The URL's own statement_timeout wins over the 30 s default: the test need not wait half a minute.
-  const databaseUrl = `${fleet.pg.urlFor("stalled_query")}?statement_timeout=3000`;
+  const databaseUrl = `${fleet.pg.urlFor("stalled_query")}?statement_timeout=2000`;
   const worker = fleet.startWorker("w1", databaseUrl, ["--stub"]);
   await worker.stdoutText(/worker w1 ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
@@ -35,7 +35,7 @@ test("a query the database holds past its statement_timeout fails the worker's c
   await asDbos.connect();
   const bounds = await asDbos.query("SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle");
   await asDbos.end();
-  expect(bounds.rows).toEqual([{ statement: "3s", idle: "1min" }]);
+  expect(bounds.rows).toEqual([{ statement: "2s", idle: "1min" }]);
   await locker.query("BEGIN");
   await locker.query("LOCK TABLE dbos.operation_outputs IN ACCESS EXCLUSIVE MODE");
   const held = await enqueueChild(client, childRequest("held"));

@@ -43,13 +43,14 @@ afterAll(() => {
 // The exporter reads its endpoint and timeout from the environment when it is made.
 vi.stubEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`);
 vi.stubEnv("OTEL_EXPORTER_OTLP_TIMEOUT", "300");
-const { loadTracing } = await import("../../src/telemetry/provider.ts");
+const { CONCURRENT_EXPORTS, loadTracing } = await import("../../src/telemetry/provider.ts");
 
 test("exports a collector never finishes are cut at the timeout and their connections closed, so they do not pile up: the spans after it recovers are sent", async () => {
   const problems: string[] = [];
   const tracing = await loadTracing("http/json", "test", (message) => problems.push(message));
-  // More exports than the SDK would keep open at once (30): past that, it refuses every export.
-  for (let round = 0; round < 35; round++) {
+  // Twice the exports pi-flow keeps open at once: were the hung ones left open, the exporter would
+  // refuse every export past that limit. Each costs its 300 ms timeout.
+  for (let round = 0; round < 2 * CONCURRENT_EXPORTS; round++) {
     tracing.tracer.startSpan(`hung ${round}`).end();
     await tracing.flush().catch(() => undefined); // a failed export rejects the flush; flushTelemetry says so once
   }
