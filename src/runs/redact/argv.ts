@@ -1,3 +1,4 @@
+import { findingsInParts, type JoinedPart as Part } from "./joined-parts.ts";
 import type { Finding, Rule } from "./rule.ts";
 
 /**
@@ -26,27 +27,6 @@ const BLOCK_ITEM = /- (["']?)([^\n]*?)\1[ \t]*\r?$/;
 /** A flag: one or two dashes and a letter or digit (a PEM block's `-----BEGIN` is none). */
 const FLAG = /^--?[A-Za-z0-9]/;
 
-interface Part {
-  /** Where the item's text starts, relative to the match. */
-  at: number;
-  text: string;
-}
-
-/** Spans in the joined items, mapped back to the items that hold them. */
-function mapped(parts: readonly Part[], found: readonly number[]): Finding[] {
-  const findings: Finding[] = [];
-  for (let i = 0; i < found.length; i += 2) {
-    let offset = 0;
-    for (const part of parts) {
-      const start = Math.max(found[i]!, offset);
-      const end = Math.min(found[i + 1]!, offset + part.text.length);
-      if (end > start) findings.push({ start: part.at + start - offset, end: part.at + end - offset });
-      offset += part.text.length + 1; // the space that joins it to the next
-    }
-  }
-  return findings;
-}
-
 /** `spans` is the engine's own reading of a text: the secret spans every rule finds in it. */
 export function argvRules(spans: (text: string) => readonly number[]): readonly Rule[] {
   const flowList = new RegExp(String.raw`${ITEM}(?:${BETWEEN}${ITEM}){1,${MAX_ITEMS - 1}}`, "g");
@@ -56,7 +36,7 @@ export function argvRules(spans: (text: string) => readonly number[]): readonly 
     if (!parts.some((part) => FLAG.test(part.text))) return []; // no flag, no command line
     const resume = pattern.lastIndex;
     try {
-      return mapped(parts, spans(parts.map((part) => part.text).join(" ")));
+      return findingsInParts(parts, spans(parts.map((part) => part.text).join(" ")), " ");
     } finally {
       pattern.lastIndex = resume;
     }

@@ -1,4 +1,5 @@
-import type { Finding, Rule } from "./rule.ts";
+import { findingsInParts, type JoinedPart } from "./joined-parts.ts";
+import type { Rule } from "./rule.ts";
 
 /**
  * A secret split across string literals joined by `+` (`"ghp_" + "aB3d…"`, `'sk-proj-' + 'Xq7…'`,
@@ -26,7 +27,7 @@ export function concatenatedRules(spans: (text: string) => readonly number[]): r
       needles: ['" +', '"+', "' +", "'+", "` +", "`+"],
       pattern,
       findings: (match) => {
-        const parts: { at: number; text: string }[] = [];
+        const parts: JoinedPart[] = [];
         for (let at = 0; at < match[0].length; ) {
           PART.lastIndex = at;
           const part = PART.exec(match[0]);
@@ -46,17 +47,7 @@ export function concatenatedRules(spans: (text: string) => readonly number[]): r
         } finally {
           pattern.lastIndex = resume;
         }
-        const findings: Finding[] = [];
-        for (let i = 0; i < found.length; i += 2) {
-          let offset = 0;
-          for (const part of parts) {
-            const start = Math.max(found[i]!, offset);
-            const end = Math.min(found[i + 1]!, offset + part.text.length);
-            if (end > start) findings.push({ start: part.at + start - offset, end: part.at + end - offset });
-            offset += part.text.length;
-          }
-        }
-        return findings;
+        return findingsInParts(parts, found, "");
       },
     },
   ];
