@@ -1,4 +1,4 @@
-import { findingsInParts, type JoinedPart as Part } from "./joined-parts.ts";
+import { findingsInParts, spansByPart, type JoinedPart as Part } from "./joined-parts.ts";
 import type { Finding, Rule } from "./rule.ts";
 
 /**
@@ -92,15 +92,6 @@ export function argvItems(items: readonly unknown[], spans: (text: string) => re
   const texts = items as readonly string[];
   const found = spans(texts.join(" "));
   if (found.length === 0) return undefined;
-  const parts = texts.map((text, i) => ({ at: texts.slice(0, i).reduce((sum, before) => sum + before.length + 1, 0), text }));
-  const byItem: number[][] = texts.map(() => []);
-  // Each span, clipped to each item it covers.
-  for (let i = 0; i < found.length; i += 2) {
-    texts.forEach((text, n) => {
-      const start = Math.max(found[i]!, parts[n]!.at) - parts[n]!.at;
-      const end = Math.min(found[i + 1]!, parts[n]!.at + text.length) - parts[n]!.at;
-      if (end > start) byItem[n]!.push(start, end);
-    });
-  }
+  const byItem = spansByPart(texts, found, " ");
   return texts.map((text, n) => (byItem[n]!.length === 0 ? text : apply(text, byItem[n]!)));
 }

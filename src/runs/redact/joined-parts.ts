@@ -9,17 +9,33 @@ export interface JoinedPart {
   text: string;
 }
 
-/** Spans found in the parts joined by `separator`, mapped back to the parts that hold them. */
-export function findingsInParts(parts: readonly JoinedPart[], found: readonly number[], separator: string): Finding[] {
-  const findings: Finding[] = [];
+/**
+ * Spans found in `texts` joined by `separator`, clipped to each text that holds them: per text,
+ * [start, end, …] in that text's own positions.
+ */
+export function spansByPart(texts: readonly string[], found: readonly number[], separator: string): number[][] {
+  const byPart: number[][] = texts.map(() => []);
   for (let i = 0; i < found.length; i += 2) {
     let offset = 0;
-    for (const part of parts) {
-      const start = Math.max(found[i]!, offset);
-      const end = Math.min(found[i + 1]!, offset + part.text.length);
-      if (end > start) findings.push({ start: part.at + start - offset, end: part.at + end - offset });
-      offset += part.text.length + separator.length;
-    }
+    texts.forEach((text, n) => {
+      const start = Math.max(found[i]!, offset) - offset;
+      const end = Math.min(found[i + 1]!, offset + text.length) - offset;
+      if (end > start) byPart[n]!.push(start, end);
+      offset += text.length + separator.length;
+    });
   }
+  return byPart;
+}
+
+/** Spans found in the parts joined by `separator`, mapped back to where the parts stand in the match. */
+export function findingsInParts(parts: readonly JoinedPart[], found: readonly number[], separator: string): Finding[] {
+  const findings: Finding[] = [];
+  spansByPart(
+    parts.map((part) => part.text),
+    found,
+    separator,
+  ).forEach((spans, n) => {
+    for (let i = 0; i < spans.length; i += 2) findings.push({ start: parts[n]!.at + spans[i]!, end: parts[n]!.at + spans[i + 1]! });
+  });
   return findings;
 }
