@@ -59,18 +59,13 @@ export function canonicalDir(dir: string): string {
 export function hasFlowProjectFiles(cwd: string): boolean {
   const dir = canonicalDir(cwd);
   if (FLOW_PROJECT_PATHS.some((parts) => existsSync(join(dir, ...parts)))) return true;
-  for (let current = dirname(dir); current !== dirname(current); current = dirname(current)) {
-    if (existsSync(join(current, ".pi", "agents"))) return true;
-  }
-  return hasCliProjectFiles(dir);
-}
-
-/** Whether a claude or codex child working in `dir` would load project files of its CLI's. */
-function hasCliProjectFiles(dir: string): boolean {
+  // One walk up: agent definitions count in any ancestor, the CLIs' files in any but the home folder.
   const home = canonicalDir(process.env.HOME || homedir());
   for (let current = dir; ; current = dirname(current)) {
+    const root = current === dirname(current);
+    if (current !== dir && !root && existsSync(join(current, ".pi", "agents"))) return true;
     if (current !== home && CLI_PROJECT_PATHS.some((parts) => existsSync(join(current, ...parts)))) return true;
-    if (current === dirname(current)) return false;
+    if (root) return false;
   }
 }
 
