@@ -334,15 +334,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       // Back on the queue, for whichever worker is free next, before this worker's row goes: if
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.
+      // A database that refuses it (every pooled connection held, a server turning connections
+      // away) ends the stop as one that does not answer: the row stays for a sweep.
       let handed = false;
+      let refusal: unknown;
       try {
-        handed = await answersWithin(handBack(pool, beats, me), stopWithinMs);
+        handed = await answersWithin(handBack(pool, beats, me), stopWithinMs).catch((error: unknown) => {
+          refusal = error;
+          return false;
+        });
       } finally {
         // Connections still waiting on a database that does not answer are not waited for: the process's exit ends them.
         if (handed) await endPools();
         else void endPools();
       }
-      if (!handed) throw notHandedBack(options.name, ids, stopWithinMs);
+      if (!handed) throw notHandedBack(options.name, ids, stopWithinMs, refusal);
     },
   };
 }

@@ -58,12 +58,13 @@ export async function answersWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
-/** A stop the database did not answer: the worker's row stays, so a sweep takes its children over once it is silent. */
-export function notHandedBack(worker: string, ids: readonly string[], ms: number): FlowError {
+/** A stop the database did not answer, or refused: the worker's row stays, so a sweep takes its children over once it is silent. */
+export function notHandedBack(worker: string, ids: readonly string[], ms: number, refusal?: unknown): FlowError {
   const which = ids.length > 0 ? ` (${ids.join(", ")})` : "";
+  const why = refusal === undefined ? `the database did not answer within ${ms / 1000} s` : `the database refused it (${refusal instanceof Error ? refusal.message : String(refusal)})`;
   return new FlowError(
     "failed",
-    `flow worker ${worker} stopped without handing back its children${which}: the database did not answer within ${ms / 1000} s. ` +
+    `flow worker ${worker} stopped without handing back its children${which}: ${why}. ` +
       `Its row stays in pi_flow.workers: once it is silent for ${SILENT_AFTER_SECONDS} s, another worker's sweep puts them back on the queue.`,
   );
 }
