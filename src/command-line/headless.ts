@@ -1,5 +1,4 @@
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
 import { runToolCall, type AgentToolResult } from "@earendil-works/pi-agent-core";
 import {
   createAgentSession,
@@ -15,9 +14,7 @@ import { FlowError } from "../contract/errors.ts";
 import { redactText } from "../runs/index.ts";
 import type { RegisteredToolSchema } from "../orchestrator/workflow/index.ts";
 import { openFlowSession } from "./flow-session-file.ts";
-
-/** The package root: Pi loads pi-flow from here through its manifest, as `pi -e <path>` does. */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+import piFlow from "../index.ts";
 
 export interface HeadlessOptions {
   cwd: string;
@@ -86,7 +83,7 @@ const textOf = (result: AgentToolResult<unknown>): string =>
 
 /**
  * A Pi session with no one at the keyboard: Pi's agent directory (credentials, models, settings)
- * and pi-flow loaded through its manifest plus any `--extension`. It is never kept in Pi's
+ * and pi-flow (the modules this process runs) plus any `--extension`. It is never kept in Pi's
  * sessions directory: it holds the command line and every tool call's arguments, and a demo or
  * replay run should leave nothing behind but its run. `flow run`'s is kept redacted beside its runs
  * (flow-session-file.ts); the others are in memory only. The session never talks to a model itself;
@@ -106,7 +103,9 @@ export async function openHeadlessSession(options: HeadlessOptions): Promise<Hea
     noPromptTemplates: true,
     noThemes: true,
     noContextFiles: true,
-    additionalExtensionPaths: [PACKAGE_ROOT, ...options.extensions.map((path) => resolve(cwd, path))],
+    // pi-flow itself is the module this process already runs, not a second copy Pi compiles from the manifest.
+    extensionFactories: [{ name: "pi-flow", factory: piFlow }],
+    additionalExtensionPaths: options.extensions.map((path) => resolve(cwd, path)),
   });
   await loader.reload();
   const errors = loader.getExtensions().errors;

@@ -1,5 +1,5 @@
 // The layout a newcomer relies on: arrows run one way (contract → runs → harnesses → orchestrator
-// → ui and help → tools and commands → the flow command → the entry), each orchestrator wing,
+// → ui and help → tools and commands → the entry → the flow command, which hosts it), each orchestrator wing,
 // runs/, harnesses/ and ui/ are entered through their index.ts, and no file reaches itself again
 // through its imports.
 import { describe, expect, it } from "vitest";
@@ -26,8 +26,9 @@ const FLOOR: Record<string, number> = {
   ui: 4,
   tools: 5,
   commands: 5,
-  "command-line": 6,
-  "index.ts": 7,
+  // The entry registers pi-flow in a Pi session; the flow command hosts it in a headless one.
+  "index.ts": 6,
+  "command-line": 7,
 };
 const WINGS = ["lifecycle", "session", "child", "workflow"];
 
