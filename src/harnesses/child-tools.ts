@@ -40,9 +40,16 @@ function matcher(pattern: string): (name: string) => boolean {
   return (name) => regex.test(name);
 }
 
+/**
+ * Pi reads a tools list holding `+name` or `-name` entries as changes to its default tools (read,
+ * bash, edit, write), not as names: a parent's tool so named (an extension may register one) would
+ * hand the child Pi's defaults. It cannot be named to a child, so it is never lent.
+ */
+const modifierLike = (tool: string): boolean => tool.startsWith("+") || tool.startsWith("-");
+
 /** The names the parent's authority covers: its active tools, and the read-alike tools when it holds read. */
 function authorityOf(parentTools: readonly string[]): string[] {
-  const held = [...parentTools];
+  const held = parentTools.filter((tool) => !modifierLike(tool));
   if (held.includes("read")) for (const tool of READ_ALIKE_TOOLS) if (!held.includes(tool)) held.push(tool);
   return held;
 }

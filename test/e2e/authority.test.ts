@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { defineTool, type ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { afterEach, describe, expect, test } from "vitest";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Context, type FauxResponseStep, type Message } from "@earendil-works/pi-ai";
 import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
@@ -119,6 +121,34 @@ describe("a pi child of a read-only parent", () => {
     expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
     expect(receipt.warnings).not.toContain("tools_withheld");
     expect((await launchView(receipt.data.run!.runId)).tools).toEqual({ effective: ["read", "bash"], withheld: [], denied: ["write"] });
+  });
+});
+
+/** An extension's tools under names Pi's tool lists would read as `+name`/`-name` modifiers of the default tools. */
+const modifierNamedTools: ExtensionFactory = (api) => {
+  for (const name of ["+write", "-read"]) {
+    api.registerTool(defineTool({ name, label: name, description: "An oddly named tool.", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) }));
+  }
+};
+
+describe("a parent tool named like a tool-list modifier (+name, -name)", () => {
+  test("gives a read-only parent's child neither write nor Pi's default tools: the name is withheld, the child keeps what the parent holds", async () => {
+    pi = await startPiSession({ extensions: [modifierNamedTools] });
+    makeReadOnly(pi.session);
+    expect(pi.session.getActiveToolNames()).toEqual(expect.arrayContaining(["+write", "-read"]));
+    const roles = join(pi.cwd, ".pi", "flow", "roles");
+    mkdirSync(roles, { recursive: true });
+    writeFileSync(join(roles, "plus.md"), "---\ntools: +write\n---\nYou add.");
+    writeFileSync(join(roles, "minus.md"), "---\ntools: read, -read\n---\nYou subtract.");
+    for (const role of ["plus", "minus"]) {
+      const attempt: Attempt = { offered: [] };
+      const { receipt } = await callForReceipt(pi, "external_delegate", { ...worker, role }, { children: childTriesToWrite(attempt) });
+      expect(receipt.ok, role).toBe(true);
+      expect(attempt.offered.filter((tool) => WRITING.includes(tool)), role).toEqual([]);
+      expect(attempt.result?.isError, role).toBe(true);
+      expect(existsSync(join(pi.cwd, "pwned.txt")), role).toBe(false);
+      expect(receipt.warnings, role).toContain("tools_withheld");
+    }
   });
 });
 
