@@ -41,15 +41,16 @@ function matcher(pattern: string): (name: string) => boolean {
 }
 
 /**
- * Pi reads a tools list holding `+name` or `-name` entries as changes to its default tools (read,
- * bash, edit, write), not as names: a parent's tool so named (an extension may register one) would
- * hand the child Pi's defaults. It cannot be named to a child, so it is never lent.
+ * Whether a tool's name can stand in a child's tool list as itself. Pi reads an entry with `*` as a
+ * pattern, and a list holding `+name` or `-name` entries as changes to its default tools (read,
+ * bash, edit, write): a parent's tool so named (an extension may register one) would hand the child
+ * every tool or Pi's defaults. Such a tool cannot be named to a child, so it is never lent.
  */
-const modifierLike = (tool: string): boolean => tool.startsWith("+") || tool.startsWith("-");
+const lendable = (tool: string): boolean => !tool.startsWith("+") && !tool.startsWith("-") && !tool.includes("*");
 
 /** The names the parent's authority covers: its active tools, and the read-alike tools when it holds read. */
 function authorityOf(parentTools: readonly string[]): string[] {
-  const held = parentTools.filter((tool) => !modifierLike(tool));
+  const held = parentTools.filter(lendable);
   if (held.includes("read")) for (const tool of READ_ALIKE_TOOLS) if (!held.includes(tool)) held.push(tool);
   return held;
 }
@@ -64,7 +65,9 @@ export function boundChildTools(profile: Pick<ChildProfile, "tools" | "disallowe
   const withheld: string[] = [];
   for (const entry of (profile.tools ?? PI_DEFAULT_TOOLS).map(piName)) {
     if (entry.includes("*")) {
-      wanted.push(...authority.filter(matcher(entry)));
+      const matches = matcher(entry);
+      wanted.push(...authority.filter(matches));
+      withheld.push(...parentTools.filter((tool) => !lendable(tool) && matches(tool)));
     } else if (authority.includes(entry)) {
       wanted.push(entry);
     } else {

@@ -124,23 +124,24 @@ describe("a pi child of a read-only parent", () => {
   });
 });
 
-/** An extension's tools under names Pi's tool lists would read as `+name`/`-name` modifiers of the default tools. */
+/** An extension's tools under names Pi's tool lists would read as `+name`/`-name` modifiers of the default tools, or as a `*` pattern. */
 const modifierNamedTools: ExtensionFactory = (api) => {
-  for (const name of ["+write", "-read"]) {
+  for (const name of ["+write", "-read", "*"]) {
     api.registerTool(defineTool({ name, label: name, description: "An oddly named tool.", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) }));
   }
 };
 
-describe("a parent tool named like a tool-list modifier (+name, -name)", () => {
+describe("a parent tool named like a tool-list modifier (+name, -name) or pattern (*)", () => {
   test("gives a read-only parent's child neither write nor Pi's default tools: the name is withheld, the child keeps what the parent holds", async () => {
     pi = await startPiSession({ extensions: [modifierNamedTools] });
     makeReadOnly(pi.session);
-    expect(pi.session.getActiveToolNames()).toEqual(expect.arrayContaining(["+write", "-read"]));
+    expect(pi.session.getActiveToolNames()).toEqual(expect.arrayContaining(["+write", "-read", "*"]));
     const roles = join(pi.cwd, ".pi", "flow", "roles");
     mkdirSync(roles, { recursive: true });
     writeFileSync(join(roles, "plus.md"), "---\ntools: +write\n---\nYou add.");
     writeFileSync(join(roles, "minus.md"), "---\ntools: read, -read\n---\nYou subtract.");
-    for (const role of ["plus", "minus"]) {
+    writeFileSync(join(roles, "star.md"), '---\ntools: [read, "*"]\n---\nYou match.');
+    for (const role of ["plus", "minus", "star"]) {
       const attempt: Attempt = { offered: [] };
       const { receipt } = await callForReceipt(pi, "external_delegate", { ...worker, role }, { children: childTriesToWrite(attempt) });
       expect(receipt.ok, role).toBe(true);

@@ -45,10 +45,10 @@ describe("a child's tools within the parent's", () => {
     expect(claudeTools(["read", ...odd])).toEqual(["Read", ...odd]);
   });
 
-  test("a parent tool named +name or -name is never lent, by name or by pattern: Pi would read it as a change to its default tools", () => {
-    expect(boundChildTools({ tools: ["read", "+write", "-read", "*"] }, ["read", "+write", "-read"])).toEqual({
+  test("a parent tool named +name, -name or with a * is never lent, by name or by pattern: Pi would read it as a change to its default tools, or a pattern", () => {
+    expect(boundChildTools({ tools: ["read", "+write", "-read", "*"] }, ["read", "+write", "-read", "b*"])).toEqual({
       effective: ["read", "grep", "find", "ls"],
-      withheld: ["+write", "-read"],
+      withheld: ["+write", "-read", "b*"],
       denied: [],
     });
   });
