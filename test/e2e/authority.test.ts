@@ -110,6 +110,19 @@ describe("a pi child of a read-only parent", () => {
     expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
   });
 
+  test("a resume under a parent that since became read-only continues the worker's session without write, edit or bash", async () => {
+    pi = await startPiSession();
+    const first = await callForReceipt(pi, "external_delegate", worker, { children: [fauxAssistantMessage([fauxText("first part done")])] });
+    expect(first.receipt.ok).toBe(true);
+    makeReadOnly(pi.session);
+    const attempt: Attempt = { offered: [] };
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...worker, resume: first.receipt.data.run!.runId }, { children: childTriesToWrite(attempt) });
+    expect(receipt.ok).toBe(true);
+    expect(attempt.offered.sort()).toEqual(["find", "grep", "ls", "read"]);
+    expect(attempt.result?.isError).toBe(true);
+    expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
+  });
+
   test("a role's disallowedTools takes a tool away even from a parent that holds it", async () => {
     pi = await startPiSession();
     const roles = join(pi.cwd, ".pi", "flow", "roles");
