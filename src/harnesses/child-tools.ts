@@ -40,9 +40,17 @@ function matcher(pattern: string): (name: string) => boolean {
   return (name) => regex.test(name);
 }
 
+/**
+ * Whether a tool's name can stand in a child's tool list as itself. Pi reads an entry with `*` as a
+ * pattern, and a list holding `+name` or `-name` entries as changes to its default tools (read,
+ * bash, edit, write): a parent's tool so named (an extension may register one) would hand the child
+ * every tool or Pi's defaults. Such a tool cannot be named to a child, so it is never lent.
+ */
+const lendable = (tool: string): boolean => !tool.startsWith("+") && !tool.startsWith("-") && !tool.includes("*");
+
 /** The names the parent's authority covers: its active tools, and the read-alike tools when it holds read. */
 function authorityOf(parentTools: readonly string[]): string[] {
-  const held = [...parentTools];
+  const held = parentTools.filter(lendable);
   if (held.includes("read")) for (const tool of READ_ALIKE_TOOLS) if (!held.includes(tool)) held.push(tool);
   return held;
 }
@@ -57,7 +65,9 @@ export function boundChildTools(profile: Pick<ChildProfile, "tools" | "disallowe
   const withheld: string[] = [];
   for (const entry of (profile.tools ?? PI_DEFAULT_TOOLS).map(piName)) {
     if (entry.includes("*")) {
-      wanted.push(...authority.filter(matcher(entry)));
+      const matches = matcher(entry);
+      wanted.push(...authority.filter(matches));
+      withheld.push(...parentTools.filter((tool) => !lendable(tool) && matches(tool)));
     } else if (authority.includes(entry)) {
       wanted.push(entry);
     } else {

@@ -49,6 +49,8 @@ export interface ProfileDirs {
   project: string | undefined;
   /** The user's directory of the same kind. */
   user: string;
+  /** Why a project folder's files were left out, said when a name is not found (agent definitions in an untrusted folder above). */
+  leftOut?: string;
 }
 
 /** An untrusted project's role files are not read: a role file can grant a child tools (project-trust.ts). */

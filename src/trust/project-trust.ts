@@ -52,20 +52,23 @@ export function canonicalDir(dir: string): string {
   }
 }
 
+/** The home folder, canonical: its own project files are the user's. */
+export function homeFolder(): string {
+  return canonicalDir(process.env.HOME || homedir());
+}
+
 /**
- * Whether the project holds files that widen a child's authority: pi-flow's (agent definitions in
- * any ancestor too), or those of the CLIs its claude and codex children run.
+ * Whether the project holds files that widen a child's authority: pi-flow's, or those of the CLIs
+ * its claude and codex children run (in any folder above too). Agent definitions in a folder above
+ * take that folder's own decision (agentDefinitionsFolderTrusted), not this project's.
  */
 export function hasFlowProjectFiles(cwd: string): boolean {
   const dir = canonicalDir(cwd);
   if (FLOW_PROJECT_PATHS.some((parts) => existsSync(join(dir, ...parts)))) return true;
-  // One walk up: agent definitions count in any ancestor, the CLIs' files in any but the home folder.
-  const home = canonicalDir(process.env.HOME || homedir());
+  const home = homeFolder();
   for (let current = dir; ; current = dirname(current)) {
-    const root = current === dirname(current);
-    if (current !== dir && !root && existsSync(join(current, ".pi", "agents"))) return true;
     if (current !== home && CLI_PROJECT_PATHS.some((parts) => existsSync(join(current, ...parts)))) return true;
-    if (root) return false;
+    if (current === dirname(current)) return false;
   }
 }
 
@@ -134,4 +137,16 @@ export function childProjectTrusted(parent: { cwd: string; trusted: boolean }, c
   const dir = canonicalDir(childCwd);
   if (dir === canonicalDir(parent.cwd)) return true;
   return processDecisions.get(dir) ?? decide(childCwd, agentDir, needsTrustDecision(childCwd));
+}
+
+/**
+ * Whether the agent definitions in `folder` (the nearest `.pi/agents` above a project) may be read
+ * for that project: never when the project is untrusted; the project's own and the home folder's
+ * (the user's) with the project; a shared folder above (one `.pi/agents` over many projects,
+ * written by whoever writes there) only by that folder's own decision, as Pi decides a folder's.
+ */
+export function agentDefinitionsFolderTrusted(project: { cwd: string; trusted: boolean }, folder: string, agentDir: string): boolean {
+  if (!project.trusted) return false;
+  if (canonicalDir(folder) === homeFolder()) return true;
+  return childProjectTrusted(project, folder, agentDir);
 }

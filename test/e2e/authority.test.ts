@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { defineTool, type ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { afterEach, describe, expect, test } from "vitest";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Context, type FauxResponseStep, type Message } from "@earendil-works/pi-ai";
 import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
@@ -108,6 +110,19 @@ describe("a pi child of a read-only parent", () => {
     expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
   });
 
+  test("a resume under a parent that since became read-only continues the worker's session without write, edit or bash", async () => {
+    pi = await startPiSession();
+    const first = await callForReceipt(pi, "external_delegate", worker, { children: [fauxAssistantMessage([fauxText("first part done")])] });
+    expect(first.receipt.ok).toBe(true);
+    makeReadOnly(pi.session);
+    const attempt: Attempt = { offered: [] };
+    const { receipt } = await callForReceipt(pi, "external_delegate", { ...worker, resume: first.receipt.data.run!.runId }, { children: childTriesToWrite(attempt) });
+    expect(receipt.ok).toBe(true);
+    expect(attempt.offered.sort()).toEqual(["find", "grep", "ls", "read"]);
+    expect(attempt.result?.isError).toBe(true);
+    expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
+  });
+
   test("a role's disallowedTools takes a tool away even from a parent that holds it", async () => {
     pi = await startPiSession();
     const roles = join(pi.cwd, ".pi", "flow", "roles");
@@ -119,6 +134,35 @@ describe("a pi child of a read-only parent", () => {
     expect(existsSync(join(pi.cwd, "pwned.txt"))).toBe(false);
     expect(receipt.warnings).not.toContain("tools_withheld");
     expect((await launchView(receipt.data.run!.runId)).tools).toEqual({ effective: ["read", "bash"], withheld: [], denied: ["write"] });
+  });
+});
+
+/** An extension's tools under names Pi's tool lists would read as `+name`/`-name` modifiers of the default tools, or as a `*` pattern. */
+const modifierNamedTools: ExtensionFactory = (api) => {
+  for (const name of ["+write", "-read", "*"]) {
+    api.registerTool(defineTool({ name, label: name, description: "An oddly named tool.", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }) }));
+  }
+};
+
+describe("a parent tool named like a tool-list modifier (+name, -name) or pattern (*)", () => {
+  test("gives a read-only parent's child neither write nor Pi's default tools: the name is withheld, the child keeps what the parent holds", async () => {
+    pi = await startPiSession({ extensions: [modifierNamedTools] });
+    makeReadOnly(pi.session);
+    expect(pi.session.getActiveToolNames()).toEqual(expect.arrayContaining(["+write", "-read", "*"]));
+    const roles = join(pi.cwd, ".pi", "flow", "roles");
+    mkdirSync(roles, { recursive: true });
+    writeFileSync(join(roles, "plus.md"), "---\ntools: +write\n---\nYou add.");
+    writeFileSync(join(roles, "minus.md"), "---\ntools: read, -read\n---\nYou subtract.");
+    writeFileSync(join(roles, "star.md"), '---\ntools: [read, "*"]\n---\nYou match.');
+    for (const role of ["plus", "minus", "star"]) {
+      const attempt: Attempt = { offered: [] };
+      const { receipt } = await callForReceipt(pi, "external_delegate", { ...worker, role }, { children: childTriesToWrite(attempt) });
+      expect(receipt.ok, role).toBe(true);
+      expect(attempt.offered.filter((tool) => WRITING.includes(tool)), role).toEqual([]);
+      expect(attempt.result?.isError, role).toBe(true);
+      expect(existsSync(join(pi.cwd, "pwned.txt")), role).toBe(false);
+      expect(receipt.warnings, role).toContain("tools_withheld");
+    }
   });
 });
 

@@ -45,6 +45,14 @@ describe("a child's tools within the parent's", () => {
     expect(claudeTools(["read", ...odd])).toEqual(["Read", ...odd]);
   });
 
+  test("a parent tool named +name, -name or with a * is never lent, by name or by pattern: Pi would read it as a change to its default tools, or a pattern", () => {
+    expect(boundChildTools({ tools: ["read", "+write", "-read", "*"] }, ["read", "+write", "-read", "b*"])).toEqual({
+      effective: ["read", "grep", "find", "ls"],
+      withheld: ["+write", "-read", "b*"],
+      denied: [],
+    });
+  });
+
   test("no tools list means Pi's default tools, bounded the same way", () => {
     expect(boundChildTools({}, READ_ONLY_PARENT)).toEqual({ effective: ["read"], withheld: ["bash", "edit", "write"], denied: [] });
   });

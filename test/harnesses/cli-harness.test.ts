@@ -106,6 +106,19 @@ describe("roles and options become the CLIs' flags", () => {
     expect(argv("isolated").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
   });
 
+  test("claude: a read-only child gets no MCP server even in a trusted project (plan mode would run a write the user's Claude settings pre-approve); one whose tools name an MCP tool keeps its servers", async () => {
+    await ws.run("claude", { role: "explorer", prompt: "explore" });
+    await ws.run("claude", { role: "reviewer", prompt: "named", tools: ["read", "mcp__github__get_issue"] });
+    await ws.run("claude", { role: "worker", prompt: "work" });
+    const runs = fakeRuns(ws.cwd, "claude");
+    const argv = (prompt: string) => runs.find((run) => run.prompt === prompt)!.argv;
+    expect(argv("explore")).toEqual(expect.arrayContaining(["--permission-mode=plan", "--strict-mcp-config"]));
+    expect(argv("explore").some((arg) => arg.startsWith("--setting-sources"))).toBe(false);
+    expect(argv("named")).toContain("--permission-mode=plan");
+    expect(argv("named")).not.toContain("--strict-mcp-config");
+    expect(argv("work")).not.toContain("--strict-mcp-config");
+  });
+
   test("claude: the git it runs in a repository of a project Pi does not trust runs no fsmonitor or hook that repository's .git/config names", async () => {
     const repository = join(ws.cwd, "unpacked");
     const marker = join(ws.cwd, "fsmonitor-ran.txt");

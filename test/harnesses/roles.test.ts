@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs, resolveAgentDefinition } from "../../src/harnesses/agent-definitions.ts";
 import { BUILTIN_ROLES, listRoles, resolveRole, roleDirs } from "../../src/harnesses/roles.ts";
 
@@ -80,10 +81,43 @@ describe("Pi agent definitions", () => {
     writeFileSync(join(project, ".pi", "agents", "scout.md"), "---\nname: scout\ndescription: Scouts\n---\nProject scout.");
     const nested = join(project, "src", "deep");
     mkdirSync(nested, { recursive: true });
+    // The project's .pi/agents is above the working folder: it counts with the project's own decision.
+    new ProjectTrustStore(agentDir).set(project, true);
     const found = resolveAgentDefinition("scout", agentDefinitionDirs(nested, agentDir, true));
     expect(found).toMatchObject({ systemPrompt: "Project scout.", source: "project", harness: "pi" });
     expect(() => resolveAgentDefinition("planner", agentDefinitionDirs(nested, agentDir, true))).toThrow(
       expect.objectContaining({ code: "selection_invalid", message: expect.stringContaining("Known: scout") }),
     );
+  });
+
+  test("an ancestor's .pi/agents (a shared folder above many projects) counts only once that folder is trusted itself; the home folder's are the user's", () => {
+    const { root } = dirs();
+    const agentDir = join(root, "agent");
+    const shared = join(root, "shared");
+    const project = join(shared, "project");
+    mkdirSync(join(shared, ".pi", "agents"), { recursive: true });
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(shared, ".pi", "agents", "planted.md"), "---\nname: planted\ntools: bash\n---\nPlanted by whoever writes the shared folder.");
+    // The user trusted their own project, not the shared folder above it.
+    new ProjectTrustStore(agentDir).set(project, true);
+    expect(() => resolveAgentDefinition("planted", agentDefinitionDirs(project, agentDir, true))).toThrow(
+      expect.objectContaining({ code: "selection_invalid", message: expect.stringContaining(`${join(shared, ".pi", "agents")} are not read: that folder is not trusted`) }),
+    );
+    new ProjectTrustStore(agentDir).set(shared, true);
+    expect(resolveAgentDefinition("planted", agentDefinitionDirs(project, agentDir, true))).toMatchObject({ source: "project" });
+    expect(agentDefinitionDirs(project, agentDir, false).project).toBeUndefined();
+    // The home folder's own .pi/agents need no decision of their own in a trusted project below it.
+    const previous = process.env.HOME;
+    process.env.HOME = project;
+    const below = join(project, "code");
+    mkdirSync(join(project, ".pi", "agents"), { recursive: true });
+    mkdirSync(below, { recursive: true });
+    writeFileSync(join(project, ".pi", "agents", "mine.md"), "---\nname: mine\n---\nThe user's own.");
+    new ProjectTrustStore(agentDir).set(project, false);
+    try {
+      expect(resolveAgentDefinition("mine", agentDefinitionDirs(below, agentDir, true))).toMatchObject({ systemPrompt: "The user's own." });
+    } finally {
+      process.env.HOME = previous;
+    }
   });
 });

@@ -31,6 +31,8 @@ describe("resolveProjectTrust", () => {
     expect(resolveProjectTrust(project("ext", ".pi/extensions/a.ts"), agentDir)).toBe(false);
     expect(resolveProjectTrust(project("roles", ".pi/flow/roles/explorer.md"), agentDir)).toBe(false);
     expect(resolveProjectTrust(project("agents", ".pi/agents/helper.md"), agentDir)).toBe(false);
+    // Agent definitions in a folder above take that folder's own decision (agent-definitions.ts), not this project's.
+    expect(resolveProjectTrust(project("agents/below", "README.md"), agentDir)).toBe(true);
   });
 
   test("Claude Code's and Codex's project files need a decision too, in the folder or above it, but not the home folder's own", () => {

@@ -66,11 +66,21 @@ export function claudeDenied(disallowed: readonly string[] | undefined): string[
  */
 const claudePrompt = (prompt: string): string => (prompt.startsWith("/") ? ` ${prompt}` : prompt);
 
+/**
+ * Whether the child's tools name an MCP tool. A read-only child that names none gets no MCP server:
+ * plan mode does not stop a tool the user's Claude settings pre-approve (`mcp__filesystem`), and
+ * whether an MCP tool writes is only its server's word.
+ */
+const namesMcpTool = (tools: readonly string[] | undefined): boolean => (tools ?? []).some((tool) => tool.startsWith("mcp__"));
+
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
   // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
   const denied = [...new Set([...(readOnly ? CLAUDE_WRITING_TOOLS : []), ...claudeDenied(request.profile.disallowedTools)])];
   const task = claudePrompt(request.prompt);
+  // The MCP servers of the user's and project's settings: not for an untrusted or isolated child,
+  // nor for a read-only one whose tools name no MCP tool.
+  const mcpServers = request.loading.projectTrusted && !request.loading.isolated && (!readOnly || namesMcpTool(request.profile.tools));
   // The role's prompt goes in a private file, as the task goes on stdin: a command line is visible
   // to every user's `ps`, and one argument longer than 128 KiB would keep Claude Code from starting.
   const systemPromptFile = join(scratchDir, "system-prompt.md");
@@ -87,10 +97,9 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     ...(denied.length > 0 ? [`--disallowedTools=${denied.join(",")}`] : []),
     `--append-system-prompt-file=${systemPromptFile}`,
     // Under -p Claude Code skips its trust dialog and loads the project's settings (whose hooks run
-    // commands) and MCP servers: a child of a project Pi does not trust gets the user's settings
-    // only, and an untrusted or isolated child no MCP server pi-flow did not give it.
+    // commands) and MCP servers: a child of a project Pi does not trust gets the user's settings only.
     ...(request.loading.projectTrusted ? [] : ["--setting-sources=user"]),
-    ...(request.loading.projectTrusted && !request.loading.isolated ? [] : ["--strict-mcp-config"]),
+    ...(mcpServers ? [] : ["--strict-mcp-config"]),
   ];
   if (model !== undefined) args.push(`--model=${model}`);
   // A resume forks: the prompt is the next user message of the conversation, in a session of its own
