@@ -12,6 +12,7 @@ import { classifyThrown, ends, limitFailure, parseThrownInfo, refuse, refuseLimi
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
 import { VmOutput } from "./vm-output.ts";
 import { VmStore } from "./vm-store.ts";
+import { HeapGauge } from "./vm-heap.ts";
 
 /** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
 const BYTES_PER_CHAR = 2;
@@ -47,6 +48,9 @@ export class VmSession {
   private readonly rt: QuickJSRuntime;
   private readonly vm: QuickJSContext;
   private readonly cpu: CpuMeter;
+  /** QuickJS's count of its heap, when readable: the interrupt handler ends the run at memoryBytes (vm-heap.ts). */
+  private readonly heap: HeapGauge | undefined;
+  private memoryExceeded = false;
   private nextId = 1;
   /** Calls the host has not answered yet, with the characters of JSON each sent over. */
   private readonly inflight = new Map<number, number>();
@@ -72,12 +76,12 @@ export class VmSession {
     this.vm = prepared.vm;
     // The prelude's allocations so far count against this limit too: QuickJS counts what the
     // runtime holds, not what was allocated after the limit was set.
-    this.rt.setMemoryLimit(message.limits.memoryBytes);
+    this.heap = HeapGauge.attach(this.rt, message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
     this.rt.setInterruptHandler(() => {
       this.out.flushIfDue();
-      return this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over();
+      return this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over() || this.heapFull();
     });
     prepared.attach((args) => this.onHost(args));
   }
@@ -194,9 +198,17 @@ export class VmSession {
     }
   }
 
+  /** Past memoryBytes as QuickJS counts it: the run ends at the next interrupt check. */
+  private heapFull(): boolean {
+    if (this.heap === undefined || this.heap.used() <= this.message.limits.memoryBytes) return false;
+    this.memoryExceeded = true;
+    return true;
+  }
+
   private classify(info: ThrownInfo): VmFailure {
     // QuickJS ends an interrupted script with an uncatchable InternalError; say which limit it was.
     if (this.cpu.exceeded) return limitFailure("cpuMs", this.message.limits);
+    if (this.memoryExceeded) return limitFailure("memoryBytes", this.message.limits);
     return classifyThrown(info, this.message.limits);
   }
 
