@@ -41,7 +41,7 @@ function uncaught(error) {
 // The wrapper line calls this once with a class whose static method "<anonymous>" is the script
 // (the name its frame always had in stacks); its private method, which the catches of the script
 // and of its functions call, reaches uncaught() through the class's prototype (super), so no
-// name of it is in the script's scope (vm-session.ts wrapScript, frame-guard.ts).
+// name of it is in the script's scope (vm-script.ts wrapScript, frame-guard.ts).
 const setPrototypeOf = Object.setPrototypeOf;
 const freeze = Object.freeze;
 const wrapperBase = freeze({ __proto__: null, uncaught });
