@@ -169,10 +169,13 @@ export class VmSession {
     this.outcome ??= { ok: false, error: this.classify(info) };
   }
 
-  /** An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. */
+  /**
+   * An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. Reading
+   * it runs the script's toJSON, getters and proxy traps: that is the VM's time, metered like any turn.
+   */
           read(handle               )             {
     try {
-      return thrownInfo(this.vm.dump(handle));
+      return thrownInfo(this.cpu.run(() => this.vm.dump(handle)));
     } catch {
       return { name: "Error", message: "uncaught error that could not be read" };
     }
