@@ -8,7 +8,7 @@ import type { CallKind, HostFailure, ReplyMessage } from "./protocol.ts";
 import { CallQueue } from "./queue.ts";
 import { ToolDiscovery } from "./tool-discovery.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS, sanitizeIdentifier } from "./text.ts";
-import type { AgentOptions, HostError, JsonValue, SharedCount, TreeBudget, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
+import type { AgentOptions, JsonValue, SharedCount, TreeBudget, WorkflowError, WorkflowEvent, WorkflowHost, WorkflowLimits } from "./types.ts";
 
 export interface BridgeHooks {
   emit(event: WorkflowEvent): void;
@@ -218,7 +218,7 @@ export class HostBridge {
     promise.then(
       (value) => {
         if (this.hooks.closed()) return;
-        const runId = kind === "agent" ? (value as { runId?: unknown } | null)?.runId : undefined;
+        const runId = kind === "agent" ? readField(value, "runId") : undefined;
         const answer = this.answer(value, typeof runId === "string" ? runId : undefined);
         if (answer.ok) {
           end(typeof runId === "string" ? { ok: true, runId } : { ok: true });
@@ -231,7 +231,7 @@ export class HostBridge {
         if (this.hooks.closed()) return;
         const failure = hostFailure(reason);
         end(ending(failure));
-        if ((reason as HostError | null)?.fatal === true) {
+        if (readField(reason, "fatal") === true) {
           const error: WorkflowError = { kind: "script", code: failure.code ?? "host_error", message: failure.message };
           if (failure.runId !== undefined) error.runId = failure.runId;
           return this.hooks.fatal(error, at);
@@ -284,10 +284,33 @@ function ending(failure: HostFailure): Ending {
  * bounded like the script's own errors, since the script may rethrow them.
  */
 export function hostFailure(reason: unknown): HostFailure {
-  const error = reason as Partial<HostError> | null;
-  const message = capText(typeof error?.message === "string" ? error.message : String(reason), MAX_ERROR_MESSAGE_CHARS);
-  const code = typeof error?.code === "string" ? sanitizeIdentifier(error.code) : undefined;
-  const failure: HostFailure = { name: "FlowError", message, code: code ?? "host_error" };
-  if (typeof error?.runId === "string") failure.runId = error.runId;
+  const text = readField(reason, "message");
+  const message = capText(typeof text === "string" ? text : shown(reason), MAX_ERROR_MESSAGE_CHARS);
+  const code = readField(reason, "code");
+  const failure: HostFailure = { name: "FlowError", message, code: (typeof code === "string" ? sanitizeIdentifier(code) : undefined) ?? "host_error" };
+  const runId = readField(reason, "runId");
+  if (typeof runId === "string") failure.runId = runId;
   return failure;
+}
+
+/**
+ * A field of a value a host callback handed over, or undefined: a tool may reject with anything,
+ * and a getter or proxy trap that throws must not end the run as a sandbox failure.
+ */
+function readField(value: unknown, key: string): unknown {
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return undefined;
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A rejection reason as text; one without a string form (a null-prototype object) is named as such. */
+function shown(reason: unknown): string {
+  try {
+    return String(reason);
+  } catch {
+    return "the host failed with a value that has no text";
+  }
 }

@@ -7,7 +7,7 @@ import { stripTypeScriptTypes } from "node:module";
 import { fileURLToPath } from "node:url";
 
 /** The worker's module graph (runtime/worker.ts and everything it imports at run time). */
-export const WORKER_MODULES = ["worker", "protocol", "vm-session", "cpu-meter", "vm-prepared", "vm-output", "vm-store", "vm-failure", "json", "limits", "text"] as const;
+export const WORKER_MODULES = ["worker", "protocol", "vm-session", "cpu-meter", "vm-prepared", "vm-output", "vm-store", "vm-heap", "vm-checks", "vm-script", "vm-failure", "json", "limits", "text"] as const;
 
 const runtimeDir = new URL("./", import.meta.url);
 export const COMPILED_DIR = new URL("./worker-js/", runtimeDir);

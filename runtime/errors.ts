@@ -48,7 +48,7 @@ function sourceColumn(column: number, insertions: readonly Insertion[]): number 
   return column - shift;
 }
 
-/** Lines the runner puts before the script body (see vm-session.ts wrapScript). */
+/** Lines the runner puts before the script body (see vm-script.ts wrapScript). */
 export const WRAPPER_LINES = 1;
 
 export interface SourcePosition {

@@ -24,13 +24,17 @@ interface GuardedBlock {
   statements: Node[];
 }
 
-/** Names a body declares at its top level with var (any depth but nested functions) and function. */
+/**
+ * Whether a body's declarations are allowed in a function body but not in the try block the guard
+ * moves them to: a function declared twice, or beside a var (any depth but nested functions) of its name.
+ */
 function clashes(statements: Node[]): boolean {
   const functions = new Set<string>();
   const vars = new Set<string>();
   for (const node of statements) {
     if (node.type === "FunctionDeclaration") {
       const name = (node as Node & { id?: { name: string } | null }).id?.name;
+      if (name !== undefined && functions.has(name)) return true;
       if (name !== undefined) functions.add(name);
     }
   }
@@ -41,7 +45,6 @@ function clashes(statements: Node[]): boolean {
       if (id.type === "Identifier") vars.add((id as Node & { name: string }).name);
     }
   }
-  // `var f` beside `function f` is allowed in a function body but not in the try block it moves to.
   return [...functions].some((name) => vars.has(name));
 }
 

@@ -3,14 +3,15 @@
 import { basename } from "node:path";
 import { HostBridge } from "./bridge.ts";
 import { CpuWatchdog } from "./cpu-watchdog.ts";
-import { freshSeed, seedState } from "./determinism.ts";
-import { mapStack } from "./errors.ts";
+import { freshSeed } from "./determinism.ts";
 import { guardFrames, type GuardedBody } from "./frame-guard.ts";
-import { decodeJson, jsonDepth, toJsonText } from "./json.ts";
-import { LimitsError, limitMessage, resolveLimits, wasmMemoryCap } from "./limits.ts";
+import { decodeJson } from "./json.ts";
+import { limitMessage, wasmMemoryCap } from "./limits.ts";
 import { takeSyntaxTree } from "./parse.ts";
 import { acquireWorker, releaseWorker, type PooledWorker } from "./pool.ts";
-import { isWorkerToMain, SHARED_STOP, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { isWorkerToMain, SHARED_STOP, SHARED_WORDS, type MainToWorker, type ReplyMessage, type RunConfig, type VmOutcome, type WorkerToMain } from "./protocol.ts";
+import { locateRefusal, mapVmFailure, type ScriptPlace } from "./run-failure.ts";
+import { prepareRun } from "./run-inputs.ts";
 import { capText, MAX_ERROR_MESSAGE_CHARS } from "./text.ts";
 import type {
   ParsedWorkflow,
@@ -29,41 +30,19 @@ export async function runWorkflow(workflow: ParsedWorkflow, options: RunWorkflow
   const replay = { seed: options.seed === undefined ? freshSeed() : String(options.seed), startedAt: options.startedAt ?? Date.now() };
   const early = (error: WorkflowError): WorkflowResult => ({ ok: false, error, output: "", replay });
 
-  let limits: WorkflowLimits;
-  try {
-    limits = resolveLimits({ ...workflow.meta.limits, ...options.limits });
-  } catch (error) {
-    if (error instanceof LimitsError) return early({ kind: "limit", code: error.limit, message: error.message });
-    throw error;
-  }
-  // The root's limits bound its tree from here on; a nested run is bounded by them as well.
-  if (options.tree && !options.tree.nested) options.tree.budget.setRoot(limits);
-  if (options.signal?.aborted) return early({ kind: "aborted", code: "aborted", message: "the workflow run was aborted" });
-
-  let config: RunConfig;
-  try {
-    const argsText = toJsonText(options.args ?? {}, "args");
-    const store = Object.entries(options.store ?? {}).map(([key, value]): [string, string] => [key, toJsonText(value, `store value "${key}"`)]);
-    // Read inside the VM by a parse that recurses: past valueDepth they are refused as the caller's mistake, not the script's limit.
-    const inputs: Array<[what: string, text: string]> = [["args", argsText], ...store.map(([key, text]): [string, string] => [`store value "${key}"`, text])];
-    for (const [what, text] of inputs) {
-      if (jsonDepth(text, limits.valueDepth) > limits.valueDepth) throw new TypeError(`${what} nests deeper than ${limits.valueDepth} levels (valueDepth)`);
-    }
-    config = { argsText, toolNames: Object.keys(options.host.tools ?? {}), startedAt: replay.startedAt, seedState: seedState(replay.seed), store };
-  } catch (error) {
-    return early({ kind: "script", code: "args_invalid", message: (error as Error).message });
-  }
-
+  const prepared = prepareRun(workflow, options, replay);
+  if ("error" in prepared) return early(prepared.error);
+  const { limits, config } = prepared;
   return new RunSession(workflow, options, limits, config, replay).start();
 }
 
 class RunSession {
-  private readonly workflow: ParsedWorkflow;
   private readonly options: RunWorkflowOptions;
   private readonly limits: WorkflowLimits;
   private readonly config: RunConfig;
   private readonly replay: WorkflowResult["replay"];
-  private readonly filename: string;
+  /** How the script's stacks name it, to map them back to the author's positions (run-failure.ts). */
+  private readonly script: ScriptPlace;
   /** The body the VM runs: each function hands what it throws to the prelude (frame-guard.ts). */
   private readonly guarded: GuardedBody;
   /** The words the run shares with its worker (protocol.ts): the stop flag, the CPU the VM spent. */
@@ -92,14 +71,14 @@ class RunSession {
   private readonly ended = new AbortController();
 
   constructor(workflow: ParsedWorkflow, options: RunWorkflowOptions, limits: WorkflowLimits, config: RunConfig, replay: WorkflowResult["replay"]) {
-    this.workflow = workflow;
     this.options = options;
     this.limits = limits;
     this.config = config;
     this.replay = replay;
     // Stack frames are matched by this name, so keep it free of spaces and parentheses.
     this.guarded = guardFrames(workflow.body, takeSyntaxTree(workflow));
-    this.filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
+    const filename = (workflow.path ? basename(workflow.path) : workflow.origin === "inline" ? "inline.js" : "workflow.js").replace(/[\s()]/g, "_");
+    this.script = { filename, lines: workflow.body.split("\n").length, shifts: this.guarded.shifts };
     // The worker is inside that one operation: it could not answer a stop, so it is not asked.
     this.watchdog = new CpuWatchdog(this.shared, limits.cpuMs, () =>
       this.stop({ kind: "limit", code: "cpuMs", message: `${limitMessage("cpuMs", this.limits)}: one operation inside the sandbox ran past it without returning` }, false),
@@ -107,7 +86,7 @@ class RunSession {
     this.bridge = new HostBridge(options.host, limits, options.tree?.budget, {
       emit: (event) => this.emit(event),
       reply: (message) => this.queueReply(message),
-      fatal: (error, at) => this.stop(this.locate(error, at)),
+      fatal: (error, at) => this.stop(locateRefusal(error, at, this.script)),
       // A stopping run is over for its calls: no answer reaches the VM, no queued call starts.
       closed: () => this.settled || this.stopping !== undefined,
     }, this.ended.signal);
@@ -147,7 +126,7 @@ class RunSession {
         const clockOrigin = Date.now();
         pooled.worker.postMessage({
           type: "run",
-          filename: this.filename,
+          filename: this.script.filename,
           body: this.guarded.code,
           hook: this.guarded.hook,
           limits: this.limits,
@@ -240,7 +219,7 @@ class RunSession {
       const value = outcome.text === undefined ? undefined : decodeJson(outcome.text, this.limits.valueDepth);
       return this.finish({ ok: true, value, output: this.output, storeWrites: this.storeWrites, replay: this.replay });
     }
-    this.finish(this.failure(this.mapFailure(outcome.error)));
+    this.finish(this.failure(mapVmFailure(outcome.error, this.script)));
   }
 
   /**
@@ -284,31 +263,6 @@ class RunSession {
     pooled?.worker.off("message", this.onMessage).off("error", this.onError).off("exit", this.onExit);
     this.pooled = undefined;
     return pooled;
-  }
-
-  /** A refusal the host raised for one call: the line and column of the script's call, as its other errors have. */
-  private locate(error: WorkflowError, at: string | undefined): WorkflowError {
-    if (at === undefined) return error;
-    const { position } = mapStack(at, this.filename, this.workflow.body.split("\n").length, this.guarded.shifts);
-    return position ? { ...error, line: position.line, column: position.column } : error;
-  }
-
-  private mapFailure(failure: VmFailure): WorkflowError {
-    // The worker bounds these already; the host does not rely on it.
-    const error: WorkflowError = { kind: failure.kind, message: capText(failure.message, MAX_ERROR_MESSAGE_CHARS) };
-    if (failure.code !== undefined) error.code = failure.code;
-    if (failure.runId !== undefined) error.runId = failure.runId;
-    if (failure.kind === "sandbox") return error;
-    if (failure.kind === "script") error.name = failure.name ?? "Error";
-    if (failure.stack !== undefined) {
-      const mapped = mapStack(failure.stack, this.filename, this.workflow.body.split("\n").length, this.guarded.shifts);
-      if (failure.kind === "script") error.stack = mapped.stack ? `${error.name}: ${failure.message}\n${mapped.stack}` : `${error.name}: ${failure.message}`;
-      if (mapped.position) {
-        error.line = mapped.position.line;
-        error.column = mapped.position.column;
-      }
-    }
-    return error;
   }
 
   private failure(error: WorkflowError): WorkflowResult {

@@ -3,41 +3,21 @@
 // main thread (bridge.ts), which answers through reply(). The VM comes prepared (vm-prepared.ts):
 // the run configures it, runs the script in it and disposes it.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
-import { jsonDepth } from "./json.ts";
 import { limitMessage } from "./limits.ts";
 import { CpuMeter } from "./cpu-meter.ts";
 import { SHARED_STOP, type CallKind, type ReplyMessage, type RunMessage, type VmFailure, type VmOutcome, type WorkerToMain } from "./protocol.ts";
 import { capText, MAX_STACK_CHARS } from "./text.ts";
+import { overHostBytes, settledValue, valueTooDeep } from "./vm-checks.ts";
 import { classifyThrown, ends, limitFailure, parseThrownInfo, refuse, refuseLimit, thrownInfo, type ThrownInfo } from "./vm-failure.ts";
+import { scriptFrame, wrapScript } from "./vm-script.ts";
 import type { HostReply, PreparedVm } from "./vm-prepared.ts";
 import { VmOutput } from "./vm-output.ts";
 import { VmStore } from "./vm-store.ts";
-
-/** JavaScript strings take at most two bytes per character: hostBytes counts that bound. */
-const BYTES_PER_CHAR = 2;
+import { HeapGauge } from "./vm-heap.ts";
 
 /** The limit that counts each kind of call. */
 const CALL_LIMITS = { agent: "agentCalls", tool: "toolCalls" } as const;
 
-/**
- * One wrapper line before the body (errors.ts WRAPPER_LINES); the body keeps its own lines and
- * columns. What the body leaves uncaught passes the prelude's uncaught() before its frame is gone,
- * and so does what each of its functions throws (frame-guard.ts adds their catches). They reach
- * uncaught() through the private method of a class named `hook` (a name the script does not use),
- * which reaches it through `super` (the prelude sets the class's prototype): a private name is a
- * syntax error in a script body, so no name of it is in the script's scope to read or replace.
- */
-export function wrapScript(body: string, hook: string): string {
-  return `__flow_start(class ${hook} { static async "<anonymous>"() { "use strict"; try {\n${body}\n} catch (${hook}_error) { throw ${hook}.#${hook}(${hook}_error); } } static #${hook}(error) { return super.uncaught(error); } });`;
-}
-
-/** The innermost frame of the script in a call's stack: all the host needs to name the call's line. */
-function scriptFrame(stack: string | undefined, filename: string): string | undefined {
-  const frame = stack?.split("\n").find((line) => line.includes(`${filename}:`));
-  return frame === undefined ? undefined : capText(frame, MAX_FRAME_CHARS);
-}
-
-const MAX_FRAME_CHARS = 512;
 
 export class VmSession {
   private readonly message: RunMessage;
@@ -47,6 +27,9 @@ export class VmSession {
   private readonly rt: QuickJSRuntime;
   private readonly vm: QuickJSContext;
   private readonly cpu: CpuMeter;
+  /** QuickJS's count of its heap, when readable: the interrupt handler ends the run at memoryBytes (vm-heap.ts). */
+  private readonly heap: HeapGauge | undefined;
+  private memoryExceeded = false;
   private nextId = 1;
   /** Calls the host has not answered yet, with the characters of JSON each sent over. */
   private readonly inflight = new Map<number, number>();
@@ -72,12 +55,12 @@ export class VmSession {
     this.vm = prepared.vm;
     // The prelude's allocations so far count against this limit too: QuickJS counts what the
     // runtime holds, not what was allocated after the limit was set.
-    this.rt.setMemoryLimit(message.limits.memoryBytes);
+    this.heap = HeapGauge.attach(this.rt, message.limits.memoryBytes);
     this.rt.setMaxStackSize(message.limits.stackBytes);
     // Checked by QuickJS every few thousand operations: a spinning script stops here.
     this.rt.setInterruptHandler(() => {
       this.out.flushIfDue();
-      return this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over();
+      return this.outcome !== undefined || Atomics.load(this.stop, SHARED_STOP) !== 0 || this.cpu.over() || this.heapFull();
     });
     prepared.attach((args) => this.onHost(args));
   }
@@ -185,18 +168,29 @@ export class VmSession {
     this.outcome ??= { ok: false, error: this.classify(info) };
   }
 
-  /** An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. */
+  /**
+   * An uncaught value read straight from the VM: script-shaped, so it never carries `limit`. Reading
+   * it runs the script's toJSON, getters and proxy traps: that is the VM's time, metered like any turn.
+   */
   private read(handle: QuickJSHandle): ThrownInfo {
     try {
-      return thrownInfo(this.vm.dump(handle));
+      return thrownInfo(this.cpu.run(() => this.vm.dump(handle)));
     } catch {
       return { name: "Error", message: "uncaught error that could not be read" };
     }
   }
 
+  /** Past memoryBytes as QuickJS counts it: the run ends at the next interrupt check. */
+  private heapFull(): boolean {
+    if (this.heap === undefined || this.heap.used() <= this.message.limits.memoryBytes) return false;
+    this.memoryExceeded = true;
+    return true;
+  }
+
   private classify(info: ThrownInfo): VmFailure {
     // QuickJS ends an interrupted script with an uncatchable InternalError; say which limit it was.
     if (this.cpu.exceeded) return limitFailure("cpuMs", this.message.limits);
+    if (this.memoryExceeded) return limitFailure("memoryBytes", this.message.limits);
     return classifyThrown(info, this.message.limits);
   }
 
@@ -254,27 +248,13 @@ export class VmSession {
     return actual < expected;
   }
 
-  /** Refuses a value nested past valueDepth, before the host ever parses it. */
-  private tooDeep(text: string, what: string): HostReply | undefined {
-    const limit = this.message.limits.valueDepth;
-    if (jsonDepth(text, limit) <= limit) return undefined;
-    return refuseLimit("valueDepth", `${limitMessage("valueDepth", this.message.limits)}: ${what} nests deeper than ${limit} levels`);
-  }
-
-  /** Refuses what would make the host hold more than hostBytes of this run's data at once. */
-  private overHostBytes(heldChars: number, what: string): HostReply | undefined {
-    const bytes = heldChars * BYTES_PER_CHAR;
-    if (bytes <= this.message.limits.hostBytes) return undefined;
-    return refuseLimit("hostBytes", `${limitMessage("hostBytes", this.message.limits)}: ${what} would make the host hold ${bytes} bytes of this run's data (calls in flight and the store)`);
-  }
-
   private send(kind: CallKind, name: string, text: string, site: string | undefined): HostReply {
     const what = kind === "agent" ? "agent() options" : kind === "tool" ? `tools.${name}() arguments` : `${name}() arguments`;
     // Checked here, before the JSON is copied to the host: an oversized call never leaves the worker.
     if (text.length > this.message.limits.callArgsChars) {
       return refuseLimit("callArgsChars", `${limitMessage("callArgsChars", this.message.limits)}: ${what} have ${text.length} characters of JSON`);
     }
-    const refused = this.tooDeep(text, what) ?? this.overHostBytes(this.inflightChars + text.length + this.store.chars, what);
+    const refused = valueTooDeep(text, this.message.limits, what) ?? overHostBytes(this.inflightChars + text.length + this.store.chars, this.message.limits, what);
     if (refused) return refused;
     // Past its limit a call ends the run here, as the host would: the script runs no further, so
     // nothing it does after the call (output, store writes, more calls) reaches the host.
@@ -309,7 +289,7 @@ export class VmSession {
     const refusal = this.store.check(key, text);
     if (refusal) return refuseLimit(refusal.limit, refusal.message);
     if (text !== undefined) {
-      const refused = this.tooDeep(text, "the store() value") ?? this.overHostBytes(this.inflightChars + this.store.heldAfter(key, text), "the store() value");
+      const refused = valueTooDeep(text, this.message.limits, "the store() value") ?? overHostBytes(this.inflightChars + this.store.heldAfter(key, text), this.message.limits, "the store() value");
       if (refused) return refused;
     }
     this.store.commit(key, text);
@@ -318,16 +298,7 @@ export class VmSession {
   }
 
   private settle(kind: string | undefined, text: string | undefined): HostReply {
-    const limits = this.message.limits;
-    if (kind === "error") {
-      this.outcome = { ok: false, error: this.classify(parseThrownInfo(text)) };
-    } else if (text !== undefined && text.length > limits.resultChars) {
-      this.outcome = { ok: false, error: limitFailure("resultChars", limits, `the return value has ${text.length} characters of JSON`) };
-    } else if (text !== undefined && jsonDepth(text, limits.valueDepth) > limits.valueDepth) {
-      this.outcome = { ok: false, error: limitFailure("valueDepth", limits, `the return value nests deeper than ${limits.valueDepth} levels`) };
-    } else {
-      this.outcome = text === undefined ? { ok: true } : { ok: true, text };
-    }
+    this.outcome = kind === "error" ? { ok: false, error: this.classify(parseThrownInfo(text)) } : settledValue(text, this.message.limits);
     return { ok: true, value: null };
   }
 }

@@ -103,7 +103,7 @@ describe("selecting the script", () => {
     expect(receipt.error!.message).toMatch(/apiVersion/);
   });
 
-  test("a saved workflow run by name gets flow run's literal checks: an unknown role, a misspelt agent() option, a tool it may not call, before any child runs", async () => {
+  test("a saved workflow run by name, and an inline script, get flow run's literal checks: an unknown role, a misspelt agent() option, a tool it may not call, before any child runs", async () => {
     mkdirSync(join(pi.cwd, ".pi", "flow", "workflows"), { recursive: true });
     const source = [
       "export const apiVersion = 1;",
@@ -119,6 +119,12 @@ describe("selecting the script", () => {
     expect(message).toMatch(/typo\.js:4:\d+: role: "reviewr" is not a known role here/);
     expect(message).toMatch(/typo\.js:4:\d+: .*outputschema.*outputSchema/);
     expect(message).toMatch(/typo\.js:5:\d+: .*tools\.bash/);
+    expect(existsSync(pi.flowHome)).toBe(false);
+    // The same calls given inline are refused the same way, at their lines in inline.js.
+    const inline = await workflow({ script: source.split("\n").slice(2).join("\n") });
+    expect(inline.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    expect(inline.receipt.error!.message).toMatch(/inline\.js:2:\d+: role: "reviewr" is not a known role here/);
+    expect(inline.receipt.error!.message).toMatch(/inline\.js:3:\d+: .*tools\.bash/);
     expect(existsSync(pi.flowHome)).toBe(false);
   });
 
@@ -213,16 +219,18 @@ describe("receipts", () => {
       value: ['agent() call 1 ("First look") option timeoutMs: expected >= 1000.', 'agent() call 2 ("Second look") does not take outputschema (did you mean outputSchema?).'],
     });
     // A fatal refusal ends the run from the host: its error names the call, cutting a long description.
-    const fatal = await workflow({ script: `await agent({ role: "nonexistent_role", description: "${"x".repeat(100)}", prompt: "p" });` });
+    // The role is built at run time: written literally, the launch would refuse it before the run.
+    const fatal = await workflow({ script: `await agent({ role: "nonexistent_" + "role", description: "${"x".repeat(100)}", prompt: "p" });` });
     expect(fatal.receipt.error!.message).toMatch(new RegExp(`^agent\\(\\) call 1 \\("${"x".repeat(60)}…"\\): Unknown role "nonexistent_role"`));
   });
 
   test("an unknown role fails the root even when caught, and is not counted as a failed child", async () => {
-    const script = `try { await agent({ role: "nonexistent_role", description: "d", prompt: "p" }); } catch (e) { return "caught"; }`;
+    // Built at run time: a literal unknown role is refused at launch, before the run starts.
+    const script = `const role = "nonexistent_" + "role";\ntry { await agent({ role, description: "d", prompt: "p" }); } catch (e) { return "caught"; }`;
     const { receipt, run } = await workflow({ script });
     expect(receipt).toMatchObject({ ok: false, error: { code: "failed" } });
     // Raised by the host, it still names the script's call.
-    expect(receipt.error!.message).toMatch(/nonexistent_role.* at line 1, column 18$/);
+    expect(receipt.error!.message).toMatch(/nonexistent_role.* at line 2, column 18$/);
     expect(run).toMatchObject({ state: { outcome: "failed" }, children: { count: 0, failed: 0 } });
   });
 

@@ -323,7 +323,8 @@ describe("one run's fault stays in that run", () => {
         },
       } as unknown as AgentResult;
       const { result } = await run("await agent({ prompt: 'p' });\nreturn 'unreachable';", { host: { agent: async () => unreadable } });
-      expect(failure(result)).toMatchObject({ kind: "sandbox", message: expect.stringContaining("answer exploded") });
+      // As any answer that is not JSON: the script's catchable TypeError, uncaught here.
+      expect(failure(result)).toMatchObject({ kind: "script", name: "TypeError", code: "host_error", message: expect.stringContaining("answer exploded") });
       await new Promise((resolve) => setImmediate(resolve));
     } finally {
       process.off("unhandledRejection", onRejection);

@@ -157,6 +157,17 @@ describe("sandbox escapes", () => {
     expect(failure(result)).toMatchObject({ kind: "timeout", code: "timeoutMs" });
   });
 
+  it("counts against cpuMs the script's code that runs while the worker reads a value the prelude did not catch", async () => {
+    // Map.prototype.get is what deliver() finds a reply's promise with: a throw there reaches the worker as is.
+    const hostile = ["{ toJSON() { for (;;) {} } }", "new Proxy({}, { get() { for (;;) {} } })"];
+    for (const thrown of hostile) {
+      const { result } = await run(`Map.prototype.get = function () { throw ${thrown}; };\nawait agent({ prompt: "x" });\nreturn 1;`, {
+        limits: { cpuMs: 200, timeoutMs: 60_000 },
+      });
+      expect(failure(result)).toMatchObject({ kind: "limit", code: "cpuMs" });
+    }
+  });
+
   it("contains a flood of agent() calls: queued by concurrency, cut by the call limit", async () => {
     let started = 0;
     const { result } = await run("await Promise.all(Array.from({ length: 10000 }, (_, i) => agent({ prompt: String(i) })));", {

@@ -170,6 +170,20 @@ describe("limits enforced on a running script", () => {
     expect(value(called.result)).toBe(1);
   });
 
+  it("ends code built at run time, and a function the guard cannot wrap, at the memory limit when they fill it, not with uncaught null", async () => {
+    // None of these has a guarding catch in the frame that holds what it allocated (frame-guard.ts).
+    const unguarded = [
+      "eval('let l = null; while (true) l = { l };');",
+      "Function('let l = null; while (true) l = { l };')();",
+      "await new (Object.getPrototypeOf(async function () {}).constructor)('let l = null; await null; while (true) l = [l];')();",
+      "function fill() { var fill2; function fill2() {} let l = null; while (true) l = { l }; }\nfill();",
+    ];
+    for (const script of unguarded) {
+      const { result } = await run(script, { limits: { memoryBytes: 4 * 1024 * 1024 } });
+      expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (4194304) reached" });
+    }
+  });
+
   it("ends runaway recursion at the stack limit", async () => {
     const { result } = await run("function down(n) { return down(n + 1) + 1; }\nreturn down(0);", { limits: { stackBytes: 128 * 1024 } });
     expect(failure(result)).toEqual({ kind: "limit", code: "stackBytes", message: "stack limit (131072) reached" });

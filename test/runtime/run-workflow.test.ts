@@ -197,6 +197,16 @@ describe("runWorkflow: tools", () => {
     expect(value(result)).toEqual(["FlowError", "permission_denied", "denied"]);
   });
 
+  it("hands the script a catchable FlowError for a tool that fails with a value the host cannot read", async () => {
+    const unreadable = [Object.create(null), { get message(): string { throw new Error("getter"); } }, new Proxy({}, { get() { throw new Error("trap"); } })];
+    for (const reason of unreadable) {
+      const { result } = await run(`try { await tools.t({}); } catch (e) { return [e.name, e.code]; }`, {
+        host: { tools: { t: async () => Promise.reject(reason) } },
+      });
+      expect(value(result)).toEqual(["FlowError", "host_error"]);
+    }
+  });
+
   it("fails the run past the tool call limit", async () => {
     const { result } = await run(`const found = [];\nfor (let i = 0; i < 4; i++) found.push(await tools.t({}));`, {
       limits: { toolCalls: 2 },

@@ -99,11 +99,11 @@ outer();`;
     expect(failure(result).stack).toMatch(/^TypeError: .*\n {4}at f \(inline\.js:1:27\)\n {4}at g \(inline\.js:1:59\)\n {4}at <anonymous> \(inline\.js:1:67\)$/);
     const staticBlock = await run("class C { static /* } */ { null.x; } }");
     expect(failure(staticBlock.result)).toMatchObject({ name: "TypeError", line: 1, column: 32 });
-    // A var beside a function of the same name, a name of the runtime's own choosing: all as written.
+    // A var beside a function of the same name, a function declared twice, a name of the runtime's own choosing: all as written.
     const scoped = await run(
-      "function h() { var a = 1; function a() {} return typeof a; }\nconst __flow_frames = 'mine';\nclass C { #__flow_frames = 2; get v() { return this.#__flow_frames; } }\nfunction boom() { throw new Error('x'); }\ntry { boom(); } catch (e) { return [h(), __flow_frames, new C().v, e.message]; }",
+      "function h() { var a = 1; function a() {} return typeof a; }\nfunction twice() { function t() { return 1; } function t() { return 2; } return t(); }\nconst __flow_frames = 'mine';\nclass C { #__flow_frames = 2; get v() { return this.#__flow_frames; } }\nfunction boom() { throw new Error('x'); }\ntry { boom(); } catch (e) { return [h(), twice(), __flow_frames, new C().v, e.message]; }",
     );
-    expect(value(scoped.result)).toEqual(["number", "mine", 2, "x"]);
+    expect(value(scoped.result)).toEqual(["number", 2, "mine", 2, "x"]);
   });
 
   it("runs strict at the top level and in every function, so a function's own \"use strict\" that the runtime moves inside its catch changes nothing", async () => {

@@ -62,7 +62,7 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
     }
     const selected = selectWorkflow(input, workflowDirs(ctx.cwd, env.flowHome, launch.projectTrusted));
     const workflow = parseSelected(selected);
-    if (selected.source !== "inline") refuseLiteralProblems(selected, workflow, env);
+    refuseLiteralProblems(selected, workflow, env);
     const args = await checkArgs(workflow, input.args, selected.label, signal, TOOL_ARGS_PASSING);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
   }
@@ -74,7 +74,7 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
 }
 
 /**
- * A saved workflow that writes a call which would fail mid-run (a role or workflow this project
+ * A workflow, saved or inline, that writes a call which would fail mid-run (a role or workflow this project
  * does not know, an agent() option or literal outputSchema agent() refuses, a tools.* call it may
  * not make) is refused before its first child runs, as `flow run` and `flow check` refuse it.
  */

@@ -1,0 +1,68 @@
+// The memory limit, enforced between operations as well as by QuickJS. At its own limit QuickJS
+// may have no room left for its out-of-memory error and throw null instead, and the frames that
+// null leaves free what they held, so by the time it is seen nothing shows it was the limit
+// (frame-guard.ts catches it early in the functions the script writes, but not in code built at run
+// time by eval or Function). So QuickJS gets a reserve above memoryBytes, and the run's interrupt
+// handler, which QuickJS calls every few thousand operations, ends the run at memoryBytes as
+// QuickJS counts it: a script that fills its heap step by step stops there, with room to spare.
+import type { QuickJSRuntime } from "quickjs-emscripten";
+
+/**
+ * JSRuntime starts with four allocator function pointers, then JSMallocState: malloc_count,
+ * malloc_size, malloc_limit (quickjs.c), 32-bit words in this WebAssembly build.
+ */
+const SIZE_WORD = 5;
+const LIMIT_WORD = 6;
+
+/** QuickJS's hard limit above memoryBytes: what a script may allocate between two interrupt checks. */
+export function memoryReserve(memoryBytes: number): number {
+  return Math.max(1024 * 1024, Math.floor(memoryBytes / 4));
+}
+
+/** The parts of quickjs-emscripten's runtime object the gauge reads (not in its typings). */
+interface RuntimeInternals {
+  module?: { HEAPU8?: Uint8Array };
+  rt?: { value?: unknown };
+}
+
+export class HeapGauge {
+  private readonly internals: RuntimeInternals;
+  private readonly word: number;
+  private words: Uint32Array | undefined;
+
+  private constructor(internals: RuntimeInternals, word: number) {
+    this.internals = internals;
+    this.word = word;
+  }
+
+  /**
+   * Sets the runtime's memory limit: memoryBytes plus its reserve when QuickJS's count can be read
+   * (the gauge returned), else memoryBytes alone, as QuickJS enforces it (undefined returned). The
+   * count is read only where the limit just set is found, so a build laid out differently falls back.
+   */
+  static attach(rt: QuickJSRuntime, memoryBytes: number): HeapGauge | undefined {
+    const internals = rt as unknown as RuntimeInternals;
+    const pointer = internals.rt?.value;
+    const hard = memoryBytes + memoryReserve(memoryBytes);
+    rt.setMemoryLimit(hard);
+    if (typeof pointer === "number" && Number.isInteger(pointer) && pointer > 0 && pointer % 4 === 0) {
+      const gauge = new HeapGauge(internals, pointer / 4);
+      if (gauge.read(LIMIT_WORD) === hard) return gauge;
+    }
+    rt.setMemoryLimit(memoryBytes);
+    return undefined;
+  }
+
+  /** The bytes QuickJS counts as held now. */
+  used(): number {
+    return this.read(SIZE_WORD) ?? 0;
+  }
+
+  private read(offset: number): number | undefined {
+    // Read afresh each time: the view is replaced whenever WebAssembly memory grows.
+    const heap = this.internals.module?.HEAPU8;
+    if (!heap) return undefined;
+    if (this.words?.buffer !== heap.buffer) this.words = new Uint32Array(heap.buffer, heap.byteOffset, heap.byteLength >>> 2);
+    return this.words[this.word + offset];
+  }
+}
