@@ -92,7 +92,7 @@ describe("roles and options become the CLIs' flags", () => {
     const runs = fakeRuns(ws.cwd, "codex");
     const reviewer = runs.find((run) => run.prompt.endsWith("review"))!;
     const worker = runs.find((run) => run.prompt.endsWith("work"))!;
-    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
+    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
     expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
   });
 
@@ -215,6 +215,23 @@ describe("roles and options become the CLIs' flags", () => {
     const { result } = await ws.run("codex", { role: "explorer", env: { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome } });
     expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("codex could not list its MCP servers (`codex mcp list --json` exited with code 1") } });
     expect(fakeRuns(ws.cwd, "codex")).toEqual([]);
+  });
+
+  test("codex: a child in the read-only sandbox runs nothing outside it: no .rules file's allow rule and no approved escalation; a worker keeps both", async () => {
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: join(ws.cwd, "empty-codex-home") };
+    await ws.run("codex", { role: "explorer", prompt: "explore", env });
+    await ws.run("codex", { role: "worker", prompt: "no shell", tools: ["read", "write", "edit"], env });
+    await ws.run("codex", { role: "worker", prompt: "untrusted", tools: ["read"], env, loading: { projectTrusted: false, isolated: false } });
+    await ws.run("codex", { role: "worker", prompt: "work", env });
+    const argv = (label: string) => fakeRuns(ws.cwd, "codex").find((one) => one.prompt.endsWith(label))!.argv;
+    for (const label of ["explore", "no shell", "untrusted"]) {
+      expect(argv(label)).toContain("--sandbox=read-only");
+      expect(argv(label)).toContain("--ignore-rules");
+      expect(argv(label)).toEqual(expect.arrayContaining(["-c", 'approval_policy="never"']));
+      expect(argv(label).at(-1)).toBe("-");
+    }
+    expect(argv("work")).not.toContain("--ignore-rules");
+    expect(argv("work").join(" ")).not.toContain("approval_policy");
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {

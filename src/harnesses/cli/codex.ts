@@ -21,13 +21,18 @@ async function launch({ request, model, readOnly, scratchDir, resumeSessionId, b
   // Codex's model always has a shell, and in workspace-write it runs any command in the child's
   // folder (the project's scripts and tests included): only a child that holds bash gets it.
   const shell = (request.profile.tools ?? PI_DEFAULT_TOOLS).includes("bash");
+  const sandboxReadOnly = readOnly || !shell;
   const args = [
     "exec",
     "--json",
     // pi-flow chose the directory; codex's own "is this a git repository" guard would only refuse it.
     "--skip-git-repo-check",
     `--cd=${request.cwd}`,
-    `--sandbox=${readOnly || !shell ? "read-only" : "workspace-write"}`,
+    `--sandbox=${sandboxReadOnly ? "read-only" : "workspace-write"}`,
+    // Nothing a read-only child runs leaves the sandbox: a .rules `allow` (the user's, or a trusted
+    // project's) runs its commands unsandboxed, and under a config's `approval_policy = "on-request"`
+    // an escalation is approved by a reviewer model when `approvals_reviewer = "auto_review"`.
+    ...(sandboxReadOnly ? ["--ignore-rules", "-c", 'approval_policy="never"'] : []),
   ];
   // Codex keeps its own list of trusted projects: one the user trusted in Codex would load its
   // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project
