@@ -48,9 +48,12 @@ async function launch({ request, model, readOnly, scratchDir, resumeSessionId, b
   // tool its server's config approves (`default_tools_approval_mode = "approve"`), and the server
   // runs outside the sandbox. Plugins and apps (ChatGPT connectors) bring MCP tools of their own.
   if (!startsMcpServers(request, readOnly)) {
-    const names = await codexMcpServerNames({ binary, env, cwd: request.cwd, configArgs, ignoreUserConfig, scratchDir, signal: request.signal });
+    const noPlugins = ["-c", "features.plugins=false", "-c", "features.apps=false"];
+    // Listed with plugins off too: a name only a plugin brings would be a server without a command, which fails the run.
+    const listArgs = [...configArgs, ...noPlugins];
+    const names = await codexMcpServerNames({ binary, env, cwd: request.cwd, configArgs: listArgs, ignoreUserConfig, scratchDir, signal: request.signal });
+    args.push(...noPlugins);
     if (names.length > 0) args.push("-c", disabledMcpServers(names));
-    args.push("-c", "features.plugins=false", "-c", "features.apps=false");
   }
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {
