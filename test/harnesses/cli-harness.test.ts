@@ -85,12 +85,14 @@ describe("roles and options become the CLIs' flags", () => {
   });
 
   test("codex: a reviewer runs in the read-only sandbox, a worker in workspace-write, in the child's directory", async () => {
-    await ws.run("codex", { role: "reviewer", prompt: "review" });
-    await ws.run("codex", { role: "worker", prompt: "work", options: { model: "gpt-5-codex" } });
+    // An empty CODEX_HOME: no MCP server in the user's config, so the read-only child turns off only plugins and apps.
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: join(ws.cwd, "empty-codex-home") };
+    await ws.run("codex", { role: "reviewer", prompt: "review", env });
+    await ws.run("codex", { role: "worker", prompt: "work", env, options: { model: "gpt-5-codex" } });
     const runs = fakeRuns(ws.cwd, "codex");
     const reviewer = runs.find((run) => run.prompt.endsWith("review"))!;
     const worker = runs.find((run) => run.prompt.endsWith("work"))!;
-    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "-"]);
+    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
     expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
   });
 
@@ -180,6 +182,56 @@ describe("roles and options become the CLIs' flags", () => {
     const untrusted = fakeRuns(ws.cwd, "codex").find((run) => run.prompt.endsWith("untrusted"))!;
     expect(untrusted.argv).toContain("--ignore-user-config");
     expect(untrusted.env.CODEX_HOME).toBe(codexHome); // its login (auth.json) is still the user's
+  });
+
+  test("codex: a read-only child starts none of the MCP servers of Codex's config in a trusted project either (one set to approve its tools would write); a worker, and a read-only child whose tools name an MCP tool, start them", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    mkdirSync(codexHome);
+    const started = (label: string, server: string) => join(codexHome, `${label}-${server}-started`);
+    const spies = (label: string) =>
+      ["files", "notes"].map((server) => `[mcp_servers.${server}]\ncommand = "sh"\nargs = ["-c", ${JSON.stringify(`touch '${started(label, server)}'`)}]\n`).join("\n");
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome };
+    const run = async (label: string, input: Parameters<CliWorkspace["run"]>[1]) => {
+      writeFileSync(join(codexHome, "config.toml"), spies(label));
+      const { result } = await ws.run("codex", { prompt: label, env, ...input });
+      expect(result.outcome).toBe("succeeded");
+      return ["files", "notes"].filter((server) => existsSync(started(label, server)));
+    };
+    expect(await run("explore", { role: "explorer" })).toEqual([]);
+    expect(await run("review", { role: "reviewer" })).toEqual([]);
+    expect(await run("isolated", { role: "worker", loading: { projectTrusted: true, isolated: true } })).toEqual([]);
+    expect(await run("untrusted", { role: "worker", loading: { projectTrusted: false, isolated: false } })).toEqual([]);
+    expect(await run("named", { role: "reviewer", tools: ["read", "mcp__notes__search"] })).toEqual(["files", "notes"]);
+    expect(await run("work", { role: "worker" })).toEqual(["files", "notes"]);
+    const argv = (label: string) => fakeRuns(ws.cwd, "codex").find((one) => one.prompt.endsWith(label))!.argv;
+    expect(argv("explore")).toEqual(expect.arrayContaining(["-c", 'mcp_servers={"files"={enabled=false},"notes"={enabled=false}}']));
+    expect(argv("work").join(" ")).not.toContain("mcp_servers");
+  });
+
+  test("codex: a read-only child whose MCP servers Codex cannot list fails before Codex starts, saying why, rather than run with them", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, "config.toml"), '[mcp_servers.broken]\ncommand = "sh"\nargs = [not json]\n');
+    const { result } = await ws.run("codex", { role: "explorer", env: { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome } });
+    expect(result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("codex could not list its MCP servers (`codex mcp list --json` exited with code 1") } });
+    expect(fakeRuns(ws.cwd, "codex")).toEqual([]);
+  });
+
+  test("codex: a child in the read-only sandbox runs nothing outside it: no .rules file's allow rule and no approved escalation; a worker keeps both", async () => {
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: join(ws.cwd, "empty-codex-home") };
+    await ws.run("codex", { role: "explorer", prompt: "explore", env });
+    await ws.run("codex", { role: "worker", prompt: "no shell", tools: ["read", "write", "edit"], env });
+    await ws.run("codex", { role: "worker", prompt: "untrusted", tools: ["read"], env, loading: { projectTrusted: false, isolated: false } });
+    await ws.run("codex", { role: "worker", prompt: "work", env });
+    const argv = (label: string) => fakeRuns(ws.cwd, "codex").find((one) => one.prompt.endsWith(label))!.argv;
+    for (const label of ["explore", "no shell", "untrusted"]) {
+      expect(argv(label)).toContain("--sandbox=read-only");
+      expect(argv(label)).toContain("--ignore-rules");
+      expect(argv(label)).toEqual(expect.arrayContaining(["-c", 'approval_policy="never"']));
+      expect(argv(label).at(-1)).toBe("-");
+    }
+    expect(argv("work")).not.toContain("--ignore-rules");
+    expect(argv("work").join(" ")).not.toContain("approval_policy");
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { usageAmount } from "../../contract/run-schema.ts";
 import { argsLine, counter, forgetOldest, isRecord, MAX_HELD_IDS, messageText, requireArray, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
+import { startsMcpServers } from "./mcp-policy.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
 /**
@@ -66,13 +67,6 @@ export function claudeDenied(disallowed: readonly string[] | undefined): string[
  */
 const claudePrompt = (prompt: string): string => (prompt.startsWith("/") ? ` ${prompt}` : prompt);
 
-/**
- * Whether the child's tools name an MCP tool. A read-only child that names none gets no MCP server:
- * plan mode does not stop a tool the user's Claude settings pre-approve (`mcp__filesystem`), and
- * whether an MCP tool writes is only its server's word.
- */
-const namesMcpTool = (tools: readonly string[] | undefined): boolean => (tools ?? []).some((tool) => tool.startsWith("mcp__"));
-
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
   const tools = claudeTools(request.profile.tools).join(",");
   // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
@@ -80,7 +74,7 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   const task = claudePrompt(request.prompt);
   // The MCP servers of the user's and project's settings: not for an untrusted or isolated child,
   // nor for a read-only one whose tools name no MCP tool.
-  const mcpServers = request.loading.projectTrusted && !request.loading.isolated && (!readOnly || namesMcpTool(request.profile.tools));
+  const mcpServers = startsMcpServers(request, readOnly);
   // The role's prompt goes in a private file, as the task goes on stdin: a command line is visible
   // to every user's `ps`, and one argument longer than 128 KiB would keep Claude Code from starting.
   const systemPromptFile = join(scratchDir, "system-prompt.md");

@@ -11,7 +11,7 @@ import { isRecord, keepCountsWhole, redactedStart } from "./guards.ts";
 import { describePreflight, preflightCli } from "./preflight.ts";
 import { claimSession } from "./resume-claims.ts";
 import { startCliProcess, type CliExit, type CliProcess } from "./process.ts";
-import { StreamFormatError, type CliAdapter, type StreamAnswer, type StreamSink } from "./types.ts";
+import { CliLaunchError, StreamFormatError, type CliAdapter, type CliLaunch, type StreamAnswer, type StreamSink } from "./types.ts";
 import { stoppedByTimeout, stoppedResult } from "../outcomes.ts";
 import { zeroUsage } from "../usage.ts";
 import { stripControls } from "../../runs/index.ts";
@@ -110,13 +110,24 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
   try {
     // Inside the try: a scratch folder that cannot be made (a full disk) still releases the claim.
     scratchDir = mkdtempSync(join(tmpdir(), `pi-flow-${spec.name}-`));
-    const launch = adapter.launch({
-      request,
-      model: options.model,
-      readOnly: isReadOnlyProfile(request.profile),
-      scratchDir,
-      resumeSessionId: options.resumeSessionId,
-    });
+    const childEnv = request.loading.projectTrusted ? childEnvironment(spec.name, spec.ownEnv, env) : withUntrustedGitConfig(childEnvironment(spec.name, spec.ownEnv, env));
+    let launch: CliLaunch;
+    try {
+      launch = await adapter.launch({
+        request,
+        model: options.model,
+        readOnly: isReadOnlyProfile(request.profile),
+        scratchDir,
+        resumeSessionId: options.resumeSessionId,
+        binary: preflight.binary,
+        env: childEnv,
+      });
+    } catch (error) {
+      if (request.signal.aborted) return stoppedResult(request, usage);
+      if (error instanceof CliLaunchError) return failed(error.message, usage);
+      throw error;
+    }
+    if (request.signal.aborted) return stoppedResult(request, usage);
     if (launch.narrowed) request.onDiagnostic({ type: "narrowed", ...launch.narrowed });
     let failure: string | undefined;
     let outputBytes = 0;
@@ -215,7 +226,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
       command: preflight.binary,
       args: launch.args,
       cwd: request.cwd,
-      env: request.loading.projectTrusted ? childEnvironment(spec.name, spec.ownEnv, env) : withUntrustedGitConfig(childEnvironment(spec.name, spec.ownEnv, env)),
+      env: childEnv,
       stdin: launch.stdin,
       killGraceMs: limits.killGraceMs,
       maxLineBytes: limits.maxLineBytes,

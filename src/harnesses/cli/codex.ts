@@ -1,6 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
+import { codexMcpServerNames, disabledMcpServers, tomlString } from "./codex-mcp.ts";
+import { startsMcpServers } from "./mcp-policy.ts";
 import { argsLine, counter, forgetOldest, isRecord, MAX_HELD_IDS, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
@@ -12,23 +14,25 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
  * system prompt, so the role's instructions go before the task in the prompt.
  */
 
-/** `text` as a TOML basic string: JSON's escapes are TOML's, but TOML also wants DEL escaped. */
-const tomlString = (text: string): string => JSON.stringify(text).replace(/\x7f/g, "\\u007f");
-
 /** The diagnostic code of a codex child that holds a writing tool but not bash, so runs read-only. */
 export const CODEX_NO_SHELL = "codex_read_only_without_bash";
 
-function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
+async function launch({ request, model, readOnly, scratchDir, resumeSessionId, binary, env }: CliLaunchInput): Promise<CliLaunch> {
   // Codex's model always has a shell, and in workspace-write it runs any command in the child's
   // folder (the project's scripts and tests included): only a child that holds bash gets it.
   const shell = (request.profile.tools ?? PI_DEFAULT_TOOLS).includes("bash");
+  const sandboxReadOnly = readOnly || !shell;
   const args = [
     "exec",
     "--json",
     // pi-flow chose the directory; codex's own "is this a git repository" guard would only refuse it.
     "--skip-git-repo-check",
     `--cd=${request.cwd}`,
-    `--sandbox=${readOnly || !shell ? "read-only" : "workspace-write"}`,
+    `--sandbox=${sandboxReadOnly ? "read-only" : "workspace-write"}`,
+    // Nothing a read-only child runs leaves the sandbox: a .rules `allow` (the user's, or a trusted
+    // project's) runs its commands unsandboxed, and under a config's `approval_policy = "on-request"`
+    // an escalation is approved by a reviewer model when `approvals_reviewer = "auto_review"`.
+    ...(sandboxReadOnly ? ["--ignore-rules", "-c", 'approval_policy="never"'] : []),
   ];
   // Codex keeps its own list of trusted projects: one the user trusted in Codex would load its
   // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project
@@ -36,8 +40,20 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
   // skips the user's config.toml, as a claude child there gets no MCP server: the user's MCP
   // servers run outside Codex's sandbox with the user's tokens, for a model that reads the
   // project's files. Its login (auth.json under CODEX_HOME) still counts.
-  if (!request.loading.projectTrusted) {
-    args.push("--ignore-user-config", "-c", "project_root_markers=[]", "-c", `projects={${tomlString(request.cwd)}={trust_level="untrusted"}}`);
+  const ignoreUserConfig = !request.loading.projectTrusted;
+  const configArgs = ignoreUserConfig ? ["-c", "project_root_markers=[]", "-c", `projects={${tomlString(request.cwd)}={trust_level="untrusted"}}`] : [];
+  if (ignoreUserConfig) args.push("--ignore-user-config", ...configArgs);
+  // A child that may have no MCP server (untrusted, isolated, or read-only naming no MCP tool) gets
+  // each server of Codex's config turned off by name: the read-only sandbox does not stop an MCP
+  // tool its server's config approves (`default_tools_approval_mode = "approve"`), and the server
+  // runs outside the sandbox. Plugins and apps (ChatGPT connectors) bring MCP tools of their own.
+  if (!startsMcpServers(request, readOnly)) {
+    const noPlugins = ["-c", "features.plugins=false", "-c", "features.apps=false"];
+    // Listed with plugins off too: a name only a plugin brings would be a server without a command, which fails the run.
+    const listArgs = [...configArgs, ...noPlugins];
+    const names = await codexMcpServerNames({ binary, env, cwd: request.cwd, configArgs: listArgs, ignoreUserConfig, scratchDir, signal: request.signal });
+    args.push(...noPlugins);
+    if (names.length > 0) args.push("-c", disabledMcpServers(names));
   }
   if (model !== undefined) args.push(`--model=${model}`);
   if (request.outputSchema) {

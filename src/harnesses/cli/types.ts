@@ -32,6 +32,9 @@ export interface CliLaunchInput {
   scratchDir: string;
   /** Continue this CLI session (its id as the run's `cli_session` diagnostic recorded it) instead of starting one. */
   resumeSessionId: string | undefined;
+  /** The CLI's binary and the environment it runs with, for a command the launch runs first (codex's MCP server list). */
+  binary: string;
+  env: NodeJS.ProcessEnv;
 }
 
 /** The command line and the text written to the child's stdin (the prompt, never in argv). */
@@ -68,9 +71,13 @@ export interface StreamReader {
 
 export interface CliAdapter {
   spec: CliSpec;
-  launch(input: CliLaunchInput): CliLaunch;
+  /** The command line; a CliLaunchError fails the child before the CLI starts. */
+  launch(input: CliLaunchInput): CliLaunch | Promise<CliLaunch>;
   reader(sink: StreamSink): StreamReader;
 }
+
+/** Why a child could not be launched: its message fails the child. */
+export class CliLaunchError extends Error {}
 
 /** An event that does not have the shape the CLI's format documents. */
 export class StreamFormatError extends Error {}
