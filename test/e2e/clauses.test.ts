@@ -8,7 +8,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
-import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
+import { childAnswers, childAnswersWhenReleased, childHangs, seenBy, type Seen } from "../support/children.ts";
 import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -197,6 +197,43 @@ function activeHandles(): Record<string, number> {
   for (const type of process.getActiveResourcesInfo()) if (!/Req/.test(type)) counts[type] = (counts[type] ?? 0) + 1;
   return counts;
 }
+
+describe("§17 cancellation: nested abort", () => {
+  /** Resolves when a call of `toolName` reports progress, also a call a codemode script makes. */
+  const updateFrom = (toolName: string) =>
+    new Promise<void>((resolve) => {
+      const unsubscribe = pi.session.subscribe((event) => {
+        if (event.type === "tool_execution_update" && event.toolName === toolName) (unsubscribe(), resolve());
+      });
+    });
+  const runIdOf = (result: { structuredContent: unknown }) => (result.structuredContent as Envelope).data.run!.runId;
+
+  test("§17 nested abort: Esc while a script awaits tools.external_delegate stops that child; while it awaits a wait, only the wait ends", async () => {
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    const foreground = pi.runCodemode(`return await tools.external_delegate(${JSON.stringify(worker)});`, { children: [childHangs(started)] });
+    await childStarted;
+    await pi.session.abort();
+    expect((await foreground).isError).toBe(true);
+    const listed = await pi.callTool("external_runs", { action: "list" });
+    expect((listed.structuredContent as { data: { runs: { state: unknown }[] } }).data.runs).toMatchObject([{ state: { status: "done", outcome: "cancelled" } }]);
+
+    const gated = childAnswersWhenReleased("background answer");
+    const runId = runIdOf(await pi.callTool("external_delegate", { ...worker, background: true }, { children: [gated.step] }));
+    await gated.started;
+    const waiting = updateFrom("external_runs");
+    const waited = pi.runCodemode(`return await tools.external_runs({ action: "wait", runIds: [${JSON.stringify(runId)}] });`);
+    await waiting;
+    await pi.session.abort();
+    expect((await waited).text).toContain("aborted");
+    const inspected = await pi.callTool("external_runs", { action: "inspect", runIds: [runId] });
+    expect(inspected.structuredContent).toMatchObject({ ok: true, data: { entries: [{ live: true, state: { status: "running" } }] } });
+    gated.release();
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    expect(completions()[0]).toMatchObject({ details: { runId, state: { outcome: "succeeded" } } });
+  });
+});
 
 describe("lifecycle cleanup", () => {
   test("invariant 21: timers, subscriptions and streams are cleaned up: settled runs leave no active handle behind", async () => {
