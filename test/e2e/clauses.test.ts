@@ -407,22 +407,29 @@ describe("steering", () => {
 });
 
 describe("handoff boundaries", () => {
-  test("handoff: neither store() values nor nested results become parent history; what the outer call returns does", async () => {
+  test("handoff: neither store() values nor nested results become parent history; what the outer call returns does; pending outer arguments never do", async () => {
     const workflowScript = [
       // Built at run time, so the value is not in the script text the parent's transcript holds.
       `store("note", ["STORED", "SECRET", "2"].join("-"));`,
       `const r = await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } });`,
       `return r.value.length;`,
     ].join("\n");
+    const nestedSeen: Seen[] = [];
     const outcome = await pi.runCodemode(
       [
-        `const nested = await tools.external_delegate({ role: "worker", description: "nested", prompt: "p", context: { mode: "none" } });`,
+        // The outer call is still pending while its nested child starts: a full context leaves it out.
+        `// OUTER-ARGS-5`,
+        `const nested = await tools.external_delegate({ role: "worker", description: "nested", prompt: "p", context: { mode: "full" } });`,
         `const flow = await tools.external_workflow({ script: ${JSON.stringify(workflowScript)} });`,
         `return nested.ok && flow.ok ? ["RETURNED", "4"].join("-") : "broken";`,
       ].join("\n"),
-      { children: [childAnswers("NESTED-SECRET-1"), childAnswers("WF-CHILD-3")] },
+      { children: [childAnswers("NESTED-SECRET-1", nestedSeen), childAnswers("WF-CHILD-3")] },
     );
     expect(outcome.value).toBe("RETURNED-4");
+    expect(nestedSeen[0]!.all).toContain("<parent_conversation");
+    // Neither the pending outer arguments nor the host's nested call IDs reach the child.
+    expect(nestedSeen[0]!.all).not.toContain("OUTER-ARGS-5");
+    expect(nestedSeen[0]!.all).not.toMatch(/code_\d/);
     const seen: Seen[] = [];
     await pi.callTool("external_delegate", { ...worker, context: { mode: "full" } }, { children: [childAnswers("later", seen)] });
     expect(seen[0]!.all).toContain("RETURNED-4");
