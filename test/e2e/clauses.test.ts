@@ -235,6 +235,36 @@ describe("§17 cancellation: nested abort", () => {
   });
 });
 
+describe("§17 updates", () => {
+  test("§17 updates: several while a run goes, none once a call settled, none from calls that only answer", async () => {
+    const updatesAfterEnd: string[] = [];
+    const updated = new Map<string, number>();
+    const ended = new Set<string>();
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_update") {
+        if (ended.has(event.toolCallId)) updatesAfterEnd.push(`${event.toolName} ${event.toolCallId}`);
+        updated.set(event.toolName, (updated.get(event.toolName) ?? 0) + 1);
+      }
+      if (event.type === "tool_execution_end") ended.add(event.toolCallId);
+    });
+    try {
+      const usesBash: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("bash", { command: "true" })], { stopReason: "toolUse" });
+      // Direct and from a script; the script goes on (a second child) after its first call settled.
+      await pi.callTool("external_delegate", worker, { children: [usesBash, childAnswers("direct")] });
+      const nested = `await tools.external_delegate(${JSON.stringify(worker)}); return (await tools.external_delegate(${JSON.stringify(worker)})).ok;`;
+      expect((await pi.runCodemode(nested, { children: [usesBash, childAnswers("one"), childAnswers("two")] })).value).toBe(true);
+      expect(updated.get("external_delegate")).toBeGreaterThanOrEqual(6);
+      await pi.callTool("external_help", { topic: "contracts" });
+      await pi.callTool("external_runs", { action: "list" });
+      expect(updated.has("external_help")).toBe(false);
+      expect(updated.has("external_runs")).toBe(false);
+      expect(updatesAfterEnd).toEqual([]);
+    } finally {
+      unsubscribe();
+    }
+  });
+});
+
 describe("lifecycle cleanup", () => {
   test("invariant 21: timers, subscriptions and streams are cleaned up: settled runs leave no active handle behind", async () => {
     const script = `return (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;`;
