@@ -150,6 +150,14 @@ describe("selecting the script", () => {
 });
 
 describe("receipts", () => {
+  test("an empty or blank description is as if none were given: the run keeps its workflow's label", async () => {
+    for (const description of ["", "  \n "]) {
+      const { run, result } = await workflow({ script: "export const meta = { name: 'tally', description: 'Count the things' };\nreturn 1;", description });
+      expect(run?.task.description).toBe("Count the things");
+      expect(result.text).not.toContain('""');
+    }
+  });
+
   test("a root that succeeded: ok, the script's value, children counted, the child indexed in the journal", async () => {
     const script = `const r = await ${explorer("List the parsers.")};\nstore("found", r.value);\nreturn { found: r.value, child: r.runId };`;
     const { receipt, run, result } = await workflow({ script, description: "Find parsers" }, { children: [childAnswers("parser-a")] });
