@@ -19,7 +19,7 @@ export const ERROR_CODES = {
     "Unknown run, a run of another session or project, or one pruned by retention (deliberately indistinguishable); also an unreadable journal in this project.",
   run_not_live:
     "The run is in this session but has no live owner and its evidence is not terminal: a wait cannot complete and a cancel cannot be confirmed.",
-  cursor_invalid: "A malformed cursor, or one from a different run, view, scope or target set.",
+  cursor_invalid: "A malformed cursor, one from a different run, view, scope or target set, or one pointing past the end of its view or target list.",
   cursor_stale: "The evidence changed while paging, or the cursor predates the page format. Restart without a cursor.",
   page_too_small:
     "limitBytes cannot hold one whole batch entry, or, for a single page, the next character (a UTF-8 character takes up to 4 bytes). Ask again with a larger limitBytes.",

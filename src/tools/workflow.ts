@@ -90,7 +90,7 @@ export function createWorkflowTool(host: FlowHost) {
       "Scripts call agent() (same roles and options as external_delegate), store()/load(), tools.* and helpers (parallel, retry, readFinal, handoff); external_help topic workflows explains them.",
       "Every child sees the parent as it was when this call started, never a sibling's result unless the script puts it in a prompt.",
       "Foreground (default) blocks until the root settles; ok is false when it failed, was cancelled or timed out. background: true returns once accepted; wait with external_runs (in a session not saved to a file, which external_runs cannot serve, a completion message follows when it settles).",
-      "Cancelling this call stops a foreground root and every child it started; a background run outlives the call and stops only through external_runs cancel (/flow runs <runId> cancel in a session not saved to a file) or when the session ends.",
+      "Cancelling this call stops a foreground root and every child it waits on (a run the script starts with background: true goes on); a background run outlives the call and stops only through external_runs cancel (/flow runs <runId> cancel in a session not saved to a file) or when the session ends.",
     ].join(" "),
     promptSnippet: "Run a saved or inline workflow script that fans out child agents and returns the script's result as a run",
     parameters: WorkflowInputSchema,

@@ -8,7 +8,7 @@ import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_NAMES } from "../../src/contract/envelope.ts";
 import { openRunStore, RunRegistry } from "../../src/runs/index.ts";
-import { childAnswers, childHangs, seenBy, type Seen } from "../support/children.ts";
+import { childAnswers, childAnswersWhenReleased, childHangs, seenBy, type Seen } from "../support/children.ts";
 import { cliTask, fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { makeRepo, worktreeCount } from "../support/git-repo.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
@@ -198,6 +198,73 @@ function activeHandles(): Record<string, number> {
   return counts;
 }
 
+describe("§17 cancellation: nested abort", () => {
+  /** Resolves when a call of `toolName` reports progress, also a call a codemode script makes. */
+  const updateFrom = (toolName: string) =>
+    new Promise<void>((resolve) => {
+      const unsubscribe = pi.session.subscribe((event) => {
+        if (event.type === "tool_execution_update" && event.toolName === toolName) (unsubscribe(), resolve());
+      });
+    });
+  const runIdOf = (result: { structuredContent: unknown }) => (result.structuredContent as Envelope).data.run!.runId;
+
+  test("§17 nested abort: Esc while a script awaits tools.external_delegate stops that child; while it awaits a wait, only the wait ends", async () => {
+    let started!: () => void;
+    const childStarted = new Promise<void>((resolve) => (started = resolve));
+    const foreground = pi.runCodemode(`return await tools.external_delegate(${JSON.stringify(worker)});`, { children: [childHangs(started)] });
+    await childStarted;
+    await pi.session.abort();
+    expect((await foreground).isError).toBe(true);
+    const listed = await pi.callTool("external_runs", { action: "list" });
+    expect((listed.structuredContent as { data: { runs: { state: unknown }[] } }).data.runs).toMatchObject([{ state: { status: "done", outcome: "cancelled" } }]);
+
+    const gated = childAnswersWhenReleased("background answer");
+    const runId = runIdOf(await pi.callTool("external_delegate", { ...worker, background: true }, { children: [gated.step] }));
+    await gated.started;
+    const waiting = updateFrom("external_runs");
+    const waited = pi.runCodemode(`return await tools.external_runs({ action: "wait", runIds: [${JSON.stringify(runId)}] });`);
+    await waiting;
+    await pi.session.abort();
+    expect((await waited).text).toContain("aborted");
+    const inspected = await pi.callTool("external_runs", { action: "inspect", runIds: [runId] });
+    expect(inspected.structuredContent).toMatchObject({ ok: true, data: { entries: [{ live: true, state: { status: "running" } }] } });
+    gated.release();
+    const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
+    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    expect(completions()[0]).toMatchObject({ details: { runId, state: { outcome: "succeeded" } } });
+  });
+});
+
+describe("§17 updates", () => {
+  test("§17 updates: several while a run goes, none once a call settled, none from calls that only answer", async () => {
+    const updatesAfterEnd: string[] = [];
+    const updated = new Map<string, number>();
+    const ended = new Set<string>();
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_update") {
+        if (ended.has(event.toolCallId)) updatesAfterEnd.push(`${event.toolName} ${event.toolCallId}`);
+        updated.set(event.toolName, (updated.get(event.toolName) ?? 0) + 1);
+      }
+      if (event.type === "tool_execution_end") ended.add(event.toolCallId);
+    });
+    try {
+      const usesBash: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("bash", { command: "true" })], { stopReason: "toolUse" });
+      // Direct and from a script; the script goes on (a second child) after its first call settled.
+      await pi.callTool("external_delegate", worker, { children: [usesBash, childAnswers("direct")] });
+      const nested = `await tools.external_delegate(${JSON.stringify(worker)}); return (await tools.external_delegate(${JSON.stringify(worker)})).ok;`;
+      expect((await pi.runCodemode(nested, { children: [usesBash, childAnswers("one"), childAnswers("two")] })).value).toBe(true);
+      expect(updated.get("external_delegate")).toBeGreaterThanOrEqual(6);
+      await pi.callTool("external_help", { topic: "contracts" });
+      await pi.callTool("external_runs", { action: "list" });
+      expect(updated.has("external_help")).toBe(false);
+      expect(updated.has("external_runs")).toBe(false);
+      expect(updatesAfterEnd).toEqual([]);
+    } finally {
+      unsubscribe();
+    }
+  });
+});
+
 describe("lifecycle cleanup", () => {
   test("invariant 21: timers, subscriptions and streams are cleaned up: settled runs leave no active handle behind", async () => {
     const script = `return (await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } })).value;`;
@@ -370,22 +437,29 @@ describe("steering", () => {
 });
 
 describe("handoff boundaries", () => {
-  test("handoff: neither store() values nor nested results become parent history; what the outer call returns does", async () => {
+  test("handoff: neither store() values nor nested results become parent history; what the outer call returns does; pending outer arguments never do", async () => {
     const workflowScript = [
       // Built at run time, so the value is not in the script text the parent's transcript holds.
       `store("note", ["STORED", "SECRET", "2"].join("-"));`,
       `const r = await agent({ role: "worker", description: "d", prompt: "p", context: { mode: "none" } });`,
       `return r.value.length;`,
     ].join("\n");
+    const nestedSeen: Seen[] = [];
     const outcome = await pi.runCodemode(
       [
-        `const nested = await tools.external_delegate({ role: "worker", description: "nested", prompt: "p", context: { mode: "none" } });`,
+        // The outer call is still pending while its nested child starts: a full context leaves it out.
+        `// OUTER-ARGS-5`,
+        `const nested = await tools.external_delegate({ role: "worker", description: "nested", prompt: "p", context: { mode: "full" } });`,
         `const flow = await tools.external_workflow({ script: ${JSON.stringify(workflowScript)} });`,
         `return nested.ok && flow.ok ? ["RETURNED", "4"].join("-") : "broken";`,
       ].join("\n"),
-      { children: [childAnswers("NESTED-SECRET-1"), childAnswers("WF-CHILD-3")] },
+      { children: [childAnswers("NESTED-SECRET-1", nestedSeen), childAnswers("WF-CHILD-3")] },
     );
     expect(outcome.value).toBe("RETURNED-4");
+    expect(nestedSeen[0]!.all).toContain("<parent_conversation");
+    // Neither the pending outer arguments nor the host's nested call IDs reach the child.
+    expect(nestedSeen[0]!.all).not.toContain("OUTER-ARGS-5");
+    expect(nestedSeen[0]!.all).not.toMatch(/code_\d/);
     const seen: Seen[] = [];
     await pi.callTool("external_delegate", { ...worker, context: { mode: "full" } }, { children: [childAnswers("later", seen)] });
     expect(seen[0]!.all).toContain("RETURNED-4");

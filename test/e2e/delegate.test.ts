@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import type { FauxResponseStep } from "@earendil-works/pi-ai";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
@@ -111,6 +112,28 @@ describe("external_delegate in the foreground", () => {
   test("a bad context that passes the schema is context_invalid", async () => {
     const result = await pi.callTool("external_delegate", { ...worker, context: { mode: "recent", turns: 5000 } });
     expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "context_invalid" } });
+  });
+
+  test("a blank prompt or description is request_invalid: nothing is launched and no model is asked", async () => {
+    let asked = 0;
+    const answer = childAnswers("an answer to nothing");
+    const counted: FauxResponseStep = (...args) => {
+      asked++;
+      return typeof answer === "function" ? answer(...args) : answer;
+    };
+    for (const blank of [{ prompt: " \n\t " }, { description: "   " }]) {
+      const result = await pi.callTool("external_delegate", { ...worker, ...blank }, { children: [counted] });
+      expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
+      expect(result.text).toMatch(/blank/);
+    }
+    // agent() takes the same options: its blank prompt is refused the same way, as a failed call the script can catch.
+    const workflow = await pi.callTool("external_workflow", {
+      script: 'try { await agent({ role: "worker", prompt: "   " }); } catch (error) { return error.code ?? String(error); } return "launched";',
+    }, { children: [counted] });
+    expect((workflow.structuredContent as { data: { run: { output: { value: unknown } } } }).data.run.output.value).toBe("request_invalid");
+    expect(asked).toBe(0);
+    const listed = await pi.callTool("external_runs", { action: "list" });
+    expect((listed.structuredContent as { data: { runs: unknown[] } }).data.runs).toEqual([]);
   });
 
   test("role with subagent_type, and subagent_type with harness, fail Pi's validation before execute", async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { childAnswers, type Seen } from "../support/children.ts";
+import { childAnswers, childModelFails, type Seen } from "../support/children.ts";
 import { fakeRuns, pathWithFakes } from "../support/fake-cli.ts";
 import { PROJECT_ROOT, startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
@@ -31,6 +31,20 @@ async function delegateRun(answer: string): Promise<string> {
   );
   return (result.structuredContent as { data: { run: { runId: string } } }).data.run.runId;
 }
+
+test("the contract's opening example: check ok, then return the error or the run", async () => {
+  // Verbatim from the contract's first lines.
+  const code = [
+    'const receipt = await tools.external_delegate({ role: "worker", description: "Check build", prompt: "Run the build and report." });',
+    "if (!receipt.ok) return receipt.error;",
+    "return receipt.data.run;",
+  ].join("\n");
+  const built = await pi.runCodemode(code, { verbatim: true, children: [childAnswers("Build passed.")] });
+  expect(built.value).toMatchObject({ state: { status: "done", outcome: "succeeded" }, output: { delivery: "inline", value: "Build passed." } });
+  const broken = await pi.runCodemode(code, { verbatim: true, children: [childModelFails("provider down")] });
+  expect(broken.isError).toBe(false);
+  expect(broken.value).toEqual({ code: "failed", message: expect.stringContaining("provider down") });
+});
 
 test("typed-error: an unknown role is a typed failure with no run, not a thrown error", async () => {
   const outcome = await pi.runCodemode(example("typed-error"), { verbatim: true });

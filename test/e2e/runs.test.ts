@@ -325,6 +325,19 @@ describe("wait, cancel and result ownership", () => {
     expect(completions()).toHaveLength(0);
   });
 
+  test("wait any returns every target already finished when it is called: none is pending or called still running", async () => {
+    pi = await startPiSession();
+    const finished = [await finishedRun("one"), await finishedRun("two")];
+    const workflow = await pi.callTool("external_workflow", { script: 'throw new Error("workflow broke");' });
+    const failed = (workflow.structuredContent as { data: { run: View } }).data.run.runId;
+    for (const request of [{ mode: "any", runIds: finished }, { mode: "all", runIds: [failed, ...finished] }]) {
+      const waited = await runs({ action: "wait", ...request });
+      expect(waited.envelope.data.completed!.map((view: View) => view.runId)).toEqual(request.runIds);
+      expect(waited.envelope.data.pending).toEqual([]);
+      expect(waited.result.text).not.toContain("Still running");
+    }
+  });
+
   test("a wait that times out leaves the run running; the completion is then pushed once", async () => {
     pi = await startPiSession();
     const gated = childAnswersWhenReleased("late answer");

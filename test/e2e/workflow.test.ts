@@ -156,6 +156,14 @@ describe("selecting the script", () => {
 });
 
 describe("receipts", () => {
+  test("an empty or blank description is as if none were given: the run keeps its workflow's label", async () => {
+    for (const description of ["", "  \n "]) {
+      const { run, result } = await workflow({ script: "export const meta = { name: 'tally', description: 'Count the things' };\nreturn 1;", description });
+      expect(run?.task.description).toBe("Count the things");
+      expect(result.text).not.toContain('""');
+    }
+  });
+
   test("a root that succeeded: ok, the script's value, children counted, the child indexed in the journal", async () => {
     const script = `const r = await ${explorer("List the parsers.")};\nstore("found", r.value);\nreturn { found: r.value, child: r.runId };`;
     const { receipt, run, result } = await workflow({ script, description: "Find parsers" }, { children: [childAnswers("parser-a")] });
@@ -270,6 +278,28 @@ describe("receipts", () => {
     const children = journalOf(run!.runId).filter((line) => line.t === "child");
     expect(children).toHaveLength(run!.children?.count ?? 0);
     for (const child of children) expect(child).toMatchObject({ outcome: "cancelled" });
+  });
+
+  test("Esc on a foreground root stops the children it waits on; a run it started in the background goes on, as its description says", async () => {
+    const description = pi.session.getAllTools().find((tool) => tool.name === "external_workflow")?.description ?? "";
+    expect(description).toMatch(/a run the script starts with background: true goes on/);
+    let started!: () => void;
+    const hanging = new Promise<void>((resolve) => (started = resolve));
+    const script = [
+      'export const meta = { name: "fan", tools: ["external_delegate"] };',
+      'const bg = await tools.external_delegate({ role: "worker", description: "bg", prompt: "p", context: { mode: "none" }, background: true });',
+      `await ${explorer("hang")};`,
+      "return bg.data.run.runId;",
+    ].join("\n");
+    const call = pi.callTool("external_workflow", { script }, { children: [childHangs(), childHangs(started)] });
+    await hanging;
+    await pi.session.abort();
+    expect((await call).structuredContent).toMatchObject({ ok: false, error: { code: "cancelled" } });
+    const listed = await pi.callTool("external_runs", { action: "list" });
+    const runs = (listed.structuredContent as { data: { runs: RunView[] } }).data.runs;
+    expect(runs.find((run) => run.task.description === "bg")).toMatchObject({ live: true, state: { status: "running" } });
+    expect(runs.find((run) => run.task.description === "d")).toMatchObject({ state: { outcome: "cancelled" } });
+    await pi.callTool("external_runs", { action: "cancel", runIds: [runs.find((run) => run.task.description === "bg")!.runId] });
   });
 
   test("a root stopped while its child runs stops the child, and the child's end is journaled as cancelled", async () => {

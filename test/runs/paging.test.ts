@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { SinglePayload } from "../../src/runs/index.ts";
 import { runFiles } from "../../src/runs/home.ts";
 import { fileDocument, readPage } from "../../src/runs/read/paging.ts";
+import { encodeCursor, type PageCursor } from "../../src/runs/read/cursor.ts";
 import { openRunStore, type RunStore, type RunViewName } from "../../src/runs/index.ts";
 import { RUN_VIEWS } from "../../src/contract/runs-schema.ts";
 import { codeOf, sandboxPerTest, type Sandbox } from "./helpers.ts";
@@ -168,6 +169,19 @@ describe("paging", () => {
         Buffer.from('{"v":1}').toString("base64url"),
       ]) {
         expect(codeOf(() => store.inspectSingle(a, "output", { cursor: bad }))).toBe("cursor_invalid");
+      }
+    });
+
+    it("pointing past the end of evidence that never changed are cursor_invalid, not stale", () => {
+      const { a } = setup();
+      for (const view of ["output", "final"] as const) {
+        const real = store.inspectSingle(a, view, { limitBytes: 10 }).page.nextCursor as string;
+        const { v: _v, ...page } = JSON.parse(Buffer.from(real, "base64url").subarray(8).toString("utf8")) as PageCursor & { v: number };
+        for (const offset of [101, 2 ** 40]) {
+          const forged = encodeCursor({ ...page, o: offset });
+          // Restarting would not help: nothing changed, the cursor itself is wrong.
+          expect(codeOf(() => store.inspectSingle(a, view, { cursor: forged }))).toBe("cursor_invalid");
+        }
       }
     });
 

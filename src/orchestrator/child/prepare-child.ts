@@ -52,7 +52,14 @@ function resolveCwd(requested: string, base: string): string {
   return cwd;
 }
 
+/** A prompt or description of only whitespace passes the schema's minLength but says nothing. */
+function checkNotBlank(value: string | undefined, what: string, why: string): void {
+  if (value !== undefined && value.trim() === "") throw new FlowError("request_invalid", `${what} is blank: ${why}.`);
+}
+
 function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
+  checkNotBlank(call.prompt, "prompt", "give the child its task");
+  checkNotBlank(call.description, "description", "give the run a short label, or leave description out where it is optional");
   checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
   for (const key of ["role", "subagent_type", "harness", "model"] as const) checkText(call[key], key, MAX_NAME_CHARS);
   checkTarget(call);

@@ -64,9 +64,14 @@ export async function waitForRuns(
     // Inside the try: a throwing update hook must give the claims back like an abort does.
     onWaiting?.(`Waiting for ${mode === "all" ? "all of" : "any of"} ${targets.join(", ")}.`);
     await new Promise<void>((resolve, reject) => {
+      let closing = false;
       const done = () => {
-        const all = settled.size === targets.length;
-        if (all || (mode === "any" && settled.size > 0) || [...settled.values()].some(unsuccessfulWorkflow)) finish(resolve);
+        if (settled.size === targets.length) return finish(resolve);
+        if (closing || !((mode === "any" && settled.size > 0) || [...settled.values()].some(unsuccessfulWorkflow))) return;
+        // Returning before every target settled: first let every target that has already settled
+        // report (their completions resolve in this same turn), so none is called pending.
+        closing = true;
+        setImmediate(() => finish(resolve));
       };
       const timer = request.timeoutMs === undefined ? undefined : longTimeout(() => finish(resolve), request.timeoutMs);
       // An AbortError, as every aborted operation rejects (tool-calling contract §5.3); its message says what stopped.

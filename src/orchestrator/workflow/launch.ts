@@ -106,7 +106,9 @@ export async function launchWorkflow(request: WorkflowRequest, env: WorkflowEnvi
   try {
     // Frozen now, when the call starts: children started minutes later select from this.
     const snapshot = launch.snapshot();
-    const described = input.description ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
+    // An empty or blank description (models fill optional fields so) labels nothing: as if absent.
+    const given = input.description?.trim() ? input.description : undefined;
+    const described = given ?? resume?.plan.from.task.description ?? workflow.meta.description ?? workflow.meta.name;
     // Redacted before it is cut: a token cut in two leaves a piece no rule recognises.
     const description = redactText(described ?? `${selected.name} workflow`).text.slice(0, 200);
     // A root starts a tree; a workflow started by a workflow shares its root's bounds.

@@ -73,7 +73,8 @@ const stale = (): FlowError => new FlowError("cursor_stale", "The evidence chang
  */
 export function assertFresh(doc: ViewDocument, offset: number, issued: string): void {
   if (issued === doc.fingerprint) {
-    if (offset > doc.size) throw stale();
+    // Unchanged evidence, so no cursor pi-flow issued can point past its end: restarting would not help.
+    if (offset > doc.size) throw new FlowError("cursor_invalid", "Invalid cursor: it points past the end of the view.");
     return;
   }
   if (!doc.appendOnly || !issued.startsWith("a:") || !doc.fingerprint.startsWith("a:")) throw stale();
