@@ -2,6 +2,7 @@
 // Schema meta-schema (draft-07, which Pi's own tool schemas follow), so `type: "objekt"` or
 // `required: "a"` is the script's error at parse time, not the caller's at launch.
 import { createRequire } from "node:module";
+import { selfReferenceProblem } from "./schema-cycles.ts";
 import { capText } from "./text.ts";
 
 interface AjvInstance {
@@ -85,6 +86,15 @@ export const MAX_SCHEMA_OBJECTS = 5_000;
 /** Keywords whose value is data, not schemas: a long enum of objects is not many schemas. */
 const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
 
+/** What schemaSizeProblem says of a schema past MAX_SCHEMA_DEPTH. */
+export const TOO_DEEP = `it nests objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep, the most a schema may (MAX_SCHEMA_DEPTH)`;
+
+/**
+ * The objects and arrays schemaSizeProblem has visited on this thread: each thread that loads this
+ * module has its own count, so the host's stays still while the schema worker checks an outputSchema.
+ */
+export const schemaSizeWalks = { nodes: 0 };
+
 /**
  * Why `schema` is too deep or too large to compile, found without recursion and before anything
  * recursive reads it: 10,000 levels overflowed the stack ("Maximum call stack size exceeded"),
@@ -96,7 +106,8 @@ export function schemaSizeProblem(schema: unknown): string | undefined {
   while (stack.length > 0) {
     const { value, depth, data } = stack.pop()!;
     if (value === null || typeof value !== "object") continue;
-    if (depth > MAX_SCHEMA_DEPTH) return `it nests objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep, the most a schema may (MAX_SCHEMA_DEPTH)`;
+    schemaSizeWalks.nodes++;
+    if (depth > MAX_SCHEMA_DEPTH) return TOO_DEEP;
     if (!data && ++objects > MAX_SCHEMA_OBJECTS) {
       return `it holds more than ${MAX_SCHEMA_OBJECTS} objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)`;
     }
@@ -130,4 +141,27 @@ export function jsonSchemaProblem(schema: unknown): string | undefined {
   const where = first.instancePath === "" ? "the schema" : first.instancePath.slice(1).replaceAll("/", ".");
   // A path through a 1 MB property name is quoted cut short.
   return `${capText(where, 200)} ${first.message ?? "is invalid"}`;
+}
+
+/** The longest quote of why a schema is refused: the compiler's message quotes a broken pattern or $ref whole. */
+export const MAX_SCHEMA_PROBLEM_CHARS = 400;
+
+/**
+ * Why an outputSchema cannot be used, or undefined when it can: too deep or too large, one that
+ * `compile` (the caller's compiler: runtime/ imports nothing from Pi) refuses, one the compiler
+ * accepts silently though no answer could satisfy it (`type: "strng"`), checked against the
+ * meta-schema as a workflow's meta.args is, or one that refers back to itself. Run in the schema
+ * worker (src/harnesses/output-schema-problem.ts): each step takes time in proportion to the schema.
+ */
+export function schemaProblem(schema: unknown, compile: (schema: unknown) => unknown): string | undefined {
+  // Before the compiler, which recurses.
+  const tooLarge = schemaSizeProblem(schema);
+  if (tooLarge !== undefined) return tooLarge;
+  try {
+    compile(schema);
+  } catch (error) {
+    return capText(error instanceof Error ? error.message : String(error), MAX_SCHEMA_PROBLEM_CHARS);
+  }
+  const problem = jsonSchemaProblem(schema) ?? selfReferenceProblem(schema);
+  return problem === undefined ? undefined : capText(problem, MAX_SCHEMA_PROBLEM_CHARS);
 }

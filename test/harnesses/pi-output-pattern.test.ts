@@ -124,13 +124,13 @@ test("an answer checked against two long patterns in turn is not slowed by namin
 
 test("a schema's long pattern, key or $ref is quoted cut short in the messages that name it, not whole", async () => {
   const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
-  const { outputSchemaProblem } = await import("../../src/contract/output-schema-problem.ts");
+  const { outputSchemaProblem } = await import("../../src/harnesses/output-schema-problem.ts");
   const long = `^a${"(?:b)?".repeat(5_000)}$`;
   const refused = await checkStructuredValue({ ["k".repeat(100_000)]: "c" }, { type: "object", additionalProperties: { type: "string", pattern: long } });
   expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/^The child's answer does not satisfy outputSchema at \/kkkk.*… \[\d+ more characters cut\]: expected to match \^a\(\?:b\)\?.*… \[\d+ more characters cut\]\.$/) });
   expect(!refused.ok && refused.message.length).toBeLessThan(1_000);
   for (const schema of [{ type: "string", pattern: `(${"a".repeat(1_000_000)}` }, { properties: { ["k".repeat(1_000_000)]: { type: "objekt" } } }, { $ref: `#/$defs/${"z".repeat(1_000_000)}` }]) {
-    const problem = outputSchemaProblem(schema);
+    const problem = await outputSchemaProblem(schema);
     expect(problem).toMatch(/^outputSchema is not a usable JSON Schema: .*… \[\d+ more characters cut\]/);
     expect(problem!.length).toBeLessThan(1_000);
   }
@@ -213,7 +213,7 @@ test("a job too deeply nested to be sent to the worker answers an error, and the
   // running for ever, and every check queued behind it on the process's one checker never answered.
   const deep = JSON.parse(`${'{"not":'.repeat(5_000)}{}${"}".repeat(5_000)}`) as Record<string, unknown>;
   const [refused, next] = await Promise.all([checkInWorker("x", deep, { checker }), checkInWorker("x", { type: "string" }, { checker })]);
-  expect(refused).toEqual({ kind: "error", message: expect.stringMatching(/^the schema or value could not be sent to the checking worker: Maximum call stack size exceeded/) });
+  expect(refused).toEqual({ kind: "error", message: expect.stringMatching(/^the schema or value could not be sent to the checking worker: Maximum call stack size exceeded/), unsent: "too_deep" });
   expect(next).toEqual({ kind: "checked", violation: undefined });
 });
 
