@@ -27,6 +27,8 @@ export async function schemaToType(schema: unknown, name: string, options: TypeO
     additionalProperties: !options.closed,
     strictIndexSignatures: false,
     unknownAny: true,
+    // Data positions (a const that holds a $ref) are not walked below: the resolver leaves any it meets there alone.
+    $refOptions: { resolve: { external: false } },
     style: { printWidth: 120, semi: true, singleQuote: false, trailingComma: "all" },
   });
   return source.replace(/^export /gm, "").trim();
@@ -41,11 +43,17 @@ const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "contains", 
 /**
  * Walks schema positions only (never `const`, `enum` or `default` values): titles are dropped, as
  * they would rename the generated interfaces and the caller's name is the contract; a schema that
- * allows any value becomes `unknown`, whatever the compiler's default for it.
+ * allows any value becomes `unknown`, whatever the compiler's default for it. So does a `$ref` out
+ * of the schema (a URL, a file): the compiler's resolver would fetch or read it on the host, for a
+ * schema an extension, an MCP server or a saved workflow wrote.
  */
 function stripTitles(schema: unknown): unknown {
   return mapSubschemas(schema, stripTitles, (node) => {
     delete node.title;
+    if (typeof node.$ref === "string" && !node.$ref.startsWith("#")) {
+      const { $ref: _outside, ...rest } = node;
+      return { ...rest, tsType: "unknown" };
+    }
     return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
   });
 }

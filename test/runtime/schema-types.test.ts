@@ -16,3 +16,37 @@ test("a union of object schemas names the other branches' keys as absent; enum a
   // The enum's one value is an object that happens to look like a schema: rendered as it is.
   expect(declaration).toContain("pick?: {oneOf: [{properties: {x: {type: \"string\"}}}, {properties: {y: {type: \"string\"}}}]};");
 });
+
+test("a $ref to a URL or a file, in a schema or in its data, is never fetched or read: its type is unknown", async () => {
+  const { createServer } = await import("node:http");
+  const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const requested: string[] = [];
+  const server = createServer((request, response) => {
+    requested.push(request.url ?? "");
+    response.end(JSON.stringify({ type: "object", properties: { FETCHED_NAME: { type: "string" } } }));
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/schema.json`;
+  const folder = mkdtempSync(join(tmpdir(), "pi-flow-ref-"));
+  const file = join(folder, "secret.json");
+  writeFileSync(file, JSON.stringify({ type: "object", properties: { FILE_NAME: { type: "string" } } }));
+  try {
+    const schema = {
+      type: "object",
+      properties: { remote: { $ref: url }, local: { $ref: file }, relative: { $ref: "secret.json" }, inside: { $ref: "#/$defs/a" }, data: { const: { $ref: url } } },
+      required: ["remote", "local", "relative", "inside"],
+      $defs: { a: { type: "string" } },
+    };
+    const declaration = await schemaToType(schema, "Input", { closed: true });
+    expect(requested).toEqual([]);
+    expect(declaration).not.toMatch(/FETCHED_NAME|FILE_NAME/);
+    // The schema's own $ref still names its type; the const's value is data, rendered as it is.
+    expect(declaration).toMatch(/remote: unknown;\s+local: unknown;\s+relative: unknown;\s+inside: A;\s+data\?: \{\$ref: "http:[^"]+"\};/);
+    expect(declaration).toContain("type A = string;");
+  } finally {
+    server.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
