@@ -99,7 +99,7 @@ export const schemaSizeWalks = { nodes: 0 };
 /**
  * Why `schema` is too deep or too large to compile, found without recursion and before anything
  * recursive reads it: 10,000 levels overflowed the stack ("Maximum call stack size exceeded"),
- * and 100,000 properties held Pi's main thread for a second.
+ * and 100,000 properties held Pi's main thread for a second. Or why it holds a number JSON cannot.
  */
 export function schemaSizeProblem(schema         )                     {
   const stack                                                          = [{ value: schema, depth: 1, data: false }];
@@ -114,15 +114,25 @@ export function schemaSizeProblem(schema         )                     {
     }
     if (data || Array.isArray(value)) {
       // Values only: data is walked for its depth alone, and a const may hold 200,000 keys.
-      for (const child of Object.values(value)) if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data });
+      for (const child of Object.values(value)) {
+        if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data });
+        else if (typeof child === "number" && !Number.isFinite(child)) return NOT_A_JSON_NUMBER;
+      }
       continue;
     }
     for (const [key, child] of Object.entries(value)) {
       if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data: DATA_KEYWORDS.has(key) });
+      else if (typeof child === "number" && !Number.isFinite(child)) return NOT_A_JSON_NUMBER;
     }
   }
-  return undefined;
+  return typeof schema === "number" && !Number.isFinite(schema) ? NOT_A_JSON_NUMBER : undefined;
 }
+
+/**
+ * A number past JSON's (1e400 reads as Infinity): no answer can equal it, and the run's records
+ * keep it as null; a child with `const: 1e400` was paid for, then failed with "expected null".
+ */
+const NOT_A_JSON_NUMBER = "it holds a number JSON cannot write (such as 1e400, which reads as Infinity and is saved as null); write a finite one";
 
 /** Why `schema` is not a usable JSON Schema, or undefined when it is. */
 export function jsonSchemaProblem(schema         )                     {

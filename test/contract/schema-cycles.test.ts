@@ -57,3 +57,12 @@ test("a model's outputSchema of 200,000 required names, or of 10,000 properties,
   expect(await outputSchemaProblem({ type: "strng" })).toMatch(/^outputSchema is not a usable JSON Schema: /);
   expect(schemaSizeWalks.nodes).toBe(before);
 });
+
+test("an outputSchema holding a number past JSON's (1e400, read as Infinity) is refused before any child runs, not failed later with 'expected null'", async () => {
+  // As a model's tool call arrives: parsed from JSON text.
+  const schema = JSON.parse('{"type":"object","properties":{"size":{"const":1e400}},"required":["size"]}') as Record<string, unknown>;
+  expect(await checkStructuredValue({ size: null }, schema)).toMatchObject({ ok: false, message: expect.stringMatching(/expected null/) });
+  const refused = "it holds a number JSON cannot write (such as 1e400, which reads as Infinity and is saved as null); write a finite one";
+  expect(await outputSchemaProblem(schema)).toBe(`outputSchema is not a usable JSON Schema: ${refused}`);
+  expect(await outputSchemaProblem({ enum: [1, -1e400] })).toBe(`outputSchema is not a usable JSON Schema: ${refused}`);
+});
