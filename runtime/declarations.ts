@@ -111,7 +111,7 @@ interface FlowTools {
 export async function generateDeclarations(options: DeclarationOptions = {}): Promise<string> {
   const parts: string[] = [header(options.generatedBy ?? "runtime/declarations.ts"), FIXED];
   // A schema closed at its root (additionalProperties: false) is closed throughout: agent() options.
-  for (const [name, schema] of SCRIPT_SCHEMAS) parts.push(`${await schemaToType(schema, name, { closed: schema.additionalProperties === false })}\n`);
+  for (const [name, schema] of SCRIPT_SCHEMAS) parts.push(`${await schemaToType(schema, name, { closed: schema.additionalProperties === false, own: true })}\n`);
   parts.push(
     options.argsSchema === undefined
       ? "/** The script form's arguments (meta.args describes them). */\ninterface WorkflowArgs {\n  readonly [key: string]: unknown;\n}\n"

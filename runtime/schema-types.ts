@@ -11,6 +11,8 @@ export interface TypeOptions {
   closed?: boolean;
   /** Union branches name each other's keys as absent (see normalizeUnions). */
   normalize?: boolean;
+  /** pi-flow's own schema, whose `tsType`s are kept (helpers' function types); anyone else's are dropped. */
+  own?: boolean;
 }
 
 /**
@@ -20,7 +22,8 @@ export interface TypeOptions {
  */
 export async function schemaToType(schema: unknown, name: string, options: TypeOptions = {}): Promise<string> {
   const { compile } = await (compiler ??= import("json-schema-to-typescript"));
-  const prepared = options.normalize ? normalizeUnions(stripTitles(schema)) : stripTitles(schema);
+  const stripped = stripTitles(schema, options.own === true);
+  const prepared = options.normalize ? normalizeUnions(stripped) : stripped;
   const source = await compile(prepared as JSONSchema, name, {
     bannerComment: "",
     format: true,
@@ -41,21 +44,30 @@ const SCHEMA_MAPS = new Set(["properties", "patternProperties", "definitions", "
 const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "contains", "if", "then", "else", "anyOf", "oneOf", "allOf"]);
 
 /**
- * Walks schema positions only (never `const`, `enum` or `default` values): titles are dropped, as
- * they would rename the generated interfaces and the caller's name is the contract; a schema that
- * allows any value becomes `unknown`, whatever the compiler's default for it. So does a `$ref` out
- * of the schema (a URL, a file): the compiler's resolver would fetch or read it on the host, for a
- * schema an extension, an MCP server or a saved workflow wrote.
+ * Walks schema positions only (never `const`, `enum` or `default` values): titles and `$id`s are
+ * dropped, as they would rename the generated interfaces and the caller's name is the contract
+ * (`WorkflowInput<"review">` reads ReviewWorkflowArgs); a schema that allows any value becomes
+ * `unknown`, whatever the compiler's default for it. So does a `$ref` the compiler's resolver
+ * should not follow: one out of the schema (a URL, a file), which it would fetch or read on the
+ * host, and an `$anchor` ("#A"), which it cannot. A `tsType` (the compiler's escape hatch, written
+ * into the declarations as it is) is kept only in pi-flow's own schemas: an extension, an MCP
+ * server or a saved workflow writes the others.
  */
-function stripTitles(schema: unknown): unknown {
-  return mapSubschemas(schema, stripTitles, (node) => {
-    delete node.title;
-    if (typeof node.$ref === "string" && !node.$ref.startsWith("#")) {
-      const { $ref: _outside, ...rest } = node;
-      return { ...rest, tsType: "unknown" };
-    }
-    return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
-  });
+function stripTitles(schema: unknown, own: boolean): unknown {
+  return mapSubschemas(
+    schema,
+    (sub) => stripTitles(sub, own),
+    (node) => {
+      delete node.title;
+      delete node.$id;
+      if (!own) delete node.tsType;
+      if (typeof node.$ref === "string" && node.$ref !== "#" && !node.$ref.startsWith("#/")) {
+        const { $ref: _unfollowed, ...rest } = node;
+        return { ...rest, tsType: "unknown" };
+      }
+      return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
+    },
+  );
 }
 
 type SchemaNode = { [key: string]: unknown };

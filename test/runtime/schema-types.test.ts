@@ -50,3 +50,15 @@ test("a $ref to a URL or a file, in a schema or in its data, is never fetched or
     rmSync(folder, { recursive: true, force: true });
   }
 });
+
+test("a schema's $id, tsType and $anchor references do not rename its type, write TypeScript into the declarations, or fail them", async () => {
+  // A saved workflow's meta.args, a tool's schema: `WorkflowInput<"review">` names ReviewWorkflowArgs, whatever $id says.
+  expect(await schemaToType({ $id: "https://example.com/other", type: "object", properties: { a: { $ref: "#" } } }, "ReviewWorkflowArgs", { closed: true })).toMatch(
+    /^interface ReviewWorkflowArgs \{\s+a\?: ReviewWorkflowArgs;\s+\}$/,
+  );
+  const injected = await schemaToType({ type: "object", properties: { a: { type: "string", tsType: "never; } declare const agent: any; interface Y {" } } }, "Input", { closed: true });
+  expect(injected).not.toContain("declare");
+  expect(injected).toMatch(/a\?: string;/);
+  // An $anchor is a JSON Schema reference the compiler's resolver cannot follow ("Refs should have been resolved by the resolver!").
+  expect(await schemaToType({ type: "object", properties: { a: { $anchor: "A", type: "string" }, b: { $ref: "#A" } } }, "Input", { closed: true })).toMatch(/a\?: string;\s+b\?: unknown;/);
+});
