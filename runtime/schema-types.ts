@@ -2,6 +2,7 @@
 // and scripts read (flow.d.ts, `flow types`, describeTool()). The compiler (with prettier) is large:
 // it is loaded when a declaration is first needed, never when the runtime is imported.
 import type { JSONSchema } from "json-schema-to-typescript";
+import { capText } from "./text.ts";
 import type { ToolSchema } from "./types.ts";
 
 let compiler: Promise<typeof import("json-schema-to-typescript")> | undefined;
@@ -113,6 +114,22 @@ function namesAbsentKeys(node: SchemaNode): SchemaNode {
   return node;
 }
 
+/**
+ * The declaration of `name`, or, when the compiler cannot render the schema (a $ref to nothing,
+ * which Pi's validator allows in an MCP server's tool; a boolean schema at the root), `fallback`
+ * with a comment saying why: one tool's schema failed a script's searchTools() for every tool,
+ * and `flow types` for the whole project.
+ */
+export async function schemaToTypeOr(schema: unknown, name: string, fallback: "record" | "unknown", options: TypeOptions = {}): Promise<string> {
+  try {
+    return await schemaToType(schema, name, options);
+  } catch (error) {
+    const why = capText(error instanceof Error ? error.message : String(error), 200).replace(/\s+/g, " ");
+    const type = fallback === "record" ? "{ [key: string]: unknown }" : "unknown";
+    return `${docComment(`Not typed: its JSON Schema could not be rendered (${why}).`)}type ${name} = ${type};`;
+  }
+}
+
 /** `external_runs` -> `ExternalRuns`, `my-tool.v2` -> `MyToolV2`. */
 export function pascal(name: string): string {
   return name.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_match, _sep: string, char: string) => char.toUpperCase());
@@ -135,9 +152,9 @@ export interface ToolDeclaration {
 /** One tool's types from its input and output schemas; Pi resolves a tool without an output schema to its text. */
 export async function toolDeclaration(name: string, schema: ToolSchema): Promise<ToolDeclaration> {
   const base = pascal(name);
-  const types = [await schemaToType(schema.input, `${base}Input`, { closed: true, normalize: true })];
+  const types = [await schemaToTypeOr(schema.input, `${base}Input`, "record", { closed: true, normalize: true })];
   const output = schema.output === undefined ? "string" : `${base}Output`;
-  if (schema.output !== undefined) types.push(await schemaToType(schema.output, output, { closed: true, normalize: true }));
+  if (schema.output !== undefined) types.push(await schemaToTypeOr(schema.output, output, "unknown", { closed: true, normalize: true }));
   const summary = schema.description?.split("\n")[0]?.trim();
   const member = `${summary ? docComment(summary, "  ") : ""}  ${propertyKey(name)}(args: ${base}Input): Promise<${output}>;`;
   return { types, member };

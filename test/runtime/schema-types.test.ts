@@ -62,3 +62,19 @@ test("a schema's $id, tsType and $anchor references do not rename its type, writ
   // An $anchor is a JSON Schema reference the compiler's resolver cannot follow ("Refs should have been resolved by the resolver!").
   expect(await schemaToType({ type: "object", properties: { a: { $anchor: "A", type: "string" }, b: { $ref: "#A" } } }, "Input", { closed: true })).toMatch(/a\?: string;\s+b\?: unknown;/);
 });
+
+test("a tool or saved workflow whose schema the compiler cannot render (a dangling $ref, a boolean schema) is declared untyped, saying why, and the others are still typed", async () => {
+  const { describeToolText } = await import("../../runtime/schema-types.ts");
+  const { generateDeclarations } = await import("../../runtime/declarations.ts");
+  // An MCP server's tool with a $ref to nothing (Pi calls it: its validator rejects only values there), and one whose output is `true`.
+  const text = await describeToolText("mcp_lookup", { description: "Looks things up", input: { type: "object", properties: { id: { $ref: "#/$defs/missing" } } }, output: true });
+  expect(text).toMatch(/Not typed: its JSON Schema could not be rendered \(Missing \$ref pointer/);
+  expect(text).toMatch(/type McpLookupInput = \{\s*\[key: string\]: unknown;?\s*\};/);
+  expect(text).toMatch(/type McpLookupOutput = unknown;/);
+  const declarations = await generateDeclarations({
+    toolSchemas: { mcp_lookup: { input: { type: "object", properties: { id: { $ref: "#/$defs/missing" } } } }, echo: { input: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } } },
+    workflows: { loops: { type: "object", properties: { a: { $ref: "#/properties/a" } } } },
+  });
+  expect(declarations).toMatch(/interface EchoInput \{\s+text: string;\s+\}/);
+  expect(declarations).toMatch(/type LoopsWorkflowArgs = \{/);
+});
