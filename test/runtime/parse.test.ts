@@ -191,8 +191,8 @@ describe("meta.args with a long enum", () => {
     expect(invalid(`export const meta = { args: { enum: [${zeros}] } };\nreturn 1;\n`).message).toMatch(/^`meta.args` is not a valid JSON Schema: enum must NOT have duplicate items/);
   });
 
-  it("an enum of a million values is checked without comparing every pair (which would take hours); a duplicate among them is still named at its path", async () => {
-    const values = Array.from({ length: 1_000_000 }, (_, index) => `src/file-${index}.ts`);
+  it("an enum of 200,000 values is checked without comparing every pair (which would take minutes: 40,000 took Ajv 20 s); a duplicate among them is still named at its path", async () => {
+    const values = Array.from({ length: 200_000 }, (_, index) => `src/file-${index}.ts`);
     expect(await problemOf({ type: "object", properties: { file: { enum: values } } })).toBeUndefined();
     expect(await problemOf({ type: "object", properties: { file: { enum: [...values, "src/file-5.ts"] } } })).toMatch(/^properties\.file\.enum must NOT have duplicate items/);
     expect(await problemOf({ enum: [...Array.from({ length: 100 }, (_, index) => ({ k: index })), { k: 7 }] })).toMatch(/^enum must NOT have duplicate items/);
