@@ -142,6 +142,12 @@ describe("external_delegate in the foreground", () => {
     expect(receipt).toMatchObject({ ok: true, data: { run: { output: { delivery: "inline", value: { kind: { type: "bogus" } } } } } });
   });
 
+  test("an answer holding an integer past 2^53 (a 64-bit ID) fails naming it, instead of delivering a neighbouring number", async () => {
+    const outputSchema = { type: "object", properties: { id: { type: "integer" } }, required: ["id"] };
+    const { receipt } = await delegate({ ...worker, outputSchema }, { children: [childAnswers('{"id": 12345678901234567891}')] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("12345678901234567891, which a JSON number here cannot hold exactly (it reads as 12345678901234567000)") } });
+  });
+
   test("a bad context that passes the schema is context_invalid", async () => {
     const result = await pi.callTool("external_delegate", { ...worker, context: { mode: "recent", turns: 5000 } });
     expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code: "context_invalid" } });

@@ -224,3 +224,11 @@ test("as delegation.md says: format is not checked, a pattern has the u flag whe
   expect(await checkStructuredValue("a-b_c", { type: "string", pattern: "^a\\-b\\_c$" })).toMatchObject({ ok: true });
   expect(await checkStructuredValue("p{Nope}", { type: "string", pattern: "^\\p{Nope}$" })).toMatchObject({ ok: true });
 });
+
+test("an answer's 1e400 fails as a number JavaScript reads as Infinity; 2^53 itself, a long decimal and an exponent JavaScript holds pass as written", async () => {
+  const { parseStructuredAnswer } = await import("../../src/harnesses/structured-answer.ts");
+  const schema = { type: "object", properties: { id: { type: "integer" }, ratio: { type: "number" } } };
+  expect(await parseStructuredAnswer('{"id": 7, "ratio": 1e400}', schema)).toMatchObject({ ok: false, message: expect.stringContaining("1e400, which a JSON number here cannot hold exactly (it reads as Infinity)") });
+  expect(await parseStructuredAnswer('{"id": 9007199254740992, "ratio": 0.12345678901234567}', schema)).toEqual({ ok: true, value: { id: 9007199254740992, ratio: 0.12345678901234567 } });
+  expect(await parseStructuredAnswer('{"id": 1e20, "ratio": 2.5e-300}', schema)).toEqual({ ok: true, value: { id: 1e20, ratio: 2.5e-300 } });
+});
