@@ -4,7 +4,7 @@
 // saved workflow's arguments from its meta.args.
 import { HELPERS, SCRIPT_GLOBALS, SCRIPT_SCHEMAS } from "../helpers/index.ts";
 import { LIMIT_LABELS, LIMIT_NAMES } from "./limits.ts";
-import { docComment, pascal, propertyKey, schemaToType, toolDeclaration } from "./schema-types.ts";
+import { docComment, pascal, propertyKey, schemaToType, schemaToTypeOr, toolDeclaration } from "./schema-types.ts";
 import type { ToolSchema } from "./types.ts";
 
 export interface DeclarationOptions {
@@ -76,7 +76,7 @@ async function workflowArgsDeclarations(workflows: Record<string, unknown>): Pro
   for (const name of Object.keys(workflows).sort()) {
     const schema = workflows[name];
     const type = `${pascal(name)}WorkflowArgs`;
-    types.push(schema === undefined ? `interface ${type} {\n  [key: string]: unknown;\n}` : await schemaToType(schema, type, { closed: true }));
+    types.push(schema === undefined ? `interface ${type} {\n  [key: string]: unknown;\n}` : await schemaToTypeOr(schema, type, "record", { closed: true }));
     members.push(`  ${propertyKey(name)}: ${type};`);
   }
   return `${types.join("\n\n")}${types.length > 0 ? "\n\n" : ""}/** Each saved workflow's arguments, from its meta.args. */
@@ -111,7 +111,7 @@ interface FlowTools {
 export async function generateDeclarations(options: DeclarationOptions = {}): Promise<string> {
   const parts: string[] = [header(options.generatedBy ?? "runtime/declarations.ts"), FIXED];
   // A schema closed at its root (additionalProperties: false) is closed throughout: agent() options.
-  for (const [name, schema] of SCRIPT_SCHEMAS) parts.push(`${await schemaToType(schema, name, { closed: schema.additionalProperties === false })}\n`);
+  for (const [name, schema] of SCRIPT_SCHEMAS) parts.push(`${await schemaToType(schema, name, { closed: schema.additionalProperties === false, own: true })}\n`);
   parts.push(
     options.argsSchema === undefined
       ? "/** The script form's arguments (meta.args describes them). */\ninterface WorkflowArgs {\n  readonly [key: string]: unknown;\n}\n"

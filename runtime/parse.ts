@@ -139,14 +139,17 @@ export function* syntaxNodes(roots: readonly unknown[], descend: (node: Node) =>
   while (stack.length > 0) {
     const value = stack.pop();
     if (Array.isArray(value)) {
-      stack.push(...(value as unknown[]));
+      // One by one: spreading a literal's array of 100,000 elements into push() overflows the stack.
+      for (const item of value as unknown[]) stack.push(item);
       continue;
     }
     if (value === null || typeof value !== "object") continue;
     const node = value as Node;
     yield node;
     if (!descend(node)) continue;
-    for (const [key, child] of Object.entries(node)) {
+    // Keys, not entries: a pair per key was most of the garbage a large meta.args made.
+    for (const key of Object.keys(node)) {
+      const child = (node as unknown as Record<string, unknown>)[key];
       if (key !== "loc" && child !== null && typeof child === "object") stack.push(child);
     }
   }

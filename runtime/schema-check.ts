@@ -2,6 +2,7 @@
 // Schema meta-schema (draft-07, which Pi's own tool schemas follow), so `type: "objekt"` or
 // `required: "a"` is the script's error at parse time, not the caller's at launch.
 import { createRequire } from "node:module";
+import { selfReferenceProblem } from "./schema-cycles.ts";
 import { capText } from "./text.ts";
 
 interface AjvInstance {
@@ -85,10 +86,19 @@ export const MAX_SCHEMA_OBJECTS = 5_000;
 /** Keywords whose value is data, not schemas: a long enum of objects is not many schemas. */
 const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
 
+/** What schemaSizeProblem says of a schema past MAX_SCHEMA_DEPTH. */
+export const TOO_DEEP = `it nests objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep, the most a schema may (MAX_SCHEMA_DEPTH)`;
+
+/**
+ * The objects and arrays schemaSizeProblem has visited on this thread: each thread that loads this
+ * module has its own count, so the host's stays still while the schema worker checks an outputSchema.
+ */
+export const schemaSizeWalks = { nodes: 0 };
+
 /**
  * Why `schema` is too deep or too large to compile, found without recursion and before anything
  * recursive reads it: 10,000 levels overflowed the stack ("Maximum call stack size exceeded"),
- * and 100,000 properties held Pi's main thread for a second.
+ * and 100,000 properties held Pi's main thread for a second. Or why it holds a number JSON cannot.
  */
 export function schemaSizeProblem(schema: unknown): string | undefined {
   const stack: Array<{ value: unknown; depth: number; data: boolean }> = [{ value: schema, depth: 1, data: false }];
@@ -96,21 +106,32 @@ export function schemaSizeProblem(schema: unknown): string | undefined {
   while (stack.length > 0) {
     const { value, depth, data } = stack.pop()!;
     if (value === null || typeof value !== "object") continue;
-    if (depth > MAX_SCHEMA_DEPTH) return `it nests objects and arrays more than ${MAX_SCHEMA_DEPTH} levels deep, the most a schema may (MAX_SCHEMA_DEPTH)`;
+    schemaSizeWalks.nodes++;
+    if (depth > MAX_SCHEMA_DEPTH) return TOO_DEEP;
     if (!data && ++objects > MAX_SCHEMA_OBJECTS) {
       return `it holds more than ${MAX_SCHEMA_OBJECTS} objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)`;
     }
     if (data || Array.isArray(value)) {
       // Values only: data is walked for its depth alone, and a const may hold 200,000 keys.
-      for (const child of Object.values(value)) if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data });
+      for (const child of Object.values(value)) {
+        if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data });
+        else if (typeof child === "number" && !Number.isFinite(child)) return NOT_A_JSON_NUMBER;
+      }
       continue;
     }
     for (const [key, child] of Object.entries(value)) {
       if (child !== null && typeof child === "object") stack.push({ value: child, depth: depth + 1, data: DATA_KEYWORDS.has(key) });
+      else if (typeof child === "number" && !Number.isFinite(child)) return NOT_A_JSON_NUMBER;
     }
   }
-  return undefined;
+  return typeof schema === "number" && !Number.isFinite(schema) ? NOT_A_JSON_NUMBER : undefined;
 }
+
+/**
+ * A number past JSON's (1e400 reads as Infinity): no answer can equal it, and the run's records
+ * keep it as null; a child with `const: 1e400` was paid for, then failed with "expected null".
+ */
+const NOT_A_JSON_NUMBER = "it holds a number JSON cannot write (such as 1e400, which reads as Infinity and is saved as null); write a finite one";
 
 /** Why `schema` is not a usable JSON Schema, or undefined when it is. */
 export function jsonSchemaProblem(schema: unknown): string | undefined {
@@ -130,4 +151,27 @@ export function jsonSchemaProblem(schema: unknown): string | undefined {
   const where = first.instancePath === "" ? "the schema" : first.instancePath.slice(1).replaceAll("/", ".");
   // A path through a 1 MB property name is quoted cut short.
   return `${capText(where, 200)} ${first.message ?? "is invalid"}`;
+}
+
+/** The longest quote of why a schema is refused: the compiler's message quotes a broken pattern or $ref whole. */
+export const MAX_SCHEMA_PROBLEM_CHARS = 400;
+
+/**
+ * Why an outputSchema cannot be used, or undefined when it can: too deep or too large, one that
+ * `compile` (the caller's compiler: runtime/ imports nothing from Pi) refuses, one the compiler
+ * accepts silently though no answer could satisfy it (`type: "strng"`), checked against the
+ * meta-schema as a workflow's meta.args is, or one that refers back to itself. Run in the schema
+ * worker (src/harnesses/output-schema-problem.ts): each step takes time in proportion to the schema.
+ */
+export function schemaProblem(schema: unknown, compile: (schema: unknown) => unknown): string | undefined {
+  // Before the compiler, which recurses.
+  const tooLarge = schemaSizeProblem(schema);
+  if (tooLarge !== undefined) return tooLarge;
+  try {
+    compile(schema);
+  } catch (error) {
+    return capText(error instanceof Error ? error.message : String(error), MAX_SCHEMA_PROBLEM_CHARS);
+  }
+  const problem = jsonSchemaProblem(schema) ?? selfReferenceProblem(schema);
+  return problem === undefined ? undefined : capText(problem, MAX_SCHEMA_PROBLEM_CHARS);
 }

@@ -2,6 +2,7 @@
 // and scripts read (flow.d.ts, `flow types`, describeTool()). The compiler (with prettier) is large:
 // it is loaded when a declaration is first needed, never when the runtime is imported.
 import type { JSONSchema } from "json-schema-to-typescript";
+import { capText } from "./text.ts";
 import type { ToolSchema } from "./types.ts";
 
 let compiler: Promise<typeof import("json-schema-to-typescript")> | undefined;
@@ -11,6 +12,8 @@ export interface TypeOptions {
   closed?: boolean;
   /** Union branches name each other's keys as absent (see normalizeUnions). */
   normalize?: boolean;
+  /** pi-flow's own schema, whose `tsType`s are kept (helpers' function types); anyone else's are dropped. */
+  own?: boolean;
 }
 
 /**
@@ -20,13 +23,16 @@ export interface TypeOptions {
  */
 export async function schemaToType(schema: unknown, name: string, options: TypeOptions = {}): Promise<string> {
   const { compile } = await (compiler ??= import("json-schema-to-typescript"));
-  const prepared = options.normalize ? normalizeUnions(stripTitles(schema)) : stripTitles(schema);
+  const stripped = stripTitles(schema, options.own === true);
+  const prepared = options.normalize ? normalizeUnions(stripped) : stripped;
   const source = await compile(prepared as JSONSchema, name, {
     bannerComment: "",
     format: true,
     additionalProperties: !options.closed,
     strictIndexSignatures: false,
     unknownAny: true,
+    // Data positions (a const that holds a $ref) are not walked below: the resolver leaves any it meets there alone.
+    $refOptions: { resolve: { external: false } },
     style: { printWidth: 120, semi: true, singleQuote: false, trailingComma: "all" },
   });
   return source.replace(/^export /gm, "").trim();
@@ -39,15 +45,30 @@ const SCHEMA_MAPS = new Set(["properties", "patternProperties", "definitions", "
 const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "contains", "if", "then", "else", "anyOf", "oneOf", "allOf"]);
 
 /**
- * Walks schema positions only (never `const`, `enum` or `default` values): titles are dropped, as
- * they would rename the generated interfaces and the caller's name is the contract; a schema that
- * allows any value becomes `unknown`, whatever the compiler's default for it.
+ * Walks schema positions only (never `const`, `enum` or `default` values): titles and `$id`s are
+ * dropped, as they would rename the generated interfaces and the caller's name is the contract
+ * (`WorkflowInput<"review">` reads ReviewWorkflowArgs); a schema that allows any value becomes
+ * `unknown`, whatever the compiler's default for it. So does a `$ref` the compiler's resolver
+ * should not follow: one out of the schema (a URL, a file), which it would fetch or read on the
+ * host, and an `$anchor` ("#A"), which it cannot. A `tsType` (the compiler's escape hatch, written
+ * into the declarations as it is) is kept only in pi-flow's own schemas: an extension, an MCP
+ * server or a saved workflow writes the others.
  */
-function stripTitles(schema: unknown): unknown {
-  return mapSubschemas(schema, stripTitles, (node) => {
-    delete node.title;
-    return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
-  });
+function stripTitles(schema: unknown, own: boolean): unknown {
+  return mapSubschemas(
+    schema,
+    (sub) => stripTitles(sub, own),
+    (node) => {
+      delete node.title;
+      delete node.$id;
+      if (!own) delete node.tsType;
+      if (typeof node.$ref === "string" && node.$ref !== "#" && !node.$ref.startsWith("#/")) {
+        const { $ref: _unfollowed, ...rest } = node;
+        return { ...rest, tsType: "unknown" };
+      }
+      return SHAPE_KEYWORDS.some((key) => key in node) ? node : { ...node, tsType: "unknown" };
+    },
+  );
 }
 
 type SchemaNode = { [key: string]: unknown };
@@ -93,6 +114,22 @@ function namesAbsentKeys(node: SchemaNode): SchemaNode {
   return node;
 }
 
+/**
+ * The declaration of `name`, or, when the compiler cannot render the schema (a $ref to nothing,
+ * which Pi's validator allows in an MCP server's tool; a boolean schema at the root), `fallback`
+ * with a comment saying why: one tool's schema failed a script's searchTools() for every tool,
+ * and `flow types` for the whole project.
+ */
+export async function schemaToTypeOr(schema: unknown, name: string, fallback: "record" | "unknown", options: TypeOptions = {}): Promise<string> {
+  try {
+    return await schemaToType(schema, name, options);
+  } catch (error) {
+    const why = capText(error instanceof Error ? error.message : String(error), 200).replace(/\s+/g, " ");
+    const type = fallback === "record" ? "{ [key: string]: unknown }" : "unknown";
+    return `${docComment(`Not typed: its JSON Schema could not be rendered (${why}).`)}type ${name} = ${type};`;
+  }
+}
+
 /** `external_runs` -> `ExternalRuns`, `my-tool.v2` -> `MyToolV2`. */
 export function pascal(name: string): string {
   return name.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_match, _sep: string, char: string) => char.toUpperCase());
@@ -115,9 +152,9 @@ export interface ToolDeclaration {
 /** One tool's types from its input and output schemas; Pi resolves a tool without an output schema to its text. */
 export async function toolDeclaration(name: string, schema: ToolSchema): Promise<ToolDeclaration> {
   const base = pascal(name);
-  const types = [await schemaToType(schema.input, `${base}Input`, { closed: true, normalize: true })];
+  const types = [await schemaToTypeOr(schema.input, `${base}Input`, "record", { closed: true, normalize: true })];
   const output = schema.output === undefined ? "string" : `${base}Output`;
-  if (schema.output !== undefined) types.push(await schemaToType(schema.output, output, { closed: true, normalize: true }));
+  if (schema.output !== undefined) types.push(await schemaToTypeOr(schema.output, output, "unknown", { closed: true, normalize: true }));
   const summary = schema.description?.split("\n")[0]?.trim();
   const member = `${summary ? docComment(summary, "  ") : ""}  ${propertyKey(name)}(args: ${base}Input): Promise<${output}>;`;
   return { types, member };

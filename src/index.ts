@@ -4,6 +4,7 @@ import { prewarmWorkflowWorkers } from "../runtime/index.ts";
 import { inChildSessionContext } from "./harnesses/index.ts";
 import { readCatalog } from "./orchestrator/workflow/index.ts";
 import { FlowHost, harnessStateIn, settingValue } from "./orchestrator/session/index.ts";
+import { withoutTooDeepArguments } from "./contract/deep-arguments.ts";
 import { createDelegateTool } from "./tools/delegate.ts";
 import type { HelpSources } from "./help/answer.ts";
 import { createHelpTool } from "./tools/help.ts";
@@ -53,6 +54,11 @@ export default function piFlow(pi: ExtensionAPI): void {
   pi.on("turn_start", () => host.turnStarted());
   // Completions that settled while the parent was busy go out as one batch once it settles.
   pi.on("agent_settled", (_event, ctx) => host.parentSettled(ctx));
+  // A pi-flow tool call nested too deep for Pi to copy would fail every later turn of the session.
+  pi.on("message_end", (event) => {
+    const message = withoutTooDeepArguments(event.message);
+    return message === undefined ? undefined : { message };
+  });
   pi.registerTool(createDelegateTool(host));
   pi.registerTool(createRunsTool(host));
   if (workflowsEnabled) pi.registerTool(createWorkflowTool(host));

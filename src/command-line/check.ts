@@ -58,7 +58,7 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
         headless = await openHeadlessSession({ cwd, projectTrusted, extensions });
         tools = headless.callableToolNames();
       }
-      const checked = checkWorkflowSource(source, file, tools ? callableTools : () => []);
+      const checked = await checkWorkflowSource(source, file, tools ? callableTools : () => []);
       problems.push(...checked.problems);
       if (checked.workflow) problems.push(...literalTargetProblems(source, file, (known ??= knownNames(cwd, projectTrusted))));
     }

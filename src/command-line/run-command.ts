@@ -129,7 +129,7 @@ async function checkBeforeLaunch(plan: RunPlan, headless: HeadlessSession, casse
  */
 async function checkScriptSource(source: string, label: string, plan: RunPlan, headless: HeadlessSession, projectTrusted: boolean): Promise<ParsedWorkflow> {
   const [{ checkWorkflowSource, formatProblem, literalTargetProblems }, { knownNames }] = await Promise.all([import("../orchestrator/workflow/index.ts"), import("./check.ts")]);
-  const checked = checkWorkflowSource(source, label, () => headless.callableToolNames());
+  const checked = await checkWorkflowSource(source, label, () => headless.callableToolNames());
   const problems = checked.workflow ? literalTargetProblems(source, label, knownNames(plan.cwd, projectTrusted)) : checked.problems;
   if (problems.length > 0 || !checked.workflow) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
   return checked.workflow;

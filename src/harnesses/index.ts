@@ -16,6 +16,7 @@ export { createHarness } from "./create-harness.ts";
 export { resolveHarnessSettings } from "./harness-settings.ts";
 export type { FlowHarnessSettingsInput, HarnessSettings } from "./harness-settings.ts";
 export { childTimeout, stoppedByTimeout, unreadBecause } from "./outcomes.ts";
+export { outputSchemaProblem } from "./output-schema-problem.ts";
 export { checkInWorker } from "./schema-worker.ts";
 export { stoppedCheck } from "./schema-stops.ts";
 export type { SchemaCheck } from "./schema-worker.ts";

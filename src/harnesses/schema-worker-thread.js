@@ -1,6 +1,7 @@
 // Runs, off the host's main thread (src/harnesses/schema-worker.ts), one at a time for as long as
-// the host keeps it: checks of answers against outputSchemas and of args against meta.args, and the
-// stub harness's generation of values from outputSchemas. Plain JavaScript, so an installed pi-flow
+// the host keeps it: checks of answers against outputSchemas and of args against meta.args, checks
+// of outputSchemas themselves before a child is launched, and the stub harness's generation of
+// values from outputSchemas. Plain JavaScript, so an installed pi-flow
 // (under node_modules, where Node refuses to strip types) starts it with no loader. A pattern that
 // backtracks catastrophically, a check that grows exponentially, or a schema that asks for a value
 // too large to generate, blocks only this thread, which the host terminates; before each pattern
@@ -8,6 +9,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { compile } from "@earendil-works/pi-schema";
 import { generateSync } from "json-schema-faker";
+import { schemaProblem } from "../../runtime/worker-js/schema-check.js";
 
 const port = parentPort;
 const test = RegExp.prototype.test;
@@ -50,6 +52,7 @@ function answer(id, work) {
     const bytes = Buffer.byteLength(JSON.stringify(value) ?? "");
     return bytes > work.maxBytes ? { id, type: "too_large", bytes } : { id, type: "generated", value };
   }
+  if (work.kind === "problem") return { id, type: "problem", problem: schemaProblem(work.schema, compile) ?? null };
   return { id, type: "checked", error: firstError(work.schema, work.value) };
 }
 

@@ -23,21 +23,23 @@ type Unanswered =
   | { kind: "too_slow"; pattern: string | undefined }
   | { kind: "out_of_memory"; pattern: string | undefined }
   | { kind: "cancelled" }
-  | { kind: "error"; message: string };
+  | { kind: "error"; message: string; unsent?: "too_deep" | "not_copyable" };
 
 export type SchemaCheck = { kind: "checked"; violation: SchemaViolation | undefined } | Unanswered;
 
 /** `too_large`: the value was generated in time, but its JSON text is `bytes` long, past the job's `maxBytes`. */
 export type GeneratedInWorker = { kind: "generated"; value: unknown } | { kind: "too_large"; bytes: number } | Unanswered;
 
-/** What the worker is asked to do: check a value, or generate one with json-schema-faker's options. */
+/** What the worker is asked to do: check a value, check a schema itself, or generate a value with json-schema-faker's options. */
 type Work =
   | { kind: "check"; value: unknown; schema: Record<string, unknown> }
+  | { kind: "problem"; schema: unknown }
   | { kind: "generate"; schema: Record<string, unknown>; options: Record<string, unknown>; maxBytes: number };
 
 type Answer =
   | { id: number; type: "checked"; error: { path?: string; message?: string } | null }
   | { id: number; type: "generated"; value: unknown }
+  | { id: number; type: "problem"; problem: string | null }
   | { id: number; type: "too_large"; bytes: number };
 
 type WorkerMessage =
@@ -128,7 +130,9 @@ export class SchemaWorker {
       // Copying a value thousands of levels deep overflows the host's stack: left running, the job
       // would never answer, and every job queued behind it on this one checker would wait for ever.
       const message = error instanceof Error ? error.message : String(error);
-      this.finish({ kind: "error", message: capText(`the schema or value could not be sent to the checking worker: ${message}`, MAX_WORKER_ERROR_CHARS) });
+      // Only nesting overflows the copy of JSON data: V8 copies thousands of levels before it does.
+      const unsent = error instanceof RangeError ? "too_deep" : "not_copyable";
+      this.finish({ kind: "error", message: capText(`the schema or value could not be sent to the checking worker: ${message}`, MAX_WORKER_ERROR_CHARS), unsent });
     }
   }
 
@@ -235,9 +239,10 @@ function retireOlderChecker(store: unknown): void {
 
 /**
  * The shape of the process's checker (runtime/process-global.ts): 1 had check(value, schema,
- * limitMs) only; 2 has run(work, limitMs, signal). A copy of another shape keeps its own.
+ * limitMs) only; 2 has run(work, limitMs, signal); 3's thread also takes a "problem" job (a
+ * thread of 2 answers one as a check of a value). A copy of another shape keeps its own.
  */
-const CHECKER_SHAPE = 2;
+const CHECKER_SHAPE = 3;
 const checker = processGlobal("pi-flow.pattern-checker", () => new SchemaWorker(), CHECKER_SHAPE, retireOlderChecker);
 
 /** Checks `value` against `schema` in the checking worker; the host's event loop keeps turning meanwhile. */
@@ -264,4 +269,17 @@ export async function generateInWorker(
   if (ended.answer.type === "too_large") return { kind: "too_large", bytes: ended.answer.bytes };
   if (ended.answer.type !== "generated") return { kind: "error", message: "the checking worker answered a generation with a check" };
   return { kind: "generated", value: ended.answer.value };
+}
+
+export type SchemaProblemCheck = { kind: "checked"; problem: string | undefined } | Unanswered;
+
+/**
+ * Why `schema` cannot be an outputSchema (runtime/schema-check.ts's schemaProblem), found in the
+ * worker: the host only copies the schema there, and does no walk of its own.
+ */
+export async function schemaProblemInWorker(schema: unknown, options: WorkerJobOptions = {}): Promise<SchemaProblemCheck> {
+  const ended = await (options.checker ?? checker).run({ kind: "problem", schema }, options.limitMs ?? SCHEMA_WORK_LIMIT_MS, options.signal);
+  if (ended.kind !== "answered") return ended;
+  if (ended.answer.type !== "problem") return { kind: "error", message: "the checking worker answered a schema's check with something else" };
+  return { kind: "checked", problem: ended.answer.problem ?? undefined };
 }

@@ -21,13 +21,49 @@ export type StructuredAnswer = { ok: true; value: unknown } | { ok: false; messa
 
 /** Parses and checks a structured answer; a child that missed the schema has failed its task. */
 export async function parseStructuredAnswer(text: string, schema: Record<string, unknown>, signal?: AbortSignal): Promise<StructuredAnswer> {
+  const json = unfence(text);
   let value: unknown;
   try {
-    value = JSON.parse(unfence(text));
+    value = JSON.parse(json);
   } catch {
     return { ok: false, message: "The child's answer is not JSON, but an outputSchema was given." };
   }
+  const inexact = inexactNumber(json);
+  if (inexact) {
+    return {
+      ok: false,
+      message: `The child's answer holds the number ${inexact.source.slice(0, 80)}, which a JSON number here cannot hold exactly (it reads as ${inexact.read}); ask for such a value as a string in outputSchema.`,
+    };
+  }
   return checkStructuredValue(value, schema, signal);
+}
+
+/** What a number's reviver sees besides its value (Node 22): the text it was parsed from. */
+type ReviverContext = { source?: string };
+
+/**
+ * A number the answer writes that JavaScript cannot hold as written: an integer past 2^53 (a
+ * 64-bit ID) reads as a neighbour, and 1e400 as Infinity, which the run's records save as null.
+ * The value delivered would silently differ from the child's, so the answer fails naming it.
+ * Decimals are approximations anyway (0.1 is no exact double) and pass.
+ */
+function inexactNumber(json: string): { source: string; read: string } | undefined {
+  // Most answers have no run of 16 digits and no three-digit exponent: parsed once, with no reviver.
+  if (!/\d{16}|[eE][+-]?\d{3}/.test(json)) return undefined;
+  let found: { source: string; read: string } | undefined;
+  JSON.parse(json, (_key, value: unknown, context?: ReviverContext) => {
+    if (found === undefined && typeof value === "number" && context?.source !== undefined && !heldAsWritten(value, context.source)) {
+      found = { source: context.source, read: String(value) };
+    }
+    return value;
+  });
+  return found;
+}
+
+function heldAsWritten(value: number, source: string): boolean {
+  if (!Number.isFinite(value)) return false;
+  if (Number.isSafeInteger(value) || !/^-?\d+$/.test(source)) return true;
+  return BigInt(source) === BigInt(value);
 }
 
 /**

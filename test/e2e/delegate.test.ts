@@ -29,6 +29,29 @@ const worker = { role: "worker", description: "Check build", prompt: "Run the bu
 
 const delegate = (args: Record<string, unknown>, script: TurnScript = {}) => callForReceipt(pi, "external_delegate", args, script);
 
+/**
+ * A provider parses a tool call's arguments from the model's text, however deep; Pi's faux provider
+ * copies its scripted message first, which overflows at about 2,000 levels. So the faux call carries
+ * `placeholder` and gets `value` once the arguments are whole, as a real provider's parser hands them over.
+ */
+function streamArgumentAs(session: PiTestSession, placeholder: string, value: unknown): void {
+  type EventStream = { push(event: { type: string; toolCall?: { arguments: Record<string, unknown> } }): void };
+  const provider = session.faux.provider as unknown as Record<"stream" | "streamSimple", (...args: unknown[]) => EventStream>;
+  for (const name of ["stream", "streamSimple"] as const) {
+    const original = provider[name];
+    provider[name] = (...args) => {
+      const stream = original(...args);
+      const push = stream.push.bind(stream);
+      stream.push = (event) => {
+        const call = event.type === "toolcall_end" ? event.toolCall : undefined;
+        for (const [key, argument] of Object.entries(call?.arguments ?? {})) if (argument === placeholder) call!.arguments[key] = value;
+        push(event);
+      };
+      return stream;
+    };
+  }
+}
+
 describe("external_delegate in the foreground", () => {
   test("a child that answers succeeds: ok, outcome succeeded, the answer inline, the run ID in the content", async () => {
     const { result, receipt } = await delegate(worker, { children: [childAnswers("Build passes: 12 modules.")] });
@@ -94,6 +117,17 @@ describe("external_delegate in the foreground", () => {
     else expect(result.structuredContent).toMatchObject({ ok: false, data: { run: null }, error: { code } });
   });
 
+  test("an outputSchema nested 2,500 levels deep is refused quoting pi-flow's note, and the session's next turns still reach the model", async () => {
+    // Pi failed every later turn of the session with "Maximum call stack size exceeded": it copies the conversation before each request.
+    const deep = JSON.parse(`${'{"type":"array","items":'.repeat(2_500)}{}${"}".repeat(2_500)}`) as Record<string, unknown>;
+    streamArgumentAs(pi, "DEEP", deep);
+    const result = await pi.callTool("external_delegate", { ...worker, outputSchema: "DEEP" });
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(/outputSchema[\s\S]*more than 1000 levels deep, which Pi cannot copy \(MAX_ARGUMENT_DEPTH\)/);
+    await pi.say("hello again", "still here");
+    expect(pi.session.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop", content: [{ type: "text", text: "still here" }] });
+  });
+
   test("a rejection quoting a secret in its input reaches the model and the envelope redacted", async () => {
     const secret = "sk-ant-api03-" + "K".repeat(40);
     const result = await pi.callTool("external_delegate", { ...worker, cwd: `keys/${secret}` });
@@ -107,6 +141,12 @@ describe("external_delegate in the foreground", () => {
     const outputSchema = { type: "object", properties: { kind: { const: { type: "bogus" } }, tags: { enum: [{ type: "x" }] } }, required: ["kind"] };
     const { receipt } = await delegate({ ...worker, outputSchema }, { children: [childAnswers('{"kind":{"type":"bogus"}}')] });
     expect(receipt).toMatchObject({ ok: true, data: { run: { output: { delivery: "inline", value: { kind: { type: "bogus" } } } } } });
+  });
+
+  test("an answer holding an integer past 2^53 (a 64-bit ID) fails naming it, instead of delivering a neighbouring number", async () => {
+    const outputSchema = { type: "object", properties: { id: { type: "integer" } }, required: ["id"] };
+    const { receipt } = await delegate({ ...worker, outputSchema }, { children: [childAnswers('{"id": 12345678901234567891}')] });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("12345678901234567891, which a JSON number here cannot hold exactly (it reads as 12345678901234567000)") } });
   });
 
   test("a bad context that passes the schema is context_invalid", async () => {

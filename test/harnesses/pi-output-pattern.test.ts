@@ -124,13 +124,13 @@ test("an answer checked against two long patterns in turn is not slowed by namin
 
 test("a schema's long pattern, key or $ref is quoted cut short in the messages that name it, not whole", async () => {
   const { checkStructuredValue } = await import("../../src/harnesses/structured-answer.ts");
-  const { outputSchemaProblem } = await import("../../src/contract/output-schema-problem.ts");
+  const { outputSchemaProblem } = await import("../../src/harnesses/output-schema-problem.ts");
   const long = `^a${"(?:b)?".repeat(5_000)}$`;
   const refused = await checkStructuredValue({ ["k".repeat(100_000)]: "c" }, { type: "object", additionalProperties: { type: "string", pattern: long } });
   expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/^The child's answer does not satisfy outputSchema at \/kkkk.*… \[\d+ more characters cut\]: expected to match \^a\(\?:b\)\?.*… \[\d+ more characters cut\]\.$/) });
   expect(!refused.ok && refused.message.length).toBeLessThan(1_000);
   for (const schema of [{ type: "string", pattern: `(${"a".repeat(1_000_000)}` }, { properties: { ["k".repeat(1_000_000)]: { type: "objekt" } } }, { $ref: `#/$defs/${"z".repeat(1_000_000)}` }]) {
-    const problem = outputSchemaProblem(schema);
+    const problem = await outputSchemaProblem(schema);
     expect(problem).toMatch(/^outputSchema is not a usable JSON Schema: .*… \[\d+ more characters cut\]/);
     expect(problem!.length).toBeLessThan(1_000);
   }
@@ -213,7 +213,7 @@ test("a job too deeply nested to be sent to the worker answers an error, and the
   // running for ever, and every check queued behind it on the process's one checker never answered.
   const deep = JSON.parse(`${'{"not":'.repeat(5_000)}{}${"}".repeat(5_000)}`) as Record<string, unknown>;
   const [refused, next] = await Promise.all([checkInWorker("x", deep, { checker }), checkInWorker("x", { type: "string" }, { checker })]);
-  expect(refused).toEqual({ kind: "error", message: expect.stringMatching(/^the schema or value could not be sent to the checking worker: Maximum call stack size exceeded/) });
+  expect(refused).toEqual({ kind: "error", message: expect.stringMatching(/^the schema or value could not be sent to the checking worker: Maximum call stack size exceeded/), unsent: "too_deep" });
   expect(next).toEqual({ kind: "checked", violation: undefined });
 });
 
@@ -223,4 +223,12 @@ test("as delegation.md says: format is not checked, a pattern has the u flag whe
   expect(await checkStructuredValue("héllo", { type: "string", pattern: "^\\p{L}+$" })).toMatchObject({ ok: true });
   expect(await checkStructuredValue("a-b_c", { type: "string", pattern: "^a\\-b\\_c$" })).toMatchObject({ ok: true });
   expect(await checkStructuredValue("p{Nope}", { type: "string", pattern: "^\\p{Nope}$" })).toMatchObject({ ok: true });
+});
+
+test("an answer's 1e400 fails as a number JavaScript reads as Infinity; 2^53 itself, a long decimal and an exponent JavaScript holds pass as written", async () => {
+  const { parseStructuredAnswer } = await import("../../src/harnesses/structured-answer.ts");
+  const schema = { type: "object", properties: { id: { type: "integer" }, ratio: { type: "number" } } };
+  expect(await parseStructuredAnswer('{"id": 7, "ratio": 1e400}', schema)).toMatchObject({ ok: false, message: expect.stringContaining("1e400, which a JSON number here cannot hold exactly (it reads as Infinity)") });
+  expect(await parseStructuredAnswer('{"id": 9007199254740992, "ratio": 0.12345678901234567}', schema)).toEqual({ ok: true, value: { id: 9007199254740992, ratio: 0.12345678901234567 } });
+  expect(await parseStructuredAnswer('{"id": 1e20, "ratio": 2.5e-300}', schema)).toEqual({ ok: true, value: { id: 1e20, ratio: 2.5e-300 } });
 });

@@ -23,7 +23,7 @@ test("a reloaded, newer copy checks answers even though an older copy's checker 
 });
 
 test("after an upgrade and a reload, the older copy's checker thread is ended, not left alive and idle; the older copy still checks on a thread of its own, ended when it is idle again", async () => {
-  const CURRENT_KEY = Symbol.for("pi-flow.pattern-checker#shape2");
+  const CURRENT_KEY = Symbol.for("pi-flow.pattern-checker#shape3");
   const current = holder[CURRENT_KEY];
   try {
     const olderCopy = await import("../../src/harnesses/schema-worker.ts");
@@ -49,5 +49,23 @@ test("after an upgrade and a reload, the older copy's checker thread is ended, n
     expect(threadOf()).toBeNull();
   } finally {
     holder[CURRENT_KEY] = current;
+  }
+});
+
+test("after an upgrade and a reload, the newer copy checks an outputSchema itself even though an older copy's checker, whose thread knows no such job, is alive", async () => {
+  // Shape 2's checker, as a copy before outputSchemas were checked in the worker made it: its
+  // thread answers every job that is not a generation as a check of a value.
+  const SHAPE2_KEY = Symbol.for("pi-flow.pattern-checker#shape2");
+  const current = holder[SHAPE2_KEY];
+  const older = { run: async (work: { kind: string }) => ({ kind: "answered", answer: { id: 0, type: work.kind === "generate" ? "generated" : "checked", error: null } }) };
+  holder[SHAPE2_KEY] = older;
+  try {
+    vi.resetModules();
+    const { outputSchemaProblem } = await import("../../src/harnesses/output-schema-problem.ts");
+    expect(await outputSchemaProblem({ type: "object", properties: { verdict: { type: "string" } } })).toBeUndefined();
+    expect(await outputSchemaProblem({ type: "strng" })).toMatch(/^outputSchema is not a usable JSON Schema: /);
+    expect(holder[SHAPE2_KEY]).toBe(older);
+  } finally {
+    holder[SHAPE2_KEY] = current;
   }
 });

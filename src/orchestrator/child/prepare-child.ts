@@ -6,10 +6,9 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { checkTarget } from "../../contract/child-target.ts";
 import { FlowError } from "../../contract/errors.ts";
-import { outputSchemaProblem } from "../../contract/output-schema-problem.ts";
 import { checkContextRequest, renderedContext } from "../../parent-context/modes.ts";
 import { redactText, rememberSharedHead } from "../../runs/index.ts";
-import { boundChildTools, chooseHarness } from "../../harnesses/index.ts";
+import { boundChildTools, chooseHarness, outputSchemaProblem } from "../../harnesses/index.ts";
 import { isolationRepository } from "../../isolation/index.ts";
 import { checkChildCwd } from "./cwd.ts";
 import type { ChildCall, LaunchEnvironment, PreparedChild } from "./launch-types.ts";
@@ -57,7 +56,7 @@ function checkNotBlank(value: string | undefined, what: string, why: string): vo
   if (value !== undefined && value.trim() === "") throw new FlowError("request_invalid", `${what} is blank: ${why}.`);
 }
 
-function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
+async function checkRequest(call: ChildCall, env: LaunchEnvironment, signal: AbortSignal | undefined): Promise<string> {
   checkNotBlank(call.prompt, "prompt", "give the child its task");
   checkNotBlank(call.description, "description", "give the run a short label, or leave description out where it is optional");
   checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
@@ -69,7 +68,8 @@ function checkRequest(call: ChildCall, env: LaunchEnvironment): string {
   if (call.timeoutMs !== undefined && call.timeoutMs > MAX_CHILD_TIMEOUT_MS) {
     throw new FlowError("request_invalid", `timeoutMs may be at most ${MAX_CHILD_TIMEOUT_MS}.`);
   }
-  const schemaProblem = call.outputSchema === undefined ? undefined : outputSchemaProblem(call.outputSchema);
+  // In the schema worker: a model's schema of 200,000 names is not walked on Pi's thread.
+  const schemaProblem = call.outputSchema === undefined ? undefined : await outputSchemaProblem(call.outputSchema, signal ? { signal } : {});
   if (schemaProblem) throw new FlowError("request_invalid", schemaProblem);
   return call.cwd === undefined ? env.cwd : resolveCwd(call.cwd, env.cwd);
 }
@@ -105,7 +105,7 @@ function redactedContext(rendered: string): string {
  * `--version`: neither blocks the host, and `signal` (the call's abort) ends the preflight.
  */
 export async function prepareChild(call: ChildCall, env: LaunchEnvironment, signal?: AbortSignal): Promise<PreparedChild> {
-  const cwd = checkRequest(call, env);
+  const cwd = await checkRequest(call, env, signal);
   const profile = selectProfile(call, env);
   const tools = boundChildTools(profile, env.parentTools);
   if (call.cwd !== undefined) checkChildCwd(call.cwd, cwd, { projectCwd: env.cwd, parentTools: env.parentTools, childTools: tools.effective });

@@ -62,7 +62,7 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
     }
     const selected = selectWorkflow(input, workflowDirs(ctx.cwd, env.flowHome, launch.projectTrusted));
     const workflow = parseSelected(selected);
-    refuseLiteralProblems(selected, workflow, env);
+    await refuseLiteralProblems(selected, workflow, env);
     const args = await checkArgs(workflow, input.args, selected.label, signal, TOOL_ARGS_PASSING);
     return { selected, workflow, args, toolNames: workflowToolNames(workflow.meta.tools, ctx, metaPosition(workflow, selected.label)) };
   }
@@ -78,8 +78,8 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
  * does not know, an agent() option or literal outputSchema agent() refuses, a tools.* call it may
  * not make) is refused before its first child runs, as `flow run` and `flow check` refuse it.
  */
-function refuseLiteralProblems(selected: SelectedWorkflow, workflow: ParsedWorkflow, env: WorkflowEnvironment): void {
-  const problems = literalProblems(selected.text, selected.label, workflow, knownNames(env.ctx.cwd, env.flowHome, env.launch.projectTrusted));
+async function refuseLiteralProblems(selected: SelectedWorkflow, workflow: ParsedWorkflow, env: WorkflowEnvironment): Promise<void> {
+  const problems = await literalProblems(selected.text, selected.label, workflow, knownNames(env.ctx.cwd, env.flowHome, env.launch.projectTrusted));
   if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
 }
 

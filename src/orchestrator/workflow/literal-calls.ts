@@ -10,8 +10,8 @@ import { closestName } from "../../../runtime/closest-name.ts";
 import type { JsonValue, ParsedWorkflow } from "../../../runtime/index.ts";
 import { NotLiteralError, readLiteral } from "../../../runtime/literal.ts";
 import { TOOL_NAMES } from "../../contract/envelope.ts";
-import { outputSchemaProblem } from "../../contract/output-schema-problem.ts";
 import { agentOptionsSchema } from "../../contract/script-schemas.ts";
+import { outputSchemaProblem } from "../../harnesses/index.ts";
 import { FLOW_ALWAYS_TOOLS } from "./tools.ts";
 import { walk, type AnyNode } from "./named-targets.ts";
 import type { Problem } from "./problem.ts";
@@ -43,7 +43,7 @@ function boundNames(program: AnyNode): Set<string> {
 const keyName = (key: AnyNode): string | undefined => (key.type === "Identifier" ? (key.name as string) : key.type === "Literal" && typeof key.value === "string" ? key.value : undefined);
 
 /** The problem of an outputSchema written as a literal; one built at run time is checked when the call runs. */
-function literalSchemaProblem(node: AnyNode): string | undefined {
+async function literalSchemaProblem(node: AnyNode): Promise<string | undefined> {
   let schema: JsonValue;
   try {
     schema = readLiteral(node as unknown as Parameters<typeof readLiteral>[0]);
@@ -54,13 +54,15 @@ function literalSchemaProblem(node: AnyNode): string | undefined {
   return outputSchemaProblem(schema);
 }
 
-export function literalCallProblems(source: string, file: string, workflow: ParsedWorkflow): Problem[] {
+export async function literalCallProblems(source: string, file: string, workflow: ParsedWorkflow): Promise<Problem[]> {
   const program = syntaxTree(source) as unknown as AnyNode;
   const bound = boundNames(program);
   const available = [...new Set([...(workflow.meta.tools ?? []), ...FLOW_ALWAYS_TOOLS])].sort();
   const agentOptions = Object.keys(agentOptionsSchema().properties as Record<string, unknown>);
-  const problems: Problem[] = [];
-  const report = (node: AnyNode, message: string) => problems.push({ file, line: node.loc!.start.line, column: node.loc!.start.column + 1, message });
+  // A literal outputSchema's problem is found in the schema worker: kept in its place in the order.
+  const problems: Array<Problem | Promise<Problem | undefined>> = [];
+  const at = (node: AnyNode, message: string): Problem => ({ file, line: node.loc!.start.line, column: node.loc!.start.column + 1, message });
+  const report = (node: AnyNode, message: string) => problems.push(at(node, message));
   walk(program, (node) => {
     if (node.type === "MemberExpression" && node.computed !== true && !bound.has("tools")) {
       const object = node.object as AnyNode;
@@ -88,8 +90,8 @@ export function literalCallProblems(source: string, file: string, workflow: Pars
         if (property.type !== "Property" || property.computed === true) continue;
         const key = keyName(property.key as AnyNode);
         if (key === "outputSchema") {
-          const problem = literalSchemaProblem(property.value as AnyNode);
-          if (problem !== undefined) report(property.value as AnyNode, `agent() ${problem}`);
+          const value = property.value as AnyNode;
+          problems.push(literalSchemaProblem(value).then((problem) => (problem === undefined ? undefined : at(value, `agent() ${problem}`))));
         }
         if (key === undefined || agentOptions.includes(key)) continue;
         const near = closestName(key, agentOptions);
@@ -97,5 +99,5 @@ export function literalCallProblems(source: string, file: string, workflow: Pars
       }
     }
   });
-  return problems;
+  return (await Promise.all(problems)).filter((problem) => problem !== undefined);
 }

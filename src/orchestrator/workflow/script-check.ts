@@ -4,8 +4,8 @@ import { FLOW_ALWAYS_TOOLS } from "./tools.ts";
 import { sourceExcerpt } from "../../runs/index.ts";
 import { isWorkflowScriptError, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { capText } from "../../../runtime/text.ts";
-import { MAX_SCHEMA_PROBLEM_CHARS } from "../../contract/output-schema-problem.ts";
-import { selfReferenceProblem } from "../../contract/schema-cycles.ts";
+import { MAX_SCHEMA_PROBLEM_CHARS } from "../../../runtime/schema-check.ts";
+import { selfReferenceProblem } from "../../../runtime/schema-cycles.ts";
 import { literalCallProblems } from "./literal-calls.ts";
 import { literalTargetProblems, type KnownNames } from "./named-targets.ts";
 import type { Problem } from "./problem.ts";
@@ -57,11 +57,11 @@ export function requestedTools(source: string): readonly string[] {
  * can call. The same checks `external_workflow` makes before launch, with positions in the file;
  * and the `tools.*` and `agent()` options it names literally (literal-calls.ts), which would fail mid-run.
  */
-export function checkWorkflowSource(
+export async function checkWorkflowSource(
   source: string,
   file: string,
   callableTools: () => readonly string[],
-): { workflow?: ParsedWorkflow; problems: Problem[] } {
+): Promise<{ workflow?: ParsedWorkflow; problems: Problem[] }> {
   let workflow: ParsedWorkflow;
   try {
     workflow = parseOnTree(source, { origin: "saved", path: file });
@@ -91,7 +91,7 @@ export function checkWorkflowSource(
       if (!callable.has(name)) at("tools", `meta.tools names "${name}", which is not a tool (callable: ${[...callable].sort().join(", ")})`, name);
     }
   }
-  problems.push(...literalCallProblems(source, file, workflow));
+  problems.push(...(await literalCallProblems(source, file, workflow)));
   return problems.length === 0 ? { workflow, problems } : { problems };
 }
 
@@ -101,6 +101,6 @@ export function checkWorkflowSource(
  * a role, agent definition or workflow this project does not know. `flow check`, `flow run` and
  * external_workflow's launch of a saved workflow refuse the same.
  */
-export function literalProblems(source: string, file: string, workflow: ParsedWorkflow, known: KnownNames): Problem[] {
-  return [...literalCallProblems(source, file, workflow), ...literalTargetProblems(source, file, known)];
+export async function literalProblems(source: string, file: string, workflow: ParsedWorkflow, known: KnownNames): Promise<Problem[]> {
+  return [...(await literalCallProblems(source, file, workflow)), ...literalTargetProblems(source, file, known)];
 }

@@ -3,7 +3,8 @@
  * `{ "$ref": "#" }` or `{ "anyOf": [{ "$ref": "#/$defs/a" }, …] }` with `a` pointing back: the
  * validator follows it until the stack overflows, on every answer that reaches it. The compiler
  * and the meta-schema accept it, so without this a child was launched and paid for, and then
- * failed with "Maximum call stack size exceeded".
+ * failed with "Maximum call stack size exceeded". In runtime/, with nothing from Pi, so the schema
+ * worker loads it precompiled (runtime/worker-js/) and a large schema is walked off Pi's thread.
  */
 
 type Node = Record<string, unknown>;
