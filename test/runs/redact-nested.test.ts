@@ -148,11 +148,11 @@ describe("a secret escaped deeper than four levels (JSON in JSON in JSON…)", (
 
 describe("a session cookie in a structured value", () => {
   const session = "k2p9x7q4w8z1m5n3b6v0a8s7";
-  it("goes from a HAR file's cookie and header entries, a browser's export and a cookies map; other cookies and headers stay", () => {
+  it("goes from a HAR file's cookie, cookie header and authorization entries, a browser's export and a cookies map; other cookies and headers stay", () => {
     const har = {
       request: {
         cookies: [{ name: "sessionid", value: session }, { name: "remember_web_59ba36", value: `${session}Q7` }, { name: "theme", value: "dark" }],
-        headers: [{ name: "Cookie", value: `sessionid=${session}; theme=dark` }, { name: "Accept", value: "text/html" }],
+        headers: [{ name: "Cookie", value: `sessionid=${session}; theme=dark` }, { name: "authorization", value: `Token ${session}` }, { name: "Accept", value: "text/html" }],
       },
       response: { headers: [{ name: "Set-Cookie", value: `PHPSESSID=${session}; path=/` }] },
     };
@@ -160,7 +160,7 @@ describe("a session cookie in a structured value", () => {
     for (const written of bothWays({ har, exported, cookies: { sessionid: session, theme: "dark" } })) {
       expect(JSON.stringify(written)).not.toContain(session);
       expect(written).toMatchObject({
-        har: { request: { cookies: [{ name: "sessionid" }, { name: "remember_web_59ba36" }, { name: "theme", value: "dark" }], headers: [{ name: "Cookie" }, { name: "Accept", value: "text/html" }] } },
+        har: { request: { cookies: [{ name: "sessionid" }, { name: "remember_web_59ba36" }, { name: "theme", value: "dark" }], headers: [{ name: "Cookie" }, { name: "authorization" }, { name: "Accept", value: "text/html" }] } },
         exported: [{ name: "_gitlab_session", value: REDACTED }],
         cookies: { sessionid: REDACTED, theme: "dark" },
       });

@@ -84,17 +84,24 @@ function isCookieEntry(input: string, at: number, end: number): boolean {
 /**
  * A name/value entry (`{"name": "sessionid", "value": "…"}`): a HAR file's cookies and headers, a
  * browser's cookie export (its other fields may sit between), Puppeteer's and Selenium's cookies.
- * A `Cookie` or `Set-Cookie` header's value loses its session cookies, as the header line does; a
+ * An `Authorization` header's value loses its credential (after its scheme, or whole when long and
+ * random), a `Cookie` or `Set-Cookie` header's its session cookies, as the header lines do; a
  * cookie's value goes when the entry is a cookie (see isCookieEntry) or the name a framework's
  * session cookie's. Groups: 1 up to the name, 2 its quote, 3 the name, 4 up to the value, 5 its quote, 6 the value.
  */
 const NAME_VALUE_ENTRY: Rule = {
-  name: "cookie-entry",
-  needles: ["cookie", "sessionid", "sessid", "connect.sid", "_session"],
+  name: "name-value-entry",
+  needles: ["cookie", "sessionid", "sessid", "connect.sid", "_session", "authorization"],
   pattern: /(name(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])["']?name)["']?[ \t]*[:=][ \t]*)(["'])([^"'\n\\]{1,128})\2([^{}]{0,512}?["']?value["']?[ \t]*[:=][ \t]*)(["'])([^"'\n\\]{1,4096})\5/g,
   findings: (m) => {
     const [, head = "", quote = "", name = "", between = "", , value = ""] = m;
     const valueAt = head.length + 2 * quote.length + name.length + between.length + 1;
+    if (/^(?:proxy-)?authorization$/i.test(name)) {
+      // As the header line is judged (auth.ts): the credential after its scheme, or a long random value whole.
+      const schemed = /^[A-Za-z][\w-]{1,31}[ \t]+(?=\S{8,}$)/.exec(value);
+      if (schemed) return [{ start: valueAt + schemed[0].length, end: valueAt + value.length }];
+      return value.length >= 16 && looksRandom(value) ? [{ start: valueAt, end: valueAt + value.length }] : [];
+    }
     if (/^(?:set-)?cookie$/i.test(name)) {
       const found: Finding[] = [];
       for (const pair of value.matchAll(/(?:^|;)[ \t]*([^=;\s]{1,128})=([^;]*)/g)) {
