@@ -319,6 +319,9 @@ describe("linear time", () => {
     [fill("echo QUJDREVGR0hJSktM | base64 -d\n"), true], // base64 decoded by a command, each decoded and read
     [fill('"-a", '), true], // argument lists of flags, each run of items joined and read
     [fill("- -a\n"), true], // and block lists of them, a line each
+    [fill("password\tx\t"), false], // tab-separated names and values, each value a name's for the next
+    [fill("a\tb\tpassword\n"), true], // TSV headers, each row another header
+    [fill("password\tpassword\t"), true], // a line of names a megabyte long, each judged a header's or not
   ];
 
   it("redacts 1 MB adversarial lines, leaving the innocent ones unchanged", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, redactText } from "../../src/runs/index.ts";
+import { rulePatternRuns } from "../../src/runs/redact/engine.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
@@ -145,5 +146,24 @@ describe("URL-encoded settings", () => {
     ]) {
       expect(redactText(text), text).toEqual({ text, changed: false });
     }
+  });
+
+  it("are read decoded line by line: a long message with one encoded line pays for that line, not for the whole message twice", () => {
+    const runsOf = (text: string): number => {
+      const before = rulePatternRuns();
+      redactText(text);
+      return rulePatternRuns() - before;
+    };
+    // Lines that open many rules (secret words, a bearer, a URL), as a secret-dense log does.
+    const message = (tag: string, encoded: string) =>
+      Array.from({ length: 40 }, (_, i) =>
+        i === 20 ? encoded : `${tag} ${i}: export DB_PASSWORD=Zx9kQ2mP7vR4tY8w${i} && curl -H "Authorization: Bearer ab${i}cdefghijklmnopqrstuv" https://deploy:pw${i}@ci.internal/job`,
+      ).join("\n");
+    const encodedLine = "GET /login?next=https%3A%2F%2Fdeploy%3Aq9Zt4Lw8%40ci.internal%2Fjob HTTP/1.1";
+    const withEncoded = message("with", encodedLine);
+    const without = message("without", "GET /login?next=/dashboard HTTP/1.1");
+    const extra = runsOf(withEncoded) - runsOf(without);
+    expect(extra).toBeLessThanOrEqual(runsOf(`${encodedLine} alone`));
+    expect(redactText(withEncoded).text).toContain(`https%3A%2F%2Fdeploy%3A${R}%40ci.internal%2Fjob`);
   });
 });

@@ -145,3 +145,31 @@ describe("a secret escaped deeper than four levels (JSON in JSON in JSON…)", (
     }
   });
 });
+
+describe("a session cookie in a structured value", () => {
+  const session = "k2p9x7q4w8z1m5n3b6v0a8s7";
+  it("goes from a HAR file's cookie, cookie header and authorization entries, a browser's export and a cookies map; other cookies and headers stay", () => {
+    const har = {
+      request: {
+        cookies: [{ name: "sessionid", value: session }, { name: "remember_web_59ba36", value: `${session}Q7` }, { name: "theme", value: "dark" }],
+        headers: [{ name: "Cookie", value: `sessionid=${session}; theme=dark` }, { name: "authorization", value: `Token ${session}` }, { name: "Accept", value: "text/html" }],
+      },
+      response: { headers: [{ name: "Set-Cookie", value: `PHPSESSID=${session}; path=/` }] },
+    };
+    const exported = [{ domain: ".example.com", httpOnly: true, name: "_gitlab_session", path: "/", value: session }];
+    for (const written of bothWays({ har, exported, cookies: { sessionid: session, theme: "dark" } })) {
+      expect(JSON.stringify(written)).not.toContain(session);
+      expect(written).toMatchObject({
+        har: { request: { cookies: [{ name: "sessionid" }, { name: "remember_web_59ba36" }, { name: "theme", value: "dark" }], headers: [{ name: "Cookie" }, { name: "authorization" }, { name: "Accept", value: "text/html" }] } },
+        exported: [{ name: "_gitlab_session", value: REDACTED }],
+        cookies: { sessionid: REDACTED, theme: "dark" },
+      });
+    }
+  });
+
+  it("keeps a session's identifier that is no cookie: a CLI's session_id, a sessionId", () => {
+    const value = { type: "system", session_id: "4b1c2a7e-9f3d-4c8b-a1e2-5d6f7a8b9c0d", sessionId: "4b1c2a7e9f3d4c8ba1e25d6f7a8b9c0d", cookies: [{ name: "lang", value: "en-GB" }] };
+    for (const written of bothWays(value)) expect(written).toEqual(value);
+  });
+});
+

@@ -1,5 +1,6 @@
 import { isPlaceholder } from "./key-names.ts";
 import { isBasicCredential } from "./keys.ts";
+import { SESSION_COOKIE } from "./cookies.ts";
 import { classChanges, group, looksRandom, REDACTED, type Rule } from "./rule.ts";
 
 /**
@@ -76,9 +77,6 @@ const DSN_KEY: Rule = {
   pattern: /(https?:\/\/)([0-9a-f]{32})(?=(?::[0-9a-f]{32})?@)/g,
   secret: group(2),
 };
-
-/** Cookie names that carry a session or a credential. */
-const SESSION_COOKIE = /sess|sid|token|auth|jwt|remember|login|csrf|xsrf|key|secret|connect/i;
 
 /**
  * Cookie values in `Cookie:` and `Set-Cookie:` headers: a session cookie is a bearer credential.

@@ -2,6 +2,7 @@ import { argvRules } from "./argv.ts";
 import { AUTH_RULES } from "./auth.ts";
 import { CLI_RULES } from "./cli.ts";
 import { concatenatedRules } from "./concatenated.ts";
+import { COOKIE_RULES } from "./cookies.ts";
 import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
 import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
@@ -15,6 +16,7 @@ import { PRINTED_SECRET } from "./printed.ts";
 import { PROSE_RULES } from "./prose.ts";
 import { PHRASE_RULES } from "./seed-phrases.ts";
 import { SQL_RULES } from "./sql.ts";
+import { TAB_SEPARATED_RULES } from "./tab-separated.ts";
 import { BEFORE, RAW_QUOTING, REDACTED, type Quoting, type Rule } from "./rule.ts";
 import { TOKEN_RULES } from "./tokens.ts";
 import { VAULT_TABLE_RULES } from "./vault-table.ts";
@@ -27,7 +29,7 @@ import { VAULT_TABLE_RULES } from "./vault-table.ts";
  */
 
 /** Every rule, in no particular order (the result does not depend on it). */
-export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...PROSE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString), ...concatenatedRules(findSecretSpans), ...argvRules(findSecretSpans)];
+export const ALL_RULES: readonly Rule[] = [...AUTH_RULES, ...COOKIE_RULES, ...TOKEN_RULES, ...KEY_RULES, ...PHRASE_RULES, ...PROSE_RULES, ...CLI_RULES, ...SQL_RULES, ...CREDENTIAL_CALL_RULES, ...VAULT_TABLE_RULES, ...TAB_SEPARATED_RULES, ...REDIS_RULES, PRINTED_SECRET, ...encodedRules(redactString), ...concatenatedRules(findSecretSpans), ...argvRules(findSecretSpans)];
 
 /**
  * Most provider tokens start with a head that ends in `_`, `-`, `.` or `$` (`ghp_`, `sk-`, `ya29.`).

@@ -16,7 +16,7 @@ import { applySpans, findSecretSpans, redactString } from "./engine.ts";
 import { PLURAL_KEY } from "./key-names.ts";
 import { DECLARATION_FIELD, SECRET_DATA_NAME } from "./key-stores.ts";
 import { REDACTED } from "./rule.ts";
-import { containerName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, pairSecret, secretUnderKey } from "./under-key.ts";
+import { containerName, cookieEntryName, isSeedWordList, itemUnderKey, keyVerdict, numberUnderKey, pairSecret, secretUnderKey } from "./under-key.ts";
 import { continueKeyBlock, opensKeyBlock, PLAIN_SHAPE, redactedText, TwoGenerations, type KeyBlockText } from "./texts.ts";
 
 export { REDACTED };
@@ -137,10 +137,11 @@ const AZURE_KEY_NAME = "storage_key";
 
 /**
  * The secret name a name/value pair gives its value (`{ "name": "DB_PASSWORD", "value": "…" }`:
- * a Kubernetes or ECS env entry, an AWS parameter), or undefined when it is no such pair. The value
- * is then judged as one stored under that name.
+ * a Kubernetes or ECS env entry, an AWS parameter, a HAR file's `Cookie` or `Authorization` header),
+ * or undefined when it is no such pair. The value is then judged as one stored under that name. In
+ * a list of cookies (`under`), a session cookie's entry names its value a secret (cookieEntryName).
  */
-function pairName(record: object): string | undefined {
+function pairName(record: object, under?: string): string | undefined {
   const fields = record as Record<string, unknown>;
   let name: string | undefined;
   let valued = false;
@@ -150,7 +151,8 @@ function pairName(record: object): string | undefined {
     else if (name === undefined && PAIR_NAME_FIELD.test(field)) {
       const given = fields[field];
       const text = typeof given === "string" ? given : given !== null && typeof given === "object" ? writtenAsPrimitive(given) : undefined;
-      if (typeof text === "string" && keyVerdict(text) === "secret") name = text;
+      if (typeof text === "string" && keyVerdict(text) !== "plain") name = text;
+      else if (typeof text === "string") name = cookieEntryName(fields, text, under);
     }
   }
   return valued ? name : undefined;
@@ -172,7 +174,7 @@ function redactingReplacer(this: unknown, key: string, value: unknown): unknown 
       const under = containerName(name);
       if (!Array.isArray(value)) {
         const record = withRedactedKeys(value, (rekeyed ??= new WeakMap()));
-        const named = pairName(record) ?? under;
+        const named = pairName(record, under) ?? under;
         if (named !== undefined) (pairNames ??= new WeakMap()).set(record, named);
         else pairNames?.delete(record);
         const store = inList ? undefined : storeFor(name, record, this, key);
@@ -317,7 +319,7 @@ function walk(value: unknown, state: { changed: boolean }, under?: string, store
   if (value !== null && typeof value === "object") {
     const record = withRedactedKeys(value) as Record<string, unknown>;
     if (record !== value) state.changed = true;
-    const named = pairName(record) ?? under;
+    const named = pairName(record, under) ?? under;
     for (const key of Object.keys(record)) {
       const item = record[key];
       const name = fieldName(store, key) ?? (named !== undefined && HELD_VALUE_FIELD.test(key) ? named : key);

@@ -36,7 +36,7 @@ function percentView(text: string): EscapeView | null {
 const MAX_PERCENT_DEPTH = 3;
 
 /** `text` URL-decoded once, and each of those decoded again while it holds a structural escape, each mapped back to `text`. */
-export function percentViews(text: string): EscapeView[] {
+function decodedViews(text: string): EscapeView[] {
   const views: EscapeView[] = [];
   for (let view = percentView(text); view !== null && views.length < MAX_PERCENT_DEPTH; ) {
     const previous = views.at(-1);
@@ -44,5 +44,39 @@ export function percentViews(text: string): EscapeView[] {
     views.push({ text: view.text, origin });
     view = percentView(view.text);
   }
+  return views;
+}
+
+const STRUCTURAL_ALL = new RegExp(STRUCTURAL.source, "g");
+
+/**
+ * The URL-decoded views of `text` (see decodedViews), each mapped back to `text`: not of the whole
+ * text but of each run of its lines that hold a structural escape, with their line breaks. An
+ * encoded value sits within its line (its own line breaks are `%0A`), and a secret that only the
+ * decoding shows holds a decoded character, so a line without one shows nothing new decoded; a
+ * message of eight kilobytes with one encoded URL in it is read decoded for that line alone.
+ */
+export function percentViews(text: string): EscapeView[] {
+  if (!STRUCTURAL.test(text)) return [];
+  const views: EscapeView[] = [];
+  const readWindow = (start: number, end: number) => {
+    if (start === 0 && end === text.length) return views.push(...decodedViews(text));
+    for (const view of decodedViews(text.slice(start, end))) views.push({ text: view.text, origin: (index) => start + view.origin(index) });
+  };
+  let windowStart = -1;
+  let windowEnd = -1;
+  STRUCTURAL_ALL.lastIndex = 0;
+  for (let escape = STRUCTURAL_ALL.exec(text); escape !== null; escape = STRUCTURAL_ALL.exec(text)) {
+    const lineStart = text.lastIndexOf("\n", escape.index) + 1;
+    const newline = text.indexOf("\n", escape.index);
+    const lineEnd = newline === -1 ? text.length : newline + 1;
+    if (lineStart !== windowEnd) {
+      if (windowStart !== -1) readWindow(windowStart, windowEnd);
+      windowStart = lineStart;
+    }
+    windowEnd = lineEnd;
+    STRUCTURAL_ALL.lastIndex = lineEnd;
+  }
+  if (windowStart !== -1) readWindow(windowStart, windowEnd);
   return views;
 }

@@ -3,6 +3,7 @@
 // walks values and asks here. The verdict per key name is remembered.
 import { foldedName } from "./confusables.ts";
 import { redactString } from "./engine.ts";
+import { COOKIE_ATTRIBUTE, cookieSecret, SESSION_COOKIE_NAME } from "./cookies.ts";
 import { isSecretKeyName, judgeValue } from "./key-names.ts";
 import { isBasicCredential } from "./keys.ts";
 import { looksRandom, REDACTED } from "./rule.ts";
@@ -13,7 +14,7 @@ import { isSeedPhrase, SEED_PHRASE_NAME } from "./seed-phrases.ts";
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "authorization" | "cookie" | "secret" | "phrase" | "plain";
+type KeyVerdict = "auth" | "authorization" | "cookie" | "cookies" | "secret" | "phrase" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
@@ -23,7 +24,20 @@ export function keyVerdict(key: string): KeyVerdict {
     // Judged as it reads: `pаssword` with a Cyrillic `а` is a password's name (confusables.ts).
     const name = foldedName(key);
     const lower = name.toLowerCase();
-    verdict = lower === "auth" ? "auth" : AUTHORIZATION_KEY.test(lower) ? "authorization" : COOKIE_KEY.test(lower) ? "cookie" : isSecretKeyName(name) ? "secret" : SEED_PHRASE_NAME.test(name) ? "phrase" : "plain";
+    verdict =
+      lower === "auth"
+        ? "auth"
+        : AUTHORIZATION_KEY.test(lower)
+          ? "authorization"
+          : COOKIE_KEY.test(lower)
+            ? "cookie"
+            : lower === "cookies"
+              ? "cookies"
+              : isSecretKeyName(name) || SESSION_COOKIE_NAME.test(name)
+                ? "secret"
+                : SEED_PHRASE_NAME.test(name)
+                  ? "phrase"
+                  : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
@@ -43,8 +57,8 @@ export function secretUnderKey(key: string, item: string): boolean {
   if (verdict === "auth") return isBasicCredential(item); // Docker's config.json
   // As the `Authorization:` header line is judged (auth.ts): a scheme and a value, or a long random value.
   if (verdict === "authorization") return SCHEMED_CREDENTIAL.test(item) || (item.length >= 16 && looksRandom(item));
-  // As the `Cookie:` header line is judged: a value holding a session cookie goes whole.
-  if (verdict === "cookie") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
+  // As the `Cookie:` header line is judged: a value holding a session cookie goes whole (a list of cookies' `name=value` items too).
+  if (verdict === "cookie" || verdict === "cookies") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
   // A wallet's seed phrase (seed-phrases.ts): the words, whole.
   if (verdict === "phrase") return isSeedPhrase(item);
   return verdict === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
@@ -89,4 +103,16 @@ export function pairSecret(items: readonly unknown[]): string | undefined {
   const [name, value] = items;
   if (typeof name !== "string" || typeof value !== "string" || value.length < 12 || /\s/.test(value) || !looksRandom(value)) return undefined;
   return keyVerdict(name) === "secret" && secretUnderKey(name, value) ? value : undefined;
+}
+
+/**
+ * The name a cookie's entry gives its value (`{ name, value }` in a list of cookies: a HAR file's
+ * request and response, Playwright's storage state; or with a cookie's attributes, `domain`,
+ * `httpOnly`…: a browser's export): a secret's when the cookie is a session's or its value long
+ * and random (cookies.ts), else none. `under` is the name the entry sits under.
+ */
+export function cookieEntryName(record: Record<string, unknown>, name: string, under: string | undefined): string | undefined {
+  const value = record.value;
+  if (typeof value !== "string" || !cookieSecret(name, value)) return undefined;
+  return (under !== undefined && keyVerdict(under) === "cookies") || Object.keys(record).some((field) => COOKIE_ATTRIBUTE.test(field)) ? "session_token" : undefined;
 }
