@@ -155,7 +155,7 @@ function withScriptFileHint(error: unknown, name: string, cwd: string): unknown 
   if (file === undefined) return error;
   const fromHere = relative(process.cwd(), file);
   const shown = fromHere.startsWith("..") || isAbsolute(fromHere) ? file : fromHere.includes("/") ? fromHere : `./${fromHere}`;
-  return new FlowError("selection_invalid", `${error.message} ${shown} is a script file: run it by its path (flow run ${shown}), or save it in .pi/flow/workflows/ to run it by name.`);
+  return new FlowError("selection_invalid", `${error.message} ${shown} is a script file: run it by its path (flow run ${shellQuote(shown)}), or save it in .pi/flow/workflows/ to run it by name.`);
 }
 
 function toolParams(plan: RunPlan): Record<string, unknown> {
@@ -177,8 +177,7 @@ export function inspectHint(runId: string, projectDir: string): string {
   const command = process.env.npm_lifecycle_event === "npx" ? "npx flow" : "flow";
   const fromHere = relative(process.cwd(), projectDir);
   const dir = fromHere.length > 0 && fromHere.length < projectDir.length ? fromHere : projectDir;
-  const quoted = /^[\w./@%+=:,-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, "'\\''")}'`;
-  return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${quoted}`}`;
+  return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${shellQuote(dir)}`}`;
 }
 
 function settledLine(run: RunView, projectDir: string, stubbed: boolean): string {

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
 import { flowInProcess } from "./in-process.ts";
-import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, shell, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -214,6 +214,17 @@ describe("exit code 2: the input is refused before anything launches", () => {
     expect(there.code).toBe(2);
     const path = join(sandbox.root, "my-flow.js");
     expect(there.stderr).toContain(`${path} is a script file: run it by its path (flow run ${path})`);
+  });
+
+  test("the run-it-by-its-path hint, pasted into a shell, names the file as one argument when its folder has a space", async () => {
+    const spaced = join(sandbox.root, "my project");
+    mkdirSync(spaced, { recursive: true });
+    writeFileSync(join(spaced, "mine.js"), 'export const apiVersion = 1;\nexport const meta = { description: "Mine" };\nreturn 1;\n');
+    const result = await flowInProcess(["run", "mine", "--stub", "--cwd", spaced], { cwd: PROJECT_ROOT, env });
+    expect(result.code).toBe(2);
+    const hint = /\(flow run (.+?)\), or save it/.exec(result.stderr)?.[1] ?? "";
+    const words = await shell(`printf '%s\\0' ${hint}`, { env });
+    expect(words.stdout.split("\0").slice(0, -1)).toEqual([join(spaced, "mine.js")]);
   });
 
   test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {
