@@ -50,6 +50,9 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   }
   const command = await flowInProcess(["fly"], { env });
   expect([command.code, command.stderr]).toEqual([2, 'flow: Unknown command "fly"; flow --help lists the commands. (request_invalid)\n']);
+  // A typo of a command names the command meant.
+  const typo = await flowInProcess(["rnu", "review"], { env });
+  expect([typo.code, typo.stderr]).toEqual([2, 'flow: Unknown command "rnu"; did you mean run? flow --help lists the commands. (request_invalid)\n']);
 });
 
 test("docs/cli.md shows each command's synopsis as flow --help prints it", () => {
