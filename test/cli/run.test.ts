@@ -120,6 +120,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
     ["a misspelt flag with its value joined", () => ["run", "review", "--replay-mod=loose"], "request_invalid", /^flow: Unknown option '--replay-mod'; did you mean --replay-mode\?\nUsage: flow run/m],
     ["no workflow", () => ["run"], "request_invalid", /Missing argument: the workflow to run \(a saved workflow's <name> or a <path\.js>\), or --resume <runId>\.\nUsage: flow run/],
     ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
+    ["a misspelt saved workflow", () => ["run", "reviw", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "reviw"; did you mean review\? Saved workflows: handoff, map, parallel-edit, review/],
     ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
     [
       "a script file with a syntax error",

@@ -102,7 +102,9 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
   }
   const known = listSavedWorkflows(dirs);
   const withheld = dirs.projectWithheld ? ` This project is not trusted, so its .pi/flow/workflows are not read; ${TRUST_HINT}.` : "";
-  throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}. Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
+  const near = closestName(name, known);
+  const guess = near === undefined ? "." : `; did you mean ${near}?`;
+  throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}${guess} Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
 }
 
 /**
