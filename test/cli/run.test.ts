@@ -128,6 +128,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
       "script_invalid",
       /broken\.js:3:11: syntax error: Unexpected token/,
     ],
+    ["a misspelt required arg", () => ["run", "review", "--args", '{"targt":"x"}', "--replay", REVIEW_CASSETTE], "request_invalid", /^flow: args\/target: missing \(args has "targt": a misspelling of target\?\); give it as --args '\{"target": "…"\}' \(request_invalid\)$/m],
     ["args that do not match meta.args", () => ["run", "review", "--args", '{"lenses":[]}', "--replay", REVIEW_CASSETTE], "request_invalid", /args/],
     ["a cassette that is not one", () => ["run", "review", "--replay", cassette("bad.jsonl", '{"hello":1}\n')], "configuration_invalid", /bad\.jsonl has 1 bad line .*\n  line 1: the first line must be the header \{"format":"pi-flow-cassette","version":1\}/],
     ["a cassette that is missing", () => ["run", "review", "--replay", join(sandbox.root, "absent.jsonl")], "harness_unavailable", /absent\.jsonl cannot be read \(ENOENT\)/],
