@@ -44,6 +44,15 @@ function inlineArgs(text: string): string {
   throw new FlowError("request_invalid", `--args is over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
 }
 
+/**
+ * For `{target: "x"}`, or `{"target":"x"}` typed without single quotes (the shell then removes the
+ * double quotes): JSON's names need them, and the shell keeps them only inside single quotes.
+ */
+function unquotedNamesHint(text: string, fromFile: boolean): string {
+  if (!/^\s*\{\s*[\p{L}_$]/u.test(text)) return "";
+  return fromFile ? " A property name needs double quotes." : ` A property name needs double quotes, and the shell removes them unless the JSON is in single quotes: --args '{"name": "value"}'.`;
+}
+
 /** `--args '{"a":1}'` or `--args @file.json`: a JSON object of at most ARGS_MAX_BYTES, checked once. */
 function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;
@@ -57,7 +66,7 @@ function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undef
     const message = (error as Error).message;
     const quote = message.indexOf('"');
     const reason = quote === -1 ? message : message.slice(0, quote).replace(/[\s,.]+$/, "");
-    throw new FlowError("request_invalid", `--args is not JSON: ${reason}.`);
+    throw new FlowError("request_invalid", `--args is not JSON: ${reason}.${unquotedNamesHint(text, raw.startsWith("@"))}`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new FlowError("request_invalid", "--args must be a JSON object.");
   return value as Record<string, unknown>;
