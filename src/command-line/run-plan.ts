@@ -94,6 +94,10 @@ function stubFlags(parsed: Parsed, replaying: boolean): { seed: number } | undef
  * directory; `--cwd` only chooses the project. Every problem is request_invalid (exit 2).
  */
 export function planRun(argv: readonly string[]): RunPlan {
+  // `--args @ args.json`: said before the file is taken for a second workflow, and "@" alone is never read as the shell's folder.
+  if (argv.some((arg, index) => arg === "--args=@" || (arg === "@" && argv[index - 1] === "--args"))) {
+    throw new FlowError("request_invalid", "--args @ names no file: write the file's path right after the @, as --args @args.json.");
+  }
   // --resume names the run instead of a workflow: then no positional is taken.
   const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 0 } : { min: 1, max: 1, missing: "the workflow to run (a saved workflow's <name> or a <path.js>), or --resume <runId>" }), RUN_USAGE);
   const cwd = projectDir(parsed);

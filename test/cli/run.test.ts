@@ -116,6 +116,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
   const cases: [string, () => string[], string, RegExp][] = [
     ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
     ["--args typed without single quotes, so the shell took the JSON's double quotes", () => ["run", "review", "--args", "{target:src/}", "--replay", REVIEW_CASSETTE], "request_invalid", /^flow: --args is not JSON: [^\n]*\. A property name needs double quotes, and the shell removes them unless the JSON is in single quotes: --args '\{"name": "value"\}'\. \(request_invalid\)$/m],
+    ["--args @ with a space before the file", () => ["run", "review", "--args", "@", "args.json", "--replay", REVIEW_CASSETTE], "request_invalid", /^flow: --args @ names no file: write the file's path right after the @, as --args @args\.json\. \(request_invalid\)$/m],
     ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
     ["a misspelt flag", () => ["run", "review", "--arg", "{}"], "request_invalid", /^flow: Unknown option '--arg'; did you mean --args\?\nUsage: flow run/m],
     ["a misspelt flag with its value joined", () => ["run", "review", "--replay-mod=loose"], "request_invalid", /^flow: Unknown option '--replay-mod'; did you mean --replay-mode\?\nUsage: flow run/m],
