@@ -180,12 +180,14 @@ export function inspectHint(runId: string, projectDir: string): string {
   return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${shellQuote(dir)}`}`;
 }
 
+const counted = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
+
 function settledLine(run: RunView, projectDir: string, stubbed: boolean): string {
   const outcome = run.state.outcome ?? run.state.status;
   // `failed` counts failed agent() calls, including calls refused before a child started.
   const failed = run.children?.failed ?? 0;
-  const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
-  const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}${replayed}` : "";
+  const replayed = run.children?.replayed === undefined ? "" : ` (${counted(run.children.replayed, "call", "calls")} replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
+  const children = run.children ? `: ${counted(run.children.count, "child", "children")}, ${counted(failed, "failed agent() call", "failed agent() calls")}${replayed}` : "";
   const stub = stubbed ? " Stubbed: every answer was generated, no model was called." : "";
   return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}.${stub} Inspect it with: ${inspectHint(run.runId, projectDir)}`;
 }

@@ -70,6 +70,13 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   expect(runFileText(sandbox, child.childRunId, "diagnostics.log")).toMatch(/warn \[stubbed\]: answered by the stub harness \(seed 5\): no model was called/);
 });
 
+test("a first workflow of one child says so in the singular", async () => {
+  const one = sandbox.file("one.js", 'export const apiVersion = 1;\nexport const meta = { description: "One child." };\nconst run = await agent({ role: "explorer", description: "Look", prompt: "Look around." });\nreturn run.output;\n');
+  const result = await flowInProcess(["run", one, "--stub", "--cwd", sandbox.root], { env: sandbox.env });
+  expect(result.code).toBe(0);
+  expect(result.stderr).toMatch(/^run wf_\S+ succeeded in .*: 1 child, 0 failed agent\(\) calls\. Stubbed: /m);
+});
+
 test("--stub --record writes a skeleton cassette that --replay answers from with the same value", async () => {
   const cassette = join(sandbox.root, "skeleton.jsonl");
   const recorded = await flowInProcess(["run", script, "--stub", "--record", cassette, "--cwd", sandbox.root], { env: sandbox.env });
