@@ -75,6 +75,20 @@ const documented = ["docs/cli.md", "examples/cassettes/README.md"].flatMap((file
     .map((line) => [file, line] as const),
 );
 
+describe("README: your own workflow", () => {
+  // The paragraph after Try it names a workflow file to copy and the command that runs it with no model.
+  const own = README.slice(README.indexOf("Your own workflow runs with no model too"), README.indexOf("## What pi-flow is"));
+  const file = /\]\((examples\/[\w/-]+\.js)\)/.exec(own)?.[1] ?? "";
+  const command = /`(npx flow run \S+ --stub)`/.exec(own)?.[1] ?? "";
+
+  test("the file it names has the exports it says, and its --stub command is one docs/cli.md's block runs (below)", () => {
+    expect(command).toBe(`npx flow run ${file} --stub`);
+    expect(read(file)).toMatch(/^export const apiVersion = 1;\nexport const meta = \{[\s\S]*\n {2}description: "[^"]+"[\s\S]*\nexport default async function \w*\(\{ args \}\) \{/m);
+    // There with --seed 1, which only changes the generated values.
+    expect(documented.map(([, line]) => line)).toContain(`${command} --seed 1`);
+  });
+});
+
 describe("documented commands", () => {
   test("there are some: the three shipped cassettes and the other commands", () => {
     const replays = documented.filter(([, line]) => line.includes("--replay examples/cassettes/"));
