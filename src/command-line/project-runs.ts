@@ -43,6 +43,16 @@ export function storeOfRun(cwd: string, runId: string): RunStore {
   throw new FlowError("run_unavailable", `Run ${id} is not a run of this project (${cwd}): unknown, or pruned. flow runs lists this project's runs; --cwd names another project.`);
 }
 
+/** Whether a workflow's script wrote to its output (console.log, text()), which flow run does not print: its first page holds an entry. */
+export function scriptWroteOutput(cwd: string, runId: string): boolean {
+  try {
+    return /^\[\s*\{/.test(storeOfRun(cwd, runId).inspectSingle(runId, "output", { limitBytes: 1024 }).page.text);
+  } catch (error) {
+    if (error instanceof FlowError) return false; // evidence that cannot be read: the run's own line says how to inspect it
+    throw error;
+  }
+}
+
 /** One view of a run, paged through to its end: the concatenated page text and its encoding. */
 /**
  * One view's pages, in order, yielding to the event loop between pages: a long view never keeps

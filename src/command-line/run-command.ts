@@ -240,6 +240,9 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   }
   const run = envelope.data.run;
   if (run) view.finished(settledLine(run, plan.cwd, envelope.warnings.includes(STUBBED)));
+  if (run && (await import("./project-runs.ts")).scriptWroteOutput(plan.cwd, run.runId)) {
+    process.stderr.write(`Its script wrote to the run's output (console.log, text()), which is not printed here: ${inspectHint(run.runId, plan.cwd)} --view output\n`);
+  }
   const incomplete = envelope.warnings.includes("evidence_incomplete");
   if (incomplete) warnEvidenceIncomplete(outcome.details as WorkflowDetails | undefined);
   if (envelope.ok) {
