@@ -99,7 +99,7 @@ export function planRun(argv: readonly string[]): RunPlan {
     throw new FlowError("request_invalid", "--args @ names no file: write the file's path right after the @, as --args @args.json.");
   }
   // --resume names the run instead of a workflow: then no positional is taken.
-  const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 0 } : { min: 1, max: 1, missing: "the workflow to run (a saved workflow's <name> or a <path.js>), or --resume <runId>" }), RUN_USAGE);
+  const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 1 } : { min: 1, max: 1, missing: "the workflow to run (a saved workflow's <name> or a <path.js>), or --resume <runId>" }), RUN_USAGE);
   const cwd = projectDir(parsed);
   const replay = stringFlag(parsed, "replay");
   const record = stringFlag(parsed, "record");
@@ -116,6 +116,9 @@ export function planRun(argv: readonly string[]): RunPlan {
   const args = parseArgsFlag(stringFlag(parsed, "args"));
   const resumed = stringFlag(parsed, "resume");
   if (resumed !== undefined && args !== undefined) throw new FlowError("request_invalid", "--resume runs the run's own args: give no --args with it.");
+  if (resumed !== undefined && parsed.positionals.length > 0) {
+    throw new FlowError("request_invalid", `--resume runs the run's own workflow: give no workflow with it (flow run --resume ${shellQuote(resumed)}).`);
+  }
   const trust = trustOverride(parsed);
   const name = parsed.positionals[0] ?? "";
   const target: RunPlan["target"] =
