@@ -1,4 +1,6 @@
-import { basename, resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
 import { ARGS_MAX_BYTES, assertReplaceableTarget, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
@@ -72,6 +74,24 @@ function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undef
   return value as Record<string, unknown>;
 }
 
+/** The shipped workflows' folder, found without loading the orchestrator: a refusal here costs no start-up. */
+const SHIPPED_WORKFLOWS = fileURLToPath(new URL("../../workflows/", import.meta.url));
+
+/**
+ * A script file's source. `flow run review.js` where no such file is but a saved workflow `review`
+ * is (shipped, or in the project's .pi/flow/workflows/) says to run it by name.
+ */
+function readScript(name: string, cwd: string): string {
+  try {
+    return readUserFile(resolve(name), { what: "The script", maxBytes: SCRIPT_MAX_BYTES, code: "request_invalid" });
+  } catch (error) {
+    const stem = /^([\w.-]+)\.m?js$/.exec(name)?.[1]; // a bare file name: one with a folder was meant as a path
+    if (!(error instanceof FlowError) || stem === undefined || existsSync(resolve(name))) throw error;
+    const saved = [join(cwd, ".pi", "flow", "workflows"), SHIPPED_WORKFLOWS].some((dir) => statSync(join(dir, `${stem}.js`), { throwIfNoEntry: false })?.isFile());
+    throw saved ? new FlowError(error.code, `${error.message} ${stem} is a saved workflow: run it by name (flow run ${stem}).`) : error;
+  }
+}
+
 /** A path-like target (a slash, or a .js/.mjs name) is a script file; anything else a saved name. */
 const isFileTarget = (target: string): boolean => target.includes("/") || target.includes("\\") || /\.m?js$/.test(target);
 
@@ -125,7 +145,7 @@ export function planRun(argv: readonly string[]): RunPlan {
     resumed !== undefined
       ? { resume: resumed }
       : isFileTarget(name)
-        ? { file: resolve(name), label: name, source: readUserFile(resolve(name), { what: "The script", maxBytes: SCRIPT_MAX_BYTES, code: "request_invalid" }) }
+        ? { file: resolve(name), label: name, source: readScript(name, cwd) }
         : { workflow: name };
   return {
     cwd,

@@ -135,6 +135,7 @@ describe("exit code 2: the input is refused before anything launches", () => {
     ["args that do not match meta.args", () => ["run", "review", "--args", '{"lenses":[]}', "--replay", REVIEW_CASSETTE], "request_invalid", /args/],
     ["a cassette that is not one", () => ["run", "review", "--replay", cassette("bad.jsonl", '{"hello":1}\n')], "configuration_invalid", /bad\.jsonl has 1 bad line .*\n  line 1: the first line must be the header \{"format":"pi-flow-cassette","version":1\}/],
     ["a script path with a typo", () => ["run", join(sandbox.root, "trage.js"), "--stub"], "request_invalid", /^flow: The script \S+\/trage\.js does not exist \(ENOENT\)\. \(request_invalid\)$/m],
+    ["a saved workflow's name given as a file name", () => ["run", "review.js", "--stub"], "request_invalid", /^flow: The script \S+\/review\.js does not exist \(ENOENT\)\. review is a saved workflow: run it by name \(flow run review\)\. \(request_invalid\)$/m],
     ["a cassette that is missing", () => ["run", "review", "--replay", join(sandbox.root, "absent.jsonl")], "harness_unavailable", /absent\.jsonl does not exist \(ENOENT\)/],
     ["--stub with --replay", () => ["run", "review", "--stub", "--replay", REVIEW_CASSETTE], "request_invalid", /Give --stub or --replay, not both/],
     ["--stub with --model", () => ["run", "review", "--stub", "--model", "faux/faux-1"], "request_invalid", /--stub calls no model: give no --model with it/],
