@@ -1,5 +1,6 @@
 import { FlowError } from "../contract/errors.ts";
 import { errorCode, groupCommit } from "../runs/index.ts";
+import { closestName } from "../../runtime/closest-name.ts";
 import { shellQuote } from "./args.ts";
 import { EXIT, flushed, reportError } from "./exit.ts";
 import { USAGE, version } from "./usage.ts";
@@ -18,6 +19,14 @@ function recordedCommandLine(argv: readonly string[]): string {
   });
   return ["flow", ...shown].join(" ");
 }
+
+/** `did you mean run? ` for a misspelt command (`flow rnu`), when one is that near. */
+function nearCommand(given: string): string {
+  const near = closestName(given, COMMANDS);
+  return near === undefined ? "" : `did you mean ${near}? `;
+}
+
+const COMMANDS = ["run", "check", "types", "runs", "worker", "help"] as const;
 
 // Each command is loaded when it runs: `flow --help` never pays for Pi's start-up.
 async function dispatch(argv: readonly string[]): Promise<number> {
@@ -45,7 +54,7 @@ async function dispatch(argv: readonly string[]): Promise<number> {
     case "help":
       return help(rest);
     default:
-      throw new FlowError("request_invalid", `Unknown command "${command}"; flow --help lists the commands.`);
+      throw new FlowError("request_invalid", `Unknown command "${command}"; ${nearCommand(command)}flow --help lists the commands.`);
   }
 }
 

@@ -43,6 +43,15 @@ export function storeOfRun(cwd: string, runId: string): RunStore {
   throw new FlowError("run_unavailable", `Run ${id} is not a run of this project (${cwd}): unknown, or pruned. flow runs lists this project's runs; --cwd names another project.`);
 }
 
+/** Whether a workflow's script wrote to its output (console.log, text()), which flow run does not print: its first page holds an entry. */
+export function scriptWroteOutput(cwd: string, runId: string): boolean {
+  try {
+    return /^\[\s*\{/.test(storeOfRun(cwd, runId).inspectSingle(runId, "output", { limitBytes: 1024 }).page.text);
+  } catch {
+    return false; // only a hint: evidence that cannot be read (a full disk cut it short) must not fail a run that ended
+  }
+}
+
 /** One view of a run, paged through to its end: the concatenated page text and its encoding. */
 /**
  * One view's pages, in order, yielding to the event loop between pages: a long view never keeps

@@ -155,7 +155,7 @@ function withScriptFileHint(error: unknown, name: string, cwd: string): unknown 
   if (file === undefined) return error;
   const fromHere = relative(process.cwd(), file);
   const shown = fromHere.startsWith("..") || isAbsolute(fromHere) ? file : fromHere.includes("/") ? fromHere : `./${fromHere}`;
-  return new FlowError("selection_invalid", `${error.message} ${shown} is a script file: run it by its path (flow run ${shown}), or save it in .pi/flow/workflows/ to run it by name.`);
+  return new FlowError("selection_invalid", `${error.message} ${shown} is a script file: run it by its path (flow run ${shellQuote(shown)}), or save it in .pi/flow/workflows/ to run it by name.`);
 }
 
 function toolParams(plan: RunPlan): Record<string, unknown> {
@@ -177,16 +177,17 @@ export function inspectHint(runId: string, projectDir: string): string {
   const command = process.env.npm_lifecycle_event === "npx" ? "npx flow" : "flow";
   const fromHere = relative(process.cwd(), projectDir);
   const dir = fromHere.length > 0 && fromHere.length < projectDir.length ? fromHere : projectDir;
-  const quoted = /^[\w./@%+=:,-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, "'\\''")}'`;
-  return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${quoted}`}`;
+  return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${shellQuote(dir)}`}`;
 }
+
+const counted = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
 
 function settledLine(run: RunView, projectDir: string, stubbed: boolean): string {
   const outcome = run.state.outcome ?? run.state.status;
   // `failed` counts failed agent() calls, including calls refused before a child started.
   const failed = run.children?.failed ?? 0;
-  const replayed = run.children?.replayed === undefined ? "" : ` (${run.children.replayed} calls replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
-  const children = run.children ? `: ${run.children.count} children, ${failed} failed agent() call${failed === 1 ? "" : "s"}${replayed}` : "";
+  const replayed = run.children?.replayed === undefined ? "" : ` (${counted(run.children.replayed, "call", "calls")} replayed from ${run.task.resumedFrom ?? "the journal"}, ${run.children.live ?? 0} live)`;
+  const children = run.children ? `: ${counted(run.children.count, "child", "children")}, ${counted(failed, "failed agent() call", "failed agent() calls")}${replayed}` : "";
   const stub = stubbed ? " Stubbed: every answer was generated, no model was called." : "";
   return `run ${run.runId} ${outcome} in ${seconds(run.timing.durationMs ?? 0)}${children}.${stub} Inspect it with: ${inspectHint(run.runId, projectDir)}`;
 }
@@ -239,6 +240,9 @@ async function launch(plan: RunPlan, headless: HeadlessSession, controller: Abor
   }
   const run = envelope.data.run;
   if (run) view.finished(settledLine(run, plan.cwd, envelope.warnings.includes(STUBBED)));
+  if (run && (await import("./project-runs.ts")).scriptWroteOutput(plan.cwd, run.runId)) {
+    process.stderr.write(`Its script wrote to the run's output (console.log, text()), which is not printed here: ${inspectHint(run.runId, plan.cwd)} --view output\n`);
+  }
   const incomplete = envelope.warnings.includes("evidence_incomplete");
   if (incomplete) warnEvidenceIncomplete(outcome.details as WorkflowDetails | undefined);
   if (envelope.ok) {

@@ -1,4 +1,6 @@
-import { basename, resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FlowError } from "../contract/errors.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
 import { ARGS_MAX_BYTES, assertReplaceableTarget, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
@@ -44,6 +46,15 @@ function inlineArgs(text: string): string {
   throw new FlowError("request_invalid", `--args is over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
 }
 
+/**
+ * For `{target: "x"}`, or `{"target":"x"}` typed without single quotes (the shell then removes the
+ * double quotes): JSON's names need them, and the shell keeps them only inside single quotes.
+ */
+function unquotedNamesHint(text: string, fromFile: boolean): string {
+  if (!/^\s*\{\s*[\p{L}_$]/u.test(text)) return "";
+  return fromFile ? " A property name needs double quotes." : ` A property name needs double quotes, and the shell removes them unless the JSON is in single quotes: --args '{"name": "value"}'.`;
+}
+
 /** `--args '{"a":1}'` or `--args @file.json`: a JSON object of at most ARGS_MAX_BYTES, checked once. */
 function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undefined {
   if (raw === undefined) return undefined;
@@ -57,10 +68,28 @@ function parseArgsFlag(raw: string | undefined): Record<string, unknown> | undef
     const message = (error as Error).message;
     const quote = message.indexOf('"');
     const reason = quote === -1 ? message : message.slice(0, quote).replace(/[\s,.]+$/, "");
-    throw new FlowError("request_invalid", `--args is not JSON: ${reason}.`);
+    throw new FlowError("request_invalid", `--args is not JSON: ${reason}.${unquotedNamesHint(text, raw.startsWith("@"))}`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new FlowError("request_invalid", "--args must be a JSON object.");
   return value as Record<string, unknown>;
+}
+
+/** The shipped workflows' folder, found without loading the orchestrator: a refusal here costs no start-up. */
+const SHIPPED_WORKFLOWS = fileURLToPath(new URL("../../workflows/", import.meta.url));
+
+/**
+ * A script file's source. `flow run review.js` where no such file is but a saved workflow `review`
+ * is (shipped, or in the project's .pi/flow/workflows/) says to run it by name.
+ */
+function readScript(name: string, cwd: string): string {
+  try {
+    return readUserFile(resolve(name), { what: "The script", maxBytes: SCRIPT_MAX_BYTES, code: "request_invalid" });
+  } catch (error) {
+    const stem = /^([\w.-]+)\.m?js$/.exec(name)?.[1]; // a bare file name: one with a folder was meant as a path
+    if (!(error instanceof FlowError) || stem === undefined || existsSync(resolve(name))) throw error;
+    const saved = [join(cwd, ".pi", "flow", "workflows"), SHIPPED_WORKFLOWS].some((dir) => statSync(join(dir, `${stem}.js`), { throwIfNoEntry: false })?.isFile());
+    throw saved ? new FlowError(error.code, `${error.message} ${stem} is a saved workflow: run it by name (flow run ${stem}).`) : error;
+  }
 }
 
 /** A path-like target (a slash, or a .js/.mjs name) is a script file; anything else a saved name. */
@@ -85,8 +114,12 @@ function stubFlags(parsed: Parsed, replaying: boolean): { seed: number } | undef
  * directory; `--cwd` only chooses the project. Every problem is request_invalid (exit 2).
  */
 export function planRun(argv: readonly string[]): RunPlan {
+  // `--args @ args.json`: said before the file is taken for a second workflow, and "@" alone is never read as the shell's folder.
+  if (argv.some((arg, index) => arg === "--args=@" || (arg === "@" && argv[index - 1] === "--args"))) {
+    throw new FlowError("request_invalid", "--args @ names no file: write the file's path right after the @, as --args @args.json.");
+  }
   // --resume names the run instead of a workflow: then no positional is taken.
-  const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 0 } : { min: 1, max: 1, missing: "the workflow to run (a saved workflow's <name> or a <path.js>), or --resume <runId>" }), RUN_USAGE);
+  const parsed = parseCommand(argv, OPTIONS, (values) => (values.resume !== undefined ? { min: 0, max: 1 } : { min: 1, max: 1, missing: "the workflow to run (a saved workflow's <name> or a <path.js>), or --resume <runId>" }), RUN_USAGE);
   const cwd = projectDir(parsed);
   const replay = stringFlag(parsed, "replay");
   const record = stringFlag(parsed, "record");
@@ -103,13 +136,16 @@ export function planRun(argv: readonly string[]): RunPlan {
   const args = parseArgsFlag(stringFlag(parsed, "args"));
   const resumed = stringFlag(parsed, "resume");
   if (resumed !== undefined && args !== undefined) throw new FlowError("request_invalid", "--resume runs the run's own args: give no --args with it.");
+  if (resumed !== undefined && parsed.positionals.length > 0) {
+    throw new FlowError("request_invalid", `--resume runs the run's own workflow: give no workflow with it (flow run --resume ${shellQuote(resumed)}).`);
+  }
   const trust = trustOverride(parsed);
   const name = parsed.positionals[0] ?? "";
   const target: RunPlan["target"] =
     resumed !== undefined
       ? { resume: resumed }
       : isFileTarget(name)
-        ? { file: resolve(name), label: name, source: readUserFile(resolve(name), { what: "The script", maxBytes: SCRIPT_MAX_BYTES, code: "request_invalid" }) }
+        ? { file: resolve(name), label: name, source: readScript(name, cwd) }
         : { workflow: name };
   return {
     cwd,

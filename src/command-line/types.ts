@@ -4,7 +4,7 @@ import { FlowError } from "../contract/errors.ts";
 import { projectDeclarations, type RegisteredToolSchema } from "../orchestrator/workflow/index.ts";
 import { readCatalog } from "../orchestrator/workflow/index.ts";
 import { SHIPPED_WORKFLOWS_DIR } from "../orchestrator/workflow/index.ts";
-import { listFlag, parseCommand, projectDir, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
+import { listFlag, parseCommand, projectDir, shellQuote, stringFlag, TRUST_OPTIONS, trustOverride } from "./args.ts";
 import { EXIT } from "./exit.ts";
 import { printable } from "../runs/index.ts";
 import { openHeadlessSession } from "./headless.ts";
@@ -59,7 +59,7 @@ export async function typesCommand(argv: readonly string[]): Promise<number> {
   process.stderr.write(`flow types: wrote ${shown(target)}: ${tools.length} tools, ${usable} saved workflows\n`);
   if (writesTsconfig) {
     writePrivately(tsconfig, readFileSync(join(SHIPPED_WORKFLOWS_DIR, "tsconfig.json"), "utf8"), inside);
-    process.stderr.write(`flow types: wrote ${shown(tsconfig)}: type-check this folder with npx tsc -p ${shown(dirname(target))}\n`);
+    process.stderr.write(`flow types: wrote ${shown(tsconfig)}: type-check this folder with npx tsc -p ${shellQuote(shown(dirname(target)))}\n`);
   }
   return EXIT.succeeded;
 }

@@ -4,6 +4,7 @@ import { fail, succeed, TOOL_NAMES, type Envelope, type ToolName, CONTRACT_VERSI
 import { ERROR_CODES } from "../contract/errors.ts";
 import { RECEIPT_WARNINGS } from "../contract/warnings.ts";
 import { quoteGiven } from "../runs/index.ts";
+import { closestName } from "../../runtime/closest-name.ts";
 import { type HelpInput, type HelpPayload } from "../contract/help-schema.ts";
 import { CORE_RULES, TOOL_METADATA, TOOL_SCHEMAS } from "../contract/metadata.ts";
 import type { HarnessState } from "../harnesses/index.ts";
@@ -58,8 +59,11 @@ if (indexBytes > CONTRACT_INDEX_MAX_BYTES) {
 
 /** Answers one help request. Everything it reports comes from its arguments and the contract; `signal` ends a harness's check. */
 export async function answerHelp(input: HelpInput, sources: HelpSources, cwd = process.cwd(), signal?: AbortSignal): Promise<HelpEnvelope> {
-  const unknown = (what: string, value: string, known: readonly string[]) =>
-    fail("external_help", "help", "selection_invalid", `Unknown ${what} ${quoteGiven(value)}. Known: ${known.join(", ")}.`, null);
+  const unknown = (what: string, value: string, known: readonly string[]) => {
+    const near = closestName(value, known);
+    const guess = near === undefined ? "." : `; did you mean ${near}?`;
+    return fail("external_help", "help", "selection_invalid", `Unknown ${what} ${quoteGiven(value)}${guess} Known: ${known.join(", ")}.`, null);
+  };
   const registered = new Set(sources.registeredTools());
   const { topic, tool, harness } = input;
 

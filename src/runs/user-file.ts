@@ -55,7 +55,9 @@ export function readUserFile(path: string, rule: UserFileRule): string {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = errorCode(error) ?? "error";
-    throw new FlowError(code === "ENOENT" ? (rule.missingCode ?? rule.code) : rule.code, `${rule.what} ${path} cannot be read (${code}).`);
+    // ENOENT is said in words: a mistyped path is the commonest mistake, and the code means nothing to most.
+    if (code === "ENOENT") throw new FlowError(rule.missingCode ?? rule.code, `${rule.what} ${path} does not exist (ENOENT).`);
+    throw new FlowError(rule.code, `${rule.what} ${path} cannot be read (${code}).`);
   }
   try {
     const stats = fstatSync(fd);

@@ -1,5 +1,5 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { ProjectTrustStore } from "@earendil-works/pi-coding-agent";
 import { flowInProcess } from "./in-process.ts";
@@ -122,8 +122,8 @@ describe("flow types", () => {
     expect(check.stderr).toContain(`--cwd ${typo} is not a directory`);
   });
 
-  test("a saved workflow that cannot run is left out, and says why", async () => {
-    const broken = join(sandbox.root, "broken");
+  test("a saved workflow that cannot run is left out, and says why; the tsc command printed pastes whole although the path has a space", async () => {
+    const broken = join(sandbox.root, "broken project");
     cpSync(join(PROJECT_ROOT, "examples", "quickstart"), broken, { recursive: true });
     mkdirSync(join(broken, ".pi", "flow", "workflows"), { recursive: true });
     writeFileSync(join(broken, ".pi/flow/workflows/bad.js"), "export const apiVersion = 1;\nexport const meta = { limit: {} };\n");
@@ -131,5 +131,11 @@ describe("flow types", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/workflow bad \(project\) is left out: unknown meta key `limit`; did you mean `limits`\?/);
     expect(readFileSync(join(broken, ".pi/flow/workflows/flow.d.ts"), "utf8")).not.toContain("BadWorkflowArgs");
+    // The shell splits the pasted hint into these words: the folder stays one argument.
+    const hint = /type-check this folder with (npx tsc -p .+)$/m.exec(result.stderr)?.[1] ?? "";
+    const words = await shell(`printf '%s\\0' ${hint}`, { env: sandbox.env });
+    const [npx, tsc, flag, folder = "", ...rest] = words.stdout.split("\0").slice(0, -1);
+    expect([npx, tsc, flag, rest]).toEqual(["npx", "tsc", "-p", []]);
+    expect(resolve(PROJECT_ROOT, folder)).toBe(join(broken, ".pi", "flow", "workflows"));
   });
 });

@@ -29,6 +29,6 @@ test("a hand-written cassette is fine loose, with a note saying so; strict names
 
 test("a file that cannot be read is a problem of its own, and the other files are still checked", () => {
   const report = checkCassettes([join(dir, "absent.jsonl"), recorded], "loose");
-  expect(report.problems).toEqual([expect.stringMatching(/absent\.jsonl:1: The cassette .*absent\.jsonl cannot be read \(ENOENT\)/)]);
+  expect(report.problems).toEqual([expect.stringMatching(/absent\.jsonl:1: The cassette .*absent\.jsonl does not exist \(ENOENT\)/)]);
   expect(report.notes).toHaveLength(1);
 });

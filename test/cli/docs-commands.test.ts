@@ -75,6 +75,20 @@ const documented = ["docs/cli.md", "examples/cassettes/README.md"].flatMap((file
     .map((line) => [file, line] as const),
 );
 
+describe("README: your own workflow", () => {
+  // The paragraph after Try it names a workflow file to copy and the command that runs it with no model.
+  const own = README.slice(README.indexOf("Your own workflow runs with no model too"), README.indexOf("## What pi-flow is"));
+  const file = /\]\((examples\/[\w/-]+\.js)\)/.exec(own)?.[1] ?? "";
+  const command = /`(npx flow run \S+ --stub)`/.exec(own)?.[1] ?? "";
+
+  test("the file it names has the exports it says, and its --stub command is one docs/cli.md's block runs (below)", () => {
+    expect(command).toBe(`npx flow run ${file} --stub`);
+    expect(read(file)).toMatch(/^export const apiVersion = 1;\nexport const meta = \{[\s\S]*\n {2}description: "[^"]+"[\s\S]*\nexport default async function \w*\(\{ args \}\) \{/m);
+    // There with --seed 1, which only changes the generated values.
+    expect(documented.map(([, line]) => line)).toContain(`${command} --seed 1`);
+  });
+});
+
 describe("documented commands", () => {
   test("there are some: the three shipped cassettes and the other commands", () => {
     const replays = documented.filter(([, line]) => line.includes("--replay examples/cassettes/"));
@@ -83,7 +97,15 @@ describe("documented commands", () => {
 
   // The shell splits each line into flow's arguments, as it would for npx; flow's main then runs
   // in this process (the two tests above start npx flow itself, verbatim).
-  test.each(documented)("%s: %s", async (_file, line) => {
+  // Each distinct command once: the review replay stands in both files and is the README's Try it
+  // command, which "README: Try it" above already runs verbatim through npx, checking more.
+  const distinct = documented.filter(([, line], index) => line !== firstBlock[1] && documented.findIndex(([, other]) => other === line) === index);
+  test("the review replay the docs repeat is the one README: Try it runs", () => {
+    expect(documented.filter(([, line]) => line === firstBlock[1]).map(([file]) => file)).toEqual(["docs/cli.md", "examples/cassettes/README.md"]);
+    expect(distinct.length).toBe(new Set(documented.map(([, line]) => line)).size - 1);
+  });
+
+  test.each(distinct)("%s: %s", async (_file, line) => {
     const words = await shell(`printf '%s\\0' ${line.slice("npx flow ".length)}`, { env: sandbox.env });
     expect(words.code).toBe(0);
     const result = await flowInProcess(words.stdout.split("\0").slice(0, -1), { env: sandbox.env });

@@ -42,6 +42,10 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   expect(JSON.parse(contract.stdout)).toMatchObject({ tool: "external_runs", contractVersion: 1, actions: ["list", "inspect", "wait", "cancel", "steer", "apply", "discard"] });
   const unknown = await flowInProcess(["help", "astrology"], { env });
   expect([unknown.code, unknown.stderr]).toEqual([2, 'flow: Unknown topic "astrology". Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
+  // A misspelt topic or harness names the one it is near.
+  const near = await flowInProcess(["help", "workflow"], { env });
+  expect([near.code, near.stderr]).toEqual([2, 'flow: Unknown topic "workflow"; did you mean workflows? Known: contracts, workflows, harnesses, limits, errors, roles. (selection_invalid)\n']);
+  expect((await flowInProcess(["help", "harnesses", "cluade"], { env })).stderr).toMatch(/^flow: Unknown harness "cluade"; did you mean claude\? Known: /);
   // A command's name as the topic gives its usage, as `flow <command> --help` does.
   for (const [name, usage] of [["run", RUN_USAGE], ["runs", RUNS_USAGE], ["worker", WORKER_USAGE]] as const) {
     const help = await flowInProcess(["help", name], { env });
@@ -50,6 +54,9 @@ test("flow help <topic> prints external_help's text; an unknown topic or command
   }
   const command = await flowInProcess(["fly"], { env });
   expect([command.code, command.stderr]).toEqual([2, 'flow: Unknown command "fly"; flow --help lists the commands. (request_invalid)\n']);
+  // A typo of a command names the command meant.
+  const typo = await flowInProcess(["rnu", "review"], { env });
+  expect([typo.code, typo.stderr]).toEqual([2, 'flow: Unknown command "rnu"; did you mean run? flow --help lists the commands. (request_invalid)\n']);
 });
 
 test("docs/cli.md shows each command's synopsis as flow --help prints it", () => {

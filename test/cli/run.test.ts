@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
 import { schemaViolation } from "../support/schema.ts";
 import { flowInProcess } from "./in-process.ts";
-import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, startedRunId } from "./support.ts";
+import { CASSETTES, ECHO_EXTENSION, flow, flowSandbox, PROJECT_ROOT, journalOf, QUICKSTART, REVIEW_TARGET, runFileText, shell, startedRunId } from "./support.ts";
 
 const sandbox = flowSandbox();
 afterAll(() => sandbox.dispose());
@@ -115,11 +115,15 @@ describe("exit code 2: the input is refused before anything launches", () => {
   const cassette = (name: string, text: string) => sandbox.file(name, text);
   const cases: [string, () => string[], string, RegExp][] = [
     ["--args that are not JSON", () => ["run", "review", "--args", "{nope", "--replay", REVIEW_CASSETTE], "request_invalid", /--args is not JSON/],
+    ["--args typed without single quotes, so the shell took the JSON's double quotes", () => ["run", "review", "--args", "{target:src/}", "--replay", REVIEW_CASSETTE], "request_invalid", /^flow: --args is not JSON: [^\n]*\. A property name needs double quotes, and the shell removes them unless the JSON is in single quotes: --args '\{"name": "value"\}'\. \(request_invalid\)$/m],
+    ["--args @ with a space before the file", () => ["run", "review", "--args", "@", "args.json", "--replay", REVIEW_CASSETTE], "request_invalid", /^flow: --args @ names no file: write the file's path right after the @, as --args @args\.json\. \(request_invalid\)$/m],
+    ["a workflow named with --resume", () => ["run", "review", "--resume", "wf_0mx8jceeb_0084f73yd8"], "request_invalid", /^flow: --resume runs the run's own workflow: give no workflow with it \(flow run --resume wf_0mx8jceeb_0084f73yd8\)\. \(request_invalid\)$/m],
     ["an unknown flag", () => ["run", "review", "--frobnicate"], "request_invalid", /frobnicate[\s\S]*Usage: flow run/],
     ["a misspelt flag", () => ["run", "review", "--arg", "{}"], "request_invalid", /^flow: Unknown option '--arg'; did you mean --args\?\nUsage: flow run/m],
     ["a misspelt flag with its value joined", () => ["run", "review", "--replay-mod=loose"], "request_invalid", /^flow: Unknown option '--replay-mod'; did you mean --replay-mode\?\nUsage: flow run/m],
     ["no workflow", () => ["run"], "request_invalid", /Missing argument: the workflow to run \(a saved workflow's <name> or a <path\.js>\), or --resume <runId>\.\nUsage: flow run/],
     ["an unknown saved workflow", () => ["run", "no-such-flow", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
+    ["a misspelt saved workflow", () => ["run", "reviw", "--replay", REVIEW_CASSETTE], "selection_invalid", /Unknown workflow "reviw"; did you mean review\? Saved workflows: handoff, map, parallel-edit, review/],
     ["an unknown saved workflow, with no model set up either", () => ["run", "no-such-flow"], "selection_invalid", /Unknown workflow "no-such-flow"\. Saved workflows: handoff, map, parallel-edit, review/],
     [
       "a script file with a syntax error",
@@ -127,9 +131,12 @@ describe("exit code 2: the input is refused before anything launches", () => {
       "script_invalid",
       /broken\.js:3:11: syntax error: Unexpected token/,
     ],
+    ["a misspelt required arg", () => ["run", "review", "--args", '{"targt":"x"}', "--replay", REVIEW_CASSETTE], "request_invalid", /^flow: args\/target: missing \(args has "targt": a misspelling of target\?\); give it as --args '\{"target": "…"\}' \(request_invalid\)$/m],
     ["args that do not match meta.args", () => ["run", "review", "--args", '{"lenses":[]}', "--replay", REVIEW_CASSETTE], "request_invalid", /args/],
     ["a cassette that is not one", () => ["run", "review", "--replay", cassette("bad.jsonl", '{"hello":1}\n')], "configuration_invalid", /bad\.jsonl has 1 bad line .*\n  line 1: the first line must be the header \{"format":"pi-flow-cassette","version":1\}/],
-    ["a cassette that is missing", () => ["run", "review", "--replay", join(sandbox.root, "absent.jsonl")], "harness_unavailable", /absent\.jsonl cannot be read \(ENOENT\)/],
+    ["a script path with a typo", () => ["run", join(sandbox.root, "trage.js"), "--stub"], "request_invalid", /^flow: The script \S+\/trage\.js does not exist \(ENOENT\)\. \(request_invalid\)$/m],
+    ["a saved workflow's name given as a file name", () => ["run", "review.js", "--stub"], "request_invalid", /^flow: The script \S+\/review\.js does not exist \(ENOENT\)\. review is a saved workflow: run it by name \(flow run review\)\. \(request_invalid\)$/m],
+    ["a cassette that is missing", () => ["run", "review", "--replay", join(sandbox.root, "absent.jsonl")], "harness_unavailable", /absent\.jsonl does not exist \(ENOENT\)/],
     ["--stub with --replay", () => ["run", "review", "--stub", "--replay", REVIEW_CASSETTE], "request_invalid", /Give --stub or --replay, not both/],
     ["--stub with --model", () => ["run", "review", "--stub", "--model", "faux/faux-1"], "request_invalid", /--stub calls no model: give no --model with it/],
     ["--seed without --stub", () => ["run", "review", "--seed", "3"], "request_invalid", /--seed goes with --stub/],
@@ -214,6 +221,17 @@ describe("exit code 2: the input is refused before anything launches", () => {
     expect(there.code).toBe(2);
     const path = join(sandbox.root, "my-flow.js");
     expect(there.stderr).toContain(`${path} is a script file: run it by its path (flow run ${path})`);
+  });
+
+  test("the run-it-by-its-path hint, pasted into a shell, names the file as one argument when its folder has a space", async () => {
+    const spaced = join(sandbox.root, "my project");
+    mkdirSync(spaced, { recursive: true });
+    writeFileSync(join(spaced, "mine.js"), 'export const apiVersion = 1;\nexport const meta = { description: "Mine" };\nreturn 1;\n');
+    const result = await flowInProcess(["run", "mine", "--stub", "--cwd", spaced], { cwd: PROJECT_ROOT, env });
+    expect(result.code).toBe(2);
+    const hint = /\(flow run (.+?)\), or save it/.exec(result.stderr)?.[1] ?? "";
+    const words = await shell(`printf '%s\\0' ${hint}`, { env });
+    expect(words.stdout.split("\0").slice(0, -1)).toEqual([join(spaced, "mine.js")]);
   });
 
   test("with --json a refusal is still a receipt: ok false, the code, and no run", async () => {

@@ -49,6 +49,7 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   const first = await flowInProcess(["run", script, "--stub", "--seed", "5", "--cwd", sandbox.root], { env: sandbox.env });
   expect(first.stderr).toMatch(/^flow: --stub: no model is called; .*\(seed 5\)\.$/m);
   expect(first.stderr).toMatch(/^run wf_\S+ succeeded in .*: 3 children, 0 failed agent\(\) calls\. Stubbed: every answer was generated, no model was called\./m);
+  expect(first.stderr).not.toContain("Its script wrote"); // it logs nothing, so no line says where its logs went
   expect(first.code).toBe(0);
   const value = JSON.parse(first.stdout) as Triage;
   expect(await checkStructuredValue(value.worst, verdictSchema)).toMatchObject({ ok: true });
@@ -68,6 +69,17 @@ test("flow run of one's own script --stub runs with no model: schema-conforming 
   const start = journalOf(sandbox, child.childRunId).find((line) => line.t === "start") as { task: unknown; launch: unknown };
   expect(start).toMatchObject({ task: { harness: "stub" }, launch: { harness: "stub", model: null } });
   expect(runFileText(sandbox, child.childRunId, "diagnostics.log")).toMatch(/warn \[stubbed\]: answered by the stub harness \(seed 5\): no model was called/);
+});
+
+test("a first workflow of one child says so in the singular, and where its console.log lines went", async () => {
+  const one = sandbox.file("one.js", 'export const apiVersion = 1;\nexport const meta = { description: "One child." };\nconst run = await agent({ role: "explorer", description: "Look", prompt: "Look around." });\nconsole.log("looked:", run.output);\nreturn run.output;\n');
+  const result = await flowInProcess(["run", one, "--stub", "--cwd", sandbox.root], { env: sandbox.env });
+  expect(result.code).toBe(0);
+  expect(result.stderr).toMatch(/^run wf_\S+ succeeded in .*: 1 child, 0 failed agent\(\) calls\. Stubbed: /m);
+  // console.log goes to the run's output, not the terminal: the line after says how to read it, and that command shows it.
+  const hint = /^Its script wrote to the run's output \(console\.log, text\(\)\), which is not printed here: flow (runs show \S+ --cwd \S+ --view output)$/m.exec(result.stderr)?.[1] ?? "";
+  const shown = await flowInProcess(hint.split(" "), { env: sandbox.env });
+  expect(shown.stdout).toContain('"text":"looked: [stub] role:explorer');
 });
 
 test("--stub --record writes a skeleton cassette that --replay answers from with the same value", async () => {

@@ -87,7 +87,7 @@ test("a worker killed mid-child: another worker takes the child over after the h
   const result = await coordinator.done;
   expect(result.code).toBe(0);
   expect(JSON.parse(result.stdout)).toBe("slow part done");
-  expect(result.stderr).toMatch(/1 children, 0 failed agent\(\) calls/);
+  expect(result.stderr).toMatch(/1 child, 0 failed agent\(\) calls/);
   const runId = /run (ag_\S+) succeeded/.exec((await second.stdoutText(/settled/)))![1]!;
   const shown = await flow(["runs", "show", runId, "--view", "diagnostics", "--cwd", project], { env: sandbox.env });
   expect(shown.stdout).toContain("ran on worker w2");
@@ -162,7 +162,7 @@ test("a worker stopped with SIGTERM mid-child hands the child back and exits cle
   const result = await coordinator.done;
   expect(result.code).toBe(0);
   expect(JSON.parse(result.stdout)).toBe("polite part done");
-  expect(result.stderr).toMatch(/1 children, 0 failed agent\(\) calls/);
+  expect(result.stderr).toMatch(/1 child, 0 failed agent\(\) calls/);
   second.child.kill("SIGTERM");
   const { stdout } = await second.done;
   expect(stdout).not.toMatch(/took over/);

@@ -76,7 +76,7 @@ test("a worker killed after the child's first turn and a steer were saved: anoth
   // The model's turn 2 on w2 read turn 1's tool result, which only w1 ever produced, and the steer w1 took.
   expect(JSON.parse(result.stdout)).toBe("done after: output of turn one; last heard: Also say what you heard last.");
   expect(readFileSync(ranLog, "utf8")).toBe("ran\n");
-  expect(result.stderr).toMatch(/1 children, 0 failed agent\(\) calls/);
+  expect(result.stderr).toMatch(/1 child, 0 failed agent\(\) calls/);
 
   const shown = await flow(["runs", "show", runId, "--view", "diagnostics", "--cwd", project], { env: sandbox.env });
   expect(shown.stdout).toContain("continued on worker w2 from turn 2 (taken over from w1)");

@@ -102,7 +102,9 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
   }
   const known = listSavedWorkflows(dirs);
   const withheld = dirs.projectWithheld ? ` This project is not trusted, so its .pi/flow/workflows are not read; ${TRUST_HINT}.` : "";
-  throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}. Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
+  const near = closestName(name, known);
+  const guess = near === undefined ? "." : `; did you mean ${near}?`;
+  throw new FlowError("selection_invalid", `Unknown workflow ${quoteGiven(name)}${guess} Saved workflows: ${known.length > 0 ? known.join(", ") : "none"}.${withheld}`);
 }
 
 /**
@@ -176,7 +178,7 @@ export async function checkArgs(
   if (loops) throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${loops}${metaPosition(workflow, label)}`);
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), schema, workflow, label);
   if (!violation) return value;
-  const hint = unknownFieldHint(schema, violation.pointer, violation.message) + missingArgsHint(schema, value, violation, passing);
+  const hint = unknownFieldHint(schema, violation.pointer, violation.message) + misspeltArgHint(schema, value, violation) + missingArgsHint(schema, value, violation, passing);
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
 }
 
@@ -237,6 +239,20 @@ function unknownFieldHint(schema: JsonValue, pointer: string, message: string): 
   if (known.length === 0) return "";
   const more = known.length > HINT_NAMES ? ` and ${known.length - HINT_NAMES} more` : "";
   return ` (known: ${known.slice(0, HINT_NAMES).join(", ")}${more})`;
+}
+
+/**
+ * ` (args has "targt": a misspelling of target?)` for a required top-level arg left out while args
+ * holds a field the schema does not know that is near its name: the missing field is reported
+ * first, and without this the user who typed it is told only that it is missing.
+ */
+function misspeltArgHint(schema: JsonValue, value: Record<string, unknown>, violation: SchemaViolation): string {
+  const segments = violation.pointer.split("/");
+  if (violation.message !== "missing" || segments.length !== 2) return "";
+  const field = segments[1]!.replace(/~1/g, "/").replace(/~0/g, "~");
+  const known = asObject(asObject(schema)?.properties) ?? {};
+  const near = closestName(field, Object.keys(value).filter((key) => !Object.hasOwn(known, key)));
+  return near === undefined ? "" : ` (args has ${JSON.stringify(near)}: a misspelling of ${field}?)`;
 }
 
 /** A check of args in the worker, as checkArgs reports it: a pattern stuck or too large is the script's error, naming it. */
