@@ -70,12 +70,12 @@ function heldAsWritten(value: number, source: string): boolean {
  * Checks an already parsed answer (a CLI that enforces the schema itself hands over a value), in
  * the checking worker: a pattern that backtracks catastrophically, uniqueItems over a long array
  * (quadratic) or $refs that branch into each other (exponential) cannot freeze the host. A cancel
- * (`signal`) stops the check at once.
+ * (`signal`) stops the check at once; `limitMs` (the worker's 3 s unless given) stops one too slow.
  */
-export async function checkStructuredValue(value: unknown, schema: Record<string, unknown>, signal?: AbortSignal): Promise<StructuredAnswer> {
+export async function checkStructuredValue(value: unknown, schema: Record<string, unknown>, signal?: AbortSignal, limitMs?: number): Promise<StructuredAnswer> {
   const tooDeep = depthRefusal(value);
   if (tooDeep) return tooDeep;
-  const checked = await checkInWorker(value, schema, { signal });
+  const checked = await checkInWorker(value, schema, { signal, limitMs });
   if (checked.kind === "checked") return answerFor(value, checked.violation);
   if (checked.kind === "cancelled") return { ok: false, cancelled: true, message: "Checking the child's answer against outputSchema was cancelled." };
   if (checked.kind === "error") return { ok: false, message: `The child's answer could not be checked against outputSchema: ${checked.message}.` };

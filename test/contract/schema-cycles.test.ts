@@ -32,18 +32,21 @@ test("recursive schemas that reach a property or item before themselves, and $re
   expect(await checkStructuredValue(["s"], shared)).toMatchObject({ ok: true });
 });
 
+// The big schemas below are about what is said, not how fast: a busy machine gets all the time it needs.
+const noTimeLimit = { limitMs: 600_000 };
+
 test("an outputSchema nested 10,000 levels deep, or with 10,000 properties, is refused naming the limit it is past, before the compiler reads it", async () => {
   // Built as text: JSON.stringify itself overflows the stack on a value this deep.
   const deep = JSON.parse(`${'{"type":"object","properties":{"a":'.repeat(10_000)}{}${"}}".repeat(10_000)}`) as unknown;
-  expect(await outputSchemaProblem(deep)).toBe(
+  expect(await outputSchemaProblem(deep, noTimeLimit)).toBe(
     "outputSchema is not a usable JSON Schema: it nests objects and arrays more than 256 levels deep, the most a schema may (MAX_SCHEMA_DEPTH)",
   );
   const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`p${index}`, { type: "string" }])) };
-  expect(await outputSchemaProblem(wide)).toBe(
+  expect(await outputSchemaProblem(wide, noTimeLimit)).toBe(
     "outputSchema is not a usable JSON Schema: it holds more than 5000 objects and arrays outside enum, const, default and examples, the most a schema may (MAX_SCHEMA_OBJECTS)",
   );
   // Data is not schemas: an enum of 10,000 objects is not counted.
-  expect(await outputSchemaProblem({ enum: Array.from({ length: 10_000 }, (_, index) => ({ id: index })) })).toBeUndefined();
+  expect(await outputSchemaProblem({ enum: Array.from({ length: 10_000 }, (_, index) => ({ id: index })) }, noTimeLimit)).toBeUndefined();
 });
 
 test("a model's outputSchema of 200,000 required names, or of 10,000 properties, is checked in the schema worker: Pi's thread walks none of it", async () => {
@@ -51,9 +54,9 @@ test("a model's outputSchema of 200,000 required names, or of 10,000 properties,
   const { schemaSizeWalks } = await import("../../runtime/schema-check.ts");
   const before = schemaSizeWalks.nodes;
   const required = { type: "object", required: Array.from({ length: 200_000 }, (_, index) => `name${index}`) };
-  expect(await outputSchemaProblem(required)).toBeUndefined();
+  expect(await outputSchemaProblem(required, noTimeLimit)).toBeUndefined();
   const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`p${index}`, { type: "string" }])) };
-  expect(await outputSchemaProblem(wide)).toMatch(/the most a schema may \(MAX_SCHEMA_OBJECTS\)$/);
+  expect(await outputSchemaProblem(wide, noTimeLimit)).toMatch(/the most a schema may \(MAX_SCHEMA_OBJECTS\)$/);
   expect(await outputSchemaProblem({ type: "strng" })).toMatch(/^outputSchema is not a usable JSON Schema: /);
   expect(schemaSizeWalks.nodes).toBe(before);
 });
