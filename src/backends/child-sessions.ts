@@ -18,6 +18,7 @@ import type { Client, Pool, PoolClient } from "pg";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import { TRANSCRIPT_MAX_BYTES } from "../harnesses/index.ts";
+import { redactText } from "../runs/index.ts";
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
 
@@ -79,7 +80,8 @@ export async function appendSessionEntries(
        DELETE FROM pi_flow.steers WHERE workflow_id = $1 AND seq = ANY($6::bigint[]) AND (SELECT mine FROM owner) RETURNING 1
      )
      SELECT mine FROM owner`,
-    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread) : null, handed],
+    // Redacted as the steers in pi_flow.steers are (steers.ts): a forged row handed over whole is not kept whole.
+    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread.map((message) => redactText(message).text)) : null, handed],
   );
   return rows[0]?.mine === true;
 }
