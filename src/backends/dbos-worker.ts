@@ -23,6 +23,7 @@ import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } fro
 import { isRemoteChildRequest, type RemoteChildRequest, type RemoteChildResult } from "./remote-child.ts";
 import { settleSteers } from "./steers.ts";
 import { deleteSettledSessions, loadSavedSession } from "./child-sessions.ts";
+import { deleteSettledInputs } from "./child-inputs.ts";
 import { leaveSession, sessionCheckpoints, type SessionCheckpoints } from "./session-checkpoint.ts";
 import { deleteSettledRefusals, refuse } from "./folder-refusals.ts";
 import { zeroUsage, SteeringInbox } from "../harnesses/index.ts";
@@ -292,6 +293,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
+    void deleteSettledInputs(pool).catch(() => undefined);
     void deleteSettledRefusals(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
     void claimSilentWorkersChildren(pool)
