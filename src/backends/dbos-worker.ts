@@ -25,6 +25,7 @@ import { deleteSettledSessions } from "./child-sessions.ts";
 import { deleteSettledInputs } from "./child-inputs.ts";
 import { deleteSettledRefusals } from "./folder-refusals.ts";
 import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
+import { COORDINATOR_GONE_SECONDS, orphanSweep } from "./orphan-delegations.ts";
 import { registerChildWorkflow, type WorkerStopping } from "./child-workflow.ts";
 import type { RunningWorker, WorkerOptions } from "./worker-options.ts";
 
@@ -99,11 +100,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     for (const id of ids) endedHere.delete(id);
     if (requeued.length > 0) options.onRequeued(requeued);
   };
+  const cancelOrphans = orphanSweep(pool);
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
     void deleteSettledInputs(pool).catch(() => undefined);
     void deleteSettledRefusals(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
+    void cancelOrphans()
+      .then((ids) => {
+        if (ids.length > 0) options.onOrphansCancelled(ids, COORDINATOR_GONE_SECONDS);
+      })
+      .catch(() => undefined); // the database is away: the next sweep looks again
     void claimSilentWorkersChildren(pool)
       .then((ids) => {
         if (ids.length > 0) options.onTakeover(ids);

@@ -37,6 +37,8 @@ export interface WorkerOptions {
   onFailed(workflowId: string, runId: string, message: string): void;
   /** The sweep put a silent worker's unfinished children back on the queue. */
   onTakeover(workflowIds: readonly string[]): void;
+  /** The sweep cancelled delegations whose coordinator has been silent for `seconds` (orphan-delegations.ts). */
+  onOrphansCancelled(workflowIds: readonly string[], seconds: number): void;
   /**
    * Children that ended here but whose end DBOS could not record (the database cancelled its write
    * at the statement_timeout): put back on the queue, so a worker runs them again from their saved

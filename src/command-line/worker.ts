@@ -151,6 +151,7 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
         process.stdout.write(`steers not delivered to ${shown(workflowId)} (the database refused to keep them: ${shown(why)}): ${messages.map(shown).join(" | ")}\n`),
       onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
+      onOrphansCancelled: (ids, seconds) => process.stdout.write(`cancelled ${ids.map(shown).join(" ")}: the coordinator of each delegation has not been heard from in ${seconds} s (its Pi was killed or its machine lost), and nothing else reads its answer\n`),
       onRequeued: (ids) => process.stdout.write(`requeued ${ids.map(shown).join(" ")}: the database did not record their end; they run again from their saved step or session\n`),
     });
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
