@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { FlowError } from "../contract/errors.ts";
 import { beat, claimSilentWorkersChildren, forget, HEARTBEAT_MS, takeName, type WorkerIdentity } from "./heartbeats.ts";
-import { answersWithin, handBack, notHandedBack, unrecordedEnds } from "./held-children.ts";
+import { answersWithin, handBack, nameTaken, notHandedBack, unrecordedEnds } from "./held-children.ts";
 import { requeueHeld } from "./requeue.ts";
 import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUIET_LOGGER, unusableDatabase } from "./dbos-load.ts";
 import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "./names.ts";
@@ -69,7 +69,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     throw error instanceof FlowError ? error : unusableDatabase(options.databaseUrl, error);
   }
   // Beating from here on: a process of the same name starting now sees this one alive.
-  const heartbeat = setInterval(() => void beat(beats, me).catch(() => undefined), HEARTBEAT_MS);
+  let nameLost = false;
+  const heartbeat = setInterval(
+    () =>
+      void beat(beats, me)
+        .then((held) => {
+          if (held || nameLost) return;
+          nameLost = true;
+          options.onNameLost();
+        })
+        .catch(() => undefined),
+    HEARTBEAT_MS,
+  );
   DBOS.setConfig({
     name: DBOS_APPLICATION,
     systemDatabaseUrl: dbosUrl(options.databaseUrl), // DBOS's own connections get the server's statement_timeout
@@ -148,6 +159,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       if (!shutDown) {
         void endPools();
         throw notHandedBack(options.name, ids, stopWithinMs);
+      }
+      if (nameLost) {
+        // The children under this name are the other process's now (DBOS recovered them there, or
+        // a sweep put them back): handed back from here, they would run once more. Its row stays its.
+        await endPools();
+        throw nameTaken(options.name, ids);
       }
       // Back on the queue, for whichever worker is free next, before this worker's row goes: if
       // that fails (or this process dies first), the row stays, goes silent, and a sweep takes them over.

@@ -45,6 +45,13 @@ export interface WorkerOptions {
    * step or session instead of their coordinators waiting on them forever.
    */
   onRequeued(workflowIds: readonly string[]): void;
+  /**
+   * Another `flow worker` of this name took it while this one was not heard from (a network split,
+   * a stopped process): two of one name would run each other's children again, so this one must
+   * stop. Its `stop` then hands back nothing (the children under the name are the other's now) and
+   * fails saying why.
+   */
+  onNameLost(): void;
   /** A worker of this name was heard from in the last `seconds`: this one waits to see whether it is alive, that long at most. */
   onNameHeld(seconds: number): void;
   /** How often the sweep runs (SWEEP_MS unless given: `PI_FLOW_WORKER_SWEEP_MS`, worker.ts). */
