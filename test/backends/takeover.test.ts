@@ -141,6 +141,29 @@ test("a saved session forged larger than a read takes is measured by the server 
   }
 });
 
+test("a saved session's rows forged with a huge worker name, or by the thousand with empty entries, are not read whole: the name comes back cut to 128 characters, and rows past what a read takes are refused naming the bound", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const named = "wf_forged_worker/agent/0";
+    const [first, second] = entries("one").map((entry) => JSON.stringify(entry));
+    await pool.query("INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry) VALUES ($1, 0, repeat('w', 10000000), $2), ($1, 1, repeat('w', 10000000), $3)", [named, first, second]);
+    const saved = await loadSavedSession(pool, named);
+    expect(saved?.entries).toHaveLength(2);
+    expect(saved?.worker).toBe("w".repeat(128));
+    // Rows that measure nothing still cost a read: more of them, with empty entries and names, than a read takes (lowered to 1,000 here).
+    const many = "wf_forged_rows/agent/0";
+    await pool.query("INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry) SELECT $1, i, '', '' FROM generate_series(0, 1000) AS i", [many]);
+    await expect(loadSavedSession(pool, many, undefined, 1000)).rejects.toMatchObject({
+      code: "failed",
+      message: `The saved Pi session of ${many} is 1001 rows in the database, over the 1000 rows pi-flow reads: not read. Its rows stay in pi_flow.child_sessions, as they were written, for whoever looks into them.`,
+    });
+  } finally {
+    await pool.end();
+  }
+});
+
 test("a sweep whose resume of a silent worker's children fails leaves that worker claimable, and the next sweep puts its children back", async () => {
   const url = fleet.pg.urlFor("fleet_claim");
   await migrate(await loadDbos(), url);
