@@ -99,6 +99,7 @@ test("a worker cancels a delegation whose coordinator's claim is silent only onc
   onTestFinished(() => coordinator.close());
   await coordinator.ready(); // the database is made
   const db = new pg.Pool({ connectionString: url, max: 1 });
+  db.on("error", () => undefined);
   onTestFinished(() => db.end());
   // A real coordinator's delegation, waiting on the queue (no worker runs): its claim beats every 2 s.
   const waiting = coordinator.run(childRequest("beating", { workflowId: "wf_beating/delegate" }), new AbortController().signal, () => undefined);
