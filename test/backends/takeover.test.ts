@@ -10,7 +10,8 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { fleetFixture } from "../support/fleet.ts";
 import { appendSessionEntries, deleteSavedSession, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
 import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
-import { CHILD_QUEUE } from "../../src/backends/names.ts";
+import { CHILD_QUEUE, CHILD_WORKFLOW } from "../../src/backends/names.ts";
+import { deleteSettledInputs } from "../../src/backends/child-inputs.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
 import { keepWorkerSession } from "../../src/backends/kept-session.ts";
@@ -303,3 +304,27 @@ test("a session the coordinator could not write into the child's run (killed, or
     rmSync(runs, { recursive: true, force: true });
   }
 });
+
+test("a worker's sweep deletes the requests (prompts) of settled children whose coordinator never read them, not those of children queued or running, nor another application's", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const rows: [string, string, string][] = [
+      ["wf_in_done/agent/0", "SUCCESS", CHILD_WORKFLOW],
+      ["wf_in_cancelled/agent/0", "CANCELLED", CHILD_WORKFLOW],
+      ["wf_in_queued/agent/0", "ENQUEUED", CHILD_WORKFLOW],
+      ["wf_in_running/agent/0", "PENDING", CHILD_WORKFLOW],
+      ["someone-elses", "SUCCESS", "another"],
+    ];
+    for (const [id, status, name] of rows) {
+      await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, name) VALUES ($1, $2, $3)", [id, status, name]);
+      await pool.query("INSERT INTO dbos.workflow_input (workflow_uuid, inputs) VALUES ($1, 'the prompt')", [id]);
+    }
+    await deleteSettledInputs(pool);
+    const kept = await pool.query<{ workflow_uuid: string }>("SELECT workflow_uuid FROM dbos.workflow_input WHERE workflow_uuid = ANY($1) ORDER BY workflow_uuid", [rows.map(([id]) => id)]);
+    expect(kept.rows.map((row) => row.workflow_uuid)).toEqual(["someone-elses", "wf_in_queued/agent/0", "wf_in_running/agent/0"]);
+  } finally {
+    await pool.end();
+  }
+}, 120_000);
