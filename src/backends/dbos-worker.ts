@@ -23,6 +23,7 @@ import { connectionOptions, connectTimeoutMs, dbosUrl, loadDbos, migrate, QUIET_
 import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "./names.ts";
 import { deleteSettledSessions } from "./child-sessions.ts";
 import { deleteSettledInputs } from "./child-inputs.ts";
+import { deleteSilentClaims } from "./coordinator-claims.ts";
 import { deleteSettledRefusals } from "./folder-refusals.ts";
 import { watchRunningChildren, type RunningChild } from "./running-watch.ts";
 import { COORDINATOR_GONE_SECONDS, orphanSweep } from "./orphan-delegations.ts";
@@ -115,6 +116,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const sweep = setInterval(() => {
     void deleteSettledSessions(pool).catch(() => undefined);
     void deleteSettledInputs(pool).catch(() => undefined);
+    void deleteSilentClaims(pool).catch(() => undefined);
     void deleteSettledRefusals(pool).catch(() => undefined);
     void requeueUnrecorded().catch(() => undefined); // the database is away, or still holds the row: the next sweep tries again
     void cancelOrphans()

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import { childRequest, fleetFixture } from "../support/fleet.ts";
 import { orphanSweep } from "../../src/backends/orphan-delegations.ts";
+import { deleteSilentClaims } from "../../src/backends/coordinator-claims.ts";
 
 const fleet = fleetFixture();
 
@@ -93,7 +94,7 @@ test("a coordinator that closes while a child of its run waits gives the run up:
   await expect(running).rejects.toThrow();
 }, 60_000);
 
-test("a worker cancels a delegation whose coordinator's claim is silent only once it has seen that silence unchanged for a while of its own: after a database outage every claim looks silent, and a coordinator that beats again keeps its child", async () => {
+test("a worker cancels a delegation whose coordinator's claim is silent only once it has seen that silence unchanged for a while of its own: after a database outage every claim looks silent, and a coordinator that beats again keeps its child; a killed coordinator's claim goes after 15 minutes", async () => {
   const url = fleet.pg.urlFor("orphan_sweep");
   const coordinator = dbosCoordinator(url);
   onTestFinished(() => coordinator.close());
@@ -129,4 +130,8 @@ test("a worker cancels a delegation whose coordinator's claim is silent only onc
   while (Date.now() - seenAt < 1000) await sleep(100);
   expect(await quick()).toEqual(["wf_beating/delegate"]);
   expect(await status("wf_beating/delegate")).toBe("CANCELLED");
+  // A killed coordinator's claim goes at a worker's sweep once silent 15 minutes; one heard from since stays.
+  await db.query("INSERT INTO pi_flow.coordinators (root, instance, host, pid, seen_at) VALUES ('wf_killed', 'dead', 'h', 1, now() - interval '16 minutes'), ('wf_recent', 'live', 'h', 1, now() - interval '14 minutes')");
+  await deleteSilentClaims(db);
+  expect((await db.query("SELECT root FROM pi_flow.coordinators WHERE root IN ('wf_killed', 'wf_recent')")).rows).toEqual([{ root: "wf_recent" }]);
 }, 120_000);
