@@ -70,10 +70,10 @@ test("a delegation whose coordinator is gone (its claim silent past 120 s: the P
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   onTestFinished(() => db.end());
-  // The claims coordinators left: two of a process killed an hour ago, one beating (seen in the future: however slow this machine).
+  // The claims coordinators left: two of a process killed 10 minutes ago (a sweep deletes claims only after 15), one beating (seen in the future: however slow this machine).
   await db.query(
     `INSERT INTO pi_flow.coordinators (root, instance, host, pid, seen_at) VALUES
-     ('wf_orphan', 'dead', 'gone-host', 1, now() - interval '1 hour'), ('wf_resumable', 'dead', 'gone-host', 1, now() - interval '1 hour'), ('wf_live', 'live', 'host', 1, now() + interval '1 hour')`,
+     ('wf_orphan', 'dead', 'gone-host', 1, now() - interval '10 minutes'), ('wf_resumable', 'dead', 'gone-host', 1, now() - interval '10 minutes'), ('wf_live', 'live', 'host', 1, now() + interval '1 hour')`,
   );
   const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
