@@ -18,6 +18,7 @@ import type { Client, Pool, PoolClient } from "pg";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../contract/errors.ts";
 import { TRANSCRIPT_MAX_BYTES } from "../harnesses/index.ts";
+import { redactText } from "../runs/index.ts";
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
 
@@ -79,7 +80,8 @@ export async function appendSessionEntries(
        DELETE FROM pi_flow.steers WHERE workflow_id = $1 AND seq = ANY($6::bigint[]) AND (SELECT mine FROM owner) RETURNING 1
      )
      SELECT mine FROM owner`,
-    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread) : null, handed],
+    // Redacted as the steers in pi_flow.steers are (steers.ts): a forged row handed over whole is not kept whole.
+    [workflowId, worker, from, entries, unread.length > 0 ? JSON.stringify(unread.map((message) => redactText(message).text)) : null, handed],
   );
   return rows[0]?.mine === true;
 }
@@ -111,18 +113,36 @@ const isEntry = (value: unknown): value is SessionEntry =>
 export const MAX_SESSION_READ_BYTES = TRANSCRIPT_MAX_BYTES + 8 * 1024 * 1024;
 
 /**
+ * The most rows of a saved session a read takes: rows forged with empty entries measure nothing
+ * but each costs the read memory. A Pi entry comes to hundreds of bytes, so a session within
+ * TRANSCRIPT_MAX_BYTES has far fewer.
+ */
+export const MAX_SESSION_READ_ROWS = 200_000;
+
+/** How much of the worker's name a saved row gives back: the most a name may have (child-watch.ts MAX_WORKER_NAME_CHARS). */
+const WORKER_NAME_CHARS = 128;
+
+/**
  * The child's saved session, its entries in order up to the first gap or unreadable row (a
  * checkpoint always ends on a whole turn, so what precedes a gap is a session Pi can continue); none
  * when nothing was saved. Rows the server measures over `maxBytes` together are not read: a
  * failure names the bound, and they stay as written.
  */
-export async function loadSavedSession(db: Queryable, workflowId: string, maxBytes = MAX_SESSION_READ_BYTES): Promise<SavedSession | null> {
-  const { rows: [size] } = await db.query<{ bytes: string }>(
+export async function loadSavedSession(db: Queryable, workflowId: string, maxBytes = MAX_SESSION_READ_BYTES, maxRows = MAX_SESSION_READ_ROWS): Promise<SavedSession | null> {
+  const { rows: [size] } = await db.query<{ bytes: string; rows: string }>(
     `SELECT (COALESCE((SELECT sum(octet_length(entry)) FROM pi_flow.child_sessions WHERE workflow_id = $1), 0)
-      + COALESCE((SELECT octet_length(messages) FROM pi_flow.child_session_steers WHERE workflow_id = $1), 0))::bigint AS bytes`,
+      + COALESCE((SELECT octet_length(messages) FROM pi_flow.child_session_steers WHERE workflow_id = $1), 0))::bigint AS bytes,
+      (SELECT count(*) FROM pi_flow.child_sessions WHERE workflow_id = $1) AS rows`,
     [workflowId],
   );
   const bytes = Number(size?.bytes ?? 0);
+  const rowCount = Number(size?.rows ?? 0);
+  if (rowCount > maxRows) {
+    throw new FlowError(
+      "failed",
+      `The saved Pi session of ${workflowId} is ${rowCount} rows in the database, over the ${maxRows} rows pi-flow reads: not read. Its rows stay in pi_flow.child_sessions, as they were written, for whoever looks into them.`,
+    );
+  }
   if (bytes > maxBytes) {
     throw new FlowError(
       "failed",
@@ -130,8 +150,8 @@ export async function loadSavedSession(db: Queryable, workflowId: string, maxByt
     );
   }
   const { rows } = await db.query<{ seq: number; worker: string; entry: string }>(
-    "SELECT seq, worker, entry FROM pi_flow.child_sessions WHERE workflow_id = $1 ORDER BY seq",
-    [workflowId],
+    "SELECT seq, left(worker, $2) AS worker, entry FROM pi_flow.child_sessions WHERE workflow_id = $1 ORDER BY seq",
+    [workflowId, WORKER_NAME_CHARS],
   );
   const entries: SessionEntry[] = [];
   let worker = "";

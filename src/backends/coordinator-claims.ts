@@ -105,3 +105,14 @@ export async function releaseRoot(db: Queryable, root: string, instance: string)
 export async function releaseInstance(db: Queryable, instance: string): Promise<void> {
   await db.query("DELETE FROM pi_flow.coordinators WHERE instance = $1", [instance]);
 }
+
+/** How long a claim no coordinator beats stays: a killed coordinator's claim would otherwise stay for good. */
+export const SILENT_CLAIM_KEPT_SECONDS = 15 * 60;
+
+/**
+ * Deletes the claims silent for SILENT_CLAIM_KEPT_SECONDS (a worker's sweep): their coordinators
+ * were killed. One alive after all (a long outage) writes its claim again at its next beat.
+ */
+export async function deleteSilentClaims(db: Queryable, keptSeconds = SILENT_CLAIM_KEPT_SECONDS): Promise<void> {
+  await db.query("DELETE FROM pi_flow.coordinators WHERE seen_at < now() - make_interval(secs => $1)", [keptSeconds]);
+}

@@ -15,6 +15,7 @@ import { childWatch, readChildStatuses, type ChildWatch } from "./child-watch.ts
 import { otherVersionsInUse, refuseMixedVersions } from "./fleet-version.ts";
 import { deleteSteers, MAX_STEER_READ_BYTES, sendSteerWhileRunning, takeSteers, unreadSteers } from "./steers.ts";
 import { deleteSavedSession, loadSavedSession } from "./child-sessions.ts";
+import { deleteSettledInputs } from "./child-inputs.ts";
 import { requeuedBecause, requeuedUnsaid, type Requeue } from "./folder-refusals.ts";
 import { beatRoots, claimRoot, releaseInstance, releaseRoot, rootOf } from "./coordinator-claims.ts";
 import { HEARTBEAT_MS } from "./heartbeats.ts";
@@ -207,12 +208,14 @@ export function dbosCoordinator(
       },
       requeued,
     );
+    let ended = false;
     try {
       const how = await watched.settled;
       await told; // what the looks saw before the end is said before the answer
       if (how === "gone") {
         throw new FlowError("failed", `The child's workflow ${request.workflowId} is no longer in the database (its row was deleted before it ended): its answer, if it had one, is lost.`);
       }
+      ended = true;
       const bytes = await answerBytes(pool, request.workflowId);
       if (bytes > maxAnswerBytes) {
         throw new FlowError(
@@ -227,6 +230,8 @@ export function dbosCoordinator(
     } finally {
       watched.stop();
       signal.removeEventListener("abort", cancel);
+      // Its prompt is of no more use, and not redacted: it goes now (child-inputs.ts). One a failed delete leaves is the sweep's.
+      if (ended) await deleteSettledInputs(pool, [request.workflowId]).catch(() => undefined);
     }
   };
   return {

@@ -63,13 +63,17 @@ export interface WorkerRow {
   secondsSinceSeen: number;
 }
 
-/** This worker is alive: its row, created or refreshed; a row another instance took over (this one was silent) stays that one's. */
-export async function beat(db: Queryable, worker: WorkerIdentity): Promise<void> {
-  await db.query(
+/**
+ * This worker is alive: its row, created or refreshed. A row another instance took over (this one
+ * was silent, and a process of its name started) stays that one's: false then, and this one must stop.
+ */
+export async function beat(db: Queryable, worker: WorkerIdentity): Promise<boolean> {
+  const { rowCount } = await db.query(
     `INSERT INTO pi_flow.workers (name, version, concurrency, instance) VALUES ($1, $2, $3, $4)
      ON CONFLICT (name) DO UPDATE SET seen_at = now(), version = $2, concurrency = $3 WHERE pi_flow.workers.instance IS NOT DISTINCT FROM $4`,
     [worker.name, worker.version, worker.concurrency, worker.instance],
   );
+  return (rowCount ?? 0) > 0;
 }
 
 /** A worker that stops cleanly leaves no row to sweep (only its own: not one another instance of its name holds now). */

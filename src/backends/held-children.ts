@@ -68,3 +68,12 @@ export function notHandedBack(worker: string, ids: readonly string[], ms: number
       `Its row stays in pi_flow.workers: once it is silent for ${SILENT_AFTER_SECONDS} s, another worker's sweep puts them back on the queue.`,
   );
 }
+
+/** A worker whose name another process took while this one was not heard from: it stopped, handing back nothing. */
+export function nameTaken(worker: string, ids: readonly string[]): FlowError {
+  const which = ids.length > 0 ? ` Its children (${ids.join(", ")}) were stopped here and not handed back: the other worker runs them, or its sweep puts them back.` : "";
+  return new FlowError(
+    "failed",
+    `flow worker ${worker} stopped: another flow worker took the name ${worker} while this one was not heard from for ${SILENT_AFTER_SECONDS} s, and two workers of one name would run each other's children again.${which} Give each worker its own --name.`,
+  );
+}

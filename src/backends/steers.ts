@@ -12,6 +12,7 @@
  */
 import type { Client, Pool, PoolClient } from "pg";
 import { FlowError } from "../contract/errors.ts";
+import { redactText } from "../runs/index.ts";
 import { savedSteers } from "./child-sessions.ts";
 
 type Queryable = Pick<Client | Pool | PoolClient, "query">;
@@ -25,8 +26,15 @@ export async function ensureSteersTable(db: Queryable): Promise<void> {
   await db.query("CREATE INDEX IF NOT EXISTS steers_waiting ON pi_flow.steers (workflow_id) WHERE taken_at IS NULL");
 }
 
+/**
+ * A steer as it goes into the database: redacted as the run's journal records it. The database is
+ * not the run's store (anyone who can read it reads it, and a row lives until the child reads it),
+ * so a secret pasted into a steer does not reach it, nor the worker's child (docs/scale.md).
+ */
+export const storedSteer = (message: string): string => redactText(message).text;
+
 export async function sendSteer(db: Queryable, workflowId: string, message: string): Promise<void> {
-  await db.query("INSERT INTO pi_flow.steers (workflow_id, message) VALUES ($1, $2)", [workflowId, message]);
+  await db.query("INSERT INTO pi_flow.steers (workflow_id, message) VALUES ($1, $2)", [workflowId, storedSteer(message)]);
 }
 
 /**
@@ -38,7 +46,7 @@ export async function sendSteerWhileRunning(db: Queryable, workflowId: string, m
   const { rowCount } = await db.query(
     `INSERT INTO pi_flow.steers (workflow_id, message) SELECT $1, $2 WHERE EXISTS (
        SELECT 1 FROM "${dbosSchema}".workflow_status WHERE workflow_uuid = $1 AND status NOT IN ('SUCCESS', 'ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED'))`,
-    [workflowId, message],
+    [workflowId, storedSteer(message)],
   );
   return (rowCount ?? 0) > 0;
 }
@@ -180,6 +188,6 @@ export async function settleSteers(db: Queryable, workflowId: string, instance: 
        UPDATE pi_flow.steers SET taken_by = NULL WHERE workflow_id = $1 AND taken_by = $2 AND $4 RETURNING 1
      )
      INSERT INTO pi_flow.steers (workflow_id, message) SELECT $1, message FROM unnest($3::text[]) AS t(message)`,
-    [workflowId, instance, unread, handedBack],
+    [workflowId, instance, unread.map(storedSteer), handedBack],
   );
 }

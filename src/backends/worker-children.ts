@@ -5,7 +5,7 @@ import type { Api, Model } from "@earendil-works/pi-ai";
 import { createHarness, zeroUsage, type HarnessSettings, type ChildDiagnostic, type ChildModel, type ChildProgress, type ChildResult, type SessionCheckpoint, type SteeringInbox } from "../harnesses/index.ts";
 import { redactText, redactValue } from "../runs/index.ts";
 import type { RemoteChildRequest, RemoteChildResult } from "./remote-child.ts";
-import type { WorkerChildSession } from "./dbos-worker.ts";
+import type { WorkerChildSession } from "./worker-options.ts";
 import { takeoverNote } from "./session-checkpoint.ts";
 
 /** What one `flow worker` lends every child it runs. */

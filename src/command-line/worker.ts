@@ -134,6 +134,8 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     const onContinued = (request: RemoteChildRequest, note: string) => process.stdout.write(`continued ${shown(request.workflowId)} run ${shown(request.runId)}: ${shown(note)}\n`);
     const env = { cwd, agentDir: headless.agentDir, registry: headless.registry, settings, name, projectTrusted, trace, onContinued, ...(model !== undefined && headless.session.model ? { model: headless.session.model } : {}) };
     const stopped = stopSignal();
+    let nameLost = () => {};
+    const lostName = new Promise<"name taken">((resolve) => (nameLost = () => resolve("name taken")));
     const worker = await startWorker({
       databaseUrl: url,
       name,
@@ -149,12 +151,14 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
       onSteered: (workflowId) => process.stdout.write(`steered ${shown(workflowId)}\n`),
       onSteersLost: (workflowId, messages, why) =>
         process.stdout.write(`steers not delivered to ${shown(workflowId)} (the database refused to keep them: ${shown(why)}): ${messages.map(shown).join(" | ")}\n`),
+      onNameLost: () => nameLost(),
       onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
       onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
+      onOrphansCancelled: (ids, seconds) => process.stdout.write(`cancelled ${ids.map(shown).join(" ")}: the coordinator of each delegation has not been heard from in ${seconds} s (its Pi was killed or its machine lost), and nothing else reads its answer\n`),
       onRequeued: (ids) => process.stdout.write(`requeued ${ids.map(shown).join(" ")}: the database did not record their end; they run again from their saved step or session\n`),
     });
     process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
-    const signal = await stopped;
+    const signal = await Promise.race([stopped, lostName]); // a stop for a name taken fails, saying why
     const left = worker.running();
     telemetry.endHandedBack();
     await worker.stop();

@@ -11,6 +11,8 @@ import { expect, onTestFinished, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import { childRequest, fleetFixture } from "../support/fleet.ts";
+import { orphanSweep } from "../../src/backends/orphan-delegations.ts";
+import { deleteSilentClaims } from "../../src/backends/coordinator-claims.ts";
 
 const fleet = fleetFixture();
 
@@ -91,3 +93,45 @@ test("a coordinator that closes while a child of its run waits gives the run up:
   stop.abort();
   await expect(running).rejects.toThrow();
 }, 60_000);
+
+test("a worker cancels a delegation whose coordinator's claim is silent only once it has seen that silence unchanged for a while of its own: after a database outage every claim looks silent, and a coordinator that beats again keeps its child; a killed coordinator's claim goes after 15 minutes", async () => {
+  const url = fleet.pg.urlFor("orphan_sweep");
+  const coordinator = dbosCoordinator(url);
+  onTestFinished(() => coordinator.close());
+  await coordinator.ready(); // the database is made
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  db.on("error", () => undefined);
+  onTestFinished(() => db.end());
+  // A real coordinator's delegation, waiting on the queue (no worker runs): its claim beats every 2 s.
+  const waiting = coordinator.run(childRequest("beating", { workflowId: "wf_beating/delegate" }), new AbortController().signal, () => undefined);
+  waiting.catch(() => undefined);
+  const status = async (id: string) => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id])).rows[0]?.status;
+  while ((await status("wf_beating/delegate")) !== "ENQUEUED") await sleep(50);
+  // As the database looks just after an outage: the claim, and the child, older than the bound.
+  const age = async () => {
+    await db.query("UPDATE pi_flow.coordinators SET seen_at = now() - interval '1 hour' WHERE root = 'wf_beating'");
+    await db.query("UPDATE dbos.workflow_status SET created_at = created_at - 3600000 WHERE workflow_uuid = 'wf_beating/delegate'");
+  };
+  await age();
+  // A worker that watches a silence for a minute (however slow this machine, the beat comes first).
+  const sweep = orphanSweep(db, { seenMs: 60_000 });
+  expect(await sweep()).toEqual([]); // seen silent: not cancelled yet
+  expect(await sweep()).toEqual([]); // still within the time a live coordinator has to beat
+  // The coordinator beats again (the database is back) within that time: its child stays.
+  while ((await db.query("SELECT 1 FROM pi_flow.coordinators WHERE root = 'wf_beating' AND seen_at > now() - interval '1 minute'")).rowCount === 0) await sleep(100);
+  expect(await sweep()).toEqual([]);
+  expect(await status("wf_beating/delegate")).toBe("ENQUEUED");
+  // Its coordinator closes with the child still waiting (its claim goes, as a killed one's goes silent): once that is seen long enough, the child is cancelled.
+  await coordinator.close();
+  await age();
+  const quick = orphanSweep(db, { seenMs: 1000 }); // a second of this worker's time, not the 4 s a worker takes
+  expect(await quick()).toEqual([]);
+  const seenAt = Date.now();
+  while (Date.now() - seenAt < 1000) await sleep(100);
+  expect(await quick()).toEqual(["wf_beating/delegate"]);
+  expect(await status("wf_beating/delegate")).toBe("CANCELLED");
+  // A killed coordinator's claim goes at a worker's sweep once silent 15 minutes; one heard from since stays.
+  await db.query("INSERT INTO pi_flow.coordinators (root, instance, host, pid, seen_at) VALUES ('wf_killed', 'dead', 'h', 1, now() - interval '16 minutes'), ('wf_recent', 'live', 'h', 1, now() - interval '14 minutes')");
+  await deleteSilentClaims(db);
+  expect((await db.query("SELECT root FROM pi_flow.coordinators WHERE root IN ('wf_killed', 'wf_recent')")).rows).toEqual([{ root: "wf_recent" }]);
+}, 120_000);

@@ -6,7 +6,7 @@
  */
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
-import { expect, test } from "vitest";
+import { expect, onTestFinished, test } from "vitest";
 import { DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { flow } from "../cli/support.ts";
 import { workersLine } from "../../src/backends/workers-line.ts";
@@ -71,6 +71,33 @@ test("the workers line names the 20 workers seen last, each name and version cut
   expect(named[0]).toMatch(/^many\d+x+ \(seen/);
   expect(named[0]!.indexOf(" (seen")).toBe(64);
   expect(line).toMatch(/\), and 5 more$/);
+}, 120_000);
+
+test("the refusal of a database another version uses names its workers and versions as one safe line, each cut to 64 characters, the first 20 of them, whatever the rows say", async () => {
+  const databaseUrl = fleet.pg.urlFor(DATABASE);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  db.on("error", () => undefined);
+  await db.connect();
+  onTestFinished(() => db.end());
+  try {
+    await db.query("DELETE FROM pi_flow.workers");
+    // Live workers of "another version", as anyone who can write the table may forge them: hostile
+    // names, a huge version, many rows, seen in the future (however slowly the worker below starts).
+    await db.query("INSERT INTO pi_flow.workers (name, version, concurrency, seen_at) SELECT $1 || i, $2 || repeat('v', 100000), 3, now() + interval '1 hour' FROM generate_series(1, 25) AS i", [
+      `evil${HOSTILE}`,
+      `pi-flow@9${HOSTILE}`,
+    ]);
+    const worker = fleet.startWorker("w9", databaseUrl);
+    const refused = await worker.done;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("is in use by pi-flow@9");
+    expect(refused.stderr).toContain("and 5 more");
+    expect(refused.stderr).not.toMatch(ESCAPE);
+    expect(refused.stderr).not.toMatch(/^forged line/m);
+    expect(refused.stderr.length).toBeLessThan(4000);
+  } finally {
+    await db.query("DELETE FROM pi_flow.workers");
+  }
 }, 120_000);
 
 test("flow worker with a PI_FLOW_DATABASE_URL that is not Postgres's names that variable, and exits 2", async () => {

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { afterAll, beforeAll, expect, onTestFinished, test } from "vitest";
 import { ensureWorkersTable } from "../../src/backends/heartbeats.ts";
 import type { RunView } from "../../src/contract/run-schema.ts";
@@ -61,6 +62,15 @@ test("two workers racing onto a fresh database both come up, share a 12-child wo
   expect(onFleet.stderr).toMatch(new RegExp(`succeeded in .*: ${CHILDREN} children, 0 failed`));
   expect(onFleet.code).toBe(0);
   expect(readFileSync(trace, "utf8")).toContain("@dbos-inc/dbos-sdk");
+  // The children's requests (their prompts, not redacted: the workers ran them) went once read.
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    expect((await db.query("SELECT w.workflow_uuid, i.inputs FROM dbos.workflow_status w JOIN dbos.workflow_input i USING (workflow_uuid)")).rows).toEqual([]);
+    expect((await db.query("SELECT count(*)::int AS n FROM dbos.workflow_status WHERE status = 'SUCCESS'")).rows).toEqual([{ n: CHILDREN }]);
+  } finally {
+    await db.end();
+  }
 
   // The same workflow on the local backend: the same value, and the DBOS SDK never loaded.
   const localTrace = join(sandbox.root, "local-trace.txt");

@@ -61,6 +61,40 @@ test("a request whose input names another child's workflow is refused before it 
   shared.worker = worker; // the next test stops it
 }, 180_000);
 
+test("a delegation whose coordinator is gone (its claim silent past 120 s: the Pi process killed) is cancelled by a worker's sweep and stopped there; a workflow's child of such a run (a resume takes it on) and a delegation whose coordinator beats run on", async () => {
+  const databaseUrl = fleet.pg.urlFor("forged_request");
+  const { worker, release } = shared;
+  if (!worker) throw new Error("the test above starts the worker; it did not get that far");
+  rmSync(release); // the children wait in bash until the end
+  onTestFinished(() => writeFileSync(release, ""));
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  // The claims coordinators left: two of a process killed 10 minutes ago (a sweep deletes claims only after 15), one beating (seen in the future: however slow this machine).
+  await db.query(
+    `INSERT INTO pi_flow.coordinators (root, instance, host, pid, seen_at) VALUES
+     ('wf_orphan', 'dead', 'gone-host', 1, now() - interval '10 minutes'), ('wf_resumable', 'dead', 'gone-host', 1, now() - interval '10 minutes'), ('wf_live', 'live', 'host', 1, now() + interval '1 hour')`,
+  );
+  const client = await DBOSClient.create({ systemDatabaseUrl: databaseUrl, applicationName: DBOS_APPLICATION });
+  onTestFinished(() => client.destroy());
+  const ids = ["wf_resumable/agent/0", "wf_live/delegate", "wf_orphan/delegate"];
+  for (const id of ids) await enqueueChild(client, request(id));
+  for (const id of ids) await worker.stdoutText(new RegExp(`started ${id}`));
+  // Enqueued "just now": the delegation's age counts too, so its claim's row is aged past the bound with it.
+  await db.query("UPDATE dbos.workflow_status SET created_at = created_at - 3600000 WHERE workflow_uuid = ANY($1)", [ids]);
+  await worker.stdoutText(/cancelled wf_orphan\/delegate: the coordinator of each delegation has not been heard from in 120 s/);
+  await worker.stdoutText(/settled wf_orphan\/delegate run ag_forged cancelled/);
+  const statuses = async () => (await db.query("SELECT workflow_uuid, status FROM dbos.workflow_status WHERE workflow_uuid = ANY($1) ORDER BY workflow_uuid", [ids])).rows;
+  expect(await statuses()).toEqual([
+    { workflow_uuid: "wf_live/delegate", status: "PENDING" },
+    { workflow_uuid: "wf_orphan/delegate", status: "CANCELLED" },
+    { workflow_uuid: "wf_resumable/agent/0", status: "PENDING" },
+  ]);
+  writeFileSync(release, "");
+  while ((await statuses()).some((row) => row.status === "PENDING")) await sleep(100);
+  expect((await statuses()).map((row) => row.status)).toEqual(["SUCCESS", "CANCELLED", "SUCCESS"]);
+}, 180_000);
+
 /** Whether a process whose command line holds `text` runs (a child's bash, found by the file it waits on). */
 function commandRunning(text: string): boolean {
   return readdirSync("/proc").some((pid) => {

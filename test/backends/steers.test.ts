@@ -324,3 +324,40 @@ test("a steer a worker took for its pi child and was still saving when the worke
   const takeover = await takeSteers(pool, [id], undefined, { taker: { worker: "w2", instance: "i2" } });
   expect(takeover.taken.map((steer) => steer.message)).toEqual(["Also check the README."]);
 }, 60_000);
+
+test("a secret pasted into a steer is redacted before it goes into the database, as the run's journal redacts it: the rows waiting for a worker, the ones a child ends without reading, and those saved beside its session", async () => {
+  const url = fleet.pg.urlFor("fleet_steer_secret");
+  const coordinator = dbosCoordinator(url);
+  const db = new pg.Client({ connectionString: url });
+  db.on("error", () => undefined);
+  await coordinator.ready();
+  await db.connect();
+  const token = `ghp_${"a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}`;
+  try {
+    // No worker runs: the child waits on the queue, steerable.
+    const running = coordinator.run(childRequest("secret"), new AbortController().signal, () => undefined);
+    running.catch(() => undefined);
+    const status = async () => (await db.query<{ status: string }>("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = 'wf_secret/agent/0'")).rows[0]?.status;
+    while ((await status()) !== "ENQUEUED") await sleep(50);
+    expect(await coordinator.steer("wf_secret/agent/0", `Push with the token ${token} please`)).toBe(true);
+    await sendSteer(db, "wf_other/agent/0", `password=hunter2hunter2 ${token}`);
+    // A worker's child ends without reading one: written back for its coordinator.
+    await settleSteers(db, "wf_other/agent/0", "i1", [`and ${token} again`]);
+    // A worker's checkpoint saves the unread beside the session.
+    const inbox = new SteeringInbox();
+    inbox.send(`saved ${token}`);
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const checkpoints = sessionCheckpoints({ pool, workflowId: "wf_other/agent/0", worker: "w1", saved: null, unread: () => inbox.unread, onDiagnostic: () => undefined });
+    checkpoints.save([]);
+    await checkpoints.drain();
+    await pool.end();
+    const stored = (await db.query<{ text: string }>("SELECT message AS text FROM pi_flow.steers UNION ALL SELECT messages FROM pi_flow.child_session_steers")).rows.map((row) => row.text);
+    expect(stored).toHaveLength(4);
+    expect(stored.join("\n")).not.toContain(token);
+    expect(stored.join("\n")).not.toContain("hunter2");
+    expect(stored).toContain("Push with the token [REDACTED] please");
+  } finally {
+    await db.end();
+    await coordinator.close();
+  }
+}, 120_000);

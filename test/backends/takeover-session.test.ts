@@ -2,7 +2,7 @@
  * What a worker that takes a pi child over does with the session its first worker checkpointed:
  * a real child AgentSession on Pi's faux provider, a real file read by the child's `read` tool. The
  * first attempt's checkpoints are the entries the harness hands over; the second attempt is given
- * them as its saved session (as src/backends/dbos-worker.ts does from pi_flow.child_sessions).
+ * them as its saved session (as src/backends/child-workflow.ts does from pi_flow.child_sessions).
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -10,7 +10,8 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { fleetFixture } from "../support/fleet.ts";
 import { appendSessionEntries, deleteSavedSession, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
 import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
-import { CHILD_QUEUE } from "../../src/backends/names.ts";
+import { CHILD_QUEUE, CHILD_WORKFLOW } from "../../src/backends/names.ts";
+import { deleteSettledInputs } from "../../src/backends/child-inputs.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { sessionCheckpoints } from "../../src/backends/session-checkpoint.ts";
 import { keepWorkerSession } from "../../src/backends/kept-session.ts";
@@ -136,6 +137,29 @@ test("a saved session forged larger than a read takes is measured by the server 
     expect(notKept).toEqual([expect.stringMatching(new RegExp(`^its Pi session was not kept from worker w9 \\(${bound.replace(/[/]/g, "\\/")} \\d+ bytes`))]);
     expect((await pool.query("SELECT count(*)::int AS n FROM pi_flow.child_sessions WHERE workflow_id = $1", [id])).rows).toEqual([{ n: 2 }]);
     expect((await loadSavedSession(pool, id))?.entries).toHaveLength(2); // under the real bound it reads as before
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a saved session's rows forged with a huge worker name, or by the thousand with empty entries, are not read whole: the name comes back cut to 128 characters, and rows past what a read takes are refused naming the bound", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const named = "wf_forged_worker/agent/0";
+    const [first, second] = entries("one").map((entry) => JSON.stringify(entry));
+    await pool.query("INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry) VALUES ($1, 0, repeat('w', 10000000), $2), ($1, 1, repeat('w', 10000000), $3)", [named, first, second]);
+    const saved = await loadSavedSession(pool, named);
+    expect(saved?.entries).toHaveLength(2);
+    expect(saved?.worker).toBe("w".repeat(128));
+    // Rows that measure nothing still cost a read: more of them, with empty entries and names, than a read takes (lowered to 1,000 here).
+    const many = "wf_forged_rows/agent/0";
+    await pool.query("INSERT INTO pi_flow.child_sessions (workflow_id, seq, worker, entry) SELECT $1, i, '', '' FROM generate_series(0, 1000) AS i", [many]);
+    await expect(loadSavedSession(pool, many, undefined, 1000)).rejects.toMatchObject({
+      code: "failed",
+      message: `The saved Pi session of ${many} is 1001 rows in the database, over the 1000 rows pi-flow reads: not read. Its rows stay in pi_flow.child_sessions, as they were written, for whoever looks into them.`,
+    });
   } finally {
     await pool.end();
   }
@@ -280,3 +304,27 @@ test("a session the coordinator could not write into the child's run (killed, or
     rmSync(runs, { recursive: true, force: true });
   }
 });
+
+test("a worker's sweep deletes the requests (prompts) of settled children whose coordinator never read them, not those of children queued or running, nor another application's", async () => {
+  const url = fleet.pg.urlFor("fleet_sweep");
+  await migrate(await loadDbos(), url);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const rows: [string, string, string][] = [
+      ["wf_in_done/agent/0", "SUCCESS", CHILD_WORKFLOW],
+      ["wf_in_cancelled/agent/0", "CANCELLED", CHILD_WORKFLOW],
+      ["wf_in_queued/agent/0", "ENQUEUED", CHILD_WORKFLOW],
+      ["wf_in_running/agent/0", "PENDING", CHILD_WORKFLOW],
+      ["someone-elses", "SUCCESS", "another"],
+    ];
+    for (const [id, status, name] of rows) {
+      await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, name) VALUES ($1, $2, $3)", [id, status, name]);
+      await pool.query("INSERT INTO dbos.workflow_input (workflow_uuid, inputs) VALUES ($1, 'the prompt')", [id]);
+    }
+    await deleteSettledInputs(pool);
+    const kept = await pool.query<{ workflow_uuid: string }>("SELECT workflow_uuid FROM dbos.workflow_input WHERE workflow_uuid = ANY($1) ORDER BY workflow_uuid", [rows.map(([id]) => id)]);
+    expect(kept.rows.map((row) => row.workflow_uuid)).toEqual(["someone-elses", "wf_in_queued/agent/0", "wf_in_running/agent/0"]);
+  } finally {
+    await pool.end();
+  }
+}, 120_000);

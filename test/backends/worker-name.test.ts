@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
-import { DBOS_APPLICATION } from "../../src/backends/names.ts";
+import { CHILD_QUEUE, CHILD_WORKFLOW, DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { PROJECT_ROOT, type RunningFlow } from "../cli/support.ts";
 import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
 
@@ -57,3 +57,22 @@ test("a second live worker of one name is refused before it runs the first one's
   expect((await third.done).code).toBe(0);
   expect((await db.query("SELECT count(*)::int AS n FROM pi_flow.workers WHERE name = 'twin'")).rows).toEqual([{ n: 0 }]);
 }, 240_000);
+
+test("a worker whose name another process took while it was not heard from stops by itself, hands back nothing of the other's, and says why", async () => {
+  const databaseUrl = fleet.pg.urlFor("worker_name");
+  const worker = fleet.startWorker("split", databaseUrl, ["--stub"]);
+  await worker.stdoutText(/worker split ready/);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onTestFinished(() => db.end());
+  // It was cut off from the database past the silence, and a worker restarted under its name took
+  // the name, and runs a child under it (DBOS marks it PENDING under the executor "split").
+  await db.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, executor_id) VALUES ('wf_split/agent/0', 'PENDING', $1, $2, 'split')", [CHILD_WORKFLOW, CHILD_QUEUE]);
+  await db.query("UPDATE pi_flow.workers SET instance = 'the-other-process' WHERE name = 'split'");
+  const stopped = await worker.done;
+  expect(stopped.code).toBe(1);
+  expect(stopped.stderr).toContain("flow worker split stopped: another flow worker took the name split while this one was not heard from for 20 s");
+  // The other's child stays its, running: put back on the queue by this one's stop, it would run twice.
+  expect((await db.query("SELECT status, executor_id FROM dbos.workflow_status WHERE workflow_uuid = 'wf_split/agent/0'")).rows).toEqual([{ status: "PENDING", executor_id: "split" }]);
+  expect((await db.query("SELECT instance FROM pi_flow.workers WHERE name = 'split'")).rows).toEqual([{ instance: "the-other-process" }]);
+}, 120_000);
