@@ -14,6 +14,7 @@ import type { HeadlessSession } from "./headless.ts";
 import { createProgressView, seconds, type ProgressView } from "./progress.ts";
 import { planRun, runAsChildrenSeeIt, targetTitle, type RunPlan } from "./run-plan.ts";
 import { flushTelemetryBeforeExit, startTelemetry } from "./telemetry.ts";
+import { counted } from "../ui/index.ts";
 
 type WorkflowEnvelope = Envelope<{ run: RunView }, { run: RunView | null }>;
 
@@ -179,8 +180,6 @@ export function inspectHint(runId: string, projectDir: string): string {
   const dir = fromHere.length > 0 && fromHere.length < projectDir.length ? fromHere : projectDir;
   return `${command} runs show ${runId}${fromHere === "" ? "" : ` --cwd ${shellQuote(dir)}`}`;
 }
-
-const counted = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
 
 function settledLine(run: RunView, projectDir: string, stubbed: boolean): string {
   const outcome = run.state.outcome ?? run.state.status;

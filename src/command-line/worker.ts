@@ -8,7 +8,7 @@ import { WORKER_USAGE } from "./usage.ts";
 import type { RemoteChildRequest } from "../backends/remote-child.ts";
 import { MAX_WORKER_NAME_CHARS } from "../backends/names.ts";
 import { printable } from "../runs/index.ts";
-import { oneLine } from "../ui/index.ts";
+import { counted, oneLine } from "../ui/index.ts";
 
 /** Text a child's request or answer brought from the database, as one safe line: anyone who can write there chose it. */
 const shown = (text: string) => oneLine(printable(text));
@@ -153,16 +153,16 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
         process.stdout.write(`steers not delivered to ${shown(workflowId)} (the database refused to keep them: ${shown(why)}): ${messages.map(shown).join(" | ")}\n`),
       onNameLost: () => nameLost(),
       onNameHeld: (seconds) => process.stderr.write(`flow worker: a worker named ${shown(name)} was heard from in the last ${seconds} s; waiting to see whether it is still running\n`),
-      onTakeover: (ids) => process.stdout.write(`took over ${ids.length} unfinished children of a silent worker: ${ids.map(shown).join(" ")}\n`),
+      onTakeover: (ids) => process.stdout.write(`took over ${counted(ids.length, "unfinished child", "unfinished children")} of a silent worker: ${ids.map(shown).join(" ")}\n`),
       onOrphansCancelled: (ids, seconds) => process.stdout.write(`cancelled ${ids.map(shown).join(" ")}: the coordinator of each delegation has not been heard from in ${seconds} s (its Pi was killed or its machine lost), and nothing else reads its answer\n`),
       onRequeued: (ids) => process.stdout.write(`requeued ${ids.map(shown).join(" ")}: the database did not record their end; they run again from their saved step or session\n`),
     });
-    process.stdout.write(`worker ${name} ready: up to ${concurrency} children at once, project ${cwd}\n`);
+    process.stdout.write(`worker ${name} ready: up to ${counted(concurrency, "child", "children")} at once, project ${cwd}\n`);
     const signal = await Promise.race([stopped, lostName]); // a stop for a name taken fails, saying why
     const left = worker.running();
     telemetry.endHandedBack();
     await worker.stop();
-    process.stdout.write(`worker ${name} stopped (${signal})${left > 0 ? `: ${left} unfinished children handed back to the queue` : ""}\n`);
+    process.stdout.write(`worker ${name} stopped (${signal})${left > 0 ? `: ${counted(left, "unfinished child", "unfinished children")} handed back to the queue` : ""}\n`);
     return EXIT.succeeded;
   } finally {
     await headless.close();

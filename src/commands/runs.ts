@@ -5,7 +5,7 @@
  */
 import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import type { RunStore } from "../runs/index.ts";
-import { elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "../ui/index.ts";
+import { counted, elapsedSince, formatCost, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord } from "../ui/index.ts";
 
 /** How much of the end of a run's output `tail` reads, and how many of its last lines it shows. */
 const TAIL_READ_BYTES = 64 * 1024;
@@ -19,7 +19,7 @@ export function runLine(view: RunView, now = Date.now()): string {
   const name = view.kind === "workflow" ? `workflow ${runName(view)}` : runName(view, "agent");
   const took = formatDuration(view.timing.durationMs ?? elapsedSince(view.timing.startedAt, undefined, now));
   const spend = formatSpend(view.usage);
-  const counts = view.children ? ` · ${view.children.count} children${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";
+  const counts = view.children ? ` · ${counted(view.children.count, "child", "children")}${view.children.failed ? `, ${view.children.failed} failed` : ""}` : "";
   // The whole line is made text: the picker hands it to Pi's selector as it is, and a record's name or counts may be forged.
   return oneLine(`${statusMark(status)[0]} ${view.runId} ${name}: ${oneLine(view.task.description, DESCRIPTION_MAX)} · ${statusWord(status)}${counts}${took ? ` · ${took}` : ""}${spend ? ` · ${spend}` : ""}`);
 }

@@ -47,5 +47,5 @@ export function formatDuration(ms: number | undefined): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return `${minutes} min ${Math.floor((ms % 60_000) / 1000)} s`; // floor: 119.6 s is 1 min 59 s, not 1 min 60 s
 }

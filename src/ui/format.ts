@@ -24,6 +24,9 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
 
+/** `1 child`, `3 children`: a count with its noun in the number it needs. */
+export const counted = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
+
 /** 950, 12.3k, 4.5M. A count that is no count (a forged record's text, NaN, below zero) shows as 0. */
 export function formatCount(value: number): string {
   const count = usageAmount(value);

@@ -21,7 +21,7 @@ export function installUi(pi: ExtensionAPI, host: FlowHost): BackgroundRunsWidge
 export { argumentLines } from "./argument-lines.ts";
 export { FLOW_OUTPUT_TYPE } from "./flow-output.ts";
 export type { FlowOutput } from "./flow-output.ts";
-export { elapsedSince, formatCost, formatCount, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord, terminalText } from "./format.ts";
+export { counted, elapsedSince, formatCost, formatCount, formatDuration, formatSpend, formatUsageDetail, oneLine, runName, statusMark, statusOf, statusWord, terminalText } from "./format.ts";
 export { helpRenderers, runsRenderers } from "./query-renderers.ts";
 export { delegateRenderers, workflowRenderers } from "./run-renderers.ts";
 export { childrenWorthShowing } from "./workflow-tree.ts";

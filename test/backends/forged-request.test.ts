@@ -170,7 +170,7 @@ test("a worker stopped with SIGTERM mid-child stops the child (its extensions he
   worker.child.kill("SIGTERM");
   const stopped = await worker.done;
   expect(stopped.code).toBe(0);
-  expect(stopped.stdout).toContain("worker w2 stopped (SIGTERM): 1 unfinished children handed back to the queue");
+  expect(stopped.stdout).toContain("worker w2 stopped (SIGTERM): 1 unfinished child handed back to the queue");
   expect((await db.query("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [dequeued])).rows).toEqual([{ status: "ENQUEUED" }]);
   expect(stopped.stdout).not.toContain("settled wf_stopped");
   expect(readFileSync(marker, "utf8")).toBe("child session shut down\n");

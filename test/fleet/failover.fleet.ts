@@ -79,7 +79,7 @@ test("a worker killed mid-child: another worker takes the child over after the h
   first.child.kill("SIGKILL");
 
   const second = start(["worker", "--name", "w2", "--concurrency", "1", "--cwd", project, ...MODEL], database);
-  await second.stdoutText(/took over 1 unfinished children of a silent worker: \S+\/agent\/0/);
+  await second.stdoutText(/took over 1 unfinished child of a silent worker: \S+\/agent\/0/);
   // Killed in turn 1's tool call: only the prompt was saved, so turn 1 runs again on w2.
   await second.stdoutText(/continued \S+\/agent\/0 run ag_\S+: continued on worker w2 from turn 1 \(taken over from w1\)/);
   await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
@@ -152,7 +152,7 @@ test("a worker stopped with SIGTERM mid-child hands the child back and exits cle
   first.child.kill("SIGTERM");
   const stopped = await first.done;
   expect(stopped.code).toBe(0);
-  expect(stopped.stdout).toMatch(/worker w5 stopped \(SIGTERM\): 1 unfinished children handed back to the queue/);
+  expect(stopped.stdout).toMatch(/worker w5 stopped \(SIGTERM\): 1 unfinished child handed back to the queue/);
   const handedBack = jsonSpans(collector.requests).filter((span) => span.attributes["pi_flow.worker"] === "w5");
   expect(handedBack.map((span) => [span.name, span.attributes["pi_flow.outcome"]])).toEqual([["worker worker", "handed_back"]]);
 
@@ -186,7 +186,7 @@ test("a worker killed after a pi child's first turn was saved: after the heartbe
   writeFileSync(turnTwo, "");
 
   const second = start(["worker", "--name", "w8", "--concurrency", "1", "--cwd", project, ...MODEL], database);
-  await second.stdoutText(/took over 1 unfinished children of a silent worker: \S+\/agent\/0/);
+  await second.stdoutText(/took over 1 unfinished child of a silent worker: \S+\/agent\/0/);
   const settled = await second.stdoutText(/settled \S+\/agent\/0 run ag_\S+ succeeded/);
   expect(settled).toMatch(/^continued \S+\/agent\/0 run ag_\S+: continued on worker w8 from turn 2 \(taken over from w7\)$/m);
   const result = await coordinator.done;

@@ -66,7 +66,7 @@ test("a worker killed after the child's first turn and a steer were saved: anoth
   writeFileSync(release, ""); // from now on, the model answers turn 2 at once
 
   const second = fleet.startWorker("w2", url, ["--concurrency", "1", ...MODEL]);
-  await second.stdoutText(new RegExp(`took over 1 unfinished children of a silent worker: ${workflowId}`));
+  await second.stdoutText(new RegExp(`took over 1 unfinished child of a silent worker: ${workflowId}`));
   const settled = await second.stdoutText(/settled \S+ run ag_\S+ succeeded/);
   const runId = /run (ag_\S+) succeeded/.exec(settled)![1]!;
   expect(settled).toContain(`continued ${workflowId} run ${runId}: continued on worker w2 from turn 2 (taken over from w1)\n`);
