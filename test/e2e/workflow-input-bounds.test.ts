@@ -25,7 +25,8 @@ test("external_workflow refuses args or a script over 1 MiB with request_invalid
 
 test("external_workflow refuses args nested past the workflow's valueDepth with request_invalid, and launches nothing", async () => {
   const nest = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
-  const deep = await callForReceipt(pi, "external_workflow", { script: "return 1;", args: { deep: nest(1000) } });
+  // 500 levels: past the default valueDepth, within the 1,000 past which pi-flow replaces an argument before Pi copies it (MAX_ARGUMENT_DEPTH).
+  const deep = await callForReceipt(pi, "external_workflow", { script: "return 1;", args: { deep: nest(500) } });
   expect(deep.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid", message: "args nest deeper than 100 levels (the workflow's valueDepth limit); pass flatter args." } });
   expect(existsSync(pi.flowHome)).toBe(false);
   // A workflow that raises its valueDepth takes deeper args.
