@@ -13,32 +13,9 @@ import { TOOL_NAMES } from "../../contract/envelope.ts";
 import { agentOptionsSchema } from "../../contract/script-schemas.ts";
 import { outputSchemaProblem } from "../../harnesses/index.ts";
 import { FLOW_ALWAYS_TOOLS } from "./tools.ts";
-import { walk, type AnyNode } from "./named-targets.ts";
+import { boundNames, walk, type AnyNode } from "./named-targets.ts";
 import type { Problem } from "./problem.ts";
 import { syntaxTree } from "./syntax-tree.ts";
-
-/** Every name a declaration, parameter or catch clause binds, however deep in its pattern. */
-function boundNames(program: AnyNode): Set<string> {
-  const names = new Set<string>();
-  const bind = (pattern: unknown): void => {
-    const node = pattern as AnyNode | null | undefined;
-    if (!node) return;
-    if (node.type === "Identifier") names.add(node.name as string);
-    else if (node.type === "ObjectPattern") for (const property of node.properties as AnyNode[]) bind(property.type === "RestElement" ? property.argument : property.value);
-    else if (node.type === "ArrayPattern") for (const element of node.elements as unknown[]) bind(element);
-    else if (node.type === "AssignmentPattern") bind(node.left);
-    else if (node.type === "RestElement") bind(node.argument);
-  };
-  walk(program, (node) => {
-    if (node.type === "VariableDeclarator") bind(node.id);
-    else if (node.type === "CatchClause") bind(node.param);
-    else if (/^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression|ClassDeclaration)$/.test(node.type)) {
-      bind(node.id);
-      for (const param of (node.params as unknown[] | undefined) ?? []) bind(param);
-    }
-  });
-  return names;
-}
 
 const keyName = (key: AnyNode): string | undefined => (key.type === "Identifier" ? (key.name as string) : key.type === "Literal" && typeof key.value === "string" ? key.value : undefined);
 

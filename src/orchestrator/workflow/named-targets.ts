@@ -42,13 +42,16 @@ function literalString(node: AnyNode): string | undefined {
   return undefined;
 }
 
-/** Which option names a call's first argument may carry, by callee: agent(), tools.external_delegate, tools.external_workflow. */
-function targetOptions(callee: AnyNode): readonly ("role" | "subagent_type" | "workflow")[] {
-  if (callee.type === "Identifier" && callee.name === "agent") return ["role", "subagent_type"];
+/**
+ * Which option names a call's first argument may carry, by callee: agent(), tools.external_delegate,
+ * tools.external_workflow; none where the script binds `agent` or `tools` itself (`bound`).
+ */
+function targetOptions(callee: AnyNode, bound: ReadonlySet<string>): readonly ("role" | "subagent_type" | "workflow")[] {
+  if (callee.type === "Identifier" && callee.name === "agent") return bound.has("agent") ? [] : ["role", "subagent_type"];
   if (callee.type !== "MemberExpression" || callee.computed === true) return [];
   const object = callee.object as AnyNode;
   const property = callee.property as AnyNode;
-  if (object.type !== "Identifier" || object.name !== "tools" || property.type !== "Identifier") return [];
+  if (object.type !== "Identifier" || object.name !== "tools" || bound.has("tools") || property.type !== "Identifier") return [];
   if (property.name === "external_delegate") return ["role", "subagent_type"];
   if (property.name === "external_workflow") return ["workflow"];
   return [];
@@ -62,6 +65,46 @@ export function walk(node: AnyNode, visit: (node: AnyNode) => void): void {
   }
 }
 
+/**
+ * A child's options written whole (no spread, no computed key) that name neither role nor
+ * subagent_type: the call would fail at run time with request_invalid, after the children before it.
+ */
+function missingTarget(options: AnyNode, wanted: readonly string[], known: KnownNames): string | undefined {
+  if (!wanted.includes("role")) return undefined;
+  const properties = options.properties as AnyNode[];
+  if (properties.some((property) => property.type !== "Property" || property.computed === true)) return undefined;
+  const names = properties.map((property) => {
+    const key = property.key as AnyNode;
+    return key.type === "Identifier" ? key.name : key.value;
+  });
+  if (names.includes("role") || names.includes("subagent_type")) return undefined;
+  const roles = known.roles.length > 0 ? ` (roles here: ${[...known.roles].sort().join(", ")})` : "";
+  return `the child names neither role nor subagent_type: give one${roles}`;
+}
+
+/** Every name a declaration, parameter or catch clause binds, however deep in its pattern. */
+export function boundNames(program: AnyNode): Set<string> {
+  const names = new Set<string>();
+  const bind = (pattern: unknown): void => {
+    const node = pattern as AnyNode | null | undefined;
+    if (!node) return;
+    if (node.type === "Identifier") names.add(node.name as string);
+    else if (node.type === "ObjectPattern") for (const property of node.properties as AnyNode[]) bind(property.type === "RestElement" ? property.argument : property.value);
+    else if (node.type === "ArrayPattern") for (const element of node.elements as unknown[]) bind(element);
+    else if (node.type === "AssignmentPattern") bind(node.left);
+    else if (node.type === "RestElement") bind(node.argument);
+  };
+  walk(program, (node) => {
+    if (node.type === "VariableDeclarator") bind(node.id);
+    else if (node.type === "CatchClause") bind(node.param);
+    else if (/^(FunctionDeclaration|FunctionExpression|ArrowFunctionExpression|ClassDeclaration)$/.test(node.type)) {
+      bind(node.id);
+      for (const param of (node.params as unknown[] | undefined) ?? []) bind(param);
+    }
+  });
+  return names;
+}
+
 export function literalTargetProblems(source: string, file: string, known: KnownNames): Problem[] {
   let program: AnyNode;
   try {
@@ -72,11 +115,14 @@ export function literalTargetProblems(source: string, file: string, known: Known
   const lists = { role: known.roles, subagent_type: known.agents, workflow: known.workflows } as const;
   const kinds = { role: "role", subagent_type: "agent definition (subagent_type)", workflow: "saved workflow" } as const;
   const problems: Problem[] = [];
+  const bound = boundNames(program);
   walk(program, (node) => {
     if (node.type !== "CallExpression") return;
-    const wanted = targetOptions(node.callee as AnyNode);
+    const wanted = targetOptions(node.callee as AnyNode, bound);
     const [options] = node.arguments as AnyNode[];
     if (wanted.length === 0 || options?.type !== "ObjectExpression") return;
+    const missing = missingTarget(options, wanted, known);
+    if (missing) problems.push({ file, line: options.loc!.start.line, column: options.loc!.start.column + 1, message: missing });
     for (const property of options.properties as AnyNode[]) {
       if (property.type !== "Property" || property.computed === true) continue;
       const key = property.key as AnyNode;
