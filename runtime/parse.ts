@@ -72,11 +72,14 @@ export function parseProgram(source: string, path: string | undefined): Program 
       locations: true,
     });
   } catch (error) {
-    const loc = (error as { loc?: { line: number; column: number } }).loc;
-    const message = error instanceof Error ? error.message.replace(/ \(\d+:\d+\)$/, "") : String(error);
+    const { loc, pos } = error as { loc?: { line: number; column: number }; pos?: number };
+    let message = error instanceof Error ? error.message.replace(/ \(\d+:\d+\)$/, "") : String(error);
+    // At the end of the text, acorn's "Unexpected token" points at an empty last line: say what it means.
+    const atEnd = message === "Unexpected token" && pos !== undefined && source.slice(pos).trim() === "";
+    if (atEnd) message = "Unexpected end of script: a {, ( or [ opened before it is not closed";
     const line = loc?.line ?? 1;
-    // "Unexpected token" alone does not show which: the line's text goes with the error.
-    const lineText = source.split(/\r\n?|\n|\u2028|\u2029/)[line - 1];
+    // "Unexpected token" alone does not show which: the line's text goes with the error (none past the end).
+    const lineText = atEnd ? undefined : source.split(/\r\n?|\n|\u2028|\u2029/)[line - 1];
     throw new WorkflowScriptError(`syntax error: ${message}`, line, (loc?.column ?? 0) + 1, path, lineText);
   }
 }

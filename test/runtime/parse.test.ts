@@ -67,6 +67,13 @@ describe("parseWorkflow", () => {
     expect([error.line, error.column]).toEqual([2, 11]);
   });
 
+  it("says a script that ends with a {, ( or [ open ends too soon, instead of an unexpected token on an empty line", () => {
+    const error = invalid("if (ready) {\n  await agent({ role: \"explorer\", prompt: \"p\" });\n\n");
+    expect(error.message).toBe("syntax error: Unexpected end of script: a {, ( or [ opened before it is not closed");
+    expect(error.lineText).toBeUndefined();
+    expect(invalid("const x = [1, 2;\n").message).toMatch(/^syntax error: Unexpected token/);
+  });
+
   it.each([
     ["import fs from 'node:fs';", /imports are not allowed/],
     ["const m = await import('node:fs');", /import\(\) is not allowed/],
