@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { FlowError } from "../contract/errors.ts";
 import { mayRunDriver, PROGRAM_KEYS, programOverrides, withConfigEntries } from "./config-programs.ts";
 import { assertGitFilesReadable } from "./git-files.ts";
+import { killTree } from "./process-tree.ts";
 
 export interface GitResult {
   code: number;
@@ -119,20 +120,16 @@ function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
 function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : [];
-    // A group of its own: git starts git (worktree add, a filter), and a stop must reach them all.
-    const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
-    const stop = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL"); // the group is gone already
-      }
-    };
+    const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const limitMs = gitTimeoutMs();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      stop();
+      killTree(child.pid); // git, and what it started: `worktree add` runs git again
+      // Answered now: a process out of reach may still hold git's output open.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      reject(new GitTimedOut(args[0] ?? "", limitMs));
     }, limitMs);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -143,7 +140,7 @@ function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.Proc
       outBytes += chunk.length;
       if (options.maxStdoutBytes !== undefined && outBytes > options.maxStdoutBytes) {
         overflowed = true;
-        stop();
+        child.kill("SIGKILL");
         return;
       }
       out.push(chunk);
@@ -155,7 +152,7 @@ function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.Proc
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (timedOut) return reject(new GitTimedOut(args[0] ?? "", limitMs));
+      if (timedOut) return;
       const result: GitResult = { code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8").trim() };
       resolve(overflowed ? { ...result, overflowed } : result);
     });

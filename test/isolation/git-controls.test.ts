@@ -2,7 +2,8 @@
 // (src/isolation/git-controls.ts): real files, each kind of change, and a config grown huge; and
 // those files replaced with FIFOs, which git would wait on forever (src/isolation/git-files.ts).
 import { execFileSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { appendFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
@@ -86,14 +87,25 @@ test("a worktree child that replaces the shared config, HEAD, packed-refs, index
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the child's\n");
 });
 
-test("a FIFO no check looks at (a loose ref) stops git at the time limit, with an error saying so", async () => {
-  const root = makeRepo({ "a.txt": "a\n" });
+test("a FIFO no check looks at (a loose ref) stops git at the time limit, with an error saying so; so does a program git started that never ends, stopped with it", async () => {
+  const root = makeRepo({ "a.txt": "a\n", ".gitattributes": "*.txt filter=slow\n" });
   const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
   process.env.PI_FLOW_GIT_TIMEOUT_MS = "200"; // git waits on the FIFO forever: only the limit ends it
   try {
     await withFifoAt(join(root, ".git/refs/heads/zz"), () =>
       expect(runGit(["for-each-ref"], { cwd: root })).rejects.toMatchObject({ name: "GitTimedOut", message: expect.stringContaining("git for-each-ref did not finish in 0.2 s") }),
     );
+    // A filter of the caller's that never ends: git waits on it, and both are stopped. The filter
+    // holds a FIFO open that this test reads: its end is the filter's death. The limit leaves git time to start it.
+    process.env.PI_FLOW_GIT_TIMEOUT_MS = "1500";
+    const held = join(mkdtempSync(join(tmpdir(), "pi-flow-held-")), "held");
+    execFileSync("mkfifo", [held]);
+    const reading = createReadStream(held);
+    const ended = once(reading, "end");
+    reading.resume();
+    const filter = `filter.slow.clean=sh -c 'exec 3>${held}; exec sleep 1000'`;
+    await expect(runGit(["-c", filter, "hash-object", "a.txt"], { cwd: root })).rejects.toMatchObject({ name: "GitTimedOut" });
+    await ended; // never, were the filter left running
   } finally {
     if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
     else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
