@@ -24,6 +24,12 @@ export interface GitOptions {
   input?: Buffer | string;
   /** At most this much output is kept: past it git is stopped (see GitResult.overflowed), and memory stays bounded. */
   maxStdoutBytes?: number;
+  /**
+   * `cwd` is any folder, and git finds the repository and its top itself (openRepository). Otherwise
+   * `cwd` is the top of the working tree, and git is told so (`--work-tree`): a `core.worktree` or
+   * `core.bare` a child's bash sets in the config every worktree shares never moves it elsewhere.
+   */
+  findsTop?: boolean;
 }
 
 /** Commits pi-flow writes (snapshots and changes) carry this identity, so git needs no user config. */
@@ -119,7 +125,7 @@ function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
 
 function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : [];
+    const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : options.findsTop ? [] : [`--work-tree=${options.cwd}`];
     const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const limitMs = gitTimeoutMs();
     let timedOut = false;
