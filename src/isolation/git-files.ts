@@ -4,7 +4,8 @@
 // FIFO makes git wait in open() for a writer forever, so pi-flow's own git (a settle, an apply, a
 // sibling's worktree) and the user's session with it would never finish. Each is checked before
 // git runs: present, it must be a file (or a link to one). Anything else git would wait on or
-// read without end (a FIFO, a socket, a device) is refused, naming it (docs/isolation.md).
+// read without end (a FIFO, a socket, a device) is refused, naming it, and so is one a config names
+// (an include, core.excludesFile) (docs/isolation.md).
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -67,11 +68,59 @@ async function foundGitDir(cwd: string): Promise<string | undefined> {
   }
 }
 
+/** A config file is read for the files it names only up to this size; past it (a child grew it) the time limit is the guard. */
+const CONFIG_READ_MAX_BYTES = 1024 * 1024;
+/** git follows includes at most this deep (its own limit is 10). */
+const INCLUDE_DEPTH_MAX = 10;
+
+/** The value of a config line `key = value`: quotes dropped, a comment after it cut. */
+function configValue(raw: string): string {
+  let value = "";
+  let quoted = false;
+  for (let i = 0; i < raw.length; i++) {
+    const char = raw[i]!;
+    if (char === '"') quoted = !quoted;
+    else if (!quoted && (char === "#" || char === ";")) break;
+    else if (char === "\\" && i + 1 < raw.length) value += raw[++i];
+    else value += char;
+  }
+  return value.trim();
+}
+
+/**
+ * The files a config file names that git opens whenever it reads the config: `include.path` and
+ * `includeIf.<condition>.path` (read in turn, for theirs), `core.excludesFile`, `core.attributesFile`.
+ * A FIFO named there waits git forever as one in the git folder does.
+ */
+async function namedFiles(config: string, home: string, depth = 0): Promise<string[]> {
+  const info = await stat(config).catch(() => null);
+  if (!info?.isFile() || info.size > CONFIG_READ_MAX_BYTES || depth > INCLUDE_DEPTH_MAX) return [];
+  const text = await readFile(config, "utf8").catch(() => "");
+  const named: string[] = [];
+  let section = "";
+  for (const line of text.split("\n")) {
+    const header = /^\s*\[\s*([^\]\s"]+)/.exec(line);
+    if (header) section = header[1]!.toLowerCase();
+    const entry = /^\s*(?:\[[^\]]*\]\s*)?([A-Za-z][\w-]*)\s*=(.*)$/.exec(line);
+    if (!entry) continue;
+    const key = `${section}.${entry[1]!.toLowerCase()}`;
+    const include = (section === "include" || section === "includeif") && key.endsWith(".path");
+    if (!include && key !== "core.excludesfile" && key !== "core.attributesfile") continue;
+    const value = configValue(entry[2]!);
+    if (value === "") continue;
+    const path = value.startsWith("~/") ? join(home, value.slice(2)) : isAbsolute(value) ? value : resolve(dirname(config), value);
+    named.push(path);
+    if (include) named.push(...(await namedFiles(path, home, depth + 1)));
+  }
+  return named;
+}
+
 /** The user's own config and attributes files, which git reads in every repository. */
+const homeFolder = (): string => process.env.HOME ?? homedir();
+
 function userFiles(): string[] {
-  const home = process.env.HOME ?? homedir();
-  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  const global = process.env.GIT_CONFIG_GLOBAL ?? join(home, ".gitconfig");
+  const xdg = process.env.XDG_CONFIG_HOME || join(homeFolder(), ".config");
+  const global = process.env.GIT_CONFIG_GLOBAL ?? join(homeFolder(), ".gitconfig");
   return [global, join(xdg, "git", "config"), join(xdg, "git", "attributes"), join(xdg, "git", "ignore")];
 }
 
@@ -90,4 +139,8 @@ export async function assertGitFilesReadable(cwd: string, gitDir: string | undef
     else paths.push(...COMMON_FILES.filter((name) => !OWN_FILES.includes(name)).map((name) => join(own, name)));
   }
   await Promise.all(paths.map(assertReadable));
+  // Then the files the configs name (checked first: a FIFO config is never read here).
+  const configs = paths.filter((path) => /(^|\/)(config|config\.worktree|\.gitconfig)$/.test(path) || path === process.env.GIT_CONFIG_GLOBAL);
+  const named = (await Promise.all(configs.map((config) => namedFiles(config, homeFolder())))).flat();
+  await Promise.all(named.map(assertReadable));
 }

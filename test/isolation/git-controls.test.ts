@@ -65,7 +65,7 @@ async function withFifoAt<T>(path: string, use: () => Promise<T>): Promise<T> {
   }
 }
 
-test("a worktree child that replaces the shared config, HEAD, packed-refs, index or attributes with a FIFO: settle, apply and every git pi-flow runs refuse naming it, and its fingerprint is taken unread", async () => {
+test("a worktree child that replaces the shared config, HEAD, packed-refs, index or attributes with a FIFO, or names one in the config: settle, apply and every git pi-flow runs refuse naming it, and its fingerprint is taken unread", async () => {
   const root = makeRepo({ "a.txt": "a\n" });
   gitIn(root, "pack-refs", "--all");
   const repo = await openRepository(root);
@@ -82,6 +82,15 @@ test("a worktree child that replaces the shared config, HEAD, packed-refs, index
   for (const name of ["HEAD", "index", "info/attributes", "info/exclude", "objects/info/alternates"]) {
     const path = join(repo.commonDir, name);
     await withFifoAt(path, () => expect(runGit(["status"], { cwd: root })).rejects.toMatchObject({ file: path }));
+  }
+  // A FIFO the config names, which git opens as it reads the config.
+  for (const [i, key] of ["include.path", "includeIf.gitdir:/.path", "core.excludesFile"].entries()) {
+    const named = join(home, `named-${i}`);
+    execFileSync("mkfifo", [named]);
+    gitIn(root, "config", key, named);
+    await expect(runGit(["status"], { cwd: root })).rejects.toMatchObject({ file: named });
+    rmSync(named); // first: git reading the config would wait on it
+    gitIn(root, "config", "--unset", key);
   }
   expect(await applyChanges(repo, child.runId)).toMatchObject({ status: "applied" });
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the child's\n");
