@@ -26,8 +26,9 @@ export async function gitControls(commonDir: string): Promise<GitControls> {
     const path = join(commonDir, name);
     const info = await stat(path, { bigint: true }).catch(() => null);
     if (!info) continue;
-    const text = info.size <= HASHED_MAX_BYTES ? await readFile(path).catch(() => null) : null;
-    controls.set(name, text ? createHash("sha256").update(text).digest("hex") : `${info.size}:${info.mtimeNs}`);
+    // Only a file is read: a FIFO put in its place would keep the read (and the settle) waiting forever.
+    const text = info.isFile() && info.size <= HASHED_MAX_BYTES ? await readFile(path).catch(() => null) : null;
+    controls.set(name, text ? createHash("sha256").update(text).digest("hex") : `${info.size}:${info.mtimeNs}:${info.mode}`);
   }
   const hooks = await readdir(join(commonDir, HOOKS)).catch(() => [] as string[]);
   if (hooks.length > HOOKS_STATED_MAX) {

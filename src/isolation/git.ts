@@ -2,7 +2,10 @@
 // bytes (paths and file contents may be any bytes), and the environment pi-flow needs to write
 // objects without the user's identity or hooks.
 import { spawn } from "node:child_process";
+import { FlowError } from "../contract/errors.ts";
 import { mayRunDriver, PROGRAM_KEYS, programOverrides, withConfigEntries } from "./config-programs.ts";
+import { assertGitFilesReadable } from "./git-files.ts";
+import { killTree } from "./process-tree.ts";
 
 export interface GitResult {
   code: number;
@@ -21,6 +24,12 @@ export interface GitOptions {
   input?: Buffer | string;
   /** At most this much output is kept: past it git is stopped (see GitResult.overflowed), and memory stays bounded. */
   maxStdoutBytes?: number;
+  /**
+   * `cwd` is any folder, and git finds the repository and its top itself (openRepository). Otherwise
+   * `cwd` is the top of the working tree, and git is told so (`--work-tree`): a `core.worktree` or
+   * `core.bare` a child's bash sets in the config every worktree shares never moves it elsewhere.
+   */
+  findsTop?: boolean;
 }
 
 /** Commits pi-flow writes (snapshots and changes) carry this identity, so git needs no user config. */
@@ -66,11 +75,35 @@ export const PATCH_OPTIONS = ["--no-ext-diff", "--no-textconv", "--src-prefix=a/
 /** The most of the repository's driver settings read (a child's bash can grow the config without bound). */
 const PROGRAM_LISTING_MAX_BYTES = 16 * 1024 * 1024;
 
+/** How long one git may run (10 minutes; `PI_FLOW_GIT_TIMEOUT_MS` sets it): past it, it is waiting on something that never comes. */
+export const GIT_TIMEOUT_MS = 10 * 60 * 1000;
+export const GIT_TIMEOUT_VARIABLE = "PI_FLOW_GIT_TIMEOUT_MS";
+
+function gitTimeoutMs(): number {
+  const value = Number(process.env[GIT_TIMEOUT_VARIABLE] ?? Number.NaN);
+  return Number.isInteger(value) && value > 0 ? value : GIT_TIMEOUT_MS;
+}
+
+/** A git pi-flow ran did not finish within the time limit, and was stopped with the processes it started. */
+export class GitTimedOut extends FlowError {
+  constructor(command: string, limitMs: number) {
+    super(
+      "run_unavailable",
+      `git ${command} did not finish in ${limitMs / 1000} s and was stopped. git waits forever on a FIFO, socket or device in place of a file of the repository's git folder (a ref, an object) or of the working tree, which a worktree child's bash can put there: look for one (find .git -type p). A repository so large that git needs longer can raise the limit with ${GIT_TIMEOUT_VARIABLE} (milliseconds).`,
+    );
+    this.name = "GitTimedOut";
+  }
+}
+
 /**
  * Runs git; resolves with its exit code whatever it is (callers decide what a code means). A command
  * that can run a filter or merge driver runs none the repository's own config defines (config-programs.ts).
+ * Rejects with GitFileUnreadable, git never started, when a file git opens first is a FIFO, socket or
+ * device (git-files.ts), and with GitTimedOut when git runs past the time limit.
  */
 export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  // A child's own index is never read by pi-flow's git: its changes are kept through a private copy (child-index.ts).
+  await assertGitFilesReadable(options.cwd, options.worktree?.gitDir, !options.worktree && !options.env?.GIT_INDEX_FILE);
   const env = gitEnv(options);
   if (!mayRunDriver(args)) return await spawnGit(args, options, env);
   const listed = await spawnGit(["config", "-z", "--includes", "--show-scope", "--get-regexp", PROGRAM_KEYS], { cwd: options.cwd, ...(options.worktree ? { worktree: options.worktree } : {}), maxStdoutBytes: PROGRAM_LISTING_MAX_BYTES }, env);
@@ -92,8 +125,18 @@ function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
 
 function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : [];
+    const pinned = options.worktree ? [`--git-dir=${options.worktree.gitDir}`, `--work-tree=${options.worktree.path}`] : options.findsTop ? [] : [`--work-tree=${options.cwd}`];
     const child = spawn("git", [...HARDENED, ...pinned, ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    const limitMs = gitTimeoutMs();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killTree(child.pid); // git, and what it started: `worktree add` runs git again
+      // Answered now: a process out of reach may still hold git's output open.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      reject(new GitTimedOut(args[0] ?? "", limitMs));
+    }, limitMs);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
@@ -109,8 +152,13 @@ function spawnGit(args: readonly string[], options: GitOptions, env: NodeJS.Proc
       out.push(chunk);
     });
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    child.on("error", reject);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
     child.on("close", (code) => {
+      clearTimeout(timer);
+      if (timedOut) return;
       const result: GitResult = { code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8").trim() };
       resolve(overflowed ? { ...result, overflowed } : result);
     });

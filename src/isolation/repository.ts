@@ -26,6 +26,22 @@ function nearestDotGit(cwd: string): string | null {
 }
 
 /**
+ * configuration_invalid when git takes another folder than the one holding the nearest `.git` for
+ * the working tree: the repository's config sets `core.worktree` (a worktree child's bash can, in
+ * the config every worktree shares), and a base or an apply would read or write that folder.
+ */
+async function assertTopHoldsGit(cwd: string, top: string): Promise<void> {
+  const dotGit = nearestDotGit(cwd);
+  if (!dotGit) return;
+  const [gitsTop, holding] = await Promise.all([realpath(top), realpath(dirname(dotGit))]);
+  if (gitsTop === holding) return;
+  throw why(
+    cwd,
+    `git takes ${JSON.stringify(top)} for the working tree of the repository at ${JSON.stringify(dotGit)}: its config sets core.worktree to ${JSON.stringify(top)} (a worktree child's bash can set it in the config every worktree shares). If you did not set it, remove it (git config --unset core.worktree)`,
+  );
+}
+
+/**
  * The repository of `cwd`, or configuration_invalid saying why not: no git, not a repository, a
  * bare repository, or one git cannot read. git runs as a child process the host does not wait on:
  * its event loop keeps turning (other sessions' tools, timers, progress) while git answers.
@@ -33,7 +49,7 @@ function nearestDotGit(cwd: string): string | null {
 export async function openRepository(cwd: string): Promise<Repository> {
   let run: GitResult;
   try {
-    run = await runGit(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-toplevel", "--git-common-dir", "--show-prefix"], { cwd });
+    run = await runGit(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-toplevel", "--git-common-dir", "--show-prefix"], { cwd, findsTop: true });
   } catch (error) {
     throw why(cwd, `git could not be run (${(error as Error).message})`);
   }
@@ -51,6 +67,7 @@ export async function openRepository(cwd: string): Promise<Repository> {
   }
   const [bare, inside, top, common, prefix] = lines;
   if (bare === "true") throw why(cwd, "this is a bare repository, which has no files to work on");
+  if (top) await assertTopHoldsGit(cwd, top);
   if (inside !== "true" || !top) throw why(cwd, "this directory is inside a .git directory, not a working tree");
   const root = await realpath(top);
   const commonDir = await realpath(isAbsolute(common ?? "") ? common! : resolve(cwd, common ?? ".git"));

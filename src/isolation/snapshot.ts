@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { addAll } from "./add-all.ts";
+import { GitFileUnreadable } from "./git-files.ts";
 import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
 import type { Repository } from "./repository.ts";
 
@@ -67,6 +68,8 @@ export async function excludeFlowHome(place: string | PinnedWorktree, inside: st
 export async function copyIndex(userIndex: string, index: string): Promise<void> {
   const times = await stat(userIndex).catch(() => undefined);
   if (!times) return; // no index yet: add -A starts from empty
+  // Copying a FIFO would wait for a writer forever (git-files.ts checks it before git runs too).
+  if (!times.isFile()) throw new GitFileUnreadable(userIndex, "no plain file");
   await copyFile(userIndex, index);
   await utimes(index, times.atime, times.mtime); // milliseconds: never newer than the original
 }

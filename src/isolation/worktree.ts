@@ -6,7 +6,8 @@ import { basename, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, dropChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
-import { git, runGit } from "./git.ts";
+import { git, GitTimedOut, runGit } from "./git.ts";
+import { GitFileUnreadable } from "./git-files.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
@@ -156,7 +157,8 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
     throw new ChangesNotKept(error.warning, `${error.message}. Its worktree is left as the child left it, at ${isolation.path}: copy what you need from there before a session start after this process has ended, which removes it`);
   } finally {
     if (!leftToCopy) await removeWorktree(isolation.repo.commonDir, isolation.repo.root, isolation, ownerFile(dir, isolation.runId), wait).catch((error: unknown) => {
-      if (!onWorktreeLeft || !(error instanceof FlowError) || error.code !== "run_unavailable") throw error;
+      // Only a lock held elsewhere leaves the worktree with the changes kept; git refused or stopped is the settle's own failure.
+      if (!onWorktreeLeft || !(error instanceof FlowError) || error.code !== "run_unavailable" || error instanceof GitFileUnreadable || error instanceof GitTimedOut) throw error;
       onWorktreeLeft(error.message);
     });
   }

@@ -1,10 +1,18 @@
 // What a worktree child's run is told changed in the git folder every worktree shares
-// (src/isolation/git-controls.ts): real files, each kind of change, and a config grown huge.
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// (src/isolation/git-controls.ts): real files, each kind of change, and a config grown huge; and
+// those files replaced with FIFOs, which git would wait on forever (src/isolation/git-files.ts).
+import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { appendFileSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
+import { applyChanges } from "../../src/isolation/apply.ts";
 import { changedControls, gitControls } from "../../src/isolation/git-controls.ts";
+import { runGit } from "../../src/isolation/git.ts";
+import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { gitIn, makeRepo } from "../support/git-repo.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "git-controls-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +34,7 @@ test("a changed config, a hook added and attributes removed are each named; an u
 test("a config a child grew past 1 MiB is noticed without being read, and so is its next change", async () => {
   writeFileSync(join(dir, "config"), `[alias]\n${"\tx = !true\n".repeat(120_000)}`);
   const grown = await gitControls(dir);
-  expect(grown.get("config")).toMatch(/^\d+:\d+$/); // size and time, not a hash of its contents
+  expect(grown.get("config")).toMatch(/^\d+:\d+:\d+$/); // size and time, not a hash of its contents
   appendFileSync(join(dir, "config"), "[core]\n\thooksPath = /tmp/elsewhere\n");
   expect(changedControls(grown, await gitControls(dir))).toEqual(["config"]);
 });
@@ -37,4 +45,78 @@ test("a hooks folder a child filled with thousands of files is named as one entr
   const after = await gitControls(dir);
   expect([...after.keys()].filter((name) => name.startsWith("hooks/"))).toEqual(["hooks/"]);
   expect(changedControls(before, after)).toContain("hooks/");
+});
+
+// A FIFO in place of a file git opens first makes every git wait for a writer forever: pi-flow's
+// own git (a settle, an apply) refuses, naming the file, instead of hanging the session.
+const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+/** Puts a FIFO at `path` (the file moved aside) while `use` runs, then the file back. */
+async function withFifoAt<T>(path: string, use: () => Promise<T>): Promise<T> {
+  const aside = `${path}.aside`;
+  if (existsSync(path)) renameSync(path, aside);
+  execFileSync("mkfifo", [path]);
+  try {
+    return await use();
+  } finally {
+    rmSync(path);
+    if (existsSync(aside)) renameSync(aside, path);
+  }
+}
+
+test("a worktree child that replaces the shared config, HEAD, packed-refs, index or attributes with a FIFO, or names one in the config: settle, apply and every git pi-flow runs refuse naming it, and its fingerprint is taken unread", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  gitIn(root, "pack-refs", "--all");
+  const repo = await openRepository(root);
+  const child = await createIsolation(repo, "r-fifo00001", home);
+  writeFileSync(join(child.path, "a.txt"), "the child's\n");
+  const config = join(repo.commonDir, "config");
+  await withFifoAt(config, async () => {
+    expect(changedControls(child.controls, await gitControls(repo.commonDir))).toEqual(["config"]);
+    await expect(settleIsolation(child, home)).rejects.toMatchObject({ name: "GitFileUnreadable", file: config, code: "run_unavailable", message: expect.stringContaining("is a FIFO") });
+  });
+  expect(await settleIsolation(child, home)).toMatchObject({ files: 1 });
+  const packedRefs = join(repo.commonDir, "packed-refs");
+  await withFifoAt(packedRefs, () => expect(applyChanges(repo, child.runId)).rejects.toMatchObject({ file: packedRefs }));
+  for (const name of ["HEAD", "index", "info/attributes", "info/exclude", "objects/info/alternates"]) {
+    const path = join(repo.commonDir, name);
+    await withFifoAt(path, () => expect(runGit(["status"], { cwd: root })).rejects.toMatchObject({ file: path }));
+  }
+  // A FIFO the config names, which git opens as it reads the config.
+  for (const [i, key] of ["include.path", "includeIf.gitdir:/.path", "core.excludesFile"].entries()) {
+    const named = join(home, `named-${i}`);
+    execFileSync("mkfifo", [named]);
+    gitIn(root, "config", key, named);
+    await expect(runGit(["status"], { cwd: root })).rejects.toMatchObject({ file: named });
+    rmSync(named); // first: git reading the config would wait on it
+    gitIn(root, "config", "--unset", key);
+  }
+  expect(await applyChanges(repo, child.runId)).toMatchObject({ status: "applied" });
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the child's\n");
+});
+
+test("a FIFO no check looks at (a loose ref) stops git at the time limit, with an error saying so; so does a program git started that never ends, stopped with it", async () => {
+  const root = makeRepo({ "a.txt": "a\n", ".gitattributes": "*.txt filter=slow\n" });
+  const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
+  process.env.PI_FLOW_GIT_TIMEOUT_MS = "200"; // git waits on the FIFO forever: only the limit ends it
+  try {
+    await withFifoAt(join(root, ".git/refs/heads/zz"), () =>
+      expect(runGit(["for-each-ref"], { cwd: root })).rejects.toMatchObject({ name: "GitTimedOut", message: expect.stringContaining("git for-each-ref did not finish in 0.2 s") }),
+    );
+    // A filter of the caller's that never ends: git waits on it, and both are stopped. The filter
+    // holds a FIFO open that this test reads: its end is the filter's death. The limit leaves git time to start it.
+    process.env.PI_FLOW_GIT_TIMEOUT_MS = "1500";
+    const held = join(mkdtempSync(join(tmpdir(), "pi-flow-held-")), "held");
+    execFileSync("mkfifo", [held]);
+    const reading = createReadStream(held);
+    const ended = once(reading, "end");
+    reading.resume();
+    const filter = `filter.slow.clean=sh -c 'exec 3>${held}; exec sleep 1000'`;
+    await expect(runGit(["-c", filter, "hash-object", "a.txt"], { cwd: root })).rejects.toMatchObject({ name: "GitTimedOut" });
+    await ended; // never, were the filter left running
+  } finally {
+    if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
+    else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
+  }
 });

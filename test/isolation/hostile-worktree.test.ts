@@ -205,3 +205,16 @@ test("a file in a folder git takes for a git folder (.GIT, .git., git~1) is not 
   expect(child.stats).toEqual({ files: 1, insertions: 1, deletions: 0 });
   expect(child.diagnostics).toContain("files in folders git takes for a git folder (.git in any case, .git. or git~1) are not kept: git never adds them. At x/.GIT/config, y/git~1/n");
 });
+
+test("a child that points the shared config's core.worktree at the folder around the user's checkout (their home): its changes are kept, the repository is refused naming the setting, and an apply writes into the checkout, never there", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const around = dirname(root);
+  // git config in a worktree writes the config every worktree shares: the user's checkout now has $S for its work tree.
+  const child = await childRuns(root, 'git config core.worktree "$S" && echo "ssh-ed25519 AAAA child" > authorized_keys', { S: around });
+  expect(child.stats).toMatchObject({ files: 1 });
+  await expect(openRepository(root)).rejects.toMatchObject({ code: "configuration_invalid", message: expect.stringContaining(`its config sets core.worktree to ${JSON.stringify(around)}`) });
+  // Set while an apply already runs: each git of it still works in the checkout.
+  expect(await applyChanges({ root, commonDir: join(root, ".git"), prefix: "" }, child.runId)).toMatchObject({ status: "applied", files: ["authorized_keys"] });
+  expect(existsSync(join(around, "authorized_keys"))).toBe(false);
+  expect(readFileSync(join(root, "authorized_keys"), "utf8")).toBe("ssh-ed25519 AAAA child\n");
+});
