@@ -63,15 +63,21 @@ function looksSecret(name: string, value: string): boolean {
 }
 
 /**
+ * git's pointers at a repository, set for hooks (`flow run` started from one): a worktree child's
+ * git would act on the user's repository and index instead of finding its own from its folder.
+ */
+const GIT_LOCATION = new Set(["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"]);
+
+/**
  * The environment a pi child's shell gets: `env` (what Pi would give it) without pi-flow's own
- * credentials and without the variables that look secret, unless `PI_ENV_VARIABLE` (read from
- * `source`) names them.
+ * credentials, without git's pointers at a repository, and without the variables that look secret,
+ * unless `PI_ENV_VARIABLE` (read from `source`) names them.
  */
 export function childShellEnvironment(env: NodeJS.ProcessEnv, source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
   const secret: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || FLOW_SECRETS.has(name)) continue;
+    if (value === undefined || FLOW_SECRETS.has(name) || GIT_LOCATION.has(name)) continue;
     (looksSecret(name, value) ? secret : kept)[name] = value;
   }
   // The CLI harnesses' allowlist reads the names, `NAME_*` prefixes included, as it does for PI_FLOW_CLAUDE_ENV.

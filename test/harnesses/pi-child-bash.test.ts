@@ -30,6 +30,10 @@ const SET = {
   HONEYCOMB_WRITEKEY: "hcaik_01hx7k2m3n4p5q6r7s8t9v0w1x2y3z4a5b6c7d8e9f0g",
   KUBE_BEARER: "Zx8kQ2mN7pL4vR9tY3wB6cH1jF5gD0sAeUiOq",
   CHILD_BASH_PLAIN: "plain-setting",
+  // flow run from a git hook: git's own pointers at the user's repository and index.
+  GIT_DIR: "/home/user/project/.git",
+  GIT_WORK_TREE: "/home/user/project",
+  GIT_INDEX_FILE: "/home/user/project/.git/index",
   PI_FLOW_PI_ENV: undefined,
   // This process as a claude or codex child of another pi-flow: that one's tag for what it starts.
   PI_FLOW_CLI_TAG: "0123456789abcdef01234567",
@@ -107,6 +111,8 @@ describe("what a pi child's bash and extensions get, and leave behind", () => {
       expect(env.has(name), name).toBe(false);
     }
     expect(env.get("CHILD_BASH_PLAIN")).toBe("plain-setting");
+    // A worktree child's git finds its repository from its folder, never the user's through a hook's variables.
+    for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"]) expect(env.has(name), name).toBe(false);
     expect(env.get("PATH")).toContain("/");
     expect(env.get("HOME")).toBe(process.env.HOME);
     // The outer pi-flow's tag passes on, so stopping its CLI child still finds this command; the child's own is beside it.
