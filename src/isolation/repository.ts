@@ -1,5 +1,5 @@
 // Which git repository a directory belongs to, and whether worktree isolation can work there.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
@@ -42,6 +42,19 @@ async function assertTopHoldsGit(cwd: string, top: string): Promise<void> {
 }
 
 /**
+ * Why git takes the repository of `cwd` for a bare one: a checkout whose `.git/config` sets core.bare
+ * (a worktree child's bash can), else a bare repository indeed.
+ */
+function bareReason(cwd: string): string {
+  const dotGit = nearestDotGit(cwd);
+  const config = dotGit ? statSync(join(dotGit, "config"), { throwIfNoEntry: false }) : undefined;
+  // Read only a plain file of a config's size: the bare repository itself may sit inside a checkout whose .git says nothing of it.
+  const setsBare = dotGit && config?.isFile() && config.size < 1024 * 1024 && /^\s*bare\s*=\s*true\s*$/im.test(readFileSync(join(dotGit, "config"), "utf8"));
+  if (!setsBare) return "this is a bare repository, which has no files to work on";
+  return `git takes the repository at ${JSON.stringify(dotGit)} for a bare one: its config sets core.bare to true (a worktree child's bash can set it in the config every worktree shares). If you did not set it, remove it (git config --unset core.bare)`;
+}
+
+/**
  * The repository of `cwd`, or configuration_invalid saying why not: no git, not a repository, a
  * bare repository, or one git cannot read. git runs as a child process the host does not wait on:
  * its event loop keeps turning (other sessions' tools, timers, progress) while git answers.
@@ -56,7 +69,7 @@ export async function openRepository(cwd: string): Promise<Repository> {
   const stderr = run.stderr;
   const lines = run.stdout.toString("utf8").split("\n");
   if (run.code !== 0) {
-    if (lines[0] === "true" || /this operation must be run in a work tree/.test(stderr)) throw why(cwd, "this is a bare repository, which has no files to work on");
+    if (lines[0] === "true" || /this operation must be run in a work tree/.test(stderr)) throw why(cwd, bareReason(cwd));
     if (/not a git repository/i.test(stderr)) {
       // git passes over a .git it cannot read (a damaged HEAD, say) as if it were not there.
       const dotGit = nearestDotGit(cwd);
@@ -66,7 +79,7 @@ export async function openRepository(cwd: string): Promise<Repository> {
     throw why(cwd, `git cannot read this repository (${stderr.split("\n")[0] || `exit ${run.code}`})`);
   }
   const [bare, inside, top, common, prefix] = lines;
-  if (bare === "true") throw why(cwd, "this is a bare repository, which has no files to work on");
+  if (bare === "true") throw why(cwd, bareReason(cwd));
   if (top) await assertTopHoldsGit(cwd, top);
   if (inside !== "true" || !top) throw why(cwd, "this directory is inside a .git directory, not a working tree");
   const root = await realpath(top);

@@ -218,3 +218,9 @@ test("a child that points the shared config's core.worktree at the folder around
   expect(existsSync(join(around, "authorized_keys"))).toBe(false);
   expect(readFileSync(join(root, "authorized_keys"), "utf8")).toBe("ssh-ed25519 AAAA child\n");
 });
+
+test("a child that sets the shared config's core.bare: the repository is refused naming the setting and how to undo it, not called a bare repository", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  await childRuns(root, "git config core.bare true");
+  await expect(openRepository(root)).rejects.toMatchObject({ code: "configuration_invalid", message: expect.stringContaining("its config sets core.bare to true (a worktree child's bash can set it in the config every worktree shares). If you did not set it, remove it (git config --unset core.bare)") });
+});
