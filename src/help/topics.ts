@@ -1,5 +1,6 @@
 import { DEFAULT_LIMITS, LIMIT_CEILINGS, LIMIT_LABELS, LIMIT_NAMES, NESTED_MEMORY_BYTES } from "../../runtime/index.ts";
 import type { RoleInfo, SavedWorkflowInfo } from "../orchestrator/workflow/index.ts";
+import { capText } from "../../runtime/text.ts";
 import { MAX_WORKFLOW_DEPTH } from "../orchestrator/workflow/index.ts";
 import { backgroundLimit, backgroundQueueLimit, MAX_CHILD_TIMEOUT_MS, MAX_STEER_CHARS } from "../orchestrator/child/index.ts";
 import { DEFAULT_WAIT_BYTES, MAX_WAIT_TARGETS } from "../orchestrator/session/index.ts";
@@ -90,14 +91,25 @@ A saved workflow is looked up in the project's .pi/flow/workflows/, then the use
 A run that was interrupted (a crash, a quit) or cancelled continues with external_workflow({ resume: runId }): the script runs again with the same args, seed and clock, and every agent() and tools.* call that had settled is answered from the journal without running. Scripts that react to the order children finish in (Promise.race) are not replay-exact.
 external_help({ topic: "contracts", tool: "external_workflow" }) lists the helper signatures.`;
 
-/** The guide, then every saved workflow this session can run, with its arguments' schema. */
+/**
+ * What the guide's list shows of each saved workflow, and how many it lists: the answer goes into
+ * the model's context whole, and a project's files may hold any number of workflows, each a
+ * description and an args schema of up to a megabyte. The structured answer keeps them whole.
+ */
+const MAX_LISTED_WORKFLOWS = 100;
+const MAX_WORKFLOW_DESCRIPTION_CHARS = 500;
+const MAX_WORKFLOW_ARGS_CHARS = 2_000;
+
+/** The guide, then every saved workflow this session can run, with its arguments' schema (each cut short past its bound). */
 export function workflowsHelp(workflows?: readonly SavedWorkflowInfo[]): string {
   if (!workflows) return WORKFLOWS_GUIDE;
-  const lines = workflows.map((workflow) => {
-    if (workflow.problem) return `- ${workflow.name} (${workflow.source}): cannot run: ${workflow.problem}`;
-    const args = workflow.args === undefined ? "any object" : JSON.stringify(workflow.args);
-    return `- ${workflow.name} (${workflow.source}): ${workflow.description ?? "no description"} args: ${args}`;
+  const lines = workflows.slice(0, MAX_LISTED_WORKFLOWS).map((workflow) => {
+    if (workflow.problem) return `- ${workflow.name} (${workflow.source}): cannot run: ${capText(workflow.problem, MAX_WORKFLOW_DESCRIPTION_CHARS)}`;
+    const args = workflow.args === undefined ? "any object" : capText(JSON.stringify(workflow.args), MAX_WORKFLOW_ARGS_CHARS);
+    return `- ${workflow.name} (${workflow.source}): ${capText(workflow.description ?? "no description", MAX_WORKFLOW_DESCRIPTION_CHARS)} args: ${args}`;
   });
+  const more = workflows.length - lines.length;
+  if (more > 0) lines.push(`… and ${more} more saved workflows (the structured answer's workflows lists them all)`);
   return [WORKFLOWS_GUIDE, "", "Saved workflows here (run with external_workflow({ workflow: name, args })):", ...(lines.length > 0 ? lines : ["(none)"])].join("\n");
 }
 

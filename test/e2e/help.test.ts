@@ -122,6 +122,22 @@ describe("external_help called directly by the model", () => {
     expect(result.text).toMatch(/- broken \(project\): cannot run: unknown meta key `limit`; did you mean `limits`\?/);
   });
 
+  test("the workflows topic's text stays short with a project of many saved workflows and a huge args schema: the structured answer keeps them whole", async () => {
+    const projectDir = join(pi.cwd, ".pi", "flow", "workflows");
+    mkdirSync(projectDir, { recursive: true });
+    const huge = { type: "object", properties: { label: { enum: Array.from({ length: 20_000 }, (_, index) => `label-${index}`) } } };
+    writeFileSync(join(projectDir, "a-huge.js"), `export const apiVersion = 1;\nexport const meta = { description: "${"Sorts. ".repeat(1_000)}", args: ${JSON.stringify(huge)} };\nreturn 1;\n`);
+    for (let index = 0; index < 120; index++) writeFileSync(join(projectDir, `w${String(index).padStart(3, "0")}.js`), `export const apiVersion = 1;\nexport const meta = { description: "Workflow ${index}." };\nreturn 1;\n`);
+    const result = await pi.callTool("external_help", { topic: "workflows" });
+    const data = (result.structuredContent as Envelope).data as { workflows: Array<Record<string, unknown>> };
+    // With the four shipped, and what the file's other tests saved in this session's project.
+    expect(data.workflows.length).toBeGreaterThanOrEqual(125);
+    expect(data.workflows.find((workflow) => workflow.name === "a-huge")?.args).toEqual(huge);
+    expect(result.text).toMatch(/^- a-huge \(project\): (Sorts\. )+.*… \[\d+ more characters cut\] args: \{"type":"object".*… \[\d+ more characters cut\]$/m);
+    expect(result.text).toContain(`… and ${data.workflows.length - 100} more saved workflows (the structured answer's workflows lists them all)`);
+    expect(result.text.length).toBeLessThan(20_000);
+  });
+
   test("the roles topic lists built-in roles and role files with their tools, and the role file format", async () => {
     const rolesDir = join(pi.cwd, ".pi", "flow", "roles");
     mkdirSync(rolesDir, { recursive: true });
