@@ -34,6 +34,10 @@ test("a child whose folder the worker that took it lacks goes back on the queue 
   const handle = await enqueueChild(client, childRequest("newpkg", { cwd: "packages/new" }));
   const refused = await lacking.stdoutText(/(requeued|settled|failed) wf_newpkg\/agent\/0 .*\n/);
   expect(refused).toContain("requeued wf_newpkg/agent/0 run ag_newpkg: its folder packages/new does not exist in this worker's project; another worker may have it");
+  // w1 may take a child it gave back again (each time later: the next test); stopped, it cannot,
+  // so the child's next worker is w2 whatever the two workers' polls would have made of the race.
+  lacking.child.kill("SIGSTOP");
+  onTestFinished(() => void lacking.child.kill("SIGCONT"));
   having.child.kill("SIGCONT");
   const answer = await handle.getResult();
   expect(answer.worker).toBe("w2");
@@ -130,8 +134,7 @@ test("a child a worker took and then gave back for its missing folder is queued 
   const diagnostics = await pi.callTool("external_runs", { action: "inspect", runIds: [view.runId], view: "diagnostics" });
   expect(diagnostics.text).toContain("queued again: its folder packages/new does not exist in worker v1's project; another worker may take it");
 
-  lacking.child.kill("SIGCONT");
-  having.child.kill("SIGCONT");
+  having.child.kill("SIGCONT"); // v1 stays stopped until the test ends, so the child's next worker is v2
   await pi.callTool("external_runs", { action: "wait", runIds: [rootId] });
   expect((await child())?.state).toMatchObject({ status: "done", outcome: "succeeded" });
   const journal = await pi.callTool("external_runs", { action: "inspect", runIds: [view.runId], view: "diagnostics" });
