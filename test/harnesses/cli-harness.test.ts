@@ -93,7 +93,7 @@ describe("roles and options become the CLIs' flags", () => {
     const reviewer = runs.find((run) => run.prompt.endsWith("review"))!;
     const worker = runs.find((run) => run.prompt.endsWith("work"))!;
     expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
-    expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
+    expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "-c", "sandbox_workspace_write.writable_roots=[]", "--model=gpt-5-codex", "-"]);
   });
 
   test("claude: a child of a project Pi does not trust loads the user's settings only (no project hook runs), and no MCP server of its own", async () => {
@@ -154,9 +154,10 @@ describe("roles and options become the CLIs' flags", () => {
     await ws.run("codex", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });
     const runs = fakeRuns(ws.cwd, "codex");
     const argv = (prompt: string) => runs.find((run) => run.prompt.endsWith(prompt))!.argv;
-    expect(argv("trusted")).not.toContain("-c");
+    expect(argv("trusted").join(" ")).not.toMatch(/project_root_markers|projects=|--ignore-user-config/);
     const untrusted = argv("untrusted");
-    expect(untrusted.slice(untrusted.indexOf("-c"), untrusted.indexOf("-c") + 4)).toEqual(["-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(ws.cwd)}={trust_level="untrusted"}}`]);
+    const markers = untrusted.indexOf("project_root_markers=[]") - 1;
+    expect(untrusted.slice(markers, markers + 4)).toEqual(["-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(ws.cwd)}={trust_level="untrusted"}}`]);
     expect(untrusted.at(-1)).toBe("-");
     // TOML takes JSON's escapes, and wants DEL escaped too: a folder named with one still parses.
     const del = join(ws.cwd, "w-del\u007fx");
@@ -232,6 +233,22 @@ describe("roles and options become the CLIs' flags", () => {
     }
     expect(argv("work")).not.toContain("--ignore-rules");
     expect(argv("work").join(" ")).not.toContain("approval_policy");
+  });
+
+  test("codex: a writing child writes in its own folder only: the writable_roots of the user's config.toml do not reach it", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    const project = join(ws.cwd, "project");
+    const outside = join(ws.cwd, "outside");
+    for (const dir of [codexHome, project, outside]) mkdirSync(dir);
+    writeFileSync(join(codexHome, "config.toml"), `[sandbox_workspace_write]\nwritable_roots = [${JSON.stringify(outside)}]\n`);
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome };
+    const prompt = `[fake:touch]\ntouch ${join(project, "inside.txt")}\ntouch ${join(outside, "escaped.txt")}`;
+    const { result } = await ws.run("codex", { role: "worker", cwd: project, prompt, env });
+    expect(result.outcome).toBe("succeeded");
+    expect(existsSync(join(project, "inside.txt"))).toBe(true);
+    expect(existsSync(join(outside, "escaped.txt"))).toBe(false);
+    const [run] = fakeRuns(project, "codex");
+    expect(run!.argv).toEqual(expect.arrayContaining(["--sandbox=workspace-write", "-c", "sandbox_workspace_write.writable_roots=[]"]));
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {

@@ -33,6 +33,10 @@ async function launch({ request, model, readOnly, scratchDir, resumeSessionId, b
     // project's) runs its commands unsandboxed, and under a config's `approval_policy = "on-request"`
     // an escalation is approved by a reviewer model when `approvals_reviewer = "auto_review"`.
     ...(sandboxReadOnly ? ["--ignore-rules", "-c", 'approval_policy="never"'] : []),
+    // workspace-write also writes the `writable_roots` of the user's config.toml or a trusted
+    // project's .codex: a child writes in the folder pi-flow gave it (and the temporary folders), no
+    // other. A `-c` array replaces the configured one.
+    ...(sandboxReadOnly ? [] : ["-c", "sandbox_workspace_write.writable_roots=[]"]),
   ];
   // Codex keeps its own list of trusted projects: one the user trusted in Codex would load its
   // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project
