@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { CliWorkspace } from "./cli-support.ts";
 
 let ws: CliWorkspace;
@@ -92,7 +92,7 @@ describe("roles and options become the CLIs' flags", () => {
     const runs = fakeRuns(ws.cwd, "codex");
     const reviewer = runs.find((run) => run.prompt.endsWith("review"))!;
     const worker = runs.find((run) => run.prompt.endsWith("work"))!;
-    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
+    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.hooks=false", "-c", "notify=[]", "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
     expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "-c", "sandbox_workspace_write.writable_roots=[]", "--model=gpt-5-codex", "-"]);
   });
 
@@ -249,6 +249,60 @@ describe("roles and options become the CLIs' flags", () => {
     expect(existsSync(join(outside, "escaped.txt"))).toBe(false);
     const [run] = fakeRuns(project, "codex");
     expect(run!.argv).toEqual(expect.arrayContaining(["--sandbox=workspace-write", "-c", "sandbox_workspace_write.writable_roots=[]"]));
+  });
+
+  test("codex: a child without bash runs no hook and no notify program of Codex's config (Codex runs them outside its sandbox); a worker that holds bash runs them", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    mkdirSync(codexHome);
+    const log = (label: string) => join(codexHome, `${label}.log`);
+    const oldCodex = join(codexHome, "codex-0.125");
+    // Codex before 0.130 names its hooks feature codex_hooks.
+    writeFileSync(oldCodex, `#!/bin/sh\nFAKE_CODEX_VERSION=0.125.0 exec ${JSON.stringify(join(FAKE_CLI_BIN, "codex"))} "$@"\n`);
+    chmodSync(oldCodex, 0o755);
+    const ran = async (label: string, input: Parameters<CliWorkspace["run"]>[1], extraEnv: NodeJS.ProcessEnv = {}) => {
+      const config = [
+        `notify = ["/bin/sh", "-c", ${JSON.stringify(`echo notify >> '${log(label)}'`)}]`,
+        "[[hooks.SessionStart]]",
+        "[[hooks.SessionStart.hooks]]",
+        'type = "command"',
+        `command = ${JSON.stringify(`echo hook >> '${log(label)}'`)}`,
+      ];
+      writeFileSync(join(codexHome, "config.toml"), `${config.join("\n")}\n`);
+      const { result } = await ws.run("codex", { prompt: label, env: { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome, ...extraEnv }, ...input });
+      expect(result.outcome).toBe("succeeded");
+      return existsSync(log(label)) ? readFileSync(log(label), "utf8").split("\n").filter(Boolean) : [];
+    };
+    expect(await ran("explore", { role: "explorer" })).toEqual([]);
+    expect(await ran("no bash", { role: "worker", tools: ["read", "write", "edit"] })).toEqual([]);
+    expect(await ran("old", { role: "explorer" }, { PI_FLOW_CODEX_BIN: oldCodex })).toEqual([]);
+    expect(await ran("work", { role: "worker" })).toEqual(["hook", "notify"]);
+    const argv = (label: string) => fakeRuns(ws.cwd, "codex").find((one) => one.prompt.endsWith(label))!.argv;
+    expect(argv("explore")).toEqual(expect.arrayContaining(["-c", "features.hooks=false", "-c", "notify=[]"]));
+    expect(argv("old")).toEqual(expect.arrayContaining(["-c", "features.codex_hooks=false"]));
+    expect(argv("old")).not.toContain("features.hooks=false");
+  });
+
+  test("claude: a child without bash runs no hook of the user's, the project's or local settings; a worker that holds bash runs them", async () => {
+    const configDir = join(ws.cwd, "claude-home");
+    mkdirSync(configDir);
+    mkdirSync(join(ws.cwd, ".claude"));
+    const log = (label: string) => join(ws.cwd, `${label}.log`);
+    const hooked = (label: string, source: string) => JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: `echo ${source} >> '${log(label)}'` }] }] } });
+    const ran = async (label: string, input: Parameters<CliWorkspace["run"]>[1]) => {
+      writeFileSync(join(configDir, "settings.json"), hooked(label, "user"));
+      writeFileSync(join(ws.cwd, ".claude", "settings.json"), hooked(label, "project"));
+      writeFileSync(join(ws.cwd, ".claude", "settings.local.json"), JSON.stringify({ disableAllHooks: false, ...JSON.parse(hooked(label, "local")) }));
+      const { result } = await ws.run("claude", { prompt: label, env: { ...process.env, PATH: pathWithFakes(), CLAUDE_CONFIG_DIR: configDir }, ...input });
+      expect(result.outcome).toBe("succeeded");
+      return existsSync(log(label)) ? readFileSync(log(label), "utf8").split("\n").filter(Boolean) : [];
+    };
+    expect(await ran("explore", { role: "explorer" })).toEqual([]);
+    expect(await ran("no bash", { role: "worker", tools: ["read", "write", "edit"] })).toEqual([]);
+    expect(await ran("denied", { role: "worker", disallowedTools: ["Bash(rm:*)"] })).toEqual([]);
+    expect(await ran("work", { role: "worker" })).toEqual(["user", "project", "local"]);
+    const argv = (label: string) => fakeRuns(ws.cwd, "claude").find((one) => one.prompt === label)!.argv;
+    expect(argv("explore")).toContain('--settings={"disableAllHooks":true}');
+    expect(argv("work").some((arg) => arg.startsWith("--settings"))).toBe(false);
   });
 
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
