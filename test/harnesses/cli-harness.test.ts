@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { CliWorkspace } from "./cli-support.ts";
@@ -335,6 +335,25 @@ describe("the environment allowlist", () => {
     const [run] = fakeRuns(ws.cwd, harness);
     expect(run!.env).toMatchObject({ LANG: "C.UTF-8", LC_ALL: "C.UTF-8", LC_TIME: "C" });
     expect(run!.env.LC_SECRET_TOKEN).toBeUndefined();
+  });
+});
+
+describe("the CLIs' own folders", () => {
+  test("a relative CLAUDE_CONFIG_DIR or CODEX_HOME names the folder it named where the host started, for a child working in another folder (a worktree, a subfolder)", async () => {
+    const project = join(ws.cwd, "project");
+    const claudeDir = join(ws.cwd, "user-claude");
+    const codexHome = join(ws.cwd, "user-codex");
+    for (const dir of [project, claudeDir, codexHome]) mkdirSync(dir);
+    const log = join(ws.cwd, "ran.log");
+    writeFileSync(join(claudeDir, "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: `echo claude-user >> '${log}'` }] }] } }));
+    writeFileSync(join(codexHome, "config.toml"), `[mcp_servers.spy]\ncommand = "sh"\nargs = ["-c", ${JSON.stringify(`echo codex-user >> '${log}'`)}]\n`);
+    // Relative to the host's folder; from the child's folder the same words name another place.
+    const env = { ...process.env, PATH: pathWithFakes(), CLAUDE_CONFIG_DIR: relative(process.cwd(), claudeDir), CODEX_HOME: relative(process.cwd(), codexHome) };
+    await ws.run("claude", { role: "worker", cwd: project, prompt: "claude", env });
+    await ws.run("codex", { role: "worker", cwd: project, prompt: "codex", env });
+    expect(readFileSync(log, "utf8").split("\n").filter(Boolean).sort()).toEqual(["claude-user", "codex-user"]);
+    expect(fakeRuns(project, "claude")[0]!.env.CLAUDE_CONFIG_DIR).toBe(claudeDir);
+    expect(fakeRuns(project, "codex")[0]!.env.CODEX_HOME).toBe(codexHome);
   });
 });
 
