@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
+import { FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
 import { CliWorkspace } from "./cli-support.ts";
 
 let ws: CliWorkspace;
@@ -92,8 +92,8 @@ describe("roles and options become the CLIs' flags", () => {
     const runs = fakeRuns(ws.cwd, "codex");
     const reviewer = runs.find((run) => run.prompt.endsWith("review"))!;
     const worker = runs.find((run) => run.prompt.endsWith("work"))!;
-    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
-    expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "--model=gpt-5-codex", "-"]);
+    expect(reviewer.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=read-only", "--ignore-rules", "-c", 'approval_policy="never"', "-c", "features.hooks=false", "-c", "notify=[]", "-c", "features.plugins=false", "-c", "features.apps=false", "-"]);
+    expect(worker.argv).toEqual(["exec", "--json", "--skip-git-repo-check", `--cd=${ws.cwd}`, "--sandbox=workspace-write", "-c", "sandbox_workspace_write.writable_roots=[]", "--model=gpt-5-codex", "-"]);
   });
 
   test("claude: a child of a project Pi does not trust loads the user's settings only (no project hook runs), and no MCP server of its own", async () => {
@@ -154,9 +154,10 @@ describe("roles and options become the CLIs' flags", () => {
     await ws.run("codex", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });
     const runs = fakeRuns(ws.cwd, "codex");
     const argv = (prompt: string) => runs.find((run) => run.prompt.endsWith(prompt))!.argv;
-    expect(argv("trusted")).not.toContain("-c");
+    expect(argv("trusted").join(" ")).not.toMatch(/project_root_markers|projects=|--ignore-user-config/);
     const untrusted = argv("untrusted");
-    expect(untrusted.slice(untrusted.indexOf("-c"), untrusted.indexOf("-c") + 4)).toEqual(["-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(ws.cwd)}={trust_level="untrusted"}}`]);
+    const markers = untrusted.indexOf("project_root_markers=[]") - 1;
+    expect(untrusted.slice(markers, markers + 4)).toEqual(["-c", "project_root_markers=[]", "-c", `projects={${JSON.stringify(ws.cwd)}={trust_level="untrusted"}}`]);
     expect(untrusted.at(-1)).toBe("-");
     // TOML takes JSON's escapes, and wants DEL escaped too: a folder named with one still parses.
     const del = join(ws.cwd, "w-del\u007fx");
@@ -234,6 +235,76 @@ describe("roles and options become the CLIs' flags", () => {
     expect(argv("work").join(" ")).not.toContain("approval_policy");
   });
 
+  test("codex: a writing child writes in its own folder only: the writable_roots of the user's config.toml do not reach it", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    const project = join(ws.cwd, "project");
+    const outside = join(ws.cwd, "outside");
+    for (const dir of [codexHome, project, outside]) mkdirSync(dir);
+    writeFileSync(join(codexHome, "config.toml"), `[sandbox_workspace_write]\nwritable_roots = [${JSON.stringify(outside)}]\n`);
+    const env = { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome };
+    const prompt = `[fake:touch]\ntouch ${join(project, "inside.txt")}\ntouch ${join(outside, "escaped.txt")}`;
+    const { result } = await ws.run("codex", { role: "worker", cwd: project, prompt, env });
+    expect(result.outcome).toBe("succeeded");
+    expect(existsSync(join(project, "inside.txt"))).toBe(true);
+    expect(existsSync(join(outside, "escaped.txt"))).toBe(false);
+    const [run] = fakeRuns(project, "codex");
+    expect(run!.argv).toEqual(expect.arrayContaining(["--sandbox=workspace-write", "-c", "sandbox_workspace_write.writable_roots=[]"]));
+  });
+
+  test("codex: a child without bash runs no hook and no notify program of Codex's config (Codex runs them outside its sandbox); a worker that holds bash runs them", async () => {
+    const codexHome = join(ws.cwd, "codex-home");
+    mkdirSync(codexHome);
+    const log = (label: string) => join(codexHome, `${label}.log`);
+    const oldCodex = join(codexHome, "codex-0.125");
+    // Codex before 0.130 names its hooks feature codex_hooks.
+    writeFileSync(oldCodex, `#!/bin/sh\nFAKE_CODEX_VERSION=0.125.0 exec ${JSON.stringify(join(FAKE_CLI_BIN, "codex"))} "$@"\n`);
+    chmodSync(oldCodex, 0o755);
+    const ran = async (label: string, input: Parameters<CliWorkspace["run"]>[1], extraEnv: NodeJS.ProcessEnv = {}) => {
+      const config = [
+        `notify = ["/bin/sh", "-c", ${JSON.stringify(`echo notify >> '${log(label)}'`)}]`,
+        "[[hooks.SessionStart]]",
+        "[[hooks.SessionStart.hooks]]",
+        'type = "command"',
+        `command = ${JSON.stringify(`echo hook >> '${log(label)}'`)}`,
+      ];
+      writeFileSync(join(codexHome, "config.toml"), `${config.join("\n")}\n`);
+      const { result } = await ws.run("codex", { prompt: label, env: { ...process.env, PATH: pathWithFakes(), CODEX_HOME: codexHome, ...extraEnv }, ...input });
+      expect(result.outcome).toBe("succeeded");
+      return existsSync(log(label)) ? readFileSync(log(label), "utf8").split("\n").filter(Boolean) : [];
+    };
+    expect(await ran("explore", { role: "explorer" })).toEqual([]);
+    expect(await ran("no bash", { role: "worker", tools: ["read", "write", "edit"] })).toEqual([]);
+    expect(await ran("old", { role: "explorer" }, { PI_FLOW_CODEX_BIN: oldCodex })).toEqual([]);
+    expect(await ran("work", { role: "worker" })).toEqual(["hook", "notify"]);
+    const argv = (label: string) => fakeRuns(ws.cwd, "codex").find((one) => one.prompt.endsWith(label))!.argv;
+    expect(argv("explore")).toEqual(expect.arrayContaining(["-c", "features.hooks=false", "-c", "notify=[]"]));
+    expect(argv("old")).toEqual(expect.arrayContaining(["-c", "features.codex_hooks=false"]));
+    expect(argv("old")).not.toContain("features.hooks=false");
+  });
+
+  test("claude: a child without bash runs no hook of the user's, the project's or local settings; a worker that holds bash runs them", async () => {
+    const configDir = join(ws.cwd, "claude-home");
+    mkdirSync(configDir);
+    mkdirSync(join(ws.cwd, ".claude"));
+    const log = (label: string) => join(ws.cwd, `${label}.log`);
+    const hooked = (label: string, source: string) => JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: `echo ${source} >> '${log(label)}'` }] }] } });
+    const ran = async (label: string, input: Parameters<CliWorkspace["run"]>[1]) => {
+      writeFileSync(join(configDir, "settings.json"), hooked(label, "user"));
+      writeFileSync(join(ws.cwd, ".claude", "settings.json"), hooked(label, "project"));
+      writeFileSync(join(ws.cwd, ".claude", "settings.local.json"), JSON.stringify({ disableAllHooks: false, ...JSON.parse(hooked(label, "local")) }));
+      const { result } = await ws.run("claude", { prompt: label, env: { ...process.env, PATH: pathWithFakes(), CLAUDE_CONFIG_DIR: configDir }, ...input });
+      expect(result.outcome).toBe("succeeded");
+      return existsSync(log(label)) ? readFileSync(log(label), "utf8").split("\n").filter(Boolean) : [];
+    };
+    expect(await ran("explore", { role: "explorer" })).toEqual([]);
+    expect(await ran("no bash", { role: "worker", tools: ["read", "write", "edit"] })).toEqual([]);
+    expect(await ran("denied", { role: "worker", disallowedTools: ["Bash(rm:*)"] })).toEqual([]);
+    expect(await ran("work", { role: "worker" })).toEqual(["user", "project", "local"]);
+    const argv = (label: string) => fakeRuns(ws.cwd, "claude").find((one) => one.prompt === label)!.argv;
+    expect(argv("explore")).toContain('--settings={"disableAllHooks":true}');
+    expect(argv("work").some((arg) => arg.startsWith("--settings"))).toBe(false);
+  });
+
   test("codex: a child that holds write and edit but not bash runs read-only, and its diagnostics say why", async () => {
     const { diagnostics } = await ws.run("codex", { role: "worker", tools: ["read", "edit", "write", "grep", "find", "ls"], prompt: "no shell" });
     const [run] = fakeRuns(ws.cwd, "codex");
@@ -264,6 +335,25 @@ describe("the environment allowlist", () => {
     const [run] = fakeRuns(ws.cwd, harness);
     expect(run!.env).toMatchObject({ LANG: "C.UTF-8", LC_ALL: "C.UTF-8", LC_TIME: "C" });
     expect(run!.env.LC_SECRET_TOKEN).toBeUndefined();
+  });
+});
+
+describe("the CLIs' own folders", () => {
+  test("a relative CLAUDE_CONFIG_DIR or CODEX_HOME names the folder it named where the host started, for a child working in another folder (a worktree, a subfolder)", async () => {
+    const project = join(ws.cwd, "project");
+    const claudeDir = join(ws.cwd, "user-claude");
+    const codexHome = join(ws.cwd, "user-codex");
+    for (const dir of [project, claudeDir, codexHome]) mkdirSync(dir);
+    const log = join(ws.cwd, "ran.log");
+    writeFileSync(join(claudeDir, "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: `echo claude-user >> '${log}'` }] }] } }));
+    writeFileSync(join(codexHome, "config.toml"), `[mcp_servers.spy]\ncommand = "sh"\nargs = ["-c", ${JSON.stringify(`echo codex-user >> '${log}'`)}]\n`);
+    // Relative to the host's folder; from the child's folder the same words name another place.
+    const env = { ...process.env, PATH: pathWithFakes(), CLAUDE_CONFIG_DIR: relative(process.cwd(), claudeDir), CODEX_HOME: relative(process.cwd(), codexHome) };
+    await ws.run("claude", { role: "worker", cwd: project, prompt: "claude", env });
+    await ws.run("codex", { role: "worker", cwd: project, prompt: "codex", env });
+    expect(readFileSync(log, "utf8").split("\n").filter(Boolean).sort()).toEqual(["claude-user", "codex-user"]);
+    expect(fakeRuns(project, "claude")[0]!.env.CLAUDE_CONFIG_DIR).toBe(claudeDir);
+    expect(fakeRuns(project, "codex")[0]!.env.CODEX_HOME).toBe(codexHome);
   });
 });
 

@@ -68,10 +68,14 @@ export function claudeDenied(disallowed: readonly string[] | undefined): string[
 const claudePrompt = (prompt: string): string => (prompt.startsWith("/") ? ` ${prompt}` : prompt);
 
 function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLaunchInput): CliLaunch {
-  const tools = claudeTools(request.profile.tools).join(",");
+  const toolList = claudeTools(request.profile.tools);
+  const tools = toolList.join(",");
   // A read-only child also has Claude Code's writing tools taken away by name, whatever the mode allows.
   const denied = [...new Set([...(readOnly ? CLAUDE_WRITING_TOOLS : []), ...claudeDenied(request.profile.disallowedTools)])];
   const task = claudePrompt(request.prompt);
+  // Hooks (the user's, a trusted project's, a plugin's) are shell commands Claude Code runs of its
+  // own, at start and around tool calls: only a child that holds Bash runs programs.
+  const runsPrograms = toolList.includes("Bash") && !denied.includes("Bash");
   // The MCP servers of the user's and project's settings: not for an untrusted or isolated child,
   // nor for a read-only one whose tools name no MCP tool.
   const mcpServers = startsMcpServers(request, readOnly);
@@ -94,6 +98,8 @@ function launch({ request, model, readOnly, scratchDir, resumeSessionId }: CliLa
     // commands) and MCP servers: a child of a project Pi does not trust gets the user's settings only.
     ...(request.loading.projectTrusted ? [] : ["--setting-sources=user"]),
     ...(mcpServers ? [] : ["--strict-mcp-config"]),
+    // Flag settings outrank the user's, project's and local settings (checked with Claude Code 2.1.197).
+    ...(runsPrograms ? [] : [`--settings=${JSON.stringify({ disableAllHooks: true })}`]),
   ];
   if (model !== undefined) args.push(`--model=${model}`);
   // A resume forks: the prompt is the next user message of the conversation, in a session of its own

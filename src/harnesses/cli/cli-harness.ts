@@ -120,6 +120,7 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
         scratchDir,
         resumeSessionId: options.resumeSessionId,
         binary: preflight.binary,
+        version: preflight.version,
         env: childEnv,
       });
     } catch (error) {

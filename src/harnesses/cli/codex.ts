@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
 import { codexMcpServerNames, disabledMcpServers, tomlString } from "./codex-mcp.ts";
 import { startsMcpServers } from "./mcp-policy.ts";
+import { compareVersions } from "./preflight.ts";
 import { argsLine, counter, forgetOldest, isRecord, MAX_HELD_IDS, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
 import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput, type StreamReader, type StreamSink } from "./types.ts";
 
@@ -17,7 +18,15 @@ import { StreamFormatError, type CliAdapter, type CliLaunch, type CliLaunchInput
 /** The diagnostic code of a codex child that holds a writing tool but not bash, so runs read-only. */
 export const CODEX_NO_SHELL = "codex_read_only_without_bash";
 
-async function launch({ request, model, readOnly, scratchDir, resumeSessionId, binary, env }: CliLaunchInput): Promise<CliLaunch> {
+/**
+ * Turns off the programs Codex runs of its own, outside its sandbox: the hooks of its config (a
+ * SessionStart or PreToolUse hook is any shell command) and the `notify` program it runs at each
+ * turn's end. The hooks feature is `hooks` from Codex 0.130 on, `codex_hooks` before (then the new
+ * name turns nothing off, and from 0.130 on the old one adds a deprecation notice to the stream).
+ */
+const noHooks = (version: string): string[] => ["-c", `features.${compareVersions(version, "0.130.0") < 0 ? "codex_hooks" : "hooks"}=false`, "-c", "notify=[]"];
+
+async function launch({ request, model, readOnly, scratchDir, resumeSessionId, binary, version, env }: CliLaunchInput): Promise<CliLaunch> {
   // Codex's model always has a shell, and in workspace-write it runs any command in the child's
   // folder (the project's scripts and tests included): only a child that holds bash gets it.
   const shell = (request.profile.tools ?? PI_DEFAULT_TOOLS).includes("bash");
@@ -31,8 +40,13 @@ async function launch({ request, model, readOnly, scratchDir, resumeSessionId, b
     `--sandbox=${sandboxReadOnly ? "read-only" : "workspace-write"}`,
     // Nothing a read-only child runs leaves the sandbox: a .rules `allow` (the user's, or a trusted
     // project's) runs its commands unsandboxed, and under a config's `approval_policy = "on-request"`
-    // an escalation is approved by a reviewer model when `approvals_reviewer = "auto_review"`.
-    ...(sandboxReadOnly ? ["--ignore-rules", "-c", 'approval_policy="never"'] : []),
+    // an escalation is approved by a reviewer model when `approvals_reviewer = "auto_review"`. Nor
+    // does it run hooks or a notify program: only a child that holds bash runs programs.
+    ...(sandboxReadOnly ? ["--ignore-rules", "-c", 'approval_policy="never"', ...noHooks(version)] : []),
+    // workspace-write also writes the `writable_roots` of the user's config.toml or a trusted
+    // project's .codex: a child writes in the folder pi-flow gave it (and the temporary folders), no
+    // other. A `-c` array replaces the configured one.
+    ...(sandboxReadOnly ? [] : ["-c", "sandbox_workspace_write.writable_roots=[]"]),
   ];
   // Codex keeps its own list of trusted projects: one the user trusted in Codex would load its
   // .codex config (MCP servers, .rules) even where Pi does not trust it. So a child of a project

@@ -99,19 +99,52 @@ export function absolutePath(path: string, platform: NodeJS.Platform = process.p
     .join(paths.delimiter);
 }
 
-/** The child's environment: only the allowed variables of `source` that are set, PATH's absolute entries only. */
+/**
+ * The passed variables that name a folder. A relative one is read from the child's folder (a
+ * worktree, a subfolder, another tree), not the one the user named it from: the CLI would miss its
+ * login and settings, or take a folder there for the user's own settings, whose hooks and
+ * permissions count whether Pi trusts that tree or not. So it is made absolute from the host's folder.
+ */
+const FOLDER_NAMES = new Set([
+  "HOME",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_STATE_HOME",
+  "XDG_RUNTIME_DIR",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "CLAUDE_CONFIG_DIR",
+  "CODEX_HOME",
+]);
+
+/** `value` made absolute from `cwd` when it names a folder relatively; an empty value stays empty. */
+function absoluteFolder(name: string, value: string, cwd: string, platform: NodeJS.Platform): string {
+  const paths = platform === "win32" ? win32 : posix;
+  return FOLDER_NAMES.has(name) && value !== "" && !paths.isAbsolute(value) ? paths.resolve(cwd, value) : value;
+}
+
+/**
+ * The child's environment: only the allowed variables of `source` that are set, PATH's absolute
+ * entries only, folders made absolute from `cwd` (the host's).
+ */
 export function childEnvironment(
   harness: string,
   ownNames: readonly string[],
   source: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
+  cwd: string = process.cwd(),
 ): NodeJS.ProcessEnv {
   const allowed = matcher(allowedEnvNames(harness, ownNames, source));
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(source)) {
     if (value === undefined) continue;
     if (isPathName(name, platform)) env[name] = absolutePath(value, platform);
-    else if (allowed(name)) env[name] = value;
+    else if (allowed(name)) env[name] = absoluteFolder(name, value, cwd, platform);
   }
   return env;
 }

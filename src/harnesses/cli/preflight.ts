@@ -31,7 +31,8 @@ const passed = new Map<string, string>();
 const TIMED_OUT_REMEMBERED_MS = 60_000;
 const timedOut = new Map<string, { reason: string; until: number }>();
 
-function newer(version: string, than: string): number {
+/** Below 0 when `version` (x.y.z) is older than `than`, 0 when the same, above 0 when newer. */
+export function compareVersions(version: string, than: string): number {
   const a = version.split(".").map(Number);
   const b = than.split(".").map(Number);
   for (let index = 0; index < 3; index++) {
@@ -139,7 +140,7 @@ function judgeVersion(spec: CliSpec, binary: string, result: VersionRun, timeout
   const match = spec.versionPattern.exec(result.stdout.slice(0, VERSION_MATCHED_CHARS));
   if (!match?.[1]) return { ok: false, reason: `\`${binary} --version\` printed "${firstLine(result.stdout)}", which is not ${spec.product}'s` };
   const version = match[1];
-  if (newer(version, spec.minVersion) < 0) {
+  if (compareVersions(version, spec.minVersion) < 0) {
     return { ok: false, reason: `${binary} is ${spec.product} ${version}; pi-flow needs ${spec.minVersion} or later` };
   }
   return { ok: true, version };

@@ -34,6 +34,8 @@ export interface CliLaunchInput {
   resumeSessionId: string | undefined;
   /** The CLI's binary and the environment it runs with, for a command the launch runs first (codex's MCP server list). */
   binary: string;
+  /** The CLI's version (x.y.z), as its preflight read it: a flag's name may depend on it. */
+  version: string;
   env: NodeJS.ProcessEnv;
 }
 
