@@ -54,9 +54,10 @@ define("__flow_start", function (wrapper) {
     freeze(wrapper);
     promise = apply(wrapper["<anonymous>"], undefined, []);
   } catch (error) {
-    promise = Promise.reject(error);
+    promise = rejected(error);
   }
-  promise.then(
+  settleWith(
+    promise,
     (value) => {
       let text;
       try {
@@ -76,7 +77,7 @@ define("__flow_start", function (wrapper) {
 // function, which the script never sees.
 let configured = false;
 host("prepared", function configure() {
-  if (configured) throw new TypeError("the workflow VM is already configured");
+  if (configured) throw new NativeTypeError("the workflow VM is already configured");
   configured = true;
   config = call("config");
   now = config.startedAt;
@@ -91,7 +92,7 @@ host("prepared", function configure() {
   define("tools", new Proxy(Object.freeze(toolTable), {
     get(target, key) {
       if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
-      throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + "); name the tools it calls in meta.tools");
+      throw new NativeTypeError("tools." + key + " is not available in this workflow (available: " + available + "); name the tools it calls in meta.tools");
     },
   }));
 });

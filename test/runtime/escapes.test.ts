@@ -158,10 +158,12 @@ describe("sandbox escapes", () => {
   });
 
   it("counts against cpuMs the script's code that runs while the worker reads a value the prelude did not catch", async () => {
-    // Map.prototype.get is what deliver() finds a reply's promise with: a throw there reaches the worker as is.
+    // A promise whose species resolves through functions that throw: the job that settles it throws, and
+    // the worker reads what it threw as it is.
     const hostile = ["{ toJSON() { for (;;) {} } }", "new Proxy({}, { get() { for (;;) {} } })"];
     for (const thrown of hostile) {
-      const { result } = await run(`Map.prototype.get = function () { throw ${thrown}; };\nawait agent({ prompt: "x" });\nreturn 1;`, {
+      const species = `function Evil(executor) { executor(() => { throw ${thrown}; }, () => { throw ${thrown}; }); }\nEvil[Symbol.species] = Evil;`;
+      const { result } = await run(`${species}\nconst p = Promise.resolve(1); p.constructor = Evil; p.then(() => 1);\nawait agent({ prompt: "x" });\nreturn 1;`, {
         limits: { cpuMs: 200, timeoutMs: 60_000 },
       });
       expect(failure(result)).toMatchObject({ kind: "limit", code: "cpuMs" });
@@ -193,4 +195,38 @@ describe("sandbox escapes", () => {
     );
     expect(value(result)).toEqual({ runId: "run-p", stored: { ok: 1 } });
   });
+});
+
+describe("a script that replaces built-ins the prelude uses", () => {
+  // Each script tampers first, in its synchronous start, then calls the host and returns.
+  const tampered: Record<string, string> = {
+    "Map.prototype.get/set/delete": `Map.prototype.get = () => undefined; Map.prototype.set = () => { throw new Error("set"); }; Map.prototype.delete = () => false;`,
+    "Promise.prototype.then": `Promise.prototype.then = function () { return this; };`,
+    "Promise.prototype.constructor": `Object.defineProperty(Promise.prototype, "constructor", { get() { throw new Error("constructor"); } });`,
+    "Promise[Symbol.species]": `Object.defineProperty(Promise, Symbol.species, { get() { throw new Error("species"); } });`,
+    "the Promise global": `globalThis.Promise = function () {};`,
+    "Array.prototype.map/join/push": `Array.prototype.map = Array.prototype.join = Array.prototype.push = () => { throw new Error("array"); };`,
+    "the error constructors": `globalThis.TypeError = globalThis.RangeError = function () { return { fake: true }; };`,
+    "a setter for code on Object.prototype": `Object.defineProperty(Object.prototype, "code", { set() {}, configurable: true });`,
+  };
+  for (const [what, tamper] of Object.entries(tampered)) {
+    it(`still gets its calls' answers, refusals and return value after replacing ${what}`, async () => {
+      expect(value((await run(`${tamper}\nreturn 7;`)).result)).toBe(7);
+      // The script's own await reads Promise.prototype.constructor, as the language says it does.
+      if (what === "Promise.prototype.constructor") return;
+      const { result } = await run(
+        `${tamper}
+         const a = await agent({ prompt: "a" });
+         const b = await agent({ prompt: "b" });
+         let refused;
+         try { await agent(5); } catch (error) { refused = Object.hasOwn(error, "message") && error.message; }
+         let code;
+         try { store("k", "x".repeat(300000)); } catch (error) { code = Object.getOwnPropertyDescriptor(error, "code")?.value; }
+         console.log("printed", 1);
+         return [a.runId, b.runId, refused, code];`,
+      );
+      expect(value(result)).toEqual(["run-a", "run-b", "agent(options): options must be an object", "storeValueChars"]);
+      expect(result.output).toBe("printed 1\n");
+    });
+  }
 });
