@@ -81,8 +81,16 @@ function deepFreeze(value) {
 // Object.getOwnPropertyNames(globalThis) lists args and tools where it always did.
 define("args", undefined);
 
+const isArray = Array.isArray;
 define("agent", function agent(options) {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+  // Array.isArray throws for a revoked proxy: agent() still only ever answers with a promise.
+  let array;
+  try {
+    array = options !== null && typeof options === "object" && isArray(options);
+  } catch (error) {
+    return rejected(error);
+  }
+  if (options === null || typeof options !== "object" || array) {
     return rejected(new NativeTypeError("agent(options): options must be an object"));
   }
   return request("agent", "", options, "agent() options");

@@ -41,7 +41,17 @@ function toJson(value, what) {
   return text;
 }
 
+// Printing never throws: a revoked proxy, or a getter, toJSON or Symbol.toPrimitive of the script's
+// that throws, prints as a placeholder instead of failing the console.log() or text() call.
 function inspect(value) {
+  try {
+    return shown(value);
+  } catch {
+    return "[a value that cannot be printed]";
+  }
+}
+
+function shown(value) {
   if (typeof value === "string") return value;
   if (value === undefined) return "undefined";
   if (typeof value === "function") return "[Function " + (value.name || "anonymous") + "]";

@@ -186,6 +186,24 @@ describe("sandbox escapes", () => {
     expect(value(result)).toEqual(["undefined", false]);
   });
 
+  it("prints any value a script hands console.log() or text(), and agent() answers a revoked proxy with a rejected promise", async () => {
+    const { result } = await run(
+      `const { proxy, revoke } = Proxy.revocable({}, {});
+       revoke();
+       const throwing = { [Symbol.toPrimitive]() { throw new Error("primitive"); }, toJSON() { throw new Error("json"); } };
+       const named = Object.create(Error.prototype, { name: { get() { throw new Error("name"); } } });
+       console.log(proxy, throwing, named);
+       text(proxy);
+       const call = agent(proxy);
+       let refused;
+       try { await call; } catch (error) { refused = error.message; }
+       return [call instanceof Promise, refused];`,
+    );
+    expect(value(result)).toEqual([true, "revoked proxy"]);
+    const placeholder = "[a value that cannot be printed]";
+    expect(result.output).toBe(`${placeholder} ${placeholder} ${placeholder}\n${placeholder}`);
+  });
+
   it("keeps a script's changes to built-ins away from the runtime's own plumbing", async () => {
     const { result } = await run(
       `JSON.stringify = () => "hijacked"; JSON.parse = () => ({ hijacked: true });
