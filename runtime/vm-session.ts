@@ -27,7 +27,7 @@ export class VmSession {
   private readonly rt: QuickJSRuntime;
   private readonly vm: QuickJSContext;
   private readonly cpu: CpuMeter;
-  /** QuickJS's count of its heap, when readable: the interrupt handler ends the run at memoryBytes (vm-heap.ts). */
+  /** What the run's heap holds, when readable: the interrupt handler and host calls end the run past memoryBytes (vm-heap.ts). */
   private readonly heap: HeapGauge | undefined;
   private memoryExceeded = false;
   private nextId = 1;

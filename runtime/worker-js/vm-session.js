@@ -28,7 +28,7 @@ export class VmSession {
                    rt                ;
                    vm                ;
                    cpu          ;
-  /** QuickJS's count of its heap, when readable: the interrupt handler ends the run at memoryBytes (vm-heap.ts). */
+  /** What the run's heap holds, when readable: the interrupt handler and host calls end the run past memoryBytes (vm-heap.ts). */
                    heap                       ;
           memoryExceeded = false;
           nextId = 1;
