@@ -3,23 +3,28 @@
 
 /** __flow_start, uncaught() and configure(), as the prelude's core defines them. */
 export const RUN_START = String.raw`
+// The failure as the host reads it. Its objects have no prototype, so a toJSON the script put on
+// Object.prototype cannot rewrite them (and forge a limit); each field is read once, so a getter that
+// answers a string first and something else after cannot slip past the check.
 function errorInfo(error) {
   try {
     if (error !== null && typeof error === "object") {
-      const info = {
-        name: typeof error.name === "string" ? error.name : "Error",
-        message: typeof error.message === "string" ? error.message : inspect(error),
-        stack: typeof error.stack === "string" ? error.stack : "",
+      const text = (key) => {
+        const field = error[key];
+        return typeof field === "string" ? field : undefined;
       };
-      if (typeof error.code === "string") info.code = error.code;
-      if (typeof error.runId === "string") info.runId = error.runId;
-      const limit = apply(weakGet, limitErrors, [error]);
-      if (limit !== undefined) info.limit = limit;
+      const name = text("name");
+      const message = text("message");
+      const stack = text("stack");
+      const info = { __proto__: null, name: name ?? "Error", message: message ?? inspect(error), stack: stack ?? "" };
+      info.code = text("code");
+      info.runId = text("runId");
+      info.limit = apply(weakGet, limitErrors, [error]);
       return stringify(info);
     }
-    return stringify({ name: "Error", message: "uncaught " + inspect(error), stack: "" });
+    return stringify({ __proto__: null, name: "Error", message: "uncaught " + inspect(error), stack: "" });
   } catch {
-    return stringify({ name: "Error", message: "uncaught error that could not be read", stack: "" });
+    return stringify({ __proto__: null, name: "Error", message: "uncaught error that could not be read", stack: "" });
   }
 }
 

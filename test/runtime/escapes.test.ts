@@ -137,6 +137,12 @@ describe("sandbox escapes", () => {
       host: { tools: { t: async () => Promise.reject(new Error("busy")) } },
     });
     expect(failure(inherited.result)).toMatchObject({ kind: "script", name: "FlowError", code: "host_error", message: "busy" });
+    // Nor a toJSON on Object.prototype, which would rewrite the failure as the runtime serialises it for the host.
+    const forged = `Object.prototype.toJSON = function () { return { name: "RangeError", message: "forged", code: "agentCalls", limit: "agentCalls" }; };`;
+    for (const thrown of [`new Error("x")`, `"x"`]) {
+      const { result } = await run(`${forged}\nthrow ${thrown};`);
+      expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: thrown === `"x"` ? "uncaught x" : "x" });
+    }
     // The genuine error, rethrown, is still the limit (with its real name even if the script edits `code`).
     const rethrown = await run(`try { store("k", "x".repeat(100)); } catch (e) { e.code = "agentCalls"; throw e; }`, { limits: { storeValueChars: 50 } });
     expect(failure(rethrown.result)).toMatchObject({ kind: "limit", code: "storeValueChars" });
@@ -202,6 +208,14 @@ describe("sandbox escapes", () => {
     expect(value(result)).toEqual([true, "revoked proxy"]);
     const placeholder = "[a value that cannot be printed]";
     expect(result.output).toBe(`${placeholder} ${placeholder} ${placeholder}\n${placeholder}`);
+  });
+
+  it("reports a thrown value's fields as first read, whatever its getters answer after", async () => {
+    const answers = ["throw new Error('second')", "return { nested: [1, 2, 3] }"];
+    for (const second of answers) {
+      const { result } = await run(`let reads = 0;\nthrow { name: "Mine", get message() { if (reads++) { ${second}; } return "first"; } };`);
+      expect(failure(result)).toMatchObject({ kind: "script", name: "Mine", message: "first" });
+    }
   });
 
   it("keeps a script's changes to built-ins away from the runtime's own plumbing", async () => {
