@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
  * The modules worker threads load: the workflow worker's graph (runtime/worker.ts and everything it
  * imports at run time), and the schema checks the schema worker runs (src/harnesses/schema-worker-thread.js).
  */
-export const WORKER_MODULES = ["worker", "protocol", "vm-session", "cpu-meter", "vm-prepared", "vm-output", "vm-store", "vm-heap", "vm-checks", "vm-script", "vm-failure", "json", "limits", "text", "schema-check", "schema-cycles"] as const;
+export const WORKER_MODULES = ["worker", "protocol", "vm-session", "cpu-meter", "vm-prepared", "vm-output", "vm-store", "vm-heap", "vm-malloc", "vm-checks", "vm-script", "vm-failure", "json", "limits", "text", "schema-check", "schema-cycles"] as const;
 
 const runtimeDir = new URL("./", import.meta.url);
 export const COMPILED_DIR = new URL("./worker-js/", runtimeDir);

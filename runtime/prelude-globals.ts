@@ -14,9 +14,11 @@ delete g.WeakRef;
 delete g.FinalizationRegistry;
 delete g.SharedArrayBuffer;
 const RealDate = Date;
+const construct = Reflect.construct;
+const dateToString = RealDate.prototype.toString;
 function FlowDate(...values) {
-  if (new.target === undefined) return new RealDate(now).toString();
-  return Reflect.construct(RealDate, values.length === 0 ? [now] : values, new.target);
+  if (new.target === undefined) return apply(dateToString, new RealDate(now), []);
+  return construct(RealDate, values.length === 0 ? [now] : values, new.target);
 }
 FlowDate.prototype = RealDate.prototype;
 Object.defineProperty(RealDate.prototype, "constructor", { value: FlowDate, writable: true, configurable: true });
@@ -39,22 +41,26 @@ const random = function random() {
 Math.random = random;
 
 // Host requests: the host answers later through deliver(), which settles the matching promise.
+// Its methods are taken now (prelude-host.ts): a script that replaces Map.prototype.get still gets its answers.
 const pending = new Map();
+const mapGet = Map.prototype.get;
+const mapSet = Map.prototype.set;
+const mapDelete = Map.prototype.delete;
 const CallSite = Error;
 function request(kind, name, payload, what) {
   try {
     // The call's place in the script goes with it: a refusal the host raises names its line.
     const site = new CallSite().stack;
     const id = call("send", kind, name, toJson(payload, what), site);
-    return new Promise((resolve, reject) => pending.set(id, { resolve, reject, site }));
+    return new NativePromise((resolve, reject) => apply(mapSet, pending, [id, { __proto__: null, resolve, reject, site }]));
   } catch (error) {
-    return Promise.reject(error);
+    return rejected(error);
   }
 }
 host("register", function deliver(id, ok, text) {
-  const entry = pending.get(id);
+  const entry = apply(mapGet, pending, [id]);
   if (entry === undefined) return;
-  pending.delete(id);
+  apply(mapDelete, pending, [id]);
   try {
     if (ok) entry.resolve(parse(text));
     else entry.reject(hostError(parse(text), entry.site));
@@ -75,9 +81,17 @@ function deepFreeze(value) {
 // Object.getOwnPropertyNames(globalThis) lists args and tools where it always did.
 define("args", undefined);
 
+const isArray = Array.isArray;
 define("agent", function agent(options) {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    return Promise.reject(new TypeError("agent(options): options must be an object"));
+  // Array.isArray throws for a revoked proxy: agent() still only ever answers with a promise.
+  let array;
+  try {
+    array = options !== null && typeof options === "object" && isArray(options);
+  } catch (error) {
+    return rejected(error);
+  }
+  if (options === null || typeof options !== "object" || array) {
+    return rejected(new NativeTypeError("agent(options): options must be an object"));
   }
   return request("agent", "", options, "agent() options");
 });
@@ -91,13 +105,13 @@ define("tools", undefined);
 const isWellFormed = String.prototype.isWellFormed;
 const hasLoneSurrogate = (key) => !apply(isWellFormed, key, []);
 define("store", function store(key, value) {
-  if (typeof key !== "string" || key.length === 0) throw new TypeError("store(key, value): key must be a non-empty string");
-  if (hasLoneSurrogate(key)) throw new TypeError("store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
+  if (typeof key !== "string" || key.length === 0) throw new NativeTypeError("store(key, value): key must be a non-empty string");
+  if (hasLoneSurrogate(key)) throw new NativeTypeError("store(key, value): key holds a lone UTF-16 surrogate; use well-formed text");
   call("store", key, value === undefined ? undefined : toJson(value, "store() value"));
 });
 define("load", function load(key) {
-  if (typeof key !== "string") throw new TypeError("load(key): key must be a string");
-  if (hasLoneSurrogate(key)) throw new TypeError("load(key): key holds a lone UTF-16 surrogate; use well-formed text");
+  if (typeof key !== "string") throw new NativeTypeError("load(key): key must be a string");
+  if (hasLoneSurrogate(key)) throw new NativeTypeError("load(key): key holds a lone UTF-16 surrogate; use well-formed text");
   const text = call("load", key);
   return text === null ? undefined : parse(text);
 });
@@ -105,6 +119,10 @@ define("load", function load(key) {
 define("text", function text(value) {
   call("out", inspect(value));
 });
-const line = (...values) => call("out", values.map(inspect).join(" ") + "\n");
+const line = (...values) => {
+  let text = "";
+  for (let i = 0; i < values.length; i++) text += (i === 0 ? "" : " ") + inspect(values[i]);
+  call("out", text + "\n");
+};
 define("console", Object.freeze({ log: line, info: line, warn: line, error: line, debug: line }));
 `;

@@ -9,6 +9,22 @@ delete g.__flow_host;
 const stringify = JSON.stringify;
 const parse = JSON.parse;
 const defineProperty = Object.defineProperty;
+// Everything the prelude calls once the script runs is taken now: a script that replaces a global or
+// a prototype's method (Promise.prototype.then, Map.prototype.get, TypeError) changes its own values,
+// never how a reply reaches its call or how the run ends.
+const apply = Reflect.apply;
+const NativePromise = Promise;
+const promiseThen = Promise.prototype.then;
+const NativeTypeError = TypeError;
+const NativeRangeError = RangeError;
+const toText = String;
+const rejected = (error) => new NativePromise((resolve, reject) => reject(error));
+// then() of a promise the prelude made: with an own constructor of undefined, then() builds its
+// result from the real Promise and reads nothing the script can replace (Promise.prototype.constructor, Symbol.species).
+function settleWith(promise, onValue, onError) {
+  defineProperty(promise, "constructor", { value: undefined });
+  apply(promiseThen, promise, [onValue, onError]);
+}
 const define = (name, value) => defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
 
 // Rarely used globals (the helpers, tool discovery) are not compiled until a script first touches
@@ -53,7 +69,6 @@ class FlowError extends Error {
 // as kind "limit": a script can copy a code, not membership here. The methods are taken now, so
 // a script that patches WeakMap.prototype cannot forge it.
 const limitErrors = new WeakMap();
-const apply = Reflect.apply;
 const weakGet = WeakMap.prototype.get;
 const weakSet = WeakMap.prototype.set;
 
@@ -64,12 +79,13 @@ const hasOwn = Object.hasOwn;
 // script is on the stack (without it, the run's error would name no line).
 function hostError(reply, site) {
   const e = (key) => (hasOwn(reply, key) ? reply[key] : undefined);
-  const error = e("name") === "TypeError" ? new TypeError(e("message"))
-    : e("name") === "RangeError" ? new RangeError(e("message"))
+  const error = e("name") === "TypeError" ? new NativeTypeError(e("message"))
+    : e("name") === "RangeError" ? new NativeRangeError(e("message"))
     : new FlowError(e("message"));
   if (site !== undefined) defineProperty(error, "stack", { value: site, writable: true, configurable: true, enumerable: false });
-  if (e("code") !== undefined) error.code = e("code");
-  if (e("runId") !== undefined) error.runId = e("runId");
+  // Defined, not assigned: a setter the script put on Object.prototype must not swallow the code.
+  if (e("code") !== undefined) defineProperty(error, "code", { value: e("code"), writable: true, configurable: true, enumerable: true });
+  if (e("runId") !== undefined) defineProperty(error, "runId", { value: e("runId"), writable: true, configurable: true, enumerable: true });
   if (typeof e("limit") === "string") apply(weakSet, limitErrors, [error, e("limit")]);
   return error;
 }
@@ -82,7 +98,7 @@ function call(op, a, b, c, site) {
   if (reply.ok) return reply.value;
   const error = hostError(reply.error);
   // A refusal that ended the run (a call or output limit): the host learns which line made the call.
-  if (reply.error.ends === true) host("ended_at", error.stack);
+  if (hasOwn(reply.error, "ends") && reply.error.ends === true) host("ended_at", error.stack);
   throw error;
 }
 `;

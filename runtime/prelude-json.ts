@@ -11,7 +11,7 @@ export const JSON_BOUNDARY = String.raw`// QuickJS's JSON.stringify checks for c
 // the limit's error; a cycle with the TypeError stringify gives.
 const depths = new WeakMap();
 function depthError(what) {
-  const error = new RangeError("value depth limit (" + config.valueDepth + ") reached: " + what + " nests deeper than " + config.valueDepth + " levels");
+  const error = new NativeRangeError("value depth limit (" + config.valueDepth + ") reached: " + what + " nests deeper than " + config.valueDepth + " levels");
   error.code = "valueDepth";
   apply(weakSet, limitErrors, [error, "valueDepth"]);
   return error;
@@ -34,26 +34,36 @@ function toJson(value, what) {
     text = stringify(value, measuring(what));
   } catch (error) {
     // Cycles and BigInts are the script's mistake; anything else (out of memory, the depth limit) passes through.
-    if (!(error instanceof TypeError)) throw error;
-    throw new TypeError(what + " must be JSON-serializable: " + error.message);
+    if (!(error instanceof NativeTypeError)) throw error;
+    throw new NativeTypeError(what + " must be JSON-serializable: " + error.message);
   }
-  if (text === undefined) throw new TypeError(what + " must be JSON-serializable");
+  if (text === undefined) throw new NativeTypeError(what + " must be JSON-serializable");
   return text;
 }
 
+// Printing never throws: a revoked proxy, or a getter, toJSON or Symbol.toPrimitive of the script's
+// that throws, prints as a placeholder instead of failing the console.log() or text() call.
 function inspect(value) {
+  try {
+    return shown(value);
+  } catch {
+    return "[a value that cannot be printed]";
+  }
+}
+
+function shown(value) {
   if (typeof value === "string") return value;
   if (value === undefined) return "undefined";
   if (typeof value === "function") return "[Function " + (value.name || "anonymous") + "]";
   if (typeof value === "bigint") return value + "n";
-  if (typeof value === "symbol") return value.toString();
+  if (typeof value === "symbol") return toText(value);
   if (value instanceof Error) return value.name + ": " + value.message;
   try {
     const text = stringify(value, measuring("the printed value"));
-    return text === undefined ? String(value) : text;
+    return text === undefined ? toText(value) : text;
   } catch (error) {
     // Printed whole it would spend seconds of the run's CPU, and String() of it overflows the stack.
     if (apply(weakGet, limitErrors, [error]) === "valueDepth") return "[a value nested deeper than " + config.valueDepth + " levels]";
-    return String(value);
+    return toText(value);
   }
 }`;

@@ -3,23 +3,28 @@
 
 /** __flow_start, uncaught() and configure(), as the prelude's core defines them. */
 export const RUN_START = String.raw`
+// The failure as the host reads it. Its objects have no prototype, so a toJSON the script put on
+// Object.prototype cannot rewrite them (and forge a limit); each field is read once, so a getter that
+// answers a string first and something else after cannot slip past the check.
 function errorInfo(error) {
   try {
     if (error !== null && typeof error === "object") {
-      const info = {
-        name: typeof error.name === "string" ? error.name : "Error",
-        message: typeof error.message === "string" ? error.message : inspect(error),
-        stack: typeof error.stack === "string" ? error.stack : "",
+      const text = (key) => {
+        const field = error[key];
+        return typeof field === "string" ? field : undefined;
       };
-      if (typeof error.code === "string") info.code = error.code;
-      if (typeof error.runId === "string") info.runId = error.runId;
-      const limit = apply(weakGet, limitErrors, [error]);
-      if (limit !== undefined) info.limit = limit;
+      const name = text("name");
+      const message = text("message");
+      const stack = text("stack");
+      const info = { __proto__: null, name: name ?? "Error", message: message ?? inspect(error), stack: stack ?? "" };
+      info.code = text("code");
+      info.runId = text("runId");
+      info.limit = apply(weakGet, limitErrors, [error]);
       return stringify(info);
     }
-    return stringify({ name: "Error", message: "uncaught " + inspect(error), stack: "" });
+    return stringify({ __proto__: null, name: "Error", message: "uncaught " + inspect(error), stack: "" });
   } catch {
-    return stringify({ name: "Error", message: "uncaught error that could not be read", stack: "" });
+    return stringify({ __proto__: null, name: "Error", message: "uncaught error that could not be read", stack: "" });
   }
 }
 
@@ -54,9 +59,10 @@ define("__flow_start", function (wrapper) {
     freeze(wrapper);
     promise = apply(wrapper["<anonymous>"], undefined, []);
   } catch (error) {
-    promise = Promise.reject(error);
+    promise = rejected(error);
   }
-  promise.then(
+  settleWith(
+    promise,
     (value) => {
       let text;
       try {
@@ -76,7 +82,7 @@ define("__flow_start", function (wrapper) {
 // function, which the script never sees.
 let configured = false;
 host("prepared", function configure() {
-  if (configured) throw new TypeError("the workflow VM is already configured");
+  if (configured) throw new NativeTypeError("the workflow VM is already configured");
   configured = true;
   config = call("config");
   now = config.startedAt;
@@ -91,7 +97,7 @@ host("prepared", function configure() {
   define("tools", new Proxy(Object.freeze(toolTable), {
     get(target, key) {
       if (typeof key !== "string" || key in target || key === "then" || key === "toJSON") return target[key];
-      throw new TypeError("tools." + key + " is not available in this workflow (available: " + available + "); name the tools it calls in meta.tools");
+      throw new NativeTypeError("tools." + key + " is not available in this workflow (available: " + available + "); name the tools it calls in meta.tools");
     },
   }));
 });

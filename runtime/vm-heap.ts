@@ -1,11 +1,12 @@
-// The memory limit, enforced between operations as well as by QuickJS. At its own limit QuickJS
-// may have no room left for its out-of-memory error and throw null instead, and the frames that
-// null leaves free what they held, so by the time it is seen nothing shows it was the limit
-// (frame-guard.ts catches it early in the functions the script writes, but not in code built at run
-// time by eval or Function). So QuickJS gets a reserve above memoryBytes, and the run's interrupt
-// handler, which QuickJS calls every few thousand operations, ends the run at memoryBytes as
-// QuickJS counts it: a script that fills its heap step by step stops there, with room to spare.
+// The memory limit, enforced between operations as well as by QuickJS. QuickJS's own count is no
+// measure of bytes in this WebAssembly build (8 bytes per block, vm-malloc.ts), so the run's
+// interrupt handler, which QuickJS calls every few thousand operations, reads what the allocator
+// holds and ends the run past memoryBytes: a script that fills its heap step by step stops there.
+// QuickJS's limit stays set (memoryBytes plus a reserve on its own count): it refuses any one
+// allocation larger than that, and at it QuickJS may have no room for its out-of-memory error and
+// throw null (frame-guard.ts tells that null apart).
 import type { QuickJSRuntime } from "quickjs-emscripten";
+import { findMallocState, heldBound, heldBytes } from "./vm-malloc.ts";
 
 /**
  * JSRuntime starts with four allocator function pointers, then JSMallocState: malloc_count,
@@ -13,6 +14,13 @@ import type { QuickJSRuntime } from "quickjs-emscripten";
  */
 const SIZE_WORD = 5;
 const LIMIT_WORD = 6;
+/**
+ * JSRuntime's malloc_gc_threshold (after the atom table, class table and four list heads): QuickJS
+ * collects cycles when its count passes it, and its count (8 bytes a block) passes it late. Set to 0,
+ * the next object QuickJS makes collects them. JS_NewRuntime sets it to 256 KiB, which is checked.
+ */
+const GC_THRESHOLD_WORD = 27;
+const FIRST_GC_THRESHOLD = 256 * 1024;
 
 /** QuickJS's hard limit above memoryBytes: what a script may allocate between two interrupt checks. */
 export function memoryReserve(memoryBytes: number): number {
@@ -25,14 +33,27 @@ interface RuntimeInternals {
   rt?: { value?: unknown };
 }
 
+/** Where each module's allocator keeps its state (found once: it lies in the module's static data). */
+const mallocStates = new WeakMap<object, number | null>();
+
+/** A walk of the heap may take at most this share of the run's time. */
+const WALK_SHARE = 0.1;
+
 export class HeapGauge {
   private readonly internals: RuntimeInternals;
   private readonly word: number;
   private words: Uint32Array | undefined;
+  private readonly mallocState: number | undefined;
+  /** performance.now() before which no walk starts (WALK_SHARE). */
+  private nextWalk = 0;
+  /** Whether QuickJS's collection can be asked for (GC_THRESHOLD_WORD found where expected). */
+  private readonly collectable: boolean;
 
   private constructor(internals: RuntimeInternals, word: number) {
     this.internals = internals;
     this.word = word;
+    this.mallocState = this.locateMallocState();
+    this.collectable = this.read(GC_THRESHOLD_WORD) === FIRST_GC_THRESHOLD;
   }
 
   /**
@@ -53,16 +74,62 @@ export class HeapGauge {
     return undefined;
   }
 
-  /** The bytes QuickJS counts as held now. */
-  used(): number {
-    return this.read(SIZE_WORD) ?? 0;
+  /**
+   * Whether the run holds more than `limit` bytes. The allocator's bound is read first, at once; only
+   * past the limit are the chunks walked, at most a tenth of the run's time unless `now` (the run is
+   * settling): between walks a run that already passed a walk is let go on. Past the limit, QuickJS
+   * collects its garbage cycles first (`makeObject` makes the object whose allocation runs the
+   * collection), then the chunks are walked again. Without the allocator's state, QuickJS's own
+   * count is compared.
+   */
+  over(limit: number, makeObject: () => void, now = false): boolean {
+    if (this.view() === undefined) return false;
+    if (this.mallocState === undefined) return (this.read(SIZE_WORD) ?? 0) > limit;
+    if (heldBound(this.view()!, this.mallocState) <= limit) return false;
+    const started = performance.now();
+    if (!now && started < this.nextWalk) return false;
+    let held = this.held();
+    if (held > limit && this.collectable) {
+      this.view()![this.word + GC_THRESHOLD_WORD] = 0;
+      try {
+        makeObject();
+      } catch {
+        // No room even for one object: the walk below still tells.
+      }
+      held = this.held();
+    }
+    const ended = performance.now();
+    this.nextWalk = ended + (ended - started) / WALK_SHARE;
+    return held > limit;
+  }
+
+  private held(): number {
+    const words = this.view()!;
+    const state = this.mallocState!;
+    return heldBytes(words, state) ?? heldBound(words, state);
+  }
+
+  private locateMallocState(): number | undefined {
+    const module = this.internals.module;
+    const words = this.view();
+    if (module === undefined || words === undefined) return undefined;
+    let state = mallocStates.get(module);
+    if (state === undefined) {
+      state = findMallocState(words) ?? null;
+      mallocStates.set(module, state);
+    }
+    return state ?? undefined;
   }
 
   private read(offset: number): number | undefined {
-    // Read afresh each time: the view is replaced whenever WebAssembly memory grows.
+    return this.view()?.[this.word + offset];
+  }
+
+  /** The module's memory as words, read afresh: the view is replaced whenever WebAssembly memory grows. */
+  private view(): Uint32Array | undefined {
     const heap = this.internals.module?.HEAPU8;
     if (!heap) return undefined;
     if (this.words?.buffer !== heap.buffer) this.words = new Uint32Array(heap.buffer, heap.byteOffset, heap.byteLength >>> 2);
-    return this.words[this.word + offset];
+    return this.words;
   }
 }

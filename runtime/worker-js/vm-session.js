@@ -28,7 +28,7 @@ export class VmSession {
                    rt                ;
                    vm                ;
                    cpu          ;
-  /** QuickJS's count of its heap, when readable: the interrupt handler ends the run at memoryBytes (vm-heap.ts). */
+  /** What the run's heap holds, when readable: the interrupt handler and host calls end the run past memoryBytes (vm-heap.ts). */
                    heap                       ;
           memoryExceeded = false;
           nextId = 1;
@@ -181,9 +181,9 @@ export class VmSession {
     }
   }
 
-  /** Past memoryBytes as QuickJS counts it: the run ends at the next interrupt check. */
-          heapFull()          {
-    if (this.heap === undefined || this.heap.used() <= this.message.limits.memoryBytes) return false;
+  /** Past memoryBytes held (vm-heap.ts): the run ends at the next interrupt check, or as it settles (`now`). */
+          heapFull(now = false)          {
+    if (this.heap === undefined || !this.heap.over(this.message.limits.memoryBytes, () => this.vm.newObject().dispose(), now)) return false;
     this.memoryExceeded = true;
     return true;
   }
@@ -204,7 +204,8 @@ export class VmSession {
     const op = str(0);
     if (op === "ended_at") return this.endedAt(str(1));
     if (this.outcome !== undefined) return refuse("Error", "the workflow run has ended");
-    if (this.lostString(args, str)) {
+    // A script that filled its heap in a few native calls (no interrupt check between them) is seen at its next call.
+    if (this.lostString(args, str) || (op !== "config" && op !== "finish" && op !== "out_of_memory" && this.heapFull())) {
       const message = limitMessage("memoryBytes", this.message.limits);
       this.outcome = { ok: false, error: { kind: "limit", code: "memoryBytes", message } };
       return ends(refuse("InternalError", message, "memoryBytes"));
@@ -299,6 +300,11 @@ export class VmSession {
   }
 
           settle(kind                    , text                    )            {
+    // A script that filled its heap in a few native calls may settle before an interrupt check sees it.
+    if (this.heapFull(true)) {
+      this.outcome = { ok: false, error: limitFailure("memoryBytes", this.message.limits) };
+      return { ok: true, value: null };
+    }
     this.outcome = kind === "error" ? { ok: false, error: this.classify(parseThrownInfo(text)) } : settledValue(text, this.message.limits);
     return { ok: true, value: null };
   }

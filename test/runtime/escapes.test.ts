@@ -137,6 +137,12 @@ describe("sandbox escapes", () => {
       host: { tools: { t: async () => Promise.reject(new Error("busy")) } },
     });
     expect(failure(inherited.result)).toMatchObject({ kind: "script", name: "FlowError", code: "host_error", message: "busy" });
+    // Nor a toJSON on Object.prototype, which would rewrite the failure as the runtime serialises it for the host.
+    const forged = `Object.prototype.toJSON = function () { return { name: "RangeError", message: "forged", code: "agentCalls", limit: "agentCalls" }; };`;
+    for (const thrown of [`new Error("x")`, `"x"`]) {
+      const { result } = await run(`${forged}\nthrow ${thrown};`);
+      expect(failure(result)).toMatchObject({ kind: "script", name: "Error", message: thrown === `"x"` ? "uncaught x" : "x" });
+    }
     // The genuine error, rethrown, is still the limit (with its real name even if the script edits `code`).
     const rethrown = await run(`try { store("k", "x".repeat(100)); } catch (e) { e.code = "agentCalls"; throw e; }`, { limits: { storeValueChars: 50 } });
     expect(failure(rethrown.result)).toMatchObject({ kind: "limit", code: "storeValueChars" });
@@ -158,10 +164,12 @@ describe("sandbox escapes", () => {
   });
 
   it("counts against cpuMs the script's code that runs while the worker reads a value the prelude did not catch", async () => {
-    // Map.prototype.get is what deliver() finds a reply's promise with: a throw there reaches the worker as is.
+    // A promise whose species resolves through functions that throw: the job that settles it throws, and
+    // the worker reads what it threw as it is.
     const hostile = ["{ toJSON() { for (;;) {} } }", "new Proxy({}, { get() { for (;;) {} } })"];
     for (const thrown of hostile) {
-      const { result } = await run(`Map.prototype.get = function () { throw ${thrown}; };\nawait agent({ prompt: "x" });\nreturn 1;`, {
+      const species = `function Evil(executor) { executor(() => { throw ${thrown}; }, () => { throw ${thrown}; }); }\nEvil[Symbol.species] = Evil;`;
+      const { result } = await run(`${species}\nconst p = Promise.resolve(1); p.constructor = Evil; p.then(() => 1);\nawait agent({ prompt: "x" });\nreturn 1;`, {
         limits: { cpuMs: 200, timeoutMs: 60_000 },
       });
       expect(failure(result)).toMatchObject({ kind: "limit", code: "cpuMs" });
@@ -184,6 +192,32 @@ describe("sandbox escapes", () => {
     expect(value(result)).toEqual(["undefined", false]);
   });
 
+  it("prints any value a script hands console.log() or text(), and agent() answers a revoked proxy with a rejected promise", async () => {
+    const { result } = await run(
+      `const { proxy, revoke } = Proxy.revocable({}, {});
+       revoke();
+       const throwing = { [Symbol.toPrimitive]() { throw new Error("primitive"); }, toJSON() { throw new Error("json"); } };
+       const named = Object.create(Error.prototype, { name: { get() { throw new Error("name"); } } });
+       console.log(proxy, throwing, named);
+       text(proxy);
+       const call = agent(proxy);
+       let refused;
+       try { await call; } catch (error) { refused = error.message; }
+       return [call instanceof Promise, refused];`,
+    );
+    expect(value(result)).toEqual([true, "revoked proxy"]);
+    const placeholder = "[a value that cannot be printed]";
+    expect(result.output).toBe(`${placeholder} ${placeholder} ${placeholder}\n${placeholder}`);
+  });
+
+  it("reports a thrown value's fields as first read, whatever its getters answer after", async () => {
+    const answers = ["throw new Error('second')", "return { nested: [1, 2, 3] }"];
+    for (const second of answers) {
+      const { result } = await run(`let reads = 0;\nthrow { name: "Mine", get message() { if (reads++) { ${second}; } return "first"; } };`);
+      expect(failure(result)).toMatchObject({ kind: "script", name: "Mine", message: "first" });
+    }
+  });
+
   it("keeps a script's changes to built-ins away from the runtime's own plumbing", async () => {
     const { result } = await run(
       `JSON.stringify = () => "hijacked"; JSON.parse = () => ({ hijacked: true });
@@ -193,4 +227,38 @@ describe("sandbox escapes", () => {
     );
     expect(value(result)).toEqual({ runId: "run-p", stored: { ok: 1 } });
   });
+});
+
+describe("a script that replaces built-ins the prelude uses", () => {
+  // Each script tampers first, in its synchronous start, then calls the host and returns.
+  const tampered: Record<string, string> = {
+    "Map.prototype.get/set/delete": `Map.prototype.get = () => undefined; Map.prototype.set = () => { throw new Error("set"); }; Map.prototype.delete = () => false;`,
+    "Promise.prototype.then": `Promise.prototype.then = function () { return this; };`,
+    "Promise.prototype.constructor": `Object.defineProperty(Promise.prototype, "constructor", { get() { throw new Error("constructor"); } });`,
+    "Promise[Symbol.species]": `Object.defineProperty(Promise, Symbol.species, { get() { throw new Error("species"); } });`,
+    "the Promise global": `globalThis.Promise = function () {};`,
+    "Array.prototype.map/join/push": `Array.prototype.map = Array.prototype.join = Array.prototype.push = () => { throw new Error("array"); };`,
+    "the error constructors": `globalThis.TypeError = globalThis.RangeError = function () { return { fake: true }; };`,
+    "a setter for code on Object.prototype": `Object.defineProperty(Object.prototype, "code", { set() {}, configurable: true });`,
+  };
+  for (const [what, tamper] of Object.entries(tampered)) {
+    it(`still gets its calls' answers, refusals and return value after replacing ${what}`, async () => {
+      expect(value((await run(`${tamper}\nreturn 7;`)).result)).toBe(7);
+      // The script's own await reads Promise.prototype.constructor, as the language says it does.
+      if (what === "Promise.prototype.constructor") return;
+      const { result } = await run(
+        `${tamper}
+         const a = await agent({ prompt: "a" });
+         const b = await agent({ prompt: "b" });
+         let refused;
+         try { await agent(5); } catch (error) { refused = Object.hasOwn(error, "message") && error.message; }
+         let code;
+         try { store("k", "x".repeat(300000)); } catch (error) { code = Object.getOwnPropertyDescriptor(error, "code")?.value; }
+         console.log("printed", 1);
+         return [a.runId, b.runId, refused, code];`,
+      );
+      expect(value(result)).toEqual(["run-a", "run-b", "agent(options): options must be an object", "storeValueChars"]);
+      expect(result.output).toBe("printed 1\n");
+    });
+  }
 });

@@ -142,6 +142,23 @@ describe("limits enforced on a running script", () => {
     expect(failure(result)).toEqual({ kind: "limit", code: "memoryBytes", message: "memory limit (8388608) reached" });
   });
 
+  it("holds a run to memoryBytes in bytes, however few blocks hold them", async () => {
+    // Strings of 256 KiB each: QuickJS counts 8 bytes for each block in this build (vm-malloc.ts).
+    // The runs that pass go first: a run ended at a limit takes its worker with it.
+    const memoryBytes = 4 * 1024 * 1024;
+    const hold = (count: number) => `const held = [];\nfor (let i = 0; i < ${count}; i++) held.push(String(i).padEnd(1 << 18, "x"));\nawait agent({ prompt: "p" });\nreturn held.length;`;
+    expect(value((await run(hold(8), { limits: { memoryBytes } })).result)).toBe(8);
+    // Garbage held only by cycles, which QuickJS collects late: collected when the heap passes the limit, not counted.
+    const cycles = "let n = 0;\nfor (let i = 0; i < 64; i++) { const a = { i }; a.self = a; a.big = String(i).padEnd(1 << 18, 'x'); n += a.big.length; }\nreturn n;";
+    expect(value((await run(cycles, { limits: { memoryBytes } })).result)).toBe(64 << 18);
+    // Seen at the script's next call to the host, which the failure names.
+    const limited = { kind: "limit", code: "memoryBytes", message: "memory limit (4194304) reached" };
+    expect(failure((await run(hold(24), { limits: { memoryBytes } })).result)).toMatchObject({ ...limited, line: 3 });
+    // 128 Ki arrays made in one native call, with no interrupt check, and returned: 384 KiB of JSON, megabytes held.
+    const quick = "return Array.from({ length: 1 << 17 }, () => []);";
+    expect(failure((await run(quick, { limits: { memoryBytes } })).result)).toEqual(limited);
+  });
+
   it("ends a script that fills its memory with small objects at the memory limit, while its own throw null stays its error", async () => {
     // The last small allocation leaves no room for QuickJS's out-of-memory error: it throws null instead.
     const memoryBytes = 8 * 1024 * 1024;
