@@ -13,6 +13,12 @@ export interface ParseWorkflowOptions {
   origin: WorkflowOrigin;
   /** Shown in errors and stack traces. */
   path?: string;
+  /**
+   * false: `meta.args` is checked only for being an object; the caller checks it as a JSON Schema
+   * (pi-flow does so in its schema worker, off Pi's thread: the check takes time in proportion to
+   * the schema). Default true: jsonSchemaProblem here.
+   */
+  checkArgsSchema?: boolean;
 }
 
 type Fail = (message: string, node?: Node) => never;
@@ -42,7 +48,7 @@ export function parseWorkflowTree(source: string, options: ParseWorkflowOptions,
   if (typeof apiVersion !== "number" || !SUPPORTED_API_VERSIONS.includes(apiVersion)) {
     fail(`unsupported apiVersion ${JSON.stringify(apiVersion)}; supported: ${SUPPORTED_API_VERSIONS.join(", ")}`, exported.apiVersion?.init);
   }
-  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail, savedName(options)) : {};
+  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail, savedName(options), options.checkArgsSchema ?? true) : {};
 
   const body = exported.main ? callMain(source, exported, program, fail) : blankExports(source, exported.ranges);
   const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body };
@@ -194,7 +200,7 @@ function propertyNode(meta: Node, key: string): Node {
   return found ?? meta;
 }
 
-function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | undefined): WorkflowMeta {
+function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | undefined, checkArgsSchema: boolean): WorkflowMeta {
   if (value === null || typeof value !== "object" || Array.isArray(value)) fail("`meta` must be an object literal", node);
   const meta = value as Record<string, JsonValue>;
   const at = (key: string) => propertyNode(node, key);
@@ -214,7 +220,7 @@ function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | 
   }
   if (meta.args !== undefined) {
     if (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args)) fail("`meta.args` must be a JSON Schema object", at("args"));
-    const problem = jsonSchemaProblem(meta.args);
+    const problem = checkArgsSchema ? jsonSchemaProblem(meta.args) : undefined;
     if (problem !== undefined) fail(`\`meta.args\` is not a valid JSON Schema: ${problem}`, at("args"));
   }
   if (meta.tools !== undefined && (!Array.isArray(meta.tools) || meta.tools.some((tool) => typeof tool !== "string"))) {

@@ -91,6 +91,25 @@ describe("parsing and arguments", () => {
     expect(await checkArgs(free, undefined)).toEqual({});
   });
 
+  test("an inline script's meta.args is checked as a JSON Schema in the schema worker, not on Pi's thread: the host walks none of it, and a bad one is still refused at launch, saying why and where", async () => {
+    // Counted, not timed: the host's own count of schema nodes walked stays where it was.
+    const { schemaSizeWalks } = await import("../../runtime/schema-check.ts");
+    const inline = (args: unknown) =>
+      parseSelected({ name: "inline", source: "inline", label: "inline.js", text: `// a model's script\nexport const meta = { args: ${JSON.stringify(args)} };\nreturn 1;` });
+    const before = schemaSizeWalks.nodes;
+    const files = { type: "object", properties: { file: { enum: Array.from({ length: 20_000 }, (_, index) => `src/file-${index}.ts`) } }, required: ["file"] };
+    expect(await checkArgs(inline(files), { file: "src/file-7.ts" })).toEqual({ file: "src/file-7.ts" });
+    const typo = inline({ type: "objekt" });
+    await expect(checkArgs(typo, {})).rejects.toMatchObject({
+      code: "script_invalid",
+      message: "meta.args is not a usable JSON Schema: type must be equal to one of the allowed values (inline.js, line 2, column 1)",
+    });
+    await expect(checkArgs(inline({ allOf: [{ $ref: "#" }] }), {})).rejects.toMatchObject({ code: "script_invalid", message: expect.stringMatching(/^meta\.args is not a usable JSON Schema: at \/allOf\/0 it refers back to itself .* \(inline\.js, line 2, column 1\)$/) });
+    const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 6_000 }, (_, index) => [`p${index}`, { type: "string" }])) };
+    await expect(checkArgs(inline(wide), {})).rejects.toMatchObject({ code: "script_invalid", message: expect.stringMatching(/the most a schema may \(MAX_SCHEMA_OBJECTS\) \(inline\.js, line 2, column 1\)$/) });
+    expect(schemaSizeWalks.nodes).toBe(before);
+  });
+
   test("args nested 10,000 levels deep (flow run --args reads them with JSON.parse, which does not overflow) are refused at valueDepth, not as a stack overflow", async () => {
     const free = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: "return 1;" });
     const deep = JSON.parse(`{"deep":${"[".repeat(10_000)}${"]".repeat(10_000)}}`) as Record<string, unknown>;

@@ -31,7 +31,8 @@ function describeWorkflow(dirs: WorkflowDirs, name: string): SavedWorkflowInfo {
   const selected = selectWorkflow({ workflow: name }, dirs);
   const source = selected.source as SavedWorkflowInfo["source"];
   try {
-    const { meta } = parseSelected(selected);
+    // Checked whole here: a workflow listed as usable must not be refused at launch.
+    const { meta } = parseSelected(selected, { checkArgsSchema: true });
     return { name, source, ...(meta.description ? { description: meta.description } : {}), ...(meta.args ? { args: meta.args } : {}) };
   } catch (error) {
     return { name, source, problem: error instanceof Error ? error.message : String(error) };
