@@ -204,10 +204,11 @@ describe("receipts", () => {
 
   test("a bad agent() call fails before a child is indexed: catchable, counted as failed, not as a child", async () => {
     // Built at run time: written whole in the call, the launch's literal checks would refuse it first.
-    const script = `const options = { description: "no selector", prompt: "p" };\ntry { await agent(options); } catch (e) { return e.code; }`;
+    const script = `const options = { description: "no selector", prompt: "p" };\ntry { await agent(options); } catch (e) { return [e.code, e.message]; }`;
     const { receipt, run } = await workflow({ script });
     expect(receipt).toMatchObject({ ok: true, warnings: ["handled_child_failures"] });
-    expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: "request_invalid" } });
+    // It names the roles this project has, as flow check does for one written whole.
+    expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: ["request_invalid", 'agent() call 1 ("no selector"): Give role or subagent_type (roles here: explorer, reviewer, worker).'] } });
   });
 
   test("an outputSchema built at run time that is no usable JSON Schema names the agent() call it was given to", async () => {

@@ -192,6 +192,14 @@ describe("agent() options", () => {
   });
 });
 
+test("an agent() call that names neither role nor subagent_type lists the project's roles, the first twenty of a project of many, then how many more", () => {
+  const roles = Array.from({ length: 30 }, (_, index) => `role-${String(index).padStart(2, "0")}`);
+  const options = { prompt: "p" };
+  expect(() => toChildCall(options as never, agentIdentity(options as never, 0), () => roles)).toThrow(
+    `Give role or subagent_type (roles here: ${roles.slice(0, 20).join(", ")}, … and 10 more).`,
+  );
+});
+
 describe("describeFailure", () => {
   test("names the limit, the script position, or the host's code", () => {
     expect(describeFailure({ kind: "limit", code: "agentCalls", message: "agent call limit (2) reached" })).toBe(
