@@ -2,16 +2,7 @@
 // with subagent_type), in words. external_delegate's schema says them as oneOf/not, where a schema
 // check would only say that no branch matched; agent()'s option check and prepareChild both ask here.
 import { FlowError } from "./errors.ts";
-
-/** The most names a message lists: a project may hold any number of role files or workflows. */
-export const MAX_LISTED_NAMES = 20;
-
-/** `names` sorted, the first MAX_LISTED_NAMES of them, then how many more: "a, b, … and 3 more". */
-export function listedNames(names: readonly string[]): string {
-  const sorted = [...names].sort();
-  const more = sorted.length > MAX_LISTED_NAMES ? `, … and ${sorted.length - MAX_LISTED_NAMES} more` : "";
-  return `${sorted.slice(0, MAX_LISTED_NAMES).join(", ")}${more}`;
-}
+import { listedNames } from "./listed-names.ts";
 
 /** " (roles here: …)" for a call that names neither role nor subagent_type; empty when there are none. */
 export const rolesHere = (roles: readonly string[]): string => (roles.length > 0 ? ` (roles here: ${listedNames(roles)})` : "");

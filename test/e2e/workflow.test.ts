@@ -128,6 +128,21 @@ describe("selecting the script", () => {
     expect(existsSync(pi.flowHome)).toBe(false);
   });
 
+  test("a script of hundreds of problems, or a meta.tools of thousands of unknown names, is refused in a message of the first twenty, then how many more: not every one into the model's context", async () => {
+    const names = Array.from({ length: 2_000 }, (_, index) => `tool_${index}`);
+    const tools = await workflow({ script: `export const meta = { tools: ${JSON.stringify(names)} };\nreturn 1;` });
+    expect(tools.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    expect(tools.receipt.error!.message).toMatch(new RegExp(`^meta\\.tools names ${names.slice(0, 20).join(", ")}, … and 1980 more, which this session cannot call \\(callable: `));
+    expect(tools.receipt.error!.message.length).toBeLessThan(2_000);
+    const calls = Array.from({ length: 500 }, (_, index) => `await agent({ role: "nope_${index}", prompt: "p" });`).join("\n");
+    const problems = await workflow({ script: calls });
+    expect(problems.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    const lines = problems.receipt.error!.message.split("\n");
+    expect(lines[0]).toMatch(/^inline\.js:1:\d+: role: "nope_0" is not a known role here \(known: explorer, reviewer, worker\)$/);
+    expect(lines.slice(-1)).toEqual(["… and 480 more problems (flow check lists them all)"]);
+    expect(lines).toHaveLength(21);
+  });
+
   test("args are checked against meta.args: request_invalid names the first violation", async () => {
     const { receipt } = await workflow({ workflow: "map", args: { items: ["a", 7], prompt: "p" } });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });

@@ -8,7 +8,8 @@
 import type { Node } from "acorn";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs, listRoles, profileFiles, roleDirs } from "../../harnesses/index.ts";
-import { listedNames, rolesHere } from "../../contract/child-target.ts";
+import { rolesHere } from "../../contract/child-target.ts";
+import { listedNames } from "../../contract/listed-names.ts";
 import type { Problem } from "./problem.ts";
 import { listSavedWorkflows, workflowDirs } from "./sources.ts";
 import { syntaxTree } from "./syntax-tree.ts";
