@@ -134,6 +134,10 @@ describe("selecting the script", () => {
     expect(tools.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
     expect(tools.receipt.error!.message).toMatch(new RegExp(`^meta\\.tools names ${names.slice(0, 20).join(", ")}, … and 1980 more, which this session cannot call \\(callable: `));
     expect(tools.receipt.error!.message.length).toBeLessThan(2_000);
+    // One name of 30,000 characters is cut short too.
+    const long = await workflow({ script: `export const meta = { tools: ["${"t".repeat(30_000)}"] };\nreturn 1;` });
+    expect(long.receipt.error!.message).toMatch(/^meta\.tools names t{100}… \[29900 more characters cut\], which this session cannot call/);
+    expect(long.receipt.error!.message.length).toBeLessThan(2_000);
     const calls = Array.from({ length: 500 }, (_, index) => `await agent({ role: "nope_${index}", prompt: "p" });`).join("\n");
     const problems = await workflow({ script: calls });
     expect(problems.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
@@ -141,6 +145,8 @@ describe("selecting the script", () => {
     expect(lines[0]).toMatch(/^inline\.js:1:\d+: role: "nope_0" is not a known role here \(known: explorer, reviewer, worker\)$/);
     expect(lines.slice(-1)).toEqual(["… and 480 more problems (flow check lists them all)"]);
     expect(lines).toHaveLength(21);
+    const longRole = await workflow({ script: `await agent({ role: "${"r".repeat(30_000)}", prompt: "p" });` });
+    expect(longRole.receipt.error!.message).toMatch(/^inline\.js:1:\d+: role: "r{100}… \[29900 more characters cut\]" is not a known role here/);
   });
 
   test("args are checked against meta.args: request_invalid names the first violation", async () => {

@@ -10,9 +10,13 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs, listRoles, profileFiles, roleDirs } from "../../harnesses/index.ts";
 import { rolesHere } from "../../contract/child-target.ts";
 import { listedNames } from "../../contract/listed-names.ts";
+import { capText } from "../../../runtime/text.ts";
 import type { Problem } from "./problem.ts";
 import { listSavedWorkflows, workflowDirs } from "./sources.ts";
 import { syntaxTree } from "./syntax-tree.ts";
+
+/** The most of a name a problem quotes: a script may write one a megabyte long. */
+const MAX_QUOTED_CHARS = 100;
 
 export interface KnownNames {
   roles: readonly string[];
@@ -137,7 +141,7 @@ export function literalTargetProblems(source: string, file: string, known: Known
         file,
         line: start.line,
         column: start.column + 1,
-        message: `${option}: "${value}" is not a known ${kinds[option]} here (${list.length > 0 ? `known: ${listedNames(list)}` : "none found"})`,
+        message: `${option}: "${capText(value, MAX_QUOTED_CHARS)}" is not a known ${kinds[option]} here (${list.length > 0 ? `known: ${listedNames(list)}` : "none found"})`,
       });
     }
   });
