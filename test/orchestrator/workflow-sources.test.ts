@@ -2,7 +2,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import type * as acorn from "acorn";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { takeSyntaxTree } from "../../runtime/parse.ts";
+import { literalProblems } from "../../src/orchestrator/workflow/script-check.ts";
 import { FlowError } from "../../src/contract/errors.ts";
 import { SCRIPT_MAX_BYTES } from "../../src/runs/user-file.ts";
 import { toChildCall } from "../../src/orchestrator/workflow/children.ts";
@@ -17,6 +20,17 @@ import {
   type ArgsPassing,
   type WorkflowDirs,
 } from "../../src/orchestrator/workflow/sources.ts";
+
+/** How many times acorn parsed a script: a launch reads one tree for each of its checks and the run's guard. */
+const parses = vi.hoisted(() => ({ count: 0 }));
+vi.mock("acorn", async (importOriginal) => {
+  const real = await importOriginal<typeof acorn>();
+  const parse = ((...args: Parameters<typeof real.parse>) => {
+    parses.count++;
+    return real.parse(...args);
+  }) as typeof real.parse;
+  return { ...real, parse };
+});
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {
@@ -108,6 +122,15 @@ describe("parsing and arguments", () => {
     const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 6_000 }, (_, index) => [`p${index}`, { type: "string" }])) };
     await expect(checkArgs(inline(wide), {})).rejects.toMatchObject({ code: "script_invalid", message: expect.stringMatching(/the most a schema may \(MAX_SCHEMA_OBJECTS\) \(inline\.js, line 2, column 1\)$/) });
     expect(schemaSizeWalks.nodes).toBe(before);
+  });
+
+  test("an inline script is parsed once for its launch, as a saved one is: its literal checks and its run's guard read that parse's tree (a 1 MiB script takes Pi's thread a third of a second a parse)", async () => {
+    const text = `export const meta = {};\nawait agent({ role: "explorer", prompt: "p" });\nreturn 1;`;
+    const before = parses.count;
+    const workflow = parseSelected({ name: "inline", source: "inline", label: "inline.js", text });
+    expect(await literalProblems(text, "inline.js", workflow, { roles: ["explorer"], agents: [], workflows: [] })).toEqual([]);
+    expect(takeSyntaxTree(workflow)).toBeDefined();
+    expect(parses.count - before).toBe(1);
   });
 
   test("args nested 10,000 levels deep (flow run --args reads them with JSON.parse, which does not overflow) are refused at valueDepth, not as a stack overflow", async () => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { FlowError } from "../../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES, sourceExcerpt } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
-import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { isWorkflowScriptError, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
 import { checkInWorker, outputSchemaProblem, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
@@ -112,9 +112,8 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
 export function parseSelected(selected: SelectedWorkflow, options: { checkArgsSchema?: boolean } = {}): ParsedWorkflow {
   const checkArgsSchema = options.checkArgsSchema ?? false;
   try {
-    if (selected.source === "inline") return parseWorkflow(selected.text, { origin: "inline", path: selected.label, checkArgsSchema });
-    // On the tree the literal checks of a saved workflow read too (launch.ts): one parse for both.
-    return parseOnTree(selected.text, { origin: "saved", path: selected.label, checkArgsSchema });
+    // On the tree the literal checks read too (launch.ts), inline or saved: one parse for both.
+    return parseOnTree(selected.text, { origin: selected.source === "inline" ? "inline" : "saved", path: selected.label, checkArgsSchema });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
     const excerpt = error.lineText === undefined ? "" : `\n${sourceExcerpt(error.lineText, error.column)}`;
