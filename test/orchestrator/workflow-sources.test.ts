@@ -6,6 +6,7 @@ import type * as acorn from "acorn";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { takeSyntaxTree } from "../../runtime/parse.ts";
 import { literalProblems } from "../../src/orchestrator/workflow/script-check.ts";
+import { readCatalog } from "../../src/orchestrator/workflow/catalog.ts";
 import { FlowError } from "../../src/contract/errors.ts";
 import { SCRIPT_MAX_BYTES } from "../../src/runs/user-file.ts";
 import { toChildCall } from "../../src/orchestrator/workflow/children.ts";
@@ -130,6 +131,27 @@ describe("parsing and arguments", () => {
     const workflow = parseSelected({ name: "inline", source: "inline", label: "inline.js", text });
     expect(await literalProblems(text, "inline.js", workflow, { roles: ["explorer"], agents: [], workflows: [] })).toEqual([]);
     expect(takeSyntaxTree(workflow)).toBeDefined();
+    expect(parses.count - before).toBe(1);
+  });
+
+  test("the catalog (external_help's workflows, /flow workflows) parses on Pi's thread only a saved workflow whose file changed since it last listed it", () => {
+    mkdirSync(dirs.project, { recursive: true });
+    const write = (name: string, description: string) =>
+      writeFileSync(join(dirs.project, `${name}.js`), `export const apiVersion = 1;\nexport const meta = { description: ${JSON.stringify(description)}, args: { type: "object" } };\nreturn 1;\n`);
+    write("first", "One.");
+    write("second", "Two.");
+    const list = () => readCatalog(join(root, "project"), join(root, "home"), true).workflows;
+    const shown = list();
+    expect(shown.filter((workflow) => workflow.source === "project")).toEqual([
+      { name: "first", source: "project", description: "One.", args: { type: "object" } },
+      { name: "second", source: "project", description: "Two.", args: { type: "object" } },
+    ]);
+    let before = parses.count;
+    expect(list()).toEqual(shown);
+    expect(parses.count - before).toBe(0);
+    write("second", "Two, changed.");
+    before = parses.count;
+    expect(list().find((workflow) => workflow.name === "second")?.description).toBe("Two, changed.");
     expect(parses.count - before).toBe(1);
   });
 
