@@ -1,7 +1,11 @@
 // Reads an acorn expression as a literal JSON value without evaluating anything: objects with
 // plain keys, arrays without holes or spreads, strings, finite numbers, booleans and null.
 import type { Expression, Node } from "acorn";
+import { capText } from "./text.ts";
 import type { JsonValue } from "./types.ts";
+
+/** The most of a key a refusal quotes: a key may be a megabyte long. */
+const MAX_KEY_CHARS = 100;
 
 export class NotLiteralError extends Error {
   readonly node: Node;
@@ -11,7 +15,11 @@ export class NotLiteralError extends Error {
   }
 }
 
-export function readLiteral(node: Expression): JsonValue {
+/**
+ * `duplicateKeys`: "refuse" (meta: a second `tools` below the first would grant unseen) or "last",
+ * as JavaScript evaluates the object (a literal agent() option, checked as the run will see it).
+ */
+export function readLiteral(node: Expression, duplicateKeys: "refuse" | "last" = "refuse"): JsonValue {
   switch (node.type) {
     case "Literal": {
       const value = node.value;
@@ -35,7 +43,7 @@ export function readLiteral(node: Expression): JsonValue {
       return node.elements.map((element) => {
         if (element === null) throw new NotLiteralError("arrays must not have holes", node);
         if (element.type === "SpreadElement") throw new NotLiteralError("spread is not literal", element);
-        return readLiteral(element);
+        return readLiteral(element, duplicateKeys);
       });
     case "ObjectExpression": {
       const out: Record<string, JsonValue> = {};
@@ -49,7 +57,9 @@ export function readLiteral(node: Expression): JsonValue {
           : property.key.type === "Literal" && typeof property.key.value === "string" ? property.key.value : undefined;
         if (key === undefined) throw new NotLiteralError("object keys must be names or strings", property.key);
         if (key === "__proto__") throw new NotLiteralError("__proto__ is not allowed as a key", property.key);
-        out[key] = readLiteral(property.value as Expression);
+        // JavaScript keeps the last silently: a second `tools` far below the first grants what a reader of the first does not see.
+        if (duplicateKeys === "refuse" && Object.hasOwn(out, key)) throw new NotLiteralError(`writes the key ${JSON.stringify(capText(key, MAX_KEY_CHARS))} twice: JavaScript would keep only the last; write it once`, property.key);
+        out[key] = readLiteral(property.value as Expression, duplicateKeys);
       }
       return out;
     }

@@ -5,6 +5,7 @@ import { WorkflowScriptError } from "./errors.ts";
 import { LimitsError, resolveLimits } from "./limits.ts";
 import { NotLiteralError, readLiteral } from "./literal.ts";
 import { jsonSchemaProblem } from "./schema-check.ts";
+import { capText } from "./text.ts";
 import type { JsonValue, ParsedWorkflow, WorkflowMeta, WorkflowOrigin } from "./types.ts";
 
 export const SUPPORTED_API_VERSIONS: readonly number[] = [1];
@@ -13,9 +14,19 @@ export interface ParseWorkflowOptions {
   origin: WorkflowOrigin;
   /** Shown in errors and stack traces. */
   path?: string;
+  /**
+   * false: `meta.args` is checked only for being an object; the caller checks it as a JSON Schema
+   * (pi-flow does so in its schema worker, off Pi's thread: the check takes time in proportion to
+   * the schema). Default true: jsonSchemaProblem here.
+   */
+  checkArgsSchema?: boolean;
 }
 
 type Fail = (message: string, node?: Node) => never;
+
+/** The most of a key, name or value a refusal quotes: the script may write one a megabyte long. */
+const MAX_QUOTE_CHARS = 100;
+const quoted = (text: string): string => capText(text, MAX_QUOTE_CHARS);
 
 /** Throws WorkflowScriptError (`code: "script_invalid"`, 1-based `line`/`column`) when the script cannot run. */
 export function parseWorkflow(source: string, options: ParseWorkflowOptions): ParsedWorkflow {
@@ -40,9 +51,9 @@ export function parseWorkflowTree(source: string, options: ParseWorkflowOptions,
 
   const apiVersion = exported.apiVersion ? literalOf(exported.apiVersion, "apiVersion", fail) : 1;
   if (typeof apiVersion !== "number" || !SUPPORTED_API_VERSIONS.includes(apiVersion)) {
-    fail(`unsupported apiVersion ${JSON.stringify(apiVersion)}; supported: ${SUPPORTED_API_VERSIONS.join(", ")}`, exported.apiVersion?.init);
+    fail(`unsupported apiVersion ${quoted(JSON.stringify(apiVersion))}; supported: ${SUPPORTED_API_VERSIONS.join(", ")}`, exported.apiVersion?.init);
   }
-  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail, savedName(options)) : {};
+  const meta = exported.meta ? checkMeta(literalOf(exported.meta, "meta", fail), exported.meta.init, fail, savedName(options), options.checkArgsSchema ?? true) : {};
 
   const body = exported.main ? callMain(source, exported, program, fail) : blankExports(source, exported.ranges);
   const parsed: ParsedWorkflow = { apiVersion: 1, meta, origin: options.origin, source, body };
@@ -194,27 +205,27 @@ function propertyNode(meta: Node, key: string): Node {
   return found ?? meta;
 }
 
-function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | undefined): WorkflowMeta {
+function checkMeta(value: JsonValue, node: Node, fail: Fail, fileName: string | undefined, checkArgsSchema: boolean): WorkflowMeta {
   if (value === null || typeof value !== "object" || Array.isArray(value)) fail("`meta` must be an object literal", node);
   const meta = value as Record<string, JsonValue>;
   const at = (key: string) => propertyNode(node, key);
   for (const key of Object.keys(meta)) {
     if ((META_KEYS as readonly string[]).includes(key)) continue;
     const near = closestName(key, META_KEYS);
-    fail(`unknown meta key \`${key}\`${near ? `; did you mean \`${near}\`?` : ""} (meta takes ${META_KEYS.join(", ")})`, at(key));
+    fail(`unknown meta key \`${quoted(key)}\`${near ? `; did you mean \`${near}\`?` : ""} (meta takes ${META_KEYS.join(", ")})`, at(key));
   }
   for (const key of ["name", "description"] as const) {
     if (meta[key] !== undefined && typeof meta[key] !== "string") fail(`\`meta.${key}\` must be a string`, at(key));
   }
   if (fileName !== undefined && meta.name !== undefined && meta.name !== fileName) {
     // Say both ways out: a newcomer often copies a workflow to a new file and keeps its name.
-    const named = String(meta.name);
+    const named = quoted(String(meta.name));
     const rename = /^[\w.-]+$/.test(named) ? `, or rename the file ${named}.js` : "";
     fail(`\`meta.name\` is "${named}" but the file is ${fileName}.js: a saved workflow is called by its file name; write \`name: "${fileName}"\` or leave \`name\` out${rename}`, at("name"));
   }
   if (meta.args !== undefined) {
     if (meta.args === null || typeof meta.args !== "object" || Array.isArray(meta.args)) fail("`meta.args` must be a JSON Schema object", at("args"));
-    const problem = jsonSchemaProblem(meta.args);
+    const problem = checkArgsSchema ? jsonSchemaProblem(meta.args) : undefined;
     if (problem !== undefined) fail(`\`meta.args\` is not a valid JSON Schema: ${problem}`, at("args"));
   }
   if (meta.tools !== undefined && (!Array.isArray(meta.tools) || meta.tools.some((tool) => typeof tool !== "string"))) {

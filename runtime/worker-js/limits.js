@@ -1,7 +1,11 @@
 // Generated from runtime/limits.ts by runtime/compile-worker.ts. Do not edit: run npm run build:worker.
 // Limits fail closed: every limit has a default and a hard ceiling, and a request above the
 // ceiling is refused (not clamped) so an author learns at once that the run cannot have it.
+import { capText } from "./text.js";
                                                             
+
+/** The most of an unknown limit's name a refusal quotes: a script may write one a megabyte long. */
+const MAX_QUOTE_CHARS = 100;
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -110,7 +114,7 @@ export function resolveLimits(requested                                   = {}) 
   const limits                 = { ...DEFAULT_LIMITS };
   for (const [name, value] of Object.entries(requested)) {
     if (value === undefined) continue;
-    if (!isLimitName(name)) throw new LimitsError(name, `unknown limit "${name}"`);
+    if (!isLimitName(name)) throw new LimitsError(name, `unknown limit "${capText(name, MAX_QUOTE_CHARS)}"`);
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
       throw new LimitsError(name, `limits.${name} must be a positive integer`);
     }

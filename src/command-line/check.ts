@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
-import { readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
+import { printable, readUserFile, SCRIPT_MAX_BYTES } from "../runs/index.ts";
 import { REPLAY_MODES, type ReplayMode } from "../harnesses/index.ts";
 import { checkWorkflowSource, formatProblem, knownNames as workflowKnownNames, literalTargetProblems, requestedTools, type KnownNames, type Problem } from "../orchestrator/workflow/index.ts";
 import { CHECK_USAGE } from "./usage.ts";
@@ -65,7 +65,8 @@ export async function checkCommand(argv: readonly string[]): Promise<number> {
   } finally {
     await headless?.close();
   }
-  const lines = problems.map(formatProblem);
+  // A message quotes what the file wrote (a meta key, a role name): no escape sequence of it, nor a secret, reaches the terminal.
+  const lines = problems.map((problem) => formatProblem({ ...problem, message: printable(problem.message) }));
   const cassetteReport = checkCassettes(cassettes, mode ?? "loose");
   lines.push(...cassetteReport.problems);
   for (const line of lines) process.stdout.write(`${line}\n`);

@@ -130,19 +130,31 @@ Put it in the project's .pi/flow/roles/<name>.md or the user's Flow roles direct
 subagent_type instead selects a Pi agent definition (.pi/agents/ or Pi's agents/) and always runs on the pi harness.
 A child never outranks this session: it gets its role's tools only where this session holds them now (grep, find and ls come with read), minus disallowedTools. Tools withheld that way are named in the receipt (warning tools_withheld); without write, edit and bash, claude and codex children run read-only. A cwd outside this session's working directory needs this session to hold bash, and a writing child never gets a filesystem root.`;
 
-/** The roles available here, then the role file format. */
+/**
+ * What the roles list shows of each role, and how many it lists, as for saved workflows: a
+ * project's role files may be any number, each a description and a tools list of any length.
+ */
+const MAX_LISTED_ROLES = 100;
+const MAX_ROLE_DESCRIPTION_CHARS = 500;
+const MAX_ROLE_TOOLS_CHARS = 500;
+
+function roleLine(role: RoleInfo): string {
+  if (role.problem) return `- ${role.name} (${role.source}): cannot be used: ${capText(role.problem, MAX_ROLE_DESCRIPTION_CHARS)}`;
+  const tools = role.tools ? ` Tools: ${capText(role.tools.join(", "), MAX_ROLE_TOOLS_CHARS)}.` : " Tools: Pi's defaults.";
+  return `- ${role.name} (${role.source}): ${capText(role.description, MAX_ROLE_DESCRIPTION_CHARS)}${tools}`;
+}
+
+/** The roles available here (the first MAX_LISTED_ROLES, each cut short past its bounds), then the role file format. */
 export function rolesHelp(roles?: readonly RoleInfo[]): string {
   const lines = roles
-    ? roles.map((role) =>
-        role.problem
-          ? `- ${role.name} (${role.source}): cannot be used: ${role.problem}`
-          : `- ${role.name} (${role.source}): ${role.description}${role.tools ? ` Tools: ${role.tools.join(", ")}.` : " Tools: Pi's defaults."}`,
-      )
+    ? roles.slice(0, MAX_LISTED_ROLES).map(roleLine)
     : [
         "- worker (builtin): can edit files and run commands.",
         "- explorer (builtin): read-only investigation.",
         "- reviewer (builtin): read-only review; independent by default.",
       ];
+  const more = (roles?.length ?? 0) - lines.length;
+  if (more > 0) lines.push(`… and ${more} more roles (the structured answer's roles lists them all)`);
   return ["Roles choose a child's system prompt, tools and default context. Available here:", ...lines, "", ROLE_FILE_FORMAT].join("\n");
 }
 

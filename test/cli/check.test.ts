@@ -73,6 +73,16 @@ test("a syntax error quotes its line under the message, cut around the column, a
   expect(quoted![under!.length - 1]).toBe(";");
 });
 
+test("a problem quoting what the file wrote prints no escape sequence of it to the terminal: an OSC 52 in a meta key would write the clipboard, a CSI in a role name clear the screen", async () => {
+  const file = sandbox.file("escapes.js", `${HEAD}export const meta = { "\\u001b]52;c;ZWNobyBwd25lZA==\\u0007desc": "x" };\nreturn 1;\n`);
+  const shown = await flowInProcess(["check", file], { env: sandbox.env });
+  expect(shown.stdout).toBe(`${file}:2:23: unknown meta key \`desc\` (meta takes name, description, args, limits, tools)\n`);
+  const role = sandbox.file("role-escapes.js", `${HEAD}export const meta = {};\nawait agent({ role: "\\u001b[2J\\u001b[31mreviewr", prompt: "x" });\n`);
+  const cleared = await flowInProcess(["check", role], { env: sandbox.env });
+  expect(cleared.stdout).not.toMatch(/\u001b/);
+  expect(cleared.stdout).toContain(': role: "reviewr" is not a known role here');
+});
+
 test("a script's own `tools` or `agent` binding is its own: its calls are not checked as the globals'", async () => {
   const file = sandbox.file("shadow.js", `${HEAD}export const meta = {};\nconst tools = { mine: () => 1 };\nfunction run(agent) { return agent({ anything: 1 }); }\nreturn [tools.mine(), run((options) => options)];\n`);
   const result = await flowInProcess(["check", file], { env: sandbox.env });

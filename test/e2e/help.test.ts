@@ -150,6 +150,23 @@ describe("external_help called directly by the model", () => {
     expect(result.text).toContain("context: none");
   });
 
+  test("the roles topic's text stays short with a project of many role files, long descriptions and long tool lists: the structured answer keeps them whole", async () => {
+    const rolesDir = join(pi.cwd, ".pi", "flow", "roles");
+    mkdirSync(rolesDir, { recursive: true });
+    const tools = Array.from({ length: 400 }, (_, index) => `tool_${index}`);
+    const description = "Audits. ".repeat(1_000).trim();
+    writeFileSync(join(rolesDir, "a-wordy.md"), `---\ndescription: ${description}\ntools: ${tools.join(", ")}\n---\nYou audit.\n`);
+    for (let index = 0; index < 120; index++) writeFileSync(join(rolesDir, `r${String(index).padStart(3, "0")}.md`), `---\ndescription: Role ${index}.\n---\nYou help.\n`);
+    const result = await pi.callTool("external_help", { topic: "roles" });
+    const data = (result.structuredContent as Envelope).data as { roles: Array<Record<string, unknown>> };
+    expect(data.roles.length).toBeGreaterThanOrEqual(124);
+    expect(data.roles.find((role) => role.name === "a-wordy")).toMatchObject({ description, tools });
+    expect(result.text).toMatch(/^- a-wordy \(project\): (Audits\. )+.*… \[\d+ more characters cut\] Tools: tool_0, tool_1, .*… \[\d+ more characters cut\]\.$/m);
+    expect(result.text).toContain(`… and ${data.roles.length - 100} more roles (the structured answer's roles lists them all)`);
+    expect(result.text).toContain(".pi/flow/roles/<name>.md");
+    expect(result.text.length).toBeLessThan(20_000);
+  });
+
   test("the limits topic states the limits the runtime enforces", async () => {
     const result = await pi.callTool("external_help", { topic: "limits" });
     for (const name of LIMIT_NAMES) {

@@ -128,6 +128,27 @@ describe("selecting the script", () => {
     expect(existsSync(pi.flowHome)).toBe(false);
   });
 
+  test("a script of hundreds of problems, or a meta.tools of thousands of unknown names, is refused in a message of the first twenty, then how many more: not every one into the model's context", async () => {
+    const names = Array.from({ length: 2_000 }, (_, index) => `tool_${index}`);
+    const tools = await workflow({ script: `export const meta = { tools: ${JSON.stringify(names)} };\nreturn 1;` });
+    expect(tools.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    expect(tools.receipt.error!.message).toMatch(new RegExp(`^meta\\.tools names ${names.slice(0, 20).join(", ")}, … and 1980 more, which this session cannot call \\(callable: `));
+    expect(tools.receipt.error!.message.length).toBeLessThan(2_000);
+    // One name of 30,000 characters is cut short too.
+    const long = await workflow({ script: `export const meta = { tools: ["${"t".repeat(30_000)}"] };\nreturn 1;` });
+    expect(long.receipt.error!.message).toMatch(/^meta\.tools names t{100}… \[29900 more characters cut\], which this session cannot call/);
+    expect(long.receipt.error!.message.length).toBeLessThan(2_000);
+    const calls = Array.from({ length: 500 }, (_, index) => `await agent({ role: "nope_${index}", prompt: "p" });`).join("\n");
+    const problems = await workflow({ script: calls });
+    expect(problems.receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "script_invalid" } });
+    const lines = problems.receipt.error!.message.split("\n");
+    expect(lines[0]).toMatch(/^inline\.js:1:\d+: role: "nope_0" is not a known role here \(known: explorer, reviewer, worker\)$/);
+    expect(lines.slice(-1)).toEqual(["… and 480 more problems (flow check lists them all)"]);
+    expect(lines).toHaveLength(21);
+    const longRole = await workflow({ script: `await agent({ role: "${"r".repeat(30_000)}", prompt: "p" });` });
+    expect(longRole.receipt.error!.message).toMatch(/^inline\.js:1:\d+: role: "r{100}… \[29900 more characters cut\]" is not a known role here/);
+  });
+
   test("args are checked against meta.args: request_invalid names the first violation", async () => {
     const { receipt } = await workflow({ workflow: "map", args: { items: ["a", 7], prompt: "p" } });
     expect(receipt).toMatchObject({ ok: false, data: { run: null }, error: { code: "request_invalid" } });
@@ -204,10 +225,11 @@ describe("receipts", () => {
 
   test("a bad agent() call fails before a child is indexed: catchable, counted as failed, not as a child", async () => {
     // Built at run time: written whole in the call, the launch's literal checks would refuse it first.
-    const script = `const options = { description: "no selector", prompt: "p" };\ntry { await agent(options); } catch (e) { return e.code; }`;
+    const script = `const options = { description: "no selector", prompt: "p" };\ntry { await agent(options); } catch (e) { return [e.code, e.message]; }`;
     const { receipt, run } = await workflow({ script });
     expect(receipt).toMatchObject({ ok: true, warnings: ["handled_child_failures"] });
-    expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: "request_invalid" } });
+    // It names the roles this project has, as flow check does for one written whole.
+    expect(run).toMatchObject({ children: { count: 0, failed: 1 }, output: { value: ["request_invalid", 'agent() call 1 ("no selector"): Give role or subagent_type (roles here: explorer, reviewer, worker).'] } });
   });
 
   test("an outputSchema built at run time that is no usable JSON Schema names the agent() call it was given to", async () => {

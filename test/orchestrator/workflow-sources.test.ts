@@ -2,7 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import type * as acorn from "acorn";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { takeSyntaxTree } from "../../runtime/parse.ts";
+import { literalProblems } from "../../src/orchestrator/workflow/script-check.ts";
+import { readCatalog } from "../../src/orchestrator/workflow/catalog.ts";
 import { FlowError } from "../../src/contract/errors.ts";
 import { SCRIPT_MAX_BYTES } from "../../src/runs/user-file.ts";
 import { toChildCall } from "../../src/orchestrator/workflow/children.ts";
@@ -17,6 +21,17 @@ import {
   type ArgsPassing,
   type WorkflowDirs,
 } from "../../src/orchestrator/workflow/sources.ts";
+
+/** How many times acorn parsed a script: a launch reads one tree for each of its checks and the run's guard. */
+const parses = vi.hoisted(() => ({ count: 0 }));
+vi.mock("acorn", async (importOriginal) => {
+  const real = await importOriginal<typeof acorn>();
+  const parse = ((...args: Parameters<typeof real.parse>) => {
+    parses.count++;
+    return real.parse(...args);
+  }) as typeof real.parse;
+  return { ...real, parse };
+});
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {
@@ -89,6 +104,55 @@ describe("parsing and arguments", () => {
     const free = parseSelected({ name: "inline", source: "inline", label: "inline.js", text: "return 1;" });
     expect(await checkArgs(free, { anything: 1 })).toEqual({ anything: 1 });
     expect(await checkArgs(free, undefined)).toEqual({});
+  });
+
+  test("an inline script's meta.args is checked as a JSON Schema in the schema worker, not on Pi's thread: the host walks none of it, and a bad one is still refused at launch, saying why and where", async () => {
+    // Counted, not timed: the host's own count of schema nodes walked stays where it was.
+    const { schemaSizeWalks } = await import("../../runtime/schema-check.ts");
+    const inline = (args: unknown) =>
+      parseSelected({ name: "inline", source: "inline", label: "inline.js", text: `// a model's script\nexport const meta = { args: ${JSON.stringify(args)} };\nreturn 1;` });
+    const before = schemaSizeWalks.nodes;
+    const files = { type: "object", properties: { file: { enum: Array.from({ length: 2_000 }, (_, index) => `src/file-${index}.ts`) } }, required: ["file"] };
+    expect(await checkArgs(inline(files), { file: "src/file-7.ts" })).toEqual({ file: "src/file-7.ts" });
+    const typo = inline({ type: "objekt" });
+    await expect(checkArgs(typo, {})).rejects.toMatchObject({
+      code: "script_invalid",
+      message: "meta.args is not a usable JSON Schema: type must be equal to one of the allowed values (inline.js, line 2, column 1)",
+    });
+    await expect(checkArgs(inline({ allOf: [{ $ref: "#" }] }), {})).rejects.toMatchObject({ code: "script_invalid", message: expect.stringMatching(/^meta\.args is not a usable JSON Schema: at \/allOf\/0 it refers back to itself .* \(inline\.js, line 2, column 1\)$/) });
+    const wide = { type: "object", properties: Object.fromEntries(Array.from({ length: 6_000 }, (_, index) => [`p${index}`, { type: "string" }])) };
+    await expect(checkArgs(inline(wide), {})).rejects.toMatchObject({ code: "script_invalid", message: expect.stringMatching(/the most a schema may \(MAX_SCHEMA_OBJECTS\) \(inline\.js, line 2, column 1\)$/) });
+    expect(schemaSizeWalks.nodes).toBe(before);
+  });
+
+  test("an inline script is parsed once for its launch, as a saved one is: its literal checks and its run's guard read that parse's tree (a 1 MiB script takes Pi's thread a third of a second a parse)", async () => {
+    const text = `export const meta = {};\nawait agent({ role: "explorer", prompt: "p" });\nreturn 1;`;
+    const before = parses.count;
+    const workflow = parseSelected({ name: "inline", source: "inline", label: "inline.js", text });
+    expect(await literalProblems(text, "inline.js", workflow, { roles: ["explorer"], agents: [], workflows: [] })).toEqual([]);
+    expect(takeSyntaxTree(workflow)).toBeDefined();
+    expect(parses.count - before).toBe(1);
+  });
+
+  test("the catalog (external_help's workflows, /flow workflows) parses on Pi's thread only a saved workflow whose file changed since it last listed it", () => {
+    mkdirSync(dirs.project, { recursive: true });
+    const write = (name: string, description: string) =>
+      writeFileSync(join(dirs.project, `${name}.js`), `export const apiVersion = 1;\nexport const meta = { description: ${JSON.stringify(description)}, args: { type: "object" } };\nreturn 1;\n`);
+    write("first", "One.");
+    write("second", "Two.");
+    const list = () => readCatalog(join(root, "project"), join(root, "home"), true).workflows;
+    const shown = list();
+    expect(shown.filter((workflow) => workflow.source === "project")).toEqual([
+      { name: "first", source: "project", description: "One.", args: { type: "object" } },
+      { name: "second", source: "project", description: "Two.", args: { type: "object" } },
+    ]);
+    let before = parses.count;
+    expect(list()).toEqual(shown);
+    expect(parses.count - before).toBe(0);
+    write("second", "Two, changed.");
+    before = parses.count;
+    expect(list().find((workflow) => workflow.name === "second")?.description).toBe("Two, changed.");
+    expect(parses.count - before).toBe(1);
   });
 
   test("args nested 10,000 levels deep (flow run --args reads them with JSON.parse, which does not overflow) are refused at valueDepth, not as a stack overflow", async () => {
@@ -171,6 +235,14 @@ describe("agent() options", () => {
     expect(() => toChildCall(options as never, agentIdentity(options as never, 0))).toThrow(message);
     expect(codeOf(() => toChildCall(options as never, agentIdentity(options as never, 0)))).toBe("request_invalid");
   });
+});
+
+test("an agent() call that names neither role nor subagent_type lists the project's roles, the first twenty of a project of many, then how many more", () => {
+  const roles = Array.from({ length: 30 }, (_, index) => `role-${String(index).padStart(2, "0")}`);
+  const options = { prompt: "p" };
+  expect(() => toChildCall(options as never, agentIdentity(options as never, 0), () => roles)).toThrow(
+    `Give role or subagent_type (roles here: ${roles.slice(0, 20).join(", ")}, … and 10 more).`,
+  );
 });
 
 describe("describeFailure", () => {

@@ -104,6 +104,32 @@ describe("parseWorkflow", () => {
     expect(error.line).toBe(1);
   });
 
+  it("refuses a key written twice in meta, at any depth: the reader of the first would not see that the second wins", () => {
+    // A grant hidden below a long meta: whoever reviews the first `tools` reads a workflow that cannot write.
+    const hidden = invalid(`export const meta = {\n  tools: ["external_runs"],\n  description: "Reads.",\n  tools: ["bash", "write"],\n};\nreturn 1;`);
+    expect(hidden.message).toBe("`meta` writes the key \"tools\" twice: JavaScript would keep only the last; write it once");
+    expect([hidden.line, hidden.column]).toEqual([4, 3]);
+    expect(invalid(`export const meta = { args: { type: "object", properties: { a: { type: "string" }, a: { type: "number" } } } };`).message).toMatch(/^`meta` writes the key "a" twice/);
+    expect(invalid(`export const meta = { description: "a", "description": "b" };`).message).toMatch(/"description" twice/);
+  });
+
+  it("quotes a long key, name or apiVersion it refuses cut short: a 300,000-character key went into the message whole, into the model's context", () => {
+    const long = "k".repeat(300_000);
+    const cut = /k{99}… \[2999\d\d more characters cut\]/;
+    for (const source of [
+      `export const meta = { "${long}": 1 };`,
+      `export const meta = { limits: { "${long}": 1 } };`,
+      `export const apiVersion = "${long}";`,
+    ]) {
+      const message = invalid(source).message;
+      expect(message).toMatch(cut);
+      expect(message.length).toBeLessThan(500);
+    }
+    const named = invalid(`export const apiVersion = 1;\nexport const meta = { name: "${long}" };`, "saved").message;
+    expect(named).toMatch(/^`meta.name` is "k{100}… \[299900 more characters cut\]" but the file is wf\.js/);
+    expect(named.length).toBeLessThan(500);
+  });
+
   it("checks meta fields and limits against their ceilings", () => {
     expect(invalid("export const meta = { name: 3 };").message).toMatch(/meta.name/);
     expect(invalid("export const meta = { tools: [1] };").message).toMatch(/meta.tools/);

@@ -5,6 +5,7 @@ export { MAX_CHILD_TIMEOUT_MS, prepareChild } from "./prepare-child.ts";
 export type { PreparedChild } from "./launch-types.ts";
 export { launchChild, TOOLS_WITHHELD, type ChildCall, type LaunchedChild, type LaunchEnvironment, type SettledChild } from "./launch-child.ts";
 export { resolveResume, type ResumeSource } from "./resume-source.ts";
+export { availableRoles } from "./profile.ts";
 export { launchTurn } from "./launch-pace.ts";
 export { placeChild } from "./fleet-placement.ts";
 export { backgroundLimit, backgroundQueueLimit, foregroundQueueFull, foregroundWorkflowSlots, queueFull, Slots } from "./slots.ts";

@@ -12,7 +12,7 @@ import { boundChildTools, chooseHarness, outputSchemaProblem } from "../../harne
 import { isolationRepository } from "../../isolation/index.ts";
 import { checkChildCwd } from "./cwd.ts";
 import type { ChildCall, LaunchEnvironment, PreparedChild } from "./launch-types.ts";
-import { askedHarness, childIsolation, selectProfile } from "./profile.ts";
+import { askedHarness, availableRoles, childIsolation, selectProfile } from "./profile.ts";
 import { resolveResume } from "./resume-source.ts";
 
 
@@ -61,7 +61,7 @@ async function checkRequest(call: ChildCall, env: LaunchEnvironment, signal: Abo
   checkNotBlank(call.description, "description", "give the run a short label, or leave description out where it is optional");
   checkText(call.description, "description", MAX_DESCRIPTION_CHARS, NUL);
   for (const key of ["role", "subagent_type", "harness", "model"] as const) checkText(call[key], key, MAX_NAME_CHARS);
-  checkTarget(call);
+  checkTarget(call, () => availableRoles(env));
   // Field types and minimums (maxTurns, maxToolCalls, timeoutMs, ...) were checked against the
   // schema already: by Pi for external_delegate, by checkAgentOptions for agent().
   if (call.resume !== undefined && typeof call.resume !== "string") throw new FlowError("request_invalid", "resume must be a run ID.");

@@ -1,5 +1,5 @@
 import { FlowError } from "../../contract/errors.ts";
-import { agentDefinitionDirs, resolveAgentDefinition, isCliHarness, resolveRole, roleDirs, type ChildProfile, type SharedResources } from "../../harnesses/index.ts";
+import { agentDefinitionDirs, resolveAgentDefinition, isCliHarness, listRoles, resolveRole, roleDirs, type ChildProfile, type SharedResources } from "../../harnesses/index.ts";
 import { needsTrustDecision, TRUST_HINT } from "../../trust/project-trust.ts";
 import type { ResumeSource } from "./resume-source.ts";
 
@@ -23,6 +23,9 @@ export function selectProfile(call: { role?: string; subagent_type?: string }, p
   const key = JSON.stringify([call.subagent_type ?? null, call.role ?? null, place.cwd, place.agentDir, place.flowUserDir, place.projectTrusted]);
   return shared.profile(key, () => readProfile(call, place));
 }
+
+/** The roles a call at `place` can select (built in, the user's and, when trusted, the project's). */
+export const availableRoles = (place: Omit<ProfilePlace, "agentDir" | "sharedResources">): string[] => listRoles(roleDirs(place.cwd, place.flowUserDir, place.projectTrusted));
 
 function readProfile(call: { role?: string; subagent_type?: string }, place: ProfilePlace): ChildProfile {
   try {

@@ -18,8 +18,11 @@ function agentChecker(): NonNullable<typeof checker> {
   return checker;
 }
 
-/** Throws request_invalid naming the first problem; on success `options` is a ChildCall without its default description. */
-export function checkAgentOptions(options: unknown): asserts options is Omit<ChildCall, "description"> & { description?: string } {
+/**
+ * Throws request_invalid naming the first problem; on success `options` is a ChildCall without its
+ * default description. `roles`: the project's roles, named when the call selects neither a role nor an agent definition.
+ */
+export function checkAgentOptions(options: unknown, roles?: () => readonly string[]): asserts options is Omit<ChildCall, "description"> & { description?: string } {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new FlowError("request_invalid", "agent() takes one options object.");
   }
@@ -32,7 +35,7 @@ export function checkAgentOptions(options: unknown): asserts options is Omit<Chi
     });
     throw new FlowError("request_invalid", `agent() does not take ${named.join(", ")}.`);
   }
-  checkTarget(options); // the branch rules first, in words
+  checkTarget(options, roles); // the branch rules first, in words
   const violation = firstViolation(validator, options);
   if (!violation) return;
   const path = violation.pointer.slice(1).replaceAll("/", ".");

@@ -3,7 +3,7 @@
 // listed with its problem, so a model learns why it cannot be used.
 import type { JsonValue } from "../../../runtime/index.ts";
 import { listRoles, resolveRole, roleDirs } from "../../harnesses/index.ts";
-import { listSavedWorkflows, parseSelected, selectWorkflow, workflowDirs, type WorkflowDirs } from "./sources.ts";
+import { listSavedWorkflows, parseSelected, selectWorkflow, workflowDirs, type SelectedWorkflow, type WorkflowDirs } from "./sources.ts";
 
 export interface SavedWorkflowInfo {
   name: string;
@@ -27,11 +27,41 @@ export interface Catalog {
   roles: RoleInfo[];
 }
 
+/**
+ * Each saved workflow as last described, by its file's text and where it was found: every help
+ * call reads every file, and parses (on Pi's thread) only one that changed. Least recently used
+ * first out, past DESCRIBED_CHARS of text (a file may be a megabyte).
+ */
+const described = new Map<string, { info: SavedWorkflowInfo; chars: number }>();
+let describedChars = 0;
+const DESCRIBED_CHARS = 4 * 1024 * 1024;
+
 function describeWorkflow(dirs: WorkflowDirs, name: string): SavedWorkflowInfo {
   const selected = selectWorkflow({ workflow: name }, dirs);
+  const key = `${selected.source}\0${selected.label}\0${selected.text}`;
+  const kept = described.get(key);
+  if (kept !== undefined) {
+    described.delete(key);
+    described.set(key, kept); // now the most recently used
+    return kept.info;
+  }
+  const info = readDescription(selected);
+  described.set(key, { info, chars: key.length });
+  describedChars += key.length;
+  for (const [oldest, { chars }] of described) {
+    if (describedChars <= DESCRIBED_CHARS) break;
+    described.delete(oldest);
+    describedChars -= chars;
+  }
+  return info;
+}
+
+function readDescription(selected: SelectedWorkflow): SavedWorkflowInfo {
+  const { name } = selected;
   const source = selected.source as SavedWorkflowInfo["source"];
   try {
-    const { meta } = parseSelected(selected);
+    // Checked whole here: a workflow listed as usable must not be refused at launch.
+    const { meta } = parseSelected(selected, { checkArgsSchema: true });
     return { name, source, ...(meta.description ? { description: meta.description } : {}), ...(meta.args ? { args: meta.args } : {}) };
   } catch (error) {
     return { name, source, problem: error instanceof Error ? error.message : String(error) };

@@ -8,7 +8,7 @@ import { agentIdentity, nameAgentRefusal, type CallIdentity } from "./call-ident
 import { callJournal, type CallJournal } from "./call-journal.ts";
 import { checkAgentOptions } from "./agent-options.ts";
 import { REPOSITORY_WARNINGS, type RepositoryWarning } from "../../contract/warnings.ts";
-import { launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
+import { availableRoles, launchChild, prepareChild, type ChildCall, type LaunchEnvironment, type SettledChild } from "../child/index.ts";
 import type { ResumeSource } from "../child/index.ts";
 import { childWorkflowId } from "../../backends/index.ts";
 import { firstOfChain } from "./resume/chain.ts";
@@ -53,8 +53,8 @@ export function hostError(code: string, message: string, extra: { runId?: string
  * (agent-options.ts). Its description is the call's label in its identity (call-identity.ts): the
  * given one, else one line of the prompt's first 60 characters with its white space folded.
  */
-export function toChildCall(options: AgentOptions, identity: Pick<CallIdentity, "description">): ChildCall {
-  checkAgentOptions(options);
+export function toChildCall(options: AgentOptions, identity: Pick<CallIdentity, "description">, roles?: () => readonly string[]): ChildCall {
+  checkAgentOptions(options, roles);
   return { ...options, description: identity.description };
 }
 
@@ -166,7 +166,7 @@ export class WorkflowChildren {
       if (live?.status === "running") this.options.onChange();
     };
     try {
-      const call = toChildCall(options, identity);
+      const call = toChildCall(options, identity, () => availableRoles(env));
       // An outputSchema built at run time is checked in prepareChild, once (flow check finds a literal one).
       const prepared = await prepareChild(call, env, signal);
       for (const tool of prepared.tools.withheld) this.withheldTools.add(tool);

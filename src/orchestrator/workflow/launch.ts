@@ -5,6 +5,7 @@
 // through launchChild (docs/architecture.md, "Seams").
 import type { ExtensionToolContext, ToolInfo } from "@earendil-works/pi-coding-agent";
 import { FlowError } from "../../contract/errors.ts";
+import { MAX_LISTED_NAMES } from "../../contract/listed-names.ts";
 import type { RunView } from "../../contract/run-schema.ts";
 import type { WorkflowInput } from "../../contract/workflow-schema.ts";
 import { formatBytes, redactText, SCRIPT_MAX_BYTES } from "../../runs/index.ts";
@@ -80,7 +81,11 @@ async function chooseSource(input: WorkflowRequest["input"], env: WorkflowEnviro
  */
 async function refuseLiteralProblems(selected: SelectedWorkflow, workflow: ParsedWorkflow, env: WorkflowEnvironment): Promise<void> {
   const problems = await literalProblems(selected.text, selected.label, workflow, knownNames(env.ctx.cwd, env.flowHome, env.launch.projectTrusted));
-  if (problems.length > 0) throw new FlowError("script_invalid", problems.map(formatProblem).join("\n"));
+  if (problems.length === 0) return;
+  // The message goes into the model's context: a script may write thousands of bad calls.
+  const listed = problems.slice(0, MAX_LISTED_NAMES).map(formatProblem);
+  if (problems.length > listed.length) listed.push(`… and ${problems.length - listed.length} more problems (flow check lists them all)`);
+  throw new FlowError("script_invalid", listed.join("\n"));
 }
 
 /** Launches one workflow run, or answers a resume of a run that already succeeded. Refusals throw a FlowError. */

@@ -23,7 +23,8 @@ const keyName = (key: AnyNode): string | undefined => (key.type === "Identifier"
 async function literalSchemaProblem(node: AnyNode): Promise<string | undefined> {
   let schema: JsonValue;
   try {
-    schema = readLiteral(node as unknown as Parameters<typeof readLiteral>[0]);
+    // As the run will see it: JavaScript keeps the last of a key written twice.
+    schema = readLiteral(node as unknown as Parameters<typeof readLiteral>[0], "last");
   } catch (error) {
     if (error instanceof NotLiteralError) return undefined;
     throw error;

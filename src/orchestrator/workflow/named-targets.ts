@@ -8,9 +8,15 @@
 import type { Node } from "acorn";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { agentDefinitionDirs, listRoles, profileFiles, roleDirs } from "../../harnesses/index.ts";
+import { rolesHere } from "../../contract/child-target.ts";
+import { listedNames } from "../../contract/listed-names.ts";
+import { capText } from "../../../runtime/text.ts";
 import type { Problem } from "./problem.ts";
 import { listSavedWorkflows, workflowDirs } from "./sources.ts";
 import { syntaxTree } from "./syntax-tree.ts";
+
+/** The most of a name a problem quotes: a script may write one a megabyte long. */
+const MAX_QUOTED_CHARS = 100;
 
 export interface KnownNames {
   roles: readonly string[];
@@ -78,8 +84,7 @@ function missingTarget(options: AnyNode, wanted: readonly string[], known: Known
     return key.type === "Identifier" ? key.name : key.value;
   });
   if (names.includes("role") || names.includes("subagent_type")) return undefined;
-  const roles = known.roles.length > 0 ? ` (roles here: ${[...known.roles].sort().join(", ")})` : "";
-  return `the child names neither role nor subagent_type: give one${roles}`;
+  return `the child names neither role nor subagent_type: give one${rolesHere(known.roles)}`;
 }
 
 /** Every name a declaration, parameter or catch clause binds, however deep in its pattern. */
@@ -136,7 +141,7 @@ export function literalTargetProblems(source: string, file: string, known: Known
         file,
         line: start.line,
         column: start.column + 1,
-        message: `${option}: "${value}" is not a known ${kinds[option]} here (${list.length > 0 ? `known: ${[...list].sort().join(", ")}` : "none found"})`,
+        message: `${option}: "${capText(value, MAX_QUOTED_CHARS)}" is not a known ${kinds[option]} here (${list.length > 0 ? `known: ${listedNames(list)}` : "none found"})`,
       });
     }
   });

@@ -88,7 +88,7 @@ export async function checkWorkflowSource(
   if (requested.length > 0) {
     const callable = new Set([...callableTools(), ...FLOW_ALWAYS_TOOLS]);
     for (const name of requested) {
-      if (!callable.has(name)) at("tools", `meta.tools names "${name}", which is not a tool (callable: ${[...callable].sort().join(", ")})`, name);
+      if (!callable.has(name)) at("tools", `meta.tools names "${capText(name, MAX_SCHEMA_PROBLEM_CHARS)}", which is not a tool (callable: ${[...callable].sort().join(", ")})`, name);
     }
   }
   problems.push(...(await literalCallProblems(source, file, workflow)));

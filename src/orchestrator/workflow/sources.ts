@@ -1,16 +1,12 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compile, type JsonSchema } from "@earendil-works/pi-schema";
 import { FlowError } from "../../contract/errors.ts";
 import { ARGS_MAX_BYTES, formatBytes, quoteGiven, readUserFile, SCRIPT_MAX_BYTES, sourceExcerpt } from "../../runs/index.ts";
 import { TRUST_HINT } from "../../trust/project-trust.ts";
-import { isWorkflowScriptError, parseWorkflow, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
+import { isWorkflowScriptError, resolveLimits, type JsonValue, type ParsedWorkflow } from "../../../runtime/index.ts";
 import { closestName } from "../../../runtime/closest-name.ts";
-import { capText } from "../../../runtime/text.ts";
-import { MAX_SCHEMA_PROBLEM_CHARS } from "../../../runtime/schema-check.ts";
-import { selfReferenceProblem } from "../../../runtime/schema-cycles.ts";
-import { checkInWorker, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
+import { checkInWorker, outputSchemaProblem, stoppedCheck, type SchemaCheck } from "../../harnesses/index.ts";
 import type { SchemaViolation } from "../../contract/schema-violation.ts";
 import type { ResumeReplay } from "./resume/plan.ts";
 import { parseOnTree } from "./syntax-tree.ts";
@@ -110,12 +106,14 @@ export function selectWorkflow(input: { workflow?: string; script?: string }, di
 /**
  * Parse without running anything. Any parse, meta or apiVersion failure is script_invalid, with its
  * position; a syntax error quotes its line under the message, with a caret under the column.
+ * `meta.args` is checked as a JSON Schema later, in the schema worker, by checkArgs (every launch
+ * and resume calls it); `checkArgsSchema` checks it here instead, for a caller that never does.
  */
-export function parseSelected(selected: SelectedWorkflow): ParsedWorkflow {
+export function parseSelected(selected: SelectedWorkflow, options: { checkArgsSchema?: boolean } = {}): ParsedWorkflow {
+  const checkArgsSchema = options.checkArgsSchema ?? false;
   try {
-    if (selected.source === "inline") return parseWorkflow(selected.text, { origin: "inline", path: selected.label });
-    // On the tree the literal checks of a saved workflow read too (launch.ts): one parse for both.
-    return parseOnTree(selected.text, { origin: "saved", path: selected.label });
+    // On the tree the literal checks read too (launch.ts), inline or saved: one parse for both.
+    return parseOnTree(selected.text, { origin: selected.source === "inline" ? "inline" : "saved", path: selected.label, checkArgsSchema });
   } catch (error) {
     if (!isWorkflowScriptError(error)) throw error;
     const excerpt = error.lineText === undefined ? "" : `\n${sourceExcerpt(error.lineText, error.column)}`;
@@ -148,6 +146,8 @@ export async function checkArgs(
   signal?: AbortSignal,
   passing?: ArgsPassing,
 ): Promise<Record<string, unknown>> {
+  const schema = workflow.meta.args;
+  if (schema !== undefined) await refuseArgsSchemaProblem(schema, workflow, label, signal);
   const value = args ?? {};
   // The script can send back nothing nested deeper than valueDepth, and the sandbox would overflow
   // its stack reading args a few thousand levels deep: refused here, as the caller's mistake, and
@@ -167,20 +167,29 @@ export async function checkArgs(
   if (bytes > ARGS_MAX_BYTES) {
     throw new FlowError("request_invalid", `args is ${bytes} bytes of JSON, over ${formatBytes(ARGS_MAX_BYTES)} (${ARGS_MAX_BYTES} bytes), the most a workflow's args may hold.`);
   }
-  const schema = workflow.meta.args;
   if (schema === undefined) return value;
-  try {
-    compile(schema as JsonSchema); // a schema that does not compile is the script's error, said before any check
-  } catch (error) {
-    throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${capText((error as Error).message, MAX_SCHEMA_PROBLEM_CHARS)}${metaPosition(workflow, label)}`);
-  }
-  const loops = selfReferenceProblem(schema);
-  if (loops) throw new FlowError("script_invalid", `meta.args is not a usable JSON Schema: ${loops}${metaPosition(workflow, label)}`);
   const violation = checkedInWorker(await checkInWorker(value, schema as Record<string, unknown>, { signal }), schema, workflow, label);
   if (!violation) return value;
   const hint = unknownFieldHint(schema, violation.pointer, violation.message) + misspeltArgHint(schema, value, violation) + missingArgsHint(schema, value, violation, passing);
   throw new FlowError("request_invalid", `args${violation.pointer}: ${violation.message}${hint}`);
 }
+
+/**
+ * `meta.args` as a JSON Schema (size, compile, meta-schema, self-reference), checked in the schema
+ * worker as an outputSchema is: each step takes time in proportion to the schema, which a model
+ * writes (an enum of 70,000 file names held Pi's thread for a third of a second), so Pi's thread
+ * only copies it there. A problem is the script's, said at its meta.
+ */
+async function refuseArgsSchemaProblem(schema: JsonValue, workflow: ParsedWorkflow, label: string, signal: AbortSignal | undefined): Promise<void> {
+  const problem = await outputSchemaProblem(schema, signal ? { signal } : {});
+  if (signal?.aborted) throw new DOMException("The launch was cancelled while meta.args was checked.", "AbortError");
+  if (problem === undefined) return;
+  // The worker's refusal names the schema it checked as an outputSchema: this one is meta.args.
+  const refusal = problem.startsWith(OUTPUT_SCHEMA) ? `meta.args${problem.slice(OUTPUT_SCHEMA.length)}` : `meta.args: ${problem}`;
+  throw new FlowError("script_invalid", `${refusal}${metaPosition(workflow, label)}`);
+}
+
+const OUTPUT_SCHEMA = "outputSchema";
 
 /** Whether `value` nests arrays and objects more than `limit` levels deep (`{}` is one); found without recursion. */
 function nestsDeeperThan(value: unknown, limit: number): boolean {

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { ExtensionToolContext } from "@earendil-works/pi-coding-agent";
 import { fail } from "../../contract/envelope.ts";
 import { FlowError } from "../../contract/errors.ts";
+import { firstNames, listedNames } from "../../contract/listed-names.ts";
 import { contentText } from "../../parent-context/content-text.ts";
 import type { ParentSnapshot } from "../../parent-context/snapshot.ts";
 import type { HostCallContext, HostError, JsonValue, RunTree, WorkflowHost } from "../../../runtime/index.ts";
@@ -167,7 +168,7 @@ export function workflowToolNames(requested: readonly string[] | undefined, ctx:
   const missing = (requested ?? []).filter((name) => !callable.has(name));
   if (missing.length > 0) {
     const who = callingPlace() ? "the outermost workflow call of this tree could not call when it was made" : "this session cannot call";
-    throw new FlowError("script_invalid", `meta.tools names ${missing.join(", ")}, which ${who} (callable: ${[...callable].sort().join(", ")})${where}.`);
+    throw new FlowError("script_invalid", `meta.tools names ${firstNames(missing)}, which ${who} (callable: ${listedNames([...callable])})${where}.`);
   }
   const names = new Set(requested ?? []);
   for (const name of FLOW_ALWAYS_TOOLS) if (callable.has(name)) names.add(name);
