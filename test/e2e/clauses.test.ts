@@ -379,7 +379,7 @@ describe("protocol", () => {
     }
   });
 
-  test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name", async () => {
+  test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name; invariant 16: the transcript keeps call order", async () => {
     // The first call's child answers only after the second's: completion order is the reverse of call order.
     let secondAnswered!: () => void;
     const second = new Promise<void>((resolve) => (secondAnswered = resolve));
@@ -399,6 +399,9 @@ describe("protocol", () => {
       ],
       { children: [byPrompt, byPrompt] },
     );
+    // Invariant 16: the second call settled first, yet the results stand in the transcript in call order.
+    const results = pi.session.messages.filter((message) => message.role === "toolResult").map((message) => (message as { toolCallId: string }).toolCallId);
+    expect(results).toEqual(["call_1", "call_2"]);
     for (const [outcome, label] of [[first!, "FIRST"], [next!, "SECOND"]] as const) {
       const run = (outcome.structuredContent as { data: { run: { runId: string; output: { value: unknown } } } }).data.run;
       expect(run.output.value).toBe(`answer to ${label}`);
