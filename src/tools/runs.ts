@@ -9,7 +9,7 @@ import type { ResultOwnership } from "../orchestrator/session/index.ts";
 import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
 import { waitForRuns } from "../orchestrator/session/index.ts";
 import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
-import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, isRunId, type RunStore } from "../runs/index.ts";
+import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatListRowText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled, untilSettledOrAborted } from "./abort.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/index.ts";
@@ -35,7 +35,8 @@ function list(runs: RunStore, input: RunsInput): Answer {
     ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
     ...(input.workflowCursor !== undefined ? { workflowCursor: input.workflowCursor } : {}),
   });
-  const rows = [...page.runs, ...page.workflows].map(formatRunText);
+  // Each row's error message is cut in the text (LIST_ERROR_CHARS); the envelope keeps it whole.
+  const rows = [...page.runs, ...page.workflows].map(formatListRowText);
   const more = [
     page.nextCursor ? `More agent runs: cursor ${JSON.stringify(page.nextCursor)}.` : "",
     page.nextWorkflowCursor ? `More workflows: workflowCursor ${JSON.stringify(page.nextWorkflowCursor)}.` : "",

@@ -105,6 +105,18 @@ describe("list and inspect", () => {
     expect((JSON.parse(final.envelope.data.page!.text) as { result: unknown }).result).toBe("v".repeat(10_000) + "0");
     const none = await runs({ action: "list", limitBytes: 1 });
     expect(none.envelope.data.workflows!.map((row) => row.output.delivery)).toEqual(Array(5).fill("reference"));
+    // A failed run's error message (up to 8 KiB each) is cut in the page's text, which 500 rows of
+    // would have filled with megabytes; the envelope keeps it whole, and the text says where to read it.
+    const failed = await pi.callTool("external_workflow", { script: `throw new Error(${JSON.stringify("E".repeat(3_000))});` });
+    const failedId = (failed.structuredContent as { data: { run: View } }).data.run.runId;
+    const listed = await runs({ action: "list", limitBytes: 1 });
+    const row = listed.envelope.data.workflows!.find((entry) => entry.runId === failedId)!;
+    expect(row.state.error!.message.includes("E".repeat(3_000))).toBe(true);
+    const errorLine = listed.result.text.split("\n").find((line) => line.startsWith("  error: "))!;
+    expect(errorLine.length, errorLine.slice(0, 100)).toBeLessThan(700);
+    expect(errorLine).toContain(`more characters: external_runs ${JSON.stringify({ action: "inspect", runIds: [failedId] })}`);
+    const whole = await runs({ action: "inspect", runIds: [failedId] });
+    expect(whole.result.text.includes("E".repeat(3_000))).toBe(true);
   });
 
   test("a workflow's JSON pages may split anywhere; one cursor sequence concatenates to the document", async () => {
