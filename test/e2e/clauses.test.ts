@@ -348,12 +348,13 @@ describe("protocol", () => {
     expect(page).toMatchObject({ ok: true, data: { mode: "single", runId: failed.data.run.runId, view: "diagnostics", page: { text: expect.stringContaining("no notes") } } });
   });
 
-  test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement", async () => {
+  test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement; §17 post-hook failure: a hook that throws leaves the tool's result as it was", async () => {
     const hooked = await startPiSession({
       extensions: [
         (api) => {
           api.on("tool_result", (event) => {
             if (event.toolName !== "external_delegate") return undefined;
+            if ((event.input as { description: string }).description === "throws") throw new Error("the policy hook broke");
             const text = "[answer withheld by policy]";
             // A hook that knows the envelope supplies its own replacement; one that does not, only content.
             return (event.input as { description: string }).description === "replaced"
@@ -368,12 +369,18 @@ describe("protocol", () => {
         [
           `const plain = await tools.external_delegate({ role: "worker", description: "plain", prompt: "p", context: { mode: "none" } });`,
           `const replaced = await tools.external_delegate({ role: "worker", description: "replaced", prompt: "p", context: { mode: "none" } });`,
-          `return { plain, replaced };`,
+          `const broken = await tools.external_delegate({ role: "worker", description: "throws", prompt: "p", context: { mode: "none" } });`,
+          `return { plain, replaced, broken };`,
         ].join("\n"),
-        { children: [childAnswers("CUSTOMER-RECORD-1"), childAnswers("CUSTOMER-RECORD-2")] },
+        { children: [childAnswers("CUSTOMER-RECORD-1"), childAnswers("CUSTOMER-RECORD-2"), childAnswers("NOTES-3")] },
       );
       // Without a replacement the script gets the redacted text, never the envelope with the answer.
-      expect(outcome.value).toEqual({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
+      expect(outcome.value).toMatchObject({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
+      // A hook that throws replaces nothing: the script gets the envelope the tool returned, the run settled once.
+      expect(outcome.value).toMatchObject({ broken: { ok: true, data: { run: { state: { outcome: "succeeded" }, output: { value: "NOTES-3" } } } } });
+      const runId = (outcome.value as { broken: { data: { run: { runId: string } } } }).broken.data.run.runId;
+      const summary = await hooked.callTool("external_runs", { action: "inspect", runIds: [runId] });
+      expect(summary.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: false, state: { status: "done", outcome: "succeeded" } }] } });
     } finally {
       hooked.dispose();
     }
