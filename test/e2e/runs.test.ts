@@ -485,7 +485,7 @@ describe("wait, cancel and result ownership", () => {
     expect(done.envelope.data.completed![0]!.output.value).toBe("first");
   });
 
-  test("cancel asks a live run to stop (requested), and a finished one is terminal", async () => {
+  test("cancel asks a live run to stop (requested), and a finished one is terminal; two cancels of one run in one message are both answered", async () => {
     pi = await startPiSession();
     const runId = await backgroundRun(childHangs());
     const cancelled = await runs({ action: "cancel", runIds: [runId] });
@@ -494,6 +494,15 @@ describe("wait, cancel and result ownership", () => {
     expect(waited.envelope.data.completed![0]!.state.outcome).toBe("cancelled");
     const again = await runs({ action: "cancel", runIds: [runId] });
     expect(again.envelope.data).toEqual({ runId, status: "terminal" });
+    // Two cancels of one run in one message (tool-calling §17, same resource): each is answered, the run ends cancelled once.
+    const other = await backgroundRun(childHangs());
+    const both = await pi.callToolsAtOnce([0, 1].map(() => ({ name: "external_runs", args: { action: "cancel", runIds: [other] } })));
+    for (const answer of both) expect(answer.structuredContent).toMatchObject({ ok: true, data: { runId: other, status: expect.stringMatching(/^(requested|terminal)$/) } });
+    expect(both.map((answer) => (answer.structuredContent as { data: { status: string } }).data.status)).toContain("requested");
+    const settled = await runs({ action: "wait", runIds: [other] });
+    expect(settled.envelope.data.completed).toMatchObject([{ runId: other, state: { outcome: "cancelled" } }]);
+    // Published at most once: the run settled before the wait began, so its completion may have come already.
+    expect(completions().filter((message) => (message as { content: string }).content.includes(other)).length).toBeLessThanOrEqual(1);
   });
 });
 
