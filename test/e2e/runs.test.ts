@@ -485,6 +485,33 @@ describe("wait, cancel and result ownership", () => {
     expect(done.envelope.data.completed![0]!.output.value).toBe("first");
   });
 
+  test("a workflow's wait that names its own run, or the workflow waiting on it, is request_invalid at once instead of waiting for itself; a background nested workflow may wait for its parent", async () => {
+    pi = await startPiSession();
+    // A script that waits for every live workflow names itself; a nested one names its parent, which waits on it.
+    // Started in the background, the nested one is not waited on: its wait for the parent returns once the parent ends.
+    const waitOnLive = (pick: string) =>
+      [
+        "const listed = await tools.external_runs({ action: \"list\" });",
+        "const live = listed.data.workflows.filter((run) => run.live);",
+        `const runIds = ${pick};`,
+        "const waited = await tools.external_runs({ action: \"wait\", runIds });",
+        "return { runIds, ok: waited.ok, code: waited.error?.code, message: waited.error?.message };",
+      ].join("\n");
+    const own = await pi.callTool("external_workflow", { script: waitOnLive("live.map((run) => run.runId)") });
+    const ownRun = (own.structuredContent as { data: { run: View } }).data.run;
+    expect(ownRun.output.value).toEqual({ runIds: [ownRun.runId], ok: false, code: "request_invalid", message: expect.stringContaining(`${ownRun.runId}, this workflow's own run`) });
+    const inner = waitOnLive("live.filter((run) => run.task.parentRunId).map((run) => run.task.parentRunId)");
+    const outer = ['export const meta = { tools: ["external_workflow"] };', `const nested = await tools.external_workflow({ script: ${JSON.stringify(inner)} });`, "return nested.data.run.output.value;"].join("\n");
+    const parent = await pi.callTool("external_workflow", { script: outer });
+    const parentRun = (parent.structuredContent as { data: { run: View } }).data.run;
+    expect(parentRun.output.value).toEqual({ runIds: [parentRun.runId], ok: false, code: "request_invalid", message: expect.stringContaining(`${parentRun.runId}, a workflow waiting on this one`) });
+    const launcher = ['export const meta = { tools: ["external_workflow"] };', `const nested = await tools.external_workflow({ script: ${JSON.stringify(inner)}, background: true });`, "return nested.data.run.runId;"].join("\n");
+    const launched = (await pi.callTool("external_workflow", { script: launcher })).structuredContent as { data: { run: View } };
+    const nestedId = launched.data.run.output.value as string;
+    const waited = await runs({ action: "wait", runIds: [nestedId] });
+    expect(waited.envelope.data.completed![0]!.output.value).toEqual({ runIds: [launched.data.run.runId], ok: true });
+  });
+
   test("cancel asks a live run to stop (requested), and a finished one is terminal; two cancels of one run in one message are both answered", async () => {
     pi = await startPiSession();
     const runId = await backgroundRun(childHangs());
