@@ -332,7 +332,7 @@ describe("protocol", () => {
     }
   });
 
-  test("runs: refs are ready-to-call external_runs arguments: summary is a one-ID batch, final and diagnostics single pages", async () => {
+  test("runs: refs are ready-to-call external_runs arguments: summary is a one-ID batch, final and diagnostics single pages; no run view holds a private path or launch details", async () => {
     const done = (await pi.callTool("external_delegate", worker, { children: [childAnswers("the notes")] })).structuredContent as {
       data: { run: { runId: string; refs: Record<string, Record<string, unknown>> } };
     };
@@ -346,6 +346,12 @@ describe("protocol", () => {
     const diagnostics = failed.data.run.refs.diagnostics!;
     const page = (await pi.callTool("external_runs", diagnostics)).structuredContent;
     expect(page).toMatchObject({ ok: true, data: { mode: "single", runId: failed.data.run.runId, view: "diagnostics", page: { text: expect.stringContaining("no notes") } } });
+    // Runs: private evidence paths and launch details (the prompt, the folder) are in no run view.
+    const served = [done, failed, (await pi.callTool("external_runs", { action: "list" })).structuredContent, summary];
+    for (const envelope of served) {
+      const json = JSON.stringify(envelope);
+      for (const hidden of [pi.flowHome, pi.agentDir, pi.cwd, worker.prompt]) expect(json).not.toContain(hidden);
+    }
   });
 
   test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement; §17 post-hook failure: a hook that throws leaves the tool's result as it was", async () => {
