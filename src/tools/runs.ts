@@ -2,7 +2,6 @@ import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { defineTool, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { fail, succeed, type Envelope } from "../contract/envelope.ts";
 import { flowToolResult } from "./tool-result.ts";
-import type { RunView } from "../contract/run-schema.ts";
 import { FlowError } from "../contract/errors.ts";
 import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/runs-schema.ts";
 import type { FlowHost } from "../orchestrator/session/index.ts";
@@ -12,6 +11,7 @@ import { waitForRuns } from "../orchestrator/session/index.ts";
 import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
 import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatListRowText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled, untilSettledOrAborted } from "./abort.ts";
+import { enterWorkflowWait } from "./workflow-waits.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/index.ts";
 import { CHANGES_NEED_REVIEW, changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
@@ -107,37 +107,6 @@ async function steer(runs: RunStore, input: RunsInput, signal: AbortSignal | und
   return { data: payload, text: steerText(payload) };
 }
 
-/** The run's view, or undefined when it is pruned or unreadable. */
-function viewOrNone(runs: RunStore, runId: string): RunView | undefined {
-  try {
-    return runs.view(runId);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A workflow's wait on its own run, or on a workflow that waits on it (the one whose foreground
- * tools.external_workflow call started it, and so on up), waited for itself: none of them can settle
- * while the script waits, so the script hung until its wall-time limit. Refused before anything
- * waits. A workflow started in the background is not waited on: its parent may be waited for.
- */
-function refuseWaitingOnItself(runs: RunStore, runIds: unknown): void {
-  const own = callingWorkflowRun();
-  if (own === undefined || !Array.isArray(runIds)) return;
-  const targets = new Set<unknown>(runIds);
-  const seen = new Set<string>();
-  for (let blocked: string | undefined = own; blocked !== undefined && !seen.has(blocked); ) {
-    seen.add(blocked);
-    if (targets.has(blocked)) {
-      const which = blocked === own ? "this workflow's own run" : "a workflow waiting on this one";
-      throw new FlowError("request_invalid", `wait names ${blocked}, ${which}: it cannot settle while this script waits for it. Leave it out of runIds.`);
-    }
-    const view = viewOrNone(runs, blocked);
-    blocked = view !== undefined && !view.background ? view.task.parentRunId : undefined;
-  }
-}
-
 async function wait(
   ownership: ResultOwnership,
   runs: RunStore,
@@ -146,15 +115,20 @@ async function wait(
   onWaiting: (text: string) => void,
 ): Promise<Answer> {
   rejectExtras(input, ["runIds", "mode", "limitBytes", "timeoutMs"]);
-  refuseWaitingOnItself(runs, input.runIds);
+  // Refused when a target cannot settle before this workflow does; recorded while it waits.
+  const leave = enterWorkflowWait(runs, callingWorkflowRun(), input.runIds, input.mode ?? "all", input.timeoutMs !== undefined);
   const request = {
     runIds: input.runIds,
     ...(input.mode !== undefined ? { mode: input.mode } : {}),
     ...(input.limitBytes !== undefined ? { limitBytes: input.limitBytes } : {}),
     ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
   };
-  const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
-  return { data: payload, text, warnings: outputWarnings(payload.completed) };
+  try {
+    const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
+    return { data: payload, text, warnings: outputWarnings(payload.completed) };
+  } finally {
+    leave();
+  }
 }
 
 function answerAction(

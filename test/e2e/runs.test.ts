@@ -504,12 +504,40 @@ describe("wait, cancel and result ownership", () => {
     const outer = ['export const meta = { tools: ["external_workflow"] };', `const nested = await tools.external_workflow({ script: ${JSON.stringify(inner)} });`, "return nested.data.run.output.value;"].join("\n");
     const parent = await pi.callTool("external_workflow", { script: outer });
     const parentRun = (parent.structuredContent as { data: { run: View } }).data.run;
-    expect(parentRun.output.value).toEqual({ runIds: [parentRun.runId], ok: false, code: "request_invalid", message: expect.stringContaining(`${parentRun.runId}, a workflow waiting on this one`) });
+    expect(parentRun.output.value).toEqual({ runIds: [parentRun.runId], ok: false, code: "request_invalid", message: expect.stringContaining(`${parentRun.runId}, a workflow whose foreground tools.external_workflow call waits on`) });
     const launcher = ['export const meta = { tools: ["external_workflow"] };', `const nested = await tools.external_workflow({ script: ${JSON.stringify(inner)}, background: true });`, "return nested.data.run.runId;"].join("\n");
     const launched = (await pi.callTool("external_workflow", { script: launcher })).structuredContent as { data: { run: View } };
     const nestedId = launched.data.run.output.value as string;
     const waited = await runs({ action: "wait", runIds: [nestedId] });
     expect(waited.envelope.data.completed![0]!.output.value).toEqual({ runIds: [launched.data.run.runId], ok: true });
+    await pi.shutdown();
+  });
+
+  test("two background workflows whose scripts wait on each other: the wait that would close the circle is request_invalid, and both settle", async () => {
+    pi = await startPiSession();
+    const waitFor = (other: string) =>
+      [
+        "const listed = await tools.external_runs({ action: \"list\" });",
+        `const other = listed.data.workflows.find((run) => run.live && run.task.description === ${JSON.stringify(other)});`,
+        "const waited = await tools.external_runs({ action: \"wait\", runIds: [other.runId] });",
+        "return waited.ok ? \"waited\" : waited.error.message;",
+      ].join("\n");
+    // A looks for B only once its gated child answered, after B started (and B, finding A, waits on it).
+    const gated = childAnswersWhenReleased("go");
+    const gate = 'await agent({ role: "worker", description: "gate", prompt: "Go.", context: { mode: "none" } });';
+    const launch = async (description: string, script: string, children: FauxResponseStep[] = []) =>
+      ((await pi.callTool("external_workflow", { script, description, background: true }, { children })).structuredContent as { data: { run: View } }).data.run.runId;
+    const a = await launch("circle A", `${gate}\n${waitFor("circle B")}`, [gated.step]);
+    const b = await launch("circle B", waitFor("circle A"));
+    await gated.started;
+    gated.release();
+    const settled = await runs({ action: "wait", runIds: [a, b] });
+    const values = settled.envelope.data.completed!.map((run) => run.output.value as string);
+    // Whichever waited first waits; the other's wait would have closed the circle.
+    expect(values.filter((value) => value === "waited")).toHaveLength(1);
+    expect(values.find((value) => value !== "waited")).toMatch(new RegExp(`^wait names (${a}|${b}), a workflow whose wait waits on (${a}|${b}): it cannot settle`));
+    // The session closes as on quit, so the background roots' last evidence is written before the folder goes.
+    await pi.shutdown();
   });
 
   test("cancel asks a live run to stop (requested), and a finished one is terminal; two cancels of one run in one message are both answered", async () => {
