@@ -120,7 +120,7 @@ export function formatRunText(view: RunView): string {
  * page up to 500 rows a stream: whole, they would put megabytes into the model's context. The
  * envelope keeps each message whole, and the row says where to read it.
  */
-export const LIST_ERROR_CHARS = 500;
+const LIST_ERROR_CHARS = 500;
 
 /** A run as a list row's text: its error message cut at LIST_ERROR_CHARS. */
 export function formatListRowText(view: RunView): string {
