@@ -28,6 +28,7 @@ export const PROCESS_GLOBALS = {
   "pi-flow.workflow-slots": "the slots foreground workflow roots take: every copy's sandboxes share the process's memory",
   "pi-flow.fleets": "the dbos backend's coordinator per database and the sessions holding it: a reloaded copy would open a second one and never close the first",
   "pi-flow.workflow-workers": "the pool of workflow worker threads, by the bytes of their code: a reloaded copy reuses the idle workers instead of leaving them alive and unreachable",
+  "pi-flow.workflow-waits": "the waits workflows' scripts are in: a reloaded copy must still refuse a wait that closes a circle with one a background workflow began before the reload",
   "pi-flow.pattern-checker": "the one worker that checks answers against outputSchemas and args against meta.args, checks outputSchemas themselves, and generates stub values: a copy per reload would start one more thread",
 } as const;
 

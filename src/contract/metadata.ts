@@ -100,6 +100,8 @@ export const TOOL_METADATA: Record<ToolName, ToolContractMetadata> = {
       "Pages are bounded by limitBytes in UTF-8; follow nextCursor and concatenate before parsing JSON pages.",
       "An unknown run, a run of another session and a pruned run are all run_unavailable.",
       "Cancelling a wait never cancels the run; cancel returns requested, which does not mean stopped.",
+      "From a workflow's script, a wait that names a run that cannot settle before the workflow does (its own run, the workflow whose foreground call started it, or a workflow whose wait is on one of those) is request_invalid before anything waits.",
+      "list's text cuts each run's error message after 500 characters, naming the inspect call that shows it whole; data keeps it whole.",
       "steer queues a message for one running pi child: it arrives after the child's active tool calls, before its next model request, never as an interrupt; data.status says whether it was delivered: queued, terminal (the run has ended or is ending: wait for it, then resume it), unsupported (claude and codex children cannot be steered), refused (the run's steering budget is spent for now; data.reason says which bound and when to retry), or not_started (a background run still queued for a slot; steer it once it runs).",
       'apply (additive): each finished isolation "worktree" run of runIds, in order, is merged onto the working tree 3-way against its base, all or nothing: data.results[].status applied (files), conflict (files; nothing changed), nothing_to_apply or already_applied. Nothing is staged and uncommitted edits are kept. discard drops a run\'s kept changes. A run not finished is request_invalid.',
     ],

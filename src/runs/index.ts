@@ -31,7 +31,7 @@ export { groupCommit } from "./write/group-commit.ts";
 export { assertReplaceableTarget, createStagedFile, stagingPathFor } from "./write/staged-file.ts";
 export { ARGS_MAX_BYTES, CASSETTE_MAX_BYTES, formatBytes, readUserFile, SCRIPT_MAX_BYTES } from "./user-file.ts";
 export { deliver, jsonBytes, INLINE_LIMIT_BYTES, type Delivery } from "./read/delivery.ts";
-export { buildView, formatRunText, formatRunTextFor, NOT_SUPERVISED, outputWarnings } from "./read/view.ts";
+export { buildView, formatListRowText, formatRunText, formatRunTextFor, NOT_SUPERVISED, outputWarnings } from "./read/view.ts";
 export {
   formatBatchText,
   DEFAULT_PAGE_BYTES,

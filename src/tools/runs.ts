@@ -9,8 +9,9 @@ import type { ResultOwnership } from "../orchestrator/session/index.ts";
 import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
 import { waitForRuns } from "../orchestrator/session/index.ts";
 import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
-import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatRunText, isRunId, type RunStore } from "../runs/index.ts";
+import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatListRowText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled, untilSettledOrAborted } from "./abort.ts";
+import { enterWorkflowWait } from "./workflow-waits.ts";
 import { supervised } from "./receipt-text.ts";
 import { runsRenderers } from "../ui/index.ts";
 import { CHANGES_NEED_REVIEW, changeRuns, formatChangeAnswers } from "../isolation/apply-runs.ts";
@@ -35,7 +36,8 @@ function list(runs: RunStore, input: RunsInput): Answer {
     ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
     ...(input.workflowCursor !== undefined ? { workflowCursor: input.workflowCursor } : {}),
   });
-  const rows = [...page.runs, ...page.workflows].map(formatRunText);
+  // Each row's error message is cut in the text (LIST_ERROR_CHARS); the envelope keeps it whole.
+  const rows = [...page.runs, ...page.workflows].map(formatListRowText);
   const more = [
     page.nextCursor ? `More agent runs: cursor ${JSON.stringify(page.nextCursor)}.` : "",
     page.nextWorkflowCursor ? `More workflows: workflowCursor ${JSON.stringify(page.nextWorkflowCursor)}.` : "",
@@ -113,14 +115,20 @@ async function wait(
   onWaiting: (text: string) => void,
 ): Promise<Answer> {
   rejectExtras(input, ["runIds", "mode", "limitBytes", "timeoutMs"]);
+  // Refused when a target cannot settle before this workflow does; recorded while it waits.
+  const leave = enterWorkflowWait(runs, callingWorkflowRun(), input.runIds, input.mode ?? "all", input.timeoutMs !== undefined);
   const request = {
     runIds: input.runIds,
     ...(input.mode !== undefined ? { mode: input.mode } : {}),
     ...(input.limitBytes !== undefined ? { limitBytes: input.limitBytes } : {}),
     ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
   };
-  const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
-  return { data: payload, text, warnings: outputWarnings(payload.completed) };
+  try {
+    const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
+    return { data: payload, text, warnings: outputWarnings(payload.completed) };
+  } finally {
+    leave();
+  }
 }
 
 function answerAction(

@@ -332,7 +332,7 @@ describe("protocol", () => {
     }
   });
 
-  test("runs: refs are ready-to-call external_runs arguments: summary is a one-ID batch, final and diagnostics single pages", async () => {
+  test("runs: refs are ready-to-call external_runs arguments: summary is a one-ID batch, final and diagnostics single pages; no run view holds a private path or launch details", async () => {
     const done = (await pi.callTool("external_delegate", worker, { children: [childAnswers("the notes")] })).structuredContent as {
       data: { run: { runId: string; refs: Record<string, Record<string, unknown>> } };
     };
@@ -346,14 +346,21 @@ describe("protocol", () => {
     const diagnostics = failed.data.run.refs.diagnostics!;
     const page = (await pi.callTool("external_runs", diagnostics)).structuredContent;
     expect(page).toMatchObject({ ok: true, data: { mode: "single", runId: failed.data.run.runId, view: "diagnostics", page: { text: expect.stringContaining("no notes") } } });
+    // Runs: private evidence paths and launch details (the prompt, the folder) are in no run view.
+    const served = [done, failed, (await pi.callTool("external_runs", { action: "list" })).structuredContent, summary];
+    for (const envelope of served) {
+      const json = JSON.stringify(envelope);
+      for (const hidden of [pi.flowHome, pi.agentDir, pi.cwd, worker.prompt]) expect(json).not.toContain(hidden);
+    }
   });
 
-  test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement", async () => {
+  test("error codes: a host redaction hook that replaces content drops the structured envelope unless it supplies a replacement; §17 post-hook failure: a hook that throws leaves the tool's result as it was", async () => {
     const hooked = await startPiSession({
       extensions: [
         (api) => {
           api.on("tool_result", (event) => {
             if (event.toolName !== "external_delegate") return undefined;
+            if ((event.input as { description: string }).description === "throws") throw new Error("the policy hook broke");
             const text = "[answer withheld by policy]";
             // A hook that knows the envelope supplies its own replacement; one that does not, only content.
             return (event.input as { description: string }).description === "replaced"
@@ -368,18 +375,24 @@ describe("protocol", () => {
         [
           `const plain = await tools.external_delegate({ role: "worker", description: "plain", prompt: "p", context: { mode: "none" } });`,
           `const replaced = await tools.external_delegate({ role: "worker", description: "replaced", prompt: "p", context: { mode: "none" } });`,
-          `return { plain, replaced };`,
+          `const broken = await tools.external_delegate({ role: "worker", description: "throws", prompt: "p", context: { mode: "none" } });`,
+          `return { plain, replaced, broken };`,
         ].join("\n"),
-        { children: [childAnswers("CUSTOMER-RECORD-1"), childAnswers("CUSTOMER-RECORD-2")] },
+        { children: [childAnswers("CUSTOMER-RECORD-1"), childAnswers("CUSTOMER-RECORD-2"), childAnswers("NOTES-3")] },
       );
       // Without a replacement the script gets the redacted text, never the envelope with the answer.
-      expect(outcome.value).toEqual({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
+      expect(outcome.value).toMatchObject({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
+      // A hook that throws replaces nothing: the script gets the envelope the tool returned, the run settled once.
+      expect(outcome.value).toMatchObject({ broken: { ok: true, data: { run: { state: { outcome: "succeeded" }, output: { value: "NOTES-3" } } } } });
+      const runId = (outcome.value as { broken: { data: { run: { runId: string } } } }).broken.data.run.runId;
+      const summary = await hooked.callTool("external_runs", { action: "inspect", runIds: [runId] });
+      expect(summary.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: false, state: { status: "done", outcome: "succeeded" } }] } });
     } finally {
       hooked.dispose();
     }
   });
 
-  test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name", async () => {
+  test("invariant 12: concurrent calls are correlated by toolCallId, never by tool name; invariant 16: the transcript keeps call order", async () => {
     // The first call's child answers only after the second's: completion order is the reverse of call order.
     let secondAnswered!: () => void;
     const second = new Promise<void>((resolve) => (secondAnswered = resolve));
@@ -399,6 +412,9 @@ describe("protocol", () => {
       ],
       { children: [byPrompt, byPrompt] },
     );
+    // Invariant 16: the second call settled first, yet the results stand in the transcript in call order.
+    const results = pi.session.messages.filter((message) => message.role === "toolResult").map((message) => (message as { toolCallId: string }).toolCallId);
+    expect(results).toEqual(["call_1", "call_2"]);
     for (const [outcome, label] of [[first!, "FIRST"], [next!, "SECOND"]] as const) {
       const run = (outcome.structuredContent as { data: { run: { runId: string; output: { value: unknown } } } }).data.run;
       expect(run.output.value).toBe(`answer to ${label}`);

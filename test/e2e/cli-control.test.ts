@@ -64,6 +64,7 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     else expect(resumedSession).toBe(recorded);
     const launch = await pi.callTool("external_runs", { action: "inspect", runIds: [second.receipt.data.run!.runId], view: "launch" });
     expect(JSON.parse((launch.structuredContent as { data: { page: { text: string } } }).data.page.text)).toMatchObject({ resume: firstRunId });
+    await twoResumesAtOnce(harness, firstRunId, recorded);
   });
 
   test("error codes keep their v1 meaning: steering a running CLI child answers status unsupported (not harness_unavailable), and the child runs on; resuming it is refused without advice to steer it", async () => {
@@ -89,6 +90,49 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   });
 });
+
+/**
+ * Two resumes of one run in one message (two parallel calls). claude: both run at the same time,
+ * each in a fork of its own (--fork-session), so neither CLI writes the session they resume from
+ * and neither sees the other's turns. codex cannot fork: exactly one runs, the other is refused
+ * before launch or fails before codex starts, never two processes on one thread.
+ */
+async function twoResumesAtOnce(harness: string, runId: string, session: string): Promise<void> {
+  const { role, description, context } = cliTask(harness);
+  const resume = (part: string) => ({ name: "external_delegate", args: { role, description, context, prompt: `${part} [fake:hang]`, resume: runId, background: true } });
+  const receipts = (await pi.callToolsAtOnce([resume("Left part."), resume("Right part.")])).map(
+    (result) => result.structuredContent as { ok: boolean; data: { run: { runId: string } | null }; error?: { code: string } },
+  );
+  const accepted = receipts.filter((receipt) => receipt.ok).map((receipt) => receipt.data.run!.runId);
+  const hanging = () => fakeRuns(pi.cwd, harness).filter((run) => run.prompt.includes("[fake:hang]"));
+  if (harness === "claude") {
+    expect(accepted).toHaveLength(2);
+    await expect.poll(() => hanging().length, { timeout: 30_000 }).toBe(2);
+    for (const fake of hanging()) {
+      expect(isAlive(fake.pid)).toBe(true);
+      expect(fake.argv).toEqual(expect.arrayContaining([`--resume=${session}`, "--fork-session"]));
+    }
+    // Each reports a session of its own once its CLI named one.
+    const forks: string[] = [];
+    for (const id of accepted) {
+      await expect.poll(() => sessionOf(id).catch(() => ""), { timeout: 30_000 }).not.toBe("");
+      forks.push(await sessionOf(id));
+    }
+    expect(new Set([session, ...forks]).size).toBe(3);
+  } else {
+    // Refused before launch (request_invalid), or accepted and failed at once by the thread's claim.
+    const refused = receipts.filter((receipt) => !receipt.ok);
+    for (const receipt of refused) expect(receipt).toMatchObject({ data: { run: null }, error: { code: "request_invalid" } });
+    if (refused.length === 0) {
+      const waited = await pi.callTool("external_runs", { action: "wait", runIds: accepted, mode: "any" });
+      const settled = (waited.structuredContent as { data: { completed: { state: { outcome: string; error?: { message: string } } }[] } }).data.completed;
+      expect(settled).toMatchObject([{ state: { outcome: "failed", error: { message: expect.stringContaining("is being continued by another run") } } }]);
+    } else expect(refused).toHaveLength(1);
+    await expect.poll(() => hanging().length, { timeout: 30_000 }).toBe(1);
+  }
+  for (const id of accepted) await pi.callTool("external_runs", { action: "cancel", runIds: [id] });
+  await pi.callTool("external_runs", { action: "wait", runIds: accepted });
+}
 
 /** The CLI session a run recorded in its diagnostics. */
 async function sessionOf(runId: string): Promise<string> {

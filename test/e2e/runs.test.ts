@@ -105,6 +105,18 @@ describe("list and inspect", () => {
     expect((JSON.parse(final.envelope.data.page!.text) as { result: unknown }).result).toBe("v".repeat(10_000) + "0");
     const none = await runs({ action: "list", limitBytes: 1 });
     expect(none.envelope.data.workflows!.map((row) => row.output.delivery)).toEqual(Array(5).fill("reference"));
+    // A failed run's error message (up to 8 KiB each) is cut in the page's text, which 500 rows of
+    // would have filled with megabytes; the envelope keeps it whole, and the text says where to read it.
+    const failed = await pi.callTool("external_workflow", { script: `throw new Error(${JSON.stringify("E".repeat(3_000))});` });
+    const failedId = (failed.structuredContent as { data: { run: View } }).data.run.runId;
+    const listed = await runs({ action: "list", limitBytes: 1 });
+    const row = listed.envelope.data.workflows!.find((entry) => entry.runId === failedId)!;
+    expect(row.state.error!.message.includes("E".repeat(3_000))).toBe(true);
+    const errorLine = listed.result.text.split("\n").find((line) => line.startsWith("  error: "))!;
+    expect(errorLine.length, errorLine.slice(0, 100)).toBeLessThan(700);
+    expect(errorLine).toContain(`more characters: external_runs ${JSON.stringify({ action: "inspect", runIds: [failedId] })}`);
+    const whole = await runs({ action: "inspect", runIds: [failedId] });
+    expect(whole.result.text.includes("E".repeat(3_000))).toBe(true);
   });
 
   test("a workflow's JSON pages may split anywhere; one cursor sequence concatenates to the document", async () => {
@@ -473,7 +485,62 @@ describe("wait, cancel and result ownership", () => {
     expect(done.envelope.data.completed![0]!.output.value).toBe("first");
   });
 
-  test("cancel asks a live run to stop (requested), and a finished one is terminal", async () => {
+  test("a workflow's wait that names its own run, or the workflow waiting on it, is request_invalid at once instead of waiting for itself; a background nested workflow may wait for its parent", async () => {
+    pi = await startPiSession();
+    // A script that waits for every live workflow names itself; a nested one names its parent, which waits on it.
+    // Started in the background, the nested one is not waited on: its wait for the parent returns once the parent ends.
+    const waitOnLive = (pick: string) =>
+      [
+        "const listed = await tools.external_runs({ action: \"list\" });",
+        "const live = listed.data.workflows.filter((run) => run.live);",
+        `const runIds = ${pick};`,
+        "const waited = await tools.external_runs({ action: \"wait\", runIds });",
+        "return { runIds, ok: waited.ok, code: waited.error?.code, message: waited.error?.message };",
+      ].join("\n");
+    const own = await pi.callTool("external_workflow", { script: waitOnLive("live.map((run) => run.runId)") });
+    const ownRun = (own.structuredContent as { data: { run: View } }).data.run;
+    expect(ownRun.output.value).toEqual({ runIds: [ownRun.runId], ok: false, code: "request_invalid", message: expect.stringContaining(`${ownRun.runId}, this workflow's own run`) });
+    const inner = waitOnLive("live.filter((run) => run.task.parentRunId).map((run) => run.task.parentRunId)");
+    const outer = ['export const meta = { tools: ["external_workflow"] };', `const nested = await tools.external_workflow({ script: ${JSON.stringify(inner)} });`, "return nested.data.run.output.value;"].join("\n");
+    const parent = await pi.callTool("external_workflow", { script: outer });
+    const parentRun = (parent.structuredContent as { data: { run: View } }).data.run;
+    expect(parentRun.output.value).toEqual({ runIds: [parentRun.runId], ok: false, code: "request_invalid", message: expect.stringContaining(`${parentRun.runId}, a workflow whose foreground tools.external_workflow call waits on`) });
+    const launcher = ['export const meta = { tools: ["external_workflow"] };', `const nested = await tools.external_workflow({ script: ${JSON.stringify(inner)}, background: true });`, "return nested.data.run.runId;"].join("\n");
+    const launched = (await pi.callTool("external_workflow", { script: launcher })).structuredContent as { data: { run: View } };
+    const nestedId = launched.data.run.output.value as string;
+    const waited = await runs({ action: "wait", runIds: [nestedId] });
+    expect(waited.envelope.data.completed![0]!.output.value).toEqual({ runIds: [launched.data.run.runId], ok: true });
+    await pi.shutdown();
+  });
+
+  test("two background workflows whose scripts wait on each other: the wait that would close the circle is request_invalid, and both settle", async () => {
+    pi = await startPiSession();
+    const waitFor = (other: string) =>
+      [
+        "const listed = await tools.external_runs({ action: \"list\" });",
+        `const other = listed.data.workflows.find((run) => run.live && run.task.description === ${JSON.stringify(other)});`,
+        "const waited = await tools.external_runs({ action: \"wait\", runIds: [other.runId] });",
+        "return waited.ok ? \"waited\" : waited.error.message;",
+      ].join("\n");
+    // A looks for B only once its gated child answered, after B started (and B, finding A, waits on it).
+    const gated = childAnswersWhenReleased("go");
+    const gate = 'await agent({ role: "worker", description: "gate", prompt: "Go.", context: { mode: "none" } });';
+    const launch = async (description: string, script: string, children: FauxResponseStep[] = []) =>
+      ((await pi.callTool("external_workflow", { script, description, background: true }, { children })).structuredContent as { data: { run: View } }).data.run.runId;
+    const a = await launch("circle A", `${gate}\n${waitFor("circle B")}`, [gated.step]);
+    const b = await launch("circle B", waitFor("circle A"));
+    await gated.started;
+    gated.release();
+    const settled = await runs({ action: "wait", runIds: [a, b] });
+    const values = settled.envelope.data.completed!.map((run) => run.output.value as string);
+    // Whichever waited first waits; the other's wait would have closed the circle.
+    expect(values.filter((value) => value === "waited")).toHaveLength(1);
+    expect(values.find((value) => value !== "waited")).toMatch(new RegExp(`^wait names (${a}|${b}), a workflow whose wait waits on (${a}|${b}): it cannot settle`));
+    // The session closes as on quit, so the background roots' last evidence is written before the folder goes.
+    await pi.shutdown();
+  });
+
+  test("cancel asks a live run to stop (requested), and a finished one is terminal; two cancels of one run in one message are both answered", async () => {
     pi = await startPiSession();
     const runId = await backgroundRun(childHangs());
     const cancelled = await runs({ action: "cancel", runIds: [runId] });
@@ -482,6 +549,15 @@ describe("wait, cancel and result ownership", () => {
     expect(waited.envelope.data.completed![0]!.state.outcome).toBe("cancelled");
     const again = await runs({ action: "cancel", runIds: [runId] });
     expect(again.envelope.data).toEqual({ runId, status: "terminal" });
+    // Two cancels of one run in one message (tool-calling §17, same resource): each is answered, the run ends cancelled once.
+    const other = await backgroundRun(childHangs());
+    const both = await pi.callToolsAtOnce([0, 1].map(() => ({ name: "external_runs", args: { action: "cancel", runIds: [other] } })));
+    for (const answer of both) expect(answer.structuredContent).toMatchObject({ ok: true, data: { runId: other, status: expect.stringMatching(/^(requested|terminal)$/) } });
+    expect(both.map((answer) => (answer.structuredContent as { data: { status: string } }).data.status)).toContain("requested");
+    const settled = await runs({ action: "wait", runIds: [other] });
+    expect(settled.envelope.data.completed).toMatchObject([{ runId: other, state: { outcome: "cancelled" } }]);
+    // Published at most once: the run settled before the wait began, so its completion may have come already.
+    expect(completions().filter((message) => (message as { content: string }).content.includes(other)).length).toBeLessThanOrEqual(1);
   });
 });
 

@@ -277,11 +277,20 @@ describe("receipts", () => {
     expect(run).toMatchObject({ state: { outcome: "failed" }, children: { count: 2, failed: 0 } });
   });
 
-  test("a script that returns nothing succeeds with the value null (a deviation: v1's ok asks for a non-empty answer)", async () => {
+  test("a script that returns nothing succeeds with the value null (a deviation: v1's ok asks for a non-empty answer); false, zero and the empty string are valid results too", async () => {
     const { receipt, run } = await workflow({ script: "const a = 1;" });
     expect(receipt).toMatchObject({ ok: true, data: { run: { state: { outcome: "succeeded" }, output: { finalAvailable: true, delivery: "inline", value: null } } } });
     const page = await pi.callTool("external_runs", { ...run!.refs.final!, limitBytes: 4096 });
     expect(JSON.parse((page.structuredContent as { data: { page: { text: string } } }).data.page.text)).toEqual({ result: null });
+    // As are false, zero and the empty string (v1: "valid results"): inline, served whole by refs.final and by wait.
+    for (const value of [false, 0, ""]) {
+      const { receipt, run } = await workflow({ script: `return ${JSON.stringify(value)};` });
+      expect(receipt).toMatchObject({ ok: true, data: { run: { state: { outcome: "succeeded" }, output: { finalAvailable: true, delivery: "inline", value } } } });
+      const page = await pi.callTool("external_runs", { ...run!.refs.final!, limitBytes: 4096 });
+      expect(JSON.parse((page.structuredContent as { data: { page: { text: string } } }).data.page.text)).toEqual({ result: value });
+      const waited = await pi.callTool("external_runs", { action: "wait", runIds: [run!.runId] });
+      expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId: run!.runId, output: { finalAvailable: true, delivery: "inline", value } }], pending: [] } });
+    }
   });
 
   test("a script error fails the root with its line and column", async () => {

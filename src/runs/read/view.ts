@@ -115,8 +115,31 @@ export function formatRunText(view: RunView): string {
   return formatRunTextFor(view, true);
 }
 
-/** A run as text; `supervised` false (a session that is not persisted) never points to external_runs. */
-export function formatRunTextFor(view: RunView, supervised: boolean): string {
+/**
+ * How much of a run's error message a list row's text shows. A message is up to 8 KiB and a list
+ * page up to 500 rows a stream: whole, they would put megabytes into the model's context. The
+ * envelope keeps each message whole, and the row says where to read it.
+ */
+const LIST_ERROR_CHARS = 500;
+
+/** A run as a list row's text: its error message cut at LIST_ERROR_CHARS. */
+export function formatListRowText(view: RunView): string {
+  return formatRunTextFor(view, true, LIST_ERROR_CHARS);
+}
+
+/** The error's message, cut after `maxChars` (never inside a surrogate pair) with how many were left out and where they are. */
+function errorMessageText(view: RunView, message: string, maxChars: number): string {
+  if (message.length <= maxChars) return message;
+  const end = /[\uD800-\uDBFF]/.test(message[maxChars - 1] ?? "") ? maxChars - 1 : maxChars;
+  const inspect = JSON.stringify({ action: "inspect", runIds: [view.runId] });
+  return `${message.slice(0, end)}… [${message.length - end} more characters: external_runs ${inspect}]`;
+}
+
+/**
+ * A run as text; `supervised` false (a session that is not persisted) never points to external_runs.
+ * `errorChars` cuts the error message, where a supervised session can read it whole.
+ */
+export function formatRunTextFor(view: RunView, supervised: boolean, errorChars = Number.POSITIVE_INFINITY): string {
   const lines: string[] = [];
   lines.push(
     `${view.runId} (${view.kind}${view.background ? ", background" : ""}) ${JSON.stringify(view.task.description)}${describeTask(view)}`,
@@ -124,7 +147,10 @@ export function formatRunTextFor(view: RunView, supervised: boolean): string {
   const outcome = view.state.outcome ? ` ${view.state.outcome}` : "";
   if (view.correlationId !== undefined && view.correlationId !== view.runId) lines.push(`  correlationId: ${view.correlationId}`);
   lines.push(`  status: ${view.state.status}${outcome}; live: ${view.live ? "yes" : "no"}; integrity: ${view.integrity}`);
-  if (view.state.error) lines.push(`  error: ${view.state.error.code}: ${view.state.error.message}`);
+  if (view.state.error) {
+    const message = supervised ? errorMessageText(view, view.state.error.message, errorChars) : view.state.error.message;
+    lines.push(`  error: ${view.state.error.code}: ${message}`);
+  }
   const ended = view.timing.endedAt ? `, ended ${view.timing.endedAt} (${view.timing.durationMs ?? "?"} ms)` : "";
   lines.push(`  started ${view.timing.startedAt}${ended}`);
   if (view.children) {
