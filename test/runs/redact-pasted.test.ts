@@ -233,6 +233,15 @@ describe("a secret's name with a suffix after its secret word", () => {
     expect(redactValue({ DB_PASSWORD_PROD: pw, dbPass: pw }).value).toEqual({ DB_PASSWORD_PROD: REDACTED, dbPass: REDACTED });
   });
 
+  it("goes when the suffix names the encoding its value is written in (_B64, Base64, _ENCODED, _hex): decoded, it is the secret", () => {
+    const encoded = Buffer.from(pw).toString("base64");
+    const hexed = Buffer.from(pw).toString("hex");
+    for (const text of [`DB_PASSWORD_B64=${encoded}`, `API_KEY_BASE64: ${encoded}`, `{"clientSecretBase64": "${encoded}"}`, `TOKEN_ENCODED=${encoded}`]) expectGone(text, encoded);
+    expectGone(`signing_secret_hex = ${hexed}`, hexed);
+    expect(redactValue({ tokenBase64: encoded }).value).toEqual({ tokenBase64: REDACTED });
+    expectKept("token_hex = secrets.token_hex(16)");
+  });
+
   it("stays when the suffix makes it another thing: a hash, an ID, a count, a policy; a compiler's pass", () => {
     for (const text of ["password_hash: $2b$12$abc", "api_key_id=42", "TOKEN_COUNT=1234", "PASSWORD_MIN_LENGTH=12", "token_type: Bearer", "bypass_test: enabled", "firstPass: true\nrenderPass: shadowMap"]) {
       expectKept(text);
