@@ -283,3 +283,17 @@ describe("a password's name in another language", () => {
     for (const text of ["Wortschatz: groß", "senhas_count: 3", "hashlookup: enabled"]) expectKept(text);
   });
 });
+
+describe("a secret split by the shell's quoting", () => {
+  const token = `ghp_${alnum(36)}`;
+  it("goes whole when its pieces are quoted apart or an empty quote sits inside it, as the shell joins them", () => {
+    expectGone(`export API_TOKEN='${token.slice(0, 10)}'"${token.slice(10)}"`, token.slice(10));
+    expectGone(`export API_TOKEN=${token.slice(0, 10)}"${token.slice(10)}"`, token.slice(10));
+    expectGone(`DB_PASSWORD=q9Zt''4Lw8Nc2Vb6`, "4Lw8Nc2Vb6");
+    expect(redactText(`DB_PASSWORD=q9Zt''4Lw8Nc2Vb6 ./run.sh`).text).toBe(`DB_PASSWORD=${REDACTED} ./run.sh`);
+  });
+
+  it("stays for empty values and for JSON around an assignment", () => {
+    for (const text of [`PASSWORD="" ./run.sh`, `password='' psql`, `{"a":"API_TOKEN=","b":"x"}`, `["TOKEN=$(cat token.txt)", "--verbose"]`]) expectKept(text);
+  });
+});
