@@ -297,3 +297,17 @@ describe("a secret split by the shell's quoting", () => {
     for (const text of [`PASSWORD="" ./run.sh`, `password='' psql`, `{"a":"API_TOKEN=","b":"x"}`, `["TOKEN=$(cat token.txt)", "--verbose"]`]) expectKept(text);
   });
 });
+
+describe("a secret split across string literals the language joins without a +", () => {
+  const token = `ghp_${alnum(36)}`;
+  it("goes from each literal: Python's parenthesised lines, literals side by side in Python and C", () => {
+    expectGone(`GITHUB_TOKEN = ("${token.slice(0, 12)}"\n    "${token.slice(12)}")`, token.slice(12));
+    expectGone(`token = "${token.slice(0, 12)}" "${token.slice(12)}"`, token.slice(12));
+    expectGone(`const char *api_key = "${token.slice(0, 12)}" "${token.slice(12)}";`, token.slice(12));
+    expectGone(`client = Github("${token.slice(0, 12)}" '${token.slice(12)}')`, token.slice(12));
+  });
+
+  it("stays for literals that join to no secret: a shell's arguments, a markdown list of code spans", () => {
+    for (const text of [`printf "%s" "ghp_ is GitHub's prefix"`, "use `ghp_` `tokens` here", `msg = ("first part of a long message, "\n       "and its second part")`]) expectKept(text);
+  });
+});
