@@ -286,11 +286,14 @@ describe("a password's name in another language", () => {
 
 describe("a secret split by the shell's quoting", () => {
   const token = `ghp_${alnum(36)}`;
-  it("goes whole when its pieces are quoted apart or an empty quote sits inside it, as the shell joins them", () => {
+  it("goes whole when its pieces are quoted apart, an empty quote sits inside it or its line is continued, as the shell joins them", () => {
     expectGone(`export API_TOKEN='${token.slice(0, 10)}'"${token.slice(10)}"`, token.slice(10));
     expectGone(`export API_TOKEN=${token.slice(0, 10)}"${token.slice(10)}"`, token.slice(10));
     expectGone(`DB_PASSWORD=q9Zt''4Lw8Nc2Vb6`, "4Lw8Nc2Vb6");
     expect(redactText(`DB_PASSWORD=q9Zt''4Lw8Nc2Vb6 ./run.sh`).text).toBe(`DB_PASSWORD=${REDACTED} ./run.sh`);
+    // A backslash before a line break continues the word on the next line.
+    expectGone(`export GITHUB_TOKEN=${token.slice(0, 12)}\\\n${token.slice(12)}\nnext`, token.slice(12));
+    expect(redactText(`export GITHUB_TOKEN=${token.slice(0, 12)}\\\n${token.slice(12)}\nnext`).text).toBe(`export GITHUB_TOKEN=${REDACTED}\nnext`);
   });
 
   it("stays for empty values and for JSON around an assignment", () => {

@@ -8,8 +8,13 @@ import type { Finding, Quoting } from "./rule.ts";
  * first piece; this reads the rest and judges the joined value.
  */
 
-/** Pieces after the first: quoted strings of a token's characters (empty too) and unquoted runs. */
-const PIECES = /(?:'[\w+/=.~!@#$%^*-]{0,4096}'|"[\w+/=.~!@#$%^*-]{0,4096}"|[\w+/=.~!@#$%^*-]{1,4096}){1,16}/y;
+/**
+ * Pieces after the first: quoted strings of a token's characters (empty too), unquoted runs, and
+ * a backslash before a line break, which the shell takes out (`TOKEN=ghp_aB3\` then `dE5…`).
+ */
+const PIECES = /(?:'[\w+/=.~!@#$%^*-]{0,4096}'|"[\w+/=.~!@#$%^*-]{0,4096}"|[\w+/=.~!@#$%^*-]{1,4096}|\\\r?\n){1,16}/y;
+/** What the shell takes out of a word: quotes, and a backslash before a line break. */
+const REMOVED = /['"]|\\\r?\n/g;
 const QUOTE = /^['"]/;
 const PIECE_CHAR = /^[\w+/=.~!@#$%^*-]/;
 
@@ -34,16 +39,17 @@ export function shellWordFinding(input: string, quoting: Quoting, matchAt: numbe
   const { key, before, value, start, end } = first;
   const next = input.slice(end, end + 1);
   const quoted = QUOTE.test(value);
-  // An unquoted first piece already ran to the next quote; a quoted one ends at its own.
-  if (!QUOTE.test(next) && !(quoted && PIECE_CHAR.test(next))) return undefined;
-  PIECES.lastIndex = end;
-  const rest = PIECES.exec(input)?.[0];
-  if (rest === undefined) return undefined;
+  // An unquoted first piece ran to the next quote, or took the backslash of a continued line; a quoted one ends at its own.
+  const continued = !quoted && value.endsWith("\\") && /^\r?\n/.test(input.slice(end, end + 2));
+  if (!QUOTE.test(next) && !(quoted && PIECE_CHAR.test(next)) && !continued) return undefined;
+  PIECES.lastIndex = continued ? end - 1 : end;
+  const rest = PIECES.exec(input)?.[0].slice(continued ? 1 : 0);
+  if (rest === undefined || rest === "" || /^\r?\n$/.test(rest)) return undefined;
   for (const piece of rest.matchAll(/'[^']*'|"[^"]*"/g)) {
     if (!quoting.sameQuoting(end + piece.index, end + piece.index + piece[0].length - 1)) return undefined;
   }
   const readTo = end + rest.length;
-  const joined = (quoted ? value.slice(1, -1) : value) + rest.replace(/['"]/g, "");
+  const joined = ((quoted ? value.slice(1, -1) : value) + rest).replace(REMOVED, "");
   if (!keyAllowed(key, before) || !judgeValue({ key, op: "=", spaced: false, value: joined, endsLine: false })) return { readTo };
   return { readTo, finding: { start: start - matchAt, end: readTo - matchAt } };
 }
