@@ -63,4 +63,13 @@ describe("a session id under a generic name (sid, session, session_id)", () => {
     expect(JSON.parse(redactedJson(value)!)).toEqual(expected);
     expect(redactText(`curl -b 'sid=${session}' https://app.example.com/me`).text).toBe("curl -b 'sid=[REDACTED]' https://app.example.com/me");
   });
+
+  it("goes from an X-Session-Id header and from a Netscape cookie file's session cookie; a preference cookie stays", () => {
+    const session = random(24);
+    expect(redactText(`X-Session-Id: ${session}`).text).toBe("X-Session-Id: [REDACTED]");
+    const jar = `# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tFALSE\t1767225600\tlang\ten-GB\n#HttpOnly_app.example.com\tFALSE\t/\tTRUE\t0\t_app_session\t${session}\n`;
+    const kept = jar.replace(session, "[REDACTED]");
+    expect(redactText(jar).text).toBe(kept);
+    expect(redactText(JSON.stringify({ stdout: jar })).text).toBe(JSON.stringify({ stdout: kept }));
+  });
 });

@@ -46,9 +46,10 @@ const SESSION_ID: Rule = {
 
 /**
  * Generic names a session id is kept under: `sid`, `session`, `session_id`, `session-id` (any
- * case). Not camelCase `sessionId`: as written in code it is a CLI's thread or a log's correlation id.
+ * case), and as an HTTP header (`X-Session-Id:`). Not camelCase `sessionId`: as written in code it
+ * is a CLI's thread or a log's correlation id.
  */
-const GENERIC_SESSION_NAMES = String.raw`sid|session(?:[_-]id)?`;
+const GENERIC_SESSION_NAMES = String.raw`(?:x-)?(?:sid|session(?:[_-]id)?)`;
 export const GENERIC_SESSION_NAME = new RegExp(`^(?:${GENERIC_SESSION_NAMES})$`, "i");
 
 /**
@@ -84,6 +85,25 @@ const GENERIC_SESSION: Rule = {
   secret: (m) => {
     const [, head = "", value = ""] = m;
     return genericSessionSecret(value) ? [head.length, head.length + value.length] : null;
+  },
+};
+
+/** A cookie file's separator: a tab as written, or escaped in a JSON string. */
+const COOKIE_TAB = String.raw`(?:\t|\\t)`;
+
+/**
+ * A line of a Netscape cookie file (curl's `-c cookies.txt`, yt-dlp's and browsers' exports):
+ * domain, subdomains flag, path, secure flag, expiry, name and value, tab-separated; `#HttpOnly_`
+ * may open the domain. The value is judged as a cookie's (see cookieSecret). Groups: 1 up to the
+ * value, 2 the name, 3 the value.
+ */
+const COOKIE_FILE_LINE: Rule = {
+  name: "cookie-file-line",
+  needles: ["\ttrue\t", "\tfalse\t", "\\ttrue\\t", "\\tfalse\\t"],
+  pattern: new RegExp(String.raw`(${COOKIE_TAB}(?:TRUE|FALSE)${COOKIE_TAB}[^\t\n\\]{1,1024}${COOKIE_TAB}(?:TRUE|FALSE)${COOKIE_TAB}\d{1,20}${COOKIE_TAB}([^\t\n\\]{1,256})${COOKIE_TAB})([^\t\r\n\\"]{1,4096})`, "g"),
+  secret: (m) => {
+    const [, head = "", name = "", value = ""] = m;
+    return cookieSecret(name, value) ? [head.length, head.length + value.length] : null;
   },
 };
 
@@ -159,4 +179,4 @@ const NAME_VALUE_ENTRY: Rule = {
   },
 };
 
-export const COOKIE_RULES: readonly Rule[] = [SESSION_ID, GENERIC_SESSION, NAME_VALUE_ENTRY];
+export const COOKIE_RULES: readonly Rule[] = [SESSION_ID, GENERIC_SESSION, COOKIE_FILE_LINE, NAME_VALUE_ENTRY];
