@@ -296,6 +296,7 @@ describe("linear time", () => {
     [fill("jdbc:oracle:thin:a/"), true], // Oracle connect strings that never reach an "@"
     [fill("--set secrets.x=,"), true], // Helm --set lists of empty values under a store's path
     [fill("seed phrase: legal "), true], // seed-phrase names whose words run into the next name
+    [fill("A_TOKEN=a''"), false], // shell words of pieces, each piece a secret name's assignment again
     [`mnemonic: ${"abc ".repeat(MB / 4)}`, true], // a megabyte of words after one
     [`password: '${"''".repeat(MB / 2)}`, false], // a single-quoted value of doubled quotes
     [fill("ssh-keygen -N "), false], // passphrase flags, each looking back for its command

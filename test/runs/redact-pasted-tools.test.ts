@@ -218,3 +218,13 @@ describe("a value GitHub Actions is told to mask", () => {
     for (const text of ['echo "::add-mask::$TOKEN"', "echo '::add-mask::${{ steps.auth.outputs.token }}'"]) expectKept(text);
   });
 });
+
+describe("a passphrase of several words after a password's name and a tab", () => {
+  it("goes whole, in text and in a JSON string; a description, a capitalised phrase and a token's words stay", () => {
+    const lines = "user\treport\npassword\tcorrect horse battery staple\nhost\tdb.internal";
+    expect(redactText(lines).text).toBe(`user\treport\npassword\t${REDACTED}\nhost\tdb.internal`);
+    expect(redactText(JSON.stringify({ out: lines })).text).toBe(JSON.stringify({ out: `user\treport\npassword\t${REDACTED}\nhost\tdb.internal` }));
+    const described = "password\tstored in the vault\npassword\tmust be at least 12 characters\nPassword\tRotated every quarter\ntoken\tcorrect horse battery staple";
+    expect(redactText(described).text).toBe(described);
+  });
+});

@@ -233,6 +233,15 @@ describe("a secret's name with a suffix after its secret word", () => {
     expect(redactValue({ DB_PASSWORD_PROD: pw, dbPass: pw }).value).toEqual({ DB_PASSWORD_PROD: REDACTED, dbPass: REDACTED });
   });
 
+  it("goes when the suffix names the encoding its value is written in (_B64, Base64, _ENCODED, _hex): decoded, it is the secret", () => {
+    const encoded = Buffer.from(pw).toString("base64");
+    const hexed = Buffer.from(pw).toString("hex");
+    for (const text of [`DB_PASSWORD_B64=${encoded}`, `API_KEY_BASE64: ${encoded}`, `{"clientSecretBase64": "${encoded}"}`, `TOKEN_ENCODED=${encoded}`]) expectGone(text, encoded);
+    expectGone(`signing_secret_hex = ${hexed}`, hexed);
+    expect(redactValue({ tokenBase64: encoded }).value).toEqual({ tokenBase64: REDACTED });
+    expectKept("token_hex = secrets.token_hex(16)");
+  });
+
   it("stays when the suffix makes it another thing: a hash, an ID, a count, a policy; a compiler's pass", () => {
     for (const text of ["password_hash: $2b$12$abc", "api_key_id=42", "TOKEN_COUNT=1234", "PASSWORD_MIN_LENGTH=12", "token_type: Bearer", "bypass_test: enabled", "firstPass: true\nrenderPass: shadowMap"]) {
       expectKept(text);
@@ -272,5 +281,36 @@ describe("a password's name in another language", () => {
 
   it("leaves words that only hold one alone", () => {
     for (const text of ["Wortschatz: groß", "senhas_count: 3", "hashlookup: enabled"]) expectKept(text);
+  });
+});
+
+describe("a secret split by the shell's quoting", () => {
+  const token = `ghp_${alnum(36)}`;
+  it("goes whole when its pieces are quoted apart, an empty quote sits inside it or its line is continued, as the shell joins them", () => {
+    expectGone(`export API_TOKEN='${token.slice(0, 10)}'"${token.slice(10)}"`, token.slice(10));
+    expectGone(`export API_TOKEN=${token.slice(0, 10)}"${token.slice(10)}"`, token.slice(10));
+    expectGone(`DB_PASSWORD=q9Zt''4Lw8Nc2Vb6`, "4Lw8Nc2Vb6");
+    expect(redactText(`DB_PASSWORD=q9Zt''4Lw8Nc2Vb6 ./run.sh`).text).toBe(`DB_PASSWORD=${REDACTED} ./run.sh`);
+    // A backslash before a line break continues the word on the next line.
+    expectGone(`export GITHUB_TOKEN=${token.slice(0, 12)}\\\n${token.slice(12)}\nnext`, token.slice(12));
+    expect(redactText(`export GITHUB_TOKEN=${token.slice(0, 12)}\\\n${token.slice(12)}\nnext`).text).toBe(`export GITHUB_TOKEN=${REDACTED}\nnext`);
+  });
+
+  it("stays for empty values and for JSON around an assignment", () => {
+    for (const text of [`PASSWORD="" ./run.sh`, `password='' psql`, `{"a":"API_TOKEN=","b":"x"}`, `["TOKEN=$(cat token.txt)", "--verbose"]`]) expectKept(text);
+  });
+});
+
+describe("a secret split across string literals the language joins without a +", () => {
+  const token = `ghp_${alnum(36)}`;
+  it("goes from each literal: Python's parenthesised lines, literals side by side in Python and C", () => {
+    expectGone(`GITHUB_TOKEN = ("${token.slice(0, 12)}"\n    "${token.slice(12)}")`, token.slice(12));
+    expectGone(`token = "${token.slice(0, 12)}" "${token.slice(12)}"`, token.slice(12));
+    expectGone(`const char *api_key = "${token.slice(0, 12)}" "${token.slice(12)}";`, token.slice(12));
+    expectGone(`client = Github("${token.slice(0, 12)}" '${token.slice(12)}')`, token.slice(12));
+  });
+
+  it("stays for literals that join to no secret: a shell's arguments, a markdown list of code spans", () => {
+    for (const text of [`printf "%s" "ghp_ is GitHub's prefix"`, "use `ghp_` `tokens` here", `msg = ("first part of a long message, "\n       "and its second part")`]) expectKept(text);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactText, shownUrl } from "../../src/runs/index.ts";
+import { redactedJson, redactText, redactValue, shownUrl } from "../../src/runs/index.ts";
 
 // Built from pieces so the source file itself does not look like it leaks credentials.
 const random = (n: number) => "Xq7vR2mK9pL4wN8tZ3bF6hJ1cD5gS0aY".repeat(4).slice(0, n);
@@ -51,5 +51,25 @@ describe("a URL as pi-flow quotes it (shownUrl: /flow doctor, backend labels, er
     expect(shownUrl("postgres://app_user:pw@db.internal:5432/app")).toBe("postgres://app_user:***@db.internal:5432/app");
     expect(shownUrl("https://oauth2:abc@gitlab.com/acme/api.git")).toBe("https://oauth2:***@gitlab.com/acme/api.git");
     expect(shownUrl("postgres://deploy@db/app?sslmode=require")).toBe("postgres://deploy@db/app?sslmode=***");
+  });
+});
+
+describe("a session id under a generic name (sid, session, session_id)", () => {
+  it("goes from a structured value as from text, and a UUID, a word or a number under the name stays", () => {
+    const session = random(28);
+    const value = { session, sid: random(20), session_id: "4b1c2a7e-9f3d-4c8b-a1e2-5d6f7a8b9c0d", state: { session: "main", sid: 3 }, sessionId: random(32) };
+    const expected = { session: "[REDACTED]", sid: "[REDACTED]", session_id: "4b1c2a7e-9f3d-4c8b-a1e2-5d6f7a8b9c0d", state: { session: "main", sid: 3 }, sessionId: random(32) };
+    expect(redactValue(value).value).toEqual(expected);
+    expect(JSON.parse(redactedJson(value)!)).toEqual(expected);
+    expect(redactText(`curl -b 'sid=${session}' https://app.example.com/me`).text).toBe("curl -b 'sid=[REDACTED]' https://app.example.com/me");
+  });
+
+  it("goes from an X-Session-Id header and from a Netscape cookie file's session cookie; a preference cookie stays", () => {
+    const session = random(24);
+    expect(redactText(`X-Session-Id: ${session}`).text).toBe("X-Session-Id: [REDACTED]");
+    const jar = `# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tFALSE\t1767225600\tlang\ten-GB\n#HttpOnly_app.example.com\tFALSE\t/\tTRUE\t0\t_app_session\t${session}\n`;
+    const kept = jar.replace(session, "[REDACTED]");
+    expect(redactText(jar).text).toBe(kept);
+    expect(redactText(JSON.stringify({ stdout: jar })).text).toBe(JSON.stringify({ stdout: kept }));
   });
 });

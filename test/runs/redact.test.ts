@@ -161,6 +161,15 @@ describe("redactText", () => {
     expect(redactText('{"password":"hunter22"}').text).toBe(`{"password":"${REDACTED}"}`);
   });
 
+  it("takes an HTTP Digest header's response hash and client nonce, and keeps its user, realm, nonce and a server's challenge", () => {
+    const header = 'Authorization: Digest username="admin", realm="api", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", uri="/", cnonce="MTIzNDU2Nzg5", nc=00000001, qop=auth, response="6629fae49393a05397450978507c4ef1"';
+    const kept = `Authorization: Digest username="admin", realm="api", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", uri="/", cnonce="${REDACTED}", nc=00000001, qop=auth, response="${REDACTED}"`;
+    expect(redactText(header).text).toBe(kept);
+    expect(redactText(JSON.stringify({ log: header })).text).toBe(JSON.stringify({ log: kept }));
+    const challenge = 'WWW-Authenticate: Digest realm="api", qop="auth", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"';
+    expect(redactText(challenge).text).toBe(challenge);
+  });
+
   it("gives a short text seen before the same answer, secret or not (remembered texts)", () => {
     for (let pass = 0; pass < 3; pass++) {
       for (const { text, secret } of SECRETS.filter((s) => s.text.length <= 256)) {

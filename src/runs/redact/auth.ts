@@ -1,7 +1,7 @@
 import { isPlaceholder } from "./key-names.ts";
 import { isBasicCredential } from "./keys.ts";
 import { SESSION_COOKIE } from "./cookies.ts";
-import { classChanges, group, looksRandom, REDACTED, type Rule } from "./rule.ts";
+import { classChanges, type Finding, group, looksRandom, REDACTED, type Rule } from "./rule.ts";
 
 /**
  * Credentials known by where they sit: HTTP authorization headers, passwords in URLs, webhook
@@ -22,6 +22,32 @@ const AUTHORIZATION: Rule = {
     return m[1]!.match(/(?:bearer|token|bot|ssws|key|oauth|splunk|geniekey)\s+$/i) !== null || (value.length >= 16 && looksRandom(value));
   }),
 };
+
+/**
+ * HTTP Digest credentials (`Authorization: Digest username="u", realm=…, nonce=…, response="<hash>"`,
+ * as curl -v or a proxy's log shows them): the response is a hash of the password that, with the
+ * server's nonce, can be replayed or attacked offline, and the client's nonce goes with it. The
+ * pattern takes the scheme and the rest of its line (to a line break, real or escaped), and the
+ * fields are read in it, so each character is read once; the user, realm, nonce and URI stay.
+ */
+const DIGEST: Rule = {
+  name: "digest-authorization",
+  needles: ["digest"],
+  pattern: /(digest(?<=(?:^|[^A-Za-z0-9_-])digest)[ \t]+)((?:[^\n\\]|\\[^nr]){1,4096})/gi,
+  findings: (m) => {
+    const [, scheme = "", fields = ""] = m;
+    const found: Finding[] = [];
+    for (const field of fields.matchAll(/(?:^|[\s,])(response|cnonce)[ \t]*=[ \t]*(?:\\?["'])?([A-Za-z0-9+/=._~-]{8,1024})/gi)) {
+      const [whole, name = "", value = ""] = field;
+      // The response is a hash (MD5's 32 hex digits, SHA-256's 64); a client nonce is random. Prose about a digest stays.
+      const secret = /^response$/i.test(name) ? DIGEST_HASH.test(value) : looksRandom(value);
+      const start = scheme.length + field.index + whole.length - value.length;
+      if (secret) found.push({ start, end: start + value.length });
+    }
+    return found;
+  },
+};
+const DIGEST_HASH = /^(?:[0-9a-f]{32}|[0-9a-f]{64}|[0-9a-f]{128})$/i;
 
 /** A bearer credential is long and random: "Bearer of bad news" and "Bearer token" survive. */
 const BEARER: Rule = {
@@ -172,6 +198,7 @@ export const AUTH_RULES: readonly Rule[] = [
   PRIVATE_KEY,
   PUTTY_KEY,
   AUTHORIZATION,
+  DIGEST,
   BEARER,
   COOKIE,
   BASIC,

@@ -3,18 +3,24 @@ import type { Rule } from "./rule.ts";
 
 /**
  * A secret split across string literals joined by `+` (`"ghp_" + "aB3d…"`, `'sk-proj-' + 'Xq7…'`,
- * a long key wrapped over two lines of code): each literal alone is too short or headless for its
- * rule, so the literals of a chain are joined and the joined text is read by every rule; what
- * they find there goes from the literals that hold it. A chain broken by anything but `+` and
- * whitespace (a variable, a call, a comment, a line break before the `+`) is not joined.
+ * a long key wrapped over two lines of code) or written side by side, which Python and C join
+ * (`("ghp_aB3d…"\n    "eF5g…")`): each literal alone is too short or headless for its rule, so the
+ * literals of a chain are joined and the joined text is read by every rule; what they find there
+ * goes from the literals that hold it. A chain broken by anything but `+` and whitespace (a
+ * variable, a call, a comment, a comma, a line break before the `+`) is not joined.
  */
 
 /** The most literals joined, and the longest one read: a key wrapped over a few lines of code. */
 const MAX_PARTS = 8;
 const MAX_PART_CHARS = 256;
 const LITERAL = String.raw`(["'\x60])[^"'\x60\\\n]{1,${MAX_PART_CHARS}}\1`;
-/** A `+` and the next literal (group 2 its quote), perhaps on the next line. */
-const NEXT = String.raw`[ \t]{0,16}\+[ \t]{0,16}(?:(?:\r?\n|\\n)[ \t]{0,64})?(["'\x60])[^"'\x60\\\n]{1,${MAX_PART_CHARS}}\2`;
+const LINE_BREAK = String.raw`(?:\r?\n|\\n)[ \t]{0,64}`;
+/**
+ * A `+` and the next literal (group 2 its quote), perhaps on the next line; or, with no `+`, the
+ * next literal in double or single quotes after whitespace or a line break: Python's and C's
+ * adjacent literals, which the language joins (`("ghp_aB3…"\n    "dE5…")`).
+ */
+const NEXT = String.raw`(?:[ \t]{0,16}\+[ \t]{0,16}(?:${LINE_BREAK})?|(?:[ \t]{1,16}(?:${LINE_BREAK})?|${LINE_BREAK})(?=["']))(["'\x60])[^"'\x60\\\n]{1,${MAX_PART_CHARS}}\2`;
 /** One literal of a chain, read again one by one: group 2 its content. */
 const PART = new RegExp(String.raw`\+?[ \t]{0,16}(?:(?:\r?\n|\\n)[ \t]{0,64})?(["'\x60])([^"'\x60\\\n]{1,${MAX_PART_CHARS}})\1`, "y");
 
@@ -24,7 +30,7 @@ export function concatenatedRules(spans: (text: string) => readonly number[]): r
   return [
     {
       name: "concatenated-literals",
-      needles: ['" +', '"+', "' +", "'+", "` +", "`+"],
+      needles: ['" +', '"+', "' +", "'+", "` +", "`+", '" "', "' '", `" '`, `' "`, '"\n', "'\n"],
       pattern,
       findings: (match) => {
         const parts: JoinedPart[] = [];

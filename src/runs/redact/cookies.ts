@@ -2,7 +2,7 @@
 // a bare `name=value`, and a cookie entry of a HAR file, a browser's cookie export or a test's
 // setCookie call (`{"name": "sessionid", "value": "…"}`). A session cookie is a bearer credential.
 import { isPlaceholder } from "./key-names.ts";
-import { looksRandom, REDACTED, type Finding, type Rule } from "./rule.ts";
+import { classChanges, looksRandom, REDACTED, type Finding, type Rule } from "./rule.ts";
 
 /** Cookie names that carry a session or a credential. */
 export const SESSION_COOKIE = /sess|sid|token|auth|jwt|remember|login|csrf|xsrf|key|secret|connect/i;
@@ -41,6 +41,69 @@ const SESSION_ID: Rule = {
     const [, head = "", value = ""] = m;
     const name = /^[\w.]+/.exec(head)![0];
     return cookieSecret(name, value) && looksRandom(value) ? [head.length, head.length + value.length] : null;
+  },
+};
+
+/**
+ * Generic names a session id is kept under: `sid`, `session`, `session_id`, `session-id` (any
+ * case), and as an HTTP header (`X-Session-Id:`). Not camelCase `sessionId`: as written in code it
+ * is a CLI's thread or a log's correlation id.
+ */
+const GENERIC_SESSION_NAMES = String.raw`(?:x-)?(?:sid|session(?:[_-]id)?)`;
+export const GENERIC_SESSION_NAME = new RegExp(`^(?:${GENERIC_SESSION_NAMES})$`, "i");
+
+/**
+ * Identifiers such names also hold, none a credential: a UUID (Claude's and Codex's `session_id`,
+ * which pi-flow reads back), a Twilio resource SID (`SM` and 32 hex), a Windows SID (`S-1-5-21-…`).
+ */
+const SESSION_IDENTIFIER = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[A-Z]{2}[0-9a-f]{32}|S-\d{1,3}(?:-\d{1,12}){1,15})$/;
+
+/**
+ * A value under a generic session name is a session id when it looks generated, as a query
+ * parameter's credential does (auth.ts): 16 characters or more, printable, at least four letters
+ * and a digit, a change of character class at least every three characters (a name, a slug, a
+ * path, an ISO time do not), and no identifier above. `session=1`, `sid=3`, `session: "main"` stay.
+ */
+export function genericSessionSecret(value: string): boolean {
+  if (value.length < 16 || value.startsWith(REDACTED) || isPlaceholder(value) || SESSION_IDENTIFIER.test(value)) return false;
+  if (!/^[\x21-\x7e]+$/.test(value) || /^[/~.]|:\/\//.test(value)) return false;
+  return (value.match(/[A-Za-z]/g)?.length ?? 0) >= 4 && /\d/.test(value) && classChanges(value) * 3 >= value.length;
+}
+
+/**
+ * A session id under a generic name (see GENERIC_SESSION_NAME): a query string's `?sid=…`, a
+ * cookie set by script (`document.cookie = "session=…"`, `curl -b 'sid=…'`), JSON's
+ * `"session_id": "…"`, an env's `SESSION=…`. Groups: 1 the name, its quotes and operator, 2 the value.
+ */
+const GENERIC_SESSION: Rule = {
+  name: "generic-session-id",
+  needles: ["sid", "session"],
+  pattern: new RegExp(
+    String.raw`((?:${GENERIC_SESSION_NAMES})(?<=(?:^|[^A-Za-z0-9_.-]|\\[nrt])(?:${GENERIC_SESSION_NAMES}))["']?[ \t]*[:=][ \t]*["']?)(${COOKIE_VALUE})`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, head = "", value = ""] = m;
+    return genericSessionSecret(value) ? [head.length, head.length + value.length] : null;
+  },
+};
+
+/** A cookie file's separator: a tab as written, or escaped in a JSON string. */
+const COOKIE_TAB = String.raw`(?:\t|\\t)`;
+
+/**
+ * A line of a Netscape cookie file (curl's `-c cookies.txt`, yt-dlp's and browsers' exports):
+ * domain, subdomains flag, path, secure flag, expiry, name and value, tab-separated; `#HttpOnly_`
+ * may open the domain. The value is judged as a cookie's (see cookieSecret). Groups: 1 up to the
+ * value, 2 the name, 3 the value.
+ */
+const COOKIE_FILE_LINE: Rule = {
+  name: "cookie-file-line",
+  needles: ["\ttrue\t", "\tfalse\t", "\\ttrue\\t", "\\tfalse\\t"],
+  pattern: new RegExp(String.raw`(${COOKIE_TAB}(?:TRUE|FALSE)${COOKIE_TAB}[^\t\n\\]{1,1024}${COOKIE_TAB}(?:TRUE|FALSE)${COOKIE_TAB}\d{1,20}${COOKIE_TAB}([^\t\n\\]{1,256})${COOKIE_TAB})([^\t\r\n\\"]{1,4096})`, "g"),
+  secret: (m) => {
+    const [, head = "", name = "", value = ""] = m;
+    return cookieSecret(name, value) ? [head.length, head.length + value.length] : null;
   },
 };
 
@@ -116,4 +179,4 @@ const NAME_VALUE_ENTRY: Rule = {
   },
 };
 
-export const COOKIE_RULES: readonly Rule[] = [SESSION_ID, NAME_VALUE_ENTRY];
+export const COOKIE_RULES: readonly Rule[] = [SESSION_ID, GENERIC_SESSION, COOKIE_FILE_LINE, NAME_VALUE_ENTRY];

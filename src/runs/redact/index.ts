@@ -122,7 +122,7 @@ function storeFor(name: string | undefined, record: object, holder: unknown, key
 
 /** The name a field is judged under in a store: its own when that is a secret name, else the store's. */
 function fieldName(store: string | undefined, key: string): string | undefined {
-  return store !== undefined && keyVerdict(key) === "plain" ? store : undefined;
+  return store !== undefined && (keyVerdict(key) === "plain" || keyVerdict(key) === "session") ? store : undefined;
 }
 
 /** The fields of a name/value pair (keys.ts's NAME_VALUE reads the same pairs in text). */
@@ -151,7 +151,8 @@ function pairName(record: object, under?: string): string | undefined {
     else if (name === undefined && PAIR_NAME_FIELD.test(field)) {
       const given = fields[field];
       const text = typeof given === "string" ? given : given !== null && typeof given === "object" ? writtenAsPrimitive(given) : undefined;
-      if (typeof text === "string" && keyVerdict(text) !== "plain") name = text;
+      // A cookie named `session` is judged as a cookie (below), not as an id under a generic name.
+      if (typeof text === "string" && keyVerdict(text) !== "plain" && keyVerdict(text) !== "session") name = text;
       else if (typeof text === "string") name = cookieEntryName(fields, text, under);
     }
   }

@@ -9,10 +9,12 @@ import { REDACTED } from "./rule.ts";
 
 /**
  * A suffix after a secret word that names an environment or a version (`DB_PASSWORD_PROD`,
- * `API_KEY_STAGING`, `PASSWORD_2`, `GITHUB_TOKEN_OLD`): the name is still the secret's. Other
- * suffixes make it another thing (`password_hash`, `api_key_id`, `token_count`).
+ * `API_KEY_STAGING`, `PASSWORD_2`, `GITHUB_TOKEN_OLD`), or an encoding its value is written in
+ * (`DB_PASSWORD_B64`, `clientSecretBase64`, `TOKEN_ENCODED`, `secret_hex`: decoded, it is the
+ * secret): the name is still the secret's. Other suffixes make it another thing (`password_hash`,
+ * `api_key_id`, `token_count`).
  */
-const QUALIFIER_SOURCE = String.raw`[_.-](?:prod|production|dev|development|staging|stage|stg|test|testing|live|sandbox|local|qa|uat|old|new|current|prev|previous|next|primary|secondary|backup|\d{1,2})`;
+const QUALIFIER_SOURCE = String.raw`(?:[_.-](?:prod|production|dev|development|staging|stage|stg|test|testing|live|sandbox|local|qa|uat|old|new|current|prev|previous|next|primary|secondary|backup|\d{1,2}|encoded|hex)|[_.-]?(?:b64|base64))`;
 const QUALIFIER = new RegExp(`${QUALIFIER_SOURCE}$`, "i");
 /** The name without such a suffix: what its secret word is judged by. */
 export const unqualified = (key: string): string => key.replace(QUALIFIER, "");

@@ -7,6 +7,7 @@ import { BARE_PWD, isPlaceholder, judgeValue, KEY_WORD_NEEDLES, KEY_WORDS, keyAl
 import { JSON_STORE_OBJECT } from "./key-stores-json.ts";
 import { YAML_STORE_MAP } from "./key-stores.ts";
 import { type Finding, group, type Quoting, REDACTED, type Rule } from "./rule.ts";
+import { shellWordFinding } from "./shell-word.ts";
 
 /**
  * Secrets known by the name they are stored under: `DB_PASS=…`, `"apiKey": "…"`,
@@ -44,6 +45,8 @@ const ASSIGNMENT: Rule = {
   ),
   findings: (m, quoting) => {
     const [, key = ""] = m;
+    const joined = shellWord(m, quoting);
+    if (joined) return [joined];
     const phraseRest = linePhraseRest(m, key);
     const span = assignmentSpan(m, quoting, phraseRest >= 0);
     if (!span) return [];
@@ -59,6 +62,18 @@ const ASSIGNMENT: Rule = {
     return found;
   },
 };
+
+/** `KEY='ghp_aB3'"dE5…"`, `KEY=hun''ter2`: a shell assignment whose value the shell joins from pieces (shell-word.ts). */
+function shellWord(m: RegExpExecArray, quoting: Quoting): Finding | undefined {
+  const [whole, key = "", quote = "", pre = "", rest = "", post = "", value = ""] = m;
+  if (whole[0] + rest !== "=" || pre + post !== "" || /^(?:"""|\$')/.test(value)) return undefined;
+  const before = m.input[m.index - key.length - quote.length - 1] ?? "";
+  const end = m.index + whole.length;
+  const word = shellWordFinding(m.input, quoting, m.index, { key, before, value, start: end - value.length, end });
+  // The word is one value, whatever it holds: it is not read again (that keeps the rule linear).
+  if (word) ASSIGNMENT.pattern.lastIndex = Math.max(ASSIGNMENT.pattern.lastIndex, word.readTo);
+  return word?.finding;
+}
 
 const COMMA_ITEM = new RegExp(String.raw`,(${UNQUOTED})`, "y");
 

@@ -1,4 +1,4 @@
-import { judgeValue, KEY_WORDS, keyAllowed } from "./key-names.ts";
+import { BARE_PWD, judgeValue, KEY_WORDS, keyAllowed, PASSWORD_KEY, unqualified } from "./key-names.ts";
 import type { Finding, Rule } from "./rule.ts";
 
 /**
@@ -33,6 +33,33 @@ const NAME_TAB_VALUE: Rule = {
     // A word in a line of names is a header's next column (`title<TAB>username<TAB>password<TAB>url`).
     if (/^[A-Za-z][A-Za-z0-9_.-]*$/.test(value) && isHeader(m.input, m.index, m.index + m[0].length)) return null;
     return judged(key, value) ? [tabs.length, tabs.length + value.length] : null;
+  },
+};
+
+/** A word of a passphrase, as the assignment rule reads one at a line's end (keys.ts). */
+const PHRASE_WORD = "[A-Za-z0-9!@#$%^&._~]{3,64}";
+/** Words that make a line of words read as a description (`password<TAB>stored in the vault`), which a chosen passphrase rarely holds. */
+const DESCRIPTION_WORD = /(?:^| )(?:the|and|for|from|with|this|that|your|are|is|was|not|used|must|should|will|can|when|which|see|set)(?= |$)/i;
+
+/**
+ * A password's name opening its line, a tab and a passphrase: two to sixteen words to the line's
+ * end (`password<TAB>correct horse battery staple`), as YAML's `password: correct horse battery
+ * staple` goes whole. Only a password's name takes words (a token or a key has none), and a line
+ * that reads as a description stays: a capitalised first word, a short word (`must be at least
+ * 12 characters`), punctuation of prose, or a function word (DESCRIPTION_WORD).
+ * Groups: 1 the tabs, 2 the name, 3 the phrase.
+ */
+const NAME_TAB_PHRASE: Rule = {
+  name: "tab-separated-phrase",
+  needles: TAB_NEEDLES,
+  pattern: new RegExp(
+    String.raw`(${TAB}{1,8})(?<=(?:^|[\r\n"]|\\n)(${SECRET_CELL})${TAB}{1,8})(${PHRASE_WORD}(?: ${PHRASE_WORD}){1,15})(?=\r?\n|\\[rn]|\\?"|$)`,
+    "gi",
+  ),
+  secret: (m) => {
+    const [, tabs = "", key = "", phrase = ""] = m;
+    if (/^[A-Z]/.test(phrase) || !PASSWORD_KEY.test(unqualified(key)) || BARE_PWD.test(key) || !keyAllowed(key, "") || DESCRIPTION_WORD.test(phrase)) return null;
+    return [tabs.length, tabs.length + phrase.length];
   },
 };
 
@@ -105,4 +132,4 @@ const TSV_TABLE: Rule = {
   },
 };
 
-export const TAB_SEPARATED_RULES: readonly Rule[] = [NAME_TAB_VALUE, TSV_TABLE];
+export const TAB_SEPARATED_RULES: readonly Rule[] = [NAME_TAB_VALUE, NAME_TAB_PHRASE, TSV_TABLE];

@@ -50,7 +50,8 @@ function keyIdOnLine(input: string, index: number, length: number): boolean {
  */
 const TWILIO_AUTH_ARGUMENT: Rule = {
   name: "twilio-auth-argument",
-  needles: ["AC"],
+  // Every match has a quote before the SID: `ac` alone is in most English text (each, access, react).
+  needles: [`"AC`, "'AC"],
   pattern: /(AC[0-9a-f]{32}(?<=["']AC[0-9a-f]{32})(["'])[ \t]{0,16},[ \t]{0,16}\2)([0-9a-f]{32})(?=\2)/g,
   secret: (m) => [(m[1] ?? "").length, (m[1] ?? "").length + (m[3] ?? "").length],
 };

@@ -3,7 +3,7 @@
 // walks values and asks here. The verdict per key name is remembered.
 import { foldedName } from "./confusables.ts";
 import { redactString } from "./engine.ts";
-import { COOKIE_ATTRIBUTE, cookieSecret, SESSION_COOKIE_NAME } from "./cookies.ts";
+import { COOKIE_ATTRIBUTE, cookieSecret, GENERIC_SESSION_NAME, genericSessionSecret, SESSION_COOKIE_NAME } from "./cookies.ts";
 import { isSecretKeyName, judgeValue } from "./key-names.ts";
 import { isBasicCredential } from "./keys.ts";
 import { looksRandom, REDACTED } from "./rule.ts";
@@ -14,7 +14,7 @@ import { isSeedPhrase, SEED_PHRASE_NAME } from "./seed-phrases.ts";
  * `text`, `id`, `timestamp`…) and every string of every line is judged by its key, so the verdict
  * is remembered by name; the memo forgets everything when full, so odd names cannot grow it.
  */
-type KeyVerdict = "auth" | "authorization" | "cookie" | "cookies" | "secret" | "phrase" | "plain";
+type KeyVerdict = "auth" | "authorization" | "cookie" | "cookies" | "secret" | "phrase" | "session" | "plain";
 const KEY_VERDICTS_MAX = 4096;
 const keyVerdicts = new Map<string, KeyVerdict>();
 
@@ -37,7 +37,9 @@ export function keyVerdict(key: string): KeyVerdict {
                 ? "secret"
                 : SEED_PHRASE_NAME.test(name)
                   ? "phrase"
-                  : "plain";
+                  : GENERIC_SESSION_NAME.test(name)
+                    ? "session"
+                    : "plain";
     if (keyVerdicts.size >= KEY_VERDICTS_MAX) keyVerdicts.clear();
     keyVerdicts.set(key, verdict);
   }
@@ -61,6 +63,8 @@ export function secretUnderKey(key: string, item: string): boolean {
   if (verdict === "cookie" || verdict === "cookies") return redactString(`Cookie: ${item}`) !== `Cookie: ${item}`;
   // A wallet's seed phrase (seed-phrases.ts): the words, whole.
   if (verdict === "phrase") return isSeedPhrase(item);
+  // A session id under a generic name (`sid`, `session`), as cookies.ts judges it in text.
+  if (verdict === "session") return genericSessionSecret(item);
   return verdict === "secret" && judgeValue({ key: foldedName(key), op: ":", spaced: false, value: JSON.stringify(item), endsLine: true });
 }
 
@@ -90,7 +94,8 @@ export function itemUnderKey(key: string, item: unknown): boolean {
  * object's other fields are named by their own keys.
  */
 export function containerName(key: string | undefined): string | undefined {
-  return key !== undefined && keyVerdict(key) !== "plain" ? key : undefined;
+  // A generic session name holds an id, not a store: an object or list under `session` is named by its own keys.
+  return key !== undefined && keyVerdict(key) !== "plain" && keyVerdict(key) !== "session" ? key : undefined;
 }
 
 /**
