@@ -79,7 +79,7 @@ const PROGRAM_LISTING_MAX_BYTES = 16 * 1024 * 1024;
 export const GIT_TIMEOUT_MS = 10 * 60 * 1000;
 export const GIT_TIMEOUT_VARIABLE = "PI_FLOW_GIT_TIMEOUT_MS";
 
-function gitTimeoutMs(): number {
+export function gitTimeoutMs(): number {
   const value = Number(process.env[GIT_TIMEOUT_VARIABLE] ?? Number.NaN);
   return Number.isInteger(value) && value > 0 ? value : GIT_TIMEOUT_MS;
 }

@@ -8,6 +8,7 @@ import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, dropChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, GitTimedOut, runGit } from "./git.ts";
 import { GitFileUnreadable } from "./git-files.ts";
+import { assertGitFolderReadable } from "./git-folder-scan.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
@@ -73,7 +74,10 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), root: repo.root }), { mode: 0o600 });
   try {
-    await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }), patientWait(`making run ${runId}'s worktree`, wait));
+    await withRepositoryLock(repo.commonDir, async () => {
+      await assertGitFolderReadable(repo.commonDir); // a child that waited for its slot: a sibling's bash may have put a FIFO there since
+      await git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root });
+    }, patientWait(`making run ${runId}'s worktree`, wait));
   } catch (error) {
     // No worktree was made (the lock was not had, or git failed): no owner file is left for crash cleanup to chase.
     await rm(ownerFile(dir, runId), { force: true });
@@ -99,6 +103,7 @@ export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & Partial<Pick<Iso
 export async function removeWorktree(commonDir: string, root: string, worktree: MadeWorktree, owner: string, wait: WaitOptions = {}): Promise<void> {
   const { path, madeAt, madeAs, gitDir } = worktree;
   await withRepositoryLock(commonDir, async () => {
+    await assertGitFolderReadable(commonDir); // git worktree reads every worktree's folder there
     if (await worktreeReplaced(path, madeAt, madeAs)) {
       await forgetReplacedWorktree(path, gitDir, () => runGit(["worktree", "prune"], { cwd: root }));
       return;
@@ -138,6 +143,8 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
   const { onWorktreeLeft, onStashRepaired, wait, ...capture } = told;
   let leftToCopy = false;
   try {
+    // The child's bash may have put a FIFO among the refs, objects or worktree folders git reads.
+    await assertGitFolderReadable(isolation.repo.commonDir);
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
     const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
     if (repair.restored.length + repair.removed.length > 0 || repair.failed !== undefined) onStashRepaired?.(repair);

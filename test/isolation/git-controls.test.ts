@@ -8,10 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
 import { changedControls, gitControls } from "../../src/isolation/git-controls.ts";
 import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo } from "../support/git-repo.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "git-controls-"));
@@ -96,7 +98,7 @@ test("a worktree child that replaces the shared config, HEAD, packed-refs, index
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the child's\n");
 });
 
-test("a FIFO no check looks at (a loose ref) stops git at the time limit, with an error saying so; so does a program git started that never ends, stopped with it", async () => {
+test("a FIFO put in after the checks (a loose ref) stops git at the time limit, with an error saying so; so does a program git started that never ends, stopped with it", async () => {
   const root = makeRepo({ "a.txt": "a\n", ".gitattributes": "*.txt filter=slow\n" });
   const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
   process.env.PI_FLOW_GIT_TIMEOUT_MS = "200"; // git waits on the FIFO forever: only the limit ends it
@@ -115,6 +117,43 @@ test("a FIFO no check looks at (a loose ref) stops git at the time limit, with a
     const filter = `filter.slow.clean=sh -c 'exec 3>${held}; exec sleep 1000'`;
     await expect(runGit(["-c", filter, "hash-object", "a.txt"], { cwd: root })).rejects.toMatchObject({ name: "GitTimedOut" });
     await ended; // never, were the filter left running
+  } finally {
+    if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
+    else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
+  }
+});
+
+test("a FIFO a worktree child's bash puts among the loose refs, the loose objects or a worktree's folder in the git folder: its settle, an apply's repository and a sibling's worktree refuse naming it, never waiting on it", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
+  process.env.PI_FLOW_GIT_TIMEOUT_MS = "20000"; // so a git that waits on one fails the test rather than hangs it
+  try {
+    const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+    const run = store.create({ kind: "agent", task: { description: "fifo" }, background: false });
+    const pending = startIsolation(await openRepository(root), run.runId, home);
+    const worktree = await isolationWorktree(pending);
+    execFileSync("bash", ["-c", 'echo child > a.txt && mkfifo "$(git rev-parse --git-common-dir)/refs/heads/zz"'], { cwd: worktree.path });
+    const files = runFiles(store.scope, run.runId);
+    expect(await finishIsolation(pending, files, home, run)).toBeUndefined();
+    const loose = join(root, ".git/refs/heads/zz");
+    expect(readFileSync(files.diagnostics, "utf8")).toContain(`[changes_unavailable]: the child's changes could not be kept: git cannot be run in this repository: ${JSON.stringify(loose)} is a FIFO`);
+    rmSync(loose);
+    // A loose object git reads (the user's HEAD commit), and a worktree's own folder (its gitdir, which git worktree reads for every worktree).
+    const repo = await openRepository(root);
+    const child = await createIsolation(repo, "r-fifo00002", home);
+    writeFileSync(join(child.path, "a.txt"), "the child's\n");
+    const head = gitIn(root, "rev-parse", "HEAD");
+    const object = join(repo.commonDir, "objects", head.slice(0, 2), head.slice(2));
+    const gitdir = join(child.gitDir, "gitdir");
+    for (const path of [object, gitdir]) {
+      await withFifoAt(path, async () => {
+        await expect(openRepository(root)).rejects.toMatchObject({ name: "GitFileUnreadable", file: path });
+        await expect(createIsolation(repo, "r-fifo00003", home, child.base)).rejects.toMatchObject({ name: "GitFileUnreadable", file: path });
+        await expect(settleIsolation(child, home)).rejects.toMatchObject({ name: "GitFileUnreadable", file: path });
+      });
+    }
+    expect(await settleIsolation(child, home)).toMatchObject({ files: 1 });
+    expect(await applyChanges(repo, child.runId)).toMatchObject({ status: "applied" });
   } finally {
     if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
     else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
