@@ -44,6 +44,7 @@ export async function assertGitFolderReadable(commonDir: string): Promise<void> 
   const top = await readdir(commonDir, { withFileTypes: true }).catch(() => []);
   const pseudoRefs = top.filter((entry) => PSEUDO_REF.test(entry.name) && !entry.isFile() && !entry.isDirectory()).map((entry) => join(commonDir, entry.name));
   await assertEntriesReadable(pseudoRefs, []);
+  const worktrees = join(commonDir, "worktrees");
   const seen = new Set<string>();
   let followed = 0;
   for (let queue = folders; queue.length > 0; ) {
@@ -52,7 +53,10 @@ export async function assertGitFolderReadable(commonDir: string): Promise<void> 
       const real = await realpath(folder).catch(() => undefined);
       if (real === undefined || seen.has(real)) continue;
       seen.add(real);
-      await assertEntriesReadable(await unusualEntries(folder), linked);
+      const entries = await unusualEntries(folder);
+      // A worktree's own index is its child's to break, and pi-flow's git never reads it (child-index.ts).
+      const ownIndex = (path: string | Buffer): boolean => folder === worktrees && /^[^/]+\/index$/.test(path.toString().slice(worktrees.length + 1));
+      await assertEntriesReadable(entries.filter((path) => !ownIndex(path)), linked);
     }
     followed += linked.length;
     if (followed > LINKED_FOLDERS_MAX) throw new GitFileUnreadable(linked[0]!, `one of over ${LINKED_FOLDERS_MAX} links to folders`);
