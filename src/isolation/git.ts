@@ -51,6 +51,17 @@ const IDENTITY = {
 const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false"];
 
 /**
+ * No transport at all: pi-flow never fetches, but git does by itself in a partial clone, for an
+ * object it needs and lacks, from the promisor remote the config names. A child's bash can make the
+ * shared config one (`extensions.partialClone`, a remote whose URL is `ext::<any command>`,
+ * `protocol.ext.allow`, `core.sshCommand`) and write a ref naming a missing object: the next
+ * `for-each-ref` pi-flow runs would run that command, with pi-flow's environment. An empty
+ * GIT_ALLOW_PROTOCOL allows no protocol, whatever the config says; GIT_NO_LAZY_FETCH (git 2.45)
+ * says the same to a newer git.
+ */
+const NO_TRANSPORT = { GIT_ALLOW_PROTOCOL: "", GIT_NO_LAZY_FETCH: "1" };
+
+/**
  * A child's worktree as git must see it: by the administrative folder `git worktree add` made
  * (`--git-dir`, `--work-tree`), never by the worktree's `.git` file, which the child can rewrite to
  * point git at a repository (and a config) of its own.
@@ -114,7 +125,7 @@ export async function runGit(args: readonly string[], options: GitOptions): Prom
 }
 
 function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...NO_TRANSPORT, ...options.env };
   // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
   for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
     if (!options.env || !(name in options.env)) delete env[name];

@@ -123,20 +123,27 @@ test("a FIFO put in after the checks (a loose ref) stops git at the time limit, 
   }
 });
 
+/** A worktree child whose bash runs `command` in its worktree, settled as the launcher settles it: its kept changes and its run's diagnostics. */
+async function settledChild(root: string, command: string): Promise<{ stats: unknown; diagnostics: string }> {
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "hostile git folder" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  execFileSync("bash", ["-c", command], { cwd: worktree.path });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  return { stats, diagnostics: existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "" };
+}
+
 test("a FIFO a worktree child's bash puts among the loose refs, the loose objects or a worktree's folder in the git folder: its settle, an apply's repository and a sibling's worktree refuse naming it, never waiting on it", async () => {
   const root = makeRepo({ "a.txt": "a\n" });
   const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
   process.env.PI_FLOW_GIT_TIMEOUT_MS = "20000"; // so a git that waits on one fails the test rather than hangs it
   try {
-    const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
-    const run = store.create({ kind: "agent", task: { description: "fifo" }, background: false });
-    const pending = startIsolation(await openRepository(root), run.runId, home);
-    const worktree = await isolationWorktree(pending);
-    execFileSync("bash", ["-c", 'echo child > a.txt && mkfifo "$(git rev-parse --git-common-dir)/refs/heads/zz"'], { cwd: worktree.path });
-    const files = runFiles(store.scope, run.runId);
-    expect(await finishIsolation(pending, files, home, run)).toBeUndefined();
+    const { stats, diagnostics } = await settledChild(root, 'echo child > a.txt && mkfifo "$(git rev-parse --git-common-dir)/refs/heads/zz"');
+    expect(stats).toBeUndefined();
     const loose = join(root, ".git/refs/heads/zz");
-    expect(readFileSync(files.diagnostics, "utf8")).toContain(`[changes_unavailable]: the child's changes could not be kept: git cannot be run in this repository: ${JSON.stringify(loose)} is a FIFO`);
+    expect(diagnostics).toContain(`[changes_unavailable]: the child's changes could not be kept: git cannot be run in this repository: ${JSON.stringify(loose)} is a FIFO`);
     rmSync(loose);
     // A loose object git reads (the user's HEAD commit), and a worktree's own folder (its gitdir, which git worktree reads for every worktree).
     const repo = await openRepository(root);
@@ -158,4 +165,23 @@ test("a FIFO a worktree child's bash puts among the loose refs, the loose object
     if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
     else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
   }
+});
+
+test("a worktree child that makes the repository a partial clone whose promisor remote is an ext:: command, and a ref name a missing object: pi-flow's git fetches nothing and runs no command, and its changes are kept", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const mark = join(home, "fetched-by-pi-flow");
+  const { stats } = await settledChild(
+    root,
+    [
+      "echo child > a.txt",
+      "git config core.repositoryformatversion 1",
+      "git config extensions.partialClone origin",
+      "git config remote.origin.promisor true",
+      `git config remote.origin.url "ext::sh -c touch% ${mark}"`,
+      "git config protocol.ext.allow always",
+      'echo 1234567890123456789012345678901234567890 > "$(git rev-parse --git-common-dir)/refs/heads/missing"',
+    ].join(" && "),
+  );
+  expect(stats).toMatchObject({ files: 1 });
+  expect(existsSync(mark)).toBe(false);
 });
