@@ -6,7 +6,7 @@
 // git runs: present, it must be a file (or a link to one). Anything else git would wait on or
 // read without end (a FIFO, a socket, a device) is refused, naming it, and so is one a config names
 // (an include, core.excludesFile) (docs/isolation.md).
-import { readFile, stat } from "node:fs/promises";
+import { readFile, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
@@ -124,6 +124,31 @@ function userFiles(): string[] {
   return [global, join(xdg, "git", "config"), join(xdg, "git", "attributes"), join(xdg, "git", "ignore")];
 }
 
+/** A pinned worktree's `commondir` file leads to another repository than the one holding its folder. */
+export class CommonDirMoved extends FlowError {
+  constructor(file: string, leadsTo: string) {
+    super(
+      "run_unavailable",
+      `git cannot be run in this worktree: ${JSON.stringify(file)} names ${JSON.stringify(leadsTo)} for its repository, not the one holding it (git reads that worktree's refs there, and would keep its changes there). Every worktree shares the repository's git folder, so a worktree child's bash can rewrite it; git writes "../.." there.`,
+    );
+    this.name = "CommonDirMoved";
+  }
+}
+
+/**
+ * The common git folder of the worktree whose own folder is `gitDir`: the folder `git worktree add`
+ * made it in (`<common>/worktrees/<id>`), whatever its `commondir` file says now.
+ */
+export const madeInCommonDir = (gitDir: string): string => dirname(dirname(gitDir));
+
+/** Throws CommonDirMoved when `common`, read from the worktree's `commondir`, is not the folder holding `gitDir`. */
+async function assertOwnCommonDir(gitDir: string, common: string): Promise<void> {
+  const made = madeInCommonDir(gitDir);
+  if (common === made) return;
+  const [real, madeReal] = await Promise.all([realpath(common).catch(() => common), realpath(made).catch(() => made)]);
+  if (real !== madeReal) throw new CommonDirMoved(join(gitDir, "commondir"), common);
+}
+
 /**
  * Refuses (GitFileUnreadable) to let git run from `cwd`, or in the worktree whose git folder is
  * `gitDir`, when a file git opens first is a FIFO, socket or device (the index only when `readsIndex`).
@@ -134,6 +159,7 @@ export async function assertGitFilesReadable(cwd: string, gitDir: string | undef
   const paths = userFiles();
   if (own !== undefined) {
     const common = (await pointer(join(own, "commondir"), "")) ?? own;
+    if (gitDir !== undefined) await assertOwnCommonDir(gitDir, common);
     paths.push(...OWN_FILES.filter((name) => readsIndex || name !== "index").map((name) => join(own, name)));
     if (common !== own) paths.push(...COMMON_FILES.map((name) => join(common, name)));
     else paths.push(...COMMON_FILES.filter((name) => !OWN_FILES.includes(name)).map((name) => join(own, name)));

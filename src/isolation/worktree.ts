@@ -1,13 +1,13 @@
 // One child's isolation: a detached worktree made from the user's tree as they see it, under the
 // flow home by project (never inside the user's working tree), removed when the child settles.
-import { lstat, mkdir, realpath, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, dropChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, GitTimedOut, runGit } from "./git.ts";
-import { GitFileUnreadable } from "./git-files.ts";
+import { GitFileUnreadable, madeInCommonDir } from "./git-files.ts";
 import { assertGitFolderReadable } from "./git-folder-scan.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
@@ -145,6 +145,7 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
   try {
     // The child's bash may have put a FIFO among the refs, objects or worktree folders git reads.
     await assertGitFolderReadable(isolation.repo.commonDir);
+    await restoreCommonDir(isolation.gitDir);
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
     const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
     if (repair.restored.length + repair.removed.length > 0 || repair.failed !== undefined) onStashRepaired?.(repair);
@@ -169,6 +170,24 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
       onWorktreeLeft(error.message);
     });
   }
+}
+
+/**
+ * Puts back the `commondir` file of the worktree whose own folder is `gitDir` when it no longer
+ * leads to the repository holding that folder: every worktree shares the folder it is in, so a
+ * child's bash can point it at a repository of its own (or replace it with a FIFO), and git reads
+ * that worktree's refs there, so its changes would be kept there. git writes `../..` in it.
+ */
+export async function restoreCommonDir(gitDir: string): Promise<void> {
+  const file = join(gitDir, "commondir");
+  const info = await lstat(file).catch(() => null);
+  if (info?.isFile() && info.size < 4096) {
+    const named = (await readFile(file, "utf8")).trim();
+    const [leadsTo, made] = await Promise.all([realpath(resolve(gitDir, named)).catch(() => undefined), realpath(madeInCommonDir(gitDir))]);
+    if (leadsTo === made) return;
+  }
+  await rm(file, { force: true }); // removes a link or FIFO, never opening it
+  await writeFile(file, "../..\n", { flag: "wx" });
 }
 
 /** ChangesNotKept (worktree_replaced) when the child replaced its worktree folder, or one on the way, with a link. */

@@ -124,7 +124,7 @@ test("a FIFO put in after the checks (a loose ref) stops git at the time limit, 
 });
 
 /** A worktree child whose bash runs `command` in its worktree, settled as the launcher settles it: its kept changes and its run's diagnostics. */
-async function settledChild(root: string, command: string): Promise<{ stats: unknown; diagnostics: string }> {
+async function settledChild(root: string, command: string): Promise<{ runId: string; stats: unknown; diagnostics: string }> {
   const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
   const run = store.create({ kind: "agent", task: { description: "hostile git folder" }, background: false });
   const pending = startIsolation(await openRepository(root), run.runId, home);
@@ -132,7 +132,7 @@ async function settledChild(root: string, command: string): Promise<{ stats: unk
   execFileSync("bash", ["-c", command], { cwd: worktree.path });
   const files = runFiles(store.scope, run.runId);
   const stats = await finishIsolation(pending, files, home, run);
-  return { stats, diagnostics: existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "" };
+  return { runId: run.runId, stats, diagnostics: existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "" };
 }
 
 test("a FIFO a worktree child's bash puts among the loose refs, the loose objects or a worktree's folder in the git folder: its settle, an apply's repository and a sibling's worktree refuse naming it, never waiting on it", async () => {
@@ -184,4 +184,20 @@ test("a worktree child that makes the repository a partial clone whose promisor 
   );
   expect(stats).toMatchObject({ files: 1 });
   expect(existsSync(mark)).toBe(false);
+});
+
+test("a worktree child that points its worktree's commondir at a repository of its own (a copy of the user's git folder): its changes are kept in the user's repository, and apply", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const copy = join(mkdtempSync(join(tmpdir(), "pi-flow-other-")), "other.git");
+  const { runId, stats } = await settledChild(root, `echo child > a.txt && cp -a "$(git rev-parse --git-common-dir)" ${copy} && echo ${copy} > "$(git rev-parse --git-dir)/commondir"`);
+  expect(stats).toMatchObject({ files: 1 });
+  expect(gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow")).toBe(`refs/pi-flow/${runId}`);
+  expect(execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/pi-flow"], { cwd: copy, encoding: "utf8" })).toBe("");
+  expect(await applyChanges(await openRepository(root), runId)).toMatchObject({ status: "applied" });
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child\n");
+  // Rewritten again once the settle has begun (a process the child left running): git pinned to the worktree refuses to run.
+  const child = await createIsolation(await openRepository(root), "r-commondir1", home);
+  writeFileSync(join(child.gitDir, "commondir"), `${copy}\n`);
+  await expect(runGit(["status"], { cwd: child.path, worktree: child })).rejects.toMatchObject({ name: "CommonDirMoved", code: "run_unavailable" });
+  await settleIsolation(child, home);
 });
