@@ -11,7 +11,8 @@ import { join } from "node:path";
 /** Each watched file's fingerprint, by its path in the git folder; an absent file has none. */
 export type GitControls = ReadonlyMap<string, string>;
 
-const READ_FILES = ["config", "info/attributes"];
+/** Also alternates: a child's line there has the user's git read objects from a folder of its choosing, and depend on it. */
+const READ_FILES = ["config", "info/attributes", "objects/info/alternates"];
 const HOOKS = "hooks";
 /** Git ships 14 sample hooks: past this many, the folder is fingerprinted by its count alone. */
 const HOOKS_STATED_MAX = 256;

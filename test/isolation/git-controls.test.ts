@@ -19,7 +19,7 @@ import { gitIn, makeRepo } from "../support/git-repo.ts";
 const dir = mkdtempSync(join(tmpdir(), "git-controls-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("a changed config, a hook added and attributes removed are each named; an unchanged folder names nothing", async () => {
+test("a changed config, a hook added, attributes removed and alternates added are each named; an unchanged folder names nothing", async () => {
   mkdirSync(join(dir, "hooks"));
   mkdirSync(join(dir, "info"));
   writeFileSync(join(dir, "config"), "[core]\n\tbare = false\n");
@@ -30,7 +30,9 @@ test("a changed config, a hook added and attributes removed are each named; an u
   writeFileSync(join(dir, "config"), "[core]\n\tbare = fals3\n");
   writeFileSync(join(dir, "hooks/post-checkout"), "#!/bin/sh\n", { mode: 0o755 });
   rmSync(join(dir, "info/attributes"));
-  expect(changedControls(before, await gitControls(dir))).toEqual(["config", "hooks/post-checkout", "info/attributes"]);
+  mkdirSync(join(dir, "objects/info"), { recursive: true });
+  writeFileSync(join(dir, "objects/info/alternates"), "/tmp/the-child's-objects\n");
+  expect(changedControls(before, await gitControls(dir))).toEqual(["config", "hooks/post-checkout", "info/attributes", "objects/info/alternates"]);
 });
 
 test("a config a child grew past 1 MiB is noticed without being read, and so is its next change", async () => {
