@@ -10,7 +10,7 @@ import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
-import { GIT_TIMEOUT_VARIABLE, gitTimeoutMs } from "./git.ts";
+import { GIT_TIMEOUT_VARIABLE, gitTimeoutMs, nulBytes } from "./git.ts";
 import { GitFileUnreadable } from "./git-files.ts";
 
 /** The folders of the common git folder git reads from as it goes. */
@@ -121,16 +121,9 @@ function foundByFind(folder: string): Promise<Buffer[] | undefined> {
       else if (error?.killed) fail(new FlowError("run_unavailable", `looking through ${JSON.stringify(folder)} for FIFOs git would wait on took over ${limitMs / 1000} s, git's time limit: a link in the repository's git folder leads to a folder that large? ${GIT_TIMEOUT_VARIABLE} (milliseconds) raises the limit.`));
       else if (error && errorCode(error) === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") fail(new GitFileUnreadable(folder, "a folder holding millions of links, FIFOs or other entries that are no files"));
       // A folder git cannot read either (a permission, an entry removed as find walked) is git's own to report.
-      else done(nulSplit(stdout));
+      else done(nulBytes(stdout));
     });
   });
-}
-
-/** NUL-separated bytes as their fields, the empty tail dropped. */
-function nulSplit(bytes: Buffer): Buffer[] {
-  const fields: Buffer[] = [];
-  for (let start = 0, end = bytes.indexOf(0); end !== -1; start = end + 1, end = bytes.indexOf(0, start)) fields.push(bytes.subarray(start, end));
-  return fields;
 }
 
 /** The same, read here, where no find is installed: slower in a large folder, never wrong. */

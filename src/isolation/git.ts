@@ -185,6 +185,13 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   return result.stdout.toString("utf8").trim();
 }
 
+/** NUL-separated bytes as their fields, kept as bytes (a path need not be UTF-8), the empty tail dropped. */
+export function nulBytes(bytes: Buffer): Buffer[] {
+  const fields: Buffer[] = [];
+  for (let start = 0, end = bytes.indexOf(0); end !== -1; start = end + 1, end = bytes.indexOf(0, start)) fields.push(bytes.subarray(start, end));
+  return fields;
+}
+
 /** NUL-separated output (`-z`) as its fields, the empty tail dropped. */
 export function nulFields(stdout: Buffer): string[] {
   const fields = stdout.toString("utf8").split("\0");

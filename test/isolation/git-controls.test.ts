@@ -203,3 +203,18 @@ test("a worktree child that points its worktree's commondir at a repository of i
   await expect(runGit(["status"], { cwd: child.path, worktree: child })).rejects.toMatchObject({ name: "CommonDirMoved", code: "run_unavailable" });
   await settleIsolation(child, home);
 });
+
+test("a FIFO named .gitignore in a folder whose name is not UTF-8: removed before git reads the tree, and the child's changes are kept", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
+  process.env.PI_FLOW_GIT_TIMEOUT_MS = "20000"; // so a git that waits on it fails the test rather than hangs it
+  try {
+    const { stats, diagnostics } = await settledChild(root, "echo child > a.txt && mkdir $'d\\xff' && mkfifo $'d\\xff/.gitignore' && echo kept > $'d\\xff/b.txt'");
+    expect(stats).toMatchObject({ files: 2 });
+    expect(diagnostics).toContain("FIFOs or sockets the child left in its worktree are not kept");
+    expect(diagnostics).toContain("d\uFFFD/.gitignore");
+  } finally {
+    if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
+    else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
+  }
+});
