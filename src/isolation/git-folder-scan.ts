@@ -6,7 +6,7 @@
 // each git, they are looked at once per operation: before a child's base is captured, its worktree
 // made or removed, its changes kept, and before an apply (docs/isolation.md).
 import { execFile } from "node:child_process";
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, realpath, stat, unlink } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
@@ -130,4 +130,22 @@ function foundByFind(folder: string): Promise<Buffer[] | undefined> {
 async function foundByWalk(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
   return entries.filter((entry) => !entry.isFile() && !entry.isDirectory()).map((entry) => join(entry.parentPath, entry.name));
+}
+
+/**
+ * Removes the links among the worktrees' own folders (`worktrees/<id>`), and `worktrees` itself
+ * when it is one. git follows such a link as it deletes a worktree's folder: `git worktree prune`
+ * (which crash cleanup runs at every session start) takes a folder holding no `gitdir` file for a
+ * stale worktree's and deletes every file of the folder the link leads to (`ln -s ~ .git/worktrees/x`
+ * in a child's bash: the user's home). A link is removed by itself, nothing it leads to is touched.
+ * Returns the links removed.
+ */
+export async function removeWorktreeFolderLinks(commonDir: string): Promise<string[]> {
+  const worktrees = join(commonDir, "worktrees");
+  const info = await lstat(worktrees).catch(() => null);
+  if (info?.isSymbolicLink()) return (await unlink(worktrees).then(() => [worktrees], () => []));
+  if (!info?.isDirectory()) return [];
+  const links = (await readdir(worktrees, { withFileTypes: true })).filter((entry) => entry.isSymbolicLink()).map((entry) => join(worktrees, entry.name));
+  for (const link of links) await unlink(link).catch(() => undefined);
+  return links;
 }

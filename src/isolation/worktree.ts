@@ -8,7 +8,7 @@ import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, dropChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, GitTimedOut, runGit } from "./git.ts";
 import { GitFileUnreadable, madeInCommonDir } from "./git-files.ts";
-import { assertGitFolderReadable } from "./git-folder-scan.ts";
+import { assertGitFolderReadable, removeWorktreeFolderLinks } from "./git-folder-scan.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
@@ -76,6 +76,7 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   try {
     await withRepositoryLock(repo.commonDir, async () => {
       await assertGitFolderReadable(repo.commonDir); // a child that waited for its slot: a sibling's bash may have put a FIFO there since
+      await removeWorktreeFolderLinks(repo.commonDir);
       await git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root });
     }, patientWait(`making run ${runId}'s worktree`, wait));
   } catch (error) {
@@ -104,6 +105,7 @@ export async function removeWorktree(commonDir: string, root: string, worktree: 
   const { path, madeAt, madeAs, gitDir } = worktree;
   await withRepositoryLock(commonDir, async () => {
     await assertGitFolderReadable(commonDir); // git worktree reads every worktree's folder there
+    await removeWorktreeFolderLinks(commonDir); // git worktree remove and prune delete through them
     if (await worktreeReplaced(path, madeAt, madeAs)) {
       await forgetReplacedWorktree(path, gitDir, () => runGit(["worktree", "prune"], { cwd: root }));
       return;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { changedControls, gitControls } from "../../src/isolation/git-controls.ts";
 import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
@@ -217,4 +218,15 @@ test("a FIFO named .gitignore in a folder whose name is not UTF-8: removed befor
     if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
     else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
   }
+});
+
+test("a worktree child that links a folder of the user's in among the worktrees' folders: crash cleanup's git worktree prune deletes none of its files, and the link is gone", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const victim = mkdtempSync(join(tmpdir(), "pi-flow-users-folder-"));
+  writeFileSync(join(victim, "precious.txt"), "the user's\n");
+  const { stats } = await settledChild(root, `echo child > a.txt && ln -s ${victim} "$(git rev-parse --git-common-dir)/worktrees/linked"`);
+  expect(stats).toMatchObject({ files: 1 });
+  await cleanupIsolation(home, root);
+  expect(readFileSync(join(victim, "precious.txt"), "utf8")).toBe("the user's\n");
+  expect(existsSync(join(root, ".git/worktrees/linked"))).toBe(false);
 });
