@@ -40,7 +40,9 @@ const kindOf = (info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevic
  */
 export async function assertGitFolderReadable(commonDir: string): Promise<void> {
   if (process.platform === "win32") return; // no FIFOs
-  const folders = [...READ_FOLDERS.map((name) => join(commonDir, name)), ...(await alternateFolders(join(commonDir, "objects")))];
+  const worktreesLinked = (await lstat(join(commonDir, "worktrees")).catch(() => null))?.isSymbolicLink() === true;
+  const read = READ_FOLDERS.filter((name) => name !== "worktrees" || !worktreesLinked);
+  const folders = [...read.map((name) => join(commonDir, name)), ...(await alternateFolders(join(commonDir, "objects")))];
   const top = await readdir(commonDir, { withFileTypes: true }).catch(() => []);
   const pseudoRefs = top.filter((entry) => PSEUDO_REF.test(entry.name) && !entry.isFile() && !entry.isDirectory()).map((entry) => join(commonDir, entry.name));
   await assertEntriesReadable(pseudoRefs, []);
@@ -56,7 +58,9 @@ export async function assertGitFolderReadable(commonDir: string): Promise<void> 
       const entries = await unusualEntries(folder);
       // A worktree's own index is its child's to break, and pi-flow's git never reads it (child-index.ts).
       const ownIndex = (path: string | Buffer): boolean => folder === worktrees && /^[^/]+\/index$/.test(path.toString().slice(worktrees.length + 1));
-      await assertEntriesReadable(entries.filter((path) => !ownIndex(path)), linked);
+      // A link to a worktree's folder is not followed: it is removed before any git worktree command (removeWorktreeFolderLinks).
+      const worktreeLink = (path: string | Buffer): boolean => folder === worktrees && !path.toString().slice(worktrees.length + 1).includes("/");
+      await assertEntriesReadable(entries.filter((path) => !ownIndex(path) && !worktreeLink(path)), linked);
     }
     followed += linked.length;
     if (followed > LINKED_FOLDERS_MAX) throw new GitFileUnreadable(linked[0]!, `one of over ${LINKED_FOLDERS_MAX} links to folders`);
