@@ -6,10 +6,11 @@
 // git runs: present, it must be a file (or a link to one). Anything else git would wait on or
 // read without end (a FIFO, a socket, a device) is refused, naming it, and so is one a config names
 // (an include, core.excludesFile) (docs/isolation.md).
-import { readFile, realpath, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
+import { readPlainFile } from "./plain-file.ts";
 
 /** The files of the repository's common git folder git may open for any command. */
 const COMMON_FILES = ["config", "config.worktree", "HEAD", "packed-refs", "shallow", "info/attributes", "info/exclude", "info/grafts", "info/sparse-checkout", "objects/info/alternates", "logs/refs/stash"];
@@ -51,7 +52,7 @@ async function pointer(path: string, prefix: string): Promise<string | undefined
   await assertReadable(path);
   const info = await stat(path).catch(() => null);
   if (!info?.isFile() || info.size > POINTER_MAX_BYTES) return undefined;
-  const text = (await readFile(path, "utf8").catch(() => "")).trim();
+  const text = ((await readPlainFile(path, { maxBytes: POINTER_MAX_BYTES }))?.toString("utf8") ?? "").trim();
   if (!text.startsWith(prefix)) return undefined;
   const named = text.slice(prefix.length).trim();
   return named === "" ? undefined : isAbsolute(named) ? named : resolve(dirname(path), named);
@@ -95,7 +96,7 @@ function configValue(raw: string): string {
 async function namedFiles(config: string, home: string, depth = 0): Promise<string[]> {
   const info = await stat(config).catch(() => null);
   if (!info?.isFile() || info.size > CONFIG_READ_MAX_BYTES || depth > INCLUDE_DEPTH_MAX) return [];
-  const text = await readFile(config, "utf8").catch(() => "");
+  const text = (await readPlainFile(config, { maxBytes: CONFIG_READ_MAX_BYTES }))?.toString("utf8") ?? "";
   const named: string[] = [];
   let section = "";
   for (const line of text.split("\n")) {

@@ -6,12 +6,13 @@
 // each git, they are looked at once per operation: before a child's base is captured, its worktree
 // made or removed, its changes kept, and before an apply (docs/isolation.md).
 import { execFile } from "node:child_process";
-import { lstat, readdir, readFile, realpath, stat, unlink } from "node:fs/promises";
+import { lstat, readdir, realpath, stat, unlink } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { GIT_TIMEOUT_VARIABLE, gitTimeoutMs, nulBytes } from "./git.ts";
 import { GitFileUnreadable } from "./git-files.ts";
+import { readPlainFile } from "./plain-file.ts";
 
 /** The folders of the common git folder git reads from as it goes. */
 const READ_FOLDERS = ["refs", "logs", "objects", "worktrees"];
@@ -101,7 +102,7 @@ async function alternateFolders(objects: string, depth = 0): Promise<string[]> {
   const file = join(objects, "info", "alternates");
   const info = await stat(file).catch(() => null);
   if (!info?.isFile() || info.size > ALTERNATES_MAX_BYTES) return [];
-  const lines = (await readFile(file, "utf8").catch(() => "")).split("\n").map((line) => line.trim());
+  const lines = ((await readPlainFile(file, { maxBytes: ALTERNATES_MAX_BYTES }))?.toString("utf8") ?? "").split("\n").map((line) => line.trim());
   const named = lines.filter((line) => line !== "" && !line.startsWith("#")).map((line) => (isAbsolute(line) ? line : resolve(objects, line)));
   const deeper = await Promise.all(named.map((folder) => alternateFolders(folder, depth + 1)));
   return [...named, ...deeper.flat()];

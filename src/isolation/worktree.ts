@@ -1,6 +1,6 @@
 // One child's isolation: a detached worktree made from the user's tree as they see it, under the
 // flow home by project (never inside the user's working tree), removed when the child settles.
-import { lstat, mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
@@ -10,6 +10,7 @@ import { git, GitTimedOut, runGit } from "./git.ts";
 import { GitFileUnreadable, madeInCommonDir } from "./git-files.ts";
 import { assertGitFolderReadable, removeWorktreeFolderLinks } from "./git-folder-scan.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
+import { readPlainFile } from "./plain-file.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { refTips, type RefTips } from "./moved-refs.ts";
@@ -182,9 +183,9 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
  */
 export async function restoreCommonDir(gitDir: string): Promise<void> {
   const file = join(gitDir, "commondir");
-  const info = await lstat(file).catch(() => null);
-  if (info?.isFile() && info.size < 4096) {
-    const named = (await readFile(file, "utf8")).trim();
+  const bytes = await readPlainFile(file, { noLinks: true, maxBytes: 4096 });
+  if (bytes !== null) {
+    const named = bytes.toString("utf8").trim();
     const [leadsTo, made] = await Promise.all([realpath(resolve(gitDir, named)).catch(() => undefined), realpath(madeInCommonDir(gitDir))]);
     if (leadsTo === made) return;
   }
