@@ -182,6 +182,8 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
  * that worktree's refs there, so its changes would be kept there. git writes `../..` in it.
  */
 export async function restoreCommonDir(gitDir: string): Promise<void> {
+  // Its folder replaced with a link (to a folder of the user's): nothing is written through it, and removeWorktree removes the link.
+  if ((await realpath(gitDir).catch(() => undefined)) !== gitDir) return;
   const file = join(gitDir, "commondir");
   const bytes = await readPlainFile(file, { noLinks: true, maxBytes: 4096 });
   if (bytes !== null) {

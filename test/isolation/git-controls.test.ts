@@ -13,7 +13,7 @@ import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { changedControls, gitControls } from "../../src/isolation/git-controls.ts";
 import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
-import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { createIsolation, restoreCommonDir, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo } from "../support/git-repo.ts";
 
@@ -229,4 +229,18 @@ test("a worktree child that links a folder of the user's in among the worktrees'
   await cleanupIsolation(home, root);
   expect(readFileSync(join(victim, "precious.txt"), "utf8")).toBe("the user's\n");
   expect(existsSync(join(root, ".git/worktrees/linked"))).toBe(false);
+});
+
+test("a worktree child that replaces its worktree's own folder in the git folder with a link to a folder of the user's: putting commondir back writes nothing there", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-adminlink1", home);
+  const victim = mkdtempSync(join(tmpdir(), "pi-flow-users-folder-"));
+  writeFileSync(join(victim, "commondir"), "the user's\n");
+  renameSync(child.gitDir, `${child.gitDir}.aside`);
+  execFileSync("ln", ["-s", victim, child.gitDir]);
+  await restoreCommonDir(child.gitDir);
+  expect(readFileSync(join(victim, "commondir"), "utf8")).toBe("the user's\n");
+  rmSync(child.gitDir);
+  renameSync(`${child.gitDir}.aside`, child.gitDir);
+  await settleIsolation(child, home);
 });
