@@ -33,7 +33,8 @@ export class GitFileUnreadable extends FlowError {
   }
 }
 
-const kindOf = (info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string | undefined => {
+/** What a file that is none is, for a message; undefined for a file, folder or link. */
+export const kindOf = (info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string | undefined => {
   if (info.isFIFO()) return "a FIFO";
   if (info.isSocket()) return "a socket";
   if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";

@@ -11,7 +11,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode } from "../runs/index.ts";
 import { GIT_TIMEOUT_VARIABLE, gitTimeoutMs, nulBytes } from "./git.ts";
-import { GitFileUnreadable } from "./git-files.ts";
+import { GitFileUnreadable, kindOf } from "./git-files.ts";
 import { readPlainFile } from "./plain-file.ts";
 
 /** The folders of the common git folder git reads from as it goes. */
@@ -26,13 +26,6 @@ const ALTERNATES_MAX_BYTES = 64 * 1024;
 const LINKED_FOLDERS_MAX = 64;
 /** The most of find's listing read: only what is neither file nor folder, far fewer than the folder's files. */
 const LISTING_MAX_BYTES = 16 * 1024 * 1024;
-
-const kindOf = (info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string | undefined => {
-  if (info.isFIFO()) return "a FIFO";
-  if (info.isSocket()) return "a socket";
-  if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
-  return undefined;
-};
 
 /**
  * Refuses (GitFileUnreadable, naming the first one found) when a file git reads as it goes in the
@@ -52,17 +45,20 @@ export async function assertGitFolderReadable(commonDir: string): Promise<void> 
   let followed = 0;
   for (let queue = folders; queue.length > 0; ) {
     const linked: string[] = [];
+    const fresh: string[] = [];
     for (const folder of queue) {
       const real = await realpath(folder).catch(() => undefined);
       if (real === undefined || seen.has(real)) continue;
       seen.add(real);
-      const entries = await unusualEntries(folder);
-      // A worktree's own index is its child's to break, and pi-flow's git never reads it (child-index.ts).
-      const ownIndex = (path: string | Buffer): boolean => folder === worktrees && /^[^/]+\/index$/.test(path.toString().slice(worktrees.length + 1));
-      // A link to a worktree's folder is not followed: it is removed before any git worktree command (removeWorktreeFolderLinks).
-      const worktreeLink = (path: string | Buffer): boolean => folder === worktrees && !path.toString().slice(worktrees.length + 1).includes("/");
-      await assertEntriesReadable(entries.filter((path) => !ownIndex(path) && !worktreeLink(path)), linked);
+      fresh.push(folder);
     }
+    const entries = await unusualEntries(fresh);
+    // A worktree's own index is its child's to break, and pi-flow's git never reads it (child-index.ts).
+    const inWorktrees = (path: string | Buffer): string | undefined => (path.toString().startsWith(`${worktrees}/`) ? path.toString().slice(worktrees.length + 1) : undefined);
+    const ownIndex = (path: string | Buffer): boolean => /^[^/]+\/index$/.test(inWorktrees(path) ?? "");
+    // A link to a worktree's folder is not followed: it is removed before any git worktree command (removeWorktreeFolderLinks).
+    const worktreeLink = (path: string | Buffer): boolean => inWorktrees(path)?.includes("/") === false;
+    await assertEntriesReadable(entries.filter((path) => !ownIndex(path) && !worktreeLink(path)), linked);
     followed += linked.length;
     if (followed > LINKED_FOLDERS_MAX) throw new GitFileUnreadable(linked[0]!, `one of over ${LINKED_FOLDERS_MAX} links to folders`);
     queue = linked;
@@ -108,23 +104,26 @@ async function alternateFolders(objects: string, depth = 0): Promise<string[]> {
   return [...named, ...deeper.flat()];
 }
 
-/** The entries under `folder` (at any depth, links not followed) that are neither a file nor a folder: links, FIFOs, sockets, devices. */
-async function unusualEntries(folder: string): Promise<(string | Buffer)[]> {
-  if (!(await lstat(folder).catch(() => null))) return [];
-  return (await foundByFind(folder)) ?? (await foundByWalk(folder));
+/** The entries under `folders` (at any depth, links not followed) that are neither a file nor a folder: links, FIFOs, sockets, devices. */
+async function unusualEntries(folders: readonly string[]): Promise<(string | Buffer)[]> {
+  const present: string[] = [];
+  for (const folder of folders) if (await lstat(folder).catch(() => null)) present.push(folder);
+  if (present.length === 0) return [];
+  return (await foundByFind(present)) ?? (await Promise.all(present.map(foundByWalk))).flat();
 }
 
-/** `find` walks the folder in C: a repository's loose objects can number thousands. Undefined when there is no find. */
-function foundByFind(folder: string): Promise<Buffer[] | undefined> {
+/** `find` walks the folders in C, all in one run: a repository's loose objects can number thousands. Undefined when there is no find. */
+function foundByFind(folders: readonly string[]): Promise<Buffer[] | undefined> {
   return new Promise((done, fail) => {
-    // The folder itself may be a link (a git-new-workdir's objects): "-H" lists what it leads to.
-    const args = ["-H", folder, "!", "-type", "f", "!", "-type", "d", "-print0"];
+    // A folder may itself be a link (a git-new-workdir's objects): "-H" lists what it leads to.
+    const args = ["-H", ...folders, "!", "-type", "f", "!", "-type", "d", "-print0"];
     const limitMs = gitTimeoutMs();
+    const named = folders.map((folder) => JSON.stringify(folder)).join(", ");
     execFile("find", args, { encoding: "buffer", maxBuffer: LISTING_MAX_BYTES, timeout: limitMs, killSignal: "SIGKILL" }, (error, stdout) => {
       if (error && errorCode(error) === "ENOENT") done(undefined);
       // A link to a folder as large as a disk: git would walk it as long (for-each-ref follows links in refs/).
-      else if (error?.killed) fail(new FlowError("run_unavailable", `looking through ${JSON.stringify(folder)} for FIFOs git would wait on took over ${limitMs / 1000} s, git's time limit: a link in the repository's git folder leads to a folder that large? ${GIT_TIMEOUT_VARIABLE} (milliseconds) raises the limit.`));
-      else if (error && errorCode(error) === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") fail(new GitFileUnreadable(folder, "a folder holding millions of links, FIFOs or other entries that are no files"));
+      else if (error?.killed) fail(new FlowError("run_unavailable", `looking through ${named} for FIFOs git would wait on took over ${limitMs / 1000} s, git's time limit: a link in the repository's git folder leads to a folder that large? ${GIT_TIMEOUT_VARIABLE} (milliseconds) raises the limit.`));
+      else if (error && errorCode(error) === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") fail(new GitFileUnreadable(folders[0]!, "a folder holding millions of links, FIFOs or other entries that are no files"));
       // A folder git cannot read either (a permission, an entry removed as find walked) is git's own to report.
       else done(nulBytes(stdout));
     });
