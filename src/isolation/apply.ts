@@ -3,7 +3,7 @@
 // refs are untouched, and their own uncommitted edits are merged with, never lost or staged.
 import { lstat, readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
+import { changesRef, flowHomeLine, readChanges, type ChangeStats } from "./changes.ts";
 import { checkoutWithUserAttributes } from "./checkout.ts";
 import { linksIntoGitFolder, uncheckable, type LinkEntry } from "./git-folder-links.ts";
 import { nulFields, runGit } from "./git.ts";
@@ -27,13 +27,15 @@ export async function throughLink(root: string, path: string): Promise<boolean> 
 }
 
 /** The paths that differ between two trees: those `to` holds (and which of them are links), and those only `from` held. */
-async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[]; links: LinkEntry[] }> {
+async function changedPaths(root: string, from: string, to: string): Promise<{ written: string[]; deleted: string[]; links: LinkEntry[]; notUtf8: string[] }> {
   const raw = await runGit(["diff-tree", "-r", "-z", "--no-renames", from, to], { cwd: root });
   if (raw.code !== 0) throw new Error(`git diff-tree failed: ${raw.stderr}`);
   const fields = nulFields(raw.stdout);
   const written: string[] = [];
   const deleted: string[] = [];
   const links: LinkEntry[] = [];
+  // Read as text, such a name holds U+FFFD where its bytes were, and names no file git knows.
+  const notUtf8 = notUtf8Names(raw.stdout);
   // Pairs of ":<old mode> <new mode> <old id> <new id> <status>" and the path.
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const [, mode = "", , id = "", status = ""] = fields[i]!.slice(1).split(" ");
@@ -42,7 +44,18 @@ async function changedPaths(root: string, from: string, to: string): Promise<{ w
     else written.push(path);
     if (status !== "D" && mode === "120000") links.push({ path, id });
   }
-  return { written, deleted, links };
+  return { written, deleted, links, notUtf8 };
+}
+
+/** The fields of NUL-separated `bytes` that are not UTF-8, as text (U+FFFD in place of their bytes). */
+function notUtf8Names(bytes: Buffer): string[] {
+  const names: string[] = [];
+  for (let start = 0, end = bytes.indexOf(0); end !== -1; start = end + 1, end = bytes.indexOf(0, start)) {
+    const field = bytes.subarray(start, end);
+    const text = field.toString("utf8");
+    if (!Buffer.from(text, "utf8").equals(field)) names.push(text);
+  }
+  return names;
 }
 
 /**
@@ -157,13 +170,14 @@ export async function applyChanges(repo: Repository, runId: string, options: App
   if (merged.code === 1) return { status: "conflict", files: conflictedFiles(merged.stdout, [current, changes.commit]) };
   if (merged.code !== 0) throw new Error(`git merge-tree failed: ${merged.stderr}`);
   const tree = nulFields(merged.stdout)[0]!;
-  const { written, deleted, links } = await changedPaths(repo.root, currentTree, tree);
+  const { written, deleted, links, notUtf8 } = await changedPaths(repo.root, currentTree, tree);
   // Not a conflict git found: each kind says why, so nobody tries to merge it by hand.
   const refusals: [string[], string][] = [
     [intoFlowHome(repo.root, options.flowHome, [...written, ...deleted]), "files in the flow home inside the working tree (pi-flow's own), which an apply never writes"],
     [await inTheWay(repo.root, currentTree, written, deleted), "files or folders git ignores in the working tree (the user's own) in the way, which an apply never overwrites"],
     [await linksIntoGitFolder(repo.root, repo.commonDir, links), "links into a git folder (.git), which an apply never writes"],
     [[...written, ...deleted].filter(uncheckable), "paths inside a .git folder or through .. (put in the child's index by hand), which git never checks out and an apply never writes"],
+    [notUtf8, `names that are not UTF-8 (shown with U+FFFD), which pi-flow cannot name to git: git checkout ${changesRef(runId)} -- <path> takes one from the kept changes`],
     [await caseClashes(repo.root, tree, written), "names that differ only in case from other files, which this repository's file system takes for the same file (core.ignorecase): one would overwrite the other"],
   ];
   const blocked = refusals.filter(([paths]) => paths.length > 0);

@@ -3,7 +3,8 @@
 // conversion, and git reads the working tree's attributes as it adds. git 2.39 has no
 // GIT_ATTR_SOURCE, so the child's attributes files are put back to their base version while git
 // adds, then kept as the child wrote them, unfiltered (an apply writes them the same way).
-import { lstat, mkdtemp, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdtemp, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import { readPlainFile } from "./plain-file.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addAll } from "./add-all.ts";
@@ -58,7 +59,9 @@ async function changedAttributes(place: GitOptions, base: string): Promise<Child
     const stats = await lstat(at).catch(() => null);
     if ((!stats?.isFile() && !stats?.isSymbolicLink()) || stats.size >= MAX_ATTRIBUTES_BYTES) continue;
     const mode = stats.isSymbolicLink() ? "120000" : (stats.mode & 0o111) !== 0 ? "100755" : "100644";
-    const bytes = stats.isSymbolicLink() ? Buffer.from(await readlink(at)) : await readFile(at);
+    // Read through one descriptor: a process the child left running may have made it a FIFO since (plain-file.ts).
+    const bytes = stats.isSymbolicLink() ? Buffer.from(await readlink(at)) : await readPlainFile(at, { noLinks: true });
+    if (bytes === null) continue;
     const entry = inBase.get(path);
     const before = entry === undefined ? undefined : baseBytes.get(entry.id);
     // A file's executable bit alone changes nothing git reads.

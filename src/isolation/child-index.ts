@@ -4,7 +4,7 @@
 // (git's stat cache, and the files it added despite .gitignore), or the base's when it left none git
 // can read, or one holding an entry git never stages: a path through `..` (`git add -A` would read
 // that file, out of the worktree) or inside `.git`, which only a hand-written index holds.
-import { lstat, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { uncheckable } from "./git-folder-links.ts";
@@ -33,12 +33,13 @@ export async function withPrivateIndex<T>(worktree: PinnedWorktree, base: string
 /** The most of the copied index's listing read: 4 million paths of 64 bytes (past it, the base's index is used). */
 const LISTING_MAX_BYTES = 256 * 1024 * 1024;
 
-/** Whether the child's index (a plain file, never through a link) was copied to `to`, git can read the copy, and it holds no path git never stages. */
+/**
+ * Whether the child's index (a plain file, never through a link) was copied to `to`, git can read
+ * the copy, and it holds no path git never stages. The copy is what is checked, never the child's
+ * file by path: a process the child left running can still swap it (copyIndex).
+ */
 async function copiedReadable(from: string, to: string, place: GitOptions): Promise<boolean> {
-  const info = await lstat(from).catch(() => null);
-  if (!info?.isFile() || info.size > COPIED_MAX_BYTES) return false;
-  // With its own time: a copy stamped now would hide the child's same-size edit made in the second its index was written.
-  if (!(await copyIndex(from, to).then(() => true, () => false))) return false;
+  if (!(await copyIndex(from, to, { noLinks: true, maxBytes: COPIED_MAX_BYTES }).catch(() => false))) return false;
   const listed = await runGit(["ls-files", "-z"], { ...place, maxStdoutBytes: LISTING_MAX_BYTES });
   return listed.code === 0 && !listed.overflowed && !nulFields(listed.stdout).some(uncheckable);
 }

@@ -7,6 +7,7 @@ import { flowHomeLine, patchText, readChanges, type ChangeStats } from "./change
 import { holdBase, releaseBase } from "./held-base.ts";
 import { nameList, writeChangeRecord, writePatch } from "./change-record.ts";
 import { changedControls, gitControls } from "./git-controls.ts";
+import { assertGitFolderReadable } from "./git-folder-scan.ts";
 import type { KeptChangesMax } from "./kept-size.ts";
 import { ChangesNotKept } from "./replaced-worktree.ts";
 import { openRepository, type Repository } from "./repository.ts";
@@ -15,7 +16,7 @@ import type { WaitOptions } from "./repository-lock.ts";
 import { refsOnBase } from "./child-refs.ts";
 import { deletedRefs, restoreMovedRefs, type MovedRef } from "./moved-refs.ts";
 import type { StashEntry, StashRepair } from "./shared-stash.ts";
-import { assertWorktreesDirReal, createIsolation, settleIsolation, type Isolation } from "./worktree.ts";
+import { assertWorktreesDirReal, createIsolation, restoreCommonDir, settleIsolation, type Isolation } from "./worktree.ts";
 
 /**
  * The repository a child asking for `isolation: "worktree"` (itself or through its profile) works
@@ -229,6 +230,9 @@ async function keepChanges(pending: PendingIsolation, making: Promise<Isolation>
   } catch {
     return undefined; // no worktree was made; the run's error says why
   }
+  // Before any git reads them: a FIFO the child's bash put among the refs or objects is named, not waited on.
+  await assertGitFolderReadable(isolation.repo.commonDir);
+  await restoreCommonDir(isolation.gitDir); // before any git pinned to the worktree reads refs through it
   await noteChangedControls(pending, isolation, evidence);
   await putBackMovedRefs(pending, isolation, evidence).catch((error: unknown) =>
     warnOfRepository(pending, evidence, "child_moved_refs", `the repository's branches and tags could not be checked for moves by this child: ${error instanceof Error ? error.message : String(error)}. Look at git branch -v`),

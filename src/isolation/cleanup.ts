@@ -9,6 +9,7 @@ import { ownerAlive, projectKey, readEvidenceText } from "../runs/index.ts";
 import { flowHomeLine } from "./changes.ts";
 import { baseRef } from "./held-base.ts";
 import { runGit } from "./git.ts";
+import { removeWorktreeFolderLinks } from "./git-folder-scan.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import { openRepository, type Repository } from "./repository.ts";
 import { beforeApplyRef } from "./unfinished-apply.ts";
@@ -86,6 +87,9 @@ export async function cleanupIsolation(home: string, cwd: string, wait: WaitOpti
     await removeWorktree(repo.commonDir, repo.root, { path: join(dir, runId), madeAt }, ownerFile(dir, runId), wait);
     removedWorktrees.push(runId);
   }
-  await withRepositoryLock(repo.commonDir, () => runGit(["worktree", "prune"], { cwd: repo.root }), patientWait("forgetting worktrees whose folder is gone", wait));
+  await withRepositoryLock(repo.commonDir, async () => {
+    await removeWorktreeFolderLinks(repo.commonDir); // prune deletes the files of a folder one leads to
+    await runGit(["worktree", "prune"], { cwd: repo.root });
+  }, patientWait("forgetting worktrees whose folder is gone", wait));
   return { removedWorktrees, droppedRefs: await dropOrphanRefs(repo, home) };
 }

@@ -5,13 +5,15 @@
 // file of the tree. Taken when the child's worktree is made and again when it settles; what differs
 // is named in the child's run (docs/isolation.md).
 import { createHash } from "node:crypto";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { readPlainFile } from "./plain-file.ts";
 
 /** Each watched file's fingerprint, by its path in the git folder; an absent file has none. */
 export type GitControls = ReadonlyMap<string, string>;
 
-const READ_FILES = ["config", "info/attributes"];
+/** Also alternates: a child's line there has the user's git read objects from a folder of its choosing, and depend on it. */
+const READ_FILES = ["config", "info/attributes", "objects/info/alternates"];
 const HOOKS = "hooks";
 /** Git ships 14 sample hooks: past this many, the folder is fingerprinted by its count alone. */
 const HOOKS_STATED_MAX = 256;
@@ -27,7 +29,7 @@ export async function gitControls(commonDir: string): Promise<GitControls> {
     const info = await stat(path, { bigint: true }).catch(() => null);
     if (!info) continue;
     // Only a file is read: a FIFO put in its place would keep the read (and the settle) waiting forever.
-    const text = info.isFile() && info.size <= HASHED_MAX_BYTES ? await readFile(path).catch(() => null) : null;
+    const text = info.isFile() && info.size <= HASHED_MAX_BYTES ? await readPlainFile(path, { maxBytes: HASHED_MAX_BYTES }) : null;
     controls.set(name, text ? createHash("sha256").update(text).digest("hex") : `${info.size}:${info.mtimeNs}:${info.mode}`);
   }
   const hooks = await readdir(join(commonDir, HOOKS)).catch(() => [] as string[]);

@@ -6,10 +6,11 @@
 // git runs: present, it must be a file (or a link to one). Anything else git would wait on or
 // read without end (a FIFO, a socket, a device) is refused, naming it, and so is one a config names
 // (an include, core.excludesFile) (docs/isolation.md).
-import { readFile, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
+import { readPlainFile } from "./plain-file.ts";
 
 /** The files of the repository's common git folder git may open for any command. */
 const COMMON_FILES = ["config", "config.worktree", "HEAD", "packed-refs", "shallow", "info/attributes", "info/exclude", "info/grafts", "info/sparse-checkout", "objects/info/alternates", "logs/refs/stash"];
@@ -32,7 +33,8 @@ export class GitFileUnreadable extends FlowError {
   }
 }
 
-const kindOf = (info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string | undefined => {
+/** What a file that is none is, for a message; undefined for a file, folder or link. */
+export const kindOf = (info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string | undefined => {
   if (info.isFIFO()) return "a FIFO";
   if (info.isSocket()) return "a socket";
   if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
@@ -51,7 +53,7 @@ async function pointer(path: string, prefix: string): Promise<string | undefined
   await assertReadable(path);
   const info = await stat(path).catch(() => null);
   if (!info?.isFile() || info.size > POINTER_MAX_BYTES) return undefined;
-  const text = (await readFile(path, "utf8").catch(() => "")).trim();
+  const text = ((await readPlainFile(path, { maxBytes: POINTER_MAX_BYTES }))?.toString("utf8") ?? "").trim();
   if (!text.startsWith(prefix)) return undefined;
   const named = text.slice(prefix.length).trim();
   return named === "" ? undefined : isAbsolute(named) ? named : resolve(dirname(path), named);
@@ -95,7 +97,7 @@ function configValue(raw: string): string {
 async function namedFiles(config: string, home: string, depth = 0): Promise<string[]> {
   const info = await stat(config).catch(() => null);
   if (!info?.isFile() || info.size > CONFIG_READ_MAX_BYTES || depth > INCLUDE_DEPTH_MAX) return [];
-  const text = await readFile(config, "utf8").catch(() => "");
+  const text = (await readPlainFile(config, { maxBytes: CONFIG_READ_MAX_BYTES }))?.toString("utf8") ?? "";
   const named: string[] = [];
   let section = "";
   for (const line of text.split("\n")) {
@@ -124,6 +126,31 @@ function userFiles(): string[] {
   return [global, join(xdg, "git", "config"), join(xdg, "git", "attributes"), join(xdg, "git", "ignore")];
 }
 
+/** A pinned worktree's `commondir` file leads to another repository than the one holding its folder. */
+export class CommonDirMoved extends FlowError {
+  constructor(file: string, leadsTo: string) {
+    super(
+      "run_unavailable",
+      `git cannot be run in this worktree: ${JSON.stringify(file)} names ${JSON.stringify(leadsTo)} for its repository, not the one holding it (git reads that worktree's refs there, and would keep its changes there). Every worktree shares the repository's git folder, so a worktree child's bash can rewrite it; git writes "../.." there.`,
+    );
+    this.name = "CommonDirMoved";
+  }
+}
+
+/**
+ * The common git folder of the worktree whose own folder is `gitDir`: the folder `git worktree add`
+ * made it in (`<common>/worktrees/<id>`), whatever its `commondir` file says now.
+ */
+export const madeInCommonDir = (gitDir: string): string => dirname(dirname(gitDir));
+
+/** Throws CommonDirMoved when `common`, read from the worktree's `commondir`, is not the folder holding `gitDir`. */
+async function assertOwnCommonDir(gitDir: string, common: string): Promise<void> {
+  const made = madeInCommonDir(gitDir);
+  if (common === made) return;
+  const [real, madeReal] = await Promise.all([realpath(common).catch(() => common), realpath(made).catch(() => made)]);
+  if (real !== madeReal) throw new CommonDirMoved(join(gitDir, "commondir"), common);
+}
+
 /**
  * Refuses (GitFileUnreadable) to let git run from `cwd`, or in the worktree whose git folder is
  * `gitDir`, when a file git opens first is a FIFO, socket or device (the index only when `readsIndex`).
@@ -134,6 +161,7 @@ export async function assertGitFilesReadable(cwd: string, gitDir: string | undef
   const paths = userFiles();
   if (own !== undefined) {
     const common = (await pointer(join(own, "commondir"), "")) ?? own;
+    if (gitDir !== undefined) await assertOwnCommonDir(gitDir, common);
     paths.push(...OWN_FILES.filter((name) => readsIndex || name !== "index").map((name) => join(own, name)));
     if (common !== own) paths.push(...COMMON_FILES.map((name) => join(common, name)));
     else paths.push(...COMMON_FILES.filter((name) => !OWN_FILES.includes(name)).map((name) => join(own, name)));

@@ -51,6 +51,17 @@ const IDENTITY = {
 const HARDENED = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false"];
 
 /**
+ * No transport at all: pi-flow never fetches, but git does by itself in a partial clone, for an
+ * object it needs and lacks, from the promisor remote the config names. A child's bash can make the
+ * shared config one (`extensions.partialClone`, a remote whose URL is `ext::<any command>`,
+ * `protocol.ext.allow`, `core.sshCommand`) and write a ref naming a missing object: the next
+ * `for-each-ref` pi-flow runs would run that command, with pi-flow's environment. An empty
+ * GIT_ALLOW_PROTOCOL allows no protocol, whatever the config says; GIT_NO_LAZY_FETCH (git 2.45)
+ * says the same to a newer git.
+ */
+const NO_TRANSPORT = { GIT_ALLOW_PROTOCOL: "", GIT_NO_LAZY_FETCH: "1" };
+
+/**
  * A child's worktree as git must see it: by the administrative folder `git worktree add` made
  * (`--git-dir`, `--work-tree`), never by the worktree's `.git` file, which the child can rewrite to
  * point git at a repository (and a config) of its own.
@@ -79,7 +90,7 @@ const PROGRAM_LISTING_MAX_BYTES = 16 * 1024 * 1024;
 export const GIT_TIMEOUT_MS = 10 * 60 * 1000;
 export const GIT_TIMEOUT_VARIABLE = "PI_FLOW_GIT_TIMEOUT_MS";
 
-function gitTimeoutMs(): number {
+export function gitTimeoutMs(): number {
   const value = Number(process.env[GIT_TIMEOUT_VARIABLE] ?? Number.NaN);
   return Number.isInteger(value) && value > 0 ? value : GIT_TIMEOUT_MS;
 }
@@ -114,7 +125,7 @@ export async function runGit(args: readonly string[], options: GitOptions): Prom
 }
 
 function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...IDENTITY, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...NO_TRANSPORT, ...options.env };
   // A parent git (a hook, a test under `git rebase -x`) must not point this one at its repository.
   for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
     if (!options.env || !(name in options.env)) delete env[name];
@@ -172,6 +183,13 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   const result = await runGit(args, options);
   if (result.code !== 0) throw new Error(`git ${args[0] ?? ""} failed: ${result.stderr || `exit ${result.code}`}`);
   return result.stdout.toString("utf8").trim();
+}
+
+/** NUL-separated bytes as their fields, kept as bytes (a path need not be UTF-8), the empty tail dropped. */
+export function nulBytes(bytes: Buffer): Buffer[] {
+  const fields: Buffer[] = [];
+  for (let start = 0, end = bytes.indexOf(0); end !== -1; start = end + 1, end = bytes.indexOf(0, start)) fields.push(bytes.subarray(start, end));
+  return fields;
 }
 
 /** NUL-separated output (`-z`) as its fields, the empty tail dropped. */

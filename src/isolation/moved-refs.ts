@@ -5,7 +5,7 @@
 // whose new tip is a commit the child made (one its worktree's HEAD held, per its reflog, that no
 // ref held when it began) is taken for the child's: it is put back where it was, and the child's tip
 // is kept on refs/pi-flow-moved/<runId>/… (docs/isolation.md).
-import { open } from "node:fs/promises";
+import { readPlainFile } from "./plain-file.ts";
 import { join } from "node:path";
 import { git, runGit, type PinnedWorktree } from "./git.ts";
 
@@ -63,18 +63,11 @@ const REFLOG_TAIL_BYTES = 8 * 1024 * 1024;
 
 /** The reflog's last REFLOG_TAIL_BYTES, from its first whole line; empty when there is none. */
 async function reflogTail(path: string): Promise<string> {
-  const file = await open(path, "r").catch(() => null);
-  if (file === null) return "";
-  try {
-    const { size } = await file.stat();
-    const from = Math.max(0, size - REFLOG_TAIL_BYTES);
-    const buffer = Buffer.alloc(size - from);
-    await file.read(buffer, 0, buffer.length, from);
-    const text = buffer.toString("utf8");
-    return from === 0 ? text : text.slice(text.indexOf("\n") + 1);
-  } finally {
-    await file.close();
-  }
+  // Opened without waiting: a process the child left running may have made it a FIFO (plain-file.ts).
+  const tail = await readPlainFile(path, { tailBytes: REFLOG_TAIL_BYTES });
+  if (tail === null) return "";
+  const text = tail.toString("utf8");
+  return tail.length < REFLOG_TAIL_BYTES ? text : text.slice(text.indexOf("\n") + 1);
 }
 
 /** The commits the child's worktree HEAD held (its reflog's latest lines, and HEAD now). */

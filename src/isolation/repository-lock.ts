@@ -4,12 +4,13 @@
 // serialized per repository: in this process by a promise queue, across processes by a lock file.
 // A live holder that hangs (a process stopped with Ctrl-Z, a git waiting on a prompt) is named to
 // whoever waits: its process ID, host, what it holds the lock for and since when.
-import { open, readFile, rm, stat } from "node:fs/promises";
+import { open, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { errorCode, ownerAlive, ownIdentity } from "../runs/index.ts";
 import { processGlobal } from "../../runtime/process-global.ts";
+import { readPlainFile } from "./plain-file.ts";
 
 const LOCK_NAME = "pi-flow-worktrees.lock";
 /** A lock held longer than this by a process of another host is taken as abandoned. */
@@ -67,9 +68,13 @@ function queues(): Map<string, Promise<unknown>> {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A lock file names one process: anything larger is not read. */
+const OWNER_MAX_BYTES = 64 * 1024;
+
 async function readOwner(path: string): Promise<LockOwner | undefined> {
   try {
-    const owner = JSON.parse(await readFile(path, "utf8")) as unknown;
+    // Opened without waiting: a child's bash can make the lock file (in the shared git folder) a FIFO, and readFile would wait on it forever.
+    const owner = JSON.parse((await readPlainFile(path, { noLinks: true, maxBytes: OWNER_MAX_BYTES }))?.toString("utf8") ?? "") as unknown;
     return typeof owner === "object" && owner !== null ? (owner as LockOwner) : undefined;
   } catch {
     return undefined; // being written, torn, or just removed

@@ -4,6 +4,7 @@ import { realpath } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FlowError } from "../contract/errors.ts";
 import { runGit, type GitResult } from "./git.ts";
+import { assertGitFolderReadable } from "./git-folder-scan.ts";
 
 export interface Repository {
   /** The working tree's top directory (real path). */
@@ -84,5 +85,7 @@ export async function openRepository(cwd: string): Promise<Repository> {
   if (inside !== "true" || !top) throw why(cwd, "this directory is inside a .git directory, not a working tree");
   const root = await realpath(top);
   const commonDir = await realpath(isAbsolute(common ?? "") ? common! : resolve(cwd, common ?? ".git"));
+  // Every operation opens its repository first: a FIFO among its refs or objects is refused here, not waited on.
+  await assertGitFolderReadable(commonDir);
   return { root, commonDir, prefix: prefix ?? "" };
 }

@@ -6,7 +6,8 @@
 // read when the child's worktree is made and again when it settles: the user's entries that went
 // are put back, and the child's own are taken off (docs/isolation.md).
 import { realpathSync } from "node:fs";
-import { lstat, readFile, readlink } from "node:fs/promises";
+import { lstat, readlink } from "node:fs/promises";
+import { readPlainFile } from "./plain-file.ts";
 import { join } from "node:path";
 import { readBlobs } from "./checkout.ts";
 import { git, nulFields, runGit, type PinnedWorktree } from "./git.ts";
@@ -93,7 +94,7 @@ async function landedInCheckout(root: string, commit: string): Promise<boolean> 
     }
     const wanted = blobs.get(file.id);
     if (!stats || wanted === undefined) return false;
-    const bytes = file.mode === "120000" ? (stats.isSymbolicLink() ? Buffer.from(await readlink(at)) : null) : stats.isFile() ? await readFile(at) : null;
+    const bytes = file.mode === "120000" ? (stats.isSymbolicLink() ? Buffer.from(await readlink(at)) : null) : stats.isFile() ? await readPlainFile(at, { noLinks: true }) : null;
     if (!bytes?.equals(wanted)) return false;
   }
   return true;

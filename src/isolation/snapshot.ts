@@ -1,11 +1,13 @@
 // The parent's tree as the user sees it, as a commit object: HEAD plus tracked changes not yet
 // committed plus untracked files that are not ignored. The user's index, refs, stash and HEAD are
 // never touched: a private index (a copy of theirs, so git's stat cache stays warm) takes `add -A`.
-import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises";
-import { realpathSync } from "node:fs";
+import { constants, createWriteStream, realpathSync } from "node:fs";
+import { lstat, mkdtemp, open, rm, utimes } from "node:fs/promises";
+import { pipeline } from "node:stream/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { FlowError } from "../contract/errors.ts";
+import { errorCode } from "../runs/index.ts";
 import { addAll } from "./add-all.ts";
 import { GitFileUnreadable } from "./git-files.ts";
 import { git, gitPlace, nulFields, runGit, type PinnedWorktree } from "./git.ts";
@@ -59,19 +61,39 @@ export async function excludeFlowHome(place: string | PinnedWorktree, inside: st
   return ignored.code === 0 ? [] : [`:(top,exclude)${inside}`];
 }
 
+/** How an index is copied: through a link or not, and up to what size. */
+export interface IndexCopy {
+  /** A link is refused (a child's index), rather than followed (the user's, as git follows it). */
+  noLinks?: boolean;
+  maxBytes?: number;
+}
+
 /**
- * Copies the user's index with its own modification time. Git takes an entry whose file changed in
- * the same second as the index was written ("racily clean") as changed only while the index is no
- * newer than it: a copy stamped now would hide an edit of the same size made in that second, and
- * the user's edit would be missing from the tree an apply merges with.
+ * Copies the index at `from` to `to`, with its own modification time. Git takes an entry whose
+ * file changed in the same second as the index was written ("racily clean") as changed only while
+ * the index is no newer than it: a copy stamped now would hide an edit of the same size made in
+ * that second, and the edit would be missing from the tree. Opened first, then checked and read
+ * through that one descriptor: a file swapped in after a check by path (by a process a child left
+ * running) is never what is read, and a FIFO opens without waiting (O_NONBLOCK) and is refused.
+ * False when there is none: add -A then starts from an empty index.
  */
-export async function copyIndex(userIndex: string, index: string): Promise<void> {
-  const times = await stat(userIndex).catch(() => undefined);
-  if (!times) return; // no index yet: add -A starts from empty
-  // Copying a FIFO would wait for a writer forever (git-files.ts checks it before git runs too).
-  if (!times.isFile()) throw new GitFileUnreadable(userIndex, "no plain file");
-  await copyFile(userIndex, index);
-  await utimes(index, times.atime, times.mtime); // milliseconds: never newer than the original
+export async function copyIndex(from: string, to: string, { noLinks = false, maxBytes = Number.POSITIVE_INFINITY }: IndexCopy = {}): Promise<boolean> {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (noLinks ? constants.O_NOFOLLOW : 0);
+  const handle = await open(from, flags).catch((error: unknown) => {
+    if (errorCode(error) === "ENOENT") return undefined;
+    throw errorCode(error) === "ELOOP" ? new GitFileUnreadable(from, "a link") : error;
+  });
+  if (!handle) return false;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new GitFileUnreadable(from, "no plain file");
+    if (info.size > maxBytes) throw new Error(`the index ${JSON.stringify(from)} is over ${maxBytes} bytes`);
+    await pipeline(handle.createReadStream({ autoClose: false, start: 0 }), createWriteStream(to, { mode: 0o600 }));
+    await utimes(to, info.atime, info.mtime); // milliseconds: never newer than the original
+    return true;
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { readdir, unlink } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { errorCode } from "../runs/index.ts";
 import { uncheckable } from "./git-folder-links.ts";
-import { nulFields, runGit, type GitOptions } from "./git.ts";
+import { nulBytes, nulFields, runGit, type GitOptions } from "./git.ts";
 
 /** The most of find's listing read: names of FIFOs and sockets only, far fewer than any worktree's files. */
 const LISTING_MAX_BYTES = 16 * 1024 * 1024;
@@ -23,19 +23,20 @@ const LISTING_MAX_BYTES = 16 * 1024 * 1024;
 export async function removeSpecialFiles(path: string): Promise<string[]> {
   if (process.platform === "win32") return [];
   const found = (await foundByFind(path)) ?? (await foundByWalk(path));
-  // A FIFO is removed, never opened: unlink takes whatever is at the name, reading nothing.
-  for (const name of found) await unlink(join(path, name)).catch(() => undefined);
-  return found;
+  // A FIFO is removed, never opened: unlink takes whatever is at the name, reading nothing. By its
+  // bytes: a folder name that is not UTF-8 would read as U+FFFD, and that name finds no FIFO.
+  for (const name of found) await unlink(typeof name === "string" ? join(path, name) : Buffer.concat([Buffer.from(`${path}${sep}`), name])).catch(() => undefined);
+  return found.map((name) => name.toString()).sort();
 }
 
 /** The FIFOs and sockets `find` lists (paths in the worktree, sorted); undefined when there is no find to run. */
-function foundByFind(path: string): Promise<string[] | undefined> {
+function foundByFind(path: string): Promise<Buffer[] | undefined> {
   return new Promise((resolve, reject) => {
     const args = [".", "-name", ".git", "-prune", "-o", "(", "-type", "p", "-o", "-type", "s", ")", "-print0"];
     execFile("find", args, { cwd: path, encoding: "buffer", maxBuffer: LISTING_MAX_BYTES }, (error, stdout) => {
       if (error && errorCode(error) === "ENOENT") resolve(undefined);
       else if (error) reject(new Error(`listing the worktree's FIFOs and sockets failed: ${error.message}`));
-      else resolve(nulFields(stdout).map((name) => name.replace(/^\.\//, "")).sort());
+      else resolve(nulBytes(stdout).map((name) => name.subarray(name.subarray(0, 2).toString() === "./" ? 2 : 0)));
     });
   });
 }

@@ -7,8 +7,10 @@ import { FlowError } from "../contract/errors.ts";
 import { ownIdentity, projectKey } from "../runs/index.ts";
 import { captureChanges, dropChanges, type CaptureOptions, type ChangeStats } from "./changes.ts";
 import { git, GitTimedOut, runGit } from "./git.ts";
-import { GitFileUnreadable } from "./git-files.ts";
+import { GitFileUnreadable, madeInCommonDir } from "./git-files.ts";
+import { assertGitFolderReadable, removeWorktreeFolderLinks } from "./git-folder-scan.ts";
 import { gitControls, type GitControls } from "./git-controls.ts";
+import { readPlainFile } from "./plain-file.ts";
 import { patientWait, withRepositoryLock, type WaitOptions } from "./repository-lock.ts";
 import type { Repository } from "./repository.ts";
 import { refTips, type RefTips } from "./moved-refs.ts";
@@ -73,7 +75,11 @@ export async function createIsolation(repo: Repository, runId: string, home: str
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(ownerFile(dir, runId), JSON.stringify({ pid: process.pid, host: hostname(), ...ownIdentity(), root: repo.root }), { mode: 0o600 });
   try {
-    await withRepositoryLock(repo.commonDir, () => git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root }), patientWait(`making run ${runId}'s worktree`, wait));
+    await withRepositoryLock(repo.commonDir, async () => {
+      await assertGitFolderReadable(repo.commonDir); // a child that waited for its slot: a sibling's bash may have put a FIFO there since
+      await removeWorktreeFolderLinks(repo.commonDir);
+      await git(["worktree", "add", "--detach", "--quiet", path, base], { cwd: repo.root });
+    }, patientWait(`making run ${runId}'s worktree`, wait));
   } catch (error) {
     // No worktree was made (the lock was not had, or git failed): no owner file is left for crash cleanup to chase.
     await rm(ownerFile(dir, runId), { force: true });
@@ -99,6 +105,8 @@ export type MadeWorktree = Pick<Isolation, "path" | "madeAt"> & Partial<Pick<Iso
 export async function removeWorktree(commonDir: string, root: string, worktree: MadeWorktree, owner: string, wait: WaitOptions = {}): Promise<void> {
   const { path, madeAt, madeAs, gitDir } = worktree;
   await withRepositoryLock(commonDir, async () => {
+    await assertGitFolderReadable(commonDir); // git worktree reads every worktree's folder there
+    await removeWorktreeFolderLinks(commonDir); // git worktree remove and prune delete through them
     if (await worktreeReplaced(path, madeAt, madeAs)) {
       await forgetReplacedWorktree(path, gitDir, () => runGit(["worktree", "prune"], { cwd: root }));
       return;
@@ -138,6 +146,9 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
   const { onWorktreeLeft, onStashRepaired, wait, ...capture } = told;
   let leftToCopy = false;
   try {
+    // The child's bash may have put a FIFO among the refs, objects or worktree folders git reads.
+    await assertGitFolderReadable(isolation.repo.commonDir);
+    await restoreCommonDir(isolation.gitDir);
     // Never in the way of keeping the changes: a repair git refuses is told, not thrown.
     const repair = await repairStash(isolation.repo.root, isolation.stash, isolation.base, { path: isolation.path, gitDir: isolation.gitDir }).catch((error: unknown): StashRepair => ({ restored: [], removed: [], failed: error instanceof Error ? error.message : String(error) }));
     if (repair.restored.length + repair.removed.length > 0 || repair.failed !== undefined) onStashRepaired?.(repair);
@@ -162,6 +173,26 @@ export async function settleIsolation(isolation: Isolation, home: string, told: 
       onWorktreeLeft(error.message);
     });
   }
+}
+
+/**
+ * Puts back the `commondir` file of the worktree whose own folder is `gitDir` when it no longer
+ * leads to the repository holding that folder: every worktree shares the folder it is in, so a
+ * child's bash can point it at a repository of its own (or replace it with a FIFO), and git reads
+ * that worktree's refs there, so its changes would be kept there. git writes `../..` in it.
+ */
+export async function restoreCommonDir(gitDir: string): Promise<void> {
+  // Its folder replaced with a link (to a folder of the user's): nothing is written through it, and removeWorktree removes the link.
+  if ((await realpath(gitDir).catch(() => undefined)) !== gitDir) return;
+  const file = join(gitDir, "commondir");
+  const bytes = await readPlainFile(file, { noLinks: true, maxBytes: 4096 });
+  if (bytes !== null) {
+    const named = bytes.toString("utf8").trim();
+    const [leadsTo, made] = await Promise.all([realpath(resolve(gitDir, named)).catch(() => undefined), realpath(madeInCommonDir(gitDir))]);
+    if (leadsTo === made) return;
+  }
+  await rm(file, { force: true }); // removes a link or FIFO, never opening it
+  await writeFile(file, "../..\n", { flag: "wx" });
 }
 
 /** ChangesNotKept (worktree_replaced) when the child replaced its worktree folder, or one on the way, with a link. */

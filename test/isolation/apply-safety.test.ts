@@ -203,3 +203,18 @@ describe("a file the user saves while an apply merges", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("ONE, saved by the editor\ntwo\nTHREE\n");
   });
 });
+
+describe("a file name that is not UTF-8", () => {
+  it("kept from a child's worktree, is a conflict at apply that names it and writes nothing, never an apply git stops half way", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const repo = await openRepository(root);
+    const child = await createIsolation(repo, "r-latin1name", home);
+    writeFileSync(join(child.path, "a.txt"), "the child's\n");
+    writeFileSync(Buffer.concat([Buffer.from(`${child.path}/caf`), Buffer.from([0xe9]), Buffer.from(".txt")]), "latin-1\n");
+    expect(await settleIsolation(child, home)).toMatchObject({ files: 2 });
+    const outcome = await applyChanges(repo, child.runId);
+    expect(outcome).toMatchObject({ status: "conflict", files: ["caf\uFFFD.txt"], reason: expect.stringContaining("names that are not UTF-8") });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+    expect(gitIn(root, "status", "--porcelain")).toBe("");
+  });
+});

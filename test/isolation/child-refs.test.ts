@@ -1,12 +1,14 @@
 // Every worktree shares the repository's branches and tags: those a child makes on its commits stay
 // after its worktree is gone, and its run names them. Real git, a real worktree child's settle.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import { restoreMovedRefs } from "../../src/isolation/moved-refs.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
+import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo } from "../support/git-repo.ts";
 
@@ -96,3 +98,19 @@ test("a branch deleted while a child ran (its reflog goes with it) is named with
   expect(diagnostics).toContain(`[refs_deleted]: branches or tags were deleted while this child ran, by it or another process`);
   expect(diagnostics).toContain(`refs/heads/feature (held ${feature})`);
 });
+
+test("a child's HEAD reflog made a FIFO after the settle's look at the git folder (by a process it left running) is read without waiting on it, and git refuses naming it", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-reflogfifo", home);
+  const main = gitIn(root, "rev-parse", "main");
+  execFileSync("bash", ["-c", "echo child > a.txt && git commit -qam child && git update-ref refs/heads/main HEAD"], { cwd: child.path, env: { ...process.env, GIT_AUTHOR_NAME: "c", GIT_AUTHOR_EMAIL: "c@c", GIT_COMMITTER_NAME: "c", GIT_COMMITTER_EMAIL: "c@c" } });
+  const reflog = join(child.gitDir, "logs", "HEAD");
+  rmSync(reflog);
+  execFileSync("mkfifo", [reflog]);
+  // Read without waiting on it; the git that reads the worktree's HEAD after it refuses, naming it.
+  await expect(restoreMovedRefs(root, child.runId, child.refs, child.base, child)).rejects.toMatchObject({ name: "GitFileUnreadable", file: reflog });
+  rmSync(reflog);
+  expect(await restoreMovedRefs(root, child.runId, child.refs, child.base, child)).toMatchObject([{ ref: "refs/heads/main", restored: true }]);
+  expect(gitIn(root, "rev-parse", "main")).toBe(main);
+  await settleIsolation(child, home);
+}, 20_000);

@@ -8,16 +8,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { applyChanges } from "../../src/isolation/apply.ts";
+import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
+import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { changedControls, gitControls } from "../../src/isolation/git-controls.ts";
 import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
-import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
+import { createIsolation, restoreCommonDir, settleIsolation } from "../../src/isolation/worktree.ts";
+import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
 import { gitIn, makeRepo } from "../support/git-repo.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "git-controls-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("a changed config, a hook added and attributes removed are each named; an unchanged folder names nothing", async () => {
+test("a changed config, a hook added, attributes removed and alternates added are each named; an unchanged folder names nothing", async () => {
   mkdirSync(join(dir, "hooks"));
   mkdirSync(join(dir, "info"));
   writeFileSync(join(dir, "config"), "[core]\n\tbare = false\n");
@@ -28,7 +31,9 @@ test("a changed config, a hook added and attributes removed are each named; an u
   writeFileSync(join(dir, "config"), "[core]\n\tbare = fals3\n");
   writeFileSync(join(dir, "hooks/post-checkout"), "#!/bin/sh\n", { mode: 0o755 });
   rmSync(join(dir, "info/attributes"));
-  expect(changedControls(before, await gitControls(dir))).toEqual(["config", "hooks/post-checkout", "info/attributes"]);
+  mkdirSync(join(dir, "objects/info"), { recursive: true });
+  writeFileSync(join(dir, "objects/info/alternates"), "/tmp/the-child's-objects\n");
+  expect(changedControls(before, await gitControls(dir))).toEqual(["config", "hooks/post-checkout", "info/attributes", "objects/info/alternates"]);
 });
 
 test("a config a child grew past 1 MiB is noticed without being read, and so is its next change", async () => {
@@ -96,7 +101,7 @@ test("a worktree child that replaces the shared config, HEAD, packed-refs, index
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("the child's\n");
 });
 
-test("a FIFO no check looks at (a loose ref) stops git at the time limit, with an error saying so; so does a program git started that never ends, stopped with it", async () => {
+test("a FIFO put in after the checks (a loose ref) stops git at the time limit, with an error saying so; so does a program git started that never ends, stopped with it", async () => {
   const root = makeRepo({ "a.txt": "a\n", ".gitattributes": "*.txt filter=slow\n" });
   const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
   process.env.PI_FLOW_GIT_TIMEOUT_MS = "200"; // git waits on the FIFO forever: only the limit ends it
@@ -119,4 +124,123 @@ test("a FIFO no check looks at (a loose ref) stops git at the time limit, with a
     if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
     else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
   }
+});
+
+/** A worktree child whose bash runs `command` in its worktree, settled as the launcher settles it: its kept changes and its run's diagnostics. */
+async function settledChild(root: string, command: string): Promise<{ runId: string; stats: unknown; diagnostics: string }> {
+  const store = openRunStore({ home, cwd: root, sessionId: "s", registry: new RunRegistry() });
+  const run = store.create({ kind: "agent", task: { description: "hostile git folder" }, background: false });
+  const pending = startIsolation(await openRepository(root), run.runId, home);
+  const worktree = await isolationWorktree(pending);
+  execFileSync("bash", ["-c", command], { cwd: worktree.path });
+  const files = runFiles(store.scope, run.runId);
+  const stats = await finishIsolation(pending, files, home, run);
+  return { runId: run.runId, stats, diagnostics: existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "" };
+}
+
+test("a FIFO a worktree child's bash puts among the loose refs, the loose objects or a worktree's folder in the git folder: its settle, an apply's repository and a sibling's worktree refuse naming it, never waiting on it", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
+  process.env.PI_FLOW_GIT_TIMEOUT_MS = "20000"; // so a git that waits on one fails the test rather than hangs it
+  try {
+    const { stats, diagnostics } = await settledChild(root, 'echo child > a.txt && mkfifo "$(git rev-parse --git-common-dir)/refs/heads/zz"');
+    expect(stats).toBeUndefined();
+    const loose = join(root, ".git/refs/heads/zz");
+    expect(diagnostics).toContain(`[changes_unavailable]: the child's changes could not be kept: git cannot be run in this repository: ${JSON.stringify(loose)} is a FIFO`);
+    rmSync(loose);
+    // A loose object git reads (the user's HEAD commit), and a worktree's own folder (its gitdir, which git worktree reads for every worktree).
+    const repo = await openRepository(root);
+    const child = await createIsolation(repo, "r-fifo00002", home);
+    writeFileSync(join(child.path, "a.txt"), "the child's\n");
+    const head = gitIn(root, "rev-parse", "HEAD");
+    const object = join(repo.commonDir, "objects", head.slice(0, 2), head.slice(2));
+    const gitdir = join(child.gitDir, "gitdir");
+    for (const path of [object, gitdir]) {
+      await withFifoAt(path, async () => {
+        await expect(openRepository(root)).rejects.toMatchObject({ name: "GitFileUnreadable", file: path });
+        await expect(createIsolation(repo, "r-fifo00003", home, child.base)).rejects.toMatchObject({ name: "GitFileUnreadable", file: path });
+        await expect(settleIsolation(child, home)).rejects.toMatchObject({ name: "GitFileUnreadable", file: path });
+      });
+    }
+    expect(await settleIsolation(child, home)).toMatchObject({ files: 1 });
+    expect(await applyChanges(repo, child.runId)).toMatchObject({ status: "applied" });
+  } finally {
+    if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
+    else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
+  }
+});
+
+test("a worktree child that makes the repository a partial clone whose promisor remote is an ext:: command, and a ref name a missing object: pi-flow's git fetches nothing and runs no command, and its changes are kept", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const mark = join(home, "fetched-by-pi-flow");
+  const { stats } = await settledChild(
+    root,
+    [
+      "echo child > a.txt",
+      "git config core.repositoryformatversion 1",
+      "git config extensions.partialClone origin",
+      "git config remote.origin.promisor true",
+      `git config remote.origin.url "ext::sh -c touch% ${mark}"`,
+      "git config protocol.ext.allow always",
+      'echo 1234567890123456789012345678901234567890 > "$(git rev-parse --git-common-dir)/refs/heads/missing"',
+    ].join(" && "),
+  );
+  expect(stats).toMatchObject({ files: 1 });
+  expect(existsSync(mark)).toBe(false);
+});
+
+test("a worktree child that points its worktree's commondir at a repository of its own (a copy of the user's git folder): its changes are kept in the user's repository, and apply", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const copy = join(mkdtempSync(join(tmpdir(), "pi-flow-other-")), "other.git");
+  const { runId, stats } = await settledChild(root, `echo child > a.txt && cp -a "$(git rev-parse --git-common-dir)" ${copy} && echo ${copy} > "$(git rev-parse --git-dir)/commondir"`);
+  expect(stats).toMatchObject({ files: 1 });
+  expect(gitIn(root, "for-each-ref", "--format=%(refname)", "refs/pi-flow")).toBe(`refs/pi-flow/${runId}`);
+  expect(execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/pi-flow"], { cwd: copy, encoding: "utf8" })).toBe("");
+  expect(await applyChanges(await openRepository(root), runId)).toMatchObject({ status: "applied" });
+  expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("child\n");
+  // Rewritten again once the settle has begun (a process the child left running): git pinned to the worktree refuses to run.
+  const child = await createIsolation(await openRepository(root), "r-commondir1", home);
+  writeFileSync(join(child.gitDir, "commondir"), `${copy}\n`);
+  await expect(runGit(["status"], { cwd: child.path, worktree: child })).rejects.toMatchObject({ name: "CommonDirMoved", code: "run_unavailable" });
+  await settleIsolation(child, home);
+});
+
+test("a FIFO named .gitignore in a folder whose name is not UTF-8: removed before git reads the tree, and the child's changes are kept", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const before = process.env.PI_FLOW_GIT_TIMEOUT_MS;
+  process.env.PI_FLOW_GIT_TIMEOUT_MS = "20000"; // so a git that waits on it fails the test rather than hangs it
+  try {
+    const { stats, diagnostics } = await settledChild(root, "echo child > a.txt && mkdir $'d\\xff' && mkfifo $'d\\xff/.gitignore' && echo kept > $'d\\xff/b.txt'");
+    expect(stats).toMatchObject({ files: 2 });
+    expect(diagnostics).toContain("FIFOs or sockets the child left in its worktree are not kept");
+    expect(diagnostics).toContain("d\uFFFD/.gitignore");
+  } finally {
+    if (before === undefined) delete process.env.PI_FLOW_GIT_TIMEOUT_MS;
+    else process.env.PI_FLOW_GIT_TIMEOUT_MS = before;
+  }
+});
+
+test("a worktree child that links a folder of the user's in among the worktrees' folders: crash cleanup's git worktree prune deletes none of its files, and the link is gone", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const victim = mkdtempSync(join(tmpdir(), "pi-flow-users-folder-"));
+  writeFileSync(join(victim, "precious.txt"), "the user's\n");
+  const { stats } = await settledChild(root, `echo child > a.txt && ln -s ${victim} "$(git rev-parse --git-common-dir)/worktrees/linked"`);
+  expect(stats).toMatchObject({ files: 1 });
+  await cleanupIsolation(home, root);
+  expect(readFileSync(join(victim, "precious.txt"), "utf8")).toBe("the user's\n");
+  expect(existsSync(join(root, ".git/worktrees/linked"))).toBe(false);
+});
+
+test("a worktree child that replaces its worktree's own folder in the git folder with a link to a folder of the user's: putting commondir back writes nothing there", async () => {
+  const root = makeRepo({ "a.txt": "a\n" });
+  const child = await createIsolation(await openRepository(root), "r-adminlink1", home);
+  const victim = mkdtempSync(join(tmpdir(), "pi-flow-users-folder-"));
+  writeFileSync(join(victim, "commondir"), "the user's\n");
+  renameSync(child.gitDir, `${child.gitDir}.aside`);
+  execFileSync("ln", ["-s", victim, child.gitDir]);
+  await restoreCommonDir(child.gitDir);
+  expect(readFileSync(join(victim, "commondir"), "utf8")).toBe("the user's\n");
+  rmSync(child.gitDir);
+  renameSync(`${child.gitDir}.aside`, child.gitDir);
+  await settleIsolation(child, home);
 });

@@ -1,6 +1,6 @@
 // The repository lock across processes: two pi-flow processes never change a repository's worktrees
 // at once, and a lock left by a process that died is taken over. Real processes, real files.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -123,7 +123,7 @@ test("a live process that hangs holding the lock is named to a waiter, who gives
   expect(await changeRuns(store, "apply", [runId])).toEqual([{ runId, status: "applied", files: ["a.txt"] }]);
 }, 30_000);
 
-test("a lock file left empty or torn (its process died between making and writing it) is taken over once it is old, not waited for forever", async () => {
+test("a lock file left empty, torn (its process died between making and writing it) or made a FIFO is taken over once it is old, not waited for forever", async () => {
   const repo = await openRepository(makeRepo());
   const lockFile = join(repo.commonDir, "pi-flow-worktrees.lock");
   const aMinuteAgo = new Date(Date.now() - 60_000);
@@ -132,6 +132,10 @@ test("a lock file left empty or torn (its process died between making and writin
     utimesSync(lockFile, aMinuteAgo, aMinuteAgo);
     expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
   }
+  // A FIFO a worktree child's bash put there (the shared git folder): read without waiting on it, so taken over the same way.
+  execFileSync("mkfifo", [lockFile]);
+  utimesSync(lockFile, aMinuteAgo, aMinuteAgo);
+  expect(await withRepositoryLock(repo.commonDir, async () => JSON.parse(readFileSync(lockFile, "utf8")) as { pid: number })).toMatchObject({ pid: process.pid });
   expect(existsSync(lockFile)).toBe(false);
 }, 20_000);
 
