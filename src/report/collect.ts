@@ -87,6 +87,22 @@ function charged(text: string, budget: Budget): BoundedText {
   return { text, cut: false };
 }
 
+/**
+ * A run's final value as the page shows it, charged as shown: indented for reading, a value may be
+ * four times its text, so charging the text as given let a fan-out of JSON answers make a page
+ * several times the total.
+ */
+function finalText(store: RunStore, view: RunView, budget: Budget): BoundedText {
+  if (budget.left <= 0) {
+    budget.spent = true;
+    return { text: "", cut: true };
+  }
+  const page = firstPage(store, view.runId, "final");
+  const text = page.cut ? page.text : readable(page.text, view.kind);
+  budget.left -= escapedBytes(text);
+  return { text, cut: page.cut };
+}
+
 /** A workflow's calls, as much of them as the budget has left (at most REPORT_CALLS_BYTES), charged to it. */
 function chargedCalls(store: RunStore, runId: string, budget: Budget): ReportCalls {
   if (budget.left <= 0) {
@@ -152,10 +168,7 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   const diagnostics = firstPage(store, view.runId, "diagnostics", budget);
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
   if (view.state.error) run.error = charged(view.state.error.message, budget);
-  if (view.output.finalAvailable) {
-    const final = firstPage(store, view.runId, "final", budget);
-    run.final = { text: final.cut ? final.text : readable(final.text, view.kind), cut: final.cut };
-  }
+  if (view.output.finalAvailable) run.final = finalText(store, view, budget);
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output", budget));
     if (log) run.log = log;

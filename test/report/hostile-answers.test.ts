@@ -68,6 +68,28 @@ test("a fan-out of long answers stays a page a browser opens: past the report's 
   expect((page.match(/<tr class="run /g) ?? []).length).toBe(201);
 }, 60_000);
 
+test("answers indented for reading count against the report's total as the page holds them, indented: a fan-out of JSON answers stays a page a browser opens", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-indented-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const workflow = store.create({ kind: "workflow", task: { description: "Fan out for numbers" }, background: false });
+  // 64 KiB of a shallow list, three and a half times its size indented (under the four times a
+  // value may grow): 60 such answers are 3.8 MiB as given, well inside the 8 MiB total, and were a
+  // 13.5 MiB page indented (a workflow may start 4,096: 28 MiB).
+  const answer = `{"counts":[${Array(32_000).fill(0).join(",")}]}`;
+  for (let index = 0; index < 60; index++) {
+    const child = store.create({ kind: "agent", task: { description: `Count ${index}`, parentRunId: workflow.runId }, background: false });
+    child.settle({ outcome: "succeeded", value: answer });
+  }
+  workflow.settle({ outcome: "succeeded", value: { result: 60 } });
+  await store.idle();
+  const page = runReport(store, workflow.runId);
+  expect(page.length).toBeLessThan(9 * 1024 * 1024); // 8 MiB of texts, and the rows around them
+  expect(page).toContain("reached the report's limit (8 MiB)");
+  // The first answers are still indented for reading.
+  expect(page).toContain("{\n  &quot;counts&quot;: [\n    0,\n    0,");
+  expect((page.match(/<tr class="run /g) ?? []).length).toBe(61);
+});
+
 test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
