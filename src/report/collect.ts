@@ -149,17 +149,29 @@ function logText(page: BoundedText & { encoding: string }): BoundedText | undefi
   }
 }
 
-function launchFacts(store: RunStore, runId: string): { model?: string; resumes?: string } {
-  const page = firstPage(store, runId, "launch");
+/**
+ * A launch's fields, or those before its prompt when the page is cut: an agent's launch holds its
+ * prompt last (a handoff packet may be far longer than a page), so its model and the run it resumes
+ * are whole before it. `,"prompt":` there is the key: inside a string its quote would be escaped.
+ */
+function launchFields(text: string): unknown {
   try {
-    const launch = JSON.parse(page.text) as { model?: unknown; resume?: unknown };
-    return {
-      ...(typeof launch.model === "string" ? { model: launch.model } : {}),
-      ...(typeof launch.resume === "string" ? { resumes: launch.resume } : {}),
-    };
+    return JSON.parse(text);
   } catch {
-    return {}; // a launch too large for one page: its prompt, not its links
+    const prompt = text.indexOf(',"prompt":');
+    try {
+      return prompt < 0 ? undefined : JSON.parse(`${text.slice(0, prompt)}}`);
+    } catch {
+      return undefined;
+    }
   }
+}
+
+function launchFacts(store: RunStore, runId: string): { model?: string; resumes?: string } {
+  const launch = launchFields(firstPage(store, runId, "launch").text);
+  if (launch === null || typeof launch !== "object") return {};
+  const { model, resume } = launch as { model?: unknown; resume?: unknown };
+  return { ...(typeof model === "string" ? { model } : {}), ...(typeof resume === "string" ? { resumes: resume } : {}) };
 }
 
 function reportRun(store: RunStore, found: RunView, depth: number, budget: Budget): ReportRun {

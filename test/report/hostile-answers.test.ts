@@ -90,6 +90,22 @@ test("answers indented for reading count against the report's total as the page 
   expect((page.match(/<tr class="run /g) ?? []).length).toBe(61);
 });
 
+test("a child given a prompt longer than a launch page still shows its model and the conversation it continues", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-long-prompt-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const first = store.create({ kind: "agent", task: { description: "Read the evidence", harness: "pi" }, background: false, launch: { harness: "pi", model: "anthropic/claude-sonnet-4-5", prompt: "Read it." } });
+  first.settle({ outcome: "succeeded", value: "Read." });
+  // A handoff packet of 100 KB in the prompt, which the launch record keeps last, after the links.
+  const packet = `Judge this evidence:\n${"src/parser.ts:12 accepts a trailing comma; ".repeat(2400)}`;
+  const launch = { harness: "pi", model: "anthropic/claude-opus-4-1", timeoutMs: null, resume: first.runId, prompt: packet };
+  const second = store.create({ kind: "agent", task: { description: "Judge the evidence", harness: "pi" }, background: false, launch });
+  second.settle({ outcome: "succeeded", value: "Sound." });
+  await store.idle();
+  const page = runReport(store, second.runId);
+  expect(page).toContain("model anthropic/claude-opus-4-1");
+  expect(page).toContain(`continues the conversation of <code>${first.runId}</code>`);
+});
+
 test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
