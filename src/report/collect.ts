@@ -2,7 +2,7 @@ import type { RunView } from "../contract/run-schema.ts";
 import { jsonDepth } from "../../runtime/json.ts";
 import type { RunStore } from "../runs/index.ts";
 import { readCalls, REPORT_CALLS_BYTES, type ReportCalls } from "./calls.ts";
-import { escapedBytes } from "./escape.ts";
+import { escapedBytes, textOf } from "./escape.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
@@ -179,7 +179,7 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
   const diagnostics = firstPage(store, view.runId, "diagnostics", budget);
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
-  if (view.state.error) run.error = charged(view.state.error.message, budget);
+  if (view.state.error) run.error = charged(textOf(view.state.error.message), budget);
   if (view.output.finalAvailable) run.final = finalText(store, view, budget);
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output", budget));

@@ -1,7 +1,7 @@
 import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import { REPORT_TOTAL_BYTES, type BoundedText, type ReportData, type ReportRun } from "./collect.ts";
 import { callsTable, runLink } from "./calls.ts";
-import { anchor, html } from "./escape.ts";
+import { anchor, html, textOf } from "./escape.ts";
 import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
 
 /** An answer longer than this is folded: its first lines show, the rest behind a click. */
@@ -10,7 +10,10 @@ const FOLD_CHARS = 600;
 /** The most of an error message a run's row shows: the row is one line; the run's section has the rest. */
 const ROW_ERROR_CHARS = 200;
 
-const rowError = (message: string): string => (message.length <= ROW_ERROR_CHARS ? message : `${message.slice(0, ROW_ERROR_CHARS)}…`);
+const rowError = (message: unknown): string => {
+  const text = textOf(message);
+  return text.length <= ROW_ERROR_CHARS ? text : `${text.slice(0, ROW_ERROR_CHARS)}…`;
+};
 
 const who = (view: RunView): string =>
   view.kind === "workflow" ? `workflow ${view.task.workflow ?? "inline"}` : (view.task.role ?? view.task.subagentType ?? "agent");
