@@ -114,24 +114,46 @@ function chargedCalls(store: RunStore, runId: string, budget: Budget): ReportCal
   return calls;
 }
 
+/**
+ * The entries of a workflow's log or diagnostics page: a JSON array written one entry a line (`[`,
+ * `{…},`, …, `]`), so a page cut inside it (a log longer than a page) still holds whole entries
+ * on every line but its last.
+ */
+function pageEntries(text: string): Record<string, unknown>[] {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (Array.isArray(parsed)) return parsed.filter(isEntry);
+  } catch {
+    // Cut: read line by line below.
+  }
+  const entries: Record<string, unknown>[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const entry = JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line) as unknown;
+      if (isEntry(entry)) entries.push(entry);
+    } catch {
+      // The entry the page's cut ends in.
+    }
+  }
+  return entries;
+}
+
+const isEntry = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+
 /** A diagnostics page as lines: workflows keep a JSON array of entries, agents a text log. */
 export function parseDiagnostics(text: string, encoding: string): DiagnosticLine[] {
   if (text.trim() === "") return [];
   if (encoding === "json") {
-    try {
-      const entries = JSON.parse(text) as { level?: unknown; code?: unknown; message?: unknown }[];
-      return entries.map((entry) => ({
-        level: String(entry.level ?? "info"),
-        ...(typeof entry.code === "string" ? { code: entry.code } : {}),
-        message: String(entry.message ?? ""),
-      }));
-    } catch {
-      // A page cut inside the array: shown as text below.
-    }
+    return pageEntries(text).map((entry) => ({
+      level: textOf(entry.level ?? "info"),
+      ...(typeof entry.code === "string" ? { code: entry.code } : {}),
+      message: textOf(entry.message),
+    }));
   }
   return text
     .split("\n")
-    .filter((line) => line.trim() !== "" && line !== "[" && line !== "]")
+    .filter((line) => line.trim() !== "")
     .map((line) => {
       const match = DIAGNOSTIC_LINE.exec(line);
       return match ? { level: match[1]!, ...(match[2] ? { code: match[2] } : {}), message: match[3]! } : { level: "info", message: line };
@@ -140,13 +162,8 @@ export function parseDiagnostics(text: string, encoding: string): DiagnosticLine
 
 /** A workflow's log view (a JSON array of messages) as text, one message a line. */
 function logText(page: BoundedText & { encoding: string }): BoundedText | undefined {
-  if (page.text.trim() === "") return undefined;
-  try {
-    const messages = JSON.parse(page.text) as { text?: unknown }[];
-    return { text: messages.map((message) => String(message.text ?? "")).join("\n"), cut: page.cut };
-  } catch {
-    return { text: page.text, cut: true };
-  }
+  const messages = pageEntries(page.text);
+  return messages.length === 0 ? undefined : { text: messages.map((message) => textOf(message.text)).join("\n"), cut: page.cut };
 }
 
 /**

@@ -106,6 +106,23 @@ test("a child given a prompt longer than a launch page still shows its model and
   expect(page).toContain(`continues the conversation of <code>${first.runId}</code>`);
 });
 
+test("a workflow's log and diagnostics longer than a page are shown one message a line up to the cut, its warnings among them, not as JSON", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-long-log-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const workflow = store.create({ kind: "workflow", task: { description: "Check every module" }, background: false });
+  // 2,000 console.log lines and 1,000 warnings: about 190 KB and 110 KB of JSON entries, each past a 64 KiB page.
+  for (let index = 0; index < 2000; index++) workflow.appendOutput(`step ${index}: checked module ${index}, "fine"`);
+  for (let index = 0; index < 1000; index++) workflow.appendDiagnostic({ level: "warn", code: "slow_module", message: `module ${index} took long` });
+  workflow.settle({ outcome: "succeeded", value: { result: 2000 } });
+  await store.idle();
+  const page = runReport(store, workflow.runId);
+  const log = page.slice(page.indexOf("<h4>Log</h4>"), page.indexOf("<h4>Diagnostics</h4>"));
+  expect(log).toContain("step 0: checked module 0, &quot;fine&quot;\nstep 1: checked module 1, &quot;fine&quot;\n");
+  expect(log).not.toContain("&quot;text&quot;");
+  expect(log).toContain("Cut at the report's limit");
+  expect(page).toContain('<li class="warn">warn [slow_module]: module 0 took long</li>');
+});
+
 test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
