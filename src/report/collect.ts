@@ -18,6 +18,8 @@ export interface ReportRun {
   /** The message of the run's error, when it has one (its code is in the view). */
   error?: BoundedText;
   diagnostics: DiagnosticLine[];
+  /** The run's diagnostics are longer than the page read: a warning or error may follow the cut. */
+  diagnosticsCut?: true;
   /** A workflow's log() messages. */
   log?: BoundedText;
   /** A workflow's agent() and tools.* calls, from its calls view. */
@@ -196,6 +198,8 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
   const diagnostics = firstPage(store, view.runId, "diagnostics", budget);
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
+  // Cut by its length, not left out by the report's total (the header says that).
+  if (diagnostics.cut && diagnostics.text !== "") run.diagnosticsCut = true;
   if (view.state.error) run.error = charged(textOf(view.state.error.message), budget);
   if (view.output.finalAvailable) run.final = finalText(store, view, budget);
   if (view.kind === "workflow") {

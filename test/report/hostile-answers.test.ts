@@ -123,6 +123,18 @@ test("a workflow's log and diagnostics longer than a page are shown one message 
   expect(page).toContain('<li class="warn">warn [slow_module]: module 0 took long</li>');
 });
 
+test("a child whose diagnostics are longer than a page says so where they are listed: its last error may be past the cut", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-long-diagnostics-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  const child = store.create({ kind: "agent", task: { description: "Build it" }, background: false });
+  for (let index = 0; index < 1000; index++) child.appendDiagnostic({ level: "info", code: "retry", message: `the provider was busy: attempt ${index}` });
+  child.appendDiagnostic({ level: "error", code: "provider_error", message: "the provider gave up" });
+  child.settle({ outcome: "failed", error: { code: "failed", message: "the provider gave up" } });
+  await store.idle();
+  const page = runReport(store, child.runId);
+  expect(page).toContain(`<h4>Diagnostics</h4><p class="note">More diagnostics than the report carries: <code>flow runs show ${child.runId} --view diagnostics</code> pages them all.</p>`);
+});
+
 test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
