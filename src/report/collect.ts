@@ -1,8 +1,8 @@
 import type { RunView } from "../contract/run-schema.ts";
 import { jsonDepth } from "../../runtime/json.ts";
-import type { RunStore } from "../runs/index.ts";
+import { MAX_PAGE_BYTES, type RunStore } from "../runs/index.ts";
 import { readCalls, REPORT_CALLS_BYTES, type ReportCalls } from "./calls.ts";
-import { escapedBytes, textOf } from "./escape.ts";
+import { escapedBytes, escapedPrefix, textOf } from "./escape.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
@@ -52,6 +52,12 @@ export interface ReportData {
 export const REPORT_TEXT_BYTES = 64 * 1024;
 
 /**
+ * The most of the reported run's own answer a report carries: a page's most. A receipt whose answer
+ * is over 16 KiB tells a person in a session not saved to a file that `/flow report` shows it.
+ */
+const REPORTED_ANSWER_BYTES = MAX_PAGE_BYTES;
+
+/**
  * The most of the runs' texts (answers, error messages, logs, calls, diagnostics) one report
  * carries. 64 KiB a text is not bound enough alone: a workflow may start 4,096 children, whose
  * answers (or 8 KiB error messages, or workflows' 1 MiB calls tables) would make a page no browser
@@ -67,12 +73,12 @@ interface Budget {
 }
 
 /** The first page of a view; with a budget, none once it is spent (shown as cut), and what it takes is charged to it. */
-function firstPage(store: RunStore, runId: string, view: string, budget?: Budget): BoundedText & { encoding: string } {
+function firstPage(store: RunStore, runId: string, view: string, budget?: Budget, limitBytes = REPORT_TEXT_BYTES): BoundedText & { encoding: string } {
   if (budget && budget.left <= 0) {
     budget.spent = true;
     return { text: "", cut: true, encoding: "text" };
   }
-  const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
+  const payload = store.inspectSingle(runId, view, { limitBytes });
   if (budget) budget.left -= escapedBytes(payload.page.text);
   return { text: payload.page.text, cut: payload.page.nextCursor !== undefined, encoding: payload.page.encoding };
 }
@@ -94,15 +100,19 @@ function charged(text: string, budget: Budget): BoundedText {
  * four times its text, so charging the text as given let a fan-out of JSON answers make a page
  * several times the total.
  */
-function finalText(store: RunStore, view: RunView, budget: Budget): BoundedText {
+function finalText(store: RunStore, view: RunView, budget: Budget, limitBytes: number): BoundedText {
   if (budget.left <= 0) {
     budget.spent = true;
     return { text: "", cut: true };
   }
-  const page = firstPage(store, view.runId, "final");
-  const text = page.cut ? page.text : readable(page.text, view.kind);
+  const page = firstPage(store, view.runId, "final", undefined, limitBytes);
+  const shown = page.cut ? page.text : readable(page.text, view.kind);
+  // The reported run's answer may be a page of 4 MiB, 24 MiB escaped: it stops where the total does.
+  const whole = escapedBytes(shown) <= budget.left;
+  const text = whole ? shown : escapedPrefix(shown, budget.left);
+  if (!whole) budget.spent = true;
   budget.left -= escapedBytes(text);
-  return { text, cut: page.cut };
+  return { text, cut: page.cut || !whole };
 }
 
 /** A workflow's calls, as much of them as the budget has left (at most REPORT_CALLS_BYTES), charged to it. */
@@ -201,7 +211,7 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   // Cut by its length, not left out by the report's total (the header says that).
   if (diagnostics.cut && diagnostics.text !== "") run.diagnosticsCut = true;
   if (view.state.error) run.error = charged(textOf(view.state.error.message), budget);
-  if (view.output.finalAvailable) run.final = finalText(store, view, budget);
+  if (view.output.finalAvailable) run.final = finalText(store, view, budget, depth === 0 ? REPORTED_ANSWER_BYTES : REPORT_TEXT_BYTES);
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output", budget));
     if (log) run.log = log;

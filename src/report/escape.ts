@@ -34,5 +34,17 @@ export function escapedBytes(text: string): number {
   return Buffer.byteLength(text) + grown;
 }
 
+/** The longest start of `text` whose escaped size (escapedBytes) is at most `bytes`. */
+export function escapedPrefix(text: string, bytes: number): string {
+  let size = 0;
+  let end = 0;
+  for (const char of text) {
+    size += ENTITIES[char]?.length ?? Buffer.byteLength(char);
+    if (size > bytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
 /** An element ID for a run: run IDs are lowercase alphanumerics and underscores already. */
 export const anchor = (runId: string): string => `run-${runId.replace(/[^a-z0-9_]/g, "")}`;

@@ -135,6 +135,33 @@ test("a child whose diagnostics are longer than a page says so where they are li
   expect(page).toContain(`<h4>Diagnostics</h4><p class="note">More diagnostics than the report carries: <code>flow runs show ${child.runId} --view diagnostics</code> pages them all.</p>`);
 });
 
+test("the run reported on shows its whole answer past 64 KiB, as the receipts of a session not saved to a file promise; its children's stay cut", async () => {
+  dir = mkdtempSync(join(tmpdir(), "pi-flow-report-whole-answer-"));
+  const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
+  // 200 KB: "too large to inline (over 16 KiB) … a person reads it with /flow report <runId>".
+  const answer = `${"The parser accepts a trailing comma where the grammar forbids it. ".repeat(3000)}The end.`;
+  const run = store.create({ kind: "agent", task: { description: "Review the parser" }, background: false });
+  run.settle({ outcome: "succeeded", value: answer });
+  const workflow = store.create({ kind: "workflow", task: { description: "Review twice" }, background: false });
+  const child = store.create({ kind: "agent", task: { description: "Review again", parentRunId: workflow.runId }, background: false });
+  child.settle({ outcome: "succeeded", value: answer });
+  workflow.settle({ outcome: "succeeded", value: { result: 1 } });
+  await store.idle();
+  const page = runReport(store, run.runId);
+  expect(page).toContain("forbids it. The end.</pre>");
+  expect(page).not.toContain("Cut at the report's limit");
+  const fanOut = runReport(store, workflow.runId);
+  expect(fanOut).not.toContain("The end.");
+  expect(fanOut).toContain("Cut at the report's limit");
+  // 2 MiB of quotes is 12 MiB escaped: the answer stops where the report's 8 MiB total does.
+  const quotes = store.create({ kind: "agent", task: { description: "Quote it" }, background: false });
+  quotes.settle({ outcome: "succeeded", value: '"'.repeat(2 * 1024 * 1024) });
+  await store.idle();
+  const quoted = runReport(store, quotes.runId);
+  expect(quoted.length).toBeLessThan(9 * 1024 * 1024);
+  expect(quoted).toContain("Cut at the report's limit");
+});
+
 test("a fan-out of long failures and long calls tables stays within the report's total too: errors and calls past it are left out, and the header says so", async () => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-report-failures-"));
   const store = openRunStore({ home: join(dir, "home"), cwd: dir, sessionId: "s", registry: new RunRegistry() });
