@@ -175,7 +175,9 @@ export function parseDiagnostics(text: string, encoding: string): DiagnosticLine
 /** A workflow's log view (a JSON array of messages) as text, one message a line. */
 function logText(page: BoundedText & { encoding: string }): BoundedText | undefined {
   const messages = pageEntries(page.text);
-  return messages.length === 0 ? undefined : { text: messages.map((message) => textOf(message.text)).join("\n"), cut: page.cut };
+  if (messages.length > 0) return { text: messages.map((message) => textOf(message.text)).join("\n"), cut: page.cut };
+  // One message longer than the page: no whole entry, so what the page holds of it, as given.
+  return page.cut && page.text !== "" ? { text: page.text, cut: true } : undefined;
 }
 
 /**

@@ -121,6 +121,13 @@ test("a workflow's log and diagnostics longer than a page are shown one message 
   expect(log).not.toContain("&quot;text&quot;");
   expect(log).toContain("Cut at the report's limit");
   expect(page).toContain('<li class="warn">warn [slow_module]: module 0 took long</li>');
+  // One message longer than a page has no whole entry in it: what the page holds is still shown, cut.
+  const chatty = store.create({ kind: "workflow", task: { description: "Log one long line" }, background: false });
+  chatty.appendOutput(`one line: ${"x".repeat(100_000)}`);
+  chatty.settle({ outcome: "succeeded", value: { result: 1 } });
+  await store.idle();
+  const long = runReport(store, chatty.runId);
+  expect(long.slice(long.indexOf("<h4>Log</h4>"))).toMatch(/^<h4>Log<\/h4><details class="fold">[\s\S]*one line: xxx[\s\S]*Cut at the report's limit/);
 });
 
 test("a child whose diagnostics are longer than a page says so where they are listed: its last error may be past the cut", async () => {
