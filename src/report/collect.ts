@@ -1,8 +1,8 @@
 import type { RunView } from "../contract/run-schema.ts";
 import { jsonDepth } from "../../runtime/json.ts";
-import type { RunStore } from "../runs/index.ts";
+import { MAX_PAGE_BYTES, type RunStore } from "../runs/index.ts";
 import { readCalls, REPORT_CALLS_BYTES, type ReportCalls } from "./calls.ts";
-import { escapedBytes } from "./escape.ts";
+import { escapedBytes, escapedPrefix, textOf } from "./escape.ts";
 
 /**
  * What a run report shows, read only through the run store's views (the ones external_runs serves):
@@ -18,6 +18,8 @@ export interface ReportRun {
   /** The message of the run's error, when it has one (its code is in the view). */
   error?: BoundedText;
   diagnostics: DiagnosticLine[];
+  /** The run's diagnostics are longer than the page read: a warning or error may follow the cut. */
+  diagnosticsCut?: true;
   /** A workflow's log() messages. */
   log?: BoundedText;
   /** A workflow's agent() and tools.* calls, from its calls view. */
@@ -50,6 +52,12 @@ export interface ReportData {
 export const REPORT_TEXT_BYTES = 64 * 1024;
 
 /**
+ * The most of the reported run's own answer a report carries: a page's most. A receipt whose answer
+ * is over 16 KiB tells a person in a session not saved to a file that `/flow report` shows it.
+ */
+const REPORTED_ANSWER_BYTES = MAX_PAGE_BYTES;
+
+/**
  * The most of the runs' texts (answers, error messages, logs, calls, diagnostics) one report
  * carries. 64 KiB a text is not bound enough alone: a workflow may start 4,096 children, whose
  * answers (or 8 KiB error messages, or workflows' 1 MiB calls tables) would make a page no browser
@@ -65,12 +73,12 @@ interface Budget {
 }
 
 /** The first page of a view; with a budget, none once it is spent (shown as cut), and what it takes is charged to it. */
-function firstPage(store: RunStore, runId: string, view: string, budget?: Budget): BoundedText & { encoding: string } {
+function firstPage(store: RunStore, runId: string, view: string, budget?: Budget, limitBytes = REPORT_TEXT_BYTES): BoundedText & { encoding: string } {
   if (budget && budget.left <= 0) {
     budget.spent = true;
     return { text: "", cut: true, encoding: "text" };
   }
-  const payload = store.inspectSingle(runId, view, { limitBytes: REPORT_TEXT_BYTES });
+  const payload = store.inspectSingle(runId, view, { limitBytes });
   if (budget) budget.left -= escapedBytes(payload.page.text);
   return { text: payload.page.text, cut: payload.page.nextCursor !== undefined, encoding: payload.page.encoding };
 }
@@ -87,6 +95,26 @@ function charged(text: string, budget: Budget): BoundedText {
   return { text, cut: false };
 }
 
+/**
+ * A run's final value as the page shows it, charged as shown: indented for reading, a value may be
+ * four times its text, so charging the text as given let a fan-out of JSON answers make a page
+ * several times the total.
+ */
+function finalText(store: RunStore, view: RunView, budget: Budget, limitBytes: number): BoundedText {
+  if (budget.left <= 0) {
+    budget.spent = true;
+    return { text: "", cut: true };
+  }
+  const page = firstPage(store, view.runId, "final", undefined, limitBytes);
+  const shown = page.cut ? page.text : readable(page.text, view.kind);
+  // The reported run's answer may be a page of 4 MiB, 24 MiB escaped: it stops where the total does.
+  const whole = escapedBytes(shown) <= budget.left;
+  const text = whole ? shown : escapedPrefix(shown, budget.left);
+  if (!whole) budget.spent = true;
+  budget.left -= escapedBytes(text);
+  return { text, cut: page.cut || !whole };
+}
+
 /** A workflow's calls, as much of them as the budget has left (at most REPORT_CALLS_BYTES), charged to it. */
 function chargedCalls(store: RunStore, runId: string, budget: Budget): ReportCalls {
   if (budget.left <= 0) {
@@ -98,24 +126,46 @@ function chargedCalls(store: RunStore, runId: string, budget: Budget): ReportCal
   return calls;
 }
 
+/**
+ * The entries of a workflow's log or diagnostics page: a JSON array written one entry a line (`[`,
+ * `{…},`, …, `]`), so a page cut inside it (a log longer than a page) still holds whole entries
+ * on every line but its last.
+ */
+function pageEntries(text: string): Record<string, unknown>[] {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (Array.isArray(parsed)) return parsed.filter(isEntry);
+  } catch {
+    // Cut: read line by line below.
+  }
+  const entries: Record<string, unknown>[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const entry = JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line) as unknown;
+      if (isEntry(entry)) entries.push(entry);
+    } catch {
+      // The entry the page's cut ends in.
+    }
+  }
+  return entries;
+}
+
+const isEntry = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+
 /** A diagnostics page as lines: workflows keep a JSON array of entries, agents a text log. */
 export function parseDiagnostics(text: string, encoding: string): DiagnosticLine[] {
   if (text.trim() === "") return [];
   if (encoding === "json") {
-    try {
-      const entries = JSON.parse(text) as { level?: unknown; code?: unknown; message?: unknown }[];
-      return entries.map((entry) => ({
-        level: String(entry.level ?? "info"),
-        ...(typeof entry.code === "string" ? { code: entry.code } : {}),
-        message: String(entry.message ?? ""),
-      }));
-    } catch {
-      // A page cut inside the array: shown as text below.
-    }
+    return pageEntries(text).map((entry) => ({
+      level: textOf(entry.level ?? "info"),
+      ...(typeof entry.code === "string" ? { code: entry.code } : {}),
+      message: textOf(entry.message),
+    }));
   }
   return text
     .split("\n")
-    .filter((line) => line.trim() !== "" && line !== "[" && line !== "]")
+    .filter((line) => line.trim() !== "")
     .map((line) => {
       const match = DIAGNOSTIC_LINE.exec(line);
       return match ? { level: match[1]!, ...(match[2] ? { code: match[2] } : {}), message: match[3]! } : { level: "info", message: line };
@@ -124,26 +174,35 @@ export function parseDiagnostics(text: string, encoding: string): DiagnosticLine
 
 /** A workflow's log view (a JSON array of messages) as text, one message a line. */
 function logText(page: BoundedText & { encoding: string }): BoundedText | undefined {
-  if (page.text.trim() === "") return undefined;
+  const messages = pageEntries(page.text);
+  if (messages.length > 0) return { text: messages.map((message) => textOf(message.text)).join("\n"), cut: page.cut };
+  // One message longer than the page: no whole entry, so what the page holds of it, as given.
+  return page.cut && page.text !== "" ? { text: page.text, cut: true } : undefined;
+}
+
+/**
+ * A launch's fields, or those before its prompt when the page is cut: an agent's launch holds its
+ * prompt last (a handoff packet may be far longer than a page), so its model and the run it resumes
+ * are whole before it. `,"prompt":` there is the key: inside a string its quote would be escaped.
+ */
+function launchFields(text: string): unknown {
   try {
-    const messages = JSON.parse(page.text) as { text?: unknown }[];
-    return { text: messages.map((message) => String(message.text ?? "")).join("\n"), cut: page.cut };
+    return JSON.parse(text);
   } catch {
-    return { text: page.text, cut: true };
+    const prompt = text.indexOf(',"prompt":');
+    try {
+      return prompt < 0 ? undefined : JSON.parse(`${text.slice(0, prompt)}}`);
+    } catch {
+      return undefined;
+    }
   }
 }
 
 function launchFacts(store: RunStore, runId: string): { model?: string; resumes?: string } {
-  const page = firstPage(store, runId, "launch");
-  try {
-    const launch = JSON.parse(page.text) as { model?: unknown; resume?: unknown };
-    return {
-      ...(typeof launch.model === "string" ? { model: launch.model } : {}),
-      ...(typeof launch.resume === "string" ? { resumes: launch.resume } : {}),
-    };
-  } catch {
-    return {}; // a launch too large for one page: its prompt, not its links
-  }
+  const launch = launchFields(firstPage(store, runId, "launch").text);
+  if (launch === null || typeof launch !== "object") return {};
+  const { model, resume } = launch as { model?: unknown; resume?: unknown };
+  return { ...(typeof model === "string" ? { model } : {}), ...(typeof resume === "string" ? { resumes: resume } : {}) };
 }
 
 function reportRun(store: RunStore, found: RunView, depth: number, budget: Budget): ReportRun {
@@ -151,11 +210,10 @@ function reportRun(store: RunStore, found: RunView, depth: number, budget: Budge
   const view = found.state.status === "interrupted_or_uncertain" && store.ownedElsewhere(found.runId) ? { ...found, state: { ...found.state, status: "running" as const } } : found;
   const diagnostics = firstPage(store, view.runId, "diagnostics", budget);
   const run: ReportRun = { view, depth, diagnostics: parseDiagnostics(diagnostics.text, diagnostics.encoding), ...launchFacts(store, view.runId) };
-  if (view.state.error) run.error = charged(view.state.error.message, budget);
-  if (view.output.finalAvailable) {
-    const final = firstPage(store, view.runId, "final", budget);
-    run.final = { text: final.cut ? final.text : readable(final.text, view.kind), cut: final.cut };
-  }
+  // Cut by its length, not left out by the report's total (the header says that).
+  if (diagnostics.cut && diagnostics.text !== "") run.diagnosticsCut = true;
+  if (view.state.error) run.error = charged(textOf(view.state.error.message), budget);
+  if (view.output.finalAvailable) run.final = finalText(store, view, budget, depth === 0 ? REPORTED_ANSWER_BYTES : REPORT_TEXT_BYTES);
   if (view.kind === "workflow") {
     const log = logText(firstPage(store, view.runId, "output", budget));
     if (log) run.log = log;

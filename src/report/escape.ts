@@ -10,7 +10,18 @@ const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;
  * to (the C1 forms included); a bidirectional override cannot show a description reversed.
  */
 export function html(value: unknown): string {
-  return stripControls(String(value)).replace(/[&<>"']/g, (char) => ENTITIES[char]!);
+  return stripControls(textOf(value)).replace(/[&<>"']/g, (char) => ENTITIES[char]!);
+}
+
+/**
+ * A record's field as text. A record is a file anyone may have written: a field the report shows
+ * as text may be an object there, whose `String()` throws (`{"toString": 1}`) and fails the report
+ * of every run beside it. An object is shown as its JSON, never as markup; nothing is shown for none.
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
 /**
@@ -21,6 +32,18 @@ export function escapedBytes(text: string): number {
   let grown = 0;
   for (const [char] of text.matchAll(/[&<>"']/g)) grown += ENTITIES[char]!.length - 1;
   return Buffer.byteLength(text) + grown;
+}
+
+/** The longest start of `text` whose escaped size (escapedBytes) is at most `bytes`. */
+export function escapedPrefix(text: string, bytes: number): string {
+  let size = 0;
+  let end = 0;
+  for (const char of text) {
+    size += ENTITIES[char]?.length ?? Buffer.byteLength(char);
+    if (size > bytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
 }
 
 /** An element ID for a run: run IDs are lowercase alphanumerics and underscores already. */

@@ -1,7 +1,7 @@
 import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import { REPORT_TOTAL_BYTES, type BoundedText, type ReportData, type ReportRun } from "./collect.ts";
 import { callsTable, runLink } from "./calls.ts";
-import { anchor, html } from "./escape.ts";
+import { anchor, html, textOf } from "./escape.ts";
 import { formatCost, formatDuration, stateOf, totalsOf } from "./totals.ts";
 
 /** An answer longer than this is folded: its first lines show, the rest behind a click. */
@@ -10,7 +10,10 @@ const FOLD_CHARS = 600;
 /** The most of an error message a run's row shows: the row is one line; the run's section has the rest. */
 const ROW_ERROR_CHARS = 200;
 
-const rowError = (message: string): string => (message.length <= ROW_ERROR_CHARS ? message : `${message.slice(0, ROW_ERROR_CHARS)}…`);
+const rowError = (message: unknown): string => {
+  const text = textOf(message);
+  return text.length <= ROW_ERROR_CHARS ? text : `${text.slice(0, ROW_ERROR_CHARS)}…`;
+};
 
 const who = (view: RunView): string =>
   view.kind === "workflow" ? `workflow ${view.task.workflow ?? "inline"}` : (view.task.role ?? view.task.subagentType ?? "agent");
@@ -120,7 +123,9 @@ function runDetail(run: ReportRun, runs: ReadonlyMap<string, RunView>, inReport:
   const message = run.error?.cut ? `<span class="note">(left out at the report's limit: <code>flow runs show</code> has it)</span>` : html(run.error?.text ?? view.state.error?.message);
   const error = view.state.error ? `<p class="error">${html(view.state.error.code)}: ${message}</p>` : "";
   const diagnostics = run.diagnostics.filter((line) => line.level === "error" || line.level === "warn");
-  const diagnosticList = diagnostics.length === 0 ? "" : `<h4>Diagnostics</h4><ul class="diagnostics">${diagnostics.map((line) => `<li class="${html(line.level)}">${html(line.level)}${line.code ? ` [${html(line.code)}]` : ""}: ${html(line.message)}</li>`).join("")}</ul>`;
+  const items = diagnostics.map((line) => `<li class="${html(line.level)}">${html(line.level)}${line.code ? ` [${html(line.code)}]` : ""}: ${html(line.message)}</li>`).join("");
+  const moreDiagnostics = run.diagnosticsCut ? `<p class="note">More diagnostics than the report carries: <code>flow runs show ${html(view.runId)} --view diagnostics</code> pages them all.</p>` : "";
+  const diagnosticList = diagnostics.length === 0 && moreDiagnostics === "" ? "" : `<h4>Diagnostics</h4>${moreDiagnostics}${items === "" ? "" : `<ul class="diagnostics">${items}</ul>`}`;
   const redacted = view.output.redacted ? ` <span class="note">(redacted)</span>` : "";
   const final = run.final ? `<h4>${view.kind === "workflow" ? "Final value" : "Answer"}${redacted}</h4>${foldedText(run.final, "answer")}` : "";
   const log = run.log ? `<h4>Log</h4>${foldedText(run.log, "log")}` : "";

@@ -1,5 +1,6 @@
 import { usageAmount, type RunView } from "../contract/run-schema.ts";
 import type { ReportRun } from "./collect.ts";
+import { textOf } from "./escape.ts";
 
 export interface ReportTotals {
   agents: number;
@@ -13,7 +14,7 @@ export interface ReportTotals {
 }
 
 /** Outcome, or the state of a run that has none yet. */
-export const stateOf = (view: RunView): string => view.state.outcome ?? view.state.status;
+export const stateOf = (view: RunView): string => textOf(view.state.outcome ?? view.state.status);
 
 
 /** Sums over the agent runs (a workflow's own usage already sums its children). */

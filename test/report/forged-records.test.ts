@@ -97,3 +97,22 @@ test("an outcome forged as the name of an object's own property is counted as an
   const page = runReport(store(), workflow);
   expect(page).toContain('<span class="badge succeeded">succeeded: 1</span> <span class="badge constructor">constructor: 1</span> <span class="badge __proto__">__proto__: 1</span>');
 });
+
+test("an error, role, outcome or end forged as something other than text is shown as text, and the report of the runs beside it is still made", async () => {
+  const { store, workflow, children, forge } = await workflowOfTwo();
+  forge(children[0]!, (record) => {
+    record.outcome = "failed";
+    record.error = { code: 5, message: { why: "<b>forged</b>" } };
+    record.task.role = { toString: 1 };
+  });
+  forge(children[1]!, (record) => {
+    record.outcome = { toString: 1 };
+    record.error = "a plain string";
+    record.endedAt = { toString: 1 };
+  });
+  const page = runReport(store(), workflow);
+  expect(page).not.toContain("<b>");
+  expect(page).toContain("5: {&quot;why&quot;:&quot;&lt;b&gt;forged&lt;/b&gt;&quot;}");
+  expect(page).toContain('{&quot;toString&quot;:1}');
+  expect(page).toContain("Review beta");
+});

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
 import type { Browser } from "playwright-core";
@@ -131,6 +131,21 @@ test("/flow report with a relative FILE writes it in the session's folder, not t
   } finally {
     rmSync(join(process.cwd(), name), { force: true }); // where an older build put it
   }
+});
+
+test("/flow report with a FILE under ~ writes it in the home folder, as Pi's /export does, not in a folder named ~ in the session's", async () => {
+  // A folder named ~ in the project is one `rm -rf ~` away from the user's home.
+  const home = join(pi.cwd, "home-of-the-user");
+  mkdirSync(home);
+  const outerHome = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    await pi.session.prompt(`/flow report ${workflow.runId} ~/reports/${workflow.runId}.html`);
+  } finally {
+    process.env.HOME = outerHome;
+  }
+  expect(readFileSync(join(home, "reports", `${workflow.runId}.html`), "utf8")).toContain("A delegated check");
+  expect(existsSync(join(pi.cwd, "~"))).toBe(false);
 });
 
 test("external_runs serves a workflow's calls view: every agent() and tools.* call as its journal has it, paged like every view", async () => {

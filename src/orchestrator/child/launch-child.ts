@@ -94,7 +94,7 @@ export function launchChild(prepared: PreparedChild, env: LaunchEnvironment, opt
         ...(call.maxTurns !== undefined ? { maxTurns: call.maxTurns } : {}),
         ...(call.maxToolCalls !== undefined ? { maxToolCalls: call.maxToolCalls } : {}),
         ...(prepared.resume ? { resume: prepared.resume.runId } : {}),
-        prompt: prepared.prompt,
+        prompt: prepared.prompt, // last: the run report reads the fields before it from a launch's first page
       },
     },
     ...(options.signal ? { signal: options.signal } : {}),

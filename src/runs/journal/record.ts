@@ -68,5 +68,7 @@ export function parseRecord(text: string, runId: string): RunRecord | null {
   if (!isObject(value.task) || typeof value.task.description !== "string") return null;
   if (value.status !== "queued" && value.status !== "running" && value.status !== "done") return null;
   if (typeof value.startedAt !== "string" || !isObject(value.owner)) return null;
+  // Read as a time by every listing of the runs: one forged as an object failed them all.
+  if (value.endedAt !== undefined && typeof value.endedAt !== "string") return null;
   return value as unknown as RunRecord;
 }
