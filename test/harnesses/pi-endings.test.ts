@@ -1,8 +1,8 @@
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
-import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, type FauxResponseStep } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCall, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createPiHarness } from "../../src/harnesses/pi.ts";
 import type { ChildResult } from "../../src/harnesses/types.ts";
@@ -22,14 +22,14 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-async function childEnding(steps: FauxResponseStep[], modelId = "faux-1"): Promise<ChildResult> {
+async function childEnding(steps: FauxResponseStep[], modelId = "faux-1", cwd = scratch, tools = ["read"]): Promise<ChildResult> {
   faux.setResponses(steps);
   const harness = createPiHarness({ agentDir: join(scratch, "agent"), model: faux.getModel(modelId)!, modelRuntime: runtime });
   return harness.run({
-    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["read"], defaultContext: { mode: "none" }, source: "builtin" },
+    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools, defaultContext: { mode: "none" }, source: "builtin" },
     task: { agent: "role:worker", description: "ending" },
     prompt: "Answer.",
-    cwd: scratch,
+    cwd,
     loading: { projectTrusted: true, isolated: false },
     signal: new AbortController().signal,
     onProgress: () => {},
@@ -69,4 +69,24 @@ test("a model request aborted by something other than the run, a reply of only t
   expect(aborted).toBe("The child's model request was aborted before it answered, not by a cancel or time limit of this run (by its provider or an extension): Request was aborted");
   expect(failedWith(await childEnding([fauxAssistantMessage([fauxThinking("let me think")])]))).toContain("only thinking, no text");
   expect(failedWith(await childEnding([fauxAssistantMessage([])]))).toBe("The child's model ended its reply with no text: there is no answer.");
+});
+
+test("a last reply that only called tools, after which a tool ended the child's loop, fails naming the tools", async () => {
+  // A tool of an extension's may end the loop (terminate): the child's last reply is then its tool call.
+  const project = join(scratch, "ending-tool");
+  mkdirSync(join(project, ".pi", "extensions"), { recursive: true });
+  writeFileSync(
+    join(project, ".pi", "extensions", "finish.ts"),
+    [
+      "export default function (pi) {",
+      "  pi.registerTool({",
+      '    name: "finish", label: "finish", description: "Ends the turn.", parameters: { type: "object", properties: {} },',
+      '    async execute() { return { content: [{ type: "text", text: "finished" }], details: undefined, terminate: true }; },',
+      "  });",
+      "}",
+    ].join("\n"),
+  );
+  const step = fauxAssistantMessage([fauxToolCall("finish", {}, { id: "call_finish" })], { stopReason: "toolUse" });
+  const message = failedWith(await childEnding([step], "faux-1", project, ["read", "finish"]));
+  expect(message).toBe("The child's last model reply only called tools (finish) and its loop ended there (a tool ended it): no answer followed.");
 });
