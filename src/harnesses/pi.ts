@@ -22,11 +22,14 @@ import { confinedFileTools } from "./pi-files.ts";
 import { attachSteering } from "./pi-steering.ts";
 import { deniedPatterns } from "./child-tools.ts";
 import { unansweredEnding } from "./pi-endings.ts";
+import { PI_LOG_LIMITS, withBoundedLogs, type LogLimits } from "./log-bounds.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
   model: Model<Api>;
   modelRuntime: ModelRuntime;
+  /** The run's output and diagnostics logs' bounds; default 16 MiB each. */
+  logLimits?: LogLimits;
 }
 
 /**
@@ -261,7 +264,8 @@ function report(request: ChildRequest, message: string): void {
 export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
     name: "pi",
-    async run(request) {
+    async run(given) {
+      const request = withBoundedLogs(given, options.logLimits ?? PI_LOG_LIMITS);
       const saved = request.checkpoint?.saved;
       const continued = saved ? continuedSession(saved, options.model) : null;
       const usage = continued ? { ...continued.usage } : zeroUsage();
