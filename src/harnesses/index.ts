@@ -32,7 +32,7 @@ export type { ProfileDirs } from "./roles.ts";
 export { SharedResources } from "./shared-resources.ts";
 export { STEER_UNDELIVERED, SteeringInbox, noteUndeliveredSteer } from "./steering.ts";
 export type { SteerVerdict } from "./steering.ts";
-export { STUBBED, STUBBED_NOTE } from "./stub.ts";
+export { STUBBED, STUBBED_NOTE, stubbedAcceptedNote } from "./stub.ts";
 export type { ChildDiagnostic, ChildModel, ChildProgress, ChildRequest, ChildResult, ChildTask, ChildUsage, Harness, HarnessState, SessionCheckpoint } from "./types.ts";
 export { addUsage, toPiUsage, zeroUsage } from "./usage.ts";
 export type { UsageTotals } from "./usage.ts";

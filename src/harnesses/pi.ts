@@ -21,11 +21,15 @@ import { childShell, type ChildShell } from "./pi-bash.ts";
 import { confinedFileTools } from "./pi-files.ts";
 import { attachSteering } from "./pi-steering.ts";
 import { deniedPatterns } from "./child-tools.ts";
+import { unansweredEnding } from "./pi-endings.ts";
+import { PI_LOG_LIMITS, withBoundedLogs, type LogLimits } from "./log-bounds.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
   model: Model<Api>;
   modelRuntime: ModelRuntime;
+  /** The run's output and diagnostics logs' bounds; default 16 MiB each. */
+  logLimits?: LogLimits;
 }
 
 /**
@@ -136,12 +140,17 @@ function enforceQuotas(session: AgentSession, request: ChildRequest, state: Quot
   };
 }
 
+/** The child's last model reply as it arrived: Pi may take it out of the session (a cut-off reply it tries to recover), and its ending is the run's. */
+interface LastReply {
+  message?: AssistantMessage;
+}
+
 /**
  * Follows the child's events: usage, activity, streamed text and diagnostics. `save` is called once
  * the prompt (or a steer) is in the session and after each turn, so the session file keeps the
  * prompt even if the first turn never completes, and every whole turn.
  */
-function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage, save: () => void): () => void {
+function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage, last: LastReply, save: () => void): () => void {
   const progress = (activity: string) => request.onProgress({ usage: { ...usage }, activity });
   return session.subscribe((event: AgentSessionEvent) => {
     switch (event.type) {
@@ -159,6 +168,7 @@ function observe(session: AgentSession, request: ChildRequest, usage: ChildUsage
         if (event.message.role === "user") queueMicrotask(save);
         if (event.message.role !== "assistant") break;
         const message = event.message as AssistantMessage;
+        last.message = message;
         addMessageUsage(usage, message.usage, session.model);
         const text = contentText(message.content);
         if (text.length > 0) request.onOutput(text);
@@ -191,25 +201,24 @@ function lastAssistant(session: AgentSession): AssistantMessage | undefined {
 }
 
 /** Turns a settled child session into the run's outcome and canonical answer. */
-async function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown, quota: QuotaState): Promise<ChildResult> {
+async function settle(session: AgentSession, request: ChildRequest, usage: ChildUsage, thrown: unknown, quota: QuotaState, last: LastReply): Promise<ChildResult> {
+  const failed = (message: string): ChildResult => ({ outcome: "failed", error: { code: "failed", message }, usage });
   // A quota stops the child with an abort of its own: the run fails closed, naming the quota.
-  if (quota.breach !== undefined) return { outcome: "failed", error: { code: "failed", message: quota.breach }, usage };
+  if (quota.breach !== undefined) return failed(quota.breach);
   if (request.signal.aborted) return stoppedResult(request, usage);
-  const final = lastAssistant(session);
-  if (thrown !== undefined || !final || final.stopReason === "error" || final.stopReason === "aborted") {
-    const reason = final?.errorMessage ?? (thrown instanceof Error ? thrown.message : thrown ? String(thrown) : "no answer");
-    return { outcome: "failed", error: { code: "failed", message: `The child's model failed: ${reason}` }, usage };
-  }
+  // A continued session that was already answered sends no reply: its saved one is the last.
+  const final = last.message ?? lastAssistant(session);
+  if (thrown !== undefined) return failed(`The child's model failed: ${final?.errorMessage ?? (thrown instanceof Error ? thrown.message : String(thrown))}`);
+  if (!final) return failed("The child's model never replied: its session holds no reply from it.");
+  const unanswered = unansweredEnding(final, session.model);
+  if (unanswered !== undefined) return failed(unanswered);
   const text = contentText(final.content).trim();
-  if (text.length === 0) {
-    return { outcome: "failed", error: { code: "failed", message: "The child finished without an answer." }, usage };
-  }
   if (!request.outputSchema) return { outcome: "succeeded", value: text, usage };
   const parsed = await parseStructuredAnswer(text, request.outputSchema, request.signal);
   if (!parsed.ok && request.signal.aborted) return stoppedResult(request, usage);
   return parsed.ok
     ? { outcome: "succeeded", value: parsed.value, usage }
-    : { outcome: "failed", error: { code: "failed", message: parsed.message }, usage };
+    : failed(parsed.message);
 }
 
 /** How long a child's extensions get to clean up once it has settled; the run does not wait longer. */
@@ -255,7 +264,8 @@ function report(request: ChildRequest, message: string): void {
 export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
     name: "pi",
-    async run(request) {
+    async run(given) {
+      const request = withBoundedLogs(given, options.logLimits ?? PI_LOG_LIMITS);
       const saved = request.checkpoint?.saved;
       const continued = saved ? continuedSession(saved, options.model) : null;
       const usage = continued ? { ...continued.usage } : zeroUsage();
@@ -265,7 +275,8 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
       // A resumed child's file holds the conversation it continues from the start, as a fork's would.
       if (request.session?.resumeFrom !== undefined) file?.flush(fileError);
       const checkpoint = () => request.checkpoint?.save(session.sessionManager.getEntries());
-      const unsubscribe = observe(session, request, usage, () => {
+      const last: LastReply = {};
+      const unsubscribe = observe(session, request, usage, last, () => {
         file?.flush(fileError);
         // A turn that ends after the stop holds what the stop cut (a tool's "Command aborted"): handed
         // over, it would read as the tool's answer and never run again. The last whole turn stays saved.
@@ -302,7 +313,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
         await shell.end();
       }
       try {
-        return await settle(session, request, usage, thrown, quota);
+        return await settle(session, request, usage, thrown, quota, last);
       } finally {
         await shutDown(session, request);
         session.dispose();

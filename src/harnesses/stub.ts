@@ -11,6 +11,10 @@ export const STUBBED = "stubbed";
 /** What a receipt's text says when it carries the warning: the model reading it must not take the answers for a model's. */
 export const STUBBED_NOTE = `Warning (${STUBBED}): answered by the stub harness, generated from the outputSchema (or a text naming the call); no model said it.`;
 
+/** The same warning on a background launch's accepted receipt: `who` ("this child", "every agent() child of this workflow") will be stubbed. */
+export const stubbedAcceptedNote = (who: string): string =>
+  `Warning (${STUBBED}): the stub harness will answer ${who} with a value generated from the outputSchema (or a text naming the call); no model will say it.`;
+
 // Occurrences are counted across the process, as replay counts them, so the nth child with the
 // same agent and description in a workflow run gets the same value every time.
 const counter = new OccurrenceCounter();

@@ -1,4 +1,4 @@
-import { STUBBED, STUBBED_NOTE, type ChildProgress } from "../harnesses/index.ts";
+import { STUBBED, STUBBED_NOTE, stubbedAcceptedNote, type ChildProgress } from "../harnesses/index.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { nullFieldsAsAbsent } from "./null-fields.ts";
 import { DelegateInputSchema, DelegateOutputSchema } from "../contract/delegate-schema.ts";
@@ -64,6 +64,7 @@ export function createDelegateTool(host: FlowHost) {
       const isSupervised = supervised(ctx);
       let launched: LaunchedChild | undefined;
       let withheld: string[] = [];
+      let stubbed = false;
       const note = () => (withheld.length > 0 ? `\n${withheldNote(withheld)}` : "");
       return runReceipt<DelegateDetails, SettledChild>({
         tool: DELEGATE,
@@ -80,6 +81,7 @@ export function createDelegateTool(host: FlowHost) {
           host.assertOpen(); // the session may have closed while git checked the repository
           abortIfSignalled(signal); // or the call was aborted meanwhile: then nothing launches (invariant 7)
           withheld = prepared.tools.withheld;
+          stubbed = prepared.harness === "stub";
           const slots = background ? host.session(ctx).backgroundSlots : undefined;
           if (slots?.full) throw queueFull(slots, isSupervised);
           launched = launchChild(prepared, env, {
@@ -96,7 +98,11 @@ export function createDelegateTool(host: FlowHost) {
           if (background) host.trackBackground(ctx, launched.runId, env.runs, launched.settled);
           return launched;
         },
-        accepted: () => ({ warnings: withheld.length > 0 ? [TOOLS_WITHHELD] : [], note: note() }),
+        // A child the stub harness will answer is marked from its acceptance, as a foreground one is when it settles.
+        accepted: () => ({
+          warnings: [...(withheld.length > 0 ? [TOOLS_WITHHELD] : []), ...(stubbed ? [STUBBED] : [])],
+          note: `${note()}${stubbed ? `\n${stubbedAcceptedNote("this child")}` : ""}`,
+        }),
         settledText: ({ view, warnings }) => `${receiptText(view, "settled", isSupervised)}${note()}${warnings.includes(STUBBED) ? `\n${STUBBED_NOTE}` : ""}${repositoryWarningNotes(warnings)}`,
       });
     },

@@ -1,4 +1,4 @@
-import { STUBBED, STUBBED_NOTE } from "../harnesses/index.ts";
+import { STUBBED, STUBBED_NOTE, stubbedAcceptedNote } from "../harnesses/index.ts";
 import { defineTool } from "@earendil-works/pi-coding-agent";
 import { nullFieldsAsAbsent } from "./null-fields.ts";
 import type { FlowToolResult } from "../contract/envelope.ts";
@@ -103,6 +103,7 @@ export function createWorkflowTool(host: FlowHost) {
       abortIfSignalled(signal);
       const background = params.background ?? false;
       const isSupervised = supervised(ctx);
+      let stubbedEvery = false;
       return runReceipt<WorkflowDetails, SettleResult>({
         tool: WORKFLOW,
         label: "Workflow",
@@ -112,6 +113,7 @@ export function createWorkflowTool(host: FlowHost) {
         launch: async () => {
           host.assertOpen();
           const env = { launch: host.launchEnvironment(ctx), ctx, flowHome: host.settings.flowHome, toolInfos: () => host.toolInfos() };
+          stubbedEvery = env.launch.harnesses.stub?.every === true;
           await env.launch.fleet?.ready(signal); // the dbos backend's database answers, or nothing launches
           // The session may have closed, or the call been aborted, while it awaited: then nothing launches.
           host.assertOpen();
@@ -139,6 +141,9 @@ export function createWorkflowTool(host: FlowHost) {
           if (background) host.trackBackground(ctx, started.runId, env.launch.runs, started.settled);
           return started;
         },
+        // With flow.stub on, every agent() child will be stubbed: the accepted receipt says so. A script's
+        // own harness: "stub" is known only as it runs, so that warning comes with the settled run.
+        accepted: () => (stubbedEvery ? { warnings: [STUBBED], note: `\n${stubbedAcceptedNote("every agent() child of this workflow")}` } : { warnings: [], note: "" }),
         settledText: ({ view, warnings }) => settledText(view, warnings, isSupervised),
         settledDetails: ({ evidenceErrors }) => (evidenceErrors.length > 0 ? { evidenceErrors } : {}),
       });

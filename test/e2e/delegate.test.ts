@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import type { FauxResponseStep } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxText, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { TOOL_SCHEMAS } from "../../src/contract/metadata.ts";
@@ -86,10 +86,14 @@ describe("external_delegate in the foreground", () => {
     expect(run.refs.diagnostics).toEqual({ action: "inspect", runIds: [run.runId], view: "diagnostics" });
   });
 
-  test("an empty answer is a failure, never an ok receipt", async () => {
+  test("an empty answer, or one cut off at the model's output limit, is a failure that says which, never an ok receipt", async () => {
     const { receipt } = await delegate(worker, { children: [childAnswers("   ")] });
-    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("without an answer") } });
+    expect(receipt).toMatchObject({ ok: false, error: { code: "failed", message: "The child's model ended its reply with no text: there is no answer." } });
     expect(receipt.data.run!.output.delivery).toBe("none");
+    // The faux model's limit is 16,384 output tokens; this reply is counted past it.
+    const cut = await delegate(worker, { children: [() => fauxAssistantMessage([fauxText("x".repeat(70_000))], { stopReason: "length" })] });
+    expect(cut.receipt).toMatchObject({ ok: false, error: { code: "failed", message: expect.stringContaining("cut off at its model's output limit of 16384 tokens (faux/faux-1)") } });
+    expect(cut.receipt.data.run!.output.delivery).toBe("none");
   });
 
   test("an unknown role is selection_invalid with data.run null, and nothing is launched", async () => {

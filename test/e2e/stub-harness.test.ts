@@ -37,7 +37,10 @@ test("a stubbed child whose outputSchema asks for a value too large to generate 
   pi = await startPiSession();
   const outputSchema = { type: "string", pattern: "^((a{1000}){1000}){100}$" };
   const call = { role: "reviewer", description: "Huge value", prompt: "Answer.", context: { mode: "none" }, outputSchema, harness: "stub", background: true };
-  const { receipt } = await callForReceipt(pi, "external_delegate", call);
+  const { receipt, result } = await callForReceipt(pi, "external_delegate", call);
+  // Accepted in the background, it is marked stubbed already, as a foreground one is when it settles.
+  expect(receipt.warnings).toContain("stubbed");
+  expect(result.text).toContain("Warning (stubbed): the stub harness will answer this child");
   const runId = receipt.data.run!.runId;
   await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
   const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
@@ -45,4 +48,14 @@ test("a stubbed child whose outputSchema asks for a value too large to generate 
   // The worker it ran in was replaced: the next stubbed child is answered.
   const next = await callForReceipt(pi, "external_delegate", { ...call, description: "Small value", outputSchema: { type: "string", pattern: "^a{3}$" }, background: false });
   expect(next.run).toMatchObject({ output: { value: "aaa" } });
+});
+
+test("with flow.stub on, a background workflow's accepted receipt warns stubbed: every agent() child it starts will be stubbed", async () => {
+  pi = await startPiSession({ settings: { flow: { stub: true } } });
+  const script = `const run = await agent({ role: "explorer", description: "Map", prompt: "Map it." }); return run.output;`;
+  const { receipt, result } = await callForReceipt(pi, "external_workflow", { script, description: "stubbed map", background: true });
+  expect(receipt).toMatchObject({ ok: true, warnings: ["stubbed"] });
+  expect(result.text).toContain("Warning (stubbed): the stub harness will answer every agent() child of this workflow");
+  const waited = await pi.callTool("external_runs", { action: "wait", runIds: [receipt.data.run!.runId] });
+  expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ state: { outcome: "succeeded" }, output: { value: '[stub] role:explorer "Map" #1: no model was called.' } }] } });
 });

@@ -50,3 +50,37 @@ test("a pi child's write of 200 KB reports its call with its id and at most a fe
   expect(call.args).not.toContain(SECRET);
   expect(diagnostics).toContainEqual({ type: "tool_result", tool: "write", isError: false, id: "call_big" });
 });
+
+test("a pi child that writes and calls tools without end has its output and diagnostics logs cut at their bounds, one note each, and its answer whole", async () => {
+  const turn: FauxResponseStep = () => fauxAssistantMessage([fauxText("x".repeat(60)), fauxToolCall("ls", { path: "." })], { stopReason: "toolUse" });
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
+  faux.setResponses([turn, turn, turn, turn, fauxAssistantMessage([fauxText("done")])]);
+  const runtime = await ModelRuntime.create({ authPath: join(scratch, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey("faux", "test");
+  const limits = { maxOutputBytes: 100, maxDiagnosticsBytes: 300 };
+  const harness = createPiHarness({ agentDir: join(scratch, "agent"), model: faux.getModel(), modelRuntime: runtime, logLimits: limits });
+  const outputs: string[] = [];
+  const diagnostics: ChildDiagnostic[] = [];
+  const result = await harness.run({
+    profile: { name: "worker", description: "w", systemPrompt: "You work.", tools: ["ls"], defaultContext: { mode: "none" }, source: "builtin" },
+    task: { agent: "role:worker", description: "endless" },
+    prompt: "Work.",
+    cwd: scratch,
+    loading: { projectTrusted: true, isolated: false },
+    signal: new AbortController().signal,
+    onProgress: () => {},
+    onOutput: (text) => outputs.push(text),
+    onDiagnostic: (entry) => diagnostics.push(entry),
+  });
+  expect(result).toMatchObject({ outcome: "succeeded", value: "done", usage: { toolCalls: 4 } });
+  expect(outputs).toEqual(["x".repeat(60)]);
+  const notes = diagnostics.filter((entry) => entry.type === "error").map((entry) => (entry.type === "error" ? entry.message : ""));
+  expect(notes).toEqual([
+    "The output log stops here: the child wrote more than 100 bytes of text.",
+    "The diagnostics log stops here: the child reported more than 300 bytes of tool calls, results and errors.",
+  ]);
+  const kept = diagnostics.filter((entry) => entry.type !== "error");
+  expect(kept.length).toBeGreaterThan(0);
+  expect(Buffer.byteLength(kept.map((entry) => JSON.stringify(entry)).join(""))).toBeLessThanOrEqual(300);
+});
