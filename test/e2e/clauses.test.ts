@@ -103,7 +103,7 @@ describe("cancellation and lifecycle", () => {
       expect(listed.data.runs).toEqual([]);
       expect(worktreeCount(repo)).toBe(1);
     } finally {
-      inRepo.dispose();
+      await inRepo.dispose();
       rmSync(gate, { recursive: true, force: true });
       rmSync(repo, { recursive: true, force: true });
     }
@@ -154,7 +154,7 @@ describe("cancellation and lifecycle", () => {
   });
 
   test("invariant 8: a claude child's call removes its abort listeners whether the CLI answers or the parent aborts", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
     const answered = new AbortController();
     expect(await execute("external_delegate", cliTask("claude"), answered.signal)).toMatchObject({ ok: true });
@@ -375,7 +375,7 @@ describe("protocol", () => {
       // Without a replacement the script gets the redacted text, never the envelope with the answer.
       expect(outcome.value).toEqual({ plain: "[answer withheld by policy]", replaced: { withheld: true } });
     } finally {
-      hooked.dispose();
+      await hooked.dispose();
     }
   });
 

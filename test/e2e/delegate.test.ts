@@ -298,7 +298,7 @@ describe("abort, background and delivery", () => {
   });
 
   test("a background run past the session's slots is queued, and its receipt says so", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
     const running = await delegate({ ...worker, background: true }, { children: [first.step] });
@@ -443,7 +443,7 @@ describe("external_delegate from native codemode", () => {
 
 describe("in a session that is not persisted", () => {
   test("receipts never point to external_runs, which cannot serve such a session", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false });
     const background = await delegate({ ...worker, background: true }, { children: [childAnswers("done")] });
     expect(background.receipt.ok).toBe(true);
@@ -456,7 +456,7 @@ describe("in a session that is not persisted", () => {
   });
 
   test("receipts carry no refs there, since no external_runs call can resolve them, and the declared output schema allows that", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false });
     for (const args of [worker, { ...worker, background: true }]) {
       const { receipt } = await delegate(args, { children: [childAnswers("y".repeat(17_000))] });
@@ -470,7 +470,7 @@ describe("in a session that is not persisted", () => {
   });
 
   test("a completion message never points to external_runs inspect either: a background answer over 16 KiB says it cannot be paged here", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false });
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     const background = await delegate({ ...worker, background: true }, { children: [childAnswers("z".repeat(17_000))] });

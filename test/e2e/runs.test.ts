@@ -256,7 +256,7 @@ describe("supervision errors", () => {
     const other = await startPiSession();
     const foreign = await other.callTool("external_runs", { action: "inspect", runIds: [runId], view: "summary" });
     expect(foreign.structuredContent).toMatchObject({ ok: false, error: { code: "run_unavailable" } });
-    other.dispose();
+    await other.dispose();
   });
 
   test("a token pasted as a run ID is quoted back redacted whole, never its first 64 characters", async () => {

@@ -146,7 +146,7 @@ describe("external_runs steer", () => {
   });
 
   test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live), and the text says so", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
     await delegate({ ...worker, background: true }, { children: [first.step] });
@@ -244,7 +244,7 @@ describe("external_delegate resume", () => {
   });
 
   test("a run cancelled before its child started has nothing to resume", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
     const running = await delegate({ ...worker, background: true }, { children: [first.step] });

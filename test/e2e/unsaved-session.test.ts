@@ -120,7 +120,7 @@ const writer: FauxResponseStep = (context) => {
 
 describe("the shipped parallel-edit", () => {
   test("does not claim its writers left nothing to apply when external_runs apply is refused: it says their changes are kept and /flow apply lands them", async () => {
-    pi.dispose();
+    await pi.dispose();
     const ui = recordingUi(theme);
     pi = await startPiSession({ persisted: false, ui: ui.context, mode: "tui" });
     gitIn(pi.cwd, "init", "-q", "-b", "main");
@@ -173,7 +173,7 @@ describe("background runs that settle together", () => {
 
 describe("refusals while a run goes", () => {
   test("a resume of a live run and a background launch past the queue say what works here, not external_runs: resume once it ended, delegate again once some ended", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false, env: { PI_FLOW_MAX_BACKGROUND: "1", PI_FLOW_MAX_QUEUED: "0" } });
     const gated = childAnswersWhenReleased("first done");
     const first = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [gated.step] });
