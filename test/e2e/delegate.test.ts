@@ -289,7 +289,7 @@ describe("abort, background and delivery", () => {
       pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     expect(completions()).toHaveLength(0);
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     const message = completions()[0] as unknown as { content: string; details: Run };
     expect(message.content).toContain(run.runId);
     expect(message.details).toMatchObject({ runId: run.runId, state: { outcome: "succeeded" } });
@@ -325,7 +325,7 @@ describe("abort, background and delivery", () => {
     await pi.session.reload();
     gated.release();
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect((completions()[0] as unknown as { details: Run }).details).toMatchObject({ runId, state: { outcome: "succeeded" } });
     const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
     expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "succeeded" } }] } });
@@ -400,7 +400,7 @@ describe("external_delegate from native codemode", () => {
     expect(status).not.toBe("done");
     gated.release();
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect((completions()[0] as unknown as { details: Run }).details.runId).toBe(runId);
   });
 
@@ -475,7 +475,7 @@ describe("in a session that is not persisted", () => {
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     const background = await delegate({ ...worker, background: true }, { children: [childAnswers("z".repeat(17_000))] });
     const runId = background.receipt.data.run!.runId;
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     const message = completions()[0] as unknown as { content: string; details: RunView };
     expect(message.details).toMatchObject({ runId, output: { delivery: "reference" } });
     expect(message.content).not.toContain("external_runs inspect");

@@ -347,7 +347,7 @@ describe("wait, cancel and result ownership", () => {
     expect(waited.envelope.data).toMatchObject({ completed: [], pending: [runId] });
     expect(waited.result.text).toContain("not cancelled");
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
   });
 
   test("17.1: waiter A times out, waiter B receives the result: ownership stays claimed, no duplicate message", async () => {
@@ -367,7 +367,7 @@ describe("wait, cancel and result ownership", () => {
       const b = tools.external_runs({ action: "wait", runIds: [${JSON.stringify(runId)}] });
       const first = await a;
       return { a: first.data.pending, b: (await b).data.completed.map((run) => run.output.value) };`);
-    await expect.poll(() => waitsStarted === 2 && waitsEnded === 1, { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => waitsStarted === 2 && waitsEnded === 1).toBe(true);
     gated.release();
     expect((await both).value).toEqual({ a: [runId], b: ["shared answer"] });
     unsubscribe();
@@ -388,7 +388,7 @@ describe("wait, cancel and result ownership", () => {
     expect(aborted.isError).toBe(true);
     expect(aborted.text).toContain("Run wait aborted");
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect((completions()[0] as unknown as { details: View }).details).toMatchObject({ runId, state: { outcome: "succeeded" } });
   });
 

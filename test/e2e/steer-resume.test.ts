@@ -269,7 +269,7 @@ describe("steering is not an interrupt", () => {
     const seen: Seen[] = [];
     const { receipt } = await delegate({ ...worker, background: true }, { children: [callsBash, childAnswers("done after steer", seen)] });
     const runId = receipt.data.run!.runId;
-    await expect.poll(() => existsSync(join(pi.cwd, "started")), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => existsSync(join(pi.cwd, "started"))).toBe(true);
     expect(await runs({ action: "steer", runIds: [runId], message: "Then summarise." })).toMatchObject({ ok: true, data: { held: false } });
     writeFileSync(join(pi.cwd, "go"), "");
     expect(await runs({ action: "wait", runIds: [runId] })).toMatchObject({ ok: true, data: { completed: [{ state: { outcome: "succeeded" } }] } });
