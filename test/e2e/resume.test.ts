@@ -89,6 +89,15 @@ test("a test's dispose ends its session as quit does: the background run it left
   expect(record).toMatchObject({ runId, status: "done", outcome: "cancelled", journal: { integrity: "complete" } });
 });
 
+test("a session disposed twice puts the environment back once: a session started in between keeps its variables", async () => {
+  const owner = await session();
+  const first = await startPiSession({ cwd: owner.cwd, env: { PI_FLOW_HOME: owner.flowHome, PI_FLOW_MAX_BACKGROUND: "3" } });
+  await first.dispose();
+  sessions.push(await startPiSession({ cwd: owner.cwd, env: { PI_FLOW_HOME: owner.flowHome, PI_FLOW_MAX_BACKGROUND: "5" } }));
+  await first.dispose(); // a test's own dispose, then its afterEach's
+  expect(process.env.PI_FLOW_MAX_BACKGROUND).toBe("5");
+});
+
 test("a nested workflow running at the interruption resumes with its parent, and only with it", async () => {
   const pi = await session();
   const inner = [

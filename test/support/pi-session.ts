@@ -201,6 +201,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
 
   let callCounter = 0;
   let shutDown = false;
+  let disposed = false;
   const turn = async (label: string, toolCall: AssistantMessage, script: TurnScript) => {
     // Steps an aborted turn never reached would answer this one: drop them.
     parentSteps.length = 0;
@@ -265,6 +266,9 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     pendingParentSteps: () => parentSteps.length,
     shutdown,
     async dispose() {
+      // Once only: a second dispose would put back variables a later session has set since.
+      if (disposed) return;
+      disposed = true;
       try {
         if (!shutDown) await shutdown();
       } finally {
