@@ -50,6 +50,9 @@ export default defineConfig({
     // only says how long a hung test takes to be reported.
     testTimeout: 180_000,
     hookTimeout: 180_000,
+    // expect.poll waits for what it polls as long as the test may run: its own default (one second),
+    // or a 10 s budget a test named, failed a background completion that came late on a loaded machine.
+    expect: { poll: { timeout: 170_000 } },
     pool: "forks",
     // One temporary folder for the whole run, removed at its end (test/support/temp-root.ts).
     globalSetup: ["test/support/temp-root.ts"],

@@ -54,7 +54,7 @@ beforeAll(async () => {
   shared.release = join(sandbox.root, "delegate-release");
 }, 120_000);
 afterAll(async () => {
-  shared.pi?.dispose();
+  await shared.pi?.dispose();
   if (!shared.worker) return;
   shared.worker.child.kill("SIGTERM");
   await shared.worker.done;
@@ -134,7 +134,7 @@ test("a foreground delegation on the dbos backend runs on a flow worker that nam
   // session's variables are in this process's environment while it lives: this one says its own.)
   const local = await startPiSession({ env: { PI_FLOW_BACKEND: "local" } });
   const here = await local.callTool("external_delegate", delegation("Fleet part"), { children: [fauxAssistantMessage("heard nothing")] });
-  local.dispose();
+  await local.dispose();
   expect(here.isError).toBe(false);
 
   const pi = sharedPi();

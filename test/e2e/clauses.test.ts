@@ -91,7 +91,7 @@ describe("cancellation and lifecycle", () => {
       const ctx = inRepo.session.extensionRunner.createToolContext("call_gate", controller.signal);
       const pending = tool.execute("call_gate", { ...worker, isolation: "worktree" } as never, controller.signal, undefined, ctx);
       pending.catch(() => undefined);
-      await expect.poll(() => existsSync(join(gate, "started")), { timeout: 30_000 }).toBe(true);
+      await expect.poll(() => existsSync(join(gate, "started"))).toBe(true);
       controller.abort();
       writeFileSync(join(gate, "go"), "");
       await expect(pending).rejects.toMatchObject({ name: "AbortError" });
@@ -103,7 +103,7 @@ describe("cancellation and lifecycle", () => {
       expect(listed.data.runs).toEqual([]);
       expect(worktreeCount(repo)).toBe(1);
     } finally {
-      inRepo.dispose();
+      await inRepo.dispose();
       rmSync(gate, { recursive: true, force: true });
       rmSync(repo, { recursive: true, force: true });
     }
@@ -154,14 +154,14 @@ describe("cancellation and lifecycle", () => {
   });
 
   test("invariant 8: a claude child's call removes its abort listeners whether the CLI answers or the parent aborts", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PATH: pathWithFakes(), PI_FLOW_CLI_KILL_GRACE_MS: "300" } });
     const answered = new AbortController();
     expect(await execute("external_delegate", cliTask("claude"), answered.signal)).toMatchObject({ ok: true });
     expect(abortListeners(answered.signal)).toBe(0);
     const aborted = new AbortController();
     const call = execute("external_delegate", cliTask("claude", "[fake:hang]"), aborted.signal);
-    await expect.poll(() => fakeRuns(pi.cwd, "claude").length, { timeout: 30_000 }).toBe(2);
+    await expect.poll(() => fakeRuns(pi.cwd, "claude").length).toBe(2);
     aborted.abort();
     expect(await call).toMatchObject({ ok: false, error: { code: "cancelled" } });
     expect(abortListeners(aborted.signal)).toBe(0);
@@ -230,7 +230,7 @@ describe("§17 cancellation: nested abort", () => {
     expect(inspected.structuredContent).toMatchObject({ ok: true, data: { entries: [{ live: true, state: { status: "running" } }] } });
     gated.release();
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect(completions()[0]).toMatchObject({ details: { runId, state: { outcome: "succeeded" } } });
   });
 });
@@ -310,7 +310,7 @@ describe("protocol", () => {
     await expect(execute("external_runs", { action: "wait", runIds: [runId] }, new AbortController().signal, throwing)).rejects.toBe(broken);
     release();
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
-    await expect.poll(() => completions().length, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
   });
 
   test("envelope: action is the one requested, on success and on failure", async () => {
@@ -388,7 +388,7 @@ describe("protocol", () => {
       const summary = await hooked.callTool("external_runs", { action: "inspect", runIds: [runId] });
       expect(summary.structuredContent).toMatchObject({ ok: true, data: { entries: [{ runId, live: false, state: { status: "done", outcome: "succeeded" } }] } });
     } finally {
-      hooked.dispose();
+      await hooked.dispose();
     }
   });
 
@@ -433,7 +433,7 @@ describe("steering", () => {
     const callsBash: FauxResponseStep = () => fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" });
     const seen: Seen[] = [];
     const call = pi.callTool("external_delegate", worker, { children: [callsBash, childAnswers("done", seen)] });
-    await expect.poll(() => existsSync(join(pi.cwd, "started")), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => existsSync(join(pi.cwd, "started"))).toBe(true);
     const listed = await execute("external_runs", { action: "list" }, new AbortController().signal);
     const [child] = listed.data.runs as { runId: string }[];
     await pi.session.steer("PARENT-ONLY-7");

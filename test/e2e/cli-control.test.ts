@@ -71,7 +71,7 @@ describe.each(["claude", "codex"])("harness %s", (harness) => {
     await start();
     const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "[fake:hang]"), background: true });
     const runId = receipt.data.run!.runId;
-    await expect.poll(() => fakeRuns(pi.cwd, harness).length, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => fakeRuns(pi.cwd, harness).length).toBe(1);
     const steer = await pi.callTool("external_runs", { action: "steer", runIds: [runId], message: "Also check the docs." });
     expect(steer.structuredContent).toMatchObject({ ok: true, data: { runId, status: "unsupported", held: false } });
     expect(steer.text).toMatch(/cannot be steered.*not delivered/);

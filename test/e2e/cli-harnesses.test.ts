@@ -83,7 +83,7 @@ describe.each([
     const { receipt } = await callForReceipt(pi, "external_delegate", { ...cliTask(harness, "[fake:hang]"), background: true });
     const runId = receipt.data.run!.runId;
     // The fake records itself before it writes anything: then it is surely running.
-    await expect.poll(() => fakeRuns(pi.cwd, harness).length, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => fakeRuns(pi.cwd, harness).length).toBe(1);
     const cancel = await pi.callTool("external_runs", { action: "cancel", runIds: [runId] });
     expect(cancel.structuredContent).toMatchObject({ ok: true, data: { runId, status: "requested" } });
     const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });

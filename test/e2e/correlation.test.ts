@@ -26,7 +26,7 @@ beforeAll(async () => {
   pi = await startPiSession();
 });
 afterAll(async () => {
-  pi.dispose();
+  await pi.dispose();
   await receiver.close();
 });
 

@@ -293,7 +293,7 @@ describe("abort, background and delivery", () => {
       pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     expect(completions()).toHaveLength(0);
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     const message = completions()[0] as unknown as { content: string; details: Run };
     expect(message.content).toContain(run.runId);
     expect(message.details).toMatchObject({ runId: run.runId, state: { outcome: "succeeded" } });
@@ -302,7 +302,7 @@ describe("abort, background and delivery", () => {
   });
 
   test("a background run past the session's slots is queued, and its receipt says so", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
     const running = await delegate({ ...worker, background: true }, { children: [first.step] });
@@ -329,7 +329,7 @@ describe("abort, background and delivery", () => {
     await pi.session.reload();
     gated.release();
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect((completions()[0] as unknown as { details: Run }).details).toMatchObject({ runId, state: { outcome: "succeeded" } });
     const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
     expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ runId, state: { outcome: "succeeded" } }] } });
@@ -404,7 +404,7 @@ describe("external_delegate from native codemode", () => {
     expect(status).not.toBe("done");
     gated.release();
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect((completions()[0] as unknown as { details: Run }).details.runId).toBe(runId);
   });
 
@@ -447,7 +447,7 @@ describe("external_delegate from native codemode", () => {
 
 describe("in a session that is not persisted", () => {
   test("receipts never point to external_runs, which cannot serve such a session", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false });
     const background = await delegate({ ...worker, background: true }, { children: [childAnswers("done")] });
     expect(background.receipt.ok).toBe(true);
@@ -460,7 +460,7 @@ describe("in a session that is not persisted", () => {
   });
 
   test("receipts carry no refs there, since no external_runs call can resolve them, and the declared output schema allows that", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false });
     for (const args of [worker, { ...worker, background: true }]) {
       const { receipt } = await delegate(args, { children: [childAnswers("y".repeat(17_000))] });
@@ -474,12 +474,12 @@ describe("in a session that is not persisted", () => {
   });
 
   test("a completion message never points to external_runs inspect either: a background answer over 16 KiB says it cannot be paged here", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false });
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     const background = await delegate({ ...worker, background: true }, { children: [childAnswers("z".repeat(17_000))] });
     const runId = background.receipt.data.run!.runId;
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     const message = completions()[0] as unknown as { content: string; details: RunView };
     expect(message.details).toMatchObject({ runId, output: { delivery: "reference" } });
     expect(message.content).not.toContain("external_runs inspect");

@@ -101,7 +101,7 @@ test("explicit-handoff: collects evidence, then a reviewer sees only the bounded
 });
 
 test("handoff: a Flow reference is resolved to bounded content before it reaches a foreign CLI", async () => {
-  pi.dispose();
+  await pi.dispose();
   pi = await startPiSession({ env: { PATH: pathWithFakes() } });
   await storeInputs({
     "flow.handoffPlan": { harness: "claude", maxEvidenceChars: 1000, mapPrompt: "Map the auth module. [fake:huge]", reviewPrompt: "Review the evidence." },

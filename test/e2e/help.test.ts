@@ -303,7 +303,7 @@ describe("a session with workflows turned off", () => {
       const call = await off.callTool("external_workflow", { script: "return 1;" });
       expect(call.isError).toBe(true);
     } finally {
-      off.dispose();
+      await off.dispose();
     }
   });
 });

@@ -118,7 +118,7 @@ describe("a child on another provider gets the parent's conversation with its se
   const PASTED = "sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm-aBcDeFgHiJkLmNoPqRsTuVwXyZ012345-6789AAA";
 
   test("a claude child sees [REDACTED] where the parent's model saw the key; a child on the parent's provider sees it", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PATH: pathWithFakes() } });
     await pi.say(`Deploy with ANTHROPIC_API_KEY=${PASTED} on arm64.`, "Understood.");
     const { receipt } = await delegate({ ...cliTask("claude", "Deploy it."), context: { mode: "full" } });

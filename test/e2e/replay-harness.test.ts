@@ -30,7 +30,7 @@ test("PI_FLOW_RECORD records a child inside Pi; PI_FLOW_REPLAY then answers harn
   const lines = readFileSync(cassette, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
   expect(lines).toHaveLength(2);
   expect(lines[1]).toMatchObject({ key: { agent: "role:reviewer", description: "Judge the parser", occurrence: 1 }, outcome: "succeeded", answer: "Approve: the parser handles every case." });
-  pi.dispose();
+  await pi.dispose();
 
   // A new session whose children could not answer: nothing is scripted for them.
   pi = await startPiSession({ env: { PI_FLOW_REPLAY: cassette } });
@@ -57,7 +57,7 @@ test("a secret in a child's description never reaches the cassette, and the reda
   const text = readFileSync(cassette, "utf8");
   expect(text).not.toContain(token);
   expect(text).toContain("Check [REDACTED]");
-  pi.dispose();
+  await pi.dispose();
 
   pi = await startPiSession({ env: { PI_FLOW_REPLAY: cassette } });
   const replayed = await callForReceipt(pi, "external_delegate", { ...secretive, harness: "replay" });

@@ -12,8 +12,8 @@ import { startPiSession, type PiSessionOptions, type PiTestSession } from "../su
 import { journalOf } from "../support/journals.ts";
 
 const sessions: PiTestSession[] = [];
-afterEach(() => {
-  for (const pi of sessions.splice(0).reverse()) pi.dispose();
+afterEach(async () => {
+  for (const pi of sessions.splice(0).reverse()) await pi.dispose();
 });
 
 async function session(from?: PiTestSession, options: PiSessionOptions = {}): Promise<PiTestSession> {

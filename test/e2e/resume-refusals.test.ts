@@ -15,8 +15,8 @@ import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 const sessions: PiTestSession[] = [];
 const folders: string[] = [];
-afterEach(() => {
-  for (const pi of sessions.splice(0).reverse()) pi.dispose();
+afterEach(async () => {
+  for (const pi of sessions.splice(0).reverse()) await pi.dispose();
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 

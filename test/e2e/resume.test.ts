@@ -2,19 +2,19 @@
  * Resuming a workflow from its journal in real Pi sessions: a background run cancelled when the
  * user quits continues in a new session without paying again for the children that had finished.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { afterEach, expect, test } from "vitest";
 import { childAnswers, childHangs, type Seen } from "../support/children.ts";
 import { callForReceipt } from "../support/receipts.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
-import { journalOf } from "../support/journals.ts";
+import { journalOf, runFileOf } from "../support/journals.ts";
 
 const sessions: PiTestSession[] = [];
-afterEach(() => {
+afterEach(async () => {
   // The first session owns the project folder: dispose it last.
-  for (const pi of sessions.splice(0).reverse()) pi.dispose();
+  for (const pi of sessions.splice(0).reverse()) await pi.dispose();
 });
 
 async function session(from?: PiTestSession): Promise<PiTestSession> {
@@ -71,6 +71,31 @@ test("a background run cancelled when the user quits resumes in a new session: f
   // inspect says what was replayed and what ran live.
   const inspected = await second.callTool("external_runs", { action: "inspect", runIds: [run!.runId] });
   expect(inspected.text).toContain(`resumed from ${runId}: 2 calls replayed from its journal, 1 ran live`);
+});
+
+test("a test's dispose ends its session as quit does: the background run it left is cancelled, its journal and record written whole before dispose resolves", async () => {
+  const owner = await session();
+  const pi = await session(owner); // not the folder's owner: the run's files stay to be read
+  let hanging!: () => void;
+  const started = new Promise<void>((resolve) => (hanging = resolve));
+  const accepted = await callForReceipt(pi, "external_delegate", { role: "worker", description: "left running", prompt: "p", context: { mode: "none" }, background: true }, {
+    children: [childHangs(hanging)],
+  });
+  const runId = accepted.run!.runId;
+  await started;
+  await pi.dispose();
+  expect(journalOf(pi.flowHome, runId).at(-1)).toMatchObject({ t: "terminal", outcome: "cancelled" });
+  const record = JSON.parse(readFileSync(runFileOf(pi.flowHome, runId, "record.json"), "utf8")) as Record<string, unknown>;
+  expect(record).toMatchObject({ runId, status: "done", outcome: "cancelled", journal: { integrity: "complete" } });
+});
+
+test("a session disposed twice puts the environment back once: a session started in between keeps its variables", async () => {
+  const owner = await session();
+  const first = await startPiSession({ cwd: owner.cwd, env: { PI_FLOW_HOME: owner.flowHome, PI_FLOW_MAX_BACKGROUND: "3" } });
+  await first.dispose();
+  sessions.push(await startPiSession({ cwd: owner.cwd, env: { PI_FLOW_HOME: owner.flowHome, PI_FLOW_MAX_BACKGROUND: "5" } }));
+  await first.dispose(); // a test's own dispose, then its afterEach's
+  expect(process.env.PI_FLOW_MAX_BACKGROUND).toBe("5");
 });
 
 test("a nested workflow running at the interruption resumes with its parent, and only with it", async () => {

@@ -8,7 +8,9 @@ import { childAnswers } from "../support/children.ts";
 import { startPiSession, type PiTestSession } from "../support/pi-session.ts";
 
 const sessions: PiTestSession[] = [];
-afterEach(() => sessions.splice(0).reverse().forEach((session) => session.dispose()));
+afterEach(async () => {
+  for (const session of sessions.splice(0).reverse()) await session.dispose();
+});
 
 /** A session whose retention passes are observed on Pi's event bus, as another extension sees them. */
 async function observedSession(options: { cwd?: string; env: Record<string, string> }) {

@@ -268,7 +268,7 @@ describe("supervision errors", () => {
     const other = await startPiSession();
     const foreign = await other.callTool("external_runs", { action: "inspect", runIds: [runId], view: "summary" });
     expect(foreign.structuredContent).toMatchObject({ ok: false, error: { code: "run_unavailable" } });
-    other.dispose();
+    await other.dispose();
   });
 
   test("a token pasted as a run ID is quoted back redacted whole, never its first 64 characters", async () => {
@@ -359,7 +359,7 @@ describe("wait, cancel and result ownership", () => {
     expect(waited.envelope.data).toMatchObject({ completed: [], pending: [runId] });
     expect(waited.result.text).toContain("not cancelled");
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
   });
 
   test("17.1: waiter A times out, waiter B receives the result: ownership stays claimed, no duplicate message", async () => {
@@ -379,7 +379,7 @@ describe("wait, cancel and result ownership", () => {
       const b = tools.external_runs({ action: "wait", runIds: [${JSON.stringify(runId)}] });
       const first = await a;
       return { a: first.data.pending, b: (await b).data.completed.map((run) => run.output.value) };`);
-    await expect.poll(() => waitsStarted === 2 && waitsEnded === 1, { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => waitsStarted === 2 && waitsEnded === 1).toBe(true);
     gated.release();
     expect((await both).value).toEqual({ a: [runId], b: ["shared answer"] });
     unsubscribe();
@@ -400,7 +400,7 @@ describe("wait, cancel and result ownership", () => {
     expect(aborted.isError).toBe(true);
     expect(aborted.text).toContain("Run wait aborted");
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect((completions()[0] as unknown as { details: View }).details).toMatchObject({ runId, state: { outcome: "succeeded" } });
   });
 

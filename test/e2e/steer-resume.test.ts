@@ -146,7 +146,7 @@ describe("external_runs steer", () => {
   });
 
   test("a background run queued for a slot has not started: status not_started, nothing delivered (not run_not_live: its owner is live), and the text says so", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
     await delegate({ ...worker, background: true }, { children: [first.step] });
@@ -244,7 +244,7 @@ describe("external_delegate resume", () => {
   });
 
   test("a run cancelled before its child started has nothing to resume", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ env: { PI_FLOW_MAX_BACKGROUND: "1" } });
     const first = childAnswersWhenReleased("first");
     const running = await delegate({ ...worker, background: true }, { children: [first.step] });
@@ -269,7 +269,7 @@ describe("steering is not an interrupt", () => {
     const seen: Seen[] = [];
     const { receipt } = await delegate({ ...worker, background: true }, { children: [callsBash, childAnswers("done after steer", seen)] });
     const runId = receipt.data.run!.runId;
-    await expect.poll(() => existsSync(join(pi.cwd, "started")), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => existsSync(join(pi.cwd, "started"))).toBe(true);
     expect(await runs({ action: "steer", runIds: [runId], message: "Then summarise." })).toMatchObject({ ok: true, data: { held: false } });
     writeFileSync(join(pi.cwd, "go"), "");
     expect(await runs({ action: "wait", runIds: [runId] })).toMatchObject({ ok: true, data: { completed: [{ state: { outcome: "succeeded" } }] } });

@@ -16,8 +16,8 @@ import { callForReceipt } from "../support/receipts.ts";
 
 let pi: PiTestSession | undefined;
 let root: string | undefined;
-afterEach(() => {
-  pi?.dispose();
+afterEach(async () => {
+  await pi?.dispose();
   pi = undefined;
   if (root) rmSync(root, { recursive: true, force: true });
   root = undefined;

@@ -5,6 +5,7 @@
  * fd and ripgrep. Every wait is on the screen's content, which changes only as Pi draws.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -61,8 +62,15 @@ beforeAll(() => {
   pi.stdout.on("data", (data: Buffer) => term.write(data, () => listeners.forEach((listener) => listener())));
 });
 
-afterAll(() => {
-  pi.kill("SIGKILL");
+afterAll(async () => {
+  // SIGTERM: script passes it on and exits only once Pi has ended (its session_shutdown done). A
+  // SIGKILLed script left Pi to end on the SIGHUP of its closed terminal, writing in the folder
+  // while it was being removed.
+  if (pi.exitCode === null && pi.signalCode === null) {
+    const exited = once(pi, "exit");
+    pi.kill("SIGTERM");
+    await exited;
+  }
   term.dispose();
   rmSync(dir, { recursive: true, force: true });
 });

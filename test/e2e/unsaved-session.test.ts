@@ -79,7 +79,7 @@ describe("what a person sees of an answer over 16 KiB", () => {
 
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     await pi.callTool("external_delegate", { ...worker, background: true }, { children: [childAnswers(big)] });
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     const completion = seen(completionRow((completions()[0] as unknown as { details: RunView }).details, true), 120);
     expect(completion).toContain("over 16 KiB");
     expect(completion).not.toMatch(/external_runs/);
@@ -120,7 +120,7 @@ const writer: FauxResponseStep = (context) => {
 
 describe("the shipped parallel-edit", () => {
   test("does not claim its writers left nothing to apply when external_runs apply is refused: it says their changes are kept and /flow apply lands them", async () => {
-    pi.dispose();
+    await pi.dispose();
     const ui = recordingUi(theme);
     pi = await startPiSession({ persisted: false, ui: ui.context, mode: "tui" });
     gitIn(pi.cwd, "init", "-q", "-b", "main");
@@ -148,7 +148,7 @@ describe("background runs that settle together", () => {
     const settled = () => store.list({ limit: 10 }).runs.filter((run) => run.state.status === "done" && run.background).length;
     // The foreground child answers once the three background runs settled, so all three settle while the parent is busy.
     const lastChild: FauxResponseStep = async () => {
-      await expect.poll(settled, { timeout: 10_000 }).toBe(3);
+      await expect.poll(settled).toBe(3);
       return fauxAssistantMessage([fauxText("foreground done")]);
     };
     const messages: { customType: string; content: string }[] = [];
@@ -163,7 +163,7 @@ describe("background runs that settle together", () => {
       { children: [...answers.map((answer) => childAnswers(answer)), lastChild] },
     );
     const text = () => messages.map((message) => message.content).join("\n");
-    await expect.poll(() => text().match(/Background run \S+ finished/g)?.length ?? 0, { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => text().match(/Background run \S+ finished/g)?.length ?? 0).toBe(3);
     expect(messages.some((message) => message.customType === "pi-flow-runs-completed")).toBe(true);
     expect(text()).not.toMatch(/did not fit/);
     for (const answer of answers) expect(text()).toContain(answer);
@@ -173,7 +173,7 @@ describe("background runs that settle together", () => {
 
 describe("refusals while a run goes", () => {
   test("a resume of a live run and a background launch past the queue say what works here, not external_runs: resume once it ended, delegate again once some ended", async () => {
-    pi.dispose();
+    await pi.dispose();
     pi = await startPiSession({ persisted: false, env: { PI_FLOW_MAX_BACKGROUND: "1", PI_FLOW_MAX_QUEUED: "0" } });
     const gated = childAnswersWhenReleased("first done");
     const first = await pi.callTool("external_delegate", { ...worker, background: true }, { children: [gated.step] });
@@ -190,7 +190,7 @@ describe("refusals while a run goes", () => {
     expect(second.text).toMatch(/completion message/);
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed");
     gated.release();
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
   });
 });
 
@@ -208,7 +208,7 @@ describe("external_runs, refused here", () => {
     expect(await advice({ action: "cancel", runIds: [runId] })).toContain(`/flow runs ${runId} cancel`);
     expect(await flow(`runs ${runId} cancel`)).toContain(`Cancel requested for ${runId}`);
     const completions = () => pi.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed") as unknown as { details: RunView }[];
-    await expect.poll(() => completions().length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions().length).toBe(1);
     expect(completions()[0]!.details.state.outcome).toBe("cancelled");
   });
 });

@@ -165,7 +165,7 @@ describe("selecting the script", () => {
 
   test("a journal that cannot be written is storage_unavailable, before registration", async () => {
     // Where runs live is read as the session starts (FlowHost.settings): this session's is under a file.
-    pi.dispose();
+    await pi.dispose();
     const root = mkdtempSync(join(tmpdir(), "pi-flow-blocked-"));
     onTestFinished(() => rmSync(root, { recursive: true, force: true }));
     const blocker = join(root, "not-a-dir");

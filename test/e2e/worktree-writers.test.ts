@@ -268,7 +268,7 @@ describe('isolation "worktree" on external_delegate', () => {
     try {
       expect((await runs({ action: "apply", runIds: [sixId] }, other)).error).toMatchObject({ code: "run_unavailable", message: expect.stringContaining(sixId) });
     } finally {
-      other.dispose();
+      await other.dispose();
     }
   });
 

@@ -77,7 +77,7 @@ export async function fuzzTool(start: () => Promise<PiTestSession>, tool: string
         const after = await pi.callTool("external_help", { topic: "limits" });
         if (after.isError) tally.untyped.push({ input: { topic: "limits" }, text: `the session stopped working: ${after.text.slice(0, 300)}` });
       } finally {
-        pi.dispose();
+        await pi.dispose();
       }
     }
   } finally {

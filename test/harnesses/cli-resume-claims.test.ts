@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,8 +17,16 @@ const started: Claimer[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "pi-flow-claims-"));
 });
-afterEach(() => {
-  for (const child of started.splice(0)) child.kill("SIGKILL");
+afterEach(async () => {
+  // Each claimer gone before its folder goes: a killed process may still be finishing a write.
+  await Promise.all(
+    started.splice(0).map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = once(child, "exit");
+      child.kill("SIGKILL");
+      return exited;
+    }),
+  );
   rmSync(dir, { recursive: true, force: true });
 });
 

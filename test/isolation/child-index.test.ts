@@ -9,7 +9,7 @@ import { expect, test } from "vitest";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { copyIndex } from "../../src/isolation/snapshot.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
-import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { gitIn, makeRepo, writeIn, NO_STDIN } from "../support/git-repo.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
@@ -20,7 +20,7 @@ async function keptAfter(runId: string, command: string): Promise<string> {
   gitIn(root, "add", ".gitignore");
   gitIn(root, "commit", "-q", "-m", "ignore");
   const isolation = await createIsolation(await openRepository(root), runId, home);
-  execFileSync("bash", ["-c", command], { cwd: isolation.path });
+  execFileSync("bash", ["-c", command], { cwd: isolation.path, stdio: NO_STDIN });
   expect(await settleIsolation(isolation, home)).not.toBeNull();
   return gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${runId}`);
 }

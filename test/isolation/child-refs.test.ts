@@ -10,7 +10,7 @@ import { restoreMovedRefs } from "../../src/isolation/moved-refs.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
-import { gitIn, makeRepo } from "../support/git-repo.ts";
+import { gitIn, makeRepo, NO_STDIN } from "../support/git-repo.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
@@ -20,7 +20,7 @@ async function childRuns(root: string, command: string): Promise<string> {
   const run = store.create({ kind: "agent", task: { description: "branches" }, background: false });
   const pending = startIsolation(await openRepository(root), run.runId, home);
   const worktree = await isolationWorktree(pending);
-  execFileSync("bash", ["-c", command], { cwd: worktree.path, env: { ...process.env, GIT_AUTHOR_NAME: "c", GIT_AUTHOR_EMAIL: "c@c", GIT_COMMITTER_NAME: "c", GIT_COMMITTER_EMAIL: "c@c" } });
+  execFileSync("bash", ["-c", command], { cwd: worktree.path, stdio: NO_STDIN, env: { ...process.env, GIT_AUTHOR_NAME: "c", GIT_AUTHOR_EMAIL: "c@c", GIT_COMMITTER_NAME: "c", GIT_COMMITTER_EMAIL: "c@c" } });
   const files = runFiles(store.scope, run.runId);
   const stats = await finishIsolation(pending, files, home, run);
   run.settle({ outcome: "succeeded", value: "done", ...(stats ? { changes: stats } : {}) });

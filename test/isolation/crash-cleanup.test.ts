@@ -38,7 +38,7 @@ test("a host SIGKILLed mid-child leaves a worktree that the next session start r
     const prunedRunRefKept = () => gitIn(root, "for-each-ref", "refs/pi-flow/ag_pruned00000000000") !== "";
     while (existsSync(left) || existsSync(`${left}.owner.json`) || worktreeCount(root) !== 2 || prunedRunRefKept()) await new Promise((resolve) => setTimeout(resolve, 20));
   } finally {
-    pi.dispose();
+    await pi.dispose();
   }
   expect(gitIn(root, "worktree", "list", "--porcelain")).not.toContain(left);
   expect(existsSync(live.path)).toBe(true);

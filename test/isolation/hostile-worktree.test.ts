@@ -14,7 +14,7 @@ import { applyChanges } from "../../src/isolation/apply.ts";
 import { cleanupIsolation } from "../../src/isolation/cleanup.ts";
 import { ownerFile, worktreesDir } from "../../src/isolation/worktree.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
-import { gitIn, makeRepo, worktreeCount } from "../support/git-repo.ts";
+import { gitIn, makeRepo, worktreeCount, NO_STDIN } from "../support/git-repo.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
@@ -31,7 +31,7 @@ async function childRuns(root: string, command: string, env: Record<string, stri
   const run = store.create({ kind: "agent", task: { description: "hostile" }, background: false });
   const pending = startIsolation(await openRepository(root), run.runId, home, options);
   const worktree = await isolationWorktree(pending);
-  execFileSync("bash", ["-c", command], { cwd: worktree.path, env: { ...process.env, ...env, W: worktree.path, G: worktree.gitDir } });
+  execFileSync("bash", ["-c", command], { cwd: worktree.path, stdio: NO_STDIN, env: { ...process.env, ...env, W: worktree.path, G: worktree.gitDir } });
   const files = runFiles(store.scope, run.runId);
   const stats = await finishIsolation(pending, files, home, run);
   const diagnostics = existsSync(files.diagnostics) ? readFileSync(files.diagnostics, "utf8") : "";
@@ -153,7 +153,7 @@ test("a child whose hand-written index holds a hook inside .git and a file throu
   ]));
   // A file of the user's beside the worktree, and a .git folder in place of the worktree's .git file.
   writeFileSync(join(dirname(worktree.path), "outside.txt"), "a secret of the user's\n");
-  execFileSync("bash", ["-c", "rm .git && mkdir -p .git/hooks && echo hook > .git/hooks/post-checkout && echo n > n.txt"], { cwd: worktree.path });
+  execFileSync("bash", ["-c", "rm .git && mkdir -p .git/hooks && echo hook > .git/hooks/post-checkout && echo n > n.txt"], { cwd: worktree.path, stdio: NO_STDIN });
   await finishIsolation(pending, runFiles(store.scope, run.runId), home, run);
   expect(gitIn(root, "ls-tree", "-r", "--name-only", `refs/pi-flow/${run.runId}`)).toBe("a.txt\nn.txt");
 });
@@ -187,7 +187,7 @@ test("FIFOs and sockets the child left (a .gitignore or .gitattributes git would
   expect(child.diagnostics).toContain("FIFOs or sockets the child left in its worktree are not kept (git keeps neither; one in place of a tracked file is kept as that file deleted): .gitignore, b.txt, sub/.gitattributes, sub/dev.sock");
   // Where no find is installed (a minimal container), they are found all the same.
   const gitOnly = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-path-")));
-  symlinkSync(execFileSync("bash", ["-c", "command -v git"], { encoding: "utf8" }).trim(), join(gitOnly, "git"));
+  symlinkSync(execFileSync("bash", ["-c", "command -v git"], { encoding: "utf8", stdio: NO_STDIN }).trim(), join(gitOnly, "git"));
   const path = process.env.PATH;
   process.env.PATH = gitOnly;
   try {

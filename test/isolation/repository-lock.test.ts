@@ -263,7 +263,7 @@ test("Esc on an external_runs apply that waits for a lock another process holds 
       await exited;
     }
   } finally {
-    pi.dispose();
+    await pi.dispose();
   }
 }, 60_000);
 

@@ -11,7 +11,7 @@ import { applyChanges } from "../../src/isolation/apply.ts";
 import { runGit } from "../../src/isolation/git.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { createIsolation, settleIsolation } from "../../src/isolation/worktree.ts";
-import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { gitIn, makeRepo, writeIn, NO_STDIN } from "../support/git-repo.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 let marks: string;
@@ -109,7 +109,7 @@ test("a child that sets log.showSignature and gpg.program in the shared config, 
   const gpg = join(marks, "gpg.sh");
   writeFileSync(gpg, `#!/bin/sh\ntouch ${marks}/gpg\nexit 1\n`, { mode: 0o755 });
   // The child's bash: git log verifies a commit's gpgsig header with gpg.program, and pi-flow reads the stash with git log -g.
-  const bash = (command: string): string => execFileSync("bash", ["-c", command], { cwd: child.path, encoding: "utf8" }).trim();
+  const bash = (command: string): string => execFileSync("bash", ["-c", command], { cwd: child.path, encoding: "utf8", stdio: NO_STDIN }).trim();
   bash(`git config log.showSignature true && git config gpg.program ${gpg}`);
   const signed = bash(
     `printf 'tree %s\\nparent %s\\nauthor c <c@c> 0 +0000\\ncommitter c <c@c> 0 +0000\\ngpgsig -----BEGIN PGP SIGNATURE-----\\n \\n -----END PGP SIGNATURE-----\\n\\nsigned\\n' "$(git rev-parse HEAD^{tree})" "$(git rev-parse HEAD)" | git hash-object -t commit -w --stdin`,

@@ -8,13 +8,13 @@ import { expect, test } from "vitest";
 import { finishIsolation, isolationWorktree, startIsolation } from "../../src/isolation/child-isolation.ts";
 import { openRepository } from "../../src/isolation/repository.ts";
 import { openRunStore, RunRegistry, runFiles } from "../../src/runs/index.ts";
-import { gitIn, makeRepo, writeIn } from "../support/git-repo.ts";
+import { gitIn, makeRepo, writeIn, NO_STDIN } from "../support/git-repo.ts";
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), "pi-flow-home-")));
 
 /** A shell command in `cwd`, as a child's bash runs it. */
 const bash = (cwd: string, command: string): string =>
-  execFileSync("bash", ["-c", command], { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "c", GIT_AUTHOR_EMAIL: "c@c", GIT_COMMITTER_NAME: "c", GIT_COMMITTER_EMAIL: "c@c" } });
+  execFileSync("bash", ["-c", command], { cwd, encoding: "utf8", stdio: NO_STDIN, env: { ...process.env, GIT_AUTHOR_NAME: "c", GIT_AUTHOR_EMAIL: "c@c", GIT_COMMITTER_NAME: "c", GIT_COMMITTER_EMAIL: "c@c" } });
 
 /** A worktree child whose bash runs `command`, settled; its diagnostics. */
 async function childRuns(root: string, command: string): Promise<string> {

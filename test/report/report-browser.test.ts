@@ -44,7 +44,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  pi?.dispose();
+  await pi?.dispose();
 });
 
 test("/flow report writes one HTML file that Chromium renders offline: every child's description, outcome and cost, errors in place, the secret redacted", async () => {

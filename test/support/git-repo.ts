@@ -6,6 +6,13 @@ import { dirname, join } from "node:path";
 
 const ENV = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" };
 
+/**
+ * stdio for a test's `bash -c`: no stdin. Given Node's default pipe (a socket pair) for stdin, and
+ * no SHLVL in the environment (as under some CI runners), bash takes itself for a remote shell and
+ * runs ~/.bashrc, whose output lands in what the test reads and whose run time is anyone's.
+ */
+export const NO_STDIN: ["ignore", "pipe", "pipe"] = ["ignore", "pipe", "pipe"];
+
 export function gitIn(cwd: string, ...args: string[]): string {
   return execFileSync("git", ["-c", "core.quotePath=false", ...args], { cwd, env: ENV, encoding: "utf8" }).trim();
 }

@@ -105,7 +105,12 @@ export interface PiTestSession {
   pendingParentSteps(): number;
   /** The session ends as on quit (session_shutdown, reason "quit"); its folder stays until dispose(). */
   shutdown(): Promise<void>;
-  dispose(): void;
+  /**
+   * The test is done with the session: it ends as on quit unless shutdown() ended it (its background
+   * runs cancelled and settled, their last writes on disk), then its folder goes when it owns it.
+   * Await it: a folder removed while a run still writes in it fails with ENOTEMPTY.
+   */
+  dispose(): Promise<void>;
 }
 
 /**
@@ -196,6 +201,7 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
 
   let callCounter = 0;
   let shutDown = false;
+  let disposed = false;
   const turn = async (label: string, toolCall: AssistantMessage, script: TurnScript) => {
     // Steps an aborted turn never reached would answer this one: drop them.
     parentSteps.length = 0;
@@ -258,25 +264,41 @@ export async function startPiSession(options: PiSessionOptions = {}): Promise<Pi
     say,
     queueChildren: (steps) => void childSteps.push(...steps),
     pendingParentSteps: () => parentSteps.length,
-    async shutdown() {
-      await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
-      shutDown = true;
-      session.dispose();
-    },
-    dispose() {
-      if (!shutDown) session.dispose();
-      for (const [key, value] of previousEnv) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
+    shutdown,
+    async dispose() {
+      // Once only: a second dispose would put back variables a later session has set since.
+      if (disposed) return;
+      disposed = true;
+      try {
+        if (!shutDown) await shutdown();
+      } finally {
+        restoreEnvironmentAndRemoveFolder();
       }
-      for (const [key, value] of Object.entries(outerDirs)) {
-        if (process.env[key] !== (key === "PI_FLOW_HOME" ? flowHome : agentDir)) continue;
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
-      if (ownsCwd) rmSync(cwd, { recursive: true, force: true });
     },
   };
+
+  async function shutdown(): Promise<void> {
+    if (shutDown) return;
+    shutDown = true;
+    try {
+      await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+    } finally {
+      session.dispose();
+    }
+  }
+
+  function restoreEnvironmentAndRemoveFolder(): void {
+    for (const [key, value] of previousEnv) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    for (const [key, value] of Object.entries(outerDirs)) {
+      if (process.env[key] !== (key === "PI_FLOW_HOME" ? flowHome : agentDir)) continue;
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    if (ownsCwd) rmSync(cwd, { recursive: true, force: true });
+  }
 }
 
 /** A script's only output is its return value, as JSON (or as text when it returned a string). */

@@ -14,7 +14,7 @@ const { flushTelemetry, telemetryReady } = await import("../../src/telemetry/ind
 
 const pi = await startPiSession();
 afterAll(async () => {
-  pi.dispose();
+  await pi.dispose();
   await collector.close();
   vi.unstubAllEnvs();
 });

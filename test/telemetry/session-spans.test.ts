@@ -15,7 +15,7 @@ const { flushTelemetry, telemetryReady } = await import("../../src/telemetry/ind
 // Pi's settings opt in to prompts and answers on spans, as docs/observability.md says.
 const pi = await startPiSession({ settings: { flow: { telemetry: { content: true } } } });
 afterAll(async () => {
-  pi.dispose();
+  await pi.dispose();
   await receiver.close();
 });
 

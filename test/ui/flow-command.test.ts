@@ -114,7 +114,7 @@ describe("/flow without a model call", () => {
     const runId = (accepted.structuredContent as { data: { run: RunView } }).data.run.runId;
     await started;
     expect(await flow(pi, `runs ${runId} cancel`)).toContain(`Cancel requested for ${runId}`);
-    await expect.poll(() => completions(pi!).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions(pi!).length).toBe(1);
     expect(await flow(pi, `runs ${runId}`)).toMatch(/outcome: cancelled/);
   });
 });
@@ -184,7 +184,7 @@ describe("in the interactive TUI", () => {
     for (const width of [40, 80, 120]) expect(widgetText(width).length).toBeGreaterThan(0);
     expect(widgetText(120)).toMatch(/… Workflow inline Two looks 1\/2 children · [\d.]+m?s · \$/);
     gated.release();
-    await expect.poll(() => completions(session).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions(session).length).toBe(1);
     expect(ui.widgets.has("pi-flow-runs")).toBe(false);
     expect(ui.statuses.has("pi-flow")).toBe(false);
     expect(ui.history.slice(0, 2)).toEqual(["status pi-flow flow: 1 background run", "widget pi-flow-runs on"]);
@@ -209,7 +209,7 @@ describe("in the interactive TUI", () => {
     await session.session.prompt("/flow runs");
     expect(ui.offered.at(-1)).toEqual({ title: `Run ${runId}`, options: ["inspect", "tail", "cancel"] });
     expect(lastOutput(session).lines[0]).toContain(`Cancel requested for ${runId}`);
-    await expect.poll(() => completions(session).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => completions(session).length).toBe(1);
     expect((completions(session)[0] as unknown as { details: RunView }).details.state.outcome).toBe("cancelled");
     // A mistyped run ID, or a run that already ended, is said at once: no confirmation is asked for it.
     ui.answers.push(true);
@@ -226,6 +226,6 @@ test("in RPC mode nothing is drawn: no widget or status calls reach the client d
   pi = await startPiSession({ ui: ui.context, mode: "rpc" });
   const accepted = await pi.callTool("external_delegate", { role: "explorer", description: "Quiet", prompt: "Go.", background: true }, { children: [childAnswers("done")] });
   expect((accepted.structuredContent as { ok: boolean }).ok).toBe(true);
-  await expect.poll(() => completions(pi!).length, { timeout: 10_000 }).toBe(1);
+  await expect.poll(() => completions(pi!).length).toBe(1);
   expect(ui.history).toEqual([]);
 });
