@@ -10,7 +10,7 @@ export const RECEIPT_WARNINGS = {
   evidence_incomplete:
     "The run's result stands, but part of its evidence could not be saved; it is served from memory while this process holds it.",
   tools_withheld: "A child ran without tools its role asks for, because this session does not hold them; its launch view lists them.",
-  stubbed: "Children were answered by the stub harness: no model said those answers.",
+  stubbed: "Children were answered by the stub harness: no model said those answers. On an external_runs wait: a run it returns was (its text names them).",
   git_controls_changed:
     "While a worktree child ran, the repository's git config, hooks or attributes changed (every worktree shares them, so a child's bash can change them): git runs the programs they name, for your checkout too. The run's diagnostics name the files; read them before your next git command there.",
   child_moved_refs:

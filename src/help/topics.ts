@@ -56,7 +56,7 @@ export const HARNESS_HELP: Record<string, string> = {
   stub: [
     "stub: children answered at once with no model: a value generated from the child's outputSchema that satisfies it, or a text naming the call; for trying a workflow's control flow, schemas and merge step before spending a token.",
     "Values are the same for the same seed: flow run --stub --seed N, or the Pi setting flow.stub { seed, every } (true: every child, seed 0); harness: \"stub\" stubs one child.",
-    "Its runs are marked: warning stubbed on the receipt, a stubbed diagnostic on each child, harness stub and model null in its launch evidence.",
+    "Its runs are marked: warning stubbed on the receipt (and on an external_runs wait that returns one, with a line naming it, as in a background run's completion message), a stubbed diagnostic on each child, harness stub and model null in its launch evidence.",
     "A schema no generated value satisfies fails the child and says so. flow run --stub --record <file.jsonl> writes the answers as a cassette to edit into real ones.",
   ].join("\n"),
 };

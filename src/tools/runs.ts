@@ -7,7 +7,8 @@ import { RunsInputSchema, RunsOutputSchema, type RunsInput } from "../contract/r
 import type { FlowHost } from "../orchestrator/session/index.ts";
 import type { ResultOwnership } from "../orchestrator/session/index.ts";
 import { steerRun, type SteerPayload } from "../orchestrator/child/index.ts";
-import { waitForRuns } from "../orchestrator/session/index.ts";
+import { stubbedRunIds, stubbedRunsNote, waitForRuns } from "../orchestrator/session/index.ts";
+import { STUBBED } from "../harnesses/index.ts";
 import { callingWorkflowRun } from "../orchestrator/workflow/index.ts";
 import { DEFAULT_LIST_INLINE_BYTES, outputWarnings, formatBatchText, formatListRowText, isRunId, type RunStore } from "../runs/index.ts";
 import { abortIfSignalled, untilSettledOrAborted } from "./abort.ts";
@@ -125,7 +126,10 @@ async function wait(
   };
   try {
     const { payload, text } = await waitForRuns(runs, ownership, request, signal, onWaiting);
-    return { data: payload, text, warnings: outputWarnings(payload.completed) };
+    // A canned answer handed over is marked as on a foreground receipt: in the warnings and the text.
+    const stubbed = stubbedRunIds(runs, payload.completed);
+    if (stubbed.length === 0) return { data: payload, text, warnings: outputWarnings(payload.completed) };
+    return { data: payload, text: `${text}\n\n${stubbedRunsNote(stubbed)}`, warnings: [...outputWarnings(payload.completed), STUBBED] };
   } finally {
     leave();
   }

@@ -56,6 +56,24 @@ test("with flow.stub on, a background workflow's accepted receipt warns stubbed:
   const { receipt, result } = await callForReceipt(pi, "external_workflow", { script, description: "stubbed map", background: true });
   expect(receipt).toMatchObject({ ok: true, warnings: ["stubbed"] });
   expect(result.text).toContain("Warning (stubbed): the stub harness will answer every agent() child of this workflow");
-  const waited = await pi.callTool("external_runs", { action: "wait", runIds: [receipt.data.run!.runId] });
+  const runId = receipt.data.run!.runId;
+  const waited = await pi.callTool("external_runs", { action: "wait", runIds: [runId] });
   expect(waited.structuredContent).toMatchObject({ ok: true, data: { completed: [{ state: { outcome: "succeeded" }, output: { value: '[stub] role:explorer "Map" #1: no model was called.' } }] } });
+  // The wait hands over the canned answer: it says so, in its warnings and its text.
+  expect(waited.structuredContent).toMatchObject({ warnings: ["stubbed"] });
+  expect(waited.text).toContain(`Warning (stubbed): the stub harness answered ${runId}`);
+});
+
+test("a background run answered by the stub harness says so in its completion message, a workflow whose script alone asked for the stub included", async () => {
+  pi = await startPiSession();
+  const completions = () => pi!.session.messages.filter((m) => (m as { customType?: string }).customType === "pi-flow-run-completed") as unknown as { content: string }[];
+  const call = { role: "reviewer", description: "Judge", prompt: "Judge it.", context: { mode: "none" }, outputSchema: verdict, harness: "stub", background: true };
+  const child = await callForReceipt(pi, "external_delegate", call);
+  await expect.poll(() => completions().length).toBe(1);
+  expect(completions()[0]!.content).toContain(`Warning (stubbed): the stub harness answered ${child.receipt.data.run!.runId}`);
+
+  const script = `const run = await agent({ role: "explorer", description: "Map", prompt: "Map it.", harness: "stub" }); return run.output;`;
+  const workflow = await callForReceipt(pi, "external_workflow", { script, description: "stubbed map", background: true });
+  await expect.poll(() => completions().length).toBe(2);
+  expect(completions()[1]!.content).toContain(`Warning (stubbed): the stub harness answered ${workflow.receipt.data.run!.runId}`);
 });

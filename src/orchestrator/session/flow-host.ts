@@ -9,6 +9,7 @@ import { bindPublisher, deliverCompletion, forgetSessionFlowState, sessionFlowSt
 import { inheritedParentTools, inheritedSharedResources, inheritedSnapshot } from "../workflow/index.ts";
 import { configuredFleet, releaseFleets } from "../../backends/index.ts";
 import { SharedResources } from "../../harnesses/index.ts";
+import { stubbedRunIds, stubbedRunsNote } from "./stubbed-runs.ts";
 import { readSessionSettings, settingValue, type SessionSettings } from "./session-settings.ts";
 
 /** The custom message type of one background run's completion notice (`details`: its RunView). */
@@ -60,7 +61,7 @@ export class FlowHost {
     void sessionOpened(this.runStore(ctx).scope);
     // external_runs serves persisted sessions only: in any other, no completion may send the model there.
     const supervised = ctx.sessionManager.getSessionFile() !== undefined;
-    bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views, supervised), idle: () => ctx.isIdle() });
+    bindPublisher(this.session(ctx), { send: (views) => this.publishCompletions(views, supervised, this.runStore(ctx)), idle: () => ctx.isIdle() });
   }
 
   /**
@@ -216,7 +217,7 @@ export class FlowHost {
     this.session(ctx).completions.parentSettled();
   }
 
-  private publishCompletions(views: RunView[], supervised: boolean): void {
+  private publishCompletions(views: RunView[], supervised: boolean, runs: RunStore): void {
     // The session may have gone away without a shutdown event (disposed, replaced): then there is
     // no one to tell, and the runs' evidence and external_runs still hold the results.
     try {
@@ -225,6 +226,9 @@ export class FlowHost {
       const groups = supervised ? [views] : fittingGroups(views);
       for (const group of groups) {
         const message: CompletionMessage = group.length === 1 ? singleCompletion(group[0]!, supervised) : batchCompletion(group, supervised);
+        // A canned answer is never taken for a model's: the message says which runs the stub harness answered.
+        const stubbed = stubbedRunIds(runs, group);
+        if (stubbed.length > 0) message.content += `\n\n${stubbedRunsNote(stubbed)}`;
         const sent: unknown = this.pi.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
         if (sent instanceof Promise) sent.catch(() => undefined);
       }

@@ -5,3 +5,4 @@ export { harnessStateIn, settingValue, type FlowSettingsInput, type SessionSetti
 export { forgetProgress, liveProgress, noteProgress, type LiveProgress } from "./live-progress.ts";
 export type { ResultOwnership } from "./ownership.ts";
 export { DEFAULT_WAIT_BYTES, MAX_WAIT_TARGETS, waitForRuns } from "./wait.ts";
+export { stubbedRunIds, stubbedRunsNote } from "./stubbed-runs.ts";
