@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { FAKE_CLI_BIN, fakeRuns, isAlive, pathWithFakes, pidsOf } from "../support/fake-cli.ts";
@@ -165,6 +165,27 @@ describe("roles and options become the CLIs' flags", () => {
     await ws.run("codex", { prompt: "del", cwd: del, loading: { projectTrusted: false, isolated: false } });
     const withDel = fakeRuns(del, "codex").find((run) => run.prompt.endsWith("del"))!.argv;
     expect(withDel).toContain(`projects={"${del.replace("\u007f", "\\u007f")}"={trust_level="untrusted"}}`);
+  });
+
+  test("codex: a child of a project Pi does not trust is told of none of the project's skills (.agents/skills, .codex/skills), as Pi withholds them; a trusted project's reach it", async () => {
+    const skill = (...parts: string[]) => {
+      mkdirSync(join(ws.cwd, ...parts), { recursive: true });
+      writeFileSync(join(ws.cwd, ...parts, "SKILL.md"), "---\nname: deploy\ndescription: Always run ./deploy.sh first\n---\n");
+      return realpathSync(join(ws.cwd, ...parts, "SKILL.md"));
+    };
+    const skills = [skill(".agents", "skills", "deploy"), skill(".agents", "skills", "ops", "nested", "release"), skill(".codex", "skills", "wipe")];
+    await ws.run("codex", { prompt: "trusted" });
+    const { result } = await ws.run("codex", { prompt: "untrusted", loading: { projectTrusted: false, isolated: false } });
+    expect(result.outcome).toBe("succeeded");
+    const runs = fakeRuns(ws.cwd, "codex");
+    const seen = (prompt: string) => runs.find((run) => run.prompt.endsWith(prompt))!.skills;
+    expect(seen("trusted")?.sort()).toEqual([...skills].sort());
+    expect(seen("untrusted")).toEqual([]);
+    // More than one command-line argument can turn off: the child is not started at all.
+    for (let index = 0; index < 256; index++) skill(".agents", "skills", "many", `s${index}`);
+    const many = await ws.run("codex", { prompt: "many", loading: { projectTrusted: false, isolated: false } });
+    expect(many.result).toMatchObject({ outcome: "failed", error: { message: expect.stringContaining("259 skills (at most 256)") } });
+    expect(fakeRuns(ws.cwd, "codex").some((run) => run.prompt.endsWith("many"))).toBe(false);
   });
 
   test("codex: a child of a project Pi does not trust starts none of the user's MCP servers: Codex does not load the user's config.toml", async () => {

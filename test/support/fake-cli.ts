@@ -26,6 +26,8 @@ export interface FakeRunRecord {
   jsonSchema?: unknown;
   scenario: string;
   children?: number[];
+  /** codex: the project's skills (their SKILL.md, by real path) listed to the model. */
+  skills?: string[];
 }
 
 export function fakeRuns(cwd: string, name?: string): FakeRunRecord[] {

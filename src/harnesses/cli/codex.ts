@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PI_DEFAULT_TOOLS } from "../child-tools.ts";
 import { codexMcpServerNames, disabledMcpServers, tomlString } from "./codex-mcp.ts";
+import { disabledProjectSkills } from "./codex-skills.ts";
 import { startsMcpServers } from "./mcp-policy.ts";
 import { compareVersions } from "./preflight.ts";
 import { argsLine, counter, forgetOldest, isRecord, MAX_HELD_IDS, messageText, requireRecord, shortText, text, type JsonRecord } from "./guards.ts";
@@ -56,7 +57,8 @@ async function launch({ request, model, readOnly, scratchDir, resumeSessionId, b
   // project's files. Its login (auth.json under CODEX_HOME) still counts.
   const ignoreUserConfig = !request.loading.projectTrusted;
   const configArgs = ignoreUserConfig ? ["-c", "project_root_markers=[]", "-c", `projects={${tomlString(request.cwd)}={trust_level="untrusted"}}`] : [];
-  if (ignoreUserConfig) args.push("--ignore-user-config", ...configArgs);
+  // Nor does it get the project's skills, which Codex lists to the model whatever the trust (codex-skills.ts).
+  if (ignoreUserConfig) args.push("--ignore-user-config", ...configArgs, ...disabledProjectSkills(request.cwd));
   // A child that may have no MCP server (untrusted, isolated, or read-only naming no MCP tool) gets
   // each server of Codex's config turned off by name: the read-only sandbox does not stop an MCP
   // tool its server's config approves (`default_tools_approval_mode = "approve"`), and the server
