@@ -35,10 +35,15 @@ const FLOW_PROJECT_PATHS = [
 /**
  * The project files of the CLIs pi-flow runs as children, in the folder or any folder above it
  * (Claude Code and Codex look there too), except the home folder, where they are the user's own.
+ * Claude Code's skills, commands and agents are what Pi's project skills, prompts and agent
+ * definitions are, which Pi withholds until a project is trusted.
  */
 const CLI_PROJECT_PATHS = [
   [".claude", "settings.json"],
   [".claude", "settings.local.json"],
+  [".claude", "skills"],
+  [".claude", "commands"],
+  [".claude", "agents"],
   [".mcp.json"],
   [".codex"],
 ] as const;

@@ -36,7 +36,9 @@ describe("resolveProjectTrust", () => {
   });
 
   test("Claude Code's and Codex's project files need a decision too, in the folder or above it, but not the home folder's own", () => {
-    for (const file of [".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/config.toml"]) {
+    // Claude Code's skills, commands and agents are what Pi's own .pi/skills, .pi/prompts and agent definitions are.
+    const files = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/config.toml", ".claude/skills/deploy/SKILL.md", ".claude/commands/ship.md", ".claude/agents/helper.md"];
+    for (const file of files) {
       expect(resolveProjectTrust(project(`cli-${file.replace(/\W/g, "-")}`, file), agentDir), file).toBe(false);
     }
     expect(resolveProjectTrust(project("below/sub", "README.md"), agentDir)).toBe(true);
