@@ -137,12 +137,26 @@ describe("URL-encoded settings", () => {
     }
   });
 
+  it("lose their secrets when a letter of the key's name or of a token's head is the one encoded", () => {
+    const tail = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    for (const [text, expected] of [
+      ["user=bob&pass%77ord=Zx9kQ2mP7vR4&remember=1", `user=bob&pass%77ord=${R}&remember=1`],
+      ["https://app.example.com/session?%70assword=Tr0ub4dor%263", `https://app.example.com/session?%70assword=${R}`],
+      ["https://app.example.com/session?pass%2577ord=Tr0ub4dor", `https://app.example.com/session?pass%2577ord=${R}`],
+      [`curl "https://hooks.example.com/notify?t=%67hp_${tail}"`, `curl "https://hooks.example.com/notify?t=${R}"`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ url: text })).text) as { url: string }).url, text).toBe(expected);
+    }
+  });
+
   it("stay when they hold no secret: a redirect, an encoded filter, a search for a password's name", () => {
     for (const text of [
       "GET /login?next=https%3A%2F%2Fapp.example.com%2Fdashboard%3Ftab%3D2 HTTP/1.1",
       "filter=status%3Dactive%26owner%3Dme%26page%3D2",
       "https://www.google.com/search?q=%22password%3D%22+site%3Agithub.com&hl=en",
       "https://example.com/?q=password%3D%24%7BDB_PASSWORD%7D",
+      "https://example.com/search?q=%70assword+reset&lang=en\nwiki/Pass%77ord_strength\nprintf(\"%64s %70d\", name, n)",
     ]) {
       expect(redactText(text), text).toEqual({ text, changed: false });
     }
