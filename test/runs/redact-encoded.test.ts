@@ -121,6 +121,32 @@ describe("a secret behind HTML or XML character references", () => {
   });
 });
 
+describe("a token's head written with an escape a language or a shell decodes", () => {
+  const tail = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+  it("goes as written: hex, a code point in braces, octal; in a JSON string too; \\uXXXX and HTML references as before", () => {
+    for (const [text, expected] of [
+      [`const gh = "\\x67hp_${tail}";`, `const gh = "${REDACTED}";`],
+      [`octokit.auth("\\u{67}hp_${tail}");`, `octokit.auth("${REDACTED}");`],
+      [`octokit.auth("\\u{000067}hp_${tail}");`, `octokit.auth("${REDACTED}");`],
+      [`printf '\\147hp_${tail}' > ~/.cache/gh-token`, `printf '${REDACTED}' > ~/.cache/gh-token`],
+      [`echo -e "\\x67\\x68\\x70\\x5f${tail}"`, `echo -e "${REDACTED}"`],
+      [`pass\\x77ord=Zx9kQ2mP7vR4\nnext`, `pass\\x77ord=${REDACTED}\nnext`],
+      [`gh = "\\u0067hp_${tail}"`, `gh = "${REDACTED}"`],
+      [`gh = &#103;hp_${tail}`, `gh = ${REDACTED}`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ code: text })).text) as { code: string }).code, text).toBe(expected);
+    }
+  });
+
+  it("leaves escapes that spell no secret alone: colour codes, letters, an emoji, a Windows path", () => {
+    for (const text of ["printf '\\x1b[31mfailed\\x1b[0m \\101\\102\\103 \\u{1F600}'", 'const s = "\\x48\\x69 \\u{67}it";', "dir C:\\x64\\tools\\123"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+      expect(redactText(JSON.stringify({ code: text })).changed, text).toBe(false);
+    }
+  });
+});
+
 describe("URL-encoded settings", () => {
   const R = "[REDACTED]";
   it("lose their secrets as written, encoded, and the rest stays: a config string, a URL in a query, a form body, encoded twice", () => {
