@@ -145,6 +145,21 @@ describe("a token's head written with an escape a language or a shell decodes", 
       expect(redactText(JSON.stringify({ code: text })).changed, text).toBe(false);
     }
   });
+
+  it("is read decoded line by line: a long message with one escaped head pays for that line, not for the whole message twice", () => {
+    const runsOf = (text: string): number => {
+      const before = rulePatternRuns();
+      redactText(text);
+      return rulePatternRuns() - before;
+    };
+    const message = (line: string) =>
+      Array.from({ length: 40 }, (_, i) => (i === 20 ? line : `step ${i}: export DB_PASSWORD=Zx9kQ2mP7vR4tY8w${i} && curl -H "Authorization: Bearer ab${i}cdefghijklmnopqrstuv" https://deploy:pw${i}@ci.internal/job`)).join("\n");
+    const escapedLine = `const gh = "\\x67hp_${tail}"; // C:\\work`;
+    const withEscaped = message(escapedLine);
+    const extra = runsOf(withEscaped) - runsOf(message('const gh = "unset"; // C:\\work'));
+    expect(extra).toBeLessThanOrEqual(runsOf(escapedLine));
+    expect(redactText(withEscaped).text).toContain(`const gh = "${REDACTED}";`);
+  });
 });
 
 describe("URL-encoded settings", () => {

@@ -7,7 +7,7 @@ import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
 import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
-import { codeEscapeView } from "./code-escapes.ts";
+import { codeEscapeViews } from "./code-escapes.ts";
 import { entityView } from "./entities.ts";
 import { percentViews } from "./percent.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
@@ -249,14 +249,14 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
  */
 const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
 
-/** Collect on `text` with its HTML character references decoded (see entityView), its code escapes decoded (see codeEscapeView), and URL-decoded (see percentViews), when it holds any. */
+/** Collect on `text` with its HTML character references decoded (see entityView), and on its lines with code escapes decoded (see codeEscapeViews) or URL-decoded (see percentViews), when it holds any. */
 function collectEntities(text: string, spans: number[], wraps: number[]): void {
-  for (const decoded of [entityView(text), text.includes("\\") ? codeEscapeView(text) : null]) {
-    if (decoded === null) continue;
+  const decoded = entityView(text);
+  if (decoded !== null) {
     deeperReadings++;
     collectWithViews(decoded.text, decoded.origin, spans, wraps);
   }
-  for (const view of percentViews(text)) {
+  for (const view of [...(text.includes("\\") ? codeEscapeViews(text) : []), ...percentViews(text)]) {
     deeperReadings++;
     collectWithViews(view.text, view.origin, spans, wraps);
   }
