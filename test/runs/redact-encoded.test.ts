@@ -160,6 +160,17 @@ describe("a token's head written with an escape a language or a shell decodes", 
     expect(extra).toBeLessThanOrEqual(runsOf(escapedLine));
     expect(redactText(withEscaped).text).toContain(`const gh = "${REDACTED}";`);
   });
+
+  it("opens no escaped view for a `\\u` that no four hex digits follow (`\\u{…}`, a Windows path's `\\users`): nothing is decoded there", () => {
+    const runsOf = (text: string): number => {
+      const before = rulePatternRuns();
+      redactText(text);
+      return rulePatternRuns() - before;
+    };
+    const message = (path: string) => Array.from({ length: 40 }, (_, i) => `step ${i}: copy ${path}\\build${i} && curl https://ci.internal/job/${i}`).join("\n");
+    expect(runsOf(message("c:\\users\\dev"))).toBe(runsOf(message("c:\\Users\\Dev")));
+    expect(runsOf(`${message("x")}\nprintf '\\u{1F600}'`)).toBe(runsOf(`${message("x")}\nprintf '\\U{1F600}'`));
+  });
 });
 
 describe("URL-encoded settings", () => {

@@ -64,10 +64,10 @@ function quotingOf(origin: Origin): Quoting {
 /**
  * Escape-blind rules (provider tokens, key blocks, webhook URLs…) hold no quote or backslash, and
  * their boundaries accept an escaped `\n` before them, so a view shows them nothing new: views
- * skip them. The exception is a text with `\/` (PHP's JSON) or `\u…` inside what could be a token
+ * skip them. The exception is a text with `\/` (PHP's JSON) or `\uXXXX` inside what could be a token
  * or a URL, for which views do run them.
  */
-const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
+const ESCAPE_INSIDE_TOKEN = /\\(?:\/|u[0-9a-fA-F]{4})/;
 
 /**
  * Most rules name a literal their matches hold (Rule.needles): `://`, `bearer`, a secret word of a
