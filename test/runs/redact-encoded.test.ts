@@ -121,6 +121,58 @@ describe("a secret behind HTML or XML character references", () => {
   });
 });
 
+describe("a token's head written with an escape a language or a shell decodes", () => {
+  const tail = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+  it("goes as written: hex, a code point in braces, octal; in a JSON string too; \\uXXXX and HTML references as before", () => {
+    for (const [text, expected] of [
+      [`const gh = "\\x67hp_${tail}";`, `const gh = "${REDACTED}";`],
+      [`octokit.auth("\\u{67}hp_${tail}");`, `octokit.auth("${REDACTED}");`],
+      [`octokit.auth("\\u{000067}hp_${tail}");`, `octokit.auth("${REDACTED}");`],
+      [`printf '\\147hp_${tail}' > ~/.cache/gh-token`, `printf '${REDACTED}' > ~/.cache/gh-token`],
+      [`echo -e "\\x67\\x68\\x70\\x5f${tail}"`, `echo -e "${REDACTED}"`],
+      [`pass\\x77ord=Zx9kQ2mP7vR4\nnext`, `pass\\x77ord=${REDACTED}\nnext`],
+      [`gh = "\\u0067hp_${tail}"`, `gh = "${REDACTED}"`],
+      [`gh = &#103;hp_${tail}`, `gh = ${REDACTED}`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ code: text })).text) as { code: string }).code, text).toBe(expected);
+    }
+  });
+
+  it("leaves escapes that spell no secret alone: colour codes, letters, an emoji, a Windows path", () => {
+    for (const text of ["printf '\\x1b[31mfailed\\x1b[0m \\101\\102\\103 \\u{1F600}'", 'const s = "\\x48\\x69 \\u{67}it";', "dir C:\\x64\\tools\\123"]) {
+      expect(redactText(text), text).toEqual({ text, changed: false });
+      expect(redactText(JSON.stringify({ code: text })).changed, text).toBe(false);
+    }
+  });
+
+  it("is read decoded line by line: a long message with one escaped head pays for that line, not for the whole message twice", () => {
+    const runsOf = (text: string): number => {
+      const before = rulePatternRuns();
+      redactText(text);
+      return rulePatternRuns() - before;
+    };
+    const message = (line: string) =>
+      Array.from({ length: 40 }, (_, i) => (i === 20 ? line : `step ${i}: export DB_PASSWORD=Zx9kQ2mP7vR4tY8w${i} && curl -H "Authorization: Bearer ab${i}cdefghijklmnopqrstuv" https://deploy:pw${i}@ci.internal/job`)).join("\n");
+    const escapedLine = `const gh = "\\x67hp_${tail}"; // C:\\work`;
+    const withEscaped = message(escapedLine);
+    const extra = runsOf(withEscaped) - runsOf(message('const gh = "unset"; // C:\\work'));
+    expect(extra).toBeLessThanOrEqual(runsOf(escapedLine));
+    expect(redactText(withEscaped).text).toContain(`const gh = "${REDACTED}";`);
+  });
+
+  it("opens no escaped view for a `\\u` that no four hex digits follow (`\\u{…}`, a Windows path's `\\users`): nothing is decoded there", () => {
+    const runsOf = (text: string): number => {
+      const before = rulePatternRuns();
+      redactText(text);
+      return rulePatternRuns() - before;
+    };
+    const message = (path: string) => Array.from({ length: 40 }, (_, i) => `step ${i}: copy ${path}\\build${i} && curl https://ci.internal/job/${i}`).join("\n");
+    expect(runsOf(message("c:\\users\\dev"))).toBe(runsOf(message("c:\\Users\\Dev")));
+    expect(runsOf(`${message("x")}\nprintf '\\u{1F600}'`)).toBe(runsOf(`${message("x")}\nprintf '\\U{1F600}'`));
+  });
+});
+
 describe("URL-encoded settings", () => {
   const R = "[REDACTED]";
   it("lose their secrets as written, encoded, and the rest stays: a config string, a URL in a query, a form body, encoded twice", () => {
@@ -137,12 +189,26 @@ describe("URL-encoded settings", () => {
     }
   });
 
+  it("lose their secrets when a letter of the key's name or of a token's head is the one encoded", () => {
+    const tail = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    for (const [text, expected] of [
+      ["user=bob&pass%77ord=Zx9kQ2mP7vR4&remember=1", `user=bob&pass%77ord=${R}&remember=1`],
+      ["https://app.example.com/session?%70assword=Tr0ub4dor%263", `https://app.example.com/session?%70assword=${R}`],
+      ["https://app.example.com/session?pass%2577ord=Tr0ub4dor", `https://app.example.com/session?pass%2577ord=${R}`],
+      [`curl "https://hooks.example.com/notify?t=%67hp_${tail}"`, `curl "https://hooks.example.com/notify?t=${R}"`],
+    ] as const) {
+      expect(redactText(text).text, text).toBe(expected);
+      expect((JSON.parse(redactText(JSON.stringify({ url: text })).text) as { url: string }).url, text).toBe(expected);
+    }
+  });
+
   it("stay when they hold no secret: a redirect, an encoded filter, a search for a password's name", () => {
     for (const text of [
       "GET /login?next=https%3A%2F%2Fapp.example.com%2Fdashboard%3Ftab%3D2 HTTP/1.1",
       "filter=status%3Dactive%26owner%3Dme%26page%3D2",
       "https://www.google.com/search?q=%22password%3D%22+site%3Agithub.com&hl=en",
       "https://example.com/?q=password%3D%24%7BDB_PASSWORD%7D",
+      "https://example.com/search?q=%70assword+reset&lang=en\nwiki/Pass%77ord_strength\nprintf(\"%64s %70d\", name, n)",
     ]) {
       expect(redactText(text), text).toEqual({ text, changed: false });
     }

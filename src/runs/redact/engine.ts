@@ -7,6 +7,7 @@ import { encodedRules } from "./encoded.ts";
 import { foldedViews } from "./confusables.ts";
 import { blankView, controlsView, cutAtGaps, gapsOf, linesView } from "./controls-view.ts";
 import { CREDENTIAL_CALL_RULES } from "./credential-calls.ts";
+import { codeEscapeViews } from "./code-escapes.ts";
 import { entityView } from "./entities.ts";
 import { percentViews } from "./percent.ts";
 import { alignToEscapes, composeOrigins, unescapeOnce, type Origin } from "./escapes.ts";
@@ -63,10 +64,10 @@ function quotingOf(origin: Origin): Quoting {
 /**
  * Escape-blind rules (provider tokens, key blocks, webhook URLs…) hold no quote or backslash, and
  * their boundaries accept an escaped `\n` before them, so a view shows them nothing new: views
- * skip them. The exception is a text with `\/` (PHP's JSON) or `\u…` inside what could be a token
+ * skip them. The exception is a text with `\/` (PHP's JSON) or `\uXXXX` inside what could be a token
  * or a URL, for which views do run them.
  */
-const ESCAPE_INSIDE_TOKEN = /\\[/u]/;
+const ESCAPE_INSIDE_TOKEN = /\\(?:\/|u[0-9a-fA-F]{4})/;
 
 /**
  * Most rules name a literal their matches hold (Rule.needles): `://`, `bearer`, a secret word of a
@@ -248,14 +249,14 @@ function collectWithViews(text: string, origin: Origin | null, spans: number[], 
  */
 const PLAIN_PRINTABLE = /^[\t\n\x20-\x5b\x5d-\x7e]*$/;
 
-/** Collect on `text` with its HTML character references decoded (see entityView), and on it URL-decoded (see percentViews), when it holds any. */
+/** Collect on `text` with its HTML character references decoded (see entityView), and on its lines with code escapes decoded (see codeEscapeViews) or URL-decoded (see percentViews), when it holds any. */
 function collectEntities(text: string, spans: number[], wraps: number[]): void {
   const decoded = entityView(text);
   if (decoded !== null) {
     deeperReadings++;
     collectWithViews(decoded.text, decoded.origin, spans, wraps);
   }
-  for (const view of percentViews(text)) {
+  for (const view of [...(text.includes("\\") ? codeEscapeViews(text) : []), ...percentViews(text)]) {
     deeperReadings++;
     collectWithViews(view.text, view.origin, spans, wraps);
   }

@@ -35,8 +35,8 @@ export interface EscapeView {
   readonly origin: Origin;
 }
 
-/** Escapes that carry structure: quotes and backslashes (the nesting), `/` and `\u` (JSON writers). */
-const HAS_ESCAPE = /\\["'\\/u]/;
+/** Escapes that carry structure: quotes and backslashes (the nesting), `/` and `\uXXXX` (JSON writers); a `\u` without its four hex digits (`\u{…}`, `C:\users`) decodes nothing. */
+const HAS_ESCAPE = /\\(?:["'\\/]|u[0-9a-fA-F]{4})/;
 
 const SIMPLE: Readonly<Record<string, string>> = {
   '"': '"',

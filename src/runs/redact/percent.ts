@@ -10,8 +10,12 @@ import { composeOrigins, removalOrigin, type EscapeView } from "./escapes.ts";
  * found there goes as written, encoded.
  */
 const ESCAPE = /%([2-7][0-9A-Fa-f])|\+/g;
-/** Cheap test: the escapes of the characters a key and its value are told by (`=`, `:`, `&`, `@`, `"`), or of `%` before one (encoded twice). */
-const STRUCTURAL = /%(?:25)?(?:3[DdAa]|2[26]|40)/;
+/**
+ * Cheap test: the escapes of the characters a key and its value are told by (`=`, `:`, `&`, `@`,
+ * `"`), of a letter or `_` (a URL never needs them escaped: `pass%77ord=…` or `%67hp_…` is a name or
+ * a token's head spelt so no rule reads it), or of `%` before one (encoded twice).
+ */
+const STRUCTURAL = /%(?:25)?(?:3[DdAa]|2[26]|40|4[1-9A-Fa-f]|5[0-9AaFf]|6[1-9A-Fa-f]|7[0-9Aa])/;
 
 /** `text` with its percent escapes of printable ASCII decoded, and where each unit came from; null when it holds no structural one. */
 function percentView(text: string): EscapeView | null {
