@@ -1,4 +1,5 @@
 import { removalOrigin, type EscapeView } from "./escapes.ts";
+import { windowViews } from "./line-windows.ts";
 
 /**
  * Escapes a language or a shell decodes that JSON has not: `\x67` (C, JavaScript, Python, `printf`,
@@ -21,27 +22,10 @@ const ANY_CODE_ESCAPE = /\\(?:x[0-9a-fA-F]{2}|u\{0*[0-9a-fA-F]{1,2}\}|[0-3][0-7]
  * so a message of eight kilobytes with one escaped head is read decoded for that line alone.
  */
 export function codeEscapeViews(text: string): EscapeView[] {
-  const views: EscapeView[] = [];
-  const readWindow = (start: number, end: number) => {
-    const view = decoded(start === 0 && end === text.length ? text : text.slice(start, end));
-    if (view !== null) views.push(start === 0 ? view : { text: view.text, origin: (index) => start + view.origin(index) });
-  };
-  let windowStart = -1;
-  let windowEnd = -1;
-  ANY_CODE_ESCAPE_ALL.lastIndex = 0;
-  for (let escape = ANY_CODE_ESCAPE_ALL.exec(text); escape !== null; escape = ANY_CODE_ESCAPE_ALL.exec(text)) {
-    const lineStart = text.lastIndexOf("\n", escape.index) + 1;
-    const newline = text.indexOf("\n", escape.index);
-    const lineEnd = newline === -1 ? text.length : newline + 1;
-    if (lineStart !== windowEnd) {
-      if (windowStart !== -1) readWindow(windowStart, windowEnd);
-      windowStart = lineStart;
-    }
-    windowEnd = lineEnd;
-    ANY_CODE_ESCAPE_ALL.lastIndex = lineEnd;
-  }
-  if (windowStart !== -1) readWindow(windowStart, windowEnd);
-  return views;
+  return windowViews(text, ANY_CODE_ESCAPE_ALL, (part) => {
+    const view = decoded(part);
+    return view === null ? [] : [view];
+  });
 }
 
 const ANY_CODE_ESCAPE_ALL = new RegExp(ANY_CODE_ESCAPE.source, "g");

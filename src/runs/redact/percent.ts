@@ -1,4 +1,5 @@
 import { composeOrigins, removalOrigin, type EscapeView } from "./escapes.ts";
+import { windowViews } from "./line-windows.ts";
 
 /**
  * URL-encoded text: a config string in one env value (`DATABASE_CONFIG=host%3Ddb%26password%3D…`),
@@ -62,25 +63,5 @@ const STRUCTURAL_ALL = new RegExp(STRUCTURAL.source, "g");
  */
 export function percentViews(text: string): EscapeView[] {
   if (!STRUCTURAL.test(text)) return [];
-  const views: EscapeView[] = [];
-  const readWindow = (start: number, end: number) => {
-    if (start === 0 && end === text.length) return views.push(...decodedViews(text));
-    for (const view of decodedViews(text.slice(start, end))) views.push({ text: view.text, origin: (index) => start + view.origin(index) });
-  };
-  let windowStart = -1;
-  let windowEnd = -1;
-  STRUCTURAL_ALL.lastIndex = 0;
-  for (let escape = STRUCTURAL_ALL.exec(text); escape !== null; escape = STRUCTURAL_ALL.exec(text)) {
-    const lineStart = text.lastIndexOf("\n", escape.index) + 1;
-    const newline = text.indexOf("\n", escape.index);
-    const lineEnd = newline === -1 ? text.length : newline + 1;
-    if (lineStart !== windowEnd) {
-      if (windowStart !== -1) readWindow(windowStart, windowEnd);
-      windowStart = lineStart;
-    }
-    windowEnd = lineEnd;
-    STRUCTURAL_ALL.lastIndex = lineEnd;
-  }
-  if (windowStart !== -1) readWindow(windowStart, windowEnd);
-  return views;
+  return windowViews(text, STRUCTURAL_ALL, decodedViews);
 }
