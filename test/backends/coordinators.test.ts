@@ -10,7 +10,7 @@ import pg from "pg";
 import { expect, onTestFinished, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
-import { childRequest, fleetFixture } from "../support/fleet.ts";
+import { childRequest, fleetFixture, testPool } from "../support/fleet.ts";
 import { orphanSweep } from "../../src/backends/orphan-delegations.ts";
 import { deleteSilentClaims } from "../../src/backends/coordinator-claims.ts";
 
@@ -99,7 +99,7 @@ test("a worker cancels a delegation whose coordinator's claim is silent only onc
   const coordinator = dbosCoordinator(url);
   onTestFinished(() => coordinator.close());
   await coordinator.ready(); // the database is made
-  const db = new pg.Pool({ connectionString: url, max: 1 });
+  const db = testPool(url, 1);
   db.on("error", () => undefined);
   onTestFinished(() => db.end());
   // A real coordinator's delegation, waiting on the queue (no worker runs): its claim beats every 2 s.

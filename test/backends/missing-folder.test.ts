@@ -11,7 +11,7 @@ import pg from "pg";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { refuse } from "../../src/backends/folder-refusals.ts";
 import { applicationVersion, CHILD_QUEUE, DBOS_APPLICATION } from "../../src/backends/names.ts";
-import { childRequest, enqueueChild, fleetFixture } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, testPool } from "../support/fleet.ts";
 import type { RunningFlow } from "../cli/support.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RunView } from "../../src/contract/run-schema.ts";
@@ -61,7 +61,7 @@ test("a child whose folder no live worker's checkout has fails as configuration_
 test("a worker that takes a child it refused again puts it back for twice as long each time, up to 30 s: its refusals do not come every second while the other workers are busy", async () => {
   const url = fleet.pg.urlFor("refusal_delays");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = testPool(url, 2);
   onTestFinished(() => pool.end());
   const id = "wf_busy_fleet/agent/0";
   // Two live workers; the other, busy, never takes the child.

@@ -13,7 +13,7 @@ import { DBOS_APPLICATION } from "../../src/backends/names.ts";
 import { PROJECT_ROOT } from "../cli/support.ts";
 import { dbosCoordinator } from "../../src/backends/dbos-coordinator.ts";
 import { MAX_WORKER_NAME_CHARS, readChildStatuses } from "../../src/backends/child-watch.ts";
-import { childRequest, enqueueChild, fleetFixture, WORKER_PROFILE } from "../support/fleet.ts";
+import { childRequest, enqueueChild, fleetFixture, testPool, WORKER_PROFILE } from "../support/fleet.ts";
 import { deleteSettledSessions } from "../../src/backends/child-sessions.ts";
 import { loadDbos, migrate } from "../../src/backends/dbos-load.ts";
 import { letGoSteers, sendSteer, settleSteers, takeSteers, unreadSteers } from "../../src/backends/steers.ts";
@@ -26,7 +26,7 @@ const fleet = fleetFixture();
 test("steers a worker could not hand over wait again in order, for the coordinator to take; the sweep deletes those of a child settled long ago", async () => {
   const url = fleet.pg.urlFor("fleet_steers");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const taker = { worker: "w1", instance: "i1" };
     const take = async () => (await takeSteers(pool, ["wf_1/agent/0"], undefined, { taker })).taken;
@@ -68,7 +68,7 @@ test("steer rows forged larger than a read takes are measured by the server and 
   const limit = 1000;
   const coordinator = dbosCoordinator(url, { maxSteerBytes: limit });
   await coordinator.ready();
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const forged = "x".repeat(limit + 1);
     await sendSteer(pool, "wf_big/agent/0", "small first");
@@ -100,7 +100,7 @@ test("steer rows forged larger than a read takes are measured by the server and 
 test("a worker name forged into a child's status row reaches its coordinator cut to 128 characters by the server", async () => {
   const url = fleet.pg.urlFor("fleet_steer_size");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, executor_id) VALUES ('wf_named/agent/0', 'PENDING', repeat('w', 100000))");
     expect(await readChildStatuses(pool)(["wf_named/agent/0"])).toEqual([{ workflowID: "wf_named/agent/0", status: "PENDING", executorId: "w".repeat(MAX_WORKER_NAME_CHARS) }]);
@@ -141,7 +141,7 @@ test("a steer handed to a child whose save failed is not lost when its worker st
   await worker.stdoutText(/worker h1 ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: url, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   onTestFinished(() => pool.end());
   // The database refuses to save a child's unread steers (a trigger of the test's own): the checkpoint that saves a steer fails.
   await pool.query("CREATE FUNCTION pi_flow.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
@@ -183,7 +183,7 @@ test("a steer handed to a child its coordinator cancels, unread, does not stay i
   await worker.stdoutText(/worker k1 ready/);
   const client = await DBOSClient.create({ systemDatabaseUrl: url, applicationName: DBOS_APPLICATION });
   onTestFinished(() => client.destroy());
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   onTestFinished(() => pool.end());
   await enqueueChild(client, childRequest("cancelsteer", { profile: WORKER_PROFILE, task: { agent: "role:worker", description: "Part" }, prompt: "Do the part." }));
   await worker.stdoutText(/started wf_cancelsteer\/agent\/0/);
@@ -216,7 +216,7 @@ test("a steer for a child whose harness on the worker takes none (stub, replay) 
   const coordinator = dbosCoordinator(url);
   onTestFinished(() => coordinator.close());
   await coordinator.ready();
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = testPool(url, 2);
   onTestFinished(() => pool.end());
   // Every take of a steer, as the test's own trigger counts it.
   await pool.query("CREATE TABLE pi_flow.test_takes (workflow_id text NOT NULL)");
@@ -256,7 +256,7 @@ test("a steer for a child whose harness on the worker takes none (stub, replay) 
 test("a steer for a pi child whose session is still opening stays in the table until its worker can save it beside the session, where a worker killed in between would not lose it", async () => {
   const url = fleet.pg.urlFor("fleet_steer_opening");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = testPool(url, 2);
   onTestFinished(() => pool.end());
   const running = new Map<string, RunningChild>();
   const checkpointsOf = (workflowId: string, steering: SteeringInbox) =>
@@ -294,7 +294,7 @@ test("a steer a worker took for its pi child and was still saving when the worke
   const workerPool = new pg.Pool({ connectionString: url, max: 2, application_name: "killed_worker" });
   workerPool.on("error", () => undefined);
   onTestFinished(() => workerPool.end());
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = testPool(url, 2);
   onTestFinished(() => pool.end());
   const id = "wf_killed/agent/0";
   const steering = new SteeringInbox();
@@ -346,7 +346,7 @@ test("a secret pasted into a steer is redacted before it goes into the database,
     // A worker's checkpoint saves the unread beside the session.
     const inbox = new SteeringInbox();
     inbox.send(`saved ${token}`);
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const pool = testPool(url, 1);
     const checkpoints = sessionCheckpoints({ pool, workflowId: "wf_other/agent/0", worker: "w1", saved: null, unread: () => inbox.unread, onDiagnostic: () => undefined });
     checkpoints.save([]);
     await checkpoints.drain();

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { expect, test } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { fleetFixture } from "../support/fleet.ts";
+import { fleetFixture, testPool } from "../support/fleet.ts";
 import { appendSessionEntries, deleteSavedSession, deleteSettledSessions, loadSavedSession } from "../../src/backends/child-sessions.ts";
 import { claimSilentWorkersChildren } from "../../src/backends/heartbeats.ts";
 import { CHILD_QUEUE, CHILD_WORKFLOW } from "../../src/backends/names.ts";
@@ -32,7 +32,7 @@ const entries = (text: string): SessionEntry[] => [
 test("checkpoints are redacted and bounded, and a database that refuses them costs the child one diagnostic, never a failure", async () => {
   const url = fleet.pg.urlFor("fleet_checkpoints");
   await migrate(await loadDbos(), url); // DBOS's schema and pi-flow's tables, as a worker makes them
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   const told: string[] = [];
   try {
     let unread: string[] = ["A steer no turn read yet."];
@@ -100,7 +100,7 @@ test("checkpoints are redacted and bounded, and a database that refuses them cos
 test("the sweep leaves a settled child's session to its coordinator for a while, then deletes it; a running child's stays", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     // Workflows as DBOS leaves them: settled a moment ago, settled 20 minutes ago, running for an hour.
     const now = "(EXTRACT(EPOCH FROM now()) * 1000)::bigint";
@@ -121,7 +121,7 @@ test("the sweep leaves a settled child's session to its coordinator for a while,
 test("a saved session forged larger than a read takes is measured by the server and not read: the coordinator says why it kept none, and the rows stay as written", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const id = "wf_forged_session/agent/0";
     const entry = JSON.stringify(entries("x".repeat(600))[1]);
@@ -145,7 +145,7 @@ test("a saved session forged larger than a read takes is measured by the server 
 test("a saved session's rows forged with a huge worker name, or by the thousand with empty entries, are not read whole: the name comes back cut to 128 characters, and rows past what a read takes are refused naming the bound", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const named = "wf_forged_worker/agent/0";
     const [first, second] = entries("one").map((entry) => JSON.stringify(entry));
@@ -168,7 +168,7 @@ test("a saved session's rows forged with a huge worker name, or by the thousand 
 test("a sweep whose resume of a silent worker's children fails leaves that worker claimable, and the next sweep puts its children back", async () => {
   const url = fleet.pg.urlFor("fleet_claim");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = testPool(url, 2);
   try {
     // A worker silent for a minute, and the child it was running.
     await pool.query("INSERT INTO pi_flow.workers (name, version, concurrency, instance, seen_at) VALUES ('gone', 'v', 1, 'i', now() - interval '1 minute')");
@@ -188,7 +188,7 @@ test("a sweep whose resume of a silent worker's children fails leaves that worke
 test("a child its coordinator cancels as a sweep puts a silent worker's children back stays cancelled: no worker runs it again", async () => {
   const url = fleet.pg.urlFor("fleet_cancel_race");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = testPool(url, 2);
   const coordinator = new pg.Client({ connectionString: url });
   await coordinator.connect();
   try {
@@ -216,7 +216,7 @@ test("a child its coordinator cancels as a sweep puts a silent worker's children
 test("a worker that starts a child afresh over rows it did not write (forged, or an earlier session's) checkpoints its own session over them; a worker whose child another runs now writes and deletes nothing", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const id = "wf_stale_rows/agent/0";
     await pool.query("INSERT INTO dbos.workflow_status (workflow_uuid, status, executor_id) VALUES ($1, 'PENDING', 'w2')", [id]);
@@ -253,7 +253,7 @@ test("a worker that starts a child afresh over rows it did not write (forged, or
 test("a steer a turn read before that turn was saved stays among the saved unread steers when another is handed over: a worker killed then loses neither", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const id = "wf_read_unsaved/agent/0";
     let unread: string[] = [];
@@ -280,7 +280,7 @@ test("a session the coordinator could not write into the child's run (killed, or
   const url = fleet.pg.urlFor("fleet_sweep");
   const coordinator = dbosCoordinator(url);
   await coordinator.ready(); // the database and its tables, as a launch makes them
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   const runs = mkdtempSync(join(tmpdir(), "pi-flow-kept-"));
   try {
     const id = "wf_unwritten/agent/0";
@@ -308,7 +308,7 @@ test("a session the coordinator could not write into the child's run (killed, or
 test("a worker's sweep deletes the requests (prompts) of settled children whose coordinator never read them, not those of children queued or running, nor another application's", async () => {
   const url = fleet.pg.urlFor("fleet_sweep");
   await migrate(await loadDbos(), url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = testPool(url, 1);
   try {
     const rows: [string, string, string][] = [
       ["wf_in_done/agent/0", "SUCCESS", CHILD_WORKFLOW],

@@ -8,6 +8,7 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { DBOSClient } from "@dbos-inc/dbos-sdk";
+import pg from "pg";
 import { afterAll, beforeAll, expect } from "vitest";
 import { closeFleets } from "../../src/backends/index.ts";
 import { applicationVersion, CHILD_QUEUE, CHILD_WORKFLOW } from "../../src/backends/names.ts";
@@ -126,4 +127,17 @@ export async function enqueueChild(client: DBOSClient, child: RemoteChildRequest
 export function installShutdownMarker(sandbox: FlowSandbox): void {
   mkdirSync(join(sandbox.agentDir, "extensions"), { recursive: true });
   copyFileSync(join(PROJECT_ROOT, "test", "fixtures", "fleet", "shutdown-marker.ts"), join(sandbox.agentDir, "extensions", "shutdown-marker.ts"));
+}
+
+/**
+ * A pool of a test's own on the tests' Postgres. pg's `pool.end()` resolves once its clients are
+ * told to end, not once their connections have closed, so the cluster's stop when the file ends can
+ * reach one still closing; its error then went to a pool with no listener, an uncaught exception
+ * that failed a CI run whose tests had all passed. An idle client's error is dropped; a query's
+ * still reaches the test.
+ */
+export function testPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on("error", () => undefined);
+  return pool;
 }
