@@ -12,9 +12,11 @@ import { posix, win32 } from "node:path";
  * or OPENAI_API_KEY, are passed only this way.
  */
 
+/** The names of folders every child is passed, among BASE_NAMES (made absolute: FOLDER_NAMES). */
+const BASE_FOLDER_NAMES = ["HOME", "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "USERPROFILE", "APPDATA", "LOCALAPPDATA"];
+
 const BASE_NAMES = [
   "PATH",
-  "HOME",
   "USER",
   "LOGNAME",
   "SHELL",
@@ -37,23 +39,13 @@ const BASE_NAMES = [
   "LC_PAPER",
   "LC_TELEPHONE",
   "TZ",
-  "TMPDIR",
-  "TMP",
-  "TEMP",
-  "XDG_CONFIG_HOME",
-  "XDG_DATA_HOME",
-  "XDG_CACHE_HOME",
-  "XDG_STATE_HOME",
-  "XDG_RUNTIME_DIR",
   "NO_PROXY",
   "no_proxy",
   // Windows needs these to start any program.
   "SystemRoot",
   "ComSpec",
   "PATHEXT",
-  "USERPROFILE",
-  "APPDATA",
-  "LOCALAPPDATA",
+  ...BASE_FOLDER_NAMES,
 ];
 
 /** The variable that adds names for every CLI harness. */
@@ -105,22 +97,7 @@ export function absolutePath(path: string, platform: NodeJS.Platform = process.p
  * login and settings, or take a folder there for the user's own settings, whose hooks and
  * permissions count whether Pi trusts that tree or not. So it is made absolute from the host's folder.
  */
-const FOLDER_NAMES = new Set([
-  "HOME",
-  "TMPDIR",
-  "TMP",
-  "TEMP",
-  "XDG_CONFIG_HOME",
-  "XDG_DATA_HOME",
-  "XDG_CACHE_HOME",
-  "XDG_STATE_HOME",
-  "XDG_RUNTIME_DIR",
-  "USERPROFILE",
-  "APPDATA",
-  "LOCALAPPDATA",
-  "CLAUDE_CONFIG_DIR",
-  "CODEX_HOME",
-]);
+const FOLDER_NAMES = new Set([...BASE_FOLDER_NAMES, "CLAUDE_CONFIG_DIR", "CODEX_HOME"]);
 
 /** `value` made absolute from `cwd` when it names a folder relatively; an empty value stays empty. */
 function absoluteFolder(name: string, value: string, cwd: string, platform: NodeJS.Platform): string {
