@@ -22,7 +22,7 @@ import { confinedFileTools } from "./pi-files.ts";
 import { attachSteering } from "./pi-steering.ts";
 import { deniedPatterns } from "./child-tools.ts";
 import { unansweredEnding } from "./pi-endings.ts";
-import { PI_LOG_LIMITS, withBoundedLogs, type LogLimits } from "./log-bounds.ts";
+import { CHILD_LOG_LIMITS, withBoundedLogs, type LogLimits } from "./log-bounds.ts";
 
 export interface PiHarnessOptions {
   agentDir: string;
@@ -265,7 +265,7 @@ export function createPiHarness(options: PiHarnessOptions): Harness {
   return {
     name: "pi",
     async run(given) {
-      const request = withBoundedLogs(given, options.logLimits ?? PI_LOG_LIMITS);
+      const request = withBoundedLogs(given, options.logLimits ?? CHILD_LOG_LIMITS);
       const saved = request.checkpoint?.saved;
       const continued = saved ? continuedSession(saved, options.model) : null;
       const usage = continued ? { ...continued.usage } : zeroUsage();

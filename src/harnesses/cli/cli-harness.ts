@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CHILD_LOG_LIMITS, withBoundedLogs } from "../log-bounds.ts";
 import type { ChildProfile } from "../profiles.ts";
 import { quotaBreach } from "../quotas.ts";
 import { PI_DEFAULT_TOOLS, writes } from "../child-tools.ts";
@@ -55,8 +56,7 @@ export const CLI_DEFAULTS = {
   killGraceMs: 3000,
   maxLineBytes: 32 * 1024 * 1024,
   maxStderrBytes: 64 * 1024,
-  maxOutputBytes: 16 * 1024 * 1024,
-  maxDiagnosticsBytes: 16 * 1024 * 1024,
+  ...CHILD_LOG_LIMITS,
 };
 
 /** A child whose tools neither write, edit nor run commands runs in the CLI's read-only mode. No tools list means Pi's defaults, which write. */
@@ -131,24 +131,13 @@ async function runCli(adapter: CliAdapter, request: ChildRequest, options: CliHa
     if (request.signal.aborted) return stoppedResult(request, usage);
     if (launch.narrowed) request.onDiagnostic({ type: "narrowed", ...launch.narrowed });
     let failure: string | undefined;
-    let outputBytes = 0;
-    let diagnosticsBytes = 0;
     let sessionReported = false;
+    const bounded = withBoundedLogs(request, limits, spec.name);
     const sink: StreamSink = {
       usage,
       progress: (activity) => request.onProgress({ usage: { ...usage }, activity }),
-      output: (text) => {
-        if (outputBytes > limits.maxOutputBytes) return;
-        outputBytes += Buffer.byteLength(text, "utf8");
-        if (outputBytes <= limits.maxOutputBytes) request.onOutput(text);
-        else request.onDiagnostic({ type: "error", message: `The output log stops here: ${spec.name} wrote more than ${limits.maxOutputBytes} bytes of text.` });
-      },
-      diagnostic: (entry) => {
-        if (diagnosticsBytes > limits.maxDiagnosticsBytes) return;
-        diagnosticsBytes += Buffer.byteLength(JSON.stringify(entry), "utf8");
-        if (diagnosticsBytes <= limits.maxDiagnosticsBytes) request.onDiagnostic(entry);
-        else request.onDiagnostic({ type: "error", message: `The diagnostics log stops here: ${spec.name} reported more than ${limits.maxDiagnosticsBytes} bytes of tool calls, results and errors.` });
-      },
+      output: bounded.onOutput,
+      diagnostic: bounded.onDiagnostic,
       // One run is one CLI session: the first id is the one to resume, and a stream that names
       // session after session must not write entry after entry past the diagnostics bound.
       session: (sessionId) => {
